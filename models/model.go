@@ -1,0 +1,91 @@
+// Package models knows model files and their math: readers for torch .pt and
+// GGUF files, tokenizers, and the architectures. It knows nothing about chats,
+// sampling or the UI. Every architecture implements Model; the engine drives it
+// through State.
+package models
+
+// Info describes a loaded model for the panels, headless stats and the engine.
+type Info struct {
+	Name          string // file base name or metadata name
+	Arch          string // "classic", "modern", "llama", ...
+	Format        string // "torch", "gguf"
+	Quant         string // "f32", "int8", "q8_0", ...
+	VocabSize     int    // rows of the output layer
+	ContextLength int    // positions the model was trained for
+	Layers        int
+	Embed         int
+	Heads         int
+	KVHeads       int
+	Params        int64 // parameters, a tied matrix counted once
+	WeightBytes   int64 // bytes of weights read per decoded token
+
+	// Window says what generation does when the cache is full.
+	Window WindowRule
+
+	// Stage is the post-training stage a checkpoint carries ("sft", ...), or "".
+	// Chat mode is the default when it is set and not "pretrain".
+	Stage string
+}
+
+// WindowRule is what an architecture does when generation outgrows the context.
+type WindowRule int
+
+const (
+	// WindowSlide re-runs the last ContextLength tokens from position 0 every
+	// step once the context is full (the course's classic generate).
+	WindowSlide WindowRule = iota
+	// WindowHalf keeps the latest ContextLength/2 tokens and re-prefills them
+	// from position 0 when the cache is full (the course's modern generate).
+	WindowHalf
+)
+
+// Model is a loaded network.
+type Model interface {
+	Info() Info
+	Tokenizer() Tokenizer
+	// NewState allocates a KV cache for up to Info().ContextLength positions
+	// plus the scratch buffers one forward pass needs.
+	NewState() State
+}
+
+// State is one sequence's KV cache and scratch space. It is not safe for
+// concurrent use.
+type State interface {
+	// Forward feeds tokens at positions Len() .. Len()+len(tokens)-1, appends
+	// their keys and values to the cache, and returns the logits of the last
+	// `rows` tokens, row-major [rows][VocabSize]. rows is clamped to
+	// 1..len(tokens). The slice is owned by the State and valid until the next
+	// call. Prefill and decode are the same call with a different batch.
+	// It returns an error only for bad input (a token id out of range, or more
+	// positions than Cap()); a decode step must not allocate.
+	Forward(tokens []int, rows int) ([]float32, error)
+	// Len is the number of positions in the cache.
+	Len() int
+	// Cap is the most positions the cache holds.
+	Cap() int
+	// Truncate drops cached positions >= n (rollback; Truncate(0) empties it).
+	Truncate(n int)
+}
+
+// Tokenizer turns text into ids and ids back into bytes.
+type Tokenizer interface {
+	// Encode tokenizes text as ordinary text: special-token strings are plain
+	// characters (the course's encode_ordinary; llama.cpp parse_special=false).
+	// It adds no BOS.
+	Encode(text string) []int
+	// EncodeSpecial is Encode, except that special-token strings in text become
+	// their ids (the course's encode with allowed_special="all").
+	EncodeSpecial(text string) []int
+	// TokenBytes returns the raw bytes token id stands for (a special token gives
+	// its literal text; an id out of range gives nil). Concatenating the pieces
+	// of a sequence and decoding as UTF-8 gives its text.
+	TokenBytes(id int) []byte
+	// Decode is the text of ids with invalid UTF-8 replaced by U+FFFD.
+	Decode(ids []int) string
+	// Size is the number of ids the tokenizer knows.
+	Size() int
+	// EOT is the end-of-text / end-of-turn id, or -1.
+	EOT() int
+	// BOS is the id prepended to a prompt, or -1 when the model takes none.
+	BOS() int
+}
