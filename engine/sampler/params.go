@@ -1,0 +1,24 @@
+package sampler
+
+// Params are the sampler knobs. The zero value is plain sampling at
+// temperature 0 (which, as in the course, divides by 1e-6 rather than being
+// greedy); use Defaults for the course's chat defaults.
+type Params struct {
+	Greedy      bool    // argmax of the raw logits; every other knob is ignored
+	Temperature float64 // logits are divided by max(T, 1e-6) when T != 1
+	TopK        int     // keep logits >= the k-th largest (ties kept); 0 = off
+	TopP        float64 // nucleus; off unless 0 < p < 1
+	MinP        float64 // drop probs < m * max prob; off unless 0 < m < 1
+
+	RepeatPenalty    float64 // llama.cpp-style: divide positive / multiply negative logits of seen ids; 0 or 1 = off
+	FrequencyPenalty float64 // subtract f * count(id) over the penalty window; 0 = off
+	PresencePenalty  float64 // subtract p if id was seen in the penalty window; 0 = off
+	PenaltyWindow    int     // last N ids the penalties look at; 0 = 64
+
+	Seed uint64 // the RNG seed; the same seed, model and prompt give the same text
+}
+
+// Defaults are the course chat.py defaults: T 0.8, top-p 0.95.
+func Defaults() Params {
+	return Params{Temperature: 0.8, TopP: 0.95, Seed: 1}
+}

@@ -1,0 +1,42 @@
+package session
+
+import "time"
+
+// Role of a message in the conversation.
+type Role string
+
+const (
+	System    Role = "system"
+	User      Role = "user"
+	Assistant Role = "assistant"
+)
+
+// Message is one turn of the conversation as the user sees it.
+type Message struct {
+	Role    Role
+	Content string
+}
+
+// Stats describe the reply being generated (or the last one).
+type Stats struct {
+	PromptTokens int           // tokens in the prompt of this reply
+	ReusedTokens int           // prompt tokens whose KV came from the cache
+	GenTokens    int           // tokens generated so far
+	PrefillTokS  float64       // prompt tokens per second of prefill
+	DecodeTokS   float64       // generated tokens per second of decode
+	TTFT         time.Duration // from request to the first generated token
+	KVUsed       int           // positions in the KV cache
+	KVCap        int           // positions the KV cache holds
+}
+
+// Update is what happened since the last Poll: new reply text (whole UTF-8
+// characters only), whether the reply finished, and a snapshot of the stats.
+type Update struct {
+	Text    string   // text appended to the reply being generated
+	Busy    bool     // a reply is being generated
+	Done    bool     // the reply finished since the last poll
+	Reason  string   // why it finished: "eot", "length", "stopped", "error"
+	Err     error    // set when Reason is "error"
+	Stats   Stats    // snapshot
+	Notices []string // things the user should be told ("dropped 2 oldest turns to fit the context")
+}
