@@ -40,3 +40,14 @@ type Update struct {
 	Stats   Stats    // snapshot
 	Notices []string // things the user should be told ("dropped 2 oldest turns to fit the context")
 }
+
+// Info describes the loaded model and the session mode for the UI.
+type Info struct {
+	Model         string // file or metadata name
+	Arch          string // "modern", "classic", "llama", ...
+	Quant         string // "f32", "int8", ...
+	Params        int64
+	ContextLength int
+	Mode          string // "chat" (template, stops on EOT) or "raw" (plain continuation)
+	System        string // the system prompt, "" for none
+}
