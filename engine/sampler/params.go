@@ -1,10 +1,15 @@
 package sampler
 
+import (
+	"fmt"
+	"math"
+)
+
 // Params are the sampler knobs. The zero value is plain sampling at
 // temperature 0 (which, as in the course, divides by 1e-6 rather than being
 // greedy); use Defaults for the course's chat defaults.
 type Params struct {
-	Greedy      bool    // argmax of the raw logits; every other knob is ignored
+	Greedy      bool    // argmax of the (penalised) logits; temperature, top-k/p, min-p and the seed are ignored
 	Temperature float64 // logits are divided by max(T, 1e-6) when T != 1
 	TopK        int     // keep logits >= the k-th largest (ties kept); 0 = off
 	TopP        float64 // nucleus; off unless 0 < p < 1
@@ -21,4 +26,31 @@ type Params struct {
 // Defaults are the course chat.py defaults: T 0.8, top-p 0.95.
 func Defaults() Params {
 	return Params{Temperature: 0.8, TopP: 0.95, Seed: 1}
+}
+
+// Validate reports knobs that cannot mean anything: NaN or infinite values
+// and negative counts. Out-of-range p values (TopP >= 1, MinP <= 0...) are
+// not errors: they switch the filter off, as in the course.
+func (p Params) Validate() error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{
+		{"temperature", p.Temperature}, {"top-p", p.TopP}, {"min-p", p.MinP},
+		{"repeat penalty", p.RepeatPenalty}, {"frequency penalty", p.FrequencyPenalty},
+		{"presence penalty", p.PresencePenalty},
+	} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("sampler: %s is %v", f.name, f.v)
+		}
+	}
+	switch {
+	case p.TopK < 0:
+		return fmt.Errorf("sampler: top-k %d is negative", p.TopK)
+	case p.PenaltyWindow < 0:
+		return fmt.Errorf("sampler: penalty window %d is negative", p.PenaltyWindow)
+	case p.RepeatPenalty < 0:
+		return fmt.Errorf("sampler: repeat penalty %v is negative", p.RepeatPenalty)
+	}
+	return nil
 }

@@ -1,0 +1,21 @@
+package sampler
+
+import "math"
+
+// minP removes ids whose probability is < m times the largest probability,
+// computed over the logits that survived the earlier filters (§7.1). Off
+// unless 0 < m < 1.
+//
+// e holds exp(logit - max); prob/maxprob is exactly e, so the test needs no
+// normalisation.
+func (s *Sampler) minP(e []float64) {
+	m := s.p.MinP
+	if !(m > 0 && m < 1) {
+		return
+	}
+	for i, v := range e {
+		if v < m {
+			e[i], s.work[i] = 0, math.Inf(-1)
+		}
+	}
+}

@@ -1,0 +1,169 @@
+// Package sampler turns one row of logits into one token id.
+//
+// The processors run in a fixed order (see Order): repetition, frequency and
+// presence penalties over the last PenaltyWindow ids; if Greedy, the argmax of
+// the penalised logits; otherwise temperature, top-k, top-p, min-p, a float64
+// softmax and one uniform draw from a seeded PCG (inverse CDF). Everything
+// after the penalties follows the course's sample_next_token
+// (course-format.md §7.1), in float64 rather than float32.
+//
+// A Sampler owns scratch buffers sized to the vocabulary, so Sample does not
+// allocate. It is not safe for concurrent use.
+package sampler
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// Stage names one processor of the sampling pipeline.
+type Stage struct {
+	Name string // short name, e.g. "top-p"
+	What string // one line for --help and the sampler panel
+}
+
+// Order lists the processors in the order Sample applies them. It is data so
+// that the UI and --help show exactly what the code does.
+func Order() []Stage {
+	return []Stage{
+		{"penalties", "repeat / frequency / presence penalties over the last PenaltyWindow ids"},
+		{"greedy", "if Greedy: argmax of the penalised logits, stop"},
+		{"temperature", "divide by max(T, 1e-6) when T != 1 (T = 0 still samples)"},
+		{"top-k", "keep logits >= the k-th largest (ties kept)"},
+		{"top-p", "keep the smallest sorted prefix whose mass before each token is <= p"},
+		{"min-p", "drop probs < m * max prob"},
+		{"softmax", "float64 softmax of the surviving logits"},
+		{"draw", "one uniform u in [0,1) from the seeded PCG; first id whose cumulative prob > u*total"},
+	}
+}
+
+// ErrNoCandidates is returned when every logit is -Inf or NaN.
+var ErrNoCandidates = errors.New("sampler: no finite logit to sample from")
+
+// Sampler applies Params to logits. Create it with New.
+type Sampler struct {
+	p     Params
+	vocab int
+
+	pcg *rand.PCG
+	rng *rand.Rand
+
+	work   []float64 // the logits being filtered; -Inf = removed
+	probs  []float64 // final distribution of the last call (also scratch for exp)
+	counts []int32   // penalty occurrence counts, all zero between calls
+	heap   []float64 // top-k min-heap
+	order  []int32   // top-p candidates, sorted
+}
+
+// New returns a sampler for a vocabulary of vocab ids, seeded from p.Seed.
+func New(vocab int, p Params) *Sampler {
+	if vocab < 1 {
+		vocab = 1
+	}
+	s := &Sampler{
+		vocab:  vocab,
+		work:   make([]float64, vocab),
+		probs:  make([]float64, vocab),
+		counts: make([]int32, vocab),
+		heap:   make([]float64, 0, vocab),
+		order:  make([]int32, 0, vocab),
+	}
+	s.pcg = rand.NewPCG(0, 0)
+	s.rng = rand.New(s.pcg)
+	s.p = p
+	s.Reset(p.Seed)
+	return s
+}
+
+// Reset re-seeds the RNG: the same seed gives the same sequence of draws.
+func (s *Sampler) Reset(seed uint64) {
+	// PCG needs two words; the second is a fixed odd constant so that seed 0
+	// is as good as any other.
+	s.pcg.Seed(seed, 0x9e3779b97f4a7c15)
+}
+
+// SetParams replaces the knobs. It does not re-seed the RNG (call Reset).
+func (s *Sampler) SetParams(p Params) { s.p = p }
+
+// Params returns the current knobs.
+func (s *Sampler) Params() Params { return s.p }
+
+// Vocab is the number of ids the sampler was built for.
+func (s *Sampler) Vocab() int { return s.vocab }
+
+// Probs is the distribution the last Sample drew from, indexed by id (one-hot
+// for greedy). It is owned by the sampler and overwritten by the next call.
+func (s *Sampler) Probs() []float64 { return s.probs }
+
+// Sample picks the next id from logits (one row, len == vocab). history is
+// the ids so far (prompt and generated); the penalties read its last
+// PenaltyWindow entries. logits is not modified.
+func (s *Sampler) Sample(logits []float32, history []int) (int, error) {
+	if len(logits) != s.vocab {
+		return -1, fmt.Errorf("sampler: %d logits for a vocabulary of %d", len(logits), s.vocab)
+	}
+	w := s.work
+	for i, v := range logits {
+		w[i] = clean(float64(v))
+	}
+	s.penalize(history)
+
+	if s.p.Greedy {
+		best := argmax(w)
+		if best < 0 {
+			return -1, ErrNoCandidates
+		}
+		clear(s.probs)
+		s.probs[best] = 1
+		return best, nil
+	}
+
+	s.temperature()
+	s.topK()
+	// From here on the maximum logit never changes (top-k, top-p and min-p
+	// always keep it), so exp(l - max) is computed once and reused.
+	max := w[argmaxOr0(w)]
+	if math.IsInf(max, -1) {
+		return -1, ErrNoCandidates
+	}
+	e := s.probs
+	for i, v := range w {
+		e[i] = math.Exp(v - max) // exp(-Inf) = 0 for removed ids
+	}
+	s.topP(e)
+	s.minP(e)
+	return s.draw(e), nil
+}
+
+// clean maps NaN to -Inf (never sampled) and +Inf to the largest float so the
+// arithmetic below stays finite.
+func clean(v float64) float64 {
+	if v != v {
+		return math.Inf(-1)
+	}
+	if v > math.MaxFloat64 {
+		return math.MaxFloat64
+	}
+	return v
+}
+
+// argmax is the first index of the largest finite-or-+Inf value, or -1 when
+// all are -Inf.
+func argmax(w []float64) int {
+	best, bv := -1, math.Inf(-1)
+	for i, v := range w {
+		if v > bv {
+			best, bv = i, v
+		}
+	}
+	return best
+}
+
+func argmaxOr0(w []float64) int {
+	if i := argmax(w); i >= 0 {
+		return i
+	}
+	return 0
+}

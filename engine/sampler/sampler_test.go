@@ -1,0 +1,371 @@
+package sampler
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"testing"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+var inf = math.Inf(-1)
+
+// kept runs Sample once and returns the ids with non-zero probability.
+func kept(t *testing.T, p Params, logits []float32, history []int) []int {
+	t.Helper()
+	s := New(len(logits), p)
+	if _, err := s.Sample(logits, history); err != nil {
+		t.Fatal(err)
+	}
+	var ids []int
+	for i, v := range s.Probs() {
+		if v > 0 {
+			ids = append(ids, i)
+		}
+	}
+	return ids
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+func TestOrderIsData(t *testing.T) {
+	var names []string
+	for _, st := range Order() {
+		names = append(names, st.Name)
+	}
+	want := []string{"penalties", "greedy", "temperature", "top-k", "top-p", "min-p", "softmax", "draw"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("Order = %v, want %v", names, want)
+	}
+}
+
+func TestPenalties(t *testing.T) {
+	s := New(4, Params{RepeatPenalty: 2, FrequencyPenalty: 0.5, PresencePenalty: 0.25, PenaltyWindow: 3})
+	copy(s.work, []float64{2, -1, 0.5, 3})
+	// id 3 is outside the window of 3; ids 0 (x2) and 1 (x1) are inside.
+	s.penalize([]int{3, 0, 0, 1})
+	// id0: 2/2 = 1, -2*0.5 = 0, -0.25 → -0.25; id1: -1*2 = -2, -0.5, -0.25 → -2.75
+	want := []float64{-0.25, -2.75, 0.5, 3}
+	for i := range want {
+		if !near(s.work[i], want[i]) {
+			t.Fatalf("work = %v, want %v", s.work, want)
+		}
+	}
+	for _, c := range s.counts {
+		if c != 0 {
+			t.Fatalf("counts not reset: %v", s.counts)
+		}
+	}
+	// Out-of-range history ids are ignored, not a panic.
+	s.penalize([]int{-1, 99})
+}
+
+func TestDefaultPenaltyWindow(t *testing.T) {
+	s := New(2, Params{PresencePenalty: 1})
+	hist := make([]int, DefaultPenaltyWindow+1)
+	hist[0] = 1 // just outside the default window
+	s.penalize(hist)
+	if s.work[1] != 0 || s.work[0] != -1 {
+		t.Fatalf("work = %v", s.work)
+	}
+}
+
+func TestGreedyIgnoresOtherKnobs(t *testing.T) {
+	logits := []float32{0.1, 2, 1.9, -3, 2}
+	for seed := range uint64(20) {
+		p := Params{Greedy: true, Temperature: 0.01 * float64(seed), TopK: 3, TopP: 0.1, MinP: 0.9, Seed: seed}
+		s := New(len(logits), p)
+		got, err := s.Sample(logits, nil)
+		if err != nil || got != 1 { // first of the tied maxima
+			t.Fatalf("seed %d: got %d, %v; want 1", seed, got, err)
+		}
+		if s.Probs()[1] != 1 {
+			t.Fatalf("greedy probs not one-hot: %v", s.Probs())
+		}
+	}
+	// ...but it sees the penalties: id 1 seen once is pushed below id 2.
+	s := New(len(logits), Params{Greedy: true, PresencePenalty: 1})
+	if got, _ := s.Sample(logits, []int{1, 4}); got != 2 {
+		t.Fatalf("penalised greedy = %d, want 2", got)
+	}
+}
+
+func TestTemperature(t *testing.T) {
+	s := New(2, Params{Temperature: 0.5})
+	s.Sample([]float32{0, 1}, nil)
+	// softmax([0, 2])
+	want := 1 / (1 + math.Exp(2))
+	if !near(s.Probs()[0], want) {
+		t.Fatalf("p0 = %v, want %v", s.Probs()[0], want)
+	}
+	// T = 0 is not greedy: equal logits still give both ids.
+	s = New(2, Params{Temperature: 0, Seed: 3})
+	seen := [2]bool{}
+	for range 64 {
+		id, _ := s.Sample([]float32{0.5, 0.5}, nil)
+		seen[id] = true
+	}
+	if !seen[0] || !seen[1] {
+		t.Fatalf("T=0 acted greedy: %v", seen)
+	}
+	// T = 0 sharpens unequal logits to the max.
+	if got := kept(t, Params{Temperature: 0}, []float32{0, 0.25, 0.5}, nil); !slices.Equal(got, []int{2}) {
+		t.Fatalf("T=0 kept %v", got)
+	}
+}
+
+func TestTopK(t *testing.T) {
+	for _, c := range []struct {
+		logits []float32
+		k      int
+		want   []int
+	}{
+		{[]float32{1, 3, 3, 2, 0}, 2, []int{1, 2}},
+		{[]float32{1, 3, 3, 2, 0}, 1, []int{1, 2}}, // ties at the k-th value survive
+		{[]float32{1, 3, 3, 2, 0}, 3, []int{1, 2, 3}},
+		{[]float32{5, 4, 4, 4, 1}, 2, []int{0, 1, 2, 3}},
+		{[]float32{5, 4, 4, 4, 1}, 5, []int{0, 1, 2, 3, 4}}, // k >= vocab: off
+		{[]float32{5, 4, 4, 4, 1}, 0, []int{0, 1, 2, 3, 4}},
+	} {
+		if got := kept(t, Params{Temperature: 1, TopK: c.k}, c.logits, nil); !slices.Equal(got, c.want) {
+			t.Errorf("top-k %d of %v kept %v, want %v", c.k, c.logits, got, c.want)
+		}
+	}
+}
+
+func TestTopP(t *testing.T) {
+	four := []float32{0, 0, 0, 0} // probs exactly 0.25 each; ties ordered by id
+	ln := func(x float64) float32 { return float32(math.Log(x)) }
+	for _, c := range []struct {
+		logits []float32
+		p      float64
+		want   []int
+	}{
+		// cum 0.25 0.5 0.75 1: id 2 has 0.5 before it, which is not > 0.5.
+		{four, 0.5, []int{0, 1, 2}},
+		// id 0 lands exactly on p and is kept; id 1 has exactly p before it.
+		{four, 0.25, []int{0, 1}},
+		{four, 0.4, []int{0, 1}},
+		{four, 0.1, []int{0}}, // the first is always kept
+		{four, 1, []int{0, 1, 2, 3}},
+		{four, 0, []int{0, 1, 2, 3}},
+		// sorted probs 0.5 (id1), 0.25 (id3), 0.125, 0.125.
+		{[]float32{0, ln(4), 0, ln(2)}, 0.6, []int{1, 3}},
+		{[]float32{0, ln(4), 0, ln(2)}, 0.3, []int{1}},
+		{[]float32{0, ln(4), 0, ln(2)}, 0.8, []int{0, 1, 3}}, // tie at 0.125: lower id first
+	} {
+		if got := kept(t, Params{Temperature: 1, TopP: c.p}, c.logits, nil); !slices.Equal(got, c.want) {
+			t.Errorf("top-p %v of %v kept %v, want %v", c.p, c.logits, got, c.want)
+		}
+	}
+}
+
+// refTopP is the course's top-p written plainly: a full stable sort.
+func refTopP(logits []float64, p float64) []bool {
+	n := len(logits)
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return logits[idx[a]] > logits[idx[b]] })
+	max := logits[idx[0]]
+	z := 0.0
+	for _, v := range logits {
+		z += math.Exp(v - max)
+	}
+	keep := make([]bool, n)
+	cum := 0.0
+	for _, i := range idx {
+		if cum > p {
+			break
+		}
+		keep[i] = true
+		cum += math.Exp(logits[i]-max) / z
+	}
+	return keep
+}
+
+func TestTopPMatchesFullSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for trial := range 200 {
+		n := 1 + r.IntN(3000)
+		logits := make([]float32, n)
+		scale := []float64{0.1, 1, 5, 30}[trial%4]
+		for i := range logits {
+			logits[i] = float32(math.Round(r.NormFloat64()*scale*4) / 4) // many ties
+		}
+		p := r.Float64()
+		s := New(n, Params{Temperature: 1, TopP: p})
+		s.Sample(logits, nil)
+		f := make([]float64, n)
+		for i, v := range logits {
+			f[i] = float64(v)
+		}
+		want := refTopP(f, p)
+		for i := range want {
+			if want[i] != (s.Probs()[i] > 0) {
+				t.Fatalf("trial %d n %d p %v: id %d kept=%v, want %v", trial, n, p, i, s.Probs()[i] > 0, want[i])
+			}
+		}
+	}
+}
+
+func TestMinP(t *testing.T) {
+	ln := func(x float64) float32 { return float32(math.Log(x)) }
+	logits := []float32{ln(0.05), ln(1), ln(0.5), ln(0.1)}
+	if got := kept(t, Params{Temperature: 1, MinP: 0.2}, logits, nil); !slices.Equal(got, []int{1, 2}) {
+		t.Fatalf("min-p 0.2 kept %v", got)
+	}
+	if got := kept(t, Params{Temperature: 1, MinP: 0.07}, logits, nil); !slices.Equal(got, []int{1, 2, 3}) {
+		t.Fatalf("min-p 0.07 kept %v", got)
+	}
+	// min-p sees the filtered logits: after top-k 1 only the max is left.
+	if got := kept(t, Params{Temperature: 1, TopK: 1, MinP: 0.01}, logits, nil); !slices.Equal(got, []int{1}) {
+		t.Fatalf("top-k then min-p kept %v", got)
+	}
+}
+
+func TestFilterOrderAndFinalProbs(t *testing.T) {
+	// T 0.5 doubles the logits; top-k 3 keeps ids 0,1,2; top-p 0.9 then
+	// drops id 2 (mass before it 0.966 > 0.9); min-p is off.
+	logits := []float32{1, 0.5, -1, -2}
+	s := New(4, Params{Temperature: 0.5, TopK: 3, TopP: 0.9})
+	s.Sample(logits, nil)
+	a, b := math.Exp(2.0), math.Exp(1.0)
+	want := []float64{a / (a + b), b / (a + b), 0, 0}
+	for i := range want {
+		if !near(s.Probs()[i], want[i]) {
+			t.Fatalf("probs = %v, want %v", s.Probs(), want)
+		}
+	}
+}
+
+func TestSameSeedSameSequence(t *testing.T) {
+	logits := make([]float32, 50)
+	for i := range logits {
+		logits[i] = float32(math.Sin(float64(i)))
+	}
+	run := func(s *Sampler) []int {
+		var out []int
+		for range 100 {
+			id, err := s.Sample(logits, out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, id)
+		}
+		return out
+	}
+	p := Params{Temperature: 1.3, TopP: 0.9, RepeatPenalty: 1.1, Seed: 42}
+	s := New(len(logits), p)
+	a := run(s)
+	b := run(New(len(logits), p))
+	s.Reset(42)
+	c := run(s)
+	if !slices.Equal(a, b) || !slices.Equal(a, c) {
+		t.Fatalf("same seed, different sequences:\n%v\n%v\n%v", a, b, c)
+	}
+	p.Seed = 43
+	if d := run(New(len(logits), p)); slices.Equal(a, d) {
+		t.Fatalf("seeds 42 and 43 gave the same 100 draws")
+	}
+}
+
+// TestDrawFollowsDistribution is a chi-square goodness-of-fit test: 20,000
+// draws with a fixed seed against the filtered softmax. Filtered ids must
+// never appear.
+func TestDrawFollowsDistribution(t *testing.T) {
+	logits := []float32{2, 1.5, -3, 1, 0.5, 0, -0.5, 2, -1, 0.25, -9, 1.75}
+	p := Params{Temperature: 0.9, TopK: 9, TopP: 0.97, MinP: 0.05, Seed: 7}
+	s := New(len(logits), p)
+	s.Sample(logits, nil)
+	want := slices.Clone(s.Probs())
+	const n = 20000
+	counts := make([]float64, len(logits))
+	for range n {
+		id, err := s.Sample(logits, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts[id]++
+	}
+	chi, df := 0.0, -1
+	for i, pr := range want {
+		if pr == 0 {
+			if counts[i] != 0 {
+				t.Fatalf("id %d has probability 0 but was drawn %v times", i, counts[i])
+			}
+			continue
+		}
+		exp := pr * n
+		chi += (counts[i] - exp) * (counts[i] - exp) / exp
+		df++
+	}
+	if df < 3 {
+		t.Fatalf("only %d degrees of freedom; the filters removed too much: %v", df, want)
+	}
+	pv := 1 - distuv.ChiSquared{K: float64(df)}.CDF(chi)
+	t.Logf("chi2 %.2f df %d p-value %.3f", chi, df, pv)
+	if pv < 0.001 {
+		t.Fatalf("draws do not follow the distribution: chi2 %.2f df %d p %.2g\ncounts %v\nprobs %v", chi, df, pv, counts, want)
+	}
+}
+
+func TestNeverDrawsZeroProbability(t *testing.T) {
+	logits := []float32{float32(inf), 0, float32(inf), 0, float32(math.NaN()), float32(inf)}
+	s := New(len(logits), Params{Temperature: 1, Seed: 1})
+	for range 2000 {
+		id, err := s.Sample(logits, nil)
+		if err != nil || (id != 1 && id != 3) {
+			t.Fatalf("drew %d, %v", id, err)
+		}
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	s := New(3, Params{Temperature: 1})
+	if _, err := s.Sample([]float32{1, 2}, nil); err == nil {
+		t.Fatal("short logits: no error")
+	}
+	nan := float32(math.NaN())
+	for _, greedy := range []bool{false, true} {
+		s.SetParams(Params{Greedy: greedy})
+		if _, err := s.Sample([]float32{float32(inf), nan, float32(inf)}, nil); err != ErrNoCandidates {
+			t.Fatalf("greedy=%v all -inf: err %v", greedy, err)
+		}
+	}
+	// +Inf wins without producing NaN.
+	s.SetParams(Params{Temperature: 0.7, TopP: 0.5})
+	if id, err := s.Sample([]float32{0, float32(math.Inf(1)), 3}, nil); err != nil || id != 1 {
+		t.Fatalf("+Inf: %d %v", id, err)
+	}
+	if (Params{Temperature: math.NaN()}).Validate() == nil || (Params{TopK: -1}).Validate() == nil {
+		t.Fatal("Validate accepted NaN temperature or negative top-k")
+	}
+	if err := Defaults().Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSampleDoesNotAllocate(t *testing.T) {
+	const vocab = 4096
+	logits := make([]float32, vocab)
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range logits {
+		logits[i] = float32(r.NormFloat64() * 3)
+	}
+	hist := []int{1, 2, 3, 2, 1, 4000}
+	for _, p := range []Params{
+		{Temperature: 0.8, TopP: 0.95, Seed: 1},
+		{Temperature: 0.7, TopK: 40, TopP: 0.9, MinP: 0.05, RepeatPenalty: 1.1, FrequencyPenalty: 0.1, PresencePenalty: 0.1},
+		{Greedy: true},
+		{Temperature: 0},
+	} {
+		s := New(vocab, p)
+		if a := testing.AllocsPerRun(50, func() { s.Sample(logits, hist) }); a != 0 {
+			t.Errorf("%+v: %v allocs per Sample", p, a)
+		}
+	}
+}
