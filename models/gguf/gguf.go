@@ -1,0 +1,563 @@
+// Package gguf reads and writes GGUF model files (versions 2 and 3), the
+// format of llama.cpp / ggml: a little-endian header with typed key-value
+// metadata and tensor descriptions, then aligned tensor data. Open maps the
+// tensor data into memory instead of copying it, and every count and length
+// in the header is checked against the file size before anything is
+// allocated, so a corrupt file gives an error, never a panic or a huge
+// allocation. Layout reference: ggml/src/gguf.cpp and docs/gguf.md in
+// ggml-org/llama.cpp.
+package gguf
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"os"
+	"unsafe"
+)
+
+// Magic is the first four bytes of every GGUF file.
+const Magic = "GGUF"
+
+// DefaultAlignment is the data alignment when general.alignment is absent.
+const DefaultAlignment = 32
+
+// MaxDims is the most dimensions a tensor may have (GGML_MAX_DIMS).
+const MaxDims = 4
+
+// maxArrayDepth bounds nested metadata arrays so a crafted file cannot
+// recurse deeply.
+const maxArrayDepth = 8
+
+// File is a parsed GGUF file. Tensor data stays in the mapping made by Open
+// (or the slice given to Parse); Close releases it, after which no tensor
+// slice obtained from the File may be used.
+type File struct {
+	Version    uint32
+	KV         []KV // metadata in file order
+	Tensors    []TensorInfo
+	Alignment  int
+	DataOffset int64 // file offset of the tensor data section
+	Size       int64 // file size in bytes
+
+	kvIndex     map[string]int
+	tensorIndex map[string]int
+	data        []byte // the whole file
+	unmap       func() error
+}
+
+// TensorInfo describes one tensor. Dims are in ggml order: Dims[0] is the
+// length of a row (the fastest-varying index).
+type TensorInfo struct {
+	Name   string
+	Dims   []int64
+	Type   Type
+	Offset int64 // relative to the data section
+	Size   int64 // bytes
+}
+
+// Elements is the number of elements.
+func (t *TensorInfo) Elements() int64 {
+	n := int64(1)
+	for _, d := range t.Dims {
+		n *= d
+	}
+	return n
+}
+
+// Open maps the file at path and parses its header.
+func Open(path string) (*File, error) {
+	fd, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fd.Close()
+	st, err := fd.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() < 4 {
+		return nil, fmt.Errorf("gguf: %s: file too small (%d bytes)", path, st.Size())
+	}
+	data, unmap, err := mapFile(fd, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("gguf: %s: %w", path, err)
+	}
+	f, err := Parse(data)
+	if err != nil {
+		unmap()
+		return nil, fmt.Errorf("%w (in %s)", err, path)
+	}
+	f.unmap = unmap
+	return f, nil
+}
+
+// Close releases the file mapping.
+func (f *File) Close() error {
+	if f.unmap == nil {
+		return nil
+	}
+	u := f.unmap
+	f.unmap = nil
+	f.data = nil
+	return u()
+}
+
+// Parse parses a whole GGUF file held in data. The File keeps data for the
+// tensor contents; metadata strings are copied.
+func Parse(data []byte) (*File, error) {
+	r := &reader{b: data}
+	magic := r.bytes(4)
+	if r.err != nil || string(magic) != Magic {
+		return nil, fmt.Errorf("gguf: bad magic %q, not a GGUF file", magic)
+	}
+	f := &File{Size: int64(len(data)), data: data, Alignment: DefaultAlignment}
+	f.Version = r.u32()
+	if r.err != nil {
+		return nil, fmt.Errorf("gguf: truncated header: %w", r.err)
+	}
+	if f.Version == 1 || f.Version > 3 || f.Version == 0 {
+		return nil, fmt.Errorf("gguf: unsupported version %d (want 2 or 3)", f.Version)
+	}
+	nTensors := r.u64()
+	nKV := r.u64()
+	if r.err != nil {
+		return nil, fmt.Errorf("gguf: truncated header: %w", r.err)
+	}
+	// A key is at least a length and a type (12 bytes); a tensor info at
+	// least a name length, dim count, type and offset (24 bytes).
+	if nKV > uint64(r.left())/12 {
+		return nil, fmt.Errorf("gguf: %d metadata entries cannot fit in a %d-byte file", nKV, len(data))
+	}
+	if nTensors > uint64(r.left())/24 {
+		return nil, fmt.Errorf("gguf: %d tensors cannot fit in a %d-byte file", nTensors, len(data))
+	}
+
+	f.KV = make([]KV, 0, nKV)
+	f.kvIndex = make(map[string]int, nKV)
+	for i := uint64(0); i < nKV; i++ {
+		key := r.str()
+		typ := ValueType(r.u32())
+		if r.err != nil {
+			return nil, fmt.Errorf("gguf: metadata entry %d: %w", i, r.err)
+		}
+		val, err := r.value(typ, 0)
+		if err != nil {
+			return nil, fmt.Errorf("gguf: metadata %q: %w", key, err)
+		}
+		if _, dup := f.kvIndex[key]; dup {
+			return nil, fmt.Errorf("gguf: duplicate metadata key %q", key)
+		}
+		f.kvIndex[key] = len(f.KV)
+		f.KV = append(f.KV, KV{Key: key, Type: typ, Value: val})
+	}
+
+	if kv, ok := f.Get("general.alignment"); ok {
+		a, isU32 := kv.Value.(uint32)
+		if !isU32 {
+			return nil, fmt.Errorf("gguf: general.alignment has type %s, want uint32", kv.Type)
+		}
+		if a == 0 || a&(a-1) != 0 || a > 1<<20 {
+			return nil, fmt.Errorf("gguf: general.alignment %d is not a power of two up to 1 MiB", a)
+		}
+		f.Alignment = int(a)
+	}
+
+	f.Tensors = make([]TensorInfo, 0, nTensors)
+	f.tensorIndex = make(map[string]int, nTensors)
+	for i := uint64(0); i < nTensors; i++ {
+		ti, err := r.tensorInfo()
+		if err != nil {
+			return nil, fmt.Errorf("gguf: tensor %d: %w", i, err)
+		}
+		if _, dup := f.tensorIndex[ti.Name]; dup {
+			return nil, fmt.Errorf("gguf: duplicate tensor name %q", ti.Name)
+		}
+		f.tensorIndex[ti.Name] = len(f.Tensors)
+		f.Tensors = append(f.Tensors, ti)
+	}
+
+	f.DataOffset = alignUp(int64(r.off), int64(f.Alignment))
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		if t.Offset%int64(f.Alignment) != 0 {
+			return nil, fmt.Errorf("gguf: tensor %q: offset %d is not a multiple of the alignment %d", t.Name, t.Offset, f.Alignment)
+		}
+		end, ok := addInt64(f.DataOffset, t.Offset)
+		if ok {
+			end, ok = addInt64(end, t.Size)
+		}
+		if !ok || end > f.Size {
+			return nil, fmt.Errorf("gguf: tensor %q: data [%d, +%d) runs past the end of the file (%d bytes, data section at %d)", t.Name, t.Offset, t.Size, f.Size, f.DataOffset)
+		}
+	}
+	return f, nil
+}
+
+// Tensor returns the description of the named tensor.
+func (f *File) Tensor(name string) (*TensorInfo, bool) {
+	i, ok := f.tensorIndex[name]
+	if !ok {
+		return nil, false
+	}
+	return &f.Tensors[i], true
+}
+
+// TensorData returns the raw bytes of t, a view of the file (not a copy).
+func (f *File) TensorData(t *TensorInfo) ([]byte, error) {
+	if f.data == nil {
+		return nil, errors.New("gguf: file is closed")
+	}
+	start := f.DataOffset + t.Offset
+	if t.Offset < 0 || t.Size < 0 || start < 0 || start+t.Size > int64(len(f.data)) {
+		return nil, fmt.Errorf("gguf: tensor %q lies outside the file", t.Name)
+	}
+	return f.data[start : start+t.Size : start+t.Size], nil
+}
+
+// TensorFloat32 returns the named tensor as float32s. An F32 tensor is a
+// view of the file when the host is little-endian and the data is 4-byte
+// aligned (always, with the mapping and an alignment of at least 4); other
+// types are dequantised into a new slice.
+func (f *File) TensorFloat32(name string) ([]float32, error) {
+	t, ok := f.Tensor(name)
+	if !ok {
+		return nil, fmt.Errorf("gguf: no tensor %q", name)
+	}
+	b, err := f.TensorData(t)
+	if err != nil {
+		return nil, err
+	}
+	n := t.Elements()
+	if t.Type == TypeF32 && n > 0 && littleEndianHost && uintptr(unsafe.Pointer(&b[0]))%4 == 0 {
+		return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n), nil
+	}
+	if n > math.MaxInt32*8 {
+		return nil, fmt.Errorf("gguf: tensor %q too large", name)
+	}
+	out := make([]float32, n)
+	if err := Dequantize(t.Type, b, out); err != nil {
+		return nil, fmt.Errorf("gguf: tensor %q: %w", name, err)
+	}
+	return out, nil
+}
+
+var littleEndianHost = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()
+
+func alignUp(n, a int64) int64 { return (n + a - 1) / a * a }
+
+func addInt64(a, b int64) (int64, bool) {
+	s := a + b
+	if (b > 0 && s < a) || (b < 0 && s > a) {
+		return 0, false
+	}
+	return s, true
+}
+
+// reader is a bounds-checked little-endian cursor; after the first error
+// every read returns zero values and err stays set.
+type reader struct {
+	b   []byte
+	off int
+	err error
+}
+
+var errTruncated = errors.New("unexpected end of file")
+
+func (r *reader) left() int { return len(r.b) - r.off }
+
+func (r *reader) bytes(n int) []byte {
+	if r.err != nil {
+		return nil
+	}
+	if n < 0 || n > r.left() {
+		r.err = errTruncated
+		return nil
+	}
+	p := r.b[r.off : r.off+n]
+	r.off += n
+	return p
+}
+
+func (r *reader) u8() uint8 {
+	p := r.bytes(1)
+	if p == nil {
+		return 0
+	}
+	return p[0]
+}
+
+func (r *reader) u16() uint16 {
+	p := r.bytes(2)
+	if p == nil {
+		return 0
+	}
+	return binary.LittleEndian.Uint16(p)
+}
+
+func (r *reader) u32() uint32 {
+	p := r.bytes(4)
+	if p == nil {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(p)
+}
+
+func (r *reader) u64() uint64 {
+	p := r.bytes(8)
+	if p == nil {
+		return 0
+	}
+	return binary.LittleEndian.Uint64(p)
+}
+
+// length reads a uint64 count and checks that count*min bytes remain.
+func (r *reader) length(min int) int {
+	n := r.u64()
+	if r.err != nil {
+		return 0
+	}
+	if n > uint64(r.left()) || (min > 0 && n > uint64(r.left()/min)) {
+		r.err = fmt.Errorf("length %d exceeds the %d bytes left in the file", n, r.left())
+		return 0
+	}
+	return int(n)
+}
+
+func (r *reader) str() string {
+	n := r.length(1)
+	return string(r.bytes(n))
+}
+
+func (r *reader) value(t ValueType, depth int) (any, error) {
+	var v any
+	switch t {
+	case Uint8:
+		v = r.u8()
+	case Int8:
+		v = int8(r.u8())
+	case Uint16:
+		v = r.u16()
+	case Int16:
+		v = int16(r.u16())
+	case Uint32:
+		v = r.u32()
+	case Int32:
+		v = int32(r.u32())
+	case Float32:
+		v = math.Float32frombits(r.u32())
+	case Uint64:
+		v = r.u64()
+	case Int64:
+		v = int64(r.u64())
+	case Float64:
+		v = math.Float64frombits(r.u64())
+	case Bool:
+		b := r.u8()
+		if r.err == nil && b > 1 {
+			return nil, fmt.Errorf("bool value %d is neither 0 nor 1", b)
+		}
+		v = b == 1
+	case String:
+		v = r.str()
+	case Array:
+		if depth >= maxArrayDepth {
+			return nil, fmt.Errorf("arrays nested deeper than %d", maxArrayDepth)
+		}
+		a, err := r.array(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		v = a
+	default:
+		return nil, fmt.Errorf("unknown value type %d", uint32(t))
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return v, nil
+}
+
+func (r *reader) array(depth int) (ArrayValue, error) {
+	elem := ValueType(r.u32())
+	if r.err != nil {
+		return ArrayValue{}, r.err
+	}
+	min := elem.size()
+	switch elem {
+	case String:
+		min = 8
+	case Array:
+		min = 12
+	}
+	if min == 0 {
+		return ArrayValue{}, fmt.Errorf("unknown array element type %d", uint32(elem))
+	}
+	n := r.length(min)
+	if r.err != nil {
+		return ArrayValue{}, r.err
+	}
+	a := ArrayValue{Elem: elem}
+	if sz := elem.size(); sz > 0 {
+		p := r.bytes(n * sz)
+		if r.err != nil {
+			return ArrayValue{}, r.err
+		}
+		a.Data = decodeFixed(elem, p, n)
+		if elem == Bool {
+			for _, c := range p {
+				if c > 1 {
+					return ArrayValue{}, fmt.Errorf("bool value %d is neither 0 nor 1", c)
+				}
+			}
+		}
+		return a, nil
+	}
+	if elem == String {
+		s := make([]string, n)
+		for i := range s {
+			s[i] = r.str()
+			if r.err != nil {
+				return ArrayValue{}, r.err
+			}
+		}
+		a.Data = s
+		return a, nil
+	}
+	sub := make([]ArrayValue, n)
+	for i := range sub {
+		v, err := r.value(Array, depth)
+		if err != nil {
+			return ArrayValue{}, err
+		}
+		sub[i] = v.(ArrayValue)
+	}
+	a.Data = sub
+	return a, nil
+}
+
+func decodeFixed(t ValueType, p []byte, n int) any {
+	le := binary.LittleEndian
+	switch t {
+	case Uint8:
+		d := make([]uint8, n)
+		copy(d, p)
+		return d
+	case Int8:
+		d := make([]int8, n)
+		for i := range d {
+			d[i] = int8(p[i])
+		}
+		return d
+	case Bool:
+		d := make([]bool, n)
+		for i := range d {
+			d[i] = p[i] == 1
+		}
+		return d
+	case Uint16:
+		d := make([]uint16, n)
+		for i := range d {
+			d[i] = le.Uint16(p[2*i:])
+		}
+		return d
+	case Int16:
+		d := make([]int16, n)
+		for i := range d {
+			d[i] = int16(le.Uint16(p[2*i:]))
+		}
+		return d
+	case Uint32:
+		d := make([]uint32, n)
+		for i := range d {
+			d[i] = le.Uint32(p[4*i:])
+		}
+		return d
+	case Int32:
+		d := make([]int32, n)
+		for i := range d {
+			d[i] = int32(le.Uint32(p[4*i:]))
+		}
+		return d
+	case Float32:
+		d := make([]float32, n)
+		for i := range d {
+			d[i] = math.Float32frombits(le.Uint32(p[4*i:]))
+		}
+		return d
+	case Uint64:
+		d := make([]uint64, n)
+		for i := range d {
+			d[i] = le.Uint64(p[8*i:])
+		}
+		return d
+	case Int64:
+		d := make([]int64, n)
+		for i := range d {
+			d[i] = int64(le.Uint64(p[8*i:]))
+		}
+		return d
+	case Float64:
+		d := make([]float64, n)
+		for i := range d {
+			d[i] = math.Float64frombits(le.Uint64(p[8*i:]))
+		}
+		return d
+	}
+	return nil
+}
+
+func (r *reader) tensorInfo() (TensorInfo, error) {
+	var t TensorInfo
+	t.Name = r.str()
+	nd := r.u32()
+	if r.err != nil {
+		return t, r.err
+	}
+	if nd > MaxDims {
+		return t, fmt.Errorf("%q has %d dimensions, at most %d allowed", t.Name, nd, MaxDims)
+	}
+	t.Dims = make([]int64, nd)
+	n := uint64(1)
+	for i := range t.Dims {
+		d := r.u64()
+		if r.err != nil {
+			return t, r.err
+		}
+		if d > math.MaxInt64 {
+			return t, fmt.Errorf("%q: dimension %d is %d", t.Name, i, d)
+		}
+		hi, lo := bits.Mul64(n, d)
+		if hi != 0 || lo > math.MaxInt64 {
+			return t, fmt.Errorf("%q: element count overflows", t.Name)
+		}
+		n = lo
+		t.Dims[i] = int64(d)
+	}
+	t.Type = Type(r.u32())
+	off := r.u64()
+	if r.err != nil {
+		return t, r.err
+	}
+	if !t.Type.Known() {
+		return t, fmt.Errorf("%q has unknown tensor type %d", t.Name, uint32(t.Type))
+	}
+	if nd > 0 && t.Dims[0]%int64(t.Type.BlockSize()) != 0 {
+		return t, fmt.Errorf("%q: row length %d is not a multiple of the %s block size %d", t.Name, t.Dims[0], t.Type, t.Type.BlockSize())
+	}
+	size, err := t.Type.RowBytes(int64(n))
+	if err != nil {
+		return t, fmt.Errorf("%q: %w", t.Name, err)
+	}
+	if off > math.MaxInt64 {
+		return t, fmt.Errorf("%q: offset %d overflows", t.Name, off)
+	}
+	t.Offset = int64(off)
+	t.Size = size
+	return t, nil
+}

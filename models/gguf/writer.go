@@ -1,0 +1,275 @@
+package gguf
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+)
+
+// WriteTensor is one tensor for Write. Data holds the values as float32 in
+// ggml order (Dims[0] fastest); Write encodes them as Type (F32, F16 or
+// Q8_0). Raw, when set, is written as-is instead and must already be Type's
+// encoding of the tensor.
+type WriteTensor struct {
+	Name string
+	Dims []int64
+	Type Type
+	Data []float32
+	Raw  []byte
+}
+
+// Write writes a GGUF v3 file: the metadata in order, the tensor infos, and
+// the tensor data, each tensor padded to the alignment (general.alignment in
+// meta, else 32). Array values in meta use ArrayValue.
+func Write(w io.Writer, meta []KV, tensors []WriteTensor) error {
+	align := int64(DefaultAlignment)
+	seen := map[string]bool{}
+	for _, kv := range meta {
+		if seen[kv.Key] {
+			return fmt.Errorf("gguf: duplicate metadata key %q", kv.Key)
+		}
+		seen[kv.Key] = true
+		if kv.Key == "general.alignment" {
+			a, ok := kv.Value.(uint32)
+			if !ok || a == 0 || a&(a-1) != 0 {
+				return fmt.Errorf("gguf: general.alignment must be a uint32 power of two")
+			}
+			align = int64(a)
+		}
+	}
+	blobs := make([][]byte, len(tensors))
+	offsets := make([]int64, len(tensors))
+	var off int64
+	names := map[string]bool{}
+	for i, t := range tensors {
+		if names[t.Name] {
+			return fmt.Errorf("gguf: duplicate tensor name %q", t.Name)
+		}
+		names[t.Name] = true
+		if len(t.Dims) > MaxDims {
+			return fmt.Errorf("gguf: tensor %q has %d dimensions", t.Name, len(t.Dims))
+		}
+		n := int64(1)
+		for _, d := range t.Dims {
+			if d < 0 {
+				return fmt.Errorf("gguf: tensor %q has a negative dimension", t.Name)
+			}
+			n *= d
+		}
+		size, err := t.Type.RowBytes(n)
+		if err != nil {
+			return fmt.Errorf("gguf: tensor %q: %w", t.Name, err)
+		}
+		if len(t.Dims) > 0 && t.Dims[0]%int64(t.Type.BlockSize()) != 0 {
+			return fmt.Errorf("gguf: tensor %q: row length %d is not a multiple of the %s block size", t.Name, t.Dims[0], t.Type)
+		}
+		b := t.Raw
+		if b == nil {
+			if int64(len(t.Data)) != n {
+				return fmt.Errorf("gguf: tensor %q: %d values for %d elements", t.Name, len(t.Data), n)
+			}
+			if b, err = encode(t.Type, t.Data); err != nil {
+				return fmt.Errorf("gguf: tensor %q: %w", t.Name, err)
+			}
+		}
+		if int64(len(b)) != size {
+			return fmt.Errorf("gguf: tensor %q: %d bytes of data, want %d", t.Name, len(b), size)
+		}
+		blobs[i] = b
+		offsets[i] = off
+		off = alignUp(off+size, align)
+	}
+
+	bw := bufio.NewWriter(w)
+	e := &encoder{w: bw}
+	e.raw([]byte(Magic))
+	e.u32(3)
+	e.u64(uint64(len(tensors)))
+	e.u64(uint64(len(meta)))
+	for _, kv := range meta {
+		e.str(kv.Key)
+		e.u32(uint32(kv.Type))
+		if err := e.value(kv.Type, kv.Value); err != nil {
+			return fmt.Errorf("gguf: metadata %q: %w", kv.Key, err)
+		}
+	}
+	for i, t := range tensors {
+		e.str(t.Name)
+		e.u32(uint32(len(t.Dims)))
+		for _, d := range t.Dims {
+			e.u64(uint64(d))
+		}
+		e.u32(uint32(t.Type))
+		e.u64(uint64(offsets[i]))
+	}
+	e.pad(align)
+	for _, b := range blobs {
+		e.raw(b)
+		e.pad(align)
+	}
+	if e.err != nil {
+		return e.err
+	}
+	return bw.Flush()
+}
+
+func encode(t Type, x []float32) ([]byte, error) {
+	switch t {
+	case TypeF32:
+		b := make([]byte, 4*len(x))
+		for i, v := range x {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+		}
+		return b, nil
+	case TypeF16:
+		b := make([]byte, 2*len(x))
+		for i, v := range x {
+			binary.LittleEndian.PutUint16(b[2*i:], F32ToF16(v))
+		}
+		return b, nil
+	case TypeQ8_0:
+		return QuantizeQ8_0(x)
+	}
+	return nil, fmt.Errorf("writing %s from float32 is not supported (use Raw)", t)
+}
+
+type encoder struct {
+	w   *bufio.Writer
+	n   int64
+	err error
+}
+
+func (e *encoder) raw(b []byte) {
+	if e.err != nil {
+		return
+	}
+	n, err := e.w.Write(b)
+	e.n += int64(n)
+	e.err = err
+}
+
+func (e *encoder) u8(v uint8) { e.raw([]byte{v}) }
+
+func (e *encoder) u16(v uint16) {
+	var b [2]byte
+	binary.LittleEndian.PutUint16(b[:], v)
+	e.raw(b[:])
+}
+
+func (e *encoder) u32(v uint32) {
+	var b [4]byte
+	binary.LittleEndian.PutUint32(b[:], v)
+	e.raw(b[:])
+}
+
+func (e *encoder) u64(v uint64) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], v)
+	e.raw(b[:])
+}
+
+func (e *encoder) str(s string) {
+	e.u64(uint64(len(s)))
+	e.raw([]byte(s))
+}
+
+func (e *encoder) pad(align int64) {
+	if r := e.n % align; r != 0 {
+		e.raw(make([]byte, align-r))
+	}
+}
+
+func (e *encoder) value(t ValueType, v any) error {
+	ok := true
+	switch t {
+	case Uint8:
+		var x uint8
+		x, ok = v.(uint8)
+		e.u8(x)
+	case Int8:
+		var x int8
+		x, ok = v.(int8)
+		e.u8(uint8(x))
+	case Uint16:
+		var x uint16
+		x, ok = v.(uint16)
+		e.u16(x)
+	case Int16:
+		var x int16
+		x, ok = v.(int16)
+		e.u16(uint16(x))
+	case Uint32:
+		var x uint32
+		x, ok = v.(uint32)
+		e.u32(x)
+	case Int32:
+		var x int32
+		x, ok = v.(int32)
+		e.u32(uint32(x))
+	case Float32:
+		var x float32
+		x, ok = v.(float32)
+		e.u32(math.Float32bits(x))
+	case Uint64:
+		var x uint64
+		x, ok = v.(uint64)
+		e.u64(x)
+	case Int64:
+		var x int64
+		x, ok = v.(int64)
+		e.u64(uint64(x))
+	case Float64:
+		var x float64
+		x, ok = v.(float64)
+		e.u64(math.Float64bits(x))
+	case Bool:
+		var x bool
+		x, ok = v.(bool)
+		if x {
+			e.u8(1)
+		} else {
+			e.u8(0)
+		}
+	case String:
+		var x string
+		x, ok = v.(string)
+		e.str(x)
+	case Array:
+		a, isArr := v.(ArrayValue)
+		if !isArr {
+			return fmt.Errorf("value of type %T for an array", v)
+		}
+		return e.array(a)
+	default:
+		return fmt.Errorf("unknown value type %d", uint32(t))
+	}
+	if !ok {
+		return fmt.Errorf("value of type %T for %s", v, t)
+	}
+	return e.err
+}
+
+func (e *encoder) array(a ArrayValue) error {
+	if _, nested := a.Data.([]ArrayValue); a.Data != nil && !nested && !isKnownSlice(a.Data) {
+		return fmt.Errorf("array data of type %T", a.Data)
+	}
+	n := a.Len()
+	e.u32(uint32(a.Elem))
+	e.u64(uint64(n))
+	for i := 0; i < n; i++ {
+		if err := e.value(a.Elem, index(a.Data, i)); err != nil {
+			return fmt.Errorf("element %d: %w", i, err)
+		}
+	}
+	return e.err
+}
+
+func isKnownSlice(d any) bool {
+	switch d.(type) {
+	case []uint8, []int8, []uint16, []int16, []uint32, []int32, []float32, []bool, []string, []uint64, []int64, []float64:
+		return true
+	}
+	return false
+}
