@@ -104,7 +104,7 @@ func parseConfig(raw map[string]any) (*config, error) {
 	}
 
 	for _, f := range []struct {
-		name string
+		name   string
 		v, max int
 	}{
 		{"vocab_size", c.Vocab, maxVocab},

@@ -1,0 +1,62 @@
+package course
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"chat/models/tokenizer/coursebpe"
+	"chat/models/torchpt"
+)
+
+// Load reads a course checkpoint (.pt) and builds its model and tokenizer.
+func Load(path string) (*Model, error) {
+	ck, err := torchpt.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return FromCheckpoint(ck, filepath.Base(path))
+}
+
+// FromCheckpoint builds the model from an already read checkpoint; name is
+// used in Info and in error messages. The model keeps references to the
+// checkpoint's tensor data; matrices it fuses are copied.
+func FromCheckpoint(ck *torchpt.Checkpoint, name string) (*Model, error) {
+	if ck == nil {
+		return nil, fmt.Errorf("course: %s: nil checkpoint", name)
+	}
+	ts := make(map[string]tensor, len(ck.Tensors))
+	for k, t := range ck.Tensors {
+		if t == nil {
+			continue
+		}
+		// torchpt converts float16/bfloat16/float64 to float32, as
+		// load_state_dict's copy into float32 parameters would.
+		ts[k] = tensor{DType: t.DType, Shape: t.Shape, F32: t.F32}
+	}
+	m, err := newModel(name, ts, ck.Config)
+	if err != nil {
+		return nil, err
+	}
+
+	spec, ok := ck.Config["tokenizer"]
+	tok, err := coursebpe.FromSpec(spec)
+	if err != nil {
+		var tk *coursebpe.TiktokenError
+		switch {
+		case errors.As(err, &tk) && !ok:
+			return nil, fmt.Errorf("course: %s: the config has no tokenizer, so the course would use tiktoken %s, which is not bundled", name, tk.Name)
+		case errors.As(err, &tk):
+			return nil, fmt.Errorf("course: %s: the checkpoint's tokenizer is tiktoken %s, which is not bundled", name, tk.Name)
+		}
+		return nil, fmt.Errorf("course: %s: %w", name, err)
+	}
+	if tok.Size() > m.cfg.Vocab {
+		return nil, fmt.Errorf("course: %s: the tokenizer has %d ids but the model only %d (vocab_size)", name, tok.Size(), m.cfg.Vocab)
+	}
+	m.tok = tok
+	if s, ok := ck.Payload["stage"].(string); ok {
+		m.info.Stage = s
+	}
+	return m, nil
+}
