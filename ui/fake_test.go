@@ -1,0 +1,164 @@
+package ui
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"chat/engine/sampler"
+	"chat/session"
+)
+
+// fakeBackend streams a canned reply over several polls, one chunk per
+// poll, with fixed stats so views are deterministic.
+type fakeBackend struct {
+	mu sync.Mutex
+
+	info   session.Info
+	msgs   []session.Message
+	params sampler.Params
+	order  []string
+
+	reply []string // chunks of the next reply, one per poll
+	hold  bool     // stay busy after the last chunk (for snapshots mid-stream)
+
+	busy     bool
+	pos      int
+	partial  string
+	stopping bool
+	notices  []string
+
+	sent      []string
+	stopCalls int
+	polls     int
+	setCalls  int
+	sendErr   error
+}
+
+func newFake() *fakeBackend {
+	return &fakeBackend{
+		info: session.Info{
+			Model: "stories15M", Arch: "classic", Quant: "f32", Params: 15_200_000,
+			ContextLength: 256, Mode: "chat",
+		},
+		params: sampler.Defaults(),
+		order:  []string{"penalties", "temperature", "top-k", "top-p", "min-p"},
+		reply: []string{
+			"Once upon a time", ", there was a little", " robot named Zoë.",
+			"\nIt loved 日本語 and 🍵 tea", " — and it was happy.",
+		},
+	}
+}
+
+func (f *fakeBackend) Info() session.Info { return f.info }
+
+func (f *fakeBackend) Messages() []session.Message {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]session.Message(nil), f.msgs...)
+}
+
+func (f *fakeBackend) Send(text string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.sendErr != nil {
+		return f.sendErr
+	}
+	if f.busy {
+		return errors.New("busy")
+	}
+	f.sent = append(f.sent, text)
+	f.msgs = append(f.msgs, session.Message{Role: session.User, Content: text})
+	f.busy, f.pos, f.partial, f.stopping = true, 0, "", false
+	return nil
+}
+
+func (f *fakeBackend) Stop() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stopCalls++
+	if f.busy {
+		f.stopping = true
+	}
+}
+
+func (f *fakeBackend) stats() session.Stats {
+	return session.Stats{
+		PromptTokens: 42, ReusedTokens: 30, GenTokens: f.pos * 3,
+		PrefillTokS: 812.5, DecodeTokS: 97.3, TTFT: 48 * time.Millisecond,
+		KVUsed: 42 + f.pos*3, KVCap: 256,
+	}
+}
+
+func (f *fakeBackend) Poll() session.Update {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.polls++
+	u := session.Update{Notices: f.notices}
+	f.notices = nil
+	if !f.busy {
+		u.Stats = f.stats()
+		return u
+	}
+	switch {
+	case f.stopping:
+		f.finish(&u, "stopped")
+	case f.pos < len(f.reply):
+		u.Text = f.reply[f.pos]
+		f.partial += u.Text
+		f.pos++
+		u.Busy = true
+	case f.hold:
+		u.Busy = true
+	default:
+		f.finish(&u, "eot")
+	}
+	u.Stats = f.stats()
+	return u
+}
+
+func (f *fakeBackend) finish(u *session.Update, reason string) {
+	f.msgs = append(f.msgs, session.Message{Role: session.Assistant, Content: f.partial})
+	f.busy, f.stopping = false, false
+	u.Done, u.Reason = true, reason
+}
+
+func (f *fakeBackend) Sampler() sampler.Params {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.params
+}
+
+func (f *fakeBackend) SetSampler(p sampler.Params) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.setCalls++
+	f.params = p
+}
+
+func (f *fakeBackend) SamplerOrder() []string { return f.order }
+
+// drained reports whether every chunk of the reply has been polled.
+func (f *fakeBackend) drained() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.pos == len(f.reply)
+}
+
+func (f *fakeBackend) snapshot() (sent []string, stops, sets int, p sampler.Params) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.sent...), f.stopCalls, f.setCalls, f.params
+}
+
+// withHistory gives the fake n finished turns.
+func (f *fakeBackend) withHistory(n int) *fakeBackend {
+	for i := range n {
+		f.msgs = append(f.msgs,
+			session.Message{Role: session.User, Content: fmt.Sprintf("Question %d: tell me something about the number %d, please.", i, i)},
+			session.Message{Role: session.Assistant, Content: fmt.Sprintf("Answer %d. The number %d is a fine number; it comes after %d and before %d.\nThat is all I know about it.", i, i, i-1, i+1)},
+		)
+	}
+	return f
+}

@@ -1,0 +1,93 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// fit cuts s to w cells (with an ellipsis) and pads it with spaces to exactly
+// w cells, so every screen row has a known width whatever the text holds.
+func fit(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	sw := ansi.StringWidth(s)
+	if sw > w {
+		s = ansi.Truncate(s, w, "…")
+		sw = ansi.StringWidth(s)
+	}
+	if sw < w {
+		s += strings.Repeat(" ", w-sw)
+	}
+	return s
+}
+
+// formatParams prints a parameter count the way model cards do: 15M, 110M, 1.1B.
+func formatParams(n int64) string {
+	switch {
+	case n <= 0:
+		return ""
+	case n >= 1e9:
+		return trimZero(fmt.Sprintf("%.1f", float64(n)/1e9)) + "B"
+	case n >= 1e6:
+		if n >= 100e6 {
+			return fmt.Sprintf("%.0fM", float64(n)/1e6)
+		}
+		return trimZero(fmt.Sprintf("%.1f", float64(n)/1e6)) + "M"
+	case n >= 1e3:
+		return fmt.Sprintf("%.0fK", float64(n)/1e3)
+	default:
+		return fmt.Sprint(n)
+	}
+}
+
+func trimZero(s string) string { return strings.TrimSuffix(s, ".0") }
+
+func formatDur(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "—"
+	case d < time.Millisecond:
+		return fmt.Sprintf("%d µs", d.Microseconds())
+	case d < 10*time.Second:
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	default:
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	}
+}
+
+func formatRate(r float64) string {
+	if r <= 0 {
+		return "—"
+	}
+	if r >= 1000 {
+		return fmt.Sprintf("%.0f", r)
+	}
+	return fmt.Sprintf("%.1f", r)
+}
+
+// The "off" rules mirror sampler.Params: top-p and min-p only act inside
+// (0, 1), top-k only above 0.
+func formatTopK(k int) string {
+	if k <= 0 {
+		return "off"
+	}
+	return fmt.Sprint(k)
+}
+
+func formatProb(p float64) string {
+	if p <= 0 || p >= 1 {
+		return "off"
+	}
+	return fmt.Sprintf("%.2f", p)
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}

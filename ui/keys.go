@@ -1,0 +1,189 @@
+package ui
+
+import (
+	"math"
+	"slices"
+
+	"chat/engine/sampler"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// Key choice: the sampler hot keys are F2–F10, which every terminal sends
+// and which never type text, with Alt+digit as the same key on keyboards or
+// terminals where F-keys are taken (F10 opens the menu in some). Ctrl+letter
+// keys are left to the input's editing keys.
+
+// samplerKey is one hot key that changes the sampler; it takes effect on the
+// next token because the backend applies SetSampler between tokens.
+type samplerKey struct {
+	fkey, alt string // keystrokes, as tea.KeyPressMsg.Keystroke() spells them
+	help      string
+	apply     func(sampler.Params) sampler.Params
+}
+
+var samplerKeys = []samplerKey{
+	{"f2", "alt+2", "temperature −0.1", func(p sampler.Params) sampler.Params { p.Temperature = stepTemp(p.Temperature, -1); return p }},
+	{"f3", "alt+3", "temperature +0.1", func(p sampler.Params) sampler.Params { p.Temperature = stepTemp(p.Temperature, +1); return p }},
+	{"f4", "alt+4", "top-p −0.05", func(p sampler.Params) sampler.Params { p.TopP = stepTopP(p.TopP, -1); return p }},
+	{"f5", "alt+5", "top-p +0.05", func(p sampler.Params) sampler.Params { p.TopP = stepTopP(p.TopP, +1); return p }},
+	{"f6", "alt+6", "min-p down", func(p sampler.Params) sampler.Params { p.MinP = stepLadder(p.MinP, minPLadder, -1); return p }},
+	{"f7", "alt+7", "min-p up", func(p sampler.Params) sampler.Params { p.MinP = stepLadder(p.MinP, minPLadder, +1); return p }},
+	{"f8", "alt+8", "top-k down", func(p sampler.Params) sampler.Params { p.TopK = stepTopK(p.TopK, -1); return p }},
+	{"f9", "alt+9", "top-k up", func(p sampler.Params) sampler.Params { p.TopK = stepTopK(p.TopK, +1); return p }},
+	{"f10", "alt+0", "greedy on/off", func(p sampler.Params) sampler.Params { p.Greedy = !p.Greedy; return p }},
+}
+
+func findSamplerKey(k tea.KeyPressMsg) *samplerKey {
+	ks := k.Keystroke()
+	for i := range samplerKeys {
+		if sk := &samplerKeys[i]; ks == sk.fkey || ks == sk.alt {
+			return sk
+		}
+	}
+	return nil
+}
+
+const maxTemperature = 2.0
+
+func stepTemp(t float64, dir int) float64 {
+	t = math.Round(t*10)/10 + float64(dir)*0.1
+	return math.Round(min(maxTemperature, max(0, t))*100) / 100
+}
+
+// Top-p "off" (anything outside (0,1)) counts as 1, so stepping down from
+// off gives 0.95.
+func stepTopP(p float64, dir int) float64 {
+	if p <= 0 || p >= 1 {
+		p = 1
+	}
+	p = math.Round((p+float64(dir)*0.05)*100) / 100
+	return min(1, max(0.05, p))
+}
+
+var minPLadder = []float64{0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5}
+
+// stepLadder moves v to the next rung of an ascending ladder in direction dir.
+func stepLadder(v float64, ladder []float64, dir int) float64 {
+	if math.IsNaN(v) || v < 0 || v >= 1 {
+		v = 0
+	}
+	if dir > 0 {
+		for _, r := range ladder {
+			if r > v+1e-9 {
+				return r
+			}
+		}
+		return ladder[len(ladder)-1]
+	}
+	for i := len(ladder) - 1; i >= 0; i-- {
+		if ladder[i] < v-1e-9 {
+			return ladder[i]
+		}
+	}
+	return ladder[0]
+}
+
+// topKLadder ends in "off" (0), which is larger than any k.
+var topKLadder = []int{1, 2, 3, 5, 10, 20, 40, 50, 100, 200, 500, 0}
+
+func stepTopK(k, dir int) int {
+	rank := func(k int) int { // position of k in the ladder, between rungs if not on one
+		if k <= 0 {
+			return 2 * (len(topKLadder) - 1)
+		}
+		for i, r := range topKLadder[:len(topKLadder)-1] {
+			if k == r {
+				return 2 * i
+			}
+			if k < r {
+				return 2*i - 1
+			}
+		}
+		return 2*(len(topKLadder)-1) - 1
+	}
+	r := rank(k)
+	var i int
+	if dir > 0 {
+		i = r/2 + 1
+	} else {
+		i = (r+1)/2 - 1
+	}
+	i = min(len(topKLadder)-1, max(0, i))
+	return topKLadder[i]
+}
+
+// Keystrokes of the other keys, kept here so the help and the handler agree.
+const (
+	keyQuit      = "ctrl+c"
+	keyHelp      = "f1"
+	keyHelpAlt   = "?"
+	keyEsc       = "esc"
+	keySend      = "enter"
+	keyPageUp    = "pgup"
+	keyPageDown  = "pgdown"
+	keyTop       = "ctrl+home"
+	keyBottom    = "ctrl+end"
+	wheelLines   = 3
+	lineScrollBy = 1
+)
+
+var (
+	newlineKeys  = []string{"alt+enter", "ctrl+j", "shift+enter"}
+	lineUpKeys   = []string{"ctrl+up", "alt+up"}
+	lineDownKeys = []string{"ctrl+down", "alt+down"}
+)
+
+func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
+	ks := k.Keystroke()
+	body := m.layout().body
+	page := max(1, body-1)
+	switch {
+	case ks == keyQuit:
+		m.stop()
+		return tea.Quit
+	case ks == keyHelp:
+		m.help = !m.help
+	case ks == keyEsc:
+		switch {
+		case m.help:
+			m.help = false
+		case m.busy:
+			m.stop()
+		default:
+			m.notice = ""
+		}
+	case k.String() == keyHelpAlt && m.input.Value() == "":
+		m.help = !m.help
+	case findSamplerKey(k) != nil:
+		sk := findSamplerKey(k)
+		m.setSampler(sk.apply(m.b.Sampler()))
+	case ks == keyPageUp:
+		m.tr.scroll(page, body)
+	case ks == keyPageDown:
+		m.tr.scroll(-page, body)
+	case slices.Contains(lineUpKeys, ks):
+		m.tr.scroll(lineScrollBy, body)
+	case slices.Contains(lineDownKeys, ks):
+		m.tr.scroll(-lineScrollBy, body)
+	case ks == keyTop:
+		m.tr.toTop(body)
+	case ks == keyBottom:
+		m.tr.toBottom()
+	case ks == keySend:
+		return m.send()
+	default:
+		return m.updateInput(k)
+	}
+	return nil
+}
+
+func (m *model) onWheel(w tea.MouseWheelMsg) {
+	body := m.layout().body
+	switch w.Mouse().Button {
+	case tea.MouseWheelUp:
+		m.tr.scroll(wheelLines, body)
+	case tea.MouseWheelDown:
+		m.tr.scroll(-wheelLines, body)
+	}
+}

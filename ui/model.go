@@ -1,0 +1,169 @@
+// Package ui is the terminal chat UI: a bubbletea v2 program that drives a
+// Backend (the session) and never touches the engine or the models.
+package ui
+
+import (
+	"os"
+	"strings"
+
+	"chat/engine/sampler"
+	"chat/session"
+
+	"charm.land/bubbles/v2/textarea"
+	tea "charm.land/bubbletea/v2"
+)
+
+// Model is the bubbletea model. It is a handle on shared state, so copies
+// made by bubbletea all see the same transcript caches.
+type Model struct{ *model }
+
+type model struct {
+	b    Backend
+	opts Options
+	st   *styles
+	info session.Info
+	raw  bool
+
+	width, height int
+
+	tr    *transcript
+	input textarea.Model
+	help  bool
+
+	busy     bool // a reply is being generated
+	sawBusy  bool // the backend has reported this reply as busy at least once
+	stopping bool // Stop was asked for and Done has not come yet
+	state    string
+	stats    session.Stats
+	params   sampler.Params
+	order    []string
+
+	notice    string
+	noticeErr bool
+
+	pollGen int // ticks of older generations are dropped
+}
+
+// New builds the model for backend b. Run uses it; tests drive it directly
+// or through teatest.
+func New(b Backend, opts Options) Model {
+	opts = opts.withDefaults()
+	st := newStyles(opts.Plain)
+	m := &model{b: b, opts: opts, st: st, state: "idle"}
+	m.info = b.Info()
+	m.raw = m.info.Mode == "raw"
+	m.tr = newTranscript(st, m.raw, opts.Width)
+	m.input = newInput(st, m.raw)
+	m.params = b.Sampler()
+	m.order = b.SamplerOrder()
+	m.syncMessages()
+	m.resize(opts.Width, opts.Height)
+	return Model{m}
+}
+
+// Run runs the UI in the terminal's alternate screen until the user quits,
+// then stops any reply still being generated.
+func Run(b Backend, opts Options) error {
+	if os.Getenv("NO_COLOR") != "" {
+		opts.Plain = true
+	}
+	p := tea.NewProgram(New(b, opts))
+	_, err := p.Run()
+	b.Stop()
+	return err
+}
+
+func (m Model) Init() tea.Cmd { return m.tick() }
+
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) { return m, m.update(msg) }
+
+func (m Model) View() tea.View { return m.view() }
+
+func (m *model) update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.resize(msg.Width, msg.Height)
+		return nil
+	case pollMsg:
+		return m.onPoll(msg)
+	case tea.KeyPressMsg:
+		return m.onKey(msg)
+	case tea.MouseWheelMsg:
+		m.onWheel(msg)
+		return nil
+	case tea.PasteMsg:
+		msg.Content = cleanText(msg.Content, true)
+		return m.updateInput(msg)
+	}
+	// Anything else (clipboard replies for Ctrl+V, ...) belongs to the input.
+	return m.updateInput(msg)
+}
+
+func (m *model) updateInput(msg tea.Msg) tea.Cmd {
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(msg)
+	return cmd
+}
+
+func (m *model) resize(w, h int) {
+	m.width, m.height = max(0, w), max(0, h)
+	minIn, maxIn := inputBounds(m.height)
+	m.input.MinHeight, m.input.MaxHeight = minIn, maxIn
+	m.input.SetWidth(max(1, m.width)) // also re-fits the height
+	m.tr.setWidth(m.layout().mainW)
+}
+
+func (m *model) setNotice(s string, isErr bool) {
+	m.notice, m.noticeErr = cleanText(s, false), isErr
+}
+
+// syncMessages takes the finished conversation from the backend. The system
+// prompt is shown first even when the session keeps it out of Messages.
+func (m *model) syncMessages() {
+	msgs := m.b.Messages()
+	if m.info.System != "" && (len(msgs) == 0 || msgs[0].Role != session.System) {
+		msgs = append([]session.Message{{Role: session.System, Content: m.info.System}}, msgs...)
+	}
+	m.tr.setMessages(msgs)
+}
+
+// send hands the input to the backend and starts following the reply.
+func (m *model) send() tea.Cmd {
+	text := sanitizeInput(m.input.Value())
+	if text == "" {
+		return nil
+	}
+	if m.busy {
+		m.setNotice("a reply is still being generated — Esc stops it", false)
+		return nil
+	}
+	if err := m.b.Send(text); err != nil {
+		m.setNotice(err.Error(), true)
+		return nil
+	}
+	m.input.Reset()
+	m.notice, m.help = "", false
+	m.busy, m.sawBusy, m.stopping = true, false, false
+	m.state = "generating"
+	m.syncMessages()
+	// Messages may or may not list the new turn before the reply is done.
+	if n := len(m.tr.msgs); n == 0 || m.tr.msgs[n-1].msg.Role != session.User ||
+		strings.TrimSpace(m.tr.msgs[n-1].msg.Content) != strings.TrimSpace(text) {
+		m.tr.addMessage(session.Message{Role: session.User, Content: text})
+	}
+	m.tr.startStream()
+	m.tr.toBottom()
+	return m.restartPolling()
+}
+
+func (m *model) stop() {
+	if m.busy {
+		m.b.Stop()
+		m.stopping = true
+	}
+}
+
+func (m *model) setSampler(p sampler.Params) {
+	m.b.SetSampler(p)
+	m.params = m.b.Sampler() // what the backend accepted, after its own clamping
+}

@@ -1,0 +1,73 @@
+package ui
+
+import (
+	"strings"
+
+	"chat/session"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// Every transcript line is produced here, wrapped to the transcript width
+// once and then cached (see transcript.go): the terminal never re-wraps.
+
+// marker is what starts the first line of a message and indent the rest.
+// In raw mode the text flows without decoration.
+func (s *styles) marker(role session.Role, raw bool) (first, rest string) {
+	if raw {
+		return "", ""
+	}
+	switch role {
+	case session.User:
+		return "› ", "  "
+	case session.System:
+		return "# ", "  "
+	default:
+		return "  ", "  "
+	}
+}
+
+func (s *styles) roleStyle(role session.Role) func(string) string {
+	switch role {
+	case session.User:
+		return func(t string) string { return s.r(s.user, t) }
+	case session.System:
+		return func(t string) string { return s.r(s.system, t) }
+	default:
+		return func(t string) string { return s.r(s.assistant, t) }
+	}
+}
+
+// renderText wraps text (already sanitised, may hold several paragraphs) to
+// width cells and appends the styled lines to dst. first says whether the
+// first produced line is the first line of the message (it gets the marker).
+func (s *styles) renderText(dst []string, role session.Role, raw bool, text string, width int, first bool) []string {
+	mFirst, mRest := s.marker(role, raw)
+	paint := s.roleStyle(role)
+	cw := max(1, width-ansi.StringWidth(mRest))
+	for p := range strings.SplitSeq(text, "\n") {
+		wrapped := p
+		if ansi.StringWidth(p) > cw {
+			wrapped = ansi.Wrap(p, cw, "")
+		}
+		for l := range strings.SplitSeq(wrapped, "\n") {
+			// Wrap can leave a line too wide (a 2-cell rune in a 1-cell
+			// column); cut rather than let the terminal wrap it.
+			if ansi.StringWidth(l) > cw {
+				l = ansi.Truncate(l, cw, "")
+			}
+			prefix := mRest
+			if first {
+				prefix, first = mFirst, false
+			}
+			dst = append(dst, paint(prefix+l))
+		}
+	}
+	return dst
+}
+
+// renderMessage renders one finished message.
+func (s *styles) renderMessage(m session.Message, raw bool, width int) []string {
+	text := strings.TrimRight(sanitizeDisplay(m.Content), "\n")
+	return s.renderText(nil, m.Role, raw, text, width, true)
+}

@@ -1,0 +1,304 @@
+package ui
+
+import (
+	"strings"
+
+	"chat/session"
+)
+
+// transcript keeps every message rendered for the current width and only
+// re-wraps what changes: finished messages are rendered once per width (and
+// lazily, from the bottom, so a resize costs only what is on screen), the
+// streaming reply keeps its finished paragraphs and re-wraps only the last
+// one.
+//
+// The scroll position is counted in lines up from the bottom: 0 means
+// "follow", anything else stays anchored to the same text while the reply
+// grows below it.
+type transcript struct {
+	st    *styles
+	raw   bool
+	width int
+
+	msgs []entry
+
+	streaming   bool
+	stream      strings.Builder // the reply so far, sanitised
+	stableEnd   int             // stream[:stableEnd] ends with '\n' and is rendered in stable
+	stable      []string
+	tail        []string
+	streamWidth int
+
+	offset int // lines scrolled up from the bottom; 0 = follow
+}
+
+type entry struct {
+	msg   session.Message
+	width int // width lines were rendered at; 0 = not yet
+	lines []string
+}
+
+func newTranscript(st *styles, raw bool, width int) *transcript {
+	return &transcript{st: st, raw: raw, width: max(1, width)}
+}
+
+func (t *transcript) setWidth(w int) {
+	t.width = max(1, w)
+}
+
+func (t *transcript) following() bool { return t.offset == 0 }
+
+func (t *transcript) entryLines(i int) []string {
+	e := &t.msgs[i]
+	if e.width != t.width {
+		e.lines = t.st.renderMessage(e.msg, t.raw, t.width)
+		e.width = t.width
+	}
+	return e.lines
+}
+
+// streamLines returns the stable and tail lines of the reply being streamed.
+func (t *transcript) streamLines() (stable, tail []string) {
+	if t.streamWidth != t.width {
+		s := t.stream.String()
+		t.stable = t.st.renderText(t.stable[:0], session.Assistant, t.raw, strings.TrimSuffix(s[:t.stableEnd], "\n"), t.width, true)
+		if t.stableEnd == 0 {
+			t.stable = t.stable[:0]
+		}
+		t.renderTail()
+		t.streamWidth = t.width
+	}
+	return t.stable, t.tail
+}
+
+func (t *transcript) renderTail() {
+	s := t.stream.String()
+	rest := s[t.stableEnd:]
+	t.tail = t.tail[:0]
+	if s == "" {
+		// Nothing yet (prefill): a static mark, no animation.
+		t.tail = append(t.tail, t.st.r(t.st.dim, "  …"))
+		return
+	}
+	t.tail = t.st.renderText(t.tail, session.Assistant, t.raw, rest, t.width, t.stableEnd == 0)
+}
+
+func (t *transcript) streamCount() int {
+	if !t.streaming {
+		return 0
+	}
+	st, tl := t.streamLines()
+	n := len(st) + len(tl)
+	if len(t.msgs) > 0 {
+		n++ // separator
+	}
+	return n
+}
+
+// startStream begins showing a reply; a no-op if one is already shown.
+func (t *transcript) startStream() {
+	if t.streaming {
+		return
+	}
+	before := t.streamCount()
+	t.streaming = true
+	t.stream.Reset()
+	t.stableEnd = 0
+	t.stable = t.stable[:0]
+	t.streamWidth = 0
+	t.keepAnchor(before, t.streamCount())
+}
+
+// appendStream adds reply text. Only the paragraphs that this text touches
+// are wrapped again.
+func (t *transcript) appendStream(text string) {
+	text = sanitizeDisplay(text)
+	if text == "" {
+		return
+	}
+	t.startStream()
+	before := t.streamCount()
+	t.stream.WriteString(text)
+	if t.streamWidth == t.width {
+		s := t.stream.String()
+		if i := strings.LastIndexByte(s, '\n'); i+1 > t.stableEnd {
+			t.stable = t.st.renderText(t.stable, session.Assistant, t.raw, s[t.stableEnd:i], t.width, t.stableEnd == 0)
+			t.stableEnd = i + 1
+		}
+		t.renderTail()
+	} else {
+		t.stableEnd = strings.LastIndexByte(t.stream.String(), '\n') + 1
+	}
+	t.keepAnchor(before, t.streamCount())
+}
+
+func (t *transcript) endStream() {
+	if !t.streaming {
+		return
+	}
+	before := t.streamCount()
+	t.streaming = false
+	t.stream.Reset()
+	t.stableEnd = 0
+	t.stable, t.tail = t.stable[:0], t.tail[:0]
+	t.keepAnchor(before, 0)
+}
+
+// keepAnchor moves the scroll offset by the change in lines below the view
+// so a user who scrolled up keeps reading the same text.
+func (t *transcript) keepAnchor(before, after int) {
+	if t.offset > 0 {
+		t.offset = max(0, t.offset+after-before)
+	}
+}
+
+func sameMsg(a, b session.Message) bool {
+	return a.Role == b.Role && a.Content == b.Content
+}
+
+// setMessages replaces the finished messages, reusing the rendering of every
+// message that did not change.
+func (t *transcript) setMessages(msgs []session.Message) {
+	k := 0
+	for k < len(msgs) && k < len(t.msgs) && sameMsg(msgs[k], t.msgs[k].msg) {
+		k++
+	}
+	if k == len(msgs) && k == len(t.msgs) {
+		return
+	}
+	before := 0
+	if t.offset > 0 {
+		before = t.countFrom(k)
+	}
+	var reuse map[session.Message]entry
+	if k < len(t.msgs) && k < len(msgs) {
+		// Something older changed (turns dropped to fit the context, an
+		// edit): keep the renderings we can still use.
+		reuse = make(map[session.Message]entry, len(t.msgs)-k)
+		for _, e := range t.msgs[k:] {
+			reuse[e.msg] = e
+		}
+	}
+	next := make([]entry, k, len(msgs))
+	copy(next, t.msgs[:k])
+	for _, m := range msgs[k:] {
+		if e, ok := reuse[m]; ok {
+			next = append(next, e)
+			continue
+		}
+		next = append(next, entry{msg: m})
+	}
+	t.msgs = next
+	if t.offset > 0 {
+		t.keepAnchor(before, t.countFrom(k))
+	}
+}
+
+// addMessage appends one finished message.
+func (t *transcript) addMessage(m session.Message) {
+	before := t.countFrom(len(t.msgs))
+	t.msgs = append(t.msgs, entry{msg: m})
+	t.keepAnchor(before, t.countFrom(len(t.msgs)-1))
+}
+
+// countFrom is the number of lines from message k to the bottom, separators
+// and the streaming reply included.
+func (t *transcript) countFrom(k int) int {
+	n := 0
+	for i := k; i < len(t.msgs); i++ {
+		n += len(t.entryLines(i))
+		if i > 0 {
+			n++
+		}
+	}
+	return n + t.streamCount()
+}
+
+// walkUp calls fn with blocks of lines from the bottom of the transcript up
+// until fn returns false.
+func (t *transcript) walkUp(fn func(lines []string) bool) {
+	if t.streaming {
+		st, tl := t.streamLines()
+		if !fn(tl) || !fn(st) {
+			return
+		}
+		if len(t.msgs) > 0 && !fn(blankLine) {
+			return
+		}
+	}
+	for i := len(t.msgs) - 1; i >= 0; i-- {
+		if !fn(t.entryLines(i)) {
+			return
+		}
+		if i > 0 && !fn(blankLine) {
+			return
+		}
+	}
+}
+
+var blankLine = []string{""}
+
+// countUp counts lines from the bottom, stopping once limit is reached.
+func (t *transcript) countUp(limit int) int {
+	n := 0
+	t.walkUp(func(l []string) bool {
+		n += len(l)
+		return n < limit
+	})
+	return n
+}
+
+// scroll moves the view up (delta > 0) or down by delta lines for a view of
+// the given height; reaching the bottom turns follow mode back on.
+func (t *transcript) scroll(delta, height int) {
+	height = max(1, height)
+	if delta < 0 {
+		t.offset = max(0, t.offset+delta)
+		return
+	}
+	want := t.offset + delta
+	total := t.countUp(want + height)
+	t.offset = max(0, min(want, total-height))
+}
+
+func (t *transcript) toTop(height int) {
+	t.offset = max(0, t.countUp(int(^uint(0)>>1))-max(1, height))
+}
+
+func (t *transcript) toBottom() { t.offset = 0 }
+
+// window returns the lines to show in a view of the given height: the last
+// ones when following, otherwise the ones offset lines above the bottom. A
+// transcript shorter than the view is returned whole (top-aligned).
+func (t *transcript) window(height int) []string {
+	if height <= 0 {
+		return nil
+	}
+	need := t.offset + height
+	var blocks [][]string
+	n := 0
+	t.walkUp(func(l []string) bool {
+		if len(l) > 0 {
+			blocks = append(blocks, l)
+			n += len(l)
+		}
+		return n < need
+	})
+	if n < need {
+		t.offset = max(0, n-height) // clamp: the top was reached
+	}
+	// Lines [lo, hi) counted from the top of the collected blocks.
+	hi := n - t.offset
+	lo := max(0, hi-height)
+	out := make([]string, 0, hi-lo)
+	pos := 0
+	for i := len(blocks) - 1; i >= 0 && pos < hi; i-- {
+		b := blocks[i]
+		end := pos + len(b)
+		if end > lo {
+			out = append(out, b[max(0, lo-pos):min(len(b), hi-pos)]...)
+		}
+		pos = end
+	}
+	return out
+}

@@ -1,0 +1,175 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// layout is how the rows and columns of the terminal are shared out. Rows
+// go to the input first, then the header, the status line and the hint line
+// as the height allows; the transcript gets the rest.
+type layout struct {
+	header, body, status, hint, input int // rows
+	panel                             bool
+	mainW                             int // transcript columns
+}
+
+func (m *model) layout() layout {
+	w, h := m.width, m.height
+	var l layout
+	l.panel = w >= panelMinWidth
+	l.mainW = w
+	if l.panel {
+		l.mainW = w - panelWidth - 1
+	}
+	l.input = min(h, max(1, m.input.Height()))
+	rem := h - l.input
+	if rem >= 3 {
+		l.header = 1
+	}
+	if !l.panel && rem >= 2 {
+		l.status = 1
+	}
+	if rem >= 8 {
+		l.hint = 1
+	}
+	l.body = max(0, rem-l.header-l.status-l.hint)
+	return l
+}
+
+func (m *model) view() tea.View {
+	var v tea.View
+	v.AltScreen = true
+	if !m.opts.NoMouse {
+		v.MouseMode = tea.MouseModeCellMotion
+	}
+	v.WindowTitle = "chat · " + cleanText(m.info.Model, false)
+	w, h := m.width, m.height
+	if w <= 0 || h <= 0 {
+		return v
+	}
+	l := m.layout()
+	rows := make([]string, 0, h)
+	if l.header > 0 {
+		rows = append(rows, fit(m.st.r(m.st.header, m.headerText()), w))
+	}
+	rows = m.appendBody(rows, l)
+	if l.status > 0 {
+		if l.hint == 0 && m.notice != "" {
+			rows = append(rows, fit(m.noticeText(), w))
+		} else {
+			rows = append(rows, fit(m.statusLine(), w))
+		}
+	}
+	if l.hint > 0 {
+		rows = append(rows, fit(m.hintText(l), w))
+	}
+	inputTop := len(rows)
+	in := strings.Split(m.input.View(), "\n")
+	for i := 0; i < l.input; i++ {
+		s := ""
+		if i < len(in) {
+			s = in[i]
+		}
+		rows = append(rows, fit(s, w))
+	}
+	v.Content = strings.Join(rows, "\n")
+	if c := m.input.Cursor(); c != nil {
+		c.Y += inputTop
+		if c.X < w && c.Y < h && c.Y >= inputTop {
+			v.Cursor = c
+		}
+	}
+	return v
+}
+
+// appendBody adds the transcript (or the help) and, on wide terminals, the
+// side panel next to it.
+func (m *model) appendBody(rows []string, l layout) []string {
+	if l.body <= 0 {
+		return rows
+	}
+	var left []string
+	switch {
+	case m.help:
+		left = m.helpLines(l.mainW, l.body)
+	case len(m.tr.msgs) == 0 && !m.tr.streaming:
+		left = m.emptyLines()
+	default:
+		left = m.tr.window(l.body)
+	}
+	var right []string
+	if l.panel {
+		right = m.panelLines(panelWidth, l.body)
+	}
+	sep := m.st.r(m.st.dim, "│")
+	for i := 0; i < l.body; i++ {
+		s := ""
+		if i < len(left) {
+			s = left[i]
+		}
+		if !l.panel {
+			rows = append(rows, fit(s, l.mainW))
+			continue
+		}
+		r := ""
+		if i < len(right) {
+			r = right[i]
+		}
+		rows = append(rows, fit(s, l.mainW)+sep+fit(r, panelWidth))
+	}
+	return rows
+}
+
+func (m *model) emptyLines() []string {
+	first := "Say something and press Enter."
+	if m.raw {
+		first = "Type the start of a text and press Enter; the model continues it."
+	}
+	return []string{"", m.st.r(m.st.dim, "  "+first), m.st.r(m.st.dim, "  F1 shows the keys.")}
+}
+
+func (m *model) headerText() string {
+	i := m.info
+	parts := []string{" " + cleanText(i.Model, false)}
+	for _, p := range []string{i.Arch, i.Quant, formatParams(i.Params)} {
+		if p != "" {
+			parts = append(parts, cleanText(p, false))
+		}
+	}
+	if i.ContextLength > 0 {
+		parts = append(parts, fmt.Sprintf("ctx %d", i.ContextLength))
+	}
+	mode := i.Mode
+	if mode == "" {
+		mode = "chat"
+	}
+	parts = append(parts, mode)
+	return strings.Join(parts, " · ")
+}
+
+func (m *model) noticeText() string {
+	if m.noticeErr {
+		return m.st.r(m.st.err, "✗ "+m.notice)
+	}
+	return m.st.r(m.st.warn, "! "+m.notice)
+}
+
+// hintText is the line above the input: a notice if there is one, else
+// where the view is, else the keys that matter right now.
+func (m *model) hintText(l layout) string {
+	switch {
+	case m.notice != "":
+		return m.noticeText()
+	case !m.tr.following() && !m.help:
+		return m.st.r(m.st.warn, fmt.Sprintf("↑ %d lines up · PgDn or Ctrl+End to follow", m.tr.offset))
+	case m.help:
+		return m.st.r(m.st.dim, "Esc or F1 closes the help")
+	case m.busy:
+		return m.st.r(m.st.dim, "Esc stop · F2/F3 temperature · F10 greedy · F1 keys")
+	default:
+		return m.st.r(m.st.dim, "Enter send · Alt+Enter new line · F1 keys · Ctrl+C quit")
+	}
+}
