@@ -45,9 +45,9 @@ func FromCheckpoint(ck *torchpt.Checkpoint, name string) (*Model, error) {
 		var tk *coursebpe.TiktokenError
 		switch {
 		case errors.As(err, &tk) && !ok:
-			return nil, fmt.Errorf("course: %s: the config has no tokenizer, so the course would use tiktoken %s, which is not bundled", name, tk.Name)
+			return nil, &loadError{fmt.Sprintf("course: %s: the config has no tokenizer, so the course would use tiktoken %s, which is not bundled", name, tk.Name), err}
 		case errors.As(err, &tk):
-			return nil, fmt.Errorf("course: %s: the checkpoint's tokenizer is tiktoken %s, which is not bundled", name, tk.Name)
+			return nil, &loadError{fmt.Sprintf("course: %s: the checkpoint's tokenizer is tiktoken %s, which is not bundled", name, tk.Name), err}
 		}
 		return nil, fmt.Errorf("course: %s: %w", name, err)
 	}
@@ -60,3 +60,13 @@ func FromCheckpoint(ck *torchpt.Checkpoint, name string) (*Model, error) {
 	}
 	return m, nil
 }
+
+// loadError is a message of its own that still unwraps to the cause, so
+// callers can test errors.Is(err, coursebpe.ErrTiktoken).
+type loadError struct {
+	msg string
+	err error
+}
+
+func (e *loadError) Error() string { return e.msg }
+func (e *loadError) Unwrap() error { return e.err }
