@@ -323,3 +323,30 @@ func TestLoadErrors(t *testing.T) {
 		t.Fatal("Load of a missing file did not fail")
 	}
 }
+
+// TestGoldenDecodeAllocs checks a decode step on real-sized models (where the
+// kernels may split work over threads) allocates nothing.
+func TestGoldenDecodeAllocs(t *testing.T) {
+	for _, gm := range goldenModels {
+		if gm.name != "student" && gm.name != "tiny-classic" && gm.name != "tiny-moe" && gm.name != "tiny-mla" {
+			continue
+		}
+		t.Run(gm.name, func(t *testing.T) {
+			m, g := loadGolden(t, gm.name, gm.file)
+			s := m.NewState()
+			ids := g.Prompts[0].PromptIDs
+			forward(t, s, ids)
+			n := s.Len()
+			tok := []int{ids[0]}
+			allocs := testing.AllocsPerRun(10, func() {
+				s.Truncate(n)
+				if _, err := s.Forward(tok, 1); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if allocs != 0 {
+				t.Fatalf("decode step allocates %v times", allocs)
+			}
+		})
+	}
+}
