@@ -1,0 +1,234 @@
+// Package llama is the Llama architecture as llama.cpp runs it
+// (LLM_ARCH_LLAMA: src/llama-model.cpp, llm_build_llama, and the ggml CPU
+// ops it uses): RMSNorm, grouped-query attention with "normal" RoPE (adjacent
+// pairs rotated, since convert_hf_to_gguf permutes Q/K for it), a SwiGLU
+// feed-forward and an optionally tied output, loaded from GGUF.
+package llama
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"chat/models"
+	"chat/models/gguf"
+	"chat/models/tokenizer/spm"
+)
+
+// Model is a loaded llama network. It is immutable and may be shared by many
+// States.
+type Model struct {
+	cfg    Config
+	info   models.Info
+	tok    *spm.Tokenizer
+	file   *gguf.File
+	embd   []float32 // [Vocab][Dim]
+	norm   []float32 // output_norm
+	output []float32 // [Vocab][Dim], token_embd when tied
+	layers []layer
+	// RoPE tables: for position p and pair i, ropeCos[p*RopeDim/2+i].
+	ropeCos, ropeSin []float32
+}
+
+type layer struct {
+	attnNorm, wq, wk, wv, wo []float32
+	bq, bk, bv, bo           []float32 // optional biases
+	ffnNorm, gate, up, down  []float32
+}
+
+var _ models.Model = (*Model)(nil)
+
+// Load opens a GGUF llama model. The file stays mapped while the model is
+// in use; F32 weights are views of the mapping, other types are dequantised
+// to float32 at load.
+func Load(path string) (*Model, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	m, err := FromFile(f, name)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%w (in %s)", err, path)
+	}
+	return m, nil
+}
+
+// Close releases the file mapping; the model and its states must not be
+// used afterwards.
+func (m *Model) Close() error { return m.file.Close() }
+
+// FromFile builds the model from an open GGUF file. fileName is used for
+// Info().Name when the metadata has no better name.
+func FromFile(f *gguf.File, fileName string) (*Model, error) {
+	arch, _ := f.String("general.architecture")
+	if arch != "llama" {
+		return nil, fmt.Errorf("llama: unsupported architecture %q (only \"llama\" is supported)", arch)
+	}
+	cfg, err := readConfig(f, arch)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := spm.FromGGUF(f)
+	if err != nil {
+		return nil, fmt.Errorf("llama: tokenizer: %w", err)
+	}
+	m := &Model{cfg: cfg, tok: tok, file: f}
+	ld := &loader{f: f}
+	te, ok := f.Tensor("token_embd.weight")
+	if !ok || len(te.Dims) != 2 {
+		return nil, fmt.Errorf("llama: tensor token_embd.weight missing or not 2-D")
+	}
+	m.cfg.Vocab = int(te.Dims[1])
+	cfg = m.cfg
+	if cfg.Vocab != tok.Size() {
+		return nil, fmt.Errorf("llama: token_embd has %d rows but the vocabulary %d tokens", cfg.Vocab, tok.Size())
+	}
+	qDim, kvDim := cfg.Heads*cfg.HeadDim, cfg.KVHeads*cfg.HeadDim
+	m.embd = ld.load("token_embd.weight", cfg.Dim, cfg.Vocab)
+	m.norm = ld.load("output_norm.weight", cfg.Dim)
+	if _, ok := f.Tensor("output.weight"); ok {
+		m.output = ld.load("output.weight", cfg.Dim, cfg.Vocab)
+	} else {
+		m.output = m.embd // tied, as llama.cpp falls back to token_embd
+	}
+	m.layers = make([]layer, cfg.Layers)
+	for i := range m.layers {
+		p := fmt.Sprintf("blk.%d.", i)
+		L := &m.layers[i]
+		L.attnNorm = ld.load(p+"attn_norm.weight", cfg.Dim)
+		L.wq = ld.load(p+"attn_q.weight", cfg.Dim, qDim)
+		L.wk = ld.load(p+"attn_k.weight", cfg.Dim, kvDim)
+		L.wv = ld.load(p+"attn_v.weight", cfg.Dim, kvDim)
+		L.wo = ld.load(p+"attn_output.weight", qDim, cfg.Dim)
+		L.bq = ld.optional(p+"attn_q.bias", qDim)
+		L.bk = ld.optional(p+"attn_k.bias", kvDim)
+		L.bv = ld.optional(p+"attn_v.bias", kvDim)
+		L.bo = ld.optional(p+"attn_output.bias", cfg.Dim)
+		L.ffnNorm = ld.load(p+"ffn_norm.weight", cfg.Dim)
+		L.gate = ld.load(p+"ffn_gate.weight", cfg.Dim, cfg.FFN)
+		L.up = ld.load(p+"ffn_up.weight", cfg.Dim, cfg.FFN)
+		L.down = ld.load(p+"ffn_down.weight", cfg.FFN, cfg.Dim)
+	}
+	freqs := ld.optional("rope_freqs.weight", cfg.RopeDim/2)
+	if ld.err != nil {
+		return nil, ld.err
+	}
+	ctx := min(cfg.Context, MaxContext)
+	m.ropeCos, m.ropeSin = ropeTables(ctx, cfg.RopeDim, cfg.RopeBase, cfg.RopeScale, freqs)
+	m.info = m.makeInfo(f, fileName, ld, ctx)
+	return m, nil
+}
+
+// loader fetches tensors by name, checks their shapes, and remembers the
+// first error so the model's tensor list reads top to bottom.
+type loader struct {
+	f     *gguf.File
+	err   error
+	types map[gguf.Type]int64 // elements of 2-D weights by storage type
+}
+
+func (l *loader) load(name string, dims ...int) []float32 {
+	if l.err != nil {
+		return nil
+	}
+	t, ok := l.f.Tensor(name)
+	if !ok {
+		l.err = fmt.Errorf("llama: tensor %s missing", name)
+		return nil
+	}
+	return l.get(t, dims)
+}
+
+func (l *loader) optional(name string, dims ...int) []float32 {
+	if l.err != nil {
+		return nil
+	}
+	t, ok := l.f.Tensor(name)
+	if !ok {
+		return nil
+	}
+	return l.get(t, dims)
+}
+
+func (l *loader) get(t *gguf.TensorInfo, dims []int) []float32 {
+	match := len(t.Dims) == len(dims)
+	for i := 0; match && i < len(dims); i++ {
+		match = t.Dims[i] == int64(dims[i])
+	}
+	if !match {
+		l.err = fmt.Errorf("llama: tensor %s has shape %v, want %v", t.Name, t.Dims, dims)
+		return nil
+	}
+	if !gguf.CanDequantize(t.Type) {
+		l.err = fmt.Errorf("llama: tensor %s has type %s, which is not supported", t.Name, t.Type)
+		return nil
+	}
+	w, err := l.f.TensorFloat32(t.Name)
+	if err != nil {
+		l.err = fmt.Errorf("llama: %w", err)
+		return nil
+	}
+	if len(dims) == 2 {
+		if l.types == nil {
+			l.types = map[gguf.Type]int64{}
+		}
+		l.types[t.Type] += t.Elements()
+	}
+	return w
+}
+
+func (m *Model) makeInfo(f *gguf.File, fileName string, ld *loader, ctx int) models.Info {
+	cfg := m.cfg
+	name, _ := f.String("general.name")
+	if name == "" || name == "llama" { // converters often write just the arch
+		name = fileName
+	}
+	var params int64
+	for i := range f.Tensors {
+		params += f.Tensors[i].Elements()
+	}
+	// Weights read per decoded token, as float32: every layer matrix and
+	// norm, the output matrix, and one embedding row.
+	var wb int64
+	for _, L := range m.layers {
+		for _, w := range [][]float32{L.attnNorm, L.wq, L.wk, L.wv, L.wo, L.bq, L.bk, L.bv, L.bo, L.ffnNorm, L.gate, L.up, L.down} {
+			wb += int64(len(w))
+		}
+	}
+	wb += int64(len(m.norm)+len(m.output)) + int64(cfg.Dim)
+	quant, best := "f32", int64(-1)
+	for t, n := range ld.types {
+		if n > best || (n == best && t.String() < quant) {
+			quant, best = t.String(), n
+		}
+	}
+	return models.Info{
+		Name:          name,
+		Arch:          "llama",
+		Format:        "gguf",
+		Quant:         quant,
+		VocabSize:     cfg.Vocab,
+		ContextLength: ctx,
+		Layers:        cfg.Layers,
+		Embed:         cfg.Dim,
+		Heads:         cfg.Heads,
+		KVHeads:       cfg.KVHeads,
+		Params:        params,
+		WeightBytes:   4 * wb,
+		Window:        models.WindowHalf,
+	}
+}
+
+// Info describes the model.
+func (m *Model) Info() models.Info { return m.info }
+
+// Config returns the hyper-parameters.
+func (m *Model) Config() Config { return m.cfg }
+
+// Tokenizer is the model's SPM tokenizer.
+func (m *Model) Tokenizer() models.Tokenizer { return m.tok }
+
+// SPM is the tokenizer with its llama.cpp-specific methods.
+func (m *Model) SPM() *spm.Tokenizer { return m.tok }
