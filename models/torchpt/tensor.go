@@ -23,6 +23,9 @@ func (d *decoded) len() int64 {
 	return int64(len(d.i64))
 }
 
+// storageReadHook, when set (by tests), sees every storage read from a zip.
+var storageReadHook func(key string)
+
 type loader struct {
 	a      *archive
 	cache  map[string]*decoded
@@ -58,6 +61,9 @@ func (l *loader) storage(s *storageRef) (*decoded, error) {
 	}
 	if n/es < s.numel {
 		return nil, fmt.Errorf("storage %s: entry holds %d bytes, need %d for %d %s elements (truncated file?)", name, n, s.numel*es, s.numel, s.dtype)
+	}
+	if storageReadHook != nil {
+		storageReadHook(s.key)
 	}
 	raw, err := l.a.readEntry(f, s.numel*es)
 	if err != nil {
