@@ -47,7 +47,7 @@ func checkSynth(t *testing.T, c *Checkpoint) {
 	f32("token_embed.weight", "float32", []int{2, 3}, []float32{0, 1, 2, 3, 4, 5})
 	f32("lm_head.weight", "float32", []int{2, 3}, []float32{0, 1, 2, 3, 4, 5})
 	f32("wt", "float32", []int{3, 2}, []float32{0, 3, 1, 4, 2, 5}) // transposed view
-	f32("row1", "float32", []int{3}, []float32{3, 4, 5})          // offset view
+	f32("row1", "float32", []int{3}, []float32{3, 4, 5})           // offset view
 	f32("half", "float16", []int{4}, []float32{1, -2, 0.5, 65504})
 	f32("bf", "bfloat16", []int{2}, []float32{1, -2.5})
 	f32("dbl", "float64", []int{}, []float32{3.25})
@@ -78,8 +78,8 @@ func checkSynth(t *testing.T, c *Checkpoint) {
 func TestSyntheticLayouts(t *testing.T) {
 	for _, tc := range []struct {
 		name, prefix string
-		v2, big     bool
-		loc         string
+		v2, big      bool
+		loc          string
 	}{
 		{"torch1.x temp folder", ".tiny.pt.vkmyg09r/", false, false, "cpu"},
 		{"bare data.pkl", "", false, false, "cpu"},
