@@ -1,0 +1,257 @@
+package llama
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"chat/models"
+	"chat/models/gguf"
+)
+
+// tiny is the shape of the synthetic models: GQA (4 heads on 2 KV heads)
+// and rope on half of each head, so both paths are exercised.
+var tiny = Config{Dim: 64, Layers: 2, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 16, RopeDim: 8, RopeBase: 10000, Eps: 1e-5, Context: 48}
+
+func vocabKV() []gguf.KV {
+	toks := []string{"<unk>", "<s>", "</s>"}
+	types := []int32{2, 3, 3}
+	for b := 0; b < 256; b++ {
+		toks = append(toks, fmt.Sprintf("<0x%02X>", b))
+		types = append(types, 6)
+	}
+	for _, w := range []string{"▁", "▁a", "▁b", "ab", "▁ab"} {
+		toks = append(toks, w)
+		types = append(types, 1)
+	}
+	scores := make([]float32, len(toks))
+	for i := range scores {
+		scores[i] = -float32(i)
+	}
+	return []gguf.KV{
+		{Key: "tokenizer.ggml.model", Type: gguf.String, Value: "llama"},
+		{Key: "tokenizer.ggml.tokens", Type: gguf.Array, Value: gguf.ArrayValue{Elem: gguf.String, Data: toks}},
+		{Key: "tokenizer.ggml.scores", Type: gguf.Array, Value: gguf.ArrayValue{Elem: gguf.Float32, Data: scores}},
+		{Key: "tokenizer.ggml.token_type", Type: gguf.Array, Value: gguf.ArrayValue{Elem: gguf.Int32, Data: types}},
+		{Key: "tokenizer.ggml.bos_token_id", Type: gguf.Uint32, Value: uint32(1)},
+		{Key: "tokenizer.ggml.eos_token_id", Type: gguf.Uint32, Value: uint32(2)},
+	}
+}
+
+// writeTiny writes a random llama GGUF with 2-D weights of type wt; tied
+// leaves out output.weight. drop removes a tensor, arch overrides the
+// architecture, to test the errors.
+func writeTiny(t *testing.T, wt gguf.Type, tied bool, arch, drop string) string {
+	t.Helper()
+	c := tiny
+	r := rand.New(rand.NewPCG(42, uint64(wt)))
+	vocab := 259 + 5
+	u32 := func(k string, v int) gguf.KV { return gguf.KV{Key: "llama." + k, Type: gguf.Uint32, Value: uint32(v)} }
+	meta := []gguf.KV{
+		{Key: "general.architecture", Type: gguf.String, Value: arch},
+		{Key: "general.name", Type: gguf.String, Value: "tiny"},
+		u32("embedding_length", c.Dim), u32("block_count", c.Layers), u32("feed_forward_length", c.FFN),
+		u32("attention.head_count", c.Heads), u32("attention.head_count_kv", c.KVHeads),
+		u32("rope.dimension_count", c.RopeDim), u32("context_length", c.Context),
+		{Key: "llama.attention.layer_norm_rms_epsilon", Type: gguf.Float32, Value: c.Eps},
+		{Key: "llama.rope.freq_base", Type: gguf.Float32, Value: c.RopeBase},
+	}
+	meta = append(meta, vocabKV()...)
+	var ts []gguf.WriteTensor
+	add := func(name string, typ gguf.Type, std float64, dims ...int64) {
+		if name == drop {
+			return
+		}
+		n := int64(1)
+		for _, d := range dims {
+			n *= d
+		}
+		x := make([]float32, n)
+		for i := range x {
+			if std == 0 {
+				x[i] = 1 + float32(r.NormFloat64()*0.1)
+			} else {
+				x[i] = float32(r.NormFloat64() * std)
+			}
+		}
+		ts = append(ts, gguf.WriteTensor{Name: name, Dims: dims, Type: typ, Data: x})
+	}
+	d, q, kv, f := int64(c.Dim), int64(c.Heads*c.HeadDim), int64(c.KVHeads*c.HeadDim), int64(c.FFN)
+	add("token_embd.weight", wt, 0.5, d, int64(vocab))
+	add("output_norm.weight", gguf.TypeF32, 0, d)
+	if !tied {
+		add("output.weight", wt, 0.2, d, int64(vocab))
+	}
+	for l := 0; l < c.Layers; l++ {
+		p := fmt.Sprintf("blk.%d.", l)
+		add(p+"attn_norm.weight", gguf.TypeF32, 0, d)
+		add(p+"attn_q.weight", wt, 0.3, d, q)
+		add(p+"attn_k.weight", wt, 0.3, d, kv)
+		add(p+"attn_v.weight", wt, 0.2, d, kv)
+		add(p+"attn_output.weight", wt, 0.1, q, d)
+		add(p+"ffn_norm.weight", gguf.TypeF32, 0, d)
+		add(p+"ffn_gate.weight", wt, 0.2, d, f)
+		add(p+"ffn_up.weight", wt, 0.2, d, f)
+		add(p+"ffn_down.weight", wt, 0.1, f, d)
+	}
+	path := filepath.Join(t.TempDir(), fmt.Sprintf("tiny-%s.gguf", wt))
+	fd, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fd.Close()
+	if err := gguf.Write(fd, meta, ts); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestSyntheticCachedVsUncached(t *testing.T) {
+	for _, wt := range []gguf.Type{gguf.TypeF32, gguf.TypeQ8_0} {
+		t.Run(wt.String(), func(t *testing.T) {
+			m, err := Load(writeTiny(t, wt, wt == gguf.TypeQ8_0, "llama", ""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			info := m.Info()
+			if info.Quant != wt.String() || info.Arch != "llama" || info.Format != "gguf" || info.Name != "tiny" ||
+				info.ContextLength != tiny.Context || info.VocabSize != 264 || info.KVHeads != 2 || info.Window != models.WindowHalf {
+				t.Errorf("info %+v", info)
+			}
+			r := rand.New(rand.NewPCG(1, 1))
+			seq := make([]int, 30)
+			for i := range seq {
+				seq[i] = r.IntN(info.VocabSize)
+			}
+			V := info.VocabSize
+			// One batch with every row, against one token at a time, against
+			// a fresh state per prefix (no cache reuse).
+			batch, err := m.NewState().Forward(seq, len(seq))
+			if err != nil {
+				t.Fatal(err)
+			}
+			batch = append([]float32(nil), batch...)
+			inc := m.NewState()
+			var worst float64
+			for i, tok := range seq {
+				step, err := inc.Forward([]int{tok}, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				fresh, err := m.NewState().Forward(seq[:i+1], 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for j := 0; j < V; j++ {
+					worst = max(worst, math.Abs(float64(step[j]-fresh[j])), math.Abs(float64(step[j]-batch[i*V+j])))
+					if math.IsNaN(float64(step[j])) {
+						t.Fatal("NaN logit")
+					}
+				}
+			}
+			if worst > 1e-4 {
+				t.Errorf("cached and uncached logits differ by %g", worst)
+			}
+			// Rollback: truncating and re-feeding gives the same logits.
+			inc.Truncate(10)
+			if inc.Len() != 10 {
+				t.Fatalf("Len after Truncate = %d", inc.Len())
+			}
+			again, _ := inc.Forward(seq[10:], 1)
+			for j := 0; j < V; j++ {
+				if d := math.Abs(float64(again[j] - batch[(len(seq)-1)*V+j])); d > 1e-4 {
+					t.Fatalf("after Truncate logit %d differs by %g", j, d)
+				}
+			}
+		})
+	}
+}
+
+func TestDecodeAllocatesNothing(t *testing.T) {
+	m, err := Load(writeTiny(t, gguf.TypeF32, false, "llama", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	s := m.NewState()
+	if _, err := s.Forward([]int{1, 260, 5, 7}, 1); err != nil {
+		t.Fatal(err)
+	}
+	tok := []int{42}
+	allocs := testing.AllocsPerRun(20, func() {
+		s.Truncate(4)
+		if _, err := s.Forward(tok, 1); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("decode step allocates %v times", allocs)
+	}
+}
+
+func TestForwardErrors(t *testing.T) {
+	m, err := Load(writeTiny(t, gguf.TypeF32, false, "llama", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	s := m.NewState()
+	if _, err := s.Forward(nil, 1); err == nil {
+		t.Error("empty batch accepted")
+	}
+	if _, err := s.Forward([]int{1, 264}, 1); err == nil || s.Len() != 0 {
+		t.Errorf("bad id: %v, len %d", err, s.Len())
+	}
+	if _, err := s.Forward([]int{-1}, 1); err == nil {
+		t.Error("negative id accepted")
+	}
+	if _, err := s.Forward(make([]int, s.Cap()+1), 1); err == nil || s.Len() != 0 {
+		t.Error("overflow accepted")
+	}
+	if out, err := s.Forward(make([]int, s.Cap()), 99); err != nil || len(out) != s.Cap()*264 {
+		t.Errorf("full cache: %v, %d logits", err, len(out))
+	}
+	if _, err := s.Forward([]int{1}, 1); err == nil {
+		t.Error("forward past the cache accepted")
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	cases := []struct {
+		arch, drop, want string
+	}{
+		{"gpt2", "", `unsupported architecture "gpt2"`},
+		{"llama", "blk.1.ffn_up.weight", "blk.1.ffn_up.weight missing"},
+		{"llama", "token_embd.weight", "token_embd.weight missing"},
+	}
+	for _, c := range cases {
+		_, err := Load(writeTiny(t, gguf.TypeF32, false, c.arch, c.drop))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v, want %q", err, c.want)
+		}
+	}
+	if _, err := Load(filepath.Join(t.TempDir(), "none.gguf")); err == nil {
+		t.Error("missing file loaded")
+	}
+}
+
+func TestTokenizerFromModel(t *testing.T) {
+	m, err := Load(writeTiny(t, gguf.TypeQ8_0, true, "llama", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	tok := m.Tokenizer()
+	ids := tok.Encode("ab a")
+	if got := tok.Decode(ids); got != "ab a" {
+		t.Errorf("round trip %v -> %q", ids, got)
+	}
+	if tok.BOS() != 1 || tok.EOT() != 2 || tok.Size() != 264 {
+		t.Errorf("bos %d eot %d size %d", tok.BOS(), tok.EOT(), tok.Size())
+	}
+}
