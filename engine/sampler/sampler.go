@@ -24,9 +24,19 @@ type Stage struct {
 	What string // one line for --help and the sampler panel
 }
 
-// Order lists the processors in the order Sample applies them. It is data so
-// that the UI and --help show exactly what the code does.
-func Order() []Stage {
+// Order lists the processor names in the order Sample applies them. It is
+// data so that the UI and --help show exactly what the code does.
+func Order() []string {
+	st := Stages()
+	names := make([]string, len(st))
+	for i, s := range st {
+		names[i] = s.Name
+	}
+	return names
+}
+
+// Stages is Order with a one-line description of each processor.
+func Stages() []Stage {
 	return []Stage{
 		{"penalties", "repeat / frequency / presence penalties over the last PenaltyWindow ids"},
 		{"greedy", "if Greedy: argmax of the penalised logits, stop"},

@@ -31,13 +31,15 @@ func kept(t *testing.T, p Params, logits []float32, history []int) []int {
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
 func TestOrderIsData(t *testing.T) {
-	var names []string
-	for _, st := range Order() {
-		names = append(names, st.Name)
-	}
+	names := Order()
 	want := []string{"penalties", "greedy", "temperature", "top-k", "top-p", "min-p", "softmax", "draw"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("Order = %v, want %v", names, want)
+	}
+	for _, st := range Stages() {
+		if st.What == "" {
+			t.Fatalf("stage %s has no description", st.Name)
+		}
 	}
 }
 

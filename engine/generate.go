@@ -1,0 +1,137 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+)
+
+// gen is the state of one reply inside the engine goroutine.
+type gen struct {
+	r      *Reply
+	logits []float32
+	ids    []int
+	text   []byte
+	piece  []byte
+	seenV  uint64
+	first  time.Time
+	stats  Stats
+	reason string
+	stopID int
+	err    error
+}
+
+// generate runs one reply to the end.
+func (e *Engine) generate(r *Reply) Result {
+	g := e.begin(r)
+	for g.reason == "" {
+		e.step(g)
+	}
+	return e.end(g)
+}
+
+// begin resets the sampler and detokenizer, reuses the cached prefix and
+// prefills the rest of the prompt window.
+func (e *Engine) begin(r *Reply) *gen {
+	req := &r.req
+	g := &gen{
+		r:      r,
+		ids:    make([]int, 0, min(req.MaxTokens, 4096)),
+		piece:  make([]byte, 0, 64),
+		stopID: -1,
+		stats:  Stats{PromptTokens: len(req.Prompt), KVCap: e.window},
+	}
+	e.smp.SetParams(req.Sampler)
+	e.smp.Reset(req.Sampler.Seed)
+	e.dec.Reset()
+	e.ctx = append(e.ctx[:0], req.Prompt...)
+
+	in := e.promptWindow(req.Prompt)
+	g.stats.ReusedTokens = e.reuse(in)
+	t0 := time.Now()
+	logits, err := e.feed(in[g.stats.ReusedTokens:])
+	if err != nil {
+		g.reason, g.err = ReasonError, fmt.Errorf("engine: prefill: %w", err)
+		return g
+	}
+	g.logits = logits
+	if d := time.Since(t0).Seconds(); d > 0 {
+		g.stats.PrefillTokS = float64(len(in)-g.stats.ReusedTokens) / d
+	}
+	g.stats.KVUsed = e.st.Len()
+	r.push(nil, g.stats)
+	return g
+}
+
+// step produces one token: knobs → sample → stop rule → detok → reply
+// buffer → budget/stop checks → forward of the next position by the window
+// rule. It sets g.reason when the reply is over. In the steady state it
+// allocates nothing beyond the growth of g.ids, g.text and the reply buffer.
+func (e *Engine) step(g *gen) {
+	r := g.r
+	if r.stopped() {
+		g.reason = ReasonStopped
+		return
+	}
+	if p, v, ok := e.latestParams(g.seenV); ok {
+		g.seenV = v
+		if p.Seed != e.smp.Params().Seed {
+			e.smp.Reset(p.Seed)
+		}
+		e.smp.SetParams(p)
+	}
+	id, err := e.smp.Sample(g.logits, e.ctx)
+	if err != nil {
+		g.reason, g.err = ReasonError, fmt.Errorf("engine: token %d: %w", g.stats.GenTokens+1, err)
+		return
+	}
+	now := time.Now()
+	if g.stats.GenTokens == 0 {
+		g.first = now
+		g.stats.TTFT = now.Sub(r.start)
+	} else if d := now.Sub(g.first).Seconds(); d > 0 {
+		g.stats.DecodeTokS = float64(g.stats.GenTokens) / d
+	}
+	g.stats.GenTokens++
+	e.ctx = append(e.ctx, id)
+
+	if isStop(id, r.req.StopIDs) {
+		g.reason, g.stopID = ReasonEOT, id
+		r.push(nil, g.stats)
+		return
+	}
+	g.ids = append(g.ids, id)
+	g.piece = e.dec.Append(g.piece[:0], e.tok.TokenBytes(id))
+	e.emit(g)
+
+	switch {
+	case g.stats.GenTokens >= r.req.MaxTokens:
+		g.reason = ReasonLength
+		return
+	case r.stopped():
+		g.reason = ReasonStopped
+		return
+	}
+	g.logits, err = e.next()
+	if err != nil {
+		g.reason, g.err = ReasonError, fmt.Errorf("engine: forward after token %d: %w", g.stats.GenTokens, err)
+		return
+	}
+	g.stats.KVUsed = e.st.Len()
+}
+
+// emit hands g.piece to the reply buffer and OnText.
+func (e *Engine) emit(g *gen) {
+	g.text = append(g.text, g.piece...)
+	g.r.push(g.piece, g.stats)
+	if f := g.r.req.OnText; f != nil && len(g.piece) > 0 {
+		f(string(g.piece))
+	}
+}
+
+// end flushes the detokenizer and builds the Result.
+func (e *Engine) end(g *gen) Result {
+	g.piece = e.dec.Flush(g.piece[:0])
+	g.stats.KVUsed = e.st.Len()
+	e.emit(g)
+	return Result{IDs: g.ids, Text: string(g.text), Reason: g.reason, StopID: g.stopID, Err: g.err, Stats: g.stats}
+}

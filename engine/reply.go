@@ -1,0 +1,70 @@
+package engine
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Reply is one running or finished generation.
+type Reply struct {
+	req   Request
+	start time.Time
+	stop  atomic.Bool
+	done  chan struct{}
+
+	mu     sync.Mutex
+	buf    []byte // text not yet polled (the coalescing buffer)
+	stats  Stats
+	fin    bool
+	result Result
+}
+
+// Poll drains the text produced since the last Poll without blocking. Done
+// is set (on this and every later Poll) once the reply has finished; the
+// Delta that first reports Done also carries the last piece of text.
+func (r *Reply) Poll() Delta {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d := Delta{Stats: r.stats}
+	if len(r.buf) > 0 {
+		d.Text = string(r.buf)
+		r.buf = r.buf[:0]
+	}
+	if r.fin {
+		d.Done, d.Result = true, r.result
+	}
+	return d
+}
+
+// Stop ends the reply after the token being computed; Reason "stopped".
+func (r *Reply) Stop() { r.stop.Store(true) }
+
+// Wait blocks until the reply is done and returns its result.
+func (r *Reply) Wait() Result {
+	<-r.done
+	return r.result
+}
+
+// Done is closed when the reply has finished.
+func (r *Reply) Done() <-chan struct{} { return r.done }
+
+func (r *Reply) stopped() bool { return r.stop.Load() }
+
+// push appends text and a stats snapshot for Poll. It allocates only when
+// the buffer grows.
+func (r *Reply) push(text []byte, st Stats) {
+	r.mu.Lock()
+	r.buf = append(r.buf, text...)
+	r.stats = st
+	r.mu.Unlock()
+}
+
+func (r *Reply) finish(res Result) {
+	r.mu.Lock()
+	r.stats = res.Stats
+	r.result = res
+	r.fin = true
+	r.mu.Unlock()
+	close(r.done)
+}

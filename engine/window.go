@@ -1,0 +1,34 @@
+package engine
+
+import "chat/models"
+
+// promptWindow is the part of the prompt the first forward sees: the last
+// `window` ids, from position 0 (course §2.3 and §3.4).
+func (e *Engine) promptWindow(prompt []int) []int {
+	return prompt[max(0, len(prompt)-e.window):]
+}
+
+// next feeds the id just sampled (the last of e.ctx) following the model's
+// window rule and returns the logits for the next token. The cache holds
+// e.window positions at most; "full" is checked before the new id is fed
+// (course-format §10.3).
+//
+//   - models.WindowHalf (modern, §3.4/§10.3): when full, empty the cache and
+//     re-prefill the latest window/2 ids (the new one included) from
+//     position 0.
+//   - models.WindowSlide (classic, §2.3/§10.5): when full, empty the cache
+//     and run the latest `window` ids from position 0, every step from then
+//     on: the window slides by one.
+//
+// Otherwise only the new id is fed.
+func (e *Engine) next() ([]float32, error) {
+	if e.st.Len() >= e.window {
+		keep := e.window
+		if e.info.Window == models.WindowHalf {
+			keep = max(1, e.window/2)
+		}
+		e.truncate(0)
+		return e.feed(e.ctx[len(e.ctx)-keep:])
+	}
+	return e.feed(e.ctx[len(e.ctx)-1:])
+}
