@@ -1,24 +1,125 @@
 // Package kernels holds the hot loops of the forward pass: matrix-vector and
 // matrix-matrix products, dot products and the small vector ops around them.
+//
 // Each exported function picks the fastest implementation this CPU supports at
-// start-up; the pure-Go versions are the reference every SIMD version is tested
-// against.
+// start-up: AVX2+FMA Go assembly on amd64 CPUs that have it, the pure-Go
+// versions elsewhere. The pure-Go versions are the reference every SIMD version
+// is tested against. Setting CHAT_KERNELS=go in the environment (read once at
+// start-up) or building with the purego tag forces the pure-Go versions.
+//
+// MatVec and MatMul split their rows over a persistent worker pool (see
+// SetThreads). Every output element is computed by one worker with the same
+// kernel and summation order, so results do not depend on the thread count,
+// and MatMul gives exactly the bits of repeated MatVec calls.
+//
+// Concurrency: all functions may be called from several goroutines at once.
+// The engine calls them from one goroutine; a second concurrent caller does not
+// wait for the pool but computes its product on its own goroutine.
 package kernels
+
+import (
+	"fmt"
+	"os"
+)
+
+// useAsm selects the assembly kernels.
+var useAsm = hasAsm && os.Getenv("CHAT_KERNELS") != "go"
+
+// Impl names the kernel set in use: "avx2" or "go".
+func Impl() string {
+	if useAsm {
+		return asmName
+	}
+	return "go"
+}
 
 // MatVec computes out[r] = dot(w[r*cols:(r+1)*cols], x) for r < rows.
 // w is row-major [rows][cols]; len(x) >= cols, len(out) >= rows.
 func MatVec(out, w, x []float32, rows, cols int) {
-	matVecGo(out, w, x, rows, cols)
+	checkMat("MatVec", out, w, x, rows, cols, 1)
+	if rows*cols < parallelMin || !defaultPool.run(opMatVec, out, w, x, rows, cols, 1) {
+		matVecRange(out, w, x, cols, 0, rows)
+	}
+}
+
+// MatMul is the batched product used for prefill: for t < n tokens,
+// out[t*rows+r] = dot(w[r*cols:(r+1)*cols], x[t*cols:(t+1)*cols]).
+// So out is [n][rows] and x is [n][cols], both row-major. Each weight row is
+// read once per tile of tokens instead of once per token. The result is
+// bitwise equal to n calls of MatVec.
+func MatMul(out, w, x []float32, rows, cols, n int) {
+	checkMat("MatMul", out, w, x, rows, cols, n)
+	if n == 1 {
+		MatVec(out, w, x, rows, cols)
+		return
+	}
+	if rows*cols*n < parallelMin || !defaultPool.run(opMatMul, out, w, x, rows, cols, n) {
+		matMulRange(out, w, x, rows, cols, n, 0, rows)
+	}
 }
 
 // Dot returns the dot product of a and b[:len(a)].
 func Dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	if useAsm {
+		return dotAsm(a, b)
+	}
 	return dotGo(a, b)
 }
 
-// Axpy computes y[i] += alpha*x[i] for i < len(x).
+// Sum returns the sum of x's elements (in an implementation-defined order).
+func Sum(x []float32) float32 {
+	if useAsm {
+		return sumAsm(x)
+	}
+	return sumGo(x)
+}
+
+// Axpy computes y[i] += alpha*x[i] for i < len(x). The assembly version
+// rounds once per element (fused multiply-add), the Go version twice.
 func Axpy(alpha float32, x, y []float32) {
+	y = y[:len(x)]
+	if useAsm {
+		axpyAsm(alpha, x, y)
+		return
+	}
 	axpyGo(alpha, x, y)
+}
+
+// checkMat panics unless the slices hold the product's operands: the assembly
+// kernels do no bounds checking of their own.
+func checkMat(fn string, out, w, x []float32, rows, cols, n int) {
+	if rows < 0 || cols < 0 || n < 0 ||
+		len(w) < rows*cols || len(x) < n*cols || len(out) < n*rows {
+		panic(fmt.Sprintf("kernels.%s: rows=%d cols=%d n=%d with len(out)=%d len(w)=%d len(x)=%d",
+			fn, rows, cols, n, len(out), len(w), len(x)))
+	}
+}
+
+// matVecRange computes rows [r0, r1) of out = w·x.
+func matVecRange(out, w, x []float32, cols, r0, r1 int) {
+	if useAsm {
+		matVecAsm(out, w, x, cols, r0, r1)
+		return
+	}
+	matVecGoRange(out, w, x, cols, r0, r1)
+}
+
+// matMulRange computes rows [r0, r1) of every token of the batched product.
+func matMulRange(out, w, x []float32, rows, cols, n, r0, r1 int) {
+	if useAsm {
+		matMulAsm(out, w, x, rows, cols, n, r0, r1)
+		return
+	}
+	matMulGoRange(out, w, x, rows, cols, n, r0, r1)
+}
+
+// tokenChunk is how many tokens of activations (about 192 KiB of them, so they
+// stay in L2 with the weight tile) MatMul runs against each weight block; a
+// multiple of 3, the token width of the assembly tile.
+func tokenChunk(cols int) int {
+	t := (192 << 10) / 4 / max(cols, 1)
+	return max(3, t-t%3)
 }
 
 func dotGo(a, b []float32) float32 {
@@ -37,10 +138,42 @@ func dotGo(a, b []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
+func sumGo(a []float32) float32 {
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i]
+		s1 += a[i+1]
+		s2 += a[i+2]
+		s3 += a[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
 func matVecGo(out, w, x []float32, rows, cols int) {
+	matVecGoRange(out, w, x, cols, 0, rows)
+}
+
+func matVecGoRange(out, w, x []float32, cols, r0, r1 int) {
 	x = x[:cols]
-	for r := 0; r < rows; r++ {
+	for r := r0; r < r1; r++ {
 		out[r] = dotGo(w[r*cols:(r+1)*cols], x)
+	}
+}
+
+func matMulGoRange(out, w, x []float32, rows, cols, n, r0, r1 int) {
+	tc := tokenChunk(cols)
+	for t0 := 0; t0 < n; t0 += tc {
+		t1 := min(n, t0+tc)
+		for r := r0; r < r1; r++ {
+			wr := w[r*cols : (r+1)*cols]
+			for t := t0; t < t1; t++ {
+				out[t*rows+r] = dotGo(wr, x[t*cols:(t+1)*cols])
+			}
+		}
 	}
 }
 

@@ -1,0 +1,55 @@
+//go:build linux
+
+package kernels
+
+import (
+	"syscall"
+	"testing"
+	"unsafe"
+)
+
+// guarded returns an n-float slice that ends exactly where an inaccessible
+// page begins, so a kernel reading or writing one element too far faults.
+func guarded(t *testing.T, n int) []float32 {
+	t.Helper()
+	page := syscall.Getpagesize()
+	size := (n*4+page-1)/page*page + page
+	mem, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Skip("mmap:", err)
+	}
+	t.Cleanup(func() { syscall.Munmap(mem) })
+	if err := syscall.Mprotect(mem[size-page:], syscall.PROT_NONE); err != nil {
+		t.Skip("mprotect:", err)
+	}
+	all := unsafe.Slice((*float32)(unsafe.Pointer(&mem[0])), (size-page)/4)
+	s := all[len(all)-n:]
+	for i := range s {
+		s[i] = float32(i%7) - 3
+	}
+	return s
+}
+
+// TestTailsStayInBounds: the masked tail loads and stores touch nothing past
+// the last element of any operand.
+func TestTailsStayInBounds(t *testing.T) {
+	for _, asm := range impls() {
+		withImpl(asm, func() {
+			for _, cols := range []int{1, 3, 7, 9, 15, 17, 33, 70} {
+				for _, rows := range []int{1, 3, 4, 5, 8, 9, 13} {
+					for _, n := range []int{1, 3, 4} {
+						w := guarded(t, rows*cols)
+						x := guarded(t, n*cols)
+						out := guarded(t, n*rows)
+						MatMul(out, w, x, rows, cols, n)
+						MatVec(out, w, x, rows, cols)
+					}
+				}
+				a, b := guarded(t, cols), guarded(t, cols)
+				Dot(a, b)
+				Sum(a)
+				Axpy(0.5, a, b)
+			}
+		})
+	}
+}

@@ -1,0 +1,90 @@
+//go:build amd64 && !purego
+
+package kernels
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// x/sys/cpu reports AVX2 only when the OS saves ymm state, so this is enough.
+var hasAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+const asmName = "avx2"
+
+//go:noescape
+func dotAVX2(a, b *float32, n int) float32
+
+//go:noescape
+func sumAVX2(a *float32, n int) float32
+
+//go:noescape
+func axpyAVX2(alpha float32, x, y *float32, n int)
+
+//go:noescape
+func matVecAVX2(out, w, x *float32, rows, cols int)
+
+//go:noescape
+func matMul4x3AVX2(out, w, x *float32, cols, ldo int)
+
+func spinPause()
+
+// The wrappers below take slices whose lengths the exported functions have
+// already checked; the asm does no bounds checking.
+
+func dotAsm(a, b []float32) float32 {
+	return dotAVX2(unsafe.SliceData(a), unsafe.SliceData(b), len(a))
+}
+
+func sumAsm(a []float32) float32 {
+	return sumAVX2(unsafe.SliceData(a), len(a))
+}
+
+func axpyAsm(alpha float32, x, y []float32) {
+	axpyAVX2(alpha, unsafe.SliceData(x), unsafe.SliceData(y), len(x))
+}
+
+// matVecAsm computes rows [r0, r1) of out = w·x.
+func matVecAsm(out, w, x []float32, cols, r0, r1 int) {
+	if r1 <= r0 {
+		return
+	}
+	matVecAVX2(&out[r0], ptrAt(w, r0*cols), unsafe.SliceData(x), r1-r0, cols)
+}
+
+// matMulAsm computes rows [r0, r1) of every token of the batched product.
+// Tokens go in chunks whose activations fit in L2; inside a chunk each 4-row
+// block of w stays in L1 while it meets every token of the chunk, 3 at a time.
+// Leftover tokens and rows use matVecAVX2, which sums in the same order, so
+// MatMul and MatVec give the same bits.
+func matMulAsm(out, w, x []float32, rows, cols, n, r0, r1 int) {
+	if r1 <= r0 {
+		return
+	}
+	tc := tokenChunk(cols)
+	for t0 := 0; t0 < n; t0 += tc {
+		t1 := min(n, t0+tc)
+		r := r0
+		for ; r+4 <= r1; r += 4 {
+			wr := ptrAt(w, r*cols)
+			t := t0
+			for ; t+3 <= t1; t += 3 {
+				matMul4x3AVX2(&out[t*rows+r], wr, ptrAt(x, t*cols), cols, rows)
+			}
+			for ; t < t1; t++ {
+				matVecAVX2(&out[t*rows+r], wr, ptrAt(x, t*cols), 4, cols)
+			}
+		}
+		if r < r1 {
+			for t := t0; t < t1; t++ {
+				matVecAVX2(&out[t*rows+r], ptrAt(w, r*cols), ptrAt(x, t*cols), r1-r, cols)
+			}
+		}
+	}
+}
+
+// ptrAt is &s[i] that also works for i == len(s) (cols == 0).
+func ptrAt(s []float32, i int) *float32 {
+	return (*float32)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(s)), uintptr(i)*4))
+}

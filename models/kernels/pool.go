@@ -1,0 +1,224 @@
+package kernels
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// parallelMin is the product size (rows*cols*tokens) below which MatVec and
+// MatMul run on the calling goroutine alone: about 2-3 µs of work from cache,
+// where handing half to a worker stops paying for the hand-off.
+const parallelMin = 1 << 16
+
+// spinFor is how long an idle worker polls for the next job before it parks.
+// The engine calls kernels back to back during a token, so a worker stays hot
+// through a forward pass, but never burns a core while the app is idle.
+const spinFor = 50 * time.Microsecond
+
+// SetThreads sets how many threads (the caller plus n-1 workers) MatVec and
+// MatMul use, clamped to [1, runtime.NumCPU()]. The default is
+// min(runtime.NumCPU(), GOMAXPROCS at start-up). Workers start on the first
+// product large enough to split.
+func SetThreads(n int) {
+	defaultPool.setThreads(min(max(n, 1), runtime.NumCPU()))
+}
+
+// Threads returns the thread count set by SetThreads.
+func Threads() int {
+	defaultPool.mu.Lock()
+	defer defaultPool.mu.Unlock()
+	return defaultPool.threads
+}
+
+var defaultPool = pool{threads: min(runtime.NumCPU(), runtime.GOMAXPROCS(0))}
+
+const (
+	opMatVec = iota
+	opMatMul
+)
+
+// Worker states. The caller moves idle→posted; the worker takes a job with
+// posted→running and ends it with running→idle. A caller that has finished
+// every chunk before the worker woke withdraws the job with posted→idle, so
+// it never waits for a worker that is descheduled or still parked.
+const (
+	wIdle int32 = iota
+	wPosted
+	wRunning
+	wQuit
+)
+
+type worker struct {
+	state  atomic.Int32
+	parked atomic.Bool   // set by the worker just before it blocks on wake
+	wake   chan struct{} // capacity 1; one send per parked→false swap
+	_      [48]byte      // keep each worker's flags on its own cache line
+}
+
+// job is the product being split. Rows go in chunks handed out through next,
+// so a worker that starts late simply gets fewer chunks: results are the same
+// since each row is computed whole by one kernel call.
+type job struct {
+	op            int
+	out, w, x     []float32
+	rows, cols, n int
+	chunk, chunks int
+	_             [64]byte
+	next          atomic.Int64
+	_             [56]byte
+}
+
+type pool struct {
+	mu      sync.Mutex // held by the one caller using the pool
+	threads int
+	started bool
+	workers []*worker
+	job     job
+}
+
+func (p *pool) setThreads(n int) {
+	p.mu.Lock()
+	p.threads = n
+	if p.started {
+		p.resize()
+	}
+	p.mu.Unlock()
+}
+
+// resize starts or stops workers to match p.threads; p.mu must be held.
+func (p *pool) resize() {
+	want := max(p.threads-1, 0)
+	for len(p.workers) > want {
+		wk := p.workers[len(p.workers)-1]
+		p.workers = p.workers[:len(p.workers)-1]
+		wk.post(wQuit)
+	}
+	for len(p.workers) < want {
+		wk := &worker{wake: make(chan struct{}, 1)}
+		p.workers = append(p.workers, wk)
+		go p.work(wk)
+	}
+}
+
+// run splits the product over the pool and returns true once it is done. It
+// returns false, having done nothing, when the pool is single-threaded, busy
+// with another caller, or the product is too short to split; the caller then
+// computes it alone.
+func (p *pool) run(op int, out, w, x []float32, rows, cols, n int) bool {
+	if !p.mu.TryLock() {
+		return false
+	}
+	if p.threads <= 1 {
+		p.mu.Unlock()
+		return false
+	}
+	// Chunks of whole kernel blocks (8 rows for MatVec, 4 for the MatMul
+	// tile), about 8 per thread so a late worker still balances.
+	gran := 8
+	if op == opMatMul {
+		gran = 4
+	}
+	chunk := (rows + p.threads*8 - 1) / (p.threads * 8)
+	chunk = (max(chunk, 1) + gran - 1) / gran * gran
+	chunks := (rows + chunk - 1) / chunk
+	if chunks < 2 {
+		p.mu.Unlock()
+		return false
+	}
+	if !p.started {
+		p.started = true
+		p.resize()
+	}
+	j := &p.job
+	j.op, j.out, j.w, j.x = op, out, w, x
+	j.rows, j.cols, j.n = rows, cols, n
+	j.chunk, j.chunks = chunk, chunks
+	j.next.Store(0)
+	for _, wk := range p.workers {
+		wk.post(wPosted)
+	}
+	j.drain()
+	for _, wk := range p.workers {
+		if wk.state.CompareAndSwap(wPosted, wIdle) {
+			continue // never started
+		}
+		for i := 1; wk.state.Load() != wIdle; i++ {
+			spinPause() // it is finishing its last chunk
+			if i%1024 == 0 {
+				runtime.Gosched()
+			}
+		}
+	}
+	j.out, j.w, j.x = nil, nil, nil // don't keep the operands alive
+	p.mu.Unlock()
+	return true
+}
+
+func (j *job) drain() {
+	for {
+		c := int(j.next.Add(1)) - 1
+		if c >= j.chunks {
+			return
+		}
+		r0 := c * j.chunk
+		r1 := min(j.rows, r0+j.chunk)
+		if j.op == opMatVec {
+			matVecRange(j.out, j.w, j.x, j.cols, r0, r1)
+		} else {
+			matMulRange(j.out, j.w, j.x, j.rows, j.cols, j.n, r0, r1)
+		}
+	}
+}
+
+func (p *pool) work(wk *worker) {
+	for {
+		switch wk.wait() {
+		case wQuit:
+			return
+		case wPosted:
+			if wk.state.CompareAndSwap(wPosted, wRunning) {
+				p.job.drain()
+				wk.state.Store(wIdle)
+			}
+		}
+	}
+}
+
+// post sets the worker's state and wakes it if it is parked.
+func (wk *worker) post(s int32) {
+	wk.state.Store(s)
+	if wk.parked.Load() && wk.parked.Swap(false) {
+		wk.wake <- struct{}{}
+	}
+}
+
+// wait returns once the state is posted or quit: it polls for spinFor, then
+// parks on wake. The parked flag closes the race with post: either post sees
+// parked and sends, or the worker sees the new state after setting parked.
+func (wk *worker) wait() int32 {
+	for {
+		start := time.Now()
+		for i := 1; ; i++ {
+			if s := wk.state.Load(); s == wPosted || s == wQuit {
+				return s
+			}
+			spinPause()
+			if i%128 == 0 {
+				if time.Since(start) > spinFor {
+					break
+				}
+				runtime.Gosched() // let other goroutines have this P
+			}
+		}
+		wk.parked.Store(true)
+		if s := wk.state.Load(); s == wPosted || s == wQuit {
+			if !wk.parked.Swap(false) {
+				<-wk.wake // post saw parked and has sent; take it
+			}
+			return s
+		}
+		<-wk.wake
+	}
+}
