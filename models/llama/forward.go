@@ -9,18 +9,25 @@ import (
 	"chat/models/kernels"
 )
 
-// State is one sequence: a per-layer contiguous KV cache and the scratch one
-// token's forward pass needs, all allocated up front so a decode step
-// allocates nothing.
+// maxBatch is the most tokens one pass of the layers carries; a longer
+// prefill runs in chunks so the scratch stays small.
+const maxBatch = 64
+
+// State is one sequence: a per-layer contiguous KV cache and the scratch a
+// forward pass needs, allocated up front for one token so a decode step
+// allocates nothing (a prefill grows the scratch once to its batch size).
 type State struct {
 	m      *Model
 	n, cap int
 	k, v   [][]float32 // per layer, [cap][KVHeads*HeadDim]
 
-	x, xb, xb2, q []float32
-	hb, hb2       []float32
-	att           []float32
-	logits        []float32
+	batch  int // tokens the scratch below holds, each row-major [batch][...]
+	x, xb  []float32
+	q, att []float32 // att: [cap] scores of one head
+	xb2    []float32
+	hb     []float32
+	hb2    []float32
+	logits []float32
 }
 
 var _ models.State = (*State)(nil)
@@ -35,9 +42,6 @@ func (m *Model) newState() *State {
 	s := &State{
 		m: m, cap: capacity,
 		k: make([][]float32, c.Layers), v: make([][]float32, c.Layers),
-		x: make([]float32, c.Dim), xb: make([]float32, c.Dim),
-		xb2: make([]float32, c.Heads*c.HeadDim), q: make([]float32, c.Heads*c.HeadDim),
-		hb: make([]float32, c.FFN), hb2: make([]float32, c.FFN),
 		att:    make([]float32, capacity),
 		logits: make([]float32, c.Vocab),
 	}
@@ -45,7 +49,24 @@ func (m *Model) newState() *State {
 		s.k[l] = make([]float32, capacity*kvDim)
 		s.v[l] = make([]float32, capacity*kvDim)
 	}
+	s.grow(1)
 	return s
+}
+
+// grow makes the scratch hold n tokens.
+func (s *State) grow(n int) {
+	if n <= s.batch {
+		return
+	}
+	c := &s.m.cfg
+	qDim := c.Heads * c.HeadDim
+	s.batch = n
+	s.x = make([]float32, n*c.Dim)
+	s.xb = make([]float32, n*c.Dim)
+	s.q = make([]float32, n*qDim)
+	s.xb2 = make([]float32, n*qDim)
+	s.hb = make([]float32, n*c.FFN)
+	s.hb2 = make([]float32, n*c.FFN)
 }
 
 // Len is the number of cached positions.
@@ -84,79 +105,110 @@ func (s *State) Forward(tokens []int, rows int) ([]float32, error) {
 		s.logits = make([]float32, rows*c.Vocab)
 	}
 	logits := s.logits[:rows*c.Vocab]
-	first := len(tokens) - rows
-	for i, t := range tokens {
-		s.step(t, s.n)
-		s.n++
-		if i >= first {
-			r := i - first
-			s.head(logits[r*c.Vocab : (r+1)*c.Vocab])
+	first := len(tokens) - rows // index of the first token whose logits we return
+	s.grow(min(len(tokens), maxBatch))
+	for start := 0; start < len(tokens); start += maxBatch {
+		chunk := tokens[start:min(start+maxBatch, len(tokens))]
+		s.layers(chunk, s.n)
+		s.n += len(chunk)
+		// Logits for the chunk's tokens at index >= first.
+		from := max(first-start, 0)
+		if from < len(chunk) {
+			r0 := start + from - first
+			s.head(logits[r0*c.Vocab:], from, len(chunk)-from)
 		}
 	}
 	return logits, nil
 }
 
-// step runs one token at position pos through every layer, leaving the
-// residual stream in s.x and the token's keys and values in the cache
-// (llm_build_llama in src/llama-model.cpp).
-func (s *State) step(tok, pos int) {
+// layers runs a batch of tokens at positions pos.. through every layer,
+// leaving the residual streams in s.x and their keys and values in the
+// cache (llm_build_llama in src/llama-model.cpp).
+func (s *State) layers(tokens []int, pos int) {
 	m, c := s.m, &s.m.cfg
-	dim, hd := c.Dim, c.HeadDim
+	n := len(tokens)
+	dim, hd, ffn := c.Dim, c.HeadDim, c.FFN
 	qDim, kvDim := c.Heads*hd, c.KVHeads*hd
 	group := c.Heads / c.KVHeads
 	scale := float32(1 / math.Sqrt(float64(hd)))
-	x, xb, xb2, q := s.x, s.xb, s.xb2, s.q
-	copy(x, m.embd[tok*dim:(tok+1)*dim])
+	x, xb, xb2, q := s.x[:n*dim], s.xb[:n*dim], s.xb2[:n*qDim], s.q[:n*qDim]
+	hb, hb2 := s.hb[:n*ffn], s.hb2[:n*ffn]
+	for i, t := range tokens {
+		copy(x[i*dim:(i+1)*dim], m.embd[t*dim:(t+1)*dim])
+	}
 	for l := range m.layers {
 		L := &m.layers[l]
-		rmsNorm(xb, x, L.attnNorm, c.Eps)
-		kc := s.k[l][pos*kvDim : (pos+1)*kvDim]
-		vc := s.v[l][pos*kvDim : (pos+1)*kvDim]
-		kernels.MatVec(q, L.wq, xb, qDim, dim)
-		kernels.MatVec(kc, L.wk, xb, kvDim, dim)
-		kernels.MatVec(vc, L.wv, xb, kvDim, dim)
-		addBias(q, L.bq)
-		addBias(kc, L.bk)
-		addBias(vc, L.bv)
-		m.rope(q, c.Heads, pos)
-		m.rope(kc, c.KVHeads, pos)
-
-		// Attention of each query head over its KV head's cached positions.
-		att := s.att[:pos+1]
+		for i := 0; i < n; i++ {
+			rmsNorm(xb[i*dim:(i+1)*dim], x[i*dim:(i+1)*dim], L.attnNorm, c.Eps)
+		}
+		// The batch's keys and values go straight into their cache rows.
 		keys, vals := s.k[l], s.v[l]
-		for h := 0; h < c.Heads; h++ {
-			qh := q[h*hd : (h+1)*hd]
-			off := (h / group) * hd
-			for t := range att {
-				att[t] = kernels.Dot(qh, keys[t*kvDim+off:t*kvDim+off+hd]) * scale
-			}
-			softmax(att)
-			out := xb2[h*hd : (h+1)*hd]
-			clear(out)
-			for t, a := range att {
-				kernels.Axpy(a, vals[t*kvDim+off:t*kvDim+off+hd], out)
+		kc := keys[pos*kvDim : (pos+n)*kvDim]
+		vc := vals[pos*kvDim : (pos+n)*kvDim]
+		matMul(q, L.wq, xb, qDim, dim, n)
+		matMul(kc, L.wk, xb, kvDim, dim, n)
+		matMul(vc, L.wv, xb, kvDim, dim, n)
+		for i := 0; i < n; i++ {
+			qi, ki, vi := q[i*qDim:(i+1)*qDim], kc[i*kvDim:(i+1)*kvDim], vc[i*kvDim:(i+1)*kvDim]
+			addBias(qi, L.bq)
+			addBias(ki, L.bk)
+			addBias(vi, L.bv)
+			m.rope(qi, c.Heads, pos+i)
+			m.rope(ki, c.KVHeads, pos+i)
+		}
+
+		// Causal attention: token i sees positions 0..pos+i; each query
+		// head reads the KV head of its group.
+		for i := 0; i < n; i++ {
+			att := s.att[:pos+i+1]
+			for h := 0; h < c.Heads; h++ {
+				qh := q[i*qDim+h*hd : i*qDim+(h+1)*hd]
+				off := (h / group) * hd
+				for t := range att {
+					att[t] = kernels.Dot(qh, keys[t*kvDim+off:t*kvDim+off+hd]) * scale
+				}
+				softmax(att)
+				out := xb2[i*qDim+h*hd : i*qDim+(h+1)*hd]
+				clear(out)
+				for t, a := range att {
+					kernels.Axpy(a, vals[t*kvDim+off:t*kvDim+off+hd], out)
+				}
 			}
 		}
-		kernels.MatVec(xb, L.wo, xb2, dim, qDim)
-		addBias(xb, L.bo)
+		matMul(xb, L.wo, xb2, dim, qDim, n)
+		for i := 0; i < n; i++ {
+			addBias(xb[i*dim:(i+1)*dim], L.bo)
+		}
 		add(x, xb)
 
-		rmsNorm(xb, x, L.ffnNorm, c.Eps)
-		kernels.MatVec(s.hb, L.gate, xb, c.FFN, dim)
-		kernels.MatVec(s.hb2, L.up, xb, c.FFN, dim)
-		for i, g := range s.hb {
-			s.hb[i] = g / (1 + float32(math.Exp(float64(-g)))) * s.hb2[i] // SiLU(gate) * up
+		for i := 0; i < n; i++ {
+			rmsNorm(xb[i*dim:(i+1)*dim], x[i*dim:(i+1)*dim], L.ffnNorm, c.Eps)
 		}
-		kernels.MatVec(xb, L.down, s.hb, dim, c.FFN)
+		matMul(hb, L.gate, xb, ffn, dim, n)
+		matMul(hb2, L.up, xb, ffn, dim, n)
+		for i, g := range hb {
+			hb[i] = g / (1 + float32(math.Exp(float64(-g)))) * hb2[i] // SiLU(gate) * up
+		}
+		matMul(xb, L.down, hb, dim, ffn, n)
 		add(x, xb)
 	}
 }
 
-// head writes the logits of the current residual stream into out.
-func (s *State) head(out []float32) {
+// head writes the logits of batch rows from..from+n-1 into out, [n][Vocab].
+func (s *State) head(out []float32, from, n int) {
 	c := &s.m.cfg
-	rmsNorm(s.xb, s.x, s.m.norm, c.Eps)
-	kernels.MatVec(out, s.m.output, s.xb, c.Vocab, c.Dim)
+	dim := c.Dim
+	for i := from; i < from+n; i++ {
+		rmsNorm(s.xb[i*dim:(i+1)*dim], s.x[i*dim:(i+1)*dim], s.m.norm, c.Eps)
+	}
+	matMul(out, s.m.output, s.xb[from*dim:(from+n)*dim], c.Vocab, dim, n)
+}
+
+// matMul is out[t][r] = w[r]·x[t] for n tokens, one MatVec per token.
+func matMul(out, w, x []float32, rows, cols, n int) {
+	for t := 0; t < n; t++ {
+		kernels.MatVec(out[t*rows:(t+1)*rows], w, x[t*cols:(t+1)*cols], rows, cols)
+	}
 }
 
 // rmsNorm is ggml_rms_norm followed by the weight multiply: the mean square

@@ -15,7 +15,7 @@ import (
 
 // tiny is the shape of the synthetic models: GQA (4 heads on 2 KV heads)
 // and rope on half of each head, so both paths are exercised.
-var tiny = Config{Dim: 64, Layers: 2, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 16, RopeDim: 8, RopeBase: 10000, Eps: 1e-5, Context: 48}
+var tiny = Config{Dim: 64, Layers: 2, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 16, RopeDim: 8, RopeBase: 10000, Eps: 1e-5, Context: 80}
 
 func vocabKV() []gguf.KV {
 	toks := []string{"<unk>", "<s>", "</s>"}
@@ -124,7 +124,7 @@ func TestSyntheticCachedVsUncached(t *testing.T) {
 				t.Errorf("info %+v", info)
 			}
 			r := rand.New(rand.NewPCG(1, 1))
-			seq := make([]int, 30)
+			seq := make([]int, 70) // more than maxBatch: the batch runs in chunks
 			for i := range seq {
 				seq[i] = r.IntN(info.VocabSize)
 			}
