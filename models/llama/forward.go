@@ -204,11 +204,10 @@ func (s *State) head(out []float32, from, n int) {
 	matMul(out, s.m.output, s.xb[from*dim:(from+n)*dim], c.Vocab, dim, n)
 }
 
-// matMul is out[t][r] = w[r]·x[t] for n tokens, one MatVec per token.
+// matMul is out[t][r] = w[r]·x[t] for n tokens (kernels.MatMul reads each
+// weight row once per tile of tokens and equals n MatVec calls bit for bit).
 func matMul(out, w, x []float32, rows, cols, n int) {
-	for t := 0; t < n; t++ {
-		kernels.MatVec(out[t*rows:(t+1)*rows], w, x[t*cols:(t+1)*cols], rows, cols)
-	}
+	kernels.MatMul(out[:n*rows], w, x[:n*cols], rows, cols, n)
 }
 
 // rmsNorm is ggml_rms_norm followed by the weight multiply: the mean square
