@@ -1,0 +1,132 @@
+package kernels
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+)
+
+// Benchmarks report GB/s of weight bytes read (b.SetBytes) and GFLOP/s.
+// Compare them with BenchmarkStream, the machine's read bandwidth: a matvec
+// whose weights come from DRAM cannot beat it.
+//
+//	go test -run - -bench . ./models/kernels/
+
+func benchImpls(b *testing.B, f func(b *testing.B)) {
+	for _, asm := range impls() {
+		b.Run(implName(asm), func(b *testing.B) { withImpl(asm, func() { f(b) }) })
+	}
+}
+
+func benchThreads(b *testing.B, f func(b *testing.B)) {
+	for _, th := range []int{1, 2} {
+		b.Run(fmt.Sprintf("t%d", th), func(b *testing.B) { withThreads(th, func() { f(b) }) })
+	}
+}
+
+func reportFlops(b *testing.B, flopsPerOp float64) {
+	b.ReportMetric(flopsPerOp*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+// BenchmarkMatVec: 768x2048 (6 MiB) stays in L3 between calls ("hot");
+// 4096x4096 (64 MiB) is twice the L3 and streams from DRAM.
+func BenchmarkMatVec(b *testing.B) {
+	for _, sz := range [][2]int{{768, 2048}, {4096, 4096}} {
+		rows, cols := sz[0], sz[1]
+		rng := rand.New(rand.NewPCG(1, 1))
+		w, x, out := randVec(rng, rows*cols), randVec(rng, cols), make([]float32, rows)
+		b.Run(fmt.Sprintf("%dx%d", rows, cols), func(b *testing.B) {
+			benchImpls(b, func(b *testing.B) {
+				benchThreads(b, func(b *testing.B) {
+					b.SetBytes(int64(rows * cols * 4))
+					for b.Loop() {
+						MatVec(out, w, x, rows, cols)
+					}
+					reportFlops(b, 2*float64(rows*cols))
+				})
+			})
+		})
+	}
+}
+
+// BenchmarkMatMul: a 64-token prefill through a 2048x768 and a 768x2048
+// weight. Bytes are weight bytes, so GB/s above BenchmarkStream's is the
+// reuse the tiles buy.
+func BenchmarkMatMul(b *testing.B) {
+	const n = 64
+	for _, sz := range [][2]int{{2048, 768}, {768, 2048}} {
+		rows, cols := sz[0], sz[1]
+		rng := rand.New(rand.NewPCG(2, 2))
+		w, x, out := randVec(rng, rows*cols), randVec(rng, n*cols), make([]float32, n*rows)
+		b.Run(fmt.Sprintf("%dx%dx%d", rows, cols, n), func(b *testing.B) {
+			benchImpls(b, func(b *testing.B) {
+				benchThreads(b, func(b *testing.B) {
+					b.SetBytes(int64(rows * cols * 4))
+					for b.Loop() {
+						MatMul(out, w, x, rows, cols, n)
+					}
+					reportFlops(b, 2*float64(rows*cols*n))
+				})
+			})
+		})
+	}
+}
+
+func BenchmarkDot(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, n := range []int{64, 2048} {
+		x, y := randVec(rng, n), randVec(rng, n)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			benchImpls(b, func(b *testing.B) {
+				b.SetBytes(int64(n * 8))
+				for b.Loop() {
+					Dot(x, y)
+				}
+			})
+		})
+	}
+}
+
+func BenchmarkAxpy(b *testing.B) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	x, y := randVec(rng, 2048), randVec(rng, 2048)
+	benchImpls(b, func(b *testing.B) {
+		b.SetBytes(2048 * 12)
+		for b.Loop() {
+			Axpy(1e-9, x, y)
+		}
+	})
+}
+
+// BenchmarkStream sums a 1 GiB float32 slice per op: the read-bandwidth
+// figure the other benchmarks are divided by. t2 gives each of 2 goroutines
+// half the slice.
+func BenchmarkStream(b *testing.B) {
+	if testing.Short() {
+		b.Skip("allocates 1 GiB")
+	}
+	a := make([]float32, 1<<28) // the one allocation; pages touched once here
+	for i := range a {
+		a[i] = 1
+	}
+	benchImpls(b, func(b *testing.B) {
+		for _, th := range []int{1, 2} {
+			b.Run(fmt.Sprintf("t%d", th), func(b *testing.B) {
+				b.SetBytes(int64(len(a) * 4))
+				var wg sync.WaitGroup
+				for b.Loop() {
+					if th == 1 {
+						Sum(a)
+						continue
+					}
+					h := len(a) / 2
+					wg.Add(1)
+					go func() { Sum(a[h:]); wg.Done() }()
+					Sum(a[:h])
+					wg.Wait()
+				}
+			})
+		}
+	})
+}
