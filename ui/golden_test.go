@@ -1,0 +1,103 @@
+package ui
+
+import (
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+)
+
+// The golden tests run the real program headless with teatest and compare
+// the final frame (View().Content, escape codes and all) with
+// testdata/<TestName>.golden. `go test ./ui/ -update` rewrites them.
+//
+// The frame, not the terminal byte stream, is compared: the renderer's
+// output depends on how frames happened to be batched, the frame does not.
+// The fake backend's stats are fixed and nothing animates, so a frame
+// depends only on the keys sent and the chunks polled.
+
+const waitLimit = 10 * time.Second
+
+func startProgram(t *testing.T, f *fakeBackend, w, h int, opts Options) *teatest.TestModel {
+	t.Helper()
+	opts.Width, opts.Height = w, h
+	opts.BusyPoll = 5 * time.Millisecond
+	opts.IdlePoll = time.Hour // an idle poll would bring stats in at a random moment
+	return teatest.NewTestModel(t, New(f, opts), teatest.WithInitialTermSize(w, h))
+}
+
+func finalFrame(t *testing.T, tm *teatest.TestModel) []byte {
+	t.Helper()
+	if err := tm.Quit(); err != nil {
+		t.Fatal(err)
+	}
+	fm := tm.FinalModel(t, teatest.WithFinalTimeout(waitLimit))
+	return []byte(fm.(Model).View().Content)
+}
+
+// waitFor polls cond (not the output) so the snapshot is taken at a known
+// state of the fake backend.
+func waitFor(t *testing.T, tm *teatest.TestModel, cond func() bool) {
+	t.Helper()
+	teatest.WaitFor(t, tm.Output(), func([]byte) bool { return cond() },
+		teatest.WithDuration(waitLimit), teatest.WithCheckInterval(5*time.Millisecond))
+}
+
+func typeAndSend(tm *teatest.TestModel, s string) {
+	tm.Type(s)
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+}
+
+func TestGoldenEmpty80x24(t *testing.T) {
+	tm := startProgram(t, newFake(), 80, 24, Options{Plain: true})
+	teatest.RequireEqualOutput(t, finalFrame(t, tm))
+}
+
+func TestGoldenEmpty40x12(t *testing.T) {
+	tm := startProgram(t, newFake(), 40, 12, Options{Plain: true})
+	teatest.RequireEqualOutput(t, finalFrame(t, tm))
+}
+
+func TestGoldenStreaming80x24(t *testing.T) {
+	f := newFake().withHistory(2)
+	f.hold = true
+	tm := startProgram(t, f, 80, 24, Options{Plain: true})
+	typeAndSend(tm, "Tell me a story about a robot.")
+	waitFor(t, tm, f.drained)
+	teatest.RequireEqualOutput(t, finalFrame(t, tm))
+}
+
+// The wide layout with the side panel, in colour.
+func TestGoldenStreaming100x30Color(t *testing.T) {
+	f := newFake().withHistory(2)
+	f.hold = true
+	tm := startProgram(t, f, 100, 30, Options{})
+	typeAndSend(tm, "Tell me a story about a robot.")
+	waitFor(t, tm, f.drained)
+	teatest.RequireEqualOutput(t, finalFrame(t, tm))
+}
+
+func TestGoldenHelp80x24(t *testing.T) {
+	tm := startProgram(t, newFake(), 80, 24, Options{Plain: true})
+	tm.Type("?")
+	teatest.RequireEqualOutput(t, finalFrame(t, tm))
+}
+
+func TestGoldenHelp100x30(t *testing.T) {
+	tm := startProgram(t, newFake(), 100, 30, Options{Plain: true})
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyF1})
+	teatest.RequireEqualOutput(t, finalFrame(t, tm))
+}
+
+func TestGoldenNarrow20x5(t *testing.T) {
+	f := newFake().withHistory(1)
+	tm := startProgram(t, f, 20, 5, Options{Plain: true})
+	typeAndSend(tm, "Hi")
+	waitFor(t, tm, func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return !f.busy && len(f.msgs) == 4
+	})
+	teatest.RequireEqualOutput(t, finalFrame(t, tm))
+}
