@@ -64,7 +64,8 @@ type Sampler struct {
 	probs  []float64 // final distribution of the last call (also scratch for exp)
 	counts []int32   // penalty occurrence counts, all zero between calls
 	heap   []float64 // top-k min-heap
-	order  []int32   // top-p candidates, sorted
+	order  []int32   // top-p candidates of one bucket, sorted
+	mass   [numBuckets]float64
 }
 
 // New returns a sampler for a vocabulary of vocab ids, seeded from p.Seed.

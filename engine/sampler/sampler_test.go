@@ -1,6 +1,7 @@
 package sampler
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -368,6 +369,30 @@ func TestSampleDoesNotAllocate(t *testing.T) {
 		s := New(vocab, p)
 		if a := testing.AllocsPerRun(50, func() { s.Sample(logits, hist) }); a != 0 {
 			t.Errorf("%+v: %v allocs per Sample", p, a)
+		}
+	}
+}
+
+func BenchmarkSample(b *testing.B) {
+	for _, vocab := range []int{4096, 50257} {
+		logits := make([]float32, vocab)
+		r := rand.New(rand.NewPCG(5, 6))
+		for i := range logits {
+			logits[i] = float32(r.NormFloat64() * 2)
+		}
+		for name, p := range map[string]Params{
+			"greedy":     {Greedy: true},
+			"chat":       Defaults(),
+			"topk50":     {Temperature: 0.8, TopK: 50},
+			"everything": {Temperature: 0.8, TopK: 40, TopP: 0.9, MinP: 0.05, RepeatPenalty: 1.1},
+		} {
+			b.Run(fmt.Sprintf("%s/V%d", name, vocab), func(b *testing.B) {
+				s := New(vocab, p)
+				hist := []int{1, 2, 3}
+				for b.Loop() {
+					s.Sample(logits, hist)
+				}
+			})
 		}
 	}
 }

@@ -13,6 +13,13 @@ import (
 //
 // e holds exp(logit - max) for the current logits (0 for removed ids); topP
 // zeroes the ids it removes, in e and in s.work.
+//
+// Sorting the whole vocabulary every token would cost more than a small
+// model's forward pass, so the ids are first put in buckets of width
+// 1/bucketsPerNat below the max logit (same order as the sort). Buckets above
+// the one where the mass crosses p are kept whole and buckets below it
+// removed whole, without sorting; only the crossing bucket is sorted and
+// walked id by id. That is the sorted cumulative sum, computed per bucket.
 func (s *Sampler) topP(e []float64) {
 	p := s.p.TopP
 	if !(p > 0 && p < 1) {
@@ -23,74 +30,76 @@ func (s *Sampler) topP(e []float64) {
 	for _, v := range e {
 		z += v
 	}
-
-	// Only a prefix of the sorted order can survive, so the ids below a mass
-	// threshold need no sorting: bucket the ids by power of two of e (e is in
-	// (0, 1]), find the fewest top buckets whose mass already exceeds p, and
-	// sort only those. Every id in a lower bucket sorts after all of them, so
-	// the mass before it is > p and it is removed.
-	var mass [buckets]float64
-	for _, v := range e {
-		if v > 0 {
-			mass[bucket(v)] += v
+	max := math.Inf(-1)
+	for _, v := range w {
+		if v > max {
+			max = v
 		}
 	}
-	last, acc := buckets-1, 0.0
-	for b := 0; b < buckets-1; b++ {
-		acc += mass[b]
-		// The margin covers summing in a different order than the sorted
-		// cumulative sum below.
-		if acc/z > p+1e-9 {
-			last = b
-			break
-		}
-	}
-
-	ord := s.order[:0]
+	mass := &s.mass
+	clear(mass[:])
 	for i, v := range e {
-		if v > 0 && bucket(v) <= last {
-			ord = append(ord, int32(i))
+		if v > 0 {
+			mass[logitBucket(max-w[i])] += v / z
 		}
 	}
-	slices.SortFunc(ord, func(a, b int32) int {
-		switch {
-		case w[a] > w[b]:
-			return -1
-		case w[a] < w[b]:
-			return 1
-		}
-		return int(a - b)
-	})
 
-	inNucleus := true
-	cum := 0.0
-	for _, id := range ord {
-		if !inNucleus {
-			e[id], w[id] = 0, math.Inf(-1)
+	// Find the crossing bucket: the first whose sorted walk goes over p.
+	// base is the probability of every bucket above it.
+	base := 0.0
+	cut := -1 // the last bucket that keeps any id
+	for b := 0; b < len(mass) && cut < 0; b++ {
+		if mass[b] == 0 || base+mass[b] <= p {
+			base += mass[b]
 			continue
 		}
-		cum += e[id] / z
-		if cum > p {
-			inNucleus = false // this id is kept; everything after it goes
+		ord := s.order[:0]
+		for i, v := range e {
+			if v > 0 && logitBucket(max-w[i]) == b {
+				ord = append(ord, int32(i))
+			}
+		}
+		slices.SortFunc(ord, func(a, b int32) int {
+			switch {
+			case w[a] > w[b]:
+				return -1
+			case w[a] < w[b]:
+				return 1
+			}
+			return int(a - b)
+		})
+		for _, id := range ord {
+			if cut >= 0 {
+				e[id], w[id] = 0, math.Inf(-1)
+				continue
+			}
+			base += e[id] / z
+			if base > p {
+				cut = b // this id is kept; every later one goes
+			}
 		}
 	}
-	if last < buckets-1 {
-		for i, v := range e {
-			if v > 0 && bucket(v) > last {
-				e[i], w[i] = 0, math.Inf(-1)
-			}
+	if cut < 0 {
+		return // rounding kept everything
+	}
+	for i, v := range e {
+		if v > 0 && logitBucket(max-w[i]) > cut {
+			e[i], w[i] = 0, math.Inf(-1)
 		}
 	}
 }
 
-const buckets = 64
+const (
+	bucketsPerNat = 16
+	numBuckets    = 64 * bucketsPerNat // ids more than 64 nats below the max share the last
+)
 
-// bucket is floor(-log2(v)) for v in (0, 1], capped at buckets-1.
-func bucket(v float64) int {
-	_, exp := math.Frexp(v) // v = f * 2^exp, f in [0.5, 1)
-	b := 1 - exp
-	if b >= buckets {
-		b = buckets - 1
+// logitBucket maps d = max - logit >= 0 to its bucket; larger logits get
+// lower buckets, equal logits the same one.
+func logitBucket(d float64) int {
+	b := d * bucketsPerNat
+	if !(b < numBuckets-1) {
+		return numBuckets - 1
 	}
-	return b
+	return int(b)
 }
