@@ -362,26 +362,35 @@ func (t *Tokenizer) Encode(text string) []int {
 // become their ids.
 func (t *Tokenizer) EncodeSpecial(text string) []int {
 	var out []int
-	for text != "" {
+	// next[j] is where special j next occurs at or after pos (-1: never);
+	// it is searched again only once pos has passed it, so many specials
+	// in a long text cost linear time.
+	next := make([]int, len(t.specials))
+	for j := range next {
+		next[j] = -2
+	}
+	pos := 0
+	for {
 		at, which := -1, -1
 		for j, s := range t.specials {
-			i := strings.Index(text, s)
-			if i >= 0 && (at < 0 || i < at) {
-				at, which = i, j
+			if next[j] == -2 || (next[j] >= 0 && next[j] < pos) {
+				next[j] = strings.Index(text[pos:], s)
+				if next[j] >= 0 {
+					next[j] += pos
+				}
+			}
+			if next[j] >= 0 && (at < 0 || next[j] < at) {
+				at, which = next[j], j
 			}
 		}
 		if at < 0 {
 			break
 		}
-		out = t.encodeOrdinary(out, text[:at])
+		out = t.encodeOrdinary(out, text[pos:at])
 		out = append(out, len(t.vocab)+which)
-		text = text[at+len(t.specials[which]):]
+		pos = at + len(t.specials[which])
 	}
-	out = t.encodeOrdinary(out, text)
-	if out == nil {
-		out = []int{}
-	}
-	return out
+	return t.encodeOrdinary(out, text[pos:])
 }
 
 func (t *Tokenizer) encodeOrdinary(out []int, text string) []int {

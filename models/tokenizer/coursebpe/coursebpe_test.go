@@ -825,3 +825,36 @@ func BenchmarkEncodeCold(b *testing.B) {
 		tk.Encode(text)
 	}
 }
+
+// naiveSpecial is EncodeSpecial's cutting rule done the slow obvious way.
+func naiveSpecial(tk *Tokenizer, text string) []int {
+	out := []int{}
+	for {
+		at, which := -1, -1
+		for j, s := range tk.specials {
+			if i := strings.Index(text, s); i >= 0 && (at < 0 || i < at) {
+				at, which = i, j
+			}
+		}
+		if at < 0 {
+			return append(out, tk.Encode(text)...)
+		}
+		out = append(out, tk.Encode(text[:at])...)
+		out = append(out, len(tk.vocab)+which)
+		text = text[at+len(tk.specials[which]):]
+	}
+}
+
+func TestEncodeSpecialRandom(t *testing.T) {
+	tk, err := New([][2]int{{97, 98}}, []string{"bc", "abcd", "ab", "<|endoftext|>", "a"}, GPT4SplitPattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(13, 14))
+	for range 2000 {
+		s := randText(rng, "bc", "abcd", "ab", "<|endoftext|>", "a", "abc", "cd")
+		if got, want := tk.EncodeSpecial(s), naiveSpecial(tk, s); !equalIDs(got, want) {
+			t.Fatalf("EncodeSpecial(%q) = %v, want %v", s, got, want)
+		}
+	}
+}

@@ -87,12 +87,19 @@ func at(s string, i int) (rune, int, uint8) {
 }
 
 // runOf is the byte length of the run of characters starting at i whose
-// class passes ok.
-func runOf(s string, i int, ok func(uint8) bool) int {
+// class has a bit of mask, or, with mask == 0, whose class is empty
+// ([^\s\p{L}\p{N}]).
+func runOf(s string, i int, mask uint8) int {
 	j := i
 	for j < len(s) {
-		_, w, c := at(s, j)
-		if !ok(c) {
+		var c uint8
+		w := 1
+		if b := s[j]; b < utf8.RuneSelf {
+			c = asciiClass[b]
+		} else {
+			_, w, c = at(s, j)
+		}
+		if (mask == 0 && c != 0) || (mask != 0 && c&mask == 0) {
 			break
 		}
 		j += w
@@ -100,10 +107,8 @@ func runOf(s string, i int, ok func(uint8) bool) int {
 	return j - i
 }
 
-func isL(c uint8) bool     { return c&cL != 0 }
-func isN(c uint8) bool     { return c&cN != 0 }
-func isS(c uint8) bool     { return c&cS != 0 }
-func isPunct(c uint8) bool { return c == 0 } // [^\s\p{L}\p{N}]
+func isN(c uint8) bool { return c&cN != 0 }
+func isS(c uint8) bool { return c&cS != 0 }
 
 // contraction matches (?:[sdmt]|ll|ve|re) at i (after the apostrophe) and
 // returns its byte length or 0. With fold, it is (?i:...) under the regex
@@ -168,7 +173,7 @@ func matchGPT4(s string, i int) int {
 		j += w
 	}
 	if j < len(s) {
-		if n := runOf(s, j, isL); n > 0 {
+		if n := runOf(s, j, cL); n > 0 {
 			return j + n - i
 		}
 	}
@@ -191,7 +196,7 @@ func matchGPT4(s string, i int) int {
 		j++
 	}
 	if j < len(s) {
-		if n := runOf(s, j, isPunct); n > 0 {
+		if n := runOf(s, j, 0); n > 0 {
 			j += n
 			for j < len(s) && (s[j] == '\r' || s[j] == '\n') {
 				j++
@@ -254,8 +259,8 @@ func matchGPT2(s string, i int) int {
 		j++
 	}
 	if j < len(s) {
-		for _, ok := range [...]func(uint8) bool{isL, isN, isPunct} {
-			if n := runOf(s, j, ok); n > 0 {
+		for _, mask := range [...]uint8{cL, cN, 0} {
+			if n := runOf(s, j, mask); n > 0 {
 				return j + n - i
 			}
 		}
