@@ -7,11 +7,9 @@ import (
 )
 
 // matmul computes out[i*rows+r] = w[r]·x[i*cols:] for n input rows: one
-// weight matrix applied to a batch of vectors.
+// weight matrix applied to a batch of vectors (the whole prefill at once).
 func matmul(out, w, x []float32, n, rows, cols int) {
-	for i := 0; i < n; i++ {
-		kernels.MatVec(out[i*rows:(i+1)*rows], w, x[i*cols:(i+1)*cols], rows, cols)
-	}
+	kernels.MatMul(out, w, x, rows, cols, n)
 }
 
 // layerNorm is nn.LayerNorm over one row: (x-mean)·rsqrt(var+eps)·w + b, with
