@@ -1,0 +1,119 @@
+// Package config turns command-line flags into the settings the app runs
+// with. It knows nothing about models or the engine; main wires the result up.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"chat/engine/sampler"
+)
+
+// Config is the effective settings of one run.
+type Config struct {
+	Model  string // model file; "" means the embedded default
+	Prompt string // headless: generate a reply to this and exit
+	Tokens int    // reply budget (-n); 0 means the mode's default
+	JSON   bool   // headless: print one JSON line
+	Mode   string // "chat", "raw" or "" (chosen from the checkpoint)
+	System string // system prompt for chat mode
+
+	Sampler sampler.Params
+	// SamplerSet names the sampler flags given explicitly, so that a mode's
+	// defaults apply only to the knobs the user did not set.
+	SamplerSet map[string]bool
+
+	Threads int // compute threads; 0 means all cores
+}
+
+// Usage is printed for -h and after a flag error.
+const Usage = `chat: talk to small GPT/Llama-style models in the terminal.
+
+Usage:
+  chat [--model FILE] [flags]                 open the chat TUI (the embedded model without --model)
+  chat --model FILE --prompt TEXT [flags]     print a reply and exit (headless)
+
+Flags:
+`
+
+// Parse reads args (without the program name). It returns flag.ErrHelp for -h.
+func Parse(args []string, stderr io.Writer) (*Config, error) {
+	c := &Config{SamplerSet: map[string]bool{}}
+	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, Usage)
+		fs.PrintDefaults()
+		fmt.Fprintf(stderr, "\nSampler order: %s\n", strings.Join(sampler.Order(), " → "))
+	}
+	fs.StringVar(&c.Model, "model", "", "model file: a course checkpoint (.pt) or a GGUF file")
+	fs.StringVar(&c.Prompt, "prompt", "", "headless: generate for this prompt, print the result and exit")
+	fs.IntVar(&c.Tokens, "n", 0, "maximum new tokens (default 256 in chat mode, 100 in raw mode)")
+	fs.BoolVar(&c.JSON, "json", false, "headless: print one JSON line with prompt ids, ids, text and stats")
+	raw := fs.Bool("raw", false, "raw completion mode: continue the text, no chat template")
+	chatMode := fs.Bool("chat", false, "chat mode: the chat template, stop at end of turn (default for chat-tuned checkpoints)")
+	fs.StringVar(&c.System, "system", "", "system prompt (chat mode)")
+	fs.IntVar(&c.Threads, "threads", 0, "compute threads (default: all cores)")
+
+	p := &c.Sampler
+	fs.BoolVar(&p.Greedy, "greedy", false, "greedy decoding (argmax); other sampler knobs are ignored")
+	fs.Float64Var(&p.Temperature, "temperature", 0.8, "sampling temperature (0 divides by 1e-6, as the course does; use --greedy for argmax)")
+	fs.IntVar(&p.TopK, "top-k", 0, "keep the k most likely tokens (0 = off; raw mode defaults to 50 like the course's generate_text.py)")
+	fs.Float64Var(&p.TopP, "top-p", 0, "nucleus sampling threshold (off unless 0<p<1; chat mode defaults to 0.95 like the course's chat.py)")
+	fs.Float64Var(&p.MinP, "min-p", 0, "drop tokens less likely than min-p × the most likely (off unless 0<m<1)")
+	fs.Float64Var(&p.RepeatPenalty, "repeat-penalty", 0, "repetition penalty (1 or 0 = off)")
+	fs.Float64Var(&p.FrequencyPenalty, "frequency-penalty", 0, "frequency penalty (0 = off)")
+	fs.Float64Var(&p.PresencePenalty, "presence-penalty", 0, "presence penalty (0 = off)")
+	seed := fs.Uint64("seed", 1, "random seed; the same seed, model and prompt give the same text")
+
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q (flags start with --; see chat -h)", fs.Arg(0))
+	}
+	fs.Visit(func(f *flag.Flag) { c.SamplerSet[f.Name] = true })
+	p.Seed = *seed
+	switch {
+	case *raw && *chatMode:
+		return nil, errors.New("--raw and --chat exclude each other")
+	case *raw:
+		c.Mode = "raw"
+	case *chatMode:
+		c.Mode = "chat"
+	}
+	if c.Tokens < 0 {
+		return nil, fmt.Errorf("-n must be positive, got %d", c.Tokens)
+	}
+	if c.Threads < 0 {
+		return nil, fmt.Errorf("--threads must be positive, got %d", c.Threads)
+	}
+	if p.Temperature < 0 || p.TopK < 0 || p.TopP < 0 || p.MinP < 0 {
+		return nil, errors.New("sampler knobs must not be negative")
+	}
+	return c, nil
+}
+
+// ApplyModeDefaults fills the knobs the user did not set with the course's
+// defaults for mode: chat.py (T 0.8, top-p 0.95) or generate_text.py
+// (T 0.8, top-k 50).
+func (c *Config) ApplyModeDefaults(mode string) {
+	if mode == "raw" {
+		if !c.SamplerSet["top-k"] {
+			c.Sampler.TopK = 50
+		}
+		if c.Tokens == 0 {
+			c.Tokens = 100
+		}
+		return
+	}
+	if !c.SamplerSet["top-p"] {
+		c.Sampler.TopP = 0.95
+	}
+	if c.Tokens == 0 {
+		c.Tokens = 256
+	}
+}

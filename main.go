@@ -1,0 +1,113 @@
+// Command chat is a terminal chat app with its own inference engine for small
+// GPT/Llama-style models: course checkpoints (.pt) and GGUF files.
+//
+// main only wires things up: flags → config → model → session → TUI or a
+// headless run.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"chat/config"
+	"chat/models"
+	"chat/models/load"
+	"chat/session"
+	"chat/ui"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	cfg, err := config.Parse(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "chat:", err)
+		return 2
+	}
+	m, err := openModel(cfg.Model)
+	if err != nil {
+		fmt.Fprintln(stderr, "chat:", err)
+		return 1
+	}
+	mode := cfg.Mode
+	if mode == "" {
+		mode = session.DefaultMode(m.Info())
+	}
+	cfg.ApplyModeDefaults(mode)
+	opts := session.Options{Mode: mode, System: cfg.System, MaxTokens: cfg.Tokens, Sampler: cfg.Sampler}
+	if cfg.Prompt != "" {
+		return headless(m, cfg, opts, stdout, stderr)
+	}
+	s, err := session.New(m, opts)
+	if err != nil {
+		fmt.Fprintln(stderr, "chat:", err)
+		return 1
+	}
+	defer s.Close()
+	if err := ui.Run(s, ui.Options{}); err != nil {
+		fmt.Fprintln(stderr, "chat:", err)
+		return 1
+	}
+	return 0
+}
+
+func openModel(path string) (models.Model, error) {
+	if path == "" {
+		return load.Embedded()
+	}
+	return load.Open(path)
+}
+
+// headless prints the reply to one prompt (or one JSON line) and exits: the
+// scripting twin of the course's generate_text.py / chat.py --prompt.
+func headless(m models.Model, cfg *config.Config, opts session.Options, stdout, stderr io.Writer) int {
+	if !cfg.JSON {
+		opts.OnText = func(s string) { io.WriteString(stdout, s) }
+	}
+	s, err := session.New(m, opts)
+	if err != nil {
+		fmt.Fprintln(stderr, "chat:", err)
+		return 1
+	}
+	defer s.Close()
+	if err := s.Send(cfg.Prompt); err != nil {
+		fmt.Fprintln(stderr, "chat:", err)
+		return 1
+	}
+	res := s.Wait()
+	if res.Err != nil {
+		fmt.Fprintln(stderr, "\nchat:", res.Err)
+		return 1
+	}
+	if !cfg.JSON {
+		fmt.Fprintln(stdout)
+		return 0
+	}
+	st := res.Stats
+	out := struct {
+		PromptIDs []int  `json:"prompt_ids"`
+		IDs       []int  `json:"ids"`
+		Text      string `json:"text"`
+		Reason    string `json:"reason"`
+		Stats     any    `json:"stats"`
+	}{s.LastPrompt(), res.IDs, res.Text, res.Reason, map[string]any{
+		"prompt_tokens": st.PromptTokens, "reused_tokens": st.ReusedTokens, "gen_tokens": st.GenTokens,
+		"prefill_tok_s": st.PrefillTokS, "decode_tok_s": st.DecodeTokS, "ttft_ms": float64(st.TTFT.Microseconds()) / 1000,
+		"kv_used": st.KVUsed, "kv_cap": st.KVCap,
+	}}
+	if out.IDs == nil {
+		out.IDs = []int{}
+	}
+	b, _ := json.Marshal(out)
+	fmt.Fprintln(stdout, string(b))
+	return 0
+}

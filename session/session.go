@@ -1,0 +1,237 @@
+// Package session owns the conversation: its turns, the system prompt, the
+// chat template and the context budget. It renders the conversation to token
+// ids and asks the engine for a reply; the UI talks only to a Session.
+package session
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"chat/engine"
+	"chat/engine/sampler"
+	"chat/models"
+)
+
+// Options configure a Session.
+type Options struct {
+	Mode      string // "chat" or "raw"; "" picks chat for post-trained checkpoints, raw otherwise
+	System    string // system prompt (chat mode)
+	MaxTokens int    // reply budget; 0 means 256
+	Sampler   sampler.Params
+	// OnText, if set, receives reply text as it is generated, from the engine
+	// goroutine (headless printing).
+	OnText func(string)
+}
+
+// Session is one conversation with one model. Its methods are meant to be
+// called from a single goroutine (the UI's, or main's in headless mode).
+type Session struct {
+	model    models.Model
+	eng      *engine.Engine
+	tmpl     Template
+	opts     Options
+	mode     string
+	msgs     []Message
+	reply    *engine.Reply
+	replyBuf strings.Builder
+	last     engine.Result
+	lastIDs  []int // prompt ids of the last request
+	notices  []string
+}
+
+// DefaultMode is the mode a model opens in: chat for a checkpoint whose
+// payload names a post-training stage (course-format §1.1), raw otherwise.
+func DefaultMode(info models.Info) string {
+	if info.Stage != "" && info.Stage != "pretrain" {
+		return "chat"
+	}
+	return "raw"
+}
+
+// New starts an engine on m.
+func New(m models.Model, opts Options) (*Session, error) {
+	info := m.Info()
+	mode := opts.Mode
+	if mode == "" {
+		mode = DefaultMode(info)
+	}
+	if mode != "chat" && mode != "raw" {
+		return nil, fmt.Errorf("session: unknown mode %q (want chat or raw)", mode)
+	}
+	if opts.MaxTokens <= 0 {
+		opts.MaxTokens = 256
+	}
+	s := &Session{model: m, eng: engine.New(m), opts: opts, mode: mode}
+	s.tmpl = CourseTemplate{Tok: m.Tokenizer()}
+	s.eng.SetSampler(opts.Sampler)
+	return s, nil
+}
+
+// Close stops the engine.
+func (s *Session) Close() {
+	if s.reply != nil {
+		s.reply.Stop()
+		s.reply.Wait()
+	}
+	s.eng.Close()
+}
+
+// Info implements the UI's view of the model and mode.
+func (s *Session) Info() Info {
+	mi := s.model.Info()
+	return Info{Model: mi.Name, Arch: mi.Arch, Quant: mi.Quant, Params: mi.Params,
+		ContextLength: mi.ContextLength, Mode: s.mode, System: s.opts.System}
+}
+
+// Messages returns the finished turns.
+func (s *Session) Messages() []Message {
+	out := make([]Message, 0, len(s.msgs)+1)
+	if s.opts.System != "" && s.mode == "chat" {
+		out = append(out, Message{Role: System, Content: s.opts.System})
+	}
+	return append(out, s.msgs...)
+}
+
+// Sampler returns the current knobs.
+func (s *Session) Sampler() sampler.Params { return s.opts.Sampler }
+
+// SetSampler changes the knobs; a running reply uses them from its next token.
+func (s *Session) SetSampler(p sampler.Params) {
+	s.opts.Sampler = p
+	s.eng.SetSampler(p)
+}
+
+// SamplerOrder is the processor order the sampler applies.
+func (s *Session) SamplerOrder() []string { return sampler.Order() }
+
+// Busy reports whether a reply is being generated.
+func (s *Session) Busy() bool { return s.reply != nil }
+
+// ErrBusy is returned by Send while a reply is being generated.
+var ErrBusy = errors.New("a reply is still being generated (Esc stops it)")
+
+// Send adds a user message and starts the reply.
+func (s *Session) Send(text string) error {
+	if s.reply != nil {
+		return ErrBusy
+	}
+	if strings.TrimSpace(text) == "" && s.mode == "chat" {
+		return errors.New("empty message")
+	}
+	s.msgs = append(s.msgs, Message{Role: User, Content: text})
+	prompt, budget, err := s.prompt()
+	if err != nil {
+		s.msgs = s.msgs[:len(s.msgs)-1]
+		return err
+	}
+	req := engine.Request{Prompt: prompt, MaxTokens: budget, Sampler: s.opts.Sampler, OnText: s.opts.OnText}
+	if s.mode == "chat" {
+		req.StopIDs = s.tmpl.Stops()
+	}
+	r, err := s.eng.Start(req)
+	if err != nil {
+		s.msgs = s.msgs[:len(s.msgs)-1]
+		return err
+	}
+	s.lastIDs = prompt
+	s.reply = r
+	s.replyBuf.Reset()
+	return nil
+}
+
+// prompt renders the conversation and the reply budget. In chat mode it drops
+// the oldest turns until the prompt leaves room for a reply (the course never
+// needs to: it sends one turn); in raw mode the whole text is the prompt and
+// the engine's window rule handles overflow, as the course's generate does.
+func (s *Session) prompt() ([]int, int, error) {
+	ctx := s.model.Info().ContextLength
+	tok := s.model.Tokenizer()
+	if s.mode == "raw" {
+		var b strings.Builder
+		for _, m := range s.msgs {
+			b.WriteString(m.Content)
+		}
+		ids := tok.Encode(b.String())
+		if bos := tok.BOS(); bos >= 0 {
+			ids = append([]int{bos}, ids...)
+		}
+		if len(ids) == 0 {
+			return nil, 0, errors.New("empty prompt: the model needs at least one token to continue")
+		}
+		return ids, s.opts.MaxTokens, nil
+	}
+	reserve := min(s.opts.MaxTokens, ctx/4)
+	dropped := 0
+	for {
+		msgs := s.msgs[dropped:]
+		if s.opts.System != "" {
+			msgs = append([]Message{{Role: System, Content: s.opts.System}}, msgs...)
+		}
+		ids := s.tmpl.Render(msgs, true)
+		if len(ids)+reserve <= ctx || (len(ids) < ctx && len(s.msgs)-dropped == 1) {
+			if dropped > 0 {
+				s.msgs = s.msgs[dropped:]
+				s.notices = append(s.notices, fmt.Sprintf("dropped the %d oldest messages to fit the %d-token context", dropped, ctx))
+			}
+			return ids, min(s.opts.MaxTokens, ctx-len(ids)), nil
+		}
+		if len(s.msgs)-dropped <= 1 {
+			return nil, 0, fmt.Errorf("the message is %d tokens with the template; the model's context is %d tokens: shorten it", len(ids), ctx)
+		}
+		dropped++
+	}
+}
+
+// Stop ends the reply being generated; what was generated so far is kept.
+func (s *Session) Stop() {
+	if s.reply != nil {
+		s.reply.Stop()
+	}
+}
+
+// Poll drains what happened since the last call. When the reply has
+// finished, its text becomes an assistant message.
+func (s *Session) Poll() Update {
+	u := Update{Notices: s.notices}
+	s.notices = nil
+	if s.reply == nil {
+		u.Stats = stats(s.last.Stats)
+		return u
+	}
+	d := s.reply.Poll()
+	u.Text = d.Text
+	s.replyBuf.WriteString(d.Text)
+	u.Stats = stats(d.Stats)
+	u.Busy = !d.Done
+	if d.Done {
+		s.finish(d.Result)
+		u.Done, u.Reason, u.Err = true, d.Result.Reason, d.Result.Err
+		u.Stats = stats(d.Result.Stats)
+	}
+	return u
+}
+
+// Wait blocks until the running reply is done and returns it (headless).
+func (s *Session) Wait() engine.Result {
+	if s.reply == nil {
+		return s.last
+	}
+	res := s.reply.Wait()
+	s.finish(res)
+	return res
+}
+
+// LastPrompt is the prompt ids of the last request.
+func (s *Session) LastPrompt() []int { return s.lastIDs }
+
+func (s *Session) finish(res engine.Result) {
+	s.reply = nil
+	s.last = res
+	s.msgs = append(s.msgs, Message{Role: Assistant, Content: res.Text})
+}
+
+func stats(e engine.Stats) Stats {
+	return Stats{PromptTokens: e.PromptTokens, ReusedTokens: e.ReusedTokens, GenTokens: e.GenTokens,
+		PrefillTokS: e.PrefillTokS, DecodeTokS: e.DecodeTokS, TTFT: e.TTFT, KVUsed: e.KVUsed, KVCap: e.KVCap}
+}
