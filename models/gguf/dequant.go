@@ -4,7 +4,18 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"sync"
 )
+
+// f16Table maps every half to its float32, as ggml's table does, so large
+// F16 tensors convert without branches.
+var f16Table = sync.OnceValue(func() *[1 << 16]float32 {
+	var t [1 << 16]float32
+	for h := range t {
+		t[h] = F16ToF32(uint16(h))
+	}
+	return &t
+})
 
 // CanDequantize reports whether Dequantize supports t.
 func CanDequantize(t Type) bool {
@@ -30,17 +41,30 @@ func Dequantize(t Type, src []byte, dst []float32) error {
 	if int64(len(src)) != need {
 		return fmt.Errorf("gguf: %d %s elements need %d bytes, got %d", len(dst), t, need, len(src))
 	}
+	// Plain types convert element by element without the block switch.
+	switch t {
+	case TypeF32:
+		for i := range dst {
+			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
+		}
+		return nil
+	case TypeF16:
+		tab := f16Table()
+		for i := range dst {
+			dst[i] = tab[binary.LittleEndian.Uint16(src[2*i:])]
+		}
+		return nil
+	case TypeBF16:
+		for i := range dst {
+			dst[i] = BF16ToF32(binary.LittleEndian.Uint16(src[2*i:]))
+		}
+		return nil
+	}
 	bs, bb := t.BlockSize(), t.BlockBytes()
 	for i := 0; i < len(dst)/bs; i++ {
 		blk := src[i*bb : (i+1)*bb]
 		y := dst[i*bs : (i+1)*bs]
 		switch t {
-		case TypeF32:
-			y[0] = math.Float32frombits(binary.LittleEndian.Uint32(blk))
-		case TypeF16:
-			y[0] = F16ToF32(binary.LittleEndian.Uint16(blk))
-		case TypeBF16:
-			y[0] = BF16ToF32(binary.LittleEndian.Uint16(blk))
 		case TypeQ8_0:
 			deqQ8_0(blk, y)
 		case TypeQ4_0:
@@ -67,8 +91,10 @@ func f16at(b []byte, off int) float32 { return F16ToF32(binary.LittleEndian.Uint
 // block_q8_0: half d; int8 qs[32]. x = d*q.
 func deqQ8_0(b []byte, y []float32) {
 	d := f16at(b, 0)
-	for j := 0; j < 32; j++ {
-		y[j] = float32(int8(b[2+j])) * d
+	qs := b[2:34]
+	y = y[:32]
+	for j, q := range qs {
+		y[j] = float32(int8(q)) * d
 	}
 }
 

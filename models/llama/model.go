@@ -8,7 +8,9 @@ package llama
 import (
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 
 	"chat/models"
 	"chat/models/gguf"
@@ -112,8 +114,8 @@ func FromFile(f *gguf.File, fileName string) (*Model, error) {
 		L.down = ld.load(p+"ffn_down.weight", cfg.FFN, cfg.Dim)
 	}
 	freqs := ld.optional("rope_freqs.weight", cfg.RopeDim/2)
-	if ld.err != nil {
-		return nil, ld.err
+	if err := ld.wait(); err != nil {
+		return nil, err
 	}
 	ctx := min(cfg.Context, MaxContext)
 	m.ropeCos, m.ropeSin = ropeTables(ctx, cfg.RopeDim, cfg.RopeBase, cfg.RopeScale, freqs)
@@ -127,6 +129,11 @@ type loader struct {
 	f     *gguf.File
 	err   error
 	types map[gguf.Type]int64 // elements of 2-D weights by storage type
+
+	wg       sync.WaitGroup
+	sem      chan struct{}
+	mu       sync.Mutex
+	asyncErr error
 }
 
 func (l *loader) load(name string, dims ...int) []float32 {
@@ -165,18 +172,50 @@ func (l *loader) get(t *gguf.TensorInfo, dims []int) []float32 {
 		l.err = fmt.Errorf("llama: tensor %s has type %s, which is not supported", t.Name, t.Type)
 		return nil
 	}
-	w, err := l.f.TensorFloat32(t.Name)
-	if err != nil {
-		l.err = fmt.Errorf("llama: %w", err)
-		return nil
-	}
 	if len(dims) == 2 {
 		if l.types == nil {
 			l.types = map[gguf.Type]int64{}
 		}
 		l.types[t.Type] += t.Elements()
 	}
+	if t.Type == gguf.TypeF32 {
+		w, err := l.f.TensorFloat32(t.Name) // a view of the mapping
+		if err != nil {
+			l.err = fmt.Errorf("llama: %w", err)
+		}
+		return w
+	}
+	// Other types are dequantised on the CPUs in parallel; wait collects
+	// the results.
+	raw, err := l.f.TensorData(t)
+	if err != nil {
+		l.err = fmt.Errorf("llama: %w", err)
+		return nil
+	}
+	w := make([]float32, t.Elements())
+	if l.sem == nil {
+		l.sem = make(chan struct{}, runtime.GOMAXPROCS(0))
+	}
+	l.wg.Add(1)
+	l.sem <- struct{}{}
+	go func() {
+		defer func() { <-l.sem; l.wg.Done() }()
+		if err := gguf.Dequantize(t.Type, raw, w); err != nil {
+			l.mu.Lock()
+			l.asyncErr = fmt.Errorf("llama: tensor %s: %w", t.Name, err)
+			l.mu.Unlock()
+		}
+	}()
 	return w
+}
+
+// wait finishes the dequantisation and returns the first error.
+func (l *loader) wait() error {
+	l.wg.Wait()
+	if l.err != nil {
+		return l.err
+	}
+	return l.asyncErr
 }
 
 func (m *Model) makeInfo(f *gguf.File, fileName string, ld *loader, ctx int) models.Info {
