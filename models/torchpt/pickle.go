@@ -1049,7 +1049,7 @@ func rebuildTensor(args []any) (any, error) {
 	}
 	off, ok := args[1].(int64)
 	if !ok || off < 0 {
-		return nil, fmt.Errorf("_rebuild_tensor_v2: bad storage offset %v", args[1])
+		return nil, fmt.Errorf("_rebuild_tensor_v2: bad storage offset %s", short(args[1]))
 	}
 	size, err := intTuple(args[2])
 	if err != nil {
@@ -1079,7 +1079,7 @@ func intTuple(v any) ([]int64, error) {
 	for i, it := range items {
 		n, ok := it.(int64)
 		if !ok || n < 0 {
-			return nil, fmt.Errorf("element %d is %v, not a non-negative int", i, it)
+			return nil, fmt.Errorf("element %d is %s, not a non-negative int", i, short(it))
 		}
 		out[i] = n
 	}
@@ -1092,7 +1092,7 @@ func persistentLoad(pid any) (any, error) {
 		return nil, fmt.Errorf("unsupported persistent id %s", typeName(pid))
 	}
 	if s, _ := t.items[0].(string); s != "storage" {
-		return nil, fmt.Errorf("unsupported persistent id kind %v", t.items[0])
+		return nil, fmt.Errorf("unsupported persistent id kind %s", short(t.items[0]))
 	}
 	g, ok := t.items[1].(*global)
 	if !ok {
@@ -1109,7 +1109,7 @@ func persistentLoad(pid any) (any, error) {
 	loc, _ := t.items[3].(string)
 	n, ok := t.items[4].(int64)
 	if !ok || n < 0 {
-		return nil, fmt.Errorf("storage %s: bad element count %v", key, t.items[4])
+		return nil, fmt.Errorf("storage %s: bad element count %s", truncateForMsg(key), short(t.items[4]))
 	}
 	return &storageRef{dtype: dt, key: key, location: loc, numel: n}, nil
 }
@@ -1320,6 +1320,17 @@ func unquotePyString(s string) (string, error) {
 		}
 	}
 	return latin1(out), nil
+}
+
+// short describes a value for an error message without printing big data.
+func short(v any) string {
+	switch x := v.(type) {
+	case nil, bool, int64, float64:
+		return fmt.Sprint(x)
+	case string:
+		return strconv.Quote(truncateForMsg(x))
+	}
+	return typeName(v)
 }
 
 func truncateForMsg(s string) string {

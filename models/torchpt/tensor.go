@@ -413,6 +413,11 @@ func plainKeyN(k any, n *int) any {
 		return "(" + strings.Join(parts, ", ") + ")"
 	case pyBytes:
 		return string(x)
+	case *big.Int:
+		if x.BitLen() > 256 {
+			return fmt.Sprintf("<int of %d bits>", x.BitLen())
+		}
+		return x.String()
 	case *global:
 		return x.String()
 	case *tensorRef, *storageRef:

@@ -268,7 +268,7 @@ func assemble(a *archive, r io.ReaderAt, root any) (*Checkpoint, error) {
 	for i, k := range sd.keys {
 		name, ok := k.(string)
 		if !ok {
-			return nil, fmt.Errorf("state dict key %v is %s, not a string", k, typeName(k))
+			return nil, fmt.Errorf("state dict key %s is not a string", short(k))
 		}
 		tr, ok := sd.vals[i].(*tensorRef)
 		if !ok {
