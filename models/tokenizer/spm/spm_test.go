@@ -94,14 +94,21 @@ func TestStories260KGolden(t *testing.T) {
 }
 
 // TestLlamaSPMVocab runs llama.cpp's test-tokenizer-0 vectors for the
-// Llama-2 vocabulary (add_special=false, parse_special=false).
+// Llama-2 and Phi-3 SentencePiece vocabularies (add_special=false,
+// parse_special=false).
 func TestLlamaSPMVocab(t *testing.T) {
-	tok := load(t, "vocab/ggml-vocab-llama-spm.gguf")
-	inp, err := os.ReadFile(testmodels.Path(t, "vocab/ggml-vocab-llama-spm.gguf.inp"))
+	for _, name := range []string{"llama-spm", "phi-3"} {
+		t.Run(name, func(t *testing.T) { testVocab(t, "vocab/ggml-vocab-"+name+".gguf") })
+	}
+}
+
+func testVocab(t *testing.T, rel string) {
+	tok := load(t, rel)
+	inp, err := os.ReadFile(testmodels.Path(t, rel+".inp"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	outp, err := os.ReadFile(testmodels.Path(t, "vocab/ggml-vocab-llama-spm.gguf.out"))
+	outp, err := os.ReadFile(testmodels.Path(t, rel+".out"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +132,7 @@ func TestLlamaSPMVocab(t *testing.T) {
 		}
 		t.Errorf("Encode(%q) = %v, want %v", text, got, want)
 	}
-	t.Logf("llama-spm vectors: %d/%d pass", pass, len(texts))
+	t.Logf("%s vectors: %d/%d pass", rel, pass, len(texts))
 }
 
 func TestSpecialTokens(t *testing.T) {
