@@ -354,3 +354,49 @@ func TestGoldenDecodeAllocs(t *testing.T) {
 		})
 	}
 }
+
+func benchModel(b *testing.B, file string) *Model {
+	path := testmodels.Path(b, file)
+	m, err := Load(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
+// BenchmarkPrefill feeds a full context to student.pt.
+func BenchmarkPrefill(b *testing.B) {
+	m := benchModel(b, "course/student.pt")
+	ids := make([]int, m.Info().ContextLength)
+	for i := range ids {
+		ids[i] = (i * 37) % 4000
+	}
+	s := m.NewState()
+	b.ResetTimer()
+	for b.Loop() {
+		s.Truncate(0)
+		if _, err := s.Forward(ids, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(ids)*b.N)/b.Elapsed().Seconds(), "tok/s")
+}
+
+// BenchmarkDecode decodes one token at position 128 of student.pt.
+func BenchmarkDecode(b *testing.B) {
+	m := benchModel(b, "course/student.pt")
+	ids := make([]int, 128)
+	s := m.NewState()
+	if _, err := s.Forward(ids, 1); err != nil {
+		b.Fatal(err)
+	}
+	tok := []int{42}
+	b.ResetTimer()
+	for b.Loop() {
+		s.Truncate(128)
+		if _, err := s.Forward(tok, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+}
