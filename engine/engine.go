@@ -26,7 +26,10 @@ type Request struct {
 	MaxTokens int            // budget of new tokens (> 0), stop ids included
 	Sampler   sampler.Params // initial knobs
 	StopIDs   []int          // stop when one is sampled (not emitted as text, not in Result.IDs); e.g. the EOT
-	OnText    func(string)   // optional: called from the engine goroutine with each new piece of text (headless printing)
+	// OnText is optional: it is called from the engine goroutine with each
+	// new piece of text (headless printing). Generation waits for it, and it
+	// must not call Reply.Wait or Engine.Close (they wait for the engine).
+	OnText func(string)
 }
 
 // Stats are the counters the panels and headless --json show.
