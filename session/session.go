@@ -33,6 +33,7 @@ type Session struct {
 	opts     Options
 	mode     string
 	msgs     []Message
+	ctxStart int // msgs before this index no longer fit the context; they stay on screen
 	reply    *engine.Reply
 	replyBuf strings.Builder
 	last     engine.Result
@@ -162,7 +163,7 @@ func (s *Session) prompt() ([]int, int, error) {
 		return ids, s.opts.MaxTokens, nil
 	}
 	reserve := min(s.opts.MaxTokens, ctx/4)
-	dropped := 0
+	dropped := s.ctxStart
 	for {
 		msgs := s.msgs[dropped:]
 		if s.opts.System != "" {
@@ -170,9 +171,9 @@ func (s *Session) prompt() ([]int, int, error) {
 		}
 		ids := s.tmpl.Render(msgs, true)
 		if len(ids)+reserve <= ctx || (len(ids) < ctx && len(s.msgs)-dropped == 1) {
-			if dropped > 0 {
-				s.msgs = s.msgs[dropped:]
-				s.notices = append(s.notices, fmt.Sprintf("dropped the %d oldest messages to fit the %d-token context", dropped, ctx))
+			if n := dropped - s.ctxStart; n > 0 {
+				s.ctxStart = dropped
+				s.notices = append(s.notices, fmt.Sprintf("the model no longer sees the %d oldest messages: they do not fit its %d-token context", n, ctx))
 			}
 			return ids, min(s.opts.MaxTokens, ctx-len(ids)), nil
 		}

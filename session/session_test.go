@@ -143,7 +143,10 @@ func TestContextOverflow(t *testing.T) {
 			t.Fatalf("turn %d: prompt of %d tokens exceeds the context", i, n)
 		}
 	}
-	if len(notices) == 0 || !strings.Contains(notices[0], "dropped") {
+	if len(s.Messages()) != 12 {
+		t.Errorf("the transcript lost messages: %d, want all 12", len(s.Messages()))
+	}
+	if len(notices) == 0 || !strings.Contains(notices[0], "no longer sees") {
 		t.Errorf("no notice about dropped turns: %q", notices)
 	}
 	err := s.Send(strings.Repeat("The cat sat on the mat. ", 60))
