@@ -269,7 +269,10 @@ func (c *config) stateBytes() float64 {
 	if c.Arch == "modern" {
 		hidden = 2 * c.FFN * max(1, c.Shared)
 	}
-	perPos += float64(3*c.Embed + h*dk + hkv*(dk+dv) + h*dv + hidden + c.Latent + 2*c.Heads*c.HeadDim + c.RopeDim + 1)
+	perPos += float64(3*c.Embed + h*dk + hkv*(dk+dv) + h*dv + 3*hidden/2 + c.Latent + 2*c.Heads*c.HeadDim + c.RopeDim + 1)
+	if c.Experts > 0 {
+		perPos += float64(c.Experts + 2*c.TopK + 2*c.Embed + 2)
+	}
 	return 4 * (perPos*float64(c.Ctx) + float64(c.Vocab))
 }
 

@@ -17,46 +17,56 @@ func (m *Model) loadMoE(b *block, p string, get func(key, why string, shape ...i
 	}
 }
 
-// moe computes the MoE MLP of n normed rows s.xn into s.tmp, one token at a
-// time: probs = softmax(router(x)); the top-k renormalised to sum to 1;
-// out = Σ w·expert(x) in expert order, then + shared(x).
+// moe computes the MoE MLP of n normed rows s.xn into s.tmp. Per token:
+// probs = softmax(router(x)); the top-k, renormalised to sum to 1, weight
+// their experts; out = Σ w·expert(x) in expert index order, then + shared(x).
+// Tokens are grouped per expert so each expert is one batched product.
 func (s *State) moe(b *block, n int) {
 	c := s.m.cfg
 	C, E, K := c.Embed, c.Experts, c.TopK
-	var top [maxTopK]int
+	matmul(s.probs, b.router, s.xn, n, E, C)
 	for i := 0; i < n; i++ {
-		x := s.xn[i*C : (i+1)*C]
-		out := s.tmp[i*C : (i+1)*C]
-		clear(out)
-		matmul(s.probs, b.router, x, 1, E, C)
-		softmax(s.probs)
-		sel := topK(top[:0], s.probs, K)
+		p := s.probs[i*E : (i+1)*E]
+		softmax(p)
+		sel := topK(s.route[i*K:i*K], p, K)
 		var sum float32
 		for _, e := range sel {
-			sum += s.probs[e]
+			sum += p[e]
 		}
-		// Experts in index order, as a loop over experts accumulates them.
-		for e := 0; e < E; e++ {
-			if !contains(sel, e) {
-				continue
-			}
-			w := s.probs[e] / sum
-			s.swiglu(&b.experts[e], s.eout, x, 1)
-			for j, v := range s.eout {
-				out[j] += float32(v * w)
+		for k, e := range sel {
+			s.routeW[i*K+k] = p[e] / sum
+		}
+	}
+	out := s.tmp[:n*C]
+	clear(out)
+	for e := 0; e < E; e++ {
+		cnt := 0
+		for i := 0; i < n; i++ {
+			for k := 0; k < K; k++ {
+				if s.route[i*K+k] == e {
+					copy(s.gather[cnt*C:(cnt+1)*C], s.xn[i*C:(i+1)*C])
+					s.rowIdx[cnt], s.rowW[cnt] = i, s.routeW[i*K+k]
+					cnt++
+				}
 			}
 		}
-		if b.shared.f > 0 {
-			s.swiglu(&b.shared, s.eout, x, 1)
-			for j, v := range s.eout {
-				out[j] += v
+		if cnt == 0 {
+			continue
+		}
+		s.swiglu(&b.experts[e], s.eout, s.gather, cnt)
+		for r := 0; r < cnt; r++ {
+			o := out[s.rowIdx[r]*C : (s.rowIdx[r]+1)*C]
+			w := s.rowW[r]
+			for j, v := range s.eout[r*C : (r+1)*C] {
+				o[j] += float32(v * w)
 			}
 		}
 	}
+	if b.shared.f > 0 {
+		s.swiglu(&b.shared, s.eout, s.xn, n)
+		addResidual(out, s.eout[:n*C])
+	}
 }
-
-// maxTopK bounds moe_top_k for the stack buffer; larger k falls back to the heap.
-const maxTopK = 64
 
 // topK appends the indices of the k largest values of p (first index wins a tie).
 func topK(dst []int, p []float32, k int) []int {

@@ -22,8 +22,13 @@ type State struct {
 	hid        []float32 // classic [ctx][4C]; modern [ctx][2F] (gate|up)
 	act        []float32 // modern [ctx][F]
 	lat, kvx   []float32 // MLA [ctx][R], [ctx][2·H·D]
-	probs      []float32 // MoE router [E]
-	eout       []float32 // MoE one expert's output [C]
+	probs      []float32 // MoE router [ctx][E]
+	route      []int     // MoE chosen experts [ctx][K]
+	routeW     []float32 // MoE their weights [ctx][K]
+	gather     []float32 // MoE rows routed to one expert [ctx][C]
+	rowIdx     []int     // MoE token of each gathered row [ctx]
+	rowW       []float32 // MoE weight of each gathered row [ctx]
+	eout       []float32 // MoE expert output [ctx][C]
 	scores     []float32 // [ctx]
 	logits     []float32 // [rows][V]; grows past one row only for multi-row calls
 }
@@ -51,16 +56,17 @@ func (m *Model) newState() *State {
 	}
 	f := c.FFN
 	if c.Experts > 0 {
-		// Experts run one token at a time; only the dense path needs a batch.
 		f = c.FFN * max(1, c.Shared)
-		s.hid = make([]float32, 2*f)
-		s.act = make([]float32, f)
-		s.probs = make([]float32, c.Experts)
-		s.eout = make([]float32, C)
-	} else {
-		s.hid = make([]float32, T*2*f)
-		s.act = make([]float32, T*f)
+		s.probs = make([]float32, T*c.Experts)
+		s.route = make([]int, T*c.TopK)
+		s.routeW = make([]float32, T*c.TopK)
+		s.gather = make([]float32, T*C)
+		s.rowIdx = make([]int, T)
+		s.rowW = make([]float32, T)
+		s.eout = make([]float32, T*C)
 	}
+	s.hid = make([]float32, T*2*f)
+	s.act = make([]float32, T*f)
 	if c.Attention == "mla" {
 		s.lat = make([]float32, T*c.Latent)
 		s.kvx = make([]float32, T*2*c.Heads*c.HeadDim)
