@@ -135,6 +135,14 @@ var allowed = map[string]string{
 	"numpy.dtype":                                "npdtype",
 }
 
+// torchDtypes are torch.dtype objects: harmless names (e.g. an amp dtype in
+// a config), kept as values and never called.
+var torchDtypes = map[string]bool{
+	"float32": true, "float": true, "float64": true, "double": true, "float16": true, "half": true,
+	"bfloat16": true, "int64": true, "long": true, "int32": true, "int": true, "int16": true,
+	"short": true, "int8": true, "uint8": true, "bool": true,
+}
+
 // storageTypes maps storage classes to torch dtype names.
 var storageTypes = map[string]string{
 	"torch.FloatStorage":            "float32",
@@ -158,6 +166,9 @@ func resolveGlobal(module, name string) (*global, error) {
 		return &global{module, name}, nil
 	}
 	if _, ok := storageTypes[full]; ok {
+		return &global{module, name}, nil
+	}
+	if module == "torch" && torchDtypes[name] {
 		return &global{module, name}, nil
 	}
 	return nil, fmt.Errorf("refusing pickle global %s", full)

@@ -1,8 +1,10 @@
 package torchpt
 
 import (
+	"archive/zip"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 	"math/big"
 	"strings"
@@ -65,80 +67,109 @@ func (l *loader) storage(s *storageRef) (*decoded, error) {
 	if storageReadHook != nil {
 		storageReadHook(s.key)
 	}
-	raw, err := l.a.readEntry(f, s.numel*es)
+	d, err := l.a.readStorage(f, s.dtype, s.numel, n)
 	if err != nil {
 		return nil, fmt.Errorf("storage %s: %w", name, err)
 	}
-	d := decodeStorage(s.dtype, raw, l.a.bigEndian)
 	l.cache[s.key] = d
 	l.stored += d.len()
 	return d, nil
 }
 
-func decodeStorage(dtype string, raw []byte, bigEndian bool) *decoded {
+// readStorage decodes numel elements from the entry in chunks, so a large
+// storage never sits in memory twice. When the whole entry is read, its
+// CRC-32 is checked too.
+func (a *archive) readStorage(f *zip.File, dtype string, numel, entryBytes int64) (*decoded, error) {
+	es := elemSize[dtype]
+	d := &decoded{dtype: dtype}
+	if isFloat(dtype) {
+		d.f32 = make([]float32, numel)
+	} else {
+		d.i64 = make([]int64, numel)
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
 	var o binary.ByteOrder = binary.LittleEndian
-	if bigEndian {
+	if a.bigEndian {
 		o = binary.BigEndian
 	}
-	d := &decoded{dtype: dtype}
-	switch dtype {
+	chunk := int64(1<<20) / es
+	buf := make([]byte, min(numel, chunk)*es)
+	for at := int64(0); at < numel; at += chunk {
+		m := min(chunk, numel-at)
+		raw := buf[:m*es]
+		if _, err := io.ReadFull(rc, raw); err != nil {
+			return nil, fmt.Errorf("reading %d bytes: %w (the file may be truncated)", numel*es, err)
+		}
+		decodeInto(d, at, raw, o)
+	}
+	if numel*es == entryBytes {
+		if _, err := rc.Read(make([]byte, 1)); err != nil && err != io.EOF {
+			return nil, fmt.Errorf("%w (the file is corrupt)", err)
+		}
+	}
+	return d, nil
+}
+
+// decodeInto converts raw elements into d starting at element at.
+func decodeInto(d *decoded, at int64, raw []byte, o binary.ByteOrder) {
+	switch d.dtype {
 	case "float32":
-		d.f32 = make([]float32, len(raw)/4)
-		for i := range d.f32 {
-			d.f32[i] = math.Float32frombits(o.Uint32(raw[4*i:]))
+		dst := d.f32[at:]
+		for i := range len(raw) / 4 {
+			dst[i] = math.Float32frombits(o.Uint32(raw[4*i:]))
 		}
 	case "float64":
-		d.f32 = make([]float32, len(raw)/8)
-		for i := range d.f32 {
-			d.f32[i] = float32(math.Float64frombits(o.Uint64(raw[8*i:])))
+		dst := d.f32[at:]
+		for i := range len(raw) / 8 {
+			dst[i] = float32(math.Float64frombits(o.Uint64(raw[8*i:])))
 		}
 	case "float16":
-		d.f32 = make([]float32, len(raw)/2)
-		for i := range d.f32 {
-			d.f32[i] = halfToFloat(o.Uint16(raw[2*i:]))
+		dst := d.f32[at:]
+		for i := range len(raw) / 2 {
+			dst[i] = halfToFloat(o.Uint16(raw[2*i:]))
 		}
 	case "bfloat16":
-		d.f32 = make([]float32, len(raw)/2)
-		for i := range d.f32 {
-			d.f32[i] = math.Float32frombits(uint32(o.Uint16(raw[2*i:])) << 16)
+		dst := d.f32[at:]
+		for i := range len(raw) / 2 {
+			dst[i] = math.Float32frombits(uint32(o.Uint16(raw[2*i:])) << 16)
 		}
 	case "int64":
-		d.i64 = make([]int64, len(raw)/8)
-		for i := range d.i64 {
-			d.i64[i] = int64(o.Uint64(raw[8*i:]))
+		dst := d.i64[at:]
+		for i := range len(raw) / 8 {
+			dst[i] = int64(o.Uint64(raw[8*i:]))
 		}
 	case "int32":
-		d.i64 = make([]int64, len(raw)/4)
-		for i := range d.i64 {
-			d.i64[i] = int64(int32(o.Uint32(raw[4*i:])))
+		dst := d.i64[at:]
+		for i := range len(raw) / 4 {
+			dst[i] = int64(int32(o.Uint32(raw[4*i:])))
 		}
 	case "int16":
-		d.i64 = make([]int64, len(raw)/2)
-		for i := range d.i64 {
-			d.i64[i] = int64(int16(o.Uint16(raw[2*i:])))
+		dst := d.i64[at:]
+		for i := range len(raw) / 2 {
+			dst[i] = int64(int16(o.Uint16(raw[2*i:])))
 		}
 	case "int8":
-		d.i64 = make([]int64, len(raw))
+		dst := d.i64[at:]
 		for i, b := range raw {
-			d.i64[i] = int64(int8(b))
+			dst[i] = int64(int8(b))
 		}
-	case "uint8", "bool":
-		d.i64 = make([]int64, len(raw))
+	case "uint8":
+		dst := d.i64[at:]
 		for i, b := range raw {
-			if dtype == "bool" && b != 0 {
-				b = 1
+			dst[i] = int64(b)
+		}
+	case "bool":
+		dst := d.i64[at:]
+		for i, b := range raw {
+			if b != 0 {
+				dst[i] = 1
 			}
-			d.i64[i] = int64(b)
 		}
 	}
-	// Keep zero-length storages non-nil so the tensor's slice is non-nil.
-	if isFloat(dtype) && d.f32 == nil {
-		d.f32 = []float32{}
-	}
-	if !isFloat(dtype) && d.i64 == nil {
-		d.i64 = []int64{}
-	}
-	return d
 }
 
 // halfToFloat converts an IEEE 754 binary16 value.

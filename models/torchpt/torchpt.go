@@ -215,6 +215,12 @@ func (a *archive) readEntry(f *zip.File, limit int64) ([]byte, error) {
 	if _, err := io.ReadFull(rc, buf); err != nil {
 		return nil, fmt.Errorf("reading %d bytes: %w (the file may be truncated)", n, err)
 	}
+	if limit < 0 {
+		// One more read reaches EOF, where archive/zip checks the CRC-32.
+		if _, err := rc.Read(make([]byte, 1)); err != nil && err != io.EOF {
+			return nil, fmt.Errorf("%w (the file is corrupt)", err)
+		}
+	}
 	return buf, nil
 }
 

@@ -112,6 +112,37 @@ func TestTiedShareStorage(t *testing.T) {
 	}
 }
 
+func TestChecksum(t *testing.T) {
+	z := synthZip(t, "a/", false, false, "cpu")
+	// Flip a byte of storage "0" (its values 0..5 are float32 0x00000000, 0x3f800000, ...).
+	i := bytes.Index(z, f32bytes(binary.LittleEndian, 0, 1, 2, 3, 4, 5))
+	if i < 0 {
+		t.Fatal("storage bytes not found")
+	}
+	z[i+6] ^= 0x40
+	_, err := readBytes(t, z, "crc.pt")
+	wantErr(t, err, "crc.pt", "checksum", "corrupt")
+
+	z = synthZip(t, "a/", false, false, "cpu")
+	i = bytes.Index(z, []byte("n_embed"))
+	z[i] = 'N'
+	_, err = readBytes(t, z, "crc2.pt")
+	wantErr(t, err, "crc2.pt", "data.pkl", "checksum")
+}
+
+func TestTorchDtypeValue(t *testing.T) {
+	w := newPW().op('}', '(')
+	w.str("model_state_dict").op('}').str("w").tensor("FloatStorage", "0", "cpu", 6, 0, []int{6}, []int{1}).op('s')
+	w.str("config").op('}').str("amp_dtype").global("torch", "bfloat16").op('s')
+	w.op('u', '.')
+	c := mustRead(t, wrapPickle(t, w.Bytes()), "dt.pt")
+	if c.Config["amp_dtype"] != "torch.bfloat16" {
+		t.Errorf("amp_dtype = %v", c.Config["amp_dtype"])
+	}
+	_, err := readBytes(t, wrapPickle(t, newPW().global("torch", "float32").op(')', 'R', '.').Bytes()), "call.pt")
+	wantErr(t, err, "call.pt", "refusing to call torch.float32")
+}
+
 func TestBadByteorder(t *testing.T) {
 	z := makeZip(t, entry{"a/data.pkl", synthPickle("cpu")}, entry{"a/byteorder", []byte("middle")})
 	_, err := readBytes(t, z, "odd.pt")
