@@ -7,6 +7,14 @@
 // patterns, regexp2 for anything else); each chunk's UTF-8 bytes are then
 // merged by always applying the lowest-ranked pair present, every
 // non-overlapping occurrence left to right, until no pair has a rank.
+//
+// The scanners classify characters with \p{L} and \p{N} tables generated
+// from the Python regex module (gen_tables.py), because Go's unicode package
+// is older and misses letters the course's tokenizer knows. Each byte of
+// invalid UTF-8 in a Go string counts as one character that is neither
+// letter, number nor space, and keeps its byte. testdata/pycases.json holds
+// reference splits, encodings and decodings computed by Python
+// (gen_pycases.py).
 package coursebpe
 
 import (

@@ -302,6 +302,20 @@ func TestSpecErrors(t *testing.T) {
 	if _, err := FromJSON([]byte(tinySpec + " {}")); err == nil {
 		t.Error("FromJSON with trailing data gave no error")
 	}
+	// Typed Go slices work as well as []any.
+	for _, merges := range []any{[][]int64{{97, 98}}, [][2]int{{97, 98}}, []any{[]int32{97, 98}}, []any{[]any{97.0, json.Number("98")}}} {
+		tk, err := FromSpec(map[string]any{"type": "bpe", "pattern": GPT4SplitPattern, "merges": merges, "special_tokens": []string{EndOfText}})
+		if err != nil {
+			t.Errorf("merges %T: %v", merges, err)
+		} else if got := tk.Encode("ab"); !reflect.DeepEqual(got, []int{256}) {
+			t.Errorf("merges %T: Encode(ab) = %v", merges, got)
+		}
+	}
+	for _, merges := range []any{[]any{nil}, []any{[]any{nil, 1}}, [][]string{{"a", "b"}}, 5} {
+		if _, err := FromSpec(map[string]any{"type": "bpe", "pattern": GPT4SplitPattern, "merges": merges}); err == nil {
+			t.Errorf("merges %#v: no error", merges)
+		}
+	}
 	// map[any]any with string keys (as some pickle readers give) works.
 	var m map[string]any
 	if err := json.Unmarshal([]byte(tinySpec), &m); err != nil {
