@@ -425,3 +425,27 @@ func TestSyntheticGQAEqualsMHA(t *testing.T) {
 		t.Fatalf("GQA vs repeated-head MHA max diff %g", d)
 	}
 }
+
+// FuzzConfig feeds arbitrary sizes and flags to the config resolution and the
+// loader (with no tensors): it must return an error or a model, never panic.
+func FuzzConfig(f *testing.F) {
+	f.Add(int64(97), int64(24), int64(32), int64(4), int64(2), int64(2), int64(0), int64(2), int64(0), "gqa", true, false)
+	f.Add(int64(4096), int64(128), int64(64), int64(4), int64(2), int64(-1), int64(4), int64(2), int64(1), "mla", false, true)
+	f.Add(int64(1), int64(1), int64(2), int64(1), int64(1), int64(1), int64(1), int64(1), int64(0), "x", true, true)
+	f.Add(int64(-5), int64(1<<40), int64(0), int64(0), int64(1<<31), int64(0), int64(-3), int64(0), int64(-1), "", false, false)
+	f.Fuzz(func(t *testing.T, vocab, ctx, embed, heads, blocks, kv, experts, topk, window int64, attn string, qk, tied bool) {
+		raw := map[string]any{"vocab_size": vocab, "context_length": ctx, "n_embed": embed, "n_head": heads,
+			"n_blocks": blocks, "arch": "modern", "attention": attn, "n_experts": experts, "moe_top_k": topk,
+			"sliding_window": window, "qk_norm": qk, "tie_embeddings": tied}
+		if kv >= 0 {
+			raw["n_kv_head"] = kv
+		}
+		if _, err := newModel("fuzz.pt", map[string]tensor{}, raw); err == nil {
+			t.Fatal("a model without tensors loaded")
+		}
+		delete(raw, "arch")
+		if _, err := newModel("fuzz.pt", map[string]tensor{}, raw); err == nil {
+			t.Fatal("a classic model without tensors loaded")
+		}
+	})
+}
