@@ -23,6 +23,10 @@ type fakeBackend struct {
 	reply []string // chunks of the next reply, one per poll
 	hold  bool     // stay busy after the last chunk (for snapshots mid-stream)
 
+	lateUser bool // list the user's turn in Messages only once the reply is done
+	noDone   bool // end a reply by going idle without saying Done
+	silent   bool // handle Send without any reply (like a slash command)
+
 	busy     bool
 	pos      int
 	partial  string
@@ -69,8 +73,10 @@ func (f *fakeBackend) Send(text string) error {
 		return errors.New("busy")
 	}
 	f.sent = append(f.sent, text)
-	f.msgs = append(f.msgs, session.Message{Role: session.User, Content: text})
-	f.busy, f.pos, f.partial, f.stopping = true, 0, "", false
+	if !f.lateUser {
+		f.msgs = append(f.msgs, session.Message{Role: session.User, Content: text})
+	}
+	f.busy, f.pos, f.partial, f.stopping = !f.silent, 0, "", false
 	return nil
 }
 
@@ -119,9 +125,14 @@ func (f *fakeBackend) Poll() session.Update {
 }
 
 func (f *fakeBackend) finish(u *session.Update, reason string) {
+	if f.lateUser {
+		f.msgs = append(f.msgs, session.Message{Role: session.User, Content: f.sent[len(f.sent)-1]})
+	}
 	f.msgs = append(f.msgs, session.Message{Role: session.Assistant, Content: f.partial})
 	f.busy, f.stopping = false, false
-	u.Done, u.Reason = true, reason
+	if !f.noDone {
+		u.Done, u.Reason = true, reason
+	}
 }
 
 func (f *fakeBackend) Sampler() sampler.Params {

@@ -38,8 +38,8 @@ func newInput(st *styles, raw bool) textarea.Model {
 
 	var s textarea.Styles
 	if !st.plain {
-		s.Focused.Prompt = st.user
-		s.Focused.Placeholder = st.dim
+		s.Focused.Prompt = st.user.style
+		s.Focused.Placeholder = st.dim.style
 		s.Blurred = s.Focused
 	}
 	s.Cursor = textarea.CursorStyle{Shape: tea.CursorBar, Blink: true}

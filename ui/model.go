@@ -30,13 +30,22 @@ type model struct {
 	input textarea.Model
 	help  bool
 
-	busy     bool // a reply is being generated
-	sawBusy  bool // the backend has reported this reply as busy at least once
-	stopping bool // Stop was asked for and Done has not come yet
-	state    string
-	stats    session.Stats
-	params   sampler.Params
-	order    []string
+	// Frame pieces that rarely change, kept between frames: the input is
+	// redrawn only after it got a message, the panel only when what it
+	// shows changed.
+	inputView  string
+	inputDirty bool
+	panelKey   panelKey
+	panel      []string
+
+	busy       bool // a reply is being generated
+	sawBusy    bool // the backend has reported this reply as busy at least once
+	quietPolls int  // polls since Send that said neither Busy nor Done
+	stopping   bool // Stop was asked for and Done has not come yet
+	state      string
+	stats      session.Stats
+	params     sampler.Params
+	order      []string
 
 	notice    string
 	noticeErr bool
@@ -102,7 +111,22 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 func (m *model) updateInput(msg tea.Msg) tea.Cmd {
 	var cmd tea.Cmd
 	m.input, cmd = m.input.Update(msg)
+	m.inputDirty = true
 	return cmd
+}
+
+// setInput replaces the input text.
+func (m *model) setInput(s string) {
+	m.input.SetValue(s)
+	m.inputDirty = true
+}
+
+func (m *model) inputLines() string {
+	if m.inputDirty || m.inputView == "" {
+		m.inputView = m.input.View()
+		m.inputDirty = false
+	}
+	return m.inputView
 }
 
 func (m *model) resize(w, h int) {
@@ -110,6 +134,7 @@ func (m *model) resize(w, h int) {
 	minIn, maxIn := inputBounds(m.height)
 	m.input.MinHeight, m.input.MaxHeight = minIn, maxIn
 	m.input.SetWidth(max(1, m.width)) // also re-fits the height
+	m.inputDirty = true
 	m.tr.setWidth(m.layout().mainW)
 }
 
@@ -141,9 +166,9 @@ func (m *model) send() tea.Cmd {
 		m.setNotice(err.Error(), true)
 		return nil
 	}
-	m.input.Reset()
+	m.setInput("")
 	m.notice, m.help = "", false
-	m.busy, m.sawBusy, m.stopping = true, false, false
+	m.busy, m.sawBusy, m.stopping, m.quietPolls = true, false, false, 0
 	m.state = "generating"
 	m.syncMessages()
 	// Messages may or may not list the new turn before the reply is done.

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"chat/engine/sampler"
+	"chat/session"
+
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -37,6 +40,24 @@ func (m *model) styledState() string {
 		return m.st.r(m.st.warn, s)
 	}
 	return s
+}
+
+// panelKey is everything the panel shows; the panel is redrawn only when it
+// changes, which while idle or typing is never.
+type panelKey struct {
+	params     sampler.Params
+	stats      session.Stats
+	state      string
+	w, h       int
+	orderCount int
+}
+
+func (m *model) cachedPanel(w, h int) []string {
+	k := panelKey{m.params, m.stats, m.stateText(), w, h, len(m.order)}
+	if m.panel == nil || k != m.panelKey {
+		m.panel, m.panelKey = m.panelLines(w, h), k
+	}
+	return m.panel
 }
 
 // panelLines renders the side panel: sampler knobs with their keys, then the

@@ -16,6 +16,10 @@ import (
 
 type pollMsg struct{ gen int }
 
+// maxQuietPolls is how many polls after Send may report neither Busy nor
+// Done before the UI stops waiting for a reply.
+const maxQuietPolls = 15
+
 func (m *model) tick() tea.Cmd {
 	d := m.opts.IdlePoll
 	if m.busy {
@@ -48,21 +52,24 @@ func (m *model) apply(u session.Update) {
 		m.setNotice(strings.Join(u.Notices, " · "), false)
 	}
 	if u.Busy {
-		m.sawBusy = true
+		m.sawBusy, m.quietPolls = true, 0
 		if !m.busy {
 			m.busy, m.state = true, "generating"
 			m.tr.startStream()
 		}
+	} else if m.busy && !m.sawBusy {
+		m.quietPolls++
 	}
-	// A backend that goes idle without saying Done still ends the reply.
-	if u.Done || (m.busy && m.sawBusy && !u.Busy) {
+	// A backend that goes idle without saying Done, or that never starts a
+	// reply at all (a command it handled itself), still ends the reply.
+	if u.Done || (m.busy && !u.Busy && (m.sawBusy || m.quietPolls >= maxQuietPolls)) {
 		m.finish(u)
 	}
 	m.params = m.b.Sampler()
 }
 
 func (m *model) finish(u session.Update) {
-	m.busy, m.sawBusy, m.stopping = false, false, false
+	m.busy, m.sawBusy, m.stopping, m.quietPolls = false, false, false, 0
 	switch u.Reason {
 	case "stopped":
 		m.state = "stopped"
@@ -80,5 +87,17 @@ func (m *model) finish(u session.Update) {
 		m.setNotice("the reply failed", true)
 	}
 	m.tr.endStream()
+	m.refreshInfo()
 	m.syncMessages()
+}
+
+// refreshInfo rereads what a finished turn may have changed (a command can
+// load another model or switch to raw mode).
+func (m *model) refreshInfo() {
+	m.info = m.b.Info()
+	m.order = m.b.SamplerOrder()
+	if raw := m.info.Mode == "raw"; raw != m.raw {
+		m.raw = raw
+		m.tr.setRaw(raw)
+	}
 }

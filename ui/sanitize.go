@@ -16,7 +16,10 @@ func cleanText(s string, keepTab bool) string {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
-	if strings.ContainsRune(s, '\x1b') || strings.ContainsRune(s, '\u009b') {
+	if strings.ContainsRune(s, '\u009b') {
+		s = strings.ReplaceAll(s, "\u009b", "\x1b[") // 8-bit CSI: strip it like ESC [
+	}
+	if strings.ContainsRune(s, '\x1b') {
 		s = ansi.Strip(s)
 	}
 	s = strings.ReplaceAll(s, "\r\n", "\n")

@@ -1,24 +1,44 @@
 package ui
 
-import "charm.land/lipgloss/v2"
+import (
+	"strings"
+
+	"charm.land/lipgloss/v2"
+)
 
 // styles holds every look the UI uses. Colours are the 16 ANSI ones so the
 // UI follows the terminal's palette on light and dark backgrounds alike.
 type styles struct {
 	plain bool
 
-	header    lipgloss.Style
-	user      lipgloss.Style
-	assistant lipgloss.Style
-	system    lipgloss.Style
-	dim       lipgloss.Style
-	title     lipgloss.Style
-	key       lipgloss.Style
-	warn      lipgloss.Style
-	err       lipgloss.Style
-	busy      lipgloss.Style
-	barFull   lipgloss.Style
-	barEmpty  lipgloss.Style
+	header    look
+	user      look
+	assistant look
+	system    look
+	dim       look
+	title     look
+	key       look
+	warn      look
+	err       look
+	busy      look
+	barFull   look
+	barEmpty  look
+}
+
+// look is a style and the escape sequences that open and close it. Every
+// styled piece of the UI is one line without width or padding, so painting
+// is two string joins; running the lipgloss renderer per piece was most of
+// a frame's cost.
+type look struct {
+	style     lipgloss.Style
+	pre, post string
+}
+
+const sentinel = "\uE000" // a private-use rune no style touches
+
+func newLook(st lipgloss.Style) look {
+	pre, post, _ := strings.Cut(st.Render(sentinel), sentinel)
+	return look{st, pre, post}
 }
 
 func newStyles(plain bool) *styles {
@@ -26,26 +46,28 @@ func newStyles(plain bool) *styles {
 	if plain {
 		return s
 	}
-	s.header = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("6"))
-	s.user = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("6"))
-	s.assistant = lipgloss.NewStyle()
-	s.system = lipgloss.NewStyle().Faint(true).Italic(true)
-	s.dim = lipgloss.NewStyle().Faint(true)
-	s.title = lipgloss.NewStyle().Bold(true)
-	s.key = lipgloss.NewStyle().Foreground(lipgloss.Color("5"))
-	s.warn = lipgloss.NewStyle().Foreground(lipgloss.Color("3"))
-	s.err = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("1"))
-	s.busy = lipgloss.NewStyle().Foreground(lipgloss.Color("2"))
-	s.barFull = lipgloss.NewStyle().Foreground(lipgloss.Color("2"))
-	s.barEmpty = lipgloss.NewStyle().Faint(true)
+	c := lipgloss.Color
+	n := lipgloss.NewStyle
+	s.header = newLook(n().Bold(true).Foreground(c("6")))
+	s.user = newLook(n().Bold(true).Foreground(c("6")))
+	s.assistant = newLook(n())
+	s.system = newLook(n().Faint(true).Italic(true))
+	s.dim = newLook(n().Faint(true))
+	s.title = newLook(n().Bold(true))
+	s.key = newLook(n().Foreground(c("5")))
+	s.warn = newLook(n().Foreground(c("3")))
+	s.err = newLook(n().Bold(true).Foreground(c("1")))
+	s.busy = newLook(n().Foreground(c("2")))
+	s.barFull = newLook(n().Foreground(c("2")))
+	s.barEmpty = newLook(n().Faint(true))
 	return s
 }
 
-// r renders text in st unless the UI is plain. Empty text stays empty so
+// r paints text with l unless the UI is plain. Empty text stays empty so
 // no stray escape codes end up on blank lines.
-func (s *styles) r(st lipgloss.Style, text string) string {
+func (s *styles) r(l look, text string) string {
 	if s.plain || text == "" {
 		return text
 	}
-	return st.Render(text)
+	return l.pre + text + l.post
 }

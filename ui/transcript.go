@@ -46,6 +46,15 @@ func (t *transcript) setWidth(w int) {
 	t.width = max(1, w)
 }
 
+// setRaw switches between chat and raw rendering; everything is re-wrapped.
+func (t *transcript) setRaw(raw bool) {
+	t.raw = raw
+	for i := range t.msgs {
+		t.msgs[i].width = 0
+	}
+	t.streamWidth = 0
+}
+
 func (t *transcript) following() bool { return t.offset == 0 }
 
 func (t *transcript) entryLines(i int) []string {

@@ -64,10 +64,10 @@ func (m *model) view() tea.View {
 		}
 	}
 	if l.hint > 0 {
-		rows = append(rows, fit(m.hintText(l), w))
+		rows = append(rows, fit(m.hintText(), w))
 	}
 	inputTop := len(rows)
-	in := strings.Split(m.input.View(), "\n")
+	in := strings.Split(m.inputLines(), "\n")
 	for i := 0; i < l.input; i++ {
 		s := ""
 		if i < len(in) {
@@ -102,7 +102,7 @@ func (m *model) appendBody(rows []string, l layout) []string {
 	}
 	var right []string
 	if l.panel {
-		right = m.panelLines(panelWidth, l.body)
+		right = m.cachedPanel(panelWidth, l.body)
 	}
 	sep := m.st.r(m.st.dim, "│")
 	for i := 0; i < l.body; i++ {
@@ -159,7 +159,7 @@ func (m *model) noticeText() string {
 
 // hintText is the line above the input: a notice if there is one, else
 // where the view is, else the keys that matter right now.
-func (m *model) hintText(l layout) string {
+func (m *model) hintText() string {
 	switch {
 	case m.notice != "":
 		return m.noticeText()

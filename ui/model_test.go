@@ -1,0 +1,567 @@
+package ui
+
+import (
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"chat/session"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// These tests drive the model directly: Update with key, poll and size
+// messages, then look at the fake backend and the frame.
+
+func press(code rune) tea.KeyPressMsg { return tea.KeyPressMsg{Code: code} }
+
+func text(s string) tea.KeyPressMsg {
+	r := []rune(s)
+	return tea.KeyPressMsg{Code: r[0], Text: s}
+}
+
+func alt(code rune) tea.KeyPressMsg { return tea.KeyPressMsg{Code: code, Mod: tea.ModAlt} }
+func ctrl(code rune) tea.KeyPressMsg {
+	return tea.KeyPressMsg{Code: code, Mod: tea.ModCtrl}
+}
+
+func newTest(f *fakeBackend, w, h int) Model {
+	return New(f, Options{Width: w, Height: h, Plain: true})
+}
+
+func poll(m Model) { m.Update(pollMsg{gen: m.pollGen}) }
+
+func sendText(m Model, s string) {
+	m.setInput(s)
+	m.Update(press(tea.KeyEnter))
+}
+
+// checkFrame checks that the frame fills the terminal exactly.
+func checkFrame(t *testing.T, m Model, w, h int) string {
+	t.Helper()
+	c := m.View().Content
+	if w <= 0 || h <= 0 {
+		if c != "" {
+			t.Fatalf("%dx%d: want an empty frame, got %q", w, h, c)
+		}
+		return c
+	}
+	lines := strings.Split(c, "\n")
+	if len(lines) != h {
+		t.Fatalf("%dx%d: %d lines:\n%s", w, h, len(lines), c)
+	}
+	for i, l := range lines {
+		if lw := ansi.StringWidth(l); lw != w {
+			t.Fatalf("%dx%d: line %d is %d wide: %q", w, h, i, lw, l)
+		}
+	}
+	return c
+}
+
+func TestFollowModeKeepsPlaceWhileReplyGrows(t *testing.T) {
+	f := newFake().withHistory(20)
+	f.reply = []string{"first words", "\nline two\n", "line three\nline four\n", "five\nsix\nseven\n", "eight"}
+	f.hold = true
+	m := newTest(f, 80, 24)
+	body := m.layout().body
+
+	sendText(m, "go")
+	poll(m)
+	if !m.tr.following() || !strings.Contains(m.View().Content, "first words") {
+		t.Fatalf("at the bottom the new text must be shown:\n%s", m.View().Content)
+	}
+
+	m.Update(press(tea.KeyPgUp))
+	if m.tr.following() {
+		t.Fatal("PgUp must leave follow mode")
+	}
+	before := slices.Clone(m.tr.window(body))
+	offset := m.tr.offset
+	poll(m)
+	poll(m)
+	if got := m.tr.window(body); !slices.Equal(got, before) {
+		t.Fatalf("scrolled view moved while the reply grew:\nbefore %q\nafter  %q", before, got)
+	}
+	if m.tr.offset <= offset {
+		t.Fatalf("offset %d should have grown from %d", m.tr.offset, offset)
+	}
+	if !strings.Contains(m.View().Content, "lines up") {
+		t.Fatal("the hint line should say the view is scrolled")
+	}
+
+	// Finishing the reply (transcript taken from Messages) keeps the place too.
+	f.mu.Lock()
+	f.hold = false
+	f.mu.Unlock()
+	poll(m)
+	poll(m)
+	poll(m)
+	if m.busy {
+		t.Fatal("reply should be done")
+	}
+	if got := m.tr.window(body); !slices.Equal(got, before) {
+		t.Fatalf("scrolled view moved when the reply finished:\nbefore %q\nafter  %q", before, got)
+	}
+
+	m.Update(tea.MouseWheelMsg{Button: tea.MouseWheelUp})
+	if m.tr.offset <= offset {
+		t.Fatal("wheel up should scroll up")
+	}
+	for range 100 {
+		m.Update(press(tea.KeyPgDown))
+	}
+	if !m.tr.following() {
+		t.Fatal("PgDn to the bottom must resume follow mode")
+	}
+	if !strings.Contains(m.View().Content, "eight") {
+		t.Fatalf("bottom should show the end of the reply:\n%s", m.View().Content)
+	}
+
+	m.Update(tea.KeyPressMsg{Code: tea.KeyHome, Mod: tea.ModCtrl})
+	if !strings.Contains(m.View().Content, "Question 0:") {
+		t.Fatalf("Ctrl+Home should show the first message:\n%s", m.View().Content)
+	}
+	m.Update(tea.KeyPressMsg{Code: tea.KeyUp, Mod: tea.ModCtrl})
+	if !strings.Contains(m.View().Content, "Question 0:") {
+		t.Fatal("scrolling above the top must clamp")
+	}
+	m.Update(tea.KeyPressMsg{Code: tea.KeyEnd, Mod: tea.ModCtrl})
+	if !m.tr.following() {
+		t.Fatal("Ctrl+End must resume follow mode")
+	}
+}
+
+func TestHotKeysChangeSampler(t *testing.T) {
+	f := newFake()
+	f.hold = true
+	m := newTest(f, 100, 30)
+	sendText(m, "hi") // while generating: the backend applies it on the next token
+	poll(m)
+
+	steps := []struct {
+		k     tea.KeyPressMsg
+		check func() bool
+		what  string
+	}{
+		{press(tea.KeyF3), func() bool { return f.params.Temperature == 0.9 }, "F3 temperature 0.9"},
+		{alt('3'), func() bool { return f.params.Temperature == 1.0 }, "Alt+3 temperature 1.0"},
+		{press(tea.KeyF2), func() bool { return f.params.Temperature == 0.9 }, "F2 temperature 0.9"},
+		{press(tea.KeyF4), func() bool { return f.params.TopP == 0.9 }, "F4 top-p 0.9"},
+		{press(tea.KeyF5), func() bool { return f.params.TopP == 0.95 }, "F5 top-p 0.95"},
+		{alt('5'), func() bool { return f.params.TopP == 1 }, "Alt+5 top-p off"},
+		{press(tea.KeyF7), func() bool { return f.params.MinP == 0.01 }, "F7 min-p 0.01"},
+		{press(tea.KeyF6), func() bool { return f.params.MinP == 0 }, "F6 min-p off"},
+		{press(tea.KeyF8), func() bool { return f.params.TopK == 500 }, "F8 top-k 500"},
+		{alt('8'), func() bool { return f.params.TopK == 200 }, "Alt+8 top-k 200"},
+		{press(tea.KeyF9), func() bool { return f.params.TopK == 500 }, "F9 top-k 500"},
+		{press(tea.KeyF9), func() bool { return f.params.TopK == 0 }, "F9 top-k off"},
+		{press(tea.KeyF10), func() bool { return f.params.Greedy }, "F10 greedy on"},
+		{alt('0'), func() bool { return !f.params.Greedy }, "Alt+0 greedy off"},
+	}
+	for _, s := range steps {
+		m.Update(s.k)
+		_, _, _, p := f.snapshot()
+		f.params = p
+		if !s.check() {
+			t.Fatalf("%s: params %+v", s.what, p)
+		}
+	}
+	if m.input.Value() != "" {
+		t.Fatalf("hot keys must not type: %q", m.input.Value())
+	}
+	if !m.busy {
+		t.Fatal("hot keys must not end the reply")
+	}
+	m.Update(press(tea.KeyF3))
+	if !strings.Contains(m.View().Content, "temperature 1.00") {
+		t.Fatalf("panel should show the new temperature:\n%s", m.View().Content)
+	}
+	for range 50 {
+		m.Update(press(tea.KeyF3))
+	}
+	if _, _, _, p := f.snapshot(); p.Temperature != maxTemperature {
+		t.Fatalf("temperature should stop at %v, got %v", maxTemperature, p.Temperature)
+	}
+	for range 50 {
+		m.Update(press(tea.KeyF2))
+	}
+	if _, _, _, p := f.snapshot(); p.Temperature != 0 {
+		t.Fatalf("temperature should stop at 0, got %v", p.Temperature)
+	}
+}
+
+func TestEscStopsReplyWithoutQuitting(t *testing.T) {
+	f := newFake()
+	f.hold = true
+	m := newTest(f, 80, 24)
+	m.Update(press(tea.KeyEscape)) // idle: nothing to stop
+	if _, stops, _, _ := f.snapshot(); stops != 0 {
+		t.Fatalf("Esc while idle called Stop %d times", stops)
+	}
+	sendText(m, "hi")
+	poll(m)
+	poll(m)
+
+	m.Update(press(tea.KeyF1))
+	m.Update(press(tea.KeyEscape)) // closes the help first
+	if m.help {
+		t.Fatal("Esc should close the help")
+	}
+	if _, stops, _, _ := f.snapshot(); stops != 0 {
+		t.Fatal("Esc that closes the help must not stop the reply")
+	}
+
+	_, cmd := m.Update(press(tea.KeyEscape))
+	if _, stops, _, _ := f.snapshot(); stops != 1 {
+		t.Fatalf("Esc should call Stop once, got %d", stops)
+	}
+	if cmd != nil {
+		if _, quit := cmd().(tea.QuitMsg); quit {
+			t.Fatal("Esc must not quit")
+		}
+	}
+	if m.stateText() != "stopping" {
+		t.Fatalf("state %q, want stopping", m.stateText())
+	}
+	poll(m)
+	if m.busy || m.stateText() != "stopped" {
+		t.Fatalf("after Done(stopped): busy=%v state=%q", m.busy, m.stateText())
+	}
+	if !strings.Contains(m.View().Content, "Once upon a time, there was a little") {
+		t.Fatalf("the partial reply should stay in the transcript:\n%s", m.View().Content)
+	}
+}
+
+func TestCtrlCStopsAndQuits(t *testing.T) {
+	f := newFake()
+	f.hold = true
+	m := newTest(f, 80, 24)
+	sendText(m, "hi")
+	_, cmd := m.Update(ctrl('c'))
+	if _, stops, _, _ := f.snapshot(); stops != 1 {
+		t.Fatal("Ctrl+C should stop the reply")
+	}
+	if cmd == nil {
+		t.Fatal("Ctrl+C should quit")
+	}
+	if _, ok := cmd().(tea.QuitMsg); !ok {
+		t.Fatal("Ctrl+C should quit")
+	}
+}
+
+func TestSanitizeInput(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"hello", "hello"},
+		{"\x1b[31mred\x1b[0m text", "red text"},
+		{"a\x00b\x07c\x08d\x7f", "abcd"},
+		{"one\r\ntwo\rthree", "one\ntwo\nthree"},
+		{"bad \xff\xfe utf8", "bad \uFFFD utf8"},
+		{"\u202Eevil\u2066", "evil"},
+		{"\u009b2Jc1", "c1"},
+		{"raw \x9b byte", "raw \uFFFD byte"},
+		{"\n \n  code();  \n\n", "  code();"},
+		{" \t\n\r ", ""},
+		{"a\tb", "a\tb"},
+		{"日本語 🍵 ok", "日本語 🍵 ok"},
+	}
+	for _, c := range cases {
+		if got := sanitizeInput(c.in); got != c.want {
+			t.Errorf("sanitizeInput(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestPastedGarbageIsCleanedBeforeSend(t *testing.T) {
+	f := newFake()
+	m := newTest(f, 80, 24)
+	m.Update(tea.PasteMsg{Content: "hello\x1b[2J\x00 wor\u202Eld\x07\r\nnext\xff"})
+	m.Update(press(tea.KeyEnter))
+	sent, _, _, _ := f.snapshot()
+	if len(sent) != 1 || sent[0] != "hello world\nnext" {
+		t.Fatalf("sent %q", sent)
+	}
+	checkFrame(t, m, 80, 24)
+}
+
+func TestInputKeys(t *testing.T) {
+	f := newFake()
+	m := newTest(f, 80, 24)
+	m.Update(text("?"))
+	if !m.help {
+		t.Fatal("? on an empty input opens the help")
+	}
+	m.Update(text("?"))
+	if m.help {
+		t.Fatal("? closes it again")
+	}
+	m.Update(text("a"))
+	m.Update(text("?"))
+	if m.help || m.input.Value() != "a?" {
+		t.Fatalf("? after text is typed: help=%v value=%q", m.help, m.input.Value())
+	}
+	m.Update(ctrl('j'))
+	m.Update(text("b"))
+	m.Update(tea.KeyPressMsg{Code: tea.KeyEnter, Mod: tea.ModAlt})
+	m.Update(text("c"))
+	if m.input.Value() != "a?\nb\nc" {
+		t.Fatalf("newline keys: %q", m.input.Value())
+	}
+	m.Update(press(tea.KeyF1))
+	if !m.help {
+		t.Fatal("F1 opens the help even with text in the input")
+	}
+	m.Update(press(tea.KeyEnter))
+	sent, _, _, _ := f.snapshot()
+	if len(sent) != 1 || sent[0] != "a?\nb\nc" {
+		t.Fatalf("sent %q", sent)
+	}
+	if m.help || m.input.Value() != "" {
+		t.Fatal("sending clears the input and closes the help")
+	}
+
+	// Enter while busy keeps the text and says why.
+	f.hold = true
+	m.setInput("next question")
+	m.Update(press(tea.KeyEnter))
+	if sent, _, _, _ := f.snapshot(); len(sent) != 1 || m.input.Value() != "next question" {
+		t.Fatalf("Enter while busy: sent %q, input %q", sent, m.input.Value())
+	}
+	if !strings.Contains(m.View().Content, "still being generated") {
+		t.Fatal("Enter while busy should say why nothing happened")
+	}
+}
+
+func TestSendErrorShown(t *testing.T) {
+	f := newFake()
+	f.sendErr = errors.New("model not loaded")
+	m := newTest(f, 80, 24)
+	sendText(m, "hi")
+	if m.busy || m.input.Value() != "hi" {
+		t.Fatalf("failed send: busy=%v input=%q", m.busy, m.input.Value())
+	}
+	if !strings.Contains(m.View().Content, "✗ model not loaded") {
+		t.Fatalf("error not shown:\n%s", m.View().Content)
+	}
+}
+
+func TestNoticesShown(t *testing.T) {
+	f := newFake()
+	f.notices = []string{"dropped 2 oldest turns to fit the context"}
+	m := newTest(f, 40, 12)
+	poll(m)
+	if !strings.Contains(m.View().Content, "! dropped 2 oldest turns") {
+		t.Fatalf("notice not shown:\n%s", m.View().Content)
+	}
+	m.Update(press(tea.KeyEscape))
+	if strings.Contains(m.View().Content, "dropped") {
+		t.Fatal("Esc while idle clears the notice")
+	}
+	// Too short for a hint line: the notice takes the status line.
+	f.notices = []string{"hello notice"}
+	m.Update(tea.WindowSizeMsg{Width: 30, Height: 6})
+	poll(m)
+	if !strings.Contains(checkFrame(t, m, 30, 6), "! hello notice") {
+		t.Fatalf("notice not shown on a small screen:\n%s", m.View().Content)
+	}
+}
+
+func TestUserTurnShownOnceWhateverMessagesSays(t *testing.T) {
+	for _, late := range []bool{false, true} {
+		f := newFake()
+		f.lateUser = late
+		m := newTest(f, 80, 24)
+		sendText(m, "ping")
+		if c := m.View().Content; strings.Count(c, "› ping") != 1 {
+			t.Fatalf("late=%v: user turn shown %d times while streaming:\n%s", late, strings.Count(c, "› ping"), c)
+		}
+		for range 10 {
+			poll(m)
+		}
+		if m.busy {
+			t.Fatal("reply should be done")
+		}
+		if c := m.View().Content; strings.Count(c, "› ping") != 1 || !strings.Contains(c, "happy") {
+			t.Fatalf("late=%v: after the reply:\n%s", late, c)
+		}
+	}
+}
+
+func TestBackendIdleWithoutDoneEndsReply(t *testing.T) {
+	f := newFake()
+	f.noDone = true
+	m := newTest(f, 80, 24)
+	sendText(m, "hi")
+	for range 10 {
+		poll(m)
+	}
+	if m.busy || m.stateText() != "idle" {
+		t.Fatalf("busy=%v state=%q", m.busy, m.stateText())
+	}
+}
+
+func TestSystemPromptAndRawMode(t *testing.T) {
+	f := newFake()
+	f.info.System = "You are terse."
+	m := newTest(f, 80, 24)
+	if !strings.Contains(m.View().Content, "# You are terse.") {
+		t.Fatalf("system prompt not shown:\n%s", m.View().Content)
+	}
+
+	r := newFake()
+	r.info.Mode = "raw"
+	m = newTest(r, 80, 24)
+	sendText(m, "The robot")
+	poll(m)
+	c := m.View().Content
+	if !strings.Contains(c, "\nThe robot") || !strings.Contains(c, "\nOnce upon a time") || !strings.Contains(c, " raw") {
+		t.Fatalf("raw mode should show plain text:\n%s", c)
+	}
+}
+
+// Every size from absurd to large gives a full frame and no panic, with the
+// help open or closed, idle or streaming wide characters.
+func TestAnySizeRenders(t *testing.T) {
+	widths := []int{-5, 0, 1, 2, 3, 4, 5, 10, 19, 20, 21, 31, 39, 40, 41, 79, 80, 89, 90, 91, 120, 200}
+	heights := []int{-3, 0, 1, 2, 3, 4, 5, 6, 8, 9, 12, 24, 40}
+	f := newFake().withHistory(3)
+	f.hold = true
+	m := newTest(f, 80, 24)
+	for phase := range 3 {
+		switch phase {
+		case 1:
+			sendText(m, "日本語の質問 🍵🍵🍵 with a long line that will need wrapping")
+			for range 6 {
+				poll(m)
+			}
+		case 2:
+			m.Update(press(tea.KeyF1))
+		}
+		for _, w := range widths {
+			for _, h := range heights {
+				m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+				checkFrame(t, m, w, h)
+				m.Update(press(tea.KeyPgUp))
+				checkFrame(t, m, w, h)
+				m.Update(tea.KeyPressMsg{Code: tea.KeyEnd, Mod: tea.ModCtrl})
+			}
+		}
+	}
+}
+
+// A resize storm in the middle of a reply ends in the same frame as a model
+// that only ever saw the final size: no stale wrapping survives.
+func TestResizeStorm(t *testing.T) {
+	run := func(storm bool) string {
+		f := newFake().withHistory(5)
+		f.reply = strings.SplitAfter("Once upon a time 日本語 there was a 🍵 robot.\nIt wrapped text all day long, through every resize, and never lost a word.\nThe end.", " ")
+		m := newTest(f, 80, 24)
+		sendText(m, "story please")
+		rng := rand.New(rand.NewPCG(1, 2))
+		for range len(f.reply) + 2 {
+			if storm {
+				for range 20 {
+					w, h := rng.IntN(130)-5, rng.IntN(50)-3
+					m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+					checkFrame(t, m, w, h)
+				}
+			}
+			poll(m)
+		}
+		m.Update(tea.WindowSizeMsg{Width: 61, Height: 20})
+		return checkFrame(t, m, 61, 20)
+	}
+	if a, b := run(false), run(true); a != b {
+		t.Fatalf("frames differ after a resize storm:\n%s\n---\n%s", a, b)
+	}
+}
+
+// Streaming in chunks, re-wrapping only the last paragraph, gives exactly
+// the lines of the finished message rendered in one go.
+func TestIncrementalWrapMatchesFull(t *testing.T) {
+	full := "Zoë 日本語テキスト and 🍵🍵 emoji, a long first paragraph that has to wrap more than once at a narrow width.\n\n" +
+		"Second paragraph.\nThird: aVeryLongWordWithoutAnySpacesThatMustBeBrokenHard and more."
+	st := newStyles(true)
+	for _, w := range []int{1, 2, 3, 7, 12, 25, 80} {
+		for seed := range uint64(5) {
+			tr := newTranscript(st, false, w)
+			rng := rand.New(rand.NewPCG(seed, 9))
+			rest := full
+			for rest != "" {
+				n := min(len(rest), 1+rng.IntN(12))
+				for n < len(rest) && !utf8RuneStart(rest[n]) {
+					n++
+				}
+				tr.appendStream(rest[:n])
+				rest = rest[n:]
+			}
+			sl, tl := tr.streamLines()
+			got := append(slices.Clone(sl), tl...)
+			want := st.renderMessage(session.Message{Role: session.Assistant, Content: full}, false, w)
+			if !slices.Equal(got, want) {
+				t.Fatalf("width %d seed %d:\n got %q\nwant %q", w, seed, got, want)
+			}
+			for _, l := range got {
+				if lw := ansi.StringWidth(l); w >= 3 && lw > w {
+					t.Fatalf("width %d: line %q is %d wide", w, l, lw)
+				}
+			}
+		}
+	}
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+func TestSilentBackendDoesNotHangTheUI(t *testing.T) {
+	f := newFake()
+	f.silent = true
+	m := newTest(f, 80, 24)
+	sendText(m, "/clear")
+	for range maxQuietPolls - 1 {
+		poll(m)
+	}
+	if !m.busy {
+		t.Fatal("gave up waiting too early")
+	}
+	poll(m)
+	if m.busy || m.tr.streaming {
+		t.Fatal("a Send that never starts a reply must not leave the UI generating")
+	}
+}
+
+func TestModeChangeAfterTurnRerenders(t *testing.T) {
+	f := newFake().withHistory(1)
+	f.silent = true
+	m := newTest(f, 80, 24)
+	if !strings.Contains(m.View().Content, "› Question 0") {
+		t.Fatal("chat mode marks user turns")
+	}
+	f.info.Mode = "raw"
+	sendText(m, "/raw")
+	for range maxQuietPolls {
+		poll(m)
+	}
+	c := m.View().Content
+	if strings.Contains(c, "› Question 0") || !strings.Contains(c, "\nQuestion 0") || !strings.Contains(c, " raw") {
+		t.Fatalf("after switching to raw mode:\n%s", c)
+	}
+}
+
+func TestCursorSitsInTheInput(t *testing.T) {
+	for _, sz := range [][2]int{{80, 24}, {100, 30}, {20, 5}} {
+		m := newTest(newFake(), sz[0], sz[1])
+		m.Update(text("a"))
+		m.Update(text("b"))
+		v := m.View()
+		if v.Cursor == nil {
+			t.Fatalf("%v: no cursor", sz)
+		}
+		lines := strings.Split(v.Content, "\n")
+		row := lines[v.Cursor.Y]
+		if !strings.HasPrefix(row, "› ab") || v.Cursor.X != 4 {
+			t.Fatalf("%v: cursor at %d,%d on %q", sz, v.Cursor.X, v.Cursor.Y, row)
+		}
+	}
+}
