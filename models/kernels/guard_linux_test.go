@@ -53,3 +53,31 @@ func TestTailsStayInBounds(t *testing.T) {
 		})
 	}
 }
+
+func guardedI8(t *testing.T, n int) []int8 {
+	f := guarded(t, (n+3)/4)
+	b := unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(f))), len(f)*4)
+	b = b[len(b)-n:]
+	for i := range b {
+		b[i] = int8(i%9) - 4
+	}
+	return b
+}
+
+func TestInt8StayInBounds(t *testing.T) {
+	for _, asm := range impls() {
+		withImpl(asm, func() {
+			for _, rows := range []int{1, 3, 4, 5, 9} {
+				for _, cols := range []int{32, 33, 63, 64, 96, 100} {
+					q, xq := guardedI8(t, rows*cols), guardedI8(t, cols)
+					out, scale := guarded(t, rows), guarded(t, rows)
+					MatVecI8(out, q, scale, xq, 1, rows, cols)
+					if cols%Q8Block == 0 {
+						d, xd := guarded(t, rows*cols/Q8Block), guarded(t, cols/Q8Block)
+						MatVecQ8_0(out, q, d, xq, xd, rows, cols)
+					}
+				}
+			}
+		})
+	}
+}

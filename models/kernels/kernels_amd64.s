@@ -568,3 +568,203 @@ mm_store:
 TEXT ·spinPause(SB), NOSPLIT, $0-0
 	PAUSE
 	RET
+
+// Integer dot products for int8 weights × int8 activations. VPMADDUBSW wants
+// unsigned × signed bytes, so the sign of x moves onto w (VPSIGNB) and |x| is
+// the unsigned side; pairs are summed to int16 (at most 2·127² = 32258, no
+// saturation as long as no value is -128), then to int32 by VPMADDWD with ones.
+// Approach as in go-stack.md §2 (i8×i8 asm) and llama.cpp's mul_sum_i8_pairs.
+
+// HSUMD reduces the 8 int32 lanes of Y (low half X) into the low lane of X.
+#define HSUMD(Y, X, T) \
+	VEXTRACTI128 $1, Y, T; \
+	VPADDD       T, X, X; \
+	VPSHUFD      $0x4e, X, T; \
+	VPADDD       T, X, X; \
+	VPSHUFD      $0xb1, X, T; \
+	VPADDD       T, X, X
+
+// I8DOT adds the int32 pair sums of w chunk (in W, clobbered) times x
+// (X8 = x, X10 = |x|, Y11 = int16 ones) into ACC.
+#define I8DOT(W, ACC) \
+	VPSIGNB    Y8, W, W; \
+	VPMADDUBSW W, Y10, W; \
+	VPMADDWD   Y11, W, W; \
+	VPADDD     W, ACC, ACC
+
+// func i8DotsAVX2(dst *int32, w, x *int8, rows, cols int)
+// dst[r] = Σ w[r*cols+c]·x[c] over c < cols&^31 (the caller adds the rest).
+// Four rows at a time share each x load.
+TEXT ·i8DotsAVX2(SB), NOSPLIT, $0-40
+	MOVQ     dst+0(FP), DI
+	MOVQ     w+8(FP), SI
+	MOVQ     x+16(FP), BX
+	MOVQ     rows+24(FP), DX
+	MOVQ     cols+32(FP), CX
+	VPCMPEQW Y11, Y11, Y11
+	VPSRLW   $15, Y11, Y11
+	MOVQ     CX, AX
+	ANDQ     $-32, AX
+	ADDQ     AX, BX
+	ADDQ     AX, SI
+
+i8_block4:
+	CMPQ  DX, $4
+	JLT   i8_block1
+	LEAQ  (SI)(CX*1), R8
+	LEAQ  (R8)(CX*1), R9
+	LEAQ  (R9)(CX*1), R10
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	MOVQ  CX, AX
+	ANDQ  $-32, AX
+	NEGQ  AX
+	JZ    i8_4store
+
+i8_4loop:
+	VMOVDQU (BX)(AX*1), Y8
+	VPABSB  Y8, Y10
+	VMOVDQU (SI)(AX*1), Y12
+	VMOVDQU (R8)(AX*1), Y13
+	VMOVDQU (R9)(AX*1), Y14
+	VMOVDQU (R10)(AX*1), Y15
+	I8DOT(Y12, Y0)
+	I8DOT(Y13, Y1)
+	I8DOT(Y14, Y2)
+	I8DOT(Y15, Y3)
+	ADDQ    $32, AX
+	JNZ     i8_4loop
+
+i8_4store:
+	HSUMD(Y0, X0, X12)
+	HSUMD(Y1, X1, X12)
+	HSUMD(Y2, X2, X12)
+	HSUMD(Y3, X3, X12)
+	VMOVD X0, (DI)
+	VMOVD X1, 4(DI)
+	VMOVD X2, 8(DI)
+	VMOVD X3, 12(DI)
+	ADDQ  $16, DI
+	LEAQ  (R10)(CX*1), SI
+	SUBQ  $4, DX
+	JMP   i8_block4
+
+i8_block1:
+	TESTQ DX, DX
+	JZ    i8_done
+	VPXOR Y0, Y0, Y0
+	MOVQ  CX, AX
+	ANDQ  $-32, AX
+	NEGQ  AX
+	JZ    i8_1store
+
+i8_1loop:
+	VMOVDQU (BX)(AX*1), Y8
+	VPABSB  Y8, Y10
+	VMOVDQU (SI)(AX*1), Y12
+	I8DOT(Y12, Y0)
+	ADDQ    $32, AX
+	JNZ     i8_1loop
+
+i8_1store:
+	HSUMD(Y0, X0, X12)
+	VMOVD X0, (DI)
+	ADDQ  $4, DI
+	LEAQ  (SI)(CX*1), SI
+	DECQ  DX
+	JMP   i8_block1
+
+i8_done:
+	VZEROUPPER
+	RET
+
+// func q80DotsAVX2(out *float32, w *int8, d *float32, x *int8, xd *float32, rows, cols int)
+// Q8_0 blocks of 32: out[r] = Σ_b d[r*nb+b]·xd[b]·(Σ_{i<32} w·x in block b),
+// nb = cols/32 (cols must be a multiple of 32). One row at a time; blocks
+// alternate between two float accumulators (Y0, Y1) to halve the FMA chain.
+//
+// Registers: DI out, SI w, R12 d, BX x, R11 xd, CX cols, DX rows left,
+// AX byte offset in the row, R13 scale offset (AX/8).
+TEXT ·q80DotsAVX2(SB), NOSPLIT, $0-56
+	MOVQ     out+0(FP), DI
+	MOVQ     w+8(FP), SI
+	MOVQ     d+16(FP), R12
+	MOVQ     x+24(FP), BX
+	MOVQ     xd+32(FP), R11
+	MOVQ     rows+40(FP), DX
+	MOVQ     cols+48(FP), CX
+	ANDQ     $-32, CX
+	VPCMPEQW Y11, Y11, Y11
+	VPSRLW   $15, Y11, Y11
+	TESTQ    DX, DX
+	JZ       q8_done
+
+q8_row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	XORQ   AX, AX
+	XORQ   R13, R13
+	MOVQ   CX, R8
+	ANDQ   $-64, R8
+	JZ     q8_odd
+
+q8_loop2:
+	VMOVDQU      (BX)(AX*1), Y8
+	VPABSB       Y8, Y10
+	VMOVDQU      (SI)(AX*1), Y12
+	VPSIGNB      Y8, Y12, Y12
+	VPMADDUBSW   Y12, Y10, Y12
+	VPMADDWD     Y11, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VMOVSS       (R12)(R13*1), X13
+	VMULSS       (R11)(R13*1), X13, X13
+	VBROADCASTSS X13, Y13
+	VFMADD231PS  Y13, Y12, Y0
+	VMOVDQU      32(BX)(AX*1), Y8
+	VPABSB       Y8, Y10
+	VMOVDQU      32(SI)(AX*1), Y14
+	VPSIGNB      Y8, Y14, Y14
+	VPMADDUBSW   Y14, Y10, Y14
+	VPMADDWD     Y11, Y14, Y14
+	VCVTDQ2PS    Y14, Y14
+	VMOVSS       4(R12)(R13*1), X15
+	VMULSS       4(R11)(R13*1), X15, X15
+	VBROADCASTSS X15, Y15
+	VFMADD231PS  Y15, Y14, Y1
+	ADDQ         $64, AX
+	ADDQ         $8, R13
+	CMPQ         AX, R8
+	JLT          q8_loop2
+
+q8_odd:
+	CMPQ         AX, CX
+	JGE          q8_store
+	VMOVDQU      (BX)(AX*1), Y8
+	VPABSB       Y8, Y10
+	VMOVDQU      (SI)(AX*1), Y12
+	VPSIGNB      Y8, Y12, Y12
+	VPMADDUBSW   Y12, Y10, Y12
+	VPMADDWD     Y11, Y12, Y12
+	VCVTDQ2PS    Y12, Y12
+	VMOVSS       (R12)(R13*1), X13
+	VMULSS       (R11)(R13*1), X13, X13
+	VBROADCASTSS X13, Y13
+	VFMADD231PS  Y13, Y12, Y0
+
+q8_store:
+	VADDPS Y1, Y0, Y0
+	HSUM(Y0, X0, X8)
+	VMOVSS X0, (DI)
+	ADDQ   $4, DI
+	ADDQ   CX, SI
+	MOVQ   CX, R8
+	SHRQ   $3, R8
+	ADDQ   R8, R12
+	DECQ   DX
+	JNZ    q8_row
+
+q8_done:
+	VZEROUPPER
+	RET

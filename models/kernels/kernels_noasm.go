@@ -15,3 +15,8 @@ func sumAsm(a []float32) float32                               { panic("kernels:
 func axpyAsm(alpha float32, x, y []float32)                    { panic("kernels: no asm") }
 func matVecAsm(out, w, x []float32, cols, r0, r1 int)          { panic("kernels: no asm") }
 func matMulAsm(out, w, x []float32, rows, cols, n, r0, r1 int) { panic("kernels: no asm") }
+
+func i8DotsAsm(out []float32, w, x []int8, cols int) []int32 { panic("kernels: no asm") }
+func q80DotsAsm(out []float32, w []int8, d []float32, x []int8, xd []float32, cols int) {
+	panic("kernels: no asm")
+}

@@ -37,6 +37,8 @@ var defaultPool = pool{threads: min(runtime.NumCPU(), runtime.GOMAXPROCS(0))}
 const (
 	opMatVec = iota
 	opMatMul
+	opMatVecI8
+	opMatVecQ8
 )
 
 // Worker states. The caller moves idle→posted; the worker takes a job with
@@ -64,6 +66,11 @@ type job struct {
 	op            int
 	out, w, x     []float32
 	rows, cols, n int
+	// int8 operands: weights qw with scales sw (per row or per block),
+	// activations qx with scale sx (per vector) or dx (per block).
+	qw, qx        []int8
+	sw, dx        []float32
+	sx            float32
 	chunk, chunks int
 	_             [64]byte
 	next          atomic.Int64
@@ -102,58 +109,73 @@ func (p *pool) resize() {
 	}
 }
 
-// run splits the product over the pool and returns true once it is done. It
-// returns false, having done nothing, when the pool is single-threaded, busy
-// with another caller, or the product is too short to split; the caller then
-// computes it alone.
+// run splits a float product over the pool and returns true once it is
+// done. It returns false, having done nothing, when the pool is
+// single-threaded or busy with another caller; the caller then computes the
+// product alone.
 func (p *pool) run(op int, out, w, x []float32, rows, cols, n int) bool {
-	if !p.mu.TryLock() {
+	j := p.acquire()
+	if j == nil {
 		return false
+	}
+	j.op, j.out, j.w, j.x = op, out, w, x
+	j.rows, j.cols, j.n = rows, cols, n
+	gran := 8 // the MatVec kernel's row block
+	if op == opMatMul {
+		gran = 4 // the MatMul tile's rows
+	}
+	p.exec(gran)
+	return true
+}
+
+// acquire returns the pool's job for the caller to fill in and pass to exec,
+// or nil if the pool is single-threaded or in use.
+func (p *pool) acquire() *job {
+	if !p.mu.TryLock() {
+		return nil
 	}
 	if p.threads <= 1 {
 		p.mu.Unlock()
-		return false
+		return nil
 	}
-	// Chunks of whole kernel blocks (8 rows for MatVec, 4 for the MatMul
-	// tile), about 8 per thread so a late worker still balances.
-	gran := 8
-	if op == opMatMul {
-		gran = 4
-	}
-	chunk := (rows + p.threads*8 - 1) / (p.threads * 8)
-	chunk = (max(chunk, 1) + gran - 1) / gran * gran
-	chunks := (rows + chunk - 1) / chunk
-	if chunks < 2 {
-		p.mu.Unlock()
-		return false
-	}
-	if !p.started {
-		p.started = true
-		p.resize()
-	}
+	return &p.job
+}
+
+// exec runs the job acquired and filled in by the caller, split into chunks
+// of whole kernel blocks (gran rows), about 8 per thread so a late worker
+// still balances, and releases the pool.
+func (p *pool) exec(gran int) {
 	j := &p.job
-	j.op, j.out, j.w, j.x = op, out, w, x
-	j.rows, j.cols, j.n = rows, cols, n
-	j.chunk, j.chunks = chunk, chunks
+	chunk := (j.rows + p.threads*8 - 1) / (p.threads * 8)
+	chunk = (max(chunk, 1) + gran - 1) / gran * gran
+	j.chunk, j.chunks = chunk, (j.rows+chunk-1)/chunk
 	j.next.Store(0)
-	for _, wk := range p.workers {
-		wk.post(wPosted)
+	if j.chunks > 1 {
+		if !p.started {
+			p.started = true
+			p.resize()
+		}
+		for _, wk := range p.workers {
+			wk.post(wPosted)
+		}
 	}
 	j.drain()
-	for _, wk := range p.workers {
-		if wk.state.CompareAndSwap(wPosted, wIdle) {
-			continue // never started
-		}
-		for i := 1; wk.state.Load() != wIdle; i++ {
-			spinPause() // it is finishing its last chunk
-			if i%1024 == 0 {
-				runtime.Gosched()
+	if j.chunks > 1 {
+		for _, wk := range p.workers {
+			if wk.state.CompareAndSwap(wPosted, wIdle) {
+				continue // never started
+			}
+			for i := 1; wk.state.Load() != wIdle; i++ {
+				spinPause() // it is finishing its last chunk
+				if i%1024 == 0 {
+					runtime.Gosched()
+				}
 			}
 		}
 	}
-	j.out, j.w, j.x = nil, nil, nil // don't keep the operands alive
+	// Don't keep the operands alive.
+	j.out, j.w, j.x, j.qw, j.sw, j.qx, j.dx = nil, nil, nil, nil, nil, nil, nil
 	p.mu.Unlock()
-	return true
 }
 
 func (j *job) drain() {
@@ -164,10 +186,15 @@ func (j *job) drain() {
 		}
 		r0 := c * j.chunk
 		r1 := min(j.rows, r0+j.chunk)
-		if j.op == opMatVec {
+		switch j.op {
+		case opMatVec:
 			matVecRange(j.out, j.w, j.x, j.cols, r0, r1)
-		} else {
+		case opMatMul:
 			matMulRange(j.out, j.w, j.x, j.rows, j.cols, j.n, r0, r1)
+		case opMatVecI8:
+			matVecI8Range(j.out, j.qw, j.sw, j.qx, j.sx, j.cols, r0, r1)
+		case opMatVecQ8:
+			matVecQ8Range(j.out, j.qw, j.sw, j.qx, j.dx, j.cols, r0, r1)
 		}
 	}
 }
