@@ -3,7 +3,6 @@ package course
 import (
 	"fmt"
 	"math"
-	"sort"
 )
 
 // config is the model configuration resolved the way the course resolves it:
@@ -376,14 +375,4 @@ func optBool(m map[string]any, key string, def bool) (bool, error) {
 		return v != 0, nil
 	}
 	return false, fmt.Errorf("config %s is %T %v, want a bool", key, raw, raw)
-}
-
-// sortedKeys is for deterministic error messages.
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
