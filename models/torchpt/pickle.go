@@ -133,6 +133,11 @@ var allowed = map[string]string{
 	"numpy.core.multiarray.scalar":               "npscalar",
 	"numpy._core.multiarray.scalar":              "npscalar",
 	"numpy.dtype":                                "npdtype",
+	"torch._tensor._rebuild_from_type_v2":        "fromtype",
+	// Type markers that _rebuild_from_type_v2 names; never called.
+	"torch.Tensor":                 "value",
+	"torch._tensor.Tensor":         "value",
+	"torch.nn.parameter.Parameter": "value",
 }
 
 // torchDtypes are torch.dtype objects: harmless names (e.g. an amp dtype in
@@ -309,13 +314,12 @@ func (u *unpickler) run() (any, error) {
 		u.pos++
 		if err := u.step(op); err != nil {
 			if err == errStop {
-				if len(u.stack) != 1 || len(u.marks) != 0 {
-					// Python only requires a value on top; accept that too.
-					if len(u.stack) == 0 {
-						return nil, fmt.Errorf("STOP with an empty stack")
-					}
+				// Like Python, only the top value matters.
+				v, err := u.top()
+				if err != nil {
+					return nil, fmt.Errorf("STOP with an empty stack")
 				}
-				return u.stack[len(u.stack)-1], nil
+				return v, nil
 			}
 			return nil, err
 		}
@@ -965,6 +969,23 @@ func (u *unpickler) call(g *global, args []any) (any, error) {
 		return nil, bad(fmt.Sprintf("unsupported encoding %q", enc))
 	case "tensor":
 		return rebuildTensor(args)
+	case "fromtype":
+		// _rebuild_from_type_v2(func, new_type, args, state): a tensor
+		// subclass or a tensor with attributes; the attributes are dropped.
+		if len(args) < 3 {
+			return nil, bad("want (func, type, args, state)")
+		}
+		f, ok := args[0].(*global)
+		if !ok {
+			return nil, bad("func is not an allowed global")
+		}
+		if kind := allowed[f.String()]; kind != "tensor" && kind != "parameter" {
+			return nil, bad("func " + f.String() + " does not rebuild a tensor")
+		}
+		if _, ok := args[1].(*global); !ok {
+			return nil, bad("type is not an allowed global")
+		}
+		return u.callWith(f, args[2])
 	case "parameter":
 		if len(args) == 0 {
 			return nil, bad("no arguments")

@@ -300,15 +300,14 @@ func assemble(a *archive, r io.ReaderAt, root any) (*Checkpoint, error) {
 	cfgKey := ""
 	for _, k := range []string{"cfg", "config"} {
 		if v, ok := top.get(k); ok && v != nil {
+			if _, ok := v.(*pyDict); !ok {
+				continue // not a config dict; it stays in Payload
+			}
 			cv, err := conv.plain(v, 0)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", k, err)
 			}
-			m, ok := cv.(map[string]any)
-			if !ok {
-				return nil, fmt.Errorf("%s is %s, not a dict", k, typeName(v))
-			}
-			c.Config, cfgKey = m, k
+			c.Config, cfgKey = cv.(map[string]any), k
 			break
 		}
 	}

@@ -420,3 +420,79 @@ func TestDecodeHelpers(t *testing.T) {
 	}
 	_ = binary.LittleEndian
 }
+
+func TestVariants(t *testing.T) {
+	tensor := func(w *pw, off int) *pw {
+		return w.tensor("FloatStorage", "0", "cpu", 6, off, []int{2}, []int{1})
+	}
+	t.Run("bare state dict", func(t *testing.T) {
+		w := newPW().global("collections", "OrderedDict").op(')', 'R', '(')
+		tensor(w.str("module.a"), 0)
+		tensor(w.str("_orig_mod.b"), 2)
+		tensor(w.str("c.tril"), 0)
+		w.op('u', '.')
+		c := mustRead(t, wrapPickle(t, w.Bytes()), "sd.pt")
+		if got := c.Keys(); !reflect.DeepEqual(got, []string{"a", "b"}) {
+			t.Errorf("keys %v", got)
+		}
+		if !reflect.DeepEqual(c.Tensors["b"].F32, []float32{2, 3}) || len(c.Config) != 0 || len(c.Payload) != 0 {
+			t.Errorf("b %v config %v payload %v", c.Tensors["b"].F32, c.Config, c.Payload)
+		}
+	})
+	t.Run("parameters and subclasses", func(t *testing.T) {
+		w := newPW().op('}', '(').str("model_state_dict").op('}', '(')
+		// _rebuild_parameter(tensor, requires_grad, hooks)
+		w.str("p").global("torch._utils", "_rebuild_parameter")
+		tensor(w, 0).op(0x88).global("collections", "OrderedDict").op(')', 'R', 0x87, 'R')
+		// _rebuild_parameter_with_state(tensor, requires_grad, hooks, state)
+		w.str("ps").global("torch._utils", "_rebuild_parameter_with_state").op('(')
+		tensor(w, 2).op(0x88).global("collections", "OrderedDict").op(')', 'R', '}', 't', 'R')
+		// _rebuild_from_type_v2(_rebuild_tensor_v2, torch.Tensor, args, state)
+		w.str("sub").global("torch._tensor", "_rebuild_from_type_v2").op('(')
+		w.global("torch._utils", "_rebuild_tensor_v2").global("torch._tensor", "Tensor")
+		w.op('(').op('(').str("storage").global("torch", "FloatStorage").str("0").str("cpu").int(6).op('t', 'Q')
+		w.int(4).ints(2).ints(1).op(0x89).global("collections", "OrderedDict").op(')', 'R', 't')
+		w.op('}', 't', 'R')
+		w.str("extra_state").int(3) // not a tensor: skipped
+		w.op('u')
+		w.str("cfg").op('}').str("arch").str("modern").op('s')
+		w.str("config").op('}').str("arch").str("classic").op('s')
+		w.str("size").global("torch", "Size").op(']', '(').int(2).int(3).op('e', 0x85, 'R')
+		w.str("dev").global("torch", "device").str("cuda").int(1).op(0x86, 'R')
+		w.str("set").global("builtins", "set").op(']', '(').int(1).op('e', 0x85, 'R')
+		w.str("big").op(0x8a, 9, 0, 0, 0, 0, 0, 0, 0, 0, 1)
+		w.str("bytes").op('C', 2, 'h', 'i')
+		w.str("vec").tensor("FloatStorage", "0", "cpu", 6, 0, []int{6}, []int{1})
+		w.str("flag").tensor("BoolStorage", "b", "cpu", 2, 0, []int{1}, []int{1})
+		w.op('u', '.')
+		c := mustRead(t, wrapPickle(t, w.Bytes()), "var.pt")
+		if got := c.Keys(); !reflect.DeepEqual(got, []string{"p", "ps", "sub"}) {
+			t.Errorf("keys %v", got)
+		}
+		if !reflect.DeepEqual(c.Tensors["sub"].F32, []float32{4, 5}) || !reflect.DeepEqual(c.Tensors["ps"].F32, []float32{2, 3}) {
+			t.Errorf("sub %v ps %v", c.Tensors["sub"].F32, c.Tensors["ps"].F32)
+		}
+		if c.Config["arch"] != "modern" {
+			t.Errorf("cfg not preferred: %v", c.Config)
+		}
+		want := map[string]any{
+			"config": map[string]any{"arch": "classic"}, "size": []any{int64(2), int64(3)}, "dev": "cuda:1",
+			"set": []any{int64(1)}, "big": float64(1 << 64), "bytes": "hi", "flag": true,
+		}
+		if !reflect.DeepEqual(c.Payload, want) {
+			t.Errorf("payload %#v", c.Payload)
+		}
+	})
+	t.Run("non-dict cfg", func(t *testing.T) {
+		w := newPW().op('}', '(').str("model_state_dict").op('}')
+		tensor(w.str("a"), 0).op('s')
+		w.str("cfg").op('N').str("config").op('}').str("n_embed").int(8).op('s', 'u', '.')
+		c := mustRead(t, wrapPickle(t, w.Bytes()), "cfg.pt")
+		if c.Config["n_embed"] != int64(8) || c.Payload["cfg"] != nil {
+			t.Errorf("config %v payload %v", c.Config, c.Payload)
+		}
+		if _, ok := c.Payload["cfg"]; !ok {
+			t.Errorf("cfg None missing from payload")
+		}
+	})
+}
