@@ -119,7 +119,7 @@ func read(r io.ReaderAt, size int64, name string) (*Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	return assemble(a, r, root)
+	return assemble(a, root)
 }
 
 // sniff gives a clear message for files that are not zips at all.
@@ -175,6 +175,9 @@ func openArchive(zr *zip.Reader, size int64) (*archive, []byte, error) {
 		return nil, nil, fmt.Errorf("zip has %d data.pkl entries (%s, %s, ...); cannot tell which one is the checkpoint", len(pkls), pkls[0], pkls[1])
 	}
 	a.prefix = strings.TrimSuffix(pkls[0], "data.pkl")
+	if _, ok := a.files[a.prefix+"constants.pkl"]; ok {
+		return nil, nil, fmt.Errorf("a TorchScript archive (torch.jit.save), not a torch.save checkpoint; save the model's state_dict with torch.save")
+	}
 	if f, ok := a.files[a.prefix+"byteorder"]; ok {
 		b, err := a.readEntry(f, 64)
 		if err != nil {
@@ -248,7 +251,7 @@ func (a *archive) entrySize(f *zip.File) (int64, error) {
 }
 
 // assemble turns the unpickled object graph into a Checkpoint.
-func assemble(a *archive, r io.ReaderAt, root any) (*Checkpoint, error) {
+func assemble(a *archive, root any) (*Checkpoint, error) {
 	top, ok := root.(*pyDict)
 	if !ok {
 		return nil, fmt.Errorf("top-level object is %s, not a dict", typeName(root))

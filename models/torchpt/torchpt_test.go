@@ -313,6 +313,7 @@ func TestBadFiles(t *testing.T) {
 	notDict := wrapPickle(t, newPW().op(']', '.').Bytes())
 	noWeights := wrapPickle(t, newPW().op('}').str("step").int(1).op('s', '.').Bytes())
 	twoPkl := makeZip(t, entry{"a/data.pkl", synthPickle("cpu")}, entry{"b/data.pkl", synthPickle("cpu")})
+	jit := makeZip(t, entry{"m/data.pkl", synthPickle("cpu")}, entry{"m/constants.pkl", []byte{0x80, 2, ')', '.'}}, entry{"m/code/__torch__.py", nil})
 	legacy := append([]byte{0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19}, make([]byte, 40)...)
 
 	cases := []struct {
@@ -325,6 +326,7 @@ func TestBadFiles(t *testing.T) {
 		{"no data.pkl", write("nopkl.pt", noPkl), "no data.pkl"},
 		{"two data.pkl", write("two.pt", twoPkl), "2 data.pkl"},
 		{"GGUF", write("model.pt", append([]byte("GGUF\x03\x00\x00\x00"), make([]byte, 64)...)), `not a PyTorch zip checkpoint (starts with "GGUF": looks like a GGUF file; use a .gguf name)`},
+		{"torchscript", write("jit.pt", jit), "TorchScript"},
 		{"legacy", write("old.pt", legacy), "legacy pre-1.6"},
 		{"safetensors", write("st.pt", append([]byte{8, 0, 0, 0, 0, 0, 0, 0}, []byte("{}      ")...)), "safetensors"},
 		{"text", write("x.pt", []byte("hello world")), "not a PyTorch zip checkpoint"},
