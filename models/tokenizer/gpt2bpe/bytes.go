@@ -1,0 +1,83 @@
+package gpt2bpe
+
+// GPT-2's byte-level alphabet: every byte is shown as a printable rune so
+// that BPE tokens are valid text. Printable Latin-1 bytes stand for
+// themselves, the rest map to U+0100 upwards in byte order
+// (unicode_byte_to_utf8_map in llama.cpp's src/unicode.cpp).
+var byteRune [256]rune
+var runeByte = map[rune]byte{}
+
+func init() {
+	n := 0
+	for b := 0; b < 256; b++ {
+		if (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF) {
+			byteRune[b] = rune(b)
+		} else {
+			byteRune[b] = rune(256 + n)
+			n++
+		}
+		runeByte[byteRune[b]] = byte(b)
+	}
+}
+
+const replacementChar = 0xFFFD
+
+// decodeRunes splits text into code points the way llama.cpp's
+// unicode_cpts_from_utf8 does: a malformed sequence yields U+FFFD and skips
+// one byte. (It is more lenient than Go's decoder about overlong forms and
+// surrogates, and so must be this.)
+func decodeRunes(s string) []rune {
+	out := make([]rune, 0, len(s))
+	for i := 0; i < len(s); {
+		c := s[i]
+		cont := func(k int) bool { return i+k < len(s) && s[i+k]&0xC0 == 0x80 }
+		switch {
+		case c&0x80 == 0:
+			out = append(out, rune(c))
+			i++
+		case c&0x40 == 0:
+			out = append(out, replacementChar)
+			i++
+		case c&0x20 == 0 && cont(1):
+			out = append(out, rune(c&0x1F)<<6|rune(s[i+1]&0x3F))
+			i += 2
+		case c&0x20 != 0 && c&0x10 == 0 && cont(1) && cont(2):
+			out = append(out, rune(c&0x0F)<<12|rune(s[i+1]&0x3F)<<6|rune(s[i+2]&0x3F))
+			i += 3
+		case c&0x10 != 0 && c&0x08 == 0 && cont(1) && cont(2) && cont(3):
+			out = append(out, rune(c&0x07)<<18|rune(s[i+1]&0x3F)<<12|rune(s[i+2]&0x3F)<<6|rune(s[i+3]&0x3F))
+			i += 4
+		default:
+			out = append(out, replacementChar)
+			i++
+		}
+	}
+	return out
+}
+
+// appendUTF8 encodes r as unicode_cpt_to_utf8 does (surrogates included).
+func appendUTF8(b []byte, r rune) []byte {
+	switch {
+	case r <= 0x7F:
+		return append(b, byte(r))
+	case r <= 0x7FF:
+		return append(b, 0xC0|byte(r>>6), 0x80|byte(r&0x3F))
+	case r <= 0xFFFF:
+		return append(b, 0xE0|byte(r>>12), 0x80|byte(r>>6&0x3F), 0x80|byte(r&0x3F))
+	}
+	return append(b, 0xF0|byte(r>>18&0x07), 0x80|byte(r>>12&0x3F), 0x80|byte(r>>6&0x3F), 0x80|byte(r&0x3F))
+}
+
+// byteEncode turns code points into GPT-2's byte-level text: their UTF-8
+// bytes, each shown as its alphabet rune.
+func byteEncode(cpts []rune) string {
+	var raw []byte
+	for _, r := range cpts {
+		raw = appendUTF8(raw, r)
+	}
+	out := make([]byte, 0, 2*len(raw))
+	for _, b := range raw {
+		out = appendUTF8(out, byteRune[b])
+	}
+	return string(out)
+}

@@ -1,0 +1,494 @@
+// Package gpt2bpe is llama.cpp's byte-level BPE tokenizer ("gpt2" in
+// tokenizer.ggml.model: GPT-2, Llama 3, Qwen2, StarCoder, Falcon, ...) built
+// from GGUF metadata: a pre-tokenizer chosen by tokenizer.ggml.pre splits the
+// text into words, each word's UTF-8 bytes are shown in GPT-2's byte
+// alphabet, and the merges of tokenizer.ggml.merges are applied lowest rank
+// first (llm_tokenizer_bpe_session in src/llama-vocab.cpp).
+package gpt2bpe
+
+import (
+	"container/heap"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"chat/models/gguf"
+)
+
+// Token types as stored in tokenizer.ggml.token_type.
+const (
+	TypeNormal      = 1
+	TypeUnknown     = 2
+	TypeControl     = 3
+	TypeUserDefined = 4
+	TypeUnused      = 5
+	TypeByte        = 6
+)
+
+// Tokenizer is a byte-level BPE vocabulary. It is immutable and safe for
+// concurrent use.
+type Tokenizer struct {
+	texts   []string
+	types   []int32
+	ids     map[string]int
+	ranks   map[[2]string]int
+	pieces  [][]byte
+	special []int // control/user-defined/unknown ids, longest text first
+	steps   []step
+
+	bos, eos, eot         int
+	addBOS, addEOS        bool
+	ignoreMerges, cleanUp bool
+}
+
+// Vocab is the raw material of a Tokenizer, as GGUF stores it.
+type Vocab struct {
+	Tokens        []string
+	Types         []int32  // nil means all normal
+	Merges        []string // "left right", in rank order
+	Pre           string   // tokenizer.ggml.pre
+	BOS, EOS, EOT int      // -1 when absent
+	AddBOS        bool
+	AddEOS        bool
+}
+
+// FromGGUF builds the tokenizer from a GGUF file's tokenizer.ggml.* keys,
+// with llama.cpp's defaults for BPE vocabularies.
+func FromGGUF(f *gguf.File) (*Tokenizer, error) {
+	model, _ := f.String("tokenizer.ggml.model")
+	if model != "gpt2" {
+		return nil, fmt.Errorf("gpt2bpe: tokenizer.ggml.model is %q, want \"gpt2\"", model)
+	}
+	v := Vocab{BOS: 11, EOS: 11, EOT: -1}
+	var ok bool
+	if v.Tokens, ok = f.Strings("tokenizer.ggml.tokens"); !ok {
+		return nil, fmt.Errorf("gpt2bpe: tokenizer.ggml.tokens missing or not a string array")
+	}
+	if v.Merges, ok = f.Strings("tokenizer.ggml.merges"); !ok {
+		return nil, fmt.Errorf("gpt2bpe: tokenizer.ggml.merges missing or not a string array")
+	}
+	if f.Has("tokenizer.ggml.token_type") {
+		ints, ok := f.Ints("tokenizer.ggml.token_type")
+		if !ok {
+			return nil, fmt.Errorf("gpt2bpe: tokenizer.ggml.token_type is not an integer array")
+		}
+		v.Types = make([]int32, len(ints))
+		for i, x := range ints {
+			v.Types[i] = int32(x)
+		}
+	}
+	v.Pre, _ = f.String("tokenizer.ggml.pre")
+	switch v.Pre {
+	case "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano":
+		v.AddBOS = true
+	}
+	for key, dst := range map[string]*int{
+		"tokenizer.ggml.bos_token_id": &v.BOS,
+		"tokenizer.ggml.eos_token_id": &v.EOS,
+		"tokenizer.ggml.eot_token_id": &v.EOT,
+	} {
+		if id, ok := f.Uint(key); ok && id < uint64(len(v.Tokens)) {
+			*dst = int(id)
+		}
+	}
+	if b, ok := f.Bool("tokenizer.ggml.add_bos_token"); ok {
+		v.AddBOS = b
+	}
+	if b, ok := f.Bool("tokenizer.ggml.add_eos_token"); ok {
+		v.AddEOS = b
+	}
+	return New(v)
+}
+
+// New builds a tokenizer from a vocabulary.
+func New(v Vocab) (*Tokenizer, error) {
+	n := len(v.Tokens)
+	if n == 0 {
+		return nil, fmt.Errorf("gpt2bpe: empty vocabulary")
+	}
+	if v.Types != nil && len(v.Types) < n {
+		return nil, fmt.Errorf("gpt2bpe: %d token types for %d tokens", len(v.Types), n)
+	}
+	steps, err := pretokenizer(v.Pre)
+	if err != nil {
+		return nil, err
+	}
+	t := &Tokenizer{
+		texts: make([]string, n), types: make([]int32, n),
+		ids: make(map[string]int, n), ranks: make(map[[2]string]int, len(v.Merges)),
+		pieces: make([][]byte, n), steps: steps,
+		bos: validID(v.BOS, n), eos: validID(v.EOS, n), eot: validID(v.EOT, n),
+		addBOS: v.AddBOS, addEOS: v.AddEOS,
+		cleanUp: true,
+	}
+	switch v.Pre {
+	case "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano":
+		t.ignoreMerges = true
+	case "deepseek-coder", "qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "command-r", "smollm", "trillion",
+		"granite-docling", "solar-open", "hunyuan":
+		t.cleanUp = false // llama.cpp turns clean_spaces off for these
+	}
+	for i, s := range v.Tokens {
+		if s == "" {
+			s = fmt.Sprintf("[EMPTY_%d]", i)
+		}
+		if j, dup := t.ids[s]; dup {
+			return nil, fmt.Errorf("gpt2bpe: duplicate token %q has ids %d and %d", s, j, i)
+		}
+		t.ids[s] = i
+		t.texts[i] = s
+		t.types[i] = TypeNormal
+		if v.Types != nil {
+			t.types[i] = v.Types[i]
+		}
+	}
+	for i, m := range v.Merges {
+		// Split at the first space after the first byte, as llama.cpp does.
+		k := strings.IndexByte(m[min(1, len(m)):], ' ')
+		if k < 0 {
+			continue
+		}
+		k += min(1, len(m))
+		key := [2]string{m[:k], m[k+1:]}
+		if _, seen := t.ranks[key]; !seen {
+			t.ranks[key] = i
+		}
+	}
+	for i := range t.texts {
+		t.pieces[i] = t.piece(i)
+		switch t.types[i] {
+		case TypeControl, TypeUserDefined, TypeUnknown:
+			t.special = append(t.special, i)
+		}
+	}
+	sort.SliceStable(t.special, func(a, b int) bool {
+		return len(t.texts[t.special[a]]) > len(t.texts[t.special[b]])
+	})
+	return t, nil
+}
+
+func validID(id, n int) int {
+	if id < 0 || id >= n {
+		return -1
+	}
+	return id
+}
+
+// piece is token_to_piece with special=true: special tokens give their text,
+// normal tokens their byte-alphabet text decoded back to bytes.
+func (t *Tokenizer) piece(id int) []byte {
+	s := t.texts[id]
+	switch t.types[id] {
+	case TypeControl, TypeUnknown, TypeUserDefined:
+		return []byte(s)
+	case TypeNormal:
+		var out []byte
+		for _, r := range decodeRunes(s) {
+			if b, ok := runeByte[r]; ok {
+				out = append(out, b)
+			} else {
+				// llama_decode_text's marker for a rune outside the alphabet
+				out = append(out, fmt.Sprintf("[UNK_BYTE_0x%x%s]", appendUTF8(nil, r), s)...)
+			}
+		}
+		return out
+	case TypeByte:
+		var b byte
+		if len(s) == 6 && s[:3] == "<0x" && s[5] == '>' {
+			if _, err := fmt.Sscanf(s[3:5], "%02X", &b); err == nil {
+				return []byte{b}
+			}
+		}
+	}
+	return nil
+}
+
+// Size is the number of tokens.
+func (t *Tokenizer) Size() int { return len(t.texts) }
+
+// BOS is the id prepended to a prompt, or -1 when the model takes none.
+func (t *Tokenizer) BOS() int {
+	if !t.addBOS {
+		return -1
+	}
+	return t.bos
+}
+
+// EOS is the end-of-sequence id, or -1.
+func (t *Tokenizer) EOS() int { return t.eos }
+
+// EOT is the end-of-turn id when the vocabulary names one, else EOS.
+func (t *Tokenizer) EOT() int {
+	if t.eot >= 0 {
+		return t.eot
+	}
+	return t.eos
+}
+
+// StripsLeadingSpace is false: byte-level BPE adds no space prefix.
+func (t *Tokenizer) StripsLeadingSpace() bool { return false }
+
+// TokenBytes is the raw bytes of id (a special token gives its text); nil
+// when out of range. The slice is shared; do not modify it.
+func (t *Tokenizer) TokenBytes(id int) []byte {
+	if id < 0 || id >= len(t.pieces) {
+		return nil
+	}
+	return t.pieces[id]
+}
+
+// Encode tokenizes text with special-token texts as plain characters (except
+// user-defined tokens, which llama.cpp always matches) and no BOS.
+func (t *Tokenizer) Encode(text string) []int { return t.Tokenize(text, false, false) }
+
+// EncodeSpecial is Encode with control-token texts recognised.
+func (t *Tokenizer) EncodeSpecial(text string) []int { return t.Tokenize(text, false, true) }
+
+// Tokenize is llama_tokenize for a BPE vocabulary.
+func (t *Tokenizer) Tokenize(text string, addSpecial, parseSpecial bool) []int {
+	var out []int
+	if addSpecial && t.addBOS && t.bos >= 0 {
+		out = append(out, t.bos)
+	}
+	for _, fr := range t.partition(text, parseSpecial) {
+		if fr.id >= 0 {
+			out = append(out, fr.id)
+			continue
+		}
+		cpts := decodeRunes(fr.text)
+		for _, w := range pretokenize(t.steps, cpts) {
+			out = t.word(byteEncode(cpts[w.start:w.end]), out)
+		}
+	}
+	if addSpecial && t.addEOS && t.eos >= 0 {
+		out = append(out, t.eos)
+	}
+	return out
+}
+
+type fragment struct {
+	text string
+	id   int
+}
+
+// partition splits text around special-token texts, longest first
+// (tokenizer_st_partition); control and unknown tokens only when
+// parseSpecial.
+func (t *Tokenizer) partition(text string, parseSpecial bool) []fragment {
+	if text == "" {
+		return nil
+	}
+	frags := []fragment{{text: text, id: -1}}
+	for _, id := range t.special {
+		ty := t.types[id]
+		if !parseSpecial && (ty == TypeControl || ty == TypeUnknown) {
+			continue
+		}
+		tok := t.texts[id]
+		var next []fragment
+		for _, fr := range frags {
+			if fr.id >= 0 || !strings.Contains(fr.text, tok) {
+				next = append(next, fr)
+				continue
+			}
+			s := fr.text
+			for {
+				i := strings.Index(s, tok)
+				if i < 0 {
+					if s != "" {
+						next = append(next, fragment{text: s, id: -1})
+					}
+					break
+				}
+				if i > 0 {
+					next = append(next, fragment{text: s[:i], id: -1})
+				}
+				next = append(next, fragment{id: id})
+				s = s[i+len(tok):]
+			}
+		}
+		frags = next
+	}
+	return frags
+}
+
+type symbol struct {
+	prev, next int
+	start, n   int
+}
+
+type bigram struct {
+	left, right int
+	text        string
+	rank        int
+}
+
+// bigramQueue pops the lowest rank, then the leftmost pair.
+type bigramQueue []bigram
+
+func (q bigramQueue) Len() int { return len(q) }
+func (q bigramQueue) Less(i, j int) bool {
+	if q[i].rank != q[j].rank {
+		return q[i].rank < q[j].rank
+	}
+	return q[i].left < q[j].left
+}
+func (q bigramQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *bigramQueue) Push(x any)   { *q = append(*q, x.(bigram)) }
+func (q *bigramQueue) Pop() any {
+	old := *q
+	x := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return x
+}
+
+// word runs BPE on one byte-alphabet word and appends its ids.
+func (t *Tokenizer) word(w string, out []int) []int {
+	if w == "" {
+		return out
+	}
+	if t.ignoreMerges {
+		if id, ok := t.ids[w]; ok {
+			return append(out, id)
+		}
+	}
+	var syms []symbol
+	for off := 0; off < len(w); {
+		_, n := utf8.DecodeRuneInString(w[off:])
+		syms = append(syms, symbol{prev: len(syms) - 1, next: len(syms) + 1, start: off, n: n})
+		off += n
+	}
+	syms[len(syms)-1].next = -1
+	text := func(i int) string { return w[syms[i].start : syms[i].start+syms[i].n] }
+
+	var q bigramQueue
+	add := func(l, r int) {
+		if l < 0 || r < 0 {
+			return
+		}
+		if rank, ok := t.ranks[[2]string{text(l), text(r)}]; ok {
+			heap.Push(&q, bigram{left: l, right: r, text: text(l) + text(r), rank: rank})
+		}
+	}
+	for i := 1; i < len(syms); i++ {
+		add(i-1, i)
+	}
+	for q.Len() > 0 {
+		b := heap.Pop(&q).(bigram)
+		l, r := &syms[b.left], &syms[b.right]
+		if l.n == 0 || r.n == 0 || text(b.left)+text(b.right) != b.text {
+			continue // outdated
+		}
+		l.n += r.n
+		r.n = 0
+		l.next = r.next
+		if r.next >= 0 {
+			syms[r.next].prev = b.left
+		}
+		add(l.prev, b.left)
+		add(b.left, l.next)
+	}
+	for i := 0; i != -1; i = syms[i].next {
+		s := text(i)
+		if id, ok := t.ids[s]; ok {
+			out = append(out, id)
+			continue
+		}
+		// Not a token: llama.cpp tries each byte as a one-byte token.
+		for j := 0; j < len(s); j++ {
+			if id, ok := t.ids[s[j:j+1]]; ok {
+				out = append(out, id)
+			}
+		}
+	}
+	return out
+}
+
+// Detokenize is llama_detokenize: the pieces of ids, control tokens rendered
+// only when unparseSpecial, then llama.cpp's clean-up of spaces before
+// punctuation and contractions when the vocabulary asks for it.
+func (t *Tokenizer) Detokenize(ids []int, removeSpecial, unparseSpecial bool) []byte {
+	if removeSpecial && t.addBOS && len(ids) > 0 && ids[0] == t.bos {
+		ids = ids[1:]
+	}
+	if removeSpecial && t.addEOS && len(ids) > 0 && ids[len(ids)-1] == t.eos {
+		ids = ids[:len(ids)-1]
+	}
+	var out []byte
+	for _, id := range ids {
+		if id < 0 || id >= len(t.pieces) {
+			continue
+		}
+		if !unparseSpecial && (t.types[id] == TypeControl || t.types[id] == TypeUnknown) {
+			continue
+		}
+		out = append(out, t.pieces[id]...)
+	}
+	if t.cleanUp {
+		out = cleanSpaces(out)
+	}
+	return out
+}
+
+// cleanSpaces is clean_up_tokenization_spaces as llama_vocab::impl::detokenize
+// does it, compacting in place like the original so that each pass sees
+// the same bytes: drop the space before ? ! . , and before 's 'm 're 've, and the
+// spaces around a lone apostrophe.
+func cleanSpaces(b []byte) []byte {
+	if len(b) == 0 {
+		return b
+	}
+	out := b[:1]
+	for i := 1; i < len(b); i++ {
+		if b[i-1] == ' ' && (b[i] == '?' || b[i] == '!' || b[i] == '.' || b[i] == ',') {
+			out = out[:len(out)-1]
+		}
+		out = append(out, b[i])
+	}
+	b = out
+	out = b[:1]
+	for i := 1; i < len(b); i++ {
+		x := b[i]
+		if x == '\'' && i+1 < len(b) && b[i-1] == ' ' && b[i+1] == ' ' {
+			out = out[:len(out)-1]
+			i++
+			b[i] = 0 // the space after it is dropped, and no longer a space
+		}
+		out = append(out, x)
+	}
+	b = out
+	out = b[:1]
+	for i := 1; i < len(b); i++ {
+		x := b[i]
+		if b[i-1] == ' ' && x == '\'' && i+1 < len(b) {
+			x1 := b[i+1]
+			if x1 == 's' || x1 == 'm' {
+				out = out[:len(out)-1]
+			} else if i+2 < len(b) {
+				x2 := b[i+2]
+				if (x1 == 'r' && x2 == 'e') || (x1 == 'v' && x2 == 'e') {
+					out = out[:len(out)-1]
+				}
+			}
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// Decode is the text of ids (llama_detokenize with remove_special=false,
+// unparse_special=false), invalid UTF-8 bytes replaced by U+FFFD.
+func (t *Tokenizer) Decode(ids []int) string {
+	b := t.Detokenize(ids, false, false)
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	var sb strings.Builder
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		sb.WriteRune(r)
+		b = b[n:]
+	}
+	return sb.String()
+}

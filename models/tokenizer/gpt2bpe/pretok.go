@@ -1,0 +1,437 @@
+package gpt2bpe
+
+import (
+	"fmt"
+	"unicode"
+)
+
+// Pre-tokenizers split text into words before BPE runs on each word.
+// llama.cpp lists them as regular expressions per tokenizer.ggml.pre
+// (llm_tokenizer_bpe in src/llama-vocab.cpp) and runs the GPT-2 and Llama-3
+// ones as hand-written scanners (unicode_regex_split_custom_* in
+// src/unicode.cpp); the rest go through std::regex. Go's regexp has no
+// look-ahead, so every expression used here is a small scanner with the
+// same leftmost-greedy result. Each step splits every current piece into
+// its matches and the text between them.
+
+type span struct{ start, end int }
+
+// step splits the pieces of cpts.
+type step func(cpts []rune, pieces []span) []span
+
+// preTokenizers maps tokenizer.ggml.pre values to their steps.
+var preTokenizers = map[string][]step{}
+
+func init() {
+	gpt2 := []step{splitGPT2}
+	llama3 := []step{splitLlama3(3)}
+	qwen2 := []step{splitLlama3(1)}
+	for _, n := range []string{"gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v2-es", "jina-v2-de",
+		"a.x-4.0", "mellum", "modern-bert", "exaone4", "mpt", "olmo", "jais", "trillion", "granite-docling",
+		"jina-v1-en", "jina-v2-code", "roberta-bpe"} {
+		preTokenizers[n] = gpt2
+	}
+	for _, n := range []string{"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0",
+		"lfm2", "jina-v5-nano", "dbrx", "smaug-bpe"} {
+		preTokenizers[n] = llama3
+	}
+	for _, n := range []string{"qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "stablelm2", "megrez", "hunyuan", "solar-open"} {
+		preTokenizers[n] = qwen2
+	}
+	// "\p{N}" then the GPT-2 expression.
+	for _, n := range []string{"starcoder", "refact", "command-r", "smollm", "codeshell", "exaone", "minerva-7b", "mellum2"} {
+		preTokenizers[n] = []step{regexRun(false, isNumberC, true), splitGPT2}
+	}
+	preTokenizers["falcon"] = []step{
+		regexRun(false, func(r rune) bool { return isPunctC(r) || isASCIISym(r, "$+<=>^~|`") }, false),
+		splitGPT2,
+		tripleDigits,
+	}
+	preTokenizers["default"] = []step{
+		regexRun(false, func(r rune) bool { return isPunctC(r) || isASCIISym(r, "$+<=>^~|") }, false),
+		splitGPT2,
+		regexRun(false, isNumberC, false),
+		tripleDigits,
+	}
+	cjk := func(r rune) bool {
+		return (r >= 0x4E00 && r <= 0x9FA5) || (r >= 0x0800 && r <= 0x4E00) || (r >= 0xAC00 && r <= 0xD7FF)
+	}
+	// DeepSeek-LLM's classes contain non-ASCII characters, so llama.cpp runs
+	// them with std::wregex on code points; the character classes below
+	// are copied from its expressions.
+	latin := wideClass(parseClass("A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-ώᾀ-ᾴᾶ-ᾼιῂ-ῄῆ-ῌῐ-ΐῖ-Ίῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤΩℨK-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃"))
+	punct := wideClass(parseClass("!-/:-~！-／：-～‘-‟　-。"))
+	preTokenizers["deepseek-llm"] = []step{
+		regexRun(false, func(r rune) bool { return r == '\r' || r == '\n' }, true),
+		regexRun(true, latin, false),
+		regexRun(true, punct, false),
+		trailingSpace,
+		regexRun(false, wideClass(cjk), false),
+		regexRun(false, isNumberC, false),
+	}
+	preTokenizers["deepseek-coder"] = []step{
+		regexRun(false, func(r rune) bool { return r == '\r' || r == '\n' }, true),
+		regexRun(true, isLetterC, false),
+		regexRun(true, isPunctC, false),
+		regexRun(false, cjk, false),
+		regexRun(false, isNumberC, true),
+	}
+}
+
+// pretokenizer returns the steps for a tokenizer.ggml.pre value ("" means
+// llama.cpp's default).
+func pretokenizer(pre string) ([]step, error) {
+	if pre == "" {
+		pre = "default"
+	}
+	s, ok := preTokenizers[pre]
+	if !ok {
+		return nil, fmt.Errorf("gpt2bpe: pre-tokenizer %q is not supported", pre)
+	}
+	return s, nil
+}
+
+func pretokenize(steps []step, cpts []rune) []span {
+	pieces := []span{{0, len(cpts)}}
+	for _, st := range steps {
+		pieces = st(cpts, pieces)
+	}
+	return pieces
+}
+
+// Character classes as llama.cpp's std::regex fallback sees them: ASCII
+// characters as themselves, other code points collapsed to their Unicode
+// category, non-ASCII whitespace to a vertical tab.
+
+func isSpaceC(r rune) bool {
+	if r < 128 {
+		return r == ' ' || (r >= '\t' && r <= '\r')
+	}
+	return unicode.IsSpace(r)
+}
+
+func isLetterC(r rune) bool {
+	if r < 128 {
+		return (r >= 'A' && r <= 'Z') || (r >= 'a' && r <= 'z')
+	}
+	return !unicode.IsSpace(r) && unicode.IsLetter(r)
+}
+
+func isNumberC(r rune) bool {
+	if r < 128 {
+		return r >= '0' && r <= '9'
+	}
+	return !unicode.IsSpace(r) && unicode.IsNumber(r)
+}
+
+// isPunctC is \p{P}; its ASCII part is llama.cpp's list !-#%-*,-/:-;?-@[-]_{}.
+func isPunctC(r rune) bool {
+	if r < 128 {
+		switch {
+		case r >= '!' && r <= '#', r >= '%' && r <= '*', r >= ',' && r <= '/', r == ':' || r == ';',
+			r == '?' || r == '@', r >= '[' && r <= ']', r == '_', r == '{', r == '}':
+			return true
+		}
+		return false
+	}
+	return !unicode.IsSpace(r) && unicode.IsPunct(r)
+}
+
+func isASCIISym(r rune, set string) bool {
+	for _, c := range set {
+		if r == c {
+			return true
+		}
+	}
+	return false
+}
+
+// splitter runs match at each position of each piece, leftmost first; a
+// match (length > 0) becomes a piece, and so does the text between matches.
+func splitter(match func(c []rune, pos, end int) int) step {
+	return func(c []rune, pieces []span) []span {
+		var out []span
+		for _, p := range pieces {
+			gap := p.start
+			for pos := p.start; pos < p.end; {
+				n := match(c, pos, p.end)
+				if n == 0 {
+					pos++
+					continue
+				}
+				if pos > gap {
+					out = append(out, span{gap, pos})
+				}
+				out = append(out, span{pos, pos + n})
+				pos += n
+				gap = pos
+			}
+			if gap < p.end {
+				out = append(out, span{gap, p.end})
+			}
+		}
+		return out
+	}
+}
+
+// regexRun is `\s?[class]+` (optWS), `[class]+`, or `[class]` (single).
+func regexRun(optWS bool, class func(rune) bool, single bool) step {
+	return splitter(func(c []rune, pos, end int) int {
+		start := pos
+		if optWS && isSpaceC(c[pos]) && pos+1 < end && class(c[pos+1]) {
+			pos++
+		}
+		if !class(c[pos]) {
+			return 0
+		}
+		if single {
+			return pos + 1 - start
+		}
+		for pos < end && class(c[pos]) {
+			pos++
+		}
+		return pos - start
+	})
+}
+
+// tripleDigits is `[0-9][0-9][0-9]`.
+var tripleDigits = splitter(func(c []rune, pos, end int) int {
+	if pos+3 <= end && isDigit(c[pos]) && isDigit(c[pos+1]) && isDigit(c[pos+2]) {
+		return 3
+	}
+	return 0
+})
+
+func isDigit(r rune) bool { return r >= '0' && r <= '9' }
+
+// flags are the code point properties the GPT-2 and Llama-3 scanners test;
+// the zero value stands for a position outside the piece.
+type flags struct{ in, letter, number, space bool }
+
+func flagsOf(c []rune, pos int, p span) flags {
+	if pos < p.start || pos >= p.end {
+		return flags{}
+	}
+	r := c[pos]
+	return flags{in: true, letter: unicode.IsLetter(r), number: unicode.IsNumber(r), space: unicode.IsSpace(r)}
+}
+
+const outOfRange = -1
+
+func runeAt(c []rune, pos int, p span) rune {
+	if pos < p.start || pos >= p.end {
+		return outOfRange
+	}
+	return c[pos]
+}
+
+// scanner walks one piece, emitting spans up to given ends.
+type scanner struct {
+	out  []span
+	prev int
+}
+
+func (s *scanner) emit(end int) {
+	if end > s.prev {
+		s.out = append(s.out, span{s.prev, end})
+	}
+	s.prev = end
+}
+
+// contraction matches 's 't 'm 'd 're 've 'll at pos, lower-casing the
+// letters when fold is set; it returns the length or 0.
+func contraction(c []rune, pos int, p span, fold bool) int {
+	if c[pos] != '\'' || pos+1 >= p.end {
+		return 0
+	}
+	lower := func(r rune) rune {
+		if fold {
+			return unicode.ToLower(r)
+		}
+		return r
+	}
+	a := lower(runeAt(c, pos+1, p))
+	if a == 's' || a == 't' || a == 'm' || a == 'd' {
+		return 2
+	}
+	if pos+2 < p.end {
+		b := lower(runeAt(c, pos+2, p))
+		if (a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l') {
+			return 3
+		}
+	}
+	return 0
+}
+
+// whitespace handles the tail shared by both scanners: \s+(?!\S) | \s+,
+// and with newlines (Llama-3) \s*[\r\n]+ first.
+func whitespace(c []rune, pos int, p span, s *scanner, newlines bool) int {
+	n, lastNL := 0, 0
+	for flagsOf(c, pos+n, p).space {
+		if r := c[pos+n]; newlines && (r == '\r' || r == '\n') {
+			lastNL = pos + n + 1
+		}
+		n++
+	}
+	switch {
+	case lastNL > 0:
+		pos = lastNL
+	case n > 1 && runeAt(c, pos+n, p) != outOfRange:
+		pos += n - 1 // leave the last space to prefix the next word
+	case n > 0:
+		pos += n
+	default:
+		pos++ // no match: the character stands alone
+	}
+	s.emit(pos)
+	return pos
+}
+
+// splitGPT2 is 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+// (unicode_regex_split_custom_gpt2).
+func splitGPT2(c []rune, pieces []span) []span {
+	var out []span
+	for _, p := range pieces {
+		s := &scanner{prev: p.start}
+		for pos := p.start; pos < p.end; {
+			if n := contraction(c, pos, p, false); n > 0 {
+				pos += n
+				s.emit(pos)
+				continue
+			}
+			f := flagsOf(c, pos, p)
+			f2 := f
+			if c[pos] == ' ' {
+				f2 = flagsOf(c, pos+1, p)
+			}
+			other := func(f flags) bool { return f.in && !f.space && !f.letter && !f.number }
+			var same func(flags) bool
+			switch {
+			case f2.letter:
+				same = func(f flags) bool { return f.letter }
+			case f2.number:
+				same = func(f flags) bool { return f.number }
+			case other(f2):
+				same = other
+			}
+			if same != nil {
+				if c[pos] == ' ' {
+					pos++
+				}
+				for same(flagsOf(c, pos, p)) {
+					pos++
+				}
+				s.emit(pos)
+				continue
+			}
+			pos = whitespace(c, pos, p, s, false)
+		}
+		out = append(out, s.out...)
+	}
+	return out
+}
+
+// splitLlama3 is (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,k}|
+// ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+ (unicode_regex_split_custom_llama3
+// for k = 3; Qwen2's expression has \p{N} alone, k = 1).
+func splitLlama3(k int) step {
+	return func(c []rune, pieces []span) []span {
+		var out []span
+		for _, p := range pieces {
+			s := &scanner{prev: p.start}
+			for pos := p.start; pos < p.end; {
+				if n := contraction(c, pos, p, true); n > 0 {
+					pos += n
+					s.emit(pos)
+					continue
+				}
+				r, f := c[pos], flagsOf(c, pos, p)
+				if r != '\r' && r != '\n' && !f.number && (f.letter || flagsOf(c, pos+1, p).letter) {
+					pos++
+					for flagsOf(c, pos, p).letter {
+						pos++
+					}
+					s.emit(pos)
+					continue
+				}
+				if f.number {
+					ini := pos
+					for flagsOf(c, pos, p).number {
+						pos++
+						if pos-ini >= k {
+							s.emit(pos)
+							ini = pos
+						}
+					}
+					s.emit(pos)
+					continue
+				}
+				f2 := f
+				if r == ' ' {
+					f2 = flagsOf(c, pos+1, p)
+				}
+				if f.in && !f2.space && !f2.letter && !f2.number {
+					if r == ' ' {
+						pos++
+					}
+					for f2.in && !f2.space && !f2.letter && !f2.number {
+						pos++
+						f2 = flagsOf(c, pos, p)
+					}
+					for r2 := runeAt(c, pos, p); r2 == '\r' || r2 == '\n'; r2 = runeAt(c, pos, p) {
+						pos++
+					}
+					s.emit(pos)
+					continue
+				}
+				pos = whitespace(c, pos, p, s, true)
+			}
+			out = append(out, s.out...)
+		}
+		return out
+	}
+}
+
+// parseClass reads the inside of a bracket expression made of single
+// characters and ranges a-b.
+func parseClass(s string) func(rune) bool {
+	var lo, hi []rune
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		a, b := rs[i], rs[i]
+		if i+2 < len(rs) && rs[i+1] == '-' {
+			b = rs[i+2]
+			i += 2
+		}
+		lo, hi = append(lo, a), append(hi, b)
+	}
+	return func(r rune) bool {
+		for i := range lo {
+			if r >= lo[i] && r <= hi[i] {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// wideClass tests a class the way std::wregex sees the text in llama.cpp:
+// non-ASCII whitespace has been replaced by a vertical tab.
+func wideClass(class func(rune) bool) func(rune) bool {
+	return func(r rune) bool {
+		if r >= 128 && unicode.IsSpace(r) {
+			r = '\v'
+		}
+		return class(r)
+	}
+}
+
+// trailingSpace is `\s+$`: the whitespace that runs to the end of a piece.
+var trailingSpace = splitter(func(c []rune, pos, end int) int {
+	for i := pos; i < end; i++ {
+		if !isSpaceC(c[i]) {
+			return 0
+		}
+	}
+	return end - pos
+})
