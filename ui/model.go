@@ -100,6 +100,8 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 	case tea.MouseWheelMsg:
 		m.onWheel(msg)
 		return nil
+	case tea.MouseMsg, tea.KeyReleaseMsg:
+		return nil // clicks and drags mean nothing here; the terminal keeps selection with Shift
 	case tea.PasteMsg:
 		msg.Content = cleanText(msg.Content, true)
 		return m.updateInput(msg)

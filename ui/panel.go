@@ -113,7 +113,9 @@ func (m *model) panelLines(w, h int) []string {
 // kvBar draws "KV ████░░░░ 123/2048" in w cells.
 func (m *model) kvBar(w int) string {
 	used, capa := m.stats.KVUsed, m.stats.KVCap
-	nums := fmt.Sprintf(" %d/%d", used, capa)
+	// Used is padded to the width of the capacity so the bar does not
+	// jump as the numbers grow.
+	nums := fmt.Sprintf(" %*d/%d", len(fmt.Sprint(capa)), used, capa)
 	if capa <= 0 {
 		nums = " —"
 	}

@@ -28,6 +28,7 @@ type transcript struct {
 	stable      []string
 	tail        []string
 	streamWidth int
+	pendingCR   bool // the last piece ended in '\r'
 
 	offset int // lines scrolled up from the bottom; 0 = follow
 }
@@ -112,7 +113,7 @@ func (t *transcript) startStream() {
 	before := t.streamCount()
 	t.streaming = true
 	t.stream.Reset()
-	t.stableEnd = 0
+	t.stableEnd, t.pendingCR = 0, false
 	t.stable = t.stable[:0]
 	t.streamWidth = 0
 	t.keepAnchor(before, t.streamCount())
@@ -121,22 +122,31 @@ func (t *transcript) startStream() {
 // appendStream adds reply text. Only the paragraphs that this text touches
 // are wrapped again.
 func (t *transcript) appendStream(text string) {
+	// A "\r\n" split over two pieces must not become two line breaks.
+	if t.pendingCR && strings.HasPrefix(text, "\n") {
+		text = text[1:]
+	}
+	if text != "" {
+		t.pendingCR = strings.HasSuffix(text, "\r")
+	}
 	text = sanitizeDisplay(text)
 	if text == "" {
 		return
 	}
 	t.startStream()
 	before := t.streamCount()
+	start := t.stream.Len()
 	t.stream.WriteString(text)
-	if t.streamWidth == t.width {
-		s := t.stream.String()
-		if i := strings.LastIndexByte(s, '\n'); i+1 > t.stableEnd {
-			t.stable = t.st.renderText(t.stable, session.Assistant, t.raw, s[t.stableEnd:i], t.width, t.stableEnd == 0)
-			t.stableEnd = i + 1
+	if i := strings.LastIndexByte(text, '\n'); i >= 0 {
+		end := start + i + 1 // the reply up to here is whole paragraphs
+		if t.streamWidth == t.width {
+			s := t.stream.String()
+			t.stable = t.st.renderText(t.stable, session.Assistant, t.raw, s[t.stableEnd:end-1], t.width, t.stableEnd == 0)
 		}
+		t.stableEnd = end
+	}
+	if t.streamWidth == t.width {
 		t.renderTail()
-	} else {
-		t.stableEnd = strings.LastIndexByte(t.stream.String(), '\n') + 1
 	}
 	t.keepAnchor(before, t.streamCount())
 }
