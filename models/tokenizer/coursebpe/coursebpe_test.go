@@ -357,6 +357,9 @@ func TestDecodeUTF8Replace(t *testing.T) {
 	if strings.ToValidUTF8("\xff\xfe", "\uFFFD") == "\uFFFD\uFFFD" {
 		t.Error("strings.ToValidUTF8 now matches Python; DecodeUTF8Replace could use it")
 	}
+	if string([]rune("\xe2\x82A")) == "\uFFFDA" {
+		t.Error("rune conversion now matches Python on a truncated sequence")
+	}
 	tk := tiny(t)
 	if got := tk.Decode([]int{0xe2, 0x82, 'A'}); got != "\uFFFDA" {
 		t.Errorf("Decode(e2 82 41) = %q", got)
