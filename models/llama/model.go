@@ -14,6 +14,7 @@ import (
 
 	"chat/models"
 	"chat/models/gguf"
+	"chat/models/tokenizer/gpt2bpe"
 	"chat/models/tokenizer/spm"
 )
 
@@ -22,7 +23,7 @@ import (
 type Model struct {
 	cfg    Config
 	info   models.Info
-	tok    *spm.Tokenizer
+	tok    models.Tokenizer
 	file   *gguf.File
 	embd   []float32 // [Vocab][Dim]
 	norm   []float32 // output_norm
@@ -72,7 +73,7 @@ func FromFile(f *gguf.File, fileName string) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	tok, err := spm.FromGGUF(f)
+	tok, err := loadTokenizer(f)
 	if err != nil {
 		return nil, fmt.Errorf("llama: tokenizer: %w", err)
 	}
@@ -269,5 +270,22 @@ func (m *Model) Config() Config { return m.cfg }
 // Tokenizer is the model's SPM tokenizer.
 func (m *Model) Tokenizer() models.Tokenizer { return m.tok }
 
-// SPM is the tokenizer with its llama.cpp-specific methods.
-func (m *Model) SPM() *spm.Tokenizer { return m.tok }
+// StripsLeadingSpace reports whether the detokenizer drops the leading
+// space of the first piece (SentencePiece vocabularies with a space prefix).
+func (m *Model) StripsLeadingSpace() bool {
+	s, ok := m.tok.(interface{ StripsLeadingSpace() bool })
+	return ok && s.StripsLeadingSpace()
+}
+
+// loadTokenizer picks the tokenizer tokenizer.ggml.model names: "llama"
+// (SentencePiece) or "gpt2" (byte-level BPE, as Llama 3 uses).
+func loadTokenizer(f *gguf.File) (models.Tokenizer, error) {
+	switch model, _ := f.String("tokenizer.ggml.model"); model {
+	case "llama":
+		return spm.FromGGUF(f)
+	case "gpt2":
+		return gpt2bpe.FromGGUF(f)
+	default:
+		return nil, fmt.Errorf("tokenizer.ggml.model %q is not supported", model)
+	}
+}

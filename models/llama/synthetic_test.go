@@ -240,6 +240,91 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
+// TestGPT2Tokenizer swaps in a byte-level BPE vocabulary of the same size,
+// as Llama-3 GGUFs carry.
+func TestGPT2Tokenizer(t *testing.T) {
+	path := writeTiny(t, gguf.TypeF32, false, "llama", "")
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta []gguf.KV
+	for _, kv := range f.KV {
+		if !strings.HasPrefix(kv.Key, "tokenizer.") {
+			meta = append(meta, kv)
+		}
+	}
+	// 256 byte runes, then words, 264 tokens as token_embd has.
+	var toks []string
+	for b := 0; b < 256; b++ {
+		toks = append(toks, string(byteRuneForTest(b)))
+	}
+	toks = append(toks, "Ġa", "ab", "Ġab", "<|bos|>", "<|eot|>", "x1", "x2", "x3")
+	types := make([]int32, len(toks))
+	for i := range types {
+		types[i] = 1
+	}
+	types[259], types[260] = 3, 3
+	meta = append(meta,
+		gguf.KV{Key: "tokenizer.ggml.model", Type: gguf.String, Value: "gpt2"},
+		gguf.KV{Key: "tokenizer.ggml.pre", Type: gguf.String, Value: "llama-bpe"},
+		gguf.KV{Key: "tokenizer.ggml.tokens", Type: gguf.Array, Value: gguf.ArrayValue{Elem: gguf.String, Data: toks}},
+		gguf.KV{Key: "tokenizer.ggml.token_type", Type: gguf.Array, Value: gguf.ArrayValue{Elem: gguf.Int32, Data: types}},
+		gguf.KV{Key: "tokenizer.ggml.merges", Type: gguf.Array, Value: gguf.ArrayValue{Elem: gguf.String, Data: []string{"Ġ a", "a b", "Ġ ab"}}},
+		gguf.KV{Key: "tokenizer.ggml.bos_token_id", Type: gguf.Uint32, Value: uint32(259)},
+		gguf.KV{Key: "tokenizer.ggml.eos_token_id", Type: gguf.Uint32, Value: uint32(260)},
+	)
+	var ts []gguf.WriteTensor
+	for i := range f.Tensors {
+		ti := &f.Tensors[i]
+		w, err := f.TensorFloat32(ti.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts = append(ts, gguf.WriteTensor{Name: ti.Name, Dims: ti.Dims, Type: ti.Type, Data: w})
+	}
+	out := filepath.Join(t.TempDir(), "tiny-bpe.gguf")
+	fd, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gguf.Write(fd, meta, ts); err != nil {
+		t.Fatal(err)
+	}
+	fd.Close()
+	f.Close()
+	m, err := Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	tok := m.Tokenizer()
+	ids := tok.Encode(" ab a")
+	if got := tok.Decode(ids); got != " ab a" || len(ids) != 2 {
+		t.Errorf("Encode = %v, Decode = %q", ids, got)
+	}
+	if tok.BOS() != 259 || tok.EOT() != 260 || m.StripsLeadingSpace() {
+		t.Errorf("bos %d eot %d", tok.BOS(), tok.EOT())
+	}
+	if _, err := m.NewState().Forward(append([]int{tok.BOS()}, ids...), 1); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// byteRuneForTest is GPT-2's byte alphabet.
+func byteRuneForTest(b int) rune {
+	if (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF) {
+		return rune(b)
+	}
+	n := 0
+	for c := 0; c < b; c++ {
+		if !((c >= '!' && c <= '~') || (c >= 0xA1 && c <= 0xAC) || (c >= 0xAE && c <= 0xFF)) {
+			n++
+		}
+	}
+	return rune(256 + n)
+}
+
 func TestTokenizerFromModel(t *testing.T) {
 	m, err := Load(writeTiny(t, gguf.TypeQ8_0, true, "llama", ""))
 	if err != nil {
