@@ -89,11 +89,15 @@ type entry struct {
 }
 
 func makeZip(t testing.TB, entries ...entry) []byte {
+	return makeZipMethod(t, zip.Store, entries...)
+}
+
+func makeZipMethod(t testing.TB, method uint16, entries ...entry) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	for _, e := range entries {
-		f, err := zw.CreateHeader(&zip.FileHeader{Name: e.name, Method: zip.Store})
+		f, err := zw.CreateHeader(&zip.FileHeader{Name: e.name, Method: method})
 		if err != nil {
 			t.Fatal(err)
 		}

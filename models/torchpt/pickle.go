@@ -58,6 +58,9 @@ type pyDict struct {
 func newDict() *pyDict { return &pyDict{index: map[any]int{}} }
 
 func (u *unpickler) dictSet(d *pyDict, k, v any) error {
+	if err := u.spend(1); err != nil {
+		return err
+	}
 	h, err := u.dictKey(k, 0)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"math/big"
+	"slices"
 	"strings"
 )
 
@@ -81,11 +82,17 @@ func (l *loader) storage(s *storageRef) (*decoded, error) {
 // CRC-32 is checked too.
 func (a *archive) readStorage(f *zip.File, dtype string, numel, entryBytes int64) (*decoded, error) {
 	es := elemSize[dtype]
+	// Stored entries (what torch writes) are backed by file bytes, so their
+	// size is trusted; a compressed entry only grows as data really arrives.
+	prealloc := numel
+	if f.Method != zip.Store {
+		prealloc = min(numel, int64(f.CompressedSize64)/es+1<<16)
+	}
 	d := &decoded{dtype: dtype}
 	if isFloat(dtype) {
-		d.f32 = make([]float32, numel)
+		d.f32 = make([]float32, 0, prealloc)
 	} else {
-		d.i64 = make([]int64, numel)
+		d.i64 = make([]int64, 0, prealloc)
 	}
 	rc, err := f.Open()
 	if err != nil {
@@ -103,6 +110,11 @@ func (a *archive) readStorage(f *zip.File, dtype string, numel, entryBytes int64
 		raw := buf[:m*es]
 		if _, err := io.ReadFull(rc, raw); err != nil {
 			return nil, fmt.Errorf("reading %d bytes: %w (the file may be truncated)", numel*es, err)
+		}
+		if d.f32 != nil {
+			d.f32 = slices.Grow(d.f32, int(m))[:at+m]
+		} else {
+			d.i64 = slices.Grow(d.i64, int(m))[:at+m]
 		}
 		decodeInto(d, at, raw, o)
 	}
@@ -165,6 +177,7 @@ func decodeInto(d *decoded, at int64, raw []byte, o binary.ByteOrder) {
 	case "bool":
 		dst := d.i64[at:]
 		for i, b := range raw {
+			dst[i] = 0
 			if b != 0 {
 				dst[i] = 1
 			}

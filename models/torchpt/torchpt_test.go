@@ -1,6 +1,7 @@
 package torchpt
 
 import (
+	"archive/zip"
 	"bytes"
 	"encoding/binary"
 	"os"
@@ -110,6 +111,16 @@ func TestTiedShareStorage(t *testing.T) {
 	if &a[0] != &b[0] {
 		t.Log("tied tensors do not share memory (allowed, but unexpected)")
 	}
+}
+
+func TestDeflatedEntries(t *testing.T) {
+	// torch writes stored entries, but a re-zipped checkpoint still reads.
+	es := []entry{{"a/data.pkl", synthPickle("cpu")}}
+	st := synthStorages(binary.LittleEndian)
+	for _, k := range []string{"0", "h", "bf", "d", "p", "b", "c"} {
+		es = append(es, entry{"a/data/" + k, st[k]})
+	}
+	checkSynth(t, mustRead(t, makeZipMethod(t, zip.Deflate, es...), "deflate.pt"))
 }
 
 func TestChecksum(t *testing.T) {
