@@ -43,6 +43,12 @@ func TestMinTime(t *testing.T) {
 						}
 						d := minOf(reps, func() { MatVec(out, w, x, rows, cols) })
 						line(fmt.Sprintf("%s t%d MatVec %dx%d", implName(asm), th, rows, cols), d, float64(rows*cols*4), float64(2*rows*cols))
+						q, xq := randI8(rng, rows*cols, 0), randI8(rng, cols, 0)
+						sc, dw, xd := randScales(rng, rows), randScales(rng, rows*cols/Q8Block), randScales(rng, cols/Q8Block)
+						d = minOf(reps, func() { MatVecI8(out, q, sc, xq, 1, rows, cols) })
+						line(fmt.Sprintf("%s t%d MatVecI8 %dx%d", implName(asm), th, rows, cols), d, float64(rows*cols), float64(2*rows*cols))
+						d = minOf(reps, func() { MatVecQ8_0(out, q, dw, xq, xd, rows, cols) })
+						line(fmt.Sprintf("%s t%d MatVecQ8_0 %dx%d", implName(asm), th, rows, cols), d, float64(rows*cols), float64(2*rows*cols))
 						if rows*cols <= 1<<22 {
 							d = minOf(reps/10, func() { MatMul(out, w, x, rows, cols, 64) })
 							line(fmt.Sprintf("%s t%d MatMul %dx%dx64", implName(asm), th, rows, cols), d, float64(rows*cols*4), float64(2*rows*cols*64))
