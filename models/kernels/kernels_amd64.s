@@ -680,90 +680,131 @@ i8_done:
 	VZEROUPPER
 	RET
 
+// Q8BLOCK adds block-sum(W·x) · (d·xd) to ACC: W holds 32 weights
+// (clobbered), X8/X10 = x/|x|, Y9 = xd broadcast, DMEM the weight scale, S a
+// temporary.
+#define Q8BLOCK(W, DMEM, S, ACC) \
+	VPSIGNB      Y8, W, W; \
+	VPMADDUBSW   W, Y10, W; \
+	VPMADDWD     Y11, W, W; \
+	VCVTDQ2PS    W, W; \
+	VBROADCASTSS DMEM, S; \
+	VMULPS       Y9, S, S; \
+	VFMADD231PS  S, W, ACC
+
 // func q80DotsAVX2(out *float32, w *int8, d *float32, x *int8, xd *float32, rows, cols int)
 // Q8_0 blocks of 32: out[r] = Σ_b d[r*nb+b]·xd[b]·(Σ_{i<32} w·x in block b),
-// nb = cols/32 (cols must be a multiple of 32). One row at a time; blocks
-// alternate between two float accumulators (Y0, Y1) to halve the FMA chain.
+// nb = cols/32 (cols must be a multiple of 32). Four rows at a time share the
+// x block; each row has one float accumulator, blocks in order, in both the
+// 4-row and the 1-row path, so a row's bits don't depend on its block.
+// Pointers point at the ends of rows; AX counts scale bytes up from -4·nb to
+// 0, and the matching int8 offset is AX*8.
 //
-// Registers: DI out, SI w, R12 d, BX x, R11 xd, CX cols, DX rows left,
-// AX byte offset in the row, R13 scale offset (AX/8).
+// Registers: AX index, BX x end, R14 xd end, SI R8 R9 R10 weight row ends,
+// R11 R12 R13 CX scale row ends, DX rows left, DI out.
 TEXT ·q80DotsAVX2(SB), NOSPLIT, $0-56
 	MOVQ     out+0(FP), DI
 	MOVQ     w+8(FP), SI
-	MOVQ     d+16(FP), R12
+	MOVQ     d+16(FP), R11
 	MOVQ     x+24(FP), BX
-	MOVQ     xd+32(FP), R11
+	MOVQ     xd+32(FP), R14
 	MOVQ     rows+40(FP), DX
-	MOVQ     cols+48(FP), CX
-	ANDQ     $-32, CX
+	MOVQ     cols+48(FP), AX
+	ANDQ     $-32, AX
+	JZ       q8_zero
 	VPCMPEQW Y11, Y11, Y11
 	VPSRLW   $15, Y11, Y11
-	TESTQ    DX, DX
-	JZ       q8_done
+	ADDQ     AX, BX
+	ADDQ     AX, SI
+	SHRQ     $3, AX
+	ADDQ     AX, R14
+	ADDQ     AX, R11
 
-q8_row:
+q8_block4:
+	CMPQ   DX, $4
+	JLT    q8_block1
+	MOVQ   cols+48(FP), AX
+	ANDQ   $-32, AX
+	LEAQ   (SI)(AX*1), R8
+	LEAQ   (R8)(AX*1), R9
+	LEAQ   (R9)(AX*1), R10
+	SHRQ   $3, AX
+	LEAQ   (R11)(AX*1), R12
+	LEAQ   (R12)(AX*1), R13
+	LEAQ   (R13)(AX*1), CX
+	NEGQ   AX
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
-	XORQ   AX, AX
-	XORQ   R13, R13
-	MOVQ   CX, R8
-	ANDQ   $-64, R8
-	JZ     q8_odd
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
 
-q8_loop2:
-	VMOVDQU      (BX)(AX*1), Y8
+q8_4loop:
+	VMOVDQU      (BX)(AX*8), Y8
 	VPABSB       Y8, Y10
-	VMOVDQU      (SI)(AX*1), Y12
-	VPSIGNB      Y8, Y12, Y12
-	VPMADDUBSW   Y12, Y10, Y12
-	VPMADDWD     Y11, Y12, Y12
-	VCVTDQ2PS    Y12, Y12
-	VMOVSS       (R12)(R13*1), X13
-	VMULSS       (R11)(R13*1), X13, X13
-	VBROADCASTSS X13, Y13
-	VFMADD231PS  Y13, Y12, Y0
-	VMOVDQU      32(BX)(AX*1), Y8
-	VPABSB       Y8, Y10
-	VMOVDQU      32(SI)(AX*1), Y14
-	VPSIGNB      Y8, Y14, Y14
-	VPMADDUBSW   Y14, Y10, Y14
-	VPMADDWD     Y11, Y14, Y14
-	VCVTDQ2PS    Y14, Y14
-	VMOVSS       4(R12)(R13*1), X15
-	VMULSS       4(R11)(R13*1), X15, X15
-	VBROADCASTSS X15, Y15
-	VFMADD231PS  Y15, Y14, Y1
-	ADDQ         $64, AX
-	ADDQ         $8, R13
-	CMPQ         AX, R8
-	JLT          q8_loop2
+	VBROADCASTSS (R14)(AX*1), Y9
+	VMOVDQU      (SI)(AX*8), Y12
+	VMOVDQU      (R8)(AX*8), Y13
+	VMOVDQU      (R9)(AX*8), Y14
+	VMOVDQU      (R10)(AX*8), Y15
+	Q8BLOCK(Y12, (R11)(AX*1), Y4, Y0)
+	Q8BLOCK(Y13, (R12)(AX*1), Y5, Y1)
+	Q8BLOCK(Y14, (R13)(AX*1), Y6, Y2)
+	Q8BLOCK(Y15, (CX)(AX*1), Y7, Y3)
+	ADDQ         $4, AX
+	JNZ          q8_4loop
 
-q8_odd:
-	CMPQ         AX, CX
-	JGE          q8_store
-	VMOVDQU      (BX)(AX*1), Y8
-	VPABSB       Y8, Y10
-	VMOVDQU      (SI)(AX*1), Y12
-	VPSIGNB      Y8, Y12, Y12
-	VPMADDUBSW   Y12, Y10, Y12
-	VPMADDWD     Y11, Y12, Y12
-	VCVTDQ2PS    Y12, Y12
-	VMOVSS       (R12)(R13*1), X13
-	VMULSS       (R11)(R13*1), X13, X13
-	VBROADCASTSS X13, Y13
-	VFMADD231PS  Y13, Y12, Y0
+	HSUM(Y0, X0, X8)
+	HSUM(Y1, X1, X8)
+	HSUM(Y2, X2, X8)
+	HSUM(Y3, X3, X8)
+	VMOVSS X0, (DI)
+	VMOVSS X1, 4(DI)
+	VMOVSS X2, 8(DI)
+	VMOVSS X3, 12(DI)
+	ADDQ   $16, DI
+	MOVQ   cols+48(FP), AX
+	ANDQ   $-32, AX
+	LEAQ   (R10)(AX*1), SI
+	SHRQ   $3, AX
+	LEAQ   (CX)(AX*1), R11
+	SUBQ   $4, DX
+	JMP    q8_block4
 
-q8_store:
-	VADDPS Y1, Y0, Y0
+q8_block1:
+	TESTQ  DX, DX
+	JZ     q8_done
+	MOVQ   cols+48(FP), AX
+	ANDQ   $-32, AX
+	SHRQ   $3, AX
+	MOVQ   AX, CX
+	NEGQ   AX
+	VXORPS Y0, Y0, Y0
+
+q8_1loop:
+	VMOVDQU      (BX)(AX*8), Y8
+	VPABSB       Y8, Y10
+	VBROADCASTSS (R14)(AX*1), Y9
+	VMOVDQU      (SI)(AX*8), Y12
+	Q8BLOCK(Y12, (R11)(AX*1), Y4, Y0)
+	ADDQ         $4, AX
+	JNZ          q8_1loop
+
 	HSUM(Y0, X0, X8)
 	VMOVSS X0, (DI)
 	ADDQ   $4, DI
-	ADDQ   CX, SI
-	MOVQ   CX, R8
-	SHRQ   $3, R8
-	ADDQ   R8, R12
+	LEAQ   (SI)(CX*8), SI
+	ADDQ   CX, R11
 	DECQ   DX
-	JNZ    q8_row
+	JMP    q8_block1
+
+q8_zero:
+	// cols == 0: every output is 0.
+	TESTQ DX, DX
+	JZ    q8_done
+	MOVL  $0, (DI)
+	ADDQ  $4, DI
+	DECQ  DX
+	JMP   q8_zero
 
 q8_done:
 	VZEROUPPER

@@ -96,7 +96,7 @@ func MatVecQ8_0(out []float32, q []int8, d []float32, xq []int8, xd []float32, r
 		if j := defaultPool.acquire(); j != nil {
 			j.op, j.out, j.qw, j.sw, j.qx, j.dx = opMatVecQ8, out, q, d, xq, xd
 			j.rows, j.cols = rows, cols
-			defaultPool.exec(1)
+			defaultPool.exec(4)
 			return
 		}
 	}
