@@ -174,8 +174,8 @@ func (m *model) send() tea.Cmd {
 	m.state = "generating"
 	m.syncMessages()
 	// Messages may or may not list the new turn before the reply is done.
-	if n := len(m.tr.msgs); n == 0 || m.tr.msgs[n-1].msg.Role != session.User ||
-		strings.TrimSpace(m.tr.msgs[n-1].msg.Content) != strings.TrimSpace(text) {
+	if last, ok := m.tr.last(); !ok || last.Role != session.User ||
+		strings.TrimSpace(last.Content) != strings.TrimSpace(text) {
 		m.tr.addMessage(session.Message{Role: session.User, Content: text})
 	}
 	m.tr.startStream()

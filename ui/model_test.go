@@ -410,14 +410,59 @@ func TestSystemPromptAndRawMode(t *testing.T) {
 		t.Fatalf("system prompt not shown:\n%s", m.View().Content)
 	}
 
-	r := newFake()
-	r.info.Mode = "raw"
-	m = newTest(r, 80, 24)
-	sendText(m, "The robot")
-	poll(m)
-	c := m.View().Content
-	if !strings.Contains(c, "\nThe robot") || !strings.Contains(c, "\nOnce upon a time") || !strings.Contains(c, " raw") {
-		t.Fatalf("raw mode should show plain text:\n%s", c)
+}
+
+// In raw mode the prompt and its continuation are one flowing text.
+func TestRawModeFlowsAsOneText(t *testing.T) {
+	for _, plain := range []bool{true, false} {
+		r := newFake()
+		r.info.Mode = "raw"
+		r.reply = []string{" was", " happy.\nThe", " end."}
+		m := New(r, Options{Width: 30, Height: 12, Plain: plain})
+		sendText(m, "The robot")
+		poll(m)
+		c := ansi.Strip(m.View().Content)
+		if !strings.Contains(c, "\nThe robot was") {
+			t.Fatalf("raw mode should show one text:\n%s", c)
+		}
+		for range 5 {
+			poll(m)
+		}
+		sendText(m, " Then it")
+		for range 5 {
+			poll(m)
+		}
+		c = ansi.Strip(checkFrame(t, m, 30, 12))
+		want := "\n" + fit("The robot was happy.", 30) + "\n" + fit("The end. Then it was happy.", 30) + "\n" + fit("The end.", 30) + "\n"
+		if !strings.Contains(c, want) {
+			t.Fatalf("plain=%v: want %q in\n%s", plain, want, c)
+		}
+		if !plain {
+			// Every line that opens the user's colour closes it again.
+			for _, l := range m.tr.window(100) {
+				if strings.Count(l, m.st.user.pre) != strings.Count(l, m.st.user.post) {
+					t.Fatalf("unbalanced style on %q", l)
+				}
+			}
+		}
+	}
+}
+
+// A user prompt that wraps keeps its colour on every line.
+func TestWrapPaintedReopensStyle(t *testing.T) {
+	st := newStyles(false)
+	p := st.r(st.user, "one two three four five six") + " seven eight"
+	lines := st.wrapPainted(p, 9)
+	for i, l := range lines {
+		if ansi.StringWidth(l) > 9 {
+			t.Fatalf("line %d too wide: %q", i, l)
+		}
+		if i < 3 && (!strings.HasPrefix(l, st.user.pre) || !strings.HasSuffix(l, st.user.post)) {
+			t.Fatalf("line %d lost the style: %q", i, l)
+		}
+	}
+	if got := ansi.Strip(strings.Join(lines, "|")); got != "one two|three|four five|six seven|eight" {
+		t.Fatalf("wrapped as %q", got)
 	}
 }
 
@@ -454,8 +499,15 @@ func TestAnySizeRenders(t *testing.T) {
 // A resize storm in the middle of a reply ends in the same frame as a model
 // that only ever saw the final size: no stale wrapping survives.
 func TestResizeStorm(t *testing.T) {
+	for _, mode := range []string{"chat", "raw"} {
+		t.Run(mode, func(t *testing.T) { resizeStorm(t, mode) })
+	}
+}
+
+func resizeStorm(t *testing.T, mode string) {
 	run := func(storm bool) string {
 		f := newFake().withHistory(5)
+		f.info.Mode = mode
 		f.reply = strings.SplitAfter("Once upon a time 日本語 there was a 🍵 robot.\nIt wrapped text all day long, through every resize, and never lost a word.\nThe end.", " ")
 		m := newTest(f, 80, 24)
 		sendText(m, "story please")
@@ -563,5 +615,30 @@ func TestCursorSitsInTheInput(t *testing.T) {
 		if !strings.HasPrefix(row, "› ab") || v.Cursor.X != 4 {
 			t.Fatalf("%v: cursor at %d,%d on %q", sz, v.Cursor.X, v.Cursor.Y, row)
 		}
+	}
+}
+
+func TestRawModeScrolledViewStays(t *testing.T) {
+	f := newFake().withHistory(10)
+	f.info.Mode = "raw"
+	f.reply = []string{" one", " two\nthree", "\nfour\nfive six", " seven\n", "eight"}
+	m := newTest(f, 40, 12)
+	body := m.layout().body
+	sendText(m, "start")
+	poll(m)
+	m.Update(press(tea.KeyPgUp))
+	before := slices.Clone(m.tr.window(body))
+	for range 8 {
+		poll(m)
+	}
+	if m.busy {
+		t.Fatal("reply should be done")
+	}
+	if got := m.tr.window(body); !slices.Equal(got, before) {
+		t.Fatalf("raw view moved:\nbefore %q\nafter  %q", before, got)
+	}
+	m.Update(tea.KeyPressMsg{Code: tea.KeyEnd, Mod: tea.ModCtrl})
+	if c := m.View().Content; !strings.Contains(c, "\nfive six seven") || !strings.Contains(c, "\neight") {
+		t.Fatalf("bottom of the raw text:\n%s", c)
 	}
 }

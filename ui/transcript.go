@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"slices"
 	"strings"
 
 	"chat/session"
@@ -21,6 +22,7 @@ type transcript struct {
 	width int
 
 	msgs []entry
+	rd   *rawDoc // raw mode: the conversation as one flowing text instead of msgs
 
 	streaming   bool
 	stream      strings.Builder // the reply so far, sanitised
@@ -40,20 +42,43 @@ type entry struct {
 }
 
 func newTranscript(st *styles, raw bool, width int) *transcript {
-	return &transcript{st: st, raw: raw, width: max(1, width)}
+	t := &transcript{st: st, width: max(1, width)}
+	t.setRaw(raw)
+	return t
 }
 
 func (t *transcript) setWidth(w int) {
 	t.width = max(1, w)
 }
 
-// setRaw switches between chat and raw rendering; everything is re-wrapped.
+// setRaw switches between chat and raw rendering. The transcript starts
+// empty; the next setMessages fills it.
 func (t *transcript) setRaw(raw bool) {
 	t.raw = raw
-	for i := range t.msgs {
-		t.msgs[i].width = 0
+	t.msgs, t.rd = nil, nil
+	if raw {
+		t.rd = newRawDoc(t.st)
 	}
 	t.streamWidth = 0
+}
+
+// empty reports whether there is nothing to show.
+func (t *transcript) empty() bool {
+	if t.raw {
+		return t.rd.empty() && !t.streaming
+	}
+	return len(t.msgs) == 0 && !t.streaming
+}
+
+// last is the last finished message shown.
+func (t *transcript) last() (session.Message, bool) {
+	if t.raw {
+		return t.rd.last()
+	}
+	if len(t.msgs) == 0 {
+		return session.Message{}, false
+	}
+	return t.msgs[len(t.msgs)-1].msg, true
 }
 
 func (t *transcript) following() bool { return t.offset == 0 }
@@ -94,7 +119,7 @@ func (t *transcript) renderTail() {
 }
 
 func (t *transcript) streamCount() int {
-	if !t.streaming {
+	if !t.streaming || t.raw {
 		return 0
 	}
 	st, tl := t.streamLines()
@@ -112,6 +137,9 @@ func (t *transcript) startStream() {
 	}
 	before := t.streamCount()
 	t.streaming = true
+	if t.raw {
+		t.rd.streamed.Reset()
+	}
 	t.stream.Reset()
 	t.stableEnd, t.pendingCR = 0, false
 	t.stable = t.stable[:0]
@@ -128,6 +156,14 @@ func (t *transcript) appendStream(text string) {
 	}
 	if text != "" {
 		t.pendingCR = strings.HasSuffix(text, "\r")
+	}
+	if t.raw {
+		t.startStream()
+		k := len(t.rd.paras)
+		before := t.rd.countFrom(k, t.width)
+		t.rd.stream(text)
+		t.keepAnchor(before, t.rd.countFrom(k, t.width))
+		return
 	}
 	text = sanitizeDisplay(text)
 	if text == "" {
@@ -178,6 +214,15 @@ func sameMsg(a, b session.Message) bool {
 // setMessages replaces the finished messages, reusing the rendering of every
 // message that did not change.
 func (t *transcript) setMessages(msgs []session.Message) {
+	if t.raw {
+		k := len(t.rd.paras)
+		before := t.rd.countFrom(k, t.width)
+		t.rd.setMessages(msgs, t.streaming)
+		if k <= len(t.rd.paras) {
+			t.keepAnchor(before, t.rd.countFrom(k, t.width))
+		}
+		return
+	}
 	k := 0
 	for k < len(msgs) && k < len(t.msgs) && sameMsg(msgs[k], t.msgs[k].msg) {
 		k++
@@ -215,6 +260,10 @@ func (t *transcript) setMessages(msgs []session.Message) {
 
 // addMessage appends one finished message.
 func (t *transcript) addMessage(m session.Message) {
+	if t.raw {
+		t.setMessages(append(slices.Clone(t.rd.committed), m))
+		return
+	}
 	before := t.countFrom(len(t.msgs))
 	t.msgs = append(t.msgs, entry{msg: m})
 	t.keepAnchor(before, t.countFrom(len(t.msgs)-1))
@@ -236,6 +285,10 @@ func (t *transcript) countFrom(k int) int {
 // walkUp calls fn with blocks of lines from the bottom of the transcript up
 // until fn returns false.
 func (t *transcript) walkUp(fn func(lines []string) bool) {
+	if t.raw {
+		t.rd.walkUp(t.width, fn)
+		return
+	}
 	if t.streaming {
 		st, tl := t.streamLines()
 		if !fn(tl) || !fn(st) {

@@ -95,7 +95,7 @@ func (m *model) appendBody(rows []string, l layout) []string {
 	switch {
 	case m.help:
 		left = m.helpLines(l.mainW, l.body)
-	case len(m.tr.msgs) == 0 && !m.tr.streaming:
+	case m.tr.empty():
 		left = m.emptyLines()
 	default:
 		left = m.tr.window(l.body)
