@@ -55,7 +55,7 @@ type pyDict struct {
 	index map[any]int // dictKey(key) -> position
 }
 
-func newDict() *pyDict { return &pyDict{index: map[any]int{}} }
+func newDict() *pyDict { return &pyDict{} }
 
 func (u *unpickler) dictSet(d *pyDict, k, v any) error {
 	if err := u.spend(1); err != nil {
@@ -64,6 +64,9 @@ func (u *unpickler) dictSet(d *pyDict, k, v any) error {
 	h, err := u.dictKey(k, 0)
 	if err != nil {
 		return err
+	}
+	if d.index == nil {
+		d.index = map[any]int{}
 	}
 	if i, ok := d.index[h]; ok {
 		d.vals[i] = v
@@ -190,12 +193,13 @@ type unpickler struct {
 	memo  map[int64]any
 	// budget bounds the work that is not paid for by input bytes (hashing
 	// long dict keys again and again, copying containers), so a small
-	// hostile pickle cannot keep the machine busy for long.
+	// hostile pickle cannot keep the machine busy for long. Real course
+	// checkpoints spend about 5% of their pickle's length.
 	budget int64
 }
 
 func unpickle(data []byte) (any, error) {
-	u := &unpickler{data: data, memo: map[int64]any{}, budget: 64*int64(len(data)) + 1<<20}
+	u := &unpickler{data: data, memo: map[int64]any{}, budget: 4*int64(len(data)) + 1<<18}
 	v, err := u.run()
 	if err != nil {
 		return nil, fmt.Errorf("pickle: %w", err)

@@ -381,6 +381,19 @@ func TestCostlyPickles(t *testing.T) {
 	_, err = readBytes(t, wrapPickle(t, w.Bytes()), "exp.pt")
 	wantErr(t, err, "too expensive")
 
+	// One dict of 10k int keys copied 20k times by dict(d): 2e8 inserts.
+	cp := newPW().op('}', '(')
+	for i := 0; i < 10000; i++ {
+		cp.int(i).int(0)
+	}
+	cp.op('u', 'q', 1).global("builtins", "dict").op('q', 2)
+	for i := 0; i < 20000; i++ {
+		cp.op('h', 2, 'h', 1, 0x85, 'R', '0')
+	}
+	cp.op('.')
+	_, err = readBytes(t, wrapPickle(t, cp.Bytes()), "copies.pt")
+	wantErr(t, err, "too expensive")
+
 	// Deep nesting of lists.
 	d := newPW().op('}').str("model_state_dict").op('}').str("w").tensor("FloatStorage", "0", "cpu", 6, 0, []int{6}, []int{1}).op('s', 's')
 	d.str("deep")
