@@ -182,7 +182,7 @@ func resolveGlobal(module, name string) (*global, error) {
 	if module == "torch" && torchDtypes[name] {
 		return &global{module, name}, nil
 	}
-	return nil, fmt.Errorf("refusing pickle global %s", full)
+	return nil, fmt.Errorf("refusing pickle global %s", truncateForMsg(full))
 }
 
 type unpickler struct {
@@ -1373,8 +1373,8 @@ func short(v any) string {
 }
 
 func truncateForMsg(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "..."
+	if len(s) > 120 {
+		return strings.ToValidUTF8(s[:120], "") + "..."
 	}
 	return s
 }

@@ -19,7 +19,9 @@ import (
 	"strings"
 )
 
-// Tensor is one materialised tensor, row-major.
+// Tensor is one materialised tensor, row-major. Tensors that view the same
+// storage (tied weights such as token_embed.weight and lm_head.weight) may
+// share their slice, so treat the data as read-only.
 type Tensor struct {
 	DType string    // "float32", "float16", "bfloat16", "float64", "int64", ... as stored
 	Shape []int     // empty for a scalar
