@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// parallelMin is the product size (rows*cols*tokens) below which MatVec and
-// MatMul run on the calling goroutine alone: about 2-3 µs of work from cache,
+// parallelMin is the product size (rows*cols*tokens; twice this for the
+// int8 products) below which the products run on the calling goroutine alone: about 2-3 µs of work from cache,
 // where handing half to a worker stops paying for the hand-off.
 const parallelMin = 1 << 16
 
@@ -17,8 +17,8 @@ const parallelMin = 1 << 16
 // through a forward pass, but never burns a core while the app is idle.
 const spinFor = 50 * time.Microsecond
 
-// SetThreads sets how many threads (the caller plus n-1 workers) MatVec and
-// MatMul use, clamped to [1, runtime.NumCPU()]. The default is
+// SetThreads sets how many threads (the caller plus n-1 workers) the matrix
+// products (MatVec, MatMul, MatVecI8, MatVecQ8_0) use, clamped to [1, runtime.NumCPU()]. The default is
 // min(runtime.NumCPU(), GOMAXPROCS at start-up). Workers start on the first
 // product large enough to split.
 func SetThreads(n int) {
