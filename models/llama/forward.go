@@ -28,6 +28,8 @@ type State struct {
 	hb     []float32
 	hb2    []float32
 	logits []float32
+	xq     []int8    // Q8_0 activations for quantized matrices
+	xd     []float32 // and their block scales
 }
 
 var _ models.State = (*State)(nil)
@@ -49,6 +51,9 @@ func (m *Model) newState() *State {
 		s.k[l] = make([]float32, capacity*kvDim)
 		s.v[l] = make([]float32, capacity*kvDim)
 	}
+	widest := max(c.Dim, c.Heads*c.HeadDim, c.FFN)
+	s.xq = make([]int8, widest)
+	s.xd = make([]float32, widest/32+1)
 	s.grow(1)
 	return s
 }
@@ -134,7 +139,7 @@ func (s *State) layers(tokens []int, pos int) {
 	x, xb, xb2, q := s.x[:n*dim], s.xb[:n*dim], s.xb2[:n*qDim], s.q[:n*qDim]
 	hb, hb2 := s.hb[:n*ffn], s.hb2[:n*ffn]
 	for i, t := range tokens {
-		copy(x[i*dim:(i+1)*dim], m.embd[t*dim:(t+1)*dim])
+		m.embd.row(x[i*dim:(i+1)*dim], t)
 	}
 	for l := range m.layers {
 		L := &m.layers[l]
@@ -145,9 +150,9 @@ func (s *State) layers(tokens []int, pos int) {
 		keys, vals := s.k[l], s.v[l]
 		kc := keys[pos*kvDim : (pos+n)*kvDim]
 		vc := vals[pos*kvDim : (pos+n)*kvDim]
-		matMul(q, L.wq, xb, qDim, dim, n)
-		matMul(kc, L.wk, xb, kvDim, dim, n)
-		matMul(vc, L.wv, xb, kvDim, dim, n)
+		L.wq.mul(q, xb, n, s.xq, s.xd)
+		L.wk.mul(kc, xb, n, s.xq, s.xd)
+		L.wv.mul(vc, xb, n, s.xq, s.xd)
 		for i := 0; i < n; i++ {
 			qi, ki, vi := q[i*qDim:(i+1)*qDim], kc[i*kvDim:(i+1)*kvDim], vc[i*kvDim:(i+1)*kvDim]
 			addBias(qi, L.bq)
@@ -175,7 +180,7 @@ func (s *State) layers(tokens []int, pos int) {
 				}
 			}
 		}
-		matMul(xb, L.wo, xb2, dim, qDim, n)
+		L.wo.mul(xb, xb2, n, s.xq, s.xd)
 		for i := 0; i < n; i++ {
 			addBias(xb[i*dim:(i+1)*dim], L.bo)
 		}
@@ -184,12 +189,12 @@ func (s *State) layers(tokens []int, pos int) {
 		for i := 0; i < n; i++ {
 			rmsNorm(xb[i*dim:(i+1)*dim], x[i*dim:(i+1)*dim], L.ffnNorm, c.Eps)
 		}
-		matMul(hb, L.gate, xb, ffn, dim, n)
-		matMul(hb2, L.up, xb, ffn, dim, n)
+		L.gate.mul(hb, xb, n, s.xq, s.xd)
+		L.up.mul(hb2, xb, n, s.xq, s.xd)
 		for i, g := range hb {
 			hb[i] = g / (1 + float32(math.Exp(float64(-g)))) * hb2[i] // SiLU(gate) * up
 		}
-		matMul(xb, L.down, hb, dim, ffn, n)
+		L.down.mul(xb, hb, n, s.xq, s.xd)
 		add(x, xb)
 	}
 }
@@ -201,13 +206,7 @@ func (s *State) head(out []float32, from, n int) {
 	for i := from; i < from+n; i++ {
 		rmsNorm(s.xb[i*dim:(i+1)*dim], s.x[i*dim:(i+1)*dim], s.m.norm, c.Eps)
 	}
-	matMul(out, s.m.output, s.xb[from*dim:(from+n)*dim], c.Vocab, dim, n)
-}
-
-// matMul is out[t][r] = w[r]·x[t] for n tokens (kernels.MatMul reads each
-// weight row once per tile of tokens and equals n MatVec calls bit for bit).
-func matMul(out, w, x []float32, rows, cols, n int) {
-	kernels.MatMul(out[:n*rows], w, x[:n*cols], rows, cols, n)
+	s.m.output.mul(out, s.xb[from*dim:(from+n)*dim], n, s.xq, s.xd)
 }
 
 // rmsNorm is ggml_rms_norm followed by the weight multiply: the mean square

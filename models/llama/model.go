@@ -25,18 +25,19 @@ type Model struct {
 	info   models.Info
 	tok    models.Tokenizer
 	file   *gguf.File
-	embd   []float32 // [Vocab][Dim]
+	embd   *matrix   // [Vocab][Dim]
 	norm   []float32 // output_norm
-	output []float32 // [Vocab][Dim], token_embd when tied
+	output *matrix   // [Vocab][Dim], token_embd when tied
 	layers []layer
 	// RoPE tables: for position p and pair i, ropeCos[p*RopeDim/2+i].
 	ropeCos, ropeSin []float32
 }
 
 type layer struct {
-	attnNorm, wq, wk, wv, wo []float32
-	bq, bk, bv, bo           []float32 // optional biases
-	ffnNorm, gate, up, down  []float32
+	attnNorm, ffnNorm []float32
+	wq, wk, wv, wo    *matrix
+	bq, bk, bv, bo    []float32 // optional biases
+	gate, up, down    *matrix
 }
 
 var _ models.Model = (*Model)(nil)
@@ -89,10 +90,10 @@ func FromFile(f *gguf.File, fileName string) (*Model, error) {
 		return nil, fmt.Errorf("llama: token_embd has %d rows but the vocabulary %d tokens", cfg.Vocab, tok.Size())
 	}
 	qDim, kvDim := cfg.Heads*cfg.HeadDim, cfg.KVHeads*cfg.HeadDim
-	m.embd = ld.load("token_embd.weight", cfg.Dim, cfg.Vocab)
+	m.embd = ld.matrix("token_embd.weight", cfg.Vocab, cfg.Dim)
 	m.norm = ld.load("output_norm.weight", cfg.Dim)
 	if _, ok := f.Tensor("output.weight"); ok {
-		m.output = ld.load("output.weight", cfg.Dim, cfg.Vocab)
+		m.output = ld.matrix("output.weight", cfg.Vocab, cfg.Dim)
 	} else {
 		m.output = m.embd // tied, as llama.cpp falls back to token_embd
 	}
@@ -101,18 +102,18 @@ func FromFile(f *gguf.File, fileName string) (*Model, error) {
 		p := fmt.Sprintf("blk.%d.", i)
 		L := &m.layers[i]
 		L.attnNorm = ld.load(p+"attn_norm.weight", cfg.Dim)
-		L.wq = ld.load(p+"attn_q.weight", cfg.Dim, qDim)
-		L.wk = ld.load(p+"attn_k.weight", cfg.Dim, kvDim)
-		L.wv = ld.load(p+"attn_v.weight", cfg.Dim, kvDim)
-		L.wo = ld.load(p+"attn_output.weight", qDim, cfg.Dim)
+		L.wq = ld.matrix(p+"attn_q.weight", qDim, cfg.Dim)
+		L.wk = ld.matrix(p+"attn_k.weight", kvDim, cfg.Dim)
+		L.wv = ld.matrix(p+"attn_v.weight", kvDim, cfg.Dim)
+		L.wo = ld.matrix(p+"attn_output.weight", cfg.Dim, qDim)
 		L.bq = ld.optional(p+"attn_q.bias", qDim)
 		L.bk = ld.optional(p+"attn_k.bias", kvDim)
 		L.bv = ld.optional(p+"attn_v.bias", kvDim)
 		L.bo = ld.optional(p+"attn_output.bias", cfg.Dim)
 		L.ffnNorm = ld.load(p+"ffn_norm.weight", cfg.Dim)
-		L.gate = ld.load(p+"ffn_gate.weight", cfg.Dim, cfg.FFN)
-		L.up = ld.load(p+"ffn_up.weight", cfg.Dim, cfg.FFN)
-		L.down = ld.load(p+"ffn_down.weight", cfg.FFN, cfg.Dim)
+		L.gate = ld.matrix(p+"ffn_gate.weight", cfg.FFN, cfg.Dim)
+		L.up = ld.matrix(p+"ffn_up.weight", cfg.FFN, cfg.Dim)
+		L.down = ld.matrix(p+"ffn_down.weight", cfg.Dim, cfg.FFN)
 	}
 	freqs := ld.optional("rope_freqs.weight", cfg.RopeDim/2)
 	if err := ld.wait(); err != nil {
@@ -149,6 +150,64 @@ func (l *loader) load(name string, dims ...int) []float32 {
 	return l.get(t, dims)
 }
 
+// matrix loads a [rows][cols] weight (GGUF dims cols, rows). Q8_0 stays
+// quantized; other types become float32.
+func (l *loader) matrix(name string, rows, cols int) *matrix {
+	m := &matrix{rows: rows, cols: cols}
+	if l.err != nil {
+		return m
+	}
+	t, ok := l.f.Tensor(name)
+	if !ok {
+		l.err = fmt.Errorf("llama: tensor %s missing", name)
+		return m
+	}
+	if t.Type != gguf.TypeQ8_0 {
+		m.f = l.get(t, []int{cols, rows})
+		return m
+	}
+	if len(t.Dims) != 2 || t.Dims[0] != int64(cols) || t.Dims[1] != int64(rows) {
+		l.err = fmt.Errorf("llama: tensor %s has shape %v, want %v", t.Name, t.Dims, []int{cols, rows})
+		return m
+	}
+	raw, err := l.f.TensorData(t)
+	if err != nil {
+		l.err = fmt.Errorf("llama: %w", err)
+		return m
+	}
+	l.count(t)
+	m.q = make([]int8, rows*cols)
+	m.d = make([]float32, rows*cols/32)
+	l.async(func() error { unpackQ8_0(raw, m.q, m.d); return nil })
+	return m
+}
+
+func (l *loader) count(t *gguf.TensorInfo) {
+	if l.types == nil {
+		l.types = map[gguf.Type]int64{}
+	}
+	l.types[t.Type] += t.Elements()
+}
+
+// async runs work on one of GOMAXPROCS workers; wait collects errors.
+func (l *loader) async(work func() error) {
+	if l.sem == nil {
+		l.sem = make(chan struct{}, runtime.GOMAXPROCS(0))
+	}
+	l.wg.Add(1)
+	l.sem <- struct{}{}
+	go func() {
+		defer func() { <-l.sem; l.wg.Done() }()
+		if err := work(); err != nil {
+			l.mu.Lock()
+			if l.asyncErr == nil {
+				l.asyncErr = err
+			}
+			l.mu.Unlock()
+		}
+	}()
+}
+
 func (l *loader) optional(name string, dims ...int) []float32 {
 	if l.err != nil {
 		return nil
@@ -174,10 +233,7 @@ func (l *loader) get(t *gguf.TensorInfo, dims []int) []float32 {
 		return nil
 	}
 	if len(dims) == 2 {
-		if l.types == nil {
-			l.types = map[gguf.Type]int64{}
-		}
-		l.types[t.Type] += t.Elements()
+		l.count(t)
 	}
 	if t.Type == gguf.TypeF32 {
 		w, err := l.f.TensorFloat32(t.Name) // a view of the mapping
@@ -194,19 +250,12 @@ func (l *loader) get(t *gguf.TensorInfo, dims []int) []float32 {
 		return nil
 	}
 	w := make([]float32, t.Elements())
-	if l.sem == nil {
-		l.sem = make(chan struct{}, runtime.GOMAXPROCS(0))
-	}
-	l.wg.Add(1)
-	l.sem <- struct{}{}
-	go func() {
-		defer func() { <-l.sem; l.wg.Done() }()
+	l.async(func() error {
 		if err := gguf.Dequantize(t.Type, raw, w); err != nil {
-			l.mu.Lock()
-			l.asyncErr = fmt.Errorf("llama: tensor %s: %w", t.Name, err)
-			l.mu.Unlock()
+			return fmt.Errorf("llama: tensor %s: %w", t.Name, err)
 		}
-	}()
+		return nil
+	})
 	return w
 }
 
@@ -229,15 +278,18 @@ func (m *Model) makeInfo(f *gguf.File, fileName string, ld *loader, ctx int) mod
 	for i := range f.Tensors {
 		params += f.Tensors[i].Elements()
 	}
-	// Weights read per decoded token, as float32: every layer matrix and
-	// norm, the output matrix, and one embedding row.
+	// Weight bytes read per decoded token: every layer matrix and vector,
+	// the output matrix, and one embedding row.
 	var wb int64
 	for _, L := range m.layers {
-		for _, w := range [][]float32{L.attnNorm, L.wq, L.wk, L.wv, L.wo, L.bq, L.bk, L.bv, L.bo, L.ffnNorm, L.gate, L.up, L.down} {
-			wb += int64(len(w))
+		for _, w := range []*matrix{L.wq, L.wk, L.wv, L.wo, L.gate, L.up, L.down} {
+			wb += w.bytes()
+		}
+		for _, v := range [][]float32{L.attnNorm, L.bq, L.bk, L.bv, L.bo, L.ffnNorm} {
+			wb += 4 * int64(len(v))
 		}
 	}
-	wb += int64(len(m.norm)+len(m.output)) + int64(cfg.Dim)
+	wb += 4*int64(len(m.norm)) + m.output.bytes() + m.embd.bytes()/int64(cfg.Vocab)
 	quant, best := "f32", int64(-1)
 	for t, n := range ld.types {
 		if n > best || (n == best && t.String() < quant) {
@@ -256,7 +308,7 @@ func (m *Model) makeInfo(f *gguf.File, fileName string, ld *loader, ctx int) mod
 		Heads:         cfg.Heads,
 		KVHeads:       cfg.KVHeads,
 		Params:        params,
-		WeightBytes:   4 * wb,
+		WeightBytes:   wb,
 		Window:        models.WindowHalf,
 	}
 }

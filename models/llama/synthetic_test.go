@@ -173,25 +173,85 @@ func TestSyntheticCachedVsUncached(t *testing.T) {
 }
 
 func TestDecodeAllocatesNothing(t *testing.T) {
-	m, err := Load(writeTiny(t, gguf.TypeF32, false, "llama", ""))
+	for _, wt := range []gguf.Type{gguf.TypeF32, gguf.TypeQ8_0} {
+		m, err := Load(writeTiny(t, wt, false, "llama", ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := m.NewState()
+		if _, err := s.Forward([]int{1, 260, 5, 7}, 1); err != nil {
+			t.Fatal(err)
+		}
+		tok := []int{42}
+		allocs := testing.AllocsPerRun(20, func() {
+			s.Truncate(4)
+			if _, err := s.Forward(tok, 1); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("%s: decode step allocates %v times", wt, allocs)
+		}
+		m.Close()
+	}
+}
+
+// TestQ8MatchesDequantized runs a Q8_0 model (integer products on Q8_0
+// activations) against the same weights dequantised into an F32 file: the
+// logits differ only by the activation rounding.
+func TestQ8MatchesDequantized(t *testing.T) {
+	q8 := writeTiny(t, gguf.TypeQ8_0, false, "llama", "")
+	f, err := gguf.Open(q8)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
-	s := m.NewState()
-	if _, err := s.Forward([]int{1, 260, 5, 7}, 1); err != nil {
-		t.Fatal(err)
-	}
-	tok := []int{42}
-	allocs := testing.AllocsPerRun(20, func() {
-		s.Truncate(4)
-		if _, err := s.Forward(tok, 1); err != nil {
+	var ts []gguf.WriteTensor
+	for i := range f.Tensors {
+		ti := &f.Tensors[i]
+		w, err := f.TensorFloat32(ti.Name)
+		if err != nil {
 			t.Fatal(err)
 		}
-	})
-	if allocs != 0 {
-		t.Errorf("decode step allocates %v times", allocs)
+		ts = append(ts, gguf.WriteTensor{Name: ti.Name, Dims: ti.Dims, Type: gguf.TypeF32, Data: w})
 	}
+	f32 := filepath.Join(t.TempDir(), "deq.gguf")
+	fd, _ := os.Create(f32)
+	if err := gguf.Write(fd, f.KV, ts); err != nil {
+		t.Fatal(err)
+	}
+	fd.Close()
+	f.Close()
+	a, err := Load(q8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Load(f32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if a.Info().WeightBytes*3 > b.Info().WeightBytes {
+		t.Errorf("q8_0 reads %d bytes a token, f32 %d", a.Info().WeightBytes, b.Info().WeightBytes)
+	}
+	seq := []int{1, 261, 5, 99, 263, 42, 7, 200}
+	la, err := a.NewState().Forward(seq, len(seq))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb, err := b.NewState().Forward(seq, len(seq))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var worst, scale float64
+	for i := range la {
+		worst = max(worst, math.Abs(float64(la[i]-lb[i])))
+		scale = max(scale, math.Abs(float64(lb[i])))
+	}
+	if worst > 0.05*scale { // activation rounding, amplified by random weights
+		t.Errorf("q8_0 and dequantised logits differ by %g (largest logit %g)", worst, scale)
+	}
+	t.Logf("q8_0 vs dequantised f32: max |diff| %.3g, largest logit %.3g", worst, scale)
 }
 
 func TestForwardErrors(t *testing.T) {

@@ -1,0 +1,68 @@
+package llama
+
+import (
+	"encoding/binary"
+
+	"chat/models/gguf"
+	"chat/models/kernels"
+)
+
+// matrix is a [rows][cols] weight, row-major, either float32 (a view of an
+// F32 tensor or dequantised at load) or kept as Q8_0 blocks: int8 values and
+// one float32 scale per 32. A Q8_0 product quantizes the activations to
+// Q8_0 as well and multiplies in integers, as ggml's CPU backend does
+// (vec_dot_q8_0_q8_0), reading a quarter of the float32 bytes.
+type matrix struct {
+	rows, cols int
+	f          []float32
+	q          []int8
+	d          []float32
+}
+
+// bytes is the size of the weights a product reads.
+func (m *matrix) bytes() int64 {
+	if m.q != nil {
+		return int64(len(m.q)) + 4*int64(len(m.d))
+	}
+	return 4 * int64(len(m.f))
+}
+
+// mul computes out[t] = W·x[t] for n tokens; xq and xd are scratch of at
+// least cols and cols/32 for the Q8_0 activations.
+func (m *matrix) mul(out, x []float32, n int, xq []int8, xd []float32) {
+	if m.q == nil {
+		kernels.MatMul(out[:n*m.rows], m.f, x[:n*m.cols], m.rows, m.cols, n)
+		return
+	}
+	nb := m.cols / kernels.Q8Block
+	for t := 0; t < n; t++ {
+		kernels.QuantizeQ8_0(xq[:m.cols], xd[:nb], x[t*m.cols:(t+1)*m.cols])
+		kernels.MatVecQ8_0(out[t*m.rows:(t+1)*m.rows], m.q, m.d, xq, xd, m.rows, m.cols)
+	}
+}
+
+// row writes row r into out (the embedding lookup).
+func (m *matrix) row(out []float32, r int) {
+	if m.q == nil {
+		copy(out, m.f[r*m.cols:(r+1)*m.cols])
+		return
+	}
+	nb := m.cols / kernels.Q8Block
+	q, d := m.q[r*m.cols:(r+1)*m.cols], m.d[r*nb:(r+1)*nb]
+	for i := range out[:m.cols] {
+		out[i] = d[i/kernels.Q8Block] * float32(q[i])
+	}
+}
+
+// unpackQ8_0 splits GGUF Q8_0 blocks (f16 scale, 32 int8) into values and
+// float32 scales. The int8 kernels need values in [-127, 127]; ggml's
+// quantizer never writes -128, and a file that does is clamped.
+func unpackQ8_0(raw []byte, q []int8, d []float32) {
+	for b := range d {
+		blk := raw[34*b : 34*b+34]
+		d[b] = gguf.F16ToF32(binary.LittleEndian.Uint16(blk))
+		for j, v := range blk[2:] {
+			q[32*b+j] = max(int8(v), -127)
+		}
+	}
+}

@@ -1,0 +1,54 @@
+package llama
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"chat/models/gguf"
+)
+
+// TestQ8MatrixProduct checks the Q8_0 product against float64 on the
+// dequantised weights: the only error left is the activations' rounding.
+func TestQ8MatrixProduct(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	rows, cols := 7, 96
+	w := make([]float32, rows*cols)
+	for i := range w {
+		w[i] = float32(r.NormFloat64())
+	}
+	raw, err := gguf.QuantizeQ8_0(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &matrix{rows: rows, cols: cols, q: make([]int8, rows*cols), d: make([]float32, rows*cols/32)}
+	unpackQ8_0(raw, m.q, m.d)
+	deq := make([]float32, rows*cols)
+	gguf.Dequantize(gguf.TypeQ8_0, raw, deq)
+	x := make([]float32, 2*cols)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	out := make([]float32, 2*rows)
+	m.mul(out, x, 2, make([]int8, cols), make([]float32, cols/32))
+	row := make([]float32, cols)
+	for i := 0; i < 2; i++ {
+		for j := 0; j < rows; j++ {
+			var want, norm float64
+			for k := 0; k < cols; k++ {
+				want += float64(deq[j*cols+k]) * float64(x[i*cols+k])
+				norm += math.Abs(float64(deq[j*cols+k]))
+			}
+			// Each activation is off by at most half a step, max|x|/254.
+			if d := math.Abs(float64(out[i*rows+j]) - want); d > norm*4/254 {
+				t.Errorf("out[%d][%d] = %v, want %v", i, j, out[i*rows+j], want)
+			}
+		}
+	}
+	m.row(row, 3)
+	for k := range row {
+		if row[k] != deq[3*cols+k] {
+			t.Fatalf("row[%d] = %v, want %v", k, row[k], deq[3*cols+k])
+		}
+	}
+}
