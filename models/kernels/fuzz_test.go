@@ -1,0 +1,51 @@
+package kernels
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// FuzzMatMul checks shapes and alignments the table tests miss: every
+// implementation against float64, MatMul against MatVec bitwise, and the
+// int8 product against its exact integer value.
+func FuzzMatMul(f *testing.F) {
+	f.Add(uint8(3), uint8(9), uint8(4), uint8(1), uint64(1))
+	f.Add(uint8(17), uint8(70), uint8(7), uint8(3), uint64(2))
+	f.Fuzz(func(t *testing.T, rows8, cols8, n8, off8 uint8, seed uint64) {
+		rows, cols, n, off := int(rows8%40), int(cols8), int(n8%12), int(off8%8)
+		rng := rand.New(rand.NewPCG(seed, 7))
+		w, x := unaligned(rng, rows*cols, off), unaligned(rng, n*cols, 7-off)
+		for _, asm := range impls() {
+			withImpl(asm, func() {
+				out := unaligned(rng, n*rows, off/2)
+				MatMul(out, w, x, rows, cols, n)
+				checkSentinels(t, "MatMul", out)
+				one := make([]float32, rows)
+				for tok := 0; tok < n; tok++ {
+					xt := x[tok*cols : (tok+1)*cols]
+					checkMatVec(t, implName(asm)+" MatMul", out[tok*rows:], w, xt, rows, cols)
+					MatVec(one, w, xt, rows, cols)
+					for r := range one {
+						if math.Float32bits(one[r]) != math.Float32bits(out[tok*rows+r]) {
+							t.Fatalf("%s rows=%d cols=%d n=%d token %d row %d: MatMul %v MatVec %v",
+								implName(asm), rows, cols, n, tok, r, out[tok*rows+r], one[r])
+						}
+					}
+				}
+				q, xq := randI8(rng, rows*cols, off), randI8(rng, cols, 7-off)
+				sc := randScales(rng, rows)
+				MatVecI8(one, q, sc, xq, 0.5, rows, cols)
+				for r := range one {
+					var s int64
+					for c := 0; c < cols; c++ {
+						s += int64(q[r*cols+c]) * int64(xq[c])
+					}
+					if want := float64(s) * float64(sc[r]*0.5); math.Abs(float64(one[r])-want) > 3*u*math.Abs(want) {
+						t.Fatalf("%s MatVecI8 rows=%d cols=%d row %d: %v want %v", implName(asm), rows, cols, r, one[r], want)
+					}
+				}
+			})
+		}
+	})
+}
