@@ -1,23 +1,35 @@
 package sampler
 
-// draw normalises e into the float64 softmax (s.probs, which e aliases),
-// takes ONE uniform u in [0,1) and returns the first id whose cumulative
-// probability exceeds u*total (inverse CDF). An id of probability 0 is never
-// returned: the cumulative sum does not grow there.
-func (s *Sampler) draw(e []float64) int {
+// normalize divides e by its sum in place, giving the float64 softmax.
+func normalize(e []float64) {
 	z := 0.0
 	for _, v := range e {
 		z += v
 	}
-	total := 0.0
 	for i, v := range e {
 		e[i] = v / z
-		total += e[i]
+	}
+}
+
+// Draw takes ONE uniform u in [0,1) from the sampler's RNG and returns the
+// first id whose cumulative weight exceeds u*total (inverse CDF) over dist,
+// a distribution that need not be normalised. Weights that are not > 0
+// (zero, negative, NaN) are never returned. It returns -1, drawing nothing,
+// when no weight is > 0.
+func (s *Sampler) Draw(dist []float64) int {
+	total := 0.0
+	for _, v := range dist {
+		if v > 0 {
+			total += v
+		}
+	}
+	if !(total > 0) || total > maxTotal {
+		return -1
 	}
 	u := s.rng.Float64() * total
 	cum, lastNonZero := 0.0, 0
-	for i, v := range e {
-		if v == 0 {
+	for i, v := range dist {
+		if !(v > 0) {
 			continue
 		}
 		cum += v
@@ -29,3 +41,11 @@ func (s *Sampler) draw(e []float64) int {
 	// Only reachable when u*total rounds up to total.
 	return lastNonZero
 }
+
+// maxTotal rejects an infinite total, for which the cumulative walk means
+// nothing.
+const maxTotal = 1.7976931348623157e308
+
+// Float64 is one uniform draw in [0,1) from the sampler's RNG (the
+// speculative acceptance test shares the RNG with the draws).
+func (s *Sampler) Float64() float64 { return s.rng.Float64() }

@@ -110,8 +110,30 @@ func (s *Sampler) Probs() []float64 { return s.probs }
 
 // Sample picks the next id from logits (one row, len == vocab). history is
 // the ids so far (prompt and generated); the penalties read its last
-// PenaltyWindow entries. logits is not modified.
+// PenaltyWindow entries. logits is not modified. It is Dist followed by Draw
+// (or the argmax when Greedy, which uses no randomness).
 func (s *Sampler) Sample(logits []float32, history []int) (int, error) {
+	best, err := s.dist(logits, history)
+	if err != nil || s.p.Greedy {
+		return best, err
+	}
+	return s.Draw(s.probs), nil
+}
+
+// Dist is the distribution Sample would draw from (the filtered, normalised
+// probabilities; one-hot at the argmax when Greedy), without drawing: the RNG
+// is not used. Speculative decoding compares these for the target and the
+// draft. The slice is Probs(), overwritten by the next call.
+func (s *Sampler) Dist(logits []float32, history []int) ([]float64, error) {
+	if _, err := s.dist(logits, history); err != nil {
+		return nil, err
+	}
+	return s.probs, nil
+}
+
+// dist fills s.probs with the distribution to draw from and returns the
+// argmax when Greedy.
+func (s *Sampler) dist(logits []float32, history []int) (int, error) {
 	if len(logits) != s.vocab {
 		return -1, fmt.Errorf("sampler: %d logits for a vocabulary of %d", len(logits), s.vocab)
 	}
@@ -145,7 +167,8 @@ func (s *Sampler) Sample(logits []float32, history []int) (int, error) {
 	}
 	s.topP(e)
 	s.minP(e)
-	return s.draw(e), nil
+	normalize(e)
+	return -1, nil
 }
 
 // clean maps NaN to -Inf (never sampled) and +Inf to the largest float so the

@@ -396,3 +396,59 @@ func BenchmarkSample(b *testing.B) {
 		}
 	}
 }
+
+// TestDistThenDrawIsSample: Dist uses no randomness, and Dist followed by
+// Draw gives exactly Sample's ids with the same seed (speculative decoding
+// relies on both).
+func TestDistThenDrawIsSample(t *testing.T) {
+	logits := make([]float32, 64)
+	for i := range logits {
+		logits[i] = float32(math.Cos(float64(i) * 1.7))
+	}
+	for _, p := range []Params{
+		{Temperature: 0.7, TopP: 0.9, RepeatPenalty: 1.2, Seed: 5},
+		{Temperature: 1, TopK: 7, MinP: 0.1, Seed: 6},
+		{Greedy: true, RepeatPenalty: 1.5},
+	} {
+		a, b := New(len(logits), p), New(len(logits), p)
+		var hist []int
+		for range 200 {
+			want, err := a.Sample(logits, hist)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := b.Dist(logits, hist)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.Dist(logits, hist); err != nil { // no RNG use
+				t.Fatal(err)
+			}
+			got := b.Draw(d)
+			if p.Greedy {
+				got = argmax(d)
+			}
+			if got != want || !slices.Equal(d, a.Probs()) {
+				t.Fatalf("%+v: Dist+Draw %d, Sample %d", p, got, want)
+			}
+			hist = append(hist, want)
+		}
+	}
+}
+
+func TestDrawBadDistributions(t *testing.T) {
+	s := New(4, Params{Seed: 1})
+	for _, d := range [][]float64{nil, {0, 0}, {-1, math.NaN()}, {math.Inf(1), 1}} {
+		if id := s.Draw(d); id != -1 {
+			t.Fatalf("Draw(%v) = %d, want -1", d, id)
+		}
+	}
+	for range 100 {
+		if id := s.Draw([]float64{0, -2, 3, math.NaN(), 1}); id != 2 && id != 4 {
+			t.Fatalf("drew %d", id)
+		}
+	}
+	if u := s.Float64(); !(u >= 0 && u < 1) {
+		t.Fatalf("Float64 %v", u)
+	}
+}
