@@ -138,3 +138,41 @@ func TestNewErrors(t *testing.T) {
 		t.Errorf("got %v", got) // z has no token and is dropped, as in llama.cpp
 	}
 }
+
+// TestPretokenizeClasses pins splits where the DeepSeek classes matter: the
+// LLM letter class is the cased letters only (not U+004B..U+212D, which a
+// normalised copy of "K-ℭ" gives), and non-ASCII whitespace never matches a
+// class of literal characters (llama.cpp rewrites it to \v first).
+func TestPretokenizeClasses(t *testing.T) {
+	cases := []struct {
+		pre, text string
+		want      []string
+	}{
+		{"deepseek-llm", "x_y", []string{"x", "_", "y"}},
+		{"deepseek-llm", "ab~", []string{"ab", "~"}},
+		{"deepseek-llm", "\u1f70\u1f7d", []string{"\u1f70\u1f7d"}},
+		{"deepseek-llm", "Ѐa", []string{"Ѐ", "a"}}, // the punctuation class has a-z
+		{"deepseek-coder", "a\u3000b", []string{"a", "\u3000b"}},
+		{"deepseek-llm", "一\u3000二", []string{"一", "\u3000", "二"}},
+		{"gpt-2", "Hello  world's", []string{"Hello", " ", " world", "'s"}},
+		{"llama-bpe", "12345 ab\n\n x", []string{"123", "45", " ab", "\n\n", " x"}},
+		{"qwen2", "123", []string{"1", "2", "3"}},
+	}
+	for _, c := range cases {
+		steps, err := pretokenizer(c.pre)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cpts := decodeRunes(c.text)
+		var got []string
+		for _, sp := range pretokenize(steps, cpts) {
+			got = append(got, string(cpts[sp.start:sp.end]))
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s %q: %q, want %q", c.pre, c.text, got, c.want)
+		}
+	}
+	if _, err := pretokenizer("no-such"); err == nil || !strings.Contains(err.Error(), "llama-bpe") {
+		t.Errorf("error does not list the supported names: %v", err)
+	}
+}

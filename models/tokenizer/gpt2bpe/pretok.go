@@ -2,6 +2,8 @@ package gpt2bpe
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 	"unicode"
 )
 
@@ -56,10 +58,10 @@ func init() {
 	cjk := func(r rune) bool {
 		return (r >= 0x4E00 && r <= 0x9FA5) || (r >= 0x0800 && r <= 0x4E00) || (r >= 0xAC00 && r <= 0xD7FF)
 	}
-	// DeepSeek-LLM's classes contain non-ASCII characters, so llama.cpp runs
-	// them with std::wregex on code points; the character classes below
-	// are copied from its expressions.
-	latin := wideClass(parseClass("A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-ώᾀ-ᾴᾶ-ᾼιῂ-ῄῆ-ῌῐ-ΐῖ-Ίῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤΩℨK-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃"))
+	// DeepSeek's classes contain non-ASCII characters, so llama.cpp runs
+	// them with std::wregex on code points, after rewriting non-ASCII
+	// whitespace to a vertical tab (which wideClass models).
+	latin := wideClass(inRanges(deepseekLetters))
 	punct := wideClass(parseClass("!-/:-~！-／：-～‘-‟　-。"))
 	preTokenizers["deepseek-llm"] = []step{
 		regexRun(false, func(r rune) bool { return r == '\r' || r == '\n' }, true),
@@ -73,8 +75,43 @@ func init() {
 		regexRun(false, func(r rune) bool { return r == '\r' || r == '\n' }, true),
 		regexRun(true, isLetterC, false),
 		regexRun(true, isPunctC, false),
-		regexRun(false, cjk, false),
+		regexRun(false, wideClass(cjk), false),
 		regexRun(false, isNumberC, true),
+	}
+}
+
+// deepseekLetters is the class of DeepSeek LLM's "\s?[A-Za-zµÀ-ÖØ-öø-ƺ...]+"
+// as code point ranges: the cased letters (Lu, Ll, Lt). It is written out
+// as numbers because the expression holds singletons such as U+212A KELVIN
+// SIGN and U+1F7D that Unicode normalisation silently turns into K and
+// U+03CE, which would make "K-ℭ" cover U+004B..U+212D.
+var deepseekLetters = [][2]rune{
+	{0x41, 0x5A}, {0x61, 0x7A}, {0xB5, 0xB5}, {0xC0, 0xD6}, {0xD8, 0xF6}, {0xF8, 0x1BA}, {0x1BC, 0x1BF},
+	{0x1C4, 0x293}, {0x295, 0x2AF}, {0x370, 0x373}, {0x376, 0x377}, {0x37B, 0x37D}, {0x37F, 0x37F},
+	{0x386, 0x386}, {0x388, 0x38A}, {0x38C, 0x38C}, {0x38E, 0x3A1}, {0x3A3, 0x3F5}, {0x3F7, 0x481},
+	{0x48A, 0x52F}, {0x531, 0x556}, {0x10A0, 0x10C5}, {0x13A0, 0x13F5}, {0x13F8, 0x13FD},
+	{0x1C90, 0x1CBA}, {0x1CBD, 0x1CBF}, {0x1D00, 0x1D2B}, {0x1D6B, 0x1D77}, {0x1D79, 0x1D9A},
+	{0x1E00, 0x1F15}, {0x1F18, 0x1F1D}, {0x1F20, 0x1F45}, {0x1F48, 0x1F4D}, {0x1F50, 0x1F57},
+	{0x1F59, 0x1F59}, {0x1F5B, 0x1F5B}, {0x1F5D, 0x1F5D}, {0x1F5F, 0x1F7D}, {0x1F80, 0x1FB4},
+	{0x1FB6, 0x1FBC}, {0x1FBE, 0x1FBE}, {0x1FC2, 0x1FC4}, {0x1FC6, 0x1FCC}, {0x1FD0, 0x1FD3},
+	{0x1FD6, 0x1FDB}, {0x1FE0, 0x1FEC}, {0x1FF2, 0x1FF4}, {0x1FF6, 0x1FFC}, {0x2102, 0x2102},
+	{0x2107, 0x2107}, {0x210A, 0x2113}, {0x2115, 0x2115}, {0x2119, 0x211D}, {0x2124, 0x2124},
+	{0x2126, 0x2126}, {0x2128, 0x2128}, {0x212A, 0x212D}, {0x212F, 0x2134}, {0x2139, 0x2139},
+	{0x213C, 0x213F}, {0x2145, 0x2149}, {0x214E, 0x214E}, {0x2183, 0x2184}, {0x2C00, 0x2C7B},
+	{0x2C7E, 0x2CE4}, {0x2CEB, 0x2CEE}, {0x2CF2, 0x2CF3}, {0xA640, 0xA66D}, {0xA680, 0xA69B},
+	{0xA722, 0xA76F}, {0xA771, 0xA787}, {0xA78B, 0xA78E}, {0xAB70, 0xABBF}, {0xFB00, 0xFB06},
+	{0xFB13, 0xFB17}, {0xFF21, 0xFF3A}, {0xFF41, 0xFF5A}, {0x10400, 0x1044F}, {0x104B0, 0x104D3},
+	{0x104D8, 0x104FB}, {0x10C80, 0x10CB2}, {0x10CC0, 0x10CF2}, {0x118A0, 0x118DF}, {0x1E900, 0x1E943},
+}
+
+func inRanges(rs [][2]rune) func(rune) bool {
+	return func(r rune) bool {
+		for _, x := range rs {
+			if r >= x[0] && r <= x[1] {
+				return true
+			}
+		}
+		return false
 	}
 }
 
@@ -86,9 +123,19 @@ func pretokenizer(pre string) ([]step, error) {
 	}
 	s, ok := preTokenizers[pre]
 	if !ok {
-		return nil, fmt.Errorf("gpt2bpe: pre-tokenizer %q is not supported", pre)
+		return nil, fmt.Errorf("gpt2bpe: pre-tokenizer %q (tokenizer.ggml.pre) is not supported; supported: %s", pre, supportedPre())
 	}
 	return s, nil
+}
+
+// supportedPre lists the tokenizer.ggml.pre values known here.
+func supportedPre() string {
+	names := make([]string, 0, len(preTokenizers))
+	for n := range preTokenizers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
 }
 
 func pretokenize(steps []step, cpts []rune) []span {
