@@ -120,6 +120,10 @@ func FromFile(f *gguf.File, fileName string) (*Model, error) {
 		return nil, err
 	}
 	ctx := min(cfg.Context, MaxContext)
+	// The cache is not bounded by the file size; refuse absurd shapes.
+	if kv := 2 * int64(cfg.Layers) * int64(ctx) * int64(kvDim) * 4; kv > 64<<30 {
+		return nil, fmt.Errorf("llama: a KV cache of %d bytes for %d positions is too large", kv, ctx)
+	}
 	m.ropeCos, m.ropeSin = ropeTables(ctx, cfg.RopeDim, cfg.RopeBase, cfg.RopeScale, freqs)
 	m.info = m.makeInfo(f, fileName, ld, ctx)
 	return m, nil

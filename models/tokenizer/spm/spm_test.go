@@ -15,7 +15,7 @@ import (
 
 var _ models.Tokenizer = (*Tokenizer)(nil)
 
-func load(t *testing.T, rel string) *Tokenizer {
+func load(t testing.TB, rel string) *Tokenizer {
 	t.Helper()
 	f, err := gguf.Open(testmodels.Path(t, rel))
 	if err != nil {
