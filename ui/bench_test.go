@@ -40,7 +40,7 @@ func BenchmarkStreamPoll1000Messages(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
-		if i%200 == 199 {
+		if i%12 == 11 {
 			m.tr.appendStream("\n") // a new paragraph now and then, as real replies have
 		}
 		f.pos = 0

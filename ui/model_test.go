@@ -454,10 +454,11 @@ func TestWrapPaintedReopensStyle(t *testing.T) {
 	p := st.r(st.user, "one two three four five six") + " seven eight"
 	lines := st.wrapPainted(p, 9)
 	for i, l := range lines {
-		if ansi.StringWidth(l) > 9 {
-			t.Fatalf("line %d too wide: %q", i, l)
+		if ansi.StringWidth(l) != 9 {
+			t.Fatalf("line %d is not 9 wide: %q", i, l)
 		}
-		if i < 3 && (!strings.HasPrefix(l, st.user.pre) || !strings.HasSuffix(l, st.user.post)) {
+		lines[i] = strings.TrimRight(l, " ")
+		if i < 3 && (!strings.HasPrefix(l, st.user.pre) || !strings.HasSuffix(lines[i], st.user.post)) {
 			t.Fatalf("line %d lost the style: %q", i, l)
 		}
 	}

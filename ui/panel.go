@@ -55,7 +55,16 @@ type panelKey struct {
 func (m *model) cachedPanel(w, h int) []string {
 	k := panelKey{m.params, m.stats, m.stateText(), w, h, len(m.order)}
 	if m.panel == nil || k != m.panelKey {
-		m.panel, m.panelKey = m.panelLines(w, h), k
+		ls := m.panelLines(w, h)
+		m.panel = make([]string, h)
+		for i := range m.panel {
+			s := ""
+			if i < len(ls) {
+				s = ls[i]
+			}
+			m.panel[i] = fit(s, w)
+		}
+		m.panelKey = k
 	}
 	return m.panel
 }

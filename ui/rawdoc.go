@@ -163,10 +163,7 @@ func (s *styles) wrapPainted(p string, width int) []string {
 				out += s.user.post
 			}
 		}
-		if ansi.StringWidth(out) > width {
-			out = ansi.Truncate(out, width, "")
-		}
-		lines[i] = out
+		lines[i] = padTo(out, ansi.StringWidth(out), width)
 	}
 	return lines
 }

@@ -44,26 +44,37 @@ func (s *styles) roleStyle(role session.Role) func(string) string {
 func (s *styles) renderText(dst []string, role session.Role, raw bool, text string, width int, first bool) []string {
 	mFirst, mRest := s.marker(role, raw)
 	paint := s.roleStyle(role)
-	cw := max(1, width-ansi.StringWidth(mRest))
+	pw := ansi.StringWidth(mRest)
+	cw := max(1, width-pw)
 	for p := range strings.SplitSeq(text, "\n") {
 		wrapped := p
 		if ansi.StringWidth(p) > cw {
 			wrapped = ansi.Wrap(p, cw, "")
 		}
 		for l := range strings.SplitSeq(wrapped, "\n") {
-			// Wrap can leave a line too wide (a 2-cell rune in a 1-cell
-			// column); cut rather than let the terminal wrap it.
-			if ansi.StringWidth(l) > cw {
-				l = ansi.Truncate(l, cw, "")
-			}
 			prefix := mRest
 			if first {
 				prefix, first = mFirst, false
 			}
-			dst = append(dst, paint(prefix+l))
+			dst = append(dst, paint(padTo(prefix+l, pw+ansi.StringWidth(l), width)))
 		}
 	}
 	return dst
+}
+
+// padTo makes line (sw cells wide) exactly w cells: cut if wider (a 2-cell
+// rune in a 1-cell column, a marker wider than a tiny terminal), padded with
+// spaces if narrower. Transcript lines leave the renderer this way so a
+// frame does not have to measure them again.
+func padTo(line string, sw, w int) string {
+	if sw > w {
+		line = ansi.Truncate(line, w, "")
+		sw = ansi.StringWidth(line)
+	}
+	if sw < w {
+		line += strings.Repeat(" ", w-sw)
+	}
+	return line
 }
 
 // renderMessage renders one finished message.

@@ -33,6 +33,8 @@ type transcript struct {
 	pendingCR   bool // the last piece ended in '\r'
 
 	offset int // lines scrolled up from the bottom; 0 = follow
+
+	blank [1]string // the separator line, as wide as the transcript
 }
 
 type entry struct {
@@ -42,13 +44,17 @@ type entry struct {
 }
 
 func newTranscript(st *styles, raw bool, width int) *transcript {
-	t := &transcript{st: st, width: max(1, width)}
+	t := &transcript{st: st}
+	t.setWidth(width)
 	t.setRaw(raw)
 	return t
 }
 
 func (t *transcript) setWidth(w int) {
 	t.width = max(1, w)
+	if len(t.blank[0]) != t.width {
+		t.blank[0] = strings.Repeat(" ", t.width)
+	}
 }
 
 // setRaw switches between chat and raw rendering. The transcript starts
@@ -112,7 +118,7 @@ func (t *transcript) renderTail() {
 	t.tail = t.tail[:0]
 	if s == "" {
 		// Nothing yet (prefill): a static mark, no animation.
-		t.tail = append(t.tail, t.st.r(t.st.dim, "  …"))
+		t.tail = append(t.tail, t.st.r(t.st.dim, padTo("  …", 3, t.width)))
 		return
 	}
 	t.tail = t.st.renderText(t.tail, session.Assistant, t.raw, rest, t.width, t.stableEnd == 0)
@@ -294,7 +300,7 @@ func (t *transcript) walkUp(fn func(lines []string) bool) {
 		if !fn(tl) || !fn(st) {
 			return
 		}
-		if len(t.msgs) > 0 && !fn(blankLine) {
+		if len(t.msgs) > 0 && !fn(t.blank[:]) {
 			return
 		}
 	}
@@ -302,13 +308,11 @@ func (t *transcript) walkUp(fn func(lines []string) bool) {
 		if !fn(t.entryLines(i)) {
 			return
 		}
-		if i > 0 && !fn(blankLine) {
+		if i > 0 && !fn(t.blank[:]) {
 			return
 		}
 	}
 }
-
-var blankLine = []string{""}
 
 // countUp counts lines from the bottom, stopping once limit is reached.
 func (t *transcript) countUp(limit int) int {
@@ -341,7 +345,8 @@ func (t *transcript) toBottom() { t.offset = 0 }
 
 // window returns the lines to show in a view of the given height: the last
 // ones when following, otherwise the ones offset lines above the bottom. A
-// transcript shorter than the view is returned whole (top-aligned).
+// transcript shorter than the view is returned whole (top-aligned). Every
+// line is exactly the transcript's width.
 func (t *transcript) window(height int) []string {
 	if height <= 0 {
 		return nil

@@ -92,6 +92,7 @@ func (m *model) appendBody(rows []string, l layout) []string {
 		return rows
 	}
 	var left []string
+	exact := false // lines already exactly mainW wide
 	switch {
 	case m.help:
 		left = m.helpLines(l.mainW, l.body)
@@ -99,26 +100,26 @@ func (m *model) appendBody(rows []string, l layout) []string {
 		left = m.emptyLines()
 	default:
 		left = m.tr.window(l.body)
+		exact = m.tr.width == l.mainW
 	}
+	blank := strings.Repeat(" ", l.mainW)
 	var right []string
 	if l.panel {
 		right = m.cachedPanel(panelWidth, l.body)
 	}
 	sep := m.st.r(m.st.dim, "│")
 	for i := 0; i < l.body; i++ {
-		s := ""
+		s := blank
 		if i < len(left) {
 			s = left[i]
+			if !exact {
+				s = fit(s, l.mainW)
+			}
 		}
-		if !l.panel {
-			rows = append(rows, fit(s, l.mainW))
-			continue
+		if l.panel {
+			s += sep + right[i]
 		}
-		r := ""
-		if i < len(right) {
-			r = right[i]
-		}
-		rows = append(rows, fit(s, l.mainW)+sep+fit(r, panelWidth))
+		rows = append(rows, s)
 	}
 	return rows
 }
