@@ -19,10 +19,7 @@ func newInput(st *styles, raw bool) textarea.Model {
 		}
 		return "  "
 	})
-	in.Placeholder = "Say something · Enter sends · F1 keys"
-	if raw {
-		in.Placeholder = "Text to continue · Enter sends · F1 keys"
-	}
+	in.Placeholder = placeholder(raw)
 	in.DynamicHeight = true
 	in.MaxContentHeight = 10000 // not MaxHeight: that would cap the lines one can type
 	in.CharLimit = 0
@@ -60,4 +57,11 @@ func inputBounds(h int) (lo, hi int) {
 		lo = 1
 	}
 	return lo, max(lo, min(10, h/3))
+}
+
+func placeholder(raw bool) string {
+	if raw {
+		return "Text to continue · Enter sends · F1 keys"
+	}
+	return "Say something · Enter sends · F1 keys"
 }

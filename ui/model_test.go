@@ -552,7 +552,7 @@ func TestIncrementalWrapMatchesFull(t *testing.T) {
 			}
 			sl, tl := tr.streamLines()
 			got := append(slices.Clone(sl), tl...)
-			want := st.renderMessage(session.Message{Role: session.Assistant, Content: full}, false, w)
+			want := st.renderMessage(session.Message{Role: session.Assistant, Content: full}, w)
 			if !slices.Equal(got, want) {
 				t.Fatalf("width %d seed %d:\n got %q\nwant %q", w, seed, got, want)
 			}

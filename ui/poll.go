@@ -99,5 +99,7 @@ func (m *model) refreshInfo() {
 	if raw := m.info.Mode == "raw"; raw != m.raw {
 		m.raw = raw
 		m.tr.setRaw(raw)
+		m.input.Placeholder = placeholder(raw)
+		m.inputDirty = true
 	}
 }

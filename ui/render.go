@@ -12,11 +12,8 @@ import (
 // once and then cached (see transcript.go): the terminal never re-wraps.
 
 // marker is what starts the first line of a message and indent the rest.
-// In raw mode the text flows without decoration.
-func (s *styles) marker(role session.Role, raw bool) (first, rest string) {
-	if raw {
-		return "", ""
-	}
+// (Raw mode has no messages on screen, only one text: see rawdoc.go.)
+func (s *styles) marker(role session.Role) (first, rest string) {
 	switch role {
 	case session.User:
 		return "› ", "  "
@@ -41,8 +38,8 @@ func (s *styles) roleStyle(role session.Role) func(string) string {
 // renderText wraps text (already sanitised, may hold several paragraphs) to
 // width cells and appends the styled lines to dst. first says whether the
 // first produced line is the first line of the message (it gets the marker).
-func (s *styles) renderText(dst []string, role session.Role, raw bool, text string, width int, first bool) []string {
-	mFirst, mRest := s.marker(role, raw)
+func (s *styles) renderText(dst []string, role session.Role, text string, width int, first bool) []string {
+	mFirst, mRest := s.marker(role)
 	paint := s.roleStyle(role)
 	pw := ansi.StringWidth(mRest)
 	cw := max(1, width-pw)
@@ -78,7 +75,7 @@ func padTo(line string, sw, w int) string {
 }
 
 // renderMessage renders one finished message.
-func (s *styles) renderMessage(m session.Message, raw bool, width int) []string {
+func (s *styles) renderMessage(m session.Message, width int) []string {
 	text := strings.TrimRight(sanitizeDisplay(m.Content), "\n")
-	return s.renderText(nil, m.Role, raw, text, width, true)
+	return s.renderText(nil, m.Role, text, width, true)
 }

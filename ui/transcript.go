@@ -92,7 +92,7 @@ func (t *transcript) following() bool { return t.offset == 0 }
 func (t *transcript) entryLines(i int) []string {
 	e := &t.msgs[i]
 	if e.width != t.width {
-		e.lines = t.st.renderMessage(e.msg, t.raw, t.width)
+		e.lines = t.st.renderMessage(e.msg, t.width)
 		e.width = t.width
 	}
 	return e.lines
@@ -101,10 +101,10 @@ func (t *transcript) entryLines(i int) []string {
 // streamLines returns the stable and tail lines of the reply being streamed.
 func (t *transcript) streamLines() (stable, tail []string) {
 	if t.streamWidth != t.width {
-		s := t.stream.String()
-		t.stable = t.st.renderText(t.stable[:0], session.Assistant, t.raw, strings.TrimSuffix(s[:t.stableEnd], "\n"), t.width, true)
-		if t.stableEnd == 0 {
-			t.stable = t.stable[:0]
+		t.stable = t.stable[:0]
+		if t.stableEnd > 0 {
+			s := t.stream.String()
+			t.stable = t.st.renderText(t.stable, session.Assistant, s[:t.stableEnd-1], t.width, true)
 		}
 		t.renderTail()
 		t.streamWidth = t.width
@@ -121,7 +121,7 @@ func (t *transcript) renderTail() {
 		t.tail = append(t.tail, t.st.r(t.st.dim, padTo("  …", 3, t.width)))
 		return
 	}
-	t.tail = t.st.renderText(t.tail, session.Assistant, t.raw, rest, t.width, t.stableEnd == 0)
+	t.tail = t.st.renderText(t.tail, session.Assistant, rest, t.width, t.stableEnd == 0)
 }
 
 func (t *transcript) streamCount() int {
@@ -183,7 +183,7 @@ func (t *transcript) appendStream(text string) {
 		end := start + i + 1 // the reply up to here is whole paragraphs
 		if t.streamWidth == t.width {
 			s := t.stream.String()
-			t.stable = t.st.renderText(t.stable, session.Assistant, t.raw, s[t.stableEnd:end-1], t.width, t.stableEnd == 0)
+			t.stable = t.st.renderText(t.stable, session.Assistant, s[t.stableEnd:end-1], t.width, t.stableEnd == 0)
 		}
 		t.stableEnd = end
 	}
