@@ -38,18 +38,18 @@ func (m *Model) loadClassic(ts *tensorSet) error {
 			k = append(k, get(hp+"key.weight", hc, hs, C))
 			v = append(v, get(hp+"value.weight", hc, hs, C))
 		}
-		b.wO = get(p+"attn.proj.weight", hc, C, H*hs)
+		b.wO = newLinear(get(p+"attn.proj.weight", hc, C, H*hs), H*hs)
 		b.bO = get(p+"attn.proj.bias", ec, C)
 		b.ln2W = get(p+"ln2.weight", ec, C)
 		b.ln2B = get(p+"ln2.bias", ec, C)
-		b.w1 = get(p+"mlp.hidden.weight", ec, F, C)
+		b.w1 = newLinear(get(p+"mlp.hidden.weight", ec, F, C), C)
 		b.b1 = get(p+"mlp.hidden.bias", ec, F)
-		b.w2 = get(p+"mlp.proj.weight", ec, C, F)
+		b.w2 = newLinear(get(p+"mlp.proj.weight", ec, C, F), F)
 		b.b2 = get(p+"mlp.proj.bias", ec, C)
 		if err != nil {
 			return err
 		}
-		b.wIn = concatRows(append(append(q, k...), v...)...)
+		b.wIn = newLinear(concatRows(append(append(q, k...), v...)...), C)
 	}
 	m.normW = get("layer_norm.weight", ec, C)
 	m.normB = get("layer_norm.bias", ec, C)
@@ -81,7 +81,7 @@ func (s *State) classic(tokens []int, start int) {
 		for i := 0; i < n; i++ {
 			layerNorm(s.xn[i*C:(i+1)*C], s.x[i*C:], b.ln1W, b.ln1B, 1e-5)
 		}
-		matmul(s.proj, b.wIn, s.xn, n, m.projW, C)
+		s.mul(s.proj, &b.wIn, s.xn, n)
 		for i := 0; i < n; i++ {
 			row := s.proj[i*m.projW:]
 			pos := start + i
@@ -89,13 +89,13 @@ func (s *State) classic(tokens []int, start int) {
 			copy(s.v[l][pos*hd:(pos+1)*hd], row[2*hd:3*hd])
 		}
 		s.attention(l, n, start)
-		matmul(s.tmp, b.wO, s.att, n, C, hd)
+		s.mul(s.tmp, &b.wO, s.att, n)
 		addBiasResidual(s.x[:n*C], s.tmp, b.bO)
 
 		for i := 0; i < n; i++ {
 			layerNorm(s.xn[i*C:(i+1)*C], s.x[i*C:], b.ln2W, b.ln2B, 1e-5)
 		}
-		matmul(s.hid, b.w1, s.xn, n, F, C)
+		s.mul(s.hid, &b.w1, s.xn, n)
 		h := s.hid[:n*F]
 		for i := range h {
 			v := h[i] + b.b1[i%F]
@@ -104,7 +104,7 @@ func (s *State) classic(tokens []int, start int) {
 			}
 			h[i] = v
 		}
-		matmul(s.tmp, b.w2, s.hid, n, C, F)
+		s.mul(s.tmp, &b.w2, s.hid, n)
 		addBiasResidual(s.x[:n*C], s.tmp, b.b2)
 	}
 }

@@ -30,7 +30,19 @@ type goldenFile struct {
 		Greedy        []int     `json:"greedy"`
 		GreedyCache   []int     `json:"greedy_cache"`
 		GreedyNocache []int     `json:"greedy_nocache"`
+
+		Int8LogitsLast    []float64 `json:"int8_logits_last"`
+		Int8Greedy        []int     `json:"int8_greedy"`
+		Int8GreedyCache   []int     `json:"int8_greedy_cache"`
+		Int8GreedyNocache []int     `json:"int8_greedy_nocache"`
 	} `json:"prompts"`
+	Int8Quality struct {
+		WindowLen    int     `json:"window_len"`
+		WindowStarts []int   `json:"window_starts"`
+		MeanCosine   float64 `json:"mean_cosine"`
+		Top1         float64 `json:"top1_agreement"`
+		Positions    int     `json:"positions"`
+	} `json:"int8_quality"`
 	ChatGreedy []struct {
 		User         string `json:"user"`
 		PromptIDs    []int  `json:"prompt_ids"`
@@ -336,20 +348,23 @@ func TestGoldenDecodeAllocs(t *testing.T) {
 			continue
 		}
 		t.Run(gm.name, func(t *testing.T) {
-			m, g := loadGolden(t, gm.name, gm.file)
-			s := m.NewState()
-			ids := g.Prompts[0].PromptIDs
-			forward(t, s, ids)
-			n := s.Len()
-			tok := []int{ids[0]}
-			allocs := testing.AllocsPerRun(10, func() {
-				s.Truncate(n)
-				if _, err := s.Forward(tok, 1); err != nil {
-					t.Fatal(err)
+			f32, g := loadGolden(t, gm.name, gm.file)
+			i8, _ := loadInt8(t, gm.name, gm.file)
+			for _, m := range []*Model{f32, i8} {
+				s := m.NewState()
+				ids := g.Prompts[0].PromptIDs
+				forward(t, s, ids)
+				n := s.Len()
+				tok := []int{ids[0]}
+				allocs := testing.AllocsPerRun(10, func() {
+					s.Truncate(n)
+					if _, err := s.Forward(tok, 1); err != nil {
+						t.Fatal(err)
+					}
+				})
+				if allocs != 0 {
+					t.Fatalf("%s: decode step allocates %v times", m.Info().Quant, allocs)
 				}
-			})
-			if allocs != 0 {
-				t.Fatalf("decode step allocates %v times", allocs)
 			}
 		})
 	}

@@ -13,9 +13,12 @@ func (m *Model) loadMLA(b *block, p string, get func(key, why string, shape ...i
 	b.kvNorm = get(p+"kv_norm.weight", dims, R)
 	kUp := get(p+"k_up.weight", dims, H*D, R)
 	vUp := get(p+"v_up.weight", dims, H*D, R)
-	b.wO = get(p+"o_proj.weight", dims, C, H*D)
-	b.wIn = concatRows(q, kvDown)
-	b.kvUp = concatRows(kUp, vUp)
+	b.wO = newLinear(get(p+"o_proj.weight", dims, C, H*D), H*D)
+	if q == nil || kvDown == nil || kUp == nil || vUp == nil {
+		return // a load error, already recorded
+	}
+	b.wIn = newLinear(concatRows(q, kvDown), C)
+	b.kvUp = newLinear(concatRows(kUp, vUp), R)
 }
 
 // mlaKV finishes MLA's projections for n tokens: RoPE on each query head's
@@ -40,7 +43,7 @@ func (s *State) mlaKV(l int, b *block, n, start int) {
 		m.rope.apply(kv[R:], pos)
 	}
 	hd := H * D
-	matmul(s.kvx, b.kvUp, s.lat, n, 2*hd, R)
+	s.mul(s.kvx, &b.kvUp, s.lat, n)
 	for i := 0; i < n; i++ {
 		pos := start + i
 		kpos := s.proj[i*m.projW+H*dk+R : i*m.projW+H*dk+R+Dr]

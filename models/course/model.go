@@ -29,6 +29,7 @@ type Model struct {
 	h, hkv, dk, dv int // attention geometry (config.attnDims)
 	projW          int // width of the fused input projection per token
 	scale          float32
+	deqLen         int // dequantization scratch a State needs (quantized models)
 }
 
 // block is one transformer layer. Which fields are set depends on the
@@ -36,21 +37,22 @@ type Model struct {
 type block struct {
 	// Shared: the fused input projection, [projW][C] (classic q|k|v, GQA
 	// q|k|v|gate, MLA q|kv_down), and the output projection [C][H·dv].
-	wIn []float32
-	wO  []float32
+	wIn linear
+	wO  linear
 	bO  []float32 // classic proj bias
 
 	// Classic.
 	ln1W, ln1B, ln2W, ln2B []float32
-	w1, b1, w2, b2         []float32 // mlp.hidden [4C][C], mlp.proj [C][4C]
+	w1, w2                 linear    // mlp.hidden [4C][C], mlp.proj [C][4C]
+	b1, b2                 []float32
 
 	// Modern.
 	attnNorm, mlpNorm []float32
 	qNorm, kNorm      []float32 // qk_norm
 	kvNorm            []float32 // MLA latent norm [R]
-	kvUp              []float32 // MLA [k_up; v_up], [2·H·D][R]
-	mlp               swiglu    // dense
-	router            []float32 // MoE [E][C]
+	kvUp              linear // MLA [k_up; v_up], [2·H·D][R]
+	mlp               swiglu // dense
+	router            linear // MoE [E][C]
 	experts           []swiglu
 	shared            swiglu // MoE shared expert (f == 0 when absent)
 }
@@ -84,9 +86,9 @@ func newModel(file string, tensors map[string]tensor, raw map[string]any) (*Mode
 		Heads:         cfg.Heads,
 		KVHeads:       m.hkv,
 		Params:        ts.params,
-		WeightBytes:   4 * m.weightsPerToken(),
 		Window:        models.WindowSlide,
 	}
+	m.info.WeightBytes = m.weightBytes()
 	if cfg.Arch == "modern" {
 		m.info.Window = models.WindowHalf
 	}
@@ -104,27 +106,32 @@ func (m *Model) Tokenizer() models.Tokenizer { return m.tok }
 // without t_context_length gets default_config's 16.
 func (m *Model) TrainWindow() int { return m.cfg.TrainWindow }
 
-// weightsPerToken counts the float32 weights one decoded token reads: every
-// block matrix (only the routed experts of an MoE layer), the output layer
-// and one embedding row (plus one position row for classic).
-func (m *Model) weightsPerToken() int64 {
+// weightBytes counts the weight bytes one decoded token reads: every block
+// matrix (only the routed experts of an MoE layer) in its storage format, the
+// float32 output layer, norms and biases, and one embedding row (plus one
+// position row for classic).
+func (m *Model) weightBytes() int64 {
 	c := m.cfg
 	n := int64(len(m.head) + len(m.headB) + len(m.normW) + len(m.normB) + c.Embed)
 	if m.pos != nil {
 		n += int64(c.Embed)
 	}
+	var lin int64
 	for i := range m.blocks {
 		b := &m.blocks[i]
-		for _, w := range [][]float32{b.wIn, b.wO, b.bO, b.ln1W, b.ln1B, b.ln2W, b.ln2B, b.w1, b.b1, b.w2, b.b2,
-			b.attnNorm, b.mlpNorm, b.qNorm, b.kNorm, b.kvNorm, b.kvUp, b.router} {
+		for _, w := range [][]float32{b.bO, b.ln1W, b.ln1B, b.ln2W, b.ln2B, b.b1, b.b2,
+			b.attnNorm, b.mlpNorm, b.qNorm, b.kNorm, b.kvNorm} {
 			n += int64(len(w))
 		}
-		n += b.mlp.size() + b.shared.size()
+		for _, l := range []*linear{&b.wIn, &b.wO, &b.w1, &b.w2, &b.kvUp, &b.router} {
+			lin += l.bytes()
+		}
+		lin += b.mlp.bytes() + b.shared.bytes()
 		if len(b.experts) > 0 {
-			n += int64(c.TopK) * b.experts[0].size()
+			lin += int64(c.TopK) * b.experts[0].bytes()
 		}
 	}
-	return n
+	return 4*n + lin
 }
 
 // NewState allocates a KV cache of ContextLength positions and scratch for a

@@ -6,11 +6,11 @@ import "fmt"
 // fused into one [2F][C] matrix.
 type swiglu struct {
 	f      int
-	gateUp []float32
-	down   []float32 // [C][F]
+	gateUp linear // [2F][C]
+	down   linear // [C][F]
 }
 
-func (w *swiglu) size() int64 { return int64(len(w.gateUp) + len(w.down)) }
+func (w *swiglu) bytes() int64 { return w.gateUp.bytes() + w.down.bytes() }
 
 // loadSwiGLU takes prefix+{gate,up,down}.weight of hidden width f.
 func loadSwiGLU(get func(key, why string, shape ...int) []float32, prefix, why string, f, C int) swiglu {
@@ -20,7 +20,7 @@ func loadSwiGLU(get func(key, why string, shape ...int) []float32, prefix, why s
 	if g == nil || u == nil || d == nil {
 		return swiglu{}
 	}
-	return swiglu{f: f, gateUp: concatRows(g, u), down: d}
+	return swiglu{f: f, gateUp: newLinear(concatRows(g, u), C), down: newLinear(d, f)}
 }
 
 // loadModern takes the modern model's tensors (course-format §3.2).
@@ -99,7 +99,7 @@ func (m *Model) loadGQA(b *block, p string, get func(key, why string, shape ...i
 	q := get(p+"q_proj.weight", qc, H*D, C)
 	k := get(p+"k_proj.weight", kc, Hkv*D, C)
 	v := get(p+"v_proj.weight", kc, Hkv*D, C)
-	b.wO = get(p+"o_proj.weight", qc, C, H*D)
+	b.wO = newLinear(get(p+"o_proj.weight", qc, C, H*D), H*D)
 	parts := [][]float32{q, k, v}
 	if c.QKNorm {
 		b.qNorm = get(p+"q_norm.weight", dc, D)
@@ -108,7 +108,10 @@ func (m *Model) loadGQA(b *block, p string, get func(key, why string, shape ...i
 	if c.AttnGate {
 		parts = append(parts, get(p+"gate.weight", qc, H*D, C))
 	}
-	b.wIn = concatRows(parts...)
+	if q == nil || k == nil || v == nil || parts[len(parts)-1] == nil {
+		return // a load error, already recorded
+	}
+	b.wIn = newLinear(concatRows(parts...), C)
 }
 
 // modern runs the modern blocks over tokens at positions start.., leaving
@@ -127,7 +130,7 @@ func (s *State) modern(tokens []int, start int) {
 		for i := 0; i < n; i++ {
 			rmsNorm(s.xn[i*C:(i+1)*C], s.x[i*C:], b.attnNorm, eps)
 		}
-		matmul(s.proj, b.wIn, s.xn, n, m.projW, C)
+		s.mul(s.proj, &b.wIn, s.xn, n)
 		if c.Attention == "mla" {
 			s.mlaKV(l, b, n, start)
 		} else {
@@ -145,7 +148,7 @@ func (s *State) modern(tokens []int, start int) {
 				}
 			}
 		}
-		matmul(s.tmp, b.wO, s.att, n, C, m.h*m.dv)
+		s.mul(s.tmp, &b.wO, s.att, n)
 		addResidual(s.x[:n*C], s.tmp)
 
 		for i := 0; i < n; i++ {
@@ -194,9 +197,8 @@ func (s *State) gqaKV(l int, b *block, n, start int) {
 
 // swiglu computes out[i] = w(x[i]) for n rows of x.
 func (s *State) swiglu(w *swiglu, out, x []float32, n int) {
-	C := len(w.down) / w.f
 	F := w.f
-	matmul(s.hid, w.gateUp, x, n, 2*F, C)
+	s.mul(s.hid, &w.gateUp, x, n)
 	for i := 0; i < n; i++ {
 		g := s.hid[i*2*F : i*2*F+F]
 		u := s.hid[i*2*F+F : (i+1)*2*F]
@@ -205,7 +207,7 @@ func (s *State) swiglu(w *swiglu, out, x []float32, n int) {
 			a[j] = silu(g[j]) * u[j]
 		}
 	}
-	matmul(out, w.down, s.act, n, C, F)
+	s.mul(out, &w.down, s.act, n)
 }
 
 func addResidual(x, y []float32) {

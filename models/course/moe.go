@@ -6,7 +6,7 @@ import "fmt"
 func (m *Model) loadMoE(b *block, p string, get func(key, why string, shape ...int) []float32) {
 	c := m.cfg
 	C, E, F := c.Embed, c.Experts, c.FFN
-	b.router = get(p+"router.weight", fmt.Sprintf("n_experts=%d, n_embed=%d", E, C), E, C)
+	b.router = newLinear(get(p+"router.weight", fmt.Sprintf("n_experts=%d, n_embed=%d", E, C), E, C), C)
 	why := fmt.Sprintf("n_embed=%d, ffn_hidden=%d", C, F)
 	b.experts = make([]swiglu, E)
 	for e := range b.experts {
@@ -24,7 +24,7 @@ func (m *Model) loadMoE(b *block, p string, get func(key, why string, shape ...i
 func (s *State) moe(b *block, n int) {
 	c := s.m.cfg
 	C, E, K := c.Embed, c.Experts, c.TopK
-	matmul(s.probs, b.router, s.xn, n, E, C)
+	s.mul(s.probs, &b.router, s.xn, n)
 	for i := 0; i < n; i++ {
 		p := s.probs[i*E : (i+1)*E]
 		softmax(p)

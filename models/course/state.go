@@ -30,6 +30,7 @@ type State struct {
 	rowW       []float32 // MoE weight of each gathered row [ctx]
 	eout       []float32 // MoE expert output [ctx][C]
 	scores     []float32 // [ctx]
+	deq        []float32 // quantized models: one dequantized weight matrix
 	logits     []float32 // [rows][V]; grows past one row only for multi-row calls
 }
 
@@ -50,6 +51,7 @@ func (m *Model) newState() *State {
 	s.att = make([]float32, T*m.h*m.dv)
 	s.scores = make([]float32, T)
 	s.logits = make([]float32, c.Vocab)
+	s.deq = make([]float32, m.deqLen)
 	if c.Arch == "classic" {
 		s.hid = make([]float32, T*4*C)
 		return s

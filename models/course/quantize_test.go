@@ -1,0 +1,254 @@
+package course
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"chat/models/quant"
+)
+
+// loadInt8 is the golden model after Quantize("int8"), built once per test
+// binary.
+func loadInt8(t *testing.T, name, file string) (*Model, *goldenFile) {
+	t.Helper()
+	m, g := loadGolden(t, name, file)
+	loadMu.Lock()
+	defer loadMu.Unlock()
+	l, ok := loadCache[name+"/int8"]
+	if !ok {
+		l = &loaded{g: g}
+		l.m, l.err = m.Quantize("int8")
+		loadCache[name+"/int8"] = l
+	}
+	if l.err != nil {
+		t.Fatal(l.err)
+	}
+	return l.m, g
+}
+
+// eachLinear calls f on every block matrix of m.
+func eachLinear(m *Model, f func(*linear)) {
+	sw := func(w *swiglu) {
+		f(&w.gateUp)
+		f(&w.down)
+	}
+	for i := range m.blocks {
+		b := &m.blocks[i]
+		for _, l := range []*linear{&b.wIn, &b.wO, &b.w1, &b.w2, &b.kvUp, &b.router} {
+			f(l)
+		}
+		sw(&b.mlp)
+		sw(&b.shared)
+		for e := range b.experts {
+			sw(&b.experts[e])
+		}
+	}
+}
+
+func TestInt8GoldenLogits(t *testing.T) {
+	for _, gm := range goldenModels {
+		t.Run(gm.name, func(t *testing.T) {
+			m, g := loadInt8(t, gm.name, gm.file)
+			for _, p := range g.Prompts {
+				if len(p.Int8LogitsLast) == 0 {
+					t.Fatalf("%s: golden has no int8_logits_last", p.Key)
+				}
+				ids := p.PromptIDs[max(0, len(p.PromptIDs)-g.ContextLength):]
+				lg := forward(t, m.NewState(), ids)
+				worst, at := 0.0, 0
+				for i, w := range p.Int8LogitsLast {
+					d := math.Abs(float64(lg[i]) - w)
+					if d/logitsTolerance(w) > worst/logitsTolerance(p.Int8LogitsLast[at]) {
+						worst, at = d, i
+					}
+				}
+				if worst > logitsTolerance(p.Int8LogitsLast[at]) {
+					t.Errorf("%s: int8 logit %d is %g, golden %g (diff %g)", p.Key, at, lg[at], p.Int8LogitsLast[at], worst)
+				} else {
+					t.Logf("%s: max diff %.2g", p.Key, worst)
+				}
+			}
+		})
+	}
+}
+
+func TestInt8GoldenGreedy(t *testing.T) {
+	for _, gm := range goldenModels {
+		t.Run(gm.name, func(t *testing.T) {
+			m, g := loadInt8(t, gm.name, gm.file)
+			student := m.Info().ContextLength > 128
+			for _, p := range g.Prompts {
+				if testing.Short() && len(p.PromptIDs)+p.MaxNewTokens > g.ContextLength {
+					t.Logf("%s: skipped in -short (window overflow run)", p.Key)
+					continue
+				}
+				if g.Arch == "classic" {
+					if d := firstDiff(greedySlide(t, m, p.PromptIDs, p.MaxNewTokens), p.Int8Greedy); d >= 0 {
+						t.Errorf("%s: int8 greedy differs from golden at new token %d", p.Key, d)
+					}
+					continue
+				}
+				if d := firstDiff(greedyCache(t, m, p.PromptIDs, p.MaxNewTokens, -1), p.Int8GreedyCache); d >= 0 {
+					t.Errorf("%s: int8 greedy_cache differs from golden at new token %d", p.Key, d)
+				}
+				if student && len(p.PromptIDs)+p.MaxNewTokens > m.Info().ContextLength && !slowTests {
+					t.Logf("%s: int8 greedy_nocache skipped (set CHAT_SLOW_TESTS=1)", p.Key)
+					continue
+				}
+				if d := firstDiff(greedySlide(t, m, p.PromptIDs, p.MaxNewTokens), p.Int8GreedyNocache); d >= 0 {
+					t.Errorf("%s: int8 greedy_nocache differs from golden at new token %d", p.Key, d)
+				}
+			}
+		})
+	}
+}
+
+// TestQuantizeWeightBytes checks that the quantized model really holds no
+// float linears and that its weight bytes fall by what the format saves.
+func TestQuantizeWeightBytes(t *testing.T) {
+	m, _ := loadGolden(t, "student", "course/student.pt")
+	var linF32 int64
+	eachLinear(m, func(l *linear) { linF32 += l.bytes() })
+	rest := m.Info().WeightBytes - linF32
+	for _, f := range quant.Formats {
+		q, err := m.Quantize(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lin int64
+		eachLinear(q, func(l *linear) {
+			if l.w != nil || (l.rows > 0 && l.q == nil) {
+				t.Fatalf("%s: a block linear kept float weights", f)
+			}
+			lin += l.bytes()
+		})
+		info := q.Info()
+		if info.Quant != f || info.WeightBytes != rest+lin {
+			t.Fatalf("%s: Info.Quant %q, WeightBytes %d, want %d", f, info.Quant, info.WeightBytes, rest+lin)
+		}
+		ratio := float64(linF32) / float64(lin)
+		t.Logf("%s: WeightBytes %d (f32 %d), block linears %d bytes, %.2fx smaller", f, info.WeightBytes, m.Info().WeightBytes, lin, ratio)
+		if f == "int8" && (ratio < 3.9 || ratio > 4) {
+			t.Errorf("int8 linears are %.3fx smaller, want ~4x", ratio)
+		}
+		if strings.HasPrefix(f, "int4") && (ratio < 6 || ratio > 8) {
+			t.Errorf("%s linears are %.3fx smaller, want ~7x", f, ratio)
+		}
+	}
+	if m.Info().Quant != "f32" {
+		t.Fatal("Quantize changed the float model")
+	}
+	eachLinear(m, func(l *linear) {
+		if l.q != nil {
+			t.Fatal("Quantize changed the float model's linears")
+		}
+	})
+}
+
+// TestQuantizeEqualsDequantizedFloat checks on random weights, for every
+// architecture and format, that the quantized forward computes what a float
+// model holding the dequantized weights computes (the course's Int8Linear),
+// in a batch and token by token.
+func TestQuantizeEqualsDequantizedFloat(t *testing.T) {
+	for name, raw := range synthConfigs() {
+		for _, f := range quant.Formats {
+			t.Run(name+"/"+f, func(t *testing.T) {
+				m := synthModel(t, raw, 13)
+				q, err := m.Quantize(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ref, _ := m.Quantize(f)
+				eachLinear(ref, func(l *linear) {
+					if l.q != nil {
+						l.w, l.q = quant.Dequantize(l.q), nil
+					}
+				})
+				ref.deqLen = 0
+				V := m.Info().VocabSize
+				ids := randTokens(rand.New(rand.NewPCG(1, 2)), m.Info().ContextLength, V)
+				want, err := ref.NewState().Forward(ids, len(ids))
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = slices.Clone(want)
+				got, err := q.NewState().Forward(ids, len(ids))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := maxAbsDiff(got, want); d != 0 {
+					t.Fatalf("batch: max diff %g from the dequantized float model", d)
+				}
+				s := q.NewState()
+				for i, id := range ids {
+					lg, err := s.Forward([]int{id}, 1)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if d := maxAbsDiff(lg, want[i*V:(i+1)*V]); d > 1e-4 {
+						t.Fatalf("token %d: decode vs batch max diff %g", i, d)
+					}
+				}
+				fl, _ := m.NewState().Forward(ids, 1)
+				t.Logf("last logits differ from float32 by %.3g", maxAbsDiff(fl, want[len(want)-V:]))
+			})
+		}
+	}
+}
+
+func TestQuantizeErrors(t *testing.T) {
+	m := synthModel(t, synthConfigs()["modern"], 1)
+	for _, f := range []string{"", "int7", "Int8", "q8_0"} {
+		if _, err := m.Quantize(f); err == nil || !strings.Contains(err.Error(), "unknown format") {
+			t.Errorf("Quantize(%q): %v", f, err)
+		}
+	}
+	if q, err := m.Quantize("f32"); err != nil || q != m {
+		t.Errorf("Quantize(f32) = %p, %v; want the model itself", q, err)
+	}
+	q, err := m.Quantize("int8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Quantize("int4-g32"); err == nil || !strings.Contains(err.Error(), "already int8") {
+		t.Errorf("quantizing a quantized model: %v", err)
+	}
+	// A non-finite weight is an error, not a panic or a NaN model.
+	bad := synthModel(t, synthConfigs()["classic"], 1)
+	bad.blocks[1].w2.w = slices.Clone(bad.blocks[1].w2.w)
+	bad.blocks[1].w2.w[3] = float32(math.Inf(1))
+	if _, err := bad.Quantize("fp8"); err == nil || !strings.Contains(err.Error(), "non-finite") {
+		t.Errorf("Inf weight: %v", err)
+	}
+	if mm, err := m.QuantizeModel("int4-g128"); err != nil || mm.Info().Quant != "int4-g128" {
+		t.Errorf("QuantizeModel: %v", err)
+	}
+}
+
+func TestQuantizedDecodeAllocs(t *testing.T) {
+	for _, name := range []string{"classic", "mla", "moe", "gate"} {
+		for _, f := range quant.Formats {
+			m, err := synthModel(t, synthConfigs()[name], 9).Quantize(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := m.NewState()
+			if _, err := s.Forward([]int{1, 2, 3, 4}, 1); err != nil {
+				t.Fatal(err)
+			}
+			tok := []int{5}
+			allocs := testing.AllocsPerRun(10, func() {
+				s.Truncate(4)
+				if _, err := s.Forward(tok, 1); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if allocs != 0 {
+				t.Fatalf("%s %s: decode step allocates %v times", name, f, allocs)
+			}
+		}
+	}
+}
