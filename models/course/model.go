@@ -43,16 +43,16 @@ type block struct {
 
 	// Classic.
 	ln1W, ln1B, ln2W, ln2B []float32
-	w1, w2                 linear    // mlp.hidden [4C][C], mlp.proj [C][4C]
+	w1, w2                 linear // mlp.hidden [4C][C], mlp.proj [C][4C]
 	b1, b2                 []float32
 
 	// Modern.
 	attnNorm, mlpNorm []float32
 	qNorm, kNorm      []float32 // qk_norm
 	kvNorm            []float32 // MLA latent norm [R]
-	kvUp              linear // MLA [k_up; v_up], [2·H·D][R]
-	mlp               swiglu // dense
-	router            linear // MoE [E][C]
+	kvUp              linear    // MLA [k_up; v_up], [2·H·D][R]
+	mlp               swiglu    // dense
+	router            linear    // MoE [E][C]
 	experts           []swiglu
 	shared            swiglu // MoE shared expert (f == 0 when absent)
 }
