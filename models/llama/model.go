@@ -320,6 +320,9 @@ func (m *Model) makeInfo(f *gguf.File, fileName string, ld *loader, ctx int) mod
 // Info describes the model.
 func (m *Model) Info() models.Info { return m.info }
 
+// GGUF is the open file, for metadata such as tokenizer.chat_template.
+func (m *Model) GGUF() *gguf.File { return m.file }
+
 // Config returns the hyper-parameters.
 func (m *Model) Config() Config { return m.cfg }
 
