@@ -17,6 +17,7 @@ import (
 
 	"chat/engine/detok"
 	"chat/engine/sampler"
+	"chat/engine/speculative"
 	"chat/models"
 )
 
@@ -42,6 +43,11 @@ type Stats struct {
 	TTFT         time.Duration // Start to the first sampled token
 	KVUsed       int           // cache positions in use after the last step
 	KVCap        int           // cache positions available (the window)
+
+	// Spec counts draft-then-verify decoding (Spec.Method is Off when the
+	// reply decoded plainly): acceptance rate, mean tokens per round,
+	// tokens per target pass, acceptance per draft position.
+	Spec speculative.Stats
 }
 
 // Reasons a reply ends (Result.Reason).
@@ -88,15 +94,18 @@ type Engine struct {
 	window int
 	smp    *sampler.Sampler
 	dec    detok.Decoder
-	cached []int // ids whose K/V are in st at positions 0..len-1
-	ctx    []int // prompt + generated ids of the running reply
-	err    error // set when the model is unusable
+	cached []int       // ids whose K/V are in st at positions 0..len-1
+	ctx    []int       // prompt + generated ids of the running reply
+	err    error       // set when the model is unusable
+	rows   [][]float64 // speculation's target distributions, kept across replies
 
 	mu      sync.Mutex
 	running *Reply
 	closed  bool
 	params  sampler.Params // latest SetSampler knobs
 	paramsV atomic.Uint64  // bumped by every SetSampler and Start
+	spec    speculative.Config
+	drafter speculative.Drafter // nil: plain decoding; used by one reply at a time
 
 	jobs      chan *Reply
 	done      chan struct{}
@@ -162,6 +171,7 @@ func (e *Engine) Start(req Request) (*Reply, error) {
 		return nil, ErrBusy
 	}
 	e.running = r
+	r.spec, r.drafter = e.spec, e.drafter
 	e.params = req.Sampler
 	e.paramsV.Add(1)
 	e.jobs <- r // never blocks: the buffer is empty while nothing runs

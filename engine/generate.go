@@ -18,13 +18,20 @@ type gen struct {
 	reason string
 	stopID int
 	err    error
+
+	spec    *specRun // nil: plain decoding
+	pending bool     // speculating: the last id of e.ctx is not in the cache yet
 }
 
 // generate runs one reply to the end.
 func (e *Engine) generate(r *Reply) Result {
 	g := e.begin(r)
 	for g.reason == "" {
-		e.step(g)
+		if g.spec != nil {
+			e.round(g)
+		} else {
+			e.step(g)
+		}
 	}
 	return e.end(g)
 }
@@ -58,6 +65,7 @@ func (e *Engine) begin(r *Reply) *gen {
 		g.stats.PrefillTokS = float64(len(in)-g.stats.ReusedTokens) / d
 	}
 	g.stats.KVUsed = e.st.Len()
+	e.startSpec(g)
 	r.push(nil, g.stats)
 	return g
 }
@@ -67,48 +75,15 @@ func (e *Engine) begin(r *Reply) *gen {
 // rule. It sets g.reason when the reply is over. In the steady state it
 // allocates nothing beyond the growth of g.ids, g.text and the reply buffer.
 func (e *Engine) step(g *gen) {
-	r := g.r
-	if r.stopped() {
-		g.reason = ReasonStopped
+	if !e.prepare(g) {
 		return
-	}
-	if p, v, ok := e.latestParams(g.seenV); ok {
-		g.seenV = v
-		if p.Seed != e.smp.Params().Seed {
-			e.smp.Reset(p.Seed)
-		}
-		e.smp.SetParams(p)
 	}
 	id, err := e.smp.Sample(g.logits, e.ctx)
 	if err != nil {
 		g.reason, g.err = ReasonError, fmt.Errorf("engine: token %d: %w", g.stats.GenTokens+1, err)
 		return
 	}
-	now := time.Now()
-	if g.stats.GenTokens == 0 {
-		g.first = now
-		g.stats.TTFT = now.Sub(r.start)
-	} else if d := now.Sub(g.first).Seconds(); d > 0 {
-		g.stats.DecodeTokS = float64(g.stats.GenTokens) / d
-	}
-	g.stats.GenTokens++
-	e.ctx = append(e.ctx, id)
-
-	if isStop(id, r.req.StopIDs) {
-		g.reason, g.stopID = ReasonEOT, id
-		r.push(nil, g.stats)
-		return
-	}
-	g.ids = append(g.ids, id)
-	g.piece = e.dec.Append(g.piece[:0], e.tok.TokenBytes(id))
-	e.emit(g)
-
-	switch {
-	case g.stats.GenTokens >= r.req.MaxTokens:
-		g.reason = ReasonLength
-		return
-	case r.stopped():
-		g.reason = ReasonStopped
+	if !e.put(g, id) {
 		return
 	}
 	g.logits, err = e.next()
@@ -117,6 +92,59 @@ func (e *Engine) step(g *gen) {
 		return
 	}
 	g.stats.KVUsed = e.st.Len()
+}
+
+// prepare runs before each token (or speculative round): it ends the reply
+// if Stop was called and picks up new knobs. It reports whether to go on.
+func (e *Engine) prepare(g *gen) bool {
+	if g.r.stopped() {
+		g.reason = ReasonStopped
+		return false
+	}
+	if p, v, ok := e.latestParams(g.seenV); ok {
+		g.seenV = v
+		if p.Seed != e.smp.Params().Seed {
+			e.smp.Reset(p.Seed)
+		}
+		e.smp.SetParams(p)
+	}
+	return true
+}
+
+// put takes one chosen id: timing stats, the stop rule, detok, the reply
+// buffer, then the budget and Stop checks. It reports whether the reply
+// goes on (false: g.reason is set).
+func (e *Engine) put(g *gen, id int) bool {
+	r := g.r
+	now := time.Now()
+	if g.stats.GenTokens == 0 {
+		g.first = now
+		g.stats.TTFT = now.Sub(r.start)
+	} else if d := now.Sub(g.first).Seconds(); d > 0 {
+		g.stats.DecodeTokS = float64(g.stats.GenTokens) / d
+	}
+	g.stats.GenTokens++
+	g.stats.Spec.Generated = g.stats.GenTokens
+	e.ctx = append(e.ctx, id)
+
+	if isStop(id, r.req.StopIDs) {
+		g.reason, g.stopID = ReasonEOT, id
+		r.push(nil, g.stats)
+		return false
+	}
+	g.ids = append(g.ids, id)
+	g.piece = e.dec.Append(g.piece[:0], e.tok.TokenBytes(id))
+	e.emit(g)
+
+	switch {
+	case g.stats.GenTokens >= r.req.MaxTokens:
+		g.reason = ReasonLength
+		return false
+	case r.stopped():
+		g.reason = ReasonStopped
+		return false
+	}
+	return true
 }
 
 // emit hands g.piece to the reply buffer and OnText.

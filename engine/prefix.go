@@ -24,8 +24,11 @@ func (e *Engine) truncate(n int) {
 
 // feed runs ids at the next positions and returns the logits of the last.
 // On error the cache is emptied, since its contents are then unknown.
-func (e *Engine) feed(ids []int) ([]float32, error) {
-	logits, err := e.st.Forward(ids, 1)
+func (e *Engine) feed(ids []int) ([]float32, error) { return e.feedRows(ids, 1) }
+
+// feedRows is feed returning the logits of the last rows ids, [rows][vocab].
+func (e *Engine) feedRows(ids []int, rows int) ([]float32, error) {
+	logits, err := e.st.Forward(ids, rows)
 	if err != nil {
 		e.truncate(0)
 		return nil, err

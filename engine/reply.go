@@ -4,14 +4,18 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"chat/engine/speculative"
 )
 
 // Reply is one running or finished generation.
 type Reply struct {
-	req   Request
-	start time.Time
-	stop  atomic.Bool
-	done  chan struct{}
+	req     Request
+	spec    speculative.Config  // the setting Start took
+	drafter speculative.Drafter // nil: plain decoding
+	start   time.Time
+	stop    atomic.Bool
+	done    chan struct{}
 
 	mu     sync.Mutex
 	buf    []byte // text not yet polled (the coalescing buffer)

@@ -1,0 +1,194 @@
+package engine
+
+import (
+	"fmt"
+
+	"chat/engine/speculative"
+)
+
+// Speculative decoding inside the engine loop. While it is on, the target's
+// cache holds every id of the reply but the last (g.pending): each round
+// feeds that id in front of the drafter's guesses, so ONE forward over n+1
+// rows gives the distributions of all n guesses and of the token after
+// them. Rejected guesses are dropped with Truncate. A round that would
+// cross the window, or gets no guesses, is a plain step, and the window
+// rule (window.go) applies unchanged; greedy output is therefore plain
+// greedy's, token for token.
+
+// SetSpeculation sets how the replies started from now on decode: plainly
+// (Method Off, the default) or draft-then-verify. A draft model must have
+// the target's tokenizer. The running reply keeps its setting. On error the
+// setting is unchanged.
+func (e *Engine) SetSpeculation(c speculative.Config) error {
+	if e.err != nil {
+		return e.err
+	}
+	d, err := speculative.New(c, e.model)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	e.spec, e.drafter = c, d
+	e.mu.Unlock()
+	return nil
+}
+
+// Speculation is the setting of the next reply.
+func (e *Engine) Speculation() speculative.Config {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.spec
+}
+
+// specRun is one reply's speculation state.
+type specRun struct {
+	d    speculative.Drafter
+	k    int
+	rows [][]float64 // target distributions of one round, [k+1][vocab]
+	in   []int       // the pending id and the guesses, fed together
+}
+
+// startSpec is called by begin with the setting Start took.
+func (e *Engine) startSpec(g *gen) {
+	r := g.r
+	if r.drafter == nil {
+		return
+	}
+	k := r.spec.Guesses()
+	for len(e.rows) < k+1 {
+		e.rows = append(e.rows, make([]float64, e.vocab))
+	}
+	g.spec = &specRun{d: r.drafter, k: k, rows: e.rows[:k+1], in: make([]int, 0, k+1)}
+	g.stats.Spec.Method, g.stats.Spec.K = r.spec.Method, k
+	r.drafter.Reset(r.req.Prompt, r.req.Sampler.Seed)
+}
+
+// round produces the tokens of one speculative round.
+func (e *Engine) round(g *gen) {
+	if !e.prepare(g) {
+		return
+	}
+	s := g.spec
+	pend := 0
+	if g.pending {
+		pend = 1
+	}
+	n := min(s.k, g.r.req.MaxTokens-g.stats.GenTokens, e.window-e.st.Len()-pend)
+	var guesses []int
+	var q [][]float64
+	if n > 0 {
+		var err error
+		guesses, q, err = s.d.Propose(e.ctx, n, e.smp.Params())
+		if err != nil {
+			g.reason, g.err = ReasonError, fmt.Errorf("engine: drafting after token %d: %w", g.stats.GenTokens, err)
+			return
+		}
+		if len(guesses) > n {
+			guesses = guesses[:n]
+		}
+		if q != nil {
+			q = q[:len(guesses)]
+		}
+		for _, t := range guesses {
+			if t < 0 || t >= e.vocab {
+				g.reason, g.err = ReasonError, fmt.Errorf("engine: the drafter guessed id %d, outside the vocabulary", t)
+				return
+			}
+		}
+	}
+	if len(guesses) == 0 {
+		e.plainStep(g)
+		return
+	}
+	n = len(guesses)
+
+	// Target distributions: row j follows ctx + guesses[:j]. Without a
+	// pending id (right after the prefill) row 0 comes from g.logits.
+	rows, L, base := s.rows[:n+1], len(e.ctx), e.st.Len()
+	e.ctx = append(e.ctx, guesses...) // history for the penalties; cut back below
+	first := 0
+	if !g.pending {
+		if err := e.dist(rows[0], g.logits, e.ctx[:L]); err != nil {
+			e.ctx = e.ctx[:L]
+			g.reason, g.err = ReasonError, fmt.Errorf("engine: token %d: %w", g.stats.GenTokens+1, err)
+			return
+		}
+		first = 1
+		s.in = append(s.in[:0], guesses...)
+	} else {
+		s.in = append(append(s.in[:0], e.ctx[L-1]), guesses...)
+	}
+	logits, err := e.feedRows(s.in, n+1-first)
+	for j := first; err == nil && j <= n; j++ {
+		err = e.dist(rows[j], logits[(j-first)*e.vocab:(j-first+1)*e.vocab], e.ctx[:L+j])
+	}
+	e.ctx = e.ctx[:L]
+	if err != nil {
+		g.reason, g.err = ReasonError, fmt.Errorf("engine: verifying after token %d: %w", g.stats.GenTokens, err)
+		return
+	}
+	a, next, err := speculative.Verify(guesses, q, rows, e.smp)
+	if err != nil {
+		g.reason, g.err = ReasonError, fmt.Errorf("engine: verifying after token %d: %w", g.stats.GenTokens, err)
+		return
+	}
+	st := &g.stats.Spec
+	st.Rounds++
+	st.TargetPasses++
+	st.Proposed += n
+	st.Accepted += a
+	for i := range n {
+		st.PosProposed[i]++
+		if i < a {
+			st.PosAccepted[i]++
+		}
+	}
+
+	m := 0 // ids taken; the reply may end on any of them
+	for i := 0; i <= a; i++ {
+		id := next
+		if i < a {
+			id = guesses[i]
+		}
+		m++
+		if !e.put(g, id) {
+			break
+		}
+	}
+	// Keep the pending id and the kept guesses before the last id taken.
+	e.truncate(base + pend + m - 1)
+	g.pending = true
+	g.stats.KVUsed = e.st.Len()
+}
+
+// plainStep is step for a reply that speculates: the pending id is fed by
+// the window rule, one id is sampled and left pending.
+func (e *Engine) plainStep(g *gen) {
+	if g.pending {
+		logits, err := e.next()
+		if err != nil {
+			g.reason, g.err = ReasonError, fmt.Errorf("engine: forward after token %d: %w", g.stats.GenTokens, err)
+			return
+		}
+		g.logits, g.pending = logits, false
+		g.stats.Spec.TargetPasses++
+	}
+	id, err := e.smp.Sample(g.logits, e.ctx)
+	if err != nil {
+		g.reason, g.err = ReasonError, fmt.Errorf("engine: token %d: %w", g.stats.GenTokens+1, err)
+		return
+	}
+	e.put(g, id)
+	g.pending = true
+	g.stats.KVUsed = e.st.Len()
+}
+
+// dist writes the sampler's distribution for logits into row.
+func (e *Engine) dist(row []float64, logits []float32, history []int) error {
+	d, err := e.smp.Dist(logits, history)
+	if err != nil {
+		return err
+	}
+	copy(row, d)
+	return nil
+}
