@@ -2,6 +2,7 @@ package llama
 
 import (
 	"encoding/binary"
+	"math"
 
 	"chat/models/gguf"
 	"chat/models/kernels"
@@ -36,8 +37,32 @@ func (m *matrix) mul(out, x []float32, n int, xq []int8, xd []float32) {
 	}
 	nb := m.cols / kernels.Q8Block
 	for t := 0; t < n; t++ {
-		kernels.QuantizeQ8_0(xq[:m.cols], xd[:nb], x[t*m.cols:(t+1)*m.cols])
+		quantizeAct(xq[:m.cols], xd[:nb], x[t*m.cols:(t+1)*m.cols])
 		kernels.MatVecQ8_0(out[t*m.rows:(t+1)*m.rows], m.q, m.d, xq, xd, m.rows, m.cols)
+	}
+}
+
+// quantizeAct quantizes activations to Q8_0 the way ggml's x86 CPU backend
+// does before a Q8_0 product (quantize_row_q8_0 in
+// ggml-cpu/arch/x86/quants.c): per block of 32, q = round-half-even(x *
+// 127/max|x|), and the scale max|x|/127 goes through f16 as block_q8_0
+// stores it.
+func quantizeAct(q []int8, d []float32, x []float32) {
+	for b := range d {
+		blk := x[b*kernels.Q8Block : (b+1)*kernels.Q8Block]
+		qb := q[b*kernels.Q8Block : (b+1)*kernels.Q8Block]
+		var amax float32
+		for _, v := range blk {
+			amax = max(amax, float32(math.Abs(float64(v))))
+		}
+		var id float32
+		if amax != 0 {
+			id = 127 / amax
+		}
+		d[b] = gguf.F16ToF32(gguf.F32ToF16(amax / 127))
+		for j, v := range blk {
+			qb[j] = int8(math.RoundToEven(float64(float32(v * id))))
+		}
 	}
 }
 

@@ -52,3 +52,16 @@ func TestQ8MatrixProduct(t *testing.T) {
 		}
 	}
 }
+
+func TestQuantizeAct(t *testing.T) {
+	x := make([]float32, 64)
+	x[0], x[1], x[2], x[3] = 127, 2.5, 3.5, -0.5 // scale 1: ties go to even
+	q, d := make([]int8, 64), make([]float32, 2)
+	quantizeAct(q, d, x)
+	if q[0] != 127 || q[1] != 2 || q[2] != 4 || q[3] != 0 || d[0] != 1 {
+		t.Errorf("q = %v, d = %v", q[:4], d)
+	}
+	if d[1] != 0 || q[40] != 0 {
+		t.Errorf("zero block: d %v q %v", d[1], q[40])
+	}
+}
