@@ -4,8 +4,12 @@ package gpt2bpe
 // that BPE tokens are valid text. Printable Latin-1 bytes stand for
 // themselves, the rest map to U+0100 upwards in byte order
 // (unicode_byte_to_utf8_map in llama.cpp's src/unicode.cpp).
-var byteRune [256]rune
-var runeByte = map[rune]byte{}
+var (
+	byteRune [256]rune
+	runeByte = map[rune]byte{}
+	// alphabet[r] is 1 + the byte that character r stands for, 0 if none.
+	alphabet [0x144]int16
+)
 
 func init() {
 	n := 0
@@ -17,7 +21,16 @@ func init() {
 			n++
 		}
 		runeByte[byteRune[b]] = byte(b)
+		alphabet[byteRune[b]] = int16(b) + 1
 	}
+}
+
+// alphabetByte is the byte that alphabet character r stands for.
+func alphabetByte(r rune) (byte, bool) {
+	if r < 0 || int(r) >= len(alphabet) || alphabet[r] == 0 {
+		return 0, false
+	}
+	return byte(alphabet[r] - 1), true
 }
 
 const replacementChar = 0xFFFD
@@ -68,16 +81,14 @@ func appendUTF8(b []byte, r rune) []byte {
 	return append(b, 0xF0|byte(r>>18&0x07), 0x80|byte(r>>12&0x3F), 0x80|byte(r>>6&0x3F), 0x80|byte(r&0x3F))
 }
 
-// byteEncode turns code points into GPT-2's byte-level text: their UTF-8
-// bytes, each shown as its alphabet rune.
-func byteEncode(cpts []rune) string {
-	var raw []byte
+// byteEncode appends to dst the GPT-2 byte-level text of code points:
+// their UTF-8 bytes, each shown as its alphabet character.
+func byteEncode(dst []byte, cpts []rune) []byte {
+	var tmp [4]byte
 	for _, r := range cpts {
-		raw = appendUTF8(raw, r)
+		for _, b := range appendUTF8(tmp[:0], r) {
+			dst = appendUTF8(dst, byteRune[b])
+		}
 	}
-	out := make([]byte, 0, 2*len(raw))
-	for _, b := range raw {
-		out = appendUTF8(out, byteRune[b])
-	}
-	return string(out)
+	return dst
 }

@@ -7,10 +7,10 @@
 package gpt2bpe
 
 import (
-	"container/heap"
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"chat/models/gguf"
@@ -26,13 +26,13 @@ const (
 	TypeByte        = 6
 )
 
-// Tokenizer is a byte-level BPE vocabulary. It is immutable and safe for
-// concurrent use.
+// Tokenizer is a byte-level BPE vocabulary. It is safe for concurrent use
+// (only its word cache changes).
 type Tokenizer struct {
 	texts   []string
 	types   []int32
 	ids     map[string]int
-	ranks   map[[2]string]int
+	merges  *mergeTable
 	pieces  [][]byte
 	special []int // control/user-defined/unknown ids, longest text first
 	steps   []step
@@ -40,7 +40,17 @@ type Tokenizer struct {
 	bos, eos, eot         int
 	addBOS, addEOS        bool
 	ignoreMerges, cleanUp bool
+
+	mu    sync.Mutex
+	cache map[string][]int // byte-level word -> its ids
 }
+
+// The word cache holds short words only and starts over when full, so its
+// memory stays bounded whatever the input.
+const (
+	maxCachedWord = 64
+	maxCache      = 1 << 15
+)
 
 // Vocab is the raw material of a Tokenizer, as GGUF stores it.
 type Vocab struct {
@@ -116,11 +126,12 @@ func New(v Vocab) (*Tokenizer, error) {
 	}
 	t := &Tokenizer{
 		texts: make([]string, n), types: make([]int32, n),
-		ids: make(map[string]int, n), ranks: make(map[[2]string]int, len(v.Merges)),
+		ids:    make(map[string]int, n),
 		pieces: make([][]byte, n), steps: steps,
 		bos: validID(v.BOS, n), eos: validID(v.EOS, n), eot: validID(v.EOT, n),
 		addBOS: v.AddBOS, addEOS: v.AddEOS,
 		cleanUp: true,
+		cache:   map[string][]int{},
 	}
 	switch v.Pre {
 	case "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano":
@@ -143,18 +154,7 @@ func New(v Vocab) (*Tokenizer, error) {
 			t.types[i] = v.Types[i]
 		}
 	}
-	for i, m := range v.Merges {
-		// Split at the first space after the first byte, as llama.cpp does.
-		k := strings.IndexByte(m[min(1, len(m)):], ' ')
-		if k < 0 {
-			continue
-		}
-		k += min(1, len(m))
-		key := [2]string{m[:k], m[k+1:]}
-		if _, seen := t.ranks[key]; !seen {
-			t.ranks[key] = i
-		}
-	}
+	t.merges = newMergeTable(v.Merges, t.ids)
 	for i := range t.texts {
 		t.pieces[i] = t.piece(i)
 		switch t.types[i] {
@@ -257,13 +257,38 @@ func (t *Tokenizer) Tokenize(text string, addSpecial, parseSpecial bool) []int {
 			continue
 		}
 		cpts := decodeRunes(fr.text)
-		for _, w := range pretokenize(t.steps, cpts) {
-			out = t.word(byteEncode(cpts[w.start:w.end]), out)
+		var w []byte
+		for _, sp := range pretokenize(t.steps, cpts) {
+			w = byteEncode(w[:0], cpts[sp.start:sp.end])
+			out = t.cachedWord(w, out)
 		}
 	}
 	if addSpecial && t.addEOS && t.eos >= 0 {
 		out = append(out, t.eos)
 	}
+	return out
+}
+
+// cachedWord is word with a cache in front.
+func (t *Tokenizer) cachedWord(w []byte, out []int) []int {
+	if len(w) > maxCachedWord {
+		return t.word(string(w), out)
+	}
+	t.mu.Lock()
+	ids, ok := t.cache[string(w)]
+	t.mu.Unlock()
+	if ok {
+		return append(out, ids...)
+	}
+	n := len(out)
+	out = t.word(string(w), out)
+	ids = append([]int(nil), out[n:]...)
+	t.mu.Lock()
+	if len(t.cache) >= maxCache {
+		clear(t.cache)
+	}
+	t.cache[string(w)] = ids
+	t.mu.Unlock()
 	return out
 }
 
@@ -311,98 +336,6 @@ func (t *Tokenizer) partition(text string, parseSpecial bool) []fragment {
 		frags = next
 	}
 	return frags
-}
-
-type symbol struct {
-	prev, next int
-	start, n   int
-}
-
-type bigram struct {
-	left, right int
-	text        string
-	rank        int
-}
-
-// bigramQueue pops the lowest rank, then the leftmost pair.
-type bigramQueue []bigram
-
-func (q bigramQueue) Len() int { return len(q) }
-func (q bigramQueue) Less(i, j int) bool {
-	if q[i].rank != q[j].rank {
-		return q[i].rank < q[j].rank
-	}
-	return q[i].left < q[j].left
-}
-func (q bigramQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *bigramQueue) Push(x any)   { *q = append(*q, x.(bigram)) }
-func (q *bigramQueue) Pop() any {
-	old := *q
-	x := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return x
-}
-
-// word runs BPE on one byte-alphabet word and appends its ids.
-func (t *Tokenizer) word(w string, out []int) []int {
-	if w == "" {
-		return out
-	}
-	if t.ignoreMerges {
-		if id, ok := t.ids[w]; ok {
-			return append(out, id)
-		}
-	}
-	var syms []symbol
-	for off := 0; off < len(w); {
-		_, n := utf8.DecodeRuneInString(w[off:])
-		syms = append(syms, symbol{prev: len(syms) - 1, next: len(syms) + 1, start: off, n: n})
-		off += n
-	}
-	syms[len(syms)-1].next = -1
-	text := func(i int) string { return w[syms[i].start : syms[i].start+syms[i].n] }
-
-	var q bigramQueue
-	add := func(l, r int) {
-		if l < 0 || r < 0 {
-			return
-		}
-		if rank, ok := t.ranks[[2]string{text(l), text(r)}]; ok {
-			heap.Push(&q, bigram{left: l, right: r, text: text(l) + text(r), rank: rank})
-		}
-	}
-	for i := 1; i < len(syms); i++ {
-		add(i-1, i)
-	}
-	for q.Len() > 0 {
-		b := heap.Pop(&q).(bigram)
-		l, r := &syms[b.left], &syms[b.right]
-		if l.n == 0 || r.n == 0 || text(b.left)+text(b.right) != b.text {
-			continue // outdated
-		}
-		l.n += r.n
-		r.n = 0
-		l.next = r.next
-		if r.next >= 0 {
-			syms[r.next].prev = b.left
-		}
-		add(l.prev, b.left)
-		add(b.left, l.next)
-	}
-	for i := 0; i != -1; i = syms[i].next {
-		s := text(i)
-		if id, ok := t.ids[s]; ok {
-			out = append(out, id)
-			continue
-		}
-		// Not a token: llama.cpp tries each byte as a one-byte token.
-		for j := 0; j < len(s); j++ {
-			if id, ok := t.ids[s[j:j+1]]; ok {
-				out = append(out, id)
-			}
-		}
-	}
-	return out
 }
 
 // Detokenize is llama_detokenize: the pieces of ids, control tokens rendered
