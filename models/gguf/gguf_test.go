@@ -6,8 +6,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"chat/models/testmodels"
 )
@@ -176,5 +178,45 @@ func TestVersion2(t *testing.T) {
 	}
 	if s, _ := f.String("general.name"); s != "v2" || f.Version != 2 {
 		t.Errorf("got %q v%d", s, f.Version)
+	}
+}
+
+// TestOpenLargeSparse opens a 1 GiB F32 tensor in a sparse file: Open reads
+// only the header and the tensor comes back as a view of the mapping.
+func TestOpenLargeSparse(t *testing.T) {
+	const n = 1 << 28 // 1 GiB of float32
+	b := header(3, 1, 0)
+	b.str("big").u32(1).u64(n).u32(uint32(TypeF32)).u64(0)
+	for b.Len()%32 != 0 {
+		b.WriteByte(0)
+	}
+	path := filepath.Join(t.TempDir(), "big.gguf")
+	fd, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd.Write(b.Bytes())
+	if err := fd.Truncate(int64(b.Len()) + 4*n); err != nil {
+		t.Skipf("cannot make a sparse file: %v", err)
+	}
+	fd.Close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := f.TensorFloat32("big")
+	runtime.ReadMemStats(&after)
+	if err != nil || len(w) != n || w[n-1] != 0 {
+		t.Fatalf("len %d err %v", len(w), err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+		t.Errorf("Open allocated %d bytes for a 1 GiB tensor", grew)
+	}
+	raw, _ := f.TensorData(&f.Tensors[0])
+	if unsafe.Pointer(&raw[0]) != unsafe.Pointer(&w[0]) {
+		t.Error("the F32 tensor was copied, not viewed")
 	}
 }
