@@ -24,13 +24,13 @@ func (m *model) helpLines(w, h int) []string {
 	for i, what := range pairHelp {
 		a, b := samplerKeys[2*i], samplerKeys[2*i+1]
 		rows = append(rows, kv{
-			keyName(a.fkey) + "/" + keyName(b.fkey) + " " + keyName(a.alt) + "/" + strings.TrimPrefix(keyName(b.alt), "Alt+"),
+			keyName(a.fkey) + "/" + keyName(b.fkey) + " Alt+" + string(a.letter) + "/" + strings.ToUpper(string(b.letter)),
 			what,
 		})
 	}
 	last := samplerKeys[len(samplerKeys)-1]
 	rows = append(rows,
-		kv{keyName(last.fkey) + " " + keyName(last.alt), last.help},
+		kv{keyName(last.fkey) + "   Alt+" + string(last.letter), last.help},
 		kv{"F1  ?", "this help (? on an empty input)"},
 	)
 	keyW := 0
@@ -58,7 +58,7 @@ func (m *model) helpLines(w, h int) []string {
 // pairHelp describes the down/up pairs at the start of samplerKeys.
 var pairHelp = []string{"temperature −/+ 0.1", "top-p −/+ 0.05", "min-p down/up", "top-k down/up"}
 
-// keyName turns a keystroke ("alt+2", "f10") into what the help prints.
+// keyName turns a keystroke ("ctrl+home", "f10") into what the help prints.
 func keyName(k string) string {
 	parts := strings.Split(k, "+")
 	for i, p := range parts {

@@ -10,38 +10,61 @@ import (
 )
 
 // Key choice: the sampler hot keys are F2–F10, which every terminal sends
-// and which never type text, with Alt+digit as the same key on keyboards or
-// terminals where F-keys are taken (F10 opens the menu in some). Ctrl+letter
-// keys are left to the input's editing keys.
+// and which never type text, with Alt+letter as the same key where F-keys
+// are taken (F10 opens the menu in some terminals, laptops hide them): the
+// letter names the knob, lower case lowers it and upper case raises it.
+// Ctrl+letter keys stay with the input's editing keys, and no Alt+letter
+// used here is one of the input's (Alt+b/f/d/c/l/u).
 
 // samplerKey is one hot key that changes the sampler; it takes effect on the
 // next token because the backend applies SetSampler between tokens.
 type samplerKey struct {
-	fkey, alt string // keystrokes, as tea.KeyPressMsg.Keystroke() spells them
-	help      string
-	apply     func(sampler.Params) sampler.Params
+	fkey   string // keystroke, as tea.KeyPressMsg.Keystroke() spells it
+	letter rune   // with Alt
+	upper  bool   // the letter is upper case (Alt+Shift)
+	help   string
+	apply  func(sampler.Params) sampler.Params
 }
 
 var samplerKeys = []samplerKey{
-	{"f2", "alt+2", "temperature −0.1", func(p sampler.Params) sampler.Params { p.Temperature = stepTemp(p.Temperature, -1); return p }},
-	{"f3", "alt+3", "temperature +0.1", func(p sampler.Params) sampler.Params { p.Temperature = stepTemp(p.Temperature, +1); return p }},
-	{"f4", "alt+4", "top-p −0.05", func(p sampler.Params) sampler.Params { p.TopP = stepTopP(p.TopP, -1); return p }},
-	{"f5", "alt+5", "top-p +0.05", func(p sampler.Params) sampler.Params { p.TopP = stepTopP(p.TopP, +1); return p }},
-	{"f6", "alt+6", "min-p down", func(p sampler.Params) sampler.Params { p.MinP = stepLadder(p.MinP, minPLadder, -1); return p }},
-	{"f7", "alt+7", "min-p up", func(p sampler.Params) sampler.Params { p.MinP = stepLadder(p.MinP, minPLadder, +1); return p }},
-	{"f8", "alt+8", "top-k down", func(p sampler.Params) sampler.Params { p.TopK = stepTopK(p.TopK, -1); return p }},
-	{"f9", "alt+9", "top-k up", func(p sampler.Params) sampler.Params { p.TopK = stepTopK(p.TopK, +1); return p }},
-	{"f10", "alt+0", "greedy on/off", func(p sampler.Params) sampler.Params { p.Greedy = !p.Greedy; return p }},
+	{"f2", 't', false, "temperature −0.1", func(p sampler.Params) sampler.Params { p.Temperature = stepTemp(p.Temperature, -1); return p }},
+	{"f3", 't', true, "temperature +0.1", func(p sampler.Params) sampler.Params { p.Temperature = stepTemp(p.Temperature, +1); return p }},
+	{"f4", 'p', false, "top-p −0.05", func(p sampler.Params) sampler.Params { p.TopP = stepTopP(p.TopP, -1); return p }},
+	{"f5", 'p', true, "top-p +0.05", func(p sampler.Params) sampler.Params { p.TopP = stepTopP(p.TopP, +1); return p }},
+	{"f6", 'm', false, "min-p down", func(p sampler.Params) sampler.Params { p.MinP = stepLadder(p.MinP, minPLadder, -1); return p }},
+	{"f7", 'm', true, "min-p up", func(p sampler.Params) sampler.Params { p.MinP = stepLadder(p.MinP, minPLadder, +1); return p }},
+	{"f8", 'k', false, "top-k down", func(p sampler.Params) sampler.Params { p.TopK = stepTopK(p.TopK, -1); return p }},
+	{"f9", 'k', true, "top-k up", func(p sampler.Params) sampler.Params { p.TopK = stepTopK(p.TopK, +1); return p }},
+	{"f10", 'g', false, "greedy on/off", func(p sampler.Params) sampler.Params { p.Greedy = !p.Greedy; return p }},
 }
 
 func findSamplerKey(k tea.KeyPressMsg) *samplerKey {
 	ks := k.Keystroke()
+	letter, upper, isAlt := altLetter(k)
 	for i := range samplerKeys {
-		if sk := &samplerKeys[i]; ks == sk.fkey || ks == sk.alt {
+		sk := &samplerKeys[i]
+		if ks == sk.fkey || (isAlt && letter == sk.letter && upper == sk.upper) {
 			return sk
 		}
 	}
 	return nil
+}
+
+// altLetter reads Alt+letter and Alt+Shift+letter however the terminal
+// encodes them: "ESC T" arrives as alt+shift+t, the kitty protocol may say
+// alt+T or alt+shift+T.
+func altLetter(k tea.KeyPressMsg) (letter rune, upper, ok bool) {
+	if !k.Mod.Contains(tea.ModAlt) || k.Mod.Contains(tea.ModCtrl) {
+		return 0, false, false
+	}
+	c := k.Code
+	if c >= 'A' && c <= 'Z' {
+		return c + ('a' - 'A'), true, true
+	}
+	if c < 'a' || c > 'z' {
+		return 0, false, false
+	}
+	return c, k.Mod.Contains(tea.ModShift) || (k.ShiftedCode >= 'A' && k.ShiftedCode <= 'Z'), true
 }
 
 const maxTemperature = 2.0

@@ -147,19 +147,23 @@ func TestHotKeysChangeSampler(t *testing.T) {
 		what  string
 	}{
 		{press(tea.KeyF3), func() bool { return f.params.Temperature == 0.9 }, "F3 temperature 0.9"},
-		{alt('3'), func() bool { return f.params.Temperature == 1.0 }, "Alt+3 temperature 1.0"},
+		{tea.KeyPressMsg{Code: 't', ShiftedCode: 'T', Mod: tea.ModAlt | tea.ModShift}, func() bool { return f.params.Temperature == 1.0 }, "Alt+T (ESC T) temperature 1.0"},
+		{tea.KeyPressMsg{Code: 'T', Mod: tea.ModAlt}, func() bool { return f.params.Temperature == 1.1 }, "Alt+T (kitty) temperature 1.1"},
+		{alt('t'), func() bool { return f.params.Temperature == 1.0 }, "Alt+t temperature 1.0"},
 		{press(tea.KeyF2), func() bool { return f.params.Temperature == 0.9 }, "F2 temperature 0.9"},
 		{press(tea.KeyF4), func() bool { return f.params.TopP == 0.9 }, "F4 top-p 0.9"},
 		{press(tea.KeyF5), func() bool { return f.params.TopP == 0.95 }, "F5 top-p 0.95"},
-		{alt('5'), func() bool { return f.params.TopP == 1 }, "Alt+5 top-p off"},
+		{tea.KeyPressMsg{Code: 'P', Mod: tea.ModAlt | tea.ModShift}, func() bool { return f.params.TopP == 1 }, "Alt+Shift+P top-p off"},
 		{press(tea.KeyF7), func() bool { return f.params.MinP == 0.01 }, "F7 min-p 0.01"},
 		{press(tea.KeyF6), func() bool { return f.params.MinP == 0 }, "F6 min-p off"},
 		{press(tea.KeyF8), func() bool { return f.params.TopK == 500 }, "F8 top-k 500"},
-		{alt('8'), func() bool { return f.params.TopK == 200 }, "Alt+8 top-k 200"},
+		{alt('k'), func() bool { return f.params.TopK == 200 }, "Alt+k top-k 200"},
 		{press(tea.KeyF9), func() bool { return f.params.TopK == 500 }, "F9 top-k 500"},
 		{press(tea.KeyF9), func() bool { return f.params.TopK == 0 }, "F9 top-k off"},
 		{press(tea.KeyF10), func() bool { return f.params.Greedy }, "F10 greedy on"},
-		{alt('0'), func() bool { return !f.params.Greedy }, "Alt+0 greedy off"},
+		{alt('g'), func() bool { return !f.params.Greedy }, "Alt+g greedy off"},
+		{alt('m'), func() bool { return f.params.MinP == 0 }, "Alt+m min-p stays off"},
+		{ctrl('t'), func() bool { return f.params.Temperature == 0.9 }, "Ctrl+T is the input's, not a hot key"},
 	}
 	for _, s := range steps {
 		m.Update(s.k)
