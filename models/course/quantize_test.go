@@ -252,3 +252,54 @@ func TestQuantizedDecodeAllocs(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDecodeQuant decodes one token at position 128 of student.pt in
+// each format.
+func BenchmarkDecodeQuant(b *testing.B) {
+	f32 := benchModel(b, "course/student.pt")
+	for _, f := range append([]string{"f32"}, quant.Formats...) {
+		m, err := f32.Quantize(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(f, func(b *testing.B) {
+			s := m.NewState()
+			if _, err := s.Forward(make([]int, 128), 1); err != nil {
+				b.Fatal(err)
+			}
+			tok := []int{42}
+			for b.Loop() {
+				s.Truncate(128)
+				if _, err := s.Forward(tok, 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+		})
+	}
+}
+
+// BenchmarkPrefillQuant feeds a full context to student.pt in each format.
+func BenchmarkPrefillQuant(b *testing.B) {
+	f32 := benchModel(b, "course/student.pt")
+	ids := make([]int, f32.Info().ContextLength)
+	for i := range ids {
+		ids[i] = (i * 37) % 4000
+	}
+	for _, f := range append([]string{"f32"}, quant.Formats...) {
+		m, err := f32.Quantize(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(f, func(b *testing.B) {
+			s := m.NewState()
+			for b.Loop() {
+				s.Truncate(0)
+				if _, err := s.Forward(ids, 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(ids)*b.N)/b.Elapsed().Seconds(), "tok/s")
+		})
+	}
+}

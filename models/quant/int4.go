@@ -65,9 +65,21 @@ func (m *Int4Groups) DequantizeRows(dst []float32, r0, r1 int) {
 		p := m.Packed[r*rb : (r+1)*rb]
 		d := dst[(r-r0)*C : (r-r0+1)*C]
 		for j := 0; j < ng; j++ {
+			// The group's 16 possible values, then two lookups per byte.
+			var lut [16]float32
 			s := m.Scale[r*ng+j]
-			for c := j * G; c < min((j+1)*G, C); c++ {
-				d[c] = float32(int(p[c/2]>>(4*(c&1))&15)-8) * s
+			for k := range lut {
+				lut[k] = float32(k-8) * s
+			}
+			c0, c1 := j*G, min((j+1)*G, C) // c0 is even: G is
+			pb, dd := p[c0/2:(c1+1)/2], d[c0:c1]
+			i := 0
+			for ; i+1 < len(dd); i += 2 {
+				b := pb[i/2]
+				dd[i], dd[i+1] = lut[b&15], lut[b>>4]
+			}
+			if i < len(dd) {
+				dd[i] = lut[pb[i/2]&15]
 			}
 		}
 	}
