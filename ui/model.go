@@ -64,7 +64,7 @@ func New(b Backend, opts Options) Model {
 	m.tr = newTranscript(st, m.raw, opts.Width)
 	m.input = newInput(st, m.raw)
 	m.params = b.Sampler()
-	m.order = b.SamplerOrder()
+	m.order = cleanOrder(b.SamplerOrder())
 	m.syncMessages()
 	m.resize(opts.Width, opts.Height)
 	return Model{m}
@@ -141,7 +141,7 @@ func (m *model) resize(w, h int) {
 }
 
 func (m *model) setNotice(s string, isErr bool) {
-	m.notice, m.noticeErr = cleanText(s, false), isErr
+	m.notice, m.noticeErr = oneLine(s), isErr
 }
 
 // syncMessages takes the finished conversation from the backend. The system

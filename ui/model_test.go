@@ -647,3 +647,29 @@ func TestRawModeScrolledViewStays(t *testing.T) {
 		t.Fatalf("bottom of the raw text:\n%s", c)
 	}
 }
+
+// Names, notices and errors are one row each, whatever they contain.
+func TestMultiLineStringsStayOnOneRow(t *testing.T) {
+	f := newFake()
+	f.info.Model = "evil\nname\x1b[2J"
+	f.info.Arch = "a\r\nb"
+	f.order = []string{"top-k\n", "\x1b[31mtemp"}
+	f.notices = []string{"line one\nline two"}
+	for _, sz := range [][2]int{{80, 24}, {100, 30}, {30, 6}} {
+		m := newTest(f, sz[0], sz[1])
+		poll(m)
+		c := checkFrame(t, m, sz[0], sz[1])
+		if strings.Contains(c, "\x1b") {
+			t.Fatalf("escape code leaked into a plain frame:\n%q", c)
+		}
+		m.Update(press(tea.KeyF1))
+		checkFrame(t, m, sz[0], sz[1])
+		f.notices = []string{"line one\nline two"}
+	}
+	f.sendErr = errors.New("multi\nline\nerror")
+	m := newTest(f, 80, 24)
+	sendText(m, "x")
+	if c := checkFrame(t, m, 80, 24); !strings.Contains(c, "✗ multi line error") {
+		t.Fatalf("error not on one row:\n%s", c)
+	}
+}

@@ -173,3 +173,11 @@ func (m *model) statusLine() string {
 	}
 	return strings.Join(parts, " · ")
 }
+
+func cleanOrder(order []string) []string {
+	out := make([]string, len(order))
+	for i, s := range order {
+		out[i] = oneLine(s)
+	}
+	return out
+}

@@ -95,7 +95,7 @@ func (m *model) finish(u session.Update) {
 // load another model or switch to raw mode).
 func (m *model) refreshInfo() {
 	m.info = m.b.Info()
-	m.order = m.b.SamplerOrder()
+	m.order = cleanOrder(m.b.SamplerOrder())
 	if raw := m.info.Mode == "raw"; raw != m.raw {
 		m.raw = raw
 		m.tr.setRaw(raw)

@@ -87,3 +87,9 @@ func sanitizeInput(s string) string {
 func sanitizeDisplay(s string) string {
 	return cleanText(s, false)
 }
+
+// oneLine is cleanText for things shown on a single row (names, notices,
+// errors): line breaks become spaces.
+func oneLine(s string) string {
+	return strings.ReplaceAll(cleanText(s, false), "\n", " ")
+}

@@ -45,7 +45,7 @@ func (m *model) view() tea.View {
 	if !m.opts.NoMouse {
 		v.MouseMode = tea.MouseModeCellMotion
 	}
-	v.WindowTitle = "chat · " + cleanText(m.info.Model, false)
+	v.WindowTitle = "chat · " + oneLine(m.info.Model)
 	w, h := m.width, m.height
 	if w <= 0 || h <= 0 {
 		return v
@@ -134,16 +134,16 @@ func (m *model) emptyLines() []string {
 
 func (m *model) headerText() string {
 	i := m.info
-	parts := []string{" " + cleanText(i.Model, false)}
+	parts := []string{" " + oneLine(i.Model)}
 	for _, p := range []string{i.Arch, i.Quant, formatParams(i.Params)} {
 		if p != "" {
-			parts = append(parts, cleanText(p, false))
+			parts = append(parts, oneLine(p))
 		}
 	}
 	if i.ContextLength > 0 {
 		parts = append(parts, fmt.Sprintf("ctx %d", i.ContextLength))
 	}
-	mode := i.Mode
+	mode := oneLine(i.Mode)
 	if mode == "" {
 		mode = "chat"
 	}
