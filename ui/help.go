@@ -14,6 +14,7 @@ func (m *model) helpLines(w, h int) []string {
 	rows := []kv{
 		{"Enter", "send"},
 		{"Alt+Enter Ctrl+J", "new line"},
+		{"↑ ↓", "earlier messages (on an empty input)"},
 		{"Esc", "stop the reply · close help"},
 		{"Ctrl+C", "quit"},
 		{"PgUp PgDn", "scroll a page"},

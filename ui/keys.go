@@ -195,6 +195,7 @@ func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		m.tr.toBottom()
 	case ks == keySend:
 		return m.send()
+	case ks == "up" && m.browseHistory(-1), ks == "down" && m.browseHistory(+1):
 	default:
 		return m.updateInput(k)
 	}

@@ -50,6 +50,9 @@ type model struct {
 	notice    string
 	noticeErr bool
 
+	history []string // texts sent, oldest first
+	histPos int      // index in history being shown, -1 when not browsing
+
 	pollGen int // ticks of older generations are dropped
 }
 
@@ -58,7 +61,7 @@ type model struct {
 func New(b Backend, opts Options) Model {
 	opts = opts.withDefaults()
 	st := newStyles(opts.Plain)
-	m := &model{b: b, opts: opts, st: st, state: "idle"}
+	m := &model{b: b, opts: opts, st: st, state: "idle", histPos: -1}
 	m.info = b.Info()
 	m.raw = m.info.Mode == "raw"
 	m.tr = newTranscript(st, m.raw, opts.Width)
@@ -168,6 +171,7 @@ func (m *model) send() tea.Cmd {
 		m.setNotice(err.Error(), true)
 		return nil
 	}
+	m.remember(text)
 	m.setInput("")
 	m.notice, m.help = "", false
 	m.busy, m.sawBusy, m.stopping, m.quietPolls = true, false, false, 0

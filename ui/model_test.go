@@ -673,3 +673,35 @@ func TestMultiLineStringsStayOnOneRow(t *testing.T) {
 		t.Fatalf("error not on one row:\n%s", c)
 	}
 }
+
+func TestHistoryRecall(t *testing.T) {
+	f := newFake()
+	m := newTest(f, 80, 24)
+	for _, s := range []string{"first", "second\nline"} {
+		sendText(m, s)
+		for range 10 {
+			poll(m)
+		}
+	}
+	up, down := press(tea.KeyUp), press(tea.KeyDown)
+	m.Update(up)
+	if v := m.input.Value(); v != "second\nline" {
+		t.Fatalf("Up recalls the last message, got %q", v)
+	}
+	m.Update(up)
+	m.Update(up) // already the oldest
+	if v := m.input.Value(); v != "first" {
+		t.Fatalf("Up again recalls the one before, got %q", v)
+	}
+	m.Update(down)
+	m.Update(down)
+	if v := m.input.Value(); v != "" {
+		t.Fatalf("Down past the newest clears the input, got %q", v)
+	}
+	m.Update(up)
+	m.Update(text("!"))
+	m.Update(up) // edited: Up moves the cursor in the input now
+	if v := m.input.Value(); v != "second\nline!" {
+		t.Fatalf("an edited recall is not replaced, got %q", v)
+	}
+}
