@@ -1,0 +1,424 @@
+// Package store keeps conversations as one JSON file each under
+// $XDG_DATA_HOME/chat/sessions (default ~/.local/share/chat/sessions).
+//
+// Files are written atomically (a temp file in the same directory, fsync,
+// rename, fsync of the directory), so a crash or kill -9 in the middle of a
+// save leaves the previous version whole. The format carries a version
+// number; files from a newer chat are refused with a message instead of being
+// half understood. A file that cannot be read is skipped by List and named in
+// Load's error.
+package store
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Version is the format this package writes and the newest it reads.
+const Version = 1
+
+// Record is one saved conversation (format version 1).
+type Record struct {
+	Version   int       `json:"version"`
+	ID        string    `json:"id"`
+	Name      string    `json:"name,omitempty"` // set by /save NAME; unique among the sessions
+	Title     string    `json:"title"`          // from the first user message
+	Created   time.Time `json:"created"`
+	Updated   time.Time `json:"updated"`
+	Model     Model     `json:"model"`
+	Mode      string    `json:"mode"` // "chat" or "raw"
+	System    string    `json:"system,omitempty"`
+	MaxTokens int       `json:"max_tokens,omitempty"`
+	Sampler   Sampler   `json:"sampler"`
+	Messages  []Message `json:"messages"`
+}
+
+// Model says which model the conversation was held with.
+type Model struct {
+	Name     string `json:"name"`
+	Path     string `json:"path,omitempty"`     // "" for the embedded model
+	Identity string `json:"identity,omitempty"` // "sha256:<hex>" or "size:<bytes>" (see Identity)
+}
+
+// Sampler holds the knobs with their own JSON names, so that renaming a Go
+// field never changes the file format.
+type Sampler struct {
+	Greedy           bool    `json:"greedy"`
+	Temperature      float64 `json:"temperature"`
+	TopK             int     `json:"top_k"`
+	TopP             float64 `json:"top_p"`
+	MinP             float64 `json:"min_p"`
+	RepeatPenalty    float64 `json:"repeat_penalty"`
+	FrequencyPenalty float64 `json:"frequency_penalty"`
+	PresencePenalty  float64 `json:"presence_penalty"`
+	PenaltyWindow    int     `json:"penalty_window,omitempty"`
+	Seed             uint64  `json:"seed"`
+}
+
+// Message is one turn.
+type Message struct {
+	Role    string    `json:"role"` // "user" or "assistant"
+	Content string    `json:"content"`
+	Time    time.Time `json:"time,omitzero"`
+}
+
+// Summary is what List shows of a session.
+type Summary struct {
+	ID       string
+	Name     string
+	Title    string
+	Model    string
+	Updated  time.Time
+	Messages int
+}
+
+// Store is a directory of session files.
+type Store struct {
+	dir string
+	// beforeRename, when set (tests), runs between writing the temp file and
+	// renaming it; an error stands for a crash at that moment.
+	beforeRename func(tmp string) error
+}
+
+// DefaultDir is $XDG_DATA_HOME/chat/sessions, or ~/.local/share/chat/sessions
+// when XDG_DATA_HOME is unset or relative (the XDG spec says to ignore
+// relative paths).
+func DefaultDir() (string, error) {
+	base := os.Getenv("XDG_DATA_HOME")
+	if !filepath.IsAbs(base) {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("sessions directory: %w (set XDG_DATA_HOME)", err)
+		}
+		base = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(base, "chat", "sessions"), nil
+}
+
+// Open returns the store in dir. The directory is created on the first save,
+// so listing an empty store writes nothing.
+func Open(dir string) *Store { return &Store{dir: dir} }
+
+// Dir is the directory the store reads and writes.
+func (s *Store) Dir() string { return s.dir }
+
+// IDs are made by NewID; they are also accepted from the user (Load), so they
+// are checked to be plain file names.
+var (
+	idPattern   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+	autoPattern = regexp.MustCompile(`^\d{8}-\d{6}-[0-9a-f]{4}$`)
+	namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+)
+
+// NewID returns a fresh id: the local time to the second and 4 random hex
+// digits, so ids sort by creation time and two sessions started in the same
+// second still differ.
+func NewID(now time.Time) string {
+	var b [2]byte
+	rand.Read(b[:])
+	return now.Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// ValidName reports why name cannot name a session, or nil.
+func ValidName(name string) error {
+	switch {
+	case !namePattern.MatchString(name):
+		return fmt.Errorf("session name %q: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", name)
+	case autoPattern.MatchString(name):
+		return fmt.Errorf("session name %q looks like a session id; choose another", name)
+	case isIndex(name):
+		return fmt.Errorf("session name %q is a number, which /load reads as a position in the list; choose another", name)
+	}
+	return nil
+}
+
+func isIndex(s string) bool {
+	_, err := strconv.Atoi(s)
+	return err == nil
+}
+
+func (s *Store) path(id string) string { return filepath.Join(s.dir, id+".json") }
+
+// Save writes r atomically as <dir>/<id>.json, creating the directory if
+// needed. It sets r.Version.
+func (s *Store) Save(r *Record) error {
+	if !idPattern.MatchString(r.ID) {
+		return fmt.Errorf("save session: bad id %q", r.ID)
+	}
+	if r.Name != "" {
+		if err := ValidName(r.Name); err != nil {
+			return err
+		}
+	}
+	r.Version = Version
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("save session %s: %w", r.ID, err)
+	}
+	data = append(data, '\n')
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return fmt.Errorf("save session: %w", err)
+	}
+	return s.writeAtomic(s.path(r.ID), data)
+}
+
+// writeAtomic replaces path with data so that a reader (or a crash) sees the
+// old file or the new one, never a mix: the bytes go to a temp file in the
+// same directory (rename is atomic only within a file system), are fsynced,
+// and the temp file is renamed over path; the directory is fsynced so the
+// rename itself survives a power cut.
+func (s *Store) writeAtomic(path string, data []byte) (err error) {
+	f, err := os.CreateTemp(s.dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("save session: %w", err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("save session: %w", err)
+	}
+	if s.beforeRename != nil {
+		if err := s.beforeRename(tmp); err != nil {
+			return err // a simulated crash: the temp file stays, as it would
+		}
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("save session: %w", err)
+	}
+	if d, derr := os.Open(s.dir); derr == nil {
+		d.Sync() // best effort: not every file system can sync a directory
+		d.Close()
+	}
+	return nil
+}
+
+// ErrNotFound is returned (wrapped) when no session matches.
+var ErrNotFound = errors.New("no such session")
+
+// Load reads the session with this id.
+func (s *Store) Load(id string) (*Record, error) {
+	if !idPattern.MatchString(id) {
+		return nil, fmt.Errorf("session %q: %w", id, ErrNotFound)
+	}
+	data, err := os.ReadFile(s.path(id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("session %q: %w (see /sessions)", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load session: %w", err)
+	}
+	return decode(s.path(id), data)
+}
+
+// decode parses one file; every failure names the file.
+func decode(path string, data []byte) (*Record, error) {
+	var head struct {
+		Version *int `json:"version"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("session file %s is damaged: %v", path, err)
+	}
+	switch {
+	case head.Version == nil:
+		return nil, fmt.Errorf("session file %s has no format version: not a chat session", path)
+	case *head.Version > Version:
+		return nil, fmt.Errorf("session file %s has format version %d, but this chat reads up to version %d: open it with a newer chat", path, *head.Version, Version)
+	case *head.Version < 1:
+		return nil, fmt.Errorf("session file %s has an invalid format version %d", path, *head.Version)
+	}
+	var r Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("session file %s is damaged: %v", path, err)
+	}
+	if r.ID+".json" != filepath.Base(path) {
+		return nil, fmt.Errorf("session file %s holds session %q: the id and the file name disagree", path, r.ID)
+	}
+	for i, m := range r.Messages {
+		if m.Role != "user" && m.Role != "assistant" {
+			return nil, fmt.Errorf("session file %s: message %d has role %q (want user or assistant)", path, i, m.Role)
+		}
+	}
+	return &r, nil
+}
+
+// records reads every session file, newest first, skipping files that do not
+// decode. A missing directory is an empty store.
+func (s *Store) records() ([]*Record, error) {
+	ents, err := os.ReadDir(s.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	var out []*Record
+	for _, e := range ents {
+		name := e.Name()
+		if e.IsDir() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
+			continue // temp files of interrupted saves start with "."
+		}
+		data, err := os.ReadFile(filepath.Join(s.dir, name))
+		if err != nil {
+			continue
+		}
+		r, err := decode(filepath.Join(s.dir, name), data)
+		if err != nil {
+			continue
+		}
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b *Record) int {
+		if c := b.Updated.Compare(a.Updated); c != 0 {
+			return c
+		}
+		return strings.Compare(b.ID, a.ID)
+	})
+	return out, nil
+}
+
+// List returns the readable sessions, most recently updated first. Files that
+// are damaged, from a newer version or not sessions at all are skipped.
+func (s *Store) List() ([]Summary, error) {
+	recs, err := s.records()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Summary, len(recs))
+	for i, r := range recs {
+		out[i] = Summary{ID: r.ID, Name: r.Name, Title: r.Title, Model: r.Model.Name, Updated: r.Updated, Messages: len(r.Messages)}
+	}
+	return out, nil
+}
+
+// Latest is the most recently updated session, or an ErrNotFound error when
+// there is none.
+func (s *Store) Latest() (*Record, error) {
+	recs, err := s.records()
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("no saved sessions in %s: %w", s.dir, ErrNotFound)
+	}
+	return recs[0], nil
+}
+
+// Resolve finds the session a user means by ref: an id, a name given with
+// /save, a position in List (1 = newest), or a unique prefix of an id.
+func (s *Store) Resolve(ref string) (string, error) {
+	ref = strings.TrimSpace(ref)
+	if ref == "" {
+		return "", errors.New("which session? give a name, an id or a number from /sessions")
+	}
+	if idPattern.MatchString(ref) {
+		if _, err := os.Stat(s.path(ref)); err == nil {
+			return ref, nil
+		}
+	}
+	list, err := s.List()
+	if err != nil {
+		return "", err
+	}
+	for _, x := range list {
+		if x.Name == ref {
+			return x.ID, nil
+		}
+	}
+	if n, err := strconv.Atoi(ref); err == nil {
+		if n < 1 || n > len(list) {
+			return "", fmt.Errorf("session number %d: %w (there are %d; see /sessions)", n, ErrNotFound, len(list))
+		}
+		return list[n-1].ID, nil
+	}
+	var match []string
+	for _, x := range list {
+		if strings.HasPrefix(x.ID, ref) {
+			match = append(match, x.ID)
+		}
+	}
+	switch len(match) {
+	case 1:
+		return match[0], nil
+	case 0:
+		return "", fmt.Errorf("session %q: %w (see /sessions)", ref, ErrNotFound)
+	default:
+		return "", fmt.Errorf("session %q is ambiguous: it begins %s", ref, strings.Join(match, ", "))
+	}
+}
+
+// NameOwner is the id of the session called name, or "".
+func (s *Store) NameOwner(name string) (string, error) {
+	list, err := s.List()
+	if err != nil {
+		return "", err
+	}
+	for _, x := range list {
+		if x.Name == name {
+			return x.ID, nil
+		}
+	}
+	return "", nil
+}
+
+// Prompts returns the user messages of the most recent sessions, oldest
+// first, at most max of them, leaving out the session skip (the one being
+// held in memory). It feeds up-arrow recall.
+func (s *Store) Prompts(skip string, max int) ([]string, error) {
+	recs, err := s.records()
+	if err != nil {
+		return nil, err
+	}
+	var rev []string // newest first
+	for _, r := range recs {
+		if r.ID == skip {
+			continue
+		}
+		for i := len(r.Messages) - 1; i >= 0 && len(rev) < max; i-- {
+			if m := r.Messages[i]; m.Role == "user" && strings.TrimSpace(m.Content) != "" {
+				rev = append(rev, m.Content)
+			}
+		}
+		if len(rev) >= max {
+			break
+		}
+	}
+	slices.Reverse(rev)
+	return rev, nil
+}
+
+// Title makes a one-line title from the first user message: its first
+// non-empty line, spaces collapsed, cut at 60 characters.
+func Title(text string) string {
+	for line := range strings.SplitSeq(text, "\n") {
+		line = strings.Join(strings.Fields(line), " ")
+		if line == "" {
+			continue
+		}
+		if r := []rune(line); len(r) > 60 {
+			line = strings.TrimSpace(string(r[:59])) + "…"
+		}
+		return line
+	}
+	return ""
+}
