@@ -1,0 +1,325 @@
+package chattmpl
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nikolalohinski/gonja/v2"
+	"github.com/nikolalohinski/gonja/v2/builtins"
+	controlStructures "github.com/nikolalohinski/gonja/v2/builtins/control_structures"
+	"github.com/nikolalohinski/gonja/v2/exec"
+	"github.com/nikolalohinski/gonja/v2/loaders"
+	"github.com/nikolalohinski/gonja/v2/nodes"
+	"github.com/nikolalohinski/gonja/v2/parser"
+)
+
+// Limits that keep a hostile or broken template from hanging the chat: a
+// render that outgrows them fails and the built-in format is used.
+const (
+	maxRangeItems = 1 << 16         // items all range() calls of one render may produce
+	maxMacroDepth = 200             // nested macro calls (unbounded recursion kills the process)
+	maxOutput     = 8 << 20         // bytes of output beyond the content itself
+	renderTimeout = 5 * time.Second // after this the template is given up for good
+)
+
+var errTimeout = errors.New("chattmpl: chat template took too long to render")
+
+const templateName = "/chat_template.jinja"
+
+// jinjaTemplate is a parsed chat template.
+type jinjaTemplate struct {
+	mu  sync.Mutex // one render at a time: gonja's renderer state is per call, but be safe
+	tpl *exec.Template
+}
+
+var (
+	envOnce sync.Once
+	env     *exec.Environment
+)
+
+// environment is gonja's default environment with Hugging Face's additions:
+// tojson as Python's json.dumps writes it. It is shared by all templates and
+// never modified after it is built; per-render globals go in the context.
+func environment() *exec.Environment {
+	envOnce.Do(func() {
+		filters := exec.NewFilterSet(map[string]exec.FilterFunction{}).Update(builtins.Filters)
+		_ = filters.Replace("tojson", filterToJSON)
+		cs := exec.NewControlStructureSet(map[string]parser.ControlStructureParser{}).Update(builtins.ControlStructures)
+		if orig, ok := cs.Get("macro"); ok {
+			_ = cs.Replace("macro", func(p, args *parser.Parser) (nodes.ControlStructure, error) {
+				node, err := orig(p, args)
+				if err != nil {
+					return nil, err
+				}
+				if m, ok := node.(*controlStructures.MacroControlStructure); ok {
+					return &guardedMacro{m}, nil
+				}
+				return node, nil
+			})
+		}
+		env = &exec.Environment{
+			Context:           gonja.DefaultContext.Inherit(),
+			Filters:           filters,
+			Tests:             builtins.Tests,
+			ControlStructures: cs,
+			Methods:           builtins.Methods,
+		}
+	})
+	return env
+}
+
+// depthKey holds the render's macro call depth (*int) in the context.
+const depthKey = "__chattmpl_macro_depth"
+
+// guardedMacro defines a macro whose calls fail beyond maxMacroDepth: gonja
+// recurses on the Go stack, and a template that recurses without end would
+// otherwise overflow it, which no recover can catch.
+type guardedMacro struct {
+	*controlStructures.MacroControlStructure
+}
+
+func (g *guardedMacro) Execute(r *exec.Renderer, tag *nodes.ControlStructureBlock) error {
+	if err := g.MacroControlStructure.Execute(r, tag); err != nil {
+		return err
+	}
+	v, _ := r.Environment.Context.Get(g.Name)
+	fn, ok := v.(exec.Macro)
+	d, _ := r.Environment.Context.Get(depthKey)
+	depth, ok2 := d.(*int)
+	if !ok || !ok2 {
+		return fmt.Errorf("macro %s: cannot guard its recursion", g.Name)
+	}
+	r.Environment.Context.Set(g.Name, exec.Macro(func(p *exec.VarArgs) *exec.Value {
+		if *depth >= maxMacroDepth {
+			return exec.AsValue(fmt.Errorf("macro %s: more than %d nested calls", g.Name, maxMacroDepth))
+		}
+		*depth++
+		defer func() { *depth-- }()
+		return fn(p)
+	}))
+	return nil
+}
+
+// compileJinja parses a template the way transformers configures Jinja2:
+// trim_blocks and lstrip_blocks on. Templates are read from memory only, so
+// include/import cannot reach the file system.
+func compileJinja(src string) (j *jinjaTemplate, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			j, err = nil, fmt.Errorf("chattmpl: chat template does not parse: %v", r)
+		}
+	}()
+	cfg := gonja.DefaultConfig.Inherit()
+	cfg.TrimBlocks = true
+	cfg.LeftStripBlocks = true
+	loader, err := loaders.NewMemoryLoader(map[string]string{templateName: src})
+	if err != nil {
+		return nil, err
+	}
+	tpl, err := exec.NewTemplate(templateName, cfg, loader, environment())
+	if err != nil {
+		return nil, fmt.Errorf("chattmpl: chat template does not parse: %s", shortErr(err))
+	}
+	return &jinjaTemplate{tpl: tpl}, nil
+}
+
+// execute renders msgs. It returns errTimeout when the render runs away; the
+// render then goes on in the background until it ends, so the caller must not
+// run this template again.
+func (j *jinjaTemplate) execute(msgs []Message, generation bool, bos, eos string, now func() time.Time) (string, error) {
+	type result struct {
+		out string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		var r result
+		defer func() {
+			if p := recover(); p != nil {
+				r = result{err: fmt.Errorf("chattmpl: chat template crashed the renderer: %v", p)}
+			}
+			done <- r
+		}()
+		r.out, r.err = j.run(msgs, generation, bos, eos, now)
+	}()
+	timer := time.NewTimer(renderTimeout)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		return r.out, r.err
+	case <-timer.C:
+		return "", errTimeout
+	}
+}
+
+func (j *jinjaTemplate) run(msgs []Message, generation bool, bos, eos string, now func() time.Time) (string, error) {
+	list := make([]any, len(msgs))
+	size := 0
+	for i, m := range msgs {
+		list[i] = map[string]any{"role": m.Role, "content": m.Content}
+		size += len(m.Content)
+	}
+	var raised string
+	budget := maxRangeItems
+	depth := 0
+	ctx := exec.NewContext(map[string]any{
+		depthKey:                &depth,
+		"messages":              list,
+		"add_generation_prompt": generation,
+		"bos_token":             bos,
+		"eos_token":             eos,
+		"raise_exception": func(_ *exec.Evaluator, p *exec.VarArgs) (string, error) {
+			raised = "raise_exception()"
+			if len(p.Args) > 0 {
+				raised = p.Args[0].String()
+			}
+			return "", errors.New(raised)
+		},
+		"strftime_now": func(_ *exec.Evaluator, p *exec.VarArgs) (string, error) {
+			if len(p.Args) != 1 || !p.Args[0].IsString() {
+				return "", errors.New("strftime_now takes one format string")
+			}
+			return strftime(now(), p.Args[0].String()), nil
+		},
+		"range": func(_ *exec.Evaluator, p *exec.VarArgs) ([]int, error) {
+			return rangeList(p, &budget)
+		},
+	})
+	var b strings.Builder
+	w := &limitWriter{w: &b, left: maxOutput + 4*size}
+	if err := j.tpl.Execute(w, ctx); err != nil {
+		switch {
+		case raised != "":
+			return "", fmt.Errorf("chattmpl: chat template raised an exception: %s", raised)
+		case w.left < 0:
+			return "", fmt.Errorf("chattmpl: chat template output exceeds %d bytes", maxOutput+4*size)
+		}
+		return "", fmt.Errorf("chattmpl: chat template failed: %s", shortErr(err))
+	}
+	return b.String(), nil
+}
+
+// shortErr keeps the innermost part of gonja's nested error messages and
+// caps the length (parse errors quote the whole template).
+func shortErr(err error) string {
+	s := err.Error()
+	if len(s) > 300 {
+		s = s[:150] + " … " + s[len(s)-150:]
+	}
+	return s
+}
+
+// limitWriter fails once more than left bytes are written.
+type limitWriter struct {
+	w    io.Writer
+	left int
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	l.left -= len(p)
+	if l.left < 0 {
+		return 0, errors.New("output too long")
+	}
+	return l.w.Write(p)
+}
+
+// rangeList is Python's range as a list, charged against the render's budget
+// (gonja's own range feeds a channel from a goroutine that leaks when a loop
+// breaks early, and has no bound).
+func rangeList(p *exec.VarArgs, budget *int) ([]int, error) {
+	var a [3]int
+	if len(p.Args) < 1 || len(p.Args) > 3 {
+		return nil, errors.New("range expects [start, ]stop[, step]")
+	}
+	for i, v := range p.Args {
+		if !v.IsInteger() {
+			return nil, errors.New("range arguments must be integers")
+		}
+		a[i] = v.Integer()
+	}
+	start, stop, step := 0, a[0], 1
+	if len(p.Args) >= 2 {
+		start, stop = a[0], a[1]
+	}
+	if len(p.Args) == 3 {
+		step = a[2]
+	}
+	if step == 0 {
+		return nil, errors.New("range step must not be zero")
+	}
+	var n int
+	if step > 0 && stop > start {
+		n = (stop - start + step - 1) / step
+	} else if step < 0 && start > stop {
+		n = (start - stop - step - 1) / -step
+	}
+	if n > *budget {
+		return nil, fmt.Errorf("range too long (more than %d items in one render)", maxRangeItems)
+	}
+	*budget -= n
+	out := make([]int, n)
+	for i := range out {
+		out[i] = start + i*step
+	}
+	return out, nil
+}
+
+// strftime formats t with the C directives chat templates use ("%d %b %Y").
+func strftime(t time.Time, f string) string {
+	var b strings.Builder
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' || i+1 == len(f) {
+			b.WriteByte(f[i])
+			continue
+		}
+		i++
+		switch f[i] {
+		case 'd':
+			b.WriteString(t.Format("02"))
+		case 'e':
+			b.WriteString(t.Format("_2"))
+		case 'm':
+			b.WriteString(t.Format("01"))
+		case 'y':
+			b.WriteString(t.Format("06"))
+		case 'Y':
+			b.WriteString(t.Format("2006"))
+		case 'b', 'h':
+			b.WriteString(t.Format("Jan"))
+		case 'B':
+			b.WriteString(t.Format("January"))
+		case 'a':
+			b.WriteString(t.Format("Mon"))
+		case 'A':
+			b.WriteString(t.Format("Monday"))
+		case 'H':
+			b.WriteString(t.Format("15"))
+		case 'I':
+			b.WriteString(t.Format("03"))
+		case 'M':
+			b.WriteString(t.Format("04"))
+		case 'S':
+			b.WriteString(t.Format("05"))
+		case 'p':
+			b.WriteString(t.Format("PM"))
+		case 'j':
+			fmt.Fprintf(&b, "%03d", t.YearDay())
+		case 'Z':
+			b.WriteString(t.Format("MST"))
+		case 'z':
+			b.WriteString(t.Format("-0700"))
+		case '%':
+			b.WriteByte('%')
+		default:
+			b.WriteByte('%')
+			b.WriteByte(f[i])
+		}
+	}
+	return b.String()
+}
