@@ -1,5 +1,3 @@
-// Package ui is the terminal chat UI: a bubbletea v2 program that drives a
-// Backend (the session) and never touches the engine or the models.
 package ui
 
 import (
