@@ -136,7 +136,7 @@ func TestNGram(t *testing.T) {
 		want []int
 	}{
 		{[]int{1, 2, 3, 4, 9, 2, 3}, 3, []int{4, 9, 2}},             // 2-gram "2 3" → 4 9 2
-		{[]int{1, 2, 3, 8, 2, 3, 9, 1, 2, 3}, 2, []int{9, 1}},       // most recent "1 2 3"? no: "2 3" after 1 at start; the 3-gram "1 2 3" occurs at 0 → 8 2
+		{[]int{1, 2, 3, 8, 2, 3, 9, 1, 2, 3}, 2, []int{8, 2}},       // the 3-gram "1 2 3" beats the later 2-gram "2 3"
 		{[]int{5, 6, 7}, 4, nil},                                    // nothing repeats
 		{[]int{5, 6, 5}, 4, []int{6, 5, 6, 5}},                      // 1-gram "5", continued with its own guesses
 		{[]int{1, 2, 1, 2, 1, 2}, 5, []int{1, 2, 1, 2, 1}},          // a loop of period 2
