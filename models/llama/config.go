@@ -49,6 +49,9 @@ func readConfig(f *gguf.File, arch string) (Config, error) {
 		}
 		return req(k, dst)
 	}
+	if n, ok := f.Uint(key("expert_count")); ok && n > 0 {
+		return c, fmt.Errorf("llama: mixture-of-experts models (%s = %d) are not supported", key("expert_count"), n)
+	}
 	for _, r := range []struct {
 		k   string
 		dst *int
