@@ -240,19 +240,24 @@ func (t *transcript) setMessages(msgs []session.Message) {
 	if t.offset > 0 {
 		before = t.countFrom(k)
 	}
-	var reuse map[session.Message]entry
+	type key struct {
+		role    session.Role
+		content string
+	}
+	var reuse map[key]entry
 	if k < len(t.msgs) && k < len(msgs) {
 		// Something older changed (turns dropped to fit the context, an
 		// edit): keep the renderings we can still use.
-		reuse = make(map[session.Message]entry, len(t.msgs)-k)
+		reuse = make(map[key]entry, len(t.msgs)-k)
 		for _, e := range t.msgs[k:] {
-			reuse[e.msg] = e
+			reuse[key{e.msg.Role, e.msg.Content}] = e
 		}
 	}
 	next := make([]entry, k, len(msgs))
 	copy(next, t.msgs[:k])
 	for _, m := range msgs[k:] {
-		if e, ok := reuse[m]; ok {
+		if e, ok := reuse[key{m.Role, m.Content}]; ok {
+			e.msg = m
 			next = append(next, e)
 			continue
 		}
