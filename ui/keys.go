@@ -161,6 +161,7 @@ func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
 	ks := k.Keystroke()
 	body := m.layout().body
 	page := max(1, body-1)
+	sk := findSamplerKey(k)
 	switch {
 	case ks == keyQuit:
 		m.stop()
@@ -178,8 +179,7 @@ func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 	case k.String() == keyHelpAlt && m.input.Value() == "":
 		m.help = !m.help
-	case findSamplerKey(k) != nil:
-		sk := findSamplerKey(k)
+	case sk != nil:
 		m.setSampler(sk.apply(m.b.Sampler()))
 	case ks == keyPageUp:
 		m.tr.scroll(page, body)
@@ -196,6 +196,7 @@ func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
 	case ks == keySend:
 		return m.send()
 	case ks == "up" && m.browseHistory(-1), ks == "down" && m.browseHistory(+1):
+		// recalled a sent message (history.go); otherwise the input moves the cursor
 	default:
 		return m.updateInput(k)
 	}
