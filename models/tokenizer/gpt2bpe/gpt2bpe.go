@@ -31,6 +31,7 @@ const (
 type Tokenizer struct {
 	texts   []string
 	types   []int32
+	attrs   []attr // types as llama.cpp's attribute bits, after its overrides
 	ids     map[string]int
 	merges  *mergeTable
 	pieces  [][]byte
@@ -38,6 +39,7 @@ type Tokenizer struct {
 	steps   []step
 
 	bos, eos, eot         int
+	eog                   map[int]bool
 	addBOS, addEOS        bool
 	ignoreMerges, cleanUp bool
 
@@ -61,7 +63,70 @@ type Vocab struct {
 	BOS, EOS, EOT int      // -1 when absent
 	AddBOS        bool
 	AddEOS        bool
+
+	// meta holds the other special ids FromGGUF found (eom, fim_pre, ...).
+	meta map[string]int
 }
+
+// attr is llama.cpp's llama_token_attr: a token type as bits, so that the
+// loader's overrides can add to it.
+type attr uint8
+
+const (
+	attrUnknown attr = 1 << iota
+	attrUnused
+	attrNormal
+	attrControl
+	attrUserDefined
+	attrByte
+)
+
+func attrOf(typ int32) attr {
+	switch typ {
+	case TypeNormal:
+		return attrNormal
+	case TypeUnknown:
+		return attrUnknown
+	case TypeControl:
+		return attrControl
+	case TypeUserDefined:
+		return attrUserDefined
+	case TypeUnused:
+		return attrUnused
+	case TypeByte:
+		return attrByte
+	}
+	return 0 // undefined
+}
+
+// Special tokens llama.cpp recognises by their text when the metadata does
+// not name them (llama_vocab::impl::load); it marks them control tokens.
+// Where several are present llama.cpp takes whichever its hash map yields
+// first; here the first in list order wins.
+var (
+	eotTexts = []string{"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>",
+		"<|end_of_text|>", "<EOT>", "_<EOT>", "[EOT]", "<｜end▁of▁sentence｜>", "<end_of_utterance>"}
+	// Per metadata key suffix: eom, then the FIM tokens.
+	textSpecials = []struct {
+		key   string
+		eog   bool
+		texts []string
+	}{
+		{"eom_token_id", true, []string{"<|eom_id|>"}},
+		{"fim_pre_token_id", false, []string{"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<｜fim▁begin｜>", "<PRE>", "▁<PRE>", "<|code_prefix|>", "<|prefix|>"}},
+		{"fim_suf_token_id", false, []string{"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<｜fim▁hole｜>", "<SUF>", "▁<SUF>", "<|code_suffix|>", "<|suffix|>"}},
+		{"fim_mid_token_id", false, []string{"<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>", "<MID>", "▁<MID>", "<|code_middle|>", "<|middle|>"}},
+		{"fim_pad_token_id", true, []string{"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"}},
+		{"fim_rep_token_id", true, []string{"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"}},
+		{"fim_sep_token_id", true, []string{"<|file_sep|>"}},
+	}
+	// End-of-generation texts; llama.cpp marks them control tokens too.
+	eogTexts = []string{"<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
+		"<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
+		"<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>", "<｜end▁of▁sentence｜>", "[e~["}
+	// gpt-oss tokens llama.cpp always renders: it makes them user-defined.
+	alwaysRendered = []string{"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"}
+)
 
 // FromGGUF builds the tokenizer from a GGUF file's tokenizer.ggml.* keys,
 // with llama.cpp's defaults for BPE vocabularies.
@@ -88,11 +153,16 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 			v.Types[i] = int32(x)
 		}
 	}
-	v.Pre, _ = f.String("tokenizer.ggml.pre")
+	if f.Has("tokenizer.ggml.pre") {
+		if v.Pre, ok = f.String("tokenizer.ggml.pre"); !ok {
+			return nil, fmt.Errorf("gpt2bpe: tokenizer.ggml.pre is not a string")
+		}
+	}
 	switch v.Pre {
 	case "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano":
 		v.AddBOS = true
 	}
+	// An id out of range keeps the default, as llama.cpp does.
 	for key, dst := range map[string]*int{
 		"tokenizer.ggml.bos_token_id": &v.BOS,
 		"tokenizer.ggml.eos_token_id": &v.EOS,
@@ -102,8 +172,23 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 			*dst = int(id)
 		}
 	}
-	if b, ok := f.Bool("tokenizer.ggml.add_bos_token"); ok {
-		v.AddBOS = b
+	v.meta = map[string]int{}
+	for _, sp := range textSpecials {
+		if id, ok := f.Uint("tokenizer.ggml." + sp.key); ok && id < uint64(len(v.Tokens)) {
+			v.meta[sp.key] = int(id)
+		}
+	}
+	// Older files name three FIM ids differently.
+	for old, key := range map[string]string{"prefix_token_id": "fim_pre_token_id",
+		"suffix_token_id": "fim_suf_token_id", "middle_token_id": "fim_mid_token_id"} {
+		if id, ok := f.Uint("tokenizer.ggml." + old); ok && id < uint64(len(v.Tokens)) {
+			v.meta[key] = int(id)
+		}
+	}
+	if f.Has("tokenizer.ggml.add_bos_token") {
+		if v.AddBOS, ok = f.Bool("tokenizer.ggml.add_bos_token"); !ok {
+			return nil, fmt.Errorf("gpt2bpe: tokenizer.ggml.add_bos_token is not a bool")
+		}
 	}
 	if b, ok := f.Bool("tokenizer.ggml.add_eos_token"); ok {
 		v.AddEOS = b
@@ -125,7 +210,8 @@ func New(v Vocab) (*Tokenizer, error) {
 		return nil, err
 	}
 	t := &Tokenizer{
-		texts: make([]string, n), types: make([]int32, n),
+		texts: make([]string, n), types: make([]int32, n), attrs: make([]attr, n),
+		eog:    map[int]bool{},
 		ids:    make(map[string]int, n),
 		pieces: make([][]byte, n), steps: steps,
 		bos: validID(v.BOS, n), eos: validID(v.EOS, n), eot: validID(v.EOT, n),
@@ -136,7 +222,7 @@ func New(v Vocab) (*Tokenizer, error) {
 	switch v.Pre {
 	case "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano":
 		t.ignoreMerges = true
-	case "deepseek-coder", "qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "command-r", "smollm", "trillion",
+	case "deepseek-llm", "deepseek-coder", "qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "command-r", "smollm", "trillion",
 		"granite-docling", "solar-open", "hunyuan":
 		t.cleanUp = false // llama.cpp turns clean_spaces off for these
 	}
@@ -153,12 +239,17 @@ func New(v Vocab) (*Tokenizer, error) {
 		if v.Types != nil {
 			t.types[i] = v.Types[i]
 		}
+		t.attrs[i] = attrOf(t.types[i])
 	}
+	if t.addBOS && t.bos < 0 {
+		// llama.cpp refuses this too (check_add_special_token).
+		return nil, fmt.Errorf("gpt2bpe: add_bos_token is set but the BOS id is missing or out of range")
+	}
+	t.textSpecials(v.meta)
 	t.merges = newMergeTable(v.Merges, t.ids)
 	for i := range t.texts {
 		t.pieces[i] = t.piece(i)
-		switch t.types[i] {
-		case TypeControl, TypeUserDefined, TypeUnknown:
+		if t.attrs[i]&(attrControl|attrUserDefined|attrUnknown) != 0 {
 			t.special = append(t.special, i)
 		}
 	}
@@ -166,6 +257,63 @@ func New(v Vocab) (*Tokenizer, error) {
 		return len(t.texts[t.special[a]]) > len(t.texts[t.special[b]])
 	})
 	return t, nil
+}
+
+// textSpecials applies llama.cpp's text-based special tokens: the EOT and
+// EOM ids and the FIM ids when the metadata names none, the
+// end-of-generation set, and the attribute overrides that come with them.
+func (t *Tokenizer) textSpecials(meta map[string]int) {
+	control := func(s string) int {
+		id, ok := t.ids[s]
+		if !ok {
+			return -1
+		}
+		t.attrs[id] |= attrControl
+		return id
+	}
+	firstOf := func(texts []string) int {
+		for _, s := range texts {
+			if id := control(s); id >= 0 {
+				return id
+			}
+		}
+		return -1
+	}
+	if t.eot < 0 {
+		t.eot = firstOf(eotTexts)
+	}
+	for _, sp := range textSpecials {
+		id, ok := meta[sp.key]
+		if !ok {
+			id = firstOf(sp.texts)
+		}
+		if id >= 0 && sp.eog {
+			t.eog[id] = true
+		}
+	}
+	for _, s := range eogTexts {
+		if id := control(s); id >= 0 {
+			t.eog[id] = true
+		}
+	}
+	for _, s := range alwaysRendered {
+		if id, ok := t.ids[s]; ok {
+			t.attrs[id] = attrUserDefined
+		}
+	}
+	for _, id := range []int{t.eos, t.eot} {
+		if id >= 0 {
+			t.eog[id] = true
+		}
+	}
+	// o200k_harmony and solar-open: there <|end|> ends a message, not the
+	// generation.
+	has := func(s string) bool { id, ok := t.ids[s]; return ok && t.eog[id] }
+	if has("<|end|>") && (has("<|return|>") && has("<|call|>") || has("<|calls|>") && has("<|flush|>")) {
+		id := t.ids["<|end|>"]
+		delete(t.eog, id)
+		t.attrs[id] = attrUserDefined
+	}
 }
 
 func validID(id, n int) int {
@@ -178,11 +326,11 @@ func validID(id, n int) int {
 // piece is token_to_piece with special=true: special tokens give their text,
 // normal tokens their byte-alphabet text decoded back to bytes.
 func (t *Tokenizer) piece(id int) []byte {
-	s := t.texts[id]
-	switch t.types[id] {
-	case TypeControl, TypeUnknown, TypeUserDefined:
+	s, a := t.texts[id], t.attrs[id]
+	switch {
+	case a&(attrControl|attrUnknown|attrUserDefined) != 0:
 		return []byte(s)
-	case TypeNormal:
+	case a&attrNormal != 0:
 		var out []byte
 		for _, r := range decodeRunes(s) {
 			if b, ok := runeByte[r]; ok {
@@ -193,7 +341,7 @@ func (t *Tokenizer) piece(id int) []byte {
 			}
 		}
 		return out
-	case TypeByte:
+	case a&attrByte != 0:
 		var b byte
 		if len(s) == 6 && s[:3] == "<0x" && s[5] == '>' {
 			if _, err := fmt.Sscanf(s[3:5], "%02X", &b); err == nil {
@@ -218,12 +366,55 @@ func (t *Tokenizer) BOS() int {
 // EOS is the end-of-sequence id, or -1.
 func (t *Tokenizer) EOS() int { return t.eos }
 
-// EOT is the end-of-turn id when the vocabulary names one, else EOS.
+// EOT is the end-of-turn id: tokenizer.ggml.eot_token_id, else a token
+// llama.cpp recognises by its text (<|eot_id|>, <|im_end|>, <|endoftext|>,
+// ...), else EOS.
 func (t *Tokenizer) EOT() int {
 	if t.eot >= 0 {
 		return t.eot
 	}
 	return t.eos
+}
+
+// IsEOG reports whether id ends generation in llama.cpp
+// (llama_vocab_is_eog): EOS, EOT and the tokens it recognises by text, e.g.
+// both <|end_of_text|> and <|eot_id|> for Llama 3.
+func (t *Tokenizer) IsEOG(id int) bool { return t.eog[id] }
+
+// EOG lists the end-of-generation ids in increasing order.
+func (t *Tokenizer) EOG() []int {
+	out := make([]int, 0, len(t.eog))
+	for id := range t.eog {
+		out = append(out, id)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// AddBOS reports whether a prompt gets BOS prepended.
+func (t *Tokenizer) AddBOS() bool { return t.addBOS }
+
+// Text is the token's text as the vocabulary stores it ("Ġthe").
+func (t *Tokenizer) Text(id int) string {
+	if id < 0 || id >= len(t.texts) {
+		return ""
+	}
+	return t.texts[id]
+}
+
+// Type is the token's type as stored (TypeNormal, ...), or -1 out of range.
+func (t *Tokenizer) Type(id int) int {
+	if id < 0 || id >= len(t.types) {
+		return -1
+	}
+	return int(t.types[id])
+}
+
+// IsControl reports whether id is a control token: stored as one, or
+// recognised by its text like <|eot_id|>. Decode renders such tokens as
+// nothing and Encode treats their text as plain text.
+func (t *Tokenizer) IsControl(id int) bool {
+	return id >= 0 && id < len(t.attrs) && t.attrs[id]&attrControl != 0
 }
 
 // StripsLeadingSpace is false: byte-level BPE adds no space prefix.
@@ -306,8 +497,7 @@ func (t *Tokenizer) partition(text string, parseSpecial bool) []fragment {
 	}
 	frags := []fragment{{text: text, id: -1}}
 	for _, id := range t.special {
-		ty := t.types[id]
-		if !parseSpecial && (ty == TypeControl || ty == TypeUnknown) {
+		if !parseSpecial && t.attrs[id]&(attrControl|attrUnknown) != 0 {
 			continue
 		}
 		tok := t.texts[id]
@@ -353,7 +543,7 @@ func (t *Tokenizer) Detokenize(ids []int, removeSpecial, unparseSpecial bool) []
 		if id < 0 || id >= len(t.pieces) {
 			continue
 		}
-		if !unparseSpecial && (t.types[id] == TypeControl || t.types[id] == TypeUnknown) {
+		if !unparseSpecial && t.attrs[id]&(attrControl|attrUnknown) != 0 {
 			continue
 		}
 		out = append(out, t.pieces[id]...)

@@ -77,9 +77,61 @@ func TestVocabVectors(t *testing.T) {
 				if string(b) != text {
 					t.Errorf("pieces of %q give %q", text, b)
 				}
+				// Decode gives the text back (after llama.cpp's space
+				// clean-up, for the vocabularies that ask for it).
+				if d := tok.Decode(want); d != cleanIf(tok, text) {
+					t.Errorf("Decode(%v) = %q, want %q", want, d, cleanIf(tok, text))
+				}
 			}
 			t.Logf("%s: %d/%d vectors pass", name, pass, len(texts))
 		})
+	}
+}
+
+// TestSpecialIDs checks BOS, EOS and EOT per file against llama.cpp's
+// defaults and text rules.
+func TestSpecialIDs(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		bos, eos, eot int
+	}{
+		{"gpt-2", -1, 50256, 50256},
+		{"llama-bpe", 128000, 128001, 128009}, // add_bos by default; <|eot_id|> by text
+		{"deepseek-llm", 100000, 100001, 100001},
+		{"deepseek-coder", 32013, 32014, 32014},
+		{"falcon", -1, 11, 11},
+		{"starcoder", -1, 0, 0},
+	} {
+		tok := load(t, "vocab/ggml-vocab-"+c.name+".gguf")
+		if tok.BOS() != c.bos || tok.EOS() != c.eos || tok.EOT() != c.eot || !tok.IsEOG(c.eos) || !tok.IsEOG(c.eot) {
+			t.Errorf("%s: BOS %d EOS %d EOT %d EOG %v, want %d %d %d", c.name, tok.BOS(), tok.EOS(), tok.EOT(), tok.EOG(), c.bos, c.eos, c.eot)
+		}
+	}
+}
+
+// TestLlama3Special: control-token texts are ids with EncodeSpecial and
+// plain text with Encode.
+func TestLlama3Special(t *testing.T) {
+	tok := load(t, "vocab/ggml-vocab-llama-bpe.gguf")
+	text := "<|begin_of_text|>Hi<|eot_id|>\n"
+	got := tok.EncodeSpecial(text)
+	if len(got) != 4 || got[0] != 128000 || got[2] != 128009 || !reflect.DeepEqual(got[1:2], tok.Encode("Hi")) {
+		t.Errorf("EncodeSpecial(%q) = %v", text, got)
+	}
+	plain := tok.Encode(text)
+	for _, id := range plain {
+		if tok.IsControl(id) {
+			t.Errorf("Encode(%q) = %v has control id %d", text, plain, id)
+		}
+	}
+	if d := tok.Decode(plain); d != text {
+		t.Errorf("Decode(Encode) = %q", d)
+	}
+	if d := string(tok.Detokenize(got, false, true)); d != text {
+		t.Errorf("Detokenize(unparse_special) = %q", d)
+	}
+	if d := tok.Decode(got); d != "Hi\n" {
+		t.Errorf("Decode drops control tokens: %q", d)
 	}
 }
 
