@@ -51,9 +51,6 @@ func (m *Model) newState() *State {
 		s.k[l] = make([]float32, capacity*kvDim)
 		s.v[l] = make([]float32, capacity*kvDim)
 	}
-	widest := max(c.Dim, c.Heads*c.HeadDim, c.FFN)
-	s.xq = make([]int8, widest)
-	s.xd = make([]float32, widest/32+1)
 	s.grow(1)
 	return s
 }
@@ -72,6 +69,9 @@ func (s *State) grow(n int) {
 	s.xb2 = make([]float32, n*qDim)
 	s.hb = make([]float32, n*c.FFN)
 	s.hb2 = make([]float32, n*c.FFN)
+	widest := max(c.Dim, qDim, c.FFN)
+	s.xq = make([]int8, n*widest)
+	s.xd = make([]float32, n*(widest/32+1))
 }
 
 // Len is the number of cached positions.

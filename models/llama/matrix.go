@@ -29,18 +29,37 @@ func (m *matrix) bytes() int64 {
 }
 
 // mul computes out[t] = W·x[t] for n tokens; xq and xd are scratch of at
-// least cols and cols/32 for the Q8_0 activations.
+// least n*cols and n*cols/32 for the Q8_0 activations.
 func (m *matrix) mul(out, x []float32, n int, xq []int8, xd []float32) {
 	if m.q == nil {
 		kernels.MatMul(out[:n*m.rows], m.f, x[:n*m.cols], m.rows, m.cols, n)
 		return
 	}
-	nb := m.cols / kernels.Q8Block
+	cols, nb := m.cols, m.cols/kernels.Q8Block
 	for t := 0; t < n; t++ {
-		quantizeAct(xq[:m.cols], xd[:nb], x[t*m.cols:(t+1)*m.cols])
-		kernels.MatVecQ8_0(out[t*m.rows:(t+1)*m.rows], m.q, m.d, xq, xd, m.rows, m.cols)
+		quantizeAct(xq[t*cols:(t+1)*cols], xd[t*nb:(t+1)*nb], x[t*cols:(t+1)*cols])
+	}
+	if n == 1 {
+		kernels.MatVecQ8_0(out[:m.rows], m.q, m.d, xq, xd, m.rows, cols)
+		return
+	}
+	// A batch takes the rows a block at a time, so that each block of
+	// weights is read from memory once and from cache for the other
+	// tokens. Each output is still one MatVecQ8_0 row, as in decoding.
+	block := max(1, blockElems/cols)
+	for r0 := 0; r0 < m.rows; r0 += block {
+		r1 := min(r0+block, m.rows)
+		q, d := m.q[r0*cols:r1*cols], m.d[r0*nb:r1*nb]
+		for t := 0; t < n; t++ {
+			kernels.MatVecQ8_0(out[t*m.rows+r0:t*m.rows+r1], q, d, xq[t*cols:(t+1)*cols], xd[t*nb:(t+1)*nb], r1-r0, cols)
+		}
 	}
 }
+
+// blockElems is the weight block a batched Q8_0 product keeps in cache:
+// 256 KiB of int8, large enough for the kernels to split over threads.
+// (A variable so that tests can make blocks small.)
+var blockElems = 1 << 18
 
 // quantizeAct quantizes activations to Q8_0 the way ggml's x86 CPU backend
 // does before a Q8_0 product (quantize_row_q8_0 in
