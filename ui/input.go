@@ -61,7 +61,7 @@ func inputBounds(h int) (lo, hi int) {
 
 func placeholder(raw bool) string {
 	if raw {
-		return "Text to continue · Enter sends · F1 keys"
+		return "Text to continue (or none) · Enter sends · F1 keys"
 	}
 	return "Say something · Enter sends · F1 keys"
 }

@@ -158,7 +158,9 @@ func (m *model) syncMessages() {
 // send hands the input to the backend and starts following the reply.
 func (m *model) send() tea.Cmd {
 	text := sanitizeInput(m.input.Value())
-	if text == "" {
+	if text == "" && (!m.raw || m.input.Value() != "") {
+		// Blank input is not sent; in raw mode an empty one is, to let the
+		// model keep going.
 		return nil
 	}
 	if m.busy {
@@ -169,7 +171,9 @@ func (m *model) send() tea.Cmd {
 		m.setNotice(err.Error(), true)
 		return nil
 	}
-	m.remember(text)
+	if text != "" {
+		m.remember(text)
+	}
 	m.setInput("")
 	m.notice, m.help = "", false
 	m.busy, m.sawBusy, m.stopping, m.quietPolls = true, false, false, 0
