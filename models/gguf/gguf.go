@@ -118,6 +118,9 @@ func Parse(data []byte) (*File, error) {
 	if r.err != nil {
 		return nil, fmt.Errorf("gguf: truncated header: %w", r.err)
 	}
+	if v := f.Version; v&0xffff == 0 && v>>24 >= 1 && v>>24 <= 3 {
+		return nil, fmt.Errorf("gguf: big-endian GGUF (version %d byte-swapped) is not supported", v>>24)
+	}
 	if f.Version == 1 || f.Version > 3 || f.Version == 0 {
 		return nil, fmt.Errorf("gguf: unsupported version %d (want 2 or 3)", f.Version)
 	}
