@@ -128,12 +128,15 @@ var (
 	alwaysRendered = []string{"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"}
 )
 
+// Model is the tokenizer.ggml.model value of byte-level BPE vocabularies.
+const Model = "gpt2"
+
 // FromGGUF builds the tokenizer from a GGUF file's tokenizer.ggml.* keys,
 // with llama.cpp's defaults for BPE vocabularies.
 func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 	model, _ := f.String("tokenizer.ggml.model")
-	if model != "gpt2" {
-		return nil, fmt.Errorf("gpt2bpe: tokenizer.ggml.model is %q, want \"gpt2\"", model)
+	if model != Model {
+		return nil, fmt.Errorf("gpt2bpe: tokenizer.ggml.model is %q, want %q", model, Model)
 	}
 	v := Vocab{BOS: 11, EOS: 11, EOT: -1}
 	var ok bool
