@@ -78,7 +78,9 @@ func (m *model) finish(u session.Update) {
 	default:
 		m.state = "idle"
 	}
-	if u.Reason == "length" {
+	if u.Reason == "length" && !m.raw {
+		// In raw mode every continuation ends this way; in chat it means
+		// the answer was cut off.
 		m.setNotice("the reply reached the length limit", false)
 	}
 	if u.Err != nil {
