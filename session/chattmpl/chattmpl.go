@@ -54,10 +54,11 @@ type Template struct {
 	stops   []int
 	now     func() time.Time
 
-	mu     sync.Mutex
-	err    error             // why the Jinja template was last not used
-	broken bool              // the Jinja template hung once: never run it again
-	cache  map[string]string // content -> protected content
+	mu      sync.Mutex
+	err     error             // why the Jinja template was last not used
+	broken  bool              // the Jinja template hung once: never run it again
+	cache   map[string]string // content -> protected content
+	special map[int]bool      // id -> isSpecial
 }
 
 // Families are the built-in formats, in the order Name reports them.
@@ -66,7 +67,7 @@ var Families = []string{"chatml", "llama3", "llama2", "phi3", "gemma", "zephyr"}
 // New builds the template. It never fails: a template that does not parse is
 // reported by Err and the built-in format of its family is used instead.
 func New(tok models.Tokenizer, o Options) *Template {
-	t := &Template{tok: tok, now: o.Now, cache: map[string]string{}}
+	t := &Template{tok: tok, now: o.Now, cache: map[string]string{}, special: map[int]bool{}}
 	if t.now == nil {
 		t.now = time.Now
 	}
@@ -135,8 +136,10 @@ func (t *Template) Err() error {
 	return t.err
 }
 
-// Stops are the ids that end the assistant's turn: EOS, the tokenizer's EOT
-// and the family's end-of-turn token when the vocabulary has it.
+// Stops are the ids that end the assistant's turn: EOS, the tokenizer's EOT,
+// the family's end-of-turn token when the vocabulary has it, and the
+// tokenizer's end-of-generation ids when it lists them (an EOG() []int
+// method).
 func (t *Template) Stops() []int { return append([]int(nil), t.stops...) }
 
 // Render returns the prompt ids of msgs; with generation set it ends with the
@@ -259,6 +262,13 @@ func stopIDs(tok models.Tokenizer, eos int, family string) []int {
 	add(tok.EOT())
 	if s := endOfTurn[family]; s != "" && hasSpecial(tok, s) {
 		add(tok.EncodeSpecial(s)[0])
+	}
+	// A tokenizer that knows llama.cpp's end-of-generation set (e.g. both
+	// <|end_of_text|> and <|eot_id|> for Llama 3) stops on all of it.
+	if e, ok := tok.(interface{ EOG() []int }); ok {
+		for _, id := range e.EOG() {
+			add(id)
+		}
 	}
 	return out
 }

@@ -49,7 +49,9 @@ func (t *Template) protect(s string) string {
 
 func (t *Template) protectUncached(s string) string {
 	// The ids EncodeSpecial finds that Encode does not are the special tokens
-	// written in s: this asks the tokenizer itself what it treats as special.
+	// written in s (this asks the tokenizer itself what it treats as special),
+	// less the ordinary ids that differ because a SentencePiece vocabulary
+	// prefixes a space to the text after a special token.
 	plain := map[int]bool{}
 	for _, id := range t.tok.Encode(s) {
 		plain[id] = true
@@ -57,11 +59,11 @@ func (t *Template) protectUncached(s string) string {
 	seen := map[string]bool{}
 	var texts []string
 	for _, id := range t.tok.EncodeSpecial(s) {
-		if plain[id] {
+		if plain[id] || !t.isSpecial(id) {
 			continue
 		}
 		txt := string(t.tok.TokenBytes(id))
-		if txt != "" && !seen[txt] && strings.Contains(s, txt) {
+		if !seen[txt] && strings.Contains(s, txt) {
 			seen[txt] = true
 			texts = append(texts, txt)
 		}
@@ -154,31 +156,137 @@ func unprotect(s string) string {
 	}
 }
 
-// encode tokenizes a rendered prompt: template text with EncodeSpecial,
-// protected content with Encode.
+// encode tokenizes a rendered prompt. Without placeholders it is one
+// EncodeSpecial call. With them it partitions the text like llama.cpp's
+// tokenizer_st_partition: the special texts of the template parts (longest
+// first) become ids, and each run of text between them, protected content
+// included, is one Encode call. Encoding the parts separately instead would
+// tokenize differently at the seams (a SentencePiece vocabulary would even
+// get an extra space at each).
 func (t *Template) encode(s string) []int {
-	var ids []int
+	if i, _, _ := nextPlaceholder(s); i < 0 {
+		return t.tok.EncodeSpecial(s)
+	}
+	type frag struct {
+		text      string
+		id        int  // special id, or -1 for text
+		protected bool // restored content: never split, never special
+	}
+	var frags []frag
+	specials := map[string]int{}
+	addTemplateText := func(x string) {
+		if x == "" {
+			return
+		}
+		frags = append(frags, frag{text: x, id: -1})
+		plain := map[int]bool{}
+		for _, id := range t.tok.Encode(x) {
+			plain[id] = true
+		}
+		for _, id := range t.tok.EncodeSpecial(x) {
+			if !plain[id] && t.isSpecial(id) {
+				specials[string(t.tok.TokenBytes(id))] = id
+			}
+		}
+	}
 	for {
 		i, j, txt := nextPlaceholder(s)
 		if i < 0 {
-			return append(ids, t.tok.EncodeSpecial(s)...)
+			addTemplateText(s)
+			break
 		}
-		ids = append(ids, t.tok.EncodeSpecial(s[:i])...)
-		ids = append(ids, t.plain(txt)...)
+		addTemplateText(s[:i])
+		frags = append(frags, frag{text: txt, id: -1, protected: true})
 		s = s[j:]
 	}
-}
-
-// plain encodes a special token's text as ordinary text. A tokenizer whose
-// Encode still matches it (llama.cpp always matches user-defined tokens) gets
-// it in two pieces, so no single id stands for it.
-func (t *Template) plain(txt string) []int {
-	ids := t.tok.Encode(txt)
-	for _, id := range ids {
-		if string(t.tok.TokenBytes(id)) == txt && len(txt) > 1 {
-			_, n := utf8.DecodeRuneInString(txt)
-			return append(t.tok.Encode(txt[:n]), t.tok.Encode(txt[n:])...)
+	texts := make([]string, 0, len(specials))
+	for x := range specials {
+		if x != "" {
+			texts = append(texts, x)
 		}
 	}
+	sort.Slice(texts, func(i, j int) bool {
+		if len(texts[i]) != len(texts[j]) {
+			return len(texts[i]) > len(texts[j])
+		}
+		return texts[i] < texts[j]
+	})
+	for _, x := range texts {
+		var next []frag
+		for _, f := range frags {
+			if f.id >= 0 || f.protected {
+				next = append(next, f)
+				continue
+			}
+			parts := strings.Split(f.text, x)
+			for k, p := range parts {
+				if k > 0 {
+					next = append(next, frag{text: x, id: specials[x]})
+				}
+				if p != "" {
+					next = append(next, frag{text: p, id: -1})
+				}
+			}
+		}
+		frags = next
+	}
+	var ids []int
+	var run strings.Builder
+	flush := func() {
+		if run.Len() > 0 {
+			ids = append(ids, t.tok.Encode(run.String())...)
+			run.Reset()
+		}
+	}
+	for _, f := range frags {
+		switch {
+		case f.id >= 0:
+			flush()
+			ids = append(ids, f.id)
+		case f.protected && t.matchedByEncode(f.text):
+			flush()
+			ids = append(ids, t.plain(f.text)...)
+		default:
+			run.WriteString(f.text)
+		}
+	}
+	flush()
 	return ids
+}
+
+// isSpecial reports whether EncodeSpecial reads id's text as id alone while
+// Encode does not: a control token, not an ordinary piece.
+func (t *Template) isSpecial(id int) bool {
+	t.mu.Lock()
+	v, ok := t.special[id]
+	t.mu.Unlock()
+	if ok {
+		return v
+	}
+	txt := string(t.tok.TokenBytes(id))
+	es := t.tok.EncodeSpecial(txt)
+	e := t.tok.Encode(txt)
+	v = txt != "" && len(es) == 1 && es[0] == id && !(len(e) == 1 && e[0] == id)
+	t.mu.Lock()
+	t.special[id] = v
+	t.mu.Unlock()
+	return v
+}
+
+// matchedByEncode reports whether Encode turns txt into its special id
+// (llama.cpp always matches user-defined tokens).
+func (t *Template) matchedByEncode(txt string) bool {
+	for _, id := range t.tok.Encode(txt) {
+		if string(t.tok.TokenBytes(id)) == txt && len(txt) > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// plain encodes a special token's text that Encode would still match in two
+// pieces, so no single id stands for it.
+func (t *Template) plain(txt string) []int {
+	_, n := utf8.DecodeRuneInString(txt)
+	return append(t.tok.Encode(txt[:n]), t.tok.Encode(txt[n:])...)
 }

@@ -7,6 +7,7 @@ import (
 	"chat/models/gguf"
 	"chat/models/testmodels"
 	"chat/models/tokenizer/gpt2bpe"
+	"chat/models/tokenizer/spm"
 )
 
 // With the real Llama-3 vocabulary, the template's header and turn tokens are
@@ -67,5 +68,40 @@ func TestLlama3RealTokenizer(t *testing.T) {
 		if !slices.Contains(tp.Stops(), eot) {
 			t.Errorf("%s: stops %v lack <|eot_id|>", tp.Name(), tp.Stops())
 		}
+	}
+}
+
+// The Phi-3 vocabulary (SentencePiece, add_space_prefix) with the template
+// its GGUF carries, which drops system messages: the system prompt is merged
+// into the first user turn, and content spelling <|end|> is one run of plain
+// text, tokenized as llama.cpp tokenizes the text between two control tokens.
+func TestPhi3RealTokenizer(t *testing.T) {
+	f, err := gguf.Open(testmodels.Path(t, "vocab/ggml-vocab-phi-3.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tok, err := spm.FromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := FromGGUF(f, tok, "")
+	if tp.Name() != "jinja" || tp.Family() != "phi3" {
+		t.Fatalf("Name %q Family %q Err %v", tp.Name(), tp.Family(), tp.Err())
+	}
+	const userTok, endTok, asstTok = 32010, 32007, 32001
+	msgs := []Message{{"system", "Be brief."}, {"user", "Say <|end|> now"}}
+	ids := tp.Render(msgs, true)
+	want := []int{tok.BOS(), userTok}
+	want = append(want, tok.Encode("\nBe brief.\n\nSay <|end|> now")...)
+	want = append(want, endTok)
+	want = append(want, tok.Encode("\n")...)
+	want = append(want, asstTok)
+	want = append(want, tok.Encode("\n")...)
+	if !slices.Equal(ids, want) {
+		t.Errorf("ids\n got %v\nwant %v", ids, want)
+	}
+	if !slices.Contains(tp.Stops(), endTok) {
+		t.Errorf("stops %v lack <|end|>", tp.Stops())
 	}
 }
