@@ -9,9 +9,15 @@ import (
 )
 
 // BenchmarkEncode tokenizes 30 KB of TinyStories text with the Llama-3
-// vocabulary.
+// vocabulary, and with DeepSeek's (2398 user-defined tokens to split out).
 func BenchmarkEncode(b *testing.B) {
-	f, err := gguf.Open(testmodels.Path(b, "vocab/ggml-vocab-llama-bpe.gguf"))
+	for _, name := range []string{"llama-bpe", "deepseek-llm"} {
+		b.Run(name, func(b *testing.B) { benchEncode(b, name) })
+	}
+}
+
+func benchEncode(b *testing.B, name string) {
+	f, err := gguf.Open(testmodels.Path(b, "vocab/ggml-vocab-"+name+".gguf"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -164,6 +164,8 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 	switch v.Pre {
 	case "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano":
 		v.AddBOS = true
+	case "glm4", "chatglm-bpe":
+		v.BOS = -1 // llama.cpp: no default BOS for ChatGLM
 	}
 	// An id out of range keeps the default, as llama.cpp does.
 	for key, dst := range map[string]*int{
@@ -226,7 +228,7 @@ func New(v Vocab) (*Tokenizer, error) {
 	case "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano":
 		t.ignoreMerges = true
 	case "deepseek-llm", "deepseek-coder", "qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "command-r", "smollm", "trillion",
-		"granite-docling", "solar-open", "hunyuan":
+		"granite-docling", "solar-open", "hunyuan", "grok-2":
 		t.cleanUp = false // llama.cpp turns clean_spaces off for these
 	}
 	for i, s := range v.Tokens {

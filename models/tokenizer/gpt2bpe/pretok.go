@@ -34,10 +34,11 @@ func init() {
 		preTokenizers[n] = gpt2
 	}
 	for _, n := range []string{"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0",
-		"lfm2", "jina-v5-nano", "dbrx", "smaug-bpe"} {
+		"lfm2", "jina-v5-nano", "dbrx", "smaug-bpe", "glm4", "chatglm-bpe"} {
 		preTokenizers[n] = llama3
 	}
-	for _, n := range []string{"qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "stablelm2", "megrez", "hunyuan", "solar-open"} {
+	for _, n := range []string{"qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "stablelm2", "megrez", "hunyuan", "solar-open",
+		"grok-2"} {
 		preTokenizers[n] = qwen2
 	}
 	// "\p{N}" then the GPT-2 expression.
