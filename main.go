@@ -14,7 +14,9 @@ import (
 	"os"
 
 	"chat/config"
+	"chat/engine/bench"
 	"chat/models"
+	"chat/models/kernels"
 	"chat/models/load"
 	"chat/session"
 	"chat/ui"
@@ -25,6 +27,9 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "bench" {
+		return benchCmd(args[1:], stdout, stderr)
+	}
 	cfg, err := config.Parse(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -32,6 +37,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "chat:", err)
 		return 2
+	}
+	if cfg.Threads > 0 {
+		kernels.SetThreads(cfg.Threads)
 	}
 	m, err := openModel(cfg.Model)
 	if err != nil {
@@ -108,6 +116,49 @@ func headless(m models.Model, cfg *config.Config, opts session.Options, stdout, 
 		out.IDs = []int{}
 	}
 	b, _ := json.Marshal(out)
+	fmt.Fprintln(stdout, string(b))
+	return 0
+}
+
+// benchCmd prints one JSON line of prefill and decode speed in the format of
+// ../shared/bench/README.md, for compare.sh to divide by llama.cpp's.
+func benchCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("chat bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	model := fs.String("model", "", "model file (default: the embedded model)")
+	threads := fs.Int("threads", 0, "compute threads (default: all cores)")
+	gen := fs.Int("gen", 128, "tokens to generate greedily (one forward pass each)")
+	prompt := fs.Int("prompt-tokens", 128, "prompt tokens in the one batched prefill (BOS + text)")
+	file := fs.String("prompt-file", "", "prompt text (default: ../shared/models/text/TinyStories-valid-head.txt if present)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if *threads < 0 {
+		fmt.Fprintln(stderr, "chat bench: --threads must be positive")
+		return 2
+	}
+	if *threads > 0 {
+		kernels.SetThreads(*threads)
+	}
+	m, err := openModel(*model)
+	if err != nil {
+		fmt.Fprintln(stderr, "chat bench:", err)
+		return 1
+	}
+	text, err := bench.PromptText(*file)
+	if err != nil {
+		fmt.Fprintln(stderr, "chat bench:", err)
+		return 1
+	}
+	r, err := bench.Run(m, text, kernels.Threads(), *prompt, *gen)
+	if err != nil {
+		fmt.Fprintln(stderr, "chat bench:", err)
+		return 1
+	}
+	b, _ := json.Marshal(r)
 	fmt.Fprintln(stdout, string(b))
 	return 0
 }

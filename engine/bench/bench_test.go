@@ -1,0 +1,35 @@
+package bench
+
+import (
+	"testing"
+
+	"chat/models/load"
+)
+
+func TestRunEmbedded(t *testing.T) {
+	m, err := load.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(m, Fallback, 1, 16, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Engine != "chat" || r.PromptTokens != 16 || r.GenTokens != 8 || r.PPTokS <= 0 || r.TGTokS <= 0 {
+		t.Errorf("result %+v", r)
+	}
+	if _, err := Run(m, Fallback, 1, 250, 10); err == nil {
+		t.Error("a run longer than the context should fail")
+	}
+}
+
+func TestPromptTokens(t *testing.T) {
+	m, err := load.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := promptTokens1(m.Tokenizer(), "ab", 7)
+	if len(ids) != 7 {
+		t.Fatalf("got %d ids, want 7", len(ids))
+	}
+}
