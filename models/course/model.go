@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"chat/models"
+	"chat/models/quant"
 )
 
 // Model is a loaded course checkpoint. It is immutable and safe to share
@@ -29,7 +30,7 @@ type Model struct {
 	h, hkv, dk, dv int // attention geometry (config.attnDims)
 	projW          int // width of the fused input projection per token
 	scale          float32
-	deqLen         int // dequantization scratch a State needs (quantized models)
+	scratch        quant.ScratchSize // what a State needs for the quantized products
 }
 
 // block is one transformer layer. Which fields are set depends on the

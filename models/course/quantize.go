@@ -44,7 +44,10 @@ func (s *State) mul(out []float32, l *linear, x []float32, n int) {
 }
 
 // Quantize returns a model whose block linears are stored in format ("int8",
-// "int4-g32", "int4-g64", "int4-g128", "fp8"; "f32" returns m itself). It
+// "int8-a8", "int4-g32", "int4-g64", "int4-g128", "fp8"; "f32" returns m
+// itself). "int8" computes the course's int8 numbers; "int8-a8" has the same
+// weights but also quantizes each product's input (faster int8 kernels,
+// slightly different numbers). It
 // shares m's embeddings, position table, norms, biases and lm_head, which
 // stay float32 as in the course's quantize_int8(skip=("lm_head",)), and holds
 // no reference to m's float linears: drop m to free them. The quantized
@@ -65,7 +68,7 @@ func (m *Model) Quantize(format string) (*Model, error) {
 	}
 	q := *m
 	q.blocks = make([]block, len(m.blocks))
-	q.deqLen = 0
+	q.scratch = quant.ScratchSize{}
 	var err error
 	ql := func(l linear) linear {
 		if err != nil || l.w == nil {
@@ -75,7 +78,7 @@ func (m *Model) Quantize(format string) (*Model, error) {
 		if qm, err = quant.New(format, l.w, l.rows, l.cols); err != nil {
 			return l
 		}
-		q.deqLen = max(q.deqLen, quant.ScratchLen(qm))
+		q.scratch.Add(qm)
 		return linear{rows: l.rows, cols: l.cols, q: qm}
 	}
 	qs := func(w swiglu) swiglu {

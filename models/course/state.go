@@ -3,6 +3,8 @@ package course
 import (
 	"fmt"
 	"math"
+
+	"chat/models/quant"
 )
 
 // State is one sequence's KV cache plus scratch. Each layer's cache is one
@@ -16,22 +18,22 @@ type State struct {
 	k, v [][]float32
 
 	// Scratch, sized for a full-context batch.
-	x, xn, tmp []float32 // [ctx][C]
-	proj       []float32 // [ctx][projW]
-	att        []float32 // [ctx][H·dv]
-	hid        []float32 // classic [ctx][4C]; modern [ctx][2F] (gate|up)
-	act        []float32 // modern [ctx][F]
-	lat, kvx   []float32 // MLA [ctx][R], [ctx][2·H·D]
-	probs      []float32 // MoE router [ctx][E]
-	route      []int     // MoE chosen experts [ctx][K]
-	routeW     []float32 // MoE their weights [ctx][K]
-	gather     []float32 // MoE rows routed to one expert [ctx][C]
-	rowIdx     []int     // MoE token of each gathered row [ctx]
-	rowW       []float32 // MoE weight of each gathered row [ctx]
-	eout       []float32 // MoE expert output [ctx][C]
-	scores     []float32 // [ctx]
-	deq        []float32 // quantized models: one dequantized weight matrix
-	logits     []float32 // [rows][V]; grows past one row only for multi-row calls
+	x, xn, tmp []float32      // [ctx][C]
+	proj       []float32      // [ctx][projW]
+	att        []float32      // [ctx][H·dv]
+	hid        []float32      // classic [ctx][4C]; modern [ctx][2F] (gate|up)
+	act        []float32      // modern [ctx][F]
+	lat, kvx   []float32      // MLA [ctx][R], [ctx][2·H·D]
+	probs      []float32      // MoE router [ctx][E]
+	route      []int          // MoE chosen experts [ctx][K]
+	routeW     []float32      // MoE their weights [ctx][K]
+	gather     []float32      // MoE rows routed to one expert [ctx][C]
+	rowIdx     []int          // MoE token of each gathered row [ctx]
+	rowW       []float32      // MoE weight of each gathered row [ctx]
+	eout       []float32      // MoE expert output [ctx][C]
+	scores     []float32      // [ctx]
+	deq        *quant.Scratch // quantized products' working memory
+	logits     []float32      // [rows][V]; grows past one row only for multi-row calls
 }
 
 func (m *Model) newState() *State {
@@ -51,7 +53,7 @@ func (m *Model) newState() *State {
 	s.att = make([]float32, T*m.h*m.dv)
 	s.scores = make([]float32, T)
 	s.logits = make([]float32, c.Vocab)
-	s.deq = make([]float32, m.deqLen)
+	s.deq = m.scratch.New()
 	if c.Arch == "classic" {
 		s.hid = make([]float32, T*4*C)
 		return s

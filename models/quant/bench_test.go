@@ -18,7 +18,10 @@ func BenchmarkMatVec(b *testing.B) {
 	out := make([]float32, rows)
 	for _, f := range Formats {
 		m, _ := New(f, w, rows, cols)
-		scratch := make([]float32, ScratchLen(m))
+		var z ScratchSize
+		z.Add(m)
+		scratch := z.New()
+		deq := make([]float32, rows*cols)
 		b.Run(f, func(b *testing.B) {
 			for b.Loop() {
 				MatMul(out, m, x, 1, scratch)
@@ -27,7 +30,7 @@ func BenchmarkMatVec(b *testing.B) {
 		})
 		b.Run(f+"/dequant", func(b *testing.B) {
 			for b.Loop() {
-				m.DequantizeRows(scratch, 0, rows)
+				m.DequantizeRows(deq, 0, rows)
 			}
 			b.ReportMetric(float64(rows*cols*b.N)/b.Elapsed().Seconds()/1e9, "Gw/s")
 		})

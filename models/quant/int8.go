@@ -11,6 +11,10 @@ type Int8Rows struct {
 	R, C  int
 	Q     []int8    // [R][C]
 	Scale []float32 // [R]
+
+	// A8 makes products quantize their input vectors too and multiply in
+	// int8 (format "int8-a8"); the weights are the same.
+	A8 bool
 }
 
 // NewInt8Rows quantizes w as quantize_int8 does: scale = max(max|w_row|,
@@ -37,10 +41,15 @@ func NewInt8Rows(w []float32, rows, cols int) (*Int8Rows, error) {
 	return m, nil
 }
 
-func (m *Int8Rows) Rows() int      { return m.R }
-func (m *Int8Rows) Cols() int      { return m.C }
-func (m *Int8Rows) Format() string { return "int8" }
-func (m *Int8Rows) Bytes() int64   { return int64(len(m.Q)) + 4*int64(len(m.Scale)) }
+func (m *Int8Rows) Rows() int { return m.R }
+func (m *Int8Rows) Cols() int { return m.C }
+func (m *Int8Rows) Format() string {
+	if m.A8 {
+		return "int8-a8"
+	}
+	return "int8"
+}
+func (m *Int8Rows) Bytes() int64 { return int64(len(m.Q)) + 4*int64(len(m.Scale)) }
 
 // DequantizeRows writes float32(q)·scale, the course's W' = Q.float()·scale.
 func (m *Int8Rows) DequantizeRows(dst []float32, r0, r1 int) {

@@ -7,14 +7,18 @@
 //   - Int8Rows, "int8": the course's quantize_int8 exactly: one scale per
 //     row, max|w_row| clamped to >= 1e-8 then /127; q = round(w/scale) with
 //     ties to even, clamped to [-127, 127]; w' = float32(q)·scale.
+//   - "int8-a8": the same weights, but each product also quantizes its input
+//     vector to int8 (one scale per vector) and multiplies in integers with
+//     kernels.MatVecI8: faster, and no longer the course's numbers.
 //   - Int4Groups, "int4-g32"/"int4-g64"/"int4-g128": groups of 32/64/128
 //     values along a row share one scale; two 4-bit codes per byte.
 //   - FP8Rows, "fp8": OCP FP8 E4M3 (no infinities, max 448) with one scale
 //     per row so the row's largest value maps to 448.
 //
-// A product dequantizes the weights to float32 (exactly the float32 values
-// the course's Q.float()·scale gives for int8) and runs the float kernels, so
-// a quantized model computes what the course computes after quantize_int8.
+// A product (except int8-a8's) dequantizes the weights to float32 (exactly
+// the float32 values the course's Q.float()·scale gives for int8) and runs the
+// float kernels, so an "int8" model computes what the course computes after
+// quantize_int8.
 package quant
 
 import (
@@ -36,7 +40,7 @@ type Matrix interface {
 }
 
 // Formats lists the formats New accepts, besides "f32".
-var Formats = []string{"int8", "int4-g32", "int4-g64", "int4-g128", "fp8"}
+var Formats = []string{"int8", "int8-a8", "int4-g32", "int4-g64", "int4-g128", "fp8"}
 
 // CheckFormat returns an error naming the accepted formats when format is
 // neither "f32" nor one of Formats.
@@ -57,6 +61,13 @@ func New(format string, w []float32, rows, cols int) (Matrix, error) {
 	switch format {
 	case "int8":
 		return NewInt8Rows(w, rows, cols)
+	case "int8-a8":
+		m, err := NewInt8Rows(w, rows, cols)
+		if err != nil {
+			return nil, err
+		}
+		m.A8 = true
+		return m, nil
 	case "int4-g32":
 		return NewInt4Groups(w, rows, cols, 32)
 	case "int4-g64":

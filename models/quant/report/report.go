@@ -27,7 +27,7 @@ type Quantizer interface {
 
 // DefaultFormats are the formats a report compares when Options.Formats is
 // empty.
-var DefaultFormats = []string{"f32", "int8", "int4-g32", "int4-g128", "fp8"}
+var DefaultFormats = []string{"f32", "int8", "int8-a8", "int4-g32", "int4-g128", "fp8"}
 
 // Options tune a report; the zero value is the goldens' protocol.
 type Options struct {

@@ -81,6 +81,9 @@ func TestReportStudent(t *testing.T) {
 	if testing.Short() {
 		return
 	}
+	if a8, _ := tab.Row("int8-a8"); a8.MeanCosine < 0.999 || a8.Top1 < 0.95 || a8.WeightBytes != i8.WeightBytes {
+		t.Errorf("int8-a8 row %+v", a8)
+	}
 	g32, _ := tab.Row("int4-g32")
 	g128, _ := tab.Row("int4-g128")
 	fp8, _ := tab.Row("fp8")
