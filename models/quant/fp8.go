@@ -112,8 +112,15 @@ func (m *FP8Rows) DequantizeRows(dst []float32, r0, r1 int) {
 	for r := r0; r < r1; r++ {
 		s := m.Scale[r]
 		d := dst[(r-r0)*C : (r-r0+1)*C]
-		for c, b := range m.Codes[r*C : (r+1)*C] {
-			d[c] = e4m3[b] * s
+		q := m.Codes[r*C : (r+1)*C]
+		c := 0
+		for ; c+8 <= C; c += 8 {
+			qq, dd := q[c:c+8:c+8], d[c:c+8:c+8]
+			dd[0], dd[1], dd[2], dd[3] = e4m3[qq[0]]*s, e4m3[qq[1]]*s, e4m3[qq[2]]*s, e4m3[qq[3]]*s
+			dd[4], dd[5], dd[6], dd[7] = e4m3[qq[4]]*s, e4m3[qq[5]]*s, e4m3[qq[6]]*s, e4m3[qq[7]]*s
+		}
+		for ; c < C; c++ {
+			d[c] = e4m3[q[c]] * s
 		}
 	}
 }
