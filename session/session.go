@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"chat/engine"
 	"chat/engine/sampler"
 	"chat/models"
+	"chat/session/store"
 )
 
 // Options configure a Session.
@@ -22,6 +24,13 @@ type Options struct {
 	// OnText, if set, receives reply text as it is generated, from the engine
 	// goroutine (headless printing).
 	OnText func(string)
+	// Store, if set, receives the conversation after every finished reply
+	// and backs Save, Load, Resume and History (persist.go).
+	Store *store.Store
+	// ModelPath and ModelIdentity say in saved sessions which model was used:
+	// "" for the embedded model; the identity is computed from the path when
+	// empty (store.Identity).
+	ModelPath, ModelIdentity string
 }
 
 // Session is one conversation with one model. Its methods are meant to be
@@ -39,6 +48,7 @@ type Session struct {
 	last     engine.Result
 	lastIDs  []int // prompt ids of the last request
 	notices  []string
+	saved    persist // the saved-session side (persist.go)
 }
 
 // DefaultMode is the mode a model opens in: chat for a checkpoint whose
@@ -120,7 +130,7 @@ func (s *Session) Send(text string) error {
 	if strings.TrimSpace(text) == "" && s.mode == "chat" {
 		return errors.New("empty message")
 	}
-	s.msgs = append(s.msgs, Message{Role: User, Content: text})
+	s.msgs = append(s.msgs, Message{Role: User, Content: text, Time: time.Now()})
 	prompt, budget, err := s.prompt()
 	if err != nil {
 		s.msgs = s.msgs[:len(s.msgs)-1]
@@ -229,7 +239,8 @@ func (s *Session) LastPrompt() []int { return s.lastIDs }
 func (s *Session) finish(res engine.Result) {
 	s.reply = nil
 	s.last = res
-	s.msgs = append(s.msgs, Message{Role: Assistant, Content: res.Text})
+	s.msgs = append(s.msgs, Message{Role: Assistant, Content: res.Text, Time: time.Now()})
+	s.autosave()
 }
 
 func stats(e engine.Stats) Stats {

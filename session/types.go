@@ -15,6 +15,7 @@ const (
 type Message struct {
 	Role    Role
 	Content string
+	Time    time.Time // when it was sent or finished; zero for the system prompt
 }
 
 // Stats describe the reply being generated (or the last one).

@@ -1,0 +1,228 @@
+package session
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"chat/engine/sampler"
+)
+
+func run(t *testing.T, s *Session, line string) string {
+	t.Helper()
+	handled, reply, err := s.Command(line)
+	if !handled || err != nil {
+		t.Fatalf("%s: handled=%v err=%v", line, handled, err)
+	}
+	return reply
+}
+
+func TestSetKnobs(t *testing.T) {
+	s, _ := stored(t, sharedModel(t), 10)
+	s.SetSampler(sampler.Defaults())
+	for _, c := range []struct {
+		line  string
+		check func(p sampler.Params) bool
+		reply string
+	}{
+		{"/set temperature 0.7", func(p sampler.Params) bool { return p.Temperature == 0.7 }, "temperature 0.7"},
+		{"/set temp 0", func(p sampler.Params) bool { return p.Temperature == 0 }, "temperature 0"},
+		{"/set top_p 0.9", func(p sampler.Params) bool { return p.TopP == 0.9 }, "top_p 0.9"},
+		{"/set top-p 1", func(p sampler.Params) bool { return p.TopP == 1 }, "top_p off"},
+		{"/set top_k 40", func(p sampler.Params) bool { return p.TopK == 40 }, "top_k 40"},
+		{"/set TOP-K 0", func(p sampler.Params) bool { return p.TopK == 0 }, "top_k off"},
+		{"/set min_p 0.05", func(p sampler.Params) bool { return p.MinP == 0.05 }, "min_p 0.05"},
+		{"/set seed 3", func(p sampler.Params) bool { return p.Seed == 3 }, "seed 3"},
+		{"/set repeat_penalty 1.1", func(p sampler.Params) bool { return p.RepeatPenalty == 1.1 }, "repeat_penalty 1.1"},
+		{"/set frequency_penalty -0.5", func(p sampler.Params) bool { return p.FrequencyPenalty == -0.5 }, "frequency_penalty -0.5"},
+		{"/set presence_penalty 0.25", func(p sampler.Params) bool { return p.PresencePenalty == 0.25 }, "presence_penalty 0.25"},
+		{"/set greedy on", func(p sampler.Params) bool { return p.Greedy }, "greedy on"},
+		{"/set temperature 0.5", func(p sampler.Params) bool { return p.Temperature == 0.5 }, "no effect until /set greedy off"},
+		{"/set greedy off", func(p sampler.Params) bool { return !p.Greedy }, "greedy off"},
+		{"  /set   temperature   0.8  ", func(p sampler.Params) bool { return p.Temperature == 0.8 }, "temperature 0.8"},
+	} {
+		reply := run(t, s, c.line)
+		if !c.check(s.Sampler()) || !strings.Contains(reply, c.reply) {
+			t.Errorf("%s: reply %q, sampler %+v", c.line, reply, s.Sampler())
+		}
+	}
+	if run(t, s, "/set max_tokens 200"); s.MaxTokens() != 200 {
+		t.Errorf("max_tokens = %d", s.MaxTokens())
+	}
+	if run(t, s, "/set mode raw"); s.Info().Mode != "raw" {
+		t.Errorf("mode = %q", s.Info().Mode)
+	}
+	before, maxBefore := s.Sampler(), s.MaxTokens()
+	for line, want := range map[string]string{
+		"/set temperature -1":    "≥ 0",
+		"/set temperature hot":   "must be a number",
+		"/set temperature NaN":   "must be a number",
+		"/set temperature +Inf":  "must be a number",
+		"/set top_p 1.5":         "between 0 and 1",
+		"/set min_p -0.1":        "between 0 and 1",
+		"/set top_k 2.5":         "whole number",
+		"/set top_k -3":          "between 0",
+		"/set seed -1":           "seed",
+		"/set greedy maybe":      "on or off",
+		"/set max_tokens 0":      "between 1",
+		"/set repeat_penalty -1": "≥ 0",
+		"/set mode poetry":       "chat or raw",
+		"/set temperature":       "usage: /set temperature VALUE (now 0.8)",
+		"/set":                   "keys: temperature",
+		"/set warmth 3":          `unknown setting "warmth"`,
+	} {
+		handled, _, err := s.Command(line)
+		if !handled || err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: handled=%v err=%v, want %q", line, handled, err, want)
+		}
+	}
+	if s.Sampler() != before || s.MaxTokens() != maxBefore {
+		t.Errorf("bad values changed the settings: %+v", s.Sampler())
+	}
+}
+
+func TestShowSystemHelp(t *testing.T) {
+	s, _ := stored(t, sharedModel(t), 10)
+	run(t, s, "/set top_k 40")
+	if r := run(t, s, "/system You are terse."); !strings.Contains(r, "system prompt set") || s.Info().System != "You are terse." {
+		t.Errorf("/system: %q, %q", r, s.Info().System)
+	}
+	if r := run(t, s, "/system"); !strings.Contains(r, "You are terse.") {
+		t.Errorf("/system alone: %q", r)
+	}
+	show := run(t, s, "/show")
+	for _, want := range []string{"student-chat.pt", "mode        chat", `"You are terse."`, "top_k       40", "greedy      on", "order       penalties", "not saved yet"} {
+		if !strings.Contains(show, want) {
+			t.Errorf("/show lacks %q:\n%s", want, show)
+		}
+	}
+	run(t, s, "/set system Be kind.") // ollama's spelling
+	if s.Info().System != "Be kind." {
+		t.Errorf("/set system: %q", s.Info().System)
+	}
+	if run(t, s, "/system clear"); s.Info().System != "" {
+		t.Errorf("/system clear left %q", s.Info().System)
+	}
+	help := run(t, s, "/help")
+	for _, c := range commands {
+		if !strings.Contains(help, c.name) {
+			t.Errorf("/help lacks %s", c.name)
+		}
+	}
+	if run(t, s, "/?") != help {
+		t.Error("/? is not /help")
+	}
+	if _, _, err := s.Command("/bye"); !errors.Is(err, ErrQuit) {
+		t.Errorf("/bye: %v", err)
+	}
+}
+
+func TestUnknownAndNotCommands(t *testing.T) {
+	s, _ := stored(t, sharedModel(t), 10)
+	handled, _, err := s.Command("/frobnicate now")
+	if !handled || err == nil || !strings.Contains(err.Error(), "/frobnicate") || !strings.Contains(err.Error(), "/set /show /system /save /load /sessions /new /clear /regen /help /quit") {
+		t.Errorf("unknown command: handled=%v err=%v", handled, err)
+	}
+	if _, _, err := s.Command("/se"); err == nil || !strings.Contains(err.Error(), "did you mean /set or /sessions?") {
+		t.Errorf("/se: %v", err)
+	}
+	for _, line := range []string{"hello", "", "/", "/ spaced", "//etc/passwd", "/1", "a /set"} {
+		if handled, _, _ := s.Command(line); handled {
+			t.Errorf("%q was taken for a command", line)
+		}
+	}
+	if _, err := s.Submit("//set is text"); err != nil {
+		t.Fatal(err)
+	}
+	s.Wait()
+	if m := s.Messages(); len(m) != 2 || m[0].Content != "/set is text" {
+		t.Errorf("Submit //: %+v", m)
+	}
+	if r, err := s.Submit("/set seed 9"); err != nil || !strings.HasPrefix(r, "seed 9") || s.Sampler().Seed != 9 {
+		t.Errorf("Submit /set: %q %v", r, err)
+	}
+}
+
+func TestSessionCommands(t *testing.T) {
+	s, _ := stored(t, sharedModel(t), 12)
+	if _, _, err := s.Command("/save early"); err == nil || !strings.Contains(err.Error(), "empty") {
+		t.Errorf("/save of nothing: %v", err)
+	}
+	if r := run(t, s, "/sessions"); !strings.Contains(r, "no saved conversations yet") {
+		t.Errorf("/sessions on an empty store: %q", r)
+	}
+	turn(t, s, "Tell me a story about a dog.")
+	reply := s.Messages()[1].Content
+	if r := run(t, s, "/save dogs"); !strings.Contains(r, "saved as dogs") {
+		t.Errorf("/save: %q", r)
+	}
+	if _, _, err := s.Command("/save bad/name"); err == nil {
+		t.Error("/save with a slash in the name succeeded")
+	}
+	if r := run(t, s, "/new"); r != "new conversation" || len(s.Messages()) != 0 {
+		t.Errorf("/new: %q, %d messages", r, len(s.Messages()))
+	}
+	turn(t, s, "Hi.")
+	if _, _, err := s.Command("/save dogs"); err == nil || !strings.Contains(err.Error(), "taken") {
+		t.Errorf("/save with another session's name: %v", err)
+	}
+	list := run(t, s, "/sessions")
+	lines := strings.Split(list, "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "*  1") || !strings.Contains(lines[1], "[dogs] Tell me a story about a dog.") {
+		t.Errorf("/sessions:\n%s", list)
+	}
+	if r := run(t, s, "/load dogs"); !strings.Contains(r, "2 messages") || s.Messages()[1].Content != reply {
+		t.Errorf("/load: %q %+v", r, s.Messages())
+	}
+	if r := run(t, s, "/regen"); r != "" || !s.Busy() {
+		t.Errorf("/regen: %q busy=%v", r, s.Busy())
+	}
+	if _, _, err := s.Command("/load dogs"); !errors.Is(err, ErrBusy) {
+		t.Errorf("/load while busy: %v", err)
+	}
+	if res := s.Wait(); res.Text != reply {
+		t.Errorf("/regen gave %q, want %q", res.Text, reply)
+	}
+	if _, _, err := s.Command("/load"); err == nil || !strings.Contains(err.Error(), "usage") {
+		t.Errorf("/load alone: %v", err)
+	}
+	if _, _, err := s.Command("/load nope"); err == nil || !strings.Contains(err.Error(), "no such session") {
+		t.Errorf("/load nope: %v", err)
+	}
+	if run(t, s, "/clear"); len(s.Messages()) != 0 {
+		t.Error("/clear left messages")
+	}
+	if _, _, err := s.Command("/regen"); err == nil {
+		t.Error("/regen of nothing succeeded")
+	}
+	if c := s.Complete("/load d"); !slices.Equal(c, []string{"/load dogs"}) {
+		t.Errorf("Complete(/load d) = %q", c)
+	}
+}
+
+func TestComplete(t *testing.T) {
+	s := greedy(t, sharedModel(t), "chat", 10)
+	for prefix, want := range map[string][]string{
+		"/":               commandNames(),
+		"/s":              {"/set", "/show", "/system", "/save", "/sessions"},
+		"/SE":             {"/set", "/sessions"},
+		"/set t":          {"/set temperature", "/set top_k", "/set top_p"},
+		"/set m":          {"/set min_p", "/set max_tokens", "/set mode"},
+		"/set greedy o":   {"/set greedy on", "/set greedy off"},
+		"/set mode ":      {"/set mode chat", "/set mode raw"},
+		"/set top_k ":     {"/set top_k 0"},
+		"/set max_tokens": {"/set max_tokens"},
+		"/set sy":         {"/set system"},
+		"/set nope ":      nil,
+		"/load ":          nil, // no store
+		"/help ":          nil,
+		"hello":           nil,
+		"//x":             nil,
+		"/zzz":            nil,
+	} {
+		if got := s.Complete(prefix); !slices.Equal(got, want) {
+			t.Errorf("Complete(%q) = %q, want %q", prefix, got, want)
+		}
+	}
+}
