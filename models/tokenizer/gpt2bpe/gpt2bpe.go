@@ -37,6 +37,7 @@ type Tokenizer struct {
 	pieces  [][]byte
 	special []int // control/user-defined/unknown ids, longest text first
 	steps   []step
+	pre     string
 
 	bos, eos, eot         int
 	eog                   map[int]bool
@@ -223,6 +224,7 @@ func New(v Vocab) (*Tokenizer, error) {
 		addBOS: v.AddBOS, addEOS: v.AddEOS,
 		cleanUp: true,
 		cache:   map[string][]int{},
+		pre:     v.Pre,
 	}
 	switch v.Pre {
 	case "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano":
@@ -356,6 +358,9 @@ func (t *Tokenizer) piece(id int) []byte {
 	}
 	return nil
 }
+
+// Pre is the tokenizer.ggml.pre value ("" for llama.cpp's default).
+func (t *Tokenizer) Pre() string { return t.pre }
 
 // Size is the number of tokens.
 func (t *Tokenizer) Size() int { return len(t.texts) }

@@ -3,7 +3,9 @@ package gpt2bpe
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,10 +38,44 @@ func load(t *testing.T, rel string) *Tokenizer {
 	return tok
 }
 
+// vectorVocabs are the byte-level BPE files with test-tokenizer-0 vectors.
+var vectorVocabs = []string{"gpt-2", "llama-bpe", "mpt", "starcoder", "refact", "falcon", "deepseek-coder", "deepseek-llm"}
+
+// TestAllVocabFiles goes through every shared vocabulary: files of another
+// tokenizer.ggml.model are skipped with a note, every "gpt2" one must load,
+// and every one with vectors must be in vectorVocabs.
+func TestAllVocabFiles(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(testmodels.Dir(t), "vocab", "ggml-vocab-*.gguf"))
+	if err != nil || len(files) == 0 {
+		t.Skipf("no vocabulary files (%v)", err)
+	}
+	for _, p := range files {
+		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), "ggml-vocab-"), ".gguf")
+		f, err := gguf.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		model, _ := f.String("tokenizer.ggml.model")
+		f.Close()
+		if model != Model {
+			t.Logf("%s: tokenizer.ggml.model %q, not byte-level BPE: skipped", name, model)
+			continue
+		}
+		tok := load(t, "vocab/"+filepath.Base(p))
+		_, statErr := os.Stat(p + ".inp")
+		if hasVectors := statErr == nil; hasVectors != slices.Contains(vectorVocabs, name) {
+			t.Errorf("%s: vectors present %v but listed %v", name, hasVectors, !hasVectors)
+		}
+		if statErr != nil {
+			t.Logf("%s: loads (pre %q, %d tokens); no test vectors", name, tok.Pre(), tok.Size())
+		}
+	}
+}
+
 // TestVocabVectors runs llama.cpp's test-tokenizer-0 vectors
 // (add_special=false, parse_special=false) for each BPE vocabulary.
 func TestVocabVectors(t *testing.T) {
-	for _, name := range []string{"gpt-2", "llama-bpe", "mpt", "starcoder", "refact", "falcon", "deepseek-coder", "deepseek-llm"} {
+	for _, name := range vectorVocabs {
 		t.Run(name, func(t *testing.T) {
 			rel := "vocab/ggml-vocab-" + name + ".gguf"
 			tok := load(t, rel)

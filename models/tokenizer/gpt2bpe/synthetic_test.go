@@ -338,3 +338,24 @@ func TestForModel(t *testing.T) {
 		t.Errorf("llama without tokens: %v %v", tok, err)
 	}
 }
+
+// TestConcurrentEncode: the word cache is shared by goroutines.
+func TestConcurrentEncode(t *testing.T) {
+	tok := synth(t, "llama-bpe")
+	want := tok.Encode("the hello world, the end")
+	done := make(chan []int)
+	for range 4 {
+		go func() {
+			var got []int
+			for range 200 {
+				got = tok.Encode("the hello world, the end")
+			}
+			done <- got
+		}()
+	}
+	for range 4 {
+		if got := <-done; !reflect.DeepEqual(got, want) {
+			t.Errorf("got %v, want %v", got, want)
+		}
+	}
+}
