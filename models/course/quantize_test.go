@@ -308,3 +308,6 @@ func BenchmarkPrefillQuant(b *testing.B) {
 		})
 	}
 }
+
+// *Model is a quant.Quantizer, so callers holding a models.Model can toggle.
+var _ quant.Quantizer = (*Model)(nil)

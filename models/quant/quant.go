@@ -24,7 +24,16 @@ package quant
 import (
 	"fmt"
 	"strings"
+
+	"chat/models"
 )
+
+// Quantizer is a float32 model that can make a copy of itself with quantized
+// weights (*course.Model has it). The copy needs its own States.
+type Quantizer interface {
+	models.Model
+	QuantizeModel(format string) (models.Model, error)
+}
 
 // Matrix is a quantized row-major [Rows][Cols] weight matrix.
 type Matrix interface {

@@ -18,13 +18,6 @@ import (
 	"chat/models/quant"
 )
 
-// Quantizer is a float32 model that can make a copy of itself with quantized
-// weights (course.Model has it).
-type Quantizer interface {
-	models.Model
-	QuantizeModel(format string) (models.Model, error)
-}
-
 // DefaultFormats are the formats a report compares when Options.Formats is
 // empty.
 var DefaultFormats = []string{"f32", "int8", "int8-a8", "int4-g32", "int4-g128", "fp8"}
@@ -138,7 +131,7 @@ func ReportTokens(m models.Model, tokens []int, opt Options) (*Table, error) {
 	for i, f := range formats {
 		qm := m
 		if f != "f32" {
-			q, ok := m.(Quantizer)
+			q, ok := m.(quant.Quantizer)
 			if !ok {
 				return nil, fmt.Errorf("quant report: %s (%T) cannot be quantized", info.Name, m)
 			}
