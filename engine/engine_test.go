@@ -78,7 +78,7 @@ func prompt(n, salt int) []int {
 	return p
 }
 
-func run(t *testing.T, e *Engine, req Request) Result {
+func run(t testing.TB, e *Engine, req Request) Result {
 	t.Helper()
 	r, err := e.Start(req)
 	if err != nil {

@@ -128,7 +128,6 @@ func (e *Engine) round(g *gen) {
 		return
 	}
 	a, next, err := speculative.Verify(guesses, q, rows, e.smp)
-
 	if err != nil {
 		g.reason, g.err = ReasonError, fmt.Errorf("engine: verifying after token %d: %w", g.stats.GenTokens, err)
 		return
