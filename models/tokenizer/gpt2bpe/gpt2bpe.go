@@ -230,7 +230,7 @@ func New(v Vocab) (*Tokenizer, error) {
 	case "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano":
 		t.ignoreMerges = true
 	case "deepseek-llm", "deepseek-coder", "qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "command-r", "smollm", "trillion",
-		"granite-docling", "solar-open", "hunyuan", "grok-2":
+		"granite-docling", "solar-open", "hunyuan", "grok-2", "qwen35":
 		t.cleanUp = false // llama.cpp turns clean_spaces off for these
 	}
 	for i, s := range v.Tokens {

@@ -246,6 +246,8 @@ func TestPretokenizeClasses(t *testing.T) {
 		{"gpt-2", "Hello  world's", []string{"Hello", " ", " world", "'s"}},
 		{"llama-bpe", "12345 ab\n\n x", []string{"123", "45", " ab", "\n\n", " x"}},
 		{"qwen2", "123", []string{"1", "2", "3"}},
+		{"qwen2", "a\u0301b c\u0301!", []string{"a", "\u0301b", " c", "\u0301!"}},
+		{"qwen35", "a\u0301b c\u0301!", []string{"a\u0301b", " c\u0301", "!"}},
 	}
 	for _, c := range cases {
 		steps, err := pretokenizer(c.pre)

@@ -26,8 +26,8 @@ var preTokenizers = map[string][]step{}
 
 func init() {
 	gpt2 := []step{splitGPT2}
-	llama3 := []step{splitLlama3(3)}
-	qwen2 := []step{splitLlama3(1)}
+	llama3 := []step{splitLlama3(3, false)}
+	qwen2 := []step{splitLlama3(1, false)}
 	for _, n := range []string{"gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v2-es", "jina-v2-de",
 		"a.x-4.0", "mellum", "modern-bert", "exaone4", "mpt", "olmo", "jais", "trillion", "granite-docling",
 		"jina-v1-en", "jina-v2-code", "roberta-bpe"} {
@@ -41,6 +41,9 @@ func init() {
 		"grok-2"} {
 		preTokenizers[n] = qwen2
 	}
+	// Qwen3.5 lets combining marks join words: [\p{L}\p{M}]+ and
+	// [^\s\p{L}\p{M}\p{N}]+ (std::regex in llama.cpp).
+	preTokenizers["qwen35"] = []step{splitLlama3(1, true)}
 	// "\p{N}" then the GPT-2 expression.
 	for _, n := range []string{"starcoder", "refact", "command-r", "smollm", "codeshell", "exaone", "minerva-7b", "mellum2"} {
 		preTokenizers[n] = []step{regexRun(false, isNumberC, true), splitGPT2}
@@ -254,14 +257,15 @@ func isDigit(r rune) bool { return r >= '0' && r <= '9' }
 
 // flags are the code point properties the GPT-2 and Llama-3 scanners test;
 // the zero value stands for a position outside the piece.
-type flags struct{ in, letter, number, space bool }
+type flags struct{ in, letter, number, space, mark bool }
 
 func flagsOf(c []rune, pos int, p span) flags {
 	if pos < p.start || pos >= p.end {
 		return flags{}
 	}
 	r := c[pos]
-	return flags{in: true, letter: unicode.IsLetter(r), number: unicode.IsNumber(r), space: unicode.IsSpace(r)}
+	return flags{in: true, letter: unicode.IsLetter(r), number: unicode.IsNumber(r), space: unicode.IsSpace(r),
+		mark: r >= 0x300 && unicode.IsMark(r)}
 }
 
 const outOfRange = -1
@@ -381,8 +385,10 @@ func splitGPT2(c []rune, pieces []span) []span {
 
 // splitLlama3 is (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,k}|
 // ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+ (unicode_regex_split_custom_llama3
-// for k = 3; Qwen2's expression has \p{N} alone, k = 1).
-func splitLlama3(k int) step {
+// for k = 3; Qwen2's expression has \p{N} alone, k = 1). With marks, \p{M}
+// counts as a letter in \p{L}+ and is excluded from [^\s\p{L}\p{N}] (Qwen3.5).
+func splitLlama3(k int, marks bool) step {
+	word := func(f flags) bool { return f.letter || marks && f.mark }
 	return func(c []rune, pieces []span) []span {
 		var out []span
 		for _, p := range pieces {
@@ -394,9 +400,9 @@ func splitLlama3(k int) step {
 					continue
 				}
 				r, f := c[pos], flagsOf(c, pos, p)
-				if r != '\r' && r != '\n' && !f.number && (f.letter || flagsOf(c, pos+1, p).letter) {
+				if r != '\r' && r != '\n' && !f.number && (word(f) || word(flagsOf(c, pos+1, p))) {
 					pos++
-					for flagsOf(c, pos, p).letter {
+					for word(flagsOf(c, pos, p)) {
 						pos++
 					}
 					s.emit(pos)
@@ -418,11 +424,11 @@ func splitLlama3(k int) step {
 				if r == ' ' {
 					f2 = flagsOf(c, pos+1, p)
 				}
-				if f.in && !f2.space && !f2.letter && !f2.number {
+				if f.in && !f2.space && !word(f2) && !f2.number {
 					if r == ' ' {
 						pos++
 					}
-					for f2.in && !f2.space && !f2.letter && !f2.number {
+					for f2.in && !f2.space && !word(f2) && !f2.number {
 						pos++
 						f2 = flagsOf(c, pos, p)
 					}

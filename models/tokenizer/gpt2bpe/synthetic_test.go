@@ -256,7 +256,7 @@ func normalized(s string) string {
 	return string(b)
 }
 
-var fuzzPre = []string{"gpt-2", "llama-bpe", "qwen2", "starcoder", "falcon", "default", "deepseek-llm", "deepseek-coder"}
+var fuzzPre = []string{"gpt-2", "llama-bpe", "qwen2", "qwen35", "starcoder", "falcon", "default", "deepseek-llm", "deepseek-coder"}
 
 // FuzzEncode checks on the synthetic vocabulary, under each kind of
 // pre-tokenizer, that encoding never panics, gives ids in range, and that
