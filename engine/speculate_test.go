@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"chat/engine/sampler"
 	"chat/engine/speculative"
@@ -451,5 +452,36 @@ func TestSpeculativeCourseGreedy(t *testing.T) {
 				e.Close()
 			}
 		})
+	}
+}
+
+// TestRoundDoesNotAllocate: a speculative round in the steady state
+// allocates nothing beyond the growth of the reply's slices.
+func TestRoundDoesNotAllocate(t *testing.T) {
+	for name, cfg := range map[string]speculative.Config{
+		"draft": {Method: speculative.Draft, K: 4, Draft: newBigram(2)},
+		"ngram": {Method: speculative.NGram, K: 4},
+	} {
+		m := newBigram(1)
+		m.info.ContextLength = 1 << 14
+		e := New(m)
+		if err := e.SetSpeculation(cfg); err != nil {
+			t.Fatal(err)
+		}
+		r := &Reply{req: Request{Prompt: loopy(8), MaxTokens: 1 << 30, Sampler: knobs["penalties"]}, start: time.Now(), done: make(chan struct{})}
+		r.spec, r.drafter = e.spec, e.drafter
+		r.buf = make([]byte, 0, 1<<20)
+		e.ctx = make([]int, 0, 1<<14)
+		e.cached = make([]int, 0, 1<<14)
+		g := e.begin(r)
+		g.ids = make([]int, 0, 1<<14)
+		g.text = make([]byte, 0, 1<<20)
+		for range 50 {
+			e.round(g)
+		}
+		if a := testing.AllocsPerRun(200, func() { e.round(g) }); a != 0 || g.reason != "" {
+			t.Errorf("%s: %v allocs per round (reason %q)", name, a, g.reason)
+		}
+		e.Close()
 	}
 }

@@ -33,7 +33,7 @@ func (d *NGramDrafter) Reset([]int, uint64) {}
 func (d *NGramDrafter) Propose(ctx []int, k int, _ sampler.Params) ([]int, [][]float64, error) {
 	d.guess = d.guess[:0]
 	at := match(ctx, ctx, len(ctx)-1, d.n)
-	if at < 0 {
+	if at < 0 || k < 1 {
 		return nil, nil, nil
 	}
 	for i := range k {
@@ -72,7 +72,7 @@ func (d *PromptLookup) Reset(prompt []int, _ uint64) { d.prompt = append(d.promp
 // Propose returns up to k prompt ids that followed the latest match.
 func (d *PromptLookup) Propose(ctx []int, k int, _ sampler.Params) ([]int, [][]float64, error) {
 	at := match(d.prompt, ctx, len(d.prompt)-1, d.n)
-	if at < 0 {
+	if at < 0 || k < 1 {
 		return nil, nil, nil
 	}
 	d.guess = append(d.guess[:0], d.prompt[at:min(at+k, len(d.prompt))]...)
