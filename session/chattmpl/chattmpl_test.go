@@ -158,6 +158,11 @@ func TestRealTemplates(t *testing.T) {
 		// Gemma raises on the system role: it is merged into the first user turn.
 		{"Gemma-2-it", tmplGemma2, "gemma", "gemma",
 			"<bos><start_of_turn>user\nYou are a helpful assistant.\n\nHello!<end_of_turn>\n<start_of_turn>model\nHi there. How can I help?<end_of_turn>\n<start_of_turn>user\nWhat is 2+2?<end_of_turn>\n<start_of_turn>model\n", false},
+		// Qwen3 strips the thinking of earlier assistant turns.
+		{"Qwen3", tmplQwen3, "chatml", "chatml",
+			"<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nHello!<|im_end|>\n<|im_start|>assistant\nHi there. How can I help?<|im_end|>\n<|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\n", false},
+		{"Gemma-3-it", tmplGemma3, "gemma", "gemma",
+			"<bos><start_of_turn>user\nYou are a helpful assistant.\n\nHello!<end_of_turn>\n<start_of_turn>model\nHi there. How can I help?<end_of_turn>\n<start_of_turn>user\nWhat is 2+2?<end_of_turn>\n<start_of_turn>model\n", false},
 		{"Llama-2-7b-chat", tmplLlama2, "llama2", "llama2",
 			"<s>[INST] <<SYS>>\nYou are a helpful assistant.\n<</SYS>>\n\nHello! [/INST] Hi there. How can I help? </s><s>[INST] What is 2+2? [/INST]", false},
 	}
@@ -243,6 +248,18 @@ func TestNoGenerationPrompt(t *testing.T) {
 
 // An old Phi-3 template silently drops system messages: the system prompt is
 // merged into the first user turn instead of being lost.
+// Qwen3 drops the <think> block of an assistant turn before the last user
+// message, with the string methods and reversed slices its template uses.
+func TestQwen3Thinking(t *testing.T) {
+	v := vocabs()["chatml"]
+	tp := New(v.tok, Options{Template: tmplQwen3, BOS: v.bos, EOS: v.eos})
+	msgs := []Message{{"user", "Hi"}, {"assistant", "<think>\nhmm\n</think>\n\nHello!"}, {"user", "Bye"}}
+	want := "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nHello!<|im_end|>\n<|im_start|>user\nBye<|im_end|>\n<|im_start|>assistant\n"
+	if got := tp.Text(msgs, true); got != want || tp.Err() != nil {
+		t.Errorf("got %q (%v)\nwant %q", got, tp.Err(), want)
+	}
+}
+
 func TestDroppedSystemIsMerged(t *testing.T) {
 	v := vocabs()["phi3"]
 	tp := New(v.tok, Options{Template: tmplPhi3Old, BOS: v.bos, EOS: v.eos})
@@ -427,6 +444,11 @@ func TestJinjaFeatures(t *testing.T) {
 		{"{{ strftime_now('%Y-%m-%d %H:%M %A %B %j %%') }}", "2026-11-29 10:00 Sunday November 333 %"},
 		{"{% if tools is not defined %}none{% endif %}{{ messages[-1].role | upper }}", "noneASSISTANT"},
 		{"{% for i in range(5, 0, -2) %}{{ i }}{% endfor %}", "531"},
+		// Conditionals in parentheses (rewritten, compat.go) and {% generation %}.
+		{"{{ 'x' + ('y' + ('z' if true else 'w') if messages else 'v') + '(a if b else c)' }}", "xyz(a if b else c)"},
+		{"{% for m in messages %}{{ '[' + (m.role if loop.first else '-') + ']' }}{% endfor %}", "[user][-]"},
+		{"{{ (1, 2) | length }}{{ ('a' if false else 'b') | upper }}{{ 'aba'.replace('a', ('c' if true else 'd')) }}{{ 'aaa'.replace('a', 'b', 2) }}", "2Bcbcbba"},
+		{"{% generation %}{{ messages[1].content }}{% endgeneration %}", "x"},
 		{"{%- if true %}\n  x\n{%- endif %}\n{% if true %}\n  y\n{% endif %}\n", "  x  y\n"}, // trim_blocks and lstrip_blocks, as in transformers
 	} {
 		j, err := compileJinja(c.tmpl)

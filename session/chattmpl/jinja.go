@@ -11,6 +11,7 @@ import (
 	"github.com/nikolalohinski/gonja/v2"
 	"github.com/nikolalohinski/gonja/v2/builtins"
 	controlStructures "github.com/nikolalohinski/gonja/v2/builtins/control_structures"
+	"github.com/nikolalohinski/gonja/v2/config"
 	"github.com/nikolalohinski/gonja/v2/exec"
 	"github.com/nikolalohinski/gonja/v2/loaders"
 	"github.com/nikolalohinski/gonja/v2/nodes"
@@ -49,6 +50,9 @@ func environment() *exec.Environment {
 		filters := exec.NewFilterSet(map[string]exec.FilterFunction{}).Update(builtins.Filters)
 		_ = filters.Replace("tojson", filterToJSON)
 		cs := exec.NewControlStructureSet(map[string]parser.ControlStructureParser{}).Update(builtins.ControlStructures)
+		_ = cs.Register("generation", generationParser)
+		methods := builtins.Methods
+		methods.Str = strMethods(builtins.Methods.Str)
 		if orig, ok := cs.Get("macro"); ok {
 			_ = cs.Replace("macro", func(p, args *parser.Parser) (nodes.ControlStructure, error) {
 				node, err := orig(p, args)
@@ -66,7 +70,7 @@ func environment() *exec.Environment {
 			Filters:           filters,
 			Tests:             builtins.Tests,
 			ControlStructures: cs,
-			Methods:           builtins.Methods,
+			Methods:           methods,
 		}
 	})
 	return env
@@ -122,7 +126,25 @@ func compileJinja(src string) (j *jinjaTemplate, err error) {
 	}
 	tpl, err := exec.NewTemplate(templateName, cfg, loader, environment())
 	if err != nil {
+		// Retry with the constructs gonja cannot parse rewritten (compat.go).
+		if src2 := rewriteParenConditionals(src, cfg); src2 != src {
+			if j, err2 := compileJinja2(src2, cfg); err2 == nil {
+				return j, nil
+			}
+		}
 		return nil, fmt.Errorf("chattmpl: chat template does not parse: %s", shortErr(err))
+	}
+	return &jinjaTemplate{tpl: tpl}, nil
+}
+
+func compileJinja2(src string, cfg *config.Config) (*jinjaTemplate, error) {
+	loader, err := loaders.NewMemoryLoader(map[string]string{templateName: src})
+	if err != nil {
+		return nil, err
+	}
+	tpl, err := exec.NewTemplate(templateName, cfg, loader, environment())
+	if err != nil {
+		return nil, err
 	}
 	return &jinjaTemplate{tpl: tpl}, nil
 }
@@ -170,6 +192,7 @@ func (j *jinjaTemplate) run(msgs []Message, generation bool, bos, eos string, no
 	depth := 0
 	ctx := exec.NewContext(map[string]any{
 		depthKey:                &depth,
+		condFunc:                condValue,
 		"messages":              list,
 		"add_generation_prompt": generation,
 		"bos_token":             bos,
