@@ -1,9 +1,16 @@
 // Package gpt2bpe is llama.cpp's byte-level BPE tokenizer ("gpt2" in
-// tokenizer.ggml.model: GPT-2, Llama 3, Qwen2, StarCoder, Falcon, ...) built
-// from GGUF metadata: a pre-tokenizer chosen by tokenizer.ggml.pre splits the
-// text into words, each word's UTF-8 bytes are shown in GPT-2's byte
-// alphabet, and the merges of tokenizer.ggml.merges are applied lowest rank
-// first (llm_tokenizer_bpe_session in src/llama-vocab.cpp).
+// tokenizer.ggml.model: GPT-2, Llama 3, Qwen2, StarCoder, Falcon, DeepSeek,
+// ...) built from GGUF metadata: a pre-tokenizer chosen by
+// tokenizer.ggml.pre splits the text into words, each word's UTF-8 bytes
+// are shown in GPT-2's byte alphabet, and the merges of
+// tokenizer.ggml.merges are applied lowest rank first
+// (llm_tokenizer_bpe_session in src/llama-vocab.cpp). Special tokens are
+// split out first (tokenizer_st_partition), and the special ids follow
+// llama_vocab::impl::load, including the tokens it recognises by their text
+// (<|eot_id|>, <|im_end|>, ...). Encode gives llama_tokenize's ids.
+//
+// FromGGUF builds a Tokenizer; ForModel picks this package or package spm
+// by tokenizer.ggml.model, for model loaders.
 package gpt2bpe
 
 import (
