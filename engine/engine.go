@@ -6,6 +6,11 @@
 // The path of one token: prefill what the cache lacks (prefix.go) → forward
 // with rows=1 → sampler → stop rule (stop.go) → detok → reply buffer, and
 // the model's window rule decides how the next token is fed (window.go).
+//
+// With SetSpeculation on, a step is a round instead (speculate.go): a
+// drafter guesses a few ids, one forward of the target over them scores
+// all, and speculative.Verify keeps a prefix plus one id; the output has
+// exactly the distribution of the plain path (greedy: the same ids).
 package engine
 
 import (

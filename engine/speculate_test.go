@@ -358,8 +358,10 @@ func TestSetSpeculationErrors(t *testing.T) {
 		t.Fatal("nil model: no error")
 	}
 	// Off again: plain decoding, no speculative stats.
-	e.SetSpeculation(speculative.Config{})
-	if res := run(t, e, Request{Prompt: loopy(6), MaxTokens: 5, Sampler: knobs["greedy"]}); res.Stats.Spec != (speculative.Stats{Generated: 0}) && res.Stats.Spec.Method != speculative.Off {
+	if err := e.SetSpeculation(speculative.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	if res := run(t, e, Request{Prompt: loopy(6), MaxTokens: 5, Sampler: knobs["greedy"]}); res.Stats.Spec.Method != speculative.Off || res.Stats.Spec.Rounds != 0 {
 		t.Fatalf("off: stats %+v", res.Stats.Spec)
 	}
 }
@@ -484,4 +486,20 @@ func TestRoundDoesNotAllocate(t *testing.T) {
 		}
 		e.Close()
 	}
+}
+
+func ExampleEngine_SetSpeculation() {
+	m := newFake(models.WindowHalf, 64)
+	e := New(m)
+	defer e.Close()
+	// Draft with a second model (here the target itself, so every guess is
+	// kept); speculative.NGram and speculative.Lookup need no model.
+	if err := e.SetSpeculation(speculative.Config{Method: speculative.Draft, K: 4, Draft: m}); err != nil {
+		panic(err)
+	}
+	r, _ := e.Start(Request{Prompt: []int{1, 2, 3}, MaxTokens: 20, Sampler: sampler.Params{Greedy: true}})
+	s := r.Wait().Stats.Spec
+	fmt.Printf("%v: %d rounds, acceptance %.2f, %.1f tokens per target pass, first position %.2f\n",
+		s.Method, s.Rounds, s.AcceptanceRate(), s.TokensPerPass(), s.PosRate(0))
+	// Output: draft: 4 rounds, acceptance 1.00, 5.0 tokens per target pass, first position 1.00
 }
