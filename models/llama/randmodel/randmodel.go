@@ -1,0 +1,329 @@
+// Package randmodel writes small random-weight GGUF models of the Llama
+// family (llama, qwen2, qwen3) whose bytes depend only on a Spec and the
+// vocabulary file it copies the tokenizer from. They are the inputs of the
+// llama.cpp fixtures in models/llama/testdata/llamacpp: scripts/llamacpp
+// writes them with this package and records llama.cpp's greedy ids, and the
+// test in models/llama regenerates the same files and checks their sha256.
+//
+// The random numbers are integer-only (splitmix64 and an Irwin-Hall sum of
+// 12 uniforms, exact in float64) followed by one float32 rounding, so the
+// files are byte-identical on every platform and Go version.
+package randmodel
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"chat/models/gguf"
+)
+
+// Spec is the shape and contents of one model.
+type Spec struct {
+	Name  string // fixture name, e.g. "llama-gqa-tied-f32"
+	Arch  string // general.architecture: "llama", "qwen2" or "qwen3"
+	Vocab string // vocabulary file in the shared models' vocab folder, e.g. "ggml-vocab-llama-spm.gguf"
+	Pre   string // tokenizer.ggml.pre to write instead of the vocabulary file's ("" keeps it)
+
+	Dim, Layers, FFN int
+	Heads, KVHeads   int
+	HeadDim          int // attention.key_length/value_length; 0 means Dim/Heads (keys not written)
+	Context          int
+	Eps              float32 // attention.layer_norm_rms_epsilon
+
+	RopeBase          float32 // rope.freq_base; 0 leaves the key out (llama.cpp's default 10000)
+	RopeScalingType   string  // rope.scaling.type ("" leaves it out)
+	RopeScalingFactor float32 // rope.scaling.factor, written with the type
+	// Llama3Freqs writes rope_freqs.weight as convert_hf_to_gguf does for
+	// rope_type "llama3" (factor, low/high frequency factors and the original
+	// context below).
+	Llama3Freqs bool
+	Llama3      Llama3Rope
+
+	Tied    bool // no output.weight: llama.cpp uses token_embd
+	QKVBias bool // attn_q/k/v.bias
+	QKNorm  bool // attn_q_norm/attn_k_norm (qwen3)
+
+	Type gguf.Type // F32 or Q8_0 for the 2-D weights; norms, biases and rope_freqs are F32
+	Seed uint64
+	Std  float32 // standard deviation of the matrices and the embedding
+}
+
+// Llama3Rope holds the Llama 3.1 rope_scaling parameters.
+type Llama3Rope struct {
+	Factor, LowFreqFactor, HighFreqFactor float64
+	OriginalContext                       int
+}
+
+// Input is the BOS plus 15 ids every fixture feeds (the BOS is the
+// vocabulary's tokenizer.ggml.bos_token_id). All are ordinary tokens in
+// each vocabulary used here.
+var textIDs = []int{450, 4996, 17354, 1701, 29916, 432, 975, 278, 17366, 11203, 29889, 13, 1576, 2215, 338}
+
+// Specs is the fixture set: every architecture we target, F32 and Q8_0.
+func Specs() []Spec {
+	base := []Spec{
+		{
+			// Llama 2 shape with grouped-query attention and a tied output.
+			Name: "llama-gqa-tied", Arch: "llama", Vocab: "ggml-vocab-llama-spm.gguf",
+			Dim: 64, Layers: 2, FFN: 192, Heads: 4, KVHeads: 2, Context: 512, Eps: 1e-5,
+			Tied: true, Seed: 1, Std: 0.2,
+		},
+		{
+			// Untied output and a separate head size (key_length 32 with
+			// dim 64 and 4 heads, so q is 128 wide).
+			Name: "llama-gqa-untied", Arch: "llama", Vocab: "ggml-vocab-llama-spm.gguf",
+			Dim: 64, Layers: 2, FFN: 160, Heads: 4, KVHeads: 2, HeadDim: 32, Context: 512, Eps: 1e-5,
+			Seed: 2, Std: 0.2,
+		},
+		{
+			// Llama 3 style: byte-level BPE vocabulary, rope base 500000
+			// and Llama 3.1 rope_freqs (original context shortened to 64 so
+			// that all three frequency bands occur with 16-wide heads).
+			Name: "llama3-ropefreqs", Arch: "llama", Vocab: "ggml-vocab-llama-bpe.gguf",
+			Dim: 64, Layers: 2, FFN: 192, Heads: 4, KVHeads: 1, Context: 512, Eps: 1e-5,
+			RopeBase: 500000, Llama3Freqs: true,
+			Llama3: Llama3Rope{Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 64},
+			Seed:   3,
+			Std:    0.2,
+		},
+		{
+			// Linear rope scaling from metadata (rope.scaling.type/factor).
+			Name: "llama-ropelinear", Arch: "llama", Vocab: "ggml-vocab-llama-spm.gguf",
+			Dim: 64, Layers: 2, FFN: 192, Heads: 4, KVHeads: 2, Context: 512, Eps: 1e-5,
+			RopeBase: 20000, RopeScalingType: "linear", RopeScalingFactor: 4,
+			Tied: true, Seed: 4, Std: 0.2,
+		},
+		{
+			// Qwen2: q/k/v biases, NeoX rope, tied output.
+			Name: "qwen2", Arch: "qwen2", Vocab: "ggml-vocab-gpt-2.gguf", Pre: "qwen2",
+			Dim: 64, Layers: 2, FFN: 192, Heads: 4, KVHeads: 2, Context: 512, Eps: 1e-6,
+			RopeBase: 1000000, Tied: true, QKVBias: true, Seed: 5, Std: 0.2,
+		},
+		{
+			// Qwen3: per-head q/k RMSNorm, NeoX rope, head size 32 apart
+			// from dim/heads, untied output.
+			Name: "qwen3", Arch: "qwen3", Vocab: "ggml-vocab-gpt-2.gguf", Pre: "qwen2",
+			Dim: 64, Layers: 2, FFN: 192, Heads: 4, KVHeads: 2, HeadDim: 32, Context: 512, Eps: 1e-6,
+			RopeBase: 1000000, QKNorm: true, Seed: 6, Std: 0.2,
+		},
+	}
+	var out []Spec
+	for _, s := range base {
+		for _, t := range []gguf.Type{gguf.TypeF32, gguf.TypeQ8_0} {
+			s := s
+			s.Type = t
+			s.Name += "-" + t.String()
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Lookup returns the spec called name.
+func Lookup(name string) (Spec, bool) {
+	for _, s := range Specs() {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Spec{}, false
+}
+
+// InputIDs is what a fixture feeds: BOS, then 15 fixed text ids.
+func InputIDs(vocab *gguf.File) ([]int, error) {
+	bos, ok := vocab.Uint("tokenizer.ggml.bos_token_id")
+	if !ok {
+		return nil, fmt.Errorf("randmodel: vocabulary has no tokenizer.ggml.bos_token_id")
+	}
+	return append([]int{int(bos)}, textIDs...), nil
+}
+
+// Write writes s as a GGUF file, with the tokenizer.* metadata of vocab.
+func Write(w io.Writer, s Spec, vocab *gguf.File) error {
+	if s.Type != gguf.TypeF32 && s.Type != gguf.TypeQ8_0 {
+		return fmt.Errorf("randmodel: %s: type %s (want f32 or q8_0)", s.Name, s.Type)
+	}
+	if s.Heads <= 0 || s.KVHeads <= 0 || s.Heads%s.KVHeads != 0 || s.Dim%s.Heads != 0 {
+		return fmt.Errorf("randmodel: %s: %d heads, %d KV heads, dim %d", s.Name, s.Heads, s.KVHeads, s.Dim)
+	}
+	tokens, ok := vocab.Strings("tokenizer.ggml.tokens")
+	if !ok {
+		return fmt.Errorf("randmodel: vocabulary has no tokenizer.ggml.tokens")
+	}
+	nVocab := len(tokens)
+	hd := s.HeadDim
+	if hd == 0 {
+		hd = s.Dim / s.Heads
+	}
+	qDim, kvDim := s.Heads*hd, s.KVHeads*hd
+
+	a := s.Arch + "."
+	u32 := func(k string, v int) gguf.KV { return gguf.KV{Key: a + k, Type: gguf.Uint32, Value: uint32(v)} }
+	f32 := func(k string, v float32) gguf.KV { return gguf.KV{Key: a + k, Type: gguf.Float32, Value: v} }
+	fileType := uint32(0) // LLAMA_FTYPE_ALL_F32
+	if s.Type == gguf.TypeQ8_0 {
+		fileType = 7 // LLAMA_FTYPE_MOSTLY_Q8_0
+	}
+	meta := []gguf.KV{
+		{Key: "general.architecture", Type: gguf.String, Value: s.Arch},
+		{Key: "general.name", Type: gguf.String, Value: s.Name},
+		{Key: "general.file_type", Type: gguf.Uint32, Value: fileType},
+		u32("context_length", s.Context),
+		u32("embedding_length", s.Dim),
+		u32("block_count", s.Layers),
+		u32("feed_forward_length", s.FFN),
+		u32("attention.head_count", s.Heads),
+		u32("attention.head_count_kv", s.KVHeads),
+	}
+	if s.HeadDim != 0 {
+		meta = append(meta, u32("attention.key_length", hd), u32("attention.value_length", hd))
+	}
+	meta = append(meta, u32("rope.dimension_count", hd))
+	if s.RopeBase != 0 {
+		meta = append(meta, f32("rope.freq_base", s.RopeBase))
+	}
+	if s.RopeScalingType != "" {
+		meta = append(meta, gguf.KV{Key: a + "rope.scaling.type", Type: gguf.String, Value: s.RopeScalingType},
+			f32("rope.scaling.factor", s.RopeScalingFactor))
+	}
+	meta = append(meta, f32("attention.layer_norm_rms_epsilon", s.Eps),
+		u32("vocab_size", nVocab))
+	for _, kv := range vocab.KV {
+		if !strings.HasPrefix(kv.Key, "tokenizer.") {
+			continue
+		}
+		if kv.Key == "tokenizer.ggml.pre" && s.Pre != "" {
+			kv.Value = s.Pre
+		}
+		meta = append(meta, kv)
+	}
+	if s.Pre != "" && !vocab.Has("tokenizer.ggml.pre") {
+		meta = append(meta, gguf.KV{Key: "tokenizer.ggml.pre", Type: gguf.String, Value: s.Pre})
+	}
+
+	var ts []gguf.WriteTensor
+	mat := func(name string, cols, rows int) { // [rows][cols], GGUF dims cols, rows
+		ts = append(ts, gguf.WriteTensor{Name: name, Dims: []int64{int64(cols), int64(rows)}, Type: s.Type,
+			Data: normal(s.Seed, name, cols*rows, s.Std)})
+	}
+	vec := func(name string, n int, mean, std float32) {
+		v := normal(s.Seed, name, n, std)
+		for i := range v {
+			v[i] += mean
+		}
+		ts = append(ts, gguf.WriteTensor{Name: name, Dims: []int64{int64(n)}, Type: gguf.TypeF32, Data: v})
+	}
+	// The embedding is larger than the matrices so that the token identity
+	// survives the layers; the norms are 1 ± 0.2.
+	ts = append(ts, gguf.WriteTensor{Name: "token_embd.weight", Dims: []int64{int64(s.Dim), int64(nVocab)}, Type: s.Type,
+		Data: normal(s.Seed, "token_embd.weight", s.Dim*nVocab, s.Std)})
+	vec("output_norm.weight", s.Dim, 1, 0.2)
+	if !s.Tied {
+		mat("output.weight", s.Dim, nVocab)
+	}
+	if s.Llama3Freqs {
+		ts = append(ts, gguf.WriteTensor{Name: "rope_freqs.weight", Dims: []int64{int64(hd / 2)}, Type: gguf.TypeF32,
+			Data: llama3Factors(s.RopeBase, hd, s.Llama3)})
+	}
+	for l := 0; l < s.Layers; l++ {
+		p := fmt.Sprintf("blk.%d.", l)
+		vec(p+"attn_norm.weight", s.Dim, 1, 0.2)
+		mat(p+"attn_q.weight", s.Dim, qDim)
+		mat(p+"attn_k.weight", s.Dim, kvDim)
+		mat(p+"attn_v.weight", s.Dim, kvDim)
+		if s.QKVBias {
+			vec(p+"attn_q.bias", qDim, 0, 0.5)
+			vec(p+"attn_k.bias", kvDim, 0, 0.5)
+			vec(p+"attn_v.bias", kvDim, 0, 0.5)
+		}
+		if s.QKNorm {
+			vec(p+"attn_q_norm.weight", hd, 1, 0.2)
+			vec(p+"attn_k_norm.weight", hd, 1, 0.2)
+		}
+		mat(p+"attn_output.weight", qDim, s.Dim)
+		vec(p+"ffn_norm.weight", s.Dim, 1, 0.2)
+		mat(p+"ffn_gate.weight", s.Dim, s.FFN)
+		mat(p+"ffn_up.weight", s.Dim, s.FFN)
+		mat(p+"ffn_down.weight", s.FFN, s.Dim)
+	}
+	return gguf.Write(w, meta, ts)
+}
+
+// WriteFile writes s into dir as Name.gguf, with the tokenizer of the
+// vocabulary file vocabPath, and returns the path and the file's sha256.
+func WriteFile(dir string, s Spec, vocabPath string) (path, sum string, err error) {
+	vocab, err := gguf.Open(vocabPath)
+	if err != nil {
+		return "", "", err
+	}
+	defer vocab.Close()
+	path = filepath.Join(dir, s.Name+".gguf")
+	f, err := os.Create(path)
+	if err != nil {
+		return "", "", err
+	}
+	h := sha256.New()
+	err = Write(io.MultiWriter(f, h), s, vocab)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", "", err
+	}
+	return path, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// normal returns n pseudo-normal values with standard deviation std, from a
+// stream keyed by the seed and the tensor name. Each value is the
+// Irwin-Hall sum of 12 uniforms on 24 bits minus 6 (mean 0, variance 1,
+// within ±6), computed exactly in float64, times std rounded once to float32.
+func normal(seed uint64, name string, n int, std float32) []float32 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	state := seed*0x9E3779B97F4A7C15 ^ h.Sum64()
+	out := make([]float32, n)
+	for i := range out {
+		var sum uint64
+		for j := 0; j < 12; j++ {
+			state += 0x9E3779B97F4A7C15
+			z := state
+			z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+			z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+			z ^= z >> 31
+			sum += z >> 40
+		}
+		x := float64(sum)/(1<<24) - 6 // exact: sum < 12·2^24
+		out[i] = float32(x * float64(std))
+	}
+	return out
+}
+
+// llama3Factors is convert_hf_to_gguf's LlamaModel.generate_extra_tensors
+// for rope_type "llama3": per rotated pair, 1 for high frequencies, factor
+// for low ones, and a smooth blend in between.
+func llama3Factors(base float32, dims int, r Llama3Rope) []float32 {
+	lowWave := float64(r.OriginalContext) / r.LowFreqFactor
+	highWave := float64(r.OriginalContext) / r.HighFreqFactor
+	out := make([]float32, dims/2)
+	for i := range out {
+		freq := 1 / math.Pow(float64(base), float64(2*i)/float64(dims))
+		wave := 2 * math.Pi / freq
+		switch {
+		case wave < highWave:
+			out[i] = 1
+		case wave > lowWave:
+			out[i] = float32(r.Factor)
+		default:
+			smooth := (float64(r.OriginalContext)/wave - r.LowFreqFactor) / (r.HighFreqFactor - r.LowFreqFactor)
+			out[i] = float32(1 / ((1-smooth)/r.Factor + smooth))
+		}
+	}
+	return out
+}
