@@ -1,5 +1,7 @@
-// Package config turns command-line flags into the settings the app runs
-// with. It knows nothing about models or the engine; main wires the result up.
+// Package config turns the config file and command-line flags into the
+// settings the app runs with: built-in defaults < the config file
+// (file.go) < flags. It knows nothing about models or the engine; main wires
+// the result up.
 package config
 
 import (
@@ -7,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"chat/engine/sampler"
@@ -27,6 +30,21 @@ type Config struct {
 	SamplerSet map[string]bool
 
 	Threads int // compute threads; 0 means all cores
+
+	File  string              // the config file that was read, "" for none
+	Theme string              // "auto", "dark" or "light"
+	Keys  map[string][]string // TUI action → keys (KeyActions; DefaultKeys merged with the file's [keys])
+
+	Resume       bool   // --resume: continue the latest saved session
+	Continue     string // --continue ID: continue this saved session (id, name or number)
+	ListSessions bool   // --sessions: list saved sessions and exit
+	PrintConfig  bool   // --print-config: print the effective settings as TOML and exit
+
+	// Given names the flags given on the command line: they also override
+	// the settings a resumed session brings.
+	Given map[string]bool
+
+	rawFlag, chatFlag bool // --raw, --chat: they override the file's mode
 }
 
 // Usage is printed for -h and after a flag error.
@@ -35,13 +53,61 @@ const Usage = `chat: talk to small GPT/Llama-style models in the terminal.
 Usage:
   chat [--model FILE] [flags]                 open the chat TUI (the embedded model without --model)
   chat --model FILE --prompt TEXT [flags]     print a reply and exit (headless)
+  chat --resume | --continue ID               continue a saved conversation
+  chat --sessions                             list saved conversations
+  chat --print-config                         print the effective settings as TOML
+
+Defaults come from $XDG_CONFIG_HOME/chat/config.toml (~/.config/chat/config.toml)
+when it exists; flags override it. Conversations are saved in
+$XDG_DATA_HOME/chat/sessions (~/.local/share/chat/sessions).
 
 Flags:
 `
 
-// Parse reads args (without the program name). It returns flag.ErrHelp for -h.
+// Parse reads the config file and args (without the program name). It
+// returns flag.ErrHelp for -h.
+//
+// The flags are parsed twice: once to find --config and catch bad flags,
+// then, after the file has been applied, again over it, so that only the
+// flags actually given override the file.
 func Parse(args []string, stderr io.Writer) (*Config, error) {
-	c := &Config{SamplerSet: map[string]bool{}}
+	first, fs := newFlagSet(stderr)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q (flags start with --; see chat -h)", fs.Arg(0))
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+
+	c, fs := newFlagSet(io.Discard)
+	c.SamplerSet, c.Given, c.Theme, c.Keys = map[string]bool{}, given, "auto", DefaultKeys()
+	path, must := first.File, given["config"]
+	if !must {
+		path = DefaultFile()
+	}
+	if path != "" {
+		if err := c.loadFile(path, must); err != nil {
+			return nil, err
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	for name := range given {
+		c.SamplerSet[name] = true
+	}
+	if err := c.finish(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// newFlagSet defines the flags on a new Config, which gets the built-in
+// defaults.
+func newFlagSet(stderr io.Writer) (*Config, *flag.FlagSet) {
+	c := &Config{}
 	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -53,10 +119,16 @@ func Parse(args []string, stderr io.Writer) (*Config, error) {
 	fs.StringVar(&c.Prompt, "prompt", "", "headless: generate for this prompt, print the result and exit")
 	fs.IntVar(&c.Tokens, "n", 0, "maximum new tokens (default 256 in chat mode, 100 in raw mode)")
 	fs.BoolVar(&c.JSON, "json", false, "headless: print one JSON line with prompt ids, ids, text and stats")
-	raw := fs.Bool("raw", false, "raw completion mode: continue the text, no chat template")
-	chatMode := fs.Bool("chat", false, "chat mode: the chat template, stop at end of turn (default for chat-tuned checkpoints)")
 	fs.StringVar(&c.System, "system", "", "system prompt (chat mode)")
 	fs.IntVar(&c.Threads, "threads", 0, "compute threads (default: all cores)")
+	fs.StringVar(&c.File, "config", "", "config file (default $XDG_CONFIG_HOME/chat/config.toml; \"\" reads none)")
+	fs.StringVar(&c.Theme, "theme", "auto", "colours: auto, dark or light")
+	fs.BoolVar(&c.Resume, "resume", false, "continue the latest saved conversation")
+	fs.StringVar(&c.Continue, "continue", "", "continue the saved conversation with this id, name or number (see --sessions)")
+	fs.BoolVar(&c.ListSessions, "sessions", false, "list saved conversations and exit")
+	fs.BoolVar(&c.PrintConfig, "print-config", false, "print the effective settings (config file + flags) as TOML and exit")
+	fs.BoolVar(&c.rawFlag, "raw", false, "raw completion mode: continue the text, no chat template")
+	fs.BoolVar(&c.chatFlag, "chat", false, "chat mode: the chat template, stop at end of turn (default for chat-tuned checkpoints)")
 
 	p := &c.Sampler
 	fs.BoolVar(&p.Greedy, "greedy", false, "greedy decoding (argmax); other sampler knobs are ignored")
@@ -67,34 +139,38 @@ func Parse(args []string, stderr io.Writer) (*Config, error) {
 	fs.Float64Var(&p.RepeatPenalty, "repeat-penalty", 0, "repetition penalty (1 or 0 = off)")
 	fs.Float64Var(&p.FrequencyPenalty, "frequency-penalty", 0, "frequency penalty (0 = off)")
 	fs.Float64Var(&p.PresencePenalty, "presence-penalty", 0, "presence penalty (0 = off)")
-	seed := fs.Uint64("seed", 1, "random seed; the same seed, model and prompt give the same text")
+	fs.Uint64Var(&p.Seed, "seed", 1, "random seed; the same seed, model and prompt give the same text")
+	return c, fs
+}
 
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q (flags start with --; see chat -h)", fs.Arg(0))
-	}
-	fs.Visit(func(f *flag.Flag) { c.SamplerSet[f.Name] = true })
-	p.Seed = *seed
+// finish settles the mode and checks the values the flags allow but that
+// mean nothing.
+func (c *Config) finish() error {
+	p := &c.Sampler
 	switch {
-	case *raw && *chatMode:
-		return nil, errors.New("--raw and --chat exclude each other")
-	case *raw:
+	case c.rawFlag && c.chatFlag:
+		return errors.New("--raw and --chat exclude each other")
+	case c.rawFlag:
 		c.Mode = "raw"
-	case *chatMode:
+	case c.chatFlag:
 		c.Mode = "chat"
 	}
+	if c.Resume && c.Continue != "" {
+		return errors.New("--resume and --continue exclude each other")
+	}
+	if !slices.Contains(Themes, c.Theme) {
+		return fmt.Errorf("--theme %q: want %s", c.Theme, strings.Join(Themes, ", "))
+	}
 	if c.Tokens < 0 {
-		return nil, fmt.Errorf("-n must be positive, got %d", c.Tokens)
+		return fmt.Errorf("-n must be positive, got %d", c.Tokens)
 	}
 	if c.Threads < 0 {
-		return nil, fmt.Errorf("--threads must be positive, got %d", c.Threads)
+		return fmt.Errorf("--threads must be positive, got %d", c.Threads)
 	}
 	if p.Temperature < 0 || p.TopK < 0 || p.TopP < 0 || p.MinP < 0 {
-		return nil, errors.New("sampler knobs must not be negative")
+		return errors.New("sampler knobs must not be negative")
 	}
-	return c, nil
+	return p.Validate()
 }
 
 // ApplyModeDefaults fills the knobs the user did not set with the course's

@@ -1,0 +1,174 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The key map: TUI actions and the keys that trigger them, as
+// tea.KeyPressMsg.Keystroke() spells them ("f3", "ctrl+j", "alt+enter").
+// The defaults are the README's key table; the [keys] table of the config
+// file replaces an action's keys.
+
+var defaultKeys = []struct {
+	action string
+	keys   []string
+}{
+	{"send", []string{"enter"}},
+	{"newline", []string{"alt+enter", "ctrl+j", "shift+enter"}},
+	{"stop", []string{"esc"}},
+	{"quit", []string{"ctrl+c"}},
+	{"help", []string{"f1"}},
+	{"page_up", []string{"pgup"}},
+	{"page_down", []string{"pgdown"}},
+	{"line_up", []string{"ctrl+up", "alt+up"}},
+	{"line_down", []string{"ctrl+down", "alt+down"}},
+	{"top", []string{"ctrl+home"}},
+	{"bottom", []string{"ctrl+end"}},
+	{"temperature_down", []string{"f2", "alt+2"}},
+	{"temperature_up", []string{"f3", "alt+3"}},
+	{"top_p_down", []string{"f4", "alt+4"}},
+	{"top_p_up", []string{"f5", "alt+5"}},
+	{"min_p_down", []string{"f6", "alt+6"}},
+	{"min_p_up", []string{"f7", "alt+7"}},
+	{"top_k_down", []string{"f8", "alt+8"}},
+	{"top_k_up", []string{"f9", "alt+9"}},
+	{"greedy", []string{"f10", "alt+0"}},
+}
+
+// KeyActions are the action names the [keys] table accepts, in the order of
+// the README's key table.
+func KeyActions() []string {
+	out := make([]string, len(defaultKeys))
+	for i, d := range defaultKeys {
+		out[i] = d.action
+	}
+	return out
+}
+
+// DefaultKeys is the built-in key map (a fresh copy).
+func DefaultKeys() map[string][]string {
+	m := make(map[string][]string, len(defaultKeys))
+	for _, d := range defaultKeys {
+		m[d.action] = slices.Clone(d.keys)
+	}
+	return m
+}
+
+// named keys as Bubble Tea v2 spells them, with the spellings people also
+// write mapped to them.
+var namedKeys = map[string]string{
+	"enter": "enter", "return": "enter", "tab": "tab", "backspace": "backspace",
+	"esc": "esc", "escape": "esc", "space": "space", "up": "up", "down": "down",
+	"left": "left", "right": "right", "insert": "insert", "ins": "insert",
+	"delete": "delete", "del": "delete", "pgup": "pgup", "pageup": "pgup",
+	"pgdown": "pgdown", "pagedown": "pgdown", "home": "home", "end": "end",
+	"begin": "begin", "find": "find", "select": "select",
+}
+
+// modifiers in the order Keystroke() writes them.
+var modifiers = []string{"ctrl", "alt", "shift", "meta", "hyper", "super"}
+
+// NormalizeKey checks a key name and spells it as Keystroke() does:
+// modifiers first in a fixed order, lower case ("Ctrl+Shift+Up" →
+// "ctrl+shift+up", "Escape" → "esc").
+func NormalizeKey(name string) (string, error) {
+	orig := name
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return "", fmt.Errorf("empty key name")
+	}
+	// The last part is the key; "ctrl++" binds ctrl and the plus key.
+	base, mods := name, ""
+	if i := strings.LastIndex(name[:len(name)-1], "+"); i >= 0 {
+		mods, base = name[:i], name[i+1:]
+	}
+	var have []string
+	if mods != "" {
+		for m := range strings.SplitSeq(strings.ToLower(mods), "+") {
+			switch {
+			case m == "control":
+				m = "ctrl"
+			case m == "option":
+				m = "alt"
+			}
+			if !slices.Contains(modifiers, m) {
+				return "", fmt.Errorf("key %q: unknown modifier %q (want %s)", orig, m, strings.Join(modifiers, ", "))
+			}
+			if slices.Contains(have, m) {
+				return "", fmt.Errorf("key %q: %s given twice", orig, m)
+			}
+			have = append(have, m)
+		}
+	}
+	sort.Slice(have, func(i, j int) bool { return slices.Index(modifiers, have[i]) < slices.Index(modifiers, have[j]) })
+	lb := strings.ToLower(base)
+	switch {
+	case namedKeys[lb] != "":
+		base = namedKeys[lb]
+	case len(lb) >= 2 && lb[0] == 'f' && isFKey(lb[1:]):
+		base = lb
+	case utf8.RuneCountInString(base) == 1:
+		r, _ := utf8.DecodeRuneInString(base)
+		if !unicode.IsPrint(r) || r == ' ' {
+			return "", fmt.Errorf("key %q: write a space as \"space\"; other invisible characters are not keys", orig)
+		}
+		if len(have) > 0 {
+			base = string(unicode.ToLower(r)) // with modifiers the key, not the text, is named
+		}
+	default:
+		return "", fmt.Errorf("key %q: unknown key %q (want a character, f1-f63, or one of enter, tab, backspace, esc, space, up, down, left, right, insert, delete, pgup, pgdown, home, end)", orig, base)
+	}
+	return strings.Join(append(have, base), "+"), nil
+}
+
+func isFKey(n string) bool {
+	i, err := strconv.Atoi(n)
+	return err == nil && i >= 1 && i <= 63 && strconv.Itoa(i) == n
+}
+
+// mergeKeys applies user bindings (action → keys) over the defaults. A key
+// the user binds is taken away from the action it had by default, so
+// "temperature_up = f2" needs no second line to free f2; two user actions
+// sharing a key is an error (where says which file, for the message).
+func mergeKeys(user map[string][]string, where func(action string) string) (map[string][]string, error) {
+	keys := DefaultKeys()
+	owner := map[string]string{} // key → user action
+	actions := make([]string, 0, len(user))
+	for a := range user {
+		actions = append(actions, a)
+	}
+	sort.Strings(actions)
+	for _, a := range actions {
+		if _, ok := keys[a]; !ok {
+			return nil, fmt.Errorf("%s: unknown action %q in [keys] (actions: %s)", where(a), a, strings.Join(KeyActions(), ", "))
+		}
+		var norm []string
+		for _, k := range user[a] {
+			n, err := NormalizeKey(k)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", where(a), err)
+			}
+			if o, ok := owner[n]; ok && o != a {
+				return nil, fmt.Errorf("%s: key %q is bound to both %s and %s", where(a), n, o, a)
+			}
+			owner[n] = a
+			if !slices.Contains(norm, n) {
+				norm = append(norm, n)
+			}
+		}
+		keys[a] = norm
+	}
+	for a, ks := range keys {
+		if _, ok := user[a]; ok {
+			continue
+		}
+		keys[a] = slices.DeleteFunc(ks, func(k string) bool { _, taken := owner[k]; return taken })
+	}
+	return keys, nil
+}
