@@ -9,6 +9,16 @@
 // Template text becomes ids with EncodeSpecial, so the control tokens a
 // template writes are single ids; message content never produces a control id
 // (see protect.go).
+//
+// The Jinja engine is github.com/nikolalohinski/gonja/v2, configured as
+// transformers configures Jinja2 (trim_blocks, lstrip_blocks) with its
+// globals (raise_exception, strftime_now) and filters (tojson as
+// json.dumps); compat.go adds what real templates need and gonja lacks.
+// Known limits: a hostile template can still exhaust memory ('x' * 10**10,
+// a list that contains itself), since gonja has no hooks for operators;
+// tojson writes dict keys sorted (Go maps keep no order); user-defined
+// tokens that the tokenizer's Encode itself matches (llama.cpp behaviour)
+// are not protected in content, control tokens are.
 package chattmpl
 
 import (

@@ -482,3 +482,45 @@ func FuzzTemplate(f *testing.F) {
 		tp.Stops()
 	})
 }
+
+// Render is safe for concurrent use (run with -race).
+func TestConcurrentRender(t *testing.T) {
+	v := vocabs()["gemma"]
+	tp := New(v.tok, Options{Template: tmplGemma2, BOS: v.bos, EOS: v.eos})
+	want := tp.Render(conversation, true)
+	done := make(chan []int)
+	for i := 0; i < 4; i++ {
+		go func() { done <- tp.Render(conversation, true) }()
+	}
+	for i := 0; i < 4; i++ {
+		if got := <-done; !slices.Equal(got, want) {
+			t.Errorf("concurrent render differs")
+		}
+	}
+}
+
+func longConversation(n int) []Message {
+	msgs := []Message{{"system", "You are a helpful assistant."}}
+	for i := 0; i < n; i++ {
+		msgs = append(msgs, Message{"user", strings.Repeat("How does this work? ", 20)}, Message{"assistant", strings.Repeat("Like this. ", 40)})
+	}
+	return append(msgs, Message{"user", "Thanks!"})
+}
+
+func BenchmarkRenderLlama32(b *testing.B) {
+	v := vocabs()["llama3"]
+	tp := New(v.tok, Options{Template: tmplLlama32, BOS: v.bos, EOS: v.eos, Now: fixedNow})
+	msgs := longConversation(20)
+	for b.Loop() {
+		tp.Render(msgs, true)
+	}
+}
+
+func BenchmarkRenderBuiltin(b *testing.B) {
+	v := vocabs()["llama3"]
+	tp := New(v.tok, Options{Family: "llama3", BOS: v.bos, EOS: v.eos})
+	msgs := longConversation(20)
+	for b.Loop() {
+		tp.Render(msgs, true)
+	}
+}
