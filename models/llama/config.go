@@ -11,25 +11,47 @@ import (
 // cache of this many positions.
 const MaxContext = 4096
 
-// Config is the llama hyper-parameters read from GGUF metadata (keys
-// "llama.*", as llama.cpp's llama_model::load_hparams reads them).
+// Config is the hyper-parameters read from GGUF metadata (keys "<arch>.*",
+// as llama.cpp's llama_model::load_hparams reads them, with its defaults).
 type Config struct {
-	Dim       int     // llama.embedding_length
-	Layers    int     // llama.block_count
-	FFN       int     // llama.feed_forward_length
-	Heads     int     // llama.attention.head_count
-	KVHeads   int     // llama.attention.head_count_kv (default Heads)
-	HeadDim   int     // llama.attention.key_length (default Dim/Heads)
-	RopeDim   int     // llama.rope.dimension_count (default HeadDim)
-	RopeBase  float32 // llama.rope.freq_base (default 10000)
-	RopeScale float32 // 1/llama.rope.scaling.factor for linear scaling, else 1
-	Eps       float32 // llama.attention.layer_norm_rms_epsilon
-	Context   int     // llama.context_length
+	Arch      string  // general.architecture
+	Dim       int     // embedding_length
+	Layers    int     // block_count
+	FFN       int     // feed_forward_length
+	Heads     int     // attention.head_count
+	KVHeads   int     // attention.head_count_kv (default Heads)
+	HeadDim   int     // attention.key_length (default Dim/Heads)
+	RopeDim   int     // rope.dimension_count (default HeadDim)
+	RopeBase  float32 // rope.freq_base (default 10000)
+	RopeScale float32 // freq_scale: 1/rope.scaling.factor, 1 without one or for scaling type "none"
+	NeoX      bool    // rope rotates (i, i+RopeDim/2) pairs, not adjacent ones
+	Eps       float32 // attention.layer_norm_rms_epsilon
+	Context   int     // context_length
 	Vocab     int     // rows of token_embd
+
+	// YaRN (rope.scaling.type "yarn"): ext_factor 1, the attention factor
+	// llama_context derives from the scaling factor, and the original
+	// context (rope.scaling.original_context_length, default Context).
+	YarnExt     float32
+	YarnAttn    float32 // attn_factor: scales cos and sin (1 without YaRN)
+	YarnOrigCtx int
+
+	// Llama3 holds rope.scaling.* of type "llama3" when a file carries them
+	// as metadata instead of rope_freqs.weight (llama.cpp itself only
+	// reads the tensor); nil otherwise.
+	Llama3 *Llama3Rope
+}
+
+// Llama3Rope is Llama 3.1's rope_scaling: frequencies below the original
+// context's low band are divided by Factor, above the high band kept, and
+// blended in between.
+type Llama3Rope struct {
+	Factor, LowFreqFactor, HighFreqFactor float64
+	OriginalContext                       int
 }
 
 func readConfig(f *gguf.File, arch string) (Config, error) {
-	var c Config
+	c := Config{Arch: arch}
 	key := func(k string) string { return arch + "." + k }
 	req := func(k string, dst *int) error {
 		v, ok := f.Uint(key(k))
@@ -85,17 +107,8 @@ func readConfig(f *gguf.File, arch string) (Config, error) {
 	} else {
 		return c, fmt.Errorf("llama: metadata %s missing", key("attention.layer_norm_rms_epsilon"))
 	}
-	c.RopeBase = 10000
-	if v, ok := f.Float(key("rope.freq_base")); ok {
-		c.RopeBase = float32(v)
-	}
-	c.RopeScale = 1
-	if typ, _ := f.String(key("rope.scaling.type")); typ == "linear" {
-		if v, ok := f.Float(key("rope.scaling.factor")); ok && v > 0 {
-			c.RopeScale = float32(1 / v)
-		}
-	} else if typ != "" && typ != "none" {
-		return c, fmt.Errorf("llama: rope scaling %q is not supported", typ)
+	if err := readRope(f, arch, &c); err != nil {
+		return c, err
 	}
 	switch {
 	case c.Heads%c.KVHeads != 0:
@@ -109,3 +122,82 @@ func readConfig(f *gguf.File, arch string) (Config, error) {
 	}
 	return c, nil
 }
+
+// readRope reads the rope metadata as llama.cpp does: freq_base defaults to
+// 10000; the scaling type defaults to "linear"; rope.scaling.factor (or the
+// older rope.scale_linear) sets freq_scale = 1/factor for every type but
+// "none" (llama_context's constructor); "yarn" turns on YaRN's ramp and
+// attention factor.
+func readRope(f *gguf.File, arch string, c *Config) error {
+	key := func(k string) string { return arch + "." + k }
+	c.RopeBase = 10000
+	if v, ok := f.Float(key("rope.freq_base")); ok {
+		c.RopeBase = float32(v)
+	}
+	typ := "linear"
+	if f.Has(key("rope.scaling.type")) {
+		s, ok := f.String(key("rope.scaling.type"))
+		if !ok {
+			return fmt.Errorf("llama: metadata %s is not a string", key("rope.scaling.type"))
+		}
+		typ = s
+	}
+	factor, ok := f.Float(key("rope.scaling.factor"))
+	if !ok {
+		factor, _ = f.Float(key("rope.scale_linear"))
+	}
+	if factor < 0 || math.IsNaN(factor) || math.IsInf(factor, 0) {
+		return fmt.Errorf("llama: rope scaling factor %v", factor)
+	}
+	c.RopeScale = 1
+	if factor != 0 {
+		c.RopeScale = float32(1 / factor)
+	}
+	c.YarnAttn = 1
+	c.YarnOrigCtx = c.Context
+	if v, ok := f.Uint(key("rope.scaling.original_context_length")); ok && v > 0 && v < 1<<24 {
+		c.YarnOrigCtx = int(v)
+	}
+	switch typ {
+	case "none":
+		c.RopeScale = 1
+	case "linear":
+	case "yarn":
+		// llama_context: attn_factor = get_mscale(factor) / (1 + 0.1 ln
+		// factor), the second term cancelling the mscale rope_yarn applies.
+		c.YarnExt = 1
+		fac := 1 / c.RopeScale
+		m := float32(1)
+		if fac > 1 {
+			m = 0.1*logf(fac) + 1
+		}
+		c.YarnAttn = m * (1 / (1 + 0.1*logf(fac)))
+	case "llama3":
+		if factor == 0 {
+			return fmt.Errorf("llama: rope scaling llama3 without %s", key("rope.scaling.factor"))
+		}
+		r := &Llama3Rope{Factor: factor, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 8192}
+		if v, ok := f.Float(key("rope.scaling.low_freq_factor")); ok {
+			r.LowFreqFactor = v
+		}
+		if v, ok := f.Float(key("rope.scaling.high_freq_factor")); ok {
+			r.HighFreqFactor = v
+		}
+		if v, ok := f.Uint(key("rope.scaling.original_context_length")); ok && v > 0 && v < 1<<24 {
+			r.OriginalContext = int(v)
+		}
+		if !(r.LowFreqFactor > 0) || !(r.HighFreqFactor > r.LowFreqFactor) {
+			return fmt.Errorf("llama: llama3 rope frequency factors low %v, high %v", r.LowFreqFactor, r.HighFreqFactor)
+		}
+		c.Llama3 = r
+		c.RopeScale = 1 // the factor goes into the per-pair divisors
+	default:
+		return fmt.Errorf("llama: rope scaling %q is not supported (none, linear, yarn, llama3)", typ)
+	}
+	if v, ok := f.Float(key("rope.scaling.attn_factor")); ok && v > 0 {
+		c.YarnAttn *= float32(v)
+	}
+	return nil
+}
+
+func logf(x float32) float32 { return float32(math.Log(float64(x))) }

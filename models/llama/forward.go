@@ -128,7 +128,7 @@ func (s *State) Forward(tokens []int, rows int) ([]float32, error) {
 
 // layers runs a batch of tokens at positions pos.. through every layer,
 // leaving the residual streams in s.x and their keys and values in the
-// cache (llm_build_llama in src/llama-model.cpp).
+// cache (the graphs of src/models/llama.cpp, qwen2.cpp and qwen3.cpp).
 func (s *State) layers(tokens []int, pos int) {
 	m, c := s.m, &s.m.cfg
 	n := len(tokens)
@@ -158,6 +158,14 @@ func (s *State) layers(tokens []int, pos int) {
 			addBias(qi, L.bq)
 			addBias(ki, L.bk)
 			addBias(vi, L.bv)
+			if L.qNorm != nil { // qwen3: RMSNorm over each head before rope
+				for h := 0; h < c.Heads; h++ {
+					rmsNorm(qi[h*hd:(h+1)*hd], qi[h*hd:(h+1)*hd], L.qNorm, c.Eps)
+				}
+				for h := 0; h < c.KVHeads; h++ {
+					rmsNorm(ki[h*hd:(h+1)*hd], ki[h*hd:(h+1)*hd], L.kNorm, c.Eps)
+				}
+			}
 			m.rope(qi, c.Heads, pos+i)
 			m.rope(ki, c.KVHeads, pos+i)
 		}
@@ -191,10 +199,19 @@ func (s *State) layers(tokens []int, pos int) {
 		}
 		L.gate.mul(hb, xb, n, s.xq, s.xd)
 		L.up.mul(hb2, xb, n, s.xq, s.xd)
+		if L.bg != nil || L.bu != nil {
+			for i := 0; i < n; i++ {
+				addBias(hb[i*ffn:(i+1)*ffn], L.bg)
+				addBias(hb2[i*ffn:(i+1)*ffn], L.bu)
+			}
+		}
 		for i, g := range hb {
 			hb[i] = g / (1 + float32(math.Exp(float64(-g)))) * hb2[i] // SiLU(gate) * up
 		}
 		L.down.mul(xb, hb, n, s.xq, s.xd)
+		for i := 0; i < n; i++ {
+			addBias(xb[i*dim:(i+1)*dim], L.bd)
+		}
 		add(x, xb)
 	}
 }
@@ -207,6 +224,11 @@ func (s *State) head(out []float32, from, n int) {
 		rmsNorm(s.xb[i*dim:(i+1)*dim], s.x[i*dim:(i+1)*dim], s.m.norm, c.Eps)
 	}
 	s.m.output.mul(out, s.xb[from*dim:(from+n)*dim], n, s.xq, s.xd)
+	if s.m.outB != nil {
+		for i := 0; i < n; i++ {
+			add(out[i*c.Vocab:(i+1)*c.Vocab], s.m.outB)
+		}
+	}
 }
 
 // rmsNorm is ggml_rms_norm followed by the weight multiply: the mean square
@@ -253,13 +275,25 @@ func addBias(x, b []float32) {
 	}
 }
 
-// rope rotates the first RopeDim values of each head of v by the position's
-// angles, in adjacent pairs (ggml's "normal" rope mode, which llama.cpp
-// uses for LLM_ARCH_LLAMA).
+// rope rotates the first RopeDim values of each head of v by the
+// position's angles, as ggml's rotate_pairs (ggml-cpu/ops.cpp) does: pair i
+// is (2i, 2i+1) in the "normal" mode llama uses, (i, i+RopeDim/2) in the
+// NeoX mode of qwen2/qwen3. Values past RopeDim are left alone.
 func (m *Model) rope(v []float32, heads, pos int) {
 	hd, half := m.cfg.HeadDim, m.cfg.RopeDim/2
 	cos := m.ropeCos[pos*half : (pos+1)*half]
 	sin := m.ropeSin[pos*half : (pos+1)*half]
+	if m.cfg.NeoX {
+		for h := 0; h < heads; h++ {
+			x := v[h*hd : h*hd+2*half]
+			for i := 0; i < half; i++ {
+				x0, x1 := x[i], x[i+half]
+				x[i] = x0*cos[i] - x1*sin[i]
+				x[i+half] = x0*sin[i] + x1*cos[i]
+			}
+		}
+		return
+	}
 	for h := 0; h < heads; h++ {
 		x := v[h*hd : h*hd+2*half]
 		for i := 0; i < half; i++ {
@@ -271,26 +305,59 @@ func (m *Model) rope(v []float32, heads, pos int) {
 }
 
 // ropeTables precomputes cos and sin of each position's angles the way
-// ggml_rope_cache_init does: theta starts at the position and is multiplied
-// by base^(-2/dims) in float32 for each pair, divided by the optional
-// per-pair frequency factor and scaled by freqScale (linear scaling).
-func ropeTables(ctx, dims int, base, freqScale float32, factors []float32) (cos, sin []float32) {
+// ggml_rope_cache_init and rope_yarn do: theta starts at the position and
+// is multiplied by base^(-2/dims) in float32 for each pair; it is divided
+// by the optional per-pair frequency factor (Llama 3) and scaled by the
+// freq_scale. With YaRN the scaled and unscaled angles are blended by a ramp
+// over the pairs and cos and sin scaled by the attention factor.
+func ropeTables(ctx int, c *Config, factors []float32) (cos, sin []float32) {
+	dims := c.RopeDim
 	half := dims / 2
 	cos = make([]float32, ctx*half)
 	sin = make([]float32, ctx*half)
-	thetaScale := float32(math.Pow(float64(base), -2/float64(dims)))
+	thetaScale := float32(math.Pow(float64(c.RopeBase), -2/float64(dims)))
+	mscale := c.YarnAttn
+	if mscale == 0 {
+		mscale = 1
+	}
+	var lo, hi float32
+	if c.YarnExt != 0 {
+		lo, hi = yarnCorrDims(dims, c.YarnOrigCtx, c.RopeBase, 32, 1) // llama.cpp's beta_fast, beta_slow
+		mscale *= 1 + 0.1*logf(1/c.RopeScale)
+	}
 	for p := 0; p < ctx; p++ {
 		theta := float32(p)
 		for i := 0; i < half; i++ {
-			t := theta
+			extrap := theta
 			if factors != nil {
-				t /= factors[i]
+				extrap /= factors[i]
 			}
-			t *= freqScale
-			cos[p*half+i] = float32(math.Cos(float64(t)))
-			sin[p*half+i] = float32(math.Sin(float64(t)))
+			t := c.RopeScale * extrap
+			if c.YarnExt != 0 {
+				mix := yarnRamp(lo, hi, i) * c.YarnExt
+				t = t*(1-mix) + extrap*mix
+			}
+			cos[p*half+i] = float32(math.Cos(float64(t))) * mscale
+			sin[p*half+i] = float32(math.Sin(float64(t))) * mscale
 			theta *= thetaScale
 		}
 	}
 	return cos, sin
+}
+
+// yarnCorrDims is ggml_rope_yarn_corr_dims: the pairs between which YaRN
+// goes from extrapolation to interpolation.
+func yarnCorrDims(dims, origCtx int, base, betaFast, betaSlow float32) (lo, hi float32) {
+	corr := func(beta float32) float32 {
+		return float32(dims) * logf(float32(origCtx)/(beta*2*math.Pi)) / (2 * logf(base))
+	}
+	lo = max(0, float32(math.Floor(float64(corr(betaFast)))))
+	hi = min(float32(dims-1), float32(math.Ceil(float64(corr(betaSlow)))))
+	return lo, hi
+}
+
+// yarnRamp is rope_yarn_ramp for pair i.
+func yarnRamp(lo, hi float32, i int) float32 {
+	y := (float32(i) - lo) / max(0.001, hi-lo)
+	return 1 - min(1, max(0, y))
 }

@@ -28,6 +28,18 @@ func (m *matrix) bytes() int64 {
 	return 4 * int64(len(m.f))
 }
 
+// rowRange is a view of rows r0..r1-1 (a fused projection split up).
+func (m *matrix) rowRange(r0, r1 int) *matrix {
+	v := &matrix{rows: r1 - r0, cols: m.cols}
+	if m.q != nil {
+		nb := m.cols / kernels.Q8Block
+		v.q, v.d = m.q[r0*m.cols:r1*m.cols], m.d[r0*nb:r1*nb]
+	} else {
+		v.f = m.f[r0*m.cols : r1*m.cols]
+	}
+	return v
+}
+
 // mul computes out[t] = W·x[t] for n tokens; xq and xd are scratch of at
 // least n*cols and n*cols/32 for the Q8_0 activations.
 func (m *matrix) mul(out, x []float32, n int, xq []int8, xd []float32) {

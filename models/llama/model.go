@@ -1,12 +1,14 @@
-// Package llama is the Llama architecture as llama.cpp runs it
-// (LLM_ARCH_LLAMA: src/llama-model.cpp, llm_build_llama, and the ggml CPU
-// ops it uses): RMSNorm, grouped-query attention with "normal" RoPE (adjacent
-// pairs rotated, since convert_hf_to_gguf permutes Q/K for it), a SwiGLU
-// feed-forward and an optionally tied output, loaded from GGUF.
+// Package llama runs the Llama family of GGUF models the way llama.cpp does
+// (src/models/llama.cpp, qwen2.cpp, qwen3.cpp and the ggml CPU ops they
+// use): RMSNorm, grouped-query attention with rope, a SwiGLU feed-forward
+// and an optionally tied output. The architectures differ only in the
+// switches of family (arch.go): the rope layout, required q/k/v biases,
+// per-head q/k norms and Llama 3's rope frequency factors.
 package llama
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -22,12 +24,14 @@ import (
 // States.
 type Model struct {
 	cfg    Config
+	fam    family
 	info   models.Info
 	tok    models.Tokenizer
 	file   *gguf.File
 	embd   *matrix   // [Vocab][Dim]
 	norm   []float32 // output_norm
 	output *matrix   // [Vocab][Dim], token_embd when tied
+	outB   []float32 // optional output.bias (qwen2)
 	layers []layer
 	// RoPE tables: for position p and pair i, ropeCos[p*RopeDim/2+i].
 	ropeCos, ropeSin []float32
@@ -37,12 +41,14 @@ type layer struct {
 	attnNorm, ffnNorm []float32
 	wq, wk, wv, wo    *matrix
 	bq, bk, bv, bo    []float32 // optional biases
+	qNorm, kNorm      []float32 // per-head RMSNorm weights of Q and K (qwen3), [HeadDim]
 	gate, up, down    *matrix
+	bg, bu, bd        []float32 // optional feed-forward biases
 }
 
 var _ models.Model = (*Model)(nil)
 
-// Load opens a GGUF llama model. The file stays mapped while the model is
+// Load opens a GGUF model of a supported architecture (see families). The file stays mapped while the model is
 // in use; F32 weights are views of the mapping, other types are dequantised
 // to float32 at load.
 func Load(path string) (*Model, error) {
@@ -67,18 +73,20 @@ func (m *Model) Close() error { return m.file.Close() }
 // Info().Name when the metadata has no better name.
 func FromFile(f *gguf.File, fileName string) (*Model, error) {
 	arch, _ := f.String("general.architecture")
-	if arch != "llama" {
-		return nil, fmt.Errorf("llama: unsupported architecture %q (only \"llama\" is supported)", arch)
+	fam, err := familyOf(arch)
+	if err != nil {
+		return nil, err
 	}
 	cfg, err := readConfig(f, arch)
 	if err != nil {
 		return nil, err
 	}
+	cfg.NeoX = fam.neox
 	tok, err := loadTokenizer(f)
 	if err != nil {
 		return nil, fmt.Errorf("llama: tokenizer: %w", err)
 	}
-	m := &Model{cfg: cfg, tok: tok, file: f}
+	m := &Model{cfg: cfg, fam: fam, tok: tok, file: f}
 	ld := &loader{f: f}
 	te, ok := f.Tensor("token_embd.weight")
 	if !ok || len(te.Dims) != 2 {
@@ -97,25 +105,40 @@ func FromFile(f *gguf.File, fileName string) (*Model, error) {
 	} else {
 		m.output = m.embd // tied, as llama.cpp falls back to token_embd
 	}
+	m.outB = ld.optional("output.bias", cfg.Vocab)
 	m.layers = make([]layer, cfg.Layers)
 	for i := range m.layers {
 		p := fmt.Sprintf("blk.%d.", i)
 		L := &m.layers[i]
 		L.attnNorm = ld.load(p+"attn_norm.weight", cfg.Dim)
-		L.wq = ld.matrix(p+"attn_q.weight", qDim, cfg.Dim)
-		L.wk = ld.matrix(p+"attn_k.weight", kvDim, cfg.Dim)
-		L.wv = ld.matrix(p+"attn_v.weight", kvDim, cfg.Dim)
+		ld.qkv(L, p, qDim, kvDim, cfg.Dim)
+		if fam.qkvBias && L.bq == nil { // missing: the error names the tensor
+			L.bq = ld.load(p+"attn_q.bias", qDim)
+		}
+		if fam.qkvBias && L.bk == nil {
+			L.bk = ld.load(p+"attn_k.bias", kvDim)
+		}
+		if fam.qkvBias && L.bv == nil {
+			L.bv = ld.load(p+"attn_v.bias", kvDim)
+		}
+		if fam.qkNorm {
+			L.qNorm = ld.load(p+"attn_q_norm.weight", cfg.HeadDim)
+			L.kNorm = ld.load(p+"attn_k_norm.weight", cfg.HeadDim)
+		}
 		L.wo = ld.matrix(p+"attn_output.weight", cfg.Dim, qDim)
-		L.bq = ld.optional(p+"attn_q.bias", qDim)
-		L.bk = ld.optional(p+"attn_k.bias", kvDim)
-		L.bv = ld.optional(p+"attn_v.bias", kvDim)
 		L.bo = ld.optional(p+"attn_output.bias", cfg.Dim)
 		L.ffnNorm = ld.load(p+"ffn_norm.weight", cfg.Dim)
 		L.gate = ld.matrix(p+"ffn_gate.weight", cfg.FFN, cfg.Dim)
 		L.up = ld.matrix(p+"ffn_up.weight", cfg.FFN, cfg.Dim)
 		L.down = ld.matrix(p+"ffn_down.weight", cfg.Dim, cfg.FFN)
+		L.bg = ld.optional(p+"ffn_gate.bias", cfg.FFN)
+		L.bu = ld.optional(p+"ffn_up.bias", cfg.FFN)
+		L.bd = ld.optional(p+"ffn_down.bias", cfg.Dim)
 	}
-	freqs := ld.optional("rope_freqs.weight", cfg.RopeDim/2)
+	var freqs []float32
+	if fam.ropeFreqs {
+		freqs = ld.optional("rope_freqs.weight", cfg.RopeDim/2)
+	}
 	if err := ld.wait(); err != nil {
 		return nil, err
 	}
@@ -124,7 +147,15 @@ func FromFile(f *gguf.File, fileName string) (*Model, error) {
 	if kv := 2 * int64(cfg.Layers) * int64(ctx) * int64(kvDim) * 4; kv > 64<<30 {
 		return nil, fmt.Errorf("llama: a KV cache of %d bytes for %d positions is too large", kv, ctx)
 	}
-	m.ropeCos, m.ropeSin = ropeTables(ctx, cfg.RopeDim, cfg.RopeBase, cfg.RopeScale, freqs)
+	if freqs == nil && cfg.Llama3 != nil {
+		freqs = llama3Factors(cfg.RopeBase, cfg.RopeDim, *cfg.Llama3)
+	}
+	for _, v := range freqs {
+		if !(v > 0) || math.IsInf(float64(v), 0) {
+			return nil, fmt.Errorf("llama: rope_freqs.weight holds %v (want positive factors)", v)
+		}
+	}
+	m.ropeCos, m.ropeSin = ropeTables(ctx, &cfg, freqs)
 	m.info = m.makeInfo(f, fileName, ld, ctx)
 	return m, nil
 }
@@ -223,6 +254,30 @@ func (l *loader) optional(name string, dims ...int) []float32 {
 	return l.get(t, dims)
 }
 
+// qkv loads a layer's query, key and value projections: separate
+// attn_q/k/v tensors, or one fused attn_qkv (rows q, then k, then v) split
+// into views, as llama.cpp's create_tensor_qkv accepts either.
+func (l *loader) qkv(L *layer, p string, qDim, kvDim, dim int) {
+	if _, ok := l.f.Tensor(p + "attn_qkv.weight"); !ok {
+		L.wq = l.matrix(p+"attn_q.weight", qDim, dim)
+		L.wk = l.matrix(p+"attn_k.weight", kvDim, dim)
+		L.wv = l.matrix(p+"attn_v.weight", kvDim, dim)
+		L.bq = l.optional(p+"attn_q.bias", qDim)
+		L.bk = l.optional(p+"attn_k.bias", kvDim)
+		L.bv = l.optional(p+"attn_v.bias", kvDim)
+		return
+	}
+	w := l.matrix(p+"attn_qkv.weight", qDim+2*kvDim, dim)
+	if l.err != nil {
+		L.wq, L.wk, L.wv = w, w, w
+		return
+	}
+	L.wq, L.wk, L.wv = w.rowRange(0, qDim), w.rowRange(qDim, qDim+kvDim), w.rowRange(qDim+kvDim, qDim+2*kvDim)
+	if b := l.optional(p+"attn_qkv.bias", qDim+2*kvDim); b != nil {
+		L.bq, L.bk, L.bv = b[:qDim], b[qDim:qDim+kvDim], b[qDim+kvDim:]
+	}
+}
+
 func (l *loader) get(t *gguf.TensorInfo, dims []int) []float32 {
 	match := len(t.Dims) == len(dims)
 	for i := 0; match && i < len(dims); i++ {
@@ -275,7 +330,7 @@ func (l *loader) wait() error {
 func (m *Model) makeInfo(f *gguf.File, fileName string, ld *loader, ctx int) models.Info {
 	cfg := m.cfg
 	name, _ := f.String("general.name")
-	if name == "" || name == "llama" { // converters often write just the arch
+	if name == "" || name == cfg.Arch { // converters often write just the arch
 		name = fileName
 	}
 	var params int64
@@ -289,20 +344,23 @@ func (m *Model) makeInfo(f *gguf.File, fileName string, ld *loader, ctx int) mod
 		for _, w := range []*matrix{L.wq, L.wk, L.wv, L.wo, L.gate, L.up, L.down} {
 			wb += w.bytes()
 		}
-		for _, v := range [][]float32{L.attnNorm, L.bq, L.bk, L.bv, L.bo, L.ffnNorm} {
+		for _, v := range [][]float32{L.attnNorm, L.bq, L.bk, L.bv, L.bo, L.qNorm, L.kNorm, L.ffnNorm, L.bg, L.bu, L.bd} {
 			wb += 4 * int64(len(v))
 		}
 	}
-	wb += 4*int64(len(m.norm)) + m.output.bytes() + m.embd.bytes()/int64(cfg.Vocab)
+	wb += 4*int64(len(m.norm)+len(m.outB)) + m.output.bytes() + m.embd.bytes()/int64(cfg.Vocab)
 	quant, best := "f32", int64(-1)
 	for t, n := range ld.types {
 		if n > best || (n == best && t.String() < quant) {
 			quant, best = t.String(), n
 		}
 	}
+	if ft, ok := f.Uint("general.file_type"); ok && fileTypes[ft] != "" {
+		quant = fileTypes[ft]
+	}
 	return models.Info{
 		Name:          name,
-		Arch:          "llama",
+		Arch:          cfg.Arch,
 		Format:        "gguf",
 		Quant:         quant,
 		VocabSize:     cfg.Vocab,
@@ -326,7 +384,11 @@ func (m *Model) GGUF() *gguf.File { return m.file }
 // Config returns the hyper-parameters.
 func (m *Model) Config() Config { return m.cfg }
 
-// Tokenizer is the model's SPM tokenizer.
+// Tokenizer is the model's tokenizer: SentencePiece or byte-level BPE, as
+// tokenizer.ggml.model says. Its EOT is the family's end-of-turn token
+// (<|im_end|>, <|eot_id|>, ...) and, for BPE vocabularies, EOG() lists every
+// id llama.cpp stops at; special ids and tokenizer.chat_template are in
+// GGUF().
 func (m *Model) Tokenizer() models.Tokenizer { return m.tok }
 
 // StripsLeadingSpace reports whether the detokenizer drops the leading
@@ -347,4 +409,40 @@ func loadTokenizer(f *gguf.File) (models.Tokenizer, error) {
 	default:
 		return nil, fmt.Errorf("tokenizer.ggml.model %q is not supported", model)
 	}
+}
+
+// fileTypes names general.file_type (llama_ftype in llama.h) the way
+// llama.cpp's quantize presets do; the dominant tensor type is used for
+// values not listed.
+var fileTypes = map[uint64]string{
+	0: "f32", 1: "f16", 2: "q4_0", 3: "q4_1", 7: "q8_0", 8: "q5_0", 9: "q5_1",
+	10: "q2_k", 11: "q3_k_s", 12: "q3_k_m", 13: "q3_k_l", 14: "q4_k_s", 15: "q4_k_m",
+	16: "q5_k_s", 17: "q5_k_m", 18: "q6_k", 19: "iq2_xxs", 20: "iq2_xs", 21: "q2_k_s",
+	22: "iq3_xs", 23: "iq3_xxs", 24: "iq1_s", 25: "iq4_nl", 26: "iq3_s", 27: "iq3_m",
+	28: "iq2_s", 29: "iq2_m", 30: "iq4_xs", 31: "iq1_m", 32: "bf16", 36: "tq1_0", 37: "tq2_0",
+}
+
+// llama3Factors is the per-pair frequency divisor convert_hf_to_gguf writes
+// as rope_freqs.weight for rope_type "llama3" (LlamaModel's
+// generate_extra_tensors): 1 for wavelengths shorter than
+// OriginalContext/HighFreqFactor, Factor for those longer than
+// OriginalContext/LowFreqFactor, a smooth blend in between.
+func llama3Factors(base float32, dims int, r Llama3Rope) []float32 {
+	lowWave := float64(r.OriginalContext) / r.LowFreqFactor
+	highWave := float64(r.OriginalContext) / r.HighFreqFactor
+	out := make([]float32, dims/2)
+	for i := range out {
+		freq := 1 / math.Pow(float64(base), float64(2*i)/float64(dims))
+		wave := 2 * math.Pi / freq
+		switch {
+		case wave < highWave:
+			out[i] = 1
+		case wave > lowWave:
+			out[i] = float32(r.Factor)
+		default:
+			smooth := (float64(r.OriginalContext)/wave - r.LowFreqFactor) / (r.HighFreqFactor - r.LowFreqFactor)
+			out[i] = float32(1 / ((1-smooth)/r.Factor + smooth))
+		}
+	}
+	return out
 }
