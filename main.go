@@ -16,9 +16,11 @@ import (
 	"chat/config"
 	"chat/engine/bench"
 	"chat/models"
+	"chat/models/embedded"
 	"chat/models/kernels"
 	"chat/models/load"
 	"chat/session"
+	"chat/session/store"
 	"chat/ui"
 )
 
@@ -38,6 +40,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "chat:", err)
 		return 2
 	}
+	if cfg.PrintConfig {
+		cfg.WriteTOML(stdout)
+		return 0
+	}
+	if cfg.ListSessions {
+		return listSessions(stdout, stderr)
+	}
 	if cfg.Threads > 0 {
 		kernels.SetThreads(cfg.Threads)
 	}
@@ -52,6 +61,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg.ApplyModeDefaults(mode)
 	opts := session.Options{Mode: mode, System: cfg.System, MaxTokens: cfg.Tokens, Sampler: cfg.Sampler}
+	// The TUI saves every conversation; a headless run only when it
+	// continues a saved one.
+	if cfg.Prompt == "" || cfg.Resume || cfg.Continue != "" {
+		if opts.Store, err = openStore(); err != nil {
+			fmt.Fprintln(stderr, "chat:", err, "(conversations will not be saved)")
+		}
+		opts.ModelPath = cfg.Model
+		if cfg.Model == "" {
+			opts.ModelIdentity = store.IdentityOf(embedded.Model)
+		}
+	}
 	if cfg.Prompt != "" {
 		return headless(m, cfg, opts, stdout, stderr)
 	}
@@ -61,6 +81,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer s.Close()
+	if err := resume(s, cfg); err != nil {
+		fmt.Fprintln(stderr, "chat:", err)
+		return 1
+	}
 	if err := ui.Run(s, ui.Options{}); err != nil {
 		fmt.Fprintln(stderr, "chat:", err)
 		return 1
@@ -87,6 +111,10 @@ func headless(m models.Model, cfg *config.Config, opts session.Options, stdout, 
 		return 1
 	}
 	defer s.Close()
+	if err := resume(s, cfg); err != nil {
+		fmt.Fprintln(stderr, "chat:", err)
+		return 1
+	}
 	if err := s.Send(cfg.Prompt); err != nil {
 		fmt.Fprintln(stderr, "chat:", err)
 		return 1
@@ -117,6 +145,65 @@ func headless(m models.Model, cfg *config.Config, opts session.Options, stdout, 
 	}
 	b, _ := json.Marshal(out)
 	fmt.Fprintln(stdout, string(b))
+	return 0
+}
+
+func openStore() (*store.Store, error) {
+	dir, err := store.DefaultDir()
+	if err != nil {
+		return nil, err
+	}
+	return store.Open(dir), nil
+}
+
+// resume continues the saved conversation --resume or --continue names. It
+// brings its own system prompt, mode and sampler; the flags typed on this
+// command line still win over them.
+func resume(s *session.Session, cfg *config.Config) error {
+	var err error
+	switch {
+	case cfg.Resume:
+		err = s.Resume()
+	case cfg.Continue != "":
+		err = s.Load(cfg.Continue)
+	default:
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s.SetSampler(cfg.GivenSampler(s.Sampler()))
+	if cfg.Given["system"] {
+		s.SetSystem(cfg.System)
+	}
+	if cfg.Given["n"] {
+		if err := s.SetMaxTokens(cfg.Tokens); err != nil {
+			return err
+		}
+	}
+	if cfg.Given["raw"] || cfg.Given["chat"] {
+		return s.SetMode(cfg.Mode)
+	}
+	return nil
+}
+
+// listSessions is chat --sessions.
+func listSessions(stdout, stderr io.Writer) int {
+	st, err := openStore()
+	if err != nil {
+		fmt.Fprintln(stderr, "chat:", err)
+		return 1
+	}
+	list, err := st.List()
+	if err != nil {
+		fmt.Fprintln(stderr, "chat:", err)
+		return 1
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(stderr, "chat: no saved conversations in", st.Dir())
+		return 0
+	}
+	fmt.Fprintln(stdout, session.FormatList(list, ""))
 	return 0
 }
 

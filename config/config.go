@@ -193,3 +193,20 @@ func (c *Config) ApplyModeDefaults(mode string) {
 		c.Tokens = 256
 	}
 }
+
+// GivenSampler returns p with the sampler knobs typed on the command line
+// put back, for a resumed session whose saved knobs replace the others.
+func (c *Config) GivenSampler(p sampler.Params) sampler.Params {
+	q := c.Sampler
+	for name, set := range map[string]func(){
+		"greedy": func() { p.Greedy = q.Greedy }, "temperature": func() { p.Temperature = q.Temperature },
+		"top-k": func() { p.TopK = q.TopK }, "top-p": func() { p.TopP = q.TopP }, "min-p": func() { p.MinP = q.MinP },
+		"repeat-penalty": func() { p.RepeatPenalty = q.RepeatPenalty }, "frequency-penalty": func() { p.FrequencyPenalty = q.FrequencyPenalty },
+		"presence-penalty": func() { p.PresencePenalty = q.PresencePenalty }, "seed": func() { p.Seed = q.Seed },
+	} {
+		if c.Given[name] {
+			set()
+		}
+	}
+	return p
+}

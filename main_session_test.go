@@ -1,0 +1,103 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"chat/config"
+	"chat/session/store"
+)
+
+// TestMain points the XDG directories (and HOME) at a temporary directory
+// for every test of this package, so no test reads the user's config file
+// or writes into their saved sessions.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "chat-main-test")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	os.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
+	os.Setenv("HOME", filepath.Join(dir, "home"))
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func xdg(t *testing.T) (configFile string, st *store.Store) {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
+	sd, err := store.DefaultDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return config.DefaultFile(), store.Open(sd)
+}
+
+func TestPrintConfig(t *testing.T) {
+	file, _ := xdg(t)
+	os.MkdirAll(filepath.Dir(file), 0o700)
+	os.WriteFile(file, []byte("theme = \"light\"\n[sampler]\ntemperature = 0.5\ntop_k = 7\n"), 0o600)
+	code, stdout, stderr := runCLI("--print-config", "--top-k", "9", "--model", "/no/such/model.gguf")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"theme = \"light\"", "temperature = 0.5", "top_k = 9", `model = "/no/such/model.gguf"`, "[keys]", file} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("--print-config lacks %q:\n%s", want, stdout)
+		}
+	}
+	os.WriteFile(file, []byte("[sampler]\ntemperature = \"hot\"\n"), 0o600)
+	code, _, stderr = runCLI("--print-config")
+	if code != 2 || !strings.Contains(stderr, file+":2:") {
+		t.Errorf("malformed config: exit %d, %q", code, stderr)
+	}
+}
+
+// A headless turn with --resume continues the latest saved conversation and
+// saves it; --sessions lists it; --continue by name picks it.
+func TestResumeContinueSessions(t *testing.T) {
+	_, st := xdg(t)
+	code, _, stderr := runCLI("--resume", "--prompt", "x")
+	if code != 1 || !strings.Contains(stderr, "no saved sessions") {
+		t.Errorf("--resume with nothing saved: exit %d, %q", code, stderr)
+	}
+	r := &store.Record{ID: "20261129-100000-abcd", Name: "cats", Title: "Tell me a story about a cat.", Mode: "chat",
+		Model: store.Model{Name: "student-chat.pt"}, MaxTokens: 50, Sampler: store.Sampler{Greedy: true, Temperature: 0.8, Seed: 1},
+		Messages: []store.Message{{Role: "user", Content: "Tell me a story about a cat."}, {Role: "assistant", Content: "Once upon a time, there was a cat."}}}
+	if err := st.Save(r); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI("--sessions")
+	if code != 0 || !strings.Contains(stdout, "20261129-100000-abcd") || !strings.Contains(stdout, "[cats] Tell me a story") {
+		t.Errorf("--sessions: exit %d, %q, %q", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCLI("--resume", "--prompt", "What was its name?", "-n", "8")
+	if code != 0 || stdout == "" {
+		t.Fatalf("--resume: exit %d, %q, %q", code, stdout, stderr)
+	}
+	got, err := st.Load(r.ID)
+	if err != nil || len(got.Messages) != 4 || got.Messages[2].Content != "What was its name?" || got.MaxTokens != 8 || !got.Sampler.Greedy {
+		t.Errorf("after --resume: %+v, %v", got, err)
+	}
+	if got.Model.Identity == "" || !strings.HasPrefix(got.Model.Identity, "sha256:") {
+		t.Errorf("model identity %q", got.Model.Identity)
+	}
+	code, _, stderr = runCLI("--continue", "cats", "--prompt", "And then?", "-n", "4", "--temperature", "0.3", "--greedy=false")
+	if got, _ := st.Load(r.ID); code != 0 || len(got.Messages) != 6 || got.Sampler.Temperature != 0.3 || got.Sampler.Greedy {
+		t.Errorf("--continue: exit %d %q, %+v", code, stderr, got.Sampler)
+	}
+	code, _, stderr = runCLI("--continue", "dogs", "--prompt", "x")
+	if code != 1 || !strings.Contains(stderr, "no such session") {
+		t.Errorf("--continue unknown: exit %d, %q", code, stderr)
+	}
+	// A plain headless run saves nothing.
+	runCLI("--prompt", "Hi.", "-n", "2")
+	if list, _ := st.List(); len(list) != 1 {
+		t.Errorf("headless run saved a session: %d sessions", len(list))
+	}
+}
