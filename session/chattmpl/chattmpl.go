@@ -71,7 +71,7 @@ type Template struct {
 	special map[int]bool      // id -> isSpecial
 }
 
-// Families are the built-in formats, in the order Name reports them.
+// Families lists the built-in formats.
 var Families = []string{"chatml", "llama3", "llama2", "phi3", "gemma", "zephyr"}
 
 // New builds the template. It never fails: a template that does not parse is
@@ -209,10 +209,10 @@ func (t *Template) renderJinja(j *jinjaTemplate, msgs []Message, generation bool
 		return out, nil
 	}
 	merged, err2 := j.execute(mergeSystem(msgs), generation, t.bosText, t.eosText, t.now)
-	if err2 != nil {
-		if err == nil {
-			return out, nil // it dropped the system prompt but works without merging
-		}
+	switch {
+	case err == nil && (err2 != nil || !strings.Contains(merged, sys)):
+		return out, nil // merging does not bring the system prompt back: keep the template's own rendering
+	case err2 != nil:
 		return "", err
 	}
 	return merged, nil

@@ -273,6 +273,17 @@ func TestDroppedSystemIsMerged(t *testing.T) {
 	}
 }
 
+// A template that shows the system prompt transformed (so its text is not
+// found verbatim) keeps its own rendering.
+func TestTransformedSystemKept(t *testing.T) {
+	v := vocabs()["chatml"]
+	tp := New(v.tok, Options{Template: "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content | upper }}<|im_end|>\n{% endfor %}", EOS: v.eos})
+	want := "<|im_start|>system\nBE BRIEF<|im_end|>\n<|im_start|>user\nHI<|im_end|>\n"
+	if got := tp.Text([]Message{{"system", "be brief"}, {"user", "hi"}}, false); got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}
+
 // Content that spells special tokens stays plain text, even when the template
 // trims or concatenates it; template text around it still gets special ids.
 func TestContentNeverSpecial(t *testing.T) {
