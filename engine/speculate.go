@@ -86,8 +86,8 @@ func (e *Engine) round(g *gen) {
 		if len(guesses) > n {
 			guesses = guesses[:n]
 		}
-		if q != nil {
-			q = q[:len(guesses)]
+		if len(q) > len(guesses) {
+			q = q[:len(guesses)] // a shorter q is Verify's error to report
 		}
 		for _, t := range guesses {
 			if t < 0 || t >= e.vocab {

@@ -503,3 +503,48 @@ func ExampleEngine_SetSpeculation() {
 		s.Method, s.Rounds, s.AcceptanceRate(), s.TokensPerPass(), s.PosRate(0))
 	// Output: draft: 4 rounds, acceptance 1.00, 5.0 tokens per target pass, first position 1.00
 }
+
+// badDrafter returns whatever it is told to.
+type badDrafter struct {
+	guesses []int
+	q       [][]float64
+	err     error
+}
+
+func (d *badDrafter) Reset([]int, uint64) {}
+func (d *badDrafter) Propose([]int, int, sampler.Params) ([]int, [][]float64, error) {
+	return d.guesses, d.q, d.err
+}
+
+// TestBadDrafterEndsWithError: a drafter's error, an id outside the
+// vocabulary or q rows that do not fit end the reply with an error, never a
+// panic, and the engine works afterwards.
+func TestBadDrafterEndsWithError(t *testing.T) {
+	m := newFake(models.WindowHalf, testCtx)
+	e := New(m)
+	defer e.Close()
+	for name, d := range map[string]*badDrafter{
+		"error":       {err: fmt.Errorf("boom")},
+		"id too big":  {guesses: []int{1, 70}},
+		"negative id": {guesses: []int{-1}},
+		"short q":     {guesses: []int{1, 2}, q: [][]float64{make([]float64, 70)}},
+		"narrow q":    {guesses: []int{1}, q: [][]float64{{1}}},
+	} {
+		e.mu.Lock()
+		e.spec, e.drafter = speculative.Config{Method: speculative.NGram, K: 4}, d
+		e.mu.Unlock()
+		r, err := e.Start(Request{Prompt: prompt(3, 0), MaxTokens: 5, Sampler: knobs["sampled"]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res := r.Wait(); res.Reason != ReasonError || res.Err == nil {
+			t.Fatalf("%s: reason %q, err %v", name, res.Reason, res.Err)
+		} else {
+			t.Logf("%s: %v", name, res.Err)
+		}
+	}
+	e.SetSpeculation(speculative.Config{})
+	if res := run(t, e, Request{Prompt: prompt(3, 0), MaxTokens: 5, Sampler: knobs["greedy"]}); len(res.IDs) != 5 {
+		t.Fatalf("after errors: %v", res.IDs)
+	}
+}
