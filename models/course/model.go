@@ -1,7 +1,9 @@
 // Package course runs the train-llm-from-scratch course's two architectures,
 // classic (learned positions, LayerNorm, ReLU MLP) and modern (RMSNorm, RoPE,
 // GQA or MLA attention, SwiGLU or MoE), in float32, computing exactly what the
-// course's PyTorch code computes, with a per-layer KV cache.
+// course's PyTorch code computes, with a per-layer KV cache. Model.Quantize
+// makes a copy with int8 (the course's quantize_int8), int4 or fp8 block
+// weights.
 package course
 
 import (
