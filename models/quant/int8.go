@@ -53,12 +53,15 @@ func (m *Int8Rows) Bytes() int64 { return int64(len(m.Q)) + 4*int64(len(m.Scale)
 
 // DequantizeRows writes float32(q)·scale, the course's W' = Q.float()·scale.
 func (m *Int8Rows) DequantizeRows(dst []float32, r0, r1 int) {
-	C := m.C
+	dequantI8(dst, m.Q, m.Scale, m.C, r0, r1)
+}
+
+func dequantI8(dst []float32, codes []int8, scale []float32, C, r0, r1 int) {
 	dst = dst[:(r1-r0)*C]
 	for r := r0; r < r1; r++ {
-		s := m.Scale[r]
+		s := scale[r]
 		d := dst[(r-r0)*C : (r-r0+1)*C]
-		q := m.Q[r*C : (r+1)*C]
+		q := codes[r*C : (r+1)*C]
 		c := 0
 		for ; c+8 <= C; c += 8 { // unrolled: about a quarter faster
 			qq, dd := q[c:c+8:c+8], d[c:c+8:c+8]

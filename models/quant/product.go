@@ -66,15 +66,37 @@ func MatMul(out []float32, m Matrix, x []float32, n int, s *Scratch) {
 	case n > 1:
 		m.DequantizeRows(s.w, 0, rows)
 		kernels.MatMul(out, s.w, x, rows, cols, n)
+	case i8 != nil:
+		matVecI8F32(out, i8.Q, i8.Scale, x, rows, cols, s.w)
 	default:
-		// A decode step reads each weight once: dequantize a block of rows
-		// (a multiple of the float kernel's 8-row block) and use it while it
-		// is hot.
-		br := max(8, decodeBlock/cols/8*8)
-		for r0 := 0; r0 < rows; r0 += br {
-			r1 := min(rows, r0+br)
-			m.DequantizeRows(s.w, r0, r1)
-			kernels.MatVec(out[r0:r1], s.w, x, r1-r0, cols)
-		}
+		matVecBlocks(out, m, x, s.w)
+	}
+}
+
+// matVecBlocks is a decode step: it reads each weight once, so it
+// dequantizes a block of rows (a multiple of the float kernel's 8-row block)
+// and uses it while it is hot.
+func matVecBlocks(out []float32, m Matrix, x, buf []float32) {
+	rows, cols := m.Rows(), m.Cols()
+	br := max(8, decodeBlock/cols/8*8)
+	for r0 := 0; r0 < rows; r0 += br {
+		r1 := min(rows, r0+br)
+		m.DequantizeRows(buf, r0, r1)
+		kernels.MatVec(out[r0:r1], buf, x, r1-r0, cols)
+	}
+}
+
+// matVecI8F32 computes out[r] = Σ_c (float32(q[r·cols+c])·scale[r])·x[c]
+// for r < rows: the course's Int8Linear on one vector, with the float
+// kernel's summation order. It stands in for an assembly kernel with the
+// signature kernels.MatVecI8F32(out []float32, q []int8, scale, x []float32,
+// rows, cols int) (sign-extend, convert, scale, FMA; no buffer), which would
+// make exact int8 decode read a quarter of the float32 bytes.
+func matVecI8F32(out []float32, q []int8, scale, x []float32, rows, cols int, buf []float32) {
+	br := max(8, decodeBlock/cols/8*8)
+	for r0 := 0; r0 < rows; r0 += br {
+		r1 := min(rows, r0+br)
+		dequantI8(buf, q, scale, cols, r0, r1)
+		kernels.MatVec(out[r0:r1], buf, x, r1-r0, cols)
 	}
 }
