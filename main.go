@@ -15,6 +15,7 @@ import (
 
 	"chat/config"
 	"chat/engine/bench"
+	"chat/engine/speculative"
 	"chat/models"
 	"chat/models/embedded"
 	"chat/models/kernels"
@@ -60,7 +61,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		mode = session.DefaultMode(m.Info())
 	}
 	cfg.ApplyModeDefaults(mode)
-	opts := session.Options{Mode: mode, System: cfg.System, MaxTokens: cfg.Tokens, Sampler: cfg.Sampler}
+	opts := session.Options{Mode: mode, System: cfg.System, MaxTokens: cfg.Tokens, Sampler: cfg.Sampler,
+		Quant: cfg.Quant, Reload: func() (models.Model, error) { return openModel(cfg.Model) }}
+	if opts.Speculation, err = speculation(cfg); err != nil {
+		fmt.Fprintln(stderr, "chat:", err)
+		return 1
+	}
 	// The TUI saves every conversation; a headless run only when it
 	// continues a saved one.
 	if cfg.Prompt == "" || cfg.Resume || cfg.Continue != "" {
@@ -138,7 +144,10 @@ func headless(m models.Model, cfg *config.Config, opts session.Options, stdout, 
 	}{s.LastPrompt(), res.IDs, res.Text, res.Reason, map[string]any{
 		"prompt_tokens": st.PromptTokens, "reused_tokens": st.ReusedTokens, "gen_tokens": st.GenTokens,
 		"prefill_tok_s": st.PrefillTokS, "decode_tok_s": st.DecodeTokS, "ttft_ms": float64(st.TTFT.Microseconds()) / 1000,
-		"kv_used": st.KVUsed, "kv_cap": st.KVCap,
+		"kv_used": st.KVUsed, "kv_cap": st.KVCap, "quant": s.Quant(),
+		"spec": map[string]any{"method": st.Spec.Method.String(), "k": st.Spec.K, "proposed": st.Spec.Proposed,
+			"accepted": st.Spec.Accepted, "target_passes": st.Spec.TargetPasses,
+			"acceptance_rate": st.Spec.AcceptanceRate(), "tokens_per_pass": st.Spec.TokensPerPass()},
 	}}
 	if out.IDs == nil {
 		out.IDs = []int{}
@@ -248,4 +257,24 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 	b, _ := json.Marshal(r)
 	fmt.Fprintln(stdout, string(b))
 	return 0
+}
+
+// speculation turns --draft, --spec and --draft-k into the engine's setting.
+func speculation(cfg *config.Config) (speculative.Config, error) {
+	c := speculative.Config{K: cfg.DraftK}
+	if cfg.Draft != "" {
+		d, err := load.Open(cfg.Draft)
+		if err != nil {
+			return c, fmt.Errorf("draft model: %w", err)
+		}
+		c.Draft, c.Method = d, speculative.Draft
+	}
+	if cfg.Spec != "" {
+		m, err := speculative.ParseMethod(cfg.Spec)
+		if err != nil {
+			return c, err
+		}
+		c.Method = m
+	}
+	return c, nil
 }

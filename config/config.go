@@ -31,6 +31,11 @@ type Config struct {
 
 	Threads int // compute threads; 0 means all cores
 
+	Quant  string // weight format: "" (as loaded), "f32", "int8", "int4-g32", "int4-g64", "int4-g128", "fp8"
+	Draft  string // draft model file for speculative decoding
+	Spec   string // speculative decoding: "off", "draft", "ngram", "lookup" ("" = draft when --draft is given)
+	DraftK int    // guesses per speculative round
+
 	File  string              // the config file that was read, "" for none
 	Theme string              // "auto", "dark" or "light"
 	Keys  map[string][]string // TUI action → keys (KeyActions; DefaultKeys merged with the file's [keys])
@@ -121,6 +126,10 @@ func newFlagSet(stderr io.Writer) (*Config, *flag.FlagSet) {
 	fs.BoolVar(&c.JSON, "json", false, "headless: print one JSON line with prompt ids, ids, text and stats")
 	fs.StringVar(&c.System, "system", "", "system prompt (chat mode)")
 	fs.IntVar(&c.Threads, "threads", 0, "compute threads (default: all cores)")
+	fs.StringVar(&c.Quant, "quant", "", "weight format for course checkpoints: f32, int8 (the course's), int4-g32|g64|g128, fp8")
+	fs.StringVar(&c.Draft, "draft", "", "draft model for speculative decoding (same tokenizer as --model)")
+	fs.StringVar(&c.Spec, "spec", "", "speculative decoding: off, draft, ngram (from the reply so far) or lookup (copy from the prompt)")
+	fs.IntVar(&c.DraftK, "draft-k", 4, "guesses per speculative round (1-16)")
 	fs.StringVar(&c.File, "config", "", "config file (default $XDG_CONFIG_HOME/chat/config.toml; \"\" reads none)")
 	fs.StringVar(&c.Theme, "theme", "auto", "colours: auto, dark or light")
 	fs.BoolVar(&c.Resume, "resume", false, "continue the latest saved conversation")
@@ -166,6 +175,9 @@ func (c *Config) finish() error {
 	}
 	if c.Threads < 0 {
 		return fmt.Errorf("--threads must be positive, got %d", c.Threads)
+	}
+	if c.DraftK < 1 || c.DraftK > 16 {
+		return fmt.Errorf("--draft-k must be 1 to 16, got %d", c.DraftK)
 	}
 	if p.Temperature < 0 || p.TopK < 0 || p.TopP < 0 || p.MinP < 0 {
 		return errors.New("sampler knobs must not be negative")

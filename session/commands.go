@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"chat/engine/sampler"
+	"chat/engine/speculative"
 	"chat/session/store"
 )
 
@@ -183,6 +184,26 @@ var knobs = []knob{
 		return s.SetMaxTokens(n)
 	}, func(s *Session) string { return strconv.Itoa(s.opts.MaxTokens) }},
 	{"mode", nil, func(s *Session, v string) error { return s.SetMode(strings.ToLower(v)) }, func(s *Session) string { return s.mode }},
+	{"quant", []string{"weights"}, func(s *Session, v string) error { return s.SetQuant(strings.ToLower(v)) },
+		func(s *Session) string { return s.Quant() }},
+	{"spec", []string{"speculation", "speculative"}, func(s *Session, v string) error {
+		m, err := speculative.ParseMethod(strings.ToLower(v))
+		if err != nil {
+			return err
+		}
+		c := s.Speculation()
+		c.Method = m
+		return s.SetSpeculation(c)
+	}, func(s *Session) string { return s.Speculation().Method.String() }},
+	{"draft_k", []string{"draft-k", "k"}, func(s *Session, v string) error {
+		n, err := parseInt("draft_k", v, 1, speculative.MaxK)
+		if err != nil {
+			return err
+		}
+		c := s.Speculation()
+		c.K = n
+		return s.SetSpeculation(c)
+	}, func(s *Session) string { return strconv.Itoa(max(s.Speculation().K, speculative.DefaultK)) }},
 }
 
 // setSampler makes a /set handler that edits a copy of the knobs and applies

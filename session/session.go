@@ -11,6 +11,7 @@ import (
 
 	"chat/engine"
 	"chat/engine/sampler"
+	"chat/engine/speculative"
 	"chat/models"
 	"chat/session/store"
 )
@@ -31,6 +32,13 @@ type Options struct {
 	// "" for the embedded model; the identity is computed from the path when
 	// empty (store.Identity).
 	ModelPath, ModelIdentity string
+	// Reload opens the float weights again, for switching back from a
+	// quantized format (the float copies are dropped to free memory).
+	Reload func() (models.Model, error)
+	// Quant is the weight format to start in ("" or "f32": as loaded).
+	Quant string
+	// Speculation is the speculative decoding to start with.
+	Speculation speculative.Config
 }
 
 // Session is one conversation with one model. Its methods are meant to be
@@ -76,6 +84,18 @@ func New(m models.Model, opts Options) (*Session, error) {
 	s := &Session{model: m, eng: engine.New(m), opts: opts, mode: mode}
 	s.tmpl = CourseTemplate{Tok: m.Tokenizer()}
 	s.eng.SetSampler(opts.Sampler)
+	if opts.Quant != "" && opts.Quant != info.Quant {
+		if err := s.SetQuant(opts.Quant); err != nil {
+			s.eng.Close()
+			return nil, err
+		}
+	}
+	if opts.Speculation.Method != speculative.Off {
+		if err := s.SetSpeculation(opts.Speculation); err != nil {
+			s.eng.Close()
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -207,18 +227,18 @@ func (s *Session) Poll() Update {
 	u := Update{Notices: s.notices}
 	s.notices = nil
 	if s.reply == nil {
-		u.Stats = stats(s.last.Stats)
+		u.Stats = s.stats(s.last.Stats)
 		return u
 	}
 	d := s.reply.Poll()
 	u.Text = d.Text
 	s.replyBuf.WriteString(d.Text)
-	u.Stats = stats(d.Stats)
+	u.Stats = s.stats(d.Stats)
 	u.Busy = !d.Done
 	if d.Done {
 		s.finish(d.Result)
 		u.Done, u.Reason, u.Err = true, d.Result.Reason, d.Result.Err
-		u.Stats = stats(d.Result.Stats)
+		u.Stats = s.stats(d.Result.Stats)
 	}
 	return u
 }
@@ -243,7 +263,17 @@ func (s *Session) finish(res engine.Result) {
 	s.autosave()
 }
 
-func stats(e engine.Stats) Stats {
-	return Stats{PromptTokens: e.PromptTokens, ReusedTokens: e.ReusedTokens, GenTokens: e.GenTokens,
-		PrefillTokS: e.PrefillTokS, DecodeTokS: e.DecodeTokS, TTFT: e.TTFT, KVUsed: e.KVUsed, KVCap: e.KVCap}
+func (s *Session) stats(e engine.Stats) Stats {
+	st := Stats{PromptTokens: e.PromptTokens, ReusedTokens: e.ReusedTokens, GenTokens: e.GenTokens,
+		PrefillTokS: e.PrefillTokS, DecodeTokS: e.DecodeTokS, TTFT: e.TTFT, KVUsed: e.KVUsed, KVCap: e.KVCap,
+		Quant: s.model.Info().Quant}
+	sp := e.Spec
+	st.Spec = SpecStats{Method: sp.Method.String(), K: sp.K, Acceptance: sp.AcceptanceRate(),
+		MeanAccepted: sp.MeanAccepted(), TokensPerPass: sp.TokensPerPass()}
+	if sp.Method != speculative.Off {
+		for i := 0; i < sp.K && i < len(sp.PosProposed); i++ {
+			st.Spec.PerPosition[i] = sp.PosRate(i)
+		}
+	}
+	return st
 }

@@ -28,6 +28,19 @@ type Stats struct {
 	TTFT         time.Duration // from request to the first generated token
 	KVUsed       int           // positions in the KV cache
 	KVCap        int           // positions the KV cache holds
+	Quant        string        // weight format of the model answering ("f32", "int8", ...)
+	Spec         SpecStats     // speculative decoding of this reply
+}
+
+// SpecStats describe speculative decoding in the reply; Method is "off" when
+// decoding is plain.
+type SpecStats struct {
+	Method        string      // "off", "draft", "ngram", "lookup"
+	K             int         // guesses per round
+	Acceptance    float64     // accepted / proposed guesses
+	MeanAccepted  float64     // tokens per round, including the bonus token
+	TokensPerPass float64     // generated tokens per target forward pass
+	PerPosition   [16]float64 // acceptance rate of the i-th guess of a round, i < K (an array keeps Stats comparable)
 }
 
 // Update is what happened since the last Poll: new reply text (whole UTF-8
