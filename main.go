@@ -58,7 +58,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	mode := cfg.Mode
 	if mode == "" {
-		mode = session.DefaultMode(m.Info())
+		mode = session.DefaultMode(m)
 	}
 	cfg.ApplyModeDefaults(mode)
 	opts := session.Options{Mode: mode, System: cfg.System, MaxTokens: cfg.Tokens, Sampler: cfg.Sampler,

@@ -60,9 +60,13 @@ type Session struct {
 }
 
 // DefaultMode is the mode a model opens in: chat for a checkpoint whose
-// payload names a post-training stage (course-format §1.1), raw otherwise.
-func DefaultMode(info models.Info) string {
-	if info.Stage != "" && info.Stage != "pretrain" {
+// payload names a post-training stage (course-format §1.1) or a GGUF file
+// that carries a chat template; raw continuation otherwise.
+func DefaultMode(m models.Model) string {
+	if st := m.Info().Stage; st != "" && st != "pretrain" {
+		return "chat"
+	}
+	if g, ok := m.(ggufModel); ok && g.GGUF().Has("tokenizer.chat_template") {
 		return "chat"
 	}
 	return "raw"
@@ -73,7 +77,7 @@ func New(m models.Model, opts Options) (*Session, error) {
 	info := m.Info()
 	mode := opts.Mode
 	if mode == "" {
-		mode = DefaultMode(info)
+		mode = DefaultMode(m)
 	}
 	if mode != "chat" && mode != "raw" {
 		return nil, fmt.Errorf("session: unknown mode %q (want chat or raw)", mode)
@@ -82,7 +86,10 @@ func New(m models.Model, opts Options) (*Session, error) {
 		opts.MaxTokens = 256
 	}
 	s := &Session{model: m, eng: engine.New(m), opts: opts, mode: mode}
-	s.tmpl = CourseTemplate{Tok: m.Tokenizer()}
+	s.tmpl = templateFor(m)
+	if err := s.tmpl.Err(); err != nil {
+		s.notices = append(s.notices, "the model's chat template failed ("+err.Error()+"); using the built-in "+s.tmpl.Name()+" format")
+	}
 	s.eng.SetSampler(opts.Sampler)
 	if opts.Quant != "" && opts.Quant != info.Quant {
 		if err := s.SetQuant(opts.Quant); err != nil {

@@ -36,7 +36,7 @@ func greedy(t *testing.T, m models.Model, mode string, max int) *Session {
 // reply is the one the course's code computes (course/README.md).
 func TestEmbeddedChatReply(t *testing.T) {
 	m := embedded(t)
-	if got := DefaultMode(m.Info()); got != "chat" {
+	if got := DefaultMode(m); got != "chat" {
 		t.Fatalf("default mode of the sft checkpoint = %q, want chat", got)
 	}
 	s := greedy(t, m, "", 200)
@@ -192,7 +192,7 @@ func TestRawModeMatchesCourseGreedy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if DefaultMode(m.Info()) != "raw" {
+	if DefaultMode(m) != "raw" {
 		t.Errorf("a pretraining checkpoint should open in raw mode")
 	}
 	for _, p := range g.Prompts {
