@@ -17,3 +17,49 @@ type Backend interface {
 	SetSampler(p sampler.Params) // takes effect on the next token
 	SamplerOrder() []string      // the processor order actually applied, for the panel and help
 }
+
+// Optional parts of a backend. The UI checks for each with a type assertion
+// and offers what the backend has; *session.Session implements all of them
+// but Status.
+
+// Commander runs slash commands ("/set temperature 0.7", "/save notes").
+// handled is false for text that is not a command. reply is shown to the
+// user: one line in the status line, several in a pane over the transcript.
+type Commander interface {
+	Command(line string) (handled bool, reply string, err error)
+}
+
+// Completer completes a partly typed command line to whole lines.
+type Completer interface {
+	Complete(prefix string) []string
+}
+
+// Regenerator drops the last reply and starts generating it again.
+type Regenerator interface{ Regenerate() error }
+
+// Editor replaces user message i of Messages() (the system prompt counts
+// when it is listed), drops the turns after it and sends it again.
+type Editor interface {
+	Edit(i int, text string) error
+}
+
+// Clearer starts an empty conversation with the same settings.
+type Clearer interface{ Clear() error }
+
+// SystemSetter changes the system prompt from the next reply.
+type SystemSetter interface{ SetSystem(text string) }
+
+// Historian gives earlier prompts (saved sessions too) for ↑ recall, oldest first.
+type Historian interface{ History() []string }
+
+// Saver and Loader keep conversations.
+type Saver interface{ Save(name string) error }
+type Loader interface{ Load(ref string) error }
+
+// Buser tells whether a reply is being generated (a command such as /regen
+// can start one).
+type Buser interface{ Busy() bool }
+
+// StatusReporter tells what the backend is doing when that is not a reply,
+// such as "loading model" or "re-prefilling 812 tokens"; "" when nothing.
+type StatusReporter interface{ Status() string }

@@ -7,32 +7,27 @@ import (
 )
 
 // helpLines renders the key help shown over the transcript (F1 always, ? when
-// the input is empty; Esc, F1 or ? closes it).
+// the input is empty; Esc, F1 or ? closes it). It is made from the key map,
+// so remapped keys show as they are.
 func (m *model) helpLines(w, h int) []string {
 	st := m.st
 	type kv struct{ keys, what string }
-	rows := []kv{
-		{"Enter", "send"},
-		{"Alt+Enter Ctrl+J", "new line"},
-		{"↑ ↓", "earlier messages (on an empty input)"},
-		{"Esc", "stop the reply · close help"},
-		{"Ctrl+C", "quit"},
-		{"PgUp PgDn", "scroll a page"},
-		{"Ctrl+↑ Ctrl+↓", "scroll a line (or Alt+↑ Alt+↓)"},
-		{"Ctrl+Home Ctrl+End", "top · bottom (follow)"},
-		{"mouse wheel", "scroll"},
+	var rows []kv
+	for _, a := range defaultKeyMap {
+		keys := m.keys.keysOf(a.action)
+		if sk := m.keys.samplerByAction(a.action); sk != nil && !m.keys.custom[a.action] {
+			l := string(sk.letter)
+			if sk.upper {
+				l = strings.ToUpper(l)
+			}
+			keys += " Alt+" + l
+		}
+		rows = append(rows, kv{keys, a.help})
 	}
-	for i, what := range pairHelp {
-		a, b := samplerKeys[2*i], samplerKeys[2*i+1]
-		rows = append(rows, kv{
-			keyName(a.fkey) + "/" + keyName(b.fkey) + " Alt+" + string(a.letter) + "/" + strings.ToUpper(string(b.letter)),
-			what,
-		})
-	}
-	last := samplerKeys[len(samplerKeys)-1]
 	rows = append(rows,
-		kv{keyName(last.fkey) + "   Alt+" + string(last.letter), last.help},
-		kv{"F1  ?", "this help (? on an empty input)"},
+		kv{"↑ ↓", "earlier messages (on an empty input)"},
+		kv{"mouse wheel", "scroll"},
+		kv{"/", "commands: type / to list them (/help, /set, /save, /load, /copy, /markdown, /theme, /quit)"},
 	)
 	keyW := 0
 	for _, r := range rows {
@@ -56,8 +51,14 @@ func (m *model) helpLines(w, h int) []string {
 	return ls
 }
 
-// pairHelp describes the down/up pairs at the start of samplerKeys.
-var pairHelp = []string{"temperature −/+ 0.1", "top-p −/+ 0.05", "min-p down/up", "top-k down/up"}
+func (km keyMap) samplerByAction(action string) *samplerKey {
+	for i := range samplerKeys {
+		if samplerKeys[i].action == action {
+			return &samplerKeys[i]
+		}
+	}
+	return nil
+}
 
 // keyName turns a keystroke ("ctrl+home", "f10") into what the help prints.
 func keyName(k string) string {

@@ -43,3 +43,18 @@ func (m *model) browseHistory(dir int) bool {
 	}
 	return true
 }
+
+// loadHistory takes the backend's prompt history (saved sessions too), when
+// it keeps one; what was typed here is added as it is sent.
+func (m *model) loadHistory() {
+	h, ok := m.b.(Historian)
+	if !ok {
+		return
+	}
+	hist := h.History()
+	if len(hist) > maxHistory {
+		hist = hist[len(hist)-maxHistory:]
+	}
+	m.history = append(m.history[:0], hist...)
+	m.histPos = -1
+}

@@ -9,7 +9,7 @@ import (
 // newInput builds the multi-line input: Enter is taken by the UI (send), so
 // the newline moves to Alt+Enter / Ctrl+J / Shift+Enter; PgUp/PgDn and
 // Ctrl+Home/End scroll the transcript instead of the input.
-func newInput(st *styles, raw bool) textarea.Model {
+func newInput(st *styles, raw bool, newline []string) textarea.Model {
 	in := textarea.New()
 	in.ShowLineNumbers = false
 	in.SetVirtualCursor(false) // the terminal's cursor: nothing blinks in the content
@@ -26,13 +26,26 @@ func newInput(st *styles, raw bool) textarea.Model {
 	in.MaxWidth = 0
 
 	km := textarea.DefaultKeyMap()
-	km.InsertNewline = key.NewBinding(key.WithKeys(newlineKeys...))
+	if len(newline) == 0 {
+		km.InsertNewline = key.NewBinding(key.WithDisabled())
+	} else {
+		km.InsertNewline = key.NewBinding(key.WithKeys(newline...))
+	}
+	// Ctrl+P, Ctrl+E and Ctrl+Home/End are the UI's (palette, edit, scroll).
+	km.LinePrevious = key.NewBinding(key.WithKeys("up"))
+	km.LineNext = key.NewBinding(key.WithKeys("down"))
 	km.PageUp = key.NewBinding(key.WithDisabled())
 	km.PageDown = key.NewBinding(key.WithDisabled())
 	km.InputBegin = key.NewBinding(key.WithKeys("alt+<"))
 	km.InputEnd = key.NewBinding(key.WithKeys("alt+>"))
 	in.KeyMap = km
 
+	in.SetStyles(inputStyles(st))
+	in.Focus()
+	return in
+}
+
+func inputStyles(st *styles) textarea.Styles {
 	var s textarea.Styles
 	if !st.plain {
 		s.Focused.Prompt = st.user.style
@@ -40,9 +53,7 @@ func newInput(st *styles, raw bool) textarea.Model {
 		s.Blurred = s.Focused
 	}
 	s.Cursor = textarea.CursorStyle{Shape: tea.CursorBar, Blink: true}
-	in.SetStyles(s)
-	in.Focus()
-	return in
+	return s
 }
 
 // inputBounds gives the input's minimum and maximum height for a terminal

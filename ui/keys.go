@@ -2,7 +2,6 @@ package ui
 
 import (
 	"math"
-	"slices"
 
 	"chat/engine/sampler"
 
@@ -19,31 +18,33 @@ import (
 // samplerKey is one hot key that changes the sampler; it takes effect on the
 // next token because the backend applies SetSampler between tokens.
 type samplerKey struct {
-	fkey   string // keystroke, as tea.KeyPressMsg.Keystroke() spells it
-	letter rune   // with Alt
+	action string // in the key map (keymap.go)
+	letter rune   // with Alt, kept from the first key scheme (Alt+t / Alt+T)
 	upper  bool   // the letter is upper case (Alt+Shift)
 	help   string
 	apply  func(sampler.Params) sampler.Params
 }
 
 var samplerKeys = []samplerKey{
-	{"f2", 't', false, "temperature −0.1", func(p sampler.Params) sampler.Params { p.Temperature = stepTemp(p.Temperature, -1); return p }},
-	{"f3", 't', true, "temperature +0.1", func(p sampler.Params) sampler.Params { p.Temperature = stepTemp(p.Temperature, +1); return p }},
-	{"f4", 'p', false, "top-p −0.05", func(p sampler.Params) sampler.Params { p.TopP = stepTopP(p.TopP, -1); return p }},
-	{"f5", 'p', true, "top-p +0.05", func(p sampler.Params) sampler.Params { p.TopP = stepTopP(p.TopP, +1); return p }},
-	{"f6", 'm', false, "min-p down", func(p sampler.Params) sampler.Params { p.MinP = stepLadder(p.MinP, minPLadder, -1); return p }},
-	{"f7", 'm', true, "min-p up", func(p sampler.Params) sampler.Params { p.MinP = stepLadder(p.MinP, minPLadder, +1); return p }},
-	{"f8", 'k', false, "top-k down", func(p sampler.Params) sampler.Params { p.TopK = stepTopK(p.TopK, -1); return p }},
-	{"f9", 'k', true, "top-k up", func(p sampler.Params) sampler.Params { p.TopK = stepTopK(p.TopK, +1); return p }},
-	{"f10", 'g', false, "greedy on/off", func(p sampler.Params) sampler.Params { p.Greedy = !p.Greedy; return p }},
+	{"temperature_down", 't', false, "temperature −0.1", func(p sampler.Params) sampler.Params { p.Temperature = stepTemp(p.Temperature, -1); return p }},
+	{"temperature_up", 't', true, "temperature +0.1", func(p sampler.Params) sampler.Params { p.Temperature = stepTemp(p.Temperature, +1); return p }},
+	{"top_p_down", 'p', false, "top-p −0.05", func(p sampler.Params) sampler.Params { p.TopP = stepTopP(p.TopP, -1); return p }},
+	{"top_p_up", 'p', true, "top-p +0.05", func(p sampler.Params) sampler.Params { p.TopP = stepTopP(p.TopP, +1); return p }},
+	{"min_p_down", 'm', false, "min-p down", func(p sampler.Params) sampler.Params { p.MinP = stepLadder(p.MinP, minPLadder, -1); return p }},
+	{"min_p_up", 'm', true, "min-p up", func(p sampler.Params) sampler.Params { p.MinP = stepLadder(p.MinP, minPLadder, +1); return p }},
+	{"top_k_down", 'k', false, "top-k down", func(p sampler.Params) sampler.Params { p.TopK = stepTopK(p.TopK, -1); return p }},
+	{"top_k_up", 'k', true, "top-k up", func(p sampler.Params) sampler.Params { p.TopK = stepTopK(p.TopK, +1); return p }},
+	{"greedy", 'g', false, "greedy on/off", func(p sampler.Params) sampler.Params { p.Greedy = !p.Greedy; return p }},
 }
 
-func findSamplerKey(k tea.KeyPressMsg) *samplerKey {
-	ks := k.Keystroke()
+// findSamplerKey finds the sampler key for a key press: by the key map, or
+// by the Alt+letter of an action whose keys were not remapped.
+func (km keyMap) findSamplerKey(k tea.KeyPressMsg) *samplerKey {
+	act := km.action(k.Keystroke())
 	letter, upper, isAlt := altLetter(k)
 	for i := range samplerKeys {
 		sk := &samplerKeys[i]
-		if ks == sk.fkey || (isAlt && letter == sk.letter && upper == sk.upper) {
+		if act == sk.action || (act == "" && isAlt && !km.custom[sk.action] && letter == sk.letter && upper == sk.upper) {
 			return sk
 		}
 	}
@@ -136,71 +137,100 @@ func stepTopK(k, dir int) int {
 	return topKLadder[i]
 }
 
-// Keystrokes of the other keys, kept here so the help and the handler agree.
 const (
-	keyQuit      = "ctrl+c"
-	keyHelp      = "f1"
 	keyHelpAlt   = "?"
-	keyEsc       = "esc"
-	keySend      = "enter"
-	keyPageUp    = "pgup"
-	keyPageDown  = "pgdown"
-	keyTop       = "ctrl+home"
-	keyBottom    = "ctrl+end"
 	wheelLines   = 3
 	lineScrollBy = 1
 )
 
-var (
-	newlineKeys  = []string{"alt+enter", "ctrl+j", "shift+enter"}
-	lineUpKeys   = []string{"ctrl+up", "alt+up"}
-	lineDownKeys = []string{"ctrl+down", "alt+down"}
-)
-
 func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
 	ks := k.Keystroke()
-	body := m.layout().body
-	page := max(1, body-1)
-	sk := findSamplerKey(k)
-	switch {
-	case ks == keyQuit:
+	act := m.keys.action(ks)
+	if act == "quit" {
 		m.stop()
 		return tea.Quit
-	case ks == keyHelp:
+	}
+	if m.palette != nil {
+		return m.paletteKey(k, act)
+	}
+	if cmd, ok := m.popupKey(k, act); ok {
+		return cmd
+	}
+	body := m.layout().body
+	page := max(1, body-1)
+	if m.pane != nil && (act == "page_up" || act == "page_down") {
+		m.scrollPane(act == "page_up", page)
+		return nil
+	}
+	switch act {
+	case "help":
 		m.help = !m.help
-	case ks == keyEsc:
+		m.pane = nil
+		return nil
+	case "stop":
 		switch {
 		case m.help:
 			m.help = false
+		case m.pane != nil:
+			m.pane = nil
 		case m.busy:
 			m.stop()
+		case m.editing >= 0:
+			m.cancelEdit()
 		default:
 			m.notice = ""
 		}
-	case k.String() == keyHelpAlt && m.input.Value() == "":
-		m.help = !m.help
-	case sk != nil:
-		m.setSampler(sk.apply(m.b.Sampler()))
-	case ks == keyPageUp:
+		return nil
+	case "palette":
+		m.openPalette()
+		return nil
+	case "regenerate":
+		return m.regenerate()
+	case "copy_reply":
+		return m.copyReply()
+	case "copy_code":
+		return m.copyCode()
+	case "toggle_markdown":
+		m.setMarkdown(!m.markdown)
+		return nil
+	case "edit_last":
+		if m.input.Value() == "" || m.editing >= 0 {
+			m.editPrevious()
+			return nil
+		}
+	case "page_up":
 		m.tr.scroll(page, body)
-	case ks == keyPageDown:
+		return nil
+	case "page_down":
 		m.tr.scroll(-page, body)
-	case slices.Contains(lineUpKeys, ks):
+		return nil
+	case "line_up":
 		m.tr.scroll(lineScrollBy, body)
-	case slices.Contains(lineDownKeys, ks):
+		return nil
+	case "line_down":
 		m.tr.scroll(-lineScrollBy, body)
-	case ks == keyTop:
+		return nil
+	case "top":
 		m.tr.toTop(body)
-	case ks == keyBottom:
+		return nil
+	case "bottom":
 		m.tr.toBottom()
-	case ks == keySend:
-		return m.send()
-	case ks == "up" && m.browseHistory(-1), ks == "down" && m.browseHistory(+1):
-		// recalled a sent message (history.go); otherwise the input moves the cursor
-	default:
-		return m.updateInput(k)
+		return nil
+	case "send":
+		return m.submit()
 	}
-	return nil
+	if k.String() == keyHelpAlt && m.input.Value() == "" {
+		m.help = !m.help
+		return nil
+	}
+	if sk := m.keys.findSamplerKey(k); sk != nil {
+		m.setSampler(sk.apply(m.b.Sampler()))
+		return nil
+	}
+	if (ks == "up" && m.browseHistory(-1)) || (ks == "down" && m.browseHistory(+1)) {
+		return nil // recalled a sent message (history.go); otherwise the input moves the cursor
+	}
+	return m.updateInput(k)
 }
 
 func (m *model) onWheel(w tea.MouseWheelMsg) {

@@ -51,6 +51,18 @@ type model struct {
 	history []string // texts sent, oldest first
 	histPos int      // index in history being shown, -1 when not browsing
 
+	keys     keyMap
+	markdown bool // replies rendered as markdown
+	light    bool // light theme
+	autoBG   bool // the theme follows the terminal's background
+
+	palette *palette // Ctrl+P, or the sessions picker; nil when closed
+	compl   completion
+	pane    []string // a command's several-line answer, shown over the transcript
+	paneOff int
+
+	editing int // index in Backend.Messages() of the message being edited, -1 if none
+
 	pollGen int // ticks of older generations are dropped
 }
 
@@ -58,12 +70,22 @@ type model struct {
 // or through teatest.
 func New(b Backend, opts Options) Model {
 	opts = opts.withDefaults()
-	st := newStyles(opts.Plain)
-	m := &model{b: b, opts: opts, st: st, state: "idle", histPos: -1}
+	light := opts.Theme == "light"
+	st := newStyles(opts.Plain, light)
+	m := &model{b: b, opts: opts, st: st, state: "idle", histPos: -1, editing: -1,
+		light: light, markdown: !opts.NoMarkdown}
+	m.autoBG = !opts.Plain && (opts.Theme == "" || opts.Theme == "auto")
+	km, err := newKeyMap(opts.Keys)
+	m.keys = km
+	if err != nil {
+		m.setNotice(err.Error(), true)
+	}
 	m.info = b.Info()
 	m.raw = m.info.Mode == "raw"
 	m.tr = newTranscript(st, m.raw, opts.Width)
-	m.input = newInput(st, m.raw)
+	m.tr.setLook(st, m.markdown)
+	m.input = newInput(st, m.raw, m.keys.byAction["newline"])
+	m.loadHistory()
 	m.params = b.Sampler()
 	m.order = cleanOrder(b.SamplerOrder())
 	m.syncMessages()
@@ -83,7 +105,12 @@ func Run(b Backend, opts Options) error {
 	return err
 }
 
-func (m Model) Init() tea.Cmd { return m.tick() }
+func (m Model) Init() tea.Cmd {
+	if m.autoBG {
+		return tea.Batch(m.tick(), tea.RequestBackgroundColor)
+	}
+	return m.tick()
+}
 
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) { return m, m.update(msg) }
 
@@ -105,7 +132,16 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		return nil // clicks and drags mean nothing here; the terminal keeps selection with Shift
 	case tea.PasteMsg:
 		msg.Content = cleanText(msg.Content, true)
+		if m.palette != nil {
+			m.palette.setFilter(m.palette.filter + oneLine(msg.Content))
+			return nil
+		}
 		return m.updateInput(msg)
+	case tea.BackgroundColorMsg:
+		if m.autoBG {
+			m.setLight(!msg.IsDark())
+		}
+		return nil
 	}
 	// Anything else (clipboard replies for Ctrl+V, ...) belongs to the input.
 	return m.updateInput(msg)
@@ -113,8 +149,12 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 
 func (m *model) updateInput(msg tea.Msg) tea.Cmd {
 	var cmd tea.Cmd
+	before := m.input.Value()
 	m.input, cmd = m.input.Update(msg)
 	m.inputDirty = true
+	if m.input.Value() != before {
+		m.inputChanged()
+	}
 	return cmd
 }
 
@@ -122,6 +162,35 @@ func (m *model) updateInput(msg tea.Msg) tea.Cmd {
 func (m *model) setInput(s string) {
 	m.input.SetValue(s)
 	m.inputDirty = true
+	m.inputChanged()
+}
+
+// setLight switches between the light and the dark theme.
+func (m *model) setLight(light bool) {
+	if light == m.light && m.st.light == light {
+		return
+	}
+	m.light = light
+	m.restyle()
+}
+
+// restyle rebuilds the styles and renders everything again with them.
+func (m *model) restyle() {
+	m.st = newStyles(m.opts.Plain, m.light)
+	m.tr.setLook(m.st, m.markdown)
+	m.input.SetStyles(inputStyles(m.st))
+	m.inputDirty = true
+	m.panel = nil
+}
+
+func (m *model) setMarkdown(on bool) {
+	m.markdown = on
+	m.tr.setLook(m.st, on)
+	if on {
+		m.setNotice("markdown on", false)
+	} else {
+		m.setNotice("markdown off: replies as plain text", false)
+	}
 }
 
 func (m *model) inputLines() string {
@@ -158,6 +227,9 @@ func (m *model) syncMessages() {
 // send hands the input to the backend and starts following the reply.
 func (m *model) send() tea.Cmd {
 	text := sanitizeInput(m.input.Value())
+	if strings.HasPrefix(text, "//") {
+		text = text[1:] // "//..." is text that starts with a slash
+	}
 	if text == "" && (!m.raw || m.input.Value() != "") {
 		// Blank input is not sent; in raw mode an empty one is, to let the
 		// model keep going.
@@ -175,14 +247,22 @@ func (m *model) send() tea.Cmd {
 		m.remember(text)
 	}
 	m.setInput("")
-	m.notice, m.help = "", false
+	return m.beginReply(text)
+}
+
+// beginReply follows a reply the backend has just started for the user
+// message text ("" when the backend already lists it).
+func (m *model) beginReply(text string) tea.Cmd {
+	m.notice, m.help, m.pane = "", false, nil
 	m.busy, m.sawBusy, m.stopping, m.quietPolls = true, false, false, 0
 	m.state = "generating"
 	m.syncMessages()
 	// Messages may or may not list the new turn before the reply is done.
-	if last, ok := m.tr.last(); !ok || last.Role != session.User ||
-		strings.TrimSpace(last.Content) != strings.TrimSpace(text) {
-		m.tr.addMessage(session.Message{Role: session.User, Content: text})
+	if text != "" {
+		if last, ok := m.tr.last(); !ok || last.Role != session.User ||
+			strings.TrimSpace(last.Content) != strings.TrimSpace(text) {
+			m.tr.addMessage(session.Message{Role: session.User, Content: text})
+		}
 	}
 	m.tr.startStream()
 	m.tr.toBottom()

@@ -458,7 +458,7 @@ func TestRawModeFlowsAsOneText(t *testing.T) {
 
 // A user prompt that wraps keeps its colour on every line.
 func TestWrapPaintedReopensStyle(t *testing.T) {
-	st := newStyles(false)
+	st := newStyles(false, false)
 	p := st.r(st.user, "one two three four five six") + " seven eight"
 	lines := st.wrapPainted(p, 9)
 	for i, l := range lines {
@@ -544,7 +544,7 @@ func resizeStorm(t *testing.T, mode string) {
 func TestIncrementalWrapMatchesFull(t *testing.T) {
 	full := "Zoë 日本語テキスト and 🍵🍵 emoji, a long first paragraph that has to wrap more than once at a narrow width.\n\n" +
 		"Second paragraph.\nThird: aVeryLongWordWithoutAnySpacesThatMustBeBrokenHard and more."
-	st := newStyles(true)
+	st := newStyles(true, false)
 	for _, w := range []int{1, 2, 3, 7, 12, 25, 80} {
 		for seed := range uint64(5) {
 			tr := newTranscript(st, false, w)
@@ -579,7 +579,7 @@ func TestSilentBackendDoesNotHangTheUI(t *testing.T) {
 	f := newFake()
 	f.silent = true
 	m := newTest(f, 80, 24)
-	sendText(m, "/clear")
+	sendText(m, "clear it all")
 	for range maxQuietPolls - 1 {
 		poll(m)
 	}
@@ -600,7 +600,7 @@ func TestModeChangeAfterTurnRerenders(t *testing.T) {
 		t.Fatal("chat mode marks user turns")
 	}
 	f.info.Mode = "raw"
-	sendText(m, "/raw")
+	sendText(m, "switch to raw")
 	for range maxQuietPolls {
 		poll(m)
 	}

@@ -16,6 +16,18 @@ type Options struct {
 	// it; the wheel then no longer scrolls the transcript.
 	NoMouse bool
 
+	// Theme is "auto" (or ""): light or dark from the terminal's background
+	// colour, asked at start; "dark" or "light" force one. Plain wins.
+	Theme string
+
+	// Keys replaces the keys of actions (action → keystrokes, as
+	// config.Keys); nil keeps the defaults. KeyActions lists the actions.
+	Keys map[string][]string
+
+	// NoMarkdown shows replies as plain wrapped text instead of rendered
+	// markdown (F12 or /markdown toggles it while running).
+	NoMarkdown bool
+
 	// BusyPoll and IdlePoll are the backend poll intervals while a reply is
 	// being generated and while idle; 0 means 33ms (30 Hz) and 250ms.
 	BusyPoll, IdlePoll time.Duration

@@ -2,6 +2,8 @@ package ui
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"chat/engine/sampler"
@@ -18,6 +20,8 @@ const (
 // state is what the panel calls the generation state.
 func (m *model) stateText() string {
 	switch {
+	case m.backendStatus() != "":
+		return m.backendStatus()
 	case m.stopping:
 		return "stopping"
 	case m.busy && m.stats.GenTokens == 0:
@@ -32,6 +36,8 @@ func (m *model) stateText() string {
 func (m *model) styledState() string {
 	s := m.stateText()
 	switch s {
+	case m.backendStatus():
+		return m.st.r(m.st.busy, s)
 	case "generating", "prefill", "stopping":
 		return m.st.r(m.st.busy, s)
 	case "error":
@@ -48,12 +54,13 @@ type panelKey struct {
 	params     sampler.Params
 	stats      session.Stats
 	state      string
+	keys       string // the first temperature key, standing for the key map
 	w, h       int
 	orderCount int
 }
 
 func (m *model) cachedPanel(w, h int) []string {
-	k := panelKey{m.params, m.stats, m.stateText(), w, h, len(m.order)}
+	k := panelKey{m.params, m.stats, m.stateText(), m.keys.first("temperature_down"), w, h, len(m.order)}
 	if m.panel == nil || k != m.panelKey {
 		ls := m.panelLines(w, h)
 		m.panel = make([]string, h)
@@ -84,13 +91,31 @@ func (m *model) panelLines(w, h int) []string {
 		return " " + fit(name, 10) + " " + val
 	}
 	title := func(s string) string { return " " + st.r(st.title, s) }
+	keys := func(down, up string) string {
+		a, b := m.keys.first(down), m.keys.first(up)
+		if up == "" {
+			return a
+		}
+		if a == "" || b == "" {
+			return a + b
+		}
+		if strings.HasPrefix(a, "F") && strings.HasPrefix(b, "F") {
+			return a + "/" + strings.TrimPrefix(b, "F")
+		}
+		return a + "/" + b
+	}
 	ls := []string{
+		stat("state", m.styledState()),
+		"",
 		title("Sampler"),
-		row("temperature", fmt.Sprintf("%.2f", p.Temperature), "F2/F3"),
-		row("top-p", formatProb(p.TopP), "F4/F5"),
-		row("min-p", formatProb(p.MinP), "F6/F7"),
-		row("top-k", formatTopK(p.TopK), "F8/F9"),
-		row("greedy", onOff(p.Greedy), "F10"),
+		row("temperature", fmt.Sprintf("%.2f", p.Temperature), keys("temperature_down", "temperature_up")),
+		row("top-p", formatProb(p.TopP), keys("top_p_down", "top_p_up")),
+		row("min-p", formatProb(p.MinP), keys("min_p_down", "min_p_up")),
+		row("top-k", formatTopK(p.TopK), keys("top_k_down", "top_k_up")),
+		row("greedy", onOff(p.Greedy), keys("greedy", "")),
+		row("repeat pen", formatPenalty(p.RepeatPenalty, 1), ""),
+		row("freq/pres", formatPenalty(p.FrequencyPenalty, 0)+"/"+formatPenalty(p.PresencePenalty, 0), ""),
+		row("pen window", formatWindow(p.PenaltyWindow), ""),
 		row("seed", fmt.Sprint(p.Seed), ""),
 	}
 	if len(m.order) > 0 {
@@ -110,13 +135,39 @@ func (m *model) panelLines(w, h int) []string {
 		stat("prefill", formatRate(s.PrefillTokS)+" tok/s"),
 		stat("decode", formatRate(s.DecodeTokS)+" tok/s"),
 		stat("generated", fmt.Sprintf("%d tok", s.GenTokens)),
-		"",
-		stat("state", m.styledState()),
 	)
+	for i := len(ls) - 1; i >= 0 && len(ls) > h; i-- { // tight: drop the spacing first, from the bottom
+		if ls[i] == "" {
+			ls = slices.Delete(ls, i, i+1)
+		}
+	}
 	if len(ls) > h {
 		ls = ls[:h]
 	}
 	return ls
+}
+
+// backendStatus is what a StatusReporter backend says it is doing.
+func (m *model) backendStatus() string {
+	if s, ok := m.b.(StatusReporter); ok {
+		return oneLine(s.Status())
+	}
+	return ""
+}
+
+// formatPenalty shows a penalty, "off" at its neutral value.
+func formatPenalty(v, neutral float64) string {
+	if v == neutral || (neutral == 1 && v == 0) {
+		return "off"
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
+}
+
+func formatWindow(n int) string {
+	if n <= 0 {
+		return "64"
+	}
+	return fmt.Sprint(n)
 }
 
 // kvBar draws "KV ████░░░░ 123/2048" in w cells.
@@ -155,6 +206,9 @@ func (m *model) statusLine() string {
 	} else {
 		knobs = fmt.Sprintf("T=%.2f p=%s m=%s k=%s", p.Temperature, formatProb(p.TopP), formatProb(p.MinP), formatTopK(p.TopK))
 	}
+	if pen := penaltyText(p); pen != "" {
+		knobs += " " + pen
+	}
 	parts := []string{m.styledState(), knobs}
 	if s.DecodeTokS > 0 {
 		parts = append(parts, formatRate(s.DecodeTokS)+" tok/s")
@@ -172,6 +226,21 @@ func (m *model) statusLine() string {
 		parts = append(parts, fmt.Sprintf("prompt %d (%d reused)", s.PromptTokens, s.ReusedTokens))
 	}
 	return strings.Join(parts, " · ")
+}
+
+// penaltyText lists the penalties that are on, for the status line.
+func penaltyText(p sampler.Params) string {
+	var out []string
+	if v := formatPenalty(p.RepeatPenalty, 1); v != "off" {
+		out = append(out, "rep="+v)
+	}
+	if v := formatPenalty(p.FrequencyPenalty, 0); v != "off" {
+		out = append(out, "freq="+v)
+	}
+	if v := formatPenalty(p.PresencePenalty, 0); v != "off" {
+		out = append(out, "pres="+v)
+	}
+	return strings.Join(out, " ")
 }
 
 func cleanOrder(order []string) []string {

@@ -167,3 +167,20 @@ func (s *styles) wrapPainted(p string, width int) []string {
 	}
 	return lines
 }
+
+// invalidate paints and wraps the text again (the styles changed).
+func (d *rawDoc) invalidate() {
+	committed := append([]session.Message(nil), d.committed...)
+	d.paras, d.committed = d.paras[:0], d.committed[:0]
+	d.open.Reset()
+	d.openWidth = 0
+	for _, m := range committed {
+		if m.Role != session.System {
+			d.add(m.Role, sanitizeDisplay(m.Content))
+		}
+		d.committed = append(d.committed, m)
+	}
+	if d.streamed.Len() > 0 {
+		d.add(session.Assistant, sanitizeDisplay(d.streamed.String()))
+	}
+}

@@ -10,6 +10,7 @@ import (
 // UI follows the terminal's palette on light and dark backgrounds alike.
 type styles struct {
 	plain bool
+	light bool // a light terminal background (glamour's light style)
 
 	header    look
 	user      look
@@ -23,6 +24,8 @@ type styles struct {
 	busy      look
 	barFull   look
 	barEmpty  look
+	code      look // fenced code in replies
+	sel       look // the chosen row of a popup or the palette
 }
 
 // look is a style and the escape sequences that open and close it. Every
@@ -41,15 +44,19 @@ func newLook(st lipgloss.Style) look {
 	return look{st, pre, post}
 }
 
-func newStyles(plain bool) *styles {
-	s := &styles{plain: plain}
+func newStyles(plain, light bool) *styles {
+	s := &styles{plain: plain, light: light}
 	if plain {
 		return s
 	}
 	c := lipgloss.Color
 	n := lipgloss.NewStyle
-	s.header = newLook(n().Bold(true).Foreground(c("6")))
-	s.user = newLook(n().Bold(true).Foreground(c("6")))
+	accent := c("6") // cyan reads well on dark backgrounds, blue on light ones
+	if light {
+		accent = c("4")
+	}
+	s.header = newLook(n().Bold(true).Foreground(accent))
+	s.user = newLook(n().Bold(true).Foreground(accent))
 	s.assistant = newLook(n())
 	s.system = newLook(n().Faint(true).Italic(true))
 	s.dim = newLook(n().Faint(true))
@@ -60,6 +67,12 @@ func newStyles(plain bool) *styles {
 	s.busy = newLook(n().Foreground(c("2")))
 	s.barFull = newLook(n().Foreground(c("2")))
 	s.barEmpty = newLook(n().Faint(true))
+	if light {
+		s.code = newLook(n().Foreground(c("5")))
+	} else {
+		s.code = newLook(n().Foreground(c("3")))
+	}
+	s.sel = newLook(n().Reverse(true))
 	return s
 }
 

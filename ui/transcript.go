@@ -32,6 +32,14 @@ type transcript struct {
 	streamWidth int
 	pendingCR   bool // the last piece ended in '\r'
 
+	// Markdown (nil: replies are plain wrapped text). While a reply streams,
+	// sc has cut stream into blocks; stable holds the rendered finished
+	// ones and tail the open one (markdown.go).
+	md     *mdRenderer
+	sc     mdScanner
+	mdPrev mdBlock // the last block in stable
+	mdAny  bool    // stable holds at least one block
+
 	offset int // lines scrolled up from the bottom; 0 = follow
 
 	blank [1]string // the separator line, as wide as the transcript
@@ -92,14 +100,49 @@ func (t *transcript) following() bool { return t.offset == 0 }
 func (t *transcript) entryLines(i int) []string {
 	e := &t.msgs[i]
 	if e.width != t.width {
-		e.lines = t.st.renderMessage(e.msg, t.width)
+		e.lines = t.renderMessage(e.msg, t.width)
 		e.width = t.width
 	}
 	return e.lines
 }
 
+func (t *transcript) renderMessage(m session.Message, width int) []string {
+	if t.md != nil && m.Role == session.Assistant {
+		text := strings.TrimRight(sanitizeDisplay(m.Content), "\n")
+		if ls := t.md.render(nil, text, width); len(ls) > 0 {
+			return ls
+		}
+	}
+	return t.st.renderMessage(m, width)
+}
+
+// setLook changes the styles and whether replies are markdown; everything
+// is rendered again lazily.
+func (t *transcript) setLook(st *styles, markdown bool) {
+	t.st = st
+	t.md = nil
+	if markdown && !t.raw {
+		t.md = newMDRenderer(st)
+	}
+	if t.rd != nil {
+		t.rd.st = st
+		t.rd.invalidate()
+	}
+	for i := range t.msgs {
+		t.msgs[i].width = 0
+	}
+	t.streamWidth = 0
+}
+
 // streamLines returns the stable and tail lines of the reply being streamed.
 func (t *transcript) streamLines() (stable, tail []string) {
+	if t.streamWidth != t.width && t.md != nil {
+		t.stable = t.stable[:0]
+		t.sc, t.mdAny = newMDScanner(), false
+		t.sc.feed(t.stream.String(), t.addBlock)
+		t.renderTail()
+		t.streamWidth = t.width
+	}
 	if t.streamWidth != t.width {
 		t.stable = t.stable[:0]
 		if t.stableEnd > 0 {
@@ -119,6 +162,16 @@ func (t *transcript) renderTail() {
 	if s == "" {
 		// Nothing yet (prefill): a static mark, no animation.
 		t.tail = append(t.tail, t.st.r(t.st.dim, padTo("  …", 3, t.width)))
+		return
+	}
+	if t.md != nil {
+		if b, ok := t.sc.open(s); ok {
+			var prev *mdBlock
+			if t.mdAny {
+				prev = &t.mdPrev
+			}
+			t.tail = t.md.appendBlock(t.tail, prev, b, t.width)
+		}
 		return
 	}
 	t.tail = t.st.renderText(t.tail, session.Assistant, rest, t.width, t.stableEnd == 0)
@@ -149,8 +202,19 @@ func (t *transcript) startStream() {
 	t.stream.Reset()
 	t.stableEnd, t.pendingCR = 0, false
 	t.stable = t.stable[:0]
+	t.sc, t.mdAny = newMDScanner(), false
 	t.streamWidth = 0
 	t.keepAnchor(before, t.streamCount())
+}
+
+// addBlock renders a finished block of the streaming reply into stable.
+func (t *transcript) addBlock(b mdBlock) {
+	var prev *mdBlock
+	if t.mdAny {
+		prev = &t.mdPrev
+	}
+	t.stable = t.md.appendBlock(t.stable, prev, b, t.width)
+	t.mdPrev, t.mdAny = b, true
 }
 
 // appendStream adds reply text. Only the paragraphs that this text touches
@@ -179,6 +243,14 @@ func (t *transcript) appendStream(text string) {
 	before := t.streamCount()
 	start := t.stream.Len()
 	t.stream.WriteString(text)
+	if t.md != nil {
+		if t.streamWidth == t.width {
+			t.sc.feed(t.stream.String(), t.addBlock)
+			t.renderTail()
+		}
+		t.keepAnchor(before, t.streamCount())
+		return
+	}
 	if i := strings.LastIndexByte(text, '\n'); i >= 0 {
 		end := start + i + 1 // the reply up to here is whole paragraphs
 		if t.streamWidth == t.width {

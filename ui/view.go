@@ -96,6 +96,8 @@ func (m *model) appendBody(rows []string, l layout) []string {
 	switch {
 	case m.help:
 		left = m.helpLines(l.mainW, l.body)
+	case m.pane != nil:
+		left = m.paneLines(l.mainW, l.body)
 	case m.tr.empty():
 		left = m.emptyLines()
 	default:
@@ -103,6 +105,24 @@ func (m *model) appendBody(rows []string, l layout) []string {
 		exact = m.tr.width == l.mainW
 	}
 	blank := strings.Repeat(" ", l.mainW)
+	if ov := m.overlayLines(l.mainW, l.body); len(ov) > 0 {
+		// The palette or the completion popup covers the bottom of the
+		// transcript, just above the input.
+		full := make([]string, l.body)
+		for i := range full {
+			switch {
+			case i >= l.body-len(ov):
+				full[i] = ov[i-(l.body-len(ov))]
+			case i < len(left) && exact:
+				full[i] = left[i]
+			case i < len(left):
+				full[i] = fit(left[i], l.mainW)
+			default:
+				full[i] = blank
+			}
+		}
+		left, exact = full, true
+	}
 	var right []string
 	if l.panel {
 		right = m.cachedPanel(panelWidth, l.body)
@@ -124,12 +144,40 @@ func (m *model) appendBody(rows []string, l layout) []string {
 	return rows
 }
 
+func (m *model) overlayLines(w, h int) []string {
+	switch {
+	case m.palette != nil:
+		return m.paletteLines(w, h)
+	case m.popupVisible():
+		return m.popupLines(w, h)
+	}
+	return nil
+}
+
+// paneLines shows a command's answer of several lines.
+func (m *model) paneLines(w, h int) []string {
+	m.paneOff = min(m.paneOff, max(0, len(m.pane)-h))
+	out := make([]string, 0, h)
+	for _, l := range m.pane[m.paneOff:min(len(m.pane), m.paneOff+h)] {
+		out = append(out, fit(" "+l, w))
+	}
+	return out
+}
+
+func (m *model) scrollPane(up bool, page int) {
+	if up {
+		m.paneOff = max(0, m.paneOff-page)
+	} else {
+		m.paneOff = min(max(0, len(m.pane)-1), m.paneOff+page)
+	}
+}
+
 func (m *model) emptyLines() []string {
 	first := "Say something and press Enter."
 	if m.raw {
 		first = "Type the start of a text and press Enter; the model continues it."
 	}
-	return []string{"", m.st.r(m.st.dim, "  "+first), m.st.r(m.st.dim, "  F1 shows the keys.")}
+	return []string{"", m.st.r(m.st.dim, "  "+first), m.st.r(m.st.dim, "  F1 shows the keys, Ctrl+P the palette, / the commands.")}
 }
 
 func (m *model) headerText() string {
@@ -168,9 +216,23 @@ func (m *model) hintText() string {
 		return m.st.r(m.st.warn, fmt.Sprintf("↑ %d lines up · PgDn or Ctrl+End to follow", m.tr.offset))
 	case m.help:
 		return m.st.r(m.st.dim, "Esc or F1 closes the help")
+	case m.palette != nil:
+		return m.st.r(m.st.dim, "↑↓ choose · Enter run · Esc close")
+	case m.popupVisible():
+		return m.st.r(m.st.dim, "Tab complete · ↑↓ choose · Enter run · Esc hide")
+	case m.editing >= 0:
+		return m.st.r(m.st.warn, "editing your message · Enter resends · Ctrl+E the one before · Esc cancels")
+	case m.backendStatus() != "":
+		return m.st.r(m.st.busy, m.backendStatus()+"…")
+	case m.busy && m.stats.GenTokens == 0 && !m.stopping:
+		what := "reading the prompt"
+		if n := m.stats.PromptTokens - m.stats.ReusedTokens; n > 0 {
+			what = fmt.Sprintf("prefilling %d prompt tokens (%d reused)", n, m.stats.ReusedTokens)
+		}
+		return m.st.r(m.st.busy, what+"…") + m.st.r(m.st.dim, " · Esc stops")
 	case m.busy:
 		return m.st.r(m.st.dim, "Esc stop · F2/F3 temperature · F10 greedy · F1 keys")
 	default:
-		return m.st.r(m.st.dim, "Enter send · Alt+Enter new line · F1 keys · Ctrl+C quit")
+		return m.st.r(m.st.dim, "Enter send · / commands · Ctrl+P palette · F1 keys · Ctrl+C quit")
 	}
 }

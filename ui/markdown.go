@@ -1,0 +1,354 @@
+package ui
+
+import (
+	"strings"
+
+	"charm.land/glamour/v2"
+	gansi "charm.land/glamour/v2/ansi"
+	gstyles "charm.land/glamour/v2/styles"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// Markdown in replies. A reply is cut into top-level blocks (paragraphs,
+// headings, list items, fenced code, tables, quotes) at lines that can only
+// start a new block; each block is rendered on its own and the results are
+// stacked. A finished reply and the same reply while it streams are cut the
+// same way, so they look the same, and a streaming reply renders each block
+// once, when the next one starts: per poll only the open (last) block is
+// rendered again.
+//
+// Paragraph-like blocks go through glamour; fenced code is drawn here, one
+// source line per screen line (long lines hard-wrapped, never reflowed), so
+// what the terminal shows is the code's exact text and can be selected and
+// copied as it is.
+
+// mdBlock is one top-level block of markdown source.
+type mdBlock struct {
+	src     string // the block's markdown; for code, the code lines without the fences
+	code    bool
+	lang    string
+	item    bool // a list item
+	blank   bool // a blank line came before it
+	heading bool
+}
+
+// mdScanner cuts markdown into blocks as it arrives. feed scans the complete
+// lines it has not seen and emits the blocks they finish; open is the block
+// still being written.
+type mdScanner struct {
+	pos       int  // start of the first line not yet scanned
+	start     int  // start of the open paragraph-like block, -1 when none
+	openItem  bool // the open block is a list item
+	openBlank bool // a blank line came before the open block
+	blank     bool // the last scanned line was blank
+	fence     string
+	lang      string
+	codeStart int
+}
+
+func newMDScanner() mdScanner { return mdScanner{start: -1} }
+
+func (sc *mdScanner) emitOpen(s string, end int, emit func(mdBlock)) {
+	if sc.start < 0 {
+		return
+	}
+	src := strings.TrimRight(s[sc.start:end], "\n")
+	emit(mdBlock{src: src, item: sc.openItem, blank: sc.openBlank})
+	sc.start = -1
+}
+
+// feed scans the complete lines of s from where it stopped.
+func (sc *mdScanner) feed(s string, emit func(mdBlock)) {
+	for {
+		nl := strings.IndexByte(s[sc.pos:], '\n')
+		if nl < 0 {
+			return
+		}
+		ls, le := sc.pos, sc.pos+nl
+		sc.pos = le + 1
+		line := s[ls:le]
+		if sc.fence != "" {
+			if isFenceClose(line, sc.fence) {
+				emit(mdBlock{src: strings.TrimSuffix(s[sc.codeStart:ls], "\n"), code: true, lang: sc.lang, blank: sc.openBlank})
+				sc.fence = ""
+			}
+			continue
+		}
+		switch {
+		case strings.TrimSpace(line) == "":
+			sc.emitOpen(s, ls, emit)
+			sc.blank = true
+		case fenceOpen(line) != "":
+			sc.emitOpen(s, ls, emit)
+			sc.fence = fenceOpen(line)
+			sc.lang = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), sc.fence[:1]))
+			sc.codeStart = sc.pos
+			sc.openBlank, sc.blank = sc.blank, false
+		case isHeading(line):
+			sc.emitOpen(s, ls, emit)
+			emit(mdBlock{src: line, heading: true, blank: sc.blank})
+			sc.blank = false
+		case isItem(line):
+			sc.emitOpen(s, ls, emit)
+			sc.start, sc.openItem = ls, true
+			sc.openBlank, sc.blank = sc.blank, false
+		default:
+			if sc.start < 0 {
+				sc.start, sc.openItem = ls, false
+				sc.openBlank, sc.blank = sc.blank, false
+			}
+		}
+	}
+}
+
+// open is the block still being written (complete lines not yet closed
+// off, and the partial last line), if any.
+func (sc *mdScanner) open(s string) (mdBlock, bool) {
+	switch {
+	case sc.fence != "":
+		return mdBlock{src: strings.TrimSuffix(s[min(sc.codeStart, len(s)):], "\n"), code: true, lang: sc.lang, blank: sc.openBlank}, true
+	case sc.start >= 0:
+		return mdBlock{src: strings.TrimRight(s[sc.start:], "\n"), item: sc.openItem, blank: sc.openBlank}, true
+	case sc.pos < len(s) && strings.TrimSpace(s[sc.pos:]) != "":
+		rest := s[sc.pos:]
+		return mdBlock{src: rest, item: isItem(rest), heading: isHeading(rest), blank: sc.blank}, true
+	}
+	return mdBlock{}, false
+}
+
+// splitMarkdown cuts finished text into its blocks.
+func splitMarkdown(s string) []mdBlock {
+	var out []mdBlock
+	sc := newMDScanner()
+	if !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	sc.feed(s, func(b mdBlock) { out = append(out, b) })
+	if b, ok := sc.open(s); ok {
+		out = append(out, b)
+	}
+	return out
+}
+
+func indentOf(line string) int {
+	n := 0
+	for n < len(line) && line[n] == ' ' {
+		n++
+	}
+	return n
+}
+
+// fenceOpen returns the fence a line opens ("```", "~~~~", ...) or "".
+func fenceOpen(line string) string {
+	if indentOf(line) > 3 {
+		return ""
+	}
+	t := strings.TrimLeft(line, " ")
+	for _, c := range []byte{'`', '~'} {
+		n := 0
+		for n < len(t) && t[n] == c {
+			n++
+		}
+		if n >= 3 {
+			if c == '`' && strings.IndexByte(t[n:], '`') >= 0 {
+				return "" // inline code, not a fence
+			}
+			return t[:n]
+		}
+	}
+	return ""
+}
+
+func isFenceClose(line, fence string) bool {
+	if indentOf(line) > 3 {
+		return false
+	}
+	t := strings.TrimSpace(line)
+	return len(t) >= len(fence) && strings.Trim(t, fence[:1]) == ""
+}
+
+func isHeading(line string) bool {
+	if indentOf(line) > 3 {
+		return false
+	}
+	t := strings.TrimLeft(line, " ")
+	n := 0
+	for n < len(t) && t[n] == '#' {
+		n++
+	}
+	return n >= 1 && n <= 6 && (n == len(t) || t[n] == ' ')
+}
+
+// isItem: a list item at the top level ("- ", "* ", "+ ", "1. ", "1) ").
+func isItem(line string) bool {
+	if indentOf(line) > 1 {
+		return false
+	}
+	t := strings.TrimLeft(line, " ")
+	if len(t) >= 2 && (t[0] == '-' || t[0] == '*' || t[0] == '+') && t[1] == ' ' {
+		return !(t[0] != '+' && strings.Trim(strings.ReplaceAll(t, " ", ""), t[:1]) == "" && len(strings.ReplaceAll(t, " ", "")) >= 3) // "* * *" is a rule
+	}
+	n := 0
+	for n < len(t) && n < 9 && t[n] >= '0' && t[n] <= '9' {
+		n++
+	}
+	return n > 0 && n+1 < len(t) && (t[n] == '.' || t[n] == ')') && t[n+1] == ' '
+}
+
+// mdRenderer renders blocks for one look (dark, light or plain) and keeps a
+// glamour renderer per wrap width.
+type mdRenderer struct {
+	st     *styles
+	config gansi.StyleConfig
+	byW    map[int]*glamour.TermRenderer
+}
+
+func newMDRenderer(st *styles) *mdRenderer {
+	var c gansi.StyleConfig
+	switch {
+	case st.plain:
+		c = gstyles.ASCIIStyleConfig
+	case st.light:
+		c = gstyles.LightStyleConfig
+	default:
+		c = gstyles.DarkStyleConfig
+	}
+	// The transcript owns margins, blank lines between blocks and the text
+	// colour (the terminal's own).
+	c.Document.Margin = nil
+	c.Document.BlockPrefix, c.Document.BlockSuffix = "", ""
+	c.Document.Color, c.Document.BackgroundColor = nil, nil
+	return &mdRenderer{st: st, config: c, byW: map[int]*glamour.TermRenderer{}}
+}
+
+func (r *mdRenderer) renderer(w int) *glamour.TermRenderer {
+	if tr, ok := r.byW[w]; ok {
+		return tr
+	}
+	if len(r.byW) >= 4 { // a resize storm must not grow this
+		clear(r.byW)
+	}
+	tr, err := glamour.NewTermRenderer(glamour.WithStyles(r.config), glamour.WithWordWrap(w), glamour.WithPreservedNewLines())
+	if err != nil {
+		return nil
+	}
+	r.byW[w] = tr
+	return tr
+}
+
+// minMarkdownWidth: below it replies are wrapped as plain text.
+const minMarkdownWidth = 12
+
+// render appends the lines of a whole reply (already sanitised) at width.
+func (r *mdRenderer) render(dst []string, text string, width int) []string {
+	var prev *mdBlock
+	for _, b := range splitMarkdown(text) {
+		dst = r.appendBlock(dst, prev, b, width)
+		prev = &b
+	}
+	return dst
+}
+
+// appendBlock appends block b (after prev, nil for the first) to dst: a blank
+// line between blocks except between list items written without one.
+func (r *mdRenderer) appendBlock(dst []string, prev *mdBlock, b mdBlock, width int) []string {
+	if prev != nil && !(prev.item && b.item && !b.blank) {
+		dst = append(dst, strings.Repeat(" ", width))
+	}
+	return r.block(dst, b, width)
+}
+
+const mdIndent = "  " // the assistant's marker and indent
+
+// block renders one block, each line exactly width cells.
+func (r *mdRenderer) block(dst []string, b mdBlock, width int) []string {
+	cw := width - len(mdIndent)
+	if b.code {
+		for l := range strings.SplitSeq(b.src, "\n") {
+			l = strings.TrimRight(l, " ")
+			w := ansi.StringWidth(l)
+			if w > cw && cw > 0 {
+				for p := range strings.SplitSeq(ansi.Hardwrap(l, cw, true), "\n") {
+					dst = append(dst, padTo(mdIndent+r.st.r(r.st.code, p), len(mdIndent)+ansi.StringWidth(p), width))
+				}
+				continue
+			}
+			dst = append(dst, padTo(mdIndent+r.st.r(r.st.code, l), len(mdIndent)+w, width))
+		}
+		return dst
+	}
+	tr := r.renderer(cw)
+	if cw < minMarkdownWidth || tr == nil {
+		return r.st.renderText(dst, "assistant", b.src, width, false)
+	}
+	out, err := tr.Render(b.src)
+	if err != nil {
+		return r.st.renderText(dst, "assistant", b.src, width, false)
+	}
+	out = stripHyperlinks(out)
+	if r.st.plain {
+		out = ansi.Strip(out)
+	}
+	lines := strings.Split(out, "\n")
+	// Glamour pads lines and adds blank lines around blocks: the transcript
+	// spaces blocks itself.
+	lo, hi := 0, len(lines)
+	for lo < hi && strings.TrimSpace(ansi.Strip(lines[lo])) == "" {
+		lo++
+	}
+	for hi > lo && strings.TrimSpace(ansi.Strip(lines[hi-1])) == "" {
+		hi--
+	}
+	for _, l := range lines[lo:hi] {
+		l = strings.TrimRight(l, " ")
+		w := ansi.StringWidth(l)
+		if w > cw {
+			for p := range strings.SplitSeq(ansi.Hardwrap(l, cw, true), "\n") {
+				dst = append(dst, padTo(mdIndent+p, len(mdIndent)+ansi.StringWidth(p), width))
+			}
+			continue
+		}
+		dst = append(dst, padTo(mdIndent+l, len(mdIndent)+w, width))
+	}
+	return dst
+}
+
+// stripHyperlinks drops OSC 8 hyperlink sequences (the link text and the
+// URL stay as text): not every terminal or multiplexer handles them.
+func stripHyperlinks(s string) string {
+	for {
+		i := strings.Index(s, "\x1b]8;")
+		if i < 0 {
+			return s
+		}
+		j := i + 4
+		end := -1
+		for k := j; k < len(s); k++ {
+			if s[k] == '\a' {
+				end = k + 1
+				break
+			}
+			if s[k] == '\x1b' && k+1 < len(s) && s[k+1] == '\\' {
+				end = k + 2
+				break
+			}
+		}
+		if end < 0 {
+			return s[:i]
+		}
+		s = s[:i] + s[end:]
+	}
+}
+
+// lastCodeBlock returns the last fenced code block of text, exactly as
+// written between its fences.
+func lastCodeBlock(text string) (string, bool) {
+	var code string
+	found := false
+	for _, b := range splitMarkdown(strings.ReplaceAll(text, "\r\n", "\n")) {
+		if b.code {
+			code, found = b.src, true
+		}
+	}
+	return code, found
+}

@@ -1,0 +1,429 @@
+package ui
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// The command palette (Ctrl+P) lists every action and sampler knob; typing
+// filters it, ↑/↓ choose, Enter runs, Esc closes. The sessions picker is
+// the same list with saved conversations in it. Both are drawn over the
+// bottom of the transcript, above the input.
+
+type paletteItem struct {
+	label, keys string
+	run         func(m *model) tea.Cmd
+}
+
+type palette struct {
+	title  string
+	items  []paletteItem
+	filter string
+	shown  []int // indexes of items that match the filter
+	sel    int   // in shown
+}
+
+func newPalette(title string, items []paletteItem) *palette {
+	p := &palette{title: title, items: items}
+	p.setFilter("")
+	return p
+}
+
+// setFilter keeps the items whose label holds every word of f.
+func (p *palette) setFilter(f string) {
+	p.filter = f
+	words := strings.Fields(strings.ToLower(f))
+	p.shown = p.shown[:0]
+	for i, it := range p.items {
+		l := strings.ToLower(it.label)
+		ok := true
+		for _, w := range words {
+			if !strings.Contains(l, w) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			p.shown = append(p.shown, i)
+		}
+	}
+	p.sel = 0
+}
+
+func (p *palette) move(d int) {
+	if len(p.shown) == 0 {
+		return
+	}
+	p.sel = min(len(p.shown)-1, max(0, p.sel+d))
+}
+
+// prefill puts a command in the input to finish typing.
+func prefill(line string) func(m *model) tea.Cmd {
+	return func(m *model) tea.Cmd {
+		m.setInput(line)
+		m.input.MoveToEnd()
+		return nil
+	}
+}
+
+func runLine(line string) func(m *model) tea.Cmd {
+	return func(m *model) tea.Cmd { return m.runCommand(line) }
+}
+
+func (m *model) openPalette() {
+	k := m.keys.first
+	_, cmdr := m.b.(Commander)
+	has := func(ok bool) bool { return ok || cmdr }
+	var items []paletteItem
+	add := func(ok bool, label, keys string, run func(m *model) tea.Cmd) {
+		if ok {
+			items = append(items, paletteItem{label, keys, run})
+		}
+	}
+	_, regen := m.b.(Regenerator)
+	_, clr := m.b.(Clearer)
+	_, save := m.b.(Saver)
+	_, load := m.b.(Loader)
+	_, sys := m.b.(SystemSetter)
+	_, edit := m.b.(Editor)
+	add(has(regen), "Regenerate the last reply", k("regenerate"), func(m *model) tea.Cmd { return m.regenerate() })
+	add(has(clr), "New chat", "/new", runLine("/new"))
+	add(has(clr), "Clear the conversation", "/clear", runLine("/clear"))
+	add(has(save), "Save the conversation", "/save", runLine("/save"))
+	add(has(save), "Save the conversation as…", "/save NAME", prefill("/save "))
+	add(has(load), "Load a saved conversation…", "/sessions", func(m *model) tea.Cmd { m.openSessions(); return nil })
+	add(has(sys), "System prompt…", "/system", prefill("/system "+m.info.System))
+	add(true, "Copy the last reply", k("copy_reply"), func(m *model) tea.Cmd { return m.copyReply() })
+	add(true, "Copy the last code block", k("copy_code"), func(m *model) tea.Cmd { return m.copyCode() })
+	add(true, "Edit your last message", k("edit_last"), func(m *model) tea.Cmd { m.editPrevious(); return nil })
+	md := "on"
+	if m.markdown {
+		md = "off"
+	}
+	add(true, "Markdown "+md, k("toggle_markdown"), func(m *model) tea.Cmd { m.setMarkdown(!m.markdown); return nil })
+	if !m.opts.Plain {
+		for _, t := range []string{"dark", "light", "auto"} {
+			add(true, "Theme "+t, "/theme "+t, func(m *model) tea.Cmd { return m.setTheme(t) })
+		}
+	}
+	p := m.params
+	for _, kn := range knobNames {
+		if kn == "greedy" {
+			add(true, "Greedy "+onOff(!p.Greedy), k("greedy"), func(m *model) tea.Cmd {
+				q := m.b.Sampler()
+				q.Greedy = !q.Greedy
+				m.setSampler(q)
+				m.setNotice("greedy "+onOff(m.params.Greedy), false)
+				return nil
+			})
+			continue
+		}
+		add(true, fmt.Sprintf("Set %s (now %s)…", strings.ReplaceAll(kn, "_", " "), knobValue(p, kn)), "/set "+kn,
+			prefill("/set "+kn+" "+knobValue(p, kn)))
+	}
+	add(cmdr, "Set the reply length (max tokens)…", "/set max_tokens", prefill("/set max_tokens "))
+	add(cmdr, "Show the settings", "/show", runLine("/show"))
+	add(true, "Help: keys", k("help"), func(m *model) tea.Cmd { m.help = true; return nil })
+	add(true, "Help: commands", "/help", runLine("/help"))
+	add(true, "Quit", k("quit"), func(m *model) tea.Cmd { m.stop(); return tea.Quit })
+	_ = edit
+	m.help, m.pane = false, nil
+	m.palette = newPalette("Command palette", items)
+}
+
+// openSessions lists the saved conversations to load one.
+func (m *model) openSessions() {
+	var items []paletteItem
+	if c, ok := m.b.(Commander); ok {
+		_, reply, err := c.Command("/sessions")
+		if err != nil {
+			m.setNotice(err.Error(), true)
+			return
+		}
+		for line := range strings.SplitSeq(strings.TrimRight(reply, "\n"), "\n") {
+			num := ""
+			for _, f := range strings.Fields(line) {
+				if strings.IndexFunc(f, func(r rune) bool { return !unicode.IsDigit(r) }) < 0 {
+					num = f
+					break
+				}
+				if f != "*" {
+					break
+				}
+			}
+			if num == "" {
+				continue
+			}
+			items = append(items, paletteItem{oneLine(strings.TrimSpace(line)), "", runLine("/load " + num)})
+		}
+		if len(items) == 0 {
+			m.showText(reply)
+			return
+		}
+	} else if cp, ok := m.b.(Completer); ok {
+		if _, ok := m.b.(Loader); !ok {
+			m.setNotice(errNoSessions.Error(), true)
+			return
+		}
+		for _, c := range cp.Complete("/load ") {
+			ref := strings.TrimPrefix(c, "/load ")
+			items = append(items, paletteItem{oneLine(ref), "", runLine("/load " + ref)})
+		}
+		if len(items) == 0 {
+			m.setNotice("no saved conversations yet", false)
+			return
+		}
+	} else {
+		m.setNotice(errNoSessions.Error(), true)
+		return
+	}
+	m.help, m.pane = false, nil
+	m.palette = newPalette("Load a conversation", items)
+}
+
+func (m *model) paletteKey(k tea.KeyPressMsg, act string) tea.Cmd {
+	p := m.palette
+	switch ks := k.Keystroke(); {
+	case act == "stop" || act == "palette":
+		m.palette = nil
+	case ks == "up":
+		p.move(-1)
+	case ks == "down" || ks == "tab":
+		p.move(+1)
+	case ks == "pgup":
+		p.move(-8)
+	case ks == "pgdown":
+		p.move(+8)
+	case ks == "enter":
+		if len(p.shown) == 0 {
+			return nil
+		}
+		it := p.items[p.shown[p.sel]]
+		m.palette = nil
+		return it.run(m)
+	case ks == "backspace":
+		if r := []rune(p.filter); len(r) > 0 {
+			p.setFilter(string(r[:len(r)-1]))
+		}
+	case ks == "ctrl+u":
+		p.setFilter("")
+	case k.Text != "" && !k.Mod.Contains(tea.ModCtrl) && !k.Mod.Contains(tea.ModAlt):
+		p.setFilter(p.filter + oneLine(k.Text))
+	}
+	return nil
+}
+
+// paletteLines draws the open palette in w cells and at most h rows.
+func (m *model) paletteLines(w, h int) []string {
+	p := m.palette
+	st := m.st
+	if h < 2 || w < 4 {
+		return nil
+	}
+	rows := min(len(p.shown), h-2, 12)
+	out := make([]string, 0, rows+2)
+	out = append(out, fit(st.r(st.title, " "+p.title)+st.r(st.dim, " · type to filter · ↑↓ Enter · Esc closes"), w))
+	out = append(out, fit(st.r(st.user, " › ")+p.filter, w))
+	if len(p.shown) == 0 {
+		return append(out[:1], fit(st.r(st.user, " › ")+p.filter+st.r(st.dim, "  (nothing matches)"), w))
+	}
+	top := 0
+	if p.sel >= rows {
+		top = p.sel - rows + 1
+	}
+	for i := top; i < top+rows; i++ {
+		it := p.items[p.shown[i]]
+		keys := it.keys
+		kw := ansi.StringWidth(keys)
+		lw := w - 3 - kw - 1
+		if lw < 8 {
+			keys, kw, lw = "", 0, w-3
+		}
+		line := fit(it.label, lw) + " " + fit(keys, kw)
+		if i == p.sel {
+			out = append(out, fit(" "+st.r(st.sel, "▸ "+line), w))
+		} else {
+			out = append(out, fit("   "+it.label, lw+3)+" "+st.r(st.key, fit(keys, kw)))
+		}
+	}
+	for i := range out {
+		out[i] = fit(out[i], w)
+	}
+	return out
+}
+
+// Completion of /commands: the candidates for what is typed are listed in a
+// popup above the input; Tab takes the chosen one (again: the next), ↑/↓
+// choose, Esc hides the popup. The backend is asked only when the part
+// before the last space changes; typing after it filters locally.
+
+type completion struct {
+	head   string   // input up to and including its last space
+	all    []string // candidate lines for head
+	items  []string // those that start with the input
+	sel    int
+	moved  bool // ↑/↓ chose an item
+	hidden bool // Esc hid the popup until the input changes
+	cycle  []string
+	pos    int
+}
+
+func completable(v string) bool {
+	return strings.HasPrefix(v, "/") && !strings.HasPrefix(v, "//") && !strings.Contains(v, "\n") && len(v) < 300
+}
+
+// inputChanged updates the completions after the input changed.
+func (m *model) inputChanged() {
+	c := &m.compl
+	v := m.input.Value()
+	if c.cycle != nil && c.pos < len(c.cycle) && v == c.cycle[c.pos] {
+		return // set by Tab
+	}
+	c.cycle, c.hidden, c.moved, c.sel = nil, false, false, 0
+	if !completable(v) {
+		c.items, c.all, c.head = nil, nil, ""
+		return
+	}
+	head := v[:strings.LastIndexByte(v, ' ')+1]
+	if head != c.head || c.all == nil {
+		c.head, c.all = head, m.candidates(head)
+	}
+	c.items = c.items[:0]
+	lv := strings.ToLower(v)
+	for _, s := range c.all {
+		if strings.HasPrefix(strings.ToLower(s), lv) {
+			c.items = append(c.items, s)
+		}
+	}
+}
+
+// candidates are the whole lines the input can become after head.
+func (m *model) candidates(head string) []string {
+	var out []string
+	add := func(s ...string) {
+		for _, x := range s {
+			if !slices.Contains(out, x) {
+				out = append(out, x)
+			}
+		}
+	}
+	cp, hasComplete := m.b.(Completer)
+	if head == "" {
+		if hasComplete {
+			add(cp.Complete("/")...)
+		} else {
+			add(fallbackCommands...)
+		}
+		for _, c := range uiCommands {
+			add(c.name)
+		}
+		return out
+	}
+	name := strings.ToLower(strings.TrimSpace(head))
+	if c, _ := findUICommand(name); c != nil && !strings.Contains(name, " ") {
+		for _, a := range c.argVals {
+			add(head + a)
+		}
+		return out
+	}
+	if hasComplete {
+		add(cp.Complete(head)...)
+	}
+	if name == "/set" {
+		if !hasComplete {
+			for _, k := range knobNames {
+				add(head + k)
+			}
+		} else {
+			add(head + "penalty_window")
+		}
+	}
+	return out
+}
+
+func (m *model) popupVisible() bool {
+	c := &m.compl
+	if m.palette != nil || c.hidden || len(c.items) == 0 || m.editing >= 0 {
+		return false
+	}
+	return !(len(c.items) == 1 && c.items[0] == strings.TrimRight(m.input.Value(), " "))
+}
+
+// popupKey handles the keys the completion popup takes; ok is false for
+// the others.
+func (m *model) popupKey(k tea.KeyPressMsg, act string) (tea.Cmd, bool) {
+	c := &m.compl
+	ks := k.Keystroke()
+	if act == "complete" {
+		switch {
+		case c.cycle != nil:
+			c.pos = (c.pos + 1) % len(c.cycle)
+			m.setInput(c.cycle[c.pos])
+		case len(c.items) == 1:
+			m.setInput(c.items[0] + " ")
+		case len(c.items) > 1:
+			c.cycle, c.pos = slices.Clone(c.items), c.sel
+			m.setInput(c.cycle[c.pos])
+		}
+		m.input.MoveToEnd()
+		return nil, true // Tab never types into the input
+	}
+	if !m.popupVisible() {
+		return nil, false
+	}
+	switch {
+	case ks == "up":
+		c.sel, c.moved = max(0, c.sel-1), true
+	case ks == "down":
+		c.sel, c.moved = min(len(c.items)-1, c.sel+1), true
+	case act == "stop":
+		c.hidden = true
+	case act == "send" && c.moved:
+		m.setInput(c.items[c.sel] + " ")
+		m.input.MoveToEnd()
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+// popupLines draws the completion popup: at most 6 rows.
+func (m *model) popupLines(w, h int) []string {
+	c := &m.compl
+	st := m.st
+	rows := min(len(c.items), h-1, 6)
+	if rows <= 0 || w < 4 {
+		return nil
+	}
+	top := 0
+	if c.sel >= rows {
+		top = c.sel - rows + 1
+	}
+	nameW := 14
+	for _, s := range c.items[top : top+rows] {
+		nameW = max(nameW, ansi.StringWidth(s)+2)
+	}
+	nameW = min(nameW, w-2)
+	out := make([]string, 0, rows)
+	for i := top; i < top+rows; i++ {
+		s := c.items[i]
+		name := fit(s, nameW)
+		if i == c.sel {
+			name = st.r(st.sel, name)
+		}
+		line := " " + name
+		if uc, _ := findUICommand(strings.ToLower(s)); uc != nil {
+			line += st.r(st.dim, uc.help)
+		}
+		out = append(out, fit(line, w))
+	}
+	if n := len(c.items); n > rows && c.sel < top+rows-1 {
+		out[len(out)-1] = fit(st.r(st.dim, fmt.Sprintf(" … %d more (Tab, ↑↓)", n-rows+1)), w)
+	}
+	return out
+}
