@@ -20,6 +20,7 @@ import (
 	"chat/models/embedded"
 	"chat/models/kernels"
 	"chat/models/load"
+	"chat/models/quant/report"
 	"chat/session"
 	"chat/session/store"
 	"chat/ui"
@@ -32,6 +33,9 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "bench" {
 		return benchCmd(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "quant-report" {
+		return quantReportCmd(args[1:], stdout, stderr)
 	}
 	cfg, err := config.Parse(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -277,4 +281,49 @@ func speculation(cfg *config.Config) (speculative.Config, error) {
 		c.Method = m
 	}
 	return c, nil
+}
+
+// quantReportCmd prints, for each weight format, bytes, logit cosine and
+// top-1 agreement against float, and held-out loss (the course's int8 table).
+func quantReportCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("chat quant-report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	model := fs.String("model", "", "float32 course checkpoint (default: the embedded model)")
+	text := fs.String("text", "", "held-out text (default: ../shared/models/text/TinyStories-valid-head.txt if present)")
+	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	m, err := openModel(*model)
+	if err != nil {
+		fmt.Fprintln(stderr, "chat quant-report:", err)
+		return 1
+	}
+	txt, err := bench.PromptText(*text)
+	if err == nil && txt == bench.Fallback {
+		err = errors.New("no held-out text found: pass --text FILE")
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "chat quant-report:", err)
+		return 1
+	}
+	t, err := report.Report(m, txt, report.Options{})
+	if err != nil {
+		fmt.Fprintln(stderr, "chat quant-report:", err)
+		return 1
+	}
+	if *asJSON {
+		b, err := t.JSON()
+		if err != nil {
+			fmt.Fprintln(stderr, "chat quant-report:", err)
+			return 1
+		}
+		fmt.Fprintln(stdout, string(b))
+		return 0
+	}
+	fmt.Fprint(stdout, t.Text())
+	return 0
 }

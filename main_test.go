@@ -116,3 +116,35 @@ func intsEqual(a, b []int) bool {
 	}
 	return true
 }
+
+// chat quant-report prints one row per weight format; int8 keeps the
+// course's quality (cosine ≥ 0.9999, top-1 ≥ 99%).
+func TestQuantReport(t *testing.T) {
+	text := testmodels.Path(t, "text/TinyStories-valid-head.txt")
+	code, stdout, stderr := runCLI("quant-report", "--model", testmodels.Path(t, "course/tiny.pt"), "--text", text, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var tab struct {
+		Rows []struct {
+			Format string  `json:"format"`
+			Cosine float64 `json:"mean_cosine"`
+			Top1   float64 `json:"top1_agreement"`
+		} `json:"formats"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &tab); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, stdout)
+	}
+	found := false
+	for _, r := range tab.Rows {
+		if r.Format == "int8" {
+			found = true
+			if r.Cosine < 0.9999 || r.Top1 < 0.99 {
+				t.Errorf("int8 row %+v below the course's quality", r)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no int8 row in %s", stdout)
+	}
+}
