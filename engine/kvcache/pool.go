@@ -1,0 +1,301 @@
+// Package kvcache is a paged KV cache: one preallocated pool of fixed-size
+// blocks (BlockSize positions of every layer's keys and values each), shared
+// by sequences that are block tables into it (vLLM's PagedAttention layout).
+//
+// Blocks are reference counted. Fork shares a sequence's blocks; a write
+// into a block someone else also holds copies it first (copy-on-write, in
+// Seq.Append). A full block can carry a chained hash — the hash of the
+// previous block's hash and this block's token ids, so equal hashes mean
+// equal prefixes — and the pool indexes blocks by it. A block nobody holds
+// any more but that has a hash stays "cached" (its contents intact, findable
+// by Lookup) until a fresh block is needed: then the least recently released
+// one is evicted (its hash forgotten). When neither free nor cached blocks are
+// left, the pool asks its Reclaim hook (the prefix tree) to let go of some.
+//
+// The pool is pure data: float32 rows, block ids, counts. It is not safe for
+// concurrent use. Export/Import (file.go) move a sequence to and from a file.
+package kvcache
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Layout is what one position stores: KDim key and VDim value floats in each
+// of Layers layers.
+type Layout struct {
+	Layers, KDim, VDim int
+}
+
+// BytesPerBlock is the memory one block of bs positions takes.
+func (l Layout) BytesPerBlock(bs int) int64 {
+	return int64(bs) * int64(l.Layers) * int64(l.KDim+l.VDim) * 4
+}
+
+// DefaultBlockSize is the block size the engine uses: 16 positions.
+const DefaultBlockSize = 16
+
+// BlocksFor is how many blocks of bs positions fit in budget bytes.
+func BlocksFor(budget int64, l Layout, bs int) int {
+	per := l.BytesPerBlock(bs)
+	if per <= 0 || budget <= 0 {
+		return 0
+	}
+	return int(min(budget/per, 1<<30))
+}
+
+// ErrFull is returned when no block can be found for a write: every block is
+// held by a sequence (or the tree would not give any back).
+var ErrFull = errors.New("kvcache: the KV pool is full: every block is in use (raise --kv-mem)")
+
+const none = -1
+
+// Pool is the block store.
+type Pool struct {
+	lay    Layout
+	bs     int
+	blocks int
+	k, v   [][]float32 // per layer: [blocks][bs][KDim], [blocks][bs][VDim]
+
+	ref    []int32
+	hash   []uint64
+	hashed []bool
+	index  map[uint64]int32
+	free   []int32 // never-hashed free blocks (a stack)
+
+	// LRU of cached blocks (ref 0, hashed): prev/next links, oldest first.
+	prev, next []int32
+	head, tail int32
+	cached     int
+
+	used      int   // blocks with ref > 0
+	evictions int64 // cached blocks whose contents were dropped for a new use
+	copies    int64 // copy-on-write copies
+
+	// Reclaim is called when a block is needed and none is free or cached;
+	// it should release references (e.g. evict prefix-tree leaves) and report
+	// whether it released any. Nil: nothing to reclaim.
+	Reclaim func() bool
+}
+
+// NewPool preallocates blocks blocks of bs positions for layout l.
+func NewPool(l Layout, bs, blocks int) (*Pool, error) {
+	if l.Layers <= 0 || l.KDim <= 0 || l.VDim < 0 || bs <= 0 || blocks <= 0 {
+		return nil, fmt.Errorf("kvcache: bad pool shape: %d layers, key %d, value %d floats, %d positions per block, %d blocks", l.Layers, l.KDim, l.VDim, bs, blocks)
+	}
+	if int64(blocks)*int64(bs)*int64(max(l.KDim, l.VDim)) > 1<<40 {
+		return nil, fmt.Errorf("kvcache: a pool of %d blocks is too large", blocks)
+	}
+	p := &Pool{lay: l, bs: bs, blocks: blocks, head: none, tail: none, index: map[uint64]int32{}}
+	p.k = make([][]float32, l.Layers)
+	p.v = make([][]float32, l.Layers)
+	for i := range p.k {
+		p.k[i] = make([]float32, blocks*bs*l.KDim)
+		p.v[i] = make([]float32, blocks*bs*l.VDim)
+	}
+	p.ref = make([]int32, blocks)
+	p.hash = make([]uint64, blocks)
+	p.hashed = make([]bool, blocks)
+	p.prev = make([]int32, blocks)
+	p.next = make([]int32, blocks)
+	p.free = make([]int32, blocks)
+	for i := range p.free {
+		p.free[i] = int32(blocks - 1 - i) // block 0 is taken first
+		p.prev[i], p.next[i] = none, none
+	}
+	return p, nil
+}
+
+// Layout is the shape of a position.
+func (p *Pool) Layout() Layout { return p.lay }
+
+// BlockSize is the positions per block.
+func (p *Pool) BlockSize() int { return p.bs }
+
+// Blocks is the pool size in blocks.
+func (p *Pool) Blocks() int { return p.blocks }
+
+// Used is the number of blocks someone holds (ref > 0).
+func (p *Pool) Used() int { return p.used }
+
+// Cached is the number of unheld blocks kept for their hash.
+func (p *Pool) Cached() int { return p.cached }
+
+// Free is the number of blocks ready for use without evicting anything.
+func (p *Pool) Free() int { return len(p.free) }
+
+// Evictions counts cached blocks dropped to make room.
+func (p *Pool) Evictions() int64 { return p.evictions }
+
+// Copies counts copy-on-write block copies.
+func (p *Pool) Copies() int64 { return p.copies }
+
+// Ref is block b's reference count.
+func (p *Pool) Ref(b int32) int { return int(p.ref[b]) }
+
+// K and V are layer l's rows of block b: [BlockSize][KDim] and [BlockSize][VDim].
+func (p *Pool) K(l int, b int32) []float32 {
+	n := p.bs * p.lay.KDim
+	return p.k[l][int(b)*n : (int(b)+1)*n : (int(b)+1)*n]
+}
+
+// V: see K.
+func (p *Pool) V(l int, b int32) []float32 {
+	n := p.bs * p.lay.VDim
+	return p.v[l][int(b)*n : (int(b)+1)*n : (int(b)+1)*n]
+}
+
+// Alloc returns a block with ref 1 and no hash: a free one, else the least
+// recently released cached one (evicted), else one the Reclaim hook gives
+// back. Its contents are whatever they were.
+func (p *Pool) Alloc() (int32, error) {
+	for {
+		if n := len(p.free); n > 0 {
+			b := p.free[n-1]
+			p.free = p.free[:n-1]
+			p.ref[b] = 1
+			p.used++
+			return b, nil
+		}
+		if p.head != none {
+			b := p.head
+			p.unlink(b)
+			p.unhash(b)
+			p.evictions++
+			p.ref[b] = 1
+			p.used++
+			return b, nil
+		}
+		if p.Reclaim == nil || !p.Reclaim() {
+			return none, ErrFull
+		}
+	}
+}
+
+// Retain adds a reference to b (a cached block is revived).
+func (p *Pool) Retain(b int32) {
+	if p.ref[b] == 0 {
+		if !p.hashed[b] {
+			panic("kvcache: Retain of a free block")
+		}
+		p.unlink(b)
+		p.used++
+	}
+	p.ref[b]++
+}
+
+// Release drops a reference to b. At zero a hashed block is cached (most
+// recently used end of the LRU) and an unhashed one is free.
+func (p *Pool) Release(b int32) {
+	if p.ref[b] <= 0 {
+		panic("kvcache: Release of an unreferenced block")
+	}
+	p.ref[b]--
+	if p.ref[b] > 0 {
+		return
+	}
+	p.used--
+	if p.hashed[b] {
+		p.pushLRU(b)
+		return
+	}
+	p.free = append(p.free, b)
+}
+
+// SetHash records h as b's chained hash and indexes it. It reports false
+// (and changes nothing) when another block already has h, or b has a
+// different hash.
+func (p *Pool) SetHash(b int32, h uint64) bool {
+	if o, ok := p.index[h]; ok {
+		return o == b
+	}
+	if p.hashed[b] {
+		return false
+	}
+	p.hash[b], p.hashed[b] = h, true
+	p.index[h] = b
+	return true
+}
+
+// Forget drops the hash of a cached block (ref 0) and frees it: its
+// contents are stale (a newer block holds the same prefix). It reports
+// whether b was such a block.
+func (p *Pool) Forget(b int32) bool {
+	if p.ref[b] != 0 || !p.hashed[b] {
+		return false
+	}
+	p.unlink(b)
+	p.unhash(b)
+	p.free = append(p.free, b)
+	return true
+}
+
+// Hash returns b's chained hash, if it has one.
+func (p *Pool) Hash(b int32) (uint64, bool) { return p.hash[b], p.hashed[b] }
+
+// Lookup finds the block with chained hash h (held or cached).
+func (p *Pool) Lookup(h uint64) (int32, bool) {
+	b, ok := p.index[h]
+	return b, ok
+}
+
+// unhash forgets b's hash (its contents are about to change).
+func (p *Pool) unhash(b int32) {
+	if p.hashed[b] {
+		delete(p.index, p.hash[b])
+		p.hashed[b] = false
+	}
+}
+
+func (p *Pool) pushLRU(b int32) {
+	p.prev[b], p.next[b] = p.tail, none
+	if p.tail != none {
+		p.next[p.tail] = b
+	} else {
+		p.head = b
+	}
+	p.tail = b
+	p.cached++
+}
+
+func (p *Pool) unlink(b int32) {
+	if p.prev[b] != none {
+		p.next[p.prev[b]] = p.next[b]
+	} else {
+		p.head = p.next[b]
+	}
+	if p.next[b] != none {
+		p.prev[p.next[b]] = p.prev[b]
+	} else {
+		p.tail = p.prev[b]
+	}
+	p.prev[b], p.next[b] = none, none
+	p.cached--
+}
+
+// copyBlock copies every layer's rows of src into dst.
+func (p *Pool) copyBlock(dst, src int32) {
+	for l := 0; l < p.lay.Layers; l++ {
+		copy(p.K(l, dst), p.K(l, src))
+		copy(p.V(l, dst), p.V(l, src))
+	}
+	p.copies++
+}
+
+// ChainHash is the chained hash of a block: FNV-1a (64-bit) over prev's 8
+// little-endian bytes and each token id's 4 little-endian bytes. The first
+// block of a sequence chains from 0.
+func ChainHash(prev uint64, tokens []int) uint64 {
+	const off, prime = 14695981039346656037, 1099511628211
+	h := uint64(off)
+	for i := 0; i < 8; i++ {
+		h = (h ^ uint64(byte(prev>>(8*i)))) * prime
+	}
+	for _, t := range tokens {
+		u := uint32(t)
+		for i := 0; i < 4; i++ {
+			h = (h ^ uint64(byte(u>>(8*i)))) * prime
+		}
+	}
+	return h
+}

@@ -1,0 +1,141 @@
+package kvcache
+
+import "fmt"
+
+// Seq is one sequence: a block table into a pool and a length. Position i
+// lives in row i%BlockSize of block Table()[i/BlockSize]. It implements
+// models.KV, so a model's paged forward pass reads and writes through it.
+type Seq struct {
+	p     *Pool
+	table []int32
+	n     int
+	max   int
+}
+
+// NewSeq returns an empty sequence of at most maxPos positions.
+func (p *Pool) NewSeq(maxPos int) *Seq {
+	nb := (maxPos + p.bs - 1) / p.bs
+	return &Seq{p: p, max: maxPos, table: make([]int32, 0, nb+1)}
+}
+
+// SeqFrom returns a sequence of the first n positions held by blocks (a
+// prefix found in the tree or the index); it takes a reference on each.
+func (p *Pool) SeqFrom(blocks []int32, n, maxPos int) (*Seq, error) {
+	if n < 0 || n > maxPos || (n+p.bs-1)/p.bs != len(blocks) {
+		return nil, fmt.Errorf("kvcache: %d blocks cannot hold exactly %d positions (max %d)", len(blocks), n, maxPos)
+	}
+	s := p.NewSeq(maxPos)
+	for _, b := range blocks {
+		p.Retain(b)
+		s.table = append(s.table, b)
+	}
+	s.n = n
+	return s, nil
+}
+
+// Pool is the pool s lives in.
+func (s *Seq) Pool() *Pool { return s.p }
+
+// Len is the number of positions.
+func (s *Seq) Len() int { return s.n }
+
+// Cap is the most positions s may hold.
+func (s *Seq) Cap() int { return s.max }
+
+// BlockSize is the positions per block.
+func (s *Seq) BlockSize() int { return s.p.bs }
+
+// Table is the block table (owned by s; valid until the next change).
+func (s *Seq) Table() []int32 { return s.table }
+
+// Fork returns a sequence sharing all of s's blocks (each gains a
+// reference); a later write by either copies the shared block first.
+func (s *Seq) Fork() *Seq {
+	f := &Seq{p: s.p, n: s.n, max: s.max, table: make([]int32, len(s.table), cap(s.table))}
+	copy(f.table, s.table)
+	for _, b := range f.table {
+		s.p.Retain(b)
+	}
+	return f
+}
+
+// Free releases every block; s is empty afterwards.
+func (s *Seq) Free() { s.Truncate(0) }
+
+// Truncate drops positions >= n and releases the blocks no longer needed.
+func (s *Seq) Truncate(n int) {
+	n = max(n, 0)
+	if n >= s.n {
+		return
+	}
+	keep := (n + s.p.bs - 1) / s.p.bs
+	for _, b := range s.table[keep:] {
+		s.p.Release(b)
+	}
+	s.table = s.table[:keep]
+	s.n = n
+}
+
+// Append makes positions Len()..Len()+n-1 writable and counts them in Len:
+// the partly filled last block is copied first if another holder shares it
+// (and loses its hash: its contents change), and new blocks come from the
+// pool. On error (the pool is full, or Cap would be passed) nothing changes.
+// It allocates no Go memory.
+func (s *Seq) Append(n int) error {
+	if n <= 0 {
+		return nil
+	}
+	if s.n+n > s.max {
+		return fmt.Errorf("kvcache: %d positions after %d exceed the sequence's %d", n, s.n, s.max)
+	}
+	p := s.p
+	if r := s.n % p.bs; r != 0 {
+		i := len(s.table) - 1
+		b := s.table[i]
+		switch {
+		case p.ref[b] > 1:
+			nb, err := p.Alloc()
+			if err != nil {
+				return err
+			}
+			// Alloc may have had the tree release b; it is still ours.
+			p.copyBlock(nb, b)
+			s.table[i] = nb
+			p.Release(b)
+		case p.hashed[b]:
+			p.unhash(b)
+		}
+	}
+	need := (s.n+n+p.bs-1)/p.bs - len(s.table)
+	have := len(s.table)
+	for range need {
+		b, err := p.Alloc()
+		if err != nil {
+			for _, b := range s.table[have:] {
+				p.Release(b)
+			}
+			s.table = s.table[:have]
+			return err
+		}
+		s.table = append(s.table, b)
+	}
+	s.n += n
+	return nil
+}
+
+// Block returns layer l's key and value rows of the i-th block of the
+// table, [BlockSize][KDim] and [BlockSize][VDim]; only the rows below Len
+// are meaningful.
+func (s *Seq) Block(l, i int) (k, v []float32) {
+	b := s.table[i]
+	return s.p.K(l, b), s.p.V(l, b)
+}
+
+// Row returns layer l's key and value row of position pos (< Len).
+func (s *Seq) Row(l, pos int) (k, v []float32) {
+	b := s.table[pos/s.p.bs]
+	r := pos % s.p.bs
+	kd, vd := s.p.lay.KDim, s.p.lay.VDim
+	kb, vb := s.p.K(l, b), s.p.V(l, b)
+	return kb[r*kd : (r+1)*kd : (r+1)*kd], vb[r*vd : (r+1)*vd : (r+1)*vd]
+}
