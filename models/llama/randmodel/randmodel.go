@@ -6,7 +6,7 @@
 // test in models/llama regenerates the same files and checks their sha256.
 //
 // The random numbers are integer-only (splitmix64 and an Irwin-Hall sum of
-// 12 uniforms, exact in float64) followed by one float32 rounding, so the
+// 12 16-bit uniforms, exact in float64) followed by one float32 rounding, so the
 // files are byte-identical on every platform and Go version.
 package randmodel
 
@@ -281,9 +281,10 @@ func WriteFile(dir string, s Spec, vocabPath string) (path, sum string, err erro
 }
 
 // normal returns n pseudo-normal values with standard deviation std, from a
-// stream keyed by the seed and the tensor name. Each value is the
-// Irwin-Hall sum of 12 uniforms on 24 bits minus 6 (mean 0, variance 1,
-// within ±6), computed exactly in float64, times std rounded once to float32.
+// splitmix64 stream keyed by the seed and the tensor name. Each value is the
+// Irwin-Hall sum of 12 uniforms on 16 bits (three 64-bit draws) minus 6
+// (mean 0, variance 1, within ±6), computed exactly in float64, times std
+// rounded once to float32.
 func normal(seed uint64, name string, n int, std float32) []float32 {
 	h := fnv.New64a()
 	h.Write([]byte(name))
@@ -291,15 +292,15 @@ func normal(seed uint64, name string, n int, std float32) []float32 {
 	out := make([]float32, n)
 	for i := range out {
 		var sum uint64
-		for j := 0; j < 12; j++ {
+		for j := 0; j < 3; j++ {
 			state += 0x9E3779B97F4A7C15
 			z := state
 			z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
 			z = (z ^ (z >> 27)) * 0x94D049BB133111EB
 			z ^= z >> 31
-			sum += z >> 40
+			sum += z&0xFFFF + z>>16&0xFFFF + z>>32&0xFFFF + z>>48
 		}
-		x := float64(sum)/(1<<24) - 6 // exact: sum < 12·2^24
+		x := float64(sum)/(1<<16) - 6 // exact: sum < 12·2^16
 		out[i] = float32(x * float64(std))
 	}
 	return out
