@@ -3,6 +3,7 @@
 package kernels
 
 import (
+	"math/rand/v2"
 	"syscall"
 	"testing"
 	"unsafe"
@@ -75,6 +76,35 @@ func TestInt8StayInBounds(t *testing.T) {
 					if cols%Q8Block == 0 {
 						d, xd := guarded(t, rows*cols/Q8Block), guarded(t, cols/Q8Block)
 						MatVecQ8_0(out, q, d, xq, xd, rows, cols)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestBlocksStayInBounds: the block products read nothing past the last
+// weight block (Q6_K's half scale is its last 2 bytes), activation or sum.
+func TestBlocksStayInBounds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(51, 52))
+	for _, asm := range impls() {
+		withImpl(asm, func() {
+			for _, k := range blockKinds {
+				for _, rows := range []int{1, 3, 5} {
+					for _, nb := range []int{1, 2} {
+						cols := nb * k.bs
+						src := randBlocks(rng, k, rows*nb, false)
+						w := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(guardedI8(t, len(src))))), len(src))
+						copy(w, src)
+						xq, xd := guardedI8(t, cols), guarded(t, nb)
+						xs16 := guarded(t, cols/16/2+1)
+						xs := unsafe.Slice((*int16)(unsafe.Pointer(unsafe.SliceData(xs16))), len(xs16)*2)
+						xs = xs[len(xs)-cols/16:]
+						for i := range xd {
+							xd[i] = 0.01
+						}
+						out := guarded(t, rows)
+						k.matVec(out, w, xq, xd, xs, rows, cols)
 					}
 				}
 			}

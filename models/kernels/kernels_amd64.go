@@ -9,7 +9,8 @@ import (
 )
 
 // x/sys/cpu reports AVX2 only when the OS saves ymm state, so this is enough.
-var hasAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+// F16C (VCVTPH2PS, for the block scales) comes with every AVX2 CPU.
+var hasAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
 
 const asmName = "avx2"
 

@@ -20,3 +20,7 @@ func i8DotsAsm(out []float32, w, x []int8, cols int) []int32 { panic("kernels: n
 func q80DotsAsm(out []float32, w []int8, d []float32, x []int8, xd []float32, cols int) {
 	panic("kernels: no asm")
 }
+
+func blockDotsAsm(op int, out []float32, w []byte, xq []int8, xd []float32, xsums []int16, nb int) {
+	panic("kernels: no asm")
+}

@@ -18,7 +18,7 @@ const parallelMin = 1 << 16
 const spinFor = 50 * time.Microsecond
 
 // SetThreads sets how many threads (the caller plus n-1 workers) the matrix
-// products (MatVec, MatMul, MatVecI8, MatVecQ8_0) use, clamped to [1, runtime.NumCPU()]. The default is
+// products (MatVec, MatMul and the int8 and block products) use, clamped to [1, runtime.NumCPU()]. The default is
 // min(runtime.NumCPU(), GOMAXPROCS at start-up). Workers start on the first
 // product large enough to split.
 func SetThreads(n int) {
@@ -39,6 +39,10 @@ const (
 	opMatMul
 	opMatVecI8
 	opMatVecQ8
+	opMatVecQ4_0
+	opMatVecQ4K
+	opMatVecQ5K
+	opMatVecQ6K
 )
 
 // Worker states. The caller moves idle→posted; the worker takes a job with
@@ -68,9 +72,12 @@ type job struct {
 	rows, cols, n int
 	// int8 operands: weights qw with scales sw (per row or per block),
 	// activations qx with scale sx (per vector) or dx (per block).
-	qw, qx        []int8
-	sw, dx        []float32
-	sx            float32
+	qw, qx []int8
+	sw, dx []float32
+	sx     float32
+	// block products: GGUF weight blocks wb, Q8_K activation sums xsum.
+	wb            []byte
+	xsum          []int16
 	chunk, chunks int
 	_             [64]byte
 	next          atomic.Int64
@@ -175,6 +182,7 @@ func (p *pool) exec(gran int) {
 	}
 	// Don't keep the operands alive.
 	j.out, j.w, j.x, j.qw, j.sw, j.qx, j.dx = nil, nil, nil, nil, nil, nil, nil
+	j.wb, j.xsum = nil, nil
 	p.mu.Unlock()
 }
 
@@ -195,6 +203,8 @@ func (j *job) drain() {
 			matVecI8Range(j.out, j.qw, j.sw, j.qx, j.sx, j.cols, r0, r1)
 		case opMatVecQ8:
 			matVecQ8Range(j.out, j.qw, j.sw, j.qx, j.dx, j.cols, r0, r1)
+		case opMatVecQ4_0, opMatVecQ4K, opMatVecQ5K, opMatVecQ6K:
+			blockRange(j.op, j.out, j.wb, j.qx, j.dx, j.xsum, j.cols, r0, r1)
 		}
 	}
 }

@@ -1,0 +1,343 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+)
+
+// Products with weights in GGUF's own block layouts (ggml/src/ggml-common.h),
+// passed as the raw tensor bytes so a loader can hand over mmapped data
+// without copying. The activation is quantized once per call by the caller
+// (and can be reused for every weight that multiplies the same vector):
+//
+//   - Q4_0 weights take a Q8_0 activation (QuantizeQ8_0), as in ggml's
+//     ggml_vec_dot_q4_0_q8_0.
+//   - Q4_K, Q5_K and Q6_K weights take a Q8_K activation (QuantizeQ8_K):
+//     256-value super-blocks with a float32 scale and int16 sums per 16
+//     values, as ggml's block_q8_K, so the weights' offsets (Q6_K's -32) and
+//     mins (Q4_K, Q5_K) become one multiply with the sums instead of work per
+//     value (ggml-cpu/arch/x86/quants.c, ggml_vec_dot_q*_K_q8_K).
+//
+// Integer sums are exact. The float arithmetic is the same sequence of
+// float32 roundings in the assembly and the Go versions, so both give the
+// same bits:
+//
+//   - Q4_0: 8 float32 lanes per row; block b adds
+//     float32(int lane l)·(d_b·xd_b) to lane l, where int lane l is the dot
+//     over the block's values 4l..4l+3; the lanes are reduced at the end as
+//     ((l0+l4)+(l2+l6))+((l1+l5)+(l3+l7)) (the asm HSUM).
+//   - K-quants: one exact int32 sum per super-block (scales applied in
+//     integers), then acc += float32(isum)·(d·xd), and for Q4_K/Q5_K
+//     accm += float32(msum)·(dmin·xd); the row's result is acc-accm.
+
+// Block sizes and encoded bytes per block of the GGUF layouts.
+const (
+	QK        = 256 // K-quant super-block length (ggml's QK_K)
+	Q4_0Bytes = 18  // half d; 16 bytes of nibbles
+	Q4_KBytes = 144 // half d, dmin; 12 bytes of 6-bit scales and mins; 128 bytes of nibbles
+	Q5_KBytes = 176 // as Q4_K plus 32 bytes of fifth bits
+	Q6_KBytes = 210 // 128 bytes low nibbles; 64 bytes high 2 bits; 16 int8 scales; half d
+)
+
+// QuantizeQ8_K quantizes x (len(x) a multiple of QK) into Q8_K super-blocks:
+// x[i] ≈ d[i/QK]·q[i], and sums[g] = Σ q[16g:16g+16]. It follows ggml's
+// quantize_row_q8_K_ref (ggml-quants.c): scale -127/max with max the
+// signed value of largest magnitude, round half to even, values in
+// [-127, 127] (so the sign trick of the int8 kernels stays valid). With this
+// rounding the integer dots equal llama.cpp's for the same weights.
+// len(q) >= len(x), len(d) >= len(x)/QK, len(sums) >= len(x)/16.
+func QuantizeQ8_K(q []int8, d []float32, sums []int16, x []float32) {
+	if len(x)%QK != 0 || len(q) < len(x) || len(d) < len(x)/QK || len(sums) < len(x)/16 {
+		panic(fmt.Sprintf("kernels.QuantizeQ8_K: len(x)=%d (must be a multiple of %d) with len(q)=%d len(d)=%d len(sums)=%d",
+			len(x), QK, len(q), len(d), len(sums)))
+	}
+	for b := 0; b < len(x)/QK; b++ {
+		xb := x[b*QK : (b+1)*QK]
+		qb := q[b*QK : (b+1)*QK]
+		var amax, mx float32
+		for _, v := range xb {
+			if a := abs32(v); a > amax {
+				amax, mx = a, v
+			}
+		}
+		if amax == 0 || amax != amax {
+			clear(qb)
+			clear(sums[b*16 : (b+1)*16])
+			d[b] = 0
+			continue
+		}
+		iscale := -127 / mx
+		for i, v := range xb {
+			qb[i] = int8(min(127, math.RoundToEven(float64(iscale*v))))
+		}
+		for g := 0; g < 16; g++ {
+			var s int16
+			for _, v := range qb[g*16 : (g+1)*16] {
+				s += int16(v)
+			}
+			sums[b*16+g] = s
+		}
+		d[b] = 1 / iscale
+	}
+}
+
+// MatVecQ4_0 computes out[r] = Σ_b d_w·xd[b]·Σ_{i<32} (q_i-8)·xq[32b+i] for
+// r < rows: the dot of Q4_0 weight row r with the Q8_0 activation (xq, xd)
+// that QuantizeQ8_0 made. w holds rows·cols/32 blocks of Q4_0Bytes, row-major;
+// cols must be a multiple of 32.
+func MatVecQ4_0(out []float32, w []byte, xq []int8, xd []float32, rows, cols int) {
+	checkBlocks("MatVecQ4_0", out, w, xq, xd, nil, rows, cols, Q8Block, Q4_0Bytes)
+	runBlocks(opMatVecQ4_0, out, w, xq, xd, nil, rows, cols)
+}
+
+// MatVecQ4_K computes out[r] = dot(dequantized Q4_K row r, Q8_K activation)
+// for r < rows. w holds rows·cols/QK blocks of Q4_KBytes; (xq, xd, xsums) come
+// from QuantizeQ8_K; cols must be a multiple of QK.
+func MatVecQ4_K(out []float32, w []byte, xq []int8, xd []float32, xsums []int16, rows, cols int) {
+	checkBlocks("MatVecQ4_K", out, w, xq, xd, xsums, rows, cols, QK, Q4_KBytes)
+	runBlocks(opMatVecQ4K, out, w, xq, xd, xsums, rows, cols)
+}
+
+// MatVecQ5_K is MatVecQ4_K for Q5_K weights (blocks of Q5_KBytes).
+func MatVecQ5_K(out []float32, w []byte, xq []int8, xd []float32, xsums []int16, rows, cols int) {
+	checkBlocks("MatVecQ5_K", out, w, xq, xd, xsums, rows, cols, QK, Q5_KBytes)
+	runBlocks(opMatVecQ5K, out, w, xq, xd, xsums, rows, cols)
+}
+
+// MatVecQ6_K is MatVecQ4_K for Q6_K weights (blocks of Q6_KBytes).
+func MatVecQ6_K(out []float32, w []byte, xq []int8, xd []float32, xsums []int16, rows, cols int) {
+	checkBlocks("MatVecQ6_K", out, w, xq, xd, xsums, rows, cols, QK, Q6_KBytes)
+	runBlocks(opMatVecQ6K, out, w, xq, xd, xsums, rows, cols)
+}
+
+// checkBlocks panics unless the operands fit the product: the assembly does no
+// bounds checking. A nil xsums is not checked (Q4_0 has none).
+func checkBlocks(fn string, out []float32, w []byte, xq []int8, xd []float32, xsums []int16, rows, cols, bs, bb int) {
+	if rows < 0 || cols < 0 || cols%bs != 0 || len(out) < rows || len(w) < rows*(cols/bs)*bb ||
+		len(xq) < cols || len(xd) < cols/bs || (bs == QK && len(xsums) < cols/16) {
+		panic(fmt.Sprintf("kernels.%s: rows=%d cols=%d (must be a multiple of %d) with len(out)=%d len(w)=%d (need %d) len(xq)=%d len(xd)=%d len(xsums)=%d",
+			fn, rows, cols, bs, len(out), len(w), rows*(cols/bs)*bb, len(xq), len(xd), len(xsums)))
+	}
+}
+
+// runBlocks splits a block product over the pool, or runs it here when it is
+// small or the pool is busy. Sizes count weight values, as for the int8
+// products.
+func runBlocks(op int, out []float32, w []byte, xq []int8, xd []float32, xsums []int16, rows, cols int) {
+	if rows*cols >= 2*parallelMin {
+		if j := defaultPool.acquire(); j != nil {
+			j.op, j.out, j.wb, j.qx, j.dx, j.xsum = op, out, w, xq, xd, xsums
+			j.rows, j.cols = rows, cols
+			defaultPool.exec(4)
+			return
+		}
+	}
+	blockRange(op, out, w, xq, xd, xsums, cols, 0, rows)
+}
+
+// blockRange computes rows [r0, r1) of a block product.
+func blockRange(op int, out []float32, w []byte, xq []int8, xd []float32, xsums []int16, cols, r0, r1 int) {
+	if r1 <= r0 {
+		return
+	}
+	var bs, bb int
+	switch op {
+	case opMatVecQ4_0:
+		bs, bb = Q8Block, Q4_0Bytes
+	case opMatVecQ4K:
+		bs, bb = QK, Q4_KBytes
+	case opMatVecQ5K:
+		bs, bb = QK, Q5_KBytes
+	case opMatVecQ6K:
+		bs, bb = QK, Q6_KBytes
+	}
+	nb := cols / bs
+	rb := nb * bb
+	o, wr := out[r0:r1], w[r0*rb:r1*rb]
+	xq, xd = xq[:cols], xd[:nb]
+	if bs == QK {
+		xsums = xsums[:cols/16]
+	}
+	if useAsm {
+		blockDotsAsm(op, o, wr, xq, xd, xsums, nb)
+		return
+	}
+	for r := range o {
+		row := wr[r*rb : (r+1)*rb]
+		switch op {
+		case opMatVecQ4_0:
+			o[r] = dotQ4_0Go(row, xq, xd)
+		case opMatVecQ4K:
+			o[r] = dotQ4KGo(row, xq, xd, xsums)
+		case opMatVecQ5K:
+			o[r] = dotQ5KGo(row, xq, xd, xsums)
+		case opMatVecQ6K:
+			o[r] = dotQ6KGo(row, xq, xd, xsums)
+		}
+	}
+}
+
+// f16 converts an IEEE half to float32 (exact, as VCVTPH2PS).
+func f16(b []byte) float32 {
+	h := binary.LittleEndian.Uint16(b)
+	sign := uint32(h>>15) << 31
+	exp := uint32(h>>10) & 0x1f
+	man := uint32(h) & 0x3ff
+	switch {
+	case exp == 0x1f:
+		return math.Float32frombits(sign | 0x7f800000 | man<<13)
+	case exp != 0:
+		return math.Float32frombits(sign | (exp+112)<<23 | man<<13)
+	case man == 0:
+		return math.Float32frombits(sign)
+	}
+	f := float32(man) * (1.0 / (1 << 24)) // subnormal: exact
+	if sign != 0 {
+		f = -f
+	}
+	return f
+}
+
+// hsum8 reduces 8 lanes in the order of the asm HSUM macro.
+func hsum8(a *[8]float32) float32 {
+	return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]))
+}
+
+// dotQ4_0Go: block_q4_0 is half d then 16 bytes whose low nibbles are values
+// 0..15 and high nibbles 16..31; value = (nibble-8)·d (dequantize_row_q4_0).
+func dotQ4_0Go(row []byte, xq []int8, xd []float32) float32 {
+	var acc [8]float32
+	for b := range xd {
+		blk := row[b*Q4_0Bytes : (b+1)*Q4_0Bytes]
+		s := float32(f16(blk) * xd[b])
+		qs := blk[2:18]
+		x := xq[b*32 : b*32+32]
+		for l := 0; l < 4; l++ {
+			var lo, hi int32
+			for k := 4 * l; k < 4*l+4; k++ {
+				lo += (int32(qs[k]&0xf) - 8) * int32(x[k])
+				hi += (int32(qs[k]>>4) - 8) * int32(x[k+16])
+			}
+			acc[l] += float32(float32(lo) * s)
+			acc[l+4] += float32(float32(hi) * s)
+		}
+	}
+	return hsum8(&acc)
+}
+
+// unpackK4 returns the 8 six-bit scales and mins of a Q4_K/Q5_K block's 12
+// scale bytes (ggml's get_scale_min_k4: j<4 in the low 6 bits of bytes j and
+// j+4; j>=4 in the nibbles of byte j+4 with their top 2 bits in the top bits
+// of bytes j-4 and j).
+func unpackK4(s []byte) (sc, m [8]int32) {
+	for j := 0; j < 4; j++ {
+		sc[j] = int32(s[j] & 63)
+		m[j] = int32(s[j+4] & 63)
+		sc[j+4] = int32(s[j+8]&0xf | (s[j]>>6)<<4)
+		m[j+4] = int32(s[j+8]>>4 | (s[j+4]>>6)<<4)
+	}
+	return
+}
+
+// minSum is Σ_j m[j]·(sums of sub-block j's 32 activations).
+func minSum(m *[8]int32, sums []int16) int32 {
+	var s int32
+	for j := 0; j < 8; j++ {
+		s += m[j] * (int32(sums[2*j]) + int32(sums[2*j+1]))
+	}
+	return s
+}
+
+// dotQ4KGo: block_q4_K is half d, dmin; scales[12]; qs[128]. Each 32 bytes of
+// qs hold two sub-blocks of 32: low nibbles then high nibbles; value =
+// d·sc_j·q - dmin·m_j (dequantize_row_q4_K).
+func dotQ4KGo(row []byte, xq []int8, xd []float32, xsums []int16) float32 {
+	var acc, accm float32
+	for b := range xd {
+		blk := row[b*Q4_KBytes : (b+1)*Q4_KBytes]
+		sc, m := unpackK4(blk[4:16])
+		x := xq[b*QK : (b+1)*QK]
+		var isum int32
+		for j := 0; j < 4; j++ {
+			qs := blk[16+32*j : 48+32*j]
+			xl, xh := x[64*j:64*j+32], x[64*j+32:64*j+64]
+			var lo, hi int32
+			for l, q := range qs {
+				lo += int32(q&0xf) * int32(xl[l])
+				hi += int32(q>>4) * int32(xh[l])
+			}
+			isum += sc[2*j]*lo + sc[2*j+1]*hi
+		}
+		msum := minSum(&m, xsums[b*16:(b+1)*16])
+		acc += float32(float32(isum) * float32(f16(blk[0:])*xd[b]))
+		accm += float32(float32(msum) * float32(f16(blk[2:])*xd[b]))
+	}
+	return acc - accm
+}
+
+// dotQ5KGo: block_q5_K is half d, dmin; scales[12]; qh[32]; qs[128]. As Q4_K
+// with a fifth bit: bit 2j of qh[l] for the low nibble of sub-block pair j,
+// bit 2j+1 for the high one (dequantize_row_q5_K).
+func dotQ5KGo(row []byte, xq []int8, xd []float32, xsums []int16) float32 {
+	var acc, accm float32
+	for b := range xd {
+		blk := row[b*Q5_KBytes : (b+1)*Q5_KBytes]
+		sc, m := unpackK4(blk[4:16])
+		qh := blk[16:48]
+		x := xq[b*QK : (b+1)*QK]
+		var isum int32
+		for j := 0; j < 4; j++ {
+			qs := blk[48+32*j : 80+32*j]
+			xl, xh := x[64*j:64*j+32], x[64*j+32:64*j+64]
+			var lo, hi int32
+			for l, q := range qs {
+				h := qh[l] >> (2 * j)
+				lo += int32(q&0xf|(h&1)<<4) * int32(xl[l])
+				hi += int32(q>>4|(h&2)<<3) * int32(xh[l])
+			}
+			isum += sc[2*j]*lo + sc[2*j+1]*hi
+		}
+		msum := minSum(&m, xsums[b*16:(b+1)*16])
+		acc += float32(float32(isum) * float32(f16(blk[0:])*xd[b]))
+		accm += float32(float32(msum) * float32(f16(blk[2:])*xd[b]))
+	}
+	return acc - accm
+}
+
+// dotQ6KGo: block_q6_K is ql[128]; qh[64]; int8 scales[16]; half d. Each half
+// of 128 values uses 64 bytes of ql, 32 of qh and 8 scales; value =
+// d·sc·(q-32) with q = 4 low bits | 2 high bits (dequantize_row_q6_K). The -32
+// is applied through the activation sums: Σ sc·(q-32)·x = Σ sc·q·x - 32·Σ sc·sums.
+func dotQ6KGo(row []byte, xq []int8, xd []float32, xsums []int16) float32 {
+	var acc float32
+	for b := range xd {
+		blk := row[b*Q6_KBytes : (b+1)*Q6_KBytes]
+		x := xq[b*QK : (b+1)*QK]
+		sums := xsums[b*16 : (b+1)*16]
+		var isum, corr int32
+		for h := 0; h < 2; h++ {
+			ql := blk[64*h : 64*h+64]
+			qh := blk[128+32*h : 160+32*h]
+			sc := blk[192+8*h : 200+8*h]
+			xh := x[128*h : 128*h+128]
+			for half := 0; half < 2; half++ { // values l < 16 and l >= 16 of each chunk
+				var s0, s1, s2, s3 int32
+				for l := 16 * half; l < 16*half+16; l++ {
+					s0 += int32(ql[l]&0xf|(qh[l]&3)<<4) * int32(xh[l])
+					s1 += int32(ql[l+32]&0xf|(qh[l]>>2&3)<<4) * int32(xh[l+32])
+					s2 += int32(ql[l]>>4|(qh[l]>>4&3)<<4) * int32(xh[l+64])
+					s3 += int32(ql[l+32]>>4|(qh[l]>>6&3)<<4) * int32(xh[l+96])
+				}
+				isum += int32(int8(sc[half]))*s0 + int32(int8(sc[half+2]))*s1 +
+					int32(int8(sc[half+4]))*s2 + int32(int8(sc[half+6]))*s3
+			}
+		}
+		for g := 0; g < 16; g++ {
+			corr += int32(int8(blk[192+g])) * int32(sums[g])
+		}
+		isum -= 32 * corr
+		acc += float32(float32(isum) * float32(f16(blk[208:])*xd[b]))
+	}
+	return acc
+}

@@ -1,0 +1,33 @@
+//go:build amd64 && !purego
+
+package kernels
+
+import "unsafe"
+
+//go:noescape
+func q40DotsAVX2(out *float32, w *byte, x *int8, xd *float32, rows, nb int)
+
+//go:noescape
+func q4KDotsAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)
+
+//go:noescape
+func q5KDotsAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)
+
+//go:noescape
+func q6KDotsAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)
+
+// blockDotsAsm computes len(out) rows of a block product; w starts at the
+// first of them and the operands have been checked.
+func blockDotsAsm(op int, out []float32, w []byte, xq []int8, xd []float32, xsums []int16, nb int) {
+	o, wp, xp, dp, sp := unsafe.SliceData(out), unsafe.SliceData(w), unsafe.SliceData(xq), unsafe.SliceData(xd), unsafe.SliceData(xsums)
+	switch op {
+	case opMatVecQ4_0:
+		q40DotsAVX2(o, wp, xp, dp, len(out), nb)
+	case opMatVecQ4K:
+		q4KDotsAVX2(o, wp, xp, dp, sp, len(out), nb)
+	case opMatVecQ5K:
+		q5KDotsAVX2(o, wp, xp, dp, sp, len(out), nb)
+	case opMatVecQ6K:
+		q6KDotsAVX2(o, wp, xp, dp, sp, len(out), nb)
+	}
+}
