@@ -3,6 +3,8 @@ package quant
 import (
 	"fmt"
 	"math"
+
+	"chat/models/kernels"
 )
 
 // Int8Rows is the course's int8 format (quantize_int8's Int8Linear): one
@@ -59,18 +61,7 @@ func (m *Int8Rows) DequantizeRows(dst []float32, r0, r1 int) {
 func dequantI8(dst []float32, codes []int8, scale []float32, C, r0, r1 int) {
 	dst = dst[:(r1-r0)*C]
 	for r := r0; r < r1; r++ {
-		s := scale[r]
-		d := dst[(r-r0)*C : (r-r0+1)*C]
-		q := codes[r*C : (r+1)*C]
-		c := 0
-		for ; c+8 <= C; c += 8 { // unrolled: about a quarter faster
-			qq, dd := q[c:c+8:c+8], d[c:c+8:c+8]
-			dd[0], dd[1], dd[2], dd[3] = float32(qq[0])*s, float32(qq[1])*s, float32(qq[2])*s, float32(qq[3])*s
-			dd[4], dd[5], dd[6], dd[7] = float32(qq[4])*s, float32(qq[5])*s, float32(qq[6])*s, float32(qq[7])*s
-		}
-		for ; c < C; c++ {
-			d[c] = float32(q[c]) * s
-		}
+		kernels.ScaleI8(dst[(r-r0)*C:(r-r0+1)*C], codes[r*C:(r+1)*C], scale[r])
 	}
 }
 
