@@ -189,7 +189,8 @@ func checkCached(t *testing.T, m *Model, n int) {
 }
 
 // archCases are the families plus the variants that only metadata or
-// tensor layout set apart: YaRN, Llama 3 rope from metadata, a fused QKV.
+// tensor layout set apart: YaRN, a fused QKV, and the Gemma generations
+// (with sliding windows of 8 positions).
 var archCases = []struct {
 	name, spec string
 	edit       func(meta []gguf.KV, ts []gguf.WriteTensor) ([]gguf.KV, []gguf.WriteTensor)
@@ -200,6 +201,30 @@ var archCases = []struct {
 	{"qwen3", "qwen3", nil},
 	{"qwen2-yarn", "qwen2", yarnEdit},
 	{"llama-fused-qkv", "llama", fuseQKV},
+	{"gemma", "gemma-f32", nil},
+	{"gemma2", "gemma2-f32", nil},
+	{"gemma3", "gemma3-f32", nil},
+}
+
+// writeCase writes archCases' model in weight type typ.
+func writeCase(t testing.TB, spec string, typ gguf.Type, edit func(meta []gguf.KV, ts []gguf.WriteTensor) ([]gguf.KV, []gguf.WriteTensor)) string {
+	t.Helper()
+	for _, g := range gemmaSpecs() {
+		if g.Name != spec {
+			continue
+		}
+		g.Type = typ
+		data, err := writeGemma(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), g.Name+".gguf")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	return writeSpec(t, archSpec(spec, typ), edit)
 }
 
 func yarnEdit(meta []gguf.KV, ts []gguf.WriteTensor) ([]gguf.KV, []gguf.WriteTensor) {
@@ -234,7 +259,7 @@ func TestArchCachedVsUncached(t *testing.T) {
 	for _, c := range archCases {
 		for _, typ := range []gguf.Type{gguf.TypeF32, gguf.TypeQ8_0} {
 			t.Run(c.name+"-"+typ.String(), func(t *testing.T) {
-				m := loadT(t, writeSpec(t, archSpec(c.spec, typ), c.edit))
+				m := loadT(t, writeCase(t, c.spec, typ, c.edit))
 				checkCached(t, m, 40)
 			})
 		}
@@ -244,7 +269,7 @@ func TestArchCachedVsUncached(t *testing.T) {
 func TestArchDecodeAllocatesNothing(t *testing.T) {
 	for _, c := range archCases {
 		for _, typ := range []gguf.Type{gguf.TypeF32, gguf.TypeQ8_0} {
-			m := loadT(t, writeSpec(t, archSpec(c.spec, typ), c.edit))
+			m := loadT(t, writeCase(t, c.spec, typ, c.edit))
 			s := m.NewState()
 			if _, err := s.Forward([]int{1, 260, 5, 7}, 1); err != nil {
 				t.Fatal(err)
@@ -283,14 +308,14 @@ func TestRopeLayouts(t *testing.T) {
 	}
 	var want [4]float64
 	v := []float32{1, 2, 3, 4}
-	m.rope(v, 1, 1)
+	m.rope(v, 1, 1, m.ropeCos, m.ropeSin)
 	want[0], want[1] = rot(1, 2, 1)
 	want[2], want[3] = rot(3, 4, 0.01)
 	check("normal", v, want)
 
 	m.cfg.NeoX = true
 	v = []float32{1, 2, 3, 4}
-	m.rope(v, 1, 1)
+	m.rope(v, 1, 1, m.ropeCos, m.ropeSin)
 	want[0], want[2] = rot(1, 3, 1)
 	want[1], want[3] = rot(2, 4, 0.01)
 	check("neox", v, want)
@@ -299,7 +324,7 @@ func TestRopeLayouts(t *testing.T) {
 	m.cfg.RopeDim, m.cfg.HeadDim = 2, 4
 	m.ropeCos, m.ropeSin = ropeTables(2, &m.cfg, nil)
 	v = []float32{1, 2, 3, 4}
-	m.rope(v, 1, 1)
+	m.rope(v, 1, 1, m.ropeCos, m.ropeSin)
 	want[0], want[1] = rot(1, 2, 1)
 	want[2], want[3] = 3, 4
 	check("partial neox", v, want)
@@ -530,8 +555,8 @@ func TestArchInfoAndErrors(t *testing.T) {
 		want string
 	}{
 		{func(meta []gguf.KV, ts []gguf.WriteTensor) ([]gguf.KV, []gguf.WriteTensor) {
-			return setKV(meta, gguf.KV{Key: "general.architecture", Type: gguf.String, Value: "gemma3"}), ts
-		}, `unsupported architecture "gemma3" (supported: llama, qwen2, qwen3)`},
+			return setKV(meta, gguf.KV{Key: "general.architecture", Type: gguf.String, Value: "phi3"}), ts
+		}, `unsupported architecture "phi3" (supported: gemma, gemma2, gemma3, llama, qwen2, qwen3)`},
 		{func(meta []gguf.KV, ts []gguf.WriteTensor) ([]gguf.KV, []gguf.WriteTensor) {
 			return setKV(meta, gguf.KV{Key: "qwen2.rope.scaling.type", Type: gguf.String, Value: "longrope"}), ts
 		}, `rope scaling "longrope" is not supported`},

@@ -36,6 +36,16 @@ type Config struct {
 	YarnAttn    float32 // attn_factor: scales cos and sin (1 without YaRN)
 	YarnOrigCtx int
 
+	// Gemma (see readGemma): Q is multiplied by AttnScale before the
+	// scores when it is set (else the scores by 1/sqrt(HeadDim)); scores
+	// and logits are soft-capped, cap·tanh(x/cap), when the caps are set;
+	// layers isSWA selects attend to the last SWAWindow positions with
+	// their own rope base and scale.
+	AttnScale                 float32
+	AttnSoftcap, FinalSoftcap float32
+	SWAWindow, SWAPeriod      int
+	RopeBaseSWA, RopeScaleSWA float32
+
 	// Llama3 holds rope.scaling.* of type "llama3" when a file carries them
 	// as metadata instead of rope_freqs.weight (llama.cpp itself only
 	// reads the tensor); nil otherwise.

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 
 	"chat/models"
+	"chat/models/gguf"
 	"chat/models/kernels"
 )
 
@@ -135,11 +137,20 @@ func (s *State) layers(tokens []int, pos int) {
 	dim, hd, ffn := c.Dim, c.HeadDim, c.FFN
 	qDim, kvDim := c.Heads*hd, c.KVHeads*hd
 	group := c.Heads / c.KVHeads
-	scale := float32(1 / math.Sqrt(float64(hd)))
+	scale := 1 / float32(math.Sqrt(float64(hd))) // kq_scale, 1.0f/sqrtf(float(n_embd_head))
 	x, xb, xb2, q := s.x[:n*dim], s.xb[:n*dim], s.xb2[:n*qDim], s.q[:n*qDim]
 	hb, hb2 := s.hb[:n*ffn], s.hb2[:n*ffn]
 	for i, t := range tokens {
 		m.embd.row(x[i*dim:(i+1)*dim], t)
+	}
+	if m.fam.gemma > 0 { // ggml_scale(inpL, sqrtf(n_embd))
+		es := float32(math.Sqrt(float64(dim)))
+		for i := range x {
+			x[i] *= es
+		}
+	}
+	if c.AttnScale != 0 { // Gemma scales Q instead of the scores
+		scale = 1
 	}
 	for l := range m.layers {
 		L := &m.layers[l]
@@ -166,31 +177,50 @@ func (s *State) layers(tokens []int, pos int) {
 					rmsNorm(ki[h*hd:(h+1)*hd], ki[h*hd:(h+1)*hd], L.kNorm, c.Eps)
 				}
 			}
-			m.rope(qi, c.Heads, pos+i)
-			m.rope(ki, c.KVHeads, pos+i)
+			m.rope(qi, c.Heads, pos+i, L.ropeCos, L.ropeSin)
+			m.rope(ki, c.KVHeads, pos+i, L.ropeCos, L.ropeSin)
+			if c.AttnScale != 0 {
+				for j := range qi {
+					qi[j] *= c.AttnScale
+				}
+			}
 		}
 
-		// Causal attention: token i sees positions 0..pos+i; each query
-		// head reads the KV head of its group.
+		// Causal attention: token i sees positions 0..pos+i (the last
+		// window of them in a sliding-window layer: llama.cpp masks key
+		// p0 for query p1 when p1-p0 >= n_swa); each query head reads the
+		// KV head of its group.
 		for i := 0; i < n; i++ {
-			att := s.att[:pos+i+1]
+			p := pos + i
+			start := 0
+			if L.window > 0 {
+				start = max(0, p-L.window+1)
+			}
+			att := s.att[:p+1-start]
+			ks, vs := keys[start*kvDim:], vals[start*kvDim:]
 			for h := 0; h < c.Heads; h++ {
 				qh := q[i*qDim+h*hd : i*qDim+(h+1)*hd]
 				off := (h / group) * hd
 				for t := range att {
-					att[t] = kernels.Dot(qh, keys[t*kvDim+off:t*kvDim+off+hd]) * scale
+					att[t] = kernels.Dot(qh, ks[t*kvDim+off:t*kvDim+off+hd]) * scale
+				}
+				if c.AttnSoftcap != 0 {
+					softcap(att, c.AttnSoftcap)
 				}
 				softmax(att)
 				out := xb2[i*qDim+h*hd : i*qDim+(h+1)*hd]
 				clear(out)
 				for t, a := range att {
-					kernels.Axpy(a, vals[t*kvDim+off:t*kvDim+off+hd], out)
+					kernels.Axpy(a, vs[t*kvDim+off:t*kvDim+off+hd], out)
 				}
 			}
 		}
 		L.wo.mul(xb, xb2, n, s.xq, s.xd)
 		for i := 0; i < n; i++ {
 			addBias(xb[i*dim:(i+1)*dim], L.bo)
+			if L.attnPost != nil {
+				rmsNorm(xb[i*dim:(i+1)*dim], xb[i*dim:(i+1)*dim], L.attnPost, c.Eps)
+			}
 		}
 		add(x, xb)
 
@@ -205,12 +235,19 @@ func (s *State) layers(tokens []int, pos int) {
 				addBias(hb2[i*ffn:(i+1)*ffn], L.bu)
 			}
 		}
-		for i, g := range hb {
-			hb[i] = g / (1 + float32(math.Exp(float64(-g)))) * hb2[i] // SiLU(gate) * up
+		if m.fam.gemma > 0 {
+			geglu(hb, hb2)
+		} else {
+			for i, g := range hb {
+				hb[i] = g / (1 + float32(math.Exp(float64(-g)))) * hb2[i] // SiLU(gate) * up
+			}
 		}
 		L.down.mul(xb, hb, n, s.xq, s.xd)
 		for i := 0; i < n; i++ {
 			addBias(xb[i*dim:(i+1)*dim], L.bd)
+			if L.ffnPost != nil {
+				rmsNorm(xb[i*dim:(i+1)*dim], xb[i*dim:(i+1)*dim], L.ffnPost, c.Eps)
+			}
 		}
 		add(x, xb)
 	}
@@ -228,6 +265,52 @@ func (s *State) head(out []float32, from, n int) {
 		for i := 0; i < n; i++ {
 			add(out[i*c.Vocab:(i+1)*c.Vocab], s.m.outB)
 		}
+	}
+	if c.FinalSoftcap != 0 {
+		softcap(out[:n*c.Vocab], c.FinalSoftcap)
+	}
+}
+
+// softcap is Gemma 2's cap·tanh(x/cap), as three ggml ops: scale by 1/cap,
+// tanh, scale by cap.
+func softcap(x []float32, cap float32) {
+	inv := 1 / cap
+	for i, v := range x {
+		x[i] = float32(math.Tanh(float64(v*inv))) * cap
+	}
+}
+
+// geglu sets gate[i] = GELU(gate[i])·up[i] as ggml_vec_geglu_f32 does with
+// GGML_GELU_FP16: the tanh GELU looked up in a table indexed by the f16
+// rounding of the input, 0 below -10 and the identity above 10.
+func geglu(gate, up []float32) {
+	geluOnce.Do(initGELU)
+	for i, g := range gate {
+		switch {
+		case g <= -10:
+			gate[i] = 0
+		case g >= 10:
+			gate[i] = g * up[i]
+		default:
+			gate[i] = geluTable[gguf.F32ToF16(g)] * up[i]
+		}
+	}
+}
+
+var (
+	geluOnce  sync.Once
+	geluTable []float32 // by f16 bits: f16(gelu(x)) widened
+)
+
+// initGELU fills the table as ggml_cpu_init does: ggml_gelu_f32 of each
+// f16 value, rounded to f16.
+func initGELU() {
+	const a, sqrt2OverPi = float32(0.044715), float32(0.79788456080286535587989211986876)
+	geluTable = make([]float32, 1<<16)
+	for i := range geluTable {
+		x := gguf.F16ToF32(uint16(i))
+		y := 0.5 * x * (1 + float32(math.Tanh(float64(sqrt2OverPi*x*(1+a*x*x)))))
+		geluTable[i] = gguf.F16ToF32(gguf.F32ToF16(y))
 	}
 }
 
@@ -279,10 +362,10 @@ func addBias(x, b []float32) {
 // position's angles, as ggml's rotate_pairs (ggml-cpu/ops.cpp) does: pair i
 // is (2i, 2i+1) in the "normal" mode llama uses, (i, i+RopeDim/2) in the
 // NeoX mode of qwen2/qwen3. Values past RopeDim are left alone.
-func (m *Model) rope(v []float32, heads, pos int) {
+func (m *Model) rope(v []float32, heads, pos int, cosTab, sinTab []float32) {
 	hd, half := m.cfg.HeadDim, m.cfg.RopeDim/2
-	cos := m.ropeCos[pos*half : (pos+1)*half]
-	sin := m.ropeSin[pos*half : (pos+1)*half]
+	cos := cosTab[pos*half : (pos+1)*half]
+	sin := sinTab[pos*half : (pos+1)*half]
 	if m.cfg.NeoX {
 		for h := 0; h < heads; h++ {
 			x := v[h*hd : h*hd+2*half]

@@ -33,8 +33,10 @@ type Model struct {
 	output *matrix   // [Vocab][Dim], token_embd when tied
 	outB   []float32 // optional output.bias (qwen2)
 	layers []layer
-	// RoPE tables: for position p and pair i, ropeCos[p*RopeDim/2+i].
-	ropeCos, ropeSin []float32
+	// RoPE tables: for position p and pair i, ropeCos[p*RopeDim/2+i];
+	// sliding-window layers may have their own (Gemma 2/3).
+	ropeCos, ropeSin       []float32
+	ropeCosSWA, ropeSinSWA []float32
 }
 
 type layer struct {
@@ -44,6 +46,10 @@ type layer struct {
 	qNorm, kNorm      []float32 // per-head RMSNorm weights of Q and K (qwen3), [HeadDim]
 	gate, up, down    *matrix
 	bg, bu, bd        []float32 // optional feed-forward biases
+	attnPost, ffnPost []float32 // Gemma 2/3 norms of the attention and FFN outputs
+
+	window           int // attend to the last window positions; 0: all
+	ropeCos, ropeSin []float32
 }
 
 var _ models.Model = (*Model)(nil)
@@ -82,6 +88,11 @@ func FromFile(f *gguf.File, fileName string) (*Model, error) {
 		return nil, err
 	}
 	cfg.NeoX = fam.neox
+	if fam.gemma > 0 {
+		if err := readGemma(f, &cfg, fam.gemma); err != nil {
+			return nil, err
+		}
+	}
 	tok, err := loadTokenizer(f)
 	if err != nil {
 		return nil, fmt.Errorf("llama: tokenizer: %w", err)
@@ -100,7 +111,8 @@ func FromFile(f *gguf.File, fileName string) (*Model, error) {
 	qDim, kvDim := cfg.Heads*cfg.HeadDim, cfg.KVHeads*cfg.HeadDim
 	m.embd = ld.matrix("token_embd.weight", cfg.Vocab, cfg.Dim)
 	m.norm = ld.load("output_norm.weight", cfg.Dim)
-	if _, ok := f.Tensor("output.weight"); ok {
+	if _, ok := f.Tensor("output.weight"); ok && fam.gemma != 1 && fam.gemma != 2 {
+		// (llama.cpp's gemma and gemma2 always use token_embd)
 		m.output = ld.matrix("output.weight", cfg.Vocab, cfg.Dim)
 	} else {
 		m.output = m.embd // tied, as llama.cpp falls back to token_embd
@@ -134,6 +146,10 @@ func FromFile(f *gguf.File, fileName string) (*Model, error) {
 		L.bg = ld.optional(p+"ffn_gate.bias", cfg.FFN)
 		L.bu = ld.optional(p+"ffn_up.bias", cfg.FFN)
 		L.bd = ld.optional(p+"ffn_down.bias", cfg.Dim)
+		if fam.gemma >= 2 {
+			L.attnPost = ld.load(p+"post_attention_norm.weight", cfg.Dim)
+			L.ffnPost = ld.load(p+"post_ffw_norm.weight", cfg.Dim)
+		}
 	}
 	var freqs []float32
 	if fam.ropeFreqs {
@@ -156,6 +172,20 @@ func FromFile(f *gguf.File, fileName string) (*Model, error) {
 		}
 	}
 	m.ropeCos, m.ropeSin = ropeTables(ctx, &cfg, freqs)
+	m.ropeCosSWA, m.ropeSinSWA = m.ropeCos, m.ropeSin
+	if cfg.SWAWindow > 0 && (cfg.RopeBaseSWA != cfg.RopeBase || cfg.RopeScaleSWA != cfg.RopeScale) {
+		swa := cfg
+		swa.RopeBase, swa.RopeScale = cfg.RopeBaseSWA, cfg.RopeScaleSWA
+		m.ropeCosSWA, m.ropeSinSWA = ropeTables(ctx, &swa, freqs)
+	}
+	for i := range m.layers {
+		L := &m.layers[i]
+		L.ropeCos, L.ropeSin = m.ropeCos, m.ropeSin
+		if cfg.isSWA(i) {
+			L.window = cfg.SWAWindow
+			L.ropeCos, L.ropeSin = m.ropeCosSWA, m.ropeSinSWA
+		}
+	}
 	m.info = m.makeInfo(f, fileName, ld, ctx)
 	return m, nil
 }
@@ -344,7 +374,7 @@ func (m *Model) makeInfo(f *gguf.File, fileName string, ld *loader, ctx int) mod
 		for _, w := range []*matrix{L.wq, L.wk, L.wv, L.wo, L.gate, L.up, L.down} {
 			wb += w.bytes()
 		}
-		for _, v := range [][]float32{L.attnNorm, L.bq, L.bk, L.bv, L.bo, L.qNorm, L.kNorm, L.ffnNorm, L.bg, L.bu, L.bd} {
+		for _, v := range [][]float32{L.attnNorm, L.bq, L.bk, L.bv, L.bo, L.qNorm, L.kNorm, L.ffnNorm, L.bg, L.bu, L.bd, L.attnPost, L.ffnPost} {
 			wb += 4 * int64(len(v))
 		}
 	}
