@@ -43,6 +43,7 @@ const (
 	opMatVecQ4K
 	opMatVecQ5K
 	opMatVecQ6K
+	opBatch // the batched products: job.bt
 )
 
 // Worker states. The caller moves idle→posted; the worker takes a job with
@@ -78,6 +79,7 @@ type job struct {
 	// block products: GGUF weight blocks wb, Q8_K activation sums xsum.
 	wb            []byte
 	xsum          []int16
+	bt            batch
 	chunk, chunks int
 	_             [64]byte
 	next          atomic.Int64
@@ -183,6 +185,7 @@ func (p *pool) exec(gran int) {
 	// Don't keep the operands alive.
 	j.out, j.w, j.x, j.qw, j.sw, j.qx, j.dx = nil, nil, nil, nil, nil, nil, nil
 	j.wb, j.xsum = nil, nil
+	j.bt = batch{}
 	p.mu.Unlock()
 }
 
@@ -205,6 +208,8 @@ func (j *job) drain() {
 			matVecQ8Range(j.out, j.qw, j.sw, j.qx, j.dx, j.cols, r0, r1)
 		case opMatVecQ4_0, opMatVecQ4K, opMatVecQ5K, opMatVecQ6K:
 			blockRange(j.op, j.out, j.wb, j.qx, j.dx, j.xsum, j.cols, r0, r1)
+		case opBatch:
+			j.bt.run(r0, r1)
 		}
 	}
 }

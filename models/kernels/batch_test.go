@@ -1,0 +1,161 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// batchCase is one batched product and the MatVec it must equal per token.
+type batchCase struct {
+	name   string
+	matMul func(out []float32, n int)
+	matVec func(out []float32, t int)
+}
+
+// batchCases builds every batched product over rows×cols weights and n
+// random tokens (cols a multiple of 256).
+func batchCases(rng *rand.Rand, rows, cols, n int) []batchCase {
+	q := randI8(rng, rows*cols, 1)
+	scale, d := randScales(rng, rows), randScales(rng, rows*cols/Q8Block)
+	x := randVec(rng, n*cols)
+	xq8, xs := make([]int8, n*cols), make([]float32, n)
+	for t := 0; t < n; t++ {
+		xs[t] = QuantizeI8(xq8[t*cols:(t+1)*cols], x[t*cols:(t+1)*cols])
+	}
+	cases := []batchCase{
+		{"I8",
+			func(out []float32, n int) { MatMulI8(out, q, scale, xq8, xs, rows, cols, n) },
+			func(out []float32, t int) { MatVecI8(out, q, scale, xq8[t*cols:], xs[t], rows, cols) }},
+	}
+	xq0, xd0 := make([]int8, n*cols), make([]float32, n*cols/Q8Block)
+	QuantizeQ8_0(xq0, xd0, x)
+	nb0 := cols / Q8Block
+	cases = append(cases, batchCase{"Q8_0",
+		func(out []float32, n int) { MatMulQ8_0(out, q, d, xq0, xd0, rows, cols, n) },
+		func(out []float32, t int) { MatVecQ8_0(out, q, d, xq0[t*cols:], xd0[t*nb0:], rows, cols) }})
+	for _, k := range blockKinds {
+		w := randBlocks(rng, k, rows*cols/k.bs, false)
+		xq, xd, xsum := quantAct(k, x)
+		nb := cols / k.bs
+		var mm func(out []float32, n int)
+		switch k.name {
+		case "Q4_0":
+			mm = func(out []float32, n int) { MatMulQ4_0(out, w, xq, xd, rows, cols, n) }
+		case "Q4_K":
+			mm = func(out []float32, n int) { MatMulQ4_K(out, w, xq, xd, xsum, rows, cols, n) }
+		case "Q5_K":
+			mm = func(out []float32, n int) { MatMulQ5_K(out, w, xq, xd, xsum, rows, cols, n) }
+		case "Q6_K":
+			mm = func(out []float32, n int) { MatMulQ6_K(out, w, xq, xd, xsum, rows, cols, n) }
+		}
+		cases = append(cases, batchCase{k.name, mm, func(out []float32, t int) {
+			var xs []int16
+			if xsum != nil {
+				xs = xsum[t*cols/16:]
+			}
+			k.matVec(out, w, xq[t*cols:], xd[t*nb:], xs, rows, cols)
+		}})
+	}
+	return cases
+}
+
+// TestMatMulInt8Bitwise: every batched product equals its MatVec per token,
+// bitwise, single-threaded and split over the pool, asm and Go.
+func TestMatMulInt8Bitwise(t *testing.T) {
+	rng := rand.New(rand.NewPCG(53, 54))
+	for _, sz := range [][3]int{{1, 256, 1}, {3, 256, 2}, {5, 512, 3}, {13, 256, 7}, {37, 768, 5}, {301, 1024, 9}} {
+		rows, cols, n := sz[0], sz[1], sz[2]
+		cases := batchCases(rng, rows, cols, n)
+		for _, asm := range impls() {
+			withImpl(asm, func() {
+				for _, th := range []int{1, 2} {
+					withThreads(th, func() {
+						for _, c := range cases {
+							out := unaligned(rng, n*rows, 3)
+							c.matMul(out, n)
+							checkSentinels(t, c.name, out)
+							one := make([]float32, rows)
+							for tok := 0; tok < n; tok++ {
+								c.matVec(one, tok)
+								for r := range one {
+									if math.Float32bits(one[r]) != math.Float32bits(out[tok*rows+r]) {
+										t.Fatalf("%s %s threads=%d rows=%d cols=%d n=%d token %d row %d: MatMul %v MatVec %v",
+											c.name, implName(asm), th, rows, cols, n, tok, r, out[tok*rows+r], one[r])
+									}
+								}
+							}
+						}
+					})
+				}
+			})
+		}
+	}
+}
+
+func TestMatMulInt8Panics(t *testing.T) {
+	for name, f := range map[string]func(){
+		"MatMulI8 short xs": func() {
+			MatMulI8(make([]float32, 4), make([]int8, 4), make([]float32, 2), make([]int8, 4), make([]float32, 1), 2, 2, 2)
+		},
+		"MatMulQ8_0 cols": func() {
+			MatMulQ8_0(make([]float32, 4), make([]int8, 66), make([]float32, 4), make([]int8, 66), make([]float32, 4), 2, 33, 2)
+		},
+		"MatMulQ4_K short sums": func() {
+			MatMulQ4_K(make([]float32, 2), make([]byte, Q4_KBytes), make([]int8, 512), make([]float32, 2), make([]int16, 16), 1, 256, 2)
+		},
+		"MatMulQ4_0 short out": func() {
+			MatMulQ4_0(make([]float32, 1), make([]byte, Q4_0Bytes), make([]int8, 64), make([]float32, 2), 1, 32, 2)
+		},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
+
+func TestMatMulInt8Allocs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(55, 56))
+	rows, cols, n := 512, 512, 8
+	cases := batchCases(rng, rows, cols, n)
+	out := make([]float32, n*rows)
+	withThreads(2, func() {
+		for _, c := range cases {
+			f := func() { c.matMul(out, n) }
+			f()
+			if a := testing.AllocsPerRun(10, f); a != 0 {
+				t.Errorf("%s allocates %v times per call", c.name, a)
+			}
+		}
+	})
+}
+
+// BenchmarkMatMulInt8: a 64-token prefill through 2048x2048 weights; bytes are
+// weight bytes, so GB/s far above BenchmarkStream's is the tiles' reuse.
+func BenchmarkMatMulInt8(b *testing.B) {
+	const rows, cols, n = 2048, 2048, 64
+	rng := rand.New(rand.NewPCG(7, 7))
+	cases := batchCases(rng, rows, cols, n)
+	out := make([]float32, n*rows)
+	wbytes := map[string]int{"I8": rows * cols, "Q8_0": rows * cols * 34 / 32, "Q4_0": rows * cols / 32 * Q4_0Bytes,
+		"Q4_K": rows * cols / QK * Q4_KBytes, "Q5_K": rows * cols / QK * Q5_KBytes, "Q6_K": rows * cols / QK * Q6_KBytes}
+	for _, c := range cases {
+		b.Run(fmt.Sprintf("%s/%dx%dx%d", c.name, rows, cols, n), func(b *testing.B) {
+			benchImpls(b, func(b *testing.B) {
+				benchThreads(b, func(b *testing.B) {
+					b.SetBytes(int64(wbytes[c.name]))
+					for b.Loop() {
+						c.matMul(out, n)
+					}
+					reportFlops(b, 2*float64(rows*cols*n))
+				})
+			})
+		})
+	}
+}
