@@ -85,8 +85,9 @@ func (s *State) classic(tokens []int, start int) {
 		for i := 0; i < n; i++ {
 			row := s.proj[i*m.projW:]
 			pos := start + i
-			copy(s.k[l][pos*hd:(pos+1)*hd], row[hd:2*hd])
-			copy(s.v[l][pos*hd:(pos+1)*hd], row[2*hd:3*hd])
+			kr, vr := s.kvRow(l, pos)
+			copy(kr, row[hd:2*hd])
+			copy(vr, row[2*hd:3*hd])
 		}
 		s.attention(l, n, start)
 		s.mul(s.tmp, &b.wO, s.att, n)

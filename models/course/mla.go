@@ -48,11 +48,11 @@ func (s *State) mlaKV(l int, b *block, n, start int) {
 		pos := start + i
 		kpos := s.proj[i*m.projW+H*dk+R : i*m.projW+H*dk+R+Dr]
 		kc := s.kvx[i*2*hd : i*2*hd+hd]
-		krow := s.k[l][pos*H*dk : (pos+1)*H*dk]
+		krow, vrow := s.kvRow(l, pos)
 		for h := 0; h < H; h++ {
 			copy(krow[h*dk:h*dk+D], kc[h*D:(h+1)*D])
 			copy(krow[h*dk+D:(h+1)*dk], kpos)
 		}
-		copy(s.v[l][pos*hd:(pos+1)*hd], s.kvx[i*2*hd+hd:(i+1)*2*hd])
+		copy(vrow, s.kvx[i*2*hd+hd:(i+1)*2*hd])
 	}
 }

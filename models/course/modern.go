@@ -190,8 +190,9 @@ func (s *State) gqaKV(l int, b *block, n, start int) {
 			}
 			m.rope.apply(kh, pos)
 		}
-		copy(s.k[l][pos*kw:(pos+1)*kw], k)
-		copy(s.v[l][pos*kw:(pos+1)*kw], v)
+		kr, vr := s.kvRow(l, pos)
+		copy(kr, k)
+		copy(vr, v)
 	}
 }
 

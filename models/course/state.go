@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"chat/models"
+
 	"chat/models/quant"
 )
 
@@ -16,6 +18,7 @@ type State struct {
 	m    *Model
 	n    int
 	k, v [][]float32
+	kv   models.KV // paged cache (paged.go); nil: the contiguous k, v
 
 	// Scratch, sized for a full-context batch.
 	x, xn, tmp []float32      // [ctx][C]
@@ -36,15 +39,20 @@ type State struct {
 	logits     []float32      // [rows][V]; grows past one row only for multi-row calls
 }
 
-func (m *Model) newState() *State {
+func (m *Model) newState() *State { return m.newStateKV(nil) }
+
+// newStateKV allocates scratch, and the contiguous cache unless kv is set.
+func (m *Model) newStateKV(kv models.KV) *State {
 	c := m.cfg
 	T, C := c.Ctx, c.Embed
-	s := &State{m: m}
-	s.k = make([][]float32, c.Blocks)
-	s.v = make([][]float32, c.Blocks)
-	for l := range s.k {
-		s.k[l] = make([]float32, T*m.hkv*m.dk)
-		s.v[l] = make([]float32, T*m.hkv*m.dv)
+	s := &State{m: m, kv: kv}
+	if kv == nil {
+		s.k = make([][]float32, c.Blocks)
+		s.v = make([][]float32, c.Blocks)
+		for l := range s.k {
+			s.k[l] = make([]float32, T*m.hkv*m.dk)
+			s.v[l] = make([]float32, T*m.hkv*m.dv)
+		}
 	}
 	s.x = make([]float32, T*C)
 	s.xn = make([]float32, T*C)
@@ -79,13 +87,27 @@ func (m *Model) newState() *State {
 }
 
 // Len is the number of cached positions.
-func (s *State) Len() int { return s.n }
+func (s *State) Len() int {
+	if s.kv != nil {
+		return s.kv.Len()
+	}
+	return s.n
+}
 
-// Cap is the context length.
-func (s *State) Cap() int { return s.m.cfg.Ctx }
+// Cap is the context length (or less, for a shorter paged cache).
+func (s *State) Cap() int {
+	if s.kv != nil {
+		return min(s.m.cfg.Ctx, s.kv.Cap())
+	}
+	return s.m.cfg.Ctx
+}
 
 // Truncate drops cached positions >= n.
 func (s *State) Truncate(n int) {
+	if s.kv != nil {
+		s.kv.Truncate(n)
+		return
+	}
 	if n < 0 {
 		n = 0
 	}
@@ -103,8 +125,8 @@ func (s *State) Forward(tokens []int, rows int) ([]float32, error) {
 	if n == 0 {
 		return nil, fmt.Errorf("course: Forward with no tokens")
 	}
-	if s.n+n > c.Ctx {
-		return nil, fmt.Errorf("course: Forward of %d tokens at position %d exceeds the context of %d", n, s.n, c.Ctx)
+	if s.Len()+n > s.Cap() {
+		return nil, fmt.Errorf("course: Forward of %d tokens at position %d exceeds the context of %d", n, s.Len(), s.Cap())
 	}
 	for _, t := range tokens {
 		if t < 0 || t >= c.Vocab {
@@ -112,7 +134,12 @@ func (s *State) Forward(tokens []int, rows int) ([]float32, error) {
 		}
 	}
 	rows = min(max(rows, 1), n)
-	start := s.n
+	start := s.Len()
+	if s.kv != nil {
+		if err := s.kv.Append(n); err != nil {
+			return nil, fmt.Errorf("course: %w", err)
+		}
+	}
 	if c.Arch == "classic" {
 		s.classic(tokens, start)
 	} else {
@@ -151,6 +178,10 @@ func (s *State) Forward(tokens []int, rows int) ([]float32, error) {
 // attention per token, written to s.att.
 func (s *State) attention(l, n, start int) {
 	m := s.m
+	if s.kv != nil {
+		s.attentionPaged(l, n, start)
+		return
+	}
 	kc, vc := s.k[l], s.v[l]
 	hv := m.h * m.dv
 	for i := 0; i < n; i++ {

@@ -1,0 +1,74 @@
+package course
+
+import (
+	"chat/models"
+	"chat/models/kernels"
+)
+
+// The paged KV path (models.PagedModel): a State made by NewPagedState keeps
+// its keys and values in the blocks of a models.KV handle instead of its own
+// [Ctx][Hkv·dk] slabs. Rows are written through kvRow; attention reads each
+// block's rows as one contiguous run, with the same products in the same
+// order as attend, so logits are bit-identical to the contiguous path.
+
+// KVLayout is one position's cache: Hkv·dk key and Hkv·dv value floats per
+// layer (MLA caches the expanded keys and values, see State).
+func (m *Model) KVLayout() models.KVLayout {
+	return models.KVLayout{Layers: m.cfg.Blocks, KDim: m.hkv * m.dk, VDim: m.hkv * m.dv}
+}
+
+// NewPagedState returns a State over kv with scratch for a full-context batch.
+func (m *Model) NewPagedState(kv models.KV) models.State { return m.newStateKV(kv) }
+
+// kvRow is where layer l's keys and values of position pos are written.
+func (s *State) kvRow(l, pos int) (k, v []float32) {
+	if s.kv != nil {
+		return s.kv.Row(l, pos)
+	}
+	kw, vw := s.m.hkv*s.m.dk, s.m.hkv*s.m.dv
+	return s.k[l][pos*kw : (pos+1)*kw], s.v[l][pos*vw : (pos+1)*vw]
+}
+
+// attentionPaged is attention over the paged cache.
+func (s *State) attentionPaged(l, n, start int) {
+	m := s.m
+	hv := m.h * m.dv
+	for i := 0; i < n; i++ {
+		hi := start + i + 1
+		lo := 0
+		if w := m.cfg.Sliding; w > 0 && hi > w {
+			lo = hi - w
+		}
+		attendPaged(s.att[i*hv:(i+1)*hv], s.proj[i*m.projW:], s.kv, l, s.scores, lo, hi, m.h, m.hkv, m.dk, m.dv, m.scale)
+	}
+}
+
+// attendPaged is attend reading keys and values block by block from kv.
+func attendPaged(out, q []float32, kv models.KV, l int, scores []float32, lo, hi, h, hkv, dk, dv int, scale float32) {
+	group := h / hkv
+	kw, vw := hkv*dk, hkv*dv
+	bs := kv.BlockSize()
+	sc := scores[:hi-lo]
+	for hh := 0; hh < h; hh++ {
+		g := hh / group
+		qh := q[hh*dk : (hh+1)*dk]
+		for b := lo / bs; b*bs < hi; b++ {
+			kb, _ := kv.Block(l, b)
+			base := b * bs
+			for j := max(lo, base); j < min(hi, base+bs); j++ {
+				sc[j-lo] = kernels.Dot(qh, kb[(j-base)*kw+g*dk:]) * scale
+			}
+		}
+		softmax(sc)
+		oh := out[hh*dv : (hh+1)*dv]
+		clear(oh)
+		for b := lo / bs; b*bs < hi; b++ {
+			_, vb := kv.Block(l, b)
+			base := b * bs
+			for j := max(lo, base); j < min(hi, base+bs); j++ {
+				r := (j - base) * vw
+				kernels.Axpy(sc[j-lo], vb[r+g*dv:r+(g+1)*dv], oh)
+			}
+		}
+	}
+}
