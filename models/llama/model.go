@@ -16,8 +16,6 @@ import (
 
 	"chat/models"
 	"chat/models/gguf"
-	"chat/models/tokenizer/gpt2bpe"
-	"chat/models/tokenizer/spm"
 )
 
 // Model is a loaded llama network. It is immutable and may be shared by many
@@ -426,19 +424,6 @@ func (m *Model) Tokenizer() models.Tokenizer { return m.tok }
 func (m *Model) StripsLeadingSpace() bool {
 	s, ok := m.tok.(interface{ StripsLeadingSpace() bool })
 	return ok && s.StripsLeadingSpace()
-}
-
-// loadTokenizer picks the tokenizer tokenizer.ggml.model names: "llama"
-// (SentencePiece) or "gpt2" (byte-level BPE, as Llama 3 uses).
-func loadTokenizer(f *gguf.File) (models.Tokenizer, error) {
-	switch model, _ := f.String("tokenizer.ggml.model"); model {
-	case "llama":
-		return spm.FromGGUF(f)
-	case "gpt2":
-		return gpt2bpe.FromGGUF(f)
-	default:
-		return nil, fmt.Errorf("tokenizer.ggml.model %q is not supported", model)
-	}
 }
 
 // fileTypes names general.file_type (llama_ftype in llama.h) the way
