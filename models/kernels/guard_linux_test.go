@@ -111,3 +111,15 @@ func TestBlocksStayInBounds(t *testing.T) {
 		})
 	}
 }
+
+func TestExpStayInBounds(t *testing.T) {
+	for _, asm := range impls() {
+		withImpl(asm, func() {
+			for n := 1; n <= 17; n++ {
+				x, y := guarded(t, n), guarded(t, n)
+				Exp(y, x)
+				Softmax(x)
+			}
+		})
+	}
+}

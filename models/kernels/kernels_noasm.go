@@ -24,3 +24,6 @@ func q80DotsAsm(out []float32, w []int8, d []float32, x []int8, xd []float32, co
 func blockDotsAsm(op int, out []float32, w []byte, xq []int8, xd []float32, xsums []int16, nb int) {
 	panic("kernels: no asm")
 }
+
+func expAsm(dst, x []float32)                      { panic("kernels: no asm") }
+func softmaxExpAsm(x []float32, m float32) float32 { panic("kernels: no asm") }

@@ -31,3 +31,15 @@ func blockDotsAsm(op int, out []float32, w []byte, xq []int8, xd []float32, xsum
 		q6KDotsAVX2(o, wp, xp, dp, sp, len(out), nb)
 	}
 }
+
+//go:noescape
+func expAVX2(dst, x *float32, n int)
+
+//go:noescape
+func softmaxExpAVX2(x *float32, n int, m float32) float32
+
+func expAsm(dst, x []float32) { expAVX2(unsafe.SliceData(dst), unsafe.SliceData(x), len(x)) }
+
+func softmaxExpAsm(x []float32, m float32) float32 {
+	return softmaxExpAVX2(unsafe.SliceData(x), len(x), m)
+}

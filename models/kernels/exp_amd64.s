@@ -1,0 +1,206 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Vectorised e^x, 8 lanes: the same float32 operations in the same order as
+// exp32 in exp.go (no FMA), so both give the same bits. Constants are
+// 8-lane vectors at expc<>+32k.
+// lo = -104
+DATA expc<>+0(SB)/8, $0xc2d00000c2d00000
+DATA expc<>+8(SB)/8, $0xc2d00000c2d00000
+DATA expc<>+16(SB)/8, $0xc2d00000c2d00000
+DATA expc<>+24(SB)/8, $0xc2d00000c2d00000
+// hi = 88.8
+DATA expc<>+32(SB)/8, $0x42b1999a42b1999a
+DATA expc<>+40(SB)/8, $0x42b1999a42b1999a
+DATA expc<>+48(SB)/8, $0x42b1999a42b1999a
+DATA expc<>+56(SB)/8, $0x42b1999a42b1999a
+// log2e = 1.442695
+DATA expc<>+64(SB)/8, $0x3fb8aa3b3fb8aa3b
+DATA expc<>+72(SB)/8, $0x3fb8aa3b3fb8aa3b
+DATA expc<>+80(SB)/8, $0x3fb8aa3b3fb8aa3b
+DATA expc<>+88(SB)/8, $0x3fb8aa3b3fb8aa3b
+// C1 = 0.6933594
+DATA expc<>+96(SB)/8, $0x3f3180003f318000
+DATA expc<>+104(SB)/8, $0x3f3180003f318000
+DATA expc<>+112(SB)/8, $0x3f3180003f318000
+DATA expc<>+120(SB)/8, $0x3f3180003f318000
+// C2 = -0.00021219444
+DATA expc<>+128(SB)/8, $0xb95e8083b95e8083
+DATA expc<>+136(SB)/8, $0xb95e8083b95e8083
+DATA expc<>+144(SB)/8, $0xb95e8083b95e8083
+DATA expc<>+152(SB)/8, $0xb95e8083b95e8083
+// P0 = 0.00019875691
+DATA expc<>+160(SB)/8, $0x3950696739506967
+DATA expc<>+168(SB)/8, $0x3950696739506967
+DATA expc<>+176(SB)/8, $0x3950696739506967
+DATA expc<>+184(SB)/8, $0x3950696739506967
+// P1 = 0.0013981999
+DATA expc<>+192(SB)/8, $0x3ab743ce3ab743ce
+DATA expc<>+200(SB)/8, $0x3ab743ce3ab743ce
+DATA expc<>+208(SB)/8, $0x3ab743ce3ab743ce
+DATA expc<>+216(SB)/8, $0x3ab743ce3ab743ce
+// P2 = 0.008333452
+DATA expc<>+224(SB)/8, $0x3c0889083c088908
+DATA expc<>+232(SB)/8, $0x3c0889083c088908
+DATA expc<>+240(SB)/8, $0x3c0889083c088908
+DATA expc<>+248(SB)/8, $0x3c0889083c088908
+// P3 = 0.041665796
+DATA expc<>+256(SB)/8, $0x3d2aa9c13d2aa9c1
+DATA expc<>+264(SB)/8, $0x3d2aa9c13d2aa9c1
+DATA expc<>+272(SB)/8, $0x3d2aa9c13d2aa9c1
+DATA expc<>+280(SB)/8, $0x3d2aa9c13d2aa9c1
+// P4 = 0.16666666
+DATA expc<>+288(SB)/8, $0x3e2aaaaa3e2aaaaa
+DATA expc<>+296(SB)/8, $0x3e2aaaaa3e2aaaaa
+DATA expc<>+304(SB)/8, $0x3e2aaaaa3e2aaaaa
+DATA expc<>+312(SB)/8, $0x3e2aaaaa3e2aaaaa
+// P5 = 0.5
+DATA expc<>+320(SB)/8, $0x3f0000003f000000
+DATA expc<>+328(SB)/8, $0x3f0000003f000000
+DATA expc<>+336(SB)/8, $0x3f0000003f000000
+DATA expc<>+344(SB)/8, $0x3f0000003f000000
+// one = 1
+DATA expc<>+352(SB)/8, $0x3f8000003f800000
+DATA expc<>+360(SB)/8, $0x3f8000003f800000
+DATA expc<>+368(SB)/8, $0x3f8000003f800000
+DATA expc<>+376(SB)/8, $0x3f8000003f800000
+// int32 127 (exponent bias)
+DATA expc<>+384(SB)/8, $0x0000007f0000007f
+DATA expc<>+392(SB)/8, $0x0000007f0000007f
+DATA expc<>+400(SB)/8, $0x0000007f0000007f
+DATA expc<>+408(SB)/8, $0x0000007f0000007f
+GLOBL expc<>(SB), RODATA|NOPTR, $416
+
+// tailmask<>: 8 all-ones lanes then 8 zero lanes; the 8 lanes from lane 8-k
+// mask the first k lanes (as in kernels_amd64.s).
+DATA tailmask<>+0(SB)/8, $0xffffffffffffffff
+DATA tailmask<>+8(SB)/8, $0xffffffffffffffff
+DATA tailmask<>+16(SB)/8, $0xffffffffffffffff
+DATA tailmask<>+24(SB)/8, $0xffffffffffffffff
+DATA tailmask<>+32(SB)/8, $0
+DATA tailmask<>+40(SB)/8, $0
+DATA tailmask<>+48(SB)/8, $0
+DATA tailmask<>+56(SB)/8, $0
+GLOBL tailmask<>(SB), RODATA|NOPTR, $64
+
+// MASK sets Y10 to the mask of the first k lanes, k = CX (1..7; clobbered).
+#define MASK \
+	LEAQ    tailmask<>+32(SB), R8; \
+	SHLQ    $2, CX; \
+	SUBQ    CX, R8; \
+	VMOVDQU (R8), Y10
+
+// EXP8 sets Y0 = e^Y0 with Y15 = lo, Y14 = hi; clobbers Y1-Y3. The clamps
+// take x as their second source so a NaN passes through.
+#define EXP8 \
+	VMAXPS    Y0, Y15, Y0; \
+	VMINPS    Y0, Y14, Y0; \
+	VMULPS    expc<>+64(SB), Y0, Y1; \
+	VROUNDPS  $0, Y1, Y1; \
+	VMULPS    expc<>+96(SB), Y1, Y2; \
+	VSUBPS    Y2, Y0, Y0; \
+	VMULPS    expc<>+128(SB), Y1, Y2; \
+	VSUBPS    Y2, Y0, Y0; \
+	VCVTPS2DQ Y1, Y1; \
+	VMULPS    Y0, Y0, Y2; \
+	VMULPS    expc<>+160(SB), Y0, Y3; \
+	VADDPS    expc<>+192(SB), Y3, Y3; \
+	VMULPS    Y0, Y3, Y3; \
+	VADDPS    expc<>+224(SB), Y3, Y3; \
+	VMULPS    Y0, Y3, Y3; \
+	VADDPS    expc<>+256(SB), Y3, Y3; \
+	VMULPS    Y0, Y3, Y3; \
+	VADDPS    expc<>+288(SB), Y3, Y3; \
+	VMULPS    Y0, Y3, Y3; \
+	VADDPS    expc<>+320(SB), Y3, Y3; \
+	VMULPS    Y2, Y3, Y3; \
+	VADDPS    Y0, Y3, Y3; \
+	VADDPS    expc<>+352(SB), Y3, Y3; \
+	VPSRAD    $1, Y1, Y2; \
+	VPSUBD    Y2, Y1, Y1; \
+	VPADDD    expc<>+384(SB), Y2, Y2; \
+	VPSLLD    $23, Y2, Y2; \
+	VMULPS    Y2, Y3, Y3; \
+	VPADDD    expc<>+384(SB), Y1, Y1; \
+	VPSLLD    $23, Y1, Y1; \
+	VMULPS    Y1, Y3, Y0
+
+// func expAVX2(dst, x *float32, n int)
+TEXT ·expAVX2(SB), NOSPLIT, $0-24
+	MOVQ    dst+0(FP), DI
+	MOVQ    x+8(FP), SI
+	MOVQ    n+16(FP), CX
+	VMOVUPS expc<>+0(SB), Y15
+	VMOVUPS expc<>+32(SB), Y14
+	XORQ    AX, AX
+	MOVQ    CX, DX
+	ANDQ    $-8, DX
+	JZ      exp_tail
+
+exp_loop:
+	VMOVUPS (SI)(AX*4), Y0
+	EXP8
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ    $8, AX
+	CMPQ    AX, DX
+	JLT     exp_loop
+
+exp_tail:
+	ANDQ       $7, CX
+	JZ         exp_done
+	MASK
+	VMASKMOVPS (SI)(AX*4), Y10, Y0
+	EXP8
+	VMASKMOVPS Y0, Y10, (DI)(AX*4)
+
+exp_done:
+	VZEROUPPER
+	RET
+
+// func softmaxExpAVX2(x *float32, n int, m float32) float32
+// x[i] = e^(x[i]-m); returns Σ x[i] accumulated in 8 lanes (element i in lane
+// i%8, masked-off tail lanes add 0), reduced as hsum8.
+TEXT ·softmaxExpAVX2(SB), NOSPLIT, $0-28
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS m+16(FP), Y9
+	VMOVUPS      expc<>+0(SB), Y15
+	VMOVUPS      expc<>+32(SB), Y14
+	VXORPS       Y8, Y8, Y8
+	XORQ         AX, AX
+	MOVQ         CX, DX
+	ANDQ         $-8, DX
+	JZ           sm_tail
+
+sm_loop:
+	VMOVUPS (SI)(AX*4), Y0
+	VSUBPS  Y9, Y0, Y0
+	EXP8
+	VMOVUPS Y0, (SI)(AX*4)
+	VADDPS  Y0, Y8, Y8
+	ADDQ    $8, AX
+	CMPQ    AX, DX
+	JLT     sm_loop
+
+sm_tail:
+	ANDQ       $7, CX
+	JZ         sm_sum
+	MASK
+	VMASKMOVPS (SI)(AX*4), Y10, Y0
+	VSUBPS     Y9, Y0, Y0
+	EXP8
+	VANDPS     Y10, Y0, Y0
+	VMASKMOVPS Y0, Y10, (SI)(AX*4)
+	VADDPS     Y0, Y8, Y8
+
+sm_sum:
+	VEXTRACTF128 $1, Y8, X0
+	VADDPS       X0, X8, X8
+	VMOVHLPS     X8, X8, X0
+	VADDPS       X0, X8, X8
+	VMOVSHDUP    X8, X0
+	VADDSS       X0, X8, X8
+	VMOVSS       X8, ret+24(FP)
+	VZEROUPPER
+	RET

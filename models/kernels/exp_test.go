@@ -1,0 +1,191 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// expInputs: a stride through every float32 bit pattern whose e^x is a
+// normal float32, plus random values in the range softmax sees.
+func expInputs() []float32 {
+	lo, hi := math.Log(0x1p-126), math.Log(math.MaxFloat32)
+	var xs []float32
+	for b := uint32(0); b < 1<<32-997; b += 997 {
+		x := math.Float32frombits(b)
+		if f := float64(x); f > lo && f < hi {
+			xs = append(xs, x)
+		}
+	}
+	rng := rand.New(rand.NewPCG(61, 62))
+	for range 1 << 18 {
+		xs = append(xs, -rng.Float32()*30)
+	}
+	return xs
+}
+
+// TestExpAccuracy: relative error against math.Exp below 2e-7 wherever the
+// result is a normal float32, and asm == Go bitwise.
+func TestExpAccuracy(t *testing.T) {
+	xs := expInputs()
+	var results [][]float32
+	for _, asm := range impls() {
+		withImpl(asm, func() {
+			got := make([]float32, len(xs))
+			Exp(got, xs)
+			var worst float64
+			var at float32
+			for i, x := range xs {
+				want := math.Exp(float64(x))
+				if e := math.Abs(float64(got[i])-want) / want; e > worst {
+					worst, at = e, x
+				}
+			}
+			t.Logf("%s: max relative error %.3g at x=%v (%d inputs)", implName(asm), worst, at, len(xs))
+			if worst >= 2e-7 {
+				t.Errorf("%s: max relative error %.3g at x=%v", implName(asm), worst, at)
+			}
+			results = append(results, got)
+		})
+	}
+	for _, r := range results[1:] {
+		for i := range r {
+			if math.Float32bits(r[i]) != math.Float32bits(results[0][i]) {
+				t.Fatalf("e^%v: asm %v, go %v", xs[i], r[i], results[0][i])
+			}
+		}
+	}
+}
+
+func TestExpSpecial(t *testing.T) {
+	inf := float32(math.Inf(1))
+	cases := []struct{ x, want float32 }{
+		{0, 1}, {float32(math.Copysign(0, -1)), 1}, {inf, inf}, {-inf, 0}, {89, inf}, {1e30, inf},
+		{-104, 0}, {-1e30, 0}, {88.72, float32(math.Exp(float64(float32(88.72))))},
+	}
+	for _, asm := range impls() {
+		withImpl(asm, func() {
+			for n := 1; n <= 17; n++ { // every lane position and the masked tail
+				for _, c := range cases {
+					x := make([]float32, n)
+					for i := range x {
+						x[i] = c.x
+					}
+					Exp(x, x)
+					for i, v := range x {
+						if d := math.Abs(float64(v) - float64(c.want)); !(v == c.want || d <= 2e-7*float64(c.want)) {
+							t.Fatalf("%s n=%d lane %d: e^%v = %v, want %v", implName(asm), n, i, c.x, v, c.want)
+						}
+					}
+				}
+				x := make([]float32, n)
+				for i := range x {
+					x[i] = float32(math.NaN())
+				}
+				Exp(x, x)
+				for _, v := range x {
+					if v == v {
+						t.Fatalf("%s: e^NaN = %v", implName(asm), v)
+					}
+				}
+			}
+			// Subnormal results: within one subnormal step of the truth.
+			for x := float32(-103.9); x < -87.4; x += 0.37 {
+				var got [1]float32
+				Exp(got[:], []float32{x})
+				if d := math.Abs(float64(got[0]) - math.Exp(float64(x))); d > 0x1p-149 {
+					t.Fatalf("%s: e^%v = %v, want %v", implName(asm), x, got[0], math.Exp(float64(x)))
+				}
+			}
+		})
+	}
+}
+
+// TestSoftmaxImpls: Softmax against float64 on every implementation, with
+// masked (-Inf) entries and odd lengths, and asm == Go bitwise.
+func TestSoftmaxImpls(t *testing.T) {
+	rng := rand.New(rand.NewPCG(63, 64))
+	for _, n := range []int{1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 100, 1000, 32000} {
+		x := randVec(rng, n)
+		for i := range x {
+			x[i] *= 20
+			if n > 4 && i%5 == 3 {
+				x[i] = float32(math.Inf(-1))
+			}
+		}
+		m := math.Inf(-1)
+		for _, v := range x {
+			m = math.Max(m, float64(v))
+		}
+		var s float64
+		for _, v := range x {
+			s += math.Exp(float64(v) - m)
+		}
+		var results [][]float32
+		for _, asm := range impls() {
+			withImpl(asm, func() {
+				y := append([]float32(nil), x...)
+				Softmax(y)
+				var total float64
+				for i, v := range y {
+					want := math.Exp(float64(x[i])-m) / s
+					// e^x to 2e-7, the reciprocal and scaling a few roundings,
+					// the float32 sum of n/8 terms per lane at most n/8+3,
+					// and the float32 rounding of x-max (inherent: the old
+					// float64-exp Softmax had it too).
+					tol := (1e-6 + math.Abs(float64(x[i])-m)*u + float64(n/8+3)*u) * want
+					if math.Abs(float64(v)-want) > tol+1e-30 {
+						t.Fatalf("%s n=%d i=%d: %v want %v", implName(asm), n, i, v, want)
+					}
+					total += float64(v)
+				}
+				if math.Abs(total-1) > 1e-5 {
+					t.Fatalf("%s n=%d: sums to %v", implName(asm), n, total)
+				}
+				results = append(results, y)
+			})
+		}
+		for _, r := range results[1:] {
+			for i := range r {
+				if math.Float32bits(r[i]) != math.Float32bits(results[0][i]) {
+					t.Fatalf("n=%d i=%d: asm %v, go %v", n, i, r[i], results[0][i])
+				}
+			}
+		}
+	}
+}
+
+func BenchmarkExp(b *testing.B) {
+	for _, n := range []int{64, 4096} {
+		rng := rand.New(rand.NewPCG(8, 8))
+		x := randVec(rng, n)
+		y := make([]float32, n)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			benchImpls(b, func(b *testing.B) {
+				b.SetBytes(int64(4 * n))
+				for b.Loop() {
+					Exp(y, x)
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkSoftmax: attention rows (512 positions) and a 32000-token vocabulary.
+func BenchmarkSoftmax(b *testing.B) {
+	for _, n := range []int{512, 32000} {
+		rng := rand.New(rand.NewPCG(9, 9))
+		x := randVec(rng, n)
+		y := make([]float32, n)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			benchImpls(b, func(b *testing.B) {
+				b.SetBytes(int64(4 * n))
+				for b.Loop() {
+					copy(y, x)
+					Softmax(y)
+				}
+			})
+		})
+	}
+}
