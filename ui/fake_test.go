@@ -3,6 +3,8 @@ package ui
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -171,5 +173,133 @@ func (f *fakeBackend) withHistory(n int) *fakeBackend {
 			session.Message{Role: session.Assistant, Content: fmt.Sprintf("Answer %d. The number %d is a fine number; it comes after %d and before %d.\nThat is all I know about it.", i, i, i-1, i+1)},
 		)
 	}
+	return f
+}
+
+// fullFake adds every optional part a backend may have (backend.go), the
+// way session.Session has them, and records the calls.
+type fullFake struct {
+	*fakeBackend
+	commands []string
+	edits    []string
+	regens   int
+	saved    []string
+	loaded   []string
+	system   string
+	history  []string
+	status   string
+}
+
+func newFullFake() *fullFake { return &fullFake{fakeBackend: newFake()} }
+
+var fakeCommands = []string{"/set", "/show", "/system", "/save", "/load", "/sessions", "/new", "/clear", "/regen", "/help", "/quit"}
+
+func (f *fullFake) Command(line string) (bool, string, error) {
+	if !isCommandLine(line) {
+		return false, "", nil
+	}
+	f.commands = append(f.commands, line)
+	name, arg, _ := strings.Cut(line, " ")
+	switch name {
+	case "/set":
+		k, v, _ := strings.Cut(arg, " ")
+		if k != "temperature" {
+			return true, "", fmt.Errorf("unknown setting %q", k)
+		}
+		t, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return true, "", err
+		}
+		p := f.Sampler()
+		p.Temperature = t
+		f.SetSampler(p)
+		return true, "temperature " + v, nil
+	case "/help":
+		return true, "/set KEY VALUE   change a setting\n/show            show the settings", nil
+	case "/sessions":
+		return true, "*  1  20261129-1  2026-11-29 10:00  [notes] Robots  stories15M, 4 messages\n   2  20261128-1  2026-11-28 09:00  Tea  stories15M, 2 messages", nil
+	case "/load":
+		return true, "loaded " + arg, f.Load(arg)
+	case "/regen":
+		return true, "", f.Regenerate()
+	case "/new", "/clear":
+		return true, "new conversation", f.Clear()
+	case "/save":
+		return true, "saved", f.Save(arg)
+	}
+	return true, "", errors.New("unknown command " + name)
+}
+
+func (f *fullFake) Complete(prefix string) []string {
+	var out []string
+	if prefix == "/set " {
+		return []string{"/set temperature", "/set top_k", "/set seed"}
+	}
+	for _, c := range fakeCommands {
+		if strings.HasPrefix(c, prefix) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (f *fullFake) Regenerate() error {
+	f.mu.Lock()
+	n := len(f.msgs)
+	if n < 2 || f.msgs[n-1].Role != session.Assistant {
+		f.mu.Unlock()
+		return errors.New("no reply to regenerate yet")
+	}
+	f.regens++
+	f.msgs = f.msgs[:n-1]
+	f.busy, f.pos, f.partial = true, 0, ""
+	f.mu.Unlock()
+	return nil
+}
+
+func (f *fullFake) Edit(i int, text string) error {
+	f.mu.Lock()
+	if i < 0 || i >= len(f.msgs) || f.msgs[i].Role != session.User {
+		f.mu.Unlock()
+		return fmt.Errorf("no message %d of yours", i)
+	}
+	f.edits = append(f.edits, fmt.Sprintf("%d:%s", i, text))
+	f.msgs = f.msgs[:i]
+	f.mu.Unlock()
+	return f.Send(text)
+}
+
+func (f *fullFake) Clear() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.msgs = nil
+	return nil
+}
+
+func (f *fullFake) SetSystem(text string) { f.system = text }
+func (f *fullFake) History() []string     { return f.history }
+func (f *fullFake) Save(name string) error {
+	f.saved = append(f.saved, name)
+	return nil
+}
+
+func (f *fullFake) Load(ref string) error {
+	f.loaded = append(f.loaded, ref)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.msgs = []session.Message{{Role: session.User, Content: "loaded " + ref}, {Role: session.Assistant, Content: "from the store"}}
+	return nil
+}
+
+func (f *fullFake) Busy() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.busy
+}
+
+func (f *fullFake) Status() string { return f.status }
+
+func (f *fullFake) withHistory(n int) *fullFake {
+	f.fakeBackend.withHistory(n)
 	return f
 }

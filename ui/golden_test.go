@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -99,5 +100,51 @@ func TestGoldenNarrow20x5(t *testing.T) {
 		defer f.mu.Unlock()
 		return !f.busy && len(f.msgs) == 4
 	})
+	teatest.RequireEqualOutput(t, finalFrame(t, tm))
+}
+
+func TestGoldenPalette80x24(t *testing.T) {
+	tm := startProgram(t, newFake().withHistory(2), 80, 24, Options{Plain: true})
+	tm.Send(tea.KeyPressMsg{Code: 'p', Mod: tea.ModCtrl})
+	tm.Type("set")
+	teatest.RequireEqualOutput(t, finalFrame(t, tm))
+}
+
+func TestGoldenCompletion80x24(t *testing.T) {
+	tm := startProgram(t, newFake().withHistory(2), 80, 24, Options{Plain: true})
+	tm.Type("/s")
+	teatest.RequireEqualOutput(t, finalFrame(t, tm))
+}
+
+const markdownReply = "## A plan\n\nFirst **bold**, then *italic* and `inline code`.\n\n" +
+	"- one\n- two\n  - nested\n\n```go\nfunc main() {\n\tfmt.Println(\"hi, 日本語 🍵\")\n}\n```\n\n> a quote\n\n| name | value |\n|---|---|\n| 日本 | 🍵 |\n"
+
+func markdownFake() *fakeBackend {
+	f := newFake().withHistory(1)
+	f.reply = strings.SplitAfter(markdownReply, " ")
+	return f
+}
+
+func TestGoldenMarkdown100x30Color(t *testing.T) {
+	f := markdownFake()
+	tm := startProgram(t, f, 100, 40, Options{Theme: "dark"})
+	typeAndSend(tm, "Plan something.")
+	waitFor(t, tm, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return !f.busy && len(f.msgs) == 4 })
+	teatest.RequireEqualOutput(t, finalFrame(t, tm))
+}
+
+func TestGoldenMarkdownPlain80x30(t *testing.T) {
+	f := markdownFake()
+	tm := startProgram(t, f, 80, 30, Options{Plain: true})
+	typeAndSend(tm, "Plan something.")
+	waitFor(t, tm, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return !f.busy && len(f.msgs) == 4 })
+	teatest.RequireEqualOutput(t, finalFrame(t, tm))
+}
+
+func TestGoldenLightTheme100x30(t *testing.T) {
+	f := markdownFake()
+	tm := startProgram(t, f, 100, 30, Options{Theme: "light"})
+	typeAndSend(tm, "Plan something.")
+	waitFor(t, tm, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return !f.busy && len(f.msgs) == 4 })
 	teatest.RequireEqualOutput(t, finalFrame(t, tm))
 }

@@ -30,32 +30,47 @@ type mdBlock struct {
 	item    bool // a list item
 	blank   bool // a blank line came before it
 	heading bool
+	cont    bool // a paragraph line right after another: no space between them
 }
+
+// Paragraph lines are blocks of their own, stacked without space: replies
+// are shown with their line breaks kept (what small models mean by them),
+// and a long paragraph then costs one line per poll, not the whole
+// paragraph. Tables and list items stay whole.
+
+const (
+	openNone = iota
+	openItem
+	openTable
+)
 
 // mdScanner cuts markdown into blocks as it arrives. feed scans the complete
 // lines it has not seen and emits the blocks they finish; open is the block
 // still being written.
 type mdScanner struct {
-	pos       int  // start of the first line not yet scanned
-	start     int  // start of the open paragraph-like block, -1 when none
-	openItem  bool // the open block is a list item
-	openBlank bool // a blank line came before the open block
-	blank     bool // the last scanned line was blank
+	pos       int // start of the first line not yet scanned
+	start     int // start of the open item or table
+	kind      int // openNone, openItem, openTable
+	openBlank bool
+	blank     bool // a blank line since the last block
+	lastPara  bool // the last block was a paragraph line
 	fence     string
 	lang      string
 	codeStart int
 }
 
-func newMDScanner() mdScanner { return mdScanner{start: -1} }
+func newMDScanner() mdScanner { return mdScanner{} }
 
 func (sc *mdScanner) emitOpen(s string, end int, emit func(mdBlock)) {
-	if sc.start < 0 {
+	if sc.kind == openNone {
 		return
 	}
 	src := strings.TrimRight(s[sc.start:end], "\n")
-	emit(mdBlock{src: src, item: sc.openItem, blank: sc.openBlank})
-	sc.start = -1
+	emit(mdBlock{src: src, item: sc.kind == openItem, blank: sc.openBlank})
+	sc.kind, sc.lastPara = openNone, false
 }
+
+func isTableLine(line string) bool { return strings.HasPrefix(strings.TrimSpace(line), "|") }
 
 // feed scans the complete lines of s from where it stopped.
 func (sc *mdScanner) feed(s string, emit func(mdBlock)) {
@@ -70,14 +85,14 @@ func (sc *mdScanner) feed(s string, emit func(mdBlock)) {
 		if sc.fence != "" {
 			if isFenceClose(line, sc.fence) {
 				emit(mdBlock{src: strings.TrimSuffix(s[sc.codeStart:ls], "\n"), code: true, lang: sc.lang, blank: sc.openBlank})
-				sc.fence = ""
+				sc.fence, sc.lastPara = "", false
 			}
 			continue
 		}
 		switch {
 		case strings.TrimSpace(line) == "":
 			sc.emitOpen(s, ls, emit)
-			sc.blank = true
+			sc.blank, sc.lastPara = true, false
 		case fenceOpen(line) != "":
 			sc.emitOpen(s, ls, emit)
 			sc.fence = fenceOpen(line)
@@ -87,16 +102,21 @@ func (sc *mdScanner) feed(s string, emit func(mdBlock)) {
 		case isHeading(line):
 			sc.emitOpen(s, ls, emit)
 			emit(mdBlock{src: line, heading: true, blank: sc.blank})
-			sc.blank = false
+			sc.blank, sc.lastPara = false, false
 		case isItem(line):
 			sc.emitOpen(s, ls, emit)
-			sc.start, sc.openItem = ls, true
+			sc.start, sc.kind = ls, openItem
+			sc.openBlank, sc.blank = sc.blank, false
+		case (sc.kind == openItem && (indentOf(line) > 0 || !isTableLine(line))) || (sc.kind == openTable && isTableLine(line)):
+			// the open item or table goes on
+		case isTableLine(line):
+			sc.emitOpen(s, ls, emit)
+			sc.start, sc.kind = ls, openTable
 			sc.openBlank, sc.blank = sc.blank, false
 		default:
-			if sc.start < 0 {
-				sc.start, sc.openItem = ls, false
-				sc.openBlank, sc.blank = sc.blank, false
-			}
+			sc.emitOpen(s, ls, emit)
+			emit(mdBlock{src: line, blank: sc.blank, cont: sc.lastPara && !sc.blank})
+			sc.blank, sc.lastPara = false, true
 		}
 	}
 }
@@ -107,11 +127,13 @@ func (sc *mdScanner) open(s string) (mdBlock, bool) {
 	switch {
 	case sc.fence != "":
 		return mdBlock{src: strings.TrimSuffix(s[min(sc.codeStart, len(s)):], "\n"), code: true, lang: sc.lang, blank: sc.openBlank}, true
-	case sc.start >= 0:
-		return mdBlock{src: strings.TrimRight(s[sc.start:], "\n"), item: sc.openItem, blank: sc.openBlank}, true
+	case sc.kind != openNone:
+		return mdBlock{src: strings.TrimRight(s[sc.start:], "\n"), item: sc.kind == openItem, blank: sc.openBlank}, true
 	case sc.pos < len(s) && strings.TrimSpace(s[sc.pos:]) != "":
 		rest := s[sc.pos:]
-		return mdBlock{src: rest, item: isItem(rest), heading: isHeading(rest), blank: sc.blank}, true
+		b := mdBlock{src: rest, item: isItem(rest), heading: isHeading(rest), blank: sc.blank}
+		b.cont = !b.item && !b.heading && sc.lastPara && !sc.blank
+		return b, true
 	}
 	return mdBlock{}, false
 }
@@ -228,7 +250,7 @@ func (r *mdRenderer) renderer(w int) *glamour.TermRenderer {
 	if len(r.byW) >= 4 { // a resize storm must not grow this
 		clear(r.byW)
 	}
-	tr, err := glamour.NewTermRenderer(glamour.WithStyles(r.config), glamour.WithWordWrap(w), glamour.WithPreservedNewLines())
+	tr, err := glamour.NewTermRenderer(glamour.WithStyles(r.config), glamour.WithWordWrap(w))
 	if err != nil {
 		return nil
 	}
@@ -252,7 +274,7 @@ func (r *mdRenderer) render(dst []string, text string, width int) []string {
 // appendBlock appends block b (after prev, nil for the first) to dst: a blank
 // line between blocks except between list items written without one.
 func (r *mdRenderer) appendBlock(dst []string, prev *mdBlock, b mdBlock, width int) []string {
-	if prev != nil && !(prev.item && b.item && !b.blank) {
+	if prev != nil && !b.cont && !(prev.item && b.item && !b.blank) {
 		dst = append(dst, strings.Repeat(" ", width))
 	}
 	return r.block(dst, b, width)

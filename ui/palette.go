@@ -408,15 +408,15 @@ func (m *model) popupLines(w, h int) []string {
 	for _, s := range c.items[top : top+rows] {
 		nameW = max(nameW, ansi.StringWidth(s)+2)
 	}
-	nameW = min(nameW, w-2)
+	nameW = max(1, min(nameW, w-3))
 	out := make([]string, 0, rows)
 	for i := top; i < top+rows; i++ {
 		s := c.items[i]
 		name := fit(s, nameW)
+		line := "  " + name
 		if i == c.sel {
-			name = st.r(st.sel, name)
+			line = "▸ " + st.r(st.sel, name)
 		}
-		line := " " + name
 		if uc, _ := findUICommand(strings.ToLower(s)); uc != nil {
 			line += st.r(st.dim, uc.help)
 		}

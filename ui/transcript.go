@@ -43,13 +43,24 @@ type transcript struct {
 	offset int // lines scrolled up from the bottom; 0 = follow
 
 	blank [1]string // the separator line, as wide as the transcript
+
+	frame  uint64 // counts windows drawn
+	cached int    // lines held by msgs' renderings
 }
 
 type entry struct {
 	msg   session.Message
 	width int // width lines were rendered at; 0 = not yet
 	lines []string
+	used  uint64 // the frame that last used lines
+
+	n, nWidth int // line count at nWidth, kept when lines are dropped
 }
+
+// maxCachedLines bounds the rendered lines kept for finished messages: past
+// it, the renderings no frame used lately are dropped (and made again if
+// scrolled back to), so a long session's memory stays bounded.
+const maxCachedLines = 6000
 
 func newTranscript(st *styles, raw bool, width int) *transcript {
 	t := &transcript{st: st}
@@ -69,7 +80,7 @@ func (t *transcript) setWidth(w int) {
 // empty; the next setMessages fills it.
 func (t *transcript) setRaw(raw bool) {
 	t.raw = raw
-	t.msgs, t.rd = nil, nil
+	t.msgs, t.rd, t.cached = nil, nil, 0
 	if raw {
 		t.rd = newRawDoc(t.st)
 	}
@@ -99,11 +110,42 @@ func (t *transcript) following() bool { return t.offset == 0 }
 
 func (t *transcript) entryLines(i int) []string {
 	e := &t.msgs[i]
+	e.used = t.frame
 	if e.width != t.width {
+		t.cached -= len(e.lines)
 		e.lines = t.renderMessage(e.msg, t.width)
 		e.width = t.width
+		e.n, e.nWidth = len(e.lines), t.width
+		t.cached += len(e.lines)
 	}
 	return e.lines
+}
+
+// entryCount is the number of lines of message i, rendering it only when
+// that is not known.
+func (t *transcript) entryCount(i int) int {
+	if e := &t.msgs[i]; e.nWidth == t.width {
+		return e.n
+	}
+	return len(t.entryLines(i))
+}
+
+// evict drops renderings the last frame did not use once too many lines
+// are kept.
+func (t *transcript) evict() {
+	if t.cached <= maxCachedLines {
+		return
+	}
+	for i := range t.msgs {
+		e := &t.msgs[i]
+		if e.width != 0 && e.used != t.frame {
+			t.cached -= len(e.lines)
+			e.lines, e.width = nil, 0
+			if t.cached <= maxCachedLines/2 {
+				return
+			}
+		}
+	}
 }
 
 func (t *transcript) renderMessage(m session.Message, width int) []string {
@@ -129,8 +171,9 @@ func (t *transcript) setLook(st *styles, markdown bool) {
 		t.rd.invalidate()
 	}
 	for i := range t.msgs {
-		t.msgs[i].width = 0
+		t.msgs[i].width, t.msgs[i].lines, t.msgs[i].nWidth = 0, nil, 0
 	}
+	t.cached = 0
 	t.streamWidth = 0
 }
 
@@ -336,6 +379,10 @@ func (t *transcript) setMessages(msgs []session.Message) {
 		next = append(next, entry{msg: m})
 	}
 	t.msgs = next
+	t.cached = 0
+	for i := range next {
+		t.cached += len(next[i].lines)
+	}
 	if t.offset > 0 {
 		t.keepAnchor(before, t.countFrom(k))
 	}
@@ -357,7 +404,7 @@ func (t *transcript) addMessage(m session.Message) {
 func (t *transcript) countFrom(k int) int {
 	n := 0
 	for i := k; i < len(t.msgs); i++ {
-		n += len(t.entryLines(i))
+		n += t.entryCount(i)
 		if i > 0 {
 			n++
 		}
@@ -365,27 +412,44 @@ func (t *transcript) countFrom(k int) int {
 	return n + t.streamCount()
 }
 
+// block is a run of transcript lines: given, or those of message entry,
+// fetched only when shown (counting lines needs only the count).
+type block struct {
+	n     int
+	lines []string
+	entry int // index in msgs, or -1 when lines are given
+}
+
+func given(l []string) block { return block{n: len(l), lines: l, entry: -1} }
+
+func (t *transcript) blockLines(b block) []string {
+	if b.entry >= 0 {
+		return t.entryLines(b.entry)
+	}
+	return b.lines
+}
+
 // walkUp calls fn with blocks of lines from the bottom of the transcript up
 // until fn returns false.
-func (t *transcript) walkUp(fn func(lines []string) bool) {
+func (t *transcript) walkUp(fn func(b block) bool) {
 	if t.raw {
-		t.rd.walkUp(t.width, fn)
+		t.rd.walkUp(t.width, func(l []string) bool { return fn(given(l)) })
 		return
 	}
 	if t.streaming {
 		st, tl := t.streamLines()
-		if !fn(tl) || !fn(st) {
+		if !fn(given(tl)) || !fn(given(st)) {
 			return
 		}
-		if len(t.msgs) > 0 && !fn(t.blank[:]) {
+		if len(t.msgs) > 0 && !fn(given(t.blank[:])) {
 			return
 		}
 	}
 	for i := len(t.msgs) - 1; i >= 0; i-- {
-		if !fn(t.entryLines(i)) {
+		if !fn(block{n: t.entryCount(i), entry: i}) {
 			return
 		}
-		if i > 0 && !fn(t.blank[:]) {
+		if i > 0 && !fn(given(t.blank[:])) {
 			return
 		}
 	}
@@ -394,8 +458,8 @@ func (t *transcript) walkUp(fn func(lines []string) bool) {
 // countUp counts lines from the bottom, stopping once limit is reached.
 func (t *transcript) countUp(limit int) int {
 	n := 0
-	t.walkUp(func(l []string) bool {
-		n += len(l)
+	t.walkUp(func(b block) bool {
+		n += b.n
 		return n < limit
 	})
 	return n
@@ -428,13 +492,15 @@ func (t *transcript) window(height int) []string {
 	if height <= 0 {
 		return nil
 	}
+	t.frame++
+	defer t.evict()
 	need := t.offset + height
-	var blocks [][]string
+	var blocks []block
 	n := 0
-	t.walkUp(func(l []string) bool {
-		if len(l) > 0 {
-			blocks = append(blocks, l)
-			n += len(l)
+	t.walkUp(func(b block) bool {
+		if b.n > 0 {
+			blocks = append(blocks, b)
+			n += b.n
 		}
 		return n < need
 	})
@@ -447,9 +513,9 @@ func (t *transcript) window(height int) []string {
 	out := make([]string, 0, hi-lo)
 	pos := 0
 	for i := len(blocks) - 1; i >= 0 && pos < hi; i-- {
-		b := blocks[i]
-		end := pos + len(b)
+		end := pos + blocks[i].n
 		if end > lo {
+			b := t.blockLines(blocks[i])
 			out = append(out, b[max(0, lo-pos):min(len(b), hi-pos)]...)
 		}
 		pos = end

@@ -1,0 +1,572 @@
+package ui
+
+import (
+	"fmt"
+	"image/color"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"chat/session"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// Tests of the commands, palette, completion, clipboard, edit, theme, key
+// map and markdown paths, driving the model directly.
+
+func typeIn(m Model, s string) {
+	for _, r := range s {
+		m.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
+}
+
+func keyMod(code rune, mod tea.KeyMod) tea.KeyPressMsg { return tea.KeyPressMsg{Code: code, Mod: mod} }
+
+// clip runs cmd and returns what it puts on the clipboard ("" if nothing).
+func clip(t *testing.T, cmd tea.Cmd) string {
+	t.Helper()
+	if cmd == nil {
+		return ""
+	}
+	msg := cmd()
+	if fmt.Sprintf("%T", msg) != "tea.setClipboardMsg" {
+		t.Fatalf("want a clipboard message, got %T", msg)
+	}
+	return fmt.Sprint(msg)
+}
+
+func finishReply(m Model, f *fakeBackend) {
+	for i := 0; i < 50 && (m.busy || !f.drained()); i++ {
+		poll(m)
+	}
+}
+
+func TestSlashCommandGoesToBackend(t *testing.T) {
+	f := newFullFake()
+	m := New(f, Options{Width: 80, Height: 24, Plain: true})
+	sendText(m, "/set temperature 0.5")
+	if !slices.Equal(f.commands, []string{"/set temperature 0.5"}) || m.params.Temperature != 0.5 {
+		t.Fatalf("commands %v, T %v", f.commands, m.params.Temperature)
+	}
+	if m.notice != "temperature 0.5" || m.noticeErr || m.input.Value() != "" {
+		t.Fatalf("notice %q err %v input %q", m.notice, m.noticeErr, m.input.Value())
+	}
+	if len(f.sent) != 0 {
+		t.Fatal("a command is not a message")
+	}
+	sendText(m, "/set nope 1")
+	if !m.noticeErr || !strings.Contains(m.View().Content, `unknown setting "nope"`) {
+		t.Fatalf("errors show in the status line:\n%s", m.View().Content)
+	}
+	// "//" sends the text with one slash.
+	sendText(m, "//etc/passwd is a file")
+	if len(f.sent) != 1 || f.sent[0] != "/etc/passwd is a file" {
+		t.Fatalf("sent %q", f.sent)
+	}
+}
+
+func TestSeveralLineAnswerOpensPane(t *testing.T) {
+	f := newFullFake()
+	m := New(f, Options{Width: 80, Height: 24, Plain: true})
+	sendText(m, "/help")
+	c := m.View().Content
+	if m.pane == nil || !strings.Contains(c, "/show            show the settings") || !strings.Contains(c, "/copy [code]") {
+		t.Fatalf("help pane with the backend's and the UI's commands:\n%s", c)
+	}
+	m.Update(press(tea.KeyEscape))
+	if m.pane != nil {
+		t.Fatal("Esc closes the pane")
+	}
+}
+
+func TestBasicCommandsWithoutCommander(t *testing.T) {
+	f := newFake().withHistory(1)
+	m := newTest(f, 80, 24)
+	sendText(m, "/set top_k 7")
+	sendText(m, "/set penalty_window 32")
+	sendText(m, "/set repeat-penalty 1.1")
+	_, _, _, p := f.snapshot()
+	if p.TopK != 7 || p.PenaltyWindow != 32 || p.RepeatPenalty != 1.1 {
+		t.Fatalf("params %+v", p)
+	}
+	sendText(m, "/set temperature warm")
+	if !m.noticeErr {
+		t.Fatal("a bad value is an error")
+	}
+	sendText(m, "/regen")
+	if !m.noticeErr || !strings.Contains(m.notice, "cannot regenerate") {
+		t.Fatalf("notice %q", m.notice)
+	}
+	sendText(m, "/frobnicate")
+	if !m.noticeErr || !strings.Contains(m.notice, "unknown command /frobnicate") {
+		t.Fatalf("notice %q", m.notice)
+	}
+	if len(f.sent) != 0 {
+		t.Fatalf("commands were sent as messages: %q", f.sent)
+	}
+	if cmd := m.runCommand("/quit"); cmd == nil || fmt.Sprint(cmd()) != fmt.Sprint(tea.Quit()) {
+		t.Fatal("/quit quits")
+	}
+}
+
+func TestCompletionPopupAndTab(t *testing.T) {
+	f := newFullFake()
+	m := New(f, Options{Width: 80, Height: 24, Plain: true})
+	typeIn(m, "/se")
+	if !m.popupVisible() || !slices.Equal(m.compl.items, []string{"/set", "/sessions"}) {
+		t.Fatalf("popup %v %v", m.popupVisible(), m.compl.items)
+	}
+	if c := m.View().Content; !strings.Contains(c, " /sessions ") {
+		t.Fatalf("the popup is drawn:\n%s", c)
+	}
+	m.Update(press(tea.KeyTab))
+	if v := m.input.Value(); v != "/set" {
+		t.Fatalf("Tab takes the first: %q", v)
+	}
+	m.Update(press(tea.KeyTab))
+	if v := m.input.Value(); v != "/sessions" {
+		t.Fatalf("Tab again takes the next: %q", v)
+	}
+	m.setInput("/set ")
+	if !slices.Equal(m.compl.items, []string{"/set temperature", "/set top_k", "/set seed", "/set penalty_window"}) {
+		t.Fatalf("arguments: %v", m.compl.items)
+	}
+	typeIn(m, "s")
+	m.Update(press(tea.KeyTab))
+	if v := m.input.Value(); v != "/set seed " {
+		t.Fatalf("one match completes with a space: %q", v)
+	}
+	// The UI's own commands complete too, and Esc hides the popup.
+	m.setInput("/ma")
+	if !slices.Contains(m.compl.items, "/markdown") {
+		t.Fatalf("items %v", m.compl.items)
+	}
+	m.Update(press(tea.KeyEscape))
+	if m.popupVisible() {
+		t.Fatal("Esc hides the popup")
+	}
+	// ↑/↓ choose in the popup, Enter takes the choice.
+	m.setInput("/")
+	m.Update(press(tea.KeyDown))
+	want := m.compl.items[1] + " "
+	m.Update(press(tea.KeyEnter))
+	if v := m.input.Value(); v != want {
+		t.Fatalf("Enter after ↓ takes the item: %q", v)
+	}
+	if len(f.commands) != 0 {
+		t.Fatalf("nothing ran: %v", f.commands)
+	}
+}
+
+func TestCompletionWithoutCompleter(t *testing.T) {
+	m := newTest(newFake(), 80, 24)
+	typeIn(m, "/s")
+	if !slices.Equal(m.compl.items, []string{"/system", "/save", "/set", "/sessions"}) {
+		t.Fatalf("items %v", m.compl.items)
+	}
+	m.setInput("/set t")
+	if !slices.Equal(m.compl.items, []string{"/set temperature", "/set top_k", "/set top_p"}) {
+		t.Fatalf("items %v", m.compl.items)
+	}
+}
+
+func TestPaletteFiltersAndRuns(t *testing.T) {
+	f := newFullFake().withHistory(0)
+	f.msgs = []session.Message{{Role: session.User, Content: "hi"}, {Role: session.Assistant, Content: "Hello **there**.\n\n```go\nfmt.Println(\"x\")\n```"}}
+	m := New(f, Options{Width: 80, Height: 24, Plain: true})
+	m.Update(ctrl('p'))
+	if m.palette == nil {
+		t.Fatal("Ctrl+P opens the palette")
+	}
+	labels := func() []string {
+		var out []string
+		for _, i := range m.palette.shown {
+			out = append(out, m.palette.items[i].label)
+		}
+		return out
+	}
+	all := strings.Join(labels(), "|")
+	for _, want := range []string{"Regenerate", "New chat", "Clear", "Save the conversation", "Load a saved", "System prompt", "Copy the last reply", "Copy the last code block", "Markdown off", "Set temperature", "Set top p", "Set min p", "Set top k", "Greedy on", "Set repeat penalty", "Set frequency penalty", "Set presence penalty", "Set penalty window", "Set seed"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("palette lacks %q: %s", want, all)
+		}
+	}
+	typeIn(m, "code")
+	if got := labels(); len(got) != 1 || got[0] != "Copy the last code block" {
+		t.Fatalf("filtered: %v", got)
+	}
+	_, got := m.Update(press(tea.KeyEnter))
+	if m.palette != nil {
+		t.Fatal("Enter closes the palette")
+	}
+	if s := clip(t, got); s != `fmt.Println("x")` {
+		t.Fatalf("copied %q", s)
+	}
+	// A knob item puts the command in the input to finish.
+	m.Update(ctrl('p'))
+	typeIn(m, "seed")
+	m.Update(press(tea.KeyEnter))
+	if v := m.input.Value(); v != "/set seed 1" {
+		t.Fatalf("input %q", v)
+	}
+	m.setInput("")
+	// Esc closes without running.
+	m.Update(ctrl('p'))
+	m.Update(press(tea.KeyEscape))
+	if m.palette != nil {
+		t.Fatal("Esc closes the palette")
+	}
+}
+
+func TestSessionsPicker(t *testing.T) {
+	f := newFullFake()
+	m := New(f, Options{Width: 80, Height: 24, Plain: true})
+	sendText(m, "/sessions")
+	if m.palette == nil || len(m.palette.items) != 2 || !strings.Contains(m.palette.items[1].label, "Tea") {
+		t.Fatalf("picker %+v", m.palette)
+	}
+	m.Update(press(tea.KeyDown))
+	m.Update(press(tea.KeyEnter))
+	if !slices.Equal(f.loaded, []string{"2"}) || !strings.Contains(m.View().Content, "loaded 2") {
+		t.Fatalf("loaded %v:\n%s", f.loaded, m.View().Content)
+	}
+}
+
+func TestCopyReplyAndCodeBlock(t *testing.T) {
+	f := newFake()
+	m := newTest(f, 80, 24)
+	if _, cmd := m.Update(ctrl('y')); cmd != nil || !strings.Contains(m.notice, "no reply") {
+		t.Fatal("nothing to copy yet")
+	}
+	reply := "Here:\n\n```python\ndef f(x):\n\treturn x  # tab kept\n```\n\nand\n\n~~~\nlast   block\n~~~\n"
+	f.msgs = []session.Message{{Role: session.User, Content: "code"}, {Role: session.Assistant, Content: reply}}
+	m.syncMessages()
+	_, cmd := m.Update(ctrl('y'))
+	if got := clip(t, cmd); got != reply {
+		t.Fatalf("reply %q", got)
+	}
+	_, cmd = m.Update(alt('y'))
+	if got := clip(t, cmd); got != "last   block" {
+		t.Fatalf("code %q", got)
+	}
+	code, _ := lastCodeBlock("```python\ndef f(x):\n\treturn x  # tab kept\n```")
+	if code != "def f(x):\n\treturn x  # tab kept" {
+		t.Fatalf("code %q", code)
+	}
+}
+
+func TestEditLastMessageAndResend(t *testing.T) {
+	f := newFullFake().withHistory(2)
+	f.fakeBackend.msgs = append([]session.Message{{Role: session.System, Content: "Be brief."}}, f.fakeBackend.msgs...)
+	m := New(f, Options{Width: 80, Height: 24, Plain: true})
+	m.Update(ctrl('e'))
+	if m.editing != 3 || m.input.Value() != "Question 1: tell me something about the number 1, please." {
+		t.Fatalf("editing %d %q", m.editing, m.input.Value())
+	}
+	m.Update(ctrl('e'))
+	if m.editing != 1 || !strings.HasPrefix(m.input.Value(), "Question 0") {
+		t.Fatalf("Ctrl+E again goes back: %d %q", m.editing, m.input.Value())
+	}
+	m.setInput("Question 0, edited")
+	m.Update(press(tea.KeyEnter))
+	if !slices.Equal(f.edits, []string{"1:Question 0, edited"}) || !m.busy {
+		t.Fatalf("edits %v busy %v", f.edits, m.busy)
+	}
+	finishReply(m, f.fakeBackend)
+	c := m.View().Content
+	if strings.Contains(c, "Question 1") || !strings.Contains(c, "Question 0, edited") || !strings.Contains(c, "robot named Zoë") {
+		t.Fatalf("after the edit:\n%s", c)
+	}
+	// Esc cancels an edit.
+	m.Update(ctrl('e'))
+	m.Update(press(tea.KeyEscape))
+	if m.editing != -1 || m.input.Value() != "" {
+		t.Fatal("Esc cancels")
+	}
+	// Without Edit the text is sent as a new message.
+	g := newFake().withHistory(1)
+	m = newTest(g, 80, 24)
+	m.Update(ctrl('e'))
+	m.Update(press(tea.KeyEnter))
+	if len(g.sent) != 1 || !strings.HasPrefix(g.sent[0], "Question 0") {
+		t.Fatalf("sent %q", g.sent)
+	}
+	// With text in the input Ctrl+E is the input's end-of-line.
+	m = newTest(newFake().withHistory(1), 80, 24)
+	m.setInput("abc")
+	m.Update(ctrl('e'))
+	if m.editing != -1 || m.input.Value() != "abc" {
+		t.Fatal("Ctrl+E on text moves the cursor")
+	}
+}
+
+func TestRegenerate(t *testing.T) {
+	f := newFullFake().withHistory(1)
+	m := New(f, Options{Width: 80, Height: 24, Plain: true})
+	m.Update(ctrl('r'))
+	if f.regens != 1 || !m.busy {
+		t.Fatalf("regens %d busy %v", f.regens, m.busy)
+	}
+	finishReply(m, f.fakeBackend)
+	if c := m.View().Content; strings.Contains(c, "Answer 0") || !strings.Contains(c, "robot named Zoë") {
+		t.Fatalf("the new reply replaces the old:\n%s", c)
+	}
+	sendText(m, "/regen")
+	if f.regens != 2 || !m.busy {
+		t.Fatalf("/regen: regens %d busy %v", f.regens, m.busy)
+	}
+	m.Update(ctrl('r'))
+	if f.regens != 2 || !strings.Contains(m.notice, "still being generated") {
+		t.Fatal("no regenerate while busy")
+	}
+}
+
+func TestHistoryFromBackend(t *testing.T) {
+	f := newFullFake()
+	f.history = []string{"from an old session", "from another"}
+	m := New(f, Options{Width: 80, Height: 24, Plain: true})
+	m.Update(press(tea.KeyUp))
+	if v := m.input.Value(); v != "from another" {
+		t.Fatalf("recalled %q", v)
+	}
+	m.Update(press(tea.KeyUp))
+	if v := m.input.Value(); v != "from an old session" {
+		t.Fatalf("recalled %q", v)
+	}
+}
+
+func TestThemeFollowsBackground(t *testing.T) {
+	m := New(newFake(), Options{Width: 80, Height: 24})
+	if !m.autoBG || m.light {
+		t.Fatal("auto theme starts dark")
+	}
+	m.Update(tea.BackgroundColorMsg{Color: color.White})
+	if !m.light || !m.st.light {
+		t.Fatal("a white background picks the light theme")
+	}
+	m.Update(tea.BackgroundColorMsg{Color: color.Black})
+	if m.light {
+		t.Fatal("a black background picks the dark theme")
+	}
+	sendText(m, "/theme light")
+	m.Update(tea.BackgroundColorMsg{Color: color.Black})
+	if !m.light {
+		t.Fatal("a chosen theme stays")
+	}
+	// Plain (NO_COLOR) ignores the background and has no escapes.
+	p := New(newFake(), Options{Width: 80, Height: 24, Plain: true, Theme: "light"})
+	if p.autoBG || strings.Contains(p.View().Content, "\x1b") {
+		t.Fatal("plain has no colours")
+	}
+	if New(newFake(), Options{Theme: "light"}).st.light != true {
+		t.Fatal("theme light")
+	}
+}
+
+func TestKeyRemap(t *testing.T) {
+	m := New(newFake().withHistory(1), Options{Width: 80, Height: 24, Plain: true,
+		Keys: map[string][]string{"palette": {"ctrl+o"}, "temperature_up": {"f2"}, "bogus": {"f11"}}})
+	if !m.noticeErr || !strings.Contains(m.notice, `unknown action bogus`) {
+		t.Fatalf("unknown actions are reported: %q", m.notice)
+	}
+	m.Update(ctrl('p'))
+	if m.palette != nil {
+		t.Fatal("Ctrl+P was remapped away")
+	}
+	m.Update(ctrl('o'))
+	if m.palette == nil {
+		t.Fatal("Ctrl+O opens the palette")
+	}
+	m.Update(press(tea.KeyEscape))
+	t0 := m.params.Temperature
+	m.Update(press(tea.KeyF2))
+	if m.params.Temperature <= t0 {
+		t.Fatalf("F2 is temperature up now: %v → %v", t0, m.params.Temperature)
+	}
+	if !strings.Contains(m.helpLines(80, 60)[20], "F2") {
+		t.Logf("help: %q", m.helpLines(80, 60))
+	}
+	if KeyActions()[0] != "send" {
+		t.Fatal("actions")
+	}
+}
+
+func TestMarkdownToggleAndPlain(t *testing.T) {
+	f := newFake()
+	f.msgs = []session.Message{{Role: session.User, Content: "md"}, {Role: session.Assistant, Content: "# Title\n\nSome **bold** text.\n\n- one\n- two"}}
+	m := New(f, Options{Width: 80, Height: 24})
+	c := m.View().Content
+	if strings.Contains(c, "**bold**") || !strings.Contains(c, "• one") {
+		t.Fatalf("markdown is rendered:\n%s", c)
+	}
+	m.Update(press(tea.KeyF12))
+	if c := m.View().Content; !strings.Contains(c, "**bold**") || !strings.Contains(c, "- one") {
+		t.Fatalf("F12 shows the plain text:\n%s", c)
+	}
+	sendText(m, "/markdown on")
+	if !m.markdown {
+		t.Fatal("/markdown on")
+	}
+	p := New(f, Options{Width: 80, Height: 24, Plain: true})
+	if c := p.View().Content; strings.Contains(c, "\x1b") || !strings.Contains(c, "• one") {
+		t.Fatalf("plain markdown has structure but no escapes:\n%q", c)
+	}
+}
+
+// A reply streamed in random pieces looks the same as the finished reply.
+func TestMarkdownStreamMatchesFinished(t *testing.T) {
+	reply := "# Plan\n\nFirst a paragraph with *emphasis*,\na soft line and `code`.\n\n" +
+		"- item one\n- item **two**\n  continued\n1. first\n2. second\n\n" +
+		"```go\nfunc main() {\n    fmt.Println(\"日本語 🍵\") // a long comment that goes well past the width of the narrow view\n}\n```\n" +
+		"> a quote\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nThe end."
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, w := range []int{40, 57, 80, 120} {
+		f := newFake()
+		var chunks []string
+		for s := reply; s != ""; {
+			n := min(len(s), 1+r.IntN(9))
+			for n < len(s) && !utf8RuneStart(s[n]) {
+				n++
+			}
+			chunks = append(chunks, s[:n])
+			s = s[n:]
+		}
+		f.reply = chunks
+		m := New(f, Options{Width: w, Height: 200})
+		sendText(m, "go")
+		for !f.drained() {
+			poll(m)
+			m.View()
+		}
+		st, tl := m.tr.streamLines()
+		streamed := append(slices.Clone(st), tl...)
+		want := m.tr.md.render(nil, reply, m.tr.width)
+		if !slices.Equal(streamed, want) {
+			t.Fatalf("width %d: streamed\n%s\nfinished\n%s", w, strings.Join(streamed, "\n"), strings.Join(want, "\n"))
+		}
+		for _, l := range want {
+			if lw := ansi.StringWidth(l); lw != m.tr.width {
+				t.Fatalf("line %q is %d wide, want %d", l, lw, m.tr.width)
+			}
+		}
+		// The code keeps its exact text: hard-wrapped pieces join back.
+		var code strings.Builder
+		for _, l := range want {
+			p := ansi.Strip(l)
+			if strings.HasPrefix(p, "  ") {
+				code.WriteString(strings.TrimRight(p[2:], " "))
+			}
+		}
+		if !strings.Contains(code.String(), `fmt.Println("日本語 🍵") // a long comment that goes well past the width of the narrow view`) {
+			t.Fatalf("width %d: code changed:\n%s", w, strings.Join(want, "\n"))
+		}
+	}
+}
+
+func TestSplitMarkdown(t *testing.T) {
+	bs := splitMarkdown("Para one\nstill one\n\n## Head\ntext\n- a\n- b\n  more b\n\n```\nx\n\ny\n```\n* * *\n2) two\n| t | u |\n|---|---|\nafter")
+	var got []string
+	for _, b := range bs {
+		got = append(got, fmt.Sprintf("%q code=%v item=%v blank=%v head=%v cont=%v", b.src, b.code, b.item, b.blank, b.heading, b.cont))
+	}
+	want := []string{
+		`"Para one" code=false item=false blank=false head=false cont=false`,
+		`"still one" code=false item=false blank=false head=false cont=true`,
+		`"## Head" code=false item=false blank=true head=true cont=false`,
+		`"text" code=false item=false blank=false head=false cont=false`,
+		`"- a" code=false item=true blank=false head=false cont=false`,
+		`"- b\n  more b" code=false item=true blank=false head=false cont=false`,
+		`"x\n\ny" code=true item=false blank=true head=false cont=false`,
+		`"* * *" code=false item=false blank=false head=false cont=false`,
+		`"2) two" code=false item=true blank=false head=false cont=false`,
+		`"| t | u |\n|---|---|" code=false item=false blank=false head=false cont=false`,
+		`"after" code=false item=false blank=false head=false cont=false`,
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got\n%s", strings.Join(got, "\n"))
+	}
+}
+
+func TestPanelShowsEveryKnobAndOrder(t *testing.T) {
+	f := newFake()
+	f.params.RepeatPenalty, f.params.FrequencyPenalty, f.params.PresencePenalty, f.params.Seed = 1.1, 0.2, 0.3, 42
+	m := New(f, Options{Width: 120, Height: 40, Plain: true})
+	c := m.View().Content
+	for _, want := range []string{"repeat pen  1.1", "freq/pres   0.2/0.3", "seed        42", "order: penalties →"} {
+		if !strings.Contains(c, want) {
+			t.Errorf("panel lacks %q:\n%s", want, c)
+		}
+	}
+	n := New(f, Options{Width: 80, Height: 24, Plain: true})
+	if c := n.View().Content; !strings.Contains(c, "rep=1.1 freq=0.2 pres=0.3") {
+		t.Errorf("status line lacks the penalties:\n%s", c)
+	}
+}
+
+func TestLoadingFeedback(t *testing.T) {
+	f := newFullFake()
+	f.status = "loading model"
+	m := New(f, Options{Width: 120, Height: 30, Plain: true})
+	if c := m.View().Content; !strings.Contains(c, "loading model…") || !strings.Contains(c, "state      loading model") {
+		t.Fatalf("status shown:\n%s", c)
+	}
+	f.status = ""
+	f.hold, f.reply = true, nil
+	sendText(m, "hi")
+	poll(m)
+	if c := m.View().Content; !strings.Contains(c, "prefilling 12 prompt tokens (30 reused)…") {
+		t.Fatalf("prefill shown:\n%s", c)
+	}
+}
+
+// Every overlay fits every size, wide characters included.
+func TestOverlaysAtAnySize(t *testing.T) {
+	f := newFullFake().withHistory(3)
+	f.msgs = append(f.msgs, session.Message{Role: session.User, Content: "表を作って 🍵"},
+		session.Message{Role: session.Assistant, Content: "| 名前 | 値 |\n|---|---|\n| 日本語 | 🍵🍵 |\n\n```\n全角のコード　です\n```"})
+	for _, sz := range [][2]int{{40, 12}, {41, 13}, {60, 20}, {80, 24}, {89, 30}, {90, 30}, {120, 40}, {300, 100}, {20, 5}, {1, 1}} {
+		for _, state := range []string{"plain", "palette", "popup", "pane", "help", "edit"} {
+			m := New(f, Options{Width: sz[0], Height: sz[1]})
+			switch state {
+			case "palette":
+				m.Update(ctrl('p'))
+			case "popup":
+				typeIn(m, "/s")
+			case "pane":
+				sendText(m, "/help")
+			case "help":
+				m.Update(press(tea.KeyF1))
+			case "edit":
+				m.Update(ctrl('e'))
+			}
+			checkFrame(t, m, sz[0], sz[1])
+			m.Update(tea.WindowSizeMsg{Width: sz[1] + 30, Height: sz[0]/3 + 3})
+			checkFrame(t, m, sz[1]+30, sz[0]/3+3)
+		}
+	}
+}
+
+func TestCacheIsBounded(t *testing.T) {
+	f := newFake().withHistory(3000)
+	m := New(f, Options{Width: 120, Height: 40, Plain: true})
+	m.View()
+	m.Update(keyMod(tea.KeyHome, tea.ModCtrl))
+	m.View()
+	m.View()
+	if m.tr.cached > maxCachedLines {
+		t.Fatalf("%d lines cached", m.tr.cached)
+	}
+	n := 0
+	for _, e := range m.tr.msgs {
+		n += len(e.lines)
+	}
+	if n != m.tr.cached {
+		t.Fatalf("count %d, really %d", m.tr.cached, n)
+	}
+	if c := m.View().Content; !strings.Contains(c, "Question 0:") {
+		t.Fatalf("top:\n%s", c)
+	}
+}
