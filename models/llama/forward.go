@@ -30,8 +30,7 @@ type State struct {
 	hb     []float32
 	hb2    []float32
 	logits []float32
-	xq     []int8    // Q8_0 activations for quantized matrices
-	xd     []float32 // and their block scales
+	act    act // quantized or rounded activations for the products
 }
 
 var _ models.State = (*State)(nil)
@@ -71,9 +70,7 @@ func (s *State) grow(n int) {
 	s.xb2 = make([]float32, n*qDim)
 	s.hb = make([]float32, n*c.FFN)
 	s.hb2 = make([]float32, n*c.FFN)
-	widest := max(c.Dim, qDim, c.FFN)
-	s.xq = make([]int8, n*widest)
-	s.xd = make([]float32, n*(widest/32+1))
+	s.act = newAct(n, max(c.Dim, qDim, c.FFN))
 }
 
 // Len is the number of cached positions.
@@ -161,9 +158,9 @@ func (s *State) layers(tokens []int, pos int) {
 		keys, vals := s.k[l], s.v[l]
 		kc := keys[pos*kvDim : (pos+n)*kvDim]
 		vc := vals[pos*kvDim : (pos+n)*kvDim]
-		L.wq.mul(q, xb, n, s.xq, s.xd)
-		L.wk.mul(kc, xb, n, s.xq, s.xd)
-		L.wv.mul(vc, xb, n, s.xq, s.xd)
+		L.wq.mul(q, xb, n, &s.act)
+		L.wk.mul(kc, xb, n, &s.act)
+		L.wv.mul(vc, xb, n, &s.act)
 		for i := 0; i < n; i++ {
 			qi, ki, vi := q[i*qDim:(i+1)*qDim], kc[i*kvDim:(i+1)*kvDim], vc[i*kvDim:(i+1)*kvDim]
 			addBias(qi, L.bq)
@@ -215,7 +212,7 @@ func (s *State) layers(tokens []int, pos int) {
 				}
 			}
 		}
-		L.wo.mul(xb, xb2, n, s.xq, s.xd)
+		L.wo.mul(xb, xb2, n, &s.act)
 		for i := 0; i < n; i++ {
 			addBias(xb[i*dim:(i+1)*dim], L.bo)
 			if L.attnPost != nil {
@@ -227,8 +224,8 @@ func (s *State) layers(tokens []int, pos int) {
 		for i := 0; i < n; i++ {
 			rmsNorm(xb[i*dim:(i+1)*dim], x[i*dim:(i+1)*dim], L.ffnNorm, c.Eps)
 		}
-		L.gate.mul(hb, xb, n, s.xq, s.xd)
-		L.up.mul(hb2, xb, n, s.xq, s.xd)
+		L.gate.mul(hb, xb, n, &s.act)
+		L.up.mul(hb2, xb, n, &s.act)
 		if L.bg != nil || L.bu != nil {
 			for i := 0; i < n; i++ {
 				addBias(hb[i*ffn:(i+1)*ffn], L.bg)
@@ -242,7 +239,7 @@ func (s *State) layers(tokens []int, pos int) {
 				hb[i] = g / (1 + float32(math.Exp(float64(-g)))) * hb2[i] // SiLU(gate) * up
 			}
 		}
-		L.down.mul(xb, hb, n, s.xq, s.xd)
+		L.down.mul(xb, hb, n, &s.act)
 		for i := 0; i < n; i++ {
 			addBias(xb[i*dim:(i+1)*dim], L.bd)
 			if L.ffnPost != nil {
@@ -260,7 +257,7 @@ func (s *State) head(out []float32, from, n int) {
 	for i := from; i < from+n; i++ {
 		rmsNorm(s.xb[i*dim:(i+1)*dim], s.x[i*dim:(i+1)*dim], s.m.norm, c.Eps)
 	}
-	s.m.output.mul(out, s.xb[from*dim:(from+n)*dim], n, s.xq, s.xd)
+	s.m.output.mul(out, s.xb[from*dim:(from+n)*dim], n, &s.act)
 	if s.m.outB != nil {
 		for i := 0; i < n; i++ {
 			add(out[i*c.Vocab:(i+1)*c.Vocab], s.m.outB)

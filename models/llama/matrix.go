@@ -8,30 +8,77 @@ import (
 	"chat/models/kernels"
 )
 
-// matrix is a [rows][cols] weight, row-major, either float32 (a view of an
-// F32 tensor or dequantised at load) or kept as Q8_0 blocks: int8 values and
-// one float32 scale per 32. A Q8_0 product quantizes the activations to
-// Q8_0 as well and multiplies in integers, as ggml's CPU backend does
-// (vec_dot_q8_0_q8_0), reading a quarter of the float32 bytes.
+// matrix is a [rows][cols] weight, row-major, in one of three forms:
+//
+//   - float32 (a view of an F32 tensor, or dequantised at load); F16 and
+//     BF16 weights round the activations to their type first, as ggml's
+//     vec_dot_f16/bf16 take them (vec_dot_type in ggml-cpu.c).
+//   - Q8_0 blocks unpacked to int8 values and float32 scales (from Q8_0,
+//     or exactly from Q5_0, whose values d·(q-16) are Q8_0 values): the
+//     activations are quantized to Q8_0 too and multiplied in integers as
+//     vec_dot_q8_0_q8_0 / vec_dot_q5_0_q8_0 do.
+//   - raw Q4_0, Q4_K, Q5_K or Q6_K blocks, a view of the file, multiplied
+//     by the kernels with Q8_0 (Q4_0) or Q8_K activations as llama.cpp
+//     does.
 type matrix struct {
 	rows, cols int
 	f          []float32
+	round      gguf.Type // TypeF16/TypeBF16: activations rounded to it; else none
 	q          []int8
 	d          []float32
+	raw        []byte
+	typ        gguf.Type // type of raw
+}
+
+// act is the scratch a product needs for its quantized or rounded
+// activations, sized for the widest input of the batch.
+type act struct {
+	q    []int8    // Q8_0 / Q8_K values
+	d    []float32 // their block scales
+	sums []int16   // Q8_K sums per 16
+	f    []float32 // f16/bf16-rounded copies
+}
+
+func newAct(n, widest int) act {
+	return act{
+		q:    make([]int8, n*widest),
+		d:    make([]float32, n*(widest/kernels.Q8Block+1)),
+		sums: make([]int16, n*(widest/16+1)),
+		f:    make([]float32, n*widest),
+	}
+}
+
+// rawType reports whether the kernels multiply blocks of t directly.
+func rawType(t gguf.Type) bool {
+	switch t {
+	case gguf.TypeQ4_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K:
+		return true
+	}
+	return false
 }
 
 // bytes is the size of the weights a product reads.
 func (m *matrix) bytes() int64 {
-	if m.q != nil {
+	switch {
+	case m.raw != nil:
+		return int64(len(m.raw))
+	case m.q != nil:
 		return int64(len(m.q)) + 4*int64(len(m.d))
 	}
 	return 4 * int64(len(m.f))
 }
 
+// rowBytes is the size of one raw row.
+func (m *matrix) rowBytes() int {
+	return m.cols / m.typ.BlockSize() * m.typ.BlockBytes()
+}
+
 // rowRange is a view of rows r0..r1-1 (a fused projection split up).
 func (m *matrix) rowRange(r0, r1 int) *matrix {
-	v := &matrix{rows: r1 - r0, cols: m.cols}
-	if m.q != nil {
+	v := &matrix{rows: r1 - r0, cols: m.cols, round: m.round, typ: m.typ}
+	if m.raw != nil {
+		v.raw = m.raw[r0*m.rowBytes() : r1*m.rowBytes()]
+	} else if m.q != nil {
 		nb := m.cols / kernels.Q8Block
 		v.q, v.d = m.q[r0*m.cols:r1*m.cols], m.d[r0*nb:r1*nb]
 	} else {
@@ -40,13 +87,21 @@ func (m *matrix) rowRange(r0, r1 int) *matrix {
 	return v
 }
 
-// mul computes out[t] = W·x[t] for n tokens; xq and xd are scratch of at
-// least n*cols and n*cols/32 for the Q8_0 activations.
-func (m *matrix) mul(out, x []float32, n int, xq []int8, xd []float32) {
+// mul computes out[t] = W·x[t] for n tokens, with a's scratch for the
+// activations.
+func (m *matrix) mul(out, x []float32, n int, a *act) {
+	if m.raw != nil {
+		m.mulRaw(out, x, n, a)
+		return
+	}
 	if m.q == nil {
+		if m.round != 0 {
+			x = roundAct(a.f[:n*m.cols], x[:n*m.cols], m.round)
+		}
 		kernels.MatMul(out[:n*m.rows], m.f, x[:n*m.cols], m.rows, m.cols, n)
 		return
 	}
+	xq, xd := a.q, a.d
 	cols, nb := m.cols, m.cols/kernels.Q8Block
 	for t := 0; t < n; t++ {
 		quantizeAct(xq[t*cols:(t+1)*cols], xd[t*nb:(t+1)*nb], x[t*cols:(t+1)*cols])
@@ -66,6 +121,67 @@ func (m *matrix) mul(out, x []float32, n int, xq []int8, xd []float32) {
 			kernels.MatVecQ8_0(out[t*m.rows+r0:t*m.rows+r1], q, d, xq[t*cols:(t+1)*cols], xd[t*nb:(t+1)*nb], r1-r0, cols)
 		}
 	}
+}
+
+// mulRaw is mul for raw blocks: Q4_0 takes ggml's x86 Q8_0 activations,
+// the K-quants Q8_K ones (kernels.QuantizeQ8_K, quantize_row_q8_K_ref).
+func (m *matrix) mulRaw(out, x []float32, n int, a *act) {
+	cols, rows := m.cols, m.rows
+	if m.typ == gguf.TypeQ4_0 {
+		nb := cols / kernels.Q8Block
+		for t := 0; t < n; t++ {
+			quantizeAct(a.q[t*cols:(t+1)*cols], a.d[t*nb:(t+1)*nb], x[t*cols:(t+1)*cols])
+		}
+		if n == 1 {
+			kernels.MatVecQ4_0(out[:rows], m.raw, a.q, a.d, rows, cols)
+		} else {
+			kernels.MatMulQ4_0(out[:n*rows], m.raw, a.q[:n*cols], a.d[:n*nb], rows, cols, n)
+		}
+		return
+	}
+	nb, ns := cols/kernels.QK, cols/16
+	for t := 0; t < n; t++ {
+		kernels.QuantizeQ8_K(a.q[t*cols:(t+1)*cols], a.d[t*nb:(t+1)*nb], a.sums[t*ns:(t+1)*ns], x[t*cols:(t+1)*cols])
+	}
+	q, d, sums := a.q[:n*cols], a.d[:n*nb], a.sums[:n*ns]
+	switch {
+	case m.typ == gguf.TypeQ4_K && n == 1:
+		kernels.MatVecQ4_K(out[:rows], m.raw, q, d, sums, rows, cols)
+	case m.typ == gguf.TypeQ4_K:
+		kernels.MatMulQ4_K(out[:n*rows], m.raw, q, d, sums, rows, cols, n)
+	case m.typ == gguf.TypeQ5_K && n == 1:
+		kernels.MatVecQ5_K(out[:rows], m.raw, q, d, sums, rows, cols)
+	case m.typ == gguf.TypeQ5_K:
+		kernels.MatMulQ5_K(out[:n*rows], m.raw, q, d, sums, rows, cols, n)
+	case m.typ == gguf.TypeQ6_K && n == 1:
+		kernels.MatVecQ6_K(out[:rows], m.raw, q, d, sums, rows, cols)
+	default:
+		kernels.MatMulQ6_K(out[:n*rows], m.raw, q, d, sums, rows, cols, n)
+	}
+}
+
+// roundAct rounds x to f16 or bf16 (round to nearest even) into dst.
+func roundAct(dst, x []float32, t gguf.Type) []float32 {
+	if t == gguf.TypeF16 {
+		for i, v := range x {
+			dst[i] = gguf.F16ToF32(gguf.F32ToF16(v))
+		}
+		return dst
+	}
+	for i, v := range x {
+		dst[i] = gguf.BF16ToF32(f32ToBF16(v))
+	}
+	return dst
+}
+
+// f32ToBF16 is ggml_compute_fp32_to_bf16: round to nearest even, NaN kept
+// quiet.
+func f32ToBF16(f float32) uint16 {
+	u := math.Float32bits(f)
+	if u&0x7fffffff > 0x7f800000 {
+		return uint16(u>>16 | 64)
+	}
+	return uint16((u + (0x7fff + (u >> 16 & 1))) >> 16)
 }
 
 // blockElems is the weight block a batched Q8_0 product keeps in cache:
@@ -99,6 +215,11 @@ func quantizeAct(q []int8, d []float32, x []float32) {
 
 // row writes row r into out (the embedding lookup).
 func (m *matrix) row(out []float32, r int) {
+	if m.raw != nil {
+		rb := m.rowBytes()
+		_ = gguf.Dequantize(m.typ, m.raw[r*rb:(r+1)*rb], out[:m.cols]) // sizes checked at load
+		return
+	}
 	if m.q == nil {
 		copy(out, m.f[r*m.cols:(r+1)*m.cols])
 		return
@@ -107,6 +228,23 @@ func (m *matrix) row(out []float32, r int) {
 	q, d := m.q[r*m.cols:(r+1)*m.cols], m.d[r*nb:(r+1)*nb]
 	for i := range out[:m.cols] {
 		out[i] = d[i/kernels.Q8Block] * float32(q[i])
+	}
+}
+
+// unpackQ5_0 turns GGUF Q5_0 blocks (f16 d, 32 high bits, 16 bytes of
+// nibbles; value d·(q-16)) into the same int8 values and scales as Q8_0.
+func unpackQ5_0(raw []byte, q []int8, d []float32) {
+	for b := range d {
+		blk := raw[22*b : 22*b+22]
+		d[b] = gguf.F16ToF32(binary.LittleEndian.Uint16(blk))
+		qh := binary.LittleEndian.Uint32(blk[2:])
+		qs := blk[6:22]
+		for j := 0; j < 16; j++ {
+			lo := qs[j]&0xf | byte(qh>>j&1)<<4
+			hi := qs[j]>>4 | byte(qh>>(j+16)&1)<<4
+			q[32*b+j] = int8(lo) - 16
+			q[32*b+j+16] = int8(hi) - 16
+		}
 	}
 }
 

@@ -30,15 +30,17 @@ func TestQ8MatrixProduct(t *testing.T) {
 		x[i] = float32(r.NormFloat64())
 	}
 	out := make([]float32, 2*rows)
-	m.mul(out, x, 2, make([]int8, 2*cols), make([]float32, 2*cols/32))
+	a2 := newAct(2, cols)
+	m.mul(out, x, 2, &a2)
 	// Blocks of 2 rows give the same bits as whole-matrix products.
 	defer func(b int) { blockElems = b }(blockElems)
 	blockElems = 2 * cols
 	blocked := make([]float32, 2*rows)
-	m.mul(blocked, x, 2, make([]int8, 2*cols), make([]float32, 2*cols/32))
+	m.mul(blocked, x, 2, &a2)
 	for i := 0; i < 2; i++ {
 		one := make([]float32, rows)
-		m.mul(one, x[i*cols:], 1, make([]int8, cols), make([]float32, cols/32))
+		a1 := newAct(1, cols)
+		m.mul(one, x[i*cols:], 1, &a1)
 		for j := range one {
 			if one[j] != out[i*rows+j] || one[j] != blocked[i*rows+j] {
 				t.Fatalf("token %d row %d: %v alone, %v batched, %v in blocks", i, j, one[j], out[i*rows+j], blocked[i*rows+j])

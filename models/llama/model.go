@@ -213,8 +213,9 @@ func (l *loader) load(name string, dims ...int) []float32 {
 	return l.get(t, dims)
 }
 
-// matrix loads a [rows][cols] weight (GGUF dims cols, rows). Q8_0 stays
-// quantized; other types become float32.
+// matrix loads a [rows][cols] weight (GGUF dims cols, rows). Q4_0, Q4_K,
+// Q5_K and Q6_K stay views of the file, Q8_0 and Q5_0 become int8 blocks,
+// other types float32 (see matrix).
 func (l *loader) matrix(name string, rows, cols int) *matrix {
 	m := &matrix{rows: rows, cols: cols}
 	if l.err != nil {
@@ -225,8 +226,11 @@ func (l *loader) matrix(name string, rows, cols int) *matrix {
 		l.err = fmt.Errorf("llama: tensor %s missing", name)
 		return m
 	}
-	if t.Type != gguf.TypeQ8_0 {
+	if t.Type != gguf.TypeQ8_0 && t.Type != gguf.TypeQ5_0 && !rawType(t.Type) {
 		m.f = l.get(t, []int{cols, rows})
+		if t.Type == gguf.TypeF16 || t.Type == gguf.TypeBF16 {
+			m.round = t.Type
+		}
 		return m
 	}
 	if len(t.Dims) != 2 || t.Dims[0] != int64(cols) || t.Dims[1] != int64(rows) {
@@ -239,9 +243,17 @@ func (l *loader) matrix(name string, rows, cols int) *matrix {
 		return m
 	}
 	l.count(t)
+	if rawType(t.Type) {
+		m.raw, m.typ = raw, t.Type
+		return m
+	}
 	m.q = make([]int8, rows*cols)
 	m.d = make([]float32, rows*cols/32)
-	l.async(func() error { unpackQ8_0(raw, m.q, m.d); return nil })
+	if t.Type == gguf.TypeQ5_0 {
+		l.async(func() error { unpackQ5_0(raw, m.q, m.d); return nil })
+	} else {
+		l.async(func() error { unpackQ8_0(raw, m.q, m.d); return nil })
+	}
 	return m
 }
 
