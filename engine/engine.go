@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"chat/engine/detok"
+	"chat/engine/kvcache"
+	"chat/engine/prefix"
 	"chat/engine/sampler"
 	"chat/engine/speculative"
 	"chat/models"
@@ -48,6 +50,21 @@ type Stats struct {
 	TTFT         time.Duration // Start to the first sampled token
 	KVUsed       int           // cache positions in use after the last step
 	KVCap        int           // cache positions available (the window)
+
+	// The paged KV pool and prefix cache (paged.go); all zero when the
+	// engine runs a contiguous cache.
+	PoolBlocks int   // blocks in the pool
+	PoolUsed   int   // blocks held by the sequence or the prefix tree
+	SeqBlocks  int   // blocks this conversation's sequence holds
+	TreeBlocks int   // blocks the prefix tree holds
+	BlockSize  int   // positions per block
+	Evictions  int64 // blocks evicted from the prefix tree since the engine started
+
+	// Reuse over the engine's life (every reply since New, this one
+	// included): prompt ids, those whose K/V were cached, and their ratio.
+	TotalPromptTokens int
+	TotalReusedTokens int
+	HitRate           float64
 
 	// Spec counts draft-then-verify decoding (Spec.Method is Off when the
 	// reply decoded plainly): acceptance rate, mean tokens per round,
@@ -104,6 +121,16 @@ type Engine struct {
 	err    error       // set when the model is unusable
 	rows   [][]float64 // speculation's target distributions, kept across replies
 
+	// Paged cache (paged.go); pool is nil for a contiguous State.
+	pool        *kvcache.Pool
+	tree        *prefix.Tree
+	seq         *kvcache.Seq // e.st's cache
+	lockAt      prefix.Node  // the tree path the running reply matched
+	locked      bool
+	identity    string // the model's name in KV files
+	totalPrompt int
+	totalReused int
+
 	mu      sync.Mutex
 	running *Reply
 	closed  bool
@@ -117,13 +144,22 @@ type Engine struct {
 	closeOnce sync.Once
 }
 
-// New returns an engine for m and starts its goroutine; Close stops it.
-func New(m models.Model) *Engine {
+// New returns an engine for m and starts its goroutine; Close stops it. A
+// model with a paged path (models.PagedModel) runs over a KV block pool with
+// a prefix cache of the default size (see NewWithOptions).
+func New(m models.Model) *Engine { return newEngine(m, Options{}) }
+
+func newEngine(m models.Model, o Options) *Engine {
 	e := &Engine{jobs: make(chan *Reply, 1), done: make(chan struct{})}
 	if m == nil {
 		e.err = errors.New("engine: no model")
 	} else {
-		e.model, e.info, e.tok, e.st = m, m.Info(), m.Tokenizer(), m.NewState()
+		e.model, e.info, e.tok = m, m.Info(), m.Tokenizer()
+		if err := e.newCache(m, o); err != nil {
+			e.err = err
+			go e.loop()
+			return e
+		}
 		e.vocab = e.info.VocabSize
 		if e.vocab <= 0 && e.tok != nil {
 			e.vocab = e.tok.Size()

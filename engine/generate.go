@@ -54,6 +54,7 @@ func (e *Engine) begin(r *Reply) *gen {
 
 	in := e.promptWindow(req.Prompt)
 	g.stats.ReusedTokens = e.reuse(in)
+	e.countReuse(&g.stats)
 	t0 := time.Now()
 	logits, err := e.feed(in[g.stats.ReusedTokens:])
 	if err != nil {
@@ -64,7 +65,7 @@ func (e *Engine) begin(r *Reply) *gen {
 	if d := time.Since(t0).Seconds(); d > 0 {
 		g.stats.PrefillTokS = float64(len(in)-g.stats.ReusedTokens) / d
 	}
-	g.stats.KVUsed = e.st.Len()
+	e.kvStats(&g.stats)
 	e.startSpec(g)
 	r.push(nil, g.stats)
 	return g
@@ -91,7 +92,7 @@ func (e *Engine) step(g *gen) {
 		g.reason, g.err = ReasonError, fmt.Errorf("engine: forward after token %d: %w", g.stats.GenTokens, err)
 		return
 	}
-	g.stats.KVUsed = e.st.Len()
+	e.kvStats(&g.stats)
 }
 
 // prepare runs before each token (or speculative round): it ends the reply
@@ -159,7 +160,8 @@ func (e *Engine) emit(g *gen) {
 // end flushes the detokenizer and builds the Result.
 func (e *Engine) end(g *gen) Result {
 	g.piece = e.dec.Flush(g.piece[:0])
-	g.stats.KVUsed = e.st.Len()
+	e.finishCache()
+	e.kvStats(&g.stats)
 	e.emit(g)
 	return Result{IDs: g.ids, Text: string(g.text), Reason: g.reason, StopID: g.stopID, Err: g.err, Stats: g.stats}
 }

@@ -9,6 +9,9 @@ func (e *Engine) reuse(in []int) int {
 	for n < len(e.cached) && n < len(in) && e.cached[n] == in[n] {
 		n++
 	}
+	if e.tree != nil {
+		n = e.matchTree(in, n)
+	}
 	if n == len(in) {
 		n-- // the whole prompt is cached: re-feed its last id for logits
 	}
@@ -16,8 +19,13 @@ func (e *Engine) reuse(in []int) int {
 	return n
 }
 
-// truncate drops cached positions >= n.
+// truncate drops cached positions >= n. Emptying the cache (the window
+// rule, an error) also unlocks the prefix-tree path the reply matched: the
+// sequence no longer uses it.
 func (e *Engine) truncate(n int) {
+	if n == 0 && e.locked {
+		e.unlock()
+	}
 	e.st.Truncate(n)
 	e.cached = e.cached[:n]
 }

@@ -158,7 +158,7 @@ func (e *Engine) round(g *gen) {
 	// Keep the pending id and the kept guesses before the last id taken.
 	e.truncate(base + pend + m - 1)
 	g.pending = true
-	g.stats.KVUsed = e.st.Len()
+	e.kvStats(&g.stats)
 }
 
 // plainStep is step for a reply that speculates: the pending id is fed by
@@ -180,7 +180,7 @@ func (e *Engine) plainStep(g *gen) {
 	}
 	e.put(g, id)
 	g.pending = true
-	g.stats.KVUsed = e.st.Len()
+	e.kvStats(&g.stats)
 }
 
 // dist writes the sampler's distribution for logits into row.

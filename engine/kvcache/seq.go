@@ -33,6 +33,23 @@ func (p *Pool) SeqFrom(blocks []int32, n, maxPos int) (*Seq, error) {
 	return s, nil
 }
 
+// Replace makes s the first n positions held by blocks (references are
+// taken on them before s's old blocks are released, so shared blocks stay).
+func (s *Seq) Replace(blocks []int32, n int) error {
+	if n < 0 || n > s.max || (n+s.p.bs-1)/s.p.bs != len(blocks) {
+		return fmt.Errorf("kvcache: %d blocks cannot hold exactly %d positions (max %d)", len(blocks), n, s.max)
+	}
+	for _, b := range blocks {
+		s.p.Retain(b)
+	}
+	for _, b := range s.table {
+		s.p.Release(b)
+	}
+	s.table = append(s.table[:0], blocks...)
+	s.n = n
+	return nil
+}
+
 // Pool is the pool s lives in.
 func (s *Seq) Pool() *Pool { return s.p }
 

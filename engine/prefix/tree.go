@@ -26,7 +26,7 @@ type Tree struct {
 	root    *node
 	clock   uint64
 	blocks  int   // blocks the tree holds
-	evicted int64 // leaves evicted
+	evicted int64 // blocks evicted
 }
 
 type node struct {
@@ -50,7 +50,7 @@ func New(pool *kvcache.Pool) *Tree {
 // Blocks is the number of blocks the tree holds.
 func (t *Tree) Blocks() int { return t.blocks }
 
-// Evicted counts the leaves evicted so far.
+// Evicted counts the blocks evicted so far.
 func (t *Tree) Evicted() int64 { return t.evicted }
 
 // Match returns the blocks of the longest cached prefix of tokens (whole
@@ -79,8 +79,10 @@ func (t *Tree) Match(tokens []int) (blocks []int32, n int, at Node) {
 			k++
 		}
 		if k < len(c.blocks) {
-			c.last = t.clock
-			return blocks, n, Node{c}
+			// Split so that a lock covers the matched blocks only.
+			up := t.split(c, k)
+			up.last = t.clock
+			return blocks, n, Node{up}
 		}
 		cur = c
 	}
@@ -206,7 +208,7 @@ func (t *Tree) Evict(need int) int {
 		}
 		t.blocks -= len(leaf.blocks)
 		delete(leaf.parent.children, leaf.hashes[0])
-		t.evicted++
+		t.evicted += int64(len(leaf.blocks))
 	}
 	return freed
 }
