@@ -185,9 +185,9 @@ func (m *model) showText(reply string) {
 		m.notice = ""
 	case strings.Contains(reply, "\n"):
 		m.pane, m.paneOff = strings.Split(reply, "\n"), 0
-		m.setNotice("Esc closes · PgUp/PgDn scroll", false)
+		m.setInfo("Esc closes · PgUp/PgDn scroll")
 	default:
-		m.setNotice(reply, false)
+		m.setInfo(reply)
 	}
 }
 
@@ -413,10 +413,10 @@ func (m *model) setTheme(arg string) tea.Cmd {
 	case "dark", "light":
 		m.autoBG = false
 		m.setLight(arg == "light")
-		m.setNotice("theme "+arg, false)
+		m.setInfo("theme " + arg)
 	case "auto", "":
 		m.autoBG = true
-		m.setNotice("theme follows the terminal background", false)
+		m.setInfo("theme follows the terminal background")
 		return tea.RequestBackgroundColor
 	default:
 		m.setNotice("usage: /theme auto|dark|light", true)
@@ -443,7 +443,7 @@ func (m *model) copyReply() tea.Cmd {
 		m.setNotice("no reply to copy yet", false)
 		return nil
 	}
-	m.setNotice(fmt.Sprintf("copied the last reply (%d lines, %d characters)", strings.Count(text, "\n")+1, len([]rune(text))), false)
+	m.setInfo(fmt.Sprintf("copied the last reply (%d lines, %d characters)", strings.Count(text, "\n")+1, len([]rune(text))))
 	return tea.SetClipboard(text)
 }
 
@@ -454,7 +454,7 @@ func (m *model) copyCode() tea.Cmd {
 			continue
 		}
 		if code, ok := lastCodeBlock(msgs[i].Content); ok {
-			m.setNotice(fmt.Sprintf("copied the last code block (%d lines)", strings.Count(code, "\n")+1), false)
+			m.setInfo(fmt.Sprintf("copied the last code block (%d lines)", strings.Count(code, "\n")+1))
 			return tea.SetClipboard(code)
 		}
 	}
@@ -482,7 +482,7 @@ func (m *model) editPrevious() {
 			m.setInput(msgs[i].Content)
 			m.input.MoveToEnd()
 			if _, ok := m.b.(Editor); ok {
-				m.setNotice("editing your message — Enter resends it (the turns after it are dropped) · Esc cancels", false)
+				m.notice = "" // the hint line says it (view.go)
 			} else {
 				m.setNotice("this backend cannot edit: Enter sends it as a new message · Esc cancels", false)
 			}
@@ -497,7 +497,7 @@ func (m *model) editPrevious() {
 func (m *model) cancelEdit() {
 	m.editing = -1
 	m.setInput("")
-	m.setNotice("edit cancelled", false)
+	m.setInfo("edit cancelled")
 }
 
 func (m *model) finishEdit() tea.Cmd {

@@ -16,13 +16,14 @@ func TestDemo(t *testing.T) {
 	if os.Getenv("CHAT_UI_DEMO") == "" {
 		t.Skip("set CHAT_UI_DEMO=1 and run the test binary in a terminal")
 	}
-	f := newFake().withHistory(30)
+	f := newFullFake().withHistory(30)
+	f.history = []string{"an old prompt from a saved session"}
 	if os.Getenv("CHAT_UI_DEMO") == "raw" {
 		f.info.Mode = "raw"
 	}
 	f.reply = strings.SplitAfter(strings.Repeat("The little robot counted the stars, one by one, "+
-		"日本語 and 🍵 included, until the sky ran out of them.\n", 12), " ")
-	if err := Run(f, Options{}); err != nil {
+		"日本語 and 🍵 included, until the sky ran out of them.\n", 6)+"\n"+markdownReply, " ")
+	if err := Run(f, Options{Theme: os.Getenv("CHAT_UI_THEME")}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -45,6 +45,8 @@ func (m *model) helpLines(w, h int) []string {
 			ls = append(ls, " "+st.r(st.dim, l))
 		}
 	}
+	m.helpOff = max(0, min(m.helpOff, len(ls)-h))
+	ls = ls[m.helpOff:]
 	if len(ls) > h {
 		ls = ls[:max(0, h)]
 	}
@@ -60,11 +62,15 @@ func (km keyMap) samplerByAction(action string) *samplerKey {
 	return nil
 }
 
+var names = map[string]string{"pgup": "PgUp", "pgdown": "PgDn", "esc": "Esc", "up": "↑", "down": "↓", "left": "←", "right": "→"}
+
 // keyName turns a keystroke ("ctrl+home", "f10") into what the help prints.
 func keyName(k string) string {
 	parts := strings.Split(k, "+")
 	for i, p := range parts {
 		switch {
+		case names[p] != "":
+			parts[i] = names[p]
 		case len(p) > 1 && p[0] == 'f' && p[1] >= '0' && p[1] <= '9':
 			parts[i] = "F" + p[1:]
 		case len(p) > 0:

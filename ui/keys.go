@@ -162,9 +162,17 @@ func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		m.scrollPane(act == "page_up", page)
 		return nil
 	}
+	if m.help && (act == "page_up" || act == "page_down") {
+		if act == "page_up" {
+			m.helpOff = max(0, m.helpOff-page)
+		} else {
+			m.helpOff += page
+		}
+		return nil
+	}
 	switch act {
 	case "help":
-		m.help = !m.help
+		m.help, m.helpOff = !m.help, 0
 		m.pane = nil
 		return nil
 	case "stop":

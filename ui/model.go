@@ -24,9 +24,10 @@ type model struct {
 
 	width, height int
 
-	tr    *transcript
-	input textarea.Model
-	help  bool
+	tr      *transcript
+	input   textarea.Model
+	help    bool
+	helpOff int // help lines scrolled past
 
 	// Frame pieces that rarely change, kept between frames: the input is
 	// redrawn only after it got a message, the panel only when what it
@@ -47,6 +48,7 @@ type model struct {
 
 	notice    string
 	noticeErr bool
+	noticeOK  bool // an answer (a command's result), not a warning
 
 	history []string // texts sent, oldest first
 	histPos int      // index in history being shown, -1 when not browsing
@@ -187,9 +189,9 @@ func (m *model) setMarkdown(on bool) {
 	m.markdown = on
 	m.tr.setLook(m.st, on)
 	if on {
-		m.setNotice("markdown on", false)
+		m.setInfo("markdown on")
 	} else {
-		m.setNotice("markdown off: replies as plain text", false)
+		m.setInfo("markdown off: replies as plain text")
 	}
 }
 
@@ -211,7 +213,12 @@ func (m *model) resize(w, h int) {
 }
 
 func (m *model) setNotice(s string, isErr bool) {
-	m.notice, m.noticeErr = oneLine(s), isErr
+	m.notice, m.noticeErr, m.noticeOK = oneLine(s), isErr, false
+}
+
+// setInfo shows an answer, such as a command's result.
+func (m *model) setInfo(s string) {
+	m.notice, m.noticeErr, m.noticeOK = oneLine(s), false, true
 }
 
 // syncMessages takes the finished conversation from the backend. The system

@@ -118,7 +118,7 @@ func (m *model) openPalette() {
 				q := m.b.Sampler()
 				q.Greedy = !q.Greedy
 				m.setSampler(q)
-				m.setNotice("greedy "+onOff(m.params.Greedy), false)
+				m.setInfo("greedy " + onOff(m.params.Greedy))
 				return nil
 			})
 			continue
@@ -292,6 +292,9 @@ func (m *model) inputChanged() {
 	head := v[:strings.LastIndexByte(v, ' ')+1]
 	if head != c.head || c.all == nil {
 		c.head, c.all = head, m.candidates(head)
+	}
+	if m.noticeOK {
+		m.notice = "" // the last answer is stale once a new command is typed
 	}
 	c.items = c.items[:0]
 	lv := strings.ToLower(v)

@@ -203,6 +203,9 @@ func (m *model) noticeText() string {
 	if m.noticeErr {
 		return m.st.r(m.st.err, "✗ "+m.notice)
 	}
+	if m.noticeOK {
+		return m.st.r(m.st.busy, "✓ ") + m.notice
+	}
 	return m.st.r(m.st.warn, "! "+m.notice)
 }
 
@@ -215,13 +218,13 @@ func (m *model) hintText() string {
 	case !m.tr.following() && !m.help:
 		return m.st.r(m.st.warn, fmt.Sprintf("↑ %d lines up · PgDn or Ctrl+End to follow", m.tr.offset))
 	case m.help:
-		return m.st.r(m.st.dim, "Esc or F1 closes the help")
+		return m.st.r(m.st.dim, "Esc or F1 closes the help · PgUp/PgDn scroll")
 	case m.palette != nil:
 		return m.st.r(m.st.dim, "↑↓ choose · Enter run · Esc close")
 	case m.popupVisible():
 		return m.st.r(m.st.dim, "Tab complete · ↑↓ choose · Enter run · Esc hide")
 	case m.editing >= 0:
-		return m.st.r(m.st.warn, "editing your message · Enter resends · Ctrl+E the one before · Esc cancels")
+		return m.st.r(m.st.warn, "editing your message · Enter resends it (the turns after it are dropped) · Ctrl+E the one before · Esc cancels")
 	case m.backendStatus() != "":
 		return m.st.r(m.st.busy, m.backendStatus()+"…")
 	case m.busy && m.stats.GenTokens == 0 && !m.stopping:
