@@ -40,6 +40,7 @@ type Spec struct {
 	RopeBase          float32 // rope.freq_base; 0 leaves the key out (llama.cpp's default 10000)
 	RopeScalingType   string  // rope.scaling.type ("" leaves it out)
 	RopeScalingFactor float32 // rope.scaling.factor, written with the type
+	RopeOrigContext   int     // rope.scaling.original_context_length (0 leaves it out)
 	// Llama3Freqs writes rope_freqs.weight as convert_hf_to_gguf does for
 	// rope_type "llama3" (factor, low/high frequency factors and the original
 	// context below).
@@ -50,9 +51,15 @@ type Spec struct {
 	QKVBias bool // attn_q/k/v.bias
 	QKNorm  bool // attn_q_norm/attn_k_norm (qwen3)
 
-	Type gguf.Type // F32 or Q8_0 for the 2-D weights; norms, biases and rope_freqs are F32
+	Type gguf.Type // F32, F16 or Q8_0 for the 2-D weights; norms, biases and rope_freqs are F32
 	Seed uint64
 	Std  float32 // standard deviation of the matrices and the embedding
+
+	// ExtraInput is the number of pseudo-random text ids fed after the 15
+	// fixed ones (a prompt longer than one of our 64-token prefill chunks).
+	ExtraInput int
+
+	types []gguf.Type // the variants Specs makes (default F32 and Q8_0)
 }
 
 // Llama3Rope holds the Llama 3.1 rope_scaling parameters.
@@ -61,9 +68,9 @@ type Llama3Rope struct {
 	OriginalContext                       int
 }
 
-// Input is the BOS plus 15 ids every fixture feeds (the BOS is the
-// vocabulary's tokenizer.ggml.bos_token_id). All are ordinary tokens in
-// each vocabulary used here.
+// textIDs follow the BOS in every fixture's input (the BOS is the
+// vocabulary's tokenizer.ggml.bos_token_id). All are ordinary tokens in each
+// vocabulary used here.
 var textIDs = []int{450, 4996, 17354, 1701, 29916, 432, 975, 278, 17366, 11203, 29889, 13, 1576, 2215, 338}
 
 // Specs is the fixture set: every architecture we target, F32 and Q8_0.
@@ -83,13 +90,14 @@ func Specs() []Spec {
 			Seed: 2, Std: 0.2,
 		},
 		{
-			// Llama 3 style: byte-level BPE vocabulary, rope base 500000
-			// and Llama 3.1 rope_freqs (original context shortened to 64 so
+			// Llama 3 style: byte-level BPE vocabulary, rope base 500000,
+			// tied output and Llama 3.1 rope_freqs (original context shortened to 64 so
 			// that all three frequency bands occur with 16-wide heads).
 			Name: "llama3-ropefreqs", Arch: "llama", Vocab: "ggml-vocab-llama-bpe.gguf",
 			Dim: 64, Layers: 2, FFN: 192, Heads: 4, KVHeads: 1, Context: 512, Eps: 1e-5,
 			RopeBase: 500000, Llama3Freqs: true,
 			Llama3: Llama3Rope{Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 64},
+			Tied:   true, // as Llama 3.2 1B/3B (and half the random numbers of a 128k vocabulary)
 			Seed:   3,
 			Std:    0.2,
 		},
@@ -99,6 +107,30 @@ func Specs() []Spec {
 			Dim: 64, Layers: 2, FFN: 192, Heads: 4, KVHeads: 2, Context: 512, Eps: 1e-5,
 			RopeBase: 20000, RopeScalingType: "linear", RopeScalingFactor: 4,
 			Tied: true, Seed: 4, Std: 0.2,
+		},
+		{
+			// YaRN rope scaling (normal rope): factor 4 over an original
+			// context of 32, so the 80 positions run past it.
+			Name: "llama-ropeyarn", Arch: "llama", Vocab: "ggml-vocab-llama-spm.gguf",
+			Dim: 64, Layers: 2, FFN: 192, Heads: 4, KVHeads: 2, Context: 512, Eps: 1e-5,
+			RopeScalingType: "yarn", RopeScalingFactor: 4, RopeOrigContext: 32,
+			Seed: 7, Std: 0.2,
+		},
+		{
+			// A 101-token prompt: llama.cpp takes it as one batch, we in
+			// chunks of 64.
+			Name: "llama-longprompt", Arch: "llama", Vocab: "ggml-vocab-llama-spm.gguf",
+			Dim: 64, Layers: 2, FFN: 192, Heads: 4, KVHeads: 2, Context: 512, Eps: 1e-5,
+			Tied: true, Seed: 8, Std: 0.2, ExtraInput: 85,
+			types: []gguf.Type{gguf.TypeF32},
+		},
+		{
+			// F16 weights: ggml multiplies them with F16-rounded
+			// activations.
+			Name: "llama-half", Arch: "llama", Vocab: "ggml-vocab-llama-spm.gguf",
+			Dim: 64, Layers: 2, FFN: 160, Heads: 4, KVHeads: 2, Context: 512, Eps: 1e-5,
+			Seed: 9, Std: 0.2,
+			types: []gguf.Type{gguf.TypeF16},
 		},
 		{
 			// Qwen2: q/k/v biases, NeoX rope, tied output.
@@ -113,12 +145,26 @@ func Specs() []Spec {
 			Dim: 64, Layers: 2, FFN: 192, Heads: 4, KVHeads: 2, HeadDim: 32, Context: 512, Eps: 1e-6,
 			RopeBase: 1000000, QKNorm: true, Seed: 6, Std: 0.2,
 		},
+		{
+			// Qwen3 with YaRN (NeoX rope), F16 weights as most Qwen3
+			// GGUFs ship besides quantized ones.
+			Name: "qwen3-ropeyarn", Arch: "qwen3", Vocab: "ggml-vocab-gpt-2.gguf", Pre: "qwen2",
+			Dim: 64, Layers: 2, FFN: 192, Heads: 4, KVHeads: 2, HeadDim: 32, Context: 512, Eps: 1e-6,
+			RopeBase: 1000000, RopeScalingType: "yarn", RopeScalingFactor: 4, RopeOrigContext: 32,
+			QKNorm: true, Seed: 10, Std: 0.2,
+			types: []gguf.Type{gguf.TypeF32, gguf.TypeF16},
+		},
 	}
 	var out []Spec
 	for _, s := range base {
-		for _, t := range []gguf.Type{gguf.TypeF32, gguf.TypeQ8_0} {
+		types := s.types
+		if types == nil {
+			types = []gguf.Type{gguf.TypeF32, gguf.TypeQ8_0}
+		}
+		for _, t := range types {
 			s := s
 			s.Type = t
+			s.types = nil
 			s.Name += "-" + t.String()
 			out = append(out, s)
 		}
@@ -136,19 +182,25 @@ func Lookup(name string) (Spec, bool) {
 	return Spec{}, false
 }
 
-// InputIDs is what a fixture feeds: BOS, then 15 fixed text ids.
-func InputIDs(vocab *gguf.File) ([]int, error) {
+// InputIDs is what the fixture of s feeds: BOS, 15 fixed text ids, then
+// ExtraInput pseudo-random ids in [300, 30000).
+func (s Spec) InputIDs(vocab *gguf.File) ([]int, error) {
 	bos, ok := vocab.Uint("tokenizer.ggml.bos_token_id")
 	if !ok {
 		return nil, fmt.Errorf("randmodel: vocabulary has no tokenizer.ggml.bos_token_id")
 	}
-	return append([]int{int(bos)}, textIDs...), nil
+	ids := append([]int{int(bos)}, textIDs...)
+	for _, v := range normal(s.Seed, "input", s.ExtraInput, 1) {
+		// v is a multiple of 2^-16 in [-6, 6]: an exact integer after scaling.
+		ids = append(ids, 300+int(uint64((float64(v)+6)*(1<<16)))%29700)
+	}
+	return ids, nil
 }
 
 // Write writes s as a GGUF file, with the tokenizer.* metadata of vocab.
 func Write(w io.Writer, s Spec, vocab *gguf.File) error {
-	if s.Type != gguf.TypeF32 && s.Type != gguf.TypeQ8_0 {
-		return fmt.Errorf("randmodel: %s: type %s (want f32 or q8_0)", s.Name, s.Type)
+	if s.Type != gguf.TypeF32 && s.Type != gguf.TypeF16 && s.Type != gguf.TypeQ8_0 {
+		return fmt.Errorf("randmodel: %s: type %s (want f32, f16 or q8_0)", s.Name, s.Type)
 	}
 	if s.Heads <= 0 || s.KVHeads <= 0 || s.Heads%s.KVHeads != 0 || s.Dim%s.Heads != 0 {
 		return fmt.Errorf("randmodel: %s: %d heads, %d KV heads, dim %d", s.Name, s.Heads, s.KVHeads, s.Dim)
@@ -168,7 +220,10 @@ func Write(w io.Writer, s Spec, vocab *gguf.File) error {
 	u32 := func(k string, v int) gguf.KV { return gguf.KV{Key: a + k, Type: gguf.Uint32, Value: uint32(v)} }
 	f32 := func(k string, v float32) gguf.KV { return gguf.KV{Key: a + k, Type: gguf.Float32, Value: v} }
 	fileType := uint32(0) // LLAMA_FTYPE_ALL_F32
-	if s.Type == gguf.TypeQ8_0 {
+	switch s.Type {
+	case gguf.TypeF16:
+		fileType = 1 // LLAMA_FTYPE_MOSTLY_F16
+	case gguf.TypeQ8_0:
 		fileType = 7 // LLAMA_FTYPE_MOSTLY_Q8_0
 	}
 	meta := []gguf.KV{
@@ -192,6 +247,9 @@ func Write(w io.Writer, s Spec, vocab *gguf.File) error {
 	if s.RopeScalingType != "" {
 		meta = append(meta, gguf.KV{Key: a + "rope.scaling.type", Type: gguf.String, Value: s.RopeScalingType},
 			f32("rope.scaling.factor", s.RopeScalingFactor))
+	}
+	if s.RopeOrigContext != 0 {
+		meta = append(meta, u32("rope.scaling.original_context_length", s.RopeOrigContext))
 	}
 	meta = append(meta, f32("attention.layer_norm_rms_epsilon", s.Eps),
 		u32("vocab_size", nVocab))

@@ -68,7 +68,7 @@ func run(out, vocabDir string, names []string) error {
 		if err != nil {
 			return err
 		}
-		ids, err := randmodel.InputIDs(vocab)
+		ids, err := s.InputIDs(vocab)
 		vocab.Close()
 		if err != nil {
 			return err
