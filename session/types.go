@@ -28,8 +28,24 @@ type Stats struct {
 	TTFT         time.Duration // from request to the first generated token
 	KVUsed       int           // positions in the KV cache
 	KVCap        int           // positions the KV cache holds
+	KV           KVStats       // paged KV pool and prefix cache
 	Quant        string        // weight format of the model answering ("f32", "int8", ...)
 	Spec         SpecStats     // speculative decoding of this reply
+}
+
+// KVStats describe the paged KV block pool and the prefix cache; Blocks is
+// 0 when the model runs a contiguous cache (no pool).
+type KVStats struct {
+	Blocks      int     // blocks in the pool
+	Used        int     // blocks in use (this conversation's and the prefix cache's)
+	Seq         int     // blocks this conversation's sequence holds
+	Cached      int     // blocks the prefix tree holds
+	BlockSize   int     // positions per block
+	Evictions   int64   // blocks evicted from the prefix cache so far
+	LastReuse   float64 // reused / prompt tokens of this reply
+	HitRate     float64 // reused / prompt tokens over the engine's life
+	TotalReused int     // prompt tokens reused over the engine's life
+	TotalPrompt int     // prompt tokens over the engine's life
 }
 
 // SpecStats describe speculative decoding in the reply; Method is "off" when
