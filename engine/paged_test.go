@@ -59,7 +59,7 @@ func turnPrompt(tok models.Tokenizer, prev []int, reply []int, line string) []in
 
 // probe runs one id on e's cache and returns the logits, leaving the cache
 // as it was (the engine is idle).
-func probe(t *testing.T, e *Engine, id int) []float32 {
+func probe(t testing.TB, e *Engine, id int) []float32 {
 	t.Helper()
 	n := e.st.Len()
 	l, err := e.st.Forward([]int{id}, 1)
@@ -73,23 +73,86 @@ func probe(t *testing.T, e *Engine, id int) []float32 {
 
 // runChat runs the 10-turn chat greedily on e and returns every turn's
 // result and the probe logits after each turn.
-func runChat(t *testing.T, e *Engine) ([]Result, [][]float32) {
+func runChat(t testing.TB, e *Engine) ([]Result, [][]float32) {
+	t.Helper()
+	res, probes, _ := chatTurns(t, e, 10, true)
+	return res, probes
+}
+
+// chatTurns runs the first n turns of the chat on e; it returns their
+// results, the probes (if asked) and the prompt of turn n+1.
+func chatTurns(t testing.TB, e *Engine, n int, probes bool) ([]Result, [][]float32, []int) {
 	t.Helper()
 	tok := e.Model().Tokenizer()
 	var prompt, reply []int
 	var res []Result
-	var probes [][]float32
-	for turn := 1; turn <= 10; turn++ {
+	var pr [][]float32
+	for turn := 1; turn <= n+1; turn++ {
 		prompt = turnPrompt(tok, prompt, reply, chatScript[turn])
-		r := run(t, e, Request{Prompt: prompt, MaxTokens: 8, Sampler: sampler.Params{Greedy: true}, StopIDs: []int{tok.EOT()}})
-		if r.Err != nil {
-			t.Fatalf("turn %d: %v", turn, r.Err)
+		if turn > n {
+			break
 		}
+		r := run(t, e, chatRequest(tok, prompt))
 		res = append(res, r)
-		probes = append(probes, probe(t, e, 1))
+		if probes {
+			pr = append(pr, probe(t, e, 1))
+		}
 		reply = r.IDs
 	}
-	return res, probes
+	return res, pr, prompt
+}
+
+func chatRequest(tok models.Tokenizer, prompt []int) Request {
+	return Request{Prompt: prompt, MaxTokens: 8, Sampler: sampler.Params{Greedy: true}, StopIDs: []int{tok.EOT()}}
+}
+
+// BenchmarkTTFTTurn10 is the time to the first token of turn 10 of the
+// scripted chat (turns 1-9 run untimed first): with the prefix cache (paged
+// models only), with the contiguous cache that reuses the common prefix with
+// the last reply only, and cold (a fresh engine prefills the whole prompt).
+// ttft-ms is the engine's own TTFT (Start to the first sampled id). Run with
+//
+//	go test ./engine -run '^$' -bench TTFTTurn10 -benchtime 10x
+func BenchmarkTTFTTurn10(b *testing.B) {
+	for _, rel := range []string{"course/student.pt", "stories260K/stories260K.gguf"} {
+		m := loadModel(b, rel)
+		_, paged := m.(models.PagedModel)
+		for _, mode := range []struct {
+			name string
+			opts Options
+			cold bool
+		}{
+			{"prefix-cache", Options{}, false},
+			{"lcp-only", Options{NoPrefixCache: true}, false},
+			{"cold", Options{NoPrefixCache: true}, true},
+		} {
+			if mode.name == "prefix-cache" && !paged {
+				continue
+			}
+			b.Run(rel+"/"+mode.name, func(b *testing.B) {
+				var ttft time.Duration
+				var reused, prompt int
+				for range b.N {
+					b.StopTimer()
+					e := NewWithOptions(m, mode.opts)
+					_, _, p10 := chatTurns(b, e, 9, false)
+					if mode.cold {
+						e.Close()
+						e = NewWithOptions(m, mode.opts)
+					}
+					b.StartTimer()
+					r := run(b, e, chatRequest(m.Tokenizer(), p10))
+					b.StopTimer()
+					ttft += r.Stats.TTFT
+					reused, prompt = r.Stats.ReusedTokens, r.Stats.PromptTokens
+					e.Close()
+				}
+				b.ReportMetric(float64(ttft.Microseconds())/1000/float64(b.N), "ttft-ms")
+				b.ReportMetric(float64(reused), "reused")
+				b.ReportMetric(float64(prompt), "prompt")
+			})
+		}
+	}
 }
 
 // TestPrefixCacheChat10Turns: the 10-turn chat gives the same greedy ids
