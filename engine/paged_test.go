@@ -33,11 +33,12 @@ func loadModel(t testing.TB, rel string) models.Model {
 	return m
 }
 
-// chatScript is a 10-turn scripted chat: a system prompt, then user lines.
+// chatScript is the scripted chat: a system prompt, then a user line per
+// turn (one more than the 10 turns, for the prompt after the last).
 var chatScript = []string{
 	"Once upon a time there was a little cat who lived in a big house.",
 	"Tom went to the park.", "He saw a dog.", "The dog was happy.", "They played ball.",
-	"Then it rained.", "They ran home.", "Mom made soup.", "Tom was sleepy.", "He went to bed.", "The end.",
+	"Then it rained.", "They ran home.", "Mom made soup.", "Tom was sleepy.", "He went to bed.", "The end.", "Good night.",
 }
 
 // turnPrompt is the prompt of turn t: the previous prompt, the previous
