@@ -1,9 +1,15 @@
 // Package llama runs the Llama family of GGUF models the way llama.cpp does
-// (src/models/llama.cpp, qwen2.cpp, qwen3.cpp and the ggml CPU ops they
-// use): RMSNorm, grouped-query attention with rope, a SwiGLU feed-forward
-// and an optionally tied output. The architectures differ only in the
-// switches of family (arch.go): the rope layout, required q/k/v biases,
-// per-head q/k norms and Llama 3's rope frequency factors.
+// (src/models/llama.cpp, qwen2.cpp, qwen3.cpp, gemma*.cpp and the ggml CPU
+// ops they use): RMSNorm, grouped-query attention with rope, a gated
+// feed-forward and an optionally tied output. The architectures differ only
+// in the switches of family (arch.go) — rope layout, required q/k/v biases,
+// per-head q/k norms, Llama 3's rope frequency factors, Gemma's scalings,
+// GELU, extra norms, sliding windows and soft-caps — read in small named
+// places of the one forward pass (forward.go).
+//
+// Weights stay quantized where a kernel multiplies them (Q8_0, Q5_0, Q4_0,
+// Q4_K, Q5_K, Q6_K; see matrix); other types are dequantised to float32 at
+// load.
 package llama
 
 import (
