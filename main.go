@@ -149,6 +149,10 @@ func headless(m models.Model, cfg *config.Config, opts session.Options, stdout, 
 		"prompt_tokens": st.PromptTokens, "reused_tokens": st.ReusedTokens, "gen_tokens": st.GenTokens,
 		"prefill_tok_s": st.PrefillTokS, "decode_tok_s": st.DecodeTokS, "ttft_ms": float64(st.TTFT.Microseconds()) / 1000,
 		"kv_used": st.KVUsed, "kv_cap": st.KVCap, "quant": s.Quant(),
+		"kv_pool": map[string]any{"blocks": st.PoolBlocks, "used": st.PoolUsed, "seq_blocks": st.SeqBlocks,
+			"tree_blocks": st.TreeBlocks, "block_size": st.BlockSize, "evictions": st.Evictions,
+			"reuse": ratio(st.ReusedTokens, st.PromptTokens), "hit_rate": st.HitRate,
+			"total_prompt_tokens": st.TotalPromptTokens, "total_reused_tokens": st.TotalReusedTokens},
 		"spec": map[string]any{"method": st.Spec.Method.String(), "k": st.Spec.K, "proposed": st.Spec.Proposed,
 			"accepted": st.Spec.Accepted, "target_passes": st.Spec.TargetPasses,
 			"acceptance_rate": st.Spec.AcceptanceRate(), "tokens_per_pass": st.Spec.TokensPerPass()},
@@ -326,4 +330,12 @@ func quantReportCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprint(stdout, t.Text())
 	return 0
+}
+
+// ratio is a/b, or 0 when b is 0.
+func ratio(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
 }
