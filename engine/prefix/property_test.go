@@ -87,6 +87,16 @@ func runProperties(t *testing.T, seed uint64) {
 				}
 			}
 		}
+		for _, r := range seqs { // a locked path is never evicted
+			if r.lock == nil {
+				continue
+			}
+			for n := r.lock.n; n.parent != nil; n = n.parent {
+				if n.lock <= 0 || n.parent.children[n.hashes[0]] != n {
+					t.Fatalf("seed %d step %d (%s): a locked node was evicted or unlocked", seed, step, op)
+				}
+			}
+		}
 		tree.walk(tree.root, func(n *node) {
 			for _, b := range n.blocks {
 				holders[b]++
