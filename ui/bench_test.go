@@ -136,3 +136,22 @@ func BenchmarkMarkdownWholeReply(b *testing.B) {
 		r.render(nil, text, 100)
 	}
 }
+
+// Ctrl+Home on a 1,000-turn markdown chat: every message must be measured
+// once at the current width (then only the visible ones are kept).
+func BenchmarkTop1000Turns(b *testing.B) {
+	for b.Loop() {
+		b.StopTimer()
+		f := newFake()
+		for i := range 1000 {
+			f.msgs = append(f.msgs,
+				session.Message{Role: session.User, Content: fmt.Sprintf("Question %d", i)},
+				session.Message{Role: session.Assistant, Content: fmt.Sprintf("Answer %d. Use **slices.Reverse**:\n\n```go\nslices.Reverse(s)\n```\n\n- in place\n- Go 1.21", i)})
+		}
+		m := New(f, Options{Width: 120, Height: 40})
+		m.View()
+		b.StartTimer()
+		m.Update(tea.KeyPressMsg{Code: tea.KeyHome, Mod: tea.ModCtrl})
+		_ = m.View()
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"chat/engine/sampler"
 	"chat/session"
 
 	tea "charm.land/bubbletea/v2"
@@ -495,7 +496,7 @@ func TestPanelShowsEveryKnobAndOrder(t *testing.T) {
 	f.params.RepeatPenalty, f.params.FrequencyPenalty, f.params.PresencePenalty, f.params.Seed = 1.1, 0.2, 0.3, 42
 	m := New(f, Options{Width: 120, Height: 40, Plain: true})
 	c := m.View().Content
-	for _, want := range []string{"repeat pen  1.1", "freq/pres   0.2/0.3", "seed        42", "order: penalties →"} {
+	for _, want := range []string{"repeat pen  1.1", "freq/pres   0.2/0.3", "seed        42", "applied: penalties →"} {
 		if !strings.Contains(c, want) {
 			t.Errorf("panel lacks %q:\n%s", want, c)
 		}
@@ -569,4 +570,40 @@ func TestCacheIsBounded(t *testing.T) {
 	if c := m.View().Content; !strings.Contains(c, "Question 0:") {
 		t.Fatalf("top:\n%s", c)
 	}
+}
+
+func TestAppliedOrder(t *testing.T) {
+	order := []string{"penalties", "greedy", "temperature", "top-k", "top-p", "min-p", "softmax", "draw"}
+	p := sampler.Defaults()
+	if got := strings.Join(appliedOrder(order, p), " "); got != "temperature top-p softmax draw" {
+		t.Fatalf("defaults: %s", got)
+	}
+	p.RepeatPenalty, p.TopK, p.Temperature = 1.1, 40, 1
+	if got := strings.Join(appliedOrder(order, p), " "); got != "penalties top-k top-p softmax draw" {
+		t.Fatalf("got %s", got)
+	}
+	p.Greedy = true
+	if got := strings.Join(appliedOrder(order, p), " "); got != "penalties greedy (argmax)" {
+		t.Fatalf("greedy: %s", got)
+	}
+}
+
+// Scrolled up, a resize storm re-wraps once, after it settles.
+func TestResizeWhileScrolledRewrapsOnce(t *testing.T) {
+	m := newTest(newFake().withHistory(50), 80, 24)
+	m.Update(press(tea.KeyPgUp))
+	w0 := m.tr.width
+	var last tea.Cmd
+	for w := 60; w < 100; w += 7 {
+		_, last = m.Update(tea.WindowSizeMsg{Width: w, Height: 24})
+		checkFrame(t, m, w, 24)
+		if m.tr.width != w0 {
+			t.Fatal("no re-wrap during the storm")
+		}
+	}
+	m.Update(last())
+	if m.tr.width != m.layout().mainW {
+		t.Fatalf("width %d after the storm", m.tr.width)
+	}
+	checkFrame(t, m, 95, 24)
 }

@@ -40,7 +40,7 @@ func (m *model) helpLines(w, h int) []string {
 	}
 	if len(m.order) > 0 {
 		ls = append(ls, "")
-		order := ansi.Wrap("Sampler order: "+strings.Join(m.order, " → "), max(1, w-2), "")
+		order := ansi.Wrap("Sampler order: "+strings.Join(m.order, " → ")+" (the panel lists those the knobs leave on)", max(1, w-2), "")
 		for l := range strings.SplitSeq(order, "\n") {
 			ls = append(ls, " "+st.r(st.dim, l))
 		}

@@ -3,6 +3,7 @@ package ui
 import (
 	"os"
 	"strings"
+	"time"
 
 	"chat/engine/sampler"
 	"chat/session"
@@ -65,7 +66,8 @@ type model struct {
 
 	editing int // index in Backend.Messages() of the message being edited, -1 if none
 
-	pollGen int // ticks of older generations are dropped
+	pollGen   int // ticks of older generations are dropped
+	rewrapGen int // the last resize; older rewrapMsgs are dropped
 }
 
 // New builds the model for backend b. Run uses it; tests drive it directly
@@ -121,7 +123,11 @@ func (m Model) View() tea.View { return m.view() }
 func (m *model) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
-		m.resize(msg.Width, msg.Height)
+		return m.resize(msg.Width, msg.Height)
+	case rewrapMsg:
+		if msg.gen == m.rewrapGen {
+			m.tr.setWidth(m.layout().mainW)
+		}
 		return nil
 	case pollMsg:
 		return m.onPoll(msg)
@@ -203,13 +209,28 @@ func (m *model) inputLines() string {
 	return m.inputView
 }
 
-func (m *model) resize(w, h int) {
+// rewrapMsg re-wraps the transcript once a resize storm has settled.
+type rewrapMsg struct{ gen int }
+
+// rewrapDelay: while the user scrolled up, the transcript is re-wrapped
+// only when no resize came for this long (every message below the view must
+// be measured again at a new width; during the drag lines are cut or padded).
+const rewrapDelay = 120 * time.Millisecond
+
+func (m *model) resize(w, h int) tea.Cmd {
 	m.width, m.height = max(0, w), max(0, h)
 	minIn, maxIn := inputBounds(m.height)
 	m.input.MinHeight, m.input.MaxHeight = minIn, maxIn
 	m.input.SetWidth(max(1, m.width)) // also re-fits the height
 	m.inputDirty = true
-	m.tr.setWidth(m.layout().mainW)
+	mainW := m.layout().mainW
+	m.rewrapGen++
+	if m.tr.following() || m.tr.width == max(1, mainW) {
+		m.tr.setWidth(mainW)
+		return nil
+	}
+	gen := m.rewrapGen
+	return tea.Tick(rewrapDelay, func(time.Time) tea.Msg { return rewrapMsg{gen} })
 }
 
 func (m *model) setNotice(s string, isErr bool) {

@@ -119,7 +119,7 @@ func (m *model) panelLines(w, h int) []string {
 		row("seed", fmt.Sprint(p.Seed), ""),
 	}
 	if len(m.order) > 0 {
-		order := ansi.Wrap("order: "+strings.Join(m.order, " → "), w-2, "")
+		order := ansi.Wrap("applied: "+strings.Join(appliedOrder(m.order, p), " → "), w-2, "")
 		for l := range strings.SplitSeq(order, "\n") {
 			ls = append(ls, " "+st.r(st.dim, l))
 		}
@@ -226,6 +226,37 @@ func (m *model) statusLine() string {
 		parts = append(parts, fmt.Sprintf("prompt %d (%d reused)", s.PromptTokens, s.ReusedTokens))
 	}
 	return strings.Join(parts, " · ")
+}
+
+// appliedOrder is the backend's processor order without the processors the
+// knobs switch off (greedy ends the chain at the argmax). Names it does not
+// know are kept.
+func appliedOrder(order []string, p sampler.Params) []string {
+	var out []string
+	for _, name := range order {
+		on := true
+		switch name {
+		case "penalties":
+			on = (p.RepeatPenalty != 0 && p.RepeatPenalty != 1) || p.FrequencyPenalty != 0 || p.PresencePenalty != 0
+		case "greedy":
+			if p.Greedy {
+				return append(out, "greedy (argmax)")
+			}
+			on = false
+		case "temperature":
+			on = p.Temperature != 1
+		case "top-k":
+			on = p.TopK > 0
+		case "top-p":
+			on = p.TopP > 0 && p.TopP < 1
+		case "min-p":
+			on = p.MinP > 0 && p.MinP < 1
+		}
+		if on {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // penaltyText lists the penalties that are on, for the status line.
