@@ -23,6 +23,9 @@ type State struct {
 	n, cap int
 	k, v   [][]float32 // per layer, [cap][KVHeads*HeadDim]
 
+	kv         models.KV // paged cache (paged.go); nil: k, v above
+	kbuf, vbuf []float32 // paged: a batch's keys and values before they go to their blocks
+
 	batch  int // tokens the scratch below holds, each row-major [batch][...]
 	x, xb  []float32
 	q, att []float32 // att: [cap] scores of one head
@@ -74,13 +77,22 @@ func (s *State) grow(n int) {
 }
 
 // Len is the number of cached positions.
-func (s *State) Len() int { return s.n }
+func (s *State) Len() int {
+	if s.kv != nil {
+		return s.kv.Len()
+	}
+	return s.n
+}
 
 // Cap is the most positions the cache holds.
 func (s *State) Cap() int { return s.cap }
 
 // Truncate drops cached positions >= n.
 func (s *State) Truncate(n int) {
+	if s.kv != nil {
+		s.kv.Truncate(n)
+		return
+	}
 	if n < 0 {
 		n = 0
 	}
@@ -96,12 +108,20 @@ func (s *State) Forward(tokens []int, rows int) ([]float32, error) {
 	if len(tokens) == 0 {
 		return nil, errors.New("llama: Forward needs at least one token")
 	}
+	if s.kv != nil {
+		s.n = s.kv.Len() // the owner of kv may have changed it
+	}
 	if len(tokens) > s.cap-s.n {
 		return nil, fmt.Errorf("llama: %d more positions do not fit the cache (%d of %d used)", len(tokens), s.n, s.cap)
 	}
 	for _, t := range tokens {
 		if t < 0 || t >= c.Vocab {
 			return nil, fmt.Errorf("llama: token id %d out of range [0, %d)", t, c.Vocab)
+		}
+	}
+	if s.kv != nil {
+		if err := s.kv.Append(len(tokens)); err != nil {
+			return nil, fmt.Errorf("llama: %w", err)
 		}
 	}
 	rows = max(1, min(rows, len(tokens)))
@@ -155,9 +175,7 @@ func (s *State) layers(tokens []int, pos int) {
 			rmsNorm(xb[i*dim:(i+1)*dim], x[i*dim:(i+1)*dim], L.attnNorm, c.Eps)
 		}
 		// The batch's keys and values go straight into their cache rows.
-		keys, vals := s.k[l], s.v[l]
-		kc := keys[pos*kvDim : (pos+n)*kvDim]
-		vc := vals[pos*kvDim : (pos+n)*kvDim]
+		kc, vc := s.kvDest(l, pos, n)
 		L.wq.mul(q, xb, n, &s.act)
 		L.wk.mul(kc, xb, n, &s.act)
 		L.wv.mul(vc, xb, n, &s.act)
@@ -183,6 +201,8 @@ func (s *State) layers(tokens []int, pos int) {
 			}
 		}
 
+		s.kvStore(l, pos, kc, vc)
+
 		// Causal attention: token i sees positions 0..pos+i (the last
 		// window of them in a sliding-window layer: llama.cpp masks key
 		// p0 for query p1 when p1-p0 >= n_swa); each query head reads the
@@ -193,6 +213,11 @@ func (s *State) layers(tokens []int, pos int) {
 			if L.window > 0 {
 				start = max(0, p-L.window+1)
 			}
+			if s.kv != nil {
+				s.attendPaged(xb2[i*qDim:(i+1)*qDim], q[i*qDim:(i+1)*qDim], l, p, start, scale)
+				continue
+			}
+			keys, vals := s.k[l], s.v[l]
 			att := s.att[:p+1-start]
 			ks, vs := keys[start*kvDim:], vals[start*kvDim:]
 			for h := 0; h < c.Heads; h++ {

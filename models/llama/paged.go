@@ -1,0 +1,98 @@
+package llama
+
+import (
+	"chat/models"
+	"chat/models/kernels"
+)
+
+// The paged KV path (models.PagedModel): a State made by NewPagedState keeps
+// its keys and values in the blocks of a models.KV handle. A batch's keys and
+// values are computed into scratch rows (kbuf, vbuf) as in the contiguous
+// path, then copied into their blocks; attention reads each block's rows as
+// one contiguous run, with the same products in the same order as the
+// contiguous loop, so logits are bit-identical.
+
+var _ models.PagedModel = (*Model)(nil)
+
+// KVLayout is one position's cache: KVHeads·HeadDim key and value floats per
+// layer.
+func (m *Model) KVLayout() models.KVLayout {
+	d := m.cfg.KVHeads * m.cfg.HeadDim
+	return models.KVLayout{Layers: m.cfg.Layers, KDim: d, VDim: d}
+}
+
+// NewPagedState returns a State over kv (no contiguous cache of its own).
+func (m *Model) NewPagedState(kv models.KV) models.State {
+	c := m.cfg
+	s := &State{
+		m: m, cap: min(m.info.ContextLength, kv.Cap()), kv: kv,
+		att:    make([]float32, m.info.ContextLength),
+		logits: make([]float32, c.Vocab),
+	}
+	s.grow(1)
+	return s
+}
+
+// kvDest is where layer l's keys and values of a batch of n tokens at
+// positions pos.. are computed: the cache rows themselves, or the paged
+// scratch rows (kvStore copies them into their blocks).
+func (s *State) kvDest(l, pos, n int) (kc, vc []float32) {
+	kvDim := s.m.cfg.KVHeads * s.m.cfg.HeadDim
+	if s.kv != nil {
+		if len(s.kbuf) < n*kvDim {
+			s.kbuf = make([]float32, s.batch*kvDim)
+			s.vbuf = make([]float32, s.batch*kvDim)
+		}
+		return s.kbuf[:n*kvDim], s.vbuf[:n*kvDim]
+	}
+	return s.k[l][pos*kvDim : (pos+n)*kvDim], s.v[l][pos*kvDim : (pos+n)*kvDim]
+}
+
+// kvStore copies the paged scratch rows into their blocks.
+func (s *State) kvStore(l, pos int, kc, vc []float32) {
+	if s.kv == nil {
+		return
+	}
+	kvDim := s.m.cfg.KVHeads * s.m.cfg.HeadDim
+	for i := 0; i < len(kc)/kvDim; i++ {
+		kr, vr := s.kv.Row(l, pos+i)
+		copy(kr, kc[i*kvDim:(i+1)*kvDim])
+		copy(vr, vc[i*kvDim:(i+1)*kvDim])
+	}
+}
+
+// attendPaged is the attention of query row qi (position p, layer l) over
+// positions start..p read block by block, written to out [Heads][HeadDim].
+func (s *State) attendPaged(out, qi []float32, l, p, start int, scale float32) {
+	c := &s.m.cfg
+	hd, kvDim := c.HeadDim, c.KVHeads*c.HeadDim
+	group := c.Heads / c.KVHeads
+	bs := s.kv.BlockSize()
+	att := s.att[:p+1-start]
+	for h := 0; h < c.Heads; h++ {
+		qh := qi[h*hd : (h+1)*hd]
+		off := (h / group) * hd
+		for b := start / bs; b*bs <= p; b++ {
+			kb, _ := s.kv.Block(l, b)
+			base := b * bs
+			for t := max(start, base); t < min(p+1, base+bs); t++ {
+				r := (t - base) * kvDim
+				att[t-start] = kernels.Dot(qh, kb[r+off:r+off+hd]) * scale
+			}
+		}
+		if c.AttnSoftcap != 0 {
+			softcap(att, c.AttnSoftcap)
+		}
+		softmax(att)
+		o := out[h*hd : (h+1)*hd]
+		clear(o)
+		for b := start / bs; b*bs <= p; b++ {
+			_, vb := s.kv.Block(l, b)
+			base := b * bs
+			for t := max(start, base); t < min(p+1, base+bs); t++ {
+				r := (t - base) * kvDim
+				kernels.Axpy(att[t-start], vb[r+off:r+off+hd], o)
+			}
+		}
+	}
+}
