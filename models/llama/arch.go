@@ -25,9 +25,17 @@ type family struct {
 	// qkNorm requires attn_q_norm/attn_k_norm: an RMSNorm over each head of
 	// Q and K before rope (llama_model_qwen3::graph).
 	qkNorm bool
-	// ropeFreqs reads rope_freqs.weight, Llama 3.1's per-pair frequency
-	// divisors (llama_model_llama::load_arch_tensors).
+	// ropeFreqs reads per-pair rope frequency divisors: rope_freqs.weight
+	// (Llama 3.1), else rope_factors_long/short.weight (LongRoPE, Phi-3
+	// 128k), long when the context exceeds the original one
+	// (llama_model::get_rope_factors).
 	ropeFreqs bool
+	// qScale multiplies Q by 1/sqrt(HeadDim) before the scores, which are
+	// then unscaled (phi3; the Gemmas have their own rule, readGemma).
+	qScale bool
+	// fusedUp reads ffn_up as [2·FFN][Dim]: the gate's rows, then the up
+	// projection's (phi3's LLM_FFN_SWIGLU with LLM_FFN_SEQ).
+	fusedUp bool
 
 	// gemma is the Gemma generation (1, 2, 3), 0 for other families. All
 	// scale the embeddings by sqrt(Dim), multiply Q by the attention scale
@@ -44,6 +52,7 @@ var families = map[string]family{
 	"llama":  {ropeFreqs: true},
 	"qwen2":  {neox: true, qkvBias: true},
 	"qwen3":  {neox: true, qkNorm: true},
+	"phi3":   {neox: true, ropeFreqs: true, qScale: true, fusedUp: true},
 	"gemma":  {neox: true, gemma: 1},
 	"gemma2": {neox: true, gemma: 2},
 	"gemma3": {neox: true, qkNorm: true, gemma: 3},

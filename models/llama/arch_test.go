@@ -205,6 +205,8 @@ var archCases = []struct {
 	{"gemma", "gemma-f32", nil},
 	{"gemma2", "gemma2-f32", nil},
 	{"gemma3", "gemma3-f32", nil},
+	{"phi3", "phi3-f32", nil},
+	{"phi3-longrope", "phi3-longrope-f32", nil},
 }
 
 // writeCase writes archCases' model in weight type typ.
@@ -556,11 +558,11 @@ func TestArchInfoAndErrors(t *testing.T) {
 		want string
 	}{
 		{func(meta []gguf.KV, ts []gguf.WriteTensor) ([]gguf.KV, []gguf.WriteTensor) {
-			return setKV(meta, gguf.KV{Key: "general.architecture", Type: gguf.String, Value: "phi3"}), ts
-		}, `unsupported architecture "phi3" (supported: gemma, gemma2, gemma3, llama, qwen2, qwen3)`},
+			return setKV(meta, gguf.KV{Key: "general.architecture", Type: gguf.String, Value: "mamba"}), ts
+		}, `unsupported architecture "mamba" (supported: gemma, gemma2, gemma3, llama, phi3, qwen2, qwen3)`},
 		{func(meta []gguf.KV, ts []gguf.WriteTensor) ([]gguf.KV, []gguf.WriteTensor) {
-			return setKV(meta, gguf.KV{Key: "qwen2.rope.scaling.type", Type: gguf.String, Value: "longrope"}), ts
-		}, `rope scaling "longrope" is not supported`},
+			return setKV(meta, gguf.KV{Key: "qwen2.rope.scaling.type", Type: gguf.String, Value: "dynamic"}), ts
+		}, `rope scaling "dynamic" is not supported`},
 		{func(meta []gguf.KV, ts []gguf.WriteTensor) ([]gguf.KV, []gguf.WriteTensor) {
 			return setKV(meta, gguf.KV{Key: "qwen2.rope.scaling.factor", Type: gguf.Float32, Value: float32(math.Inf(1))}), ts
 		}, "rope scaling factor"},

@@ -171,7 +171,7 @@ func readRope(f *gguf.File, arch string, c *Config) error {
 	switch typ {
 	case "none":
 		c.RopeScale = 1
-	case "linear":
+	case "linear", "longrope": // LongRoPE's factors are tensors (see family.ropeFreqs)
 	case "yarn":
 		// llama_context: attn_factor = get_mscale(factor) / (1 + 0.1 ln
 		// factor), the second term cancelling the mscale rope_yarn applies.
@@ -202,7 +202,7 @@ func readRope(f *gguf.File, arch string, c *Config) error {
 		c.Llama3 = r
 		c.RopeScale = 1 // the factor goes into the per-pair divisors
 	default:
-		return fmt.Errorf("llama: rope scaling %q is not supported (none, linear, yarn, llama3)", typ)
+		return fmt.Errorf("llama: rope scaling %q is not supported (none, linear, yarn, longrope, llama3)", typ)
 	}
 	if v, ok := f.Float(key("rope.scaling.attn_factor")); ok && v > 0 {
 		c.YarnAttn *= float32(v)

@@ -97,6 +97,9 @@ func FromFile(f *gguf.File, fileName string) (*Model, error) {
 			return nil, err
 		}
 	}
+	if fam.qScale {
+		cfg.AttnScale = 1 / float32(math.Sqrt(float64(cfg.HeadDim))) // 1.0f/sqrtf(float(n_embd_head))
+	}
 	tok, err := loadTokenizer(f)
 	if err != nil {
 		return nil, fmt.Errorf("llama: tokenizer: %w", err)
@@ -144,8 +147,16 @@ func FromFile(f *gguf.File, fileName string) (*Model, error) {
 		L.wo = ld.matrix(p+"attn_output.weight", cfg.Dim, qDim)
 		L.bo = ld.optional(p+"attn_output.bias", cfg.Dim)
 		L.ffnNorm = ld.load(p+"ffn_norm.weight", cfg.Dim)
-		L.gate = ld.matrix(p+"ffn_gate.weight", cfg.FFN, cfg.Dim)
-		L.up = ld.matrix(p+"ffn_up.weight", cfg.FFN, cfg.Dim)
+		if fam.fusedUp {
+			w := ld.matrix(p+"ffn_up.weight", 2*cfg.FFN, cfg.Dim)
+			L.gate, L.up = w, w
+			if ld.err == nil {
+				L.gate, L.up = w.rowRange(0, cfg.FFN), w.rowRange(cfg.FFN, 2*cfg.FFN)
+			}
+		} else {
+			L.gate = ld.matrix(p+"ffn_gate.weight", cfg.FFN, cfg.Dim)
+			L.up = ld.matrix(p+"ffn_up.weight", cfg.FFN, cfg.Dim)
+		}
 		L.down = ld.matrix(p+"ffn_down.weight", cfg.Dim, cfg.FFN)
 		L.bg = ld.optional(p+"ffn_gate.bias", cfg.FFN)
 		L.bu = ld.optional(p+"ffn_up.bias", cfg.FFN)
@@ -158,6 +169,11 @@ func FromFile(f *gguf.File, fileName string) (*Model, error) {
 	var freqs []float32
 	if fam.ropeFreqs {
 		freqs = ld.optional("rope_freqs.weight", cfg.RopeDim/2)
+		if freqs == nil && min(cfg.Context, MaxContext) > cfg.YarnOrigCtx {
+			freqs = ld.optional("rope_factors_long.weight", cfg.RopeDim/2)
+		} else if freqs == nil {
+			freqs = ld.optional("rope_factors_short.weight", cfg.RopeDim/2)
+		}
 	}
 	if err := ld.wait(); err != nil {
 		return nil, err

@@ -15,9 +15,9 @@ import (
 	"chat/models/gguf"
 )
 
-// gemmaSpec is a small random Gemma model. The llama.cpp fixtures in
-// testdata/gemma were recorded on these files (written with
-// CHAT_WRITE_GEMMA=DIR, see TestGemmaLlamaCpp) by scripts/llamacpp's
+// gemmaSpec is a small random Gemma or Phi-3 model. The llama.cpp fixtures
+// in testdata/llamacpp-extra were recorded on these files (written with
+// CHAT_WRITE_GEMMA=DIR, see TestExtraArchsLlamaCpp) by scripts/llamacpp's
 // reference.mjs; the sliding window and the soft-caps are small so that
 // they matter within the 80 positions a fixture runs. Post-norm models
 // get a small embedding and large post-norm weights: otherwise the tied
@@ -33,7 +33,13 @@ type gemmaSpec struct {
 	PostNorms, QKNorm  bool
 	Seed               uint64
 	EmbStd, MatStd     float32 // 0: 0.2
-	PostMean           float32 // mean of the post-norm weights; 0: 1
+	// Phi-3: fused attn_qkv and ffn_up (gate rows first); LongRoPE
+	// factors with an original context of OrigCtx (512: the short ones
+	// apply, 256: the long ones) and an attention factor.
+	Fused    bool
+	OrigCtx  int
+	Context  int     // 0: 512
+	PostMean float32 // mean of the post-norm weights; 0: 1
 }
 
 const gemmaDim, gemmaFFN, gemmaLayers = 64, 128, 2
@@ -47,6 +53,11 @@ func gemmaSpecs() []gemmaSpec {
 			Window: 8, Period: 2, AttnCap: 2, FinalCap: 3, PostNorms: true, EmbStd: 0.05, PostMean: 6, Seed: 13},
 		{Name: "gemma3-f32", Arch: "gemma3", Type: gguf.TypeF32, Heads: 4, KVHeads: 2, HD: 32,
 			Window: 8, Period: 2, RopeBase: 1000000, RopeSWA: 10000, RopeScaling: 8, PostNorms: true, QKNorm: true, EmbStd: 0.05, PostMean: 6, Seed: 14},
+		{Name: "phi3-f32", Arch: "phi3", Type: gguf.TypeF32, Heads: 4, KVHeads: 4, HD: 16, Fused: true, MatStd: 0.3, Seed: 16},
+		{Name: "phi3-longrope-f32", Arch: "phi3", Type: gguf.TypeF32, Heads: 4, KVHeads: 2, HD: 16, Fused: true,
+			OrigCtx: 256, Context: 8192, MatStd: 0.3, Seed: 17},
+		{Name: "phi3-longrope-q8_0", Arch: "phi3", Type: gguf.TypeQ8_0, Heads: 4, KVHeads: 2, HD: 16, Fused: true,
+			OrigCtx: 512, MatStd: 0.3, Seed: 18},
 		{Name: "gemma3-q8_0", Arch: "gemma3", Type: gguf.TypeQ8_0, Heads: 4, KVHeads: 1, HD: 32,
 			Window: 8, RopeBase: 1000000, PostNorms: true, QKNorm: true, EmbStd: 0.05, PostMean: 6, Seed: 15},
 	}
@@ -84,8 +95,10 @@ func writeGemma(g gemmaSpec) ([]byte, error) {
 	f32 := func(k string, v float32) gguf.KV { return gguf.KV{Key: a + k, Type: gguf.Float32, Value: v} }
 	meta := []gguf.KV{
 		{Key: "general.architecture", Type: gguf.String, Value: g.Arch},
-		{Key: "general.name", Type: gguf.String, Value: g.Name},
-		u32("context_length", 512), u32("embedding_length", gemmaDim), u32("block_count", gemmaLayers),
+		// (Not the spec's name: llama.cpp gives the vocabulary of a model
+		// named like "phi3" extra tokens to find.)
+		{Key: "general.name", Type: gguf.String, Value: "random-weight test model"},
+		u32("context_length", max(g.Context, 512)), u32("embedding_length", gemmaDim), u32("block_count", gemmaLayers),
 		u32("feed_forward_length", gemmaFFN), u32("attention.head_count", g.Heads), u32("attention.head_count_kv", g.KVHeads),
 		u32("attention.key_length", g.HD), u32("attention.value_length", g.HD),
 		f32("attention.layer_norm_rms_epsilon", 1e-6),
@@ -107,6 +120,10 @@ func writeGemma(g gemmaSpec) ([]byte, error) {
 	}
 	if g.RopeSWA > 0 {
 		meta = append(meta, f32("rope.freq_base_swa", g.RopeSWA))
+	}
+	if g.OrigCtx > 0 {
+		meta = append(meta, gguf.KV{Key: a + "rope.scaling.type", Type: gguf.String, Value: "longrope"},
+			u32("rope.scaling.original_context_length", g.OrigCtx), f32("rope.scaling.attn_factor", 1.1902380714238083))
 	}
 	if g.RopeScaling > 0 {
 		meta = append(meta, gguf.KV{Key: a + "rope.scaling.type", Type: gguf.String, Value: "linear"}, f32("rope.scaling.factor", g.RopeScaling))
@@ -140,13 +157,28 @@ func writeGemma(g gemmaSpec) ([]byte, error) {
 	}
 	qDim, kvDim := g.Heads*g.HD, g.KVHeads*g.HD
 	mat("token_embd.weight", gemmaDim, vocab, embStd)
+	if g.OrigCtx > 0 {
+		// Factors between 1 and 4, growing with the pair (slower
+		// frequencies stretched more), as LongRoPE's are.
+		for _, name := range []string{"rope_factors_short.weight", "rope_factors_long.weight"} {
+			v := gaussian(g.Seed, name, g.HD/2, 0.3)
+			for i := range v {
+				v[i] = 1 + 3*float32(i)/float32(g.HD/2) + float32(math.Abs(float64(v[i])))
+			}
+			ts = append(ts, gguf.WriteTensor{Name: name, Dims: []int64{int64(g.HD / 2)}, Type: gguf.TypeF32, Data: v})
+		}
+	}
 	vec("output_norm.weight", gemmaDim, 1)
 	for l := 0; l < gemmaLayers; l++ {
 		p := fmt.Sprintf("blk.%d.", l)
 		vec(p+"attn_norm.weight", gemmaDim, 1)
-		mat(p+"attn_q.weight", gemmaDim, qDim, 0.2)
-		mat(p+"attn_k.weight", gemmaDim, kvDim, 0.2)
-		mat(p+"attn_v.weight", gemmaDim, kvDim, 0.2)
+		if g.Fused {
+			mat(p+"attn_qkv.weight", gemmaDim, qDim+2*kvDim, 0.2)
+		} else {
+			mat(p+"attn_q.weight", gemmaDim, qDim, 0.2)
+			mat(p+"attn_k.weight", gemmaDim, kvDim, 0.2)
+			mat(p+"attn_v.weight", gemmaDim, kvDim, 0.2)
+		}
 		mat(p+"attn_output.weight", qDim, gemmaDim, 0.2)
 		if g.QKNorm {
 			vec(p+"attn_q_norm.weight", g.HD, 1)
@@ -157,8 +189,12 @@ func writeGemma(g gemmaSpec) ([]byte, error) {
 			vec(p+"post_ffw_norm.weight", gemmaDim, postMean)
 		}
 		vec(p+"ffn_norm.weight", gemmaDim, 1)
-		mat(p+"ffn_gate.weight", gemmaDim, gemmaFFN, 0.2)
-		mat(p+"ffn_up.weight", gemmaDim, gemmaFFN, 0.2)
+		if g.Fused {
+			mat(p+"ffn_up.weight", gemmaDim, 2*gemmaFFN, 0.2)
+		} else {
+			mat(p+"ffn_gate.weight", gemmaDim, gemmaFFN, 0.2)
+			mat(p+"ffn_up.weight", gemmaDim, gemmaFFN, 0.2)
+		}
 		mat(p+"ffn_down.weight", gemmaFFN, gemmaDim, 0.2)
 	}
 	var b bytes.Buffer
@@ -176,20 +212,20 @@ type gemmaFixture struct {
 	Top5      map[string][][2]float64 `json:"top5_logprobs"`
 }
 
-// TestGemmaLlamaCpp decodes each Gemma model greedily from llama.cpp's
+// TestExtraArchsLlamaCpp decodes each Gemma and Phi-3 model greedily from llama.cpp's
 // input and compares every id, and the top-5 log-probabilities at the
-// recorded steps, with llama.cpp's (testdata/gemma/NAME.json, recorded by
+// recorded steps, with llama.cpp's (testdata/llamacpp-extra/NAME.json, recorded by
 // scripts/llamacpp/reference.mjs with node-llama-cpp 3.21.1: CPU, one
 // thread, F32 KV cache, no flash attention). With CHAT_WRITE_GEMMA=DIR it
 // writes the models and a manifest for reference.mjs into DIR instead.
-func TestGemmaLlamaCpp(t *testing.T) {
+func TestExtraArchsLlamaCpp(t *testing.T) {
 	if dir := os.Getenv("CHAT_WRITE_GEMMA"); dir != "" {
 		writeGemmaManifest(t, dir)
 		return
 	}
 	for _, g := range gemmaSpecs() {
 		t.Run(g.Name, func(t *testing.T) {
-			raw, err := os.ReadFile(filepath.Join("testdata", "gemma", g.Name+".json"))
+			raw, err := os.ReadFile(filepath.Join("testdata", "llamacpp-extra", g.Name+".json"))
 			if err != nil {
 				t.Fatal(err)
 			}
