@@ -607,3 +607,25 @@ func TestResizeWhileScrolledRewrapsOnce(t *testing.T) {
 	}
 	checkFrame(t, m, 95, 24)
 }
+
+// A very long open paragraph streams as plain text; finished, it is markdown.
+func TestLongOpenParagraphStreamsPlain(t *testing.T) {
+	f := newFake()
+	f.reply = strings.SplitAfter(strings.Repeat("some **bold** words ", 100), " ")
+	f.hold = true
+	m := New(f, Options{Width: 80, Height: 100})
+	sendText(m, "go")
+	for !f.drained() {
+		poll(m)
+	}
+	if c := m.View().Content; !strings.Contains(c, "**bold**") {
+		t.Fatalf("the long open paragraph is plain:\n%s", c)
+	}
+	f.mu.Lock()
+	f.hold = false
+	f.mu.Unlock()
+	finishReply(m, f)
+	if c := m.View().Content; strings.Contains(c, "**bold**") || !strings.Contains(c, "bold") {
+		t.Fatalf("finished, it is markdown:\n%s", c)
+	}
+}

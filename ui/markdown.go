@@ -280,6 +280,18 @@ func (r *mdRenderer) appendBlock(dst []string, prev *mdBlock, b mdBlock, width i
 	return r.block(dst, b, width)
 }
 
+// appendPlain is appendBlock with the block as plain wrapped text.
+func (r *mdRenderer) appendPlain(dst []string, prev *mdBlock, b mdBlock, width int) []string {
+	if prev != nil && !b.cont && !(prev.item && b.item && !b.blank) {
+		dst = append(dst, strings.Repeat(" ", width))
+	}
+	return r.st.renderText(dst, "assistant", b.src, width, false)
+}
+
+// mdTailLimit: an open block longer than this (bytes) streams as plain text
+// until it is finished; glamour costs about 1 µs a byte.
+const mdTailLimit = 1500
+
 const mdIndent = "  " // the assistant's marker and indent
 
 // block renders one block, each line exactly width cells.

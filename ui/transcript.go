@@ -213,7 +213,13 @@ func (t *transcript) renderTail() {
 			if t.mdAny {
 				prev = &t.mdPrev
 			}
-			t.tail = t.md.appendBlock(t.tail, prev, b, t.width)
+			if !b.code && len(b.src) > mdTailLimit {
+				// A very long open paragraph is shown as plain text until
+				// its line ends, so a poll never costs more than this.
+				t.tail = t.md.appendPlain(t.tail, prev, b, t.width)
+			} else {
+				t.tail = t.md.appendBlock(t.tail, prev, b, t.width)
+			}
 		}
 		return
 	}
