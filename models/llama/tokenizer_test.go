@@ -2,6 +2,7 @@ package llama
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"chat/models/gguf"
@@ -70,44 +71,51 @@ func TestSPMEndOfTurn(t *testing.T) {
 	}
 }
 
-// TestLlama3EndOfTurn loads a model with the real Llama 3 vocabulary: EOT
-// is <|eot_id|>, and generation also ends at <|end_of_text|>.
-func TestLlama3EndOfTurn(t *testing.T) {
-	vocab, err := gguf.Open(testmodels.Path(t, "vocab/ggml-vocab-llama-bpe.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer vocab.Close()
-	path := writeSpec(t, archSpec("llama3", gguf.TypeF32), func(meta []gguf.KV, ts []gguf.WriteTensor) ([]gguf.KV, []gguf.WriteTensor) {
-		var out []gguf.KV
-		for _, kv := range meta {
-			if len(kv.Key) < 10 || kv.Key[:10] != "tokenizer." {
-				out = append(out, kv)
-			}
+// TestRealVocabEndOfTurn loads models with real vocabularies: Llama 3's
+// EOT is <|eot_id|> and generation also ends at <|end_of_text|>; Phi-3's
+// (SentencePiece) EOT is <|end|>, and <|endoftext|> ends generation too.
+func TestRealVocabEndOfTurn(t *testing.T) {
+	for _, c := range []struct{ vocab, spec, eot, other string }{
+		{"ggml-vocab-llama-bpe.gguf", "llama3", "<|eot_id|>", "<|end_of_text|>"},
+		{"ggml-vocab-phi-3.gguf", "llama", "<|end|>", "<|endoftext|>"},
+	} {
+		vocab, err := gguf.Open(testmodels.Path(t, "vocab/"+c.vocab))
+		if err != nil {
+			t.Fatal(err)
 		}
-		n := 0
-		for _, kv := range vocab.KV {
-			if len(kv.Key) >= 10 && kv.Key[:10] == "tokenizer." {
-				out = append(out, kv)
+		path := writeSpec(t, archSpec(c.spec, gguf.TypeF32), func(meta []gguf.KV, ts []gguf.WriteTensor) ([]gguf.KV, []gguf.WriteTensor) {
+			var out []gguf.KV
+			for _, kv := range meta {
+				if !strings.HasPrefix(kv.Key, "tokenizer.") {
+					out = append(out, kv)
+				}
 			}
-			if kv.Key == "tokenizer.ggml.tokens" {
-				n = kv.Value.(gguf.ArrayValue).Len()
+			n := 0
+			for _, kv := range vocab.KV {
+				if strings.HasPrefix(kv.Key, "tokenizer.") {
+					out = append(out, kv)
+				}
+				if kv.Key == "tokenizer.ggml.tokens" {
+					n = kv.Value.(gguf.ArrayValue).Len()
+				}
 			}
+			// A zero embedding of the vocabulary's size, tied to the output.
+			ts = slices.DeleteFunc(ts, func(w gguf.WriteTensor) bool { return w.Name == "output.weight" })
+			for i := range ts {
+				if ts[i].Name == "token_embd.weight" {
+					ts[i].Dims[1] = int64(n)
+					ts[i].Data = make([]float32, int(ts[i].Dims[0])*n)
+				}
+			}
+			return out, ts
+		})
+		vocab.Close()
+		m := loadT(t, path)
+		tok := m.Tokenizer().(eogTokenizer)
+		eot := m.Tokenizer().EncodeSpecial(c.eot)
+		other := m.Tokenizer().EncodeSpecial(c.other)
+		if len(eot) != 1 || len(other) != 1 || tok.EOT() != eot[0] || !tok.IsEOG(other[0]) || !tok.IsEOG(eot[0]) {
+			t.Errorf("%s: EOT %d (%s %v), EOG %v (%s %v)", c.vocab, tok.EOT(), c.eot, eot, tok.EOG(), c.other, other)
 		}
-		// Zero embedding and output matrices of the vocabulary's size.
-		for i := range ts {
-			if ts[i].Name == "token_embd.weight" || ts[i].Name == "output.weight" {
-				ts[i].Dims[1] = int64(n)
-				ts[i].Data = make([]float32, int(ts[i].Dims[0])*n)
-			}
-		}
-		return out, ts
-	})
-	m := loadT(t, path)
-	tok := m.Tokenizer().(eogTokenizer)
-	eot := m.Tokenizer().EncodeSpecial("<|eot_id|>")
-	end := m.Tokenizer().EncodeSpecial("<|end_of_text|>")
-	if len(eot) != 1 || len(end) != 1 || tok.EOT() != eot[0] || !tok.IsEOG(end[0]) || !tok.IsEOG(eot[0]) {
-		t.Errorf("EOT %d (<|eot_id|> %v), EOG %v (<|end_of_text|> %v)", tok.EOT(), eot, tok.EOG(), end)
 	}
 }
