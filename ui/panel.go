@@ -130,12 +130,24 @@ func (m *model) panelLines(w, h int) []string {
 	ls = append(ls,
 		stat("prompt", fmt.Sprintf("%d tok", s.PromptTokens)),
 		stat("reused", fmt.Sprintf("%d tok", s.ReusedTokens)),
+	)
+	if kv := s.KV; kv.Blocks > 0 {
+		ls = append(ls,
+			stat("KV pool", fmt.Sprintf("%d/%d blk", kv.Used, kv.Blocks)),
+			stat("cache hit", fmt.Sprintf("%.0f%% (%d evicted)", 100*kv.HitRate, kv.Evictions)))
+	}
+	ls = append(ls,
 		"", title("Speed"),
 		stat("TTFT", formatDur(s.TTFT)),
 		stat("prefill", formatRate(s.PrefillTokS)+" tok/s"),
 		stat("decode", formatRate(s.DecodeTokS)+" tok/s"),
 		stat("generated", fmt.Sprintf("%d tok", s.GenTokens)),
 	)
+	if sp := s.Spec; sp.Method != "" && sp.Method != "off" {
+		ls = append(ls,
+			stat("spec", fmt.Sprintf("%s k=%d", oneLine(sp.Method), sp.K)),
+			stat("accepted", fmt.Sprintf("%.0f%% · %.1f/pass", 100*sp.Acceptance, sp.TokensPerPass)))
+	}
 	for i := len(ls) - 1; i >= 0 && len(ls) > h; i-- { // tight: drop the spacing first, from the bottom
 		if ls[i] == "" {
 			ls = slices.Delete(ls, i, i+1)
@@ -212,6 +224,9 @@ func (m *model) statusLine() string {
 	parts := []string{m.styledState(), knobs}
 	if s.DecodeTokS > 0 {
 		parts = append(parts, formatRate(s.DecodeTokS)+" tok/s")
+	}
+	if sp := s.Spec; sp.Method != "" && sp.Method != "off" {
+		parts = append(parts, fmt.Sprintf("spec %s %.0f%%", oneLine(sp.Method), 100*sp.Acceptance))
 	}
 	if s.KVCap > 0 {
 		parts = append(parts, fmt.Sprintf("KV %d/%d", s.KVUsed, s.KVCap))
