@@ -641,3 +641,28 @@ func TestPanelShowsPoolAndSpeculation(t *testing.T) {
 		}
 	}
 }
+
+// The config package passes its whole key map: the defaults of the actions
+// it knows, with the user's changes.
+func TestFullConfigKeyMap(t *testing.T) {
+	full := map[string][]string{}
+	for _, a := range []string{"send", "newline", "stop", "quit", "help", "page_up", "page_down", "line_up", "line_down", "top", "bottom",
+		"temperature_down", "temperature_up", "top_p_down", "top_p_up", "min_p_down", "min_p_up", "top_k_down", "top_k_up", "greedy"} {
+		i := slices.IndexFunc(defaultKeyMap, func(d keyAction) bool { return d.action == a })
+		full[a] = defaultKeyMap[i].keys
+	}
+	full["top_k_up"] = []string{"ctrl+p"} // the user takes Ctrl+P
+	km, err := newKeyMap(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ks, want := range map[string]string{"enter": "send", "f2": "temperature_down", "alt+2": "temperature_down", "ctrl+p": "top_k_up",
+		"f9": "", "ctrl+r": "regenerate", "esc": "stop", "ctrl+j": "newline"} {
+		if got := km.action(ks); got != want {
+			t.Errorf("%s: %q, want %q", ks, got, want)
+		}
+	}
+	if len(km.byAction["palette"]) != 0 || !km.custom["top_k_up"] || km.custom["send"] {
+		t.Errorf("palette %v custom %v", km.byAction["palette"], km.custom)
+	}
+}

@@ -68,26 +68,32 @@ type keyMap struct {
 // reported (and ignored), so a config written for a newer UI still runs.
 func newKeyMap(user map[string][]string) (keyMap, error) {
 	km := keyMap{byKey: map[string]string{}, byAction: map[string][]string{}, custom: map[string]bool{}}
-	taken := map[string]bool{}
+	taken := map[string]string{} // key → the action the user gave it to
 	var unknown []string
 	for a, ks := range user {
-		if !slices.ContainsFunc(defaultKeyMap, func(d keyAction) bool { return d.action == a }) {
+		i := slices.IndexFunc(defaultKeyMap, func(d keyAction) bool { return d.action == a })
+		if i < 0 {
 			unknown = append(unknown, a)
 			continue
 		}
+		if slices.Equal(ks, defaultKeyMap[i].keys) {
+			continue // a full map (config's) repeats the defaults
+		}
+		km.custom[a] = true
 		for _, k := range ks {
-			taken[strings.ToLower(k)] = true
+			taken[strings.ToLower(k)] = a
 		}
 	}
 	for _, d := range defaultKeyMap {
-		ks, ok := user[d.action]
-		if ok && !slices.Equal(ks, d.keys) {
-			km.custom[d.action] = true
-		} else {
-			ks = slices.DeleteFunc(slices.Clone(d.keys), func(k string) bool { return taken[k] })
+		ks := d.keys
+		if km.custom[d.action] {
+			ks = user[d.action]
 		}
 		for _, k := range ks {
 			k = strings.ToLower(k)
+			if owner, ok := taken[k]; ok && owner != d.action {
+				continue // given to another action
+			}
 			if _, dup := km.byKey[k]; dup {
 				continue
 			}

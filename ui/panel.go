@@ -91,19 +91,7 @@ func (m *model) panelLines(w, h int) []string {
 		return " " + fit(name, 10) + " " + val
 	}
 	title := func(s string) string { return " " + st.r(st.title, s) }
-	keys := func(down, up string) string {
-		a, b := m.keys.first(down), m.keys.first(up)
-		if up == "" {
-			return a
-		}
-		if a == "" || b == "" {
-			return a + b
-		}
-		if strings.HasPrefix(a, "F") && strings.HasPrefix(b, "F") {
-			return a + "/" + strings.TrimPrefix(b, "F")
-		}
-		return a + "/" + b
-	}
+	keys := m.keyPair
 	ls := []string{
 		stat("state", m.styledState()),
 		"",
@@ -157,6 +145,21 @@ func (m *model) panelLines(w, h int) []string {
 		ls = ls[:h]
 	}
 	return ls
+}
+
+// keyPair names the keys of a down/up pair of actions: "F2/3", "Alt+2/Alt+3".
+func (m *model) keyPair(down, up string) string {
+	a, b := m.keys.first(down), m.keys.first(up)
+	if up == "" {
+		return a
+	}
+	if a == "" || b == "" {
+		return a + b
+	}
+	if strings.HasPrefix(a, "F") && strings.HasPrefix(b, "F") {
+		return a + "/" + strings.TrimPrefix(b, "F")
+	}
+	return a + "/" + b
 }
 
 // backendStatus is what a StatusReporter backend says it is doing.

@@ -234,8 +234,22 @@ func (m *model) hintText() string {
 		}
 		return m.st.r(m.st.busy, what+"…") + m.st.r(m.st.dim, " · Esc stops")
 	case m.busy:
-		return m.st.r(m.st.dim, "Esc stop · F2/F3 temperature · F10 greedy · F1 keys")
+		return m.st.r(m.st.dim, m.keyHints([2]string{"stop", "stop"}, [2]string{"temperature_down|temperature_up", "temperature"}, [2]string{"greedy", "greedy"}, [2]string{"help", "keys"}))
 	default:
-		return m.st.r(m.st.dim, "Enter send · / commands · Ctrl+P palette · F1 keys · Ctrl+C quit")
+		return m.st.r(m.st.dim, m.keyHints([2]string{"send", "send"}, [2]string{"", "/ commands"}, [2]string{"palette", "palette"}, [2]string{"help", "keys"}, [2]string{"quit", "quit"}))
 	}
+}
+
+// keyHints joins "KEY what" for the actions that have a key.
+func (m *model) keyHints(pairs ...[2]string) string {
+	var out []string
+	for _, p := range pairs {
+		down, up, _ := strings.Cut(p[0], "|")
+		if p[0] == "" {
+			out = append(out, p[1])
+		} else if k := m.keyPair(down, up); k != "" {
+			out = append(out, k+" "+p[1])
+		}
+	}
+	return strings.Join(out, " · ")
 }
