@@ -587,7 +587,8 @@ func TestArchInfoAndErrors(t *testing.T) {
 
 // TestBlockQuants: Q4_0, Q4_K, Q5_K and Q6_K weights (random blocks with
 // small scales) run on the block kernels straight from the file, Q5_0 as
-// exact int8 blocks, F16 on float32 with f16-rounded activations. Each
+// exact int8 blocks, F16 and BF16 on float32 with activations rounded
+// the same way. Each
 // model's logits stay close to the same values stored as F32 (the
 // difference is the activations' rounding), it reads fewer weight bytes,
 // and Quant is the dominant tensor type.
@@ -595,7 +596,7 @@ func TestBlockQuants(t *testing.T) {
 	s := archSpec("qwen2", gguf.TypeF32)
 	s.Dim, s.FFN, s.Heads, s.KVHeads = 256, 256, 4, 2
 	r := rand.New(rand.NewPCG(9, 9))
-	for _, typ := range []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ5_0, gguf.TypeF16} {
+	for _, typ := range []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ5_0, gguf.TypeF16, gguf.TypeBF16} {
 		t.Run(typ.String(), func(t *testing.T) {
 			var deq []gguf.WriteTensor
 			quant := writeSpec(t, s, func(meta []gguf.KV, ts []gguf.WriteTensor) ([]gguf.KV, []gguf.WriteTensor) {
@@ -609,6 +610,15 @@ func TestBlockQuants(t *testing.T) {
 						w.Type = typ
 						for j, v := range w.Data {
 							w.Data[j] = gguf.F16ToF32(gguf.F32ToF16(v))
+						}
+						continue
+					}
+					if typ == gguf.TypeBF16 {
+						w.Type, w.Raw = typ, make([]byte, 2*len(w.Data))
+						for j, v := range w.Data {
+							h := f32ToBF16(v)
+							binary.LittleEndian.PutUint16(w.Raw[2*j:], h)
+							w.Data[j] = gguf.BF16ToF32(h)
 						}
 						continue
 					}
@@ -629,7 +639,7 @@ func TestBlockQuants(t *testing.T) {
 			if m.Info().Quant != typ.String() {
 				t.Errorf("Quant %q, want %q", m.Info().Quant, typ)
 			}
-			if typ != gguf.TypeF16 && m.Info().WeightBytes*3/2 > f.Info().WeightBytes {
+			if typ != gguf.TypeF16 && typ != gguf.TypeBF16 && m.Info().WeightBytes*3/2 > f.Info().WeightBytes {
 				t.Errorf("reads %d weight bytes a token, f32 %d", m.Info().WeightBytes, f.Info().WeightBytes)
 			}
 			seq := randSeq(10, 264)
