@@ -11,13 +11,14 @@ import (
 
 // family is what sets one supported architecture apart from the others in
 // llama.cpp's graphs (src/models/<arch>.cpp). Everything else — RMSNorm,
-// grouped-query attention, SwiGLU feed-forward, optional tied output — is
+// grouped-query attention, gated feed-forward, optional tied output — is
 // shared by one forward pass.
 type family struct {
 	// neox rotates the pairs (i, i+RopeDim/2) of a head instead of the
 	// adjacent pairs (2i, 2i+1): llama_model_rope_type gives
-	// LLAMA_ROPE_TYPE_NEOX for qwen2/qwen3 and LLAMA_ROPE_TYPE_NORM for
-	// llama, whose converter permutes Q and K for the adjacent layout.
+	// LLAMA_ROPE_TYPE_NEOX for qwen2/qwen3, phi3 and the Gemmas, and
+	// LLAMA_ROPE_TYPE_NORM for llama, whose converter permutes Q and K for
+	// the adjacent layout.
 	neox bool
 	// qkvBias requires attn_{q,k,v}.bias (llm_build_qwen2 adds them
 	// unconditionally); other families take them when present.
