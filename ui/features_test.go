@@ -666,3 +666,14 @@ func TestFullConfigKeyMap(t *testing.T) {
 		t.Errorf("palette %v custom %v", km.byAction["palette"], km.custom)
 	}
 }
+
+func TestTabOnTextDoesNothing(t *testing.T) {
+	m := newTest(newFake(), 80, 24)
+	typeIn(m, "hello world")
+	m.Update(press(tea.KeyHome))
+	m.Update(press(tea.KeyTab))
+	typeIn(m, ">")
+	if v := m.input.Value(); v != ">hello world" {
+		t.Fatalf("input %q", v)
+	}
+}

@@ -372,9 +372,11 @@ func (m *model) popupKey(k tea.KeyPressMsg, act string) (tea.Cmd, bool) {
 		case len(c.items) > 1:
 			c.cycle, c.pos = slices.Clone(c.items), c.sel
 			m.setInput(c.cycle[c.pos])
+		default:
+			return nil, true // Tab never types into the input
 		}
 		m.input.MoveToEnd()
-		return nil, true // Tab never types into the input
+		return nil, true
 	}
 	if !m.popupVisible() {
 		return nil, false
