@@ -18,7 +18,12 @@ func (m *Model) KVLayout() models.KVLayout {
 }
 
 // NewPagedState returns a State over kv with scratch for a full-context batch.
-func (m *Model) NewPagedState(kv models.KV) models.State { return m.newStateKV(kv) }
+func (m *Model) NewPagedState(kv models.KV) models.State {
+	s := m.newStateKV(kv)
+	nb := (m.cfg.Ctx+kv.BlockSize()-1)/kv.BlockSize() + 1
+	s.pk, s.pv = make([][]float32, 0, nb), make([][]float32, 0, nb)
+	return s
+}
 
 // kvRow is where layer l's keys and values of position pos are written.
 func (s *State) kvRow(l, pos int) (k, v []float32) {
@@ -33,27 +38,32 @@ func (s *State) kvRow(l, pos int) (k, v []float32) {
 func (s *State) attentionPaged(l, n, start int) {
 	m := s.m
 	hv := m.h * m.dv
+	s.pk, s.pv = s.pk[:0], s.pv[:0]
+	for b := 0; b <= (start+n-1)/s.kv.BlockSize(); b++ {
+		k, v := s.kv.Block(l, b)
+		s.pk, s.pv = append(s.pk, k), append(s.pv, v)
+	}
 	for i := 0; i < n; i++ {
 		hi := start + i + 1
 		lo := 0
 		if w := m.cfg.Sliding; w > 0 && hi > w {
 			lo = hi - w
 		}
-		attendPaged(s.att[i*hv:(i+1)*hv], s.proj[i*m.projW:], s.kv, l, s.scores, lo, hi, m.h, m.hkv, m.dk, m.dv, m.scale)
+		attendPaged(s.att[i*hv:(i+1)*hv], s.proj[i*m.projW:], s.pk, s.pv, s.kv.BlockSize(), s.scores, lo, hi, m.h, m.hkv, m.dk, m.dv, m.scale)
 	}
 }
 
-// attendPaged is attend reading keys and values block by block from kv.
-func attendPaged(out, q []float32, kv models.KV, l int, scores []float32, lo, hi, h, hkv, dk, dv int, scale float32) {
+// attendPaged is attend reading keys and values block by block: kb[i] and
+// vb[i] are the rows of the i-th block of bs positions.
+func attendPaged(out, q []float32, kbs, vbs [][]float32, bs int, scores []float32, lo, hi, h, hkv, dk, dv int, scale float32) {
 	group := h / hkv
 	kw, vw := hkv*dk, hkv*dv
-	bs := kv.BlockSize()
 	sc := scores[:hi-lo]
 	for hh := 0; hh < h; hh++ {
 		g := hh / group
 		qh := q[hh*dk : (hh+1)*dk]
 		for b := lo / bs; b*bs < hi; b++ {
-			kb, _ := kv.Block(l, b)
+			kb := kbs[b]
 			base := b * bs
 			for j := max(lo, base); j < min(hi, base+bs); j++ {
 				sc[j-lo] = kernels.Dot(qh, kb[(j-base)*kw+g*dk:]) * scale
@@ -63,7 +73,7 @@ func attendPaged(out, q []float32, kv models.KV, l int, scores []float32, lo, hi
 		oh := out[hh*dv : (hh+1)*dv]
 		clear(oh)
 		for b := lo / bs; b*bs < hi; b++ {
-			_, vb := kv.Block(l, b)
+			vb := vbs[b]
 			base := b * bs
 			for j := max(lo, base); j < min(hi, base+bs); j++ {
 				r := (j - base) * vw

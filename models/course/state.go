@@ -18,7 +18,9 @@ type State struct {
 	m    *Model
 	n    int
 	k, v [][]float32
-	kv   models.KV // paged cache (paged.go); nil: the contiguous k, v
+	kv   models.KV   // paged cache (paged.go); nil: the contiguous k, v
+	pk   [][]float32 // paged: one layer's key blocks, looked up once per batch
+	pv   [][]float32 // and its value blocks
 
 	// Scratch, sized for a full-context batch.
 	x, xn, tmp []float32      // [ctx][C]

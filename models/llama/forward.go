@@ -23,8 +23,9 @@ type State struct {
 	n, cap int
 	k, v   [][]float32 // per layer, [cap][KVHeads*HeadDim]
 
-	kv         models.KV // paged cache (paged.go); nil: k, v above
-	kbuf, vbuf []float32 // paged: a batch's keys and values before they go to their blocks
+	kv         models.KV   // paged cache (paged.go); nil: k, v above
+	kbuf, vbuf []float32   // paged: a batch's keys and values before they go to their blocks
+	pk, pv     [][]float32 // paged: one layer's blocks, looked up once per batch
 
 	batch  int // tokens the scratch below holds, each row-major [batch][...]
 	x, xb  []float32

@@ -29,6 +29,8 @@ func (m *Model) NewPagedState(kv models.KV) models.State {
 		att:    make([]float32, m.info.ContextLength),
 		logits: make([]float32, c.Vocab),
 	}
+	nb := (s.cap+kv.BlockSize()-1)/kv.BlockSize() + 1
+	s.pk, s.pv = make([][]float32, 0, nb), make([][]float32, 0, nb)
 	s.grow(1)
 	return s
 }
@@ -48,21 +50,29 @@ func (s *State) kvDest(l, pos, n int) (kc, vc []float32) {
 	return s.k[l][pos*kvDim : (pos+n)*kvDim], s.v[l][pos*kvDim : (pos+n)*kvDim]
 }
 
-// kvStore copies the paged scratch rows into their blocks.
+// kvStore copies the paged scratch rows into their blocks, and looks up
+// layer l's blocks up to the batch's last position once for attendPaged.
 func (s *State) kvStore(l, pos int, kc, vc []float32) {
 	if s.kv == nil {
 		return
 	}
 	kvDim := s.m.cfg.KVHeads * s.m.cfg.HeadDim
-	for i := 0; i < len(kc)/kvDim; i++ {
+	n := len(kc) / kvDim
+	for i := 0; i < n; i++ {
 		kr, vr := s.kv.Row(l, pos+i)
 		copy(kr, kc[i*kvDim:(i+1)*kvDim])
 		copy(vr, vc[i*kvDim:(i+1)*kvDim])
 	}
+	s.pk, s.pv = s.pk[:0], s.pv[:0]
+	for b := 0; b <= (pos+n-1)/s.kv.BlockSize(); b++ {
+		k, v := s.kv.Block(l, b)
+		s.pk, s.pv = append(s.pk, k), append(s.pv, v)
+	}
 }
 
 // attendPaged is the attention of query row qi (position p, layer l) over
-// positions start..p read block by block, written to out [Heads][HeadDim].
+// positions start..p read block by block (the blocks kvStore looked up),
+// written to out [Heads][HeadDim].
 func (s *State) attendPaged(out, qi []float32, l, p, start int, scale float32) {
 	c := &s.m.cfg
 	hd, kvDim := c.HeadDim, c.KVHeads*c.HeadDim
@@ -73,7 +83,7 @@ func (s *State) attendPaged(out, qi []float32, l, p, start int, scale float32) {
 		qh := qi[h*hd : (h+1)*hd]
 		off := (h / group) * hd
 		for b := start / bs; b*bs <= p; b++ {
-			kb, _ := s.kv.Block(l, b)
+			kb := s.pk[b]
 			base := b * bs
 			for t := max(start, base); t < min(p+1, base+bs); t++ {
 				r := (t - base) * kvDim
@@ -87,7 +97,7 @@ func (s *State) attendPaged(out, qi []float32, l, p, start int, scale float32) {
 		o := out[h*hd : (h+1)*hd]
 		clear(o)
 		for b := start / bs; b*bs <= p; b++ {
-			_, vb := s.kv.Block(l, b)
+			vb := s.pv[b]
 			base := b * bs
 			for t := max(start, base); t < min(p+1, base+bs); t++ {
 				r := (t - base) * kvDim
