@@ -7,6 +7,14 @@
 // with rows=1 → sampler → stop rule (stop.go) → detok → reply buffer, and
 // the model's window rule decides how the next token is fed (window.go).
 //
+// The KV cache (paged.go): a model with a paged path (models.PagedModel:
+// the course models and llama) runs over a block pool (engine/kvcache) with
+// a radix prefix cache (engine/prefix), so every reply starts from the
+// longest prefix cached by any earlier reply — a new turn, a regenerated
+// reply, an edited message, another conversation with the same system
+// prompt — and prefills only the rest. Other models keep one contiguous
+// State and reuse the common prefix with the last reply only.
+//
 // With SetSpeculation on, a step is a round instead (speculate.go): a
 // drafter guesses a few ids, one forward of the target over them scores
 // all, and speculative.Verify keeps a prefix plus one id; the output has
