@@ -61,7 +61,8 @@ type model struct {
 
 	palette *palette // Ctrl+P, or the sessions picker; nil when closed
 	compl   completion
-	pane    []string // a command's several-line answer, shown over the transcript
+	cmdHelp map[string]string // the backend's commands and what they do, from its /help
+	pane    []string          // a command's several-line answer, shown over the transcript
 	paneOff int
 
 	editing int // index in Backend.Messages() of the message being edited, -1 if none

@@ -422,8 +422,8 @@ func (m *model) popupLines(w, h int) []string {
 		if i == c.sel {
 			line = "▸ " + st.r(st.sel, name)
 		}
-		if uc, _ := findUICommand(strings.ToLower(s)); uc != nil {
-			line += st.r(st.dim, uc.help)
+		if h := m.commandHelp(s); h != "" {
+			line += st.r(st.dim, h)
 		}
 		out = append(out, fit(line, w))
 	}
@@ -431,4 +431,33 @@ func (m *model) popupLines(w, h int) []string {
 		out[len(out)-1] = fit(st.r(st.dim, fmt.Sprintf(" … %d more (Tab, ↑↓)", n-rows+1)), w)
 	}
 	return out
+}
+
+// commandHelp is the one-line description of a command name for the popup:
+// the UI's own, or the backend's as its /help lists them (asked once).
+func (m *model) commandHelp(name string) string {
+	name = strings.ToLower(name)
+	if uc, _ := findUICommand(name); uc != nil {
+		return uc.help
+	}
+	if m.cmdHelp == nil {
+		m.cmdHelp = map[string]string{}
+		if c, ok := m.b.(Commander); ok {
+			if handled, reply, err := c.Command("/help"); handled && err == nil {
+				for line := range strings.SplitSeq(reply, "\n") {
+					f := strings.Fields(line)
+					if len(f) < 2 || !strings.HasPrefix(f[0], "/") {
+						continue
+					}
+					// "/set KEY VALUE   change a setting": the text after the widest gap.
+					rest := strings.TrimSpace(line[len(f[0]):])
+					if i := strings.Index(rest, "  "); i >= 0 {
+						rest = strings.TrimSpace(rest[i:])
+					}
+					m.cmdHelp[f[0]] = oneLine(rest)
+				}
+			}
+		}
+	}
+	return m.cmdHelp[name]
 }
