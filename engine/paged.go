@@ -12,7 +12,7 @@ import (
 
 // The paged KV cache and the prefix cache (engine/kvcache, engine/prefix).
 //
-// When the model implements models.PagedModel (the course models) and the
+// When the model implements models.PagedModel (course and llama) and the
 // prefix cache is on (the default), the engine's State reads and writes its
 // keys and values in the blocks of one pool sized by Options.KVMem, and its
 // sequence is a block table. Every reply:
