@@ -54,6 +54,21 @@ func TestMinTime(t *testing.T) {
 							line(fmt.Sprintf("%s t%d MatMul %dx%dx64", implName(asm), th, rows, cols), d, float64(rows*cols*4), float64(2*rows*cols*64))
 						}
 					}
+					for _, k := range blockKinds {
+						rows, cols := 4096, 4096
+						w := randBlocks(rng, k, rows*cols/k.bs, false)
+						x := randVec(rng, 64*cols)
+						xq, xd, xs := quantAct(k, x)
+						out := make([]float32, rows)
+						d := minOf(30, func() { k.matVec(out, w, xq, xd, xs, rows, cols) })
+						line(fmt.Sprintf("%s t%d MatVec%s %dx%d", implName(asm), th, k.name, rows, cols), d, float64(len(w)), float64(2*rows*cols))
+					}
+					const br, bc, bn = 2048, 2048, 64
+					bout := make([]float32, bn*br)
+					for _, c := range batchCases(rng, br, bc, bn) {
+						d := minOf(5, func() { c.matMul(bout, bn) })
+						line(fmt.Sprintf("%s t%d MatMul%s %dx%dx%d", implName(asm), th, c.name, br, bc, bn), d, 0, float64(2*br*bc*bn))
+					}
 				})
 			}
 		})
