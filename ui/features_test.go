@@ -677,3 +677,29 @@ func TestTabOnTextDoesNothing(t *testing.T) {
 		t.Fatalf("input %q", v)
 	}
 }
+
+// Closed code of a known language is coloured without changing its text;
+// an open block, an unknown language and plain output are not coloured.
+func TestCodeHighlightKeepsText(t *testing.T) {
+	code := "func main() {\n    s := \"multi\\nline `x`\" // comment\n}"
+	r := newMDRenderer(newStyles(false, false))
+	hl := r.highlight(code, "go")
+	if hl == nil || !strings.Contains(hl[0], "\x1b[") {
+		t.Fatalf("no colours: %q", hl)
+	}
+	for i, l := range strings.Split(code, "\n") {
+		if ansi.Strip(hl[i]) != l {
+			t.Fatalf("line %d: %q", i, hl[i])
+		}
+	}
+	if r.highlight(code, "no-such-language") != nil || newMDRenderer(newStyles(true, false)).highlight(code, "go") != nil {
+		t.Fatal("unknown languages and plain output are not coloured")
+	}
+	lines := r.block(nil, mdBlock{src: code, code: true, lang: "go", closed: true}, 60)
+	open := r.block(nil, mdBlock{src: code, code: true, lang: "go"}, 60)
+	for i := range lines {
+		if ansi.Strip(lines[i]) != ansi.Strip(open[i]) {
+			t.Fatalf("open and closed differ in text: %q %q", lines[i], open[i])
+		}
+	}
+}

@@ -6,6 +6,10 @@ import (
 	"charm.land/glamour/v2"
 	gansi "charm.land/glamour/v2/ansi"
 	gstyles "charm.land/glamour/v2/styles"
+	"charm.land/lipgloss/v2"
+	"github.com/alecthomas/chroma/v2"
+	"github.com/alecthomas/chroma/v2/lexers"
+	chstyles "github.com/alecthomas/chroma/v2/styles"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -31,6 +35,7 @@ type mdBlock struct {
 	blank   bool // a blank line came before it
 	heading bool
 	cont    bool // a paragraph line right after another: no space between them
+	closed  bool // fenced code whose closing fence came (it is highlighted)
 }
 
 // Paragraph lines are blocks of their own, stacked without space: replies
@@ -84,7 +89,7 @@ func (sc *mdScanner) feed(s string, emit func(mdBlock)) {
 		line := s[ls:le]
 		if sc.fence != "" {
 			if isFenceClose(line, sc.fence) {
-				emit(mdBlock{src: strings.TrimSuffix(s[sc.codeStart:ls], "\n"), code: true, lang: sc.lang, blank: sc.openBlank})
+				emit(mdBlock{src: strings.TrimSuffix(s[sc.codeStart:ls], "\n"), code: true, lang: sc.lang, blank: sc.openBlank, closed: true})
 				sc.fence, sc.lastPara = "", false
 			}
 			continue
@@ -223,6 +228,8 @@ type mdRenderer struct {
 	st     *styles
 	config gansi.StyleConfig
 	byW    map[int]*glamour.TermRenderer
+	chroma *chroma.Style
+	toks   map[chroma.TokenType]look
 }
 
 func newMDRenderer(st *styles) *mdRenderer {
@@ -240,7 +247,11 @@ func newMDRenderer(st *styles) *mdRenderer {
 	c.Document.Margin = nil
 	c.Document.BlockPrefix, c.Document.BlockSuffix = "", ""
 	c.Document.Color, c.Document.BackgroundColor = nil, nil
-	return &mdRenderer{st: st, config: c, byW: map[int]*glamour.TermRenderer{}}
+	cs := chstyles.Get("monokai")
+	if st.light {
+		cs = chstyles.Get("github")
+	}
+	return &mdRenderer{st: st, config: c, byW: map[int]*glamour.TermRenderer{}, chroma: cs, toks: map[chroma.TokenType]look{}}
 }
 
 func (r *mdRenderer) renderer(w int) *glamour.TermRenderer {
@@ -298,8 +309,11 @@ const mdIndent = "  " // the assistant's marker and indent
 func (r *mdRenderer) block(dst []string, b mdBlock, width int) []string {
 	cw := width - len(mdIndent)
 	if b.code {
-		for l := range strings.SplitSeq(b.src, "\n") {
-			l = strings.TrimRight(l, " ")
+		var hl []string
+		if b.closed {
+			hl = r.highlight(b.src, b.lang)
+		}
+		for i, l := range strings.Split(b.src, "\n") {
 			w := ansi.StringWidth(l)
 			if w > cw && cw > 0 {
 				for p := range strings.SplitSeq(ansi.Hardwrap(l, cw, true), "\n") {
@@ -307,7 +321,11 @@ func (r *mdRenderer) block(dst []string, b mdBlock, width int) []string {
 				}
 				continue
 			}
-			dst = append(dst, padTo(mdIndent+r.st.r(r.st.code, l), len(mdIndent)+w, width))
+			painted := r.st.r(r.st.code, l)
+			if hl != nil {
+				painted = hl[i]
+			}
+			dst = append(dst, padTo(mdIndent+painted, len(mdIndent)+w, width))
 		}
 		return dst
 	}
@@ -345,6 +363,76 @@ func (r *mdRenderer) block(dst []string, b mdBlock, width int) []string {
 		dst = append(dst, padTo(mdIndent+l, len(mdIndent)+w, width))
 	}
 	return dst
+}
+
+// highlight colours code of a known language, one self-contained line per
+// source line (every line opens and closes its own styles, so any window of
+// lines shows right); nil when it cannot, or when the colours would change
+// a single character of the text.
+func (r *mdRenderer) highlight(code, lang string) []string {
+	if r.st.plain || lang == "" || r.chroma == nil {
+		return nil
+	}
+	lang, _, _ = strings.Cut(lang, " ")
+	lx := lexers.Get(lang)
+	if lx == nil {
+		return nil
+	}
+	it, err := chroma.Coalesce(lx).Tokenise(nil, code)
+	if err != nil {
+		return nil
+	}
+	want := strings.Split(code, "\n")
+	lines := make([]string, 0, len(want)+1)
+	var b strings.Builder
+	for tok := it(); tok != chroma.EOF; tok = it() {
+		l := r.tokLook(tok.Type)
+		for i, piece := range strings.Split(tok.Value, "\n") {
+			if i > 0 {
+				lines = append(lines, b.String())
+				b.Reset()
+			}
+			if piece != "" {
+				b.WriteString(l.pre + piece + l.post)
+			}
+		}
+	}
+	lines = append(lines, b.String())
+	if len(lines) > len(want) && strings.TrimSpace(ansi.Strip(strings.Join(lines[len(want):], ""))) == "" {
+		lines = lines[:len(want)] // the lexer's own final newline
+	}
+	if len(lines) != len(want) {
+		return nil
+	}
+	for i := range lines {
+		if ansi.Strip(lines[i]) != want[i] {
+			return nil
+		}
+	}
+	return lines
+}
+
+func (r *mdRenderer) tokLook(tt chroma.TokenType) look {
+	if l, ok := r.toks[tt]; ok {
+		return l
+	}
+	e := r.chroma.Get(tt)
+	st := lipgloss.NewStyle()
+	if e.Colour.IsSet() {
+		st = st.Foreground(lipgloss.Color(e.Colour.String()))
+	}
+	if e.Bold == chroma.Yes {
+		st = st.Bold(true)
+	}
+	if e.Italic == chroma.Yes {
+		st = st.Italic(true)
+	}
+	if e.Underline == chroma.Yes {
+		st = st.Underline(true)
+	}
+	l := newLook(st)
+	r.toks[tt] = l
+	return l
 }
 
 // stripHyperlinks drops OSC 8 hyperlink sequences (the link text and the
