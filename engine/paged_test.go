@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -251,7 +252,12 @@ func TestPrefixCacheAcrossConversations(t *testing.T) {
 // a fresh engine continues with the same ids as the original, prefilling
 // only the new part; bad files are refused with clear errors.
 func TestKVExportImport(t *testing.T) {
-	m := loadModel(t, "course/student.pt")
+	for _, rel := range []string{"course/student.pt", "stories260K/stories260K.gguf"} {
+		t.Run(rel, func(t *testing.T) { testKVExportImport(t, loadModel(t, rel)) })
+	}
+}
+
+func testKVExportImport(t *testing.T, m models.Model) {
 	tok := m.Tokenizer()
 	g := sampler.Params{Greedy: true}
 	p1 := tok.Encode("Once upon a time there was a little girl named Lily. She liked to")
@@ -310,7 +316,17 @@ func TestKVExportImport(t *testing.T) {
 // TestTinyKVMem: with a pool of the minimum size the engine evicts old
 // prefixes and keeps answering exactly as the contiguous cache does.
 func TestTinyKVMem(t *testing.T) {
-	m := loadModel(t, "course/student.pt")
+	for _, rel := range []string{"course/student.pt", "stories260K/stories260K.gguf"} {
+		t.Run(rel, func(t *testing.T) {
+			if strings.HasPrefix(rel, "stories") && os.Getenv("CHAT_SLOW_TESTS") == "" {
+				t.Skip("a 2048-position window: about 10 s; set CHAT_SLOW_TESTS=1")
+			}
+			testTinyKVMem(t, loadModel(t, rel))
+		})
+	}
+}
+
+func testTinyKVMem(t *testing.T, m models.Model) {
 	e := NewWithOptions(m, Options{KVMem: 1}) // raised to MinKVBlocks
 	defer e.Close()
 	c := NewWithOptions(m, Options{NoPrefixCache: true})
@@ -318,11 +334,19 @@ func TestTinyKVMem(t *testing.T) {
 	tok := m.Tokenizer()
 	g := sampler.Params{Greedy: true}
 	var last Stats
-	for i := range 6 {
-		p := tok.Encode(fmt.Sprintf("Story %d: once upon a time a %s went to the %s and found", i, []string{"cat", "dog", "fox"}[i%3], []string{"sea", "park", "shop", "hill"}[i%4]))
-		p = append(p, p...) // longer prompts fill the pool sooner
-		r := run(t, e, Request{Prompt: p, MaxTokens: 40, Sampler: g})
-		want := run(t, c, Request{Prompt: p, MaxTokens: 40, Sampler: g})
+	// Four different prompts of half a window each, then the first again:
+	// together about twice what the pool holds.
+	n := m.Info().ContextLength/2 - 20
+	for i, k := range []int{0, 1, 2, 3, 0} {
+		words := strings.Fields(fmt.Sprintf("Story %d: once upon a time a %s went to the %s and found a %s.", k,
+			[]string{"cat", "dog", "fox", "owl"}[k], []string{"sea", "park", "shop", "hill"}[k], []string{"box", "hat", "key", "cup"}[k]))
+		var p []int
+		for j := 0; len(p) < n; j++ {
+			p = append(p, tok.Encode(" "+words[j%len(words)])...)
+		}
+		p = p[:n]
+		r := run(t, e, Request{Prompt: p, MaxTokens: 8, Sampler: g})
+		want := run(t, c, Request{Prompt: p, MaxTokens: 8, Sampler: g})
 		if r.Err != nil || !slices.Equal(r.IDs, want.IDs) {
 			t.Fatalf("prompt %d: %v ids %v, want %v", i, r.Err, r.IDs, want.IDs)
 		}
