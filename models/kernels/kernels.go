@@ -7,6 +7,19 @@
 // is tested against. Setting CHAT_KERNELS=go in the environment (read once at
 // start-up) or building with the purego tag forces the pure-Go versions.
 //
+// Products by weight format (all with AVX2 asm and pure-Go versions):
+//
+//   - float32: MatVec, MatMul (batched prefill).
+//   - int8, activations quantized by the caller once per vector: MatVecI8
+//     (per-row scales), MatVecQ8_0 (blocks of 32), and their batched
+//     MatMulI8, MatMulQ8_0.
+//   - GGUF blocks as the raw tensor bytes (qblock.go): MatVecQ4_0 with a Q8_0
+//     activation; MatVecQ4_K, MatVecQ5_K, MatVecQ6_K with a Q8_K activation
+//     (QuantizeQ8_K); batched MatMulQ4_0 ... MatMulQ6_K (batch.go).
+//
+// Exp and Softmax (exp.go) are the vectorised float32 exponential and the
+// softmax built on it.
+//
 // MatVec and MatMul split their rows over a persistent worker pool (see
 // SetThreads). Every output element is computed by one worker with the same
 // kernel and summation order, so results do not depend on the thread count,
