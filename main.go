@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"chat/config"
 	"chat/engine/bench"
@@ -261,6 +262,9 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "chat bench:", err)
 		return 1
+	}
+	if *model != "" {
+		r.Model = filepath.Base(*model) // compare.sh labels rows by file name
 	}
 	b, _ := json.Marshal(r)
 	fmt.Fprintln(stdout, string(b))
