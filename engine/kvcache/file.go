@@ -172,6 +172,9 @@ func (p *Pool) Import(r io.Reader, identity string, maxPos int) (*Seq, []int, er
 	if T == 0 || T > maxTokens {
 		return nil, nil, bad("%d positions (corrupted header)", T)
 	}
+	if T > maxPos {
+		return nil, nil, bad("%d positions; the model holds %d", T, maxPos)
+	}
 	tb, err := read(4*T, "header")
 	if err != nil {
 		return nil, nil, err
@@ -192,9 +195,6 @@ func (p *Pool) Import(r io.Reader, identity string, maxPos int) (*Seq, []int, er
 	}
 	if BS != p.bs {
 		return nil, nil, bad("block size %d; the pool uses %d", BS, p.bs)
-	}
-	if T > maxPos {
-		return nil, nil, bad("%d positions; the model holds %d", T, maxPos)
 	}
 	tokens := make([]int, T)
 	for i := range tokens {

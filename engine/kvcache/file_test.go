@@ -142,3 +142,28 @@ func TestAppendFullAndCoW(t *testing.T) {
 		t.Fatal("empty layout accepted")
 	}
 }
+
+// FuzzImport: any bytes are either a file Import accepts (and then its
+// sequence frees cleanly) or an error; never a panic or a leak.
+func FuzzImport(f *testing.F) {
+	p, _ := NewPool(Layout{Layers: 2, KDim: 4, VDim: 3}, 4, 16)
+	s := p.NewSeq(64)
+	s.Append(6)
+	var buf bytes.Buffer
+	s.Export(&buf, "m", []int{1, 2, 3, 4, 5, 6})
+	s.Free()
+	f.Add(buf.Bytes())
+	f.Add([]byte(fileMagic))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		seq, toks, err := p.Import(bytes.NewReader(data), "m", 64)
+		if err == nil {
+			if seq.Len() != len(toks) {
+				t.Fatalf("len %d, %d tokens", seq.Len(), len(toks))
+			}
+			seq.Free()
+		}
+		if p.Used() != 0 {
+			t.Fatalf("%d blocks leaked", p.Used())
+		}
+	})
+}
