@@ -60,6 +60,13 @@ func MatMulQ4_0(out []float32, w []byte, xq []int8, xd []float32, rows, cols, n 
 	runBatch(&batch{op: opMatVecQ4_0, out: out, wb: w, qx: xq, dx: xd, rows: rows, cols: cols, n: n})
 }
 
+// MatMulQ8_0Bytes is MatVecQ8_0Bytes for n tokens (as MatMulQ4_0), bitwise
+// equal to n calls.
+func MatMulQ8_0Bytes(out []float32, w []byte, xq []int8, xd []float32, rows, cols, n int) {
+	checkBatchBlocks("MatMulQ8_0Bytes", out, w, xq, xd, nil, rows, cols, n, Q8Block, Q8_0Bytes)
+	runBatch(&batch{op: opMatVecQ8B, out: out, wb: w, qx: xq, dx: xd, rows: rows, cols: cols, n: n})
+}
+
 // MatMulQ4_K is MatVecQ4_K for n tokens (xq [n][cols], xd [n][cols/256],
 // xsums [n][cols/16] from QuantizeQ8_K per token, or once over all n·cols
 // values; out [n][rows]), bitwise equal to n calls.
@@ -115,6 +122,8 @@ func (b *batch) run(r0, r1 int) {
 		xds = cols / Q8Block
 	case opMatVecQ4_0:
 		rowBytes, xds = cols/Q8Block*Q4_0Bytes, cols/Q8Block
+	case opMatVecQ8B:
+		rowBytes, xds = cols/Q8Block*Q8_0Bytes, cols/Q8Block
 	case opMatVecQ4K:
 		rowBytes, xds, xss = cols/QK*Q4_KBytes, cols/QK, cols/16
 	case opMatVecQ5K:

@@ -11,8 +11,8 @@ import (
 // without copying. The activation is quantized once per call by the caller
 // (and can be reused for every weight that multiplies the same vector):
 //
-//   - Q4_0 weights take a Q8_0 activation (QuantizeQ8_0), as in ggml's
-//     ggml_vec_dot_q4_0_q8_0.
+//   - Q4_0 and Q8_0 weights take a Q8_0 activation (QuantizeQ8_0), as in
+//     ggml's ggml_vec_dot_q4_0_q8_0 and ggml_vec_dot_q8_0_q8_0.
 //   - Q4_K, Q5_K and Q6_K weights take a Q8_K activation (QuantizeQ8_K):
 //     256-value super-blocks with a float32 scale and int16 sums per 16
 //     values, as ggml's block_q8_K, so the weights' offsets (Q6_K's -32) and
@@ -23,7 +23,7 @@ import (
 // float32 roundings in the assembly and the Go versions, so both give the
 // same bits:
 //
-//   - Q4_0: 8 float32 lanes per row; block b adds
+//   - Q4_0, Q8_0: 8 float32 lanes per row; block b adds
 //     float32(int lane l)·(d_b·xd_b) to lane l, where int lane l is the dot
 //     over the block's values 4l..4l+3; the lanes are reduced at the end as
 //     ((l0+l4)+(l2+l6))+((l1+l5)+(l3+l7)) (the asm HSUM).
@@ -34,6 +34,7 @@ import (
 // Block sizes and encoded bytes per block of the GGUF layouts.
 const (
 	QK        = 256 // K-quant super-block length (ggml's QK_K)
+	Q8_0Bytes = 34  // half d; 32 int8
 	Q4_0Bytes = 18  // half d; 16 bytes of nibbles
 	Q4_KBytes = 144 // half d, dmin; 12 bytes of 6-bit scales and mins; 128 bytes of nibbles
 	Q5_KBytes = 176 // as Q4_K plus 32 bytes of fifth bits
@@ -91,6 +92,16 @@ func MatVecQ4_0(out []float32, w []byte, xq []int8, xd []float32, rows, cols int
 	runBlocks(opMatVecQ4_0, out, w, xq, xd, nil, rows, cols)
 }
 
+// MatVecQ8_0Bytes is MatVecQ8_0 with the weights in GGUF's own Q8_0 layout
+// (blocks of Q8_0Bytes: half d, 32 int8), so they can come straight from
+// the file: out[r] = Σ_b d_w·xd[b]·Σ_{i<32} q_i·xq[32b+i]. Float steps as
+// MatVecQ4_0 (8 lanes), so asm and Go agree bitwise; they differ from
+// MatVecQ8_0's, which sums blocks in another order with float32 scales.
+func MatVecQ8_0Bytes(out []float32, w []byte, xq []int8, xd []float32, rows, cols int) {
+	checkBlocks("MatVecQ8_0Bytes", out, w, xq, xd, nil, rows, cols, Q8Block, Q8_0Bytes)
+	runBlocks(opMatVecQ8B, out, w, xq, xd, nil, rows, cols)
+}
+
 // MatVecQ4_K computes out[r] = dot(dequantized Q4_K row r, Q8_K activation)
 // for r < rows. w holds rows·cols/QK blocks of Q4_KBytes; (xq, xd, xsums) come
 // from QuantizeQ8_K; cols must be a multiple of QK.
@@ -145,6 +156,8 @@ func blockRange(op int, out []float32, w []byte, xq []int8, xd []float32, xsums 
 	switch op {
 	case opMatVecQ4_0:
 		bs, bb = Q8Block, Q4_0Bytes
+	case opMatVecQ8B:
+		bs, bb = Q8Block, Q8_0Bytes
 	case opMatVecQ4K:
 		bs, bb = QK, Q4_KBytes
 	case opMatVecQ5K:
@@ -168,6 +181,8 @@ func blockRange(op int, out []float32, w []byte, xq []int8, xd []float32, xsums 
 		switch op {
 		case opMatVecQ4_0:
 			o[r] = dotQ4_0Go(row, xq, xd)
+		case opMatVecQ8B:
+			o[r] = dotQ8_0Go(row, xq, xd)
 		case opMatVecQ4K:
 			o[r] = dotQ4KGo(row, xq, xd, xsums)
 		case opMatVecQ5K:
@@ -221,6 +236,25 @@ func dotQ4_0Go(row []byte, xq []int8, xd []float32) float32 {
 			}
 			acc[l] += float32(float32(lo) * s)
 			acc[l+4] += float32(float32(hi) * s)
+		}
+	}
+	return hsum8(&acc)
+}
+
+// dotQ8_0Go: block_q8_0 is half d then 32 int8 values (dequantize_row_q8_0).
+func dotQ8_0Go(row []byte, xq []int8, xd []float32) float32 {
+	var acc [8]float32
+	for b := range xd {
+		blk := row[b*Q8_0Bytes : (b+1)*Q8_0Bytes]
+		s := float32(f16(blk) * xd[b])
+		qs := blk[2:34]
+		x := xq[b*32 : b*32+32]
+		for l := 0; l < 8; l++ {
+			var t int32
+			for k := 4 * l; k < 4*l+4; k++ {
+				t += int32(int8(qs[k])) * int32(x[k])
+			}
+			acc[l] += float32(float32(t) * s)
 		}
 	}
 	return hsum8(&acc)

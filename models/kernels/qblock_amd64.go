@@ -8,6 +8,9 @@ import "unsafe"
 func q40DotsAVX2(out *float32, w *byte, x *int8, xd *float32, rows, nb int)
 
 //go:noescape
+func q80BDotsAVX2(out *float32, w *byte, x *int8, xd *float32, rows, nb int)
+
+//go:noescape
 func q4KDotsAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)
 
 //go:noescape
@@ -23,6 +26,8 @@ func blockDotsAsm(op int, out []float32, w []byte, xq []int8, xd []float32, xsum
 	switch op {
 	case opMatVecQ4_0:
 		q40DotsAVX2(o, wp, xp, dp, len(out), nb)
+	case opMatVecQ8B:
+		q80BDotsAVX2(o, wp, xp, dp, len(out), nb)
 	case opMatVecQ4K:
 		q4KDotsAVX2(o, wp, xp, dp, sp, len(out), nb)
 	case opMatVecQ5K:

@@ -203,6 +203,104 @@ q40_done:
 	VZEROUPPER
 	RET
 
+// Q80ROW adds one GGUF Q8_0 block (half d, 32 int8) of the row at P to the
+// 8 lanes of ACC: |w| is the unsigned operand and x takes w's sign (as
+// ggml's mul_sum_i8_pairs), so a weight of -128 is fine; x must not be -128
+// (QuantizeQ8_0 never makes it). Lanes and float steps as Q40ROW.
+#define Q80ROW(P, ACC) \
+	VMOVDQU      2(P), Y0; \
+	VPSIGNB      Y0, Y4, Y1; \
+	VPABSB       Y0, Y0; \
+	VPMADDUBSW   Y1, Y0, Y0; \
+	VPMADDWD     Y12, Y0, Y0; \
+	VCVTDQ2PS    Y0, Y0; \
+	VPBROADCASTW (P), X2; \
+	VCVTPH2PS    X2, Y2; \
+	VMULPS       Y6, Y2, Y2; \
+	VMULPS       Y2, Y0, Y0; \
+	VADDPS       Y0, ACC, ACC
+
+// Q80X loads the block's x (Y4) and xd (Y6).
+#define Q80X \
+	VMOVDQU      (BX), Y4; \
+	VBROADCASTSS (R8), Y6
+
+// func q80BDotsAVX2(out *float32, w *byte, x *int8, xd *float32, rows, nb int)
+// out[r] = dot(Q8_0 row r in GGUF's bytes, Q8_0 x) with nb blocks per row;
+// the same loop as q40DotsAVX2 (rows i and i+rows/2 together) with Q80ROW.
+TEXT ·q80BDotsAVX2(SB), NOSPLIT, $0-48
+	MOVQ     out+0(FP), DI
+	MOVQ     w+8(FP), SI
+	MOVQ     rows+32(FP), DX
+	SHRQ     $1, DX
+	MOVQ     nb+40(FP), R10
+	IMULQ    $34, R10
+	MOVQ     DX, R9
+	IMULQ    R10, R9
+	ADDQ     SI, R9
+	LEAQ     (DI)(DX*4), R11
+	VPCMPEQW Y12, Y12, Y12
+	VPSRLW   $15, Y12, Y12
+
+q80_pair:
+	TESTQ  DX, DX
+	JZ     q80_odd
+	MOVQ   x+16(FP), BX
+	MOVQ   xd+24(FP), R8
+	MOVQ   nb+40(FP), CX
+	VXORPS Y13, Y13, Y13
+	VXORPS Y11, Y11, Y11
+	TESTQ  CX, CX
+	JZ     q80_store2
+
+q80_block2:
+	Q80X
+	Q80ROW(SI, Y13)
+	Q80ROW(R9, Y11)
+	ADDQ $34, SI
+	ADDQ $34, R9
+	ADDQ $32, BX
+	ADDQ $4, R8
+	DECQ CX
+	JNZ  q80_block2
+
+q80_store2:
+	HSUM(Y13, X13, X0)
+	HSUM(Y11, X11, X0)
+	VMOVSS X13, (DI)
+	VMOVSS X11, (R11)
+	ADDQ   $4, DI
+	ADDQ   $4, R11
+	DECQ   DX
+	JMP    q80_pair
+
+q80_odd:
+	TESTQ  $1, rows+32(FP)
+	JZ     q80_done
+	MOVQ   x+16(FP), BX
+	MOVQ   xd+24(FP), R8
+	MOVQ   nb+40(FP), CX
+	VXORPS Y13, Y13, Y13
+	TESTQ  CX, CX
+	JZ     q80_store1
+
+q80_block1:
+	Q80X
+	Q80ROW(R9, Y13)
+	ADDQ $34, R9
+	ADDQ $32, BX
+	ADDQ $4, R8
+	DECQ CX
+	JNZ  q80_block1
+
+q80_store1:
+	HSUM(Y13, X13, X0)
+	VMOVSS X13, (R11)
+
+q80_done:
+	VZEROUPPER
+	RET
+
 // K4SCALES unpacks the 12 scale bytes at 4(SI) of a Q4_K/Q5_K block
 // (get_scale_min_k4, done four at a time as ggml's utmp trick) into
 // Y11 = the 8 scales as words, repeated in both lanes, and X5 = the 8 mins as

@@ -22,6 +22,9 @@ var blockKinds = []blockKind{
 	{"Q4_0", gguf.TypeQ4_0, Q8Block, Q4_0Bytes, func(out []float32, w []byte, xq []int8, xd []float32, _ []int16, rows, cols int) {
 		MatVecQ4_0(out, w, xq, xd, rows, cols)
 	}},
+	{"Q8_0B", gguf.TypeQ8_0, Q8Block, Q8_0Bytes, func(out []float32, w []byte, xq []int8, xd []float32, _ []int16, rows, cols int) {
+		MatVecQ8_0Bytes(out, w, xq, xd, rows, cols)
+	}},
 	{"Q4_K", gguf.TypeQ4_K, QK, Q4_KBytes, MatVecQ4_K},
 	{"Q5_K", gguf.TypeQ5_K, QK, Q5_KBytes, MatVecQ5_K},
 	{"Q6_K", gguf.TypeQ6_K, QK, Q6_KBytes, MatVecQ6_K},
@@ -49,6 +52,13 @@ func randBlocks(rng *rand.Rand, k blockKind, n int, extreme bool) []byte {
 		switch k.typ {
 		case gguf.TypeQ4_0:
 			putF16(blk, d)
+		case gguf.TypeQ8_0:
+			putF16(blk, d)
+			if extreme {
+				for i := 2; i < 34; i++ {
+					blk[i] = 0x80 // -128: GGUF files may hold it
+				}
+			}
 		case gguf.TypeQ4_K, gguf.TypeQ5_K:
 			putF16(blk, d)
 			putF16(blk[2:], (rng.Float32()+0.05)*0.01)
@@ -127,6 +137,9 @@ func TestBlockMatVec(t *testing.T) {
 					if extreme {
 						for i := range x {
 							x[i] = 1
+							if i%3 == 0 {
+								x[i] = -1
+							}
 						}
 					}
 					xq, xd, xs := quantAct(k, x)
