@@ -1,0 +1,57 @@
+package kernels
+
+// Attention over a KV cache reads, for one query head, a run of cached key
+// rows and then the value rows. Head dimensions are small (8 to 128), so a
+// Dot or Axpy call per cached position spends more time entering the call
+// than computing; these two kernels take the whole run at once.
+
+// AttnScores sets scores[t] = dot(q, k[t*stride : t*stride+len(q)]) for
+// t < n: the raw attention scores of one head over n cached keys whose rows
+// are stride floats apart.
+func AttnScores(scores, q, k []float32, stride, n int) {
+	d := len(q)
+	if n <= 0 {
+		return
+	}
+	if len(scores) < n || stride < d || len(k) < (n-1)*stride+d {
+		panic("kernels: AttnScores: slices too short for n rows")
+	}
+	if hasAsm && d%8 == 0 && d > 0 {
+		attnScoresAsm(scores, q, k, stride, n)
+		return
+	}
+	attnScoresGo(scores, q, k, stride, n)
+}
+
+// AttnMix sets out[j] = Σ_t w[t]·v[t*stride+j] for j < len(out), t < n: the
+// attention-weighted sum of n cached value rows.
+func AttnMix(out, w, v []float32, stride, n int) {
+	d := len(out)
+	if n <= 0 {
+		clear(out)
+		return
+	}
+	if len(w) < n || stride < d || len(v) < (n-1)*stride+d {
+		panic("kernels: AttnMix: slices too short for n rows")
+	}
+	if hasAsm && d%8 == 0 && d > 0 {
+		attnMixAsm(out, w, v, stride, n)
+		return
+	}
+	attnMixGo(out, w, v, stride, n)
+}
+
+func attnScoresGo(scores, q, k []float32, stride, n int) {
+	d := len(q)
+	for t := 0; t < n; t++ {
+		scores[t] = dotGo(q, k[t*stride:t*stride+d])
+	}
+}
+
+func attnMixGo(out, w, v []float32, stride, n int) {
+	d := len(out)
+	clear(out)
+	for t := 0; t < n; t++ {
+		axpyGo(w[t], v[t*stride:t*stride+d], out)
+	}
+}

@@ -1,0 +1,19 @@
+//go:build amd64 && !purego
+
+package kernels
+
+import "unsafe"
+
+//go:noescape
+func attnScoresAVX2(scores, q, k *float32, d, stride, n int)
+
+//go:noescape
+func attnMixAVX2(out, w, v *float32, d, stride, n int)
+
+func attnScoresAsm(scores, q, k []float32, stride, n int) {
+	attnScoresAVX2(unsafe.SliceData(scores), unsafe.SliceData(q), unsafe.SliceData(k), len(q), stride, n)
+}
+
+func attnMixAsm(out, w, v []float32, stride, n int) {
+	attnMixAVX2(unsafe.SliceData(out), unsafe.SliceData(w), unsafe.SliceData(v), len(out), stride, n)
+}

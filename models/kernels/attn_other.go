@@ -1,0 +1,7 @@
+//go:build !amd64 || purego
+
+package kernels
+
+func attnScoresAsm(scores, q, k []float32, stride, n int) { attnScoresGo(scores, q, k, stride, n) }
+
+func attnMixAsm(out, w, v []float32, stride, n int) { attnMixGo(out, w, v, stride, n) }

@@ -1,0 +1,63 @@
+package kernels
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestAttnKernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, d := range []int{1, 5, 8, 16, 24, 32, 64, 128} {
+		for _, extra := range []int{0, 3, 8} {
+			stride := d + extra
+			for _, n := range []int{1, 2, 7, 16, 33} {
+				q := randVec(rng, d)
+				k := randVec(rng, (n-1)*stride+d)
+				w := randVec(rng, n)
+				got, want := make([]float32, n+1), make([]float32, n+1)
+				got[n], want[n] = 42, 42
+				AttnScores(got, q, k, stride, n)
+				attnScoresGo(want, q, k, stride, n)
+				for i := range got {
+					if !closeSum(got[i], want[i], d) {
+						t.Fatalf("scores d=%d stride=%d n=%d i=%d: %v vs %v", d, stride, n, i, got[i], want[i])
+					}
+				}
+				o1, o2 := make([]float32, d+1), make([]float32, d+1)
+				o1[d], o2[d] = 7, 7
+				AttnMix(o1[:d], w, k, stride, n)
+				attnMixGo(o2[:d], w, k, stride, n)
+				for i := range o1 {
+					if !closeSum(o1[i], o2[i], n) {
+						t.Fatalf("mix d=%d stride=%d n=%d i=%d: %v vs %v", d, stride, n, i, o1[i], o2[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// closeSum allows float32 rounding of a sum of n products in another order.
+func closeSum(a, b float32, n int) bool {
+	return math.Abs(float64(a-b)) <= 1e-6*float64(n+1)*(1+math.Abs(float64(b)))
+}
+
+func TestAttnNoAlloc(t *testing.T) {
+	q, k, s := make([]float32, 64), make([]float32, 64*100), make([]float32, 100)
+	if a := testing.AllocsPerRun(10, func() { AttnScores(s, q, k, 64, 100); AttnMix(q, s, k, 64, 100) }); a != 0 {
+		t.Errorf("%v allocations", a)
+	}
+}
+
+func BenchmarkAttnScores(b *testing.B) {
+	for _, d := range []int{8, 64} {
+		q, k, s := make([]float32, d), make([]float32, d*512), make([]float32, 512)
+		b.Run(map[int]string{8: "d8", 64: "d64"}[d], func(b *testing.B) {
+			b.SetBytes(int64(4 * d * 512))
+			for b.Loop() {
+				AttnScores(s, q, k, d, 512)
+			}
+		})
+	}
+}
