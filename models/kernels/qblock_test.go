@@ -302,3 +302,23 @@ func BenchmarkMatVecBlocks(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkQuantizeAct: the once-per-vector activation quantization the
+// products need (bytes are the float32 input).
+func BenchmarkQuantizeAct(b *testing.B) {
+	const n = 4096
+	x := randVec(rand.New(rand.NewPCG(10, 10)), n)
+	q, d, s := make([]int8, n), make([]float32, n/Q8Block), make([]int16, n/16)
+	b.Run("Q8_0", func(b *testing.B) {
+		b.SetBytes(4 * n)
+		for b.Loop() {
+			QuantizeQ8_0(q, d, x)
+		}
+	})
+	b.Run("Q8_K", func(b *testing.B) {
+		b.SetBytes(4 * n)
+		for b.Loop() {
+			QuantizeQ8_K(q, d, s, x)
+		}
+	})
+}
