@@ -155,7 +155,7 @@ func (m *model) afterCommand(lname, reply string, err error) tea.Cmd {
 		if err == nil {
 			m.loadHistory()
 			m.tr.toBottom()
-			m.editing = -1
+			m.setEditing(-1, 0)
 		}
 	}
 	var cmd tea.Cmd
@@ -393,7 +393,7 @@ func (m *model) regenerate() tea.Cmd {
 			m.setNotice(err.Error(), true)
 			return nil
 		}
-		m.editing = -1
+		m.setEditing(-1, 0)
 		return m.beginReply("")
 	}
 	if _, ok := m.b.(Commander); ok {
@@ -478,7 +478,7 @@ func (m *model) editPrevious() {
 	}
 	for i := from - 1; i >= 0; i-- {
 		if msgs[i].Role == session.User {
-			m.editing = i
+			m.setEditing(i, len(msgs))
 			m.setInput(msgs[i].Content)
 			m.input.MoveToEnd()
 			if _, ok := m.b.(Editor); ok {
@@ -494,8 +494,19 @@ func (m *model) editPrevious() {
 	}
 }
 
+// setEditing marks message i of the backend's n messages as being edited
+// (-1: none) and shows it in the transcript.
+func (m *model) setEditing(i, n int) {
+	m.editing = i
+	k := -1
+	if i >= 0 {
+		k = i + len(m.tr.msgs) - n // the transcript may list the system prompt the backend does not
+	}
+	m.tr.selectEntry(k, m.layout().body)
+}
+
 func (m *model) cancelEdit() {
-	m.editing = -1
+	m.setEditing(-1, 0)
 	m.setInput("")
 	m.setInfo("edit cancelled")
 }
@@ -513,14 +524,14 @@ func (m *model) finishEdit() tea.Cmd {
 	}
 	e, ok := m.b.(Editor)
 	if !ok {
-		m.editing = -1
+		m.setEditing(-1, 0)
 		return m.send()
 	}
 	if err := e.Edit(i, text); err != nil {
 		m.setNotice(err.Error(), true)
 		return nil
 	}
-	m.editing = -1
+	m.setEditing(-1, 0)
 	m.remember(text)
 	m.setInput("")
 	return m.beginReply(text)

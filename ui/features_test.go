@@ -703,3 +703,21 @@ func TestCodeHighlightKeepsText(t *testing.T) {
 		}
 	}
 }
+
+// The message being edited is marked and scrolled into view.
+func TestEditedMessageShownInTranscript(t *testing.T) {
+	f := newFullFake().withHistory(30)
+	m := New(f, Options{Width: 80, Height: 24, Plain: true})
+	for range 25 {
+		m.Update(ctrl('e'))
+	}
+	c := m.View().Content
+	if !strings.Contains(c, "✎ Question 5:") || strings.Count(c, "› Question 5:") != 1 || !strings.Contains(c, "editing your message") {
+		t.Fatalf("Question 5 is marked and in view:\n%s", c)
+	}
+	m.Update(press(tea.KeyEscape))
+	if c := m.View().Content; strings.Contains(c, "✎") || strings.Count(c, "› Question 5:") != 1 {
+		t.Fatalf("Esc unmarks it:\n%s", c)
+	}
+	checkFrame(t, m, 80, 24)
+}

@@ -40,7 +40,11 @@ func (s *styles) roleStyle(role session.Role) func(string) string {
 // first produced line is the first line of the message (it gets the marker).
 func (s *styles) renderText(dst []string, role session.Role, text string, width int, first bool) []string {
 	mFirst, mRest := s.marker(role)
-	paint := s.roleStyle(role)
+	return s.renderMarked(dst, mFirst, mRest, s.roleStyle(role), text, width, first)
+}
+
+// renderMarked is renderText with the markers and the paint given.
+func (s *styles) renderMarked(dst []string, mFirst, mRest string, paint func(string) string, text string, width int, first bool) []string {
 	pw := ansi.StringWidth(mRest)
 	cw := max(1, width-pw)
 	for p := range strings.SplitSeq(text, "\n") {

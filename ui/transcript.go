@@ -46,6 +46,8 @@ type transcript struct {
 
 	frame  uint64 // counts windows drawn
 	cached int    // lines held by msgs' renderings
+
+	sel int // index in msgs of the message being edited, -1 if none
 }
 
 type entry struct {
@@ -63,7 +65,7 @@ type entry struct {
 const maxCachedLines = 6000
 
 func newTranscript(st *styles, raw bool, width int) *transcript {
-	t := &transcript{st: st}
+	t := &transcript{st: st, sel: -1}
 	t.setWidth(width)
 	t.setRaw(raw)
 	return t
@@ -113,7 +115,7 @@ func (t *transcript) entryLines(i int) []string {
 	e.used = t.frame
 	if e.width != t.width {
 		t.cached -= len(e.lines)
-		e.lines = t.renderMessage(e.msg, t.width)
+		e.lines = t.renderMessage(e.msg, t.width, i == t.sel)
 		e.width = t.width
 		e.n, e.nWidth = len(e.lines), t.width
 		t.cached += len(e.lines)
@@ -148,7 +150,12 @@ func (t *transcript) evict() {
 	}
 }
 
-func (t *transcript) renderMessage(m session.Message, width int) []string {
+func (t *transcript) renderMessage(m session.Message, width int, selected bool) []string {
+	if selected {
+		// The message being edited: marked, and in the warning colour.
+		text := strings.TrimRight(sanitizeDisplay(m.Content), "\n")
+		return t.st.renderMarked(nil, "✎ ", "  ", func(s string) string { return t.st.r(t.st.warn, s) }, text, width, true)
+	}
 	if t.md != nil && m.Role == session.Assistant {
 		text := strings.TrimRight(sanitizeDisplay(m.Content), "\n")
 		if ls := t.md.render(nil, text, width); len(ls) > 0 {
@@ -156,6 +163,40 @@ func (t *transcript) renderMessage(m session.Message, width int) []string {
 		}
 	}
 	return t.st.renderMessage(m, width)
+}
+
+// invalidate drops the rendering of message i.
+func (t *transcript) invalidate(i int) {
+	if i < 0 || i >= len(t.msgs) {
+		return
+	}
+	e := &t.msgs[i]
+	t.cached -= len(e.lines)
+	e.lines, e.width, e.nWidth = nil, 0, 0
+}
+
+// selectEntry marks message i (-1: none) as being edited and, for a view of
+// the given height, scrolls so that it is in sight.
+func (t *transcript) selectEntry(i, height int) {
+	if t.raw || i >= len(t.msgs) {
+		i = -1
+	}
+	if i == t.sel {
+		return
+	}
+	// "✎ " and "› " are as wide: the line counts stay, so does the anchor.
+	t.invalidate(t.sel)
+	t.invalidate(i)
+	t.sel = i
+	if i < 0 {
+		return
+	}
+	below := t.countFrom(i) // from the top of message i to the bottom
+	if below > t.offset+height {
+		t.offset = below - height // its first line at the top of the view
+	} else if below-t.entryCount(i) < t.offset {
+		t.offset = max(0, below-t.entryCount(i)) // its last line at the bottom
+	}
 }
 
 // setLook changes the styles and whether replies are markdown; everything
@@ -349,6 +390,10 @@ func (t *transcript) setMessages(msgs []session.Message) {
 			t.keepAnchor(before, t.rd.countFrom(k, t.width))
 		}
 		return
+	}
+	if t.sel >= 0 { // an edit is over when the messages change
+		t.invalidate(t.sel)
+		t.sel = -1
 	}
 	k := 0
 	for k < len(msgs) && k < len(t.msgs) && sameMsg(msgs[k], t.msgs[k].msg) {

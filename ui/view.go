@@ -215,8 +215,6 @@ func (m *model) hintText() string {
 	switch {
 	case m.notice != "":
 		return m.noticeText()
-	case !m.tr.following() && !m.help:
-		return m.st.r(m.st.warn, fmt.Sprintf("↑ %d lines up · PgDn or Ctrl+End to follow", m.tr.offset))
 	case m.help:
 		return m.st.r(m.st.dim, "Esc or F1 closes the help · PgUp/PgDn scroll")
 	case m.palette != nil:
@@ -224,7 +222,9 @@ func (m *model) hintText() string {
 	case m.popupVisible():
 		return m.st.r(m.st.dim, "Tab complete · ↑↓ choose · Enter run · Esc hide")
 	case m.editing >= 0:
-		return m.st.r(m.st.warn, "editing your message · Enter resends it (the turns after it are dropped) · Ctrl+E the one before · Esc cancels")
+		return m.st.r(m.st.warn, "editing your message (✎) · Enter resends it (the turns after it are dropped) · Ctrl+E the one before · Esc cancels")
+	case !m.tr.following():
+		return m.st.r(m.st.warn, fmt.Sprintf("↑ %d lines up · PgDn or Ctrl+End to follow", m.tr.offset))
 	case m.backendStatus() != "":
 		return m.st.r(m.st.busy, m.backendStatus()+"…")
 	case m.busy && m.stats.GenTokens == 0 && !m.stopping:
