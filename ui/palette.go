@@ -90,7 +90,6 @@ func (m *model) openPalette() {
 	_, save := m.b.(Saver)
 	_, load := m.b.(Loader)
 	_, sys := m.b.(SystemSetter)
-	_, edit := m.b.(Editor)
 	add(has(regen), "Regenerate the last reply", k("regenerate"), func(m *model) tea.Cmd { return m.regenerate() })
 	add(has(clr), "New chat", "/new", runLine("/new"))
 	add(has(clr), "Clear the conversation", "/clear", runLine("/clear"))
@@ -127,11 +126,13 @@ func (m *model) openPalette() {
 			prefill("/set "+kn+" "+knobValue(p, kn)))
 	}
 	add(cmdr, "Set the reply length (max tokens)…", "/set max_tokens", prefill("/set max_tokens "))
+	add(cmdr, "Set the mode (chat or raw)…", "/set mode", prefill("/set mode "))
+	add(cmdr, "Set the weight format (quant)…", "/set quant", prefill("/set quant "))
+	add(cmdr, "Set speculative decoding…", "/set spec", prefill("/set spec "))
 	add(cmdr, "Show the settings", "/show", runLine("/show"))
 	add(true, "Help: keys", k("help"), func(m *model) tea.Cmd { m.help = true; return nil })
 	add(true, "Help: commands", "/help", runLine("/help"))
 	add(true, "Quit", k("quit"), func(m *model) tea.Cmd { m.stop(); return tea.Quit })
-	_ = edit
 	m.help, m.pane = false, nil
 	m.palette = newPalette("Command palette", items)
 }
