@@ -19,7 +19,7 @@ import (
 
 // gemmaSpec is a small random Gemma, Phi-3 or block-quantized model. The llama.cpp fixtures
 // in testdata/llamacpp-extra were recorded on these files (written with
-// CHAT_WRITE_GEMMA=DIR, see TestExtraArchsLlamaCpp) by scripts/llamacpp's
+// CHAT_WRITE_EXTRA_MODELS=DIR, see TestExtraArchsLlamaCpp) by scripts/llamacpp's
 // reference.mjs; the sliding window and the soft-caps are small so that
 // they matter within the 80 positions a fixture runs. Post-norm models
 // get a small embedding and large post-norm weights: otherwise the tied
@@ -315,10 +315,10 @@ type gemmaFixture struct {
 // input and compares every id, and the top-5 log-probabilities at the
 // recorded steps, with llama.cpp's (testdata/llamacpp-extra/NAME.json, recorded by
 // scripts/llamacpp/reference.mjs with node-llama-cpp 3.21.1: CPU, one
-// thread, F32 KV cache, no flash attention). With CHAT_WRITE_GEMMA=DIR it
+// thread, F32 KV cache, no flash attention). With CHAT_WRITE_EXTRA_MODELS=DIR it
 // writes the models and a manifest for reference.mjs into DIR instead.
 func TestExtraArchsLlamaCpp(t *testing.T) {
-	if dir := os.Getenv("CHAT_WRITE_GEMMA"); dir != "" {
+	if dir := os.Getenv("CHAT_WRITE_EXTRA_MODELS"); dir != "" {
 		writeGemmaManifest(t, dir)
 		return
 	}
