@@ -78,7 +78,9 @@ type Tokenizer interface {
 	EncodeSpecial(text string) []int
 	// TokenBytes returns the raw bytes token id stands for (a special token gives
 	// its literal text; an id out of range gives nil). Concatenating the pieces
-	// of a sequence and decoding as UTF-8 gives its text.
+	// of a sequence and decoding as UTF-8 gives its text. The slice may be
+	// shared with the tokenizer (the engine calls this for every decoded
+	// token): callers must not modify it.
 	TokenBytes(id int) []byte
 	// Decode is the text of ids with invalid UTF-8 replaced by U+FFFD.
 	Decode(ids []int) string

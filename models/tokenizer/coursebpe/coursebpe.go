@@ -335,7 +335,7 @@ func (t *Tokenizer) BOS() int { return -1 }
 func (t *Tokenizer) TokenBytes(id int) []byte {
 	switch {
 	case id >= 0 && id < len(t.vocab):
-		return bytes.Clone(t.vocab[id])
+		return t.vocab[id] // shared: the engine calls this per decoded token
 	case id >= len(t.vocab) && id < t.Size():
 		return []byte(t.specials[id-len(t.vocab)])
 	}
