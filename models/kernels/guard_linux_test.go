@@ -123,3 +123,17 @@ func TestExpStayInBounds(t *testing.T) {
 		})
 	}
 }
+
+func TestI8F32StayInBounds(t *testing.T) {
+	for _, asm := range impls() {
+		withImpl(asm, func() {
+			for _, rows := range []int{1, 3, 4, 5, 9} {
+				for _, cols := range []int{1, 5, 8, 9, 15, 16, 17, 33} {
+					q, x := guardedI8(t, rows*cols), guarded(t, cols)
+					out, scale := guarded(t, rows), guarded(t, rows)
+					MatVecI8F32(out, q, scale, x, rows, cols)
+				}
+			}
+		})
+	}
+}

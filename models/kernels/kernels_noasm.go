@@ -27,3 +27,5 @@ func blockDotsAsm(op int, out []float32, w []byte, xq []int8, xd []float32, xsum
 
 func expAsm(dst, x []float32)                      { panic("kernels: no asm") }
 func softmaxExpAsm(x []float32, m float32) float32 { panic("kernels: no asm") }
+
+func i8f32MatVecAsm(out []float32, q []int8, scale, x []float32, cols int) { panic("kernels: no asm") }

@@ -45,6 +45,7 @@ const (
 	opMatVecQ5K
 	opMatVecQ6K
 	opBatch // the batched products: job.bt
+	opMatVecI8F32
 )
 
 // Worker states. The caller moves idle→posted; the worker takes a job with
@@ -211,6 +212,8 @@ func (j *job) drain() {
 			blockRange(j.op, j.out, j.wb, j.qx, j.dx, j.xsum, j.cols, r0, r1)
 		case opBatch:
 			j.bt.run(r0, r1)
+		case opMatVecI8F32:
+			matVecI8F32Range(j.out, j.qw, j.sw, j.x, j.cols, r0, r1)
 		}
 	}
 }
