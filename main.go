@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 
 	"chat/config"
+	"chat/engine"
 	"chat/engine/bench"
 	"chat/engine/speculative"
 	"chat/models"
@@ -67,7 +68,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg.ApplyModeDefaults(mode)
 	opts := session.Options{Mode: mode, System: cfg.System, MaxTokens: cfg.Tokens, Sampler: cfg.Sampler,
-		Quant: cfg.Quant, Reload: func() (models.Model, error) { return openModel(cfg.Model) }}
+		Quant: cfg.Quant, Reload: func() (models.Model, error) { return openModel(cfg.Model) },
+		Engine: engine.Options{KVMem: int64(cfg.KVMem) << 20, NoPrefixCache: cfg.NoPrefixCache}}
 	if opts.Speculation, err = speculation(cfg); err != nil {
 		fmt.Fprintln(stderr, "chat:", err)
 		return 1

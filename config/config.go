@@ -31,6 +31,9 @@ type Config struct {
 
 	Threads int // compute threads; 0 means all cores
 
+	KVMem         int  // KV block pool budget in MB; 0 means the engine's default
+	NoPrefixCache bool // prefill every prompt in full (for A/B comparisons)
+
 	Quant  string // weight format: "" (as loaded), "f32", "int8", "int4-g32", "int4-g64", "int4-g128", "fp8"
 	Draft  string // draft model file for speculative decoding
 	Spec   string // speculative decoding: "off", "draft", "ngram", "lookup" ("" = draft when --draft is given)
@@ -126,6 +129,8 @@ func newFlagSet(stderr io.Writer) (*Config, *flag.FlagSet) {
 	fs.BoolVar(&c.JSON, "json", false, "headless: print one JSON line with prompt ids, ids, text and stats")
 	fs.StringVar(&c.System, "system", "", "system prompt (chat mode)")
 	fs.IntVar(&c.Threads, "threads", 0, "compute threads (default: all cores)")
+	fs.IntVar(&c.KVMem, "kv-mem", 0, "KV block pool budget in MB (default: 256 MB or 16 context windows, whichever is smaller)")
+	fs.BoolVar(&c.NoPrefixCache, "no-prefix-cache", false, "do not reuse cached KV across turns (prefill every prompt in full)")
 	fs.StringVar(&c.Quant, "quant", "", "weight format for course checkpoints: f32, int8 (the course's), int4-g32|g64|g128, fp8")
 	fs.StringVar(&c.Draft, "draft", "", "draft model for speculative decoding (same tokenizer as --model)")
 	fs.StringVar(&c.Spec, "spec", "", "speculative decoding: off, draft, ngram (from the reply so far) or lookup (copy from the prompt)")
@@ -175,6 +180,9 @@ func (c *Config) finish() error {
 	}
 	if c.Threads < 0 {
 		return fmt.Errorf("--threads must be positive, got %d", c.Threads)
+	}
+	if c.KVMem < 0 {
+		return fmt.Errorf("--kv-mem must be positive, got %d", c.KVMem)
 	}
 	if c.DraftK < 1 || c.DraftK > 16 {
 		return fmt.Errorf("--draft-k must be 1 to 16, got %d", c.DraftK)

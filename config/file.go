@@ -57,6 +57,7 @@ type fileConfig struct {
 	System    *string        `toml:"system"`
 	MaxTokens *int           `toml:"max_tokens"`
 	Threads   *int           `toml:"threads"`
+	KVMem     *int           `toml:"kv_mem"`
 	Theme     *string        `toml:"theme"`
 	Sampler   fileSampler    `toml:"sampler"`
 	Keys      map[string]any `toml:"keys"`
@@ -121,6 +122,12 @@ func (c *Config) loadFile(path string, must bool) error {
 			return fmt.Errorf("%s: threads must be positive (0 = all cores), got %d", at("", "threads"), *f.Threads)
 		}
 		c.Threads = *f.Threads
+	}
+	if f.KVMem != nil {
+		if *f.KVMem < 0 {
+			return fmt.Errorf("%s: kv_mem must be positive (MB; 0 = default), got %d", at("", "kv_mem"), *f.KVMem)
+		}
+		c.KVMem = *f.KVMem
 	}
 	if f.Theme != nil {
 		if !slices.Contains(Themes, *f.Theme) {
@@ -298,6 +305,7 @@ func (c *Config) WriteTOML(w io.Writer) error {
 		fmt.Fprintf(&b, "max_tokens = %d\n", c2.Tokens)
 	}
 	fmt.Fprintf(&b, "threads = %d%s\n", c2.Threads, comment(c2.Threads == 0, "all cores"))
+	fmt.Fprintf(&b, "kv_mem = %d%s\n", c2.KVMem, comment(c2.KVMem == 0, "MB; 256 MiB or 16 context windows, whichever is smaller"))
 	fmt.Fprintf(&b, "theme = %s\n", quote(c2.Theme))
 	p := c2.Sampler
 	b.WriteString("\n[sampler]\n")

@@ -39,6 +39,8 @@ type Options struct {
 	Quant string
 	// Speculation is the speculative decoding to start with.
 	Speculation speculative.Config
+	// Engine sizes the KV block pool and turns the prefix cache off.
+	Engine engine.Options
 }
 
 // Session is one conversation with one model. Its methods are meant to be
@@ -85,7 +87,7 @@ func New(m models.Model, opts Options) (*Session, error) {
 	if opts.MaxTokens <= 0 {
 		opts.MaxTokens = 256
 	}
-	s := &Session{model: m, eng: engine.New(m), opts: opts, mode: mode}
+	s := &Session{model: m, eng: engine.NewWithOptions(m, opts.Engine), opts: opts, mode: mode}
 	s.tmpl = templateFor(m)
 	if err := s.tmpl.Err(); err != nil {
 		s.notices = append(s.notices, "the model's chat template failed ("+err.Error()+"); using the built-in "+s.tmpl.Name()+" format")

@@ -68,7 +68,7 @@ func (s *Session) swapModel(m models.Model) {
 	spec := s.eng.Speculation()
 	s.eng.Close()
 	s.model = m
-	s.eng = engine.New(m)
+	s.eng = engine.NewWithOptions(m, s.opts.Engine)
 	s.eng.SetSampler(s.opts.Sampler)
 	if spec.Method != speculative.Off {
 		if err := s.eng.SetSpeculation(spec); err != nil {
