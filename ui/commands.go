@@ -134,15 +134,71 @@ func (m *model) runCommand(line string) tea.Cmd {
 		}
 	}
 	if c, ok := m.b.(Commander); ok {
-		handled, reply, err := c.Command(line)
-		if handled {
-			if lname == "/help" || lname == "/?" {
-				reply = strings.TrimRight(reply, "\n") + "\n" + uiCommandHelp()
-			}
-			return m.afterCommand(lname, reply, err)
+		// The backend runs the command off the update loop: loading a
+		// conversation or quantizing the weights can take seconds. Until it
+		// answers, the UI leaves the backend alone (no polls, no other
+		// calls) and says what it is waiting for.
+		m.pending = line
+		return func() tea.Msg {
+			handled, reply, err := c.Command(line)
+			return commandDone{line: line, lname: lname, arg: arg, handled: handled, reply: reply, err: err}
 		}
 	}
 	return m.fallbackCommand(lname, arg)
+}
+
+// commandDone is the backend's answer to a command run by runCommand.
+type commandDone struct {
+	line, lname, arg string
+	handled          bool
+	reply            string
+	err              error
+}
+
+func (m *model) onCommandDone(d commandDone) tea.Cmd {
+	m.pending = ""
+	if !d.handled {
+		return m.fallbackCommand(d.lname, d.arg)
+	}
+	if d.lname == "/help" || d.lname == "/?" {
+		d.reply = strings.TrimRight(d.reply, "\n") + "\n" + uiCommandHelp()
+	}
+	if cmd := m.afterCommand(d.lname, d.reply, d.err); cmd != nil {
+		return cmd // a reply started, with its own polling
+	}
+	return m.restartPolling()
+}
+
+// keyWhilePending handles a key while the backend runs a command: what does
+// not need the backend works (typing, scrolling, help, quit), the rest waits.
+func (m *model) keyWhilePending(k tea.KeyPressMsg, act string) tea.Cmd {
+	body := m.layout().body
+	switch act {
+	case "help":
+		m.help, m.helpOff = !m.help, 0
+	case "stop":
+		m.help, m.pane, m.palette = false, nil, nil
+	case "page_up":
+		m.tr.scroll(max(1, body-1), body)
+	case "page_down":
+		m.tr.scroll(-max(1, body-1), body)
+	case "line_up":
+		m.tr.scroll(lineScrollBy, body)
+	case "line_down":
+		m.tr.scroll(-lineScrollBy, body)
+	case "top":
+		m.tr.toTop(body)
+	case "bottom":
+		m.tr.toBottom()
+	case "", "newline":
+		if m.keys.findSamplerKey(k) == nil {
+			return m.updateInput(k)
+		}
+		fallthrough
+	default:
+		m.setNotice("wait: "+oneLine(m.pending)+" is still running", false)
+	}
+	return nil
 }
 
 // afterCommand rereads what a command may have changed and shows its answer.

@@ -230,7 +230,11 @@ func TestSessionsPicker(t *testing.T) {
 		t.Fatalf("picker %+v", m.palette)
 	}
 	m.Update(press(tea.KeyDown))
-	m.Update(press(tea.KeyEnter))
+	_, cmd := m.Update(press(tea.KeyEnter))
+	if m.pending != "/load 2" || !strings.Contains(m.View().Content, "running /load 2") {
+		t.Fatalf("pending %q:\n%s", m.pending, m.View().Content)
+	}
+	drainCommand(m, cmd)
 	if !slices.Equal(f.loaded, []string{"2"}) || !strings.Contains(m.View().Content, "loaded 2") {
 		t.Fatalf("loaded %v:\n%s", f.loaded, m.View().Content)
 	}
@@ -720,4 +724,31 @@ func TestEditedMessageShownInTranscript(t *testing.T) {
 		t.Fatalf("Esc unmarks it:\n%s", c)
 	}
 	checkFrame(t, m, 80, 24)
+}
+
+// While the backend runs a command the UI does not call it: polls wait,
+// keys that need it are refused, typing and scrolling work.
+func TestCommandRunsOffTheLoop(t *testing.T) {
+	f := newFullFake().withHistory(20)
+	m := New(f, Options{Width: 80, Height: 24, Plain: true})
+	m.setInput("/set temperature 0.3")
+	_, cmd := m.Update(press(tea.KeyEnter))
+	if m.pending == "" || len(f.commands) != 0 {
+		t.Fatal("the command runs in a tea.Cmd")
+	}
+	polls := f.polls
+	poll(m)
+	m.Update(press(tea.KeyF3))
+	typeIn(m, "next")
+	m.Update(press(tea.KeyPgUp))
+	if f.polls != polls || f.setCalls != 0 || m.input.Value() != "next" || m.tr.following() {
+		t.Fatalf("polls %d→%d sets %d input %q", polls, f.polls, f.setCalls, m.input.Value())
+	}
+	if !strings.Contains(m.notice, "still running") {
+		t.Fatalf("notice %q", m.notice)
+	}
+	m.Update(cmd())
+	if m.pending != "" || m.params.Temperature != 0.3 || m.notice != "temperature 0.3" {
+		t.Fatalf("after: pending %q T %v notice %q", m.pending, m.params.Temperature, m.notice)
+	}
 }

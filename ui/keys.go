@@ -150,6 +150,9 @@ func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		m.stop()
 		return tea.Quit
 	}
+	if m.pending != "" {
+		return m.keyWhilePending(k, act)
+	}
 	if m.palette != nil {
 		return m.paletteKey(k, act)
 	}

@@ -67,6 +67,8 @@ type model struct {
 
 	editing int // index in Backend.Messages() of the message being edited, -1 if none
 
+	pending string // a command the backend is running (commands.go), "" if none
+
 	pollGen   int // ticks of older generations are dropped
 	rewrapGen int // the last resize; older rewrapMsgs are dropped
 }
@@ -132,6 +134,8 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		return nil
 	case pollMsg:
 		return m.onPoll(msg)
+	case commandDone:
+		return m.onCommandDone(msg)
 	case tea.KeyPressMsg:
 		return m.onKey(msg)
 	case tea.MouseWheelMsg:

@@ -36,7 +36,18 @@ func poll(m Model) { m.Update(pollMsg{gen: m.pollGen}) }
 
 func sendText(m Model, s string) {
 	m.setInput(s)
-	m.Update(press(tea.KeyEnter))
+	_, cmd := m.Update(press(tea.KeyEnter))
+	drainCommand(m, cmd)
+}
+
+// drainCommand runs the backend command the last key started, as the
+// program would, and hands its answer back.
+func drainCommand(m Model, cmd tea.Cmd) tea.Cmd {
+	if m.pending == "" || cmd == nil {
+		return cmd
+	}
+	_, next := m.Update(cmd())
+	return next
 }
 
 // checkFrame checks that the frame fills the terminal exactly.

@@ -317,6 +317,9 @@ func (m *model) candidates(head string) []string {
 		}
 	}
 	cp, hasComplete := m.b.(Completer)
+	if m.pending != "" {
+		hasComplete = false // the backend is busy with a command
+	}
 	if head == "" {
 		if hasComplete {
 			add(cp.Complete("/")...)
@@ -441,7 +444,7 @@ func (m *model) commandHelp(name string) string {
 	if uc, _ := findUICommand(name); uc != nil {
 		return uc.help
 	}
-	if m.cmdHelp == nil {
+	if m.cmdHelp == nil && m.pending == "" {
 		m.cmdHelp = map[string]string{}
 		if c, ok := m.b.(Commander); ok {
 			if handled, reply, err := c.Command("/help"); handled && err == nil {
@@ -460,5 +463,5 @@ func (m *model) commandHelp(name string) string {
 			}
 		}
 	}
-	return m.cmdHelp[name]
+	return m.cmdHelp[name] // nil map: ""
 }

@@ -20,6 +20,8 @@ const (
 // state is what the panel calls the generation state.
 func (m *model) stateText() string {
 	switch {
+	case m.pending != "":
+		return "running " + strings.Fields(m.pending)[0]
 	case m.backendStatus() != "":
 		return m.backendStatus()
 	case m.stopping:
@@ -164,7 +166,7 @@ func (m *model) keyPair(down, up string) string {
 
 // backendStatus is what a StatusReporter backend says it is doing.
 func (m *model) backendStatus() string {
-	if s, ok := m.b.(StatusReporter); ok {
+	if s, ok := m.b.(StatusReporter); ok && m.pending == "" {
 		return oneLine(s.Status())
 	}
 	return ""

@@ -39,6 +39,9 @@ func (m *model) onPoll(msg pollMsg) tea.Cmd {
 	if msg.gen != m.pollGen {
 		return nil
 	}
+	if m.pending != "" {
+		return m.tick() // the backend is busy with a command
+	}
 	m.apply(m.b.Poll())
 	return m.tick()
 }

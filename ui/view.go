@@ -221,6 +221,8 @@ func (m *model) hintText() string {
 		return m.st.r(m.st.dim, "↑↓ choose · Enter run · Esc close")
 	case m.popupVisible():
 		return m.st.r(m.st.dim, "Tab complete · ↑↓ choose · Enter run · Esc hide")
+	case m.pending != "":
+		return m.st.r(m.st.busy, "running "+oneLine(m.pending)+"…") + m.st.r(m.st.dim, " · the backend answers when it is done")
 	case m.editing >= 0:
 		return m.st.r(m.st.warn, "editing your message (✎) · Enter resends it (the turns after it are dropped) · Ctrl+E the one before · Esc cancels")
 	case !m.tr.following():
