@@ -139,7 +139,10 @@ func (m *model) runCommand(line string) tea.Cmd {
 		// answers, the UI leaves the backend alone (no polls, no other
 		// calls) and says what it is waiting for.
 		m.pending = line
+		done := make(chan struct{})
+		m.cmdDone = done
 		return func() tea.Msg {
+			defer close(done)
 			handled, reply, err := c.Command(line)
 			return commandDone{line: line, lname: lname, arg: arg, handled: handled, reply: reply, err: err}
 		}

@@ -67,7 +67,8 @@ type model struct {
 
 	editing int // index in Backend.Messages() of the message being edited, -1 if none
 
-	pending string // a command the backend is running (commands.go), "" if none
+	pending string        // a command the backend is running (commands.go), "" if none
+	cmdDone chan struct{} // closed when the last command run returned
 
 	pollGen   int // ticks of older generations are dropped
 	rewrapGen int // the last resize; older rewrapMsgs are dropped
@@ -107,7 +108,14 @@ func Run(b Backend, opts Options) error {
 		opts.Plain = true
 	}
 	p := tea.NewProgram(New(b, opts))
-	_, err := p.Run()
+	fm, err := p.Run()
+	if m, ok := fm.(Model); ok && m.cmdDone != nil {
+		// Quit while the backend ran a command: let it finish first.
+		select {
+		case <-m.cmdDone:
+		case <-time.After(10 * time.Second):
+		}
+	}
 	b.Stop()
 	return err
 }
