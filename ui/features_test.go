@@ -752,3 +752,17 @@ func TestCommandRunsOffTheLoop(t *testing.T) {
 		t.Fatalf("after: pending %q T %v notice %q", m.pending, m.params.Temperature, m.notice)
 	}
 }
+
+func TestMarkdownFollowsModeSwitch(t *testing.T) {
+	f := newFullFake()
+	f.info.Mode = "raw"
+	m := New(f, Options{Width: 80, Height: 24})
+	if m.tr.md != nil {
+		t.Fatal("no markdown in raw mode")
+	}
+	f.info.Mode = "chat"
+	m.refreshInfo()
+	if m.tr.md == nil {
+		t.Fatal("markdown in chat mode")
+	}
+}

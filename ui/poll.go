@@ -104,6 +104,7 @@ func (m *model) refreshInfo() {
 	if raw := m.info.Mode == "raw"; raw != m.raw {
 		m.raw = raw
 		m.tr.setRaw(raw)
+		m.tr.setLook(m.st, m.markdown) // markdown is for chat replies only
 		m.input.Placeholder = placeholder(raw)
 		m.inputDirty = true
 	}
