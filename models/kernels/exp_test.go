@@ -189,3 +189,54 @@ func BenchmarkSoftmax(b *testing.B) {
 		})
 	}
 }
+
+// TestSwiGLU: against float64 within 3e-7 relative, asm == Go bitwise, odd
+// lengths and extreme gates.
+func TestSwiGLU(t *testing.T) {
+	rng := rand.New(rand.NewPCG(65, 66))
+	for _, n := range []int{1, 3, 7, 8, 9, 17, 100, 11008} {
+		g, up := randVec(rng, n), randVec(rng, n)
+		for i := range g {
+			g[i] *= 12
+		}
+		g[0] = -200 // e^200 overflows: the result is -0
+		if n > 1 {
+			g[1] = 100
+		}
+		var results [][]float32
+		for _, asm := range impls() {
+			withImpl(asm, func() {
+				y := append([]float32(nil), g...)
+				SwiGLU(y, up)
+				for i, v := range y {
+					f := float64(g[i])
+					want := f / (1 + math.Exp(-f)) * float64(up[i])
+					if math.Abs(float64(v)-want) > 3e-7*math.Abs(want)+1e-37 {
+						t.Fatalf("%s n=%d i=%d: SwiGLU(%v, %v) = %v, want %v", implName(asm), n, i, g[i], up[i], v, want)
+					}
+				}
+				results = append(results, y)
+			})
+		}
+		for _, r := range results[1:] {
+			for i := range r {
+				if math.Float32bits(r[i]) != math.Float32bits(results[0][i]) {
+					t.Fatalf("n=%d i=%d: asm %v, go %v", n, i, r[i], results[0][i])
+				}
+			}
+		}
+	}
+}
+
+func BenchmarkSwiGLU(b *testing.B) {
+	const n = 11008
+	rng := rand.New(rand.NewPCG(12, 12))
+	g, up, y := randVec(rng, n), randVec(rng, n), make([]float32, n)
+	benchImpls(b, func(b *testing.B) {
+		b.SetBytes(4 * n)
+		for b.Loop() {
+			copy(y, g)
+			SwiGLU(y, up)
+		}
+	})
+}

@@ -118,6 +118,7 @@ func TestExpStayInBounds(t *testing.T) {
 			for n := 1; n <= 17; n++ {
 				x, y := guarded(t, n), guarded(t, n)
 				Exp(y, x)
+				SwiGLU(y, x)
 				Softmax(x)
 			}
 		})

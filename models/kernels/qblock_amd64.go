@@ -43,6 +43,13 @@ func expAVX2(dst, x *float32, n int)
 //go:noescape
 func softmaxExpAVX2(x *float32, n int, m float32) float32
 
+//go:noescape
+func swigluAVX2(gate, up *float32, n int)
+
+func swigluAsm(gate, up []float32) {
+	swigluAVX2(unsafe.SliceData(gate), unsafe.SliceData(up), len(gate))
+}
+
 func expAsm(dst, x []float32) { expAVX2(unsafe.SliceData(dst), unsafe.SliceData(x), len(x)) }
 
 func softmaxExpAsm(x []float32, m float32) float32 {
