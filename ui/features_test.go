@@ -550,6 +550,12 @@ func TestOverlaysAtAnySize(t *testing.T) {
 			checkFrame(t, m, sz[0], sz[1])
 			m.Update(tea.WindowSizeMsg{Width: sz[1] + 30, Height: sz[0]/3 + 3})
 			checkFrame(t, m, sz[1]+30, sz[0]/3+3)
+			rng := rand.New(rand.NewPCG(uint64(sz[0]), uint64(sz[1])))
+			for range 8 { // a small storm
+				w, h := rng.IntN(310), rng.IntN(105)
+				m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+				checkFrame(t, m, w, h)
+			}
 		}
 	}
 }
