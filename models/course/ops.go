@@ -86,14 +86,8 @@ func attend(out, q, kc, vc, scores []float32, lo, hi, h, hkv, dk, dv int, scale 
 	for hh := 0; hh < h; hh++ {
 		g := hh / group
 		qh := q[hh*dk : (hh+1)*dk]
-		for j := lo; j < hi; j++ {
-			sc[j-lo] = kernels.Dot(qh, kc[j*kw+g*dk:]) * scale
-		}
+		kernels.AttnScores(sc, qh, kc[lo*kw+g*dk:], kw, hi-lo, scale)
 		softmax(sc)
-		oh := out[hh*dv : (hh+1)*dv]
-		clear(oh)
-		for j := lo; j < hi; j++ {
-			kernels.Axpy(sc[j-lo], vc[j*vw+g*dv:j*vw+(g+1)*dv], oh)
-		}
+		kernels.AttnMix(out[hh*dv:(hh+1)*dv], sc, vc[lo*vw+g*dv:], vw, hi-lo)
 	}
 }

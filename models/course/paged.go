@@ -65,9 +65,8 @@ func attendPaged(out, q []float32, kbs, vbs [][]float32, bs int, scores []float3
 		for b := lo / bs; b*bs < hi; b++ {
 			kb := kbs[b]
 			base := b * bs
-			for j := max(lo, base); j < min(hi, base+bs); j++ {
-				sc[j-lo] = kernels.Dot(qh, kb[(j-base)*kw+g*dk:]) * scale
-			}
+			j0 := max(lo, base)
+			kernels.AttnScores(sc[j0-lo:], qh, kb[(j0-base)*kw+g*dk:], kw, min(hi, base+bs)-j0, scale)
 		}
 		softmax(sc)
 		oh := out[hh*dv : (hh+1)*dv]
@@ -75,10 +74,8 @@ func attendPaged(out, q []float32, kbs, vbs [][]float32, bs int, scores []float3
 		for b := lo / bs; b*bs < hi; b++ {
 			vb := vbs[b]
 			base := b * bs
-			for j := max(lo, base); j < min(hi, base+bs); j++ {
-				r := (j - base) * vw
-				kernels.Axpy(sc[j-lo], vb[r+g*dv:r+(g+1)*dv], oh)
-			}
+			j0 := max(lo, base)
+			kernels.AttnMixAdd(oh, sc[j0-lo:], vb[(j0-base)*vw+g*dv:], vw, min(hi, base+bs)-j0)
 		}
 	}
 }

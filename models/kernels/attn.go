@@ -5,10 +5,10 @@ package kernels
 // Dot or Axpy call per cached position spends more time entering the call
 // than computing; these two kernels take the whole run at once.
 
-// AttnScores sets scores[t] = dot(q, k[t*stride : t*stride+len(q)]) for
-// t < n: the raw attention scores of one head over n cached keys whose rows
+// AttnScores sets scores[t] = dot(q, k[t*stride : t*stride+len(q)])·scale
+// for t < n: the attention scores of one head over n cached keys whose rows
 // are stride floats apart.
-func AttnScores(scores, q, k []float32, stride, n int) {
+func AttnScores(scores, q, k []float32, stride, n int, scale float32) {
 	d := len(q)
 	if n <= 0 {
 		return
@@ -17,18 +17,25 @@ func AttnScores(scores, q, k []float32, stride, n int) {
 		panic("kernels: AttnScores: slices too short for n rows")
 	}
 	if hasAsm && d%8 == 0 && d > 0 {
-		attnScoresAsm(scores, q, k, stride, n)
+		attnScoresAsm(scores, q, k, stride, n, scale)
 		return
 	}
-	attnScoresGo(scores, q, k, stride, n)
+	attnScoresGo(scores, q, k, stride, n, scale)
 }
 
 // AttnMix sets out[j] = Σ_t w[t]·v[t*stride+j] for j < len(out), t < n: the
 // attention-weighted sum of n cached value rows.
 func AttnMix(out, w, v []float32, stride, n int) {
+	clear(out)
+	AttnMixAdd(out, w, v, stride, n)
+}
+
+// AttnMixAdd is AttnMix adding into out, for values spread over several
+// blocks of a paged cache. Each row is one fused multiply-add per element,
+// in row order, as a run of Axpy calls would do.
+func AttnMixAdd(out, w, v []float32, stride, n int) {
 	d := len(out)
 	if n <= 0 {
-		clear(out)
 		return
 	}
 	if len(w) < n || stride < d || len(v) < (n-1)*stride+d {
@@ -41,16 +48,15 @@ func AttnMix(out, w, v []float32, stride, n int) {
 	attnMixGo(out, w, v, stride, n)
 }
 
-func attnScoresGo(scores, q, k []float32, stride, n int) {
+func attnScoresGo(scores, q, k []float32, stride, n int, scale float32) {
 	d := len(q)
 	for t := 0; t < n; t++ {
-		scores[t] = dotGo(q, k[t*stride:t*stride+d])
+		scores[t] = dotGo(q, k[t*stride:t*stride+d]) * scale
 	}
 }
 
 func attnMixGo(out, w, v []float32, stride, n int) {
 	d := len(out)
-	clear(out)
 	for t := 0; t < n; t++ {
 		axpyGo(w[t], v[t*stride:t*stride+d], out)
 	}

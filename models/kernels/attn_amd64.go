@@ -5,13 +5,13 @@ package kernels
 import "unsafe"
 
 //go:noescape
-func attnScoresAVX2(scores, q, k *float32, d, stride, n int)
+func attnScoresAVX2(scores, q, k *float32, d, stride, n int, scale float32)
 
 //go:noescape
 func attnMixAVX2(out, w, v *float32, d, stride, n int)
 
-func attnScoresAsm(scores, q, k []float32, stride, n int) {
-	attnScoresAVX2(unsafe.SliceData(scores), unsafe.SliceData(q), unsafe.SliceData(k), len(q), stride, n)
+func attnScoresAsm(scores, q, k []float32, stride, n int, scale float32) {
+	attnScoresAVX2(unsafe.SliceData(scores), unsafe.SliceData(q), unsafe.SliceData(k), len(q), stride, n, scale)
 }
 
 func attnMixAsm(out, w, v []float32, stride, n int) {

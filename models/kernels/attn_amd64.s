@@ -2,10 +2,10 @@
 
 #include "textflag.h"
 
-// func attnScoresAVX2(scores, q, k *float32, d, stride, n int)
+// func attnScoresAVX2(scores, q, k *float32, d, stride, n int, scale float32)
 // d is a multiple of 8. For each of the n key rows (stride floats apart):
-// one 8-lane FMA accumulator over the row, then a horizontal sum.
-TEXT ·attnScoresAVX2(SB), NOSPLIT, $0-48
+// one 8-lane FMA accumulator over the row, a horizontal sum, times scale.
+TEXT ·attnScoresAVX2(SB), NOSPLIT, $0-52
 	MOVQ scores+0(FP), DI
 	MOVQ q+8(FP), SI
 	MOVQ k+16(FP), BX
@@ -13,6 +13,7 @@ TEXT ·attnScoresAVX2(SB), NOSPLIT, $0-48
 	MOVQ stride+32(FP), R8
 	SHLQ $2, R8              // stride in bytes
 	MOVQ n+40(FP), R9
+	VMOVSS scale+48(FP), X5
 	XORQ R10, R10            // t
 
 scores_row:
@@ -32,6 +33,7 @@ scores_col:
 	VADDPS       X1, X0, X0
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
+	VMULSS       X5, X0, X0
 	VMOVSS       X0, (DI)(R10*4)
 	ADDQ         R8, BX
 	INCQ         R10
@@ -41,8 +43,8 @@ scores_col:
 	RET
 
 // func attnMixAVX2(out, w, v *float32, d, stride, n int)
-// d is a multiple of 8. For each 8-column strip of out: accumulate
-// w[t]·v[t][strip] over the n rows, then store the strip.
+// d is a multiple of 8. For each 8-column strip of out: add w[t]·v[t][strip]
+// over the n rows (one FMA each, in row order), then store the strip.
 TEXT ·attnMixAVX2(SB), NOSPLIT, $0-48
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
@@ -54,7 +56,7 @@ TEXT ·attnMixAVX2(SB), NOSPLIT, $0-48
 	XORQ AX, AX              // column
 
 mix_strip:
-	VXORPS Y0, Y0, Y0
+	VMOVUPS (DI)(AX*4), Y0
 	LEAQ   (BX)(AX*4), DX    // &v[0][col]
 	XORQ   R10, R10          // t
 

@@ -2,6 +2,8 @@
 
 package kernels
 
-func attnScoresAsm(scores, q, k []float32, stride, n int) { attnScoresGo(scores, q, k, stride, n) }
+func attnScoresAsm(scores, q, k []float32, stride, n int, scale float32) {
+	attnScoresGo(scores, q, k, stride, n, scale)
+}
 
 func attnMixAsm(out, w, v []float32, stride, n int) { attnMixGo(out, w, v, stride, n) }

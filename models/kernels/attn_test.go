@@ -17,8 +17,8 @@ func TestAttnKernels(t *testing.T) {
 				w := randVec(rng, n)
 				got, want := make([]float32, n+1), make([]float32, n+1)
 				got[n], want[n] = 42, 42
-				AttnScores(got, q, k, stride, n)
-				attnScoresGo(want, q, k, stride, n)
+				AttnScores(got, q, k, stride, n, 0.125)
+				attnScoresGo(want, q, k, stride, n, 0.125)
 				for i := range got {
 					if !closeSum(got[i], want[i], d) {
 						t.Fatalf("scores d=%d stride=%d n=%d i=%d: %v vs %v", d, stride, n, i, got[i], want[i])
@@ -27,6 +27,7 @@ func TestAttnKernels(t *testing.T) {
 				o1, o2 := make([]float32, d+1), make([]float32, d+1)
 				o1[d], o2[d] = 7, 7
 				AttnMix(o1[:d], w, k, stride, n)
+				clear(o2[:d])
 				attnMixGo(o2[:d], w, k, stride, n)
 				for i := range o1 {
 					if !closeSum(o1[i], o2[i], n) {
@@ -45,7 +46,7 @@ func closeSum(a, b float32, n int) bool {
 
 func TestAttnNoAlloc(t *testing.T) {
 	q, k, s := make([]float32, 64), make([]float32, 64*100), make([]float32, 100)
-	if a := testing.AllocsPerRun(10, func() { AttnScores(s, q, k, 64, 100); AttnMix(q, s, k, 64, 100) }); a != 0 {
+	if a := testing.AllocsPerRun(10, func() { AttnScores(s, q, k, 64, 100, 1); AttnMix(q, s, k, 64, 100) }); a != 0 {
 		t.Errorf("%v allocations", a)
 	}
 }
@@ -56,8 +57,38 @@ func BenchmarkAttnScores(b *testing.B) {
 		b.Run(map[int]string{8: "d8", 64: "d64"}[d], func(b *testing.B) {
 			b.SetBytes(int64(4 * d * 512))
 			for b.Loop() {
-				AttnScores(s, q, k, d, 512)
+				AttnScores(s, q, k, d, 512, 1)
 			}
 		})
+	}
+}
+
+// The kernels give the same bits as the Dot and Axpy calls they replace when
+// the head fits one 8-lane accumulator pass (d ≤ 8·1 FMA chain), and
+// AttnMixAdd over two runs equals AttnMix over both.
+func TestAttnMatchesDotAxpy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, d := range []int{8, 16, 32} {
+		q, k := randVec(rng, d), randVec(rng, 40*d)
+		s := make([]float32, 40)
+		AttnScores(s, q, k, d, 40, 0.5)
+		for i := range s {
+			if want := Dot(q, k[i*d:(i+1)*d]) * 0.5; d == 8 && s[i] != want {
+				t.Fatalf("d=%d row %d: %v vs Dot %v", d, i, s[i], want)
+			}
+		}
+		a, b := make([]float32, d), make([]float32, d)
+		AttnMix(a, s, k, d, 40)
+		for i := range s {
+			Axpy(s[i], k[i*d:(i+1)*d], b)
+		}
+		c := make([]float32, d)
+		AttnMixAdd(c, s[:15], k, d, 15)
+		AttnMixAdd(c, s[15:], k[15*d:], d, 25)
+		for j := range a {
+			if a[j] != b[j] || c[j] != a[j] {
+				t.Fatalf("d=%d col %d: mix %v, axpy %v, two runs %v", d, j, a[j], b[j], c[j])
+			}
+		}
 	}
 }

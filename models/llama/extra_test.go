@@ -359,16 +359,17 @@ func TestExtraArchsLlamaCpp(t *testing.T) {
 			// same kind of steps: a sum in another order can round one
 			// value to the neighbouring int8. In the large random weights
 			// of the block-quantized models such a step moves that token's
-			// log-probs by up to 1e-2 at isolated steps (the next ones
-			// agree again); the gap check below shows that most steps
-			// agree to 1e-4.
+			// log-probs by a few 1e-2 at isolated steps (3.5e-2 seen on
+			// qwen2-q4_0 when the attention sums changed order; the next
+			// steps agree again); the greedy ids must still all agree and
+			// the gap check below shows that most steps agree to 1e-4.
 			tol := 2e-3
 			switch fx.Type {
 			case "f32":
 				tol = 5e-4
 			case "q8_0":
 			default:
-				tol = 2e-2
+				tol = 5e-2
 			}
 			var worst float64
 			exact := 0

@@ -224,18 +224,12 @@ func (s *State) layers(tokens []int, pos int) {
 			for h := 0; h < c.Heads; h++ {
 				qh := q[i*qDim+h*hd : i*qDim+(h+1)*hd]
 				off := (h / group) * hd
-				for t := range att {
-					att[t] = kernels.Dot(qh, ks[t*kvDim+off:t*kvDim+off+hd]) * scale
-				}
+				kernels.AttnScores(att, qh, ks[off:], kvDim, len(att), scale)
 				if c.AttnSoftcap != 0 {
 					softcap(att, c.AttnSoftcap)
 				}
 				softmax(att)
-				out := xb2[i*qDim+h*hd : i*qDim+(h+1)*hd]
-				clear(out)
-				for t, a := range att {
-					kernels.Axpy(a, vs[t*kvDim+off:t*kvDim+off+hd], out)
-				}
+				kernels.AttnMix(xb2[i*qDim+h*hd:i*qDim+(h+1)*hd], att, vs[off:], kvDim, len(att))
 			}
 		}
 		L.wo.mul(xb, xb2, n, &s.act)

@@ -85,10 +85,8 @@ func (s *State) attendPaged(out, qi []float32, l, p, start int, scale float32) {
 		for b := start / bs; b*bs <= p; b++ {
 			kb := s.pk[b]
 			base := b * bs
-			for t := max(start, base); t < min(p+1, base+bs); t++ {
-				r := (t - base) * kvDim
-				att[t-start] = kernels.Dot(qh, kb[r+off:r+off+hd]) * scale
-			}
+			t0 := max(start, base)
+			kernels.AttnScores(att[t0-start:], qh, kb[(t0-base)*kvDim+off:], kvDim, min(p+1, base+bs)-t0, scale)
 		}
 		if c.AttnSoftcap != 0 {
 			softcap(att, c.AttnSoftcap)
@@ -99,10 +97,8 @@ func (s *State) attendPaged(out, qi []float32, l, p, start int, scale float32) {
 		for b := start / bs; b*bs <= p; b++ {
 			vb := s.pv[b]
 			base := b * bs
-			for t := max(start, base); t < min(p+1, base+bs); t++ {
-				r := (t - base) * kvDim
-				kernels.Axpy(att[t-start], vb[r+off:r+off+hd], o)
-			}
+			t0 := max(start, base)
+			kernels.AttnMixAdd(o, att[t0-start:], vb[(t0-base)*kvDim+off:], kvDim, min(p+1, base+bs)-t0)
 		}
 	}
 }
