@@ -67,6 +67,13 @@ func MatMulQ8_0Bytes(out []float32, w []byte, xq []int8, xd []float32, rows, col
 	runBatch(&batch{op: opMatVecQ8B, out: out, wb: w, qx: xq, dx: xd, rows: rows, cols: cols, n: n})
 }
 
+// MatMulQ5_0 is MatVecQ5_0 for n tokens (as MatMulQ4_0), bitwise equal to
+// n calls.
+func MatMulQ5_0(out []float32, w []byte, xq []int8, xd []float32, rows, cols, n int) {
+	checkBatchBlocks("MatMulQ5_0", out, w, xq, xd, nil, rows, cols, n, Q8Block, Q5_0Bytes)
+	runBatch(&batch{op: opMatVecQ5_0, out: out, wb: w, qx: xq, dx: xd, rows: rows, cols: cols, n: n})
+}
+
 // MatMulQ4_K is MatVecQ4_K for n tokens (xq [n][cols], xd [n][cols/256],
 // xsums [n][cols/16] from QuantizeQ8_K per token, or once over all n·cols
 // values; out [n][rows]), bitwise equal to n calls.
@@ -124,6 +131,8 @@ func (b *batch) run(r0, r1 int) {
 		rowBytes, xds = cols/Q8Block*Q4_0Bytes, cols/Q8Block
 	case opMatVecQ8B:
 		rowBytes, xds = cols/Q8Block*Q8_0Bytes, cols/Q8Block
+	case opMatVecQ5_0:
+		rowBytes, xds = cols/Q8Block*Q5_0Bytes, cols/Q8Block
 	case opMatVecQ4K:
 		rowBytes, xds, xss = cols/QK*Q4_KBytes, cols/QK, cols/16
 	case opMatVecQ5K:

@@ -43,6 +43,8 @@ func batchCases(rng *rand.Rand, rows, cols, n int) []batchCase {
 		switch k.name {
 		case "Q4_0":
 			mm = func(out []float32, n int) { MatMulQ4_0(out, w, xq, xd, rows, cols, n) }
+		case "Q5_0":
+			mm = func(out []float32, n int) { MatMulQ5_0(out, w, xq, xd, rows, cols, n) }
 		case "Q8_0B":
 			mm = func(out []float32, n int) { MatMulQ8_0Bytes(out, w, xq, xd, rows, cols, n) }
 		case "Q4_K":
@@ -145,7 +147,7 @@ func BenchmarkMatMulInt8(b *testing.B) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	cases := batchCases(rng, rows, cols, n)
 	out := make([]float32, n*rows)
-	wbytes := map[string]int{"I8": rows * cols, "Q8_0": rows * cols * 34 / 32, "Q4_0": rows * cols / 32 * Q4_0Bytes, "Q8_0B": rows * cols / 32 * Q8_0Bytes,
+	wbytes := map[string]int{"I8": rows * cols, "Q8_0": rows * cols * 34 / 32, "Q4_0": rows * cols / 32 * Q4_0Bytes, "Q8_0B": rows * cols / 32 * Q8_0Bytes, "Q5_0": rows * cols / 32 * Q5_0Bytes,
 		"Q4_K": rows * cols / QK * Q4_KBytes, "Q5_K": rows * cols / QK * Q5_KBytes, "Q6_K": rows * cols / QK * Q6_KBytes}
 	for _, c := range cases {
 		b.Run(fmt.Sprintf("%s/%dx%dx%d", c.name, rows, cols, n), func(b *testing.B) {

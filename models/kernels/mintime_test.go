@@ -49,6 +49,8 @@ func TestMinTime(t *testing.T) {
 						line(fmt.Sprintf("%s t%d MatVecI8 %dx%d", implName(asm), th, rows, cols), d, float64(rows*cols), float64(2*rows*cols))
 						d = minOf(reps, func() { MatVecQ8_0(out, q, dw, xq, xd, rows, cols) })
 						line(fmt.Sprintf("%s t%d MatVecQ8_0 %dx%d", implName(asm), th, rows, cols), d, float64(rows*cols), float64(2*rows*cols))
+						d = minOf(reps, func() { MatVecI8F32(out, q, sc, x, rows, cols) })
+						line(fmt.Sprintf("%s t%d MatVecI8F32 %dx%d", implName(asm), th, rows, cols), d, float64(rows*cols), float64(2*rows*cols))
 						if rows*cols <= 1<<22 {
 							d = minOf(reps/10, func() { MatMul(out, w, x, rows, cols, 64) })
 							line(fmt.Sprintf("%s t%d MatMul %dx%dx64", implName(asm), th, rows, cols), d, float64(rows*cols*4), float64(2*rows*cols*64))

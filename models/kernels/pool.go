@@ -41,6 +41,7 @@ const (
 	opMatVecQ8
 	opMatVecQ4_0
 	opMatVecQ8B // Q8_0 in GGUF's bytes
+	opMatVecQ5_0
 	opMatVecQ4K
 	opMatVecQ5K
 	opMatVecQ6K
@@ -208,7 +209,7 @@ func (j *job) drain() {
 			matVecI8Range(j.out, j.qw, j.sw, j.qx, j.sx, j.cols, r0, r1)
 		case opMatVecQ8:
 			matVecQ8Range(j.out, j.qw, j.sw, j.qx, j.dx, j.cols, r0, r1)
-		case opMatVecQ4_0, opMatVecQ8B, opMatVecQ4K, opMatVecQ5K, opMatVecQ6K:
+		case opMatVecQ4_0, opMatVecQ8B, opMatVecQ5_0, opMatVecQ4K, opMatVecQ5K, opMatVecQ6K:
 			blockRange(j.op, j.out, j.wb, j.qx, j.dx, j.xsum, j.cols, r0, r1)
 		case opBatch:
 			j.bt.run(r0, r1)

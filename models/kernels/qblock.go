@@ -11,7 +11,7 @@ import (
 // without copying. The activation is quantized once per call by the caller
 // (and can be reused for every weight that multiplies the same vector):
 //
-//   - Q4_0 and Q8_0 weights take a Q8_0 activation (QuantizeQ8_0), as in
+//   - Q4_0, Q5_0 and Q8_0 weights take a Q8_0 activation (QuantizeQ8_0), as in
 //     ggml's ggml_vec_dot_q4_0_q8_0 and ggml_vec_dot_q8_0_q8_0.
 //   - Q4_K, Q5_K and Q6_K weights take a Q8_K activation (QuantizeQ8_K):
 //     256-value super-blocks with a float32 scale and int16 sums per 16
@@ -23,7 +23,7 @@ import (
 // float32 roundings in the assembly and the Go versions, so both give the
 // same bits:
 //
-//   - Q4_0, Q8_0: 8 float32 lanes per row; block b adds
+//   - Q4_0, Q5_0, Q8_0: 8 float32 lanes per row; block b adds
 //     float32(int lane l)·(d_b·xd_b) to lane l, where int lane l is the dot
 //     over the block's values 4l..4l+3; the lanes are reduced at the end as
 //     ((l0+l4)+(l2+l6))+((l1+l5)+(l3+l7)) (the asm HSUM).
@@ -35,6 +35,7 @@ import (
 const (
 	QK        = 256 // K-quant super-block length (ggml's QK_K)
 	Q8_0Bytes = 34  // half d; 32 int8
+	Q5_0Bytes = 22  // half d; 32 fifth bits; 16 bytes of nibbles
 	Q4_0Bytes = 18  // half d; 16 bytes of nibbles
 	Q4_KBytes = 144 // half d, dmin; 12 bytes of 6-bit scales and mins; 128 bytes of nibbles
 	Q5_KBytes = 176 // as Q4_K plus 32 bytes of fifth bits
@@ -102,6 +103,14 @@ func MatVecQ8_0Bytes(out []float32, w []byte, xq []int8, xd []float32, rows, col
 	runBlocks(opMatVecQ8B, out, w, xq, xd, nil, rows, cols)
 }
 
+// MatVecQ5_0 is MatVecQ4_0 for Q5_0 weights (blocks of Q5_0Bytes; value =
+// (nibble | fifth bit<<4) - 16, dequantize_row_q5_0), which llama.cpp's
+// K-quant mixes use for rows whose length is not a multiple of 256.
+func MatVecQ5_0(out []float32, w []byte, xq []int8, xd []float32, rows, cols int) {
+	checkBlocks("MatVecQ5_0", out, w, xq, xd, nil, rows, cols, Q8Block, Q5_0Bytes)
+	runBlocks(opMatVecQ5_0, out, w, xq, xd, nil, rows, cols)
+}
+
 // MatVecQ4_K computes out[r] = dot(dequantized Q4_K row r, Q8_K activation)
 // for r < rows. w holds rows·cols/QK blocks of Q4_KBytes; (xq, xd, xsums) come
 // from QuantizeQ8_K; cols must be a multiple of QK.
@@ -158,6 +167,8 @@ func blockRange(op int, out []float32, w []byte, xq []int8, xd []float32, xsums 
 		bs, bb = Q8Block, Q4_0Bytes
 	case opMatVecQ8B:
 		bs, bb = Q8Block, Q8_0Bytes
+	case opMatVecQ5_0:
+		bs, bb = Q8Block, Q5_0Bytes
 	case opMatVecQ4K:
 		bs, bb = QK, Q4_KBytes
 	case opMatVecQ5K:
@@ -183,6 +194,8 @@ func blockRange(op int, out []float32, w []byte, xq []int8, xd []float32, xsums 
 			o[r] = dotQ4_0Go(row, xq, xd)
 		case opMatVecQ8B:
 			o[r] = dotQ8_0Go(row, xq, xd)
+		case opMatVecQ5_0:
+			o[r] = dotQ5_0Go(row, xq, xd)
 		case opMatVecQ4K:
 			o[r] = dotQ4KGo(row, xq, xd, xsums)
 		case opMatVecQ5K:
@@ -255,6 +268,29 @@ func dotQ8_0Go(row []byte, xq []int8, xd []float32) float32 {
 				t += int32(int8(qs[k])) * int32(x[k])
 			}
 			acc[l] += float32(float32(t) * s)
+		}
+	}
+	return hsum8(&acc)
+}
+
+// dotQ5_0Go: block_q5_0 is half d, 32 bits qh (bit j is value j's fifth
+// bit), 16 bytes of nibbles (low = values 0-15, high = 16-31).
+func dotQ5_0Go(row []byte, xq []int8, xd []float32) float32 {
+	var acc [8]float32
+	for b := range xd {
+		blk := row[b*Q5_0Bytes : (b+1)*Q5_0Bytes]
+		s := float32(f16(blk) * xd[b])
+		qh := binary.LittleEndian.Uint32(blk[2:])
+		qs := blk[6:22]
+		x := xq[b*32 : b*32+32]
+		for l := 0; l < 4; l++ {
+			var lo, hi int32
+			for k := 4 * l; k < 4*l+4; k++ {
+				lo += (int32(qs[k]&0xf|byte(qh>>k&1)<<4) - 16) * int32(x[k])
+				hi += (int32(qs[k]>>4|byte(qh>>(k+16)&1)<<4) - 16) * int32(x[k+16])
+			}
+			acc[l] += float32(float32(lo) * s)
+			acc[l+4] += float32(float32(hi) * s)
 		}
 	}
 	return hsum8(&acc)

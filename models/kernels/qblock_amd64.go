@@ -11,6 +11,9 @@ func q40DotsAVX2(out *float32, w *byte, x *int8, xd *float32, rows, nb int)
 func q80BDotsAVX2(out *float32, w *byte, x *int8, xd *float32, rows, nb int)
 
 //go:noescape
+func q50DotsAVX2(out *float32, w *byte, x *int8, xd *float32, rows, nb int)
+
+//go:noescape
 func q4KDotsAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)
 
 //go:noescape
@@ -28,6 +31,8 @@ func blockDotsAsm(op int, out []float32, w []byte, xq []int8, xd []float32, xsum
 		q40DotsAVX2(o, wp, xp, dp, len(out), nb)
 	case opMatVecQ8B:
 		q80BDotsAVX2(o, wp, xp, dp, len(out), nb)
+	case opMatVecQ5_0:
+		q50DotsAVX2(o, wp, xp, dp, len(out), nb)
 	case opMatVecQ4K:
 		q4KDotsAVX2(o, wp, xp, dp, sp, len(out), nb)
 	case opMatVecQ5K:

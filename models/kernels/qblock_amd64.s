@@ -301,6 +301,132 @@ q80_done:
 	VZEROUPPER
 	RET
 
+// Q5_0 fifth bits to bytes as ggml's bytes_from_bits_32: broadcast the 32
+// bits, give byte i the qh byte i/8 (q5shuf), set every bit but bit i%8
+// (q5bits); the byte is all ones iff element i's bit is set.
+DATA q5shuf<>+0(SB)/8, $0x0000000000000000
+DATA q5shuf<>+8(SB)/8, $0x0101010101010101
+DATA q5shuf<>+16(SB)/8, $0x0202020202020202
+DATA q5shuf<>+24(SB)/8, $0x0303030303030303
+GLOBL q5shuf<>(SB), RODATA|NOPTR, $32
+DATA q5bits<>+0(SB)/8, $0x7fbfdfeff7fbfdfe
+DATA q5bits<>+8(SB)/8, $0x7fbfdfeff7fbfdfe
+DATA q5bits<>+16(SB)/8, $0x7fbfdfeff7fbfdfe
+DATA q5bits<>+24(SB)/8, $0x7fbfdfeff7fbfdfe
+GLOBL q5bits<>(SB), RODATA|NOPTR, $32
+
+// Q50ROW adds one Q5_0 block (half d, 4 bytes of fifth bits, 16 bytes of
+// nibbles) of the row at P to ACC: value = (nibble | bit<<4) - 16, made as
+// nibble | 0xf0 where the bit is clear (ggml's q5_0 trick), then the sign
+// trick with x (Y4) and |x| (Y5). Lanes and float steps as Q40ROW.
+#define Q50ROW(P, ACC) \
+	VMOVDQU      6(P), X0; \
+	VPSRLW       $4, X0, X1; \
+	VINSERTI128  $1, X1, Y0, Y0; \
+	VPAND        Y15, Y0, Y0; \
+	VPBROADCASTD 2(P), Y1; \
+	VPSHUFB      Y13, Y1, Y1; \
+	VPOR         Y12, Y1, Y1; \
+	VPCMPEQB     Y11, Y1, Y1; \
+	VPANDN       Y14, Y1, Y1; \
+	VPOR         Y1, Y0, Y0; \
+	VPSIGNB      Y4, Y0, Y0; \
+	VPMADDUBSW   Y0, Y5, Y0; \
+	VPMADDWD     Y10, Y0, Y0; \
+	VCVTDQ2PS    Y0, Y0; \
+	VPBROADCASTW (P), X2; \
+	VCVTPH2PS    X2, Y2; \
+	VMULPS       Y6, Y2, Y2; \
+	VMULPS       Y2, Y0, Y0; \
+	VADDPS       Y0, ACC, ACC
+
+#define Q50X \
+	VMOVDQU      (BX), Y4; \
+	VPABSB       Y4, Y5; \
+	VBROADCASTSS (R8), Y6
+
+// func q50DotsAVX2(out *float32, w *byte, x *int8, xd *float32, rows, nb int)
+// out[r] = dot(Q5_0 row r, Q8_0 x): the loop of q40DotsAVX2 (rows i and
+// i+rows/2 together) with Q50ROW. Y15 0x0f, Y14 0xf0, Y13 q5shuf, Y12
+// q5bits, Y11 all ones, Y10 int16 ones, Y9 Y8 accumulators.
+TEXT ·q50DotsAVX2(SB), NOSPLIT, $0-48
+	MOVQ     out+0(FP), DI
+	MOVQ     w+8(FP), SI
+	MOVQ     rows+32(FP), DX
+	SHRQ     $1, DX
+	MOVQ     nb+40(FP), R10
+	IMULQ    $22, R10
+	MOVQ     DX, R9
+	IMULQ    R10, R9
+	ADDQ     SI, R9
+	LEAQ     (DI)(DX*4), R11
+	BYTES($0x0f0f0f0f, X15, Y15)
+	BYTES($0xf0f0f0f0, X14, Y14)
+	VMOVDQU  q5shuf<>(SB), Y13
+	VMOVDQU  q5bits<>(SB), Y12
+	VPCMPEQB Y11, Y11, Y11
+	VPCMPEQW Y10, Y10, Y10
+	VPSRLW   $15, Y10, Y10
+
+q50_pair:
+	TESTQ  DX, DX
+	JZ     q50_odd
+	MOVQ   x+16(FP), BX
+	MOVQ   xd+24(FP), R8
+	MOVQ   nb+40(FP), CX
+	VXORPS Y9, Y9, Y9
+	VXORPS Y8, Y8, Y8
+	TESTQ  CX, CX
+	JZ     q50_store2
+
+q50_block2:
+	Q50X
+	Q50ROW(SI, Y9)
+	Q50ROW(R9, Y8)
+	ADDQ $22, SI
+	ADDQ $22, R9
+	ADDQ $32, BX
+	ADDQ $4, R8
+	DECQ CX
+	JNZ  q50_block2
+
+q50_store2:
+	HSUM(Y9, X9, X0)
+	HSUM(Y8, X8, X0)
+	VMOVSS X9, (DI)
+	VMOVSS X8, (R11)
+	ADDQ   $4, DI
+	ADDQ   $4, R11
+	DECQ   DX
+	JMP    q50_pair
+
+q50_odd:
+	TESTQ  $1, rows+32(FP)
+	JZ     q50_done
+	MOVQ   x+16(FP), BX
+	MOVQ   xd+24(FP), R8
+	MOVQ   nb+40(FP), CX
+	VXORPS Y9, Y9, Y9
+	TESTQ  CX, CX
+	JZ     q50_store1
+
+q50_block1:
+	Q50X
+	Q50ROW(R9, Y9)
+	ADDQ $22, R9
+	ADDQ $32, BX
+	ADDQ $4, R8
+	DECQ CX
+	JNZ  q50_block1
+
+q50_store1:
+	HSUM(Y9, X9, X0)
+	VMOVSS X9, (R11)
+
+q50_done:
+	VZEROUPPER
+	RET
+
 // K4SCALES unpacks the 12 scale bytes at 4(SI) of a Q4_K/Q5_K block
 // (get_scale_min_k4, done four at a time as ggml's utmp trick) into
 // Y11 = the 8 scales as words, repeated in both lanes, and X5 = the 8 mins as

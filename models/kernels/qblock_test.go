@@ -25,6 +25,9 @@ var blockKinds = []blockKind{
 	{"Q8_0B", gguf.TypeQ8_0, Q8Block, Q8_0Bytes, func(out []float32, w []byte, xq []int8, xd []float32, _ []int16, rows, cols int) {
 		MatVecQ8_0Bytes(out, w, xq, xd, rows, cols)
 	}},
+	{"Q5_0", gguf.TypeQ5_0, Q8Block, Q5_0Bytes, func(out []float32, w []byte, xq []int8, xd []float32, _ []int16, rows, cols int) {
+		MatVecQ5_0(out, w, xq, xd, rows, cols)
+	}},
 	{"Q4_K", gguf.TypeQ4_K, QK, Q4_KBytes, MatVecQ4_K},
 	{"Q5_K", gguf.TypeQ5_K, QK, Q5_KBytes, MatVecQ5_K},
 	{"Q6_K", gguf.TypeQ6_K, QK, Q6_KBytes, MatVecQ6_K},
@@ -50,7 +53,7 @@ func randBlocks(rng *rand.Rand, k blockKind, n int, extreme bool) []byte {
 			d = -d
 		}
 		switch k.typ {
-		case gguf.TypeQ4_0:
+		case gguf.TypeQ4_0, gguf.TypeQ5_0:
 			putF16(blk, d)
 		case gguf.TypeQ8_0:
 			putF16(blk, d)
