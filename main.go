@@ -98,7 +98,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "chat:", err)
 		return 1
 	}
-	if err := ui.Run(s, ui.Options{}); err != nil {
+	if err := ui.Run(s, ui.Options{Theme: cfg.Theme, Keys: cfg.Keys}); err != nil {
 		fmt.Fprintln(stderr, "chat:", err)
 		return 1
 	}

@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"chat/config"
+
 	"fmt"
 	"image/color"
 	"math/rand/v2"
@@ -771,4 +773,37 @@ func TestMarkdownFollowsModeSwitch(t *testing.T) {
 	if m.tr.md == nil {
 		t.Fatal("markdown in chat mode")
 	}
+}
+
+// F11 switches the weights between float32 and int8, and Alt+S steps
+// speculative decoding through its methods, both as /set commands the
+// session runs between replies.
+func TestQuantAndSpecKeys(t *testing.T) {
+	f := newFullFake()
+	m := New(f, Options{Width: 80, Height: 24, Plain: true})
+	_, cmd := m.Update(press(tea.KeyF11))
+	drainCommand(m, cmd)
+	f.info.Quant = "int8"
+	_, cmd = m.Update(press(tea.KeyF11))
+	drainCommand(m, cmd)
+	for range 4 {
+		_, cmd = m.Update(alt('s'))
+		drainCommand(m, cmd)
+	}
+	want := []string{"/set quant int8", "/set quant f32", "/set spec ngram", "/set spec lookup", "/set spec draft", "/set spec off"}
+	if !slices.Equal(f.commands, want) {
+		t.Fatalf("commands %q, want %q", f.commands, want)
+	}
+}
+
+// The UI's actions are the ones the config file's [keys] table accepts.
+func TestKeyActionsMatchConfig(t *testing.T) {
+	if got, want := KeyActions(), config.KeyActions(); !sameSet(got, want) {
+		t.Fatalf("ui actions %q, config actions %q", got, want)
+	}
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b))
+	return slices.Equal(a, b)
 }

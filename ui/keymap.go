@@ -32,6 +32,8 @@ var defaultKeyMap = []keyAction{
 	{"copy_reply", []string{"ctrl+y"}, "copy the last reply (OSC 52, works over SSH)"},
 	{"copy_code", []string{"alt+y"}, "copy the last code block"},
 	{"toggle_markdown", []string{"f12"}, "markdown in replies on/off"},
+	{"toggle_int8", []string{"f11", "alt+i"}, "weights float32 ↔ int8 (the chat stays; the next turn re-prefills)"},
+	{"cycle_spec", []string{"alt+s"}, "speculative decoding: off → n-gram → prompt lookup → draft model → off"},
 	{"page_up", []string{"pgup"}, "scroll a page up"},
 	{"page_down", []string{"pgdown"}, "scroll a page down"},
 	{"line_up", []string{"ctrl+up", "alt+up"}, "scroll a line up"},

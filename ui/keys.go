@@ -204,6 +204,20 @@ func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
 	case "toggle_markdown":
 		m.setMarkdown(!m.markdown)
 		return nil
+	case "toggle_int8":
+		if _, ok := m.b.(Commander); !ok || m.busy {
+			return nil
+		}
+		if m.b.Info().Quant == "int8" {
+			return m.runCommand("/set quant f32")
+		}
+		return m.runCommand("/set quant int8")
+	case "cycle_spec":
+		if _, ok := m.b.(Commander); !ok || m.busy {
+			return nil
+		}
+		m.specNext = (m.specNext + 1) % len(specCycle)
+		return m.runCommand("/set spec " + specCycle[m.specNext])
 	case "edit_last":
 		if m.input.Value() == "" || m.editing >= 0 {
 			m.editPrevious()
@@ -253,3 +267,7 @@ func (m *model) onWheel(w tea.MouseWheelMsg) {
 		m.tr.scroll(-wheelLines, body)
 	}
 }
+
+// specCycle is the order cycle_spec steps through speculative decoding; a
+// step that fails (no draft model) is passed by on the next press.
+var specCycle = []string{"off", "ngram", "lookup", "draft"}

@@ -17,11 +17,13 @@ import (
 type Model struct{ *model }
 
 type model struct {
-	b    Backend
-	opts Options
-	st   *styles
-	info session.Info
-	raw  bool
+	b Backend
+	// specNext indexes specCycle: the speculation the cycle_spec key set last.
+	specNext int
+	opts     Options
+	st       *styles
+	info     session.Info
+	raw      bool
 
 	width, height int
 
