@@ -136,7 +136,15 @@ func (m *model) panelLines(w, h int) []string {
 	if sp := s.Spec; sp.Method != "" && sp.Method != "off" {
 		ls = append(ls,
 			stat("spec", fmt.Sprintf("%s k=%d", oneLine(sp.Method), sp.K)),
-			stat("accepted", fmt.Sprintf("%.0f%% · %.1f/pass", 100*sp.Acceptance, sp.TokensPerPass)))
+			stat("accepted", fmt.Sprintf("%.0f%% · %.1f/pass", 100*sp.Acceptance, sp.TokensPerPass)),
+			stat("mean run", fmt.Sprintf("%.2f tok", sp.MeanAccepted)))
+		if sp.K > 0 {
+			pos := make([]string, 0, sp.K)
+			for i := 0; i < sp.K && i < len(sp.PerPosition); i++ {
+				pos = append(pos, fmt.Sprintf("%.0f", 100*sp.PerPosition[i]))
+			}
+			ls = append(ls, stat("by guess", strings.Join(pos, " ")+"%"))
+		}
 	}
 	for i := len(ls) - 1; i >= 0 && len(ls) > h; i-- { // tight: drop the spacing first, from the bottom
 		if ls[i] == "" {
