@@ -71,7 +71,7 @@ func QuantizeQ8_K(q []int8, d []float32, sums []int16, x []float32) {
 		}
 		iscale := -127 / mx
 		for i, v := range xb {
-			qb[i] = int8(min(127, math.RoundToEven(float64(iscale*v))))
+			qb[i] = int8(min(127, nearestInt(iscale*v)))
 		}
 		for g := 0; g < 16; g++ {
 			var s int16
@@ -82,6 +82,13 @@ func QuantizeQ8_K(q []int8, d []float32, sums []int16, x []float32) {
 		}
 		d[b] = 1 / iscale
 	}
+}
+
+// nearestInt rounds v (|v| < 2^22) half to even as ggml's nearest_int: adding
+// 1.5·2^23 leaves the rounded integer in the low mantissa bits.
+func nearestInt(v float32) int32 {
+	f := float32(v + 12582912)
+	return int32(math.Float32bits(f)&0x007fffff) - 0x00400000
 }
 
 // MatVecQ4_0 computes out[r] = Σ_b d_w·xd[b]·Σ_{i<32} (q_i-8)·xq[32b+i] for

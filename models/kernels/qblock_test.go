@@ -325,3 +325,15 @@ func BenchmarkQuantizeAct(b *testing.B) {
 		}
 	})
 }
+
+// TestNearestInt: ggml's rounding trick is round half to even on the range
+// QuantizeQ8_K uses it for (|v| <= 127.5), ties included.
+func TestNearestInt(t *testing.T) {
+	for v := float32(-130); v <= 130; v += 1.0 / 64 {
+		for _, w := range []float32{v, math.Nextafter32(v, 200), math.Nextafter32(v, -200)} {
+			if got, want := nearestInt(w), int32(math.RoundToEven(float64(w))); got != want {
+				t.Fatalf("nearestInt(%v) = %d, want %d", w, got, want)
+			}
+		}
+	}
+}
