@@ -251,3 +251,72 @@ sw_tail:
 sw_done:
 	VZEROUPPER
 	RET
+
+// func maxAVX2(x *float32, n int) float32
+// The largest element (n >= 1); masked-off tail lanes count as -Inf.
+TEXT ·maxAVX2(SB), NOSPLIT, $0-20
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	MOVL         $0xff800000, AX
+	VMOVD        AX, X11
+	VPBROADCASTD X11, Y11
+	VMOVUPS      Y11, Y8
+	XORQ         AX, AX
+	MOVQ         CX, DX
+	ANDQ         $-8, DX
+	JZ           mx_tail
+
+mx_loop:
+	VMAXPS (SI)(AX*4), Y8, Y8
+	ADDQ   $8, AX
+	CMPQ   AX, DX
+	JLT    mx_loop
+
+mx_tail:
+	ANDQ       $7, CX
+	JZ         mx_reduce
+	MASK
+	VMASKMOVPS (SI)(AX*4), Y10, Y0
+	VBLENDVPS  Y10, Y0, Y11, Y0
+	VMAXPS     Y0, Y8, Y8
+
+mx_reduce:
+	VEXTRACTF128 $1, Y8, X0
+	VMAXPS       X0, X8, X8
+	VMOVHLPS     X8, X8, X0
+	VMAXPS       X0, X8, X8
+	VMOVSHDUP    X8, X0
+	VMAXSS       X0, X8, X8
+	VMOVSS       X8, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func scaleAVX2(x *float32, n int, s float32)
+// x[i] *= s.
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-20
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS s+16(FP), Y9
+	XORQ         AX, AX
+	MOVQ         CX, DX
+	ANDQ         $-8, DX
+	JZ           sc_tail
+
+sc_loop:
+	VMULPS  (SI)(AX*4), Y9, Y0
+	VMOVUPS Y0, (SI)(AX*4)
+	ADDQ    $8, AX
+	CMPQ    AX, DX
+	JLT     sc_loop
+
+sc_tail:
+	ANDQ       $7, CX
+	JZ         sc_done
+	MASK
+	VMASKMOVPS (SI)(AX*4), Y10, Y0
+	VMULPS     Y9, Y0, Y0
+	VMASKMOVPS Y0, Y10, (SI)(AX*4)
+
+sc_done:
+	VZEROUPPER
+	RET

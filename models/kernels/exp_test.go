@@ -240,3 +240,30 @@ func BenchmarkSwiGLU(b *testing.B) {
 		}
 	})
 }
+
+// TestSoftmaxNegative: all-negative rows (the max must ignore the masked-off
+// tail lanes) give the Go loop's bits on every implementation.
+func TestSoftmaxNegative(t *testing.T) {
+	rng := rand.New(rand.NewPCG(67, 68))
+	for n := 1; n <= 33; n++ {
+		x := randVec(rng, n)
+		for i := range x {
+			x[i] = x[i]*20 - 40
+		}
+		var results [][]float32
+		for _, asm := range impls() {
+			withImpl(asm, func() {
+				y := append([]float32(nil), x...)
+				Softmax(y)
+				results = append(results, y)
+			})
+		}
+		for _, r := range results[1:] {
+			for i := range r {
+				if math.Float32bits(r[i]) != math.Float32bits(results[0][i]) {
+					t.Fatalf("n=%d i=%d: asm %v, go %v", n, i, r[i], results[0][i])
+				}
+			}
+		}
+	}
+}

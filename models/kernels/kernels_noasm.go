@@ -31,3 +31,6 @@ func softmaxExpAsm(x []float32, m float32) float32 { panic("kernels: no asm") }
 func i8f32MatVecAsm(out []float32, q []int8, scale, x []float32, cols int) { panic("kernels: no asm") }
 
 func swigluAsm(gate, up []float32) { panic("kernels: no asm") }
+
+func maxAsm(x []float32) float32      { panic("kernels: no asm") }
+func scaleAsm(x []float32, s float32) { panic("kernels: no asm") }

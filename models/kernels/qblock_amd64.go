@@ -55,6 +55,16 @@ func swigluAsm(gate, up []float32) {
 	swigluAVX2(unsafe.SliceData(gate), unsafe.SliceData(up), len(gate))
 }
 
+//go:noescape
+func maxAVX2(x *float32, n int) float32
+
+//go:noescape
+func scaleAVX2(x *float32, n int, s float32)
+
+func maxAsm(x []float32) float32 { return maxAVX2(unsafe.SliceData(x), len(x)) }
+
+func scaleAsm(x []float32, s float32) { scaleAVX2(unsafe.SliceData(x), len(x), s) }
+
 func expAsm(dst, x []float32) { expAVX2(unsafe.SliceData(dst), unsafe.SliceData(x), len(x)) }
 
 func softmaxExpAsm(x []float32, m float32) float32 {
