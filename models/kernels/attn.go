@@ -16,7 +16,7 @@ func AttnScores(scores, q, k []float32, stride, n int, scale float32) {
 	if len(scores) < n || stride < d || len(k) < (n-1)*stride+d {
 		panic("kernels: AttnScores: slices too short for n rows")
 	}
-	if hasAsm && d%8 == 0 && d > 0 {
+	if useAsm && d%8 == 0 && d > 0 {
 		attnScoresAsm(scores, q, k, stride, n, scale)
 		return
 	}
@@ -41,7 +41,7 @@ func AttnMixAdd(out, w, v []float32, stride, n int) {
 	if len(w) < n || stride < d || len(v) < (n-1)*stride+d {
 		panic("kernels: AttnMix: slices too short for n rows")
 	}
-	if hasAsm && d%8 == 0 && d > 0 {
+	if useAsm && d%8 == 0 && d > 0 {
 		attnMixAsm(out, w, v, stride, n)
 		return
 	}

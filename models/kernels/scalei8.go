@@ -8,7 +8,7 @@ func ScaleI8(dst []float32, q []int8, s float32) {
 	if len(dst) < len(q) {
 		panic("kernels: ScaleI8: dst shorter than q")
 	}
-	if hasAsm && len(q) >= 8 {
+	if useAsm && len(q) >= 8 {
 		scaleI8Asm(dst, q, s)
 		return
 	}
