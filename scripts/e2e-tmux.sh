@@ -32,14 +32,20 @@ wait_for() {
 
 snap() { t capture-pane -p -t chat >"$OUT/$1.txt"; }
 
+# send MSG: type a message, wait until the transcript shows it (the UI is
+# busy from then on) and then until the reply has finished.
+send() {
+	t send-keys -t chat "$1" Enter
+	wait_for "^› $(printf '%s' "$1" | sed 's/[.[\*^$()+?{|]/\\&/g')" 10
+	wait_for 'state +idle' 60
+}
+
 export XDG_DATA_HOME="$OUT/data" XDG_CONFIG_HOME="$OUT/config"
 t new-session -d -s chat -x 100 -y 30 "$BIN --seed 7"
 wait_for 'student-chat\.pt' 20
 snap 01-start
 
-t send-keys -t chat 'Tell me a story about a cat.' Enter
-wait_for 'generating|idle' 10
-wait_for 'state +idle' 60
+send 'Tell me a story about a cat.'
 snap 02-reply
 grep -qE '^› Tell me a story about a cat\.' "$OUT/02-reply.txt" || fail "the user message is not in the transcript"
 # The reply is a story: at least one line of text after the user message.
@@ -57,6 +63,20 @@ sleep 0.3
 t send-keys -t chat Escape
 wait_for 'state +(stopped|idle)' 20
 snap 04-stopped
+
+# Regenerate the stopped reply (Ctrl+R) and let it finish.
+t send-keys -t chat C-r
+sleep 0.5 # a short reply can start and finish between two captures
+wait_for 'state +idle' 60
+snap 04b-regenerated
+
+# F11 switches the weights to int8 mid-chat: the header says so.
+t send-keys -t chat F11
+wait_for 'student-chat\.pt · modern · int8' 20
+snap 04c-int8
+send 'Tell me a story about a bird.'
+snap 04d-int8-turn
+grep -qE 'reused +0 tok' "$OUT/04d-int8-turn.txt" || fail "the int8 turn should re-prefill the conversation"
 
 # Help overlay and back.
 t send-keys -t chat F1
@@ -76,4 +96,13 @@ for ((i = 0; i < 50; i++)); do
 	sleep 0.1
 done
 t has-session -t chat 2>/dev/null && fail "Ctrl+C did not quit"
+
+# Restart with --resume: the conversation comes back from the autosave.
+t new-session -d -s chat -x 100 -y 30 "$BIN --resume"
+wait_for 'student-chat\.pt' 20
+wait_for 'Tell me a story about a bird\.' 10
+snap 07-resumed
+grep -q 'Tell me a story about a cat\.' "$OUT/07-resumed.txt" || t send-keys -t chat PageUp
+wait_for 'Tell me a (story about a cat|long story about a dog)\.' 5
+t send-keys -t chat C-c
 echo "e2e ok: captures in $OUT"
