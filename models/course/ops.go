@@ -52,24 +52,7 @@ func rmsNorm(out, x, w []float32, eps float32) {
 }
 
 // softmax normalises x in place.
-func softmax(x []float32) {
-	m := float32(math.Inf(-1))
-	for _, v := range x {
-		if v > m {
-			m = v
-		}
-	}
-	var sum float64
-	for i, v := range x {
-		e := float32(math.Exp(float64(v - m)))
-		x[i] = e
-		sum += float64(e)
-	}
-	inv := float32(sum)
-	for i := range x {
-		x[i] /= inv
-	}
-}
+func softmax(x []float32) { kernels.Softmax(x) }
 
 func sigmoid(x float32) float32 { return float32(1 / (1 + math.Exp(-float64(x)))) }
 

@@ -255,9 +255,7 @@ func (s *State) layers(tokens []int, pos int) {
 		if m.fam.gemma > 0 {
 			geglu(hb, hb2)
 		} else {
-			for i, g := range hb {
-				hb[i] = g / (1 + float32(math.Exp(float64(-g)))) * hb2[i] // SiLU(gate) * up
-			}
+			kernels.SwiGLU(hb, hb2) // SiLU(gate) * up
 		}
 		L.down.mul(xb, hb, n, &s.act)
 		for i := 0; i < n; i++ {
@@ -346,22 +344,7 @@ func rmsNorm(out, x, w []float32, eps float32) {
 }
 
 // softmax in place, with the sum in float64 like ggml_vec_soft_max_f32.
-func softmax(x []float32) {
-	mx := float32(math.Inf(-1))
-	for _, v := range x {
-		mx = max(mx, v)
-	}
-	var sum float64
-	for i, v := range x {
-		e := float32(math.Exp(float64(v - mx)))
-		x[i] = e
-		sum += float64(e)
-	}
-	inv := float32(1 / sum)
-	for i := range x {
-		x[i] *= inv
-	}
-}
+func softmax(x []float32) { kernels.Softmax(x) }
 
 func add(x, y []float32) {
 	for i, v := range y {

@@ -67,7 +67,7 @@ func MatMul(out []float32, m Matrix, x []float32, n int, s *Scratch) {
 		m.DequantizeRows(s.w, 0, rows)
 		kernels.MatMul(out, s.w, x, rows, cols, n)
 	case i8 != nil:
-		matVecI8F32(out, i8.Q, i8.Scale, x, rows, cols, s.w)
+		kernels.MatVecI8F32(out, i8.Q, i8.Scale, x, rows, cols)
 	default:
 		matVecBlocks(out, m, x, s.w)
 	}
@@ -86,17 +86,3 @@ func matVecBlocks(out []float32, m Matrix, x, buf []float32) {
 	}
 }
 
-// matVecI8F32 computes out[r] = Σ_c (float32(q[r·cols+c])·scale[r])·x[c]
-// for r < rows: the course's Int8Linear on one vector, with the float
-// kernel's summation order. It stands in for an assembly kernel with the
-// signature kernels.MatVecI8F32(out []float32, q []int8, scale, x []float32,
-// rows, cols int) (sign-extend, convert, scale, FMA; no buffer), which would
-// make exact int8 decode read a quarter of the float32 bytes.
-func matVecI8F32(out []float32, q []int8, scale, x []float32, rows, cols int, buf []float32) {
-	br := max(8, decodeBlock/cols/8*8)
-	for r0 := 0; r0 < rows; r0 += br {
-		r1 := min(rows, r0+br)
-		dequantI8(buf, q, scale, cols, r0, r1)
-		kernels.MatVec(out[r0:r1], buf, x, r1-r0, cols)
-	}
-}
