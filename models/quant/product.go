@@ -85,4 +85,3 @@ func matVecBlocks(out []float32, m Matrix, x, buf []float32) {
 		kernels.MatVec(out[r0:r1], buf, x, r1-r0, cols)
 	}
 }
-
