@@ -94,6 +94,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer s.Close()
+	info := s.Info()
+	// Like generate_text.py's "Loaded ..." line, on stderr so stdout stays the text.
+	fmt.Fprintf(stderr, "chat: %s · %s · %s · %s params · ctx %d · %s mode\n",
+		info.Model, info.Arch, info.Quant, humanCount(info.Params), info.ContextLength, info.Mode)
 	if err := resume(s, cfg); err != nil {
 		fmt.Fprintln(stderr, "chat:", err)
 		return 1
@@ -124,6 +128,10 @@ func headless(m models.Model, cfg *config.Config, opts session.Options, stdout, 
 		return 1
 	}
 	defer s.Close()
+	info := s.Info()
+	// Like generate_text.py's "Loaded ..." line, on stderr so stdout stays the text.
+	fmt.Fprintf(stderr, "chat: %s · %s · %s · %s params · ctx %d · %s mode\n",
+		info.Model, info.Arch, info.Quant, humanCount(info.Params), info.ContextLength, info.Mode)
 	if err := resume(s, cfg); err != nil {
 		fmt.Fprintln(stderr, "chat:", err)
 		return 1
@@ -143,23 +151,26 @@ func headless(m models.Model, cfg *config.Config, opts session.Options, stdout, 
 	}
 	st := res.Stats
 	out := struct {
+		Model     any    `json:"model"`
 		PromptIDs []int  `json:"prompt_ids"`
 		IDs       []int  `json:"ids"`
 		Text      string `json:"text"`
 		Reason    string `json:"reason"`
 		Stats     any    `json:"stats"`
-	}{s.LastPrompt(), res.IDs, res.Text, res.Reason, map[string]any{
-		"prompt_tokens": st.PromptTokens, "reused_tokens": st.ReusedTokens, "gen_tokens": st.GenTokens,
-		"prefill_tok_s": st.PrefillTokS, "decode_tok_s": st.DecodeTokS, "ttft_ms": float64(st.TTFT.Microseconds()) / 1000,
-		"kv_used": st.KVUsed, "kv_cap": st.KVCap, "quant": s.Quant(),
-		"kv_pool": map[string]any{"blocks": st.PoolBlocks, "used": st.PoolUsed, "seq_blocks": st.SeqBlocks,
-			"tree_blocks": st.TreeBlocks, "block_size": st.BlockSize, "evictions": st.Evictions,
-			"reuse": ratio(st.ReusedTokens, st.PromptTokens), "hit_rate": st.HitRate,
-			"total_prompt_tokens": st.TotalPromptTokens, "total_reused_tokens": st.TotalReusedTokens},
-		"spec": map[string]any{"method": st.Spec.Method.String(), "k": st.Spec.K, "proposed": st.Spec.Proposed,
-			"accepted": st.Spec.Accepted, "target_passes": st.Spec.TargetPasses,
-			"acceptance_rate": st.Spec.AcceptanceRate(), "tokens_per_pass": st.Spec.TokensPerPass()},
-	}}
+	}{map[string]any{"name": info.Model, "arch": info.Arch, "quant": s.Quant(), "params": info.Params,
+		"context_length": info.ContextLength, "mode": info.Mode},
+		s.LastPrompt(), res.IDs, res.Text, res.Reason, map[string]any{
+			"prompt_tokens": st.PromptTokens, "reused_tokens": st.ReusedTokens, "gen_tokens": st.GenTokens,
+			"prefill_tok_s": st.PrefillTokS, "decode_tok_s": st.DecodeTokS, "ttft_ms": float64(st.TTFT.Microseconds()) / 1000,
+			"kv_used": st.KVUsed, "kv_cap": st.KVCap, "quant": s.Quant(),
+			"kv_pool": map[string]any{"blocks": st.PoolBlocks, "used": st.PoolUsed, "seq_blocks": st.SeqBlocks,
+				"tree_blocks": st.TreeBlocks, "block_size": st.BlockSize, "evictions": st.Evictions,
+				"reuse": ratio(st.ReusedTokens, st.PromptTokens), "hit_rate": st.HitRate,
+				"total_prompt_tokens": st.TotalPromptTokens, "total_reused_tokens": st.TotalReusedTokens},
+			"spec": map[string]any{"method": st.Spec.Method.String(), "k": st.Spec.K, "proposed": st.Spec.Proposed,
+				"accepted": st.Spec.Accepted, "target_passes": st.Spec.TargetPasses,
+				"acceptance_rate": st.Spec.AcceptanceRate(), "tokens_per_pass": st.Spec.TokensPerPass()},
+		}}
 	if out.IDs == nil {
 		out.IDs = []int{}
 	}
@@ -344,4 +355,17 @@ func ratio(a, b int) float64 {
 		return 0
 	}
 	return float64(a) / float64(b)
+}
+
+// humanCount writes a parameter count the way model cards do: 2.6M, 1.1B.
+func humanCount(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1fB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.0fK", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
 }

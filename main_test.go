@@ -86,7 +86,11 @@ func TestHeadlessJSONRaw(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
+	if !strings.Contains(stderr, "tiny.pt · modern · f32 · 369K params · ctx 128 · raw mode") {
+		t.Errorf("stderr lacks the model line: %q", stderr)
+	}
 	var out struct {
+		Model     map[string]any `json:"model"`
 		PromptIDs []int          `json:"prompt_ids"`
 		IDs       []int          `json:"ids"`
 		Text      string         `json:"text"`
@@ -97,6 +101,9 @@ func TestHeadlessJSONRaw(t *testing.T) {
 	}
 	if !intsEqual(out.PromptIDs, p.PromptIDs) || !intsEqual(out.IDs, p.GreedyCache[:20]) {
 		t.Errorf("json ids: prompt %v ids %v; want %v %v", out.PromptIDs, out.IDs, p.PromptIDs, p.GreedyCache[:20])
+	}
+	if out.Model["arch"] != "modern" || out.Model["quant"] != "f32" || out.Model["params"] != float64(369024) {
+		t.Errorf("json model %v", out.Model)
 	}
 	for _, k := range []string{"prompt_tokens", "gen_tokens", "prefill_tok_s", "decode_tok_s", "ttft_ms", "kv_used", "kv_cap"} {
 		if _, ok := out.Stats[k]; !ok {
