@@ -26,6 +26,8 @@ import (
 	"chat/session"
 	"chat/session/store"
 	"chat/ui"
+
+	"github.com/charmbracelet/x/term"
 )
 
 func main() {
@@ -113,7 +115,12 @@ func openModel(path string) (models.Model, error) {
 	if path == "" {
 		return load.Embedded()
 	}
-	return load.Open(path)
+	if !term.IsTerminal(os.Stderr.Fd()) {
+		return load.Open(path)
+	}
+	bar := ui.NewProgress(os.Stderr, filepath.Base(path))
+	defer bar.Done()
+	return load.OpenProgress(path, bar.Update)
 }
 
 // headless prints the reply to one prompt (or one JSON line) and exits: the
