@@ -2,6 +2,7 @@ package session
 
 import (
 	"runtime"
+	"strings"
 	"testing"
 
 	"chat/engine/sampler"
@@ -44,11 +45,17 @@ func TestInt8FreesFloatWeights(t *testing.T) {
 	if f32 < i8 || f32-i8 < 4<<20 {
 		t.Errorf("heap %d → %d bytes after int8: want at least 4 MiB freed", f32, i8)
 	}
+	if st := s.Status(); !strings.Contains(st, "re-prefills") {
+		t.Errorf("status after the switch: %q", st)
+	}
 	if err := s.Send("Once upon a time"); err != nil {
 		t.Fatal(err)
 	}
 	if res := s.Wait(); res.Err != nil || len(res.IDs) == 0 {
 		t.Fatalf("int8 reply: %+v", res)
+	}
+	if st := s.Status(); st != "" {
+		t.Errorf("status after the re-prefilled turn: %q", st)
 	}
 	if err := s.SetQuant("f32"); err != nil {
 		t.Fatal(err)

@@ -53,12 +53,14 @@ type Session struct {
 	mode     string
 	msgs     []Message
 	ctxStart int // msgs before this index no longer fit the context; they stay on screen
-	reply    *engine.Reply
-	replyBuf strings.Builder
-	last     engine.Result
-	lastIDs  []int // prompt ids of the last request
-	notices  []string
-	saved    persist // the saved-session side (persist.go)
+	// reprefill is set by a weight switch until the next reply finishes.
+	reprefill bool
+	reply     *engine.Reply
+	replyBuf  strings.Builder
+	last      engine.Result
+	lastIDs   []int // prompt ids of the last request
+	notices   []string
+	saved     persist // the saved-session side (persist.go)
 }
 
 // DefaultMode is the mode a model opens in: chat for a checkpoint whose
@@ -267,6 +269,7 @@ func (s *Session) LastPrompt() []int { return s.lastIDs }
 
 func (s *Session) finish(res engine.Result) {
 	s.reply = nil
+	s.reprefill = false
 	s.last = res
 	s.msgs = append(s.msgs, Message{Role: Assistant, Content: res.Text, Time: time.Now()})
 	s.autosave()

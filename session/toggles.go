@@ -69,6 +69,7 @@ func (s *Session) swapModel(m models.Model) {
 	s.eng.Close()
 	s.model = m
 	s.eng = engine.NewWithOptions(m, s.opts.Engine)
+	s.reprefill = true
 	s.eng.SetSampler(s.opts.Sampler)
 	if spec.Method != speculative.Off {
 		if err := s.eng.SetSpeculation(spec); err != nil {
@@ -97,4 +98,16 @@ func (s *Session) SetSpeculation(c speculative.Config) error {
 		s.opts.Speculation.Draft = c.Draft
 	}
 	return nil
+}
+
+// Status tells the UI what is going on besides generating: after a weight
+// switch, the next turn prefills the whole conversation again.
+func (s *Session) Status() string {
+	if !s.reprefill {
+		return ""
+	}
+	if s.reply != nil {
+		return "re-prefilling the conversation for the " + s.Quant() + " weights"
+	}
+	return "weights now " + s.Quant() + ": the next turn re-prefills the conversation"
 }
