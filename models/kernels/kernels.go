@@ -59,11 +59,17 @@ func MatVec(out, w, x []float32, rows, cols int) {
 // out[t*rows+r] = dot(w[r*cols:(r+1)*cols], x[t*cols:(t+1)*cols]).
 // So out is [n][rows] and x is [n][cols], both row-major. Each weight row is
 // read once per tile of tokens instead of once per token. The result is
-// bitwise equal to n calls of MatVec.
+// bitwise equal to n calls of MatVec, except with CHAT_GEMM=1 (gemm.go): then
+// batches of 8+ tokens take a faster register-tiled GEMM whose sums round
+// differently.
 func MatMul(out, w, x []float32, rows, cols, n int) {
 	checkMat("MatMul", out, w, x, rows, cols, n)
 	if n == 1 {
 		MatVec(out, w, x, rows, cols)
+		return
+	}
+	if gemmOK(rows, cols, n) {
+		gemmMatMul(out, w, x, rows, cols, n)
 		return
 	}
 	if rows*cols*n < parallelMin || !defaultPool.run(opMatMul, out, w, x, rows, cols, n) {

@@ -47,6 +47,7 @@ const (
 	opMatVecQ6K
 	opBatch // the batched products: job.bt
 	opMatVecI8F32
+	opGEMM // MatMul's GEMM path (gemm.go): j.dx holds the packed x
 )
 
 // Worker states. The caller moves idle→posted; the worker takes a job with
@@ -215,6 +216,8 @@ func (j *job) drain() {
 			j.bt.run(r0, r1)
 		case opMatVecI8F32:
 			matVecI8F32Range(j.out, j.qw, j.sw, j.x, j.cols, r0, r1)
+		case opGEMM:
+			gemmRange(j.out, j.w, j.x, j.dx, j.rows, j.cols, j.n, r0, r1)
 		}
 	}
 }

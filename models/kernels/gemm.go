@@ -1,0 +1,169 @@
+package kernels
+
+import (
+	"os"
+	"sync"
+	"unsafe"
+)
+
+// MatMul's fast path for batches of gemmMinN or more tokens: out = X·Wᵀ as a
+// register-tiled GEMM in the manner of GotoBLAS/BLIS (Goto & van de Geijn,
+// "Anatomy of High-Performance Matrix Multiplication", 2008; Van Zee & van de
+// Geijn, "BLIS", 2015), shaped for operands that are both K-major.
+//
+// The activations are packed once per call into panels of nr tokens,
+// transposed so that the nr values of one column k are contiguous
+// (xp[k*nr+j] = x[t0+j][k]). A tile then walks k once: it loads the panel's
+// vector(s) for k, broadcasts w[r][k] for each of its mr weight rows and
+// FMAs, keeping mr×nr sums in registers (AVX-512: 12×32 in 24 zmm; AVX2: 6×16
+// in 12 ymm), and finally transposes the tile into out's rows.
+//
+// Loop order: panel outer, row groups inner. A panel (nr·cols floats, ≤ 256
+// KiB at cols = 2048) stays in L2 while every weight row of the caller's range
+// meets it, and the weight rows stream from L3/DRAM once per panel; each tile
+// needs ~15 bytes/cycle, well inside L2 bandwidth, so no k blocking is needed.
+//
+// Every (row, token) sum is one accumulator lane adding k in order, so the
+// result does not depend on the thread count or the tile a token falls in,
+// but it is not bitwise equal to MatVec (which sums in 8 lanes): the error
+// bound is that of a sequential float32 sum of cols products.
+
+// gemmEnabled switches MatMul to the GEMM path. It is off unless
+// CHAT_GEMM=1: tests in models/llama and models/course rely on MatMul being
+// bitwise equal to MatVec (prefill == decode), which the GEMM's summation
+// order is not.
+var gemmEnabled = os.Getenv("CHAT_GEMM") == "1"
+
+// gemmMinN is the fewest tokens that take the GEMM path; below it MatMul
+// keeps its MatVec-equal 4×3 tile (a 16-token panel would be mostly padding).
+const gemmMinN = 8
+
+// gemmRowGran is the row granule of a GEMM product split over the pool: a
+// multiple of both tiles' mr, so every thread count puts the same rows in the
+// same tiles and the leftover rows%12 go to the MatVec kernel.
+const gemmRowGran = 12
+
+// gemmMaxTile is the largest tile, 12×32.
+const gemmMaxTile = 12 * 32
+
+// gemmRowBlockBytes is the weight bytes of a row block, which stays in L2
+// while it meets every panel.
+var gemmRowBlockBytes = 128 << 10
+
+// gemmShape returns the tile in use: mr weight rows × nr tokens (a full panel).
+func gemmShape() (mr, nr int) {
+	if gemmAVX512 {
+		return 12, 32
+	}
+	return 6, 16
+}
+
+// gemmOK reports whether MatMul takes the GEMM path for this shape.
+func gemmOK(rows, cols, n int) bool {
+	return gemmEnabled && gemmHasAsm && useAsm && n >= gemmMinN && rows >= gemmRowGran && cols > 0
+}
+
+type gemmBuf struct{ xp []float32 }
+
+// gemmBufs holds packed-activation buffers; one per concurrent caller, reused
+// (grown only for a larger product), so steady-state calls don't allocate.
+var gemmBufs = sync.Pool{New: func() any { return new(gemmBuf) }}
+
+// gemmMatMul is MatMul for gemmOK shapes.
+func gemmMatMul(out, w, x []float32, rows, cols, n int) {
+	_, nr := gemmShape()
+	b := gemmBufs.Get().(*gemmBuf)
+	need := (n + nr - 1) / nr * nr * cols
+	if cap(b.xp) < need {
+		b.xp = make([]float32, need)
+	}
+	xp := b.xp[:need]
+	packPanels(xp, x, cols, n, nr)
+	done := false
+	if rows*cols*n >= parallelMin {
+		if j := defaultPool.acquire(); j != nil {
+			// The workers share xp read-only; j.dx is otherwise unused by
+			// float products.
+			j.op, j.out, j.w, j.x, j.dx = opGEMM, out, w, x, xp
+			j.rows, j.cols, j.n = rows, cols, n
+			defaultPool.exec(gemmRowGran)
+			done = true
+		}
+	}
+	if !done {
+		gemmRange(out, w, x, xp, rows, cols, n, 0, rows)
+	}
+	gemmBufs.Put(b)
+}
+
+// panelWidth is the width of the panel starting at token t0: nr, or nr/2 for
+// a last panel of at most nr/2 tokens (halving the padding work).
+func panelWidth(n, t0, nr int) int {
+	if n-t0 <= nr/2 {
+		return nr / 2
+	}
+	return nr
+}
+
+// packPanels writes x's tokens into xp as panels: the panel of tokens
+// [t0, t0+pw) starts at xp[t0*cols] and holds xp[t0*cols+k*pw+j] = x[t0+j][k],
+// zero for tokens past n. It goes 64 columns at a time so the panel rows being
+// written stay in L1.
+func packPanels(xp, x []float32, cols, n, nr int) {
+	const kb = 64
+	for t0 := 0; t0 < n; t0 += nr {
+		pw := panelWidth(n, t0, nr)
+		nt := min(pw, n-t0)
+		dst := xp[t0*cols : (t0+pw)*cols]
+		for k0 := 0; k0 < cols; k0 += kb {
+			k1 := min(cols, k0+kb)
+			for j := 0; j < nt; j++ {
+				src := x[(t0+j)*cols+k0 : (t0+j)*cols+k1]
+				d := dst[k0*pw+j:]
+				for k, v := range src {
+					d[k*pw] = v
+				}
+			}
+			for j := nt; j < pw; j++ {
+				d := dst[k0*pw+j:]
+				for k := range k1 - k0 {
+					d[k*pw] = 0
+				}
+			}
+		}
+	}
+}
+
+// gemmRange computes rows [r0, r1) of every token; r0 is a multiple of
+// gemmRowGran. Whole tiles take rows up to the last multiple of 12 in the
+// range; the rest (only in the last range) take the MatVec-based kernel.
+func gemmRange(out, w, x, xp []float32, rows, cols, n, r0, r1 int) {
+	mr, nr := gemmShape()
+	re := r0 + (r1-r0)/gemmRowGran*gemmRowGran
+	var c [gemmMaxTile]float32
+	if re > r0 {
+		_ = out[(n-1)*rows+re-1]
+		_ = w[re*cols-1]
+		rb := max(gemmRowGran, gemmRowBlockBytes/(4*cols)/gemmRowGran*gemmRowGran)
+		for b0 := r0; b0 < re; b0 += rb {
+			b1 := min(re, b0+rb)
+			for t0 := 0; t0 < n; t0 += nr {
+				pw := panelWidth(n, t0, nr)
+				nt := min(pw, n-t0)
+				_ = xp[(t0+pw)*cols-1]
+				xpp := &xp[t0*cols]
+				for r := b0; r < b1; r += mr {
+					gemmTile(pw == nr, &out[t0*rows+r], rows, nt, ptrAtF(w, r*cols), cols, xpp, &c)
+				}
+			}
+		}
+	}
+	if re < r1 {
+		matMulRange(out, w, x, rows, cols, n, re, r1)
+	}
+}
+
+// ptrAtF is &s[i] without a bounds check; callers have checked i < len(s).
+func ptrAtF(s []float32, i int) *float32 {
+	return (*float32)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(s)), uintptr(i)*4))
+}

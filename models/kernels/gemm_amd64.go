@@ -1,0 +1,44 @@
+//go:build amd64 && !purego
+
+package kernels
+
+import (
+	"os"
+
+	"golang.org/x/sys/cpu"
+)
+
+// gemmAVX512 selects the AVX-512 tiles (12 rows × 32 or 16 tokens in zmm)
+// over the AVX2 ones (6 rows × 16 or 8 tokens in ymm). CHAT_KERNELS=avx2
+// forces the AVX2 tiles, so both can be tested on an AVX-512 machine.
+var gemmAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && os.Getenv("CHAT_KERNELS") != "avx2"
+
+const gemmHasAsm = true
+
+//go:noescape
+func gemm12x32AVX512(out *float32, ldo, nt int, w *float32, ldw int, xp *float32, k int, c *float32)
+
+//go:noescape
+func gemm12x16AVX512(out *float32, ldo, nt int, w *float32, ldw int, xp *float32, k int, c *float32)
+
+//go:noescape
+func gemm6x16AVX2(out *float32, ldo, nt int, w *float32, ldw int, xp *float32, k int, c *float32)
+
+//go:noescape
+func gemm6x8AVX2(out *float32, ldo, nt int, w *float32, ldw int, xp *float32, k int, c *float32)
+
+// gemmTile runs one register tile: gemmShape's mr rows of w from wr against
+// the packed panel xp (nr tokens wide, or nr/2 if !wide), writing the first
+// nt tokens' outputs to out[t*ldo+i]. c is scratch for the tile.
+func gemmTile(wide bool, out *float32, ldo, nt int, wr *float32, cols int, xp *float32, c *[gemmMaxTile]float32) {
+	switch {
+	case gemmAVX512 && wide:
+		gemm12x32AVX512(out, ldo, nt, wr, cols, xp, cols, &c[0])
+	case gemmAVX512:
+		gemm12x16AVX512(out, ldo, nt, wr, cols, xp, cols, &c[0])
+	case wide:
+		gemm6x16AVX2(out, ldo, nt, wr, cols, xp, cols, &c[0])
+	default:
+		gemm6x8AVX2(out, ldo, nt, wr, cols, xp, cols, &c[0])
+	}
+}
