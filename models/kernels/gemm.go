@@ -6,7 +6,7 @@ import (
 	"unsafe"
 )
 
-// MatMul's fast path for batches of gemmMinN or more tokens: out = X·Wᵀ as a
+// MatMul's fast path for batches of gemmMinN or more tokens (opt-in, see gemmEnabled): out = X·Wᵀ as a
 // register-tiled GEMM in the manner of GotoBLAS/BLIS (Goto & van de Geijn,
 // "Anatomy of High-Performance Matrix Multiplication", 2008; Van Zee & van de
 // Geijn, "BLIS", 2015), shaped for operands that are both K-major.
@@ -16,7 +16,8 @@ import (
 // (xp[k*nr+j] = x[t0+j][k]). A tile then walks k once: it loads the panel's
 // vector(s) for k, broadcasts w[r][k] for each of its mr weight rows and
 // FMAs, keeping mr×nr sums in registers (AVX-512: 12×32 in 24 zmm; AVX2: 6×16
-// in 12 ymm), and finally transposes the tile into out's rows.
+// in 12 ymm; a last panel of at most nr/2 tokens is nr/2 wide and takes 12
+// rows), and finally transposes the tile into out's rows.
 //
 // Loop order: panel outer, row groups inner. A panel (nr·cols floats, ≤ 256
 // KiB at cols = 2048) stays in L2 while every weight row of the caller's range
@@ -35,8 +36,9 @@ import (
 var gemmEnabled = os.Getenv("CHAT_GEMM") == "1"
 
 // gemmMinN is the fewest tokens that take the GEMM path; below it MatMul
-// keeps its MatVec-equal 4×3 tile (a 16-token panel would be mostly padding).
-const gemmMinN = 8
+// keeps its MatVec-equal 4×3 tile, which measured as fast or faster for 8-15
+// tokens (768×768, 1 thread) where the panels are part padding.
+const gemmMinN = 16
 
 // gemmRowGran is the row granule of a GEMM product split over the pool: a
 // multiple of both tiles' mr, so every thread count puts the same rows in the
@@ -50,12 +52,23 @@ const gemmMaxTile = 12 * 32
 // while it meets every panel.
 var gemmRowBlockBytes = 128 << 10
 
-// gemmShape returns the tile in use: mr weight rows × nr tokens (a full panel).
+// gemmShape returns the tile in use for full panels: mr weight rows × nr
+// tokens.
 func gemmShape() (mr, nr int) {
 	if gemmAVX512 {
 		return 12, 32
 	}
 	return 6, 16
+}
+
+// gemmTileRows is the rows of the tile for a full (wide) or half panel. The
+// half-panel tiles take 12 rows so that each token vector loaded still feeds
+// 12 FMAs.
+func gemmTileRows(wide bool) int {
+	if mr, _ := gemmShape(); wide {
+		return mr
+	}
+	return 12
 }
 
 // gemmOK reports whether MatMul takes the GEMM path for this shape.
@@ -107,19 +120,37 @@ func panelWidth(n, t0, nr int) int {
 
 // packPanels writes x's tokens into xp as panels: the panel of tokens
 // [t0, t0+pw) starts at xp[t0*cols] and holds xp[t0*cols+k*pw+j] = x[t0+j][k],
-// zero for tokens past n. It goes 64 columns at a time so the panel rows being
-// written stay in L1.
+// zero for tokens past n. Groups of 8 tokens × 8 columns are transposed in
+// registers (gemmPack8); the rest goes 64 columns at a time so the panel rows
+// being written stay in L1.
 func packPanels(xp, x []float32, cols, n, nr int) {
 	const kb = 64
+	c8 := 0
+	if gemmHasAsm && cols >= 8 {
+		c8 = cols &^ 7
+	}
 	for t0 := 0; t0 < n; t0 += nr {
 		pw := panelWidth(n, t0, nr)
 		nt := min(pw, n-t0)
 		dst := xp[t0*cols : (t0+pw)*cols]
+		j8 := 0
+		if c8 > 0 {
+			for ; j8+8 <= nt; j8 += 8 {
+				gemmPack8(dst[j8:], pw, x[(t0+j8)*cols:(t0+j8+8)*cols], cols)
+			}
+		}
 		for k0 := 0; k0 < cols; k0 += kb {
 			k1 := min(cols, k0+kb)
 			for j := 0; j < nt; j++ {
-				src := x[(t0+j)*cols+k0 : (t0+j)*cols+k1]
-				d := dst[k0*pw+j:]
+				ks := k0
+				if j < j8 {
+					ks = max(k0, c8) // columns [0, c8) are packed
+				}
+				if ks >= k1 {
+					continue
+				}
+				src := x[(t0+j)*cols+ks : (t0+j)*cols+k1]
+				d := dst[ks*pw+j:]
 				for k, v := range src {
 					d[k*pw] = v
 				}
@@ -138,7 +169,7 @@ func packPanels(xp, x []float32, cols, n, nr int) {
 // gemmRowGran. Whole tiles take rows up to the last multiple of 12 in the
 // range; the rest (only in the last range) take the MatVec-based kernel.
 func gemmRange(out, w, x, xp []float32, rows, cols, n, r0, r1 int) {
-	mr, nr := gemmShape()
+	_, nr := gemmShape()
 	re := r0 + (r1-r0)/gemmRowGran*gemmRowGran
 	var c [gemmMaxTile]float32
 	if re > r0 {
@@ -152,6 +183,7 @@ func gemmRange(out, w, x, xp []float32, rows, cols, n, r0, r1 int) {
 				nt := min(pw, n-t0)
 				_ = xp[(t0+pw)*cols-1]
 				xpp := &xp[t0*cols]
+				mr := gemmTileRows(pw == nr)
 				for r := b0; r < b1; r += mr {
 					gemmTile(pw == nr, &out[t0*rows+r], rows, nt, ptrAtF(w, r*cols), cols, xpp, &c)
 				}

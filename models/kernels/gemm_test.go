@@ -94,6 +94,35 @@ func TestGEMM(t *testing.T) {
 	}
 }
 
+// TestPackPanels checks the packed layout (asm 8×8 transposes plus Go edges)
+// against its definition, padding included.
+func TestPackPanels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(49, 50))
+	for _, nr := range []int{16, 32} {
+		for cols := 1; cols <= 70; cols += 3 {
+			for n := 1; n <= 40; n++ {
+				x := randVec(rng, n*cols)
+				xp := randVec(rng, (n+nr-1)/nr*nr*cols)
+				packPanels(xp, x, cols, n, nr)
+				for t0 := 0; t0 < n; t0 += nr {
+					pw := panelWidth(n, t0, nr)
+					for k := 0; k < cols; k++ {
+						for j := 0; j < pw; j++ {
+							want := float32(0)
+							if t0+j < n {
+								want = x[(t0+j)*cols+k]
+							}
+							if got := xp[t0*cols+k*pw+j]; got != want {
+								t.Fatalf("nr=%d cols=%d n=%d: panel %d k=%d j=%d: %v want %v", nr, cols, n, t0, k, j, got, want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestGEMMThreads: 1, 2 and 3 threads give the same bits (each output is one
 // tile lane whichever thread computes it), and -race sees the shared packed
 // panels only read.
@@ -141,7 +170,7 @@ func TestGEMMStaysInBounds(t *testing.T) {
 
 func TestGEMMAllocs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(45, 46))
-	rows, cols, n := 768, 512, 40
+	rows, cols, n := 768, 512, 40 // two full panels and a half one (AVX2)
 	w, x, out := randVec(rng, rows*cols), randVec(rng, n*cols), make([]float32, n*rows)
 	for _, avx512 := range gemmImpls() {
 		for _, th := range []int{1, 2} {

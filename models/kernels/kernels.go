@@ -60,7 +60,7 @@ func MatVec(out, w, x []float32, rows, cols int) {
 // So out is [n][rows] and x is [n][cols], both row-major. Each weight row is
 // read once per tile of tokens instead of once per token. The result is
 // bitwise equal to n calls of MatVec, except with CHAT_GEMM=1 (gemm.go): then
-// batches of 8+ tokens take a faster register-tiled GEMM whose sums round
+// batches of 16+ tokens take a faster register-tiled GEMM whose sums round
 // differently.
 func MatMul(out, w, x []float32, rows, cols, n int) {
 	checkMat("MatMul", out, w, x, rows, cols, n)
