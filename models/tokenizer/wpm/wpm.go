@@ -1,0 +1,481 @@
+// Package wpm is llama.cpp's WordPiece tokenizer for BERT-style GGUF
+// vocabularies ("bert" in tokenizer.ggml.model, LLAMA_VOCAB_TYPE_WPM): the
+// text is split into words at whitespace, punctuation, ASCII symbols and CJK
+// ideographs after llama.cpp's one-to-one "NFD" (accents of precomposed
+// letters dropped) and lowercasing, and each word, prefixed with U+2581 "▁",
+// is cut greedily into the longest vocabulary pieces, or becomes [UNK] as a
+// whole when some part of it matches nothing (llm_tokenizer_wpm_session in
+// src/llama-vocab.cpp). llama.cpp's converter stores word-start pieces with
+// the "▁" prefix and continuation pieces bare (no "##"). Special tokens are
+// split out first (tokenizer_st_partition), and the special ids follow
+// llama_vocab::impl::load for "bert": CLS (101) is BOS, SEP 102, UNK 100,
+// PAD 0, MASK 103, no EOS. Encode gives llama_tokenize's ids.
+package wpm
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"chat/models"
+	"chat/models/gguf"
+)
+
+// Model is the tokenizer.ggml.model value of WordPiece vocabularies.
+const Model = "bert"
+
+// Token types as stored in tokenizer.ggml.token_type.
+const (
+	TypeNormal      = 1
+	TypeUnknown     = 2
+	TypeControl     = 3
+	TypeUserDefined = 4
+	TypeUnused      = 5
+	TypeByte        = 6
+)
+
+// The phantom space llama.cpp puts before every word.
+const wordStart = "\u2581"
+
+var _ models.Tokenizer = (*Tokenizer)(nil)
+
+// Tokenizer is a WordPiece vocabulary. It is immutable after New and safe
+// for concurrent use.
+type Tokenizer struct {
+	texts   []string
+	types   []int32
+	ids     map[string]int
+	pieces  [][]byte
+	special []int // control/user-defined/unknown ids, longest text first
+	maxLen  int   // longest token text in bytes (max_token_len)
+
+	bos, eos, eot, unk, sep, pad, mask int
+	addBOS, addSEP                     bool
+}
+
+// Vocab is the raw material of a Tokenizer, as GGUF stores it. Ids are -1
+// when absent.
+type Vocab struct {
+	Tokens []string
+	Types  []int32 // nil means all normal
+
+	BOS, EOS, EOT, UNK, SEP, PAD, MASK int
+	AddBOS, AddSEP                     bool
+}
+
+// DefaultVocab is a Vocab with llama.cpp's defaults for "bert" and the given
+// tokens: CLS=101 as BOS, UNK=100, SEP=102, PAD=0, MASK=103, and CLS/SEP
+// added around a prompt.
+func DefaultVocab(tokens []string, types []int32) Vocab {
+	return Vocab{Tokens: tokens, Types: types,
+		BOS: 101, EOS: -1, EOT: -1, UNK: 100, SEP: 102, PAD: 0, MASK: 103,
+		AddBOS: true, AddSEP: true}
+}
+
+// FromGGUF builds the tokenizer from a GGUF file's tokenizer.ggml.* keys,
+// with llama.cpp's defaults for WPM vocabularies.
+func FromGGUF(f *gguf.File) (*Tokenizer, error) {
+	if f == nil {
+		return nil, fmt.Errorf("wpm: nil GGUF file")
+	}
+	model, _ := f.String("tokenizer.ggml.model")
+	if model != Model {
+		return nil, fmt.Errorf("wpm: tokenizer.ggml.model is %q, want %q", model, Model)
+	}
+	tokens, ok := f.Strings("tokenizer.ggml.tokens")
+	if !ok {
+		return nil, fmt.Errorf("wpm: tokenizer.ggml.tokens missing or not a string array")
+	}
+	var types []int32
+	if f.Has("tokenizer.ggml.token_type") {
+		ints, ok := f.Ints("tokenizer.ggml.token_type")
+		if !ok {
+			return nil, fmt.Errorf("wpm: tokenizer.ggml.token_type is not an integer array")
+		}
+		types = make([]int32, len(ints))
+		for i, x := range ints {
+			types[i] = int32(x)
+		}
+	}
+	v := DefaultVocab(tokens, types)
+	// An id out of range keeps the default, as llama.cpp does (it warns).
+	// llama.cpp reads no cls_token_id: BOS is the CLS token.
+	for key, dst := range map[string]*int{
+		"tokenizer.ggml.bos_token_id":       &v.BOS,
+		"tokenizer.ggml.eos_token_id":       &v.EOS,
+		"tokenizer.ggml.eot_token_id":       &v.EOT,
+		"tokenizer.ggml.unknown_token_id":   &v.UNK,
+		"tokenizer.ggml.seperator_token_id": &v.SEP, // sic: GGUF's spelling
+		"tokenizer.ggml.padding_token_id":   &v.PAD,
+		"tokenizer.ggml.mask_token_id":      &v.MASK,
+	} {
+		if !f.Has(key) {
+			continue
+		}
+		id, ok := f.Uint(key)
+		if !ok {
+			return nil, fmt.Errorf("wpm: %s is not a non-negative integer", key)
+		}
+		if id < uint64(len(tokens)) {
+			*dst = int(id)
+		}
+	}
+	for key, dst := range map[string]*bool{
+		"tokenizer.ggml.add_bos_token": &v.AddBOS,
+		"tokenizer.ggml.add_sep_token": &v.AddSEP,
+	} {
+		if !f.Has(key) {
+			continue
+		}
+		b, ok := f.Bool(key)
+		if !ok {
+			return nil, fmt.Errorf("wpm: %s is not a bool", key)
+		}
+		*dst = b
+	}
+	return New(v)
+}
+
+// New builds a tokenizer from a vocabulary.
+func New(v Vocab) (*Tokenizer, error) {
+	n := len(v.Tokens)
+	if n == 0 {
+		return nil, fmt.Errorf("wpm: empty vocabulary")
+	}
+	if v.Types != nil && len(v.Types) != n {
+		return nil, fmt.Errorf("wpm: %d token types for %d tokens", len(v.Types), n)
+	}
+	t := &Tokenizer{
+		texts: make([]string, n), types: make([]int32, n),
+		ids:    make(map[string]int, n),
+		pieces: make([][]byte, n),
+		bos:    validID(v.BOS, n), eos: validID(v.EOS, n), eot: validID(v.EOT, n),
+		unk: validID(v.UNK, n), sep: validID(v.SEP, n),
+		pad: validID(v.PAD, n), mask: validID(v.MASK, n),
+		addBOS: v.AddBOS, addSEP: v.AddSEP,
+	}
+	// llama.cpp aborts on a word it cannot piece together without [UNK], and
+	// on add_special without CLS/SEP (GGML_ASSERT): refuse such vocabularies.
+	if t.unk < 0 {
+		return nil, fmt.Errorf("wpm: UNK id %d is missing or out of range for %d tokens", v.UNK, n)
+	}
+	if t.addBOS && t.bos < 0 {
+		return nil, fmt.Errorf("wpm: add_bos_token is set but the BOS (CLS) id %d is out of range for %d tokens", v.BOS, n)
+	}
+	if t.addSEP && t.sep < 0 {
+		return nil, fmt.Errorf("wpm: add_sep_token is set but the SEP id %d is out of range for %d tokens", v.SEP, n)
+	}
+	for i, s := range v.Tokens {
+		if s == "" {
+			s = fmt.Sprintf("[EMPTY_%d]", i) // llama.cpp's name for an empty token
+		}
+		if j, dup := t.ids[s]; dup {
+			// llama.cpp asserts id_to_token.size() == token_to_id.size().
+			return nil, fmt.Errorf("wpm: duplicate token %q has ids %d and %d", s, j, i)
+		}
+		t.ids[s] = i
+		t.texts[i] = s
+		t.maxLen = max(t.maxLen, len(s))
+		t.types[i] = TypeNormal
+		if v.Types != nil {
+			t.types[i] = v.Types[i]
+		}
+	}
+	for i := range t.texts {
+		t.pieces[i] = t.piece(i)
+		switch t.types[i] {
+		case TypeControl, TypeUserDefined, TypeUnknown:
+			t.special = append(t.special, i)
+		}
+	}
+	sort.SliceStable(t.special, func(a, b int) bool {
+		return len(t.texts[t.special[a]]) > len(t.texts[t.special[b]])
+	})
+	return t, nil
+}
+
+func validID(id, n int) int {
+	if id < 0 || id >= n {
+		return -1
+	}
+	return id
+}
+
+// piece is token_to_piece with special=true: special and user-defined
+// tokens give their text, normal tokens their text with "▁" as a space,
+// other types nothing.
+func (t *Tokenizer) piece(id int) []byte {
+	s := t.texts[id]
+	switch t.types[id] {
+	case TypeControl, TypeUnknown, TypeUserDefined:
+		return []byte(s)
+	case TypeNormal:
+		return []byte(strings.ReplaceAll(s, wordStart, " "))
+	}
+	return nil
+}
+
+// Size is the number of tokens.
+func (t *Tokenizer) Size() int { return len(t.texts) }
+
+// BOS is the CLS id when a prompt gets it prepended (llama.cpp's default
+// for WPM), else -1.
+func (t *Tokenizer) BOS() int {
+	if !t.addBOS {
+		return -1
+	}
+	return t.bos
+}
+
+// CLS is the classification id (llama.cpp's BOS for WPM), or -1.
+func (t *Tokenizer) CLS() int { return t.bos }
+
+// SEP is the separator id, or -1.
+func (t *Tokenizer) SEP() int { return t.sep }
+
+// UNK is the unknown-word id.
+func (t *Tokenizer) UNK() int { return t.unk }
+
+// PAD is the padding id, or -1.
+func (t *Tokenizer) PAD() int { return t.pad }
+
+// MASK is the mask id, or -1.
+func (t *Tokenizer) MASK() int { return t.mask }
+
+// EOS is the end-of-sequence id, or -1 (BERT vocabularies have none).
+func (t *Tokenizer) EOS() int { return t.eos }
+
+// EOT is the end-of-text id: tokenizer.ggml.eot_token_id, else EOS, else
+// SEP, which ends a BERT sequence.
+func (t *Tokenizer) EOT() int {
+	switch {
+	case t.eot >= 0:
+		return t.eot
+	case t.eos >= 0:
+		return t.eos
+	}
+	return t.sep
+}
+
+// AddBOS reports whether a prompt gets CLS prepended.
+func (t *Tokenizer) AddBOS() bool { return t.addBOS }
+
+// AddSEP reports whether a prompt gets SEP appended.
+func (t *Tokenizer) AddSEP() bool { return t.addSEP }
+
+// StripsLeadingSpace is false: llama.cpp keeps the space the first word's
+// "▁" decodes to (add_space_prefix is off for WPM).
+func (t *Tokenizer) StripsLeadingSpace() bool { return false }
+
+// Text is the token's text as the vocabulary stores it ("▁hello").
+func (t *Tokenizer) Text(id int) string {
+	if id < 0 || id >= len(t.texts) {
+		return ""
+	}
+	return t.texts[id]
+}
+
+// Type is the token's type as stored (TypeNormal, ...), or -1 out of range.
+func (t *Tokenizer) Type(id int) int {
+	if id < 0 || id >= len(t.types) {
+		return -1
+	}
+	return int(t.types[id])
+}
+
+// TokenBytes is the text of id with "▁" as a space (a special token gives
+// its text); nil when out of range. The slice is shared; do not modify it.
+func (t *Tokenizer) TokenBytes(id int) []byte {
+	if id < 0 || id >= len(t.pieces) {
+		return nil
+	}
+	return t.pieces[id]
+}
+
+// Encode tokenizes text with special-token texts as plain characters
+// (except user-defined tokens, which llama.cpp always matches), without
+// CLS/SEP.
+func (t *Tokenizer) Encode(text string) []int { return t.Tokenize(text, false, false) }
+
+// EncodeSpecial is Encode with control-token texts ([CLS], [SEP], [MASK],
+// ...) recognised.
+func (t *Tokenizer) EncodeSpecial(text string) []int { return t.Tokenize(text, false, true) }
+
+// Tokenize is llama_tokenize for a WPM vocabulary: with addSpecial, CLS
+// before and SEP after (as add_bos/add_sep allow).
+func (t *Tokenizer) Tokenize(text string, addSpecial, parseSpecial bool) []int {
+	var out []int
+	if addSpecial && t.addBOS && t.bos >= 0 {
+		out = append(out, t.bos)
+	}
+	var words []string
+	for _, fr := range t.partition(text, parseSpecial) {
+		if fr.id >= 0 {
+			out = append(out, fr.id)
+			continue
+		}
+		words = preprocess(fr.text, words[:0])
+		for _, w := range words {
+			out = t.word(w, out)
+		}
+	}
+	if addSpecial && t.addSEP && t.sep >= 0 {
+		out = append(out, t.sep)
+	}
+	return out
+}
+
+// word appends the pieces of one preprocessed word: from each position the
+// longest vocabulary entry (llama.cpp tries lengths up to max_token_len+1
+// bytes), the first piece including the "▁" prefix; if some position
+// matches nothing the whole word becomes UNK.
+func (t *Tokenizer) word(w string, out []int) []int {
+	w = wordStart + w
+	start := len(out)
+	for i := 0; i < len(w); {
+		matched := false
+		for j := min(len(w), i+t.maxLen+1); j > i; j-- {
+			if id, ok := t.ids[w[i:j]]; ok {
+				out = append(out, id)
+				i = j
+				matched = true
+				break
+			}
+		}
+		if !matched {
+			return append(out[:start], t.unk)
+		}
+	}
+	return out
+}
+
+type fragment struct {
+	text string
+	id   int
+}
+
+// partition splits text around special-token texts, longest first
+// (tokenizer_st_partition); control and unknown tokens only when
+// parseSpecial.
+func (t *Tokenizer) partition(text string, parseSpecial bool) []fragment {
+	if text == "" {
+		return nil
+	}
+	frags := []fragment{{text: text, id: -1}}
+	for _, id := range t.special {
+		if !parseSpecial && (t.types[id] == TypeControl || t.types[id] == TypeUnknown) {
+			continue
+		}
+		tok := t.texts[id]
+		var next []fragment
+		for _, fr := range frags {
+			if fr.id >= 0 || !strings.Contains(fr.text, tok) {
+				next = append(next, fr)
+				continue
+			}
+			s := fr.text
+			for {
+				i := strings.Index(s, tok)
+				if i < 0 {
+					if s != "" {
+						next = append(next, fragment{text: s, id: -1})
+					}
+					break
+				}
+				if i > 0 {
+					next = append(next, fragment{text: s[:i], id: -1})
+				}
+				next = append(next, fragment{id: id})
+				s = s[i+len(tok):]
+			}
+		}
+		frags = next
+	}
+	return frags
+}
+
+// Detokenize is llama_detokenize: the pieces of ids concatenated (control
+// and unknown tokens only when unparseSpecial), then the clean-up of spaces
+// before punctuation and in contractions that WPM vocabularies turn on
+// (clean_spaces). removeSpecial drops a leading CLS; llama.cpp drops no SEP
+// (add_eos is off). The leading space of the first word is kept, as in
+// llama.cpp. The result is raw bytes.
+func (t *Tokenizer) Detokenize(ids []int, removeSpecial, unparseSpecial bool) []byte {
+	if removeSpecial && t.addBOS && len(ids) > 0 && ids[0] == t.bos {
+		ids = ids[1:]
+	}
+	var out []byte
+	for _, id := range ids {
+		if id < 0 || id >= len(t.pieces) {
+			continue
+		}
+		if !unparseSpecial && (t.types[id] == TypeControl || t.types[id] == TypeUnknown) {
+			continue
+		}
+		out = append(out, t.pieces[id]...)
+	}
+	return cleanSpaces(out)
+}
+
+// cleanSpaces is the clean_spaces step of llama_vocab::impl::detokenize,
+// three in-place passes like the original so each sees the same bytes: drop
+// the space before ? ! . , ; the spaces around a lone apostrophe; the space
+// before 's 'm 're 've.
+func cleanSpaces(b []byte) []byte {
+	if len(b) == 0 {
+		return b
+	}
+	out := b[:1]
+	for i := 1; i < len(b); i++ {
+		if b[i-1] == ' ' && (b[i] == '?' || b[i] == '!' || b[i] == '.' || b[i] == ',') {
+			out = out[:len(out)-1]
+		}
+		out = append(out, b[i])
+	}
+	b = out
+	out = b[:1]
+	for i := 1; i < len(b); i++ {
+		x := b[i]
+		if x == '\'' && i+1 < len(b) && b[i-1] == ' ' && b[i+1] == ' ' {
+			out = out[:len(out)-1]
+			i++
+			b[i] = 0 // skipped, and blanked so the next check sees no space
+		}
+		out = append(out, x)
+	}
+	b = out
+	out = b[:1]
+	for i := 1; i < len(b); i++ {
+		x := b[i]
+		if b[i-1] == ' ' && x == '\'' && i+1 < len(b) {
+			x1 := b[i+1]
+			if x1 == 's' || x1 == 'm' {
+				out = out[:len(out)-1]
+			} else if i+2 < len(b) {
+				x2 := b[i+2]
+				if (x1 == 'r' && x2 == 'e') || (x1 == 'v' && x2 == 'e') {
+					out = out[:len(out)-1]
+				}
+			}
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// Decode is the text of ids (llama_detokenize with remove_special=false,
+// unparse_special=false), invalid UTF-8 bytes replaced by U+FFFD.
+func (t *Tokenizer) Decode(ids []int) string {
+	b := t.Detokenize(ids, false, false)
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	var sb strings.Builder
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		sb.WriteRune(r)
+		b = b[n:]
+	}
+	return sb.String()
+}
