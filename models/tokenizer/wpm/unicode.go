@@ -73,6 +73,39 @@ func isChinese(r rune) bool {
 		(r >= 0x2F800 && r <= 0x2FA1F)
 }
 
+// What preprocess does with a code point.
+const (
+	cpJoin  = iota // lowercased into the current word
+	cpSpace        // ends the current word
+	cpDrop         // vanishes
+	cpAlone        // a word of its own
+)
+
+// asciiClass caches classify for ASCII, the common case.
+var asciiClass = func() (c [0x80]uint8) {
+	for r := range rune(0x80) {
+		c[r] = classify(r)
+	}
+	return c
+}()
+
+// classify is the per-code-point decision of
+// llm_tokenizer_wpm_session::preprocess, for a code point after nfd.
+func classify(r rune) uint8 {
+	switch {
+	case unicode.IsSpace(r):
+		return cpSpace
+	case r == 0 || r == utf8.RuneError || isControl(r):
+		return cpDrop
+	case r > unicode.MaxRune:
+		// llama.cpp's unicode_cpt_to_utf8 throws on these; drop them.
+		return cpDrop
+	case unicode.IsPunct(r) || (r < 0x7f && unicode.IsSymbol(r)) || isChinese(r):
+		return cpAlone
+	}
+	return cpJoin
+}
+
 // preprocess is llm_tokenizer_wpm_session::preprocess: per code point after
 // nfd, whitespace ends a word; NUL, U+FFFD and control characters vanish;
 // punctuation, ASCII symbols and CJK ideographs are words of their own;
@@ -88,23 +121,21 @@ func preprocess(text string, words []string) []string {
 	}
 	for _, r := range decodeRunes(text, cpts[:0]) {
 		r = nfd(r)
-		switch {
-		case unicode.IsSpace(r):
-			flush()
-			continue
-		case r == 0 || r == utf8.RuneError || isControl(r):
-			continue
-		case r > unicode.MaxRune:
-			// llama.cpp's unicode_cpt_to_utf8 throws on these; drop them.
-			continue
-		}
-		lower := unicode.ToLower(r)
-		if unicode.IsPunct(r) || (r < 0x7f && unicode.IsSymbol(r)) || isChinese(r) {
-			flush()
-			cur = utf8.AppendRune(cur, lower)
-			flush()
+		var c uint8
+		if r >= 0 && r < 0x80 {
+			c = asciiClass[r]
 		} else {
-			cur = utf8.AppendRune(cur, lower)
+			c = classify(r)
+		}
+		switch c {
+		case cpSpace:
+			flush()
+		case cpAlone:
+			flush()
+			cur = utf8.AppendRune(cur, unicode.ToLower(r))
+			flush()
+		case cpJoin:
+			cur = utf8.AppendRune(cur, unicode.ToLower(r))
 		}
 	}
 	flush()

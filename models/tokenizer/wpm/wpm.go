@@ -303,7 +303,9 @@ func (t *Tokenizer) Encode(text string) []int { return t.Tokenize(text, false, f
 func (t *Tokenizer) EncodeSpecial(text string) []int { return t.Tokenize(text, false, true) }
 
 // Tokenize is llama_tokenize for a WPM vocabulary: with addSpecial, CLS
-// before and SEP after (as add_bos/add_sep allow).
+// before and SEP after. llama.cpp adds both whenever add_special is set; here
+// tokenizer.ggml.add_bos_token/add_sep_token = false can turn them off
+// (they default to true, so BERT files behave the same).
 func (t *Tokenizer) Tokenize(text string, addSpecial, parseSpecial bool) []int {
 	var out []int
 	if addSpecial && t.addBOS && t.bos >= 0 {
