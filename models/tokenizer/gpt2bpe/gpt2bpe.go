@@ -9,8 +9,8 @@
 // llama_vocab::impl::load, including the tokens it recognises by their text
 // (<|eot_id|>, <|im_end|>, ...). Encode gives llama_tokenize's ids.
 //
-// FromGGUF builds a Tokenizer; ForModel picks this package or package spm
-// by tokenizer.ggml.model, for model loaders.
+// FromGGUF builds a Tokenizer; the llama loader picks this package or spm
+// by tokenizer.ggml.model.
 package gpt2bpe
 
 import (

@@ -1,7 +1,6 @@
 package gpt2bpe
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -265,23 +264,5 @@ func TestPretokenizeClasses(t *testing.T) {
 	}
 	if _, err := pretokenizer("no-such"); err == nil || !strings.Contains(err.Error(), "llama-bpe") {
 		t.Errorf("error does not list the supported names: %v", err)
-	}
-}
-
-func TestForModelFiles(t *testing.T) {
-	for rel, want := range map[string]string{
-		"stories260K/stories260K.gguf":       "*spm.Tokenizer",
-		"vocab/ggml-vocab-gpt-2.gguf":        "*gpt2bpe.Tokenizer",
-		"vocab/ggml-vocab-deepseek-llm.gguf": "*gpt2bpe.Tokenizer",
-	} {
-		f, err := gguf.Open(testmodels.Path(t, rel))
-		if err != nil {
-			t.Fatal(err)
-		}
-		tok, err := ForModel(f)
-		f.Close()
-		if err != nil || fmt.Sprintf("%T", tok) != want {
-			t.Errorf("%s: %T %v, want %s", rel, tok, err, want)
-		}
 	}
 }

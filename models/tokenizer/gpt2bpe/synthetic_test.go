@@ -302,43 +302,6 @@ func cleanIf(tok *Tokenizer, s string) string {
 	return s
 }
 
-func TestForModel(t *testing.T) {
-	v := synthVocab()
-	meta := []gguf.KV{
-		{Key: "tokenizer.ggml.model", Type: gguf.String, Value: "gpt2"},
-		{Key: "tokenizer.ggml.tokens", Type: gguf.Array, Value: gguf.ArrayValue{Elem: gguf.String, Data: v.Tokens}},
-		{Key: "tokenizer.ggml.merges", Type: gguf.Array, Value: gguf.ArrayValue{Elem: gguf.String, Data: v.Merges}},
-	}
-	f, err := gguf.Parse(ggufBytes(t, meta))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := ForModel(f)
-	if _, ok := tok.(*Tokenizer); err != nil || !ok {
-		t.Errorf("gpt2: %T %v", tok, err)
-	}
-	for _, model := range []string{"bert", ""} {
-		meta[0].Value = model
-		f, err := gguf.Parse(ggufBytes(t, meta))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if tok, err := ForModel(f); err == nil || tok != nil {
-			t.Errorf("%q: %v %v", model, tok, err)
-		}
-	}
-	// A "llama" vocabulary without scores still builds the SPM tokenizer;
-	// a broken one gives an error and a nil interface.
-	meta[0].Value = "llama"
-	f, err = gguf.Parse(ggufBytes(t, meta[:1]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tok, err := ForModel(f); err == nil || tok != nil {
-		t.Errorf("llama without tokens: %v %v", tok, err)
-	}
-}
-
 // TestConcurrentEncode: the word cache is shared by goroutines.
 func TestConcurrentEncode(t *testing.T) {
 	tok := synth(t, "llama-bpe")
