@@ -22,6 +22,7 @@ import (
 	"chat/models/embedded"
 	"chat/models/kernels"
 	"chat/models/load"
+	"chat/models/quant"
 	"chat/models/quant/report"
 	"chat/session"
 	"chat/session/store"
@@ -255,6 +256,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 	gen := fs.Int("gen", 128, "tokens to generate greedily (one forward pass each)")
 	prompt := fs.Int("prompt-tokens", 128, "prompt tokens in the one batched prefill (BOS + text)")
 	file := fs.String("prompt-file", "", "prompt text (default: ../shared/models/text/TinyStories-valid-head.txt if present)")
+	quantFmt := fs.String("quant", "", "weight format for a course checkpoint (int8, int8-a8, int4-g32, fp8, ...)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -272,6 +274,17 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "chat bench:", err)
 		return 1
+	}
+	if *quantFmt != "" && *quantFmt != m.Info().Quant {
+		q, ok := m.(quant.Quantizer)
+		if !ok {
+			fmt.Fprintf(stderr, "chat bench: %s cannot be quantized in memory\n", m.Info().Name)
+			return 1
+		}
+		if m, err = q.QuantizeModel(*quantFmt); err != nil {
+			fmt.Fprintln(stderr, "chat bench:", err)
+			return 1
+		}
 	}
 	text, err := bench.PromptText(*file)
 	if err != nil {
