@@ -175,9 +175,7 @@ func headless(m models.Model, cfg *config.Config, opts session.Options, stdout, 
 				"tree_blocks": st.TreeBlocks, "block_size": st.BlockSize, "evictions": st.Evictions,
 				"reuse": ratio(st.ReusedTokens, st.PromptTokens), "hit_rate": st.HitRate,
 				"total_prompt_tokens": st.TotalPromptTokens, "total_reused_tokens": st.TotalReusedTokens},
-			"spec": map[string]any{"method": st.Spec.Method.String(), "k": st.Spec.K, "proposed": st.Spec.Proposed,
-				"accepted": st.Spec.Accepted, "target_passes": st.Spec.TargetPasses,
-				"acceptance_rate": st.Spec.AcceptanceRate(), "tokens_per_pass": st.Spec.TokensPerPass()},
+			"spec": specJSON(st.Spec),
 		}}
 	if out.IDs == nil {
 		out.IDs = []int{}
@@ -388,4 +386,15 @@ func humanCount(n int64) string {
 		return fmt.Sprintf("%.0fK", float64(n)/1e3)
 	}
 	return fmt.Sprint(n)
+}
+
+// specJSON is the speculative decoding part of --json; plain decoding has
+// only its method.
+func specJSON(sp speculative.Stats) map[string]any {
+	if sp.Method == speculative.Off {
+		return map[string]any{"method": sp.Method.String()}
+	}
+	return map[string]any{"method": sp.Method.String(), "k": sp.K, "proposed": sp.Proposed,
+		"accepted": sp.Accepted, "target_passes": sp.TargetPasses,
+		"acceptance_rate": sp.AcceptanceRate(), "tokens_per_pass": sp.TokensPerPass()}
 }
