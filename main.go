@@ -91,25 +91,31 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if cfg.Prompt != "" {
 		return headless(m, cfg, opts, stdout, stderr)
 	}
-	s, err := session.New(m, opts)
+	s, err := startSession(m, cfg, opts)
 	if err != nil {
 		fmt.Fprintln(stderr, "chat:", err)
 		return 1
 	}
 	defer s.Close()
-	info := s.Info()
-	// Like generate_text.py's "Loaded ..." line, on stderr so stdout stays the text.
-	fmt.Fprintf(stderr, "chat: %s · %s · %s · %s params · ctx %d · %s mode\n",
-		info.Model, info.Arch, info.Quant, humanCount(info.Params), info.ContextLength, info.Mode)
-	if err := resume(s, cfg); err != nil {
-		fmt.Fprintln(stderr, "chat:", err)
-		return 1
-	}
 	if err := ui.Run(s, ui.Options{Theme: cfg.Theme, Keys: cfg.Keys}); err != nil {
 		fmt.Fprintln(stderr, "chat:", err)
 		return 1
 	}
 	return 0
+}
+
+// startSession starts the conversation, continuing a saved one when
+// --resume or --continue asks for it.
+func startSession(m models.Model, cfg *config.Config, opts session.Options) (*session.Session, error) {
+	s, err := session.New(m, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := resume(s, cfg); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
 func openModel(path string) (models.Model, error) {
@@ -130,7 +136,7 @@ func headless(m models.Model, cfg *config.Config, opts session.Options, stdout, 
 	if !cfg.JSON {
 		opts.OnText = func(s string) { io.WriteString(stdout, s) }
 	}
-	s, err := session.New(m, opts)
+	s, err := startSession(m, cfg, opts)
 	if err != nil {
 		fmt.Fprintln(stderr, "chat:", err)
 		return 1
@@ -140,10 +146,6 @@ func headless(m models.Model, cfg *config.Config, opts session.Options, stdout, 
 	// Like generate_text.py's "Loaded ..." line, on stderr so stdout stays the text.
 	fmt.Fprintf(stderr, "chat: %s · %s · %s · %s params · ctx %d · %s mode\n",
 		info.Model, info.Arch, info.Quant, humanCount(info.Params), info.ContextLength, info.Mode)
-	if err := resume(s, cfg); err != nil {
-		fmt.Fprintln(stderr, "chat:", err)
-		return 1
-	}
 	if err := s.Send(cfg.Prompt); err != nil {
 		fmt.Fprintln(stderr, "chat:", err)
 		return 1
