@@ -21,6 +21,7 @@ import (
 	"unicode/utf8"
 
 	"chat/models/gguf"
+	"chat/models/tokenizer/special"
 )
 
 // Token types as stored in tokenizer.ggml.token_type.
@@ -460,11 +461,11 @@ func (t *Tokenizer) Tokenize(text string, addSpecial, parseSpecial bool) []int {
 		out = append(out, t.bos)
 	}
 	for _, fr := range t.partition(text, parseSpecial) {
-		if fr.id >= 0 {
-			out = append(out, fr.id)
+		if fr.ID >= 0 {
+			out = append(out, fr.ID)
 			continue
 		}
-		cpts := decodeRunes(fr.text)
+		cpts := decodeRunes(fr.Text)
 		var w []byte
 		for _, sp := range pretokenize(t.steps, cpts) {
 			w = byteEncode(w[:0], cpts[sp.start:sp.end])
@@ -500,49 +501,13 @@ func (t *Tokenizer) cachedWord(w []byte, out []int) []int {
 	return out
 }
 
-type fragment struct {
-	text string
-	id   int
-}
-
-// partition splits text around special-token texts, longest first
-// (tokenizer_st_partition); control and unknown tokens only when
+// partition splits text around special-token texts (llama.cpp's
+// tokenizer_st_partition); control and unknown tokens only when
 // parseSpecial.
-func (t *Tokenizer) partition(text string, parseSpecial bool) []fragment {
-	if text == "" {
-		return nil
-	}
-	frags := []fragment{{text: text, id: -1}}
-	for _, id := range t.special {
-		if !parseSpecial && t.attrs[id]&(attrControl|attrUnknown) != 0 {
-			continue
-		}
-		tok := t.texts[id]
-		var next []fragment
-		for _, fr := range frags {
-			if fr.id >= 0 || !strings.Contains(fr.text, tok) {
-				next = append(next, fr)
-				continue
-			}
-			s := fr.text
-			for {
-				i := strings.Index(s, tok)
-				if i < 0 {
-					if s != "" {
-						next = append(next, fragment{text: s, id: -1})
-					}
-					break
-				}
-				if i > 0 {
-					next = append(next, fragment{text: s[:i], id: -1})
-				}
-				next = append(next, fragment{id: id})
-				s = s[i+len(tok):]
-			}
-		}
-		frags = next
-	}
-	return frags
+func (t *Tokenizer) partition(text string, parseSpecial bool) []special.Fragment {
+	return special.Partition(text, t.special, func(id int) string { return t.texts[id] }, func(id int) bool {
+		return parseSpecial || t.attrs[id]&(attrControl|attrUnknown) == 0
+	})
 }
 
 // Detokenize is llama_detokenize: the pieces of ids, control tokens rendered

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"chat/models/gguf"
+	"chat/models/tokenizer/special"
 )
 
 // Token types as stored in tokenizer.ggml.token_type (llama.h
@@ -291,12 +292,12 @@ func (t *Tokenizer) Tokenize(text string, addSpecial, parseSpecial bool) []int {
 	}
 	prevSpecial := true // the first text fragment gets the space prefix
 	for _, fr := range t.partition(text, parseSpecial) {
-		if fr.id >= 0 {
-			out = append(out, fr.id)
+		if fr.ID >= 0 {
+			out = append(out, fr.ID)
 			prevSpecial = true
 			continue
 		}
-		s := fr.text
+		s := fr.Text
 		if t.addSpacePrefix && prevSpecial {
 			s = " " + s
 		}
@@ -309,55 +310,14 @@ func (t *Tokenizer) Tokenize(text string, addSpecial, parseSpecial bool) []int {
 	return out
 }
 
-// fragment is raw text (id < 0) or a matched special token.
-type fragment struct {
-	text string
-	id   int
-}
-
-// partition splits text around special-token texts, longest tokens first,
-// like llama_vocab::impl::tokenizer_st_partition (lstrip/rstrip attributes
-// are not in GGUF and not applied).
-func (t *Tokenizer) partition(text string, parseSpecial bool) []fragment {
-	if text == "" {
-		return nil
-	}
-	frags := []fragment{{text: text, id: -1}}
-	for _, id := range t.special {
+// partition splits text around special-token texts (llama.cpp's
+// tokenizer_st_partition); control and unknown tokens only when
+// parseSpecial.
+func (t *Tokenizer) partition(text string, parseSpecial bool) []special.Fragment {
+	return special.Partition(text, t.special, func(id int) string { return t.texts[id] }, func(id int) bool {
 		ty := t.types[id]
-		if !parseSpecial && (ty == TypeControl || ty == TypeUnknown) {
-			continue
-		}
-		tok := t.texts[id]
-		var next []fragment
-		changed := false
-		for _, fr := range frags {
-			if fr.id >= 0 || !strings.Contains(fr.text, tok) {
-				next = append(next, fr)
-				continue
-			}
-			changed = true
-			s := fr.text
-			for {
-				i := strings.Index(s, tok)
-				if i < 0 {
-					if s != "" {
-						next = append(next, fragment{text: s, id: -1})
-					}
-					break
-				}
-				if i > 0 {
-					next = append(next, fragment{text: s[:i], id: -1})
-				}
-				next = append(next, fragment{id: id})
-				s = s[i+len(tok):]
-			}
-		}
-		if changed {
-			frags = next
-		}
-	}
-	return frags
+		return parseSpecial || (ty != TypeControl && ty != TypeUnknown)
+	})
 }
 
 // symbol is a span of the text in the merge's linked list.

@@ -20,6 +20,7 @@ import (
 
 	"chat/models"
 	"chat/models/gguf"
+	"chat/models/tokenizer/special"
 )
 
 // Model is the tokenizer.ggml.model value of WordPiece vocabularies.
@@ -313,11 +314,11 @@ func (t *Tokenizer) Tokenize(text string, addSpecial, parseSpecial bool) []int {
 	}
 	var words []string
 	for _, fr := range t.partition(text, parseSpecial) {
-		if fr.id >= 0 {
-			out = append(out, fr.id)
+		if fr.ID >= 0 {
+			out = append(out, fr.ID)
 			continue
 		}
-		words = preprocess(fr.text, words[:0])
+		words = preprocess(fr.Text, words[:0])
 		for _, w := range words {
 			out = t.word(w, out)
 		}
@@ -352,49 +353,14 @@ func (t *Tokenizer) word(w string, out []int) []int {
 	return out
 }
 
-type fragment struct {
-	text string
-	id   int
-}
-
-// partition splits text around special-token texts, longest first
-// (tokenizer_st_partition); control and unknown tokens only when
+// partition splits text around special-token texts (llama.cpp's
+// tokenizer_st_partition); control and unknown tokens only when
 // parseSpecial.
-func (t *Tokenizer) partition(text string, parseSpecial bool) []fragment {
-	if text == "" {
-		return nil
-	}
-	frags := []fragment{{text: text, id: -1}}
-	for _, id := range t.special {
-		if !parseSpecial && (t.types[id] == TypeControl || t.types[id] == TypeUnknown) {
-			continue
-		}
-		tok := t.texts[id]
-		var next []fragment
-		for _, fr := range frags {
-			if fr.id >= 0 || !strings.Contains(fr.text, tok) {
-				next = append(next, fr)
-				continue
-			}
-			s := fr.text
-			for {
-				i := strings.Index(s, tok)
-				if i < 0 {
-					if s != "" {
-						next = append(next, fragment{text: s, id: -1})
-					}
-					break
-				}
-				if i > 0 {
-					next = append(next, fragment{text: s[:i], id: -1})
-				}
-				next = append(next, fragment{id: id})
-				s = s[i+len(tok):]
-			}
-		}
-		frags = next
-	}
-	return frags
+func (t *Tokenizer) partition(text string, parseSpecial bool) []special.Fragment {
+	return special.Partition(text, t.special, func(id int) string { return t.texts[id] }, func(id int) bool {
+		ty := t.types[id]
+		return parseSpecial || (ty != TypeControl && ty != TypeUnknown)
+	})
 }
 
 // Detokenize is llama_detokenize: the pieces of ids concatenated (control
