@@ -242,25 +242,32 @@ func TestGoldenLogits(t *testing.T) {
 		t.Run(gm.name, func(t *testing.T) {
 			m, g := loadGolden(t, gm.name, gm.file)
 			for _, p := range g.Prompts {
-				ids := p.PromptIDs[max(0, len(p.PromptIDs)-g.ContextLength):]
-				lg := forward(t, m.NewState(), ids)
-				if len(lg) != len(p.LogitsLast) {
-					t.Fatalf("%s: %d logits, golden %d", p.Key, len(lg), len(p.LogitsLast))
-				}
-				worst, at := 0.0, 0
-				for i, w := range p.LogitsLast {
-					d := math.Abs(float64(lg[i]) - w)
-					if d/logitsTolerance(w) > worst/logitsTolerance(p.LogitsLast[at]) {
-						worst, at = d, i
-					}
-				}
-				if worst > logitsTolerance(p.LogitsLast[at]) {
-					t.Errorf("%s: logit %d is %g, golden %g (diff %g)", p.Key, at, lg[at], p.LogitsLast[at], worst)
-				} else {
-					t.Logf("%s: max diff %.2g", p.Key, worst)
-				}
+				checkLogitsLast(t, m, g, p.Key, p.PromptIDs, p.LogitsLast)
 			}
 		})
+	}
+}
+
+// checkLogitsLast compares the logits of one full forward pass over the last
+// context_length prompt ids with the golden ones.
+func checkLogitsLast(t *testing.T, m *Model, g *goldenFile, key string, promptIDs []int, want []float64) {
+	t.Helper()
+	ids := promptIDs[max(0, len(promptIDs)-g.ContextLength):]
+	lg := forward(t, m.NewState(), ids)
+	if len(lg) != len(want) {
+		t.Fatalf("%s: %d logits, golden %d", key, len(lg), len(want))
+	}
+	worst, at := 0.0, 0
+	for i, w := range want {
+		d := math.Abs(float64(lg[i]) - w)
+		if d/logitsTolerance(w) > worst/logitsTolerance(want[at]) {
+			worst, at = d, i
+		}
+	}
+	if worst > logitsTolerance(want[at]) {
+		t.Errorf("%s: logit %d is %g, golden %g (diff %g)", key, at, lg[at], want[at], worst)
+	} else {
+		t.Logf("%s: max diff %.2g", key, worst)
 	}
 }
 
@@ -268,30 +275,38 @@ func TestGoldenGreedy(t *testing.T) {
 	for _, gm := range goldenModels {
 		t.Run(gm.name, func(t *testing.T) {
 			m, g := loadGolden(t, gm.name, gm.file)
-			student := m.Info().ContextLength > 128
 			for _, p := range g.Prompts {
-				if testing.Short() && len(p.PromptIDs)+p.MaxNewTokens > g.ContextLength {
-					t.Logf("%s: skipped in -short (window overflow run)", p.Key)
-					continue
-				}
-				if g.Arch == "classic" {
-					if d := firstDiff(greedySlide(t, m, p.PromptIDs, p.MaxNewTokens), p.Greedy); d >= 0 {
-						t.Errorf("%s: greedy differs from golden at new token %d", p.Key, d)
-					}
-					continue
-				}
-				if d := firstDiff(greedyCache(t, m, p.PromptIDs, p.MaxNewTokens, -1), p.GreedyCache); d >= 0 {
-					t.Errorf("%s: greedy_cache differs from golden at new token %d", p.Key, d)
-				}
-				if student && len(p.PromptIDs)+p.MaxNewTokens > m.Info().ContextLength && !slowTests {
-					t.Logf("%s: greedy_nocache skipped (set CHAT_SLOW_TESTS=1)", p.Key)
-					continue
-				}
-				if d := firstDiff(greedySlide(t, m, p.PromptIDs, p.MaxNewTokens), p.GreedyNocache); d >= 0 {
-					t.Errorf("%s: greedy_nocache differs from golden at new token %d", p.Key, d)
-				}
+				checkGreedy(t, m, g, p.Key, p.PromptIDs, p.MaxNewTokens, p.Greedy, p.GreedyCache, p.GreedyNocache)
 			}
 		})
+	}
+}
+
+// checkGreedy runs the course's greedy loops for one prompt: the sliding
+// window for classic models (slide), the cached loop with its window rule
+// and the uncached sliding loop for modern ones (cache, nocache).
+func checkGreedy(t *testing.T, m *Model, g *goldenFile, key string, promptIDs []int, maxNew int, slide, cache, nocache []int) {
+	t.Helper()
+	if testing.Short() && len(promptIDs)+maxNew > g.ContextLength {
+		t.Logf("%s: skipped in -short (window overflow run)", key)
+		return
+	}
+	if g.Arch == "classic" {
+		if d := firstDiff(greedySlide(t, m, promptIDs, maxNew), slide); d >= 0 {
+			t.Errorf("%s: greedy differs from golden at new token %d", key, d)
+		}
+		return
+	}
+	if d := firstDiff(greedyCache(t, m, promptIDs, maxNew, -1), cache); d >= 0 {
+		t.Errorf("%s: greedy_cache differs from golden at new token %d", key, d)
+	}
+	student := m.Info().ContextLength > 128
+	if student && len(promptIDs)+maxNew > m.Info().ContextLength && !slowTests {
+		t.Logf("%s: greedy_nocache skipped (set CHAT_SLOW_TESTS=1)", key)
+		return
+	}
+	if d := firstDiff(greedySlide(t, m, promptIDs, maxNew), nocache); d >= 0 {
+		t.Errorf("%s: greedy_nocache differs from golden at new token %d", key, d)
 	}
 }
 

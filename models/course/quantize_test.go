@@ -56,20 +56,7 @@ func TestInt8GoldenLogits(t *testing.T) {
 				if len(p.Int8LogitsLast) == 0 {
 					t.Fatalf("%s: golden has no int8_logits_last", p.Key)
 				}
-				ids := p.PromptIDs[max(0, len(p.PromptIDs)-g.ContextLength):]
-				lg := forward(t, m.NewState(), ids)
-				worst, at := 0.0, 0
-				for i, w := range p.Int8LogitsLast {
-					d := math.Abs(float64(lg[i]) - w)
-					if d/logitsTolerance(w) > worst/logitsTolerance(p.Int8LogitsLast[at]) {
-						worst, at = d, i
-					}
-				}
-				if worst > logitsTolerance(p.Int8LogitsLast[at]) {
-					t.Errorf("%s: int8 logit %d is %g, golden %g (diff %g)", p.Key, at, lg[at], p.Int8LogitsLast[at], worst)
-				} else {
-					t.Logf("%s: max diff %.2g", p.Key, worst)
-				}
+				checkLogitsLast(t, m, g, p.Key, p.PromptIDs, p.Int8LogitsLast)
 			}
 		})
 	}
@@ -79,28 +66,8 @@ func TestInt8GoldenGreedy(t *testing.T) {
 	for _, gm := range goldenModels {
 		t.Run(gm.name, func(t *testing.T) {
 			m, g := loadInt8(t, gm.name, gm.file)
-			student := m.Info().ContextLength > 128
 			for _, p := range g.Prompts {
-				if testing.Short() && len(p.PromptIDs)+p.MaxNewTokens > g.ContextLength {
-					t.Logf("%s: skipped in -short (window overflow run)", p.Key)
-					continue
-				}
-				if g.Arch == "classic" {
-					if d := firstDiff(greedySlide(t, m, p.PromptIDs, p.MaxNewTokens), p.Int8Greedy); d >= 0 {
-						t.Errorf("%s: int8 greedy differs from golden at new token %d", p.Key, d)
-					}
-					continue
-				}
-				if d := firstDiff(greedyCache(t, m, p.PromptIDs, p.MaxNewTokens, -1), p.Int8GreedyCache); d >= 0 {
-					t.Errorf("%s: int8 greedy_cache differs from golden at new token %d", p.Key, d)
-				}
-				if student && len(p.PromptIDs)+p.MaxNewTokens > m.Info().ContextLength && !slowTests {
-					t.Logf("%s: int8 greedy_nocache skipped (set CHAT_SLOW_TESTS=1)", p.Key)
-					continue
-				}
-				if d := firstDiff(greedySlide(t, m, p.PromptIDs, p.MaxNewTokens), p.Int8GreedyNocache); d >= 0 {
-					t.Errorf("%s: int8 greedy_nocache differs from golden at new token %d", p.Key, d)
-				}
+				checkGreedy(t, m, g, p.Key, p.PromptIDs, p.MaxNewTokens, p.Int8Greedy, p.Int8GreedyCache, p.Int8GreedyNocache)
 			}
 		})
 	}
