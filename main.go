@@ -72,7 +72,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cfg.ApplyModeDefaults(mode)
 	opts := session.Options{Mode: mode, System: cfg.System, MaxTokens: cfg.Tokens, Sampler: cfg.Sampler,
 		Quant: cfg.Quant, Reload: func() (models.Model, error) { return openModel(cfg.Model) },
-		Engine: engine.Options{KVMem: int64(cfg.KVMem) << 20, NoPrefixCache: cfg.NoPrefixCache}}
+		Engine: engine.Options{KVMem: int64(cfg.KVMem) << 20, NoPrefixCache: cfg.NoPrefixCache,
+			KVQuantK: cfg.KVQuantK, KVQuantV: cfg.KVQuantV}}
 	if opts.Speculation, err = speculation(cfg); err != nil {
 		fmt.Fprintln(stderr, "chat:", err)
 		return 1
@@ -175,6 +176,7 @@ func headless(m models.Model, cfg *config.Config, opts session.Options, stdout, 
 			"kv_used": st.KVUsed, "kv_cap": st.KVCap, "quant": s.Quant(),
 			"kv_pool": map[string]any{"blocks": st.PoolBlocks, "used": st.PoolUsed, "seq_blocks": st.SeqBlocks,
 				"tree_blocks": st.TreeBlocks, "block_size": st.BlockSize, "evictions": st.Evictions,
+				"k_format": st.KVFormatK, "v_format": st.KVFormatV, "block_bytes": st.BlockBytes,
 				"reuse": ratio(st.ReusedTokens, st.PromptTokens), "hit_rate": st.HitRate,
 				"total_prompt_tokens": st.TotalPromptTokens, "total_reused_tokens": st.TotalReusedTokens},
 			"spec": specJSON(st.Spec),

@@ -31,8 +31,10 @@ type Config struct {
 
 	Threads int // compute threads; 0 means all cores
 
-	KVMem         int  // KV block pool budget in MB; 0 means the engine's default
-	NoPrefixCache bool // prefill every prompt in full (for A/B comparisons)
+	KVMem         int    // KV block pool budget in MB; 0 means the engine's default
+	NoPrefixCache bool   // prefill every prompt in full (for A/B comparisons)
+	KVQuantK      string // KV cache key storage: "" or "f32", or "int8"
+	KVQuantV      string // KV cache value storage: "" or "f32", or "int8"
 
 	Quant  string // weight format: "" (as loaded), "f32", "int8", "int4-g32", "int4-g64", "int4-g128", "fp8"
 	Draft  string // draft model file for speculative decoding
@@ -131,6 +133,8 @@ func newFlagSet(stderr io.Writer) (*Config, *flag.FlagSet) {
 	fs.IntVar(&c.Threads, "threads", 0, "compute threads (default: all cores)")
 	fs.IntVar(&c.KVMem, "kv-mem", 0, "KV block pool budget in MB (default: 256 MB or 16 context windows, whichever is smaller)")
 	fs.BoolVar(&c.NoPrefixCache, "no-prefix-cache", false, "do not reuse cached KV across turns (prefill every prompt in full)")
+	fs.StringVar(&c.KVQuantK, "kv-quant-k", "f32", "KV cache key storage: f32, or int8 (a scale per position and head; more context per MB)")
+	fs.StringVar(&c.KVQuantV, "kv-quant-v", "f32", "KV cache value storage: f32, or int8 (a scale per position and head; more context per MB)")
 	fs.StringVar(&c.Quant, "quant", "", "weight format for course checkpoints: f32, int8 (the course's), int4-g32|g64|g128, fp8")
 	fs.StringVar(&c.Draft, "draft", "", "draft model for speculative decoding (same tokenizer as --model)")
 	fs.StringVar(&c.Spec, "spec", "", "speculative decoding: off, draft, ngram (from the reply so far) or lookup (copy from the prompt)")
@@ -183,6 +187,14 @@ func (c *Config) finish() error {
 	}
 	if c.KVMem < 0 {
 		return fmt.Errorf("--kv-mem must be positive, got %d", c.KVMem)
+	}
+	for _, q := range []struct{ flag, v string }{{"--kv-quant-k", c.KVQuantK}, {"--kv-quant-v", c.KVQuantV}} {
+		if q.v != "" && q.v != "f32" && q.v != "int8" {
+			return fmt.Errorf("%s %q: want f32 or int8", q.flag, q.v)
+		}
+	}
+	if c.NoPrefixCache && (c.KVQuantK == "int8" || c.KVQuantV == "int8") {
+		return errors.New("--kv-quant-k/--kv-quant-v int8 need the paged KV cache; drop --no-prefix-cache")
 	}
 	if c.DraftK < 1 || c.DraftK > 16 {
 		return fmt.Errorf("--draft-k must be 1 to 16, got %d", c.DraftK)

@@ -61,12 +61,15 @@ type Stats struct {
 
 	// The paged KV pool and prefix cache (paged.go); all zero when the
 	// engine runs a contiguous cache.
-	PoolBlocks int   // blocks in the pool
-	PoolUsed   int   // blocks held by the sequence or the prefix tree
-	SeqBlocks  int   // blocks this conversation's sequence holds
-	TreeBlocks int   // blocks the prefix tree holds
-	BlockSize  int   // positions per block
-	Evictions  int64 // blocks evicted from the prefix tree since the engine started
+	PoolBlocks int    // blocks in the pool
+	PoolUsed   int    // blocks held by the sequence or the prefix tree
+	SeqBlocks  int    // blocks this conversation's sequence holds
+	TreeBlocks int    // blocks the prefix tree holds
+	BlockSize  int    // positions per block
+	Evictions  int64  // blocks evicted from the prefix tree since the engine started
+	KVFormatK  string // how the pool stores keys: "f32" or "int8"
+	KVFormatV  string // and values
+	BlockBytes int64  // bytes one block takes (all layers, keys and values)
 
 	// Reuse over the engine's life (every reply since New, this one
 	// included): prompt ids, those whose K/V were cached, and their ratio.

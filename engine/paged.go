@@ -49,6 +49,12 @@ type Options struct {
 	NoPrefixCache bool
 	// BlockSize is the positions per block (0: kvcache.DefaultBlockSize).
 	BlockSize int
+	// KVQuantK and KVQuantV are how the pool stores keys and values: "" or
+	// "f32" (float32 rows), or "int8" (int8 rows with a float32 scale per
+	// position and KV head; see engine/kvcache/quant.go). Int8 makes a
+	// block smaller, so KVMem buys more of them; it needs the paged cache
+	// and the KV file export/import refuses it.
+	KVQuantK, KVQuantV string
 }
 
 // DefaultKVMem is the pool budget when Options.KVMem is 0: 256 MiB, or 16
@@ -62,13 +68,24 @@ func NewWithOptions(m models.Model, o Options) *Engine {
 
 // newCache sets up e.st: paged over a pool when it can, contiguous otherwise.
 func (e *Engine) newCache(m models.Model, o Options) error {
+	kf, err := kvcache.ParseFormat(o.KVQuantK)
+	if err != nil {
+		return fmt.Errorf("engine: keys: %w", err)
+	}
+	vf, err := kvcache.ParseFormat(o.KVQuantV)
+	if err != nil {
+		return fmt.Errorf("engine: values: %w", err)
+	}
 	pm, ok := m.(models.PagedModel)
 	if !ok || o.NoPrefixCache {
+		if kf != kvcache.F32 || vf != kvcache.F32 {
+			return errors.New("engine: an int8 KV cache needs the paged KV cache (a model with a paged path and the prefix cache on)")
+		}
 		e.st = m.NewState()
 		return nil
 	}
 	lay := pm.KVLayout()
-	kl := kvcache.Layout{Layers: lay.Layers, KDim: lay.KDim, VDim: lay.VDim}
+	kl := kvcache.Layout{Layers: lay.Layers, KDim: lay.KDim, VDim: lay.VDim, Heads: lay.Heads, K: kf, V: vf}
 	bs := o.BlockSize
 	if bs <= 0 {
 		bs = kvcache.DefaultBlockSize
@@ -148,6 +165,9 @@ func (e *Engine) kvStats(st *Stats) {
 	st.PoolBlocks, st.PoolUsed, st.BlockSize = e.pool.Blocks(), e.pool.Used(), e.pool.BlockSize()
 	st.SeqBlocks, st.TreeBlocks = len(e.seq.Table()), e.tree.Blocks()
 	st.Evictions = e.tree.Evicted()
+	lay := e.pool.Layout()
+	st.KVFormatK, st.KVFormatV = lay.K.String(), lay.V.String()
+	st.BlockBytes = lay.BytesPerBlock(e.pool.BlockSize())
 }
 
 // countReuse adds a reply's prompt and reused ids to the engine's totals.

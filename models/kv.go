@@ -7,10 +7,12 @@ package models
 // implement it keep the contiguous State from NewState.
 
 // KVLayout is what a model caches per position: KDim key floats and VDim
-// value floats in each of Layers layers.
+// value floats in each of Layers layers, each row made of Heads equal head
+// slices (an int8 cache keeps one scale per position and head).
 type KVLayout struct {
 	Layers     int
 	KDim, VDim int
+	Heads      int
 }
 
 // KV is one sequence's paged KV cache as a forward pass sees it. Position p
@@ -30,12 +32,30 @@ type KV interface {
 	// Truncate drops positions >= n.
 	Truncate(n int)
 	// Row is layer l's key row [KDim] and value row [VDim] of position pos,
-	// for writing the position's keys and values (pos < Len()).
+	// for writing the position's keys and values (pos < Len()). A part
+	// stored as int8 (see Quantized) is nil.
 	Row(l, pos int) (k, v []float32)
 	// Block is layer l's rows of the i-th block of the sequence,
 	// [BlockSize][KDim] and [BlockSize][VDim]: attention reads positions in
-	// contiguous runs of a block rather than one call per position.
+	// contiguous runs of a block rather than one call per position. A part
+	// stored as int8 is nil.
 	Block(l, i int) (k, v []float32)
+
+	// Quantized reports whether keys and values are stored as int8. When
+	// either is, a forward pass writes rows with WriteRow and reads blocks
+	// with BlockK and BlockV instead of Row and Block.
+	Quantized() (k, v bool)
+	// WriteRow stores layer l's key row [KDim] and value row [VDim] of
+	// position pos (< Len()), quantizing a part stored as int8. It must not
+	// allocate.
+	WriteRow(l, pos int, k, v []float32)
+	// BlockK is layer l's key rows of the i-th block as float32,
+	// [BlockSize][KDim]: the cache's own rows when keys are float32, else
+	// the rows below Len() dequantized into scratch (len >= BlockSize·KDim),
+	// which is returned. It must not allocate.
+	BlockK(l, i int, scratch []float32) []float32
+	// BlockV: see BlockK (values, [BlockSize][VDim]).
+	BlockV(l, i int, scratch []float32) []float32
 }
 
 // PagedModel is a Model whose forward pass can read and write its KV cache

@@ -51,11 +51,18 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// ErrQuantized is returned by Export and Import for a pool that stores keys
+// or values as Int8: format v1 holds float32 rows only.
+var ErrQuantized = errors.New("kvcache: KV export/import of an int8-quantized cache is not supported (the v1 file holds float32 rows; run without --kv-quant-k/--kv-quant-v)")
+
 // ErrFormat wraps every "this is not a good KV file" error from Import.
 var ErrFormat = errors.New("kvcache: bad KV file")
 
 // Export writes s and the token ids of its positions to w in format v1.
 func (s *Seq) Export(w io.Writer, identity string, tokens []int) error {
+	if s.p.lay.Quantized() {
+		return ErrQuantized
+	}
 	if len(tokens) != s.n || s.n == 0 {
 		return fmt.Errorf("kvcache: export of %d positions with %d token ids (need the same, > 0)", s.n, len(tokens))
 	}
@@ -114,6 +121,9 @@ func appendRows(buf []byte, rows []float32, n int) []byte {
 // and returns them as a new sequence of at most maxPos positions, with the
 // token ids of its positions. On error nothing stays allocated.
 func (p *Pool) Import(r io.Reader, identity string, maxPos int) (*Seq, []int, error) {
+	if p.lay.Quantized() {
+		return nil, nil, ErrQuantized
+	}
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s", ErrFormat, fmt.Sprintf(format, a...))
 	}

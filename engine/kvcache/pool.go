@@ -12,7 +12,10 @@
 // one is evicted (its hash forgotten). When neither free nor cached blocks are
 // left, the pool asks its Reclaim hook (the prefix tree) to let go of some.
 //
-// The pool is pure data: float32 rows, block ids, counts. It is not safe for
+// Keys and values are each stored as float32 rows or, when the layout asks,
+// as int8 rows with one float32 scale per position and KV head (quant.go).
+//
+// The pool is pure data: rows, block ids, counts. It is not safe for
 // concurrent use. Export/Import (file.go) move a sequence to and from a file.
 package kvcache
 
@@ -22,14 +25,27 @@ import (
 )
 
 // Layout is what one position stores: KDim key and VDim value floats in each
-// of Layers layers.
+// of Layers layers, the keys stored as K and the values as V (the zero value
+// of each is F32). Heads is the number of KV heads a row holds (KDim and VDim
+// are multiples of it): an Int8 row has one scale per head (0 means 1).
 type Layout struct {
 	Layers, KDim, VDim int
+	Heads              int
+	K, V               Format
+}
+
+// heads is the number of scale groups per row.
+func (l Layout) heads() int { return max(l.Heads, 1) }
+
+// RowBytes is the bytes one position of one layer takes: KDim+VDim floats,
+// or for an Int8 part one byte per element plus a float32 scale per head.
+func (l Layout) RowBytes() int64 {
+	return l.K.rowBytes(l.KDim, l.heads()) + l.V.rowBytes(l.VDim, l.heads())
 }
 
 // BytesPerBlock is the memory one block of bs positions takes.
 func (l Layout) BytesPerBlock(bs int) int64 {
-	return int64(bs) * int64(l.Layers) * int64(l.KDim+l.VDim) * 4
+	return int64(bs) * int64(l.Layers) * l.RowBytes()
 }
 
 // DefaultBlockSize is the block size the engine uses: 16 positions.
@@ -55,7 +71,9 @@ type Pool struct {
 	lay    Layout
 	bs     int
 	blocks int
-	k, v   [][]float32 // per layer: [blocks][bs][KDim], [blocks][bs][VDim]
+	k, v   [][]float32 // per layer: [blocks][bs][KDim], [blocks][bs][VDim] (F32 parts)
+	kq, vq [][]int8    // per layer, the same shapes for Int8 parts (quant.go)
+	ks, vs [][]float32 // per layer: their scales, [blocks][bs][heads]
 
 	ref    []int32
 	hash   []uint64
@@ -86,13 +104,11 @@ func NewPool(l Layout, bs, blocks int) (*Pool, error) {
 	if int64(blocks)*int64(bs)*int64(max(l.KDim, l.VDim)) > 1<<40 {
 		return nil, fmt.Errorf("kvcache: a pool of %d blocks is too large", blocks)
 	}
-	p := &Pool{lay: l, bs: bs, blocks: blocks, head: none, tail: none, index: map[uint64]int32{}}
-	p.k = make([][]float32, l.Layers)
-	p.v = make([][]float32, l.Layers)
-	for i := range p.k {
-		p.k[i] = make([]float32, blocks*bs*l.KDim)
-		p.v[i] = make([]float32, blocks*bs*l.VDim)
+	if err := l.checkQuant(); err != nil {
+		return nil, err
 	}
+	p := &Pool{lay: l, bs: bs, blocks: blocks, head: none, tail: none, index: map[uint64]int32{}}
+	p.allocRows()
 	p.ref = make([]int32, blocks)
 	p.hash = make([]uint64, blocks)
 	p.hashed = make([]bool, blocks)
@@ -133,14 +149,21 @@ func (p *Pool) Copies() int64 { return p.copies }
 // Ref is block b's reference count.
 func (p *Pool) Ref(b int32) int { return int(p.ref[b]) }
 
-// K and V are layer l's rows of block b: [BlockSize][KDim] and [BlockSize][VDim].
+// K and V are layer l's rows of block b: [BlockSize][KDim] and
+// [BlockSize][VDim]; nil for a part stored as Int8 (see KQ, VQ).
 func (p *Pool) K(l int, b int32) []float32 {
+	if p.lay.K != F32 {
+		return nil
+	}
 	n := p.bs * p.lay.KDim
 	return p.k[l][int(b)*n : (int(b)+1)*n : (int(b)+1)*n]
 }
 
 // V: see K.
 func (p *Pool) V(l int, b int32) []float32 {
+	if p.lay.V != F32 {
+		return nil
+	}
 	n := p.bs * p.lay.VDim
 	return p.v[l][int(b)*n : (int(b)+1)*n : (int(b)+1)*n]
 }
@@ -278,6 +301,18 @@ func (p *Pool) copyBlock(dst, src int32) {
 	for l := 0; l < p.lay.Layers; l++ {
 		copy(p.K(l, dst), p.K(l, src))
 		copy(p.V(l, dst), p.V(l, src))
+		if p.lay.K == Int8 {
+			kq, ks := p.KQ(l, dst)
+			sq, ss := p.KQ(l, src)
+			copy(kq, sq)
+			copy(ks, ss)
+		}
+		if p.lay.V == Int8 {
+			vq, vs := p.VQ(l, dst)
+			sq, ss := p.VQ(l, src)
+			copy(vq, sq)
+			copy(vs, ss)
+		}
 	}
 	p.copies++
 }

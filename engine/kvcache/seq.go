@@ -142,17 +142,24 @@ func (s *Seq) Append(n int) error {
 
 // Block returns layer l's key and value rows of the i-th block of the
 // table, [BlockSize][KDim] and [BlockSize][VDim]; only the rows below Len
-// are meaningful.
+// are meaningful. A part stored as Int8 is nil (read it with BlockK or
+// BlockV).
 func (s *Seq) Block(l, i int) (k, v []float32) {
 	b := s.table[i]
 	return s.p.K(l, b), s.p.V(l, b)
 }
 
-// Row returns layer l's key and value row of position pos (< Len).
+// Row returns layer l's key and value row of position pos (< Len); nil for
+// a part stored as Int8 (write it with WriteRow).
 func (s *Seq) Row(l, pos int) (k, v []float32) {
 	b := s.table[pos/s.p.bs]
 	r := pos % s.p.bs
 	kd, vd := s.p.lay.KDim, s.p.lay.VDim
-	kb, vb := s.p.K(l, b), s.p.V(l, b)
-	return kb[r*kd : (r+1)*kd : (r+1)*kd], vb[r*vd : (r+1)*vd : (r+1)*vd]
+	if kb := s.p.K(l, b); kb != nil {
+		k = kb[r*kd : (r+1)*kd : (r+1)*kd]
+	}
+	if vb := s.p.V(l, b); vb != nil {
+		v = vb[r*vd : (r+1)*vd : (r+1)*vd]
+	}
+	return k, v
 }

@@ -21,6 +21,7 @@ type State struct {
 	kv   models.KV   // paged cache (paged.go); nil: the contiguous k, v
 	pk   [][]float32 // paged: one layer's key blocks, looked up once per batch
 	pv   [][]float32 // and its value blocks
+	q    *pagedQuant // paged over an int8 cache: staging and dequantization scratch
 
 	// Scratch, sized for a full-context batch.
 	x, xn, tmp []float32      // [ctx][C]

@@ -26,6 +26,7 @@ type State struct {
 	kv         models.KV   // paged cache (paged.go); nil: k, v above
 	kbuf, vbuf []float32   // paged: a batch's keys and values before they go to their blocks
 	pk, pv     [][]float32 // paged: one layer's blocks, looked up once per batch
+	pq         *pagedQuant // paged over an int8 cache: dequantization scratch (paged.go)
 
 	batch  int // tokens the scratch below holds, each row-major [batch][...]
 	x, xb  []float32

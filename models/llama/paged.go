@@ -18,7 +18,7 @@ var _ models.PagedModel = (*Model)(nil)
 // layer.
 func (m *Model) KVLayout() models.KVLayout {
 	d := m.cfg.KVHeads * m.cfg.HeadDim
-	return models.KVLayout{Layers: m.cfg.Layers, KDim: d, VDim: d}
+	return models.KVLayout{Layers: m.cfg.Layers, KDim: d, VDim: d, Heads: m.cfg.KVHeads}
 }
 
 // NewPagedState returns a State over kv (no contiguous cache of its own).
@@ -31,6 +31,11 @@ func (m *Model) NewPagedState(kv models.KV) models.State {
 	}
 	nb := (s.cap+kv.BlockSize()-1)/kv.BlockSize() + 1
 	s.pk, s.pv = make([][]float32, 0, nb), make([][]float32, 0, nb)
+	if qk, qv := kv.Quantized(); qk || qv {
+		d, bs := c.KVHeads*c.HeadDim, kv.BlockSize()
+		s.pq = &pagedQuant{kb: make([]float32, bs*d), vb: make([]float32, bs*d),
+			sc: make([]float32, c.Heads*m.info.ContextLength), stride: m.info.ContextLength}
+	}
 	s.grow(1)
 	return s
 }
@@ -58,6 +63,12 @@ func (s *State) kvStore(l, pos int, kc, vc []float32) {
 	}
 	kvDim := s.m.cfg.KVHeads * s.m.cfg.HeadDim
 	n := len(kc) / kvDim
+	if s.pq != nil {
+		for i := 0; i < n; i++ {
+			s.kv.WriteRow(l, pos+i, kc[i*kvDim:(i+1)*kvDim], vc[i*kvDim:(i+1)*kvDim])
+		}
+		return
+	}
 	for i := 0; i < n; i++ {
 		kr, vr := s.kv.Row(l, pos+i)
 		copy(kr, kc[i*kvDim:(i+1)*kvDim])
@@ -74,6 +85,10 @@ func (s *State) kvStore(l, pos int, kc, vc []float32) {
 // positions start..p read block by block (the blocks kvStore looked up),
 // written to out [Heads][HeadDim].
 func (s *State) attendPaged(out, qi []float32, l, p, start int, scale float32) {
+	if s.pq != nil {
+		s.attendQuant(out, qi, l, p, start, scale)
+		return
+	}
 	c := &s.m.cfg
 	hd, kvDim := c.HeadDim, c.KVHeads*c.HeadDim
 	group := c.Heads / c.KVHeads
@@ -99,6 +114,53 @@ func (s *State) attendPaged(out, qi []float32, l, p, start int, scale float32) {
 			base := b * bs
 			t0 := max(start, base)
 			kernels.AttnMixAdd(o, att[t0-start:], vb[(t0-base)*kvDim+off:], kvDim, min(p+1, base+bs)-t0)
+		}
+	}
+}
+
+// pagedQuant is a paged State's scratch over a cache that stores keys or
+// values as int8: attention dequantizes one block at a time into kb, vb and
+// keeps every head's scores in sc, [Heads][stride].
+type pagedQuant struct {
+	kb, vb []float32 // [BlockSize][KVHeads·HeadDim]
+	sc     []float32 // [Heads][ContextLength]
+	stride int
+}
+
+// attendQuant is attendPaged over an int8 cache: each block's keys are
+// dequantized once (BlockK) and scored against every head, then each
+// block's values once (BlockV) and mixed into every head. The kernel calls
+// are the ones attendPaged makes, on the dequantized rows.
+func (s *State) attendQuant(out, qi []float32, l, p, start int, scale float32) {
+	c := &s.m.cfg
+	hd, kvDim := c.HeadDim, c.KVHeads*c.HeadDim
+	group := c.Heads / c.KVHeads
+	bs, st := s.kv.BlockSize(), s.pq.stride
+	sc := s.pq.sc
+	for b := start / bs; b*bs <= p; b++ {
+		kb := s.kv.BlockK(l, b, s.pq.kb)
+		base := b * bs
+		t0 := max(start, base)
+		for h := 0; h < c.Heads; h++ {
+			off := (h / group) * hd
+			kernels.AttnScores(sc[h*st+t0-start:], qi[h*hd:(h+1)*hd], kb[(t0-base)*kvDim+off:], kvDim, min(p+1, base+bs)-t0, scale)
+		}
+	}
+	for h := 0; h < c.Heads; h++ {
+		att := sc[h*st : h*st+p+1-start]
+		if c.AttnSoftcap != 0 {
+			softcap(att, c.AttnSoftcap)
+		}
+		softmax(att)
+		clear(out[h*hd : (h+1)*hd])
+	}
+	for b := start / bs; b*bs <= p; b++ {
+		vb := s.kv.BlockV(l, b, s.pq.vb)
+		base := b * bs
+		t0 := max(start, base)
+		for h := 0; h < c.Heads; h++ {
+			off := (h / group) * hd
+			kernels.AttnMixAdd(out[h*hd:(h+1)*hd], sc[h*st+t0-start:], vb[(t0-base)*kvDim+off:], kvDim, min(p+1, base+bs)-t0)
 		}
 	}
 }
