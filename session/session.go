@@ -279,7 +279,8 @@ func (s *Session) stats(e engine.Stats) Stats {
 	st := Stats{PromptTokens: e.PromptTokens, ReusedTokens: e.ReusedTokens, GenTokens: e.GenTokens,
 		PrefillTokS: e.PrefillTokS, DecodeTokS: e.DecodeTokS, TTFT: e.TTFT, KVUsed: e.KVUsed, KVCap: e.KVCap,
 		Quant: s.model.Info().Quant}
-	st.KV = KVStats{Blocks: e.PoolBlocks, Used: e.PoolUsed, Seq: e.SeqBlocks, Cached: e.TreeBlocks, BlockSize: e.BlockSize,
+	st.KV = KVStats{FormatK: e.KVFormatK, FormatV: e.KVFormatV,
+		Blocks: e.PoolBlocks, Used: e.PoolUsed, Seq: e.SeqBlocks, Cached: e.TreeBlocks, BlockSize: e.BlockSize,
 		Evictions: e.Evictions, HitRate: e.HitRate, TotalReused: e.TotalReusedTokens, TotalPrompt: e.TotalPromptTokens}
 	if e.PromptTokens > 0 {
 		st.KV.LastReuse = float64(e.ReusedTokens) / float64(e.PromptTokens)

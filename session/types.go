@@ -46,6 +46,8 @@ type KVStats struct {
 	HitRate     float64 // reused / prompt tokens over the engine's life
 	TotalReused int     // prompt tokens reused over the engine's life
 	TotalPrompt int     // prompt tokens over the engine's life
+	FormatK     string  // how keys are stored: "f32" or "int8"
+	FormatV     string  // and values
 }
 
 // SpecStats describe speculative decoding in the reply; Method is "off" when

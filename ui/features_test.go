@@ -644,11 +644,11 @@ func TestLongOpenParagraphStreamsPlain(t *testing.T) {
 
 func TestPanelShowsPoolAndSpeculation(t *testing.T) {
 	m := New(newFake(), Options{Width: 120, Height: 50, Plain: true})
-	m.stats.KV = session.KVStats{Blocks: 64, Used: 10, HitRate: 0.5, Evictions: 3}
+	m.stats.KV = session.KVStats{Blocks: 64, Used: 10, HitRate: 0.5, Evictions: 3, FormatK: "int8"}
 	m.stats.Spec = session.SpecStats{Method: "ngram", K: 4, Acceptance: 0.625, TokensPerPass: 2.5, MeanAccepted: 2.75,
 		PerPosition: [16]float64{0.9, 0.7, 0.5, 0.25}}
 	c := m.View().Content
-	for _, want := range []string{"KV pool    10/64 blk", "cache hit  50% (3 evicted)", "spec       ngram k=4", "accepted   62% · 2.5/pass",
+	for _, want := range []string{"KV pool    10/64 blk", "cache hit  50% (3 evicted)", "KV k/v     int8/f32", "spec       ngram k=4", "accepted   62% · 2.5/pass",
 		"mean run   2.75 tok", "by guess   90 70 50 25%"} {
 		if !strings.Contains(c, want) {
 			t.Errorf("panel lacks %q:\n%s", want, c)

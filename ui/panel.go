@@ -124,6 +124,7 @@ func (m *model) panelLines(w, h int) []string {
 	if kv := s.KV; kv.Blocks > 0 {
 		ls = append(ls,
 			stat("KV pool", fmt.Sprintf("%d/%d blk", kv.Used, kv.Blocks)),
+			stat("KV k/v", kvFormats(kv.FormatK, kv.FormatV)),
 			stat("cache hit", fmt.Sprintf("%.0f%% (%d evicted)", 100*kv.HitRate, kv.Evictions)))
 	}
 	ls = append(ls,
@@ -308,4 +309,16 @@ func cleanOrder(order []string) []string {
 		out[i] = oneLine(s)
 	}
 	return out
+}
+
+// kvFormats names how the cache stores keys and values ("f32/f32" when the
+// engine does not say).
+func kvFormats(k, v string) string {
+	if k == "" {
+		k = "f32"
+	}
+	if v == "" {
+		v = "f32"
+	}
+	return k + "/" + v
 }
