@@ -18,7 +18,7 @@ const parallelMin = 1 << 16
 const spinFor = 50 * time.Microsecond
 
 // SetThreads sets how many threads (the caller plus n-1 workers) the matrix
-// products (MatVec, MatMul and the int8 and block products) use, clamped to [1, runtime.NumCPU()]. The default is
+// products (MatVec, MatMul, the F16, int8 and block products) use, clamped to [1, runtime.NumCPU()]. The default is
 // min(runtime.NumCPU(), GOMAXPROCS at start-up). Workers start on the first
 // product large enough to split.
 func SetThreads(n int) {
@@ -48,6 +48,8 @@ const (
 	opBatch // the batched products: job.bt
 	opMatVecI8F32
 	opGEMM // MatMul's GEMM path (gemm.go): j.dx holds the packed x
+	opMatVecF16
+	opMatMulF16
 )
 
 // Worker states. The caller moves idle→posted; the worker takes a job with
@@ -83,6 +85,7 @@ type job struct {
 	// block products: GGUF weight blocks wb, Q8_K activation sums xsum.
 	wb            []byte
 	xsum          []int16
+	wh            []uint16 // f16 weights (f16.go)
 	bt            batch
 	chunk, chunks int
 	_             [64]byte
@@ -188,7 +191,7 @@ func (p *pool) exec(gran int) {
 	}
 	// Don't keep the operands alive.
 	j.out, j.w, j.x, j.qw, j.sw, j.qx, j.dx = nil, nil, nil, nil, nil, nil, nil
-	j.wb, j.xsum = nil, nil
+	j.wb, j.xsum, j.wh = nil, nil, nil
 	j.bt = batch{}
 	p.mu.Unlock()
 }
@@ -218,6 +221,10 @@ func (j *job) drain() {
 			matVecI8F32Range(j.out, j.qw, j.sw, j.x, j.cols, r0, r1)
 		case opGEMM:
 			gemmRange(j.out, j.w, j.x, j.dx, j.rows, j.cols, j.n, r0, r1)
+		case opMatVecF16:
+			matVecF16Range(j.out, j.wh, j.x, j.cols, r0, r1)
+		case opMatMulF16:
+			matMulF16Range(j.out, j.wh, j.x, j.rows, j.cols, j.n, r0, r1)
 		}
 	}
 }

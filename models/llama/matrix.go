@@ -8,11 +8,16 @@ import (
 	"chat/models/kernels"
 )
 
-// matrix is a [rows][cols] weight, row-major, in one of three forms:
+// matrix is a [rows][cols] weight, row-major, in one of four forms:
 //
-//   - float32 (a view of an F32 tensor, or dequantised at load); F16 and
-//     BF16 weights round the activations to their type first, as ggml's
-//     vec_dot_f16/bf16 take them (vec_dot_type in ggml-cpu.c).
+//   - float32 (a view of an F32 tensor, or dequantised at load); BF16
+//     weights (widened at load) round the activations to bf16 first, as
+//     ggml's vec_dot_bf16 takes them (vec_dot_type in ggml-cpu.c).
+//   - F16 as the raw half bits, a view of the file (2 bytes a weight),
+//     multiplied by kernels.MatVecF16/MatMulF16 with the activations rounded
+//     to f16 first, as vec_dot_f16 takes them. Those kernels give the bits
+//     of MatVec/MatMul on the widened weights, so keeping F16 unwidened
+//     changes no result.
 //   - Q8_0 blocks unpacked to int8 values and float32 scales (from Q8_0,
 //     or exactly from Q5_0, whose values d·(q-16) are Q8_0 values): the
 //     activations are quantized to Q8_0 too and multiplied in integers as
@@ -23,6 +28,7 @@ import (
 type matrix struct {
 	rows, cols int
 	f          []float32
+	h          []uint16  // F16 weights
 	round      gguf.Type // TypeF16/TypeBF16: activations rounded to it; else none
 	q          []int8
 	d          []float32
@@ -64,6 +70,8 @@ func (m *matrix) bytes() int64 {
 		return int64(len(m.raw))
 	case m.q != nil:
 		return int64(len(m.q)) + 4*int64(len(m.d))
+	case m.h != nil:
+		return 2 * int64(len(m.h))
 	}
 	return 4 * int64(len(m.f))
 }
@@ -81,6 +89,8 @@ func (m *matrix) rowRange(r0, r1 int) *matrix {
 	} else if m.q != nil {
 		nb := m.cols / kernels.Q8Block
 		v.q, v.d = m.q[r0*m.cols:r1*m.cols], m.d[r0*nb:r1*nb]
+	} else if m.h != nil {
+		v.h = m.h[r0*m.cols : r1*m.cols]
 	} else {
 		v.f = m.f[r0*m.cols : r1*m.cols]
 	}
@@ -92,6 +102,11 @@ func (m *matrix) rowRange(r0, r1 int) *matrix {
 func (m *matrix) mul(out, x []float32, n int, a *act) {
 	if m.raw != nil {
 		m.mulRaw(out, x, n, a)
+		return
+	}
+	if m.h != nil {
+		x = roundAct(a.f[:n*m.cols], x[:n*m.cols], gguf.TypeF16)
+		kernels.MatMulF16(out[:n*m.rows], m.h, x, m.rows, m.cols, n)
 		return
 	}
 	if m.q == nil {
@@ -218,6 +233,12 @@ func (m *matrix) row(out []float32, r int) {
 	if m.raw != nil {
 		rb := m.rowBytes()
 		_ = gguf.Dequantize(m.typ, m.raw[r*rb:(r+1)*rb], out[:m.cols]) // sizes checked at load
+		return
+	}
+	if m.h != nil {
+		for i, h := range m.h[r*m.cols : (r+1)*m.cols] {
+			out[i] = gguf.F16ToF32(h)
+		}
 		return
 	}
 	if m.q == nil {

@@ -13,12 +13,14 @@
 package llama
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"chat/models"
 	"chat/models/gguf"
@@ -235,9 +237,9 @@ func (l *loader) load(name string, dims ...int) []float32 {
 	return l.get(t, dims)
 }
 
-// matrix loads a [rows][cols] weight (GGUF dims cols, rows). Q4_0, Q4_K,
-// Q5_K and Q6_K stay views of the file, Q8_0 and Q5_0 become int8 blocks,
-// other types float32 (see matrix).
+// matrix loads a [rows][cols] weight (GGUF dims cols, rows). F16, Q4_0,
+// Q4_K, Q5_K and Q6_K stay views of the file, Q8_0 and Q5_0 become int8
+// blocks, other types float32 (see matrix).
 func (l *loader) matrix(name string, rows, cols int) *matrix {
 	m := &matrix{rows: rows, cols: cols}
 	if l.err != nil {
@@ -248,9 +250,9 @@ func (l *loader) matrix(name string, rows, cols int) *matrix {
 		l.err = fmt.Errorf("llama: tensor %s missing", name)
 		return m
 	}
-	if t.Type != gguf.TypeQ8_0 && t.Type != gguf.TypeQ5_0 && !rawType(t.Type) {
+	if t.Type != gguf.TypeQ8_0 && t.Type != gguf.TypeQ5_0 && t.Type != gguf.TypeF16 && !rawType(t.Type) {
 		m.f = l.get(t, []int{cols, rows})
-		if t.Type == gguf.TypeF16 || t.Type == gguf.TypeBF16 {
+		if t.Type == gguf.TypeBF16 {
 			m.round = t.Type
 		}
 		return m
@@ -269,6 +271,14 @@ func (l *loader) matrix(name string, rows, cols int) *matrix {
 		m.raw, m.typ = raw, t.Type
 		return m
 	}
+	if t.Type == gguf.TypeF16 {
+		if len(raw) != 2*rows*cols {
+			l.err = fmt.Errorf("llama: tensor %s holds %d bytes, want %d", t.Name, len(raw), 2*rows*cols)
+			return m
+		}
+		m.h, m.round = f16View(raw), gguf.TypeF16
+		return m
+	}
 	m.q = make([]int8, rows*cols)
 	m.d = make([]float32, rows*cols/32)
 	if t.Type == gguf.TypeQ5_0 {
@@ -277,6 +287,24 @@ func (l *loader) matrix(name string, rows, cols int) *matrix {
 		l.async(func() error { unpackQ8_0(raw, m.q, m.d); return nil })
 	}
 	return m
+}
+
+// f16View returns GGUF's little-endian F16 data as half bits: a view of the
+// mapping (no copy) on a little-endian host when the data is 2-byte aligned
+// (always, with GGUF's alignment), else a copy.
+func f16View(raw []byte) []uint16 {
+	if len(raw) == 0 {
+		return []uint16{}
+	}
+	one := uint16(1)
+	if *(*byte)(unsafe.Pointer(&one)) == 1 && uintptr(unsafe.Pointer(&raw[0]))%2 == 0 {
+		return unsafe.Slice((*uint16)(unsafe.Pointer(&raw[0])), len(raw)/2)
+	}
+	h := make([]uint16, len(raw)/2)
+	for i := range h {
+		h[i] = binary.LittleEndian.Uint16(raw[2*i:])
+	}
+	return h
 }
 
 func (l *loader) count(t *gguf.TensorInfo) {

@@ -1,0 +1,146 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"sync"
+)
+
+// F16 weights: IEEE half-precision values (as GGUF stores F16 tensors, host
+// byte order) kept 2 bytes per weight and widened to float32 in registers
+// (VCVTPH2PS on amd64). The conversion is exact, and each output is summed
+// in the same lanes and order as MatVec/MatMul on the widened float32
+// weights, so MatVecF16(w) and MatMulF16(w) give bitwise the results of
+// MatVec and MatMul on f16ToF32(w) (gguf.F16ToF32), on every implementation
+// and thread count, while reading half the bytes. (With CHAT_GEMM=1 MatMul
+// may take its GEMM path; MatMulF16 never does and stays equal to MatVecF16.)
+
+// MatVecF16 computes out[r] = Σ_c f32(w[r*cols+c])·x[c] for r < rows, w
+// row-major [rows][cols] f16 bits; len(x) >= cols, len(out) >= rows.
+func MatVecF16(out []float32, w []uint16, x []float32, rows, cols int) {
+	checkF16("MatVecF16", out, w, x, rows, cols, 1)
+	if rows*cols >= parallelMin {
+		if j := defaultPool.acquire(); j != nil {
+			j.op, j.out, j.wh, j.x = opMatVecF16, out, w, x
+			j.rows, j.cols, j.n = rows, cols, 1
+			defaultPool.exec(8) // the kernel's row block
+			return
+		}
+	}
+	matVecF16Range(out, w, x, cols, 0, rows)
+}
+
+// MatMulF16 is the batched MatVecF16: for t < n tokens,
+// out[t*rows+r] = Σ_c f32(w[r*cols+c])·x[t*cols+c]; out is [n][rows], x is
+// [n][cols]. Bitwise equal to n calls of MatVecF16.
+func MatMulF16(out []float32, w []uint16, x []float32, rows, cols, n int) {
+	checkF16("MatMulF16", out, w, x, rows, cols, n)
+	if n == 1 {
+		MatVecF16(out, w, x, rows, cols)
+		return
+	}
+	if rows*cols*n >= parallelMin {
+		if j := defaultPool.acquire(); j != nil {
+			j.op, j.out, j.wh, j.x = opMatMulF16, out, w, x
+			j.rows, j.cols, j.n = rows, cols, n
+			defaultPool.exec(4) // the tile's rows
+			return
+		}
+	}
+	matMulF16Range(out, w, x, rows, cols, n, 0, rows)
+}
+
+func checkF16(fn string, out []float32, w []uint16, x []float32, rows, cols, n int) {
+	if rows < 0 || cols < 0 || n < 0 ||
+		len(w) < rows*cols || len(x) < n*cols || len(out) < n*rows {
+		panic(fmt.Sprintf("kernels.%s: rows=%d cols=%d n=%d with len(out)=%d len(w)=%d len(x)=%d",
+			fn, rows, cols, n, len(out), len(w), len(x)))
+	}
+}
+
+func matVecF16Range(out []float32, w []uint16, x []float32, cols, r0, r1 int) {
+	if useAsm {
+		matVecF16Asm(out, w, x, cols, r0, r1)
+		return
+	}
+	x = x[:cols]
+	tab := f16Table()
+	for r := r0; r < r1; r++ {
+		out[r] = dotF16Go(tab, w[r*cols:(r+1)*cols], x)
+	}
+}
+
+func matMulF16Range(out []float32, w []uint16, x []float32, rows, cols, n, r0, r1 int) {
+	if useAsm {
+		matMulF16Asm(out, w, x, rows, cols, n, r0, r1)
+		return
+	}
+	tab := f16Table()
+	tc := tokenChunk(cols)
+	for t0 := 0; t0 < n; t0 += tc {
+		t1 := min(n, t0+tc)
+		for r := r0; r < r1; r++ {
+			wr := w[r*cols : (r+1)*cols]
+			for t := t0; t < t1; t++ {
+				out[t*rows+r] = dotF16Go(tab, wr, x[t*cols:(t+1)*cols])
+			}
+		}
+	}
+}
+
+// f16Tab is f16ToF32 of every half (256 KiB, filled on first use by the Go
+// kernels, which look weights up in it).
+var (
+	f16Once sync.Once
+	f16Tab  [1 << 16]float32
+)
+
+func f16Table() *[1 << 16]float32 {
+	f16Once.Do(func() {
+		for h := range f16Tab {
+			f16Tab[h] = f16ToF32(uint16(h))
+		}
+	})
+	return &f16Tab
+}
+
+// dotF16Go is dotGo with a = f16ToF32(w) looked up in tab.
+func dotF16Go(tab *[1 << 16]float32, w []uint16, b []float32) float32 {
+	b = b[:len(w)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(w); i += 4 {
+		a0, a1, a2, a3 := tab[w[i]], tab[w[i+1]], tab[w[i+2]], tab[w[i+3]]
+		s0 += a0 * b[i]
+		s1 += a1 * b[i+1]
+		s2 += a2 * b[i+2]
+		s3 += a3 * b[i+3]
+	}
+	for ; i < len(w); i++ {
+		a := tab[w[i]]
+		s0 += a * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// f16ToF32 widens IEEE half-precision bits exactly, as gguf.F16ToF32 does
+// (kept here so that kernels imports no model package).
+func f16ToF32(h uint16) float32 {
+	sign := uint32(h>>15) << 31
+	exp := uint32(h>>10) & 0x1f
+	man := uint32(h) & 0x3ff
+	switch {
+	case exp == 0x1f: // inf or NaN
+		return math.Float32frombits(sign | 0x7f800000 | man<<13)
+	case exp != 0: // normal
+		return math.Float32frombits(sign | (exp+112)<<23 | man<<13)
+	case man == 0:
+		return math.Float32frombits(sign)
+	}
+	// subnormal: value = man * 2^-24, exact in float32
+	f := float32(man) * (1.0 / (1 << 24))
+	if sign != 0 {
+		f = -f
+	}
+	return f
+}

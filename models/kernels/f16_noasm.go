@@ -1,0 +1,11 @@
+//go:build !amd64 || purego
+
+package kernels
+
+func matVecF16Asm(out []float32, w []uint16, x []float32, cols, r0, r1 int) {
+	panic("kernels: no asm")
+}
+
+func matMulF16Asm(out []float32, w []uint16, x []float32, rows, cols, n, r0, r1 int) {
+	panic("kernels: no asm")
+}
