@@ -9,7 +9,13 @@
 //
 // Products by weight format (all with AVX2 asm and pure-Go versions):
 //
-//   - float32: MatVec, MatMul (batched prefill).
+//   - float32: MatVec, MatMul (batched prefill); MatMul takes a register-tiled
+//     GEMM for 16+ tokens only with CHAT_GEMM=1 (gemm.go: its sums are not
+//     bitwise MatVec's).
+//   - float16 weights widened in registers: MatVecF16, MatMulF16 (f16.go),
+//     bitwise equal to MatVec/MatMul on the widened weights.
+//   - int8 weights times float32 activations (the course's exact Int8Linear):
+//     MatVecI8F32; ScaleI8 dequantises one row.
 //   - int8, activations quantized by the caller once per vector: MatVecI8
 //     (per-row scales), MatVecQ8_0 (blocks of 32), and their batched
 //     MatMulI8, MatMulQ8_0.
@@ -18,7 +24,9 @@
 //     (QuantizeQ8_K); batched MatMulQ4_0 ... MatMulQ6_K (batch.go).
 //
 // Exp and Softmax (exp.go) are the vectorised float32 exponential and the
-// softmax built on it.
+// softmax built on it; SwiGLU fuses the gated MLP activation; AttnScores and
+// AttnMix(Add) (attn.go) run attention over a run of cached positions in one
+// call.
 //
 // MatVec and MatMul split their rows over a persistent worker pool (see
 // SetThreads). Every output element is computed by one worker with the same
