@@ -233,7 +233,10 @@ func writeGemma(g gemmaSpec) ([]byte, error) {
 		if g.Quant != nil {
 			w.Type = g.Quant(name)
 		}
-		if rawType(w.Type) || w.Type == gguf.TypeQ5_0 {
+		// Random block bytes for the formats with integer-only scales or
+		// nibbles; Q8_0 (a real model's format here) is quantized from
+		// float weights by the writer.
+		if w.Type != gguf.TypeQ8_0 && rawType(w.Type) || w.Type == gguf.TypeQ5_0 {
 			w.Raw = randomBlocksFor(g.Seed, name, w.Type, cols*rows)
 		} else {
 			w.Data = gaussian(g.Seed, name, cols*rows, std)

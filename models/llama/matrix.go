@@ -57,7 +57,7 @@ func newAct(n, widest int) act {
 // rawType reports whether the kernels multiply blocks of t directly.
 func rawType(t gguf.Type) bool {
 	switch t {
-	case gguf.TypeQ4_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K:
+	case gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K:
 		return true
 	}
 	return false
@@ -142,14 +142,19 @@ func (m *matrix) mul(out, x []float32, n int, a *act) {
 // the K-quants Q8_K ones (kernels.QuantizeQ8_K, quantize_row_q8_K_ref).
 func (m *matrix) mulRaw(out, x []float32, n int, a *act) {
 	cols, rows := m.cols, m.rows
-	if m.typ == gguf.TypeQ4_0 {
+	if m.typ == gguf.TypeQ4_0 || m.typ == gguf.TypeQ8_0 {
 		nb := cols / kernels.Q8Block
 		for t := 0; t < n; t++ {
 			quantizeAct(a.q[t*cols:(t+1)*cols], a.d[t*nb:(t+1)*nb], x[t*cols:(t+1)*cols])
 		}
-		if n == 1 {
+		switch {
+		case m.typ == gguf.TypeQ8_0 && n == 1:
+			kernels.MatVecQ8_0Bytes(out[:rows], m.raw, a.q, a.d, rows, cols)
+		case m.typ == gguf.TypeQ8_0:
+			kernels.MatMulQ8_0Bytes(out[:n*rows], m.raw, a.q[:n*cols], a.d[:n*nb], rows, cols, n)
+		case n == 1:
 			kernels.MatVecQ4_0(out[:rows], m.raw, a.q, a.d, rows, cols)
-		} else {
+		default:
 			kernels.MatMulQ4_0(out[:n*rows], m.raw, a.q[:n*cols], a.d[:n*nb], rows, cols, n)
 		}
 		return
@@ -265,19 +270,6 @@ func unpackQ5_0(raw []byte, q []int8, d []float32) {
 			hi := qs[j]>>4 | byte(qh>>(j+16)&1)<<4
 			q[32*b+j] = int8(lo) - 16
 			q[32*b+j+16] = int8(hi) - 16
-		}
-	}
-}
-
-// unpackQ8_0 splits GGUF Q8_0 blocks (f16 scale, 32 int8) into values and
-// float32 scales. The int8 kernels need values in [-127, 127]; ggml's
-// quantizer never writes -128, and a file that does is clamped.
-func unpackQ8_0(raw []byte, q []int8, d []float32) {
-	for b := range d {
-		blk := raw[34*b : 34*b+34]
-		d[b] = gguf.F16ToF32(binary.LittleEndian.Uint16(blk))
-		for j, v := range blk[2:] {
-			q[32*b+j] = max(int8(v), -127)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package llama
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -79,5 +80,56 @@ func TestQuantizeAct(t *testing.T) {
 	}
 	if d[1] != 0 || q[40] != 0 {
 		t.Errorf("zero block: d %v q %v", d[1], q[40])
+	}
+}
+
+// unpackQ8_0 splits GGUF Q8_0 blocks (f16 scale, 32 int8) into values and
+// float32 scales. The int8 kernels need values in [-127, 127]; ggml's
+// quantizer never writes -128, and a file that does is clamped.
+func unpackQ8_0(raw []byte, q []int8, d []float32) {
+	for b := range d {
+		blk := raw[34*b : 34*b+34]
+		d[b] = gguf.F16ToF32(binary.LittleEndian.Uint16(blk))
+		for j, v := range blk[2:] {
+			q[32*b+j] = max(int8(v), -127)
+		}
+	}
+}
+
+// TestQ8RawProduct: Q8_0 weights are multiplied in GGUF's own blocks (a view
+// of the file); one token, a batch and the unpacked int8 path agree within
+// float rounding of the same integer sums.
+func TestQ8RawProduct(t *testing.T) {
+	r := rand.New(rand.NewPCG(10, 10))
+	rows, cols := 9, 128
+	w := make([]float32, rows*cols)
+	for i := range w {
+		w[i] = float32(r.NormFloat64())
+	}
+	raw, err := gguf.QuantizeQ8_0(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rm := &matrix{rows: rows, cols: cols, raw: raw, typ: gguf.TypeQ8_0}
+	um := &matrix{rows: rows, cols: cols, q: make([]int8, rows*cols), d: make([]float32, rows*cols/32)}
+	unpackQ8_0(raw, um.q, um.d)
+	x := make([]float32, 3*cols)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	a := newAct(3, cols)
+	batched, unpacked := make([]float32, 3*rows), make([]float32, 3*rows)
+	rm.mul(batched, x, 3, &a)
+	um.mul(unpacked, x, 3, &a)
+	for i := 0; i < 3; i++ {
+		one := make([]float32, rows)
+		a1 := newAct(1, cols)
+		rm.mul(one, x[i*cols:], 1, &a1)
+		for j := range one {
+			b, u := batched[i*rows+j], unpacked[i*rows+j]
+			if one[j] != b || math.Abs(float64(b-u)) > 1e-4*(1+math.Abs(float64(u))) {
+				t.Fatalf("token %d row %d: %v alone, %v batched, %v unpacked", i, j, one[j], b, u)
+			}
+		}
 	}
 }

@@ -279,13 +279,10 @@ func (l *loader) matrix(name string, rows, cols int) *matrix {
 		m.h, m.round = f16View(raw), gguf.TypeF16
 		return m
 	}
+	// Q5_0: its values d·(q-16) are Q8_0 values, multiplied as int8 blocks.
 	m.q = make([]int8, rows*cols)
 	m.d = make([]float32, rows*cols/32)
-	if t.Type == gguf.TypeQ5_0 {
-		l.async(func() error { unpackQ5_0(raw, m.q, m.d); return nil })
-	} else {
-		l.async(func() error { unpackQ8_0(raw, m.q, m.d); return nil })
-	}
+	l.async(func() error { unpackQ5_0(raw, m.q, m.d); return nil })
 	return m
 }
 
