@@ -16,12 +16,10 @@ package gpt2bpe
 import (
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"chat/models/gguf"
-	"chat/models/tokenizer/special"
+	"chat/models/tokenizer/llamavocab"
 )
 
 // Token types as stored in tokenizer.ggml.token_type.
@@ -504,8 +502,8 @@ func (t *Tokenizer) cachedWord(w []byte, out []int) []int {
 // partition splits text around special-token texts (llama.cpp's
 // tokenizer_st_partition); control and unknown tokens only when
 // parseSpecial.
-func (t *Tokenizer) partition(text string, parseSpecial bool) []special.Fragment {
-	return special.Partition(text, t.special, func(id int) string { return t.texts[id] }, func(id int) bool {
+func (t *Tokenizer) partition(text string, parseSpecial bool) []llamavocab.Fragment {
+	return llamavocab.Partition(text, t.special, func(id int) string { return t.texts[id] }, func(id int) bool {
 		return parseSpecial || t.attrs[id]&(attrControl|attrUnknown) == 0
 	})
 }
@@ -531,53 +529,7 @@ func (t *Tokenizer) Detokenize(ids []int, removeSpecial, unparseSpecial bool) []
 		out = append(out, t.pieces[id]...)
 	}
 	if t.cleanUp {
-		out = cleanSpaces(out)
-	}
-	return out
-}
-
-// cleanSpaces is clean_up_tokenization_spaces as llama_vocab::impl::detokenize
-// does it, compacting in place like the original so that each pass sees
-// the same bytes: drop the space before ? ! . , and before 's 'm 're 've, and the
-// spaces around a lone apostrophe.
-func cleanSpaces(b []byte) []byte {
-	if len(b) == 0 {
-		return b
-	}
-	out := b[:1]
-	for i := 1; i < len(b); i++ {
-		if b[i-1] == ' ' && (b[i] == '?' || b[i] == '!' || b[i] == '.' || b[i] == ',') {
-			out = out[:len(out)-1]
-		}
-		out = append(out, b[i])
-	}
-	b = out
-	out = b[:1]
-	for i := 1; i < len(b); i++ {
-		x := b[i]
-		if x == '\'' && i+1 < len(b) && b[i-1] == ' ' && b[i+1] == ' ' {
-			out = out[:len(out)-1]
-			i++
-			b[i] = 0 // the space after it is dropped, and no longer a space
-		}
-		out = append(out, x)
-	}
-	b = out
-	out = b[:1]
-	for i := 1; i < len(b); i++ {
-		x := b[i]
-		if b[i-1] == ' ' && x == '\'' && i+1 < len(b) {
-			x1 := b[i+1]
-			if x1 == 's' || x1 == 'm' {
-				out = out[:len(out)-1]
-			} else if i+2 < len(b) {
-				x2 := b[i+2]
-				if (x1 == 'r' && x2 == 'e') || (x1 == 'v' && x2 == 'e') {
-					out = out[:len(out)-1]
-				}
-			}
-		}
-		out = append(out, x)
+		out = llamavocab.CleanSpaces(out)
 	}
 	return out
 }
@@ -586,14 +538,5 @@ func cleanSpaces(b []byte) []byte {
 // unparse_special=false), invalid UTF-8 bytes replaced by U+FFFD.
 func (t *Tokenizer) Decode(ids []int) string {
 	b := t.Detokenize(ids, false, false)
-	if utf8.Valid(b) {
-		return string(b)
-	}
-	var sb strings.Builder
-	for len(b) > 0 {
-		r, n := utf8.DecodeRune(b)
-		sb.WriteRune(r)
-		b = b[n:]
-	}
-	return sb.String()
+	return llamavocab.Text(b)
 }

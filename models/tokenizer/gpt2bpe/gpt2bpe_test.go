@@ -12,6 +12,7 @@ import (
 	"chat/models"
 	"chat/models/gguf"
 	"chat/models/testmodels"
+	"chat/models/tokenizer/llamavocab"
 )
 
 var _ models.Tokenizer = (*Tokenizer)(nil)
@@ -205,8 +206,8 @@ func TestCleanSpaces(t *testing.T) {
 		"":                  "",
 	}
 	for in, want := range cases {
-		if got := string(cleanSpaces([]byte(in))); got != want {
-			t.Errorf("cleanSpaces(%q) = %q, want %q", in, got, want)
+		if got := string(llamavocab.CleanSpaces([]byte(in))); got != want {
+			t.Errorf("llamavocab.CleanSpaces(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

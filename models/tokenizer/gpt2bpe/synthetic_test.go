@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"chat/models/gguf"
+	"chat/models/tokenizer/llamavocab"
 )
 
 // synthVocab is a small byte-level vocabulary: the 256 alphabet characters,
@@ -297,7 +298,7 @@ func FuzzEncode(f *testing.F) {
 // cleanIf is what Decode gives for text without special tokens.
 func cleanIf(tok *Tokenizer, s string) string {
 	if tok.cleanUp {
-		return string(cleanSpaces([]byte(s)))
+		return string(llamavocab.CleanSpaces([]byte(s)))
 	}
 	return s
 }

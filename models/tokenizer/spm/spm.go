@@ -10,10 +10,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"chat/models/gguf"
-	"chat/models/tokenizer/special"
+	"chat/models/tokenizer/llamavocab"
 )
 
 // Token types as stored in tokenizer.ggml.token_type (llama.h
@@ -313,8 +312,8 @@ func (t *Tokenizer) Tokenize(text string, addSpecial, parseSpecial bool) []int {
 // partition splits text around special-token texts (llama.cpp's
 // tokenizer_st_partition); control and unknown tokens only when
 // parseSpecial.
-func (t *Tokenizer) partition(text string, parseSpecial bool) []special.Fragment {
-	return special.Partition(text, t.special, func(id int) string { return t.texts[id] }, func(id int) bool {
+func (t *Tokenizer) partition(text string, parseSpecial bool) []llamavocab.Fragment {
+	return llamavocab.Partition(text, t.special, func(id int) string { return t.texts[id] }, func(id int) bool {
 		ty := t.types[id]
 		return parseSpecial || (ty != TypeControl && ty != TypeUnknown)
 	})
@@ -470,15 +469,5 @@ func (t *Tokenizer) Detokenize(ids []int, removeSpecial, unparseSpecial bool) []
 // unparse_special=false) gives it, with each invalid UTF-8 byte replaced by
 // U+FFFD.
 func (t *Tokenizer) Decode(ids []int) string {
-	b := t.Detokenize(ids, false, false)
-	if utf8.Valid(b) {
-		return string(b)
-	}
-	var sb strings.Builder
-	for len(b) > 0 {
-		r, n := utf8.DecodeRune(b)
-		sb.WriteRune(r) // RuneError for an invalid byte
-		b = b[n:]
-	}
-	return sb.String()
+	return llamavocab.Text(t.Detokenize(ids, false, false))
 }

@@ -10,6 +10,7 @@ import (
 
 	"chat/models/gguf"
 	"chat/models/testmodels"
+	"chat/models/tokenizer/llamavocab"
 )
 
 const bgeVocab = "vocab/ggml-vocab-bert-bge.gguf"
@@ -139,7 +140,7 @@ func TestDecodeRoundTrip(t *testing.T) {
 		for _, id := range ids {
 			b = append(b, tok.TokenBytes(id)...)
 		}
-		if string(cleanSpaces(b)) != got {
+		if string(llamavocab.CleanSpaces(b)) != got {
 			t.Errorf("pieces of %q: %q", s, b)
 		}
 	}

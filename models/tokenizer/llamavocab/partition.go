@@ -1,8 +1,10 @@
-// Package special splits text around the texts of special tokens before a
-// GGUF tokenizer encodes the pieces in between, as llama.cpp's
-// llama_vocab::impl::tokenizer_st_partition does (lstrip/rstrip attributes
-// are not in GGUF and are not applied).
-package special
+// Package llamavocab holds the parts of llama.cpp's llama_vocab that the GGUF
+// tokenizers (SPM, GPT-2 BPE, WordPiece) share: splitting text around special
+// tokens before encoding, and the detokenizer's text clean-up.
+package llamavocab
+
+// Partition is llama_vocab::impl::tokenizer_st_partition (lstrip/rstrip
+// attributes are not in GGUF and are not applied).
 
 import "strings"
 

@@ -1,4 +1,4 @@
-package special
+package llamavocab
 
 import (
 	"reflect"
