@@ -2,8 +2,9 @@ package kernels
 
 import (
 	"fmt"
-	"math"
 	"sync"
+
+	"chat/models/gguf"
 )
 
 // F16 weights: IEEE half-precision values (as GGUF stores F16 tensors, host
@@ -123,24 +124,6 @@ func dotF16Go(tab *[1 << 16]float32, w []uint16, b []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// f16ToF32 widens IEEE half-precision bits exactly, as gguf.F16ToF32 does
-// (kept here so that kernels imports no model package).
-func f16ToF32(h uint16) float32 {
-	sign := uint32(h>>15) << 31
-	exp := uint32(h>>10) & 0x1f
-	man := uint32(h) & 0x3ff
-	switch {
-	case exp == 0x1f: // inf or NaN
-		return math.Float32frombits(sign | 0x7f800000 | man<<13)
-	case exp != 0: // normal
-		return math.Float32frombits(sign | (exp+112)<<23 | man<<13)
-	case man == 0:
-		return math.Float32frombits(sign)
-	}
-	// subnormal: value = man * 2^-24, exact in float32
-	f := float32(man) * (1.0 / (1 << 24))
-	if sign != 0 {
-		f = -f
-	}
-	return f
-}
+// f16ToF32 widens IEEE half-precision bits exactly: the GGUF reader's
+// conversion, so weights widened at load and in registers agree.
+var f16ToF32 = gguf.F16ToF32
