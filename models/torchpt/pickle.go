@@ -246,6 +246,34 @@ func (u *unpickler) readLen(width int) (int, error) {
 	return int(n), nil
 }
 
+// memoIndex reads the memo index of a PUT/GET opcode: a text line (p, g),
+// one byte (q, h) or a 4-byte little-endian number (r, j).
+func (u *unpickler) memoIndex(op byte) (int64, error) {
+	switch op {
+	case 'p', 'g':
+		line, err := u.readLine()
+		if err != nil {
+			return 0, err
+		}
+		i, err := strconv.ParseInt(line, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("bad memo index %q", line)
+		}
+		return i, nil
+	case 'q', 'h':
+		b, err := u.read(1)
+		if err != nil {
+			return 0, err
+		}
+		return int64(b[0]), nil
+	}
+	b, err := u.read(4)
+	if err != nil {
+		return 0, err
+	}
+	return int64(binary.LittleEndian.Uint32(b)), nil
+}
+
 func (u *unpickler) readLine() (string, error) {
 	rest := u.data[u.pos:]
 	for i, c := range rest {
@@ -602,52 +630,20 @@ func (u *unpickler) step(op byte) error {
 		u.push(&pySet{items: items, frozen: true})
 
 	// --- memo
-	case 'p': // PUT
-		line, err := u.readLine()
+	case 'p', 'q', 'r': // PUT, BINPUT, LONG_BINPUT
+		i, err := u.memoIndex(op)
 		if err != nil {
 			return err
-		}
-		i, err := strconv.ParseInt(line, 10, 64)
-		if err != nil {
-			return fmt.Errorf("bad PUT index %q", line)
 		}
 		return u.memoPut(i)
-	case 'q':
-		b, err := u.read(1)
-		if err != nil {
-			return err
-		}
-		return u.memoPut(int64(b[0]))
-	case 'r':
-		b, err := u.read(4)
-		if err != nil {
-			return err
-		}
-		return u.memoPut(int64(binary.LittleEndian.Uint32(b)))
 	case 0x94: // MEMOIZE
 		return u.memoPut(int64(len(u.memo)))
-	case 'g': // GET
-		line, err := u.readLine()
+	case 'g', 'h', 'j': // GET, BINGET, LONG_BINGET
+		i, err := u.memoIndex(op)
 		if err != nil {
 			return err
-		}
-		i, err := strconv.ParseInt(line, 10, 64)
-		if err != nil {
-			return fmt.Errorf("bad GET index %q", line)
 		}
 		return u.memoGet(i)
-	case 'h':
-		b, err := u.read(1)
-		if err != nil {
-			return err
-		}
-		return u.memoGet(int64(b[0]))
-	case 'j':
-		b, err := u.read(4)
-		if err != nil {
-			return err
-		}
-		return u.memoGet(int64(binary.LittleEndian.Uint32(b)))
 
 	// --- globals and object construction
 	case 'c': // GLOBAL "module\nname\n"
