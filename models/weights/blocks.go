@@ -1,0 +1,98 @@
+package weights
+
+import (
+	"fmt"
+
+	"chat/models/gguf"
+)
+
+// Blocks is a matrix in one of GGUF's block formats, kept as the tensor's
+// raw bytes (a view of the mapping, never copied) and multiplied by the
+// format's own kernels with the activations quantised once per token as
+// ggml's CPU backend does: Q8_0 blocks for Q8_0, Q4_0 and Q5_0 weights
+// (q8_0.go), Q8_K super-blocks for the K-quants (q4_k.go). The kinds are
+// declared in the format files.
+type Blocks struct {
+	rows, cols int
+	raw        []byte
+	k          *blockKind
+}
+
+// blockKind is what sets one block format apart: its GGUF type, the
+// activation it takes, and its kernels.
+type blockKind struct {
+	typ gguf.Type
+	act act
+	// mul computes out [n][rows] from n activations quantised into s.
+	mul func(out []float32, w []byte, a quantAct, rows, cols, n int)
+}
+
+// act is the activation quantisation a block kernel takes.
+type act int
+
+const (
+	actQ8_0 act = iota // 32-value blocks, f16-rounded scale (q8_0.go)
+	actQ8_K            // 256-value super-blocks with sums per 16 (q4_k.go)
+)
+
+// quantAct is n quantised activation rows.
+type quantAct struct {
+	q    []int8
+	d    []float32
+	sums []int16
+}
+
+// blockKinds maps a GGUF type to its kind; each format file adds itself.
+var blockKinds = map[gguf.Type]*blockKind{}
+
+func registerBlocks(name string, k *blockKind, quantize func([]float32) ([]byte, error)) {
+	blockKinds[k.typ] = k
+	f := format{ggml: k.typ, isGGML: true}
+	f.fromFloat = func(w []float32, rows, cols int) (Linear, error) {
+		if quantize == nil {
+			return nil, fmt.Errorf("weights: no %s quantiser yet", name)
+		}
+		if bs := k.typ.BlockSize(); cols%bs != 0 {
+			return nil, fmt.Errorf("weights: %s needs rows of a multiple of %d values, not %d", name, bs, cols)
+		}
+		raw, err := quantize(w)
+		if err != nil {
+			return nil, err
+		}
+		return &Blocks{rows: rows, cols: cols, raw: raw, k: k}, nil
+	}
+	register(name, f)
+}
+
+func (m *Blocks) Rows() int      { return m.rows }
+func (m *Blocks) Cols() int      { return m.cols }
+func (m *Blocks) Format() string { return m.k.typ.String() }
+func (m *Blocks) Bytes() int64   { return int64(len(m.raw)) }
+
+// Type is the GGUF type of the blocks; Raw their bytes (for writers).
+func (m *Blocks) Type() gguf.Type { return m.k.typ }
+func (m *Blocks) Raw() []byte     { return m.raw }
+
+func (m *Blocks) rowBytes() int { return m.cols / m.k.typ.BlockSize() * m.k.typ.BlockBytes() }
+
+func (m *Blocks) Mul(out, x []float32, n int, s *Scratch) {
+	checkMul(m, out, x, n)
+	var a quantAct
+	if m.k.act == actQ8_K {
+		a = quantizeQ8_K(x, n, m.cols, s)
+	} else {
+		a = quantizeQ8_0(x, n, m.cols, s)
+	}
+	m.k.mul(out[:n*m.rows], m.raw, a, m.rows, m.cols, n)
+}
+
+func (m *Blocks) Row(dst []float32, r int) {
+	rb := m.rowBytes()
+	_ = gguf.Dequantize(m.k.typ, m.raw[r*rb:(r+1)*rb], dst[:m.cols]) // sizes checked at construction
+}
+
+func (m *Blocks) Slice(r0, r1 int) Linear {
+	checkSlice(m, r0, r1)
+	rb := m.rowBytes()
+	return &Blocks{rows: r1 - r0, cols: m.cols, raw: m.raw[r0*rb : r1*rb : r1*rb], k: m.k}
+}

@@ -1,0 +1,207 @@
+// Package weights holds weight matrices in every storage format the models
+// use, behind one interface, Linear. Each format lives in its own file with
+// the kernels that multiply it:
+//
+//	f32.go    float32 (a view of the file where it can be)
+//	f16.go    IEEE half, widened in registers; activations rounded to f16 (ggml)
+//	bf16.go   bfloat16, widened at load; activations rounded to bf16 (ggml)
+//	q8_0.go   GGUF Q8_0 blocks, with ggml's Q8_0 activations (also used by Q4_0, Q5_0)
+//	q4_0.go   GGUF Q4_0 blocks
+//	q5_0.go   GGUF Q5_0 blocks
+//	q4_1.go   GGUF Q4_1, Q5_1 and other types without a kernel: widened at load
+//	q4_k.go   GGUF Q4_K super-blocks, with ggml's Q8_K activations (also Q5_K, Q6_K)
+//	q5_k.go   GGUF Q5_K
+//	q6_k.go   GGUF Q6_K
+//	int8.go   the course's int8 rows (quantize_int8), and int8-a8
+//	int4.go   int4 groups of 32, 64 or 128
+//	fp8.go    fp8 E4M3 rows
+//
+// Any format can be made from float32 weights (FromFloat, Convert), so any
+// model runs in any format. A product takes its activations the way the
+// format's kernel does — rounded to f16, quantised to Q8_0 or Q8_K blocks, or
+// as float32 — in a Scratch that the caller owns; nothing allocates once the
+// scratch has grown to the largest product.
+package weights
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"chat/models/gguf"
+)
+
+// Linear is a [Rows][Cols] row-major weight matrix in one storage format.
+// It is immutable and safe for concurrent products (each with its own
+// Scratch).
+type Linear interface {
+	Rows() int
+	Cols() int
+	// Format is the name FromFloat takes: "f32", "q8_0", "int8", ...
+	Format() string
+	// Bytes is the storage one full product reads.
+	Bytes() int64
+	// Mul computes out[t*Rows()+r] = W[r]·x[t*Cols():(t+1)*Cols()] for
+	// t < n: out is [n][Rows], x is [n][Cols]. For every format the n rows
+	// give the bits n products of one row give, so a batch computes what
+	// its sequences compute alone.
+	Mul(out, x []float32, n int, s *Scratch)
+	// Row writes row r, dequantised, into dst[:Cols()].
+	Row(dst []float32, r int)
+	// Slice is rows [r0, r1) as a matrix sharing the storage (a fused
+	// projection split in its parts).
+	Slice(r0, r1 int) Linear
+}
+
+// format is one entry of the registry: how to make the format from float32
+// rows, and its GGUF type when it has one.
+type format struct {
+	fromFloat func(w []float32, rows, cols int) (Linear, error)
+	ggml      gguf.Type // 0 with ok false: not a GGUF type
+	isGGML    bool
+}
+
+// formats is filled by each format's file.
+var formats = map[string]format{}
+
+func register(name string, f format) { formats[name] = f }
+
+// Formats lists the format names FromFloat accepts, sorted.
+func Formats() []string {
+	names := make([]string, 0, len(formats))
+	for n := range formats {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// CheckFormat returns an error naming the accepted formats when name is not
+// one of them.
+func CheckFormat(name string) error {
+	if _, ok := formats[name]; ok {
+		return nil
+	}
+	return fmt.Errorf("weights: unknown format %q (want %s)", name, strings.Join(Formats(), ", "))
+}
+
+// FromFloat encodes the row-major [rows][cols] matrix w in format name.
+func FromFloat(name string, w []float32, rows, cols int) (Linear, error) {
+	f, ok := formats[name]
+	if !ok {
+		return nil, CheckFormat(name)
+	}
+	if rows <= 0 || cols <= 0 || len(w) != rows*cols {
+		return nil, fmt.Errorf("weights: %s: %d values for shape [%d][%d]", name, len(w), rows, cols)
+	}
+	return f.fromFloat(w, rows, cols)
+}
+
+// Convert re-encodes l in format name, from its dequantised rows (l itself
+// when it already is in that format).
+func Convert(l Linear, name string) (Linear, error) {
+	if l.Format() == name {
+		return l, nil
+	}
+	return FromFloat(name, Dequantize(l), l.Rows(), l.Cols())
+}
+
+// Dequantize returns the whole matrix as float32 rows.
+func Dequantize(l Linear) []float32 {
+	r, c := l.Rows(), l.Cols()
+	out := make([]float32, r*c)
+	for i := 0; i < r; i++ {
+		l.Row(out[i*c:(i+1)*c], i)
+	}
+	return out
+}
+
+// FromGGUF wraps a GGUF tensor's raw bytes (ggml dims [cols, rows]) without
+// copying where a kernel multiplies the type as stored; other types are
+// widened to float32. raw must hold exactly rows·cols elements of t.
+func FromGGUF(t gguf.Type, raw []byte, rows, cols int) (Linear, error) {
+	if rows <= 0 || cols <= 0 {
+		return nil, fmt.Errorf("weights: bad shape [%d][%d]", rows, cols)
+	}
+	if bs := t.BlockSize(); bs == 0 || cols%bs != 0 {
+		return nil, fmt.Errorf("weights: a %s row of %d values is not a whole number of blocks", t, cols)
+	}
+	if want := int64(rows) * int64(cols/t.BlockSize()) * int64(t.BlockBytes()); int64(len(raw)) != want {
+		return nil, fmt.Errorf("weights: %s [%d][%d] needs %d bytes, got %d", t, rows, cols, want, len(raw))
+	}
+	switch t {
+	case gguf.TypeF32:
+		return &F32{rows: rows, cols: cols, w: f32View(raw)}, nil
+	case gguf.TypeF16:
+		return &F16{rows: rows, cols: cols, h: u16View(raw)}, nil
+	case gguf.TypeBF16:
+		return newBF16(raw, rows, cols), nil
+	case gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K:
+		return &Blocks{rows: rows, cols: cols, raw: raw, k: blockKinds[t]}, nil
+	}
+	if !gguf.CanDequantize(t) {
+		return nil, fmt.Errorf("weights: tensor type %s is not supported", t)
+	}
+	return widen(t, raw, rows, cols)
+}
+
+// Scratch is one caller's working memory for products: the activations as
+// a format's kernel takes them, and dequantised weights. It grows to the
+// largest product it has seen and is not safe for concurrent use.
+type Scratch struct {
+	q    []int8    // quantised activations [n][cols]
+	d    []float32 // their block scales
+	sums []int16   // Q8_K sums per 16 values
+	f    []float32 // rounded activations, or dequantised weights
+	xs   []float32 // per-token scales (int8-a8)
+}
+
+func (s *Scratch) int8s(n int) []int8 {
+	if len(s.q) < n {
+		s.q = make([]int8, n)
+	}
+	return s.q[:n]
+}
+
+func (s *Scratch) scales(n int) []float32 {
+	if len(s.d) < n {
+		s.d = make([]float32, n)
+	}
+	return s.d[:n]
+}
+
+func (s *Scratch) int16s(n int) []int16 {
+	if len(s.sums) < n {
+		s.sums = make([]int16, n)
+	}
+	return s.sums[:n]
+}
+
+func (s *Scratch) floats(n int) []float32 {
+	if len(s.f) < n {
+		s.f = make([]float32, n)
+	}
+	return s.f[:n]
+}
+
+func (s *Scratch) tokenScales(n int) []float32 {
+	if len(s.xs) < n {
+		s.xs = make([]float32, n)
+	}
+	return s.xs[:n]
+}
+
+// checkMul panics unless a product's operands fit: the kernels' assembly
+// does not check bounds.
+func checkMul(l Linear, out, x []float32, n int) {
+	if n < 1 || len(out) < n*l.Rows() || len(x) < n*l.Cols() {
+		panic(fmt.Sprintf("weights: %s [%d][%d] product of %d rows with len(out)=%d len(x)=%d",
+			l.Format(), l.Rows(), l.Cols(), n, len(out), len(x)))
+	}
+}
+
+func checkSlice(l Linear, r0, r1 int) {
+	if r0 < 0 || r1 > l.Rows() || r0 >= r1 {
+		panic(fmt.Sprintf("weights: rows [%d, %d) of a %d-row matrix", r0, r1, l.Rows()))
+	}
+}
