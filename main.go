@@ -22,7 +22,6 @@ import (
 	"chat/models/embedded"
 	"chat/models/kernels"
 	"chat/models/load"
-	"chat/models/quant"
 	"chat/models/quant/report"
 	"chat/session"
 	"chat/session/store"
@@ -258,7 +257,8 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 	gen := fs.Int("gen", 128, "tokens to generate greedily (one forward pass each)")
 	prompt := fs.Int("prompt-tokens", 128, "prompt tokens in the one batched prefill (BOS + text)")
 	file := fs.String("prompt-file", "", "prompt text (default: ../shared/models/text/TinyStories-valid-head.txt if present)")
-	quantFmt := fs.String("quant", "", "weight format for a course checkpoint (int8, int8-a8, int4-g32, fp8, ...)")
+	quantFmt := fs.String("quant", "", "weight format to run in (int8, int8-a8, int4-g32, fp8, q8_0, f16, ...; from float weights)")
+	batch := fs.Int("batch", 1, "sequences decoded together (different prompts); > 1 also measures one sequence alone and a rollout")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -278,12 +278,12 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if *quantFmt != "" && *quantFmt != m.Info().Quant {
-		q, ok := m.(quant.Quantizer)
+		q, ok := m.(models.Quantizer)
 		if !ok {
 			fmt.Fprintf(stderr, "chat bench: %s cannot be quantized in memory\n", m.Info().Name)
 			return 1
 		}
-		if m, err = q.QuantizeModel(*quantFmt); err != nil {
+		if m, err = q.Quantize(*quantFmt); err != nil {
 			fmt.Fprintln(stderr, "chat bench:", err)
 			return 1
 		}
@@ -293,7 +293,11 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "chat bench:", err)
 		return 1
 	}
-	r, err := bench.Run(m, text, kernels.Threads(), *prompt, *gen)
+	if *batch < 1 {
+		fmt.Fprintln(stderr, "chat bench: --batch must be at least 1")
+		return 2
+	}
+	r, err := bench.Run(m, text, kernels.Threads(), *prompt, *gen, *batch)
 	if err != nil {
 		fmt.Fprintln(stderr, "chat bench:", err)
 		return 1

@@ -1,50 +1,51 @@
-// Package engine runs generation: it owns one model, its KV cache (State),
-// a sampler and an incremental detokenizer, and decodes one reply at a time
-// in its own goroutine. Text comes back through a coalescing buffer that the
-// UI drains on its own tick (Reply.Poll), so a slow UI never slows decoding.
+// Package engine runs generation: one model, a set of sequences decoding
+// together, their KV caches in one paged pool with a radix prefix cache,
+// and per reply a sampler and an incremental detokenizer. Text comes back
+// through a coalescing buffer that the UI drains on its own tick
+// (Reply.Poll), so a slow UI never slows decoding.
 //
-// The path of one token: prefill what the cache lacks (prefix.go) → forward
-// with rows=1 → sampler → stop rule (stop.go) → detok → reply buffer, and
-// the model's window rule decides how the next token is fed (window.go).
+// Each reply runs in its own goroutine, written as one sequence's loop: the
+// path of one token is knobs → sample → stop rule (stop.go) → detok → reply
+// buffer, and the model's window rule decides how the next token is fed
+// (window.go). Every forward pass a reply asks for goes through the batcher
+// (batch.go): the replies running at the same time meet there and their
+// tokens — a prefill here, a decode token there, a speculative round — go
+// through the model as one batch that reads each weight once.
 //
-// The KV cache (paged.go): a model with a paged path (models.PagedModel:
-// the course models and llama) runs over a block pool (engine/kvcache) with
-// a radix prefix cache (engine/prefix), so every reply starts from the
-// longest prefix cached by any earlier reply — a new turn, a regenerated
-// reply, an edited message, another conversation with the same system
-// prompt — and prefills only the rest. Other models keep one contiguous
-// State and reuse the common prefix with the last reply only.
+// The KV cache (cache.go): every reply's sequence is a block table into the
+// engine's pool (models/kvcache); the radix tree (engine/prefix) keeps the
+// blocks of finished replies, so a new turn, a regenerated reply, an edited
+// message or another conversation with the same system prompt starts from
+// the longest cached prefix and prefills only the rest.
 //
 // With SetSpeculation on, a step is a round instead (speculate.go): a
-// drafter guesses a few ids, one forward of the target over them scores
-// all, and speculative.Verify keeps a prefix plus one id; the output has
-// exactly the distribution of the plain path (greedy: the same ids).
+// drafter guesses a few ids, one forward of the target over them scores all,
+// and speculative.Verify keeps a prefix plus one id; the output has exactly
+// the distribution of the plain path (greedy: the same ids).
 package engine
 
 import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"chat/engine/detok"
-	"chat/engine/kvcache"
 	"chat/engine/prefix"
 	"chat/engine/sampler"
 	"chat/engine/speculative"
 	"chat/models"
+	"chat/models/kvcache"
 )
 
 // Request is one reply to generate.
 type Request struct {
-	Prompt    []int          // full prompt ids (the engine reuses the longest common prefix already in its cache)
+	Prompt    []int          // full prompt ids (the engine reuses the longest prefix already cached)
 	MaxTokens int            // budget of new tokens (> 0), stop ids included
 	Sampler   sampler.Params // initial knobs
 	StopIDs   []int          // stop when one is sampled (not emitted as text, not in Result.IDs); e.g. the EOT
-	// OnText is optional: it is called from the engine goroutine with each
+	// OnText is optional: it is called from the reply's goroutine with each
 	// new piece of text (headless printing). Generation waits for it, and it
-	// must not call Reply.Wait or Engine.Close (they wait for the engine).
+	// must not call Reply.Wait or Engine.Close (they wait for the reply).
 	OnText func(string)
 }
 
@@ -58,12 +59,12 @@ type Stats struct {
 	TTFT         time.Duration // Start to the first sampled token
 	KVUsed       int           // cache positions in use after the last step
 	KVCap        int           // cache positions available (the window)
+	BatchSeqs    int           // sequences in the last forward pass this reply was part of
 
-	// The paged KV pool and prefix cache (paged.go); all zero when the
-	// engine runs a contiguous cache.
+	// The paged KV pool and prefix cache (cache.go).
 	PoolBlocks int    // blocks in the pool
-	PoolUsed   int    // blocks held by the sequence or the prefix tree
-	SeqBlocks  int    // blocks this conversation's sequence holds
+	PoolUsed   int    // blocks held by sequences or the prefix tree
+	SeqBlocks  int    // blocks this reply's sequence holds
 	TreeBlocks int    // blocks the prefix tree holds
 	BlockSize  int    // positions per block
 	Evictions  int64  // blocks evicted from the prefix tree since the engine started
@@ -109,100 +110,106 @@ type Delta struct {
 	Stats  Stats  // snapshot
 }
 
-// ErrBusy is returned by Start while a reply is running.
+// ErrBusy is returned by Start while Options.MaxSeqs replies are running.
 var ErrBusy = errors.New("engine: a reply is already running")
 
 // ErrClosed is returned by Start after Close.
 var ErrClosed = errors.New("engine: closed")
 
-// Engine generates replies with one model. Its methods are safe for
-// concurrent use; generation itself runs in the engine's goroutine.
-type Engine struct {
-	// Owned by the engine goroutine (and read by Start only before it runs).
-	model  models.Model
-	tok    models.Tokenizer
-	st     models.State
-	info   models.Info
-	vocab  int
-	window int
-	smp    *sampler.Sampler
-	dec    detok.Decoder
-	cached []int       // ids whose K/V are in st at positions 0..len-1
-	ctx    []int       // prompt + generated ids of the running reply
-	err    error       // set when the model is unusable
-	rows   [][]float64 // speculation's target distributions, kept across replies
+// Options configure an engine.
+type Options struct {
+	// KVMem is the KV block pool's budget in bytes (0: DefaultKVMem). It is
+	// raised to the minimum MaxSeqs full windows need (MinKVBlocks each).
+	KVMem int64
+	// NoPrefixCache turns the radix prefix cache off: a reply reuses only
+	// the prefix it shares with the last reply.
+	NoPrefixCache bool
+	// BlockSize is the positions per block (0: kvcache.DefaultBlockSize).
+	BlockSize int
+	// KVQuantK and KVQuantV are how the pool stores keys and values: "" or
+	// "f32" (float32 rows), or "int8" (int8 rows with a float32 scale per
+	// position and KV head; see models/kvcache/quant.go). Int8 makes a
+	// block smaller, so KVMem buys more of them; the KV file export/import
+	// refuses it.
+	KVQuantK, KVQuantV string
+	// MaxSeqs is how many replies may run at once, decoding together in
+	// shared batches (0: 1, one conversation).
+	MaxSeqs int
+}
 
-	// Paged cache (paged.go); pool is nil for a contiguous State.
+// DefaultKVMem is the pool budget when Options.KVMem is 0: 256 MiB, or 16
+// full windows if that is less.
+const DefaultKVMem = 256 << 20
+
+// Engine generates replies with one model. Its methods are safe for
+// concurrent use.
+type Engine struct {
+	model    models.Model
+	tok      models.Tokenizer
+	info     models.Info
+	vocab    int
+	window   int
+	maxSeqs  int
+	err      error // set when the model is unusable
+	identity string
+	b        batcher
+
+	// The KV pool, the prefix tree, the last finished reply's sequence and
+	// the reuse totals, guarded by kvmu.
+	kvmu        sync.Mutex
 	pool        *kvcache.Pool
-	tree        *prefix.Tree
-	seq         *kvcache.Seq // e.st's cache
-	lockAt      prefix.Node  // the tree path the running reply matched
-	locked      bool
-	identity    string // the model's name in KV files
+	tree        *prefix.Tree // nil without the prefix cache
+	last        *kvcache.Seq // the last finished reply's cache (nil: none)
+	lastIDs     []int        // the ids at last's positions
 	totalPrompt int
 	totalReused int
 
-	mu      sync.Mutex
-	running *Reply
-	closed  bool
-	params  sampler.Params // latest SetSampler knobs
-	paramsV atomic.Uint64  // bumped by every SetSampler and Start
-	spec    speculative.Config
-	drafter speculative.Drafter // nil: plain decoding; used by one reply at a time
-
-	jobs      chan *Reply
-	done      chan struct{}
-	closeOnce sync.Once
+	mu          sync.Mutex
+	running     int
+	closed      bool
+	replies     map[*Reply]bool
+	spec        speculative.Config
+	drafter     speculative.Drafter // nil: plain decoding; used by one reply at a time
+	drafterBusy bool
+	wg          sync.WaitGroup
 }
 
-// New returns an engine for m and starts its goroutine; Close stops it. A
-// model with a paged path (models.PagedModel) runs over a KV block pool with
-// a prefix cache of the default size (see NewWithOptions).
-func New(m models.Model) *Engine { return newEngine(m, Options{}) }
+// New returns an engine for m.
+func New(m models.Model) *Engine { return NewWithOptions(m, Options{}) }
 
-func newEngine(m models.Model, o Options) *Engine {
-	e := &Engine{jobs: make(chan *Reply, 1), done: make(chan struct{})}
+// NewWithOptions is New with options.
+func NewWithOptions(m models.Model, o Options) *Engine {
+	e := &Engine{maxSeqs: max(o.MaxSeqs, 1), replies: map[*Reply]bool{}}
 	if m == nil {
 		e.err = errors.New("engine: no model")
-	} else {
-		e.model, e.info, e.tok = m, m.Info(), m.Tokenizer()
-		if err := e.newCache(m, o); err != nil {
-			e.err = err
-			go e.loop()
-			return e
-		}
-		e.vocab = e.info.VocabSize
-		if e.vocab <= 0 && e.tok != nil {
-			e.vocab = e.tok.Size()
-		}
-		e.window = e.st.Cap()
-		if c := e.info.ContextLength; c > 0 && c < e.window {
-			e.window = c
-		}
-		switch {
-		case e.vocab <= 0:
-			e.err = errors.New("engine: model has an empty vocabulary")
-		case e.window <= 0:
-			e.err = errors.New("engine: model has no context")
-		case e.tok == nil:
-			e.err = errors.New("engine: model has no tokenizer")
-		}
-		if e.err == nil {
-			e.smp = sampler.New(e.vocab, sampler.Params{})
-		}
+		return e
 	}
-	go e.loop()
+	e.model, e.info, e.tok = m, m.Info(), m.Tokenizer()
+	e.vocab = e.info.VocabSize
+	e.window = e.info.ContextLength
+	switch {
+	case e.vocab <= 0:
+		e.err = errors.New("engine: model has an empty vocabulary")
+	case e.window <= 0:
+		e.err = errors.New("engine: model has no context")
+	case e.tok == nil:
+		e.err = errors.New("engine: model has no tokenizer")
+	}
+	if e.err == nil {
+		e.err = e.newCache(m, o)
+	}
+	e.b.init(e)
 	return e
 }
 
 // Model is the model the engine runs.
 func (e *Engine) Model() models.Model { return e.model }
 
-// Window is the number of positions generation sees (min(context, Cap)).
+// Window is the number of positions generation sees.
 func (e *Engine) Window() int { return e.window }
 
-// Start begins a reply. It fails if a reply is running, the engine is
-// closed, or the request is invalid.
+// Start begins a reply. It fails if Options.MaxSeqs replies are running,
+// the engine is closed, or the request is invalid.
 func (e *Engine) Start(req Request) (*Reply, error) {
 	if e.err != nil {
 		return nil, e.err
@@ -219,15 +226,33 @@ func (e *Engine) Start(req Request) (*Reply, error) {
 	switch {
 	case e.closed:
 		return nil, ErrClosed
-	case e.running != nil:
+	case e.running >= e.maxSeqs:
 		return nil, ErrBusy
 	}
-	e.running = r
-	r.spec, r.drafter = e.spec, e.drafter
-	e.params = req.Sampler
-	e.paramsV.Add(1)
-	e.jobs <- r // never blocks: the buffer is empty while nothing runs
+	e.running++
+	e.replies[r] = true
+	if e.drafter != nil && !e.drafterBusy {
+		r.spec, r.drafter = e.spec, e.drafter
+		e.drafterBusy = true
+	}
+	e.b.join()
+	e.wg.Add(1)
+	go e.run(r)
 	return r, nil
+}
+
+// run generates r in its own goroutine.
+func (e *Engine) run(r *Reply) {
+	defer e.wg.Done()
+	res := e.generate(r)
+	e.mu.Lock()
+	e.running--
+	delete(e.replies, r)
+	if r.drafter != nil {
+		e.drafterBusy = false
+	}
+	e.mu.Unlock()
+	r.finish(res)
 }
 
 func (e *Engine) validate(req Request) error {
@@ -245,55 +270,41 @@ func (e *Engine) validate(req Request) error {
 	return req.Sampler.Validate()
 }
 
-// SetSampler changes the knobs from the next token of the running reply on
-// (a reply started later uses its Request.Sampler). A changed Seed re-seeds
-// the RNG. Invalid knobs (see sampler.Params.Validate) are ignored.
+// SetSampler changes the knobs of every running reply from its next token
+// on (see Reply.SetSampler; a reply started later uses its
+// Request.Sampler). Invalid knobs (see sampler.Params.Validate) are ignored.
 func (e *Engine) SetSampler(p sampler.Params) {
-	if p.Validate() != nil {
-		return
-	}
 	e.mu.Lock()
-	e.params = p
-	e.paramsV.Add(1)
-	e.mu.Unlock()
+	defer e.mu.Unlock()
+	for r := range e.replies {
+		r.SetSampler(p)
+	}
 }
 
-// Close stops the running reply (Reason "stopped"), waits for it and ends
-// the engine goroutine. It is safe to call more than once.
+// Close stops the running replies (Reason "stopped"), waits for them and
+// frees the cache. It is safe to call more than once.
 func (e *Engine) Close() {
-	e.closeOnce.Do(func() {
-		e.mu.Lock()
-		e.closed = true
-		if e.running != nil {
-			e.running.Stop()
-		}
-		close(e.jobs)
-		e.mu.Unlock()
-		<-e.done
-	})
-}
-
-func (e *Engine) loop() {
-	defer close(e.done)
-	for r := range e.jobs {
-		res := e.generate(r)
-		e.mu.Lock()
-		e.running = nil
-		e.mu.Unlock()
-		r.finish(res)
+	e.mu.Lock()
+	e.closed = true
+	for r := range e.replies {
+		r.Stop()
 	}
+	e.mu.Unlock()
+	e.wg.Wait()
 }
 
-// latestParams returns the knobs if SetSampler or Start changed them since
-// version seen.
-func (e *Engine) latestParams(seen uint64) (sampler.Params, uint64, bool) {
-	v := e.paramsV.Load()
-	if v == seen {
-		return sampler.Params{}, seen, false
+// idle runs f while no reply runs (and none can start).
+func (e *Engine) idle(f func() error) error {
+	if e.err != nil {
+		return e.err
 	}
 	e.mu.Lock()
-	p := e.params
-	v = e.paramsV.Load()
-	e.mu.Unlock()
-	return p, v, true
+	defer e.mu.Unlock()
+	switch {
+	case e.closed:
+		return ErrClosed
+	case e.running > 0:
+		return ErrBusy
+	}
+	return f()
 }

@@ -11,6 +11,7 @@ import (
 
 	"chat/engine/sampler"
 	"chat/models"
+	"chat/models/kvcache"
 )
 
 const testCtx = 16
@@ -18,7 +19,7 @@ const testCtx = 16
 // refLogits is a cold, full forward of ids from position 0.
 func refLogits(t *testing.T, m *fakeModel, ids []int) []float32 {
 	t.Helper()
-	l, err := m.NewState().Forward(ids, 1)
+	l, err := kvcache.NewState(m).Forward(ids, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +211,7 @@ func TestSetSamplerMidReply(t *testing.T) {
 		first, then := knobs["sampled"], sampler.Params{Greedy: true, Seed: 3}
 		var switchedAt int
 		r := startAfter(t, e, Request{Prompt: prompt(4, 2), MaxTokens: 40, Sampler: first}, 6, func(r *Reply) {
-			switchedAt = len(e.ctx) - 4 // tokens sampled so far (engine goroutine)
+			switchedAt = len(r.g.ctx) - 4 // tokens sampled so far (the reply's goroutine)
 			e.SetSampler(then)
 		})
 		res := r.Wait()
@@ -246,7 +247,7 @@ func TestStopIDEndsWithEOT(t *testing.T) {
 	if res.Stats.GenTokens != k+1 {
 		t.Fatalf("GenTokens %d, want %d (the stop id counts)", res.Stats.GenTokens, k+1)
 	}
-	if res.Text != m.tok.Decode(res.IDs) {
+	if res.Text != m.Tok.(*fakeTok).Decode(res.IDs) {
 		t.Fatalf("text %q includes more than the reply ids", res.Text)
 	}
 }
@@ -258,7 +259,7 @@ func TestBudgetEndsWithLength(t *testing.T) {
 	if res.Reason != ReasonLength || len(res.IDs) != 7 || res.Stats.GenTokens != 7 {
 		t.Fatalf("reason %q, %d ids", res.Reason, len(res.IDs))
 	}
-	if res.Stats.PromptTokens != 2 || res.Stats.KVCap != testCtx || res.Stats.KVUsed != e.st.Len() {
+	if res.Stats.PromptTokens != 2 || res.Stats.KVCap != testCtx || res.Stats.KVUsed != e.last.Len() {
 		t.Fatalf("stats %+v", res.Stats)
 	}
 }
@@ -301,8 +302,8 @@ func TestPollCoalesces(t *testing.T) {
 	if d := r.Poll(); !d.Done || d.Text != "" {
 		t.Fatalf("second Poll: %+v", d)
 	}
-	if res.Text != m.tok.Decode(res.IDs) {
-		t.Fatalf("text %q, decode %q", res.Text, m.tok.Decode(res.IDs))
+	if res.Text != m.Tok.(*fakeTok).Decode(res.IDs) {
+		t.Fatalf("text %q, decode %q", res.Text, m.Tok.(*fakeTok).Decode(res.IDs))
 	}
 
 	// Polling while it runs.
@@ -315,7 +316,7 @@ func TestPollCoalesces(t *testing.T) {
 		}
 		sb.WriteString(d.Text)
 		if d.Done {
-			if sb.String() != d.Result.Text || d.Result.Text != m.tok.Decode(d.Result.IDs) {
+			if sb.String() != d.Result.Text || d.Result.Text != m.Tok.(*fakeTok).Decode(d.Result.IDs) {
 				t.Fatalf("polled %q, result %q", sb.String(), d.Result.Text)
 			}
 			break
@@ -363,7 +364,7 @@ func nan() float64 { var z float64; return z / z }
 func TestForwardErrorEndsWithError(t *testing.T) {
 	m := newFake(models.WindowHalf, testCtx)
 	free, _ := reference(t, m, prompt(4, 0), 10, fixed(knobs["greedy"]), nil)
-	m.failOn = free[2] // fails when the third generated id is fed
+	m.FailOn = free[2] // fails when the third generated id is fed
 	e := New(m)
 	defer e.Close()
 	r, _ := e.Start(Request{Prompt: prompt(4, 0), MaxTokens: 10, Sampler: knobs["greedy"]})
@@ -372,7 +373,7 @@ func TestForwardErrorEndsWithError(t *testing.T) {
 		t.Fatalf("reason %q err %v ids %v", res.Reason, res.Err, res.IDs)
 	}
 	// The engine recovers: a clean prompt works.
-	m.failOn = -1
+	m.FailOn = -1
 	if res := run(t, e, Request{Prompt: prompt(4, 0), MaxTokens: 5, Sampler: knobs["greedy"]}); !slices.Equal(res.IDs, free[:5]) {
 		t.Fatalf("after an error: %v", res.IDs)
 	}
@@ -403,14 +404,15 @@ func TestDecodeStepDoesNotAllocate(t *testing.T) {
 		e := New(newFake(rule, testCtx))
 		r := &Reply{req: Request{Prompt: prompt(5, 0), MaxTokens: 1 << 30, Sampler: knobs["penalties"]}, start: time.Now(), done: make(chan struct{})}
 		r.buf = make([]byte, 0, 1<<20)
-		e.ctx = make([]int, 0, 1<<16)
 		g := e.begin(r)
+		g.ctx = slices.Grow(g.ctx, 1<<16)
+		g.cached = slices.Grow(g.cached, 1<<16)
 		g.ids = make([]int, 0, 1<<16)
 		g.text = make([]byte, 0, 1<<20)
 		for range 50 {
-			e.step(g)
+			g.step()
 		}
-		if a := testing.AllocsPerRun(500, func() { e.step(g) }); a != 0 || g.reason != "" {
+		if a := testing.AllocsPerRun(500, func() { g.step() }); a != 0 || g.reason != "" {
 			t.Errorf("%s: %v allocs per step (reason %q)", rname, a, g.reason)
 		}
 		e.Close()

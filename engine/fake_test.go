@@ -1,88 +1,32 @@
 package engine
 
 import (
-	"errors"
-	"fmt"
-
 	"chat/engine/detok"
 	"chat/models"
+	"chat/models/modeltest"
 )
 
 // fakeModel is a deterministic tiny "network": the logits of a position are
 // a hash of every (token, position) pair from position 0 up to it, so any
 // slip in what the cache holds, or at which positions, changes the output.
 type fakeModel struct {
-	info   models.Info
-	tok    *fakeTok
-	failOn int // Forward fails when fed this id (-1: never)
+	*modeltest.Chain
+	info models.Info // the Chain's Meta, for the tests' convenience
 }
 
 func newFake(rule models.WindowRule, ctx int) *fakeModel {
 	tok := newFakeTok()
-	return &fakeModel{
-		info: models.Info{Name: "fake", Arch: "fake", VocabSize: tok.Size(), ContextLength: ctx, Window: rule},
-		tok:  tok, failOn: -1,
-	}
+	info := models.Info{Name: "fake", Arch: "fake", VocabSize: tok.Size(), ContextLength: ctx, Window: rule}
+	return &fakeModel{Chain: &modeltest.Chain{Meta: info, Tok: tok, Start: 0x1234, FailOn: -1}, info: info}
 }
 
-func (m *fakeModel) Info() models.Info           { return m.info }
-func (m *fakeModel) Tokenizer() models.Tokenizer { return m.tok }
-func (m *fakeModel) NewState() models.State {
-	v, c := m.info.VocabSize, m.info.ContextLength
-	return &fakeState{m: m, h: make([]uint64, 0, c), out: make([]float32, c*v)}
+// setContext changes the context length (before an engine is made).
+func (m *fakeModel) setContext(ctx int) {
+	m.info.ContextLength = ctx
+	m.Meta.ContextLength = ctx
 }
 
-type fakeState struct {
-	m   *fakeModel
-	h   []uint64 // running hash per cached position
-	out []float32
-}
-
-func mix(x uint64) uint64 { // splitmix64 finaliser
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	return x ^ x>>31
-}
-
-func (s *fakeState) Forward(tokens []int, rows int) ([]float32, error) {
-	v := s.m.info.VocabSize
-	if len(tokens) == 0 {
-		return nil, errors.New("fake: no tokens")
-	}
-	if len(s.h)+len(tokens) > s.Cap() {
-		return nil, fmt.Errorf("fake: %d+%d positions > cap %d", len(s.h), len(tokens), s.Cap())
-	}
-	for _, t := range tokens {
-		if t < 0 || t >= v {
-			return nil, fmt.Errorf("fake: id %d out of range", t)
-		}
-		if t == s.m.failOn {
-			return nil, errors.New("fake: failOn")
-		}
-	}
-	for _, t := range tokens {
-		prev := uint64(0x1234)
-		if n := len(s.h); n > 0 {
-			prev = s.h[n-1]
-		}
-		s.h = append(s.h, mix(prev^uint64(t)*0x9e3779b97f4a7c15^uint64(len(s.h))<<40))
-	}
-	rows = min(max(rows, 1), len(tokens))
-	for r := range rows {
-		h := s.h[len(s.h)-rows+r]
-		row := s.out[r*v : (r+1)*v]
-		for i := range row {
-			row[i] = float32(mix(h+uint64(i)*0x632be59bd9b4e019)>>11)/(1<<53)*6 - 3
-		}
-	}
-	return s.out[:rows*v], nil
-}
-
-func (s *fakeState) Len() int       { return len(s.h) }
-func (s *fakeState) Cap() int       { return s.m.info.ContextLength }
-func (s *fakeState) Truncate(n int) { s.h = s.h[:min(max(n, 0), len(s.h))] }
+func mix(x uint64) uint64 { return modeltest.Mix(x) }
 
 // fakeTok's tokens are byte fragments of multi-byte text, so characters are
 // split across tokens (and random sequences can be invalid UTF-8).

@@ -3,11 +3,27 @@ package engine
 import (
 	"fmt"
 	"time"
+
+	"chat/engine/detok"
+	"chat/engine/prefix"
+	"chat/engine/sampler"
+	"chat/models/kvcache"
 )
 
-// gen is the state of one reply inside the engine goroutine.
+// gen is one reply inside its goroutine: its sequence and everything the
+// path of one token needs.
 type gen struct {
+	e      *Engine
 	r      *Reply
+	smp    *sampler.Sampler
+	dec    detok.Decoder
+	seq    *kvcache.Seq // the reply's cache
+	cached []int        // ids at seq's positions 0..Len-1
+	ctx    []int        // prompt + generated ids
+	feed   feedReq      // the forward this reply asks the batcher for
+	lockAt prefix.Node  // the prefix-tree path the reply matched
+	locked bool
+
 	logits []float32
 	ids    []int
 	text   []byte
@@ -20,7 +36,7 @@ type gen struct {
 	err    error
 
 	spec    *specRun // nil: plain decoding
-	pending bool     // speculating: the last id of e.ctx is not in the cache yet
+	pending bool     // speculating: the last id of ctx is not in the cache yet
 }
 
 // generate runs one reply to the end.
@@ -28,35 +44,37 @@ func (e *Engine) generate(r *Reply) Result {
 	g := e.begin(r)
 	for g.reason == "" {
 		if g.spec != nil {
-			e.round(g)
+			g.round()
 		} else {
-			e.step(g)
+			g.step()
 		}
 	}
-	return e.end(g)
+	return g.end()
 }
 
-// begin resets the sampler and detokenizer, reuses the cached prefix and
-// prefills the rest of the prompt window.
+// begin sets up the reply's sampler and detokenizer, takes the longest
+// cached prefix of the prompt window (cache.go) and prefills the rest.
 func (e *Engine) begin(r *Reply) *gen {
 	req := &r.req
 	g := &gen{
+		e:      e,
 		r:      r,
+		smp:    sampler.New(e.vocab, req.Sampler),
 		ids:    make([]int, 0, min(req.MaxTokens, 4096)),
 		piece:  make([]byte, 0, 64),
 		stopID: -1,
 		stats:  Stats{PromptTokens: len(req.Prompt), KVCap: e.window},
+		ctx:    append(make([]int, 0, len(req.Prompt)+min(req.MaxTokens, 4096)+1), req.Prompt...),
+		feed:   feedReq{done: make(chan struct{}, 1)},
+		seenV:  r.paramsV.Load(),
 	}
-	e.smp.SetParams(req.Sampler)
-	e.smp.Reset(req.Sampler.Seed)
-	e.dec.Reset()
-	e.ctx = append(e.ctx[:0], req.Prompt...)
+	g.smp.Reset(req.Sampler.Seed)
+	r.g = g
 
 	in := e.promptWindow(req.Prompt)
-	g.stats.ReusedTokens = e.reuse(in)
-	e.countReuse(&g.stats)
+	g.stats.ReusedTokens = g.reuse(in)
 	t0 := time.Now()
-	logits, err := e.feed(in[g.stats.ReusedTokens:])
+	logits, err := g.forward(in[g.stats.ReusedTokens:], 1)
 	if err != nil {
 		g.reason, g.err = ReasonError, fmt.Errorf("engine: prefill: %w", err)
 		return g
@@ -65,8 +83,8 @@ func (e *Engine) begin(r *Reply) *gen {
 	if d := time.Since(t0).Seconds(); d > 0 {
 		g.stats.PrefillTokS = float64(len(in)-g.stats.ReusedTokens) / d
 	}
-	e.kvStats(&g.stats)
-	e.startSpec(g)
+	g.kvStats()
+	g.startSpec()
 	r.push(nil, g.stats)
 	return g
 }
@@ -75,39 +93,39 @@ func (e *Engine) begin(r *Reply) *gen {
 // buffer → budget/stop checks → forward of the next position by the window
 // rule. It sets g.reason when the reply is over. In the steady state it
 // allocates nothing beyond the growth of g.ids, g.text and the reply buffer.
-func (e *Engine) step(g *gen) {
-	if !e.prepare(g) {
+func (g *gen) step() {
+	if !g.prepare() {
 		return
 	}
-	id, err := e.smp.Sample(g.logits, e.ctx)
+	id, err := g.smp.Sample(g.logits, g.ctx)
 	if err != nil {
 		g.reason, g.err = ReasonError, fmt.Errorf("engine: token %d: %w", g.stats.GenTokens+1, err)
 		return
 	}
-	if !e.put(g, id) {
+	if !g.put(id) {
 		return
 	}
-	g.logits, err = e.next()
+	g.logits, err = g.next()
 	if err != nil {
 		g.reason, g.err = ReasonError, fmt.Errorf("engine: forward after token %d: %w", g.stats.GenTokens, err)
 		return
 	}
-	e.kvStats(&g.stats)
+	g.kvStats()
 }
 
 // prepare runs before each token (or speculative round): it ends the reply
 // if Stop was called and picks up new knobs. It reports whether to go on.
-func (e *Engine) prepare(g *gen) bool {
+func (g *gen) prepare() bool {
 	if g.r.stopped() {
 		g.reason = ReasonStopped
 		return false
 	}
-	if p, v, ok := e.latestParams(g.seenV); ok {
+	if p, v, ok := g.r.latestParams(g.seenV); ok {
 		g.seenV = v
-		if p.Seed != e.smp.Params().Seed {
-			e.smp.Reset(p.Seed)
+		if p.Seed != g.smp.Params().Seed {
+			g.smp.Reset(p.Seed)
 		}
-		e.smp.SetParams(p)
+		g.smp.SetParams(p)
 	}
 	return true
 }
@@ -115,7 +133,7 @@ func (e *Engine) prepare(g *gen) bool {
 // put takes one chosen id: timing stats, the stop rule, detok, the reply
 // buffer, then the budget and Stop checks. It reports whether the reply
 // goes on (false: g.reason is set).
-func (e *Engine) put(g *gen, id int) bool {
+func (g *gen) put(id int) bool {
 	r := g.r
 	now := time.Now()
 	if g.stats.GenTokens == 0 {
@@ -126,7 +144,7 @@ func (e *Engine) put(g *gen, id int) bool {
 	}
 	g.stats.GenTokens++
 	g.stats.Spec.Generated = g.stats.GenTokens
-	e.ctx = append(e.ctx, id)
+	g.ctx = append(g.ctx, id)
 
 	if isStop(id, r.req.StopIDs) {
 		g.reason, g.stopID = ReasonEOT, id
@@ -134,8 +152,8 @@ func (e *Engine) put(g *gen, id int) bool {
 		return false
 	}
 	g.ids = append(g.ids, id)
-	g.piece = e.dec.Append(g.piece[:0], e.tok.TokenBytes(id))
-	e.emit(g)
+	g.piece = g.dec.Append(g.piece[:0], g.e.tok.TokenBytes(id))
+	g.emit()
 
 	switch {
 	case g.stats.GenTokens >= r.req.MaxTokens:
@@ -149,7 +167,7 @@ func (e *Engine) put(g *gen, id int) bool {
 }
 
 // emit hands g.piece to the reply buffer and OnText.
-func (e *Engine) emit(g *gen) {
+func (g *gen) emit() {
 	g.text = append(g.text, g.piece...)
 	g.r.push(g.piece, g.stats)
 	if f := g.r.req.OnText; f != nil && len(g.piece) > 0 {
@@ -157,11 +175,28 @@ func (e *Engine) emit(g *gen) {
 	}
 }
 
-// end flushes the detokenizer and builds the Result.
-func (e *Engine) end(g *gen) Result {
-	g.piece = e.dec.Flush(g.piece[:0])
-	e.finishCache()
-	e.kvStats(&g.stats)
-	e.emit(g)
+// end flushes the detokenizer, hands the sequence to the cache, leaves the
+// batcher and builds the Result.
+func (g *gen) end() Result {
+	g.piece = g.dec.Flush(g.piece[:0])
+	g.kvStats()
+	g.finishCache()
+	g.e.b.leave()
+	g.emit()
 	return Result{IDs: g.ids, Text: string(g.text), Reason: g.reason, StopID: g.stopID, Err: g.err, Stats: g.stats}
+}
+
+// forward runs ids at the next positions of the reply's sequence, in the
+// next batch, and returns the logits of the last rows of them. On error the
+// cache is emptied, since its contents are then unknown.
+func (g *gen) forward(ids []int, rows int) ([]float32, error) {
+	g.feed.seq, g.feed.ids, g.feed.rows = g.seq, ids, rows
+	g.e.b.forward(&g.feed)
+	if g.feed.err != nil {
+		g.truncate(0)
+		return nil, g.feed.err
+	}
+	g.cached = append(g.cached, ids...)
+	g.stats.BatchSeqs = g.feed.seqs
+	return g.feed.logits, nil
 }

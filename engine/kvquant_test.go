@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"chat/engine/kvcache"
 	"chat/engine/sampler"
 	"chat/models"
+	"chat/models/kvcache"
 	"chat/models/testmodels"
 )
 
@@ -60,16 +60,15 @@ func goldenPrompts(t *testing.T, rel string) [][]int {
 
 // pagedState is a fresh paged State over its own pool storing keys as kf
 // and values as vf.
-func pagedState(t *testing.T, m models.Model, kf, vf kvcache.Format) models.State {
+func pagedState(t *testing.T, m models.Model, kf, vf kvcache.Format) *models.State {
 	t.Helper()
-	pm := m.(models.PagedModel)
-	l := pm.KVLayout()
+	l := m.KVLayout()
 	ctx := m.Info().ContextLength
 	p, err := kvcache.NewPool(kvcache.Layout{Layers: l.Layers, KDim: l.KDim, VDim: l.VDim, Heads: l.Heads, K: kf, V: vf}, 16, MinKVBlocks(ctx, 16))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pm.NewPagedState(p.NewSeq(ctx))
+	return models.NewState(m, p.NewSeq(ctx))
 }
 
 // TestKVQuantInt8Greedy: with int8 keys and values, greedy decoding of 64
@@ -191,17 +190,22 @@ func TestKVQuantMixed(t *testing.T) {
 	}
 }
 
-// TestKVQuantOptions: a bad format and int8 without the paged cache fail
-// with an error; export/import of an int8 cache is refused clearly.
+// TestKVQuantOptions: a bad format fails with an error; int8 works without
+// the prefix cache too; export/import of an int8 cache is refused clearly.
 func TestKVQuantOptions(t *testing.T) {
 	m := loadModel(t, "course/student.pt")
-	for _, o := range []Options{{KVQuantK: "int4"}, {KVQuantV: "q8"}, {KVQuantK: "int8", NoPrefixCache: true}} {
+	for _, o := range []Options{{KVQuantK: "int4"}, {KVQuantV: "q8"}} {
 		e := NewWithOptions(m, o)
 		if _, err := e.Start(Request{Prompt: []int{1}, MaxTokens: 1}); err == nil {
 			t.Errorf("%+v: no error", o)
 		}
 		e.Close()
 	}
+	noTree := NewWithOptions(m, Options{KVQuantK: "int8", NoPrefixCache: true})
+	if res := run(t, noTree, Request{Prompt: []int{1}, MaxTokens: 2, Sampler: sampler.Params{Greedy: true}}); len(res.IDs) != 2 {
+		t.Errorf("int8 keys without the prefix cache: %+v", res)
+	}
+	noTree.Close()
 	e := NewWithOptions(m, int8KV)
 	defer e.Close()
 	run(t, e, Request{Prompt: goldenPrompts(t, "course/student.pt")[0], MaxTokens: 4, Sampler: sampler.Params{Greedy: true}})
@@ -231,48 +235,55 @@ func TestKVQuantDecodeStepDoesNotAllocate(t *testing.T) {
 			run(t, e, Request{Prompt: p, MaxTokens: 20, Sampler: sampler.Params{Greedy: true}}) // fills the tree
 			copies := e.pool.Copies()
 			r := &Reply{req: Request{Prompt: p, MaxTokens: 1 << 30, Sampler: knobs["penalties"]}, start: time.Now(), done: make(chan struct{})}
-			e.ctx = make([]int, 0, 1<<16)
 			g := e.begin(r)
-			if g.stats.ReusedTokens == 0 || e.pool == nil || g.reason != "" {
-				t.Fatalf("no reuse (%d) or no pool (%v)", g.stats.ReusedTokens, g.err)
+			if g.stats.ReusedTokens == 0 || g.reason != "" {
+				t.Fatalf("no reuse (%d): %v", g.stats.ReusedTokens, g.err)
 			}
-			e.cached = slices.Grow(e.cached, 1<<16)
+			g.ctx = slices.Grow(g.ctx, 1<<16)
+			g.cached = slices.Grow(g.cached, 1<<16)
 			if a := testing.AllocsPerRun(100, func() {
-				e.ctx = append(e.ctx, 7)
-				if _, err := e.next(); err != nil {
+				g.ctx = append(g.ctx, 7)
+				if _, err := g.next(); err != nil {
 					t.Fatal(err)
 				}
-				e.kvStats(&g.stats)
+				g.kvStats()
 			}); a != 0 {
 				t.Errorf("%v allocs per paged int8 step", a)
 			}
 			if e.pool.Copies() == copies {
 				t.Error("the shared last block was not copied on write")
 			}
-			e.finishCache()
+			g.finishCache()
 		})
 	}
 }
 
-// forceQuant is a float32 sequence that says it is quantized, so a model
-// takes its int8 attention path (WriteRow, BlockK, BlockV) over exact rows.
-type forceQuant struct{ *kvcache.Seq }
+// forceCopy is a float32 sequence that hands out copies of its blocks in the
+// scratch, as a quantized cache hands out its decoded rows.
+type forceCopy struct{ *kvcache.Seq }
 
-func (forceQuant) Quantized() (k, v bool) { return true, true }
+func (s forceCopy) BlockK(l, i int, scratch []float32) []float32 {
+	b := s.Seq.BlockK(l, i, nil)
+	return scratch[:copy(scratch, b)]
+}
 
-// TestKVQuantPathMatchesFloat: the int8 attention path of both models
-// (block-outer: one dequantization per block, every head scored against it)
-// gives bit-identical logits to the float path when the rows it reads are
-// the float rows, over a prefill crossing block boundaries and decode steps.
+func (s forceCopy) BlockV(l, i int, scratch []float32) []float32 {
+	b := s.Seq.BlockV(l, i, nil)
+	return scratch[:copy(scratch, b)]
+}
+
+// TestKVQuantPathMatchesFloat: attention over a cache that decodes its
+// blocks into scratch (as an int8 cache does) gives bit-identical logits to
+// one that hands out its own rows, when the rows are the same, over a
+// prefill crossing block boundaries and decode steps.
 func TestKVQuantPathMatchesFloat(t *testing.T) {
 	for _, rel := range []string{"course/student.pt", "stories260K/stories260K.gguf", "course/tiny.pt", "course/tiny-classic.pt",
 		"course/tiny-gqa.pt", "course/tiny-mla.pt", "course/tiny-window.pt", "course/tiny-moe.pt"} {
 		t.Run(filepath.Base(rel), func(t *testing.T) {
 			m := loadModel(t, rel)
-			pm := m.(models.PagedModel)
-			l := pm.KVLayout()
+			l := m.KVLayout()
 			ctx := m.Info().ContextLength
-			var st [2]models.State
+			var st [2]*models.State
 			for i := range st {
 				p, err := kvcache.NewPool(kvcache.Layout{Layers: l.Layers, KDim: l.KDim, VDim: l.VDim, Heads: l.Heads}, 16, MinKVBlocks(ctx, 16))
 				if err != nil {
@@ -280,9 +291,9 @@ func TestKVQuantPathMatchesFloat(t *testing.T) {
 				}
 				var kv models.KV = p.NewSeq(ctx)
 				if i == 1 {
-					kv = forceQuant{kv.(*kvcache.Seq)}
+					kv = forceCopy{kv.(*kvcache.Seq)}
 				}
-				st[i] = pm.NewPagedState(kv)
+				st[i] = models.NewState(m, kv)
 			}
 			// A prefill over several blocks (past a sliding window), then decode steps.
 			var feed []int

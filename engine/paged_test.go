@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"chat/engine/kvcache"
 	"chat/engine/sampler"
 	"chat/models"
 	"chat/models/course"
+	"chat/models/kvcache"
 	"chat/models/llama"
 	"chat/models/testmodels"
 )
@@ -59,17 +59,17 @@ func turnPrompt(tok models.Tokenizer, prev []int, reply []int, line string) []in
 	return append(p, tok.Encode(" "+line)...)
 }
 
-// probe runs one id on e's cache and returns the logits, leaving the cache
-// as it was (the engine is idle).
+// probe runs one id on the last reply's cache and returns the logits,
+// leaving the cache as it was (the engine is idle).
 func probe(t testing.TB, e *Engine, id int) []float32 {
 	t.Helper()
-	n := e.st.Len()
-	l, err := e.st.Forward([]int{id}, 1)
+	n := e.last.Len()
+	l, err := models.NewState(e.model, e.last).Forward([]int{id}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	l = slices.Clone(l)
-	e.st.Truncate(n)
+	e.last.Truncate(n)
 	return l
 }
 
@@ -118,7 +118,6 @@ func chatRequest(tok models.Tokenizer, prompt []int) Request {
 func BenchmarkTTFTTurn10(b *testing.B) {
 	for _, rel := range []string{"course/student.pt", "stories260K/stories260K.gguf"} {
 		m := loadModel(b, rel)
-		_, paged := m.(models.PagedModel)
 		for _, mode := range []struct {
 			name string
 			opts Options
@@ -128,9 +127,6 @@ func BenchmarkTTFTTurn10(b *testing.B) {
 			{"lcp-only", Options{NoPrefixCache: true}, false},
 			{"cold", Options{NoPrefixCache: true}, true},
 		} {
-			if mode.name == "prefix-cache" && !paged {
-				continue
-			}
 			b.Run(rel+"/"+mode.name, func(b *testing.B) {
 				var ttft time.Duration
 				var reused, prompt int
@@ -194,7 +190,7 @@ func TestPrefixCacheChat10Turns(t *testing.T) {
 			if frac < 0.9 {
 				t.Fatalf("reuse %.3f < 0.9", frac)
 			}
-			if _, paged := m.(models.PagedModel); paged && (st.PoolBlocks == 0 || st.SeqBlocks == 0 || st.TotalPromptTokens == 0) {
+			if st.PoolBlocks == 0 || st.SeqBlocks == 0 || st.TotalPromptTokens == 0 {
 				t.Fatalf("paged stats missing: %+v", st)
 			}
 		})
@@ -308,8 +304,8 @@ func testKVExportImport(t *testing.T, m models.Model) {
 	if again := run(t, b, Request{Prompt: p2, MaxTokens: 12, Sampler: g}); !slices.Equal(again.IDs, want.IDs) {
 		t.Fatalf("after refused imports: %v", again.IDs)
 	}
-	if err := NewWithOptions(m, Options{NoPrefixCache: true}).ExportKV(&buf); !errors.Is(err, ErrNoPagedCache) {
-		t.Errorf("contiguous export: %v", err)
+	if err := NewWithOptions(m, Options{NoPrefixCache: true}).ExportKV(&buf); err == nil || !strings.Contains(err.Error(), "nothing cached") {
+		t.Errorf("export from a fresh engine: %v", err)
 	}
 }
 
@@ -373,23 +369,23 @@ func TestPagedDecodeStepDoesNotAllocate(t *testing.T) {
 	run(t, e, Request{Prompt: p, MaxTokens: 20, Sampler: sampler.Params{Greedy: true}}) // fills the tree
 	copies := e.pool.Copies()
 	r := &Reply{req: Request{Prompt: p, MaxTokens: 1 << 30, Sampler: knobs["penalties"]}, start: time.Now(), done: make(chan struct{})}
-	e.ctx = make([]int, 0, 1<<16)
 	g := e.begin(r)
-	if g.stats.ReusedTokens == 0 || e.pool == nil || g.reason != "" {
-		t.Fatalf("no reuse (%d) or no pool (%v)", g.stats.ReusedTokens, g.err)
+	if g.stats.ReusedTokens == 0 || g.reason != "" {
+		t.Fatalf("no reuse (%d): %v", g.stats.ReusedTokens, g.err)
 	}
-	e.cached = slices.Grow(e.cached, 1<<16)
+	g.ctx = slices.Grow(g.ctx, 1<<16)
+	g.cached = slices.Grow(g.cached, 1<<16)
 	if a := testing.AllocsPerRun(100, func() {
-		e.ctx = append(e.ctx, 7)
-		if _, err := e.next(); err != nil {
+		g.ctx = append(g.ctx, 7)
+		if _, err := g.next(); err != nil {
 			t.Fatal(err)
 		}
-		e.kvStats(&g.stats)
+		g.kvStats()
 	}); a != 0 {
 		t.Errorf("%v allocs per paged step", a)
 	}
 	if e.pool.Copies() == copies {
 		t.Error("the shared last block was not copied on write")
 	}
-	e.finishCache()
+	g.finishCache()
 }

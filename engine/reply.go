@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"chat/engine/sampler"
 	"chat/engine/speculative"
 )
 
@@ -14,8 +15,12 @@ type Reply struct {
 	spec    speculative.Config  // the setting Start took
 	drafter speculative.Drafter // nil: plain decoding
 	start   time.Time
+	g       *gen // the reply's state in its goroutine (set by begin)
 	stop    atomic.Bool
 	done    chan struct{}
+
+	params  sampler.Params // the latest SetSampler knobs
+	paramsV atomic.Uint64  // bumped by every SetSampler
 
 	mu     sync.Mutex
 	buf    []byte // text not yet polled (the coalescing buffer)
@@ -39,6 +44,30 @@ func (r *Reply) Poll() Delta {
 		d.Done, d.Result = true, r.result
 	}
 	return d
+}
+
+// SetSampler changes the reply's knobs from its next token on. A changed
+// Seed re-seeds the RNG. Invalid knobs (see sampler.Params.Validate) are
+// ignored.
+func (r *Reply) SetSampler(p sampler.Params) {
+	if p.Validate() != nil {
+		return
+	}
+	r.mu.Lock()
+	r.params = p
+	r.paramsV.Add(1)
+	r.mu.Unlock()
+}
+
+// latestParams returns the knobs if SetSampler changed them since version
+// seen.
+func (r *Reply) latestParams(seen uint64) (sampler.Params, uint64, bool) {
+	if r.paramsV.Load() == seen {
+		return sampler.Params{}, seen, false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.params, r.paramsV.Load(), true
 }
 
 // Stop ends the reply after the token being computed; Reason "stopped".

@@ -49,23 +49,25 @@ type specRun struct {
 }
 
 // startSpec is called by begin with the setting Start took.
-func (e *Engine) startSpec(g *gen) {
+func (g *gen) startSpec() {
 	r := g.r
 	if r.drafter == nil {
 		return
 	}
 	k := r.spec.Guesses()
-	for len(e.rows) < k+1 {
-		e.rows = append(e.rows, make([]float64, e.vocab))
+	rows := make([][]float64, k+1)
+	for i := range rows {
+		rows[i] = make([]float64, g.e.vocab)
 	}
-	g.spec = &specRun{d: r.drafter, k: k, rows: e.rows[:k+1], in: make([]int, 0, k+1)}
+	g.spec = &specRun{d: r.drafter, k: k, rows: rows, in: make([]int, 0, k+1)}
 	g.stats.Spec.Method, g.stats.Spec.K = r.spec.Method, k
 	r.drafter.Reset(r.req.Prompt, r.req.Sampler.Seed)
 }
 
 // round produces the tokens of one speculative round.
-func (e *Engine) round(g *gen) {
-	if !e.prepare(g) {
+func (g *gen) round() {
+	e := g.e
+	if !g.prepare() {
 		return
 	}
 	s := g.spec
@@ -73,12 +75,12 @@ func (e *Engine) round(g *gen) {
 	if g.pending {
 		pend = 1
 	}
-	n := min(s.k, g.r.req.MaxTokens-g.stats.GenTokens, e.window-e.st.Len()-pend)
+	n := min(s.k, g.r.req.MaxTokens-g.stats.GenTokens, e.window-g.seq.Len()-pend)
 	var guesses []int
 	var q [][]float64
 	if n > 0 {
 		var err error
-		guesses, q, err = s.d.Propose(e.ctx, n, e.smp.Params())
+		guesses, q, err = s.d.Propose(g.ctx, n, g.smp.Params())
 		if err != nil {
 			g.reason, g.err = ReasonError, fmt.Errorf("engine: drafting after token %d: %w", g.stats.GenTokens, err)
 			return
@@ -97,37 +99,37 @@ func (e *Engine) round(g *gen) {
 		}
 	}
 	if len(guesses) == 0 {
-		e.plainStep(g)
+		g.plainStep()
 		return
 	}
 	n = len(guesses)
 
 	// Target distributions: row j follows ctx + guesses[:j]. Without a
 	// pending id (right after the prefill) row 0 comes from g.logits.
-	rows, L, base := s.rows[:n+1], len(e.ctx), e.st.Len()
-	e.ctx = append(e.ctx, guesses...) // history for the penalties; cut back below
+	rows, L, base := s.rows[:n+1], len(g.ctx), g.seq.Len()
+	g.ctx = append(g.ctx, guesses...) // history for the penalties; cut back below
 	first := 0
 	if !g.pending {
-		if err := e.dist(rows[0], g.logits, e.ctx[:L]); err != nil {
-			e.ctx = e.ctx[:L]
+		if err := g.dist(rows[0], g.logits, g.ctx[:L]); err != nil {
+			g.ctx = g.ctx[:L]
 			g.reason, g.err = ReasonError, fmt.Errorf("engine: token %d: %w", g.stats.GenTokens+1, err)
 			return
 		}
 		first = 1
 		s.in = append(s.in[:0], guesses...)
 	} else {
-		s.in = append(append(s.in[:0], e.ctx[L-1]), guesses...)
+		s.in = append(append(s.in[:0], g.ctx[L-1]), guesses...)
 	}
-	logits, err := e.feedRows(s.in, n+1-first)
+	logits, err := g.forward(s.in, n+1-first)
 	for j := first; err == nil && j <= n; j++ {
-		err = e.dist(rows[j], logits[(j-first)*e.vocab:(j-first+1)*e.vocab], e.ctx[:L+j])
+		err = g.dist(rows[j], logits[(j-first)*e.vocab:(j-first+1)*e.vocab], g.ctx[:L+j])
 	}
-	e.ctx = e.ctx[:L]
+	g.ctx = g.ctx[:L]
 	if err != nil {
 		g.reason, g.err = ReasonError, fmt.Errorf("engine: verifying after token %d: %w", g.stats.GenTokens, err)
 		return
 	}
-	a, next, err := speculative.Verify(guesses, q, rows, e.smp)
+	a, next, err := speculative.Verify(guesses, q, rows, g.smp)
 	if err != nil {
 		g.reason, g.err = ReasonError, fmt.Errorf("engine: verifying after token %d: %w", g.stats.GenTokens, err)
 		return
@@ -151,21 +153,21 @@ func (e *Engine) round(g *gen) {
 			id = guesses[i]
 		}
 		m++
-		if !e.put(g, id) {
+		if !g.put(id) {
 			break
 		}
 	}
 	// Keep the pending id and the kept guesses before the last id taken.
-	e.truncate(base + pend + m - 1)
+	g.truncate(base + pend + m - 1)
 	g.pending = true
-	e.kvStats(&g.stats)
+	g.kvStats()
 }
 
 // plainStep is step for a reply that speculates: the pending id is fed by
 // the window rule, one id is sampled and left pending.
-func (e *Engine) plainStep(g *gen) {
+func (g *gen) plainStep() {
 	if g.pending {
-		logits, err := e.next()
+		logits, err := g.next()
 		if err != nil {
 			g.reason, g.err = ReasonError, fmt.Errorf("engine: forward after token %d: %w", g.stats.GenTokens, err)
 			return
@@ -173,19 +175,19 @@ func (e *Engine) plainStep(g *gen) {
 		g.logits, g.pending = logits, false
 		g.stats.Spec.TargetPasses++
 	}
-	id, err := e.smp.Sample(g.logits, e.ctx)
+	id, err := g.smp.Sample(g.logits, g.ctx)
 	if err != nil {
 		g.reason, g.err = ReasonError, fmt.Errorf("engine: token %d: %w", g.stats.GenTokens+1, err)
 		return
 	}
-	e.put(g, id)
+	g.put(id)
 	g.pending = true
-	e.kvStats(&g.stats)
+	g.kvStats()
 }
 
 // dist writes the sampler's distribution for logits into row.
-func (e *Engine) dist(row []float64, logits []float32, history []int) error {
-	d, err := e.smp.Dist(logits, history)
+func (g *gen) dist(row []float64, logits []float32, history []int) error {
+	d, err := g.smp.Dist(logits, history)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,8 @@ import (
 	"chat/engine/sampler"
 	"chat/engine/speculative"
 	"chat/models"
+	"chat/models/kvcache"
+	"chat/models/modeltest"
 	"chat/models/testmodels"
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -26,35 +28,15 @@ type noisyModel struct {
 }
 
 func newNoisy(target *fakeModel, amp float32, ctx int) *noisyModel {
-	f := *target
-	f.info.ContextLength = ctx
-	f.failOn = -1
-	return &noisyModel{fakeModel: &f, amp: amp}
-}
-
-func (m *noisyModel) NewState() models.State {
-	return &noisyState{fakeState: m.fakeModel.NewState().(*fakeState), amp: m.amp}
-}
-
-type noisyState struct {
-	*fakeState
-	amp float32
-}
-
-func (s *noisyState) Forward(tokens []int, rows int) ([]float32, error) {
-	out, err := s.fakeState.Forward(tokens, rows)
-	if err != nil {
-		return nil, err
-	}
-	v := s.m.info.VocabSize
-	rows = len(out) / v
-	for r := range rows {
-		h := s.h[len(s.h)-rows+r]
-		for i := range v {
-			out[r*v+i] += s.amp * (float32(mix(h^0xdead+uint64(i)*0x9e3779b97f4a7c15)>>11)/(1<<53)*2 - 1)
+	f := newFake(target.info.Window, ctx)
+	n := &noisyModel{fakeModel: f, amp: amp}
+	f.Logits = func(dst []float32, h uint64) {
+		modeltest.LogitsHash(dst, h)
+		for i := range dst {
+			dst[i] += amp * (float32(mix(h^0xdead+uint64(i)*0x9e3779b97f4a7c15)>>11)/(1<<53)*2 - 1)
 		}
 	}
-	return out, nil
+	return n
 }
 
 func specConfigs(m *fakeModel) map[string]speculative.Config {
@@ -159,25 +141,25 @@ func TestSpeculativeRollback(t *testing.T) {
 			t.Fatalf("reply %d: %d of %d kept; want some rejections and some kept", i, s.Accepted, s.Proposed)
 		}
 		all := append(slices.Clone(prompt(5, i)), res.IDs...)
-		if !slices.Equal(e.cached, all[:len(all)-1]) || e.st.Len() != len(all)-1 {
-			t.Fatalf("reply %d: target cache %v (len %d), want %v", i, e.cached, e.st.Len(), all[:len(all)-1])
+		if !slices.Equal(e.lastIDs, all[:len(all)-1]) || e.last.Len() != len(all)-1 {
+			t.Fatalf("reply %d: target cache %v (len %d), want %v", i, e.lastIDs, e.last.Len(), all[:len(all)-1])
 		}
 		want := refLogits(t, m, all)
-		got, err := e.st.Forward(all[len(all)-1:], 1)
+		got, err := models.NewState(m, e.last).Forward(all[len(all)-1:], 1)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !slices.Equal(got, want) {
 			t.Fatalf("reply %d: target cache gives other logits than a fresh prefill", i)
 		}
-		e.truncate(len(all) - 1) // undo the probe (e.cached did not see it)
+		e.last.Truncate(len(all) - 1) // undo the probe (lastIDs did not see it)
 
 		d := e.drafter.(*speculative.ModelDrafter)
 		c := d.Cached()
 		if len(c) > len(all)+3 || !slices.Equal(c[:min(len(c), len(all)-1)], all[:min(len(c), len(all)-1)]) {
 			t.Fatalf("reply %d: draft cache %v, text %v", i, c, all)
 		}
-		fresh, err := draft.NewState().Forward(c, 1)
+		fresh, err := kvcache.NewState(draft).Forward(c, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,19 +176,26 @@ func TestSpeculativeRollback(t *testing.T) {
 // n-gram and lookup drafters guess right part of the time. salt makes a
 // different model with the same tokenizer.
 type bigram struct {
+	*modeltest.Chain
 	info models.Info
-	tok  *fakeTok
 	salt uint64
 }
 
 func newBigram(salt uint64) *bigram {
 	tok := newFakeTok()
-	return &bigram{info: models.Info{Name: fmt.Sprint("bigram", salt), VocabSize: tok.Size(), ContextLength: 64, Window: models.WindowHalf}, tok: tok, salt: salt}
+	info := models.Info{Name: fmt.Sprint("bigram", salt), VocabSize: tok.Size(), ContextLength: 64, Window: models.WindowHalf}
+	m := &bigram{info: info, salt: salt}
+	m.Chain = &modeltest.Chain{Meta: info, Tok: tok, FailOn: -1,
+		Step:   func(_ uint64, token, _ int) uint64 { return uint64(token) },
+		Logits: func(dst []float32, last uint64) { m.logits(dst, int(last)) }}
+	return m
 }
 
-func (m *bigram) Info() models.Info           { return m.info }
-func (m *bigram) Tokenizer() models.Tokenizer { return m.tok }
-func (m *bigram) NewState() models.State      { return &bigramState{m: m} }
+// setContext changes the context length (before an engine is made).
+func (m *bigram) setContext(ctx int) {
+	m.info.ContextLength = ctx
+	m.Meta.ContextLength = ctx
+}
 
 func (m *bigram) logits(dst []float32, last int) {
 	v := m.info.VocabSize
@@ -215,35 +204,6 @@ func (m *bigram) logits(dst []float32, last int) {
 	}
 	dst[(last+17)%v] += 2
 }
-
-type bigramState struct {
-	m   *bigram
-	ids []int
-	out []float32
-}
-
-func (s *bigramState) Forward(tokens []int, rows int) ([]float32, error) {
-	v := s.m.info.VocabSize
-	if len(tokens) == 0 || len(s.ids)+len(tokens) > s.Cap() {
-		return nil, fmt.Errorf("bigram: %d tokens at %d", len(tokens), len(s.ids))
-	}
-	for _, t := range tokens {
-		if t < 0 || t >= v {
-			return nil, fmt.Errorf("bigram: id %d", t)
-		}
-	}
-	s.ids = append(s.ids, tokens...)
-	rows = min(max(rows, 1), len(tokens))
-	s.out = slices.Grow(s.out[:0], rows*v)[:rows*v]
-	for r := range rows {
-		s.m.logits(s.out[r*v:(r+1)*v], s.ids[len(s.ids)-rows+r])
-	}
-	return s.out, nil
-}
-
-func (s *bigramState) Len() int       { return len(s.ids) }
-func (s *bigramState) Cap() int       { return s.m.info.ContextLength }
-func (s *bigramState) Truncate(n int) { s.ids = s.ids[:min(max(n, 0), len(s.ids))] }
 
 // TestSpeculativeDistribution is a chi-square test: 20,000 replies per
 // drafter, each with its own seed, of the first three tokens. Their joint
@@ -338,7 +298,7 @@ func TestSetSpeculationErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := newBigram(1)
-	other.info.VocabSize = 69
+	other.Meta.VocabSize = 69
 	for name, c := range map[string]speculative.Config{
 		"no draft":         {Method: speculative.Draft},
 		"other vocab size": {Method: speculative.Draft, Draft: other},
@@ -377,7 +337,7 @@ func TestSpeculativeStopAndPoll(t *testing.T) {
 	p := knobs["sampled"]
 	var ids int
 	r := startAfter(t, e, Request{Prompt: prompt(3, 0), MaxTokens: 1000, Sampler: p}, 6, func(r *Reply) {
-		ids = len(e.ctx) - 3 // tokens taken so far (engine goroutine)
+		ids = len(r.g.ctx) - 3 // tokens taken so far (the reply's goroutine)
 		r.Stop()
 	})
 	res := r.Wait()
@@ -390,7 +350,7 @@ func TestSpeculativeStopAndPoll(t *testing.T) {
 		d := r.Poll()
 		sb.WriteString(d.Text)
 		if d.Done {
-			if sb.String() != d.Result.Text || d.Result.Text != m.tok.Decode(d.Result.IDs) {
+			if sb.String() != d.Result.Text || d.Result.Text != m.Tok.(*fakeTok).Decode(d.Result.IDs) {
 				t.Fatalf("polled %q, result %q", sb.String(), d.Result.Text)
 			}
 			if s := d.Result.Stats.Spec; s.AcceptanceRate() != 1 || s.TokensPerPass() < 4.5 {
@@ -465,7 +425,7 @@ func TestRoundDoesNotAllocate(t *testing.T) {
 		"ngram": {Method: speculative.NGram, K: 4},
 	} {
 		m := newBigram(1)
-		m.info.ContextLength = 1 << 14
+		m.setContext(1 << 14)
 		e := New(m)
 		if err := e.SetSpeculation(cfg); err != nil {
 			t.Fatal(err)
@@ -473,15 +433,15 @@ func TestRoundDoesNotAllocate(t *testing.T) {
 		r := &Reply{req: Request{Prompt: loopy(8), MaxTokens: 1 << 30, Sampler: knobs["penalties"]}, start: time.Now(), done: make(chan struct{})}
 		r.spec, r.drafter = e.spec, e.drafter
 		r.buf = make([]byte, 0, 1<<20)
-		e.ctx = make([]int, 0, 1<<14)
-		e.cached = make([]int, 0, 1<<14)
 		g := e.begin(r)
+		g.ctx = slices.Grow(g.ctx, 1<<14)
+		g.cached = slices.Grow(g.cached, 1<<14)
 		g.ids = make([]int, 0, 1<<14)
 		g.text = make([]byte, 0, 1<<20)
 		for range 50 {
-			e.round(g)
+			g.round()
 		}
-		if a := testing.AllocsPerRun(200, func() { e.round(g) }); a != 0 || g.reason != "" {
+		if a := testing.AllocsPerRun(200, func() { g.round() }); a != 0 || g.reason != "" {
 			t.Errorf("%s: %v allocs per round (reason %q)", name, a, g.reason)
 		}
 		e.Close()

@@ -8,7 +8,7 @@ func (e *Engine) promptWindow(prompt []int) []int {
 	return prompt[max(0, len(prompt)-e.window):]
 }
 
-// next feeds the id just sampled (the last of e.ctx) following the model's
+// next feeds the id just sampled (the last of g.ctx) following the model's
 // window rule and returns the logits for the next token. The cache holds
 // e.window positions at most; "full" is checked before the new id is fed
 // (course-format §10.3).
@@ -21,14 +21,15 @@ func (e *Engine) promptWindow(prompt []int) []int {
 //     on: the window slides by one.
 //
 // Otherwise only the new id is fed.
-func (e *Engine) next() ([]float32, error) {
-	if e.st.Len() >= e.window {
+func (g *gen) next() ([]float32, error) {
+	e := g.e
+	if g.seq.Len() >= e.window {
 		keep := e.window
 		if e.info.Window == models.WindowHalf {
 			keep = max(1, e.window/2)
 		}
-		e.truncate(0)
-		return e.feed(e.ctx[len(e.ctx)-keep:])
+		g.truncate(0)
+		return g.forward(g.ctx[len(g.ctx)-keep:], 1)
 	}
-	return e.feed(e.ctx[len(e.ctx)-1:])
+	return g.forward(g.ctx[len(g.ctx)-1:], 1)
 }

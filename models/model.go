@@ -1,7 +1,8 @@
 // Package models knows model files and their math: readers for torch .pt and
 // GGUF files, tokenizers, and the architectures. It knows nothing about chats,
 // sampling or the UI. Every architecture implements Model; the engine drives it
-// through State.
+// with batches of tokens over paged KV caches (Runner, Batch, KV), or one
+// sequence at a time through State.
 package models
 
 // Info describes a loaded model for the panels, headless stats and the engine.
@@ -39,32 +40,37 @@ const (
 	WindowHalf
 )
 
-// Model is a loaded network.
+// Model is a loaded network: immutable, and shared by any number of
+// Runners. Its keys and values live in KV handles (kv.go) that the caller
+// owns, so one model serves many sequences at once.
 type Model interface {
 	Info() Info
 	Tokenizer() Tokenizer
-	// NewState allocates a KV cache for up to Info().ContextLength positions
-	// plus the scratch buffers one forward pass needs.
-	NewState() State
+	// KVLayout is the shape of one cached position.
+	KVLayout() KVLayout
+	// NewRunner returns the working memory for forward passes of this model.
+	NewRunner() Runner
 }
 
-// State is one sequence's KV cache and scratch space. It is not safe for
-// concurrent use.
-type State interface {
-	// Forward feeds tokens at positions Len() .. Len()+len(tokens)-1, appends
-	// their keys and values to the cache, and returns the logits of the last
-	// `rows` tokens, row-major [rows][VocabSize]. rows is clamped to
-	// 1..len(tokens). The slice is owned by the State and valid until the next
-	// call. Prefill and decode are the same call with a different batch.
-	// It returns an error only for bad input (a token id out of range, or more
-	// positions than Cap()); a decode step must not allocate.
-	Forward(tokens []int, rows int) ([]float32, error)
-	// Len is the number of positions in the cache.
-	Len() int
-	// Cap is the most positions the cache holds.
-	Cap() int
-	// Truncate drops cached positions >= n (rollback; Truncate(0) empties it).
-	Truncate(n int)
+// Runner runs forward passes of one model. It is not safe for concurrent
+// use; give each goroutine its own.
+type Runner interface {
+	// Forward runs a batch of tokens from any number of sequences (batch.go)
+	// in one pass that reads each weight once: it appends every token's
+	// keys and values to its sequence's KV handle and returns the logits of
+	// the tokens whose Logits flag is set, in batch order, [rows][VocabSize].
+	// The slice is owned by the Runner and valid until the next call. It
+	// returns an error only for a bad batch (an id outside the vocabulary,
+	// positions that do not continue their sequence, a full cache); then no
+	// KV handle has changed. A decode step allocates nothing.
+	Forward(b *Batch, kv []KV) ([]float32, error)
+}
+
+// Quantizer is a model that can re-encode its weights in another format
+// (models/weights' names: "int8", "q8_0", ...). The copy shares what it does
+// not re-encode and needs its own Runners and KV caches.
+type Quantizer interface {
+	Quantize(format string) (Model, error)
 }
 
 // Tokenizer turns text into ids and ids back into bytes.

@@ -13,12 +13,6 @@ import (
 // engine is replaced, so the next turn prefills the whole conversation again
 // (the notice says so).
 
-// quantizer is implemented by models that can quantize their float weights
-// (the course models).
-type quantizer interface {
-	QuantizeModel(format string) (models.Model, error)
-}
-
 // Quant is the current weight format ("f32", "int8", ...).
 func (s *Session) Quant() string { return s.model.Info().Quant }
 
@@ -46,11 +40,11 @@ func (s *Session) SetQuant(format string) error {
 	}
 	next := base
 	if format != "f32" {
-		q, ok := base.(quantizer)
+		q, ok := base.(models.Quantizer)
 		if !ok {
-			return fmt.Errorf("%s (%s) cannot be quantized in memory; weight formats switch on course checkpoints", base.Info().Name, base.Info().Quant)
+			return fmt.Errorf("%s (%s) cannot be quantized in memory", base.Info().Name, base.Info().Quant)
 		}
-		m, err := q.QuantizeModel(format)
+		m, err := q.Quantize(format)
 		if err != nil {
 			return err
 		}

@@ -2,7 +2,14 @@
 // ../shared/bench/llamacpp_bench.mjs measures llama.cpp, so that the two JSON
 // lines can be divided by ../shared/bench/compare.sh: P prompt tokens (BOS +
 // text tokens) in one batched forward pass, then N single-token greedy steps,
-// after one untimed warm-up of the same shape.
+// after one untimed warm-up of the same shape. It runs the path the app
+// runs: the model's batched forward over sequences in a paged KV pool.
+//
+// With a batch of B sequences (different prompts), the prefill is one
+// forward of all B prompts and each decode step one forward of B tokens, one
+// per sequence; the line then also carries the single-sequence decode of
+// the same run, and a rollout: B prompts generating N tokens each, all
+// together against one after another (wall clock, prefill included).
 package bench
 
 import (
@@ -12,6 +19,8 @@ import (
 	"time"
 
 	"chat/models"
+	"chat/models/kernels"
+	"chat/models/kvcache"
 )
 
 // Fallback is the prompt text when no file is given or found (the same text
@@ -24,16 +33,25 @@ type Result struct {
 	Engine       string  `json:"engine"`
 	Model        string  `json:"model"`
 	Threads      int     `json:"threads"`
+	ISA          string  `json:"isa"`   // the kernels that ran: "avx2", "go", ...
+	Batch        int     `json:"batch"` // sequences decoded together
 	PromptTokens int     `json:"prompt_tokens"`
 	GenTokens    int     `json:"gen_tokens"`
-	PPTokS       float64 `json:"pp_tok_s"`
-	TGTokS       float64 `json:"tg_tok_s"`
+	PPTokS       float64 `json:"pp_tok_s"` // prompt tokens of all sequences / prefill time
+	TGTokS       float64 `json:"tg_tok_s"` // tokens of all sequences / decode time
 	Timer        string  `json:"timer"`
 	Quant        string  `json:"quant"`
 	WeightBytes  int64   `json:"weight_bytes"`
-	// BandwidthGBs is weight bytes read per decoded token × tok/s: compare it
-	// with the machine's measured read bandwidth.
+	// BandwidthGBs is weight bytes read per decode step × steps/s: compare
+	// it with the machine's measured read bandwidth.
 	BandwidthGBs float64 `json:"weight_gb_s"`
+
+	// With Batch > 1: the decode speed of one sequence alone in the same
+	// run, the aggregate's ratio to it, and the rollout (B prompts × N
+	// tokens together vs one by one, wall clock with prefill).
+	TGTokSSingle   float64 `json:"tg_tok_s_single,omitempty"`
+	BatchSpeedup   float64 `json:"batch_speedup,omitempty"`
+	RolloutSpeedup float64 `json:"rollout_speedup,omitempty"`
 }
 
 // PromptText reads file, or finds the shared TinyStories text, or falls back.
@@ -55,54 +73,127 @@ func PromptText(file string) (string, error) {
 	return Fallback, nil
 }
 
-// Run measures m with promptTokens tokens of text and genTokens decode steps.
-func Run(m models.Model, text string, threads, promptTokens, genTokens int) (Result, error) {
+// Run measures m with promptTokens tokens of text and genTokens decode
+// steps, for batch sequences at once.
+func Run(m models.Model, text string, threads, promptTokens, genTokens, batch int) (Result, error) {
 	info := m.Info()
-	if promptTokens < 1 || genTokens < 1 {
-		return Result{}, fmt.Errorf("bench: prompt and gen tokens must be positive")
+	if promptTokens < 1 || genTokens < 1 || batch < 1 {
+		return Result{}, fmt.Errorf("bench: prompt and gen tokens and the batch must be positive")
 	}
-	st := m.NewState()
-	if promptTokens+genTokens > st.Cap() {
-		return Result{}, fmt.Errorf("bench: %d prompt + %d generated tokens exceed the model's %d-token context", promptTokens, genTokens, st.Cap())
+	if promptTokens+genTokens > info.ContextLength {
+		return Result{}, fmt.Errorf("bench: %d prompt + %d generated tokens exceed the model's %d-token context", promptTokens, genTokens, info.ContextLength)
 	}
-	toks := promptTokens1(m.Tokenizer(), text, promptTokens+1)
-	pp, first := toks[:promptTokens], toks[promptTokens]
-
-	run := func(np, ng int) (time.Duration, time.Duration, int, error) {
-		st.Truncate(0)
-		t0 := time.Now()
-		if _, err := st.Forward(pp[:np], 1); err != nil {
-			return 0, 0, 0, err
-		}
-		ppDur := time.Since(t0)
-		tok := first
-		one := []int{0}
-		t1 := time.Now()
-		for i := 0; i < ng; i++ {
-			one[0] = tok
-			logits, err := st.Forward(one, 1)
-			if err != nil {
-				return 0, 0, 0, err
-			}
-			tok = argmax(logits)
-		}
-		return ppDur, time.Since(t1), ng, nil
-	}
-	if _, _, _, err := run(min(promptTokens, 512), min(8, genTokens)); err != nil {
+	b, err := newBatch(m, batch, promptTokens+genTokens)
+	if err != nil {
 		return Result{}, err
 	}
-	ppDur, tgDur, n, err := run(promptTokens, genTokens)
+	// Each sequence reads the text from its own offset: different prompts.
+	all := promptTokens1(m.Tokenizer(), text, promptTokens+1+batch*7)
+	for i := range b.prompts {
+		p := append([]int(nil), all[:1]...) // BOS (or the first token)
+		p = append(p, all[1+i*7:]...)
+		b.prompts[i] = p[:promptTokens+1]
+	}
+
+	if _, _, err := b.run(batch, min(promptTokens, 512), min(8, genTokens)); err != nil { // warm-up
+		return Result{}, err
+	}
+	pp, tg, err := b.run(batch, promptTokens, genTokens)
 	if err != nil {
 		return Result{}, err
 	}
 	r := Result{
-		Engine: "chat", Model: info.Name, Threads: threads,
-		PromptTokens: promptTokens, GenTokens: n,
-		PPTokS: round1(float64(promptTokens) / ppDur.Seconds()), TGTokS: round1(float64(n) / tgDur.Seconds()),
+		Engine: "chat", Model: info.Name, Threads: threads, ISA: kernels.Impl(), Batch: batch,
+		PromptTokens: promptTokens, GenTokens: genTokens,
+		PPTokS: round1(float64(batch*promptTokens) / pp.Seconds()), TGTokS: round1(float64(batch*genTokens) / tg.Seconds()),
 		Timer: "go_wall", Quant: info.Quant, WeightBytes: info.WeightBytes,
 	}
-	r.BandwidthGBs = round1(float64(info.WeightBytes) * r.TGTokS / 1e9)
+	r.BandwidthGBs = round1(float64(info.WeightBytes) * float64(genTokens) / tg.Seconds() / 1e9)
+	if batch > 1 {
+		_, tg1, err := b.run(1, promptTokens, genTokens)
+		if err != nil {
+			return Result{}, err
+		}
+		r.TGTokSSingle = round1(float64(genTokens) / tg1.Seconds())
+		r.BatchSpeedup = round2(r.TGTokS / r.TGTokSSingle)
+		t0 := time.Now()
+		if _, _, err := b.run(batch, promptTokens, genTokens); err != nil {
+			return Result{}, err
+		}
+		together := time.Since(t0)
+		t0 = time.Now()
+		for i := 0; i < batch; i++ {
+			b.prompts[0], b.prompts[i] = b.prompts[i], b.prompts[0]
+			if _, _, err := b.run(1, promptTokens, genTokens); err != nil {
+				return Result{}, err
+			}
+		}
+		r.RolloutSpeedup = round2(time.Since(t0).Seconds() / together.Seconds())
+	}
 	return r, nil
+}
+
+// batchRun holds the sequences, runner and buffers of a run.
+type batchRun struct {
+	m       models.Model
+	runner  models.Runner
+	seqs    []*kvcache.Seq
+	kv      []models.KV
+	prompts [][]int // P+1 ids each: the prompt and the first decode input
+	b       models.Batch
+	next    []int
+}
+
+func newBatch(m models.Model, n, positions int) (*batchRun, error) {
+	l := m.KVLayout()
+	bs := kvcache.DefaultBlockSize
+	pool, err := kvcache.NewPool(kvcache.Layout{Layers: l.Layers, KDim: l.KDim, VDim: l.VDim, Heads: l.Heads}, bs, n*((positions+bs-1)/bs+1))
+	if err != nil {
+		return nil, err
+	}
+	r := &batchRun{m: m, runner: m.NewRunner(), prompts: make([][]int, n), next: make([]int, n)}
+	for range n {
+		s := pool.NewSeq(m.Info().ContextLength)
+		r.seqs, r.kv = append(r.seqs, s), append(r.kv, s)
+	}
+	return r, nil
+}
+
+// run prefills np prompt tokens of the first n sequences in one batch, then
+// takes ng greedy steps of all n together, and returns both times.
+func (r *batchRun) run(n, np, ng int) (pp, tg time.Duration, err error) {
+	for _, s := range r.seqs {
+		s.Truncate(0)
+	}
+	kv := r.kv[:n]
+	r.b.Reset()
+	for i := 0; i < n; i++ {
+		r.b.AddRun(i, 0, r.prompts[i][:np], 1)
+	}
+	t0 := time.Now()
+	if _, err := r.runner.Forward(&r.b, kv); err != nil {
+		return 0, 0, err
+	}
+	pp = time.Since(t0)
+	for i := 0; i < n; i++ {
+		r.next[i] = r.prompts[i][np]
+	}
+	V := r.m.Info().VocabSize
+	t1 := time.Now()
+	for step := 0; step < ng; step++ {
+		r.b.Reset()
+		for i := 0; i < n; i++ {
+			r.b.Add(i, r.seqs[i].Len(), r.next[i], true)
+		}
+		logits, err := r.runner.Forward(&r.b, kv)
+		if err != nil {
+			return 0, 0, err
+		}
+		for i := 0; i < n; i++ {
+			r.next[i] = argmax(logits[i*V : (i+1)*V])
+		}
+	}
+	return pp, time.Since(t1), nil
 }
 
 // promptTokens1 is BOS + the text's tokens, the text repeated until there are n.
@@ -132,3 +223,5 @@ func argmax(x []float32) int {
 }
 
 func round1(x float64) float64 { return float64(int64(x*10+0.5)) / 10 }
+
+func round2(x float64) float64 { return float64(int64(x*100+0.5)) / 100 }

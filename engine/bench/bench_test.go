@@ -11,14 +11,21 @@ func TestRunEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Run(m, Fallback, 1, 16, 8)
+	r, err := Run(m, Fallback, 1, 16, 8, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Engine != "chat" || r.PromptTokens != 16 || r.GenTokens != 8 || r.PPTokS <= 0 || r.TGTokS <= 0 {
+	if r.Engine != "chat" || r.PromptTokens != 16 || r.GenTokens != 8 || r.PPTokS <= 0 || r.TGTokS <= 0 || r.Batch != 1 || r.ISA == "" {
 		t.Errorf("result %+v", r)
 	}
-	if _, err := Run(m, Fallback, 1, 250, 10); err == nil {
+	r, err = Run(m, Fallback, 1, 16, 8, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Batch != 3 || r.TGTokSSingle <= 0 || r.BatchSpeedup <= 0 || r.RolloutSpeedup <= 0 {
+		t.Errorf("batch result %+v", r)
+	}
+	if _, err := Run(m, Fallback, 1, 250, 10, 1); err == nil {
 		t.Error("a run longer than the context should fail")
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"chat/engine/kvcache"
+	"chat/models/kvcache"
 )
 
 // refSeq is the reference model of one sequence: its token ids and the value
@@ -24,8 +24,8 @@ type refSeq struct {
 // insert / match / evict / export / import against a plain model (each
 // sequence as a list of rows) and checks after every step that each
 // sequence reads back exactly its rows (copy-on-write isolation), that every
-// block's reference count is the number of its holders, that used + free +
-// cached = total, and at the end that freeing everything leaks no block.
+// block's reference count is the number of its holders, that used + free =
+// total, and at the end that freeing everything leaks no block.
 func TestPoolProperties(t *testing.T) {
 	seeds := 30
 	if testing.Short() {
@@ -47,7 +47,6 @@ func runProperties(t *testing.T, seed uint64) {
 		t.Fatal(err)
 	}
 	tree := New(pool)
-	pool.Reclaim = tree.Reclaim
 	var seqs []*refSeq
 	counter := float32(0)
 	const id = "test-model"
@@ -57,13 +56,14 @@ func runProperties(t *testing.T, seed uint64) {
 			counter++
 			r.val = append(r.val[:pos], counter)
 			for l := 0; l < lay.Layers; l++ {
-				k, v := r.s.Row(l, pos)
+				k, v := make([]float32, lay.KDim), make([]float32, lay.VDim)
 				for j := range k {
 					k[j] = counter + float32(l)
 				}
 				for j := range v {
 					v[j] = -(counter + float32(l))
 				}
+				r.s.WriteRow(l, pos, k, v)
 			}
 		}
 	}
@@ -79,7 +79,7 @@ func runProperties(t *testing.T, seed uint64) {
 			}
 			for pos := range r.s.Len() {
 				for l := 0; l < lay.Layers; l++ {
-					k, v := r.s.Row(l, pos)
+					k, v := row(r.s, l, pos)
 					want := r.val[pos] + float32(l)
 					if k[0] != want || k[len(k)-1] != want || v[0] != -want {
 						t.Fatalf("seed %d step %d (%s): pos %d layer %d reads k=%v v=%v, want %v", seed, step, op, pos, l, k[0], v[0], want)
@@ -111,9 +111,9 @@ func runProperties(t *testing.T, seed uint64) {
 				used++
 			}
 		}
-		if pool.Used() != used || pool.Used()+pool.Free()+pool.Cached() != nblocks || tree.Blocks() != countTree(tree) {
-			t.Fatalf("seed %d step %d (%s): used %d (counted %d), free %d, cached %d, total %d, tree %d/%d",
-				seed, step, op, pool.Used(), used, pool.Free(), pool.Cached(), nblocks, tree.Blocks(), countTree(tree))
+		if pool.Used() != used || pool.Used()+pool.Free() != nblocks || tree.Blocks() != countTree(tree) {
+			t.Fatalf("seed %d step %d (%s): used %d (counted %d), free %d, total %d, tree %d/%d",
+				seed, step, op, pool.Used(), used, pool.Free(), nblocks, tree.Blocks(), countTree(tree))
 		}
 	}
 	vocab := 3 // a small vocabulary makes shared prefixes common
@@ -137,7 +137,7 @@ func runProperties(t *testing.T, seed uint64) {
 			// back through the reference of whoever inserted them.
 			r.val = make([]float32, n)
 			for pos := range n {
-				k, _ := s.Row(0, pos)
+				k, _ := row(s, 0, pos)
 				r.val[pos] = k[0]
 			}
 			tree.Lock(at)
@@ -152,6 +152,9 @@ func runProperties(t *testing.T, seed uint64) {
 			r := seqs[rng.IntN(len(seqs))]
 			n := 1 + rng.IntN(2*bs)
 			from := r.s.Len()
+			if need := r.s.Need(n); pool.Free() < need { // as the engine does
+				tree.Evict(need - pool.Free())
+			}
 			err := r.s.Append(n)
 			if from+n > maxPos || errors.Is(err, kvcache.ErrFull) {
 				if err == nil {
@@ -200,6 +203,9 @@ func runProperties(t *testing.T, seed uint64) {
 			if err := r.s.Export(&buf, id, r.tokens); err != nil {
 				t.Fatal(err)
 			}
+			if pool.Free() < len(r.s.Table()) {
+				tree.Evict(len(r.s.Table()) - pool.Free())
+			}
 			s, toks, err := pool.Import(bytes.NewReader(buf.Bytes()), id, maxPos)
 			if errors.Is(err, kvcache.ErrFull) {
 				break
@@ -221,8 +227,8 @@ func runProperties(t *testing.T, seed uint64) {
 		}
 	}
 	tree.Clear()
-	if pool.Used() != 0 || tree.Blocks() != 0 || pool.Free()+pool.Cached() != nblocks {
-		t.Fatalf("seed %d: leak: used %d, tree %d, free %d, cached %d of %d", seed, pool.Used(), tree.Blocks(), pool.Free(), pool.Cached(), nblocks)
+	if pool.Used() != 0 || tree.Blocks() != 0 || pool.Free() != nblocks {
+		t.Fatalf("seed %d: leak: used %d, tree %d, free %d of %d", seed, pool.Used(), tree.Blocks(), pool.Free(), nblocks)
 	}
 }
 
@@ -237,4 +243,11 @@ func countTree(t *Tree) int {
 	n := 0
 	t.walk(t.root, func(x *node) { n += len(x.blocks) })
 	return n
+}
+
+// row is position pos's key and value rows in layer l.
+func row(s *kvcache.Seq, l, pos int) (k, v []float32) {
+	lay, bs := s.Pool().Layout(), s.BlockSize()
+	r := pos % bs
+	return s.BlockK(l, pos/bs, nil)[r*lay.KDim : (r+1)*lay.KDim], s.BlockV(l, pos/bs, nil)[r*lay.VDim : (r+1)*lay.VDim]
 }

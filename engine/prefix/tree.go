@@ -1,22 +1,22 @@
 // Package prefix is a radix tree over token ids at block granularity (as in
 // SGLang's RadixAttention): every edge holds a whole number of KV blocks, and
 // a path from the root spells a token prefix whose keys and values are those
-// blocks, in order. The tree holds one pool reference on each of its blocks.
+// blocks, in order. The tree holds one pool reference on each of its blocks,
+// and it is the only place that knows which prefix a block holds.
 //
 // Match finds the longest cached prefix of a prompt; Lock pins the matched
 // path while a request runs on it (a locked node is never evicted); Insert
 // adds a finished sequence's full blocks; Evict drops least recently used
-// unlocked leaves when the pool is short (the pool's Reclaim hook).
+// unlocked leaves when the caller needs blocks the pool lacks.
 //
 // Children are keyed by the chained hash (kvcache.ChainHash) of their first
-// block, and the tree registers each block's chained hash in the pool's
-// index, so the tree and the index agree on what a block holds.
+// block.
 package prefix
 
 import (
 	"slices"
 
-	"chat/engine/kvcache"
+	"chat/models/kvcache"
 )
 
 // Tree is the radix tree. It is not safe for concurrent use.
@@ -131,15 +131,6 @@ func (t *Tree) Insert(tokens []int, blocks []int32) int {
 				blk := tokens[i*t.bs : (i+1)*t.bs]
 				h = kvcache.ChainHash(h, blk)
 				b := blocks[i]
-				if bh, ok := t.pool.Hash(b); ok && bh != h {
-					break // this block holds something else; stop here
-				}
-				if o, ok := t.pool.Lookup(h); ok && o != b {
-					t.pool.Forget(o) // a stale cached copy of this prefix
-				}
-				if !t.pool.SetHash(b, h) {
-					break // another block already holds this prefix outside the tree
-				}
 				t.pool.Retain(b)
 				leaf.tokens = append(leaf.tokens, blk...)
 				leaf.blocks = append(leaf.blocks, b)
@@ -227,9 +218,6 @@ func (t *Tree) lru(n *node, best *node) *node {
 	}
 	return best
 }
-
-// Reclaim is the pool's hook: evict until one block is free.
-func (t *Tree) Reclaim() bool { return t.Evict(1) > 0 }
 
 // Clear evicts every unlocked leaf, and so every unlocked subtree.
 func (t *Tree) Clear() { t.Evict(1 << 30) }

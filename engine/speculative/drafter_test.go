@@ -1,69 +1,28 @@
 package speculative
 
 import (
-	"errors"
 	"slices"
 	"strings"
 	"testing"
 
 	"chat/engine/sampler"
 	"chat/models"
+	"chat/models/kvcache"
+	"chat/models/modeltest"
 )
 
 // hashModel's logits at a position hash every (token, position) pair up to
 // it, so a stale or misplaced cache entry changes them.
 type hashModel struct {
-	info  models.Info
-	tok   hashTok
-	salt  uint64
-	cap   int
-	calls int // Forward calls, all states
+	*modeltest.Chain
 }
 
 func newHash(vocab, ctx int, salt uint64) *hashModel {
-	return &hashModel{info: models.Info{Name: "hash", VocabSize: vocab, ContextLength: ctx}, tok: hashTok(vocab), salt: salt, cap: ctx}
+	return &hashModel{&modeltest.Chain{Meta: models.Info{Name: "hash", VocabSize: vocab, ContextLength: ctx}, Tok: hashTok(vocab), Start: salt, FailOn: -1}}
 }
 
-func (m *hashModel) Info() models.Info           { return m.info }
-func (m *hashModel) Tokenizer() models.Tokenizer { return m.tok }
-func (m *hashModel) NewState() models.State      { return &hashState{m: m} }
-
-type hashState struct {
-	m   *hashModel
-	h   []uint64
-	out []float32
-}
-
-func (s *hashState) Forward(tokens []int, rows int) ([]float32, error) {
-	v := s.m.info.VocabSize
-	if len(tokens) == 0 || len(s.h)+len(tokens) > s.m.cap {
-		return nil, errors.New("hash: bad batch")
-	}
-	s.m.calls++
-	for _, t := range tokens {
-		if t < 0 || t >= v {
-			return nil, errors.New("hash: id out of range")
-		}
-		prev := s.m.salt
-		if n := len(s.h); n > 0 {
-			prev = s.h[n-1]
-		}
-		s.h = append(s.h, mix(prev^uint64(t)*0x9e3779b97f4a7c15^uint64(len(s.h))<<40))
-	}
-	rows = min(max(rows, 1), len(tokens))
-	s.out = s.out[:0]
-	for r := range rows {
-		h := s.h[len(s.h)-rows+r]
-		for i := range v {
-			s.out = append(s.out, float32(mix(h+uint64(i)*0x632be59bd9b4e019)>>11)/(1<<53)*6-3)
-		}
-	}
-	return s.out, nil
-}
-
-func (s *hashState) Len() int       { return len(s.h) }
-func (s *hashState) Cap() int       { return s.m.cap }
-func (s *hashState) Truncate(n int) { s.h = s.h[:min(max(n, 0), len(s.h))] }
+// calls is the number of forward passes run, all states.
+func (m *hashModel) calls() int { return m.Calls }
 
 // hashTok has n tokens; token i is the bytes "t<i>".
 type hashTok int
@@ -93,7 +52,7 @@ func (t otherTok) TokenBytes(id int) []byte {
 
 type otherModel struct{ *hashModel }
 
-func (m otherModel) Tokenizer() models.Tokenizer { return otherTok{m.tok} }
+func (m otherModel) Tokenizer() models.Tokenizer { return otherTok{m.Tok.(hashTok)} }
 
 func TestNewChecksTheDraft(t *testing.T) {
 	target := newHash(20, 32, 1)
@@ -194,7 +153,7 @@ func TestModelDrafterRollback(t *testing.T) {
 	d.Reset(text, 3)
 	fed := 0
 	for round := range 30 {
-		before := m.calls
+		before := m.calls()
 		guesses, q, err := d.Propose(text, 4, p)
 		if err != nil {
 			t.Fatal(err)
@@ -213,10 +172,10 @@ func TestModelDrafterRollback(t *testing.T) {
 			!slices.Equal(c[:len(c)-3], text[d.off:]) {
 			t.Fatalf("round %d: cache %v (off %d), text %v, guesses %v", round, c, d.off, text, guesses)
 		}
-		fed += m.calls - before
+		fed += m.calls() - before
 		// Compare the cached K/V with a fresh prefill: re-feeding the last
 		// cached id must give the fresh prefill's last logits.
-		want, err := m.NewState().Forward(c, 1)
+		want, err := kvcache.NewState(m).Forward(c, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,7 +212,7 @@ func TestModelDrafterGreedyIsArgmax(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := m.NewState()
+	st := kvcache.NewState(m)
 	in := slices.Clone(ctx)
 	for i, g := range guesses {
 		l, _ := st.Forward(in, 1)

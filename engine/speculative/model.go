@@ -6,6 +6,7 @@ import (
 
 	"chat/engine/sampler"
 	"chat/models"
+	"chat/models/kvcache"
 )
 
 // ModelDrafter drafts with a second model. It keeps its own KV cache across
@@ -16,7 +17,7 @@ import (
 // must not see the same uniform.
 type ModelDrafter struct {
 	m      models.Model
-	st     models.State
+	st     *models.State
 	window int
 	off    int   // ctx index of cache position 0
 	cached []int // ids at cache positions 0..Len-1
@@ -32,7 +33,7 @@ func NewModelDrafter(m models.Model) (*ModelDrafter, error) {
 		return nil, errors.New("speculative: no draft model")
 	}
 	info := m.Info()
-	st := m.NewState()
+	st := kvcache.NewState(m)
 	w := st.Cap()
 	if c := info.ContextLength; c > 0 && c < w {
 		w = c
@@ -50,7 +51,7 @@ func (d *ModelDrafter) Model() models.Model { return d.m }
 func (d *ModelDrafter) Cached() []int { return d.cached }
 
 // State is the draft's cache (for tests and panels).
-func (d *ModelDrafter) State() models.State { return d.st }
+func (d *ModelDrafter) State() *models.State { return d.st }
 
 // Reset re-seeds the draft's draws from a mix of seed (see the type).
 func (d *ModelDrafter) Reset(_ []int, seed uint64) { d.smp.Reset(mix(seed ^ 0x5bd1e995)) }

@@ -1,6 +1,7 @@
 package course
 
 import (
+	"chat/models/kvcache"
 	"encoding/json"
 	"math"
 	"os"
@@ -118,7 +119,7 @@ func argmax(x []float32) int {
 	return best
 }
 
-func forward(t *testing.T, s models.State, ids []int) []float32 {
+func forward(t *testing.T, s *models.State, ids []int) []float32 {
 	t.Helper()
 	lg, err := s.Forward(ids, 1)
 	if err != nil {
@@ -133,7 +134,7 @@ func forward(t *testing.T, s models.State, ids []int) []float32 {
 // logits, so the helper only re-runs the window once the context is full.
 func greedySlide(t *testing.T, m *Model, prompt []int, maxNew int) []int {
 	ctx := m.Info().ContextLength
-	s := m.NewState()
+	s := kvcache.NewState(m)
 	seq := slices.Clone(prompt)
 	lg := forward(t, s, seq[max(0, len(seq)-ctx):])
 	var out []int
@@ -161,7 +162,7 @@ func greedySlide(t *testing.T, m *Model, prompt []int, maxNew int) []int {
 // stop >= 0 ends generation when that id is produced (not included).
 func greedyCache(t *testing.T, m *Model, prompt []int, maxNew, stop int) []int {
 	window := m.Info().ContextLength
-	s := m.NewState()
+	s := kvcache.NewState(m)
 	seq := slices.Clone(prompt)
 	lg := forward(t, s, seq[max(0, len(seq)-window):])
 	var out []int
@@ -253,7 +254,7 @@ func TestGoldenLogits(t *testing.T) {
 func checkLogitsLast(t *testing.T, m *Model, g *goldenFile, key string, promptIDs []int, want []float64) {
 	t.Helper()
 	ids := promptIDs[max(0, len(promptIDs)-g.ContextLength):]
-	lg := forward(t, m.NewState(), ids)
+	lg := forward(t, kvcache.NewState(m), ids)
 	if len(lg) != len(want) {
 		t.Fatalf("%s: %d logits, golden %d", key, len(lg), len(want))
 	}
@@ -337,10 +338,10 @@ func TestGoldenCacheAgrees(t *testing.T) {
 				if len(ids) < 2 {
 					continue
 				}
-				s := m.NewState()
+				s := kvcache.NewState(m)
 				forward(t, s, ids[:len(ids)-1])
 				a := slices.Clone(forward(t, s, ids[len(ids)-1:]))
-				b := forward(t, m.NewState(), ids)
+				b := forward(t, kvcache.NewState(m), ids)
 				if d := maxAbsDiff(a, b); d > 1e-4 {
 					t.Errorf("%s: cached decode vs full forward max diff %g", p.Key, d)
 				}
@@ -366,7 +367,7 @@ func TestGoldenDecodeAllocs(t *testing.T) {
 			f32, g := loadGolden(t, gm.name, gm.file)
 			i8, _ := loadInt8(t, gm.name, gm.file)
 			for _, m := range []*Model{f32, i8} {
-				s := m.NewState()
+				s := kvcache.NewState(m)
 				ids := g.Prompts[0].PromptIDs
 				forward(t, s, ids)
 				n := s.Len()
@@ -401,7 +402,7 @@ func BenchmarkPrefill(b *testing.B) {
 	for i := range ids {
 		ids[i] = (i * 37) % 4000
 	}
-	s := m.NewState()
+	s := kvcache.NewState(m)
 	b.ResetTimer()
 	for b.Loop() {
 		s.Truncate(0)
@@ -416,7 +417,7 @@ func BenchmarkPrefill(b *testing.B) {
 func BenchmarkDecode(b *testing.B) {
 	m := benchModel(b, "course/student.pt")
 	ids := make([]int, 128)
-	s := m.NewState()
+	s := kvcache.NewState(m)
 	if _, err := s.Forward(ids, 1); err != nil {
 		b.Fatal(err)
 	}

@@ -54,11 +54,11 @@ func FromCheckpoint(ck *torchpt.Checkpoint, name string) (*Model, error) {
 	if tok.Size() > m.cfg.Vocab {
 		return nil, fmt.Errorf("course: %s: the tokenizer has %d ids but the model only %d (vocab_size)", name, tok.Size(), m.cfg.Vocab)
 	}
-	m.tok = tok
+	info := m.Info()
 	if s, ok := ck.Payload["stage"].(string); ok {
-		m.info.Stage = s
+		info.Stage = s
 	}
-	return m, nil
+	return &Model{Model: m.With(info, tok), cfg: m.cfg}, nil
 }
 
 // loadError is a message of its own that still unwraps to the cause, so

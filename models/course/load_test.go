@@ -1,6 +1,7 @@
 package course
 
 import (
+	"chat/models/kvcache"
 	"errors"
 	"strings"
 	"testing"
@@ -41,7 +42,7 @@ func TestFromCheckpoint(t *testing.T) {
 			t.Fatalf("%s: Info %+v, EOT %d", arch, info, m.Tokenizer().EOT())
 		}
 		ids := m.Tokenizer().Encode("hello")
-		if _, err := m.NewState().Forward(ids, 1); err != nil {
+		if _, err := kvcache.NewState(m).Forward(ids, 1); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -53,7 +54,7 @@ func TestFromCheckpointShapeError(t *testing.T) {
 	ck := synthCheckpoint(t, synthConfigs()["modern"])
 	ck.Tensors["blocks.1.attn.q_proj.weight"] = &torchpt.Tensor{DType: "float32", Shape: []int{32, 16}, F32: make([]float32, 512)}
 	_, err := FromCheckpoint(ck, "student.pt")
-	want := "course: student.pt: blocks.1.attn.q_proj.weight has shape [32 16], config expects [32 32] (n_embed=32, n_head=4)"
+	want := "course: student.pt: blocks.1.attn.q_proj.weight has shape [32 16], config expects [32 32] (n_head=4, head_dim=8, n_embed=32)"
 	if err == nil || err.Error() != want {
 		t.Fatalf("error %v\nwant  %s", err, want)
 	}

@@ -1,63 +1,36 @@
 // Package course runs the train-llm-from-scratch course's two architectures,
-// classic (learned positions, LayerNorm, ReLU MLP) and modern (RMSNorm, RoPE,
-// GQA or MLA attention, SwiGLU or MoE), in float32, computing exactly what the
-// course's PyTorch code computes, with a per-layer KV cache. Model.Quantize
-// makes a copy with int8 (the course's quantize_int8), int4 or fp8 block
-// weights.
+// computing exactly what the course's PyTorch code computes: classic.go
+// (learned positions, LayerNorm, ReLU MLP) and modern.go (RMSNorm, RoPE, GQA
+// or MLA attention, SwiGLU or mixture-of-experts feed-forward). This file
+// reads a checkpoint's tensors into them (course-format.md §2, §3).
 package course
 
 import (
+	"errors"
 	"fmt"
 
 	"chat/models"
-	"chat/models/quant"
+	"chat/models/nn"
+	"chat/models/weights"
 )
 
-// Model is a loaded course checkpoint. It is immutable and safe to share
-// between States.
+// Model is a loaded course checkpoint.
 type Model struct {
-	cfg  *config
-	info models.Info
-	tok  models.Tokenizer
-
-	embed  []float32 // token_embed [V][C]
-	pos    []float32 // classic position_embed [T][C]
-	blocks []block
-	normW  []float32 // final norm weight (classic layer_norm, modern final_norm)
-	normB  []float32 // classic only
-	head   []float32 // lm_head [V][C]; the embedding itself when tied
-	headB  []float32 // classic only
-	rope   rope      // modern: width D (GQA) or Dr (MLA)
-
-	h, hkv, dk, dv int // attention geometry (config.attnDims)
-	projW          int // width of the fused input projection per token
-	scale          float32
-	scratch        quant.ScratchSize // what a State needs for the quantized products
+	*nn.Model
+	cfg *config
 }
 
-// block is one transformer layer. Which fields are set depends on the
-// architecture; the fused matrices are built once at load.
-type block struct {
-	// Shared: the fused input projection, [projW][C] (classic q|k|v, GQA
-	// q|k|v|gate, MLA q|kv_down), and the output projection [C][H·dv].
-	wIn linear
-	wO  linear
-	bO  []float32 // classic proj bias
+// TrainWindow is the window the course's generate_text.py uses:
+// min(t_context_length or context_length, context_length). A legacy config
+// without t_context_length gets default_config's 16.
+func (m *Model) TrainWindow() int { return m.cfg.TrainWindow }
 
-	// Classic.
-	ln1W, ln1B, ln2W, ln2B []float32
-	w1, w2                 linear // mlp.hidden [4C][C], mlp.proj [C][4C]
-	b1, b2                 []float32
-
-	// Modern.
-	attnNorm, mlpNorm []float32
-	qNorm, kNorm      []float32 // qk_norm
-	kvNorm            []float32 // MLA latent norm [R]
-	kvUp              linear    // MLA [k_up; v_up], [2·H·D][R]
-	mlp               swiglu    // dense
-	router            linear    // MoE [E][C]
-	experts           []swiglu
-	shared            swiglu // MoE shared expert (f == 0 when absent)
+// tensor is the part of a checkpoint tensor this package needs. It keeps the
+// model code independent of the reader's types.
+type tensor struct {
+	DType string
+	Shape []int
+	F32   []float32
 }
 
 // newModel checks every tensor against the config and builds the model.
@@ -66,18 +39,9 @@ func newModel(file string, tensors map[string]tensor, raw map[string]any) (*Mode
 	if err != nil {
 		return nil, fmt.Errorf("course: %s: %w", file, err)
 	}
-	ts := &tensorSet{file: file, tensors: tensors, seen: map[string]bool{}}
-	m := &Model{cfg: cfg}
-	m.h, m.hkv, m.dk, m.dv = cfg.attnDims()
-	if cfg.Arch == "classic" {
-		err = m.loadClassic(ts)
-	} else {
-		err = m.loadModern(ts)
-	}
-	if err != nil {
-		return nil, err
-	}
-	m.info = models.Info{
+	src := &tensorSet{file: file, tensors: tensors, seen: map[string]bool{}}
+	_, hkv, dk, dv := cfg.attnDims()
+	info := models.Info{
 		Name:          file,
 		Arch:          cfg.Arch,
 		Format:        "torch",
@@ -87,56 +51,115 @@ func newModel(file string, tensors map[string]tensor, raw map[string]any) (*Mode
 		Layers:        cfg.Blocks,
 		Embed:         cfg.Embed,
 		Heads:         cfg.Heads,
-		KVHeads:       m.hkv,
-		Params:        ts.params,
+		KVHeads:       hkv,
 		Window:        models.WindowSlide,
 	}
-	m.info.WeightBytes = m.weightBytes()
-	if cfg.Arch == "modern" {
-		m.info.Window = models.WindowHalf
+	var arch nn.Arch
+	if cfg.Arch == "classic" {
+		arch, err = newClassic(cfg, src)
+	} else {
+		info.Window = models.WindowHalf
+		arch, err = newModern(cfg, src)
 	}
-	return m, nil
+	if err != nil {
+		return nil, bindError(file, err)
+	}
+	info.Params = src.params
+	if cfg.Arch == "modern" && cfg.Tied {
+		info.Params -= int64(cfg.Vocab * cfg.Embed) // one parameter under two names
+	}
+	layout := models.KVLayout{Layers: cfg.Blocks, KDim: hkv * dk, VDim: hkv * dv, Heads: hkv}
+	return &Model{Model: nn.NewModel(arch, info, nil, layout), cfg: cfg}, nil
 }
 
-// Info describes the model.
-func (m *Model) Info() models.Info { return m.info }
-
-// Tokenizer is the checkpoint's own tokenizer (config["tokenizer"]).
-func (m *Model) Tokenizer() models.Tokenizer { return m.tok }
-
-// TrainWindow is the window the course's generate_text.py uses:
-// min(t_context_length or context_length, context_length). A legacy config
-// without t_context_length gets default_config's 16.
-func (m *Model) TrainWindow() int { return m.cfg.TrainWindow }
-
-// weightBytes counts the weight bytes one decoded token reads: every block
-// matrix (only the routed experts of an MoE layer) in its storage format, the
-// float32 output layer, norms and biases, and one embedding row (plus one
-// position row for classic).
-func (m *Model) weightBytes() int64 {
-	c := m.cfg
-	n := int64(len(m.head) + len(m.headB) + len(m.normW) + len(m.normB) + c.Embed)
-	if m.pos != nil {
-		n += int64(c.Embed)
+// dims are the config values the shape tags of classic.go and modern.go use,
+// named as the course's config names them.
+func (c *config) dims() map[string]int {
+	b := func(v bool) int {
+		if v {
+			return 1
+		}
+		return 0
 	}
-	var lin int64
-	for i := range m.blocks {
-		b := &m.blocks[i]
-		for _, w := range [][]float32{b.bO, b.ln1W, b.ln1B, b.ln2W, b.ln2B, b.b1, b.b2,
-			b.attnNorm, b.mlpNorm, b.qNorm, b.kNorm, b.kvNorm} {
-			n += int64(len(w))
-		}
-		for _, l := range []*linear{&b.wIn, &b.wO, &b.w1, &b.w2, &b.kvUp, &b.router} {
-			lin += l.bytes()
-		}
-		lin += b.mlp.bytes() + b.shared.bytes()
-		if len(b.experts) > 0 {
-			lin += int64(c.TopK) * b.experts[0].bytes()
-		}
+	return map[string]int{
+		"vocab_size": c.Vocab, "context_length": c.Ctx, "n_embed": c.Embed, "n_head": c.Heads,
+		"head_dim": c.HeadDim, "n_kv_head": c.KVHeads, "ffn_hidden": c.FFN, "kv_latent_dim": c.Latent,
+		"rope_dim": c.RopeDim, "n_experts": c.Experts, "n_shared_experts": c.Shared,
+		"qk_norm": b(c.QKNorm), "attn_gate": b(c.AttnGate),
 	}
-	return 4*n + lin
 }
 
-// NewState allocates a KV cache of ContextLength positions and scratch for a
-// full-context batch, so a decode step allocates nothing.
-func (m *Model) NewState() models.State { return m.newState() }
+// bindError words the binder's errors the way this package always has.
+func bindError(file string, err error) error {
+	var miss *nn.MissingError
+	var shape *nn.ShapeError
+	switch {
+	case errors.As(err, &miss):
+		return fmt.Errorf("course: %s: missing %s, config expects shape %v (%s)", file, miss.Name, miss.Shape, miss.Why)
+	case errors.As(err, &shape):
+		return fmt.Errorf("course: %s: %s has shape %v, config expects %v (%s)", file, shape.Name, shape.Got, shape.Want, shape.Why)
+	}
+	return err
+}
+
+// tensorSet is a checkpoint's tensors as an nn.Source. It counts the
+// parameters it hands out (each distinct tensor once).
+type tensorSet struct {
+	file    string
+	tensors map[string]tensor
+	params  int64
+	seen    map[string]bool
+}
+
+func (ts *tensorSet) Shape(name string) ([]int, bool) {
+	t, ok := ts.tensors[name]
+	return t.Shape, ok
+}
+
+func (ts *tensorSet) Floats(name string) ([]float32, error) {
+	t := ts.tensors[name]
+	n := 1
+	for _, d := range t.Shape {
+		n *= d
+	}
+	if t.F32 == nil {
+		return nil, fmt.Errorf("course: %s: %s has dtype %s, want float32", ts.file, name, t.DType)
+	}
+	if len(t.F32) != n {
+		return nil, fmt.Errorf("course: %s: %s holds %d values for shape %v", ts.file, name, len(t.F32), t.Shape)
+	}
+	if !ts.seen[name] {
+		ts.seen[name] = true
+		ts.params += int64(n)
+	}
+	return t.F32, nil
+}
+
+func (ts *tensorSet) Linear(name string) (weights.Linear, error) {
+	w, err := ts.Floats(name)
+	if err != nil {
+		return nil, err
+	}
+	s := ts.tensors[name].Shape
+	return weights.NewF32(w, s[0], s[1]), nil
+}
+
+var _ nn.Source = (*tensorSet)(nil)
+
+// Quantize returns a copy with its matrices in format (models/weights'
+// names; "int8" is exactly the course's quantize_int8, which leaves the
+// embeddings and lm_head in float32 as this does). The float model is not
+// changed.
+func (m *Model) Quantize(format string) (models.Model, error) {
+	if m.Info().Quant != "f32" && format != m.Info().Quant {
+		return nil, fmt.Errorf("course: %s is already %s; quantize the float32 model", m.Info().Name, m.Info().Quant)
+	}
+	q, err := m.Model.Convert(format)
+	if err != nil {
+		return nil, fmt.Errorf("course: %w", err)
+	}
+	if q == m.Model {
+		return m, nil
+	}
+	return &Model{Model: q, cfg: m.cfg}, nil
+}

@@ -1,218 +1,223 @@
 package course
 
-import "fmt"
+import (
+	"math"
 
-// swiglu is one SwiGLU MLP: down(silu(gate(x)) ⊙ up(x)), with gate and up
-// fused into one [2F][C] matrix.
-type swiglu struct {
-	f      int
-	gateUp linear // [2F][C]
-	down   linear // [C][F]
+	"chat/models/nn"
+	"chat/models/weights"
+)
+
+// Modern is the course's modern Transformer (course-format §3.2):
+// pre-RMSNorm blocks of rotary attention — grouped-query (optionally with
+// per-head QK-norm and a sigmoid output gate) or multi-head latent — and a
+// SwiGLU or mixture-of-experts feed-forward, with an output layer tied to
+// the embedding or not. The variants are the types in Attn and MLP.
+type Modern struct {
+	TokenEmbed weights.Linear `pt:"token_embed.weight,keep,embed" shape:"vocab_size,n_embed"`
+	Head       weights.Linear `pt:"lm_head.weight,keep" shape:"vocab_size,n_embed"`
+	Blocks     []modernBlock  `pt:"blocks.%d"`
+	FinalNorm  []float32      `pt:"final_norm.weight" shape:"n_embed"`
+
+	eps  float32
+	rope *nn.Rope
+	attn nn.Attention
+	topK int // MoE: experts per token
 }
 
-func (w *swiglu) bytes() int64 { return w.gateUp.bytes() + w.down.bytes() }
-
-// loadSwiGLU takes prefix+{gate,up,down}.weight of hidden width f.
-func loadSwiGLU(get func(key, why string, shape ...int) []float32, prefix, why string, f, C int) swiglu {
-	g := get(prefix+"gate.weight", why, f, C)
-	u := get(prefix+"up.weight", why, f, C)
-	d := get(prefix+"down.weight", why, C, f)
-	if g == nil || u == nil || d == nil {
-		return swiglu{}
-	}
-	return swiglu{f: f, gateUp: newLinear(concatRows(g, u), C), down: newLinear(d, f)}
+type modernBlock struct {
+	AttnNorm []float32 `pt:"attn_norm.weight" shape:"n_embed"`
+	Attn     attention `pt:"attn"` // *gqa or *mla
+	MLPNorm  []float32 `pt:"mlp_norm.weight" shape:"n_embed"`
+	MLP      mlp       `pt:"mlp"` // *swiglu or *moe
 }
 
-// loadModern takes the modern model's tensors (course-format §3.2).
-func (m *Model) loadModern(ts *tensorSet) error {
-	c := m.cfg
-	V, C, H, D := c.Vocab, c.Embed, c.Heads, c.HeadDim
-	var err error
-	get := func(key, why string, shape ...int) []float32 {
-		if err != nil {
-			return nil
+// attention and mlp are the two places a modern block varies.
+type attention interface {
+	forward(p *nn.Pass, m *Modern, l int, h nn.Rows) nn.Rows
+}
+
+type mlp interface {
+	forward(p *nn.Pass, m *Modern, h nn.Rows) nn.Rows
+}
+
+func newModern(c *config, src nn.Source) (*Modern, error) {
+	m := &Modern{Blocks: make([]modernBlock, c.Blocks), eps: float32(c.NormEps), topK: c.TopK}
+	for i := range m.Blocks {
+		b := &m.Blocks[i]
+		if c.Attention == "mla" {
+			b.Attn = &mla{}
+		} else {
+			b.Attn = &gqa{}
 		}
-		var w []float32
-		w, err = ts.get(key, why, shape...)
-		return w
+		if c.Experts > 0 {
+			b.MLP = &moe{Experts: make([]swiglu, c.Experts)}
+		} else {
+			b.MLP = &swiglu{}
+		}
 	}
-	vc := fmt.Sprintf("vocab_size=%d, n_embed=%d", V, C)
-	ec := fmt.Sprintf("n_embed=%d", C)
-
-	embed := get("token_embed.weight", vc, V, C)
-	head := get("lm_head.weight", vc, V, C)
-	if err != nil {
-		return err
+	dims := c.dims()
+	dims["mla_q_dim"] = c.HeadDim + c.RopeDim
+	if err := nn.Bind(m, "pt", src, dims); err != nil {
+		return nil, err
 	}
 	if c.Tied {
-		// One parameter under two names: load_state_dict copies lm_head.weight
-		// last, so its values win; count it once.
-		m.embed, m.head = head, head
-		ts.params -= int64(V * C)
-	} else {
-		m.embed, m.head = embed, head
-	}
-	m.normW = get("final_norm.weight", ec, C)
-
-	m.blocks = make([]block, c.Blocks)
-	for l := range m.blocks {
-		b := &m.blocks[l]
-		p := fmt.Sprintf("blocks.%d.", l)
-		b.attnNorm = get(p+"attn_norm.weight", ec, C)
-		b.mlpNorm = get(p+"mlp_norm.weight", ec, C)
-		if c.Attention == "mla" {
-			m.loadMLA(b, p+"attn.", get)
-		} else {
-			m.loadGQA(b, p+"attn.", get)
-		}
-		if c.Experts > 0 {
-			m.loadMoE(b, p+"mlp.", get)
-		} else {
-			b.mlp = loadSwiGLU(get, p+"mlp.", fmt.Sprintf("n_embed=%d, ffn_hidden=%d", C, c.FFN), c.FFN, C)
-		}
-		if err != nil {
-			return err
-		}
+		// One parameter under two names: load_state_dict copies
+		// lm_head.weight last, so its values win.
+		m.TokenEmbed = m.Head
 	}
 	if c.Attention == "mla" {
-		m.rope = newRope(c.RopeDim, c.Ctx, c.RopeTheta)
-		m.projW = H*(D+c.RopeDim) + c.Latent + c.RopeDim
-		m.scale = attnScale(D + c.RopeDim)
+		m.rope = nn.TorchRope(c.RopeDim, c.Ctx, c.RopeTheta)
+		m.attn = nn.Attention{Heads: c.Heads, KVHeads: c.Heads, DK: c.HeadDim + c.RopeDim, DV: c.HeadDim, Scale: attnScale(c.HeadDim + c.RopeDim)}
 	} else {
-		m.rope = newRope(D, c.Ctx, c.RopeTheta)
-		m.projW = (H + 2*c.KVHeads) * D
-		if c.AttnGate {
-			m.projW += H * D
-		}
-		m.scale = attnScale(D)
+		m.rope = nn.TorchRope(c.HeadDim, c.Ctx, c.RopeTheta)
+		m.attn = nn.Attention{Heads: c.Heads, KVHeads: c.KVHeads, DK: c.HeadDim, DV: c.HeadDim, Scale: attnScale(c.HeadDim)}
 	}
-	return err
+	m.attn.Window = c.Sliding
+	return m, nil
 }
 
-// loadGQA fuses q|k|v(|gate) into one projection.
-func (m *Model) loadGQA(b *block, p string, get func(key, why string, shape ...int) []float32) {
-	c := m.cfg
-	C, H, Hkv, D := c.Embed, c.Heads, c.KVHeads, c.HeadDim
-	qc := fmt.Sprintf("n_embed=%d, n_head=%d", C, H)
-	kc := fmt.Sprintf("n_embed=%d, n_head=%d, n_kv_head=%d", C, H, Hkv)
-	dc := fmt.Sprintf("head_dim=%d", D)
-	q := get(p+"q_proj.weight", qc, H*D, C)
-	k := get(p+"k_proj.weight", kc, Hkv*D, C)
-	v := get(p+"v_proj.weight", kc, Hkv*D, C)
-	b.wO = newLinear(get(p+"o_proj.weight", qc, C, H*D), H*D)
-	parts := [][]float32{q, k, v}
-	if c.QKNorm {
-		b.qNorm = get(p+"q_norm.weight", dc, D)
-		b.kNorm = get(p+"k_norm.weight", dc, D)
+// Forward is the course's ModernTransformer.forward over one chunk.
+func (m *Modern) Forward(p *nn.Pass) {
+	x := p.Embed(m.TokenEmbed)
+	for l := range m.Blocks {
+		b := &m.Blocks[l]
+		mark := p.Mark()
+		x.Add(b.Attn.forward(p, m, l, p.TorchRMSNorm(x, b.AttnNorm, m.eps)))
+		x.Add(b.MLP.forward(p, m, p.TorchRMSNorm(x, b.MLPNorm, m.eps)))
+		p.Reset(mark)
 	}
-	if c.AttnGate {
-		parts = append(parts, get(p+"gate.weight", qc, H*D, C))
-	}
-	if q == nil || k == nil || v == nil || parts[len(parts)-1] == nil {
-		return // a load error, already recorded
-	}
-	b.wIn = newLinear(concatRows(parts...), C)
+	p.Logits(m.Head, p.TorchRMSNorm(p.Wanted(x), m.FinalNorm, m.eps))
 }
 
-// modern runs the modern blocks over tokens at positions start.., leaving
-// the final hidden states (before final_norm) in s.x.
-func (s *State) modern(tokens []int, start int) {
-	m := s.m
-	c := m.cfg
-	C := c.Embed
-	n := len(tokens)
-	eps := float32(c.NormEps)
-	for i, t := range tokens {
-		copy(s.x[i*C:(i+1)*C], m.embed[t*C:(t+1)*C])
+// WeightBytes counts, of a mixture-of-experts layer, the experts one token
+// is routed to.
+func (m *Modern) WeightBytes() int64 {
+	n := nn.WeightBytes(m)
+	for _, b := range m.Blocks {
+		if e, ok := b.MLP.(*moe); ok && len(e.Experts) > 0 {
+			per := e.Experts[0].Gate.Bytes() + e.Experts[0].Up.Bytes() + e.Experts[0].Down.Bytes()
+			n -= int64(len(e.Experts)-m.topK) * per
+		}
 	}
-	for l := range m.blocks {
-		b := &m.blocks[l]
-		for i := 0; i < n; i++ {
-			rmsNorm(s.xn[i*C:(i+1)*C], s.x[i*C:], b.attnNorm, eps)
-		}
-		s.mul(s.proj, &b.wIn, s.xn, n)
-		if c.Attention == "mla" {
-			s.mlaKV(l, b, n, start)
-		} else {
-			s.gqaKV(l, b, n, start)
-		}
-		s.attention(l, n, start)
-		if c.AttnGate {
-			hd := m.h * m.dv
-			off := (m.h + 2*m.hkv) * m.dk
-			for i := 0; i < n; i++ {
-				y := s.att[i*hd : (i+1)*hd]
-				g := s.proj[i*m.projW+off:]
-				for j := range y {
-					y[j] *= sigmoid(g[j])
-				}
-			}
-		}
-		s.mul(s.tmp, &b.wO, s.att, n)
-		addResidual(s.x[:n*C], s.tmp)
-
-		for i := 0; i < n; i++ {
-			rmsNorm(s.xn[i*C:(i+1)*C], s.x[i*C:], b.mlpNorm, eps)
-		}
-		if c.Experts > 0 {
-			s.moe(b, n)
-		} else {
-			s.swiglu(&b.mlp, s.tmp, s.xn, n)
-		}
-		addResidual(s.x[:n*C], s.tmp)
-	}
+	return n
 }
 
-// gqaKV applies QK-norm and RoPE to the projected queries (in place in
-// s.proj) and keys, and appends keys and values to layer l's cache.
-func (s *State) gqaKV(l int, b *block, n, start int) {
-	m := s.m
-	H, Hkv, D := m.h, m.hkv, m.dk
-	eps := float32(m.cfg.NormEps)
-	kw := Hkv * D
-	for i := 0; i < n; i++ {
-		pos := start + i
-		row := s.proj[i*m.projW:]
-		q := row[:H*D]
-		k := row[H*D : H*D+kw]
-		v := row[H*D+kw : H*D+2*kw]
-		for h := 0; h < H; h++ {
-			qh := q[h*D : (h+1)*D]
-			if b.qNorm != nil {
-				rmsNorm(qh, qh, b.qNorm, eps)
-			}
-			m.rope.apply(qh, pos)
-		}
-		for h := 0; h < Hkv; h++ {
-			kh := k[h*D : (h+1)*D]
-			if b.kNorm != nil {
-				rmsNorm(kh, kh, b.kNorm, eps)
-			}
-			m.rope.apply(kh, pos)
-		}
-		kr, vr := s.kvRow(l, pos)
-		copy(kr, k)
-		copy(vr, v)
-	}
+// gqa is grouped-query attention: n_kv_head key/value heads shared by the
+// query heads of their group, QK-norm (RMSNorm per head) before the rotation
+// when qk_norm is set, and a sigmoid gate on the output when attn_gate is.
+type gqa struct {
+	Q     weights.Linear `pt:"q_proj.weight" shape:"n_head*head_dim,n_embed"`
+	K     weights.Linear `pt:"k_proj.weight" shape:"n_kv_head*head_dim,n_embed"`
+	V     weights.Linear `pt:"v_proj.weight" shape:"n_kv_head*head_dim,n_embed"`
+	O     weights.Linear `pt:"o_proj.weight" shape:"n_embed,n_head*head_dim"`
+	QNorm []float32      `pt:"q_norm.weight,if=qk_norm" shape:"head_dim"`
+	KNorm []float32      `pt:"k_norm.weight,if=qk_norm" shape:"head_dim"`
+	Gate  weights.Linear `pt:"gate.weight,if=attn_gate" shape:"n_head*head_dim,n_embed"`
 }
 
-// swiglu computes out[i] = w(x[i]) for n rows of x.
-func (s *State) swiglu(w *swiglu, out, x []float32, n int) {
-	F := w.f
-	s.mul(s.hid, &w.gateUp, x, n)
-	for i := 0; i < n; i++ {
-		g := s.hid[i*2*F : i*2*F+F]
-		u := s.hid[i*2*F+F : (i+1)*2*F]
-		a := s.act[i*F : (i+1)*F]
-		for j := range a {
-			a[j] = silu(g[j]) * u[j]
+func (a *gqa) forward(p *nn.Pass, m *Modern, l int, h nn.Rows) nn.Rows {
+	at := &m.attn
+	q, k, v := p.Mul(a.Q, h), p.Mul(a.K, h), p.Mul(a.V, h)
+	if a.QNorm != nil {
+		nn.HeadNorm(q, at.Heads, nn.TorchRMSNorm, a.QNorm, m.eps)
+		nn.HeadNorm(k, at.KVHeads, nn.TorchRMSNorm, a.KNorm, m.eps)
+	}
+	p.Rope(q, m.rope, at.Heads)
+	p.Rope(k, m.rope, at.KVHeads)
+	o := p.Attend(l, at, q, k, v)
+	if a.Gate != nil {
+		g := p.Mul(a.Gate, h)
+		for i, gv := range g.D[:g.N*g.W] {
+			o.D[i] *= nn.Sigmoid(gv)
 		}
 	}
-	s.mul(out, &w.down, s.act, n)
+	return p.Mul(a.O, o)
 }
 
-func addResidual(x, y []float32) {
-	for i := range x {
-		x[i] += y[i]
-	}
+// mla is multi-head latent attention as the course writes it (§3.2,
+// §10.4): each head's query is [head_dim content | rope_dim position]; the
+// keys and values come from a shared latent (kv_down, then RMSNorm) through
+// k_up and v_up, plus one rotated position key shared by all heads. The
+// cache holds the expanded keys [k_up(latent)_h | k_pos] and values rather
+// than the latent: the numbers are the ones the course computes from its
+// latent cache, and attention stays the one loop.
+type mla struct {
+	Q      weights.Linear `pt:"q_proj.weight" shape:"n_head*mla_q_dim,n_embed"`
+	KVDown weights.Linear `pt:"kv_down.weight" shape:"kv_latent_dim+rope_dim,n_embed"`
+	KVNorm []float32      `pt:"kv_norm.weight" shape:"kv_latent_dim"`
+	KUp    weights.Linear `pt:"k_up.weight" shape:"n_head*head_dim,kv_latent_dim"`
+	VUp    weights.Linear `pt:"v_up.weight" shape:"n_head*head_dim,kv_latent_dim"`
+	O      weights.Linear `pt:"o_proj.weight" shape:"n_embed,n_head*head_dim"`
 }
+
+func (a *mla) forward(p *nn.Pass, m *Modern, l int, h nn.Rows) nn.Rows {
+	at := &m.attn
+	H, D, Dr := at.Heads, at.DV, at.DK-at.DV
+	R := a.KVNorm
+	q, kv := p.Mul(a.Q, h), p.Mul(a.KVDown, h)
+	lat := p.AllocN(h.N, len(R))
+	for i := 0; i < h.N; i++ {
+		qi, kvi := q.Row(i), kv.Row(i)
+		for hh := 0; hh < H; hh++ {
+			m.rope.Apply(qi[hh*at.DK+D:], p.Pos[i])
+		}
+		nn.TorchRMSNorm(lat.Row(i), kvi[:len(R)], R, m.eps)
+		m.rope.Apply(kvi[len(R):], p.Pos[i])
+	}
+	kc, v := p.Mul(a.KUp, lat), p.Mul(a.VUp, lat)
+	k := p.AllocN(h.N, H*at.DK)
+	for i := 0; i < h.N; i++ {
+		ki, kci, kpos := k.Row(i), kc.Row(i), kv.Row(i)[len(R):len(R)+Dr]
+		for hh := 0; hh < H; hh++ {
+			copy(ki[hh*at.DK:hh*at.DK+D], kci[hh*D:(hh+1)*D])
+			copy(ki[hh*at.DK+D:(hh+1)*at.DK], kpos)
+		}
+	}
+	return p.Mul(a.O, p.Attend(l, at, q, k, v))
+}
+
+// swiglu is the SwiGLU feed-forward, down(silu(gate(x)) ⊙ up(x)), with the
+// course's float64 sigmoid.
+type swiglu struct {
+	Gate weights.Linear `pt:"gate.weight" shape:"ffn_hidden,n_embed"`
+	Up   weights.Linear `pt:"up.weight" shape:"ffn_hidden,n_embed"`
+	Down weights.Linear `pt:"down.weight" shape:"n_embed,ffn_hidden"`
+}
+
+func (f *swiglu) forward(p *nn.Pass, _ *Modern, h nn.Rows) nn.Rows {
+	return gatedMLP(p, f.Gate, f.Up, f.Down, h)
+}
+
+func gatedMLP(p *nn.Pass, gate, up, down weights.Linear, h nn.Rows) nn.Rows {
+	g := p.Mul(gate, h)
+	nn.TorchSwiGLU(g, p.Mul(up, h))
+	return p.Mul(down, g)
+}
+
+// moe is the mixture-of-experts feed-forward (nn.MoE's routing) plus the
+// optional shared expert every token goes through.
+type moe struct {
+	Router  weights.Linear `pt:"router.weight" shape:"n_experts,n_embed"`
+	Experts []swiglu       `pt:"experts.%d"`
+	Shared  sharedExpert   `pt:"shared,if=n_shared_experts"`
+}
+
+// sharedExpert is n_shared_experts experts fused into one SwiGLU.
+type sharedExpert struct {
+	Gate weights.Linear `pt:"gate.weight" shape:"ffn_hidden*n_shared_experts,n_embed"`
+	Up   weights.Linear `pt:"up.weight" shape:"ffn_hidden*n_shared_experts,n_embed"`
+	Down weights.Linear `pt:"down.weight" shape:"n_embed,ffn_hidden*n_shared_experts"`
+}
+
+func (f *moe) forward(p *nn.Pass, m *Modern, h nn.Rows) nn.Rows {
+	out := p.MoE(h, f.Router, m.topK, func(e int, in nn.Rows) nn.Rows {
+		x := &f.Experts[e]
+		return gatedMLP(p, x.Gate, x.Up, x.Down, in)
+	})
+	if f.Shared.Gate != nil {
+		out.Add(gatedMLP(p, f.Shared.Gate, f.Shared.Up, f.Shared.Down, h))
+	}
+	return out
+}
+
+func attnScale(d int) float32 { return float32(1 / math.Sqrt(float64(d))) }

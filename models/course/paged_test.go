@@ -5,29 +5,29 @@ import (
 	"slices"
 	"testing"
 
-	"chat/engine/kvcache"
 	"chat/models"
+	"chat/models/kvcache"
+	"chat/models/modeltest"
 )
 
-// TestPagedMatchesContiguous: for every synthetic architecture, a paged State
-// (3-position blocks, so runs cross block edges) gives bit-identical logits to
-// the contiguous State through prefill, decode, truncation (rollback) and a
-// fork that diverges (copy-on-write), and a paged decode step allocates
-// nothing.
-func TestPagedMatchesContiguous(t *testing.T) {
+// TestSmallBlocksMatch: for every synthetic architecture, a sequence over
+// 3-position blocks (so attention runs cross block edges) gives bit-identical
+// logits to the default private cache through prefill, decode, truncation
+// (rollback) and a fork that diverges (copy-on-write), and a decode step
+// allocates nothing.
+func TestSmallBlocksMatch(t *testing.T) {
 	for name, raw := range synthConfigs() {
 		t.Run(name, func(t *testing.T) {
 			m := synthModel(t, raw, 3)
-			var _ models.PagedModel = m
 			lay := m.KVLayout()
 			pool, err := kvcache.NewPool(kvcache.Layout{Layers: lay.Layers, KDim: lay.KDim, VDim: lay.VDim}, 3, 40)
 			if err != nil {
 				t.Fatal(err)
 			}
 			seq := pool.NewSeq(m.cfg.Ctx)
-			ps, cs := m.NewPagedState(seq), m.NewState()
+			ps, cs := models.NewState(m, seq), kvcache.NewState(m)
 			r := rand.New(rand.NewPCG(1, 2))
-			same := func(what string, ids []int, rows int, a, b models.State) {
+			same := func(what string, ids []int, rows int, a, b *models.State) {
 				t.Helper()
 				x, err1 := a.Forward(ids, rows)
 				x = slices.Clone(x)
@@ -54,10 +54,8 @@ func TestPagedMatchesContiguous(t *testing.T) {
 			hist = hist[:8]
 			feed("after truncate", randTokens(r, 3, 97), 3) // 11: a partial last block
 
-			// A fork shares the blocks; both continue differently and each
-			// must see only its own rows (copy-on-write of the shared block).
 			fork := seq.Fork()
-			fs, fc := m.NewPagedState(fork), m.NewState()
+			fs, fc := models.NewState(m, fork), kvcache.NewState(m)
 			if _, err := fc.Forward(hist, 1); err != nil {
 				t.Fatal(err)
 			}
@@ -77,7 +75,7 @@ func TestPagedMatchesContiguous(t *testing.T) {
 					t.Fatal(err)
 				}
 			}); a != 0 {
-				t.Fatalf("paged decode: %v allocs", a)
+				t.Fatalf("decode: %v allocs", a)
 			}
 			if _, err := ps.Forward(make([]int, m.cfg.Ctx), 1); err == nil {
 				t.Fatal("Forward past the context accepted")
@@ -91,13 +89,23 @@ func TestPagedMatchesContiguous(t *testing.T) {
 	}
 }
 
-// TestPagedPoolFull: a Forward the pool cannot hold fails cleanly and
-// leaves the state as it was.
-func TestPagedPoolFull(t *testing.T) {
+// TestBatchAlone: for every synthetic architecture, 8 sequences in shared
+// batches compute what each computes alone (modeltest.CheckBatch).
+func TestBatchAlone(t *testing.T) {
+	for name, raw := range synthConfigs() {
+		t.Run(name, func(t *testing.T) {
+			modeltest.CheckBatch(t, synthModel(t, raw, 5), 97)
+		})
+	}
+}
+
+// TestPoolFull: a Forward the pool cannot hold fails cleanly and leaves the
+// state as it was.
+func TestPoolFull(t *testing.T) {
 	m := synthModel(t, synthConfigs()["modern"], 3)
 	lay := m.KVLayout()
 	pool, _ := kvcache.NewPool(kvcache.Layout{Layers: lay.Layers, KDim: lay.KDim, VDim: lay.VDim}, 4, 2)
-	s := m.NewPagedState(pool.NewSeq(m.cfg.Ctx))
+	s := models.NewState(m, pool.NewSeq(m.cfg.Ctx))
 	if _, err := s.Forward([]int{1, 2, 3, 4, 5, 6}, 1); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"chat/models/quant"
+	"chat/models"
+	"chat/models/kvcache"
+	"chat/models/nn"
+	"chat/models/weights"
 )
 
 // loadInt8 is the golden model after Quantize("int8"), built once per test
@@ -20,7 +23,7 @@ func loadInt8(t *testing.T, name, file string) (*Model, *goldenFile) {
 	l, ok := loadCache[name+"/int8"]
 	if !ok {
 		l = &loaded{g: g}
-		l.m, l.err = m.Quantize("int8")
+		l.m, l.err = asCourse(m.Quantize("int8"))
 		loadCache[name+"/int8"] = l
 	}
 	if l.err != nil {
@@ -29,24 +32,8 @@ func loadInt8(t *testing.T, name, file string) (*Model, *goldenFile) {
 	return l.m, g
 }
 
-// eachLinear calls f on every block matrix of m.
-func eachLinear(m *Model, f func(*linear)) {
-	sw := func(w *swiglu) {
-		f(&w.gateUp)
-		f(&w.down)
-	}
-	for i := range m.blocks {
-		b := &m.blocks[i]
-		for _, l := range []*linear{&b.wIn, &b.wO, &b.w1, &b.w2, &b.kvUp, &b.router} {
-			f(l)
-		}
-		sw(&b.mlp)
-		sw(&b.shared)
-		for e := range b.experts {
-			sw(&b.experts[e])
-		}
-	}
-}
+// blockLinears is every block matrix of m (what Quantize re-encodes).
+func blockLinears(m models.Model) []weights.Linear { return nn.Linears(m.(*Model).Arch()) }
 
 func TestInt8GoldenLogits(t *testing.T) {
 	for _, gm := range goldenModels {
@@ -78,20 +65,22 @@ func TestInt8GoldenGreedy(t *testing.T) {
 func TestQuantizeWeightBytes(t *testing.T) {
 	m, _ := loadGolden(t, "student", "course/student.pt")
 	var linF32 int64
-	eachLinear(m, func(l *linear) { linF32 += l.bytes() })
+	for _, l := range blockLinears(m) {
+		linF32 += l.Bytes()
+	}
 	rest := m.Info().WeightBytes - linF32
-	for _, f := range quant.Formats {
+	for _, f := range quantFormats {
 		q, err := m.Quantize(f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var lin int64
-		eachLinear(q, func(l *linear) {
-			if l.w != nil || (l.rows > 0 && l.q == nil) {
-				t.Fatalf("%s: a block linear kept float weights", f)
+		for _, l := range blockLinears(q) {
+			if l.Format() != f {
+				t.Fatalf("%s: a block linear is %s", f, l.Format())
 			}
-			lin += l.bytes()
-		})
+			lin += l.Bytes()
+		}
 		info := q.Info()
 		if info.Quant != f || info.WeightBytes != rest+lin {
 			t.Fatalf("%s: Info.Quant %q, WeightBytes %d, want %d", f, info.Quant, info.WeightBytes, rest+lin)
@@ -108,12 +97,15 @@ func TestQuantizeWeightBytes(t *testing.T) {
 	if m.Info().Quant != "f32" {
 		t.Fatal("Quantize changed the float model")
 	}
-	eachLinear(m, func(l *linear) {
-		if l.q != nil {
+	for _, l := range blockLinears(m) {
+		if l.Format() != "f32" {
 			t.Fatal("Quantize changed the float model's linears")
 		}
-	})
+	}
 }
+
+// quantFormats are the formats the course models are quantised to in tests.
+var quantFormats = []string{"int8", "int8-a8", "int4-g32", "int4-g64", "int4-g128", "fp8", "q8_0", "f16", "bf16"}
 
 // TestQuantizeEqualsDequantizedFloat checks on random weights, for every
 // architecture and format, that the quantized forward computes what a float
@@ -122,39 +114,42 @@ func TestQuantizeWeightBytes(t *testing.T) {
 // the batch gives.
 func TestQuantizeEqualsDequantizedFloat(t *testing.T) {
 	for name, raw := range synthConfigs() {
-		for _, f := range quant.Formats {
+		for _, f := range quantFormats {
 			t.Run(name+"/"+f, func(t *testing.T) {
 				m := synthModel(t, raw, 13)
 				q, err := m.Quantize(f)
 				if err != nil {
 					t.Fatal(err)
 				}
-				ref, _ := m.Quantize(f)
-				eachLinear(ref, func(l *linear) {
-					if l.q != nil {
-						l.w, l.q = quant.Dequantize(l.q), nil
-					}
+				// ref holds q's weights dequantised, as float32.
+				qm := q.(*Model)
+				refArch, err := nn.ConvertArch(qm.Arch(), func(l weights.Linear) (weights.Linear, error) {
+					return weights.NewF32(weights.Dequantize(l), l.Rows(), l.Cols()), nil
 				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ref := nn.NewModel(refArch, m.Info(), m.Tokenizer(), m.KVLayout())
 				V := m.Info().VocabSize
 				ids := randTokens(rand.New(rand.NewPCG(1, 2)), m.Info().ContextLength, V)
-				want, err := ref.NewState().Forward(ids, len(ids))
+				want, err := kvcache.NewState(ref).Forward(ids, len(ids))
 				if err != nil {
 					t.Fatal(err)
 				}
 				want = slices.Clone(want)
-				got, err := q.NewState().Forward(ids, len(ids))
+				got, err := kvcache.NewState(q).Forward(ids, len(ids))
 				if err != nil {
 					t.Fatal(err)
 				}
 				d := maxAbsDiff(got, want)
-				if f == "int8-a8" {
+				if activationsRounded(f) {
 					// Quantized inputs: close to, not equal to, the float model.
 					t.Logf("batch: max diff %g from the dequantized float model", d)
 				} else if d != 0 {
 					t.Fatalf("batch: max diff %g from the dequantized float model", d)
 				}
 				got = slices.Clone(got)
-				s := q.NewState()
+				s := kvcache.NewState(q)
 				for i, id := range ids {
 					lg, err := s.Forward([]int{id}, 1)
 					if err != nil {
@@ -164,7 +159,7 @@ func TestQuantizeEqualsDequantizedFloat(t *testing.T) {
 						t.Fatalf("token %d: decode vs batch max diff %g", i, d)
 					}
 				}
-				fl, _ := m.NewState().Forward(ids, 1)
+				fl, _ := kvcache.NewState(m).Forward(ids, 1)
 				t.Logf("last logits differ from float32 by %.3g", maxAbsDiff(fl, want[len(want)-V:]))
 			})
 		}
@@ -173,7 +168,7 @@ func TestQuantizeEqualsDequantizedFloat(t *testing.T) {
 
 func TestQuantizeErrors(t *testing.T) {
 	m := synthModel(t, synthConfigs()["modern"], 1)
-	for _, f := range []string{"", "int7", "Int8", "q8_0"} {
+	for _, f := range []string{"", "int7", "Int8", "q8"} {
 		if _, err := m.Quantize(f); err == nil || !strings.Contains(err.Error(), "unknown format") {
 			t.Errorf("Quantize(%q): %v", f, err)
 		}
@@ -185,29 +180,26 @@ func TestQuantizeErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := q.Quantize("int4-g32"); err == nil || !strings.Contains(err.Error(), "already int8") {
+	if _, err := q.(*Model).Quantize("int4-g32"); err == nil || !strings.Contains(err.Error(), "already int8") {
 		t.Errorf("quantizing a quantized model: %v", err)
 	}
 	// A non-finite weight is an error, not a panic or a NaN model.
 	bad := synthModel(t, synthConfigs()["classic"], 1)
-	bad.blocks[1].w2.w = slices.Clone(bad.blocks[1].w2.w)
-	bad.blocks[1].w2.w[3] = float32(math.Inf(1))
+	down := bad.Arch().(*Classic).Blocks[1].Down.(*weights.F32).Floats()
+	down[3] = float32(math.Inf(1))
 	if _, err := bad.Quantize("fp8"); err == nil || !strings.Contains(err.Error(), "non-finite") {
 		t.Errorf("Inf weight: %v", err)
-	}
-	if mm, err := m.QuantizeModel("int4-g128"); err != nil || mm.Info().Quant != "int4-g128" {
-		t.Errorf("QuantizeModel: %v", err)
 	}
 }
 
 func TestQuantizedDecodeAllocs(t *testing.T) {
 	for _, name := range []string{"classic", "mla", "moe", "gate"} {
-		for _, f := range quant.Formats {
+		for _, f := range quantFormats {
 			m, err := synthModel(t, synthConfigs()[name], 9).Quantize(f)
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := m.NewState()
+			s := kvcache.NewState(m)
 			if _, err := s.Forward([]int{1, 2, 3, 4}, 1); err != nil {
 				t.Fatal(err)
 			}
@@ -229,13 +221,13 @@ func TestQuantizedDecodeAllocs(t *testing.T) {
 // each format.
 func BenchmarkDecodeQuant(b *testing.B) {
 	f32 := benchModel(b, "course/student.pt")
-	for _, f := range append([]string{"f32"}, quant.Formats...) {
+	for _, f := range append([]string{"f32"}, quantFormats...) {
 		m, err := f32.Quantize(f)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Run(f, func(b *testing.B) {
-			s := m.NewState()
+			s := kvcache.NewState(m)
 			if _, err := s.Forward(make([]int, 128), 1); err != nil {
 				b.Fatal(err)
 			}
@@ -258,13 +250,13 @@ func BenchmarkPrefillQuant(b *testing.B) {
 	for i := range ids {
 		ids[i] = (i * 37) % 4000
 	}
-	for _, f := range append([]string{"f32"}, quant.Formats...) {
+	for _, f := range append([]string{"f32"}, quantFormats...) {
 		m, err := f32.Quantize(f)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Run(f, func(b *testing.B) {
-			s := m.NewState()
+			s := kvcache.NewState(m)
 			for b.Loop() {
 				s.Truncate(0)
 				if _, err := s.Forward(ids, 1); err != nil {
@@ -276,5 +268,22 @@ func BenchmarkPrefillQuant(b *testing.B) {
 	}
 }
 
-// *Model is a quant.Quantizer, so callers holding a models.Model can toggle.
-var _ quant.Quantizer = (*Model)(nil)
+// *Model is a models.Quantizer, so callers holding a models.Model can toggle.
+var _ models.Quantizer = (*Model)(nil)
+
+// activationsRounded reports whether format f also rounds or quantises the
+// activations (so it is close to, not equal to, the dequantised float model).
+func activationsRounded(f string) bool {
+	switch f {
+	case "int8-a8", "q8_0", "f16", "bf16":
+		return true
+	}
+	return false
+}
+
+func asCourse(m models.Model, err error) (*Model, error) {
+	if err != nil {
+		return nil, err
+	}
+	return m.(*Model), nil
+}

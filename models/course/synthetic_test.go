@@ -1,6 +1,7 @@
 package course
 
 import (
+	"chat/models/kvcache"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -177,14 +178,14 @@ func TestSyntheticCacheConsistency(t *testing.T) {
 			r := rand.New(rand.NewPCG(3, 4))
 			ids := randTokens(r, m.Info().ContextLength, V)
 
-			full := m.NewState()
+			full := kvcache.NewState(m)
 			all, err := full.Forward(ids, len(ids))
 			if err != nil {
 				t.Fatal(err)
 			}
 			all = append([]float32(nil), all...)
 
-			step := m.NewState()
+			step := kvcache.NewState(m)
 			for i, id := range ids {
 				lg, err := step.Forward([]int{id}, 1)
 				if err != nil {
@@ -198,7 +199,7 @@ func TestSyntheticCacheConsistency(t *testing.T) {
 				t.Fatal("Forward past Cap() did not fail")
 			}
 
-			chunk := m.NewState()
+			chunk := kvcache.NewState(m)
 			for i := 0; i < len(ids); {
 				n := min(5, len(ids)-i)
 				lg, err := chunk.Forward(ids[i:i+n], 2)
@@ -234,7 +235,7 @@ func TestSyntheticSlidingWindowMasks(t *testing.T) {
 	ids := randTokens(r, 12, V)
 	// With window 5 and 2 layers, position 11 sees 7..11 in layer 2, which
 	// saw 3..11 in layer 1: token 0 cannot matter, token 10 must.
-	s := m.NewState()
+	s := kvcache.NewState(m)
 	a, _ := s.Forward(ids, 1)
 	a = append([]float32(nil), a...)
 	ids2 := append([]int(nil), ids...)
@@ -257,7 +258,7 @@ func TestSyntheticDecodeAllocs(t *testing.T) {
 	for name, raw := range synthConfigs() {
 		t.Run(name, func(t *testing.T) {
 			m := synthModel(t, raw, 9)
-			s := m.NewState()
+			s := kvcache.NewState(m)
 			if _, err := s.Forward([]int{1, 2, 3, 4}, 1); err != nil {
 				t.Fatal(err)
 			}
@@ -277,7 +278,7 @@ func TestSyntheticDecodeAllocs(t *testing.T) {
 
 func TestSyntheticBadInput(t *testing.T) {
 	m := synthModel(t, synthConfigs()["modern"], 1)
-	s := m.NewState()
+	s := kvcache.NewState(m)
 	for _, ids := range [][]int{nil, {-1}, {97}, make([]int, 25)} {
 		if _, err := s.Forward(ids, 1); err == nil {
 			t.Errorf("Forward(%v) did not fail", ids)
@@ -316,7 +317,7 @@ func TestSyntheticShapeErrors(t *testing.T) {
 		{"wrong shape", func(ts map[string]tensor) {
 			k := "blocks.1.attn.q_proj.weight"
 			ts[k] = tensor{DType: "float32", Shape: []int{32, 16}, F32: make([]float32, 512)}
-		}, "course: synth.pt: blocks.1.attn.q_proj.weight has shape [32 16], config expects [32 32] (n_embed=32, n_head=4)"},
+		}, "course: synth.pt: blocks.1.attn.q_proj.weight has shape [32 16], config expects [32 32] (n_head=4, head_dim=8, n_embed=32)"},
 		{"missing", func(ts map[string]tensor) { delete(ts, "blocks.0.mlp.down.weight") },
 			"course: synth.pt: missing blocks.0.mlp.down.weight"},
 		{"dtype", func(ts map[string]tensor) {
@@ -419,8 +420,8 @@ func TestSyntheticGQAEqualsMHA(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids := []int{3, 14, 15, 92, 65, 35, 89, 79}
-	a, _ := gqa.NewState().Forward(ids, len(ids))
-	b, _ := mha.NewState().Forward(ids, len(ids))
+	a, _ := kvcache.NewState(gqa).Forward(ids, len(ids))
+	b, _ := kvcache.NewState(mha).Forward(ids, len(ids))
 	if d := maxAbsDiff(a, b); d > 1e-5 {
 		t.Fatalf("GQA vs repeated-head MHA max diff %g", d)
 	}

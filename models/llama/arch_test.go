@@ -2,6 +2,7 @@ package llama
 
 import (
 	"bytes"
+	"chat/models/kvcache"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -13,7 +14,6 @@ import (
 	"testing"
 
 	"chat/models/gguf"
-	"chat/models/kernels"
 	"chat/models/llama/randmodel"
 )
 
@@ -132,7 +132,7 @@ func setKV(meta []gguf.KV, kvs ...gguf.KV) []gguf.KV {
 // logitsOf runs seq as one batch and returns a copy of every row.
 func logitsOf(t testing.TB, m *Model, seq []int) []float32 {
 	t.Helper()
-	out, err := m.NewState().Forward(seq, len(seq))
+	out, err := kvcache.NewState(m).Forward(seq, len(seq))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func checkCached(t *testing.T, m *Model, n int) {
 	V := m.Info().VocabSize
 	seq := randSeq(n, V)
 	batch := logitsOf(t, m, seq)
-	inc := m.NewState()
+	inc := kvcache.NewState(m)
 	var worst float64
 	for i, tok := range seq {
 		step, err := inc.Forward([]int{tok}, 1)
@@ -172,7 +172,7 @@ func checkCached(t *testing.T, m *Model, n int) {
 		}
 		worst = max(worst, maxDiff(step, batch[i*V:(i+1)*V]))
 		if i%7 == 0 || i == n-1 {
-			fresh, err := m.NewState().Forward(seq[:i+1], 1)
+			fresh, err := kvcache.NewState(m).Forward(seq[:i+1], 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -273,7 +273,7 @@ func TestArchDecodeAllocatesNothing(t *testing.T) {
 	for _, c := range archCases {
 		for _, typ := range []gguf.Type{gguf.TypeF32, gguf.TypeQ8_0} {
 			m := loadT(t, writeCase(t, c.spec, typ, c.edit))
-			s := m.NewState()
+			s := kvcache.NewState(m)
 			if _, err := s.Forward([]int{1, 260, 5, 7}, 1); err != nil {
 				t.Fatal(err)
 			}
@@ -286,82 +286,6 @@ func TestArchDecodeAllocatesNothing(t *testing.T) {
 			})
 			if allocs != 0 {
 				t.Errorf("%s %s: decode step allocates %v times", c.name, typ, allocs)
-			}
-		}
-	}
-}
-
-// TestRopeLayouts rotates one head of 4 values at position 1, base 10000:
-// the pairs turn by 1 and 0.01 radians. Normal rope (llama) pairs
-// adjacent values, NeoX (qwen) pairs i with i+2.
-func TestRopeLayouts(t *testing.T) {
-	c := Config{HeadDim: 4, RopeDim: 4, RopeBase: 10000, RopeScale: 1}
-	cos, sin := ropeTables(2, &c, nil)
-	m := &Model{cfg: c, ropeCos: cos, ropeSin: sin}
-	rot := func(a, b, th float64) (float64, float64) {
-		return a*math.Cos(th) - b*math.Sin(th), a*math.Sin(th) + b*math.Cos(th)
-	}
-	check := func(name string, got []float32, want [4]float64) {
-		for i := range want {
-			if math.Abs(float64(got[i])-want[i]) > 1e-6 {
-				t.Errorf("%s: got %v, want %v", name, got, want)
-				return
-			}
-		}
-	}
-	var want [4]float64
-	v := []float32{1, 2, 3, 4}
-	m.rope(v, 1, 1, m.ropeCos, m.ropeSin)
-	want[0], want[1] = rot(1, 2, 1)
-	want[2], want[3] = rot(3, 4, 0.01)
-	check("normal", v, want)
-
-	m.cfg.NeoX = true
-	v = []float32{1, 2, 3, 4}
-	m.rope(v, 1, 1, m.ropeCos, m.ropeSin)
-	want[0], want[2] = rot(1, 3, 1)
-	want[1], want[3] = rot(2, 4, 0.01)
-	check("neox", v, want)
-
-	// Position 0 is the identity in both layouts; rope past RopeDim is too.
-	m.cfg.RopeDim, m.cfg.HeadDim = 2, 4
-	m.ropeCos, m.ropeSin = ropeTables(2, &m.cfg, nil)
-	v = []float32{1, 2, 3, 4}
-	m.rope(v, 1, 1, m.ropeCos, m.ropeSin)
-	want[0], want[1] = rot(1, 2, 1)
-	want[2], want[3] = 3, 4
-	check("partial neox", v, want)
-}
-
-// TestYarnTables checks YaRN's split: the fastest pairs keep their
-// unscaled angle, the slowest are divided by the factor, and every pair's
-// cos and sin are scaled by the same attention factor.
-func TestYarnTables(t *testing.T) {
-	c := Config{RopeDim: 64, RopeBase: 10000, RopeScale: 0.25, YarnExt: 1, YarnAttn: 1, YarnOrigCtx: 4096}
-	cos, sin := ropeTables(8, &c, nil)
-	plain := Config{RopeDim: 64, RopeBase: 10000, RopeScale: 1}
-	pc, ps := ropeTables(8, &plain, nil)
-	lin := plain
-	lin.RopeScale = 0.25
-	lc, ls := ropeTables(8, &lin, nil)
-	lo, hi := yarnCorrDims(64, 4096, 10000, 32, 1)
-	if !(lo > 0 && hi < 31 && lo < hi) {
-		t.Fatalf("correction dims %v %v", lo, hi)
-	}
-	mscale := 1 + 0.1*math.Log(4)
-	p := 5
-	for i := 0; i < 32; i++ {
-		k := p*32 + i
-		if r := math.Hypot(float64(cos[k]), float64(sin[k])); math.Abs(r-mscale) > 1e-5 {
-			t.Fatalf("pair %d: |cos, sin| = %v, want %v", i, r, mscale)
-		}
-		ref := [2][]float32{lc, ls}
-		if float32(i) < lo {
-			ref = [2][]float32{pc, ps}
-		}
-		if float32(i) < lo || float32(i) > hi {
-			if math.Abs(float64(cos[k])/mscale-float64(ref[0][k])) > 1e-5 || math.Abs(float64(sin[k])/mscale-float64(ref[1][k])) > 1e-5 {
-				t.Errorf("pair %d (ramp %v..%v): cos %v sin %v, want %v %v", i, lo, hi, cos[k], sin[k], ref[0][k], ref[1][k])
 			}
 		}
 	}
@@ -616,7 +540,7 @@ func TestBlockQuants(t *testing.T) {
 					if typ == gguf.TypeBF16 {
 						w.Type, w.Raw = typ, make([]byte, 2*len(w.Data))
 						for j, v := range w.Data {
-							h := f32ToBF16(v)
+							h := bf16(v)
 							binary.LittleEndian.PutUint16(w.Raw[2*j:], h)
 							w.Data[j] = gguf.BF16ToF32(h)
 						}
@@ -656,7 +580,7 @@ func TestBlockQuants(t *testing.T) {
 			}
 			t.Logf("%s vs dequantised f32: max |diff| %.3g, largest logit %.3g", typ, d, scale)
 			checkCached(t, m, 12)
-			st := m.NewState()
+			st := kvcache.NewState(m)
 			if _, err := st.Forward(seq, 1); err != nil {
 				t.Fatal(err)
 			}
@@ -669,78 +593,6 @@ func TestBlockQuants(t *testing.T) {
 				t.Errorf("decode step allocates %v times", allocs)
 			}
 		})
-	}
-}
-
-// TestBlockProducts checks one batched product per block type against
-// float64 sums of the dequantised weights times the activations the
-// kernel sees (Q8_0 or Q8_K dequantised), token by token.
-func TestBlockProducts(t *testing.T) {
-	const rows, cols, n = 8, 512, 3
-	r := rand.New(rand.NewPCG(6, 6))
-	x := make([]float32, n*cols)
-	for i := range x {
-		x[i] = float32(r.NormFloat64())
-	}
-	for _, typ := range []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
-		m := &matrix{rows: rows, cols: cols, raw: randomBlocks(r, typ, rows*cols), typ: typ}
-		w := make([]float32, rows*cols)
-		if err := gguf.Dequantize(typ, m.raw, w); err != nil {
-			t.Fatal(err)
-		}
-		a := newAct(n, cols)
-		out := make([]float32, n*rows)
-		m.mul(out, x, n, &a)
-		for tok := 0; tok < n; tok++ {
-			xs := x[tok*cols : (tok+1)*cols]
-			xd := make([]float32, cols)
-			if typ == gguf.TypeQ4_0 {
-				q, d := make([]int8, cols), make([]float32, cols/32)
-				quantizeAct(q, d, xs)
-				for i := range xd {
-					xd[i] = d[i/32] * float32(q[i])
-				}
-			} else {
-				q, d, sums := make([]int8, cols), make([]float32, cols/256), make([]int16, cols/16)
-				kernels.QuantizeQ8_K(q, d, sums, xs)
-				for i := range xd {
-					xd[i] = d[i/256] * float32(q[i])
-				}
-			}
-			for row := 0; row < rows; row++ {
-				var want, mag float64
-				for i := 0; i < cols; i++ {
-					p := float64(w[row*cols+i]) * float64(xd[i])
-					want += p
-					mag += math.Abs(p)
-				}
-				if got := float64(out[tok*rows+row]); math.Abs(got-want) > 1e-5*mag {
-					t.Errorf("%s token %d row %d: %v, want %v", typ, tok, row, got, want)
-				}
-			}
-		}
-		f := slices.Clone(w)
-		m.row(w[:cols], 5) // the embedding lookup dequantises one row
-		if !slices.Equal(w[:cols], f[5*cols:6*cols]) {
-			t.Errorf("%s: row 5 differs", typ)
-		}
-	}
-}
-
-// TestUnpackQ5_0 checks the exact int8 form of Q5_0 against gguf's
-// dequantisation.
-func TestUnpackQ5_0(t *testing.T) {
-	raw := randomBlocks(rand.New(rand.NewPCG(5, 5)), gguf.TypeQ5_0, 32*64)
-	want := make([]float32, 32*64)
-	if err := gguf.Dequantize(gguf.TypeQ5_0, raw, want); err != nil {
-		t.Fatal(err)
-	}
-	q, d := make([]int8, len(want)), make([]float32, len(want)/32)
-	unpackQ5_0(raw, q, d)
-	for i, w := range want {
-		if got := d[i/32] * float32(q[i]); got != w {
-			t.Fatalf("value %d: %v, want %v", i, got, w)
-		}
 	}
 }
 
@@ -769,4 +621,13 @@ func randomBlocks(r *rand.Rand, typ gguf.Type, n int) []byte {
 		}
 	}
 	return out
+}
+
+// bf16 is ggml_compute_fp32_to_bf16: round to nearest even.
+func bf16(f float32) uint16 {
+	u := math.Float32bits(f)
+	if u&0x7fffffff > 0x7f800000 {
+		return uint16(u>>16 | 64)
+	}
+	return uint16((u + (0x7fff + (u >> 16 & 1))) >> 16)
 }

@@ -2,6 +2,7 @@ package llama
 
 import (
 	"bytes"
+	"chat/models/kvcache"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -236,7 +237,7 @@ func writeGemma(g gemmaSpec) ([]byte, error) {
 		// Random block bytes for the formats with integer-only scales or
 		// nibbles; Q8_0 (a real model's format here) is quantized from
 		// float weights by the writer.
-		if w.Type != gguf.TypeQ8_0 && rawType(w.Type) || w.Type == gguf.TypeQ5_0 {
+		if w.Type != gguf.TypeQ8_0 && rawBlocks(w.Type) {
 			w.Raw = randomBlocksFor(g.Seed, name, w.Type, cols*rows)
 		} else {
 			w.Data = gaussian(g.Seed, name, cols*rows, std)
@@ -350,7 +351,7 @@ func TestExtraArchsLlamaCpp(t *testing.T) {
 			if m.Info().Quant != specType(g) || m.Info().Arch != g.Arch {
 				t.Errorf("info %+v", m.Info())
 			}
-			s := m.NewState()
+			s := kvcache.NewState(m)
 			logits, err := s.Forward(fx.InputIDs, 1)
 			if err != nil {
 				t.Fatal(err)
@@ -474,4 +475,14 @@ func specType(g gemmaSpec) string {
 		return fileTypes[uint64(g.FileType)]
 	}
 	return g.Type.String()
+}
+
+// rawBlocks reports whether t is a block type whose random bytes make a
+// valid tensor (integer-only nibbles and small f16 scales).
+func rawBlocks(t gguf.Type) bool {
+	switch t {
+	case gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K:
+		return true
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package llama
 
 import (
+	"chat/models/kvcache"
 	"encoding/json"
 	"math"
 	"os"
@@ -53,7 +54,7 @@ func TestStories260KGolden(t *testing.T) {
 	var idsOK, topOK, steps, logitChecks int
 	var worst float64
 	for _, p := range g.Prompts {
-		s := m.NewState()
+		s := kvcache.NewState(m)
 		logits, err := s.Forward(p.InputIDs, 1)
 		if err != nil {
 			t.Fatal(err)

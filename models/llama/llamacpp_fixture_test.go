@@ -1,6 +1,7 @@
 package llama_test
 
 import (
+	"chat/models/kvcache"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -138,7 +139,7 @@ func checkFixture(t *testing.T, fx *llamacppFixture, vocabDir string) {
 		t.Errorf("Info().Quant = %q, want %q", got, fx.Type)
 	}
 
-	s := m.NewState()
+	s := kvcache.NewState(m)
 	logits, err := s.Forward(fx.InputIDs, 1)
 	if err != nil {
 		t.Fatal(err)

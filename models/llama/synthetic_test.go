@@ -1,6 +1,7 @@
 package llama
 
 import (
+	"chat/models/kvcache"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -131,19 +132,19 @@ func TestSyntheticCachedVsUncached(t *testing.T) {
 			V := info.VocabSize
 			// One batch with every row, against one token at a time, against
 			// a fresh state per prefix (no cache reuse).
-			batch, err := m.NewState().Forward(seq, len(seq))
+			batch, err := kvcache.NewState(m).Forward(seq, len(seq))
 			if err != nil {
 				t.Fatal(err)
 			}
 			batch = append([]float32(nil), batch...)
-			inc := m.NewState()
+			inc := kvcache.NewState(m)
 			var worst float64
 			for i, tok := range seq {
 				step, err := inc.Forward([]int{tok}, 1)
 				if err != nil {
 					t.Fatal(err)
 				}
-				fresh, err := m.NewState().Forward(seq[:i+1], 1)
+				fresh, err := kvcache.NewState(m).Forward(seq[:i+1], 1)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -178,7 +179,7 @@ func TestDecodeAllocatesNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := m.NewState()
+		s := kvcache.NewState(m)
 		if _, err := s.Forward([]int{1, 260, 5, 7}, 1); err != nil {
 			t.Fatal(err)
 		}
@@ -235,11 +236,11 @@ func TestQ8MatchesDequantized(t *testing.T) {
 		t.Errorf("q8_0 reads %d bytes a token, f32 %d", a.Info().WeightBytes, b.Info().WeightBytes)
 	}
 	seq := []int{1, 261, 5, 99, 263, 42, 7, 200}
-	la, err := a.NewState().Forward(seq, len(seq))
+	la, err := kvcache.NewState(a).Forward(seq, len(seq))
 	if err != nil {
 		t.Fatal(err)
 	}
-	lb, err := b.NewState().Forward(seq, len(seq))
+	lb, err := kvcache.NewState(b).Forward(seq, len(seq))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +261,7 @@ func TestForwardErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	s := m.NewState()
+	s := kvcache.NewState(m)
 	if _, err := s.Forward(nil, 1); err == nil {
 		t.Error("empty batch accepted")
 	}
@@ -366,7 +367,7 @@ func TestGPT2Tokenizer(t *testing.T) {
 	if tok.BOS() != 259 || tok.EOT() != 260 || m.StripsLeadingSpace() {
 		t.Errorf("bos %d eot %d", tok.BOS(), tok.EOT())
 	}
-	if _, err := m.NewState().Forward(append([]int{tok.BOS()}, ids...), 1); err != nil {
+	if _, err := kvcache.NewState(m).Forward(append([]int{tok.BOS()}, ids...), 1); err != nil {
 		t.Fatal(err)
 	}
 }

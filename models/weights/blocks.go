@@ -1,15 +1,13 @@
 package weights
 
 import (
-	"fmt"
-
 	"chat/models/gguf"
 )
 
 // Blocks is a matrix in one of GGUF's block formats, kept as the tensor's
 // raw bytes (a view of the mapping, never copied) and multiplied by the
 // format's own kernels with the activations quantised once per token as
-// ggml's CPU backend does: Q8_0 blocks for Q8_0, Q4_0 and Q5_0 weights
+// ggml's CPU backend does: Q8_0 blocks for Q8_0 and Q4_0 weights
 // (q8_0.go), Q8_K super-blocks for the K-quants (q4_k.go). The kinds are
 // declared in the format files.
 type Blocks struct {
@@ -50,10 +48,10 @@ func registerBlocks(name string, k *blockKind, quantize func([]float32) ([]byte,
 	f := format{ggml: k.typ, isGGML: true}
 	f.fromFloat = func(w []float32, rows, cols int) (Linear, error) {
 		if quantize == nil {
-			return nil, fmt.Errorf("weights: no %s quantiser yet", name)
+			return nil, errNoQuantizer(name)
 		}
 		if bs := k.typ.BlockSize(); cols%bs != 0 {
-			return nil, fmt.Errorf("weights: %s needs rows of a multiple of %d values, not %d", name, bs, cols)
+			return nil, &ShapeError{Format: name, Block: bs, Cols: cols}
 		}
 		raw, err := quantize(w)
 		if err != nil {

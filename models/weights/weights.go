@@ -7,7 +7,7 @@
 //	bf16.go   bfloat16, widened at load; activations rounded to bf16 (ggml)
 //	q8_0.go   GGUF Q8_0 blocks, with ggml's Q8_0 activations (also used by Q4_0, Q5_0)
 //	q4_0.go   GGUF Q4_0 blocks
-//	q5_0.go   GGUF Q5_0 blocks
+//	q5_0.go   GGUF Q5_0, unpacked to int8 blocks
 //	q4_1.go   GGUF Q4_1, Q5_1 and other types without a kernel: widened at load
 //	q4_k.go   GGUF Q4_K super-blocks, with ggml's Q8_K activations (also Q5_K, Q6_K)
 //	q5_k.go   GGUF Q5_K
@@ -97,6 +97,17 @@ func FromFloat(name string, w []float32, rows, cols int) (Linear, error) {
 	return f.fromFloat(w, rows, cols)
 }
 
+// ShapeError is a block format asked to hold rows that are not a whole
+// number of its blocks.
+type ShapeError struct {
+	Format      string
+	Block, Cols int
+}
+
+func (e *ShapeError) Error() string {
+	return fmt.Sprintf("weights: %s needs rows of a multiple of %d values, not %d", e.Format, e.Block, e.Cols)
+}
+
 // Convert re-encodes l in format name, from its dequantised rows (l itself
 // when it already is in that format).
 func Convert(l Linear, name string) (Linear, error) {
@@ -136,7 +147,9 @@ func FromGGUF(t gguf.Type, raw []byte, rows, cols int) (Linear, error) {
 		return &F16{rows: rows, cols: cols, h: u16View(raw)}, nil
 	case gguf.TypeBF16:
 		return newBF16(raw, rows, cols), nil
-	case gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K:
+	case gguf.TypeQ5_0:
+		return newQ5_0(raw, rows, cols), nil
+	case gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K:
 		return &Blocks{rows: rows, cols: cols, raw: raw, k: blockKinds[t]}, nil
 	}
 	if !gguf.CanDequantize(t) {
@@ -204,4 +217,24 @@ func checkSlice(l Linear, r0, r1 int) {
 	if r0 < 0 || r1 > l.Rows() || r0 >= r1 {
 		panic(fmt.Sprintf("weights: rows [%d, %d) of a %d-row matrix", r0, r1, l.Rows()))
 	}
+}
+
+// ConcatRows stacks float32 matrices with the same number of columns into
+// one new matrix (the course's per-head projections become one).
+func ConcatRows(parts ...Linear) (Linear, error) {
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("weights: nothing to concatenate")
+	}
+	cols, rows := parts[0].Cols(), 0
+	for _, p := range parts {
+		if _, ok := p.(*F32); !ok || p.Cols() != cols {
+			return nil, fmt.Errorf("weights: ConcatRows of %s [%d][%d] with float32 [..][%d]", p.Format(), p.Rows(), p.Cols(), cols)
+		}
+		rows += p.Rows()
+	}
+	w := make([]float32, 0, rows*cols)
+	for _, p := range parts {
+		w = append(w, p.(*F32).w...)
+	}
+	return NewF32(w, rows, cols), nil
 }

@@ -15,7 +15,8 @@ import (
 	"strings"
 
 	"chat/models"
-	"chat/models/quant"
+	"chat/models/kvcache"
+	"chat/models/weights"
 )
 
 // DefaultFormats are the formats a report compares when Options.Formats is
@@ -85,7 +86,7 @@ func ReportTokens(m models.Model, tokens []int, opt Options) (*Table, error) {
 		formats = append([]string{"f32"}, formats...)
 	}
 	for i, f := range formats {
-		if err := quant.CheckFormat(f); err != nil {
+		if err := weights.CheckFormat(f); err != nil {
 			return nil, fmt.Errorf("quant report: %w", err)
 		}
 		if slices.Contains(formats[:i], f) {
@@ -123,7 +124,7 @@ func ReportTokens(m models.Model, tokens []int, opt Options) (*Table, error) {
 	// One model and state per format; the float32 model is the one given.
 	type run struct {
 		m       models.Model
-		s       models.State
+		s       *models.State
 		cos, ce float64
 		agree   int
 	}
@@ -131,16 +132,16 @@ func ReportTokens(m models.Model, tokens []int, opt Options) (*Table, error) {
 	for i, f := range formats {
 		qm := m
 		if f != "f32" {
-			q, ok := m.(quant.Quantizer)
+			q, ok := m.(models.Quantizer)
 			if !ok {
 				return nil, fmt.Errorf("quant report: %s (%T) cannot be quantized", info.Name, m)
 			}
 			var err error
-			if qm, err = q.QuantizeModel(f); err != nil {
+			if qm, err = q.Quantize(f); err != nil {
 				return nil, fmt.Errorf("quant report: %w", err)
 			}
 		}
-		runs[i] = &run{m: qm, s: qm.NewState()}
+		runs[i] = &run{m: qm, s: kvcache.NewState(qm)}
 	}
 
 	V := info.VocabSize

@@ -108,21 +108,29 @@ func (f fake) Info() models.Info {
 	return models.Info{Name: "fake", Quant: f.quant, VocabSize: 5, ContextLength: 4}
 }
 func (fake) Tokenizer() models.Tokenizer { return nil }
-func (fake) NewState() models.State      { return &fakeState{} }
+func (fake) KVLayout() models.KVLayout   { return models.KVLayout{Layers: 1, KDim: 1, VDim: 1, Heads: 1} }
+func (fake) NewRunner() models.Runner    { return fakeRunner{} }
 
-type fakeState struct{ n int }
+type fakeRunner struct{}
 
-func (s *fakeState) Forward(tokens []int, rows int) ([]float32, error) {
-	s.n += len(tokens)
-	out := make([]float32, rows*5)
+func (fakeRunner) Forward(b *models.Batch, kv []models.KV) ([]float32, error) {
+	for s := range kv {
+		n := 0
+		for _, q := range b.Seq {
+			if q == s {
+				n++
+			}
+		}
+		if err := kv[s].Append(n); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]float32, b.Rows()*5)
 	for i := range out {
 		out[i] = float32(i % 5)
 	}
 	return out, nil
 }
-func (s *fakeState) Len() int       { return s.n }
-func (s *fakeState) Cap() int       { return 4 }
-func (s *fakeState) Truncate(n int) { s.n = min(s.n, n) }
 
 func TestReportErrors(t *testing.T) {
 	ids := []int{1, 2, 3, 4, 0, 1, 2}

@@ -4,7 +4,9 @@ import "fmt"
 
 // Seq is one sequence: a block table into a pool and a length. Position i
 // lives in row i%BlockSize of block Table()[i/BlockSize]. It implements
-// models.KV, so a model's paged forward pass reads and writes through it.
+// models.KV (WriteRow, BlockK and BlockV are in quant.go, with the int8
+// storage they may go through), so a forward pass reads and writes through
+// it.
 type Seq struct {
 	p     *Pool
 	table []int32
@@ -19,7 +21,7 @@ func (p *Pool) NewSeq(maxPos int) *Seq {
 }
 
 // SeqFrom returns a sequence of the first n positions held by blocks (a
-// prefix found in the tree or the index); it takes a reference on each.
+// prefix found in the prefix tree); it takes a reference on each.
 func (p *Pool) SeqFrom(blocks []int32, n, maxPos int) (*Seq, error) {
 	if n < 0 || n > maxPos || (n+p.bs-1)/p.bs != len(blocks) {
 		return nil, fmt.Errorf("kvcache: %d blocks cannot hold exactly %d positions (max %d)", len(blocks), n, maxPos)
@@ -93,11 +95,23 @@ func (s *Seq) Truncate(n int) {
 	s.n = n
 }
 
+// Need is how many blocks Append(n) takes from the pool: new blocks, plus a
+// copy of the partly filled last block when another holder shares it.
+func (s *Seq) Need(n int) int {
+	if n <= 0 {
+		return 0
+	}
+	need := (s.n+n+s.p.bs-1)/s.p.bs - len(s.table)
+	if s.n%s.p.bs != 0 && s.p.ref[s.table[len(s.table)-1]] > 1 {
+		need++
+	}
+	return need
+}
+
 // Append makes positions Len()..Len()+n-1 writable and counts them in Len:
-// the partly filled last block is copied first if another holder shares it
-// (and loses its hash: its contents change), and new blocks come from the
-// pool. On error (the pool is full, or Cap would be passed) nothing changes.
-// It allocates no Go memory.
+// the partly filled last block is copied first if another holder shares it,
+// and new blocks come from the pool. On error (the pool is full, or Cap
+// would be passed) nothing changes. It allocates no Go memory.
 func (s *Seq) Append(n int) error {
 	if n <= 0 {
 		return nil
@@ -108,19 +122,14 @@ func (s *Seq) Append(n int) error {
 	p := s.p
 	if r := s.n % p.bs; r != 0 {
 		i := len(s.table) - 1
-		b := s.table[i]
-		switch {
-		case p.ref[b] > 1:
+		if b := s.table[i]; p.ref[b] > 1 {
 			nb, err := p.Alloc()
 			if err != nil {
 				return err
 			}
-			// Alloc may have had the tree release b; it is still ours.
 			p.copyBlock(nb, b)
 			s.table[i] = nb
 			p.Release(b)
-		case p.hashed[b]:
-			p.unhash(b)
 		}
 	}
 	need := (s.n+n+p.bs-1)/p.bs - len(s.table)
@@ -138,28 +147,4 @@ func (s *Seq) Append(n int) error {
 	}
 	s.n += n
 	return nil
-}
-
-// Block returns layer l's key and value rows of the i-th block of the
-// table, [BlockSize][KDim] and [BlockSize][VDim]; only the rows below Len
-// are meaningful. A part stored as Int8 is nil (read it with BlockK or
-// BlockV).
-func (s *Seq) Block(l, i int) (k, v []float32) {
-	b := s.table[i]
-	return s.p.K(l, b), s.p.V(l, b)
-}
-
-// Row returns layer l's key and value row of position pos (< Len); nil for
-// a part stored as Int8 (write it with WriteRow).
-func (s *Seq) Row(l, pos int) (k, v []float32) {
-	b := s.table[pos/s.p.bs]
-	r := pos % s.p.bs
-	kd, vd := s.p.lay.KDim, s.p.lay.VDim
-	if kb := s.p.K(l, b); kb != nil {
-		k = kb[r*kd : (r+1)*kd : (r+1)*kd]
-	}
-	if vb := s.p.V(l, b); vb != nil {
-		v = vb[r*vd : (r+1)*vd : (r+1)*vd]
-	}
-	return k, v
 }

@@ -155,11 +155,6 @@ func DequantizeRows(out []float32, q []int8, sc []float32, rows, dim, h int) {
 	}
 }
 
-// Quantized reports whether the sequence's keys and values are stored as
-// Int8 (then a model writes their rows with WriteRow and reads their blocks
-// with BlockK and BlockV; Row and Block return nil for such a part).
-func (s *Seq) Quantized() (k, v bool) { return s.p.lay.K == Int8, s.p.lay.V == Int8 }
-
 // WriteRow stores layer l's key row k [KDim] and value row v [VDim] of
 // position pos (< Len), quantizing the parts stored as Int8. It allocates
 // nothing.

@@ -2,21 +2,19 @@
 // blocks (BlockSize positions of every layer's keys and values each), shared
 // by sequences that are block tables into it (vLLM's PagedAttention layout).
 //
-// Blocks are reference counted. Fork shares a sequence's blocks; a write
-// into a block someone else also holds copies it first (copy-on-write, in
-// Seq.Append). A full block can carry a chained hash — the hash of the
-// previous block's hash and this block's token ids, so equal hashes mean
-// equal prefixes — and the pool indexes blocks by it. A block nobody holds
-// any more but that has a hash stays "cached" (its contents intact, findable
-// by Lookup) until a fresh block is needed: then the least recently released
-// one is evicted (its hash forgotten). When neither free nor cached blocks are
-// left, the pool asks its Reclaim hook (the prefix tree) to let go of some.
+// Blocks are reference counted: Alloc, Retain, Release. Fork shares a
+// sequence's blocks; a write into a block someone else also holds copies it
+// first (copy-on-write, in Seq.Append). Which prefixes are worth keeping is
+// not the pool's business: the radix tree (engine/prefix) holds references
+// on the blocks it caches and lets go of them when asked; a caller that
+// needs blocks the pool lacks (Seq.Need tells how many) asks the tree first.
 //
 // Keys and values are each stored as float32 rows or, when the layout asks,
 // as int8 rows with one float32 scale per position and KV head (quant.go).
 //
 // The pool is pure data: rows, block ids, counts. It is not safe for
-// concurrent use. Export/Import (file.go) move a sequence to and from a file.
+// concurrent use. Export/Import (file.go) move a sequence to and from a file,
+// with the chained hash of each block (ChainHash) to check it.
 package kvcache
 
 import (
@@ -60,8 +58,8 @@ func BlocksFor(budget int64, l Layout, bs int) int {
 	return int(min(budget/per, 1<<30))
 }
 
-// ErrFull is returned when no block can be found for a write: every block is
-// held by a sequence (or the tree would not give any back).
+// ErrFull is returned when no block is free for a write: every block is held
+// by a sequence or the prefix tree.
 var ErrFull = errors.New("kvcache: the KV pool is full: every block is in use (raise --kv-mem)")
 
 const none = -1
@@ -76,24 +74,9 @@ type Pool struct {
 	ks, vs [][]float32 // per layer: their scales, [blocks][bs][heads]
 
 	ref    []int32
-	hash   []uint64
-	hashed []bool
-	index  map[uint64]int32
-	free   []int32 // never-hashed free blocks (a stack)
-
-	// LRU of cached blocks (ref 0, hashed): prev/next links, oldest first.
-	prev, next []int32
-	head, tail int32
-	cached     int
-
-	used      int   // blocks with ref > 0
-	evictions int64 // cached blocks whose contents were dropped for a new use
-	copies    int64 // copy-on-write copies
-
-	// Reclaim is called when a block is needed and none is free or cached;
-	// it should release references (e.g. evict prefix-tree leaves) and report
-	// whether it released any. Nil: nothing to reclaim.
-	Reclaim func() bool
+	free   []int32 // blocks with ref 0 (a stack)
+	used   int     // blocks with ref > 0
+	copies int64   // copy-on-write copies
 }
 
 // NewPool preallocates blocks blocks of bs positions for layout l.
@@ -107,17 +90,12 @@ func NewPool(l Layout, bs, blocks int) (*Pool, error) {
 	if err := l.checkQuant(); err != nil {
 		return nil, err
 	}
-	p := &Pool{lay: l, bs: bs, blocks: blocks, head: none, tail: none, index: map[uint64]int32{}}
+	p := &Pool{lay: l, bs: bs, blocks: blocks}
 	p.allocRows()
 	p.ref = make([]int32, blocks)
-	p.hash = make([]uint64, blocks)
-	p.hashed = make([]bool, blocks)
-	p.prev = make([]int32, blocks)
-	p.next = make([]int32, blocks)
 	p.free = make([]int32, blocks)
 	for i := range p.free {
 		p.free[i] = int32(blocks - 1 - i) // block 0 is taken first
-		p.prev[i], p.next[i] = none, none
 	}
 	return p, nil
 }
@@ -134,14 +112,8 @@ func (p *Pool) Blocks() int { return p.blocks }
 // Used is the number of blocks someone holds (ref > 0).
 func (p *Pool) Used() int { return p.used }
 
-// Cached is the number of unheld blocks kept for their hash.
-func (p *Pool) Cached() int { return p.cached }
-
-// Free is the number of blocks ready for use without evicting anything.
+// Free is the number of blocks nobody holds.
 func (p *Pool) Free() int { return len(p.free) }
-
-// Evictions counts cached blocks dropped to make room.
-func (p *Pool) Evictions() int64 { return p.evictions }
 
 // Copies counts copy-on-write block copies.
 func (p *Pool) Copies() int64 { return p.copies }
@@ -168,132 +140,38 @@ func (p *Pool) V(l int, b int32) []float32 {
 	return p.v[l][int(b)*n : (int(b)+1)*n : (int(b)+1)*n]
 }
 
-// Alloc returns a block with ref 1 and no hash: a free one, else the least
-// recently released cached one (evicted), else one the Reclaim hook gives
-// back. Its contents are whatever they were.
+// Alloc returns a free block with ref 1, or ErrFull. Its contents are
+// whatever they were.
 func (p *Pool) Alloc() (int32, error) {
-	for {
-		if n := len(p.free); n > 0 {
-			b := p.free[n-1]
-			p.free = p.free[:n-1]
-			p.ref[b] = 1
-			p.used++
-			return b, nil
-		}
-		if p.head != none {
-			b := p.head
-			p.unlink(b)
-			p.unhash(b)
-			p.evictions++
-			p.ref[b] = 1
-			p.used++
-			return b, nil
-		}
-		if p.Reclaim == nil || !p.Reclaim() {
-			return none, ErrFull
-		}
+	n := len(p.free)
+	if n == 0 {
+		return none, ErrFull
 	}
+	b := p.free[n-1]
+	p.free = p.free[:n-1]
+	p.ref[b] = 1
+	p.used++
+	return b, nil
 }
 
-// Retain adds a reference to b (a cached block is revived).
+// Retain adds a reference to a held block.
 func (p *Pool) Retain(b int32) {
-	if p.ref[b] == 0 {
-		if !p.hashed[b] {
-			panic("kvcache: Retain of a free block")
-		}
-		p.unlink(b)
-		p.used++
+	if p.ref[b] <= 0 {
+		panic("kvcache: Retain of a free block")
 	}
 	p.ref[b]++
 }
 
-// Release drops a reference to b. At zero a hashed block is cached (most
-// recently used end of the LRU) and an unhashed one is free.
+// Release drops a reference to b; at zero the block is free.
 func (p *Pool) Release(b int32) {
 	if p.ref[b] <= 0 {
 		panic("kvcache: Release of an unreferenced block")
 	}
 	p.ref[b]--
-	if p.ref[b] > 0 {
-		return
+	if p.ref[b] == 0 {
+		p.used--
+		p.free = append(p.free, b)
 	}
-	p.used--
-	if p.hashed[b] {
-		p.pushLRU(b)
-		return
-	}
-	p.free = append(p.free, b)
-}
-
-// SetHash records h as b's chained hash and indexes it. It reports false
-// (and changes nothing) when another block already has h, or b has a
-// different hash.
-func (p *Pool) SetHash(b int32, h uint64) bool {
-	if o, ok := p.index[h]; ok {
-		return o == b
-	}
-	if p.hashed[b] {
-		return false
-	}
-	p.hash[b], p.hashed[b] = h, true
-	p.index[h] = b
-	return true
-}
-
-// Forget drops the hash of a cached block (ref 0) and frees it: its
-// contents are stale (a newer block holds the same prefix). It reports
-// whether b was such a block.
-func (p *Pool) Forget(b int32) bool {
-	if p.ref[b] != 0 || !p.hashed[b] {
-		return false
-	}
-	p.unlink(b)
-	p.unhash(b)
-	p.free = append(p.free, b)
-	return true
-}
-
-// Hash returns b's chained hash, if it has one.
-func (p *Pool) Hash(b int32) (uint64, bool) { return p.hash[b], p.hashed[b] }
-
-// Lookup finds the block with chained hash h (held or cached).
-func (p *Pool) Lookup(h uint64) (int32, bool) {
-	b, ok := p.index[h]
-	return b, ok
-}
-
-// unhash forgets b's hash (its contents are about to change).
-func (p *Pool) unhash(b int32) {
-	if p.hashed[b] {
-		delete(p.index, p.hash[b])
-		p.hashed[b] = false
-	}
-}
-
-func (p *Pool) pushLRU(b int32) {
-	p.prev[b], p.next[b] = p.tail, none
-	if p.tail != none {
-		p.next[p.tail] = b
-	} else {
-		p.head = b
-	}
-	p.tail = b
-	p.cached++
-}
-
-func (p *Pool) unlink(b int32) {
-	if p.prev[b] != none {
-		p.next[p.prev[b]] = p.next[b]
-	} else {
-		p.head = p.next[b]
-	}
-	if p.next[b] != none {
-		p.prev[p.next[b]] = p.prev[b]
-	} else {
-		p.tail = p.prev[b]
-	}
-	p.prev[b], p.next[b] = none, none
-	p.cached--
 }
 
 // copyBlock copies every layer's rows of src into dst.

@@ -18,7 +18,7 @@ func filledSeq(t *testing.T, p *Pool, n int) (*Seq, []int) {
 	for pos := range n {
 		toks[pos] = 100 + pos
 		for l := 0; l < p.Layout().Layers; l++ {
-			k, v := s.Row(l, pos)
+			k, v := row(s, l, pos)
 			for j := range k {
 				k[j] = float32(pos*10 + l + j)
 			}
@@ -51,8 +51,8 @@ func TestExportImportRoundTrip(t *testing.T) {
 	}
 	for pos := range 10 {
 		for l := range 2 {
-			k1, v1 := s.Row(l, pos)
-			k2, v2 := got.Row(l, pos)
+			k1, v1 := row(s, l, pos)
+			k2, v2 := row(got, l, pos)
 			if !slices.Equal(k1, k2) || !slices.Equal(v1, v2) {
 				t.Fatalf("pos %d layer %d differs", pos, l)
 			}
@@ -116,18 +116,18 @@ func TestAppendFullAndCoW(t *testing.T) {
 	if err := a.Append(3); err != nil { // blocks 0,1 (1 partial)
 		t.Fatal(err)
 	}
-	k, _ := a.Row(0, 2)
+	k, _ := row(a, 0, 2)
 	k[0] = 7
 	b := a.Fork()
 	if err := b.Append(1); err != nil { // copies the partial block: 3 blocks used
 		t.Fatal(err)
 	}
-	kb, _ := b.Row(0, 3)
+	kb, _ := row(b, 0, 3)
 	kb[0] = 9
-	if ka, _ := a.Row(0, 2); ka[0] != 7 || p.Copies() != 1 || p.Used() != 3 {
+	if ka, _ := row(a, 0, 2); ka[0] != 7 || p.Copies() != 1 || p.Used() != 3 {
 		t.Fatalf("a sees %v, copies %d, used %d", ka[0], p.Copies(), p.Used())
 	}
-	if kb, _ := b.Row(0, 2); kb[0] != 7 {
+	if kb, _ := row(b, 0, 2); kb[0] != 7 {
 		t.Fatalf("b lost the copied row: %v", kb[0])
 	}
 	if err := a.Append(2); !errors.Is(err, ErrFull) || a.Len() != 3 || p.Used() != 3 {
@@ -166,4 +166,12 @@ func FuzzImport(f *testing.F) {
 			t.Fatalf("%d blocks leaked", p.Used())
 		}
 	})
+}
+
+// row is a float32 pool's key and value row of position pos in layer l, as
+// views of the pool (writes go to the cache).
+func row(s *Seq, l, pos int) (k, v []float32) {
+	bs, kd, vd := s.BlockSize(), s.p.lay.KDim, s.p.lay.VDim
+	r := pos % bs
+	return s.BlockK(l, pos/bs, nil)[r*kd : (r+1)*kd], s.BlockV(l, pos/bs, nil)[r*vd : (r+1)*vd]
 }

@@ -1,0 +1,81 @@
+package nn
+
+import (
+	"errors"
+	"fmt"
+
+	"chat/models"
+	"chat/models/weights"
+)
+
+// Model is an architecture with what the app needs around it: the
+// description, the tokenizer and the cache layout. It implements
+// models.Model and models.Quantizer.
+type Model struct {
+	arch   Arch
+	info   models.Info
+	tok    models.Tokenizer
+	layout models.KVLayout
+}
+
+// NewModel wraps arch. info.WeightBytes is computed from arch's bound
+// weights (see WeightBytes) unless arch has a WeightBytes method of its own.
+func NewModel(arch Arch, info models.Info, tok models.Tokenizer, layout models.KVLayout) *Model {
+	info.WeightBytes = archBytes(arch)
+	return &Model{arch: arch, info: info, tok: tok, layout: layout}
+}
+
+func archBytes(a Arch) int64 {
+	if w, ok := a.(interface{ WeightBytes() int64 }); ok {
+		return w.WeightBytes()
+	}
+	return WeightBytes(a)
+}
+
+func (m *Model) Info() models.Info           { return m.info }
+func (m *Model) Tokenizer() models.Tokenizer { return m.tok }
+func (m *Model) KVLayout() models.KVLayout   { return m.layout }
+func (m *Model) NewRunner() models.Runner    { return NewRunner(m.arch, m.info.VocabSize) }
+
+// With returns a copy of m with another description and tokenizer.
+func (m *Model) With(info models.Info, tok models.Tokenizer) *Model {
+	c := *m
+	c.info, c.tok = info, tok
+	c.info.WeightBytes = m.info.WeightBytes
+	return &c
+}
+
+// Arch is the architecture (its weights and forward pass).
+func (m *Model) Arch() Arch { return m.arch }
+
+// Quantize returns a copy whose weight matrices (all but those tagged
+// "keep": embeddings and, as the course's quantize_int8 leaves it, the
+// output layer) are re-encoded in format, from their dequantised values. A
+// matrix whose rows are not a whole number of the format's blocks stays as
+// it is, as llama-quantize falls back for such tensors. The copy holds no
+// reference to m's re-encoded matrices, so dropping m frees them.
+func (m *Model) Quantize(format string) (models.Model, error) { return m.Convert(format) }
+
+// Convert is Quantize returning the concrete type.
+func (m *Model) Convert(format string) (*Model, error) {
+	if err := weights.CheckFormat(format); err != nil {
+		return nil, err
+	}
+	if format == m.info.Quant {
+		return m, nil
+	}
+	arch, err := convert(m.arch, func(l weights.Linear) (weights.Linear, error) {
+		c, err := weights.Convert(l, format)
+		var shape *weights.ShapeError
+		if errors.As(err, &shape) {
+			return l, nil
+		}
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m.info.Name, err)
+	}
+	info := m.info
+	info.Quant = format
+	return NewModel(arch, info, m.tok, m.layout), nil
+}

@@ -1,0 +1,265 @@
+// Package nn is what the architectures share: the forward pass over a batch
+// (Runner, Pass), the layers with their exact rounding contracts (norm.go,
+// rope.go, attention.go, mlp.go, moe.go, mla.go), the one attention path
+// over paged KV caches, weight binding by struct tags (bind.go), and the
+// Model every architecture is wrapped in (model.go).
+//
+// An architecture is a struct of weights and a Forward method that reads
+// top to bottom like llama2.c's forward:
+//
+//	func (m *Llama) Forward(p *nn.Pass) {
+//		x := p.Embed(m.TokenEmbd)
+//		for l := range m.Blocks {
+//			...
+//		}
+//		p.Logits(...)
+//	}
+//
+// A Pass is one chunk of a batch: every row of every Rows value is one token,
+// possibly of a different sequence at a different position; each weight is
+// read once for the whole chunk.
+package nn
+
+import (
+	"fmt"
+
+	"chat/models"
+	"chat/models/weights"
+)
+
+// MaxChunk is the most tokens one pass carries; a longer batch (a long
+// prefill) runs in chunks, so scratch memory stays small. Splitting changes
+// no result: every product gives each row the bits it gives alone.
+const MaxChunk = 64
+
+// Rows is a batch of vectors, one per token: row i is D[i*W:(i+1)*W].
+type Rows struct {
+	N, W int
+	D    []float32
+}
+
+// Row is row i.
+func (x Rows) Row(i int) []float32 { return x.D[i*x.W : (i+1)*x.W : (i+1)*x.W] }
+
+// Add adds y to x, element by element.
+func (x Rows) Add(y Rows) {
+	d := x.D[:x.N*x.W]
+	for i, v := range y.D[:len(d)] {
+		d[i] += v
+	}
+}
+
+// AddBias adds b to every row (nothing when b is nil).
+func (x Rows) AddBias(b []float32) {
+	if b == nil {
+		return
+	}
+	for i := 0; i < x.N; i++ {
+		r := x.Row(i)
+		for j, v := range b[:x.W] {
+			r[j] += v
+		}
+	}
+}
+
+// Scale multiplies every value by s.
+func (x Rows) Scale(s float32) {
+	for i := range x.D[:x.N*x.W] {
+		x.D[i] *= s
+	}
+}
+
+// Arch is an architecture: its weights and its forward pass over one chunk.
+// Forward reads the tokens, positions and caches from p, and writes the
+// logits of the wanted rows with p.Logits.
+type Arch interface {
+	Forward(p *Pass)
+}
+
+// Pass is one forward pass over a chunk of a batch, and its working memory.
+type Pass struct {
+	Tokens []int       // the chunk's tokens
+	Pos    []int       // their positions
+	Seq    []int       // their sequences: indexes into KV
+	KV     []models.KV // the batch's caches
+	want   []bool      // whose logits are wanted
+	W      *weights.Scratch
+
+	arena  []float32 // scratch rows, handed out by Alloc
+	off    int
+	high   int       // the arena's high-water mark, for the next pass
+	scores []float32 // attention scores [Heads][positions]
+	kb, vb []float32 // a dequantised key and value block
+	route  []int     // MoE expert choices
+	out    *[]float32
+	rows   int // logits rows written so far in this Forward
+	vocab  int
+}
+
+// N is the number of tokens in the chunk.
+func (p *Pass) N() int { return len(p.Tokens) }
+
+// Alloc returns [N][w] scratch rows (contents undefined), valid until the
+// arena is Reset below them or the pass ends.
+func (p *Pass) Alloc(w int) Rows { return p.AllocN(p.N(), w) }
+
+// AllocN is Alloc for n rows (a subset of the chunk, e.g. an expert's).
+func (p *Pass) AllocN(rows, w int) Rows {
+	n := rows * w
+	var d []float32
+	if p.off+n <= len(p.arena) {
+		d = p.arena[p.off : p.off+n : p.off+n]
+	} else {
+		d = make([]float32, n) // this pass only: the next has an arena of the high-water mark
+	}
+	p.off += n
+	p.high = max(p.high, p.off)
+	return Rows{N: rows, W: w, D: d}
+}
+
+// Mark and Reset free the scratch allocated after a mark: an architecture
+// marks before a layer and resets after it, so every layer reuses the same
+// memory while the residual stream, allocated before the loop, stays.
+func (p *Pass) Mark() int      { return p.off }
+func (p *Pass) Reset(mark int) { p.off = mark }
+
+// Mul returns w·x for every row, [N][w.Rows()].
+func (p *Pass) Mul(w weights.Linear, x Rows) Rows {
+	y := p.AllocN(x.N, w.Rows())
+	w.Mul(y.D, x.D, x.N, p.W)
+	return y
+}
+
+// Embed returns the embedding rows of the chunk's tokens.
+func (p *Pass) Embed(e weights.Linear) Rows {
+	x := p.Alloc(e.Cols())
+	for i, t := range p.Tokens {
+		e.Row(x.Row(i), t)
+	}
+	return x
+}
+
+// Wanted returns a copy of the rows of x whose logits the batch asks for
+// (N may be 0).
+func (p *Pass) Wanted(x Rows) Rows {
+	n := 0
+	for _, w := range p.want {
+		if w {
+			n++
+		}
+	}
+	y := p.AllocN(n, x.W)
+	j := 0
+	for i, w := range p.want {
+		if w {
+			copy(y.Row(j), x.Row(i))
+			j++
+		}
+	}
+	return y
+}
+
+// Logits multiplies the wanted rows h (from Wanted, then normed) by the
+// output matrix into the runner's logits, and returns them for any
+// post-processing (a bias, a soft-cap), [h.N][Vocab].
+func (p *Pass) Logits(out weights.Linear, h Rows) Rows {
+	if h.N == 0 {
+		return Rows{W: p.vocab}
+	}
+	v := p.vocab
+	need := (p.rows + h.N) * v
+	if len(*p.out) < need {
+		grown := make([]float32, need)
+		copy(grown, (*p.out)[:p.rows*v])
+		*p.out = grown
+	}
+	y := Rows{N: h.N, W: v, D: (*p.out)[p.rows*v : need : need]}
+	out.Mul(y.D, h.D, h.N, p.W)
+	p.rows += h.N
+	return y
+}
+
+// Runner runs an Arch over batches: it checks the batch, grows each
+// sequence's cache, and feeds the tokens to the Arch a chunk at a time.
+type Runner struct {
+	arch   Arch
+	vocab  int
+	p      Pass
+	logits []float32
+	count  []int // tokens per sequence in the batch
+}
+
+// NewRunner returns a runner of arch for a vocabulary of vocab ids.
+func NewRunner(arch Arch, vocab int) *Runner {
+	return &Runner{arch: arch, vocab: vocab, p: Pass{W: &weights.Scratch{}, vocab: vocab}}
+}
+
+// Forward implements models.Runner.
+func (r *Runner) Forward(b *models.Batch, kv []models.KV) ([]float32, error) {
+	if err := r.check(b, kv); err != nil {
+		return nil, err
+	}
+	// Every sequence's positions are made writable up front; a chunk then
+	// only writes rows and attends to rows written by it or an earlier one.
+	for s, n := range r.count {
+		if n == 0 {
+			continue
+		}
+		if err := kv[s].Append(n); err != nil {
+			for s2 := range s {
+				if r.count[s2] > 0 {
+					kv[s2].Truncate(kv[s2].Len() - r.count[s2])
+				}
+			}
+			return nil, fmt.Errorf("nn: sequence %d: %w", s, err)
+		}
+	}
+	p := &r.p
+	p.KV, p.out, p.rows = kv, &r.logits, 0
+	if len(p.arena) < p.high {
+		p.arena = make([]float32, p.high)
+	}
+	for c := 0; c < b.Len(); c += MaxChunk {
+		e := min(c+MaxChunk, b.Len())
+		p.Tokens, p.Pos, p.Seq, p.want = b.Tokens[c:e], b.Pos[c:e], b.Seq[c:e], b.Logits[c:e]
+		p.off = 0
+		r.arch.Forward(p)
+	}
+	return r.logits[:p.rows*r.vocab], nil
+}
+
+// check validates a batch against its caches: ids in the vocabulary,
+// sequences in range, and each sequence's positions continuing its cache.
+func (r *Runner) check(b *models.Batch, kv []models.KV) error {
+	n := b.Len()
+	if n == 0 {
+		return fmt.Errorf("nn: empty batch")
+	}
+	if len(b.Pos) != n || len(b.Seq) != n || len(b.Logits) != n {
+		return fmt.Errorf("nn: batch of %d tokens with %d positions, %d sequence ids, %d logits flags", n, len(b.Pos), len(b.Seq), len(b.Logits))
+	}
+	if cap(r.count) < len(kv) {
+		r.count = make([]int, len(kv))
+	}
+	r.count = r.count[:len(kv)]
+	clear(r.count)
+	for i, t := range b.Tokens {
+		if t < 0 || t >= r.vocab {
+			return fmt.Errorf("nn: token id %d out of range [0, %d)", t, r.vocab)
+		}
+		s := b.Seq[i]
+		if s < 0 || s >= len(kv) || kv[s] == nil {
+			return fmt.Errorf("nn: token %d names sequence %d of %d", i, s, len(kv))
+		}
+		if want := kv[s].Len() + r.count[s]; b.Pos[i] != want {
+			return fmt.Errorf("nn: token %d of sequence %d is at position %d; the sequence continues at %d", i, s, b.Pos[i], want)
+		}
+		r.count[s]++
+	}
+	for s, c := range r.count {
+		if c > 0 && kv[s].Len()+c > kv[s].Cap() {
+			return fmt.Errorf("nn: %d more positions do not fit sequence %d (%d of %d used)", c, s, kv[s].Len(), kv[s].Cap())
+		}
+	}
+	return nil
+}

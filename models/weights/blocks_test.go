@@ -1,0 +1,103 @@
+package weights
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"chat/models/gguf"
+	"chat/models/kernels"
+)
+
+// TestBlockProducts checks each GGUF block type against float64 sums of the
+// dequantised weights times the activations its kernel sees (Q8_0 or Q8_K
+// dequantised), token by token; a batch gives each token the bits of the
+// token alone; Row is the dequantised row.
+func TestBlockProducts(t *testing.T) {
+	const rows, cols, n = 8, 512, 3
+	r := rand.New(rand.NewPCG(6, 6))
+	x := make([]float32, n*cols)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	for _, typ := range []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
+		raw := randomBlocks(r, typ, rows*cols)
+		m, err := FromGGUF(typ, raw, rows, cols)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Format() != typ.String() {
+			t.Fatalf("%s: format %s", typ, m.Format())
+		}
+		w := make([]float32, rows*cols)
+		if err := gguf.Dequantize(typ, raw, w); err != nil {
+			t.Fatal(err)
+		}
+		var s Scratch
+		out := make([]float32, n*rows)
+		m.Mul(out, x, n, &s)
+		for tok := 0; tok < n; tok++ {
+			xs := x[tok*cols : (tok+1)*cols]
+			xd := make([]float32, cols)
+			if typ == gguf.TypeQ4_0 || typ == gguf.TypeQ5_0 {
+				a := quantizeQ8_0(xs, 1, cols, &Scratch{})
+				for i := range xd {
+					xd[i] = a.d[i/32] * float32(a.q[i])
+				}
+			} else {
+				q, d, sums := make([]int8, cols), make([]float32, cols/256), make([]int16, cols/16)
+				kernels.QuantizeQ8_K(q, d, sums, xs)
+				for i := range xd {
+					xd[i] = d[i/256] * float32(q[i])
+				}
+			}
+			one := make([]float32, rows)
+			m.Mul(one, xs, 1, &s)
+			for row := 0; row < rows; row++ {
+				var want, mag float64
+				for i := 0; i < cols; i++ {
+					p := float64(w[row*cols+i]) * float64(xd[i])
+					want += p
+					mag += math.Abs(p)
+				}
+				if got := float64(out[tok*rows+row]); math.Abs(got-want) > 1e-5*mag || one[row] != out[tok*rows+row] {
+					t.Errorf("%s token %d row %d: %v (alone %v), want %v", typ, tok, row, got, one[row], want)
+				}
+			}
+		}
+		row := make([]float32, cols)
+		m.Row(row, 5)
+		if !slices.Equal(row, w[5*cols:6*cols]) {
+			t.Errorf("%s: row 5 differs", typ)
+		}
+	}
+}
+
+// randomBlocks returns n values' worth of random typ blocks whose f16
+// scales are small and finite.
+func randomBlocks(r *rand.Rand, typ gguf.Type, n int) []byte {
+	bs, bb := typ.BlockSize(), typ.BlockBytes()
+	out := make([]byte, n/bs*bb)
+	for i := range out {
+		out[i] = byte(r.Uint32())
+	}
+	f16 := func(b []byte, v float32) { binary.LittleEndian.PutUint16(b, gguf.F32ToF16(v)) }
+	for b := 0; b < n/bs; b++ {
+		blk := out[b*bb : (b+1)*bb]
+		d := 0.002 + 0.004*r.Float32()
+		switch typ {
+		case gguf.TypeQ4_0:
+			f16(blk, d*8)
+		case gguf.TypeQ5_0:
+			f16(blk, d*4)
+		case gguf.TypeQ4_K, gguf.TypeQ5_K: // d, dmin, then 6-bit scales
+			f16(blk, d)
+			f16(blk[2:], d)
+		case gguf.TypeQ6_K: // ql, qh, int8 scales, d last
+			f16(blk[bb-2:], d/4)
+		}
+	}
+	return out
+}
