@@ -18,3 +18,19 @@ func BenchmarkDequantize(b *testing.B) {
 		})
 	}
 }
+
+func BenchmarkQuantize(b *testing.B) {
+	r := &splitMix{s: 7}
+	x := make([]float32, 1<<16)
+	for i := range x {
+		x[i] = float32(0.02 * r.bell())
+	}
+	for _, typ := range []Type{TypeQ8_0, TypeQ4_0, TypeQ4_1, TypeQ5_0, TypeQ5_1, TypeQ2_K, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K} {
+		b.Run(typ.String(), func(b *testing.B) {
+			b.SetBytes(int64(4 * len(x)))
+			for b.Loop() {
+				Quantize(typ, x)
+			}
+		})
+	}
+}

@@ -21,7 +21,7 @@ var f16Table = sync.OnceValue(func() *[1 << 16]float32 {
 func CanDequantize(t Type) bool {
 	switch t {
 	case TypeF32, TypeF16, TypeBF16, TypeQ8_0, TypeQ4_0, TypeQ4_1, TypeQ5_0, TypeQ5_1,
-		TypeQ4_K, TypeQ5_K, TypeQ6_K:
+		TypeQ2_K, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K:
 		return true
 	}
 	return false
@@ -29,7 +29,9 @@ func CanDequantize(t Type) bool {
 
 // Dequantize converts the blocks in src to len(dst) float32s. len(dst) must
 // be a multiple of the block size and src exactly its encoded size. The
-// formulas are ggml's dequantize_row_* (ggml/src/ggml-quants.c).
+// formulas are ggml's dequantize_row_* (ggml/src/ggml-quants.c); products
+// that are then added to are rounded first (float32(a*b)), as ggml's
+// uncontracted C does, so results are the same on every architecture.
 func Dequantize(t Type, src []byte, dst []float32) error {
 	if !CanDequantize(t) {
 		return fmt.Errorf("gguf: dequantising %s is not supported", t)
@@ -75,6 +77,10 @@ func Dequantize(t Type, src []byte, dst []float32) error {
 			deqQ5_0(blk, y)
 		case TypeQ5_1:
 			deqQ5_1(blk, y)
+		case TypeQ2_K:
+			deqQ2K(blk, y)
+		case TypeQ3_K:
+			deqQ3K(blk, y)
 		case TypeQ4_K:
 			deqQ4K(blk, y)
 		case TypeQ5_K:
@@ -114,8 +120,8 @@ func deqQ4_1(b []byte, y []float32) {
 	d, m := f16at(b, 0), f16at(b, 2)
 	qs := b[4:20]
 	for j := 0; j < 16; j++ {
-		y[j] = float32(qs[j]&0xf)*d + m
-		y[j+16] = float32(qs[j]>>4)*d + m
+		y[j] = float32(float32(qs[j]&0xf)*d) + m
+		y[j+16] = float32(float32(qs[j]>>4)*d) + m
 	}
 }
 
@@ -141,8 +147,48 @@ func deqQ5_1(b []byte, y []float32) {
 	for j := 0; j < 16; j++ {
 		h0 := byte((qh>>j)<<4) & 0x10
 		h1 := byte(qh>>(j+12)) & 0x10
-		y[j] = float32(qs[j]&0xf|h0)*d + m
-		y[j+16] = float32(qs[j]>>4|h1)*d + m
+		y[j] = float32(float32(qs[j]&0xf|h0)*d) + m
+		y[j+16] = float32(float32(qs[j]>>4|h1)*d) + m
+	}
+}
+
+// block_q2_K: scales[16] (4-bit scale low, 4-bit min high); qs[64]; half d,
+// dmin. Sixteen sub-blocks of 16, x = d*sc*q - dmin*m, q the 2-bit levels
+// packed as packQ2 writes them.
+func deqQ2K(b []byte, y []float32) {
+	sc, q := b[0:16], b[16:80]
+	d, dmin := f16at(b, 80), f16at(b, 82)
+	for k := range 16 {
+		// Sub-block k sits in the 32-byte half k/8 of qs, at bytes
+		// 16·(k%2).., bits 2·(k%8/2).
+		qk := q[32*(k/8)+16*(k%2):][:16]
+		shift := 2 * (k % 8 / 2)
+		dl, ml := d*float32(sc[k]&0xf), float32(dmin*float32(sc[k]>>4))
+		for l, v := range qk {
+			y[16*k+l] = float32(dl*float32(v>>shift&3)) - ml
+		}
+	}
+}
+
+// block_q3_K: hmask[32]; qs[64]; scales[12]; half d. Sixteen sub-blocks of
+// 16, x = d*sc*(q-4) with sc from q3Scale and q the 2-bit level plus 4 when
+// the value's hmask bit is set (bit j/32 of hmask[j%32]).
+func deqQ3K(b []byte, y []float32) {
+	hm, q, sc := b[0:32], b[32:96], b[96:108]
+	d := f16at(b, 108)
+	for k := range 16 {
+		off := 32*(k/8) + 16*(k%2)
+		qk := q[off:][:16]
+		shift := 2 * (k % 8 / 2)
+		dl := d * float32(q3Scale(sc, k))
+		for l, v := range qk {
+			j := 16*k + l
+			lv := int(v>>shift&3) - 4
+			if hm[j%32]&(1<<(j/32)) != 0 {
+				lv += 4
+			}
+			y[j] = dl * float32(lv)
+		}
 	}
 }
 
@@ -164,12 +210,12 @@ func deqQ4K(b []byte, y []float32) {
 	is := 0
 	for j := 0; j < QK_K; j += 64 {
 		sc, m := scaleMinK4(is, scales)
-		d1, m1 := d*float32(sc), dmin*float32(m)
+		d1, m1 := d*float32(sc), float32(dmin*float32(m))
 		sc, m = scaleMinK4(is+1, scales)
-		d2, m2 := d*float32(sc), dmin*float32(m)
+		d2, m2 := d*float32(sc), float32(dmin*float32(m))
 		for l := 0; l < 32; l++ {
-			y[j+l] = d1*float32(q[l]&0xf) - m1
-			y[j+32+l] = d2*float32(q[l]>>4) - m2
+			y[j+l] = float32(d1*float32(q[l]&0xf)) - m1
+			y[j+32+l] = float32(d2*float32(q[l]>>4)) - m2
 		}
 		q = q[32:]
 		is += 2
@@ -186,22 +232,22 @@ func deqQ5K(b []byte, y []float32) {
 	u1, u2 := byte(1), byte(2)
 	for j := 0; j < QK_K; j += 64 {
 		sc, m := scaleMinK4(is, scales)
-		d1, m1 := d*float32(sc), dmin*float32(m)
+		d1, m1 := d*float32(sc), float32(dmin*float32(m))
 		sc, m = scaleMinK4(is+1, scales)
-		d2, m2 := d*float32(sc), dmin*float32(m)
+		d2, m2 := d*float32(sc), float32(dmin*float32(m))
 		for l := 0; l < 32; l++ {
 			h := float32(0)
 			if qh[l]&u1 != 0 {
 				h = 16
 			}
-			y[j+l] = d1*(float32(ql[l]&0xf)+h) - m1
+			y[j+l] = float32(d1*(float32(ql[l]&0xf)+h)) - m1
 		}
 		for l := 0; l < 32; l++ {
 			h := float32(0)
 			if qh[l]&u2 != 0 {
 				h = 16
 			}
-			y[j+32+l] = d2*(float32(ql[l]>>4)+h) - m2
+			y[j+32+l] = float32(d2*(float32(ql[l]>>4)+h)) - m2
 		}
 		ql = ql[32:]
 		is += 2

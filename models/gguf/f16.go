@@ -65,3 +65,14 @@ func F32ToF16(f float32) uint16 {
 
 // BF16ToF32 converts bfloat16 bits to float32.
 func BF16ToF32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+
+// F32ToBF16 rounds a float32 to bfloat16 bits, to nearest even with NaN kept
+// quiet, as ggml's GGML_FP32_TO_BF16 does (ggml-impl.h,
+// ggml_compute_fp32_to_bf16).
+func F32ToBF16(f float32) uint16 {
+	u := math.Float32bits(f)
+	if u&0x7fffffff > 0x7f800000 {
+		return uint16(u>>16 | 64)
+	}
+	return uint16((u + 0x7fff + (u >> 16 & 1)) >> 16)
+}

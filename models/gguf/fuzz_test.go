@@ -2,6 +2,11 @@ package gguf
 
 import (
 	"bytes"
+	"encoding/binary"
+	"maps"
+	"math"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -28,6 +33,47 @@ func FuzzOpen(f *testing.F) {
 				if _, err := file.TensorFloat32(ti.Name); err != nil {
 					t.Fatalf("tensor %q: %v", ti.Name, err)
 				}
+			}
+		}
+	})
+}
+
+// FuzzQuantize quantises arbitrary float32s (the input read little-endian,
+// zero-padded to one super-block of 256) to the block type which picks:
+// Quantize must return bytes or an error and never panic; NaN and Inf are
+// always an error, values too large for the format the only other one; and
+// what it accepts dequantises to finite values.
+func FuzzQuantize(f *testing.F) {
+	f.Add(byte(0), floatBytes([]float32{1, -2, 3.5}))
+	f.Add(byte(3), floatBytes([]float32{float32(math.NaN()), 1}))
+	f.Add(byte(6), floatBytes([]float32{1e-40, 3e38, -1e7, 0.5}))
+	f.Add(byte(9), floatBytes([]float32{65504, -65504, 1e-15, 2e-15}))
+	types := slices.Sorted(maps.Keys(blockQuantizers))
+	f.Fuzz(func(t *testing.T, which byte, data []byte) {
+		typ := types[int(which)%len(types)]
+		n := min(len(data)/4, QK_K)
+		x := make([]float32, QK_K)
+		finite := true
+		for i := range n {
+			x[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+			finite = finite && !math.IsNaN(float64(x[i])) && !math.IsInf(float64(x[i]), 0)
+		}
+		q, err := Quantize(typ, x)
+		switch {
+		case !finite && err == nil:
+			t.Fatalf("%s: non-finite input accepted", typ)
+		case err != nil && finite && !strings.Contains(err.Error(), "values up to"):
+			t.Fatalf("%s: %v", typ, err)
+		case err != nil:
+			return
+		}
+		y := make([]float32, len(x))
+		if err := Dequantize(typ, q, y); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range y {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				t.Fatalf("%s: x[%d] = %v dequantised to %v", typ, i, x[i], v)
 			}
 		}
 	})

@@ -9,9 +9,9 @@ import (
 )
 
 // WriteTensor is one tensor for Write. Data holds the values as float32 in
-// ggml order (Dims[0] fastest); Write encodes them as Type (F32, F16 or
-// Q8_0). Raw, when set, is written as-is instead and must already be Type's
-// encoding of the tensor.
+// ggml order (Dims[0] fastest); Write encodes them as Type with Quantize
+// (any type CanQuantize accepts). Raw, when set, is written as-is instead and
+// must already be Type's encoding of the tensor.
 type WriteTensor struct {
 	Name string
 	Dims []int64
@@ -70,7 +70,7 @@ func Write(w io.Writer, meta []KV, tensors []WriteTensor) error {
 			if int64(len(t.Data)) != n {
 				return fmt.Errorf("gguf: tensor %q: %d values for %d elements", t.Name, len(t.Data), n)
 			}
-			if b, err = encode(t.Type, t.Data); err != nil {
+			if b, err = Quantize(t.Type, t.Data); err != nil {
 				return fmt.Errorf("gguf: tensor %q: %w", t.Name, err)
 			}
 		}
@@ -113,26 +113,6 @@ func Write(w io.Writer, meta []KV, tensors []WriteTensor) error {
 		return e.err
 	}
 	return bw.Flush()
-}
-
-func encode(t Type, x []float32) ([]byte, error) {
-	switch t {
-	case TypeF32:
-		b := make([]byte, 4*len(x))
-		for i, v := range x {
-			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
-		}
-		return b, nil
-	case TypeF16:
-		b := make([]byte, 2*len(x))
-		for i, v := range x {
-			binary.LittleEndian.PutUint16(b[2*i:], F32ToF16(v))
-		}
-		return b, nil
-	case TypeQ8_0:
-		return QuantizeQ8_0(x)
-	}
-	return nil, fmt.Errorf("writing %s from float32 is not supported (use Raw)", t)
 }
 
 type encoder struct {
