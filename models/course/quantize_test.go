@@ -105,7 +105,7 @@ func TestQuantizeWeightBytes(t *testing.T) {
 }
 
 // quantFormats are the formats the course models are quantised to in tests.
-var quantFormats = []string{"int8", "int8-a8", "int4-g32", "int4-g64", "int4-g128", "fp8", "q8_0", "f16", "bf16"}
+var quantFormats = []string{"int8", "int8-a8", "int4-g32", "int4-g64", "int4-g128", "fp8", "q8_0", "q4_0", "q5_0", "f16", "bf16"}
 
 // TestQuantizeEqualsDequantizedFloat checks on random weights, for every
 // architecture and format, that the quantized forward computes what a float
@@ -275,7 +275,7 @@ var _ models.Quantizer = (*Model)(nil)
 // activations (so it is close to, not equal to, the dequantised float model).
 func activationsRounded(f string) bool {
 	switch f {
-	case "int8-a8", "q8_0", "f16", "bf16":
+	case "int8-a8", "q8_0", "q4_0", "q5_0", "f16", "bf16":
 		return true
 	}
 	return false

@@ -101,9 +101,6 @@ func Quantize(t Type, x []float32) ([]byte, error) {
 	return out, nil
 }
 
-// QuantizeQ8_0 is Quantize(TypeQ8_0, x), for existing callers.
-func QuantizeQ8_0(x []float32) ([]byte, error) { return Quantize(TypeQ8_0, x) }
-
 // putHalf stores f as f16 at b and reports whether it stayed finite.
 func putHalf(b []byte, f float32) bool {
 	h := F32ToF16(f)

@@ -144,7 +144,7 @@ func TestQuantizeQ8_0Reference(t *testing.T) {
 		x[i] = float32(i-16) * 0.37
 	}
 	x[5] = 0.5 * (16 * 0.37 / 127) // a value on a rounding boundary region
-	b, err := QuantizeQ8_0(x)
+	b, err := Quantize(TypeQ8_0, x)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestQuantizeQ8_0Reference(t *testing.T) {
 	if int8(b[2]) != -127 {
 		t.Errorf("the largest magnitude should map to -127, got %d", int8(b[2]))
 	}
-	zero, _ := QuantizeQ8_0(make([]float32, 32))
+	zero, _ := Quantize(TypeQ8_0, make([]float32, 32))
 	for _, c := range zero {
 		if c != 0 {
 			t.Fatal("all-zero block should encode as zeros")

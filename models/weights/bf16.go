@@ -1,8 +1,6 @@
 package weights
 
 import (
-	"math"
-
 	"chat/models/gguf"
 	"chat/models/kernels"
 )
@@ -16,10 +14,10 @@ type BF16 struct {
 }
 
 func init() {
-	register("bf16", format{ggml: gguf.TypeBF16, isGGML: true, fromFloat: func(w []float32, rows, cols int) (Linear, error) {
+	register("bf16", format{fromFloat: func(w []float32, rows, cols int) (Linear, error) {
 		m := &BF16{rows: rows, cols: cols, w: make([]float32, len(w))}
 		for i, v := range w {
-			m.w[i] = gguf.BF16ToF32(f32ToBF16(v))
+			m.w[i] = gguf.BF16ToF32(gguf.F32ToBF16(v))
 		}
 		return m, nil
 	}})
@@ -43,7 +41,7 @@ func (m *BF16) Mul(out, x []float32, n int, s *Scratch) {
 	checkMul(m, out, x, n)
 	xr := s.floats(n * m.cols)
 	for i, v := range x[:n*m.cols] {
-		xr[i] = gguf.BF16ToF32(f32ToBF16(v))
+		xr[i] = gguf.BF16ToF32(gguf.F32ToBF16(v))
 	}
 	kernels.MatMul(out[:n*m.rows], m.w, xr, m.rows, m.cols, n)
 }
@@ -53,14 +51,4 @@ func (m *BF16) Row(dst []float32, r int) { copy(dst[:m.cols], m.w[r*m.cols:(r+1)
 func (m *BF16) Slice(r0, r1 int) Linear {
 	checkSlice(m, r0, r1)
 	return &BF16{rows: r1 - r0, cols: m.cols, w: m.w[r0*m.cols : r1*m.cols]}
-}
-
-// f32ToBF16 is ggml_compute_fp32_to_bf16: round to nearest even, NaN kept
-// quiet.
-func f32ToBF16(f float32) uint16 {
-	u := math.Float32bits(f)
-	if u&0x7fffffff > 0x7f800000 {
-		return uint16(u>>16 | 64)
-	}
-	return uint16((u + (0x7fff + (u >> 16 & 1))) >> 16)
 }

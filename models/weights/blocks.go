@@ -43,23 +43,25 @@ type quantAct struct {
 // blockKinds maps a GGUF type to its kind; each format file adds itself.
 var blockKinds = map[gguf.Type]*blockKind{}
 
-func registerBlocks(name string, k *blockKind, quantize func([]float32) ([]byte, error)) {
+// registerBlocks adds a block format; it is made from float32 weights by
+// ggml's reference quantiser (gguf.Quantize).
+func registerBlocks(name string, k *blockKind) {
 	blockKinds[k.typ] = k
-	f := format{ggml: k.typ, isGGML: true}
-	f.fromFloat = func(w []float32, rows, cols int) (Linear, error) {
-		if quantize == nil {
-			return nil, errNoQuantizer(name)
-		}
-		if bs := k.typ.BlockSize(); cols%bs != 0 {
-			return nil, &ShapeError{Format: name, Block: bs, Cols: cols}
-		}
-		raw, err := quantize(w)
+	register(name, format{fromFloat: func(w []float32, rows, cols int) (Linear, error) {
+		raw, err := quantizeBlocks(k.typ, w, cols)
 		if err != nil {
 			return nil, err
 		}
 		return &Blocks{rows: rows, cols: cols, raw: raw, k: k}, nil
+	}})
+}
+
+// quantizeBlocks encodes w, rows of cols values, as blocks of t.
+func quantizeBlocks(t gguf.Type, w []float32, cols int) ([]byte, error) {
+	if bs := t.BlockSize(); cols%bs != 0 {
+		return nil, &ShapeError{Format: t.String(), Block: bs, Cols: cols}
 	}
-	register(name, f)
+	return gguf.Quantize(t, w)
 }
 
 func (m *Blocks) Rows() int      { return m.rows }

@@ -15,7 +15,7 @@ type F16 struct {
 }
 
 func init() {
-	register("f16", format{ggml: gguf.TypeF16, isGGML: true, fromFloat: func(w []float32, rows, cols int) (Linear, error) {
+	register("f16", format{fromFloat: func(w []float32, rows, cols int) (Linear, error) {
 		h := make([]uint16, len(w))
 		for i, v := range w {
 			h[i] = gguf.F32ToF16(v)

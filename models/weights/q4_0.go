@@ -16,4 +16,4 @@ var q4_0 = &blockKind{typ: gguf.TypeQ4_0, act: actQ8_0,
 		kernels.MatMulQ4_0(out, w, a.q, a.d, rows, cols, n)
 	}}
 
-func init() { registerBlocks("q4_0", q4_0, nil) }
+func init() { registerBlocks("q4_0", q4_0) }

@@ -17,7 +17,7 @@ var q4_k = &blockKind{typ: gguf.TypeQ4_K, act: actQ8_K,
 		kernels.MatMulQ4_K(out, w, a.q, a.d, a.sums, rows, cols, n)
 	}}
 
-func init() { registerBlocks("q4_k", q4_k, nil) }
+func init() { registerBlocks("q4_k", q4_k) }
 
 // quantizeQ8_K quantises n activation rows to Q8_K super-blocks
 // (quantize_row_q8_K_ref) for the K-quant kernels.

@@ -2,7 +2,6 @@ package weights
 
 import (
 	"encoding/binary"
-	"fmt"
 
 	"chat/models/gguf"
 	"chat/models/kernels"
@@ -22,8 +21,12 @@ type Q5_0 struct {
 }
 
 func init() {
-	register("q5_0", format{ggml: gguf.TypeQ5_0, isGGML: true, fromFloat: func(w []float32, rows, cols int) (Linear, error) {
-		return nil, errNoQuantizer("q5_0")
+	register("q5_0", format{fromFloat: func(w []float32, rows, cols int) (Linear, error) {
+		raw, err := quantizeBlocks(gguf.TypeQ5_0, w, cols)
+		if err != nil {
+			return nil, err
+		}
+		return newQ5_0(raw, rows, cols), nil
 	}})
 }
 
@@ -72,6 +75,3 @@ func (m *Q5_0) Slice(r0, r1 int) Linear {
 	nb := m.cols / 32
 	return &Q5_0{rows: r1 - r0, cols: m.cols, q: m.q[r0*m.cols : r1*m.cols], d: m.d[r0*nb : r1*nb]}
 }
-
-// errNoQuantizer is FromFloat's error for a format without a quantiser.
-func errNoQuantizer(name string) error { return fmt.Errorf("weights: no %s quantiser yet", name) }

@@ -15,4 +15,4 @@ var q5_k = &blockKind{typ: gguf.TypeQ5_K, act: actQ8_K,
 		kernels.MatMulQ5_K(out, w, a.q, a.d, a.sums, rows, cols, n)
 	}}
 
-func init() { registerBlocks("q5_k", q5_k, nil) }
+func init() { registerBlocks("q5_k", q5_k) }

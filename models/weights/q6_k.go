@@ -16,4 +16,4 @@ var q6_k = &blockKind{typ: gguf.TypeQ6_K, act: actQ8_K,
 		kernels.MatMulQ6_K(out, w, a.q, a.d, a.sums, rows, cols, n)
 	}}
 
-func init() { registerBlocks("q6_k", q6_k, nil) }
+func init() { registerBlocks("q6_k", q6_k) }

@@ -17,7 +17,7 @@ var q8_0 = &blockKind{typ: gguf.TypeQ8_0, act: actQ8_0,
 		kernels.MatMulQ8_0Bytes(out, w, a.q, a.d, rows, cols, n)
 	}}
 
-func init() { registerBlocks("q8_0", q8_0, gguf.QuantizeQ8_0) }
+func init() { registerBlocks("q8_0", q8_0) }
 
 // quantizeQ8_0 quantises n activation rows to Q8_0 the way ggml's x86 CPU
 // backend does before a Q8_0, Q4_0 or Q5_0 product (quantize_row_q8_0 in

@@ -54,11 +54,9 @@ type Linear interface {
 }
 
 // format is one entry of the registry: how to make the format from float32
-// rows, and its GGUF type when it has one.
+// rows.
 type format struct {
 	fromFloat func(w []float32, rows, cols int) (Linear, error)
-	ggml      gguf.Type // 0 with ok false: not a GGUF type
-	isGGML    bool
 }
 
 // formats is filled by each format's file.

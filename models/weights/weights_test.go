@@ -317,7 +317,7 @@ func TestFromGGUF(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	const rows, cols = 4, 256
 	w := randMatrix(r, 8, cols)[:rows*cols]
-	raw, _ := gguf.QuantizeQ8_0(w)
+	raw, _ := gguf.Quantize(gguf.TypeQ8_0, w)
 	m, err := FromGGUF(gguf.TypeQ8_0, raw, rows, cols)
 	if err != nil {
 		t.Fatal(err)
