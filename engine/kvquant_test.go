@@ -262,14 +262,14 @@ func TestKVQuantDecodeStepDoesNotAllocate(t *testing.T) {
 // scratch, as a quantized cache hands out its decoded rows.
 type forceCopy struct{ *kvcache.Seq }
 
-func (s forceCopy) BlockK(l, i int, scratch []float32) []float32 {
-	b := s.Seq.BlockK(l, i, nil)
-	return scratch[:copy(scratch, b)]
+func (s forceCopy) Keys(l, i, j int, scratch []float32) ([]float32, int) {
+	b, _ := s.Seq.Keys(l, i, i+1, nil)
+	return scratch[:copy(scratch, b)], 1
 }
 
-func (s forceCopy) BlockV(l, i int, scratch []float32) []float32 {
-	b := s.Seq.BlockV(l, i, nil)
-	return scratch[:copy(scratch, b)]
+func (s forceCopy) Values(l, i, j int, scratch []float32) ([]float32, int) {
+	b, _ := s.Seq.Values(l, i, i+1, nil)
+	return scratch[:copy(scratch, b)], 1
 }
 
 // TestKVQuantPathMatchesFloat: attention over a cache that decodes its

@@ -18,7 +18,7 @@ type KVLayout struct {
 // KV is one sequence's cache as a forward pass sees it. Position p lives in
 // row p%BlockSize() of block p/BlockSize(). How rows are stored (float32,
 // int8, ...) is the cache's business: a forward pass writes float32 rows
-// and reads float32 blocks.
+// and reads float32 runs of blocks.
 type KV interface {
 	// Len is the number of positions written.
 	Len() int
@@ -35,11 +35,14 @@ type KV interface {
 	// WriteRow stores layer l's key row [KDim] and value row [VDim] of
 	// position pos (< Len()). It must not allocate.
 	WriteRow(l, pos int, k, v []float32)
-	// BlockK is layer l's key rows of the i-th block as float32,
-	// [BlockSize][KDim]: the cache's own rows when it stores float32, else
-	// the rows below Len() decoded into scratch (len >= BlockSize·KDim),
-	// which is returned. It must not allocate.
-	BlockK(l, i int, scratch []float32) []float32
-	// BlockV: see BlockK (values, [BlockSize][VDim]).
-	BlockV(l, i int, scratch []float32) []float32
+	// Keys is layer l's key rows of blocks i.. of the sequence as float32:
+	// the cache's own rows of the longest run of blocks i..i+n-1 (n >= 1,
+	// i+n <= j) that lie next to each other in its storage, so one kernel
+	// call reads them all, [n·BlockSize][KDim]; or, when it stores keys in
+	// another form, block i's rows below Len() decoded into scratch (len >=
+	// BlockSize·KDim), n = 1. It returns the rows and n, and must not
+	// allocate.
+	Keys(l, i, j int, scratch []float32) ([]float32, int)
+	// Values: see Keys (values, [n·BlockSize][VDim]).
+	Values(l, i, j int, scratch []float32) ([]float32, int)
 }

@@ -249,5 +249,7 @@ func countTree(t *Tree) int {
 func row(s *kvcache.Seq, l, pos int) (k, v []float32) {
 	lay, bs := s.Pool().Layout(), s.BlockSize()
 	r := pos % bs
-	return s.BlockK(l, pos/bs, nil)[r*lay.KDim : (r+1)*lay.KDim], s.BlockV(l, pos/bs, nil)[r*lay.VDim : (r+1)*lay.VDim]
+	k, _ = s.Keys(l, pos/bs, pos/bs+1, nil)
+	v, _ = s.Values(l, pos/bs, pos/bs+1, nil)
+	return k[r*lay.KDim : (r+1)*lay.KDim], v[r*lay.VDim : (r+1)*lay.VDim]
 }

@@ -173,5 +173,7 @@ func FuzzImport(f *testing.F) {
 func row(s *Seq, l, pos int) (k, v []float32) {
 	bs, kd, vd := s.BlockSize(), s.p.lay.KDim, s.p.lay.VDim
 	r := pos % bs
-	return s.BlockK(l, pos/bs, nil)[r*kd : (r+1)*kd], s.BlockV(l, pos/bs, nil)[r*vd : (r+1)*vd]
+	k, _ = s.Keys(l, pos/bs, pos/bs+1, nil)
+	v, _ = s.Values(l, pos/bs, pos/bs+1, nil)
+	return k[r*kd : (r+1)*kd], v[r*vd : (r+1)*vd]
 }

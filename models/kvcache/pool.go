@@ -121,6 +121,13 @@ func (p *Pool) Copies() int64 { return p.copies }
 // Ref is block b's reference count.
 func (p *Pool) Ref(b int32) int { return int(p.ref[b]) }
 
+// rows is n blocks' rows from block b of one layer's storage (dim floats
+// per position).
+func (p *Pool) rows(layer []float32, b int32, n, dim int) []float32 {
+	w := p.bs * dim
+	return layer[int(b)*w : (int(b)+n)*w : (int(b)+n)*w]
+}
+
 // K and V are layer l's rows of block b: [BlockSize][KDim] and
 // [BlockSize][VDim]; nil for a part stored as Int8 (see KQ, VQ).
 func (p *Pool) K(l int, b int32) []float32 {

@@ -177,31 +177,44 @@ func (s *Seq) WriteRow(l, pos int, k, v []float32) {
 	}
 }
 
-// BlockK is layer l's key rows of the i-th block as float32,
-// [BlockSize][KDim]: the pool's rows when keys are F32, else the block's
-// positions below Len dequantized into scratch (len >= BlockSize·KDim),
-// which is returned. It allocates nothing.
-func (s *Seq) BlockK(l, i int, scratch []float32) []float32 {
+// Keys is layer l's key rows of blocks i.. of the table as float32: the
+// pool's own rows of the longest run of blocks i..i+n-1 (n >= 1, i+n <= j)
+// that lie next to each other in the pool when keys are F32, so attention
+// reads a freshly allocated sequence in one run; else block i's positions
+// below Len dequantized into scratch (len >= BlockSize·KDim), n = 1. It
+// allocates nothing.
+func (s *Seq) Keys(l, i, j int, scratch []float32) ([]float32, int) {
 	p := s.p
-	b := s.table[i]
 	if p.lay.K != Int8 {
-		return p.K(l, b)
+		n := s.run(i, j)
+		return p.rows(p.k[l], s.table[i], n, p.lay.KDim), n
 	}
-	q, sc := p.KQ(l, b)
+	q, sc := p.KQ(l, s.table[i])
 	DequantizeRows(scratch, q, sc, s.rowsIn(i), p.lay.KDim, p.lay.heads())
-	return scratch[:p.bs*p.lay.KDim]
+	return scratch[:p.bs*p.lay.KDim], 1
 }
 
-// BlockV: see BlockK.
-func (s *Seq) BlockV(l, i int, scratch []float32) []float32 {
+// Values: see Keys.
+func (s *Seq) Values(l, i, j int, scratch []float32) ([]float32, int) {
 	p := s.p
-	b := s.table[i]
 	if p.lay.V != Int8 {
-		return p.V(l, b)
+		n := s.run(i, j)
+		return p.rows(p.v[l], s.table[i], n, p.lay.VDim), n
 	}
-	q, sc := p.VQ(l, b)
+	q, sc := p.VQ(l, s.table[i])
 	DequantizeRows(scratch, q, sc, s.rowsIn(i), p.lay.VDim, p.lay.heads())
-	return scratch[:p.bs*p.lay.VDim]
+	return scratch[:p.bs*p.lay.VDim], 1
+}
+
+// run is how many blocks from the i-th of the table (before the j-th) have
+// consecutive ids, so their rows are adjacent in the pool.
+func (s *Seq) run(i, j int) int {
+	j = min(j, len(s.table))
+	n := 1
+	for i+n < j && s.table[i+n] == s.table[i]+int32(n) {
+		n++
+	}
+	return n
 }
 
 // rowsIn is the number of positions below Len in the i-th block.

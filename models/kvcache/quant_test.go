@@ -32,7 +32,7 @@ func bound(scale float32) float64 { return float64(scale)*0.5*(1+1e-5) + 1e-30 }
 
 // TestInt8PoolRoundTrip: rows written to an int8 pool (keys and values, both
 // layers, block boundaries, a partly filled last block) read back through
-// BlockK and BlockV within half a quantization step of what was written;
+// Keys and Values within half a quantization step of what was written;
 // copy-on-write of a shared int8 block keeps both holders' rows; reading and
 // writing allocate nothing.
 func TestInt8PoolRoundTrip(t *testing.T) {
@@ -71,7 +71,7 @@ func TestInt8PoolRoundTrip(t *testing.T) {
 		kb, vb := make([]float32, bs*lay.KDim), make([]float32, bs*lay.VDim)
 		for l := 0; l < lay.Layers; l++ {
 			for i := 0; i*bs < n; i++ {
-				parts := [2][]float32{s.BlockK(l, i, kb), s.BlockV(l, i, vb)}
+				parts := [2][]float32{blockK(s, l, i, kb), blockV(s, l, i, vb)}
 				qs := [2]func(int, int32) ([]int8, []float32){p.KQ, p.VQ}
 				for part, rows := range parts {
 					_, scales := qs[part](l, s.Table()[i])
@@ -108,7 +108,7 @@ func TestInt8PoolRoundTrip(t *testing.T) {
 	check(s, n, "original after the fork's write")
 	check(f, n, "fork")
 	kb := make([]float32, bs*lay.KDim)
-	if got := f.BlockK(0, n/bs, kb)[(n%bs)*lay.KDim]; got != 1000 {
+	if got := blockK(f, 0, n/bs, kb)[(n%bs)*lay.KDim]; got != 1000 {
 		t.Errorf("fork's new row reads %g", got)
 	}
 	f.Free()
@@ -116,8 +116,8 @@ func TestInt8PoolRoundTrip(t *testing.T) {
 	row := want[0][0]
 	if a := testing.AllocsPerRun(100, func() {
 		s.WriteRow(1, 5, row, row)
-		s.BlockK(1, 0, kb)
-		s.BlockV(1, 2, kb)
+		blockK(s, 1, 0, kb)
+		blockV(s, 1, 2, kb)
 	}); a != 0 {
 		t.Errorf("%v allocs per write and read", a)
 	}
@@ -136,7 +136,7 @@ func TestInt8Mixed(t *testing.T) {
 		s.Append(1)
 		x := []float32{0.1, -0.2, 0.3, 0.4, 5, 6, -7, 8.5}
 		s.WriteRow(0, 0, x, x)
-		k, v := s.BlockK(0, 0, make([]float32, 32)), s.BlockV(0, 0, make([]float32, 32))
+		k, v := blockK(s, 0, 0, make([]float32, 32)), blockV(s, 0, 0, make([]float32, 32))
 		exact, approx := k, v
 		if kf == F32 {
 		} else {
@@ -198,4 +198,15 @@ func TestInt8ExportRefused(t *testing.T) {
 	if _, _, err := p.Import(&b, "m", 8); !errors.Is(err, ErrQuantized) {
 		t.Errorf("import: %v", err)
 	}
+}
+
+// blockK and blockV read one block through Keys and Values.
+func blockK(s *Seq, l, i int, scratch []float32) []float32 {
+	k, _ := s.Keys(l, i, i+1, scratch)
+	return k
+}
+
+func blockV(s *Seq, l, i int, scratch []float32) []float32 {
+	v, _ := s.Values(l, i, i+1, scratch)
+	return v
 }

@@ -4,7 +4,7 @@ import "fmt"
 
 // Seq is one sequence: a block table into a pool and a length. Position i
 // lives in row i%BlockSize of block Table()[i/BlockSize]. It implements
-// models.KV (WriteRow, BlockK and BlockV are in quant.go, with the int8
+// models.KV (WriteRow, Keys and Values are in quant.go, with the int8
 // storage they may go through), so a forward pass reads and writes through
 // it.
 type Seq struct {
@@ -88,8 +88,10 @@ func (s *Seq) Truncate(n int) {
 		return
 	}
 	keep := (n + s.p.bs - 1) / s.p.bs
-	for _, b := range s.table[keep:] {
-		s.p.Release(b)
+	// Released last block first: the pool's free list is a stack, so the
+	// next sequence gets them back in ascending order, adjacent in the pool.
+	for i := len(s.table) - 1; i >= keep; i-- {
+		s.p.Release(s.table[i])
 	}
 	s.table = s.table[:keep]
 	s.n = n

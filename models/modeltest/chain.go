@@ -139,6 +139,7 @@ func (r *chainRunner) state(s models.KV, pos int) uint64 {
 	if len(r.scratch) < 2*bs {
 		r.scratch = make([]float32, 2*bs)
 	}
-	k := s.BlockK(0, pos/bs, r.scratch)[2*(pos%bs):]
+	k, _ := s.Keys(0, pos/bs, pos/bs+1, r.scratch)
+	k = k[2*(pos%bs):]
 	return uint64(math.Float32bits(k[0])) | uint64(math.Float32bits(k[1]))<<32
 }

@@ -43,8 +43,9 @@ func (p *Pass) Attend(l int, a *Attention, q, k, v Rows) Rows {
 }
 
 // attendOne is the attention of one query row at position pos of sequence
-// seq over positions lo..pos. Blocks are read once each: every head scores
-// a block's keys while they are in cache, then every head mixes its values.
+// seq over positions lo..pos. The cache is read a run of blocks at a time
+// (models.KV.Keys): every head scores a run's keys while they are in cache,
+// then every head mixes its values.
 func (p *Pass) attendOne(out, q []float32, l int, a *Attention, seq, pos int) {
 	kv := p.KV[seq]
 	lo := 0
@@ -55,18 +56,20 @@ func (p *Pass) attendOne(out, q []float32, l int, a *Attention, seq, pos int) {
 	bs := kv.BlockSize()
 	kw, vw := a.KVHeads*a.DK, a.KVHeads*a.DV
 	if len(p.scores) < a.Heads*n {
-		p.scores = make([]float32, a.Heads*max(n, 256))
+		p.scores = make([]float32, 2*a.Heads*max(n, 256)) // doubling: a long decode grows it rarely
 	}
 	if len(p.kb) < bs*kw || len(p.vb) < bs*vw {
 		p.kb, p.vb = make([]float32, bs*kw), make([]float32, bs*vw)
 	}
-	for b := lo / bs; b*bs <= pos; b++ {
-		kb := kv.BlockK(l, b, p.kb)
+	end := pos/bs + 1 // blocks to read: lo/bs .. end-1
+	for b := lo / bs; b < end; {
+		kb, nb := kv.Keys(l, b, end, p.kb)
 		base := b * bs
-		t0, t1 := max(lo, base), min(pos+1, base+bs)
+		t0, t1 := max(lo, base), min(pos+1, base+nb*bs)
 		for h := 0; h < a.Heads; h++ {
 			kernels.AttnScores(p.scores[h*n+t0-lo:], q[h*a.DK:(h+1)*a.DK], kb[(t0-base)*kw+a.KVHead(h)*a.DK:], kw, t1-t0, a.Scale)
 		}
+		b += nb
 	}
 	for h := 0; h < a.Heads; h++ {
 		sc := p.scores[h*n : (h+1)*n]
@@ -76,13 +79,14 @@ func (p *Pass) attendOne(out, q []float32, l int, a *Attention, seq, pos int) {
 		kernels.Softmax(sc)
 		clear(out[h*a.DV : (h+1)*a.DV])
 	}
-	for b := lo / bs; b*bs <= pos; b++ {
-		vb := kv.BlockV(l, b, p.vb)
+	for b := lo / bs; b < end; {
+		vb, nb := kv.Values(l, b, end, p.vb)
 		base := b * bs
-		t0, t1 := max(lo, base), min(pos+1, base+bs)
+		t0, t1 := max(lo, base), min(pos+1, base+nb*bs)
 		for h := 0; h < a.Heads; h++ {
 			kernels.AttnMixAdd(out[h*a.DV:(h+1)*a.DV], p.scores[h*n+t0-lo:], vb[(t0-base)*vw+a.KVHead(h)*a.DV:], vw, t1-t0)
 		}
+		b += nb
 	}
 }
 
