@@ -135,7 +135,7 @@ func newFlagSet(stderr io.Writer) (*Config, *flag.FlagSet) {
 	fs.BoolVar(&c.NoPrefixCache, "no-prefix-cache", false, "do not reuse cached KV across turns (prefill every prompt in full)")
 	fs.StringVar(&c.KVQuantK, "kv-quant-k", "f32", "KV cache key storage: f32, or int8 (a scale per position and head; more context per MB)")
 	fs.StringVar(&c.KVQuantV, "kv-quant-v", "f32", "KV cache value storage: f32, or int8 (a scale per position and head; more context per MB)")
-	fs.StringVar(&c.Quant, "quant", "", "weight format for course checkpoints: f32, int8 (the course's), int4-g32|g64|g128, fp8")
+	fs.StringVar(&c.Quant, "quant", "", "weight format to run in, made from float weights (a course checkpoint, a GGUF f32/f16/bf16 file): f32, int8 (the course's), int8-a8, int4-g32|g64|g128, fp8, q8_0, q4_0, q5_0, q4_k, q5_k, q6_k, f16, bf16")
 	fs.StringVar(&c.Draft, "draft", "", "draft model for speculative decoding (same tokenizer as --model)")
 	fs.StringVar(&c.Spec, "spec", "", "speculative decoding: off, draft, ngram (from the reply so far) or lookup (copy from the prompt)")
 	fs.IntVar(&c.DraftK, "draft-k", 4, "guesses per speculative round (1-16)")
@@ -192,9 +192,6 @@ func (c *Config) finish() error {
 		if q.v != "" && q.v != "f32" && q.v != "int8" {
 			return fmt.Errorf("%s %q: want f32 or int8", q.flag, q.v)
 		}
-	}
-	if c.NoPrefixCache && (c.KVQuantK == "int8" || c.KVQuantV == "int8") {
-		return errors.New("--kv-quant-k/--kv-quant-v int8 need the paged KV cache; drop --no-prefix-cache")
 	}
 	if c.DraftK < 1 || c.DraftK > 16 {
 		return fmt.Errorf("--draft-k must be 1 to 16, got %d", c.DraftK)

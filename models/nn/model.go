@@ -52,7 +52,8 @@ func (m *Model) Arch() Arch { return m.arch }
 // "keep": embeddings and, as the course's quantize_int8 leaves it, the
 // output layer) are re-encoded in format, from their dequantised values. A
 // matrix whose rows are not a whole number of the format's blocks stays as
-// it is, as llama-quantize falls back for such tensors. The copy holds no
+// it is, as llama-quantize falls back for such tensors (an error when that
+// is every matrix). The copy holds no
 // reference to m's re-encoded matrices, so dropping m frees them.
 func (m *Model) Quantize(format string) (models.Model, error) { return m.Convert(format) }
 
@@ -64,16 +65,22 @@ func (m *Model) Convert(format string) (*Model, error) {
 	if format == m.info.Quant {
 		return m, nil
 	}
+	var kept, done int
+	var shape *weights.ShapeError
 	arch, err := convert(m.arch, func(l weights.Linear) (weights.Linear, error) {
 		c, err := weights.Convert(l, format)
-		var shape *weights.ShapeError
 		if errors.As(err, &shape) {
+			kept++
 			return l, nil
 		}
+		done++
 		return c, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m.info.Name, err)
+	}
+	if done == 0 && kept > 0 {
+		return nil, fmt.Errorf("%s: no matrix can be %s: %w", m.info.Name, format, shape)
 	}
 	info := m.info
 	info.Quant = format

@@ -1,0 +1,116 @@
+package nn
+
+import (
+	"strings"
+	"testing"
+
+	"chat/models"
+	"chat/models/weights"
+)
+
+// echo is an Arch whose logits row for a token is its position in every
+// column, with the scratch arena exercised.
+type echo struct{ out weights.Linear }
+
+func (e *echo) Forward(p *Pass) {
+	x := p.Alloc(3)
+	for i := range p.Tokens {
+		x.Row(i)[0] = float32(p.Pos[i])
+	}
+	h := p.Wanted(x)
+	p.Logits(e.out, h)
+}
+
+// ones is a [vocab][3] matrix that copies column 0 of its input.
+type ones struct{ rows int }
+
+func (o ones) Rows() int      { return o.rows }
+func (o ones) Cols() int      { return 3 }
+func (o ones) Format() string { return "test" }
+func (o ones) Bytes() int64   { return 0 }
+func (o ones) Mul(out, x []float32, n int, _ *weights.Scratch) {
+	for t := 0; t < n; t++ {
+		for r := 0; r < o.rows; r++ {
+			out[t*o.rows+r] = x[t*3]
+		}
+	}
+}
+func (o ones) Row(dst []float32, r int)        {}
+func (o ones) Slice(r0, r1 int) weights.Linear { return o }
+
+// kv is a KV that counts positions only.
+type kv struct{ n, cap int }
+
+func (k *kv) Len() int       { return k.n }
+func (k *kv) Cap() int       { return k.cap }
+func (k *kv) BlockSize() int { return 4 }
+func (k *kv) Append(n int) error {
+	k.n += n
+	return nil
+}
+func (k *kv) Truncate(n int)                                   { k.n = min(k.n, n) }
+func (k *kv) WriteRow(l, pos int, a, b []float32)              {}
+func (k *kv) Keys(l, i, j int, s []float32) ([]float32, int)   { return nil, 1 }
+func (k *kv) Values(l, i, j int, s []float32) ([]float32, int) { return nil, 1 }
+
+// TestRunnerBatches: a batch longer than MaxChunk runs in chunks and
+// returns the wanted rows in batch order; bad batches are refused without
+// touching any cache; a steady decode step allocates nothing.
+func TestRunnerBatches(t *testing.T) {
+	r := NewRunner(&echo{out: ones{2}}, 2)
+	a, b := &kv{cap: 500}, &kv{n: 5, cap: 500}
+	var batch models.Batch
+	for i := 0; i < 150; i++ {
+		batch.Add(0, i, 1, i%50 == 49)
+	}
+	batch.Add(1, 5, 1, true)
+	out, err := r.Forward(&batch, []models.KV{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float32{49, 49, 99, 99, 149, 149, 5, 5}
+	if len(out) != len(want) || a.Len() != 150 || b.Len() != 6 {
+		t.Fatalf("logits %v, lens %d %d", out, a.Len(), b.Len())
+	}
+	for i := range want {
+		if out[i] != want[i] {
+			t.Fatalf("logits %v, want %v", out, want)
+		}
+	}
+	for name, c := range map[string]struct {
+		b    models.Batch
+		want string
+	}{
+		"gap":       {models.Batch{Tokens: []int{1}, Pos: []int{7}, Seq: []int{1}, Logits: []bool{true}}, "continues at 6"},
+		"bad id":    {models.Batch{Tokens: []int{2}, Pos: []int{150}, Seq: []int{0}, Logits: []bool{true}}, "out of range"},
+		"bad seq":   {models.Batch{Tokens: []int{1}, Pos: []int{0}, Seq: []int{2}, Logits: []bool{true}}, "sequence 2"},
+		"too long":  {models.Batch{Tokens: make([]int, 400), Pos: seqPos(150, 400), Seq: make([]int, 400), Logits: make([]bool, 400)}, "do not fit"},
+		"short pos": {models.Batch{Tokens: []int{1, 1}, Pos: []int{150}, Seq: []int{0, 0}, Logits: []bool{true, true}}, "positions"},
+	} {
+		if _, err := r.Forward(&c.b, []models.KV{a, b}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v", name, err)
+		}
+		if a.Len() != 150 || b.Len() != 6 {
+			t.Fatalf("%s changed a cache: %d %d", name, a.Len(), b.Len())
+		}
+	}
+	one := models.Batch{}
+	one.Add(0, 150, 1, true)
+	kvs := []models.KV{a, b}
+	if n := testing.AllocsPerRun(20, func() {
+		a.n = 150
+		if _, err := r.Forward(&one, kvs); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("a decode step allocates %v times", n)
+	}
+}
+
+func seqPos(from, n int) []int {
+	p := make([]int, n)
+	for i := range p {
+		p[i] = from + i
+	}
+	return p
+}
