@@ -42,6 +42,7 @@ type Request struct {
 	MaxTokens int            // budget of new tokens (> 0), stop ids included
 	Sampler   sampler.Params // initial knobs
 	StopIDs   []int          // stop when one is sampled (not emitted as text, not in Result.IDs); e.g. the EOT
+	Stop      []string       // stop where one of these texts appears; the text is cut before it (stopstr.go)
 	// OnText is optional: it is called from the engine goroutine with each
 	// new piece of text (headless printing). Generation waits for it, and it
 	// must not call Reply.Wait or Engine.Close (they wait for the engine).
@@ -177,6 +178,9 @@ func newEngine(m models.Model, o Options) *Engine {
 		}
 		e.window = e.st.Cap()
 		if c := e.info.ContextLength; c > 0 && c < e.window {
+			e.window = c
+		}
+		if c := o.Context; c > 0 && c < e.window {
 			e.window = c
 		}
 		switch {

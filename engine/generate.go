@@ -19,8 +19,9 @@ type gen struct {
 	stopID int
 	err    error
 
-	spec    *specRun // nil: plain decoding
-	pending bool     // speculating: the last id of e.ctx is not in the cache yet
+	spec    *specRun  // nil: plain decoding
+	pending bool      // speculating: the last id of e.ctx is not in the cache yet
+	stop    *stopText // Request.Stop (stopstr.go); nil without stop strings
 }
 
 // generate runs one reply to the end.
@@ -46,6 +47,7 @@ func (e *Engine) begin(r *Reply) *gen {
 		piece:  make([]byte, 0, 64),
 		stopID: -1,
 		stats:  Stats{PromptTokens: len(req.Prompt), KVCap: e.window},
+		stop:   newStopText(req.Stop),
 	}
 	e.smp.SetParams(req.Sampler)
 	e.smp.Reset(req.Sampler.Seed)
@@ -135,7 +137,12 @@ func (e *Engine) put(g *gen, id int) bool {
 	}
 	g.ids = append(g.ids, id)
 	g.piece = e.dec.Append(g.piece[:0], e.tok.TokenBytes(id))
+	hit := g.stop.cut(&g.piece)
 	e.emit(g)
+	if hit {
+		g.reason = ReasonStopString
+		return false
+	}
 
 	switch {
 	case g.stats.GenTokens >= r.req.MaxTokens:
@@ -160,6 +167,10 @@ func (e *Engine) emit(g *gen) {
 // end flushes the detokenizer and builds the Result.
 func (e *Engine) end(g *gen) Result {
 	g.piece = e.dec.Flush(g.piece[:0])
+	if g.stop.cut(&g.piece) {
+		g.reason = ReasonStopString
+	}
+	g.piece = g.stop.flush(g.piece)
 	e.finishCache()
 	e.kvStats(&g.stats)
 	e.emit(g)

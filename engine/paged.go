@@ -55,6 +55,8 @@ type Options struct {
 	// block smaller, so KVMem buys more of them; it needs the paged cache
 	// and the KV file export/import refuses it.
 	KVQuantK, KVQuantV string
+	// Context caps the window generation sees (0: the model's context).
+	Context int
 }
 
 // DefaultKVMem is the pool budget when Options.KVMem is 0: 256 MiB, or 16
