@@ -28,7 +28,7 @@ func TestInt8FreesFloatWeights(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(m, Options{Mode: "raw", MaxTokens: 4, Sampler: sampler.Params{Greedy: true}, Reload: reload})
+	s, err := New(m, Options{Settings: testSettings("raw", 4, sampler.Params{Greedy: true}), Open: func(string) (models.Model, error) { return reload() }})
 	if err != nil {
 		t.Fatal(err)
 	}
