@@ -236,9 +236,9 @@ func cmdHelp(*Session, string) (string, error) {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "%-22s %s", strings.TrimSpace(c.name+" "+c.args), c.help)
+		fmt.Fprintf(&b, "%-22s  %s", strings.TrimSpace(c.name+" "+c.args), c.help)
 	}
-	b.WriteString("\n//TEXT                 send TEXT starting with one /")
+	b.WriteString("\n//TEXT                  send TEXT starting with one /")
 	return b.String(), nil
 }
 

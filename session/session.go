@@ -142,7 +142,7 @@ func (s *Session) Close() {
 func (s *Session) Info() Info {
 	mi := s.model.Info()
 	return Info{Model: mi.Name, Arch: mi.Arch, Quant: mi.Quant, Params: mi.Params,
-		ContextLength: s.eng.Window(), Mode: s.vals.Mode, System: s.vals.System}
+		ContextLength: s.eng.Window(), Mode: s.vals.Mode, System: s.vals.System, Draft: s.DraftName()}
 }
 
 // Messages returns the finished turns, with the system prompt where it was

@@ -86,4 +86,5 @@ type Info struct {
 	ContextLength int
 	Mode          string // "chat" (template, stops on EOT) or "raw" (plain continuation)
 	System        string // the system prompt, "" for none
+	Draft         string // the draft model's name, "" for none
 }
