@@ -190,12 +190,13 @@ func TestSystemPromptSetMidChatStaysInPlace(t *testing.T) {
 func TestResumeRestoresEverySetting(t *testing.T) {
 	m := sharedModel(t)
 	s, st := stored(t, m, 12)
-	for _, set := range [][2]string{{"quant", "int8"}, {"draft_k", "6"}, {"spec", "ngram"}, {"stop", "The end"}, {"seed", "random"}, {"top_k", "9"}} {
+	for _, set := range [][2]string{{"quant", "int8"}, {"draft_k", "6"}, {"spec", "ngram"}, {"stop", "The end"}, {"seed", "random"}, {"top_k", "3"}} {
 		if _, err := s.Set(set[0], set[1]); err != nil {
 			t.Fatal(err)
 		}
 	}
 	turn(t, s, "Tell me a story about a cat.")
+	s.Set("top_k", "9") // after the last reply: saved too
 	s2 := storedIn(t, m, st, 50)
 	if err := s2.Resume(); err != nil {
 		t.Fatal(err)

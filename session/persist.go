@@ -182,6 +182,8 @@ func (s *Session) restore(r *store.Record) {
 		msgs = append(msgs, Message{Role: Role(m.Role), Content: m.Content, Time: m.Time})
 	}
 	s.msgs, s.ctxStart, s.last = msgs, 0, engine.Result{}
+	s.restoring = true
+	defer func() { s.restoring = false }()
 	if r.Settings != nil {
 		s.restoreSettings(r.Settings)
 	} else { // a file from before the settings map

@@ -66,6 +66,7 @@ type Session struct {
 	lastIDs   []int // prompt ids of the last request
 	notices   []string
 	saved     persist // the saved-session side (persist.go)
+	restoring bool    // a saved session's settings are being applied: no autosave
 }
 
 // DefaultMode is the mode a model opens in: chat for a checkpoint whose

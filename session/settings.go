@@ -30,6 +30,13 @@ func (s *Session) Settings() settings.Values {
 // threads) cannot change here.
 func (s *Session) Apply(v settings.Values) error {
 	cur := s.Settings()
+	defer func() {
+		// A saved conversation keeps its settings as they are now, not
+		// only as they were at its last reply.
+		if s.reply == nil && !s.restoring && len(s.msgs) > 0 && s.persistedChanged(cur) {
+			s.autosave()
+		}
+	}()
 	if err := v.Sampler.Validate(); err != nil {
 		return err
 	}
@@ -74,6 +81,18 @@ func (s *Session) Apply(v settings.Values) error {
 		}
 	}
 	return nil
+}
+
+// persistedChanged reports whether a setting a session keeps differs from
+// old.
+func (s *Session) persistedChanged(old settings.Values) bool {
+	now := s.Settings()
+	for _, st := range settings.All() {
+		if st.Persist && st.Format(&old) != st.Format(&now) {
+			return true
+		}
+	}
+	return false
 }
 
 // Set is /set NAME VALUE: the value is read by the setting's own rule (the

@@ -147,16 +147,17 @@ func (s *Session) DraftName() string {
 	return s.draft.Info().Name
 }
 
-// Status tells the UI what is going on besides generating: after a weight
-// switch, the next turn prefills the whole conversation again.
+// Status tells the UI what is going on besides generating, in a few words
+// (it is the panel's state): after a weight or model switch, the next turn
+// prefills the whole conversation again.
 func (s *Session) Status() string {
 	if !s.reprefill {
 		return ""
 	}
 	if s.reply != nil {
-		return "re-prefilling the conversation for the " + s.Quant() + " weights"
+		return "re-prefilling (" + s.Quant() + ")"
 	}
-	return "weights now " + s.Quant() + ": the next turn re-prefills the conversation"
+	return "re-prefill pending"
 }
 
 // specStats are the speculation counters of a reply.

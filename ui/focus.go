@@ -38,6 +38,9 @@ type layer interface {
 // push opens l on top of the stack (one layer of a kind at a time: opening
 // it again brings it to the top).
 func (m *model) push(l layer) {
+	if m.note.kind != noteErr {
+		m.clearNote() // the user moved on; the layer's hint takes the line
+	}
 	m.pop(func(x layer) bool { return sameKind(x, l) })
 	m.focus = append(m.focus, l)
 	m.sizeLayers()

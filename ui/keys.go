@@ -30,6 +30,7 @@ func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
 	if act == "quit" {
 		if m.busy {
 			m.stop()
+			m.quitHint = true
 			m.setNotice("stopping the reply (the text so far is kept) · "+m.keys.first("quit")+" again on an idle prompt quits", false)
 			return nil
 		}

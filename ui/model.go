@@ -34,6 +34,7 @@ type model struct {
 	sawBusy    bool // the backend has reported this reply as busy at least once
 	quietPolls int  // polls since Send that said neither Busy nor Done
 	stopping   bool // Stop was asked for and Done has not come yet
+	quitHint   bool // the quit key stopped the reply: say it quits on the idle prompt
 	state      string
 	stats      session.Stats
 	vals       settings.Values // the backend's settings, reread after every change

@@ -269,7 +269,7 @@ func TestCtrlCStopsThenQuits(t *testing.T) {
 		}
 	}
 	poll(m)
-	if m.busy || !strings.Contains(m.View().Content, "Once upon a time") || !strings.Contains(m.note.text, "again on an idle prompt quits") {
+	if m.busy || !strings.Contains(m.View().Content, "Once upon a time") || !strings.Contains(m.note.text, "stopped; the text so far is kept · Ctrl+C again quits") {
 		t.Fatalf("after Ctrl+C: busy %v, notice %q\n%s", m.busy, m.note.text, m.View().Content)
 	}
 	if msgs := f.Messages(); len(msgs) != 2 || msgs[1].Content != "Once upon a time" {

@@ -147,3 +147,16 @@ func TestPanelOverlayAndTokenCount(t *testing.T) {
 		t.Fatalf("no token count:\n%s", c)
 	}
 }
+
+// Turns that no longer fit the context stay on screen, dimmed, with a line
+// after the last of them saying the model does not see them.
+func TestDroppedTurnsAreMarked(t *testing.T) {
+	f := newFake().withHistory(2)
+	f.msgs[0].Dropped, f.msgs[1].Dropped = true, true
+	m := New(f, Options{Width: 100, Height: 30, Plain: true})
+	c := m.View().Content
+	cut, q1 := strings.Index(c, "the model no longer sees the messages above"), strings.Index(c, "Question 1")
+	if cut < 0 || q1 < cut || strings.Index(c, "Answer 0") > cut {
+		t.Fatalf("the cut is not marked after the dropped turn:\n%s", c)
+	}
+}

@@ -62,7 +62,7 @@ func (m *model) showNote(s string, k noteKind) {
 	m.setNoteRows()
 	if len(m.note.rows) > maxNoteRows {
 		m.push(newPane(m.mark(k) + s))
-		m.note.text = firstLine(s)
+		m.note.text, m.note.kind = firstLine(s), k
 		m.setNoteRows()
 		m.note.rows = append(m.note.rows[:min(len(m.note.rows), maxNoteRows-1)], "  (in full above · Esc closes)")
 	}

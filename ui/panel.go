@@ -113,8 +113,9 @@ func (m *model) panelLines(w, h int) []string {
 	}
 	title := func(s string) string { return " " + st.r(st.title, s) }
 	ls := []string{stat("state", m.styledState()), "", title("Sampler")}
+	def := settings.Defaults(v.Mode)
 	for _, s := range settings.All() {
-		if s.Label == "" {
+		if s.Label == "" || !s.Always && s.Format(&v) == s.Format(&def) {
 			continue
 		}
 		keys := ""
@@ -140,10 +141,11 @@ func (m *model) panelLines(w, h int) []string {
 		stat("reused", fmt.Sprintf("%d tok", s.ReusedTokens)),
 	)
 	if kv := s.KV; kv.Blocks > 0 {
-		ls = append(ls,
-			stat("KV pool", fmt.Sprintf("%d/%d blk", kv.Used, kv.Blocks)),
-			stat("KV k/v", kvFormats(kv.FormatK, kv.FormatV)),
-			stat("cache hit", fmt.Sprintf("%.0f%% (%d evicted)", 100*kv.HitRate, kv.Evictions)))
+		ls = append(ls, stat("KV pool", fmt.Sprintf("%d/%d blk", kv.Used, kv.Blocks)))
+		if f := kvFormats(kv.FormatK, kv.FormatV); f != "f32/f32" {
+			ls = append(ls, stat("KV k/v", f))
+		}
+		ls = append(ls, stat("cache hit", fmt.Sprintf("%.0f%% (%d evicted)", 100*kv.HitRate, kv.Evictions)))
 	}
 	ls = append(ls,
 		"", title("Speed"),

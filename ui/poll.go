@@ -87,9 +87,14 @@ func (m *model) finish(u session.Update) {
 		// the answer was cut off.
 		m.addNotice(fmt.Sprintf("the reply reached max_tokens (%d); /set max_tokens N allows longer ones", m.b.Settings().MaxTokens), false)
 	}
-	if u.Reason == "stopped" && m.note.text == "" {
-		m.setInfo("stopped; the text so far is kept")
+	if u.Reason == "stopped" {
+		msg := "stopped; the text so far is kept"
+		if m.quitHint {
+			msg += " · " + m.keys.first("quit") + " again quits"
+		}
+		m.setInfo(msg)
 	}
+	m.quitHint = false
 	if u.Err != nil {
 		m.addNotice(u.Err.Error(), true)
 	} else if u.Reason == "error" {

@@ -101,6 +101,8 @@ type Setting struct {
 	Ladder []float64
 	Keys   []Key
 	Label  string // short name in the panel ("" = not in the panel's list)
+	// Always: the panel shows it even at its default (others only when set).
+	Always bool
 	Help   string
 	// Persist: a saved session keeps it and resume restores it.
 	Persist bool
@@ -312,8 +314,27 @@ func (s *Setting) SetText(v *Values, text string) error {
 	return nil
 }
 
+// SetFormatted puts a value Format wrote (a saved session's) in v.
+func (s *Setting) SetFormatted(v *Values, text string) error {
+	if s.Kind != List {
+		return s.SetText(v, text)
+	}
+	var list []string
+	for rest := strings.TrimSpace(text); rest != ""; rest = strings.TrimSpace(rest) {
+		q, err := strconv.QuotedPrefix(rest)
+		if err != nil {
+			return &Error{s.Name, fmt.Sprintf("must be quoted texts, got %q", text)}
+		}
+		t, _ := strconv.Unquote(q)
+		list = append(list, t)
+		rest = rest[len(q):]
+	}
+	s.set(v, list)
+	return nil
+}
+
 // Format writes s's value in v as text that Parse reads back (the config
-// file and saved sessions use it).
+// file and saved sessions use it; a List reads back with SetFormatted).
 func (s *Setting) Format(v *Values) string { return s.format(s.get(v)) }
 
 func (s *Setting) format(x any) string {

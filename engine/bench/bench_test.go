@@ -18,7 +18,7 @@ func TestRunEmbedded(t *testing.T) {
 	if r.Engine != "chat" || r.PromptTokens != 16 || r.GenTokens != 8 || r.PPTokS <= 0 || r.TGTokS <= 0 {
 		t.Errorf("result %+v", r)
 	}
-	if _, err := Run(m, Fallback, 1, 250, 10); err == nil {
+	if _, err := Run(m, Fallback, 1, m.Info().ContextLength-6, 10); err == nil {
 		t.Error("a run longer than the context should fail")
 	}
 }
