@@ -304,3 +304,16 @@ func equalKeys(a, b map[string][]string) bool {
 	}
 	return true
 }
+
+// Any file gives settings or one error naming the file, never a panic.
+func FuzzConfigFile(f *testing.F) {
+	f.Add([]byte(fileBody))
+	f.Add([]byte("[sampler]\ntop_p = 2\nstop = [\"a\", 3]\n[keys]\nsend = [\"ctrl+\"]"))
+	f.Add([]byte("max_tokens = 1e9\nseed = \"random\"\nmodel = 3"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, _ := newFlagSet()
+		if err := c.readFile("fuzz.toml", data); err != nil && !strings.HasPrefix(err.Error(), "fuzz.toml") {
+			t.Fatalf("error without the file name: %v", err)
+		}
+	})
+}

@@ -67,6 +67,11 @@ func (c *Config) loadFile(path string, must bool) error {
 		return fmt.Errorf("config file: %w", err)
 	}
 	c.File = path
+	return c.readFile(path, data)
+}
+
+// readFile applies the contents of the config file at path.
+func (c *Config) readFile(path string, data []byte) error {
 	var f map[string]any
 	if err := toml.Unmarshal(data, &f); err != nil {
 		return fileError(path, err)

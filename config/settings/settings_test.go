@@ -142,3 +142,26 @@ func TestParse(t *testing.T) {
 	}
 	_ = math.Inf
 }
+
+// Any text for any setting is a value its own rule accepts (and reads back
+// the same) or an Error naming the setting; never a panic.
+func FuzzSetText(f *testing.F) {
+	for _, seed := range []string{"0.5", "-1", "random", "on", `"\n\n"`, "int8", "1e309", "NaN", "", "none"} {
+		f.Add(uint8(0), seed)
+	}
+	f.Fuzz(func(t *testing.T, which uint8, text string) {
+		s := All()[int(which)%len(All())]
+		v := Defaults("chat")
+		err := s.SetText(&v, text)
+		if err != nil {
+			if e, ok := err.(*Error); !ok || e.Setting != s.Name {
+				t.Fatalf("%s %q: error %v does not name the setting", s.Name, text, err)
+			}
+			return
+		}
+		var back Values
+		if s.Kind != List && s.Kind != Text && s.SetFormatted(&back, s.Format(&v)) != nil {
+			t.Fatalf("%s %q: %q does not read back", s.Name, text, s.Format(&v))
+		}
+	})
+}
