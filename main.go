@@ -13,8 +13,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
 
 	"chat/config"
+	"chat/config/settings"
 	"chat/engine"
 	"chat/engine/bench"
 	"chat/engine/speculative"
@@ -31,30 +35,49 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
+// isTerminal reports whether f is a terminal (a variable for the tests).
+var isTerminal = func(f any) bool {
+	file, ok := f.(*os.File)
+	return ok && term.IsTerminal(file.Fd())
+}
+
+// maxPrompt bounds a prompt read from stdin or -f: far more than any context
+// this app runs, and small enough to hold.
+const maxPrompt = 16 << 20
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "bench" {
 		return benchCmd(args[1:], stdout, stderr)
 	}
 	if len(args) > 0 && args[0] == "quant-report" {
 		return quantReportCmd(args[1:], stdout, stderr)
 	}
-	cfg, err := config.Parse(args, stderr)
+	cfg, err := config.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
+		config.WriteUsage(stderr)
 		return 0
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "chat:", err)
 		return 2
 	}
-	if cfg.PrintConfig {
+	switch {
+	case cfg.Version:
+		fmt.Fprintln(stdout, version())
+		return 0
+	case cfg.PrintConfig:
 		cfg.WriteTOML(stdout)
 		return 0
-	}
-	if cfg.ListSessions {
+	case cfg.ListSessions:
 		return listSessions(stdout, stderr)
+	}
+	headless, err := readPrompt(cfg, stdin, stdout)
+	if err != nil {
+		fmt.Fprintln(stderr, "chat:", err)
+		return 2
 	}
 	if cfg.Threads > 0 {
 		kernels.SetThreads(cfg.Threads)
@@ -67,29 +90,35 @@ func run(args []string, stdout, stderr io.Writer) int {
 	mode := cfg.Mode
 	if mode == "" {
 		mode = session.DefaultMode(m)
+		if headless && cfg.Prompt == "" {
+			mode = "raw" // an empty prompt continues from the start of a text, as llama.cpp does
+		}
 	}
+	cfg.Mode = mode
 	cfg.ApplyModeDefaults(mode)
-	opts := session.Options{Mode: mode, System: cfg.System, MaxTokens: cfg.Tokens, Sampler: cfg.Sampler,
-		Quant: cfg.Quant, Reload: func() (models.Model, error) { return openModel(cfg.Model) },
-		Engine: engine.Options{KVMem: int64(cfg.KVMem) << 20, NoPrefixCache: cfg.NoPrefixCache,
-			KVQuantK: cfg.KVQuantK, KVQuantV: cfg.KVQuantV}}
-	if opts.Speculation, err = speculation(cfg); err != nil {
-		fmt.Fprintln(stderr, "chat:", err)
-		return 1
+	if headless && cfg.Prompt == "" && mode == "chat" {
+		fmt.Fprintln(stderr, "chat: chat mode needs a message: give one, or drop --chat to continue from the start of a text")
+		return 2
+	}
+	opts := session.Options{Settings: cfg.Values, DraftPath: cfg.Draft, ModelPath: cfg.Model, Open: openModel}
+	if cfg.Model == "" {
+		opts.ModelIdentity = store.IdentityOf(embedded.Model)
+	}
+	if cfg.Draft != "" {
+		if opts.Draft, err = load.Open(cfg.Draft); err != nil {
+			fmt.Fprintln(stderr, "chat: draft model:", err)
+			return 1
+		}
 	}
 	// The TUI saves every conversation; a headless run only when it
 	// continues a saved one.
-	if cfg.Prompt == "" || cfg.Resume || cfg.Continue != "" {
+	if !headless || cfg.Resume || cfg.Continue != "" {
 		if opts.Store, err = openStore(); err != nil {
 			fmt.Fprintln(stderr, "chat:", err, "(conversations will not be saved)")
 		}
-		opts.ModelPath = cfg.Model
-		if cfg.Model == "" {
-			opts.ModelIdentity = store.IdentityOf(embedded.Model)
-		}
 	}
-	if cfg.Prompt != "" {
-		return headless(m, cfg, opts, stdout, stderr)
+	if headless {
+		return runHeadless(m, cfg, opts, stdout, stderr)
 	}
 	s, err := startSession(m, cfg, opts)
 	if err != nil {
@@ -102,6 +131,73 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// readPrompt settles whether this is a headless run and its prompt:
+// --prompt (even ""), -f FILE, or stdin when it is not a terminal. Without
+// any, the TUI needs a terminal.
+func readPrompt(cfg *config.Config, stdin io.Reader, stdout io.Writer) (headless bool, err error) {
+	switch {
+	case cfg.Given["prompt"]:
+		return true, nil
+	case cfg.PromptFile != "":
+		f, err := os.Open(cfg.PromptFile)
+		if err != nil {
+			return false, fmt.Errorf("prompt file: %w", err)
+		}
+		defer f.Close()
+		cfg.Prompt, err = readAll(f, "prompt file "+cfg.PromptFile)
+		return true, err
+	case !isTerminal(stdin):
+		cfg.Prompt, err = readAll(stdin, "the prompt on stdin")
+		if err == nil && strings.TrimSpace(cfg.Prompt) == "" {
+			err = errors.New("no prompt on stdin (it is not a terminal, so the prompt is read from it): give one with --prompt TEXT or -f FILE")
+		}
+		return true, err
+	case cfg.JSON:
+		return false, errors.New("--json prints a headless reply: give the prompt with --prompt TEXT, -f FILE or on stdin")
+	case !isTerminal(stdout):
+		return false, errors.New("the chat TUI needs a terminal; use --prompt TEXT (or -f FILE, or the prompt on stdin) for a reply on stdout")
+	}
+	return false, nil
+}
+
+// readAll reads a prompt of at most maxPrompt bytes.
+func readAll(r io.Reader, what string) (string, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxPrompt+1))
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
+	if len(b) > maxPrompt {
+		return "", fmt.Errorf("%s is over %d MB", what, maxPrompt>>20)
+	}
+	return strings.TrimSuffix(string(b), "\n"), nil
+}
+
+// version is the module version and VCS revision the binary was built from.
+func version() string {
+	v, rev, dirty := "(devel)", "", false
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+	}
+	out := "chat " + v
+	if rev != "" {
+		out += " " + rev[:min(12, len(rev))]
+		if dirty {
+			out += "+dirty"
+		}
+	}
+	return out + " " + runtime.Version()
 }
 
 // startSession starts the conversation, continuing a saved one when
@@ -130,9 +226,9 @@ func openModel(path string) (models.Model, error) {
 	return load.OpenProgress(path, bar.Update)
 }
 
-// headless prints the reply to one prompt (or one JSON line) and exits: the
-// scripting twin of the course's generate_text.py / chat.py --prompt.
-func headless(m models.Model, cfg *config.Config, opts session.Options, stdout, stderr io.Writer) int {
+// runHeadless prints the reply to one prompt (or one JSON line) and exits:
+// the scripting twin of the course's generate_text.py / chat.py --prompt.
+func runHeadless(m models.Model, cfg *config.Config, opts session.Options, stdout, stderr io.Writer) int {
 	if !cfg.JSON {
 		opts.OnText = func(s string) { io.WriteString(stdout, s) }
 	}
@@ -155,21 +251,25 @@ func headless(m models.Model, cfg *config.Config, opts session.Options, stdout, 
 		fmt.Fprintln(stderr, "\nchat:", res.Err)
 		return 1
 	}
+	st := res.Stats
+	if cfg.Verbose {
+		fmt.Fprintln(stderr, timingSummary(res.Reason, st, s.LastSeed()))
+	}
 	if !cfg.JSON {
 		fmt.Fprintln(stdout)
 		return 0
 	}
-	st := res.Stats
 	out := struct {
 		Model     any    `json:"model"`
 		PromptIDs []int  `json:"prompt_ids"`
 		IDs       []int  `json:"ids"`
 		Text      string `json:"text"`
 		Reason    string `json:"reason"`
+		Seed      uint64 `json:"seed"`
 		Stats     any    `json:"stats"`
 	}{map[string]any{"name": info.Model, "arch": info.Arch, "quant": s.Quant(), "params": info.Params,
 		"context_length": info.ContextLength, "mode": info.Mode},
-		s.LastPrompt(), res.IDs, res.Text, res.Reason, map[string]any{
+		s.LastPrompt(), res.IDs, res.Text, res.Reason, s.LastSeed(), map[string]any{
 			"prompt_tokens": st.PromptTokens, "reused_tokens": st.ReusedTokens, "gen_tokens": st.GenTokens,
 			"prefill_tok_s": st.PrefillTokS, "decode_tok_s": st.DecodeTokS, "ttft_ms": float64(st.TTFT.Microseconds()) / 1000,
 			"kv_used": st.KVUsed, "kv_cap": st.KVCap, "quant": s.Quant(),
@@ -188,6 +288,26 @@ func headless(m models.Model, cfg *config.Config, opts session.Options, stdout, 
 	return 0
 }
 
+// timingSummary is --verbose's line: prefill, decode, time to first token,
+// why the reply ended and the seed that reproduces it.
+func timingSummary(reason string, st engine.Stats, seed uint64) string {
+	prefilled := st.PromptTokens - st.ReusedTokens
+	pre := fmt.Sprintf("prefill %d tokens (%d reused)", prefilled, st.ReusedTokens)
+	if st.PrefillTokS > 0 && prefilled >= 8 {
+		pre += fmt.Sprintf(" at %.0f tok/s", st.PrefillTokS)
+	}
+	dec := fmt.Sprintf("decode %d tokens", st.GenTokens)
+	if st.DecodeTokS > 0 {
+		dec += fmt.Sprintf(" at %.1f tok/s", st.DecodeTokS)
+	}
+	sp := ""
+	if st.Spec.Method != speculative.Off {
+		sp = fmt.Sprintf(" · spec %s %.0f%% accepted, %.2f tokens/pass", st.Spec.Method, 100*st.Spec.AcceptanceRate(), st.Spec.TokensPerPass())
+	}
+	return fmt.Sprintf("chat: %s · %s · time to first token %.1f ms · ended: %s · seed %d%s",
+		pre, dec, float64(st.TTFT.Microseconds())/1000, reason, seed, sp)
+}
+
 func openStore() (*store.Store, error) {
 	dir, err := store.DefaultDir()
 	if err != nil {
@@ -197,8 +317,8 @@ func openStore() (*store.Store, error) {
 }
 
 // resume continues the saved conversation --resume or --continue names. It
-// brings its own system prompt, mode and sampler; the flags typed on this
-// command line still win over them.
+// brings the settings it kept; the settings typed on this command line
+// still win over them.
 func resume(s *session.Session, cfg *config.Config) error {
 	var err error
 	switch {
@@ -209,22 +329,19 @@ func resume(s *session.Session, cfg *config.Config) error {
 	default:
 		return nil
 	}
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("%w (see chat --sessions)", err)
+	}
 	if err != nil {
 		return err
 	}
-	s.SetSampler(cfg.GivenSampler(s.Sampler()))
-	if cfg.Given["system"] {
-		s.SetSystem(cfg.System)
-	}
-	if cfg.Given["n"] {
-		if err := s.SetMaxTokens(cfg.Tokens); err != nil {
-			return err
+	v := s.Settings()
+	for _, st := range settings.All() {
+		if st.Persist && cfg.Given[st.Name] {
+			st.Put(&v, st.Get(&cfg.Values))
 		}
 	}
-	if cfg.Given["raw"] || cfg.Given["chat"] {
-		return s.SetMode(cfg.Mode)
-	}
-	return nil
+	return s.Apply(v)
 }
 
 // listSessions is chat --sessions.
@@ -308,26 +425,6 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 	b, _ := json.Marshal(r)
 	fmt.Fprintln(stdout, string(b))
 	return 0
-}
-
-// speculation turns --draft, --spec and --draft-k into the engine's setting.
-func speculation(cfg *config.Config) (speculative.Config, error) {
-	c := speculative.Config{K: cfg.DraftK}
-	if cfg.Draft != "" {
-		d, err := load.Open(cfg.Draft)
-		if err != nil {
-			return c, fmt.Errorf("draft model: %w", err)
-		}
-		c.Draft, c.Method = d, speculative.Draft
-	}
-	if cfg.Spec != "" {
-		m, err := speculative.ParseMethod(cfg.Spec)
-		if err != nil {
-			return c, err
-		}
-		c.Method = m
-	}
-	return c, nil
 }
 
 // quantReportCmd prints, for each weight format, bytes, logit cosine and

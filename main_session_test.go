@@ -92,7 +92,7 @@ func TestResumeContinueSessions(t *testing.T) {
 		t.Errorf("--continue: exit %d %q, %+v", code, stderr, got.Sampler)
 	}
 	code, _, stderr = runCLI("--continue", "dogs", "--prompt", "x")
-	if code != 1 || !strings.Contains(stderr, "no such session") {
+	if code != 1 || !strings.Contains(stderr, "no such session") || !strings.Contains(stderr, "(see chat --sessions)") || strings.Contains(stderr, "/sessions") {
 		t.Errorf("--continue unknown: exit %d, %q", code, stderr)
 	}
 	// A plain headless run saves nothing.

@@ -12,8 +12,13 @@ import (
 )
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
+	return runStdin("", args...)
+}
+
+// runStdin runs chat with text on stdin (not a terminal).
+func runStdin(in string, args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
-	code = run(args, &out, &errb)
+	code = run(args, strings.NewReader(in), &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -23,7 +28,7 @@ func TestBadInput(t *testing.T) {
 	junk := filepath.Join(dir, "junk.pt")
 	os.WriteFile(junk, []byte("this is not a model"), 0o644)
 	trunc := filepath.Join(dir, "trunc.pt")
-	if b, err := os.ReadFile(filepath.Join("models", "embedded", "student-chat.pt")); err == nil {
+	if b, err := os.ReadFile(filepath.Join("models", "embedded", "student-chat-1k.pt")); err == nil {
 		os.WriteFile(trunc, b[:len(b)/2], 0o644)
 	}
 	cases := []struct {
@@ -31,12 +36,13 @@ func TestBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"--no-such-flag"}, "no-such-flag"},
-		{[]string{"stray"}, "unexpected argument"},
+		{[]string{"a.pt", "stray"}, "unexpected argument"},
+		{[]string{"stray.pt", "--prompt", "x"}, "stray.pt"},
 		{[]string{"--model", filepath.Join(dir, "missing.pt"), "--prompt", "x"}, "no such file"},
 		{[]string{"--model", dir, "--prompt", "x"}, "is a directory"},
 		{[]string{"--model", junk, "--prompt", "x"}, "neither a PyTorch zip checkpoint nor a GGUF file"},
 		{[]string{"--model", trunc, "--prompt", "x"}, "trunc.pt"},
-		{[]string{"-n", "-3", "--prompt", "x"}, "-n must be positive"},
+		{[]string{"-n", "-3", "--prompt", "x"}, "max_tokens must be between 1 and 1048576, got -3 (-n)"},
 		{[]string{"--raw", "--chat"}, "exclude"},
 	}
 	for _, c := range cases {
@@ -47,10 +53,23 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-func TestHelp(t *testing.T) {
+// Bug 7: -h left out bench, quant-report and int8-a8; there was no
+// --version; an unknown flag printed the error, 60 lines of usage and the
+// error again.
+func TestHelpVersionAndFlagErrors(t *testing.T) {
 	code, _, stderr := runCLI("-h")
-	if code != 0 || !strings.Contains(stderr, "--model") || !strings.Contains(stderr, "Sampler order") {
-		t.Errorf("-h: exit %d, %q", code, stderr)
+	for _, want := range []string{"--model", "Sampler order", "chat bench", "chat quant-report", "int8-a8", "--version", "--stop", "--ctx-size"} {
+		if code != 0 || !strings.Contains(stderr, want) {
+			t.Errorf("-h: exit %d, lacks %q", code, want)
+		}
+	}
+	code, stdout, _ := runCLI("--version")
+	if code != 0 || !strings.HasPrefix(stdout, "chat ") {
+		t.Errorf("--version: exit %d, %q", code, stdout)
+	}
+	code, _, stderr = runCLI("--no-such-flag")
+	if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "unknown flag --no-such-flag (see chat -h)") {
+		t.Errorf("unknown flag: exit %d, %q; want one line", code, stderr)
 	}
 }
 
@@ -60,8 +79,60 @@ func TestHeadlessEmbedded(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if want := "Once upon a time, there was a little cat named Tom."; !strings.HasPrefix(stdout, want) {
+	if want := "Once upon a time, there was a little girl named Lily."; !strings.HasPrefix(stdout, want) {
 		t.Errorf("stdout %q, want prefix %q", stdout, want)
+	}
+}
+
+// Bug 4: --prompt "" opened the TUI, and without a terminal the error was
+// bubbletea's "could not open TTY". An empty prompt continues from the
+// start of a text; stdin that is not a terminal is the prompt; -f FILE
+// reads one; and without any, the message says what to do.
+func TestPromptSources(t *testing.T) {
+	code, stdout, stderr := runCLI("--prompt", "", "-n", "8", "--json")
+	var out struct {
+		PromptIDs []int  `json:"prompt_ids"`
+		IDs       []int  `json:"ids"`
+		Seed      uint64 `json:"seed"`
+	}
+	if code != 0 || json.Unmarshal([]byte(stdout), &out) != nil || !intsEqual(out.PromptIDs, []int{4095}) || len(out.IDs) != 8 {
+		t.Errorf(`--prompt "": exit %d, %q, %q`, code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "raw mode") {
+		t.Errorf(`--prompt "" is not a raw continuation: %q`, stderr)
+	}
+	if code, _, stderr := runCLI("--prompt", "", "--chat"); code != 2 || !strings.Contains(stderr, "chat mode needs a message") {
+		t.Errorf(`--chat --prompt "": exit %d, %q`, code, stderr)
+	}
+	want := "Once upon a time, there was a little girl named Lily."
+	code, stdout, stderr = runStdin("Tell me a story about a cat.\n", "-n", "14", "--greedy")
+	if code != 0 || !strings.HasPrefix(stdout, want) {
+		t.Errorf("prompt on stdin: exit %d, %q, %q", code, stdout, stderr)
+	}
+	file := filepath.Join(t.TempDir(), "prompt.txt")
+	os.WriteFile(file, []byte("Tell me a story about a cat."), 0o644)
+	if code, stdout, stderr := runCLI("-f", file, "-n", "14", "--greedy"); code != 0 || !strings.HasPrefix(stdout, want) {
+		t.Errorf("-f: exit %d, %q, %q", code, stdout, stderr)
+	}
+	if code, _, stderr := runStdin(" \n", "--json"); code != 2 || !strings.Contains(stderr, "no prompt on stdin") {
+		t.Errorf("empty stdin: exit %d, %q", code, stderr)
+	}
+	isTerm := isTerminal
+	defer func() { isTerminal = isTerm }()
+	isTerminal = func(f any) bool { _, ok := f.(*strings.Reader); return ok } // stdin is a terminal, stdout is not
+	if code, _, stderr := runCLI(); code != 2 || !strings.Contains(stderr, "the chat TUI needs a terminal; use --prompt TEXT") {
+		t.Errorf("no terminal: exit %d, %q", code, stderr)
+	}
+	if code, _, stderr := runCLI("--json"); code != 2 || !strings.Contains(stderr, "--json prints a headless reply") {
+		t.Errorf("--json without a prompt: exit %d, %q", code, stderr)
+	}
+}
+
+// --verbose prints a plain-text timing summary on stderr.
+func TestVerbose(t *testing.T) {
+	code, _, stderr := runCLI("--prompt", "Tell me a story.", "-n", "5", "--verbose", "--seed", "3")
+	if code != 0 || !strings.Contains(stderr, "prefill") || !strings.Contains(stderr, "decode 5 tokens") || !strings.Contains(stderr, "seed 3") {
+		t.Errorf("--verbose: exit %d, %q", code, stderr)
 	}
 }
 

@@ -1,7 +1,9 @@
 // Package config turns the config file and command-line flags into the
 // settings the app runs with: built-in defaults < the config file
-// (file.go) < flags. It knows nothing about models or the engine; main wires
-// the result up.
+// (file.go) < flags. The knobs themselves, and how each validates, are
+// declared once in config/settings; this package only reads them from the
+// command line and the file. It knows nothing about models or the engine;
+// main wires the result up.
 package config
 
 import (
@@ -9,70 +11,83 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
+	"chat/config/settings"
 	"chat/engine/sampler"
 )
 
 // Config is the effective settings of one run.
 type Config struct {
-	Model  string // model file; "" means the embedded default
-	Prompt string // headless: generate a reply to this and exit
-	Tokens int    // reply budget (-n); 0 means the mode's default
-	JSON   bool   // headless: print one JSON line
-	Mode   string // "chat", "raw" or "" (chosen from the checkpoint)
-	System string // system prompt for chat mode
+	settings.Values
 
-	Sampler sampler.Params
-	// SamplerSet names the sampler flags given explicitly, so that a mode's
-	// defaults apply only to the knobs the user did not set.
-	SamplerSet map[string]bool
+	// Set names the settings the file or a flag gave, so that a mode's
+	// defaults apply only to the others.
+	Set map[string]bool
+	// Given names the settings and flags given on the command line: they
+	// also override what a resumed session brings.
+	Given map[string]bool
 
-	Threads int // compute threads; 0 means all cores
+	Model      string // model file; "" means the embedded default
+	Draft      string // draft model file for speculative decoding
+	Prompt     string // headless: generate a reply to this and exit (Given["prompt"] tells "" from none)
+	PromptFile string // -f: read the prompt from this file
+	JSON       bool   // headless: print one JSON line
+	Verbose    bool   // headless: a timing summary on stderr
 
-	KVMem         int    // KV block pool budget in MB; 0 means the engine's default
-	NoPrefixCache bool   // prefill every prompt in full (for A/B comparisons)
-	KVQuantK      string // KV cache key storage: "" or "f32", or "int8"
-	KVQuantV      string // KV cache value storage: "" or "f32", or "int8"
-
-	Quant  string // weight format: "" (as loaded), "f32", "int8", "int4-g32", "int4-g64", "int4-g128", "fp8"
-	Draft  string // draft model file for speculative decoding
-	Spec   string // speculative decoding: "off", "draft", "ngram", "lookup" ("" = draft when --draft is given)
-	DraftK int    // guesses per speculative round
-
-	File  string              // the config file that was read, "" for none
-	Theme string              // "auto", "dark" or "light"
-	Keys  map[string][]string // TUI action → keys (KeyActions; DefaultKeys merged with the file's [keys])
+	File string              // the config file that was read, "" for none
+	Keys map[string][]string // TUI action → keys (settings.DefaultKeys merged with the file's [keys])
 
 	Resume       bool   // --resume: continue the latest saved session
 	Continue     string // --continue ID: continue this saved session (id, name or number)
 	ListSessions bool   // --sessions: list saved sessions and exit
 	PrintConfig  bool   // --print-config: print the effective settings as TOML and exit
+	Version      bool   // --version
 
-	// Given names the flags given on the command line: they also override
-	// the settings a resumed session brings.
-	Given map[string]bool
-
-	rawFlag, chatFlag bool // --raw, --chat: they override the file's mode
+	rawFlag, chatFlag bool            // --raw, --chat: shorthands for --mode
+	listFlag          map[string]bool // list settings a flag has given (the first one replaces the file's)
+	flagErr           error           // the last value a setting's flag refused,
+	flagErrAt         string          // and the flag
 }
 
-// Usage is printed for -h and after a flag error.
+// Usage is printed for -h, before the flags.
 const Usage = `chat: talk to small GPT/Llama-style models in the terminal.
 
 Usage:
-  chat [--model FILE] [flags]                 open the chat TUI (the embedded model without --model)
-  chat --model FILE --prompt TEXT [flags]     print a reply and exit (headless)
-  chat --resume | --continue ID               continue a saved conversation
-  chat --sessions                             list saved conversations
-  chat --print-config                         print the effective settings as TOML
+  chat [MODEL] [flags]                    open the chat TUI (the embedded model without MODEL)
+  chat [MODEL] --prompt TEXT [flags]      print a reply and exit (headless; also -f FILE or text on stdin)
+  chat --resume | --continue ID           continue a saved conversation
+  chat --sessions                         list saved conversations
+  chat --print-config                     print the effective settings as TOML
+  chat bench --model M [--threads T --gen N --prompt-tokens P --quant F]
+                                          prefill and decode speed as one JSON line
+  chat quant-report --model M [--text FILE] [--json]
+                                          weight bytes, logit cosine, top-1 agreement and loss per weight format
 
+MODEL is a course checkpoint (.pt) or a GGUF file (--model FILE says the same).
 Defaults come from $XDG_CONFIG_HOME/chat/config.toml (~/.config/chat/config.toml)
 when it exists; flags override it. Conversations are saved in
 $XDG_DATA_HOME/chat/sessions (~/.local/share/chat/sessions).
-
-Flags:
 `
+
+// otherFlags are the flags that are not settings, with their help; the
+// settings' flags come from the settings table.
+var otherFlags = []struct{ name, arg, help string }{
+	{"model", "FILE", "model file: a course checkpoint (.pt) or a GGUF file (also the first argument)"},
+	{"prompt", "TEXT", "headless: generate for this prompt, print the result and exit (\"\" continues from the start of a text)"},
+	{"f", "FILE", "headless: read the prompt from FILE"},
+	{"json", "", "headless: print one JSON line with prompt ids, ids, text, seed and stats"},
+	{"verbose", "", "headless: print a timing summary on stderr"},
+	{"raw", "", "raw completion mode: continue the text, no chat template (--mode raw)"},
+	{"chat", "", "chat mode: the chat template, stop at end of turn (--mode chat)"},
+	{"draft", "FILE", "draft model for speculative decoding (same tokenizer as the model)"},
+	{"config", "FILE", "config file (default $XDG_CONFIG_HOME/chat/config.toml; \"\" reads none)"},
+	{"resume", "", "continue the latest saved conversation"},
+	{"continue", "ID", "continue the saved conversation with this id, name or number (see --sessions)"},
+	{"sessions", "", "list saved conversations and exit"},
+	{"print-config", "", "print the effective settings (config file + flags) as TOML and exit"},
+	{"version", "", "print the version and exit"},
+}
 
 // Parse reads the config file and args (without the program name). It
 // returns flag.ErrHelp for -h.
@@ -80,19 +95,37 @@ Flags:
 // The flags are parsed twice: once to find --config and catch bad flags,
 // then, after the file has been applied, again over it, so that only the
 // flags actually given override the file.
-func Parse(args []string, stderr io.Writer) (*Config, error) {
-	first, fs := newFlagSet(stderr)
-	if err := fs.Parse(args); err != nil {
+func Parse(args []string) (*Config, error) {
+	first, fs := newFlagSet()
+	pos, err := parseFlags(fs, args, first)
+	if err != nil {
 		return nil, err
 	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q (flags start with --; see chat -h)", fs.Arg(0))
-	}
 	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	fs.Visit(func(f *flag.Flag) {
+		if s := settings.Lookup(f.Name); s != nil && f.Name != "raw" && f.Name != "chat" {
+			given[s.Name] = true
+		} else {
+			given[f.Name] = true
+		}
+	})
+	if given["raw"] || given["chat"] {
+		given["mode"] = true
+	}
+	model := ""
+	switch len(pos) {
+	case 0:
+	case 1:
+		if given["model"] {
+			return nil, fmt.Errorf("the model is given twice: --model %s and %s", first.Model, pos[0])
+		}
+		model = pos[0]
+	default:
+		return nil, fmt.Errorf("unexpected argument %q: give one model file, and quote a prompt (--prompt \"...\")", pos[1])
+	}
 
-	c, fs := newFlagSet(io.Discard)
-	c.SamplerSet, c.Given, c.Theme, c.Keys = map[string]bool{}, given, "auto", DefaultKeys()
+	c, fs := newFlagSet()
+	c.Given = given
 	path, must := first.File, given["config"]
 	if !must {
 		path = DefaultFile()
@@ -102,11 +135,14 @@ func Parse(args []string, stderr io.Writer) (*Config, error) {
 			return nil, err
 		}
 	}
-	if err := fs.Parse(args); err != nil {
+	if _, err := parseFlags(fs, args, c); err != nil {
 		return nil, err
 	}
+	if model != "" {
+		c.Model = model
+	}
 	for name := range given {
-		c.SamplerSet[name] = true
+		c.Set[name] = true
 	}
 	if err := c.finish(); err != nil {
 		return nil, err
@@ -114,57 +150,159 @@ func Parse(args []string, stderr io.Writer) (*Config, error) {
 	return c, nil
 }
 
-// newFlagSet defines the flags on a new Config, which gets the built-in
-// defaults.
-func newFlagSet(stderr io.Writer) (*Config, *flag.FlagSet) {
-	c := &Config{}
-	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, Usage)
-		fs.PrintDefaults()
-		fmt.Fprintf(stderr, "\nSampler order: %s\n", strings.Join(sampler.Order(), " → "))
+// parseFlags parses args into c's flag set and returns the arguments that
+// are not flags (the model file), which may come before, between or after
+// the flags. A value a setting refuses is reported in the setting's own
+// words (settings.Error), as /set and the config file report it.
+func parseFlags(fs *flag.FlagSet, args []string, c *Config) ([]string, error) {
+	var pos []string
+	for {
+		err := fs.Parse(args)
+		if err != nil {
+			return nil, flagError(err, c)
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
 	}
-	fs.StringVar(&c.Model, "model", "", "model file: a course checkpoint (.pt) or a GGUF file")
-	fs.StringVar(&c.Prompt, "prompt", "", "headless: generate for this prompt, print the result and exit")
-	fs.IntVar(&c.Tokens, "n", 0, "maximum new tokens (default 256 in chat mode, 100 in raw mode)")
-	fs.BoolVar(&c.JSON, "json", false, "headless: print one JSON line with prompt ids, ids, text and stats")
-	fs.StringVar(&c.System, "system", "", "system prompt (chat mode)")
-	fs.IntVar(&c.Threads, "threads", 0, "compute threads (default: all cores)")
-	fs.IntVar(&c.KVMem, "kv-mem", 0, "KV block pool budget in MB (default: 256 MB or 16 context windows, whichever is smaller)")
-	fs.BoolVar(&c.NoPrefixCache, "no-prefix-cache", false, "do not reuse cached KV across turns (prefill every prompt in full)")
-	fs.StringVar(&c.KVQuantK, "kv-quant-k", "f32", "KV cache key storage: f32, or int8 (a scale per position and head; more context per MB)")
-	fs.StringVar(&c.KVQuantV, "kv-quant-v", "f32", "KV cache value storage: f32, or int8 (a scale per position and head; more context per MB)")
-	fs.StringVar(&c.Quant, "quant", "", "weight format to run in, made from float weights (a course checkpoint, a GGUF f32/f16/bf16 file): f32, int8 (the course's), int8-a8, int4-g32|g64|g128, fp8, q8_0, q4_0, q5_0, q4_k, q5_k, q6_k, f16, bf16")
-	fs.StringVar(&c.Draft, "draft", "", "draft model for speculative decoding (same tokenizer as --model)")
-	fs.StringVar(&c.Spec, "spec", "", "speculative decoding: off, draft, ngram (from the reply so far) or lookup (copy from the prompt)")
-	fs.IntVar(&c.DraftK, "draft-k", 4, "guesses per speculative round (1-16)")
-	fs.StringVar(&c.File, "config", "", "config file (default $XDG_CONFIG_HOME/chat/config.toml; \"\" reads none)")
-	fs.StringVar(&c.Theme, "theme", "auto", "colours: auto, dark or light")
-	fs.BoolVar(&c.Resume, "resume", false, "continue the latest saved conversation")
-	fs.StringVar(&c.Continue, "continue", "", "continue the saved conversation with this id, name or number (see --sessions)")
-	fs.BoolVar(&c.ListSessions, "sessions", false, "list saved conversations and exit")
-	fs.BoolVar(&c.PrintConfig, "print-config", false, "print the effective settings (config file + flags) as TOML and exit")
-	fs.BoolVar(&c.rawFlag, "raw", false, "raw completion mode: continue the text, no chat template")
-	fs.BoolVar(&c.chatFlag, "chat", false, "chat mode: the chat template, stop at end of turn (default for chat-tuned checkpoints)")
+}
 
-	p := &c.Sampler
-	fs.BoolVar(&p.Greedy, "greedy", false, "greedy decoding (argmax); other sampler knobs are ignored")
-	fs.Float64Var(&p.Temperature, "temperature", 0.8, "sampling temperature (0 divides by 1e-6, as the course does; use --greedy for argmax)")
-	fs.IntVar(&p.TopK, "top-k", 0, "keep the k most likely tokens (0 = off; raw mode defaults to 50 like the course's generate_text.py)")
-	fs.Float64Var(&p.TopP, "top-p", 0, "nucleus sampling threshold (off unless 0<p<1; chat mode defaults to 0.95 like the course's chat.py)")
-	fs.Float64Var(&p.MinP, "min-p", 0, "drop tokens less likely than min-p × the most likely (off unless 0<m<1)")
-	fs.Float64Var(&p.RepeatPenalty, "repeat-penalty", 0, "repetition penalty (1 or 0 = off)")
-	fs.Float64Var(&p.FrequencyPenalty, "frequency-penalty", 0, "frequency penalty (0 = off)")
-	fs.Float64Var(&p.PresencePenalty, "presence-penalty", 0, "presence penalty (0 = off)")
-	fs.Uint64Var(&p.Seed, "seed", 1, "random seed; the same seed, model and prompt give the same text")
+func flagError(err error, c *Config) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	var se *settings.Error
+	if errors.As(c.flagErr, &se) {
+		return fmt.Errorf("%w (%s)", c.flagErr, c.flagErrAt)
+	}
+	msg := err.Error()
+	if strings.HasPrefix(msg, "flag provided but not defined: -") {
+		name := strings.TrimPrefix(msg, "flag provided but not defined: -")
+		msg = "unknown flag --" + name
+		if s := settings.Lookup(name); s == nil {
+			if near := settings.Suggest(name, settings.Flag); near != "" {
+				msg += " (did you mean --" + settings.Lookup(near).FlagName() + "?)"
+			}
+		}
+	}
+	return fmt.Errorf("%s (see chat -h)", msg)
+}
+
+// newFlagSet defines the flags on a new Config with the built-in defaults.
+func newFlagSet() (*Config, *flag.FlagSet) {
+	c := &Config{Values: settings.Defaults(""), Set: map[string]bool{}, Given: map[string]bool{},
+		Keys: settings.DefaultKeys(), listFlag: map[string]bool{}}
+	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.StringVar(&c.Model, "model", "", "")
+	fs.StringVar(&c.Prompt, "prompt", "", "")
+	fs.StringVar(&c.PromptFile, "f", "", "")
+	fs.BoolVar(&c.JSON, "json", false, "")
+	fs.BoolVar(&c.Verbose, "verbose", false, "")
+	fs.BoolVar(&c.rawFlag, "raw", false, "")
+	fs.BoolVar(&c.chatFlag, "chat", false, "")
+	fs.StringVar(&c.Draft, "draft", "", "")
+	fs.StringVar(&c.File, "config", "", "")
+	fs.BoolVar(&c.Resume, "resume", false, "")
+	fs.StringVar(&c.Continue, "continue", "", "")
+	fs.BoolVar(&c.ListSessions, "sessions", false, "")
+	fs.BoolVar(&c.PrintConfig, "print-config", false, "")
+	fs.BoolVar(&c.Version, "version", false, "")
+	for _, s := range settings.All() {
+		if s.Where&settings.Flag == 0 {
+			continue
+		}
+		fn := func(text string) error {
+			if s.Kind == settings.List && !c.listFlag[s.Name] {
+				c.listFlag[s.Name] = true
+				s.Put(&c.Values, []string(nil)) // flags replace the file's list
+			}
+			err := s.SetText(&c.Values, text)
+			if err != nil {
+				c.flagErr, c.flagErrAt = err, s.Dashed()
+			}
+			return err
+		}
+		if s.Kind == settings.Bool {
+			fs.BoolFunc(s.FlagName(), "", fn)
+		} else {
+			fs.Func(s.FlagName(), "", fn)
+		}
+	}
 	return c, fs
 }
 
-// finish settles the mode and checks the values the flags allow but that
-// mean nothing.
+// WriteUsage prints -h: the usage, every flag with its default, and the
+// sampler order.
+func WriteUsage(w io.Writer) {
+	var b strings.Builder
+	b.WriteString(Usage)
+	b.WriteString("\nFlags:\n")
+	line := func(name, arg, help string) {
+		left := "  -" + name
+		if len(name) > 1 {
+			left = "  --" + name
+		}
+		if arg != "" {
+			left += " " + arg
+		}
+		if len(left) < 26 {
+			fmt.Fprintf(&b, "%-26s %s\n", left, help)
+		} else {
+			fmt.Fprintf(&b, "%s\n  %-24s %s\n", left, "", help)
+		}
+	}
+	for _, f := range otherFlags {
+		line(f.name, f.arg, f.help)
+	}
+	for _, s := range settings.All() {
+		if s.Where&settings.Flag == 0 {
+			continue
+		}
+		line(s.FlagName(), argName(s), s.Help+defaultNote(s))
+	}
+	fmt.Fprintf(&b, "\nSampler order: %s\n", strings.Join(sampler.Order(), " → "))
+	io.WriteString(w, b.String())
+}
+
+func argName(s *settings.Setting) string {
+	switch s.Kind {
+	case settings.Bool:
+		return ""
+	case settings.Choice:
+		return strings.Join(s.Choices, "|")
+	case settings.Int:
+		return "N"
+	case settings.Seed:
+		return "S|random"
+	case settings.Float:
+		return "X"
+	}
+	return "TEXT"
+}
+
+// defaultNote is " (default …)" for the help, per mode when it differs.
+func defaultNote(s *settings.Setting) string {
+	var d string
+	if s.ModeDefault {
+		d = s.DefaultText("chat") + " in chat mode, " + s.DefaultText("raw") + " in raw mode"
+	} else {
+		d = s.DefaultText("")
+		if d == "—" || d == "none" || d == "off" && (s.Kind == settings.Bool || strings.Contains(s.Help, "(0 = ")) {
+			return ""
+		}
+	}
+	if s.Off != "" {
+		d += "; " + s.Off
+	}
+	return " (default " + d + ")"
+}
+
+// finish settles the mode and checks the combinations that mean nothing.
 func (c *Config) finish() error {
-	p := &c.Sampler
 	switch {
 	case c.rawFlag && c.chatFlag:
 		return errors.New("--raw and --chat exclude each other")
@@ -176,66 +314,18 @@ func (c *Config) finish() error {
 	if c.Resume && c.Continue != "" {
 		return errors.New("--resume and --continue exclude each other")
 	}
-	if !slices.Contains(Themes, c.Theme) {
-		return fmt.Errorf("--theme %q: want %s", c.Theme, strings.Join(Themes, ", "))
+	if c.Given["prompt"] && c.PromptFile != "" {
+		return errors.New("--prompt and -f exclude each other")
 	}
-	if c.Tokens < 0 {
-		return fmt.Errorf("-n must be positive, got %d", c.Tokens)
+	if c.Draft != "" && !c.Set["spec"] {
+		c.Spec = "draft"
 	}
-	if c.Threads < 0 {
-		return fmt.Errorf("--threads must be positive, got %d", c.Threads)
-	}
-	if c.KVMem < 0 {
-		return fmt.Errorf("--kv-mem must be positive, got %d", c.KVMem)
-	}
-	for _, q := range []struct{ flag, v string }{{"--kv-quant-k", c.KVQuantK}, {"--kv-quant-v", c.KVQuantV}} {
-		if q.v != "" && q.v != "f32" && q.v != "int8" {
-			return fmt.Errorf("%s %q: want f32 or int8", q.flag, q.v)
-		}
-	}
-	if c.DraftK < 1 || c.DraftK > 16 {
-		return fmt.Errorf("--draft-k must be 1 to 16, got %d", c.DraftK)
-	}
-	if p.Temperature < 0 || p.TopK < 0 || p.TopP < 0 || p.MinP < 0 {
-		return errors.New("sampler knobs must not be negative")
-	}
-	return p.Validate()
+	return c.Sampler.Validate()
 }
 
-// ApplyModeDefaults fills the knobs the user did not set with the course's
-// defaults for mode: chat.py (T 0.8, top-p 0.95) or generate_text.py
-// (T 0.8, top-k 50).
+// ApplyModeDefaults fills the settings the user did not set with the
+// course's defaults for mode: chat.py (T 0.8, top-p 0.95) or
+// generate_text.py (T 0.8, top-k 50).
 func (c *Config) ApplyModeDefaults(mode string) {
-	if mode == "raw" {
-		if !c.SamplerSet["top-k"] {
-			c.Sampler.TopK = 50
-		}
-		if c.Tokens == 0 {
-			c.Tokens = 100
-		}
-		return
-	}
-	if !c.SamplerSet["top-p"] {
-		c.Sampler.TopP = 0.95
-	}
-	if c.Tokens == 0 {
-		c.Tokens = 256
-	}
-}
-
-// GivenSampler returns p with the sampler knobs typed on the command line
-// put back, for a resumed session whose saved knobs replace the others.
-func (c *Config) GivenSampler(p sampler.Params) sampler.Params {
-	q := c.Sampler
-	for name, set := range map[string]func(){
-		"greedy": func() { p.Greedy = q.Greedy }, "temperature": func() { p.Temperature = q.Temperature },
-		"top-k": func() { p.TopK = q.TopK }, "top-p": func() { p.TopP = q.TopP }, "min-p": func() { p.MinP = q.MinP },
-		"repeat-penalty": func() { p.RepeatPenalty = q.RepeatPenalty }, "frequency-penalty": func() { p.FrequencyPenalty = q.FrequencyPenalty },
-		"presence-penalty": func() { p.PresencePenalty = q.PresencePenalty }, "seed": func() { p.Seed = q.Seed },
-	} {
-		if c.Given[name] {
-			set()
-		}
-	}
-	return p
+	settings.ApplyModeDefaults(&c.Values, mode, c.Set)
 }

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"flag"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"chat/config/settings"
 	"chat/engine/sampler"
 )
 
@@ -34,7 +34,7 @@ func write(t *testing.T, path, body string) {
 
 func parse(t *testing.T, args ...string) *Config {
 	t.Helper()
-	c, err := Parse(args, io.Discard)
+	c, err := Parse(args)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,8 +44,8 @@ func parse(t *testing.T, args ...string) *Config {
 func TestDefaultsWithoutFile(t *testing.T) {
 	isolate(t)
 	c := parse(t)
-	want := sampler.Params{Temperature: 0.8, Seed: 1}
-	if c.Sampler != want || c.Theme != "auto" || c.File != "" || c.Mode != "" || c.Tokens != 0 || !equalKeys(c.Keys, DefaultKeys()) {
+	want := sampler.Params{Temperature: 0.8, TopP: 0.95, PenaltyWindow: 64}
+	if c.Sampler != want || !c.RandomSeed || c.Theme != "auto" || c.File != "" || c.Mode != "" || c.MaxTokens != 256 || !equalKeys(c.Keys, settings.DefaultKeys()) {
 		t.Errorf("defaults: %+v", c)
 	}
 }
@@ -78,11 +78,11 @@ func TestPrecedence(t *testing.T) {
 	write(t, path, fileBody)
 	c := parse(t)
 	if c.File != path || c.Model != filepath.Join(filepath.Dir(path), "models/student.pt") || c.Mode != "raw" ||
-		c.System != "You tell short stories." || c.Tokens != 200 || c.Threads != 2 || c.Theme != "light" {
+		c.System != "You tell short stories." || c.MaxTokens != 200 || c.Threads != 2 || c.Theme != "light" {
 		t.Errorf("file settings: %+v", c)
 	}
-	want := sampler.Params{Temperature: 0.7, TopP: 0.9, TopK: 40, MinP: 0.05, RepeatPenalty: 1.1, Seed: 3}
-	if c.Sampler != want {
+	want := sampler.Params{Temperature: 0.7, TopP: 0.9, TopK: 40, MinP: 0.05, RepeatPenalty: 1.1, Seed: 3, PenaltyWindow: 64}
+	if c.Sampler != want || c.RandomSeed {
 		t.Errorf("file sampler = %+v, want %+v", c.Sampler, want)
 	}
 	if !slices.Equal(c.Keys["temperature_up"], []string{"f2"}) || !slices.Equal(c.Keys["temperature_down"], []string{"alt+2"}) ||
@@ -91,29 +91,29 @@ func TestPrecedence(t *testing.T) {
 	}
 	// The mode defaults do not override knobs the file set.
 	c.ApplyModeDefaults("raw")
-	if c.Sampler.TopK != 40 || c.Tokens != 200 {
-		t.Errorf("mode defaults overrode the file: top_k %d, tokens %d", c.Sampler.TopK, c.Tokens)
+	if c.Sampler.TopK != 40 || c.MaxTokens != 200 {
+		t.Errorf("mode defaults overrode the file: top_k %d, tokens %d", c.Sampler.TopK, c.MaxTokens)
 	}
 
 	c = parse(t, "--temperature", "1.2", "--chat", "--system", "", "-n", "50", "--theme", "dark", "--model", "/abs/x.gguf", "--seed", "9")
 	want.Temperature, want.Seed = 1.2, 9
-	if c.Sampler != want || c.Mode != "chat" || c.System != "" || c.Tokens != 50 || c.Theme != "dark" || c.Model != "/abs/x.gguf" || c.Threads != 2 {
+	if c.Sampler != want || c.Mode != "chat" || c.System != "" || c.MaxTokens != 50 || c.Theme != "dark" || c.Model != "/abs/x.gguf" || c.Threads != 2 {
 		t.Errorf("flags over file: %+v", c)
 	}
-	if !c.Given["temperature"] || !c.Given["system"] || c.Given["top-p"] {
+	if !c.Given["temperature"] || !c.Given["system"] || !c.Given["max_tokens"] || !c.Given["mode"] || c.Given["top_p"] {
 		t.Errorf("Given = %v", c.Given)
 	}
 
 	other := filepath.Join(t.TempDir(), "other.toml")
 	write(t, other, "[sampler]\ntemperature = 0.1\n")
 	c = parse(t, "--config", other)
-	if c.File != other || c.Sampler.Temperature != 0.1 || c.Mode != "" || c.Sampler.TopK != 0 {
+	if c.File != other || c.Sampler.Temperature != 0.1 || c.Mode != "" || c.Sampler.TopK != 0 || c.Set["top_k"] {
 		t.Errorf("--config FILE: %+v", c)
 	}
 	if c = parse(t, "--config", ""); c.File != "" || c.Sampler.Temperature != 0.8 {
 		t.Errorf(`--config "": %+v`, c)
 	}
-	if _, err := Parse([]string{"--config", other + ".missing"}, io.Discard); err == nil || !strings.Contains(err.Error(), "missing") {
+	if _, err := Parse([]string{"--config", other + ".missing"}); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("missing --config file: %v", err)
 	}
 }
@@ -132,17 +132,21 @@ func TestBadFiles(t *testing.T) {
 	path := isolate(t)
 	for body, want := range map[string]string{
 		"model = ":                                 ":1:",
-		"threads = \"x\"":                          ":1:11: threads is a TOML string; want an integer",
-		"\n\ntemprature = 1":                       `:3:1: unknown setting "temprature"`,
-		"[sampler]\ntop_k = \"x\"":                 ":2:9: sampler.top_k is a TOML string",
-		"[sampler]\ntemperature = -1":              ":2: temperature must be ≥ 0",
-		"[sampler]\ntop_p = 1.5":                   ":2: top_p must be between 0 and 1",
-		"[sampler]\nseed = -1":                     ":2: seed must be ≥ 0",
-		"[sampler]\ntop_k = -1":                    ":2: top_k must be ≥ 0",
-		"theme = \"blue\"":                         ":1: theme \"blue\"",
-		"\nmode = \"poem\"":                        ":2: mode \"poem\"",
-		"max_tokens = -5":                          ":1: max_tokens",
+		"threads = \"x\"":                          `:1: threads must be a whole number, got "x"`,
+		"\n\ntemprature = 1":                       `:3: unknown setting "temprature" at the top level`,
+		"[sampler]\ntemprature = 1":                `:2: unknown setting "temprature" in [sampler] (did you mean temperature?)`,
+		"temperature = 1":                          `:1: unknown setting "temperature" here; write temperature in [sampler]`,
+		"[sampler]\ntop_k = \"x\"":                 `:2: top_k must be a whole number, got "x"`,
+		"[sampler]\ntemperature = -1":              ":2: temperature must be ≥ 0, got -1",
+		"[sampler]\ntop_p = 1.5":                   ":2: top_p must be between 0 and 1, got 1.5",
+		"[sampler]\nseed = -2":                     ":2: seed must be",
+		"[sampler]\ntop_k = -1":                    ":2: top_k must be between 0 and",
+		"theme = \"blue\"":                         `:1: theme must be one of auto, dark, light, got "blue"`,
+		"\nmode = \"poem\"":                        `:2: mode must be one of chat, raw, got "poem"`,
+		"max_tokens = -5":                          ":1: max_tokens must be between 1 and",
+		"max_tokens = 0":                           ":1: max_tokens must be between 1 and",
 		"threads = -1":                             ":1: threads",
+		"stop = [1]":                               ":1: stop must be texts in quotes",
 		"[keys]\nfoo = \"f3\"":                     `:2: unknown action "foo"`,
 		"[keys]\nsend = \"hyper+banana\"":          `unknown key "banana"`,
 		"[keys]\nsend = \"ctrl+ctrl+a\"":           "ctrl given twice",
@@ -156,12 +160,12 @@ func TestBadFiles(t *testing.T) {
 		"[keys]\nsend = \" \"":                     "empty key name",
 		"\x00":                                     ":1:",
 		"[sampler]\ntemperature = nan":             "temperature must be",
-		"[sampler]\nfrequency_penalty = inf":       "frequency_penalty must be a finite number",
+		"[sampler]\nfrequency_penalty = inf":       "frequency_penalty must be a number",
 		"system = \"unterminated\nmodel = \"x\"\n": ":1:",
 	} {
 		write(t, path, body)
-		_, err := Parse(nil, io.Discard)
-		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), want) {
+		_, err := Parse(nil)
+		if err == nil || !strings.Contains(err.Error(), path) || strings.Contains(err.Error(), "print-config") || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: err = %v, want the file name and %q", body, err, want)
 		}
 	}
@@ -171,18 +175,19 @@ func TestFlagErrors(t *testing.T) {
 	isolate(t)
 	for _, args := range [][]string{
 		{"--raw", "--chat"}, {"--resume", "--continue", "x"}, {"--theme", "pink"}, {"--temperature", "NaN"},
-		{"-n", "-1"}, {"--nope"}, {"stray"},
+		{"-n", "-1"}, {"-n", "0"}, {"--nope"}, {"a.pt", "stray"}, {"--model", "a.pt", "b.pt"}, {"--top-p", "2"}, {"--min-p", "5"},
+		{"--prompt", "x", "-f", "y"},
 	} {
-		if _, err := Parse(args, io.Discard); err == nil {
+		if _, err := Parse(args); err == nil {
 			t.Errorf("%q: no error", args)
 		}
 	}
-	if _, err := Parse([]string{"-h"}, io.Discard); !errors.Is(err, flag.ErrHelp) {
+	if _, err := Parse([]string{"-h"}); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("-h: %v", err)
 	}
 	var help bytes.Buffer
-	Parse([]string{"-h"}, &help)
-	for _, want := range []string{"--resume", "-print-config", "config.toml", "Sampler order"} {
+	WriteUsage(&help)
+	for _, want := range []string{"--resume", "--print-config", "config.toml", "Sampler order", "chat bench", "chat quant-report", "int8-a8", "--ctx-size", "--stop", "--ignore-eos", "--version"} {
 		if !strings.Contains(help.String(), want) {
 			t.Errorf("-h lacks %q", want)
 		}
@@ -193,6 +198,54 @@ func TestFlagErrors(t *testing.T) {
 	}
 	if c := parse(t, "--continue", "dogs"); c.Continue != "dogs" {
 		t.Errorf("--continue: %q", c.Continue)
+	}
+	if c := parse(t, "student.pt", "-n", "3"); c.Model != "student.pt" || c.MaxTokens != 3 {
+		t.Errorf("positional model: %q %d", c.Model, c.MaxTokens)
+	}
+	if c := parse(t, "--stop", "a", "--stop", "\\n\\n", "--seed", "5", "--ignore-eos", "--ctx-size", "128"); !slices.Equal(c.Stop, []string{"a", "\\n\\n"}) ||
+		c.RandomSeed || c.Sampler.Seed != 5 || !c.IgnoreEOS || c.Context != 128 {
+		t.Errorf("stop/seed/ignore-eos/ctx: %+v", c.Values)
+	}
+	if c := parse(t, "--draft", "d.pt"); c.Spec != "draft" || c.Draft != "d.pt" {
+		t.Errorf("--draft: spec %q", c.Spec)
+	}
+}
+
+// Bug: --top-p 2 and --min-p 5 were taken silently as "off", -n 0 meant the
+// default, and --temperature -1 did not name the knob, while /set refused
+// them. A value is read by the setting's one rule everywhere, with one
+// message: the flags and the file say the same words.
+func TestOneRuleOneMessage(t *testing.T) {
+	path := isolate(t)
+	for _, c := range []struct {
+		flag, value, file, want string
+	}{
+		{"--top-p", "2", "[sampler]\ntop_p = 2", "top_p must be between 0 and 1, got 2"},
+		{"--min-p", "5", "[sampler]\nmin_p = 5", "min_p must be between 0 and 1, got 5"},
+		{"-n", "0", "max_tokens = 0", "max_tokens must be between 1 and 1048576, got 0"},
+		{"--temperature", "-1", "[sampler]\ntemperature = -1", "temperature must be ≥ 0, got -1"},
+		{"--draft-k", "17", "draft_k = 17", "draft_k must be between 1 and 16, got 17"},
+		{"--quant", "int3", "quant = \"int3\"", `quant must be one of f32, int8, int8-a8, int4-g32, int4-g64, int4-g128, fp8, q8_0, q4_0, q5_0, q4_k, q5_k, q6_k, f16, bf16, got "int3"`},
+	} {
+		_, err := Parse([]string{c.flag, c.value})
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "("+c.flag+")") {
+			t.Errorf("%s %s: %v; want %q naming the flag", c.flag, c.value, err, c.want)
+		}
+		write(t, path, c.file)
+		_, err = Parse(nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("file %q: %v; want %q", c.file, err, c.want)
+		}
+		os.Remove(path)
+		s := settings.Lookup(strings.TrimLeft(c.flag, "-"))
+		var v settings.Values
+		if err := s.SetText(&v, c.value); err == nil || err.Error() != c.want {
+			t.Errorf("/set %s %s: %v; want %q", s.Name, c.value, err, c.want)
+		}
+	}
+	// An unknown flag is one line, with a near name.
+	if _, err := Parse([]string{"--temprature", "1"}); err == nil || err.Error() != "unknown flag --temprature (did you mean --temperature?) (see chat -h)" {
+		t.Errorf("unknown flag: %v", err)
 	}
 }
 
@@ -214,7 +267,7 @@ func TestPrintConfigRoundTrip(t *testing.T) {
 	write(t, printed, out.String())
 	back := parse(t, "--config", printed)
 	if back.Sampler != c.Sampler || back.Model != c.Model || back.Mode != c.Mode || back.System != c.System ||
-		back.Tokens != c.Tokens || back.Threads != c.Threads || back.Theme != c.Theme || !equalKeys(back.Keys, c.Keys) {
+		back.MaxTokens != c.MaxTokens || back.Threads != c.Threads || back.Theme != c.Theme || !equalKeys(back.Keys, c.Keys) {
 		t.Errorf("read back differs:\n%+v\n%+v", back, c)
 	}
 
@@ -222,37 +275,21 @@ func TestPrintConfigRoundTrip(t *testing.T) {
 	isolate(t)
 	out.Reset()
 	parse(t).WriteTOML(&out)
-	for _, want := range []string{"# top_k: 0 (off) in chat mode, 50 in raw mode", "# top_p: 0.95", "# max_tokens: 256", `model = "" # the embedded model`} {
+	for _, want := range []string{"# top_k: off in chat mode, 50 in raw mode", "# top_p: 0.95 in chat mode, off in raw mode", "# max_tokens: 256", `model = "" # the embedded model`, `seed = "random"`} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("print-config without a mode lacks %q:\n%s", want, out.String())
 		}
 	}
 	write(t, printed, out.String())
 	back = parse(t, "--config", printed)
-	if back.SamplerSet["top-p"] || back.SamplerSet["top-k"] || back.Tokens != 0 {
-		t.Errorf("read back set mode-dependent knobs: %v %d", back.SamplerSet, back.Tokens)
+	if back.Set["top_p"] || back.Set["top_k"] || back.Set["max_tokens"] || !back.RandomSeed {
+		t.Errorf("read back set mode-dependent knobs: %v", back.Set)
 	}
 	// A mode from a flag makes its defaults effective, so they are printed.
 	out.Reset()
 	parse(t, "--chat").WriteTOML(&out)
 	if !strings.Contains(out.String(), "top_p = 0.95") || !strings.Contains(out.String(), "max_tokens = 256") {
 		t.Errorf("print-config --chat:\n%s", out.String())
-	}
-}
-
-func TestNormalizeKey(t *testing.T) {
-	for in, want := range map[string]string{
-		"F3": "f3", "Shift+Ctrl+Up": "ctrl+shift+up", "escape": "esc", "ctrl++": "ctrl++", "?": "?", "A": "A",
-		"alt+A": "alt+a", "PageDown": "pgdown", "control+j": "ctrl+j", "super+space": "super+space", "é": "é",
-	} {
-		if got, err := NormalizeKey(in); err != nil || got != want {
-			t.Errorf("NormalizeKey(%q) = %q, %v; want %q", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "ctrl+", "f0", "f07", "banana", "win+a", "\t"} {
-		if _, err := NormalizeKey(bad); err == nil {
-			t.Errorf("NormalizeKey(%q) accepted", bad)
-		}
 	}
 }
 
@@ -266,4 +303,17 @@ func equalKeys(a, b map[string][]string) bool {
 		}
 	}
 	return true
+}
+
+// Any file gives settings or one error naming the file, never a panic.
+func FuzzConfigFile(f *testing.F) {
+	f.Add([]byte(fileBody))
+	f.Add([]byte("[sampler]\ntop_p = 2\nstop = [\"a\", 3]\n[keys]\nsend = [\"ctrl+\"]"))
+	f.Add([]byte("max_tokens = 1e9\nseed = \"random\"\nmodel = 3"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, _ := newFlagSet()
+		if err := c.readFile("fuzz.toml", data); err != nil && !strings.HasPrefix(err.Error(), "fuzz.toml") {
+			t.Fatalf("error without the file name: %v", err)
+		}
+	})
 }

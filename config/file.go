@@ -7,20 +7,22 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
-	"regexp"
-	"slices"
+	"sort"
 	"strconv"
 	"strings"
+
+	"chat/config/settings"
 
 	"github.com/pelletier/go-toml/v2"
 )
 
 // The config file: defaults for the flags, in TOML, at
 // $XDG_CONFIG_HOME/chat/config.toml (~/.config/chat/config.toml). Flags given
-// on the command line override it. Example:
+// on the command line override it. Its keys are the settings' names
+// (config/settings), the sampler's in a [sampler] table, plus model, draft
+// and a [keys] table. Example:
 //
 //	model = "~/models/student.pt"
 //	mode = "chat"
@@ -37,34 +39,8 @@ import (
 //	temperature_up = "f3"
 //	newline = ["alt+enter", "ctrl+j"]
 
-type fileSampler struct {
-	Greedy           *bool    `toml:"greedy"`
-	Temperature      *float64 `toml:"temperature"`
-	TopK             *int     `toml:"top_k"`
-	TopP             *float64 `toml:"top_p"`
-	MinP             *float64 `toml:"min_p"`
-	RepeatPenalty    *float64 `toml:"repeat_penalty"`
-	FrequencyPenalty *float64 `toml:"frequency_penalty"`
-	PresencePenalty  *float64 `toml:"presence_penalty"`
-	Seed             *int64   `toml:"seed"`
-}
-
-// fileConfig mirrors the file; pointers tell a key that is absent from one
-// set to its zero value.
-type fileConfig struct {
-	Model     *string        `toml:"model"`
-	Mode      *string        `toml:"mode"`
-	System    *string        `toml:"system"`
-	MaxTokens *int           `toml:"max_tokens"`
-	Threads   *int           `toml:"threads"`
-	KVMem     *int           `toml:"kv_mem"`
-	Theme     *string        `toml:"theme"`
-	Sampler   fileSampler    `toml:"sampler"`
-	Keys      map[string]any `toml:"keys"`
-}
-
 // Themes the UI knows; "auto" follows the terminal's background.
-var Themes = []string{"auto", "dark", "light"}
+var Themes = settings.Themes
 
 // DefaultFile is $XDG_CONFIG_HOME/chat/config.toml, or
 // ~/.config/chat/config.toml when XDG_CONFIG_HOME is unset or relative.
@@ -91,103 +67,199 @@ func (c *Config) loadFile(path string, must bool) error {
 		return fmt.Errorf("config file: %w", err)
 	}
 	c.File = path
-	var f fileConfig
-	dec := toml.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
+	return c.readFile(path, data)
+}
+
+// readFile applies the contents of the config file at path.
+func (c *Config) readFile(path string, data []byte) error {
+	var f map[string]any
+	if err := toml.Unmarshal(data, &f); err != nil {
 		return fileError(path, err)
 	}
 	at := func(table, key string) string { return path + ":" + strconv.Itoa(lineOf(data, table, key)) }
 
-	if f.Model != nil {
-		c.Model = expandPath(*f.Model, filepath.Dir(path))
-	}
-	if f.Mode != nil {
-		if *f.Mode != "" && *f.Mode != "chat" && *f.Mode != "raw" {
-			return fmt.Errorf("%s: mode %q: want \"chat\", \"raw\" or \"\" (from the model)", at("", "mode"), *f.Mode)
-		}
-		c.Mode = *f.Mode
-	}
-	if f.System != nil {
-		c.System = *f.System
-	}
-	if f.MaxTokens != nil {
-		if *f.MaxTokens < 0 {
-			return fmt.Errorf("%s: max_tokens must be positive (0 = the mode's default), got %d", at("", "max_tokens"), *f.MaxTokens)
-		}
-		c.Tokens = *f.MaxTokens
-	}
-	if f.Threads != nil {
-		if *f.Threads < 0 {
-			return fmt.Errorf("%s: threads must be positive (0 = all cores), got %d", at("", "threads"), *f.Threads)
-		}
-		c.Threads = *f.Threads
-	}
-	if f.KVMem != nil {
-		if *f.KVMem < 0 {
-			return fmt.Errorf("%s: kv_mem must be positive (MB; 0 = default), got %d", at("", "kv_mem"), *f.KVMem)
-		}
-		c.KVMem = *f.KVMem
-	}
-	if f.Theme != nil {
-		if !slices.Contains(Themes, *f.Theme) {
-			return fmt.Errorf("%s: theme %q: want %s", at("", "theme"), *f.Theme, strings.Join(Themes, ", "))
-		}
-		c.Theme = *f.Theme
-	}
-
-	s, p := f.Sampler, &c.Sampler
-	floats := []struct {
-		flag, key string
-		v         *float64
-		dst       *float64
-		lo, hi    float64
-	}{
-		{"temperature", "temperature", s.Temperature, &p.Temperature, 0, math.Inf(1)},
-		{"top-p", "top_p", s.TopP, &p.TopP, 0, 1},
-		{"min-p", "min_p", s.MinP, &p.MinP, 0, 1},
-		{"repeat-penalty", "repeat_penalty", s.RepeatPenalty, &p.RepeatPenalty, 0, math.Inf(1)},
-		{"frequency-penalty", "frequency_penalty", s.FrequencyPenalty, &p.FrequencyPenalty, math.Inf(-1), math.Inf(1)},
-		{"presence-penalty", "presence_penalty", s.PresencePenalty, &p.PresencePenalty, math.Inf(-1), math.Inf(1)},
-	}
-	for _, k := range floats {
-		if k.v == nil {
-			continue
-		}
-		if math.IsNaN(*k.v) || math.IsInf(*k.v, 0) || *k.v < k.lo || *k.v > k.hi {
-			rng := "a finite number"
-			switch {
-			case k.hi == 1:
-				rng = "between 0 and 1"
-			case k.lo == 0:
-				rng = "≥ 0"
+	for _, key := range sortedKeys(f) {
+		v := f[key]
+		switch key {
+		case "model", "draft":
+			p, ok := v.(string)
+			if !ok {
+				return fmt.Errorf("%s: %s is a path in quotes, got %v", at("", key), key, v)
 			}
-			return fmt.Errorf("%s: %s must be %s, got %v", at("sampler", k.key), k.key, rng, *k.v)
+			if key == "model" {
+				c.Model = expandPath(p, filepath.Dir(path))
+			} else {
+				c.Draft = expandPath(p, filepath.Dir(path))
+			}
+		case "sampler":
+			t, ok := v.(map[string]any)
+			if !ok {
+				return fmt.Errorf("%s: sampler is a table ([sampler]), got %v", at("", key), v)
+			}
+			for _, k := range sortedKeys(t) {
+				if err := c.fileSetting("sampler", k, t[k], at("sampler", k)); err != nil {
+					return err
+				}
+			}
+		case "keys":
+			t, ok := v.(map[string]any)
+			if !ok {
+				return fmt.Errorf("%s: keys is a table ([keys]), got %v", at("", key), v)
+			}
+			if err := c.fileKeys(t, func(action string) string { return at("keys", action) }); err != nil {
+				return err
+			}
+		default:
+			if err := c.fileSetting("", key, v, at("", key)); err != nil {
+				return err
+			}
 		}
-		*k.dst = *k.v
-		c.SamplerSet[k.flag] = true
 	}
-	if s.TopK != nil {
-		if *s.TopK < 0 {
-			return fmt.Errorf("%s: top_k must be ≥ 0 (0 = off), got %d", at("sampler", "top_k"), *s.TopK)
-		}
-		p.TopK = *s.TopK
-		c.SamplerSet["top-k"] = true
-	}
-	if s.Seed != nil {
-		if *s.Seed < 0 {
-			return fmt.Errorf("%s: seed must be ≥ 0, got %d", at("sampler", "seed"), *s.Seed)
-		}
-		p.Seed = uint64(*s.Seed)
-		c.SamplerSet["seed"] = true
-	}
-	if s.Greedy != nil {
-		p.Greedy = *s.Greedy
-		c.SamplerSet["greedy"] = true
-	}
+	return nil
+}
 
+// fileSetting applies key = v of table to c: the setting's own rule reads
+// the value, so a bad one gets the message /set and the flags give.
+func (c *Config) fileSetting(table, key string, v any, where string) error {
+	s := settings.Lookup(key)
+	if s == nil || s.Name != key || s.Where&settings.File == 0 || s.Table != table {
+		return fmt.Errorf("%s: %s", where, unknownKey(table, key))
+	}
+	text, err := tomlText(s, v)
+	if err == nil {
+		if s.Kind == settings.List {
+			var x any
+			if x, err = listValue(s, v); err == nil {
+				s.Put(&c.Values, x)
+			}
+		} else {
+			err = s.SetText(&c.Values, text)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	c.Set[s.Name] = true
+	return nil
+}
+
+// unknownKey says a key is no setting of its table, naming a near one or
+// the table that has it.
+func unknownKey(table, key string) string {
+	if s := settings.Lookup(key); s != nil && s.Where&settings.File != 0 {
+		want := s.Name + " at the top level"
+		if s.Table != "" {
+			want = s.Name + " in [" + s.Table + "]"
+		}
+		return fmt.Sprintf("unknown setting %q here; write %s", key, want)
+	}
+	var names []string
+	for _, s := range settings.All() {
+		if s.Where&settings.File != 0 && s.Table == table {
+			names = append(names, s.Name)
+		}
+	}
+	if table == "" {
+		names = append([]string{"model", "draft"}, names...)
+	}
+	where := "at the top level"
+	if table != "" {
+		where = "in [" + table + "]"
+	}
+	msg := fmt.Sprintf("unknown setting %q %s", key, where)
+	if near := settings.Suggest(key, settings.File); near != "" {
+		return msg + fmt.Sprintf(" (did you mean %s?)", near)
+	}
+	return msg + "; settings: " + strings.Join(names, ", ")
+}
+
+// tomlText turns a TOML value into the text the setting parses; a TOML type
+// that cannot be the setting's is refused here.
+func tomlText(s *settings.Setting, v any) (string, error) {
+	bad := func(want string) error {
+		return &settings.Error{Setting: s.Name, Reason: fmt.Sprintf("must be %s, got %s", want, tomlShow(v))}
+	}
+	switch s.Kind {
+	case settings.Float, settings.Int:
+		switch v := v.(type) {
+		case int64:
+			return strconv.FormatInt(v, 10), nil
+		case float64:
+			if s.Kind == settings.Int {
+				return "", bad("a whole number")
+			}
+			return strconv.FormatFloat(v, 'g', -1, 64), nil
+		}
+		if s.Kind == settings.Int {
+			return "", bad("a whole number")
+		}
+		return "", bad("a number")
+	case settings.Bool:
+		if b, ok := v.(bool); ok {
+			return strconv.FormatBool(b), nil
+		}
+		return "", bad("true or false")
+	case settings.Seed:
+		switch v := v.(type) {
+		case int64:
+			return strconv.FormatInt(v, 10), nil
+		case string:
+			return v, nil
+		}
+		return "", bad(`"random" or a whole number ≥ 0`)
+	case settings.List:
+		return "", nil
+	}
+	if t, ok := v.(string); ok {
+		return t, nil
+	}
+	return "", bad("text in quotes")
+}
+
+// listValue reads a List setting: one text or an array of them.
+func listValue(s *settings.Setting, v any) (any, error) {
+	switch v := v.(type) {
+	case string:
+		return []string{v}, nil
+	case []any:
+		out := make([]string, 0, len(v))
+		for _, x := range v {
+			t, ok := x.(string)
+			if !ok {
+				return nil, &settings.Error{Setting: s.Name, Reason: fmt.Sprintf("must be texts in quotes, got %s", tomlShow(x))}
+			}
+			out = append(out, t)
+		}
+		return out, nil
+	}
+	return nil, &settings.Error{Setting: s.Name, Reason: fmt.Sprintf("must be a text or a list of texts, got %s", tomlShow(v))}
+}
+
+func tomlShow(v any) string {
+	switch v := v.(type) {
+	case string:
+		return strconv.Quote(v)
+	case map[string]any:
+		return "a table"
+	case []any:
+		return "a list"
+	}
+	return fmt.Sprint(v)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// fileKeys reads the [keys] table: action = key or [keys].
+func (c *Config) fileKeys(t map[string]any, where func(action string) string) error {
 	user := map[string][]string{}
-	for action, v := range f.Keys {
+	for action, v := range t {
 		switch v := v.(type) {
 		case string:
 			user[action] = []string{v}
@@ -196,16 +268,16 @@ func (c *Config) loadFile(path string, must bool) error {
 			for _, k := range v {
 				s, ok := k.(string)
 				if !ok {
-					return fmt.Errorf("%s: keys.%s: key names are strings, got %v", at("keys", action), action, k)
+					return fmt.Errorf("%s: keys.%s: key names are strings, got %v", where(action), action, k)
 				}
 				ks = append(ks, s)
 			}
 			user[action] = ks
 		default:
-			return fmt.Errorf("%s: keys.%s: want a key name or a list of them, got %v", at("keys", action), action, v)
+			return fmt.Errorf("%s: keys.%s: want a key name or a list of them, got %v", where(action), action, v)
 		}
 	}
-	keys, err := mergeKeys(user, func(action string) string { return at("keys", action) })
+	keys, err := settings.MergeKeys(user, where)
 	if err != nil {
 		return err
 	}
@@ -213,35 +285,15 @@ func (c *Config) loadFile(path string, must bool) error {
 	return nil
 }
 
-// fileError turns go-toml's errors into "FILE:LINE:COL: what".
+// fileError turns go-toml's syntax errors into "FILE:LINE:COL: what".
 func fileError(path string, err error) error {
 	var de *toml.DecodeError
-	var sm *toml.StrictMissingError
-	switch {
-	case errors.As(err, &sm) && len(sm.Errors) > 0:
-		var msgs []string
-		for _, e := range sm.Errors {
-			row, col := e.Position()
-			msgs = append(msgs, fmt.Sprintf("%s:%d:%d: unknown setting %q (see chat --print-config for the known ones)", path, row, col, strings.Join(e.Key(), ".")))
-		}
-		return errors.New(strings.Join(msgs, "\n"))
-	case errors.As(err, &de):
+	if errors.As(err, &de) {
 		row, col := de.Position()
-		msg := strings.TrimPrefix(de.Error(), "toml: ")
-		if m := typeErr.FindStringSubmatch(msg); m != nil && len(de.Key()) > 0 {
-			want := map[string]string{"int": "an integer", "int64": "an integer", "float64": "a number", "string": "a string", "bool": "true or false"}[m[2]]
-			if want == "" {
-				want = m[2]
-			}
-			msg = fmt.Sprintf("%s is a TOML %s; want %s", strings.Join(de.Key(), "."), m[1], want)
-		}
-		return fmt.Errorf("%s:%d:%d: %s", path, row, col, msg)
+		return fmt.Errorf("%s:%d:%d: %s", path, row, col, strings.TrimPrefix(de.Error(), "toml: "))
 	}
 	return fmt.Errorf("%s: %s", path, strings.TrimPrefix(err.Error(), "toml: "))
 }
-
-// typeErr matches go-toml's type mismatch, which names Go types.
-var typeErr = regexp.MustCompile(`^cannot decode TOML (\w+) into struct field \S+ of type \*?(\S+)`)
 
 // lineOf finds the line of key in table ("" for the top level) for messages
 // about values that parse but do not make sense; 1 if not found.
@@ -281,14 +333,13 @@ func expandPath(p, dir string) string {
 }
 
 // WriteTOML prints the effective settings as a config file that gives the
-// same settings when read back (chat --print-config). Knobs whose default
+// same settings when read back (chat --print-config). Settings whose default
 // depends on the mode are shown as comments when the mode is left to the
 // model and they were not set.
 func (c *Config) WriteTOML(w io.Writer) error {
-	c2 := *c
-	if c2.Mode != "" {
-		c2.SamplerSet = maps(c.SamplerSet)
-		c2.ApplyModeDefaults(c2.Mode)
+	v := c.Values
+	if c.Mode != "" {
+		settings.ApplyModeDefaults(&v, c.Mode, c.Set)
 	}
 	var b strings.Builder
 	src := "built-in defaults"
@@ -296,42 +347,40 @@ func (c *Config) WriteTOML(w io.Writer) error {
 		src += " < " + c.File
 	}
 	fmt.Fprintf(&b, "# chat: effective settings (%s < flags)\n", src)
-	fmt.Fprintf(&b, "model = %s%s\n", quote(c2.Model), comment(c2.Model == "", "the embedded model"))
-	fmt.Fprintf(&b, "mode = %s%s\n", quote(c2.Mode), comment(c2.Mode == "", "chat for chat-tuned checkpoints, raw otherwise"))
-	fmt.Fprintf(&b, "system = %s\n", quote(c2.System))
-	if c2.Tokens == 0 {
-		b.WriteString("# max_tokens: 256 in chat mode, 100 in raw mode\n")
-	} else {
-		fmt.Fprintf(&b, "max_tokens = %d\n", c2.Tokens)
+	fmt.Fprintf(&b, "model = %s%s\n", quote(c.Model), comment(c.Model == "", "the embedded model"))
+	fmt.Fprintf(&b, "draft = %s%s\n", quote(c.Draft), comment(c.Draft == "", "no draft model"))
+	for _, table := range []string{"", "sampler"} {
+		if table != "" {
+			fmt.Fprintf(&b, "\n[%s]\n", table)
+		}
+		for _, s := range settings.All() {
+			if s.Where&settings.File == 0 || s.Table != table {
+				continue
+			}
+			if s.ModeDefault && c.Mode == "" && !c.Set[s.Name] {
+				fmt.Fprintf(&b, "# %s: %s in chat mode, %s in raw mode\n", s.Name, s.DefaultText("chat"), s.DefaultText("raw"))
+				continue
+			}
+			line := s.Name + " = " + tomlValue(s, &v)
+			switch {
+			case s.Name == "mode" && v.Mode == "":
+				line += " # chat for chat-tuned models, raw otherwise"
+			case s.Name == "quant" && v.Quant == "":
+				line += " # as loaded"
+			case s.Off != "" || len(s.OffAt) > 0:
+				if shown := s.Show(&v); shown == "off" {
+					line += " # off"
+				}
+			}
+			b.WriteString(line + "\n")
+		}
 	}
-	fmt.Fprintf(&b, "threads = %d%s\n", c2.Threads, comment(c2.Threads == 0, "all cores"))
-	fmt.Fprintf(&b, "kv_mem = %d%s\n", c2.KVMem, comment(c2.KVMem == 0, "MB; 256 MiB or 16 context windows, whichever is smaller"))
-	fmt.Fprintf(&b, "theme = %s\n", quote(c2.Theme))
-	p := c2.Sampler
-	b.WriteString("\n[sampler]\n")
-	fmt.Fprintf(&b, "greedy = %t\n", p.Greedy)
-	fmt.Fprintf(&b, "temperature = %s\n", tomlFloat(p.Temperature))
-	if c2.Mode == "" && !c2.SamplerSet["top-k"] {
-		b.WriteString("# top_k: 0 (off) in chat mode, 50 in raw mode\n")
-	} else {
-		fmt.Fprintf(&b, "top_k = %d\n", p.TopK)
-	}
-	if c2.Mode == "" && !c2.SamplerSet["top-p"] {
-		b.WriteString("# top_p: 0.95 in chat mode, 0 (off) in raw mode\n")
-	} else {
-		fmt.Fprintf(&b, "top_p = %s\n", tomlFloat(p.TopP))
-	}
-	fmt.Fprintf(&b, "min_p = %s\n", tomlFloat(p.MinP))
-	fmt.Fprintf(&b, "repeat_penalty = %s\n", tomlFloat(p.RepeatPenalty))
-	fmt.Fprintf(&b, "frequency_penalty = %s\n", tomlFloat(p.FrequencyPenalty))
-	fmt.Fprintf(&b, "presence_penalty = %s\n", tomlFloat(p.PresencePenalty))
-	fmt.Fprintf(&b, "seed = %d\n", p.Seed)
 	b.WriteString("\n[keys]\n")
-	keys := c2.Keys
+	keys := c.Keys
 	if keys == nil {
-		keys = DefaultKeys()
+		keys = settings.DefaultKeys()
 	}
-	for _, a := range KeyActions() {
+	for _, a := range settings.KeyActions() {
 		q := make([]string, len(keys[a]))
 		for i, k := range keys[a] {
 			q[i] = quote(k)
@@ -342,12 +391,30 @@ func (c *Config) WriteTOML(w io.Writer) error {
 	return err
 }
 
-func maps(m map[string]bool) map[string]bool {
-	out := make(map[string]bool, len(m))
-	for k, v := range m {
-		out[k] = v
+// tomlValue writes s's value in v as TOML.
+func tomlValue(s *settings.Setting, v *settings.Values) string {
+	x := s.Get(v)
+	switch x := x.(type) {
+	case float64:
+		return tomlFloat(x)
+	case int:
+		return strconv.Itoa(x)
+	case bool:
+		return strconv.FormatBool(x)
+	case string:
+		return quote(x)
+	case []string:
+		q := make([]string, len(x))
+		for i, t := range x {
+			q[i] = quote(t)
+		}
+		return "[" + strings.Join(q, ", ") + "]"
 	}
-	return out
+	if t := s.Format(v); t == "random" {
+		return quote(t)
+	} else {
+		return t
+	}
 }
 
 func comment(ok bool, text string) string {

@@ -53,7 +53,7 @@ func (e *Engine) newCache(m models.Model, o Options) error {
 	if bs <= 0 {
 		bs = kvcache.DefaultBlockSize
 	}
-	ctx := e.info.ContextLength
+	ctx := e.window
 	budget := o.KVMem
 	if budget <= 0 {
 		budget = min(DefaultKVMem, 16*int64((ctx+bs-1)/bs)*kl.BytesPerBlock(bs))

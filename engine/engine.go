@@ -43,6 +43,7 @@ type Request struct {
 	MaxTokens int            // budget of new tokens (> 0), stop ids included
 	Sampler   sampler.Params // initial knobs
 	StopIDs   []int          // stop when one is sampled (not emitted as text, not in Result.IDs); e.g. the EOT
+	Stop      []string       // stop where one of these texts appears; the text is cut before it (stopstr.go)
 	// OnText is optional: it is called from the reply's goroutine with each
 	// new piece of text (headless printing). Generation waits for it, and it
 	// must not call Reply.Wait or Engine.Close (they wait for the reply).
@@ -135,6 +136,9 @@ type Options struct {
 	// MaxSeqs is how many replies may run at once, decoding together in
 	// shared batches (0: 1, one conversation).
 	MaxSeqs int
+	// Context caps the positions a sequence holds (0: the model's context
+	// length): the window rule applies at this length.
+	Context int
 }
 
 // DefaultKVMem is the pool budget when Options.KVMem is 0: 256 MiB, or 16
@@ -187,6 +191,9 @@ func NewWithOptions(m models.Model, o Options) *Engine {
 	e.model, e.info, e.tok = m, m.Info(), m.Tokenizer()
 	e.vocab = e.info.VocabSize
 	e.window = e.info.ContextLength
+	if o.Context > 0 && o.Context < e.window {
+		e.window = o.Context
+	}
 	switch {
 	case e.vocab <= 0:
 		e.err = errors.New("engine: model has an empty vocabulary")

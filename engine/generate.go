@@ -21,6 +21,7 @@ type gen struct {
 	cached []int        // ids at seq's positions 0..Len-1
 	ctx    []int        // prompt + generated ids
 	feed   feedReq      // the forward this reply asks the batcher for
+	stop   *stopText    // Request.Stop (stopstr.go); nil without stop strings
 	lockAt prefix.Node  // the prefix-tree path the reply matched
 	locked bool
 
@@ -66,6 +67,7 @@ func (e *Engine) begin(r *Reply) *gen {
 		stats:  Stats{PromptTokens: len(req.Prompt), KVCap: e.window},
 		ctx:    append(make([]int, 0, len(req.Prompt)+min(req.MaxTokens, 4096)+1), req.Prompt...),
 		feed:   feedReq{done: make(chan struct{}, 1)},
+		stop:   newStopText(req.Stop),
 		seenV:  r.paramsV.Load(),
 	}
 	g.smp.Reset(req.Sampler.Seed)
@@ -153,7 +155,12 @@ func (g *gen) put(id int) bool {
 	}
 	g.ids = append(g.ids, id)
 	g.piece = g.dec.Append(g.piece[:0], g.e.tok.TokenBytes(id))
+	hit := g.stop.cut(&g.piece)
 	g.emit()
+	if hit {
+		g.reason = ReasonStopString
+		return false
+	}
 
 	switch {
 	case g.stats.GenTokens >= r.req.MaxTokens:
@@ -179,6 +186,10 @@ func (g *gen) emit() {
 // batcher and builds the Result.
 func (g *gen) end() Result {
 	g.piece = g.dec.Flush(g.piece[:0])
+	if g.stop.cut(&g.piece) {
+		g.reason = ReasonStopString
+	}
+	g.piece = g.stop.flush(g.piece)
 	g.kvStats()
 	g.finishCache()
 	g.e.b.leave()

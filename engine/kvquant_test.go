@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"math"
@@ -191,7 +192,7 @@ func TestKVQuantMixed(t *testing.T) {
 }
 
 // TestKVQuantOptions: a bad format fails with an error; int8 works without
-// the prefix cache too; export/import of an int8 cache is refused clearly.
+// the prefix cache too; an int8 cache exports and imports (file format v2).
 func TestKVQuantOptions(t *testing.T) {
 	m := loadModel(t, "course/student.pt")
 	for _, o := range []Options{{KVQuantK: "int4"}, {KVQuantV: "q8"}} {
@@ -209,18 +210,22 @@ func TestKVQuantOptions(t *testing.T) {
 	e := NewWithOptions(m, int8KV)
 	defer e.Close()
 	run(t, e, Request{Prompt: goldenPrompts(t, "course/student.pt")[0], MaxTokens: 4, Sampler: sampler.Params{Greedy: true}})
-	if err := e.ExportKV(new(discard)); !errors.Is(err, kvcache.ErrQuantized) {
-		t.Errorf("export: %v", err)
+	var buf bytes.Buffer
+	if err := e.ExportKV(&buf); err != nil {
+		t.Fatalf("export: %v", err)
 	}
-	if _, err := e.ImportKV(new(discard)); !errors.Is(err, kvcache.ErrQuantized) {
-		t.Errorf("import: %v", err)
+	e2 := NewWithOptions(m, int8KV)
+	defer e2.Close()
+	ids, err := e2.ImportKV(bytes.NewReader(buf.Bytes()))
+	if err != nil || len(ids) == 0 {
+		t.Fatalf("import: %v", err)
+	}
+	f32 := NewWithOptions(m, Options{})
+	defer f32.Close()
+	if _, err := f32.ImportKV(bytes.NewReader(buf.Bytes())); !errors.Is(err, kvcache.ErrFormat) {
+		t.Errorf("an f32 cache importing an int8 file: %v", err)
 	}
 }
-
-type discard struct{}
-
-func (*discard) Write(p []byte) (int, error) { return len(p), nil }
-func (*discard) Read(p []byte) (int, error)  { return 0, errors.New("empty") }
 
 // TestKVQuantDecodeStepDoesNotAllocate is TestPagedDecodeStepDoesNot
 // Allocate with int8 keys and values, on student.pt and stories260K.

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # End-to-end: drive the real binary in tmux as a person would (type, wait for
-# the reply, change the temperature, stop a reply with Esc, open the help,
-# quit) and check the screen. Captures are left in $OUT for a human to read.
+# the reply, regenerate, change the temperature, take a draft model mid-chat,
+# save and load the KV cache, switch to int8, stop a reply with Ctrl+C, open
+# the help and the panel overlay, quit, resume) and check the screen.
+# Captures are left in $OUT for a human to read.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$(mktemp -d /tmp/chat-e2e.XXXXXX)}
 BIN="$OUT/chat"
 SOCK="chat-e2e-$$"
+SHARED=${CHAT_SHARED_MODELS:-../shared/models}
 go build -o "$BIN" .
 
 t() { tmux -L "$SOCK" "$@"; }
@@ -32,77 +35,163 @@ wait_for() {
 
 snap() { t capture-pane -p -t chat >"$OUT/$1.txt"; }
 
+# reply FILE: the transcript lines of the reply to the first message in a
+# capture (the panel's column cut off), up to the hint line.
+reply() { cut -c1-68 "$1" | awk 'NR > 2 && /^[^ ]/{exit} /^  [^ ]/{printf "%s\n", $0}'; }
+
 # send MSG: type a message, wait until the transcript shows it (the UI is
 # busy from then on) and then until the reply has finished.
 send() {
 	t send-keys -t chat "$1" Enter
 	wait_for "^› $(printf '%s' "$1" | sed 's/[.[\*^$()+?{|]/\\&/g')" 10
+	sleep 0.3
 	wait_for 'state +idle' 60
 }
 
+quit() {
+	t send-keys -t chat C-c
+	for ((i = 0; i < 50; i++)); do
+		t has-session -t chat 2>/dev/null || return 0
+		sleep 0.1
+	done
+	fail "Ctrl+C on an idle prompt did not quit"
+}
+
 export XDG_DATA_HOME="$OUT/data" XDG_CONFIG_HOME="$OUT/config"
-t new-session -d -s chat -x 100 -y 30 "$BIN --seed 7"
-wait_for 'student-chat\.pt' 20
+t new-session -d -s chat -x 100 -y 30 "$BIN"
+wait_for 'student-chat-1k\.pt · modern · f32 · 2\.6M · ctx 1024 · chat' 20
 snap 01-start
 
 send 'Tell me a story about a cat.'
 snap 02-reply
 grep -qE '^› Tell me a story about a cat\.' "$OUT/02-reply.txt" || fail "the user message is not in the transcript"
-# The reply is a story: at least one line of text after the user message.
 [ "$(grep -cE '^  [A-Z]' "$OUT/02-reply.txt")" -ge 1 ] || fail "no reply text on screen"
 grep -qE 'decode +[0-9.]+ tok/s' "$OUT/02-reply.txt" || fail "no decode speed in the panel"
+grep -qE 'seed +random' "$OUT/02-reply.txt" || fail "the seed is not random by default"
+
+# Regenerate (Ctrl+R) draws a new seed: a different reply.
+different=0
+for try in 1 2 3; do
+	t send-keys -t chat C-r
+	sleep 0.5
+	wait_for 'state +idle' 60
+	snap "03-regenerated-$try"
+	if [ "$(reply "$OUT/02-reply.txt")" != "$(reply "$OUT/03-regenerated-$try.txt")" ]; then
+		different=1
+		break
+	fi
+done
+[ "$different" = 1 ] || fail "regenerate gave the same reply three times"
 
 # F3 raises the temperature by 0.1; the panel shows it at once.
 t send-keys -t chat F3
-wait_for 'temperature 0\.90' 5
-snap 03-temperature
+wait_for 'temperature 0\.9 ' 5
+wait_for '✓ temperature 0\.9' 5
+snap 04-temperature
 
-# A second message, stopped with Esc while it streams.
-t send-keys -t chat 'Tell me a long story about a dog.' Enter
-sleep 0.3
-t send-keys -t chat Escape
-wait_for 'state +(stopped|idle)' 20
-snap 04-stopped
+# A draft model chosen mid-session: the panel shows it at once, and its
+# acceptance after the next reply.
+t send-keys -t chat "/draft $SHARED/course/tiny.pt" Enter
+wait_for '✓ speculative decoding with the draft model tiny\.pt' 20
+wait_for 'spec +tiny\.pt k=4' 5
+wait_for 'accepted +after next reply' 5
+snap 05-draft
+send 'Tell me a story about a dog.'
+wait_for 'accepted +[0-9]+% · [0-9.]+/pass' 5
+snap 06-draft-turn
+t send-keys -t chat '/draft off' Enter
+wait_for '✓ draft model off' 10
 
-# Regenerate the stopped reply (Ctrl+R) and let it finish.
-t send-keys -t chat C-r
-sleep 0.5 # a short reply can start and finish between two captures
-wait_for 'state +idle' 60
-snap 04b-regenerated
+# The KV cache goes to a file.
+t send-keys -t chat "/kv save $OUT/chat.kv" Enter
+wait_for '✓ saved the KV cache' 10
+[ -s "$OUT/chat.kv" ] || fail "/kv save wrote no file"
+snap 07-kv-save
 
-# F11 switches the weights to int8 mid-chat: the header says so.
+# F11 switches the weights to int8 mid-chat, confirmed; the next turn
+# prefills the conversation again; F11 switches back.
 t send-keys -t chat F11
-wait_for 'student-chat\.pt · modern · int8' 20
-snap 04c-int8
+wait_for 'student-chat-1k\.pt · modern · int8' 20
+wait_for 'weights (now )?int8' 5
+snap 08-int8
 send 'Tell me a story about a bird.'
-snap 04d-int8-turn
-grep -qE 'reused +0 tok' "$OUT/04d-int8-turn.txt" || fail "the int8 turn should re-prefill the conversation"
+snap 09-int8-turn
+grep -qE 'reused +0 tok' "$OUT/09-int8-turn.txt" || fail "the int8 turn should re-prefill the conversation"
+t send-keys -t chat F11
+wait_for 'student-chat-1k\.pt · modern · f32' 20
 
 # Help overlay and back.
 t send-keys -t chat F1
-wait_for 'Esc' 5
-snap 05-help
+wait_for 'Keys  \(sampler keys act on the next token\)' 5
+snap 10-help
 t send-keys -t chat Escape
+
+# 80x24: no side panel; Ctrl+O shows it over the transcript.
+t resize-window -t chat -x 80 -y 24
+sleep 0.5
+wait_for 'Ctrl\+O panel' 5
+snap 11-80x24
+t send-keys -t chat C-o
+wait_for '│ temperature 0\.9' 5
+wait_for 'Esc closes the panel' 5
+snap 12-80x24-panel
+t send-keys -t chat Escape
+sleep 0.3
+snap 13-80x24-closed
+grep -q '│ temperature' "$OUT/13-80x24-closed.txt" && fail "Esc did not close the panel overlay"
 
 # Narrow terminal: still renders.
 t resize-window -t chat -x 40 -y 12
 sleep 0.5
-snap 06-narrow
-grep -q 'student' "$OUT/06-narrow.txt" || fail "narrow screen lost the header"
+snap 14-narrow
+grep -q 'student' "$OUT/14-narrow.txt" || fail "narrow screen lost the header"
+t resize-window -t chat -x 100 -y 30
+sleep 0.3
+quit
 
-t send-keys -t chat C-c
-for ((i = 0; i < 50; i++)); do
-	t has-session -t chat 2>/dev/null || break
-	sleep 0.1
-done
-t has-session -t chat 2>/dev/null && fail "Ctrl+C did not quit"
-
-# Restart with --resume: the conversation comes back from the autosave.
+# A new session: --resume brings the conversation back, /kv load brings its
+# KV cache, and the next turn reuses it (the panel says so).
 t new-session -d -s chat -x 100 -y 30 "$BIN --resume"
-wait_for 'student-chat\.pt' 20
+wait_for 'student-chat-1k\.pt' 20
 wait_for 'Tell me a story about a bird\.' 10
-snap 07-resumed
-grep -q 'Tell me a story about a cat\.' "$OUT/07-resumed.txt" || t send-keys -t chat PageUp
-wait_for 'Tell me a (story about a cat|long story about a dog)\.' 5
+snap 15-resumed
+t send-keys -t chat "/kv load $OUT/chat.kv" Enter
+wait_for '✓ loaded the KV cache of [0-9]+ tokens' 10
+snap 16-kv-load
+send 'Tell me a story about a fish.'
+snap 17-kv-reused
+reused=$(grep -oE 'reused +[0-9]+ tok' "$OUT/17-kv-reused.txt" | grep -oE '[0-9]+')
+[ "${reused:-0}" -ge 100 ] || fail "the turn after /kv load reused ${reused:-0} tokens, want the loaded conversation's"
+quit
+
+# Ctrl+C while a reply streams stops it and keeps the text; a second one on
+# the idle prompt quits; the stopped turn is saved.
+t new-session -d -s chat -x 100 -y 30 "$BIN --raw -n 100000"
+wait_for 'raw' 20
+t send-keys -t chat 'Once upon a time' Enter
+wait_for 'state +generating' 10
+sleep 1
 t send-keys -t chat C-c
+wait_for 'state +stopped' 20
+wait_for 'stopped; the text so far is kept · Ctrl\+C again quits' 5
+snap 18-ctrl-c-stopped
+t has-session -t chat 2>/dev/null || fail "the first Ctrl+C quit"
+grep -qE 'generated +[1-9][0-9]* tok' "$OUT/18-ctrl-c-stopped.txt" || fail "nothing was generated before Ctrl+C"
+[ "$(cut -c1-68 "$OUT/18-ctrl-c-stopped.txt" | grep -cE '[a-z]')" -ge 10 ] || fail "the stopped text is not on screen"
+quit
+t new-session -d -s chat -x 100 -y 30 "$BIN --resume"
+wait_for 'raw' 20
+t send-keys -t chat C-Home
+wait_for '^Once upon a time' 10
+snap 19-stopped-resumed
+quit
+
+# --prompt "" continues from the start of a text, headless, without the TUI.
+t new-session -d -s chat -x 100 -y 30 "$BIN --prompt '' -n 30; echo EXIT=\$?; sleep 30"
+wait_for 'EXIT=[0-9]+' 30
+snap 20-empty-prompt
+grep -q 'EXIT=0' "$OUT/20-empty-prompt.txt" || fail "--prompt \"\" did not exit 0"
+grep -q 'raw mode' "$OUT/20-empty-prompt.txt" || fail "--prompt \"\" is not a raw continuation"
+grep -q 'state' "$OUT/20-empty-prompt.txt" && fail "--prompt \"\" opened the TUI"
+t kill-session -t chat
 echo "e2e ok: captures in $OUT"

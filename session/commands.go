@@ -3,14 +3,11 @@ package session
 import (
 	"errors"
 	"fmt"
-	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"chat/engine/sampler"
-	"chat/engine/speculative"
+	"chat/config/settings"
 	"chat/session/store"
 )
 
@@ -31,15 +28,19 @@ var commands []command
 func init() {
 	// Set in init because /help refers to the table.
 	commands = []command{
-		{"/set", "KEY VALUE", "change a setting; keys: " + strings.Join(knobNames(), ", "), cmdSet},
-		{"/show", "", "show the model, mode, system prompt, sampler and session", cmdShow},
+		{"/set", "KEY VALUE", "change a setting; keys: " + strings.Join(settings.Names(settings.Set), ", "), cmdSet},
+		{"/show", "", "show the model, mode, system prompt and every setting", cmdShow},
 		{"/system", "[TEXT]", "set the system prompt (no text: show it; \"/system clear\" removes it)", cmdSystem},
+		{"/model", "FILE", "continue the conversation with another model (.pt or .gguf)", cmdModel},
+		{"/draft", "FILE|off", "speculative decoding with this draft model (same tokenizer), or off", cmdDraft},
+		{"/kv", "save|load FILE", "write the KV cache to a file, or load one: a prompt that starts with its tokens skips their prefill", cmdKV},
+		{"/template", "", "show the chat template in use and how a conversation renders", cmdTemplate},
 		{"/save", "[NAME]", "save the conversation now, optionally under a name", cmdSave},
 		{"/load", "NAME|ID|N", "load a saved conversation (N: its number in /sessions)", cmdLoad},
 		{"/sessions", "", "list saved conversations, newest first", cmdSessions},
 		{"/new", "", "start a new conversation (settings stay; the old one stays saved)", cmdNew},
 		{"/clear", "", "same as /new", cmdNew},
-		{"/regen", "", "generate the last reply again", cmdRegen},
+		{"/regen", "", "generate the last reply again (a new seed unless it is pinned)", cmdRegen},
 		{"/help", "", "list the commands", cmdHelp},
 		{"/quit", "", "leave chat (also /exit, /bye)", func(*Session, string) (string, error) { return "", ErrQuit }},
 	}
@@ -114,246 +115,46 @@ func commandNames() []string {
 	return out
 }
 
-// knob is one /set key.
-type knob struct {
-	name  string
-	alias []string
-	set   func(s *Session, v string) error
-	show  func(s *Session) string
-}
-
-var knobs = []knob{
-	{"temperature", []string{"temp"}, setSampler(func(p *sampler.Params, v string) error {
-		f, err := parseFloat("temperature", v, 0, math.Inf(1))
-		p.Temperature = f
-		return err
-	}), func(s *Session) string { return fmtFloat(s.opts.Sampler.Temperature) }},
-	{"top_k", []string{"top-k", "topk"}, setSampler(func(p *sampler.Params, v string) error {
-		n, err := parseInt("top_k", v, 0, math.MaxInt32)
-		p.TopK = n
-		return err
-	}), func(s *Session) string { return offInt(s.opts.Sampler.TopK) }},
-	{"top_p", []string{"top-p", "topp"}, setSampler(func(p *sampler.Params, v string) error {
-		f, err := parseFloat("top_p", v, 0, 1)
-		p.TopP = f
-		return err
-	}), func(s *Session) string { return offP(s.opts.Sampler.TopP) }},
-	{"min_p", []string{"min-p", "minp"}, setSampler(func(p *sampler.Params, v string) error {
-		f, err := parseFloat("min_p", v, 0, 1)
-		p.MinP = f
-		return err
-	}), func(s *Session) string { return offP(s.opts.Sampler.MinP) }},
-	{"repeat_penalty", []string{"repeat-penalty"}, setSampler(func(p *sampler.Params, v string) error {
-		f, err := parseFloat("repeat_penalty", v, 0, math.Inf(1))
-		p.RepeatPenalty = f
-		return err
-	}), func(s *Session) string {
-		if r := s.opts.Sampler.RepeatPenalty; r != 0 && r != 1 {
-			return fmtFloat(r)
-		}
-		return "off"
-	}},
-	{"frequency_penalty", []string{"frequency-penalty"}, setSampler(func(p *sampler.Params, v string) error {
-		f, err := parseFloat("frequency_penalty", v, math.Inf(-1), math.Inf(1))
-		p.FrequencyPenalty = f
-		return err
-	}), func(s *Session) string { return fmtFloat(s.opts.Sampler.FrequencyPenalty) }},
-	{"presence_penalty", []string{"presence-penalty"}, setSampler(func(p *sampler.Params, v string) error {
-		f, err := parseFloat("presence_penalty", v, math.Inf(-1), math.Inf(1))
-		p.PresencePenalty = f
-		return err
-	}), func(s *Session) string { return fmtFloat(s.opts.Sampler.PresencePenalty) }},
-	{"seed", nil, setSampler(func(p *sampler.Params, v string) error {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			return fmt.Errorf("seed must be a whole number ≥ 0, got %q", v)
-		}
-		p.Seed = n
-		return nil
-	}), func(s *Session) string { return strconv.FormatUint(s.opts.Sampler.Seed, 10) }},
-	{"greedy", nil, setSampler(func(p *sampler.Params, v string) error {
-		b, err := parseBool("greedy", v)
-		p.Greedy = b
-		return err
-	}), func(s *Session) string { return onOff(s.opts.Sampler.Greedy) }},
-	{"max_tokens", []string{"max-tokens", "n"}, func(s *Session, v string) error {
-		n, err := parseInt("max_tokens", v, 1, maxReplyTokens)
-		if err != nil {
-			return err
-		}
-		return s.SetMaxTokens(n)
-	}, func(s *Session) string { return strconv.Itoa(s.opts.MaxTokens) }},
-	{"mode", nil, func(s *Session, v string) error { return s.SetMode(strings.ToLower(v)) }, func(s *Session) string { return s.mode }},
-	{"quant", []string{"weights"}, func(s *Session, v string) error { return s.SetQuant(strings.ToLower(v)) },
-		func(s *Session) string { return s.Quant() }},
-	{"spec", []string{"speculation", "speculative"}, func(s *Session, v string) error {
-		m, err := speculative.ParseMethod(strings.ToLower(v))
-		if err != nil {
-			return err
-		}
-		c := s.Speculation()
-		c.Method = m
-		return s.SetSpeculation(c)
-	}, func(s *Session) string { return s.Speculation().Method.String() }},
-	{"draft_k", []string{"draft-k", "k"}, func(s *Session, v string) error {
-		n, err := parseInt("draft_k", v, 1, speculative.MaxK)
-		if err != nil {
-			return err
-		}
-		c := s.Speculation()
-		c.K = n
-		return s.SetSpeculation(c)
-	}, func(s *Session) string { return strconv.Itoa(max(s.Speculation().K, speculative.DefaultK)) }},
-}
-
-// setSampler makes a /set handler that edits a copy of the knobs and applies
-// it only when the value is good, so a typo never half-changes the sampler.
-func setSampler(f func(p *sampler.Params, v string) error) func(*Session, string) error {
-	return func(s *Session, v string) error {
-		p := s.opts.Sampler
-		if err := f(&p, v); err != nil {
-			return err
-		}
-		if err := p.Validate(); err != nil {
-			return err
-		}
-		s.SetSampler(p)
-		return nil
-	}
-}
-
-func knobNames() []string {
-	out := make([]string, len(knobs))
-	for i, k := range knobs {
-		out[i] = k.name
-	}
-	return out
-}
-
-func findKnob(name string) *knob {
-	name = strings.ToLower(name)
-	for i := range knobs {
-		if knobs[i].name == name || slices.Contains(knobs[i].alias, name) {
-			return &knobs[i]
-		}
-	}
-	return nil
-}
-
-func parseFloat(name, v string, lo, hi float64) (float64, error) {
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, fmt.Errorf("%s must be a number, got %q", name, v)
-	}
-	if f < lo || f > hi {
-		switch {
-		case math.IsInf(hi, 1):
-			return 0, fmt.Errorf("%s must be ≥ %s, got %s", name, fmtFloat(lo), v)
-		default:
-			return 0, fmt.Errorf("%s must be between %s and %s, got %s", name, fmtFloat(lo), fmtFloat(hi), v)
-		}
-	}
-	return f, nil
-}
-
-func parseInt(name, v string, lo, hi int) (int, error) {
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return 0, fmt.Errorf("%s must be a whole number, got %q", name, v)
-	}
-	if n < lo || n > hi {
-		return 0, fmt.Errorf("%s must be between %d and %d, got %d", name, lo, hi, n)
-	}
-	return n, nil
-}
-
-func parseBool(name, v string) (bool, error) {
-	switch strings.ToLower(v) {
-	case "on", "true", "yes", "1":
-		return true, nil
-	case "off", "false", "no", "0":
-		return false, nil
-	}
-	return false, fmt.Errorf("%s must be on or off, got %q", name, v)
-}
-
-func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
-
-func onOff(b bool) string {
-	if b {
-		return "on"
-	}
-	return "off"
-}
-
-func offInt(n int) string {
-	if n <= 0 {
-		return "off"
-	}
-	return strconv.Itoa(n)
-}
-
-// offP shows a p-knob, "off" outside (0,1) as the sampler treats it.
-func offP(p float64) string {
-	if p <= 0 || p >= 1 {
-		return "off"
-	}
-	return fmtFloat(p)
-}
-
 func cmdSet(s *Session, arg string) (string, error) {
 	key, val, _ := strings.Cut(arg, " ")
 	val = strings.TrimSpace(val)
 	if key == "" {
-		return "", fmt.Errorf("usage: /set KEY VALUE; keys: %s", strings.Join(knobNames(), ", "))
+		return "", fmt.Errorf("usage: /set KEY VALUE; keys: %s", strings.Join(settings.Names(settings.Set), ", "))
 	}
-	if strings.EqualFold(key, "system") { // ollama's spelling
-		return cmdSystem(s, val)
+	st := settings.Lookup(key)
+	if st != nil && val == "" && st.Kind != settings.Text {
+		v := s.Settings()
+		return "", fmt.Errorf("usage: /set %s VALUE (now %s)", st.Name, st.Show(&v))
 	}
-	k := findKnob(key)
-	if k == nil {
-		return "", fmt.Errorf("unknown setting %q; keys: %s", key, strings.Join(knobNames(), ", "))
-	}
-	if val == "" {
-		return "", fmt.Errorf("usage: /set %s VALUE (now %s)", k.name, k.show(s))
-	}
-	if err := k.set(s, val); err != nil {
-		return "", err
-	}
-	reply := k.name + " " + k.show(s)
-	if s.opts.Sampler.Greedy && slices.Contains([]string{"temperature", "top_k", "top_p", "min_p", "seed"}, k.name) {
-		reply += " (greedy is on, so it has no effect until /set greedy off)"
-	}
-	return reply, nil
+	return s.Set(key, val)
 }
 
 func cmdShow(s *Session, _ string) (string, error) {
 	var b strings.Builder
 	in := s.Info()
-	fmt.Fprintf(&b, "model       %s (%s, %s, %d params, context %d)\n", in.Model, in.Arch, in.Quant, in.Params, in.ContextLength)
-	fmt.Fprintf(&b, "mode        %s\n", s.mode)
+	fmt.Fprintf(&b, "model             %s (%s, %s, %d params, context %d)\n", in.Model, in.Arch, in.Quant, in.Params, in.ContextLength)
+	if d := s.DraftName(); d != "" {
+		fmt.Fprintf(&b, "draft model       %s\n", d)
+	}
+	fmt.Fprintf(&b, "mode              %s\n", s.vals.Mode)
 	sys := "(none)"
-	if s.opts.System != "" {
-		sys = strconv.Quote(s.opts.System)
-		if s.mode == "raw" {
+	if s.vals.System != "" {
+		sys = strconv.Quote(s.vals.System)
+		if s.vals.Mode == "raw" {
 			sys += " (used in chat mode only)"
 		}
 	}
-	fmt.Fprintf(&b, "system      %s\n", sys)
-	for _, k := range knobs {
-		if k.name != "mode" {
-			fmt.Fprintf(&b, "%-11s %s\n", k.name, k.show(s))
-		}
-	}
-	fmt.Fprintf(&b, "order       %s\n", strings.Join(s.SamplerOrder(), " → "))
+	fmt.Fprintf(&b, "system            %s\n", sys)
+	s.showSettings(&b)
+	fmt.Fprintf(&b, "order             %s\n", strings.Join(s.SamplerOrder(), " → "))
 	si := s.Saved()
 	switch {
 	case s.opts.Store == nil:
-		b.WriteString("session     not saved (no store)")
+		b.WriteString("session           not saved (no store)")
 	case si.ID == "":
-		b.WriteString("session     not saved yet (saved after the first reply)")
+		b.WriteString("session           not saved yet (saved after the first reply)")
 	default:
-		fmt.Fprintf(&b, "session     %s", si.ID)
+		fmt.Fprintf(&b, "session           %s", si.ID)
 		if si.Name != "" {
 			fmt.Fprintf(&b, " (%s)", si.Name)
 		}
@@ -364,16 +165,16 @@ func cmdShow(s *Session, _ string) (string, error) {
 func cmdSystem(s *Session, arg string) (string, error) {
 	switch {
 	case arg == "":
-		if s.opts.System == "" {
+		if s.vals.System == "" {
 			return "no system prompt; set one with /system TEXT", nil
 		}
-		return "system prompt: " + strconv.Quote(s.opts.System), nil
+		return "system prompt: " + strconv.Quote(s.vals.System), nil
 	case strings.EqualFold(arg, "clear") || strings.EqualFold(arg, "off") || strings.EqualFold(arg, "none"):
 		s.SetSystem("")
 		return "system prompt removed", nil
 	}
 	s.SetSystem(arg)
-	if s.mode == "raw" {
+	if s.vals.Mode == "raw" {
 		return "system prompt set (it is used in chat mode only; /set mode chat)", nil
 	}
 	return "system prompt set; it applies from the next reply", nil
@@ -395,6 +196,9 @@ func cmdLoad(s *Session, arg string) (string, error) {
 		return "", errors.New("usage: /load NAME|ID|N (see /sessions)")
 	}
 	if err := s.Load(arg); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			err = fmt.Errorf("%w (see /sessions)", err)
+		}
 		return "", err
 	}
 	si := s.Saved()
@@ -432,9 +236,9 @@ func cmdHelp(*Session, string) (string, error) {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "%-22s %s", strings.TrimSpace(c.name+" "+c.args), c.help)
+		fmt.Fprintf(&b, "%-22s  %s", strings.TrimSpace(c.name+" "+c.args), c.help)
 	}
-	b.WriteString("\n//TEXT                 send TEXT starting with one /")
+	b.WriteString("\n//TEXT                  send TEXT starting with one /")
 	return b.String(), nil
 }
 
@@ -465,24 +269,31 @@ func (s *Session) Complete(prefix string) []string {
 	case "/set":
 		key, val, spaced := strings.Cut(rest, " ")
 		if !spaced {
-			cands = append(knobNames(), "system")
-			return withPrefix(head, cands, rest)
+			return withPrefix(head, settings.Names(settings.Set), rest)
 		}
 		head += key + " "
-		switch k := findKnob(key); {
-		case k == nil:
+		st := settings.Lookup(key)
+		if st == nil {
 			return nil
-		case k.name == "greedy":
+		}
+		switch st.Kind {
+		case settings.Bool:
 			cands = []string{"on", "off"}
-		case k.name == "mode":
-			cands = []string{"chat", "raw"}
+		case settings.Choice:
+			cands = st.Choices
+		case settings.Seed:
+			cands = []string{"random", strconv.FormatUint(s.seed, 10)}
+		case settings.List:
+			cands = []string{"none"}
 		default:
-			cands = []string{k.show(s)} // the current value, to edit
-			if cands[0] == "off" {
-				cands[0] = "0"
-			}
+			v := s.Settings()
+			cands = []string{st.Format(&v)} // the current value, to edit
 		}
 		return withPrefix(head, cands, val)
+	case "/draft":
+		return withPrefix(head, []string{"off"}, rest)
+	case "/kv":
+		return withPrefix(head, []string{"save ", "load "}, rest)
 	case "/load":
 		if s.opts.Store == nil {
 			return nil

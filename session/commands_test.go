@@ -63,11 +63,15 @@ func TestSetKnobs(t *testing.T) {
 		"/set min_p -0.1":        "between 0 and 1",
 		"/set top_k 2.5":         "whole number",
 		"/set top_k -3":          "between 0",
-		"/set seed -1":           "seed",
+		"/set seed -2":           "seed",
 		"/set greedy maybe":      "on or off",
 		"/set max_tokens 0":      "between 1",
 		"/set repeat_penalty -1": "≥ 0",
-		"/set mode poetry":       "chat or raw",
+		"/set mode poetry":       `mode must be one of chat, raw, got "poetry"`,
+		"/set kv_mem 3":          "kv_mem is set when chat starts (--kv-mem)",
+		"/set draft_k 17":        "draft_k must be between 1 and 16, got 17",
+		"/set quant int3":        "quant must be one of",
+		"/set spec draft":        "no draft model",
 		"/set temperature":       "usage: /set temperature VALUE (now 0.8)",
 		"/set":                   "keys: temperature",
 		"/set warmth 3":          `unknown setting "warmth"`,
@@ -92,7 +96,7 @@ func TestShowSystemHelp(t *testing.T) {
 		t.Errorf("/system alone: %q", r)
 	}
 	show := run(t, s, "/show")
-	for _, want := range []string{"student-chat.pt", "mode        chat", `"You are terse."`, "top_k       40", "greedy      on", "order       penalties", "not saved yet"} {
+	for _, want := range []string{"student-chat-1k.pt", "mode              chat", `"You are terse."`, "top_k             40", "greedy            on", "max_tokens        10", "quant             f32", "draft_k           4", "order             penalties", "not saved yet"} {
 		if !strings.Contains(show, want) {
 			t.Errorf("/show lacks %q:\n%s", want, show)
 		}
@@ -121,7 +125,7 @@ func TestShowSystemHelp(t *testing.T) {
 func TestUnknownAndNotCommands(t *testing.T) {
 	s, _ := stored(t, sharedModel(t), 10)
 	handled, _, err := s.Command("/frobnicate now")
-	if !handled || err == nil || !strings.Contains(err.Error(), "/frobnicate") || !strings.Contains(err.Error(), "/set /show /system /save /load /sessions /new /clear /regen /help /quit") {
+	if !handled || err == nil || !strings.Contains(err.Error(), "/frobnicate") || !strings.Contains(err.Error(), "/set /show /system /model /draft /kv /template /save /load /sessions /new /clear /regen /help /quit") {
 		t.Errorf("unknown command: handled=%v err=%v", handled, err)
 	}
 	if _, _, err := s.Command("/se"); err == nil || !strings.Contains(err.Error(), "did you mean /set or /sessions?") {
@@ -207,8 +211,11 @@ func TestComplete(t *testing.T) {
 		"/":               commandNames(),
 		"/s":              {"/set", "/show", "/system", "/save", "/sessions"},
 		"/SE":             {"/set", "/sessions"},
-		"/set t":          {"/set temperature", "/set top_k", "/set top_p"},
+		"/set t":          {"/set temperature", "/set top_p", "/set top_k"},
 		"/set m":          {"/set min_p", "/set max_tokens", "/set mode"},
+		"/set seed ":      {"/set seed random", "/set seed 0"},
+		"/set quant i":    {"/set quant int8", "/set quant int8-a8", "/set quant int4-g32", "/set quant int4-g64", "/set quant int4-g128"},
+		"/draft ":         {"/draft off"},
 		"/set greedy o":   {"/set greedy on", "/set greedy off"},
 		"/set mode ":      {"/set mode chat", "/set mode raw"},
 		"/set top_k ":     {"/set top_k 0"},

@@ -34,7 +34,7 @@ func ggufChat(t *testing.T, vocab, mode string) (*Session, *gguf.File) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(m, Options{Mode: mode, MaxTokens: 8, Sampler: sampler.Params{Greedy: true}})
+	s, err := New(m, Options{Settings: testSettings(mode, 8, sampler.Params{Greedy: true})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import "testing"
 // and the hit rate.
 func TestPrefixCacheAcrossTurns(t *testing.T) {
 	s := greedy(t, embedded(t), "chat", 4)
-	s.opts.System = "Be kind."
+	s.vals.System = "Be kind."
 	lines := []string{"A story about a dog.", "His name?", "His home?", "Friends?",
 		"Games?", "Sunny?", "Food?", "Who won?", "Tired?", "Good night!"}
 	prompt, reused, held := 0, 0, 0

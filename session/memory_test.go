@@ -28,7 +28,7 @@ func TestInt8FreesFloatWeights(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(m, Options{Mode: "raw", MaxTokens: 4, Sampler: sampler.Params{Greedy: true}, Reload: reload})
+	s, err := New(m, Options{Settings: testSettings("raw", 4, sampler.Params{Greedy: true}), Open: func(string) (models.Model, error) { return reload() }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestInt8FreesFloatWeights(t *testing.T) {
 	if f32 < i8 || f32-i8 < 4<<20 {
 		t.Errorf("heap %d → %d bytes after int8: want at least 4 MiB freed", f32, i8)
 	}
-	if st := s.Status(); !strings.Contains(st, "re-prefills") {
+	if st := s.Status(); !strings.Contains(st, "re-prefill") {
 		t.Errorf("status after the switch: %q", st)
 	}
 	if err := s.Send("Once upon a time"); err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"chat/config/settings"
 	"chat/engine"
 	"chat/engine/sampler"
 	"chat/session/store"
@@ -62,9 +63,15 @@ func (s *Session) record() *store.Record {
 		s.saved.id = store.NewID(now)
 		s.saved.created = now
 	}
+	v := s.Settings()
 	r := &store.Record{ID: s.saved.id, Name: s.saved.name, Title: s.title(), Created: s.saved.created, Updated: now,
 		Model: store.Model{Name: s.model.Info().Name, Path: s.opts.ModelPath, Identity: s.identity()},
-		Mode:  s.mode, System: s.opts.System, MaxTokens: s.opts.MaxTokens, Sampler: toStore(s.opts.Sampler)}
+		Mode:  v.Mode, System: v.System, MaxTokens: v.MaxTokens, Sampler: toStore(v.Sampler), Settings: map[string]string{}}
+	for _, st := range settings.All() {
+		if st.Persist {
+			r.Settings[st.Name] = st.Format(&v)
+		}
+	}
 	for _, m := range s.msgs {
 		r.Messages = append(r.Messages, store.Message{Role: string(m.Role), Content: m.Content, Time: m.Time})
 	}
@@ -131,8 +138,9 @@ func (s *Session) Save(name string) error {
 }
 
 // Load replaces the conversation with a saved one, given by id, name,
-// number in the list (1 = newest) or id prefix; its system prompt, mode,
-// reply budget and sampler knobs come with it.
+// number in the list (1 = newest) or id prefix; the settings it kept
+// (system prompt, mode, reply budget, sampler, weight format, speculation)
+// come with it.
 func (s *Session) Load(ref string) error {
 	if s.opts.Store == nil {
 		return ErrNoStore
@@ -174,17 +182,24 @@ func (s *Session) restore(r *store.Record) {
 		msgs = append(msgs, Message{Role: Role(m.Role), Content: m.Content, Time: m.Time})
 	}
 	s.msgs, s.ctxStart, s.last = msgs, 0, engine.Result{}
-	s.opts.System = r.System
-	if r.Mode == "chat" || r.Mode == "raw" {
-		s.mode = r.Mode
-	}
-	if r.MaxTokens > 0 {
-		s.opts.MaxTokens = r.MaxTokens
-	}
-	if p := fromStore(r.Sampler); p.Validate() == nil {
-		s.SetSampler(p)
-	} else {
-		s.notices = append(s.notices, "the saved sampler settings are invalid; keeping the current ones")
+	s.restoring = true
+	defer func() { s.restoring = false }()
+	if r.Settings != nil {
+		s.restoreSettings(r.Settings)
+	} else { // a file from before the settings map
+		s.vals.System = r.System
+		if r.Mode == "chat" || r.Mode == "raw" {
+			s.vals.Mode = r.Mode
+		}
+		if r.MaxTokens > 0 {
+			s.vals.MaxTokens = r.MaxTokens
+		}
+		if p := fromStore(r.Sampler); p.Validate() == nil {
+			s.vals.Sampler, s.vals.RandomSeed = p, false
+			s.eng.SetSampler(s.samplerParams())
+		} else {
+			s.notices = append(s.notices, "the saved sampler settings are invalid; keeping the current ones")
+		}
 	}
 	ident := s.saved.identity
 	s.saved = persist{id: r.ID, name: r.Name, created: r.Created, identity: ident}
@@ -198,6 +213,30 @@ func (s *Session) restore(r *store.Record) {
 	}
 	if differs {
 		s.notices = append(s.notices, fmt.Sprintf("this conversation was held with %s; it continues with %s", r.Model.Name, cur))
+	}
+}
+
+// restoreSettings applies the settings a saved session kept, one at a
+// time, so that one that cannot be restored (a draft model not loaded now)
+// is told about and the others still are.
+func (s *Session) restoreSettings(saved map[string]string) {
+	system, hasSystem := saved["system"]
+	for _, st := range settings.All() {
+		text, ok := saved[st.Name]
+		if !ok || !st.Persist || st.Name == "system" {
+			continue
+		}
+		v := s.Settings()
+		err := st.SetFormatted(&v, text)
+		if err == nil {
+			err = s.Apply(v)
+		}
+		if err != nil {
+			s.notices = append(s.notices, fmt.Sprintf("the saved %s %s is not restored: %v", st.Name, text, err))
+		}
+	}
+	if hasSystem {
+		s.vals.System = system // its place in the conversation is in the messages
 	}
 }
 
@@ -216,42 +255,6 @@ func (s *Session) New() error {
 // Clear is New: the transcript empties, settings stay, nothing saved is lost.
 func (s *Session) Clear() error { return s.New() }
 
-// SetSystem sets the system prompt (used in chat mode) for the next reply.
-func (s *Session) SetSystem(text string) {
-	s.opts.System = text
-	if s.reply == nil {
-		s.autosave()
-	}
-}
-
-// MaxTokens is the reply budget.
-func (s *Session) MaxTokens() int { return s.opts.MaxTokens }
-
-// SetMaxTokens sets the reply budget of the next reply.
-func (s *Session) SetMaxTokens(n int) error {
-	if n < 1 || n > maxReplyTokens {
-		return fmt.Errorf("max_tokens must be between 1 and %d, got %d", maxReplyTokens, n)
-	}
-	s.opts.MaxTokens = n
-	return nil
-}
-
-// maxReplyTokens bounds a reply budget typed by hand; raw mode can run past
-// the context (the window rule), so the context is not the bound.
-const maxReplyTokens = 1 << 20
-
-// SetMode switches between "chat" and "raw" for the next reply.
-func (s *Session) SetMode(mode string) error {
-	if mode != "chat" && mode != "raw" {
-		return fmt.Errorf("unknown mode %q (want chat or raw)", mode)
-	}
-	if s.reply != nil {
-		return ErrBusy
-	}
-	s.mode = mode
-	return nil
-}
-
 // Regenerate drops the last reply and generates it again from the same
 // prompt. The engine reuses the KV of the whole prompt, so only the reply is
 // computed; with the same seed and knobs the reply is the same.
@@ -260,6 +263,9 @@ func (s *Session) Regenerate() error {
 		return ErrBusy
 	}
 	n := len(s.msgs)
+	for n > 0 && s.msgs[n-1].Role == System {
+		n-- // a system prompt set after the reply applies to the new one
+	}
 	if n < 2 || s.msgs[n-1].Role != Assistant || s.msgs[n-2].Role != User {
 		return errors.New("no reply to regenerate yet")
 	}
@@ -274,15 +280,24 @@ func (s *Session) Edit(i int, text string) error {
 	if s.reply != nil {
 		return ErrBusy
 	}
-	off := len(s.Messages()) - len(s.msgs) // 1 when the system prompt is shown
-	j := i - off
+	shown := s.Messages()
 	switch {
-	case i < 0 || j >= len(s.msgs):
-		return fmt.Errorf("no message %d (there are %d)", i, len(s.msgs)+off)
-	case j < 0:
+	case i < 0 || i >= len(shown):
+		return fmt.Errorf("no message %d (there are %d)", i, len(shown))
+	case shown[i].Role == System:
 		return errors.New("that is the system prompt: change it with /system")
-	case s.msgs[j].Role != User:
+	case shown[i].Role != User:
 		return fmt.Errorf("message %d is a reply; only your own messages can be edited", i)
+	}
+	// Messages leaves out system messages in raw mode: find message i in msgs.
+	j, k := 0, -1
+	for ; j < len(s.msgs); j++ {
+		if s.msgs[j].Role != System || s.vals.Mode == "chat" {
+			k++
+		}
+		if k == i {
+			break
+		}
 	}
 	return s.resend(j, text, time.Time{})
 }
@@ -292,13 +307,18 @@ func (s *Session) Edit(i int, text string) error {
 func (s *Session) resend(j int, text string, at time.Time) error {
 	old, oldStart := s.msgs, s.ctxStart
 	s.msgs = s.msgs[:j:j] // a new array on append: old stays intact for the undo
+	for _, m := range old[j:] {
+		if m.Role == System { // the system prompt changes after j still hold
+			s.msgs = append(s.msgs, m)
+		}
+	}
 	s.ctxStart = min(s.ctxStart, j)
 	if err := s.Send(text); err != nil {
 		s.msgs, s.ctxStart = old, oldStart
 		return err
 	}
 	if !at.IsZero() {
-		s.msgs[j].Time = at
+		s.msgs[len(s.msgs)-1].Time = at
 	}
 	return nil
 }

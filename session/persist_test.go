@@ -43,7 +43,7 @@ func stored(t *testing.T, m models.Model, max int) (*Session, *store.Store) {
 
 func storedIn(t *testing.T, m models.Model, st *store.Store, max int) *Session {
 	t.Helper()
-	s, err := New(m, Options{Mode: "chat", MaxTokens: max, Sampler: sampler.Params{Greedy: true, Seed: 1}, Store: st, ModelIdentity: "sha256:test"})
+	s, err := New(m, Options{Settings: testSettings("chat", max, sampler.Params{Greedy: true, Seed: 1}), Store: st, ModelIdentity: "sha256:test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestSaveLoadContinue(t *testing.T) {
 	if want := s2.tmpl.Render(msgs[:6], true); !equal(s2.LastPrompt(), want) {
 		t.Errorf("the prompt after loading is not the whole history rendered")
 	}
-	if r, _ := st.Load(id); len(r.Messages) != 6 {
+	if r, _ := st.Load(id); len(r.Messages) != 7 { // the system prompt first
 		t.Errorf("the loaded session was not autosaved into its own file: %d messages", len(r.Messages))
 	}
 	if list, _ := st.List(); len(list) != 1 {
@@ -173,7 +173,7 @@ func TestEditDropsLaterTurns(t *testing.T) {
 	if want := s.tmpl.Render(msgs[:2], true); !equal(s.LastPrompt(), want) {
 		t.Errorf("edited prompt still contains the dropped turns")
 	}
-	if r, _ := st.Load(s.Saved().ID); len(r.Messages) != 2 || r.Title != "Tell me a story about a bird." {
+	if r, _ := st.Load(s.Saved().ID); len(r.Messages) != 3 || r.Messages[0].Role != "system" || r.Title != "Tell me a story about a bird." {
 		t.Errorf("saved after edit: %+v", r)
 	}
 	for i, want := range map[int]string{0: "system prompt", 2: "reply", 3: "no message", -1: "no message"} {

@@ -1,27 +1,33 @@
 // Package session owns the conversation: its turns, the system prompt, the
-// chat template and the context budget. It renders the conversation to token
-// ids and asks the engine for a reply; the UI talks only to a Session.
+// chat template, the context budget and the settings (config/settings). It
+// renders the conversation to token ids and asks the engine for a reply; the
+// UI talks only to a Session.
 package session
 
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"time"
 
+	"chat/config/settings"
 	"chat/engine"
 	"chat/engine/sampler"
-	"chat/engine/speculative"
 	"chat/models"
 	"chat/session/store"
 )
 
 // Options configure a Session.
 type Options struct {
-	Mode      string // "chat" or "raw"; "" picks chat for post-trained checkpoints, raw otherwise
-	System    string // system prompt (chat mode)
-	MaxTokens int    // reply budget; 0 means 256
-	Sampler   sampler.Params
+	// Settings are the knobs to start with (settings.Defaults for the
+	// others). Mode "" picks chat for post-trained models, raw otherwise;
+	// MaxTokens 0 takes the mode's default.
+	Settings settings.Values
+	// Draft is the loaded draft model for speculation "draft", and
+	// DraftPath its file (for /show).
+	Draft     models.Model
+	DraftPath string
 	// OnText, if set, receives reply text as it is generated, from the engine
 	// goroutine (headless printing).
 	OnText func(string)
@@ -32,35 +38,35 @@ type Options struct {
 	// "" for the embedded model; the identity is computed from the path when
 	// empty (store.Identity).
 	ModelPath, ModelIdentity string
-	// Reload opens the float weights again, for switching back from a
-	// quantized format (the float copies are dropped to free memory).
-	Reload func() (models.Model, error)
-	// Quant is the weight format to start in ("" or "f32": as loaded).
-	Quant string
-	// Speculation is the speculative decoding to start with.
-	Speculation speculative.Config
-	// Engine sizes the KV block pool and turns the prefix cache off.
-	Engine engine.Options
+	// Open loads a model file ("" is the embedded model): the float weights
+	// again when switching back from a quantized format, and /model and
+	// /draft. Nil: those switches are refused.
+	Open func(path string) (models.Model, error)
 }
 
 // Session is one conversation with one model. Its methods are meant to be
 // called from a single goroutine (the UI's, or main's in headless mode).
 type Session struct {
-	model    models.Model
-	eng      *engine.Engine
-	tmpl     Template
-	opts     Options
-	mode     string
+	model models.Model
+	eng   *engine.Engine
+	tmpl  Template
+	opts  Options
+	vals  settings.Values // Quant and Spec are read from the model and the engine
+	draft models.Model    // the draft model speculation "draft" uses, nil if none
+
+	// msgs are the turns as the user sees them, with the system prompt as a
+	// System message where it was set (first, or where it changed).
 	msgs     []Message
 	ctxStart int // msgs before this index no longer fit the context; they stay on screen
 	// reprefill is set by a weight switch until the next reply finishes.
 	reprefill bool
 	reply     *engine.Reply
-	replyBuf  strings.Builder
+	seed      uint64 // the seed of the running or last reply
 	last      engine.Result
 	lastIDs   []int // prompt ids of the last request
 	notices   []string
 	saved     persist // the saved-session side (persist.go)
+	restoring bool    // a saved session's settings are being applied: no autosave
 }
 
 // DefaultMode is the mode a model opens in: chat for a checkpoint whose
@@ -78,43 +84,57 @@ func DefaultMode(m models.Model) string {
 
 // New starts an engine on m.
 func New(m models.Model, opts Options) (*Session, error) {
-	info := m.Info()
-	mode := opts.Mode
-	if mode == "" {
-		mode = DefaultMode(m)
+	v := opts.Settings
+	if v.Mode == "" {
+		v.Mode = DefaultMode(m)
 	}
-	if mode != "chat" && mode != "raw" {
-		return nil, fmt.Errorf("session: unknown mode %q (want chat or raw)", mode)
+	if v.Mode != "chat" && v.Mode != "raw" {
+		return nil, fmt.Errorf("session: unknown mode %q (want chat or raw)", v.Mode)
 	}
-	if opts.MaxTokens <= 0 {
-		opts.MaxTokens = 256
+	if v.MaxTokens <= 0 {
+		v.MaxTokens = settings.Lookup("max_tokens").Default(v.Mode).(int)
 	}
-	s := &Session{model: m, eng: engine.NewWithOptions(m, opts.Engine), opts: opts, mode: mode}
+	if v.Spec == "" {
+		v.Spec = "off"
+	}
+	if v.DraftK <= 0 {
+		v.DraftK = settings.Lookup("draft_k").Default("").(int)
+	}
+	if err := v.Sampler.Validate(); err != nil {
+		return nil, err
+	}
+	if v.Sampler.PenaltyWindow <= 0 {
+		v.Sampler.PenaltyWindow = settings.Lookup("penalty_window").Default("").(int)
+	}
+	want := v
+	v.Quant, v.Spec = "", "off" // applied below, through the same switches /set uses
+	s := &Session{model: m, opts: opts, vals: v, draft: opts.Draft}
+	s.eng = engine.NewWithOptions(m, engineOptions(v))
 	s.tmpl = templateFor(m)
+	s.eng.SetSampler(s.samplerParams())
+	if err := s.Apply(want); err != nil {
+		s.eng.Close()
+		return nil, err
+	}
+	s.notices, s.reprefill = nil, false // nothing to re-prefill yet
 	if err := s.tmpl.Err(); err != nil {
 		s.notices = append(s.notices, "the model's chat template failed ("+err.Error()+"); using the built-in "+s.tmpl.Name()+" format")
-	}
-	s.eng.SetSampler(opts.Sampler)
-	if opts.Quant != "" && opts.Quant != info.Quant {
-		if err := s.SetQuant(opts.Quant); err != nil {
-			s.eng.Close()
-			return nil, err
-		}
-	}
-	if opts.Speculation.Method != speculative.Off {
-		if err := s.SetSpeculation(opts.Speculation); err != nil {
-			s.eng.Close()
-			return nil, err
-		}
 	}
 	return s, nil
 }
 
-// Close stops the engine.
+// engineOptions are the engine's part of the settings.
+func engineOptions(v settings.Values) engine.Options {
+	return engine.Options{KVMem: int64(v.KVMem) << 20, NoPrefixCache: v.NoPrefixCache,
+		KVQuantK: v.KVQuantK, KVQuantV: v.KVQuantV, Context: v.Context}
+}
+
+// Close stops the engine. A reply still running is stopped first and kept,
+// with the text it has so far, and saved like any finished turn.
 func (s *Session) Close() {
 	if s.reply != nil {
 		s.reply.Stop()
-		s.reply.Wait()
+		s.finish(s.reply.Wait())
 	}
 	s.eng.Close()
 }
@@ -123,26 +143,54 @@ func (s *Session) Close() {
 func (s *Session) Info() Info {
 	mi := s.model.Info()
 	return Info{Model: mi.Name, Arch: mi.Arch, Quant: mi.Quant, Params: mi.Params,
-		ContextLength: mi.ContextLength, Mode: s.mode, System: s.opts.System}
+		ContextLength: s.eng.Window(), Mode: s.vals.Mode, System: s.vals.System, Draft: s.DraftName()}
 }
 
-// Messages returns the finished turns.
+// Messages returns the finished turns, with the system prompt where it was
+// set (chat mode) and the turns the model no longer sees marked Dropped.
 func (s *Session) Messages() []Message {
-	out := make([]Message, 0, len(s.msgs)+1)
-	if s.opts.System != "" && s.mode == "chat" {
-		out = append(out, Message{Role: System, Content: s.opts.System})
+	chat := s.vals.Mode == "chat"
+	if len(s.msgs) == 0 {
+		if s.vals.System != "" && chat {
+			return []Message{{Role: System, Content: s.vals.System}}
+		}
+		return nil
 	}
-	return append(out, s.msgs...)
+	out := make([]Message, 0, len(s.msgs))
+	for i, m := range s.msgs {
+		if m.Role == System && !chat {
+			continue
+		}
+		m.Dropped = i < s.ctxStart && m.Role != System
+		out = append(out, m)
+	}
+	return out
 }
 
 // Sampler returns the current knobs.
-func (s *Session) Sampler() sampler.Params { return s.opts.Sampler }
+func (s *Session) Sampler() sampler.Params { return s.vals.Sampler }
 
-// SetSampler changes the knobs; a running reply uses them from its next token.
+// SetSampler changes the knobs; a running reply uses them from its next
+// token. Invalid knobs are refused (Validate) and change nothing.
 func (s *Session) SetSampler(p sampler.Params) {
-	s.opts.Sampler = p
-	s.eng.SetSampler(p)
+	v := s.Settings()
+	v.Sampler = p
+	s.Apply(v)
 }
+
+// samplerParams are the knobs for the engine: with a random seed, the seed
+// the running (or next) reply was given.
+func (s *Session) samplerParams() sampler.Params {
+	p := s.vals.Sampler
+	if s.vals.RandomSeed {
+		p.Seed = s.seed
+	}
+	return p
+}
+
+// LastSeed is the seed of the running or last reply: with seed pinned to
+// it, the reply comes out the same again.
+func (s *Session) LastSeed() uint64 { return s.seed }
 
 // SamplerOrder is the processor order the sampler applies.
 func (s *Session) SamplerOrder() []string { return sampler.Order() }
@@ -151,35 +199,55 @@ func (s *Session) SamplerOrder() []string { return sampler.Order() }
 func (s *Session) Busy() bool { return s.reply != nil }
 
 // ErrBusy is returned by Send while a reply is being generated.
-var ErrBusy = errors.New("a reply is still being generated (Esc stops it)")
+var ErrBusy = errors.New("a reply is still being generated (Esc or Ctrl+C stops it)")
 
 // Send adds a user message and starts the reply.
 func (s *Session) Send(text string) error {
 	if s.reply != nil {
 		return ErrBusy
 	}
-	if strings.TrimSpace(text) == "" && s.mode == "chat" {
+	if strings.TrimSpace(text) == "" && s.vals.Mode == "chat" {
 		return errors.New("empty message")
 	}
+	n := len(s.msgs)
+	if n == 0 && s.vals.System != "" && s.vals.Mode == "chat" {
+		s.msgs = append(s.msgs, Message{Role: System, Content: s.vals.System})
+	}
 	s.msgs = append(s.msgs, Message{Role: User, Content: text, Time: time.Now()})
+	undo := func() { s.msgs = s.msgs[:n] }
 	prompt, budget, err := s.prompt()
 	if err != nil {
-		s.msgs = s.msgs[:len(s.msgs)-1]
+		undo()
 		return err
 	}
-	req := engine.Request{Prompt: prompt, MaxTokens: budget, Sampler: s.opts.Sampler, OnText: s.opts.OnText}
-	if s.mode == "chat" {
-		req.StopIDs = s.tmpl.Stops()
+	s.seed = s.vals.Sampler.Seed
+	if s.vals.RandomSeed {
+		s.seed = rand.Uint64()
 	}
+	req := engine.Request{Prompt: prompt, MaxTokens: budget, Sampler: s.samplerParams(), OnText: s.opts.OnText,
+		StopIDs: s.stopIDs(), Stop: s.vals.Stop}
 	r, err := s.eng.Start(req)
 	if err != nil {
-		s.msgs = s.msgs[:len(s.msgs)-1]
+		undo()
 		return err
 	}
 	s.lastIDs = prompt
 	s.reply = r
-	s.replyBuf.Reset()
 	return nil
+}
+
+// stopIDs end a reply: the template's end of turn in chat mode; in raw mode
+// a GGUF model's end-of-generation tokens (as llama.cpp stops), unless
+// ignore_eos, and none for course checkpoints (the course's generate runs
+// to its budget).
+func (s *Session) stopIDs() []int {
+	if s.vals.Mode == "chat" {
+		return s.tmpl.Stops()
+	}
+	if s.vals.IgnoreEOS {
+		return nil
+	}
+	return rawStops(s.model)
 }
 
 // prompt renders the conversation and the reply budget. In chat mode it drops
@@ -187,43 +255,78 @@ func (s *Session) Send(text string) error {
 // needs to: it sends one turn); in raw mode the whole text is the prompt and
 // the engine's window rule handles overflow, as the course's generate does.
 func (s *Session) prompt() ([]int, int, error) {
-	ctx := s.model.Info().ContextLength
+	ctx := s.eng.Window()
 	tok := s.model.Tokenizer()
-	if s.mode == "raw" {
+	if s.vals.Mode == "raw" {
 		var b strings.Builder
 		for _, m := range s.msgs {
-			b.WriteString(m.Content)
+			if m.Role != System {
+				b.WriteString(m.Content)
+			}
 		}
 		ids := tok.Encode(b.String())
-		if bos := tok.BOS(); bos >= 0 {
-			ids = append([]int{bos}, ids...)
+		start := tok.BOS()
+		if start < 0 && len(ids) == 0 {
+			// Nothing to continue and no BOS: start where a new text starts
+			// in the training data, after the end-of-text separator.
+			start = tok.EOT()
+		}
+		if start >= 0 {
+			ids = append([]int{start}, ids...)
 		}
 		if len(ids) == 0 {
 			return nil, 0, errors.New("empty prompt: the model needs at least one token to continue")
 		}
-		return ids, s.opts.MaxTokens, nil
+		return ids, s.vals.MaxTokens, nil
 	}
-	reserve := min(s.opts.MaxTokens, ctx/4)
+	reserve := min(s.vals.MaxTokens, ctx/4)
 	dropped := s.ctxStart
 	for {
-		msgs := s.msgs[dropped:]
-		if s.opts.System != "" {
-			msgs = append([]Message{{Role: System, Content: s.opts.System}}, msgs...)
+		msgs := turns(s.msgs[dropped:])
+		if s.vals.System != "" {
+			msgs = append([]Message{{Role: System, Content: s.vals.System}}, msgs...)
 		}
 		ids := s.tmpl.Render(msgs, true)
-		if len(ids)+reserve <= ctx || (len(ids) < ctx && len(s.msgs)-dropped == 1) {
-			if n := dropped - s.ctxStart; n > 0 {
+		left := len(turns(s.msgs[dropped:]))
+		if len(ids)+reserve <= ctx || (len(ids) < ctx && left == 1) {
+			if n := len(turns(s.msgs[s.ctxStart:dropped])); n > 0 {
 				s.ctxStart = dropped
 				s.notices = append(s.notices, fmt.Sprintf("the model no longer sees the %d oldest messages: they do not fit its %d-token context", n, ctx))
 			}
-			return ids, min(s.opts.MaxTokens, ctx-len(ids)), nil
+			return ids, min(s.vals.MaxTokens, ctx-len(ids)), nil
 		}
-		if len(s.msgs)-dropped <= 1 {
+		if left <= 1 {
 			return nil, 0, fmt.Errorf("the message is %d tokens with the template; the model's context is %d tokens: shorten it", len(ids), ctx)
 		}
 		dropped++
+		for dropped < len(s.msgs) && s.msgs[dropped].Role == System {
+			dropped++
+		}
 	}
 }
+
+// turns are the user and assistant messages of msgs (the system prompt
+// events left out).
+func turns(msgs []Message) []Message {
+	out := make([]Message, 0, len(msgs))
+	for _, m := range msgs {
+		if m.Role != System {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// CountTokens is how many tokens text is as a message (the count shown while
+// typing). Long texts are not counted (-1): the UI calls this on every edit.
+func (s *Session) CountTokens(text string) int {
+	if len(text) > maxCountBytes {
+		return -1
+	}
+	return len(s.model.Tokenizer().Encode(text))
+}
+
+const maxCountBytes = 64 << 10
 
 // Stop ends the reply being generated; what was generated so far is kept.
 func (s *Session) Stop() {
@@ -243,13 +346,14 @@ func (s *Session) Poll() Update {
 	}
 	d := s.reply.Poll()
 	u.Text = d.Text
-	s.replyBuf.WriteString(d.Text)
 	u.Stats = s.stats(d.Stats)
 	u.Busy = !d.Done
 	if d.Done {
 		s.finish(d.Result)
 		u.Done, u.Reason, u.Err = true, d.Result.Reason, d.Result.Err
 		u.Stats = s.stats(d.Result.Stats)
+		u.Notices = append(u.Notices, s.notices...) // the autosave's
+		s.notices = nil
 	}
 	return u
 }
@@ -275,23 +379,23 @@ func (s *Session) finish(res engine.Result) {
 	s.autosave()
 }
 
+// prefillRateMin is the fewest prefilled tokens a prefill speed is quoted
+// for: below it the time is mostly overhead and the rate means nothing.
+const prefillRateMin = 8
+
 func (s *Session) stats(e engine.Stats) Stats {
 	st := Stats{PromptTokens: e.PromptTokens, ReusedTokens: e.ReusedTokens, GenTokens: e.GenTokens,
 		PrefillTokS: e.PrefillTokS, DecodeTokS: e.DecodeTokS, TTFT: e.TTFT, KVUsed: e.KVUsed, KVCap: e.KVCap,
-		Quant: s.model.Info().Quant}
+		Quant: s.model.Info().Quant, Seed: s.seed}
+	if e.PromptTokens-e.ReusedTokens < prefillRateMin {
+		st.PrefillTokS = 0
+	}
 	st.KV = KVStats{FormatK: e.KVFormatK, FormatV: e.KVFormatV,
 		Blocks: e.PoolBlocks, Used: e.PoolUsed, Seq: e.SeqBlocks, Cached: e.TreeBlocks, BlockSize: e.BlockSize,
 		Evictions: e.Evictions, HitRate: e.HitRate, TotalReused: e.TotalReusedTokens, TotalPrompt: e.TotalPromptTokens}
 	if e.PromptTokens > 0 {
 		st.KV.LastReuse = float64(e.ReusedTokens) / float64(e.PromptTokens)
 	}
-	sp := e.Spec
-	st.Spec = SpecStats{Method: sp.Method.String(), K: sp.K, Acceptance: sp.AcceptanceRate(),
-		MeanAccepted: sp.MeanAccepted(), TokensPerPass: sp.TokensPerPass()}
-	if sp.Method != speculative.Off {
-		for i := 0; i < sp.K && i < len(sp.PosProposed); i++ {
-			st.Spec.PerPosition[i] = sp.PosRate(i)
-		}
-	}
+	st.Spec = specStats(e)
 	return st
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"chat/config/settings"
 	"chat/engine/sampler"
 	"chat/models"
 	"chat/models/load"
@@ -24,7 +25,7 @@ func embedded(t *testing.T) models.Model {
 
 func greedy(t *testing.T, m models.Model, mode string, max int) *Session {
 	t.Helper()
-	s, err := New(m, Options{Mode: mode, MaxTokens: max, Sampler: sampler.Params{Greedy: true}})
+	s, err := New(m, Options{Settings: testSettings(mode, max, sampler.Params{Greedy: true})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,78 +33,11 @@ func greedy(t *testing.T, m models.Model, mode string, max int) *Session {
 	return s
 }
 
-// The embedded model is chat-tuned: it opens in chat mode and its greedy
-// reply is the one the course's code computes (course/README.md).
-func TestEmbeddedChatReply(t *testing.T) {
-	m := embedded(t)
-	if got := DefaultMode(m); got != "chat" {
-		t.Fatalf("default mode of the sft checkpoint = %q, want chat", got)
-	}
-	s := greedy(t, m, "", 200)
-	if err := s.Send("Tell me a story about a cat."); err != nil {
-		t.Fatal(err)
-	}
-	res := s.Wait()
-	if res.Reason != "eot" {
-		t.Errorf("reason = %q, want eot", res.Reason)
-	}
-	if want := "Once upon a time, there was a little cat named Tom."; !strings.HasPrefix(res.Text, want) {
-		t.Errorf("reply = %q, want it to start with %q", res.Text, want)
-	}
-	msgs := s.Messages()
-	if len(msgs) != 2 || msgs[0].Role != User || msgs[1].Role != Assistant || msgs[1].Content != res.Text {
-		t.Errorf("messages = %+v", msgs)
-	}
-}
-
-// Every chat_greedy case of the golden file: the template gives the course's
-// prompt ids and the reply is the course's, ending on EOT.
-func TestChatGreedyGolden(t *testing.T) {
-	path := testmodels.Path(t, "course/golden/student-chat.json")
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var g struct {
-		ChatGreedy []struct {
-			User         string `json:"user"`
-			PromptIDs    []int  `json:"prompt_ids"`
-			MaxNewTokens int    `json:"max_new_tokens"`
-			ReplyIDs     []int  `json:"reply_ids"`
-			Stopped      bool   `json:"stopped_on_eot"`
-			ReplyText    string `json:"reply_text"`
-		} `json:"chat_greedy"`
-	}
-	if err := json.Unmarshal(raw, &g); err != nil {
-		t.Fatal(err)
-	}
-	if len(g.ChatGreedy) == 0 {
-		t.Fatal("no chat_greedy cases")
-	}
-	m := embedded(t)
-	for _, c := range g.ChatGreedy {
-		s := greedy(t, m, "chat", c.MaxNewTokens)
-		if err := s.Send(c.User); err != nil {
-			t.Fatal(err)
-		}
-		res := s.Wait()
-		if !equal(s.LastPrompt(), c.PromptIDs) {
-			t.Errorf("%q: prompt ids\n got %v\nwant %v", c.User, s.LastPrompt(), c.PromptIDs)
-		}
-		if !equal(res.IDs, c.ReplyIDs) || res.Text != c.ReplyText {
-			t.Errorf("%q: reply\n got %v %q\nwant %v %q", c.User, res.IDs, res.Text, c.ReplyIDs, c.ReplyText)
-		}
-		if c.Stopped != (res.Reason == "eot") {
-			t.Errorf("%q: reason %q, golden stopped_on_eot=%v", c.User, res.Reason, c.Stopped)
-		}
-	}
-}
-
 // A second turn keeps the history (the course drops it) and reuses the KV of
 // the first turn instead of prefilling it again.
 func TestMultiTurnKeepsHistoryAndReusesCache(t *testing.T) {
 	s := greedy(t, embedded(t), "chat", 40)
-	s.opts.System = "You tell short stories."
+	s.vals.System = "You tell short stories."
 	if err := s.Send("Tell me a story about a dog."); err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +64,13 @@ func TestMultiTurnKeepsHistoryAndReusesCache(t *testing.T) {
 // and the user is told; a single message longer than the context is an error.
 func TestContextOverflow(t *testing.T) {
 	m := embedded(t)
-	s := greedy(t, m, "chat", 32)
+	v := testSettings("chat", 32, sampler.Params{Greedy: true})
+	v.Context = 256 // --ctx-size: the embedded model's own context is 1,024
+	s, err := New(m, Options{Settings: v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
 	long := strings.Repeat("The cat sat on the mat. ", 12) // ~80 tokens
 	var notices []string
 	for i := 0; i < 6; i++ {
@@ -139,17 +79,21 @@ func TestContextOverflow(t *testing.T) {
 		}
 		s.Wait()
 		notices = append(notices, s.Poll().Notices...)
-		if n := len(s.LastPrompt()); n > m.Info().ContextLength {
+		if n := len(s.LastPrompt()); n > 256 {
 			t.Fatalf("turn %d: prompt of %d tokens exceeds the context", i, n)
 		}
 	}
-	if len(s.Messages()) != 12 {
-		t.Errorf("the transcript lost messages: %d, want all 12", len(s.Messages()))
+	msgs := s.Messages()
+	if len(msgs) != 12 {
+		t.Errorf("the transcript lost messages: %d, want all 12", len(msgs))
+	}
+	if !msgs[0].Dropped || msgs[len(msgs)-1].Dropped || s.Info().ContextLength != 256 {
+		t.Errorf("the turns out of the context are not marked: first %v last %v; context %d", msgs[0].Dropped, msgs[len(msgs)-1].Dropped, s.Info().ContextLength)
 	}
 	if len(notices) == 0 || !strings.Contains(notices[0], "no longer sees") {
 		t.Errorf("no notice about dropped turns: %q", notices)
 	}
-	err := s.Send(strings.Repeat("The cat sat on the mat. ", 60))
+	err = s.Send(strings.Repeat("The cat sat on the mat. ", 60))
 	if err == nil || !strings.Contains(err.Error(), "context") {
 		t.Errorf("too-long message: err = %v, want a context error", err)
 	}
@@ -220,4 +164,11 @@ func equal(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// testSettings are the defaults with mode, a reply budget and pinned knobs.
+func testSettings(mode string, max int, p sampler.Params) settings.Values {
+	v := settings.Defaults(mode)
+	v.Mode, v.MaxTokens, v.Sampler, v.RandomSeed = mode, max, p, false
+	return v
 }

@@ -1,20 +1,30 @@
 package session
 
 import (
+	"errors"
 	"fmt"
+	"path/filepath"
 
 	"chat/engine"
 	"chat/engine/speculative"
 	"chat/models"
 )
 
-// Weight formats and speculative decoding switch between replies without
-// losing the conversation. A new weight format means new KV entries: the
-// engine is replaced, so the next turn prefills the whole conversation again
-// (the notice says so).
+// Weight formats, the draft model and the model itself switch between
+// replies without losing the conversation. A new weight format or model means
+// new KV entries: the engine is replaced, so the next turn prefills the whole
+// conversation again (the notice says so).
 
 // Quant is the current weight format ("f32", "int8", ...).
 func (s *Session) Quant() string { return s.model.Info().Quant }
+
+// open loads a model file through Options.Open.
+func (s *Session) open(path string) (models.Model, error) {
+	if s.opts.Open == nil {
+		return nil, errors.New("this session cannot load model files")
+	}
+	return s.opts.Open(path)
+}
 
 // SetQuant switches the weights to format. From float weights it quantizes
 // in memory and drops the float linears; back to "f32" (or to another format)
@@ -29,10 +39,10 @@ func (s *Session) SetQuant(format string) error {
 	}
 	base := s.model
 	if cur != "f32" {
-		if s.opts.Reload == nil {
+		if s.opts.Open == nil {
 			return fmt.Errorf("cannot go back from %s: the float weights are not available", cur)
 		}
-		m, err := s.opts.Reload()
+		m, err := s.open(s.opts.ModelPath)
 		if err != nil {
 			return err
 		}
@@ -59,49 +69,100 @@ func (s *Session) SetQuant(format string) error {
 // swapModel replaces the model and its engine, keeping the sampler and
 // speculation settings. The old engine's KV cache goes with it.
 func (s *Session) swapModel(m models.Model) {
-	spec := s.eng.Speculation()
 	s.eng.Close()
 	s.model = m
-	s.eng = engine.NewWithOptions(m, s.opts.Engine)
+	s.eng = engine.NewWithOptions(m, engineOptions(s.vals))
 	s.reprefill = true
-	s.eng.SetSampler(s.opts.Sampler)
-	if spec.Method != speculative.Off {
-		if err := s.eng.SetSpeculation(spec); err != nil {
-			s.notices = append(s.notices, "speculation turned off: "+err.Error())
-		}
+	s.eng.SetSampler(s.samplerParams())
+	if err := s.setSpec(s.vals.Spec, s.vals.DraftK); err != nil {
+		s.notices = append(s.notices, "speculation turned off: "+err.Error())
+		s.vals.Spec = "off"
 	}
 }
 
-// Speculation is the current speculative decoding setting.
-func (s *Session) Speculation() speculative.Config { return s.eng.Speculation() }
-
-// SetSpeculation turns speculative decoding off or to a draft model, n-gram
-// or prompt lookup, from the next reply on. Switching to Draft without a
-// draft model reuses the one given before.
-func (s *Session) SetSpeculation(c speculative.Config) error {
-	if c.Method == speculative.Draft && c.Draft == nil {
-		c.Draft = s.opts.Speculation.Draft
-		if c.Draft == nil {
-			return fmt.Errorf("no draft model: start with --draft FILE")
-		}
+// SetModel is /model FILE: the conversation continues with another model
+// (its own chat template; the mode stays). The next turn prefills it all.
+func (s *Session) SetModel(path string) error {
+	if s.reply != nil {
+		return ErrBusy
 	}
-	if err := s.eng.SetSpeculation(c); err != nil {
+	m, err := s.open(path)
+	if err != nil {
 		return err
 	}
-	if c.Draft != nil {
-		s.opts.Speculation.Draft = c.Draft
+	if q := s.vals.Quant; q != "" && q != "f32" && q != m.Info().Quant {
+		if qm, ok := m.(models.Quantizer); ok {
+			if m, err = qm.Quantize(q); err != nil {
+				return err
+			}
+		}
+	}
+	s.opts.ModelPath, s.opts.ModelIdentity, s.saved.identity = path, "", ""
+	s.swapModel(m)
+	s.tmpl = templateFor(m)
+	if err := s.tmpl.Err(); err != nil {
+		s.notices = append(s.notices, "the model's chat template failed ("+err.Error()+"); using the built-in "+s.tmpl.Name()+" format")
 	}
 	return nil
 }
 
-// Status tells the UI what is going on besides generating: after a weight
-// switch, the next turn prefills the whole conversation again.
+// SetDraft is /draft FILE: speculative decoding with this draft model from
+// the next reply; "" turns it off and lets the draft model go.
+func (s *Session) SetDraft(path string) error {
+	if s.reply != nil {
+		return ErrBusy
+	}
+	if path == "" {
+		if err := s.setSpec("off", s.vals.DraftK); err != nil {
+			return err
+		}
+		s.draft, s.opts.DraftPath = nil, ""
+		return nil
+	}
+	d, err := s.open(path)
+	if err != nil {
+		return fmt.Errorf("draft model: %w", err)
+	}
+	old := s.draft
+	s.draft = d
+	if err := s.setSpec("draft", s.vals.DraftK); err != nil {
+		s.draft = old
+		return fmt.Errorf("draft model %s: %w", filepath.Base(path), err)
+	}
+	s.opts.DraftPath = path
+	return nil
+}
+
+// DraftName is the draft model's name, "" when there is none.
+func (s *Session) DraftName() string {
+	if s.draft == nil {
+		return ""
+	}
+	return s.draft.Info().Name
+}
+
+// Status tells the UI what is going on besides generating, in a few words
+// (it is the panel's state): after a weight or model switch, the next turn
+// prefills the whole conversation again.
 func (s *Session) Status() string {
 	if !s.reprefill {
 		return ""
 	}
 	if s.reply != nil {
-		return "re-prefilling the conversation for the " + s.Quant() + " weights"
+		return "re-prefilling (" + s.Quant() + ")"
 	}
-	return "weights now " + s.Quant() + ": the next turn re-prefills the conversation"
+	return "re-prefill pending"
+}
+
+// specStats are the speculation counters of a reply.
+func specStats(e engine.Stats) SpecStats {
+	sp := e.Spec
+	st := SpecStats{Method: sp.Method.String(), K: sp.K, Acceptance: sp.AcceptanceRate(),
+		MeanAccepted: sp.MeanAccepted(), TokensPerPass: sp.TokensPerPass()}
+	if sp.Method != speculative.Off {
+		for i := 0; i < sp.K && i < len(sp.PosProposed); i++ {
+			st.PerPosition[i] = sp.PosRate(i)
+		}
+	}
+	return st
 }

@@ -16,6 +16,9 @@ type Message struct {
 	Role    Role
 	Content string
 	Time    time.Time // when it was sent or finished; zero for the system prompt
+	// Dropped marks a turn the model no longer sees: it does not fit the
+	// context any more (it stays on screen).
+	Dropped bool
 }
 
 // Stats describe the reply being generated (or the last one).
@@ -23,7 +26,7 @@ type Stats struct {
 	PromptTokens int           // tokens in the prompt of this reply
 	ReusedTokens int           // prompt tokens whose KV came from the cache
 	GenTokens    int           // tokens generated so far
-	PrefillTokS  float64       // prompt tokens per second of prefill
+	PrefillTokS  float64       // prompt tokens per second of prefill; 0 when too few were prefilled to say
 	DecodeTokS   float64       // generated tokens per second of decode
 	TTFT         time.Duration // from request to the first generated token
 	KVUsed       int           // positions in the KV cache
@@ -31,6 +34,7 @@ type Stats struct {
 	KV           KVStats       // paged KV pool and prefix cache
 	Quant        string        // weight format of the model answering ("f32", "int8", ...)
 	Spec         SpecStats     // speculative decoding of this reply
+	Seed         uint64        // the seed this reply was sampled with
 }
 
 // KVStats describe the paged KV block pool and the prefix cache; Blocks is
@@ -67,7 +71,7 @@ type Update struct {
 	Text    string   // text appended to the reply being generated
 	Busy    bool     // a reply is being generated
 	Done    bool     // the reply finished since the last poll
-	Reason  string   // why it finished: "eot", "length", "stopped", "error"
+	Reason  string   // why it finished: "eot", "stop" (a stop string), "length", "stopped", "error"
 	Err     error    // set when Reason is "error"
 	Stats   Stats    // snapshot
 	Notices []string // things the user should be told ("dropped 2 oldest turns to fit the context")
@@ -82,4 +86,5 @@ type Info struct {
 	ContextLength int
 	Mode          string // "chat" (template, stops on EOT) or "raw" (plain continuation)
 	System        string // the system prompt, "" for none
+	Draft         string // the draft model's name, "" for none
 }

@@ -27,7 +27,7 @@ func benchKeystroke(b *testing.B, turns int) {
 	b.ResetTimer()
 	for i := range b.N {
 		if i%64 == 0 {
-			m.input.Reset() // keep the input at chat-message length
+			m.in.setValue("") // keep the input at chat-message length
 		}
 		m.Update(k)
 		_ = m.View()
@@ -84,7 +84,7 @@ func BenchmarkKeystroke1000Turns(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		if i%64 == 0 {
-			m.input.Reset()
+			m.in.setValue("")
 		}
 		m.Update(k)
 		_ = m.View()

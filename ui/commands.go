@@ -3,11 +3,10 @@ package ui
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
-	"chat/engine/sampler"
+	"chat/config/settings"
 	"chat/session"
 
 	tea "charm.land/bubbletea/v2"
@@ -61,7 +60,7 @@ func init() { // in init: the commands refer back to the table (completion)
 			return nil
 		}},
 		{"/keys", "", "show the keys (F1)", nil, func(m *model, _ string) tea.Cmd {
-			m.help = true
+			m.openHelp()
 			return nil
 		}},
 		{"/quit", "", "leave (also /exit, /bye)", nil, func(m *model, _ string) tea.Cmd {
@@ -103,7 +102,7 @@ func (m *model) submit() tea.Cmd {
 	if m.editing >= 0 {
 		return m.finishEdit()
 	}
-	line := strings.TrimSpace(m.input.Value())
+	line := strings.TrimSpace(m.in.value())
 	if isCommandLine(line) {
 		line = cleanText(line, true)
 		m.remember(line)
@@ -120,51 +119,61 @@ func (m *model) runCommand(line string) tea.Cmd {
 		name, arg = line[:i], strings.TrimSpace(line[i+1:])
 	}
 	lname := strings.ToLower(name)
-	m.pane, m.help = nil, false
+	m.pop(func(l layer) bool { _, ok := l.(*pane); return ok })
 	if c, a := findUICommand(lname); c != nil {
 		if a != "" {
 			arg = a
 		}
 		return c.run(m, arg)
 	}
-	if lname == "/set" {
-		if key, val, _ := strings.Cut(arg, " "); normKnob(key) == "penalty_window" {
-			m.showResult(m.setKnob("penalty_window", strings.TrimSpace(val)))
-			return nil
-		}
-	}
 	if c, ok := m.b.(Commander); ok {
-		// The backend runs the command off the update loop: loading a
-		// conversation or quantizing the weights can take seconds. Until it
-		// answers, the UI leaves the backend alone (no polls, no other
-		// calls) and says what it is waiting for.
-		m.pending = line
-		done := make(chan struct{})
-		m.cmdDone = done
-		return func() tea.Msg {
-			defer close(done)
+		return m.runBackend(line, func() (string, error) {
 			handled, reply, err := c.Command(line)
-			return commandDone{line: line, lname: lname, arg: arg, handled: handled, reply: reply, err: err}
-		}
+			if !handled {
+				return "", errNotHandled
+			}
+			return reply, err
+		}, lname, arg)
 	}
 	return m.fallbackCommand(lname, arg)
 }
 
-// commandDone is the backend's answer to a command run by runCommand.
+var errNotHandled = errors.New("not a command")
+
+// runBackend runs f, which calls the backend, off the update loop: loading a
+// conversation, quantizing the weights or loading a model file can take
+// seconds. Until it answers, the UI leaves the backend alone (no polls, no
+// other calls) and says what it is waiting for. what names it; a command
+// line also gives its name and argument (for the answer and the fallback).
+func (m *model) runBackend(what string, f func() (string, error), cmd ...string) tea.Cmd {
+	m.pending = what
+	done := make(chan struct{})
+	m.cmdDone = done
+	d := commandDone{line: what}
+	if len(cmd) == 2 {
+		d.lname, d.arg = cmd[0], cmd[1]
+	}
+	return func() tea.Msg {
+		defer close(done)
+		d.reply, d.err = f()
+		return d
+	}
+}
+
+// commandDone is the backend's answer to what runBackend ran.
 type commandDone struct {
 	line, lname, arg string
-	handled          bool
 	reply            string
 	err              error
 }
 
 func (m *model) onCommandDone(d commandDone) tea.Cmd {
 	m.pending = ""
-	if !d.handled {
+	if d.err == errNotHandled {
 		return m.fallbackCommand(d.lname, d.arg)
 	}
 	if d.lname == "/help" || d.lname == "/?" {
-		d.reply = strings.TrimRight(d.reply, "\n") + "\n" + uiCommandHelp()
+		d.reply = m.mergeHelp(d.reply)
 	}
 	if cmd := m.afterCommand(d.lname, d.reply, d.err); cmd != nil {
 		return cmd // a reply started, with its own polling
@@ -178,9 +187,13 @@ func (m *model) keyWhilePending(k tea.KeyPressMsg, act string) tea.Cmd {
 	body := m.layout().body
 	switch act {
 	case "help":
-		m.help, m.helpOff = !m.help, 0
+		if p, ok := m.top().(*pane); ok && p.help {
+			m.closeTop()
+		} else {
+			m.openHelp()
+		}
 	case "stop":
-		m.help, m.pane, m.palette = false, nil, nil
+		m.closeTop()
 	case "page_up":
 		m.tr.scroll(max(1, body-1), body)
 	case "page_down":
@@ -194,10 +207,7 @@ func (m *model) keyWhilePending(k tea.KeyPressMsg, act string) tea.Cmd {
 	case "bottom":
 		m.tr.toBottom()
 	case "", "newline":
-		if m.keys.findSamplerKey(k) == nil {
-			return m.updateInput(k)
-		}
-		fallthrough
+		return m.updateInput(k)
 	default:
 		m.setNotice("wait: "+oneLine(m.pending)+" is still running", false)
 	}
@@ -208,7 +218,7 @@ func (m *model) keyWhilePending(k tea.KeyPressMsg, act string) tea.Cmd {
 func (m *model) afterCommand(lname, reply string, err error) tea.Cmd {
 	m.refreshInfo()
 	m.syncMessages()
-	m.params = m.b.Sampler()
+	m.vals = m.b.Settings()
 	switch lname {
 	case "/load", "/new", "/clear":
 		if err == nil {
@@ -235,16 +245,16 @@ func (m *model) afterCommand(lname, reply string, err error) tea.Cmd {
 	return cmd
 }
 
-// showText puts a command's answer in the status line, or in a pane when it
-// has several lines.
+// showText puts an answer in the notice lines, or in a pane when it has
+// several lines.
 func (m *model) showText(reply string) {
 	reply = strings.TrimRight(cleanText(reply, false), "\n")
 	switch {
 	case reply == "":
-		m.notice = ""
+		m.clearNote()
 	case strings.Contains(reply, "\n"):
-		m.pane, m.paneOff = strings.Split(reply, "\n"), 0
-		m.setInfo("Esc closes · PgUp/PgDn scroll")
+		m.clearNote()
+		m.push(newPane(reply))
 	default:
 		m.setInfo(reply)
 	}
@@ -279,19 +289,16 @@ func (m *model) fallbackCommand(lname, arg string) tea.Cmd {
 		}
 		return m.afterCommand(lname, "new conversation", nil)
 	case "/system":
-		s, ok := m.b.(SystemSetter)
-		if !ok {
-			return no("change the system prompt")
-		}
 		if arg == "" {
-			m.showText("system prompt: " + strconv.Quote(m.info.System))
+			m.showText("system prompt: " + strconv.Quote(m.vals.System))
 			return nil
 		}
 		if strings.EqualFold(arg, "clear") || strings.EqualFold(arg, "off") {
 			arg = ""
 		}
-		s.SetSystem(arg)
-		return m.afterCommand(lname, "system prompt set", nil)
+		v := m.b.Settings()
+		v.System = arg
+		return m.afterCommand(lname, "system prompt set", m.apply(v))
 	case "/save":
 		s, ok := m.b.(Saver)
 		if !ok {
@@ -306,139 +313,55 @@ func (m *model) fallbackCommand(lname, arg string) tea.Cmd {
 		return m.afterCommand(lname, "loaded "+arg, l.Load(arg))
 	case "/set":
 		key, val, _ := strings.Cut(arg, " ")
-		m.showResult(m.setKnob(key, strings.TrimSpace(val)))
+		m.showResult(m.setText(key, strings.TrimSpace(val)))
 		return nil
 	case "/help", "/?":
-		m.showText(uiCommandHelp())
+		m.showText(m.mergeHelp(""))
 		return nil
 	}
 	m.setNotice("unknown command "+lname+" — type / to list the commands", true)
 	return nil
 }
 
-func uiCommandHelp() string {
-	var b strings.Builder
-	for i, c := range uiCommands {
-		if i > 0 {
-			b.WriteByte('\n')
+// mergeHelp is the backend's /help followed by the UI's own commands; a
+// UI command the backend also lists (/sessions, /quit) is listed once, as
+// the UI's, since the UI runs it.
+func (m *model) mergeHelp(backend string) string {
+	var out []string
+	for line := range strings.SplitSeq(strings.TrimRight(backend, "\n"), "\n") {
+		if f := strings.Fields(line); len(f) > 0 {
+			if c, _ := findUICommand(strings.ToLower(f[0])); c != nil {
+				continue
+			}
 		}
-		fmt.Fprintf(&b, "%-22s %s", strings.TrimSpace(c.name+" "+c.args), c.help)
+		if line != "" {
+			out = append(out, line)
+		}
 	}
-	return b.String()
+	for _, c := range uiCommands {
+		out = append(out, fmt.Sprintf("%-22s  %s", strings.TrimSpace(c.name+" "+c.args), c.help))
+	}
+	return strings.Join(out, "\n")
 }
 
-// knobs are the sampler settings /set changes here (the backend's own /set
-// is used when it has one; penalty_window is always set here).
-var knobNames = []string{"temperature", "top_k", "top_p", "min_p", "repeat_penalty", "frequency_penalty", "presence_penalty", "penalty_window", "seed", "greedy"}
-
-func normKnob(k string) string {
-	k = strings.ReplaceAll(strings.ToLower(k), "-", "_")
-	switch k {
-	case "temp":
-		return "temperature"
-	case "topk":
-		return "top_k"
-	case "topp":
-		return "top_p"
-	case "minp":
-		return "min_p"
+// setText is /set for a backend without its own: the setting's rule reads
+// the value and Apply takes it.
+func (m *model) setText(key, val string) (string, error) {
+	s := settings.Lookup(key)
+	if s == nil || s.Where&settings.Set == 0 {
+		return "", settings.UnknownError(key, settings.Set)
 	}
-	return k
-}
-
-func knobValue(p sampler.Params, k string) string {
-	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	switch k {
-	case "temperature":
-		return f(p.Temperature)
-	case "top_k":
-		return strconv.Itoa(p.TopK)
-	case "top_p":
-		return f(p.TopP)
-	case "min_p":
-		return f(p.MinP)
-	case "repeat_penalty":
-		return f(p.RepeatPenalty)
-	case "frequency_penalty":
-		return f(p.FrequencyPenalty)
-	case "presence_penalty":
-		return f(p.PresencePenalty)
-	case "penalty_window":
-		return strconv.Itoa(p.PenaltyWindow)
-	case "seed":
-		return strconv.FormatUint(p.Seed, 10)
-	case "greedy":
-		return onOff(p.Greedy)
-	}
-	return ""
-}
-
-// setKnob sets one sampler knob from text.
-func (m *model) setKnob(key, val string) (string, error) {
-	k := normKnob(key)
-	if !slices.Contains(knobNames, k) {
-		return "", fmt.Errorf("usage: /set KEY VALUE; keys: %s", strings.Join(knobNames, ", "))
-	}
-	p := m.b.Sampler()
+	v := m.b.Settings()
 	if val == "" {
-		return "", fmt.Errorf("usage: /set %s VALUE (now %s)", k, knobValue(p, k))
+		return "", fmt.Errorf("usage: /set %s VALUE (now %s)", s.Name, s.Show(&v))
 	}
-	var err error
-	num := func() float64 {
-		f, e := strconv.ParseFloat(val, 64)
-		if e != nil {
-			err = fmt.Errorf("%s must be a number, got %q", k, val)
-		}
-		return f
-	}
-	whole := func() int {
-		n, e := strconv.Atoi(val)
-		if e != nil || n < 0 {
-			err = fmt.Errorf("%s must be a whole number ≥ 0, got %q", k, val)
-		}
-		return n
-	}
-	switch k {
-	case "temperature":
-		p.Temperature = num()
-	case "top_k":
-		p.TopK = whole()
-	case "top_p":
-		p.TopP = num()
-	case "min_p":
-		p.MinP = num()
-	case "repeat_penalty":
-		p.RepeatPenalty = num()
-	case "frequency_penalty":
-		p.FrequencyPenalty = num()
-	case "presence_penalty":
-		p.PresencePenalty = num()
-	case "penalty_window":
-		p.PenaltyWindow = whole()
-	case "seed":
-		s, e := strconv.ParseUint(val, 10, 64)
-		if e != nil {
-			err = fmt.Errorf("seed must be a whole number ≥ 0, got %q", val)
-		}
-		p.Seed = s
-	case "greedy":
-		switch strings.ToLower(val) {
-		case "on", "true", "1", "yes":
-			p.Greedy = true
-		case "off", "false", "0", "no":
-			p.Greedy = false
-		default:
-			err = fmt.Errorf("greedy must be on or off, got %q", val)
-		}
-	}
-	if err == nil {
-		err = p.Validate()
-	}
-	if err != nil {
+	if err := s.SetText(&v, val); err != nil {
 		return "", err
 	}
-	m.setSampler(p)
-	return k + " " + knobValue(m.params, k), nil
+	if err := m.apply(v); err != nil {
+		return "", err
+	}
+	return s.Name + " " + s.Show(&m.vals), nil
 }
 
 // regenerate is Ctrl+R and /regen.
@@ -539,9 +462,9 @@ func (m *model) editPrevious() {
 		if msgs[i].Role == session.User {
 			m.setEditing(i, len(msgs))
 			m.setInput(msgs[i].Content)
-			m.input.MoveToEnd()
+			m.in.ta.MoveToEnd()
 			if _, ok := m.b.(Editor); ok {
-				m.notice = "" // the hint line says it (view.go)
+				m.clearNote() // the hint line says it (view.go)
 			} else {
 				m.setNotice("this backend cannot edit: Enter sends it as a new message · Esc cancels", false)
 			}
@@ -572,7 +495,7 @@ func (m *model) cancelEdit() {
 
 func (m *model) finishEdit() tea.Cmd {
 	i := m.editing
-	text := sanitizeInput(m.input.Value())
+	text := sanitizeInput(m.in.text())
 	if text == "" {
 		m.cancelEdit()
 		return nil

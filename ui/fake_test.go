@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"chat/config/settings"
 	"chat/engine/sampler"
 	"chat/session"
 )
@@ -20,14 +21,16 @@ type fakeBackend struct {
 	info   session.Info
 	msgs   []session.Message
 	params sampler.Params
+	vals   settings.Values // the settings other than the sampler's
 	order  []string
 
 	reply []string // chunks of the next reply, one per poll
 	hold  bool     // stay busy after the last chunk (for snapshots mid-stream)
 
-	lateUser bool // list the user's turn in Messages only once the reply is done
-	noDone   bool // end a reply by going idle without saying Done
-	silent   bool // handle Send without any reply (like a slash command)
+	lateUser   bool   // list the user's turn in Messages only once the reply is done
+	finishWith string // the reason a reply that runs out of chunks ends with ("" = "eot")
+	noDone     bool   // end a reply by going idle without saying Done
+	silent     bool   // handle Send without any reply (like a slash command)
 
 	busy     bool
 	pos      int
@@ -49,6 +52,7 @@ func newFake() *fakeBackend {
 			ContextLength: 256, Mode: "chat",
 		},
 		params: sampler.Defaults(),
+		vals:   settings.Defaults("chat"),
 		order:  []string{"penalties", "temperature", "top-k", "top-p", "min-p"},
 		reply: []string{
 			"Once upon a time", ", there was a little", " robot named Zoë.",
@@ -120,7 +124,11 @@ func (f *fakeBackend) Poll() session.Update {
 	case f.hold:
 		u.Busy = true
 	default:
-		f.finish(&u, "eot")
+		reason := f.finishWith
+		if reason == "" {
+			reason = "eot"
+		}
+		f.finish(&u, reason)
 	}
 	u.Stats = f.stats()
 	return u
@@ -152,6 +160,24 @@ func (f *fakeBackend) SetSampler(p sampler.Params) {
 
 func (f *fakeBackend) SamplerOrder() []string { return f.order }
 
+func (f *fakeBackend) Settings() settings.Values {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v := f.vals
+	v.Sampler, v.Quant, v.Mode, v.System = f.params, f.info.Quant, f.info.Mode, f.info.System
+	return v
+}
+
+// Apply takes the settings as they are; a weight format shows in Info.
+func (f *fakeBackend) Apply(v settings.Values) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.setCalls++
+	f.params, f.vals = v.Sampler, v
+	f.info.Quant, f.info.Mode, f.info.System = v.Quant, v.Mode, v.System
+	return nil
+}
+
 // drained reports whether every chunk of the reply has been polled.
 func (f *fakeBackend) drained() bool {
 	f.mu.Lock()
@@ -180,6 +206,7 @@ func (f *fakeBackend) withHistory(n int) *fakeBackend {
 // way session.Session has them, and records the calls.
 type fullFake struct {
 	*fakeBackend
+	help     string // its /help, "" for a short default
 	commands []string
 	edits    []string
 	regens   int
@@ -215,6 +242,9 @@ func (f *fullFake) Command(line string) (bool, string, error) {
 		f.SetSampler(p)
 		return true, "temperature " + v, nil
 	case "/help":
+		if f.help != "" {
+			return true, f.help, nil
+		}
 		return true, "/set KEY VALUE   change a setting\n/show            show the settings", nil
 	case "/sessions":
 		return true, "*  1  20261129-1  2026-11-29 10:00  [notes] Robots  stories15M, 4 messages\n   2  20261128-1  2026-11-28 09:00  Tea  stories15M, 2 messages", nil
@@ -298,6 +328,9 @@ func (f *fullFake) Busy() bool {
 }
 
 func (f *fullFake) Status() string { return f.status }
+
+// CountTokens counts words.
+func (f *fullFake) CountTokens(text string) int { return len(strings.Fields(text)) }
 
 func (f *fullFake) withHistory(n int) *fullFake {
 	f.fakeBackend.withHistory(n)

@@ -1,7 +1,7 @@
 package ui
 
 import (
-	"chat/config"
+	"chat/config/settings"
 
 	"fmt"
 	"image/color"
@@ -51,17 +51,17 @@ func TestSlashCommandGoesToBackend(t *testing.T) {
 	f := newFullFake()
 	m := New(f, Options{Width: 80, Height: 24, Plain: true})
 	sendText(m, "/set temperature 0.5")
-	if !slices.Equal(f.commands, []string{"/set temperature 0.5"}) || m.params.Temperature != 0.5 {
-		t.Fatalf("commands %v, T %v", f.commands, m.params.Temperature)
+	if !slices.Equal(f.commands, []string{"/set temperature 0.5"}) || m.vals.Sampler.Temperature != 0.5 {
+		t.Fatalf("commands %v, T %v", f.commands, m.vals.Sampler.Temperature)
 	}
-	if m.notice != "temperature 0.5" || m.noticeErr || m.input.Value() != "" {
-		t.Fatalf("notice %q err %v input %q", m.notice, m.noticeErr, m.input.Value())
+	if m.note.text != "temperature 0.5" || (m.note.kind == noteErr) || m.in.value() != "" {
+		t.Fatalf("notice %q err %v input %q", m.note.text, (m.note.kind == noteErr), m.in.value())
 	}
 	if len(f.sent) != 0 {
 		t.Fatal("a command is not a message")
 	}
 	sendText(m, "/set nope 1")
-	if !m.noticeErr || !strings.Contains(m.View().Content, `unknown setting "nope"`) {
+	if !(m.note.kind == noteErr) || !strings.Contains(m.View().Content, `unknown setting "nope"`) {
 		t.Fatalf("errors show in the status line:\n%s", m.View().Content)
 	}
 	// "//" sends the text with one slash.
@@ -76,11 +76,11 @@ func TestSeveralLineAnswerOpensPane(t *testing.T) {
 	m := New(f, Options{Width: 80, Height: 24, Plain: true})
 	sendText(m, "/help")
 	c := m.View().Content
-	if m.pane == nil || !strings.Contains(c, "/show            show the settings") || !strings.Contains(c, "/copy [code]") {
+	if m.openPane() == nil || !strings.Contains(c, "/show            show the settings") || !strings.Contains(c, "/copy [code]") {
 		t.Fatalf("help pane with the backend's and the UI's commands:\n%s", c)
 	}
 	m.Update(press(tea.KeyEscape))
-	if m.pane != nil {
+	if m.openPane() != nil {
 		t.Fatal("Esc closes the pane")
 	}
 }
@@ -96,16 +96,16 @@ func TestBasicCommandsWithoutCommander(t *testing.T) {
 		t.Fatalf("params %+v", p)
 	}
 	sendText(m, "/set temperature warm")
-	if !m.noticeErr {
+	if !(m.note.kind == noteErr) {
 		t.Fatal("a bad value is an error")
 	}
 	sendText(m, "/regen")
-	if !m.noticeErr || !strings.Contains(m.notice, "cannot regenerate") {
-		t.Fatalf("notice %q", m.notice)
+	if !(m.note.kind == noteErr) || !strings.Contains(m.note.text, "cannot regenerate") {
+		t.Fatalf("notice %q", m.note.text)
 	}
 	sendText(m, "/frobnicate")
-	if !m.noticeErr || !strings.Contains(m.notice, "unknown command /frobnicate") {
-		t.Fatalf("notice %q", m.notice)
+	if !(m.note.kind == noteErr) || !strings.Contains(m.note.text, "unknown command /frobnicate") {
+		t.Fatalf("notice %q", m.note.text)
 	}
 	if len(f.sent) != 0 {
 		t.Fatalf("commands were sent as messages: %q", f.sent)
@@ -126,20 +126,20 @@ func TestCompletionPopupAndTab(t *testing.T) {
 		t.Fatalf("the popup is drawn:\n%s", c)
 	}
 	m.Update(press(tea.KeyTab))
-	if v := m.input.Value(); v != "/set" {
+	if v := m.in.value(); v != "/set" {
 		t.Fatalf("Tab takes the first: %q", v)
 	}
 	m.Update(press(tea.KeyTab))
-	if v := m.input.Value(); v != "/sessions" {
+	if v := m.in.value(); v != "/sessions" {
 		t.Fatalf("Tab again takes the next: %q", v)
 	}
 	m.setInput("/set ")
-	if !slices.Equal(m.compl.items, []string{"/set temperature", "/set top_k", "/set seed", "/set penalty_window"}) {
+	if !slices.Equal(m.compl.items, []string{"/set temperature", "/set top_k", "/set seed"}) {
 		t.Fatalf("arguments: %v", m.compl.items)
 	}
 	typeIn(m, "s")
 	m.Update(press(tea.KeyTab))
-	if v := m.input.Value(); v != "/set seed " {
+	if v := m.in.value(); v != "/set seed " {
 		t.Fatalf("one match completes with a space: %q", v)
 	}
 	// The UI's own commands complete too, and Esc hides the popup.
@@ -156,7 +156,7 @@ func TestCompletionPopupAndTab(t *testing.T) {
 	m.Update(press(tea.KeyDown))
 	want := m.compl.items[1] + " "
 	m.Update(press(tea.KeyEnter))
-	if v := m.input.Value(); v != want {
+	if v := m.in.value(); v != want {
 		t.Fatalf("Enter after ↓ takes the item: %q", v)
 	}
 	if slices.ContainsFunc(f.commands, func(c string) bool { return c != "/help" }) {
@@ -171,7 +171,7 @@ func TestCompletionWithoutCompleter(t *testing.T) {
 		t.Fatalf("items %v", m.compl.items)
 	}
 	m.setInput("/set t")
-	if !slices.Equal(m.compl.items, []string{"/set temperature", "/set top_k", "/set top_p"}) {
+	if !slices.Equal(m.compl.items, []string{"/set temperature", "/set top_p", "/set top_k"}) {
 		t.Fatalf("items %v", m.compl.items)
 	}
 }
@@ -181,13 +181,13 @@ func TestPaletteFiltersAndRuns(t *testing.T) {
 	f.msgs = []session.Message{{Role: session.User, Content: "hi"}, {Role: session.Assistant, Content: "Hello **there**.\n\n```go\nfmt.Println(\"x\")\n```"}}
 	m := New(f, Options{Width: 80, Height: 24, Plain: true})
 	m.Update(ctrl('p'))
-	if m.palette == nil {
+	if m.pal() == nil {
 		t.Fatal("Ctrl+P opens the palette")
 	}
 	labels := func() []string {
 		var out []string
-		for _, i := range m.palette.shown {
-			out = append(out, m.palette.items[i].label)
+		for _, i := range m.pal().shown {
+			out = append(out, m.pal().items[i].label)
 		}
 		return out
 	}
@@ -202,7 +202,7 @@ func TestPaletteFiltersAndRuns(t *testing.T) {
 		t.Fatalf("filtered: %v", got)
 	}
 	_, got := m.Update(press(tea.KeyEnter))
-	if m.palette != nil {
+	if m.pal() != nil {
 		t.Fatal("Enter closes the palette")
 	}
 	if s := clip(t, got); s != `fmt.Println("x")` {
@@ -212,14 +212,14 @@ func TestPaletteFiltersAndRuns(t *testing.T) {
 	m.Update(ctrl('p'))
 	typeIn(m, "seed")
 	m.Update(press(tea.KeyEnter))
-	if v := m.input.Value(); v != "/set seed 1" {
+	if v := m.in.value(); v != "/set seed random" {
 		t.Fatalf("input %q", v)
 	}
 	m.setInput("")
 	// Esc closes without running.
 	m.Update(ctrl('p'))
 	m.Update(press(tea.KeyEscape))
-	if m.palette != nil {
+	if m.pal() != nil {
 		t.Fatal("Esc closes the palette")
 	}
 }
@@ -228,8 +228,8 @@ func TestSessionsPicker(t *testing.T) {
 	f := newFullFake()
 	m := New(f, Options{Width: 80, Height: 24, Plain: true})
 	sendText(m, "/sessions")
-	if m.palette == nil || len(m.palette.items) != 2 || !strings.Contains(m.palette.items[1].label, "Tea") {
-		t.Fatalf("picker %+v", m.palette)
+	if m.pal() == nil || len(m.pal().items) != 2 || !strings.Contains(m.pal().items[1].label, "Tea") {
+		t.Fatalf("picker %+v", m.pal())
 	}
 	m.Update(press(tea.KeyDown))
 	_, cmd := m.Update(press(tea.KeyEnter))
@@ -245,7 +245,7 @@ func TestSessionsPicker(t *testing.T) {
 func TestCopyReplyAndCodeBlock(t *testing.T) {
 	f := newFake()
 	m := newTest(f, 80, 24)
-	if _, cmd := m.Update(ctrl('y')); cmd != nil || !strings.Contains(m.notice, "no reply") {
+	if _, cmd := m.Update(ctrl('y')); cmd != nil || !strings.Contains(m.note.text, "no reply") {
 		t.Fatal("nothing to copy yet")
 	}
 	reply := "Here:\n\n```python\ndef f(x):\n\treturn x  # tab kept\n```\n\nand\n\n~~~\nlast   block\n~~~\n"
@@ -270,12 +270,12 @@ func TestEditLastMessageAndResend(t *testing.T) {
 	f.fakeBackend.msgs = append([]session.Message{{Role: session.System, Content: "Be brief."}}, f.fakeBackend.msgs...)
 	m := New(f, Options{Width: 80, Height: 24, Plain: true})
 	m.Update(ctrl('e'))
-	if m.editing != 3 || m.input.Value() != "Question 1: tell me something about the number 1, please." {
-		t.Fatalf("editing %d %q", m.editing, m.input.Value())
+	if m.editing != 3 || m.in.value() != "Question 1: tell me something about the number 1, please." {
+		t.Fatalf("editing %d %q", m.editing, m.in.value())
 	}
 	m.Update(ctrl('e'))
-	if m.editing != 1 || !strings.HasPrefix(m.input.Value(), "Question 0") {
-		t.Fatalf("Ctrl+E again goes back: %d %q", m.editing, m.input.Value())
+	if m.editing != 1 || !strings.HasPrefix(m.in.value(), "Question 0") {
+		t.Fatalf("Ctrl+E again goes back: %d %q", m.editing, m.in.value())
 	}
 	m.setInput("Question 0, edited")
 	m.Update(press(tea.KeyEnter))
@@ -290,7 +290,7 @@ func TestEditLastMessageAndResend(t *testing.T) {
 	// Esc cancels an edit.
 	m.Update(ctrl('e'))
 	m.Update(press(tea.KeyEscape))
-	if m.editing != -1 || m.input.Value() != "" {
+	if m.editing != -1 || m.in.value() != "" {
 		t.Fatal("Esc cancels")
 	}
 	// Without Edit the text is sent as a new message.
@@ -305,7 +305,7 @@ func TestEditLastMessageAndResend(t *testing.T) {
 	m = newTest(newFake().withHistory(1), 80, 24)
 	m.setInput("abc")
 	m.Update(ctrl('e'))
-	if m.editing != -1 || m.input.Value() != "abc" {
+	if m.editing != -1 || m.in.value() != "abc" {
 		t.Fatal("Ctrl+E on text moves the cursor")
 	}
 }
@@ -326,7 +326,7 @@ func TestRegenerate(t *testing.T) {
 		t.Fatalf("/regen: regens %d busy %v", f.regens, m.busy)
 	}
 	m.Update(ctrl('r'))
-	if f.regens != 2 || !strings.Contains(m.notice, "still being generated") {
+	if f.regens != 2 || !strings.Contains(m.note.text, "still being generated") {
 		t.Fatal("no regenerate while busy")
 	}
 }
@@ -336,11 +336,11 @@ func TestHistoryFromBackend(t *testing.T) {
 	f.history = []string{"from an old session", "from another"}
 	m := New(f, Options{Width: 80, Height: 24, Plain: true})
 	m.Update(press(tea.KeyUp))
-	if v := m.input.Value(); v != "from another" {
+	if v := m.in.value(); v != "from another" {
 		t.Fatalf("recalled %q", v)
 	}
 	m.Update(press(tea.KeyUp))
-	if v := m.input.Value(); v != "from an old session" {
+	if v := m.in.value(); v != "from an old session" {
 		t.Fatalf("recalled %q", v)
 	}
 }
@@ -376,25 +376,25 @@ func TestThemeFollowsBackground(t *testing.T) {
 func TestKeyRemap(t *testing.T) {
 	m := New(newFake().withHistory(1), Options{Width: 80, Height: 24, Plain: true,
 		Keys: map[string][]string{"palette": {"ctrl+o"}, "temperature_up": {"f2"}, "bogus": {"f11"}}})
-	if !m.noticeErr || !strings.Contains(m.notice, `unknown action bogus`) {
-		t.Fatalf("unknown actions are reported: %q", m.notice)
+	if !(m.note.kind == noteErr) || !strings.Contains(m.note.text, `unknown action bogus`) {
+		t.Fatalf("unknown actions are reported: %q", m.note.text)
 	}
 	m.Update(ctrl('p'))
-	if m.palette != nil {
+	if m.pal() != nil {
 		t.Fatal("Ctrl+P was remapped away")
 	}
 	m.Update(ctrl('o'))
-	if m.palette == nil {
+	if m.pal() == nil {
 		t.Fatal("Ctrl+O opens the palette")
 	}
 	m.Update(press(tea.KeyEscape))
-	t0 := m.params.Temperature
+	t0 := m.vals.Sampler.Temperature
 	m.Update(press(tea.KeyF2))
-	if m.params.Temperature <= t0 {
-		t.Fatalf("F2 is temperature up now: %v → %v", t0, m.params.Temperature)
+	if m.vals.Sampler.Temperature <= t0 {
+		t.Fatalf("F2 is temperature up now: %v → %v", t0, m.vals.Sampler.Temperature)
 	}
-	if !strings.Contains(m.helpLines(80, 60)[20], "F2") {
-		t.Logf("help: %q", m.helpLines(80, 60))
+	if help := strings.Join(m.helpRows(80), "\n"); !strings.Contains(help, "F2  ") || strings.Contains(help, "F3  ") {
+		t.Errorf("the help does not show the remap:\n%s", help)
 	}
 	if KeyActions()[0] != "send" {
 		t.Fatal("actions")
@@ -500,9 +500,10 @@ func TestSplitMarkdown(t *testing.T) {
 func TestPanelShowsEveryKnobAndOrder(t *testing.T) {
 	f := newFake()
 	f.params.RepeatPenalty, f.params.FrequencyPenalty, f.params.PresencePenalty, f.params.Seed = 1.1, 0.2, 0.3, 42
+	f.vals.RandomSeed, f.vals.MaxTokens = false, 77
 	m := New(f, Options{Width: 120, Height: 40, Plain: true})
 	c := m.View().Content
-	for _, want := range []string{"repeat pen  1.1", "freq/pres   0.2/0.3", "seed        42", "applied: penalties →"} {
+	for _, want := range []string{"repeat pen  1.1", "freq pen    0.2", "pres pen    0.3", "seed        42", "max tokens  77", "applied: penalties →"} {
 		if !strings.Contains(c, want) {
 			t.Errorf("panel lacks %q:\n%s", want, c)
 		}
@@ -643,7 +644,9 @@ func TestLongOpenParagraphStreamsPlain(t *testing.T) {
 }
 
 func TestPanelShowsPoolAndSpeculation(t *testing.T) {
-	m := New(newFake(), Options{Width: 120, Height: 50, Plain: true})
+	f := newFake()
+	f.vals.Spec = "ngram"
+	m := New(f, Options{Width: 120, Height: 50, Plain: true})
 	m.stats.KV = session.KVStats{Blocks: 64, Used: 10, HitRate: 0.5, Evictions: 3, FormatK: "int8"}
 	m.stats.Spec = session.SpecStats{Method: "ngram", K: 4, Acceptance: 0.625, TokensPerPass: 2.5, MeanAccepted: 2.75,
 		PerPosition: [16]float64{0.9, 0.7, 0.5, 0.25}}
@@ -659,12 +662,7 @@ func TestPanelShowsPoolAndSpeculation(t *testing.T) {
 // The config package passes its whole key map: the defaults of the actions
 // it knows, with the user's changes.
 func TestFullConfigKeyMap(t *testing.T) {
-	full := map[string][]string{}
-	for _, a := range []string{"send", "newline", "stop", "quit", "help", "page_up", "page_down", "line_up", "line_down", "top", "bottom",
-		"temperature_down", "temperature_up", "top_p_down", "top_p_up", "min_p_down", "min_p_up", "top_k_down", "top_k_up", "greedy"} {
-		i := slices.IndexFunc(defaultKeyMap, func(d keyAction) bool { return d.action == a })
-		full[a] = defaultKeyMap[i].keys
-	}
+	full := settings.DefaultKeys()
 	full["top_k_up"] = []string{"ctrl+p"} // the user takes Ctrl+P
 	km, err := newKeyMap(full)
 	if err != nil {
@@ -672,7 +670,7 @@ func TestFullConfigKeyMap(t *testing.T) {
 	}
 	for ks, want := range map[string]string{"enter": "send", "f2": "temperature_down", "alt+2": "temperature_down", "ctrl+p": "top_k_up",
 		"f9": "", "ctrl+r": "regenerate", "esc": "stop", "ctrl+j": "newline"} {
-		if got := km.action(ks); got != want {
+		if got := km.byKey[ks]; got != want {
 			t.Errorf("%s: %q, want %q", ks, got, want)
 		}
 	}
@@ -687,7 +685,7 @@ func TestTabOnTextDoesNothing(t *testing.T) {
 	m.Update(press(tea.KeyHome))
 	m.Update(press(tea.KeyTab))
 	typeIn(m, ">")
-	if v := m.input.Value(); v != ">hello world" {
+	if v := m.in.value(); v != ">hello world" {
 		t.Fatalf("input %q", v)
 	}
 }
@@ -751,15 +749,15 @@ func TestCommandRunsOffTheLoop(t *testing.T) {
 	m.Update(press(tea.KeyF3))
 	typeIn(m, "next")
 	m.Update(press(tea.KeyPgUp))
-	if f.polls != polls || f.setCalls != 0 || m.input.Value() != "next" || m.tr.following() {
-		t.Fatalf("polls %d→%d sets %d input %q", polls, f.polls, f.setCalls, m.input.Value())
+	if f.polls != polls || f.setCalls != 0 || m.in.value() != "next" || m.tr.following() {
+		t.Fatalf("polls %d→%d sets %d input %q", polls, f.polls, f.setCalls, m.in.value())
 	}
-	if !strings.Contains(m.notice, "still running") {
-		t.Fatalf("notice %q", m.notice)
+	if !strings.Contains(m.note.text, "still running") {
+		t.Fatalf("notice %q", m.note.text)
 	}
 	m.Update(cmd())
-	if m.pending != "" || m.params.Temperature != 0.3 || m.notice != "temperature 0.3" {
-		t.Fatalf("after: pending %q T %v notice %q", m.pending, m.params.Temperature, m.notice)
+	if m.pending != "" || m.vals.Sampler.Temperature != 0.3 || m.note.text != "temperature 0.3" {
+		t.Fatalf("after: pending %q T %v notice %q", m.pending, m.vals.Sampler.Temperature, m.note.text)
 	}
 }
 
@@ -778,34 +776,32 @@ func TestMarkdownFollowsModeSwitch(t *testing.T) {
 }
 
 // F11 switches the weights between float32 and int8, and Alt+S steps
-// speculative decoding through its methods, both as /set commands the
-// session runs between replies.
+// speculative decoding through its methods: typed calls to the backend
+// (Apply), run between replies off the UI's loop, each confirmed.
 func TestQuantAndSpecKeys(t *testing.T) {
 	f := newFullFake()
 	m := New(f, Options{Width: 80, Height: 24, Plain: true})
+	var seen []string
 	_, cmd := m.Update(press(tea.KeyF11))
 	drainCommand(m, cmd)
-	f.info.Quant = "int8"
+	seen = append(seen, f.info.Quant+" "+m.note.text)
 	_, cmd = m.Update(press(tea.KeyF11))
 	drainCommand(m, cmd)
+	seen = append(seen, f.info.Quant+" "+m.note.text)
 	for range 4 {
 		_, cmd = m.Update(alt('s'))
 		drainCommand(m, cmd)
+		seen = append(seen, f.vals.Spec+" "+m.note.text)
 	}
-	want := []string{"/set quant int8", "/set quant f32", "/set spec ngram", "/set spec lookup", "/set spec draft", "/set spec off"}
-	if !slices.Equal(f.commands, want) {
-		t.Fatalf("commands %q, want %q", f.commands, want)
+	want := []string{
+		"int8 weights int8 from the next reply (the conversation is prefilled again)",
+		"f32 weights f32 from the next reply (the conversation is prefilled again)",
+		"ngram speculative decoding ngram (k=4) from the next reply",
+		"lookup speculative decoding lookup (k=4) from the next reply",
+		"draft speculative decoding draft (k=4) from the next reply",
+		"off speculative decoding off",
 	}
-}
-
-// The UI's actions are the ones the config file's [keys] table accepts.
-func TestKeyActionsMatchConfig(t *testing.T) {
-	if got, want := KeyActions(), config.KeyActions(); !sameSet(got, want) {
-		t.Fatalf("ui actions %q, config actions %q", got, want)
+	if !slices.Equal(seen, want) || len(f.commands) != 0 {
+		t.Fatalf("got %q, want %q; /set commands %q", seen, want, f.commands)
 	}
-}
-
-func sameSet(a, b []string) bool {
-	a, b = slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b))
-	return slices.Equal(a, b)
 }

@@ -148,3 +148,12 @@ func TestGoldenLightTheme100x30(t *testing.T) {
 	waitFor(t, tm, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return !f.busy && len(f.msgs) == 4 })
 	teatest.RequireEqualOutput(t, finalFrame(t, tm))
 }
+
+// Below 90 columns the panel is not beside the transcript; Ctrl+O shows it
+// over the transcript's right side, with every setting and counter.
+func TestGoldenPanelOverlay80x24(t *testing.T) {
+	f := newFake().withHistory(2)
+	tm := startProgram(t, f, 80, 24, Options{Plain: true})
+	tm.Send(tea.KeyPressMsg{Code: 'o', Mod: tea.ModCtrl})
+	teatest.RequireEqualOutput(t, finalFrame(t, tm))
+}

@@ -22,7 +22,7 @@ func (m *model) remember(text string) {
 // browseHistory handles Up (dir -1) and Down (dir +1); it reports false when
 // the key should go to the input instead.
 func (m *model) browseHistory(dir int) bool {
-	v := m.input.Value()
+	v := m.in.value()
 	browsing := m.histPos >= 0 && m.histPos < len(m.history) && v == m.history[m.histPos]
 	if !browsing && (v != "" || dir > 0) {
 		return false

@@ -1,15 +1,35 @@
 package ui
 
 import (
+	"fmt"
+	"strings"
+
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 )
 
-// newInput builds the multi-line input: Enter is taken by the UI (send), so
-// the newline moves to Alt+Enter / Ctrl+J / Shift+Enter; PgUp/PgDn and
-// Ctrl+Home/End scroll the transcript instead of the input.
-func newInput(st *styles, raw bool, newline []string) textarea.Model {
+// inputBox is the multi-line input: a textarea whose Enter is taken by the
+// UI (send), so the newline moves to Alt+Enter / Ctrl+J / Shift+Enter, and
+// PgUp/PgDn and Ctrl+Home/End scroll the transcript instead.
+//
+// A large paste does not go into the textarea (which caps its rows and would
+// drop it): it is held aside and a marker such as "[pasted 812.4 KB, 10233
+// lines #1]" stands for it; sending puts the text back in its place.
+type inputBox struct {
+	ta     textarea.Model
+	view   string // the last rendering, kept until the input changes
+	dirty  bool
+	pastes []string // held pastes; marker #i+1 stands for pastes[i]
+}
+
+// bigPaste is the size from which a paste is held aside.
+const (
+	bigPasteBytes = 16 << 10
+	bigPasteLines = 200
+)
+
+func newInputBox(st *styles, raw bool, newline []string) *inputBox {
 	in := textarea.New()
 	in.ShowLineNumbers = false
 	in.SetVirtualCursor(false) // the terminal's cursor: nothing blinks in the content
@@ -42,7 +62,65 @@ func newInput(st *styles, raw bool, newline []string) textarea.Model {
 
 	in.SetStyles(inputStyles(st))
 	in.Focus()
-	return in
+	return &inputBox{ta: in, dirty: true}
+}
+
+// value is what the textarea holds (markers, not the pastes they stand for).
+func (b *inputBox) value() string { return b.ta.Value() }
+
+// text is the input as it is sent: every marker replaced by its paste.
+func (b *inputBox) text() string {
+	v := b.ta.Value()
+	for i, p := range b.pastes {
+		v = strings.Replace(v, pasteMarker(i, p), p, 1)
+	}
+	return v
+}
+
+func (b *inputBox) setValue(s string) {
+	b.ta.SetValue(s)
+	b.dirty = true
+	if s == "" {
+		b.pastes = nil
+	}
+}
+
+// update passes msg to the textarea; a large paste is held aside.
+func (b *inputBox) update(msg tea.Msg) tea.Cmd {
+	if p, ok := msg.(tea.PasteMsg); ok && (len(p.Content) >= bigPasteBytes || strings.Count(p.Content, "\n") >= bigPasteLines) {
+		b.pastes = append(b.pastes, p.Content)
+		b.ta.InsertString(pasteMarker(len(b.pastes)-1, p.Content))
+		b.dirty = true
+		return nil
+	}
+	var cmd tea.Cmd
+	b.ta, cmd = b.ta.Update(msg)
+	b.dirty = true
+	return cmd
+}
+
+// pasteMarker is what stands in the input for held paste i.
+func pasteMarker(i int, p string) string {
+	return fmt.Sprintf("[pasted %.1f KB, %d lines #%d]", float64(len(p))/1024, strings.Count(p, "\n")+1, i+1)
+}
+
+// setSize gives the input the terminal's width and the rows it may grow to.
+func (b *inputBox) setSize(w, termH int) {
+	lo, hi := inputBounds(termH)
+	b.ta.MinHeight, b.ta.MaxHeight = lo, hi
+	b.ta.SetWidth(max(1, w)) // also re-fits the height
+	b.dirty = true
+}
+
+func (b *inputBox) height() int { return b.ta.Height() }
+
+// rows is the rendering, redrawn only after the input changed.
+func (b *inputBox) rows() []string {
+	if b.dirty || b.view == "" {
+		b.view = b.ta.View()
+		b.dirty = false
+	}
+	return strings.Split(b.view, "\n")
 }
 
 func inputStyles(st *styles) textarea.Styles {

@@ -5,60 +5,21 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"chat/config/settings"
+
+	tea "charm.land/bubbletea/v2"
 )
 
-// Actions and the keys that trigger them. Keys are spelled as
-// tea.KeyPressMsg.Keystroke() spells them ("f3", "ctrl+j", "alt+enter").
-// Options.Keys (the config file's [keys] table) replaces an action's keys;
-// a key given to one action is taken from the action that had it by default.
-// The action names are the config package's plus the ones this UI added
-// (palette ... toggle_markdown).
-type keyAction struct {
-	action string
-	keys   []string
-	help   string
-}
-
-var defaultKeyMap = []keyAction{
-	{"send", []string{"enter"}, "send (or run a /command)"},
-	{"newline", []string{"alt+enter", "ctrl+j", "shift+enter"}, "new line"},
-	{"stop", []string{"esc"}, "stop the reply · close a popup · cancel an edit"},
-	{"quit", []string{"ctrl+c"}, "quit"},
-	{"help", []string{"f1"}, "this help (also ? on an empty input)"},
-	{"palette", []string{"ctrl+p"}, "command palette: every action and sampler knob"},
-	{"complete", []string{"tab"}, "complete a /command (again: next match)"},
-	{"regenerate", []string{"ctrl+r"}, "generate the last reply again"},
-	{"edit_last", []string{"ctrl+e"}, "edit your last message and resend it (empty input; again: the one before)"},
-	{"copy_reply", []string{"ctrl+y"}, "copy the last reply (OSC 52, works over SSH)"},
-	{"copy_code", []string{"alt+y"}, "copy the last code block"},
-	{"toggle_markdown", []string{"f12"}, "markdown in replies on/off"},
-	{"toggle_int8", []string{"f11", "alt+i"}, "weights float32 ↔ int8 (the chat stays; the next turn re-prefills)"},
-	{"cycle_spec", []string{"alt+s"}, "speculative decoding: off → n-gram → prompt lookup → draft model → off"},
-	{"page_up", []string{"pgup"}, "scroll a page up"},
-	{"page_down", []string{"pgdown"}, "scroll a page down"},
-	{"line_up", []string{"ctrl+up", "alt+up"}, "scroll a line up"},
-	{"line_down", []string{"ctrl+down", "alt+down"}, "scroll a line down"},
-	{"top", []string{"ctrl+home"}, "top"},
-	{"bottom", []string{"ctrl+end"}, "bottom (follow new text)"},
-	{"temperature_down", []string{"f2", "alt+2"}, "temperature −0.1"},
-	{"temperature_up", []string{"f3", "alt+3"}, "temperature +0.1"},
-	{"top_p_down", []string{"f4", "alt+4"}, "top-p −0.05"},
-	{"top_p_up", []string{"f5", "alt+5"}, "top-p +0.05"},
-	{"min_p_down", []string{"f6", "alt+6"}, "min-p down"},
-	{"min_p_up", []string{"f7", "alt+7"}, "min-p up"},
-	{"top_k_down", []string{"f8", "alt+8"}, "top-k down"},
-	{"top_k_up", []string{"f9", "alt+9"}, "top-k up"},
-	{"greedy", []string{"f10", "alt+0"}, "greedy on/off"},
-}
+// Actions and the keys that trigger them come from config/settings: the
+// UI's own actions and the settings' hot keys, with their default keys and
+// help. Keys are spelled as tea.KeyPressMsg.Keystroke() spells them ("f3",
+// "ctrl+j", "alt+enter"). Options.Keys (the config file's [keys] table)
+// replaces an action's keys; a key given to one action is taken from the
+// action that had it by default.
 
 // KeyActions lists the action names Options.Keys accepts.
-func KeyActions() []string {
-	out := make([]string, len(defaultKeyMap))
-	for i, a := range defaultKeyMap {
-		out[i] = a.action
-	}
-	return out
-}
+func KeyActions() []string { return settings.KeyActions() }
 
 type keyMap struct {
 	byKey    map[string]string   // keystroke → action
@@ -70,15 +31,16 @@ type keyMap struct {
 // reported (and ignored), so a config written for a newer UI still runs.
 func newKeyMap(user map[string][]string) (keyMap, error) {
 	km := keyMap{byKey: map[string]string{}, byAction: map[string][]string{}, custom: map[string]bool{}}
+	acts := settings.Actions()
 	taken := map[string]string{} // key → the action the user gave it to
 	var unknown []string
 	for a, ks := range user {
-		i := slices.IndexFunc(defaultKeyMap, func(d keyAction) bool { return d.action == a })
+		i := slices.IndexFunc(acts, func(d settings.Action) bool { return d.Name == a })
 		if i < 0 {
 			unknown = append(unknown, a)
 			continue
 		}
-		if slices.Equal(ks, defaultKeyMap[i].keys) {
+		if slices.Equal(ks, acts[i].Keys) {
 			continue // a full map (config's) repeats the defaults
 		}
 		km.custom[a] = true
@@ -86,21 +48,21 @@ func newKeyMap(user map[string][]string) (keyMap, error) {
 			taken[strings.ToLower(k)] = a
 		}
 	}
-	for _, d := range defaultKeyMap {
-		ks := d.keys
-		if km.custom[d.action] {
-			ks = user[d.action]
+	for _, d := range acts {
+		ks := d.Keys
+		if km.custom[d.Name] {
+			ks = user[d.Name]
 		}
 		for _, k := range ks {
 			k = strings.ToLower(k)
-			if owner, ok := taken[k]; ok && owner != d.action {
+			if owner, ok := taken[k]; ok && owner != d.Name {
 				continue // given to another action
 			}
 			if _, dup := km.byKey[k]; dup {
 				continue
 			}
-			km.byKey[k] = d.action
-			km.byAction[d.action] = append(km.byAction[d.action], k)
+			km.byKey[k] = d.Name
+			km.byAction[d.Name] = append(km.byAction[d.Name], k)
 		}
 	}
 	if len(unknown) > 0 {
@@ -110,17 +72,58 @@ func newKeyMap(user map[string][]string) (keyMap, error) {
 	return km, nil
 }
 
-func (km keyMap) action(keystroke string) string { return km.byKey[keystroke] }
-
-// keysOf is what the help shows for an action: "F2 / Alt+2".
-func (km keyMap) keysOf(action string) string {
-	ks := km.byAction[action]
-	if len(ks) == 0 {
-		return "—"
+// action is the action of a key press: by the key map, or by the
+// Alt+letter of a setting's hot key whose keys were not remapped.
+func (km keyMap) action(k tea.KeyPressMsg) string {
+	if a := km.byKey[k.Keystroke()]; a != "" {
+		return a
 	}
-	names := make([]string, len(ks))
-	for i, k := range ks {
-		names[i] = keyName(k)
+	letter, upper, ok := altLetter(k)
+	if !ok {
+		return ""
+	}
+	for _, s := range settings.All() {
+		for _, hk := range s.Keys {
+			if hk.Letter == letter && hk.Upper == upper && !km.custom[hk.Action] {
+				return hk.Action
+			}
+		}
+	}
+	return ""
+}
+
+// altLetter reads Alt+letter and Alt+Shift+letter however the terminal
+// encodes them: "ESC T" arrives as alt+shift+t, the kitty protocol may say
+// alt+T or alt+shift+T.
+func altLetter(k tea.KeyPressMsg) (letter rune, upper, ok bool) {
+	if !k.Mod.Contains(tea.ModAlt) || k.Mod.Contains(tea.ModCtrl) {
+		return 0, false, false
+	}
+	c := k.Code
+	if c >= 'A' && c <= 'Z' {
+		return c + ('a' - 'A'), true, true
+	}
+	if c < 'a' || c > 'z' {
+		return 0, false, false
+	}
+	return c, k.Mod.Contains(tea.ModShift) || (k.ShiftedCode >= 'A' && k.ShiftedCode <= 'Z'), true
+}
+
+// keysOf is what the help shows for an action: "F2 Alt+2 Alt+t".
+func (km keyMap) keysOf(action string) string {
+	names := make([]string, 0, 3)
+	for _, k := range km.byAction[action] {
+		names = append(names, keyName(k))
+	}
+	if _, hk := settings.KeyOf(action); hk != nil && hk.Letter != 0 && !km.custom[action] {
+		l := string(hk.Letter)
+		if hk.Upper {
+			l = strings.ToUpper(l)
+		}
+		names = append(names, "Alt+"+l)
+	}
+	if len(names) == 0 {
+		return "—"
 	}
 	return strings.Join(names, " ")
 }
@@ -131,4 +134,37 @@ func (km keyMap) first(action string) string {
 		return keyName(ks[0])
 	}
 	return ""
+}
+
+// pair names the keys of a down/up pair of actions: "F2/3", "Alt+2/Alt+3".
+func (km keyMap) pair(down, up string) string {
+	a, b := km.first(down), km.first(up)
+	if up == "" {
+		return a
+	}
+	if a == "" || b == "" {
+		return a + b
+	}
+	if strings.HasPrefix(a, "F") && strings.HasPrefix(b, "F") {
+		return a + "/" + strings.TrimPrefix(b, "F")
+	}
+	return a + "/" + b
+}
+
+var keyNames = map[string]string{"pgup": "PgUp", "pgdown": "PgDn", "esc": "Esc", "up": "↑", "down": "↓", "left": "←", "right": "→"}
+
+// keyName turns a keystroke ("ctrl+home", "f10") into what the help prints.
+func keyName(k string) string {
+	parts := strings.Split(k, "+")
+	for i, p := range parts {
+		switch {
+		case keyNames[p] != "":
+			parts[i] = keyNames[p]
+		case len(p) > 1 && p[0] == 'f' && p[1] >= '0' && p[1] <= '9':
+			parts[i] = "F" + p[1:]
+		case len(p) > 0:
+			parts[i] = strings.ToUpper(p[:1]) + p[1:]
+		}
+	}
+	return strings.Join(parts, "+")
 }

@@ -1,9 +1,9 @@
 package ui
 
 import (
-	"math"
+	"fmt"
 
-	"chat/engine/sampler"
+	"chat/config/settings"
 
 	tea "charm.land/bubbletea/v2"
 )
@@ -13,129 +13,8 @@ import (
 // are taken (F10 opens the menu in some terminals, laptops hide them): the
 // letter names the knob, lower case lowers it and upper case raises it.
 // Ctrl+letter keys stay with the input's editing keys, and no Alt+letter
-// used here is one of the input's (Alt+b/f/d/c/l/u).
-
-// samplerKey is one hot key that changes the sampler; it takes effect on the
-// next token because the backend applies SetSampler between tokens.
-type samplerKey struct {
-	action string // in the key map (keymap.go)
-	letter rune   // with Alt, kept from the first key scheme (Alt+t / Alt+T)
-	upper  bool   // the letter is upper case (Alt+Shift)
-	help   string
-	apply  func(sampler.Params) sampler.Params
-}
-
-var samplerKeys = []samplerKey{
-	{"temperature_down", 't', false, "temperature −0.1", func(p sampler.Params) sampler.Params { p.Temperature = stepTemp(p.Temperature, -1); return p }},
-	{"temperature_up", 't', true, "temperature +0.1", func(p sampler.Params) sampler.Params { p.Temperature = stepTemp(p.Temperature, +1); return p }},
-	{"top_p_down", 'p', false, "top-p −0.05", func(p sampler.Params) sampler.Params { p.TopP = stepTopP(p.TopP, -1); return p }},
-	{"top_p_up", 'p', true, "top-p +0.05", func(p sampler.Params) sampler.Params { p.TopP = stepTopP(p.TopP, +1); return p }},
-	{"min_p_down", 'm', false, "min-p down", func(p sampler.Params) sampler.Params { p.MinP = stepLadder(p.MinP, minPLadder, -1); return p }},
-	{"min_p_up", 'm', true, "min-p up", func(p sampler.Params) sampler.Params { p.MinP = stepLadder(p.MinP, minPLadder, +1); return p }},
-	{"top_k_down", 'k', false, "top-k down", func(p sampler.Params) sampler.Params { p.TopK = stepTopK(p.TopK, -1); return p }},
-	{"top_k_up", 'k', true, "top-k up", func(p sampler.Params) sampler.Params { p.TopK = stepTopK(p.TopK, +1); return p }},
-	{"greedy", 'g', false, "greedy on/off", func(p sampler.Params) sampler.Params { p.Greedy = !p.Greedy; return p }},
-}
-
-// findSamplerKey finds the sampler key for a key press: by the key map, or
-// by the Alt+letter of an action whose keys were not remapped.
-func (km keyMap) findSamplerKey(k tea.KeyPressMsg) *samplerKey {
-	act := km.action(k.Keystroke())
-	letter, upper, isAlt := altLetter(k)
-	for i := range samplerKeys {
-		sk := &samplerKeys[i]
-		if act == sk.action || (act == "" && isAlt && !km.custom[sk.action] && letter == sk.letter && upper == sk.upper) {
-			return sk
-		}
-	}
-	return nil
-}
-
-// altLetter reads Alt+letter and Alt+Shift+letter however the terminal
-// encodes them: "ESC T" arrives as alt+shift+t, the kitty protocol may say
-// alt+T or alt+shift+T.
-func altLetter(k tea.KeyPressMsg) (letter rune, upper, ok bool) {
-	if !k.Mod.Contains(tea.ModAlt) || k.Mod.Contains(tea.ModCtrl) {
-		return 0, false, false
-	}
-	c := k.Code
-	if c >= 'A' && c <= 'Z' {
-		return c + ('a' - 'A'), true, true
-	}
-	if c < 'a' || c > 'z' {
-		return 0, false, false
-	}
-	return c, k.Mod.Contains(tea.ModShift) || (k.ShiftedCode >= 'A' && k.ShiftedCode <= 'Z'), true
-}
-
-const maxTemperature = 2.0
-
-func stepTemp(t float64, dir int) float64 {
-	t = math.Round(t*10)/10 + float64(dir)*0.1
-	return math.Round(min(maxTemperature, max(0, t))*100) / 100
-}
-
-// Top-p "off" (anything outside (0,1)) counts as 1, so stepping down from
-// off gives 0.95.
-func stepTopP(p float64, dir int) float64 {
-	if p <= 0 || p >= 1 {
-		p = 1
-	}
-	p = math.Round((p+float64(dir)*0.05)*100) / 100
-	return min(1, max(0.05, p))
-}
-
-var minPLadder = []float64{0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5}
-
-// stepLadder moves v to the next rung of an ascending ladder in direction dir.
-func stepLadder(v float64, ladder []float64, dir int) float64 {
-	if math.IsNaN(v) || v < 0 || v >= 1 {
-		v = 0
-	}
-	if dir > 0 {
-		for _, r := range ladder {
-			if r > v+1e-9 {
-				return r
-			}
-		}
-		return ladder[len(ladder)-1]
-	}
-	for i := len(ladder) - 1; i >= 0; i-- {
-		if ladder[i] < v-1e-9 {
-			return ladder[i]
-		}
-	}
-	return ladder[0]
-}
-
-// topKLadder ends in "off" (0), which is larger than any k.
-var topKLadder = []int{1, 2, 3, 5, 10, 20, 40, 50, 100, 200, 500, 0}
-
-func stepTopK(k, dir int) int {
-	rank := func(k int) int { // position of k in the ladder, between rungs if not on one
-		if k <= 0 {
-			return 2 * (len(topKLadder) - 1)
-		}
-		for i, r := range topKLadder[:len(topKLadder)-1] {
-			if k == r {
-				return 2 * i
-			}
-			if k < r {
-				return 2*i - 1
-			}
-		}
-		return 2*(len(topKLadder)-1) - 1
-	}
-	r := rank(k)
-	var i int
-	if dir > 0 {
-		i = r/2 + 1
-	} else {
-		i = (r+1)/2 - 1
-	}
-	i = min(len(topKLadder)-1, max(0, i))
-	return topKLadder[i]
-}
+// used here is one of the input's (Alt+b/f/d/c/l/u). The keys and what they
+// change are declared with the settings (config/settings).
 
 const (
 	keyHelpAlt   = "?"
@@ -143,58 +22,59 @@ const (
 	lineScrollBy = 1
 )
 
+// onKey routes a key press: Ctrl+C first (it stops a reply, and quits on an
+// idle prompt), then the backend's running command, then the focus stack
+// top down, then the root.
 func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
-	ks := k.Keystroke()
-	act := m.keys.action(ks)
+	act := m.keys.action(k)
 	if act == "quit" {
-		m.stop()
+		if m.busy {
+			m.stop()
+			m.quitHint = true
+			m.setNotice("stopping the reply (the text so far is kept) · "+m.keys.first("quit")+" again on an idle prompt quits", false)
+			return nil
+		}
 		return tea.Quit
 	}
 	if m.pending != "" {
 		return m.keyWhilePending(k, act)
 	}
-	if m.palette != nil {
-		return m.paletteKey(k, act)
-	}
-	if cmd, ok := m.popupKey(k, act); ok {
+	if cmd, ok := m.keyToLayers(k, act); ok {
 		return cmd
 	}
+	return m.rootKey(k, act)
+}
+
+// rootKey is a key no layer took.
+func (m *model) rootKey(k tea.KeyPressMsg, act string) tea.Cmd {
 	body := m.layout().body
 	page := max(1, body-1)
-	if m.pane != nil && (act == "page_up" || act == "page_down") {
-		m.scrollPane(act == "page_up", page)
-		return nil
-	}
-	if m.help && (act == "page_up" || act == "page_down") {
-		if act == "page_up" {
-			m.helpOff = max(0, m.helpOff-page)
-		} else {
-			m.helpOff += page
-		}
-		return nil
-	}
 	switch act {
+	case "eof":
+		if m.in.value() == "" && !m.busy {
+			return tea.Quit
+		}
 	case "help":
-		m.help, m.helpOff = !m.help, 0
-		m.pane = nil
+		m.openHelp()
 		return nil
 	case "stop":
 		switch {
-		case m.help:
-			m.help = false
-		case m.pane != nil:
-			m.pane = nil
 		case m.busy:
 			m.stop()
 		case m.editing >= 0:
 			m.cancelEdit()
 		default:
-			m.notice = ""
+			m.clearNote()
 		}
 		return nil
 	case "palette":
 		m.openPalette()
 		return nil
+	case "panel":
+		m.togglePanel()
+		return nil
+	case "complete":
+		return m.completeKey()
 	case "regenerate":
 		return m.regenerate()
 	case "copy_reply":
@@ -204,22 +84,8 @@ func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
 	case "toggle_markdown":
 		m.setMarkdown(!m.markdown)
 		return nil
-	case "toggle_int8":
-		if _, ok := m.b.(Commander); !ok || m.busy {
-			return nil
-		}
-		if m.b.Info().Quant == "int8" {
-			return m.runCommand("/set quant f32")
-		}
-		return m.runCommand("/set quant int8")
-	case "cycle_spec":
-		if _, ok := m.b.(Commander); !ok || m.busy {
-			return nil
-		}
-		m.specNext = (m.specNext + 1) % len(specCycle)
-		return m.runCommand("/set spec " + specCycle[m.specNext])
 	case "edit_last":
-		if m.input.Value() == "" || m.editing >= 0 {
+		if m.in.value() == "" || m.editing >= 0 {
 			m.editPrevious()
 			return nil
 		}
@@ -244,18 +110,81 @@ func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
 	case "send":
 		return m.submit()
 	}
-	if k.String() == keyHelpAlt && m.input.Value() == "" {
-		m.help = !m.help
+	if s, _ := settings.KeyOf(act); s != nil {
+		return m.hotKey(act)
+	}
+	if k.String() == keyHelpAlt && m.in.value() == "" {
+		m.openHelp()
 		return nil
 	}
-	if sk := m.keys.findSamplerKey(k); sk != nil {
-		m.setSampler(sk.apply(m.b.Sampler()))
-		return nil
-	}
+	ks := k.Keystroke()
 	if (ks == "up" && m.browseHistory(-1)) || (ks == "down" && m.browseHistory(+1)) {
 		return nil // recalled a sent message (history.go); otherwise the input moves the cursor
 	}
 	return m.updateInput(k)
+}
+
+// hotKey applies a setting's hot key. Sampler knobs change at once (from
+// the next token); a weight format or speculation switch runs off the loop,
+// like a command, since it can take a while.
+func (m *model) hotKey(act string) tea.Cmd {
+	s, hk := settings.KeyOf(act)
+	return m.applySetting(s, func(v *settings.Values) {
+		if s.Name == "quant" { // the key toggles float32 ↔ int8
+			if m.info.Quant == "int8" {
+				v.Quant = "f32"
+			} else {
+				v.Quant = "int8"
+			}
+			return
+		}
+		settings.StepKey(v, hk.Action)
+	})
+}
+
+// applySetting changes one setting in a copy of the backend's settings and
+// applies it, confirming the new value. Only a live knob may change while a
+// reply runs.
+func (m *model) applySetting(s *settings.Setting, change func(v *settings.Values)) tea.Cmd {
+	if m.busy && !s.Live {
+		m.setNotice(fmt.Sprintf("%s switches between replies: stop this one first (Esc)", s.Name), false)
+		return nil
+	}
+	v := m.b.Settings()
+	change(&v)
+	if s.Live {
+		if err := m.apply(v); err != nil {
+			m.setNotice(err.Error(), true)
+			return nil
+		}
+		m.confirm(s)
+		return nil
+	}
+	// Off the loop: the backend is left alone until it answers (commands.go).
+	label := fmt.Sprintf("%s %s", s.Name, s.Show(&v))
+	return m.runBackend(label, func() (string, error) {
+		if err := m.b.Apply(v); err != nil {
+			return "", err
+		}
+		nv := m.b.Settings()
+		return confirmText(s, &nv), nil
+	})
+}
+
+// confirm says what a setting is now.
+func (m *model) confirm(s *settings.Setting) { m.setInfo(confirmText(s, &m.vals)) }
+
+func confirmText(s *settings.Setting, v *settings.Values) string {
+	switch s.Name {
+	case "quant":
+		return "weights " + v.Quant + " from the next reply (the conversation is prefilled again)"
+	case "spec":
+		if v.Spec == "off" {
+			return "speculative decoding off"
+		}
+		return fmt.Sprintf("speculative decoding %s (k=%d) from the next reply", v.Spec, v.DraftK)
+	}
+	return s.Name + " " + s.Show(v)
 }
 
 func (m *model) onWheel(w tea.MouseWheelMsg) {
@@ -267,7 +196,3 @@ func (m *model) onWheel(w tea.MouseWheelMsg) {
 		m.tr.scroll(-wheelLines, body)
 	}
 }
-
-// specCycle is the order cycle_spec steps through speculative decoding; a
-// step that fails (no draft model) is passed by on the next press.
-var specCycle = []string{"off", "ngram", "lookup", "draft"}

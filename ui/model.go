@@ -5,10 +5,9 @@ import (
 	"strings"
 	"time"
 
-	"chat/engine/sampler"
+	"chat/config/settings"
 	"chat/session"
 
-	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 )
 
@@ -17,41 +16,31 @@ import (
 type Model struct{ *model }
 
 type model struct {
-	b Backend
-	// specNext indexes specCycle: the speculation the cycle_spec key set last.
-	specNext int
-	opts     Options
-	st       *styles
-	info     session.Info
-	raw      bool
+	b    Backend
+	opts Options
+	st   *styles
+	info session.Info
+	raw  bool
 
 	width, height int
 
-	tr      *transcript
-	input   textarea.Model
-	help    bool
-	helpOff int // help lines scrolled past
-
-	// Frame pieces that rarely change, kept between frames: the input is
-	// redrawn only after it got a message, the panel only when what it
-	// shows changed.
-	inputView  string
-	inputDirty bool
-	panelKey   panelKey
-	panel      []string
+	// The components (focus.go): each draws in the size it is given.
+	tr    *transcript
+	in    *inputBox
+	panel panel
+	focus []layer // the focus stack: opened layers, bottom to top
 
 	busy       bool // a reply is being generated
 	sawBusy    bool // the backend has reported this reply as busy at least once
 	quietPolls int  // polls since Send that said neither Busy nor Done
 	stopping   bool // Stop was asked for and Done has not come yet
+	quitHint   bool // the quit key stopped the reply: say it quits on the idle prompt
 	state      string
 	stats      session.Stats
-	params     sampler.Params
+	vals       settings.Values // the backend's settings, reread after every change
 	order      []string
 
-	notice    string
-	noticeErr bool
-	noticeOK  bool // an answer (a command's result), not a warning
+	note note // the notice lines (notice.go)
 
 	history []string // texts sent, oldest first
 	histPos int      // index in history being shown, -1 when not browsing
@@ -61,11 +50,12 @@ type model struct {
 	light    bool // light theme
 	autoBG   bool // the theme follows the terminal's background
 
-	palette *palette // Ctrl+P, or the sessions picker; nil when closed
 	compl   completion
 	cmdHelp map[string]string // the backend's commands and what they do, from its /help
-	pane    []string          // a command's several-line answer, shown over the transcript
-	paneOff int
+	tokens  struct {          // the token count of the input, for the hint line
+		text string
+		n    int
+	}
 
 	editing int // index in Backend.Messages() of the message being edited, -1 if none
 
@@ -85,21 +75,21 @@ func New(b Backend, opts Options) Model {
 	m := &model{b: b, opts: opts, st: st, state: "idle", histPos: -1, editing: -1,
 		light: light, markdown: !opts.NoMarkdown}
 	m.autoBG = !opts.Plain && (opts.Theme == "" || opts.Theme == "auto")
-	km, err := newKeyMap(opts.Keys)
+	km, keysErr := newKeyMap(opts.Keys)
 	m.keys = km
-	if err != nil {
-		m.setNotice(err.Error(), true)
-	}
 	m.info = b.Info()
 	m.raw = m.info.Mode == "raw"
 	m.tr = newTranscript(st, m.raw, opts.Width)
 	m.tr.setLook(st, m.markdown)
-	m.input = newInput(st, m.raw, m.keys.byAction["newline"])
+	m.in = newInputBox(st, m.raw, m.keys.byAction["newline"])
 	m.loadHistory()
-	m.params = b.Sampler()
+	m.vals = b.Settings()
 	m.order = cleanOrder(b.SamplerOrder())
 	m.syncMessages()
 	m.resize(opts.Width, opts.Height)
+	if keysErr != nil {
+		m.setNotice(keysErr.Error(), true)
+	}
 	return Model{m}
 }
 
@@ -155,8 +145,8 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		return nil // clicks and drags mean nothing here; the terminal keeps selection with Shift
 	case tea.PasteMsg:
 		msg.Content = cleanText(msg.Content, true)
-		if m.palette != nil {
-			m.palette.setFilter(m.palette.filter + oneLine(msg.Content))
+		if p, ok := m.top().(*palette); ok {
+			p.setFilter(p.filter + oneLine(msg.Content))
 			return nil
 		}
 		return m.updateInput(msg)
@@ -171,11 +161,9 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 }
 
 func (m *model) updateInput(msg tea.Msg) tea.Cmd {
-	var cmd tea.Cmd
-	before := m.input.Value()
-	m.input, cmd = m.input.Update(msg)
-	m.inputDirty = true
-	if m.input.Value() != before {
+	before := m.in.value()
+	cmd := m.in.update(msg)
+	if m.in.value() != before {
 		m.inputChanged()
 	}
 	return cmd
@@ -183,8 +171,7 @@ func (m *model) updateInput(msg tea.Msg) tea.Cmd {
 
 // setInput replaces the input text.
 func (m *model) setInput(s string) {
-	m.input.SetValue(s)
-	m.inputDirty = true
+	m.in.setValue(s)
 	m.inputChanged()
 }
 
@@ -201,9 +188,9 @@ func (m *model) setLight(light bool) {
 func (m *model) restyle() {
 	m.st = newStyles(m.opts.Plain, m.light)
 	m.tr.setLook(m.st, m.markdown)
-	m.input.SetStyles(inputStyles(m.st))
-	m.inputDirty = true
-	m.panel = nil
+	m.in.ta.SetStyles(inputStyles(m.st))
+	m.in.dirty = true
+	m.panel.lines = nil
 }
 
 func (m *model) setMarkdown(on bool) {
@@ -216,14 +203,6 @@ func (m *model) setMarkdown(on bool) {
 	}
 }
 
-func (m *model) inputLines() string {
-	if m.inputDirty || m.inputView == "" {
-		m.inputView = m.input.View()
-		m.inputDirty = false
-	}
-	return m.inputView
-}
-
 // rewrapMsg re-wraps the transcript once a resize storm has settled.
 type rewrapMsg struct{ gen int }
 
@@ -232,48 +211,41 @@ type rewrapMsg struct{ gen int }
 // be measured again at a new width; during the drag lines are cut or padded).
 const rewrapDelay = 120 * time.Millisecond
 
+// resize gives every component its size.
 func (m *model) resize(w, h int) tea.Cmd {
 	m.width, m.height = max(0, w), max(0, h)
-	minIn, maxIn := inputBounds(m.height)
-	m.input.MinHeight, m.input.MaxHeight = minIn, maxIn
-	m.input.SetWidth(max(1, m.width)) // also re-fits the height
-	m.inputDirty = true
-	mainW := m.layout().mainW
+	m.in.setSize(m.width, m.height)
+	l := m.layout()
+	m.sizeLayers()
+	if m.note.text != "" {
+		m.setNoteRows()
+	}
 	m.rewrapGen++
-	if m.tr.following() || m.tr.width == max(1, mainW) {
-		m.tr.setWidth(mainW)
+	if m.tr.following() || m.tr.width == max(1, l.mainW) {
+		m.tr.setWidth(l.mainW)
 		return nil
 	}
 	gen := m.rewrapGen
 	return tea.Tick(rewrapDelay, func(time.Time) tea.Msg { return rewrapMsg{gen} })
 }
 
-func (m *model) setNotice(s string, isErr bool) {
-	m.notice, m.noticeErr, m.noticeOK = oneLine(s), isErr, false
-}
-
-// setInfo shows an answer, such as a command's result.
-func (m *model) setInfo(s string) {
-	m.notice, m.noticeErr, m.noticeOK = oneLine(s), false, true
-}
-
-// syncMessages takes the finished conversation from the backend. The system
-// prompt is shown first even when the session keeps it out of Messages.
+// syncMessages takes the finished conversation from the backend. A backend
+// that keeps its system prompt out of Messages gets it shown first.
 func (m *model) syncMessages() {
 	msgs := m.b.Messages()
-	if m.info.System != "" && (len(msgs) == 0 || msgs[0].Role != session.System) {
-		msgs = append([]session.Message{{Role: session.System, Content: m.info.System}}, msgs...)
+	if m.info.System != "" && len(msgs) == 0 && m.info.Mode != "raw" {
+		msgs = []session.Message{{Role: session.System, Content: m.info.System}}
 	}
 	m.tr.setMessages(msgs)
 }
 
 // send hands the input to the backend and starts following the reply.
 func (m *model) send() tea.Cmd {
-	text := sanitizeInput(m.input.Value())
+	text := sanitizeInput(m.in.text())
 	if strings.HasPrefix(text, "//") {
 		text = text[1:] // "//..." is text that starts with a slash
 	}
-	if text == "" && (!m.raw || m.input.Value() != "") {
+	if text == "" && (!m.raw || m.in.value() != "") {
 		// Blank input is not sent; in raw mode an empty one is, to let the
 		// model keep going.
 		return nil
@@ -296,7 +268,8 @@ func (m *model) send() tea.Cmd {
 // beginReply follows a reply the backend has just started for the user
 // message text ("" when the backend already lists it).
 func (m *model) beginReply(text string) tea.Cmd {
-	m.notice, m.help, m.pane = "", false, nil
+	m.note = note{}
+	m.pop(func(l layer) bool { _, ok := l.(*pane); return ok })
 	m.busy, m.sawBusy, m.stopping, m.quietPolls = true, false, false, 0
 	m.state = "generating"
 	m.syncMessages()
@@ -319,7 +292,9 @@ func (m *model) stop() {
 	}
 }
 
-func (m *model) setSampler(p sampler.Params) {
-	m.b.SetSampler(p)
-	m.params = m.b.Sampler() // what the backend accepted, after its own clamping
+// apply hands changed settings to the backend and rereads what it took.
+func (m *model) apply(v settings.Values) error {
+	err := m.b.Apply(v)
+	m.vals = m.b.Settings()
+	return err
 }

@@ -184,21 +184,21 @@ func TestHotKeysChangeSampler(t *testing.T) {
 			t.Fatalf("%s: params %+v", s.what, p)
 		}
 	}
-	if m.input.Value() != "" {
-		t.Fatalf("hot keys must not type: %q", m.input.Value())
+	if m.in.value() != "" {
+		t.Fatalf("hot keys must not type: %q", m.in.value())
 	}
 	if !m.busy {
 		t.Fatal("hot keys must not end the reply")
 	}
 	m.Update(press(tea.KeyF3))
-	if !strings.Contains(m.View().Content, "temperature 1.00") {
+	if !strings.Contains(m.View().Content, "temperature 1 ") {
 		t.Fatalf("panel should show the new temperature:\n%s", m.View().Content)
 	}
 	for range 50 {
 		m.Update(press(tea.KeyF3))
 	}
-	if _, _, _, p := f.snapshot(); p.Temperature != maxTemperature {
-		t.Fatalf("temperature should stop at %v, got %v", maxTemperature, p.Temperature)
+	if _, _, _, p := f.snapshot(); p.Temperature != 2 {
+		t.Fatalf("temperature should stop at 2, got %v", p.Temperature)
 	}
 	for range 50 {
 		m.Update(press(tea.KeyF2))
@@ -222,7 +222,7 @@ func TestEscStopsReplyWithoutQuitting(t *testing.T) {
 
 	m.Update(press(tea.KeyF1))
 	m.Update(press(tea.KeyEscape)) // closes the help first
-	if m.help {
+	if m.helpShown() {
 		t.Fatal("Esc should close the help")
 	}
 	if _, stops, _, _ := f.snapshot(); stops != 0 {
@@ -250,20 +250,50 @@ func TestEscStopsReplyWithoutQuitting(t *testing.T) {
 	}
 }
 
-func TestCtrlCStopsAndQuits(t *testing.T) {
+// Bug 2: Ctrl+C while a reply streamed quit and lost the turn. As in
+// ollama and llama-cli, the first Ctrl+C stops the reply and keeps its text;
+// a Ctrl+C on an idle prompt quits, and so does Ctrl+D on an empty input.
+func TestCtrlCStopsThenQuits(t *testing.T) {
 	f := newFake()
 	f.hold = true
 	m := newTest(f, 80, 24)
 	sendText(m, "hi")
+	poll(m)
 	_, cmd := m.Update(ctrl('c'))
 	if _, stops, _, _ := f.snapshot(); stops != 1 {
 		t.Fatal("Ctrl+C should stop the reply")
 	}
+	if cmd != nil {
+		if _, quit := cmd().(tea.QuitMsg); quit {
+			t.Fatal("Ctrl+C while a reply streams must not quit")
+		}
+	}
+	poll(m)
+	if m.busy || !strings.Contains(m.View().Content, "Once upon a time") || !strings.Contains(m.note.text, "stopped; the text so far is kept · Ctrl+C again quits") {
+		t.Fatalf("after Ctrl+C: busy %v, notice %q\n%s", m.busy, m.note.text, m.View().Content)
+	}
+	if msgs := f.Messages(); len(msgs) != 2 || msgs[1].Content != "Once upon a time" {
+		t.Fatalf("the partial reply is not kept: %+v", msgs)
+	}
+	_, cmd = m.Update(ctrl('c'))
 	if cmd == nil {
-		t.Fatal("Ctrl+C should quit")
+		t.Fatal("Ctrl+C on an idle prompt should quit")
 	}
 	if _, ok := cmd().(tea.QuitMsg); !ok {
-		t.Fatal("Ctrl+C should quit")
+		t.Fatal("Ctrl+C on an idle prompt should quit")
+	}
+
+	m = newTest(newFake(), 80, 24)
+	typeIn(m, "ab")
+	m.Update(press(tea.KeyHome))
+	if _, cmd := m.Update(ctrl('d')); cmd != nil || m.in.value() != "b" {
+		t.Fatalf("Ctrl+D on text deletes forward: %q", m.in.value())
+	}
+	m.setInput("")
+	if _, cmd := m.Update(ctrl('d')); cmd == nil {
+		t.Fatal("Ctrl+D on an empty input should quit")
+	} else if _, ok := cmd().(tea.QuitMsg); !ok {
+		t.Fatal("Ctrl+D on an empty input should quit")
 	}
 }
 
@@ -305,27 +335,27 @@ func TestInputKeys(t *testing.T) {
 	f := newFake()
 	m := newTest(f, 80, 24)
 	m.Update(text("?"))
-	if !m.help {
+	if !m.helpShown() {
 		t.Fatal("? on an empty input opens the help")
 	}
 	m.Update(text("?"))
-	if m.help {
+	if m.helpShown() {
 		t.Fatal("? closes it again")
 	}
 	m.Update(text("a"))
 	m.Update(text("?"))
-	if m.help || m.input.Value() != "a?" {
-		t.Fatalf("? after text is typed: help=%v value=%q", m.help, m.input.Value())
+	if m.helpShown() || m.in.value() != "a?" {
+		t.Fatalf("? after text is typed: help=%v value=%q", m.helpShown(), m.in.value())
 	}
 	m.Update(ctrl('j'))
 	m.Update(text("b"))
 	m.Update(tea.KeyPressMsg{Code: tea.KeyEnter, Mod: tea.ModAlt})
 	m.Update(text("c"))
-	if m.input.Value() != "a?\nb\nc" {
-		t.Fatalf("newline keys: %q", m.input.Value())
+	if m.in.value() != "a?\nb\nc" {
+		t.Fatalf("newline keys: %q", m.in.value())
 	}
 	m.Update(press(tea.KeyF1))
-	if !m.help {
+	if !m.helpShown() {
 		t.Fatal("F1 opens the help even with text in the input")
 	}
 	m.Update(press(tea.KeyEnter))
@@ -333,7 +363,7 @@ func TestInputKeys(t *testing.T) {
 	if len(sent) != 1 || sent[0] != "a?\nb\nc" {
 		t.Fatalf("sent %q", sent)
 	}
-	if m.help || m.input.Value() != "" {
+	if m.helpShown() || m.in.value() != "" {
 		t.Fatal("sending clears the input and closes the help")
 	}
 
@@ -341,8 +371,8 @@ func TestInputKeys(t *testing.T) {
 	f.hold = true
 	m.setInput("next question")
 	m.Update(press(tea.KeyEnter))
-	if sent, _, _, _ := f.snapshot(); len(sent) != 1 || m.input.Value() != "next question" {
-		t.Fatalf("Enter while busy: sent %q, input %q", sent, m.input.Value())
+	if sent, _, _, _ := f.snapshot(); len(sent) != 1 || m.in.value() != "next question" {
+		t.Fatalf("Enter while busy: sent %q, input %q", sent, m.in.value())
 	}
 	if !strings.Contains(m.View().Content, "still being generated") {
 		t.Fatal("Enter while busy should say why nothing happened")
@@ -354,8 +384,8 @@ func TestSendErrorShown(t *testing.T) {
 	f.sendErr = errors.New("model not loaded")
 	m := newTest(f, 80, 24)
 	sendText(m, "hi")
-	if m.busy || m.input.Value() != "hi" {
-		t.Fatalf("failed send: busy=%v input=%q", m.busy, m.input.Value())
+	if m.busy || m.in.value() != "hi" {
+		t.Fatalf("failed send: busy=%v input=%q", m.busy, m.in.value())
 	}
 	if !strings.Contains(m.View().Content, "✗ model not loaded") {
 		t.Fatalf("error not shown:\n%s", m.View().Content)
@@ -700,23 +730,23 @@ func TestHistoryRecall(t *testing.T) {
 	}
 	up, down := press(tea.KeyUp), press(tea.KeyDown)
 	m.Update(up)
-	if v := m.input.Value(); v != "second\nline" {
+	if v := m.in.value(); v != "second\nline" {
 		t.Fatalf("Up recalls the last message, got %q", v)
 	}
 	m.Update(up)
 	m.Update(up) // already the oldest
-	if v := m.input.Value(); v != "first" {
+	if v := m.in.value(); v != "first" {
 		t.Fatalf("Up again recalls the one before, got %q", v)
 	}
 	m.Update(down)
 	m.Update(down)
-	if v := m.input.Value(); v != "" {
+	if v := m.in.value(); v != "" {
 		t.Fatalf("Down past the newest clears the input, got %q", v)
 	}
 	m.Update(up)
 	m.Update(text("!"))
 	m.Update(up) // edited: Up moves the cursor in the input now
-	if v := m.input.Value(); v != "second\nline!" {
+	if v := m.in.value(); v != "second\nline!" {
 		t.Fatalf("an edited recall is not replaced, got %q", v)
 	}
 }

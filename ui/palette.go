@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 
+	"chat/config/settings"
+
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 )
@@ -26,6 +28,14 @@ type palette struct {
 	filter string
 	shown  []int // indexes of items that match the filter
 	sel    int   // in shown
+	w, h   int
+}
+
+func (p *palette) place() placement        { return placeBottom }
+func (p *palette) setSize(w, h int)        { p.w, p.h = w, h }
+func (p *palette) lines(m *model) []string { return m.paletteLines(p, p.w, p.h) }
+func (p *palette) hint(m *model) string {
+	return m.st.r(m.st.dim, "↑↓ choose · Enter run · Esc close")
 }
 
 func newPalette(title string, items []paletteItem) *palette {
@@ -66,7 +76,7 @@ func (p *palette) move(d int) {
 func prefill(line string) func(m *model) tea.Cmd {
 	return func(m *model) tea.Cmd {
 		m.setInput(line)
-		m.input.MoveToEnd()
+		m.in.ta.MoveToEnd()
 		return nil
 	}
 }
@@ -89,14 +99,19 @@ func (m *model) openPalette() {
 	_, clr := m.b.(Clearer)
 	_, save := m.b.(Saver)
 	_, load := m.b.(Loader)
-	_, sys := m.b.(SystemSetter)
 	add(has(regen), "Regenerate the last reply", k("regenerate"), func(m *model) tea.Cmd { return m.regenerate() })
 	add(has(clr), "New chat", "/new", runLine("/new"))
 	add(has(clr), "Clear the conversation", "/clear", runLine("/clear"))
 	add(has(save), "Save the conversation", "/save", runLine("/save"))
 	add(has(save), "Save the conversation as…", "/save NAME", prefill("/save "))
 	add(has(load), "Load a saved conversation…", "/sessions", func(m *model) tea.Cmd { m.openSessions(); return nil })
-	add(has(sys), "System prompt…", "/system", prefill("/system "+m.info.System))
+	add(true, "System prompt…", "/system", prefill("/system "+m.vals.System))
+	add(cmdr, "Switch the model…", "/model FILE", prefill("/model "))
+	add(cmdr, "Draft model for speculative decoding…", "/draft FILE", prefill("/draft "))
+	add(cmdr && m.info.Draft != "", "Draft model off", "/draft off", runLine("/draft off"))
+	add(cmdr, "Save the KV cache to a file…", "/kv save FILE", prefill("/kv save "))
+	add(cmdr, "Load a KV cache file…", "/kv load FILE", prefill("/kv load "))
+	add(cmdr, "Show the chat template", "/template", runLine("/template"))
 	add(true, "Copy the last reply", k("copy_reply"), func(m *model) tea.Cmd { return m.copyReply() })
 	add(true, "Copy the last code block", k("copy_code"), func(m *model) tea.Cmd { return m.copyCode() })
 	add(true, "Edit your last message", k("edit_last"), func(m *model) tea.Cmd { m.editPrevious(); return nil })
@@ -110,31 +125,53 @@ func (m *model) openPalette() {
 			add(true, "Theme "+t, "/theme "+t, func(m *model) tea.Cmd { return m.setTheme(t) })
 		}
 	}
-	p := m.params
-	for _, kn := range knobNames {
-		if kn == "greedy" {
-			add(true, "Greedy "+onOff(!p.Greedy), k("greedy"), func(m *model) tea.Cmd {
-				q := m.b.Sampler()
-				q.Greedy = !q.Greedy
-				m.setSampler(q)
-				m.setInfo("greedy " + onOff(m.params.Greedy))
-				return nil
-			})
+	if m.layout().panel {
+		add(true, "Show the panel", k("panel"), func(m *model) tea.Cmd { m.togglePanel(); return nil })
+	}
+	// Every setting /set takes: toggles switch at once, the others are
+	// typed into the input with their current value to edit.
+	v := m.vals
+	for _, st := range settings.All() {
+		if st.Where&settings.Set == 0 || st.Name == "system" { // "System prompt…" above
 			continue
 		}
-		add(true, fmt.Sprintf("Set %s (now %s)…", strings.ReplaceAll(kn, "_", " "), knobValue(p, kn)), "/set "+kn,
-			prefill("/set "+kn+" "+knobValue(p, kn)))
+		name := strings.ReplaceAll(st.Name, "_", " ")
+		var keys string
+		for _, hk := range st.Keys {
+			if keys == "" {
+				keys = k(hk.Action)
+			}
+		}
+		if keys == "" {
+			keys = "/set " + st.Name
+		}
+		switch {
+		case st.Kind == settings.Bool:
+			st := st
+			add(true, fmt.Sprintf("%s %s", strings.ToUpper(name[:1])+name[1:], onOff(!st.Get(&v).(bool))), keys, func(m *model) tea.Cmd {
+				return m.applySetting(st, func(v *settings.Values) { st.Put(v, !st.Get(v).(bool)) })
+			})
+		case st.Kind == settings.Choice && len(st.Choices) <= 8:
+			for _, c := range st.Choices {
+				if c == st.Show(&v) {
+					continue
+				}
+				st, c := st, c
+				add(true, fmt.Sprintf("%s: %s", strings.ToUpper(name[:1])+name[1:], c), "/set "+st.Name+" "+c, func(m *model) tea.Cmd {
+					return m.applySetting(st, func(v *settings.Values) { st.Put(v, c) })
+				})
+			}
+		default:
+			cur := st.Format(&v)
+			add(true, fmt.Sprintf("Set %s (now %s)…", name, st.Show(&v)), keys, prefill("/set "+st.Name+" "+cur))
+		}
 	}
-	add(cmdr, "Set the reply length (max tokens)…", "/set max_tokens", prefill("/set max_tokens "))
-	add(cmdr, "Set the mode (chat or raw)…", "/set mode", prefill("/set mode "))
-	add(cmdr, "Set the weight format (quant)…", "/set quant", prefill("/set quant "))
-	add(cmdr, "Set speculative decoding…", "/set spec", prefill("/set spec "))
 	add(cmdr, "Show the settings", "/show", runLine("/show"))
-	add(true, "Help: keys", k("help"), func(m *model) tea.Cmd { m.help = true; return nil })
+	add(true, "Help: keys", k("help"), func(m *model) tea.Cmd { m.openHelp(); return nil })
 	add(true, "Help: commands", "/help", runLine("/help"))
 	add(true, "Quit", k("quit"), func(m *model) tea.Cmd { m.stop(); return tea.Quit })
-	m.help, m.pane = false, nil
-	m.palette = newPalette("Command palette", items)
+	m.pop(func(l layer) bool { _, ok := l.(*pane); return ok })
+	m.push(newPalette("Command palette", items))
 }
 
 // openSessions lists the saved conversations to load one.
@@ -183,15 +220,14 @@ func (m *model) openSessions() {
 		m.setNotice(errNoSessions.Error(), true)
 		return
 	}
-	m.help, m.pane = false, nil
-	m.palette = newPalette("Load a conversation", items)
+	m.pop(func(l layer) bool { _, ok := l.(*pane); return ok })
+	m.push(newPalette("Load a conversation", items))
 }
 
-func (m *model) paletteKey(k tea.KeyPressMsg, act string) tea.Cmd {
-	p := m.palette
+func (p *palette) key(m *model, k tea.KeyPressMsg, act string) (tea.Cmd, bool) {
 	switch ks := k.Keystroke(); {
 	case act == "stop" || act == "palette":
-		m.palette = nil
+		m.closeTop()
 	case ks == "up":
 		p.move(-1)
 	case ks == "down" || ks == "tab":
@@ -202,11 +238,11 @@ func (m *model) paletteKey(k tea.KeyPressMsg, act string) tea.Cmd {
 		p.move(+8)
 	case ks == "enter":
 		if len(p.shown) == 0 {
-			return nil
+			return nil, true
 		}
 		it := p.items[p.shown[p.sel]]
-		m.palette = nil
-		return it.run(m)
+		m.closeTop()
+		return it.run(m), true
 	case ks == "backspace":
 		if r := []rune(p.filter); len(r) > 0 {
 			p.setFilter(string(r[:len(r)-1]))
@@ -215,13 +251,14 @@ func (m *model) paletteKey(k tea.KeyPressMsg, act string) tea.Cmd {
 		p.setFilter("")
 	case k.Text != "" && !k.Mod.Contains(tea.ModCtrl) && !k.Mod.Contains(tea.ModAlt):
 		p.setFilter(p.filter + oneLine(k.Text))
+	case act == "quit":
+		return nil, false
 	}
-	return nil
+	return nil, true // the palette has the keyboard while it is open
 }
 
 // paletteLines draws the open palette in w cells and at most h rows.
-func (m *model) paletteLines(w, h int) []string {
-	p := m.palette
+func (m *model) paletteLines(p *palette, w, h int) []string {
 	st := m.st
 	if h < 2 || w < 4 {
 		return nil
@@ -281,7 +318,7 @@ func completable(v string) bool {
 // inputChanged updates the completions after the input changed.
 func (m *model) inputChanged() {
 	c := &m.compl
-	v := m.input.Value()
+	v := m.in.value()
 	if c.cycle != nil && c.pos < len(c.cycle) && v == c.cycle[c.pos] {
 		return // set by Tab
 	}
@@ -294,8 +331,8 @@ func (m *model) inputChanged() {
 	if head != c.head || c.all == nil {
 		c.head, c.all = head, m.candidates(head)
 	}
-	if m.noticeOK {
-		m.notice = "" // the last answer is stale once a new command is typed
+	if m.note.kind == noteOK {
+		m.note = note{} // the last answer is stale once a new command is typed
 	}
 	c.items = c.items[:0]
 	lv := strings.ToLower(v)
@@ -341,13 +378,9 @@ func (m *model) candidates(head string) []string {
 	if hasComplete {
 		add(cp.Complete(head)...)
 	}
-	if name == "/set" {
-		if !hasComplete {
-			for _, k := range knobNames {
-				add(head + k)
-			}
-		} else {
-			add(head + "penalty_window")
+	if name == "/set" && !hasComplete {
+		for _, k := range settings.Names(settings.Set) {
+			add(head + k)
 		}
 	}
 	return out
@@ -355,10 +388,44 @@ func (m *model) candidates(head string) []string {
 
 func (m *model) popupVisible() bool {
 	c := &m.compl
-	if m.palette != nil || c.hidden || len(c.items) == 0 || m.editing >= 0 {
+	if _, open := find[*palette](m); open || c.hidden || len(c.items) == 0 || m.editing >= 0 {
 		return false
 	}
-	return !(len(c.items) == 1 && c.items[0] == strings.TrimRight(m.input.Value(), " "))
+	return !(len(c.items) == 1 && c.items[0] == strings.TrimRight(m.in.value(), " "))
+}
+
+// popup is the completion popup as a layer: it shows while there are
+// completions for what is typed (m.compl), so it holds no state itself.
+type popup struct{}
+
+func (popup) place() placement { return placeBottom }
+func (popup) setSize(int, int) {}
+func (popup) lines(m *model) []string {
+	l := m.layout()
+	return m.popupLines(l.mainW, l.body)
+}
+func (popup) hint(m *model) string {
+	return m.st.r(m.st.dim, "Tab complete · ↑↓ choose · Enter run · Esc hide")
+}
+func (popup) key(m *model, k tea.KeyPressMsg, act string) (tea.Cmd, bool) { return m.popupKey(k, act) }
+
+// completeKey is Tab, which completes even while the popup is hidden.
+func (m *model) completeKey() tea.Cmd {
+	c := &m.compl
+	switch {
+	case c.cycle != nil:
+		c.pos = (c.pos + 1) % len(c.cycle)
+		m.setInput(c.cycle[c.pos])
+	case len(c.items) == 1:
+		m.setInput(c.items[0] + " ")
+	case len(c.items) > 1:
+		c.cycle, c.pos = slices.Clone(c.items), c.sel
+		m.setInput(c.cycle[c.pos])
+	default:
+		return nil // Tab never types into the input
+	}
+	m.in.ta.MoveToEnd()
+	return nil
 }
 
 // popupKey handles the keys the completion popup takes; ok is false for
@@ -367,23 +434,7 @@ func (m *model) popupKey(k tea.KeyPressMsg, act string) (tea.Cmd, bool) {
 	c := &m.compl
 	ks := k.Keystroke()
 	if act == "complete" {
-		switch {
-		case c.cycle != nil:
-			c.pos = (c.pos + 1) % len(c.cycle)
-			m.setInput(c.cycle[c.pos])
-		case len(c.items) == 1:
-			m.setInput(c.items[0] + " ")
-		case len(c.items) > 1:
-			c.cycle, c.pos = slices.Clone(c.items), c.sel
-			m.setInput(c.cycle[c.pos])
-		default:
-			return nil, true // Tab never types into the input
-		}
-		m.input.MoveToEnd()
-		return nil, true
-	}
-	if !m.popupVisible() {
-		return nil, false
+		return m.completeKey(), true
 	}
 	switch {
 	case ks == "up":
@@ -394,7 +445,7 @@ func (m *model) popupKey(k tea.KeyPressMsg, act string) (tea.Cmd, bool) {
 		c.hidden = true
 	case act == "send" && c.moved:
 		m.setInput(c.items[c.sel] + " ")
-		m.input.MoveToEnd()
+		m.in.ta.MoveToEnd()
 	default:
 		return nil, false
 	}

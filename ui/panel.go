@@ -6,9 +6,11 @@ import (
 	"strconv"
 	"strings"
 
+	"chat/config/settings"
 	"chat/engine/sampler"
 	"chat/session"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -50,42 +52,59 @@ func (m *model) styledState() string {
 	return s
 }
 
-// panelKey is everything the panel shows; the panel is redrawn only when it
-// changes, which while idle or typing is never.
+// panel is the side panel: the state, every setting with a label in the
+// settings table (with its hot keys), the speculation set for the next
+// reply, then the cache and speed counters of the last reply. It is drawn
+// at the right of the transcript from 90 columns, and below that as an
+// overlay (Ctrl+O). It is redrawn only when what it shows changed.
+type panel struct {
+	key   panelKey
+	lines []string
+}
+
+// panelKey is everything the panel shows.
 type panelKey struct {
 	params     sampler.Params
+	random     bool
+	maxTokens  int
+	spec       string
+	draftK     int
+	draft      string
 	stats      session.Stats
 	state      string
 	keys       string // the first temperature key, standing for the key map
 	w, h       int
 	orderCount int
+	light      bool
 }
 
 func (m *model) cachedPanel(w, h int) []string {
-	k := panelKey{m.params, m.stats, m.stateText(), m.keys.first("temperature_down"), w, h, len(m.order)}
-	if m.panel == nil || k != m.panelKey {
+	v := m.vals
+	k := panelKey{v.Sampler, v.RandomSeed, v.MaxTokens, v.Spec, v.DraftK, m.info.Draft, m.stats, m.stateText(),
+		m.keys.first("temperature_down"), w, h, len(m.order), m.st.light}
+	p := &m.panel
+	if p.lines == nil || k != p.key {
 		ls := m.panelLines(w, h)
-		m.panel = make([]string, h)
-		for i := range m.panel {
+		p.lines = make([]string, h)
+		for i := range p.lines {
 			s := ""
 			if i < len(ls) {
 				s = ls[i]
 			}
-			m.panel[i] = fit(s, w)
+			p.lines[i] = fit(s, w)
 		}
-		m.panelKey = k
+		p.key = k
 	}
-	return m.panel
+	return p.lines
 }
 
-// panelLines renders the side panel: sampler knobs with their keys, then the
-// cache and speed counters, then the state.
+// panelLines renders the side panel.
 func (m *model) panelLines(w, h int) []string {
 	if w <= 0 || h <= 0 {
 		return nil
 	}
 	st := m.st
-	p := m.params
+	v := m.vals
 	row := func(name, val, keys string) string {
 		return " " + fit(name, 11) + " " + fit(val, 7) + " " + st.r(st.key, keys)
 	}
@@ -93,23 +112,23 @@ func (m *model) panelLines(w, h int) []string {
 		return " " + fit(name, 10) + " " + val
 	}
 	title := func(s string) string { return " " + st.r(st.title, s) }
-	keys := m.keyPair
-	ls := []string{
-		stat("state", m.styledState()),
-		"",
-		title("Sampler"),
-		row("temperature", fmt.Sprintf("%.2f", p.Temperature), keys("temperature_down", "temperature_up")),
-		row("top-p", formatProb(p.TopP), keys("top_p_down", "top_p_up")),
-		row("min-p", formatProb(p.MinP), keys("min_p_down", "min_p_up")),
-		row("top-k", formatTopK(p.TopK), keys("top_k_down", "top_k_up")),
-		row("greedy", onOff(p.Greedy), keys("greedy", "")),
-		row("repeat pen", formatPenalty(p.RepeatPenalty, 1), ""),
-		row("freq/pres", formatPenalty(p.FrequencyPenalty, 0)+"/"+formatPenalty(p.PresencePenalty, 0), ""),
-		row("pen window", formatWindow(p.PenaltyWindow), ""),
-		row("seed", fmt.Sprint(p.Seed), ""),
+	ls := []string{stat("state", m.styledState()), "", title("Sampler")}
+	def := settings.Defaults(v.Mode)
+	for _, s := range settings.All() {
+		if s.Label == "" || !s.Always && s.Format(&v) == s.Format(&def) {
+			continue
+		}
+		keys := ""
+		switch len(s.Keys) {
+		case 1:
+			keys = m.keys.first(s.Keys[0].Action)
+		case 2:
+			keys = m.keys.pair(s.Keys[0].Action, s.Keys[1].Action)
+		}
+		ls = append(ls, row(s.Label, s.Show(&v), keys))
 	}
 	if len(m.order) > 0 {
-		order := ansi.Wrap("applied: "+strings.Join(appliedOrder(m.order, p), " → "), w-2, "")
+		order := ansi.Wrap("applied: "+strings.Join(appliedOrder(m.order, v.Sampler), " → "), w-2, "")
 		for l := range strings.SplitSeq(order, "\n") {
 			ls = append(ls, " "+st.r(st.dim, l))
 		}
@@ -122,31 +141,20 @@ func (m *model) panelLines(w, h int) []string {
 		stat("reused", fmt.Sprintf("%d tok", s.ReusedTokens)),
 	)
 	if kv := s.KV; kv.Blocks > 0 {
-		ls = append(ls,
-			stat("KV pool", fmt.Sprintf("%d/%d blk", kv.Used, kv.Blocks)),
-			stat("KV k/v", kvFormats(kv.FormatK, kv.FormatV)),
-			stat("cache hit", fmt.Sprintf("%.0f%% (%d evicted)", 100*kv.HitRate, kv.Evictions)))
+		ls = append(ls, stat("KV pool", fmt.Sprintf("%d/%d blk", kv.Used, kv.Blocks)))
+		if f := kvFormats(kv.FormatK, kv.FormatV); f != "f32/f32" {
+			ls = append(ls, stat("KV k/v", f))
+		}
+		ls = append(ls, stat("cache hit", fmt.Sprintf("%.0f%% (%d evicted)", 100*kv.HitRate, kv.Evictions)))
 	}
 	ls = append(ls,
 		"", title("Speed"),
 		stat("TTFT", formatDur(s.TTFT)),
-		stat("prefill", formatRate(s.PrefillTokS)+" tok/s"),
+		stat("prefill", prefillText(s)),
 		stat("decode", formatRate(s.DecodeTokS)+" tok/s"),
 		stat("generated", fmt.Sprintf("%d tok", s.GenTokens)),
 	)
-	if sp := s.Spec; sp.Method != "" && sp.Method != "off" {
-		ls = append(ls,
-			stat("spec", fmt.Sprintf("%s k=%d", oneLine(sp.Method), sp.K)),
-			stat("accepted", fmt.Sprintf("%.0f%% · %.1f/pass", 100*sp.Acceptance, sp.TokensPerPass)),
-			stat("mean run", fmt.Sprintf("%.2f tok", sp.MeanAccepted)))
-		if sp.K > 0 {
-			pos := make([]string, 0, sp.K)
-			for i := 0; i < sp.K && i < len(sp.PerPosition); i++ {
-				pos = append(pos, fmt.Sprintf("%.0f", 100*sp.PerPosition[i]))
-			}
-			ls = append(ls, stat("by guess", strings.Join(pos, " ")+"%"))
-		}
-	}
+	ls = append(ls, m.specLines(stat)...)
 	for i := len(ls) - 1; i >= 0 && len(ls) > h; i-- { // tight: drop the spacing first, from the bottom
 		if ls[i] == "" {
 			ls = slices.Delete(ls, i, i+1)
@@ -158,19 +166,93 @@ func (m *model) panelLines(w, h int) []string {
 	return ls
 }
 
-// keyPair names the keys of a down/up pair of actions: "F2/3", "Alt+2/Alt+3".
-func (m *model) keyPair(down, up string) string {
-	a, b := m.keys.first(down), m.keys.first(up)
-	if up == "" {
-		return a
+// specLines are the speculation set for the next reply and, when the last
+// reply ran it, how it went.
+func (m *model) specLines(stat func(name, val string) string) []string {
+	v, sp := m.vals, m.stats.Spec
+	if (v.Spec == "" || v.Spec == "off") && (sp.Method == "" || sp.Method == "off") {
+		return nil
 	}
-	if a == "" || b == "" {
-		return a + b
+	set := "off"
+	if v.Spec != "" && v.Spec != "off" {
+		set = fmt.Sprintf("%s k=%d", oneLine(v.Spec), v.DraftK)
+		if v.Spec == "draft" && m.info.Draft != "" {
+			set = fmt.Sprintf("%s k=%d", oneLine(m.info.Draft), v.DraftK)
+		}
 	}
-	if strings.HasPrefix(a, "F") && strings.HasPrefix(b, "F") {
-		return a + "/" + strings.TrimPrefix(b, "F")
+	ls := []string{stat("spec", set)}
+	if sp.Method == "" || sp.Method == "off" || sp.Method != v.Spec || sp.K != v.DraftK {
+		if v.Spec != "off" && v.Spec != "" {
+			ls = append(ls, stat("accepted", m.st.r(m.st.dim, "after next reply")))
+		}
+		return ls
 	}
-	return a + "/" + b
+	ls = append(ls,
+		stat("accepted", fmt.Sprintf("%.0f%% · %.1f/pass", 100*sp.Acceptance, sp.TokensPerPass)),
+		stat("mean run", fmt.Sprintf("%.2f tok", sp.MeanAccepted)))
+	if sp.K > 0 {
+		pos := make([]string, 0, sp.K)
+		for i := 0; i < sp.K && i < len(sp.PerPosition); i++ {
+			pos = append(pos, fmt.Sprintf("%.0f", 100*sp.PerPosition[i]))
+		}
+		ls = append(ls, stat("by guess", strings.Join(pos, " ")+"%"))
+	}
+	return ls
+}
+
+// prefillText is the prefill speed, or how many tokens were prefilled when
+// they were too few to quote a rate.
+func prefillText(s session.Stats) string {
+	if s.PrefillTokS > 0 {
+		return formatRate(s.PrefillTokS) + " tok/s"
+	}
+	if n := s.PromptTokens - s.ReusedTokens; n > 0 && s.PromptTokens > 0 {
+		return fmt.Sprintf("%d tok", n)
+	}
+	return "—"
+}
+
+// panelOverlay is the panel drawn over the right of the transcript on a
+// terminal too narrow for it to sit beside (Ctrl+O opens and closes it).
+type panelOverlay struct{ w, h int }
+
+func (p *panelOverlay) place() placement { return placeRight }
+func (p *panelOverlay) setSize(w, h int) { p.w, p.h = w, h }
+func (p *panelOverlay) lines(m *model) []string {
+	if p.w < 3 {
+		return nil
+	}
+	in := m.cachedPanel(p.w-1, p.h)
+	out := make([]string, len(in))
+	sep := m.st.r(m.st.dim, "│")
+	for i, l := range in {
+		out[i] = sep + l
+	}
+	return out
+}
+func (p *panelOverlay) hint(m *model) string {
+	return m.st.r(m.st.dim, m.keys.first("panel")+" or Esc closes the panel")
+}
+func (p *panelOverlay) key(m *model, k tea.KeyPressMsg, act string) (tea.Cmd, bool) {
+	if act == "stop" || act == "panel" {
+		m.pop(func(l layer) bool { return l == p })
+		return nil, true
+	}
+	return nil, false
+}
+
+// togglePanel is Ctrl+O: the panel as an overlay when it does not fit beside
+// the transcript.
+func (m *model) togglePanel() {
+	if _, open := find[*panelOverlay](m); open {
+		m.pop(func(l layer) bool { _, ok := l.(*panelOverlay); return ok })
+		return
+	}
+	if m.layout().panel {
+		m.setInfo("the panel is on the right; Ctrl+O shows it over the transcript below 90 columns")
+		return
+	}
+	m.push(&panelOverlay{})
 }
 
 // backendStatus is what a StatusReporter backend says it is doing.
@@ -187,13 +269,6 @@ func formatPenalty(v, neutral float64) string {
 		return "off"
 	}
 	return strconv.FormatFloat(v, 'g', 3, 64)
-}
-
-func formatWindow(n int) string {
-	if n <= 0 {
-		return "64"
-	}
-	return fmt.Sprint(n)
 }
 
 // kvBar draws "KV ████░░░░ 123/2048" in w cells.
@@ -222,9 +297,10 @@ func (m *model) kvBar(w int) string {
 }
 
 // statusLine is the one-line panel for terminals too narrow for the side
-// panel; the most useful items come first so truncation keeps them.
+// panel; the most useful items come first so truncation keeps them, and
+// the panel key shows the rest.
 func (m *model) statusLine() string {
-	p := m.params
+	p := m.vals.Sampler
 	s := m.stats
 	var knobs string
 	if p.Greedy {
@@ -236,6 +312,9 @@ func (m *model) statusLine() string {
 		knobs += " " + pen
 	}
 	parts := []string{m.styledState(), knobs}
+	if k := m.keys.first("panel"); k != "" {
+		parts = []string{m.styledState(), m.st.r(m.st.key, k) + " panel", knobs}
+	}
 	if s.DecodeTokS > 0 {
 		parts = append(parts, formatRate(s.DecodeTokS)+" tok/s")
 	}
@@ -251,6 +330,7 @@ func (m *model) statusLine() string {
 	if s.PrefillTokS > 0 {
 		parts = append(parts, "prefill "+formatRate(s.PrefillTokS)+" tok/s")
 	}
+	parts = append(parts, fmt.Sprintf("max %d tok", m.vals.MaxTokens))
 	if s.PromptTokens > 0 {
 		parts = append(parts, fmt.Sprintf("prompt %d (%d reused)", s.PromptTokens, s.ReusedTokens))
 	}

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -42,17 +43,17 @@ func (m *model) onPoll(msg pollMsg) tea.Cmd {
 	if m.pending != "" {
 		return m.tick() // the backend is busy with a command
 	}
-	m.apply(m.b.Poll())
+	m.onUpdate(m.b.Poll())
 	return m.tick()
 }
 
-func (m *model) apply(u session.Update) {
+func (m *model) onUpdate(u session.Update) {
 	if u.Text != "" {
 		m.tr.appendStream(u.Text)
 	}
 	m.stats = u.Stats
 	if len(u.Notices) > 0 {
-		m.setNotice(strings.Join(u.Notices, " · "), false)
+		m.addNotice(strings.Join(u.Notices, " · "), false)
 	}
 	if u.Busy {
 		m.sawBusy, m.quietPolls = true, 0
@@ -68,7 +69,7 @@ func (m *model) apply(u session.Update) {
 	if u.Done || (m.busy && !u.Busy && (m.sawBusy || m.quietPolls >= maxQuietPolls)) {
 		m.finish(u)
 	}
-	m.params = m.b.Sampler()
+	m.vals = m.b.Settings()
 }
 
 func (m *model) finish(u session.Update) {
@@ -84,12 +85,20 @@ func (m *model) finish(u session.Update) {
 	if u.Reason == "length" && !m.raw {
 		// In raw mode every continuation ends this way; in chat it means
 		// the answer was cut off.
-		m.setNotice("the reply reached the length limit", false)
+		m.addNotice(fmt.Sprintf("the reply reached max_tokens (%d); /set max_tokens N allows longer ones", m.b.Settings().MaxTokens), false)
 	}
+	if u.Reason == "stopped" {
+		msg := "stopped; the text so far is kept"
+		if m.quitHint {
+			msg += " · " + m.keys.first("quit") + " again quits"
+		}
+		m.setInfo(msg)
+	}
+	m.quitHint = false
 	if u.Err != nil {
-		m.setNotice(u.Err.Error(), true)
+		m.addNotice(u.Err.Error(), true)
 	} else if u.Reason == "error" {
-		m.setNotice("the reply failed", true)
+		m.addNotice("the reply failed", true)
 	}
 	m.tr.endStream()
 	m.refreshInfo()
@@ -105,7 +114,7 @@ func (m *model) refreshInfo() {
 		m.raw = raw
 		m.tr.setRaw(raw)
 		m.tr.setLook(m.st, m.markdown) // markdown is for chat replies only
-		m.input.Placeholder = placeholder(raw)
-		m.inputDirty = true
+		m.in.ta.Placeholder = placeholder(raw)
+		m.in.dirty = true
 	}
 }

@@ -52,7 +52,8 @@ type transcript struct {
 
 type entry struct {
 	msg   session.Message
-	width int // width lines were rendered at; 0 = not yet
+	cut   bool // the last message the model no longer sees: a line says so below it
+	width int  // width lines were rendered at; 0 = not yet
 	lines []string
 	used  uint64 // the frame that last used lines
 
@@ -116,6 +117,9 @@ func (t *transcript) entryLines(i int) []string {
 	if e.width != t.width {
 		t.cached -= len(e.lines)
 		e.lines = t.renderMessage(e.msg, t.width, i == t.sel)
+		if e.cut {
+			e.lines = append(e.lines, t.st.r(t.st.warn, padTo(cutLine, len([]rune(cutLine)), t.width)))
+		}
 		e.width = t.width
 		e.n, e.nWidth = len(e.lines), t.width
 		t.cached += len(e.lines)
@@ -150,7 +154,18 @@ func (t *transcript) evict() {
 	}
 }
 
+// cutLine follows the last message that no longer fits the context.
+const cutLine = "  ⋯ the model no longer sees the messages above: they do not fit its context"
+
 func (t *transcript) renderMessage(m session.Message, width int, selected bool) []string {
+	if m.Role == session.System && m.Content == "" {
+		m.Content = "(system prompt removed)"
+	}
+	if m.Dropped {
+		text := strings.TrimRight(sanitizeDisplay(m.Content), "\n")
+		first, rest := t.st.marker(m.Role)
+		return t.st.renderMarked(nil, first, rest, func(s string) string { return t.st.r(t.st.dim, s) }, text, width, true)
+	}
 	if selected {
 		// The message being edited: marked, and in the warning colour.
 		text := strings.TrimRight(sanitizeDisplay(m.Content), "\n")
@@ -376,7 +391,7 @@ func (t *transcript) keepAnchor(before, after int) {
 }
 
 func sameMsg(a, b session.Message) bool {
-	return a.Role == b.Role && a.Content == b.Content
+	return a.Role == b.Role && a.Content == b.Content && a.Dropped == b.Dropped
 }
 
 // setMessages replaces the finished messages, reusing the rendering of every
@@ -400,6 +415,7 @@ func (t *transcript) setMessages(msgs []session.Message) {
 		k++
 	}
 	if k == len(msgs) && k == len(t.msgs) {
+		t.markCut()
 		return
 	}
 	before := 0
@@ -422,7 +438,7 @@ func (t *transcript) setMessages(msgs []session.Message) {
 	next := make([]entry, k, len(msgs))
 	copy(next, t.msgs[:k])
 	for _, m := range msgs[k:] {
-		if e, ok := reuse[key{m.Role, m.Content}]; ok {
+		if e, ok := reuse[key{m.Role, m.Content}]; ok && e.msg.Dropped == m.Dropped {
 			e.msg = m
 			next = append(next, e)
 			continue
@@ -430,12 +446,25 @@ func (t *transcript) setMessages(msgs []session.Message) {
 		next = append(next, entry{msg: m})
 	}
 	t.msgs = next
+	t.markCut()
 	t.cached = 0
 	for i := range next {
 		t.cached += len(next[i].lines)
 	}
 	if t.offset > 0 {
 		t.keepAnchor(before, t.countFrom(k))
+	}
+}
+
+// markCut marks the last dropped message (see entry.cut).
+func (t *transcript) markCut() {
+	for i := range t.msgs {
+		e := &t.msgs[i]
+		cut := e.msg.Dropped && (i+1 == len(t.msgs) || !t.msgs[i+1].msg.Dropped)
+		if cut != e.cut {
+			e.cut = cut
+			t.invalidate(i)
+		}
 	}
 }
 

@@ -5,26 +5,27 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // layout is how the rows and columns of the terminal are shared out. Rows
-// go to the input first, then the header, the status line and the hint line
-// as the height allows; the transcript gets the rest.
+// go to the input first, then the header, the status line and the notice
+// (or hint) lines as the height allows; the transcript gets the rest.
 type layout struct {
 	header, body, status, hint, input int // rows
 	panel                             bool
-	mainW                             int // transcript columns
+	w, mainW                          int // terminal and transcript columns
 }
 
 func (m *model) layout() layout {
 	w, h := m.width, m.height
-	var l layout
+	l := layout{w: w}
 	l.panel = w >= panelMinWidth
 	l.mainW = w
 	if l.panel {
 		l.mainW = w - panelWidth - 1
 	}
-	l.input = min(h, max(1, m.input.Height()))
+	l.input = min(h, max(1, m.in.height()))
 	rem := h - l.input
 	if rem >= 3 {
 		l.header = 1
@@ -34,6 +35,9 @@ func (m *model) layout() layout {
 	}
 	if rem >= 8 {
 		l.hint = 1
+		if n := len(m.note.rows); n > 1 {
+			l.hint = min(n, max(1, (rem-l.header-l.status)/3))
+		}
 	}
 	l.body = max(0, rem-l.header-l.status-l.hint)
 	return l
@@ -57,17 +61,28 @@ func (m *model) view() tea.View {
 	}
 	rows = m.appendBody(rows, l)
 	if l.status > 0 {
-		if l.hint == 0 && m.notice != "" {
-			rows = append(rows, fit(m.noticeText(), w))
+		if l.hint == 0 && m.note.text != "" {
+			rows = append(rows, fit(m.noteLines()[0], w))
 		} else {
 			rows = append(rows, fit(m.statusLine(), w))
 		}
 	}
 	if l.hint > 0 {
-		rows = append(rows, fit(m.hintText(), w))
+		if m.note.text != "" {
+			nl := m.noteLines()
+			for i := 0; i < l.hint; i++ {
+				s := ""
+				if i < len(nl) {
+					s = nl[i]
+				}
+				rows = append(rows, fit(s, w))
+			}
+		} else {
+			rows = append(rows, fit(m.hintText(), w))
+		}
 	}
 	inputTop := len(rows)
-	in := strings.Split(m.inputLines(), "\n")
+	in := m.in.rows()
 	for i := 0; i < l.input; i++ {
 		s := ""
 		if i < len(in) {
@@ -76,7 +91,7 @@ func (m *model) view() tea.View {
 		rows = append(rows, fit(s, w))
 	}
 	v.Content = strings.Join(rows, "\n")
-	if c := m.input.Cursor(); c != nil {
+	if c := m.in.ta.Cursor(); c != nil {
 		c.Y += inputTop
 		if c.X < w && c.Y < h && c.Y >= inputTop {
 			v.Cursor = c
@@ -85,91 +100,74 @@ func (m *model) view() tea.View {
 	return v
 }
 
-// appendBody adds the transcript (or the help) and, on wide terminals, the
-// side panel next to it.
+// appendBody adds the transcript, the layers over it and, on wide
+// terminals, the side panel next to it.
 func (m *model) appendBody(rows []string, l layout) []string {
 	if l.body <= 0 {
 		return rows
 	}
 	var left []string
 	exact := false // lines already exactly mainW wide
-	switch {
-	case m.help:
-		left = m.helpLines(l.mainW, l.body)
-	case m.pane != nil:
-		left = m.paneLines(l.mainW, l.body)
-	case m.tr.empty():
+	if m.tr.empty() {
 		left = m.emptyLines()
-	default:
+	} else {
 		left = m.tr.window(l.body)
 		exact = m.tr.width == l.mainW
 	}
 	blank := strings.Repeat(" ", l.mainW)
-	if ov := m.overlayLines(l.mainW, l.body); len(ov) > 0 {
-		// The palette or the completion popup covers the bottom of the
-		// transcript, just above the input.
-		full := make([]string, l.body)
-		for i := range full {
-			switch {
-			case i >= l.body-len(ov):
-				full[i] = ov[i-(l.body-len(ov))]
-			case i < len(left) && exact:
-				full[i] = left[i]
-			case i < len(left):
-				full[i] = fit(left[i], l.mainW)
-			default:
-				full[i] = blank
-			}
+	full := make([]string, l.body)
+	for i := range full {
+		switch {
+		case i < len(left) && exact:
+			full[i] = left[i]
+		case i < len(left):
+			full[i] = fit(left[i], l.mainW)
+		default:
+			full[i] = blank
 		}
-		left, exact = full, true
 	}
 	var right []string
 	if l.panel {
 		right = m.cachedPanel(panelWidth, l.body)
 	}
-	sep := m.st.r(m.st.dim, "│")
-	for i := 0; i < l.body; i++ {
-		s := blank
-		if i < len(left) {
-			s = left[i]
-			if !exact {
-				s = fit(s, l.mainW)
+	for _, x := range m.layers() {
+		ov := x.lines(m)
+		switch x.place() {
+		case placeFull:
+			for i := range full {
+				full[i] = blank
+				if i < len(ov) {
+					full[i] = fit(ov[i], l.mainW)
+				}
+			}
+		case placeBottom:
+			for i, o := range ov {
+				if j := l.body - len(ov) + i; j >= 0 {
+					full[j] = fit(o, l.mainW)
+				}
+			}
+		case placeRight:
+			if l.panel {
+				continue
+			}
+			for i, o := range ov {
+				if i < len(full) {
+					ow := ansi.StringWidth(o)
+					full[i] = ansi.Truncate(full[i], max(0, l.mainW-ow), "") + o
+					full[i] = fit(full[i], l.mainW)
+				}
 			}
 		}
+	}
+	sep := m.st.r(m.st.dim, "│")
+	for i := 0; i < l.body; i++ {
+		s := full[i]
 		if l.panel {
 			s += sep + right[i]
 		}
 		rows = append(rows, s)
 	}
 	return rows
-}
-
-func (m *model) overlayLines(w, h int) []string {
-	switch {
-	case m.palette != nil:
-		return m.paletteLines(w, h)
-	case m.popupVisible():
-		return m.popupLines(w, h)
-	}
-	return nil
-}
-
-// paneLines shows a command's answer of several lines.
-func (m *model) paneLines(w, h int) []string {
-	m.paneOff = min(m.paneOff, max(0, len(m.pane)-h))
-	out := make([]string, 0, h)
-	for _, l := range m.pane[m.paneOff:min(len(m.pane), m.paneOff+h)] {
-		out = append(out, fit(" "+l, w))
-	}
-	return out
-}
-
-func (m *model) scrollPane(up bool, page int) {
-	if up {
-		m.paneOff = max(0, m.paneOff-page)
-	} else {
-		m.paneOff = min(max(0, len(m.pane)-1), m.paneOff+page)
-	}
 }
 
 func (m *model) emptyLines() []string {
@@ -199,28 +197,13 @@ func (m *model) headerText() string {
 	return strings.Join(parts, " · ")
 }
 
-func (m *model) noticeText() string {
-	if m.noticeErr {
-		return m.st.r(m.st.err, "✗ "+m.notice)
-	}
-	if m.noticeOK {
-		return m.st.r(m.st.busy, "✓ ") + m.notice
-	}
-	return m.st.r(m.st.warn, "! "+m.notice)
-}
-
-// hintText is the line above the input: a notice if there is one, else
-// where the view is, else the keys that matter right now.
+// hintText is the line above the input when there is no notice: what the
+// top layer takes, else where the view is, else the keys that matter now.
 func (m *model) hintText() string {
+	ls := m.layers()
 	switch {
-	case m.notice != "":
-		return m.noticeText()
-	case m.help:
-		return m.st.r(m.st.dim, "Esc or F1 closes the help · PgUp/PgDn scroll")
-	case m.palette != nil:
-		return m.st.r(m.st.dim, "↑↓ choose · Enter run · Esc close")
-	case m.popupVisible():
-		return m.st.r(m.st.dim, "Tab complete · ↑↓ choose · Enter run · Esc hide")
+	case len(ls) > 0:
+		return ls[len(ls)-1].hint(m)
 	case m.pending != "":
 		return m.st.r(m.st.busy, "running "+oneLine(m.pending)+"…") + m.st.r(m.st.dim, " · the backend answers when it is done")
 	case m.editing >= 0:
@@ -236,10 +219,30 @@ func (m *model) hintText() string {
 		}
 		return m.st.r(m.st.busy, what+"…") + m.st.r(m.st.dim, " · Esc stops")
 	case m.busy:
-		return m.st.r(m.st.dim, m.keyHints([2]string{"stop", "stop"}, [2]string{"temperature_down|temperature_up", "temperature"}, [2]string{"greedy", "greedy"}, [2]string{"help", "keys"}))
+		return m.st.r(m.st.dim, m.keyHints([2]string{"quit", "stop"}, [2]string{"temperature_down|temperature_up", "temperature"}, [2]string{"greedy", "greedy"}, [2]string{"help", "keys"}))
+	case m.in.value() != "":
+		hints := m.keyHints([2]string{"send", "send"}, [2]string{"newline", "new line"}, [2]string{"help", "keys"})
+		if n := m.tokenCount(); n >= 0 {
+			hints = fmt.Sprintf("%d tokens · %s", n, hints)
+		}
+		return m.st.r(m.st.dim, hints)
 	default:
 		return m.st.r(m.st.dim, m.keyHints([2]string{"send", "send"}, [2]string{"", "/ commands"}, [2]string{"palette", "palette"}, [2]string{"help", "keys"}, [2]string{"quit", "quit"}))
 	}
+}
+
+// tokenCount is the token count of the input, asked of a TokenCounter
+// backend once per text; -1 when it cannot say.
+func (m *model) tokenCount() int {
+	tc, ok := m.b.(TokenCounter)
+	text := m.in.text()
+	if !ok || m.pending != "" || strings.HasPrefix(text, "/") {
+		return -1
+	}
+	if text != m.tokens.text || m.tokens.n == 0 {
+		m.tokens.text, m.tokens.n = text, tc.CountTokens(text)
+	}
+	return m.tokens.n
 }
 
 // keyHints joins "KEY what" for the actions that have a key.
@@ -249,7 +252,7 @@ func (m *model) keyHints(pairs ...[2]string) string {
 		down, up, _ := strings.Cut(p[0], "|")
 		if p[0] == "" {
 			out = append(out, p[1])
-		} else if k := m.keyPair(down, up); k != "" {
+		} else if k := m.keys.pair(down, up); k != "" {
 			out = append(out, k+" "+p[1])
 		}
 	}

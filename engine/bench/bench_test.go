@@ -25,7 +25,7 @@ func TestRunEmbedded(t *testing.T) {
 	if r.Batch != 3 || r.TGTokSSingle <= 0 || r.BatchSpeedup <= 0 || r.RolloutSpeedup <= 0 {
 		t.Errorf("batch result %+v", r)
 	}
-	if _, err := Run(m, Fallback, 1, 250, 10, 1); err == nil {
+	if _, err := Run(m, Fallback, 1, m.Info().ContextLength-6, 10, 1); err == nil {
 		t.Error("a run longer than the context should fail")
 	}
 }

@@ -11,13 +11,13 @@ import (
 	"math"
 )
 
-// The KV file format, version 1. Every integer is little-endian; floats are
+// The KV file format, version 2. Every integer is little-endian; floats are
 // IEEE-754 float32, little-endian. A file is a header, then the blocks of one
 // sequence in table order, then a trailer:
 //
 //	header
 //	  0   8 bytes  magic "CHATKV\x00\x1a"
-//	  8   u32      version, 1
+//	  8   u32      version, 2 (version 1 files, float32 rows only, are read too)
 //	  12  u32      identity length I (1..4096)
 //	  16  I bytes  model identity (UTF-8; the engine writes name, arch, format,
 //	               quant and sizes), compared byte for byte on import
@@ -26,43 +26,43 @@ import (
 //	  +8  u32      value floats per position and layer, VD
 //	  +12 u32      positions per block, BS
 //	  +16 u32      positions (= tokens) T, 1..2^24
-//	  +20 T × u32  the token id of each position
+//	  +20 u32      how keys are stored, KF: 0 float32, 1 int8 (not in version 1)
+//	  +24 u32      how values are stored, VF (not in version 1)
+//	  +28 u32      KV heads H, the scales per int8 row (not in version 1)
+//	  +…  T × u32  the token id of each position
 //	  +…  u32      CRC-32C (Castagnoli) of every header byte before it
 //	block i, for i in 0..ceil(T/BS)-1
 //	  u64          chained hash of the block's tokens (ChainHash of the
 //	               previous block's value, 0 for the first) — partial last
 //	               block included
-//	  for each layer 0..L-1: BS×KD key floats, then BS×VD value floats
-//	               (rows at positions >= T are written as zeros)
+//	  for each layer 0..L-1: the keys, then the values, each either
+//	               BS×D float32 (format 0) or BS×D int8 and then BS×H float32
+//	               scales (format 1); rows at positions >= T are zeros
 //	  u32          CRC-32C of the block's bytes before it
 //	trailer
 //	  8 bytes      "CHATKVOK", then end of file
 //
+// A file holds the rows exactly as the pool stores them, so an int8 cache
+// round-trips bit for bit; importing needs a pool with the same formats.
 // Import refuses, with an error naming the problem, a file whose magic,
-// version, identity, layout, block size, hashes or checksums differ from what
-// it expects, one that ends early, and one with bytes after the trailer.
+// version, identity, layout, formats, block size, hashes or checksums differ
+// from what it expects, one that ends early, and one with bytes after the
+// trailer.
 const (
 	fileMagic   = "CHATKV\x00\x1a"
 	fileTrailer = "CHATKVOK"
-	FileVersion = 1
+	FileVersion = 2
 	maxIdentity = 4096
 	maxTokens   = 1 << 24
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// ErrQuantized is returned by Export and Import for a pool that stores keys
-// or values as Int8: format v1 holds float32 rows only.
-var ErrQuantized = errors.New("kvcache: KV export/import of an int8-quantized cache is not supported (the v1 file holds float32 rows; run without --kv-quant-k/--kv-quant-v)")
-
 // ErrFormat wraps every "this is not a good KV file" error from Import.
 var ErrFormat = errors.New("kvcache: bad KV file")
 
-// Export writes s and the token ids of its positions to w in format v1.
+// Export writes s and the token ids of its positions to w in format v2.
 func (s *Seq) Export(w io.Writer, identity string, tokens []int) error {
-	if s.p.lay.Quantized() {
-		return ErrQuantized
-	}
 	if len(tokens) != s.n || s.n == 0 {
 		return fmt.Errorf("kvcache: export of %d positions with %d token ids (need the same, > 0)", s.n, len(tokens))
 	}
@@ -77,7 +77,7 @@ func (s *Seq) Export(w io.Writer, identity string, tokens []int) error {
 	u32(&hdr, FileVersion)
 	u32(&hdr, uint32(len(identity)))
 	hdr.WriteString(identity)
-	for _, v := range []int{p.lay.Layers, p.lay.KDim, p.lay.VDim, p.bs, s.n} {
+	for _, v := range []int{p.lay.Layers, p.lay.KDim, p.lay.VDim, p.bs, s.n, int(p.lay.K), int(p.lay.V), p.lay.heads()} {
 		u32(&hdr, uint32(v))
 	}
 	for _, t := range tokens {
@@ -87,15 +87,24 @@ func (s *Seq) Export(w io.Writer, identity string, tokens []int) error {
 	bw.Write(hdr.Bytes())
 
 	var h uint64
-	buf := make([]byte, 0, 8+p.lay.Layers*p.bs*(p.lay.KDim+p.lay.VDim)*4+4)
+	h8 := p.lay.heads()
+	buf := make([]byte, 0, 8+p.lay.Layers*p.bs*(p.lay.KDim+p.lay.VDim+2*h8)*4+4)
 	for i, b := range s.table {
 		lo, hi := i*p.bs, min((i+1)*p.bs, s.n)
 		h = ChainHash(h, tokens[lo:hi])
 		buf = binary.LittleEndian.AppendUint64(buf[:0], h)
 		rows := hi - lo
 		for l := 0; l < p.lay.Layers; l++ {
-			buf = appendRows(buf, p.K(l, b), rows*p.lay.KDim)
-			buf = appendRows(buf, p.V(l, b), rows*p.lay.VDim)
+			if q, sc := p.KQ(l, b); q != nil {
+				buf = appendQRows(buf, q, sc, rows*p.lay.KDim, rows*h8)
+			} else {
+				buf = appendRows(buf, p.K(l, b), rows*p.lay.KDim)
+			}
+			if q, sc := p.VQ(l, b); q != nil {
+				buf = appendQRows(buf, q, sc, rows*p.lay.VDim, rows*h8)
+			} else {
+				buf = appendRows(buf, p.V(l, b), rows*p.lay.VDim)
+			}
 		}
 		buf = binary.LittleEndian.AppendUint32(buf, crc32.Checksum(buf, castagnoli))
 		if _, err := bw.Write(buf); err != nil {
@@ -104,6 +113,18 @@ func (s *Seq) Export(w io.Writer, identity string, tokens []int) error {
 	}
 	bw.WriteString(fileTrailer)
 	return bw.Flush()
+}
+
+// appendQRows appends the first n int8 values of q and m scales of sc, each
+// padded with zeros to its full length.
+func appendQRows(buf []byte, q []int8, sc []float32, n, m int) []byte {
+	for i, v := range q {
+		if i >= n {
+			v = 0
+		}
+		buf = append(buf, byte(v))
+	}
+	return appendRows(buf, sc, m)
 }
 
 // appendRows appends the first n floats of rows, then zeros to len(rows).
@@ -117,13 +138,11 @@ func appendRows(buf []byte, rows []float32, n int) []byte {
 	return buf
 }
 
-// Import reads a v1 file written for identity, allocates its blocks in p
-// and returns them as a new sequence of at most maxPos positions, with the
-// token ids of its positions. On error nothing stays allocated.
+// Import reads a file written for identity (format v1 or v2), allocates its
+// blocks in p and returns them as a new sequence of at most maxPos
+// positions, with the token ids of its positions. On error nothing stays
+// allocated.
 func (p *Pool) Import(r io.Reader, identity string, maxPos int) (*Seq, []int, error) {
-	if p.lay.Quantized() {
-		return nil, nil, ErrQuantized
-	}
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s", ErrFormat, fmt.Sprintf(format, a...))
 	}
@@ -158,8 +177,8 @@ func (p *Pool) Import(r io.Reader, identity string, maxPos int) (*Seq, []int, er
 	if err != nil {
 		return nil, nil, err
 	}
-	if ver != FileVersion {
-		return nil, nil, bad("format version %d; this program reads version %d", ver, FileVersion)
+	if ver != 1 && ver != FileVersion {
+		return nil, nil, bad("format version %d; this program reads versions 1 and %d", ver, FileVersion)
 	}
 	il, err := u32("header")
 	if err != nil {
@@ -172,13 +191,18 @@ func (p *Pool) Import(r io.Reader, identity string, maxPos int) (*Seq, []int, er
 	if err != nil {
 		return nil, nil, err
 	}
-	var dims [5]uint32
-	for i := range dims {
+	dims := [8]uint32{5: uint32(F32), 6: uint32(F32), 7: uint32(p.lay.heads())} // version 1: float32 rows
+	n := 5
+	if ver >= 2 {
+		n = 8
+	}
+	for i := range n {
 		if dims[i], err = u32("header"); err != nil {
 			return nil, nil, err
 		}
 	}
 	L, KD, VD, BS, T := int(dims[0]), int(dims[1]), int(dims[2]), int(dims[3]), int(dims[4])
+	KF, VF, H := Format(dims[5]), Format(dims[6]), int(dims[7])
 	if T == 0 || T > maxTokens {
 		return nil, nil, bad("%d positions (corrupted header)", T)
 	}
@@ -205,6 +229,9 @@ func (p *Pool) Import(r io.Reader, identity string, maxPos int) (*Seq, []int, er
 	}
 	if BS != p.bs {
 		return nil, nil, bad("block size %d; the pool uses %d", BS, p.bs)
+	}
+	if KF != p.lay.K || VF != p.lay.V || H != p.lay.heads() {
+		return nil, nil, bad("keys stored as %v and values as %v (%d heads); this cache stores %v and %v (%d heads): start with the same --kv-quant-k/--kv-quant-v", KF, VF, H, p.lay.K, p.lay.V, p.lay.heads())
 	}
 	tokens := make([]int, T)
 	for i := range tokens {
@@ -234,15 +261,39 @@ func (p *Pool) Import(r io.Reader, identity string, maxPos int) (*Seq, []int, er
 			return fail(err)
 		}
 		b := s.table[i]
+		floats := func(dst []float32) error {
+			raw, err := read(4*len(dst), what)
+			if err != nil {
+				return err
+			}
+			for j := range dst {
+				dst[j] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:]))
+			}
+			return nil
+		}
+		// part reads one layer's keys or values: float32 rows, or int8 rows
+		// and their scales.
+		part := func(q []int8, sc, fl []float32) error {
+			if q == nil {
+				return floats(fl)
+			}
+			raw, err := read(len(q), what)
+			if err != nil {
+				return err
+			}
+			for j := range q {
+				q[j] = int8(raw[j])
+			}
+			return floats(sc)
+		}
 		for l := 0; l < L; l++ {
-			for _, dst := range [][]float32{p.K(l, b), p.V(l, b)} {
-				raw, err := read(4*len(dst), what)
-				if err != nil {
-					return fail(err)
-				}
-				for j := range dst {
-					dst[j] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:]))
-				}
+			kq, ks := p.KQ(l, b)
+			vq, vs := p.VQ(l, b)
+			if err := part(kq, ks, p.K(l, b)); err != nil {
+				return fail(err)
+			}
+			if err := part(vq, vs, p.V(l, b)); err != nil {
+				return fail(err)
 			}
 		}
 		sum := crc.Sum32()

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -182,21 +183,50 @@ func TestInt8BlockBytes(t *testing.T) {
 	}
 }
 
-// TestInt8ExportRefused: file format v1 holds float32 rows; an int8 pool
-// refuses export and import with ErrQuantized.
-func TestInt8ExportRefused(t *testing.T) {
-	p, err := NewPool(Layout{Layers: 1, KDim: 8, VDim: 8, Heads: 2, V: Int8}, 4, 4)
+// TestInt8ExportImport: format v2 holds int8 rows and their scales as the
+// pool stores them, so an int8 cache round-trips bit for bit; a pool with
+// other formats refuses the file.
+func TestInt8ExportImport(t *testing.T) {
+	lay := Layout{Layers: 2, KDim: 8, VDim: 8, Heads: 2, V: Int8}
+	p, err := NewPool(lay, 4, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := p.NewSeq(8)
-	s.Append(2)
-	var b bytes.Buffer
-	if err := s.Export(&b, "m", []int{1, 2}); !errors.Is(err, ErrQuantized) {
-		t.Errorf("export: %v", err)
+	s := p.NewSeq(16)
+	const n = 6
+	s.Append(n)
+	k, v := make([]float32, 8), make([]float32, 8)
+	for pos := range n {
+		for l := range 2 {
+			for j := range k {
+				k[j], v[j] = float32(pos*10+l+j)/7, -float32(pos*3+l*j)/5
+			}
+			s.WriteRow(l, pos, k, v)
+		}
 	}
-	if _, _, err := p.Import(&b, "m", 8); !errors.Is(err, ErrQuantized) {
-		t.Errorf("import: %v", err)
+	toks := []int{1, 2, 3, 4, 5, 6}
+	var b bytes.Buffer
+	if err := s.Export(&b, "m", toks); err != nil {
+		t.Fatal(err)
+	}
+	got, gt, err := p.Import(bytes.NewReader(b.Bytes()), "m", 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(gt, toks) {
+		t.Fatalf("tokens %v", gt)
+	}
+	for l := range 2 {
+		for i := range 2 {
+			if !slices.Equal(blockK(s, l, i, make([]float32, 32)), blockK(got, l, i, make([]float32, 32))) ||
+				!slices.Equal(blockV(s, l, i, make([]float32, 32)), blockV(got, l, i, make([]float32, 32))) {
+				t.Fatalf("layer %d block %d differs after the round trip", l, i)
+			}
+		}
+	}
+	f32, _ := NewPool(Layout{Layers: 2, KDim: 8, VDim: 8, Heads: 2}, 4, 8)
+	if _, _, err := f32.Import(bytes.NewReader(b.Bytes()), "m", 16); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "values as int8") {
+		t.Errorf("f32 pool importing an int8 file: %v", err)
 	}
 }
 

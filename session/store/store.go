@@ -41,7 +41,11 @@ type Record struct {
 	System    string    `json:"system,omitempty"`
 	MaxTokens int       `json:"max_tokens,omitempty"`
 	Sampler   Sampler   `json:"sampler"`
-	Messages  []Message `json:"messages"`
+	// Settings are the knobs a session keeps (config/settings, Persist), as
+	// the text /set takes: name → value. When present they are read instead
+	// of Mode, MaxTokens and Sampler, which stay for older readers.
+	Settings map[string]string `json:"settings,omitempty"`
+	Messages []Message         `json:"messages"`
 }
 
 // Model says which model the conversation was held with.
@@ -68,7 +72,7 @@ type Sampler struct {
 
 // Message is one turn.
 type Message struct {
-	Role    string    `json:"role"` // "user" or "assistant"
+	Role    string    `json:"role"` // "user", "assistant", or "system" (the system prompt set at this point)
 	Content string    `json:"content"`
 	Time    time.Time `json:"time,omitzero"`
 }
@@ -223,7 +227,7 @@ func (s *Store) Load(id string) (*Record, error) {
 	}
 	data, err := os.ReadFile(s.path(id))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("session %q: %w (see /sessions)", id, ErrNotFound)
+		return nil, fmt.Errorf("session %q: %w", id, ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("load session: %w", err)
@@ -255,8 +259,8 @@ func decode(path string, data []byte) (*Record, error) {
 		return nil, fmt.Errorf("session file %s holds session %q: the id and the file name disagree", path, r.ID)
 	}
 	for i, m := range r.Messages {
-		if m.Role != "user" && m.Role != "assistant" {
-			return nil, fmt.Errorf("session file %s: message %d has role %q (want user or assistant)", path, i, m.Role)
+		if m.Role != "user" && m.Role != "assistant" && m.Role != "system" {
+			return nil, fmt.Errorf("session file %s: message %d has role %q (want user, assistant or system)", path, i, m.Role)
 		}
 	}
 	return &r, nil
@@ -306,7 +310,13 @@ func (s *Store) List() ([]Summary, error) {
 	}
 	out := make([]Summary, len(recs))
 	for i, r := range recs {
-		out[i] = Summary{ID: r.ID, Name: r.Name, Title: r.Title, Model: r.Model.Name, Updated: r.Updated, Messages: len(r.Messages)}
+		n := 0
+		for _, m := range r.Messages {
+			if m.Role != "system" {
+				n++
+			}
+		}
+		out[i] = Summary{ID: r.ID, Name: r.Name, Title: r.Title, Model: r.Model.Name, Updated: r.Updated, Messages: n}
 	}
 	return out, nil
 }
@@ -329,7 +339,7 @@ func (s *Store) Latest() (*Record, error) {
 func (s *Store) Resolve(ref string) (string, error) {
 	ref = strings.TrimSpace(ref)
 	if ref == "" {
-		return "", errors.New("which session? give a name, an id or a number from /sessions")
+		return "", errors.New("which session? give a name, an id or a number from the list")
 	}
 	if idPattern.MatchString(ref) {
 		if _, err := os.Stat(s.path(ref)); err == nil {
@@ -347,7 +357,7 @@ func (s *Store) Resolve(ref string) (string, error) {
 	}
 	if n, err := strconv.Atoi(ref); err == nil {
 		if n < 1 || n > len(list) {
-			return "", fmt.Errorf("session number %d: %w (there are %d; see /sessions)", n, ErrNotFound, len(list))
+			return "", fmt.Errorf("session number %d: %w (there are %d)", n, ErrNotFound, len(list))
 		}
 		return list[n-1].ID, nil
 	}
@@ -361,7 +371,7 @@ func (s *Store) Resolve(ref string) (string, error) {
 	case 1:
 		return match[0], nil
 	case 0:
-		return "", fmt.Errorf("session %q: %w (see /sessions)", ref, ErrNotFound)
+		return "", fmt.Errorf("session %q: %w", ref, ErrNotFound)
 	default:
 		return "", fmt.Errorf("session %q is ambiguous: it begins %s", ref, strings.Join(match, ", "))
 	}

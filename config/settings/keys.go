@@ -1,4 +1,4 @@
-package config
+package settings
 
 import (
 	"fmt"
@@ -12,59 +12,67 @@ import (
 
 // The key map: TUI actions and the keys that trigger them, as
 // tea.KeyPressMsg.Keystroke() spells them ("f3", "ctrl+j", "alt+enter").
-// The defaults are the README's key table; the [keys] table of the config
-// file replaces an action's keys.
+// The actions are the UI's own (below) and the hot keys of the settings
+// (table.go); the [keys] table of the config file replaces an action's keys.
 
-var defaultKeys = []struct {
-	action string
-	keys   []string
-}{
-	{"send", []string{"enter"}},
-	{"newline", []string{"alt+enter", "ctrl+j", "shift+enter"}},
-	{"stop", []string{"esc"}},
-	{"quit", []string{"ctrl+c"}},
-	{"help", []string{"f1"}},
-	{"palette", []string{"ctrl+p"}},
-	{"complete", []string{"tab"}},
-	{"regenerate", []string{"ctrl+r"}},
-	{"edit_last", []string{"ctrl+e"}},
-	{"copy_reply", []string{"ctrl+y"}},
-	{"copy_code", []string{"alt+y"}},
-	{"toggle_markdown", []string{"f12"}},
-	{"toggle_int8", []string{"f11", "alt+i"}},
-	{"cycle_spec", []string{"alt+s"}},
-	{"page_up", []string{"pgup"}},
-	{"page_down", []string{"pgdown"}},
-	{"line_up", []string{"ctrl+up", "alt+up"}},
-	{"line_down", []string{"ctrl+down", "alt+down"}},
-	{"top", []string{"ctrl+home"}},
-	{"bottom", []string{"ctrl+end"}},
-	{"temperature_down", []string{"f2", "alt+2"}},
-	{"temperature_up", []string{"f3", "alt+3"}},
-	{"top_p_down", []string{"f4", "alt+4"}},
-	{"top_p_up", []string{"f5", "alt+5"}},
-	{"min_p_down", []string{"f6", "alt+6"}},
-	{"min_p_up", []string{"f7", "alt+7"}},
-	{"top_k_down", []string{"f8", "alt+8"}},
-	{"top_k_up", []string{"f9", "alt+9"}},
-	{"greedy", []string{"f10", "alt+0"}},
+// Action is one thing a key does.
+type Action struct {
+	Name string
+	Keys []string
+	Help string
 }
 
-// KeyActions are the action names the [keys] table accepts, in the order of
-// the README's key table.
+// uiActions are the UI's own actions; the settings' hot keys follow them.
+var uiActions = []Action{
+	{"send", []string{"enter"}, "send (or run a /command)"},
+	{"newline", []string{"alt+enter", "ctrl+j", "shift+enter"}, "new line"},
+	{"stop", []string{"esc"}, "stop the reply · close a popup or pane · cancel an edit"},
+	{"quit", []string{"ctrl+c"}, "stop the reply; on an idle prompt, quit"},
+	{"eof", []string{"ctrl+d"}, "quit (on an empty input)"},
+	{"help", []string{"f1"}, "this help (also ? on an empty input)"},
+	{"palette", []string{"ctrl+p"}, "command palette: every action and setting"},
+	{"panel", []string{"ctrl+o"}, "show the side panel over the transcript (narrow terminals)"},
+	{"complete", []string{"tab"}, "complete a /command (again: next match)"},
+	{"regenerate", []string{"ctrl+r"}, "generate the last reply again (a new seed unless it is pinned)"},
+	{"edit_last", []string{"ctrl+e"}, "edit your last message and resend it (empty input; again: the one before)"},
+	{"copy_reply", []string{"ctrl+y"}, "copy the last reply (OSC 52, works over SSH)"},
+	{"copy_code", []string{"alt+y"}, "copy the last code block"},
+	{"toggle_markdown", []string{"f12"}, "markdown in replies on/off"},
+	{"page_up", []string{"pgup"}, "scroll a page up"},
+	{"page_down", []string{"pgdown"}, "scroll a page down"},
+	{"line_up", []string{"ctrl+up", "alt+up"}, "scroll a line up"},
+	{"line_down", []string{"ctrl+down", "alt+down"}, "scroll a line down"},
+	{"top", []string{"ctrl+home"}, "top"},
+	{"bottom", []string{"ctrl+end"}, "bottom (follow new text)"},
+}
+
+// Actions are every key action with its default keys and help, the UI's
+// first, then the settings' hot keys in table order.
+func Actions() []Action {
+	out := slices.Clone(uiActions)
+	for _, s := range table {
+		for _, k := range s.Keys {
+			out = append(out, Action{k.Action, k.Keys, k.Help})
+		}
+	}
+	return out
+}
+
+// KeyActions are the action names the [keys] table accepts.
 func KeyActions() []string {
-	out := make([]string, len(defaultKeys))
-	for i, d := range defaultKeys {
-		out[i] = d.action
+	acts := Actions()
+	out := make([]string, len(acts))
+	for i, a := range acts {
+		out[i] = a.Name
 	}
 	return out
 }
 
 // DefaultKeys is the built-in key map (a fresh copy).
 func DefaultKeys() map[string][]string {
-	m := make(map[string][]string, len(defaultKeys))
-	for _, d := range defaultKeys {
-		m[d.action] = slices.Clone(d.keys)
+	m := map[string][]string{}
+	for _, a := range Actions() {
+		m[a.Name] = slices.Clone(a.Keys)
 	}
 	return m
 }
@@ -141,11 +149,11 @@ func isFKey(n string) bool {
 	return err == nil && i >= 1 && i <= 63 && strconv.Itoa(i) == n
 }
 
-// mergeKeys applies user bindings (action → keys) over the defaults. A key
+// MergeKeys applies user bindings (action → keys) over the defaults. A key
 // the user binds is taken away from the action it had by default, so
 // "temperature_up = f2" needs no second line to free f2; two user actions
 // sharing a key is an error (where says which file, for the message).
-func mergeKeys(user map[string][]string, where func(action string) string) (map[string][]string, error) {
+func MergeKeys(user map[string][]string, where func(action string) string) (map[string][]string, error) {
 	keys := DefaultKeys()
 	owner := map[string]string{} // key → user action
 	actions := make([]string, 0, len(user))

@@ -1,0 +1,541 @@
+// Package settings declares every knob the user can set exactly once: its
+// name and aliases, type, range, hot-key step, default per mode, hot keys,
+// help text, and whether a saved session keeps it (table.go). The command
+// line flags and the config file (package config), /set, /show and resume
+// (package session), and the palette, the panel and the help (package ui)
+// are all made from this table, so a knob validates, reads and shows the
+// same way everywhere.
+//
+// The values themselves live in Values, a plain struct; a Setting reads and
+// writes its field through the accessors of its declaration.
+package settings
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"chat/engine/sampler"
+)
+
+// Values are the effective settings of a session.
+type Values struct {
+	Sampler    sampler.Params
+	RandomSeed bool // a new seed for every reply; false: Sampler.Seed is pinned
+
+	MaxTokens int    // reply budget
+	Mode      string // "chat", "raw", or "" (from the model)
+	System    string // system prompt (chat mode)
+	Stop      []string
+	IgnoreEOS bool // raw mode: generate past the model's end-of-generation tokens
+
+	Quant  string // weight format; "" = as loaded
+	Spec   string // speculative decoding: "off", "draft", "ngram", "lookup"
+	DraftK int    // guesses per speculative round
+
+	Context       int    // context window cap; 0 = the model's
+	Threads       int    // 0 = all cores
+	KVMem         int    // MB; 0 = the engine's default
+	KVQuantK      string // "f32" or "int8"
+	KVQuantV      string
+	NoPrefixCache bool
+
+	Theme string // "auto", "dark", "light"
+}
+
+// Kind is how a setting's text is read.
+type Kind int
+
+const (
+	Float  Kind = iota // a finite number in [Min, Max]
+	Int                // a whole number in [Min, Max]
+	Bool               // on/off, true/false, yes/no, 1/0
+	Choice             // one of Choices
+	Text               // any text
+	List               // texts (repeated flag, TOML array; /set takes one text or "none")
+	Seed               // "random", or a whole number ≥ 0
+)
+
+// Where a setting can be given.
+type Where int
+
+const (
+	Flag Where = 1 << iota // a command-line flag
+	File                   // the config file
+	Set                    // /set in a session (and the palette)
+)
+
+// Key is a hot-key action of a setting: pressing one of Keys (or Alt+Letter,
+// with Shift when Upper) changes the setting by Dir steps (0: toggle/cycle).
+type Key struct {
+	Action string
+	Keys   []string
+	Letter rune
+	Upper  bool
+	Dir    int
+	Help   string
+}
+
+// Setting is one knob.
+type Setting struct {
+	Name    string // /set KEY and the config file key, e.g. "top_p"
+	Flag    string // the command-line flag, "" = Name with '-' for '_'
+	Aliases []string
+	Table   string // config file table: "" (top level) or "sampler"
+	Where   Where
+	Kind    Kind
+	Min     float64 // Float and Int
+	Max     float64
+	Choices []string // Choice
+	// OffAt are the values that switch the knob off (shown as "off"); Off is
+	// what the help says about them.
+	OffAt []float64
+	Off   string
+	// Step or Ladder move the value for hot keys: Step for an even step
+	// (clamped to HotMax), Ladder for the rungs to step through.
+	Step   float64
+	HotMax float64
+	Ladder []float64
+	Keys   []Key
+	Label  string // short name in the panel ("" = not in the panel's list)
+	// Always: the panel shows it even at its default (others only when set).
+	Always bool
+	Help   string
+	// Persist: a saved session keeps it and resume restores it.
+	Persist bool
+	// Live: a running reply uses the new value from its next token.
+	Live bool
+
+	// Default is the value for mode ("chat" or "raw"; "" when the mode is
+	// not known yet). ModeDefault marks settings whose default depends on it.
+	Default     func(mode string) any
+	ModeDefault bool
+
+	get func(*Values) any
+	set func(*Values, any)
+}
+
+// All is the table, in the order /show, the palette and the config file list
+// the settings.
+func All() []*Setting { return table }
+
+// Lookup finds a setting by name, alias or flag, ignoring case and treating
+// '-' as '_'. It returns nil for an unknown name.
+func Lookup(name string) *Setting {
+	n := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(name)), "-", "_")
+	n = strings.TrimLeft(n, "_")
+	for _, s := range table {
+		if s.Name == n || strings.ReplaceAll(s.FlagName(), "-", "_") == n || slices.Contains(s.Aliases, n) {
+			return s
+		}
+	}
+	return nil
+}
+
+// Names are the names of the settings that can be given where w says.
+func Names(w Where) []string {
+	var out []string
+	for _, s := range table {
+		if s.Where&w != 0 {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
+// Suggest is a near name for a misspelt one ("" when none is close): the
+// setting that shares the longest prefix with it, or is one edit away.
+func Suggest(name string, w Where) string {
+	n := strings.ReplaceAll(strings.ToLower(name), "-", "_")
+	best, bestD := "", 3
+	for _, s := range Names(w) {
+		if d := editDistance(n, s); d < bestD {
+			best, bestD = s, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := prev[j-1]
+			if a[i-1] != b[j-1] {
+				c++
+			}
+			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// FlagName is the command-line flag (without dashes).
+func (s *Setting) FlagName() string {
+	if s.Flag != "" {
+		return s.Flag
+	}
+	return strings.ReplaceAll(s.Name, "_", "-")
+}
+
+// Dashed is the flag as typed: "-n", "--top-p".
+func (s *Setting) Dashed() string {
+	if f := s.FlagName(); len(f) == 1 {
+		return "-" + f
+	}
+	return "--" + s.FlagName()
+}
+
+// Error is a value a setting refuses. Its text is the same wherever the
+// value was given: "top_p must be between 0 and 1, got 2".
+type Error struct {
+	Setting string
+	Reason  string
+}
+
+func (e *Error) Error() string { return e.Setting + " " + e.Reason }
+
+// Parse reads text as a value of s, or says why it cannot be one.
+func (s *Setting) Parse(text string) (any, error) {
+	t := strings.TrimSpace(text)
+	bad := func(format string, a ...any) error {
+		return &Error{s.Name, fmt.Sprintf(format, a...)}
+	}
+	switch s.Kind {
+	case Float:
+		f, err := strconv.ParseFloat(t, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, bad("must be a number%s, got %q", s.rangeText(), text)
+		}
+		if f < s.Min || f > s.Max {
+			return nil, bad("must be %s, got %s", strings.TrimPrefix(s.rangeText(), " "), t)
+		}
+		return f, nil
+	case Int:
+		n, err := strconv.Atoi(t)
+		if err != nil {
+			return nil, bad("must be a whole number%s, got %q", s.rangeText(), text)
+		}
+		if float64(n) < s.Min || float64(n) > s.Max {
+			return nil, bad("must be %s, got %d", strings.TrimPrefix(s.rangeText(), " "), n)
+		}
+		return n, nil
+	case Bool:
+		switch strings.ToLower(t) {
+		case "on", "true", "yes", "1":
+			return true, nil
+		case "off", "false", "no", "0":
+			return false, nil
+		}
+		return nil, bad("must be on or off, got %q", text)
+	case Choice:
+		l := strings.ToLower(t)
+		if slices.Contains(s.Choices, l) || l == "" && s.Default("") == "" {
+			return l, nil
+		}
+		return nil, bad("must be one of %s, got %q", strings.Join(s.Choices, ", "), text)
+	case Text:
+		return text, nil
+	case List:
+		if t == "" || strings.EqualFold(t, "none") || strings.EqualFold(t, "off") {
+			return []string(nil), nil
+		}
+		return []string{unquote(t)}, nil
+	case Seed:
+		if strings.EqualFold(t, "random") || t == "-1" {
+			return seedValue{random: true}, nil
+		}
+		n, err := strconv.ParseUint(t, 10, 64)
+		if err != nil {
+			return nil, bad("must be \"random\" or a whole number ≥ 0, got %q", text)
+		}
+		return seedValue{seed: n}, nil
+	}
+	return nil, bad("has an unknown kind")
+}
+
+// unquote reads a Go-quoted text ("\n" for a newline), or returns t.
+func unquote(t string) string {
+	if len(t) >= 2 && t[0] == '"' && t[len(t)-1] == '"' {
+		if u, err := strconv.Unquote(t); err == nil {
+			return u
+		}
+	}
+	return t
+}
+
+// seedValue is a Seed setting's value.
+type seedValue struct {
+	random bool
+	seed   uint64
+}
+
+// rangeText says which values a numeric setting takes: " between 0 and 1",
+// " ≥ 0"; "" when any finite number goes.
+func (s *Setting) rangeText() string {
+	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+	switch {
+	case math.IsInf(s.Min, -1) && math.IsInf(s.Max, 1):
+		return ""
+	case math.IsInf(s.Max, 1):
+		return " ≥ " + num(s.Min)
+	}
+	return " between " + num(s.Min) + " and " + num(s.Max)
+}
+
+// Get is s's value in v.
+func (s *Setting) Get(v *Values) any { return s.get(v) }
+
+// Put sets s in v to a value Parse returned (or Default gave).
+func (s *Setting) Put(v *Values, x any) { s.set(v, x) }
+
+// SetText parses text and puts it in v; v is unchanged on error.
+func (s *Setting) SetText(v *Values, text string) error {
+	x, err := s.Parse(text)
+	if err != nil {
+		return err
+	}
+	if s.Kind == List && text != "" {
+		// /set stop TEXT adds a stop string; "none" clears them.
+		if add := x.([]string); len(add) > 0 {
+			x = append(slices.Clone(s.get(v).([]string)), add...)
+		}
+	}
+	s.set(v, x)
+	return nil
+}
+
+// SetFormatted puts a value Format wrote (a saved session's) in v.
+func (s *Setting) SetFormatted(v *Values, text string) error {
+	if s.Kind != List {
+		return s.SetText(v, text)
+	}
+	var list []string
+	for rest := strings.TrimSpace(text); rest != ""; rest = strings.TrimSpace(rest) {
+		q, err := strconv.QuotedPrefix(rest)
+		if err != nil {
+			return &Error{s.Name, fmt.Sprintf("must be quoted texts, got %q", text)}
+		}
+		t, _ := strconv.Unquote(q)
+		list = append(list, t)
+		rest = rest[len(q):]
+	}
+	s.set(v, list)
+	return nil
+}
+
+// Format writes s's value in v as text that Parse reads back (the config
+// file and saved sessions use it; a List reads back with SetFormatted).
+func (s *Setting) Format(v *Values) string { return s.format(s.get(v)) }
+
+func (s *Setting) format(x any) string {
+	switch x := x.(type) {
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case int:
+		return strconv.Itoa(x)
+	case bool:
+		if x {
+			return "on"
+		}
+		return "off"
+	case string:
+		return x
+	case []string:
+		q := make([]string, len(x))
+		for i, t := range x {
+			q[i] = strconv.Quote(t)
+		}
+		return strings.Join(q, " ")
+	case seedValue:
+		if x.random {
+			return "random"
+		}
+		return strconv.FormatUint(x.seed, 10)
+	}
+	return fmt.Sprint(x)
+}
+
+// Show writes s's value for people: "off" where the knob does nothing.
+func (s *Setting) Show(v *Values) string {
+	x := s.get(v)
+	var f float64
+	switch x := x.(type) {
+	case float64:
+		f = x
+	case int:
+		f = float64(x)
+	case string:
+		if x == "" {
+			return "—"
+		}
+		return x
+	case []string:
+		if len(x) == 0 {
+			return "none"
+		}
+	}
+	if s.Kind == Float || s.Kind == Int {
+		if s.isOff(f) {
+			return "off"
+		}
+	}
+	return s.format(x)
+}
+
+func (s *Setting) isOff(f float64) bool {
+	for _, o := range s.OffAt {
+		if f == o {
+			return true
+		}
+	}
+	// The p-knobs act only inside (0, 1).
+	return (s.Name == "top_p" || s.Name == "min_p") && (f <= 0 || f >= 1)
+}
+
+// DefaultText is the default for mode as text, for the help and the config
+// file's comments.
+func (s *Setting) DefaultText(mode string) string {
+	var v Values
+	s.set(&v, s.Default(mode))
+	return s.Show(&v)
+}
+
+// Defaults are every setting's default for mode ("" when not known yet).
+func Defaults(mode string) Values {
+	var v Values
+	for _, s := range table {
+		s.set(&v, s.Default(mode))
+	}
+	return v
+}
+
+// ApplyModeDefaults gives the settings whose default depends on the mode,
+// and that set does not name, their default for mode.
+func ApplyModeDefaults(v *Values, mode string, set map[string]bool) {
+	for _, s := range table {
+		if s.ModeDefault && !set[s.Name] {
+			s.set(v, s.Default(mode))
+		}
+	}
+}
+
+// StepKey applies hot-key action to v. It returns the setting it changed,
+// or nil when action is no setting's key.
+func StepKey(v *Values, action string) *Setting {
+	for _, s := range table {
+		for _, k := range s.Keys {
+			if k.Action == action {
+				s.step(v, k.Dir)
+				return s
+			}
+		}
+	}
+	return nil
+}
+
+// KeyOf finds the setting and key of a hot-key action.
+func KeyOf(action string) (*Setting, *Key) {
+	for _, s := range table {
+		for i := range s.Keys {
+			if s.Keys[i].Action == action {
+				return s, &s.Keys[i]
+			}
+		}
+	}
+	return nil, nil
+}
+
+// step moves s by dir steps (0: toggle a Bool, cycle a Choice).
+func (s *Setting) step(v *Values, dir int) {
+	switch s.Kind {
+	case Bool:
+		s.set(v, !s.get(v).(bool))
+	case Choice:
+		cur := s.get(v).(string)
+		i := slices.Index(s.Choices, cur)
+		if dir == 0 {
+			dir = 1
+		}
+		s.set(v, s.Choices[(i+dir+len(s.Choices))%len(s.Choices)])
+	case Float:
+		f := s.get(v).(float64)
+		s.set(v, s.stepFloat(f, dir))
+	case Int:
+		n := s.get(v).(int)
+		s.set(v, int(s.stepFloat(float64(n), dir)))
+	}
+}
+
+// stepFloat is one hot-key step from f. An "off" value counts as the end of
+// the range it switches off: top-p off is 1 (down gives 0.95), top-k off is
+// past the last rung.
+func (s *Setting) stepFloat(f float64, dir int) float64 {
+	if s.Ladder != nil {
+		return stepLadder(f, s.Ladder, dir)
+	}
+	lo, hi := s.Min, s.Max
+	if s.HotMax != 0 {
+		hi = s.HotMax
+	}
+	if s.isOff(f) && s.Name == "top_p" {
+		f = 1
+	}
+	steps := math.Round(f / s.Step)
+	f = (steps + float64(dir)) * s.Step
+	if s.Name == "top_p" {
+		lo = s.Step
+	}
+	return math.Round(min(hi, max(lo, f))*1000) / 1000
+}
+
+// stepLadder moves v to the next rung of ladder in direction dir. A rung of
+// 0 at the end of the ladder means "off", above every other rung.
+func stepLadder(v float64, ladder []float64, dir int) float64 {
+	rank := func(x float64) float64 { // where x sits, between rungs if not on one
+		if x <= 0 && ladder[len(ladder)-1] == 0 {
+			return float64(len(ladder) - 1)
+		}
+		for i, r := range ladder {
+			if r == 0 && i == len(ladder)-1 {
+				return float64(i) - 0.5
+			}
+			if x == r {
+				return float64(i)
+			}
+			if x < r {
+				return float64(i) - 0.5
+			}
+		}
+		return float64(len(ladder)) - 0.5
+	}
+	r := rank(v)
+	var i int
+	if dir > 0 {
+		i = int(math.Floor(r)) + 1
+	} else {
+		i = int(math.Ceil(r)) - 1
+	}
+	i = min(len(ladder)-1, max(0, i))
+	return ladder[i]
+}
+
+// ErrUnknown is wrapped by the error for a setting name nobody declared.
+var ErrUnknown = errors.New("unknown setting")
+
+// UnknownError says a name is no setting, with a near one when there is.
+func UnknownError(name string, w Where) error {
+	if near := Suggest(name, w); near != "" {
+		return fmt.Errorf("%w %q (did you mean %s?)", ErrUnknown, name, near)
+	}
+	return fmt.Errorf("%w %q; settings: %s", ErrUnknown, name, strings.Join(Names(w), ", "))
+}

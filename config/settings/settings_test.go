@@ -1,0 +1,179 @@
+package settings
+
+import (
+	"slices"
+
+	"chat/models/weights"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestNormalizeKey(t *testing.T) {
+	for in, want := range map[string]string{
+		"F3": "f3", "Shift+Ctrl+Up": "ctrl+shift+up", "escape": "esc", "ctrl++": "ctrl++", "?": "?", "A": "A",
+		"alt+A": "alt+a", "PageDown": "pgdown", "control+j": "ctrl+j", "super+space": "super+space", "é": "é",
+	} {
+		if got, err := NormalizeKey(in); err != nil || got != want {
+			t.Errorf("NormalizeKey(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "ctrl+", "f0", "f07", "banana", "win+a", "\t"} {
+		if _, err := NormalizeKey(bad); err == nil {
+			t.Errorf("NormalizeKey(%q) accepted", bad)
+		}
+	}
+}
+
+// Every setting is declared whole: a default of its kind that its own rule
+// accepts back, a help text, and no name or key action twice.
+func TestTableIsWhole(t *testing.T) {
+	names := map[string]bool{}
+	for _, s := range All() {
+		if names[s.Name] || s.Help == "" || s.Default == nil || s.get == nil || s.set == nil {
+			t.Errorf("%s: declared twice or incompletely", s.Name)
+		}
+		names[s.Name] = true
+		for _, a := range s.Aliases {
+			if names[a] {
+				t.Errorf("alias %s of %s is taken", a, s.Name)
+			}
+			names[a] = true
+		}
+		for _, mode := range []string{"chat", "raw", ""} {
+			v := Defaults(mode)
+			text := s.Format(&v)
+			var back Values
+			if s.Kind != Text && s.Kind != List && !(s.Kind == Choice && text == "") {
+				if err := s.SetText(&back, text); err != nil {
+					t.Errorf("%s: default %q (%s) does not read back: %v", s.Name, text, mode, err)
+				}
+			}
+		}
+		if Lookup(s.Name) != s || Lookup(s.FlagName()) != s || Lookup(strings.ToUpper(s.Name)) != s {
+			t.Errorf("%s: Lookup does not find it by name or flag", s.Name)
+		}
+	}
+	acts := map[string]bool{}
+	for _, a := range Actions() {
+		if acts[a.Name] || len(a.Keys) == 0 || a.Help == "" {
+			t.Errorf("action %s twice or without keys/help", a.Name)
+		}
+		acts[a.Name] = true
+	}
+}
+
+// The hot keys step as the old UI keys did: temperature by 0.1 up to 2,
+// top-p by 0.05 with "off" counted as 1, min-p and top-k along ladders
+// (top-k's ends in off).
+func TestHotKeySteps(t *testing.T) {
+	v := Defaults("chat")
+	step := func(action string, n int) {
+		for range n {
+			if StepKey(&v, action) == nil {
+				t.Fatalf("no setting has action %s", action)
+			}
+		}
+	}
+	step("temperature_up", 20)
+	if v.Sampler.Temperature != 2 {
+		t.Errorf("temperature after 20 ups from 0.8: %v", v.Sampler.Temperature)
+	}
+	step("temperature_down", 3)
+	if v.Sampler.Temperature != 1.7 {
+		t.Errorf("temperature: %v", v.Sampler.Temperature)
+	}
+	v.Sampler.TopP = 1
+	step("top_p_down", 1)
+	if v.Sampler.TopP != 0.95 {
+		t.Errorf("top-p down from off: %v", v.Sampler.TopP)
+	}
+	step("top_p_up", 1)
+	if Lookup("top_p").Show(&v) != "off" {
+		t.Errorf("top-p up to 1 is off: %v", v.Sampler.TopP)
+	}
+	v.Sampler.TopK = 0
+	step("top_k_down", 1)
+	if v.Sampler.TopK != 500 {
+		t.Errorf("top-k down from off: %d", v.Sampler.TopK)
+	}
+	v.Sampler.TopK = 7
+	step("top_k_up", 1)
+	if v.Sampler.TopK != 10 {
+		t.Errorf("top-k up from 7: %d", v.Sampler.TopK)
+	}
+	step("min_p_up", 2)
+	if v.Sampler.MinP != 0.02 {
+		t.Errorf("min-p: %v", v.Sampler.MinP)
+	}
+	step("greedy", 1)
+	if !v.Sampler.Greedy {
+		t.Error("greedy did not toggle")
+	}
+	v.Spec = "off"
+	step("cycle_spec", 1)
+	if v.Spec != "ngram" {
+		t.Errorf("cycle_spec from off: %s", v.Spec)
+	}
+}
+
+func TestParse(t *testing.T) {
+	var v Values
+	for _, c := range []struct{ name, text, want string }{
+		{"seed", "random", "random"}, {"seed", "42", "42"}, {"seed", "-1", "random"},
+		{"greedy", "yes", "on"}, {"top_k", "0", "off"}, {"stop", `"\n\n"`, `"\n\n"`},
+		{"repeat_penalty", "1", "off"}, {"frequency_penalty", "-0.5", "-0.5"},
+	} {
+		s := Lookup(c.name)
+		if err := s.SetText(&v, c.text); err != nil {
+			t.Errorf("%s %s: %v", c.name, c.text, err)
+			continue
+		}
+		if got := s.Show(&v); got != c.want {
+			t.Errorf("%s %s shows %q, want %q", c.name, c.text, got, c.want)
+		}
+	}
+	for _, c := range []struct{ name, text string }{
+		{"temperature", "NaN"}, {"temperature", "inf"}, {"top_k", "1.5"}, {"seed", "x"}, {"mode", "poem"}, {"greedy", "maybe"},
+	} {
+		if err := Lookup(c.name).SetText(&v, c.text); err == nil {
+			t.Errorf("%s %q accepted", c.name, c.text)
+		}
+	}
+	if Suggest("temprature", Set) != "temperature" || Suggest("zzzzzz", Set) != "" {
+		t.Error("Suggest")
+	}
+	_ = math.Inf
+}
+
+// Any text for any setting is a value its own rule accepts (and reads back
+// the same) or an Error naming the setting; never a panic.
+func FuzzSetText(f *testing.F) {
+	for _, seed := range []string{"0.5", "-1", "random", "on", `"\n\n"`, "int8", "1e309", "NaN", "", "none"} {
+		f.Add(uint8(0), seed)
+	}
+	f.Fuzz(func(t *testing.T, which uint8, text string) {
+		s := All()[int(which)%len(All())]
+		v := Defaults("chat")
+		err := s.SetText(&v, text)
+		if err != nil {
+			if e, ok := err.(*Error); !ok || e.Setting != s.Name {
+				t.Fatalf("%s %q: error %v does not name the setting", s.Name, text, err)
+			}
+			return
+		}
+		var back Values
+		if s.Kind != List && s.Kind != Text && s.SetFormatted(&back, s.Format(&v)) != nil {
+			t.Fatalf("%s %q: %q does not read back", s.Name, text, s.Format(&v))
+		}
+	})
+}
+
+// TestQuantFormatsAreTheWeightFormats: --quant takes exactly the formats
+// models/weights can make.
+func TestQuantFormatsAreTheWeightFormats(t *testing.T) {
+	got, want := slices.Sorted(slices.Values(QuantFormats)), weights.Formats()
+	if !slices.Equal(got, want) {
+		t.Fatalf("QuantFormats %v, weights.Formats %v", got, want)
+	}
+}

@@ -1,0 +1,186 @@
+package settings
+
+import (
+	"math"
+	"slices"
+)
+
+// The table: every knob, once. The sampler defaults follow the course:
+// chat.py (T 0.8, top-p 0.95) in chat mode, generate_text.py (T 0.8,
+// top-k 50) in raw mode.
+
+var inf = math.Inf(1)
+
+func fixed(x any) func(string) any { return func(string) any { return x } }
+
+func byMode(chat, raw any) func(string) any {
+	return func(mode string) any {
+		if mode == "raw" {
+			return raw
+		}
+		return chat
+	}
+}
+
+// QuantFormats are the weight formats --quant and /set quant take: those of
+// models/weights (a test keeps the two lists equal).
+var QuantFormats = []string{"f32", "int8", "int8-a8", "int4-g32", "int4-g64", "int4-g128", "fp8",
+	"q8_0", "q4_0", "q5_0", "q4_k", "q5_k", "q6_k", "f16", "bf16"}
+
+// SpecMethods are the speculative decoding methods, in the order the
+// cycle_spec key steps through them.
+var SpecMethods = []string{"off", "ngram", "lookup", "draft"}
+
+// Themes are the colour schemes.
+var Themes = []string{"auto", "dark", "light"}
+
+// MaxReplyTokens bounds a reply budget typed by hand; raw mode can run past
+// the context (the window rule), so the context is not the bound.
+const MaxReplyTokens = 1 << 20
+
+var table = []*Setting{
+	// Sampler: live, saved with a session, in the [sampler] table.
+	{Name: "temperature", Aliases: []string{"temp"}, Table: "sampler", Where: Flag | File | Set, Kind: Float,
+		Min: 0, Max: inf, Step: 0.1, HotMax: 2, Label: "temperature", Always: true, Persist: true, Live: true,
+		Help:    "logits ÷ max(T, 1e-6); 0 is not greedy (as in the course; use greedy)",
+		Default: fixed(0.8),
+		Keys: []Key{{Action: "temperature_down", Keys: []string{"f2", "alt+2"}, Letter: 't', Dir: -1, Help: "temperature −0.1"},
+			{Action: "temperature_up", Keys: []string{"f3", "alt+3"}, Letter: 't', Upper: true, Dir: +1, Help: "temperature +0.1"}},
+		get: func(v *Values) any { return v.Sampler.Temperature }, set: func(v *Values, x any) { v.Sampler.Temperature = x.(float64) }},
+	{Name: "top_p", Aliases: []string{"topp"}, Table: "sampler", Where: Flag | File | Set, Kind: Float,
+		Min: 0, Max: 1, Off: "0 or 1 = off", Step: 0.05, Label: "top-p", Always: true, Persist: true, Live: true,
+		Help:    "nucleus: a token is kept while the mass before it is ≤ p",
+		Default: byMode(0.95, 1.0), ModeDefault: true,
+		Keys: []Key{{Action: "top_p_down", Keys: []string{"f4", "alt+4"}, Letter: 'p', Dir: -1, Help: "top-p −0.05"},
+			{Action: "top_p_up", Keys: []string{"f5", "alt+5"}, Letter: 'p', Upper: true, Dir: +1, Help: "top-p +0.05"}},
+		get: func(v *Values) any { return v.Sampler.TopP }, set: func(v *Values, x any) { v.Sampler.TopP = x.(float64) }},
+	{Name: "min_p", Aliases: []string{"minp"}, Table: "sampler", Where: Flag | File | Set, Kind: Float,
+		Min: 0, Max: 1, Off: "0 or 1 = off", Ladder: []float64{0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5}, Label: "min-p", Always: true, Persist: true, Live: true,
+		Help:    "drop tokens with prob < m × the top prob",
+		Default: fixed(0.0),
+		Keys: []Key{{Action: "min_p_down", Keys: []string{"f6", "alt+6"}, Letter: 'm', Dir: -1, Help: "min-p down"},
+			{Action: "min_p_up", Keys: []string{"f7", "alt+7"}, Letter: 'm', Upper: true, Dir: +1, Help: "min-p up"}},
+		get: func(v *Values) any { return v.Sampler.MinP }, set: func(v *Values, x any) { v.Sampler.MinP = x.(float64) }},
+	{Name: "top_k", Aliases: []string{"topk"}, Table: "sampler", Where: Flag | File | Set, Kind: Int,
+		Min: 0, Max: math.MaxInt32, OffAt: []float64{0}, Off: "0 = off", Ladder: []float64{1, 2, 3, 5, 10, 20, 40, 50, 100, 200, 500, 0},
+		Label: "top-k", Always: true, Persist: true, Live: true,
+		Help:    "keep logits ≥ the k-th largest (ties kept)",
+		Default: byMode(0, 50), ModeDefault: true,
+		Keys: []Key{{Action: "top_k_down", Keys: []string{"f8", "alt+8"}, Letter: 'k', Dir: -1, Help: "top-k down"},
+			{Action: "top_k_up", Keys: []string{"f9", "alt+9"}, Letter: 'k', Upper: true, Dir: +1, Help: "top-k up"}},
+		get: func(v *Values) any { return v.Sampler.TopK }, set: func(v *Values, x any) { v.Sampler.TopK = x.(int) }},
+	{Name: "greedy", Table: "sampler", Where: Flag | File | Set, Kind: Bool, Label: "greedy", Always: true, Persist: true, Live: true,
+		Help:    "argmax; temperature, top-k/p, min-p and the seed are ignored",
+		Default: fixed(false),
+		Keys:    []Key{{Action: "greedy", Keys: []string{"f10", "alt+0"}, Letter: 'g', Help: "greedy on/off"}},
+		get:     func(v *Values) any { return v.Sampler.Greedy }, set: func(v *Values, x any) { v.Sampler.Greedy = x.(bool) }},
+	{Name: "repeat_penalty", Table: "sampler", Where: Flag | File | Set, Kind: Float,
+		Min: 0, Max: inf, OffAt: []float64{0, 1}, Off: "0 or 1 = off", Label: "repeat pen", Persist: true, Live: true,
+		Help:    "divide positive / multiply negative logits of ids seen in the penalty window",
+		Default: fixed(0.0),
+		get:     func(v *Values) any { return v.Sampler.RepeatPenalty }, set: func(v *Values, x any) { v.Sampler.RepeatPenalty = x.(float64) }},
+	{Name: "frequency_penalty", Table: "sampler", Where: Flag | File | Set, Kind: Float,
+		Min: math.Inf(-1), Max: inf, OffAt: []float64{0}, Off: "0 = off", Label: "freq pen", Persist: true, Live: true,
+		Help:    "subtract f × count(id) over the penalty window",
+		Default: fixed(0.0),
+		get:     func(v *Values) any { return v.Sampler.FrequencyPenalty }, set: func(v *Values, x any) { v.Sampler.FrequencyPenalty = x.(float64) }},
+	{Name: "presence_penalty", Table: "sampler", Where: Flag | File | Set, Kind: Float,
+		Min: math.Inf(-1), Max: inf, OffAt: []float64{0}, Off: "0 = off", Label: "pres pen", Persist: true, Live: true,
+		Help:    "subtract p from ids seen in the penalty window",
+		Default: fixed(0.0),
+		get:     func(v *Values) any { return v.Sampler.PresencePenalty }, set: func(v *Values, x any) { v.Sampler.PresencePenalty = x.(float64) }},
+	{Name: "penalty_window", Table: "sampler", Where: Flag | File | Set, Kind: Int,
+		Min: 1, Max: 1 << 20, Label: "pen window", Persist: true, Live: true,
+		Help:    "the last N ids the penalties look at",
+		Default: fixed(64),
+		get:     func(v *Values) any { return penaltyWindow(v.Sampler.PenaltyWindow) }, set: func(v *Values, x any) { v.Sampler.PenaltyWindow = x.(int) }},
+	{Name: "seed", Table: "sampler", Where: Flag | File | Set, Kind: Seed, Label: "seed", Always: true, Persist: true, Live: true,
+		Help:    "random: a new seed every reply (regenerate gives a new reply); a number pins it, so the same seed, model and prompts give the same text",
+		Default: fixed(seedValue{random: true}),
+		get:     func(v *Values) any { return seedValue{random: v.RandomSeed, seed: v.Sampler.Seed} },
+		set: func(v *Values, x any) {
+			s := x.(seedValue)
+			v.RandomSeed = s.random
+			if !s.random {
+				v.Sampler.Seed = s.seed
+			}
+		}},
+
+	// The conversation: from the next reply on, saved with a session.
+	{Name: "max_tokens", Flag: "n", Aliases: []string{"n", "max_new_tokens"}, Where: Flag | File | Set, Kind: Int,
+		Min: 1, Max: MaxReplyTokens, Label: "max tokens", Always: true, Persist: true,
+		Help:    "reply budget in tokens (chat mode also caps it at the context left)",
+		Default: byMode(256, 100), ModeDefault: true,
+		get: func(v *Values) any { return v.MaxTokens }, set: func(v *Values, x any) { v.MaxTokens = x.(int) }},
+	{Name: "mode", Where: Flag | File | Set, Kind: Choice, Choices: []string{"chat", "raw"}, Persist: true,
+		Help:    "chat: the chat template, stop at end of turn; raw: continue the text (default: chat for chat-tuned models)",
+		Default: fixed(""),
+		get:     func(v *Values) any { return v.Mode }, set: func(v *Values, x any) { v.Mode = x.(string) }},
+	{Name: "system", Where: Flag | File | Set, Kind: Text, Persist: true,
+		Help:    "system prompt (chat mode); /system changes it",
+		Default: fixed(""),
+		get:     func(v *Values) any { return v.System }, set: func(v *Values, x any) { v.System = x.(string) }},
+	{Name: "stop", Where: Flag | File | Set, Kind: List, Persist: true,
+		Help:    "stop the reply where this text appears (repeat the flag for several; /set stop none clears)",
+		Default: fixed([]string(nil)),
+		get:     func(v *Values) any { return slices.Clone(v.Stop) }, set: func(v *Values, x any) { v.Stop = slices.Clone(x.([]string)) }},
+	{Name: "ignore_eos", Where: Flag | File | Set, Kind: Bool, Persist: true,
+		Help:    "raw mode: keep generating past the model's end-of-text tokens",
+		Default: fixed(false),
+		get:     func(v *Values) any { return v.IgnoreEOS }, set: func(v *Values, x any) { v.IgnoreEOS = x.(bool) }},
+
+	// The model and decoding: switched between replies, saved with a session.
+	{Name: "quant", Aliases: []string{"weights"}, Where: Flag | File | Set, Kind: Choice, Choices: QuantFormats, Persist: true,
+		Help:    "weight format, made from float weights (a course checkpoint, a GGUF f32/f16/bf16 file): f32, int8 (the course's quantize_int8), int8-a8 (int8 activations too), int4-g32/g64/g128, fp8, q8_0, q4_0, q5_0, q4_k, q5_k, q6_k, f16, bf16",
+		Default: fixed(""),
+		Keys:    []Key{{Action: "toggle_int8", Keys: []string{"f11", "alt+i"}, Help: "weights float32 ↔ int8 (the chat stays; the next turn re-prefills)"}},
+		get:     func(v *Values) any { return v.Quant }, set: func(v *Values, x any) { v.Quant = x.(string) }},
+	{Name: "spec", Aliases: []string{"speculation", "speculative"}, Where: Flag | File | Set, Kind: Choice, Choices: SpecMethods, Persist: true,
+		Help:    "speculative decoding: off, draft (a draft model), ngram (continue a repeat of the reply), lookup (copy from the prompt)",
+		Default: fixed("off"),
+		Keys:    []Key{{Action: "cycle_spec", Keys: []string{"alt+s"}, Help: "speculative decoding: off → n-gram → prompt lookup → draft model → off"}},
+		get:     func(v *Values) any { return v.Spec }, set: func(v *Values, x any) { v.Spec = x.(string) }},
+	{Name: "draft_k", Aliases: []string{"k"}, Where: Flag | File | Set, Kind: Int, Min: 1, Max: 16, Persist: true,
+		Help:    "guesses per speculative round",
+		Default: fixed(4),
+		get:     func(v *Values) any { return v.DraftK }, set: func(v *Values, x any) { v.DraftK = x.(int) }},
+
+	// The engine: given at start.
+	{Name: "ctx_size", Aliases: []string{"c", "context"}, Where: Flag | File, Kind: Int, Min: 0, Max: 1 << 24, OffAt: []float64{0},
+		Help:    "cap the context window at N tokens (0 = the model's); turns that no longer fit are not sent",
+		Default: fixed(0),
+		get:     func(v *Values) any { return v.Context }, set: func(v *Values, x any) { v.Context = x.(int) }},
+	{Name: "threads", Where: Flag | File, Kind: Int, Min: 0, Max: 4096, OffAt: []float64{0},
+		Help:    "compute threads (0 = all cores)",
+		Default: fixed(0),
+		get:     func(v *Values) any { return v.Threads }, set: func(v *Values, x any) { v.Threads = x.(int) }},
+	{Name: "kv_mem", Where: Flag | File, Kind: Int, Min: 0, Max: 1 << 20, OffAt: []float64{0},
+		Help:    "KV block pool budget in MB (0 = 256 MB or 16 context windows, whichever is smaller)",
+		Default: fixed(0),
+		get:     func(v *Values) any { return v.KVMem }, set: func(v *Values, x any) { v.KVMem = x.(int) }},
+	{Name: "kv_quant_k", Where: Flag | File, Kind: Choice, Choices: []string{"f32", "int8"},
+		Help:    "KV cache key storage: f32, or int8 (a scale per position and head; more context per MB)",
+		Default: fixed("f32"),
+		get:     func(v *Values) any { return v.KVQuantK }, set: func(v *Values, x any) { v.KVQuantK = x.(string) }},
+	{Name: "kv_quant_v", Where: Flag | File, Kind: Choice, Choices: []string{"f32", "int8"},
+		Help:    "KV cache value storage: f32, or int8",
+		Default: fixed("f32"),
+		get:     func(v *Values) any { return v.KVQuantV }, set: func(v *Values, x any) { v.KVQuantV = x.(string) }},
+	{Name: "no_prefix_cache", Where: Flag | File, Kind: Bool,
+		Help:    "do not reuse cached KV across turns (prefill every prompt in full)",
+		Default: fixed(false),
+		get:     func(v *Values) any { return v.NoPrefixCache }, set: func(v *Values, x any) { v.NoPrefixCache = x.(bool) }},
+
+	// The terminal.
+	{Name: "theme", Where: Flag | File, Kind: Choice, Choices: Themes,
+		Help:    "colours: auto (from the terminal's background), dark or light; /theme changes it",
+		Default: fixed("auto"),
+		get:     func(v *Values) any { return v.Theme }, set: func(v *Values, x any) { v.Theme = x.(string) }},
+}
+
+func penaltyWindow(n int) int {
+	if n <= 0 {
+		return 64 // the sampler's default
+	}
+	return n
+}

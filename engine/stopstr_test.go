@@ -1,0 +1,93 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+
+	"chat/models"
+)
+
+// The matcher holds back a tail that may begin a stop string, lets it out
+// when the next piece shows it does not, and cuts the text before the
+// first stop string reached, even across pieces.
+func TestStopTextCut(t *testing.T) {
+	for _, c := range []struct {
+		stops  []string
+		pieces []string
+		emit   string // text emitted before the end
+		hit    bool
+	}{
+		{[]string{"END"}, []string{"abc E", "N", "D more"}, "abc ", true},
+		{[]string{"END"}, []string{"abc E", "N", "x"}, "abc ENx", false},
+		{[]string{"\n\n", "User:"}, []string{"hi\n", "Us", "er: no"}, "hi\n", true},
+		{[]string{"aab"}, []string{"aaa", "ab"}, "aa", true},
+		{[]string{"é"}, []string{"\xc3", "\xa9"}, "", true},
+		{[]string{"xyz"}, []string{"abc"}, "abc", false},
+	} {
+		st := newStopText(c.stops)
+		var out strings.Builder
+		hit := false
+		for _, p := range c.pieces {
+			b := []byte(p)
+			if st.cut(&b) {
+				hit = true
+			}
+			out.Write(b)
+			if hit {
+				break
+			}
+		}
+		if hit != c.hit || out.String() != c.emit {
+			t.Errorf("%q over %q: emitted %q hit %v; want %q %v", c.stops, c.pieces, out.String(), hit, c.emit, c.hit)
+		}
+		if !hit {
+			rest := st.flush(nil)
+			if out.String()+string(rest) != strings.Join(c.pieces, "") {
+				t.Errorf("%q over %q: flush lost text", c.stops, c.pieces)
+			}
+		}
+	}
+	if newStopText([]string{""}) != nil {
+		t.Error("an empty stop string must not stop at once")
+	}
+}
+
+// A reply stops where a stop string appears in its text; the text (polled,
+// OnText and Result.Text alike) ends just before it.
+func TestStopStringEndsReply(t *testing.T) {
+	m := newFake(models.WindowHalf, testCtx)
+	e := New(m)
+	defer e.Close()
+	p := knobs["greedy"]
+	free := run(t, e, Request{Prompt: prompt(5, 0), MaxTokens: 30, Sampler: p})
+	text := free.Text
+	if len(text) < 12 {
+		t.Fatalf("reply too short to test: %q", text)
+	}
+	stop := text[6:9]
+	want := text[:strings.Index(text, stop)]
+	var streamed strings.Builder
+	res := run(t, e, Request{Prompt: prompt(5, 0), MaxTokens: 30, Sampler: p, Stop: []string{"never there", stop},
+		OnText: func(s string) { streamed.WriteString(s) }})
+	if res.Reason != ReasonStopString || res.Text != want || streamed.String() != want {
+		t.Fatalf("reason %q text %q streamed %q; want %q before %q", res.Reason, res.Text, streamed.String(), want, stop)
+	}
+	// Without a match the text is whole, held-back bytes included.
+	res = run(t, e, Request{Prompt: prompt(5, 0), MaxTokens: 30, Sampler: p, Stop: []string{text[len(text)-1:] + "\x00"}})
+	if res.Reason != ReasonLength || res.Text != text {
+		t.Fatalf("no match: reason %q text %q, want %q", res.Reason, res.Text, text)
+	}
+}
+
+// Options.Context caps the window.
+func TestContextCap(t *testing.T) {
+	e := NewWithOptions(newFake(models.WindowHalf, testCtx), Options{Context: 8})
+	defer e.Close()
+	if e.Window() != 8 {
+		t.Fatalf("window %d, want 8", e.Window())
+	}
+	res := run(t, e, Request{Prompt: prompt(5, 0), MaxTokens: 20, Sampler: knobs["greedy"]})
+	if res.Stats.KVCap != 8 || res.Stats.KVUsed > 8 {
+		t.Fatalf("KV %d/%d", res.Stats.KVUsed, res.Stats.KVCap)
+	}
+}

@@ -1,0 +1,162 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+
+	"chat/session"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// What a new user hit (issue 15), UI side; each test failed before its fix.
+
+// Bug 6: /help, F1 and the error lists were cut off with "…" at the
+// transcript's width, and /help listed /sessions and /quit twice. Panes
+// wrap (and scroll) instead; each command is listed once.
+func TestHelpPanesWrapAndListOnce(t *testing.T) {
+	f := newFullFake()
+	long := "/kv save|load FILE     write the KV cache to a file, or load one: a prompt that starts with its tokens skips their prefill"
+	f.help = "/set KEY VALUE   change a setting\n" + long + "\n/sessions        list saved conversations\n/quit            leave chat (also /exit, /bye)"
+	m := New(f, Options{Width: 60, Height: 30, Plain: true})
+	sendText(m, "/help")
+	c := strings.Join(m.openPane().lines(m.model), "\n")
+	if strings.Contains(c, "…") || !strings.Contains(c, "skips their") || !strings.Contains(c, "prefill") {
+		t.Fatalf("the help pane cuts the long line:\n%s", c)
+	}
+	if n := strings.Count(c, "/quit"); n != 1 {
+		t.Errorf("/quit listed %d times:\n%s", n, c)
+	}
+	if n := strings.Count(c, "/sessions "); n != 1 {
+		t.Errorf("/sessions listed %d times:\n%s", n, c)
+	}
+	m.Update(press(tea.KeyEscape))
+	m.Update(press(tea.KeyF1))
+	if c := strings.Join(m.openPane().lines(m.model), "\n"); strings.Contains(c, "…") || !m.helpShown() {
+		t.Fatalf("F1 cuts lines:\n%s", c)
+	}
+	// An error longer than the notice lines opens in full in a pane.
+	m.Update(press(tea.KeyEscape))
+	m.setNotice(strings.Repeat("unknown command /x; commands: /set /show /system /model /draft /kv ", 6)+"END", true)
+	if p := m.openPane(); p == nil || !strings.Contains(strings.Join(p.lines(m.model), ""), "END") {
+		t.Fatalf("a long error is not shown whole:\n%s", m.View().Content)
+	}
+}
+
+// Bug 9: two notices arriving together showed only the second (older turns
+// dropped and the length limit); the pane's "Esc closes" stayed after the
+// pane closed; F11 gave no confirmation (that is TestQuantAndSpecKeys).
+func TestNoticesTogetherAndPaneHint(t *testing.T) {
+	f := newFake()
+	m := newTest(f, 100, 30)
+	sendText(m, "hi")
+	f.mu.Lock()
+	f.notices = []string{"the model no longer sees the 2 oldest messages"}
+	f.mu.Unlock()
+	for !f.drained() {
+		poll(m)
+	}
+	f.finishWith = "length"
+	poll(m)
+	c := m.View().Content
+	if !strings.Contains(c, "no longer sees the 2 oldest messages") || !strings.Contains(c, "reached max_tokens (256)") {
+		t.Fatalf("both notices should show:\n%s", c)
+	}
+	m.showText("line one\nline two")
+	if !strings.Contains(m.View().Content, "Esc closes") {
+		t.Fatal("the pane's hint is missing")
+	}
+	m.Update(press(tea.KeyEscape))
+	if c := m.View().Content; strings.Contains(c, "Esc closes") || strings.Contains(c, "line two") {
+		t.Fatalf("the pane and its hint should be gone:\n%s", c)
+	}
+}
+
+// Bug 8: a system prompt set mid-chat was drawn at the top, above the turns
+// sent without it. The transcript shows messages in the backend's order.
+func TestSystemPromptShownWhereItWasSet(t *testing.T) {
+	f := newFake().withHistory(1)
+	f.info.System = "Be brief."
+	f.msgs = append(f.msgs, session.Message{Role: session.System, Content: "Be brief."})
+	m := newTest(f, 80, 24)
+	c := m.View().Content
+	q, sys := strings.Index(c, "Question 0"), strings.Index(c, "# Be brief.")
+	if q < 0 || sys < q {
+		t.Fatalf("the system prompt is not after the turn before it:\n%s", c)
+	}
+}
+
+// Bug 13: a paste of about 800 KB was silently dropped (the textarea's row
+// limit). It is held aside, shown as a marker, and sent whole.
+func TestBigPasteIsKept(t *testing.T) {
+	f := newFake()
+	m := newTest(f, 80, 24)
+	big := strings.Repeat("All work and no play makes Jack a dull boy. ", 800<<10/44) + "THE END"
+	m.Update(tea.PasteMsg{Content: big})
+	if v := m.in.value(); !strings.Contains(v, "[pasted 800.") || !strings.Contains(v, "#1]") {
+		t.Fatalf("input after the paste: %.80q", v)
+	}
+	typeIn(m, " Summarize.")
+	m.Update(press(tea.KeyEnter))
+	sent, _, _, _ := f.snapshot()
+	if len(sent) != 1 || sent[0] != big+" Summarize." {
+		t.Fatalf("sent %d messages; the paste is not sent whole", len(sent))
+	}
+}
+
+// Bug 11: the panel showed the last reply's speculation until the next
+// reply. It shows the setting at once, and the last reply's numbers only
+// when they are for that setting; a prefill too short to time gets no rate.
+func TestPanelSpeculationIsCurrent(t *testing.T) {
+	f := newFake()
+	m := New(f, Options{Width: 120, Height: 50, Plain: true})
+	m.stats.Spec = session.SpecStats{Method: "ngram", K: 4, Acceptance: 0.6, TokensPerPass: 2}
+	f.vals.Spec = "ngram"
+	m.vals = f.Settings()
+	if c := m.View().Content; !strings.Contains(c, "spec       ngram k=4") || !strings.Contains(c, "accepted   60%") {
+		t.Fatalf("ngram:\n%s", c)
+	}
+	_, cmd := m.Update(alt('s')) // ngram → lookup
+	drainCommand(m, cmd)
+	c := m.View().Content
+	if !strings.Contains(c, "spec       lookup k=4") || strings.Contains(c, "accepted   60%") || !strings.Contains(c, "after next reply") {
+		t.Fatalf("after switching to lookup the panel still shows ngram's numbers:\n%s", c)
+	}
+	m.stats = session.Stats{PromptTokens: 40, ReusedTokens: 39}
+	m.panel.lines = nil
+	if c := m.View().Content; !strings.Contains(c, "prefill    1 tok") || strings.Contains(c, "tok/s") && strings.Contains(c, "prefill    7") {
+		t.Fatalf("a 1-token prefill:\n%s", c)
+	}
+}
+
+// Ctrl+O shows the panel over the transcript on a narrow terminal, and
+// the input shows its token count while typing.
+func TestPanelOverlayAndTokenCount(t *testing.T) {
+	f := newFullFake()
+	m := New(f, Options{Width: 80, Height: 24, Plain: true})
+	m.Update(ctrl('o'))
+	if c := m.View().Content; !strings.Contains(c, "│ temperature 0.8") || !strings.Contains(c, "Esc closes the panel") {
+		t.Fatalf("no overlay:\n%s", c)
+	}
+	m.Update(press(tea.KeyEscape))
+	if c := m.View().Content; strings.Contains(c, "│ temperature") {
+		t.Fatal("Esc closes the overlay")
+	}
+	typeIn(m, "four words right here")
+	if c := m.View().Content; !strings.Contains(c, "4 tokens · Enter send") {
+		t.Fatalf("no token count:\n%s", c)
+	}
+}
+
+// Turns that no longer fit the context stay on screen, dimmed, with a line
+// after the last of them saying the model does not see them.
+func TestDroppedTurnsAreMarked(t *testing.T) {
+	f := newFake().withHistory(2)
+	f.msgs[0].Dropped, f.msgs[1].Dropped = true, true
+	m := New(f, Options{Width: 100, Height: 30, Plain: true})
+	c := m.View().Content
+	cut, q1 := strings.Index(c, "the model no longer sees the messages above"), strings.Index(c, "Question 1")
+	if cut < 0 || q1 < cut || strings.Index(c, "Answer 0") > cut {
+		t.Fatalf("the cut is not marked after the dropped turn:\n%s", c)
+	}
+}

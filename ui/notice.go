@@ -1,0 +1,119 @@
+package ui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// The notice lines, above the input: answers (✓), warnings (!) and errors
+// (✗). Notices that arrive together are all kept, joined; the text wraps
+// over up to maxNoteRows rows, and a longer one opens in a pane over the
+// transcript, so nothing is cut off unread.
+
+type noteKind int
+
+const (
+	noteWarn noteKind = iota
+	noteErr
+	noteOK
+)
+
+type note struct {
+	text string
+	kind noteKind
+	rows []string // wrapped at the terminal's width
+}
+
+const maxNoteRows = 3
+
+// setNotice shows a warning, or an error when isErr.
+func (m *model) setNotice(s string, isErr bool) {
+	k := noteWarn
+	if isErr {
+		k = noteErr
+	}
+	m.showNote(s, k)
+}
+
+// setInfo shows an answer, such as a command's result.
+func (m *model) setInfo(s string) { m.showNote(s, noteOK) }
+
+// addNotice shows s next to a notice that is already showing (two arrived
+// together: "older turns dropped" and "length limit").
+func (m *model) addNotice(s string, isErr bool) {
+	if m.note.text != "" && m.note.kind != noteOK {
+		k := m.note.kind
+		if isErr {
+			k = noteErr
+		}
+		m.showNote(m.note.text+" · "+s, k)
+		return
+	}
+	m.setNotice(s, isErr)
+}
+
+func (m *model) showNote(s string, k noteKind) {
+	s = strings.TrimSpace(oneLine(s))
+	m.note = note{text: s, kind: k}
+	if s == "" {
+		return
+	}
+	m.setNoteRows()
+	if len(m.note.rows) > maxNoteRows {
+		m.push(newPane(m.mark(k) + s))
+		m.note.text, m.note.kind = firstLine(s), k
+		m.setNoteRows()
+		m.note.rows = append(m.note.rows[:min(len(m.note.rows), maxNoteRows-1)], "  (in full above · Esc closes)")
+	}
+}
+
+func (m *model) clearNote() { m.note = note{} }
+
+// setNoteRows wraps the notice at the terminal's width.
+func (m *model) setNoteRows() {
+	w := max(1, m.width)
+	text := m.mark(m.note.kind) + m.note.text
+	m.note.rows = strings.Split(ansi.Wrap(text, w, ""), "\n")
+	for i := 1; i < len(m.note.rows); i++ {
+		m.note.rows[i] = strings.TrimLeft(m.note.rows[i], " ")
+		if w > 4 {
+			m.note.rows[i] = "  " + m.note.rows[i]
+		}
+	}
+}
+
+func (m *model) mark(k noteKind) string {
+	switch k {
+	case noteErr:
+		return "✗ "
+	case noteOK:
+		return "✓ "
+	}
+	return "! "
+}
+
+// noteLines paints the notice rows.
+func (m *model) noteLines() []string {
+	look := m.st.warn
+	switch m.note.kind {
+	case noteErr:
+		look = m.st.err
+	case noteOK:
+		look = m.st.busy
+	}
+	out := make([]string, len(m.note.rows))
+	for i, r := range m.note.rows {
+		if m.note.kind == noteOK && i == 0 && strings.HasPrefix(r, "✓ ") {
+			out[i] = m.st.r(look, "✓ ") + r[len("✓ "):]
+			continue
+		}
+		out[i] = m.st.r(look, r)
+	}
+	return out
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
