@@ -16,12 +16,12 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"chat/models/gguf"
+	"chat/models/nn"
 )
 
 // Spec is the shape and contents of one model.
@@ -288,7 +288,7 @@ func Write(w io.Writer, s Spec, vocab *gguf.File) error {
 	}
 	if s.Llama3Freqs {
 		ts = append(ts, gguf.WriteTensor{Name: "rope_freqs.weight", Dims: []int64{int64(hd / 2)}, Type: gguf.TypeF32,
-			Data: llama3Factors(s.RopeBase, hd, s.Llama3)})
+			Data: nn.Llama3Factors(s.RopeBase, hd, s.Llama3.Factor, s.Llama3.LowFreqFactor, s.Llama3.HighFreqFactor, s.Llama3.OriginalContext)})
 	}
 	for l := 0; l < s.Layers; l++ {
 		p := fmt.Sprintf("blk.%d.", l)
@@ -360,29 +360,6 @@ func normal(seed uint64, name string, n int, std float32) []float32 {
 		}
 		x := float64(sum)/(1<<16) - 6 // exact: sum < 12·2^16
 		out[i] = float32(x * float64(std))
-	}
-	return out
-}
-
-// llama3Factors is convert_hf_to_gguf's LlamaModel.generate_extra_tensors
-// for rope_type "llama3": per rotated pair, 1 for high frequencies, factor
-// for low ones, and a smooth blend in between.
-func llama3Factors(base float32, dims int, r Llama3Rope) []float32 {
-	lowWave := float64(r.OriginalContext) / r.LowFreqFactor
-	highWave := float64(r.OriginalContext) / r.HighFreqFactor
-	out := make([]float32, dims/2)
-	for i := range out {
-		freq := 1 / math.Pow(float64(base), float64(2*i)/float64(dims))
-		wave := 2 * math.Pi / freq
-		switch {
-		case wave < highWave:
-			out[i] = 1
-		case wave > lowWave:
-			out[i] = float32(r.Factor)
-		default:
-			smooth := (float64(r.OriginalContext)/wave - r.LowFreqFactor) / (r.HighFreqFactor - r.LowFreqFactor)
-			out[i] = float32(1 / ((1-smooth)/r.Factor + smooth))
-		}
 	}
 	return out
 }
