@@ -284,6 +284,11 @@ func (t *Tokenizer) Type(id int) int {
 	return int(t.types[id])
 }
 
+// IsSpecial reports whether id is anything but a normal token ([CLS],
+// [SEP], [UNK], unused...; out of range too): constrained decoding allows
+// such tokens only as an end token.
+func (t *Tokenizer) IsSpecial(id int) bool { return t.Type(id) != TypeNormal }
+
 // TokenBytes is the text of id with "▁" as a space (a special token gives
 // its text); nil when out of range. The slice is shared; do not modify it.
 func (t *Tokenizer) TokenBytes(id int) []byte {

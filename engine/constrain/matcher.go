@@ -1,0 +1,199 @@
+package constrain
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"slices"
+)
+
+// Matcher runs an Automaton over a Vocab: it is the Constraint the engine
+// holds. The mask of a state is computed once, by one walk of the trie, and
+// cached by state; an accepting state's mask also holds the end ids.
+//
+// It is not safe for concurrent use (the engine goroutine owns it during a
+// reply).
+type Matcher struct {
+	a    Automaton
+	v    *Vocab
+	desc string
+
+	ends   []int
+	masks  []*Mask // by state; nil: not computed yet
+	cached int64   // bytes held by masks
+	stack  []int32 // the walk's state per trie depth
+	// classes of the trie's bytes under a, computed once
+	nodeClass []uint8
+}
+
+// Mask is the set of ids allowed in one state.
+type Mask struct {
+	Bits  []uint64 // bit id%64 of word id/64 set: id allowed. Shared: do not modify.
+	Count int      // ids allowed
+}
+
+// Allows reports whether id is in the mask.
+func (m Mask) Allows(id int) bool {
+	return id >= 0 && id/64 < len(m.Bits) && m.Bits[id/64]>>(id%64)&1 != 0
+}
+
+// maxCacheBytes bounds the cached masks (and the lazily built automaton
+// states): above it, both are dropped when the next reply begins.
+const maxCacheBytes = 256 << 20
+
+// maxAutomatonStates bounds a lazily built automaton the same way.
+const maxAutomatonStates = 500_000
+
+// New binds an automaton to a vocabulary. desc names the constraint for
+// the panel ("json", "regex [a-z]+", ...).
+func New(a Automaton, v *Vocab, desc string) *Matcher {
+	m := &Matcher{a: a, v: v, desc: desc, stack: make([]int32, v.maxDepth+1)}
+	classOf, _ := a.Classes()
+	m.nodeClass = make([]uint8, len(v.nodes))
+	for i, n := range v.nodes {
+		m.nodeClass[i] = classOf[n.b]
+	}
+	return m
+}
+
+// String is the description given to New.
+func (m *Matcher) String() string { return m.desc }
+
+// Vocab is the vocabulary the matcher was built for.
+func (m *Matcher) Vocab() *Vocab { return m.v }
+
+// Begin starts a reply and returns the start state. ends are the ids that
+// end the reply (the engine's stop ids); they are allowed exactly in the
+// accepting states, and forced where nothing else can follow.
+func (m *Matcher) Begin(ends []int) State {
+	var valid []int
+	for _, id := range ends {
+		if id >= 0 && id < m.v.size && !slices.Contains(valid, id) {
+			valid = append(valid, id)
+		}
+	}
+	slices.Sort(valid)
+	f, lazy := m.a.(Forgetter)
+	if !slices.Equal(valid, m.ends) || m.cached > maxCacheBytes || lazy && f.States() > maxAutomatonStates {
+		m.ends = valid
+		m.masks, m.cached = nil, 0
+		if lazy && f.States() > maxAutomatonStates {
+			f.Forget()
+		}
+	}
+	return State(m.a.Start())
+}
+
+// Mask is the set of ids allowed in state s.
+func (m *Matcher) Mask(s State) (Mask, error) {
+	if s < 0 {
+		return Mask{}, errors.New("constrain: no state (the output already left the constraint)")
+	}
+	if int(s) < len(m.masks) && m.masks[s] != nil {
+		return *m.masks[s], nil
+	}
+	mk := &Mask{Bits: make([]uint64, m.v.Words())}
+	if err := m.walk(int32(s), mk); err != nil {
+		return Mask{}, err
+	}
+	if m.a.Accepting(int32(s)) {
+		for _, id := range m.ends {
+			if mk.Bits[id/64]>>(id%64)&1 == 0 {
+				mk.Bits[id/64] |= 1 << (id % 64)
+				mk.Count++
+			}
+		}
+	}
+	if int(s) >= len(m.masks) {
+		m.masks = append(m.masks, make([]*Mask, int(s)+1-len(m.masks))...)
+	}
+	m.masks[s] = mk
+	m.cached += int64(8 * len(mk.Bits))
+	return *mk, nil
+}
+
+// walk sets the bits of every ordinary id whose bytes keep the automaton
+// alive from s: one depth-first pass over the trie, skipping a subtree as
+// soon as its prefix is dead.
+func (m *Matcher) walk(s int32, mk *Mask) error {
+	_, nc := m.a.Classes()
+	table := m.a.Table()
+	nodes, classes, toks, st := m.v.nodes, m.nodeClass, m.v.toks, m.stack
+	st[0] = s
+	count := 0
+	for i := 0; i < len(nodes); {
+		n := &nodes[i]
+		cur := st[n.depth-1]
+		next := table[int(cur)*nc+int(classes[i])]
+		if next == Unknown {
+			next = m.a.Resolve(cur, n.b)
+			table = m.a.Table()
+		}
+		if next < 0 {
+			if next == Failed {
+				return m.failed()
+			}
+			i = int(n.end)
+			continue
+		}
+		st[n.depth] = next
+		for _, id := range toks[n.tok : n.tok+n.ntok] {
+			mk.Bits[id/64] |= 1 << (id % 64)
+		}
+		count += int(n.ntok)
+		i++
+	}
+	mk.Count = count
+	return nil
+}
+
+func (m *Matcher) failed() error {
+	if err := m.a.Err(); err != nil {
+		return err
+	}
+	return errors.New("constrain: the automaton failed")
+}
+
+// Next is the state after id, and whether id is allowed in s. An end id is
+// allowed (and leaves the state as it is) exactly when s accepts.
+func (m *Matcher) Next(s State, id int) (State, bool) {
+	if s < 0 || id < 0 || id >= m.v.size {
+		return s, false
+	}
+	if !m.v.Ordinary(id) {
+		if m.a.Accepting(int32(s)) && slices.Contains(m.ends, id) {
+			return s, true
+		}
+		return s, false
+	}
+	cur := int32(s)
+	classOf, nc := m.a.Classes()
+	for _, b := range m.v.bytes[id] {
+		next := m.a.Table()[int(cur)*nc+int(classOf[b])]
+		if next == Unknown {
+			next = m.a.Resolve(cur, b)
+		}
+		if next < 0 {
+			return s, false
+		}
+		cur = next
+	}
+	return State(cur), true
+}
+
+// Accepting reports whether the output so far is complete.
+func (m *Matcher) Accepting(s State) bool { return s >= 0 && m.a.Accepting(int32(s)) }
+
+// Allowed counts the ids set in bits (for tests and the panel).
+func Allowed(b []uint64) int {
+	n := 0
+	for _, w := range b {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+// Describe is a one-line summary for errors: the constraint and its size.
+func (m *Matcher) Describe() string {
+	return fmt.Sprintf("%s (%d trie nodes)", m.desc, len(m.v.nodes))
+}
