@@ -198,7 +198,7 @@ func TestErrors(t *testing.T) {
 		"root ::= (\"a\"?)*":             "left recursion",
 		"root ::= \"a\" root":            `rule "root" can never finish`,
 		"root ::= \"a\"\nroot ::= \"b\"": `line 2, col 1: rule "root" is defined twice (first at line 1, col 1)`,
-		"root ::= \"\\q\"":               `line 1, col 11: unknown escape '\q'`,
+		"root ::= \"\\q\"":               `line 1, col 11: unknown escape "\\q"`,
 		"root ::= \"a\"{3,1}":            "repeat {3,1} has its maximum below its minimum",
 		"root ::= \"a\"{99999}":          "repeat count 99999 is over",
 		"root ::= <[12]>":                "token references",

@@ -176,7 +176,7 @@ func (l *lowerer) item(base string, it item) ([]sym, error) {
 	if err != nil {
 		return nil, err
 	}
-	if it.min == 1 && it.max == 1 {
+	if it.min == 1 && it.max == 1 || len(one) == 0 { // ""* is still ""
 		return one, nil
 	}
 	if len(one) > 1 {

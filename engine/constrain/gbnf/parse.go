@@ -423,7 +423,7 @@ func (p *parser) char() (rune, error) {
 		return rune(c), nil
 	}
 	p.pos = at
-	return 0, p.errf(`unknown escape '\%c': expected one of \x.. \u.... \U........ \t \r \n \\ \" \[ \] \-`, c)
+	return 0, p.errf(`unknown escape %q: expected one of \x.. \u.... \U........ \t \r \n \\ \" \[ \] \-`, p.src[at:at+1+utf8.RuneLen(firstRune(p.src[at+1:]))])
 }
 
 func (p *parser) hex(at, n int) (rune, error) {
@@ -442,4 +442,9 @@ func (p *parser) hex(at, n int) (rune, error) {
 	}
 	p.pos += n
 	return rune(v), nil
+}
+
+func firstRune(s string) rune {
+	r, _ := utf8.DecodeRuneInString(s)
+	return r
 }

@@ -426,7 +426,7 @@ func (p *parser) escape(inClass bool) ([]utf8range.Range, error) {
 	if c == 'b' || c == 'B' {
 		return nil, p.errf("word boundaries (\\%c) are not supported", c)
 	}
-	return nil, p.errf("unknown escape \\%c: expected one of \\d \\w \\s \\D \\W \\S \\n \\t \\r \\f \\v \\0 \\xHH \\uHHHH \\u{H...} or an escaped punctuation character", c)
+	return nil, p.errf("unknown escape %q: expected one of \\d \\w \\s \\D \\W \\S \\n \\t \\r \\f \\v \\0 \\xHH \\uHHHH \\u{H...} or an escaped punctuation character", p.s[at:at+1+utf8.RuneLen(firstRune(p.s[at+1:]))])
 }
 
 // hexEscape parses the digits of \xHH, \uHHHH or \x{H...} / \u{H...}.
@@ -464,4 +464,9 @@ func (p *parser) hexEscape(at, n int) ([]utf8range.Range, error) {
 
 func isAlnum(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+func firstRune(s string) rune {
+	r, _ := utf8.DecodeRuneInString(s)
+	return r
 }

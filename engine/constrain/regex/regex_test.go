@@ -159,7 +159,7 @@ func TestErrors(t *testing.T) {
 		"a{3,2}":             "at byte 1: repeat {3,2} has its maximum below its minimum",
 		"a{2000}":            "at byte 2: repeat count 2000 is over 1000",
 		"a{2":                "at byte 3: expected '}'",
-		`\q`:                 `at byte 0: unknown escape \q`,
+		`\q`:                 `at byte 0: unknown escape "\\q"`,
 		`(a)\1`:              "backreferences",
 		"(?i)a":              "at byte 1: expected ':' after '(?'",
 		"a^":                 "at byte 1: '^' is only supported at the very start",
