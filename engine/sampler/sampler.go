@@ -1,7 +1,8 @@
 // Package sampler turns one row of logits into one token id.
 //
-// The processors run in a fixed order (see Order): repetition, frequency and
-// presence penalties over the last PenaltyWindow ids; if Greedy, the argmax of
+// The processors run in a fixed order (see Order): the constraint mask
+// (SetMask: ids a constraint does not allow get -Inf); repetition, frequency
+// and presence penalties over the last PenaltyWindow ids; if Greedy, the argmax of
 // the penalised logits; otherwise temperature, top-k, top-p, min-p, a float64
 // softmax and one uniform draw from a seeded PCG (inverse CDF). Everything
 // after the penalties follows the course's sample_next_token
@@ -38,6 +39,7 @@ func Order() []string {
 // Stages is Order with a one-line description of each processor.
 func Stages() []Stage {
 	return []Stage{
+		{"mask", "if a constraint is on (--format, --json-schema, --regex, --grammar): ids it does not allow get -Inf"},
 		{"penalties", "repeat / frequency / presence penalties over the last PenaltyWindow ids"},
 		{"greedy", "if Greedy: argmax of the penalised logits, stop"},
 		{"temperature", "divide by max(T, 1e-6) when T != 1 (T = 0 still samples)"},
@@ -60,6 +62,7 @@ type Sampler struct {
 	pcg *rand.PCG
 	rng *rand.Rand
 
+	mask   []uint64  // SetMask's allowed ids; nil: all
 	work   []float64 // the logits being filtered; -Inf = removed
 	probs  []float64 // final distribution of the last call (also scratch for exp)
 	counts []int32   // penalty occurrence counts, all zero between calls
@@ -97,6 +100,12 @@ func (s *Sampler) Reset(seed uint64) {
 
 // SetParams replaces the knobs. It does not re-seed the RNG (call Reset).
 func (s *Sampler) SetParams(p Params) { s.p = p }
+
+// SetMask limits the following Sample and Dist calls to the ids whose bit
+// is set in allowed (bit id%64 of word id/64), the first processor of the
+// chain; nil lifts the limit. The slice is read, not copied: it must not
+// change while it is set.
+func (s *Sampler) SetMask(allowed []uint64) { s.mask = allowed }
 
 // Params returns the current knobs.
 func (s *Sampler) Params() Params { return s.p }
@@ -141,6 +150,7 @@ func (s *Sampler) dist(logits []float32, history []int) (int, error) {
 	for i, v := range logits {
 		w[i] = clean(float64(v))
 	}
+	s.applyMask()
 	s.penalize(history)
 
 	if s.p.Greedy {
@@ -169,6 +179,30 @@ func (s *Sampler) dist(logits []float32, history []int) (int, error) {
 	s.minP(e)
 	normalize(e)
 	return -1, nil
+}
+
+// applyMask sets the logits of the ids the mask leaves out to -Inf; ids
+// past the end of a short mask are left out too.
+func (s *Sampler) applyMask() {
+	if s.mask == nil {
+		return
+	}
+	w, neg := s.work, math.Inf(-1)
+	for i := 0; i < len(w); i += 64 {
+		var word uint64
+		if i/64 < len(s.mask) {
+			word = s.mask[i/64]
+		}
+		if word == ^uint64(0) {
+			continue
+		}
+		block := w[i:min(i+64, len(w))]
+		for j := range block {
+			if word>>j&1 == 0 {
+				block[j] = neg
+			}
+		}
+	}
 }
 
 // clean maps NaN to -Inf (never sampled) and +Inf to the largest float so the
