@@ -21,6 +21,7 @@ type gen struct {
 
 	spec    *specRun // nil: plain decoding
 	pending bool     // speculating: the last id of e.ctx is not in the cache yet
+	cons    *consRun // nil: no constraint
 }
 
 // generate runs one reply to the end.
@@ -50,6 +51,7 @@ func (e *Engine) begin(r *Reply) *gen {
 	e.smp.SetParams(req.Sampler)
 	e.smp.Reset(req.Sampler.Seed)
 	e.dec.Reset()
+	e.beginConstraint(g)
 	e.ctx = append(e.ctx[:0], req.Prompt...)
 
 	in := e.promptWindow(req.Prompt)
@@ -76,7 +78,7 @@ func (e *Engine) begin(r *Reply) *gen {
 // rule. It sets g.reason when the reply is over. In the steady state it
 // allocates nothing beyond the growth of g.ids, g.text and the reply buffer.
 func (e *Engine) step(g *gen) {
-	if !e.prepare(g) {
+	if !e.prepare(g) || !e.maskNow(g) {
 		return
 	}
 	id, err := e.smp.Sample(g.logits, e.ctx)
@@ -127,6 +129,9 @@ func (e *Engine) put(g *gen, id int) bool {
 	g.stats.GenTokens++
 	g.stats.Spec.Generated = g.stats.GenTokens
 	e.ctx = append(e.ctx, id)
+	if !e.advance(g, id) {
+		return false
+	}
 
 	if isStop(id, r.req.StopIDs) {
 		g.reason, g.stopID = ReasonEOT, id

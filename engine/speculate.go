@@ -96,6 +96,10 @@ func (e *Engine) round(g *gen) {
 			}
 		}
 	}
+	guesses = guesses[:e.checkGuesses(g, guesses)]
+	if len(q) > len(guesses) {
+		q = q[:len(guesses)]
+	}
 	if len(guesses) == 0 {
 		e.plainStep(g)
 		return
@@ -108,6 +112,10 @@ func (e *Engine) round(g *gen) {
 	e.ctx = append(e.ctx, guesses...) // history for the penalties; cut back below
 	first := 0
 	if !g.pending {
+		if !e.maskRow(g, 0) {
+			e.ctx = e.ctx[:L]
+			return
+		}
 		if err := e.dist(rows[0], g.logits, e.ctx[:L]); err != nil {
 			e.ctx = e.ctx[:L]
 			g.reason, g.err = ReasonError, fmt.Errorf("engine: token %d: %w", g.stats.GenTokens+1, err)
@@ -120,6 +128,11 @@ func (e *Engine) round(g *gen) {
 	}
 	logits, err := e.feedRows(s.in, n+1-first)
 	for j := first; err == nil && j <= n; j++ {
+		if !e.maskRow(g, j) { // the reply ends (g.reason is set)
+			e.ctx = e.ctx[:L]
+			e.truncate(base + pend)
+			return
+		}
 		err = e.dist(rows[j], logits[(j-first)*e.vocab:(j-first+1)*e.vocab], e.ctx[:L+j])
 	}
 	e.ctx = e.ctx[:L]
@@ -172,6 +185,9 @@ func (e *Engine) plainStep(g *gen) {
 		}
 		g.logits, g.pending = logits, false
 		g.stats.Spec.TargetPasses++
+	}
+	if !e.maskNow(g) {
+		return
 	}
 	id, err := e.smp.Sample(g.logits, e.ctx)
 	if err != nil {

@@ -22,6 +22,9 @@ type Automaton interface {
 	Resolve(s int32, b byte) int32
 	// Err is the error behind a Failed transition, or nil.
 	Err() error
+	// Distance is the fewest bytes that take s to an accepting state (0
+	// when s accepts); it lets a reply be completed within its budget.
+	Distance(s int32) int32
 }
 
 // Transition values that are not states.

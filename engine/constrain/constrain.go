@@ -16,7 +16,11 @@
 // automaton alive: one depth-first walk of a byte trie of the vocabulary
 // (vocab.go), cached per state. Special tokens are never allowed except the
 // end ids, which are allowed exactly in accepting states; where an
-// accepting state has no other continuation the end is forced.
+// accepting state has no other continuation the end is forced. Near the
+// end of a reply's token budget, only the ids that can still lead to a
+// complete output within it are allowed, so that a reply is cut short only
+// when no completion fits at all; this changes the distribution of those
+// last tokens only.
 //
 // The bytes a constraint sees are models.Tokenizer.TokenBytes, which is what
 // the engine prints (SentencePiece's ▁ is a space, <0xNN> its byte; the
@@ -36,8 +40,9 @@ type State int32
 type Constraint interface {
 	// Begin starts a reply; ends are the ids that end it.
 	Begin(ends []int) State
-	// Mask is the set of ids allowed in s.
-	Mask(s State) (Mask, error)
+	// Mask is the set of ids allowed in s when budget more ids may be taken
+	// (this one and the end id included; <= 0: no limit).
+	Mask(s State, budget int) (Mask, error)
 	// Next is the state after id, and whether id was allowed in s.
 	Next(s State, id int) (State, bool)
 	// Accepting reports whether the output so far is complete.

@@ -2,8 +2,6 @@ package constrain
 
 import (
 	"errors"
-	"fmt"
-	"math/bits"
 	"slices"
 )
 
@@ -19,8 +17,9 @@ type Matcher struct {
 	desc string
 
 	ends   []int
-	masks  []*Mask // by state; nil: not computed yet
-	cached int64   // bytes held by masks
+	masks  []*entry // by state; nil: not computed yet
+	tails  map[[2]int32]*Mask
+	cached int64   // bytes held by masks and tails
 	stack  []int32 // the walk's state per trie depth
 	// classes of the trie's bytes under a, computed once
 	nodeClass []uint8
@@ -30,6 +29,13 @@ type Matcher struct {
 type Mask struct {
 	Bits  []uint64 // bit id%64 of word id/64 set: id allowed. Shared: do not modify.
 	Count int      // ids allowed
+}
+
+// entry is a state's cached mask and the farthest its ids lead: the most
+// bytes any allowed id leaves to complete the output.
+type entry struct {
+	mask Mask
+	far  int32
 }
 
 // Allows reports whether id is in the mask.
@@ -76,7 +82,7 @@ func (m *Matcher) Begin(ends []int) State {
 	f, lazy := m.a.(Forgetter)
 	if !slices.Equal(valid, m.ends) || m.cached > maxCacheBytes || lazy && f.States() > maxAutomatonStates {
 		m.ends = valid
-		m.masks, m.cached = nil, 0
+		m.masks, m.tails, m.cached = nil, nil, 0
 		if lazy && f.States() > maxAutomatonStates {
 			f.Forget()
 		}
@@ -84,38 +90,89 @@ func (m *Matcher) Begin(ends []int) State {
 	return State(m.a.Start())
 }
 
-// Mask is the set of ids allowed in state s.
-func (m *Matcher) Mask(s State) (Mask, error) {
+// Mask is the set of ids allowed in state s when budget more ids may be
+// taken, this one included (budget <= 0: no limit). Where the budget could
+// end the reply before the output is complete, only the ids that leave
+// few enough bytes to finish in the ids left are allowed (every byte is
+// assumed spellable by one id, plus one for the end id); if none can, the
+// plain mask is returned and the reply will be cut short. Otherwise, and
+// always far from the budget, it is the plain mask: ids whose bytes keep
+// the automaton alive, cached per state.
+func (m *Matcher) Mask(s State, budget int) (Mask, error) {
 	if s < 0 {
 		return Mask{}, errors.New("constrain: no state (the output already left the constraint)")
 	}
-	if int(s) < len(m.masks) && m.masks[s] != nil {
-		return *m.masks[s], nil
-	}
-	mk := &Mask{Bits: make([]uint64, m.v.Words())}
-	if err := m.walk(int32(s), mk); err != nil {
+	e, err := m.entry(s)
+	if err != nil {
 		return Mask{}, err
 	}
-	if m.a.Accepting(int32(s)) {
-		for _, id := range m.ends {
-			if mk.Bits[id/64]>>(id%64)&1 == 0 {
-				mk.Bits[id/64] |= 1 << (id % 64)
-				mk.Count++
-			}
-		}
+	if budget <= 0 || int(e.far) <= budget-2 {
+		return e.mask, nil
 	}
-	if int(s) >= len(m.masks) {
-		m.masks = append(m.masks, make([]*Mask, int(s)+1-len(m.masks))...)
+	key := [2]int32{int32(s), int32(budget)}
+	if mk, ok := m.tails[key]; ok {
+		return *mk, nil
 	}
-	m.masks[s] = mk
+	mk := &Mask{Bits: make([]uint64, m.v.Words())}
+	if _, err := m.walk(int32(s), mk, int32(budget-2)); err != nil {
+		return Mask{}, err
+	}
+	m.setEnds(int32(s), mk)
+	if mk.Count == 0 {
+		mk = &e.mask
+	}
+	if m.tails == nil {
+		m.tails = map[[2]int32]*Mask{}
+	}
+	m.tails[key] = mk
 	m.cached += int64(8 * len(mk.Bits))
 	return *mk, nil
 }
 
+// entry is the cached plain mask of s, computed on first use.
+func (m *Matcher) entry(s State) (*entry, error) {
+	if int(s) < len(m.masks) && m.masks[s] != nil {
+		return m.masks[s], nil
+	}
+	e := &entry{mask: Mask{Bits: make([]uint64, m.v.Words())}}
+	far, err := m.walk(int32(s), &e.mask, -1)
+	if err != nil {
+		return nil, err
+	}
+	e.far = far
+	m.setEnds(int32(s), &e.mask)
+	if int(s) >= len(m.masks) {
+		m.masks = append(m.masks, make([]*entry, int(s)+1-len(m.masks))...)
+	}
+	m.masks[s] = e
+	m.cached += int64(8 * len(e.mask.Bits))
+	return e, nil
+}
+
+// setEnds sets the end ids in mk exactly when s accepts: an end id ends the
+// reply, so it is allowed where the output is complete, even when its
+// bytes are ordinary text.
+func (m *Matcher) setEnds(s int32, mk *Mask) {
+	accept := m.a.Accepting(s)
+	for _, id := range m.ends {
+		was := mk.Bits[id/64]>>(id%64)&1 != 0
+		switch {
+		case accept && !was:
+			mk.Bits[id/64] |= 1 << (id % 64)
+			mk.Count++
+		case !accept && was:
+			mk.Bits[id/64] &^= 1 << (id % 64)
+			mk.Count--
+		}
+	}
+}
+
 // walk sets the bits of every ordinary id whose bytes keep the automaton
-// alive from s: one depth-first pass over the trie, skipping a subtree as
-// soon as its prefix is dead.
-func (m *Matcher) walk(s int32, mk *Mask) error {
+// alive from s (and, when limit >= 0, leave at most limit bytes to
+// complete the output): one depth-first pass over the trie, skipping a
+// subtree as soon as its prefix is dead. It returns the most bytes any
+// allowed id leaves to complete.
+func (m *Matcher) walk(s int32, mk *Mask, limit int32) (far int32, err error) {
 	_, nc := m.a.Classes()
 	table := m.a.Table()
 	nodes, classes, toks, st := m.v.nodes, m.nodeClass, m.v.toks, m.stack
@@ -131,20 +188,25 @@ func (m *Matcher) walk(s int32, mk *Mask) error {
 		}
 		if next < 0 {
 			if next == Failed {
-				return m.failed()
+				return 0, m.failed()
 			}
 			i = int(n.end)
 			continue
 		}
 		st[n.depth] = next
-		for _, id := range toks[n.tok : n.tok+n.ntok] {
-			mk.Bits[id/64] |= 1 << (id % 64)
+		if n.ntok > 0 {
+			if d := m.a.Distance(next); limit < 0 || d <= limit {
+				far = max(far, d)
+				for _, id := range toks[n.tok : n.tok+n.ntok] {
+					mk.Bits[id/64] |= 1 << (id % 64)
+				}
+				count += int(n.ntok)
+			}
 		}
-		count += int(n.ntok)
 		i++
 	}
 	mk.Count = count
-	return nil
+	return far, nil
 }
 
 func (m *Matcher) failed() error {
@@ -160,10 +222,10 @@ func (m *Matcher) Next(s State, id int) (State, bool) {
 	if s < 0 || id < 0 || id >= m.v.size {
 		return s, false
 	}
+	if slices.Contains(m.ends, id) {
+		return s, m.a.Accepting(int32(s))
+	}
 	if !m.v.Ordinary(id) {
-		if m.a.Accepting(int32(s)) && slices.Contains(m.ends, id) {
-			return s, true
-		}
 		return s, false
 	}
 	cur := int32(s)
@@ -183,17 +245,3 @@ func (m *Matcher) Next(s State, id int) (State, bool) {
 
 // Accepting reports whether the output so far is complete.
 func (m *Matcher) Accepting(s State) bool { return s >= 0 && m.a.Accepting(int32(s)) }
-
-// Allowed counts the ids set in bits (for tests and the panel).
-func Allowed(b []uint64) int {
-	n := 0
-	for _, w := range b {
-		n += bits.OnesCount64(w)
-	}
-	return n
-}
-
-// Describe is a one-line summary for errors: the constraint and its size.
-func (m *Matcher) Describe() string {
-	return fmt.Sprintf("%s (%d trie nodes)", m.desc, len(m.v.nodes))
-}

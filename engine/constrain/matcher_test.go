@@ -71,7 +71,7 @@ func TestMaskBruteForce(t *testing.T) {
 				m := New(d, v, "regex")
 				m.Begin(ends)
 				for s := range int32(d.States()) {
-					mk, err := m.Mask(State(s))
+					mk, err := m.Mask(State(s), 0)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -126,5 +126,57 @@ func checkSpecials(t *testing.T, tok models.Tokenizer, v *Vocab) {
 	}
 	if len(bytesSeen) < 256 && tok.Size() > 256 {
 		t.Logf("only %d of 256 bytes have a one-byte token", len(bytesSeen))
+	}
+}
+
+// Near the end of the budget, an id is allowed iff it is allowed at all and
+// leaves at most budget-2 bytes to complete (the end id: iff the state
+// accepts); when no id can complete in time the plain mask stands.
+func TestBudgetMasks(t *testing.T) {
+	for _, name := range []string{"stories260K", "course"} {
+		tok := testvocab.Load(t, name)
+		v := NewVocab(tok, tok.Size())
+		ends := []int{tok.EOT()}
+		for _, pat := range []string{`[a-z]{1,8}@[a-z]{2,6}\.(com|org)`, `(a|b{20})c`, `"[^"]{0,40}"`} {
+			d, err := regex.Compile(pat)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := New(d, v, "regex")
+			m.Begin(ends)
+			for s := range int32(d.States()) {
+				plain, err := m.Mask(State(s), 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for budget := 1; budget <= 24; budget++ {
+					got, err := m.Mask(State(s), budget)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want := make([]bool, v.Size())
+					n := 0
+					for id := range v.Size() {
+						if !plain.Allows(id) {
+							continue
+						}
+						if id == tok.EOT() {
+							want[id] = true
+						} else {
+							want[id] = int(d.Distance(walk(d, s, v.Bytes(id)))) <= budget-2
+						}
+						if want[id] {
+							n++
+						}
+					}
+					for id := range v.Size() {
+						w := want[id] || n == 0 && plain.Allows(id)
+						if got.Allows(id) != w {
+							t.Fatalf("%s %q state %d budget %d: id %d %q allowed=%v, want %v", name, pat, s, budget, id, v.Bytes(id), got.Allows(id), w)
+						}
+					}
+				}
+			}
+		}
 	}
 }

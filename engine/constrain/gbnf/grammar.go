@@ -50,6 +50,10 @@ type Grammar struct {
 	classOf [256]uint8
 	nclass  int
 	has     []bool // sets × classes: has[set*nclass+class]
+
+	// rest[p] is the fewest bytes that finish the alternative from symbol
+	// p on (the machine's distance to a complete output).
+	rest []int32
 }
 
 // maxSyms bounds a grammar after its repeats are expanded.
@@ -93,6 +97,7 @@ func Compile(src string) (*Grammar, error) {
 		return nil, err
 	}
 	g.classes()
+	g.shortest()
 	return g, nil
 }
 
@@ -453,6 +458,49 @@ func (g *Grammar) classes() {
 			if s[b/64]>>(b%64)&1 != 0 {
 				g.has[i*g.nclass+int(g.classOf[b])] = true
 			}
+		}
+	}
+}
+
+// maxDist caps distances so that sums cannot overflow.
+const maxDist = 1 << 28
+
+// shortest computes the shortest expansion of every rule (a fixpoint over
+// the alternatives) and from it g.rest.
+func (g *Grammar) shortest() {
+	short := make([]int32, len(g.rules))
+	for i := range short {
+		short[i] = maxDist
+	}
+	altLen := func(a int32) int32 {
+		n := int32(0)
+		for p := a; g.syms[p].kind != symEnd; p++ {
+			if s := g.syms[p]; s.kind == symTerm {
+				n++
+			} else {
+				n += short[s.arg]
+			}
+			n = min(n, maxDist)
+		}
+		return n
+	}
+	for changed := true; changed; {
+		changed = false
+		for i, r := range g.rules {
+			for _, a := range r.alts {
+				if l := altLen(a); l < short[i] {
+					short[i], changed = l, true
+				}
+			}
+		}
+	}
+	g.rest = make([]int32, len(g.syms))
+	for p := len(g.syms) - 1; p >= 0; p-- {
+		switch s := g.syms[p]; s.kind {
+		case symTerm:
+			g.rest[p] = min(g.rest[p+1]+1, maxDist)
+		case symRef:
+			g.rest[p] = min(g.rest[p+1]+short[s.arg], maxDist)
 		}
 	}
 }

@@ -32,6 +32,9 @@ type Machine struct {
 	accept   []bool
 	trans    []int32 // state*nclass+class: next state, Dead, Unknown or Failed
 
+	nodeDist  []int32 // per node: bytes to empty the stack, -1 not computed
+	stateDist []int32 // per state: the fewest over its stacks
+
 	mark  []uint32 // per node: the expansion that last added it
 	gen   uint32
 	out   []int32
@@ -64,6 +67,8 @@ func NewMachine(g *Grammar) *Machine {
 // state (bounding memory over many replies; old state ids become invalid).
 func (m *Machine) Forget() {
 	m.nodes = append(m.nodes[:0], node{-1, -1}) // node 0: the empty stack
+	m.nodeDist = append(m.nodeDist[:0], 0)
+	m.stateDist = m.stateDist[:0]
 	m.nodeIDs = map[uint64]int32{}
 	m.states, m.stateIDs, m.accept, m.trans = nil, map[string]int32{}, nil, nil
 	m.mark = m.mark[:0]
@@ -162,9 +167,14 @@ func (m *Machine) norm(pos, parent int32) int32 {
 	}
 	id := int32(len(m.nodes))
 	m.nodes = append(m.nodes, node{pos, parent})
+	m.nodeDist = append(m.nodeDist, min(m.g.rest[pos]+m.nodeDist[parent], maxDist))
 	m.nodeIDs[k] = id
 	return id
 }
+
+// Distance is the fewest bytes that complete the output from state s (0
+// when s accepts).
+func (m *Machine) Distance(s int32) int32 { return m.stateDist[s] }
 
 // expand adds to m.out the stacks n leads to whose top is a terminal (or
 // the empty stack): a reference on top is replaced by each alternative of
@@ -210,6 +220,11 @@ func (m *Machine) intern() int32 {
 	m.stateIDs[string(m.key)] = id
 	m.states = append(m.states, slices.Clone(m.out))
 	m.accept = append(m.accept, len(m.out) > 0 && m.out[0] == 0)
+	d := int32(maxDist)
+	for _, n := range m.out {
+		d = min(d, m.nodeDist[n])
+	}
+	m.stateDist = append(m.stateDist, d)
 	for range m.g.nclass {
 		m.trans = append(m.trans, Unknown)
 	}

@@ -12,14 +12,15 @@ import (
 // followed by up to 20 spaces or tabs (llama.cpp's json.gbnf rule, which
 // lets a model write compact or indented JSON but not loop on blanks).
 // Numbers are bounded too: at most 16 integer digits, 16 fraction digits
-// and 3 exponent digits. Strings are UTF-8 without control characters;
-// escapes are \" \\ \/ \b \f \n \r \t and \uXXXX of a non-surrogate.
+// and 2 exponent digits (so every number fits a float64). Strings are
+// UTF-8 without control characters; escapes are \" \\ \/ \b \f \n \r \t
+// and \uXXXX of a non-surrogate.
 const prelude = `ws ::= | " " | "\n" [ \t]{0,20}
 char ::= [^"\\\x00-\x1F] | "\\" (["\\/bfnrt] | "u" hex4)
 hex4 ::= [0-9a-cA-CefEF] [0-9a-fA-F]{3} | [dD] [0-7] [0-9a-fA-F]{2}
 string ::= "\"" char* "\""
 integer ::= "-"? ("0" | [1-9] [0-9]{0,15})
-number ::= integer ("." [0-9]{1,16})? ([eE] [-+]? [0-9]{1,3})?
+number ::= integer ("." [0-9]{1,16})? ([eE] [-+]? [0-9]{1,2})?
 boolean ::= "true" | "false"
 null ::= "null"
 value ::= object | array | string | number | boolean | null

@@ -21,6 +21,7 @@ type DFA struct {
 	nclass  int
 	trans   []int32 // state*nclass + class → next state or Dead
 	accept  []bool
+	dist    []int32 // fewest bytes from each state to a match
 }
 
 // determinize runs the subset construction over byte classes.
@@ -235,5 +236,38 @@ func (d *DFA) minimize() bool {
 		}
 	}
 	d.trans, d.accept = trans, accept
+	d.distances()
 	return true
+}
+
+// distances fills d.dist by a breadth-first search backwards from the
+// accepting states.
+func (d *DFA) distances() {
+	n, k := len(d.accept), d.nclass
+	rev := make([][]int32, n)
+	for s := range n {
+		for c := range k {
+			if t := d.trans[s*k+c]; t >= 0 {
+				rev[t] = append(rev[t], int32(s))
+			}
+		}
+	}
+	d.dist = make([]int32, n)
+	var queue []int32
+	for s := range n {
+		d.dist[s] = -1
+		if d.accept[s] {
+			d.dist[s] = 0
+			queue = append(queue, int32(s))
+		}
+	}
+	for i := 0; i < len(queue); i++ {
+		s := queue[i]
+		for _, p := range rev[s] {
+			if d.dist[p] < 0 {
+				d.dist[p] = d.dist[s] + 1
+				queue = append(queue, p)
+			}
+		}
+	}
 }

@@ -78,6 +78,9 @@ func (d *DFA) Next(s int32, b byte) int32 {
 	return d.trans[int(s)*d.nclass+int(d.classOf[b])]
 }
 
+// Distance is the fewest bytes that take s to a match (0 when s accepts).
+func (d *DFA) Distance(s int32) int32 { return d.dist[s] }
+
 // Match reports whether the whole of b matches.
 func (d *DFA) Match(b []byte) bool {
 	s := d.Start()
