@@ -74,6 +74,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		Quant: cfg.Quant, Reload: func() (models.Model, error) { return openModel(cfg.Model) },
 		Engine: engine.Options{KVMem: int64(cfg.KVMem) << 20, NoPrefixCache: cfg.NoPrefixCache,
 			KVQuantK: cfg.KVQuantK, KVQuantV: cfg.KVQuantV}}
+	if opts.Constraint, err = cfg.Constraint(); err != nil {
+		fmt.Fprintln(stderr, "chat:", err)
+		return 2
+	}
 	if opts.Speculation, err = speculation(cfg); err != nil {
 		fmt.Fprintln(stderr, "chat:", err)
 		return 1
@@ -181,6 +185,9 @@ func headless(m models.Model, cfg *config.Config, opts session.Options, stdout, 
 				"total_prompt_tokens": st.TotalPromptTokens, "total_reused_tokens": st.TotalReusedTokens},
 			"spec": specJSON(st.Spec),
 		}}
+	if c := s.Constraint(); c != "" {
+		out.Stats.(map[string]any)["constraint"] = map[string]any{"spec": c, "mask_us": float64(st.MaskTime.Nanoseconds()) / 1000}
+	}
 	if out.IDs == nil {
 		out.IDs = []int{}
 	}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"chat/engine/constrain"
 	"chat/engine/sampler"
 )
 
@@ -35,6 +36,10 @@ type Config struct {
 	NoPrefixCache bool   // prefill every prompt in full (for A/B comparisons)
 	KVQuantK      string // KV cache key storage: "" or "f32", or "int8"
 	KVQuantV      string // KV cache value storage: "" or "f32", or "int8"
+
+	// Constrained replies, at most one: --format json, --json-schema
+	// FILE|JSON, --regex R, --grammar FILE (engine/constrain).
+	Format, JSONSchema, Regex, Grammar string
 
 	Quant  string // weight format: "" (as loaded), "f32", "int8", "int4-g32", "int4-g64", "int4-g128", "fp8"
 	Draft  string // draft model file for speculative decoding
@@ -139,6 +144,10 @@ func newFlagSet(stderr io.Writer) (*Config, *flag.FlagSet) {
 	fs.StringVar(&c.Draft, "draft", "", "draft model for speculative decoding (same tokenizer as --model)")
 	fs.StringVar(&c.Spec, "spec", "", "speculative decoding: off, draft, ngram (from the reply so far) or lookup (copy from the prompt)")
 	fs.IntVar(&c.DraftK, "draft-k", 4, "guesses per speculative round (1-16)")
+	fs.StringVar(&c.Format, "format", "", "constrain replies: json (any JSON value)")
+	fs.StringVar(&c.JSONSchema, "json-schema", "", "constrain replies to a JSON Schema: a file, or the schema itself ({...})")
+	fs.StringVar(&c.Regex, "regex", "", "constrain replies to match this regex as a whole")
+	fs.StringVar(&c.Grammar, "grammar", "", "constrain replies to a GBNF grammar file (llama.cpp's format)")
 	fs.StringVar(&c.File, "config", "", "config file (default $XDG_CONFIG_HOME/chat/config.toml; \"\" reads none)")
 	fs.StringVar(&c.Theme, "theme", "auto", "colours: auto, dark or light")
 	fs.BoolVar(&c.Resume, "resume", false, "continue the latest saved conversation")
@@ -196,6 +205,9 @@ func (c *Config) finish() error {
 	if c.NoPrefixCache && (c.KVQuantK == "int8" || c.KVQuantV == "int8") {
 		return errors.New("--kv-quant-k/--kv-quant-v int8 need the paged KV cache; drop --no-prefix-cache")
 	}
+	if _, err := c.Constraint(); err != nil {
+		return err
+	}
 	if c.DraftK < 1 || c.DraftK > 16 {
 		return fmt.Errorf("--draft-k must be 1 to 16, got %d", c.DraftK)
 	}
@@ -203,6 +215,30 @@ func (c *Config) finish() error {
 		return errors.New("sampler knobs must not be negative")
 	}
 	return p.Validate()
+}
+
+// Constraint is the constraint the flags ask for (a zero Spec for none).
+func (c *Config) Constraint() (constrain.Spec, error) {
+	var out []constrain.Spec
+	switch c.Format {
+	case "":
+	case "json":
+		out = append(out, constrain.Spec{Kind: constrain.KindJSON})
+	default:
+		return constrain.Spec{}, fmt.Errorf("--format %q: want json (or use --json-schema, --regex, --grammar)", c.Format)
+	}
+	for _, f := range []struct{ kind, v string }{{constrain.KindSchema, c.JSONSchema}, {constrain.KindRegex, c.Regex}, {constrain.KindGrammar, c.Grammar}} {
+		if f.v != "" {
+			out = append(out, constrain.Spec{Kind: f.kind, Arg: f.v})
+		}
+	}
+	switch len(out) {
+	case 0:
+		return constrain.Spec{}, nil
+	case 1:
+		return out[0], nil
+	}
+	return constrain.Spec{}, errors.New("--format, --json-schema, --regex and --grammar exclude each other")
 }
 
 // ApplyModeDefaults fills the knobs the user did not set with the course's

@@ -40,6 +40,7 @@ func init() {
 		{"/new", "", "start a new conversation (settings stay; the old one stays saved)", cmdNew},
 		{"/clear", "", "same as /new", cmdNew},
 		{"/regen", "", "generate the last reply again", cmdRegen},
+		{"/format", "json|schema FILE|regex R|grammar FILE|off", "constrain replies to JSON, a JSON Schema, a regex or a GBNF grammar (no argument: show it)", cmdFormat},
 		{"/help", "", "list the commands", cmdHelp},
 		{"/quit", "", "leave chat (also /exit, /bye)", func(*Session, string) (string, error) { return "", ErrQuit }},
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"chat/engine"
+	"chat/engine/constrain"
 	"chat/engine/sampler"
 	"chat/engine/speculative"
 	"chat/models"
@@ -41,6 +42,8 @@ type Options struct {
 	Speculation speculative.Config
 	// Engine sizes the KV block pool and turns the prefix cache off.
 	Engine engine.Options
+	// Constraint limits the replies (constraint.go); zero: free replies.
+	Constraint constrain.Spec
 }
 
 // Session is one conversation with one model. Its methods are meant to be
@@ -60,7 +63,8 @@ type Session struct {
 	last      engine.Result
 	lastIDs   []int // prompt ids of the last request
 	notices   []string
-	saved     persist // the saved-session side (persist.go)
+	saved     persist    // the saved-session side (persist.go)
+	cons      constraint // constrained replies (constraint.go)
 }
 
 // DefaultMode is the mode a model opens in: chat for a checkpoint whose
@@ -106,6 +110,10 @@ func New(m models.Model, opts Options) (*Session, error) {
 			s.eng.Close()
 			return nil, err
 		}
+	}
+	if err := s.SetConstraint(opts.Constraint); err != nil {
+		s.eng.Close()
+		return nil, err
 	}
 	return s, nil
 }
@@ -167,7 +175,8 @@ func (s *Session) Send(text string) error {
 		s.msgs = s.msgs[:len(s.msgs)-1]
 		return err
 	}
-	req := engine.Request{Prompt: prompt, MaxTokens: budget, Sampler: s.opts.Sampler, OnText: s.opts.OnText}
+	req := engine.Request{Prompt: prompt, MaxTokens: budget, Sampler: s.opts.Sampler, OnText: s.opts.OnText,
+		Constraint: s.requestConstraint()}
 	if s.mode == "chat" {
 		req.StopIDs = s.tmpl.Stops()
 	}
@@ -293,5 +302,6 @@ func (s *Session) stats(e engine.Stats) Stats {
 			st.Spec.PerPosition[i] = sp.PosRate(i)
 		}
 	}
+	s.constraintStats(e, &st)
 	return st
 }
