@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 )
 
@@ -182,28 +183,43 @@ func (s *Sampler) dist(logits []float32, history []int) (int, error) {
 }
 
 // applyMask sets the logits of the ids the mask leaves out to -Inf; ids
-// past the end of a short mask are left out too.
+// past the end of a short mask are left out too. It works a word (64 ids)
+// at a time: a full word is skipped, an empty one filled by one copy, and
+// in a mixed one only the cleared bits are visited.
 func (s *Sampler) applyMask() {
 	if s.mask == nil {
 		return
 	}
-	w, neg := s.work, math.Inf(-1)
+	w := s.work
 	for i := 0; i < len(w); i += 64 {
 		var word uint64
 		if i/64 < len(s.mask) {
 			word = s.mask[i/64]
 		}
-		if word == ^uint64(0) {
-			continue
-		}
 		block := w[i:min(i+64, len(w))]
-		for j := range block {
-			if word>>j&1 == 0 {
-				block[j] = neg
+		switch word {
+		case ^uint64(0):
+		case 0:
+			copy(block, negInf[:len(block)])
+		default:
+			out := ^word
+			if len(block) < 64 {
+				out &= 1<<len(block) - 1
+			}
+			for ; out != 0; out &= out - 1 {
+				block[bits.TrailingZeros64(out)] = negInf[0]
 			}
 		}
 	}
 }
+
+// negInf is 64 × -Inf, copied over the logits of an all-masked word.
+var negInf = func() (a [64]float64) {
+	for i := range a {
+		a[i] = math.Inf(-1)
+	}
+	return
+}()
 
 // clean maps NaN to -Inf (never sampled) and +Inf to the largest float so the
 // arithmetic below stays finite.

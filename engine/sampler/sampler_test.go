@@ -557,3 +557,30 @@ func TestMaskGreedy(t *testing.T) {
 		t.Fatalf("empty mask: %v", err)
 	}
 }
+
+// BenchmarkApplyMask is the mask stage alone on a 32k and a 128k row:
+// a sparse mask (after '{': a few ids allowed), a dense one (inside a
+// string: nearly all) and a mixed one.
+//
+//	go test -run '^$' -bench ApplyMask ./engine/sampler/
+func BenchmarkApplyMask(b *testing.B) {
+	for _, v := range []int{32000, 128256} {
+		rng := rand.New(rand.NewPCG(1, 2))
+		masks := map[string][]uint64{"sparse": make([]uint64, (v+63)/64), "dense": make([]uint64, (v+63)/64), "mixed": make([]uint64, (v+63)/64)}
+		masks["sparse"][3] = 0xf0
+		for i := range masks["dense"] {
+			masks["dense"][i] = ^uint64(0)
+			masks["mixed"][i] = rng.Uint64()
+		}
+		masks["dense"][7] &^= 1 << 34
+		for _, kind := range []string{"sparse", "dense", "mixed"} {
+			b.Run(fmt.Sprintf("%s-%d", kind, v), func(b *testing.B) {
+				s := New(v, Params{})
+				s.SetMask(masks[kind])
+				for range b.N {
+					s.applyMask()
+				}
+			})
+		}
+	}
+}
