@@ -217,3 +217,33 @@ func TestConstraintForcesEnd(t *testing.T) {
 		}
 	}
 }
+
+// The KV and prefix caches never see the constraint: the next request
+// that extends a constrained reply reuses all of it, plainly and after
+// speculation, as it would an unconstrained one.
+func TestConstraintLeavesCacheAlone(t *testing.T) {
+	m := newFake(models.WindowHalf, 64)
+	for _, spec := range []bool{false, true} {
+		e := New(m)
+		if spec {
+			if err := e.SetSpeculation(speculative.Config{Method: speculative.Draft, K: 3, Draft: newNoisy(m, 1, 64)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c := fakeConstraint(t, m, constrain.Spec{Kind: constrain.KindRegex, Arg: fakeRegex})
+		prompt := []int{1, 2, 3}
+		for _, cons := range []constrain.Constraint{nil, c} {
+			res := run(t, e, Request{Prompt: prompt, MaxTokens: 12, Sampler: sampler.Params{Temperature: 1, Seed: 9}, Constraint: cons})
+			next := append(append(slices.Clone(prompt), res.IDs...), 4)
+			again := run(t, e, Request{Prompt: next, MaxTokens: 2, Sampler: sampler.Params{Greedy: true}})
+			want := len(prompt) + len(res.IDs)
+			if res.Reason == ReasonLength {
+				want-- // the last id was never fed
+			}
+			if again.Stats.ReusedTokens != want {
+				t.Errorf("speculation %v, constraint %v: %d ids reused, want %d", spec, cons != nil, again.Stats.ReusedTokens, want)
+			}
+		}
+		e.Close()
+	}
+}

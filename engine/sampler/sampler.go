@@ -148,10 +148,7 @@ func (s *Sampler) dist(logits []float32, history []int) (int, error) {
 		return -1, fmt.Errorf("sampler: %d logits for a vocabulary of %d", len(logits), s.vocab)
 	}
 	w := s.work
-	for i, v := range logits {
-		w[i] = clean(float64(v))
-	}
-	s.applyMask()
+	s.load(logits)
 	s.penalize(history)
 
 	if s.p.Greedy {
@@ -182,33 +179,41 @@ func (s *Sampler) dist(logits []float32, history []int) (int, error) {
 	return -1, nil
 }
 
-// applyMask sets the logits of the ids the mask leaves out to -Inf; ids
-// past the end of a short mask are left out too. It works a word (64 ids)
-// at a time: a full word is skipped, an empty one filled by one copy, and
-// in a mixed one only the cleared bits are visited.
-func (s *Sampler) applyMask() {
+// load copies logits into s.work as float64 (clean), applying the mask
+// on the way: the ids it leaves out (and those past the end of a short
+// mask) get -Inf. It works a word (64 ids) at a time: a full word is a
+// plain copy, an empty one one fill, and in a mixed one only the cleared
+// bits are visited, so a mask costs about nothing over the copy.
+func (s *Sampler) load(logits []float32) {
+	w := s.work
 	if s.mask == nil {
+		for i, v := range logits {
+			w[i] = clean(float64(v))
+		}
 		return
 	}
-	w := s.work
 	for i := 0; i < len(w); i += 64 {
 		var word uint64
 		if i/64 < len(s.mask) {
 			word = s.mask[i/64]
 		}
-		block := w[i:min(i+64, len(w))]
-		switch word {
-		case ^uint64(0):
-		case 0:
+		block, in := w[i:min(i+64, len(w))], logits[i:min(i+64, len(w))]
+		if word == 0 {
 			copy(block, negInf[:len(block)])
-		default:
-			out := ^word
-			if len(block) < 64 {
-				out &= 1<<len(block) - 1
-			}
-			for ; out != 0; out &= out - 1 {
-				block[bits.TrailingZeros64(out)] = negInf[0]
-			}
+			continue
+		}
+		for j, v := range in {
+			block[j] = clean(float64(v))
+		}
+		if word == ^uint64(0) {
+			continue
+		}
+		out := ^word
+		if len(block) < 64 {
+			out &= 1<<len(block) - 1
+		}
+		for ; out != 0; out &= out - 1 {
+			block[bits.TrailingZeros64(out)] = negInf[0]
 		}
 	}
 }

@@ -558,27 +558,33 @@ func TestMaskGreedy(t *testing.T) {
 	}
 }
 
-// BenchmarkApplyMask is the mask stage alone on a 32k and a 128k row:
-// a sparse mask (after '{': a few ids allowed), a dense one (inside a
-// string: nearly all) and a mixed one.
+// BenchmarkLoad is the first stage of the chain, logits into the work row,
+// without a mask and with a sparse one (after '{': a few ids allowed), a
+// dense one (inside a string: nearly all) and a mixed one, at 32k and 128k
+// ids: the mask's cost is the difference from "none".
 //
-//	go test -run '^$' -bench ApplyMask ./engine/sampler/
-func BenchmarkApplyMask(b *testing.B) {
+//	go test -run '^$' -bench Load ./engine/sampler/
+func BenchmarkLoad(b *testing.B) {
 	for _, v := range []int{32000, 128256} {
 		rng := rand.New(rand.NewPCG(1, 2))
-		masks := map[string][]uint64{"sparse": make([]uint64, (v+63)/64), "dense": make([]uint64, (v+63)/64), "mixed": make([]uint64, (v+63)/64)}
+		words := (v + 63) / 64
+		masks := map[string][]uint64{"none": nil, "sparse": make([]uint64, words), "dense": make([]uint64, words), "mixed": make([]uint64, words)}
 		masks["sparse"][3] = 0xf0
-		for i := range masks["dense"] {
+		for i := range words {
 			masks["dense"][i] = ^uint64(0)
 			masks["mixed"][i] = rng.Uint64()
 		}
 		masks["dense"][7] &^= 1 << 34
-		for _, kind := range []string{"sparse", "dense", "mixed"} {
+		logits := make([]float32, v)
+		for i := range logits {
+			logits[i] = float32(rng.NormFloat64())
+		}
+		for _, kind := range []string{"none", "sparse", "dense", "mixed"} {
 			b.Run(fmt.Sprintf("%s-%d", kind, v), func(b *testing.B) {
 				s := New(v, Params{})
 				s.SetMask(masks[kind])
 				for range b.N {
-					s.applyMask()
+					s.load(logits)
 				}
 			})
 		}
