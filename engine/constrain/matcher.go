@@ -65,9 +65,6 @@ func New(a Automaton, v *Vocab, desc string) *Matcher {
 // String is the description given to New.
 func (m *Matcher) String() string { return m.desc }
 
-// Vocab is the vocabulary the matcher was built for.
-func (m *Matcher) Vocab() *Vocab { return m.v }
-
 // Begin starts a reply and returns the start state. ends are the ids that
 // end the reply (the engine's stop ids); they are allowed exactly in the
 // accepting states, and forced where nothing else can follow.

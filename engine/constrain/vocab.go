@@ -129,6 +129,3 @@ func (v *Vocab) Bytes(id int) []byte {
 func (v *Vocab) Ordinary(id int) bool {
 	return id >= 0 && id < v.size && !v.special[id] && len(v.bytes[id]) > 0
 }
-
-// Nodes is the number of trie nodes (for benchmarks and the docs).
-func (v *Vocab) Nodes() int { return len(v.nodes) }

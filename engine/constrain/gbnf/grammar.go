@@ -504,6 +504,3 @@ func (g *Grammar) shortest() {
 		}
 	}
 }
-
-// Rules is the number of rules after lowering (generated ones included).
-func (g *Grammar) Rules() int { return len(g.rules) }

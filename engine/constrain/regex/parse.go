@@ -3,6 +3,7 @@ package regex
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"chat/engine/constrain/utf8range"
@@ -314,6 +315,9 @@ func (p *parser) class() (*Node, error) {
 			break
 		}
 		first = false
+		if strings.HasPrefix(p.s[p.pos:], "[:") {
+			return nil, p.errf("POSIX classes like [:alpha:] are not supported: write the ranges, e.g. [a-zA-Z]")
+		}
 		lo, set, err := p.classAtom()
 		if err != nil {
 			return nil, err

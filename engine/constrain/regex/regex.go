@@ -34,12 +34,7 @@ func Compile(pattern string) (*DFA, error) {
 	if err != nil {
 		return nil, err
 	}
-	return FromSyntax(syn.Root)
-}
-
-// FromSyntax builds the minimised DFA of a parsed tree.
-func FromSyntax(root *Node) (*DFA, error) {
-	n, err := buildNFA(root)
+	n, err := buildNFA(syn.Root)
 	if err != nil {
 		return nil, err
 	}
