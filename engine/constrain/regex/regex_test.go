@@ -168,6 +168,7 @@ func TestErrors(t *testing.T) {
 		`[^\x00-\x{10FFFF}]`: "class matches no character",
 		`\x4`:                `expected 2 hex digits after \x`,
 		"\xff":               "at byte 0: expected valid UTF-8",
+		"[[:alpha:]]":        "at byte 1: POSIX classes",
 	} {
 		_, err := Compile(pat)
 		if err == nil || !strings.Contains(err.Error(), want) {
