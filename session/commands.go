@@ -346,6 +346,11 @@ func cmdShow(s *Session, _ string) (string, error) {
 			fmt.Fprintf(&b, "%-11s %s\n", k.name, k.show(s))
 		}
 	}
+	format := s.Constraint()
+	if format == "" {
+		format = "off"
+	}
+	fmt.Fprintf(&b, "format      %s\n", format)
 	fmt.Fprintf(&b, "order       %s\n", strings.Join(s.SamplerOrder(), " → "))
 	si := s.Saved()
 	switch {

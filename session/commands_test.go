@@ -92,7 +92,7 @@ func TestShowSystemHelp(t *testing.T) {
 		t.Errorf("/system alone: %q", r)
 	}
 	show := run(t, s, "/show")
-	for _, want := range []string{"student-chat.pt", "mode        chat", `"You are terse."`, "top_k       40", "greedy      on", "order       penalties", "not saved yet"} {
+	for _, want := range []string{"student-chat.pt", "mode        chat", `"You are terse."`, "top_k       40", "greedy      on", "format      off", "order       mask → penalties", "not saved yet"} {
 		if !strings.Contains(show, want) {
 			t.Errorf("/show lacks %q:\n%s", want, show)
 		}
