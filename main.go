@@ -21,6 +21,7 @@ import (
 	"chat/config/settings"
 	"chat/engine"
 	"chat/engine/bench"
+	"chat/engine/constrain"
 	"chat/engine/speculative"
 	"chat/models"
 	"chat/models/embedded"
@@ -100,7 +101,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "chat: chat mode needs a message: give one, or drop --chat to continue from the start of a text")
 		return 2
 	}
-	opts := session.Options{Settings: cfg.Values, DraftPath: cfg.Draft, ModelPath: cfg.Model, Open: openModel}
+	opts := session.Options{Settings: cfg.Values, DraftPath: cfg.Draft, ModelPath: cfg.Model, Open: openModel,
+		Constraint: constraintSpec(cfg)}
 	if cfg.Model == "" {
 		opts.ModelIdentity = store.IdentityOf(embedded.Model)
 	}
@@ -280,6 +282,9 @@ func runHeadless(m models.Model, cfg *config.Config, opts session.Options, stdou
 				"total_prompt_tokens": st.TotalPromptTokens, "total_reused_tokens": st.TotalReusedTokens},
 			"spec": specJSON(st.Spec),
 		}}
+	if c := s.Constraint(); c != "" {
+		out.Stats.(map[string]any)["constraint"] = map[string]any{"spec": c, "mask_us": float64(st.MaskTime.Nanoseconds()) / 1000}
+	}
 	if out.IDs == nil {
 		out.IDs = []int{}
 	}
@@ -502,4 +507,20 @@ func specJSON(sp speculative.Stats) map[string]any {
 	return map[string]any{"method": sp.Method.String(), "k": sp.K, "proposed": sp.Proposed,
 		"accepted": sp.Accepted, "target_passes": sp.TargetPasses,
 		"acceptance_rate": sp.AcceptanceRate(), "tokens_per_pass": sp.TokensPerPass()}
+}
+
+// constraintSpec is the constraint the flags ask for (a zero Spec for
+// none; config checks that at most one is given).
+func constraintSpec(cfg *config.Config) constrain.Spec {
+	switch {
+	case cfg.Format == "json":
+		return constrain.Spec{Kind: constrain.KindJSON}
+	case cfg.JSONSchema != "":
+		return constrain.Spec{Kind: constrain.KindSchema, Arg: cfg.JSONSchema}
+	case cfg.Regex != "":
+		return constrain.Spec{Kind: constrain.KindRegex, Arg: cfg.Regex}
+	case cfg.Grammar != "":
+		return constrain.Spec{Kind: constrain.KindGrammar, Arg: cfg.Grammar}
+	}
+	return constrain.Spec{}
 }

@@ -35,6 +35,10 @@ type Config struct {
 	JSON       bool   // headless: print one JSON line
 	Verbose    bool   // headless: a timing summary on stderr
 
+	// Constrained replies, at most one (engine/constrain): --format json,
+	// --json-schema FILE|JSON, --regex R, --grammar FILE.
+	Format, JSONSchema, Regex, Grammar string
+
 	File string              // the config file that was read, "" for none
 	Keys map[string][]string // TUI action → keys (settings.DefaultKeys merged with the file's [keys])
 
@@ -81,6 +85,10 @@ var otherFlags = []struct{ name, arg, help string }{
 	{"raw", "", "raw completion mode: continue the text, no chat template (--mode raw)"},
 	{"chat", "", "chat mode: the chat template, stop at end of turn (--mode chat)"},
 	{"draft", "FILE", "draft model for speculative decoding (same tokenizer as the model)"},
+	{"format", "json", "constrain replies to any JSON value"},
+	{"json-schema", "FILE|JSON", "constrain replies to a JSON Schema: a file, or the schema itself ({...})"},
+	{"regex", "R", "constrain replies to match this regex as a whole"},
+	{"grammar", "FILE", "constrain replies to a GBNF grammar file (llama.cpp's format)"},
 	{"config", "FILE", "config file (default $XDG_CONFIG_HOME/chat/config.toml; \"\" reads none)"},
 	{"resume", "", "continue the latest saved conversation"},
 	{"continue", "ID", "continue the saved conversation with this id, name or number (see --sessions)"},
@@ -205,6 +213,10 @@ func newFlagSet() (*Config, *flag.FlagSet) {
 	fs.BoolVar(&c.rawFlag, "raw", false, "")
 	fs.BoolVar(&c.chatFlag, "chat", false, "")
 	fs.StringVar(&c.Draft, "draft", "", "")
+	fs.StringVar(&c.Format, "format", "", "")
+	fs.StringVar(&c.JSONSchema, "json-schema", "", "")
+	fs.StringVar(&c.Regex, "regex", "", "")
+	fs.StringVar(&c.Grammar, "grammar", "", "")
 	fs.StringVar(&c.File, "config", "", "")
 	fs.BoolVar(&c.Resume, "resume", false, "")
 	fs.StringVar(&c.Continue, "continue", "", "")
@@ -316,6 +328,18 @@ func (c *Config) finish() error {
 	}
 	if c.Given["prompt"] && c.PromptFile != "" {
 		return errors.New("--prompt and -f exclude each other")
+	}
+	if c.Format != "" && c.Format != "json" {
+		return fmt.Errorf("--format %q: want json (or use --json-schema, --regex, --grammar)", c.Format)
+	}
+	n := 0
+	for _, v := range []string{c.Format, c.JSONSchema, c.Regex, c.Grammar} {
+		if v != "" {
+			n++
+		}
+	}
+	if n > 1 {
+		return errors.New("--format, --json-schema, --regex and --grammar exclude each other")
 	}
 	if c.Draft != "" && !c.Set["spec"] {
 		c.Spec = "draft"

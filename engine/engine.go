@@ -30,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	"chat/engine/constrain"
 	"chat/engine/prefix"
 	"chat/engine/sampler"
 	"chat/engine/speculative"
@@ -48,6 +49,10 @@ type Request struct {
 	// new piece of text (headless printing). Generation waits for it, and it
 	// must not call Reply.Wait or Engine.Close (they wait for the reply).
 	OnText func(string)
+	// Constraint, if set, limits the reply to outputs it accepts
+	// (constraint.go); its end ids are StopIDs, or the tokenizer's EOT when
+	// there are none. nil: no constraint.
+	Constraint constrain.Constraint
 }
 
 // Stats are the counters the panels and headless --json show.
@@ -78,6 +83,11 @@ type Stats struct {
 	TotalPromptTokens int
 	TotalReusedTokens int
 	HitRate           float64
+
+	// The constraint (zero without one): ids allowed at the last step, and
+	// the mean time to get a step's mask.
+	MaskAllowed int
+	MaskTime    time.Duration
 
 	// Spec counts draft-then-verify decoding (Spec.Method is Off when the
 	// reply decoded plainly): acceptance rate, mean tokens per round,
@@ -226,6 +236,9 @@ func (e *Engine) Start(req Request) (*Reply, error) {
 	}
 	req.Prompt = append([]int(nil), req.Prompt...) // the caller may reuse its slice
 	req.StopIDs = append([]int(nil), req.StopIDs...)
+	if req.Constraint != nil && len(req.StopIDs) == 0 && e.tok.EOT() >= 0 {
+		req.StopIDs = []int{e.tok.EOT()} // a constrained output needs an end
+	}
 	r := &Reply{req: req, start: time.Now(), done: make(chan struct{})}
 
 	e.mu.Lock()

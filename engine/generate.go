@@ -38,6 +38,7 @@ type gen struct {
 
 	spec    *specRun // nil: plain decoding
 	pending bool     // speculating: the last id of ctx is not in the cache yet
+	cons    *consRun // nil: no constraint
 }
 
 // generate runs one reply to the end.
@@ -71,6 +72,7 @@ func (e *Engine) begin(r *Reply) *gen {
 		seenV:  r.paramsV.Load(),
 	}
 	g.smp.Reset(req.Sampler.Seed)
+	g.beginConstraint()
 	r.g = g
 
 	in := e.promptWindow(req.Prompt)
@@ -96,7 +98,7 @@ func (e *Engine) begin(r *Reply) *gen {
 // rule. It sets g.reason when the reply is over. In the steady state it
 // allocates nothing beyond the growth of g.ids, g.text and the reply buffer.
 func (g *gen) step() {
-	if !g.prepare() {
+	if !g.prepare() || !g.maskNow() {
 		return
 	}
 	id, err := g.smp.Sample(g.logits, g.ctx)
@@ -147,6 +149,9 @@ func (g *gen) put(id int) bool {
 	g.stats.GenTokens++
 	g.stats.Spec.Generated = g.stats.GenTokens
 	g.ctx = append(g.ctx, id)
+	if !g.advance(id) {
+		return false
+	}
 
 	if isStop(id, r.req.StopIDs) {
 		g.reason, g.stopID = ReasonEOT, id

@@ -98,6 +98,10 @@ func (g *gen) round() {
 			}
 		}
 	}
+	guesses = guesses[:g.checkGuesses(guesses)]
+	if len(q) > len(guesses) {
+		q = q[:len(guesses)]
+	}
 	if len(guesses) == 0 {
 		g.plainStep()
 		return
@@ -110,6 +114,10 @@ func (g *gen) round() {
 	g.ctx = append(g.ctx, guesses...) // history for the penalties; cut back below
 	first := 0
 	if !g.pending {
+		if !g.maskRow(0) {
+			g.ctx = g.ctx[:L]
+			return
+		}
 		if err := g.dist(rows[0], g.logits, g.ctx[:L]); err != nil {
 			g.ctx = g.ctx[:L]
 			g.reason, g.err = ReasonError, fmt.Errorf("engine: token %d: %w", g.stats.GenTokens+1, err)
@@ -122,6 +130,11 @@ func (g *gen) round() {
 	}
 	logits, err := g.forward(s.in, n+1-first)
 	for j := first; err == nil && j <= n; j++ {
+		if !g.maskRow(j) { // the reply ends (g.reason is set)
+			g.ctx = g.ctx[:L]
+			g.truncate(base + pend)
+			return
+		}
 		err = g.dist(rows[j], logits[(j-first)*e.vocab:(j-first+1)*e.vocab], g.ctx[:L+j])
 	}
 	g.ctx = g.ctx[:L]
@@ -174,6 +187,9 @@ func (g *gen) plainStep() {
 		}
 		g.logits, g.pending = logits, false
 		g.stats.Spec.TargetPasses++
+	}
+	if !g.maskNow() {
+		return
 	}
 	id, err := g.smp.Sample(g.logits, g.ctx)
 	if err != nil {

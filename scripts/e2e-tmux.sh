@@ -120,6 +120,19 @@ grep -qE 'reused +0 tok' "$OUT/09-int8-turn.txt" || fail "the int8 turn should r
 t send-keys -t chat F11
 wait_for 'student-chat-1k\.pt · modern · f32' 20
 
+# /format json: the next reply is JSON. The autosaved conversation holds the
+# reply verbatim, and it must parse; the panel names the constraint.
+t send-keys -t chat '/format json' Enter
+wait_for 'replies are constrained: json' 5
+send 'Describe a cat as JSON.'
+snap 04e-json
+grep -qE 'format +json' "$OUT/04e-json.txt" || fail "the panel does not show the constraint"
+latest=$(ls -t "$XDG_DATA_HOME"/chat/sessions/*.json | head -1)
+jq -r '.messages[-1].content' "$latest" >"$OUT/04e-json-reply.txt"
+jq -e . "$OUT/04e-json-reply.txt" >/dev/null || fail "the /format json reply does not parse: $(cat "$OUT/04e-json-reply.txt")"
+t send-keys -t chat '/format off' Enter
+wait_for 'replies are free' 5
+
 # Help overlay and back.
 t send-keys -t chat F1
 wait_for 'Keys  \(sampler keys act on the next token\)' 5

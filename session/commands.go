@@ -41,6 +41,7 @@ func init() {
 		{"/new", "", "start a new conversation (settings stay; the old one stays saved)", cmdNew},
 		{"/clear", "", "same as /new", cmdNew},
 		{"/regen", "", "generate the last reply again (a new seed unless it is pinned)", cmdRegen},
+		{"/format", "json|schema FILE|regex R|grammar FILE|off", "constrain replies to JSON, a JSON Schema, a regex or a GBNF grammar (no argument: show it)", cmdFormat},
 		{"/help", "", "list the commands", cmdHelp},
 		{"/quit", "", "leave chat (also /exit, /bye)", func(*Session, string) (string, error) { return "", ErrQuit }},
 	}
@@ -146,6 +147,11 @@ func cmdShow(s *Session, _ string) (string, error) {
 	}
 	fmt.Fprintf(&b, "system            %s\n", sys)
 	s.showSettings(&b)
+	format := s.Constraint()
+	if format == "" {
+		format = "off"
+	}
+	fmt.Fprintf(&b, "format            %s\n", format)
 	fmt.Fprintf(&b, "order             %s\n", strings.Join(s.SamplerOrder(), " → "))
 	si := s.Saved()
 	switch {

@@ -96,7 +96,7 @@ func TestShowSystemHelp(t *testing.T) {
 		t.Errorf("/system alone: %q", r)
 	}
 	show := run(t, s, "/show")
-	for _, want := range []string{"student-chat-1k.pt", "mode              chat", `"You are terse."`, "top_k             40", "greedy            on", "max_tokens        10", "quant             f32", "draft_k           4", "order             penalties", "not saved yet"} {
+	for _, want := range []string{"student-chat-1k.pt", "mode              chat", `"You are terse."`, "top_k             40", "greedy            on", "max_tokens        10", "quant             f32", "draft_k           4", "format            off", "order             mask → penalties", "not saved yet"} {
 		if !strings.Contains(show, want) {
 			t.Errorf("/show lacks %q:\n%s", want, show)
 		}
@@ -125,7 +125,7 @@ func TestShowSystemHelp(t *testing.T) {
 func TestUnknownAndNotCommands(t *testing.T) {
 	s, _ := stored(t, sharedModel(t), 10)
 	handled, _, err := s.Command("/frobnicate now")
-	if !handled || err == nil || !strings.Contains(err.Error(), "/frobnicate") || !strings.Contains(err.Error(), "/set /show /system /model /draft /kv /template /save /load /sessions /new /clear /regen /help /quit") {
+	if !handled || err == nil || !strings.Contains(err.Error(), "/frobnicate") || !strings.Contains(err.Error(), "/set /show /system /model /draft /kv /template /save /load /sessions /new /clear /regen /format /help /quit") {
 		t.Errorf("unknown command: handled=%v err=%v", handled, err)
 	}
 	if _, _, err := s.Command("/se"); err == nil || !strings.Contains(err.Error(), "did you mean /set or /sessions?") {

@@ -13,6 +13,7 @@ import (
 
 	"chat/config/settings"
 	"chat/engine"
+	"chat/engine/constrain"
 	"chat/engine/sampler"
 	"chat/models"
 	"chat/session/store"
@@ -42,6 +43,8 @@ type Options struct {
 	// again when switching back from a quantized format, and /model and
 	// /draft. Nil: those switches are refused.
 	Open func(path string) (models.Model, error)
+	// Constraint limits the replies (constraint.go); zero: free replies.
+	Constraint constrain.Spec
 }
 
 // Session is one conversation with one model. Its methods are meant to be
@@ -65,8 +68,9 @@ type Session struct {
 	last      engine.Result
 	lastIDs   []int // prompt ids of the last request
 	notices   []string
-	saved     persist // the saved-session side (persist.go)
-	restoring bool    // a saved session's settings are being applied: no autosave
+	saved     persist    // the saved-session side (persist.go)
+	restoring bool       // a saved session's settings are being applied: no autosave
+	cons      constraint // constrained replies (constraint.go)
 }
 
 // DefaultMode is the mode a model opens in: chat for a checkpoint whose
@@ -113,6 +117,10 @@ func New(m models.Model, opts Options) (*Session, error) {
 	s.tmpl = templateFor(m)
 	s.eng.SetSampler(s.samplerParams())
 	if err := s.Apply(want); err != nil {
+		s.eng.Close()
+		return nil, err
+	}
+	if err := s.SetConstraint(opts.Constraint); err != nil {
 		s.eng.Close()
 		return nil, err
 	}
@@ -225,7 +233,7 @@ func (s *Session) Send(text string) error {
 		s.seed = rand.Uint64()
 	}
 	req := engine.Request{Prompt: prompt, MaxTokens: budget, Sampler: s.samplerParams(), OnText: s.opts.OnText,
-		StopIDs: s.stopIDs(), Stop: s.vals.Stop}
+		StopIDs: s.stopIDs(), Stop: s.vals.Stop, Constraint: s.requestConstraint()}
 	r, err := s.eng.Start(req)
 	if err != nil {
 		undo()
@@ -397,5 +405,6 @@ func (s *Session) stats(e engine.Stats) Stats {
 		st.KV.LastReuse = float64(e.ReusedTokens) / float64(e.PromptTokens)
 	}
 	st.Spec = specStats(e)
+	s.constraintStats(e, &st)
 	return st
 }

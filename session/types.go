@@ -35,6 +35,15 @@ type Stats struct {
 	Quant        string        // weight format of the model answering ("f32", "int8", ...)
 	Spec         SpecStats     // speculative decoding of this reply
 	Seed         uint64        // the seed this reply was sampled with
+	Constraint   ConstraintStats
+}
+
+// ConstraintStats describe the constraint on replies; Spec is "" when
+// replies are free.
+type ConstraintStats struct {
+	Spec     string        // "json", "regex [a-z]+", "schema person.json", ...
+	Allowed  int           // token ids the constraint allowed at the last step
+	MaskTime time.Duration // mean time to get one step's mask
 }
 
 // KVStats describe the paged KV block pool and the prefix cache; Blocks is

@@ -38,6 +38,8 @@ type fakeBackend struct {
 	stopping bool
 	notices  []string
 
+	constraint session.ConstraintStats // what Poll reports of /format
+
 	sent      []string
 	stopCalls int
 	polls     int
@@ -99,7 +101,7 @@ func (f *fakeBackend) stats() session.Stats {
 	return session.Stats{
 		PromptTokens: 42, ReusedTokens: 30, GenTokens: f.pos * 3,
 		PrefillTokS: 812.5, DecodeTokS: 97.3, TTFT: 48 * time.Millisecond,
-		KVUsed: 42 + f.pos*3, KVCap: 256,
+		KVUsed: 42 + f.pos*3, KVCap: 256, Constraint: f.constraint,
 	}
 }
 

@@ -588,16 +588,38 @@ func TestCacheIsBounded(t *testing.T) {
 func TestAppliedOrder(t *testing.T) {
 	order := []string{"penalties", "greedy", "temperature", "top-k", "top-p", "min-p", "softmax", "draw"}
 	p := sampler.Defaults()
-	if got := strings.Join(appliedOrder(order, p), " "); got != "temperature top-p softmax draw" {
+	if got := strings.Join(appliedOrder(order, p, false), " "); got != "temperature top-p softmax draw" {
 		t.Fatalf("defaults: %s", got)
 	}
 	p.RepeatPenalty, p.TopK, p.Temperature = 1.1, 40, 1
-	if got := strings.Join(appliedOrder(order, p), " "); got != "penalties top-k top-p softmax draw" {
+	if got := strings.Join(appliedOrder(order, p, false), " "); got != "penalties top-k top-p softmax draw" {
 		t.Fatalf("got %s", got)
 	}
 	p.Greedy = true
-	if got := strings.Join(appliedOrder(order, p), " "); got != "penalties greedy (argmax)" {
+	if got := strings.Join(appliedOrder(order, p, false), " "); got != "penalties greedy (argmax)" {
 		t.Fatalf("greedy: %s", got)
+	}
+	if got := strings.Join(appliedOrder(append([]string{"mask"}, order...), p, true), " "); got != "mask penalties greedy (argmax)" {
+		t.Fatalf("constrained greedy: %s", got)
+	}
+}
+
+// Under /format the panel names the constraint, the ids it allowed at the
+// last step and the mask time, and the applied order starts with the mask.
+func TestPanelShowsConstraint(t *testing.T) {
+	f := newFake()
+	f.order = append([]string{"mask"}, f.order...)
+	m := New(f, Options{Width: 120, Height: 40, Plain: true})
+	if c := m.View().Content; strings.Contains(c, "format") || strings.Contains(c, "mask") {
+		t.Fatalf("no constraint, yet the panel shows one:\n%s", c)
+	}
+	f.constraint = session.ConstraintStats{Spec: "schema person.json", Allowed: 312, MaskTime: 1500}
+	poll(m)
+	c := m.View().Content
+	for _, want := range []string{"format     schema person.json", "mask       312 ids · 1.5 µs", "applied: mask → temperature"} {
+		if !strings.Contains(c, want) {
+			t.Errorf("panel lacks %q:\n%s", want, c)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"chat/config/settings"
 	"chat/engine/sampler"
@@ -127,8 +128,13 @@ func (m *model) panelLines(w, h int) []string {
 		}
 		ls = append(ls, row(s.Label, s.Show(&v), keys))
 	}
+	if c := m.stats.Constraint; c.Spec != "" {
+		ls = append(ls,
+			stat("format", fit(oneLine(c.Spec), w-12)),
+			stat("mask", fmt.Sprintf("%d ids · %s", c.Allowed, formatMaskTime(c.MaskTime))))
+	}
 	if len(m.order) > 0 {
-		order := ansi.Wrap("applied: "+strings.Join(appliedOrder(m.order, v.Sampler), " → "), w-2, "")
+		order := ansi.Wrap("applied: "+strings.Join(appliedOrder(m.order, v.Sampler, m.stats.Constraint.Spec != ""), " → "), w-2, "")
 		for l := range strings.SplitSeq(order, "\n") {
 			ls = append(ls, " "+st.r(st.dim, l))
 		}
@@ -338,13 +344,15 @@ func (m *model) statusLine() string {
 }
 
 // appliedOrder is the backend's processor order without the processors the
-// knobs switch off (greedy ends the chain at the argmax). Names it does not
-// know are kept.
-func appliedOrder(order []string, p sampler.Params) []string {
+// knobs switch off (greedy ends the chain at the argmax; the mask is on
+// while replies are constrained). Names it does not know are kept.
+func appliedOrder(order []string, p sampler.Params, constrained bool) []string {
 	var out []string
 	for _, name := range order {
 		on := true
 		switch name {
+		case "mask":
+			on = constrained
 		case "penalties":
 			on = (p.RepeatPenalty != 0 && p.RepeatPenalty != 1) || p.FrequencyPenalty != 0 || p.PresencePenalty != 0
 		case "greedy":
@@ -366,6 +374,14 @@ func appliedOrder(order []string, p sampler.Params) []string {
 		}
 	}
 	return out
+}
+
+// formatMaskTime is a mask's mean cost per token, in µs below 1 ms.
+func formatMaskTime(d time.Duration) string {
+	if d > 0 && d < time.Millisecond {
+		return fmt.Sprintf("%.1f µs", float64(d.Nanoseconds())/1000)
+	}
+	return formatDur(d)
 }
 
 // penaltyText lists the penalties that are on, for the status line.

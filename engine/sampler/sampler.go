@@ -1,7 +1,8 @@
 // Package sampler turns one row of logits into one token id.
 //
-// The processors run in a fixed order (see Order): repetition, frequency and
-// presence penalties over the last PenaltyWindow ids; if Greedy, the argmax of
+// The processors run in a fixed order (see Order): the constraint mask
+// (SetMask: ids a constraint does not allow get -Inf); repetition, frequency
+// and presence penalties over the last PenaltyWindow ids; if Greedy, the argmax of
 // the penalised logits; otherwise temperature, top-k, top-p, min-p, a float64
 // softmax and one uniform draw from a seeded PCG (inverse CDF). Everything
 // after the penalties follows the course's sample_next_token
@@ -15,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 )
 
@@ -38,6 +40,7 @@ func Order() []string {
 // Stages is Order with a one-line description of each processor.
 func Stages() []Stage {
 	return []Stage{
+		{"mask", "if a constraint is on (--format, --json-schema, --regex, --grammar): ids it does not allow get -Inf"},
 		{"penalties", "repeat / frequency / presence penalties over the last PenaltyWindow ids"},
 		{"greedy", "if Greedy: argmax of the penalised logits, stop"},
 		{"temperature", "divide by max(T, 1e-6) when T != 1 (T = 0 still samples)"},
@@ -60,6 +63,7 @@ type Sampler struct {
 	pcg *rand.PCG
 	rng *rand.Rand
 
+	mask   []uint64  // SetMask's allowed ids; nil: all
 	work   []float64 // the logits being filtered; -Inf = removed
 	probs  []float64 // final distribution of the last call (also scratch for exp)
 	counts []int32   // penalty occurrence counts, all zero between calls
@@ -97,6 +101,12 @@ func (s *Sampler) Reset(seed uint64) {
 
 // SetParams replaces the knobs. It does not re-seed the RNG (call Reset).
 func (s *Sampler) SetParams(p Params) { s.p = p }
+
+// SetMask limits the following Sample and Dist calls to the ids whose bit
+// is set in allowed (bit id%64 of word id/64), the first processor of the
+// chain; nil lifts the limit. The slice is read, not copied: it must not
+// change while it is set.
+func (s *Sampler) SetMask(allowed []uint64) { s.mask = allowed }
 
 // Params returns the current knobs.
 func (s *Sampler) Params() Params { return s.p }
@@ -138,9 +148,7 @@ func (s *Sampler) dist(logits []float32, history []int) (int, error) {
 		return -1, fmt.Errorf("sampler: %d logits for a vocabulary of %d", len(logits), s.vocab)
 	}
 	w := s.work
-	for i, v := range logits {
-		w[i] = clean(float64(v))
-	}
+	s.load(logits)
 	s.penalize(history)
 
 	if s.p.Greedy {
@@ -170,6 +178,53 @@ func (s *Sampler) dist(logits []float32, history []int) (int, error) {
 	normalize(e)
 	return -1, nil
 }
+
+// load copies logits into s.work as float64 (clean), applying the mask
+// on the way: the ids it leaves out (and those past the end of a short
+// mask) get -Inf. It works a word (64 ids) at a time: a full word is a
+// plain copy, an empty one one fill, and in a mixed one only the cleared
+// bits are visited, so a mask costs about nothing over the copy.
+func (s *Sampler) load(logits []float32) {
+	w := s.work
+	if s.mask == nil {
+		for i, v := range logits {
+			w[i] = clean(float64(v))
+		}
+		return
+	}
+	for i := 0; i < len(w); i += 64 {
+		var word uint64
+		if i/64 < len(s.mask) {
+			word = s.mask[i/64]
+		}
+		block, in := w[i:min(i+64, len(w))], logits[i:min(i+64, len(w))]
+		if word == 0 {
+			copy(block, negInf[:len(block)])
+			continue
+		}
+		for j, v := range in {
+			block[j] = clean(float64(v))
+		}
+		if word == ^uint64(0) {
+			continue
+		}
+		out := ^word
+		if len(block) < 64 {
+			out &= 1<<len(block) - 1
+		}
+		for ; out != 0; out &= out - 1 {
+			block[bits.TrailingZeros64(out)] = negInf[0]
+		}
+	}
+}
+
+// negInf is 64 × -Inf, copied over the logits of an all-masked word.
+var negInf = func() (a [64]float64) {
+	for i := range a {
+		a[i] = math.Inf(-1)
+	}
+	return
+}()
 
 // clean maps NaN to -Inf (never sampled) and +Inf to the largest float so the
 // arithmetic below stays finite.

@@ -33,7 +33,7 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
 func TestOrderIsData(t *testing.T) {
 	names := Order()
-	want := []string{"penalties", "greedy", "temperature", "top-k", "top-p", "min-p", "softmax", "draw"}
+	want := []string{"mask", "penalties", "greedy", "temperature", "top-k", "top-p", "min-p", "softmax", "draw"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("Order = %v, want %v", names, want)
 	}
@@ -450,5 +450,143 @@ func TestDrawBadDistributions(t *testing.T) {
 	}
 	if u := s.Float64(); !(u >= 0 && u < 1) {
 		t.Fatalf("Float64 %v", u)
+	}
+}
+
+// bitsOf is a mask allowing ids.
+func bitsOf(n int, ids ...int) []uint64 {
+	b := make([]uint64, (n+63)/64)
+	for _, id := range ids {
+		b[id/64] |= 1 << (id % 64)
+	}
+	return b
+}
+
+// The mask comes first: masked sampling draws from the softmax of the
+// allowed logits only (the unmasked distribution renormalised over the
+// allowed ids), chi-square at a fixed seed; a masked id is never drawn.
+func TestMaskRenormalises(t *testing.T) {
+	logits := make([]float32, 130) // more than two mask words
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range logits {
+		logits[i] = float32(rng.NormFloat64())
+	}
+	allowed := []int{0, 3, 64, 65, 100, 127, 129}
+	s := New(len(logits), Params{Temperature: 1, Seed: 3})
+	free, err := s.Dist(logits, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float64, len(logits))
+	z := 0.0
+	for _, id := range allowed {
+		z += free[id]
+	}
+	for _, id := range allowed {
+		want[id] = free[id] / z
+	}
+	s.SetMask(bitsOf(len(logits), allowed...))
+	const n = 20000
+	counts := make([]float64, len(logits))
+	for range n {
+		id, err := s.Sample(logits, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts[id]++
+	}
+	chi := 0.0
+	for i, pr := range want {
+		if pr == 0 {
+			if counts[i] != 0 {
+				t.Fatalf("masked id %d drawn %v times", i, counts[i])
+			}
+			continue
+		}
+		chi += (counts[i] - pr*n) * (counts[i] - pr*n) / (pr * n)
+	}
+	df := float64(len(allowed) - 1)
+	if pv := 1 - (distuv.ChiSquared{K: df}).CDF(chi); pv < 0.001 {
+		t.Fatalf("chi2 %.2f df %v p %.2g: counts do not follow the renormalised masked distribution", chi, df, pv)
+	}
+	s.SetMask(nil)
+	if d, _ := s.Dist(logits, nil); d[1] == 0 {
+		t.Fatal("SetMask(nil) did not lift the mask")
+	}
+}
+
+// Greedy under a mask is the argmax of the allowed ids: the unmasked argmax
+// whenever that is allowed.
+func TestMaskGreedy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 5))
+	logits := make([]float32, 200)
+	for range 500 {
+		for i := range logits {
+			logits[i] = float32(rng.NormFloat64())
+		}
+		var allowed []int
+		for i := range logits {
+			if rng.IntN(4) == 0 {
+				allowed = append(allowed, i)
+			}
+		}
+		if len(allowed) == 0 {
+			continue
+		}
+		s := New(len(logits), Params{Greedy: true})
+		free, _ := s.Sample(logits, nil)
+		s.SetMask(bitsOf(len(logits), allowed...))
+		got, err := s.Sample(logits, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		best := allowed[0]
+		for _, id := range allowed {
+			if logits[id] > logits[best] {
+				best = id
+			}
+		}
+		if got != best || slices.Contains(allowed, free) && got != free {
+			t.Fatalf("masked greedy %d, want %d (unmasked %d)", got, best, free)
+		}
+	}
+	// Nothing allowed: an error, not a draw.
+	s := New(3, Params{Temperature: 1})
+	s.SetMask(make([]uint64, 1))
+	if _, err := s.Sample([]float32{1, 2, 3}, nil); err != ErrNoCandidates {
+		t.Fatalf("empty mask: %v", err)
+	}
+}
+
+// BenchmarkLoad is the first stage of the chain, logits into the work row,
+// without a mask and with a sparse one (after '{': a few ids allowed), a
+// dense one (inside a string: nearly all) and a mixed one, at 32k and 128k
+// ids: the mask's cost is the difference from "none".
+//
+//	go test -run '^$' -bench Load ./engine/sampler/
+func BenchmarkLoad(b *testing.B) {
+	for _, v := range []int{32000, 128256} {
+		rng := rand.New(rand.NewPCG(1, 2))
+		words := (v + 63) / 64
+		masks := map[string][]uint64{"none": nil, "sparse": make([]uint64, words), "dense": make([]uint64, words), "mixed": make([]uint64, words)}
+		masks["sparse"][3] = 0xf0
+		for i := range words {
+			masks["dense"][i] = ^uint64(0)
+			masks["mixed"][i] = rng.Uint64()
+		}
+		masks["dense"][7] &^= 1 << 34
+		logits := make([]float32, v)
+		for i := range logits {
+			logits[i] = float32(rng.NormFloat64())
+		}
+		for _, kind := range []string{"none", "sparse", "dense", "mixed"} {
+			b.Run(fmt.Sprintf("%s-%d", kind, v), func(b *testing.B) {
+				s := New(v, Params{})
+				s.SetMask(masks[kind])
+				for range b.N {
+					s.load(logits)
+				}
+			})
+		}
 	}
 }

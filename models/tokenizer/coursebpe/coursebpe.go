@@ -330,6 +330,11 @@ func (t *Tokenizer) EOT() int { return t.eot }
 // BOS is -1: the course prepends nothing.
 func (t *Tokenizer) BOS() int { return -1 }
 
+// IsSpecial reports whether id is one of the special tokens (ids from
+// 256+M on): text never produces them, and constrained decoding allows
+// them only as an end token.
+func (t *Tokenizer) IsSpecial(id int) bool { return id >= len(t.vocab) && id < t.Size() }
+
 // TokenBytes is the raw bytes of id (a copy); a special token gives its
 // literal text and an id out of range gives nil.
 func (t *Tokenizer) TokenBytes(id int) []byte {

@@ -433,6 +433,14 @@ func (t *Tokenizer) IsControl(id int) bool {
 	return id >= 0 && id < len(t.attrs) && t.attrs[id]&attrControl != 0
 }
 
+// IsSpecial reports whether id is anything but a normal or byte token
+// (control, user-defined, unknown, unused, undefined, or recognised by its
+// text like <|eot_id|>; out of range too): constrained decoding allows such
+// tokens only as an end token.
+func (t *Tokenizer) IsSpecial(id int) bool {
+	return id < 0 || id >= len(t.attrs) || t.attrs[id]&(attrNormal|attrByte) == 0 || t.attrs[id]&attrControl != 0
+}
+
 // StripsLeadingSpace is false: byte-level BPE adds no space prefix.
 func (t *Tokenizer) StripsLeadingSpace() bool { return false }
 

@@ -263,6 +263,14 @@ func (t *Tokenizer) Type(id int) int {
 	return int(t.types[id])
 }
 
+// IsSpecial reports whether id is anything but a normal or byte token
+// (control, user-defined, unknown, unused or undefined; out of range too):
+// constrained decoding allows such tokens only as an end token.
+func (t *Tokenizer) IsSpecial(id int) bool {
+	ty := t.Type(id)
+	return ty != TypeNormal && ty != TypeByte
+}
+
 // TokenBytes is the raw bytes id stands for: ▁ becomes a space, <0xNN> the
 // byte, and a control token its literal text. Out of range gives nil. The
 // slice is shared; do not modify it.
