@@ -94,6 +94,10 @@ func Read(r io.ReaderAt, size int64, name string) (*Checkpoint, error) {
 	return c, nil
 }
 
+// maxPickle bounds data.pkl: unpickling builds up to ~150 bytes of objects
+// per pickle byte, and a compressed entry could claim any size.
+const maxPickle = 2 << 20
+
 // archive is an opened torch zip.
 type archive struct {
 	files     map[string]*zip.File
@@ -192,6 +196,11 @@ func openArchive(zr *zip.Reader, size int64) (*archive, []byte, error) {
 		default:
 			return nil, nil, fmt.Errorf("unknown byteorder %q", truncateForMsg(string(b)))
 		}
+	}
+	if n, err := a.entrySize(a.files[pkls[0]]); err != nil {
+		return nil, nil, err
+	} else if n > maxPickle {
+		return nil, nil, fmt.Errorf("%s is %d bytes; a checkpoint's pickle may take at most %d (a course checkpoint's takes about 65 KB)", pkls[0], n, maxPickle)
 	}
 	pkl, err := a.readEntry(a.files[pkls[0]], -1)
 	if err != nil {
