@@ -127,6 +127,12 @@ func FromFile(f *gguf.File, fileName string) (*Model, error) {
 		m.output = m.embd // tied, as llama.cpp falls back to token_embd
 	}
 	m.outB = ld.optional("output.bias", cfg.Vocab)
+	// block_count comes from the metadata: check it against the tensors in
+	// the file before allocating a layer for each (a 1 MB file once said
+	// 16777216, and the loader allocated 13 GB before finding none).
+	if _, ok := f.Tensor(fmt.Sprintf("blk.%d.attn_norm.weight", cfg.Layers-1)); !ok || cfg.Layers > len(f.Tensors) {
+		return nil, fmt.Errorf("llama: metadata %s.block_count = %d, but the file has no tensors for layer %d", cfg.Arch, cfg.Layers, cfg.Layers-1)
+	}
 	m.layers = make([]layer, cfg.Layers)
 	for i := range m.layers {
 		p := fmt.Sprintf("blk.%d.", i)

@@ -14,9 +14,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
+
+	"chat/models/regular"
 )
 
 // Tensor is one materialised tensor, row-major. Tensors that view the same
@@ -67,17 +68,7 @@ func (c *Checkpoint) Keys() []string {
 
 // Open reads the checkpoint at path.
 func Open(path string) (*Checkpoint, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("torchpt: %w", err)
-	}
-	if fi.IsDir() {
-		return nil, fmt.Errorf("torchpt: %s is a directory, not a checkpoint file", path)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("torchpt: %s is not a regular file", path)
-	}
-	f, err := os.Open(path)
+	f, fi, err := regular.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("torchpt: %w", err)
 	}
