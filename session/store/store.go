@@ -319,16 +319,16 @@ func decode[R Record | listing](path string, f io.Reader, r *R) error {
 // listing is what List decodes of a file: the summary, and of each message
 // its role and size, without keeping the text.
 type listing struct {
-	Version  int       `json:"version"`
-	ID       string    `json:"id"`
-	Name     string    `json:"name"`
-	Title    string    `json:"title"`
-	Updated  time.Time `json:"updated"`
-	Model    struct {
+	Version int       `json:"version"`
+	ID      string    `json:"id"`
+	Name    string    `json:"name"`
+	Title   string    `json:"title"`
+	Updated time.Time `json:"updated"`
+	Model   struct {
 		Name string `json:"name"`
 	} `json:"model"`
 	Messages []struct {
-		Role    string  `json:"role"`
+		Role    string   `json:"role"`
 		Content sizeOnly `json:"content"`
 	} `json:"messages"`
 }
