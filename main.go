@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"chat/config"
 	"chat/engine"
@@ -24,8 +25,10 @@ import (
 	"chat/models/load"
 	"chat/models/quant"
 	"chat/models/quant/report"
+	"chat/models/regular"
 	"chat/session"
 	"chat/session/store"
+	"chat/session/termtext"
 	"chat/ui"
 
 	"github.com/charmbracelet/x/term"
@@ -36,6 +39,9 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	// Messages quote file names, config strings, pickle globals and model
+	// metadata: none of their control characters reaches the terminal raw.
+	stderr = termtext.EscapeWriter(stderr)
 	if len(args) > 0 && args[0] == "bench" {
 		return benchCmd(args[1:], stdout, stderr)
 	}
@@ -51,7 +57,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if cfg.PrintConfig {
-		cfg.WriteTOML(stdout)
+		var b strings.Builder
+		cfg.WriteTOML(&b)
+		io.WriteString(stdout, termtext.JSON(b.String())) // the file's strings, control characters escaped
 		return 0
 	}
 	if cfg.ListSessions {
@@ -135,7 +143,9 @@ func openModel(path string) (models.Model, error) {
 // scripting twin of the course's generate_text.py / chat.py --prompt.
 func headless(m models.Model, cfg *config.Config, opts session.Options, stdout, stderr io.Writer) int {
 	if !cfg.JSON {
-		opts.OnText = func(s string) { io.WriteString(stdout, s) }
+		// The model's text, without escape sequences or control characters
+		// other than newline and tab (--json has it exactly).
+		opts.OnText = func(s string) { io.WriteString(stdout, termtext.Clean(s, true)) }
 	}
 	s, err := startSession(m, cfg, opts)
 	if err != nil {
@@ -158,6 +168,13 @@ func headless(m models.Model, cfg *config.Config, opts session.Options, stdout, 
 	}
 	if !cfg.JSON {
 		fmt.Fprintln(stdout)
+	}
+	if err := s.Saved().Err; err != nil {
+		// --resume/--continue: the reply was not saved (full or read-only disk).
+		fmt.Fprintln(stderr, "chat:", err)
+		return 1
+	}
+	if !cfg.JSON {
 		return 0
 	}
 	st := res.Stats
@@ -185,7 +202,7 @@ func headless(m models.Model, cfg *config.Config, opts session.Options, stdout, 
 		out.IDs = []int{}
 	}
 	b, _ := json.Marshal(out)
-	fmt.Fprintln(stdout, string(b))
+	fmt.Fprintln(stdout, termtext.JSON(string(b)))
 	return 0
 }
 
@@ -235,10 +252,13 @@ func listSessions(stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "chat:", err)
 		return 1
 	}
-	list, err := st.List()
+	list, skipped, err := st.Scan()
 	if err != nil {
 		fmt.Fprintln(stderr, "chat:", err)
 		return 1
+	}
+	for _, e := range skipped {
+		fmt.Fprintln(stderr, "chat: skipped:", e)
 	}
 	if len(list) == 0 {
 		fmt.Fprintln(stderr, "chat: no saved conversations in", st.Dir())
@@ -288,7 +308,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	text, err := bench.PromptText(*file)
+	text, err := heldOutText(*file)
 	if err != nil {
 		fmt.Fprintln(stderr, "chat bench:", err)
 		return 1
@@ -302,8 +322,22 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 		r.Model = filepath.Base(*model) // compare.sh labels rows by file name
 	}
 	b, _ := json.Marshal(r)
-	fmt.Fprintln(stdout, string(b))
+	fmt.Fprintln(stdout, termtext.JSON(string(b)))
 	return 0
+}
+
+// maxTextBytes bounds --text and --prompt-file (held-out text is tokenized
+// whole; the shared sample is 30 KB).
+const maxTextBytes = 8 << 20
+
+// heldOutText is the text of file (a regular file of at most maxTextBytes:
+// /dev/zero would read without end), or bench's default text.
+func heldOutText(file string) (string, error) {
+	if file == "" {
+		return bench.PromptText("")
+	}
+	b, err := regular.ReadFile(file, maxTextBytes)
+	return string(b), err
 }
 
 // speculation turns --draft, --spec and --draft-k into the engine's setting.
@@ -345,7 +379,7 @@ func quantReportCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "chat quant-report:", err)
 		return 1
 	}
-	txt, err := bench.PromptText(*text)
+	txt, err := heldOutText(*text)
 	if err == nil && txt == bench.Fallback {
 		err = errors.New("no held-out text found: pass --text FILE")
 	}
@@ -364,10 +398,10 @@ func quantReportCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "chat quant-report:", err)
 			return 1
 		}
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(stdout, termtext.JSON(string(b)))
 		return 0
 	}
-	fmt.Fprint(stdout, t.Text())
+	fmt.Fprint(stdout, termtext.Clean(t.Text(), true))
 	return 0
 }
 

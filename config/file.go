@@ -14,6 +14,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"chat/models/regular"
 
 	"github.com/pelletier/go-toml/v2"
 )
@@ -80,10 +83,15 @@ func DefaultFile() string {
 	return filepath.Join(base, "chat", "config.toml")
 }
 
+// maxFileBytes bounds the config file (a real one is a few hundred bytes).
+const maxFileBytes = 1 << 20
+
 // loadFile applies the file at path to c. A missing file is an error only
-// when must is set (--config FILE); the default file is optional.
+// when must is set (--config FILE); the default file is optional. Only a
+// regular file is read (a FIFO would block, /dev/zero never end); a UTF-8
+// byte order mark at its start is skipped, as editors on Windows write one.
 func (c *Config) loadFile(path string, must bool) error {
-	data, err := os.ReadFile(path)
+	data, err := regular.ReadFile(path, maxFileBytes)
 	if errors.Is(err, fs.ErrNotExist) && !must {
 		return nil
 	}
@@ -91,6 +99,12 @@ func (c *Config) loadFile(path string, must bool) error {
 		return fmt.Errorf("config file: %w", err)
 	}
 	c.File = path
+	return c.applyFile(path, data)
+}
+
+// applyFile applies the contents of the config file at path to c.
+func (c *Config) applyFile(path string, data []byte) error {
+	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
 	var f fileConfig
 	dec := toml.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -104,7 +118,7 @@ func (c *Config) loadFile(path string, must bool) error {
 	}
 	if f.Mode != nil {
 		if *f.Mode != "" && *f.Mode != "chat" && *f.Mode != "raw" {
-			return fmt.Errorf("%s: mode %q: want \"chat\", \"raw\" or \"\" (from the model)", at("", "mode"), *f.Mode)
+			return fmt.Errorf("%s: mode %s: want \"chat\", \"raw\" or \"\" (from the model)", at("", "mode"), shown(*f.Mode))
 		}
 		c.Mode = *f.Mode
 	}
@@ -131,7 +145,7 @@ func (c *Config) loadFile(path string, must bool) error {
 	}
 	if f.Theme != nil {
 		if !slices.Contains(Themes, *f.Theme) {
-			return fmt.Errorf("%s: theme %q: want %s", at("", "theme"), *f.Theme, strings.Join(Themes, ", "))
+			return fmt.Errorf("%s: theme %s: want %s", at("", "theme"), shown(*f.Theme), strings.Join(Themes, ", "))
 		}
 		c.Theme = *f.Theme
 	}
@@ -196,13 +210,13 @@ func (c *Config) loadFile(path string, must bool) error {
 			for _, k := range v {
 				s, ok := k.(string)
 				if !ok {
-					return fmt.Errorf("%s: keys.%s: key names are strings, got %v", at("keys", action), action, k)
+					return fmt.Errorf("%s: keys.%s: key names are strings, got %s", at("keys", action), cut(action), tomlKind(k))
 				}
 				ks = append(ks, s)
 			}
 			user[action] = ks
 		default:
-			return fmt.Errorf("%s: keys.%s: want a key name or a list of them, got %v", at("keys", action), action, v)
+			return fmt.Errorf("%s: keys.%s: want a key name or a list of them, got %s", at("keys", action), cut(action), tomlKind(v))
 		}
 	}
 	keys, err := mergeKeys(user, func(action string) string { return at("keys", action) })
@@ -222,26 +236,89 @@ func fileError(path string, err error) error {
 		var msgs []string
 		for _, e := range sm.Errors {
 			row, col := e.Position()
-			msgs = append(msgs, fmt.Sprintf("%s:%d:%d: unknown setting %q (see chat --print-config for the known ones)", path, row, col, strings.Join(e.Key(), ".")))
+			msgs = append(msgs, fmt.Sprintf("%s:%d:%d: unknown setting %s (see chat --print-config for the known ones)", path, row, col, shown(strings.Join(e.Key(), "."))))
+			if len(msgs) == 5 && len(sm.Errors) > 5 {
+				msgs = append(msgs, fmt.Sprintf("%s: and %d more unknown settings", path, len(sm.Errors)-5))
+				break
+			}
 		}
 		return errors.New(strings.Join(msgs, "\n"))
 	case errors.As(err, &de):
 		row, col := de.Position()
 		msg := strings.TrimPrefix(de.Error(), "toml: ")
-		if m := typeErr.FindStringSubmatch(msg); m != nil && len(de.Key()) > 0 {
-			want := map[string]string{"int": "an integer", "int64": "an integer", "float64": "a number", "string": "a string", "bool": "true or false"}[m[2]]
-			if want == "" {
-				want = m[2]
-			}
-			msg = fmt.Sprintf("%s is a TOML %s; want %s", strings.Join(de.Key(), "."), m[1], want)
+		key := cut(strings.Join(de.Key(), "."))
+		if m := typeErr.FindStringSubmatch(msg); m != nil && key != "" {
+			msg = fmt.Sprintf("%s is a TOML %s; want %s", key, m[1], goTypeWant(m[2]))
+		} else if m := storeErr.FindStringSubmatch(msg); m != nil && key != "" {
+			msg = fmt.Sprintf("%s is a TOML %s; want %s", key, m[1], goTypeWant(m[2]))
 		}
-		return fmt.Errorf("%s:%d:%d: %s", path, row, col, msg)
+		msg = goPkg.ReplaceAllString(msg, "")
+		return fmt.Errorf("%s:%d:%d: %s", path, row, col, cut(msg))
 	}
 	return fmt.Errorf("%s: %s", path, strings.TrimPrefix(err.Error(), "toml: "))
 }
 
-// typeErr matches go-toml's type mismatch, which names Go types.
-var typeErr = regexp.MustCompile(`^cannot decode TOML (\w+) into struct field \S+ of type \*?(\S+)`)
+// typeErr and storeErr match go-toml's type mismatches, which name Go
+// types; goTypeWant says what the file should hold instead.
+var (
+	typeErr  = regexp.MustCompile(`^cannot decode TOML (.+?) into struct field \S+ of type \*?(.+)$`)
+	storeErr = regexp.MustCompile(`^cannot store (?:a |an )?(.+?) in (?:a |an )?(\S+)$`)
+	goPkg    = regexp.MustCompile(`strconv\.\w+: `)
+)
+
+func goTypeWant(goType string) string {
+	switch {
+	case goType == "int" || goType == "int64" || goType == "integer":
+		return "an integer"
+	case goType == "float64" || goType == "float":
+		return "a number"
+	case goType == "string":
+		return "a string"
+	case goType == "bool" || goType == "boolean":
+		return "true or false"
+	case goType == "config.fileSampler":
+		return "a table ([sampler])"
+	case strings.HasPrefix(goType, "map["):
+		return "a table ([keys])"
+	}
+	return "another type"
+}
+
+// tomlKind names the TOML type of a decoded value, for messages.
+func tomlKind(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case int64:
+		return "an integer"
+	case float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "a table"
+	}
+	return "a date or time"
+}
+
+// shown quotes a string from the file for a message, cut to a readable
+// length (Go escapes keep its control characters visible).
+func shown(s string) string { return strconv.Quote(cut(s)) }
+
+// cut shortens s to about 80 bytes, keeping whole runes.
+func cut(s string) string {
+	const n = 80
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}
 
 // lineOf finds the line of key in table ("" for the top level) for messages
 // about values that parse but do not make sense; 1 if not found.
