@@ -459,7 +459,7 @@ func (b *budget) before(name string, in *exec.Value, p *exec.VarArgs) error {
 		b.err = err
 		return err
 	}
-	if err := b.spend(win); err != nil {
+	if err := b.fits(win); err != nil { // also refuses an input too large to go through
 		return err
 	}
 	if name == "replace" {

@@ -47,6 +47,9 @@ var hostileTemplates = []struct{ name, src, want string }{
 	{"append", "{% set l = [] %}{% do l.append(l) %}{{ l }}", "unknown method"},
 	{"update", "{% set d = {} %}{% do d.update({'a': d}) %}{{ d }}", "unknown method"},
 	{"lipsum", "{{ lipsum(100000000) }}", "lipsum"},
+	{"shared-lists", "{% set a = [1] %}" + strings.Repeat("{% set a = [a, a] %}", 40) + "{{ a | tojson }}", "value"},
+	{"shared-lists-sort", "{% set a = [1] %}" + strings.Repeat("{% set a = [a, a] %}", 40) + "{{ a | sort | length }}", "value"},
+	{"shared-lists-loop", "{% set a = [1] %}" + strings.Repeat("{% set a = [a, a] %}", 40) + "{% for x in a recursive %}{{ loop(x) if x is iterable }}{% endfor %}", "too long"},
 	{"slices", "{% set a = 'x' * 10000000 %}" + strings.Repeat("{% set b = a[::-1] %}", 40), "more data"},
 }
 
