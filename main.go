@@ -28,8 +28,10 @@ import (
 	"chat/models/kernels"
 	"chat/models/load"
 	"chat/models/quant/report"
+	"chat/models/regular"
 	"chat/session"
 	"chat/session/store"
+	"chat/session/termtext"
 	"chat/ui"
 
 	"github.com/charmbracelet/x/term"
@@ -50,6 +52,9 @@ var isTerminal = func(f any) bool {
 const maxPrompt = 16 << 20
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// Messages quote file names, config strings, pickle globals and model
+	// metadata: none of their control characters reaches the terminal raw.
+	stderr = termtext.EscapeWriter(stderr)
 	if len(args) > 0 && args[0] == "bench" {
 		return benchCmd(args[1:], stdout, stderr)
 	}
@@ -70,7 +75,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, version())
 		return 0
 	case cfg.PrintConfig:
-		cfg.WriteTOML(stdout)
+		var b strings.Builder
+		cfg.WriteTOML(&b)
+		io.WriteString(stdout, termtext.JSON(b.String())) // the file's strings, control characters escaped
 		return 0
 	case cfg.ListSessions:
 		return listSessions(stdout, stderr)
@@ -232,7 +239,9 @@ func openModel(path string) (models.Model, error) {
 // the scripting twin of the course's generate_text.py / chat.py --prompt.
 func runHeadless(m models.Model, cfg *config.Config, opts session.Options, stdout, stderr io.Writer) int {
 	if !cfg.JSON {
-		opts.OnText = func(s string) { io.WriteString(stdout, s) }
+		// The model's text, without escape sequences or control characters
+		// other than newline and tab (--json has it exactly).
+		opts.OnText = func(s string) { io.WriteString(stdout, termtext.Clean(s, true)) }
 	}
 	s, err := startSession(m, cfg, opts)
 	if err != nil {
@@ -259,6 +268,13 @@ func runHeadless(m models.Model, cfg *config.Config, opts session.Options, stdou
 	}
 	if !cfg.JSON {
 		fmt.Fprintln(stdout)
+	}
+	if err := s.Saved().Err; err != nil {
+		// --resume/--continue: the reply was not saved (full or read-only disk).
+		fmt.Fprintln(stderr, "chat:", err)
+		return 1
+	}
+	if !cfg.JSON {
 		return 0
 	}
 	out := struct {
@@ -289,7 +305,7 @@ func runHeadless(m models.Model, cfg *config.Config, opts session.Options, stdou
 		out.IDs = []int{}
 	}
 	b, _ := json.Marshal(out)
-	fmt.Fprintln(stdout, string(b))
+	fmt.Fprintln(stdout, termtext.JSON(string(b)))
 	return 0
 }
 
@@ -356,10 +372,13 @@ func listSessions(stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "chat:", err)
 		return 1
 	}
-	list, err := st.List()
+	list, skipped, err := st.Scan()
 	if err != nil {
 		fmt.Fprintln(stderr, "chat:", err)
 		return 1
+	}
+	for _, e := range skipped {
+		fmt.Fprintln(stderr, "chat: skipped:", e)
 	}
 	if len(list) == 0 {
 		fmt.Fprintln(stderr, "chat: no saved conversations in", st.Dir())
@@ -410,7 +429,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	text, err := bench.PromptText(*file)
+	text, err := heldOutText(*file)
 	if err != nil {
 		fmt.Fprintln(stderr, "chat bench:", err)
 		return 1
@@ -428,8 +447,22 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 		r.Model = filepath.Base(*model) // compare.sh labels rows by file name
 	}
 	b, _ := json.Marshal(r)
-	fmt.Fprintln(stdout, string(b))
+	fmt.Fprintln(stdout, termtext.JSON(string(b)))
 	return 0
+}
+
+// maxTextBytes bounds --text and --prompt-file (held-out text is tokenized
+// whole; the shared sample is 30 KB).
+const maxTextBytes = 8 << 20
+
+// heldOutText is the text of file (a regular file of at most maxTextBytes:
+// /dev/zero would read without end), or bench's default text.
+func heldOutText(file string) (string, error) {
+	if file == "" {
+		return bench.PromptText("")
+	}
+	b, err := regular.ReadFile(file, maxTextBytes)
+	return string(b), err
 }
 
 // quantReportCmd prints, for each weight format, bytes, logit cosine and
@@ -451,7 +484,7 @@ func quantReportCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "chat quant-report:", err)
 		return 1
 	}
-	txt, err := bench.PromptText(*text)
+	txt, err := heldOutText(*text)
 	if err == nil && txt == bench.Fallback {
 		err = errors.New("no held-out text found: pass --text FILE")
 	}
@@ -470,10 +503,10 @@ func quantReportCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "chat quant-report:", err)
 			return 1
 		}
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(stdout, termtext.JSON(string(b)))
 		return 0
 	}
-	fmt.Fprint(stdout, t.Text())
+	fmt.Fprint(stdout, termtext.Clean(t.Text(), true))
 	return 0
 }
 

@@ -305,15 +305,24 @@ func equalKeys(a, b map[string][]string) bool {
 	return true
 }
 
-// Any file gives settings or one error naming the file, never a panic.
+// Any file gives settings or one error naming the file, never a panic and
+// never a Go type name.
 func FuzzConfigFile(f *testing.F) {
 	f.Add([]byte(fileBody))
 	f.Add([]byte("[sampler]\ntop_p = 2\nstop = [\"a\", 3]\n[keys]\nsend = [\"ctrl+\"]"))
 	f.Add([]byte("max_tokens = 1e9\nseed = \"random\"\nmodel = 3"))
+	f.Add([]byte("model = \"m.pt\"\n[sampler]\ntop_k = 5\n[keys]\nsend = [\"f3\"]"))
+	f.Add([]byte("\uFEFFsampler = 5\n[keys]\nsend = {a = [1]}\n"))
+	f.Add([]byte("[model]\nx=1\na.a.a.b = 1"))
+	f.Add([]byte("mode = \"\\u001b[31m\"\n[keys]\nsend = \"ctrl+ctrl+\\u009b\""))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, _ := newFlagSet()
-		if err := c.readFile("fuzz.toml", data); err != nil && !strings.HasPrefix(err.Error(), "fuzz.toml") {
-			t.Fatalf("error without the file name: %v", err)
+		err := c.readFile("fuzz.toml", data)
+		if err == nil {
+			return
+		}
+		if msg := err.Error(); !strings.HasPrefix(msg, "fuzz.toml") || strings.Contains(msg, "interface {}") || strings.Contains(msg, "config.") {
+			t.Fatalf("error %q", msg)
 		}
 	})
 }

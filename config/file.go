@@ -9,11 +9,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
 	"chat/config/settings"
+	"chat/models/regular"
 
 	"github.com/pelletier/go-toml/v2"
 )
@@ -56,10 +58,14 @@ func DefaultFile() string {
 	return filepath.Join(base, "chat", "config.toml")
 }
 
+// maxFileBytes bounds the config file (a real one is a few hundred bytes).
+const maxFileBytes = 1 << 20
+
 // loadFile applies the file at path to c. A missing file is an error only
-// when must is set (--config FILE); the default file is optional.
+// when must is set (--config FILE); the default file is optional. Only a
+// regular file is read (a FIFO would block, /dev/zero never end).
 func (c *Config) loadFile(path string, must bool) error {
-	data, err := os.ReadFile(path)
+	data, err := regular.ReadFile(path, maxFileBytes)
 	if errors.Is(err, fs.ErrNotExist) && !must {
 		return nil
 	}
@@ -70,8 +76,10 @@ func (c *Config) loadFile(path string, must bool) error {
 	return c.readFile(path, data)
 }
 
-// readFile applies the contents of the config file at path.
+// readFile applies the contents of the config file at path. A UTF-8 byte
+// order mark at its start is skipped, as editors on Windows write one.
 func (c *Config) readFile(path string, data []byte) error {
+	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
 	var f map[string]any
 	if err := toml.Unmarshal(data, &f); err != nil {
 		return fileError(path, err)
@@ -84,7 +92,7 @@ func (c *Config) readFile(path string, data []byte) error {
 		case "model", "draft":
 			p, ok := v.(string)
 			if !ok {
-				return fmt.Errorf("%s: %s is a path in quotes, got %v", at("", key), key, v)
+				return fmt.Errorf("%s: %s is a path in quotes, got %s", at("", key), key, tomlShow(v))
 			}
 			if key == "model" {
 				c.Model = expandPath(p, filepath.Dir(path))
@@ -94,7 +102,7 @@ func (c *Config) readFile(path string, data []byte) error {
 		case "sampler":
 			t, ok := v.(map[string]any)
 			if !ok {
-				return fmt.Errorf("%s: sampler is a table ([sampler]), got %v", at("", key), v)
+				return fmt.Errorf("%s: sampler is a table ([sampler]), got %s", at("", key), tomlShow(v))
 			}
 			for _, k := range sortedKeys(t) {
 				if err := c.fileSetting("sampler", k, t[k], at("sampler", k)); err != nil {
@@ -104,7 +112,7 @@ func (c *Config) readFile(path string, data []byte) error {
 		case "keys":
 			t, ok := v.(map[string]any)
 			if !ok {
-				return fmt.Errorf("%s: keys is a table ([keys]), got %v", at("", key), v)
+				return fmt.Errorf("%s: keys is a table ([keys]), got %s", at("", key), tomlShow(v))
 			}
 			if err := c.fileKeys(t, func(action string) string { return at("keys", action) }); err != nil {
 				return err
@@ -151,7 +159,7 @@ func unknownKey(table, key string) string {
 		if s.Table != "" {
 			want = s.Name + " in [" + s.Table + "]"
 		}
-		return fmt.Sprintf("unknown setting %q here; write %s", key, want)
+		return fmt.Sprintf("unknown setting %s here; write %s", settings.Quoted(key), want)
 	}
 	var names []string
 	for _, s := range settings.All() {
@@ -166,7 +174,7 @@ func unknownKey(table, key string) string {
 	if table != "" {
 		where = "in [" + table + "]"
 	}
-	msg := fmt.Sprintf("unknown setting %q %s", key, where)
+	msg := fmt.Sprintf("unknown setting %s %s", settings.Quoted(key), where)
 	if near := settings.Suggest(key, settings.File); near != "" {
 		return msg + fmt.Sprintf(" (did you mean %s?)", near)
 	}
@@ -238,14 +246,18 @@ func listValue(s *settings.Setting, v any) (any, error) {
 func tomlShow(v any) string {
 	switch v := v.(type) {
 	case string:
-		return strconv.Quote(v)
+		return settings.Quoted(v)
 	case map[string]any:
 		return "a table"
 	case []any:
 		return "a list"
 	}
-	return fmt.Sprint(v)
+	return settings.Cut(fmt.Sprint(v))
 }
+
+// goPkg matches the Go function names go-toml's messages may quote
+// ("strconv.ParseFloat: "), which mean nothing to a user.
+var goPkg = regexp.MustCompile(`strconv\.\w+: `)
 
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
@@ -268,13 +280,13 @@ func (c *Config) fileKeys(t map[string]any, where func(action string) string) er
 			for _, k := range v {
 				s, ok := k.(string)
 				if !ok {
-					return fmt.Errorf("%s: keys.%s: key names are strings, got %v", where(action), action, k)
+					return fmt.Errorf("%s: keys.%s: key names are strings, got %s", where(action), settings.Cut(action), tomlShow(k))
 				}
 				ks = append(ks, s)
 			}
 			user[action] = ks
 		default:
-			return fmt.Errorf("%s: keys.%s: want a key name or a list of them, got %v", where(action), action, v)
+			return fmt.Errorf("%s: keys.%s: want a key name or a list of them, got %s", where(action), settings.Cut(action), tomlShow(v))
 		}
 	}
 	keys, err := settings.MergeKeys(user, where)
@@ -290,9 +302,10 @@ func fileError(path string, err error) error {
 	var de *toml.DecodeError
 	if errors.As(err, &de) {
 		row, col := de.Position()
-		return fmt.Errorf("%s:%d:%d: %s", path, row, col, strings.TrimPrefix(de.Error(), "toml: "))
+		msg := goPkg.ReplaceAllString(strings.TrimPrefix(de.Error(), "toml: "), "")
+		return fmt.Errorf("%s:%d:%d: %s", path, row, col, settings.Cut(msg))
 	}
-	return fmt.Errorf("%s: %s", path, strings.TrimPrefix(err.Error(), "toml: "))
+	return fmt.Errorf("%s: %s", path, settings.Cut(strings.TrimPrefix(err.Error(), "toml: ")))
 }
 
 // lineOf finds the line of key in table ("" for the top level) for messages

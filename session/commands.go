@@ -9,6 +9,7 @@ import (
 
 	"chat/config/settings"
 	"chat/session/store"
+	"chat/session/termtext"
 )
 
 // Slash commands, in the spirit of ollama's /set and /show and llama-cli's
@@ -345,10 +346,11 @@ func FormatList(list []store.Summary, current string) string {
 		if x.Name != "" {
 			title = "[" + x.Name + "] " + title
 		}
+		title, model := termtext.Line(title), termtext.Line(x.Model) // from the file: no escapes to the terminal
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "%s%3d  %s  %s  %-40s  %s, %d messages", mark, i+1, x.ID, x.Updated.Local().Format(time.DateTime[:16]), title, x.Model, x.Messages)
+		fmt.Fprintf(&b, "%s%3d  %s  %s  %-40s  %s, %d messages", mark, i+1, x.ID, x.Updated.Local().Format(time.DateTime[:16]), title, model, x.Messages)
 	}
 	return b.String()
 }

@@ -19,6 +19,7 @@ type persist struct {
 	created  time.Time // of the first save
 	identity string    // model identity, computed once
 	failed   bool      // the last autosave failed (told once, not after every reply)
+	err      error     // why the last save failed, nil after a good one
 
 	history []string // user prompts of other saved sessions, oldest first
 	histOK  bool     // history was read for the current id
@@ -34,11 +35,12 @@ type SavedInfo struct {
 	Name  string // given with /save NAME, or ""
 	Title string // from the first user message
 	Dir   string // the session directory, "" without a store
+	Err   error  // why the last save failed (headless exits non-zero on it), nil after a good one
 }
 
 // Saved tells which saved session this is.
 func (s *Session) Saved() SavedInfo {
-	si := SavedInfo{ID: s.saved.id, Name: s.saved.name, Title: s.title()}
+	si := SavedInfo{ID: s.saved.id, Name: s.saved.name, Title: s.title(), Err: s.saved.err}
 	if s.opts.Store != nil {
 		si.Dir = s.opts.Store.Dir()
 	}
@@ -101,7 +103,7 @@ func (s *Session) autosave() {
 	if err != nil && !s.saved.failed {
 		s.notices = append(s.notices, "autosave failed: "+err.Error())
 	}
-	s.saved.failed = err != nil
+	s.saved.failed, s.saved.err = err != nil, err
 }
 
 // Save writes the conversation now; a non-empty name names it (for /load
@@ -133,7 +135,7 @@ func (s *Session) Save(name string) error {
 		s.saved.name = old
 		return err
 	}
-	s.saved.failed = false
+	s.saved.failed, s.saved.err = false, nil
 	return nil
 }
 

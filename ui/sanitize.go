@@ -2,63 +2,15 @@ package ui
 
 import (
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
-	"github.com/charmbracelet/x/ansi"
+	"chat/session/termtext"
 )
 
 // cleanText makes text safe to send to the model or to draw: valid UTF-8,
 // "\n" line ends, no escape sequences, no control characters other than
 // newline (and tab when keepTab), and no bidi overrides that could make the
-// screen lie about what was typed.
-func cleanText(s string, keepTab bool) string {
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
-	if strings.ContainsRune(s, '\u009b') {
-		s = strings.ReplaceAll(s, "\u009b", "\x1b[") // 8-bit CSI: strip it like ESC [
-	}
-	if strings.ContainsRune(s, '\x1b') {
-		s = ansi.Strip(s)
-	}
-	s = strings.ReplaceAll(s, "\r\n", "\n")
-	clean := true
-	for _, r := range s {
-		if r != '\n' && (unicode.IsControl(r) || isBidi(r) || r == '\t') {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		switch {
-		case r == '\n':
-			b.WriteByte('\n')
-		case r == '\r':
-			b.WriteByte('\n') // a lone CR (old Mac paste) is a line break
-		case r == '\t':
-			if keepTab {
-				b.WriteByte('\t')
-			} else {
-				b.WriteString("    ")
-			}
-		case unicode.IsControl(r), isBidi(r):
-			// drop: NUL, BEL, backspace, C1 controls, directional overrides
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-func isBidi(r rune) bool {
-	return (r >= '\u202A' && r <= '\u202E') || (r >= '\u2066' && r <= '\u2069')
-}
+// screen lie about what was typed (the app's one sanitiser, termtext).
+func cleanText(s string, keepTab bool) string { return termtext.Clean(s, keepTab) }
 
 // sanitizeInput is what the user's text goes through before Send: cleaned
 // and without leading/trailing blank lines or trailing spaces. An all-blank
@@ -90,6 +42,4 @@ func sanitizeDisplay(s string) string {
 
 // oneLine is cleanText for things shown on a single row (names, notices,
 // errors): line breaks become spaces.
-func oneLine(s string) string {
-	return strings.ReplaceAll(cleanText(s, false), "\n", " ")
-}
+func oneLine(s string) string { return termtext.Line(s) }

@@ -214,7 +214,7 @@ func (s *Setting) Parse(text string) (any, error) {
 	case Float:
 		f, err := strconv.ParseFloat(t, 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, bad("must be a number%s, got %q", s.rangeText(), text)
+			return nil, bad("must be a number%s, got %s", s.rangeText(), Quoted(text))
 		}
 		if f < s.Min || f > s.Max {
 			return nil, bad("must be %s, got %s", strings.TrimPrefix(s.rangeText(), " "), t)
@@ -223,7 +223,7 @@ func (s *Setting) Parse(text string) (any, error) {
 	case Int:
 		n, err := strconv.Atoi(t)
 		if err != nil {
-			return nil, bad("must be a whole number%s, got %q", s.rangeText(), text)
+			return nil, bad("must be a whole number%s, got %s", s.rangeText(), Quoted(text))
 		}
 		if float64(n) < s.Min || float64(n) > s.Max {
 			return nil, bad("must be %s, got %d", strings.TrimPrefix(s.rangeText(), " "), n)
@@ -236,13 +236,13 @@ func (s *Setting) Parse(text string) (any, error) {
 		case "off", "false", "no", "0":
 			return false, nil
 		}
-		return nil, bad("must be on or off, got %q", text)
+		return nil, bad("must be on or off, got %s", Quoted(text))
 	case Choice:
 		l := strings.ToLower(t)
 		if slices.Contains(s.Choices, l) || l == "" && s.Default("") == "" {
 			return l, nil
 		}
-		return nil, bad("must be one of %s, got %q", strings.Join(s.Choices, ", "), text)
+		return nil, bad("must be one of %s, got %s", strings.Join(s.Choices, ", "), Quoted(text))
 	case Text:
 		return text, nil
 	case List:
@@ -256,7 +256,7 @@ func (s *Setting) Parse(text string) (any, error) {
 		}
 		n, err := strconv.ParseUint(t, 10, 64)
 		if err != nil {
-			return nil, bad("must be \"random\" or a whole number ≥ 0, got %q", text)
+			return nil, bad("must be \"random\" or a whole number ≥ 0, got %s", Quoted(text))
 		}
 		return seedValue{seed: n}, nil
 	}
@@ -323,7 +323,7 @@ func (s *Setting) SetFormatted(v *Values, text string) error {
 	for rest := strings.TrimSpace(text); rest != ""; rest = strings.TrimSpace(rest) {
 		q, err := strconv.QuotedPrefix(rest)
 		if err != nil {
-			return &Error{s.Name, fmt.Sprintf("must be quoted texts, got %q", text)}
+			return &Error{s.Name, fmt.Sprintf("must be quoted texts, got %s", Quoted(text))}
 		}
 		t, _ := strconv.Unquote(q)
 		list = append(list, t)

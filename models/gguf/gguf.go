@@ -14,8 +14,9 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"os"
 	"unsafe"
+
+	"chat/models/regular"
 )
 
 // Magic is the first four bytes of every GGUF file.
@@ -69,15 +70,11 @@ func (t *TensorInfo) Elements() int64 {
 
 // Open maps the file at path and parses its header.
 func Open(path string) (*File, error) {
-	fd, err := os.Open(path)
+	fd, st, err := regular.Open(path) // a FIFO or device would block or never end
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("gguf: %w", err)
 	}
 	defer fd.Close()
-	st, err := fd.Stat()
-	if err != nil {
-		return nil, err
-	}
 	if st.Size() < 4 {
 		return nil, fmt.Errorf("gguf: %s: file too small (%d bytes)", path, st.Size())
 	}

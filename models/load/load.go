@@ -14,6 +14,7 @@ import (
 	"chat/models/course"
 	"chat/models/embedded"
 	"chat/models/llama"
+	"chat/models/regular"
 	"chat/models/torchpt"
 )
 
@@ -26,14 +27,7 @@ type Progress func(done, total int64)
 // OpenProgress is Open, telling progress (if not nil) how far reading the
 // file has got, for a progress bar while a large model loads.
 func OpenProgress(path string, progress Progress) (models.Model, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("open model: %w", err)
-	}
-	if st.IsDir() {
-		return nil, fmt.Errorf("open model: %s is a directory, not a model file (.pt or .gguf)", path)
-	}
-	f, err := os.Open(path)
+	f, st, err := regular.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open model: %w", err)
 	}
@@ -51,7 +45,11 @@ func OpenProgress(path string, progress Progress) (models.Model, error) {
 				return nil, fmt.Errorf("open model: %w", err)
 			}
 		}
-		return llama.Load(path)
+		m, err := llama.Load(path)
+		if err != nil {
+			return nil, err // not a typed nil *llama.Model in the interface
+		}
+		return m, nil
 	case n >= 2 && magic[0] == 'P' && magic[1] == 'K':
 		var r io.ReaderAt = f
 		if progress != nil {

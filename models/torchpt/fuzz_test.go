@@ -3,6 +3,7 @@ package torchpt
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/binary"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,30 +12,33 @@ import (
 )
 
 // FuzzRead feeds whole files to Read: it must return a checkpoint or an
-// error, never panic or hang.
+// error, never panic or hang. The seeds are a few hundred bytes, so that
+// each input, and the fuzzer's minimisation of a new one, is cheap: the
+// smallest checkpoint in a few forms and a compressed-storage bomb
+// (hostile_test.go).
 func FuzzRead(f *testing.F) {
-	f.Add(synthZip(f, ".tiny.pt.x/", false, false, "cpu"))
-	f.Add(synthZip(f, "archive/", true, true, "cuda:0"))
-	for _, p := range []string{"proto2.pkl", "proto4.pkl"} {
-		if b, err := os.ReadFile(filepath.Join("testdata", p)); err == nil {
-			f.Add(wrapPickle(f, b))
-		}
-	}
-	if dir, err := sharedDir(f); err == nil {
-		// The smallest real checkpoint keeps each run cheap.
-		if b, err := os.ReadFile(filepath.Join(dir, "course", "tiny-gqa.pt")); err == nil {
-			f.Add(b)
-		}
-	}
+	pkl := tinyPickle()
+	data := f32bytes(binary.LittleEndian, 1, 2)
+	f.Add(makeZip(f, entry{"a/data.pkl", pkl}, entry{"a/data/0", data}))
+	f.Add(makeZip(f, entry{"a/data.pkl", pkl}, entry{"a/byteorder", []byte("big")}, entry{"a/data/0", data}))
+	f.Add(makeZipMethod(f, zip.Deflate, entry{"a/data.pkl", pkl}, entry{"a/data/0", data}))
+	f.Add(zeroBomb(f, 1<<18, false))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Read(bytes.NewReader(data), int64(len(data)), "fuzz.pt")
 		checkResult(t, c, err)
 	})
 }
 
+// tinyPickle is the smallest checkpoint pickle: {'w': a 2-element float32
+// tensor of storage "0"}.
+func tinyPickle() []byte {
+	return newPW().op('}', '(').str("w").tensor("FloatStorage", "0", "cpu", 2, 0, []int{2}, []int{1}).op('u', '.').Bytes()
+}
+
 // FuzzPickle feeds data.pkl contents inside a valid zip, which reaches the
 // unpickler far more often than mutating whole zips does.
 func FuzzPickle(f *testing.F) {
+	f.Add(tinyPickle())
 	f.Add(synthPickle("cpu"))
 	for p := 0; p <= 5; p++ {
 		if b, err := os.ReadFile(filepath.Join("testdata", "proto"+string(rune('0'+p))+".pkl")); err == nil {
@@ -44,14 +48,8 @@ func FuzzPickle(f *testing.F) {
 	if b, err := os.ReadFile(filepath.Join("testdata", "plain0.pkl")); err == nil {
 		f.Add(b)
 	}
-	// The real pickles (with storages too short for them, so the
-	// unpickler and the error paths after it both run).
-	if dir, err := sharedDir(f); err == nil {
-		for _, name := range []string{"course/tiny.pt", "course/tiny-classic.pt", "embed/student-chat.pt"} {
-			if b, err := realPickle(filepath.Join(dir, name)); err == nil {
-				f.Add(b)
-			}
-		}
+	for _, c := range hostilePickles {
+		f.Add(c.pkl)
 	}
 	f.Fuzz(func(t *testing.T, pkl []byte) {
 		z := wrapPickle(t, pkl)

@@ -57,13 +57,18 @@ func (l *loader) storage(s *storageRef) (*decoded, error) {
 	if !ok {
 		return nil, fmt.Errorf("storage entry %s is missing from the zip", name)
 	}
+	if f.Method != zip.Store {
+		// A compressed entry could expand to any size from a small file;
+		// torch.save writes storages stored, so each element is a file byte.
+		return nil, fmt.Errorf("storage entry %s is compressed (zip method %d); torch.save writes storages uncompressed: save the checkpoint again with torch.save", name, f.Method)
+	}
 	es := elemSize[s.dtype]
 	n, err := l.a.entrySize(f)
 	if err != nil {
 		return nil, err
 	}
 	if n/es < s.numel {
-		return nil, fmt.Errorf("storage %s: entry holds %d bytes, need %d for %d %s elements (truncated file?)", name, n, s.numel*es, s.numel, s.dtype)
+		return nil, fmt.Errorf("storage %s: entry holds %d bytes, too few for %d %s elements of %d bytes (truncated file?)", name, n, s.numel, s.dtype, es)
 	}
 	if storageReadHook != nil {
 		storageReadHook(s.key)
@@ -82,17 +87,13 @@ func (l *loader) storage(s *storageRef) (*decoded, error) {
 // CRC-32 is checked too.
 func (a *archive) readStorage(f *zip.File, dtype string, numel, entryBytes int64) (*decoded, error) {
 	es := elemSize[dtype]
-	// Stored entries (what torch writes) are backed by file bytes, so their
-	// size is trusted; a compressed entry only grows as data really arrives.
-	prealloc := numel
-	if f.Method != zip.Store {
-		prealloc = min(numel, int64(f.CompressedSize64)/es+1<<16)
-	}
+	// Storages are stored entries (see storage), backed by file bytes, so
+	// their size is trusted.
 	d := &decoded{dtype: dtype}
 	if isFloat(dtype) {
-		d.f32 = make([]float32, 0, prealloc)
+		d.f32 = make([]float32, 0, numel)
 	} else {
-		d.i64 = make([]int64, 0, prealloc)
+		d.i64 = make([]int64, 0, numel)
 	}
 	rc, err := f.Open()
 	if err != nil {

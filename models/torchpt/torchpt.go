@@ -14,9 +14,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
+
+	"chat/models/regular"
 )
 
 // Tensor is one materialised tensor, row-major. Tensors that view the same
@@ -67,17 +68,7 @@ func (c *Checkpoint) Keys() []string {
 
 // Open reads the checkpoint at path.
 func Open(path string) (*Checkpoint, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("torchpt: %w", err)
-	}
-	if fi.IsDir() {
-		return nil, fmt.Errorf("torchpt: %s is a directory, not a checkpoint file", path)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("torchpt: %s is not a regular file", path)
-	}
-	f, err := os.Open(path)
+	f, fi, err := regular.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("torchpt: %w", err)
 	}
@@ -93,6 +84,10 @@ func Read(r io.ReaderAt, size int64, name string) (*Checkpoint, error) {
 	}
 	return c, nil
 }
+
+// maxPickle bounds data.pkl: unpickling builds up to ~150 bytes of objects
+// per pickle byte, and a compressed entry could claim any size.
+const maxPickle = 2 << 20
 
 // archive is an opened torch zip.
 type archive struct {
@@ -192,6 +187,11 @@ func openArchive(zr *zip.Reader, size int64) (*archive, []byte, error) {
 		default:
 			return nil, nil, fmt.Errorf("unknown byteorder %q", truncateForMsg(string(b)))
 		}
+	}
+	if n, err := a.entrySize(a.files[pkls[0]]); err != nil {
+		return nil, nil, err
+	} else if n > maxPickle {
+		return nil, nil, fmt.Errorf("%s is %d bytes; a checkpoint's pickle may take at most %d (a course checkpoint's takes about 65 KB)", pkls[0], n, maxPickle)
 	}
 	pkl, err := a.readEntry(a.files[pkls[0]], -1)
 	if err != nil {

@@ -114,13 +114,40 @@ func TestTiedShareStorage(t *testing.T) {
 }
 
 func TestDeflatedEntries(t *testing.T) {
-	// torch writes stored entries, but a re-zipped checkpoint still reads.
+	// torch writes stored entries; a re-zipped checkpoint's deflated
+	// data.pkl still reads, but a deflated storage could expand to any size
+	// from a small file and is refused with a message saying what to do.
 	es := []entry{{"a/data.pkl", synthPickle("cpu")}}
 	st := synthStorages(binary.LittleEndian)
 	for _, k := range []string{"0", "h", "bf", "d", "p", "b", "c"} {
 		es = append(es, entry{"a/data/" + k, st[k]})
 	}
-	checkSynth(t, mustRead(t, makeZipMethod(t, zip.Deflate, es...), "deflate.pt"))
+	pkl := makeZipMethod(t, zip.Deflate, es[0])
+	rest := makeZip(t, es[1:]...)
+	checkSynth(t, mustRead(t, joinZips(t, pkl, rest), "deflate-pkl.pt"))
+	_, err := readBytes(t, makeZipMethod(t, zip.Deflate, es...), "deflate.pt")
+	wantErr(t, err, "deflate.pt", "a/data/0 is compressed", "torch.save")
+}
+
+// joinZips is a zip holding the entries of both, each with its own method.
+func joinZips(t *testing.T, zips ...[]byte) []byte {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, z := range zips {
+		zr, err := zip.NewReader(bytes.NewReader(z), int64(len(z)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range zr.File {
+			if err := zw.Copy(f); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 func TestChecksum(t *testing.T) {
@@ -346,7 +373,7 @@ func TestBadFiles(t *testing.T) {
 		{"short storage", write("short.pt", short), "truncated file"},
 		{"truncated pickle", write("tp.pt", truncPkl), "truncated"},
 		{"view out of range", write("oor.pt", outOfRange), "reaches element"},
-		{"numel beyond entry", write("big.pt", numelTooBig), "need 2400 for 600 float32"},
+		{"numel beyond entry", write("big.pt", numelTooBig), "holds 24 bytes, too few for 600 float32"},
 		{"overlapping view", write("ov.pt", overlap), "overlapping"},
 		{"top not dict", write("nd.pt", notDict), "not a dict"},
 		{"no weights", write("nw.pt", noWeights), "no model weights"},

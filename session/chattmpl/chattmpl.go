@@ -14,11 +14,15 @@
 // transformers configures Jinja2 (trim_blocks, lstrip_blocks) with its
 // globals (raise_exception, strftime_now) and filters (tojson as
 // json.dumps); compat.go adds what real templates need and gonja lacks.
-// Known limits: a hostile template can still exhaust memory ('x' * 10**10,
-// a list that contains itself), since gonja has no hooks for operators;
-// tojson writes dict keys sorted (Go maps keep no order); user-defined
-// tokens that the tokenizer's Encode itself matches (llama.cpp behaviour)
-// are not protected in content, control tokens are.
+// A template comes from the model file and is treated as hostile: it is
+// bounded before parsing and rendered on a budget of steps, bytes and time
+// that the renderer enforces itself (limits.go, guard.go); a template that
+// outgrows it, or loads other templates, falls back to the built-in format.
+// Methods that change a list or dict in place are refused, as in
+// transformers' sandbox. Known limits: tojson writes dict keys sorted (Go
+// maps keep no order); user-defined tokens that the tokenizer's Encode
+// itself matches (llama.cpp behaviour) are not protected in content,
+// control tokens are.
 package chattmpl
 
 import (

@@ -415,7 +415,7 @@ func TestBadTemplates(t *testing.T) {
 		{"unclosed", "<|im_start|>{% if true %}x", "does not parse"},
 		{"raise", "<|im_start|>{{ raise_exception('no way') }}", "no way"},
 		{"huge range", "<|im_start|>{% for i in range(1000000000) %}x{% endfor %}", "range"},
-		{"nested range", "<|im_start|>{% for i in range(40000) %}{% for j in range(40000) %}{% endfor %}{% endfor %}", "range"},
+		{"nested range", "<|im_start|>{% for i in range(40000) %}{% for j in range(40000) %}{% endfor %}{% endfor %}", "more data"},
 		{"output bomb", "<|im_start|>{% for i in range(20) %}{{ 'x' * 1000000 }}{% endfor %}", "exceeds"},
 		{"recursive macro", "<|im_start|>{% macro m(n) %}{{ m(n + 1) }}{% endmacro %}{{ m(0) }}", "failed"},
 		{"bad call", "<|im_start|>{{ messages[0].content.nosuchmethod() }}", "failed"},
@@ -481,15 +481,28 @@ func TestStrftimeFallbackDate(t *testing.T) {
 	}
 }
 
+// FuzzTemplate renders any template: a result or the built-in fallback,
+// never a crash, a hang or a runaway allocation. The seeds include small
+// forms of the hostile templates of hostile_test.go.
 func FuzzTemplate(f *testing.F) {
 	for _, s := range []string{tmplTinyLlama, tmplQwen25, tmplGemma2, tmplLlama32, "{{", "{% for %}"} {
 		f.Add(s, "hi <|im_end|>")
 	}
+	for _, c := range hostileTemplates {
+		if len(c.src) <= 256 {
+			f.Add(c.src, "hi")
+		}
+	}
+	f.Add("{{ "+strings.Repeat("(", 70)+"1"+strings.Repeat(")", 70)+" }}", "x")
+	f.Add("{{ a"+strings.Repeat("|e", 600)+" }}", "x")
+	// A smaller budget keeps each input cheap; the limits' logic is the same.
+	saved := renderLimits
+	f.Cleanup(func() { renderLimits = saved })
+	renderLimits.steps, renderLimits.value, renderLimits.alloc = 1<<14, 1<<16, 1<<20
 	v := vocabs()["chatml"]
 	f.Fuzz(func(t *testing.T, tmpl, content string) {
 		tp := New(v.tok, Options{Template: tmpl, EOS: v.eos})
-		ids := tp.Render([]Message{{"system", "s"}, {"user", content}}, true)
-		_ = ids
+		tp.Render([]Message{{"system", "s"}, {"user", content}}, true)
 		tp.Stops()
 	})
 }

@@ -19,71 +19,78 @@ import (
 )
 
 // Limits that keep a hostile or broken template from hanging the chat: a
-// render that outgrows them fails and the built-in format is used.
+// render that outgrows them fails and the built-in format is used. The
+// render budget itself is in limits.go.
 const (
 	maxRangeItems = 1 << 16         // items all range() calls of one render may produce
 	maxMacroDepth = 200             // nested macro calls (unbounded recursion kills the process)
 	maxOutput     = 8 << 20         // bytes of output beyond the content itself
-	renderTimeout = 5 * time.Second // after this the template is given up for good
+	renderTimeout = 5 * time.Second // a backstop: the budget's deadline ends a render sooner
 )
 
 var errTimeout = errors.New("chattmpl: chat template took too long to render")
 
 const templateName = "/chat_template.jinja"
 
-// jinjaTemplate is a parsed chat template.
+// jinjaTemplate is a parsed chat template with its own environment, whose
+// guards spend budget.
 type jinjaTemplate struct {
-	mu  sync.Mutex // one render at a time: gonja's renderer state is per call, but be safe
-	tpl *exec.Template
+	mu     sync.Mutex // one render at a time: the budget and the macro depth are per template
+	tpl    *exec.Template
+	budget budget
+	depth  int // nested macro calls of the current render
 }
 
-var (
-	envOnce sync.Once
-	env     *exec.Environment
-)
+// controlStructures are gonja's, without the ones that load other templates
+// (refused by checkSource first, with a clearer message).
+var controlStructureNames = strings.Fields(`autoescape block filter for if macro raw set with do break continue trans call`)
 
-// environment is gonja's default environment with Hugging Face's additions:
-// tojson as Python's json.dumps writes it. It is shared by all templates and
-// never modified after it is built; per-render globals go in the context.
-func environment() *exec.Environment {
-	envOnce.Do(func() {
-		filters := exec.NewFilterSet(map[string]exec.FilterFunction{}).Update(builtins.Filters)
-		_ = filters.Replace("tojson", filterToJSON)
-		cs := exec.NewControlStructureSet(map[string]parser.ControlStructureParser{}).Update(builtins.ControlStructures)
-		_ = cs.Register("generation", generationParser)
-		methods := builtins.Methods
-		methods.Str = strMethods(builtins.Methods.Str)
-		if orig, ok := cs.Get("macro"); ok {
-			_ = cs.Replace("macro", func(p, args *parser.Parser) (nodes.ControlStructure, error) {
-				node, err := orig(p, args)
-				if err != nil {
-					return nil, err
-				}
-				if m, ok := node.(*controlStructures.MacroControlStructure); ok {
-					return &guardedMacro{m}, nil
-				}
-				return node, nil
-			})
+// newEnvironment is gonja's default environment with Hugging Face's
+// additions (tojson as json.dumps writes it, {% generation %}), every filter,
+// method and operator charging j's budget (guard.go), and macros that fail
+// beyond maxMacroDepth.
+func (j *jinjaTemplate) newEnvironment() *exec.Environment {
+	cs := exec.NewControlStructureSet(map[string]parser.ControlStructureParser{})
+	for _, name := range controlStructureNames {
+		if p, ok := builtins.ControlStructures.Get(name); ok {
+			_ = cs.Register(name, p)
 		}
-		env = &exec.Environment{
-			Context:           gonja.DefaultContext.Inherit(),
-			Filters:           filters,
-			Tests:             builtins.Tests,
-			ControlStructures: cs,
-			Methods:           methods,
-		}
-	})
-	return env
+	}
+	_ = cs.Register("generation", generationParser)
+	if orig, ok := cs.Get("macro"); ok {
+		_ = cs.Replace("macro", func(p, args *parser.Parser) (nodes.ControlStructure, error) {
+			node, err := orig(p, args)
+			if err != nil {
+				return nil, err
+			}
+			if m, ok := node.(*controlStructures.MacroControlStructure); ok {
+				return &guardedMacro{m, &j.depth}, nil
+			}
+			return node, nil
+		})
+	}
+	methods := builtins.Methods
+	methods.Str = strMethods(builtins.Methods.Str)
+	ctx := gonja.DefaultContext.Inherit()
+	ctx.Set("lipsum", func(*exec.VarArgs) (string, error) { return "", errors.New("lipsum is not available") })
+	for name, fn := range guardFuncs(&j.budget) {
+		ctx.Set(name, fn)
+	}
+	return &exec.Environment{
+		Context:           ctx,
+		Filters:           guardFilters(baseFilters(), &j.budget),
+		Tests:             builtins.Tests,
+		ControlStructures: cs,
+		Methods:           guardMethods(methods, &j.budget),
+	}
 }
-
-// depthKey holds the render's macro call depth (*int) in the context.
-const depthKey = "__chattmpl_macro_depth"
 
 // guardedMacro defines a macro whose calls fail beyond maxMacroDepth: gonja
 // recurses on the Go stack, and a template that recurses without end would
 // otherwise overflow it, which no recover can catch.
 type guardedMacro struct {
 	*controlStructures.MacroControlStructure
+	depth *int
 }
 
 func (g *guardedMacro) Execute(r *exec.Renderer, tag *nodes.ControlStructureBlock) error {
@@ -92,11 +99,10 @@ func (g *guardedMacro) Execute(r *exec.Renderer, tag *nodes.ControlStructureBloc
 	}
 	v, _ := r.Environment.Context.Get(g.Name)
 	fn, ok := v.(exec.Macro)
-	d, _ := r.Environment.Context.Get(depthKey)
-	depth, ok2 := d.(*int)
-	if !ok || !ok2 {
+	if !ok {
 		return fmt.Errorf("macro %s: cannot guard its recursion", g.Name)
 	}
+	depth := g.depth
 	r.Environment.Context.Set(g.Name, exec.Macro(func(p *exec.VarArgs) *exec.Value {
 		if *depth >= maxMacroDepth {
 			return exec.AsValue(fmt.Errorf("macro %s: more than %d nested calls", g.Name, maxMacroDepth))
@@ -109,8 +115,10 @@ func (g *guardedMacro) Execute(r *exec.Renderer, tag *nodes.ControlStructureBloc
 }
 
 // compileJinja parses a template the way transformers configures Jinja2:
-// trim_blocks and lstrip_blocks on. Templates are read from memory only, so
-// include/import cannot reach the file system.
+// trim_blocks and lstrip_blocks on. The source is bounded first
+// (checkSource), and the parsed tree is rewritten to charge the render
+// budget (guardTree). Templates are read from memory only, and the tags that
+// load other templates are refused.
 func compileJinja(src string) (j *jinjaTemplate, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -120,38 +128,41 @@ func compileJinja(src string) (j *jinjaTemplate, err error) {
 	cfg := gonja.DefaultConfig.Inherit()
 	cfg.TrimBlocks = true
 	cfg.LeftStripBlocks = true
-	loader, err := loaders.NewMemoryLoader(map[string]string{templateName: src})
-	if err != nil {
+	if err := checkSource(src, cfg); err != nil {
 		return nil, err
 	}
-	tpl, err := exec.NewTemplate(templateName, cfg, loader, environment())
+	j, err = parseJinja(src, cfg)
 	if err != nil {
 		// Retry with the constructs gonja cannot parse rewritten (compat.go).
 		if src2 := rewriteParenConditionals(src, cfg); src2 != src {
-			if j, err2 := compileJinja2(src2, cfg); err2 == nil {
+			if j, err2 := parseJinja(src2, cfg); err2 == nil {
 				return j, nil
 			}
 		}
 		return nil, fmt.Errorf("chattmpl: chat template does not parse: %s", shortErr(err))
 	}
-	return &jinjaTemplate{tpl: tpl}, nil
+	return j, nil
 }
 
-func compileJinja2(src string, cfg *config.Config) (*jinjaTemplate, error) {
+func parseJinja(src string, cfg *config.Config) (*jinjaTemplate, error) {
 	loader, err := loaders.NewMemoryLoader(map[string]string{templateName: src})
 	if err != nil {
 		return nil, err
 	}
-	tpl, err := exec.NewTemplate(templateName, cfg, loader, environment())
+	j := &jinjaTemplate{}
+	tpl, err := exec.NewTemplate(templateName, cfg, loader, j.newEnvironment())
 	if err != nil {
 		return nil, err
 	}
-	return &jinjaTemplate{tpl: tpl}, nil
+	guardTree(tpl.Root())
+	j.tpl = tpl
+	return j, nil
 }
 
-// execute renders msgs. It returns errTimeout when the render runs away; the
-// render then goes on in the background until it ends, so the caller must not
-// run this template again.
+// execute renders msgs. The render budget ends a runaway render from
+// inside; should some path escape it, execute still returns errTimeout after
+// renderTimeout and the render goes on in the background until it ends, so
+// the caller must not run this template again.
 func (j *jinjaTemplate) execute(msgs []Message, generation bool, bos, eos string, now func() time.Time) (string, error) {
 	type result struct {
 		out string
@@ -188,10 +199,9 @@ func (j *jinjaTemplate) run(msgs []Message, generation bool, bos, eos string, no
 		size += len(m.Content)
 	}
 	var raised string
-	budget := maxRangeItems
-	depth := 0
+	j.budget.reset(size)
+	j.depth = 0
 	ctx := exec.NewContext(map[string]any{
-		depthKey:                &depth,
 		condFunc:                condValue,
 		"messages":              list,
 		"add_generation_prompt": generation,
@@ -211,7 +221,10 @@ func (j *jinjaTemplate) run(msgs []Message, generation bool, bos, eos string, no
 			return strftime(now(), p.Args[0].String()), nil
 		},
 		"range": func(_ *exec.Evaluator, p *exec.VarArgs) ([]int, error) {
-			return rangeList(p, &budget)
+			if err := j.budget.step(); err != nil {
+				return nil, err
+			}
+			return rangeList(p, &j.budget.rangeLeft)
 		},
 	})
 	var b strings.Builder
@@ -220,6 +233,8 @@ func (j *jinjaTemplate) run(msgs []Message, generation bool, bos, eos string, no
 		switch {
 		case raised != "":
 			return "", fmt.Errorf("chattmpl: chat template raised an exception: %s", raised)
+		case j.budget.err != nil:
+			return "", j.budget.err
 		case w.left < 0:
 			return "", fmt.Errorf("chattmpl: chat template output exceeds %d bytes", maxOutput+4*size)
 		}

@@ -5,8 +5,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
+
+	"chat/models/regular"
 )
 
 // hashLimit is the largest model file Identity hashes. Course checkpoints
@@ -17,15 +18,11 @@ const hashLimit = 64 << 20
 // Identity tells whether a session was held with the same model file:
 // "sha256:<hex>" for files up to 64 MiB, "size:<bytes>" above.
 func Identity(path string) (string, error) {
-	f, err := os.Open(path)
+	f, st, err := regular.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("model identity: %w", err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", fmt.Errorf("model identity: %w", err)
-	}
 	if st.Size() > hashLimit {
 		return "size:" + strconv.FormatInt(st.Size(), 10), nil
 	}

@@ -3,10 +3,15 @@
 //
 // Files are written atomically (a temp file in the same directory, fsync,
 // rename, fsync of the directory), so a crash or kill -9 in the middle of a
-// save leaves the previous version whole. The format carries a version
-// number; files from a newer chat are refused with a message instead of being
-// half understood. A file that cannot be read is skipped by List and named in
-// Load's error.
+// save leaves the previous version whole; a session file that is a symbolic
+// link is written through: the link's target is replaced, in its own
+// directory. The format carries a version number; files from a newer chat
+// are refused with a message instead of being half understood. Only regular
+// files of at most MaxFileBytes, with messages of at most MaxMessageBytes,
+// are read (a FIFO would block, /dev/zero never end, and a huge message
+// costs far more than its size once rendered and tokenized); Save refuses
+// to write more. A file that cannot be read is skipped by List, reported by
+// Scan and named in Load's error.
 package store
 
 import (
@@ -15,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -23,10 +29,21 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"chat/models/regular"
 )
 
 // Version is the format this package writes and the newest it reads.
 const Version = 1
+
+// The largest session file and message read or written: a long chat with a
+// small model is well under 1 MB; a message longer than any context cannot
+// be sent anyway.
+const (
+	MaxFileBytes    = 4 << 20
+	MaxMessageBytes = 1 << 20
+)
 
 // Record is one saved conversation (format version 1).
 type Record struct {
@@ -171,10 +188,26 @@ func (s *Store) Save(r *Record) error {
 		return fmt.Errorf("save session %s: %w", r.ID, err)
 	}
 	data = append(data, '\n')
+	if len(data) > MaxFileBytes {
+		return fmt.Errorf("save session: the conversation is %d KB; sessions are kept up to %d KB (start a new one with /new)", len(data)>>10, MaxFileBytes>>10)
+	}
+	for i, m := range r.Messages {
+		if len(m.Content) > MaxMessageBytes {
+			return fmt.Errorf("save session: message %d is %d KB; messages are kept up to %d KB", i+1, len(m.Content)>>10, MaxMessageBytes>>10)
+		}
+	}
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return fmt.Errorf("save session: %w", err)
 	}
-	return s.writeAtomic(s.path(r.ID), data)
+	path := s.path(r.ID)
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		// Write through the link: replace its target, in the target's
+		// directory (rename is atomic only within one), and keep the link.
+		if path, err = filepath.EvalSymlinks(path); err != nil {
+			return fmt.Errorf("save session: %s is a symbolic link that cannot be followed: %w", s.path(r.ID), err)
+		}
+	}
+	return s.writeAtomic(path, data)
 }
 
 // writeAtomic replaces path with data so that a reader (or a crash) sees the
@@ -183,7 +216,8 @@ func (s *Store) Save(r *Record) error {
 // and the temp file is renamed over path; the directory is fsynced so the
 // rename itself survives a power cut.
 func (s *Store) writeAtomic(path string, data []byte) (err error) {
-	f, err := os.CreateTemp(s.dir, "."+filepath.Base(path)+".*.tmp")
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return fmt.Errorf("save session: %w", err)
 	}
@@ -210,7 +244,7 @@ func (s *Store) writeAtomic(path string, data []byte) (err error) {
 	if err = os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("save session: %w", err)
 	}
-	if d, derr := os.Open(s.dir); derr == nil {
+	if d, derr := os.Open(dir); derr == nil {
 		d.Sync() // best effort: not every file system can sync a directory
 		d.Close()
 	}
@@ -225,113 +259,200 @@ func (s *Store) Load(id string) (*Record, error) {
 	if !idPattern.MatchString(id) {
 		return nil, fmt.Errorf("session %q: %w", id, ErrNotFound)
 	}
-	data, err := os.ReadFile(s.path(id))
+	var r Record
+	err := decodeFile(s.path(id), &r)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("session %q: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("load session: %w", err)
-	}
-	return decode(s.path(id), data)
-}
-
-// decode parses one file; every failure names the file.
-func decode(path string, data []byte) (*Record, error) {
-	var head struct {
-		Version *int `json:"version"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, fmt.Errorf("session file %s is damaged: %v", path, err)
-	}
-	switch {
-	case head.Version == nil:
-		return nil, fmt.Errorf("session file %s has no format version: not a chat session", path)
-	case *head.Version > Version:
-		return nil, fmt.Errorf("session file %s has format version %d, but this chat reads up to version %d: open it with a newer chat", path, *head.Version, Version)
-	case *head.Version < 1:
-		return nil, fmt.Errorf("session file %s has an invalid format version %d", path, *head.Version)
-	}
-	var r Record
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("session file %s is damaged: %v", path, err)
-	}
-	if r.ID+".json" != filepath.Base(path) {
-		return nil, fmt.Errorf("session file %s holds session %q: the id and the file name disagree", path, r.ID)
-	}
-	for i, m := range r.Messages {
-		if m.Role != "user" && m.Role != "assistant" && m.Role != "system" {
-			return nil, fmt.Errorf("session file %s: message %d has role %q (want user, assistant or system)", path, i, m.Role)
-		}
+		return nil, err
 	}
 	return &r, nil
 }
 
-// records reads every session file, newest first, skipping files that do not
-// decode. A missing directory is an empty store.
-func (s *Store) records() ([]*Record, error) {
-	ents, err := os.ReadDir(s.dir)
+// decodeFile reads the session file at path into r (a *Record, or a
+// *listing for List), streaming it from the file; every failure names the
+// file.
+func decodeFile[R Record | listing](path string, r *R) error {
+	f, st, err := regular.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return err
 	}
 	if err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
+		return fmt.Errorf("session file %s cannot be read: %w", path, err)
 	}
-	var out []*Record
+	defer f.Close()
+	if st.Size() > MaxFileBytes {
+		return fmt.Errorf("session file %s is not read: %w", path, regular.TooLarge(st.Size(), MaxFileBytes))
+	}
+	return decode(path, f, r)
+}
+
+// decode reads a session file's contents from f; path is for messages.
+func decode[R Record | listing](path string, f io.Reader, r *R) error {
+	lr := &io.LimitedReader{R: f, N: MaxFileBytes + 1}
+	derr := json.NewDecoder(lr).Decode(r)
+	v := version(r)
+	switch {
+	case lr.N <= 0:
+		return fmt.Errorf("session file %s is not read: it is larger than %d KB", path, MaxFileBytes>>10)
+	case v > Version:
+		return fmt.Errorf("session file %s has format version %d, but this chat reads up to version %d: open it with a newer chat", path, v, Version)
+	case derr != nil:
+		return fmt.Errorf("session file %s is damaged: %v", path, derr)
+	case v == 0:
+		return fmt.Errorf("session file %s has no format version: not a chat session", path)
+	case v < 0:
+		return fmt.Errorf("session file %s has an invalid format version %d", path, v)
+	}
+	id, roles, sizes := fields(r)
+	if id+".json" != filepath.Base(path) {
+		return fmt.Errorf("session file %s holds session %q: the id and the file name disagree", path, id)
+	}
+	for i, role := range roles {
+		if role != "user" && role != "assistant" && role != "system" {
+			return fmt.Errorf("session file %s: message %d has role %q (want user, assistant or system)", path, i, role)
+		}
+		if sizes != nil && sizes[i] > MaxMessageBytes {
+			return fmt.Errorf("session file %s is not read: message %d is %d KB, more than the %d KB allowed", path, i, sizes[i]>>10, MaxMessageBytes>>10)
+		}
+	}
+	return nil
+}
+
+// listing is what List decodes of a file: the summary, and of each message
+// its role and size, without keeping the text.
+type listing struct {
+	Version int       `json:"version"`
+	ID      string    `json:"id"`
+	Name    string    `json:"name"`
+	Title   string    `json:"title"`
+	Updated time.Time `json:"updated"`
+	Model   struct {
+		Name string `json:"name"`
+	} `json:"model"`
+	Messages []struct {
+		Role    string   `json:"role"`
+		Content sizeOnly `json:"content"`
+	} `json:"messages"`
+}
+
+// sizeOnly decodes a JSON string keeping only its length.
+type sizeOnly int
+
+func (n *sizeOnly) UnmarshalJSON(b []byte) error {
+	if len(b) == 0 || b[0] != '"' {
+		return errors.New("message content is not a string")
+	}
+	*n = sizeOnly(len(b) - 2)
+	return nil
+}
+
+func version[R Record | listing](r *R) int {
+	switch x := any(r).(type) {
+	case *Record:
+		return x.Version
+	case *listing:
+		return x.Version
+	}
+	return 0
+}
+
+// fields are the id, the message roles and the message sizes (nil when
+// they need no check: List keeps no text) of a decoded file.
+func fields[R Record | listing](r *R) (id string, roles []string, sizes []int) {
+	switch x := any(r).(type) {
+	case *Record:
+		for _, m := range x.Messages {
+			roles = append(roles, m.Role)
+			sizes = append(sizes, len(m.Content))
+		}
+		return x.ID, roles, sizes
+	case *listing:
+		for _, m := range x.Messages {
+			roles = append(roles, m.Role)
+			sizes = append(sizes, int(m.Content))
+		}
+		return x.ID, roles, sizes
+	}
+	return "", nil, nil
+}
+
+// Scan returns the readable sessions, most recently updated first, and an
+// error for each session file that could not be read (and why). A missing
+// directory is an empty store.
+func (s *Store) Scan() ([]Summary, []error, error) {
+	ents, err := os.ReadDir(s.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("list sessions: %w", err)
+	}
+	var out []Summary
+	var skipped []error
 	for _, e := range ents {
 		name := e.Name()
 		if e.IsDir() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
 			continue // temp files of interrupted saves start with "."
 		}
-		data, err := os.ReadFile(filepath.Join(s.dir, name))
-		if err != nil {
+		var l listing
+		if err := decodeFile(filepath.Join(s.dir, name), &l); err != nil {
+			skipped = append(skipped, err)
 			continue
 		}
-		r, err := decode(filepath.Join(s.dir, name), data)
-		if err != nil {
-			continue
+		n := 0 // the system prompts set along the way are not messages
+		for _, m := range l.Messages {
+			if m.Role != "system" {
+				n++
+			}
 		}
-		out = append(out, r)
+		out = append(out, Summary{ID: l.ID, Name: l.Name, Title: cut(l.Title, 200), Model: cut(l.Model.Name, 200),
+			Updated: l.Updated, Messages: n})
 	}
-	slices.SortFunc(out, func(a, b *Record) int {
+	slices.SortFunc(out, func(a, b Summary) int {
 		if c := b.Updated.Compare(a.Updated); c != 0 {
 			return c
 		}
 		return strings.Compare(b.ID, a.ID)
 	})
-	return out, nil
+	return out, skipped, nil
+}
+
+// cut shortens s to at most n bytes (on a rune boundary), marking the cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // List returns the readable sessions, most recently updated first. Files that
-// are damaged, from a newer version or not sessions at all are skipped.
+// are damaged, too large, from a newer version or not sessions at all are
+// skipped (Scan says which).
 func (s *Store) List() ([]Summary, error) {
-	recs, err := s.records()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Summary, len(recs))
-	for i, r := range recs {
-		n := 0
-		for _, m := range r.Messages {
-			if m.Role != "system" {
-				n++
-			}
-		}
-		out[i] = Summary{ID: r.ID, Name: r.Name, Title: r.Title, Model: r.Model.Name, Updated: r.Updated, Messages: n}
-	}
-	return out, nil
+	list, _, err := s.Scan()
+	return list, err
 }
 
 // Latest is the most recently updated session, or an ErrNotFound error when
 // there is none.
 func (s *Store) Latest() (*Record, error) {
-	recs, err := s.records()
+	list, skipped, err := s.Scan()
 	if err != nil {
 		return nil, err
 	}
-	if len(recs) == 0 {
-		return nil, fmt.Errorf("no saved sessions in %s: %w", s.dir, ErrNotFound)
+	if len(list) == 0 {
+		more := ""
+		if len(skipped) > 0 {
+			more = fmt.Sprintf(" (%d files could not be read: see chat --sessions)", len(skipped))
+		}
+		return nil, fmt.Errorf("no saved sessions in %s%s: %w", s.dir, more, ErrNotFound)
 	}
-	return recs[0], nil
+	return s.Load(list[0].ID)
 }
 
 // Resolve finds the session a user means by ref: an id, a name given with
@@ -393,24 +514,29 @@ func (s *Store) NameOwner(name string) (string, error) {
 
 // Prompts returns the user messages of the most recent sessions, oldest
 // first, at most max of them, leaving out the session skip (the one being
-// held in memory). It feeds up-arrow recall.
+// held in memory). It feeds up-arrow recall. Sessions are read one at a
+// time, newest first, until max prompts are found.
 func (s *Store) Prompts(skip string, max int) ([]string, error) {
-	recs, err := s.records()
+	list, err := s.List()
 	if err != nil {
 		return nil, err
 	}
 	var rev []string // newest first
-	for _, r := range recs {
-		if r.ID == skip {
+	for _, x := range list {
+		if len(rev) >= max {
+			break
+		}
+		if x.ID == skip {
 			continue
+		}
+		r, err := s.Load(x.ID)
+		if err != nil {
+			continue // changed since it was listed
 		}
 		for i := len(r.Messages) - 1; i >= 0 && len(rev) < max; i-- {
 			if m := r.Messages[i]; m.Role == "user" && strings.TrimSpace(m.Content) != "" {
 				rev = append(rev, m.Content)
 			}
-		}
-		if len(rev) >= max {
-			break
 		}
 	}
 	slices.Reverse(rev)

@@ -1,0 +1,266 @@
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"chat/models/embedded"
+	"chat/models/gguf"
+	"chat/models/llama/randmodel"
+	"chat/models/testmodels"
+	"chat/session/store"
+)
+
+// hostileText holds what must never reach a terminal raw: ESC sequences
+// (colour, clear screen, window title, OSC 52), the 8-bit CSI as a UTF-8
+// rune and as a raw byte, other C0 and C1 controls and a bidi override.
+const hostileText = "\x1b[31m\x1b]0;pwned\x07\x1b]52;c;ZWNobw==\x07\u009b2J\x9b2J\x08\x7f\u0085\u202e"
+
+// rawEscape reports the first byte sequence of s that would act on a
+// terminal: ESC, BEL, BS, DEL, a C1 control (as a rune or a raw byte) or a
+// bidi override.
+func rawEscape(s string) string {
+	for _, bad := range []string{"\x1b", "\x07", "\x08", "\x7f", "\u009b", "\x9b", "\u0085", "\u202e"} {
+		if strings.Contains(s, bad) {
+			return bad
+		}
+	}
+	return ""
+}
+
+// hostileGGUF writes a tiny random llama model whose name and every
+// ordinary token carry hostileText's pieces.
+func hostileGGUF(t *testing.T, dir string) string {
+	t.Helper()
+	toks := []string{"<unk>", "<s>", "\x1b[31mred", "\u009b2J", "\x9b2J", "\u202eevil", "\x07bell", "\x1b]0;pwned\x07", "\u0085nel", "▁"}
+	types := []int32{2, 3, 1, 1, 1, 1, 1, 1, 1, 1}
+	var vb bytes.Buffer
+	err := gguf.Write(&vb, []gguf.KV{
+		{Key: "tokenizer.ggml.model", Type: gguf.String, Value: "llama"},
+		{Key: "tokenizer.ggml.tokens", Type: gguf.Array, Value: gguf.ArrayValue{Elem: gguf.String, Data: toks}},
+		{Key: "tokenizer.ggml.scores", Type: gguf.Array, Value: gguf.ArrayValue{Elem: gguf.Float32, Data: make([]float32, len(toks))}},
+		{Key: "tokenizer.ggml.token_type", Type: gguf.Array, Value: gguf.ArrayValue{Elem: gguf.Int32, Data: types}},
+		{Key: "tokenizer.ggml.bos_token_id", Type: gguf.Uint32, Value: uint32(1)},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vocab, err := gguf.Parse(vb.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := randmodel.Spec{Name: "evil" + hostileText, Arch: "llama", Dim: 16, Layers: 1, FFN: 32, Heads: 2, KVHeads: 2,
+		Context: 64, Eps: 1e-5, Tied: true, Type: gguf.TypeF32, Seed: 3, Std: 0.5}
+	var mb bytes.Buffer
+	if err := randmodel.Write(&mb, spec, vocab); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "evil.gguf")
+	os.WriteFile(path, mb.Bytes(), 0o644)
+	return path
+}
+
+// hostilePT is a checkpoint whose pickle names a refused global, or (with
+// key) a storage entry that is missing, both carrying hostileText.
+func hostilePT(t *testing.T, dir, name string, key bool) string {
+	t.Helper()
+	var p bytes.Buffer
+	p.WriteString("\x80\x02}(X\x01\x00\x00\x00w")
+	if key {
+		k := "k" + hostileText
+		p.WriteString("ctorch._utils\n_rebuild_tensor_v2\n((X\x07\x00\x00\x00storagectorch\nFloatStorage\nX")
+		p.Write([]byte{byte(len(k)), 0, 0, 0})
+		p.WriteString(k + "X\x03\x00\x00\x00cpuK\x01tQK\x00K\x01\x85K\x01\x85\x89ccollections\nOrderedDict\n)RtR")
+	} else {
+		p.WriteString("cos" + hostileText + "\nsystem\x1b[2J\nX\x02\x00\x00\x00ls\x85R")
+	}
+	p.WriteString("u.")
+	var z bytes.Buffer
+	zw := zip.NewWriter(&z)
+	w, _ := zw.CreateHeader(&zip.FileHeader{Name: "archive/data.pkl", Method: zip.Store})
+	w.Write(p.Bytes())
+	zw.Close()
+	path := filepath.Join(dir, name)
+	os.WriteFile(path, z.Bytes(), 0o644)
+	return path
+}
+
+// Issue 16: no printing path writes a raw ESC or C1 byte from a file or
+// model output: headless text, --json, the banner, --sessions, errors.
+func TestNoRawEscapesReachTheTerminal(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	model := hostileGGUF(t, dir)
+
+	sessions := filepath.Join(dir, "data", "chat", "sessions")
+	st := store.Open(sessions)
+	r := &store.Record{ID: "20261129-100000-abcd", Title: "title" + hostileText, Name: "", Mode: "raw",
+		Model: store.Model{Name: "model" + hostileText}, Updated: time.Now(),
+		Messages: []store.Message{{Role: "user", Content: "hi" + hostileText}}}
+	if err := st.Save(r); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(sessions, "bad"+hostileText+".json"), []byte("{"), 0o600)
+	cfg := filepath.Join(dir, "bad.toml")
+	os.WriteFile(cfg, []byte(`mode = "\u001b[2J\u009b2J"`+"\n"), 0o600)
+
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string // in stdout + stderr
+	}{
+		{"headless", []string{"--model", model, "--prompt", "x", "-n", "40", "--raw", "--greedy"}, 0, "evil"},
+		{"json", []string{"--model", model, "--prompt", "x", "-n", "40", "--raw", "--greedy", "--json"}, 0, `"text"`},
+		{"sessions", []string{"--sessions"}, 0, "title"},
+		{"pickle global", []string{"--model", hostilePT(t, dir, "global.pt", false), "--prompt", "x"}, 1, "refusing pickle global"},
+		{"storage key", []string{"--model", hostilePT(t, dir, "key.pt", true), "--prompt", "x"}, 1, "missing"},
+		{"config string", []string{"--config", cfg, "--prompt", "x"}, 2, "mode"},
+		{"print-config", []string{"--system", "s" + hostileText, "--print-config"}, 0, "system"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(c.args...)
+			out := stdout + stderr
+			if code != c.code || !strings.Contains(out, c.want) {
+				t.Fatalf("exit %d (want %d), output %q lacks %q", code, c.code, out, c.want)
+			}
+			if bad := rawEscape(out); bad != "" {
+				t.Errorf("%q reached the output raw:\n%q", bad, out)
+			}
+		})
+	}
+	// The banner names the model (general.name) on stderr.
+	_, _, stderr := runCLI("--model", model, "--prompt", "x", "-n", "2", "--raw")
+	if !strings.Contains(stderr, `evil\x1b[31m`) {
+		t.Errorf("banner %q does not show the model's name escaped", stderr)
+	}
+	// --json keeps the text exactly, as JSON escapes.
+	_, stdout, _ := runCLI("--model", model, "--prompt", "x", "-n", "40", "--raw", "--greedy", "--json")
+	var j struct{ Text string }
+	if err := json.Unmarshal([]byte(stdout), &j); err != nil || rawEscape(j.Text) == "" {
+		t.Errorf("--json text %q (%v): want the model's control characters kept inside the JSON", j.Text, err)
+	}
+}
+
+// Issue 16: FIFOs and devices where files are expected are refused at
+// once: --model, --config, quant-report --text, and *.json in the sessions
+// folder (start-up, --sessions, --resume).
+func TestSpecialFilesDoNotHang(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no FIFOs here: %v", err)
+	}
+	sessions := filepath.Join(dir, "data", "chat", "sessions")
+	os.MkdirAll(sessions, 0o700)
+	syscall.Mkfifo(filepath.Join(sessions, "20261129-100000-ffff.json"), 0o600)
+	os.Symlink("/dev/zero", filepath.Join(sessions, "20261129-100000-eeee.json"))
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--model", fifo, "--prompt", "x"}, 1, "FIFO"},
+		{[]string{"--config", fifo, "--prompt", "x"}, 2, "FIFO"},
+		{[]string{"--model", "/dev/zero", "--prompt", "x"}, 1, "device"},
+		{[]string{"quant-report", "--text", "/dev/zero"}, 1, "device"},
+		{[]string{"--sessions"}, 0, "skipped"},
+		{[]string{"--resume", "--prompt", "x"}, 1, "could not be read"},
+	} {
+		var code int
+		var stderr string
+		testmodels.Bounded(t, strings.Join(c.args, " "), func() error {
+			code, _, stderr = runCLI(c.args...)
+			return nil
+		})
+		if code != c.code || !strings.Contains(stderr, c.want) {
+			t.Errorf("chat %v: exit %d (want %d), stderr %q; want %q", c.args, code, c.code, stderr, c.want)
+		}
+	}
+}
+
+// Issue 16: headless --resume on a disk that refuses the save exits
+// non-zero with the error. A file size limit (RLIMIT_FSIZE; Go ignores
+// SIGXFSZ, so the write fails with EFBIG) stands in for a full or read-only
+// disk, which even root cannot write; it is set in a child process.
+func TestHeadlessResumeSaveFailure(t *testing.T) {
+	if dir := os.Getenv("CHAT_TEST_FSIZE_DIR"); dir != "" {
+		t.Setenv("XDG_DATA_HOME", dir) // TestMain set its own
+		lim := &syscall.Rlimit{Cur: 64, Max: 64}
+		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, lim); err != nil {
+			t.Skipf("cannot set RLIMIT_FSIZE: %v", err)
+		}
+		code, _, stderr := runCLI("--resume", "--prompt", "And then?", "-n", "3", "--greedy")
+		fmt.Printf("exit=%d\n%s", code, stderr)
+		return
+	}
+	dir := t.TempDir()
+	st := store.Open(filepath.Join(dir, "chat", "sessions"))
+	r := &store.Record{ID: "20261129-100000-abcd", Title: "A story", Mode: "chat", Updated: time.Now(),
+		Model:    store.Model{Name: embedded.Name, Identity: store.IdentityOf(embedded.Model)},
+		Messages: []store.Message{{Role: "user", Content: "Tell me a story."}, {Role: "assistant", Content: "Once upon a time."}}}
+	if err := st.Save(r); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHeadlessResumeSaveFailure$", "-test.v")
+	cmd.Env = append(os.Environ(), "CHAT_TEST_FSIZE_DIR="+dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	if bytes.Contains(out, []byte("cannot set RLIMIT_FSIZE")) {
+		t.Skip("cannot set RLIMIT_FSIZE here")
+	}
+	if !bytes.Contains(out, []byte("exit=1\n")) || !bytes.Contains(out, []byte("save session")) {
+		t.Errorf("child output %q: want exit 1 and the save error", out)
+	}
+}
+
+// A session at the size limits (4 MB, messages of 1 MB) resumes within the
+// limits; the 200 MB message that once took 15 GB is refused by its size
+// before it is read (session/store's tests). Slow: CHAT_SLOW_TESTS=1.
+func TestResumeLargestSession(t *testing.T) {
+	if os.Getenv("CHAT_SLOW_TESTS") == "" {
+		t.Skip("slow: set CHAT_SLOW_TESTS=1")
+	}
+	dir := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", dir)
+	st := store.Open(filepath.Join(dir, "chat", "sessions"))
+	words := strings.Fields("once upon a time there was a little cat named tom who liked to play in the sun")
+	var msgs []store.Message
+	for i := 0; i < 3; i++ {
+		var b strings.Builder
+		for j := 0; b.Len() < store.MaxMessageBytes-100; j++ {
+			b.WriteString(words[(j*7+i)%len(words)] + " ")
+		}
+		role := []string{"user", "assistant"}[i%2]
+		msgs = append(msgs, store.Message{Role: role, Content: b.String()})
+	}
+	r := &store.Record{ID: "20261129-100000-abcd", Title: "big", Mode: "chat", Updated: time.Now(),
+		Model: store.Model{Name: embedded.Name}, Messages: msgs}
+	if err := st.Save(r); err != nil {
+		t.Fatal(err)
+	}
+	var code int
+	var stderr string
+	testmodels.Bounded(t, "resume", func() error {
+		code, _, stderr = runCLI("--resume", "--prompt", "And then?", "-n", "3", "--greedy")
+		return nil
+	})
+	if code != 0 {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+}

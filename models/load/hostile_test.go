@@ -1,0 +1,138 @@
+package load
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"chat/models/gguf"
+	"chat/models/testmodels"
+)
+
+// tinyGGUF writes a one-layer llama GGUF (dim 8, vocabulary of the 256 byte
+// tokens and 3 controls) with the metadata values in over replacing the
+// real ones, and returns its path.
+func tinyGGUF(t *testing.T, over map[string]uint32) string {
+	t.Helper()
+	const dim, ffn, heads = 8, 16, 2
+	hp := map[string]uint32{"embedding_length": dim, "block_count": 1, "feed_forward_length": ffn,
+		"attention.head_count": heads, "context_length": 32}
+	for k, v := range over {
+		hp[k] = v
+	}
+	meta := []gguf.KV{
+		{Key: "general.architecture", Type: gguf.String, Value: "llama"},
+		{Key: "general.name", Type: gguf.String, Value: "tiny"},
+		{Key: "llama.attention.layer_norm_rms_epsilon", Type: gguf.Float32, Value: float32(1e-5)},
+	}
+	for _, k := range []string{"embedding_length", "block_count", "feed_forward_length", "attention.head_count",
+		"context_length", "attention.head_count_kv", "attention.key_length", "rope.dimension_count"} {
+		if v, ok := hp[k]; ok {
+			meta = append(meta, gguf.KV{Key: "llama." + k, Type: gguf.Uint32, Value: v})
+		}
+	}
+	toks := []string{"<unk>", "<s>", "</s>"}
+	types := []int32{2, 3, 3}
+	for b := 0; b < 256; b++ {
+		toks = append(toks, fmt.Sprintf("<0x%02X>", b))
+		types = append(types, 6)
+	}
+	meta = append(meta,
+		gguf.KV{Key: "tokenizer.ggml.model", Type: gguf.String, Value: "llama"},
+		gguf.KV{Key: "tokenizer.ggml.tokens", Type: gguf.Array, Value: gguf.ArrayValue{Elem: gguf.String, Data: toks}},
+		gguf.KV{Key: "tokenizer.ggml.scores", Type: gguf.Array, Value: gguf.ArrayValue{Elem: gguf.Float32, Data: make([]float32, len(toks))}},
+		gguf.KV{Key: "tokenizer.ggml.token_type", Type: gguf.Array, Value: gguf.ArrayValue{Elem: gguf.Int32, Data: types}},
+		gguf.KV{Key: "tokenizer.ggml.bos_token_id", Type: gguf.Uint32, Value: uint32(1)},
+		gguf.KV{Key: "tokenizer.ggml.eos_token_id", Type: gguf.Uint32, Value: uint32(2)})
+	var ts []gguf.WriteTensor
+	add := func(name string, dims ...int64) {
+		n := int64(1)
+		for _, d := range dims {
+			n *= d
+		}
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(i%7) * 0.01
+		}
+		ts = append(ts, gguf.WriteTensor{Name: name, Dims: dims, Type: gguf.TypeF32, Data: x})
+	}
+	add("token_embd.weight", dim, int64(len(toks)))
+	add("output_norm.weight", dim)
+	for _, n := range []string{"attn_norm", "ffn_norm"} {
+		add("blk.0."+n+".weight", dim)
+	}
+	for _, n := range []string{"attn_q", "attn_k", "attn_v", "attn_output"} {
+		add("blk.0."+n+".weight", dim, dim)
+	}
+	add("blk.0.ffn_gate.weight", dim, ffn)
+	add("blk.0.ffn_up.weight", dim, ffn)
+	add("blk.0.ffn_down.weight", ffn, dim)
+	path := filepath.Join(t.TempDir(), "tiny.gguf")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := gguf.Write(f, meta, ts); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Issue 16: every hyperparameter is checked against the tensors in the file
+// before anything is allocated for it. block_count = 16777216 in a small
+// file once allocated 13 GB.
+func TestHostileHyperparameters(t *testing.T) {
+	if _, err := Open(tinyGGUF(t, nil)); err != nil {
+		t.Fatalf("the untouched tiny model does not load: %v", err)
+	}
+	const big = 1 << 24
+	for _, k := range []string{"block_count", "embedding_length", "feed_forward_length", "attention.head_count",
+		"attention.head_count_kv", "attention.key_length", "rope.dimension_count", "context_length"} {
+		t.Run(k, func(t *testing.T) {
+			path := tinyGGUF(t, map[string]uint32{k: big})
+			err := testmodels.Bounded(t, k, func() error {
+				m, err := Open(path)
+				if c, ok := m.(interface{ Close() error }); ok {
+					c.Close()
+				}
+				return err
+			})
+			if k == "context_length" {
+				if err != nil {
+					t.Fatalf("a long context is allowed (capped at load): %v", err)
+				}
+				return
+			}
+			if err == nil || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %v, want one line", err)
+			}
+		})
+	}
+}
+
+// Issue 16: a FIFO or a device where a model is expected is refused at
+// once instead of blocking (or reading without end).
+func TestOpenOnlyRegularFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "model.gguf")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no FIFOs here: %v", err)
+	}
+	zero := filepath.Join(dir, "zero.pt")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{fifo, zero, dir} {
+		err := testmodels.Bounded(t, p, func() error {
+			_, err := Open(p)
+			return err
+		})
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") && !strings.Contains(err.Error(), "directory") {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+}

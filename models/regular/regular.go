@@ -1,0 +1,91 @@
+// Package regular opens the files the app reads (models, the config file,
+// saved sessions, held-out text) only when they are regular files: a FIFO
+// blocks the open, and a device such as /dev/zero reads without end, so a
+// FIFO, device, socket or directory at such a path is refused before
+// anything is read. Symbolic links are followed.
+package regular
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// ErrNotRegular is wrapped by the errors for paths that are not regular
+// files.
+var ErrNotRegular = errors.New("not a regular file")
+
+// Open opens path for reading when it is a regular file. It opens without
+// blocking (O_NONBLOCK), so a FIFO is refused instead of waiting for a
+// writer, and checks the opened file itself, so the answer holds for what
+// is read.
+func Open(path string) (*os.File, fs.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("is %s, %w", kind(st.Mode()), ErrNotRegular)}
+	}
+	return f, st, nil
+}
+
+// kind names a file type that is not regular.
+func kind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
+}
+
+// ReadFile reads the regular file at path, refusing one of more than max
+// bytes (also when it grows past max while being read).
+func ReadFile(path string, max int64) ([]byte, error) {
+	f, st, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st.Size() > max {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: TooLarge(st.Size(), max)}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: TooLarge(int64(len(b)), max)}
+	}
+	return b, nil
+}
+
+// TooLarge is the error for a file of size bytes where max are allowed.
+func TooLarge(size, max int64) error {
+	return fmt.Errorf("%s is larger than the %s allowed", sizeText(size), sizeText(max))
+}
+
+func sizeText(n int64) string {
+	switch {
+	case n >= 10<<20:
+		return fmt.Sprintf("%d MB", n>>20)
+	case n >= 10<<10:
+		return fmt.Sprintf("%d KB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -1,0 +1,135 @@
+package chattmpl
+
+import (
+	"strings"
+	"testing"
+
+	"chat/models/testmodels"
+)
+
+// hostileTemplates are templates a model file could carry to crash, hang or
+// exhaust the app (issue 16), each with a word of the error it must give.
+// Each is refused before parsing or stopped by the render budget; the
+// conversation then renders with the built-in format.
+var hostileTemplates = []struct{ name, src, want string }{
+	{"parens", "{{ " + strings.Repeat("(", 100000) + "1" + strings.Repeat(")", 100000) + " }}", "larger"},
+	{"brackets", "{{ " + strings.Repeat("[", 2000000) + " }}", "larger"},
+	{"long-tag", "{{ a" + strings.Repeat(".b", 2000) + " }}", "tokens"},
+	{"parens-small", "{{ " + strings.Repeat("(", 30000) + "1" + strings.Repeat(")", 30000) + " }}", "nests"},
+	{"lists", "{{ " + strings.Repeat("[", 1000) + strings.Repeat("]", 1000) + " }}", "nests"},
+	{"dicts", "{{ " + strings.Repeat("{'a':", 1000) + "1" + strings.Repeat("}", 1000) + " }}", "nests"},
+	{"blocks", strings.Repeat("{% if true %}", 2000) + "x" + strings.Repeat("{% endif %}", 2000), "nests"},
+	{"extends", "{% extends '/chat_template.jinja' %}", "extends"},
+	{"include", "{% include '/chat_template.jinja' %}", "include"},
+	{"import", "{% import '/chat_template.jinja' as t %}", "import"},
+	{"from", "{% from '/chat_template.jinja' import m %}", "from"},
+	{"reserved", "{{ __chattmpl_enter(-1000000000) }}", "reserved"},
+	{"string-multiply", "{% set a = 'a'*16 * 1000000 %}{% set b = a * 1000 %}{{ b }}", "value"},
+	{"string-multiply-str", "{{ 'a' * '1e12' }}", "value"},
+	{"doubling", "{% set ns = namespace(s='ab') %}{% for i in range(64) %}{% set ns.s = ns.s + ns.s %}{% endfor %}{{ ns.s }}", "value"},
+	{"tilde-doubling", "{% set ns = namespace(s='ab') %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}", "value"},
+	{"list-doubling", "{% set ns = namespace(l=['x'*1000]) %}{% for i in range(64) %}{% set ns.l = ns.l + ns.l %}{% endfor %}{{ ns.l }}", "value"},
+	{"many-vars", "{% set a = 'x' * 10000000 %}" + strings.Repeat("{% set b = a + 'y' %}", 40), "more data"},
+	{"center", "{{ 'x' | center(2000000000) }}", "value"},
+	{"indent", "{{ ('x\n' * 1000) | indent(1000000) }}", "value"},
+	{"ljust", "{{ 'x'.ljust(2000000000) }}", "value"},
+	{"replace", "{% set ns = namespace(s='x' * 100) %}{% for i in range(10) %}{% set ns.s = ns.s.replace('x', ns.s) %}{% endfor %}", "value"},
+	{"join", "{{ range(60000) | join('x' * 100000) }}", "value"},
+	{"format", "{{ '%2000000000s' | format('x') }}", "value"},
+	{"list-chars", "{{ ('x' * 10000000) | list | length }}", "value"},
+	{"self-namespace", "{% set ns = namespace(a=1) %}{% set ns.a = ns %}{{ ns }}", "contains itself"},
+	{"self-list", "{% set ns = namespace(a=1) %}{% set ns.a = [1, [ns]] %}{{ ns | tojson }}", "contains itself"},
+	{"deep-value", "{% set ns = namespace(l=[]) %}{% for i in range(1000) %}{% set ns.l = [ns.l] %}{% endfor %}{{ ns.l }}", "nested"},
+	{"nested-loops", "{% for a in range(60000) %}{% for b in range(60000) %}{% endfor %}{% endfor %}", "more data"},
+	{"long-loop", "{% set l = 'x' * 5000000 %}{% for c in l %}{% for d in l %}{% endfor %}{% endfor %}", "steps"},
+	{"data-loop", "{% for a in range(65000) %}" + strings.Repeat("x", 60000) + "{% endfor %}", "more data"},
+	{"macro-recursion", "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}", "nested calls"},
+	{"append", "{% set l = [] %}{% do l.append(l) %}{{ l }}", "unknown method"},
+	{"update", "{% set d = {} %}{% do d.update({'a': d}) %}{{ d }}", "unknown method"},
+	{"lipsum", "{{ lipsum(100000000) }}", "lipsum"},
+	{"shared-lists", "{% set a = [1] %}" + strings.Repeat("{% set a = [a, a] %}", 40) + "{{ a | tojson }}", "value"},
+	{"shared-lists-sort", "{% set a = [1] %}" + strings.Repeat("{% set a = [a, a] %}", 40) + "{{ a | sort | length }}", "value"},
+	{"shared-lists-loop", "{% set a = [1] %}" + strings.Repeat("{% set a = [a, a] %}", 40) + "{% for x in a recursive %}{{ loop(x) if x is iterable }}{% endfor %}", "too long"},
+	{"slices", "{% set a = 'x' * 10000000 %}" + strings.Repeat("{% set b = a[::-1] %}", 40), "more data"},
+}
+
+func TestHostileTemplates(t *testing.T) {
+	v := vocabs()["chatml"]
+	msgs := []Message{{"system", "s"}, {"user", "hi"}}
+	want := New(v.tok, Options{Family: "chatml", EOS: v.eos}).Render(msgs, true)
+	for _, c := range hostileTemplates {
+		t.Run(c.name, func(t *testing.T) {
+			var tp *Template
+			var ids []int
+			testmodels.Bounded(t, c.name, func() error {
+				tp = New(v.tok, Options{Template: c.src, EOS: v.eos})
+				ids = tp.Render(msgs, true)
+				return nil
+			})
+			err := tp.Err()
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want one containing %q", err, c.want)
+			}
+			if s := err.Error(); len(s) > 400 || strings.Contains(s, "\n") {
+				t.Errorf("error is not one short line: %q", s)
+			}
+			if !equalIDs(ids, want) {
+				t.Errorf("rendered %d ids; want the built-in chatml's %d", len(ids), len(want))
+			}
+		})
+	}
+}
+
+// A real template still renders on a long conversation: the budget scales
+// with the messages' text.
+func TestBudgetFitsLongConversations(t *testing.T) {
+	v := vocabs()["chatml"]
+	msgs := longConversation(300)
+	msgs = append(msgs, Message{"assistant", strings.Repeat("long reply ", 20000)})
+	tp := New(v.tok, Options{Template: tmplQwen25, EOS: v.eos})
+	text := tp.Text(msgs, true)
+	if err := tp.Err(); err != nil || tp.Name() != "jinja" {
+		t.Fatalf("%s: %v", tp.Name(), err)
+	}
+	if !strings.Contains(text, "long reply long reply") {
+		t.Errorf("the last message is missing")
+	}
+}
+
+func equalIDs(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Templates at the size limit, made of the constructs whose parsing or error
+// messages cost the most per byte, stay within the limits too.
+func TestLargeTemplatesWithinLimits(t *testing.T) {
+	fill := func(x string) string { return strings.Repeat(x, maxTemplateBytes/len(x)) }
+	chain := func(unit string, k int) string { return "{{ a" + strings.Repeat(unit, k) + " }}" }
+	v := vocabs()["chatml"]
+	for name, src := range map[string]string{
+		"attributes": fill(chain(".b", 500)),
+		"items":      fill(chain("[0]", 330)),
+		"calls":      fill(chain("()", 500)),
+		"plus":       fill(chain("+a", 500)),
+		"tilde":      fill(chain("~'a'", 500)),
+		"filters":    fill(chain("|e", 500)),
+		"parens":     fill("{{ " + strings.Repeat("-(", 60) + "1" + strings.Repeat(")", 60) + " }}"),
+		"outputs":    fill("{{a}}x"),
+		"ifs":        fill("{% if a %}{% endif %}"),
+		"elifs":      "{% if 1 %}" + fill("{% elif 1 %}") + "{% endif %}",
+		"operators":  fill("{{a+a+a+a+a+a+a+a+a+a}}"),
+	} {
+		testmodels.Bounded(t, name, func() error {
+			New(v.tok, Options{Template: src[:min(len(src), maxTemplateBytes)], EOS: v.eos}).Render([]Message{{"user", "hi"}}, true)
+			return nil
+		})
+	}
+}
