@@ -19,6 +19,17 @@ func benchImpls(b *testing.B, f func(b *testing.B)) {
 	}
 }
 
+// benchISAs runs f once per kernel set this CPU runs, named by it (ISA()),
+// on one thread: the ratios between one run's sub-benchmarks are the speedups
+// of the kernel sets, and each line names the ISA it ran on.
+func benchISAs(b *testing.B, f func(b *testing.B)) {
+	for _, l := range isaLevels(nil) {
+		b.Run(isaNames[l], func(b *testing.B) {
+			withISA(l, func() { withThreads(1, func() { f(b) }) })
+		})
+	}
+}
+
 func benchThreads(b *testing.B, f func(b *testing.B)) {
 	for _, th := range []int{1, 2} {
 		b.Run(fmt.Sprintf("t%d", th), func(b *testing.B) { withThreads(th, func() { f(b) }) })

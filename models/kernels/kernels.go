@@ -2,10 +2,12 @@
 // matrix-matrix products, dot products and the small vector ops around them.
 //
 // Each exported function picks the fastest implementation this CPU supports at
-// start-up: AVX2+FMA Go assembly on amd64 CPUs that have it, the pure-Go
-// versions elsewhere. The pure-Go versions are the reference every SIMD version
-// is tested against. Setting CHAT_KERNELS=go in the environment (read once at
-// start-up) or building with the purego tag forces the pure-Go versions.
+// start-up (ISA, isa.go): AVX2+FMA Go assembly on amd64 CPUs that have it,
+// AVX-512 and VNNI variants where they pay, the pure-Go versions elsewhere.
+// The pure-Go versions are the reference every SIMD version is tested
+// against. CHAT_KERNELS=go|avx2|avxvnni|avx512 in the environment (read once
+// at start-up) caps the level; the purego build tag forces the pure-Go
+// versions.
 //
 // Products by weight format (all with AVX2 asm and pure-Go versions):
 //
@@ -38,21 +40,7 @@
 // wait for the pool but computes its product on its own goroutine.
 package kernels
 
-import (
-	"fmt"
-	"os"
-)
-
-// useAsm selects the assembly kernels.
-var useAsm = hasAsm && os.Getenv("CHAT_KERNELS") != "go"
-
-// Impl names the kernel set in use: "avx2" or "go".
-func Impl() string {
-	if useAsm {
-		return asmName
-	}
-	return "go"
-}
+import "fmt"
 
 // MatVec computes out[r] = dot(w[r*cols:(r+1)*cols], x) for r < rows.
 // w is row-major [rows][cols]; len(x) >= cols, len(out) >= rows.

@@ -2,11 +2,15 @@
 
 package kernels
 
+import "unsafe"
+
 // No assembly on this architecture (or the purego tag is set): every kernel
 // runs its pure-Go version.
-const hasAsm = false
-
-const asmName = "go"
+const (
+	hasAsm      = false
+	hostAVXVNNI = false
+	hostISA     = isaGo
+)
 
 func spinPause() {}
 
@@ -28,9 +32,27 @@ func blockDotsAsm(op int, out []float32, w []byte, xq []int8, xd []float32, xsum
 func expAsm(dst, x []float32)                      { panic("kernels: no asm") }
 func softmaxExpAsm(x []float32, m float32) float32 { panic("kernels: no asm") }
 
-func i8f32MatVecAsm(out []float32, q []int8, scale, x []float32, cols int) { panic("kernels: no asm") }
-
 func swigluAsm(gate, up []float32) { panic("kernels: no asm") }
 
 func maxAsm(x []float32) float32      { panic("kernels: no asm") }
 func scaleAsm(x []float32, s float32) { panic("kernels: no asm") }
+
+func qfTileRows() int { return 2 }
+
+func qfMatVecAsm(q *qfProd, out []float32, w []byte, scale, x []float32, cols int) {
+	panic("kernels: no asm")
+}
+
+func qfTileAsm(q *qfProd, out *float32, w unsafe.Pointer, scale, x *float32, cols, ldo int) {
+	panic("kernels: no asm")
+}
+
+func l4TileRows() int { return 1 }
+
+func l4MatVecAsm(l *l4Prod, out []float32, w unsafe.Pointer, scale *float32, x []float32) {
+	panic("kernels: no asm")
+}
+
+func l4TileAsm(l *l4Prod, out *float32, w unsafe.Pointer, scale, x *float32) {
+	panic("kernels: no asm")
+}

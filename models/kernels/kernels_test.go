@@ -65,18 +65,44 @@ func impls() []bool {
 	return []bool{false}
 }
 
+// startISA is the level chosen at start-up, which withImpl(true) restores.
+var startISA = isa
+
 func implName(asm bool) string {
 	if asm {
-		return asmName
+		return isaNames[startISA]
 	}
 	return "go"
 }
 
-// withImpl runs f with the asm kernels switched on or off.
+// withImpl runs f with the asm kernels (at the start-up level) on or off.
 func withImpl(asm bool, f func()) {
-	old := useAsm
-	useAsm = asm
-	defer func() { useAsm = old }()
+	l := isaGo
+	if asm {
+		l = startISA
+	}
+	withISA(l, f)
+}
+
+// isaLevels lists every kernel set this CPU runs, from Go up; t, when not
+// nil, logs the levels it cannot run (their tests are skipped).
+func isaLevels(t testing.TB) []isaLevel {
+	var ls []isaLevel
+	for l := isaGo; l <= isaAVX512VNNI; l++ {
+		if runnable(l) {
+			ls = append(ls, l)
+		} else if t != nil {
+			t.Logf("skipping %s: this CPU does not have it", isaNames[l])
+		}
+	}
+	return ls
+}
+
+// withISA runs f with kernel set l.
+func withISA(l isaLevel, f func()) {
+	old := isa
+	setISA(l)
+	defer setISA(old)
 	f()
 }
 

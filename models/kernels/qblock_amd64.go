@@ -70,11 +70,3 @@ func expAsm(dst, x []float32) { expAVX2(unsafe.SliceData(dst), unsafe.SliceData(
 func softmaxExpAsm(x []float32, m float32) float32 {
 	return softmaxExpAVX2(unsafe.SliceData(x), len(x), m)
 }
-
-//go:noescape
-func i8f32MatVecAVX2(out *float32, q *int8, scale, x *float32, rows, cols int)
-
-// i8f32MatVecAsm computes len(out) rows; q starts at the first; cols >= 8.
-func i8f32MatVecAsm(out []float32, q []int8, scale, x []float32, cols int) {
-	i8f32MatVecAVX2(unsafe.SliceData(out), unsafe.SliceData(q), unsafe.SliceData(scale), unsafe.SliceData(x), len(out), cols)
-}

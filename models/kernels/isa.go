@@ -1,0 +1,64 @@
+package kernels
+
+import "os"
+
+// isaLevel names a kernel set. Each level's CPU features include those of
+// the levels below it, except that isaAVXVNNI (AVX-VNNI, the VEX-encoded
+// 256-bit VPDPBUSD of Intel's client cores) is not implied by the AVX-512
+// levels: a CPU may have AVX-512 VNNI without it.
+type isaLevel int
+
+const (
+	isaGo         isaLevel = iota // pure Go
+	isaAVX2                       // AVX2, FMA, F16C
+	isaAVXVNNI                    // AVX2 + AVX-VNNI
+	isaAVX512                     // AVX2 + AVX-512 F, BW, DQ, VL
+	isaAVX512VNNI                 // AVX-512 + AVX512_VNNI
+)
+
+var isaNames = [...]string{"go", "avx2", "avxvnni", "avx512", "avx512vnni"}
+
+// isa is the kernel set in use: the best this CPU runs (hostISA), or a lower
+// one named by CHAT_KERNELS (read once at start-up), so every path can be
+// run and compared on one machine. useAsm and gemmAVX512 follow it.
+var (
+	isa        = capISA(hostISA, os.Getenv("CHAT_KERNELS"))
+	useAsm     = isa >= isaAVX2
+	gemmAVX512 = isa >= isaAVX512
+)
+
+// ISA names the kernel set in use: "go", "avx2", "avxvnni", "avx512" or
+// "avx512vnni". Which kernels each level changes:
+//
+//   - avx2: every product has AVX2+FMA assembly; integer dots by VPMADDUBSW.
+//   - avxvnni: the integer dots of the block products take VPDPBUSD on ymm.
+//   - avx512: the float-activation products of quantized weights (LUT4,
+//     FP8, I8F32 batches) dequantize two rows per zmm; the float32 GEMM
+//     takes its 12×32 tiles.
+//   - avx512vnni: the integer dots take VPDPBUSD on zmm, two rows (or two
+//     tokens) per register.
+//
+// Results do not depend on the level unless a function's doc says so: the
+// wider kernels keep each output's float operations in the same order.
+func ISA() string { return isaNames[isa] }
+
+// capISA returns the level env names, if it is one this CPU runs and no
+// higher than host; host otherwise.
+func capISA(host isaLevel, env string) isaLevel {
+	for l, n := range isaNames {
+		if n == env && runnable(isaLevel(l)) {
+			return min(host, isaLevel(l))
+		}
+	}
+	return host
+}
+
+// runnable reports whether this CPU can run level l's kernels.
+func runnable(l isaLevel) bool {
+	return l <= hostISA && (l != isaAVXVNNI || hostAVXVNNI)
+}
+
+// setISA switches the kernel set (tests and benchmarks compare the levels).
+func setISA(l isaLevel) {
+	isa, useAsm, gemmAVX512 = l, l >= isaAVX2, l >= isaAVX512
+}

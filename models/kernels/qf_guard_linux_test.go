@@ -1,0 +1,59 @@
+//go:build linux
+
+package kernels
+
+import (
+	"testing"
+	"unsafe"
+)
+
+// guardedBytes returns n bytes that end exactly where an inaccessible page
+// begins.
+func guardedBytes(t *testing.T, n int) []byte {
+	b := guardedI8(t, n)
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b))), len(b))
+}
+
+// TestQFStayInBounds: the float-activation products (every tail, row
+// pairing and tile) read nothing past the last code, scale or activation and
+// write nothing past the last output, on every kernel set.
+func TestQFStayInBounds(t *testing.T) {
+	for _, l := range isaLevels(t) {
+		withISA(l, func() {
+			for _, cols := range []int{1, 3, 7, 8, 9, 15, 16, 17, 24, 33, 70} {
+				for _, rows := range []int{1, 2, 3, 4, 5, 6, 7, 9, 13} {
+					for _, n := range []int{1, 3, 4, 5, 8} {
+						codes := guardedBytes(t, rows*cols)
+						q := guardedI8(t, rows*cols)
+						scale, x, out := guarded(t, rows), guarded(t, n*cols), guarded(t, n*rows)
+						MatVecFP8(out, codes, scale, x, rows, cols, E4M3)
+						MatMulFP8(out, codes, scale, x, rows, cols, n, E5M2)
+						MatVecI8F32(out, q, scale, x, rows, cols)
+						MatMulI8F32(out, q, scale, x, rows, cols, n)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestLUT4StayInBounds: the 4-bit products read nothing past the last code
+// byte (odd columns end on a half-used byte), scale or activation.
+func TestLUT4StayInBounds(t *testing.T) {
+	for _, l := range isaLevels(t) {
+		withISA(l, func() {
+			for _, cols := range []int{1, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 40, 63, 64, 70, 96} {
+				for _, rows := range []int{1, 2, 3, 4, 5, 6, 7, 9, 13} {
+					for _, n := range []int{1, 3, 4, 5, 8} {
+						g := 32
+						packed := guardedBytes(t, rows*((cols+1)/2))
+						scale := guarded(t, rows*((cols+g-1)/g))
+						x, out := guarded(t, n*cols), guarded(t, n*rows)
+						MatVecLUT4(out, packed, scale, &Int4Levels, g, x, rows, cols)
+						MatMulLUT4(out, packed, scale, &NF4Levels, g, x, rows, cols, n)
+					}
+				}
+			}
+		})
+	}
+}
