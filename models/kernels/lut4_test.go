@@ -87,12 +87,24 @@ func TestLUT4Bitwise(t *testing.T) {
 
 func TestLUT4Panics(t *testing.T) {
 	for name, f := range map[string]func(){
-		"group 48":     func() { MatVecLUT4(make([]float32, 1), make([]byte, 32), make([]float32, 2), &Int4Levels, 48, make([]float32, 64), 1, 64) },
-		"group 0":      func() { MatVecLUT4(make([]float32, 1), make([]byte, 32), make([]float32, 2), &Int4Levels, 0, make([]float32, 64), 1, 64) },
-		"nil levels":   func() { MatVecLUT4(make([]float32, 1), make([]byte, 32), make([]float32, 2), nil, 32, make([]float32, 64), 1, 64) },
-		"short packed": func() { MatVecLUT4(make([]float32, 1), make([]byte, 31), make([]float32, 2), &NF4Levels, 32, make([]float32, 64), 1, 64) },
-		"short scale":  func() { MatMulLUT4(make([]float32, 2), make([]byte, 33), make([]float32, 2), &NF4Levels, 32, make([]float32, 130), 1, 65, 2) },
-		"short x":      func() { MatMulLUT4(make([]float32, 2), make([]byte, 32), make([]float32, 2), &NF4Levels, 32, make([]float32, 127), 1, 64, 2) },
+		"group 48": func() {
+			MatVecLUT4(make([]float32, 1), make([]byte, 32), make([]float32, 2), &Int4Levels, 48, make([]float32, 64), 1, 64)
+		},
+		"group 0": func() {
+			MatVecLUT4(make([]float32, 1), make([]byte, 32), make([]float32, 2), &Int4Levels, 0, make([]float32, 64), 1, 64)
+		},
+		"nil levels": func() {
+			MatVecLUT4(make([]float32, 1), make([]byte, 32), make([]float32, 2), nil, 32, make([]float32, 64), 1, 64)
+		},
+		"short packed": func() {
+			MatVecLUT4(make([]float32, 1), make([]byte, 31), make([]float32, 2), &NF4Levels, 32, make([]float32, 64), 1, 64)
+		},
+		"short scale": func() {
+			MatMulLUT4(make([]float32, 2), make([]byte, 33), make([]float32, 2), &NF4Levels, 32, make([]float32, 130), 1, 65, 2)
+		},
+		"short x": func() {
+			MatMulLUT4(make([]float32, 2), make([]byte, 32), make([]float32, 2), &NF4Levels, 32, make([]float32, 127), 1, 64, 2)
+		},
 	} {
 		func() {
 			defer func() {

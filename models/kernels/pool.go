@@ -45,7 +45,7 @@ const (
 	opMatVecQ4K
 	opMatVecQ5K
 	opMatVecQ6K
-	opBatch // the batched products: job.bt
+	opBatch    // the batched products: job.bt
 	opMatVecQF // float-activation products of quantized weights: j.qf
 	opMatMulQF
 	opMatVecL4 // 4-bit table products: j.l4

@@ -150,10 +150,18 @@ func checkBits(t *testing.T, what string, got, want []float32) {
 
 func TestQFPanics(t *testing.T) {
 	for name, f := range map[string]func(){
-		"MatVecFP8 short codes":   func() { MatVecFP8(make([]float32, 2), make([]uint8, 3), make([]float32, 2), make([]float32, 2), 2, 2, E4M3) },
-		"MatMulFP8 short x":       func() { MatMulFP8(make([]float32, 4), make([]uint8, 4), make([]float32, 2), make([]float32, 3), 2, 2, 2, E5M2) },
-		"MatMulI8F32 short out":   func() { MatMulI8F32(make([]float32, 3), make([]int8, 4), make([]float32, 2), make([]float32, 4), 2, 2, 2) },
-		"MatMulI8F32 short scale": func() { MatMulI8F32(make([]float32, 4), make([]int8, 4), make([]float32, 1), make([]float32, 4), 2, 2, 2) },
+		"MatVecFP8 short codes": func() {
+			MatVecFP8(make([]float32, 2), make([]uint8, 3), make([]float32, 2), make([]float32, 2), 2, 2, E4M3)
+		},
+		"MatMulFP8 short x": func() {
+			MatMulFP8(make([]float32, 4), make([]uint8, 4), make([]float32, 2), make([]float32, 3), 2, 2, 2, E5M2)
+		},
+		"MatMulI8F32 short out": func() {
+			MatMulI8F32(make([]float32, 3), make([]int8, 4), make([]float32, 2), make([]float32, 4), 2, 2, 2)
+		},
+		"MatMulI8F32 short scale": func() {
+			MatMulI8F32(make([]float32, 4), make([]int8, 4), make([]float32, 1), make([]float32, 4), 2, 2, 2)
+		},
 	} {
 		func() {
 			defer func() {
