@@ -3,6 +3,8 @@ package quant
 import (
 	"fmt"
 	"math"
+
+	"chat/models/kernels"
 )
 
 // AWQ (Lin, Tang, Tang, Yang, Dang, Gan, Han, "AWQ: Activation-aware Weight
@@ -66,13 +68,19 @@ func AWQ(w []float32, rows, cols int, x []float32, n int, opt AWQOptions) (*AWQR
 		mag[c] /= float64(n)
 	}
 	// The error of a weight change D ([rows][cols]) is Σ_r D_r·XᵀX·D_rᵀ,
-	// computed as ‖X·Dᵀ‖² directly when that is cheaper.
-	var h []float64
+	// computed as ‖X·Dᵀ‖² directly when that is cheaper. The float32
+	// products only rank the grid points.
+	var h []float32
 	if n > cols {
-		h = hessian(x, n, cols) // 2XᵀX
+		h64 := hessian(x, n, cols) // 2XᵀX
+		h = make([]float32, len(h64))
+		for i, v := range h64 {
+			h[i] = float32(v / 2)
+		}
 	}
 	ws := make([]float32, rows*cols)
-	dw := make([]float64, rows*cols)
+	dw := make([]float32, rows*cols)
+	tmp := make([]float32, rows*max(cols, n))
 	s := make([]float32, cols)
 	best := &AWQResult{Alpha: -1}
 	bestErr := math.Inf(1)
@@ -90,9 +98,9 @@ func AWQ(w []float32, rows, cols int, x []float32, n int, opt AWQOptions) (*AWQR
 		}
 		d := Dequantize(q)
 		for i := range dw {
-			dw[i] = float64(w[i]) - float64(d[i])/float64(s[i%cols])
+			dw[i] = float32(float64(w[i]) - float64(d[i])/float64(s[i%cols]))
 		}
-		e := outputError(dw, rows, cols, x, n, h)
+		e := outputError(dw, rows, cols, x, n, h, tmp)
 		if e < bestErr {
 			bestErr = e
 			best = &AWQResult{Q: q, InScale: append([]float32(nil), s...), Alpha: alpha}
@@ -116,35 +124,23 @@ func awqScales(s []float32, mag []float64, alpha float64) {
 	}
 }
 
-// outputError is Σ_t Σ_r (x_t·d_r)² for the [rows][cols] change d: from the
-// Hessian h = 2XᵀX when given (d_r·h·d_rᵀ/2), else directly.
-func outputError(d []float64, rows, cols int, x []float32, n int, h []float64) float64 {
+// outputError is Σ_t Σ_r (x_t·d_r)² for the [rows][cols] change d: from
+// h = XᵀX when given (Σ_r d_r·h·d_rᵀ), else from x directly. tmp holds
+// rows·max(cols, n) floats.
+func outputError(d []float32, rows, cols int, x []float32, n int, h, tmp []float32) float64 {
 	var e float64
 	if h != nil {
+		dh := tmp[:rows*cols]
+		kernels.MatMul(dh, h, d, cols, cols, rows) // row r: h·d_r (h is symmetric)
 		for r := 0; r < rows; r++ {
-			dr := d[r*cols : (r+1)*cols]
-			for i, di := range dr {
-				if di == 0 {
-					continue
-				}
-				var s float64
-				for j, hj := range h[i*cols : (i+1)*cols] {
-					s += hj * dr[j]
-				}
-				e += di * s
-			}
+			e += float64(kernels.Dot(d[r*cols:(r+1)*cols], dh[r*cols:(r+1)*cols]))
 		}
-		return e / 2
+		return e
 	}
-	for t := 0; t < n; t++ {
-		xt := x[t*cols : (t+1)*cols]
-		for r := 0; r < rows; r++ {
-			var s float64
-			for c, v := range d[r*cols : (r+1)*cols] {
-				s += v * float64(xt[c])
-			}
-			e += s * s
-		}
+	xd := tmp[:rows*n]
+	kernels.MatMul(xd, d, x, rows, cols, n) // token t: d·x_t
+	for _, v := range xd {
+		e += float64(v) * float64(v)
 	}
 	return e
 }
