@@ -25,6 +25,7 @@ type batch struct {
 	qx            []int8    // [n][cols] activations
 	dx            []float32 // per-token scales: [n] (I8) or [n][blocks]
 	xsum          []int16   // [n][cols/16] (Q8_K)
+	gb            int       // MatMulInt4Q8: blocks per scale group (sw)
 	rows, cols, n int
 }
 
@@ -139,6 +140,8 @@ func (b *batch) run(r0, r1 int) {
 		rowBytes, xds, xss = cols/QK*Q5_KBytes, cols/QK, cols/16
 	case opMatVecQ6K:
 		rowBytes, xds, xss = cols/QK*Q6_KBytes, cols/QK, cols/16
+	case opMatVecI4Q8:
+		rowBytes, xds = cols/2, cols/Q8Block
 	}
 	rt := max(4, batchTile/max(rowBytes, 1)) &^ 3
 	tc := max(1, batchChunk/max(cols, 1))
@@ -155,7 +158,7 @@ func (b *batch) run(r0, r1 int) {
 				case opMatVecQ8:
 					matVecQ8Range(o, b.qw, b.sw, xq, xd, cols, ra, rb)
 				default:
-					blockRange(b.op, o, b.wb, xq, xd, b.xsum[t*xss:(t+1)*xss], cols, ra, rb)
+					blockRange(b.op, o, b.wb, b.sw, b.gb, xq, xd, b.xsum[t*xss:(t+1)*xss], cols, ra, rb)
 				}
 			}
 		}

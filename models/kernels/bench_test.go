@@ -14,8 +14,12 @@ import (
 //	go test -run - -bench . ./models/kernels/
 
 func benchImpls(b *testing.B, f func(b *testing.B)) {
-	for _, asm := range impls() {
-		b.Run(implName(asm), func(b *testing.B) { withImpl(asm, func() { f(b) }) })
+	ls := []isaLevel{isaGo}
+	if startISA > isaGo {
+		ls = append(ls, startISA)
+	}
+	for _, l := range ls {
+		b.Run(isaNames[l], func(b *testing.B) { withISA(l, func() { f(b) }) })
 	}
 }
 

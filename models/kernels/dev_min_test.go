@@ -18,45 +18,39 @@ func minTime(reps int, f func()) time.Duration {
 	return best
 }
 
-func TestDevQF(t *testing.T) {
+func TestDevBlocks(t *testing.T) {
 	if os.Getenv("DEV") == "" {
 		t.Skip()
 	}
 	rng := rand.New(rand.NewPCG(1, 1))
-	rows, cols := 768, 2048
-	x, out := randVec(rng, 64*cols), make([]float32, 64*rows)
-	w := randVec(rng, rows*cols)
-	withThreads(1, func() {
-		for _, c := range qfCases(rng, rows, cols) {
+	for _, sz := range [][2]int{{768, 2048}, {4096, 4096}} {
+		rows, cols := sz[0], sz[1]
+		reps := 300
+		if rows > 1000 {
+			reps = 30
+		}
+		x, out := randVec(rng, cols), make([]float32, rows)
+		withThreads(1, func() {
+			for _, k := range blockKinds {
+				wq := randBlocks(rng, k, rows*cols/k.bs, false)
+				xq, xd, xs := quantAct(k, x[:cols])
+				for _, l := range isaLevels(nil)[1:] {
+					withISA(l, func() {
+						d := minTime(reps, func() { k.matVec(out, wq, xq, xd, xs, rows, cols) })
+						fmt.Printf("%dx%d %-6s %-10s matvec %8v %6.1f Gw/s\n", rows, cols, k.name, isaNames[l], d, float64(rows*cols)/d.Seconds()/1e9)
+					})
+				}
+			}
+			c := newL4Case(rng, &Int4Levels, "int4", rows, cols, 32)
+			xq, xd := make([]int8, cols), make([]float32, cols/32)
+			QuantizeQ8_0(xq, xd, x)
 			for _, l := range isaLevels(nil)[1:] {
 				withISA(l, func() {
-					d := minTime(300, func() { c.matVec(out, x) })
-					d2 := minTime(30, func() { c.matMul(out, x, 64) })
-					fmt.Printf("%-6s %-10s matvec %8v %6.1f Gw/s   matmul64 %8v %6.1f GFLOP/s\n", c.name, isaNames[l], d, float64(rows*cols)/d.Seconds()/1e9, d2, 2*64*float64(rows*cols)/d2.Seconds()/1e9)
+					d := minTime(reps, func() { MatVecInt4Q8(out, c.packed, c.scale, 32, xq, xd, rows, cols) })
+					d2 := minTime(reps, func() { c.matVec(out, x) })
+					fmt.Printf("%dx%d %-6s %-10s matvec %8v %6.1f Gw/s   LUT4 (float act) %8v %6.1f Gw/s\n", rows, cols, "I4Q8", isaNames[l], d, float64(rows*cols)/d.Seconds()/1e9, d2, float64(rows*cols)/d2.Seconds()/1e9)
 				})
 			}
-		}
-		for _, c := range []l4Case{newL4Case(rng, &Int4Levels, "int4", rows, cols, 32), newL4Case(rng, &NF4Levels, "NF4", rows, cols, 64)} {
-			for _, l := range isaLevels(nil)[1:] {
-				withISA(l, func() {
-					d := minTime(300, func() { c.matVec(out, x) })
-					d2 := minTime(30, func() { c.matMul(out, x, 64) })
-					fmt.Printf("%-6s %-10s matvec %8v %6.1f Gw/s   matmul64 %8v %6.1f GFLOP/s\n", c.name, isaNames[l], d, float64(rows*cols)/d.Seconds()/1e9, d2, 2*64*float64(rows*cols)/d2.Seconds()/1e9)
-				})
-			}
-		}
-		for _, k := range blockKinds[:1] {
-			wq := randBlocks(rng, k, rows*cols/k.bs, false)
-			xq, xd, xs := quantAct(k, x[:cols])
-			for _, l := range isaLevels(nil)[1:] {
-				withISA(l, func() {
-					d := minTime(300, func() { k.matVec(out, wq, xq, xd, xs, rows, cols) })
-					fmt.Printf("%-6s %-10s matvec %8v %6.1f Gw/s\n", k.name, isaNames[l], d, float64(rows*cols)/d.Seconds()/1e9)
-				})
-			}
-		}
-		d := minTime(300, func() { MatVec(out, w, x, rows, cols) })
-		d2 := minTime(30, func() { MatMul(out, w, x, rows, cols, 64) })
-		fmt.Printf("%-6s %-10s matvec %8v %6.1f Gw/s   matmul64 %8v %6.1f GFLOP/s\n", "F32", "avx2", d, float64(rows*cols)/d.Seconds()/1e9, d2, 2*64*float64(rows*cols)/d2.Seconds()/1e9)
-	})
+		})
+	}
 }

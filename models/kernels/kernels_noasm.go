@@ -25,7 +25,7 @@ func q80DotsAsm(out []float32, w []int8, d []float32, x []int8, xd []float32, co
 	panic("kernels: no asm")
 }
 
-func blockDotsAsm(op int, out []float32, w []byte, xq []int8, xd []float32, xsums []int16, nb int) {
+func blockDotsAsm(op int, out []float32, w []byte, ws []float32, gb int, xq []int8, xd []float32, xsums []int16, nb int) {
 	panic("kernels: no asm")
 }
 

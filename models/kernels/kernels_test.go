@@ -57,32 +57,17 @@ func ref(a, b []float32) (dot, abs float64) {
 	return
 }
 
-// impls lists the implementations to test: Go always, asm when the CPU has it.
-func impls() []bool {
-	if hasAsm {
-		return []bool{false, true}
-	}
-	return []bool{false}
-}
+// impls lists the kernel sets to test: Go always, then every assembly level
+// this CPU runs (isaLevels).
+func impls() []isaLevel { return isaLevels(nil) }
 
-// startISA is the level chosen at start-up, which withImpl(true) restores.
+// startISA is the level chosen at start-up.
 var startISA = isa
 
-func implName(asm bool) string {
-	if asm {
-		return isaNames[startISA]
-	}
-	return "go"
-}
+func implName(l isaLevel) string { return isaNames[l] }
 
-// withImpl runs f with the asm kernels (at the start-up level) on or off.
-func withImpl(asm bool, f func()) {
-	l := isaGo
-	if asm {
-		l = startISA
-	}
-	withISA(l, f)
-}
+// withImpl runs f with kernel set l.
+func withImpl(l isaLevel, f func()) { withISA(l, f) }
 
 // isaLevels lists every kernel set this CPU runs, from Go up; t, when not
 // nil, logs the levels it cannot run (their tests are skipped).
@@ -100,9 +85,9 @@ func isaLevels(t testing.TB) []isaLevel {
 
 // withISA runs f with kernel set l.
 func withISA(l isaLevel, f func()) {
-	old := isa
+	old, oldGEMM := isa, gemmAVX512
 	setISA(l)
-	defer setISA(old)
+	defer func() { setISA(old); gemmAVX512 = oldGEMM }()
 	f()
 }
 

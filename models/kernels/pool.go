@@ -45,6 +45,7 @@ const (
 	opMatVecQ4K
 	opMatVecQ5K
 	opMatVecQ6K
+	opMatVecI4Q8 // int4 groups × Q8_0 activations (int4q8.go)
 	opBatch    // the batched products: job.bt
 	opMatVecQF // float-activation products of quantized weights: j.qf
 	opMatMulQF
@@ -219,8 +220,8 @@ func (j *job) drain() {
 			matVecI8Range(j.out, j.qw, j.sw, j.qx, j.sx, j.cols, r0, r1)
 		case opMatVecQ8:
 			matVecQ8Range(j.out, j.qw, j.sw, j.qx, j.dx, j.cols, r0, r1)
-		case opMatVecQ4_0, opMatVecQ8B, opMatVecQ5_0, opMatVecQ4K, opMatVecQ5K, opMatVecQ6K:
-			blockRange(j.op, j.out, j.wb, j.qx, j.dx, j.xsum, j.cols, r0, r1)
+		case opMatVecQ4_0, opMatVecQ8B, opMatVecQ5_0, opMatVecQ4K, opMatVecQ5K, opMatVecQ6K, opMatVecI4Q8:
+			blockRange(j.op, j.out, j.wb, j.sw, j.n, j.qx, j.dx, j.xsum, j.cols, r0, r1)
 		case opBatch:
 			j.bt.run(r0, r1)
 		case opMatVecQF:

@@ -22,10 +22,48 @@ func q5KDotsAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, n
 //go:noescape
 func q6KDotsAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)
 
-// blockDotsAsm computes len(out) rows of a block product; w starts at the
-// first of them and the operands have been checked.
-func blockDotsAsm(op int, out []float32, w []byte, xq []int8, xd []float32, xsums []int16, nb int) {
+//go:noescape
+func q40DotsVNNI512(out *float32, w *byte, x *int8, xd *float32, rows, nb int, ws *float32, gb, sstride int)
+
+//go:noescape
+func q50DotsVNNI512(out *float32, w *byte, x *int8, xd *float32, rows, nb int, ws *float32, gb, sstride int)
+
+//go:noescape
+func q80bDotsVNNI512(out *float32, w *byte, x *int8, xd *float32, rows, nb int, ws *float32, gb, sstride int)
+
+//go:noescape
+func i4q8DotsVNNI512(out *float32, w *byte, x *int8, xd *float32, rows, nb int, ws *float32, gb, sstride int)
+
+//go:noescape
+func i4q8DotsAVX2(out *float32, w *byte, x *int8, xd *float32, rows, nb int, ws *float32, gb, sstride int)
+
+// blockDotsAsm computes len(out) rows of a block product; w (and ws, the
+// int4 groups' scales) start at the first of them and the operands have
+// been checked.
+func blockDotsAsm(op int, out []float32, w []byte, ws []float32, gb int, xq []int8, xd []float32, xsums []int16, nb int) {
 	o, wp, xp, dp, sp := unsafe.SliceData(out), unsafe.SliceData(w), unsafe.SliceData(xq), unsafe.SliceData(xd), unsafe.SliceData(xsums)
+	if op == opMatVecI4Q8 {
+		ss := 4 * ((nb + gb - 1) / gb)
+		if isa >= isaAVX512VNNI {
+			i4q8DotsVNNI512(o, wp, xp, dp, len(out), nb, unsafe.SliceData(ws), gb, ss)
+		} else {
+			i4q8DotsAVX2(o, wp, xp, dp, len(out), nb, unsafe.SliceData(ws), gb, ss)
+		}
+		return
+	}
+	if isa >= isaAVX512VNNI {
+		switch op {
+		case opMatVecQ4_0:
+			q40DotsVNNI512(o, wp, xp, dp, len(out), nb, nil, 0, 0)
+			return
+		case opMatVecQ8B:
+			q80bDotsVNNI512(o, wp, xp, dp, len(out), nb, nil, 0, 0)
+			return
+		case opMatVecQ5_0:
+			q50DotsVNNI512(o, wp, xp, dp, len(out), nb, nil, 0, 0)
+			return
+		}
+	}
 	switch op {
 	case opMatVecQ4_0:
 		q40DotsAVX2(o, wp, xp, dp, len(out), nb)

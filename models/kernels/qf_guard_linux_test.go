@@ -57,3 +57,25 @@ func TestLUT4StayInBounds(t *testing.T) {
 		})
 	}
 }
+
+// TestInt4Q8StayInBounds: the int4 × Q8_0 products read nothing past the
+// last code byte, scale, activation or block scale.
+func TestInt4Q8StayInBounds(t *testing.T) {
+	for _, l := range isaLevels(t) {
+		withISA(l, func() {
+			for _, g := range []int{32, 64, 128} {
+				for _, cols := range []int{32, 64, 96, 160} {
+					for _, rows := range []int{1, 2, 3, 4, 5, 6, 7, 9} {
+						for _, n := range []int{1, 3, 4} {
+							packed := guardedBytes(t, rows*cols/2)
+							scale := guarded(t, rows*((cols+g-1)/g))
+							xq, xd, out := guardedI8(t, n*cols), guarded(t, n*cols/32), guarded(t, n*rows)
+							MatVecInt4Q8(out, packed, scale, g, xq, xd, rows, cols)
+							MatMulInt4Q8(out, packed, scale, g, xq, xd, rows, cols, n)
+						}
+					}
+				}
+			}
+		})
+	}
+}

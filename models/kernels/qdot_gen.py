@@ -1,0 +1,344 @@
+# Generates qdot_amd64.s: python3 qdot_gen.py > qdot_amd64.s.
+#
+# Integer-dot products of 32-value weight blocks (Q4_0, Q5_0, Q8_0 in GGUF's
+# bytes, int4 groups) with Q8_0 activations: AVX-512 VNNI matvecs that hold
+# two rows in one zmm, the AVX2 int4 matvec, and the register-tiled batched
+# kernels (qblock.go, int4q8.go, batch.go say what each computes).
+#
+# Every kernel keeps the float order of the Go versions in qblock.go: 8
+# float lanes per (row, token); block b adds float32(int lane)·(d·xd[b]),
+# lane l the exact int dot of the block's values 4l..4l+3 (int4: the lane
+# split of int4q8.go); then HSUM ((l0+l4)+(l2+l6))+((l1+l5)+(l3+l7)).
+#
+# VPDPBUSD multiplies unsigned weight bytes by signed activation bytes, four
+# per dword lane. The weights' offset (Q4_0 and int4: values are nibble-8;
+# Q5_0: 5 bits - 16; Q8_0: signed bytes made unsigned by +128) comes off as
+# off·Σ4x per lane, computed once per activation block with the same
+# instruction (unsigned off × x) and used as every row's starting value.
+import sys
+
+out = []
+
+
+def p(s=""):
+    out.append(s)
+
+
+def hsum(y, x, t):
+    p(f"\tVEXTRACTF128 $1, {y}, {t}")
+    p(f"\tVADDPS       {t}, {x}, {x}")
+    p(f"\tVMOVHLPS     {x}, {x}, {t}")
+    p(f"\tVADDPS       {t}, {x}, {x}")
+    p(f"\tVMOVSHDUP    {x}, {t}")
+    p(f"\tVADDSS       {t}, {x}, {x}")
+
+
+def bytes_const(v, x, y, reg="AX"):
+    p(f"\tMOVL         ${v}, {reg}")
+    p(f"\tVMOVD        {reg}, {x}")
+    p(f"\tVPBROADCASTD {x}, {y}")
+
+
+# Block geometry: bytes per block, offset of the value bytes, the weight
+# offset, whether the scale is an f16 at the block start (else float32 from
+# ws, one per gb blocks).
+FMTS = {
+    "q40": dict(bb=18, qoff=2, off=8, f16=True),
+    "q50": dict(bb=22, qoff=6, off=16, f16=True),
+    "q80b": dict(bb=34, qoff=2, off=128, f16=True),
+    "i4q8": dict(bb=16, qoff=0, off=8, f16=False),
+}
+
+ARGS = "out *float32, w *byte, x *int8, xd *float32, rows, nb int, ws *float32, gb, sstride int"
+
+
+def weights512(f, a, b, z, t):
+    """Rows a and b's block -> z = [a's 32 value bytes | b's] (unsigned)."""
+    q = FMTS[f]["qoff"]
+    if f == "q80b":
+        p(f"\tVMOVDQU      {q}({a}), Y{z}")
+        p(f"\tVINSERTI64X4 $1, {q}({b}), Z{z}, Z{z}")
+        p(f"\tVPXORD       Z14, Z{z}, Z{z}")
+        return
+    p(f"\tVMOVDQU      {q}({a}), X{z}")
+    p(f"\tVINSERTI32X4 $2, {q}({b}), Z{z}, Z{z}")
+    p(f"\tVPSRLW       $4, Z{z}, Z{t}")
+    p(f"\tVPERMT2Q     Z{t}, Z11, Z{z}")
+    p(f"\tVPANDD       Z15, Z{z}, Z{z}")
+    if f == "q50":
+        p(f"\tMOVL         2({a}), AX")
+        p(f"\tMOVL         2({b}), R13")
+        p("\tSHLQ         $32, R13")
+        p("\tORQ          R13, AX")
+        p("\tKMOVQ        AX, K3")
+        p(f"\tVPADDB       Z12, Z{z}, K3, Z{z}")
+
+
+def scale512(f, a, b, z, sa):
+    """z = [row a's scale ×8 | row b's] · xd (Z4)."""
+    if FMTS[f]["f16"]:
+        p(f"\tVPBROADCASTW ({a}), Y{z}")
+        p(f"\tVPBROADCASTW ({b}), K2, Y{z}")
+        p(f"\tVCVTPH2PS    Y{z}, Z{z}")
+    else:
+        p(f"\tVBROADCASTSS {sa[0]}, Z{z}")
+        p(f"\tVBROADCASTSS {sa[1]}, K2, Z{z}")
+    p(f"\tVMULPS       Z4, Z{z}, Z{z}")
+
+
+def vnni512_matvec(f):
+    """Rows i and i+h (h = rows/2) share a zmm, as q40DotsAVX2 pairs them:
+    the weights stream from two far-apart places (four streams, two pairs
+    of neighbouring rows, ran at half the speed from memory); an odd last
+    row goes with itself."""
+    g = FMTS[f]
+    bb = g["bb"]
+    name = f"{f}DotsVNNI512"
+    p(f"// func {name}({ARGS})")
+    p("// Rows i and i+h (h = rows/2) in the two halves of a zmm, then an odd last")
+    p("// row paired with itself. DI R11 the outputs of rows i and i+h; SI R8 the")
+    p("// rows' current blocks, BX x, R12 xd, CX blocks left, DX pairs left; Z0")
+    p("// the accumulators, Z2 x, Z3 -off·Σx, Z4 xd, K2 the upper half.")
+    if f == "i4q8":
+        p("// R13 R10 the rows' current scales (R14 bytes per row, R9 = h·R14), AX")
+        p("// blocks left in the group.")
+    p(f"TEXT ·{name}(SB), NOSPLIT, $0-72")
+    p("\tMOVQ out+0(FP), DI")
+    p("\tMOVQ w+8(FP), SI")
+    p("\tMOVQ rows+32(FP), DX")
+    p("\tSHRQ $1, DX")
+    p("\tLEAQ (DI)(DX*4), R11")
+    p("\tMOVL $0xff00, AX")
+    p("\tKMOVW AX, K2")
+    bytes_const("0x0f0f0f0f", "X15", "Z15")
+    bytes_const(f"0x{g['off']:02x}{g['off']:02x}{g['off']:02x}{g['off']:02x}", "X14", "Z14")
+    if f == "q50":
+        bytes_const("0x10101010", "X12", "Z12")
+    p("\tVMOVDQU64 qdperm<>(SB), Z11")
+    if f == "i4q8":
+        p("\tVBROADCASTI32X4 qdeo<>(SB), Z13")
+        p("\tMOVQ sstride+64(FP), R14")
+        p("\tMOVQ R14, R9")
+        p("\tIMULQ DX, R9")
+    p("\tMOVQ nb+40(FP), R8")
+    p(f"\tIMULQ ${bb}, R8")
+    p("\tIMULQ DX, R8")
+    p("\tADDQ SI, R8")
+    p()
+    for bl in ["pair", "odd"]:
+        pre = f"{name}_{bl}"
+        p(f"{pre}:")
+        if bl == "pair":
+            p("\tTESTQ DX, DX")
+            p(f"\tJZ    {name}_odd")
+            a_, b_ = "SI", "R8"
+        else:
+            p("\tTESTQ $1, rows+32(FP)")
+            p(f"\tJZ    {name}_done")
+            a_, b_ = "R8", "R8"
+        if f == "i4q8":
+            # Scales of rows i (R13) and i+h (R10); the odd row is row 2h.
+            p("\tMOVQ rows+32(FP), AX")
+            p("\tSHRQ $1, AX")
+            if bl == "pair":
+                p("\tSUBQ DX, AX")
+            else:
+                p("\tSHLQ $1, AX")
+            p("\tIMULQ R14, AX")
+            p("\tADDQ ws+48(FP), AX")
+            p("\tMOVQ AX, R13")
+            p("\tLEAQ (R13)(R9*1), R10")
+            if bl == "odd":
+                p("\tMOVQ R13, R10")
+            p("\tMOVQ gb+56(FP), AX")
+        p("\tMOVQ x+16(FP), BX")
+        p("\tMOVQ xd+24(FP), R12")
+        p("\tMOVQ nb+40(FP), CX")
+        p("\tVXORPS Y0, Y0, Y0")
+        p("\tTESTQ CX, CX")
+        p(f"\tJZ    {pre}_store")
+        p(f"{pre}_loop:")
+        p("\tVBROADCASTI64X4 (BX), Z2")
+        if f == "i4q8":
+            p("\tVPSHUFB      Z13, Z2, Z2")
+            p("\tVPERMQ       $0xd8, Z2, Z2")
+        p("\tVPXORD       Z3, Z3, Z3")
+        p("\tVPDPBUSD     Z2, Z14, Z3")
+        p("\tVPXORD       Z9, Z9, Z9")
+        p("\tVPSUBD       Z3, Z9, Z3")
+        p("\tVBROADCASTSS (R12), Z4")
+        weights512(f, a_, b_, 5, 9)
+        scale512(f, a_, b_, 7, ("(R13)", "(R10)"))
+        p("\tVPDPBUSD     Z2, Z5, Z3")
+        p("\tVCVTDQ2PS    Z3, Z3")
+        p("\tVMULPS       Z7, Z3, Z3")
+        p("\tVADDPS       Z3, Z0, Z0")
+        for r in ([a_, b_] if a_ != b_ else [a_]):
+            p(f"\tADDQ         ${bb}, {r}")
+        p("\tADDQ         $32, BX")
+        p("\tADDQ         $4, R12")
+        if f == "i4q8":
+            p("\tDECQ         AX")
+            p(f"\tJNZ          {pre}_same")
+            p("\tADDQ         $4, R13")
+            p("\tADDQ         $4, R10")
+            p("\tMOVQ         gb+56(FP), AX")
+            p(f"{pre}_same:")
+        p("\tDECQ         CX")
+        p(f"\tJNZ          {pre}_loop")
+        p(f"{pre}_store:")
+        if bl == "odd":
+            hsum("Y0", "X0", "X9")
+            p("\tVMOVSS X0, (R11)")
+            continue
+        p("\tVEXTRACTF32X8 $1, Z0, Y7")
+        hsum("Y0", "X0", "X9")
+        p("\tVMOVSS X0, (DI)")
+        hsum("Y7", "X7", "X9")
+        p("\tVMOVSS X7, (R11)")
+        p("\tADDQ $4, DI")
+        p("\tADDQ $4, R11")
+        p("\tDECQ DX")
+        p(f"\tJMP  {pre}")
+        p()
+    p(f"{name}_done:")
+    p("\tVZEROUPPER")
+    p("\tRET")
+    p()
+
+
+def avx2_i4q8():
+    name = "i4q8DotsAVX2"
+    p(f"// func {name}({ARGS})")
+    p("// The Q4_0 loop of q40DotsAVX2 for int4 groups (rows i and i+h, h = rows/2,")
+    p("// in SI R8 with scales at R13 R10, then an odd last row): x permuted to evens")
+    p("// then odds (Y4), 8·x pair sums (Y5), float32 scales; AX blocks left in the")
+    p("// group. Y15 0x0f, Y14 8, Y12 int16 ones, Y11 the x permutation, Y13 Y10")
+    p("// accumulators.")
+    p(f"TEXT ·{name}(SB), NOSPLIT, $0-72")
+    p("\tMOVQ out+0(FP), DI")
+    p("\tMOVQ w+8(FP), SI")
+    p("\tMOVQ rows+32(FP), DX")
+    p("\tSHRQ $1, DX")
+    p("\tLEAQ (DI)(DX*4), R11")
+    p("\tMOVQ nb+40(FP), R8")
+    p("\tSHLQ $4, R8")
+    p("\tIMULQ DX, R8")
+    p("\tADDQ SI, R8")
+    p("\tMOVQ sstride+64(FP), R14")
+    bytes_const("0x0f0f0f0f", "X15", "Y15")
+    bytes_const("0x08080808", "X14", "Y14")
+    p("\tVPCMPEQW Y12, Y12, Y12")
+    p("\tVPSRLW   $15, Y12, Y12")
+    p("\tVBROADCASTI128 qdeo<>(SB), Y11")
+
+    def row(P, acc, sc):
+        p(f"\tVMOVDQU      ({P}), X0")
+        p("\tVPSRLW       $4, X0, X1")
+        p("\tVINSERTI128  $1, X1, Y0, Y0")
+        p("\tVPAND        Y15, Y0, Y0")
+        p("\tVPMADDUBSW   Y4, Y0, Y0")
+        p("\tVPSUBW       Y5, Y0, Y0")
+        p("\tVPMADDWD     Y12, Y0, Y0")
+        p("\tVCVTDQ2PS    Y0, Y0")
+        p(f"\tVBROADCASTSS {sc}, Y2")
+        p("\tVMULPS       Y6, Y2, Y2")
+        p("\tVMULPS       Y2, Y0, Y0")
+        p(f"\tVADDPS       Y0, {acc}, {acc}")
+
+    for bl in ["pair", "odd"]:
+        pre = f"{name}_{bl}"
+        p(f"{pre}:")
+        if bl == "pair":
+            p("\tTESTQ DX, DX")
+            p(f"\tJZ    {name}_odd")
+        else:
+            p("\tTESTQ $1, rows+32(FP)")
+            p(f"\tJZ    {name}_done")
+        p("\tMOVQ rows+32(FP), AX")
+        p("\tSHRQ $1, AX")
+        if bl == "pair":
+            p("\tSUBQ DX, AX")
+        else:
+            p("\tSHLQ $1, AX")
+        p("\tIMULQ R14, AX")
+        p("\tADDQ ws+48(FP), AX")
+        p("\tMOVQ AX, R13")
+        p("\tMOVQ rows+32(FP), AX")
+        p("\tSHRQ $1, AX")
+        p("\tIMULQ R14, AX")
+        p("\tLEAQ (R13)(AX*1), R10")
+        p("\tMOVQ gb+56(FP), AX")
+        p("\tMOVQ x+16(FP), BX")
+        p("\tMOVQ xd+24(FP), R9")
+        p("\tMOVQ nb+40(FP), CX")
+        p("\tVXORPS Y13, Y13, Y13")
+        p("\tVXORPS Y10, Y10, Y10")
+        p("\tTESTQ CX, CX")
+        p(f"\tJZ    {pre}_store")
+        p(f"{pre}_loop:")
+        p("\tVMOVDQU      (BX), Y4")
+        p("\tVPSHUFB      Y11, Y4, Y4")
+        p("\tVPERMQ       $0xd8, Y4, Y4")
+        p("\tVPMADDUBSW   Y4, Y14, Y5")
+        p("\tVBROADCASTSS (R9), Y6")
+        if bl == "pair":
+            row("SI", "Y13", "(R13)")
+            row("R8", "Y10", "(R10)")
+            p("\tADDQ         $16, SI")
+        else:
+            row("R8", "Y13", "(R13)")
+        p("\tADDQ         $16, R8")
+        p("\tADDQ         $32, BX")
+        p("\tADDQ         $4, R9")
+        p("\tDECQ         AX")
+        p(f"\tJNZ          {pre}_same")
+        p("\tADDQ         $4, R13")
+        p("\tADDQ         $4, R10")
+        p("\tMOVQ         gb+56(FP), AX")
+        p(f"{pre}_same:")
+        p("\tDECQ         CX")
+        p(f"\tJNZ          {pre}_loop")
+        p(f"{pre}_store:")
+        hsum("Y13", "X13", "X0")
+        if bl == "odd":
+            p("\tVMOVSS X13, (R11)")
+            continue
+        p("\tVMOVSS X13, (DI)")
+        hsum("Y10", "X10", "X0")
+        p("\tVMOVSS X10, (R11)")
+        p("\tADDQ   $4, DI")
+        p("\tADDQ   $4, R11")
+        p("\tDECQ   DX")
+        p(f"\tJMP    {pre}")
+        p()
+    p(f"{name}_done:")
+    p("\tVZEROUPPER")
+    p("\tRET")
+    p()
+
+
+p("// Code generated by qdot_gen.py (python3 qdot_gen.py > qdot_amd64.s); DO NOT EDIT.")
+p()
+p("//go:build amd64 && !purego")
+p()
+p('#include "textflag.h"')
+p()
+p("// Integer-dot block products; see qdot_gen.py.")
+p()
+p("// qdperm<>: VPERMT2Q indices making [A, A>>4, B, B>>4] (128-bit lanes) of")
+p("// [A, -, B, -] and its shifted copy (indices 8-15 pick the second table).")
+for i, v in enumerate([0, 1, 8, 9, 4, 5, 12, 13]):
+    p(f"DATA qdperm<>+{8*i}(SB)/8, ${v}")
+p("GLOBL qdperm<>(SB), RODATA|NOPTR, $64")
+p()
+p("// qdeo<>: VPSHUFB order putting a 128-bit lane's even bytes before its odd")
+p("// ones (with VPERMQ $0xd8 after it: x's evens, then its odds).")
+p("DATA qdeo<>+0(SB)/8, $0x0e0c0a0806040200")
+p("DATA qdeo<>+8(SB)/8, $0x0f0d0b0907050301")
+p("GLOBL qdeo<>(SB), RODATA|NOPTR, $16")
+p()
+for f in ["q40", "q50", "q80b", "i4q8"]:
+    vnni512_matvec(f)
+avx2_i4q8()
+sys.stdout.write("\n".join(out) + "\n")
