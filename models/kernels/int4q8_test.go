@@ -63,9 +63,15 @@ func TestInt4Q8(t *testing.T) {
 
 func TestInt4Q8Panics(t *testing.T) {
 	for name, f := range map[string]func(){
-		"cols 48":   func() { MatVecInt4Q8(make([]float32, 1), make([]byte, 24), make([]float32, 2), 32, make([]int8, 48), make([]float32, 2), 1, 48) },
-		"group 256": func() { MatVecInt4Q8(make([]float32, 1), make([]byte, 16), make([]float32, 1), 256, make([]int8, 32), make([]float32, 1), 1, 32) },
-		"short xd":  func() { MatMulInt4Q8(make([]float32, 2), make([]byte, 16), make([]float32, 1), 32, make([]int8, 64), make([]float32, 1), 1, 32, 2) },
+		"cols 48": func() {
+			MatVecInt4Q8(make([]float32, 1), make([]byte, 24), make([]float32, 2), 32, make([]int8, 48), make([]float32, 2), 1, 48)
+		},
+		"group 256": func() {
+			MatVecInt4Q8(make([]float32, 1), make([]byte, 16), make([]float32, 1), 256, make([]int8, 32), make([]float32, 1), 1, 32)
+		},
+		"short xd": func() {
+			MatMulInt4Q8(make([]float32, 2), make([]byte, 16), make([]float32, 1), 32, make([]int8, 64), make([]float32, 1), 1, 32, 2)
+		},
 		"short scale": func() {
 			MatVecInt4Q8(make([]float32, 2), make([]byte, 64), make([]float32, 3), 32, make([]int8, 64), make([]float32, 2), 2, 64)
 		},

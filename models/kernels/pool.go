@@ -46,8 +46,8 @@ const (
 	opMatVecQ5K
 	opMatVecQ6K
 	opMatVecI4Q8 // int4 groups × Q8_0 activations (int4q8.go)
-	opBatch    // the batched products: job.bt
-	opMatVecQF // float-activation products of quantized weights: j.qf
+	opBatch      // the batched products: job.bt
+	opMatVecQF   // float-activation products of quantized weights: j.qf
 	opMatMulQF
 	opMatVecL4 // 4-bit table products: j.l4
 	opMatMulL4
