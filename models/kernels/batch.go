@@ -1,6 +1,9 @@
 package kernels
 
-import "fmt"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // Batched (prefill) versions of the int8 and block products: n activation
 // vectors, quantized per token, against one weight matrix. The rows are cut
@@ -26,6 +29,8 @@ type batch struct {
 	dx            []float32 // per-token scales: [n] (I8) or [n][blocks]
 	xsum          []int16   // [n][cols/16] (Q8_K)
 	gb            int       // MatMulInt4Q8: blocks per scale group (sw)
+	xp            []byte    // activations packed for the tiles (qtile.go)
+	ntile         int       // whole 6-token tiles in xp
 	rows, cols, n int
 }
 
@@ -105,6 +110,19 @@ func checkBatchBlocks(fn string, out []float32, w []byte, xq []int8, xd []float3
 
 // runBatch splits b over the pool or runs it on this goroutine.
 func runBatch(b *batch) {
+	if off := tileOff(b.op); off > 0 && b.n >= tileTokens && b.rows >= tileRows {
+		// Pack the activations once for every worker's tiles.
+		b.ntile = b.n / tileTokens
+		need := b.ntile * tileTokens / 2 * (b.cols / Q8Block) * packBlock
+		pb := packBufs.Get().(*packBuf)
+		if cap(pb.b) < need+64 {
+			pb.b = make([]byte, need+64)
+		}
+		a := int(-uintptr(unsafe.Pointer(unsafe.SliceData(pb.b))) & 63) // 64-byte aligned
+		b.xp = pb.b[a : a+need]
+		packPairs(b.xp, b.op, off, b.qx, b.dx, b.cols, b.ntile*tileTokens/2)
+		defer packBufs.Put(pb)
+	}
 	if b.rows*b.cols*b.n >= 2*parallelMin {
 		if j := defaultPool.acquire(); j != nil {
 			j.op, j.bt = opBatch, *b
@@ -119,6 +137,10 @@ func runBatch(b *batch) {
 // run computes rows [r0, r1) of every token.
 func (b *batch) run(r0, r1 int) {
 	if r1 <= r0 || b.n == 0 {
+		return
+	}
+	if b.ntile > 0 {
+		b.tiledRange(r0, r1)
 		return
 	}
 	rows, cols := b.rows, b.cols

@@ -54,3 +54,29 @@ func TestDevBlocks(t *testing.T) {
 		})
 	}
 }
+
+func TestDevBatch(t *testing.T) {
+	if os.Getenv("DEV") == "" {
+		t.Skip()
+	}
+	rng := rand.New(rand.NewPCG(2, 2))
+	const rows, cols, n = 2048, 2048, 64
+	out := make([]float32, n*rows)
+	withThreads(1, func() {
+		for _, c := range batchCases(rng, rows, cols, n) {
+			for _, l := range isaLevels(nil)[1:] {
+				withISA(l, func() {
+					d := minTime(15, func() { c.matMul(out, n) })
+					fmt.Printf("%-6s %-10s matmul %dx%dx%d %8v %6.1f GMAC/s\n", c.name, isaNames[l], rows, cols, n, d, float64(rows*cols*n)/d.Seconds()/1e9)
+				})
+			}
+		}
+		w, x := randVec(rng, rows*cols), randVec(rng, n*cols)
+		d := minTime(5, func() { MatMul(out, w, x, rows, cols, n) })
+		fmt.Printf("F32 MatMul %8v %6.1f GMAC/s\n", d, float64(rows*cols*n)/d.Seconds()/1e9)
+		gemmEnabled = true
+		d = minTime(5, func() { MatMul(out, w, x, rows, cols, n) })
+		gemmEnabled = false
+		fmt.Printf("F32 GEMM %8v %6.1f GMAC/s\n", d, float64(rows*cols*n)/d.Seconds()/1e9)
+	})
+}

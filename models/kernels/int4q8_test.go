@@ -16,7 +16,7 @@ func TestInt4Q8(t *testing.T) {
 		for _, sh := range [][2]int{{1, 32}, {2, 32}, {3, 64}, {4, 96}, {5, 192}, {7, 160}, {9, 256}, {13, 320}, {301, 512}} {
 			rows, cols := sh[0], sh[1]
 			c := newL4Case(rng, &Int4Levels, "int4", rows, cols, g)
-			for _, n := range []int{1, 3, 5} {
+			for _, n := range []int{1, 3, 5, 6, 13} {
 				x := randVec(rng, n*cols)
 				xq, xd := make([]int8, n*cols), make([]float32, n*cols/32)
 				QuantizeQ8_0(xq, xd, x)

@@ -56,3 +56,7 @@ func l4MatVecAsm(l *l4Prod, out []float32, w unsafe.Pointer, scale *float32, x [
 func l4TileAsm(l *l4Prod, out *float32, w unsafe.Pointer, scale, x *float32) {
 	panic("kernels: no asm")
 }
+
+func tileAsm(op int, out *float32, w, xp *byte, ldo, nb int, ws *float32, gb, sstride int) {
+	panic("kernels: no asm")
+}

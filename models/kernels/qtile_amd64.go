@@ -1,0 +1,29 @@
+//go:build amd64 && !purego
+
+package kernels
+
+//go:noescape
+func q40TileVNNI512(out *float32, w *byte, xp *byte, ldo, nb int, ws *float32, gb, sstride int)
+
+//go:noescape
+func q50TileVNNI512(out *float32, w *byte, xp *byte, ldo, nb int, ws *float32, gb, sstride int)
+
+//go:noescape
+func q80bTileVNNI512(out *float32, w *byte, xp *byte, ldo, nb int, ws *float32, gb, sstride int)
+
+//go:noescape
+func i4q8TileVNNI512(out *float32, w *byte, xp *byte, ldo, nb int, ws *float32, gb, sstride int)
+
+// tileAsm runs one 4-row × 6-token tile of op (tileOff(op) > 0).
+func tileAsm(op int, out *float32, w, xp *byte, ldo, nb int, ws *float32, gb, sstride int) {
+	switch op {
+	case opMatVecQ4_0:
+		q40TileVNNI512(out, w, xp, ldo, nb, ws, gb, sstride)
+	case opMatVecQ5_0:
+		q50TileVNNI512(out, w, xp, ldo, nb, ws, gb, sstride)
+	case opMatVecQ8B:
+		q80bTileVNNI512(out, w, xp, ldo, nb, ws, gb, sstride)
+	case opMatVecI4Q8:
+		i4q8TileVNNI512(out, w, xp, ldo, nb, ws, gb, sstride)
+	}
+}
