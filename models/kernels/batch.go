@@ -123,6 +123,16 @@ func runBatch(b *batch) {
 		packPairs(b.xp, b.op, off, b.qx, b.dx, b.cols, b.ntile*tileTokens/2)
 		defer packBufs.Put(pb)
 	}
+	if b.op == opMatVecI8 && i8TileOK(b.rows, b.cols, b.n) {
+		b.ntile = b.n / tileTokens
+		pb := packBufs.Get().(*packBuf)
+		if cap(pb.b) < 4*b.n {
+			pb.b = make([]byte, 4*b.n)
+		}
+		b.xp = pb.b[:4*b.n]
+		packI8(unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(b.xp))), b.n), b.qx, b.cols)
+		defer packBufs.Put(pb)
+	}
 	if b.rows*b.cols*b.n >= 2*parallelMin {
 		if j := defaultPool.acquire(); j != nil {
 			j.op, j.bt = opBatch, *b
@@ -137,6 +147,10 @@ func runBatch(b *batch) {
 // run computes rows [r0, r1) of every token.
 func (b *batch) run(r0, r1 int) {
 	if r1 <= r0 || b.n == 0 {
+		return
+	}
+	if b.ntile > 0 && b.op == opMatVecI8 {
+		b.i8TiledRange(r0, r1)
 		return
 	}
 	if b.ntile > 0 {

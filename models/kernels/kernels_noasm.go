@@ -60,3 +60,7 @@ func l4TileAsm(l *l4Prod, out *float32, w unsafe.Pointer, scale, x *float32) {
 func tileAsm(op int, out *float32, w, xp *byte, ldo, nb int, ws *float32, gb, sstride int) {
 	panic("kernels: no asm")
 }
+
+func i8TileAsm(out *float32, w, x *int8, cols, ldo int, scale, xs *float32, xsum *int32) {
+	panic("kernels: no asm")
+}

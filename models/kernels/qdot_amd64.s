@@ -1980,6 +1980,482 @@ i4q8TileVNNI512_same:
 	VZEROUPPER
 	RET
 
+// func i8TileVNNI512(out *float32, w *int8, x *int8, cols, ldo int, scale, xs *float32, xsum *int32)
+// Rows 0-3 of the int8 matrix w × tokens 0-5 of x (both cols bytes apart,
+// cols a positive multiple of 64): out[t*ldo+r] = float32(Σ w·x) ·
+// (scale[r]·xs[t]), as matVecI8Range. VPDPBUSD takes w+128 (unsigned) ×
+// x; 128·Σx_t (xsum) comes off the exact sum. Z8+6r+t accumulates (r, t);
+// Z0-Z5 the tokens' 64 columns, Z6 a row's, Z7 bytes 0x80. Rows at SI R9
+// R12 R13, tokens at BX R10 R11 R14 DI DX, AX the column.
+TEXT ·i8TileVNNI512(SB), NOSPLIT, $0-64
+	MOVQ cols+24(FP), R8
+	MOVQ w+8(FP), SI
+	LEAQ (SI)(R8*1), R9
+	LEAQ (R9)(R8*1), R12
+	LEAQ (R12)(R8*1), R13
+	MOVQ x+16(FP), BX
+	LEAQ (BX)(R8*1), R10
+	LEAQ (R10)(R8*1), R11
+	LEAQ (R11)(R8*1), R14
+	LEAQ (R14)(R8*1), DI
+	LEAQ (DI)(R8*1), DX
+	MOVL         $0x80808080, AX
+	VMOVD        AX, X7
+	VPBROADCASTD X7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+	VPXORD Z29, Z29, Z29
+	VPXORD Z30, Z30, Z30
+	VPXORD Z31, Z31, Z31
+	XORQ AX, AX
+i8TileVNNI512_loop:
+	VMOVDQU64 (BX)(AX*1), Z0
+	VMOVDQU64 (R10)(AX*1), Z1
+	VMOVDQU64 (R11)(AX*1), Z2
+	VMOVDQU64 (R14)(AX*1), Z3
+	VMOVDQU64 (DI)(AX*1), Z4
+	VMOVDQU64 (DX)(AX*1), Z5
+	VMOVDQU64 (SI)(AX*1), Z6
+	VPXORD    Z7, Z6, Z6
+	VPDPBUSD  Z0, Z6, Z8
+	VPDPBUSD  Z1, Z6, Z9
+	VPDPBUSD  Z2, Z6, Z10
+	VPDPBUSD  Z3, Z6, Z11
+	VPDPBUSD  Z4, Z6, Z12
+	VPDPBUSD  Z5, Z6, Z13
+	VMOVDQU64 (R9)(AX*1), Z6
+	VPXORD    Z7, Z6, Z6
+	VPDPBUSD  Z0, Z6, Z14
+	VPDPBUSD  Z1, Z6, Z15
+	VPDPBUSD  Z2, Z6, Z16
+	VPDPBUSD  Z3, Z6, Z17
+	VPDPBUSD  Z4, Z6, Z18
+	VPDPBUSD  Z5, Z6, Z19
+	VMOVDQU64 (R12)(AX*1), Z6
+	VPXORD    Z7, Z6, Z6
+	VPDPBUSD  Z0, Z6, Z20
+	VPDPBUSD  Z1, Z6, Z21
+	VPDPBUSD  Z2, Z6, Z22
+	VPDPBUSD  Z3, Z6, Z23
+	VPDPBUSD  Z4, Z6, Z24
+	VPDPBUSD  Z5, Z6, Z25
+	VMOVDQU64 (R13)(AX*1), Z6
+	VPXORD    Z7, Z6, Z6
+	VPDPBUSD  Z0, Z6, Z26
+	VPDPBUSD  Z1, Z6, Z27
+	VPDPBUSD  Z2, Z6, Z28
+	VPDPBUSD  Z3, Z6, Z29
+	VPDPBUSD  Z4, Z6, Z30
+	VPDPBUSD  Z5, Z6, Z31
+	ADDQ $64, AX
+	CMPQ AX, R8
+	JLT  i8TileVNNI512_loop
+	MOVQ out+0(FP), DI
+	MOVQ ldo+32(FP), DX
+	SHLQ $2, DX
+	MOVQ scale+40(FP), SI
+	MOVQ xs+48(FP), BX
+	MOVQ xsum+56(FP), R10
+	MOVL         0(R10), AX
+	SHLL         $7, AX
+	VEXTRACTI64X4 $1, Z8, Y0
+	VPADDD       Y8, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, CX
+	SUBL         AX, CX
+	VCVTSI2SSL   CX, X0, X0
+	VMOVSS       0(SI), X1
+	VMULSS       0(BX), X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 0(DI)
+	VEXTRACTI64X4 $1, Z14, Y0
+	VPADDD       Y14, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, CX
+	SUBL         AX, CX
+	VCVTSI2SSL   CX, X0, X0
+	VMOVSS       4(SI), X1
+	VMULSS       0(BX), X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 4(DI)
+	VEXTRACTI64X4 $1, Z20, Y0
+	VPADDD       Y20, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, CX
+	SUBL         AX, CX
+	VCVTSI2SSL   CX, X0, X0
+	VMOVSS       8(SI), X1
+	VMULSS       0(BX), X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 8(DI)
+	VEXTRACTI64X4 $1, Z26, Y0
+	VPADDD       Y26, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, CX
+	SUBL         AX, CX
+	VCVTSI2SSL   CX, X0, X0
+	VMOVSS       12(SI), X1
+	VMULSS       0(BX), X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 12(DI)
+	ADDQ DX, DI
+	MOVL         4(R10), AX
+	SHLL         $7, AX
+	VEXTRACTI64X4 $1, Z9, Y0
+	VPADDD       Y9, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, CX
+	SUBL         AX, CX
+	VCVTSI2SSL   CX, X0, X0
+	VMOVSS       0(SI), X1
+	VMULSS       4(BX), X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 0(DI)
+	VEXTRACTI64X4 $1, Z15, Y0
+	VPADDD       Y15, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, CX
+	SUBL         AX, CX
+	VCVTSI2SSL   CX, X0, X0
+	VMOVSS       4(SI), X1
+	VMULSS       4(BX), X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 4(DI)
+	VEXTRACTI64X4 $1, Z21, Y0
+	VPADDD       Y21, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, CX
+	SUBL         AX, CX
+	VCVTSI2SSL   CX, X0, X0
+	VMOVSS       8(SI), X1
+	VMULSS       4(BX), X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 8(DI)
+	VEXTRACTI64X4 $1, Z27, Y0
+	VPADDD       Y27, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, CX
+	SUBL         AX, CX
+	VCVTSI2SSL   CX, X0, X0
+	VMOVSS       12(SI), X1
+	VMULSS       4(BX), X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 12(DI)
+	ADDQ DX, DI
+	MOVL         8(R10), AX
+	SHLL         $7, AX
+	VEXTRACTI64X4 $1, Z10, Y0
+	VPADDD       Y10, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, CX
+	SUBL         AX, CX
+	VCVTSI2SSL   CX, X0, X0
+	VMOVSS       0(SI), X1
+	VMULSS       8(BX), X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 0(DI)
+	VEXTRACTI64X4 $1, Z16, Y0
+	VPADDD       Y16, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, CX
+	SUBL         AX, CX
+	VCVTSI2SSL   CX, X0, X0
+	VMOVSS       4(SI), X1
+	VMULSS       8(BX), X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 4(DI)
+	VEXTRACTI64X4 $1, Z22, Y0
+	VPADDD       Y22, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, CX
+	SUBL         AX, CX
+	VCVTSI2SSL   CX, X0, X0
+	VMOVSS       8(SI), X1
+	VMULSS       8(BX), X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 8(DI)
+	VEXTRACTI64X4 $1, Z28, Y0
+	VPADDD       Y28, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, CX
+	SUBL         AX, CX
+	VCVTSI2SSL   CX, X0, X0
+	VMOVSS       12(SI), X1
+	VMULSS       8(BX), X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 12(DI)
+	ADDQ DX, DI
+	MOVL         12(R10), AX
+	SHLL         $7, AX
+	VEXTRACTI64X4 $1, Z11, Y0
+	VPADDD       Y11, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, CX
+	SUBL         AX, CX
+	VCVTSI2SSL   CX, X0, X0
+	VMOVSS       0(SI), X1
+	VMULSS       12(BX), X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 0(DI)
+	VEXTRACTI64X4 $1, Z17, Y0
+	VPADDD       Y17, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, CX
+	SUBL         AX, CX
+	VCVTSI2SSL   CX, X0, X0
+	VMOVSS       4(SI), X1
+	VMULSS       12(BX), X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 4(DI)
+	VEXTRACTI64X4 $1, Z23, Y0
+	VPADDD       Y23, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, CX
+	SUBL         AX, CX
+	VCVTSI2SSL   CX, X0, X0
+	VMOVSS       8(SI), X1
+	VMULSS       12(BX), X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 8(DI)
+	VEXTRACTI64X4 $1, Z29, Y0
+	VPADDD       Y29, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, CX
+	SUBL         AX, CX
+	VCVTSI2SSL   CX, X0, X0
+	VMOVSS       12(SI), X1
+	VMULSS       12(BX), X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 12(DI)
+	ADDQ DX, DI
+	MOVL         16(R10), AX
+	SHLL         $7, AX
+	VEXTRACTI64X4 $1, Z12, Y0
+	VPADDD       Y12, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, CX
+	SUBL         AX, CX
+	VCVTSI2SSL   CX, X0, X0
+	VMOVSS       0(SI), X1
+	VMULSS       16(BX), X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 0(DI)
+	VEXTRACTI64X4 $1, Z18, Y0
+	VPADDD       Y18, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, CX
+	SUBL         AX, CX
+	VCVTSI2SSL   CX, X0, X0
+	VMOVSS       4(SI), X1
+	VMULSS       16(BX), X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 4(DI)
+	VEXTRACTI64X4 $1, Z24, Y0
+	VPADDD       Y24, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, CX
+	SUBL         AX, CX
+	VCVTSI2SSL   CX, X0, X0
+	VMOVSS       8(SI), X1
+	VMULSS       16(BX), X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 8(DI)
+	VEXTRACTI64X4 $1, Z30, Y0
+	VPADDD       Y30, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, CX
+	SUBL         AX, CX
+	VCVTSI2SSL   CX, X0, X0
+	VMOVSS       12(SI), X1
+	VMULSS       16(BX), X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 12(DI)
+	ADDQ DX, DI
+	MOVL         20(R10), AX
+	SHLL         $7, AX
+	VEXTRACTI64X4 $1, Z13, Y0
+	VPADDD       Y13, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, CX
+	SUBL         AX, CX
+	VCVTSI2SSL   CX, X0, X0
+	VMOVSS       0(SI), X1
+	VMULSS       20(BX), X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 0(DI)
+	VEXTRACTI64X4 $1, Z19, Y0
+	VPADDD       Y19, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, CX
+	SUBL         AX, CX
+	VCVTSI2SSL   CX, X0, X0
+	VMOVSS       4(SI), X1
+	VMULSS       20(BX), X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 4(DI)
+	VEXTRACTI64X4 $1, Z25, Y0
+	VPADDD       Y25, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, CX
+	SUBL         AX, CX
+	VCVTSI2SSL   CX, X0, X0
+	VMOVSS       8(SI), X1
+	VMULSS       20(BX), X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 8(DI)
+	VEXTRACTI64X4 $1, Z31, Y0
+	VPADDD       Y31, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, CX
+	SUBL         AX, CX
+	VCVTSI2SSL   CX, X0, X0
+	VMOVSS       12(SI), X1
+	VMULSS       20(BX), X1, X1
+	VMULSS       X1, X0, X0
+	VMOVSS       X0, 12(DI)
+	ADDQ DX, DI
+	VZEROUPPER
+	RET
+
 // func i4q8DotsAVX2(out *float32, w *byte, x *int8, xd *float32, rows, nb int, ws *float32, gb, sstride int)
 // The Q4_0 loop of q40DotsAVX2 for int4 groups (rows i and i+h, h = rows/2,
 // in SI R8 with scales at R13 R10, then an odd last row): x permuted to evens

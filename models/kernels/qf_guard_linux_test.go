@@ -3,6 +3,7 @@
 package kernels
 
 import (
+	"math/rand/v2"
 	"testing"
 	"unsafe"
 )
@@ -72,6 +73,47 @@ func TestInt4Q8StayInBounds(t *testing.T) {
 							xq, xd, out := guardedI8(t, n*cols), guarded(t, n*cols/32), guarded(t, n*rows)
 							MatVecInt4Q8(out, packed, scale, g, xq, xd, rows, cols)
 							MatMulInt4Q8(out, packed, scale, g, xq, xd, rows, cols, n)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestBatchTilesStayInBounds: the batched int8 and block products (their
+// tiles, packing and leftovers) read nothing past the last weight block,
+// activation or scale and write nothing past the last output.
+func TestBatchTilesStayInBounds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(105, 106))
+	for _, l := range isaLevels(t) {
+		withISA(l, func() {
+			for _, rows := range []int{1, 4, 5, 8, 9} {
+				for _, cols := range []int{64, 128, 192} {
+					for _, n := range []int{1, 6, 7, 12, 13} {
+						q, xq := guardedI8(t, rows*cols), guardedI8(t, n*cols)
+						scale, xs, out := guarded(t, rows), guarded(t, n), guarded(t, n*rows)
+						MatMulI8(out, q, scale, xq, xs, rows, cols, n)
+						for _, k := range blockKinds {
+							if cols%k.bs != 0 {
+								continue
+							}
+							nb := cols / k.bs
+							src := randBlocks(rng, k, rows*nb, false)
+							w := guardedBytes(t, len(src))
+							copy(w, src)
+							xd := guarded(t, n*nb)
+							for i := range xd {
+								xd[i] = 0.01
+							}
+							switch k.name {
+							case "Q4_0":
+								MatMulQ4_0(out, w, xq, xd, rows, cols, n)
+							case "Q5_0":
+								MatMulQ5_0(out, w, xq, xd, rows, cols, n)
+							case "Q8_0B":
+								MatMulQ8_0Bytes(out, w, xq, xd, rows, cols, n)
+							}
 						}
 					}
 				}

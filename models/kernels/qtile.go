@@ -120,3 +120,50 @@ func (b *batch) tiledRange(r0, r1 int) {
 		blockRange(b.op, b.out[t*rows:(t+1)*rows], b.wb, b.sw, b.gb, b.qx[t*cols:(t+1)*cols], b.dx[t*nb:(t+1)*nb], nil, cols, r0, r1)
 	}
 }
+
+// i8TileOK reports whether the per-row int8 product (MatMulI8) of this
+// shape takes the VNNI tiles: 4 rows × 6 tokens of 64-column VPDPBUSDs, the
+// exact int sums scaled as matVecI8Range scales them.
+func i8TileOK(rows, cols, n int) bool {
+	return isa >= isaAVX512VNNI && cols%64 == 0 && cols > 0 && n >= tileTokens && rows >= tileRows
+}
+
+// packI8 writes Σ_c xq[t][c] for each token t < len(sums) (the tile takes
+// 128 of each off its unsigned sums).
+func packI8(sums []int32, xq []int8, cols int) {
+	for t := range sums {
+		var s int32
+		for _, v := range xq[t*cols : (t+1)*cols] {
+			s += int32(v)
+		}
+		sums[t] = s
+	}
+}
+
+// i8TiledRange runs rows [r0, r1) of the batched MatMulI8 with the tiles
+// (tokens below b.ntile·6) and matVecI8Range for the rest.
+func (b *batch) i8TiledRange(r0, r1 int) {
+	rows, cols := b.rows, b.cols
+	xsum := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(b.xp))), b.n)
+	nt := b.ntile * tileTokens
+	rt := max(tileRows, batchTile/cols) &^ (tileRows - 1)
+	tc := max(tileTokens, (256<<10)/cols/tileTokens*tileTokens)
+	for t0 := 0; t0 < nt; t0 += tc {
+		t1 := min(nt, t0+tc)
+		for ra := r0; ra < r1; ra += rt {
+			rb := min(r1, ra+rt)
+			r := ra
+			for ; r+tileRows <= rb; r += tileRows {
+				for t := t0; t < t1; t += tileTokens {
+					i8TileAsm(&b.out[t*rows+r], &b.qw[r*cols], &b.qx[t*cols], cols, rows, &b.sw[r], &b.dx[t], &xsum[t])
+				}
+			}
+			for t := t0; t < t1 && r < rb; t++ {
+				matVecI8Range(b.out[t*rows:(t+1)*rows], b.qw, b.sw, b.qx[t*cols:(t+1)*cols], b.dx[t], cols, r, rb)
+			}
+		}
+	}
+	for t := nt; t < b.n; t++ {
+		matVecI8Range(b.out[t*rows:(t+1)*rows], b.qw, b.sw, b.qx[t*cols:(t+1)*cols], b.dx[t], cols, r0, r1)
+	}
+}

@@ -27,3 +27,10 @@ func tileAsm(op int, out *float32, w, xp *byte, ldo, nb int, ws *float32, gb, ss
 		i4q8TileVNNI512(out, w, xp, ldo, nb, ws, gb, sstride)
 	}
 }
+
+//go:noescape
+func i8TileVNNI512(out *float32, w *int8, x *int8, cols, ldo int, scale, xs *float32, xsum *int32)
+
+func i8TileAsm(out *float32, w, x *int8, cols, ldo int, scale, xs *float32, xsum *int32) {
+	i8TileVNNI512(out, w, x, cols, ldo, scale, xs, xsum)
+}
