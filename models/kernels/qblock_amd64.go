@@ -35,6 +35,15 @@ func q80bDotsVNNI512(out *float32, w *byte, x *int8, xd *float32, rows, nb int, 
 func i4q8DotsVNNI512(out *float32, w *byte, x *int8, xd *float32, rows, nb int, ws *float32, gb, sstride int)
 
 //go:noescape
+func q4kDotsVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)
+
+//go:noescape
+func q5kDotsVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)
+
+//go:noescape
+func q6kDotsVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)
+
+//go:noescape
 func i4q8DotsAVX2(out *float32, w *byte, x *int8, xd *float32, rows, nb int, ws *float32, gb, sstride int)
 
 // blockDotsAsm computes len(out) rows of a block product; w (and ws, the
@@ -61,6 +70,15 @@ func blockDotsAsm(op int, out []float32, w []byte, ws []float32, gb int, xq []in
 			return
 		case opMatVecQ5_0:
 			q50DotsVNNI512(o, wp, xp, dp, len(out), nb, nil, 0, 0)
+			return
+		case opMatVecQ4K:
+			q4kDotsVNNI512(o, wp, xp, dp, sp, len(out), nb)
+			return
+		case opMatVecQ5K:
+			q5kDotsVNNI512(o, wp, xp, dp, sp, len(out), nb)
+			return
+		case opMatVecQ6K:
+			q6kDotsVNNI512(o, wp, xp, dp, sp, len(out), nb)
 			return
 		}
 	}

@@ -24,6 +24,77 @@ DATA qdeo<>+0(SB)/8, $0x0e0c0a0806040200
 DATA qdeo<>+8(SB)/8, $0x0f0d0b0907050301
 GLOBL qdeo<>(SB), RODATA|NOPTR, $16
 
+// qdk4<> entry j (64 bytes): VPERMW indices [2j ×16 | 2j+1 ×16], the
+// scale words of 64 Q4_K/Q5_K values (low nibbles of sub-block 2j, high of
+// 2j+1); qdk6<> entry 2h+c: the 4 scales (of 16 values each) of Q6_K's
+// half h, values 64c..64c+63: [8h+4c ×8 | 8h+4c+1 ×8 | +2 ×8 | +3 ×8].
+DATA qdk4<>+0(SB)/8, $0x0000000000000000
+DATA qdk4<>+8(SB)/8, $0x0000000000000000
+DATA qdk4<>+16(SB)/8, $0x0000000000000000
+DATA qdk4<>+24(SB)/8, $0x0000000000000000
+DATA qdk4<>+32(SB)/8, $0x0001000100010001
+DATA qdk4<>+40(SB)/8, $0x0001000100010001
+DATA qdk4<>+48(SB)/8, $0x0001000100010001
+DATA qdk4<>+56(SB)/8, $0x0001000100010001
+DATA qdk4<>+64(SB)/8, $0x0002000200020002
+DATA qdk4<>+72(SB)/8, $0x0002000200020002
+DATA qdk4<>+80(SB)/8, $0x0002000200020002
+DATA qdk4<>+88(SB)/8, $0x0002000200020002
+DATA qdk4<>+96(SB)/8, $0x0003000300030003
+DATA qdk4<>+104(SB)/8, $0x0003000300030003
+DATA qdk4<>+112(SB)/8, $0x0003000300030003
+DATA qdk4<>+120(SB)/8, $0x0003000300030003
+DATA qdk4<>+128(SB)/8, $0x0004000400040004
+DATA qdk4<>+136(SB)/8, $0x0004000400040004
+DATA qdk4<>+144(SB)/8, $0x0004000400040004
+DATA qdk4<>+152(SB)/8, $0x0004000400040004
+DATA qdk4<>+160(SB)/8, $0x0005000500050005
+DATA qdk4<>+168(SB)/8, $0x0005000500050005
+DATA qdk4<>+176(SB)/8, $0x0005000500050005
+DATA qdk4<>+184(SB)/8, $0x0005000500050005
+DATA qdk4<>+192(SB)/8, $0x0006000600060006
+DATA qdk4<>+200(SB)/8, $0x0006000600060006
+DATA qdk4<>+208(SB)/8, $0x0006000600060006
+DATA qdk4<>+216(SB)/8, $0x0006000600060006
+DATA qdk4<>+224(SB)/8, $0x0007000700070007
+DATA qdk4<>+232(SB)/8, $0x0007000700070007
+DATA qdk4<>+240(SB)/8, $0x0007000700070007
+DATA qdk4<>+248(SB)/8, $0x0007000700070007
+GLOBL qdk4<>(SB), RODATA|NOPTR, $256
+DATA qdk6<>+0(SB)/8, $0x0000000000000000
+DATA qdk6<>+8(SB)/8, $0x0000000000000000
+DATA qdk6<>+16(SB)/8, $0x0001000100010001
+DATA qdk6<>+24(SB)/8, $0x0001000100010001
+DATA qdk6<>+32(SB)/8, $0x0002000200020002
+DATA qdk6<>+40(SB)/8, $0x0002000200020002
+DATA qdk6<>+48(SB)/8, $0x0003000300030003
+DATA qdk6<>+56(SB)/8, $0x0003000300030003
+DATA qdk6<>+64(SB)/8, $0x0004000400040004
+DATA qdk6<>+72(SB)/8, $0x0004000400040004
+DATA qdk6<>+80(SB)/8, $0x0005000500050005
+DATA qdk6<>+88(SB)/8, $0x0005000500050005
+DATA qdk6<>+96(SB)/8, $0x0006000600060006
+DATA qdk6<>+104(SB)/8, $0x0006000600060006
+DATA qdk6<>+112(SB)/8, $0x0007000700070007
+DATA qdk6<>+120(SB)/8, $0x0007000700070007
+DATA qdk6<>+128(SB)/8, $0x0008000800080008
+DATA qdk6<>+136(SB)/8, $0x0008000800080008
+DATA qdk6<>+144(SB)/8, $0x0009000900090009
+DATA qdk6<>+152(SB)/8, $0x0009000900090009
+DATA qdk6<>+160(SB)/8, $0x000a000a000a000a
+DATA qdk6<>+168(SB)/8, $0x000a000a000a000a
+DATA qdk6<>+176(SB)/8, $0x000b000b000b000b
+DATA qdk6<>+184(SB)/8, $0x000b000b000b000b
+DATA qdk6<>+192(SB)/8, $0x000c000c000c000c
+DATA qdk6<>+200(SB)/8, $0x000c000c000c000c
+DATA qdk6<>+208(SB)/8, $0x000d000d000d000d
+DATA qdk6<>+216(SB)/8, $0x000d000d000d000d
+DATA qdk6<>+224(SB)/8, $0x000e000e000e000e
+DATA qdk6<>+232(SB)/8, $0x000e000e000e000e
+DATA qdk6<>+240(SB)/8, $0x000f000f000f000f
+DATA qdk6<>+248(SB)/8, $0x000f000f000f000f
+GLOBL qdk6<>(SB), RODATA|NOPTR, $256
+
 // func q40DotsVNNI512(out *float32, w *byte, x *int8, xd *float32, rows, nb int, ws *float32, gb, sstride int)
 // Rows i and i+h (h = rows/2) in the two halves of a zmm, then an odd last
 // row paired with itself. DI R11 the outputs of rows i and i+h; SI R8 the
@@ -2453,6 +2524,395 @@ i8TileVNNI512_loop:
 	VMULSS       X1, X0, X0
 	VMOVSS       X0, 12(DI)
 	ADDQ DX, DI
+	VZEROUPPER
+	RET
+
+// func q4kDotsVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)
+// out[r] = dot(row r, Q8_K x), as the AVX2 kernel but 64 values per zmm.
+// SI block, BX x, R8 xd, R9 x sums, CX blocks left, DX rows left, DI out;
+// Z0 Z1 int sums, Z15 0x0f, Z16-Z19 the VPERMW picks of each 64 values'
+// scales, X13 (X12) the scale (min) accumulator.
+TEXT ·q4kDotsVNNI512(SB), NOSPLIT, $0-56
+	MOVQ out+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ rows+40(FP), DX
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Z15
+	VMOVDQU64 qdk4<>+0(SB), Z16
+	VMOVDQU64 qdk4<>+64(SB), Z17
+	VMOVDQU64 qdk4<>+128(SB), Z18
+	VMOVDQU64 qdk4<>+192(SB), Z19
+q4kDotsVNNI512_row:
+	TESTQ  DX, DX
+	JZ     q4kDotsVNNI512_done
+	MOVQ   x+16(FP), BX
+	MOVQ   xd+24(FP), R8
+	MOVQ   xs+32(FP), R9
+	MOVQ   nb+48(FP), CX
+	VXORPS X13, X13, X13
+	VXORPS X12, X12, X12
+	TESTQ  CX, CX
+	JZ     q4kDotsVNNI512_store
+q4kDotsVNNI512_block:
+	MOVL        4(SI), AX
+	MOVL        8(SI), R10
+	MOVL        12(SI), R11
+	MOVL        AX, R12
+	ANDL        $0x3f3f3f3f, R12
+	MOVL        R10, R13
+	ANDL        $0x3f3f3f3f, R13
+	MOVL        R11, R14
+	ANDL        $0x0f0f0f0f, R14
+	SHRL        $6, AX
+	ANDL        $0x03030303, AX
+	SHLL        $4, AX
+	ORL         AX, R14
+	SHRL        $4, R11
+	ANDL        $0x0f0f0f0f, R11
+	SHRL        $6, R10
+	ANDL        $0x03030303, R10
+	SHLL        $4, R10
+	ORL         R10, R11
+	SHLQ        $32, R14
+	ORQ         R14, R12
+	SHLQ        $32, R11
+	ORQ         R11, R13
+	VMOVQ       R12, X11
+	VPMOVZXBW   X11, X11
+	VMOVQ       R13, X5
+	VPMOVZXBW   X5, X5
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VMOVDQU      16(SI), Y2
+	VPSRLW       $4, Y2, Y3
+	VINSERTI64X4 $1, Y3, Z2, Z2
+	VPANDD       Z15, Z2, Z2
+	VPMADDUBSW   0(BX), Z2, Z2
+	VPERMW       Z11, Z16, Z3
+	VPDPWSSD     Z3, Z2, Z0
+	VMOVDQU      48(SI), Y2
+	VPSRLW       $4, Y2, Y3
+	VINSERTI64X4 $1, Y3, Z2, Z2
+	VPANDD       Z15, Z2, Z2
+	VPMADDUBSW   64(BX), Z2, Z2
+	VPERMW       Z11, Z17, Z3
+	VPDPWSSD     Z3, Z2, Z1
+	VMOVDQU      80(SI), Y2
+	VPSRLW       $4, Y2, Y3
+	VINSERTI64X4 $1, Y3, Z2, Z2
+	VPANDD       Z15, Z2, Z2
+	VPMADDUBSW   128(BX), Z2, Z2
+	VPERMW       Z11, Z18, Z3
+	VPDPWSSD     Z3, Z2, Z0
+	VMOVDQU      112(SI), Y2
+	VPSRLW       $4, Y2, Y3
+	VINSERTI64X4 $1, Y3, Z2, Z2
+	VPANDD       Z15, Z2, Z2
+	VPMADDUBSW   192(BX), Z2, Z2
+	VPERMW       Z11, Z19, Z3
+	VPDPWSSD     Z3, Z2, Z1
+	VPADDD        Z1, Z0, Z0
+	VEXTRACTI64X4 $1, Z0, Y6
+	VPADDD        Y6, Y0, Y10
+	VEXTRACTI128  $1, Y10, X6
+	VPADDD        X6, X10, X10
+	VPSHUFD       $0x4e, X10, X6
+	VPADDD        X6, X10, X10
+	VPSHUFD       $0xb1, X10, X6
+	VPADDD        X6, X10, X10
+	VMOVDQU      (R9), X6
+	VMOVDQU      16(R9), X7
+	VPHADDW      X7, X6, X6
+	VPMADDWD     X6, X5, X5
+	VPSHUFD      $0x4e, X5, X6
+	VPADDD       X6, X5, X5
+	VPSHUFD      $0xb1, X5, X6
+	VPADDD       X6, X5, X5
+	VCVTDQ2PS    X10, X10
+	VCVTDQ2PS    X5, X5
+	VMOVD        (SI), X8
+	VCVTPH2PS    X8, X8
+	VBROADCASTSS (R8), X9
+	VMULPS       X9, X8, X8
+	VMULSS       X8, X10, X10
+	VADDSS       X10, X13, X13
+	VMOVSHDUP    X8, X8
+	VMULSS       X8, X5, X5
+	VADDSS       X5, X12, X12
+	ADDQ  $144, SI
+	ADDQ  $256, BX
+	ADDQ  $4, R8
+	ADDQ  $32, R9
+	DECQ  CX
+	JNZ   q4kDotsVNNI512_block
+q4kDotsVNNI512_store:
+	VSUBSS X12, X13, X13
+	VMOVSS X13, (DI)
+	ADDQ   $4, DI
+	DECQ   DX
+	JMP    q4kDotsVNNI512_row
+q4kDotsVNNI512_done:
+	VZEROUPPER
+	RET
+
+// func q5kDotsVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)
+// out[r] = dot(row r, Q8_K x), as the AVX2 kernel but 64 values per zmm.
+// SI block, BX x, R8 xd, R9 x sums, CX blocks left, DX rows left, DI out;
+// Z0 Z1 int sums, Z15 0x0f, Z16-Z19 the VPERMW picks of each 64 values'
+// scales, X13 (X12) the scale (min) accumulator.
+TEXT ·q5kDotsVNNI512(SB), NOSPLIT, $0-56
+	MOVQ out+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ rows+40(FP), DX
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Z15
+	MOVL         $0x01010101, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Z14
+	VMOVDQU64 qdk4<>+0(SB), Z16
+	VMOVDQU64 qdk4<>+64(SB), Z17
+	VMOVDQU64 qdk4<>+128(SB), Z18
+	VMOVDQU64 qdk4<>+192(SB), Z19
+q5kDotsVNNI512_row:
+	TESTQ  DX, DX
+	JZ     q5kDotsVNNI512_done
+	MOVQ   x+16(FP), BX
+	MOVQ   xd+24(FP), R8
+	MOVQ   xs+32(FP), R9
+	MOVQ   nb+48(FP), CX
+	VXORPS X13, X13, X13
+	VXORPS X12, X12, X12
+	TESTQ  CX, CX
+	JZ     q5kDotsVNNI512_store
+q5kDotsVNNI512_block:
+	MOVL        4(SI), AX
+	MOVL        8(SI), R10
+	MOVL        12(SI), R11
+	MOVL        AX, R12
+	ANDL        $0x3f3f3f3f, R12
+	MOVL        R10, R13
+	ANDL        $0x3f3f3f3f, R13
+	MOVL        R11, R14
+	ANDL        $0x0f0f0f0f, R14
+	SHRL        $6, AX
+	ANDL        $0x03030303, AX
+	SHLL        $4, AX
+	ORL         AX, R14
+	SHRL        $4, R11
+	ANDL        $0x0f0f0f0f, R11
+	SHRL        $6, R10
+	ANDL        $0x03030303, R10
+	SHLL        $4, R10
+	ORL         R10, R11
+	SHLQ        $32, R14
+	ORQ         R14, R12
+	SHLQ        $32, R11
+	ORQ         R11, R13
+	VMOVQ       R12, X11
+	VPMOVZXBW   X11, X11
+	VMOVQ       R13, X5
+	VPMOVZXBW   X5, X5
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VMOVDQU      16(SI), Y7
+	VPSRLW       $1, Y7, Y6
+	VINSERTI64X4 $1, Y6, Z7, Z7
+	VMOVDQU      48(SI), Y2
+	VPSRLW       $4, Y2, Y3
+	VINSERTI64X4 $1, Y3, Z2, Z2
+	VPANDD       Z15, Z2, Z2
+	VPANDD       Z14, Z7, Z3
+	VPSLLW       $4, Z3, Z3
+	VPORD        Z3, Z2, Z2
+	VPSRLW       $2, Z7, Z7
+	VPMADDUBSW   0(BX), Z2, Z2
+	VPERMW       Z11, Z16, Z3
+	VPDPWSSD     Z3, Z2, Z0
+	VMOVDQU      80(SI), Y2
+	VPSRLW       $4, Y2, Y3
+	VINSERTI64X4 $1, Y3, Z2, Z2
+	VPANDD       Z15, Z2, Z2
+	VPANDD       Z14, Z7, Z3
+	VPSLLW       $4, Z3, Z3
+	VPORD        Z3, Z2, Z2
+	VPSRLW       $2, Z7, Z7
+	VPMADDUBSW   64(BX), Z2, Z2
+	VPERMW       Z11, Z17, Z3
+	VPDPWSSD     Z3, Z2, Z1
+	VMOVDQU      112(SI), Y2
+	VPSRLW       $4, Y2, Y3
+	VINSERTI64X4 $1, Y3, Z2, Z2
+	VPANDD       Z15, Z2, Z2
+	VPANDD       Z14, Z7, Z3
+	VPSLLW       $4, Z3, Z3
+	VPORD        Z3, Z2, Z2
+	VPSRLW       $2, Z7, Z7
+	VPMADDUBSW   128(BX), Z2, Z2
+	VPERMW       Z11, Z18, Z3
+	VPDPWSSD     Z3, Z2, Z0
+	VMOVDQU      144(SI), Y2
+	VPSRLW       $4, Y2, Y3
+	VINSERTI64X4 $1, Y3, Z2, Z2
+	VPANDD       Z15, Z2, Z2
+	VPANDD       Z14, Z7, Z3
+	VPSLLW       $4, Z3, Z3
+	VPORD        Z3, Z2, Z2
+	VPSRLW       $2, Z7, Z7
+	VPMADDUBSW   192(BX), Z2, Z2
+	VPERMW       Z11, Z19, Z3
+	VPDPWSSD     Z3, Z2, Z1
+	VPADDD        Z1, Z0, Z0
+	VEXTRACTI64X4 $1, Z0, Y6
+	VPADDD        Y6, Y0, Y10
+	VEXTRACTI128  $1, Y10, X6
+	VPADDD        X6, X10, X10
+	VPSHUFD       $0x4e, X10, X6
+	VPADDD        X6, X10, X10
+	VPSHUFD       $0xb1, X10, X6
+	VPADDD        X6, X10, X10
+	VMOVDQU      (R9), X6
+	VMOVDQU      16(R9), X7
+	VPHADDW      X7, X6, X6
+	VPMADDWD     X6, X5, X5
+	VPSHUFD      $0x4e, X5, X6
+	VPADDD       X6, X5, X5
+	VPSHUFD      $0xb1, X5, X6
+	VPADDD       X6, X5, X5
+	VCVTDQ2PS    X10, X10
+	VCVTDQ2PS    X5, X5
+	VMOVD        (SI), X8
+	VCVTPH2PS    X8, X8
+	VBROADCASTSS (R8), X9
+	VMULPS       X9, X8, X8
+	VMULSS       X8, X10, X10
+	VADDSS       X10, X13, X13
+	VMOVSHDUP    X8, X8
+	VMULSS       X8, X5, X5
+	VADDSS       X5, X12, X12
+	ADDQ  $176, SI
+	ADDQ  $256, BX
+	ADDQ  $4, R8
+	ADDQ  $32, R9
+	DECQ  CX
+	JNZ   q5kDotsVNNI512_block
+q5kDotsVNNI512_store:
+	VSUBSS X12, X13, X13
+	VMOVSS X13, (DI)
+	ADDQ   $4, DI
+	DECQ   DX
+	JMP    q5kDotsVNNI512_row
+q5kDotsVNNI512_done:
+	VZEROUPPER
+	RET
+
+// func q6kDotsVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)
+// out[r] = dot(row r, Q8_K x), as the AVX2 kernel but 64 values per zmm.
+// SI block, BX x, R8 xd, R9 x sums, CX blocks left, DX rows left, DI out;
+// Z0 Z1 int sums, Z15 0x0f, Z16-Z19 the VPERMW picks of each 64 values'
+// scales, X13 (X12) the scale (min) accumulator.
+TEXT ·q6kDotsVNNI512(SB), NOSPLIT, $0-56
+	MOVQ out+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ rows+40(FP), DX
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Z15
+	MOVL         $0x03030303, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Z14
+	VMOVDQU64 qdk6<>+0(SB), Z16
+	VMOVDQU64 qdk6<>+64(SB), Z17
+	VMOVDQU64 qdk6<>+128(SB), Z18
+	VMOVDQU64 qdk6<>+192(SB), Z19
+q6kDotsVNNI512_row:
+	TESTQ  DX, DX
+	JZ     q6kDotsVNNI512_done
+	MOVQ   x+16(FP), BX
+	MOVQ   xd+24(FP), R8
+	MOVQ   xs+32(FP), R9
+	MOVQ   nb+48(FP), CX
+	VXORPS X13, X13, X13
+	VXORPS X12, X12, X12
+	TESTQ  CX, CX
+	JZ     q6kDotsVNNI512_store
+q6kDotsVNNI512_block:
+	VPMOVSXBW    192(SI), Y6
+	VPMADDWD     (R9), Y6, Y6
+	VPSLLD       $5, Y6, Y6
+	VPXORD       Z0, Z0, Z0
+	VPSUBD       Z6, Z0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPMOVSXBW    192(SI), Y11
+	VMOVDQU64    0(SI), Z8
+	VMOVDQU      128(SI), Y9
+	VPSRLW       $2, Y9, Y10
+	VINSERTI64X4 $1, Y10, Z9, Z9
+	VPANDD       Z15, Z8, Z2
+	VPANDD       Z14, Z9, Z3
+	VPSLLW       $4, Z3, Z3
+	VPORD        Z3, Z2, Z2
+	VPMADDUBSW   0(BX), Z2, Z2
+	VPERMW       Z11, Z16, Z3
+	VPDPWSSD     Z3, Z2, Z0
+	VPSRLW       $4, Z8, Z2
+	VPANDD       Z15, Z2, Z2
+	VPSRLW       $4, Z9, Z9
+	VPANDD       Z14, Z9, Z3
+	VPSLLW       $4, Z3, Z3
+	VPORD        Z3, Z2, Z2
+	VPMADDUBSW   64(BX), Z2, Z2
+	VPERMW       Z11, Z17, Z3
+	VPDPWSSD     Z3, Z2, Z1
+	VMOVDQU64    64(SI), Z8
+	VMOVDQU      160(SI), Y9
+	VPSRLW       $2, Y9, Y10
+	VINSERTI64X4 $1, Y10, Z9, Z9
+	VPANDD       Z15, Z8, Z2
+	VPANDD       Z14, Z9, Z3
+	VPSLLW       $4, Z3, Z3
+	VPORD        Z3, Z2, Z2
+	VPMADDUBSW   128(BX), Z2, Z2
+	VPERMW       Z11, Z18, Z3
+	VPDPWSSD     Z3, Z2, Z0
+	VPSRLW       $4, Z8, Z2
+	VPANDD       Z15, Z2, Z2
+	VPSRLW       $4, Z9, Z9
+	VPANDD       Z14, Z9, Z3
+	VPSLLW       $4, Z3, Z3
+	VPORD        Z3, Z2, Z2
+	VPMADDUBSW   192(BX), Z2, Z2
+	VPERMW       Z11, Z19, Z3
+	VPDPWSSD     Z3, Z2, Z1
+	VPADDD        Z1, Z0, Z0
+	VEXTRACTI64X4 $1, Z0, Y6
+	VPADDD        Y6, Y0, Y10
+	VEXTRACTI128  $1, Y10, X6
+	VPADDD        X6, X10, X10
+	VPSHUFD       $0x4e, X10, X6
+	VPADDD        X6, X10, X10
+	VPSHUFD       $0xb1, X10, X6
+	VPADDD        X6, X10, X10
+	VCVTDQ2PS    X10, X10
+	VPBROADCASTW 208(SI), X8
+	VCVTPH2PS    X8, X8
+	VBROADCASTSS (R8), X9
+	VMULSS       X9, X8, X8
+	VMULSS       X8, X10, X10
+	VADDSS       X10, X12, X12
+	ADDQ  $210, SI
+	ADDQ  $256, BX
+	ADDQ  $4, R8
+	ADDQ  $32, R9
+	DECQ  CX
+	JNZ   q6kDotsVNNI512_block
+q6kDotsVNNI512_store:
+	VMOVSS X12, (DI)
+	ADDQ   $4, DI
+	DECQ   DX
+	JMP    q6kDotsVNNI512_row
+q6kDotsVNNI512_done:
 	VZEROUPPER
 	RET
 

@@ -495,6 +495,189 @@ def i8_tile():
     p()
 
 
+K4SCALES = """\tMOVL        4(SI), AX
+\tMOVL        8(SI), R10
+\tMOVL        12(SI), R11
+\tMOVL        AX, R12
+\tANDL        $0x3f3f3f3f, R12
+\tMOVL        R10, R13
+\tANDL        $0x3f3f3f3f, R13
+\tMOVL        R11, R14
+\tANDL        $0x0f0f0f0f, R14
+\tSHRL        $6, AX
+\tANDL        $0x03030303, AX
+\tSHLL        $4, AX
+\tORL         AX, R14
+\tSHRL        $4, R11
+\tANDL        $0x0f0f0f0f, R11
+\tSHRL        $6, R10
+\tANDL        $0x03030303, R10
+\tSHLL        $4, R10
+\tORL         R10, R11
+\tSHLQ        $32, R14
+\tORQ         R14, R12
+\tSHLQ        $32, R11
+\tORQ         R11, R13
+\tVMOVQ       R12, X11
+\tVPMOVZXBW   X11, X11
+\tVMOVQ       R13, X5
+\tVPMOVZXBW   X5, X5"""
+
+KFLOAT = """\tVMOVDQU      (R9), X6
+\tVMOVDQU      16(R9), X7
+\tVPHADDW      X7, X6, X6
+\tVPMADDWD     X6, X5, X5
+\tVPSHUFD      $0x4e, X5, X6
+\tVPADDD       X6, X5, X5
+\tVPSHUFD      $0xb1, X5, X6
+\tVPADDD       X6, X5, X5
+\tVCVTDQ2PS    X10, X10
+\tVCVTDQ2PS    X5, X5
+\tVMOVD        (SI), X8
+\tVCVTPH2PS    X8, X8
+\tVBROADCASTSS (R8), X9
+\tVMULPS       X9, X8, X8
+\tVMULSS       X8, X10, X10
+\tVADDSS       X10, X13, X13
+\tVMOVSHDUP    X8, X8
+\tVMULSS       X8, X5, X5
+\tVADDSS       X5, X12, X12"""
+
+
+def isum_z(z0, z1):
+    """Z0 + Z1 (16 int32 lanes each) -> X10 lane 0."""
+    p(f"\tVPADDD        {z1}, {z0}, {z0}")
+    p(f"\tVEXTRACTI64X4 $1, {z0}, Y6")
+    p(f"\tVPADDD        Y6, Y{z0[1:]}, Y10")
+    p("\tVEXTRACTI128  $1, Y10, X6")
+    p("\tVPADDD        X6, X10, X10")
+    p("\tVPSHUFD       $0x4e, X10, X6")
+    p("\tVPADDD        X6, X10, X10")
+    p("\tVPSHUFD       $0xb1, X10, X6")
+    p("\tVPADDD        X6, X10, X10")
+
+
+def kquant512(f):
+    """Q4_K, Q5_K, Q6_K × Q8_K, one row at a time, 64 values per zmm:
+    VPMADDUBSW (unsigned values × x) then VPDPWSSD by the 16-value scales
+    into two int32 accumulators; the super-block's exact int sum and its
+    float steps are qblock.go's."""
+    name = f"{f}DotsVNNI512"
+    bb = {"q4k": 144, "q5k": 176, "q6k": 210}[f]
+    p(f"// func {name}(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)")
+    p("// out[r] = dot(row r, Q8_K x), as the AVX2 kernel but 64 values per zmm.")
+    p("// SI block, BX x, R8 xd, R9 x sums, CX blocks left, DX rows left, DI out;")
+    p("// Z0 Z1 int sums, Z15 0x0f, Z16-Z19 the VPERMW picks of each 64 values'")
+    p("// scales, X13 (X12) the scale (min) accumulator.")
+    p(f"TEXT ·{name}(SB), NOSPLIT, $0-56")
+    p("\tMOVQ out+0(FP), DI")
+    p("\tMOVQ w+8(FP), SI")
+    p("\tMOVQ rows+40(FP), DX")
+    bytes_const("0x0f0f0f0f", "X15", "Z15")
+    if f == "q5k":
+        bytes_const("0x01010101", "X14", "Z14")
+    if f == "q6k":
+        bytes_const("0x03030303", "X14", "Z14")
+    tab = "qdk4<>" if f != "q6k" else "qdk6<>"
+    for j in range(4):
+        p(f"\tVMOVDQU64 {tab}+{64*j}(SB), Z{16+j}")
+    p(f"{name}_row:")
+    p("\tTESTQ  DX, DX")
+    p(f"\tJZ     {name}_done")
+    p("\tMOVQ   x+16(FP), BX")
+    p("\tMOVQ   xd+24(FP), R8")
+    p("\tMOVQ   xs+32(FP), R9")
+    p("\tMOVQ   nb+48(FP), CX")
+    p("\tVXORPS X13, X13, X13")
+    p("\tVXORPS X12, X12, X12")
+    p("\tTESTQ  CX, CX")
+    p(f"\tJZ     {name}_store")
+    p(f"{name}_block:")
+    if f in ("q4k", "q5k"):
+        for line in K4SCALES.split("\n"):
+            p(line)
+        p("\tVPXORD Z0, Z0, Z0")
+        p("\tVPXORD Z1, Z1, Z1")
+        qo = 16 if f == "q4k" else 48
+        if f == "q5k":
+            # Z7 = [qh | qh>>1]: bit 2j (2j+1) of qh[l] is value l's fifth bit
+            # in sub-block 2j (2j+1); shifted down by 2 after each 64 values.
+            p("\tVMOVDQU      16(SI), Y7")
+            p("\tVPSRLW       $1, Y7, Y6")
+            p("\tVINSERTI64X4 $1, Y6, Z7, Z7")
+        for j in range(4):
+            p(f"\tVMOVDQU      {qo+32*j}(SI), Y2")
+            p("\tVPSRLW       $4, Y2, Y3")
+            p("\tVINSERTI64X4 $1, Y3, Z2, Z2")
+            p("\tVPANDD       Z15, Z2, Z2")
+            if f == "q5k":
+                p("\tVPANDD       Z14, Z7, Z3")
+                p("\tVPSLLW       $4, Z3, Z3")
+                p("\tVPORD        Z3, Z2, Z2")
+                p("\tVPSRLW       $2, Z7, Z7")
+            p(f"\tVPMADDUBSW   {64*j}(BX), Z2, Z2")
+            p(f"\tVPERMW       Z11, Z{16+j}, Z3")
+            p(f"\tVPDPWSSD     Z3, Z2, Z{j%2}")
+        isum_z("Z0", "Z1")
+        for line in KFLOAT.split("\n"):
+            p(line)
+    else:
+        # -32·Σ scale·sums, then the 256 values (0..63) in 4 zmm.
+        p("\tVPMOVSXBW    192(SI), Y6")
+        p("\tVPMADDWD     (R9), Y6, Y6")
+        p("\tVPSLLD       $5, Y6, Y6")
+        p("\tVPXORD       Z0, Z0, Z0")
+        p("\tVPSUBD       Z6, Z0, Z0")
+        p("\tVPXORD       Z1, Z1, Z1")
+        p("\tVPMOVSXBW    192(SI), Y11")
+        for hh in range(2):
+            # Half hh: ql 64 bytes at 64hh, qh 32 bytes at 128+32hh.
+            p(f"\tVMOVDQU64    {64*hh}(SI), Z8")
+            p(f"\tVMOVDQU      {128+32*hh}(SI), Y9")
+            p("\tVPSRLW       $2, Y9, Y10")
+            p("\tVINSERTI64X4 $1, Y10, Z9, Z9")
+            for c2 in range(2):
+                if c2 == 0:
+                    p("\tVPANDD       Z15, Z8, Z2")
+                else:
+                    p("\tVPSRLW       $4, Z8, Z2")
+                    p("\tVPANDD       Z15, Z2, Z2")
+                    p("\tVPSRLW       $4, Z9, Z9")
+                p("\tVPANDD       Z14, Z9, Z3")
+                p("\tVPSLLW       $4, Z3, Z3")
+                p("\tVPORD        Z3, Z2, Z2")
+                p(f"\tVPMADDUBSW   {128*hh+64*c2}(BX), Z2, Z2")
+                p(f"\tVPERMW       Z11, Z{16+2*hh+c2}, Z3")
+                p(f"\tVPDPWSSD     Z3, Z2, Z{c2}")
+        isum_z("Z0", "Z1")
+        p("\tVCVTDQ2PS    X10, X10")
+        p("\tVPBROADCASTW 208(SI), X8")
+        p("\tVCVTPH2PS    X8, X8")
+        p("\tVBROADCASTSS (R8), X9")
+        p("\tVMULSS       X9, X8, X8")
+        p("\tVMULSS       X8, X10, X10")
+        p("\tVADDSS       X10, X12, X12")
+    p(f"\tADDQ  ${bb}, SI")
+    p("\tADDQ  $256, BX")
+    p("\tADDQ  $4, R8")
+    p("\tADDQ  $32, R9")
+    p("\tDECQ  CX")
+    p(f"\tJNZ   {name}_block")
+    p(f"{name}_store:")
+    if f == "q6k":
+        p("\tVMOVSS X12, (DI)")
+    else:
+        p("\tVSUBSS X12, X13, X13")
+        p("\tVMOVSS X13, (DI)")
+    p("\tADDQ   $4, DI")
+    p("\tDECQ   DX")
+    p(f"\tJMP    {name}_row")
+    p(f"{name}_done:")
+    p("\tVZEROUPPER")
+    p("\tRET")
+    p()
+
+
 p("// Code generated by qdot_gen.py (python3 qdot_gen.py > qdot_amd64.s); DO NOT EDIT.")
 p()
 p("//go:build amd64 && !purego")
@@ -515,9 +698,31 @@ p("DATA qdeo<>+0(SB)/8, $0x0e0c0a0806040200")
 p("DATA qdeo<>+8(SB)/8, $0x0f0d0b0907050301")
 p("GLOBL qdeo<>(SB), RODATA|NOPTR, $16")
 p()
+p("// qdk4<> entry j (64 bytes): VPERMW indices [2j ×16 | 2j+1 ×16], the")
+p("// scale words of 64 Q4_K/Q5_K values (low nibbles of sub-block 2j, high of")
+p("// 2j+1); qdk6<> entry 2h+c: the 4 scales (of 16 values each) of Q6_K's")
+p("// half h, values 64c..64c+63: [8h+4c ×8 | 8h+4c+1 ×8 | +2 ×8 | +3 ×8].")
+for j in range(4):
+    w = [2 * j] * 16 + [2 * j + 1] * 16
+    for k in range(8):
+        v = sum(w[4 * k + i] << (16 * i) for i in range(4))
+        p(f"DATA qdk4<>+{64*j+8*k}(SB)/8, $0x{v:016x}")
+p("GLOBL qdk4<>(SB), RODATA|NOPTR, $256")
+for j in range(4):
+    h, c2 = j // 2, j % 2
+    w = []
+    for g in range(4):
+        w += [8 * h + 4 * c2 + g] * 8
+    for k in range(8):
+        v = sum(w[4 * k + i] << (16 * i) for i in range(4))
+        p(f"DATA qdk6<>+{64*j+8*k}(SB)/8, $0x{v:016x}")
+p("GLOBL qdk6<>(SB), RODATA|NOPTR, $256")
+p()
 for f in ["q40", "q50", "q80b", "i4q8"]:
     vnni512_matvec(f)
     vnni512_tile(f)
 i8_tile()
+for f in ["q4k", "q5k", "q6k"]:
+    kquant512(f)
 avx2_i4q8()
 sys.stdout.write("\n".join(out) + "\n")
