@@ -149,6 +149,10 @@ func (b *batch) run(r0, r1 int) {
 	if r1 <= r0 || b.n == 0 {
 		return
 	}
+	if kTileOK(b.op, b.n) {
+		b.kTiledRange(r0, r1)
+		return
+	}
 	if b.ntile > 0 && b.op == opMatVecI8 {
 		b.i8TiledRange(r0, r1)
 		return

@@ -64,3 +64,7 @@ func tileAsm(op int, out *float32, w, xp *byte, ldo, nb int, ws *float32, gb, ss
 func i8TileAsm(out *float32, w, x *int8, cols, ldo int, scale, xs *float32, xsum *int32) {
 	panic("kernels: no asm")
 }
+
+func kTileAsm(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int) {
+	panic("kernels: no asm")
+}

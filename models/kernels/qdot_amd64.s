@@ -94,6 +94,13 @@ DATA qdk6<>+232(SB)/8, $0x000e000e000e000e
 DATA qdk6<>+240(SB)/8, $0x000f000f000f000f
 DATA qdk6<>+248(SB)/8, $0x000f000f000f000f
 GLOBL qdk6<>(SB), RODATA|NOPTR, $256
+// qdk3<>, qdk3f<>: bytes 0x03 and 0x3f (Q4_K scale unpacking).
+DATA qdk3<>+0(SB)/8, $0x0303030303030303
+DATA qdk3<>+8(SB)/8, $0x0303030303030303
+GLOBL qdk3<>(SB), RODATA|NOPTR, $16
+DATA qdk3f<>+0(SB)/8, $0x3f3f3f3f3f3f3f3f
+DATA qdk3f<>+8(SB)/8, $0x3f3f3f3f3f3f3f3f
+GLOBL qdk3f<>(SB), RODATA|NOPTR, $16
 
 // func q40DotsVNNI512(out *float32, w *byte, x *int8, xd *float32, rows, nb int, ws *float32, gb, sstride int)
 // Rows i and i+h (h = rows/2) in the two halves of a zmm, then an odd last
@@ -2913,6 +2920,246 @@ q6kDotsVNNI512_store:
 	DECQ   DX
 	JMP    q6kDotsVNNI512_row
 q6kDotsVNNI512_done:
+	VZEROUPPER
+	RET
+
+// func q4kTileVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)
+// One Q4_K row × tokens 0-3 of a Q8_K activation (x rows cols bytes apart,
+// xd nb floats, xs cols/16 sums): out[t*ldo]. Each 64 values of the row are
+// unpacked once (Z4, scale words Z5) for the 4 tokens' VPMADDUBSW +
+// VPDPWSSD into Z0-Z3; each super-block ends as q4KDotsAVX2's, per token,
+// into X16-X19 (scale) and X20-X23 (min). The 6-bit scales and mins are
+// unpacked in xmm (X12: scales, X13: mins, as words).
+TEXT ·q4kTileVNNI512(SB), NOSPLIT, $0-64
+	MOVQ w+8(FP), SI
+	MOVQ cols+56(FP), R8
+	MOVQ x+16(FP), BX
+	LEAQ (BX)(R8*2), R9
+	ADDQ R8, R9
+	MOVQ nb+48(FP), R11
+	SHLQ $2, R11
+	MOVQ xd+24(FP), R10
+	LEAQ (R10)(R11*2), R12
+	ADDQ R11, R12
+	MOVQ R8, R14
+	SHRQ $3, R14
+	MOVQ xs+32(FP), R13
+	LEAQ (R13)(R14*2), AX
+	ADDQ R14, AX
+	MOVQ nb+48(FP), CX
+	MOVL         $0x0f0f0f0f, DX
+	VMOVD        DX, X15
+	VPBROADCASTD X15, Z15
+	VMOVDQU64 qdk4<>+0(SB), Z24
+	VMOVDQU64 qdk4<>+64(SB), Z25
+	VMOVDQU64 qdk4<>+128(SB), Z26
+	VMOVDQU64 qdk4<>+192(SB), Z27
+	VXORPS X16, X16, X16
+	VXORPS X17, X17, X17
+	VXORPS X18, X18, X18
+	VXORPS X19, X19, X19
+	VXORPS X20, X20, X20
+	VXORPS X21, X21, X21
+	VXORPS X22, X22, X22
+	VXORPS X23, X23, X23
+	TESTQ CX, CX
+	JZ    q4kTileVNNI512_store
+q4kTileVNNI512_block:
+	VMOVQ       4(SI), X6
+	VMOVD       12(SI), X7
+	VPSRLW      $6, X6, X8
+	VPANDD      qdk3<>(SB), X8, X8
+	VPSLLW      $4, X8, X8
+	VPANDD      qdk3f<>(SB), X6, X6
+	VPSRLW      $4, X7, X9
+	VPAND       X15, X7, X7
+	VPAND       X15, X9, X9
+	VPUNPCKLDQ  X9, X7, X7
+	VPOR        X8, X7, X7
+	VPUNPCKLDQ  X7, X6, X6
+	VPMOVZXBW   X6, Y6
+	VMOVDQA     X6, X12
+	VEXTRACTI128 $1, Y6, X13
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VMOVDQU      16(SI), Y4
+	VPSRLW       $4, Y4, Y6
+	VINSERTI64X4 $1, Y6, Z4, Z4
+	VPANDD       Z15, Z4, Z4
+	VPERMW       Z12, Z24, Z5
+	VPMADDUBSW   0(BX), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z0
+	VPMADDUBSW   0(BX)(R8*1), Z4, Z7
+	VPDPWSSD     Z5, Z7, Z1
+	VPMADDUBSW   0(BX)(R8*2), Z4, Z8
+	VPDPWSSD     Z5, Z8, Z2
+	VPMADDUBSW   0(R9), Z4, Z9
+	VPDPWSSD     Z5, Z9, Z3
+	VMOVDQU      48(SI), Y4
+	VPSRLW       $4, Y4, Y6
+	VINSERTI64X4 $1, Y6, Z4, Z4
+	VPANDD       Z15, Z4, Z4
+	VPERMW       Z12, Z25, Z5
+	VPMADDUBSW   64(BX), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z0
+	VPMADDUBSW   64(BX)(R8*1), Z4, Z7
+	VPDPWSSD     Z5, Z7, Z1
+	VPMADDUBSW   64(BX)(R8*2), Z4, Z8
+	VPDPWSSD     Z5, Z8, Z2
+	VPMADDUBSW   64(R9), Z4, Z9
+	VPDPWSSD     Z5, Z9, Z3
+	VMOVDQU      80(SI), Y4
+	VPSRLW       $4, Y4, Y6
+	VINSERTI64X4 $1, Y6, Z4, Z4
+	VPANDD       Z15, Z4, Z4
+	VPERMW       Z12, Z26, Z5
+	VPMADDUBSW   128(BX), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z0
+	VPMADDUBSW   128(BX)(R8*1), Z4, Z7
+	VPDPWSSD     Z5, Z7, Z1
+	VPMADDUBSW   128(BX)(R8*2), Z4, Z8
+	VPDPWSSD     Z5, Z8, Z2
+	VPMADDUBSW   128(R9), Z4, Z9
+	VPDPWSSD     Z5, Z9, Z3
+	VMOVDQU      112(SI), Y4
+	VPSRLW       $4, Y4, Y6
+	VINSERTI64X4 $1, Y6, Z4, Z4
+	VPANDD       Z15, Z4, Z4
+	VPERMW       Z12, Z27, Z5
+	VPMADDUBSW   192(BX), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z0
+	VPMADDUBSW   192(BX)(R8*1), Z4, Z7
+	VPDPWSSD     Z5, Z7, Z1
+	VPMADDUBSW   192(BX)(R8*2), Z4, Z8
+	VPDPWSSD     Z5, Z8, Z2
+	VPMADDUBSW   192(R9), Z4, Z9
+	VPDPWSSD     Z5, Z9, Z3
+	VMOVD        (SI), X8
+	VCVTPH2PS    X8, X8
+	VEXTRACTI64X4 $1, Z0, Y6
+	VPADDD        Y6, Y0, Y10
+	VEXTRACTI128  $1, Y10, X6
+	VPADDD        X6, X10, X10
+	VPSHUFD       $0x4e, X10, X6
+	VPADDD        X6, X10, X10
+	VPSHUFD       $0xb1, X10, X6
+	VPADDD        X6, X10, X10
+	VMOVDQU      (R13), X6
+	VMOVDQU      16(R13), X7
+	VPHADDW      X7, X6, X6
+	VPMADDWD     X6, X13, X6
+	VPSHUFD      $0x4e, X6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0xb1, X6, X7
+	VPADDD       X7, X6, X6
+	VCVTDQ2PS    X10, X10
+	VCVTDQ2PS    X6, X6
+	VBROADCASTSS (R10), X9
+	VMULPS       X9, X8, X9
+	VMULSS       X9, X10, X10
+	VADDSS       X10, X16, X16
+	VMOVSHDUP    X9, X9
+	VMULSS       X9, X6, X6
+	VADDSS       X6, X20, X20
+	VEXTRACTI64X4 $1, Z1, Y6
+	VPADDD        Y6, Y1, Y10
+	VEXTRACTI128  $1, Y10, X6
+	VPADDD        X6, X10, X10
+	VPSHUFD       $0x4e, X10, X6
+	VPADDD        X6, X10, X10
+	VPSHUFD       $0xb1, X10, X6
+	VPADDD        X6, X10, X10
+	VMOVDQU      (R13)(R14*1), X6
+	VMOVDQU      16(R13)(R14*1), X7
+	VPHADDW      X7, X6, X6
+	VPMADDWD     X6, X13, X6
+	VPSHUFD      $0x4e, X6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0xb1, X6, X7
+	VPADDD       X7, X6, X6
+	VCVTDQ2PS    X10, X10
+	VCVTDQ2PS    X6, X6
+	VBROADCASTSS (R10)(R11*1), X9
+	VMULPS       X9, X8, X9
+	VMULSS       X9, X10, X10
+	VADDSS       X10, X17, X17
+	VMOVSHDUP    X9, X9
+	VMULSS       X9, X6, X6
+	VADDSS       X6, X21, X21
+	VEXTRACTI64X4 $1, Z2, Y6
+	VPADDD        Y6, Y2, Y10
+	VEXTRACTI128  $1, Y10, X6
+	VPADDD        X6, X10, X10
+	VPSHUFD       $0x4e, X10, X6
+	VPADDD        X6, X10, X10
+	VPSHUFD       $0xb1, X10, X6
+	VPADDD        X6, X10, X10
+	VMOVDQU      (R13)(R14*2), X6
+	VMOVDQU      16(R13)(R14*2), X7
+	VPHADDW      X7, X6, X6
+	VPMADDWD     X6, X13, X6
+	VPSHUFD      $0x4e, X6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0xb1, X6, X7
+	VPADDD       X7, X6, X6
+	VCVTDQ2PS    X10, X10
+	VCVTDQ2PS    X6, X6
+	VBROADCASTSS (R10)(R11*2), X9
+	VMULPS       X9, X8, X9
+	VMULSS       X9, X10, X10
+	VADDSS       X10, X18, X18
+	VMOVSHDUP    X9, X9
+	VMULSS       X9, X6, X6
+	VADDSS       X6, X22, X22
+	VEXTRACTI64X4 $1, Z3, Y6
+	VPADDD        Y6, Y3, Y10
+	VEXTRACTI128  $1, Y10, X6
+	VPADDD        X6, X10, X10
+	VPSHUFD       $0x4e, X10, X6
+	VPADDD        X6, X10, X10
+	VPSHUFD       $0xb1, X10, X6
+	VPADDD        X6, X10, X10
+	VMOVDQU      (AX), X6
+	VMOVDQU      16(AX), X7
+	VPHADDW      X7, X6, X6
+	VPMADDWD     X6, X13, X6
+	VPSHUFD      $0x4e, X6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0xb1, X6, X7
+	VPADDD       X7, X6, X6
+	VCVTDQ2PS    X10, X10
+	VCVTDQ2PS    X6, X6
+	VBROADCASTSS (R12), X9
+	VMULPS       X9, X8, X9
+	VMULSS       X9, X10, X10
+	VADDSS       X10, X19, X19
+	VMOVSHDUP    X9, X9
+	VMULSS       X9, X6, X6
+	VADDSS       X6, X23, X23
+	ADDQ  $144, SI
+	ADDQ  $256, BX
+	ADDQ  $256, R9
+	ADDQ  $4, R10
+	ADDQ  $4, R12
+	ADDQ  $32, R13
+	ADDQ  $32, AX
+	DECQ  CX
+	JNZ   q4kTileVNNI512_block
+q4kTileVNNI512_store:
+	MOVQ out+0(FP), DI
+	MOVQ ldo+40(FP), DX
+	SHLQ $2, DX
+	LEAQ (DX)(DX*2), R8
+	VSUBSS X20, X16, X16
+	VMOVSS X16, (DI)
+	VSUBSS X21, X17, X17
+	VMOVSS X17, (DI)(DX*1)
+	VSUBSS X22, X18, X18
+	VMOVSS X18, (DI)(DX*2)
+	VSUBSS X23, X19, X19
+	VMOVSS X19, (DI)(R8*1)
 	VZEROUPPER
 	RET
 

@@ -89,7 +89,7 @@ func TestBatchTilesStayInBounds(t *testing.T) {
 	for _, l := range isaLevels(t) {
 		withISA(l, func() {
 			for _, rows := range []int{1, 4, 5, 8, 9} {
-				for _, cols := range []int{64, 128, 192} {
+				for _, cols := range []int{64, 128, 192, 256} {
 					for _, n := range []int{1, 6, 7, 12, 13} {
 						q, xq := guardedI8(t, rows*cols), guardedI8(t, n*cols)
 						scale, xs, out := guarded(t, rows), guarded(t, n), guarded(t, n*rows)
@@ -106,6 +106,9 @@ func TestBatchTilesStayInBounds(t *testing.T) {
 							for i := range xd {
 								xd[i] = 0.01
 							}
+							xs16 := guarded(t, n*cols/32+1)
+							xs := unsafe.Slice((*int16)(unsafe.Pointer(unsafe.SliceData(xs16))), len(xs16)*2)
+							xs = xs[len(xs)-n*cols/16:]
 							switch k.name {
 							case "Q4_0":
 								MatMulQ4_0(out, w, xq, xd, rows, cols, n)
@@ -113,6 +116,12 @@ func TestBatchTilesStayInBounds(t *testing.T) {
 								MatMulQ5_0(out, w, xq, xd, rows, cols, n)
 							case "Q8_0B":
 								MatMulQ8_0Bytes(out, w, xq, xd, rows, cols, n)
+							case "Q4_K":
+								MatMulQ4_K(out, w, xq, xd, xs, rows, cols, n)
+							case "Q5_K":
+								MatMulQ5_K(out, w, xq, xd, xs, rows, cols, n)
+							case "Q6_K":
+								MatMulQ6_K(out, w, xq, xd, xs, rows, cols, n)
 							}
 						}
 					}

@@ -167,3 +167,36 @@ func (b *batch) i8TiledRange(r0, r1 int) {
 		matVecI8Range(b.out[t*rows:(t+1)*rows], b.qw, b.sw, b.qx[t*cols:(t+1)*cols], b.dx[t], cols, r0, r1)
 	}
 }
+
+// kTokens is the token width of the Q4_K tile: one row × 4 tokens, each 64
+// weights unpacked once for the 4 tokens, each super-block finished per token
+// in dotQ4KGo's float steps.
+const kTokens = 4
+
+// kTileOK reports whether the batched op takes the K-quant tile.
+func kTileOK(op, n int) bool {
+	return isa >= isaAVX512VNNI && op == opMatVecQ4K && n >= kTokens
+}
+
+// kTiledRange runs rows [r0, r1) of the batched Q4_K product.
+func (b *batch) kTiledRange(r0, r1 int) {
+	rows, cols := b.rows, b.cols
+	nb := cols / QK
+	rowBytes := nb * Q4_KBytes
+	nt := b.n / kTokens * kTokens
+	rt := max(1, batchTile/rowBytes)
+	tc := max(kTokens, (256<<10)/cols/kTokens*kTokens)
+	for t0 := 0; t0 < nt; t0 += tc {
+		t1 := min(nt, t0+tc)
+		for ra := r0; ra < r1; ra += rt {
+			for r := ra; r < min(r1, ra+rt); r++ {
+				for t := t0; t < t1; t += kTokens {
+					kTileAsm(&b.out[t*rows+r], &b.wb[r*rowBytes], &b.qx[t*cols], &b.dx[t*nb], &b.xsum[t*cols/16], rows, nb, cols)
+				}
+			}
+		}
+	}
+	for t := nt; t < b.n; t++ {
+		blockRange(b.op, b.out[t*rows:(t+1)*rows], b.wb, nil, 0, b.qx[t*cols:(t+1)*cols], b.dx[t*nb:(t+1)*nb], b.xsum[t*cols/16:(t+1)*cols/16], cols, r0, r1)
+	}
+}

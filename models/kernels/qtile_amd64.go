@@ -34,3 +34,10 @@ func i8TileVNNI512(out *float32, w *int8, x *int8, cols, ldo int, scale, xs *flo
 func i8TileAsm(out *float32, w, x *int8, cols, ldo int, scale, xs *float32, xsum *int32) {
 	i8TileVNNI512(out, w, x, cols, ldo, scale, xs, xsum)
 }
+
+//go:noescape
+func q4kTileVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)
+
+func kTileAsm(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int) {
+	q4kTileVNNI512(out, w, x, xd, xs, ldo, nb, cols)
+}
