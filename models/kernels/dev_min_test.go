@@ -80,3 +80,25 @@ func TestDevBatch(t *testing.T) {
 		fmt.Printf("F32 GEMM %8v %6.1f GMAC/s\n", d, float64(rows*cols*n)/d.Seconds()/1e9)
 	})
 }
+
+func TestDevTiles(t *testing.T) {
+	if os.Getenv("DEV") == "" {
+		t.Skip()
+	}
+	rng := rand.New(rand.NewPCG(2, 2))
+	const rows, cols, n = 512, 1024, 48
+	out := make([]float32, n*rows)
+	withThreads(1, func() {
+		for _, c := range batchCases(rng, rows, cols, n) {
+			for _, l := range []isaLevel{isaAVX2, isaAVX512VNNI} {
+				withISA(l, func() {
+					noTiles = true
+					d0 := minTime(40, func() { c.matMul(out, n) })
+					noTiles = false
+					d1 := minTime(40, func() { c.matMul(out, n) })
+					fmt.Printf("%-6s %-10s matmul %dx%dx%d  rows of matvecs %8v %6.1f GMAC/s  tiles %8v %6.1f GMAC/s  %.2fx\n", c.name, isaNames[l], rows, cols, n, d0, float64(rows*cols*n)/d0.Seconds()/1e9, d1, float64(rows*cols*n)/d1.Seconds()/1e9, d0.Seconds()/d1.Seconds())
+				})
+			}
+		}
+	})
+}

@@ -94,6 +94,40 @@ DATA qdk6<>+232(SB)/8, $0x000e000e000e000e
 DATA qdk6<>+240(SB)/8, $0x000f000f000f000f
 DATA qdk6<>+248(SB)/8, $0x000f000f000f000f
 GLOBL qdk6<>(SB), RODATA|NOPTR, $256
+// qdk4s<> entry k (32 bytes): VPSHUFB picking word k of each 128-bit lane.
+DATA qdk4s<>+0(SB)/8, $0x0100010001000100
+DATA qdk4s<>+8(SB)/8, $0x0100010001000100
+DATA qdk4s<>+16(SB)/8, $0x0100010001000100
+DATA qdk4s<>+24(SB)/8, $0x0100010001000100
+DATA qdk4s<>+32(SB)/8, $0x0302030203020302
+DATA qdk4s<>+40(SB)/8, $0x0302030203020302
+DATA qdk4s<>+48(SB)/8, $0x0302030203020302
+DATA qdk4s<>+56(SB)/8, $0x0302030203020302
+DATA qdk4s<>+64(SB)/8, $0x0504050405040504
+DATA qdk4s<>+72(SB)/8, $0x0504050405040504
+DATA qdk4s<>+80(SB)/8, $0x0504050405040504
+DATA qdk4s<>+88(SB)/8, $0x0504050405040504
+DATA qdk4s<>+96(SB)/8, $0x0706070607060706
+DATA qdk4s<>+104(SB)/8, $0x0706070607060706
+DATA qdk4s<>+112(SB)/8, $0x0706070607060706
+DATA qdk4s<>+120(SB)/8, $0x0706070607060706
+DATA qdk4s<>+128(SB)/8, $0x0908090809080908
+DATA qdk4s<>+136(SB)/8, $0x0908090809080908
+DATA qdk4s<>+144(SB)/8, $0x0908090809080908
+DATA qdk4s<>+152(SB)/8, $0x0908090809080908
+DATA qdk4s<>+160(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA qdk4s<>+168(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA qdk4s<>+176(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA qdk4s<>+184(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA qdk4s<>+192(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA qdk4s<>+200(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA qdk4s<>+208(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA qdk4s<>+216(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA qdk4s<>+224(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA qdk4s<>+232(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA qdk4s<>+240(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA qdk4s<>+248(SB)/8, $0x0f0e0f0e0f0e0f0e
+GLOBL qdk4s<>(SB), RODATA|NOPTR, $256
 // qdk3<>, qdk3f<>: bytes 0x03 and 0x3f (Q4_K scale unpacking).
 DATA qdk3<>+0(SB)/8, $0x0303030303030303
 DATA qdk3<>+8(SB)/8, $0x0303030303030303
@@ -3160,6 +3194,706 @@ q4kTileVNNI512_store:
 	VMOVSS X18, (DI)(DX*2)
 	VSUBSS X23, X19, X19
 	VMOVSS X19, (DI)(R8*1)
+	VZEROUPPER
+	RET
+
+// func q40TileAVX2(out *float32, w *byte, xp *byte, ldo, nb int, ws *float32, gb, sstride int)
+// Row 0 of w × the 6 tokens of three packed pairs at xp (nb·192 bytes
+// apart): out[t*ldo]. Y0-Y5 the tokens' accumulators, Y6 the weights
+// (Q8_0: signed, Y11 their magnitudes), Y7 the row's scale, Y13 int16
+// ones, Y15 0x0f. SI the row's block, BX the pairs' (R10 apart), CX
+// blocks left.
+TEXT ·q40TileAVX2(SB), NOSPLIT, $0-64
+	MOVQ w+8(FP), SI
+	MOVQ xp+16(FP), BX
+	MOVQ nb+32(FP), R10
+	IMULQ $192, R10
+	MOVQ nb+32(FP), CX
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	VPCMPEQW Y13, Y13, Y13
+	VPSRLW   $15, Y13, Y13
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+q40TileAVX2_loop:
+	VMOVDQU      2(SI), X6
+	VPSRLW       $4, X6, X8
+	VINSERTI128  $1, X8, Y6, Y6
+	VPAND        Y15, Y6, Y6
+	VPBROADCASTW (SI), X7
+	VCVTPH2PS    X7, Y7
+	VPMADDUBSW   0(BX), Y6, Y8
+	VPMADDWD     Y13, Y8, Y8
+	VPADDD       64(BX), Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VMULPS       128(BX), Y7, Y9
+	VMULPS       Y9, Y8, Y8
+	VADDPS       Y8, Y0, Y0
+	VPMADDUBSW   32(BX), Y6, Y8
+	VPMADDWD     Y13, Y8, Y8
+	VPADDD       96(BX), Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VMULPS       160(BX), Y7, Y9
+	VMULPS       Y9, Y8, Y8
+	VADDPS       Y8, Y1, Y1
+	VPMADDUBSW   0(BX)(R10*1), Y6, Y8
+	VPMADDWD     Y13, Y8, Y8
+	VPADDD       64(BX)(R10*1), Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VMULPS       128(BX)(R10*1), Y7, Y9
+	VMULPS       Y9, Y8, Y8
+	VADDPS       Y8, Y2, Y2
+	VPMADDUBSW   32(BX)(R10*1), Y6, Y8
+	VPMADDWD     Y13, Y8, Y8
+	VPADDD       96(BX)(R10*1), Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VMULPS       160(BX)(R10*1), Y7, Y9
+	VMULPS       Y9, Y8, Y8
+	VADDPS       Y8, Y3, Y3
+	VPMADDUBSW   0(BX)(R10*2), Y6, Y8
+	VPMADDWD     Y13, Y8, Y8
+	VPADDD       64(BX)(R10*2), Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VMULPS       128(BX)(R10*2), Y7, Y9
+	VMULPS       Y9, Y8, Y8
+	VADDPS       Y8, Y4, Y4
+	VPMADDUBSW   32(BX)(R10*2), Y6, Y8
+	VPMADDWD     Y13, Y8, Y8
+	VPADDD       96(BX)(R10*2), Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VMULPS       160(BX)(R10*2), Y7, Y9
+	VMULPS       Y9, Y8, Y8
+	VADDPS       Y8, Y5, Y5
+	ADDQ $18, SI
+	ADDQ $192, BX
+	DECQ CX
+	JNZ  q40TileAVX2_loop
+	MOVQ out+0(FP), DI
+	MOVQ ldo+24(FP), DX
+	SHLQ $2, DX
+	VEXTRACTF128 $1, Y0, X8
+	VADDPS       X8, X0, X0
+	VMOVHLPS     X0, X0, X8
+	VADDPS       X8, X0, X0
+	VMOVSHDUP    X0, X8
+	VADDSS       X8, X0, X0
+	VMOVSS X0, (DI)
+	ADDQ   DX, DI
+	VEXTRACTF128 $1, Y1, X8
+	VADDPS       X8, X1, X1
+	VMOVHLPS     X1, X1, X8
+	VADDPS       X8, X1, X1
+	VMOVSHDUP    X1, X8
+	VADDSS       X8, X1, X1
+	VMOVSS X1, (DI)
+	ADDQ   DX, DI
+	VEXTRACTF128 $1, Y2, X8
+	VADDPS       X8, X2, X2
+	VMOVHLPS     X2, X2, X8
+	VADDPS       X8, X2, X2
+	VMOVSHDUP    X2, X8
+	VADDSS       X8, X2, X2
+	VMOVSS X2, (DI)
+	ADDQ   DX, DI
+	VEXTRACTF128 $1, Y3, X8
+	VADDPS       X8, X3, X3
+	VMOVHLPS     X3, X3, X8
+	VADDPS       X8, X3, X3
+	VMOVSHDUP    X3, X8
+	VADDSS       X8, X3, X3
+	VMOVSS X3, (DI)
+	ADDQ   DX, DI
+	VEXTRACTF128 $1, Y4, X8
+	VADDPS       X8, X4, X4
+	VMOVHLPS     X4, X4, X8
+	VADDPS       X8, X4, X4
+	VMOVSHDUP    X4, X8
+	VADDSS       X8, X4, X4
+	VMOVSS X4, (DI)
+	ADDQ   DX, DI
+	VEXTRACTF128 $1, Y5, X8
+	VADDPS       X8, X5, X5
+	VMOVHLPS     X5, X5, X8
+	VADDPS       X8, X5, X5
+	VMOVSHDUP    X5, X8
+	VADDSS       X8, X5, X5
+	VMOVSS X5, (DI)
+	ADDQ   DX, DI
+	VZEROUPPER
+	RET
+
+// func q80bTileAVX2(out *float32, w *byte, xp *byte, ldo, nb int, ws *float32, gb, sstride int)
+// Row 0 of w × the 6 tokens of three packed pairs at xp (nb·192 bytes
+// apart): out[t*ldo]. Y0-Y5 the tokens' accumulators, Y6 the weights
+// (Q8_0: signed, Y11 their magnitudes), Y7 the row's scale, Y13 int16
+// ones, Y15 0x0f. SI the row's block, BX the pairs' (R10 apart), CX
+// blocks left.
+TEXT ·q80bTileAVX2(SB), NOSPLIT, $0-64
+	MOVQ w+8(FP), SI
+	MOVQ xp+16(FP), BX
+	MOVQ nb+32(FP), R10
+	IMULQ $192, R10
+	MOVQ nb+32(FP), CX
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	VPCMPEQW Y13, Y13, Y13
+	VPSRLW   $15, Y13, Y13
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+q80bTileAVX2_loop:
+	VMOVDQU      2(SI), Y6
+	VPABSB       Y6, Y11
+	VPBROADCASTW (SI), X7
+	VCVTPH2PS    X7, Y7
+	VMOVDQU      0(BX), Y10
+	VPSIGNB      Y6, Y10, Y10
+	VPMADDUBSW   Y10, Y11, Y8
+	VPMADDWD     Y13, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VMULPS       128(BX), Y7, Y9
+	VMULPS       Y9, Y8, Y8
+	VADDPS       Y8, Y0, Y0
+	VMOVDQU      32(BX), Y10
+	VPSIGNB      Y6, Y10, Y10
+	VPMADDUBSW   Y10, Y11, Y8
+	VPMADDWD     Y13, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VMULPS       160(BX), Y7, Y9
+	VMULPS       Y9, Y8, Y8
+	VADDPS       Y8, Y1, Y1
+	VMOVDQU      0(BX)(R10*1), Y10
+	VPSIGNB      Y6, Y10, Y10
+	VPMADDUBSW   Y10, Y11, Y8
+	VPMADDWD     Y13, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VMULPS       128(BX)(R10*1), Y7, Y9
+	VMULPS       Y9, Y8, Y8
+	VADDPS       Y8, Y2, Y2
+	VMOVDQU      32(BX)(R10*1), Y10
+	VPSIGNB      Y6, Y10, Y10
+	VPMADDUBSW   Y10, Y11, Y8
+	VPMADDWD     Y13, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VMULPS       160(BX)(R10*1), Y7, Y9
+	VMULPS       Y9, Y8, Y8
+	VADDPS       Y8, Y3, Y3
+	VMOVDQU      0(BX)(R10*2), Y10
+	VPSIGNB      Y6, Y10, Y10
+	VPMADDUBSW   Y10, Y11, Y8
+	VPMADDWD     Y13, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VMULPS       128(BX)(R10*2), Y7, Y9
+	VMULPS       Y9, Y8, Y8
+	VADDPS       Y8, Y4, Y4
+	VMOVDQU      32(BX)(R10*2), Y10
+	VPSIGNB      Y6, Y10, Y10
+	VPMADDUBSW   Y10, Y11, Y8
+	VPMADDWD     Y13, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VMULPS       160(BX)(R10*2), Y7, Y9
+	VMULPS       Y9, Y8, Y8
+	VADDPS       Y8, Y5, Y5
+	ADDQ $34, SI
+	ADDQ $192, BX
+	DECQ CX
+	JNZ  q80bTileAVX2_loop
+	MOVQ out+0(FP), DI
+	MOVQ ldo+24(FP), DX
+	SHLQ $2, DX
+	VEXTRACTF128 $1, Y0, X8
+	VADDPS       X8, X0, X0
+	VMOVHLPS     X0, X0, X8
+	VADDPS       X8, X0, X0
+	VMOVSHDUP    X0, X8
+	VADDSS       X8, X0, X0
+	VMOVSS X0, (DI)
+	ADDQ   DX, DI
+	VEXTRACTF128 $1, Y1, X8
+	VADDPS       X8, X1, X1
+	VMOVHLPS     X1, X1, X8
+	VADDPS       X8, X1, X1
+	VMOVSHDUP    X1, X8
+	VADDSS       X8, X1, X1
+	VMOVSS X1, (DI)
+	ADDQ   DX, DI
+	VEXTRACTF128 $1, Y2, X8
+	VADDPS       X8, X2, X2
+	VMOVHLPS     X2, X2, X8
+	VADDPS       X8, X2, X2
+	VMOVSHDUP    X2, X8
+	VADDSS       X8, X2, X2
+	VMOVSS X2, (DI)
+	ADDQ   DX, DI
+	VEXTRACTF128 $1, Y3, X8
+	VADDPS       X8, X3, X3
+	VMOVHLPS     X3, X3, X8
+	VADDPS       X8, X3, X3
+	VMOVSHDUP    X3, X8
+	VADDSS       X8, X3, X3
+	VMOVSS X3, (DI)
+	ADDQ   DX, DI
+	VEXTRACTF128 $1, Y4, X8
+	VADDPS       X8, X4, X4
+	VMOVHLPS     X4, X4, X8
+	VADDPS       X8, X4, X4
+	VMOVSHDUP    X4, X8
+	VADDSS       X8, X4, X4
+	VMOVSS X4, (DI)
+	ADDQ   DX, DI
+	VEXTRACTF128 $1, Y5, X8
+	VADDPS       X8, X5, X5
+	VMOVHLPS     X5, X5, X8
+	VADDPS       X8, X5, X5
+	VMOVSHDUP    X5, X8
+	VADDSS       X8, X5, X5
+	VMOVSS X5, (DI)
+	ADDQ   DX, DI
+	VZEROUPPER
+	RET
+
+// func i4q8TileAVX2(out *float32, w *byte, xp *byte, ldo, nb int, ws *float32, gb, sstride int)
+// Row 0 of w × the 6 tokens of three packed pairs at xp (nb·192 bytes
+// apart): out[t*ldo]. Y0-Y5 the tokens' accumulators, Y6 the weights
+// (Q8_0: signed, Y11 their magnitudes), Y7 the row's scale, Y13 int16
+// ones, Y15 0x0f. SI the row's block, BX the pairs' (R10 apart), CX
+// blocks left.
+// DI the row's scales, AX blocks left in the group.
+TEXT ·i4q8TileAVX2(SB), NOSPLIT, $0-64
+	MOVQ w+8(FP), SI
+	MOVQ xp+16(FP), BX
+	MOVQ nb+32(FP), R10
+	IMULQ $192, R10
+	MOVQ nb+32(FP), CX
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	VPCMPEQW Y13, Y13, Y13
+	VPSRLW   $15, Y13, Y13
+	MOVQ ws+40(FP), DI
+	MOVQ gb+48(FP), AX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+i4q8TileAVX2_loop:
+	VMOVDQU      0(SI), X6
+	VPSRLW       $4, X6, X8
+	VINSERTI128  $1, X8, Y6, Y6
+	VPAND        Y15, Y6, Y6
+	VBROADCASTSS (DI), Y7
+	VPMADDUBSW   0(BX), Y6, Y8
+	VPMADDWD     Y13, Y8, Y8
+	VPADDD       64(BX), Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VMULPS       128(BX), Y7, Y9
+	VMULPS       Y9, Y8, Y8
+	VADDPS       Y8, Y0, Y0
+	VPMADDUBSW   32(BX), Y6, Y8
+	VPMADDWD     Y13, Y8, Y8
+	VPADDD       96(BX), Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VMULPS       160(BX), Y7, Y9
+	VMULPS       Y9, Y8, Y8
+	VADDPS       Y8, Y1, Y1
+	VPMADDUBSW   0(BX)(R10*1), Y6, Y8
+	VPMADDWD     Y13, Y8, Y8
+	VPADDD       64(BX)(R10*1), Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VMULPS       128(BX)(R10*1), Y7, Y9
+	VMULPS       Y9, Y8, Y8
+	VADDPS       Y8, Y2, Y2
+	VPMADDUBSW   32(BX)(R10*1), Y6, Y8
+	VPMADDWD     Y13, Y8, Y8
+	VPADDD       96(BX)(R10*1), Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VMULPS       160(BX)(R10*1), Y7, Y9
+	VMULPS       Y9, Y8, Y8
+	VADDPS       Y8, Y3, Y3
+	VPMADDUBSW   0(BX)(R10*2), Y6, Y8
+	VPMADDWD     Y13, Y8, Y8
+	VPADDD       64(BX)(R10*2), Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VMULPS       128(BX)(R10*2), Y7, Y9
+	VMULPS       Y9, Y8, Y8
+	VADDPS       Y8, Y4, Y4
+	VPMADDUBSW   32(BX)(R10*2), Y6, Y8
+	VPMADDWD     Y13, Y8, Y8
+	VPADDD       96(BX)(R10*2), Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VMULPS       160(BX)(R10*2), Y7, Y9
+	VMULPS       Y9, Y8, Y8
+	VADDPS       Y8, Y5, Y5
+	ADDQ $16, SI
+	ADDQ $192, BX
+	DECQ AX
+	JNZ  i4q8TileAVX2_same
+	ADDQ $4, DI
+	MOVQ gb+48(FP), AX
+i4q8TileAVX2_same:
+	DECQ CX
+	JNZ  i4q8TileAVX2_loop
+	MOVQ out+0(FP), DI
+	MOVQ ldo+24(FP), DX
+	SHLQ $2, DX
+	VEXTRACTF128 $1, Y0, X8
+	VADDPS       X8, X0, X0
+	VMOVHLPS     X0, X0, X8
+	VADDPS       X8, X0, X0
+	VMOVSHDUP    X0, X8
+	VADDSS       X8, X0, X0
+	VMOVSS X0, (DI)
+	ADDQ   DX, DI
+	VEXTRACTF128 $1, Y1, X8
+	VADDPS       X8, X1, X1
+	VMOVHLPS     X1, X1, X8
+	VADDPS       X8, X1, X1
+	VMOVSHDUP    X1, X8
+	VADDSS       X8, X1, X1
+	VMOVSS X1, (DI)
+	ADDQ   DX, DI
+	VEXTRACTF128 $1, Y2, X8
+	VADDPS       X8, X2, X2
+	VMOVHLPS     X2, X2, X8
+	VADDPS       X8, X2, X2
+	VMOVSHDUP    X2, X8
+	VADDSS       X8, X2, X2
+	VMOVSS X2, (DI)
+	ADDQ   DX, DI
+	VEXTRACTF128 $1, Y3, X8
+	VADDPS       X8, X3, X3
+	VMOVHLPS     X3, X3, X8
+	VADDPS       X8, X3, X3
+	VMOVSHDUP    X3, X8
+	VADDSS       X8, X3, X3
+	VMOVSS X3, (DI)
+	ADDQ   DX, DI
+	VEXTRACTF128 $1, Y4, X8
+	VADDPS       X8, X4, X4
+	VMOVHLPS     X4, X4, X8
+	VADDPS       X8, X4, X4
+	VMOVSHDUP    X4, X8
+	VADDSS       X8, X4, X4
+	VMOVSS X4, (DI)
+	ADDQ   DX, DI
+	VEXTRACTF128 $1, Y5, X8
+	VADDPS       X8, X5, X5
+	VMOVHLPS     X5, X5, X8
+	VADDPS       X8, X5, X5
+	VMOVSHDUP    X5, X8
+	VADDSS       X8, X5, X5
+	VMOVSS X5, (DI)
+	ADDQ   DX, DI
+	VZEROUPPER
+	RET
+
+// func q4kTileAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)
+// q4kTileVNNI512 in ymm: one Q4_K row × tokens 0-3; Y0-Y3 the tokens' int
+// sums, Y12 the 8 scale words in both lanes (picked per 32 values by
+// qdk4s<>), X13 the mins; the float accumulators live at 0-31(SP).
+TEXT ·q4kTileAVX2(SB), NOSPLIT, $32-64
+	MOVQ w+8(FP), SI
+	MOVQ cols+56(FP), R8
+	MOVQ x+16(FP), BX
+	LEAQ (BX)(R8*2), R9
+	ADDQ R8, R9
+	MOVQ nb+48(FP), R11
+	SHLQ $2, R11
+	MOVQ xd+24(FP), R10
+	LEAQ (R10)(R11*2), R12
+	ADDQ R11, R12
+	MOVQ R8, R14
+	SHRQ $3, R14
+	MOVQ xs+32(FP), R13
+	LEAQ (R13)(R14*2), AX
+	ADDQ R14, AX
+	MOVQ nb+48(FP), CX
+	MOVL         $0x0f0f0f0f, DX
+	VMOVD        DX, X15
+	VPBROADCASTD X15, Y15
+	VXORPS Y8, Y8, Y8
+	VMOVUPS Y8, (SP)
+	TESTQ CX, CX
+	JZ    q4kTileAVX2_store
+q4kTileAVX2_block:
+	VMOVQ       4(SI), X6
+	VMOVD       12(SI), X7
+	VPSRLW      $6, X6, X8
+	VPAND       qdk3<>(SB), X8, X8
+	VPSLLW      $4, X8, X8
+	VPAND       qdk3f<>(SB), X6, X6
+	VPSRLW      $4, X7, X9
+	VPAND       X15, X7, X7
+	VPAND       X15, X9, X9
+	VPUNPCKLDQ  X9, X7, X7
+	VPOR        X8, X7, X7
+	VPUNPCKLDQ  X7, X6, X6
+	VPMOVZXBW   X6, Y6
+	VEXTRACTI128 $1, Y6, X13
+	VINSERTI128 $1, X6, Y6, Y12
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	VMOVDQU      16(SI), Y4
+	VPSRLW       $4, Y4, Y5
+	VPAND        Y15, Y4, Y4
+	VPAND        Y15, Y5, Y5
+	VPSHUFB      qdk4s<>+0(SB), Y12, Y6
+	VPSHUFB      qdk4s<>+32(SB), Y12, Y7
+	VPMADDUBSW   0(BX), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y0, Y0
+	VPMADDUBSW   32(BX), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y0, Y0
+	VPMADDUBSW   0(BX)(R8*1), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y1, Y1
+	VPMADDUBSW   32(BX)(R8*1), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y1, Y1
+	VPMADDUBSW   0(BX)(R8*2), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y2, Y2
+	VPMADDUBSW   32(BX)(R8*2), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y2, Y2
+	VPMADDUBSW   0(R9), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y3, Y3
+	VPMADDUBSW   32(R9), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y3, Y3
+	VMOVDQU      48(SI), Y4
+	VPSRLW       $4, Y4, Y5
+	VPAND        Y15, Y4, Y4
+	VPAND        Y15, Y5, Y5
+	VPSHUFB      qdk4s<>+64(SB), Y12, Y6
+	VPSHUFB      qdk4s<>+96(SB), Y12, Y7
+	VPMADDUBSW   64(BX), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y0, Y0
+	VPMADDUBSW   96(BX), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y0, Y0
+	VPMADDUBSW   64(BX)(R8*1), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y1, Y1
+	VPMADDUBSW   96(BX)(R8*1), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y1, Y1
+	VPMADDUBSW   64(BX)(R8*2), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y2, Y2
+	VPMADDUBSW   96(BX)(R8*2), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y2, Y2
+	VPMADDUBSW   64(R9), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y3, Y3
+	VPMADDUBSW   96(R9), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y3, Y3
+	VMOVDQU      80(SI), Y4
+	VPSRLW       $4, Y4, Y5
+	VPAND        Y15, Y4, Y4
+	VPAND        Y15, Y5, Y5
+	VPSHUFB      qdk4s<>+128(SB), Y12, Y6
+	VPSHUFB      qdk4s<>+160(SB), Y12, Y7
+	VPMADDUBSW   128(BX), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y0, Y0
+	VPMADDUBSW   160(BX), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y0, Y0
+	VPMADDUBSW   128(BX)(R8*1), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y1, Y1
+	VPMADDUBSW   160(BX)(R8*1), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y1, Y1
+	VPMADDUBSW   128(BX)(R8*2), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y2, Y2
+	VPMADDUBSW   160(BX)(R8*2), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y2, Y2
+	VPMADDUBSW   128(R9), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y3, Y3
+	VPMADDUBSW   160(R9), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y3, Y3
+	VMOVDQU      112(SI), Y4
+	VPSRLW       $4, Y4, Y5
+	VPAND        Y15, Y4, Y4
+	VPAND        Y15, Y5, Y5
+	VPSHUFB      qdk4s<>+192(SB), Y12, Y6
+	VPSHUFB      qdk4s<>+224(SB), Y12, Y7
+	VPMADDUBSW   192(BX), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y0, Y0
+	VPMADDUBSW   224(BX), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y0, Y0
+	VPMADDUBSW   192(BX)(R8*1), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y1, Y1
+	VPMADDUBSW   224(BX)(R8*1), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y1, Y1
+	VPMADDUBSW   192(BX)(R8*2), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y2, Y2
+	VPMADDUBSW   224(BX)(R8*2), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y2, Y2
+	VPMADDUBSW   192(R9), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y3, Y3
+	VPMADDUBSW   224(R9), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y3, Y3
+	VMOVD        (SI), X8
+	VCVTPH2PS    X8, X8
+	VEXTRACTI128  $1, Y0, X10
+	VPADDD        X0, X10, X10
+	VPSHUFD       $0x4e, X10, X6
+	VPADDD        X6, X10, X10
+	VPSHUFD       $0xb1, X10, X6
+	VPADDD        X6, X10, X10
+	VMOVDQU      (R13), X6
+	VMOVDQU      16(R13), X7
+	VPHADDW      X7, X6, X6
+	VPMADDWD     X6, X13, X6
+	VPSHUFD      $0x4e, X6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0xb1, X6, X7
+	VPADDD       X7, X6, X6
+	VCVTDQ2PS    X10, X10
+	VCVTDQ2PS    X6, X6
+	VBROADCASTSS (R10), X9
+	VMULPS       X9, X8, X9
+	VMULSS       X9, X10, X10
+	VADDSS       0(SP), X10, X10
+	VMOVSS       X10, 0(SP)
+	VMOVSHDUP    X9, X9
+	VMULSS       X9, X6, X6
+	VADDSS       16(SP), X6, X6
+	VMOVSS       X6, 16(SP)
+	VEXTRACTI128  $1, Y1, X10
+	VPADDD        X1, X10, X10
+	VPSHUFD       $0x4e, X10, X6
+	VPADDD        X6, X10, X10
+	VPSHUFD       $0xb1, X10, X6
+	VPADDD        X6, X10, X10
+	VMOVDQU      (R13)(R14*1), X6
+	VMOVDQU      16(R13)(R14*1), X7
+	VPHADDW      X7, X6, X6
+	VPMADDWD     X6, X13, X6
+	VPSHUFD      $0x4e, X6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0xb1, X6, X7
+	VPADDD       X7, X6, X6
+	VCVTDQ2PS    X10, X10
+	VCVTDQ2PS    X6, X6
+	VBROADCASTSS (R10)(R11*1), X9
+	VMULPS       X9, X8, X9
+	VMULSS       X9, X10, X10
+	VADDSS       4(SP), X10, X10
+	VMOVSS       X10, 4(SP)
+	VMOVSHDUP    X9, X9
+	VMULSS       X9, X6, X6
+	VADDSS       20(SP), X6, X6
+	VMOVSS       X6, 20(SP)
+	VEXTRACTI128  $1, Y2, X10
+	VPADDD        X2, X10, X10
+	VPSHUFD       $0x4e, X10, X6
+	VPADDD        X6, X10, X10
+	VPSHUFD       $0xb1, X10, X6
+	VPADDD        X6, X10, X10
+	VMOVDQU      (R13)(R14*2), X6
+	VMOVDQU      16(R13)(R14*2), X7
+	VPHADDW      X7, X6, X6
+	VPMADDWD     X6, X13, X6
+	VPSHUFD      $0x4e, X6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0xb1, X6, X7
+	VPADDD       X7, X6, X6
+	VCVTDQ2PS    X10, X10
+	VCVTDQ2PS    X6, X6
+	VBROADCASTSS (R10)(R11*2), X9
+	VMULPS       X9, X8, X9
+	VMULSS       X9, X10, X10
+	VADDSS       8(SP), X10, X10
+	VMOVSS       X10, 8(SP)
+	VMOVSHDUP    X9, X9
+	VMULSS       X9, X6, X6
+	VADDSS       24(SP), X6, X6
+	VMOVSS       X6, 24(SP)
+	VEXTRACTI128  $1, Y3, X10
+	VPADDD        X3, X10, X10
+	VPSHUFD       $0x4e, X10, X6
+	VPADDD        X6, X10, X10
+	VPSHUFD       $0xb1, X10, X6
+	VPADDD        X6, X10, X10
+	VMOVDQU      (AX), X6
+	VMOVDQU      16(AX), X7
+	VPHADDW      X7, X6, X6
+	VPMADDWD     X6, X13, X6
+	VPSHUFD      $0x4e, X6, X7
+	VPADDD       X7, X6, X6
+	VPSHUFD      $0xb1, X6, X7
+	VPADDD       X7, X6, X6
+	VCVTDQ2PS    X10, X10
+	VCVTDQ2PS    X6, X6
+	VBROADCASTSS (R12), X9
+	VMULPS       X9, X8, X9
+	VMULSS       X9, X10, X10
+	VADDSS       12(SP), X10, X10
+	VMOVSS       X10, 12(SP)
+	VMOVSHDUP    X9, X9
+	VMULSS       X9, X6, X6
+	VADDSS       28(SP), X6, X6
+	VMOVSS       X6, 28(SP)
+	ADDQ  $144, SI
+	ADDQ  $256, BX
+	ADDQ  $256, R9
+	ADDQ  $4, R10
+	ADDQ  $4, R12
+	ADDQ  $32, R13
+	ADDQ  $32, AX
+	DECQ  CX
+	JNZ   q4kTileAVX2_block
+q4kTileAVX2_store:
+	MOVQ out+0(FP), DI
+	MOVQ ldo+40(FP), DX
+	SHLQ $2, DX
+	LEAQ (DX)(DX*2), R8
+	VMOVSS 0(SP), X0
+	VSUBSS 16(SP), X0, X0
+	VMOVSS X0, (DI)
+	VMOVSS 4(SP), X0
+	VSUBSS 20(SP), X0, X0
+	VMOVSS X0, (DI)(DX*1)
+	VMOVSS 8(SP), X0
+	VSUBSS 24(SP), X0, X0
+	VMOVSS X0, (DI)(DX*2)
+	VMOVSS 12(SP), X0
+	VSUBSS 28(SP), X0, X0
+	VMOVSS X0, (DI)(R8*1)
 	VZEROUPPER
 	RET
 

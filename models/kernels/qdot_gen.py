@@ -786,6 +786,203 @@ def q4k_tile():
     p()
 
 
+def avx2_tile(f):
+    """One row × the 6 tokens of three packed pairs, in ymm: the AVX2 twin of
+    vnni512_tile (VPMADDUBSW + VPMADDWD; Q8_0 by the sign trick, the packed
+    -off·Σx unused)."""
+    g = FMTS[f]
+    bb, q = g["bb"], g["qoff"]
+    name = f"{f}TileAVX2"
+    p(f"// func {name}(out *float32, w *byte, xp *byte, ldo, nb int, ws *float32, gb, sstride int)")
+    p("// Row 0 of w × the 6 tokens of three packed pairs at xp (nb·192 bytes")
+    p("// apart): out[t*ldo]. Y0-Y5 the tokens' accumulators, Y6 the weights")
+    p("// (Q8_0: signed, Y11 their magnitudes), Y7 the row's scale, Y13 int16")
+    p("// ones, Y15 0x0f. SI the row's block, BX the pairs' (R10 apart), CX")
+    p("// blocks left.")
+    if f == "i4q8":
+        p("// DI the row's scales, AX blocks left in the group.")
+    p(f"TEXT ·{name}(SB), NOSPLIT, $0-64")
+    p("\tMOVQ w+8(FP), SI")
+    p("\tMOVQ xp+16(FP), BX")
+    p("\tMOVQ nb+32(FP), R10")
+    p("\tIMULQ $192, R10")
+    p("\tMOVQ nb+32(FP), CX")
+    bytes_const("0x0f0f0f0f", "X15", "Y15")
+    p("\tVPCMPEQW Y13, Y13, Y13")
+    p("\tVPSRLW   $15, Y13, Y13")
+    if f == "i4q8":
+        p("\tMOVQ ws+40(FP), DI")
+        p("\tMOVQ gb+48(FP), AX")
+    for i in range(6):
+        p(f"\tVXORPS Y{i}, Y{i}, Y{i}")
+    p(f"{name}_loop:")
+    if f == "q80b":
+        p(f"\tVMOVDQU      {q}(SI), Y6")
+        p("\tVPABSB       Y6, Y11")
+    else:
+        p(f"\tVMOVDQU      {q}(SI), X6")
+        p("\tVPSRLW       $4, X6, X8")
+        p("\tVINSERTI128  $1, X8, Y6, Y6")
+        p("\tVPAND        Y15, Y6, Y6")
+    if g["f16"]:
+        p("\tVPBROADCASTW (SI), X7")
+        p("\tVCVTPH2PS    X7, Y7")
+    else:
+        p("\tVBROADCASTSS (DI), Y7")
+    pairs = ["(BX)", "(BX)(R10*1)", "(BX)(R10*2)"]
+    for qq, pa in enumerate(pairs):
+        for h in range(2):
+            acc = f"Y{2*qq+h}"
+            xa, na, da = f"{32*h}{pa}", f"{64+32*h}{pa}", f"{128+32*h}{pa}"
+            if f == "q80b":
+                p(f"\tVMOVDQU      {xa}, Y10")
+                p("\tVPSIGNB      Y6, Y10, Y10")
+                p("\tVPMADDUBSW   Y10, Y11, Y8")
+                p("\tVPMADDWD     Y13, Y8, Y8")
+            else:
+                p(f"\tVPMADDUBSW   {xa}, Y6, Y8")
+                p("\tVPMADDWD     Y13, Y8, Y8")
+                p(f"\tVPADDD       {na}, Y8, Y8")
+            p("\tVCVTDQ2PS    Y8, Y8")
+            p(f"\tVMULPS       {da}, Y7, Y9")
+            p("\tVMULPS       Y9, Y8, Y8")
+            p(f"\tVADDPS       Y8, {acc}, {acc}")
+    p(f"\tADDQ ${bb}, SI")
+    p("\tADDQ $192, BX")
+    if f == "i4q8":
+        p("\tDECQ AX")
+        p(f"\tJNZ  {name}_same")
+        p("\tADDQ $4, DI")
+        p("\tMOVQ gb+48(FP), AX")
+        p(f"{name}_same:")
+    p("\tDECQ CX")
+    p(f"\tJNZ  {name}_loop")
+    p("\tMOVQ out+0(FP), DI")
+    p("\tMOVQ ldo+24(FP), DX")
+    p("\tSHLQ $2, DX")
+    for t in range(6):
+        hsum(f"Y{t}", f"X{t}", "X8")
+        p(f"\tVMOVSS X{t}, (DI)")
+        p("\tADDQ   DX, DI")
+    p("\tVZEROUPPER")
+    p("\tRET")
+    p()
+
+
+def q4k_tile_avx2():
+    name = "q4kTileAVX2"
+    p(f"// func {name}(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)")
+    p("// q4kTileVNNI512 in ymm: one Q4_K row × tokens 0-3; Y0-Y3 the tokens' int")
+    p("// sums, Y12 the 8 scale words in both lanes (picked per 32 values by")
+    p("// qdk4s<>), X13 the mins; the float accumulators live at 0-31(SP).")
+    p(f"TEXT ·{name}(SB), NOSPLIT, $32-64")
+    p("\tMOVQ w+8(FP), SI")
+    p("\tMOVQ cols+56(FP), R8")
+    p("\tMOVQ x+16(FP), BX")
+    p("\tLEAQ (BX)(R8*2), R9")
+    p("\tADDQ R8, R9")
+    p("\tMOVQ nb+48(FP), R11")
+    p("\tSHLQ $2, R11")
+    p("\tMOVQ xd+24(FP), R10")
+    p("\tLEAQ (R10)(R11*2), R12")
+    p("\tADDQ R11, R12")
+    p("\tMOVQ R8, R14")
+    p("\tSHRQ $3, R14")
+    p("\tMOVQ xs+32(FP), R13")
+    p("\tLEAQ (R13)(R14*2), AX")
+    p("\tADDQ R14, AX")
+    p("\tMOVQ nb+48(FP), CX")
+    bytes_const("0x0f0f0f0f", "X15", "Y15", reg="DX")
+    p("\tVXORPS Y8, Y8, Y8")
+    p("\tVMOVUPS Y8, (SP)")
+    p("\tTESTQ CX, CX")
+    p(f"\tJZ    {name}_store")
+    p(f"{name}_block:")
+    p("\tVMOVQ       4(SI), X6")
+    p("\tVMOVD       12(SI), X7")
+    p("\tVPSRLW      $6, X6, X8")
+    p("\tVPAND       qdk3<>(SB), X8, X8")
+    p("\tVPSLLW      $4, X8, X8")
+    p("\tVPAND       qdk3f<>(SB), X6, X6")
+    p("\tVPSRLW      $4, X7, X9")
+    p("\tVPAND       X15, X7, X7")
+    p("\tVPAND       X15, X9, X9")
+    p("\tVPUNPCKLDQ  X9, X7, X7")
+    p("\tVPOR        X8, X7, X7")
+    p("\tVPUNPCKLDQ  X7, X6, X6")
+    p("\tVPMOVZXBW   X6, Y6")
+    p("\tVEXTRACTI128 $1, Y6, X13")
+    p("\tVINSERTI128 $1, X6, Y6, Y12")
+    for t in range(4):
+        p(f"\tVPXOR Y{t}, Y{t}, Y{t}")
+    xa = ["(BX)", "(BX)(R8*1)", "(BX)(R8*2)", "(R9)"]
+    for j in range(4):
+        p(f"\tVMOVDQU      {16+32*j}(SI), Y4")
+        p("\tVPSRLW       $4, Y4, Y5")
+        p("\tVPAND        Y15, Y4, Y4")
+        p("\tVPAND        Y15, Y5, Y5")
+        p(f"\tVPSHUFB      qdk4s<>+{64*j}(SB), Y12, Y6")
+        p(f"\tVPSHUFB      qdk4s<>+{64*j+32}(SB), Y12, Y7")
+        for t in range(4):
+            p(f"\tVPMADDUBSW   {64*j}{xa[t]}, Y4, Y8")
+            p("\tVPMADDWD     Y6, Y8, Y8")
+            p(f"\tVPADDD       Y8, Y{t}, Y{t}")
+            p(f"\tVPMADDUBSW   {64*j+32}{xa[t]}, Y5, Y8")
+            p("\tVPMADDWD     Y7, Y8, Y8")
+            p(f"\tVPADDD       Y8, Y{t}, Y{t}")
+    p("\tVMOVD        (SI), X8")
+    p("\tVCVTPH2PS    X8, X8")
+    xda = ["(R10)", "(R10)(R11*1)", "(R10)(R11*2)", "(R12)"]
+    xsa = ["(R13)", "(R13)(R14*1)", "(R13)(R14*2)", "(AX)"]
+    for t in range(4):
+        p(f"\tVEXTRACTI128  $1, Y{t}, X10")
+        p(f"\tVPADDD        X{t}, X10, X10")
+        p("\tVPSHUFD       $0x4e, X10, X6")
+        p("\tVPADDD        X6, X10, X10")
+        p("\tVPSHUFD       $0xb1, X10, X6")
+        p("\tVPADDD        X6, X10, X10")
+        p(f"\tVMOVDQU      {xsa[t]}, X6")
+        p(f"\tVMOVDQU      16{xsa[t]}, X7")
+        p("\tVPHADDW      X7, X6, X6")
+        p("\tVPMADDWD     X6, X13, X6")
+        p("\tVPSHUFD      $0x4e, X6, X7")
+        p("\tVPADDD       X7, X6, X6")
+        p("\tVPSHUFD      $0xb1, X6, X7")
+        p("\tVPADDD       X7, X6, X6")
+        p("\tVCVTDQ2PS    X10, X10")
+        p("\tVCVTDQ2PS    X6, X6")
+        p(f"\tVBROADCASTSS {xda[t]}, X9")
+        p("\tVMULPS       X9, X8, X9")
+        p("\tVMULSS       X9, X10, X10")
+        p(f"\tVADDSS       {4*t}(SP), X10, X10")
+        p(f"\tVMOVSS       X10, {4*t}(SP)")
+        p("\tVMOVSHDUP    X9, X9")
+        p("\tVMULSS       X9, X6, X6")
+        p(f"\tVADDSS       {16+4*t}(SP), X6, X6")
+        p(f"\tVMOVSS       X6, {16+4*t}(SP)")
+    p("\tADDQ  $144, SI")
+    p("\tADDQ  $256, BX")
+    p("\tADDQ  $256, R9")
+    p("\tADDQ  $4, R10")
+    p("\tADDQ  $4, R12")
+    p("\tADDQ  $32, R13")
+    p("\tADDQ  $32, AX")
+    p("\tDECQ  CX")
+    p(f"\tJNZ   {name}_block")
+    p(f"{name}_store:")
+    p("\tMOVQ out+0(FP), DI")
+    p("\tMOVQ ldo+40(FP), DX")
+    p("\tSHLQ $2, DX")
+    p("\tLEAQ (DX)(DX*2), R8")
+    for t, a in enumerate(["(DI)", "(DI)(DX*1)", "(DI)(DX*2)", "(DI)(R8*1)"]):
+        p(f"\tVMOVSS {4*t}(SP), X0")
+        p(f"\tVSUBSS {16+4*t}(SP), X0, X0")
+        p(f"\tVMOVSS X0, {a}")
+    p("\tVZEROUPPER")
+    p("\tRET")
+    p()
+
+
 p("// Code generated by qdot_gen.py (python3 qdot_gen.py > qdot_amd64.s); DO NOT EDIT.")
 p()
 p("//go:build amd64 && !purego")
@@ -825,6 +1022,15 @@ for j in range(4):
         v = sum(w[4 * k + i] << (16 * i) for i in range(4))
         p(f"DATA qdk6<>+{64*j+8*k}(SB)/8, $0x{v:016x}")
 p("GLOBL qdk6<>(SB), RODATA|NOPTR, $256")
+p("// qdk4s<> entry k (32 bytes): VPSHUFB picking word k of each 128-bit lane.")
+for k in range(8):
+    lo, hi = 2 * k, 2 * k + 1
+    v = 0
+    for i in range(4):
+        v |= (lo | (hi << 8)) << (16 * i)
+    for q in range(4):
+        p(f"DATA qdk4s<>+{32*k+8*q}(SB)/8, $0x{v:016x}")
+p("GLOBL qdk4s<>(SB), RODATA|NOPTR, $256")
 p("// qdk3<>, qdk3f<>: bytes 0x03 and 0x3f (Q4_K scale unpacking).")
 p("DATA qdk3<>+0(SB)/8, $0x0303030303030303")
 p("DATA qdk3<>+8(SB)/8, $0x0303030303030303")
@@ -840,5 +1046,8 @@ i8_tile()
 for f in ["q4k", "q5k", "q6k"]:
     kquant512(f)
 q4k_tile()
+for f in ["q40", "q80b", "i4q8"]:
+    avx2_tile(f)
+q4k_tile_avx2()
 avx2_i4q8()
 sys.stdout.write("\n".join(out) + "\n")

@@ -6,8 +6,8 @@ import (
 )
 
 // Register-tiled batched products of 32-value int8-dot blocks (Q4_0, Q5_0,
-// Q8_0 in GGUF's bytes, int4 groups) for prefill, on AVX-512 VNNI: a tile is
-// 4 weight rows × 6 tokens, each weight block unpacked once for the 6 tokens
+// Q8_0 in GGUF's bytes, int4 groups) for prefill. On AVX-512 VNNI a tile is
+// 4 weight rows × 6 tokens (on AVX2 one row × 6 tokens in ymm), each weight block unpacked once for the 6 tokens
 // and each activation block loaded once for the 4 rows; one zmm holds a row
 // with two tokens (8 float lanes each), so every (row, token) keeps the
 // lanes and float order of its MatVec and the product stays bitwise equal to
@@ -20,6 +20,9 @@ import (
 // int4, 16 for Q5_0, 128 for Q8_0), and [xd ×8 | xd ×8]. Rows past the last
 // whole tile, and tokens past the last whole 6, take the MatVec kernels.
 
+// noTiles turns the tiles off, so benchmarks can measure what they buy.
+var noTiles = false
+
 const (
 	tileRows   = 4
 	tileTokens = 6
@@ -27,20 +30,31 @@ const (
 )
 
 // tileOff is the unsigned offset of op's weight values, or 0 when op has no
-// tile on this CPU.
+// tile on this CPU. AVX2 has tiles of one row × 6 tokens in ymm for Q4_0,
+// Q8_0 and int4 (same packing; Q8_0 there takes the sign trick instead).
 func tileOff(op int) int {
-	if isa < isaAVX512VNNI {
+	if isa < isaAVX2 || noTiles {
 		return 0
 	}
 	switch op {
 	case opMatVecQ4_0, opMatVecI4Q8:
 		return 8
 	case opMatVecQ5_0:
-		return 16
+		if isa >= isaAVX512VNNI {
+			return 16
+		}
 	case opMatVecQ8B:
 		return 128
 	}
 	return 0
+}
+
+// tileRowsNow is the weight rows of the 32-value-block tiles in use.
+func tileRowsNow() int {
+	if isa >= isaAVX512VNNI {
+		return tileRows
+	}
+	return 1
 }
 
 type packBuf struct{ b []byte }
@@ -93,6 +107,7 @@ func (b *batch) tiledRange(r0, r1 int) {
 		ng = (nb + b.gb - 1) / b.gb
 	}
 	nt := b.ntile * tileTokens
+	tr := tileRowsNow()
 	rt := max(tileRows, batchTile/max(rowBytes, 1)) &^ (tileRows - 1)
 	tc := max(tileTokens, (256<<10)/(3*max(cols, 1))/tileTokens*tileTokens)
 	for t0 := 0; t0 < nt; t0 += tc {
@@ -100,7 +115,7 @@ func (b *batch) tiledRange(r0, r1 int) {
 		for ra := r0; ra < r1; ra += rt {
 			rb := min(r1, ra+rt)
 			r := ra
-			for ; r+tileRows <= rb; r += tileRows {
+			for ; r+tr <= rb; r += tr {
 				var ws *float32
 				if ng > 0 {
 					ws = &b.sw[r*ng]
@@ -125,7 +140,7 @@ func (b *batch) tiledRange(r0, r1 int) {
 // shape takes the VNNI tiles: 4 rows × 6 tokens of 64-column VPDPBUSDs, the
 // exact int sums scaled as matVecI8Range scales them.
 func i8TileOK(rows, cols, n int) bool {
-	return isa >= isaAVX512VNNI && cols%64 == 0 && cols > 0 && n >= tileTokens && rows >= tileRows
+	return !noTiles && isa >= isaAVX512VNNI && cols%64 == 0 && cols > 0 && n >= tileTokens && rows >= tileRows
 }
 
 // packI8 writes Σ_c xq[t][c] for each token t < len(sums) (the tile takes
@@ -173,9 +188,10 @@ func (b *batch) i8TiledRange(r0, r1 int) {
 // in dotQ4KGo's float steps.
 const kTokens = 4
 
-// kTileOK reports whether the batched op takes the K-quant tile.
+// kTileOK reports whether the batched op takes the K-quant tile (VNNI on
+// zmm, or its AVX2 twin).
 func kTileOK(op, n int) bool {
-	return isa >= isaAVX512VNNI && op == opMatVecQ4K && n >= kTokens
+	return !noTiles && isa >= isaAVX2 && op == opMatVecQ4K && n >= kTokens
 }
 
 // kTiledRange runs rows [r0, r1) of the batched Q4_K product.

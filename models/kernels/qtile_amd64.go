@@ -14,8 +14,28 @@ func q80bTileVNNI512(out *float32, w *byte, xp *byte, ldo, nb int, ws *float32, 
 //go:noescape
 func i4q8TileVNNI512(out *float32, w *byte, xp *byte, ldo, nb int, ws *float32, gb, sstride int)
 
-// tileAsm runs one 4-row × 6-token tile of op (tileOff(op) > 0).
+//go:noescape
+func q40TileAVX2(out *float32, w *byte, xp *byte, ldo, nb int, ws *float32, gb, sstride int)
+
+//go:noescape
+func q80bTileAVX2(out *float32, w *byte, xp *byte, ldo, nb int, ws *float32, gb, sstride int)
+
+//go:noescape
+func i4q8TileAVX2(out *float32, w *byte, xp *byte, ldo, nb int, ws *float32, gb, sstride int)
+
+// tileAsm runs one tileRowsNow()-row × 6-token tile of op (tileOff(op) > 0).
 func tileAsm(op int, out *float32, w, xp *byte, ldo, nb int, ws *float32, gb, sstride int) {
+	if isa < isaAVX512VNNI {
+		switch op {
+		case opMatVecQ4_0:
+			q40TileAVX2(out, w, xp, ldo, nb, ws, gb, sstride)
+		case opMatVecQ8B:
+			q80bTileAVX2(out, w, xp, ldo, nb, ws, gb, sstride)
+		case opMatVecI4Q8:
+			i4q8TileAVX2(out, w, xp, ldo, nb, ws, gb, sstride)
+		}
+		return
+	}
 	switch op {
 	case opMatVecQ4_0:
 		q40TileVNNI512(out, w, xp, ldo, nb, ws, gb, sstride)
@@ -38,6 +58,13 @@ func i8TileAsm(out *float32, w, x *int8, cols, ldo int, scale, xs *float32, xsum
 //go:noescape
 func q4kTileVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)
 
+//go:noescape
+func q4kTileAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)
+
 func kTileAsm(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int) {
-	q4kTileVNNI512(out, w, x, xd, xs, ldo, nb, cols)
+	if isa >= isaAVX512VNNI {
+		q4kTileVNNI512(out, w, x, xd, xs, ldo, nb, cols)
+		return
+	}
+	q4kTileAVX2(out, w, x, xd, xs, ldo, nb, cols)
 }
