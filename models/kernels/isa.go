@@ -2,21 +2,25 @@ package kernels
 
 import "os"
 
-// isaLevel names a kernel set. Each level's CPU features include those of
-// the levels below it, except that isaAVXVNNI (AVX-VNNI, the VEX-encoded
-// 256-bit VPDPBUSD of Intel's client cores) is not implied by the AVX-512
-// levels: a CPU may have AVX-512 VNNI without it.
+// isaLevel names a kernel set; each level's CPU features include those of
+// the levels below it.
+//
+// There is no AVX-VNNI level (the VEX-encoded 256-bit VPDPBUSD of Intel's
+// client cores without AVX-512): the int8 matvec measured within ±8% of the
+// VPMADDUBSW kernel with it (../shared/docs/go-stack.md §2, "VNNI-256"), and
+// the 256-bit integer kernels here spend most of their work on the float
+// steps that keep them bitwise equal to the Go versions, which VPDPBUSD does
+// not shorten. Those CPUs run the avx2 kernels.
 type isaLevel int
 
 const (
 	isaGo         isaLevel = iota // pure Go
 	isaAVX2                       // AVX2, FMA, F16C
-	isaAVXVNNI                    // AVX2 + AVX-VNNI
 	isaAVX512                     // AVX2 + AVX-512 F, BW, DQ, VL
 	isaAVX512VNNI                 // AVX-512 + AVX512_VNNI
 )
 
-var isaNames = [...]string{"go", "avx2", "avxvnni", "avx512", "avx512vnni"}
+var isaNames = [...]string{"go", "avx2", "avx512", "avx512vnni"}
 
 // isa is the kernel set in use: the best this CPU runs (hostISA), or a lower
 // one named by CHAT_KERNELS (read once at start-up), so every path can be
@@ -27,16 +31,17 @@ var (
 	gemmAVX512 = isa >= isaAVX512
 )
 
-// ISA names the kernel set in use: "go", "avx2", "avxvnni", "avx512" or
-// "avx512vnni". Which kernels each level changes:
+// ISA names the kernel set in use: "go", "avx2", "avx512" or "avx512vnni".
+// Which kernels each level changes:
 //
-//   - avx2: every product has AVX2+FMA assembly; integer dots by VPMADDUBSW.
-//   - avxvnni: the integer dots of the block products take VPDPBUSD on ymm.
+//   - avx2: every product has AVX2+FMA assembly; integer dots by VPMADDUBSW;
+//     batched Q4_0, Q8_0, int4 and Q4_K products take one-row tiles.
 //   - avx512: the float-activation products of quantized weights (LUT4,
-//     FP8, I8F32 batches) dequantize two rows per zmm; the float32 GEMM
-//     takes its 12×32 tiles.
-//   - avx512vnni: the integer dots take VPDPBUSD on zmm, two rows (or two
-//     tokens) per register.
+//     FP8, I8F32) dequantize two rows per zmm; the float32 GEMM takes its
+//     12×32 tiles.
+//   - avx512vnni: the integer dots take VPDPBUSD (VPDPWSSD for the
+//     K-quants' scales) on zmm, two rows (matvec) or two tokens (tiles) per
+//     register.
 //
 // Results do not depend on the level unless a function's doc says so: the
 // wider kernels keep each output's float operations in the same order.
@@ -54,9 +59,7 @@ func capISA(host isaLevel, env string) isaLevel {
 }
 
 // runnable reports whether this CPU can run level l's kernels.
-func runnable(l isaLevel) bool {
-	return l <= hostISA && (l != isaAVXVNNI || hostAVXVNNI)
-}
+func runnable(l isaLevel) bool { return l <= hostISA }
 
 // setISA switches the kernel set (tests and benchmarks compare the levels).
 func setISA(l isaLevel) {

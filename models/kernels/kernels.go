@@ -5,7 +5,7 @@
 // start-up (ISA, isa.go): AVX2+FMA Go assembly on amd64 CPUs that have it,
 // AVX-512 and VNNI variants where they pay, the pure-Go versions elsewhere.
 // The pure-Go versions are the reference every SIMD version is tested
-// against. CHAT_KERNELS=go|avx2|avxvnni|avx512 in the environment (read once
+// against. CHAT_KERNELS=go|avx2|avx512 in the environment (read once
 // at start-up) caps the level; the purego build tag forces the pure-Go
 // versions.
 //

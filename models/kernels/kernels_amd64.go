@@ -12,9 +12,8 @@ import (
 // so these are enough. F16C (VCVTPH2PS, for the block scales) comes with every
 // AVX2 CPU.
 var (
-	hasAsm      = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
-	hostAVXVNNI = hasAsm && cpu.X86.HasAVXVNNI
-	hostISA     = func() isaLevel {
+	hasAsm  = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
+	hostISA = func() isaLevel {
 		x := cpu.X86
 		switch {
 		case !hasAsm:
@@ -23,8 +22,6 @@ var (
 			return isaAVX512VNNI
 		case x.HasAVX512F && x.HasAVX512BW && x.HasAVX512DQ && x.HasAVX512VL:
 			return isaAVX512
-		case hostAVXVNNI:
-			return isaAVXVNNI
 		}
 		return isaAVX2
 	}()

@@ -7,9 +7,8 @@ import "unsafe"
 // No assembly on this architecture (or the purego tag is set): every kernel
 // runs its pure-Go version.
 const (
-	hasAsm      = false
-	hostAVXVNNI = false
-	hostISA     = isaGo
+	hasAsm  = false
+	hostISA = isaGo
 )
 
 func spinPause() {}
