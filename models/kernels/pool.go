@@ -54,6 +54,7 @@ const (
 	opGEMM // MatMul's GEMM path (gemm.go): j.dx holds the packed x
 	opMatVecF16
 	opMatMulF16
+	opGEMMF16 // MatMulF16's GEMM path: j.wh, j.dx the packed x
 )
 
 // Worker states. The caller moves idle→posted; the worker takes a job with
@@ -238,6 +239,8 @@ func (j *job) drain() {
 			matVecF16Range(j.out, j.wh, j.x, j.cols, r0, r1)
 		case opMatMulF16:
 			matMulF16Range(j.out, j.wh, j.x, j.rows, j.cols, j.n, r0, r1)
+		case opGEMMF16:
+			gemmRangeF16(j.out, j.wh, j.x, j.dx, j.rows, j.cols, j.n, r0, r1)
 		}
 	}
 }
