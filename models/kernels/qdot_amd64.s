@@ -2961,9 +2961,9 @@ q6kDotsVNNI512_done:
 // One Q4_K row × tokens 0-3 of a Q8_K activation (x rows cols bytes apart,
 // xd nb floats, xs cols/16 sums): out[t*ldo]. Each 64 values of the row are
 // unpacked once (Z4, scale words Z5) for the 4 tokens' VPMADDUBSW +
-// VPDPWSSD into Z0-Z3; each super-block ends as q4KDotsAVX2's, per token,
-// into X16-X19 (scale) and X20-X23 (min). The 6-bit scales and mins are
-// unpacked in xmm (X12: scales, X13: mins, as words).
+// VPDPWSSD into Z0-Z3; each super-block ends for the 4 tokens at once
+// (q4k_finish) into the lanes of X16 (scale) and X17 (min). The 6-bit
+// scales and mins are unpacked in xmm (X12: scales, X13: mins, as words).
 TEXT ·q4kTileVNNI512(SB), NOSPLIT, $0-64
 	MOVQ w+8(FP), SI
 	MOVQ cols+56(FP), R8
@@ -2990,12 +2990,6 @@ TEXT ·q4kTileVNNI512(SB), NOSPLIT, $0-64
 	VMOVDQU64 qdk4<>+192(SB), Z27
 	VXORPS X16, X16, X16
 	VXORPS X17, X17, X17
-	VXORPS X18, X18, X18
-	VXORPS X19, X19, X19
-	VXORPS X20, X20, X20
-	VXORPS X21, X21, X21
-	VXORPS X22, X22, X22
-	VXORPS X23, X23, X23
 	TESTQ CX, CX
 	JZ    q4kTileVNNI512_store
 q4kTileVNNI512_block:
@@ -3070,108 +3064,48 @@ q4kTileVNNI512_block:
 	VPDPWSSD     Z5, Z8, Z2
 	VPMADDUBSW   192(R9), Z4, Z9
 	VPDPWSSD     Z5, Z9, Z3
+	VEXTRACTI64X4 $1, Z0, Y4
+	VPADDD        Y4, Y0, Y0
+	VEXTRACTI64X4 $1, Z1, Y4
+	VPADDD        Y4, Y1, Y1
+	VEXTRACTI64X4 $1, Z2, Y4
+	VPADDD        Y4, Y2, Y2
+	VEXTRACTI64X4 $1, Z3, Y4
+	VPADDD        Y4, Y3, Y3
+	VPHADDD      Y1, Y0, Y4
+	VPHADDD      Y3, Y2, Y5
+	VPHADDD      Y5, Y4, Y4
+	VEXTRACTI128 $1, Y4, X5
+	VPADDD       X5, X4, X4
+	VMOVDQU      (R13), Y5
+	VMOVDQU      (R13)(R14*1), Y6
+	VPHADDW      Y6, Y5, Y5
+	VMOVDQU      (R13)(R14*2), Y6
+	VMOVDQU      (AX), Y7
+	VPHADDW      Y7, Y6, Y6
+	VPERMQ       $0x50, Y13, Y7
+	VPMADDWD     Y7, Y5, Y5
+	VPMADDWD     Y7, Y6, Y6
+	VPHADDD      Y6, Y5, Y5
+	VEXTRACTI128 $1, Y5, X6
+	VPADDD       X6, X5, X5
+	VMOVSS       (R10), X6
+	VINSERTPS    $0x10, (R10)(R11*1), X6, X6
+	VINSERTPS    $0x20, (R10)(R11*2), X6, X6
+	VINSERTPS    $0x30, (R12), X6, X6
 	VMOVD        (SI), X8
 	VCVTPH2PS    X8, X8
-	VEXTRACTI64X4 $1, Z0, Y6
-	VPADDD        Y6, Y0, Y10
-	VEXTRACTI128  $1, Y10, X6
-	VPADDD        X6, X10, X10
-	VPSHUFD       $0x4e, X10, X6
-	VPADDD        X6, X10, X10
-	VPSHUFD       $0xb1, X10, X6
-	VPADDD        X6, X10, X10
-	VMOVDQU      (R13), X6
-	VMOVDQU      16(R13), X7
-	VPHADDW      X7, X6, X6
-	VPMADDWD     X6, X13, X6
-	VPSHUFD      $0x4e, X6, X7
-	VPADDD       X7, X6, X6
-	VPSHUFD      $0xb1, X6, X7
-	VPADDD       X7, X6, X6
-	VCVTDQ2PS    X10, X10
-	VCVTDQ2PS    X6, X6
-	VBROADCASTSS (R10), X9
-	VMULPS       X9, X8, X9
-	VMULSS       X9, X10, X10
-	VADDSS       X10, X16, X16
-	VMOVSHDUP    X9, X9
-	VMULSS       X9, X6, X6
-	VADDSS       X6, X20, X20
-	VEXTRACTI64X4 $1, Z1, Y6
-	VPADDD        Y6, Y1, Y10
-	VEXTRACTI128  $1, Y10, X6
-	VPADDD        X6, X10, X10
-	VPSHUFD       $0x4e, X10, X6
-	VPADDD        X6, X10, X10
-	VPSHUFD       $0xb1, X10, X6
-	VPADDD        X6, X10, X10
-	VMOVDQU      (R13)(R14*1), X6
-	VMOVDQU      16(R13)(R14*1), X7
-	VPHADDW      X7, X6, X6
-	VPMADDWD     X6, X13, X6
-	VPSHUFD      $0x4e, X6, X7
-	VPADDD       X7, X6, X6
-	VPSHUFD      $0xb1, X6, X7
-	VPADDD       X7, X6, X6
-	VCVTDQ2PS    X10, X10
-	VCVTDQ2PS    X6, X6
-	VBROADCASTSS (R10)(R11*1), X9
-	VMULPS       X9, X8, X9
-	VMULSS       X9, X10, X10
-	VADDSS       X10, X17, X17
-	VMOVSHDUP    X9, X9
-	VMULSS       X9, X6, X6
-	VADDSS       X6, X21, X21
-	VEXTRACTI64X4 $1, Z2, Y6
-	VPADDD        Y6, Y2, Y10
-	VEXTRACTI128  $1, Y10, X6
-	VPADDD        X6, X10, X10
-	VPSHUFD       $0x4e, X10, X6
-	VPADDD        X6, X10, X10
-	VPSHUFD       $0xb1, X10, X6
-	VPADDD        X6, X10, X10
-	VMOVDQU      (R13)(R14*2), X6
-	VMOVDQU      16(R13)(R14*2), X7
-	VPHADDW      X7, X6, X6
-	VPMADDWD     X6, X13, X6
-	VPSHUFD      $0x4e, X6, X7
-	VPADDD       X7, X6, X6
-	VPSHUFD      $0xb1, X6, X7
-	VPADDD       X7, X6, X6
-	VCVTDQ2PS    X10, X10
-	VCVTDQ2PS    X6, X6
-	VBROADCASTSS (R10)(R11*2), X9
-	VMULPS       X9, X8, X9
-	VMULSS       X9, X10, X10
-	VADDSS       X10, X18, X18
-	VMOVSHDUP    X9, X9
-	VMULSS       X9, X6, X6
-	VADDSS       X6, X22, X22
-	VEXTRACTI64X4 $1, Z3, Y6
-	VPADDD        Y6, Y3, Y10
-	VEXTRACTI128  $1, Y10, X6
-	VPADDD        X6, X10, X10
-	VPSHUFD       $0x4e, X10, X6
-	VPADDD        X6, X10, X10
-	VPSHUFD       $0xb1, X10, X6
-	VPADDD        X6, X10, X10
-	VMOVDQU      (AX), X6
-	VMOVDQU      16(AX), X7
-	VPHADDW      X7, X6, X6
-	VPMADDWD     X6, X13, X6
-	VPSHUFD      $0x4e, X6, X7
-	VPADDD       X7, X6, X6
-	VPSHUFD      $0xb1, X6, X7
-	VPADDD       X7, X6, X6
-	VCVTDQ2PS    X10, X10
-	VCVTDQ2PS    X6, X6
-	VBROADCASTSS (R12), X9
-	VMULPS       X9, X8, X9
-	VMULSS       X9, X10, X10
-	VADDSS       X10, X19, X19
-	VMOVSHDUP    X9, X9
-	VMULSS       X9, X6, X6
-	VADDSS       X6, X23, X23
+	VBROADCASTSS X8, X9
+	VMOVSHDUP    X8, X8
+	VBROADCASTSS X8, X8
+	VMULPS       X6, X9, X9
+	VMULPS       X6, X8, X8
+	VCVTDQ2PS    X4, X4
+	VMULPS       X9, X4, X4
+	VADDPS       X4, X16, X16
+	VCVTDQ2PS    X5, X5
+	VMULPS       X8, X5, X5
+	VADDPS       X5, X17, X17
 	ADDQ  $144, SI
 	ADDQ  $256, BX
 	ADDQ  $256, R9
@@ -3186,14 +3120,11 @@ q4kTileVNNI512_store:
 	MOVQ ldo+40(FP), DX
 	SHLQ $2, DX
 	LEAQ (DX)(DX*2), R8
-	VSUBSS X20, X16, X16
-	VMOVSS X16, (DI)
-	VSUBSS X21, X17, X17
-	VMOVSS X17, (DI)(DX*1)
-	VSUBSS X22, X18, X18
-	VMOVSS X18, (DI)(DX*2)
-	VSUBSS X23, X19, X19
-	VMOVSS X19, (DI)(R8*1)
+	VSUBPS       X17, X16, X0
+	VMOVSS       X0, (DI)
+	VEXTRACTPS   $1, X0, (DI)(DX*1)
+	VEXTRACTPS   $2, X0, (DI)(DX*2)
+	VEXTRACTPS   $3, X0, (DI)(R8*1)
 	VZEROUPPER
 	RET
 
@@ -3601,8 +3532,8 @@ i4q8TileAVX2_same:
 // func q4kTileAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)
 // q4kTileVNNI512 in ymm: one Q4_K row × tokens 0-3; Y0-Y3 the tokens' int
 // sums, Y12 the 8 scale words in both lanes (picked per 32 values by
-// qdk4s<>), X13 the mins; the float accumulators live at 0-31(SP).
-TEXT ·q4kTileAVX2(SB), NOSPLIT, $32-64
+// qdk4s<>), X13 the mins, X10 X11 the float accumulators.
+TEXT ·q4kTileAVX2(SB), NOSPLIT, $0-64
 	MOVQ w+8(FP), SI
 	MOVQ cols+56(FP), R8
 	MOVQ x+16(FP), BX
@@ -3622,8 +3553,8 @@ TEXT ·q4kTileAVX2(SB), NOSPLIT, $32-64
 	MOVL         $0x0f0f0f0f, DX
 	VMOVD        DX, X15
 	VPBROADCASTD X15, Y15
-	VXORPS Y8, Y8, Y8
-	VMOVUPS Y8, (SP)
+	VXORPS X10, X10, X10
+	VXORPS X11, X11, X11
 	TESTQ CX, CX
 	JZ    q4kTileAVX2_store
 q4kTileAVX2_block:
@@ -3766,108 +3697,40 @@ q4kTileAVX2_block:
 	VPMADDUBSW   224(R9), Y5, Y8
 	VPMADDWD     Y7, Y8, Y8
 	VPADDD       Y8, Y3, Y3
+	VPHADDD      Y1, Y0, Y4
+	VPHADDD      Y3, Y2, Y5
+	VPHADDD      Y5, Y4, Y4
+	VEXTRACTI128 $1, Y4, X5
+	VPADDD       X5, X4, X4
+	VMOVDQU      (R13), Y5
+	VMOVDQU      (R13)(R14*1), Y6
+	VPHADDW      Y6, Y5, Y5
+	VMOVDQU      (R13)(R14*2), Y6
+	VMOVDQU      (AX), Y7
+	VPHADDW      Y7, Y6, Y6
+	VPERMQ       $0x50, Y13, Y7
+	VPMADDWD     Y7, Y5, Y5
+	VPMADDWD     Y7, Y6, Y6
+	VPHADDD      Y6, Y5, Y5
+	VEXTRACTI128 $1, Y5, X6
+	VPADDD       X6, X5, X5
+	VMOVSS       (R10), X6
+	VINSERTPS    $0x10, (R10)(R11*1), X6, X6
+	VINSERTPS    $0x20, (R10)(R11*2), X6, X6
+	VINSERTPS    $0x30, (R12), X6, X6
 	VMOVD        (SI), X8
 	VCVTPH2PS    X8, X8
-	VEXTRACTI128  $1, Y0, X10
-	VPADDD        X0, X10, X10
-	VPSHUFD       $0x4e, X10, X6
-	VPADDD        X6, X10, X10
-	VPSHUFD       $0xb1, X10, X6
-	VPADDD        X6, X10, X10
-	VMOVDQU      (R13), X6
-	VMOVDQU      16(R13), X7
-	VPHADDW      X7, X6, X6
-	VPMADDWD     X6, X13, X6
-	VPSHUFD      $0x4e, X6, X7
-	VPADDD       X7, X6, X6
-	VPSHUFD      $0xb1, X6, X7
-	VPADDD       X7, X6, X6
-	VCVTDQ2PS    X10, X10
-	VCVTDQ2PS    X6, X6
-	VBROADCASTSS (R10), X9
-	VMULPS       X9, X8, X9
-	VMULSS       X9, X10, X10
-	VADDSS       0(SP), X10, X10
-	VMOVSS       X10, 0(SP)
-	VMOVSHDUP    X9, X9
-	VMULSS       X9, X6, X6
-	VADDSS       16(SP), X6, X6
-	VMOVSS       X6, 16(SP)
-	VEXTRACTI128  $1, Y1, X10
-	VPADDD        X1, X10, X10
-	VPSHUFD       $0x4e, X10, X6
-	VPADDD        X6, X10, X10
-	VPSHUFD       $0xb1, X10, X6
-	VPADDD        X6, X10, X10
-	VMOVDQU      (R13)(R14*1), X6
-	VMOVDQU      16(R13)(R14*1), X7
-	VPHADDW      X7, X6, X6
-	VPMADDWD     X6, X13, X6
-	VPSHUFD      $0x4e, X6, X7
-	VPADDD       X7, X6, X6
-	VPSHUFD      $0xb1, X6, X7
-	VPADDD       X7, X6, X6
-	VCVTDQ2PS    X10, X10
-	VCVTDQ2PS    X6, X6
-	VBROADCASTSS (R10)(R11*1), X9
-	VMULPS       X9, X8, X9
-	VMULSS       X9, X10, X10
-	VADDSS       4(SP), X10, X10
-	VMOVSS       X10, 4(SP)
-	VMOVSHDUP    X9, X9
-	VMULSS       X9, X6, X6
-	VADDSS       20(SP), X6, X6
-	VMOVSS       X6, 20(SP)
-	VEXTRACTI128  $1, Y2, X10
-	VPADDD        X2, X10, X10
-	VPSHUFD       $0x4e, X10, X6
-	VPADDD        X6, X10, X10
-	VPSHUFD       $0xb1, X10, X6
-	VPADDD        X6, X10, X10
-	VMOVDQU      (R13)(R14*2), X6
-	VMOVDQU      16(R13)(R14*2), X7
-	VPHADDW      X7, X6, X6
-	VPMADDWD     X6, X13, X6
-	VPSHUFD      $0x4e, X6, X7
-	VPADDD       X7, X6, X6
-	VPSHUFD      $0xb1, X6, X7
-	VPADDD       X7, X6, X6
-	VCVTDQ2PS    X10, X10
-	VCVTDQ2PS    X6, X6
-	VBROADCASTSS (R10)(R11*2), X9
-	VMULPS       X9, X8, X9
-	VMULSS       X9, X10, X10
-	VADDSS       8(SP), X10, X10
-	VMOVSS       X10, 8(SP)
-	VMOVSHDUP    X9, X9
-	VMULSS       X9, X6, X6
-	VADDSS       24(SP), X6, X6
-	VMOVSS       X6, 24(SP)
-	VEXTRACTI128  $1, Y3, X10
-	VPADDD        X3, X10, X10
-	VPSHUFD       $0x4e, X10, X6
-	VPADDD        X6, X10, X10
-	VPSHUFD       $0xb1, X10, X6
-	VPADDD        X6, X10, X10
-	VMOVDQU      (AX), X6
-	VMOVDQU      16(AX), X7
-	VPHADDW      X7, X6, X6
-	VPMADDWD     X6, X13, X6
-	VPSHUFD      $0x4e, X6, X7
-	VPADDD       X7, X6, X6
-	VPSHUFD      $0xb1, X6, X7
-	VPADDD       X7, X6, X6
-	VCVTDQ2PS    X10, X10
-	VCVTDQ2PS    X6, X6
-	VBROADCASTSS (R12), X9
-	VMULPS       X9, X8, X9
-	VMULSS       X9, X10, X10
-	VADDSS       12(SP), X10, X10
-	VMOVSS       X10, 12(SP)
-	VMOVSHDUP    X9, X9
-	VMULSS       X9, X6, X6
-	VADDSS       28(SP), X6, X6
-	VMOVSS       X6, 28(SP)
+	VBROADCASTSS X8, X9
+	VMOVSHDUP    X8, X8
+	VBROADCASTSS X8, X8
+	VMULPS       X6, X9, X9
+	VMULPS       X6, X8, X8
+	VCVTDQ2PS    X4, X4
+	VMULPS       X9, X4, X4
+	VADDPS       X4, X10, X10
+	VCVTDQ2PS    X5, X5
+	VMULPS       X8, X5, X5
+	VADDPS       X5, X11, X11
 	ADDQ  $144, SI
 	ADDQ  $256, BX
 	ADDQ  $256, R9
@@ -3882,18 +3745,11 @@ q4kTileAVX2_store:
 	MOVQ ldo+40(FP), DX
 	SHLQ $2, DX
 	LEAQ (DX)(DX*2), R8
-	VMOVSS 0(SP), X0
-	VSUBSS 16(SP), X0, X0
-	VMOVSS X0, (DI)
-	VMOVSS 4(SP), X0
-	VSUBSS 20(SP), X0, X0
-	VMOVSS X0, (DI)(DX*1)
-	VMOVSS 8(SP), X0
-	VSUBSS 24(SP), X0, X0
-	VMOVSS X0, (DI)(DX*2)
-	VMOVSS 12(SP), X0
-	VSUBSS 28(SP), X0, X0
-	VMOVSS X0, (DI)(R8*1)
+	VSUBPS       X11, X10, X0
+	VMOVSS       X0, (DI)
+	VEXTRACTPS   $1, X0, (DI)(DX*1)
+	VEXTRACTPS   $2, X0, (DI)(DX*2)
+	VEXTRACTPS   $3, X0, (DI)(R8*1)
 	VZEROUPPER
 	RET
 
