@@ -128,6 +128,25 @@ DATA qdk4s<>+232(SB)/8, $0x0f0e0f0e0f0e0f0e
 DATA qdk4s<>+240(SB)/8, $0x0f0e0f0e0f0e0f0e
 DATA qdk4s<>+248(SB)/8, $0x0f0e0f0e0f0e0f0e
 GLOBL qdk4s<>(SB), RODATA|NOPTR, $256
+// qdk6s<> entry c (32 bytes): VPSHUFB picking word 2c in the low lane and
+// 2c+1 in the high one (Q6_K: a 32-value chunk's two 16-value scales).
+DATA qdk6s<>+0(SB)/8, $0x0100010001000100
+DATA qdk6s<>+8(SB)/8, $0x0100010001000100
+DATA qdk6s<>+16(SB)/8, $0x0302030203020302
+DATA qdk6s<>+24(SB)/8, $0x0302030203020302
+DATA qdk6s<>+32(SB)/8, $0x0504050405040504
+DATA qdk6s<>+40(SB)/8, $0x0504050405040504
+DATA qdk6s<>+48(SB)/8, $0x0706070607060706
+DATA qdk6s<>+56(SB)/8, $0x0706070607060706
+DATA qdk6s<>+64(SB)/8, $0x0908090809080908
+DATA qdk6s<>+72(SB)/8, $0x0908090809080908
+DATA qdk6s<>+80(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA qdk6s<>+88(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA qdk6s<>+96(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA qdk6s<>+104(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA qdk6s<>+112(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA qdk6s<>+120(SB)/8, $0x0f0e0f0e0f0e0f0e
+GLOBL qdk6s<>(SB), RODATA|NOPTR, $128
 // qdk3<>, qdk3f<>: bytes 0x03 and 0x3f (Q4_K scale unpacking).
 DATA qdk3<>+0(SB)/8, $0x0303030303030303
 DATA qdk3<>+8(SB)/8, $0x0303030303030303
@@ -3746,6 +3765,401 @@ q4kTileAVX2_store:
 	SHLQ $2, DX
 	LEAQ (DX)(DX*2), R8
 	VSUBPS       X11, X10, X0
+	VMOVSS       X0, (DI)
+	VEXTRACTPS   $1, X0, (DI)(DX*1)
+	VEXTRACTPS   $2, X0, (DI)(DX*2)
+	VEXTRACTPS   $3, X0, (DI)(R8*1)
+	VZEROUPPER
+	RET
+
+// func q6kTileVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)
+// One Q6_K row × tokens 0-3, as q4kTileVNNI512: each 64 values (Z2,
+// scale words Z5) unpacked once for the tokens' VPMADDUBSW + VPDPWSSD into
+// Z20-Z23; X16 the float accumulators (q6k_finish).
+TEXT ·q6kTileVNNI512(SB), NOSPLIT, $0-64
+	MOVQ w+8(FP), SI
+	MOVQ cols+56(FP), R8
+	MOVQ x+16(FP), BX
+	LEAQ (BX)(R8*2), R9
+	ADDQ R8, R9
+	MOVQ nb+48(FP), R11
+	SHLQ $2, R11
+	MOVQ xd+24(FP), R10
+	LEAQ (R10)(R11*2), R12
+	ADDQ R11, R12
+	MOVQ R8, R14
+	SHRQ $3, R14
+	MOVQ xs+32(FP), R13
+	LEAQ (R13)(R14*2), AX
+	ADDQ R14, AX
+	MOVQ nb+48(FP), CX
+	MOVL         $0x0f0f0f0f, DX
+	VMOVD        DX, X15
+	VPBROADCASTD X15, Z15
+	MOVL         $0x03030303, DX
+	VMOVD        DX, X14
+	VPBROADCASTD X14, Z14
+	VMOVDQU64 qdk6<>+0(SB), Z24
+	VMOVDQU64 qdk6<>+64(SB), Z25
+	VMOVDQU64 qdk6<>+128(SB), Z26
+	VMOVDQU64 qdk6<>+192(SB), Z27
+	VXORPS X16, X16, X16
+	TESTQ CX, CX
+	JZ    q6kTileVNNI512_store
+q6kTileVNNI512_block:
+	VPMOVSXBW    192(SI), Y11
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VMOVDQU64    0(SI), Z8
+	VMOVDQU      128(SI), Y9
+	VPSRLW       $2, Y9, Y10
+	VINSERTI64X4 $1, Y10, Z9, Z9
+	VPANDD       Z15, Z8, Z2
+	VPANDD       Z14, Z9, Z3
+	VPSLLW       $4, Z3, Z3
+	VPORD        Z3, Z2, Z2
+	VPERMW       Z11, Z24, Z5
+	VPMADDUBSW   0(BX), Z2, Z6
+	VPDPWSSD     Z5, Z6, Z20
+	VPMADDUBSW   0(BX)(R8*1), Z2, Z7
+	VPDPWSSD     Z5, Z7, Z21
+	VPMADDUBSW   0(BX)(R8*2), Z2, Z6
+	VPDPWSSD     Z5, Z6, Z22
+	VPMADDUBSW   0(R9), Z2, Z7
+	VPDPWSSD     Z5, Z7, Z23
+	VPSRLW       $4, Z8, Z2
+	VPANDD       Z15, Z2, Z2
+	VPSRLW       $4, Z9, Z9
+	VPANDD       Z14, Z9, Z3
+	VPSLLW       $4, Z3, Z3
+	VPORD        Z3, Z2, Z2
+	VPERMW       Z11, Z25, Z5
+	VPMADDUBSW   64(BX), Z2, Z6
+	VPDPWSSD     Z5, Z6, Z20
+	VPMADDUBSW   64(BX)(R8*1), Z2, Z7
+	VPDPWSSD     Z5, Z7, Z21
+	VPMADDUBSW   64(BX)(R8*2), Z2, Z6
+	VPDPWSSD     Z5, Z6, Z22
+	VPMADDUBSW   64(R9), Z2, Z7
+	VPDPWSSD     Z5, Z7, Z23
+	VMOVDQU64    64(SI), Z8
+	VMOVDQU      160(SI), Y9
+	VPSRLW       $2, Y9, Y10
+	VINSERTI64X4 $1, Y10, Z9, Z9
+	VPANDD       Z15, Z8, Z2
+	VPANDD       Z14, Z9, Z3
+	VPSLLW       $4, Z3, Z3
+	VPORD        Z3, Z2, Z2
+	VPERMW       Z11, Z26, Z5
+	VPMADDUBSW   128(BX), Z2, Z6
+	VPDPWSSD     Z5, Z6, Z20
+	VPMADDUBSW   128(BX)(R8*1), Z2, Z7
+	VPDPWSSD     Z5, Z7, Z21
+	VPMADDUBSW   128(BX)(R8*2), Z2, Z6
+	VPDPWSSD     Z5, Z6, Z22
+	VPMADDUBSW   128(R9), Z2, Z7
+	VPDPWSSD     Z5, Z7, Z23
+	VPSRLW       $4, Z8, Z2
+	VPANDD       Z15, Z2, Z2
+	VPSRLW       $4, Z9, Z9
+	VPANDD       Z14, Z9, Z3
+	VPSLLW       $4, Z3, Z3
+	VPORD        Z3, Z2, Z2
+	VPERMW       Z11, Z27, Z5
+	VPMADDUBSW   192(BX), Z2, Z6
+	VPDPWSSD     Z5, Z6, Z20
+	VPMADDUBSW   192(BX)(R8*1), Z2, Z7
+	VPDPWSSD     Z5, Z7, Z21
+	VPMADDUBSW   192(BX)(R8*2), Z2, Z6
+	VPDPWSSD     Z5, Z6, Z22
+	VPMADDUBSW   192(R9), Z2, Z7
+	VPDPWSSD     Z5, Z7, Z23
+	VEXTRACTI64X4 $1, Z20, Y4
+	VPADDD        Y4, Y20, Y0
+	VEXTRACTI64X4 $1, Z21, Y4
+	VPADDD        Y4, Y21, Y1
+	VEXTRACTI64X4 $1, Z22, Y4
+	VPADDD        Y4, Y22, Y2
+	VEXTRACTI64X4 $1, Z23, Y4
+	VPADDD        Y4, Y23, Y3
+	VPHADDD      Y1, Y0, Y4
+	VPHADDD      Y3, Y2, Y5
+	VPHADDD      Y5, Y4, Y4
+	VEXTRACTI128 $1, Y4, X5
+	VPADDD       X5, X4, X4
+	VPMOVSXBW    192(SI), Y10
+	VPMADDWD     (R13), Y10, Y5
+	VPMADDWD     (R13)(R14*1), Y10, Y6
+	VPMADDWD     (R13)(R14*2), Y10, Y7
+	VPMADDWD     (AX), Y10, Y8
+	VPHADDD      Y6, Y5, Y5
+	VPHADDD      Y8, Y7, Y7
+	VPHADDD      Y7, Y5, Y5
+	VEXTRACTI128 $1, Y5, X6
+	VPADDD       X6, X5, X5
+	VPSLLD       $5, X5, X5
+	VPSUBD       X5, X4, X4
+	VMOVSS       (R10), X6
+	VINSERTPS    $0x10, (R10)(R11*1), X6, X6
+	VINSERTPS    $0x20, (R10)(R11*2), X6, X6
+	VINSERTPS    $0x30, (R12), X6, X6
+	VPBROADCASTW 208(SI), X8
+	VCVTPH2PS    X8, X8
+	VMULPS       X6, X8, X8
+	VCVTDQ2PS    X4, X4
+	VMULPS       X8, X4, X4
+	VADDPS       X4, X16, X16
+	ADDQ  $210, SI
+	ADDQ  $256, BX
+	ADDQ  $256, R9
+	ADDQ  $4, R10
+	ADDQ  $4, R12
+	ADDQ  $32, R13
+	ADDQ  $32, AX
+	DECQ  CX
+	JNZ   q6kTileVNNI512_block
+q6kTileVNNI512_store:
+	MOVQ out+0(FP), DI
+	MOVQ ldo+40(FP), DX
+	SHLQ $2, DX
+	LEAQ (DX)(DX*2), R8
+	VMOVAPS      X16, X0
+	VMOVSS       X0, (DI)
+	VEXTRACTPS   $1, X0, (DI)(DX*1)
+	VEXTRACTPS   $2, X0, (DI)(DX*2)
+	VEXTRACTPS   $3, X0, (DI)(R8*1)
+	VZEROUPPER
+	RET
+
+// func q6kTileAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)
+// q6kTileVNNI512 in ymm: 32 values at a time as q6KDotsAVX2's Q6HALF (Y4,
+// scale words Y10 picked from the half's scales Y11 by qdk6s<>); Y0-Y3 the
+// tokens' int sums, X12 the float accumulators.
+TEXT ·q6kTileAVX2(SB), NOSPLIT, $0-64
+	MOVQ w+8(FP), SI
+	MOVQ cols+56(FP), R8
+	MOVQ x+16(FP), BX
+	LEAQ (BX)(R8*2), R9
+	ADDQ R8, R9
+	MOVQ nb+48(FP), R11
+	SHLQ $2, R11
+	MOVQ xd+24(FP), R10
+	LEAQ (R10)(R11*2), R12
+	ADDQ R11, R12
+	MOVQ R8, R14
+	SHRQ $3, R14
+	MOVQ xs+32(FP), R13
+	LEAQ (R13)(R14*2), AX
+	ADDQ R14, AX
+	MOVQ nb+48(FP), CX
+	MOVL         $0x0f0f0f0f, DX
+	VMOVD        DX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x30303030, DX
+	VMOVD        DX, X14
+	VPBROADCASTD X14, Y14
+	VXORPS X12, X12, X12
+	TESTQ CX, CX
+	JZ    q6kTileAVX2_store
+q6kTileAVX2_block:
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	VPMOVSXBW    192(SI), X11
+	VINSERTI128  $1, X11, Y11, Y11
+	VMOVDQU      0(SI), Y7
+	VMOVDQU      32(SI), Y8
+	VMOVDQU      128(SI), Y9
+	VPAND        Y15, Y7, Y4
+	VPSLLW       $4, Y9, Y5
+	VPAND        Y14, Y5, Y5
+	VPOR         Y5, Y4, Y4
+	VPSHUFB      qdk6s<>+0(SB), Y11, Y10
+	VPMADDUBSW   0(BX), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y0, Y0
+	VPMADDUBSW   0(BX)(R8*1), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y1, Y1
+	VPMADDUBSW   0(BX)(R8*2), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y2, Y2
+	VPMADDUBSW   0(R9), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y3, Y3
+	VPAND        Y15, Y8, Y4
+	VPSLLW       $2, Y9, Y5
+	VPAND        Y14, Y5, Y5
+	VPOR         Y5, Y4, Y4
+	VPSHUFB      qdk6s<>+32(SB), Y11, Y10
+	VPMADDUBSW   32(BX), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y0, Y0
+	VPMADDUBSW   32(BX)(R8*1), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y1, Y1
+	VPMADDUBSW   32(BX)(R8*2), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y2, Y2
+	VPMADDUBSW   32(R9), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y3, Y3
+	VPSRLW       $4, Y7, Y4
+	VPAND        Y15, Y4, Y4
+	VMOVDQA      Y9, Y5
+	VPAND        Y14, Y5, Y5
+	VPOR         Y5, Y4, Y4
+	VPSHUFB      qdk6s<>+64(SB), Y11, Y10
+	VPMADDUBSW   64(BX), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y0, Y0
+	VPMADDUBSW   64(BX)(R8*1), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y1, Y1
+	VPMADDUBSW   64(BX)(R8*2), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y2, Y2
+	VPMADDUBSW   64(R9), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y3, Y3
+	VPSRLW       $4, Y8, Y4
+	VPAND        Y15, Y4, Y4
+	VPSRLW       $2, Y9, Y5
+	VPAND        Y14, Y5, Y5
+	VPOR         Y5, Y4, Y4
+	VPSHUFB      qdk6s<>+96(SB), Y11, Y10
+	VPMADDUBSW   96(BX), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y0, Y0
+	VPMADDUBSW   96(BX)(R8*1), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y1, Y1
+	VPMADDUBSW   96(BX)(R8*2), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y2, Y2
+	VPMADDUBSW   96(R9), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y3, Y3
+	VPMOVSXBW    200(SI), X11
+	VINSERTI128  $1, X11, Y11, Y11
+	VMOVDQU      64(SI), Y7
+	VMOVDQU      96(SI), Y8
+	VMOVDQU      160(SI), Y9
+	VPAND        Y15, Y7, Y4
+	VPSLLW       $4, Y9, Y5
+	VPAND        Y14, Y5, Y5
+	VPOR         Y5, Y4, Y4
+	VPSHUFB      qdk6s<>+0(SB), Y11, Y10
+	VPMADDUBSW   128(BX), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y0, Y0
+	VPMADDUBSW   128(BX)(R8*1), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y1, Y1
+	VPMADDUBSW   128(BX)(R8*2), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y2, Y2
+	VPMADDUBSW   128(R9), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y3, Y3
+	VPAND        Y15, Y8, Y4
+	VPSLLW       $2, Y9, Y5
+	VPAND        Y14, Y5, Y5
+	VPOR         Y5, Y4, Y4
+	VPSHUFB      qdk6s<>+32(SB), Y11, Y10
+	VPMADDUBSW   160(BX), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y0, Y0
+	VPMADDUBSW   160(BX)(R8*1), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y1, Y1
+	VPMADDUBSW   160(BX)(R8*2), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y2, Y2
+	VPMADDUBSW   160(R9), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y3, Y3
+	VPSRLW       $4, Y7, Y4
+	VPAND        Y15, Y4, Y4
+	VMOVDQA      Y9, Y5
+	VPAND        Y14, Y5, Y5
+	VPOR         Y5, Y4, Y4
+	VPSHUFB      qdk6s<>+64(SB), Y11, Y10
+	VPMADDUBSW   192(BX), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y0, Y0
+	VPMADDUBSW   192(BX)(R8*1), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y1, Y1
+	VPMADDUBSW   192(BX)(R8*2), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y2, Y2
+	VPMADDUBSW   192(R9), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y3, Y3
+	VPSRLW       $4, Y8, Y4
+	VPAND        Y15, Y4, Y4
+	VPSRLW       $2, Y9, Y5
+	VPAND        Y14, Y5, Y5
+	VPOR         Y5, Y4, Y4
+	VPSHUFB      qdk6s<>+96(SB), Y11, Y10
+	VPMADDUBSW   224(BX), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y0, Y0
+	VPMADDUBSW   224(BX)(R8*1), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y1, Y1
+	VPMADDUBSW   224(BX)(R8*2), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y2, Y2
+	VPMADDUBSW   224(R9), Y4, Y6
+	VPMADDWD     Y10, Y6, Y6
+	VPADDD       Y6, Y3, Y3
+	VPHADDD      Y1, Y0, Y4
+	VPHADDD      Y3, Y2, Y5
+	VPHADDD      Y5, Y4, Y4
+	VEXTRACTI128 $1, Y4, X5
+	VPADDD       X5, X4, X4
+	VPMOVSXBW    192(SI), Y10
+	VPMADDWD     (R13), Y10, Y5
+	VPMADDWD     (R13)(R14*1), Y10, Y6
+	VPMADDWD     (R13)(R14*2), Y10, Y7
+	VPMADDWD     (AX), Y10, Y8
+	VPHADDD      Y6, Y5, Y5
+	VPHADDD      Y8, Y7, Y7
+	VPHADDD      Y7, Y5, Y5
+	VEXTRACTI128 $1, Y5, X6
+	VPADDD       X6, X5, X5
+	VPSLLD       $5, X5, X5
+	VPSUBD       X5, X4, X4
+	VMOVSS       (R10), X6
+	VINSERTPS    $0x10, (R10)(R11*1), X6, X6
+	VINSERTPS    $0x20, (R10)(R11*2), X6, X6
+	VINSERTPS    $0x30, (R12), X6, X6
+	VPBROADCASTW 208(SI), X8
+	VCVTPH2PS    X8, X8
+	VMULPS       X6, X8, X8
+	VCVTDQ2PS    X4, X4
+	VMULPS       X8, X4, X4
+	VADDPS       X4, X12, X12
+	ADDQ  $210, SI
+	ADDQ  $256, BX
+	ADDQ  $256, R9
+	ADDQ  $4, R10
+	ADDQ  $4, R12
+	ADDQ  $32, R13
+	ADDQ  $32, AX
+	DECQ  CX
+	JNZ   q6kTileAVX2_block
+q6kTileAVX2_store:
+	MOVQ out+0(FP), DI
+	MOVQ ldo+40(FP), DX
+	SHLQ $2, DX
+	LEAQ (DX)(DX*2), R8
+	VMOVAPS      X12, X0
 	VMOVSS       X0, (DI)
 	VEXTRACTPS   $1, X0, (DI)(DX*1)
 	VEXTRACTPS   $2, X0, (DI)(DX*2)

@@ -724,6 +724,185 @@ def q4k_finish(acc, accm):
     p(f"\tVADDPS       X5, {accm}, {accm}")
 
 
+def q6k_finish(acc):
+    """End a Q6_K super-block for 4 tokens at once: Y0-Y3 the tokens' int32
+    lanes (values 0..63 times x, scaled); the -32 offset comes off as
+    32·Σ_g scale_g·sums_g per token; lane t of acc += float32(isum_t) ·
+    float32(d·xd_t), as dotQ6KGo. Clobbers Y4-Y10."""
+    p("\tVPHADDD      Y1, Y0, Y4")
+    p("\tVPHADDD      Y3, Y2, Y5")
+    p("\tVPHADDD      Y5, Y4, Y4")
+    p("\tVEXTRACTI128 $1, Y4, X5")
+    p("\tVPADDD       X5, X4, X4")
+    p("\tVPMOVSXBW    192(SI), Y10")
+    p("\tVPMADDWD     (R13), Y10, Y5")
+    p("\tVPMADDWD     (R13)(R14*1), Y10, Y6")
+    p("\tVPMADDWD     (R13)(R14*2), Y10, Y7")
+    p("\tVPMADDWD     (AX), Y10, Y8")
+    p("\tVPHADDD      Y6, Y5, Y5")
+    p("\tVPHADDD      Y8, Y7, Y7")
+    p("\tVPHADDD      Y7, Y5, Y5")
+    p("\tVEXTRACTI128 $1, Y5, X6")
+    p("\tVPADDD       X6, X5, X5")
+    p("\tVPSLLD       $5, X5, X5")
+    p("\tVPSUBD       X5, X4, X4")
+    p("\tVMOVSS       (R10), X6")
+    p("\tVINSERTPS    $0x10, (R10)(R11*1), X6, X6")
+    p("\tVINSERTPS    $0x20, (R10)(R11*2), X6, X6")
+    p("\tVINSERTPS    $0x30, (R12), X6, X6")
+    p("\tVPBROADCASTW 208(SI), X8")
+    p("\tVCVTPH2PS    X8, X8")
+    p("\tVMULPS       X6, X8, X8")
+    p("\tVCVTDQ2PS    X4, X4")
+    p("\tVMULPS       X8, X4, X4")
+    p(f"\tVADDPS       X4, {acc}, {acc}")
+
+
+def kx_prologue(name, bb):
+    """Common set-up of the K-quant tiles: SI the row, BX R9 tokens 0 and 3
+    (R8 apart), R10 R12 their xd (R11 apart), R13 AX their sums (R14 apart),
+    CX blocks left."""
+    p("\tMOVQ w+8(FP), SI")
+    p("\tMOVQ cols+56(FP), R8")
+    p("\tMOVQ x+16(FP), BX")
+    p("\tLEAQ (BX)(R8*2), R9")
+    p("\tADDQ R8, R9")
+    p("\tMOVQ nb+48(FP), R11")
+    p("\tSHLQ $2, R11")
+    p("\tMOVQ xd+24(FP), R10")
+    p("\tLEAQ (R10)(R11*2), R12")
+    p("\tADDQ R11, R12")
+    p("\tMOVQ R8, R14")
+    p("\tSHRQ $3, R14")
+    p("\tMOVQ xs+32(FP), R13")
+    p("\tLEAQ (R13)(R14*2), AX")
+    p("\tADDQ R14, AX")
+    p("\tMOVQ nb+48(FP), CX")
+
+
+def kx_epilogue(name, bb, acc, accm):
+    p(f"\tADDQ  ${bb}, SI")
+    p("\tADDQ  $256, BX")
+    p("\tADDQ  $256, R9")
+    p("\tADDQ  $4, R10")
+    p("\tADDQ  $4, R12")
+    p("\tADDQ  $32, R13")
+    p("\tADDQ  $32, AX")
+    p("\tDECQ  CX")
+    p(f"\tJNZ   {name}_block")
+    p(f"{name}_store:")
+    p("\tMOVQ out+0(FP), DI")
+    p("\tMOVQ ldo+40(FP), DX")
+    p("\tSHLQ $2, DX")
+    p("\tLEAQ (DX)(DX*2), R8")
+    if accm:
+        p(f"\tVSUBPS       {accm}, {acc}, X0")
+    else:
+        p(f"\tVMOVAPS      {acc}, X0")
+    p("\tVMOVSS       X0, (DI)")
+    p("\tVEXTRACTPS   $1, X0, (DI)(DX*1)")
+    p("\tVEXTRACTPS   $2, X0, (DI)(DX*2)")
+    p("\tVEXTRACTPS   $3, X0, (DI)(R8*1)")
+    p("\tVZEROUPPER")
+    p("\tRET")
+    p()
+
+
+def q6k_tile():
+    name = "q6kTileVNNI512"
+    p(f"// func {name}(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)")
+    p("// One Q6_K row × tokens 0-3, as q4kTileVNNI512: each 64 values (Z2,")
+    p("// scale words Z5) unpacked once for the tokens' VPMADDUBSW + VPDPWSSD into")
+    p("// Z20-Z23; X16 the float accumulators (q6k_finish).")
+    p(f"TEXT ·{name}(SB), NOSPLIT, $0-64")
+    kx_prologue(name, 210)
+    bytes_const("0x0f0f0f0f", "X15", "Z15", reg="DX")
+    bytes_const("0x03030303", "X14", "Z14", reg="DX")
+    for j in range(4):
+        p(f"\tVMOVDQU64 qdk6<>+{64*j}(SB), Z{24+j}")
+    p("\tVXORPS X16, X16, X16")
+    p("\tTESTQ CX, CX")
+    p(f"\tJZ    {name}_store")
+    p(f"{name}_block:")
+    p("\tVPMOVSXBW    192(SI), Y11")
+    for t in range(4):
+        p(f"\tVPXORD Z{20+t}, Z{20+t}, Z{20+t}")
+    xa = ["(BX)", "(BX)(R8*1)", "(BX)(R8*2)", "(R9)"]
+    for hh in range(2):
+        p(f"\tVMOVDQU64    {64*hh}(SI), Z8")
+        p(f"\tVMOVDQU      {128+32*hh}(SI), Y9")
+        p("\tVPSRLW       $2, Y9, Y10")
+        p("\tVINSERTI64X4 $1, Y10, Z9, Z9")
+        for c2 in range(2):
+            if c2 == 0:
+                p("\tVPANDD       Z15, Z8, Z2")
+            else:
+                p("\tVPSRLW       $4, Z8, Z2")
+                p("\tVPANDD       Z15, Z2, Z2")
+                p("\tVPSRLW       $4, Z9, Z9")
+            p("\tVPANDD       Z14, Z9, Z3")
+            p("\tVPSLLW       $4, Z3, Z3")
+            p("\tVPORD        Z3, Z2, Z2")
+            p(f"\tVPERMW       Z11, Z{24+2*hh+c2}, Z5")
+            for t in range(4):
+                p(f"\tVPMADDUBSW   {128*hh+64*c2}{xa[t]}, Z2, Z{6+t%2}")
+                p(f"\tVPDPWSSD     Z5, Z{6+t%2}, Z{20+t}")
+    for t in range(4):
+        p(f"\tVEXTRACTI64X4 $1, Z{20+t}, Y4")
+        p(f"\tVPADDD        Y4, Y{20+t}, Y{t}")
+    q6k_finish("X16")
+    kx_epilogue(name, 210, "X16", None)
+
+
+def q6k_tile_avx2():
+    name = "q6kTileAVX2"
+    p(f"// func {name}(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)")
+    p("// q6kTileVNNI512 in ymm: 32 values at a time as q6KDotsAVX2's Q6HALF (Y4,")
+    p("// scale words Y10 picked from the half's scales Y11 by qdk6s<>); Y0-Y3 the")
+    p("// tokens' int sums, X12 the float accumulators.")
+    p(f"TEXT ·{name}(SB), NOSPLIT, $0-64")
+    kx_prologue(name, 210)
+    bytes_const("0x0f0f0f0f", "X15", "Y15", reg="DX")
+    bytes_const("0x30303030", "X14", "Y14", reg="DX")
+    p("\tVXORPS X12, X12, X12")
+    p("\tTESTQ CX, CX")
+    p(f"\tJZ    {name}_store")
+    p(f"{name}_block:")
+    for t in range(4):
+        p(f"\tVPXOR Y{t}, Y{t}, Y{t}")
+    xa = ["(BX)", "(BX)(R8*1)", "(BX)(R8*2)", "(R9)"]
+    for hh in range(2):
+        p(f"\tVPMOVSXBW    {192+8*hh}(SI), X11")
+        p("\tVINSERTI128  $1, X11, Y11, Y11")
+        p(f"\tVMOVDQU      {64*hh}(SI), Y7")
+        p(f"\tVMOVDQU      {64*hh+32}(SI), Y8")
+        p(f"\tVMOVDQU      {128+32*hh}(SI), Y9")
+        for c in range(4):
+            if c == 0:
+                p("\tVPAND        Y15, Y7, Y4")
+                p("\tVPSLLW       $4, Y9, Y5")
+            elif c == 1:
+                p("\tVPAND        Y15, Y8, Y4")
+                p("\tVPSLLW       $2, Y9, Y5")
+            elif c == 2:
+                p("\tVPSRLW       $4, Y7, Y4")
+                p("\tVPAND        Y15, Y4, Y4")
+                p("\tVMOVDQA      Y9, Y5")
+            else:
+                p("\tVPSRLW       $4, Y8, Y4")
+                p("\tVPAND        Y15, Y4, Y4")
+                p("\tVPSRLW       $2, Y9, Y5")
+            p("\tVPAND        Y14, Y5, Y5")
+            p("\tVPOR         Y5, Y4, Y4")
+            p(f"\tVPSHUFB      qdk6s<>+{32*c}(SB), Y11, Y10")
+            for t in range(4):
+                p(f"\tVPMADDUBSW   {128*hh+32*c}{xa[t]}, Y4, Y6")
+                p("\tVPMADDWD     Y10, Y6, Y6")
+                p(f"\tVPADDD       Y6, Y{t}, Y{t}")
+    q6k_finish("X12")
+    kx_epilogue(name, 210, "X12", None)
+
+
 def q4k_tile():
     name = "q4kTileVNNI512"
     p(f"// func {name}(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)")
@@ -1031,6 +1210,16 @@ for k in range(8):
     for q in range(4):
         p(f"DATA qdk4s<>+{32*k+8*q}(SB)/8, $0x{v:016x}")
 p("GLOBL qdk4s<>(SB), RODATA|NOPTR, $256")
+p("// qdk6s<> entry c (32 bytes): VPSHUFB picking word 2c in the low lane and")
+p("// 2c+1 in the high one (Q6_K: a 32-value chunk's two 16-value scales).")
+for c in range(4):
+    for lane, k in enumerate([2 * c, 2 * c + 1]):
+        v = 0
+        for i in range(4):
+            v |= ((2 * k) | ((2 * k + 1) << 8)) << (16 * i)
+        p(f"DATA qdk6s<>+{32*c+16*lane}(SB)/8, $0x{v:016x}")
+        p(f"DATA qdk6s<>+{32*c+16*lane+8}(SB)/8, $0x{v:016x}")
+p("GLOBL qdk6s<>(SB), RODATA|NOPTR, $128")
 p("// qdk3<>, qdk3f<>: bytes 0x03 and 0x3f (Q4_K scale unpacking).")
 p("DATA qdk3<>+0(SB)/8, $0x0303030303030303")
 p("DATA qdk3<>+8(SB)/8, $0x0303030303030303")
@@ -1049,5 +1238,7 @@ q4k_tile()
 for f in ["q40", "q80b", "i4q8"]:
     avx2_tile(f)
 q4k_tile_avx2()
+q6k_tile()
+q6k_tile_avx2()
 avx2_i4q8()
 sys.stdout.write("\n".join(out) + "\n")

@@ -183,22 +183,24 @@ func (b *batch) i8TiledRange(r0, r1 int) {
 	}
 }
 
-// kTokens is the token width of the Q4_K tile: one row × 4 tokens, each 64
-// weights unpacked once for the 4 tokens, each super-block finished per token
-// in dotQ4KGo's float steps.
+// kTokens is the token width of the Q4_K and Q6_K tiles: one row × 4
+// tokens, each 64 (AVX2: 32) weights unpacked once for the 4 tokens, each
+// super-block ended for the 4 tokens at once in the lanes of one vector, in
+// dotQ4KGo's (dotQ6KGo's) float steps.
 const kTokens = 4
 
 // kTileOK reports whether the batched op takes the K-quant tile (VNNI on
 // zmm, or its AVX2 twin).
 func kTileOK(op, n int) bool {
-	return !noTiles && isa >= isaAVX2 && op == opMatVecQ4K && n >= kTokens
+	return !noTiles && isa >= isaAVX2 && (op == opMatVecQ4K || op == opMatVecQ6K) && n >= kTokens
 }
 
-// kTiledRange runs rows [r0, r1) of the batched Q4_K product.
+// kTiledRange runs rows [r0, r1) of the batched Q4_K or Q6_K product.
 func (b *batch) kTiledRange(r0, r1 int) {
 	rows, cols := b.rows, b.cols
 	nb := cols / QK
-	rowBytes := nb * Q4_KBytes
+	_, bb := blockGeom(b.op)
+	rowBytes := nb * bb
 	nt := b.n / kTokens * kTokens
 	rt := max(1, batchTile/rowBytes)
 	tc := max(kTokens, (256<<10)/cols/kTokens*kTokens)
@@ -207,7 +209,7 @@ func (b *batch) kTiledRange(r0, r1 int) {
 		for ra := r0; ra < r1; ra += rt {
 			for r := ra; r < min(r1, ra+rt); r++ {
 				for t := t0; t < t1; t += kTokens {
-					kTileAsm(&b.out[t*rows+r], &b.wb[r*rowBytes], &b.qx[t*cols], &b.dx[t*nb], &b.xsum[t*cols/16], rows, nb, cols)
+					kTileAsm(b.op, &b.out[t*rows+r], &b.wb[r*rowBytes], &b.qx[t*cols], &b.dx[t*nb], &b.xsum[t*cols/16], rows, nb, cols)
 				}
 			}
 		}

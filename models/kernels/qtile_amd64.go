@@ -61,10 +61,22 @@ func q4kTileVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo,
 //go:noescape
 func q4kTileAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)
 
-func kTileAsm(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int) {
-	if isa >= isaAVX512VNNI {
+//go:noescape
+func q6kTileVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)
+
+//go:noescape
+func q6kTileAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)
+
+// kTileAsm runs one K-quant tile (kTileOK): one row × kTokens tokens.
+func kTileAsm(op int, out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int) {
+	switch {
+	case op == opMatVecQ6K && isa >= isaAVX512VNNI:
+		q6kTileVNNI512(out, w, x, xd, xs, ldo, nb, cols)
+	case op == opMatVecQ6K:
+		q6kTileAVX2(out, w, x, xd, xs, ldo, nb, cols)
+	case isa >= isaAVX512VNNI:
 		q4kTileVNNI512(out, w, x, xd, xs, ldo, nb, cols)
-		return
+	default:
+		q4kTileAVX2(out, w, x, xd, xs, ldo, nb, cols)
 	}
-	q4kTileAVX2(out, w, x, xd, xs, ldo, nb, cols)
 }
