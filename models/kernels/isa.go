@@ -35,7 +35,7 @@ var (
 // Which kernels each level changes:
 //
 //   - avx2: every product has AVX2+FMA assembly; integer dots by VPMADDUBSW;
-//     batched Q4_0, Q8_0, int4 and Q4_K products take one-row tiles.
+//     batched Q4_0, Q8_0, int4 and K-quant products take one-row tiles.
 //   - avx512: the float-activation products of quantized weights (LUT4,
 //     FP8, I8F32) dequantize two rows per zmm; the float32 GEMM takes its
 //     12×32 tiles.

@@ -35,7 +35,7 @@
 //     MatVecQ5_0, MatVecQ8_0Bytes with a Q8_0 activation; MatVecQ4_K,
 //     MatVecQ5_K, MatVecQ6_K with a Q8_K activation (QuantizeQ8_K); batched
 //     MatMulQ4_0 ... MatMulQ6_K (batch.go), with register tiles for Q4_0, Q5_0,
-//     Q8_0, int4, Q4_K, Q6_K and the per-row int8 (qtile.go).
+//     Q8_0, int4, Q4_K, Q5_K, Q6_K and the per-row int8 (qtile.go).
 //
 // Exp and Softmax (exp.go) are the vectorised float32 exponential and the
 // softmax built on it; SwiGLU fuses the gated MLP activation; AttnScores and

@@ -3147,6 +3147,199 @@ q4kTileVNNI512_store:
 	VZEROUPPER
 	RET
 
+// func q5kTileVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)
+// One Q4_K row × tokens 0-3 of a Q8_K activation (x rows cols bytes apart,
+// xd nb floats, xs cols/16 sums): out[t*ldo]. Each 64 values of the row are
+// unpacked once (Z4, scale words Z5) for the 4 tokens' VPMADDUBSW +
+// VPDPWSSD into Z0-Z3; each super-block ends for the 4 tokens at once
+// (q4k_finish) into the lanes of X16 (scale) and X17 (min). The 6-bit
+// scales and mins are unpacked in xmm (X12: scales, X13: mins, as words).
+TEXT ·q5kTileVNNI512(SB), NOSPLIT, $0-64
+	MOVQ w+8(FP), SI
+	MOVQ cols+56(FP), R8
+	MOVQ x+16(FP), BX
+	LEAQ (BX)(R8*2), R9
+	ADDQ R8, R9
+	MOVQ nb+48(FP), R11
+	SHLQ $2, R11
+	MOVQ xd+24(FP), R10
+	LEAQ (R10)(R11*2), R12
+	ADDQ R11, R12
+	MOVQ R8, R14
+	SHRQ $3, R14
+	MOVQ xs+32(FP), R13
+	LEAQ (R13)(R14*2), AX
+	ADDQ R14, AX
+	MOVQ nb+48(FP), CX
+	MOVL         $0x0f0f0f0f, DX
+	VMOVD        DX, X15
+	VPBROADCASTD X15, Z15
+	MOVL         $0x01010101, DX
+	VMOVD        DX, X14
+	VPBROADCASTD X14, Z14
+	VMOVDQU64 qdk4<>+0(SB), Z24
+	VMOVDQU64 qdk4<>+64(SB), Z25
+	VMOVDQU64 qdk4<>+128(SB), Z26
+	VMOVDQU64 qdk4<>+192(SB), Z27
+	VXORPS X16, X16, X16
+	VXORPS X17, X17, X17
+	TESTQ CX, CX
+	JZ    q5kTileVNNI512_store
+q5kTileVNNI512_block:
+	VMOVQ       4(SI), X6
+	VMOVD       12(SI), X7
+	VPSRLW      $6, X6, X8
+	VPANDD      qdk3<>(SB), X8, X8
+	VPSLLW      $4, X8, X8
+	VPANDD      qdk3f<>(SB), X6, X6
+	VPSRLW      $4, X7, X9
+	VPAND       X15, X7, X7
+	VPAND       X15, X9, X9
+	VPUNPCKLDQ  X9, X7, X7
+	VPOR        X8, X7, X7
+	VPUNPCKLDQ  X7, X6, X6
+	VPMOVZXBW   X6, Y6
+	VMOVDQA     X6, X12
+	VEXTRACTI128 $1, Y6, X13
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VMOVDQU      16(SI), Y10
+	VPSRLW       $1, Y10, Y11
+	VINSERTI64X4 $1, Y11, Z10, Z10
+	VMOVDQU      48(SI), Y4
+	VPSRLW       $4, Y4, Y6
+	VINSERTI64X4 $1, Y6, Z4, Z4
+	VPANDD       Z15, Z4, Z4
+	VPANDD       Z14, Z10, Z11
+	VPSLLW       $4, Z11, Z11
+	VPORD        Z11, Z4, Z4
+	VPSRLW       $2, Z10, Z10
+	VPERMW       Z12, Z24, Z5
+	VPMADDUBSW   0(BX), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z0
+	VPMADDUBSW   0(BX)(R8*1), Z4, Z7
+	VPDPWSSD     Z5, Z7, Z1
+	VPMADDUBSW   0(BX)(R8*2), Z4, Z8
+	VPDPWSSD     Z5, Z8, Z2
+	VPMADDUBSW   0(R9), Z4, Z9
+	VPDPWSSD     Z5, Z9, Z3
+	VMOVDQU      80(SI), Y4
+	VPSRLW       $4, Y4, Y6
+	VINSERTI64X4 $1, Y6, Z4, Z4
+	VPANDD       Z15, Z4, Z4
+	VPANDD       Z14, Z10, Z11
+	VPSLLW       $4, Z11, Z11
+	VPORD        Z11, Z4, Z4
+	VPSRLW       $2, Z10, Z10
+	VPERMW       Z12, Z25, Z5
+	VPMADDUBSW   64(BX), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z0
+	VPMADDUBSW   64(BX)(R8*1), Z4, Z7
+	VPDPWSSD     Z5, Z7, Z1
+	VPMADDUBSW   64(BX)(R8*2), Z4, Z8
+	VPDPWSSD     Z5, Z8, Z2
+	VPMADDUBSW   64(R9), Z4, Z9
+	VPDPWSSD     Z5, Z9, Z3
+	VMOVDQU      112(SI), Y4
+	VPSRLW       $4, Y4, Y6
+	VINSERTI64X4 $1, Y6, Z4, Z4
+	VPANDD       Z15, Z4, Z4
+	VPANDD       Z14, Z10, Z11
+	VPSLLW       $4, Z11, Z11
+	VPORD        Z11, Z4, Z4
+	VPSRLW       $2, Z10, Z10
+	VPERMW       Z12, Z26, Z5
+	VPMADDUBSW   128(BX), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z0
+	VPMADDUBSW   128(BX)(R8*1), Z4, Z7
+	VPDPWSSD     Z5, Z7, Z1
+	VPMADDUBSW   128(BX)(R8*2), Z4, Z8
+	VPDPWSSD     Z5, Z8, Z2
+	VPMADDUBSW   128(R9), Z4, Z9
+	VPDPWSSD     Z5, Z9, Z3
+	VMOVDQU      144(SI), Y4
+	VPSRLW       $4, Y4, Y6
+	VINSERTI64X4 $1, Y6, Z4, Z4
+	VPANDD       Z15, Z4, Z4
+	VPANDD       Z14, Z10, Z11
+	VPSLLW       $4, Z11, Z11
+	VPORD        Z11, Z4, Z4
+	VPSRLW       $2, Z10, Z10
+	VPERMW       Z12, Z27, Z5
+	VPMADDUBSW   192(BX), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z0
+	VPMADDUBSW   192(BX)(R8*1), Z4, Z7
+	VPDPWSSD     Z5, Z7, Z1
+	VPMADDUBSW   192(BX)(R8*2), Z4, Z8
+	VPDPWSSD     Z5, Z8, Z2
+	VPMADDUBSW   192(R9), Z4, Z9
+	VPDPWSSD     Z5, Z9, Z3
+	VEXTRACTI64X4 $1, Z0, Y4
+	VPADDD        Y4, Y0, Y0
+	VEXTRACTI64X4 $1, Z1, Y4
+	VPADDD        Y4, Y1, Y1
+	VEXTRACTI64X4 $1, Z2, Y4
+	VPADDD        Y4, Y2, Y2
+	VEXTRACTI64X4 $1, Z3, Y4
+	VPADDD        Y4, Y3, Y3
+	VPHADDD      Y1, Y0, Y4
+	VPHADDD      Y3, Y2, Y5
+	VPHADDD      Y5, Y4, Y4
+	VEXTRACTI128 $1, Y4, X5
+	VPADDD       X5, X4, X4
+	VMOVDQU      (R13), Y5
+	VMOVDQU      (R13)(R14*1), Y6
+	VPHADDW      Y6, Y5, Y5
+	VMOVDQU      (R13)(R14*2), Y6
+	VMOVDQU      (AX), Y7
+	VPHADDW      Y7, Y6, Y6
+	VPERMQ       $0x50, Y13, Y7
+	VPMADDWD     Y7, Y5, Y5
+	VPMADDWD     Y7, Y6, Y6
+	VPHADDD      Y6, Y5, Y5
+	VEXTRACTI128 $1, Y5, X6
+	VPADDD       X6, X5, X5
+	VMOVSS       (R10), X6
+	VINSERTPS    $0x10, (R10)(R11*1), X6, X6
+	VINSERTPS    $0x20, (R10)(R11*2), X6, X6
+	VINSERTPS    $0x30, (R12), X6, X6
+	VMOVD        (SI), X8
+	VCVTPH2PS    X8, X8
+	VBROADCASTSS X8, X9
+	VMOVSHDUP    X8, X8
+	VBROADCASTSS X8, X8
+	VMULPS       X6, X9, X9
+	VMULPS       X6, X8, X8
+	VCVTDQ2PS    X4, X4
+	VMULPS       X9, X4, X4
+	VADDPS       X4, X16, X16
+	VCVTDQ2PS    X5, X5
+	VMULPS       X8, X5, X5
+	VADDPS       X5, X17, X17
+	ADDQ  $176, SI
+	ADDQ  $256, BX
+	ADDQ  $256, R9
+	ADDQ  $4, R10
+	ADDQ  $4, R12
+	ADDQ  $32, R13
+	ADDQ  $32, AX
+	DECQ  CX
+	JNZ   q5kTileVNNI512_block
+q5kTileVNNI512_store:
+	MOVQ out+0(FP), DI
+	MOVQ ldo+40(FP), DX
+	SHLQ $2, DX
+	LEAQ (DX)(DX*2), R8
+	VSUBPS       X17, X16, X0
+	VMOVSS       X0, (DI)
+	VEXTRACTPS   $1, X0, (DI)(DX*1)
+	VEXTRACTPS   $2, X0, (DI)(DX*2)
+	VEXTRACTPS   $3, X0, (DI)(R8*1)
+	VZEROUPPER
+	RET
+
 // func q40TileAVX2(out *float32, w *byte, xp *byte, ldo, nb int, ws *float32, gb, sstride int)
 // Row 0 of w × the 6 tokens of three packed pairs at xp (nb·192 bytes
 // apart): out[t*ldo]. Y0-Y5 the tokens' accumulators, Y6 the weights
@@ -3760,6 +3953,266 @@ q4kTileAVX2_block:
 	DECQ  CX
 	JNZ   q4kTileAVX2_block
 q4kTileAVX2_store:
+	MOVQ out+0(FP), DI
+	MOVQ ldo+40(FP), DX
+	SHLQ $2, DX
+	LEAQ (DX)(DX*2), R8
+	VSUBPS       X11, X10, X0
+	VMOVSS       X0, (DI)
+	VEXTRACTPS   $1, X0, (DI)(DX*1)
+	VEXTRACTPS   $2, X0, (DI)(DX*2)
+	VEXTRACTPS   $3, X0, (DI)(R8*1)
+	VZEROUPPER
+	RET
+
+// func q5kTileAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)
+// q4kTileVNNI512 in ymm: one Q4_K row × tokens 0-3; Y0-Y3 the tokens' int
+// sums, Y12 the 8 scale words in both lanes (picked per 32 values by
+// qdk4s<>), X13 the mins, X10 X11 the float accumulators.
+TEXT ·q5kTileAVX2(SB), NOSPLIT, $0-64
+	MOVQ w+8(FP), SI
+	MOVQ cols+56(FP), R8
+	MOVQ x+16(FP), BX
+	LEAQ (BX)(R8*2), R9
+	ADDQ R8, R9
+	MOVQ nb+48(FP), R11
+	SHLQ $2, R11
+	MOVQ xd+24(FP), R10
+	LEAQ (R10)(R11*2), R12
+	ADDQ R11, R12
+	MOVQ R8, R14
+	SHRQ $3, R14
+	MOVQ xs+32(FP), R13
+	LEAQ (R13)(R14*2), AX
+	ADDQ R14, AX
+	MOVQ nb+48(FP), CX
+	MOVL         $0x0f0f0f0f, DX
+	VMOVD        DX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x01010101, DX
+	VMOVD        DX, X14
+	VPBROADCASTD X14, Y14
+	VXORPS X10, X10, X10
+	VXORPS X11, X11, X11
+	TESTQ CX, CX
+	JZ    q5kTileAVX2_store
+q5kTileAVX2_block:
+	VMOVQ       4(SI), X6
+	VMOVD       12(SI), X7
+	VPSRLW      $6, X6, X8
+	VPAND       qdk3<>(SB), X8, X8
+	VPSLLW      $4, X8, X8
+	VPAND       qdk3f<>(SB), X6, X6
+	VPSRLW      $4, X7, X9
+	VPAND       X15, X7, X7
+	VPAND       X15, X9, X9
+	VPUNPCKLDQ  X9, X7, X7
+	VPOR        X8, X7, X7
+	VPUNPCKLDQ  X7, X6, X6
+	VPMOVZXBW   X6, Y6
+	VEXTRACTI128 $1, Y6, X13
+	VINSERTI128 $1, X6, Y6, Y12
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	VMOVDQU      16(SI), Y9
+	VMOVDQU      48(SI), Y4
+	VPSRLW       $4, Y4, Y5
+	VPAND        Y15, Y4, Y4
+	VPAND        Y15, Y5, Y5
+	VPAND        Y14, Y9, Y8
+	VPSLLW       $4, Y8, Y8
+	VPOR         Y8, Y4, Y4
+	VPSRLW       $1, Y9, Y8
+	VPAND        Y14, Y8, Y8
+	VPSLLW       $4, Y8, Y8
+	VPOR         Y8, Y5, Y5
+	VPSRLW       $2, Y9, Y9
+	VPSHUFB      qdk4s<>+0(SB), Y12, Y6
+	VPSHUFB      qdk4s<>+32(SB), Y12, Y7
+	VPMADDUBSW   0(BX), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y0, Y0
+	VPMADDUBSW   32(BX), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y0, Y0
+	VPMADDUBSW   0(BX)(R8*1), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y1, Y1
+	VPMADDUBSW   32(BX)(R8*1), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y1, Y1
+	VPMADDUBSW   0(BX)(R8*2), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y2, Y2
+	VPMADDUBSW   32(BX)(R8*2), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y2, Y2
+	VPMADDUBSW   0(R9), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y3, Y3
+	VPMADDUBSW   32(R9), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y3, Y3
+	VMOVDQU      80(SI), Y4
+	VPSRLW       $4, Y4, Y5
+	VPAND        Y15, Y4, Y4
+	VPAND        Y15, Y5, Y5
+	VPAND        Y14, Y9, Y8
+	VPSLLW       $4, Y8, Y8
+	VPOR         Y8, Y4, Y4
+	VPSRLW       $1, Y9, Y8
+	VPAND        Y14, Y8, Y8
+	VPSLLW       $4, Y8, Y8
+	VPOR         Y8, Y5, Y5
+	VPSRLW       $2, Y9, Y9
+	VPSHUFB      qdk4s<>+64(SB), Y12, Y6
+	VPSHUFB      qdk4s<>+96(SB), Y12, Y7
+	VPMADDUBSW   64(BX), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y0, Y0
+	VPMADDUBSW   96(BX), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y0, Y0
+	VPMADDUBSW   64(BX)(R8*1), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y1, Y1
+	VPMADDUBSW   96(BX)(R8*1), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y1, Y1
+	VPMADDUBSW   64(BX)(R8*2), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y2, Y2
+	VPMADDUBSW   96(BX)(R8*2), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y2, Y2
+	VPMADDUBSW   64(R9), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y3, Y3
+	VPMADDUBSW   96(R9), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y3, Y3
+	VMOVDQU      112(SI), Y4
+	VPSRLW       $4, Y4, Y5
+	VPAND        Y15, Y4, Y4
+	VPAND        Y15, Y5, Y5
+	VPAND        Y14, Y9, Y8
+	VPSLLW       $4, Y8, Y8
+	VPOR         Y8, Y4, Y4
+	VPSRLW       $1, Y9, Y8
+	VPAND        Y14, Y8, Y8
+	VPSLLW       $4, Y8, Y8
+	VPOR         Y8, Y5, Y5
+	VPSRLW       $2, Y9, Y9
+	VPSHUFB      qdk4s<>+128(SB), Y12, Y6
+	VPSHUFB      qdk4s<>+160(SB), Y12, Y7
+	VPMADDUBSW   128(BX), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y0, Y0
+	VPMADDUBSW   160(BX), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y0, Y0
+	VPMADDUBSW   128(BX)(R8*1), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y1, Y1
+	VPMADDUBSW   160(BX)(R8*1), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y1, Y1
+	VPMADDUBSW   128(BX)(R8*2), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y2, Y2
+	VPMADDUBSW   160(BX)(R8*2), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y2, Y2
+	VPMADDUBSW   128(R9), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y3, Y3
+	VPMADDUBSW   160(R9), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y3, Y3
+	VMOVDQU      144(SI), Y4
+	VPSRLW       $4, Y4, Y5
+	VPAND        Y15, Y4, Y4
+	VPAND        Y15, Y5, Y5
+	VPAND        Y14, Y9, Y8
+	VPSLLW       $4, Y8, Y8
+	VPOR         Y8, Y4, Y4
+	VPSRLW       $1, Y9, Y8
+	VPAND        Y14, Y8, Y8
+	VPSLLW       $4, Y8, Y8
+	VPOR         Y8, Y5, Y5
+	VPSRLW       $2, Y9, Y9
+	VPSHUFB      qdk4s<>+192(SB), Y12, Y6
+	VPSHUFB      qdk4s<>+224(SB), Y12, Y7
+	VPMADDUBSW   192(BX), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y0, Y0
+	VPMADDUBSW   224(BX), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y0, Y0
+	VPMADDUBSW   192(BX)(R8*1), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y1, Y1
+	VPMADDUBSW   224(BX)(R8*1), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y1, Y1
+	VPMADDUBSW   192(BX)(R8*2), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y2, Y2
+	VPMADDUBSW   224(BX)(R8*2), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y2, Y2
+	VPMADDUBSW   192(R9), Y4, Y8
+	VPMADDWD     Y6, Y8, Y8
+	VPADDD       Y8, Y3, Y3
+	VPMADDUBSW   224(R9), Y5, Y8
+	VPMADDWD     Y7, Y8, Y8
+	VPADDD       Y8, Y3, Y3
+	VPHADDD      Y1, Y0, Y4
+	VPHADDD      Y3, Y2, Y5
+	VPHADDD      Y5, Y4, Y4
+	VEXTRACTI128 $1, Y4, X5
+	VPADDD       X5, X4, X4
+	VMOVDQU      (R13), Y5
+	VMOVDQU      (R13)(R14*1), Y6
+	VPHADDW      Y6, Y5, Y5
+	VMOVDQU      (R13)(R14*2), Y6
+	VMOVDQU      (AX), Y7
+	VPHADDW      Y7, Y6, Y6
+	VPERMQ       $0x50, Y13, Y7
+	VPMADDWD     Y7, Y5, Y5
+	VPMADDWD     Y7, Y6, Y6
+	VPHADDD      Y6, Y5, Y5
+	VEXTRACTI128 $1, Y5, X6
+	VPADDD       X6, X5, X5
+	VMOVSS       (R10), X6
+	VINSERTPS    $0x10, (R10)(R11*1), X6, X6
+	VINSERTPS    $0x20, (R10)(R11*2), X6, X6
+	VINSERTPS    $0x30, (R12), X6, X6
+	VMOVD        (SI), X8
+	VCVTPH2PS    X8, X8
+	VBROADCASTSS X8, X9
+	VMOVSHDUP    X8, X8
+	VBROADCASTSS X8, X8
+	VMULPS       X6, X9, X9
+	VMULPS       X6, X8, X8
+	VCVTDQ2PS    X4, X4
+	VMULPS       X9, X4, X4
+	VADDPS       X4, X10, X10
+	VCVTDQ2PS    X5, X5
+	VMULPS       X8, X5, X5
+	VADDPS       X5, X11, X11
+	ADDQ  $176, SI
+	ADDQ  $256, BX
+	ADDQ  $256, R9
+	ADDQ  $4, R10
+	ADDQ  $4, R12
+	ADDQ  $32, R13
+	ADDQ  $32, AX
+	DECQ  CX
+	JNZ   q5kTileAVX2_block
+q5kTileAVX2_store:
 	MOVQ out+0(FP), DI
 	MOVQ ldo+40(FP), DX
 	SHLQ $2, DX

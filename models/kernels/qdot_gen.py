@@ -903,8 +903,9 @@ def q6k_tile_avx2():
     kx_epilogue(name, 210, "X12", None)
 
 
-def q4k_tile():
-    name = "q4kTileVNNI512"
+def q4k_tile(q5=False):
+    name = "q5kTileVNNI512" if q5 else "q4kTileVNNI512"
+    bb, qo = (176, 48) if q5 else (144, 16)
     p(f"// func {name}(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)")
     p("// One Q4_K row × tokens 0-3 of a Q8_K activation (x rows cols bytes apart,")
     p("// xd nb floats, xs cols/16 sums): out[t*ldo]. Each 64 values of the row are")
@@ -930,6 +931,8 @@ def q4k_tile():
     p("\tADDQ R14, AX")
     p("\tMOVQ nb+48(FP), CX")
     bytes_const("0x0f0f0f0f", "X15", "Z15", reg="DX")
+    if q5:
+        bytes_const("0x01010101", "X14", "Z14", reg="DX")
     for j in range(4):
         p(f"\tVMOVDQU64 qdk4<>+{64*j}(SB), Z{24+j}")
     p("\tVXORPS X16, X16, X16")
@@ -956,11 +959,20 @@ def q4k_tile():
     for t in range(4):
         p(f"\tVPXORD Z{t}, Z{t}, Z{t}")
     xa = ["(BX)", "(BX)(R8*1)", "(BX)(R8*2)", "(R9)"]
+    if q5:
+        p("\tVMOVDQU      16(SI), Y10")
+        p("\tVPSRLW       $1, Y10, Y11")
+        p("\tVINSERTI64X4 $1, Y11, Z10, Z10")
     for j in range(4):
-        p(f"\tVMOVDQU      {16+32*j}(SI), Y4")
+        p(f"\tVMOVDQU      {qo+32*j}(SI), Y4")
         p("\tVPSRLW       $4, Y4, Y6")
         p("\tVINSERTI64X4 $1, Y6, Z4, Z4")
         p("\tVPANDD       Z15, Z4, Z4")
+        if q5:
+            p("\tVPANDD       Z14, Z10, Z11")
+            p("\tVPSLLW       $4, Z11, Z11")
+            p("\tVPORD        Z11, Z4, Z4")
+            p("\tVPSRLW       $2, Z10, Z10")
         p(f"\tVPERMW       Z12, Z{24+j}, Z5")
         for t in range(4):
             p(f"\tVPMADDUBSW   {64*j}{xa[t]}, Z4, Z{6+t}")
@@ -969,7 +981,7 @@ def q4k_tile():
         p(f"\tVEXTRACTI64X4 $1, Z{t}, Y4")
         p(f"\tVPADDD        Y4, Y{t}, Y{t}")
     q4k_finish("X16", "X17")
-    p("\tADDQ  $144, SI")
+    p(f"\tADDQ  ${bb}, SI")
     p("\tADDQ  $256, BX")
     p("\tADDQ  $256, R9")
     p("\tADDQ  $4, R10")
@@ -1076,8 +1088,9 @@ def avx2_tile(f):
     p()
 
 
-def q4k_tile_avx2():
-    name = "q4kTileAVX2"
+def q4k_tile_avx2(q5=False):
+    name = "q5kTileAVX2" if q5 else "q4kTileAVX2"
+    bb, qo = (176, 48) if q5 else (144, 16)
     p(f"// func {name}(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)")
     p("// q4kTileVNNI512 in ymm: one Q4_K row × tokens 0-3; Y0-Y3 the tokens' int")
     p("// sums, Y12 the 8 scale words in both lanes (picked per 32 values by")
@@ -1100,6 +1113,8 @@ def q4k_tile_avx2():
     p("\tADDQ R14, AX")
     p("\tMOVQ nb+48(FP), CX")
     bytes_const("0x0f0f0f0f", "X15", "Y15", reg="DX")
+    if q5:
+        bytes_const("0x01010101", "X14", "Y14", reg="DX")
     p("\tVXORPS X10, X10, X10")
     p("\tVXORPS X11, X11, X11")
     p("\tTESTQ CX, CX")
@@ -1123,11 +1138,22 @@ def q4k_tile_avx2():
     for t in range(4):
         p(f"\tVPXOR Y{t}, Y{t}, Y{t}")
     xa = ["(BX)", "(BX)(R8*1)", "(BX)(R8*2)", "(R9)"]
+    if q5:
+        p("\tVMOVDQU      16(SI), Y9")
     for j in range(4):
-        p(f"\tVMOVDQU      {16+32*j}(SI), Y4")
+        p(f"\tVMOVDQU      {qo+32*j}(SI), Y4")
         p("\tVPSRLW       $4, Y4, Y5")
         p("\tVPAND        Y15, Y4, Y4")
         p("\tVPAND        Y15, Y5, Y5")
+        if q5:
+            p("\tVPAND        Y14, Y9, Y8")
+            p("\tVPSLLW       $4, Y8, Y8")
+            p("\tVPOR         Y8, Y4, Y4")
+            p("\tVPSRLW       $1, Y9, Y8")
+            p("\tVPAND        Y14, Y8, Y8")
+            p("\tVPSLLW       $4, Y8, Y8")
+            p("\tVPOR         Y8, Y5, Y5")
+            p("\tVPSRLW       $2, Y9, Y9")
         p(f"\tVPSHUFB      qdk4s<>+{64*j}(SB), Y12, Y6")
         p(f"\tVPSHUFB      qdk4s<>+{64*j+32}(SB), Y12, Y7")
         for t in range(4):
@@ -1138,7 +1164,7 @@ def q4k_tile_avx2():
             p("\tVPMADDWD     Y7, Y8, Y8")
             p(f"\tVPADDD       Y8, Y{t}, Y{t}")
     q4k_finish("X10", "X11")
-    p("\tADDQ  $144, SI")
+    p(f"\tADDQ  ${bb}, SI")
     p("\tADDQ  $256, BX")
     p("\tADDQ  $256, R9")
     p("\tADDQ  $4, R10")
@@ -1235,9 +1261,11 @@ i8_tile()
 for f in ["q4k", "q5k", "q6k"]:
     kquant512(f)
 q4k_tile()
+q4k_tile(q5=True)
 for f in ["q40", "q80b", "i4q8"]:
     avx2_tile(f)
 q4k_tile_avx2()
+q4k_tile_avx2(q5=True)
 q6k_tile()
 q6k_tile_avx2()
 avx2_i4q8()

@@ -183,7 +183,7 @@ func (b *batch) i8TiledRange(r0, r1 int) {
 	}
 }
 
-// kTokens is the token width of the Q4_K and Q6_K tiles: one row × 4
+// kTokens is the token width of the Q4_K, Q5_K and Q6_K tiles: one row × 4
 // tokens, each 64 (AVX2: 32) weights unpacked once for the 4 tokens, each
 // super-block ended for the 4 tokens at once in the lanes of one vector, in
 // dotQ4KGo's (dotQ6KGo's) float steps.
@@ -192,10 +192,10 @@ const kTokens = 4
 // kTileOK reports whether the batched op takes the K-quant tile (VNNI on
 // zmm, or its AVX2 twin).
 func kTileOK(op, n int) bool {
-	return !noTiles && isa >= isaAVX2 && (op == opMatVecQ4K || op == opMatVecQ6K) && n >= kTokens
+	return !noTiles && isa >= isaAVX2 && (op == opMatVecQ4K || op == opMatVecQ5K || op == opMatVecQ6K) && n >= kTokens
 }
 
-// kTiledRange runs rows [r0, r1) of the batched Q4_K or Q6_K product.
+// kTiledRange runs rows [r0, r1) of the batched Q4_K, Q5_K or Q6_K product.
 func (b *batch) kTiledRange(r0, r1 int) {
 	rows, cols := b.rows, b.cols
 	nb := cols / QK

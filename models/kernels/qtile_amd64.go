@@ -62,6 +62,12 @@ func q4kTileVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo,
 func q4kTileAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)
 
 //go:noescape
+func q5kTileVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)
+
+//go:noescape
+func q5kTileAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)
+
+//go:noescape
 func q6kTileVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)
 
 //go:noescape
@@ -74,6 +80,10 @@ func kTileAsm(op int, out *float32, w *byte, x *int8, xd *float32, xs *int16, ld
 		q6kTileVNNI512(out, w, x, xd, xs, ldo, nb, cols)
 	case op == opMatVecQ6K:
 		q6kTileAVX2(out, w, x, xd, xs, ldo, nb, cols)
+	case op == opMatVecQ5K && isa >= isaAVX512VNNI:
+		q5kTileVNNI512(out, w, x, xd, xs, ldo, nb, cols)
+	case op == opMatVecQ5K:
+		q5kTileAVX2(out, w, x, xd, xs, ldo, nb, cols)
 	case isa >= isaAVX512VNNI:
 		q4kTileVNNI512(out, w, x, xd, xs, ldo, nb, cols)
 	default:
