@@ -38,6 +38,8 @@ func scaleAsm(x []float32, s float32) { panic("kernels: no asm") }
 
 func qfTileRows() int { return 2 }
 
+func qfTileTokens() int { return 4 }
+
 func qfMatVecAsm(q *qfProd, out []float32, w []byte, scale, x []float32, cols int) {
 	panic("kernels: no asm")
 }

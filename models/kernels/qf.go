@@ -171,9 +171,6 @@ func (q *qfProd) matVecRange(out, x []float32, cols, r0, r1 int) {
 	}
 }
 
-// qfTokens is the token width of the batched tiles.
-const qfTokens = 4
-
 // matMulRange computes rows [r0, r1) of every token of the batched product.
 // Tokens go in chunks whose activations stay in L2 while each row tile
 // meets all of them.
@@ -181,7 +178,8 @@ func (q *qfProd) matMulRange(out, x []float32, rows, cols, n, r0, r1 int) {
 	if r1 <= r0 {
 		return
 	}
-	tc := max(qfTokens, (192<<10)/4/max(cols, 1)/qfTokens*qfTokens)
+	tt := qfTileTokens()
+	tc := max(tt, (192<<10)/4/max(cols, 1)/tt*tt)
 	tr := qfTileRows()
 	tiles := useAsm && cols >= 8 && cols%8 == 0
 	for t0 := 0; t0 < n; t0 += tc {
@@ -190,7 +188,7 @@ func (q *qfProd) matMulRange(out, x []float32, rows, cols, n, r0, r1 int) {
 		if tiles {
 			for ; r+tr <= r1; r += tr {
 				t := t0
-				for ; t+qfTokens <= t1; t += qfTokens {
+				for ; t+tt <= t1; t += tt {
 					qfTileAsm(q, &out[t*rows+r], unsafe.Pointer(&q.w[r*cols]), &q.scale[r], &x[t*cols], cols, rows)
 				}
 				for ; t < t1; t++ {

@@ -40,13 +40,15 @@ func i8f32MatVecAVX512(out *float32, w *byte, scale, x *float32, rows, cols int)
 //go:noescape
 func i8f32Tile4x4AVX512(out *float32, w *byte, scale, x *float32, cols, ldo int)
 
-// qfTileRows is the weight rows of the batched tile in use.
+// qfTileRows and qfTileTokens are the shape of the batched tile in use.
 func qfTileRows() int {
 	if isa >= isaAVX512 {
 		return 4
 	}
 	return 2
 }
+
+func qfTileTokens() int { return 4 }
 
 // qfMatVecAsm computes len(out) rows; w and scale start at the first; cols >= 8.
 func qfMatVecAsm(q *qfProd, out []float32, w []byte, scale, x []float32, cols int) {
@@ -67,8 +69,8 @@ func qfMatVecAsm(q *qfProd, out []float32, w []byte, scale, x []float32, cols in
 	}
 }
 
-// qfTileAsm runs one batched tile: qfTileRows() rows from w × qfTokens
-// tokens from x, into out[t*ldo+r]; cols is a positive multiple of 8.
+// qfTileAsm runs one batched tile: qfTileRows() rows from w ×
+// qfTileTokens() tokens from x, into out[t*ldo+r]; cols is a positive multiple of 8.
 func qfTileAsm(q *qfProd, out *float32, w unsafe.Pointer, scale, x *float32, cols, ldo int) {
 	wp := (*byte)(w)
 	switch p := q.fmt.fp8; {

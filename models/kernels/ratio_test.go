@@ -115,25 +115,60 @@ func TestKernelRatios(t *testing.T) {
 	// prefill path (dequantize the whole matrix, then MatMul).
 	const n = 64
 	bout := make([]float32, n*rows)
+	// Which kernel sets have tiles for each batched product (qtile.go).
+	tiles := map[string]isaLevel{"I8": isaAVX512VNNI, "Q5_0": isaAVX512VNNI,
+		"Q4_0": isaAVX2, "Q8_0B": isaAVX2, "Q4_K": isaAVX2, "Q5_K": isaAVX2, "Q6_K": isaAVX2}
 	for _, c := range batchCases(rng, rows, cols, n) {
+		first, ok := tiles[c.name]
+		if !ok {
+			continue
+		}
 		tiled := func() { c.matMul(bout, n) }
 		rowsOf := func() { noTiles = true; c.matMul(bout, n); noTiles = false }
 		name := fmt.Sprintf("MatMul%s %dx%dx%d", c.name, rows, cols, n)
 		for _, l := range levels {
-			row(name+" tiles", l, tiled, l, rowsOf)
+			if l >= first && (l != isaAVX512 || first == isaAVX2) {
+				row(name+" tiles vs rows of MatVecs", l, tiled, l, rowsOf)
+			}
 		}
-		row(name+" tiles vs AVX2 rows", top, tiled, isaAVX2, rowsOf)
+		if top > isaAVX2 {
+			row(name+" tiles vs AVX2 rows", top, tiled, isaAVX2, rowsOf)
+		}
 	}
+	// The old prefill path dequantized the whole matrix (FP8 by Go table
+	// lookups, int8 by ScaleI8's assembly), then ran MatMul.
 	xb := randVec(rng, n*cols)
 	whole := make([]float32, rows*cols)
-	for _, c := range qfCases(rng, rows, cols) {
+	for _, f := range []FP8{E4M3, E5M2} {
+		old := func() {
+			for r := 0; r < rows; r++ {
+				DequantizeFP8(whole[r*cols:(r+1)*cols], codes[r*cols:(r+1)*cols], scale[r], f)
+			}
+			MatMul(bout, whole, xb, rows, cols, n)
+		}
 		for _, l := range levels {
-			// The old path dequantized the whole matrix in Go first; a copy
-			// stands for that here, so the ratio understates the gain.
-			row(fmt.Sprintf("MatMul%s %dx%dx%d (old: copy+MatMul)", c.name, rows, cols, n), l, func() { c.matMul(bout, xb, n) }, isaAVX2, func() {
-				copy(whole, c.w)
-				MatMul(bout, whole, xb, rows, cols, n)
-			})
+			row(fmt.Sprintf("MatMulFP8 %v %dx%dx%d", f, rows, cols, n), l, func() { MatMulFP8(bout, codes, scale, xb, rows, cols, n, f) }, isaAVX2, old)
+		}
+	}
+	oldI8 := func() {
+		for r := 0; r < rows; r++ {
+			ScaleI8(whole[r*cols:(r+1)*cols], q[r*cols:(r+1)*cols], scale[r])
+		}
+		MatMul(bout, whole, xb, rows, cols, n)
+	}
+	for _, l := range levels {
+		row(fmt.Sprintf("MatMulI8F32 %dx%dx%d", rows, cols, n), l, func() { MatMulI8F32(bout, q, scale, xb, rows, cols, n) }, isaAVX2, oldI8)
+	}
+	for _, c := range []l4Case{newL4Case(rng, &Int4Levels, "int4-g32", rows, cols, 32)} {
+		old := func() {
+			rb, ng := (cols+1)/2, (cols+c.g-1)/c.g
+			for r := 0; r < rows; r++ {
+				DequantizeLUT4(whole[r*cols:], c.packed[r*rb:], c.scale[r*ng:], c.levels, c.g, cols)
+			}
+			MatMul(bout, whole, xb, rows, cols, n)
+		}
+		for _, l := range levels {
+			row(fmt.Sprintf("MatMulLUT4 %s %dx%dx%d", c.name, rows, cols, n), l, func() { c.matMul(bout, xb, n) }, isaAVX2, old)
 		}
 	}
 	wh := randF16(rng, rows*cols)
