@@ -13,9 +13,10 @@ import (
 // in the same lanes and order as MatVec/MatMul on the widened float32
 // weights, so MatVecF16(w) and MatMulF16(w) give bitwise the results of
 // MatVec and MatMul on f16ToF32(w) (gguf.F16ToF32), on every implementation
-// and thread count, while reading half the bytes. (With CHAT_GEMM=1 both
-// MatMul and MatMulF16 take their GEMM paths for 16+ tokens, f16gemm.go:
-// then MatMulF16 gives bitwise MatMul's results on the widened weights, not
+// and thread count, while reading half the bytes. (With CHAT_GEMM=1 MatMul
+// takes its GEMM path for 16+ tokens, and so does MatMulF16 on AVX-512 CPUs
+// (f16gemm.go; on AVX2 widening the rows cost what the GEMM saved): then
+// MatMulF16 gives bitwise MatMul's results on the widened weights, not
 // MatVecF16's.)
 
 // MatVecF16 computes out[r] = Σ_c f32(w[r*cols+c])·x[c] for r < rows, w
@@ -43,7 +44,7 @@ func MatMulF16(out []float32, w []uint16, x []float32, rows, cols, n int) {
 		MatVecF16(out, w, x, rows, cols)
 		return
 	}
-	if gemmOK(rows, cols, n) {
+	if gemmOK(rows, cols, n) && gemmAVX512 {
 		gemmMatMulF16(out, w, x, rows, cols, n)
 		return
 	}

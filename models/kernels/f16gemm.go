@@ -2,12 +2,13 @@ package kernels
 
 import "sync"
 
-// MatMulF16's GEMM path (with CHAT_GEMM=1, as MatMul's: its sums round as
-// the float32 GEMM's, not as MatVecF16's): each row block of the f16 weights
+// MatMulF16's GEMM path (with CHAT_GEMM=1 on AVX-512 CPUs: its sums round
+// as the float32 GEMM's, not as MatVecF16's): each row block of the f16 weights
 // (gemmRowBlockBytes of float32) is widened once into a buffer that stays in
 // L2, then meets every panel of the packed activations through the float32
-// GEMM tiles (AVX-512 12×32 or AVX2 6×16). Widening costs one VCVTPH2PS per
-// 8 weights per call, against the 12×32 tile's 384 FMAs per weight load.
+// GEMM's 12×32 tiles. Widening costs one VCVTPH2PS per 8 weights per call;
+// with the AVX2 6×16 tiles that ate the gain (0.92× MatMulF16's own tiles,
+// TestKernelRatios), so AVX2 CPUs keep those.
 
 // f16Blocks holds the widened row blocks, one per concurrent range.
 var f16Blocks = sync.Pool{New: func() any { return new(gemmBuf) }}

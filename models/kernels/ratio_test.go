@@ -10,7 +10,8 @@ import (
 )
 
 // TestKernelRatios prints, for each new kernel, the fastest of many calls
-// of it and of the path it replaces, measured in the same run on one thread,
+// of it and of the path it replaces (alternating, five 100 ms windows each),
+// measured in the same run on one thread,
 // and their ratio; each line names the kernel set (ISA) it ran on. On a
 // machine shared with other work the minimum approximates the undisturbed
 // speed far better than a benchmark's mean. Run with
@@ -23,10 +24,8 @@ func TestKernelRatios(t *testing.T) {
 		t.Skip("set CHAT_KERNELS_RATIOS=1 to run")
 	}
 	rng := rand.New(rand.NewPCG(1, 1))
-	minOf := func(f func()) time.Duration {
-		f()
-		best := time.Duration(1 << 62)
-		for start := time.Now(); time.Since(start) < 400*time.Millisecond; {
+	minOf := func(f func(), best time.Duration) time.Duration {
+		for start := time.Now(); time.Since(start) < 100*time.Millisecond; {
 			t0 := time.Now()
 			f()
 			best = min(best, time.Since(t0))
@@ -36,10 +35,14 @@ func TestKernelRatios(t *testing.T) {
 	fmt.Printf("host kernel set: %s\n", isaNames[startISA])
 	fmt.Printf("%-44s %-11s %10s %-11s %10s %7s\n", "product", "isa (new)", "new", "isa (old)", "old", "old/new")
 	row := func(name string, ln isaLevel, fn func(), lo isaLevel, fo func()) {
-		var dn, do time.Duration
+		// Alternate the two in short windows, so a busy spell on the machine
+		// does not land on one of them only.
+		dn, do := time.Duration(1<<62), time.Duration(1<<62)
 		withThreads(1, func() {
-			withISA(lo, func() { do = minOf(fo) })
-			withISA(ln, func() { dn = minOf(fn) })
+			for range 5 {
+				withISA(lo, func() { do = minOf(fo, do) })
+				withISA(ln, func() { dn = minOf(fn, dn) })
+			}
 		})
 		fmt.Printf("%-44s %-11s %10v %-11s %10v %6.2f×\n", name, isaNames[ln], dn.Round(time.Microsecond/10), isaNames[lo], do.Round(time.Microsecond/10), do.Seconds()/dn.Seconds())
 	}
