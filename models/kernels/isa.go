@@ -47,6 +47,10 @@ var (
 // wider kernels keep each output's float operations in the same order.
 func ISA() string { return isaNames[isa] }
 
+// Impl is ISA, under the name callers used before there were several
+// assembly levels.
+func Impl() string { return ISA() }
+
 // capISA returns the level env names, if it is one this CPU runs and no
 // higher than host; host otherwise.
 func capISA(host isaLevel, env string) isaLevel {
