@@ -25,14 +25,15 @@ type AWQOptions struct {
 // AWQResult is a layer quantized by AWQ: it computes Q·(x/InScale), where Q
 // is the int4-group matrix of W·diag(InScale).
 type AWQResult struct {
-	Q       *Int4Groups
+	Q       *Int4Codes
 	InScale []float32 // [cols], s
 	Alpha   float64   // the chosen exponent (0: plain round-to-nearest was best)
 }
 
 // AWQ searches per-input-channel scales for the row-major [rows][cols]
 // weight w on calibration activations x ([n][cols]) and quantizes
-// W·diag(s) to int4 groups of opt.Group by round-to-nearest (NewInt4Groups).
+// W·diag(s) to int4 groups of opt.Group by round-to-nearest
+// (RoundToNearestInt4).
 // The error it minimizes is Σ over tokens and rows of (x·wᵀ − x·ŵᵀ)², with
 // ŵ = dequantized(Q(W·diag(s)))·diag(1/s); α = 0 (s = 1, round-to-nearest)
 // is on the grid, so the result is never worse than round-to-nearest on x.
@@ -92,11 +93,11 @@ func AWQ(w []float32, rows, cols int, x []float32, n int, opt AWQOptions) (*AWQR
 				ws[r*cols+c] = w[r*cols+c] * s[c]
 			}
 		}
-		q, err := NewInt4Groups(ws, rows, cols, g)
+		q, err := RoundToNearestInt4(ws, rows, cols, g)
 		if err != nil {
 			return nil, fmt.Errorf("quant: awq: %w", err)
 		}
-		d := Dequantize(q)
+		d := q.Dequantize()
 		for i := range dw {
 			dw[i] = float32(float64(w[i]) - float64(d[i])/float64(s[i%cols]))
 		}

@@ -9,6 +9,64 @@ import (
 	"chat/models/kernels"
 )
 
+// calibRandMatrix is a weight matrix with an outlier and a zero row, as
+// real checkpoints have both.
+func calibRandMatrix(r *rand.Rand, rows, cols int) []float32 {
+	w := make([]float32, rows*cols)
+	for i := range w {
+		w[i] = float32(r.NormFloat64() * 0.05)
+	}
+	w[3*cols+1] = 2.5
+	clear(w[5*cols : 6*cols])
+	return w
+}
+
+// dequantAll returns the whole matrix m as float32.
+func dequantAll(m interface {
+	Rows() int
+	Cols() int
+	DequantizeRows(dst []float32, r0, r1 int)
+}) []float32 {
+	d := make([]float32, m.Rows()*m.Cols())
+	m.DequantizeRows(d, 0, m.Rows())
+	return d
+}
+
+// TestRoundToNearestInt4: every code and scale follows the int4 rule
+// (scale = max(max|group|, 1e-8)/7, code = clamp(round-half-even(w/scale),
+// -7, 7) + 8), including a zero row, an outlier and short last groups.
+func TestRoundToNearestInt4(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	const rows, cols = 9, 200
+	w := calibRandMatrix(r, rows, cols)
+	w[7*cols+4] = 0.5 * float32(7) // a tie once scaled
+	for _, g := range []int{32, 64, 128} {
+		m, err := RoundToNearestInt4(w, rows, cols, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rb, ng := (cols+1)/2, (cols+g-1)/g
+		for i, v := range w {
+			rw, c := i/cols, i%cols
+			var amax float32
+			for _, u := range w[rw*cols+c/g*g : rw*cols+min(c/g*g+g, cols)] {
+				amax = max(amax, float32(math.Abs(float64(u))))
+			}
+			s := max(amax, 1e-8) / 7
+			q := max(-7, min(7, math.RoundToEven(float64(v/s))))
+			if m.Scale[rw*ng+c/g] != s {
+				t.Fatalf("g%d: scale of w[%d] %g, want %g", g, i, m.Scale[rw*ng+c/g], s)
+			}
+			if code := m.Packed[rw*rb+c/2] >> (4 * (c & 1)) & 15; int(code) != int(q)+8 {
+				t.Fatalf("g%d: w[%d] = %g: code %d, want %d", g, i, v, code, int(q)+8)
+			}
+		}
+	}
+	if _, err := RoundToNearestInt4(w, rows, cols, 16); err == nil {
+		t.Error("group 16 accepted")
+	}
+}
+
 // correlated returns n tokens of cols activations that look like a
 // transformer's: a few latent factors mixed into every channel (so channels
 // are correlated and XᵀX is far from diagonal), per-channel magnitudes
@@ -92,7 +150,7 @@ func (p calibProblem) relErr(wq []float32, inScale []float32) float64 {
 func TestGPTQAWQBeatRTN(t *testing.T) {
 	p := newCalibProblem(7, 64, 256, 512)
 	for _, g := range []int{32, 64, 128} {
-		rtn, err := NewInt4Groups(p.w, p.rows, p.cols, g)
+		rtn, err := RoundToNearestInt4(p.w, p.rows, p.cols, g)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +162,7 @@ func TestGPTQAWQBeatRTN(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eR, eG, eA := p.relErr(Dequantize(rtn), nil), p.relErr(Dequantize(gq), nil), p.relErr(Dequantize(aq.Q), aq.InScale)
+		eR, eG, eA := p.relErr(rtn.Dequantize(), nil), p.relErr(gq.Dequantize(), nil), p.relErr(aq.Q.Dequantize(), aq.InScale)
 		t.Logf("int4-g%d output error: round-to-nearest %.4f, GPTQ %.4f (%.2f×), AWQ %.4f (%.2f×, α %.2f)",
 			g, eR, eG, eG/eR, eA, eA/eR, aq.Alpha)
 		if !(eG < 0.9*eR) {
@@ -121,12 +179,12 @@ func TestGPTQAWQBeatRTN(t *testing.T) {
 func TestGPTQDiagonalIsRTN(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	rows, cols := 16, 96
-	w := randMatrix(r, rows, cols)
+	w := calibRandMatrix(r, rows, cols)
 	x := make([]float32, cols*cols)
 	for c := 0; c < cols; c++ {
 		x[c*cols+c] = float32(1 + c%5)
 	}
-	rtn, _ := NewInt4Groups(w, rows, cols, 32)
+	rtn, _ := RoundToNearestInt4(w, rows, cols, 32)
 	gq, err := GPTQ(w, rows, cols, x, cols, GPTQOptions{Group: 32})
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +212,7 @@ func TestGPTQDeadColumns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := Dequantize(gq)
+	d := gq.Dequantize()
 	for r := 0; r < p.rows; r++ {
 		if d[r*p.cols+5] != 0 {
 			t.Fatalf("row %d: dead column dequantizes to %g", r, d[r*p.cols+5])
@@ -165,7 +223,7 @@ func TestGPTQDeadColumns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range Dequantize(gq) {
+	for _, v := range gq.Dequantize() {
 		if v != 0 {
 			t.Fatalf("all-dead layer dequantizes to %g", v)
 		}
@@ -192,12 +250,12 @@ func TestCalibKernelsExact(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		m    *Int4Groups
+		m    *Int4Codes
 		x    []float32
 	}{{"gptq", gq, x}, {"awq", aq.Q, xs}} {
 		want, got := make([]float32, p.rows), make([]float32, p.rows)
-		kernels.MatVec(want, Dequantize(c.m), c.x, p.rows, p.cols)
-		kernels.MatVecLUT4(got, c.m.Packed, c.m.Scale, &kernels.Int4Levels, c.m.G, c.x, p.rows, p.cols)
+		kernels.MatVec(want, c.m.Dequantize(), c.x, p.rows, p.cols)
+		kernels.MatVecLUT4(got, c.m.Packed, c.m.Scale, &kernels.Int4Levels, c.m.Group, c.x, p.rows, p.cols)
 		for i := range want {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 				t.Fatalf("%s: row %d: kernel %g, dequantized product %g", c.name, i, got[i], want[i])
@@ -257,7 +315,7 @@ func TestNF4(t *testing.T) {
 		}
 	}
 	const rows, cols = 9, 200
-	w := randMatrix(r, rows, cols)
+	w := calibRandMatrix(r, rows, cols)
 	for _, b := range []int{32, 64, 128} {
 		m, err := NewNF4Blocks(w, rows, cols, b)
 		if err != nil {
@@ -266,7 +324,7 @@ func TestNF4(t *testing.T) {
 		if m.Format() != "nf4-g"+map[int]string{32: "32", 64: "64", 128: "128"}[b] || m.Rows() != rows || m.Cols() != cols {
 			t.Fatalf("%s [%d][%d]", m.Format(), m.Rows(), m.Cols())
 		}
-		d := Dequantize(m)
+		d := dequantAll(m)
 		nb := (cols + b - 1) / b
 		var sq, sqErr float64
 		for i, v := range w {
@@ -365,12 +423,12 @@ func TestE5M2(t *testing.T) {
 		}
 	}
 	const rows, cols = 7, 100
-	w := randMatrix(r, rows, cols)
+	w := calibRandMatrix(r, rows, cols)
 	m, err := NewFP8E5M2Rows(w, rows, cols)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := Dequantize(m)
+	d := dequantAll(m)
 	for i, v := range w {
 		s := float64(m.Scale[i/cols])
 		// Half a step of a 2-bit mantissa, or of the subnormal step 2⁻¹⁶.

@@ -1,7 +1,6 @@
 package quant
 
 import (
-	"fmt"
 	"math"
 	"sort"
 
@@ -70,17 +69,13 @@ type FP8E5M2Rows struct {
 
 // NewFP8E5M2Rows quantizes w row by row to E5M2.
 func NewFP8E5M2Rows(w []float32, rows, cols int) (*FP8E5M2Rows, error) {
-	if err := checkShape("fp8-e5m2", w, rows, cols); err != nil {
+	if err := checkMatrix("fp8-e5m2", w, rows, cols); err != nil {
 		return nil, err
 	}
 	m := &FP8E5M2Rows{R: rows, C: cols, Codes: make([]uint8, rows*cols), Scale: make([]float32, rows)}
 	for r := 0; r < rows; r++ {
 		row := w[r*cols : (r+1)*cols]
-		amax := absMax(row)
-		if !finite(amax) {
-			return nil, fmt.Errorf("quant: fp8-e5m2: row %d holds a non-finite weight", r)
-		}
-		s := max(amax, minAmax) / E5M2Max
+		s := max(maxAbs(row), calibMinAmax) / E5M2Max
 		m.Scale[r] = s
 		codes := m.Codes[r*cols : (r+1)*cols]
 		for c, v := range row {

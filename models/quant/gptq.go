@@ -26,8 +26,8 @@ type GPTQOptions struct {
 const maxCalibCols = 16384
 
 // GPTQ quantizes the row-major [rows][cols] weight matrix w to int4 groups
-// (the Int4Groups format: symmetric codes in [-7, 7], one scale per group of
-// opt.Group values of a row, scale = max|group|/7), minimizing the output
+// (Int4Codes: symmetric codes in [-7, 7], one scale per group of opt.Group
+// values of a row, scale = max|group|/7), minimizing the output
 // error on the calibration activations x ([n][cols], row-major: the inputs
 // this layer sees, e.g. a few hundred tokens of text run through the float
 // model).
@@ -42,9 +42,9 @@ const maxCalibCols = 16384
 // columns after the block in one update at the block's end (the paper's lazy
 // batches, which give the same result with less memory traffic). Columns go
 // in their natural order (no act-order). Arithmetic is float64; the scales
-// and codes follow NewInt4Groups's float32 rule, so dequantizing gives
+// and codes follow RoundToNearestInt4's float32 rule, so dequantizing gives
 // float32(q)·scale exactly as for round-to-nearest.
-func GPTQ(w []float32, rows, cols int, x []float32, n int, opt GPTQOptions) (*Int4Groups, error) {
+func GPTQ(w []float32, rows, cols int, x []float32, n int, opt GPTQOptions) (*Int4Codes, error) {
 	g := opt.Group
 	if g != 32 && g != 64 && g != 128 {
 		return nil, fmt.Errorf("quant: gptq: group size %d, want 32, 64 or 128", g)
@@ -92,7 +92,7 @@ func GPTQ(w []float32, rows, cols int, x []float32, n int, opt GPTQOptions) (*In
 	}
 
 	rb, ng := (cols+1)/2, (cols+g-1)/g
-	m := &Int4Groups{R: rows, C: cols, G: g, Packed: make([]byte, rows*rb), Scale: make([]float32, rows*ng)}
+	m := newInt4Codes(rows, cols, g)
 	errs := make([]float64, rows*bs) // [rows][block] scaled errors of the current block
 	for i1 := 0; i1 < cols; i1 += bs {
 		i2 := min(i1+bs, cols)
@@ -103,7 +103,7 @@ func GPTQ(w []float32, rows, cols int, x []float32, n int, opt GPTQOptions) (*In
 					for _, v := range W[r*cols+i : r*cols+min(i+g, cols)] {
 						amax = max(amax, math.Abs(v))
 					}
-					m.Scale[r*ng+i/g] = max(float32(amax), minAmax) / 7
+					m.Scale[r*ng+i/g] = int4Scale(float32(amax))
 				}
 			}
 			d := U[i*cols+i]
@@ -111,9 +111,9 @@ func GPTQ(w []float32, rows, cols int, x []float32, n int, opt GPTQOptions) (*In
 			for r := 0; r < rows; r++ {
 				wr := W[r*cols : (r+1)*cols]
 				s := m.Scale[r*ng+i/g]
-				q := roundClamp(float32(wr[i])/s, 7)
-				m.Packed[r*rb+i/2] |= byte(int(q)+8) << (4 * (i & 1))
-				e := (wr[i] - float64(float32(q)*s)) / d
+				code := int4Code(float32(wr[i]), s)
+				m.Packed[r*rb+i/2] |= code << (4 * (i & 1))
+				e := (wr[i] - float64(float32(int(code)-8)*s)) / d
 				errs[r*bs+i-i1] = e
 				for j, u := range ui {
 					wr[i+1+j] -= e * u
@@ -141,7 +141,7 @@ func GPTQ(w []float32, rows, cols int, x []float32, n int, opt GPTQOptions) (*In
 
 // checkCalib checks a weight matrix and its calibration activations.
 func checkCalib(what string, w []float32, rows, cols int, x []float32, n int) error {
-	if err := checkShape(what, w, rows, cols); err != nil {
+	if err := checkMatrix(what, w, rows, cols); err != nil {
 		return err
 	}
 	if cols > maxCalibCols {
@@ -150,13 +150,8 @@ func checkCalib(what string, w []float32, rows, cols int, x []float32, n int) er
 	if n <= 0 || len(x) != n*cols {
 		return fmt.Errorf("quant: %s: %d calibration values for %d tokens of %d", what, len(x), n, cols)
 	}
-	for i, v := range w {
-		if !finite(v) || !finite(-v) {
-			return fmt.Errorf("quant: %s: row %d holds a non-finite weight", what, i/cols)
-		}
-	}
 	for i, v := range x {
-		if !finite(v) || !finite(-v) {
+		if !isFinite(v) {
 			return fmt.Errorf("quant: %s: calibration token %d holds a non-finite value", what, i/cols)
 		}
 	}

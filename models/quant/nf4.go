@@ -26,7 +26,7 @@ func NewNF4Blocks(w []float32, rows, cols, b int) (*NF4Blocks, error) {
 	if b != 32 && b != 64 && b != 128 {
 		return nil, fmt.Errorf("quant: nf4: block size %d, want 32, 64 or 128", b)
 	}
-	if err := checkShape(fmt.Sprintf("nf4-g%d", b), w, rows, cols); err != nil {
+	if err := checkMatrix(fmt.Sprintf("nf4-g%d", b), w, rows, cols); err != nil {
 		return nil, err
 	}
 	rb, nb := (cols+1)/2, (cols+b-1)/b
@@ -36,11 +36,7 @@ func NewNF4Blocks(w []float32, rows, cols, b int) (*NF4Blocks, error) {
 		p := m.Packed[r*rb : (r+1)*rb]
 		for j := 0; j < nb; j++ {
 			blk := row[j*b : min((j+1)*b, cols)]
-			amax := absMax(blk)
-			if !finite(amax) {
-				return nil, fmt.Errorf("quant: nf4: row %d holds a non-finite weight", r)
-			}
-			s := max(amax, minAmax)
+			s := max(maxAbs(blk), calibMinAmax)
 			m.Scale[r*nb+j] = s
 			for i, v := range blk {
 				c := j*b + i
