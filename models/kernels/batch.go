@@ -1,6 +1,9 @@
 package kernels
 
-import "fmt"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // Batched (prefill) versions of the int8 and block products: n activation
 // vectors, quantized per token, against one weight matrix. The rows are cut
@@ -25,6 +28,9 @@ type batch struct {
 	qx            []int8    // [n][cols] activations
 	dx            []float32 // per-token scales: [n] (I8) or [n][blocks]
 	xsum          []int16   // [n][cols/16] (Q8_K)
+	gb            int       // MatMulInt4Q8: blocks per scale group (sw)
+	xp            []byte    // activations packed for the tiles (qtile.go)
+	ntile         int       // whole 6-token tiles in xp
 	rows, cols, n int
 }
 
@@ -104,6 +110,29 @@ func checkBatchBlocks(fn string, out []float32, w []byte, xq []int8, xd []float3
 
 // runBatch splits b over the pool or runs it on this goroutine.
 func runBatch(b *batch) {
+	if off := tileOff(b.op); off > 0 && b.n >= tileTokens && b.rows >= tileRows {
+		// Pack the activations once for every worker's tiles.
+		b.ntile = b.n / tileTokens
+		need := b.ntile * tileTokens / 2 * (b.cols / Q8Block) * packBlock
+		pb := packBufs.Get().(*packBuf)
+		if cap(pb.b) < need+64 {
+			pb.b = make([]byte, need+64)
+		}
+		a := int(-uintptr(unsafe.Pointer(unsafe.SliceData(pb.b))) & 63) // 64-byte aligned
+		b.xp = pb.b[a : a+need]
+		packPairs(b.xp, b.op, off, b.qx, b.dx, b.cols, b.ntile*tileTokens/2)
+		defer packBufs.Put(pb)
+	}
+	if b.op == opMatVecI8 && i8TileOK(b.rows, b.cols, b.n) {
+		b.ntile = b.n / tileTokens
+		pb := packBufs.Get().(*packBuf)
+		if cap(pb.b) < 4*b.n {
+			pb.b = make([]byte, 4*b.n)
+		}
+		b.xp = pb.b[:4*b.n]
+		packI8(unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(b.xp))), b.n), b.qx, b.cols)
+		defer packBufs.Put(pb)
+	}
 	if b.rows*b.cols*b.n >= 2*parallelMin {
 		if j := defaultPool.acquire(); j != nil {
 			j.op, j.bt = opBatch, *b
@@ -118,6 +147,18 @@ func runBatch(b *batch) {
 // run computes rows [r0, r1) of every token.
 func (b *batch) run(r0, r1 int) {
 	if r1 <= r0 || b.n == 0 {
+		return
+	}
+	if kTileOK(b.op, b.n) {
+		b.kTiledRange(r0, r1)
+		return
+	}
+	if b.ntile > 0 && b.op == opMatVecI8 {
+		b.i8TiledRange(r0, r1)
+		return
+	}
+	if b.ntile > 0 {
+		b.tiledRange(r0, r1)
 		return
 	}
 	rows, cols := b.rows, b.cols
@@ -139,6 +180,8 @@ func (b *batch) run(r0, r1 int) {
 		rowBytes, xds, xss = cols/QK*Q5_KBytes, cols/QK, cols/16
 	case opMatVecQ6K:
 		rowBytes, xds, xss = cols/QK*Q6_KBytes, cols/QK, cols/16
+	case opMatVecI4Q8:
+		rowBytes, xds = cols/2, cols/Q8Block
 	}
 	rt := max(4, batchTile/max(rowBytes, 1)) &^ 3
 	tc := max(1, batchChunk/max(cols, 1))
@@ -155,7 +198,7 @@ func (b *batch) run(r0, r1 int) {
 				case opMatVecQ8:
 					matVecQ8Range(o, b.qw, b.sw, xq, xd, cols, ra, rb)
 				default:
-					blockRange(b.op, o, b.wb, xq, xd, b.xsum[t*xss:(t+1)*xss], cols, ra, rb)
+					blockRange(b.op, o, b.wb, b.sw, b.gb, xq, xd, b.xsum[t*xss:(t+1)*xss], cols, ra, rb)
 				}
 			}
 		}

@@ -69,7 +69,7 @@ func batchCases(rng *rand.Rand, rows, cols, n int) []batchCase {
 // bitwise, single-threaded and split over the pool, asm and Go.
 func TestMatMulInt8Bitwise(t *testing.T) {
 	rng := rand.New(rand.NewPCG(53, 54))
-	for _, sz := range [][3]int{{1, 256, 1}, {3, 256, 2}, {5, 512, 3}, {13, 256, 7}, {37, 768, 5}, {301, 1024, 9}} {
+	for _, sz := range [][3]int{{1, 256, 1}, {3, 256, 2}, {5, 512, 3}, {13, 256, 7}, {4, 256, 6}, {37, 768, 5}, {9, 512, 13}, {301, 1024, 9}, {70, 512, 25}} {
 		rows, cols, n := sz[0], sz[1], sz[2]
 		cases := batchCases(rng, rows, cols, n)
 		for _, asm := range impls() {

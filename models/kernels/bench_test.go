@@ -14,8 +14,23 @@ import (
 //	go test -run - -bench . ./models/kernels/
 
 func benchImpls(b *testing.B, f func(b *testing.B)) {
-	for _, asm := range impls() {
-		b.Run(implName(asm), func(b *testing.B) { withImpl(asm, func() { f(b) }) })
+	ls := []isaLevel{isaGo}
+	if startISA > isaGo {
+		ls = append(ls, startISA)
+	}
+	for _, l := range ls {
+		b.Run(isaNames[l], func(b *testing.B) { withISA(l, func() { f(b) }) })
+	}
+}
+
+// benchISAs runs f once per kernel set this CPU runs, named by it (ISA()),
+// on one thread: the ratios between one run's sub-benchmarks are the speedups
+// of the kernel sets, and each line names the ISA it ran on.
+func benchISAs(b *testing.B, f func(b *testing.B)) {
+	for _, l := range isaLevels(nil) {
+		b.Run(isaNames[l], func(b *testing.B) {
+			withISA(l, func() { withThreads(1, func() { f(b) }) })
+		})
 	}
 }
 

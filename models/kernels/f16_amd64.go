@@ -51,3 +51,11 @@ func matMulF16Asm(out []float32, w []uint16, x []float32, rows, cols, n, r0, r1 
 func ptrAtH(s []uint16, i int) *uint16 {
 	return (*uint16)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(s)), uintptr(i)*2))
 }
+
+//go:noescape
+func widenF16AVX2(dst *float32, src *uint16, n int)
+
+// widenF16Asm widens len(src) halves (a multiple of 8) into dst.
+func widenF16Asm(dst []float32, src []uint16) {
+	widenF16AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), len(src))
+}

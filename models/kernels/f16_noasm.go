@@ -9,3 +9,5 @@ func matVecF16Asm(out []float32, w []uint16, x []float32, cols, r0, r1 int) {
 func matMulF16Asm(out []float32, w []uint16, x []float32, rows, cols, n, r0, r1 int) {
 	panic("kernels: no asm")
 }
+
+func widenF16Asm(dst []float32, src []uint16) { panic("kernels: no asm") }

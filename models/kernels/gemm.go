@@ -169,29 +169,41 @@ func packPanels(xp, x []float32, cols, n, nr int) {
 // gemmRowGran. Whole tiles take rows up to the last multiple of 12 in the
 // range; the rest (only in the last range) take the MatVec-based kernel.
 func gemmRange(out, w, x, xp []float32, rows, cols, n, r0, r1 int) {
-	_, nr := gemmShape()
 	re := r0 + (r1-r0)/gemmRowGran*gemmRowGran
-	var c [gemmMaxTile]float32
 	if re > r0 {
-		_ = out[(n-1)*rows+re-1]
 		_ = w[re*cols-1]
-		rb := max(gemmRowGran, gemmRowBlockBytes/(4*cols)/gemmRowGran*gemmRowGran)
+		rb := gemmRowBlock(cols)
 		for b0 := r0; b0 < re; b0 += rb {
 			b1 := min(re, b0+rb)
-			for t0 := 0; t0 < n; t0 += nr {
-				pw := panelWidth(n, t0, nr)
-				nt := min(pw, n-t0)
-				_ = xp[(t0+pw)*cols-1]
-				xpp := &xp[t0*cols]
-				mr := gemmTileRows(pw == nr)
-				for r := b0; r < b1; r += mr {
-					gemmTile(pw == nr, &out[t0*rows+r], rows, nt, ptrAtF(w, r*cols), cols, xpp, &c)
-				}
-			}
+			gemmBlock(out, w[b0*cols:b1*cols], xp, rows, cols, n, b0, b1)
 		}
 	}
 	if re < r1 {
 		matMulRange(out, w, x, rows, cols, n, re, r1)
+	}
+}
+
+// gemmRowBlock is the rows of a row block, which stays in L2 while it meets
+// every panel.
+func gemmRowBlock(cols int) int {
+	return max(gemmRowGran, gemmRowBlockBytes/(4*cols)/gemmRowGran*gemmRowGran)
+}
+
+// gemmBlock runs the tiles of rows [b0, b1) (a multiple of 12), whose
+// weights are wb, against every panel of xp.
+func gemmBlock(out, wb, xp []float32, rows, cols, n, b0, b1 int) {
+	_, nr := gemmShape()
+	var c [gemmMaxTile]float32
+	_ = out[(n-1)*rows+b1-1]
+	for t0 := 0; t0 < n; t0 += nr {
+		pw := panelWidth(n, t0, nr)
+		nt := min(pw, n-t0)
+		_ = xp[(t0+pw)*cols-1]
+		xpp := &xp[t0*cols]
+		mr := gemmTileRows(pw == nr)
+		for r := b0; r < b1; r += mr {
+			gemmTile(pw == nr, &out[t0*rows+r], rows, nt, ptrAtF(wb, (r-b0)*cols), cols, xpp, &c)
+		}
 	}
 }
 

@@ -2,16 +2,10 @@
 
 package kernels
 
-import (
-	"os"
-
-	"golang.org/x/sys/cpu"
-)
-
-// gemmAVX512 selects the AVX-512 tiles (12 rows × 32 or 16 tokens in zmm)
-// over the AVX2 ones (6 rows × 16 or 12 rows × 8 tokens in ymm). CHAT_KERNELS=avx2
-// forces the AVX2 tiles, so both can be tested on an AVX-512 machine.
-var gemmAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && os.Getenv("CHAT_KERNELS") != "avx2"
+// gemmAVX512 (isa.go) selects the AVX-512 tiles (12 rows × 32 or 16 tokens
+// in zmm) over the AVX2 ones (6 rows × 16 or 12 rows × 8 tokens in ymm).
+// CHAT_KERNELS=avx2 forces the AVX2 tiles, so both can be tested on an
+// AVX-512 machine.
 
 const gemmHasAsm = true
 

@@ -81,7 +81,7 @@ func TestGEMM(t *testing.T) {
 				checkMatMulRef(t, what, out, w, x, c.rows, c.cols, c.n)
 				// The pure-Go MatMul agrees within the sum of both bounds.
 				goOut := make([]float32, len(out))
-				withImpl(false, func() { MatMul(goOut, w, x, c.rows, c.cols, c.n) })
+				withImpl(isaGo, func() { MatMul(goOut, w, x, c.rows, c.cols, c.n) })
 				for k := range goOut {
 					tok, r := k/c.rows, k%c.rows
 					_, abs := ref(w[r*c.cols:(r+1)*c.cols], x[tok*c.cols:(tok+1)*c.cols])
@@ -161,6 +161,7 @@ func TestGEMMStaysInBounds(t *testing.T) {
 						w, x, out := guarded(t, rows*cols), guarded(t, n*cols), guarded(t, n*rows)
 						MatMul(out, w, x, rows, cols, n)
 						checkMatMulRef(t, "guarded", out, w, x, rows, cols, n)
+						MatMulF16(out, guardedF16(t, rows*cols), x, rows, cols, n)
 					}
 				}
 			}
@@ -172,6 +173,7 @@ func TestGEMMAllocs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(45, 46))
 	rows, cols, n := 768, 512, 40 // two full panels and a half one (AVX2)
 	w, x, out := randVec(rng, rows*cols), randVec(rng, n*cols), make([]float32, n*rows)
+	wh := randF16(rng, rows*cols)
 	for _, avx512 := range gemmImpls() {
 		for _, th := range []int{1, 2} {
 			withThreads(th, func() {
@@ -179,6 +181,10 @@ func TestGEMMAllocs(t *testing.T) {
 					MatMul(out, w, x, rows, cols, n)
 					if a := testing.AllocsPerRun(20, func() { MatMul(out, w, x, rows, cols, n) }); a != 0 {
 						t.Errorf("%s threads=%d: GEMM MatMul allocates %v times per call", gemmName(avx512), th, a)
+					}
+					MatMulF16(out, wh, x, rows, cols, n)
+					if a := testing.AllocsPerRun(20, func() { MatMulF16(out, wh, x, rows, cols, n) }); a != 0 {
+						t.Errorf("%s threads=%d: GEMM MatMulF16 allocates %v times per call", gemmName(avx512), th, a)
 					}
 				})
 			})

@@ -2,26 +2,40 @@
 // matrix-matrix products, dot products and the small vector ops around them.
 //
 // Each exported function picks the fastest implementation this CPU supports at
-// start-up: AVX2+FMA Go assembly on amd64 CPUs that have it, the pure-Go
-// versions elsewhere. The pure-Go versions are the reference every SIMD version
-// is tested against. Setting CHAT_KERNELS=go in the environment (read once at
-// start-up) or building with the purego tag forces the pure-Go versions.
+// start-up (ISA, isa.go): AVX2+FMA Go assembly on amd64 CPUs that have it,
+// AVX-512 and VNNI variants where they pay, the pure-Go versions elsewhere.
+// The pure-Go versions are the reference every SIMD version is tested
+// against. CHAT_KERNELS=go|avx2|avx512 in the environment (read once
+// at start-up) caps the level; the purego build tag forces the pure-Go
+// versions.
 //
-// Products by weight format (all with AVX2 asm and pure-Go versions):
+// Products by weight format (all with AVX2 asm and pure-Go versions; the
+// AVX-512 and VNNI variants keep every output's float order, so results do
+// not depend on the kernel set unless a doc says so):
 //
 //   - float32: MatVec, MatMul (batched prefill); MatMul takes a register-tiled
 //     GEMM for 16+ tokens only with CHAT_GEMM=1 (gemm.go: its sums are not
 //     bitwise MatVec's).
 //   - float16 weights widened in registers: MatVecF16, MatMulF16 (f16.go),
-//     bitwise equal to MatVec/MatMul on the widened weights.
-//   - int8 weights times float32 activations (the course's exact Int8Linear):
-//     MatVecI8F32; ScaleI8 dequantises one row.
+//     bitwise equal to MatVec/MatMul on the widened weights (MatMulF16 takes
+//     the GEMM with CHAT_GEMM=1, f16gemm.go).
+//   - quantized weights dequantized in registers against float32 activations,
+//     bitwise MatVec/MatMul of the dequantized weights: int8 with a scale per
+//     row (the course's exact Int8Linear), MatVecI8F32 and MatMulI8F32
+//     (i8f32.go); FP8 E4M3/E5M2 with a scale per row, MatVecFP8 and MatMulFP8
+//     (qf.go); 4-bit codes through 16 levels with a scale per group (int4
+//     groups, NF4), MatVecLUT4 and MatMulLUT4 (lut4.go). ScaleI8,
+//     DequantizeFP8 and DequantizeLUT4 write those weights.
 //   - int8, activations quantized by the caller once per vector: MatVecI8
 //     (per-row scales), MatVecQ8_0 (blocks of 32), and their batched
 //     MatMulI8, MatMulQ8_0.
-//   - GGUF blocks as the raw tensor bytes (qblock.go): MatVecQ4_0 with a Q8_0
-//     activation; MatVecQ4_K, MatVecQ5_K, MatVecQ6_K with a Q8_K activation
-//     (QuantizeQ8_K); batched MatMulQ4_0 ... MatMulQ6_K (batch.go).
+//   - int4 groups with a Q8_0 activation (integer dots): MatVecInt4Q8,
+//     MatMulInt4Q8 (int4q8.go).
+//   - GGUF blocks as the raw tensor bytes (qblock.go): MatVecQ4_0,
+//     MatVecQ5_0, MatVecQ8_0Bytes with a Q8_0 activation; MatVecQ4_K,
+//     MatVecQ5_K, MatVecQ6_K with a Q8_K activation (QuantizeQ8_K); batched
+//     MatMulQ4_0 ... MatMulQ6_K (batch.go), with register tiles for Q4_0, Q5_0,
+//     Q8_0, int4, Q4_K, Q5_K, Q6_K and the per-row int8 (qtile.go).
 //
 // Exp and Softmax (exp.go) are the vectorised float32 exponential and the
 // softmax built on it; SwiGLU fuses the gated MLP activation; AttnScores and
@@ -38,21 +52,7 @@
 // wait for the pool but computes its product on its own goroutine.
 package kernels
 
-import (
-	"fmt"
-	"os"
-)
-
-// useAsm selects the assembly kernels.
-var useAsm = hasAsm && os.Getenv("CHAT_KERNELS") != "go"
-
-// Impl names the kernel set in use: "avx2" or "go".
-func Impl() string {
-	if useAsm {
-		return asmName
-	}
-	return "go"
-}
+import "fmt"
 
 // MatVec computes out[r] = dot(w[r*cols:(r+1)*cols], x) for r < rows.
 // w is row-major [rows][cols]; len(x) >= cols, len(out) >= rows.

@@ -8,11 +8,24 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// x/sys/cpu reports AVX2 only when the OS saves ymm state, so this is enough.
-// F16C (VCVTPH2PS, for the block scales) comes with every AVX2 CPU.
-var hasAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
-
-const asmName = "avx2"
+// x/sys/cpu reports AVX2 (AVX-512) only when the OS saves ymm (zmm) state,
+// so these are enough. F16C (VCVTPH2PS, for the block scales) comes with every
+// AVX2 CPU.
+var (
+	hasAsm  = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
+	hostISA = func() isaLevel {
+		x := cpu.X86
+		switch {
+		case !hasAsm:
+			return isaGo
+		case x.HasAVX512F && x.HasAVX512BW && x.HasAVX512DQ && x.HasAVX512VL && x.HasAVX512VNNI:
+			return isaAVX512VNNI
+		case x.HasAVX512F && x.HasAVX512BW && x.HasAVX512DQ && x.HasAVX512VL:
+			return isaAVX512
+		}
+		return isaAVX2
+	}()
+)
 
 //go:noescape
 func dotAVX2(a, b *float32, n int) float32

@@ -2,11 +2,14 @@
 
 package kernels
 
+import "unsafe"
+
 // No assembly on this architecture (or the purego tag is set): every kernel
 // runs its pure-Go version.
-const hasAsm = false
-
-const asmName = "go"
+const (
+	hasAsm  = false
+	hostISA = isaGo
+)
 
 func spinPause() {}
 
@@ -21,16 +24,48 @@ func q80DotsAsm(out []float32, w []int8, d []float32, x []int8, xd []float32, co
 	panic("kernels: no asm")
 }
 
-func blockDotsAsm(op int, out []float32, w []byte, xq []int8, xd []float32, xsums []int16, nb int) {
+func blockDotsAsm(op int, out []float32, w []byte, ws []float32, gb int, xq []int8, xd []float32, xsums []int16, nb int) {
 	panic("kernels: no asm")
 }
 
 func expAsm(dst, x []float32)                      { panic("kernels: no asm") }
 func softmaxExpAsm(x []float32, m float32) float32 { panic("kernels: no asm") }
 
-func i8f32MatVecAsm(out []float32, q []int8, scale, x []float32, cols int) { panic("kernels: no asm") }
-
 func swigluAsm(gate, up []float32) { panic("kernels: no asm") }
 
 func maxAsm(x []float32) float32      { panic("kernels: no asm") }
 func scaleAsm(x []float32, s float32) { panic("kernels: no asm") }
+
+func qfTileRows() int { return 2 }
+
+func qfTileTokens() int { return 4 }
+
+func qfMatVecAsm(q *qfProd, out []float32, w []byte, scale, x []float32, cols int) {
+	panic("kernels: no asm")
+}
+
+func qfTileAsm(q *qfProd, out *float32, w unsafe.Pointer, scale, x *float32, cols, ldo int) {
+	panic("kernels: no asm")
+}
+
+func l4TileRows() int { return 1 }
+
+func l4MatVecAsm(l *l4Prod, out []float32, w unsafe.Pointer, scale *float32, x []float32) {
+	panic("kernels: no asm")
+}
+
+func l4TileAsm(l *l4Prod, out *float32, w unsafe.Pointer, scale, x *float32) {
+	panic("kernels: no asm")
+}
+
+func tileAsm(op int, out *float32, w, xp *byte, ldo, nb int, ws *float32, gb, sstride int) {
+	panic("kernels: no asm")
+}
+
+func i8TileAsm(out *float32, w, x *int8, cols, ldo int, scale, xs *float32, xsum *int32) {
+	panic("kernels: no asm")
+}
+
+func kTileAsm(op int, out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int) {
+	panic("kernels: no asm")
+}

@@ -57,26 +57,37 @@ func ref(a, b []float32) (dot, abs float64) {
 	return
 }
 
-// impls lists the implementations to test: Go always, asm when the CPU has it.
-func impls() []bool {
-	if hasAsm {
-		return []bool{false, true}
+// impls lists the kernel sets to test: Go always, then every assembly level
+// this CPU runs (isaLevels).
+func impls() []isaLevel { return isaLevels(nil) }
+
+// startISA is the level chosen at start-up.
+var startISA = isa
+
+func implName(l isaLevel) string { return isaNames[l] }
+
+// withImpl runs f with kernel set l.
+func withImpl(l isaLevel, f func()) { withISA(l, f) }
+
+// isaLevels lists every kernel set this CPU runs, from Go up; t, when not
+// nil, logs the levels it cannot run (their tests are skipped).
+func isaLevels(t testing.TB) []isaLevel {
+	var ls []isaLevel
+	for l := isaGo; l <= isaAVX512VNNI; l++ {
+		if runnable(l) {
+			ls = append(ls, l)
+		} else if t != nil {
+			t.Logf("skipping %s: this CPU does not have it", isaNames[l])
+		}
 	}
-	return []bool{false}
+	return ls
 }
 
-func implName(asm bool) string {
-	if asm {
-		return asmName
-	}
-	return "go"
-}
-
-// withImpl runs f with the asm kernels switched on or off.
-func withImpl(asm bool, f func()) {
-	old := useAsm
-	useAsm = asm
-	defer func() { useAsm = old }()
+// withISA runs f with kernel set l.
+func withISA(l isaLevel, f func()) {
+	old, oldGEMM := isa, gemmAVX512
+	setISA(l)
+	defer func() { setISA(old); gemmAVX512 = oldGEMM }()
 	f()
 }
 

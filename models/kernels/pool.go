@@ -45,11 +45,16 @@ const (
 	opMatVecQ4K
 	opMatVecQ5K
 	opMatVecQ6K
-	opBatch // the batched products: job.bt
-	opMatVecI8F32
+	opMatVecI4Q8 // int4 groups × Q8_0 activations (int4q8.go)
+	opBatch      // the batched products: job.bt
+	opMatVecQF   // float-activation products of quantized weights: j.qf
+	opMatMulQF
+	opMatVecL4 // 4-bit table products: j.l4
+	opMatMulL4
 	opGEMM // MatMul's GEMM path (gemm.go): j.dx holds the packed x
 	opMatVecF16
 	opMatMulF16
+	opGEMMF16 // MatMulF16's GEMM path: j.wh, j.dx the packed x
 )
 
 // Worker states. The caller moves idle→posted; the worker takes a job with
@@ -86,6 +91,8 @@ type job struct {
 	wb            []byte
 	xsum          []int16
 	wh            []uint16 // f16 weights (f16.go)
+	qf            qfProd   // qf.go
+	l4            l4Prod   // lut4.go
 	bt            batch
 	chunk, chunks int
 	_             [64]byte
@@ -192,6 +199,7 @@ func (p *pool) exec(gran int) {
 	// Don't keep the operands alive.
 	j.out, j.w, j.x, j.qw, j.sw, j.qx, j.dx = nil, nil, nil, nil, nil, nil, nil
 	j.wb, j.xsum, j.wh = nil, nil, nil
+	j.qf, j.l4 = qfProd{}, l4Prod{}
 	j.bt = batch{}
 	p.mu.Unlock()
 }
@@ -213,18 +221,26 @@ func (j *job) drain() {
 			matVecI8Range(j.out, j.qw, j.sw, j.qx, j.sx, j.cols, r0, r1)
 		case opMatVecQ8:
 			matVecQ8Range(j.out, j.qw, j.sw, j.qx, j.dx, j.cols, r0, r1)
-		case opMatVecQ4_0, opMatVecQ8B, opMatVecQ5_0, opMatVecQ4K, opMatVecQ5K, opMatVecQ6K:
-			blockRange(j.op, j.out, j.wb, j.qx, j.dx, j.xsum, j.cols, r0, r1)
+		case opMatVecQ4_0, opMatVecQ8B, opMatVecQ5_0, opMatVecQ4K, opMatVecQ5K, opMatVecQ6K, opMatVecI4Q8:
+			blockRange(j.op, j.out, j.wb, j.sw, j.n, j.qx, j.dx, j.xsum, j.cols, r0, r1)
 		case opBatch:
 			j.bt.run(r0, r1)
-		case opMatVecI8F32:
-			matVecI8F32Range(j.out, j.qw, j.sw, j.x, j.cols, r0, r1)
+		case opMatVecQF:
+			j.qf.matVecRange(j.out, j.x, j.cols, r0, r1)
+		case opMatMulQF:
+			j.qf.matMulRange(j.out, j.x, j.rows, j.cols, j.n, r0, r1)
+		case opMatVecL4:
+			j.l4.matVecRange(j.out, j.x, j.cols, r0, r1)
+		case opMatMulL4:
+			j.l4.matMulRange(j.out, j.x, j.rows, j.cols, j.n, r0, r1)
 		case opGEMM:
 			gemmRange(j.out, j.w, j.x, j.dx, j.rows, j.cols, j.n, r0, r1)
 		case opMatVecF16:
 			matVecF16Range(j.out, j.wh, j.x, j.cols, r0, r1)
 		case opMatMulF16:
 			matMulF16Range(j.out, j.wh, j.x, j.rows, j.cols, j.n, r0, r1)
+		case opGEMMF16:
+			gemmRangeF16(j.out, j.wh, j.x, j.dx, j.rows, j.cols, j.n, r0, r1)
 		}
 	}
 }

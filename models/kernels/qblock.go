@@ -152,23 +152,25 @@ func checkBlocks(fn string, out []float32, w []byte, xq []int8, xd []float32, xs
 // small or the pool is busy. Sizes count weight values, as for the int8
 // products.
 func runBlocks(op int, out []float32, w []byte, xq []int8, xd []float32, xsums []int16, rows, cols int) {
+	runBlocksScaled(op, out, w, nil, 0, xq, xd, xsums, rows, cols)
+}
+
+// runBlocksScaled is runBlocks with the float32 group scales ws (gb blocks
+// per group) of MatVecInt4Q8.
+func runBlocksScaled(op int, out []float32, w []byte, ws []float32, gb int, xq []int8, xd []float32, xsums []int16, rows, cols int) {
 	if rows*cols >= 2*parallelMin {
 		if j := defaultPool.acquire(); j != nil {
-			j.op, j.out, j.wb, j.qx, j.dx, j.xsum = op, out, w, xq, xd, xsums
-			j.rows, j.cols = rows, cols
+			j.op, j.out, j.wb, j.sw, j.qx, j.dx, j.xsum = op, out, w, ws, xq, xd, xsums
+			j.rows, j.cols, j.n = rows, cols, gb
 			defaultPool.exec(4)
 			return
 		}
 	}
-	blockRange(op, out, w, xq, xd, xsums, cols, 0, rows)
+	blockRange(op, out, w, ws, gb, xq, xd, xsums, cols, 0, rows)
 }
 
-// blockRange computes rows [r0, r1) of a block product.
-func blockRange(op int, out []float32, w []byte, xq []int8, xd []float32, xsums []int16, cols, r0, r1 int) {
-	if r1 <= r0 {
-		return
-	}
-	var bs, bb int
+// blockGeom returns the values and bytes per block of op's weights.
+func blockGeom(op int) (bs, bb int) {
 	switch op {
 	case opMatVecQ4_0:
 		bs, bb = Q8Block, Q4_0Bytes
@@ -182,7 +184,19 @@ func blockRange(op int, out []float32, w []byte, xq []int8, xd []float32, xsums 
 		bs, bb = QK, Q5_KBytes
 	case opMatVecQ6K:
 		bs, bb = QK, Q6_KBytes
+	case opMatVecI4Q8:
+		bs, bb = Q8Block, Q8Block/2
 	}
+	return
+}
+
+// blockRange computes rows [r0, r1) of a block product; ws and gb are
+// MatVecInt4Q8's scales (all rows) and blocks per group.
+func blockRange(op int, out []float32, w []byte, ws []float32, gb int, xq []int8, xd []float32, xsums []int16, cols, r0, r1 int) {
+	if r1 <= r0 {
+		return
+	}
+	bs, bb := blockGeom(op)
 	nb := cols / bs
 	rb := nb * bb
 	o, wr := out[r0:r1], w[r0*rb:r1*rb]
@@ -190,8 +204,13 @@ func blockRange(op int, out []float32, w []byte, xq []int8, xd []float32, xsums 
 	if bs == QK {
 		xsums = xsums[:cols/16]
 	}
+	var ng int // MatVecInt4Q8's scales per row
+	if gb > 0 {
+		ng = (nb + gb - 1) / gb
+		ws = ws[r0*ng : r1*ng]
+	}
 	if useAsm {
-		blockDotsAsm(op, o, wr, xq, xd, xsums, nb)
+		blockDotsAsm(op, o, wr, ws, gb, xq, xd, xsums, nb)
 		return
 	}
 	for r := range o {
@@ -209,6 +228,8 @@ func blockRange(op int, out []float32, w []byte, xq []int8, xd []float32, xsums 
 			o[r] = dotQ5KGo(row, xq, xd, xsums)
 		case opMatVecQ6K:
 			o[r] = dotQ6KGo(row, xq, xd, xsums)
+		case opMatVecI4Q8:
+			o[r] = dotInt4Q8Go(row, ws[r*ng:(r+1)*ng], gb, xq, xd)
 		}
 	}
 }

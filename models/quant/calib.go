@@ -1,0 +1,107 @@
+package quant
+
+import (
+	"fmt"
+	"math"
+
+	"chat/models/kernels"
+)
+
+// This file and gptq.go, awq.go, nf4.go, fp8e5m2.go depend on nothing but
+// the kernels, so they can move with the weight formats.
+
+// Int4Codes is a row-major [Rows][Cols] int4-group matrix as GPTQ, AWQ and
+// RoundToNearestInt4 write it, in the layout of models/quant's Int4Groups
+// (models/weights' Int4) and kernels.MatVecLUT4/MatVecInt4Q8: groups of
+// Group consecutive values of a row (the last may be shorter) share one
+// float32 scale; codes q+8 with q in [-7, 7], two per byte, low nibble first,
+// row r at byte r·⌈Cols/2⌉; the weight is float32(q)·scale.
+type Int4Codes struct {
+	Rows, Cols, Group int
+	Packed            []byte    // [Rows][⌈Cols/2⌉]
+	Scale             []float32 // [Rows][⌈Cols/Group⌉]
+}
+
+func newInt4Codes(rows, cols, g int) *Int4Codes {
+	return &Int4Codes{Rows: rows, Cols: cols, Group: g,
+		Packed: make([]byte, rows*((cols+1)/2)), Scale: make([]float32, rows*((cols+g-1)/g))}
+}
+
+// Dequantize returns the weights float32(q)·scale, [Rows][Cols].
+func (m *Int4Codes) Dequantize() []float32 {
+	rb, ng := (m.Cols+1)/2, (m.Cols+m.Group-1)/m.Group
+	out := make([]float32, m.Rows*m.Cols)
+	for r := 0; r < m.Rows; r++ {
+		kernels.DequantizeLUT4(out[r*m.Cols:(r+1)*m.Cols], m.Packed[r*rb:(r+1)*rb], m.Scale[r*ng:(r+1)*ng], &kernels.Int4Levels, m.Group, m.Cols)
+	}
+	return out
+}
+
+// int4Scale is a group's scale from its largest magnitude: max(amax,
+// 1e-8)/7 in float32, the rule of Int4Groups.
+func int4Scale(amax float32) float32 { return max(amax, calibMinAmax) / 7 }
+
+// int4Code is the code of w at scale s: round(w/s) (float32 quotient, ties to
+// even) clamped to [-7, 7], plus 8.
+func int4Code(w, s float32) byte {
+	q := max(-7, min(7, math.RoundToEven(float64(w/s))))
+	return byte(int(q) + 8)
+}
+
+// RoundToNearestInt4 quantizes the row-major [rows][cols] w to int4 groups
+// of g (32, 64 or 128) by round-to-nearest: the codes and scales of
+// NewInt4Groups, the baseline GPTQ and AWQ improve on.
+func RoundToNearestInt4(w []float32, rows, cols, g int) (*Int4Codes, error) {
+	if g != 32 && g != 64 && g != 128 {
+		return nil, fmt.Errorf("quant: int4: group size %d, want 32, 64 or 128", g)
+	}
+	if err := checkMatrix("int4", w, rows, cols); err != nil {
+		return nil, err
+	}
+	m := newInt4Codes(rows, cols, g)
+	rb, ng := (cols+1)/2, (cols+g-1)/g
+	for r := 0; r < rows; r++ {
+		row := w[r*cols : (r+1)*cols]
+		for j := 0; j < ng; j++ {
+			grp := row[j*g : min((j+1)*g, cols)]
+			s := int4Scale(maxAbs(grp))
+			m.Scale[r*ng+j] = s
+			for i, v := range grp {
+				c := j*g + i
+				m.Packed[r*rb+c/2] |= int4Code(v, s) << (4 * (c & 1))
+			}
+		}
+	}
+	return m, nil
+}
+
+// calibMinAmax is the course's clamp on a row's (group's) max|w|.
+const calibMinAmax = float32(1e-8)
+
+// checkMatrix checks a [rows][cols] weight matrix: shape, length, finite
+// values.
+func checkMatrix(what string, w []float32, rows, cols int) error {
+	if rows <= 0 || cols <= 0 {
+		return fmt.Errorf("quant: %s: bad shape [%d][%d]", what, rows, cols)
+	}
+	if len(w) != rows*cols {
+		return fmt.Errorf("quant: %s: %d values for shape [%d][%d]", what, len(w), rows, cols)
+	}
+	for i, v := range w {
+		if !isFinite(v) {
+			return fmt.Errorf("quant: %s: row %d holds a non-finite weight", what, i/cols)
+		}
+	}
+	return nil
+}
+
+func isFinite(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }
+
+// maxAbs is max|v| over w (w's values are finite).
+func maxAbs(w []float32) float32 {
+	var m float32
+	for _, v := range w {
+		m = max(m, float32(math.Abs(float64(v))))
+	}
+	return m
+}
