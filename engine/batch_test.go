@@ -13,10 +13,11 @@ import (
 
 // TestConcurrentRepliesMatchAlone: 8 replies started together on one
 // engine (prompts of different lengths, two sharing a prefix, sampled and
-// greedy, both window rules, and one speculating) decode in shared batches
-// and each gives exactly the ids it gives alone on a fresh engine; the
-// batches really held several sequences; the pool holds no blocks but the
-// cache's afterwards.
+// greedy, both window rules, the greedy ones speculating with the n-gram
+// drafter when they get it) decode in shared batches and each gives exactly
+// the ids it gives alone on a fresh engine; a ninth is refused while they
+// run; the batches really held several sequences; the pool holds no blocks
+// but the cache's afterwards.
 func TestConcurrentRepliesMatchAlone(t *testing.T) {
 	for rname, rule := range rules() {
 		t.Run(rname, func(t *testing.T) {
@@ -43,11 +44,17 @@ func TestConcurrentRepliesMatchAlone(t *testing.T) {
 
 			e := NewWithOptions(m, Options{MaxSeqs: len(reqs)})
 			defer e.Close()
-			if err := e.SetSpeculation(speculative.Config{Method: speculative.NGram, K: 3}); err != nil {
-				t.Fatal(err)
-			}
 			replies := make([]*Reply, len(reqs))
+			gate := make(chan struct{}) // holds every reply at its first text until all have started
 			for i, r := range reqs {
+				if i%3 == 0 { // greedy: speculation keeps its ids exactly
+					if err := e.SetSpeculation(speculative.Config{Method: speculative.NGram, K: 3}); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					e.SetSpeculation(speculative.Config{})
+				}
+				r.OnText = func(string) { <-gate }
 				var err error
 				if replies[i], err = e.Start(r); err != nil {
 					t.Fatal(err)
@@ -56,6 +63,7 @@ func TestConcurrentRepliesMatchAlone(t *testing.T) {
 			if _, err := e.Start(reqs[0]); err != ErrBusy {
 				t.Errorf("a ninth reply: %v, want ErrBusy", err)
 			}
+			close(gate)
 			most := 0
 			for i, r := range replies {
 				res := r.Wait()
