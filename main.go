@@ -537,9 +537,13 @@ func specJSON(sp speculative.Stats) map[string]any {
 	if sp.Method == speculative.Off {
 		return map[string]any{"method": sp.Method.String()}
 	}
-	return map[string]any{"method": sp.Method.String(), "k": sp.K, "proposed": sp.Proposed,
+	out := map[string]any{"method": sp.Method.String(), "k": sp.K, "k_last": sp.KNow, "proposed": sp.Proposed,
 		"accepted": sp.Accepted, "target_passes": sp.TargetPasses,
 		"acceptance_rate": sp.AcceptanceRate(), "tokens_per_pass": sp.TokensPerPass()}
+	if sp.Note != "" {
+		out["note"] = sp.Note
+	}
+	return out
 }
 
 // constraintSpec is the constraint the flags ask for (a zero Spec for

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"time"
 
 	"chat/engine/speculative"
 )
@@ -42,10 +43,11 @@ func (e *Engine) Speculation() speculative.Config {
 
 // specRun is one reply's speculation state.
 type specRun struct {
-	d    speculative.Drafter
-	k    int
-	rows [][]float64 // target distributions of one round, [k+1][vocab]
-	in   []int       // the pending id and the guesses, fed together
+	d     speculative.Drafter
+	k     int
+	adapt *adapt      // nil: k guesses every round (speculative.Config.Adapt off)
+	rows  [][]float64 // target distributions of one round, [k+1][vocab]
+	in    []int       // the pending id and the guesses, fed together
 }
 
 // startSpec is called by begin with the setting Start took.
@@ -60,6 +62,9 @@ func (g *gen) startSpec() {
 		rows[i] = make([]float64, g.e.vocab)
 	}
 	g.spec = &specRun{d: r.drafter, k: k, rows: rows, in: make([]int, 0, k+1)}
+	if r.spec.Adapt {
+		g.spec.adapt = newAdapt()
+	}
 	g.stats.Spec.Method, g.stats.Spec.K = r.spec.Method, k
 	r.drafter.Reset(r.req.Prompt, r.req.Sampler.Seed)
 }
@@ -71,13 +76,30 @@ func (g *gen) round() {
 		return
 	}
 	s := g.spec
+	k := s.k
+	if a := s.adapt; a != nil {
+		if !a.plainNext() {
+			k = a.choose(s.k)
+		}
+		if a.plainNext() { // measuring plain steps, or speculation stepped aside
+			did, t0 := g.pending, time.Now()
+			g.plainStep()
+			if did {
+				a.plainTook(time.Since(t0))
+			}
+			g.stats.Spec.Note = a.note(s.k)
+			return
+		}
+	}
+	g.stats.Spec.KNow = k
 	pend := 0
 	if g.pending {
 		pend = 1
 	}
-	n := min(s.k, g.r.req.MaxTokens-g.stats.GenTokens, e.window-g.seq.Len()-pend)
+	n := min(k, g.r.req.MaxTokens-g.stats.GenTokens, e.window-g.seq.Len()-pend)
 	var guesses []int
 	var q [][]float64
+	tDraft := time.Now()
 	if n > 0 {
 		var err error
 		guesses, q, err = s.d.Propose(g.ctx, n, g.smp.Params())
@@ -107,6 +129,7 @@ func (g *gen) round() {
 		return
 	}
 	n = len(guesses)
+	draftDur, tVerify := time.Since(tDraft), time.Now()
 
 	// Target distributions: row j follows ctx + guesses[:j]. Without a
 	// pending id (right after the prefill) row 0 comes from g.logits.
@@ -143,6 +166,9 @@ func (g *gen) round() {
 		return
 	}
 	a, next, err := speculative.Verify(guesses, q, rows, g.smp)
+	if s.adapt != nil && err == nil {
+		s.adapt.roundTook(n, a, draftDur, time.Since(tVerify))
+	}
 	if err != nil {
 		g.reason, g.err = ReasonError, fmt.Errorf("engine: verifying after token %d: %w", g.stats.GenTokens, err)
 		return

@@ -75,7 +75,8 @@ func (s *Session) Apply(v settings.Values) error {
 			return err
 		}
 	}
-	if v.Spec != cur.Spec || v.DraftK != cur.DraftK {
+	if v.Spec != cur.Spec || v.DraftK != cur.DraftK || v.SpecAdapt != cur.SpecAdapt {
+		s.vals.SpecAdapt = v.SpecAdapt
 		if err := s.setSpec(v.Spec, v.DraftK); err != nil {
 			return err
 		}
@@ -178,7 +179,7 @@ func (s *Session) setSpec(method string, k int) error {
 	if k < 1 || k > speculative.MaxK {
 		return fmt.Errorf("draft_k must be between 1 and %d, got %d", speculative.MaxK, k)
 	}
-	c := speculative.Config{Method: m, K: k}
+	c := speculative.Config{Method: m, K: k, Adapt: s.vals.SpecAdapt}
 	if m == speculative.Draft {
 		if s.draft == nil {
 			return errors.New("no draft model: /draft FILE loads one (or start with --draft FILE)")

@@ -157,7 +157,7 @@ func (s *Session) Status() string {
 // specStats are the speculation counters of a reply.
 func specStats(e engine.Stats) SpecStats {
 	sp := e.Spec
-	st := SpecStats{Method: sp.Method.String(), K: sp.K, Acceptance: sp.AcceptanceRate(),
+	st := SpecStats{Method: sp.Method.String(), K: sp.K, KNow: sp.KNow, Note: sp.Note, Acceptance: sp.AcceptanceRate(),
 		MeanAccepted: sp.MeanAccepted(), TokensPerPass: sp.TokensPerPass()}
 	if sp.Method != speculative.Off {
 		for i := 0; i < sp.K && i < len(sp.PosProposed); i++ {

@@ -67,7 +67,9 @@ type KVStats struct {
 // decoding is plain.
 type SpecStats struct {
 	Method        string      // "off", "draft", "ngram", "lookup"
-	K             int         // guesses per round
+	K             int         // guesses per round as set (the most, when adapting)
+	KNow          int         // guesses of the last round (adapting: the chosen k)
+	Note          string      // adapting: what it decided ("off: drafts lost time (0.81× plain)")
 	Acceptance    float64     // accepted / proposed guesses
 	MeanAccepted  float64     // tokens per round, including the bonus token
 	TokensPerPass float64     // generated tokens per target forward pass

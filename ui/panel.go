@@ -193,6 +193,11 @@ func (m *model) specLines(stat func(name, val string) string) []string {
 		}
 		return ls
 	}
+	if sp.Note != "" {
+		ls = append(ls, stat("adapt", oneLine(sp.Note)))
+	} else if sp.KNow > 0 && sp.KNow != sp.K {
+		ls = append(ls, stat("adapt", fmt.Sprintf("k=%d now", sp.KNow)))
+	}
 	ls = append(ls,
 		stat("accepted", fmt.Sprintf("%.0f%% · %.1f/pass", 100*sp.Acceptance, sp.TokensPerPass)),
 		stat("mean run", fmt.Sprintf("%.2f tok", sp.MeanAccepted)))

@@ -34,7 +34,10 @@ type Values struct {
 
 	Quant  string // weight format; "" = as loaded
 	Spec   string // speculative decoding: "off", "draft", "ngram", "lookup"
-	DraftK int    // guesses per speculative round
+	DraftK int    // guesses per speculative round (the most, with SpecAdapt)
+	// SpecAdapt lets speculation choose each round's guesses from what it
+	// measures, and step aside when it loses time.
+	SpecAdapt bool
 
 	Context       int    // context window cap; 0 = the model's
 	Threads       int    // 0 = all cores

@@ -144,6 +144,10 @@ var table = []*Setting{
 		Help:    "guesses per speculative round",
 		Default: fixed(4),
 		get:     func(v *Values) any { return v.DraftK }, set: func(v *Values, x any) { v.DraftK = x.(int) }},
+	{Name: "spec_adapt", Where: Flag | File | Set, Kind: Bool, Persist: true,
+		Help:    "speculation picks each round's guesses (up to draft_k) from the measured acceptance and cost, and steps aside when it loses time",
+		Default: fixed(true),
+		get:     func(v *Values) any { return v.SpecAdapt }, set: func(v *Values, x any) { v.SpecAdapt = x.(bool) }},
 
 	// The engine: given at start.
 	{Name: "ctx_size", Aliases: []string{"c", "context"}, Where: Flag | File, Kind: Int, Min: 0, Max: 1 << 24, OffAt: []float64{0},

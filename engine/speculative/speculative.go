@@ -82,6 +82,10 @@ type Config struct {
 	K      int          // guesses per round, 1..MaxK; 0 = DefaultK
 	Draft  models.Model // the draft model, for Method Draft
 	N      int          // longest n-gram to match, for NGram and Lookup; 0 = DefaultN
+	// Adapt lets the engine choose each round's guesses (up to K) from the
+	// drafter's measured acceptance and cost, and stop speculating when it
+	// loses time (engine/adapt.go). Off: K guesses every round.
+	Adapt bool
 }
 
 // Guesses is the effective K.
@@ -155,12 +159,14 @@ func SameTokenizer(target, draft models.Model) error {
 // arrays), safe to copy to another goroutine.
 type Stats struct {
 	Method       Method
-	K            int
-	Rounds       int // verification passes (one target forward over n+1 rows each)
-	TargetPasses int // target forwards after the prompt's prefill: rounds plus plain steps
-	Proposed     int // guesses drafted
-	Accepted     int // guesses the target kept
-	Generated    int // tokens produced (as Engine Stats.GenTokens)
+	K            int    // guesses per round as set (the most, when adapting)
+	KNow         int    // guesses of the last round (adapting: the chosen k)
+	Note         string // adapting: what it decided ("off: drafts lost time (0.81× plain)"), else ""
+	Rounds       int    // verification passes (one target forward over n+1 rows each)
+	TargetPasses int    // target forwards after the prompt's prefill: rounds plus plain steps
+	Proposed     int    // guesses drafted
+	Accepted     int    // guesses the target kept
+	Generated    int    // tokens produced (as Engine Stats.GenTokens)
 
 	PosProposed [MaxK]int // guesses drafted at position i of a round
 	PosAccepted [MaxK]int // of those, kept
