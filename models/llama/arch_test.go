@@ -15,6 +15,7 @@ import (
 
 	"chat/models/gguf"
 	"chat/models/llama/randmodel"
+	"chat/models/modeltest"
 )
 
 // archSpec is a small random model of each family: randmodel's shapes,
@@ -546,7 +547,7 @@ func TestBlockQuants(t *testing.T) {
 						}
 						continue
 					}
-					w.Type, w.Raw = typ, randomBlocks(r, typ, int(w.Dims[0]*w.Dims[1]))
+					w.Type, w.Raw = typ, modeltest.RandomBlocks(r, typ, int(w.Dims[0]*w.Dims[1]))
 					vals := make([]float32, w.Dims[0]*w.Dims[1])
 					if err := gguf.Dequantize(typ, w.Raw, vals); err != nil {
 						t.Fatal(err)
@@ -594,33 +595,6 @@ func TestBlockQuants(t *testing.T) {
 			}
 		})
 	}
-}
-
-// randomBlocks returns n values' worth of random typ blocks whose f16
-// scales are small and finite.
-func randomBlocks(r *rand.Rand, typ gguf.Type, n int) []byte {
-	bs, bb := typ.BlockSize(), typ.BlockBytes()
-	out := make([]byte, n/bs*bb)
-	for i := range out {
-		out[i] = byte(r.Uint32())
-	}
-	f16 := func(b []byte, v float32) { binary.LittleEndian.PutUint16(b, gguf.F32ToF16(v)) }
-	for b := 0; b < n/bs; b++ {
-		blk := out[b*bb : (b+1)*bb]
-		d := 0.002 + 0.004*r.Float32()
-		switch typ {
-		case gguf.TypeQ4_0:
-			f16(blk, d*8)
-		case gguf.TypeQ5_0:
-			f16(blk, d*4)
-		case gguf.TypeQ4_K, gguf.TypeQ5_K: // d, dmin, then 6-bit scales
-			f16(blk, d)
-			f16(blk[2:], d)
-		case gguf.TypeQ6_K: // ql, qh, int8 scales, d last
-			f16(blk[bb-2:], d/4)
-		}
-	}
-	return out
 }
 
 // bf16 is ggml_compute_fp32_to_bf16: round to nearest even.

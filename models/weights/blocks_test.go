@@ -1,7 +1,6 @@
 package weights
 
 import (
-	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -9,6 +8,7 @@ import (
 
 	"chat/models/gguf"
 	"chat/models/kernels"
+	"chat/models/modeltest"
 )
 
 // TestBlockProducts checks each GGUF block type against float64 sums of the
@@ -23,7 +23,7 @@ func TestBlockProducts(t *testing.T) {
 		x[i] = float32(r.NormFloat64())
 	}
 	for _, typ := range []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
-		raw := randomBlocks(r, typ, rows*cols)
+		raw := modeltest.RandomBlocks(r, typ, rows*cols)
 		m, err := FromGGUF(typ, raw, rows, cols)
 		if err != nil {
 			t.Fatal(err)
@@ -73,31 +73,4 @@ func TestBlockProducts(t *testing.T) {
 			t.Errorf("%s: row 5 differs", typ)
 		}
 	}
-}
-
-// randomBlocks returns n values' worth of random typ blocks whose f16
-// scales are small and finite.
-func randomBlocks(r *rand.Rand, typ gguf.Type, n int) []byte {
-	bs, bb := typ.BlockSize(), typ.BlockBytes()
-	out := make([]byte, n/bs*bb)
-	for i := range out {
-		out[i] = byte(r.Uint32())
-	}
-	f16 := func(b []byte, v float32) { binary.LittleEndian.PutUint16(b, gguf.F32ToF16(v)) }
-	for b := 0; b < n/bs; b++ {
-		blk := out[b*bb : (b+1)*bb]
-		d := 0.002 + 0.004*r.Float32()
-		switch typ {
-		case gguf.TypeQ4_0:
-			f16(blk, d*8)
-		case gguf.TypeQ5_0:
-			f16(blk, d*4)
-		case gguf.TypeQ4_K, gguf.TypeQ5_K: // d, dmin, then 6-bit scales
-			f16(blk, d)
-			f16(blk[2:], d)
-		case gguf.TypeQ6_K: // ql, qh, int8 scales, d last
-			f16(blk[bb-2:], d/4)
-		}
-	}
-	return out
 }
