@@ -171,7 +171,7 @@ var table = []*Setting{
 		Default: fixed("f32"),
 		get:     func(v *Values) any { return v.KVQuantV }, set: func(v *Values, x any) { v.KVQuantV = x.(string) }},
 	{Name: "no_prefix_cache", Where: Flag | File, Kind: Bool,
-		Help:    "do not reuse cached KV across turns (prefill every prompt in full)",
+		Help:    "turn the radix prefix cache off: a reply reuses only what it shares with the last reply (for comparisons)",
 		Default: fixed(false),
 		get:     func(v *Values) any { return v.NoPrefixCache }, set: func(v *Values, x any) { v.NoPrefixCache = x.(bool) }},
 
