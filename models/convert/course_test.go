@@ -18,7 +18,7 @@ import (
 // golden is the part of course/golden/<name>.json these tests use.
 type golden struct {
 	ContextLength int `json:"context_length"`
-	Prompts []struct {
+	Prompts       []struct {
 		Key          string `json:"key"`
 		PromptIDs    []int  `json:"prompt_ids"`
 		MaxNewTokens int    `json:"max_new_tokens"`
