@@ -55,6 +55,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "quant-report" {
 		return quantReportCmd(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && subcommands[args[0]] != nil {
+		return subcommands[args[0]](args[1:], stdout, stderr)
+	}
 	cfg, err := config.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
 		config.WriteUsage(stderr)
