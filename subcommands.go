@@ -17,6 +17,7 @@ import (
 // and writes to stdout and stderr.
 var subcommands = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"convert": convertCmd,
+	"plan":    planCmd,
 }
 
 // parseInterspersed parses fs's flags wherever they are among args and

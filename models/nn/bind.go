@@ -393,7 +393,13 @@ func (m *mapper) value(v reflect.Value, keep bool, name, prefix string) (reflect
 // fields, such as a tied embedding, once), but one row of a matrix tagged
 // "embed". Tables that are not weights (rope) are not counted: they are not
 // bound vectors.
-func WeightBytes(arch any) int64 {
+func WeightBytes(arch any) int64 { return weightBytes(arch, true) }
+
+// ResidentBytes is the memory arch's bound weights take: WeightBytes with
+// every row of an embedding.
+func ResidentBytes(arch any) int64 { return weightBytes(arch, false) }
+
+func weightBytes(arch any, perToken bool) int64 {
 	seen := map[weights.Linear]bool{}
 	var n int64
 	var walk func(v reflect.Value)
@@ -410,7 +416,7 @@ func WeightBytes(arch any) int64 {
 				switch {
 				case f.Type == linearType && !fv.IsNil():
 					l := fv.Interface().(weights.Linear)
-					if fieldOpts(f).embed {
+					if perToken && fieldOpts(f).embed {
 						n += l.Bytes() / int64(l.Rows())
 					} else if !seen[l] {
 						seen[l] = true
