@@ -103,7 +103,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "chat: chat mode needs a message: give one, or drop --chat to continue from the start of a text")
 		return 2
 	}
-	opts := session.Options{Settings: cfg.Values, DraftPath: cfg.Draft, ModelPath: cfg.Model, Open: openModel}
+	opts := session.Options{Settings: cfg.Values, DraftPath: cfg.Draft, ModelPath: cfg.Model, Open: openModel, Probe: !headless}
 	if cfg.Model == "" {
 		opts.ModelIdentity = store.IdentityOf(embedded.Model)
 	}

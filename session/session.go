@@ -9,12 +9,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"chat/config/settings"
 	"chat/engine"
 	"chat/engine/sampler"
 	"chat/models"
+	"chat/models/plan"
 	"chat/session/store"
 )
 
@@ -42,6 +44,9 @@ type Options struct {
 	// again when switching back from a quantized format, and /model and
 	// /draft. Nil: those switches are refused.
 	Open func(path string) (models.Model, error)
+	// Probe measures the machine in the background (models/plan) when no
+	// probe is cached, for the decode bound in Stats (bound.go).
+	Probe bool
 }
 
 // Session is one conversation with one model. Its methods are meant to be
@@ -53,6 +58,8 @@ type Session struct {
 	opts  Options
 	vals  settings.Values // Quant and Spec are read from the model and the engine
 	draft models.Model    // the draft model speculation "draft" uses, nil if none
+	// machine is the probed machine for Stats.DecodeBound, nil until known.
+	machine atomic.Pointer[plan.Machine]
 
 	// msgs are the turns as the user sees them, with the system prompt as a
 	// System message where it was set (first, or where it changed).
@@ -117,6 +124,7 @@ func New(m models.Model, opts Options) (*Session, error) {
 		return nil, err
 	}
 	s.notices, s.reprefill = nil, false // nothing to re-prefill yet
+	s.startProbe()
 	if err := s.tmpl.Err(); err != nil {
 		s.notices = append(s.notices, "the model's chat template failed ("+err.Error()+"); using the built-in "+s.tmpl.Name()+" format")
 	}
@@ -397,5 +405,6 @@ func (s *Session) stats(e engine.Stats) Stats {
 		st.KV.LastReuse = float64(e.ReusedTokens) / float64(e.PromptTokens)
 	}
 	st.Spec = specStats(e)
+	st.DecodeBound = s.decodeBound(e)
 	return st
 }
