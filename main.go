@@ -245,6 +245,9 @@ func runHeadless(m models.Model, cfg *config.Config, opts session.Options, stdou
 	// Like generate_text.py's "Loaded ..." line, on stderr so stdout stays the text.
 	fmt.Fprintf(stderr, "chat: %s · %s · %s · %s params · ctx %d · %s mode\n",
 		info.Model, info.Arch, info.Quant, humanCount(info.Params), info.ContextLength, info.Mode)
+	if cfg.Beam > 0 {
+		return runBeam(s, cfg, stdout, stderr)
+	}
 	if err := s.Send(cfg.Prompt); err != nil {
 		fmt.Fprintln(stderr, "chat:", err)
 		return 1

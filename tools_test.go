@@ -1,0 +1,106 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"chat/models/testmodels"
+)
+
+// TestHeadlessBeam: --beam 1 prints the greedy continuation (the course's
+// golden ids for tiny.pt); --beam 3 --json lists three hypotheses, best
+// score first.
+func TestHeadlessBeam(t *testing.T) {
+	var g struct {
+		Prompts []struct {
+			Text        string `json:"text"`
+			GreedyCache []int  `json:"greedy_cache"`
+		} `json:"prompts"`
+	}
+	b, _ := os.ReadFile(testmodels.Path(t, "course/golden/tiny.json"))
+	if err := json.Unmarshal(b, &g); err != nil {
+		t.Fatal(err)
+	}
+	model := testmodels.Path(t, "course/tiny.pt")
+	p := g.Prompts[0]
+	code, stdout, stderr := runCLI("--model", model, "--prompt", p.Text, "-n", "20", "--beam", "1", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var out struct {
+		Hypotheses []struct {
+			IDs   []int   `json:"ids"`
+			Score float64 `json:"score"`
+		} `json:"hypotheses"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("%q: %v", stdout, err)
+	}
+	if len(out.Hypotheses) != 1 || !intsEqual(out.Hypotheses[0].IDs, p.GreedyCache[:20]) {
+		t.Fatalf("beam 1: %+v, want greedy %v", out.Hypotheses, p.GreedyCache[:20])
+	}
+	code, stdout, stderr = runCLI("--model", model, "--prompt", p.Text, "-n", "20", "--beam", "3", "--json", "--length-penalty", "0")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("%q: %v", stdout, err)
+	}
+	if len(out.Hypotheses) != 3 || out.Hypotheses[0].Score < out.Hypotheses[1].Score || out.Hypotheses[1].Score < out.Hypotheses[2].Score {
+		t.Fatalf("beam 3: %+v", out.Hypotheses)
+	}
+	if code, _, stderr := runCLI("--model", model, "--prompt", "x", "--beam", "99"); code != 2 || !strings.Contains(stderr, "beam") {
+		t.Fatalf("--beam 99: exit %d %q", code, stderr)
+	}
+}
+
+// TestConvertCLI: chat convert writes a GGUF file this app then runs to
+// the same greedy text as the checkpoint; a variant llama.cpp cannot run
+// and a wrong --type are one line each.
+func TestConvertCLI(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "tiny.gguf")
+	ckpt := testmodels.Path(t, "course/tiny.pt")
+	code, stdout, stderr := runCLI("convert", ckpt, out, "--type", "q8_0")
+	if code != 0 || !strings.Contains(stdout, "qwen3, q8_0") {
+		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
+	}
+	_, a, _ := runCLI("--model", ckpt, "--prompt", "Once upon a time", "-n", "12", "--greedy")
+	_, b, _ := runCLI("--model", out, "--prompt", "Once upon a time", "-n", "12", "--greedy", "--raw")
+	if a == "" || a != b {
+		t.Fatalf("checkpoint %q, converted %q", a, b)
+	}
+	if code, _, stderr := runCLI("convert", testmodels.Path(t, "course/tiny-moe.pt"), filepath.Join(dir, "moe.gguf")); code != 1 || !strings.Contains(stderr, "mixture of experts") || strings.Count(stderr, "\n") != 1 {
+		t.Fatalf("moe: exit %d %q", code, stderr)
+	}
+	if code, _, stderr := runCLI("convert", ckpt, filepath.Join(dir, "x.gguf"), "--type", "q3_x"); code != 1 || !strings.Contains(stderr, "q4_k") {
+		t.Fatalf("bad type: exit %d %q", code, stderr)
+	}
+	if code, _, _ := runCLI("convert", ckpt); code != 2 {
+		t.Fatalf("one argument: exit %d", code)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "moe.gguf")); err == nil {
+		t.Fatal("a failed conversion left a file")
+	}
+}
+
+// TestPlanCLI: chat plan prints every part of the plan (the machine probe
+// goes to a temporary cache folder; the measurement is skipped).
+func TestPlanCLI(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	code, stdout, stderr := runCLI("plan", "--model", testmodels.Path(t, "course/tiny.pt"), "--mem", "1GB", "--no-measure", "--kv-quant", "int8")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"weights   f32", "KV cache  int8", "ridge", "memory-bound", "compute-bound", "budget 1 GB", "requests of 128 tokens"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("plan lacks %q:\n%s", want, stdout)
+		}
+	}
+	if code, _, stderr := runCLI("plan", "--mem", "lots"); code != 1 || !strings.Contains(stderr, "--mem") {
+		t.Fatalf("--mem lots: exit %d %q", code, stderr)
+	}
+}
