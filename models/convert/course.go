@@ -19,36 +19,59 @@ import (
 // the token embedding when output.weight is absent, which is the course's
 // tied lm_head; the course adds no BOS.
 //
-// courseNames is the table: a course tensor name (after "blocks.N.") and
-// the llama.cpp name it is written under (after "blk.N.").
-var courseNames = map[string]string{
-	"token_embed.weight": "token_embd.weight",
-	"lm_head.weight":     "output.weight",
-	"final_norm.weight":  "output_norm.weight",
-	"attn_norm.weight":   "attn_norm.weight",
-	"attn.q_proj.weight": "attn_q.weight",
-	"attn.k_proj.weight": "attn_k.weight",
-	"attn.v_proj.weight": "attn_v.weight",
-	"attn.o_proj.weight": "attn_output.weight",
-	"attn.q_norm.weight": "attn_q_norm.weight",
-	"attn.k_norm.weight": "attn_k_norm.weight",
-	"mlp_norm.weight":    "ffn_norm.weight",
-	"mlp.gate.weight":    "ffn_gate.weight",
-	"mlp.up.weight":      "ffn_up.weight",
-	"mlp.down.weight":    "ffn_down.weight",
-}
+// courseTop and courseBlock are the table: a course tensor name (in a
+// block, after "blocks.N.") and the llama.cpp name it is written under
+// (after "blk.N.").
+var (
+	courseTop = map[string]string{
+		"token_embed.weight": "token_embd.weight",
+		"lm_head.weight":     "output.weight",
+		"final_norm.weight":  "output_norm.weight",
+	}
+	courseBlock = map[string]string{
+		"attn_norm.weight":   "attn_norm.weight",
+		"attn.q_proj.weight": "attn_q.weight",
+		"attn.k_proj.weight": "attn_k.weight",
+		"attn.v_proj.weight": "attn_v.weight",
+		"attn.o_proj.weight": "attn_output.weight",
+		"attn.q_norm.weight": "attn_q_norm.weight",
+		"attn.k_norm.weight": "attn_k_norm.weight",
+		"mlp_norm.weight":    "ffn_norm.weight",
+		"mlp.gate.weight":    "ffn_gate.weight",
+		"mlp.up.weight":      "ffn_up.weight",
+		"mlp.down.weight":    "ffn_down.weight",
+	}
+)
 
 // GGUFName is the llama.cpp name of a course tensor ("blocks.2.attn.q_proj.weight"
 // → "blk.2.attn_q.weight"), or "" when the table has none.
 func GGUFName(ptName string) string {
-	if rest, ok := strings.CutPrefix(ptName, "blocks."); ok {
+	return rename(ptName, "blocks.", "blk.", courseTop, courseBlock)
+}
+
+// CourseName is the course name of a llama.cpp tensor, the inverse of
+// GGUFName ("" when the table has none).
+func CourseName(ggufName string) string {
+	return rename(ggufName, "blk.", "blocks.", invert(courseTop), invert(courseBlock))
+}
+
+func rename(name, fromBlock, toBlock string, top, block map[string]string) string {
+	if rest, ok := strings.CutPrefix(name, fromBlock); ok {
 		num, tail, _ := strings.Cut(rest, ".")
-		if _, err := strconv.Atoi(num); err == nil && courseNames[tail] != "" {
-			return "blk." + num + "." + courseNames[tail]
+		if _, err := strconv.Atoi(num); err == nil && block[tail] != "" {
+			return toBlock + num + "." + block[tail]
 		}
 		return ""
 	}
-	return courseNames[ptName]
+	return top[name]
+}
+
+func invert(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[v] = k
+	}
+	return out
 }
 
 // CourseArch is the llama.cpp architecture a course model converts to, or
@@ -146,6 +169,18 @@ func PairRows(w []float32, cols, head int) []float32 {
 		h, j := r/head, r%head
 		src := h*head + j/2 + (j%2)*half
 		copy(out[r*cols:(r+1)*cols], w[src*cols:(src+1)*cols])
+	}
+	return out
+}
+
+// UnpairRows is the inverse of PairRows: adjacent rows back to split halves.
+func UnpairRows(w []float32, cols, head int) []float32 {
+	out := make([]float32, len(w))
+	rows, half := len(w)/cols, head/2
+	for r := 0; r < rows; r++ {
+		h, j := r/head, r%head
+		dst := h*head + j/2 + (j%2)*half
+		copy(out[dst*cols:(dst+1)*cols], w[r*cols:(r+1)*cols])
 	}
 	return out
 }

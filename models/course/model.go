@@ -154,6 +154,12 @@ func (ts *tensorSet) Linear(name string) (weights.Linear, error) {
 
 var _ nn.Source = (*tensorSet)(nil)
 
+// WithArch returns a copy running arch, a variant of the model's own
+// weights (adapters applied, merged or pruned).
+func (m *Model) WithArch(arch nn.Arch) models.Model {
+	return &Model{Model: m.Model.WithArch(arch), cfg: m.cfg}
+}
+
 // Quantize returns a copy with its matrices in format (models/weights'
 // names; "int8" is exactly the course's quantize_int8, which leaves the
 // embeddings and lm_head in float32 as this does). The float model is not
