@@ -96,11 +96,16 @@ func writeGGUF(f *convert.File, name, in, out string, stdout io.Writer) error {
 	if err := convert.SetTypes(f, mix); err != nil {
 		return err
 	}
+	return writeGGUFAs(f, mix, in, out, stdout)
+}
+
+// writeGGUFAs writes f, whose tensor types are set, as mix says it is.
+func writeGGUFAs(f *convert.File, mix convert.Mix, in, out string, stdout io.Writer) error {
 	if err := convert.Check(f); err != nil {
 		return err
 	}
 	update, done := progressBar("converting", filepath.Base(in))
-	err = writeAtomic(out, func(w io.Writer) error {
+	err := writeAtomic(out, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<20)
 		if err := convert.Write(bw, f, mix, func(d, t int64) {
 			if update != nil {

@@ -107,6 +107,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if cfg.Model == "" {
 		opts.ModelIdentity = store.IdentityOf(embedded.Model)
 	}
+	if opts.Adapters, err = loadAdapters(cfg.Lora); err != nil {
+		fmt.Fprintln(stderr, "chat:", err)
+		return 1
+	}
 	if cfg.Draft != "" {
 		if opts.Draft, err = load.Open(cfg.Draft); err != nil {
 			fmt.Fprintln(stderr, "chat: draft model:", err)

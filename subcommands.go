@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"chat/models/lora"
 	"chat/ui"
 
 	"github.com/charmbracelet/x/term"
@@ -16,8 +17,9 @@ import (
 // subcommands are the tools beside the chat: each takes its own arguments
 // and writes to stdout and stderr.
 var subcommands = map[string]func(args []string, stdout, stderr io.Writer) int{
-	"convert": convertCmd,
-	"plan":    planCmd,
+	"convert":    convertCmd,
+	"plan":       planCmd,
+	"merge-lora": mergeLoraCmd,
 }
 
 // parseInterspersed parses fs's flags wherever they are among args and
@@ -82,4 +84,17 @@ func sameFile(a, b string) bool {
 	sa, err1 := os.Stat(a)
 	sb, err2 := os.Stat(b)
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+}
+
+// loadAdapters reads the --lora adapters.
+func loadAdapters(specs []string) ([]*lora.Adapter, error) {
+	var out []*lora.Adapter
+	for _, spec := range specs {
+		a, err := lora.Load(spec)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
 }

@@ -7,6 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"chat/models/course"
+	"chat/models/gguf"
+	"chat/models/llama"
+	"chat/models/lora"
 	"chat/models/testmodels"
 )
 
@@ -102,5 +106,85 @@ func TestPlanCLI(t *testing.T) {
 	}
 	if code, _, stderr := runCLI("plan", "--mem", "lots"); code != 1 || !strings.Contains(stderr, "--mem") {
 		t.Fatalf("--mem lots: exit %d %q", code, stderr)
+	}
+}
+
+// TestLoraCLI: --lora applies a PEFT adapter at load (the reply changes),
+// and chat merge-lora writes a GGUF file whose greedy text is the one the
+// adapter gives at run time; a GGUF base keeps its tensor types; an
+// adapter of another model is refused.
+func TestLoraCLI(t *testing.T) {
+	dir := t.TempDir()
+	ckpt := testmodels.Path(t, "course/tiny.pt")
+	m, err := course.Load(ckpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ad, err := lora.Random(m, 4, 0.15, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peft := filepath.Join(dir, "adapter")
+	if err := lora.WritePEFT(peft, ad, 4); err != nil {
+		t.Fatal(err)
+	}
+	gen := func(args ...string) string {
+		t.Helper()
+		code, stdout, stderr := runCLI(append(args, "--prompt", "Once upon a time", "-n", "16", "--greedy", "--raw")...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		return stdout
+	}
+	plain, adapted := gen("--model", ckpt), gen("--model", ckpt, "--lora", peft)
+	if plain == adapted {
+		t.Fatalf("the adapter changed nothing: %q", plain)
+	}
+	out := filepath.Join(dir, "merged.gguf")
+	if code, stdout, stderr := runCLI("merge-lora", ckpt, peft, out); code != 0 || !strings.Contains(stdout, "qwen3") {
+		t.Fatalf("merge-lora: exit %d %s %s", code, stdout, stderr)
+	}
+	if merged := gen("--model", out); merged != adapted {
+		t.Fatalf("merged file %q, adapter at run time %q", merged, adapted)
+	}
+
+	// A Q8_0 GGUF base with the adapter in llama.cpp's format.
+	q8 := filepath.Join(dir, "tiny-q8.gguf")
+	if code, _, stderr := runCLI("convert", ckpt, q8, "--type", "q8_0"); code != 0 {
+		t.Fatal(stderr)
+	}
+	gm, err := llama.Load(q8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gm.Close()
+	gad, err := lora.Random(gm, 4, 0.15, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpath := filepath.Join(dir, "adapter.gguf")
+	w, _ := os.Create(gpath)
+	if err := lora.WriteGGUF(w, gad, "qwen3", 4); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	out2 := filepath.Join(dir, "merged-q8.gguf")
+	if code, stdout, stderr := runCLI("merge-lora", q8, gpath+":2", out2); code != 0 {
+		t.Fatalf("merge-lora gguf: exit %d %s %s", code, stdout, stderr)
+	}
+	mf, err := gguf.Open(out2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mf.Close()
+	if ti, ok := mf.Tensor("blk.0.attn_q.weight"); !ok || ti.Type != gguf.TypeQ8_0 {
+		t.Fatalf("merged attn_q: %+v", ti)
+	}
+	if a, b := gen("--model", q8), gen("--model", out2); a == b {
+		t.Fatalf("the merged Q8_0 file gives the base's text %q", a)
+	}
+	// An adapter of tiny.pt does not fit student.pt: one line.
+	if code, _, stderr := runCLI("merge-lora", testmodels.Path(t, "course/student.pt"), peft, filepath.Join(dir, "x.gguf")); code != 1 || !strings.Contains(stderr, "do not fit") || strings.Count(stderr, "\n") != 1 {
+		t.Fatalf("mismatched adapter: exit %d %q", code, stderr)
 	}
 }

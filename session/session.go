@@ -16,6 +16,7 @@ import (
 	"chat/engine"
 	"chat/engine/sampler"
 	"chat/models"
+	"chat/models/lora"
 	"chat/models/plan"
 	"chat/session/store"
 )
@@ -44,6 +45,9 @@ type Options struct {
 	// again when switching back from a quantized format, and /model and
 	// /draft. Nil: those switches are refused.
 	Open func(path string) (models.Model, error)
+	// Adapters are LoRA adapters applied to the model at start, without
+	// merging; /lora switches them (lora.go).
+	Adapters []*lora.Adapter
 	// Probe measures the machine in the background (models/plan) when no
 	// probe is cached, for the decode bound in Stats (bound.go).
 	Probe bool
@@ -58,6 +62,10 @@ type Session struct {
 	opts  Options
 	vals  settings.Values // Quant and Spec are read from the model and the engine
 	draft models.Model    // the draft model speculation "draft" uses, nil if none
+	// loraBase is the model without the adapters, which are applied to it
+	// in order when on (lora.go).
+	loraBase models.Model
+	adapters []adapter
 	// machine is the probed machine for Stats.DecodeBound, nil until known.
 	machine atomic.Pointer[plan.Machine]
 
@@ -116,6 +124,11 @@ func New(m models.Model, opts Options) (*Session, error) {
 	want := v
 	v.Quant, v.Spec = "", "off" // applied below, through the same switches /set uses
 	s := &Session{model: m, opts: opts, vals: v, draft: opts.Draft}
+	m, err := s.initLora(m)
+	if err != nil {
+		return nil, err
+	}
+	s.model = m
 	s.eng = engine.NewWithOptions(m, engineOptions(v))
 	s.tmpl = templateFor(m)
 	s.eng.SetSampler(s.samplerParams())

@@ -201,3 +201,51 @@ func role(name string) string {
 	name, _, _ = strings.Cut(name, ".")
 	return name
 }
+
+// KeepTypes writes every tensor in the type it came in (float32 for values
+// given as Data without a source type): a GGUF file rewritten with some
+// matrices changed, as llama.cpp's export-lora does.
+func KeepTypes(f *File) {
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		t.Type = gguf.TypeF32
+		if t.Raw != nil || t.Src != 0 {
+			t.Type = t.Src
+		}
+		if !gguf.CanQuantize(t.Type) {
+			t.Type = gguf.TypeF16 // a type this app cannot write (IQ): the nearest it can
+		}
+	}
+}
+
+// StoredMix describes a file whose types KeepTypes set: the file type its
+// metadata names, or else the type most of its matrices have.
+func StoredMix(f *File) Mix {
+	count := map[gguf.Type]int{}
+	best := gguf.TypeF32
+	for i := range f.Tensors {
+		if t := &f.Tensors[i]; len(t.Shape) == 2 {
+			count[t.Type]++
+			if count[t.Type] > count[best] {
+				best = t.Type
+			}
+		}
+	}
+	m := Mix{Name: "as stored", Default: best, FileType: fileTypeOf(best)}
+	for _, kv := range f.Meta {
+		if v, ok := kv.Value.(uint32); ok && kv.Key == "general.file_type" {
+			m.FileType = v
+		}
+	}
+	return m
+}
+
+// fileTypeOf is the llama_ftype of a file mostly of type t.
+func fileTypeOf(t gguf.Type) uint32 {
+	for _, m := range mixes {
+		if m.Default == t && m.kind == plain {
+			return m.FileType
+		}
+	}
+	return 0
+}

@@ -2,7 +2,6 @@ package lora
 
 import (
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"chat/models/course"
 	"chat/models/kvcache"
 	"chat/models/llama"
-	"chat/models/nn"
 	"chat/models/testmodels"
 	"chat/models/weights"
 )
@@ -22,30 +20,16 @@ const rank, alpha = 4, 8.0
 
 // randomAdapter is a rank-4 update of every attention and feed-forward
 // matrix of a course model (and of its output layer when it is not tied
-// to the embedding), named the course's
-// way, with Gaussian A and B (a trained adapter's B starts at zero; a
-// random one makes every update show).
+// to the embedding), with alpha 8 (scale 2).
 func randomAdapter(t *testing.T, m *course.Model, seed uint64) *Adapter {
 	t.Helper()
-	rng := rand.New(rand.NewPCG(seed, 1))
-	gauss := func(n int, sd float64) []float32 {
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = float32(rng.NormFloat64() * sd)
-		}
-		return v
+	a, err := Random(m, rank, 0.05, seed)
+	if err != nil {
+		t.Fatal(err)
 	}
-	a := &Adapter{Name: "random", Format: "peft", Scale: 1}
-	for _, ts := range nn.Tensors(m.Arch(), "pt") {
-		if ts.Linear == nil || strings.Contains(ts.Name, "embed") || ts.Name == "lm_head.weight" && m.Config().Tied {
-			continue // llama.cpp has no output.weight to adapt when it is the embedding
-		}
-		rows, cols := ts.Linear.Rows(), ts.Linear.Cols()
-		a.Pairs = append(a.Pairs, Pair{Target: ts.Name, Alpha: alpha,
-			A: weights.NewF32(gauss(rank*cols, 0.05), rank, cols),
-			B: weights.NewF32(gauss(rows*rank, 0.05), rows, rank)})
+	for i := range a.Pairs {
+		a.Pairs[i].Alpha = alpha
 	}
-	sortPairs(a.Pairs)
 	return a
 }
 
