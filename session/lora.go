@@ -14,7 +14,8 @@ import (
 // model is rebuilt from the weights without adapters (loraBase) and the
 // adapters that are on, and swapped in like a new weight format (the next
 // turn re-prefills). With a quantized weight format the adapters are merged
-// into the weights as they are quantized.
+// into the weights as they are quantized (and the float weights without
+// adapters stay in memory, to rebuild from).
 
 type adapter struct {
 	*lora.Adapter
@@ -23,15 +24,20 @@ type adapter struct {
 
 // initLora applies Options.Adapters to m at start.
 func (s *Session) initLora(m models.Model) (models.Model, error) {
-	s.loraBase = m
 	for _, a := range s.opts.Adapters {
 		s.adapters = append(s.adapters, adapter{Adapter: a, on: true})
 	}
 	return s.withLora(m)
 }
 
-// withLora is m with the adapters that are on.
+// withLora is m with the adapters that are on; it keeps m as the base to
+// rebuild from when there are adapters (so without any, a quantized
+// model's float weights can be freed).
 func (s *Session) withLora(m models.Model) (models.Model, error) {
+	if len(s.adapters) == 0 {
+		return m, nil
+	}
+	s.loraBase = m
 	var on []*lora.Adapter
 	for _, a := range s.adapters {
 		if a.on {

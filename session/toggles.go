@@ -46,7 +46,6 @@ func (s *Session) SetQuant(format string) error {
 		if err != nil {
 			return err
 		}
-		s.loraBase = m
 		if base, err = s.withLora(m); err != nil {
 			return err
 		}
@@ -93,7 +92,6 @@ func (s *Session) SetModel(path string) error {
 	if err != nil {
 		return err
 	}
-	s.loraBase = m
 	if len(s.adapters) > 0 {
 		if am, err := s.withLora(m); err != nil {
 			s.notices = append(s.notices, "LoRA adapters dropped: "+err.Error())
