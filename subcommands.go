@@ -20,6 +20,7 @@ var subcommands = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"convert":    convertCmd,
 	"plan":       planCmd,
 	"merge-lora": mergeLoraCmd,
+	"prune":      pruneCmd,
 }
 
 // parseInterspersed parses fs's flags wherever they are among args and

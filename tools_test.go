@@ -188,3 +188,49 @@ func TestLoraCLI(t *testing.T) {
 		t.Fatalf("mismatched adapter: exit %d %q", code, stderr)
 	}
 }
+
+// TestPruneCLI: chat prune writes a model this app runs, whose matrices
+// follow the 2:4 pattern, and prints the sparsity and the report; bad
+// shapes are one line.
+func TestPruneCLI(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "pruned.gguf")
+	code, stdout, stderr := runCLI("prune", testmodels.Path(t, "course/tiny.pt"), out, "--nm", "2:4", "--method", "wanda")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"sparsity 0.500000", "original", "magnitude 2:4", "wanda 2:4", "top-1"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	f, err := gguf.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := f.TensorFloat32("blk.0.ffn_up.weight")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g := 0; g < len(w); g += 4 {
+		nz := 0
+		for _, x := range w[g : g+4] {
+			if x != 0 {
+				nz++
+			}
+		}
+		if nz > 2 {
+			t.Fatalf("group %d has %d non-zeros", g/4, nz)
+		}
+	}
+	if code, _, _ := runCLI("--model", out, "--prompt", "Once", "-n", "4", "--raw"); code != 0 {
+		t.Fatal("the pruned file does not run")
+	}
+	for _, bad := range [][]string{{"--nm", "4:4"}, {"--magnitude", "1"}, {"--magnitude", "0.5", "--nm", "2:4"}, {"--magnitude", "0.5", "--method", "optimal"}} {
+		args := append([]string{"prune", testmodels.Path(t, "course/tiny.pt"), filepath.Join(dir, "x.gguf")}, bad...)
+		if code, _, stderr := runCLI(args...); code != 2 || !strings.HasPrefix(stderr, "chat prune:") {
+			t.Errorf("%v: exit %d %q", bad, code, stderr)
+		}
+	}
+}

@@ -134,9 +134,16 @@ func FromCourse(m *course.Model, name string) (*File, error) {
 		f32("attention.layer_norm_rms_epsilon", c.NormEps),
 	}
 	f := &File{Arch: arch, Meta: append(hp, meta...)}
-	for _, t := range nn.Tensors(m.Arch(), "pt") {
-		if t.Name == "lm_head.weight" && c.Tied {
-			continue // llama.cpp falls back to token_embd.weight
+	ts := nn.Tensors(m.Arch(), "pt")
+	var embed weights.Linear
+	for _, t := range ts {
+		if t.Name == "token_embed.weight" {
+			embed = t.Linear
+		}
+	}
+	for _, t := range ts {
+		if t.Name == "lm_head.weight" && t.Linear == embed {
+			continue // tied: llama.cpp falls back to token_embd.weight
 		}
 		g := GGUFName(t.Name)
 		if g == "" {

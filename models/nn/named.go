@@ -50,3 +50,46 @@ func MapLinears(arch Arch, key string, fn func(name string, l weights.Linear) (w
 		return fn(name, l)
 	})
 }
+
+// Blocks groups arch's weight matrices that Convert re-encodes (as Linears
+// lists them) by the element of the architecture's list of blocks they
+// belong to, in order; matrices outside the blocks come as groups of one.
+// A block's matrices see inputs computed by the blocks before it only, which
+// is what layer-by-layer calibration (SparseGPT) relies on.
+func Blocks(arch Arch) [][]weights.Linear {
+	var groups [][]weights.Linear
+	seen := map[weights.Linear]bool{}
+	collect := func(v reflect.Value, keep bool) []weights.Linear {
+		var out []weights.Linear
+		m := mapper{fn: func(_ string, k bool, l weights.Linear) (weights.Linear, error) {
+			if !k && !seen[l] {
+				seen[l] = true
+				out = append(out, l)
+			}
+			return l, nil
+		}}
+		_, _ = m.value(v, keep, "", "")
+		return out
+	}
+	v := reflect.ValueOf(arch).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		fv, keep := v.Field(i), fieldOpts(f).keep
+		if f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Struct {
+			for j := 0; j < fv.Len(); j++ {
+				if g := collect(fv.Index(j), keep); len(g) > 0 {
+					groups = append(groups, g)
+				}
+			}
+			continue
+		}
+		for _, l := range collect(fv, keep) {
+			groups = append(groups, []weights.Linear{l})
+		}
+	}
+	return groups
+}

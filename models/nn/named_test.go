@@ -52,3 +52,17 @@ func TestTensorsAndMapLinears(t *testing.T) {
 		t.Fatalf("mapped %v: %s %s", seen, ca.Blocks[1].W.Format(), ca.Embed.Format())
 	}
 }
+
+// TestBlocks: the matrices of each block come as one group, in order.
+func TestBlocks(t *testing.T) {
+	dims := map[string]int{"dim": 4, "vocab": 10, "gated": 1}
+	a := newTestArch()
+	if err := Bind(a, "pt", testSource(true), dims); err != nil {
+		t.Fatal(err)
+	}
+	g := Blocks(a)
+	if len(g) != 3 || len(g[0]) != 2 || g[0][0] != a.Blocks[0].W || g[0][1] != a.Blocks[0].G ||
+		g[1][0] != a.Blocks[1].W || len(g[2]) != 1 || g[2][0] != a.Out {
+		t.Fatalf("groups %v", g)
+	}
+}
