@@ -61,6 +61,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "quant-report" {
 		return quantReportCmd(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && subcommands[args[0]] != nil {
+		return subcommands[args[0]](args[1:], stdout, stderr)
+	}
 	cfg, err := config.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
 		config.WriteUsage(stderr)
@@ -109,9 +112,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	opts := session.Options{Settings: cfg.Values, DraftPath: cfg.Draft, ModelPath: cfg.Model, Open: openModel,
-		Constraint: constraintSpec(cfg)}
+		Constraint: constraintSpec(cfg), Probe: !headless}
 	if cfg.Model == "" {
 		opts.ModelIdentity = store.IdentityOf(embedded.Model)
+	}
+	if opts.Adapters, err = loadAdapters(cfg.Lora); err != nil {
+		fmt.Fprintln(stderr, "chat:", err)
+		return 1
 	}
 	if cfg.Draft != "" {
 		if opts.Draft, err = load.Open(cfg.Draft); err != nil {
@@ -253,6 +260,9 @@ func runHeadless(m models.Model, cfg *config.Config, opts session.Options, stdou
 	// Like generate_text.py's "Loaded ..." line, on stderr so stdout stays the text.
 	fmt.Fprintf(stderr, "chat: %s · %s · %s · %s params · ctx %d · %s mode\n",
 		info.Model, info.Arch, info.Quant, humanCount(info.Params), info.ContextLength, info.Mode)
+	if cfg.Beam > 0 {
+		return runBeam(s, cfg, stdout, stderr)
+	}
 	if err := s.Send(cfg.Prompt); err != nil {
 		fmt.Fprintln(stderr, "chat:", err)
 		return 1

@@ -67,6 +67,13 @@ Usage:
                                           prefill and decode speed as one JSON line
   chat quant-report --model M [--text FILE] [--json]
                                           weight bytes, logit cosine, top-1 agreement and loss per weight format
+  chat convert IN OUT.gguf [--type T]     a checkpoint as a GGUF file llama.cpp runs, or a GGUF file re-quantised
+  chat prune IN OUT.gguf (--magnitude S | --nm 2:4) [--method magnitude|wanda|sparsegpt] [--calib FILE]
+                                          zero weights, write the pruned model, report loss and top-1
+  chat merge-lora BASE ADAPTER[:SCALE]... OUT.gguf [--type T]
+                                          the base with LoRA adapters merged into its weights
+  chat plan --model M [--ctx N] [--batch B] [--quant F] [--kv-quant F] [--mem SIZE]
+                                          weight and KV bytes, roofline bounds on this machine, measured speed
 
 MODEL is a course checkpoint (.pt) or a GGUF file (--model FILE says the same).
 Defaults come from $XDG_CONFIG_HOME/chat/config.toml (~/.config/chat/config.toml)

@@ -34,6 +34,7 @@ func init() {
 		{"/system", "[TEXT]", "set the system prompt (no text: show it; \"/system clear\" removes it)", cmdSystem},
 		{"/model", "FILE", "continue the conversation with another model (.pt or .gguf)", cmdModel},
 		{"/draft", "FILE|off", "speculative decoding with this draft model (same tokenizer), or off", cmdDraft},
+		{"/lora", "[N|NAME|on|off]", "list the LoRA adapters, or switch one (or all) on or off", cmdLora},
 		{"/kv", "save|load FILE", "write the KV cache to a file, or load one: a prompt that starts with its tokens skips their prefill", cmdKV},
 		{"/template", "", "show the chat template in use and how a conversation renders", cmdTemplate},
 		{"/save", "[NAME]", "save the conversation now, optionally under a name", cmdSave},

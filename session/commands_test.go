@@ -125,7 +125,7 @@ func TestShowSystemHelp(t *testing.T) {
 func TestUnknownAndNotCommands(t *testing.T) {
 	s, _ := stored(t, sharedModel(t), 10)
 	handled, _, err := s.Command("/frobnicate now")
-	if !handled || err == nil || !strings.Contains(err.Error(), "/frobnicate") || !strings.Contains(err.Error(), "/set /show /system /model /draft /kv /template /save /load /sessions /new /clear /regen /format /help /quit") {
+	if !handled || err == nil || !strings.Contains(err.Error(), "/frobnicate") || !strings.Contains(err.Error(), "/set /show /system /model /draft /lora /kv /template /save /load /sessions /new /clear /regen /format /help /quit") {
 		t.Errorf("unknown command: handled=%v err=%v", handled, err)
 	}
 	if _, _, err := s.Command("/se"); err == nil || !strings.Contains(err.Error(), "did you mean /set or /sessions?") {

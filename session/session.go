@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"chat/config/settings"
@@ -16,6 +17,8 @@ import (
 	"chat/engine/constrain"
 	"chat/engine/sampler"
 	"chat/models"
+	"chat/models/lora"
+	"chat/models/plan"
 	"chat/session/store"
 )
 
@@ -45,6 +48,12 @@ type Options struct {
 	Open func(path string) (models.Model, error)
 	// Constraint limits the replies (constraint.go); zero: free replies.
 	Constraint constrain.Spec
+	// Adapters are LoRA adapters applied to the model at start, without
+	// merging; /lora switches them (lora.go).
+	Adapters []*lora.Adapter
+	// Probe measures the machine in the background (models/plan) when no
+	// probe is cached, for the decode bound in Stats (bound.go).
+	Probe bool
 }
 
 // Session is one conversation with one model. Its methods are meant to be
@@ -56,6 +65,12 @@ type Session struct {
 	opts  Options
 	vals  settings.Values // Quant and Spec are read from the model and the engine
 	draft models.Model    // the draft model speculation "draft" uses, nil if none
+	// loraBase is the model without the adapters, which are applied to it
+	// in order when on (lora.go).
+	loraBase models.Model
+	adapters []adapter
+	// machine is the probed machine for Stats.DecodeBound, nil until known.
+	machine atomic.Pointer[plan.Machine]
 
 	// msgs are the turns as the user sees them, with the system prompt as a
 	// System message where it was set (first, or where it changed).
@@ -113,6 +128,11 @@ func New(m models.Model, opts Options) (*Session, error) {
 	want := v
 	v.Quant, v.Spec = "", "off" // applied below, through the same switches /set uses
 	s := &Session{model: m, opts: opts, vals: v, draft: opts.Draft}
+	m, err := s.initLora(m)
+	if err != nil {
+		return nil, err
+	}
+	s.model = m
 	s.eng = engine.NewWithOptions(m, engineOptions(v))
 	s.tmpl = templateFor(m)
 	s.eng.SetSampler(s.samplerParams())
@@ -125,6 +145,7 @@ func New(m models.Model, opts Options) (*Session, error) {
 		return nil, err
 	}
 	s.notices, s.reprefill = nil, false // nothing to re-prefill yet
+	s.startProbe()
 	if err := s.tmpl.Err(); err != nil {
 		s.notices = append(s.notices, "the model's chat template failed ("+err.Error()+"); using the built-in "+s.tmpl.Name()+" format")
 	}
@@ -406,5 +427,6 @@ func (s *Session) stats(e engine.Stats) Stats {
 	}
 	st.Spec = specStats(e)
 	s.constraintStats(e, &st)
+	st.DecodeBound = s.decodeBound(e)
 	return st
 }

@@ -46,7 +46,9 @@ func (s *Session) SetQuant(format string) error {
 		if err != nil {
 			return err
 		}
-		base = m
+		if base, err = s.withLora(m); err != nil {
+			return err
+		}
 	}
 	next := base
 	if format != "f32" {
@@ -89,6 +91,14 @@ func (s *Session) SetModel(path string) error {
 	m, err := s.open(path)
 	if err != nil {
 		return err
+	}
+	if len(s.adapters) > 0 {
+		if am, err := s.withLora(m); err != nil {
+			s.notices = append(s.notices, "LoRA adapters dropped: "+err.Error())
+			s.adapters = nil
+		} else {
+			m = am
+		}
 	}
 	if q := s.vals.Quant; q != "" && q != "f32" && q != m.Info().Quant {
 		if qm, ok := m.(models.Quantizer); ok {

@@ -28,6 +28,7 @@ type Stats struct {
 	GenTokens    int           // tokens generated so far
 	PrefillTokS  float64       // prompt tokens per second of prefill; 0 when too few were prefilled to say
 	DecodeTokS   float64       // generated tokens per second of decode
+	DecodeBound  time.Duration // the roofline bound of a decode step on this machine (bound.go); 0 when unknown
 	TTFT         time.Duration // from request to the first generated token
 	KVUsed       int           // positions in the KV cache
 	KVCap        int           // positions the KV cache holds

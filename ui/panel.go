@@ -158,8 +158,11 @@ func (m *model) panelLines(w, h int) []string {
 		stat("TTFT", formatDur(s.TTFT)),
 		stat("prefill", prefillText(s)),
 		stat("decode", formatRate(s.DecodeTokS)+" tok/s"),
-		stat("generated", fmt.Sprintf("%d tok", s.GenTokens)),
 	)
+	if s.DecodeBound > 0 {
+		ls = append(ls, stat("bound", boundText(s)))
+	}
+	ls = append(ls, stat("generated", fmt.Sprintf("%d tok", s.GenTokens)))
 	ls = append(ls, m.specLines(stat)...)
 	for i := len(ls) - 1; i >= 0 && len(ls) > h; i-- { // tight: drop the spacing first, from the bottom
 		if ls[i] == "" {
@@ -209,6 +212,17 @@ func (m *model) specLines(stat func(name, val string) string) []string {
 		ls = append(ls, stat("by guess", strings.Join(pos, " ")+"%"))
 	}
 	return ls
+}
+
+// boundText is the decode bound per token and the measured time per token
+// beside it: "decode bound X ms/token · measured Y".
+func boundText(s session.Stats) string {
+	ms := func(d float64) string { return strconv.FormatFloat(d, 'g', 3, 64) + " ms" }
+	out := ms(s.DecodeBound.Seconds()*1e3) + "/tok"
+	if s.DecodeTokS > 0 {
+		out += " · measured " + ms(1e3/s.DecodeTokS)
+	}
+	return out
 }
 
 // prefillText is the prefill speed, or how many tokens were prefilled when

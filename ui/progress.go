@@ -12,6 +12,7 @@ import (
 // It draws nothing for a load that finishes within the first 300 ms, and at
 // most ten frames a second.
 type Progress struct {
+	Verb    string // what is being done: "loading" unless set ("converting", ...)
 	w       io.Writer
 	label   string
 	start   time.Time
@@ -35,7 +36,11 @@ func (p *Progress) Update(done, total int64) {
 	frac := min(float64(done)/float64(total), 1)
 	full := int(frac * width)
 	bar := strings.Repeat("█", full) + strings.Repeat("░", width-full)
-	fmt.Fprintf(p.w, "\r\x1b[Kloading %s ▕%s▏ %3.0f%%  %.0f/%.0f MB", p.label, bar, 100*frac, float64(done)/1e6, float64(total)/1e6)
+	verb := p.Verb
+	if verb == "" {
+		verb = "loading"
+	}
+	fmt.Fprintf(p.w, "\r\x1b[K%s %s ▕%s▏ %3.0f%%  %.0f/%.0f MB", verb, p.label, bar, 100*frac, float64(done)/1e6, float64(total)/1e6)
 }
 
 // Done clears the bar.

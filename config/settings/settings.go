@@ -46,6 +46,10 @@ type Values struct {
 	KVQuantV      string
 	NoPrefixCache bool
 
+	Lora          []string // LoRA adapters applied at load: "FILE" or "FILE:SCALE"
+	Beam          int      // headless: beam search with this many beams; 0 = off
+	LengthPenalty float64  // beam search: a hypothesis scores logp / length^α
+
 	Theme string // "auto", "dark", "light"
 }
 

@@ -175,6 +175,19 @@ var table = []*Setting{
 		Default: fixed(false),
 		get:     func(v *Values) any { return v.NoPrefixCache }, set: func(v *Values, x any) { v.NoPrefixCache = x.(bool) }},
 
+	{Name: "lora", Where: Flag | File, Kind: List,
+		Help:    "apply a LoRA adapter at load without merging (PEFT folder or llama.cpp GGUF adapter), FILE or FILE:SCALE; repeat for several; /lora toggles them",
+		Default: fixed([]string(nil)),
+		get:     func(v *Values) any { return slices.Clone(v.Lora) }, set: func(v *Values, x any) { v.Lora = slices.Clone(x.([]string)) }},
+	{Name: "beam", Where: Flag, Kind: Int, Min: 0, Max: 64, OffAt: []float64{0},
+		Help:    "headless: beam search with N beams (1 is greedy; the sampler is not used); --json lists every hypothesis",
+		Default: fixed(0),
+		get:     func(v *Values) any { return v.Beam }, set: func(v *Values, x any) { v.Beam = x.(int) }},
+	{Name: "length_penalty", Where: Flag, Kind: Float, Min: math.Inf(-1), Max: inf,
+		Help:    "beam search: a finished hypothesis scores logp / length^A (0: joint probability; above 0 favours longer)",
+		Default: fixed(1.0),
+		get:     func(v *Values) any { return v.LengthPenalty }, set: func(v *Values, x any) { v.LengthPenalty = x.(float64) }},
+
 	// The terminal.
 	{Name: "theme", Where: Flag | File, Kind: Choice, Choices: Themes,
 		Help:    "colours: auto (from the terminal's background), dark or light; /theme changes it",

@@ -25,6 +25,14 @@ type Model struct {
 // without t_context_length gets default_config's 16.
 func (m *Model) TrainWindow() int { return m.cfg.TrainWindow }
 
+// Config is the resolved configuration of a checkpoint (read-only for
+// converters, which need what the weights do not say: rope theta, norm
+// epsilon, the variants).
+type Config = config
+
+// Config returns a copy of the model's configuration.
+func (m *Model) Config() Config { return *m.cfg }
+
 // tensor is the part of a checkpoint tensor this package needs. It keeps the
 // model code independent of the reader's types.
 type tensor struct {
@@ -145,6 +153,12 @@ func (ts *tensorSet) Linear(name string) (weights.Linear, error) {
 }
 
 var _ nn.Source = (*tensorSet)(nil)
+
+// WithArch returns a copy running arch, a variant of the model's own
+// weights (adapters applied, merged or pruned).
+func (m *Model) WithArch(arch nn.Arch) models.Model {
+	return &Model{Model: m.Model.WithArch(arch), cfg: m.cfg}
+}
 
 // Quantize returns a copy with its matrices in format (models/weights'
 // names; "int8" is exactly the course's quantize_int8, which leaves the

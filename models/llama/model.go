@@ -79,6 +79,12 @@ func (m *Model) StripsLeadingSpace() bool {
 	return ok && s.StripsLeadingSpace()
 }
 
+// WithArch returns a copy running arch, a variant of the model's own
+// weights (adapters applied, merged or pruned); it shares the file mapping.
+func (m *Model) WithArch(arch nn.Arch) models.Model {
+	return &Model{Model: m.Model.WithArch(arch), file: m.file, cfg: m.cfg}
+}
+
 // Quantize returns a copy with its matrices (all but the token embedding)
 // re-encoded in format, from a float file (f32, f16, bf16) only: like
 // llama-quantize, it does not quantise quantised weights again.

@@ -273,8 +273,21 @@ func ConvertArch(arch Arch, fn func(weights.Linear) (weights.Linear, error)) (Ar
 // structs are copied; everything else (vectors, tables, kept matrices) is
 // shared with arch, which is not changed.
 func convert(arch Arch, fn func(weights.Linear) (weights.Linear, error)) (Arch, error) {
+	return mapArch(arch, "", func(_ string, keep bool, l weights.Linear) (weights.Linear, error) {
+		if keep {
+			return l, nil
+		}
+		return fn(l)
+	})
+}
+
+// mapArch returns a copy of arch with every weight matrix replaced by fn's
+// result; fn gets the matrix's name under tag key (see Tensors; "" when key
+// is "") and whether it is tagged "keep".
+func mapArch(arch Arch, key string, fn func(name string, keep bool, l weights.Linear) (weights.Linear, error)) (Arch, error) {
 	v := reflect.ValueOf(arch)
-	nv, err := convertValue(v.Elem(), false, fn)
+	m := mapper{key: key, fn: fn}
+	nv, err := m.value(v.Elem(), false, "", "")
 	if err != nil {
 		return nil, err
 	}
@@ -283,13 +296,28 @@ func convert(arch Arch, fn func(weights.Linear) (weights.Linear, error)) (Arch, 
 	return out.Interface().(Arch), nil
 }
 
-func convertValue(v reflect.Value, keep bool, fn func(weights.Linear) (weights.Linear, error)) (reflect.Value, error) {
+// mapper walks an architecture the way the binder does, naming each matrix
+// by the tags of key on the way down.
+type mapper struct {
+	key string
+	fn  func(name string, keep bool, l weights.Linear) (weights.Linear, error)
+	vec func(name string, w []float32) // bound vectors, when set
+}
+
+// value maps v; name is v's own name (a matrix's), prefix the prefix of the
+// fields inside it (a struct's).
+func (m *mapper) value(v reflect.Value, keep bool, name, prefix string) (reflect.Value, error) {
 	switch {
+	case v.Type() == floatsType:
+		if m.vec != nil && name != "" && v.Len() > 0 {
+			m.vec(name, v.Interface().([]float32))
+		}
+		return v, nil
 	case v.Type() == linearType:
-		if keep || v.IsNil() {
+		if v.IsNil() {
 			return v, nil
 		}
-		l, err := fn(v.Interface().(weights.Linear))
+		l, err := m.fn(name, keep, v.Interface().(weights.Linear))
 		if err != nil {
 			return v, err
 		}
@@ -303,7 +331,18 @@ func convertValue(v reflect.Value, keep bool, fn func(weights.Linear) (weights.L
 			if !f.IsExported() {
 				continue
 			}
-			c, err := convertValue(v.Field(i), keep || fieldOpts(f).keep, fn)
+			fname, fprefix := "", prefix
+			if tag, has := f.Tag.Lookup(m.key); m.key != "" && has {
+				n, _ := parseTag(tag)
+				fname = prefix + n
+				switch {
+				case f.Type.Kind() == reflect.Slice:
+					fprefix = prefix + n // a "%d" pattern, formatted per element
+				case n != "":
+					fprefix = prefix + n + "."
+				}
+			}
+			c, err := m.value(v.Field(i), keep || fieldOpts(f).keep, fname, fprefix)
 			if err != nil {
 				return v, err
 			}
@@ -319,7 +358,7 @@ func convertValue(v reflect.Value, keep bool, fn func(weights.Linear) (weights.L
 		if ptr.Kind() != reflect.Pointer || ptr.Elem().Kind() != reflect.Struct {
 			return v, nil
 		}
-		c, err := convertValue(ptr.Elem(), keep, fn)
+		c, err := m.value(ptr.Elem(), keep, name, prefix)
 		if err != nil {
 			return v, err
 		}
@@ -334,7 +373,11 @@ func convertValue(v reflect.Value, keep bool, fn func(weights.Linear) (weights.L
 	case v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Struct && !v.IsNil():
 		ns := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
 		for i := 0; i < v.Len(); i++ {
-			c, err := convertValue(v.Index(i), keep, fn)
+			p := prefix
+			if strings.Contains(prefix, "%") {
+				p = fmt.Sprintf(prefix, i) + "."
+			}
+			c, err := m.value(v.Index(i), keep, "", p)
 			if err != nil {
 				return v, err
 			}
@@ -350,7 +393,13 @@ func convertValue(v reflect.Value, keep bool, fn func(weights.Linear) (weights.L
 // fields, such as a tied embedding, once), but one row of a matrix tagged
 // "embed". Tables that are not weights (rope) are not counted: they are not
 // bound vectors.
-func WeightBytes(arch any) int64 {
+func WeightBytes(arch any) int64 { return weightBytes(arch, true) }
+
+// ResidentBytes is the memory arch's bound weights take: WeightBytes with
+// every row of an embedding.
+func ResidentBytes(arch any) int64 { return weightBytes(arch, false) }
+
+func weightBytes(arch any, perToken bool) int64 {
 	seen := map[weights.Linear]bool{}
 	var n int64
 	var walk func(v reflect.Value)
@@ -367,7 +416,7 @@ func WeightBytes(arch any) int64 {
 				switch {
 				case f.Type == linearType && !fv.IsNil():
 					l := fv.Interface().(weights.Linear)
-					if fieldOpts(f).embed {
+					if perToken && fieldOpts(f).embed {
 						n += l.Bytes() / int64(l.Rows())
 					} else if !seen[l] {
 						seen[l] = true

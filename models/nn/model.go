@@ -48,6 +48,12 @@ func (m *Model) With(info models.Info, tok models.Tokenizer) *Model {
 // Arch is the architecture (its weights and forward pass).
 func (m *Model) Arch() Arch { return m.arch }
 
+// WithArch returns a copy of m running arch, a variant of m's own (the same
+// architecture with other weights: adapters applied, merged or pruned).
+func (m *Model) WithArch(arch Arch) *Model {
+	return NewModel(arch, m.info, m.tok, m.layout)
+}
+
 // Quantize returns a copy whose weight matrices (all but those tagged
 // "keep": embeddings and, as the course's quantize_int8 leaves it, the
 // output layer) are re-encoded in format, from their dequantised values. A

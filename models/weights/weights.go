@@ -15,6 +15,7 @@
 //	int8.go   the course's int8 rows (quantize_int8), and int8-a8
 //	int4.go   int4 groups of 32, 64 or 128
 //	fp8.go    fp8 E4M3 rows
+//	lora.go   any of them plus low-rank adapter updates, not merged
 //
 // Any format can be made from float32 weights (FromFloat, Convert), so any
 // model runs in any format. A product takes its activations the way the
@@ -165,6 +166,7 @@ type Scratch struct {
 	sums []int16   // Q8_K sums per 16 values
 	f    []float32 // rounded activations, or dequantised weights
 	xs   []float32 // per-token scales (int8-a8)
+	lo   []float32 // a LoRA update's low-rank activations and product (lora.go)
 }
 
 func (s *Scratch) int8s(n int) []int8 {

@@ -32,7 +32,7 @@ var renderLimits = struct {
 	steps        int           // template nodes, loop turns, operators, filter and method calls
 	value, alloc int64         // one value's size, and all values and output built, in bytes, beyond the messages' text (×2, ×16)
 	deadline     time.Duration // then the render stops itself
-}{1 << 20, 16 << 20, 64 << 20, 2 * time.Second}
+}{1 << 17, 16 << 20, 64 << 20, 2 * time.Second}
 
 // checkSource refuses templates that are too large or too deeply nested to
 // parse safely. It runs gonja's lexer (linear, no recursion) over src.

@@ -104,16 +104,7 @@ func ReportTokens(m models.Model, tokens []int, opt Options) (*Table, error) {
 	T := min(info.ContextLength, len(tokens)-1)
 	starts := opt.Starts
 	if len(starts) == 0 {
-		n := opt.Windows
-		if n <= 0 {
-			n = 16
-		}
-		starts = make([]int, n)
-		for i := range starts {
-			if n > 1 {
-				starts[i] = int(float64(i) * float64(len(tokens)-T-1) / float64(n-1))
-			}
-		}
+		starts = windowStarts(opt.Windows, len(tokens), T)
 	}
 	for _, s := range starts {
 		if s < 0 || s+T+1 > len(tokens) {
@@ -121,14 +112,8 @@ func ReportTokens(m models.Model, tokens []int, opt Options) (*Table, error) {
 		}
 	}
 
-	// One model and state per format; the float32 model is the one given.
-	type run struct {
-		m       models.Model
-		s       *models.State
-		cos, ce float64
-		agree   int
-	}
-	runs := make([]*run, len(formats))
+	// One model per format; the float32 model is the one given.
+	ms := make([]models.Model, len(formats))
 	for i, f := range formats {
 		qm := m
 		if f != "f32" {
@@ -141,8 +126,60 @@ func ReportTokens(m models.Model, tokens []int, opt Options) (*Table, error) {
 				return nil, fmt.Errorf("quant report: %w", err)
 			}
 		}
-		runs[i] = &run{m: qm, s: kvcache.NewState(qm)}
+		ms[i] = qm
 	}
+	return compare(formats, ms, tokens, starts, T)
+}
+
+// Compare measures models against the first of them (the reference) on
+// windows of tokens as ReportTokens does, each row named by names: variants
+// of one model such as pruned or adapted ones.
+func Compare(names []string, ms []models.Model, tokens []int, opt Options) (*Table, error) {
+	if len(ms) == 0 || len(names) != len(ms) {
+		return nil, errors.New("quant report: no models to compare")
+	}
+	info := ms[0].Info()
+	if len(tokens) < 2 {
+		return nil, fmt.Errorf("quant report: the held-out text has %d tokens; need at least 2", len(tokens))
+	}
+	for _, t := range tokens {
+		if t < 0 || t >= info.VocabSize {
+			return nil, fmt.Errorf("quant report: token id %d outside the model's vocabulary of %d", t, info.VocabSize)
+		}
+	}
+	T := min(info.ContextLength, len(tokens)-1)
+	return compare(names, ms, tokens, windowStarts(opt.Windows, len(tokens), T), T)
+}
+
+// windowStarts spaces n windows (default 16) of T tokens evenly over
+// tokens tokens, leaving each a next token.
+func windowStarts(n, tokens, T int) []int {
+	if n <= 0 {
+		n = 16
+	}
+	starts := make([]int, n)
+	for i := range starts {
+		if n > 1 {
+			starts[i] = int(float64(i) * float64(tokens-T-1) / float64(n-1))
+		}
+	}
+	return starts
+}
+
+// compare runs every model over the windows and measures each against the
+// first.
+func compare(names []string, ms []models.Model, tokens, starts []int, T int) (*Table, error) {
+	type run struct {
+		m       models.Model
+		s       *models.State
+		cos, ce float64
+		agree   int
+	}
+	runs := make([]*run, len(ms))
+	for i, m := range ms {
+		runs[i] = &run{m: m, s: kvcache.NewState(m)}
+	}
+	formats, info := names, ms[0].Info()
 
 	V := info.VocabSize
 	ref := make([]float32, T*V)
@@ -198,7 +235,11 @@ func (t *Table) Text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %d windows × %d tokens (%d positions) of %d held-out tokens\n",
 		t.Model, len(t.Starts), t.WindowLen, t.Positions, t.Tokens)
-	fmt.Fprintf(&b, "%-10s %14s %8s %12s %8s %8s\n", "format", "weight bytes", "vs f32", "mean cosine", "top-1", "loss")
+	w := 10
+	for _, r := range t.Rows {
+		w = max(w, len(r.Format))
+	}
+	fmt.Fprintf(&b, "%-*s %14s %8s %12s %8s %8s\n", w, "format", "weight bytes", "vs f32", "mean cosine", "top-1", "loss")
 	var f32 int64
 	if r, ok := t.Row("f32"); ok {
 		f32 = r.WeightBytes
@@ -208,8 +249,8 @@ func (t *Table) Text() string {
 		if f32 > 0 && r.WeightBytes > 0 {
 			ratio = fmt.Sprintf("%.2fx", float64(f32)/float64(r.WeightBytes))
 		}
-		fmt.Fprintf(&b, "%-10s %14s %8s %12.6f %7.2f%% %8.4f\n",
-			r.Format, commas(r.WeightBytes), ratio, r.MeanCosine, 100*r.Top1, r.Loss)
+		fmt.Fprintf(&b, "%-*s %14s %8s %12.6f %7.2f%% %8.4f\n",
+			w, r.Format, commas(r.WeightBytes), ratio, r.MeanCosine, 100*r.Top1, r.Loss)
 	}
 	return b.String()
 }

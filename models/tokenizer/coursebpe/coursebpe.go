@@ -318,6 +318,9 @@ func (t *Tokenizer) Pattern() string { return t.pattern }
 // Merges is the number of merges M.
 func (t *Tokenizer) Merges() int { return len(t.merges) }
 
+// Merge is the pair of ids merge r joins into id 256+r (r < Merges()).
+func (t *Tokenizer) Merge(r int) (a, b int) { return t.merges[r][0], t.merges[r][1] }
+
 // SpecialTokens lists the special tokens; token j has id 256+M+j.
 func (t *Tokenizer) SpecialTokens() []string { return append([]string(nil), t.specials...) }
 

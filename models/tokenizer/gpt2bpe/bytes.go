@@ -25,6 +25,16 @@ func init() {
 	}
 }
 
+// ByteText writes raw bytes in GPT-2's byte-level alphabet, as a
+// vocabulary's tokens and merges spell them.
+func ByteText(b []byte) string {
+	r := make([]rune, len(b))
+	for i, c := range b {
+		r[i] = byteRune[c]
+	}
+	return string(r)
+}
+
 // alphabetByte is the byte that alphabet character r stands for.
 func alphabetByte(r rune) (byte, bool) {
 	if r < 0 || int(r) >= len(alphabet) || alphabet[r] == 0 {

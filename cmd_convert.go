@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"chat/models/convert"
+	"chat/models/course"
+	"chat/models/gguf"
+	"chat/models/load"
+)
+
+const convertUsage = "IN OUT.gguf [--type " + "f32|f16|q8_0|q4_0|q4_k|q5_k|q6_k|...]"
+
+// convertCmd is chat convert: a course checkpoint to the GGUF file
+// llama.cpp runs, or a GGUF file re-quantised, with llama-quantize's choice
+// of type per tensor.
+func convertCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("chat convert", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	typ := fs.String("type", "", "tensor types: "+strings.Join(convert.MixNames(), ", ")+" (default: f32 for a checkpoint, q8_0 for a GGUF file)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil || len(pos) != 2 {
+		if err == nil {
+			err = fmt.Errorf("want an input and an output file, got %d arguments", len(pos))
+		}
+		return usageError(stderr, "convert", convertUsage, err)
+	}
+	in, out := pos[0], pos[1]
+	if sameFile(in, out) {
+		fmt.Fprintln(stderr, "chat convert: the output would overwrite the input")
+		return 2
+	}
+	f, src, err := openForConvert(in)
+	if err != nil {
+		fmt.Fprintln(stderr, "chat convert:", strings.TrimPrefix(err.Error(), "convert: "))
+		return 1
+	}
+	if src != nil {
+		defer src.Close()
+	}
+	name := *typ
+	if name == "" {
+		name = "f32"
+		if src != nil {
+			name = "q8_0"
+		}
+	}
+	if err := writeGGUF(f, name, in, out, stdout); err != nil {
+		fmt.Fprintln(stderr, "chat convert:", strings.TrimPrefix(err.Error(), "convert: "))
+		return 1
+	}
+	return 0
+}
+
+// openForConvert reads IN: a GGUF file (re-quantised as it is; the open
+// file is returned to be closed after writing) or a course checkpoint.
+func openForConvert(in string) (*convert.File, *gguf.File, error) {
+	if isGGUF(in) {
+		src, err := gguf.Open(in)
+		if err != nil {
+			return nil, nil, err
+		}
+		f, err := convert.FromGGUF(src)
+		if err != nil {
+			src.Close()
+			return nil, nil, err
+		}
+		return f, src, nil
+	}
+	m, err := load.Open(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	cm, ok := m.(*course.Model)
+	if !ok {
+		return nil, nil, fmt.Errorf("%s is neither a GGUF file nor a course checkpoint", in)
+	}
+	f, err := convert.FromCourse(cm, strings.TrimSuffix(filepath.Base(in), filepath.Ext(in)))
+	return f, nil, err
+}
+
+// writeGGUF sets the tensor types of mix name and writes f to out with a
+// progress bar, then says what it wrote.
+func writeGGUF(f *convert.File, name, in, out string, stdout io.Writer) error {
+	mix, err := convert.ParseMix(name)
+	if err != nil {
+		return err
+	}
+	if err := convert.SetTypes(f, mix); err != nil {
+		return err
+	}
+	return writeGGUFAs(f, mix, in, out, stdout)
+}
+
+// writeGGUFAs writes f, whose tensor types are set, as mix says it is.
+func writeGGUFAs(f *convert.File, mix convert.Mix, in, out string, stdout io.Writer) error {
+	if err := convert.Check(f); err != nil {
+		return err
+	}
+	update, done := progressBar("converting", filepath.Base(in))
+	err := writeAtomic(out, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<20)
+		if err := convert.Write(bw, f, mix, func(d, t int64) {
+			if update != nil {
+				update(4*d, 4*t)
+			}
+		}); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+	done()
+	if err != nil {
+		return err
+	}
+	st, err := os.Stat(out)
+	if err != nil {
+		return err
+	}
+	counts := map[string]int{}
+	for _, t := range f.Tensors {
+		counts[t.Type.String()]++
+	}
+	var types []string
+	for t, n := range counts {
+		types = append(types, fmt.Sprintf("%d %s", n, t))
+	}
+	sort.Strings(types)
+	fmt.Fprintf(stdout, "wrote %s: %s, %s, %d tensors (%s), %.1f MB\n", out, f.Arch, mix.Name, len(f.Tensors), strings.Join(types, ", "), float64(st.Size())/1e6)
+	return nil
+}
+
+// isGGUF reports whether path starts with the GGUF magic.
+func isGGUF(path string) bool {
+	fh, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer fh.Close()
+	var magic [4]byte
+	n, _ := io.ReadFull(fh, magic[:])
+	return n == 4 && string(magic[:]) == gguf.Magic
+}

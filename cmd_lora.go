@@ -1,0 +1,61 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"chat/models/convert"
+	"chat/models/gguf"
+	"chat/models/lora"
+)
+
+const mergeLoraUsage = "BASE ADAPTER[:SCALE]... OUT.gguf [--type T]"
+
+// mergeLoraCmd is chat merge-lora: the base model with the adapters merged
+// into its weights (W' = W + (α/r)·B·A), written as GGUF.
+func mergeLoraCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("chat merge-lora", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	typ := fs.String("type", "", "tensor types of the output ("+strings.Join(convert.MixNames(), ", ")+"); default: as the base stores them (float32 for a checkpoint)")
+	pos, err := parseInterspersed(fs, args)
+	if err == nil && len(pos) < 3 {
+		err = fmt.Errorf("want a base model, at least one adapter and an output file")
+	}
+	if err != nil {
+		return usageError(stderr, "merge-lora", mergeLoraUsage, err)
+	}
+	base, out := pos[0], pos[len(pos)-1]
+	fail := func(err error) int {
+		fmt.Fprintln(stderr, "chat merge-lora:", strings.TrimPrefix(strings.TrimPrefix(err.Error(), "lora: "), "convert: "))
+		return 1
+	}
+	if sameFile(base, out) {
+		return fail(fmt.Errorf("the output would overwrite the base model"))
+	}
+	ads, err := loadAdapters(pos[1 : len(pos)-1])
+	if err != nil {
+		return fail(err)
+	}
+	m, err := openModel(base)
+	if err != nil {
+		return fail(err)
+	}
+	if c, ok := m.(interface{ GGUF() *gguf.File }); ok {
+		defer c.GGUF().Close()
+	}
+	f, err := lora.MergedFile(m, ads)
+	if err != nil {
+		return fail(err)
+	}
+	if *typ == "" {
+		err = writeGGUFAs(f, convert.StoredMix(f), base, out, stdout)
+	} else {
+		err = writeGGUF(f, *typ, base, out, stdout)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return 0
+}

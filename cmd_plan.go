@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"chat/engine/bench"
+	"chat/models"
+	"chat/models/kernels"
+	"chat/models/kvcache"
+	"chat/models/nn"
+	"chat/models/plan"
+)
+
+const planUsage = "--model M [--ctx N] [--batch B] [--quant F] [--kv-quant F] [--mem SIZE] [--threads T] [--no-measure] [--reprobe]"
+
+// planCmd is chat plan: what a model costs on this machine — weight and KV
+// bytes, what a memory budget holds, the roofline bounds of decode and
+// prefill against the measured machine, and the measured speed beside them.
+func planCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("chat plan", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	model := fs.String("model", "", "model file (default: the embedded model)")
+	ctx := fs.Int("ctx", 0, "context per request in tokens (default: the model's)")
+	batch := fs.Int("batch", 1, "sequences decoded together")
+	quantFmt := fs.String("quant", "", "weight format to plan for (int8, q4_k, ...; default: as loaded)")
+	kvQuant := fs.String("kv-quant", "f32", "KV cache storage: f32 or int8 (keys and values)")
+	mem := fs.String("mem", "", "memory budget, e.g. 8GB or 512MB (default: this machine's RAM)")
+	threads := fs.Int("threads", 0, "compute threads (default: all cores)")
+	noMeasure := fs.Bool("no-measure", false, "do not run the model to measure its speed")
+	reprobe := fs.Bool("reprobe", false, "measure the machine again instead of using the cached probe")
+	pos, err := parseInterspersed(fs, args)
+	if err == nil && len(pos) == 1 && *model == "" {
+		*model = pos[0]
+	} else if err == nil && len(pos) > 0 {
+		err = fmt.Errorf("unexpected argument %q", pos[0])
+	}
+	if err == nil && (*batch < 1 || *ctx < 0 || *threads < 0) {
+		err = fmt.Errorf("--batch must be at least 1, --ctx and --threads not negative")
+	}
+	if err != nil {
+		return usageError(stderr, "plan", planUsage, err)
+	}
+	kf, err := kvcache.ParseFormat(*kvQuant)
+	if err != nil {
+		return usageError(stderr, "plan", planUsage, err)
+	}
+	if *threads > 0 {
+		kernels.SetThreads(*threads)
+	}
+	fail := func(err error) int { fmt.Fprintln(stderr, "chat plan:", err); return 1 }
+	m, err := openModel(*model)
+	if err != nil {
+		return fail(err)
+	}
+	if *quantFmt != "" && *quantFmt != m.Info().Quant {
+		q, ok := m.(models.Quantizer)
+		if !ok {
+			return fail(fmt.Errorf("%s cannot be re-encoded", m.Info().Name))
+		}
+		if m, err = q.Quantize(*quantFmt); err != nil {
+			return fail(err)
+		}
+	}
+	info, lay := m.Info(), m.KVLayout()
+	n := *ctx
+	if n == 0 || n > info.ContextLength {
+		n = info.ContextLength
+	}
+	kl := kvcache.Layout{Layers: lay.Layers, KDim: lay.KDim, VDim: lay.VDim, Heads: lay.Heads, K: kf, V: kf}
+	md := plan.Model{Params: info.Params, WeightBytes: info.WeightBytes, KVPerToken: int64(lay.Layers) * kl.RowBytes(), Context: info.ContextLength}
+	resident := info.WeightBytes
+	if a, ok := m.(interface{ Arch() nn.Arch }); ok {
+		resident = nn.ResidentBytes(a.Arch())
+	}
+	budget, err := memBudget(*mem)
+	if err != nil {
+		return fail(err)
+	}
+	probe, err := plan.Measure(*reprobe)
+	if err != nil {
+		return fail(err)
+	}
+	mc := probe.Machine
+
+	w := bufio.NewWriter(stdout)
+	defer w.Flush()
+	fmt.Fprintf(w, "model     %s · %s · %s params · context %d · %d layers\n", info.Name, info.Arch, humanCount(info.Params), info.ContextLength, info.Layers)
+	fmt.Fprintf(w, "weights   %s: %s in memory, %s read per token (%.2f bytes/param)\n", info.Quant, plan.FormatBytes(resident), plan.FormatBytes(md.WeightBytes), float64(md.WeightBytes)/float64(max(md.Params, 1)))
+	fmt.Fprintf(w, "KV cache  %s: %s per token (%d layers × (%d + %d) values), %s for %d tokens\n", kf, plan.FormatBytes(md.KVPerToken), lay.Layers, lay.KDim, lay.VDim, plan.FormatBytes(md.KVPerToken*int64(n)), n)
+	src := "measured now"
+	if probe.Cached {
+		src = "probe of " + probe.When.Local().Format("2006-01-02 15:04") + ", cached; --reprobe measures again"
+	}
+	fmt.Fprintf(w, "machine   peak %.1f GFLOP/s · read %.1f GB/s · ridge %.1f FLOP/byte (%s, %d threads; %s)\n", mc.PeakFLOPS/1e9, mc.Bandwidth/1e9, mc.Ridge(), probe.ISA, probe.Threads, src)
+
+	dec := plan.Decode(mc, md, *batch, n)
+	pre := plan.Prefill(mc, md, n)
+	fmt.Fprintf(w, "decode    batch %d at %d tokens: %.3g FLOP/byte, %s · bound %s/step = %s/token\n", *batch, n, dec.Intensity, boundBy(dec, mc), fmtDur(dec.Bound), fmtDur(dec.Bound/time.Duration(*batch)))
+	fmt.Fprintf(w, "prefill   %d tokens: %.3g FLOP/byte, %s · bound %s (%.0f tok/s)\n", n, pre.Intensity, boundBy(pre, mc), fmtDur(pre.Bound), float64(n)/pre.Bound.Seconds())
+	fit := plan.Fit(md, budget, n)
+	fmt.Fprintf(w, "memory    budget %s: %s left for KV → longest context %d tokens, %d requests of %d tokens\n", plan.FormatBytes(budget), plan.FormatBytes(fit.KVBytes), fit.MaxContext, fit.Requests, n)
+
+	if *noMeasure {
+		return 0
+	}
+	w.Flush()
+	text, err := bench.PromptText("")
+	if err != nil {
+		return fail(err)
+	}
+	prompt := min(128, info.ContextLength/2)
+	gen := min(32, info.ContextLength-prompt)
+	// The best of three runs: on a shared machine a run that was
+	// preempted says more about the neighbours than about the model.
+	var r bench.Result
+	for range 3 {
+		ri, err := bench.Run(m, text, kernels.Threads(), prompt, gen, *batch)
+		if err != nil {
+			return fail(err)
+		}
+		r.TGTokS, r.PPTokS = max(r.TGTokS, ri.TGTokS), max(r.PPTokS, ri.PPTokS)
+	}
+	at := prompt + gen/2 // the mean context of the measured steps
+	mdec := plan.Decode(mc, md, *batch, at)
+	mpre := plan.Prefill(mc, md, prompt*(*batch))
+	step := time.Duration(float64(*batch) / r.TGTokS * float64(time.Second))
+	pp := time.Duration(float64(prompt*(*batch)) / r.PPTokS * float64(time.Second))
+	fmt.Fprintf(w, "measured  decode %s/step at %d tokens (bound %s: %.2f× it) · prefill of %d tokens %s (bound %s: %.2f×)\n",
+		fmtDur(step), at, fmtDur(mdec.Bound), step.Seconds()/mdec.Bound.Seconds(),
+		prompt*(*batch), fmtDur(pp), fmtDur(mpre.Bound), pp.Seconds()/mpre.Bound.Seconds())
+	return 0
+}
+
+// boundBy says which limit a step is under, against the ridge.
+func boundBy(s plan.Step, mc plan.Machine) string {
+	if s.MemoryBound() {
+		return fmt.Sprintf("< ridge %.3g: memory-bound", mc.Ridge())
+	}
+	return fmt.Sprintf("> ridge %.3g: compute-bound", mc.Ridge())
+}
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return fmt.Sprintf("%.2f s", d.Seconds())
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.3g ms", d.Seconds()*1e3)
+	}
+	return fmt.Sprintf("%.3g µs", d.Seconds()*1e6)
+}
+
+// memBudget reads --mem ("8GB", "512MB", "1.5e9"), or this machine's RAM.
+func memBudget(s string) (int64, error) {
+	if s == "" {
+		return totalRAM()
+	}
+	u := strings.ToUpper(strings.TrimSpace(s))
+	mult := 1.0
+	for _, suf := range []struct {
+		s string
+		m float64
+	}{{"GIB", 1 << 30}, {"MIB", 1 << 20}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"G", 1e9}, {"M", 1e6}, {"B", 1}} {
+		if strings.HasSuffix(u, suf.s) {
+			u, mult = strings.TrimSpace(strings.TrimSuffix(u, suf.s)), suf.m
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(u, 64)
+	if err != nil || !(v > 0) || v*mult > 1<<62 {
+		return 0, fmt.Errorf("--mem %q: want a size such as 8GB or 512MB", s)
+	}
+	return int64(v * mult), nil
+}
+
+// totalRAM is MemTotal of /proc/meminfo.
+func totalRAM() (int64, error) {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0, fmt.Errorf("cannot read this machine's memory (%v): give --mem", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err == nil {
+				return kb * 1024, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("no MemTotal in /proc/meminfo: give --mem")
+}

@@ -1,0 +1,327 @@
+package lora
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"chat/models"
+	"chat/models/convert"
+	"chat/models/course"
+	"chat/models/kvcache"
+	"chat/models/llama"
+	"chat/models/testmodels"
+	"chat/models/weights"
+)
+
+const rank, alpha = 4, 8.0
+
+// randomAdapter is a rank-4 update of every attention and feed-forward
+// matrix of a course model (and of its output layer when it is not tied
+// to the embedding), with alpha 8 (scale 2).
+func randomAdapter(t *testing.T, m *course.Model, seed uint64) *Adapter {
+	t.Helper()
+	a, err := Random(m, rank, 0.05, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range a.Pairs {
+		a.Pairs[i].Alpha = alpha
+	}
+	return a
+}
+
+func loadCourse(t *testing.T, file string) *course.Model {
+	t.Helper()
+	m, err := course.Load(testmodels.Path(t, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// logits runs ids through m and returns every position's logits.
+func logits(t *testing.T, m models.Model, ids []int) []float32 {
+	t.Helper()
+	st := kvcache.NewState(m)
+	out, err := st.Forward(ids, len(ids))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]float32(nil), out...)
+}
+
+func maxDiff(a, b []float32) float64 {
+	d := 0.0
+	for i := range a {
+		d = max(d, math.Abs(float64(a[i]-b[i])))
+	}
+	return d
+}
+
+var prompt = []int{396, 397, 258, 379, 44, 390, 285, 258, 378, 427, 366, 301, 46, 324}
+
+// TestRuntimeEqualsMerged: an adapter applied at run time (W·x +
+// s·B·(A·x)) gives the merged model's logits (W + s·B·A) within 1e-5, and
+// changes them; the base model is left as it was.
+func TestRuntimeEqualsMerged(t *testing.T) {
+	for _, file := range []string{"course/student.pt", "course/tiny-noqknorm.pt"} {
+		m := loadCourse(t, file)
+		ad := randomAdapter(t, m, 1)
+		run, err := Apply(m, []*Adapter{ad})
+		if err != nil {
+			t.Fatal(err)
+		}
+		merged, err := Merge(m, []*Adapter{ad})
+		if err != nil {
+			t.Fatal(err)
+		}
+		base, lr, lm := logits(t, m, prompt), logits(t, run, prompt), logits(t, merged, prompt)
+		t.Logf("%s: run-time vs merged %g, vs base %g", file, maxDiff(lr, lm), maxDiff(base, lr))
+		if d := maxDiff(lr, lm); d > 1e-5 {
+			t.Errorf("%s: run-time and merged logits differ by %g", file, d)
+		}
+		if d := maxDiff(base, lr); d < 1e-2 {
+			t.Errorf("%s: the adapter changed the logits by only %g", file, d)
+		}
+		if d := maxDiff(base, logits(t, m, prompt)); d != 0 {
+			t.Errorf("%s: applying changed the base model", file)
+		}
+	}
+}
+
+// writeBoth writes ad as a PEFT folder (course names) and as a llama.cpp
+// GGUF adapter for the converted model (llama.cpp names, Q and K rows
+// paired when that model is llama), with the same alpha.
+func writeBoth(t *testing.T, m *course.Model, ad *Adapter, dir string) (peft, ggufPath string) {
+	t.Helper()
+	peft = filepath.Join(dir, "peft")
+	if err := WritePEFT(peft, ad, alpha); err != nil {
+		t.Fatal(err)
+	}
+	arch, err := convert.CourseArch(m.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &Adapter{}
+	for _, p := range ad.Pairs {
+		q := p
+		q.Target = convert.GGUFName(p.Target)
+		if arch == "llama" && isQK(q.Target) {
+			q.B = weights.NewF32(convert.PairRows(p.B.Floats(), p.B.Cols(), m.Config().HeadDim), p.B.Rows(), p.B.Cols())
+		}
+		g.Pairs = append(g.Pairs, q)
+	}
+	ggufPath = filepath.Join(dir, "adapter.gguf")
+	w, err := os.Create(ggufPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteGGUF(w, g, arch, alpha); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	return peft, ggufPath
+}
+
+// TestPEFTAndGGUFAgree: the same update written as a PEFT folder and as a
+// llama.cpp GGUF adapter gives the same logits, on the checkpoint and on
+// the GGUF file chat convert makes of it (qwen3 for student.pt, llama with
+// paired Q/K rows for tiny-noqknorm), and the files read back as written.
+func TestPEFTAndGGUFAgree(t *testing.T) {
+	for _, file := range []string{"course/student.pt", "course/tiny-noqknorm.pt"} {
+		dir := t.TempDir()
+		m := loadCourse(t, file)
+		ad := randomAdapter(t, m, 2)
+		peftDir, ggufFile := writeBoth(t, m, ad, dir)
+		pa, err := Load(peftDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ga, err := Load(ggufFile + ":1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pa.Pairs) != len(ad.Pairs) || len(ga.Pairs) != len(ad.Pairs) || pa.Format != "peft" || ga.Format != "gguf" {
+			t.Fatalf("%s: read %d / %d pairs of %d", file, len(pa.Pairs), len(ga.Pairs), len(ad.Pairs))
+		}
+		direct, _ := Apply(m, []*Adapter{ad})
+		want := logits(t, direct, prompt)
+		for _, a := range []*Adapter{pa, ga} {
+			am, err := Apply(m, []*Adapter{a})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := maxDiff(want, logits(t, am, prompt)); d != 0 {
+				t.Errorf("%s: %s adapter on the checkpoint differs by %g", file, a.Format, d)
+			}
+		}
+
+		// The converted GGUF model takes both too, identically.
+		f, err := convert.FromCourse(m, "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		mix, _ := convert.ParseMix("f32")
+		convert.SetTypes(f, mix)
+		path := filepath.Join(dir, "model.gguf")
+		w, _ := os.Create(path)
+		if err := convert.Write(w, f, mix, nil); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		gm, err := llama.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer gm.Close()
+		var got [][]float32
+		for _, a := range []*Adapter{pa, ga} {
+			am, err := Apply(gm, []*Adapter{a})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, logits(t, am, prompt))
+		}
+		if d := maxDiff(got[0], got[1]); d != 0 {
+			t.Errorf("%s: on the GGUF model PEFT and GGUF adapters differ by %g", file, d)
+		}
+		t.Logf("%s: adapted GGUF vs adapted checkpoint %g", file, maxDiff(want, got[0]))
+		if d := maxDiff(want, got[0]); d > 1e-4 {
+			t.Errorf("%s: the adapted GGUF model's logits are %g from the adapted checkpoint's", file, d)
+		}
+	}
+}
+
+// TestSeveralAdapters: two adapters at once add their updates; scales
+// multiply an adapter's update (scale 0 is the base model).
+func TestSeveralAdapters(t *testing.T) {
+	m := loadCourse(t, "course/tiny.pt")
+	a1, a2 := randomAdapter(t, m, 3), randomAdapter(t, m, 4)
+	both, err := Apply(m, []*Adapter{a1, a2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, _ := Merge(m, []*Adapter{a1, a2})
+	if d := maxDiff(logits(t, both, prompt), logits(t, merged, prompt)); d > 1e-5 {
+		t.Errorf("two adapters: run-time and merged differ by %g", d)
+	}
+	off := *a1
+	off.Scale = 0
+	zero, _ := Apply(m, []*Adapter{&off})
+	if d := maxDiff(logits(t, zero, prompt), logits(t, m, prompt)); d != 0 {
+		t.Errorf("scale 0 changed the logits by %g", d)
+	}
+}
+
+// TestBadAdapters: a target the model lacks, a missing half, a PEFT folder
+// without its config, a GGUF file that is not an adapter: one error each.
+func TestBadAdapters(t *testing.T) {
+	m := loadCourse(t, "course/tiny.pt")
+	ad := randomAdapter(t, m, 5)
+	ad.Pairs[0].Target = "blocks.9.attn.q_proj.weight"
+	if _, err := Apply(m, []*Adapter{ad}); err == nil || !strings.Contains(err.Error(), "blocks.9") {
+		t.Errorf("unknown target: %v", err)
+	}
+	dir := t.TempDir()
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "adapter_config.json") {
+		t.Errorf("empty folder: %v", err)
+	}
+	if _, err := Load(testmodels.Path(t, "stories260K/stories260K.gguf")); err == nil || !strings.Contains(err.Error(), "not an adapter") {
+		t.Errorf("a model as adapter: %v", err)
+	}
+	ad = randomAdapter(t, m, 6)
+	peft := filepath.Join(dir, "p")
+	if err := WritePEFT(peft, ad, alpha); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(peft, "adapter_config.json"), []byte(`{"peft_type":"LORA","r":4,"lora_alpha":8,"use_dora":true}`), 0o644)
+	if _, err := Load(peft); err == nil || !strings.Contains(err.Error(), "DoRA") {
+		t.Errorf("DoRA: %v", err)
+	}
+}
+
+// TestLlamaCppAdapter (CHAT_LLAMACPP=1): llama.cpp runs the converted
+// student.pt with the GGUF adapter written here (its loader checks the
+// names, shapes and metadata) and gives the greedy ids this app gives with
+// the same adapter at run time.
+func TestLlamaCppAdapter(t *testing.T) {
+	testmodels.NeedLlamaCpp(t)
+	for _, file := range []string{"course/student.pt", "course/tiny-noqknorm.pt", "course/tiny-untied.pt"} {
+		dir := t.TempDir()
+		m := loadCourse(t, file)
+		ad := randomAdapter(t, m, 7)
+		for i := range ad.Pairs { // a gentler update keeps the text readable
+			ad.Pairs[i].Alpha = 1
+		}
+		_, ggufFile := writeBoth(t, m, ad, dir)
+		f, _ := convert.FromCourse(m, "x")
+		mix, _ := convert.ParseMix("f32")
+		convert.SetTypes(f, mix)
+		path := filepath.Join(dir, "model.gguf")
+		w, _ := os.Create(path)
+		if err := convert.Write(w, f, mix, nil); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		gm, err := llama.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer gm.Close()
+		ga, err := Load(ggufFile + ":0.5")
+		if err != nil {
+			t.Fatal(err)
+		}
+		am, err := Apply(gm, []*Adapter{ga})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := testmodels.LlamaCpp(t, testmodels.LlamaCppRequest{Model: path, Lora: []any{ggufFile, 0.5}, Prompts: [][]int{prompt}, NGen: 32})
+		want := greedy(t, am, prompt, len(res.Greedy[0]))
+		if len(want) == 0 || !slicesEqual(res.Greedy[0], want) {
+			t.Errorf("%s: llama.cpp with the adapter\n got %v\nwant %v", file, res.Greedy[0], want)
+		}
+		base := greedy(t, gm, prompt, len(want))
+		if slicesEqual(base, want) {
+			t.Errorf("%s: the adapter did not change the greedy ids", file)
+		}
+	}
+}
+
+func greedy(t *testing.T, m models.Model, ids []int, n int) []int {
+	t.Helper()
+	st := kvcache.NewState(m)
+	lg, err := st.Forward(ids, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for len(out) < n {
+		best := 0
+		for j, v := range lg {
+			if v > lg[best] {
+				best = j
+			}
+		}
+		out = append(out, best)
+		if lg, err = st.Forward([]int{best}, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+func slicesEqual(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

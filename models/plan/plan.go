@@ -1,0 +1,125 @@
+// Package plan is the back-of-the-envelope calculator of inference cost: the
+// bytes a model's weights and KV cache take, the arithmetic intensity of
+// decode and prefill against the machine's ridge point (peak FLOP/s ÷ read
+// bandwidth: below it a step waits on memory, above it on arithmetic), the
+// time bounds that follow (roofline: the larger of FLOPs ÷ peak and bytes ÷
+// bandwidth), and what a memory budget holds — the longest context and how
+// many requests of a given context fit beside the weights. probe.go
+// measures the machine.
+//
+// The arithmetic, for a model of P parameters stored in W bytes, KV bytes
+// per token K, a batch of B sequences at context N and a prompt of T tokens:
+//
+//	decode:  FLOPs 2·P·B           bytes W + B·N·K   (every weight once, each sequence's cache)
+//	prefill: FLOPs 2·P·T           bytes W + T·K     (weights once, the new cache written)
+//
+// Attention's own FLOPs (4·N·d per layer and token) are left out, as the
+// course's calculator leaves them out: at these contexts they are a few
+// per cent of 2·P.
+package plan
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Machine is what a step's time is bounded by.
+type Machine struct {
+	PeakFLOPS float64 // floating-point operations per second
+	Bandwidth float64 // bytes read per second
+}
+
+// Ridge is the arithmetic intensity (FLOP per byte) where the two limits
+// meet: a step below it is memory-bound, above it compute-bound.
+func (m Machine) Ridge() float64 { return m.PeakFLOPS / m.Bandwidth }
+
+// Model is what the calculator needs of a model.
+type Model struct {
+	Params      int64 // parameters (a tied matrix once)
+	WeightBytes int64 // bytes of weights one forward pass reads
+	KVPerToken  int64 // bytes of keys and values one cached position takes
+	Context     int   // positions it was trained for
+}
+
+// KVBytesPerToken is keys and values of one position: 2 (K and V) ×
+// layers × KV heads × head size × bytes per value.
+func KVBytesPerToken(layers, kvHeads, headDim int, bytesPerValue float64) int64 {
+	return int64(math.Round(2 * float64(layers) * float64(kvHeads) * float64(headDim) * bytesPerValue))
+}
+
+// WeightBytes is params stored at bytesPerParam (2 for f16, 0.5 for 4-bit).
+func WeightBytes(params int64, bytesPerParam float64) int64 {
+	return int64(math.Round(float64(params) * bytesPerParam))
+}
+
+// Step is one forward pass's cost and its roofline bound.
+type Step struct {
+	FLOPs     float64
+	Bytes     float64
+	Intensity float64       // FLOPs / Bytes
+	Compute   time.Duration // FLOPs / peak
+	Memory    time.Duration // Bytes / bandwidth
+	Bound     time.Duration // the larger of the two
+}
+
+// MemoryBound reports whether the step waits on memory.
+func (s Step) MemoryBound() bool { return s.Memory >= s.Compute }
+
+func step(m Machine, flops, bytes float64) Step {
+	s := Step{FLOPs: flops, Bytes: bytes, Intensity: flops / bytes,
+		Compute: seconds(flops / m.PeakFLOPS), Memory: seconds(bytes / m.Bandwidth)}
+	s.Bound = max(s.Compute, s.Memory)
+	return s
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// Decode is one decode step of batch sequences, each at context ctx (the
+// positions its attention reads).
+func Decode(mc Machine, md Model, batch, ctx int) Step {
+	b := float64(max(batch, 1))
+	return step(mc, 2*float64(md.Params)*b, float64(md.WeightBytes)+b*float64(ctx)*float64(md.KVPerToken))
+}
+
+// Prefill is one pass over a prompt of tokens tokens.
+func Prefill(mc Machine, md Model, tokens int) Step {
+	t := float64(max(tokens, 1))
+	return step(mc, 2*float64(md.Params)*t, float64(md.WeightBytes)+t*float64(md.KVPerToken))
+}
+
+// Budget is what a memory budget holds beside the weights.
+type Budget struct {
+	Bytes      int64 // the budget
+	KVBytes    int64 // what is left for the KV cache (0 when the weights do not fit)
+	MaxContext int   // the longest context one request can have (at most the model's)
+	Requests   int   // requests of context ctx that fit at once
+}
+
+// Fit is what budget bytes hold of md at context ctx per request.
+func Fit(md Model, budget int64, ctx int) Budget {
+	b := Budget{Bytes: budget, KVBytes: max(0, budget-md.WeightBytes)}
+	if md.KVPerToken <= 0 {
+		return b
+	}
+	tokens := b.KVBytes / md.KVPerToken
+	b.MaxContext = int(min(tokens, int64(md.Context)))
+	if ctx > 0 {
+		b.Requests = int(tokens / int64(ctx))
+	}
+	return b
+}
+
+// FormatBytes writes a byte count the way the plan prints it: 131,072 B,
+// 12.3 MB, 140 GB (decimal units, as memory budgets are quoted).
+func FormatBytes(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.3g GB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.3g MB", float64(n)/1e6)
+	case n >= 1e4:
+		return fmt.Sprintf("%.3g kB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%d B", n)
+}

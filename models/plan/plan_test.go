@@ -1,0 +1,88 @@
+package plan
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+// The worked example of seed 002 (the course's inference-economics
+// chapter): an H100-class accelerator (1,000 TFLOP/s of 16-bit matrix math,
+// 3.35 TB/s of HBM) running an 8-billion-parameter Llama-3-style model
+// ("7B class": 32 layers, 8 KV heads of 128, 16-bit weights and cache), and
+// a 70B model's weights at 16 and 4 bits.
+var (
+	h100 = Machine{PeakFLOPS: 1000e12, Bandwidth: 3.35e12}
+	m8b  = Model{Params: 8e9, WeightBytes: WeightBytes(8e9, 2), KVPerToken: KVBytesPerToken(32, 8, 128, 2), Context: 8192}
+)
+
+func near(got, want, tol float64) bool { return math.Abs(got-want) <= tol*math.Abs(want) }
+
+func TestSeedRidge(t *testing.T) {
+	if r := h100.Ridge(); math.Round(r) != 299 {
+		t.Fatalf("ridge %.2f FLOP/byte, want ≈ 299", r)
+	}
+}
+
+func TestSeedKVBytesPerToken(t *testing.T) {
+	if m8b.KVPerToken != 131072 {
+		t.Fatalf("KV bytes per token %d, want 131,072", m8b.KVPerToken)
+	}
+}
+
+func TestSeedWeights(t *testing.T) {
+	if b := WeightBytes(70e9, 2); b != 140e9 {
+		t.Errorf("70B at 16 bits: %d bytes, want 140 GB", b)
+	}
+	if b := WeightBytes(70e9, 0.5); b != 35e9 {
+		t.Errorf("70B at 4 bits: %d bytes, want 35 GB", b)
+	}
+	if s := FormatBytes(WeightBytes(70e9, 2)); s != "140 GB" {
+		t.Errorf("printed %q", s)
+	}
+}
+
+// TestSeedDecodeBound: one token reads every weight once, 16 GB at 3.35
+// TB/s: 4.78 ms; 16 GFLOP is 1 FLOP per byte, far below the ridge.
+func TestSeedDecodeBound(t *testing.T) {
+	s := Decode(h100, m8b, 1, 0)
+	if got := s.Bound.Seconds() * 1e3; math.Round(got*100)/100 != 4.78 {
+		t.Fatalf("decode bound %.4f ms, want 4.78", got)
+	}
+	if !s.MemoryBound() || s.Intensity != 1 {
+		t.Fatalf("decode intensity %.3f, memory-bound %v", s.Intensity, s.MemoryBound())
+	}
+	// A batch of 64 at 2,048 tokens of context reads 64 caches as well.
+	b := Decode(h100, m8b, 64, 2048)
+	if want := 2 * 8e9 * 64 / (16e9 + 64*2048*131072.0); !near(b.Intensity, want, 1e-12) || !b.MemoryBound() {
+		t.Fatalf("batch 64: intensity %.2f, want %.2f", b.Intensity, want)
+	}
+}
+
+// TestSeedPrefillBound: a 1,000-token prompt is 16 TFLOP, 16 ms at 1,000
+// TFLOP/s, and about 1,000 FLOP per byte: compute-bound.
+func TestSeedPrefillBound(t *testing.T) {
+	s := Prefill(h100, m8b, 1000)
+	if s.Bound != 16*time.Millisecond {
+		t.Fatalf("prefill bound %v, want 16ms", s.Bound)
+	}
+	if s.MemoryBound() || s.Intensity < h100.Ridge() {
+		t.Fatalf("prefill intensity %.0f against ridge %.0f", s.Intensity, h100.Ridge())
+	}
+}
+
+// TestFit: an 80 GB card holds the 16 GB of weights and 64 GB of cache:
+// 488,281 positions, so the model's whole 8,192 context, and 59 requests
+// of 8,192 tokens.
+func TestFit(t *testing.T) {
+	b := Fit(m8b, 80e9, 8192)
+	if b.KVBytes != 64e9 || b.MaxContext != 8192 || b.Requests != 59 {
+		t.Fatalf("%+v", b)
+	}
+	if b := Fit(m8b, 10e9, 8192); b.KVBytes != 0 || b.MaxContext != 0 || b.Requests != 0 {
+		t.Fatalf("weights larger than the budget: %+v", b)
+	}
+	if b := Fit(m8b, 16e9+131072*100, 50); b.MaxContext != 100 || b.Requests != 2 {
+		t.Fatalf("room for 100 positions: %+v", b)
+	}
+}

@@ -1,0 +1,216 @@
+package plan
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"chat/models/kernels"
+)
+
+// The probe measures this machine with the kernels the models run on, with
+// the compute threads they use: peak FLOP/s as the best rate of a float32
+// matrix product over 64 tokens on a 1024×1024 matrix that stays in cache
+// (every weight used 64 times: compute-bound), and read bandwidth as the
+// best rate of matrix-vector products over 32 matrices of 4 MB, 128 MB in
+// all (every weight used once, read from memory, matrix after matrix: how
+// fast decode can stream a model's weights). Each is
+// the best of repeated runs over about a quarter second, so a busy moment
+// lowers it less. The result is cached per CPU, kernel set and thread count.
+
+// Probe is a measured machine.
+type Probe struct {
+	Machine
+	CPU     string    `json:"cpu"`
+	ISA     string    `json:"isa"`
+	Threads int       `json:"threads"`
+	When    time.Time `json:"when"`
+	Cached  bool      `json:"-"` // read from the cache file, not measured now
+}
+
+// MarshalJSON flattens the machine's numbers into the cache file.
+func (p Probe) MarshalJSON() ([]byte, error) {
+	type file struct {
+		PeakFLOPS float64   `json:"peak_flops"`
+		Bandwidth float64   `json:"read_bytes_per_s"`
+		CPU       string    `json:"cpu"`
+		ISA       string    `json:"isa"`
+		Threads   int       `json:"threads"`
+		When      time.Time `json:"when"`
+	}
+	return json.Marshal(file{p.PeakFLOPS, p.Bandwidth, p.CPU, p.ISA, p.Threads, p.When})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (p *Probe) UnmarshalJSON(b []byte) error {
+	var f struct {
+		PeakFLOPS float64   `json:"peak_flops"`
+		Bandwidth float64   `json:"read_bytes_per_s"`
+		CPU       string    `json:"cpu"`
+		ISA       string    `json:"isa"`
+		Threads   int       `json:"threads"`
+		When      time.Time `json:"when"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	*p = Probe{Machine: Machine{f.PeakFLOPS, f.Bandwidth}, CPU: f.CPU, ISA: f.ISA, Threads: f.Threads, When: f.When}
+	return nil
+}
+
+// cacheFile is where probes are kept: one per CPU, kernel set and threads.
+func cacheFile() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "chat", "probe.json"), nil
+}
+
+// key names the machine a probe is valid for.
+func (p Probe) key() string { return fmt.Sprintf("%s|%s|%d", p.CPU, p.ISA, p.Threads) }
+
+func current() Probe {
+	return Probe{CPU: cpuName(), ISA: kernels.Impl(), Threads: kernels.Threads()}
+}
+
+var probeMu sync.Mutex
+
+// Cached returns the cached probe of this machine, if there is one.
+func Cached() (Probe, bool) {
+	probeMu.Lock()
+	defer probeMu.Unlock()
+	return cached(current())
+}
+
+func cached(want Probe) (Probe, bool) {
+	path, err := cacheFile()
+	if err != nil {
+		return Probe{}, false
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) > 1<<20 {
+		return Probe{}, false
+	}
+	var all map[string]Probe
+	if json.Unmarshal(b, &all) != nil {
+		return Probe{}, false
+	}
+	p, ok := all[want.key()]
+	if !ok || !(p.PeakFLOPS > 0) || !(p.Bandwidth > 0) {
+		return Probe{}, false
+	}
+	p.Cached = true
+	return p, true
+}
+
+// Measure returns the cached probe of this machine, or measures it (about
+// half a second) and caches it. fresh measures even when a probe is cached.
+func Measure(fresh bool) (Probe, error) {
+	probeMu.Lock()
+	defer probeMu.Unlock()
+	p := current()
+	if !fresh {
+		if c, ok := cached(p); ok {
+			return c, nil
+		}
+	}
+	p.PeakFLOPS, p.Bandwidth = peakFLOPS(), readBandwidth()
+	p.When = time.Now().UTC().Truncate(time.Second)
+	if !(p.PeakFLOPS > 0) || !(p.Bandwidth > 0) {
+		return p, errors.New("plan: the probe measured nothing (timer too coarse?)")
+	}
+	return p, save(p)
+}
+
+func save(p Probe) error {
+	path, err := cacheFile()
+	if err != nil {
+		return err
+	}
+	all := map[string]Probe{}
+	if b, err := os.ReadFile(path); err == nil && len(b) <= 1<<20 {
+		_ = json.Unmarshal(b, &all)
+	}
+	all[p.key()] = p
+	b, err := json.MarshalIndent(all, "", " ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// best runs f until budget has passed (at least 3 times) and returns the
+// shortest run.
+func best(budget time.Duration, f func()) time.Duration {
+	f() // warm up: page in, spin up the threads
+	var b time.Duration
+	start := time.Now()
+	for i := 0; i < 3 || time.Since(start) < budget; i++ {
+		t0 := time.Now()
+		f()
+		if d := time.Since(t0); b == 0 || d < b {
+			b = d
+		}
+	}
+	return b
+}
+
+func peakFLOPS() float64 {
+	const rows, cols, n = 1024, 1024, 64
+	w, x, out := fill(rows*cols), fill(cols*n), make([]float32, rows*n)
+	d := best(250*time.Millisecond, func() { kernels.MatMul(out, w, x, rows, cols, n) })
+	return 2 * rows * cols * n / d.Seconds()
+}
+
+func readBandwidth() float64 {
+	// 32 matrices of 4 MB, one after another, as a model's layers are.
+	const mats, rows, cols = 32, 1024, 1024
+	ws := make([][]float32, mats)
+	for i := range ws {
+		ws[i] = fill(rows * cols)
+	}
+	x, out := fill(cols), make([]float32, rows)
+	d := best(250*time.Millisecond, func() {
+		for _, w := range ws {
+			kernels.MatVec(out, w, x, rows, cols)
+		}
+	})
+	return 4 * mats * rows * cols / d.Seconds()
+}
+
+func fill(n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(i%7) * 0.01
+	}
+	return v
+}
+
+// cpuName is the processor's model name (Linux), else the architecture.
+func cpuName() string {
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				return strings.TrimSpace(v)
+			}
+		}
+	}
+	return runtime.GOARCH
+}

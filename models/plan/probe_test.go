@@ -1,0 +1,29 @@
+package plan
+
+import "testing"
+
+// TestProbeCache: a probe measures something, is written to the cache
+// folder and read back from it (not measured again) for the same machine.
+func TestProbeCache(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
+	if _, ok := Cached(); ok {
+		t.Fatal("a probe cached in an empty folder")
+	}
+	p, err := Measure(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Cached || !(p.PeakFLOPS > 0) || !(p.Bandwidth > 0) || p.CPU == "" || p.Threads < 1 {
+		t.Fatalf("probe %+v", p)
+	}
+	c, ok := Cached()
+	if !ok || !c.Cached || c.Machine != p.Machine || c.key() != p.key() {
+		t.Fatalf("cached %+v, measured %+v", c, p)
+	}
+	again, err := Measure(false)
+	if err != nil || !again.Cached {
+		t.Fatalf("second Measure measured again: %+v %v", again, err)
+	}
+	t.Logf("peak %.1f GFLOP/s, read %.1f GB/s, ridge %.1f FLOP/byte (%s, %d threads)", p.PeakFLOPS/1e9, p.Bandwidth/1e9, p.Ridge(), p.ISA, p.Threads)
+}

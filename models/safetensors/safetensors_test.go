@@ -1,0 +1,74 @@
+package safetensors
+
+import (
+	"bytes"
+	"encoding/binary"
+	"testing"
+)
+
+func TestRoundTrip(t *testing.T) {
+	in := map[string]Tensor{
+		"a.lora_A.weight": F32([]int{2, 3}, []float32{1, 2, 3, 4, 5, -6.5}),
+		"b":               {DType: "F16", Shape: []int{2}, Data: []byte{0x00, 0x3c, 0x00, 0xc0}}, // 1, -2
+		"empty":           F32([]int{0, 4}, nil),
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, in, map[string]string{"format": "pt"}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Metadata["format"] != "pt" || len(f.Tensors) != 3 {
+		t.Fatalf("%+v", f)
+	}
+	a, err := f.Tensors["a.lora_A.weight"].Float32()
+	if err != nil || len(a) != 6 || a[5] != -6.5 || f.Tensors["a.lora_A.weight"].Shape[1] != 3 {
+		t.Fatalf("a = %v %v", a, err)
+	}
+	b, err := f.Tensors["b"].Float32()
+	if err != nil || b[0] != 1 || b[1] != -2 {
+		t.Fatalf("b = %v %v", b, err)
+	}
+}
+
+func TestBadFiles(t *testing.T) {
+	header := func(h string) []byte {
+		b := make([]byte, 8, 8+len(h)+8)
+		binary.LittleEndian.PutUint64(b, uint64(len(h)))
+		return append(append(b, h...), make([]byte, 8)...)
+	}
+	for name, b := range map[string][]byte{
+		"short":         {1, 2},
+		"huge header":   {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f},
+		"not json":      header("{nope"),
+		"bad dtype":     header(`{"x":{"dtype":"Q9","shape":[2],"data_offsets":[0,8]}}`),
+		"past the end":  header(`{"x":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}}`),
+		"wrong size":    header(`{"x":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}}`),
+		"negative dim":  header(`{"x":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}}`),
+		"huge shape":    header(`{"x":{"dtype":"F32","shape":[2147483647,2147483647,4],"data_offsets":[0,8]}}`),
+		"offsets order": header(`{"x":{"dtype":"U8","shape":[0],"data_offsets":[8,0]}}`),
+		"bad metadata":  header(`{"__metadata__":{"a":[1]}}`),
+	} {
+		if _, err := Parse(b); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	var buf bytes.Buffer
+	Write(&buf, map[string]Tensor{"w": F32([]int{2, 2}, []float32{1, 2, 3, 4})}, nil)
+	f.Add(buf.Bytes())
+	f.Add([]byte{2, 0, 0, 0, 0, 0, 0, 0, '{', '}'})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		file, err := Parse(b)
+		if err != nil {
+			return
+		}
+		for _, tn := range file.Tensors {
+			tn.Float32()
+		}
+	})
+}

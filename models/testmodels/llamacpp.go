@@ -1,0 +1,102 @@
+package testmodels
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// LlamaCppRequest is what scripts/llamacpp/check.mjs asks llama.cpp for.
+type LlamaCppRequest struct {
+	Model   string   `json:"model"`
+	Lora    []any    `json:"lora,omitempty"` // [file, scale]
+	Prompts [][]int  `json:"prompts,omitempty"`
+	NGen    int      `json:"n_gen"`
+	Texts   []string `json:"texts,omitempty"`
+}
+
+// LlamaCppResult is its answer.
+type LlamaCppResult struct {
+	Greedy        [][]int `json:"greedy"`
+	Tokens        [][]int `json:"tokens"`
+	TokensSpecial [][]int `json:"tokens_special"`
+	SystemInfo    string  `json:"system_info"`
+}
+
+// NeedLlamaCpp skips t unless CHAT_LLAMACPP=1, node is installed and
+// node-llama-cpp is in the cache folder ../shared/bench/llamacpp.sh
+// --install fills; it returns node's path and that folder.
+func NeedLlamaCpp(t testing.TB) (node, cache string) {
+	t.Helper()
+	if os.Getenv("CHAT_LLAMACPP") != "1" {
+		t.Skip("llama.cpp checks run with CHAT_LLAMACPP=1 (after ../shared/bench/llamacpp.sh --install)")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	cache = os.Getenv("CHAT_BENCH_CACHE")
+	if cache == "" {
+		base := os.Getenv("XDG_CACHE_HOME")
+		if base == "" {
+			home, _ := os.UserHomeDir()
+			base = filepath.Join(home, ".cache")
+		}
+		cache = filepath.Join(base, "chat-bench", "llamacpp")
+	}
+	if _, err := os.Stat(filepath.Join(cache, "node_modules", "node-llama-cpp")); err != nil {
+		t.Skipf("node-llama-cpp is not installed in %s (run ../shared/bench/llamacpp.sh --install)", cache)
+	}
+	return node, cache
+}
+
+// LlamaCpp runs req through llama.cpp with scripts/llamacpp/check.mjs
+// (skipping t as NeedLlamaCpp does).
+func LlamaCpp(t testing.TB, req LlamaCppRequest) LlamaCppResult {
+	t.Helper()
+	node, cache := NeedLlamaCpp(t)
+	script, err := moduleFile("scripts/llamacpp/check.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(t.TempDir(), "request.json")
+	if err := os.WriteFile(in, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(node, script, cache, in)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("llama.cpp: %v\n%s", err, stderr.Bytes())
+	}
+	var res LlamaCppResult
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatalf("llama.cpp: %v\n%s\n%s", err, stdout.Bytes(), stderr.Bytes())
+	}
+	return res
+}
+
+// moduleFile is rel under the module root (the folder with go.mod).
+func moduleFile(rel string) (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, rel), nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", os.ErrNotExist
+		}
+		dir = parent
+	}
+}

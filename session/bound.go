@@ -1,0 +1,43 @@
+package session
+
+import (
+	"time"
+
+	"chat/engine"
+	"chat/models/plan"
+)
+
+// The panel's "decode bound": a decode step cannot be faster than reading
+// every weight and the cache once at the machine's read bandwidth (or doing
+// its FLOPs at peak), models/plan's roofline with the probe of this machine.
+// The probe is read from its cache or, the first time, measured in the
+// background (about a second) when Options.Probe is set.
+
+// startProbe makes the machine known to decodeBound, now or soon.
+func (s *Session) startProbe() {
+	if !s.opts.Probe {
+		return
+	}
+	if p, ok := plan.Cached(); ok {
+		s.machine.Store(&p.Machine)
+		return
+	}
+	go func() {
+		if p, err := plan.Measure(false); err == nil {
+			s.machine.Store(&p.Machine)
+		}
+	}()
+}
+
+// decodeBound is the roofline time of the next decode step of the reply
+// whose stats e are, or 0 while the machine is not known.
+func (s *Session) decodeBound(e engine.Stats) time.Duration {
+	mc := s.machine.Load()
+	if mc == nil || e.BlockSize <= 0 {
+		return 0
+	}
+	info := s.model.Info()
+	md := plan.Model{Params: info.Params, WeightBytes: info.WeightBytes,
+		KVPerToken: e.BlockBytes / int64(e.BlockSize), Context: info.ContextLength}
+	return plan.Decode(*mc, md, 1, e.KVUsed).Bound
+}

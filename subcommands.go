@@ -1,0 +1,101 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"chat/models/lora"
+	"chat/ui"
+
+	"github.com/charmbracelet/x/term"
+)
+
+// subcommands are the tools beside the chat: each takes its own arguments
+// and writes to stdout and stderr.
+var subcommands = map[string]func(args []string, stdout, stderr io.Writer) int{
+	"convert":    convertCmd,
+	"plan":       planCmd,
+	"merge-lora": mergeLoraCmd,
+	"prune":      pruneCmd,
+}
+
+// parseInterspersed parses fs's flags wherever they are among args and
+// returns the positional arguments (flag.Parse stops at the first one).
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+// usageError prints a tool's usage line and returns the exit code 2.
+func usageError(stderr io.Writer, tool, usage string, err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "chat %s: %v\n", tool, err)
+	}
+	fmt.Fprintf(stderr, "usage: chat %s %s\n", tool, usage)
+	return 2
+}
+
+// progressBar is a bar on stderr when it is a terminal (nil otherwise),
+// and the function that clears it.
+func progressBar(verb, label string) (func(done, total int64), func()) {
+	if !term.IsTerminal(os.Stderr.Fd()) {
+		return nil, func() {}
+	}
+	bar := ui.NewProgress(os.Stderr, label)
+	bar.Verb = verb
+	return bar.Update, bar.Done
+}
+
+// writeAtomic writes a file through a temporary one renamed into place, so
+// a failed write leaves no half file behind.
+func writeAtomic(path string, write func(w io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// sameFile reports whether a and b name the same existing file.
+func sameFile(a, b string) bool {
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+}
+
+// loadAdapters reads the --lora adapters.
+func loadAdapters(specs []string) ([]*lora.Adapter, error) {
+	var out []*lora.Adapter
+	for _, spec := range specs {
+		a, err := lora.Load(spec)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"chat/models/course"
+	"chat/models/gguf"
+	"chat/models/llama"
+	"chat/models/lora"
+	"chat/models/testmodels"
+)
+
+// TestHeadlessBeam: --beam 1 prints the greedy continuation (the course's
+// golden ids for tiny.pt); --beam 3 --json lists three hypotheses, best
+// score first.
+func TestHeadlessBeam(t *testing.T) {
+	var g struct {
+		Prompts []struct {
+			Text        string `json:"text"`
+			GreedyCache []int  `json:"greedy_cache"`
+		} `json:"prompts"`
+	}
+	b, _ := os.ReadFile(testmodels.Path(t, "course/golden/tiny.json"))
+	if err := json.Unmarshal(b, &g); err != nil {
+		t.Fatal(err)
+	}
+	model := testmodels.Path(t, "course/tiny.pt")
+	p := g.Prompts[0]
+	code, stdout, stderr := runCLI("--model", model, "--prompt", p.Text, "-n", "20", "--beam", "1", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var out struct {
+		Hypotheses []struct {
+			IDs   []int   `json:"ids"`
+			Score float64 `json:"score"`
+		} `json:"hypotheses"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("%q: %v", stdout, err)
+	}
+	if len(out.Hypotheses) != 1 || !intsEqual(out.Hypotheses[0].IDs, p.GreedyCache[:20]) {
+		t.Fatalf("beam 1: %+v, want greedy %v", out.Hypotheses, p.GreedyCache[:20])
+	}
+	code, stdout, stderr = runCLI("--model", model, "--prompt", p.Text, "-n", "20", "--beam", "3", "--json", "--length-penalty", "0")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("%q: %v", stdout, err)
+	}
+	if len(out.Hypotheses) != 3 || out.Hypotheses[0].Score < out.Hypotheses[1].Score || out.Hypotheses[1].Score < out.Hypotheses[2].Score {
+		t.Fatalf("beam 3: %+v", out.Hypotheses)
+	}
+	if code, _, stderr := runCLI("--model", model, "--prompt", "x", "--beam", "99"); code != 2 || !strings.Contains(stderr, "beam") {
+		t.Fatalf("--beam 99: exit %d %q", code, stderr)
+	}
+}
+
+// TestConvertCLI: chat convert writes a GGUF file this app then runs to
+// the same greedy text as the checkpoint; a variant llama.cpp cannot run
+// and a wrong --type are one line each.
+func TestConvertCLI(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "tiny.gguf")
+	ckpt := testmodels.Path(t, "course/tiny.pt")
+	code, stdout, stderr := runCLI("convert", ckpt, out, "--type", "q8_0")
+	if code != 0 || !strings.Contains(stdout, "qwen3, q8_0") {
+		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
+	}
+	_, a, _ := runCLI("--model", ckpt, "--prompt", "Once upon a time", "-n", "12", "--greedy")
+	_, b, _ := runCLI("--model", out, "--prompt", "Once upon a time", "-n", "12", "--greedy", "--raw")
+	if a == "" || a != b {
+		t.Fatalf("checkpoint %q, converted %q", a, b)
+	}
+	if code, _, stderr := runCLI("convert", testmodels.Path(t, "course/tiny-moe.pt"), filepath.Join(dir, "moe.gguf")); code != 1 || !strings.Contains(stderr, "mixture of experts") || strings.Count(stderr, "\n") != 1 {
+		t.Fatalf("moe: exit %d %q", code, stderr)
+	}
+	if code, _, stderr := runCLI("convert", ckpt, filepath.Join(dir, "x.gguf"), "--type", "q3_x"); code != 1 || !strings.Contains(stderr, "q4_k") {
+		t.Fatalf("bad type: exit %d %q", code, stderr)
+	}
+	if code, _, _ := runCLI("convert", ckpt); code != 2 {
+		t.Fatalf("one argument: exit %d", code)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "moe.gguf")); err == nil {
+		t.Fatal("a failed conversion left a file")
+	}
+}
+
+// TestPlanCLI: chat plan prints every part of the plan (the machine probe
+// goes to a temporary cache folder; the measurement is skipped).
+func TestPlanCLI(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	code, stdout, stderr := runCLI("plan", "--model", testmodels.Path(t, "course/tiny.pt"), "--mem", "1GB", "--no-measure", "--kv-quant", "int8")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"weights   f32", "KV cache  int8", "ridge", "memory-bound", "compute-bound", "budget 1 GB", "requests of 128 tokens"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("plan lacks %q:\n%s", want, stdout)
+		}
+	}
+	if code, _, stderr := runCLI("plan", "--mem", "lots"); code != 1 || !strings.Contains(stderr, "--mem") {
+		t.Fatalf("--mem lots: exit %d %q", code, stderr)
+	}
+}
+
+// TestLoraCLI: --lora applies a PEFT adapter at load (the reply changes),
+// and chat merge-lora writes a GGUF file whose greedy text is the one the
+// adapter gives at run time; a GGUF base keeps its tensor types; an
+// adapter of another model is refused.
+func TestLoraCLI(t *testing.T) {
+	dir := t.TempDir()
+	ckpt := testmodels.Path(t, "course/tiny.pt")
+	m, err := course.Load(ckpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ad, err := lora.Random(m, 4, 0.15, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peft := filepath.Join(dir, "adapter")
+	if err := lora.WritePEFT(peft, ad, 4); err != nil {
+		t.Fatal(err)
+	}
+	gen := func(args ...string) string {
+		t.Helper()
+		code, stdout, stderr := runCLI(append(args, "--prompt", "Once upon a time", "-n", "16", "--greedy", "--raw")...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		return stdout
+	}
+	plain, adapted := gen("--model", ckpt), gen("--model", ckpt, "--lora", peft)
+	if plain == adapted {
+		t.Fatalf("the adapter changed nothing: %q", plain)
+	}
+	out := filepath.Join(dir, "merged.gguf")
+	if code, stdout, stderr := runCLI("merge-lora", ckpt, peft, out); code != 0 || !strings.Contains(stdout, "qwen3") {
+		t.Fatalf("merge-lora: exit %d %s %s", code, stdout, stderr)
+	}
+	if merged := gen("--model", out); merged != adapted {
+		t.Fatalf("merged file %q, adapter at run time %q", merged, adapted)
+	}
+
+	// A Q8_0 GGUF base with the adapter in llama.cpp's format.
+	q8 := filepath.Join(dir, "tiny-q8.gguf")
+	if code, _, stderr := runCLI("convert", ckpt, q8, "--type", "q8_0"); code != 0 {
+		t.Fatal(stderr)
+	}
+	gm, err := llama.Load(q8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gm.Close()
+	gad, err := lora.Random(gm, 4, 0.15, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpath := filepath.Join(dir, "adapter.gguf")
+	w, _ := os.Create(gpath)
+	if err := lora.WriteGGUF(w, gad, "qwen3", 4); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	out2 := filepath.Join(dir, "merged-q8.gguf")
+	if code, stdout, stderr := runCLI("merge-lora", q8, gpath+":2", out2); code != 0 {
+		t.Fatalf("merge-lora gguf: exit %d %s %s", code, stdout, stderr)
+	}
+	mf, err := gguf.Open(out2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mf.Close()
+	if ti, ok := mf.Tensor("blk.0.attn_q.weight"); !ok || ti.Type != gguf.TypeQ8_0 {
+		t.Fatalf("merged attn_q: %+v", ti)
+	}
+	if a, b := gen("--model", q8), gen("--model", out2); a == b {
+		t.Fatalf("the merged Q8_0 file gives the base's text %q", a)
+	}
+	// An adapter of tiny.pt does not fit student.pt: one line.
+	if code, _, stderr := runCLI("merge-lora", testmodels.Path(t, "course/student.pt"), peft, filepath.Join(dir, "x.gguf")); code != 1 || !strings.Contains(stderr, "do not fit") || strings.Count(stderr, "\n") != 1 {
+		t.Fatalf("mismatched adapter: exit %d %q", code, stderr)
+	}
+}
+
+// TestPruneCLI: chat prune writes a model this app runs, whose matrices
+// follow the 2:4 pattern, and prints the sparsity and the report; bad
+// shapes are one line.
+func TestPruneCLI(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "pruned.gguf")
+	code, stdout, stderr := runCLI("prune", testmodels.Path(t, "course/tiny.pt"), out, "--nm", "2:4", "--method", "wanda")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"sparsity 0.500000", "original", "magnitude 2:4", "wanda 2:4", "top-1"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	f, err := gguf.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := f.TensorFloat32("blk.0.ffn_up.weight")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g := 0; g < len(w); g += 4 {
+		nz := 0
+		for _, x := range w[g : g+4] {
+			if x != 0 {
+				nz++
+			}
+		}
+		if nz > 2 {
+			t.Fatalf("group %d has %d non-zeros", g/4, nz)
+		}
+	}
+	if code, _, _ := runCLI("--model", out, "--prompt", "Once", "-n", "4", "--raw"); code != 0 {
+		t.Fatal("the pruned file does not run")
+	}
+	for _, bad := range [][]string{{"--nm", "4:4"}, {"--magnitude", "1"}, {"--magnitude", "0.5", "--nm", "2:4"}, {"--magnitude", "0.5", "--method", "optimal"}} {
+		args := append([]string{"prune", testmodels.Path(t, "course/tiny.pt"), filepath.Join(dir, "x.gguf")}, bad...)
+		if code, _, stderr := runCLI(args...); code != 2 || !strings.HasPrefix(stderr, "chat prune:") {
+			t.Errorf("%v: exit %d %q", bad, code, stderr)
+		}
+	}
+}
