@@ -114,8 +114,8 @@ type Delta struct {
 	Text     string         // text since the last Poll
 	Logprobs []TokenLogprob // with Request.Logprobs: the tokens since the last Poll
 	Done     bool           // the reply has finished and Text holds its last piece
-	Result Result // valid when Done
-	Stats  Stats  // snapshot
+	Result   Result         // valid when Done
+	Stats    Stats          // snapshot
 }
 
 // ErrBusy is returned by Start while Options.MaxSeqs replies are running
