@@ -50,7 +50,13 @@ const maxPrompt = 16 << 20
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "bench" {
+		if len(args) > 1 && args[1] == "serve" {
+			return benchServeCmd(args[2:], stdout, stderr)
+		}
 		return benchCmd(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "serve" {
+		return serveCmd(args[1:], stdout, stderr)
 	}
 	if len(args) > 0 && args[0] == "quant-report" {
 		return quantReportCmd(args[1:], stdout, stderr)

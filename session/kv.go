@@ -129,10 +129,10 @@ func cmdTemplate(s *Session, _ string) (string, error) {
 	return b.String(), nil
 }
 
-// rawStops are the ids raw mode stops at: a GGUF model's end-of-generation
+// RawStops are the ids raw mode stops at: a GGUF model's end-of-generation
 // tokens (EOS, EOT and the tokenizer's EOG set, as llama.cpp stops); none
 // for a course checkpoint, whose generate runs to its budget.
-func rawStops(m models.Model) []int {
+func RawStops(m models.Model) []int {
 	if _, ok := m.(ggufModel); !ok {
 		return nil
 	}

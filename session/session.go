@@ -110,7 +110,7 @@ func New(m models.Model, opts Options) (*Session, error) {
 	v.Quant, v.Spec = "", "off" // applied below, through the same switches /set uses
 	s := &Session{model: m, opts: opts, vals: v, draft: opts.Draft}
 	s.eng = engine.NewWithOptions(m, engineOptions(v))
-	s.tmpl = templateFor(m)
+	s.tmpl = TemplateFor(m)
 	s.eng.SetSampler(s.samplerParams())
 	if err := s.Apply(want); err != nil {
 		s.eng.Close()
@@ -247,7 +247,7 @@ func (s *Session) stopIDs() []int {
 	if s.vals.IgnoreEOS {
 		return nil
 	}
-	return rawStops(s.model)
+	return RawStops(s.model)
 }
 
 // prompt renders the conversation and the reply budget. In chat mode it drops
@@ -264,16 +264,7 @@ func (s *Session) prompt() ([]int, int, error) {
 				b.WriteString(m.Content)
 			}
 		}
-		ids := tok.Encode(b.String())
-		start := tok.BOS()
-		if start < 0 && len(ids) == 0 {
-			// Nothing to continue and no BOS: start where a new text starts
-			// in the training data, after the end-of-text separator.
-			start = tok.EOT()
-		}
-		if start >= 0 {
-			ids = append([]int{start}, ids...)
-		}
+		ids := RawIDs(tok, b.String())
 		if len(ids) == 0 {
 			return nil, 0, errors.New("empty prompt: the model needs at least one token to continue")
 		}
@@ -303,6 +294,22 @@ func (s *Session) prompt() ([]int, int, error) {
 			dropped++
 		}
 	}
+}
+
+// RawIDs are the ids of a text to continue (raw mode): encoded as ordinary
+// text, after BOS when the model takes one; an empty text without a BOS
+// starts where a new text starts in the training data, after the
+// end-of-text separator.
+func RawIDs(tok models.Tokenizer, text string) []int {
+	ids := tok.Encode(text)
+	start := tok.BOS()
+	if start < 0 && len(ids) == 0 {
+		start = tok.EOT()
+	}
+	if start >= 0 {
+		ids = append([]int{start}, ids...)
+	}
+	return ids
 }
 
 // turns are the user and assistant messages of msgs (the system prompt

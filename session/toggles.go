@@ -99,7 +99,7 @@ func (s *Session) SetModel(path string) error {
 	}
 	s.opts.ModelPath, s.opts.ModelIdentity, s.saved.identity = path, "", ""
 	s.swapModel(m)
-	s.tmpl = templateFor(m)
+	s.tmpl = TemplateFor(m)
 	if err := s.tmpl.Err(); err != nil {
 		s.notices = append(s.notices, "the model's chat template failed ("+err.Error()+"); using the built-in "+s.tmpl.Name()+" format")
 	}
