@@ -186,7 +186,9 @@ func (s *Server) known(name string) bool {
 
 var ids atomic.Uint64
 
-func newID(prefix string) string { return fmt.Sprintf("%s-%d%06d", prefix, time.Now().Unix(), ids.Add(1)%1e6) }
+func newID(prefix string) string {
+	return fmt.Sprintf("%s-%d%06d", prefix, time.Now().Unix(), ids.Add(1)%1e6)
+}
 
 type usage struct {
 	PromptTokens        int `json:"prompt_tokens"`
