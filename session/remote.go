@@ -70,15 +70,20 @@ func NewRemote(ro RemoteOptions, opts Options) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.URL(), err)
 	}
-	b := &remoteBackend{c: c, model: ro.Model}
+	b := &remoteBackend{c: c}
+	var offered []string
 	for _, m := range ms {
-		if b.model == "" || m.ID == b.model {
+		offered = append(offered, m.ID)
+		if ro.Model == "" || m.ID == ro.Model {
 			b.model, b.context = m.ID, m.Context
 			break
 		}
 	}
-	if b.model == "" {
-		return nil, fmt.Errorf("%s offers no model: name one with --remote-model", c.URL())
+	switch {
+	case b.model == "" && ro.Model == "":
+		return nil, fmt.Errorf("%s offers no model", c.URL())
+	case b.model == "":
+		return nil, fmt.Errorf("%s offers %s, not %q (--remote-model)", c.URL(), strings.Join(offered, ", "), ro.Model)
 	}
 	v := opts.Settings
 	if v.Mode == "" {

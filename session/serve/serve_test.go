@@ -21,6 +21,7 @@ import (
 	"chat/models/load"
 	"chat/models/testmodels"
 	"chat/session"
+	"chat/session/remote"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -532,5 +533,26 @@ func TestOllama(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 404 {
 		t.Errorf("unknown ollama model: %d", resp.StatusCode)
+	}
+}
+
+// TestMetricsText: /metrics is Prometheus text that the remote client reads
+// as a chat server reporting every figure, after a request.
+func TestMetricsText(t *testing.T) {
+	_, ts, c := start(t, Options{})
+	if _, err := c.Chat.Completions.New(context.Background(), greedyChat("Once upon a time", 8)); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(ts.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	m, err := remote.ParseMetrics(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Server != "chat" || m.GenTokens != 8 || m.PromptTokens == 0 || m.KVUsage <= 0 || m.Running != 0 || len(m.Missing()) != 0 {
+		t.Errorf("%+v, missing %v", m, m.Missing())
 	}
 }
