@@ -229,7 +229,7 @@ func (m *model) serverLines(w int, title func(string) string, stat func(name, va
 		if sv.Preemptions >= 0 {
 			ls = append(ls, stat("preempted", num(sv.Preemptions)))
 		}
-		if sv.SpecAcceptance >= 0 {
+		if sv.SpecAcceptance > 0 { // 0: nothing drafted yet
 			ls = append(ls, stat("spec acc.", pct(sv.SpecAcceptance)))
 		}
 	}
