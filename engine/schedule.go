@@ -18,9 +18,10 @@ import (
 //
 // The step. plan chooses what each waiting request puts into the next
 // forward pass: decode tokens and speculative rounds whole, then prompt
-// chunks within Options.MaxBatchTokens, shortest first, with the oldest
-// prompt getting at least a block's worth every step so that it always
-// advances. A prompt's last chunk carries the rows whose logits it wants.
+// chunks in what Options.MaxBatchTokens leaves (at least a block's worth),
+// shortest first, so a short prompt that arrives is prefilled at the next
+// step, with the oldest prompt getting a block's worth every step so that
+// it always advances. A prompt's last chunk carries the rows whose logits it wants.
 // So a long prompt is prefilled over several steps while the other
 // sequences keep decoding.
 //
@@ -234,14 +235,17 @@ func (b *batcher) plan(reqs []*feedReq) []*feedReq {
 				oldest = r
 			}
 		}
+		// Prompts share what the decode tokens leave (at least a block),
+		// shortest first; the oldest gets a block's worth in any case.
 		slices.SortStableFunc(pre, func(x, y *feedReq) int { return len(x.ids) - len(y.ids) })
+		room := max(budget-used, bs)
 		for _, r := range pre {
-			avail := budget - used
+			avail := room
 			if r == oldest {
 				avail = max(avail, bs)
 			}
 			if r.n = chunk(len(r.ids), r.rows, avail); r.n > 0 {
-				used += r.n
+				room = max(room-r.n, 0)
 				step = append(step, r)
 			}
 		}

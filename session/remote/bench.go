@@ -15,8 +15,9 @@ import (
 // honour it), and the run is summed up as aggregate tokens per second,
 // time to first token and inter-token latency (the gap between two
 // streamed pieces) percentiles, and errors. With LongPrompt, one more
-// client keeps sending that text as its message for the whole run, as a
-// load of long prefills; its requests are not in the figures.
+// client keeps sending that text as its message (for replies of longTokens)
+// for the whole run, as a load of long prefills; its requests are not in
+// the figures.
 type BenchOptions struct {
 	Model       string
 	Concurrency int
@@ -25,6 +26,10 @@ type BenchOptions struct {
 	Prompt      string // the clients' message ("" = a short story opening)
 	LongPrompt  string
 }
+
+// longTokens is the reply budget of the long-prompt client's requests:
+// they are there for their prefill.
+const longTokens = 8
 
 // BenchResult is the JSON line.
 type BenchResult struct {
@@ -69,15 +74,15 @@ func (c *Client) Bench(ctx context.Context, o BenchOptions) BenchResult {
 			res.FirstError = err.Error()
 		}
 	}
-	req := func(msg string) Request {
-		return Request{Model: o.Model, Messages: []Message{{Role: "user", Content: msg}}, MaxTokens: o.MaxTokens, Greedy: true, IgnoreEOS: true}
+	req := func(msg string, n int) Request {
+		return Request{Model: o.Model, Messages: []Message{{Role: "user", Content: msg}}, MaxTokens: n, Greedy: true, IgnoreEOS: true}
 	}
 	lctx, stopLong := context.WithCancel(ctx)
 	if o.LongPrompt != "" {
 		go func() {
 			defer close(longDone)
 			for lctx.Err() == nil {
-				s, err := c.Stream(lctx, req(o.LongPrompt))
+				s, err := c.Stream(lctx, req(o.LongPrompt, longTokens))
 				if err != nil {
 					if lctx.Err() == nil {
 						fail(err)
@@ -106,7 +111,7 @@ func (c *Client) Bench(ctx context.Context, o BenchOptions) BenchResult {
 		go func() {
 			defer wg.Done()
 			for next.Add(1) <= int64(o.Requests) && ctx.Err() == nil {
-				s, err := c.Stream(ctx, req(o.Prompt))
+				s, err := c.Stream(ctx, req(o.Prompt, o.MaxTokens))
 				if err != nil {
 					fail(err)
 					continue
