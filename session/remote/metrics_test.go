@@ -198,3 +198,12 @@ func TestParseChunk(t *testing.T) {
 		t.Error("bad JSON parsed")
 	}
 }
+
+// FuzzParseChunk: any stream event gives an event or an error.
+func FuzzParseChunk(f *testing.F) {
+	for _, s := range []string{`{"choices":[{"delta":{"content":"Hi"}}]}`, `{"choices":[],"usage":{"prompt_tokens":1}}`,
+		`{"timings":{"cache_n":3}}`, `{"error":"x"}`, `[]`, `null`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) { parseChunk([]byte(s)) })
+}

@@ -11,7 +11,8 @@ import (
 	"chat/session"
 )
 
-// ollama's API (/api/chat, /api/generate, /api/tags, /api/version), so
+// ollama's API (/api/chat, /api/generate, /api/tags, and /api/version, which
+// reports 0.6.0, an API level the clients that check it accept), so
 // ollama clients connect unchanged. Replies stream as JSON lines unless
 // "stream": false. The sampler defaults are ollama's: temperature 0.8,
 // top_k 40, top_p 0.9, repeat_penalty 1.1 over the last 64 ids.
