@@ -304,6 +304,9 @@ func runHeadless(s *session.Session, cfg *config.Config, stdout, stderr io.Write
 	if out.IDs == nil {
 		out.IDs = []int{}
 	}
+	if out.PromptIDs == nil {
+		out.PromptIDs = []int{} // --remote: the server tokenizes
+	}
 	b, _ := json.Marshal(out)
 	fmt.Fprintln(stdout, string(b))
 	return 0

@@ -1,9 +1,14 @@
 package serve
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -109,5 +114,62 @@ func TestRemoteWithoutMetrics(t *testing.T) {
 	}
 	if _, err := session.NewRemote(session.RemoteOptions{URL: bare.URL, Model: "nope"}, session.Options{}); err == nil || !strings.Contains(err.Error(), "stories260K") {
 		t.Errorf("an unknown model: %v", err)
+	}
+}
+
+// TestRemoteKnobs: the sampler knobs (as the hot keys and /set leave them)
+// go with each request; raw mode asks /v1/completions for the text.
+func TestRemoteKnobs(t *testing.T) {
+	srv, _, _ := start(t, Options{})
+	var mu sync.Mutex
+	var bodies []map[string]any
+	var paths []string
+	rec := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == "POST" {
+			b, _ := io.ReadAll(r.Body)
+			var m map[string]any
+			json.Unmarshal(b, &m)
+			mu.Lock()
+			bodies, paths = append(bodies, m), append(paths, r.URL.Path)
+			mu.Unlock()
+			r.Body = io.NopCloser(bytes.NewReader(b))
+		}
+		srv.ServeHTTP(w, r)
+	}))
+	defer rec.Close()
+	s := remoteSession(t, rec.URL, 8)
+	v := s.Settings()
+	v.Sampler.Greedy, v.Sampler.Temperature, v.Sampler.TopK, v.Sampler.MinP, v.Sampler.RepeatPenalty = false, 0.3, 7, 0.1, 1.2
+	v.Sampler.Seed, v.RandomSeed, v.Stop = 42, false, []string{"zz"}
+	if err := s.Apply(v); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Send("Once upon a time"); err != nil {
+		t.Fatal(err)
+	}
+	s.Wait()
+	v.Mode = "raw"
+	if err := s.Apply(v); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Send("The cat"); err != nil {
+		t.Fatal(err)
+	}
+	s.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(bodies) != 2 || paths[0] != "/v1/chat/completions" || paths[1] != "/v1/completions" {
+		t.Fatalf("requests %v", paths)
+	}
+	b := bodies[0]
+	if b["temperature"] != 0.3 || b["top_k"] != float64(7) || b["min_p"] != 0.1 || b["repetition_penalty"] != 1.2 ||
+		b["seed"] != float64(42) || b["max_tokens"] != float64(8) || fmt.Sprint(b["stop"]) != "[zz]" || b["stream"] != true {
+		t.Errorf("chat request %v", b)
+	}
+	if msgs := b["messages"].([]any); len(msgs) != 1 || msgs[0].(map[string]any)["content"] != "Once upon a time" {
+		t.Errorf("messages %v", b["messages"])
+	}
+	if !strings.HasSuffix(bodies[1]["prompt"].(string), "The cat") {
+		t.Errorf("raw request %v", bodies[1])
 	}
 }
