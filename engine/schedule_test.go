@@ -162,7 +162,7 @@ func TestStopQueuedAndMidPrefill(t *testing.T) {
 	if res := b.Wait(); res.Reason != ReasonStopped || res.Stats.GenTokens != 0 {
 		t.Errorf("queued reply: %q after %d tokens", res.Reason, res.Stats.GenTokens)
 	}
-	for a.Poll().Stats.GenTokens == 0 && a.g == nil {
+	for e.Load().PoolUsed == 0 { // its prompt is being fed
 		time.Sleep(time.Millisecond)
 	}
 	a.Stop()
