@@ -194,7 +194,6 @@ func (s *Session) startRemote() (reply, error) {
 		return nil, err
 	}
 	r := &remoteReply{b: b, st: st, cancel: cancel, onText: s.opts.OnText, done: make(chan struct{})}
-	r.stats.KVCap = b.context
 	go r.run()
 	return r, nil
 }

@@ -370,6 +370,9 @@ func (m *model) statusLine() string {
 	if s.KVCap > 0 {
 		parts = append(parts, fmt.Sprintf("KV %d/%d", s.KVUsed, s.KVCap))
 	}
+	if sv := s.Server; sv.Kind != "" && sv.KVUsage >= 0 {
+		parts = append(parts, fmt.Sprintf("%s KV %.0f%%", oneLine(sv.Kind), 100*sv.KVUsage))
+	}
 	if s.TTFT > 0 {
 		parts = append(parts, "TTFT "+formatDur(s.TTFT))
 	}
