@@ -48,7 +48,7 @@ func (s *Server) ollamaJob(req *ollamaRequest, prompt []int, stopIDs []int) (job
 		o = &ollamaOptions{}
 	}
 	k := knobs{Temperature: o.Temperature, TopP: o.TopP, TopK: o.TopK, MinP: o.MinP, Seed: o.Seed,
-		PresencePenalty: o.PresencePenalty, FrequencyPenalty: o.FrequencyPenalty, RepetitionPenalty: o.RepeatPenalty}
+		PresencePenalty: o.PresencePenalty, FrequencyPenalty: o.FrequencyPenalty, RepetitionPenalty: o.RepeatPenalty, Stop: o.Stop}
 	def := func(p **float64, v float64) {
 		if *p == nil {
 			*p = &v

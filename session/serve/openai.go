@@ -36,6 +36,12 @@ type knobs struct {
 	} `json:"stream_options"`
 }
 
+// Bounds on "stop": every generated piece is matched against each.
+const (
+	maxStops     = 16
+	maxStopBytes = 256
+)
+
 // stops is "stop": a string or a list of them.
 type stops []string
 
@@ -69,6 +75,14 @@ func (k *knobs) params() (sampler.Params, *errBody) {
 		in("repetition_penalty", k.RepetitionPenalty, 0, 10)} {
 		if c != nil {
 			return p, c
+		}
+	}
+	if len(k.Stop) > maxStops {
+		return p, badRequest("stop", fmt.Sprintf("at most %d stop strings, got %d", maxStops, len(k.Stop)))
+	}
+	for _, st := range k.Stop {
+		if len(st) > maxStopBytes {
+			return p, badRequest("stop", fmt.Sprintf("a stop string is at most %d bytes", maxStopBytes))
 		}
 	}
 	if k.N != nil && *k.N != 1 {

@@ -250,6 +250,13 @@ func TestErrors(t *testing.T) {
 		t.Errorf("temperature 3: %d", st)
 	}
 	p = greedyChat("hi", 5)
+	p.Stop = openai.ChatCompletionNewParamsStopUnion{OfStringArray: make([]string, 17)}
+	if _, err := c.Chat.Completions.New(ctx, p); err == nil {
+		t.Error("17 stop strings accepted")
+	} else if st, _ := status(err); st != 400 {
+		t.Errorf("17 stop strings: %d", st)
+	}
+	p = greedyChat("hi", 5)
 	p.Model = "gpt-9"
 	if _, err := c.Chat.Completions.New(ctx, p); err == nil {
 		t.Error("unknown model accepted")
