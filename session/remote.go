@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"chat/config/settings"
 	"chat/engine"
@@ -75,9 +76,12 @@ func NewRemote(ro RemoteOptions, opts Options) (*Session, error) {
 	for _, m := range ms {
 		offered = append(offered, m.ID)
 		if ro.Model == "" || m.ID == ro.Model {
-			b.model, b.context = m.ID, m.Context
+			b.model, b.context = m.ID, max(m.Context, 0)
 			break
 		}
+	}
+	if strings.IndexFunc(b.model, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 || len(b.model) > 256 {
+		return nil, fmt.Errorf("%s names its model %q: not a name this app shows", c.URL(), b.model)
 	}
 	switch {
 	case b.model == "" && ro.Model == "":
