@@ -87,7 +87,7 @@ func NewRemote(ro RemoteOptions, opts Options) (*Session, error) {
 	case b.model == "" && ro.Model == "":
 		return nil, fmt.Errorf("%s offers no model", c.URL())
 	case b.model == "":
-		return nil, fmt.Errorf("%s offers %s, not %q (--remote-model)", c.URL(), strings.Join(offered, ", "), ro.Model)
+		return nil, fmt.Errorf("%s offers %q, not %q (--remote-model)", c.URL(), offered, ro.Model)
 	}
 	v := opts.Settings
 	if v.Mode == "" {

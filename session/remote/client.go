@@ -19,6 +19,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Client talks to one server.
@@ -205,8 +207,18 @@ func (e *StatusError) Error() string {
 }
 
 // errorMessage finds the message in an error body: OpenAI's
-// {"error":{"message"}}, ollama's {"error":"..."}, vLLM's {"message"}.
+// {"error":{"message"}}, ollama's {"error":"..."}, vLLM's {"message"};
+// control characters become spaces, so it can be shown as it is.
 func errorMessage(b []byte) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return ' '
+		}
+		return r
+	}, findMessage(b))
+}
+
+func findMessage(b []byte) string {
 	var v struct {
 		Error   json.RawMessage `json:"error"`
 		Message string          `json:"message"`

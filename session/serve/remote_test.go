@@ -112,7 +112,7 @@ func TestRemoteWithoutMetrics(t *testing.T) {
 	if sv.Metrics != "no /metrics (404)" || !strings.Contains(sv.Missing, "anything from /metrics") || sv.KVUsage != -1 {
 		t.Errorf("server stats %+v", sv)
 	}
-	if _, err := session.NewRemote(session.RemoteOptions{URL: bare.URL, Model: "nope"}, session.Options{}); err == nil || !strings.Contains(err.Error(), "stories260K") {
+	if _, err := session.NewRemote(session.RemoteOptions{URL: bare.URL, Model: "nope"}, session.Options{}); err == nil || !strings.Contains(err.Error(), `"stories260K"`) {
 		t.Errorf("an unknown model: %v", err)
 	}
 }
