@@ -563,3 +563,34 @@ func TestMetricsText(t *testing.T) {
 		t.Errorf("%+v, missing %v", m, m.Missing())
 	}
 }
+
+// TestPreemptionKeepsGreedy: 16 requests at once in a pool too small for
+// them all (so sequences are preempted and recomputed) still give each the
+// headless greedy reply.
+func TestPreemptionKeepsGreedy(t *testing.T) {
+	s, _, c := start(t, Options{Engine: engine.Options{MaxSeqs: 16, MaxWaiting: 16, MaxBatchTokens: 48, KVMem: 1}})
+	got := make([]string, len(questions))
+	var wg sync.WaitGroup
+	for i, q := range questions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := c.Chat.Completions.New(context.Background(), greedyChat(q, 200))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			got[i] = r.Choices[0].Message.Content
+		}()
+	}
+	wg.Wait()
+	l := s.Engine().Load()
+	if l.Preemptions == 0 {
+		t.Errorf("no preemption in a pool of %d blocks", l.PoolBlocks)
+	}
+	for i, q := range questions {
+		if want := headless(t, q, 200); got[i] != want {
+			t.Errorf("%q: %q, headless %q", q, got[i], want)
+		}
+	}
+}
