@@ -56,7 +56,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// metadata: none of their control characters reaches the terminal raw.
 	stderr = termtext.EscapeWriter(stderr)
 	if len(args) > 0 && args[0] == "bench" {
+		if len(args) > 1 && args[1] == "serve" {
+			return benchServeCmd(args[2:], stdout, stderr)
+		}
 		return benchCmd(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "serve" {
+		return serveCmd(args[1:], stdout, stderr)
 	}
 	if len(args) > 0 && args[0] == "quant-report" {
 		return quantReportCmd(args[1:], stdout, stderr)
@@ -93,17 +99,27 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if cfg.Threads > 0 {
 		kernels.SetThreads(cfg.Threads)
 	}
-	m, err := openModel(cfg.Model)
-	if err != nil {
-		fmt.Fprintln(stderr, "chat:", err)
-		return 1
-	}
+	var m models.Model
 	mode := cfg.Mode
-	if mode == "" {
-		mode = session.DefaultMode(m)
-		if headless && cfg.Prompt == "" {
-			mode = "raw" // an empty prompt continues from the start of a text, as llama.cpp does
+	if cfg.Remote != "" {
+		if cfg.Model != "" || cfg.Draft != "" {
+			fmt.Fprintln(stderr, "chat: --remote runs on the server's model: give no model file (--remote-model names one of the server's)")
+			return 2
 		}
+		if mode == "" {
+			mode = "chat"
+		}
+	} else {
+		if m, err = openModel(cfg.Model); err != nil {
+			fmt.Fprintln(stderr, "chat:", err)
+			return 1
+		}
+		if mode == "" {
+			mode = session.DefaultMode(m)
+		}
+	}
+	if cfg.Mode == "" && headless && cfg.Prompt == "" {
+		mode = "raw" // an empty prompt continues from the start of a text, as llama.cpp does
 	}
 	cfg.Mode = mode
 	cfg.ApplyModeDefaults(mode)
@@ -113,7 +129,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	opts := session.Options{Settings: cfg.Values, DraftPath: cfg.Draft, ModelPath: cfg.Model, Open: openModel,
 		Constraint: constraintSpec(cfg), Probe: !headless}
-	if cfg.Model == "" {
+	if cfg.Model == "" && cfg.Remote == "" {
 		opts.ModelIdentity = store.IdentityOf(embedded.Model)
 	}
 	if opts.Adapters, err = loadAdapters(cfg.Lora); err != nil {
@@ -133,8 +149,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "chat:", err, "(conversations will not be saved)")
 		}
 	}
-	if headless {
-		return runHeadless(m, cfg, opts, stdout, stderr)
+	if headless && !cfg.JSON {
+		// The model's text, without escape sequences or control characters
+		// other than newline and tab (--json has it exactly).
+		opts.OnText = func(s string) { io.WriteString(stdout, termtext.Clean(s, true)) }
 	}
 	s, err := startSession(m, cfg, opts)
 	if err != nil {
@@ -142,6 +160,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer s.Close()
+	if headless {
+		return runHeadless(s, cfg, stdout, stderr)
+	}
 	if err := ui.Run(s, ui.Options{Theme: cfg.Theme, Keys: cfg.Keys}); err != nil {
 		fmt.Fprintln(stderr, "chat:", err)
 		return 1
@@ -216,10 +237,17 @@ func version() string {
 	return out + " " + runtime.Version()
 }
 
-// startSession starts the conversation, continuing a saved one when
-// --resume or --continue asks for it.
+// startSession starts the conversation — on the model, or on the server
+// --remote names — continuing a saved one when --resume or --continue asks
+// for it.
 func startSession(m models.Model, cfg *config.Config, opts session.Options) (*session.Session, error) {
-	s, err := session.New(m, opts)
+	var s *session.Session
+	var err error
+	if cfg.Remote != "" {
+		s, err = session.NewRemote(session.RemoteOptions{URL: cfg.Remote, APIKey: cfg.APIKey, Model: cfg.RemoteName}, opts)
+	} else {
+		s, err = session.New(m, opts)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -244,22 +272,15 @@ func openModel(path string) (models.Model, error) {
 
 // runHeadless prints the reply to one prompt (or one JSON line) and exits:
 // the scripting twin of the course's generate_text.py / chat.py --prompt.
-func runHeadless(m models.Model, cfg *config.Config, opts session.Options, stdout, stderr io.Writer) int {
-	if !cfg.JSON {
-		// The model's text, without escape sequences or control characters
-		// other than newline and tab (--json has it exactly).
-		opts.OnText = func(s string) { io.WriteString(stdout, termtext.Clean(s, true)) }
-	}
-	s, err := startSession(m, cfg, opts)
-	if err != nil {
-		fmt.Fprintln(stderr, "chat:", err)
-		return 1
-	}
-	defer s.Close()
+func runHeadless(s *session.Session, cfg *config.Config, stdout, stderr io.Writer) int {
 	info := s.Info()
 	// Like generate_text.py's "Loaded ..." line, on stderr so stdout stays the text.
-	fmt.Fprintf(stderr, "chat: %s · %s · %s · %s params · ctx %d · %s mode\n",
-		info.Model, info.Arch, info.Quant, humanCount(info.Params), info.ContextLength, info.Mode)
+	if cfg.Remote != "" {
+		fmt.Fprintf(stderr, "chat: %s on %s · %s mode\n", info.Model, cfg.Remote, info.Mode)
+	} else {
+		fmt.Fprintf(stderr, "chat: %s · %s · %s · %s params · ctx %d · %s mode\n",
+			info.Model, info.Arch, info.Quant, humanCount(info.Params), info.ContextLength, info.Mode)
+	}
 	if cfg.Beam > 0 {
 		return runBeam(s, cfg, stdout, stderr)
 	}
@@ -313,6 +334,9 @@ func runHeadless(m models.Model, cfg *config.Config, opts session.Options, stdou
 	}
 	if out.IDs == nil {
 		out.IDs = []int{}
+	}
+	if out.PromptIDs == nil {
+		out.PromptIDs = []int{} // --remote: the server tokenizes
 	}
 	b, _ := json.Marshal(out)
 	fmt.Fprintln(stdout, termtext.JSON(string(b)))

@@ -30,6 +30,9 @@ type Config struct {
 
 	Model      string // model file; "" means the embedded default
 	Draft      string // draft model file for speculative decoding
+	Remote     string // --remote URL: replies from an OpenAI-compatible server instead of a model file
+	APIKey     string // --api-key for the remote server
+	RemoteName string // --remote-model: the model to ask the server for ("" = its first)
 	Prompt     string // headless: generate a reply to this and exit (Given["prompt"] tells "" from none)
 	PromptFile string // -f: read the prompt from this file
 	JSON       bool   // headless: print one JSON line
@@ -63,6 +66,12 @@ Usage:
   chat --resume | --continue ID           continue a saved conversation
   chat --sessions                         list saved conversations
   chat --print-config                     print the effective settings as TOML
+  chat --remote URL [--api-key K] [--remote-model NAME] [--prompt TEXT]
+                                          the TUI (or a headless reply) on an OpenAI-compatible server
+  chat serve [MODEL] [--addr 127.0.0.1:8080 --parallel N --kv-mem MB --api-key K]
+                                          serve the model: OpenAI /v1, ollama /api, Prometheus /metrics
+  chat bench serve --url U --concurrency C --requests R --max-tokens N
+                                          aggregate tok/s, TTFT and inter-token latency of a server, one JSON line
   chat bench --model M [--threads T --gen N --prompt-tokens P --quant F]
                                           prefill and decode speed as one JSON line
   chat quant-report --model M [--text FILE] [--json]
@@ -96,6 +105,9 @@ var otherFlags = []struct{ name, arg, help string }{
 	{"json-schema", "FILE|JSON", "constrain replies to a JSON Schema: a file, or the schema itself ({...})"},
 	{"regex", "R", "constrain replies to match this regex as a whole"},
 	{"grammar", "FILE", "constrain replies to a GBNF grammar file (llama.cpp's format)"},
+	{"remote", "URL", "the TUI or a headless reply on an OpenAI-compatible server (chat serve, vLLM, SGLang, llama-server, ollama)"},
+	{"api-key", "KEY", "with --remote: sent as Authorization: Bearer KEY"},
+	{"remote-model", "NAME", "with --remote: the model to ask for (default: the server's first)"},
 	{"config", "FILE", "config file (default $XDG_CONFIG_HOME/chat/config.toml; \"\" reads none)"},
 	{"resume", "", "continue the latest saved conversation"},
 	{"continue", "ID", "continue the saved conversation with this id, name or number (see --sessions)"},
@@ -224,6 +236,9 @@ func newFlagSet() (*Config, *flag.FlagSet) {
 	fs.StringVar(&c.JSONSchema, "json-schema", "", "")
 	fs.StringVar(&c.Regex, "regex", "", "")
 	fs.StringVar(&c.Grammar, "grammar", "", "")
+	fs.StringVar(&c.Remote, "remote", "", "")
+	fs.StringVar(&c.APIKey, "api-key", "", "")
+	fs.StringVar(&c.RemoteName, "remote-model", "", "")
 	fs.StringVar(&c.File, "config", "", "")
 	fs.BoolVar(&c.Resume, "resume", false, "")
 	fs.StringVar(&c.Continue, "continue", "", "")

@@ -14,7 +14,11 @@ import (
 // With one reply running, its forward runs at once on its own goroutine,
 // with nothing added. A reply that starts joins the next batch; one that
 // ends leaves, and if the others were only waiting for it, it runs their
-// batch on its way out.
+// batch on its way out. What each request puts into a step — all of it, a
+// chunk of a long prompt, or nothing yet — is the scheduler's choice
+// (schedule.go); a request fed only in part stays waiting for the next
+// step, and the goroutine running a batch runs the next one too while all
+// the running replies still wait.
 //
 // Logits are views of the runner's buffer: a reply uses them before it asks
 // for its next forward, and the next batch cannot run before it does.
@@ -22,6 +26,7 @@ type batcher struct {
 	e       *Engine
 	mu      sync.Mutex
 	active  int
+	busy    bool // a goroutine is running a batch
 	waiting []*feedReq
 	spare   []*feedReq
 
@@ -30,18 +35,25 @@ type batcher struct {
 	runner models.Runner
 	batch  models.Batch
 	kvs    []models.KV
+	step   []*feedReq // the requests fed in this step (schedule.go)
+	pre    []*feedReq // the prompt chunks competing for the budget
 }
 
 // feedReq is one reply's part of a batch: ids fed to its sequence, and the
 // logits of the last rows of them back.
 type feedReq struct {
+	owner  *gen
 	seq    *kvcache.Seq
-	ids    []int
+	ids    []int // not fed yet
 	rows   int
 	logits []float32
 	err    error
 	seqs   int           // sequences in the batch it ran in
-	done   chan struct{} // signalled (buffer 1) when another goroutine ran the batch
+	done   chan struct{} // signalled (buffer 1) when another goroutine finished it
+
+	n        int  // ids fed in this step (schedule.go)
+	fed      int  // ids fed so far
+	finished bool // all fed, or failed (under mu)
 }
 
 func (b *batcher) init(e *Engine) {
@@ -62,86 +74,100 @@ func (b *batcher) join() {
 func (b *batcher) leave() {
 	b.mu.Lock()
 	b.active--
-	var reqs []*feedReq
-	if b.active > 0 && len(b.waiting) == b.active {
-		reqs = b.take()
-	}
+	b.drive(nil)
 	b.mu.Unlock()
-	if reqs != nil {
-		b.run(reqs, nil)
-	}
 }
 
-// forward adds req to the next batch and returns when it has run.
+// forward adds req to the next batch and returns when all of it has run.
 func (b *batcher) forward(req *feedReq) {
 	b.mu.Lock()
+	req.fed, req.err, req.finished = 0, nil, false
 	b.waiting = append(b.waiting, req)
-	if len(b.waiting) < b.active {
-		b.mu.Unlock()
-		<-req.done
-		return
-	}
-	reqs := b.take()
+	b.drive(req)
+	fin := req.finished
 	b.mu.Unlock()
-	b.run(reqs, req)
+	if !fin {
+		<-req.done
+	}
 }
 
-// take hands the waiting requests over for a run (under mu).
-func (b *batcher) take() []*feedReq {
-	reqs := b.waiting
-	b.waiting, b.spare = b.spare[:0], reqs
-	return reqs
-}
-
-// run computes one batch and wakes the goroutines waiting for its requests
-// (all but self, the caller's own, if any).
-func (b *batcher) run(reqs []*feedReq, self *feedReq) {
-	e := b.e
-	e.kvmu.Lock()
-	err := b.runBatch(reqs)
-	if err != nil && len(reqs) > 1 {
-		// One sequence's failure (a full pool) must not take the others
-		// with it: run each alone.
+// drive runs batches (under mu, released while one runs) while every
+// running reply is waiting, until self is finished.
+func (b *batcher) drive(self *feedReq) {
+	for !b.busy && len(b.waiting) > 0 && len(b.waiting) >= b.active {
+		reqs := b.waiting
+		b.waiting, b.spare = b.spare[:0], reqs
+		b.busy = true
+		b.mu.Unlock()
+		b.run(reqs)
+		b.mu.Lock()
+		b.busy = false
+		// A request fed in part waits for the next step; the others are done.
 		for _, r := range reqs {
+			if r.err == nil && len(r.ids) > 0 {
+				b.waiting = append(b.waiting, r)
+				continue
+			}
+			r.finished = true
+			if r != self {
+				r.done <- struct{}{} // buffered: never blocks
+			}
+		}
+		if self != nil && self.finished {
+			return
+		}
+	}
+}
+
+// run computes one step of reqs.
+func (b *batcher) run(reqs []*feedReq) {
+	e := b.e
+	e.admitWaiting()
+	e.kvmu.Lock()
+	step := b.plan(reqs)
+	err := b.runBatch(step)
+	if err != nil && len(step) > 1 {
+		// One sequence's failure must not take the others with it: run
+		// each alone.
+		for _, r := range step {
 			r.err = b.runBatch([]*feedReq{r})
 		}
-	} else {
-		for _, r := range reqs {
+	} else if err != nil {
+		for _, r := range step {
 			r.err = err
 		}
 	}
 	e.kvmu.Unlock()
-	for _, r := range reqs {
-		if r != self {
-			r.done <- struct{}{} // buffered: never blocks
-		}
-	}
 }
 
-// runBatch runs reqs as one batch (under kvmu), freeing prefix-tree blocks
-// first when the pool lacks what the batch needs.
-func (b *batcher) runBatch(reqs []*feedReq) error {
+// runBatch runs the planned part of each request as one batch (under kvmu).
+func (b *batcher) runBatch(step []*feedReq) error {
 	e := b.e
-	need := 0
-	for _, r := range reqs {
-		need += r.seq.Need(len(r.ids))
-	}
-	e.makeRoom(need)
 	b.batch.Reset()
 	b.kvs = b.kvs[:0]
-	for i, r := range reqs {
+	for i, r := range step {
+		rows := 0
+		if r.n == len(r.ids) {
+			rows = r.rows // the last chunk asks for the logits
+		}
 		b.kvs = append(b.kvs, r.seq)
-		b.batch.AddRun(i, r.seq.Len(), r.ids, r.rows)
+		b.batch.AddRun(i, r.seq.Len(), r.ids[:r.n], rows)
+	}
+	if len(step) == 0 {
+		return nil
 	}
 	logits, err := b.runner.Forward(&b.batch, b.kvs)
 	if err != nil {
 		return err
 	}
 	off := 0
-	for _, r := range reqs {
-		n := r.rows * e.vocab
-		r.logits, r.seqs = logits[off:off+n:off+n], len(reqs)
-		off += n
+	for _, r := range step {
+		if r.n == len(r.ids) {
+			n := r.rows * e.vocab
+			r.logits = logits[off : off+n : off+n]
+			off += n
+		}
+		r.ids, r.fed, r.seqs = r.ids[r.n:], r.fed+r.n, len(step)
 	}
 	return nil
 }

@@ -58,7 +58,13 @@ func (e *Engine) newCache(m models.Model, o Options) error {
 	if budget <= 0 {
 		budget = min(DefaultKVMem, 16*int64((ctx+bs-1)/bs)*kl.BytesPerBlock(bs))
 	}
-	blocks := max(kvcache.BlocksFor(budget, kl, bs), e.maxSeqs*MinKVBlocks(ctx, bs))
+	// Without a queue every running reply must fit; with one, a reply the
+	// pool cannot hold waits or is preempted (schedule.go).
+	floor := e.maxSeqs * MinKVBlocks(ctx, bs)
+	if o.MaxWaiting > 0 {
+		floor = MinKVBlocks(ctx, bs) + e.maxSeqs
+	}
+	blocks := max(kvcache.BlocksFor(budget, kl, bs), floor)
 	pool, err := kvcache.NewPool(kl, bs, blocks)
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)

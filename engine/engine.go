@@ -53,6 +53,10 @@ type Request struct {
 	// (constraint.go); its end ids are StopIDs, or the tokenizer's EOT when
 	// there are none. nil: no constraint.
 	Constraint constrain.Constraint
+	// Logprobs records each generated token's log-probability and the
+	// TopLogprobs (≤ MaxTopLogprobs) likeliest ids at its step (logprobs.go).
+	Logprobs    bool
+	TopLogprobs int
 }
 
 // Stats are the counters the panels and headless --json show.
@@ -111,17 +115,21 @@ type Result struct {
 	StopID int    // the stop id that ended it, or -1
 	Err    error
 	Stats  Stats
+	// Logprobs has one entry per id of IDs when Request.Logprobs is set.
+	Logprobs []TokenLogprob
 }
 
 // Delta is what Poll drains.
 type Delta struct {
-	Text   string // text since the last Poll
-	Done   bool   // the reply has finished and Text holds its last piece
-	Result Result // valid when Done
-	Stats  Stats  // snapshot
+	Text     string         // text since the last Poll
+	Logprobs []TokenLogprob // with Request.Logprobs: the tokens since the last Poll
+	Done     bool           // the reply has finished and Text holds its last piece
+	Result   Result         // valid when Done
+	Stats    Stats          // snapshot
 }
 
-// ErrBusy is returned by Start while Options.MaxSeqs replies are running.
+// ErrBusy is returned by Start while Options.MaxSeqs replies are running
+// and Options.MaxWaiting are waiting.
 var ErrBusy = errors.New("engine: a reply is already running")
 
 // ErrClosed is returned by Start after Close.
@@ -149,6 +157,16 @@ type Options struct {
 	// Context caps the positions a sequence holds (0: the model's context
 	// length): the window rule applies at this length.
 	Context int
+	// MaxWaiting is how many replies may wait for one of the MaxSeqs places
+	// (schedule.go); Start returns ErrBusy beyond it. 0: none wait. With a
+	// queue the pool is what KVMem buys (at least one window): a sequence
+	// that finds it full is preempted and recomputed later.
+	MaxWaiting int
+	// MaxBatchTokens bounds the tokens of one forward pass (vLLM's
+	// max_num_batched_tokens): decode tokens first, then prompt chunks, so
+	// a long prompt is prefilled over several steps while the others keep
+	// decoding. 0: no bound.
+	MaxBatchTokens int
 }
 
 // DefaultKVMem is the pool budget when Options.KVMem is 0: 256 MiB, or 16
@@ -167,6 +185,7 @@ type Engine struct {
 	err      error // set when the model is unusable
 	identity string
 	b        batcher
+	q        sched // the waiting queue and the step's token budget (schedule.go)
 
 	// The KV pool, the prefix tree, the last finished reply's sequence and
 	// the reuse totals, guarded by kvmu.
@@ -194,6 +213,7 @@ func New(m models.Model) *Engine { return NewWithOptions(m, Options{}) }
 // NewWithOptions is New with options.
 func NewWithOptions(m models.Model, o Options) *Engine {
 	e := &Engine{maxSeqs: max(o.MaxSeqs, 1), replies: map[*Reply]bool{}}
+	e.q = sched{maxWait: max(o.MaxWaiting, 0), budget: max(o.MaxBatchTokens, 0)}
 	if m == nil {
 		e.err = errors.New("engine: no model")
 		return e
@@ -225,8 +245,9 @@ func (e *Engine) Model() models.Model { return e.model }
 // Window is the number of positions generation sees.
 func (e *Engine) Window() int { return e.window }
 
-// Start begins a reply. It fails if Options.MaxSeqs replies are running,
-// the engine is closed, or the request is invalid.
+// Start begins a reply, or queues it while Options.MaxSeqs replies run
+// (schedule.go). It fails if the queue is full too (ErrBusy), the engine is
+// closed, or the request is invalid.
 func (e *Engine) Start(req Request) (*Reply, error) {
 	if e.err != nil {
 		return nil, e.err
@@ -239,38 +260,34 @@ func (e *Engine) Start(req Request) (*Reply, error) {
 	if req.Constraint != nil && len(req.StopIDs) == 0 && e.tok.EOT() >= 0 {
 		req.StopIDs = []int{e.tok.EOT()} // a constrained output needs an end
 	}
-	r := &Reply{req: req, start: time.Now(), done: make(chan struct{})}
+	r := newReply(req)
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	switch {
-	case e.closed:
+	if e.closed {
 		return nil, ErrClosed
-	case e.running >= e.maxSeqs:
+	}
+	if !e.enqueue(r) {
 		return nil, ErrBusy
 	}
-	e.running++
 	e.replies[r] = true
-	if e.drafter != nil && !e.drafterBusy {
-		r.spec, r.drafter = e.spec, e.drafter
-		e.drafterBusy = true
-	}
-	e.b.join()
 	e.wg.Add(1)
 	go e.run(r)
 	return r, nil
 }
 
-// run generates r in its own goroutine.
+// run generates r in its own goroutine, once it is admitted (schedule.go).
 func (e *Engine) run(r *Reply) {
 	defer e.wg.Done()
-	res := e.generate(r)
-	e.mu.Lock()
-	e.running--
-	delete(e.replies, r)
-	if r.drafter != nil {
-		e.drafterBusy = false
+	var res Result
+	if e.wait(r) {
+		res = e.generate(r)
+	} else {
+		res = Result{Reason: ReasonStopped, StopID: -1, Stats: Stats{PromptTokens: len(r.req.Prompt), KVCap: e.window}}
 	}
+	e.mu.Lock()
+	e.release(r)
+	delete(e.replies, r)
 	e.mu.Unlock()
 	r.finish(res)
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -39,6 +40,9 @@ type gen struct {
 	spec    *specRun // nil: plain decoding
 	pending bool     // speculating: the last id of ctx is not in the cache yet
 	cons    *consRun // nil: no constraint
+
+	lps  []TokenLogprob // Request.Logprobs (logprobs.go)
+	left bool           // out of the batcher: preempted and waiting (schedule.go)
 }
 
 // generate runs one reply to the end.
@@ -106,6 +110,7 @@ func (g *gen) step() {
 		g.reason, g.err = ReasonError, fmt.Errorf("engine: token %d: %w", g.stats.GenTokens+1, err)
 		return
 	}
+	g.logprob(id)
 	if !g.put(id) {
 		return
 	}
@@ -195,24 +200,41 @@ func (g *gen) end() Result {
 		g.reason = ReasonStopString
 	}
 	g.piece = g.stop.flush(g.piece)
+	if errors.Is(g.err, errStopped) { // stopped while its feed waited (schedule.go)
+		g.reason, g.err = ReasonStopped, nil
+	}
 	g.kvStats()
 	g.finishCache()
-	g.e.b.leave()
+	if !g.left {
+		g.e.b.leave()
+	}
 	g.emit()
-	return Result{IDs: g.ids, Text: string(g.text), Reason: g.reason, StopID: g.stopID, Err: g.err, Stats: g.stats}
+	return Result{IDs: g.ids, Text: string(g.text), Reason: g.reason, StopID: g.stopID, Err: g.err, Stats: g.stats, Logprobs: g.lps}
 }
 
 // forward runs ids at the next positions of the reply's sequence, in the
-// next batch, and returns the logits of the last rows of them. On error the
-// cache is emptied, since its contents are then unknown.
+// next batch (or, for a long prompt, over several: schedule.go), and returns
+// the logits of the last rows of them. A preempted sequence is recomputed
+// from its ids when it is admitted again. On error the cache is emptied,
+// since its contents are then unknown.
 func (g *gen) forward(ids []int, rows int) ([]float32, error) {
-	g.feed.seq, g.feed.ids, g.feed.rows = g.seq, ids, rows
-	g.e.b.forward(&g.feed)
-	if g.feed.err != nil {
-		g.truncate(0)
-		return nil, g.feed.err
+	for {
+		g.feed.owner, g.feed.seq, g.feed.ids, g.feed.rows = g, g.seq, ids, rows
+		g.e.b.forward(&g.feed)
+		g.cached = append(g.cached, ids[:g.feed.fed]...)
+		if g.feed.err != errPreempted {
+			break
+		}
+		if ids = g.recompute(ids[g.feed.fed:], rows); ids == nil {
+			return nil, errStopped
+		}
 	}
-	g.cached = append(g.cached, ids...)
+	if err := g.feed.err; err != nil {
+		if err != errStopped {
+			g.truncate(0)
+		}
+		return nil, err
+	}
 	g.stats.BatchSeqs = g.feed.seqs
 	return g.feed.logits, nil
 }

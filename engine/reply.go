@@ -17,16 +17,29 @@ type Reply struct {
 	start   time.Time
 	g       *gen // the reply's state in its goroutine (set by begin)
 	stop    atomic.Bool
+	stopCh  chan struct{} // closed by Stop (a queued reply leaves the queue at once)
+	stopMu  sync.Once
 	done    chan struct{}
+
+	// Scheduling (schedule.go), under Engine.mu.
+	admit   chan struct{} // a token when the reply may run
+	order   uint64        // arrival order: the latest are preempted first
+	running bool          // counted in Engine.running
 
 	params  sampler.Params // the latest SetSampler knobs
 	paramsV atomic.Uint64  // bumped by every SetSampler
 
 	mu     sync.Mutex
 	buf    []byte // text not yet polled (the coalescing buffer)
+	lps    []TokenLogprob
 	stats  Stats
 	fin    bool
 	result Result
+}
+
+func newReply(req Request) *Reply {
+	return &Reply{req: req, start: time.Now(), done: make(chan struct{}),
+		stopCh: make(chan struct{}), admit: make(chan struct{}, 1)}
 }
 
 // Poll drains the text produced since the last Poll without blocking. Done
@@ -39,6 +52,9 @@ func (r *Reply) Poll() Delta {
 	if len(r.buf) > 0 {
 		d.Text = string(r.buf)
 		r.buf = r.buf[:0]
+	}
+	if len(r.lps) > 0 {
+		d.Logprobs, r.lps = r.lps, nil
 	}
 	if r.fin {
 		d.Done, d.Result = true, r.result
@@ -71,7 +87,12 @@ func (r *Reply) latestParams(seen uint64) (sampler.Params, uint64, bool) {
 }
 
 // Stop ends the reply after the token being computed; Reason "stopped".
-func (r *Reply) Stop() { r.stop.Store(true) }
+func (r *Reply) Stop() {
+	r.stop.Store(true)
+	if r.stopCh != nil {
+		r.stopMu.Do(func() { close(r.stopCh) })
+	}
+}
 
 // Wait blocks until the reply is done and returns its result.
 func (r *Reply) Wait() Result {

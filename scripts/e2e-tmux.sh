@@ -13,7 +13,11 @@ SHARED=${CHAT_SHARED_MODELS:-../shared/models}
 go build -o "$BIN" .
 
 t() { tmux -L "$SOCK" "$@"; }
-cleanup() { t kill-server 2>/dev/null || true; }
+SERVE_PID=
+cleanup() {
+	t kill-server 2>/dev/null || true
+	[ -z "$SERVE_PID" ] || kill "$SERVE_PID" 2>/dev/null || true
+}
 trap cleanup EXIT
 
 fail() {
@@ -207,4 +211,32 @@ grep -q 'EXIT=0' "$OUT/20-empty-prompt.txt" || fail "--prompt \"\" did not exit 
 grep -q 'raw mode' "$OUT/20-empty-prompt.txt" || fail "--prompt \"\" is not a raw continuation"
 grep -q 'state' "$OUT/20-empty-prompt.txt" && fail "--prompt \"\" opened the TUI"
 t kill-session -t chat
+
+# chat --remote on a chat serve this script starts: two turns, and the panel
+# shows the server's KV usage and prefix hits from its /metrics.
+PORT=$((20000 + $$ % 20000))
+"$BIN" serve --addr "127.0.0.1:$PORT" 2>"$OUT/serve.log" &
+SERVE_PID=$!
+for ((i = 0; i < 100; i++)); do
+	grep -q 'on http://' "$OUT/serve.log" 2>/dev/null && break
+	sleep 0.1
+done
+grep -q 'on http://' "$OUT/serve.log" || fail "chat serve did not start: $(cat "$OUT/serve.log")"
+t new-session -d -s chat -x 110 -y 40 "$BIN --remote http://127.0.0.1:$PORT"
+wait_for 'student-chat-1k' 20
+send 'Tell me a story about a cat.'
+send 'And then?'
+snap 21-remote
+grep -qE 'server +chat' "$OUT/21-remote.txt" || fail "the panel does not name the server"
+grep -qE 'KV cache +[0-9]+%' "$OUT/21-remote.txt" || fail "no KV usage from /metrics in the panel"
+grep -qE 'prefix hit +[1-9][0-9]*%' "$OUT/21-remote.txt" || fail "no prefix hits from /metrics in the panel"
+grep -qE 'reused +[1-9][0-9]* tok' "$OUT/21-remote.txt" || fail "the second turn reused no tokens on the server"
+[ "$(cut -c1-78 "$OUT/21-remote.txt" | grep -cE '^  [A-Za-z]')" -ge 2 ] || fail "no remote reply text on screen"
+t send-keys -t chat F11
+wait_for 'not with --remote' 10
+snap 22-remote-f11
+quit
+kill "$SERVE_PID"
+wait "$SERVE_PID" 2>/dev/null || true
+SERVE_PID=
 echo "e2e ok: captures in $OUT"

@@ -80,6 +80,9 @@ func (s *Session) Command(line string) (handled bool, reply string, err error) {
 	}
 	for _, c := range commands {
 		if c.name == name {
+			if s.remote != nil && (name == "/model" || name == "/draft" || name == "/kv" || name == "/template") {
+				return true, "", fmt.Errorf("%s: %w", name, errRemote)
+			}
 			reply, err = c.run(s, arg)
 			return true, reply, err
 		}

@@ -70,6 +70,9 @@ func cmdKV(s *Session, arg string) (string, error) {
 // SaveKV writes the engine's cached sequence (the last prompt and reply) to
 // file, atomically (a temp file renamed over it). It returns the file's size.
 func (s *Session) SaveKV(file string) (int64, error) {
+	if s.remote != nil {
+		return 0, errRemote
+	}
 	dir := filepath.Dir(file)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(file)+".tmp*")
 	if err != nil {
@@ -97,6 +100,9 @@ func (s *Session) SaveKV(file string) (int64, error) {
 // LoadKV reads a KV file written by SaveKV for this model and makes it the
 // engine's cached sequence. It returns its token count.
 func (s *Session) LoadKV(file string) (int, error) {
+	if s.remote != nil {
+		return 0, errRemote
+	}
 	f, err := os.Open(file)
 	if err != nil {
 		return 0, err
@@ -129,10 +135,10 @@ func cmdTemplate(s *Session, _ string) (string, error) {
 	return b.String(), nil
 }
 
-// rawStops are the ids raw mode stops at: a GGUF model's end-of-generation
+// RawStops are the ids raw mode stops at: a GGUF model's end-of-generation
 // tokens (EOS, EOT and the tokenizer's EOG set, as llama.cpp stops); none
 // for a course checkpoint, whose generate runs to its budget.
-func rawStops(m models.Model) []int {
+func RawStops(m models.Model) []int {
 	if _, ok := m.(ggufModel); !ok {
 		return nil
 	}

@@ -156,7 +156,7 @@ func TestRawGGUFStopsAtEndOfText(t *testing.T) {
 	if res := s.Wait(); res.Reason != "length" || len(res.IDs) != 50 {
 		t.Errorf("with ignore_eos: reason %q, %d ids", res.Reason, len(res.IDs))
 	}
-	if got := rawStops(sharedModel(t)); got != nil {
+	if got := RawStops(sharedModel(t)); got != nil {
 		t.Errorf("course raw mode stops at %v; the course's generate does not stop", got)
 	}
 }

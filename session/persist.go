@@ -67,7 +67,7 @@ func (s *Session) record() *store.Record {
 	}
 	v := s.Settings()
 	r := &store.Record{ID: s.saved.id, Name: s.saved.name, Title: s.title(), Created: s.saved.created, Updated: now,
-		Model: store.Model{Name: s.model.Info().Name, Path: s.opts.ModelPath, Identity: s.identity()},
+		Model: store.Model{Name: s.Info().Model, Path: s.opts.ModelPath, Identity: s.identity()},
 		Mode:  v.Mode, System: v.System, MaxTokens: v.MaxTokens, Sampler: toStore(v.Sampler), Settings: map[string]string{}}
 	for _, st := range settings.All() {
 		if st.Persist {
@@ -198,7 +198,7 @@ func (s *Session) restore(r *store.Record) {
 		}
 		if p := fromStore(r.Sampler); p.Validate() == nil {
 			s.vals.Sampler, s.vals.RandomSeed = p, false
-			s.eng.SetSampler(s.samplerParams())
+			s.setEngineSampler()
 		} else {
 			s.notices = append(s.notices, "the saved sampler settings are invalid; keeping the current ones")
 		}
@@ -208,7 +208,7 @@ func (s *Session) restore(r *store.Record) {
 	if r.Created.IsZero() {
 		s.saved.created = time.Now()
 	}
-	cur := s.model.Info().Name
+	cur := s.Info().Model
 	differs := r.Model.Name != cur
 	if a, b := r.Model.Identity, s.identity(); a != "" && b != "" {
 		differs = a != b

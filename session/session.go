@@ -78,7 +78,8 @@ type Session struct {
 	ctxStart int // msgs before this index no longer fit the context; they stay on screen
 	// reprefill is set by a weight switch until the next reply finishes.
 	reprefill bool
-	reply     *engine.Reply
+	remote    *remoteBackend // chat --remote: replies come from a server (remote.go); nil: from eng
+	reply     reply
 	seed      uint64 // the seed of the running or last reply
 	last      engine.Result
 	lastIDs   []int // prompt ids of the last request
@@ -134,7 +135,7 @@ func New(m models.Model, opts Options) (*Session, error) {
 	}
 	s.model = m
 	s.eng = engine.NewWithOptions(m, engineOptions(v))
-	s.tmpl = templateFor(m)
+	s.tmpl = TemplateFor(m)
 	s.eng.SetSampler(s.samplerParams())
 	if err := s.Apply(want); err != nil {
 		s.eng.Close()
@@ -165,11 +166,16 @@ func (s *Session) Close() {
 		s.reply.Stop()
 		s.finish(s.reply.Wait())
 	}
-	s.eng.Close()
+	if s.eng != nil {
+		s.eng.Close()
+	}
 }
 
 // Info implements the UI's view of the model and mode.
 func (s *Session) Info() Info {
+	if b := s.remote; b != nil {
+		return Info{Model: b.model, Arch: "remote", ContextLength: b.context, Mode: s.vals.Mode, System: s.vals.System}
+	}
 	mi := s.model.Info()
 	return Info{Model: mi.Name, Arch: mi.Arch, Quant: mi.Quant, Params: mi.Params,
 		ContextLength: s.eng.Window(), Mode: s.vals.Mode, System: s.vals.System, Draft: s.DraftName()}
@@ -244,14 +250,23 @@ func (s *Session) Send(text string) error {
 	}
 	s.msgs = append(s.msgs, Message{Role: User, Content: text, Time: time.Now()})
 	undo := func() { s.msgs = s.msgs[:n] }
+	s.seed = s.vals.Sampler.Seed
+	if s.vals.RandomSeed {
+		s.seed = rand.Uint64()
+	}
+	if s.remote != nil {
+		r, err := s.startRemote()
+		if err != nil {
+			undo()
+			return err
+		}
+		s.lastIDs, s.reply = nil, r
+		return nil
+	}
 	prompt, budget, err := s.prompt()
 	if err != nil {
 		undo()
 		return err
-	}
-	s.seed = s.vals.Sampler.Seed
-	if s.vals.RandomSeed {
-		s.seed = rand.Uint64()
 	}
 	req := engine.Request{Prompt: prompt, MaxTokens: budget, Sampler: s.samplerParams(), OnText: s.opts.OnText,
 		StopIDs: s.stopIDs(), Stop: s.vals.Stop, Constraint: s.requestConstraint()}
@@ -276,7 +291,7 @@ func (s *Session) stopIDs() []int {
 	if s.vals.IgnoreEOS {
 		return nil
 	}
-	return rawStops(s.model)
+	return RawStops(s.model)
 }
 
 // prompt renders the conversation and the reply budget. In chat mode it drops
@@ -293,16 +308,7 @@ func (s *Session) prompt() ([]int, int, error) {
 				b.WriteString(m.Content)
 			}
 		}
-		ids := tok.Encode(b.String())
-		start := tok.BOS()
-		if start < 0 && len(ids) == 0 {
-			// Nothing to continue and no BOS: start where a new text starts
-			// in the training data, after the end-of-text separator.
-			start = tok.EOT()
-		}
-		if start >= 0 {
-			ids = append([]int{start}, ids...)
-		}
+		ids := RawIDs(tok, b.String())
 		if len(ids) == 0 {
 			return nil, 0, errors.New("empty prompt: the model needs at least one token to continue")
 		}
@@ -334,6 +340,22 @@ func (s *Session) prompt() ([]int, int, error) {
 	}
 }
 
+// RawIDs are the ids of a text to continue (raw mode): encoded as ordinary
+// text, after BOS when the model takes one; an empty text without a BOS
+// starts where a new text starts in the training data, after the
+// end-of-text separator.
+func RawIDs(tok models.Tokenizer, text string) []int {
+	ids := tok.Encode(text)
+	start := tok.BOS()
+	if start < 0 && len(ids) == 0 {
+		start = tok.EOT()
+	}
+	if start >= 0 {
+		ids = append([]int{start}, ids...)
+	}
+	return ids
+}
+
 // turns are the user and assistant messages of msgs (the system prompt
 // events left out).
 func turns(msgs []Message) []Message {
@@ -349,7 +371,7 @@ func turns(msgs []Message) []Message {
 // CountTokens is how many tokens text is as a message (the count shown while
 // typing). Long texts are not counted (-1): the UI calls this on every edit.
 func (s *Session) CountTokens(text string) int {
-	if len(text) > maxCountBytes {
+	if len(text) > maxCountBytes || s.remote != nil {
 		return -1
 	}
 	return len(s.model.Tokenizer().Encode(text))
@@ -415,7 +437,10 @@ const prefillRateMin = 8
 func (s *Session) stats(e engine.Stats) Stats {
 	st := Stats{PromptTokens: e.PromptTokens, ReusedTokens: e.ReusedTokens, GenTokens: e.GenTokens,
 		PrefillTokS: e.PrefillTokS, DecodeTokS: e.DecodeTokS, TTFT: e.TTFT, KVUsed: e.KVUsed, KVCap: e.KVCap,
-		Quant: s.model.Info().Quant, Seed: s.seed}
+		Quant: s.Quant(), Seed: s.seed}
+	if s.remote != nil {
+		st.Server = s.remote.server()
+	}
 	if e.PromptTokens-e.ReusedTokens < prefillRateMin {
 		st.PrefillTokS = 0
 	}

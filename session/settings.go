@@ -20,7 +20,7 @@ import (
 func (s *Session) Settings() settings.Values {
 	v := s.vals
 	v.Stop = slices.Clone(v.Stop)
-	v.Quant = s.model.Info().Quant
+	v.Quant = s.Quant()
 	return v
 }
 
@@ -68,7 +68,7 @@ func (s *Session) Apply(v settings.Values) error {
 	s.vals.Stop, s.vals.IgnoreEOS, s.vals.Theme = slices.Clone(v.Stop), v.IgnoreEOS, v.Theme
 	if v.Sampler != cur.Sampler || v.RandomSeed != cur.RandomSeed {
 		s.vals.Sampler, s.vals.RandomSeed = v.Sampler, v.RandomSeed
-		s.eng.SetSampler(s.samplerParams())
+		s.setEngineSampler()
 	}
 	if v.Quant != "" && v.Quant != cur.Quant {
 		if err := s.SetQuant(v.Quant); err != nil {
@@ -176,6 +176,13 @@ func (s *Session) setSpec(method string, k int) error {
 	if err != nil {
 		return err
 	}
+	if s.remote != nil {
+		if m != speculative.Off {
+			return errRemote
+		}
+		s.vals.Spec, s.vals.DraftK = method, k
+		return nil
+	}
 	if k < 1 || k > speculative.MaxK {
 		return fmt.Errorf("draft_k must be between 1 and %d, got %d", speculative.MaxK, k)
 	}
@@ -194,7 +201,20 @@ func (s *Session) setSpec(method string, k int) error {
 }
 
 // Speculation is the current speculative decoding setting.
-func (s *Session) Speculation() speculative.Config { return s.eng.Speculation() }
+func (s *Session) Speculation() speculative.Config {
+	if s.remote != nil {
+		return speculative.Config{}
+	}
+	return s.eng.Speculation()
+}
+
+// setEngineSampler gives the running reply and the engine the knobs (a
+// server takes them with the next request).
+func (s *Session) setEngineSampler() {
+	if s.eng != nil {
+		s.eng.SetSampler(s.samplerParams())
+	}
+}
 
 // SetSpeculation turns speculative decoding off or to a draft model, n-gram
 // or prompt lookup, from the next reply on. Switching to Draft without a

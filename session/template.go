@@ -23,9 +23,9 @@ type Template interface {
 // chat template and special tokens.
 type ggufModel interface{ GGUF() *gguf.File }
 
-// templateFor picks the model's chat format: the GGUF file's own template
+// TemplateFor picks the model's chat format: the GGUF file's own template
 // (Jinja, with built-in fallbacks), or the course's.
-func templateFor(m models.Model) Template {
+func TemplateFor(m models.Model) Template {
 	if g, ok := m.(ggufModel); ok {
 		return ggufTemplate{chattmpl.FromGGUF(g.GGUF(), m.Tokenizer(), "")}
 	}

@@ -16,7 +16,12 @@ import (
 // conversation again (the notice says so).
 
 // Quant is the current weight format ("f32", "int8", ...).
-func (s *Session) Quant() string { return s.model.Info().Quant }
+func (s *Session) Quant() string {
+	if s.remote != nil {
+		return "" // the server's business
+	}
+	return s.model.Info().Quant
+}
 
 // open loads a model file through Options.Open.
 func (s *Session) open(path string) (models.Model, error) {
@@ -30,6 +35,9 @@ func (s *Session) open(path string) (models.Model, error) {
 // in memory and drops the float linears; back to "f32" (or to another format)
 // it reloads the float weights first.
 func (s *Session) SetQuant(format string) error {
+	if s.remote != nil {
+		return errRemote
+	}
 	if s.reply != nil {
 		return ErrBusy
 	}
@@ -85,6 +93,9 @@ func (s *Session) swapModel(m models.Model) {
 // SetModel is /model FILE: the conversation continues with another model
 // (its own chat template; the mode stays). The next turn prefills it all.
 func (s *Session) SetModel(path string) error {
+	if s.remote != nil {
+		return errRemote
+	}
 	if s.reply != nil {
 		return ErrBusy
 	}
@@ -109,7 +120,7 @@ func (s *Session) SetModel(path string) error {
 	}
 	s.opts.ModelPath, s.opts.ModelIdentity, s.saved.identity = path, "", ""
 	s.swapModel(m)
-	s.tmpl = templateFor(m)
+	s.tmpl = TemplateFor(m)
 	if err := s.tmpl.Err(); err != nil {
 		s.notices = append(s.notices, "the model's chat template failed ("+err.Error()+"); using the built-in "+s.tmpl.Name()+" format")
 	}
@@ -119,6 +130,9 @@ func (s *Session) SetModel(path string) error {
 // SetDraft is /draft FILE: speculative decoding with this draft model from
 // the next reply; "" turns it off and lets the draft model go.
 func (s *Session) SetDraft(path string) error {
+	if s.remote != nil {
+		return errRemote
+	}
 	if s.reply != nil {
 		return ErrBusy
 	}

@@ -37,6 +37,7 @@ type Stats struct {
 	Spec         SpecStats     // speculative decoding of this reply
 	Seed         uint64        // the seed this reply was sampled with
 	Constraint   ConstraintStats
+	Server       ServerStats // chat --remote: what the server reports (Kind "" locally)
 }
 
 // ConstraintStats describe the constraint on replies; Spec is "" when
@@ -45,6 +46,23 @@ type ConstraintStats struct {
 	Spec     string        // "json", "regex [a-z]+", "schema person.json", ...
 	Allowed  int           // token ids the constraint allowed at the last step
 	MaskTime time.Duration // mean time to get one step's mask
+}
+
+// ServerStats are what a remote server reports, from its /metrics and the
+// usage block of its replies. A figure it does not report is -1, and
+// Missing names them all.
+type ServerStats struct {
+	Kind           string  // "chat", "vllm", "sglang", "llama.cpp", "server" (its /metrics names nothing known); "" for the local engine
+	URL            string  // the server
+	Model          string  // the model asked for
+	Metrics        string  // "" when /metrics was read; otherwise why not ("no /metrics (404)")
+	Running        float64 // requests being decoded on the server
+	Waiting        float64 // requests queued there
+	KVUsage        float64 // fraction of its KV cache in use
+	PrefixHitRate  float64 // prompt tokens its prefix cache held, over its life
+	Preemptions    float64 // sequences it preempted
+	SpecAcceptance float64 // accepted / proposed draft tokens
+	Missing        string  // the figures it does not report, comma-separated
 }
 
 // KVStats describe the paged KV block pool and the prefix cache; Blocks is

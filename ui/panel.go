@@ -140,12 +140,16 @@ func (m *model) panelLines(w, h int) []string {
 		}
 	}
 	s := m.stats
-	ls = append(ls, "", title("Context"))
-	ls = append(ls, " "+m.kvBar(w-2))
-	ls = append(ls,
-		stat("prompt", fmt.Sprintf("%d tok", s.PromptTokens)),
-		stat("reused", fmt.Sprintf("%d tok", s.ReusedTokens)),
-	)
+	if s.Server.Kind != "" {
+		ls = append(ls, m.serverLines(w, title, stat)...)
+	} else {
+		ls = append(ls, "", title("Context"))
+		ls = append(ls, " "+m.kvBar(w-2))
+		ls = append(ls,
+			stat("prompt", fmt.Sprintf("%d tok", s.PromptTokens)),
+			stat("reused", fmt.Sprintf("%d tok", s.ReusedTokens)),
+		)
+	}
 	if kv := s.KV; kv.Blocks > 0 {
 		ls = append(ls, stat("KV pool", fmt.Sprintf("%d/%d blk", kv.Used, kv.Blocks)))
 		if f := kvFormats(kv.FormatK, kv.FormatV); f != "f32/f32" {
@@ -196,11 +200,6 @@ func (m *model) specLines(stat func(name, val string) string) []string {
 		}
 		return ls
 	}
-	if sp.Note != "" {
-		ls = append(ls, stat("adapt", oneLine(sp.Note)))
-	} else if sp.KNow > 0 && sp.KNow != sp.K {
-		ls = append(ls, stat("adapt", fmt.Sprintf("k=%d now", sp.KNow)))
-	}
 	ls = append(ls,
 		stat("accepted", fmt.Sprintf("%.0f%% · %.1f/pass", 100*sp.Acceptance, sp.TokensPerPass)),
 		stat("mean run", fmt.Sprintf("%.2f tok", sp.MeanAccepted)))
@@ -210,6 +209,12 @@ func (m *model) specLines(stat func(name, val string) string) []string {
 			pos = append(pos, fmt.Sprintf("%.0f", 100*sp.PerPosition[i]))
 		}
 		ls = append(ls, stat("by guess", strings.Join(pos, " ")+"%"))
+	}
+	// Last: on a short terminal the panel is cut at the bottom.
+	if sp.Note != "" {
+		ls = append(ls, stat("adapt", oneLine(sp.Note)))
+	} else if sp.KNow > 0 && sp.KNow != sp.K {
+		ls = append(ls, stat("adapt", fmt.Sprintf("k=%d now", sp.KNow)))
 	}
 	return ls
 }
@@ -223,6 +228,48 @@ func boundText(s session.Stats) string {
 		out += " · measured " + ms(1e3/s.DecodeTokS)
 	}
 	return out
+}
+
+// serverLines are the panel's server section (chat --remote): what the
+// server's /metrics and usage block report, and, plainly, what they do not.
+func (m *model) serverLines(w int, title func(string) string, stat func(name, val string) string) []string {
+	sv, s := m.stats.Server, m.stats
+	pct := func(v float64) string {
+		if v < 0 {
+			return m.st.r(m.st.dim, "not reported")
+		}
+		return fmt.Sprintf("%.0f%%", 100*v)
+	}
+	num := func(v float64) string {
+		if v < 0 {
+			return "?"
+		}
+		return fmt.Sprintf("%.0f", v)
+	}
+	ls := []string{"", title("Server"), stat("server", oneLine(sv.Kind))}
+	if sv.Metrics != "" {
+		ls = append(ls, stat("metrics", m.st.r(m.st.dim, oneLine(sv.Metrics))))
+	} else {
+		ls = append(ls, stat("requests", num(sv.Running)+" run · "+num(sv.Waiting)+" wait"),
+			stat("KV cache", pct(sv.KVUsage)), stat("prefix hit", pct(sv.PrefixHitRate)))
+		if sv.Preemptions >= 0 {
+			ls = append(ls, stat("preempted", num(sv.Preemptions)))
+		}
+		if sv.SpecAcceptance > 0 { // 0: nothing drafted yet
+			ls = append(ls, stat("spec acc.", pct(sv.SpecAcceptance)))
+		}
+	}
+	reused := fmt.Sprintf("%d tok", s.ReusedTokens)
+	if strings.Contains(sv.Missing, "reused prompt tokens") {
+		reused = m.st.r(m.st.dim, "not reported")
+	}
+	ls = append(ls, stat("prompt", fmt.Sprintf("%d tok", s.PromptTokens)), stat("reused", reused))
+	if sv.Missing != "" {
+		for l := range strings.SplitSeq(ansi.Wrap("not reported: "+oneLine(sv.Missing), w-2, ""), "\n") {
+			ls = append(ls, " "+m.st.r(m.st.dim, l))
+		}
+	}
+	return ls
 }
 
 // prefillText is the prefill speed, or how many tokens were prefilled when
@@ -348,6 +395,9 @@ func (m *model) statusLine() string {
 	}
 	if s.KVCap > 0 {
 		parts = append(parts, fmt.Sprintf("KV %d/%d", s.KVUsed, s.KVCap))
+	}
+	if sv := s.Server; sv.Kind != "" && sv.KVUsage >= 0 {
+		parts = append(parts, fmt.Sprintf("%s KV %.0f%%", oneLine(sv.Kind), 100*sv.KVUsage))
 	}
 	if s.TTFT > 0 {
 		parts = append(parts, "TTFT "+formatDur(s.TTFT))

@@ -1,0 +1,243 @@
+package engine
+
+import (
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"chat/engine/sampler"
+	"chat/models"
+)
+
+// countingModel records the largest batch its runners were given.
+type countingModel struct {
+	models.Model
+	most atomic.Int64
+}
+
+type countingRunner struct {
+	models.Runner
+	m *countingModel
+}
+
+func (m *countingModel) NewRunner() models.Runner { return countingRunner{m.Model.NewRunner(), m} }
+
+func (r countingRunner) Forward(b *models.Batch, kv []models.KV) ([]float32, error) {
+	for {
+		old := r.m.most.Load()
+		if int64(b.Len()) <= old || r.m.most.CompareAndSwap(old, int64(b.Len())) {
+			break
+		}
+	}
+	return r.Runner.Forward(b, kv)
+}
+
+// TestContinuousBatchingMatchesAlone: 16 replies started at once on an
+// engine with 4 places, a queue, a 6-token step budget (so prompts are
+// chunked) and a pool too small for four full windows (so sequences are
+// preempted and recomputed) each give exactly the ids they give alone —
+// greedy, sampled and with penalties, under both window rules, one of them
+// with a prompt longer than the window. Afterwards no sequence holds a
+// block, and ClearCache frees the pool.
+func TestContinuousBatchingMatchesAlone(t *testing.T) {
+	for rname, rule := range rules() {
+		t.Run(rname, func(t *testing.T) {
+			fake := newFake(rule, 48)
+			reqs := make([]Request, 16)
+			names := []string{"greedy", "sampled", "penalties"}
+			for i := range reqs {
+				p := prompt(2+(7*i)%29, i)
+				if i == 3 {
+					p = prompt(70, i) // longer than the window
+				}
+				s := knobs[names[i%3]]
+				s.Seed = uint64(i + 1)
+				reqs[i] = Request{Prompt: p, MaxTokens: 20 + 3*i, Sampler: s}
+			}
+			alone := make([]Result, len(reqs))
+			for i, r := range reqs {
+				e := New(fake)
+				alone[i] = run(t, e, r)
+				e.Close()
+			}
+
+			m := &countingModel{Model: fake}
+			e := NewWithOptions(m, Options{MaxSeqs: 4, MaxWaiting: 16, MaxBatchTokens: 6, BlockSize: 4, KVMem: 1})
+			defer e.Close()
+			replies := make([]*Reply, len(reqs))
+			for i, r := range reqs {
+				var err error
+				if replies[i], err = e.Start(r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i, r := range replies {
+				res := r.Wait()
+				if res.Err != nil || !slices.Equal(res.IDs, alone[i].IDs) || res.Reason != alone[i].Reason {
+					t.Fatalf("reply %d: %v %q %v, alone %q %v", i, res.Err, res.Reason, res.IDs, alone[i].Reason, alone[i].IDs)
+				}
+			}
+			l := e.Load()
+			if l.Running != 0 || l.Waiting != 0 {
+				t.Errorf("after the replies: %+v", l)
+			}
+			if l.Preemptions == 0 {
+				t.Errorf("no sequence was preempted in a pool of %d blocks", l.PoolBlocks)
+			}
+			// Four places, a budget of 6 and blocks of 4: at most 4
+			// decode tokens, prompt chunks within max(6-4, 4) and a block
+			// for the oldest prompt.
+			if most := m.most.Load(); most > 4+4+4 {
+				t.Errorf("a batch of %d tokens with a budget of 6", most)
+			}
+			e.kvmu.Lock()
+			used, tree, last := e.pool.Used(), e.tree.Blocks(), len(e.last.Table())
+			e.kvmu.Unlock()
+			if used > tree+last {
+				t.Errorf("%d blocks in use; the tree holds %d and the last reply %d", used, tree, last)
+			}
+			if err := e.ClearCache(); err != nil {
+				t.Fatal(err)
+			}
+			if l := e.Load(); l.PoolUsed != 0 {
+				t.Errorf("after ClearCache %d blocks are used", l.PoolUsed)
+			}
+		})
+	}
+}
+
+// TestQueueLimit: beyond MaxSeqs running and MaxWaiting queued, Start says
+// ErrBusy; a queued reply runs when a place frees.
+func TestQueueLimit(t *testing.T) {
+	e := NewWithOptions(newFake(models.WindowHalf, 64), Options{MaxSeqs: 1, MaxWaiting: 1})
+	defer e.Close()
+	long := Request{Prompt: prompt(3, 0), MaxTokens: 1 << 20, Sampler: knobs["greedy"]}
+	a, err := e.Start(long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.Start(Request{Prompt: prompt(3, 1), MaxTokens: 5, Sampler: knobs["greedy"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Start(long); err != ErrBusy {
+		t.Fatalf("a third reply: %v, want ErrBusy", err)
+	}
+	if l := e.Load(); l.Running != 1 || l.Waiting != 1 {
+		t.Errorf("load %+v, want 1 running and 1 waiting", l)
+	}
+	a.Stop()
+	if res := b.Wait(); res.Err != nil || len(res.IDs) != 5 {
+		t.Fatalf("the queued reply: %v %v", res.Err, res.IDs)
+	}
+	if res := a.Wait(); res.Reason != ReasonStopped {
+		t.Errorf("the stopped reply ended %q", res.Reason)
+	}
+}
+
+// TestStopQueuedAndMidPrefill: a queued reply that is stopped leaves the
+// queue at once without running; one stopped in the middle of a chunked
+// prompt ends at the next step; neither leaves a block held by a sequence.
+func TestStopQueuedAndMidPrefill(t *testing.T) {
+	e := NewWithOptions(newFake(models.WindowHalf, 512), Options{MaxSeqs: 1, MaxWaiting: 4, MaxBatchTokens: 16})
+	defer e.Close()
+	slow := Request{Prompt: prompt(500, 0), MaxTokens: 1 << 20, Sampler: knobs["greedy"]}
+	a, err := e.Start(slow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.Start(Request{Prompt: prompt(4, 1), MaxTokens: 5, Sampler: knobs["greedy"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Stop()
+	select {
+	case <-b.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("a stopped queued reply did not end")
+	}
+	if res := b.Wait(); res.Reason != ReasonStopped || res.Stats.GenTokens != 0 {
+		t.Errorf("queued reply: %q after %d tokens", res.Reason, res.Stats.GenTokens)
+	}
+	for e.Load().PoolUsed == 0 { // its prompt is being fed
+		time.Sleep(time.Millisecond)
+	}
+	a.Stop()
+	if res := a.Wait(); res.Reason != ReasonStopped || res.Err != nil {
+		t.Errorf("the long reply: %q %v", res.Reason, res.Err)
+	}
+	if l := e.Load(); l.Running != 0 || l.Waiting != 0 || l.PoolUsed > l.TreeBlocks+len(e.last.Table()) {
+		t.Errorf("after both: %+v", l)
+	}
+}
+
+// TestConcurrentQueueStartStop: many goroutines start, stop and wait on a
+// queueing engine at once (run with -race); every reply ends and nothing
+// stays queued or running.
+func TestConcurrentQueueStartStop(t *testing.T) {
+	e := NewWithOptions(newFake(models.WindowHalf, 64), Options{MaxSeqs: 3, MaxWaiting: 8, MaxBatchTokens: 5, BlockSize: 4, KVMem: 1})
+	defer e.Close()
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 12 {
+				r, err := e.Start(Request{Prompt: prompt(2+(i*5)%40, g), MaxTokens: 5 + i, Sampler: sampler.Params{Temperature: 1, Seed: uint64(g*100 + i)}})
+				if err == ErrBusy {
+					continue
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if i%3 == 0 {
+					r.Stop()
+				}
+				if res := r.Wait(); res.Err != nil {
+					t.Errorf("goroutine %d reply %d: %v", g, i, res.Err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if l := e.Load(); l.Running != 0 || l.Waiting != 0 {
+		t.Errorf("after the storm: %+v", l)
+	}
+}
+
+// TestLogprobs: each generated id's log-probability and the top ids are
+// the log-softmax of the logits a cold forward gives for its history;
+// greedy ids are the top of their own list.
+func TestLogprobs(t *testing.T) {
+	m := newFake(models.WindowHalf, 64)
+	e := New(m)
+	defer e.Close()
+	p := prompt(6, 2)
+	res := run(t, e, Request{Prompt: p, MaxTokens: 8, Sampler: knobs["greedy"], Logprobs: true, TopLogprobs: 3})
+	if len(res.Logprobs) != len(res.IDs) {
+		t.Fatalf("%d logprobs for %d ids", len(res.Logprobs), len(res.IDs))
+	}
+	hist := slices.Clone(p)
+	for i, lp := range res.Logprobs {
+		logits := refLogits(t, m, hist)
+		sum, best := 0.0, 0
+		for j, v := range logits {
+			sum += math.Exp(float64(v))
+			if v > logits[best] {
+				best = j
+			}
+		}
+		want := float64(logits[lp.ID]) - math.Log(sum)
+		if lp.ID != res.IDs[i] || math.Abs(lp.Logprob-want) > 1e-9 || len(lp.Top) != 3 || lp.Top[0].ID != best || lp.Top[0].ID != lp.ID {
+			t.Fatalf("token %d: %+v, want id %d logprob %v top %d", i, lp, res.IDs[i], want, best)
+		}
+		if lp.Top[1].Logprob > lp.Top[0].Logprob || lp.Top[2].Logprob > lp.Top[1].Logprob {
+			t.Errorf("token %d: top not sorted: %+v", i, lp.Top)
+		}
+		hist = append(hist, lp.ID)
+	}
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"chat/engine"
+	"chat/engine/speculative"
+	"chat/models"
+	"chat/models/kernels"
+	"chat/session/serve"
+)
+
+// serveCmd is `chat serve`: the model behind OpenAI- and ollama-compatible
+// HTTP APIs, many requests batched continuously.
+func serveCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("chat serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	model := fs.String("model", "", "model file (default: the embedded model; also the first argument)")
+	addr := fs.String("addr", "127.0.0.1:8080", "listen on HOST:PORT (beyond loopback only with --api-key)")
+	parallel := fs.Int("parallel", 8, "requests decoded together (vLLM's max_num_seqs)")
+	queue := fs.Int("queue", 256, "requests that may wait for a place; more get 503 (0: none wait)")
+	batchTokens := fs.Int("batch-tokens", 32, "tokens in one forward pass: decode tokens first, then prompt chunks (vLLM's max_num_batched_tokens); 0: no bound")
+	kvMem := fs.Int("kv-mem", 0, "KV pool in MB (default 256, or 16 windows if less)")
+	apiKey := fs.String("api-key", "", "require Authorization: Bearer KEY on /v1 and /api")
+	name := fs.String("name", "", "model id clients ask for (default: the file name without extension)")
+	threads := fs.Int("threads", 0, "compute threads (default: all cores)")
+	ctxSize := fs.Int("ctx-size", 0, "cap the context window at N tokens")
+	quant := fs.String("quant", "", "weight format to serve in (int8, q8_0, ...; from float weights)")
+	spec := fs.String("spec", "off", "speculative decoding for one request at a time: off, ngram, lookup")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	switch {
+	case len(pos) > 1 || len(pos) == 1 && *model != "":
+		fmt.Fprintln(stderr, "chat serve: give one model")
+		return 2
+	case len(pos) == 1:
+		*model = pos[0]
+	}
+	switch {
+	case *parallel < 1 || *queue < 0 || *batchTokens < 0 || *kvMem < 0 || *threads < 0 || *ctxSize < 0:
+		fmt.Fprintln(stderr, "chat serve: --parallel must be at least 1, and --queue, --batch-tokens, --kv-mem, --threads, --ctx-size not negative")
+		return 2
+	}
+	if err := serve.CheckAddr(*addr, *apiKey); err != nil {
+		fmt.Fprintln(stderr, "chat serve:", err)
+		return 2
+	}
+	method, err := speculative.ParseMethod(*spec)
+	if err != nil || method == speculative.Draft {
+		fmt.Fprintf(stderr, "chat serve: --spec %s: want off, ngram or lookup\n", *spec)
+		return 2
+	}
+	if *threads > 0 {
+		kernels.SetThreads(*threads)
+	}
+	m, err := openModel(*model)
+	if err != nil {
+		fmt.Fprintln(stderr, "chat serve:", err)
+		return 1
+	}
+	if *quant != "" && *quant != m.Info().Quant {
+		q, ok := m.(models.Quantizer)
+		if !ok {
+			fmt.Fprintf(stderr, "chat serve: %s cannot be quantized in memory\n", m.Info().Name)
+			return 1
+		}
+		if m, err = q.Quantize(*quant); err != nil {
+			fmt.Fprintln(stderr, "chat serve:", err)
+			return 1
+		}
+	}
+	var size int64
+	if fi, err := os.Stat(*model); err == nil {
+		size = fi.Size()
+	}
+	s, err := serve.New(m, serve.Options{Name: *name, APIKey: *apiKey, Size: size, Engine: engine.Options{
+		MaxSeqs: *parallel, MaxWaiting: *queue, MaxBatchTokens: *batchTokens, KVMem: int64(*kvMem) << 20, Context: *ctxSize}})
+	if err != nil {
+		fmt.Fprintln(stderr, "chat serve:", err)
+		return 1
+	}
+	if method != speculative.Off {
+		if err := s.Engine().SetSpeculation(speculative.Config{Method: method}); err != nil {
+			fmt.Fprintln(stderr, "chat serve:", err)
+			return 1
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err = s.ListenAndServe(ctx, *addr, func(a net.Addr) {
+		fmt.Fprintf(stderr, "chat serve: %s on http://%s (OpenAI /v1, ollama /api, /metrics) · %d parallel, %d queued, %d tokens per step\n",
+			s.Name(), a, *parallel, *queue, *batchTokens)
+	})
+	if err != nil {
+		fmt.Fprintln(stderr, "chat serve:", err)
+		return 1
+	}
+	return 0
+}
+
+// parseInterleaved parses flags that may come after positional arguments
+// (chat serve model.gguf --addr ...).
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"chat/engine"
+	"chat/models/load"
+	"chat/models/testmodels"
+	"chat/session/remote"
+	"chat/session/serve"
+)
+
+// TestServeAndRemoteCLI: chat serve refuses to listen beyond loopback
+// without a key and bad numbers; chat --remote prints the same greedy
+// reply as the model run here, headless; chat bench serve prints one JSON
+// line with every request completed.
+func TestServeAndRemoteCLI(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--addr", "0.0.0.0:8080"}, "--api-key"},
+		{[]string{"serve", "--addr", ":8080"}, "every interface"},
+		{[]string{"serve", "--parallel", "0"}, "--parallel"},
+		{[]string{"serve", "--spec", "draft"}, "--spec draft"},
+		{[]string{"serve", "a.gguf", "b.gguf"}, "one model"},
+		{[]string{"bench", "serve", "--concurrency", "0"}, "--concurrency"},
+		{[]string{"bench", "serve", "--url", "ftp://x"}, "not an http(s) URL"},
+		{[]string{"--remote", "http://127.0.0.1:1", "model.gguf", "--prompt", "x"}, "give no model file"},
+	} {
+		code, _, stderr := runCLI(c.args...)
+		if code == 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("chat %v: exit %d, stderr %q; want %q", c.args, code, stderr, c.want)
+		}
+	}
+
+	path := testmodels.Path(t, "stories260K/stories260K.gguf")
+	m, err := load.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := serve.New(m, serve.Options{Engine: engine.Options{MaxSeqs: 4, MaxWaiting: 8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	defer s.Close()
+	defer ts.Close()
+
+	_, local, _ := runCLI(path, "--chat", "--greedy", "-n", "30", "--prompt", "Once upon a time")
+	code, out, stderr := runCLI("--remote", ts.URL, "--greedy", "-n", "30", "--prompt", "Once upon a time")
+	if code != 0 || out != local || !strings.Contains(stderr, "stories260K on "+ts.URL) {
+		t.Errorf("--remote: exit %d, %q (stderr %q); local %q", code, out, stderr, local)
+	}
+	code, out, stderr = runCLI("bench", "serve", "--url", ts.URL+"/v1", "--concurrency", "4", "--requests", "8", "--max-tokens", "16")
+	var r remote.BenchResult
+	if code != 0 || json.Unmarshal([]byte(out), &r) != nil || r.Completed != 8 || r.Errors != 0 || r.Tokens != 8*16 || r.TokS <= 0 || r.TTFTP99 < r.TTFTP50 {
+		t.Errorf("bench serve: exit %d, %q %+v (stderr %q)", code, out, r, stderr)
+	}
+}

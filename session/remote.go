@@ -1,0 +1,328 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"chat/config/settings"
+	"chat/engine"
+	"chat/engine/sampler"
+	"chat/session/remote"
+)
+
+// A session's replies come from a backend: the engine in this process (the
+// default: Session.eng over Session.model), or an OpenAI-compatible server
+// (chat --remote: this file). Both give a reply, which the session polls,
+// stops and waits for the same way; the conversation, the settings, the
+// saved sessions and the commands are the session's either way. With a
+// server, what needs the model in this process — weight formats,
+// speculation, the KV file, the template, another model — is refused with
+// errRemote, and the panels show what the server reports (its /metrics,
+// the usage block, timings) instead of the pool's counters.
+
+// reply is a reply being generated: *engine.Reply, or remoteReply.
+type reply interface {
+	Poll() engine.Delta
+	Wait() engine.Result
+	Stop()
+	SetSampler(sampler.Params)
+}
+
+// RemoteOptions name the server of a remote session.
+type RemoteOptions struct {
+	URL    string // the server's root or its /v1
+	APIKey string // sent as "Authorization: Bearer KEY"
+	Model  string // the model to ask for ("" = the server's first)
+}
+
+// errRemote refuses what needs the model in this process.
+var errRemote = errors.New("not with --remote: the model runs on the server")
+
+// remoteBackend is the server side of a remote session.
+type remoteBackend struct {
+	c       *remote.Client
+	model   string
+	context int // the model's context when the server says; 0 otherwise
+
+	mu      sync.Mutex
+	metrics remote.Metrics
+	metErr  string // why /metrics could not be read ("" when it was)
+	usage   bool   // the last reply came with a usage block
+	cached  bool   // which counted the prompt tokens the server had cached
+}
+
+// NewRemote starts a session whose replies come from the server ro names.
+// It asks the server for its models first, so a wrong URL or key is an
+// error here.
+func NewRemote(ro RemoteOptions, opts Options) (*Session, error) {
+	c, err := remote.New(ro.URL, ro.APIKey)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	ms, err := c.Models(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.URL(), err)
+	}
+	b := &remoteBackend{c: c}
+	var offered []string
+	for _, m := range ms {
+		offered = append(offered, m.ID)
+		if ro.Model == "" || m.ID == ro.Model {
+			b.model, b.context = m.ID, max(m.Context, 0)
+			break
+		}
+	}
+	if strings.IndexFunc(b.model, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 || len(b.model) > 256 {
+		return nil, fmt.Errorf("%s names its model %q: not a name this app shows", c.URL(), b.model)
+	}
+	switch {
+	case b.model == "" && ro.Model == "":
+		return nil, fmt.Errorf("%s offers no model", c.URL())
+	case b.model == "":
+		return nil, fmt.Errorf("%s offers %q, not %q (--remote-model)", c.URL(), offered, ro.Model)
+	}
+	v := opts.Settings
+	if v.Mode == "" {
+		v.Mode = "chat"
+	}
+	if v.Mode != "chat" && v.Mode != "raw" {
+		return nil, fmt.Errorf("session: unknown mode %q (want chat or raw)", v.Mode)
+	}
+	if v.MaxTokens <= 0 {
+		v.MaxTokens = settings.Lookup("max_tokens").Default(v.Mode).(int)
+	}
+	if v.Sampler.PenaltyWindow <= 0 {
+		v.Sampler.PenaltyWindow = settings.Lookup("penalty_window").Default("").(int)
+	}
+	if err := v.Sampler.Validate(); err != nil {
+		return nil, err
+	}
+	v.Quant, v.Spec = "", "off"
+	if v.DraftK <= 0 {
+		v.DraftK = settings.Lookup("draft_k").Default("").(int)
+	}
+	if opts.ModelIdentity == "" {
+		opts.ModelIdentity = "remote " + c.URL() + " " + b.model
+	}
+	s := &Session{opts: opts, vals: v, remote: b}
+	b.scrape()
+	return s, nil
+}
+
+// scrape reads the server's /metrics.
+func (b *remoteBackend) scrape() {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	m, err := b.c.Metrics(ctx)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.metrics, b.metErr = m, ""
+	if err != nil {
+		b.metErr = "no /metrics"
+		var se *remote.StatusError
+		if errors.As(err, &se) {
+			b.metErr = fmt.Sprintf("no /metrics (%d)", se.Status)
+		}
+	}
+}
+
+// server is what the panel shows of the server.
+func (b *remoteBackend) server() ServerStats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	m := b.metrics
+	kind := m.Server
+	if kind == "" {
+		kind = "server"
+	}
+	st := ServerStats{URL: b.c.URL(), Kind: kind, Model: b.model, Metrics: b.metErr,
+		Running: orNone(m.Running), Waiting: orNone(m.Waiting), KVUsage: orNone(m.KVUsage),
+		PrefixHitRate: orNone(m.PrefixHitRate), Preemptions: orNone(m.Preemptions), SpecAcceptance: orNone(m.SpecAcceptance)}
+	missing := m.Missing()
+	if b.metErr != "" {
+		missing = []string{"anything from /metrics"}
+	}
+	if b.usage && !b.cached {
+		missing = append(missing, "reused prompt tokens")
+	}
+	st.Missing = strings.Join(missing, ", ")
+	return st
+}
+
+// orNone is v, or -1 when it is not reported.
+func orNone(v float64) float64 {
+	if math.IsNaN(v) {
+		return -1
+	}
+	return v
+}
+
+// startRemote sends the conversation (chat mode) or its text (raw mode).
+func (s *Session) startRemote() (reply, error) {
+	b := s.remote
+	p := s.samplerParams()
+	req := remote.Request{Model: b.model, MaxTokens: s.vals.MaxTokens, Greedy: p.Greedy, Temperature: p.Temperature,
+		TopP: p.TopP, TopK: p.TopK, MinP: p.MinP, PresencePenalty: p.PresencePenalty, FrequencyPenalty: p.FrequencyPenalty,
+		RepetitionPenalty: p.RepeatPenalty, Stop: s.vals.Stop, IgnoreEOS: s.vals.IgnoreEOS}
+	if !p.Greedy {
+		req.Seed = &p.Seed
+	}
+	if s.vals.Mode == "raw" {
+		var t strings.Builder
+		for _, m := range s.msgs {
+			if m.Role != System {
+				t.WriteString(m.Content)
+			}
+		}
+		req.Prompt = t.String()
+	} else {
+		if s.vals.System != "" {
+			req.Messages = append(req.Messages, remote.Message{Role: "system", Content: s.vals.System})
+		}
+		for _, m := range turns(s.msgs) {
+			req.Messages = append(req.Messages, remote.Message{Role: string(m.Role), Content: m.Content})
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	st, err := b.c.Stream(ctx, req)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	r := &remoteReply{b: b, st: st, cancel: cancel, onText: s.opts.OnText, done: make(chan struct{})}
+	go r.run()
+	return r, nil
+}
+
+// remoteReply is a reply streamed from a server.
+type remoteReply struct {
+	b      *remoteBackend
+	st     *remote.Stream
+	cancel context.CancelFunc
+	onText func(string)
+	done   chan struct{}
+
+	mu      sync.Mutex
+	buf     strings.Builder
+	text    strings.Builder
+	stats   engine.Stats
+	result  engine.Result
+	fin     bool
+	stopped bool
+}
+
+func (r *remoteReply) run() {
+	defer close(r.done)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	go func() { // the panels follow the server while the reply streams
+		for {
+			select {
+			case <-tick.C:
+				r.b.scrape()
+			case <-r.done:
+				return
+			}
+		}
+	}()
+	var first time.Time
+	pieces, finish := 0, ""
+	var usage *remote.Usage
+	for r.st.Next() {
+		ev := r.st.Event()
+		now := time.Now()
+		r.mu.Lock()
+		if ev.Text != "" {
+			if pieces == 0 {
+				first = now
+				r.stats.TTFT = now.Sub(r.st.Sent)
+			} else if d := now.Sub(first).Seconds(); d > 0 {
+				r.stats.DecodeTokS = float64(pieces) / d
+			}
+			pieces++
+			r.stats.GenTokens = pieces
+			r.buf.WriteString(ev.Text)
+			r.text.WriteString(ev.Text)
+		}
+		if ev.Finish != "" {
+			finish = ev.Finish
+		}
+		if ev.Usage != nil {
+			usage = ev.Usage
+		}
+		r.mu.Unlock()
+		if ev.Text != "" && r.onText != nil {
+			r.onText(ev.Text)
+		}
+	}
+	err := r.st.Err()
+	r.st.Close()
+	r.cancel()
+	r.b.scrape()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if usage != nil {
+		r.stats.PromptTokens, r.stats.GenTokens = usage.PromptTokens, usage.CompletionTokens
+		r.stats.ReusedTokens = usage.CachedTokens
+		if usage.PredictedPerSecond > 0 {
+			r.stats.DecodeTokS = usage.PredictedPerSecond
+		}
+		r.stats.PrefillTokS = usage.PromptPerSecond
+	}
+	res := engine.Result{Text: r.text.String(), StopID: -1, Stats: r.stats}
+	switch {
+	case r.stopped:
+		res.Reason = engine.ReasonStopped
+	case err != nil:
+		res.Reason, res.Err = engine.ReasonError, err
+	case finish == "length":
+		res.Reason = engine.ReasonLength
+	default:
+		res.Reason = engine.ReasonEOT
+	}
+	r.result, r.fin = res, true
+	r.b.mu.Lock()
+	r.b.usage, r.b.cached = usage != nil, usage != nil && usage.Cached
+	r.b.mu.Unlock()
+}
+
+// Poll implements reply.
+func (r *remoteReply) Poll() engine.Delta {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d := engine.Delta{Text: r.buf.String(), Stats: r.stats}
+	r.buf.Reset()
+	if r.fin {
+		d.Done, d.Result = true, r.result
+	}
+	return d
+}
+
+// Wait implements reply.
+func (r *remoteReply) Wait() engine.Result {
+	<-r.done
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.result
+}
+
+// Stop implements reply: the request is cancelled, which a server takes
+// as the client going away (it stops the reply and frees its cache).
+func (r *remoteReply) Stop() {
+	r.mu.Lock()
+	r.stopped = true
+	r.mu.Unlock()
+	r.cancel()
+}
+
+// SetSampler implements reply: a server takes the knobs with the next
+// request.
+func (r *remoteReply) SetSampler(sampler.Params) {}

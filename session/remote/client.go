@@ -1,0 +1,382 @@
+// Package remote is a client of OpenAI-compatible servers — `chat serve`,
+// vLLM, SGLang, llama-server, ollama: it streams chat and text completions
+// (server-sent events, with the usage block and llama-server's timings),
+// lists the models, and reads the server's Prometheus /metrics under
+// whichever names it uses (metrics.go). The session's remote backend and
+// `chat bench serve` (bench.go) are built on it. It knows nothing of the
+// engine, the session or the UI.
+package remote
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Client talks to one server.
+type Client struct {
+	base string // the server's root, without /v1
+	key  string
+	http *http.Client
+}
+
+// New returns a client of the server at rawURL (its root or its /v1).
+func New(rawURL, apiKey string) (*Client, error) {
+	u, err := url.Parse(strings.TrimSpace(rawURL))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("remote: %q is not an http(s) URL", rawURL)
+	}
+	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/v1")
+	u.RawQuery, u.Fragment = "", ""
+	return &Client{base: u.String(), key: apiKey, http: &http.Client{}}, nil
+}
+
+// URL is the server's root.
+func (c *Client) URL() string { return c.base }
+
+// Message is one chat turn.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Request is one reply to stream. Messages asks /v1/chat/completions;
+// without them Prompt asks /v1/completions (a text to continue). The knobs
+// go with every request; the optional ones are sent when set (vLLM,
+// llama-server and ollama read top_k, min_p and repetition_penalty; a
+// server that does not know them ignores them).
+type Request struct {
+	Model     string
+	Messages  []Message
+	Prompt    string
+	MaxTokens int
+	Greedy    bool // sent as temperature 0
+
+	Temperature       float64
+	TopP, MinP        float64 // 0: not sent
+	TopK              int     // 0: not sent
+	Seed              *uint64
+	PresencePenalty   float64
+	FrequencyPenalty  float64
+	RepetitionPenalty float64 // 0 or 1: not sent
+	Stop              []string
+	IgnoreEOS         bool
+}
+
+func (r *Request) body() map[string]any {
+	b := map[string]any{"model": r.Model, "stream": true, "stream_options": map[string]any{"include_usage": true}}
+	if r.Messages != nil {
+		b["messages"] = r.Messages
+	} else {
+		b["prompt"] = r.Prompt
+	}
+	if r.MaxTokens > 0 {
+		b["max_tokens"] = r.MaxTokens
+	}
+	b["temperature"] = r.Temperature
+	if r.Greedy {
+		b["temperature"] = 0
+	}
+	if r.TopP > 0 && r.TopP < 1 {
+		b["top_p"] = r.TopP
+	}
+	if r.MinP > 0 {
+		b["min_p"] = r.MinP
+	}
+	if r.TopK > 0 {
+		b["top_k"] = r.TopK
+	}
+	if r.Seed != nil {
+		b["seed"] = int64(*r.Seed)
+	}
+	if r.PresencePenalty != 0 {
+		b["presence_penalty"] = r.PresencePenalty
+	}
+	if r.FrequencyPenalty != 0 {
+		b["frequency_penalty"] = r.FrequencyPenalty
+	}
+	if r.RepetitionPenalty > 0 && r.RepetitionPenalty != 1 {
+		b["repetition_penalty"] = r.RepetitionPenalty
+		b["repeat_penalty"] = r.RepetitionPenalty // llama-server's name
+	}
+	if len(r.Stop) > 0 {
+		b["stop"] = r.Stop
+	}
+	if r.IgnoreEOS {
+		b["ignore_eos"] = true
+	}
+	return b
+}
+
+// Usage is the usage block (and, from llama-server, its timings).
+type Usage struct {
+	PromptTokens     int
+	CompletionTokens int
+	CachedTokens     int  // prompt tokens the server's prefix cache held
+	Cached           bool // the server reported CachedTokens
+
+	// llama-server's timings (zero when absent).
+	PromptMS, PredictedMS float64
+	PromptPerSecond       float64
+	PredictedPerSecond    float64
+}
+
+// Event is one piece of a streamed reply.
+type Event struct {
+	Text   string
+	Finish string // "stop", "length", ... on the last piece
+	Usage  *Usage // when the server sent it (the last event, mostly)
+}
+
+// Stream is a reply being received.
+type Stream struct {
+	body io.ReadCloser
+	sc   *bufio.Scanner
+	ev   Event
+	err  error
+	Sent time.Time // when the request was sent
+}
+
+// Stream sends r and returns the reply as it comes.
+func (c *Client) Stream(ctx context.Context, r Request) (*Stream, error) {
+	path := "/v1/chat/completions"
+	if r.Messages == nil {
+		path = "/v1/completions"
+	}
+	b, err := json.Marshal(r.body())
+	if err != nil {
+		return nil, err
+	}
+	sent := time.Now()
+	resp, err := c.do(ctx, "POST", path, b)
+	if err != nil {
+		return nil, err
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	return &Stream{body: resp.Body, sc: sc, Sent: sent}, nil
+}
+
+// do sends a request and turns an error status into an error with the
+// server's message.
+func (c *Client) do(ctx context.Context, method, path string, body []byte) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.key)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("remote: %w", err)
+	}
+	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		return nil, &StatusError{Status: resp.StatusCode, Message: errorMessage(msg)}
+	}
+	return resp, nil
+}
+
+// StatusError is a server's error answer.
+type StatusError struct {
+	Status  int
+	Message string
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("the server answered %d %s: %s", e.Status, http.StatusText(e.Status), e.Message)
+}
+
+// errorMessage finds the message in an error body: OpenAI's
+// {"error":{"message"}}, ollama's {"error":"..."}, vLLM's {"message"};
+// control characters become spaces, so it can be shown as it is.
+func errorMessage(b []byte) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return ' '
+		}
+		return r
+	}, findMessage(b))
+}
+
+func findMessage(b []byte) string {
+	var v struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+	}
+	if json.Unmarshal(b, &v) == nil {
+		var inner struct {
+			Message string `json:"message"`
+		}
+		var s string
+		switch {
+		case json.Unmarshal(v.Error, &inner) == nil && inner.Message != "":
+			return inner.Message
+		case json.Unmarshal(v.Error, &s) == nil && s != "":
+			return s
+		case v.Message != "":
+			return v.Message
+		}
+	}
+	s := strings.TrimSpace(string(b))
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// Next reads the next event; it reports false at the end of the stream or
+// on an error (Err).
+func (s *Stream) Next() bool {
+	for s.sc.Scan() {
+		line, ok := strings.CutPrefix(s.sc.Text(), "data:")
+		if !ok {
+			continue
+		}
+		line = strings.TrimSpace(line)
+		if line == "[DONE]" {
+			return false
+		}
+		ev, err := parseChunk([]byte(line))
+		if err != nil {
+			s.err = err
+			return false
+		}
+		s.ev = ev
+		return true
+	}
+	s.err = s.sc.Err()
+	return false
+}
+
+// Event is the event Next read.
+func (s *Stream) Event() Event { return s.ev }
+
+// Err is why the stream ended early, or nil.
+func (s *Stream) Err() error {
+	if errors.Is(s.err, context.Canceled) {
+		return nil
+	}
+	return s.err
+}
+
+// Close ends the stream (the server stops the reply).
+func (s *Stream) Close() error { return s.body.Close() }
+
+// parseChunk reads one chunk of a chat or text completion stream.
+func parseChunk(b []byte) (Event, error) {
+	var c struct {
+		Choices []struct {
+			Delta struct {
+				Content *string `json:"content"`
+			} `json:"delta"`
+			Text         *string `json:"text"`
+			FinishReason *string `json:"finish_reason"`
+		} `json:"choices"`
+		Usage *struct {
+			PromptTokens        int `json:"prompt_tokens"`
+			CompletionTokens    int `json:"completion_tokens"`
+			PromptTokensDetails *struct {
+				CachedTokens *int `json:"cached_tokens"`
+			} `json:"prompt_tokens_details"`
+		} `json:"usage"`
+		Timings *struct {
+			CacheN             *int    `json:"cache_n"`
+			PromptMS           float64 `json:"prompt_ms"`
+			PromptPerSecond    float64 `json:"prompt_per_second"`
+			PredictedMS        float64 `json:"predicted_ms"`
+			PredictedPerSecond float64 `json:"predicted_per_second"`
+		} `json:"timings"`
+		Error json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		return Event{}, fmt.Errorf("remote: a stream event that is not JSON: %w", err)
+	}
+	if len(c.Error) > 0 && string(c.Error) != "null" {
+		return Event{}, fmt.Errorf("remote: the server failed mid-reply: %s", errorMessage(b))
+	}
+	var ev Event
+	for _, ch := range c.Choices {
+		if ch.Delta.Content != nil {
+			ev.Text += *ch.Delta.Content
+		}
+		if ch.Text != nil {
+			ev.Text += *ch.Text
+		}
+		if ch.FinishReason != nil {
+			ev.Finish = *ch.FinishReason
+		}
+	}
+	if c.Usage != nil || c.Timings != nil {
+		u := &Usage{}
+		if c.Usage != nil {
+			u.PromptTokens, u.CompletionTokens = c.Usage.PromptTokens, c.Usage.CompletionTokens
+			if d := c.Usage.PromptTokensDetails; d != nil && d.CachedTokens != nil {
+				u.CachedTokens, u.Cached = *d.CachedTokens, true
+			}
+		}
+		if t := c.Timings; t != nil {
+			u.PromptMS, u.PredictedMS, u.PromptPerSecond, u.PredictedPerSecond = t.PromptMS, t.PredictedMS, t.PromptPerSecond, t.PredictedPerSecond
+			if t.CacheN != nil && !u.Cached {
+				u.CachedTokens, u.Cached = *t.CacheN, true
+			}
+		}
+		ev.Usage = u
+	}
+	return ev, nil
+}
+
+// Model is one model a server offers.
+type Model struct {
+	ID      string
+	Context int // its context length when the server says (vLLM's max_model_len, llama-server's n_ctx_train); 0 otherwise
+}
+
+// Models lists the server's models (GET /v1/models).
+func (c *Client) Models(ctx context.Context) ([]Model, error) {
+	resp, err := c.do(ctx, "GET", "/v1/models", nil)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var v struct {
+		Data []struct {
+			ID          string `json:"id"`
+			MaxModelLen int    `json:"max_model_len"`
+			Meta        *struct {
+				NCtxTrain int `json:"n_ctx_train"`
+			} `json:"meta"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&v); err != nil {
+		return nil, fmt.Errorf("remote: /v1/models: %w", err)
+	}
+	out := make([]Model, 0, len(v.Data))
+	for _, d := range v.Data {
+		m := Model{ID: d.ID, Context: d.MaxModelLen}
+		if m.Context == 0 && d.Meta != nil {
+			m.Context = d.Meta.NCtxTrain
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}

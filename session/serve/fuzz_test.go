@@ -1,0 +1,45 @@
+package serve
+
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// FuzzRequests: any body for the chat, completion and ollama endpoints is
+// read into a job or refused with an error; none panics. (Only the reading
+// is fuzzed: no reply is generated.)
+func FuzzRequests(f *testing.F) {
+	for _, s := range []string{
+		`{"model":"stories260K","messages":[{"role":"user","content":"hi"}],"max_tokens":5,"stop":["a","b"],"top_logprobs":2,"logprobs":true}`,
+		`{"messages":[{"role":"system","content":[{"type":"text","text":"x"}]},{"role":"tool","content":null}]}`,
+		`{"prompt":[1,2,3],"max_tokens":0,"logprobs":9}`, `{"prompt":"Once","stop":"x","temperature":-1,"n":2}`,
+		`{"model":"m:latest","options":{"num_predict":-1,"repeat_last_n":3},"prompt":"hi","raw":true}`, `[]`, `{"stop":7}`,
+	} {
+		f.Add(s)
+	}
+	s, err := New(storiesModel(f), Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer s.Close()
+	f.Fuzz(func(t *testing.T, body string) {
+		r := httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(body))
+		var c chatRequest
+		if decode(r, &c) == nil {
+			s.chatJob(&c)
+		}
+		r = httptest.NewRequest("POST", "/v1/completions", strings.NewReader(body))
+		var p completionRequest
+		if decode(r, &p) == nil {
+			s.completionJob(&p)
+		}
+		r = httptest.NewRequest("POST", "/api/generate", strings.NewReader(body))
+		var o ollamaRequest
+		if decode(r, &o) == nil {
+			if msgs, e := conversation(o.Messages); e == nil {
+				s.ollamaJob(&o, s.tmpl.Render(msgs, true), nil)
+			}
+		}
+	})
+}

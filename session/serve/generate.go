@@ -1,0 +1,162 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"time"
+
+	"chat/engine"
+	"chat/engine/sampler"
+)
+
+// job is one generation, whichever API asked for it.
+type job struct {
+	prompt   []int
+	max      int // the reply budget; 0: the rest of the context
+	params   sampler.Params
+	stopIDs  []int
+	stop     []string
+	logprobs bool
+	top      int
+}
+
+// maxBody bounds a request body.
+const maxBody = 8 << 20
+
+// decode reads a JSON body into v: 413 when it is too large, 400 when it
+// is not JSON of the right shape.
+func decode(r *http.Request, v any) *errBody {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		return badRequest("", "reading the request: "+err.Error())
+	}
+	if len(body) > maxBody {
+		return newErr(http.StatusRequestEntityTooLarge, "invalid_request_error", "", "request_too_large", fmt.Sprintf("the request is over %d MB", maxBody>>20))
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return badRequest("", "the request is not valid JSON for this endpoint: "+err.Error())
+	}
+	return nil
+}
+
+// fit checks the prompt against the context and settles the budget. A
+// prompt that leaves no room, or a budget past the context, is a 400 with
+// code context_length_exceeded (as vLLM answers).
+func (s *Server) fit(j *job) *errBody {
+	win := s.e.Window()
+	n := len(j.prompt)
+	switch {
+	case n == 0:
+		return badRequest("messages", "the prompt is empty: the model needs at least one token to continue")
+	case n >= win:
+		return newErr(http.StatusBadRequest, "invalid_request_error", "messages", "context_length_exceeded",
+			fmt.Sprintf("This model's maximum context length is %d tokens; the prompt is %d tokens.", win, n))
+	case j.max == 0:
+		j.max = win - n
+	case n+j.max > win:
+		return newErr(http.StatusBadRequest, "invalid_request_error", "max_tokens", "context_length_exceeded",
+			fmt.Sprintf("This model's maximum context length is %d tokens; the prompt is %d tokens and max_tokens asks for %d more.", win, n, j.max))
+	}
+	return nil
+}
+
+// seed is the request's seed, or a random one.
+func seed(p *int64) uint64 {
+	if p == nil {
+		return rand.Uint64()
+	}
+	return uint64(*p)
+}
+
+// piece is what a reply produced since the last one.
+type piece struct {
+	text string
+	lps  []engine.TokenLogprob
+}
+
+// run generates j. emit gets each piece as it comes; the reply ends early
+// when emit fails or ctx is done (the client went away), and then its
+// blocks go back at once. The result is the engine's; an error is one to
+// send instead of a reply (the server is full, or the model failed before
+// the first piece).
+func (s *Server) run(ctx context.Context, j job, emit func(piece) error) (engine.Result, *errBody) {
+	wake := make(chan struct{}, 1)
+	req := engine.Request{Prompt: j.prompt, MaxTokens: j.max, Sampler: j.params, StopIDs: j.stopIDs, Stop: j.stop,
+		Logprobs: j.logprobs, TopLogprobs: j.top,
+		OnText: func(string) {
+			select {
+			case wake <- struct{}{}:
+			default:
+			}
+		}}
+	start := time.Now()
+	r, err := s.e.Start(req)
+	switch {
+	case errors.Is(err, engine.ErrBusy):
+		l := s.e.Load()
+		return engine.Result{}, newErr(http.StatusServiceUnavailable, "server_error", "", "server_overloaded",
+			fmt.Sprintf("the server is full (%d requests running, %d waiting): try again later", l.Running, l.Waiting))
+	case err != nil:
+		return engine.Result{}, newErr(http.StatusInternalServerError, "server_error", "", "", err.Error())
+	}
+	gen, last := 0, time.Time{}
+	stop := func() engine.Result {
+		r.Stop()
+		res := r.Wait()
+		s.met.finish(res, start)
+		return res
+	}
+	for {
+		select {
+		case <-wake:
+		case <-r.Done():
+		case <-ctx.Done():
+			return stop(), nil
+		}
+		d := r.Poll()
+		if n := d.Stats.GenTokens; n > gen {
+			now := time.Now()
+			s.met.tokens(n-gen, now.Sub(last), gen > 0)
+			gen, last = n, now
+		}
+		if d.Text != "" || len(d.Logprobs) > 0 {
+			if emit(piece{d.Text, d.Logprobs}) != nil {
+				return stop(), nil
+			}
+		}
+		if d.Done {
+			s.met.finish(d.Result, start)
+			return d.Result, nil
+		}
+	}
+}
+
+// finishReason is the OpenAI name of why a reply ended.
+func finishReason(res engine.Result) string {
+	switch res.Reason {
+	case engine.ReasonLength:
+		return "length"
+	case engine.ReasonStopped:
+		return "abort"
+	case engine.ReasonError:
+		return "error"
+	}
+	return "stop" // the end-of-turn id or a stop string
+}
+
+// tokenText is a token's text for logprobs (its bytes as UTF-8, invalid
+// sequences replaced) and its bytes.
+func (s *Server) tokenText(id int) (string, []int) {
+	b := s.m.Tokenizer().TokenBytes(id)
+	ints := make([]int, len(b))
+	for i, c := range b {
+		ints[i] = int(c)
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD"), ints
+}

@@ -1,0 +1,229 @@
+package serve
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"chat/engine"
+	"chat/session"
+)
+
+// ollama's API (/api/chat, /api/generate, /api/tags, and /api/version, which
+// reports 0.6.0, an API level the clients that check it accept), so
+// ollama clients connect unchanged. Replies stream as JSON lines unless
+// "stream": false. The sampler defaults are ollama's: temperature 0.8,
+// top_k 40, top_p 0.9, repeat_penalty 1.1 over the last 64 ids.
+
+type ollamaOptions struct {
+	Temperature      *float64 `json:"temperature"`
+	TopP             *float64 `json:"top_p"`
+	TopK             *int     `json:"top_k"`
+	MinP             *float64 `json:"min_p"`
+	Seed             *int64   `json:"seed"`
+	NumPredict       *int     `json:"num_predict"`
+	Stop             stops    `json:"stop"`
+	RepeatPenalty    *float64 `json:"repeat_penalty"`
+	RepeatLastN      *int     `json:"repeat_last_n"`
+	PresencePenalty  *float64 `json:"presence_penalty"`
+	FrequencyPenalty *float64 `json:"frequency_penalty"`
+}
+
+type ollamaRequest struct {
+	Model    string         `json:"model"`
+	Messages []chatMessage  `json:"messages"` // /api/chat
+	Prompt   *string        `json:"prompt"`   // /api/generate
+	System   string         `json:"system"`
+	Raw      bool           `json:"raw"`
+	Stream   *bool          `json:"stream"`
+	Options  *ollamaOptions `json:"options"`
+}
+
+// job makes the generation from the request's options and prompt ids.
+func (s *Server) ollamaJob(req *ollamaRequest, prompt []int, stopIDs []int) (job, string) {
+	o := req.Options
+	if o == nil {
+		o = &ollamaOptions{}
+	}
+	k := knobs{Temperature: o.Temperature, TopP: o.TopP, TopK: o.TopK, MinP: o.MinP, Seed: o.Seed,
+		PresencePenalty: o.PresencePenalty, FrequencyPenalty: o.FrequencyPenalty, RepetitionPenalty: o.RepeatPenalty, Stop: o.Stop}
+	def := func(p **float64, v float64) {
+		if *p == nil {
+			*p = &v
+		}
+	}
+	def(&k.Temperature, 0.8)
+	def(&k.TopP, 0.9)
+	def(&k.RepetitionPenalty, 1.1)
+	if k.TopK == nil {
+		forty := 40
+		k.TopK = &forty
+	}
+	p, e := k.params()
+	if e != nil {
+		return job{}, e.err.Message
+	}
+	if o.RepeatLastN != nil && *o.RepeatLastN > 0 {
+		p.PenaltyWindow = *o.RepeatLastN
+	}
+	j := job{prompt: prompt, params: p, stop: o.Stop, stopIDs: stopIDs}
+	if o.NumPredict != nil && *o.NumPredict > 0 {
+		j.max = min(*o.NumPredict, max(s.e.Window()-len(prompt), 1)) // ollama clips it to the context
+	}
+	if e := s.fit(&j); e != nil {
+		return job{}, e.err.Message
+	}
+	return j, ""
+}
+
+func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
+	var req ollamaRequest
+	if !s.ollamaDecode(w, r, &req) {
+		return
+	}
+	msgs, e := conversation(req.Messages)
+	if e != nil {
+		ollamaError(w, http.StatusBadRequest, e.err.Message)
+		return
+	}
+	j, msg := s.ollamaJob(&req, s.tmpl.Render(msgs, true), s.tmpl.Stops())
+	if msg != "" {
+		ollamaError(w, http.StatusBadRequest, msg)
+		return
+	}
+	s.ollamaRun(w, r, &req, j, func(text string) map[string]any {
+		return map[string]any{"message": map[string]any{"role": "assistant", "content": text}}
+	})
+}
+
+func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
+	var req ollamaRequest
+	if !s.ollamaDecode(w, r, &req) {
+		return
+	}
+	if req.Prompt == nil || *req.Prompt == "" {
+		// ollama loads the model for an empty prompt; ours is loaded.
+		writeJSON(w, http.StatusOK, map[string]any{"model": req.Model, "created_at": time.Now().UTC().Format(time.RFC3339Nano),
+			"response": "", "done": true, "done_reason": "load"})
+		return
+	}
+	var prompt, stopIDs []int
+	if req.Raw {
+		prompt, stopIDs = session.RawIDs(s.m.Tokenizer(), *req.Prompt), session.RawStops(s.m)
+	} else {
+		var msgs []session.Message
+		if req.System != "" {
+			msgs = append(msgs, session.Message{Role: session.System, Content: req.System})
+		}
+		msgs = append(msgs, session.Message{Role: session.User, Content: *req.Prompt})
+		prompt, stopIDs = s.tmpl.Render(msgs, true), s.tmpl.Stops()
+	}
+	j, msg := s.ollamaJob(&req, prompt, stopIDs)
+	if msg != "" {
+		ollamaError(w, http.StatusBadRequest, msg)
+		return
+	}
+	s.ollamaRun(w, r, &req, j, func(text string) map[string]any { return map[string]any{"response": text} })
+}
+
+func (s *Server) ollamaDecode(w http.ResponseWriter, r *http.Request, req *ollamaRequest) bool {
+	if e := decode(r, req); e != nil {
+		ollamaError(w, e.status, e.err.Message)
+		return false
+	}
+	if !s.known(req.Model) {
+		ollamaError(w, http.StatusNotFound, fmt.Sprintf("model %q not found; this server serves %q", req.Model, s.name))
+		return false
+	}
+	return true
+}
+
+// ollamaRun streams JSON lines (or, with "stream": false, one object) in
+// ollama's shape, body making the reply's part of each.
+func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, req *ollamaRequest, j job, body func(string) map[string]any) {
+	stream := req.Stream == nil || *req.Stream
+	model := req.Model
+	if model == "" {
+		model = s.name
+	}
+	line := func(text string, done bool) map[string]any {
+		m := body(text)
+		m["model"], m["created_at"], m["done"] = model, time.Now().UTC().Format(time.RFC3339Nano), done
+		return m
+	}
+	rc := http.NewResponseController(w)
+	started := false
+	var all strings.Builder
+	start := time.Now()
+	res, e := s.run(r.Context(), j, func(p piece) error {
+		if !stream {
+			all.WriteString(p.text)
+			return nil
+		}
+		if !started {
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			w.WriteHeader(http.StatusOK)
+			started = true
+		}
+		if err := json.NewEncoder(w).Encode(line(p.text, false)); err != nil {
+			return err
+		}
+		return rc.Flush()
+	})
+	if e != nil {
+		ollamaError(w, e.status, e.err.Message)
+		return
+	}
+	if res.Reason == engine.ReasonStopped {
+		return
+	}
+	if res.Err != nil && !started {
+		ollamaError(w, http.StatusInternalServerError, res.Err.Error())
+		return
+	}
+	last := line(all.String(), true)
+	st := res.Stats
+	reason := finishReason(res)
+	last["done_reason"] = reason
+	last["total_duration"] = time.Since(start).Nanoseconds()
+	last["load_duration"] = 0
+	last["prompt_eval_count"] = st.PromptTokens
+	last["eval_count"] = st.GenTokens
+	last["prompt_eval_duration"] = st.TTFT.Nanoseconds()
+	last["eval_duration"] = time.Since(start).Nanoseconds() - st.TTFT.Nanoseconds()
+	if !started {
+		w.Header().Set("Content-Type", "application/json")
+		if stream {
+			w.Header().Set("Content-Type", "application/x-ndjson")
+		}
+		w.WriteHeader(http.StatusOK)
+	}
+	json.NewEncoder(w).Encode(last)
+}
+
+func (s *Server) ollamaTags(w http.ResponseWriter, r *http.Request) {
+	info := s.m.Info()
+	writeJSON(w, http.StatusOK, map[string]any{"models": []any{map[string]any{
+		"name": s.name + ":latest", "model": s.name + ":latest", "modified_at": s.created.UTC().Format(time.RFC3339),
+		"size": s.size, "digest": fmt.Sprintf("%064x", 0),
+		"details": map[string]any{"format": info.Format, "family": info.Arch, "families": []string{info.Arch},
+			"parameter_size": paramSize(info.Params), "quantization_level": strings.ToUpper(info.Quant)},
+	}}})
+}
+
+func (s *Server) ollamaVersion(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"version": "0.6.0"})
+}
+
+// paramSize writes a parameter count as ollama does: 260K, 110M, 1.1B.
+func paramSize(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1fB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.0fM", float64(n)/1e6)
+	}
+	return fmt.Sprintf("%.0fK", float64(n)/1e3)
+}

@@ -1,0 +1,535 @@
+package serve
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"chat/engine"
+	"chat/engine/sampler"
+	"chat/session"
+)
+
+// The OpenAI API: chat completions, completions, models.
+
+// knobs are the sampling fields the OpenAI requests share (with vLLM's
+// top_k, min_p, repetition_penalty and ignore_eos).
+type knobs struct {
+	Temperature       *float64 `json:"temperature"`
+	TopP              *float64 `json:"top_p"`
+	TopK              *int     `json:"top_k"`
+	MinP              *float64 `json:"min_p"`
+	Seed              *int64   `json:"seed"`
+	PresencePenalty   *float64 `json:"presence_penalty"`
+	FrequencyPenalty  *float64 `json:"frequency_penalty"`
+	RepetitionPenalty *float64 `json:"repetition_penalty"`
+	N                 *int     `json:"n"`
+	Stop              stops    `json:"stop"`
+	IgnoreEOS         bool     `json:"ignore_eos"`
+	Stream            bool     `json:"stream"`
+	StreamOptions     *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+}
+
+// Bounds on "stop": every generated piece is matched against each.
+const (
+	maxStops     = 16
+	maxStopBytes = 256
+)
+
+// stops is "stop": a string or a list of them.
+type stops []string
+
+func (s *stops) UnmarshalJSON(b []byte) error {
+	var one string
+	if json.Unmarshal(b, &one) == nil {
+		*s = stops{one}
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(b, &many); err != nil {
+		return fmt.Errorf("stop must be a string or a list of strings")
+	}
+	*s = many
+	return nil
+}
+
+// params checks the knobs (OpenAI's ranges) and makes the sampler's.
+// Temperature 0 is greedy, as in the OpenAI API (the course's sampler
+// would divide by 1e-6 instead). The penalties look at the last 64 ids.
+func (k *knobs) params() (sampler.Params, *errBody) {
+	p := sampler.Params{Temperature: 1, Seed: seed(k.Seed)}
+	in := func(name string, v *float64, lo, hi float64) *errBody {
+		if v != nil && (math.IsNaN(*v) || *v < lo || *v > hi) {
+			return badRequest(name, fmt.Sprintf("%s must be between %g and %g, got %g", name, lo, hi, *v))
+		}
+		return nil
+	}
+	for _, c := range []*errBody{in("temperature", k.Temperature, 0, 2), in("top_p", k.TopP, 0, 1), in("min_p", k.MinP, 0, 1),
+		in("presence_penalty", k.PresencePenalty, -2, 2), in("frequency_penalty", k.FrequencyPenalty, -2, 2),
+		in("repetition_penalty", k.RepetitionPenalty, 0, 10)} {
+		if c != nil {
+			return p, c
+		}
+	}
+	if len(k.Stop) > maxStops {
+		return p, badRequest("stop", fmt.Sprintf("at most %d stop strings, got %d", maxStops, len(k.Stop)))
+	}
+	for _, st := range k.Stop {
+		if len(st) > maxStopBytes {
+			return p, badRequest("stop", fmt.Sprintf("a stop string is at most %d bytes", maxStopBytes))
+		}
+	}
+	if k.N != nil && *k.N != 1 {
+		return p, badRequest("n", fmt.Sprintf("n must be 1 here, got %d", *k.N))
+	}
+	if k.TopK != nil && *k.TopK < -1 {
+		return p, badRequest("top_k", fmt.Sprintf("top_k must be -1 (off) or more, got %d", *k.TopK))
+	}
+	if k.Temperature != nil {
+		p.Temperature = *k.Temperature
+		p.Greedy = *k.Temperature == 0
+	}
+	if k.TopP != nil {
+		p.TopP = *k.TopP
+	}
+	if k.TopK != nil && *k.TopK > 0 {
+		p.TopK = *k.TopK
+	}
+	if k.MinP != nil {
+		p.MinP = *k.MinP
+	}
+	if k.PresencePenalty != nil {
+		p.PresencePenalty = *k.PresencePenalty
+	}
+	if k.FrequencyPenalty != nil {
+		p.FrequencyPenalty = *k.FrequencyPenalty
+	}
+	if k.RepetitionPenalty != nil {
+		p.RepeatPenalty = *k.RepetitionPenalty
+	}
+	return p, nil
+}
+
+type chatRequest struct {
+	knobs
+	Model               string        `json:"model"`
+	Messages            []chatMessage `json:"messages"`
+	MaxTokens           *int          `json:"max_tokens"`
+	MaxCompletionTokens *int          `json:"max_completion_tokens"`
+	Logprobs            bool          `json:"logprobs"`
+	TopLogprobs         *int          `json:"top_logprobs"`
+}
+
+type chatMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// text is a message's content: a string, or text parts.
+func (m chatMessage) text() (string, error) {
+	if len(m.Content) == 0 || string(m.Content) == "null" {
+		return "", nil
+	}
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		return s, nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(m.Content, &parts); err != nil {
+		return "", fmt.Errorf("content must be a string or a list of parts")
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		if p.Type != "text" {
+			return "", fmt.Errorf("content parts of type %q are not supported: this model reads text", p.Type)
+		}
+		b.WriteString(p.Text)
+	}
+	return b.String(), nil
+}
+
+// conversation is the messages as the session's, for its template.
+func conversation(msgs []chatMessage) ([]session.Message, *errBody) {
+	if len(msgs) == 0 {
+		return nil, badRequest("messages", "messages is empty")
+	}
+	out := make([]session.Message, 0, len(msgs))
+	for i, m := range msgs {
+		var role session.Role
+		switch m.Role {
+		case "system", "developer":
+			role = session.System
+		case "user":
+			role = session.User
+		case "assistant":
+			role = session.Assistant
+		default:
+			return nil, badRequest(fmt.Sprintf("messages[%d].role", i), fmt.Sprintf("role %q is not supported (system, developer, user, assistant)", m.Role))
+		}
+		text, err := m.text()
+		if err != nil {
+			return nil, badRequest(fmt.Sprintf("messages[%d].content", i), err.Error())
+		}
+		out = append(out, session.Message{Role: role, Content: text})
+	}
+	return out, nil
+}
+
+// model checks the model a request names ("" is the one served).
+func (s *Server) model(name string) *errBody {
+	if s.known(name) {
+		return nil
+	}
+	return newErr(http.StatusNotFound, "invalid_request_error", "model", "model_not_found",
+		fmt.Sprintf("The model %q does not exist; this server serves %q.", name, s.name))
+}
+
+func (s *Server) known(name string) bool {
+	name = strings.TrimSuffix(name, ":latest")
+	return name == "" || name == s.name || name == s.m.Info().Name
+}
+
+var ids atomic.Uint64
+
+func newID(prefix string) string {
+	return fmt.Sprintf("%s-%d%06d", prefix, time.Now().Unix(), ids.Add(1)%1e6)
+}
+
+type usage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	TotalTokens         int `json:"total_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+}
+
+func usageOf(st engine.Stats) *usage {
+	u := &usage{PromptTokens: st.PromptTokens, CompletionTokens: st.GenTokens, TotalTokens: st.PromptTokens + st.GenTokens}
+	u.PromptTokensDetails.CachedTokens = st.ReusedTokens
+	return u
+}
+
+type topLogprob struct {
+	Token   string  `json:"token"`
+	Logprob float64 `json:"logprob"`
+	Bytes   []int   `json:"bytes"`
+}
+
+type chatLogprob struct {
+	topLogprob
+	TopLogprobs []topLogprob `json:"top_logprobs"`
+}
+
+type chatLogprobs struct {
+	Content []chatLogprob `json:"content"`
+}
+
+func (s *Server) chatLogprobs(lps []engine.TokenLogprob) *chatLogprobs {
+	out := &chatLogprobs{Content: make([]chatLogprob, len(lps))}
+	for i, lp := range lps {
+		c := &out.Content[i]
+		c.Token, c.Bytes = s.tokenText(lp.ID)
+		c.Logprob = finite(lp.Logprob)
+		c.TopLogprobs = make([]topLogprob, len(lp.Top))
+		for j, t := range lp.Top {
+			c.TopLogprobs[j].Token, c.TopLogprobs[j].Bytes = s.tokenText(t.ID)
+			c.TopLogprobs[j].Logprob = finite(t.Logprob)
+		}
+	}
+	return out
+}
+
+// finite keeps JSON valid: an impossible token's -Inf becomes -9999 (as
+// vLLM reports it).
+func finite(v float64) float64 {
+	if math.IsInf(v, -1) || math.IsNaN(v) {
+		return -9999
+	}
+	return v
+}
+
+// budget is max_completion_tokens or max_tokens (0: the rest of the context).
+func budget(a, b *int) (int, *errBody) {
+	for _, p := range []*int{a, b} {
+		if p != nil {
+			if *p < 1 {
+				return 0, badRequest("max_tokens", fmt.Sprintf("max_tokens must be at least 1, got %d", *p))
+			}
+			return *p, nil
+		}
+	}
+	return 0, nil
+}
+
+func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
+	var req chatRequest
+	if e := decode(r, &req); e != nil {
+		writeErr(w, e)
+		return
+	}
+	j, e := s.chatJob(&req)
+	if e != nil {
+		writeErr(w, e)
+		return
+	}
+	id, created := newID("chatcmpl"), time.Now().Unix()
+	chunk := func(delta map[string]any, lps []engine.TokenLogprob, finish *string) map[string]any {
+		c := map[string]any{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": nil}
+		if len(lps) > 0 {
+			c["logprobs"] = s.chatLogprobs(lps)
+		}
+		return map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": s.name, "choices": []any{c}}
+	}
+	if req.Stream {
+		sse := newSSE(w)
+		first := true
+		res, e := s.run(r.Context(), j, func(p piece) error {
+			delta := map[string]any{"content": p.text}
+			if first {
+				delta["role"] = "assistant"
+				first = false
+			}
+			return sse.send(chunk(delta, p.lps, nil))
+		})
+		if e != nil {
+			writeErr(w, e)
+			return
+		}
+		if res.Reason == engine.ReasonStopped {
+			return // the client went away
+		}
+		if res.Err != nil {
+			sse.send(map[string]any{"error": apiErr{Message: res.Err.Error(), Type: "server_error"}})
+			sse.done()
+			return
+		}
+		delta := map[string]any{}
+		if first {
+			delta = map[string]any{"role": "assistant", "content": ""}
+		}
+		fr := finishReason(res)
+		sse.send(chunk(delta, nil, &fr))
+		if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+			sse.send(map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": s.name,
+				"choices": []any{}, "usage": usageOf(res.Stats)})
+		}
+		sse.done()
+		return
+	}
+	res, e := s.run(r.Context(), j, func(piece) error { return nil })
+	if e == nil && res.Err != nil {
+		e = newErr(http.StatusInternalServerError, "server_error", "", "", res.Err.Error())
+	}
+	if e != nil {
+		writeErr(w, e)
+		return
+	}
+	choice := map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": res.Text},
+		"finish_reason": finishReason(res), "logprobs": nil}
+	if req.Logprobs {
+		choice["logprobs"] = s.chatLogprobs(res.Logprobs)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": id, "object": "chat.completion", "created": created, "model": s.name,
+		"choices": []any{choice}, "usage": usageOf(res.Stats)})
+}
+
+// chatJob renders the messages with the model's chat template and checks
+// the request.
+func (s *Server) chatJob(req *chatRequest) (job, *errBody) {
+	if e := s.model(req.Model); e != nil {
+		return job{}, e
+	}
+	msgs, e := conversation(req.Messages)
+	if e != nil {
+		return job{}, e
+	}
+	p, e := req.params()
+	if e != nil {
+		return job{}, e
+	}
+	top := 0
+	if req.TopLogprobs != nil {
+		top = *req.TopLogprobs
+		if top < 0 || top > engine.MaxTopLogprobs || !req.Logprobs {
+			return job{}, badRequest("top_logprobs", fmt.Sprintf("top_logprobs must be 0 to %d, with logprobs true", engine.MaxTopLogprobs))
+		}
+	}
+	n, e := budget(req.MaxCompletionTokens, req.MaxTokens)
+	if e != nil {
+		return job{}, e
+	}
+	j := job{prompt: s.tmpl.Render(msgs, true), max: n, params: p, stop: req.Stop, logprobs: req.Logprobs, top: top}
+	if !req.IgnoreEOS {
+		j.stopIDs = s.tmpl.Stops()
+	}
+	return j, s.fit(&j)
+}
+
+type completionRequest struct {
+	knobs
+	Model     string          `json:"model"`
+	Prompt    json.RawMessage `json:"prompt"`
+	MaxTokens *int            `json:"max_tokens"`
+	Logprobs  *int            `json:"logprobs"`
+	Echo      bool            `json:"echo"`
+	Suffix    *string         `json:"suffix"`
+}
+
+// promptIDs is "prompt": a text (continued as in raw mode), or token ids.
+func (s *Server) promptIDs(raw json.RawMessage) ([]int, *errBody) {
+	var text string
+	if json.Unmarshal(raw, &text) == nil {
+		return session.RawIDs(s.m.Tokenizer(), text), nil
+	}
+	var texts []string
+	if json.Unmarshal(raw, &texts) == nil && len(texts) == 1 {
+		return session.RawIDs(s.m.Tokenizer(), texts[0]), nil
+	}
+	var toks []int
+	if json.Unmarshal(raw, &toks) == nil && len(toks) > 0 {
+		vocab := s.m.Info().VocabSize
+		for i, t := range toks {
+			if t < 0 || t >= vocab {
+				return nil, badRequest("prompt", fmt.Sprintf("token %d at index %d is outside the vocabulary 0..%d", t, i, vocab-1))
+			}
+		}
+		return toks, nil
+	}
+	return nil, badRequest("prompt", "prompt must be a string, a list of one string, or a list of token ids")
+}
+
+func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
+	var req completionRequest
+	if e := decode(r, &req); e != nil {
+		writeErr(w, e)
+		return
+	}
+	j, e := s.completionJob(&req)
+	if e != nil {
+		writeErr(w, e)
+		return
+	}
+	id, created := newID("cmpl"), time.Now().Unix()
+	choice := func(text string, lps []engine.TokenLogprob, finish *string, offset int) map[string]any {
+		c := map[string]any{"index": 0, "text": text, "finish_reason": finish, "logprobs": nil}
+		if req.Logprobs != nil {
+			c["logprobs"] = s.completionLogprobs(lps, offset)
+		}
+		return c
+	}
+	body := func(choices []any) map[string]any {
+		return map[string]any{"id": id, "object": "text_completion", "created": created, "model": s.name, "choices": choices}
+	}
+	if req.Stream {
+		sse := newSSE(w)
+		offset := 0
+		res, e := s.run(r.Context(), j, func(p piece) error {
+			err := sse.send(body([]any{choice(p.text, p.lps, nil, offset)}))
+			offset += len(p.text)
+			return err
+		})
+		if e != nil {
+			writeErr(w, e)
+			return
+		}
+		if res.Reason == engine.ReasonStopped {
+			return
+		}
+		if res.Err != nil {
+			sse.send(map[string]any{"error": apiErr{Message: res.Err.Error(), Type: "server_error"}})
+			sse.done()
+			return
+		}
+		fr := finishReason(res)
+		sse.send(body([]any{choice("", nil, &fr, offset)}))
+		if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+			b := body([]any{})
+			b["usage"] = usageOf(res.Stats)
+			sse.send(b)
+		}
+		sse.done()
+		return
+	}
+	res, e := s.run(r.Context(), j, func(piece) error { return nil })
+	if e == nil && res.Err != nil {
+		e = newErr(http.StatusInternalServerError, "server_error", "", "", res.Err.Error())
+	}
+	if e != nil {
+		writeErr(w, e)
+		return
+	}
+	fr := finishReason(res)
+	b := body([]any{choice(res.Text, res.Logprobs, &fr, 0)})
+	b["usage"] = usageOf(res.Stats)
+	writeJSON(w, http.StatusOK, b)
+}
+
+func (s *Server) completionJob(req *completionRequest) (job, *errBody) {
+	if e := s.model(req.Model); e != nil {
+		return job{}, e
+	}
+	if req.Echo || req.Suffix != nil {
+		return job{}, badRequest("echo", "echo and suffix are not supported")
+	}
+	prompt, e := s.promptIDs(req.Prompt)
+	if e != nil {
+		return job{}, e
+	}
+	p, e := req.params()
+	if e != nil {
+		return job{}, e
+	}
+	n := 16 // the OpenAI default for completions
+	if req.MaxTokens != nil {
+		if n, e = budget(req.MaxTokens, nil); e != nil {
+			return job{}, e
+		}
+	}
+	j := job{prompt: prompt, max: n, params: p, stop: req.Stop}
+	if req.Logprobs != nil {
+		if *req.Logprobs < 0 || *req.Logprobs > 5 {
+			return job{}, badRequest("logprobs", fmt.Sprintf("logprobs must be 0 to 5, got %d", *req.Logprobs))
+		}
+		j.logprobs, j.top = true, *req.Logprobs
+	}
+	if !req.IgnoreEOS {
+		j.stopIDs = session.RawStops(s.m)
+	}
+	return j, s.fit(&j)
+}
+
+// completionLogprobs is the legacy completions logprobs shape.
+func (s *Server) completionLogprobs(lps []engine.TokenLogprob, offset int) map[string]any {
+	toks, lp, tops, offs := []string{}, []float64{}, []map[string]float64{}, []int{}
+	for _, l := range lps {
+		t, _ := s.tokenText(l.ID)
+		toks = append(toks, t)
+		lp = append(lp, finite(l.Logprob))
+		top := map[string]float64{}
+		for _, x := range l.Top {
+			tt, _ := s.tokenText(x.ID)
+			top[tt] = finite(x.Logprob)
+		}
+		tops = append(tops, top)
+		offs = append(offs, offset)
+		offset += len(s.m.Tokenizer().TokenBytes(l.ID))
+	}
+	return map[string]any{"tokens": toks, "token_logprobs": lp, "top_logprobs": tops, "text_offset": offs}
+}
+
+func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{map[string]any{
+		"id": s.name, "object": "model", "created": s.created.Unix(), "owned_by": "chat",
+		"max_model_len": s.e.Window(),
+	}}})
+}

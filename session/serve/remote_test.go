@@ -1,0 +1,175 @@
+package serve
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"chat/config/settings"
+	"chat/engine"
+	"chat/session"
+)
+
+func remoteSession(t *testing.T, url string, n int) *session.Session {
+	t.Helper()
+	v := settings.Defaults("chat")
+	v.Mode, v.MaxTokens = "chat", n
+	v.Sampler.Greedy = true
+	s, err := session.NewRemote(session.RemoteOptions{URL: url + "/v1"}, session.Options{Settings: v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// TestRemoteSession: a session on `chat serve` gives the local session's
+// greedy reply, the panel's server figures come from /metrics (KV usage
+// and prefix hits reported), the next turn's usage counts reused tokens,
+// what needs a local model is refused, and Stop ends the server's reply.
+func TestRemoteSession(t *testing.T) {
+	srv, ts, _ := start(t, Options{Engine: engine.Options{MaxSeqs: 4, MaxWaiting: 4}})
+	s := remoteSession(t, ts.URL, 40)
+	if in := s.Info(); in.Model != "stories260K" || in.ContextLength != 2048 {
+		t.Errorf("info %+v", in)
+	}
+	if err := s.Send("Once upon a time"); err != nil {
+		t.Fatal(err)
+	}
+	res := s.Wait()
+	if want := headless(t, "Once upon a time", 40); res.Err != nil || res.Text != want {
+		t.Fatalf("remote %q (%v), local %q", res.Text, res.Err, want)
+	}
+	if err := s.Send("Tell me more."); err != nil {
+		t.Fatal(err)
+	}
+	s.Wait()
+	st := s.Poll().Stats
+	sv := st.Server
+	if sv.Kind != "chat" || sv.Metrics != "" || sv.KVUsage < 0 || sv.PrefixHitRate <= 0 || sv.Running < 0 ||
+		strings.Contains(sv.Missing, "KV") || strings.Contains(sv.Missing, "prefix") || strings.Contains(sv.Missing, "reused") {
+		t.Errorf("server stats %+v", sv)
+	}
+	if st.PromptTokens == 0 || st.ReusedTokens == 0 || st.GenTokens == 0 || st.TTFT <= 0 {
+		t.Errorf("turn 2 stats %+v", st)
+	}
+	v := s.Settings()
+	v.Quant = "int8"
+	if err := s.Apply(v); err == nil {
+		t.Error("a weight switch on a remote session was accepted")
+	}
+	if _, _, err := s.Command("/kv save x.kv"); err == nil {
+		t.Error("/kv on a remote session was accepted")
+	}
+
+	long := remoteSession(t, ts.URL, 1500)
+	if err := long.Send("Once upon a time"); err != nil {
+		t.Fatal(err)
+	}
+	for long.Poll().Stats.GenTokens == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	long.Stop()
+	if r := long.Wait(); r.Reason != engine.ReasonStopped {
+		t.Errorf("stopped remote reply ended %q", r.Reason)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for srv.Engine().Load().Running != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the server still runs the stopped reply")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestRemoteWithoutMetrics: a server without /metrics (ollama's OpenAI
+// API, llama-server without --metrics) still chats; the panel says so.
+func TestRemoteWithoutMetrics(t *testing.T) {
+	srv, _, _ := start(t, Options{})
+	bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/metrics" {
+			http.NotFound(w, r)
+			return
+		}
+		srv.ServeHTTP(w, r)
+	}))
+	defer bare.Close()
+	s := remoteSession(t, bare.URL, 10)
+	if err := s.Send("Once upon a time"); err != nil {
+		t.Fatal(err)
+	}
+	if res := s.Wait(); res.Err != nil || res.Text == "" {
+		t.Fatalf("%q %v", res.Text, res.Err)
+	}
+	sv := s.Poll().Stats.Server
+	if sv.Metrics != "no /metrics (404)" || !strings.Contains(sv.Missing, "anything from /metrics") || sv.KVUsage != -1 {
+		t.Errorf("server stats %+v", sv)
+	}
+	if _, err := session.NewRemote(session.RemoteOptions{URL: bare.URL, Model: "nope"}, session.Options{}); err == nil || !strings.Contains(err.Error(), `"stories260K"`) {
+		t.Errorf("an unknown model: %v", err)
+	}
+}
+
+// TestRemoteKnobs: the sampler knobs (as the hot keys and /set leave them)
+// go with each request; raw mode asks /v1/completions for the text.
+func TestRemoteKnobs(t *testing.T) {
+	srv, _, _ := start(t, Options{})
+	var mu sync.Mutex
+	var bodies []map[string]any
+	var paths []string
+	rec := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == "POST" {
+			b, _ := io.ReadAll(r.Body)
+			var m map[string]any
+			json.Unmarshal(b, &m)
+			mu.Lock()
+			bodies, paths = append(bodies, m), append(paths, r.URL.Path)
+			mu.Unlock()
+			r.Body = io.NopCloser(bytes.NewReader(b))
+		}
+		srv.ServeHTTP(w, r)
+	}))
+	defer rec.Close()
+	s := remoteSession(t, rec.URL, 8)
+	v := s.Settings()
+	v.Sampler.Greedy, v.Sampler.Temperature, v.Sampler.TopK, v.Sampler.MinP, v.Sampler.RepeatPenalty = false, 0.3, 7, 0.1, 1.2
+	v.Sampler.Seed, v.RandomSeed, v.Stop = 42, false, []string{"zz"}
+	if err := s.Apply(v); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Send("Once upon a time"); err != nil {
+		t.Fatal(err)
+	}
+	s.Wait()
+	v.Mode = "raw"
+	if err := s.Apply(v); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Send("The cat"); err != nil {
+		t.Fatal(err)
+	}
+	s.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(bodies) != 2 || paths[0] != "/v1/chat/completions" || paths[1] != "/v1/completions" {
+		t.Fatalf("requests %v", paths)
+	}
+	b := bodies[0]
+	if b["temperature"] != 0.3 || b["top_k"] != float64(7) || b["min_p"] != 0.1 || b["repetition_penalty"] != 1.2 ||
+		b["seed"] != float64(42) || b["max_tokens"] != float64(8) || fmt.Sprint(b["stop"]) != "[zz]" || b["stream"] != true {
+		t.Errorf("chat request %v", b)
+	}
+	if msgs := b["messages"].([]any); len(msgs) != 1 || msgs[0].(map[string]any)["content"] != "Once upon a time" {
+		t.Errorf("messages %v", b["messages"])
+	}
+	if !strings.HasSuffix(bodies[1]["prompt"].(string), "The cat") {
+		t.Errorf("raw request %v", bodies[1])
+	}
+}

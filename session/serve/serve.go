@@ -1,0 +1,183 @@
+// Package serve is `chat serve`: the engine behind an HTTP API that OpenAI
+// clients (POST /v1/chat/completions, /v1/completions, GET /v1/models) and
+// ollama clients (POST /api/chat, /api/generate, GET /api/tags) use
+// unchanged, with GET /health and Prometheus metrics at GET /metrics.
+//
+// It sits where the UI sits in the data flow, as another front end of the
+// session layer: it turns a request's messages into ids with the session's
+// chat templates (session.TemplateFor, the same rendering a chat in the TUI
+// gets) and hands them to one engine shared by every request, which batches
+// them continuously (engine/schedule.go). So it imports session and engine
+// and is imported by main only; session and engine know nothing of HTTP.
+package serve
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"chat/engine"
+	"chat/models"
+	"chat/session"
+)
+
+// Options configure a server.
+type Options struct {
+	// Name is the model id clients ask for ("" = the model file's base name
+	// without its extension).
+	Name string
+	// Engine sizes the shared engine: MaxSeqs (--parallel), MaxWaiting,
+	// MaxBatchTokens, KVMem.
+	Engine engine.Options
+	// APIKey, when set, is required as "Authorization: Bearer KEY" on the
+	// /v1 and /api routes (/health and /metrics stay open, as in vLLM).
+	APIKey string
+	// Size is the model file's size in bytes, for /api/tags.
+	Size int64
+}
+
+// Server serves one model.
+type Server struct {
+	m       models.Model
+	e       *engine.Engine
+	tmpl    session.Template
+	name    string
+	key     string
+	size    int64
+	created time.Time
+	met     *metrics
+	mux     *http.ServeMux
+}
+
+// New starts an engine on m.
+func New(m models.Model, o Options) (*Server, error) {
+	if m == nil {
+		return nil, errors.New("serve: no model")
+	}
+	e := engine.NewWithOptions(m, o.Engine)
+	name := o.Name
+	if name == "" {
+		name = strings.TrimSuffix(m.Info().Name, filepath.Ext(m.Info().Name))
+	}
+	s := &Server{m: m, e: e, tmpl: session.TemplateFor(m), name: name, key: o.APIKey, size: o.Size, created: time.Now()}
+	s.met = newMetrics(s)
+	s.routes()
+	return s, nil
+}
+
+// Engine is the shared engine (tests read its pool).
+func (s *Server) Engine() *engine.Engine { return s.e }
+
+// Name is the model id.
+func (s *Server) Name() string { return s.name }
+
+// Close stops every running reply and the engine.
+func (s *Server) Close() { s.e.Close() }
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+func (s *Server) routes() {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.Handle("GET /metrics", s.met.handler())
+	mux.HandleFunc("POST /v1/chat/completions", s.auth(s.chatCompletions))
+	mux.HandleFunc("POST /v1/completions", s.auth(s.completions))
+	mux.HandleFunc("GET /v1/models", s.auth(s.models))
+	mux.HandleFunc("POST /api/chat", s.auth(s.ollamaChat))
+	mux.HandleFunc("POST /api/generate", s.auth(s.ollamaGenerate))
+	mux.HandleFunc("GET /api/tags", s.auth(s.ollamaTags))
+	mux.HandleFunc("GET /api/version", s.auth(s.ollamaVersion))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/api/") {
+			ollamaError(w, http.StatusNotFound, fmt.Sprintf("%s %s is not served here", r.Method, r.URL.Path))
+			return
+		}
+		apiError(w, http.StatusNotFound, "invalid_request_error", "", "not_found", fmt.Sprintf("%s %s is not served here", r.Method, r.URL.Path))
+	})
+	s.mux = mux
+}
+
+// auth requires the API key, when there is one.
+func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
+	if s.key == "" {
+		return h
+	}
+	want := []byte("Bearer " + s.key)
+	return func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			msg := "a missing or wrong API key: send \"Authorization: Bearer KEY\""
+			if strings.HasPrefix(r.URL.Path, "/api/") {
+				ollamaError(w, http.StatusUnauthorized, msg)
+				return
+			}
+			apiError(w, http.StatusUnauthorized, "invalid_request_error", "", "invalid_api_key", msg)
+			return
+		}
+		h(w, r)
+	}
+}
+
+// CheckAddr refuses to listen beyond this machine without an API key.
+func CheckAddr(addr, key string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--addr %q: %v (want HOST:PORT)", addr, err)
+	}
+	if key != "" || isLoopback(host) {
+		return nil
+	}
+	shown := host
+	if shown == "" {
+		shown = "every interface"
+	}
+	return fmt.Errorf("--addr %s listens on %s: give --api-key KEY to serve beyond this machine", addr, shown)
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// ListenAndServe serves until ctx is done, then shuts down: requests in
+// flight are stopped, the engine closed.
+func (s *Server) ListenAndServe(ctx context.Context, addr string, ready func(net.Addr)) error {
+	if err := CheckAddr(addr, s.key); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		s.Close()
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s.Close() // stops the replies, so streams end
+	err = hs.Shutdown(sctx)
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}

@@ -1,0 +1,596 @@
+package serve
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"chat/config/settings"
+	"chat/engine"
+	"chat/models"
+	"chat/models/load"
+	"chat/models/testmodels"
+	"chat/session"
+	"chat/session/remote"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+var (
+	storiesOnce sync.Once
+	stories     models.Model
+	storiesErr  error
+)
+
+// storiesModel is stories260K.gguf, loaded once for every test.
+func storiesModel(t testing.TB) models.Model {
+	path := testmodels.Path(t, "stories260K/stories260K.gguf")
+	storiesOnce.Do(func() { stories, storiesErr = load.Open(path) })
+	if storiesErr != nil {
+		t.Fatal(storiesErr)
+	}
+	return stories
+}
+
+// start serves stories260K on a test server and returns it with an OpenAI
+// client pointed at it.
+func start(t testing.TB, o Options) (*Server, *httptest.Server, openai.Client) {
+	t.Helper()
+	s, err := New(storiesModel(t), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	t.Cleanup(func() {
+		ts.Close()
+		s.Close()
+	})
+	key := o.APIKey
+	if key == "" {
+		key = "none"
+	}
+	c := openai.NewClient(option.WithBaseURL(ts.URL+"/v1/"), option.WithAPIKey(key), option.WithMaxRetries(0))
+	return s, ts, c
+}
+
+var questions = []string{"Once upon a time", "Lily went to the park.", "Tom had a red ball", "The cat sat", "A big dog ran",
+	"Sue found a box", "The sun was hot", "Ben and Mia played", "One day, a bird", "The little boat",
+	"Max was sad", "Anna liked cake", "There was a tree", "The king said", "Sam saw a frog", "It was raining"}
+
+// headless is what `chat MODEL --chat --greedy -n N --prompt Q` prints for
+// one message: the session, as main's headless run drives it.
+func headless(t *testing.T, q string, n int) string {
+	v := settings.Defaults("chat")
+	v.Mode, v.MaxTokens = "chat", n
+	v.Sampler.Greedy = true
+	s, err := session.New(storiesModel(t), session.Options{Settings: v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Send(q); err != nil {
+		t.Fatal(err)
+	}
+	return s.Wait().Text
+}
+
+func greedyChat(q string, n int64) openai.ChatCompletionNewParams {
+	return openai.ChatCompletionNewParams{Model: "stories260K", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(q)},
+		Temperature: openai.Float(0), MaxTokens: openai.Int(n)}
+}
+
+// TestGreedyMatchesHeadless: greedy replies through the server equal the
+// headless session's for the same message, one request at a time and 16
+// at once (the engine batching them).
+func TestGreedyMatchesHeadless(t *testing.T) {
+	_, _, c := start(t, Options{Engine: engine.Options{MaxSeqs: 16, MaxWaiting: 16, MaxBatchTokens: 32}})
+	want := make([]string, len(questions))
+	for i, q := range questions {
+		want[i] = headless(t, q, 48)
+	}
+	for i, q := range questions[:4] {
+		r, err := c.Chat.Completions.New(context.Background(), greedyChat(q, 48))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Choices[0].Message.Content; got != want[i] {
+			t.Fatalf("%q alone: %q, headless %q", q, got, want[i])
+		}
+	}
+	got := make([]string, len(questions))
+	var wg sync.WaitGroup
+	for i, q := range questions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := c.Chat.Completions.New(context.Background(), greedyChat(q, 48))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			got[i] = r.Choices[0].Message.Content
+		}()
+	}
+	wg.Wait()
+	for i := range questions {
+		if got[i] != want[i] {
+			t.Errorf("%q among 16: %q, headless %q", questions[i], got[i], want[i])
+		}
+	}
+}
+
+// TestStreamUsageStopSeed: a stream with include_usage gives the text of
+// the same request without streaming, then the usage; a stop string cuts
+// the text; the same seed gives the same sampled text.
+func TestStreamUsageStopSeed(t *testing.T) {
+	_, _, c := start(t, Options{Engine: engine.Options{MaxSeqs: 4, MaxWaiting: 4}})
+	ctx := context.Background()
+	p := greedyChat("Once upon a time", 40)
+	whole, err := c.Chat.Completions.New(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+	st := c.Chat.Completions.NewStreaming(ctx, p)
+	var acc openai.ChatCompletionAccumulator
+	chunks := 0
+	for st.Next() {
+		acc.AddChunk(st.Current())
+		chunks++
+	}
+	if err := st.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got := acc.Choices[0].Message.Content; got != whole.Choices[0].Message.Content || chunks < 3 {
+		t.Errorf("streamed %q in %d chunks, whole %q", got, chunks, whole.Choices[0].Message.Content)
+	}
+	if acc.Usage.CompletionTokens == 0 || acc.Usage.PromptTokens != whole.Usage.PromptTokens ||
+		acc.Usage.TotalTokens != acc.Usage.PromptTokens+acc.Usage.CompletionTokens || acc.Usage.CompletionTokens != whole.Usage.CompletionTokens {
+		t.Errorf("stream usage %+v, whole %+v", acc.Usage, whole.Usage)
+	}
+	if fr := acc.Choices[0].FinishReason; fr != whole.Choices[0].FinishReason || fr == "" {
+		t.Errorf("finish reasons %q and %q", fr, whole.Choices[0].FinishReason)
+	}
+
+	text := whole.Choices[0].Message.Content
+	stop := text[len(text)/2 : len(text)/2+3]
+	p = greedyChat("Once upon a time", 40)
+	p.Stop = openai.ChatCompletionNewParamsStopUnion{OfStringArray: []string{"zzz", stop}}
+	cut, err := c.Chat.Completions.New(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := text[:strings.Index(text, stop)]; cut.Choices[0].Message.Content != want || cut.Choices[0].FinishReason != "stop" {
+		t.Errorf("stop %q: %q (%s), want %q", stop, cut.Choices[0].Message.Content, cut.Choices[0].FinishReason, want)
+	}
+
+	sampled := func(seed int64) string {
+		p := greedyChat("Tom had a red ball", 30)
+		p.Temperature, p.Seed, p.TopP = openai.Float(1), openai.Int(seed), openai.Float(0.95)
+		r, err := c.Chat.Completions.New(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Choices[0].Message.Content
+	}
+	a, b, d := sampled(7), sampled(7), sampled(8)
+	if a != b {
+		t.Errorf("seed 7 gave %q then %q", a, b)
+	}
+	if a == d {
+		t.Errorf("seeds 7 and 8 both gave %q", a)
+	}
+}
+
+// TestLogprobsAndCompletions: chat logprobs name each token with its top
+// alternatives (greedy: the token is the top one); /v1/completions
+// continues a text.
+func TestLogprobsAndCompletions(t *testing.T) {
+	_, _, c := start(t, Options{})
+	ctx := context.Background()
+	p := greedyChat("Lily went to the park.", 12)
+	p.Logprobs, p.TopLogprobs = openai.Bool(true), openai.Int(3)
+	r, err := c.Chat.Completions.New(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lps := r.Choices[0].Logprobs.Content
+	var text strings.Builder
+	for _, lp := range lps {
+		if len(lp.TopLogprobs) != 3 || lp.TopLogprobs[0].Token != lp.Token || lp.Logprob > 0 || lp.TopLogprobs[1].Logprob > lp.TopLogprobs[0].Logprob {
+			t.Fatalf("logprob %+v", lp)
+		}
+		text.WriteString(lp.Token)
+	}
+	if len(lps) == 0 || text.String() != r.Choices[0].Message.Content {
+		t.Errorf("%d logprob tokens spell %q; the reply is %q", len(lps), text.String(), r.Choices[0].Message.Content)
+	}
+	cr, err := c.Completions.New(ctx, openai.CompletionNewParams{Model: "stories260K",
+		Prompt: openai.CompletionNewParamsPromptUnion{OfString: openai.String("Once upon a time")}, MaxTokens: openai.Int(20), Temperature: openai.Float(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cr.Choices[0].Text == "" || cr.Usage.CompletionTokens != 20 || cr.Choices[0].FinishReason != "length" {
+		t.Errorf("completion %q, usage %+v, %s", cr.Choices[0].Text, cr.Usage, cr.Choices[0].FinishReason)
+	}
+	ms, err := c.Models.List(ctx)
+	if err != nil || len(ms.Data) != 1 || ms.Data[0].ID != "stories260K" {
+		t.Errorf("models: %v %+v", err, ms)
+	}
+}
+
+// TestErrors: each error case has the OpenAI shape and its status.
+func TestErrors(t *testing.T) {
+	ctx := context.Background()
+	status := func(err error) (int, string) {
+		var ae *openai.Error
+		if !errors.As(err, &ae) {
+			t.Fatalf("not an API error: %v", err)
+		}
+		return ae.StatusCode, ae.Code
+	}
+	_, ts, c := start(t, Options{Engine: engine.Options{MaxSeqs: 1}})
+	p := greedyChat("hi", 5)
+	p.Temperature = openai.Float(3)
+	if _, err := c.Chat.Completions.New(ctx, p); err == nil {
+		t.Error("temperature 3 accepted")
+	} else if st, _ := status(err); st != 400 {
+		t.Errorf("temperature 3: %d", st)
+	}
+	p = greedyChat("hi", 5)
+	p.Stop = openai.ChatCompletionNewParamsStopUnion{OfStringArray: make([]string, 17)}
+	if _, err := c.Chat.Completions.New(ctx, p); err == nil {
+		t.Error("17 stop strings accepted")
+	} else if st, _ := status(err); st != 400 {
+		t.Errorf("17 stop strings: %d", st)
+	}
+	p = greedyChat("hi", 5)
+	p.Model = "gpt-9"
+	if _, err := c.Chat.Completions.New(ctx, p); err == nil {
+		t.Error("unknown model accepted")
+	} else if st, code := status(err); st != 404 || code != "model_not_found" {
+		t.Errorf("unknown model: %d %s", st, code)
+	}
+	long := strings.Repeat("Once upon a time there was a dog. ", 1000)
+	if _, err := c.Chat.Completions.New(ctx, greedyChat(long, 5)); err == nil {
+		t.Error("an overlong prompt accepted")
+	} else if st, code := status(err); st != 400 || code != "context_length_exceeded" {
+		t.Errorf("overlong prompt: %d %s", st, code)
+	}
+	if _, err := c.Chat.Completions.New(ctx, greedyChat("hi", 100000)); err == nil {
+		t.Error("max_tokens past the context accepted")
+	} else if st, code := status(err); st != 400 || code != "context_length_exceeded" {
+		t.Errorf("max_tokens past the context: %d %s", st, code)
+	}
+	resp, err := http.Post(ts.URL+"/v1/chat/completions", "application/json", strings.NewReader(strings.Repeat(" ", maxBody+10)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 413 {
+		t.Errorf("a huge body: %d", resp.StatusCode)
+	}
+	resp, err = http.Post(ts.URL+"/v1/chat/completions", "application/json", strings.NewReader("{"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Error struct{ Message, Type string } `json:"error"`
+	}
+	json.NewDecoder(resp.Body).Decode(&body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || body.Error.Type != "invalid_request_error" || body.Error.Message == "" {
+		t.Errorf("bad JSON: %d %+v", resp.StatusCode, body)
+	}
+
+	// Full and not queueing: 503 while one reply runs.
+	sctx, cancel := context.WithCancel(ctx)
+	st := c.Chat.Completions.NewStreaming(sctx, greedyChat("Once upon a time", 400))
+	if !st.Next() {
+		t.Fatal(st.Err())
+	}
+	if _, err := c.Chat.Completions.New(ctx, greedyChat("hi", 5)); err == nil {
+		t.Error("a second request on a full server accepted")
+	} else if st, _ := status(err); st != 503 {
+		t.Errorf("full server: %d", st)
+	}
+	cancel()
+	st.Close()
+
+	// With a key: 401 without it, fine with it.
+	_, kts, keyed := start(t, Options{APIKey: "sekrit"})
+	wrong := openai.NewClient(option.WithBaseURL(kts.URL+"/v1/"), option.WithMaxRetries(0), option.WithAPIKey("wrong"))
+	if _, err := wrong.Chat.Completions.New(ctx, greedyChat("hi", 3)); err == nil {
+		t.Error("a wrong key accepted")
+	} else if st, code := status(err); st != 401 || code != "invalid_api_key" {
+		t.Errorf("wrong key: %d %s", st, code)
+	}
+	if _, err := keyed.Chat.Completions.New(ctx, greedyChat("hi", 3)); err != nil {
+		t.Errorf("the right key: %v", err)
+	}
+}
+
+// TestCheckAddr: loopback without a key, anything else only with one.
+func TestCheckAddr(t *testing.T) {
+	for addr, ok := range map[string]bool{"127.0.0.1:8080": true, "localhost:1": true, "[::1]:80": true,
+		":8080": false, "0.0.0.0:8080": false, "192.168.1.2:80": false, "nonsense": false} {
+		if err := CheckAddr(addr, ""); (err == nil) != ok {
+			t.Errorf("%s without a key: %v", addr, err)
+		}
+	}
+	if err := CheckAddr("0.0.0.0:8080", "k"); err != nil {
+		t.Errorf("with a key: %v", err)
+	}
+}
+
+// settle waits until the engine runs nothing and the goroutines are back
+// to n (the HTTP server's idle connections are closed first).
+func settle(t *testing.T, s *Server, ts *httptest.Server, n int) {
+	t.Helper()
+	ts.CloseClientConnections()
+	http.DefaultClient.CloseIdleConnections()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		l := s.Engine().Load()
+		g := runtime.NumGoroutine()
+		if l.Running == 0 && l.Waiting == 0 && g <= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("load %+v, %d goroutines (started with %d)\n%s", l, g, n, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// warm runs a few requests (which start the kernels' worker goroutines)
+// and returns the goroutine count after them.
+func warm(t *testing.T, ts *httptest.Server) int {
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, _, err := rawStream(ts.URL, questions[i], 8, -1); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	ts.CloseClientConnections()
+	http.DefaultClient.CloseIdleConnections()
+	time.Sleep(50 * time.Millisecond)
+	return runtime.NumGoroutine()
+}
+
+// freeAfter checks that, with the prefix cache emptied, every block of the
+// pool is free again.
+func freeAfter(t *testing.T, s *Server) {
+	t.Helper()
+	if err := s.Engine().ClearCache(); err != nil {
+		t.Fatal(err)
+	}
+	if l := s.Engine().Load(); l.PoolUsed != 0 {
+		t.Errorf("%d of %d blocks still held", l.PoolUsed, l.PoolBlocks)
+	}
+}
+
+// Test64Streams: 64 streams at once all complete; then the goroutines and
+// the free blocks are back where they started.
+func Test64Streams(t *testing.T) {
+	s, ts, _ := start(t, Options{Engine: engine.Options{MaxSeqs: 16, MaxWaiting: 64, MaxBatchTokens: 64}})
+	base := warm(t, ts)
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n, fr, err := rawStream(ts.URL, questions[i%len(questions)], 32, -1)
+			if err == nil && (n == 0 || fr == "") {
+				err = fmt.Errorf("stream %d: %d chunks, finish %q", i, n, fr)
+			}
+			if err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	settle(t, s, ts, base)
+	freeAfter(t, s)
+}
+
+// Test100Disconnects: 100 clients that hang up in the middle of their
+// stream leave no running reply, goroutine or held block behind.
+func Test100Disconnects(t *testing.T) {
+	s, ts, _ := start(t, Options{Engine: engine.Options{MaxSeqs: 8, MaxWaiting: 100, MaxBatchTokens: 32}})
+	base := warm(t, ts)
+	var wg sync.WaitGroup
+	for i := range 100 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, _, err := rawStream(ts.URL, questions[i%len(questions)], 400, 1+i%3); err != nil && !errors.Is(err, errHungUp) {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	settle(t, s, ts, base)
+	freeAfter(t, s)
+	if l := s.Engine().Load(); l.PromptTokens == 0 {
+		t.Error("no request reached the engine")
+	}
+	if n := testutil.ToFloat64(s.met.success.WithLabelValues("abort")); n < 50 {
+		t.Errorf("only %v of 100 hung-up requests ended as aborted", n)
+	}
+}
+
+var errHungUp = errors.New("hung up")
+
+// rawStream streams a chat completion with plain HTTP, hanging up after
+// hangup chunks (-1: read to the end). It returns the chunks read and the
+// finish reason.
+func rawStream(url, q string, n, hangup int) (int, string, error) {
+	body := fmt.Sprintf(`{"model":"stories260K","stream":true,"temperature":0.7,"seed":1,"max_tokens":%d,"messages":[{"role":"user","content":%q}]}`, n, q)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", url+"/v1/chat/completions", strings.NewReader(body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		b, _ := io.ReadAll(resp.Body)
+		return 0, "", fmt.Errorf("status %d: %s", resp.StatusCode, b)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	chunks, finish := 0, ""
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok || line == "[DONE]" {
+			continue
+		}
+		var c struct {
+			Choices []struct {
+				FinishReason *string `json:"finish_reason"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal([]byte(line), &c); err != nil {
+			return chunks, "", err
+		}
+		chunks++
+		if len(c.Choices) > 0 && c.Choices[0].FinishReason != nil {
+			finish = *c.Choices[0].FinishReason
+		}
+		if chunks == hangup {
+			return chunks, "", errHungUp
+		}
+	}
+	return chunks, finish, sc.Err()
+}
+
+// TestOllama: /api/chat streams JSON lines ending with done and counts;
+// /api/generate answers one object; /api/tags lists the model.
+func TestOllama(t *testing.T) {
+	_, ts, _ := start(t, Options{})
+	resp, err := http.Post(ts.URL+"/api/chat", "application/json", strings.NewReader(
+		`{"model":"stories260K:latest","messages":[{"role":"user","content":"Once upon a time"}],"options":{"temperature":0,"num_predict":20}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	lines, done := 0, map[string]any{}
+	var text strings.Builder
+	for sc.Scan() {
+		var l map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatal(err)
+		}
+		lines++
+		text.WriteString(l["message"].(map[string]any)["content"].(string))
+		if l["done"] == true {
+			done = l
+		}
+	}
+	resp.Body.Close()
+	if lines < 2 || done["eval_count"] != float64(20) || done["done_reason"] != "length" || text.Len() == 0 {
+		t.Errorf("%d lines, %q, last %v", lines, text.String(), done)
+	}
+	resp, err = http.Post(ts.URL+"/api/generate", "application/json", strings.NewReader(
+		`{"model":"stories260K","prompt":"Once upon a time","raw":true,"stream":false,"options":{"temperature":0,"num_predict":10}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g map[string]any
+	json.NewDecoder(resp.Body).Decode(&g)
+	resp.Body.Close()
+	if g["done"] != true || g["response"] == "" || g["eval_count"] != float64(10) {
+		t.Errorf("generate: %v", g)
+	}
+	resp, err = http.Get(ts.URL + "/api/tags")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tags struct{ Models []struct{ Name string } }
+	json.NewDecoder(resp.Body).Decode(&tags)
+	resp.Body.Close()
+	if len(tags.Models) != 1 || tags.Models[0].Name != "stories260K:latest" {
+		t.Errorf("tags: %+v", tags)
+	}
+	resp, _ = http.Post(ts.URL+"/api/chat", "application/json", strings.NewReader(`{"model":"llama3","messages":[]}`))
+	resp.Body.Close()
+	if resp.StatusCode != 404 {
+		t.Errorf("unknown ollama model: %d", resp.StatusCode)
+	}
+}
+
+// TestMetricsText: /metrics is Prometheus text that the remote client reads
+// as a chat server reporting every figure, after a request.
+func TestMetricsText(t *testing.T) {
+	_, ts, c := start(t, Options{})
+	if _, err := c.Chat.Completions.New(context.Background(), greedyChat("Once upon a time", 8)); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(ts.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	m, err := remote.ParseMetrics(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Server != "chat" || m.GenTokens != 8 || m.PromptTokens == 0 || m.KVUsage <= 0 || m.Running != 0 || len(m.Missing()) != 0 {
+		t.Errorf("%+v, missing %v", m, m.Missing())
+	}
+}
+
+// TestPreemptionKeepsGreedy: 16 requests at once in a pool too small for
+// them all (so sequences are preempted and recomputed) still give each the
+// headless greedy reply.
+func TestPreemptionKeepsGreedy(t *testing.T) {
+	s, _, c := start(t, Options{Engine: engine.Options{MaxSeqs: 16, MaxWaiting: 16, MaxBatchTokens: 48, KVMem: 1}})
+	got := make([]string, len(questions))
+	var wg sync.WaitGroup
+	for i, q := range questions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := c.Chat.Completions.New(context.Background(), greedyChat(q, 200))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			got[i] = r.Choices[0].Message.Content
+		}()
+	}
+	wg.Wait()
+	l := s.Engine().Load()
+	if l.Preemptions == 0 {
+		t.Errorf("no preemption in a pool of %d blocks", l.PoolBlocks)
+	}
+	for i, q := range questions {
+		if want := headless(t, q, 200); got[i] != want {
+			t.Errorf("%q: %q, headless %q", q, got[i], want)
+		}
+	}
+}
