@@ -271,6 +271,7 @@ const (
 	maxIdlePerSpec  = 4         // warm matchers kept per constraint
 	maxIdleBytes    = 256 << 20 // the masks idle matchers may hold in all
 	maxMatcherBytes = 64 << 20  // a matcher holding more is not kept
+	maxCompiles     = 2         // compilations at once, bounding their memory
 )
 
 // constraints compiles what requests ask for once per distinct constraint
@@ -282,6 +283,8 @@ type constraints struct {
 	m         models.Model
 	vocabOnce sync.Once
 	vocab     *constrain.Vocab
+
+	slots chan struct{} // compilations at once (maxCompiles)
 
 	mu        sync.Mutex
 	lru       *list.List // of *program, the most recently used first
@@ -301,7 +304,7 @@ type program struct {
 }
 
 func newConstraints(m models.Model) *constraints {
-	return &constraints{m: m, lru: list.New(), byKey: map[[32]byte]*list.Element{}}
+	return &constraints{m: m, slots: make(chan struct{}, maxCompiles), lru: list.New(), byKey: map[[32]byte]*list.Element{}}
 }
 
 // acquire compiles c (or finds it compiled) and returns a matcher for one
@@ -323,7 +326,9 @@ func (cs *constraints) acquire(c *consSpec) (*program, *constrain.Matcher, *errB
 	p := el.Value.(*program)
 	cs.mu.Unlock()
 	if !ok {
+		cs.slots <- struct{}{} // a hostile regex takes ~0.5 s and 100+ MB to refuse
 		p.p, p.err = constrain.CompileText(c.kind, c.text)
+		<-cs.slots
 		close(p.ready)
 	}
 	<-p.ready
