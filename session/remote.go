@@ -73,10 +73,11 @@ func NewRemote(ro RemoteOptions, opts Options) (*Session, error) {
 	}
 	b := &remoteBackend{c: c}
 	var offered []string
+	ownedBy := ""
 	for _, m := range ms {
 		offered = append(offered, m.ID)
 		if ro.Model == "" || m.ID == ro.Model {
-			b.model, b.context = m.ID, max(m.Context, 0)
+			b.model, b.context, ownedBy = m.ID, max(m.Context, 0), m.OwnedBy
 			break
 		}
 	}
@@ -112,7 +113,11 @@ func NewRemote(ro RemoteOptions, opts Options) (*Session, error) {
 	if opts.ModelIdentity == "" {
 		opts.ModelIdentity = "remote " + c.URL() + " " + b.model
 	}
+	c.Identify(ctx, ownedBy) // which fields carry a constraint
 	s := &Session{opts: opts, vals: v, remote: b}
+	if err := s.SetConstraint(opts.Constraint); err != nil {
+		return nil, err
+	}
 	b.scrape()
 	return s, nil
 }
@@ -140,6 +145,9 @@ func (b *remoteBackend) server() ServerStats {
 	defer b.mu.Unlock()
 	m := b.metrics
 	kind := m.Server
+	if kind == "" {
+		kind = b.c.Kind() // ollama has no /metrics
+	}
 	if kind == "" {
 		kind = "server"
 	}
@@ -175,6 +183,7 @@ func (s *Session) startRemote() (reply, error) {
 	if !p.Greedy {
 		req.Seed = &p.Seed
 	}
+	req.Constraint = s.cons.remote
 	if s.vals.Mode == "raw" {
 		var t strings.Builder
 		for _, m := range s.msgs {

@@ -46,6 +46,7 @@ type ConstraintStats struct {
 	Spec     string        // "json", "regex [a-z]+", "schema person.json", ...
 	Allowed  int           // token ids the constraint allowed at the last step
 	MaskTime time.Duration // mean time to get one step's mask
+	Remote   bool          // applied by a --remote server, which reports no masks
 }
 
 // ServerStats are what a remote server reports, from its /metrics and the

@@ -129,9 +129,11 @@ func (m *model) panelLines(w, h int) []string {
 		ls = append(ls, row(s.Label, s.Show(&v), keys))
 	}
 	if c := m.stats.Constraint; c.Spec != "" {
-		ls = append(ls,
-			stat("format", fit(oneLine(c.Spec), w-12)),
-			stat("mask", fmt.Sprintf("%d ids · %s", c.Allowed, formatMaskTime(c.MaskTime))))
+		mask := fmt.Sprintf("%d ids · %s", c.Allowed, formatMaskTime(c.MaskTime))
+		if c.Remote {
+			mask = st.r(st.dim, "on the server")
+		}
+		ls = append(ls, stat("format", fit(oneLine(c.Spec), w-12)), stat("mask", mask))
 	}
 	if len(m.order) > 0 {
 		order := ansi.Wrap("applied: "+strings.Join(appliedOrder(m.order, v.Sampler, m.stats.Constraint.Spec != ""), " → "), w-2, "")

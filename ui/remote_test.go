@@ -36,3 +36,15 @@ func TestPanelRemoteServer(t *testing.T) {
 		}
 	}
 }
+
+// TestPanelRemoteConstraint: a constraint the server applies has no mask
+// figures here, and the panel says where it runs instead of "0 ids".
+func TestPanelRemoteConstraint(t *testing.T) {
+	m := newTest(newFake(), 120, 50)
+	m.stats = session.Stats{Server: session.ServerStats{Kind: "vllm"},
+		Constraint: session.ConstraintStats{Spec: "json", Remote: true}}
+	panel := ansi.Strip(strings.Join(m.panelLines(40, 50), "\n"))
+	if !strings.Contains(panel, "mask       on the server") || strings.Contains(panel, "0 ids") {
+		t.Errorf("the remote constraint's mask line:\n%s", panel)
+	}
+}

@@ -62,6 +62,10 @@ func New(a Automaton, v *Vocab, desc string) *Matcher {
 	return m
 }
 
+// CacheBytes is the memory the cached masks hold (a server bounds what
+// idle matchers keep by it).
+func (m *Matcher) CacheBytes() int64 { return m.cached }
+
 // String is the description given to New.
 func (m *Matcher) String() string { return m.desc }
 

@@ -57,41 +57,83 @@ const maxFile = 1 << 20
 // Compile reads the files s names and compiles it to an automaton. Errors
 // are one line naming the position and what was expected.
 func Compile(s Spec) (Automaton, error) {
-	switch s.Kind {
-	case KindRegex:
-		return regex.Compile(s.Arg)
-	case KindJSON:
-		return grammar(jsonschema.JSON(), "")
-	case KindSchema:
-		src, name := []byte(s.Arg), ""
-		if !inline(s.Arg) {
-			var err error
-			if src, err = readFile(s.Arg); err != nil {
-				return nil, err
-			}
-			name = s.Arg
-		}
-		g, err := jsonschema.Grammar(src)
-		if err != nil {
-			return nil, prefix(name, err)
-		}
-		return grammar(g, "")
-	case KindGrammar:
-		src, err := readFile(s.Arg)
-		if err != nil {
-			return nil, err
-		}
-		return grammar(string(src), s.Arg)
+	src, name, err := s.Source()
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("constrain: unknown kind %q (want json, schema, regex or grammar)", s.Kind)
-}
-
-func grammar(src, name string) (Automaton, error) {
-	g, err := gbnf.Compile(src)
+	p, err := CompileText(s.Kind, src)
 	if err != nil {
 		return nil, prefix(name, err)
 	}
-	return gbnf.NewMachine(g), nil
+	return p.Automaton(), nil
+}
+
+// Source is the text of s: the regex, the schema, the grammar ("" for
+// JSON), read from its file when it names one (then name is the file).
+func (s Spec) Source() (src, name string, err error) {
+	switch s.Kind {
+	case KindJSON, KindRegex:
+		return s.Arg, "", nil
+	case KindSchema:
+		if inline(s.Arg) {
+			return s.Arg, "", nil
+		}
+	case KindGrammar:
+	default:
+		return "", "", fmt.Errorf("constrain: unknown kind %q (want json, schema, regex or grammar)", s.Kind)
+	}
+	b, err := readFile(s.Arg)
+	return string(b), s.Arg, err
+}
+
+// Program is a compiled constraint not yet bound to a vocabulary. It is
+// immutable, so one Program serves any number of replies at once; each
+// needs its own Automaton (a grammar machine builds its states as it runs),
+// which Automaton makes without compiling again.
+type Program struct {
+	dfa *regex.DFA
+	g   *gbnf.Grammar
+}
+
+// CompileText compiles a constraint given as text — the regex, the JSON
+// Schema, the GBNF grammar; nothing for KindJSON — and never reads a file
+// (what a server's clients send). Errors are one line naming the position.
+func CompileText(kind, text string) (*Program, error) {
+	var src string
+	switch kind {
+	case KindRegex:
+		d, err := regex.Compile(text)
+		if err != nil {
+			return nil, err
+		}
+		return &Program{dfa: d}, nil
+	case KindJSON:
+		src = jsonschema.JSON()
+	case KindSchema:
+		g, err := jsonschema.Grammar([]byte(text))
+		if err != nil {
+			return nil, err
+		}
+		src = g
+	case KindGrammar:
+		src = text
+	default:
+		return nil, fmt.Errorf("constrain: unknown kind %q (want json, schema, regex or grammar)", kind)
+	}
+	g, err := gbnf.Compile(src)
+	if err != nil {
+		return nil, err
+	}
+	return &Program{g: g}, nil
+}
+
+// Automaton is a fresh automaton of p: the shared DFA of a regex, or a new
+// machine on the shared grammar.
+func (p *Program) Automaton() Automaton {
+	if p.dfa != nil {
+		return p.dfa
+	}
+	return gbnf.NewMachine(p.g)
 }
 
 func prefix(name string, err error) error {

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -28,6 +29,9 @@ type Client struct {
 	base string // the server's root, without /v1
 	key  string
 	http *http.Client
+
+	kind       string // which server (Identify); "" unknown
+	legacyVLLM bool   // a vLLM before 0.10.2 (guided_* fields)
 }
 
 // New returns a client of the server at rawURL (its root or its /v1).
@@ -71,6 +75,7 @@ type Request struct {
 	RepetitionPenalty float64 // 0 or 1: not sent
 	Stop              []string
 	IgnoreEOS         bool
+	Constraint        *Constraint // constrained output, in the fields this server reads (constraint.go)
 }
 
 func (r *Request) body() map[string]any {
@@ -153,7 +158,15 @@ func (c *Client) Stream(ctx context.Context, r Request) (*Stream, error) {
 	if r.Messages == nil {
 		path = "/v1/completions"
 	}
-	b, err := json.Marshal(r.body())
+	body := r.body()
+	if r.Constraint != nil {
+		f, err := c.ConstraintFields(*r.Constraint, r.Messages != nil)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(body, f)
+	}
+	b, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
@@ -348,7 +361,8 @@ func parseChunk(b []byte) (Event, error) {
 // Model is one model a server offers.
 type Model struct {
 	ID      string
-	Context int // its context length when the server says (vLLM's max_model_len, llama-server's n_ctx_train); 0 otherwise
+	Context int    // its context length when the server says (vLLM's max_model_len, llama-server's n_ctx_train); 0 otherwise
+	OwnedBy string // the server's owned_by ("vllm", "sglang", "llamacpp", "chat"; ollama says "library")
 }
 
 // Models lists the server's models (GET /v1/models).
@@ -361,6 +375,7 @@ func (c *Client) Models(ctx context.Context) ([]Model, error) {
 	var v struct {
 		Data []struct {
 			ID          string `json:"id"`
+			OwnedBy     string `json:"owned_by"`
 			MaxModelLen int    `json:"max_model_len"`
 			Meta        *struct {
 				NCtxTrain int `json:"n_ctx_train"`
@@ -372,7 +387,7 @@ func (c *Client) Models(ctx context.Context) ([]Model, error) {
 	}
 	out := make([]Model, 0, len(v.Data))
 	for _, d := range v.Data {
-		m := Model{ID: d.ID, Context: d.MaxModelLen}
+		m := Model{ID: d.ID, Context: d.MaxModelLen, OwnedBy: d.OwnedBy}
 		if m.Context == 0 && d.Meta != nil {
 			m.Context = d.Meta.NCtxTrain
 		}

@@ -15,6 +15,8 @@ func FuzzRequests(f *testing.F) {
 		`{"messages":[{"role":"system","content":[{"type":"text","text":"x"}]},{"role":"tool","content":null}]}`,
 		`{"prompt":[1,2,3],"max_tokens":0,"logprobs":9}`, `{"prompt":"Once","stop":"x","temperature":-1,"n":2}`,
 		`{"model":"m:latest","options":{"num_predict":-1,"repeat_last_n":3},"prompt":"hi","raw":true}`, `[]`, `{"stop":7}`,
+		`{"messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_schema","json_schema":{"name":"p","schema":{"type":"object"}}}}`,
+		`{"prompt":"x","grammar":"root ::= \"a\"","structured_outputs":{"regex":"a"}}`, `{"prompt":"x","format":{"type":"string"}}`,
 	} {
 		f.Add(s)
 	}

@@ -24,6 +24,7 @@ type job struct {
 	stop     []string
 	logprobs bool
 	top      int
+	cons     *consSpec // constrained output (constraint.go); nil: free
 }
 
 // maxBody bounds a request body.
@@ -80,6 +81,13 @@ type piece struct {
 	lps  []engine.TokenLogprob
 }
 
+// request is the engine's request for j (without its constraint, which
+// run takes from the cache for the reply's time).
+func (j *job) request() engine.Request {
+	return engine.Request{Prompt: j.prompt, MaxTokens: j.max, Sampler: j.params, StopIDs: j.stopIDs, Stop: j.stop,
+		Logprobs: j.logprobs, TopLogprobs: j.top}
+}
+
 // run generates j. emit gets each piece as it comes; the reply ends early
 // when emit fails or ctx is done (the client went away), and then its
 // blocks go back at once. The result is the engine's; an error is one to
@@ -87,14 +95,21 @@ type piece struct {
 // the first piece).
 func (s *Server) run(ctx context.Context, j job, emit func(piece) error) (engine.Result, *errBody) {
 	wake := make(chan struct{}, 1)
-	req := engine.Request{Prompt: j.prompt, MaxTokens: j.max, Sampler: j.params, StopIDs: j.stopIDs, Stop: j.stop,
-		Logprobs: j.logprobs, TopLogprobs: j.top,
-		OnText: func(string) {
-			select {
-			case wake <- struct{}{}:
-			default:
-			}
-		}}
+	req := j.request()
+	req.OnText = func(string) {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
+	if j.cons != nil {
+		p, m, e := s.cons.acquire(j.cons)
+		if e != nil {
+			return engine.Result{}, e
+		}
+		defer s.cons.release(p, m) // run returns once the reply has finished
+		req.Constraint = m
+	}
 	start := time.Now()
 	r, err := s.e.Start(req)
 	switch {

@@ -32,13 +32,14 @@ type ollamaOptions struct {
 }
 
 type ollamaRequest struct {
-	Model    string         `json:"model"`
-	Messages []chatMessage  `json:"messages"` // /api/chat
-	Prompt   *string        `json:"prompt"`   // /api/generate
-	System   string         `json:"system"`
-	Raw      bool           `json:"raw"`
-	Stream   *bool          `json:"stream"`
-	Options  *ollamaOptions `json:"options"`
+	Model    string          `json:"model"`
+	Messages []chatMessage   `json:"messages"` // /api/chat
+	Prompt   *string         `json:"prompt"`   // /api/generate
+	System   string          `json:"system"`
+	Raw      bool            `json:"raw"`
+	Stream   *bool           `json:"stream"`
+	Options  *ollamaOptions  `json:"options"`
+	Format   json.RawMessage `json:"format"` // "json" or a JSON Schema
 }
 
 // job makes the generation from the request's options and prompt ids.
@@ -68,7 +69,11 @@ func (s *Server) ollamaJob(req *ollamaRequest, prompt []int, stopIDs []int) (job
 	if o.RepeatLastN != nil && *o.RepeatLastN > 0 {
 		p.PenaltyWindow = *o.RepeatLastN
 	}
-	j := job{prompt: prompt, params: p, stop: o.Stop, stopIDs: stopIDs}
+	cons, e := ollamaFormat(req.Format)
+	if e != nil {
+		return job{}, e.err.Message
+	}
+	j := job{prompt: prompt, params: p, stop: o.Stop, stopIDs: stopIDs, cons: cons}
 	if o.NumPredict != nil && *o.NumPredict > 0 {
 		j.max = min(*o.NumPredict, max(s.e.Window()-len(prompt), 1)) // ollama clips it to the context
 	}

@@ -118,6 +118,7 @@ func (k *knobs) params() (sampler.Params, *errBody) {
 
 type chatRequest struct {
 	knobs
+	consFields
 	Model               string        `json:"model"`
 	Messages            []chatMessage `json:"messages"`
 	MaxTokens           *int          `json:"max_tokens"`
@@ -368,7 +369,11 @@ func (s *Server) chatJob(req *chatRequest) (job, *errBody) {
 	if e != nil {
 		return job{}, e
 	}
-	j := job{prompt: s.tmpl.Render(msgs, true), max: n, params: p, stop: req.Stop, logprobs: req.Logprobs, top: top}
+	cons, e := req.spec()
+	if e != nil {
+		return job{}, e
+	}
+	j := job{prompt: s.tmpl.Render(msgs, true), max: n, params: p, stop: req.Stop, logprobs: req.Logprobs, top: top, cons: cons}
 	if !req.IgnoreEOS {
 		j.stopIDs = s.tmpl.Stops()
 	}
@@ -377,6 +382,7 @@ func (s *Server) chatJob(req *chatRequest) (job, *errBody) {
 
 type completionRequest struct {
 	knobs
+	consFields
 	Model     string          `json:"model"`
 	Prompt    json.RawMessage `json:"prompt"`
 	MaxTokens *int            `json:"max_tokens"`
@@ -495,7 +501,11 @@ func (s *Server) completionJob(req *completionRequest) (job, *errBody) {
 			return job{}, e
 		}
 	}
-	j := job{prompt: prompt, max: n, params: p, stop: req.Stop}
+	cons, e := req.spec()
+	if e != nil {
+		return job{}, e
+	}
+	j := job{prompt: prompt, max: n, params: p, stop: req.Stop, cons: cons}
 	if req.Logprobs != nil {
 		if *req.Logprobs < 0 || *req.Logprobs > 5 {
 			return job{}, badRequest("logprobs", fmt.Sprintf("logprobs must be 0 to 5, got %d", *req.Logprobs))

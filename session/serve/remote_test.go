@@ -7,6 +7,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +17,7 @@ import (
 
 	"chat/config/settings"
 	"chat/engine"
+	"chat/engine/constrain"
 	"chat/session"
 )
 
@@ -171,5 +175,78 @@ func TestRemoteKnobs(t *testing.T) {
 	}
 	if !strings.HasSuffix(bodies[1]["prompt"].(string), "The cat") {
 		t.Errorf("raw request %v", bodies[1])
+	}
+}
+
+// TestRemoteConstraint: a remote session's constraint (the flags, then
+// /format) goes to chat serve in the fields it reads, and the replies equal
+// the local session's under the same constraint; a server that cannot take
+// a kind of constraint is refused in one line before anything is sent.
+func TestRemoteConstraint(t *testing.T) {
+	_, ts, _ := start(t, Options{Engine: engine.Options{MaxSeqs: 4, MaxWaiting: 4}})
+	gpath := filepath.Join(t.TempDir(), "list.gbnf")
+	if err := os.WriteFile(gpath, []byte(listGrammar), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const q, n = "Tell me about a cat.", 100
+	for _, tc := range []struct {
+		spec  constrain.Spec
+		check func(string) error
+	}{
+		{constrain.Spec{Kind: constrain.KindJSON}, isJSON},
+		{constrain.Spec{Kind: constrain.KindSchema, Arg: personSchema}, validator(t, personSchema)},
+		{constrain.Spec{Kind: constrain.KindRegex, Arg: `(red|green|blue) [a-z]{2,5}`}, matching(regexp.MustCompile(`^(red|green|blue) [a-z]{2,5}$`))},
+		{constrain.Spec{Kind: constrain.KindGrammar, Arg: gpath}, matching(listRe)},
+	} {
+		v := settings.Defaults("chat")
+		v.Mode, v.MaxTokens = "chat", n
+		v.Sampler.Greedy = true
+		s, err := session.NewRemote(session.RemoteOptions{URL: ts.URL}, session.Options{Settings: v, Constraint: tc.spec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Send(q); err != nil {
+			t.Fatal(err)
+		}
+		res := s.Wait()
+		s.Close()
+		if res.Err != nil || tc.check(res.Text) != nil {
+			t.Errorf("%s: %q %v", tc.spec, res.Text, res.Err)
+		}
+		if want := headlessWith(t, storiesModel(t), q, n, tc.spec, nil); res.Text != want {
+			t.Errorf("%s: remote %q, local %q", tc.spec, res.Text, want)
+		}
+	}
+	s := remoteSession(t, ts.URL, 40)
+	if _, out, err := s.Command("/format regex [0-9]{3}"); err != nil || !strings.Contains(out, "regex [0-9]{3}") {
+		t.Fatalf("/format on a remote session: %q %v", out, err)
+	}
+	if err := s.Send("A number?"); err != nil {
+		t.Fatal(err)
+	}
+	if res := s.Wait(); !regexp.MustCompile(`^[0-9]{3}$`).MatchString(res.Text) {
+		t.Errorf("/format regex: %q %v", res.Text, res.Err)
+	}
+	// The server compiles the constraint: its 400 is the error of the turn.
+	if _, _, err := s.Command("/format schema {\"type\": 1}"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Send("A person?"); err == nil || !strings.Contains(err.Error(), "400") || !strings.Contains(err.Error(), "json schema: line 1") {
+		t.Errorf("a bad schema sent to chat serve: %v", err)
+	}
+
+	// A server that reads no regex (llama-server names itself "llamacpp").
+	llama := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			fmt.Fprint(w, `{"data":[{"id":"m","owned_by":"llamacpp"}]}`)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	defer llama.Close()
+	_, err := session.NewRemote(session.RemoteOptions{URL: llama.URL},
+		session.Options{Constraint: constrain.Spec{Kind: constrain.KindRegex, Arg: "[a-z]+"}})
+	if err == nil || !strings.Contains(err.Error(), "llama-server takes no regex constraint") {
+		t.Errorf("a regex for llama-server: %v", err)
 	}
 }

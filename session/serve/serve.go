@@ -52,6 +52,7 @@ type Server struct {
 	size    int64
 	created time.Time
 	met     *metrics
+	cons    *constraints
 	mux     *http.ServeMux
 }
 
@@ -65,7 +66,8 @@ func New(m models.Model, o Options) (*Server, error) {
 	if name == "" {
 		name = strings.TrimSuffix(m.Info().Name, filepath.Ext(m.Info().Name))
 	}
-	s := &Server{m: m, e: e, tmpl: session.TemplateFor(m), name: name, key: o.APIKey, size: o.Size, created: time.Now()}
+	s := &Server{m: m, e: e, tmpl: session.TemplateFor(m), name: name, key: o.APIKey, size: o.Size, created: time.Now(),
+		cons: newConstraints(m)}
 	s.met = newMetrics(s)
 	s.routes()
 	return s, nil

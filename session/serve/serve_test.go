@@ -48,7 +48,13 @@ func storiesModel(t testing.TB) models.Model {
 // client pointed at it.
 func start(t testing.TB, o Options) (*Server, *httptest.Server, openai.Client) {
 	t.Helper()
-	s, err := New(storiesModel(t), o)
+	return startModel(t, storiesModel(t), o)
+}
+
+// startModel serves m on a test server, with an OpenAI client.
+func startModel(t testing.TB, m models.Model, o Options) (*Server, *httptest.Server, openai.Client) {
+	t.Helper()
+	s, err := New(m, o)
 	if err != nil {
 		t.Fatal(err)
 	}

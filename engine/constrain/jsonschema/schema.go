@@ -125,7 +125,7 @@ func (c *compiler) schema(n *node, path string) (string, error) {
 			known = known || slices.Contains(kw, k)
 		}
 		if !known {
-			return "", c.errAt(n.vals[i], path+"/"+k, "keyword %q is not supported (see the package doc for the subset)", k)
+			return "", c.errAt(n.vals[i], path+"/"+k, "keyword %q is not supported (outside the subset this app compiles)", k)
 		}
 	}
 	if ref := n.get("$ref"); ref != nil {
