@@ -66,6 +66,10 @@ func (s *Session) Apply(v settings.Values) error {
 		s.SetSystem(v.System)
 	}
 	s.vals.Stop, s.vals.IgnoreEOS, s.vals.Theme = slices.Clone(v.Stop), v.IgnoreEOS, v.Theme
+	if v.ViewNext != cur.ViewNext || v.ViewTokens != cur.ViewTokens || v.ViewKV != cur.ViewKV || v.ViewSpark != cur.ViewSpark || v.Step != cur.Step {
+		s.vals.ViewNext, s.vals.ViewTokens, s.vals.ViewKV, s.vals.ViewSpark, s.vals.Step = v.ViewNext, v.ViewTokens, v.ViewKV, v.ViewSpark, v.Step
+		s.setReplyViews()
+	}
 	if v.Sampler != cur.Sampler || v.RandomSeed != cur.RandomSeed {
 		s.vals.Sampler, s.vals.RandomSeed = v.Sampler, v.RandomSeed
 		s.setEngineSampler()
