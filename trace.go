@@ -75,7 +75,7 @@ func (t *traceFile) step(rec *engine.StepRecord) {
 		return traceCand{ID: c.ID, Token: strings.ToValidUTF8(string(t.tok.TokenBytes(c.ID)), "\uFFFD"), PBefore: c.Before, PAfter: c.After}
 	}
 	l := traceLine{Step: t.n, Token: rec.Token, Pos: rec.Pos, Drawn: cand(rec.Drawn), IDs: rec.Taken[:rec.NTaken],
-		Entropy: map[string]any{"before": finite(rec.EntropyBefore), "after": finite(rec.EntropyAfter)},
+		Entropy:   map[string]any{"before": finite(rec.EntropyBefore), "after": finite(rec.EntropyAfter)},
 		Survivors: []traceStage{{"vocab", rec.Stages.Vocab}},
 		Before:    []traceCand{}, After: []traceCand{},
 		Blocks: map[string]int{"seq": rec.SeqBlocks, "shared": rec.SharedBlocks, "new": rec.NewBlocks,
