@@ -47,7 +47,7 @@ func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
 
 // rootKey is a key no layer took.
 func (m *model) rootKey(k tea.KeyPressMsg, act string) tea.Cmd {
-	body := m.layout().body
+	body := m.layout().trRows()
 	page := max(1, body-1)
 	switch act {
 	case "eof":
@@ -59,6 +59,8 @@ func (m *model) rootKey(k tea.KeyPressMsg, act string) tea.Cmd {
 		return nil
 	case "stop":
 		switch {
+		case m.vals.Step:
+			m.leaveStepMode()
 		case m.busy:
 			m.stop()
 		case m.editing >= 0:
@@ -129,6 +131,9 @@ func (m *model) rootKey(k tea.KeyPressMsg, act string) tea.Cmd {
 // like a command, since it can take a while.
 func (m *model) hotKey(act string) tea.Cmd {
 	s, hk := settings.KeyOf(act)
+	if s.Name == "step" {
+		return m.stepKey()
+	}
 	return m.applySetting(s, func(v *settings.Values) {
 		if s.Name == "quant" { // the key toggles float32 ↔ int8
 			if m.info.Quant == "int8" {
@@ -188,7 +193,7 @@ func confirmText(s *settings.Setting, v *settings.Values) string {
 }
 
 func (m *model) onWheel(w tea.MouseWheelMsg) {
-	body := m.layout().body
+	body := m.layout().trRows()
 	switch w.Mouse().Button {
 	case tea.MouseWheelUp:
 		m.tr.scroll(wheelLines, body)
