@@ -87,7 +87,7 @@ func newStyles(plain, light bool) *styles {
 		s.heatDraft[i] = newLook(n().Foreground(c(col)).Background(c("4")).Bold(true))
 	}
 	s.cached = newLook(n().Bold(true).Foreground(accent).Underline(true)) // a user's prompt token
-	for i, col := range []string{"", "2", "6", "3", "1"} { // free, own, shared, cached, evicted
+	for i, col := range []string{"", "2", "6", "3", "1"} {                // free, own, shared, cached, evicted
 		if col == "" {
 			s.block[i] = newLook(n().Faint(true))
 			continue

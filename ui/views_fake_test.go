@@ -44,7 +44,7 @@ func fakeStep(token int, preview bool) *session.StepView {
 		EntropyBefore: 2.31, EntropyAfter: 1.2,
 		Before: []session.Candidate{c(7, " robot", 0.41, 0.58), c(9, " cat", 0.22, 0.31), c(3, " dog", 0.09, 0.11),
 			c(12, "\n", 0.05, 0), c(15, " 日本", 0.03, 0), c(2, "\x1b[2J", 0.01, 0)},
-		Stages:  []session.Stage{{Name: "temperature", Left: 4096}, {Name: "top-p", Left: 3}, {Name: "softmax", Left: 3}, {Name: "draw", Left: 1}},
+		Stages:    []session.Stage{{Name: "temperature", Left: 4096}, {Name: "top-p", Left: 3}, {Name: "softmax", Left: 3}, {Name: "draw", Left: 1}},
 		SeqBlocks: 3, SharedBlocks: 2, NewBlocks: 1, PoolUsed: 9, PoolBlocks: 64}
 	v.After = v.Before[:3]
 	v.Drawn = session.Candidate{ID: -1}
