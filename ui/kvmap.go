@@ -43,7 +43,7 @@ func (m *model) kvLines(w, h int) []string {
 	for _, b := range bs {
 		count[b]++
 	}
-	sum := fmt.Sprintf("%d blocks: this chat %d (shared %d) · cached %d · evicted %d · free %d",
+	sum := fmt.Sprintf("%d blocks · this chat %d (%d shared) · cached %d · evicted %d · free %d",
 		len(bs), count[session.BlockOwn]+count[session.BlockShared], count[session.BlockShared],
 		count[session.BlockCached], count[session.BlockEvicted], count[session.BlockFree])
 	if h == 1 {
@@ -54,11 +54,7 @@ func (m *model) kvLines(w, h int) []string {
 		rows = 1
 	}
 	per := max(1, (len(bs)+rows*w-1)/(rows*w)) // blocks per cell
-	title := sum
-	if per > 1 {
-		title += fmt.Sprintf(" · a cell is %d blocks", per)
-	}
-	out := []string{m.viewTitle("KV pool", title, w)}
+	out := []string{m.viewTitle("KV pool", sum, w)}
 	cells := (len(bs) + per - 1) / per
 	for r := 0; r < rows && r*w < cells; r++ {
 		var b strings.Builder
@@ -78,7 +74,11 @@ func (m *model) kvLines(w, h int) []string {
 		for _, s := range []session.BlockState{session.BlockOwn, session.BlockShared, session.BlockCached, session.BlockEvicted, session.BlockFree} {
 			leg = append(leg, st.r(st.block[s], blockGlyphs[s])+" "+blockNames[s])
 		}
-		out = append(out, " "+strings.Join(leg, "  ")+st.r(st.dim, " (shared: ref count > 1)"))
+		cell := ""
+		if per > 1 {
+			cell = fmt.Sprintf(" · a cell is %d blocks", per)
+		}
+		out = append(out, " "+strings.Join(leg, "  ")+st.r(st.dim, " · shared: ref count > 1"+cell))
 	}
 	return out
 }

@@ -276,6 +276,8 @@ func (m *model) beginReply(text string) tea.Cmd {
 	m.pop(func(l layer) bool { _, ok := l.(*pane); return ok })
 	m.busy, m.sawBusy, m.stopping, m.quietPolls = true, false, false, 0
 	m.state = "generating"
+	m.views.step, m.views.preview = nil, nil // the last reply's
+	m.views.changed()
 	m.syncMessages()
 	// Messages may or may not list the new turn before the reply is done.
 	if text != "" {

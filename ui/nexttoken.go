@@ -82,7 +82,13 @@ func tokenLabel(text string, w int) string {
 	return ansi.Truncate(`"`+termtext.Token(text)+`"`, max(1, w), "…")
 }
 
-func pct(p float64) string { return fmt.Sprintf("%5.1f%%", 100*p) }
+// pct is a probability in 6 cells; a tiny one is "<0.1%", not 0.
+func pct(p float64) string {
+	if p > 0 && p < 0.0005 {
+		return " <0.1%"
+	}
+	return fmt.Sprintf("%5.1f%%", 100*p)
+}
 
 func (m *model) nextLines(w, h int) []string {
 	st := m.st
@@ -137,7 +143,11 @@ func (m *model) nextLines(w, h int) []string {
 		if both {
 			row += st.r(st.dim, pct(c.Before)+" "+fit(bar(c.Before, barW), barW)) + " "
 		}
-		row += pct(c.After) + " " + st.r(st.barFull, bar(c.After, barW))
+		if c.After == 0 {
+			row += st.r(st.dim, "   cut")
+		} else {
+			row += pct(c.After) + " " + st.r(st.barFull, bar(c.After, barW))
+		}
 		out = append(out, row)
 	}
 	return out

@@ -163,15 +163,15 @@ func (m *model) tokenLegend(w, h int) []string {
 		return []string{st.r(st.dim, "tokens: "+tokenSep+" between tokens (no colours: NO_COLOR)")}
 	}
 	var b strings.Builder
-	b.WriteString(st.r(st.dim, "tokens drawn with p "))
+	b.WriteString(st.r(st.dim, "tokens: p "))
 	for i := range st.heat {
-		label := fmt.Sprintf("≥%.0f%%", 100*heatBuckets[min(i, len(heatBuckets)-1)])
+		label := fmt.Sprintf("≥%.0f", 100*heatBuckets[min(i, len(heatBuckets)-1)])
 		if i == len(heatBuckets) {
 			label = fmt.Sprintf("<%.0f%%", 100*heatBuckets[len(heatBuckets)-1])
 		}
 		b.WriteString(st.r(st.heat[i], "■"+label) + " ")
 	}
-	b.WriteString(st.r(st.heatDraft[0], "draft") + st.r(st.dim, " accepted guess · ") + st.r(st.cached, "prompt") +
-		st.r(st.dim, " from the prefix cache · "+tokenSep+" between tokens"))
+	b.WriteString(st.r(st.dim, "· ") + st.r(st.heatDraft[0], "guess") + st.r(st.dim, " accepted draft · ") +
+		st.r(st.cached, "prompt") + st.r(st.dim, " from the prefix cache · "+tokenSep+" boundary"))
 	return []string{b.String()}
 }
