@@ -67,6 +67,9 @@ func (s *Session) Apply(v settings.Values) error {
 	}
 	s.vals.Stop, s.vals.IgnoreEOS, s.vals.Theme = slices.Clone(v.Stop), v.IgnoreEOS, v.Theme
 	if v.ViewNext != cur.ViewNext || v.ViewTokens != cur.ViewTokens || v.ViewKV != cur.ViewKV || v.ViewSpark != cur.ViewSpark || v.Step != cur.Step {
+		if v.ViewTokens != cur.ViewTokens {
+			s.views.whole = false // the token view shows a reply it saw whole: the next one
+		}
 		s.vals.ViewNext, s.vals.ViewTokens, s.vals.ViewKV, s.vals.ViewSpark, s.vals.Step = v.ViewNext, v.ViewTokens, v.ViewKV, v.ViewSpark, v.Step
 		s.setReplyViews()
 	}

@@ -77,6 +77,7 @@ const (
 type viewState struct {
 	step, preview *StepView    // the latest record and preview of the reply
 	replyTokens   []Token      // the running reply's tokens (token view)
+	whole         bool         // the token view has been on since the reply began
 	turnStart     int          // index in the running request's prompt where its turn starts
 	blocks        []BlockState // the last block map (reused)
 }
@@ -121,6 +122,9 @@ func (s *Session) viewsOf(d engine.Delta, u *Update) {
 	tok := s.model.Tokenizer()
 	text := func(id int) string { return string(tok.TokenBytes(id)) }
 	for _, m := range d.Marks {
+		if !s.views.whole {
+			break // a reply is shown as tokens only when they are all there
+		}
 		t := Token{Text: text(m.ID), Prob: m.Prob, Drafted: m.Drafted}
 		s.views.replyTokens = append(s.views.replyTokens, t)
 		u.Tokens = append(u.Tokens, t)
@@ -180,6 +184,7 @@ func (s *Session) blockMap() []BlockState {
 func (s *Session) beginViews(prompt []int) {
 	s.views.step, s.views.preview, s.views.replyTokens = nil, nil, nil
 	s.views.turnStart = 0
+	s.views.whole = s.vals.ViewTokens
 	if s.vals.ViewTokens {
 		s.views.turnStart = s.turnStart(prompt)
 	}
@@ -191,7 +196,7 @@ func (s *Session) beginViews(prompt []int) {
 func (s *Session) finishViews(res engine.Result) {
 	toks := s.views.replyTokens
 	s.views.replyTokens = nil
-	if toks == nil || len(s.msgs) == 0 {
+	if toks == nil || !s.views.whole || len(s.msgs) == 0 {
 		return
 	}
 	// A stop string cuts the text inside a token: keep the tokens the text

@@ -183,6 +183,10 @@ func confirmText(s *settings.Setting, v *settings.Values) string {
 	switch s.Name {
 	case "quant":
 		return "weights " + v.Quant + " from the next reply (the conversation is prefilled again)"
+	case "token_view":
+		if v.ViewTokens {
+			return "token view on: replies made from now on are shown as their tokens"
+		}
 	case "spec":
 		if v.Spec == "off" {
 			return "speculative decoding off"

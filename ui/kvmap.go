@@ -53,9 +53,22 @@ func (m *model) kvLines(w, h int) []string {
 	if h == 2 {
 		rows = 1
 	}
-	per := max(1, (len(bs)+rows*w-1)/(rows*w)) // blocks per cell
+	// One block per cell when the blocks in use fit (the pool fills from
+	// the bottom: the rest is free), else several per cell.
+	shown, last := len(bs), -1
+	for i, b := range bs {
+		if b != session.BlockFree {
+			last = i
+		}
+	}
+	per := 1
+	if last < rows*w {
+		shown = min(len(bs), rows*w)
+	} else {
+		per = (len(bs) + rows*w - 1) / (rows * w)
+	}
 	out := []string{m.viewTitle("KV pool", sum, w)}
-	cells := (len(bs) + per - 1) / per
+	cells := (shown + per - 1) / per
 	for r := 0; r < rows && r*w < cells; r++ {
 		var b strings.Builder
 		for c := r * w; c < min(cells, (r+1)*w); c++ {
@@ -75,8 +88,11 @@ func (m *model) kvLines(w, h int) []string {
 			leg = append(leg, st.r(st.block[s], blockGlyphs[s])+" "+blockNames[s])
 		}
 		cell := ""
-		if per > 1 {
+		switch {
+		case per > 1:
 			cell = fmt.Sprintf(" · a cell is %d blocks", per)
+		case shown < len(bs):
+			cell = fmt.Sprintf(" · %d more free", len(bs)-shown)
 		}
 		out = append(out, " "+strings.Join(leg, "  ")+st.r(st.dim, " · shared: ref count > 1"+cell))
 	}

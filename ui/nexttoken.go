@@ -107,8 +107,8 @@ func (m *model) nextLines(w, h int) []string {
 	if h == 1 {
 		return []string{st.r(st.dim, fmt.Sprintf("next #%d %s · %s · %s", v.Token, what, ent, stagesText(v)))}
 	}
-	out := []string{m.viewTitle(fmt.Sprintf("next token #%d", v.Token), what+" · "+ent, w),
-		" " + st.r(st.dim, ansi.Truncate(stagesText(v), max(1, w-1), "…"))}
+	out := []string{m.viewTitle(fmt.Sprintf("next token #%d", v.Token), what, w),
+		" " + st.r(st.dim, ansi.Truncate(stagesText(v)+" · "+ent, max(1, w-1), "…"))}
 	if v.Round {
 		out = append(out, " "+ansi.Truncate(roundText(v), max(1, w-1), "…"))
 	} else if v.Preview && m.views.step != nil {
