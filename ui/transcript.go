@@ -94,6 +94,7 @@ func (t *transcript) setRaw(raw bool) {
 	t.msgs, t.rd, t.cached = nil, nil, 0
 	if raw {
 		t.rd = newRawDoc(t.st)
+		t.rd.tokens = t.tokenView
 	}
 	t.streamWidth = 0
 }
@@ -251,6 +252,10 @@ func (t *transcript) setTokenView(on bool) {
 		return
 	}
 	t.tokenView = on
+	if t.rd != nil {
+		t.rd.tokens = on
+		t.rd.invalidate()
+	}
 	for i := range t.msgs {
 		if len(t.msgs[i].msg.Tokens) > 0 {
 			t.invalidate(i)

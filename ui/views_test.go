@@ -261,3 +261,19 @@ func BenchmarkKeystroke1000TurnsViews(b *testing.B) {
 		_ = m.View()
 	}
 }
+
+// Raw mode flows the prompt and the continuation as one text; in the token
+// view a finished reply and its turn are drawn as tokens, a span cut by the
+// wrap closed and opened again on the next line.
+func TestGoldenViewTokensRaw(t *testing.T) {
+	for _, g := range []viewGolden{{80, 24, true}, {20, 5, false}} {
+		t.Run(fmt.Sprintf("%dx%d", g.w, g.h), func(t *testing.T) {
+			f := newFake()
+			f.info.Mode = "raw"
+			tm := startViews(t, f, g.w, g.h, g.opts(), "tokens")
+			typeAndSend(tm, "Once upon a time")
+			waitFor(t, tm, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return !f.busy && len(f.msgs) >= 2 })
+			teatest.RequireEqualOutput(t, finalFrame(t, tm))
+		})
+	}
+}
