@@ -109,7 +109,7 @@ func (m *model) sparkLines(w, h int) []string {
 		{"decode", d.rate, d.turnRate, rate, false},
 		{"TTFT", nil, d.turnTTFT, ms, false},
 		{"KV fill", d.fill, d.turnFill, frac, true},
-		{"spec accept", d.accept, d.turnAccept, frac, true},
+		{"spec acc.", d.accept, d.turnAccept, frac, true},
 	}
 	valW := 12
 	if h == 1 {
