@@ -67,6 +67,9 @@ func (s *Session) Apply(v settings.Values) error {
 	}
 	s.vals.Stop, s.vals.IgnoreEOS, s.vals.Theme = slices.Clone(v.Stop), v.IgnoreEOS, v.Theme
 	if v.ViewNext != cur.ViewNext || v.ViewTokens != cur.ViewTokens || v.ViewKV != cur.ViewKV || v.ViewSpark != cur.ViewSpark || v.Step != cur.Step {
+		if v.Step && !cur.Step && s.remote != nil {
+			return fmt.Errorf("step mode: %w", errRemote)
+		}
 		if v.ViewTokens != cur.ViewTokens {
 			s.views.whole = false // the token view shows a reply it saw whole: the next one
 		}
