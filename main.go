@@ -149,6 +149,22 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "chat:", err, "(conversations will not be saved)")
 		}
 	}
+	switch {
+	case cfg.TopLogprobs > 0 && (!headless || !cfg.JSON || cfg.Remote != "" || cfg.Beam > 0):
+		fmt.Fprintln(stderr, "chat: --top-logprobs adds to a headless --json reply on a model file (not --remote, not --beam)")
+		return 2
+	case cfg.Trace != "" && (!headless || cfg.Remote != "" || cfg.Beam > 0):
+		fmt.Fprintln(stderr, "chat: --trace records a headless reply on a model file (not --remote, not --beam)")
+		return 2
+	}
+	var trace *traceFile
+	if cfg.Trace != "" {
+		if trace, err = openTrace(cfg.Trace, m.Tokenizer()); err != nil {
+			fmt.Fprintln(stderr, "chat:", err)
+			return 1
+		}
+		opts.OnStep = trace.step
+	}
 	if headless && !cfg.JSON {
 		// The model's text, without escape sequences or control characters
 		// other than newline and tab (--json has it exactly).
@@ -161,7 +177,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer s.Close()
 	if headless {
-		return runHeadless(s, cfg, stdout, stderr)
+		code := runHeadless(s, cfg, stdout, stderr)
+		if trace != nil {
+			if err := trace.close(); err != nil {
+				fmt.Fprintln(stderr, "chat:", err)
+				code = max(code, 1)
+			}
+		}
+		return code
 	}
 	if err := ui.Run(s, ui.Options{Theme: cfg.Theme, Keys: cfg.Keys}); err != nil {
 		fmt.Fprintln(stderr, "chat:", err)
@@ -316,6 +339,7 @@ func runHeadless(s *session.Session, cfg *config.Config, stdout, stderr io.Write
 		Reason    string `json:"reason"`
 		Seed      uint64 `json:"seed"`
 		Stats     any    `json:"stats"`
+		Logprobs  any    `json:"logprobs,omitempty"`
 	}{map[string]any{"name": info.Model, "arch": info.Arch, "quant": s.Quant(), "params": info.Params,
 		"context_length": info.ContextLength, "mode": info.Mode},
 		s.LastPrompt(), res.IDs, res.Text, res.Reason, s.LastSeed(), map[string]any{
@@ -328,7 +352,10 @@ func runHeadless(s *session.Session, cfg *config.Config, stdout, stderr io.Write
 				"reuse": ratio(st.ReusedTokens, st.PromptTokens), "hit_rate": st.HitRate,
 				"total_prompt_tokens": st.TotalPromptTokens, "total_reused_tokens": st.TotalReusedTokens},
 			"spec": specJSON(st.Spec),
-		}}
+		}, nil}
+	if cfg.TopLogprobs > 0 {
+		out.Logprobs = logprobsJSON(res.Logprobs, s.Tokenizer())
+	}
 	if c := s.Constraint(); c != "" {
 		out.Stats.(map[string]any)["constraint"] = map[string]any{"spec": c, "mask_us": float64(st.MaskTime.Nanoseconds()) / 1000}
 	}

@@ -120,6 +120,7 @@ func (g *gen) reuse(in []int) int {
 		n-- // the whole prompt is cached: re-feed its last id for logits
 		g.seq.Truncate(n)
 	}
+	g.r.seq = g.seq
 	g.cached = append(g.cached[:0], in[:n]...)
 	e.totalPrompt += g.stats.PromptTokens
 	e.totalReused += n

@@ -57,6 +57,15 @@ type Request struct {
 	// TopLogprobs (≤ MaxTopLogprobs) likeliest ids at its step (logprobs.go).
 	Logprobs    bool
 	TopLogprobs int
+	// Observe is what the reply records for watchers from its start
+	// (observe.go; Reply.SetObserve changes it), and Step starts it in step
+	// mode (stepmode.go).
+	Observe Observe
+	Step    bool
+	// OnStep, if set, gets the full record of every step (a token, or a
+	// speculative round), from the reply's goroutine; generation waits for
+	// it, and the record is reused after it returns.
+	OnStep func(*StepRecord)
 }
 
 // Stats are the counters the panels and headless --json show.
@@ -123,6 +132,9 @@ type Result struct {
 type Delta struct {
 	Text     string         // text since the last Poll
 	Logprobs []TokenLogprob // with Request.Logprobs: the tokens since the last Poll
+	Marks    []Mark         // with ObserveTokens: the tokens since the last Poll
+	Step     *StepRecord    // with ObserveSteps: the latest step's record, when there is a new one
+	Preview  *StepRecord    // in step mode with ObserveSteps: the next token's distribution, when there is a new one (stale once a Step of its Token or later arrives)
 	Done     bool           // the reply has finished and Text holds its last piece
 	Result   Result         // valid when Done
 	Stats    Stats          // snapshot
@@ -196,6 +208,7 @@ type Engine struct {
 	lastIDs     []int        // the ids at last's positions
 	totalPrompt int
 	totalReused int
+	bmap        blockMapState // BlockMap's memory of the last map
 
 	mu          sync.Mutex
 	running     int

@@ -415,6 +415,13 @@ func TestDecodeStepDoesNotAllocate(t *testing.T) {
 		if a := testing.AllocsPerRun(500, func() { g.step() }); a != 0 || g.reason != "" {
 			t.Errorf("%s: %v allocs per step (reason %q)", rname, a, g.reason)
 		}
+		// Watched (the next-token view): a full record every step, as Poll
+		// asks, still allocates nothing.
+		r.observe.Store(uint32(ObserveSteps))
+		g.step()
+		if a := testing.AllocsPerRun(500, func() { r.want.Store(true); g.step() }); a != 0 || g.reason != "" || !r.recNew {
+			t.Errorf("%s: %v allocs per recorded step (reason %q)", rname, a, g.reason)
+		}
 		e.Close()
 	}
 }

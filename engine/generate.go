@@ -42,6 +42,7 @@ type gen struct {
 	cons    *consRun // nil: no constraint
 
 	lps  []TokenLogprob // Request.Logprobs (logprobs.go)
+	obs  observer       // what is recorded for watchers (observe.go)
 	left bool           // out of the batcher: preempted and waiting (schedule.go)
 }
 
@@ -102,15 +103,20 @@ func (e *Engine) begin(r *Reply) *gen {
 // rule. It sets g.reason when the reply is over. In the steady state it
 // allocates nothing beyond the growth of g.ids, g.text and the reply buffer.
 func (g *gen) step() {
-	if !g.prepare() || !g.maskNow() {
+	if !g.prepare() || !g.maskNow() || !g.pause(true) {
 		return
 	}
+	g.observing()
 	id, err := g.smp.Sample(g.logits, g.ctx)
 	if err != nil {
 		g.reason, g.err = ReasonError, fmt.Errorf("engine: token %d: %w", g.stats.GenTokens+1, err)
 		return
 	}
+	g.captured(g.logits)
 	g.logprob(id)
+	g.mark(id, g.smp.Probs()[id], false)
+	g.record(g.smp.Probs(), id, false)
+	defer g.publish()
 	if !g.put(id) {
 		return
 	}
@@ -129,6 +135,12 @@ func (g *gen) prepare() bool {
 		g.reason = ReasonStopped
 		return false
 	}
+	g.takeParams()
+	return true
+}
+
+// takeParams picks up knobs SetSampler changed.
+func (g *gen) takeParams() {
 	if p, v, ok := g.r.latestParams(g.seenV); ok {
 		g.seenV = v
 		if p.Seed != g.smp.Params().Seed {
@@ -136,7 +148,6 @@ func (g *gen) prepare() bool {
 		}
 		g.smp.SetParams(p)
 	}
-	return true
 }
 
 // put takes one chosen id: timing stats, the stop rule, detok, the reply

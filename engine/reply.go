@@ -7,6 +7,7 @@ import (
 
 	"chat/engine/sampler"
 	"chat/engine/speculative"
+	"chat/models/kvcache"
 )
 
 // Reply is one running or finished generation.
@@ -15,7 +16,8 @@ type Reply struct {
 	spec    speculative.Config  // the setting Start took
 	drafter speculative.Drafter // nil: plain decoding
 	start   time.Time
-	g       *gen // the reply's state in its goroutine (set by begin)
+	g       *gen         // the reply's state in its goroutine (set by begin)
+	seq     *kvcache.Seq // its cache, under Engine.kvmu (for BlockMap)
 	stop    atomic.Bool
 	stopCh  chan struct{} // closed by Stop (a queued reply leaves the queue at once)
 	stopMu  sync.Once
@@ -29,6 +31,9 @@ type Reply struct {
 	params  sampler.Params // the latest SetSampler knobs
 	paramsV atomic.Uint64  // bumped by every SetSampler
 
+	watch   // what is recorded for watchers (observe.go)
+	stepper // step mode (stepmode.go)
+
 	mu     sync.Mutex
 	buf    []byte // text not yet polled (the coalescing buffer)
 	lps    []TokenLogprob
@@ -38,8 +43,11 @@ type Reply struct {
 }
 
 func newReply(req Request) *Reply {
-	return &Reply{req: req, start: time.Now(), done: make(chan struct{}),
+	r := &Reply{req: req, start: time.Now(), done: make(chan struct{}),
 		stopCh: make(chan struct{}), admit: make(chan struct{}, 1)}
+	r.observe.Store(uint32(req.Observe))
+	r.stepper.init(req.Step)
+	return r
 }
 
 // Poll drains the text produced since the last Poll without blocking. Done
@@ -55,6 +63,20 @@ func (r *Reply) Poll() Delta {
 	}
 	if len(r.lps) > 0 {
 		d.Logprobs, r.lps = r.lps, nil
+	}
+	if len(r.marks) > 0 {
+		d.Marks, r.marks = r.marks, nil
+	}
+	if r.recNew {
+		rec := r.rec
+		d.Step, r.recNew = &rec, false
+	}
+	if r.previewNew {
+		p := r.preview
+		d.Preview, r.previewNew = &p, false
+	}
+	if Observe(r.observe.Load())&ObserveSteps != 0 {
+		r.want.Store(true) // the next step makes a record for the next Poll
 	}
 	if r.fin {
 		d.Done, d.Result = true, r.result
@@ -73,6 +95,7 @@ func (r *Reply) SetSampler(p sampler.Params) {
 	r.params = p
 	r.paramsV.Add(1)
 	r.mu.Unlock()
+	r.wakeUp() // a reply paused in step mode shows the new distribution
 }
 
 // latestParams returns the knobs if SetSampler changed them since version

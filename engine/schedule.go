@@ -192,6 +192,7 @@ func (g *gen) rematch(ids []int, rows int) int {
 	defer e.kvmu.Unlock()
 	if e.tree == nil {
 		g.seq = e.pool.NewSeq(e.window)
+		g.r.seq = g.seq
 		return 0
 	}
 	blocks, m, at := e.tree.Match(ids)
@@ -201,6 +202,7 @@ func (g *gen) rematch(ids []int, rows int) int {
 		blocks = blocks[:m/bs]
 	}
 	g.seq, _ = e.pool.SeqFrom(blocks, m, e.window) // blocks hold exactly m positions
+	g.r.seq = g.seq
 	e.tree.Lock(at)
 	g.lockAt, g.locked = at, true
 	g.cached = append(g.cached[:0], ids[:m]...)

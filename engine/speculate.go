@@ -72,9 +72,11 @@ func (g *gen) startSpec() {
 // round produces the tokens of one speculative round.
 func (g *gen) round() {
 	e := g.e
-	if !g.prepare() {
+	if !g.prepare() || !g.pause(false) {
 		return
 	}
+	g.observing()
+	defer g.publish()
 	s := g.spec
 	k := s.k
 	if a := s.adapt; a != nil {
@@ -146,6 +148,7 @@ func (g *gen) round() {
 			g.reason, g.err = ReasonError, fmt.Errorf("engine: token %d: %w", g.stats.GenTokens+1, err)
 			return
 		}
+		g.captured(g.logits)
 		first = 1
 		s.in = append(s.in[:0], guesses...)
 	} else {
@@ -158,7 +161,11 @@ func (g *gen) round() {
 			g.truncate(base + pend)
 			return
 		}
-		err = g.dist(rows[j], logits[(j-first)*e.vocab:(j-first+1)*e.vocab], g.ctx[:L+j])
+		row := logits[(j-first)*e.vocab : (j-first+1)*e.vocab]
+		err = g.dist(rows[j], row, g.ctx[:L+j])
+		if j == 0 {
+			g.captured(row)
+		}
 	}
 	g.ctx = g.ctx[:L]
 	if err != nil {
@@ -185,6 +192,11 @@ func (g *gen) round() {
 		}
 	}
 
+	if a > 0 {
+		g.record(rows[0], guesses[0], false)
+	} else {
+		g.record(rows[0], next, false)
+	}
 	m := 0 // ids taken; the reply may end on any of them
 	for i := 0; i <= a; i++ {
 		id := next
@@ -192,10 +204,12 @@ func (g *gen) round() {
 			id = guesses[i]
 		}
 		m++
+		g.mark(id, rows[i][id], i < a)
 		if !g.put(id) {
 			break
 		}
 	}
+	g.roundRecord(guesses, g.ctx[len(g.ctx)-m:], a)
 	// Keep the pending id and the kept guesses before the last id taken.
 	g.truncate(base + pend + m - 1)
 	g.pending = true
@@ -222,6 +236,9 @@ func (g *gen) plainStep() {
 		g.reason, g.err = ReasonError, fmt.Errorf("engine: token %d: %w", g.stats.GenTokens+1, err)
 		return
 	}
+	g.captured(g.logits)
+	g.mark(id, g.smp.Probs()[id], false)
+	g.record(g.smp.Probs(), id, false)
 	g.put(id)
 	g.pending = true
 	g.kvStats()

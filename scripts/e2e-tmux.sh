@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end: drive the real binary in tmux as a person would (type, wait for
 # the reply, regenerate, change the temperature, take a draft model mid-chat,
-# save and load the KV cache, switch to int8, stop a reply with Ctrl+C, open
-# the help and the panel overlay, quit, resume) and check the screen.
+# save and load the KV cache, switch to int8, constrain a reply, turn each
+# view on in the middle of a reply in step mode, stop a reply with Ctrl+C,
+# open the help and the panel overlay, quit, resume) and check the screen.
 # Captures are left in $OUT for a human to read.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -125,7 +126,8 @@ t send-keys -t chat F11
 wait_for 'student-chat-1k\.pt · modern · f32' 20
 
 # /format json: the next reply is JSON. The autosaved conversation holds the
-# reply verbatim, and it must parse; the panel names the constraint.
+# reply verbatim, and it must parse (null too: jq -e would call that a
+# failure); the panel names the constraint.
 t send-keys -t chat '/format json' Enter
 wait_for 'replies are constrained: json' 5
 send 'Describe a cat as JSON.'
@@ -133,7 +135,7 @@ snap 04e-json
 grep -qE 'format +json' "$OUT/04e-json.txt" || fail "the panel does not show the constraint"
 latest=$(ls -t "$XDG_DATA_HOME"/chat/sessions/*.json | head -1)
 jq -r '.messages[-1].content' "$latest" >"$OUT/04e-json-reply.txt"
-jq -e . "$OUT/04e-json-reply.txt" >/dev/null || fail "the /format json reply does not parse: $(cat "$OUT/04e-json-reply.txt")"
+jq . "$OUT/04e-json-reply.txt" >/dev/null || fail "the /format json reply does not parse: $(cat "$OUT/04e-json-reply.txt")"
 t send-keys -t chat '/format off' Enter
 wait_for 'replies are free' 5
 
@@ -201,6 +203,86 @@ wait_for 'raw' 20
 t send-keys -t chat C-Home
 wait_for '^Once upon a time' 10
 snap 19-stopped-resumed
+quit
+
+# The views (issue 17), each turned on during a reply, in a new chat.
+t new-session -d -s chat -x 100 -y 30 "$BIN"
+wait_for 'student-chat-1k\.pt' 20
+send 'Tell me a story about a cat.'
+# Step mode holds the
+# reply so there is time to look: Alt+. turns it on, the reply waits before
+# its first token, and each press makes one.
+t send-keys -t chat '/set max_tokens 16' Enter
+wait_for 'max_tokens 16' 5
+t send-keys -t chat M-.
+wait_for 'step mode: Alt\+\. makes each token' 5
+t send-keys -t chat 'Tell me a story about a fox.' Enter
+wait_for 'state +stepping' 10
+wait_for 'step mode · Alt\+\. next token · Esc leaves step mode' 5
+t send-keys -t chat M-n
+wait_for '── next token #1 · not drawn yet \(Alt\+\. draws it\)' 5
+wait_for 'vocab 4096 → temperature 4096 → top-p [0-9]+' 5
+wait_for 'before the chain +after: sampled from' 5
+snap 23-view-next
+[ "$(grep -cE '^  "|^▸ "' "$OUT/23-view-next.txt")" -ge 3 ] || fail "the next-token view lists no candidates"
+for i in 1 2 3; do t send-keys -t chat M-.; sleep 0.3; done
+wait_for 'generated +3 tok' 10
+wait_for '── next token #4 · not drawn yet' 5
+wait_for 'token #3 drew "' 5
+snap 24-view-step
+# A hot key reshapes the bars before the token is drawn: greedy leaves one id.
+t send-keys -t chat F10
+wait_for 'vocab 4096 → greedy 1' 5
+wait_for '100\.0% █' 5
+snap 25-view-greedy
+t send-keys -t chat F10
+wait_for 'vocab 4096 → temperature 4096' 5
+# The token view turned on during a reply shows the replies made from then
+# on (it needs every token of a reply); its legend shows at once.
+t send-keys -t chat M-h
+wait_for 'token view on: replies made from now on' 5
+wait_for 'tokens: ¦ between tokens|tokens: p ' 5
+for i in 1 2 3 4; do t send-keys -t chat M-.; sleep 0.3; done
+wait_for 'generated +7 tok' 10
+snap 26-view-tokens-legend
+t send-keys -t chat M-v
+wait_for '── KV pool · [0-9]+ blocks · this chat [1-9][0-9]* \([0-9]+ shared\)' 5
+wait_for '█ this chat +▓ shared +▒ cached +× evicted +· free' 5
+snap 27-view-kv
+grep -qE '^[█▓▒×·]{20,}' "$OUT/27-view-kv.txt" || fail "the KV map draws no grid"
+t send-keys -t chat M-w
+wait_for '── sparklines · this reply │ per reply' 5
+wait_for '^ decode +' 5
+snap 28-view-spark
+# Esc leaves step mode: the reply runs to its end, shown as tokens.
+t send-keys -t chat Escape
+wait_for 'state +idle' 60
+grep -q 'views .*step' <(t capture-pane -p -t chat) && fail "Esc did not leave step mode"
+wait_for '^ decode +[▁▂▃▄▅▆▇█]+ +[0-9.]+ tok/s' 5
+snap 29-views-done
+# The next reply is drawn as tokens, and so is its prompt's turn.
+t send-keys -t chat '/view next off' Enter
+t send-keys -t chat '/view kv off' Enter
+wait_for 'kv_map off' 5
+t send-keys -t chat 'And then?' Enter
+wait_for 'And¦ then¦\?' 20
+wait_for 'state +idle' 60
+wait_for '^  [^ ]+¦' 5
+snap 29b-view-tokens
+grep -qE '^› .*¦' "$OUT/29b-view-tokens.txt" || fail "the prompt's turn is not shown as tokens"
+t send-keys -t chat M-n
+t send-keys -t chat M-v
+wait_for 'kv_map on' 5
+t send-keys -t chat '/view' Enter
+wait_for 'views: next \(Alt\+N\) on · step \(Alt\+\.\) off · tokens \(Alt\+H\) on · kv \(Alt\+V\) on · spark \(Alt\+W\) on' 5
+t send-keys -t chat '/view off' Enter
+wait_for 'every view off' 5
+sleep 0.3
+snap 30-views-off
+grep -q '── next token' "$OUT/30-views-off.txt" && fail "/view off left the next-token view"
+t send-keys -t chat '/set max_tokens 256' Enter
+wait_for 'max_tokens 256' 5
+
 quit
 
 # --prompt "" continues from the start of a text, headless, without the TUI.

@@ -211,7 +211,7 @@ func TestComplete(t *testing.T) {
 		"/":               commandNames(),
 		"/s":              {"/set", "/show", "/system", "/save", "/sessions"},
 		"/SE":             {"/set", "/sessions"},
-		"/set t":          {"/set temperature", "/set top_p", "/set top_k"},
+		"/set t":          {"/set temperature", "/set top_p", "/set top_k", "/set token_view"},
 		"/set m":          {"/set min_p", "/set max_tokens", "/set mode"},
 		"/set seed ":      {"/set seed random", "/set seed 0"},
 		"/set quant i":    {"/set quant int8", "/set quant int8-a8", "/set quant int4-g32", "/set quant int4-g64", "/set quant int4-g128"},

@@ -54,6 +54,9 @@ type Options struct {
 	// Probe measures the machine in the background (models/plan) when no
 	// probe is cached, for the decode bound in Stats (bound.go).
 	Probe bool
+	// OnStep, if set, gets the engine's record of every step of every
+	// reply, from the engine goroutine (--trace).
+	OnStep func(*engine.StepRecord)
 }
 
 // Session is one conversation with one model. Its methods are meant to be
@@ -87,6 +90,7 @@ type Session struct {
 	saved     persist    // the saved-session side (persist.go)
 	restoring bool       // a saved session's settings are being applied: no autosave
 	cons      constraint // constrained replies (constraint.go)
+	views     viewState  // the views (views.go)
 }
 
 // DefaultMode is the mode a model opens in: chat for a checkpoint whose
@@ -269,7 +273,10 @@ func (s *Session) Send(text string) error {
 		return err
 	}
 	req := engine.Request{Prompt: prompt, MaxTokens: budget, Sampler: s.samplerParams(), OnText: s.opts.OnText,
-		StopIDs: s.stopIDs(), Stop: s.vals.Stop, Constraint: s.requestConstraint()}
+		StopIDs: s.stopIDs(), Stop: s.vals.Stop, Constraint: s.requestConstraint(),
+		Logprobs: s.vals.TopLogprobs > 0, TopLogprobs: s.vals.TopLogprobs,
+		Observe: s.observe(), Step: s.vals.Step, OnStep: s.opts.OnStep}
+	s.beginViews(prompt)
 	r, err := s.eng.Start(req)
 	if err != nil {
 		undo()
@@ -393,12 +400,17 @@ func (s *Session) Poll() Update {
 	s.notices = nil
 	if s.reply == nil {
 		u.Stats = s.stats(s.last.Stats)
+		u.Step, u.Blocks = s.views.step, s.blockMap()
 		return u
 	}
 	d := s.reply.Poll()
 	u.Text = d.Text
 	u.Stats = s.stats(d.Stats)
 	u.Busy = !d.Done
+	if s.remote == nil {
+		s.viewsOf(d, &u)
+		u.Blocks = s.blockMap()
+	}
 	if d.Done {
 		s.finish(d.Result)
 		u.Done, u.Reason, u.Err = true, d.Result.Reason, d.Result.Err
@@ -427,6 +439,7 @@ func (s *Session) finish(res engine.Result) {
 	s.reprefill = false
 	s.last = res
 	s.msgs = append(s.msgs, Message{Role: Assistant, Content: res.Text, Time: time.Now()})
+	s.finishViews(res)
 	s.autosave()
 }
 

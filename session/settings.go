@@ -66,6 +66,16 @@ func (s *Session) Apply(v settings.Values) error {
 		s.SetSystem(v.System)
 	}
 	s.vals.Stop, s.vals.IgnoreEOS, s.vals.Theme = slices.Clone(v.Stop), v.IgnoreEOS, v.Theme
+	if v.ViewNext != cur.ViewNext || v.ViewTokens != cur.ViewTokens || v.ViewKV != cur.ViewKV || v.ViewSpark != cur.ViewSpark || v.Step != cur.Step {
+		if v.Step && !cur.Step && s.remote != nil {
+			return fmt.Errorf("step mode: %w", errRemote)
+		}
+		if v.ViewTokens != cur.ViewTokens {
+			s.views.whole = false // the token view shows a reply it saw whole: the next one
+		}
+		s.vals.ViewNext, s.vals.ViewTokens, s.vals.ViewKV, s.vals.ViewSpark, s.vals.Step = v.ViewNext, v.ViewTokens, v.ViewKV, v.ViewSpark, v.Step
+		s.setReplyViews()
+	}
 	if v.Sampler != cur.Sampler || v.RandomSeed != cur.RandomSeed {
 		s.vals.Sampler, s.vals.RandomSeed = v.Sampler, v.RandomSeed
 		s.setEngineSampler()

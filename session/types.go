@@ -19,6 +19,10 @@ type Message struct {
 	// Dropped marks a turn the model no longer sees: it does not fit the
 	// context any more (it stays on screen).
 	Dropped bool
+	// Tokens are the message as tokens (views.go), kept for a reply made
+	// while the token view was on and for the user message that asked for
+	// it (its turn of the prompt); nil otherwise. They are not saved.
+	Tokens []Token
 }
 
 // Stats describe the reply being generated (or the last one).
@@ -106,6 +110,15 @@ type Update struct {
 	Err     error    // set when Reason is "error"
 	Stats   Stats    // snapshot
 	Notices []string // things the user should be told ("dropped 2 oldest turns to fit the context")
+
+	// The views (views.go), each only while it is on: the reply's tokens
+	// since the last poll (token view); the latest step and, in step mode,
+	// the next token's distribution before it is drawn (next-token view;
+	// they stay set while there is nothing newer); the KV pool's blocks
+	// (KV map; the slice is reused by the next Poll).
+	Tokens        []Token
+	Step, Preview *StepView
+	Blocks        []BlockState
 }
 
 // Info describes the loaded model and the session mode for the UI.

@@ -59,6 +59,9 @@ func init() { // in init: the commands refer back to the table (completion)
 			m.openSessions()
 			return nil
 		}},
+		{"/view", "[NAME [on|off]]", "the views: next (next-token bars), tokens (heat map), kv (block map), spark (sparklines), step (step mode); NAME toggles one, off all", viewArgs(), func(m *model, arg string) tea.Cmd {
+			return m.viewCommand(arg)
+		}},
 		{"/keys", "", "show the keys (F1)", nil, func(m *model, _ string) tea.Cmd {
 			m.openHelp()
 			return nil
@@ -68,6 +71,15 @@ func init() { // in init: the commands refer back to the table (completion)
 			return tea.Quit
 		}},
 	}
+}
+
+// viewArgs completes /view: the views' names and "off".
+func viewArgs() []string {
+	var out []string
+	for _, s := range settings.Views() {
+		out = append(out, s.View)
+	}
+	return append(out, "off")
 }
 
 var uiAliases = map[string]string{"/exit": "/quit", "/bye": "/quit", "/md": "/markdown", "/copycode": "/copy code"}
@@ -184,7 +196,7 @@ func (m *model) onCommandDone(d commandDone) tea.Cmd {
 // keyWhilePending handles a key while the backend runs a command: what does
 // not need the backend works (typing, scrolling, help, quit), the rest waits.
 func (m *model) keyWhilePending(k tea.KeyPressMsg, act string) tea.Cmd {
-	body := m.layout().body
+	body := m.layout().trRows()
 	switch act {
 	case "help":
 		if p, ok := m.top().(*pane); ok && p.help {
@@ -219,6 +231,7 @@ func (m *model) afterCommand(lname, reply string, err error) tea.Cmd {
 	m.refreshInfo()
 	m.syncMessages()
 	m.vals = m.b.Settings()
+	m.syncViews()
 	switch lname {
 	case "/load", "/new", "/clear":
 		if err == nil {
@@ -484,7 +497,7 @@ func (m *model) setEditing(i, n int) {
 	if i >= 0 {
 		k = i + len(m.tr.msgs) - n // the transcript may list the system prompt the backend does not
 	}
-	m.tr.selectEntry(k, m.layout().body)
+	m.tr.selectEntry(k, m.layout().trRows())
 }
 
 func (m *model) cancelEdit() {

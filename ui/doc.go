@@ -30,6 +30,13 @@
 // F11 switches the weights float32 ↔ int8 and Alt+S the speculation, both
 // from the next reply. ↑/↓ on an empty input recall earlier prompts.
 //
+// The views (views.go; config/settings declares them): Alt+N the
+// next-token bars, Alt+H the token heat map, Alt+V the KV block map, Alt+W
+// the sparklines, Alt+. step mode (then one token per press, Esc leaves),
+// and /view. They draw what the backend's polls bring — records the
+// engine made at the poll rate — in a dock above the input, and the token
+// view in the transcript itself.
+//
 // Settings change through the backend's Settings and Apply (typed values,
 // never /set strings); optional backend parts (backend.go: Commander,
 // Completer, Regenerator, Editor, Clearer, Historian, Saver, Loader, Buser,

@@ -40,6 +40,10 @@ type fakeBackend struct {
 
 	constraint session.ConstraintStats // what Poll reports of /format
 
+	steps     int             // step mode: Steps not taken yet
+	stepCalls int             // Step calls
+	toks      []session.Token // the reply's tokens so far (token view)
+
 	sent      []string
 	stopCalls int
 	polls     int
@@ -118,11 +122,18 @@ func (f *fakeBackend) Poll() session.Update {
 	switch {
 	case f.stopping:
 		f.finish(&u, "stopped")
+	case f.stepping() && f.steps == 0:
+		u.Busy = true // step mode: waiting for a step
+		f.viewsPoll(&u, "")
 	case f.pos < len(f.reply):
 		u.Text = f.reply[f.pos]
 		f.partial += u.Text
 		f.pos++
 		u.Busy = true
+		f.viewsPoll(&u, u.Text)
+		if f.stepping() {
+			f.steps--
+		}
 	case f.hold:
 		u.Busy = true
 	default:
@@ -141,6 +152,7 @@ func (f *fakeBackend) finish(u *session.Update, reason string) {
 		f.msgs = append(f.msgs, session.Message{Role: session.User, Content: f.sent[len(f.sent)-1]})
 	}
 	f.msgs = append(f.msgs, session.Message{Role: session.Assistant, Content: f.partial})
+	f.viewsFinish()
 	f.busy, f.stopping = false, false
 	if !f.noDone {
 		u.Done, u.Reason = true, reason

@@ -171,7 +171,7 @@ func TestCompletionWithoutCompleter(t *testing.T) {
 		t.Fatalf("items %v", m.compl.items)
 	}
 	m.setInput("/set t")
-	if !slices.Equal(m.compl.items, []string{"/set temperature", "/set top_p", "/set top_k"}) {
+	if !slices.Equal(m.compl.items, []string{"/set temperature", "/set top_p", "/set top_k", "/set token_view"}) {
 		t.Fatalf("items %v", m.compl.items)
 	}
 }

@@ -47,7 +47,7 @@ func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
 
 // rootKey is a key no layer took.
 func (m *model) rootKey(k tea.KeyPressMsg, act string) tea.Cmd {
-	body := m.layout().body
+	body := m.layout().trRows()
 	page := max(1, body-1)
 	switch act {
 	case "eof":
@@ -59,6 +59,8 @@ func (m *model) rootKey(k tea.KeyPressMsg, act string) tea.Cmd {
 		return nil
 	case "stop":
 		switch {
+		case m.vals.Step:
+			m.leaveStepMode()
 		case m.busy:
 			m.stop()
 		case m.editing >= 0:
@@ -129,6 +131,9 @@ func (m *model) rootKey(k tea.KeyPressMsg, act string) tea.Cmd {
 // like a command, since it can take a while.
 func (m *model) hotKey(act string) tea.Cmd {
 	s, hk := settings.KeyOf(act)
+	if s.Name == "step" {
+		return m.stepKey()
+	}
 	return m.applySetting(s, func(v *settings.Values) {
 		if s.Name == "quant" { // the key toggles float32 ↔ int8
 			if m.info.Quant == "int8" {
@@ -178,6 +183,10 @@ func confirmText(s *settings.Setting, v *settings.Values) string {
 	switch s.Name {
 	case "quant":
 		return "weights " + v.Quant + " from the next reply (the conversation is prefilled again)"
+	case "token_view":
+		if v.ViewTokens {
+			return "token view on: replies made from now on are shown as their tokens"
+		}
 	case "spec":
 		if v.Spec == "off" {
 			return "speculative decoding off"
@@ -188,7 +197,7 @@ func confirmText(s *settings.Setting, v *settings.Values) string {
 }
 
 func (m *model) onWheel(w tea.MouseWheelMsg) {
-	body := m.layout().body
+	body := m.layout().trRows()
 	switch w.Mouse().Button {
 	case tea.MouseWheelUp:
 		m.tr.scroll(wheelLines, body)

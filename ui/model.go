@@ -64,6 +64,8 @@ type model struct {
 
 	pollGen   int // ticks of older generations are dropped
 	rewrapGen int // the last resize; older rewrapMsgs are dropped
+
+	views viewData // what the views draw (views.go)
 }
 
 // New builds the model for backend b. Run uses it; tests drive it directly
@@ -84,6 +86,7 @@ func New(b Backend, opts Options) Model {
 	m.in = newInputBox(st, m.raw, m.keys.byAction["newline"])
 	m.loadHistory()
 	m.vals = b.Settings()
+	m.syncViews()
 	m.order = cleanOrder(b.SamplerOrder())
 	m.syncMessages()
 	m.resize(opts.Width, opts.Height)
@@ -191,6 +194,7 @@ func (m *model) restyle() {
 	m.in.ta.SetStyles(inputStyles(m.st))
 	m.in.dirty = true
 	m.panel.lines = nil
+	m.views.changed()
 }
 
 func (m *model) setMarkdown(on bool) {
@@ -272,6 +276,8 @@ func (m *model) beginReply(text string) tea.Cmd {
 	m.pop(func(l layer) bool { _, ok := l.(*pane); return ok })
 	m.busy, m.sawBusy, m.stopping, m.quietPolls = true, false, false, 0
 	m.state = "generating"
+	m.views.step, m.views.preview = nil, nil // the last reply's
+	m.views.changed()
 	m.syncMessages()
 	// Messages may or may not list the new turn before the reply is done.
 	if text != "" {
@@ -296,5 +302,6 @@ func (m *model) stop() {
 func (m *model) apply(v settings.Values) error {
 	err := m.b.Apply(v)
 	m.vals = m.b.Settings()
+	m.syncViews()
 	return err
 }

@@ -29,6 +29,8 @@ func (m *model) stateText() string {
 		return m.backendStatus()
 	case m.stopping:
 		return "stopping"
+	case m.busy && m.vals.Step:
+		return "stepping"
 	case m.busy && m.stats.GenTokens == 0:
 		return "prefill"
 	case m.busy:
@@ -43,7 +45,7 @@ func (m *model) styledState() string {
 	switch s {
 	case m.backendStatus():
 		return m.st.r(m.st.busy, s)
-	case "generating", "prefill", "stopping":
+	case "generating", "prefill", "stopping", "stepping":
 		return m.st.r(m.st.busy, s)
 	case "error":
 		return m.st.r(m.st.err, s)
@@ -77,12 +79,13 @@ type panelKey struct {
 	w, h       int
 	orderCount int
 	light      bool
+	views      string
 }
 
 func (m *model) cachedPanel(w, h int) []string {
 	v := m.vals
 	k := panelKey{v.Sampler, v.RandomSeed, v.MaxTokens, v.Spec, v.DraftK, m.info.Draft, m.stats, m.stateText(),
-		m.keys.first("temperature_down"), w, h, len(m.order), m.st.light}
+		m.keys.first("temperature_down"), w, h, len(m.order), m.st.light, m.viewNames()}
 	p := &m.panel
 	if p.lines == nil || k != p.key {
 		ls := m.panelLines(w, h)
@@ -113,7 +116,11 @@ func (m *model) panelLines(w, h int) []string {
 		return " " + fit(name, 10) + " " + val
 	}
 	title := func(s string) string { return " " + st.r(st.title, s) }
-	ls := []string{stat("state", m.styledState()), "", title("Sampler")}
+	ls := []string{stat("state", m.styledState())}
+	if on := m.viewNames(); on != "" {
+		ls = append(ls, stat("views", on))
+	}
+	ls = append(ls, "", title("Sampler"))
 	def := settings.Defaults(v.Mode)
 	for _, s := range settings.All() {
 		if s.Label == "" || !s.Always && s.Format(&v) == s.Format(&def) {

@@ -52,6 +52,7 @@ func (m *model) onUpdate(u session.Update) {
 		m.tr.appendStream(u.Text)
 	}
 	m.stats = u.Stats
+	m.takeViews(u)
 	if len(u.Notices) > 0 {
 		m.addNotice(strings.Join(u.Notices, " · "), false)
 	}
@@ -70,6 +71,7 @@ func (m *model) onUpdate(u session.Update) {
 		m.finish(u)
 	}
 	m.vals = m.b.Settings()
+	m.syncViews()
 }
 
 func (m *model) finish(u session.Update) {

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"chat/session"
+	"chat/session/termtext"
 
 	"github.com/charmbracelet/x/ansi"
 )
@@ -23,9 +24,50 @@ type rawDoc struct {
 
 	committed []session.Message // what paras+open show, as Messages said it
 	streamed  strings.Builder   // the reply's plain text, to recognise it in Messages
+
+	tokens bool // the token view: messages with tokens are drawn as them (tokenview.go)
 }
 
 func newRawDoc(st *styles) *rawDoc { return &rawDoc{st: st} }
+
+// addMsg appends a message: its text, or in the token view its tokens.
+func (d *rawDoc) addMsg(m session.Message) {
+	if m.Role == session.System {
+		return
+	}
+	if d.tokens && len(m.Tokens) > 0 {
+		d.addTokens(m.Tokens)
+		return
+	}
+	d.add(m.Role, sanitizeDisplay(m.Content))
+}
+
+// addTokens appends tokens, painted and apart; a newline token ends the
+// paragraph.
+func (d *rawDoc) addTokens(toks []session.Token) {
+	for _, c := range tokenCells(toks) {
+		text := termtext.Clean(c.text, false)
+		if text == "" {
+			text = "∅"
+		}
+		for i, p := range strings.Split(text, "\n") {
+			if i > 0 {
+				d.paras = append(d.paras, entry{msg: session.Message{Content: d.open.String()}})
+				d.open.Reset()
+			}
+			if i == 0 && d.open.Len() > 0 {
+				d.open.WriteString(d.st.r(d.st.dim, tokenSep))
+			}
+			if strings.Count(text, "\n") > i {
+				p += "↵"
+			}
+			if p != "" {
+				d.open.WriteString(d.st.cellPaint(c, p))
+			}
+		}
+	}
+	d.openWidth = 0
+}
 
 // add appends text of a role; a user's text is painted, a reply's is not.
 func (d *rawDoc) add(role session.Role, text string) {
@@ -96,7 +138,8 @@ func (d *rawDoc) setMessages(msgs []session.Message, streaming bool) {
 	}
 	if ok && !streaming && d.streamed.Len() > 0 {
 		// The reply shown while it streamed must be the next message.
-		if len(rest) > 0 && rest[0].Role == session.Assistant && rest[0].Content == d.streamed.String() {
+		if len(rest) > 0 && rest[0].Role == session.Assistant && rest[0].Content == d.streamed.String() &&
+			!(d.tokens && len(rest[0].Tokens) > 0) { // shown as text while it streamed: drawn again as tokens
 			d.committed = append(d.committed, rest[0])
 			rest = rest[1:]
 			d.streamed.Reset()
@@ -114,9 +157,7 @@ func (d *rawDoc) setMessages(msgs []session.Message, streaming bool) {
 		}
 	}
 	for _, m := range rest {
-		if m.Role != session.System {
-			d.add(m.Role, sanitizeDisplay(m.Content))
-		}
+		d.addMsg(m)
 		d.committed = append(d.committed, m)
 	}
 	if !ok && streaming {
@@ -137,9 +178,10 @@ func (d *rawDoc) last() (session.Message, bool) {
 	return d.committed[len(d.committed)-1], true
 }
 
-// wrapPainted wraps one paragraph that may hold painted spans. A span cut by
-// a line break is closed at the end of the line and opened again on the
-// next, so every line stands alone (the view shows any window of lines).
+// wrapPainted wraps one paragraph that may hold painted spans (each one
+// SGR sequence, text, and a reset: a look). A span cut by a line break is
+// closed at the end of the line and opened again on the next, so every
+// line stands alone (the view shows any window of lines).
 func (s *styles) wrapPainted(p string, width int) []string {
 	width = max(1, width)
 	wrapped := p
@@ -147,25 +189,43 @@ func (s *styles) wrapPainted(p string, width int) []string {
 		wrapped = ansi.Wrap(p, width, "")
 	}
 	lines := strings.Split(wrapped, "\n")
-	inside := false
+	open := "" // the span's SGR a line ends inside
 	for i, l := range lines {
 		out := l
 		if !s.plain {
-			if inside {
-				out = s.user.pre + out
-			}
-			if a, b := strings.LastIndex(l, s.user.pre), strings.LastIndex(l, s.user.post); a > b {
-				inside = true
-			} else if b > a {
-				inside = false
-			}
-			if inside {
-				out += s.user.post
+			out = open + out
+			open = openSGR(l, open)
+			if open != "" {
+				out += "\x1b[m"
 			}
 		}
 		lines[i] = padTo(out, ansi.StringWidth(out), width)
 	}
 	return lines
+}
+
+// openSGR is the SGR sequence still in force at the end of l, given the
+// one in force at its start: the last one unless a reset followed it.
+func openSGR(l, open string) string {
+	for i := 0; i < len(l); {
+		j := strings.Index(l[i:], "\x1b[")
+		if j < 0 {
+			break
+		}
+		i += j
+		k := strings.IndexByte(l[i:], 'm')
+		if k < 0 {
+			break
+		}
+		seq := l[i : i+k+1]
+		if seq == "\x1b[m" || seq == "\x1b[0m" {
+			open = ""
+		} else {
+			open = seq
+		}
+		i += k + 1
+	}
+	return open
 }
 
 // invalidate paints and wraps the text again (the styles changed).
@@ -175,9 +235,7 @@ func (d *rawDoc) invalidate() {
 	d.open.Reset()
 	d.openWidth = 0
 	for _, m := range committed {
-		if m.Role != session.System {
-			d.add(m.Role, sanitizeDisplay(m.Content))
-		}
+		d.addMsg(m)
 		d.committed = append(d.committed, m)
 	}
 	if d.streamed.Len() > 0 {

@@ -26,6 +26,14 @@ type styles struct {
 	barEmpty  look
 	code      look // fenced code in replies
 	sel       look // the chosen row of a popup or the palette
+
+	// The views (views.go): the token view's heat map by probability
+	// bucket (heatBuckets), the same on an accepted draft guess, a prompt
+	// token served from the prefix cache; the KV map's block states.
+	heat      [len(heatBuckets) + 1]look
+	heatDraft [len(heatBuckets) + 1]look
+	cached    look
+	block     [5]look // by session.BlockState
 }
 
 // look is a style and the escape sequences that open and close it. Every
@@ -73,6 +81,19 @@ func newStyles(plain, light bool) *styles {
 		s.code = newLook(n().Foreground(c("3")))
 	}
 	s.sel = newLook(n().Reverse(true))
+	heat := []string{"2", "6", "3", "5", "1"} // green, cyan, yellow, magenta, red: likely to unlikely
+	for i, col := range heat {
+		s.heat[i] = newLook(n().Foreground(c(col)))
+		s.heatDraft[i] = newLook(n().Foreground(c(col)).Background(c("4")).Bold(true))
+	}
+	s.cached = newLook(n().Bold(true).Foreground(accent).Underline(true)) // a user's prompt token
+	for i, col := range []string{"", "2", "6", "3", "1"} {                // free, own, shared, cached, evicted
+		if col == "" {
+			s.block[i] = newLook(n().Faint(true))
+			continue
+		}
+		s.block[i] = newLook(n().Foreground(c(col)))
+	}
 	return s
 }
 

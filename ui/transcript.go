@@ -47,6 +47,14 @@ type transcript struct {
 	frame  uint64 // counts windows drawn
 	cached int    // lines held by msgs' renderings
 
+	// The token view (tokenview.go): messages with tokens are drawn as
+	// them, and so is the reply being streamed, from streamToks.
+	tokenView  bool
+	streamToks []session.Token
+	tokLines   []string // streamToks drawn at tokWidth
+	tokWidth   int
+	tokN       int
+
 	sel int // index in msgs of the message being edited, -1 if none
 }
 
@@ -86,6 +94,7 @@ func (t *transcript) setRaw(raw bool) {
 	t.msgs, t.rd, t.cached = nil, nil, 0
 	if raw {
 		t.rd = newRawDoc(t.st)
+		t.rd.tokens = t.tokenView
 	}
 	t.streamWidth = 0
 }
@@ -171,6 +180,9 @@ func (t *transcript) renderMessage(m session.Message, width int, selected bool) 
 		text := strings.TrimRight(sanitizeDisplay(m.Content), "\n")
 		return t.st.renderMarked(nil, "✎ ", "  ", func(s string) string { return t.st.r(t.st.warn, s) }, text, width, true)
 	}
+	if t.tokenView && len(m.Tokens) > 0 {
+		return t.st.renderTokens(m, width)
+	}
 	if t.md != nil && m.Role == session.Assistant {
 		text := strings.TrimRight(sanitizeDisplay(m.Content), "\n")
 		if ls := t.md.render(nil, text, width); len(ls) > 0 {
@@ -233,8 +245,47 @@ func (t *transcript) setLook(st *styles, markdown bool) {
 	t.streamWidth = 0
 }
 
+// setTokenView turns the token view on or off; what has tokens is drawn
+// again.
+func (t *transcript) setTokenView(on bool) {
+	if on == t.tokenView {
+		return
+	}
+	t.tokenView = on
+	if t.rd != nil {
+		t.rd.tokens = on
+		t.rd.invalidate()
+	}
+	for i := range t.msgs {
+		if len(t.msgs[i].msg.Tokens) > 0 {
+			t.invalidate(i)
+		}
+	}
+	t.tokN = -1
+}
+
+// appendStreamTokens adds tokens of the reply being streamed.
+func (t *transcript) appendStreamTokens(toks []session.Token) {
+	before := t.streamCount()
+	t.streamToks = append(t.streamToks, toks...)
+	t.keepAnchor(before, t.streamCount())
+}
+
+// streamTokenLines draws the streamed reply's tokens (all of them: a reply
+// is at most a context long).
+func (t *transcript) streamTokenLines() []string {
+	if t.tokN != len(t.streamToks) || t.tokWidth != t.width {
+		t.tokLines = t.st.renderTokens(session.Message{Role: session.Assistant, Tokens: t.streamToks}, t.width)
+		t.tokN, t.tokWidth = len(t.streamToks), t.width
+	}
+	return t.tokLines
+}
+
 // streamLines returns the stable and tail lines of the reply being streamed.
 func (t *transcript) streamLines() (stable, tail []string) {
+	if t.tokenView && len(t.streamToks) > 0 {
+		return nil, t.streamTokenLines()
+	}
 	if t.streamWidth != t.width && t.md != nil {
 		t.stable = t.stable[:0]
 		t.sc, t.mdAny = newMDScanner(), false
@@ -305,6 +356,7 @@ func (t *transcript) startStream() {
 		t.rd.streamed.Reset()
 	}
 	t.stream.Reset()
+	t.streamToks, t.tokN = nil, -1
 	t.stableEnd, t.pendingCR = 0, false
 	t.stable = t.stable[:0]
 	t.sc, t.mdAny = newMDScanner(), false
@@ -377,6 +429,7 @@ func (t *transcript) endStream() {
 	before := t.streamCount()
 	t.streaming = false
 	t.stream.Reset()
+	t.streamToks, t.tokN = nil, -1
 	t.stableEnd = 0
 	t.stable, t.tail = t.stable[:0], t.tail[:0]
 	t.keepAnchor(before, 0)
@@ -391,7 +444,7 @@ func (t *transcript) keepAnchor(before, after int) {
 }
 
 func sameMsg(a, b session.Message) bool {
-	return a.Role == b.Role && a.Content == b.Content && a.Dropped == b.Dropped
+	return a.Role == b.Role && a.Content == b.Content && a.Dropped == b.Dropped && len(a.Tokens) == len(b.Tokens)
 }
 
 // setMessages replaces the finished messages, reusing the rendering of every
@@ -425,6 +478,7 @@ func (t *transcript) setMessages(msgs []session.Message) {
 	type key struct {
 		role    session.Role
 		content string
+		tokens  int
 	}
 	var reuse map[key]entry
 	if k < len(t.msgs) && k < len(msgs) {
@@ -432,13 +486,13 @@ func (t *transcript) setMessages(msgs []session.Message) {
 		// edit): keep the renderings we can still use.
 		reuse = make(map[key]entry, len(t.msgs)-k)
 		for _, e := range t.msgs[k:] {
-			reuse[key{e.msg.Role, e.msg.Content}] = e
+			reuse[key{e.msg.Role, e.msg.Content, len(e.msg.Tokens)}] = e
 		}
 	}
 	next := make([]entry, k, len(msgs))
 	copy(next, t.msgs[:k])
 	for _, m := range msgs[k:] {
-		if e, ok := reuse[key{m.Role, m.Content}]; ok && e.msg.Dropped == m.Dropped {
+		if e, ok := reuse[key{m.Role, m.Content, len(m.Tokens)}]; ok && e.msg.Dropped == m.Dropped {
 			e.msg = m
 			next = append(next, e)
 			continue

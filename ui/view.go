@@ -14,8 +14,15 @@ import (
 type layout struct {
 	header, body, status, hint, input int // rows
 	panel                             bool
-	w, mainW                          int // terminal and transcript columns
+	w, mainW                          int    // terminal and transcript columns
+	dock                              [4]int // rows of the views' dock at the bottom of the body (views.go)
 }
+
+// docked is the dock's rows in all.
+func (l layout) docked() int { return l.dock[0] + l.dock[1] + l.dock[2] + l.dock[3] }
+
+// trRows is the transcript's rows: the body above the dock.
+func (l layout) trRows() int { return l.body - l.docked() }
 
 func (m *model) layout() layout {
 	w, h := m.width, m.height
@@ -40,6 +47,7 @@ func (m *model) layout() layout {
 		}
 	}
 	l.body = max(0, rem-l.header-l.status-l.hint)
+	l.dock = m.dockPlan(l.body, l.mainW)
 	return l
 }
 
@@ -111,8 +119,17 @@ func (m *model) appendBody(rows []string, l layout) []string {
 	if m.tr.empty() {
 		left = m.emptyLines()
 	} else {
-		left = m.tr.window(l.body)
+		left = m.tr.window(l.trRows())
 		exact = m.tr.width == l.mainW
+	}
+	if l.docked() > 0 {
+		if len(left) > l.trRows() {
+			left = left[:l.trRows()]
+		}
+		for len(left) < l.trRows() {
+			left = append(left, strings.Repeat(" ", l.mainW))
+		}
+		left = append(left, m.dockLines(l.dock, l.body, l.mainW)...)
 	}
 	blank := strings.Repeat(" ", l.mainW)
 	full := make([]string, l.body)
@@ -212,6 +229,8 @@ func (m *model) hintText() string {
 		return m.st.r(m.st.warn, fmt.Sprintf("↑ %d lines up · PgDn or Ctrl+End to follow", m.tr.offset))
 	case m.backendStatus() != "":
 		return m.st.r(m.st.busy, m.backendStatus()+"…")
+	case m.busy && m.vals.Step && !m.stopping:
+		return m.st.r(m.st.busy, "step mode") + m.st.r(m.st.dim, " · "+m.keyHints([2]string{"step", "next token"}, [2]string{"stop", "leaves step mode"}, [2]string{"quit", "stop"}))
 	case m.busy && m.stats.GenTokens == 0 && !m.stopping:
 		what := "reading the prompt"
 		if n := m.stats.PromptTokens - m.stats.ReusedTokens; n > 0 {

@@ -51,6 +51,14 @@ type Values struct {
 	LengthPenalty float64  // beam search: a hypothesis scores logp / length^α
 
 	Theme string // "auto", "dark", "light"
+
+	// The views of the TUI (next-token, token heat map, KV block map,
+	// sparklines), each shown or not, and step mode: generation waits for
+	// a key before each token.
+	ViewNext, ViewTokens, ViewKV, ViewSpark, Step bool
+
+	TopLogprobs int    // headless --json: each token's N likeliest alternatives
+	Trace       string // headless: one JSON line per step to this file
 }
 
 // Kind is how a setting's text is read.
@@ -108,6 +116,9 @@ type Setting struct {
 	Ladder []float64
 	Keys   []Key
 	Label  string // short name in the panel ("" = not in the panel's list)
+	// View is the name /view gives a view of the TUI (its key toggles it;
+	// the panel lists the views that are on); "" for other settings.
+	View string
 	// Always: the panel shows it even at its default (others only when set).
 	Always bool
 	Help   string
@@ -140,6 +151,17 @@ func Lookup(name string) *Setting {
 		}
 	}
 	return nil
+}
+
+// Views are the settings that are views of the TUI, in table order.
+func Views() []*Setting {
+	var out []*Setting
+	for _, s := range table {
+		if s.View != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // Names are the names of the settings that can be given where w says.

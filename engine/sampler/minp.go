@@ -7,15 +7,16 @@ import "math"
 // unless 0 < m < 1.
 //
 // e holds exp(logit - max); prob/maxprob is exactly e, so the test needs no
-// normalisation.
-func (s *Sampler) minP(e []float64) {
+// normalisation. It reports whether it was on.
+func (s *Sampler) minP(e []float64) bool {
 	m := s.p.MinP
 	if !(m > 0 && m < 1) {
-		return
+		return false
 	}
 	for i, v := range e {
 		if v < m {
 			e[i], s.work[i] = 0, math.Inf(-1)
 		}
 	}
+	return true
 }

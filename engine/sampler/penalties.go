@@ -7,12 +7,12 @@ const DefaultPenaltyWindow = 64
 // penalize applies, to every id seen in the last PenaltyWindow ids of history
 // (llama.cpp's order): the repeat penalty once per id (positive logits are
 // divided by it, the others multiplied), then minus FrequencyPenalty times
-// its count, then minus PresencePenalty.
-func (s *Sampler) penalize(history []int) {
+// its count, then minus PresencePenalty. It reports whether any was on.
+func (s *Sampler) penalize(history []int) bool {
 	rep, freq, pres := s.p.RepeatPenalty, s.p.FrequencyPenalty, s.p.PresencePenalty
 	useRep := rep != 0 && rep != 1
 	if !useRep && freq == 0 && pres == 0 {
-		return
+		return false
 	}
 	n := s.p.PenaltyWindow
 	if n <= 0 {
@@ -43,4 +43,5 @@ func (s *Sampler) penalize(history []int) {
 		}
 		w[id] = clean(v - c*freq - pres)
 	}
+	return true
 }

@@ -52,6 +52,20 @@ func Stages() []Stage {
 	}
 }
 
+// Stage indices: positions in Stages() (and in Trace).
+const (
+	StageMask = iota
+	StagePenalties
+	StageGreedy
+	StageTemperature
+	StageTopK
+	StageTopP
+	StageMinP
+	StageSoftmax
+	StageDraw
+	NumStages
+)
+
 // ErrNoCandidates is returned when every logit is -Inf or NaN.
 var ErrNoCandidates = errors.New("sampler: no finite logit to sample from")
 
@@ -64,6 +78,7 @@ type Sampler struct {
 	rng *rand.Rand
 
 	mask   []uint64  // SetMask's allowed ids; nil: all
+	trace  *Trace    // SetTrace's record of the next calls; nil: none
 	work   []float64 // the logits being filtered; -Inf = removed
 	probs  []float64 // final distribution of the last call (also scratch for exp)
 	counts []int32   // penalty occurrence counts, all zero between calls
@@ -127,7 +142,9 @@ func (s *Sampler) Sample(logits []float32, history []int) (int, error) {
 	if err != nil || s.p.Greedy {
 		return best, err
 	}
-	return s.Draw(s.probs), nil
+	id := s.Draw(s.probs)
+	s.note(StageDraw, true)
+	return id, nil
 }
 
 // Dist is the distribution Sample would draw from (the filtered, normalised
@@ -149,7 +166,8 @@ func (s *Sampler) dist(logits []float32, history []int) (int, error) {
 	}
 	w := s.work
 	s.load(logits)
-	s.penalize(history)
+	s.begin()
+	s.note(StagePenalties, s.penalize(history))
 
 	if s.p.Greedy {
 		best := argmax(w)
@@ -158,11 +176,12 @@ func (s *Sampler) dist(logits []float32, history []int) (int, error) {
 		}
 		clear(s.probs)
 		s.probs[best] = 1
+		s.note(StageGreedy, true)
 		return best, nil
 	}
 
-	s.temperature()
-	s.topK()
+	s.note(StageTemperature, s.temperature())
+	s.note(StageTopK, s.topK())
 	// From here on the maximum logit never changes (top-k, top-p and min-p
 	// always keep it), so exp(l - max) is computed once and reused.
 	max := w[argmaxOr0(w)]
@@ -173,9 +192,10 @@ func (s *Sampler) dist(logits []float32, history []int) (int, error) {
 	for i, v := range w {
 		e[i] = math.Exp(v - max) // exp(-Inf) = 0 for removed ids
 	}
-	s.topP(e)
-	s.minP(e)
+	s.note(StageTopP, s.topP(e))
+	s.note(StageMinP, s.minP(e))
 	normalize(e)
+	s.note(StageSoftmax, true)
 	return -1, nil
 }
 

@@ -4,11 +4,12 @@ package sampler
 // samples (it is not greedy).
 const minTemperature = 1e-6
 
-// temperature divides the logits by max(T, 1e-6) unless T == 1.
-func (s *Sampler) temperature() {
+// temperature divides the logits by max(T, 1e-6) unless T == 1. It
+// reports whether it did.
+func (s *Sampler) temperature() bool {
 	t := s.p.Temperature
 	if t == 1 {
-		return
+		return false
 	}
 	if !(t > minTemperature) { // also catches NaN
 		t = minTemperature
@@ -16,4 +17,5 @@ func (s *Sampler) temperature() {
 	for i, v := range s.work {
 		s.work[i] = clean(v / t)
 	}
+	return true
 }

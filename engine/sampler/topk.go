@@ -4,12 +4,12 @@ import "math"
 
 // topK keeps the logits >= the k-th largest and sets the rest to -Inf, so
 // every id tied with the k-th value survives (torch.topk threshold, §7.1).
-// Off when k <= 0 or k >= vocab.
-func (s *Sampler) topK() {
+// Off when k <= 0 or k >= vocab; it reports whether it was on.
+func (s *Sampler) topK() bool {
 	k := s.p.TopK
 	w := s.work
 	if k <= 0 || k >= len(w) {
-		return
+		return false
 	}
 	th := kthLargest(w, k, s.heap[:0])
 	for i, v := range w {
@@ -17,6 +17,7 @@ func (s *Sampler) topK() {
 			w[i] = math.Inf(-1)
 		}
 	}
+	return true
 }
 
 // kthLargest returns the k-th largest value of w (1-based, duplicates

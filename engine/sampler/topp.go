@@ -20,10 +20,11 @@ import (
 // the one where the mass crosses p are kept whole and buckets below it
 // removed whole, without sorting; only the crossing bucket is sorted and
 // walked id by id. That is the sorted cumulative sum, computed per bucket.
-func (s *Sampler) topP(e []float64) {
+// It reports whether it was on.
+func (s *Sampler) topP(e []float64) bool {
 	p := s.p.TopP
 	if !(p > 0 && p < 1) {
-		return
+		return false
 	}
 	w := s.work
 	z := 0.0
@@ -80,13 +81,14 @@ func (s *Sampler) topP(e []float64) {
 		}
 	}
 	if cut < 0 {
-		return // rounding kept everything
+		return true // rounding kept everything
 	}
 	for i, v := range e {
 		if v > 0 && logitBucket(max-w[i]) > cut {
 			e[i], w[i] = 0, math.Inf(-1)
 		}
 	}
+	return true
 }
 
 const (

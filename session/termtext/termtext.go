@@ -88,6 +88,18 @@ func Escape(s string) string {
 	return b.String()
 }
 
+// Token is one token's bytes as a label (the next-token view): Escape,
+// with newline, tab and carriage return escaped too (\n, \t, \r), so a
+// token shows what it holds on one row — an invalid or partial UTF-8 byte
+// as \xNN.
+func Token(s string) string {
+	e := Escape(s)
+	if !strings.ContainsAny(e, "\n\t\r") {
+		return e
+	}
+	return strings.NewReplacer("\n", `\n`, "\t", `\t`, "\r", `\r`).Replace(e)
+}
+
 // Safe reports whether s is valid UTF-8 without control characters other
 // than "\n" (and "\t" when tabs are allowed) and without bidi overrides:
 // text that can go to the terminal as it is.

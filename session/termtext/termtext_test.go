@@ -36,6 +36,14 @@ func TestEscape(t *testing.T) {
 	}
 }
 
+func TestToken(t *testing.T) {
+	for in, want := range map[string]string{" cat": " cat", "\n": `\n`, "\t\r": `\t\r`, "\xe6\x97": `\xe6\x97`, "\x1b[2J": `\x1b[2J`, "日": "日"} {
+		if got := Token(in); got != want {
+			t.Errorf("Token(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestJSON(t *testing.T) {
 	doc := "{\"name\":\"a\u0085b\u009b2J\u202e\x7f\"}\n"
 	if got, want := JSON(doc), `{"name":"a\u0085b\u009b2J\u202e\u007f"}`+"\n"; got != want {
@@ -52,13 +60,16 @@ func TestJSON(t *testing.T) {
 func FuzzSanitise(f *testing.F) {
 	f.Add(raw)
 	f.Fuzz(func(t *testing.T, s string) {
-		for name, out := range map[string]string{"Clean": Clean(s, true), "Line": Line(s), "Escape": Escape(s), "JSON": JSON(s)} {
+		for name, out := range map[string]string{"Clean": Clean(s, true), "Line": Line(s), "Escape": Escape(s), "JSON": JSON(s), "Token": Token(s)} {
 			if !Safe(out, true) {
 				t.Fatalf("%s(%q) = %q is not safe", name, s, out)
 			}
 			if strings.ContainsAny(out, "\x1b\r") {
 				t.Fatalf("%s(%q) = %q", name, s, out)
 			}
+		}
+		if strings.ContainsAny(Token(s), "\n\t") {
+			t.Fatalf("Token(%q) = %q is not one row", s, Token(s))
 		}
 		if strings.Contains(Line(s), "\n") {
 			t.Fatalf("Line(%q) has a newline", s)
