@@ -303,6 +303,9 @@ func WriteUsage(w io.Writer) {
 }
 
 func argName(s *settings.Setting) string {
+	if s.Arg != "" {
+		return s.Arg
+	}
 	switch s.Kind {
 	case settings.Bool:
 		return ""

@@ -116,6 +116,7 @@ type Setting struct {
 	Ladder []float64
 	Keys   []Key
 	Label  string // short name in the panel ("" = not in the panel's list)
+	Arg    string // the value's name in chat -h ("" = from Kind: N, X, TEXT...)
 	// View is the name /view gives a view of the TUI (its key toggles it;
 	// the panel lists the views that are on); "" for other settings.
 	View string
