@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"sync"
+	"unsafe"
 
 	"chat/models/gguf"
 )
@@ -46,6 +47,10 @@ func MatMulF16(out []float32, w []uint16, x []float32, rows, cols, n int) {
 	}
 	if gemmOK(rows, cols, n) && gemmAVX512 {
 		gemmMatMulF16(out, w, x, rows, cols, n)
+		return
+	}
+	if pairTilesOK(cols, n) {
+		pairMatMul(opPair, out, unsafe.Pointer(unsafe.SliceData(w)), 2, x, rows, cols, n)
 		return
 	}
 	if rows*cols*n >= parallelMin {

@@ -52,7 +52,10 @@
 // wait for the pool but computes its product on its own goroutine.
 package kernels
 
-import "fmt"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // MatVec computes out[r] = dot(w[r*cols:(r+1)*cols], x) for r < rows.
 // w is row-major [rows][cols]; len(x) >= cols, len(out) >= rows.
@@ -78,6 +81,10 @@ func MatMul(out, w, x []float32, rows, cols, n int) {
 	}
 	if gemmOK(rows, cols, n) {
 		gemmMatMul(out, w, x, rows, cols, n)
+		return
+	}
+	if pairTilesOK(cols, n) {
+		pairMatMul(opPair, out, unsafe.Pointer(unsafe.SliceData(w)), 4, x, rows, cols, n)
 		return
 	}
 	if rows*cols*n < parallelMin || !defaultPool.run(opMatMul, out, w, x, rows, cols, n) {

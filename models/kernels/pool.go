@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // parallelMin is the product size (rows*cols*tokens; twice this for the
@@ -55,6 +56,7 @@ const (
 	opMatVecF16
 	opMatMulF16
 	opGEMMF16 // MatMulF16's GEMM path: j.wh, j.dx the packed x
+	opPair    // the float pair tiles (pairtile.go): j.wp, j.eb, j.dx the packed x
 )
 
 // Worker states. The caller moves idle→posted; the worker takes a job with
@@ -90,9 +92,11 @@ type job struct {
 	// block products: GGUF weight blocks wb, Q8_K activation sums xsum.
 	wb            []byte
 	xsum          []int16
-	wh            []uint16 // f16 weights (f16.go)
-	qf            qfProd   // qf.go
-	l4            l4Prod   // lut4.go
+	wh            []uint16       // f16 weights (f16.go)
+	wp            unsafe.Pointer // float32 or f16 weights of the pair tiles
+	eb            int            // their bytes per weight
+	qf            qfProd         // qf.go
+	l4            l4Prod         // lut4.go
 	bt            batch
 	chunk, chunks int
 	_             [64]byte
@@ -198,7 +202,7 @@ func (p *pool) exec(gran int) {
 	}
 	// Don't keep the operands alive.
 	j.out, j.w, j.x, j.qw, j.sw, j.qx, j.dx = nil, nil, nil, nil, nil, nil, nil
-	j.wb, j.xsum, j.wh = nil, nil, nil
+	j.wb, j.xsum, j.wh, j.wp = nil, nil, nil, nil
 	j.qf, j.l4 = qfProd{}, l4Prod{}
 	j.bt = batch{}
 	p.mu.Unlock()
@@ -239,6 +243,8 @@ func (j *job) drain() {
 			matVecF16Range(j.out, j.wh, j.x, j.cols, r0, r1)
 		case opMatMulF16:
 			matMulF16Range(j.out, j.wh, j.x, j.rows, j.cols, j.n, r0, r1)
+		case opPair:
+			pairRange(j.out, j.wp, j.eb, j.dx, j.rows, j.cols, j.n, r0, r1)
 		case opGEMMF16:
 			gemmRangeF16(j.out, j.wh, j.x, j.dx, j.rows, j.cols, j.n, r0, r1)
 		}
