@@ -57,6 +57,7 @@ const (
 	opMatMulF16
 	opGEMMF16 // MatMulF16's GEMM path: j.wh, j.dx the packed x
 	opPair    // the float pair tiles (pairtile.go): j.wp, j.eb, j.dx the packed x
+	opIL      // the interleaved-block products (ilblock.go): j.il, rows = row groups
 )
 
 // Worker states. The caller moves idle→posted; the worker takes a job with
@@ -97,6 +98,7 @@ type job struct {
 	eb            int            // their bytes per weight
 	qf            qfProd         // qf.go
 	l4            l4Prod         // lut4.go
+	il            ilProd         // ilblock.go
 	bt            batch
 	chunk, chunks int
 	_             [64]byte
@@ -203,7 +205,7 @@ func (p *pool) exec(gran int) {
 	// Don't keep the operands alive.
 	j.out, j.w, j.x, j.qw, j.sw, j.qx, j.dx = nil, nil, nil, nil, nil, nil, nil
 	j.wb, j.xsum, j.wh, j.wp = nil, nil, nil, nil
-	j.qf, j.l4 = qfProd{}, l4Prod{}
+	j.qf, j.l4, j.il = qfProd{}, l4Prod{}, ilProd{}
 	j.bt = batch{}
 	p.mu.Unlock()
 }
@@ -243,6 +245,8 @@ func (j *job) drain() {
 			matVecF16Range(j.out, j.wh, j.x, j.cols, r0, r1)
 		case opMatMulF16:
 			matMulF16Range(j.out, j.wh, j.x, j.rows, j.cols, j.n, r0, r1)
+		case opIL:
+			j.il.run(r0, r1)
 		case opPair:
 			pairRange(j.out, j.wp, j.eb, j.dx, j.rows, j.cols, j.n, r0, r1)
 		case opGEMMF16:

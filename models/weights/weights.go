@@ -5,9 +5,10 @@
 //	f32.go    float32 (a view of the file where it can be)
 //	f16.go    IEEE half, widened in registers; activations rounded to f16 (ggml)
 //	bf16.go   bfloat16, widened at load; activations rounded to bf16 (ggml)
-//	q8_0.go   GGUF Q8_0 blocks, with ggml's Q8_0 activations (also used by Q4_0, Q5_0)
-//	q4_0.go   GGUF Q4_0 blocks
-//	q5_0.go   GGUF Q5_0, unpacked to int8 blocks
+//	il.go     32-value integer blocks interleaved by 16 rows, with ggml's Q8_0 activations:
+//	q8_0.go   GGUF Q8_0
+//	q4_0.go   GGUF Q4_0
+//	q5_0.go   GGUF Q5_0, unpacked to int8 values
 //	q4_1.go   GGUF Q4_1, Q5_1 and other types without a kernel: widened at load
 //	q4_k.go   GGUF Q4_K super-blocks, with ggml's Q8_K activations (also Q5_K, Q6_K)
 //	q5_k.go   GGUF Q5_K
@@ -29,6 +30,7 @@ import (
 	"strings"
 
 	"chat/models/gguf"
+	"chat/models/kernels"
 )
 
 // Linear is a [Rows][Cols] row-major weight matrix in one storage format.
@@ -145,9 +147,9 @@ func FromGGUF(t gguf.Type, raw []byte, rows, cols int) (Linear, error) {
 		return &F16{rows: rows, cols: cols, h: u16View(raw)}, nil
 	case gguf.TypeBF16:
 		return newBF16(raw, rows, cols), nil
-	case gguf.TypeQ5_0:
-		return newQ5_0(raw, rows, cols), nil
-	case gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K:
+	case gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ5_0:
+		return newInterleaved(t, raw, rows, cols), nil
+	case gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K:
 		return &Blocks{rows: rows, cols: cols, raw: raw, k: blockKinds[t]}, nil
 	}
 	if !gguf.CanDequantize(t) {
@@ -160,11 +162,12 @@ func FromGGUF(t gguf.Type, raw []byte, rows, cols int) (Linear, error) {
 // a format's kernel takes them, and dequantised weights. It grows to the
 // largest product it has seen and is not safe for concurrent use.
 type Scratch struct {
-	q    []int8    // quantised activations [n][cols]
-	d    []float32 // their block scales
-	sums []int16   // Q8_K sums per 16 values
-	f    []float32 // rounded activations, or dequantised weights
-	xs   []float32 // per-token scales (int8-a8)
+	il   kernels.ILAct // activations quantised for an interleaved product
+	q    []int8        // quantised activations [n][cols]
+	d    []float32     // their block scales
+	sums []int16       // Q8_K sums per 16 values
+	f    []float32     // rounded activations, or dequantised weights
+	xs   []float32     // per-token scales (int8-a8)
 }
 
 func (s *Scratch) int8s(n int) []int8 {

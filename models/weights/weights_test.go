@@ -301,13 +301,12 @@ func TestE4M3Rounding(t *testing.T) {
 func TestQuantizeQ8_0Act(t *testing.T) {
 	x := make([]float32, 64)
 	x[0], x[1], x[2], x[3] = 127, 2.5, 3.5, -0.5 // scale 1: ties go to even
-	var s Scratch
-	a := quantizeQ8_0(x, 1, 64, &s)
-	if a.q[0] != 127 || a.q[1] != 2 || a.q[2] != 4 || a.q[3] != 0 || a.d[0] != 1 {
-		t.Errorf("q = %v, d = %v", a.q[:4], a.d)
-	}
-	if a.d[1] != 0 || a.q[40] != 0 {
-		t.Errorf("zero block: d %v q %v", a.d[1], a.q[40])
+	var a kernels.ILAct
+	a.Quantize(x, 1, 64, kernels.IL8)
+	got := make([]float32, 64)
+	a.Values(got, 0)
+	if got[0] != 127 || got[1] != 2 || got[2] != 4 || got[3] != 0 || got[40] != 0 {
+		t.Errorf("activation %v", got[:4])
 	}
 }
 
