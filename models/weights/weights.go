@@ -14,11 +14,15 @@
 //	q5_k.go   GGUF Q5_K
 //	q6_k.go   GGUF Q6_K
 //	int8.go   the course's int8 rows (quantize_int8), and int8-a8
-//	int4.go   int4 groups of 32, 64 or 128
-//	fp8.go    fp8 E4M3 rows
+//	int4.go   int4 groups of 32, 64 or 128 (and -a8: int8 activations)
+//	nf4.go    QLoRA's NormalFloat4 in groups
+//	gptq.go   int4 groups by GPTQ, calibrated on a text's activations
+//	awq.go    int4 groups by AWQ, calibrated on a text's activations
+//	fp8.go    fp8 E4M3 and E5M2 rows
 //
 // Any format can be made from float32 weights (FromFloat, Convert), so any
-// model runs in any format. A product takes its activations the way the
+// model runs in any format; GPTQ and AWQ also need the activations each
+// matrix multiplies on a calibration text (FromCalib, ConvertCalib). A product takes its activations the way the
 // format's kernel does — rounded to f16, quantised to Q8_0 or Q8_K blocks, or
 // as float32 — in a Scratch that the caller owns; nothing allocates once the
 // scratch has grown to the largest product.
@@ -56,9 +60,11 @@ type Linear interface {
 }
 
 // format is one entry of the registry: how to make the format from float32
-// rows.
+// rows, or, for a calibrated format, from float32 rows and the activations
+// the matrix multiplies (x [n][cols]).
 type format struct {
 	fromFloat func(w []float32, rows, cols int) (Linear, error)
+	fromCalib func(w []float32, rows, cols int, x []float32, n int) (Linear, error)
 }
 
 // formats is filled by each format's file.
@@ -85,7 +91,8 @@ func CheckFormat(name string) error {
 	return fmt.Errorf("weights: unknown format %q (want %s)", name, strings.Join(Formats(), ", "))
 }
 
-// FromFloat encodes the row-major [rows][cols] matrix w in format name.
+// FromFloat encodes the row-major [rows][cols] matrix w in format name; a
+// calibrated format needs FromCalib.
 func FromFloat(name string, w []float32, rows, cols int) (Linear, error) {
 	f, ok := formats[name]
 	if !ok {
@@ -94,7 +101,36 @@ func FromFloat(name string, w []float32, rows, cols int) (Linear, error) {
 	if rows <= 0 || cols <= 0 || len(w) != rows*cols {
 		return nil, fmt.Errorf("weights: %s: %d values for shape [%d][%d]", name, len(w), rows, cols)
 	}
+	if f.fromFloat == nil {
+		return nil, fmt.Errorf("weights: %s is calibrated on the activations of a text (give one with --calib FILE)", name)
+	}
 	return f.fromFloat(w, rows, cols)
+}
+
+// Calibrated reports whether format name learns from the activations its
+// matrices multiply (GPTQ, AWQ), so FromCalib makes it.
+func Calibrated(name string) bool { return formats[name].fromCalib != nil }
+
+// FromCalib is FromFloat for any format, with the calibration activations
+// x ([n][cols], the inputs the matrix sees on a text) that a calibrated
+// format needs; other formats ignore them.
+func FromCalib(name string, w []float32, rows, cols int, x []float32, n int) (Linear, error) {
+	f, ok := formats[name]
+	if !ok || f.fromCalib == nil {
+		return FromFloat(name, w, rows, cols)
+	}
+	if rows <= 0 || cols <= 0 || len(w) != rows*cols || n < 1 || len(x) < n*cols {
+		return nil, fmt.Errorf("weights: %s: %d values for shape [%d][%d] with %d calibration values for %d rows", name, len(w), rows, cols, len(x), n)
+	}
+	return f.fromCalib(w, rows, cols, x, n)
+}
+
+// ConvertCalib is Convert with calibration activations (FromCalib).
+func ConvertCalib(l Linear, name string, x []float32, n int) (Linear, error) {
+	if l.Format() == name {
+		return l, nil
+	}
+	return FromCalib(name, Dequantize(l), l.Rows(), l.Cols(), x, n)
 }
 
 // ShapeError is a block format asked to hold rows that are not a whole
