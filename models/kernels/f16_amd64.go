@@ -59,3 +59,10 @@ func widenF16AVX2(dst *float32, src *uint16, n int)
 func widenF16Asm(dst []float32, src []uint16) {
 	widenF16AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), len(src))
 }
+
+//go:noescape
+func roundF16AVX2(dst, src *float32, n int)
+
+func roundF16Asm(dst, src []float32) {
+	roundF16AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), len(src))
+}

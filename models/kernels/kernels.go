@@ -13,12 +13,13 @@
 // AVX-512 and VNNI variants keep every output's float order, so results do
 // not depend on the kernel set unless a doc says so):
 //
-//   - float32: MatVec, MatMul (batched prefill); MatMul takes a register-tiled
-//     GEMM for 16+ tokens only with CHAT_GEMM=1 (gemm.go: its sums are not
-//     bitwise MatVec's).
+//   - float32: MatVec, MatMul (batched prefill and decode); MatMul takes a
+//     register-tiled GEMM for 16+ tokens (gemm.go: its sums are not bitwise
+//     MatVec's; CHAT_GEMM=0 turns it off), and below that AVX-512 pair tiles
+//     (pairtile.go) or AVX2 4×3 tiles, bitwise MatVec's.
 //   - float16 weights widened in registers: MatVecF16, MatMulF16 (f16.go),
 //     bitwise equal to MatVec/MatMul on the widened weights (MatMulF16 takes
-//     the GEMM with CHAT_GEMM=1, f16gemm.go).
+//     the GEMM for 16+ tokens on AVX-512, f16gemm.go).
 //   - quantized weights dequantized in registers against float32 activations,
 //     bitwise MatVec/MatMul of the dequantized weights: int8 with a scale per
 //     row (the course's exact Int8Linear), MatVecI8F32 and MatMulI8F32
@@ -70,9 +71,9 @@ func MatVec(out, w, x []float32, rows, cols int) {
 // out[t*rows+r] = dot(w[r*cols:(r+1)*cols], x[t*cols:(t+1)*cols]).
 // So out is [n][rows] and x is [n][cols], both row-major. Each weight row is
 // read once per tile of tokens instead of once per token. The result is
-// bitwise equal to n calls of MatVec, except with CHAT_GEMM=1 (gemm.go): then
-// batches of 16+ tokens take a faster register-tiled GEMM whose sums round
-// differently.
+// bitwise equal to n calls of MatVec, except that batches of 16+ tokens take
+// a faster register-tiled GEMM whose sums round differently (gemm.go;
+// CHAT_GEMM=0 turns it off).
 func MatMul(out, w, x []float32, rows, cols, n int) {
 	checkMat("MatMul", out, w, x, rows, cols, n)
 	if n == 1 {

@@ -176,24 +176,30 @@ func TestKernelRatios(t *testing.T) {
 	}
 	wh := randF16(rng, rows*cols)
 	for _, l := range levels {
-		row(fmt.Sprintf("MatMulF16 GEMM (CHAT_GEMM=1) %dx%dx%d", rows, cols, n), l, func() {
-			gemmEnabled = true
+		row(fmt.Sprintf("MatMulF16 GEMM vs tiles %dx%dx%d", rows, cols, n), l, func() {
 			MatMulF16(bout, wh, xb, rows, cols, n)
-			gemmEnabled = false
-		}, l, func() { MatMulF16(bout, wh, xb, rows, cols, n) })
+		}, l, func() {
+			defer SetGEMM(SetGEMM(false))
+			MatMulF16(bout, wh, xb, rows, cols, n)
+		})
+	}
+	wf0 := randVec(rng, rows*cols)
+	for _, l := range levels {
+		row(fmt.Sprintf("MatMul F32 GEMM vs tiles %dx%dx%d", rows, cols, n), l, func() {
+			MatMul(bout, wf0, xb, rows, cols, n)
+		}, l, func() {
+			defer SetGEMM(SetGEMM(false))
+			MatMul(bout, wf0, xb, rows, cols, n)
+		})
 	}
 	wf := randVec(rng, rows*cols)
 	if !runnable(isaAVX512) {
 		return
 	}
 	row(fmt.Sprintf("MatMul F32 GEMM tiles %dx%dx%d", rows, cols, n), isaAVX512, func() {
-		gemmEnabled = true
 		MatMul(bout, wf, xb, rows, cols, n)
-		gemmEnabled = false
 	}, isaAVX2, func() {
-		gemmEnabled = true
 		MatMul(bout, wf, xb, rows, cols, n)
-		gemmEnabled = false
 	})
 	fmt.Println(strings.Repeat("-", 40))
 }
