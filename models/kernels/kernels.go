@@ -28,15 +28,15 @@
 //     groups, NF4), MatVecLUT4 and MatMulLUT4 (lut4.go). ScaleI8,
 //     DequantizeFP8 and DequantizeLUT4 write those weights.
 //   - int8, activations quantized by the caller once per vector: MatVecI8
-//     (per-row scales), MatVecQ8_0 (blocks of 32), and their batched
-//     MatMulI8, MatMulQ8_0.
-//   - int4 groups with a Q8_0 activation (integer dots): MatVecInt4Q8,
-//     MatMulInt4Q8 (int4q8.go).
-//   - GGUF blocks as the raw tensor bytes (qblock.go): MatVecQ4_0,
-//     MatVecQ5_0, MatVecQ8_0Bytes with a Q8_0 activation; MatVecQ4_K,
+//     (per-row scales) and its batched MatMulI8 (quant.go, batch.go).
+//   - 32-value integer blocks interleaved by 16 rows (ilblock.go): GGUF
+//     Q8_0, Q5_0 and Q4_0 and int4 groups, repacked at load (PackILQ8_0,
+//     ...), with a Q8_0 activation (ILAct); MatMulIL for any number of
+//     tokens, one exact int32 sum and one FMA per block for each (row, token).
+//   - GGUF K-quants as the raw tensor bytes (qblock.go): MatVecQ4_K,
 //     MatVecQ5_K, MatVecQ6_K with a Q8_K activation (QuantizeQ8_K); batched
-//     MatMulQ4_0 ... MatMulQ6_K (batch.go), with register tiles for Q4_0, Q5_0,
-//     Q8_0, int4, Q4_K, Q5_K, Q6_K and the per-row int8 (qtile.go).
+//     MatMulQ4_K ... MatMulQ6_K (batch.go), with register tiles for them and
+//     the per-row int8 (qtile.go).
 //
 // Exp and Softmax (exp.go) are the vectorised float32 exponential and the
 // softmax built on it; SwiGLU fuses the gated MLP activation; AttnScores and

@@ -39,16 +39,11 @@ const (
 	opMatVec = iota
 	opMatMul
 	opMatVecI8
-	opMatVecQ8
-	opMatVecQ4_0
-	opMatVecQ8B // Q8_0 in GGUF's bytes
-	opMatVecQ5_0
 	opMatVecQ4K
 	opMatVecQ5K
 	opMatVecQ6K
-	opMatVecI4Q8 // int4 groups × Q8_0 activations (int4q8.go)
-	opBatch      // the batched products: job.bt
-	opMatVecQF   // float-activation products of quantized weights: j.qf
+	opBatch    // the batched products: job.bt
+	opMatVecQF // float-activation products of quantized weights: j.qf
 	opMatMulQF
 	opMatVecL4 // 4-bit table products: j.l4
 	opMatMulL4
@@ -225,10 +220,8 @@ func (j *job) drain() {
 			matMulRange(j.out, j.w, j.x, j.rows, j.cols, j.n, r0, r1)
 		case opMatVecI8:
 			matVecI8Range(j.out, j.qw, j.sw, j.qx, j.sx, j.cols, r0, r1)
-		case opMatVecQ8:
-			matVecQ8Range(j.out, j.qw, j.sw, j.qx, j.dx, j.cols, r0, r1)
-		case opMatVecQ4_0, opMatVecQ8B, opMatVecQ5_0, opMatVecQ4K, opMatVecQ5K, opMatVecQ6K, opMatVecI4Q8:
-			blockRange(j.op, j.out, j.wb, j.sw, j.n, j.qx, j.dx, j.xsum, j.cols, r0, r1)
+		case opMatVecQ4K, opMatVecQ5K, opMatVecQ6K:
+			blockRange(j.op, j.out, j.wb, j.qx, j.dx, j.xsum, j.cols, r0, r1)
 		case opBatch:
 			j.bt.run(r0, r1)
 		case opMatVecQF:
