@@ -216,3 +216,53 @@ func TestILActQuantize(t *testing.T) {
 		}
 	}
 }
+
+// TestILExtremes: Q8_0 weights of -128 (a GGUF file may hold them) and
+// activations at ±127 saturate nothing: every kernel set gives the Go
+// reference's bits, and those are the exact sums scaled.
+func TestILExtremes(t *testing.T) {
+	const rows, cols = 17, 256
+	nb := cols / Q8Block
+	raw := make([]byte, rows*nb*Q8_0Bytes)
+	for b := 0; b < rows*nb; b++ {
+		blk := raw[b*Q8_0Bytes:]
+		putF16(blk, 1)
+		for i := 2; i < Q8_0Bytes; i++ {
+			blk[i] = 0x80
+		}
+	}
+	w := make([]byte, ILBytes(IL8, rows, cols))
+	PackILQ8_0(w, raw, rows, cols)
+	x := make([]float32, 2*cols)
+	for i := range x {
+		x[i] = 127
+		if i%3 == 0 {
+			x[i] = -127
+		}
+	}
+	var a ILAct
+	a.Quantize(x, 2, cols, IL8)
+	want := make([]float32, 2*rows)
+	p := ilProd{k: IL8, w: w, a: &a, out: want, rows: rows, cols: cols}
+	p.runGo(0, 2)
+	for tok := 0; tok < 2; tok++ {
+		var s int64
+		for _, v := range x[tok*cols : (tok+1)*cols] {
+			s += -128 * int64(v)
+		}
+		if want[tok*rows] != float32(s) {
+			t.Fatalf("token %d: %v, want %d", tok, want[tok*rows], s)
+		}
+	}
+	for _, l := range impls() {
+		withImpl(l, func() {
+			got := make([]float32, 2*rows)
+			MatMulIL(IL8, got, w, nil, 0, &a, rows, cols)
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("%s: out[%d] = %v, Go %v", implName(l), i, got[i], want[i])
+				}
+			}
+		})
+	}
+}
