@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"testing"
 
@@ -264,5 +265,37 @@ func TestILExtremes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFMA32: fma32 rounds a·b+c once, as VFMADD231PS does: against the
+// exact sum (math/big) rounded to float32, on random operands and on sums
+// whose float64 rounding lands on a float32 tie.
+func TestFMA32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	check := func(a, b, c float32) {
+		exact := new(big.Float).SetPrec(200).SetFloat64(float64(a))
+		exact.Mul(exact, new(big.Float).SetFloat64(float64(b)))
+		exact.Add(exact, new(big.Float).SetFloat64(float64(c)))
+		want, _ := exact.Float32()
+		if got := fma32(a, b, c); got != want {
+			t.Fatalf("fma32(%g, %g, %g) = %g, want %g", a, b, c, got, want)
+		}
+	}
+	for i := 0; i < 200000; i++ {
+		a := float32(rng.IntN(1<<20) - 1<<19)
+		b := float32(math.Ldexp(rng.Float64()-0.5, rng.IntN(40)-20))
+		c := float32(math.Ldexp(rng.Float64()-0.5, rng.IntN(40)-20))
+		check(a, b, c)
+	}
+	// a·b = 2^-24 + 2^-41 + 2^-60-ish products next to 1: the float64 sum
+	// is a float32 tie only when the tail is lost.
+	for i := 0; i < 1000; i++ {
+		e := float32(math.Ldexp(1, -12))
+		a := e * (1 + float32(rng.IntN(64))*0x1p-23)
+		b := e * (1 + float32(rng.IntN(64))*0x1p-23)
+		check(a, b, 1)
+		check(-a, b, 1)
+		check(a, b, -1)
 	}
 }
