@@ -22,6 +22,11 @@ import sys
 # 8-token tile at about 60% of MatVec's streaming speed (4 KiB measured best
 # of 1-8 KiB on the AVX-512 host).
 PF = 4096
+# RPF: the same for the row-pair matvec (each of its 8 rows, once per 32
+# bytes): a decode step reads every weight once, and with it the float32
+# decode of bench110M read 25-26 GB/s of weights against 17-22 without
+# (BenchmarkStream: 32-34 on one core).
+RPF = 4096
 
 out = []
 
@@ -180,6 +185,10 @@ def rowpair(f16):
     p("\tSHRQ $3, CX")
     p(f"\tJZ   {name}_tail")
     p(f"{name}_loop:")
+    if RPF:
+        for k in range(4):
+            p(f"\tPREFETCHT0 {RPF}({ptr[k]})")
+            p(f"\tPREFETCHT0 {RPF}({ptr[k]})(R11*1)")
     p("\tVBROADCASTF32X8 (BX), Z8")
     for k in range(4):
         t = 10 + k
