@@ -29,6 +29,7 @@ import (
 	"chat/models/load"
 	"chat/models/quant/report"
 	"chat/models/regular"
+	"chat/models/weights"
 	"chat/session"
 	"chat/session/store"
 	"chat/session/termtext"
@@ -461,6 +462,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 	file := fs.String("prompt-file", "", "prompt text (default: ../shared/models/text/TinyStories-valid-head.txt if present)")
 	quantFmt := fs.String("quant", "", "weight format to run in (int8, int8-a8, int4-g32, fp8, q8_0, f16, ...; from float weights)")
 	batch := fs.Int("batch", 1, "sequences decoded together (different prompts); > 1 also measures one sequence alone and a rollout")
+	calib := fs.String("calib", "", "calibration text of GPTQ and AWQ formats (default: ../shared/models/text/TinyStories-valid-head.txt if present)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -485,7 +487,20 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "chat bench: %s cannot be quantized in memory\n", m.Info().Name)
 			return 1
 		}
-		if m, err = q.Quantize(*quantFmt); err != nil {
+		if weights.Calibrated(*quantFmt) {
+			c, ok := m.(models.CalibQuantizer)
+			text, err := heldOutText(*calib)
+			if err == nil && !ok {
+				err = fmt.Errorf("%s cannot be calibrated", m.Info().Name)
+			}
+			if err == nil {
+				m, err = c.QuantizeCalib(*quantFmt, text)
+			}
+			if err != nil {
+				fmt.Fprintln(stderr, "chat bench:", err)
+				return 1
+			}
+		} else if m, err = q.Quantize(*quantFmt); err != nil {
 			fmt.Fprintln(stderr, "chat bench:", err)
 			return 1
 		}
@@ -534,6 +549,7 @@ func quantReportCmd(args []string, stdout, stderr io.Writer) int {
 	model := fs.String("model", "", "float32 course checkpoint (default: the embedded model)")
 	text := fs.String("text", "", "held-out text (default: ../shared/models/text/TinyStories-valid-head.txt if present)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	calib := fs.String("calib", "", "calibration text of the GPTQ and AWQ rows (default: the held-out text's first tokens, which the windows then skip)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -553,7 +569,15 @@ func quantReportCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "chat quant-report:", err)
 		return 1
 	}
-	t, err := report.Report(m, txt, report.Options{})
+	opt := report.Options{CalibText: txt, CalibHeldOut: true}
+	if *calib != "" {
+		if opt.CalibText, err = heldOutText(*calib); err != nil {
+			fmt.Fprintln(stderr, "chat quant-report:", err)
+			return 1
+		}
+		opt.CalibHeldOut = false
+	}
+	t, err := report.Report(m, txt, opt)
 	if err != nil {
 		fmt.Fprintln(stderr, "chat quant-report:", err)
 		return 1

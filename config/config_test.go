@@ -225,7 +225,7 @@ func TestOneRuleOneMessage(t *testing.T) {
 		{"-n", "0", "max_tokens = 0", "max_tokens must be between 1 and 1048576, got 0"},
 		{"--temperature", "-1", "[sampler]\ntemperature = -1", "temperature must be ≥ 0, got -1"},
 		{"--draft-k", "17", "draft_k = 17", "draft_k must be between 1 and 16, got 17"},
-		{"--quant", "int3", "quant = \"int3\"", `quant must be one of f32, int8, int8-a8, int4-g32, int4-g64, int4-g128, fp8, q8_0, q4_0, q5_0, q4_k, q5_k, q6_k, f16, bf16, got "int3"`},
+		{"--quant", "int3", "quant = \"int3\"", "quant must be one of " + strings.Join(settings.QuantFormats, ", ") + `, got "int3"`},
 	} {
 		_, err := Parse([]string{c.flag, c.value})
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "("+c.flag+")") {

@@ -73,6 +73,13 @@ type Quantizer interface {
 	Quantize(format string) (Model, error)
 }
 
+// CalibQuantizer is a Quantizer that can also make the formats calibrated
+// on the activations of a text (GPTQ, AWQ: models/weights.Calibrated);
+// other formats ignore the text.
+type CalibQuantizer interface {
+	QuantizeCalib(format, text string) (Model, error)
+}
+
 // Tokenizer turns text into ids and ids back into bytes.
 type Tokenizer interface {
 	// Encode tokenizes text as ordinary text: special-token strings are plain

@@ -208,13 +208,15 @@ func TestSessionCommands(t *testing.T) {
 func TestComplete(t *testing.T) {
 	s := greedy(t, sharedModel(t), "chat", 10)
 	for prefix, want := range map[string][]string{
-		"/":               commandNames(),
-		"/s":              {"/set", "/show", "/system", "/save", "/sessions"},
-		"/SE":             {"/set", "/sessions"},
-		"/set t":          {"/set temperature", "/set top_p", "/set top_k", "/set token_view"},
-		"/set m":          {"/set min_p", "/set max_tokens", "/set mode"},
-		"/set seed ":      {"/set seed random", "/set seed 0"},
-		"/set quant i":    {"/set quant int8", "/set quant int8-a8", "/set quant int4-g32", "/set quant int4-g64", "/set quant int4-g128"},
+		"/":          commandNames(),
+		"/s":         {"/set", "/show", "/system", "/save", "/sessions"},
+		"/SE":        {"/set", "/sessions"},
+		"/set t":     {"/set temperature", "/set top_p", "/set top_k", "/set token_view"},
+		"/set m":     {"/set min_p", "/set max_tokens", "/set mode"},
+		"/set seed ": {"/set seed random", "/set seed 0"},
+		"/set quant i": {"/set quant int8", "/set quant int8-a8", "/set quant int4-g32", "/set quant int4-g64", "/set quant int4-g128",
+			"/set quant int4-g32-a8", "/set quant int4-g64-a8", "/set quant int4-g128-a8", "/set quant int4-g32-gptq", "/set quant int4-g64-gptq",
+			"/set quant int4-g128-gptq", "/set quant int4-g32-awq", "/set quant int4-g64-awq", "/set quant int4-g128-awq"},
 		"/draft ":         {"/draft off"},
 		"/set greedy o":   {"/set greedy on", "/set greedy off"},
 		"/set mode ":      {"/set mode chat", "/set mode raw"},

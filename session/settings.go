@@ -80,6 +80,7 @@ func (s *Session) Apply(v settings.Values) error {
 		s.vals.Sampler, s.vals.RandomSeed = v.Sampler, v.RandomSeed
 		s.setEngineSampler()
 	}
+	s.vals.Calib = v.Calib
 	if v.Quant != "" && v.Quant != cur.Quant {
 		if err := s.SetQuant(v.Quant); err != nil {
 			return err

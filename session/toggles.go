@@ -6,8 +6,11 @@ import (
 	"path/filepath"
 
 	"chat/engine"
+	"chat/engine/bench"
 	"chat/engine/speculative"
 	"chat/models"
+	"chat/models/regular"
+	"chat/models/weights"
 )
 
 // Weight formats, the draft model and the model itself switch between
@@ -60,11 +63,7 @@ func (s *Session) SetQuant(format string) error {
 	}
 	next := base
 	if format != "f32" {
-		q, ok := base.(models.Quantizer)
-		if !ok {
-			return fmt.Errorf("%s (%s) cannot be quantized in memory", base.Info().Name, base.Info().Quant)
-		}
-		m, err := q.Quantize(format)
+		m, err := quantize(base, format, s.vals.Calib)
 		if err != nil {
 			return err
 		}
@@ -75,6 +74,38 @@ func (s *Session) SetQuant(format string) error {
 	s.notices = append(s.notices, fmt.Sprintf("weights now %s (%.1f MB read per token); the next turn re-prefills the conversation", info.Quant, float64(info.WeightBytes)/1e6))
 	return nil
 }
+
+// quantize re-encodes m in format; a calibrated format (GPTQ, AWQ) learns
+// from the activations of the text in file calib, or without one of the
+// shared TinyStories text.
+func quantize(m models.Model, format, calib string) (models.Model, error) {
+	if !weights.Calibrated(format) {
+		q, ok := m.(models.Quantizer)
+		if !ok {
+			return nil, fmt.Errorf("%s (%s) cannot be quantized in memory", m.Info().Name, m.Info().Quant)
+		}
+		return q.Quantize(format)
+	}
+	c, ok := m.(models.CalibQuantizer)
+	if !ok {
+		return nil, fmt.Errorf("%s (%s) cannot be calibrated in memory", m.Info().Name, m.Info().Quant)
+	}
+	var text string
+	if calib != "" {
+		b, err := regular.ReadFile(calib, maxCalibBytes)
+		if err != nil {
+			return nil, err
+		}
+		text = string(b)
+	} else if text, _ = bench.PromptText(""); text == bench.Fallback {
+		return nil, fmt.Errorf("%s is calibrated on a text and none was found: give one with --calib FILE", format)
+	}
+	return c.QuantizeCalib(format, text)
+}
+
+// maxCalibBytes bounds a calibration text file (only its first
+// nn.CalibTokens tokens are used).
+const maxCalibBytes = 8 << 20
 
 // swapModel replaces the model and its engine, keeping the sampler and
 // speculation settings. The old engine's KV cache goes with it.
@@ -112,8 +143,8 @@ func (s *Session) SetModel(path string) error {
 		}
 	}
 	if q := s.vals.Quant; q != "" && q != "f32" && q != m.Info().Quant {
-		if qm, ok := m.(models.Quantizer); ok {
-			if m, err = qm.Quantize(q); err != nil {
+		if _, ok := m.(models.Quantizer); ok {
+			if m, err = quantize(m, q, s.vals.Calib); err != nil {
 				return err
 			}
 		}

@@ -33,6 +33,7 @@ type Values struct {
 	IgnoreEOS bool // raw mode: generate past the model's end-of-generation tokens
 
 	Quant  string // weight format; "" = as loaded
+	Calib  string // calibration text file of the GPTQ and AWQ formats; "" = the shared TinyStories text
 	Spec   string // speculative decoding: "off", "draft", "ngram", "lookup"
 	DraftK int    // guesses per speculative round (the most, with SpecAdapt)
 	// SpecAdapt lets speculation choose each round's guesses from what it

@@ -164,11 +164,15 @@ func (m *Model) WithArch(arch nn.Arch) models.Model {
 // names; "int8" is exactly the course's quantize_int8, which leaves the
 // embeddings and lm_head in float32 as this does). The float model is not
 // changed.
-func (m *Model) Quantize(format string) (models.Model, error) {
+func (m *Model) Quantize(format string) (models.Model, error) { return m.QuantizeCalib(format, "") }
+
+// QuantizeCalib is Quantize with a calibration text for GPTQ and AWQ
+// (nn.Model.ConvertCalib).
+func (m *Model) QuantizeCalib(format, text string) (models.Model, error) {
 	if m.Info().Quant != "f32" && format != m.Info().Quant {
 		return nil, fmt.Errorf("course: %s is already %s; quantize the float32 model", m.Info().Name, m.Info().Quant)
 	}
-	q, err := m.Model.Convert(format)
+	q, err := m.Model.ConvertCalib(format, text)
 	if err != nil {
 		return nil, fmt.Errorf("course: %w", err)
 	}

@@ -5,8 +5,9 @@ import (
 	"unsafe"
 )
 
-// Batched (prefill) versions of the int8 and block products: n activation
-// vectors, quantized per token, against one weight matrix. The rows are cut
+// Batched (prefill) versions of the per-row int8 and K-quant block
+// products: n activation vectors, quantized per token, against one weight
+// matrix. The rows are cut
 // into tiles of about batchTile weight bytes; a tile stays in L1 while it
 // meets every token of a chunk whose activations fit in L2, so each weight
 // row comes from memory once per chunk of tokens instead of once per token.
@@ -22,15 +23,14 @@ const (
 type batch struct {
 	op            int
 	out           []float32
-	qw            []int8    // int8 weights (MatVecI8, MatVecQ8_0)
+	qw            []int8    // int8 weights (MatVecI8)
 	sw            []float32 // their per-row or per-block scales
 	wb            []byte    // block weights
 	qx            []int8    // [n][cols] activations
 	dx            []float32 // per-token scales: [n] (I8) or [n][blocks]
 	xsum          []int16   // [n][cols/16] (Q8_K)
-	gb            int       // MatMulInt4Q8: blocks per scale group (sw)
-	xp            []byte    // activations packed for the tiles (qtile.go)
-	ntile         int       // whole 6-token tiles in xp
+	xp            []byte    // MatMulI8's token sums for its tiles (qtile.go)
+	ntile         int       // whole 6-token tiles
 	rows, cols, n int
 }
 
@@ -45,39 +45,6 @@ func MatMulI8(out []float32, q []int8, scale []float32, xq []int8, xs []float32,
 			rows, cols, n, len(out), len(q), len(scale), len(xq), len(xs)))
 	}
 	runBatch(&batch{op: opMatVecI8, out: out, qw: q, sw: scale, qx: xq, dx: xs, rows: rows, cols: cols, n: n})
-}
-
-// MatMulQ8_0 is MatVecQ8_0 for n tokens: xq is [n][cols] and xd [n][cols/32],
-// each token quantized with QuantizeQ8_0; out is [n][rows]. Bitwise equal to
-// n MatVecQ8_0 calls.
-func MatMulQ8_0(out []float32, q []int8, d []float32, xq []int8, xd []float32, rows, cols, n int) {
-	if rows < 0 || cols < 0 || n < 0 || cols%Q8Block != 0 || len(q) < rows*cols || len(d) < rows*cols/Q8Block ||
-		len(xq) < n*cols || len(xd) < n*cols/Q8Block || len(out) < n*rows {
-		panic(fmt.Sprintf("kernels.MatMulQ8_0: rows=%d cols=%d n=%d with len(out)=%d len(q)=%d len(d)=%d len(xq)=%d len(xd)=%d",
-			rows, cols, n, len(out), len(q), len(d), len(xq), len(xd)))
-	}
-	runBatch(&batch{op: opMatVecQ8, out: out, qw: q, sw: d, qx: xq, dx: xd, rows: rows, cols: cols, n: n})
-}
-
-// MatMulQ4_0 is MatVecQ4_0 for n tokens (xq [n][cols], xd [n][cols/32] from
-// QuantizeQ8_0 per token; out [n][rows]), bitwise equal to n calls.
-func MatMulQ4_0(out []float32, w []byte, xq []int8, xd []float32, rows, cols, n int) {
-	checkBatchBlocks("MatMulQ4_0", out, w, xq, xd, nil, rows, cols, n, Q8Block, Q4_0Bytes)
-	runBatch(&batch{op: opMatVecQ4_0, out: out, wb: w, qx: xq, dx: xd, rows: rows, cols: cols, n: n})
-}
-
-// MatMulQ8_0Bytes is MatVecQ8_0Bytes for n tokens (as MatMulQ4_0), bitwise
-// equal to n calls.
-func MatMulQ8_0Bytes(out []float32, w []byte, xq []int8, xd []float32, rows, cols, n int) {
-	checkBatchBlocks("MatMulQ8_0Bytes", out, w, xq, xd, nil, rows, cols, n, Q8Block, Q8_0Bytes)
-	runBatch(&batch{op: opMatVecQ8B, out: out, wb: w, qx: xq, dx: xd, rows: rows, cols: cols, n: n})
-}
-
-// MatMulQ5_0 is MatVecQ5_0 for n tokens (as MatMulQ4_0), bitwise equal to
-// n calls.
-func MatMulQ5_0(out []float32, w []byte, xq []int8, xd []float32, rows, cols, n int) {
-	checkBatchBlocks("MatMulQ5_0", out, w, xq, xd, nil, rows, cols, n, Q8Block, Q5_0Bytes)
-	runBatch(&batch{op: opMatVecQ5_0, out: out, wb: w, qx: xq, dx: xd, rows: rows, cols: cols, n: n})
 }
 
 // MatMulQ4_K is MatVecQ4_K for n tokens (xq [n][cols], xd [n][cols/256],
@@ -110,19 +77,6 @@ func checkBatchBlocks(fn string, out []float32, w []byte, xq []int8, xd []float3
 
 // runBatch splits b over the pool or runs it on this goroutine.
 func runBatch(b *batch) {
-	if off := tileOff(b.op); off > 0 && b.n >= tileTokens && b.rows >= tileRows {
-		// Pack the activations once for every worker's tiles.
-		b.ntile = b.n / tileTokens
-		need := b.ntile * tileTokens / 2 * (b.cols / Q8Block) * packBlock
-		pb := packBufs.Get().(*packBuf)
-		if cap(pb.b) < need+64 {
-			pb.b = make([]byte, need+64)
-		}
-		a := int(-uintptr(unsafe.Pointer(unsafe.SliceData(pb.b))) & 63) // 64-byte aligned
-		b.xp = pb.b[a : a+need]
-		packPairs(b.xp, b.op, off, b.qx, b.dx, b.cols, b.ntile*tileTokens/2)
-		defer packBufs.Put(pb)
-	}
 	if b.op == opMatVecI8 && i8TileOK(b.rows, b.cols, b.n) {
 		b.ntile = b.n / tileTokens
 		pb := packBufs.Get().(*packBuf)
@@ -157,31 +111,17 @@ func (b *batch) run(r0, r1 int) {
 		b.i8TiledRange(r0, r1)
 		return
 	}
-	if b.ntile > 0 {
-		b.tiledRange(r0, r1)
-		return
-	}
 	rows, cols := b.rows, b.cols
 	rowBytes, xds, xss := cols, 0, 0 // weight bytes per row; dx and xsum per token
 	switch b.op {
 	case opMatVecI8:
 		xds = 1
-	case opMatVecQ8:
-		xds = cols / Q8Block
-	case opMatVecQ4_0:
-		rowBytes, xds = cols/Q8Block*Q4_0Bytes, cols/Q8Block
-	case opMatVecQ8B:
-		rowBytes, xds = cols/Q8Block*Q8_0Bytes, cols/Q8Block
-	case opMatVecQ5_0:
-		rowBytes, xds = cols/Q8Block*Q5_0Bytes, cols/Q8Block
 	case opMatVecQ4K:
 		rowBytes, xds, xss = cols/QK*Q4_KBytes, cols/QK, cols/16
 	case opMatVecQ5K:
 		rowBytes, xds, xss = cols/QK*Q5_KBytes, cols/QK, cols/16
 	case opMatVecQ6K:
 		rowBytes, xds, xss = cols/QK*Q6_KBytes, cols/QK, cols/16
-	case opMatVecI4Q8:
-		rowBytes, xds = cols/2, cols/Q8Block
 	}
 	rt := max(4, batchTile/max(rowBytes, 1)) &^ 3
 	tc := max(1, batchChunk/max(cols, 1))
@@ -192,14 +132,11 @@ func (b *batch) run(r0, r1 int) {
 			for t := t0; t < t1; t++ {
 				o, xq := b.out[t*rows:(t+1)*rows], b.qx[t*cols:(t+1)*cols]
 				xd := b.dx[t*xds : (t+1)*xds]
-				switch b.op {
-				case opMatVecI8:
+				if b.op == opMatVecI8 {
 					matVecI8Range(o, b.qw, b.sw, xq, xd[0], cols, ra, rb)
-				case opMatVecQ8:
-					matVecQ8Range(o, b.qw, b.sw, xq, xd, cols, ra, rb)
-				default:
-					blockRange(b.op, o, b.wb, b.sw, b.gb, xq, xd, b.xsum[t*xss:(t+1)*xss], cols, ra, rb)
+					continue
 				}
+				blockRange(b.op, o, b.wb, xq, xd, b.xsum[t*xss:(t+1)*xss], cols, ra, rb)
 			}
 		}
 	}

@@ -18,7 +18,7 @@ type batchCase struct {
 // random tokens (cols a multiple of 256).
 func batchCases(rng *rand.Rand, rows, cols, n int) []batchCase {
 	q := randI8(rng, rows*cols, 1)
-	scale, d := randScales(rng, rows), randScales(rng, rows*cols/Q8Block)
+	scale := randScales(rng, rows)
 	x := randVec(rng, n*cols)
 	xq8, xs := make([]int8, n*cols), make([]float32, n)
 	for t := 0; t < n; t++ {
@@ -29,24 +29,12 @@ func batchCases(rng *rand.Rand, rows, cols, n int) []batchCase {
 			func(out []float32, n int) { MatMulI8(out, q, scale, xq8, xs, rows, cols, n) },
 			func(out []float32, t int) { MatVecI8(out, q, scale, xq8[t*cols:], xs[t], rows, cols) }},
 	}
-	xq0, xd0 := make([]int8, n*cols), make([]float32, n*cols/Q8Block)
-	QuantizeQ8_0(xq0, xd0, x)
-	nb0 := cols / Q8Block
-	cases = append(cases, batchCase{"Q8_0",
-		func(out []float32, n int) { MatMulQ8_0(out, q, d, xq0, xd0, rows, cols, n) },
-		func(out []float32, t int) { MatVecQ8_0(out, q, d, xq0[t*cols:], xd0[t*nb0:], rows, cols) }})
 	for _, k := range blockKinds {
 		w := randBlocks(rng, k, rows*cols/k.bs, false)
 		xq, xd, xsum := quantAct(k, x)
 		nb := cols / k.bs
 		var mm func(out []float32, n int)
 		switch k.name {
-		case "Q4_0":
-			mm = func(out []float32, n int) { MatMulQ4_0(out, w, xq, xd, rows, cols, n) }
-		case "Q5_0":
-			mm = func(out []float32, n int) { MatMulQ5_0(out, w, xq, xd, rows, cols, n) }
-		case "Q8_0B":
-			mm = func(out []float32, n int) { MatMulQ8_0Bytes(out, w, xq, xd, rows, cols, n) }
 		case "Q4_K":
 			mm = func(out []float32, n int) { MatMulQ4_K(out, w, xq, xd, xsum, rows, cols, n) }
 		case "Q5_K":
@@ -103,14 +91,8 @@ func TestMatMulInt8Panics(t *testing.T) {
 		"MatMulI8 short xs": func() {
 			MatMulI8(make([]float32, 4), make([]int8, 4), make([]float32, 2), make([]int8, 4), make([]float32, 1), 2, 2, 2)
 		},
-		"MatMulQ8_0 cols": func() {
-			MatMulQ8_0(make([]float32, 4), make([]int8, 66), make([]float32, 4), make([]int8, 66), make([]float32, 4), 2, 33, 2)
-		},
 		"MatMulQ4_K short sums": func() {
 			MatMulQ4_K(make([]float32, 2), make([]byte, Q4_KBytes), make([]int8, 512), make([]float32, 2), make([]int16, 16), 1, 256, 2)
-		},
-		"MatMulQ4_0 short out": func() {
-			MatMulQ4_0(make([]float32, 1), make([]byte, Q4_0Bytes), make([]int8, 64), make([]float32, 2), 1, 32, 2)
 		},
 	} {
 		func() {

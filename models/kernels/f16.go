@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"sync"
+	"unsafe"
 
 	"chat/models/gguf"
 )
@@ -13,11 +14,10 @@ import (
 // in the same lanes and order as MatVec/MatMul on the widened float32
 // weights, so MatVecF16(w) and MatMulF16(w) give bitwise the results of
 // MatVec and MatMul on f16ToF32(w) (gguf.F16ToF32), on every implementation
-// and thread count, while reading half the bytes. (With CHAT_GEMM=1 MatMul
-// takes its GEMM path for 16+ tokens, and so does MatMulF16 on AVX-512 CPUs
-// (f16gemm.go; on AVX2 widening the rows cost what the GEMM saved): then
-// MatMulF16 gives bitwise MatMul's results on the widened weights, not
-// MatVecF16's.)
+// and thread count, while reading half the bytes. (MatMul takes its GEMM
+// path for 16+ tokens, and so does MatMulF16 on AVX-512 CPUs (f16gemm.go; on
+// AVX2 widening the rows cost what the GEMM saved): then MatMulF16 gives
+// bitwise MatMul's results on the widened weights, not MatVecF16's.)
 
 // MatVecF16 computes out[r] = Σ_c f32(w[r*cols+c])·x[c] for r < rows, w
 // row-major [rows][cols] f16 bits; len(x) >= cols, len(out) >= rows.
@@ -46,6 +46,10 @@ func MatMulF16(out []float32, w []uint16, x []float32, rows, cols, n int) {
 	}
 	if gemmOK(rows, cols, n) && gemmAVX512 {
 		gemmMatMulF16(out, w, x, rows, cols, n)
+		return
+	}
+	if pairTilesOK(cols, n) {
+		pairMatMul(opPair, out, unsafe.Pointer(unsafe.SliceData(w)), 2, x, rows, cols, n)
 		return
 	}
 	if rows*cols*n >= parallelMin {
@@ -94,6 +98,22 @@ func matMulF16Range(out []float32, w []uint16, x []float32, rows, cols, n, r0, r
 				out[t*rows+r] = dotF16Go(tab, wr, x[t*cols:(t+1)*cols])
 			}
 		}
+	}
+}
+
+// RoundF16 sets dst[i] to src[i] rounded to the nearest IEEE half (ties to
+// even) and widened back: the activations ggml's f16 products take
+// (gguf.F32ToF16 then F16ToF32; a NaN stays a NaN, its payload may differ).
+// dst may be src.
+func RoundF16(dst, src []float32) {
+	dst = dst[:len(src)]
+	i := 0
+	if useAsm {
+		i = len(src) &^ 7
+		roundF16Asm(dst[:i], src[:i])
+	}
+	for ; i < len(src); i++ {
+		dst[i] = f16ToF32(gguf.F32ToF16(src[i]))
 	}
 }
 

@@ -15,7 +15,9 @@ func matVecF16Asm(out []float32, w []uint16, x []float32, cols, r0, r1 int) {
 	if r1 <= r0 {
 		return
 	}
-	matVecF16AVX2(&out[r0], ptrAtH(w, r0*cols), unsafe.SliceData(x), r1-r0, cols)
+	if r0 = rowPairs(out, unsafe.Pointer(unsafe.SliceData(w)), 2, x, cols, r0, r1); r0 < r1 {
+		matVecF16AVX2(&out[r0], ptrAtH(w, r0*cols), unsafe.SliceData(x), r1-r0, cols)
+	}
 }
 
 // matMulF16Asm is matMulAsm with f16 weights: the same token chunks, 4×3
@@ -58,4 +60,11 @@ func widenF16AVX2(dst *float32, src *uint16, n int)
 // widenF16Asm widens len(src) halves (a multiple of 8) into dst.
 func widenF16Asm(dst []float32, src []uint16) {
 	widenF16AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), len(src))
+}
+
+//go:noescape
+func roundF16AVX2(dst, src *float32, n int)
+
+func roundF16Asm(dst, src []float32) {
+	roundF16AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), len(src))
 }

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"chat/models/gguf"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -133,6 +134,8 @@ func TestMatMulF16(t *testing.T) {
 		}
 	}
 	cases = append(cases, tc{13, 768, 70}, tc{9, 2048, 30}, tc{5, 3001, 40}, tc{301, 257, 7}, tc{768, 512, 16}, tc{130, 1001, 5})
+	// MatVec's order (the GEMM for 16+ tokens has its own tests, f16gemm_test.go).
+	defer SetGEMM(SetGEMM(false))
 	for _, c := range cases {
 		w := randF16(rng, c.rows*c.cols)
 		wf := widenF16(w)
@@ -308,6 +311,29 @@ func BenchmarkMatMulF16(b *testing.B) {
 					reportFlops(b, 2*float64(rows*cols*n))
 				})
 			})
+		})
+	}
+}
+
+// TestRoundF16: every kernel set rounds through f16 as gguf.F32ToF16 does,
+// subnormals, ties and overflow included.
+func TestRoundF16(t *testing.T) {
+	rng := rand.New(rand.NewPCG(85, 86))
+	src := make([]float32, 4099)
+	for i := range src {
+		src[i] = float32(math.Ldexp(rng.NormFloat64(), rng.IntN(50)-30))
+	}
+	src[0], src[1], src[2] = 70000, -1e-8, float32(math.Inf(-1))
+	src[3] = 1 + 1.0/2048 // a tie: to even
+	for _, l := range impls() {
+		withImpl(l, func() {
+			dst := make([]float32, len(src))
+			RoundF16(dst, src)
+			for i, v := range src {
+				if want := f16ToF32(gguf.F32ToF16(v)); math.Float32bits(dst[i]) != math.Float32bits(want) {
+					t.Fatalf("%s: %g rounds to %g, want %g", implName(l), v, dst[i], want)
+				}
+			}
 		})
 	}
 }

@@ -2,7 +2,7 @@ package kernels
 
 import "sync"
 
-// MatMulF16's GEMM path (with CHAT_GEMM=1 on AVX-512 CPUs: its sums round
+// MatMulF16's GEMM path (on AVX-512 CPUs with CHAT_GEMM=1: its sums round
 // as the float32 GEMM's, not as MatVecF16's): each row block of the f16 weights
 // (gemmRowBlockBytes of float32) is widened once into a buffer that stays in
 // L2, then meets every panel of the packed activations through the float32

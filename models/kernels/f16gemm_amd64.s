@@ -22,3 +22,27 @@ widen_loop:
 widen_done:
 	VZEROUPPER
 	RET
+
+// func roundF16AVX2(dst, src *float32, n int)
+// dst[i] = src[i] rounded to IEEE half and back (round to nearest even), for
+// the first n&^7 values.
+TEXT ·roundF16AVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	JZ   round_done
+
+round_loop:
+	VMOVUPS   (SI), Y0
+	VCVTPS2PH $0, Y0, X1
+	VCVTPH2PS X1, Y0
+	VMOVUPS   Y0, (DI)
+	ADDQ      $32, SI
+	ADDQ      $32, DI
+	DECQ      CX
+	JNZ       round_loop
+
+round_done:
+	VZEROUPPER
+	RET

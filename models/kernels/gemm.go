@@ -6,7 +6,7 @@ import (
 	"unsafe"
 )
 
-// MatMul's fast path for batches of gemmMinN or more tokens (opt-in, see gemmEnabled): out = X·Wᵀ as a
+// MatMul's fast path for batches of gemmMinN or more tokens (see gemmEnabled): out = X·Wᵀ as a
 // register-tiled GEMM in the manner of GotoBLAS/BLIS (Goto & van de Geijn,
 // "Anatomy of High-Performance Matrix Multiplication", 2008; Van Zee & van de
 // Geijn, "BLIS", 2015), shaped for operands that are both K-major.
@@ -29,14 +29,42 @@ import (
 // but it is not bitwise equal to MatVec (which sums in 8 lanes): the error
 // bound is that of a sequential float32 sum of cols products.
 
-// gemmEnabled switches MatMul to the GEMM path. It is off unless
-// CHAT_GEMM=1: tests in models/llama and models/course rely on MatMul being
-// bitwise equal to MatVec (prefill == decode), which the GEMM's summation
-// order is not.
+// gemmEnabled switches MatMul (and MatMulF16 on AVX-512) to the GEMM path
+// for batches of gemmMinN tokens or more: off by default, on with
+// CHAT_GEMM=1, because the app promises a batch the bits of each sequence
+// alone and a cached prefix the bits of a cold prefill. It pays on every kernel set: at 2048×768, 1 thread, against
+// the MatVec-order tiles it replaces, 1.26-1.6× on AVX2 (4×3 tiles) and
+// 1.13-1.27× on AVX-512 (pair tiles) for 16-64 tokens. Its sums round in
+// another order than MatVec's, so a prefill of 16+ tokens is not bitwise
+// the token-by-token decode of the same tokens, and a batch of 16+
+// sequences not bitwise each sequence alone: both agree to float32
+// rounding, the tolerance the tests that compare them accept
+// (GEMMTolerance). Decode (1 token) and smaller batches keep MatVec's bits.
 var gemmEnabled = os.Getenv("CHAT_GEMM") == "1"
 
+// GEMMTolerance is how far, relative to the largest magnitude of a row of
+// logits, a computation that took the GEMM path may differ from the same
+// computation in MatVec's order (tests comparing a prefill with its decode,
+// or a batch with its sequences alone, use it): float32 sums in two orders,
+// through a few layers. Measured over the architectures' batch tests
+// (modeltest.CheckBatch): 1e-7 to 6e-5 of the largest logit, and 1.5e-4 on
+// Gemma, whose GELU reads a table at the f16 rounding of its input (one
+// ulp moves it to the neighbouring entry, a 1e-3 step).
+const GEMMTolerance = 1e-3
+
+// GEMM reports whether MatMul takes the GEMM path for 16+ tokens (see
+// gemmEnabled); SetGEMM switches it and returns the previous setting (for
+// comparisons: the path is chosen at every call).
+func GEMM() bool { return gemmEnabled }
+
+func SetGEMM(on bool) bool {
+	was := gemmEnabled
+	gemmEnabled = on
+	return was
+}
+
 // gemmMinN is the fewest tokens that take the GEMM path; below it MatMul
-// keeps its MatVec-equal 4×3 tile, which measured as fast or faster for 8-15
+// keeps its MatVec-equal tiles, which measured as fast or faster for 8-15
 // tokens (768×768, 1 thread) where the panels are part padding.
 const gemmMinN = 16
 

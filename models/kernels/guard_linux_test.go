@@ -73,10 +73,6 @@ func TestInt8StayInBounds(t *testing.T) {
 					q, xq := guardedI8(t, rows*cols), guardedI8(t, cols)
 					out, scale := guarded(t, rows), guarded(t, rows)
 					MatVecI8(out, q, scale, xq, 1, rows, cols)
-					if cols%Q8Block == 0 {
-						d, xd := guarded(t, rows*cols/Q8Block), guarded(t, cols/Q8Block)
-						MatVecQ8_0(out, q, d, xq, xd, rows, cols)
-					}
 				}
 			}
 		})
@@ -133,6 +129,35 @@ func TestI8F32StayInBounds(t *testing.T) {
 					q, x := guardedI8(t, rows*cols), guarded(t, cols)
 					out, scale := guarded(t, rows), guarded(t, rows)
 					MatVecI8F32(out, q, scale, x, rows, cols)
+				}
+			}
+		})
+	}
+}
+
+// TestILStayInBounds: the interleaved products read nothing past the packed
+// weights and write nothing past the last output, for full and partial row
+// groups and any token count.
+func TestILStayInBounds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(107, 108))
+	for _, l := range impls() {
+		withImpl(l, func() {
+			for _, name := range []string{"q8_0", "q4_0", "int4-g64"} {
+				for _, rows := range []int{1, 16, 17, 32} {
+					for _, n := range []int{1, 3, 8, 9} {
+						c := newILCase(t, rng, name, rows, 128)
+						w := guardedBytes(t, len(c.w))
+						copy(w, c.w)
+						var gs []float32
+						if c.gs != nil {
+							gs = guarded(t, len(c.gs))
+							copy(gs, c.gs)
+						}
+						x := guarded(t, n*c.cols)
+						var a ILAct
+						a.Quantize(x, n, c.cols, c.k)
+						MatMulIL(c.k, guarded(t, n*rows), w, gs, c.g, &a, rows, c.cols)
+					}
 				}
 			}
 		})

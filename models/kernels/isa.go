@@ -35,13 +35,15 @@ var (
 // Which kernels each level changes:
 //
 //   - avx2: every product has AVX2+FMA assembly; integer dots by VPMADDUBSW;
-//     batched Q4_0, Q8_0, int4 and K-quant products take one-row tiles.
-//   - avx512: the float-activation products of quantized weights (LUT4,
-//     FP8, I8F32) dequantize two rows per zmm; the float32 GEMM takes its
-//     12×32 tiles.
+//     interleaved blocks (Q8_0, Q5_0, Q4_0, int4-a8) take 8-row × 1-4-token
+//     tiles, K-quant batches one-row tiles.
+//   - avx512: float32 and f16 matvecs hold two rows per zmm and their
+//     batches take the pair tiles (rows × token pairs); the float-activation
+//     products of quantized weights (LUT4, FP8, I8F32) dequantize two rows
+//     per zmm; the float32 GEMM takes its 12×32 tiles.
 //   - avx512vnni: the integer dots take VPDPBUSD (VPDPWSSD for the
-//     K-quants' scales) on zmm, two rows (matvec) or two tokens (tiles) per
-//     register.
+//     K-quants' scales) on zmm: interleaved blocks 16 rows × 1-8 tokens,
+//     K-quants two rows (matvec) or two tokens (tiles) per register.
 //
 // Results do not depend on the level unless a function's doc says so: the
 // wider kernels keep each output's float operations in the same order.

@@ -13,12 +13,13 @@
 // AVX-512 and VNNI variants keep every output's float order, so results do
 // not depend on the kernel set unless a doc says so):
 //
-//   - float32: MatVec, MatMul (batched prefill); MatMul takes a register-tiled
-//     GEMM for 16+ tokens only with CHAT_GEMM=1 (gemm.go: its sums are not
-//     bitwise MatVec's).
+//   - float32: MatVec, MatMul (batched prefill and decode); MatMul takes a
+//     register-tiled GEMM for 16+ tokens (gemm.go: its sums are not bitwise
+//     MatVec's; on with CHAT_GEMM=1), and below that AVX-512 pair tiles
+//     (pairtile.go) or AVX2 4×3 tiles, bitwise MatVec's.
 //   - float16 weights widened in registers: MatVecF16, MatMulF16 (f16.go),
 //     bitwise equal to MatVec/MatMul on the widened weights (MatMulF16 takes
-//     the GEMM with CHAT_GEMM=1, f16gemm.go).
+//     the GEMM for 16+ tokens on AVX-512, f16gemm.go).
 //   - quantized weights dequantized in registers against float32 activations,
 //     bitwise MatVec/MatMul of the dequantized weights: int8 with a scale per
 //     row (the course's exact Int8Linear), MatVecI8F32 and MatMulI8F32
@@ -27,15 +28,15 @@
 //     groups, NF4), MatVecLUT4 and MatMulLUT4 (lut4.go). ScaleI8,
 //     DequantizeFP8 and DequantizeLUT4 write those weights.
 //   - int8, activations quantized by the caller once per vector: MatVecI8
-//     (per-row scales), MatVecQ8_0 (blocks of 32), and their batched
-//     MatMulI8, MatMulQ8_0.
-//   - int4 groups with a Q8_0 activation (integer dots): MatVecInt4Q8,
-//     MatMulInt4Q8 (int4q8.go).
-//   - GGUF blocks as the raw tensor bytes (qblock.go): MatVecQ4_0,
-//     MatVecQ5_0, MatVecQ8_0Bytes with a Q8_0 activation; MatVecQ4_K,
+//     (per-row scales) and its batched MatMulI8 (quant.go, batch.go).
+//   - 32-value integer blocks interleaved by 16 rows (ilblock.go): GGUF
+//     Q8_0, Q5_0 and Q4_0 and int4 groups, repacked at load (PackILQ8_0,
+//     ...), with a Q8_0 activation (ILAct); MatMulIL for any number of
+//     tokens, one exact int32 sum and one FMA per block for each (row, token).
+//   - GGUF K-quants as the raw tensor bytes (qblock.go): MatVecQ4_K,
 //     MatVecQ5_K, MatVecQ6_K with a Q8_K activation (QuantizeQ8_K); batched
-//     MatMulQ4_0 ... MatMulQ6_K (batch.go), with register tiles for Q4_0, Q5_0,
-//     Q8_0, int4, Q4_K, Q5_K, Q6_K and the per-row int8 (qtile.go).
+//     MatMulQ4_K ... MatMulQ6_K (batch.go), with register tiles for them and
+//     the per-row int8 (qtile.go).
 //
 // Exp and Softmax (exp.go) are the vectorised float32 exponential and the
 // softmax built on it; SwiGLU fuses the gated MLP activation; AttnScores and
@@ -52,7 +53,10 @@
 // wait for the pool but computes its product on its own goroutine.
 package kernels
 
-import "fmt"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // MatVec computes out[r] = dot(w[r*cols:(r+1)*cols], x) for r < rows.
 // w is row-major [rows][cols]; len(x) >= cols, len(out) >= rows.
@@ -67,9 +71,9 @@ func MatVec(out, w, x []float32, rows, cols int) {
 // out[t*rows+r] = dot(w[r*cols:(r+1)*cols], x[t*cols:(t+1)*cols]).
 // So out is [n][rows] and x is [n][cols], both row-major. Each weight row is
 // read once per tile of tokens instead of once per token. The result is
-// bitwise equal to n calls of MatVec, except with CHAT_GEMM=1 (gemm.go): then
-// batches of 16+ tokens take a faster register-tiled GEMM whose sums round
-// differently.
+// bitwise equal to n calls of MatVec, except that batches of 16+ tokens take
+// a faster register-tiled GEMM whose sums round differently when
+// CHAT_GEMM=1 (gemm.go).
 func MatMul(out, w, x []float32, rows, cols, n int) {
 	checkMat("MatMul", out, w, x, rows, cols, n)
 	if n == 1 {
@@ -78,6 +82,10 @@ func MatMul(out, w, x []float32, rows, cols, n int) {
 	}
 	if gemmOK(rows, cols, n) {
 		gemmMatMul(out, w, x, rows, cols, n)
+		return
+	}
+	if pairTilesOK(cols, n) {
+		pairMatMul(opPair, out, unsafe.Pointer(unsafe.SliceData(w)), 4, x, rows, cols, n)
 		return
 	}
 	if rows*cols*n < parallelMin || !defaultPool.run(opMatMul, out, w, x, rows, cols, n) {

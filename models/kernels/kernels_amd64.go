@@ -64,7 +64,9 @@ func matVecAsm(out, w, x []float32, cols, r0, r1 int) {
 	if r1 <= r0 {
 		return
 	}
-	matVecAVX2(&out[r0], ptrAt(w, r0*cols), unsafe.SliceData(x), r1-r0, cols)
+	if r0 = rowPairs(out, unsafe.Pointer(unsafe.SliceData(w)), 4, x, cols, r0, r1); r0 < r1 {
+		matVecAVX2(&out[r0], ptrAt(w, r0*cols), unsafe.SliceData(x), r1-r0, cols)
+	}
 }
 
 // matMulAsm computes rows [r0, r1) of every token of the batched product.
@@ -106,18 +108,10 @@ func ptrAt(s []float32, i int) *float32 {
 //go:noescape
 func i8DotsAVX2(dst *int32, w, x *int8, rows, cols int)
 
-//go:noescape
-func q80DotsAVX2(out *float32, w *int8, d *float32, x *int8, xd *float32, rows, cols int)
-
 // i8DotsAsm writes the int32 dots of w's rows (first cols&^31 columns) with x
 // into out's memory and returns that memory as []int32.
 func i8DotsAsm(out []float32, w, x []int8, cols int) []int32 {
 	dots := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(out))), len(out))
 	i8DotsAVX2(unsafe.SliceData(dots), unsafe.SliceData(w), unsafe.SliceData(x), len(out), cols)
 	return dots
-}
-
-func q80DotsAsm(out []float32, w []int8, d []float32, x []int8, xd []float32, cols int) {
-	q80DotsAVX2(unsafe.SliceData(out), unsafe.SliceData(w), unsafe.SliceData(d),
-		unsafe.SliceData(x), unsafe.SliceData(xd), len(out), cols)
 }

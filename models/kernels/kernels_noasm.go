@@ -20,11 +20,7 @@ func matVecAsm(out, w, x []float32, cols, r0, r1 int)          { panic("kernels:
 func matMulAsm(out, w, x []float32, rows, cols, n, r0, r1 int) { panic("kernels: no asm") }
 
 func i8DotsAsm(out []float32, w, x []int8, cols int) []int32 { panic("kernels: no asm") }
-func q80DotsAsm(out []float32, w []int8, d []float32, x []int8, xd []float32, cols int) {
-	panic("kernels: no asm")
-}
-
-func blockDotsAsm(op int, out []float32, w []byte, ws []float32, gb int, xq []int8, xd []float32, xsums []int16, nb int) {
+func blockDotsAsm(op int, out []float32, w []byte, xq []int8, xd []float32, xsums []int16, nb int) {
 	panic("kernels: no asm")
 }
 
@@ -55,10 +51,6 @@ func l4MatVecAsm(l *l4Prod, out []float32, w unsafe.Pointer, scale *float32, x [
 }
 
 func l4TileAsm(l *l4Prod, out *float32, w unsafe.Pointer, scale, x *float32) {
-	panic("kernels: no asm")
-}
-
-func tileAsm(op int, out *float32, w, xp *byte, ldo, nb int, ws *float32, gb, sstride int) {
 	panic("kernels: no asm")
 }
 

@@ -26,8 +26,9 @@ import (
 // a multiple of 32 take the MatVec kernel per token).
 //
 // Against quantizing the activations too and multiplying in integers
-// (MatVecInt4Q8, int4q8.go): that is faster still, but its results are no
-// longer those of the dequantized float weights.
+// (interleaved int4 blocks with a Q8_0 activation, ilblock.go): that is
+// faster still, but its results are no longer those of the dequantized float
+// weights.
 
 // Int4Levels are the values of models/quant's int4 codes (code-8; the
 // quantizer writes codes 1..15).

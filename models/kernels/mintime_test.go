@@ -44,11 +44,9 @@ func TestMinTime(t *testing.T) {
 						d := minOf(reps, func() { MatVec(out, w, x, rows, cols) })
 						line(fmt.Sprintf("%s t%d MatVec %dx%d", implName(asm), th, rows, cols), d, float64(rows*cols*4), float64(2*rows*cols))
 						q, xq := randI8(rng, rows*cols, 0), randI8(rng, cols, 0)
-						sc, dw, xd := randScales(rng, rows), randScales(rng, rows*cols/Q8Block), randScales(rng, cols/Q8Block)
+						sc := randScales(rng, rows)
 						d = minOf(reps, func() { MatVecI8(out, q, sc, xq, 1, rows, cols) })
 						line(fmt.Sprintf("%s t%d MatVecI8 %dx%d", implName(asm), th, rows, cols), d, float64(rows*cols), float64(2*rows*cols))
-						d = minOf(reps, func() { MatVecQ8_0(out, q, dw, xq, xd, rows, cols) })
-						line(fmt.Sprintf("%s t%d MatVecQ8_0 %dx%d", implName(asm), th, rows, cols), d, float64(rows*cols), float64(2*rows*cols))
 						d = minOf(reps, func() { MatVecI8F32(out, q, sc, x, rows, cols) })
 						line(fmt.Sprintf("%s t%d MatVecI8F32 %dx%d", implName(asm), th, rows, cols), d, float64(rows*cols), float64(2*rows*cols))
 						if rows*cols <= 1<<22 {

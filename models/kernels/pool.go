@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // parallelMin is the product size (rows*cols*tokens; twice this for the
@@ -38,16 +39,11 @@ const (
 	opMatVec = iota
 	opMatMul
 	opMatVecI8
-	opMatVecQ8
-	opMatVecQ4_0
-	opMatVecQ8B // Q8_0 in GGUF's bytes
-	opMatVecQ5_0
 	opMatVecQ4K
 	opMatVecQ5K
 	opMatVecQ6K
-	opMatVecI4Q8 // int4 groups × Q8_0 activations (int4q8.go)
-	opBatch      // the batched products: job.bt
-	opMatVecQF   // float-activation products of quantized weights: j.qf
+	opBatch    // the batched products: job.bt
+	opMatVecQF // float-activation products of quantized weights: j.qf
 	opMatMulQF
 	opMatVecL4 // 4-bit table products: j.l4
 	opMatMulL4
@@ -55,6 +51,8 @@ const (
 	opMatVecF16
 	opMatMulF16
 	opGEMMF16 // MatMulF16's GEMM path: j.wh, j.dx the packed x
+	opPair    // the float pair tiles (pairtile.go): j.wp, j.eb, j.dx the packed x
+	opIL      // the interleaved-block products (ilblock.go): j.il, rows = row groups
 )
 
 // Worker states. The caller moves idle→posted; the worker takes a job with
@@ -90,9 +88,12 @@ type job struct {
 	// block products: GGUF weight blocks wb, Q8_K activation sums xsum.
 	wb            []byte
 	xsum          []int16
-	wh            []uint16 // f16 weights (f16.go)
-	qf            qfProd   // qf.go
-	l4            l4Prod   // lut4.go
+	wh            []uint16       // f16 weights (f16.go)
+	wp            unsafe.Pointer // float32 or f16 weights of the pair tiles
+	eb            int            // their bytes per weight
+	qf            qfProd         // qf.go
+	l4            l4Prod         // lut4.go
+	il            ilProd         // ilblock.go
 	bt            batch
 	chunk, chunks int
 	_             [64]byte
@@ -198,8 +199,8 @@ func (p *pool) exec(gran int) {
 	}
 	// Don't keep the operands alive.
 	j.out, j.w, j.x, j.qw, j.sw, j.qx, j.dx = nil, nil, nil, nil, nil, nil, nil
-	j.wb, j.xsum, j.wh = nil, nil, nil
-	j.qf, j.l4 = qfProd{}, l4Prod{}
+	j.wb, j.xsum, j.wh, j.wp = nil, nil, nil, nil
+	j.qf, j.l4, j.il = qfProd{}, l4Prod{}, ilProd{}
 	j.bt = batch{}
 	p.mu.Unlock()
 }
@@ -219,10 +220,8 @@ func (j *job) drain() {
 			matMulRange(j.out, j.w, j.x, j.rows, j.cols, j.n, r0, r1)
 		case opMatVecI8:
 			matVecI8Range(j.out, j.qw, j.sw, j.qx, j.sx, j.cols, r0, r1)
-		case opMatVecQ8:
-			matVecQ8Range(j.out, j.qw, j.sw, j.qx, j.dx, j.cols, r0, r1)
-		case opMatVecQ4_0, opMatVecQ8B, opMatVecQ5_0, opMatVecQ4K, opMatVecQ5K, opMatVecQ6K, opMatVecI4Q8:
-			blockRange(j.op, j.out, j.wb, j.sw, j.n, j.qx, j.dx, j.xsum, j.cols, r0, r1)
+		case opMatVecQ4K, opMatVecQ5K, opMatVecQ6K:
+			blockRange(j.op, j.out, j.wb, j.qx, j.dx, j.xsum, j.cols, r0, r1)
 		case opBatch:
 			j.bt.run(r0, r1)
 		case opMatVecQF:
@@ -239,6 +238,10 @@ func (j *job) drain() {
 			matVecF16Range(j.out, j.wh, j.x, j.cols, r0, r1)
 		case opMatMulF16:
 			matMulF16Range(j.out, j.wh, j.x, j.rows, j.cols, j.n, r0, r1)
+		case opIL:
+			j.il.run(r0, r1)
+		case opPair:
+			pairRange(j.out, j.wp, j.eb, j.dx, j.rows, j.cols, j.n, r0, r1)
 		case opGEMMF16:
 			gemmRangeF16(j.out, j.wh, j.x, j.dx, j.rows, j.cols, j.n, r0, r1)
 		}

@@ -6,30 +6,23 @@ import (
 	"math"
 )
 
-// Products with weights in GGUF's own block layouts (ggml/src/ggml-common.h),
-// passed as the raw tensor bytes so a loader can hand over mmapped data
-// without copying. The activation is quantized once per call by the caller
-// (and can be reused for every weight that multiplies the same vector):
-//
-//   - Q4_0, Q5_0 and Q8_0 weights take a Q8_0 activation (QuantizeQ8_0), as in
-//     ggml's ggml_vec_dot_q4_0_q8_0 and ggml_vec_dot_q8_0_q8_0.
-//   - Q4_K, Q5_K and Q6_K weights take a Q8_K activation (QuantizeQ8_K):
-//     256-value super-blocks with a float32 scale and int16 sums per 16
-//     values, as ggml's block_q8_K, so the weights' offsets (Q6_K's -32) and
-//     mins (Q4_K, Q5_K) become one multiply with the sums instead of work per
-//     value (ggml-cpu/arch/x86/quants.c, ggml_vec_dot_q*_K_q8_K).
+// Products with K-quant weights in GGUF's own block layouts
+// (ggml/src/ggml-common.h), passed as the raw tensor bytes so a loader can
+// hand over mmapped data without copying. The activation is quantized once
+// per call by the caller (and can be reused for every weight that
+// multiplies the same vector): Q4_K, Q5_K and Q6_K weights take a Q8_K
+// activation (QuantizeQ8_K): 256-value super-blocks with a float32 scale
+// and int16 sums per 16 values, as ggml's block_q8_K, so the weights'
+// offsets (Q6_K's -32) and mins (Q4_K, Q5_K) become one multiply with the
+// sums instead of work per value (ggml-cpu/arch/x86/quants.c,
+// ggml_vec_dot_q*_K_q8_K). (Q4_0, Q5_0 and Q8_0 are repacked at load into
+// interleaved blocks: ilblock.go.)
 //
 // Integer sums are exact. The float arithmetic is the same sequence of
 // float32 roundings in the assembly and the Go versions, so both give the
-// same bits:
-//
-//   - Q4_0, Q5_0, Q8_0: 8 float32 lanes per row; block b adds
-//     float32(int lane l)·(d_b·xd_b) to lane l, where int lane l is the dot
-//     over the block's values 4l..4l+3; the lanes are reduced at the end as
-//     ((l0+l4)+(l2+l6))+((l1+l5)+(l3+l7)) (the asm HSUM).
-//   - K-quants: one exact int32 sum per super-block (scales applied in
-//     integers), then acc += float32(isum)·(d·xd), and for Q4_K/Q5_K
-//     accm += float32(msum)·(dmin·xd); the row's result is acc-accm.
+// same bits: one exact int32 sum per super-block (scales applied in
+// integers), then acc += float32(isum)·(d·xd), and for Q4_K/Q5_K accm +=
+// float32(msum)·(dmin·xd); the row's result is acc-accm.
 
 // Block sizes and encoded bytes per block of the GGUF layouts.
 const (
@@ -91,33 +84,6 @@ func nearestInt(v float32) int32 {
 	return int32(math.Float32bits(f)&0x007fffff) - 0x00400000
 }
 
-// MatVecQ4_0 computes out[r] = Σ_b d_w·xd[b]·Σ_{i<32} (q_i-8)·xq[32b+i] for
-// r < rows: the dot of Q4_0 weight row r with the Q8_0 activation (xq, xd)
-// that QuantizeQ8_0 made. w holds rows·cols/32 blocks of Q4_0Bytes, row-major;
-// cols must be a multiple of 32.
-func MatVecQ4_0(out []float32, w []byte, xq []int8, xd []float32, rows, cols int) {
-	checkBlocks("MatVecQ4_0", out, w, xq, xd, nil, rows, cols, Q8Block, Q4_0Bytes)
-	runBlocks(opMatVecQ4_0, out, w, xq, xd, nil, rows, cols)
-}
-
-// MatVecQ8_0Bytes is MatVecQ8_0 with the weights in GGUF's own Q8_0 layout
-// (blocks of Q8_0Bytes: half d, 32 int8), so they can come straight from
-// the file: out[r] = Σ_b d_w·xd[b]·Σ_{i<32} q_i·xq[32b+i]. Float steps as
-// MatVecQ4_0 (8 lanes), so asm and Go agree bitwise; they differ from
-// MatVecQ8_0's, which sums blocks in another order with float32 scales.
-func MatVecQ8_0Bytes(out []float32, w []byte, xq []int8, xd []float32, rows, cols int) {
-	checkBlocks("MatVecQ8_0Bytes", out, w, xq, xd, nil, rows, cols, Q8Block, Q8_0Bytes)
-	runBlocks(opMatVecQ8B, out, w, xq, xd, nil, rows, cols)
-}
-
-// MatVecQ5_0 is MatVecQ4_0 for Q5_0 weights (blocks of Q5_0Bytes; value =
-// (nibble | fifth bit<<4) - 16, dequantize_row_q5_0), which llama.cpp's
-// K-quant mixes use for rows whose length is not a multiple of 256.
-func MatVecQ5_0(out []float32, w []byte, xq []int8, xd []float32, rows, cols int) {
-	checkBlocks("MatVecQ5_0", out, w, xq, xd, nil, rows, cols, Q8Block, Q5_0Bytes)
-	runBlocks(opMatVecQ5_0, out, w, xq, xd, nil, rows, cols)
-}
-
 // MatVecQ4_K computes out[r] = dot(dequantized Q4_K row r, Q8_K activation)
 // for r < rows. w holds rows·cols/QK blocks of Q4_KBytes; (xq, xd, xsums) come
 // from QuantizeQ8_K; cols must be a multiple of QK.
@@ -152,47 +118,32 @@ func checkBlocks(fn string, out []float32, w []byte, xq []int8, xd []float32, xs
 // small or the pool is busy. Sizes count weight values, as for the int8
 // products.
 func runBlocks(op int, out []float32, w []byte, xq []int8, xd []float32, xsums []int16, rows, cols int) {
-	runBlocksScaled(op, out, w, nil, 0, xq, xd, xsums, rows, cols)
-}
-
-// runBlocksScaled is runBlocks with the float32 group scales ws (gb blocks
-// per group) of MatVecInt4Q8.
-func runBlocksScaled(op int, out []float32, w []byte, ws []float32, gb int, xq []int8, xd []float32, xsums []int16, rows, cols int) {
 	if rows*cols >= 2*parallelMin {
 		if j := defaultPool.acquire(); j != nil {
-			j.op, j.out, j.wb, j.sw, j.qx, j.dx, j.xsum = op, out, w, ws, xq, xd, xsums
-			j.rows, j.cols, j.n = rows, cols, gb
+			j.op, j.out, j.wb, j.qx, j.dx, j.xsum = op, out, w, xq, xd, xsums
+			j.rows, j.cols = rows, cols
 			defaultPool.exec(4)
 			return
 		}
 	}
-	blockRange(op, out, w, ws, gb, xq, xd, xsums, cols, 0, rows)
+	blockRange(op, out, w, xq, xd, xsums, cols, 0, rows)
 }
 
 // blockGeom returns the values and bytes per block of op's weights.
 func blockGeom(op int) (bs, bb int) {
 	switch op {
-	case opMatVecQ4_0:
-		bs, bb = Q8Block, Q4_0Bytes
-	case opMatVecQ8B:
-		bs, bb = Q8Block, Q8_0Bytes
-	case opMatVecQ5_0:
-		bs, bb = Q8Block, Q5_0Bytes
 	case opMatVecQ4K:
 		bs, bb = QK, Q4_KBytes
 	case opMatVecQ5K:
 		bs, bb = QK, Q5_KBytes
 	case opMatVecQ6K:
 		bs, bb = QK, Q6_KBytes
-	case opMatVecI4Q8:
-		bs, bb = Q8Block, Q8Block/2
 	}
 	return
 }
 
-// blockRange computes rows [r0, r1) of a block product; ws and gb are
-// MatVecInt4Q8's scales (all rows) and blocks per group.
-func blockRange(op int, out []float32, w []byte, ws []float32, gb int, xq []int8, xd []float32, xsums []int16, cols, r0, r1 int) {
+// blockRange computes rows [r0, r1) of a K-quant block product.
+func blockRange(op int, out []float32, w []byte, xq []int8, xd []float32, xsums []int16, cols, r0, r1 int) {
 	if r1 <= r0 {
 		return
 	}
@@ -200,36 +151,20 @@ func blockRange(op int, out []float32, w []byte, ws []float32, gb int, xq []int8
 	nb := cols / bs
 	rb := nb * bb
 	o, wr := out[r0:r1], w[r0*rb:r1*rb]
-	xq, xd = xq[:cols], xd[:nb]
-	if bs == QK {
-		xsums = xsums[:cols/16]
-	}
-	var ng int // MatVecInt4Q8's scales per row
-	if gb > 0 {
-		ng = (nb + gb - 1) / gb
-		ws = ws[r0*ng : r1*ng]
-	}
+	xq, xd, xsums = xq[:cols], xd[:nb], xsums[:cols/16]
 	if useAsm {
-		blockDotsAsm(op, o, wr, ws, gb, xq, xd, xsums, nb)
+		blockDotsAsm(op, o, wr, xq, xd, xsums, nb)
 		return
 	}
 	for r := range o {
 		row := wr[r*rb : (r+1)*rb]
 		switch op {
-		case opMatVecQ4_0:
-			o[r] = dotQ4_0Go(row, xq, xd)
-		case opMatVecQ8B:
-			o[r] = dotQ8_0Go(row, xq, xd)
-		case opMatVecQ5_0:
-			o[r] = dotQ5_0Go(row, xq, xd)
 		case opMatVecQ4K:
 			o[r] = dotQ4KGo(row, xq, xd, xsums)
 		case opMatVecQ5K:
 			o[r] = dotQ5KGo(row, xq, xd, xsums)
 		case opMatVecQ6K:
 			o[r] = dotQ6KGo(row, xq, xd, xsums)
-		case opMatVecI4Q8:
-			o[r] = dotInt4Q8Go(row, ws[r*ng:(r+1)*ng], gb, xq, xd)
 		}
 	}
 }
@@ -258,70 +193,6 @@ func f16(b []byte) float32 {
 // hsum8 reduces 8 lanes in the order of the asm HSUM macro.
 func hsum8(a *[8]float32) float32 {
 	return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]))
-}
-
-// dotQ4_0Go: block_q4_0 is half d then 16 bytes whose low nibbles are values
-// 0..15 and high nibbles 16..31; value = (nibble-8)·d (dequantize_row_q4_0).
-func dotQ4_0Go(row []byte, xq []int8, xd []float32) float32 {
-	var acc [8]float32
-	for b := range xd {
-		blk := row[b*Q4_0Bytes : (b+1)*Q4_0Bytes]
-		s := float32(f16(blk) * xd[b])
-		qs := blk[2:18]
-		x := xq[b*32 : b*32+32]
-		for l := 0; l < 4; l++ {
-			var lo, hi int32
-			for k := 4 * l; k < 4*l+4; k++ {
-				lo += (int32(qs[k]&0xf) - 8) * int32(x[k])
-				hi += (int32(qs[k]>>4) - 8) * int32(x[k+16])
-			}
-			acc[l] += float32(float32(lo) * s)
-			acc[l+4] += float32(float32(hi) * s)
-		}
-	}
-	return hsum8(&acc)
-}
-
-// dotQ8_0Go: block_q8_0 is half d then 32 int8 values (dequantize_row_q8_0).
-func dotQ8_0Go(row []byte, xq []int8, xd []float32) float32 {
-	var acc [8]float32
-	for b := range xd {
-		blk := row[b*Q8_0Bytes : (b+1)*Q8_0Bytes]
-		s := float32(f16(blk) * xd[b])
-		qs := blk[2:34]
-		x := xq[b*32 : b*32+32]
-		for l := 0; l < 8; l++ {
-			var t int32
-			for k := 4 * l; k < 4*l+4; k++ {
-				t += int32(int8(qs[k])) * int32(x[k])
-			}
-			acc[l] += float32(float32(t) * s)
-		}
-	}
-	return hsum8(&acc)
-}
-
-// dotQ5_0Go: block_q5_0 is half d, 32 bits qh (bit j is value j's fifth
-// bit), 16 bytes of nibbles (low = values 0-15, high = 16-31).
-func dotQ5_0Go(row []byte, xq []int8, xd []float32) float32 {
-	var acc [8]float32
-	for b := range xd {
-		blk := row[b*Q5_0Bytes : (b+1)*Q5_0Bytes]
-		s := float32(f16(blk) * xd[b])
-		qh := binary.LittleEndian.Uint32(blk[2:])
-		qs := blk[6:22]
-		x := xq[b*32 : b*32+32]
-		for l := 0; l < 4; l++ {
-			var lo, hi int32
-			for k := 4 * l; k < 4*l+4; k++ {
-				lo += (int32(qs[k]&0xf|byte(qh>>k&1)<<4) - 16) * int32(x[k])
-				hi += (int32(qs[k]>>4|byte(qh>>(k+16)&1)<<4) - 16) * int32(x[k+16])
-			}
-			acc[l] += float32(float32(lo) * s)
-			acc[l+4] += float32(float32(hi) * s)
-		}
-	}
-	return hsum8(&acc)
 }
 
 // unpackK4 returns the 8 six-bit scales and mins of a Q4_K/Q5_K block's 12

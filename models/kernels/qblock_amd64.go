@@ -5,15 +5,6 @@ package kernels
 import "unsafe"
 
 //go:noescape
-func q40DotsAVX2(out *float32, w *byte, x *int8, xd *float32, rows, nb int)
-
-//go:noescape
-func q80BDotsAVX2(out *float32, w *byte, x *int8, xd *float32, rows, nb int)
-
-//go:noescape
-func q50DotsAVX2(out *float32, w *byte, x *int8, xd *float32, rows, nb int)
-
-//go:noescape
 func q4KDotsAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)
 
 //go:noescape
@@ -21,18 +12,6 @@ func q5KDotsAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, n
 
 //go:noescape
 func q6KDotsAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)
-
-//go:noescape
-func q40DotsVNNI512(out *float32, w *byte, x *int8, xd *float32, rows, nb int, ws *float32, gb, sstride int)
-
-//go:noescape
-func q50DotsVNNI512(out *float32, w *byte, x *int8, xd *float32, rows, nb int, ws *float32, gb, sstride int)
-
-//go:noescape
-func q80bDotsVNNI512(out *float32, w *byte, x *int8, xd *float32, rows, nb int, ws *float32, gb, sstride int)
-
-//go:noescape
-func i4q8DotsVNNI512(out *float32, w *byte, x *int8, xd *float32, rows, nb int, ws *float32, gb, sstride int)
 
 //go:noescape
 func q4kDotsVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)
@@ -43,57 +22,22 @@ func q5kDotsVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows
 //go:noescape
 func q6kDotsVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)
 
-//go:noescape
-func i4q8DotsAVX2(out *float32, w *byte, x *int8, xd *float32, rows, nb int, ws *float32, gb, sstride int)
-
-// blockDotsAsm computes len(out) rows of a block product; w (and ws, the
-// int4 groups' scales) start at the first of them and the operands have
-// been checked.
-func blockDotsAsm(op int, out []float32, w []byte, ws []float32, gb int, xq []int8, xd []float32, xsums []int16, nb int) {
+// blockDotsAsm computes len(out) rows of a K-quant block product; w starts
+// at the first of them and the operands have been checked.
+func blockDotsAsm(op int, out []float32, w []byte, xq []int8, xd []float32, xsums []int16, nb int) {
 	o, wp, xp, dp, sp := unsafe.SliceData(out), unsafe.SliceData(w), unsafe.SliceData(xq), unsafe.SliceData(xd), unsafe.SliceData(xsums)
-	if op == opMatVecI4Q8 {
-		ss := 4 * ((nb + gb - 1) / gb)
-		if isa >= isaAVX512VNNI {
-			i4q8DotsVNNI512(o, wp, xp, dp, len(out), nb, unsafe.SliceData(ws), gb, ss)
-		} else {
-			i4q8DotsAVX2(o, wp, xp, dp, len(out), nb, unsafe.SliceData(ws), gb, ss)
-		}
-		return
-	}
-	if isa >= isaAVX512VNNI {
-		switch op {
-		case opMatVecQ4_0:
-			q40DotsVNNI512(o, wp, xp, dp, len(out), nb, nil, 0, 0)
-			return
-		case opMatVecQ8B:
-			q80bDotsVNNI512(o, wp, xp, dp, len(out), nb, nil, 0, 0)
-			return
-		case opMatVecQ5_0:
-			q50DotsVNNI512(o, wp, xp, dp, len(out), nb, nil, 0, 0)
-			return
-		case opMatVecQ4K:
-			q4kDotsVNNI512(o, wp, xp, dp, sp, len(out), nb)
-			return
-		case opMatVecQ5K:
-			q5kDotsVNNI512(o, wp, xp, dp, sp, len(out), nb)
-			return
-		case opMatVecQ6K:
-			q6kDotsVNNI512(o, wp, xp, dp, sp, len(out), nb)
-			return
-		}
-	}
-	switch op {
-	case opMatVecQ4_0:
-		q40DotsAVX2(o, wp, xp, dp, len(out), nb)
-	case opMatVecQ8B:
-		q80BDotsAVX2(o, wp, xp, dp, len(out), nb)
-	case opMatVecQ5_0:
-		q50DotsAVX2(o, wp, xp, dp, len(out), nb)
-	case opMatVecQ4K:
+	switch {
+	case op == opMatVecQ4K && isa >= isaAVX512VNNI:
+		q4kDotsVNNI512(o, wp, xp, dp, sp, len(out), nb)
+	case op == opMatVecQ5K && isa >= isaAVX512VNNI:
+		q5kDotsVNNI512(o, wp, xp, dp, sp, len(out), nb)
+	case op == opMatVecQ6K && isa >= isaAVX512VNNI:
+		q6kDotsVNNI512(o, wp, xp, dp, sp, len(out), nb)
+	case op == opMatVecQ4K:
 		q4KDotsAVX2(o, wp, xp, dp, sp, len(out), nb)
-	case opMatVecQ5K:
+	case op == opMatVecQ5K:
 		q5KDotsAVX2(o, wp, xp, dp, sp, len(out), nb)
-	case opMatVecQ6K:
+	case op == opMatVecQ6K:
 		q6KDotsAVX2(o, wp, xp, dp, sp, len(out), nb)
 	}
 }

@@ -19,15 +19,6 @@ type blockKind struct {
 }
 
 var blockKinds = []blockKind{
-	{"Q4_0", gguf.TypeQ4_0, Q8Block, Q4_0Bytes, func(out []float32, w []byte, xq []int8, xd []float32, _ []int16, rows, cols int) {
-		MatVecQ4_0(out, w, xq, xd, rows, cols)
-	}},
-	{"Q8_0B", gguf.TypeQ8_0, Q8Block, Q8_0Bytes, func(out []float32, w []byte, xq []int8, xd []float32, _ []int16, rows, cols int) {
-		MatVecQ8_0Bytes(out, w, xq, xd, rows, cols)
-	}},
-	{"Q5_0", gguf.TypeQ5_0, Q8Block, Q5_0Bytes, func(out []float32, w []byte, xq []int8, xd []float32, _ []int16, rows, cols int) {
-		MatVecQ5_0(out, w, xq, xd, rows, cols)
-	}},
 	{"Q4_K", gguf.TypeQ4_K, QK, Q4_KBytes, MatVecQ4_K},
 	{"Q5_K", gguf.TypeQ5_K, QK, Q5_KBytes, MatVecQ5_K},
 	{"Q6_K", gguf.TypeQ6_K, QK, Q6_KBytes, MatVecQ6_K},
@@ -53,15 +44,6 @@ func randBlocks(rng *rand.Rand, k blockKind, n int, extreme bool) []byte {
 			d = -d
 		}
 		switch k.typ {
-		case gguf.TypeQ4_0, gguf.TypeQ5_0:
-			putF16(blk, d)
-		case gguf.TypeQ8_0:
-			putF16(blk, d)
-			if extreme {
-				for i := 2; i < 34; i++ {
-					blk[i] = 0x80 // -128: GGUF files may hold it
-				}
-			}
 		case gguf.TypeQ4_K, gguf.TypeQ5_K:
 			putF16(blk, d)
 			putF16(blk[2:], (rng.Float32()+0.05)*0.01)
@@ -81,10 +63,6 @@ func randBlocks(rng *rand.Rand, k blockKind, n int, extreme bool) []byte {
 func quantAct(k blockKind, x []float32) (xq []int8, xd []float32, xs []int16) {
 	xq = make([]int8, len(x))
 	xd = make([]float32, len(x)/k.bs)
-	if k.bs == Q8Block {
-		QuantizeQ8_0(xq, xd, x)
-		return
-	}
 	xs = make([]int16, len(x)/16)
 	QuantizeQ8_K(xq, xd, xs, x)
 	return
@@ -312,10 +290,11 @@ func BenchmarkQuantizeAct(b *testing.B) {
 	const n = 4096
 	x := randVec(rand.New(rand.NewPCG(10, 10)), n)
 	q, d, s := make([]int8, n), make([]float32, n/Q8Block), make([]int16, n/16)
+	var a ILAct
 	b.Run("Q8_0", func(b *testing.B) {
 		b.SetBytes(4 * n)
 		for b.Loop() {
-			QuantizeQ8_0(q, d, x)
+			a.Quantize(x, 1, n, IL8)
 		}
 	})
 	b.Run("Q8_K", func(b *testing.B) {

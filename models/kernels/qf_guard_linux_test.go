@@ -59,28 +59,6 @@ func TestLUT4StayInBounds(t *testing.T) {
 	}
 }
 
-// TestInt4Q8StayInBounds: the int4 × Q8_0 products read nothing past the
-// last code byte, scale, activation or block scale.
-func TestInt4Q8StayInBounds(t *testing.T) {
-	for _, l := range isaLevels(t) {
-		withISA(l, func() {
-			for _, g := range []int{32, 64, 128} {
-				for _, cols := range []int{32, 64, 96, 160} {
-					for _, rows := range []int{1, 2, 3, 4, 5, 6, 7, 9} {
-						for _, n := range []int{1, 3, 4} {
-							packed := guardedBytes(t, rows*cols/2)
-							scale := guarded(t, rows*((cols+g-1)/g))
-							xq, xd, out := guardedI8(t, n*cols), guarded(t, n*cols/32), guarded(t, n*rows)
-							MatVecInt4Q8(out, packed, scale, g, xq, xd, rows, cols)
-							MatMulInt4Q8(out, packed, scale, g, xq, xd, rows, cols, n)
-						}
-					}
-				}
-			}
-		})
-	}
-}
-
 // TestBatchTilesStayInBounds: the batched int8 and block products (their
 // tiles, packing and leftovers) read nothing past the last weight block,
 // activation or scale and write nothing past the last output.
@@ -110,12 +88,6 @@ func TestBatchTilesStayInBounds(t *testing.T) {
 							xs := unsafe.Slice((*int16)(unsafe.Pointer(unsafe.SliceData(xs16))), len(xs16)*2)
 							xs = xs[len(xs)-n*cols/16:]
 							switch k.name {
-							case "Q4_0":
-								MatMulQ4_0(out, w, xq, xd, rows, cols, n)
-							case "Q5_0":
-								MatMulQ5_0(out, w, xq, xd, rows, cols, n)
-							case "Q8_0B":
-								MatMulQ8_0Bytes(out, w, xq, xd, rows, cols, n)
 							case "Q4_K":
 								MatMulQ4_K(out, w, xq, xd, xs, rows, cols, n)
 							case "Q5_K":

@@ -3,52 +3,6 @@
 package kernels
 
 //go:noescape
-func q40TileVNNI512(out *float32, w *byte, xp *byte, ldo, nb int, ws *float32, gb, sstride int)
-
-//go:noescape
-func q50TileVNNI512(out *float32, w *byte, xp *byte, ldo, nb int, ws *float32, gb, sstride int)
-
-//go:noescape
-func q80bTileVNNI512(out *float32, w *byte, xp *byte, ldo, nb int, ws *float32, gb, sstride int)
-
-//go:noescape
-func i4q8TileVNNI512(out *float32, w *byte, xp *byte, ldo, nb int, ws *float32, gb, sstride int)
-
-//go:noescape
-func q40TileAVX2(out *float32, w *byte, xp *byte, ldo, nb int, ws *float32, gb, sstride int)
-
-//go:noescape
-func q80bTileAVX2(out *float32, w *byte, xp *byte, ldo, nb int, ws *float32, gb, sstride int)
-
-//go:noescape
-func i4q8TileAVX2(out *float32, w *byte, xp *byte, ldo, nb int, ws *float32, gb, sstride int)
-
-// tileAsm runs one tileRowsNow()-row × 6-token tile of op (tileOff(op) > 0).
-func tileAsm(op int, out *float32, w, xp *byte, ldo, nb int, ws *float32, gb, sstride int) {
-	if isa < isaAVX512VNNI {
-		switch op {
-		case opMatVecQ4_0:
-			q40TileAVX2(out, w, xp, ldo, nb, ws, gb, sstride)
-		case opMatVecQ8B:
-			q80bTileAVX2(out, w, xp, ldo, nb, ws, gb, sstride)
-		case opMatVecI4Q8:
-			i4q8TileAVX2(out, w, xp, ldo, nb, ws, gb, sstride)
-		}
-		return
-	}
-	switch op {
-	case opMatVecQ4_0:
-		q40TileVNNI512(out, w, xp, ldo, nb, ws, gb, sstride)
-	case opMatVecQ5_0:
-		q50TileVNNI512(out, w, xp, ldo, nb, ws, gb, sstride)
-	case opMatVecQ8B:
-		q80bTileVNNI512(out, w, xp, ldo, nb, ws, gb, sstride)
-	case opMatVecI4Q8:
-		i4q8TileVNNI512(out, w, xp, ldo, nb, ws, gb, sstride)
-	}
-}
-
-//go:noescape
 func i8TileVNNI512(out *float32, w *int8, x *int8, cols, ldo int, scale, xs *float32, xsum *int32)
 
 func i8TileAsm(out *float32, w, x *int8, cols, ldo int, scale, xs *float32, xsum *int32) {

@@ -39,16 +39,6 @@ func QuantizeI8(q []int8, x []float32) float32 {
 	return amax / 127
 }
 
-// QuantizeRowsI8 quantizes each row of the row-major [rows][cols] matrix w
-// with its own scale: w[r][c] ≈ scale[r]·q[r*cols+c].
-func QuantizeRowsI8(q []int8, scale []float32, w []float32, rows, cols int) {
-	_ = q[:rows*cols]
-	_ = scale[:rows]
-	for r := 0; r < rows; r++ {
-		scale[r] = QuantizeI8(q[r*cols:(r+1)*cols], w[r*cols:(r+1)*cols])
-	}
-}
-
 // MatVecI8 computes out[r] = float32(Σ_c q[r*cols+c]·xq[c]) · (scale[r]·xs)
 // for r < rows, where xs is the scale QuantizeI8 returned for xq. The sum is
 // exact in int32 (cols up to 2^17).
@@ -66,41 +56,6 @@ func MatVecI8(out []float32, q []int8, scale []float32, xq []int8, xs float32, r
 		}
 	}
 	matVecI8Range(out, q, scale, xq, xs, cols, 0, rows)
-}
-
-// QuantizeQ8_0 quantizes x (len(x) a multiple of Q8Block) into Q8_0 blocks:
-// x[i] ≈ d[i/Q8Block]·q[i], each block scaled by its own max|x|/127.
-func QuantizeQ8_0(q []int8, d []float32, x []float32) {
-	if len(x)%Q8Block != 0 {
-		panic(fmt.Sprintf("kernels.QuantizeQ8_0: len(x)=%d is not a multiple of %d", len(x), Q8Block))
-	}
-	q = q[:len(x)]
-	d = d[:len(x)/Q8Block]
-	for b := range d {
-		d[b] = QuantizeI8(q[b*Q8Block:(b+1)*Q8Block], x[b*Q8Block:(b+1)*Q8Block])
-	}
-}
-
-// MatVecQ8_0 computes out[r] = Σ_b d[r*nb+b]·xd[b]·(Σ_{c in block b} q[r*cols+c]·xq[c])
-// for r < rows, nb = cols/Q8Block (cols must be a multiple of Q8Block). w is
-// the row-major [rows][cols] matrix quantized row by row with QuantizeQ8_0,
-// (q, d); x was quantized with QuantizeQ8_0 into (xq, xd). Block sums are exact;
-// the float sum over blocks goes in an implementation-defined order.
-func MatVecQ8_0(out []float32, q []int8, d []float32, xq []int8, xd []float32, rows, cols int) {
-	if rows < 0 || cols < 0 || cols%Q8Block != 0 || len(q) < rows*cols || len(d) < rows*cols/Q8Block ||
-		len(xq) < cols || len(xd) < cols/Q8Block || len(out) < rows {
-		panic(fmt.Sprintf("kernels.MatVecQ8_0: rows=%d cols=%d with len(out)=%d len(q)=%d len(d)=%d len(xq)=%d len(xd)=%d",
-			rows, cols, len(out), len(q), len(d), len(xq), len(xd)))
-	}
-	if rows*cols >= 2*parallelMin {
-		if j := defaultPool.acquire(); j != nil {
-			j.op, j.out, j.qw, j.sw, j.qx, j.dx = opMatVecQ8, out, q, d, xq, xd
-			j.rows, j.cols = rows, cols
-			defaultPool.exec(4)
-			return
-		}
-	}
-	matVecQ8Range(out, q, d, xq, xd, cols, 0, rows)
 }
 
 func abs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
@@ -128,22 +83,5 @@ func matVecI8Range(out []float32, q []int8, scale []float32, xq []int8, xs float
 	}
 	for r := r0; r < r1; r++ {
 		out[r] = float32(dotI8Go(q[r*cols:(r+1)*cols], xq[:cols])) * (scale[r] * xs)
-	}
-}
-
-func matVecQ8Range(out []float32, q []int8, d []float32, xq []int8, xd []float32, cols, r0, r1 int) {
-	nb := cols / Q8Block
-	if useAsm && r1 > r0 {
-		q80DotsAsm(out[r0:r1], q[r0*cols:r1*cols], d[r0*nb:r1*nb], xq[:cols], xd[:nb], cols)
-		return
-	}
-	for r := r0; r < r1; r++ {
-		var s float32
-		for b := 0; b < nb; b++ {
-			c := r*cols + b*Q8Block
-			i := dotI8Go(q[c:c+Q8Block], xq[b*Q8Block:(b+1)*Q8Block])
-			s += float32(i) * (d[r*nb+b] * xd[b])
-		}
-		out[r] = s
 	}
 }

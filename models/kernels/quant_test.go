@@ -107,68 +107,20 @@ func TestI8Accuracy(t *testing.T) {
 	want := make([]float32, rows)
 	MatVec(want, w, x, rows, cols)
 	q, scale, xq := make([]int8, rows*cols), make([]float32, rows), make([]int8, cols)
-	QuantizeRowsI8(q, scale, w, rows, cols)
+	for r := 0; r < rows; r++ {
+		scale[r] = QuantizeI8(q[r*cols:(r+1)*cols], w[r*cols:(r+1)*cols])
+	}
 	xs := QuantizeI8(xq, x)
 	got := make([]float32, rows)
 	MatVecI8(got, q, scale, xq, xs, rows, cols)
-	xd, wd := make([]float32, cols/Q8Block), make([]float32, rows*cols/Q8Block)
-	QuantizeQ8_0(q, wd, w)
-	QuantizeQ8_0(xq, xd, x)
-	got8 := make([]float32, rows)
-	MatVecQ8_0(got8, q, wd, xq, xd, rows, cols)
-	var e, e8, n float64
+	var e, n float64
 	for r := range want {
 		e += math.Pow(float64(got[r]-want[r]), 2)
-		e8 += math.Pow(float64(got8[r]-want[r]), 2)
 		n += math.Pow(float64(want[r]), 2)
 	}
 	if rel := math.Sqrt(e / n); rel > 0.02 {
 		t.Errorf("per-row int8 relative error %.4f", rel)
 	}
-	if rel := math.Sqrt(e8 / n); rel > 0.02 {
-		t.Errorf("Q8_0 relative error %.4f", rel)
-	}
-}
-
-func TestMatVecQ8_0(t *testing.T) {
-	rng := rand.New(rand.NewPCG(37, 38))
-	for _, rows := range []int{1, 2, 3, 4, 5, 8, 9, 13} {
-		for _, nb := range []int{0, 1, 2, 3, 4, 5, 24, 64, 65} {
-			cols := nb * Q8Block
-			q, xq := randI8(rng, rows*cols, rows%4), randI8(rng, cols, 1)
-			d, xd := randScales(rng, rows*nb), randScales(rng, nb)
-			for _, asm := range impls() {
-				withImpl(asm, func() {
-					out := unaligned(rng, rows, 1)
-					MatVecQ8_0(out, q, d, xq, xd, rows, cols)
-					checkSentinels(t, "MatVecQ8_0", out)
-					for r := 0; r < rows; r++ {
-						var want, abs float64
-						for b := 0; b < nb; b++ {
-							var s, sa int64 // the asm rounds 8 partial block sums
-							for c := b * Q8Block; c < (b+1)*Q8Block; c++ {
-								p := int64(q[r*cols+c]) * int64(xq[c])
-								s += p
-								sa += max(p, -p)
-							}
-							sc := float64(d[r*nb+b] * xd[b])
-							want += float64(s) * sc
-							abs += float64(sa) * sc
-						}
-						if math.Abs(float64(out[r])-want) > 2*float64(nb+8)*u*abs+1e-37 {
-							t.Fatalf("%s rows=%d nb=%d row %d: %v want %v", implName(asm), rows, nb, r, out[r], want)
-						}
-					}
-				})
-			}
-		}
-	}
-	defer func() {
-		if recover() == nil {
-			t.Error("no panic for cols not a multiple of 32")
-		}
-	}()
-	MatVecQ8_0(make([]float32, 1), make([]int8, 33), make([]float32, 2), make([]int8, 33), make([]float32, 2), 1, 33)
 }
 
 // TestPoolBitwiseInt8: the int8 products split over threads give the same
@@ -177,24 +129,21 @@ func TestPoolBitwiseInt8(t *testing.T) {
 	rng := rand.New(rand.NewPCG(39, 40))
 	rows, cols := 1029, 768
 	q, xq := randI8(rng, rows*cols, 0), randI8(rng, cols, 0)
-	scale, d, xd := randScales(rng, rows), randScales(rng, rows*cols/Q8Block), randScales(rng, cols/Q8Block)
+	scale := randScales(rng, rows)
 	for _, asm := range impls() {
 		withImpl(asm, func() {
-			want, want8 := make([]float32, rows), make([]float32, rows)
+			want := make([]float32, rows)
 			withThreads(1, func() {
 				MatVecI8(want, q, scale, xq, 0.01, rows, cols)
-				MatVecQ8_0(want8, q, d, xq, xd, rows, cols)
 			})
 			for _, th := range []int{2, 3} {
 				withThreads(th, func() {
 					for iter := 0; iter < 3; iter++ {
-						got, got8 := make([]float32, rows), make([]float32, rows)
+						got := make([]float32, rows)
 						MatVecI8(got, q, scale, xq, 0.01, rows, cols)
-						MatVecQ8_0(got8, q, d, xq, xd, rows, cols)
 						for r := range got {
-							if math.Float32bits(got[r]) != math.Float32bits(want[r]) ||
-								math.Float32bits(got8[r]) != math.Float32bits(want8[r]) {
-								t.Fatalf("%s threads=%d row %d: i8 %v/%v q8 %v/%v", implName(asm), th, r, got[r], want[r], got8[r], want8[r])
+							if math.Float32bits(got[r]) != math.Float32bits(want[r]) {
+								t.Fatalf("%s threads=%d row %d: %v, one thread %v", implName(asm), th, r, got[r], want[r])
 							}
 						}
 					}
@@ -207,12 +156,11 @@ func TestPoolBitwiseInt8(t *testing.T) {
 func TestInt8Allocs(t *testing.T) {
 	rows, cols := 2048, 768
 	q, xq := make([]int8, rows*cols), make([]int8, cols)
-	scale, d, xd := make([]float32, rows), make([]float32, rows*cols/Q8Block), make([]float32, cols/Q8Block)
+	scale := make([]float32, rows)
 	out := make([]float32, rows)
 	withThreads(2, func() {
 		for name, f := range map[string]func(){
-			"MatVecI8":   func() { MatVecI8(out, q, scale, xq, 1, rows, cols) },
-			"MatVecQ8_0": func() { MatVecQ8_0(out, q, d, xq, xd, rows, cols) },
+			"MatVecI8": func() { MatVecI8(out, q, scale, xq, 1, rows, cols) },
 		} {
 			f()
 			if a := testing.AllocsPerRun(50, f); a != 0 {
@@ -227,24 +175,18 @@ func BenchmarkMatVecInt8(b *testing.B) {
 		rows, cols := sz[0], sz[1]
 		rng := rand.New(rand.NewPCG(5, 5))
 		q, xq := randI8(rng, rows*cols, 0), randI8(rng, cols, 0)
-		scale, d, xd := randScales(rng, rows), randScales(rng, rows*cols/Q8Block), randScales(rng, cols/Q8Block)
+		scale := randScales(rng, rows)
 		out := make([]float32, rows)
-		for _, kind := range []string{"i8", "q8_0"} {
-			b.Run(fmt.Sprintf("%s/%dx%d", kind, rows, cols), func(b *testing.B) {
-				benchImpls(b, func(b *testing.B) {
-					benchThreads(b, func(b *testing.B) {
-						b.SetBytes(int64(rows * cols)) // int8 weight bytes
-						for b.Loop() {
-							if kind == "i8" {
-								MatVecI8(out, q, scale, xq, 1, rows, cols)
-							} else {
-								MatVecQ8_0(out, q, d, xq, xd, rows, cols)
-							}
-						}
-						reportFlops(b, 2*float64(rows*cols))
-					})
+		b.Run(fmt.Sprintf("i8/%dx%d", rows, cols), func(b *testing.B) {
+			benchImpls(b, func(b *testing.B) {
+				benchThreads(b, func(b *testing.B) {
+					b.SetBytes(int64(rows * cols)) // int8 weight bytes
+					for b.Loop() {
+						MatVecI8(out, q, scale, xq, 1, rows, cols)
+					}
+					reportFlops(b, 2*float64(rows*cols))
 				})
 			})
-		}
+		})
 	}
 }

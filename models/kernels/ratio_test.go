@@ -74,11 +74,13 @@ func TestKernelRatios(t *testing.T) {
 			row(fmt.Sprintf("MatVecLUT4 %s %dx%d", c.name, rows, cols), l, func() { c.matVec(out, x) }, isaAVX2, old)
 		}
 		if c.g == 32 {
-			xq, xd := make([]int8, cols), make([]float32, cols/32)
+			w, gs := make([]byte, ILBytes(IL4G, rows, cols)), make([]float32, ILScales(rows, cols, 32))
+			PackILInt4(w, gs, c.packed, c.scale, 32, rows, cols)
+			var a ILAct
 			for _, l := range levels {
-				row(fmt.Sprintf("MatVecInt4Q8 (int dots) %dx%d", rows, cols), l, func() {
-					QuantizeQ8_0(xq, xd, x)
-					MatVecInt4Q8(out, c.packed, c.scale, 32, xq, xd, rows, cols)
+				row(fmt.Sprintf("int4 interleaved, Q8_0 act %dx%d", rows, cols), l, func() {
+					a.Quantize(x, 1, cols, IL4G)
+					MatMulIL(IL4G, out, w, gs, 32, &a, rows, cols)
 				}, l, func() { c.matVec(out, x) })
 			}
 		}
@@ -106,7 +108,21 @@ func TestKernelRatios(t *testing.T) {
 	for _, l := range levels {
 		row(fmt.Sprintf("MatVecI8F32 %dx%d", rows, cols), l, func() { MatVecI8F32(out, q, scale, x, rows, cols) }, isaAVX2, func() { MatVecI8F32(out, q, scale, x, rows, cols) })
 	}
-	// GGUF blocks × quantized activations: VNNI against the AVX2 kernel.
+	// Interleaved Q8_0 and Q4_0 (ilblock.go) against their AVX2 kernels, one
+	// token and a decode batch of 8.
+	for _, name := range []string{"q8_0", "q4_0"} {
+		c := newILCase(t, rng, name, rows, cols)
+		for _, nt := range []int{1, 8} {
+			xs, o := randVec(rng, nt*cols), make([]float32, nt*rows)
+			var a ILAct
+			f := func() {
+				a.Quantize(xs, nt, cols, c.k)
+				MatMulIL(c.k, o, c.w, nil, 0, &a, rows, cols)
+			}
+			row(fmt.Sprintf("MatMulIL %s %dx%dx%d", name, rows, cols, nt), top, f, isaAVX2, f)
+		}
+	}
+	// K-quant blocks × quantized activations: VNNI against the AVX2 kernel.
 	for _, k := range blockKinds {
 		w := randBlocks(rng, k, rows*cols/k.bs, false)
 		xq, xd, xs := quantAct(k, x)
@@ -119,8 +135,7 @@ func TestKernelRatios(t *testing.T) {
 	const n = 64
 	bout := make([]float32, n*rows)
 	// Which kernel sets have tiles for each batched product (qtile.go).
-	tiles := map[string]isaLevel{"I8": isaAVX512VNNI, "Q5_0": isaAVX512VNNI,
-		"Q4_0": isaAVX2, "Q8_0B": isaAVX2, "Q4_K": isaAVX2, "Q5_K": isaAVX2, "Q6_K": isaAVX2}
+	tiles := map[string]isaLevel{"I8": isaAVX512VNNI, "Q4_K": isaAVX2, "Q5_K": isaAVX2, "Q6_K": isaAVX2}
 	for _, c := range batchCases(rng, rows, cols, n) {
 		first, ok := tiles[c.name]
 		if !ok {
@@ -176,24 +191,30 @@ func TestKernelRatios(t *testing.T) {
 	}
 	wh := randF16(rng, rows*cols)
 	for _, l := range levels {
-		row(fmt.Sprintf("MatMulF16 GEMM (CHAT_GEMM=1) %dx%dx%d", rows, cols, n), l, func() {
-			gemmEnabled = true
+		row(fmt.Sprintf("MatMulF16 GEMM vs tiles %dx%dx%d", rows, cols, n), l, func() {
 			MatMulF16(bout, wh, xb, rows, cols, n)
-			gemmEnabled = false
-		}, l, func() { MatMulF16(bout, wh, xb, rows, cols, n) })
+		}, l, func() {
+			defer SetGEMM(SetGEMM(false))
+			MatMulF16(bout, wh, xb, rows, cols, n)
+		})
+	}
+	wf0 := randVec(rng, rows*cols)
+	for _, l := range levels {
+		row(fmt.Sprintf("MatMul F32 GEMM vs tiles %dx%dx%d", rows, cols, n), l, func() {
+			MatMul(bout, wf0, xb, rows, cols, n)
+		}, l, func() {
+			defer SetGEMM(SetGEMM(false))
+			MatMul(bout, wf0, xb, rows, cols, n)
+		})
 	}
 	wf := randVec(rng, rows*cols)
 	if !runnable(isaAVX512) {
 		return
 	}
 	row(fmt.Sprintf("MatMul F32 GEMM tiles %dx%dx%d", rows, cols, n), isaAVX512, func() {
-		gemmEnabled = true
 		MatMul(bout, wf, xb, rows, cols, n)
-		gemmEnabled = false
 	}, isaAVX2, func() {
-		gemmEnabled = true
 		MatMul(bout, wf, xb, rows, cols, n)
-		gemmEnabled = false
 	})
 	fmt.Println(strings.Repeat("-", 40))
 }

@@ -88,11 +88,15 @@ func (m *Model) WithArch(arch nn.Arch) models.Model {
 // Quantize returns a copy with its matrices (all but the token embedding)
 // re-encoded in format, from a float file (f32, f16, bf16) only: like
 // llama-quantize, it does not quantise quantised weights again.
-func (m *Model) Quantize(format string) (models.Model, error) {
+func (m *Model) Quantize(format string) (models.Model, error) { return m.QuantizeCalib(format, "") }
+
+// QuantizeCalib is Quantize with a calibration text for GPTQ and AWQ
+// (nn.Model.ConvertCalib).
+func (m *Model) QuantizeCalib(format, text string) (models.Model, error) {
 	if q := m.Info().Quant; q != "f32" && q != "f16" && q != "bf16" && format != q {
 		return nil, fmt.Errorf("llama: %s is already %s; quantize a float file (f32, f16, bf16)", m.Info().Name, q)
 	}
-	c, err := m.Model.Convert(format)
+	c, err := m.Model.ConvertCalib(format, text)
 	if err != nil {
 		return nil, fmt.Errorf("llama: %w", err)
 	}

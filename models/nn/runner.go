@@ -94,6 +94,9 @@ type Pass struct {
 	out    *[]float32
 	rows   int // logits rows written so far in this Forward
 	vocab  int
+	// observe, when set, sees each product's matrix and input rows before
+	// the product (calibration, calib.go).
+	observe func(w weights.Linear, x Rows)
 }
 
 // N is the number of tokens in the chunk.
@@ -125,6 +128,9 @@ func (p *Pass) Reset(mark int) { p.off = mark }
 
 // Mul returns w·x for every row, [N][w.Rows()].
 func (p *Pass) Mul(w weights.Linear, x Rows) Rows {
+	if p.observe != nil {
+		p.observe(w, x)
+	}
 	y := p.AllocN(x.N, w.Rows())
 	w.Mul(y.D, x.D, x.N, p.W)
 	return y
@@ -174,6 +180,9 @@ func (p *Pass) Logits(out weights.Linear, h Rows) Rows {
 		*p.out = grown
 	}
 	y := Rows{N: h.N, W: v, D: (*p.out)[p.rows*v : need : need]}
+	if p.observe != nil {
+		p.observe(out, h)
+	}
 	out.Mul(y.D, h.D, h.N, p.W)
 	p.rows += h.N
 	return y

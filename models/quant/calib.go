@@ -12,7 +12,7 @@ import (
 
 // Int4Codes is a row-major [Rows][Cols] int4-group matrix as GPTQ, AWQ and
 // RoundToNearestInt4 write it, in the layout of models/quant's Int4Groups
-// (models/weights' Int4) and kernels.MatVecLUT4/MatVecInt4Q8: groups of
+// (models/weights' Int4) and kernels.MatVecLUT4 and kernels.PackILInt4: groups of
 // Group consecutive values of a row (the last may be shorter) share one
 // float32 scale; codes q+8 with q in [-7, 7], two per byte, low nibble first,
 // row r at byte r·⌈Cols/2⌉; the weight is float32(q)·scale.

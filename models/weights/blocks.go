@@ -7,9 +7,9 @@ import (
 // Blocks is a matrix in one of GGUF's block formats, kept as the tensor's
 // raw bytes (a view of the mapping, never copied) and multiplied by the
 // format's own kernels with the activations quantised once per token as
-// ggml's CPU backend does: Q8_0 blocks for Q8_0 and Q4_0 weights
-// (q8_0.go), Q8_K super-blocks for the K-quants (q4_k.go). The kinds are
-// declared in the format files.
+// ggml's CPU backend does: Q8_K super-blocks for the K-quants (q4_k.go).
+// The kinds are declared in the format files. (Q8_0, Q4_0 and Q5_0 are
+// interleaved at load instead: il.go.)
 type Blocks struct {
 	rows, cols int
 	raw        []byte
@@ -20,18 +20,9 @@ type Blocks struct {
 // activation it takes, and its kernels.
 type blockKind struct {
 	typ gguf.Type
-	act act
 	// mul computes out [n][rows] from n activations quantised into s.
 	mul func(out []float32, w []byte, a quantAct, rows, cols, n int)
 }
-
-// act is the activation quantisation a block kernel takes.
-type act int
-
-const (
-	actQ8_0 act = iota // 32-value blocks, f16-rounded scale (q8_0.go)
-	actQ8_K            // 256-value super-blocks with sums per 16 (q4_k.go)
-)
 
 // quantAct is n quantised activation rows.
 type quantAct struct {
@@ -77,12 +68,7 @@ func (m *Blocks) rowBytes() int { return m.cols / m.k.typ.BlockSize() * m.k.typ.
 
 func (m *Blocks) Mul(out, x []float32, n int, s *Scratch) {
 	checkMul(m, out, x, n)
-	var a quantAct
-	if m.k.act == actQ8_K {
-		a = quantizeQ8_K(x, n, m.cols, s)
-	} else {
-		a = quantizeQ8_0(x, n, m.cols, s)
-	}
+	a := quantizeQ8_K(x, n, m.cols, s)
 	m.k.mul(out[:n*m.rows], m.raw, a, m.rows, m.cols, n)
 }
 

@@ -42,10 +42,9 @@ func TestBlockProducts(t *testing.T) {
 			xs := x[tok*cols : (tok+1)*cols]
 			xd := make([]float32, cols)
 			if typ == gguf.TypeQ4_0 || typ == gguf.TypeQ5_0 {
-				a := quantizeQ8_0(xs, 1, cols, &Scratch{})
-				for i := range xd {
-					xd[i] = a.d[i/32] * float32(a.q[i])
-				}
+				var a kernels.ILAct
+				a.Quantize(xs, 1, cols, kernels.IL8)
+				a.Values(xd, 0)
 			} else {
 				q, d, sums := make([]int8, cols), make([]float32, cols/256), make([]int16, cols/16)
 				kernels.QuantizeQ8_K(q, d, sums, xs)

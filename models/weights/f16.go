@@ -32,9 +32,7 @@ func (m *F16) Bytes() int64   { return 2 * int64(len(m.h)) }
 func (m *F16) Mul(out, x []float32, n int, s *Scratch) {
 	checkMul(m, out, x, n)
 	xr := s.floats(n * m.cols)
-	for i, v := range x[:n*m.cols] {
-		xr[i] = gguf.F16ToF32(gguf.F32ToF16(v))
-	}
+	kernels.RoundF16(xr, x[:n*m.cols])
 	kernels.MatMulF16(out[:n*m.rows], m.h, xr, m.rows, m.cols, n)
 }
 

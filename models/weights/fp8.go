@@ -4,20 +4,35 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"chat/models/kernels"
+	"chat/models/quant"
 )
 
-// FP8 stores OCP FP8 E4M3 codes (no infinities, max 448) with one float32
-// scale per row: scale = max(max|w_row|, 1e-8)/448, code = E4M3(w/scale)
-// (round to nearest, ties to even), w' = value(code)·scale.
+// FP8 stores OCP FP8 codes with one float32 scale per row, E4M3 ("fp8": no
+// infinities, max 448) or E5M2 ("fp8-e5m2": models/quant's encoder, max
+// 57344, one more exponent bit and one mantissa bit fewer): scale =
+// max(max|w_row|, 1e-8)/max, code = FP8(w/scale) (round to nearest, ties to
+// even), w' = value(code)·scale. A product widens the codes in registers
+// (kernels.MatVecFP8): bitwise the product of the dequantised float32
+// matrix.
 type FP8 struct {
 	rows, cols int
 	codes      []uint8   // [rows][cols]
 	scale      []float32 // [rows]
+	f          kernels.FP8
 }
 
 func init() {
 	register("fp8", format{fromFloat: func(w []float32, rows, cols int) (Linear, error) {
 		return NewFP8(w, rows, cols)
+	}})
+	register("fp8-e5m2", format{fromFloat: func(w []float32, rows, cols int) (Linear, error) {
+		q, err := quant.NewFP8E5M2Rows(w, rows, cols)
+		if err != nil {
+			return nil, fmt.Errorf("weights: %w", err)
+		}
+		return &FP8{rows: rows, cols: cols, codes: q.Codes, scale: q.Scale, f: kernels.E5M2}, nil
 	}})
 }
 
@@ -99,36 +114,32 @@ func NewFP8(w []float32, rows, cols int) (*FP8, error) {
 	return m, nil
 }
 
-func (m *FP8) Rows() int      { return m.rows }
-func (m *FP8) Cols() int      { return m.cols }
-func (m *FP8) Format() string { return "fp8" }
-func (m *FP8) Bytes() int64   { return int64(len(m.codes)) + 4*int64(len(m.scale)) }
-
-// Mul dequantises and runs the float kernels (no fp8 kernel yet).
-func (m *FP8) Mul(out, x []float32, n int, s *Scratch) { mulDequant(m, out, x, n, s) }
-
-func (m *FP8) Row(dst []float32, r int) { m.rowsTo(dst, r, r+1) }
-
-// rowsTo writes value(code)·scale for rows [r0, r1).
-func (m *FP8) rowsTo(dst []float32, r0, r1 int) {
-	C := m.cols
-	for r := r0; r < r1; r++ {
-		s := m.scale[r]
-		d := dst[(r-r0)*C : (r-r0+1)*C]
-		q := m.codes[r*C : (r+1)*C]
-		c := 0
-		for ; c+8 <= C; c += 8 {
-			qq, dd := q[c:c+8:c+8], d[c:c+8:c+8]
-			dd[0], dd[1], dd[2], dd[3] = e4m3[qq[0]]*s, e4m3[qq[1]]*s, e4m3[qq[2]]*s, e4m3[qq[3]]*s
-			dd[4], dd[5], dd[6], dd[7] = e4m3[qq[4]]*s, e4m3[qq[5]]*s, e4m3[qq[6]]*s, e4m3[qq[7]]*s
-		}
-		for ; c < C; c++ {
-			d[c] = e4m3[q[c]] * s
-		}
+func (m *FP8) Rows() int { return m.rows }
+func (m *FP8) Cols() int { return m.cols }
+func (m *FP8) Format() string {
+	if m.f == kernels.E5M2 {
+		return "fp8-e5m2"
 	}
+	return "fp8"
+}
+func (m *FP8) Bytes() int64 { return int64(len(m.codes)) + 4*int64(len(m.scale)) }
+
+func (m *FP8) Mul(out, x []float32, n int, _ *Scratch) {
+	checkMul(m, out, x, n)
+	if n == 1 {
+		kernels.MatVecFP8(out[:m.rows], m.codes, m.scale, x[:m.cols], m.rows, m.cols, m.f)
+		return
+	}
+	kernels.MatMulFP8(out[:n*m.rows], m.codes, m.scale, x[:n*m.cols], m.rows, m.cols, n, m.f)
+}
+
+// Row writes float32(value(code)·scale), the weights the product multiplies
+// by.
+func (m *FP8) Row(dst []float32, r int) {
+	kernels.DequantizeFP8(dst[:m.cols], m.codes[r*m.cols:(r+1)*m.cols], m.scale[r], m.f)
 }
 
 func (m *FP8) Slice(r0, r1 int) Linear {
 	checkSlice(m, r0, r1)
-	return &FP8{rows: r1 - r0, cols: m.cols, codes: m.codes[r0*m.cols : r1*m.cols], scale: m.scale[r0:r1]}
+	return &FP8{rows: r1 - r0, cols: m.cols, codes: m.codes[r0*m.cols : r1*m.cols], scale: m.scale[r0:r1], f: m.f}
 }

@@ -8,7 +8,7 @@ import (
 // Q4_K: super-blocks of 256 4-bit values in 8 groups with 6-bit scales and
 // mins (block_q4_K), multiplied with Q8_K activations as
 // ggml_vec_dot_q4_K_q8_K.
-var q4_k = &blockKind{typ: gguf.TypeQ4_K, act: actQ8_K,
+var q4_k = &blockKind{typ: gguf.TypeQ4_K,
 	mul: func(out []float32, w []byte, a quantAct, rows, cols, n int) {
 		if n == 1 {
 			kernels.MatVecQ4_K(out, w, a.q, a.d, a.sums, rows, cols)

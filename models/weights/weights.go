@@ -5,20 +5,25 @@
 //	f32.go    float32 (a view of the file where it can be)
 //	f16.go    IEEE half, widened in registers; activations rounded to f16 (ggml)
 //	bf16.go   bfloat16, widened at load; activations rounded to bf16 (ggml)
-//	q8_0.go   GGUF Q8_0 blocks, with ggml's Q8_0 activations (also used by Q4_0, Q5_0)
-//	q4_0.go   GGUF Q4_0 blocks
-//	q5_0.go   GGUF Q5_0, unpacked to int8 blocks
+//	il.go     32-value integer blocks interleaved by 16 rows, with ggml's Q8_0 activations:
+//	q8_0.go   GGUF Q8_0
+//	q4_0.go   GGUF Q4_0
+//	q5_0.go   GGUF Q5_0, unpacked to int8 values
 //	q4_1.go   GGUF Q4_1, Q5_1 and other types without a kernel: widened at load
 //	q4_k.go   GGUF Q4_K super-blocks, with ggml's Q8_K activations (also Q5_K, Q6_K)
 //	q5_k.go   GGUF Q5_K
 //	q6_k.go   GGUF Q6_K
 //	int8.go   the course's int8 rows (quantize_int8), and int8-a8
-//	int4.go   int4 groups of 32, 64 or 128
-//	fp8.go    fp8 E4M3 rows
+//	int4.go   int4 groups of 32, 64 or 128 (and -a8: int8 activations)
+//	nf4.go    QLoRA's NormalFloat4 in groups
+//	gptq.go   int4 groups by GPTQ, calibrated on a text's activations
+//	awq.go    int4 groups by AWQ, calibrated on a text's activations
+//	fp8.go    fp8 E4M3 and E5M2 rows
 //	lora.go   any of them plus low-rank adapter updates, not merged
 //
 // Any format can be made from float32 weights (FromFloat, Convert), so any
-// model runs in any format. A product takes its activations the way the
+// model runs in any format; GPTQ and AWQ also need the activations each
+// matrix multiplies on a calibration text (FromCalib, ConvertCalib). A product takes its activations the way the
 // format's kernel does — rounded to f16, quantised to Q8_0 or Q8_K blocks, or
 // as float32 — in a Scratch that the caller owns; nothing allocates once the
 // scratch has grown to the largest product.
@@ -30,6 +35,7 @@ import (
 	"strings"
 
 	"chat/models/gguf"
+	"chat/models/kernels"
 )
 
 // Linear is a [Rows][Cols] row-major weight matrix in one storage format.
@@ -55,9 +61,11 @@ type Linear interface {
 }
 
 // format is one entry of the registry: how to make the format from float32
-// rows.
+// rows, or, for a calibrated format, from float32 rows and the activations
+// the matrix multiplies (x [n][cols]).
 type format struct {
 	fromFloat func(w []float32, rows, cols int) (Linear, error)
+	fromCalib func(w []float32, rows, cols int, x []float32, n int) (Linear, error)
 }
 
 // formats is filled by each format's file.
@@ -84,7 +92,8 @@ func CheckFormat(name string) error {
 	return fmt.Errorf("weights: unknown format %q (want %s)", name, strings.Join(Formats(), ", "))
 }
 
-// FromFloat encodes the row-major [rows][cols] matrix w in format name.
+// FromFloat encodes the row-major [rows][cols] matrix w in format name; a
+// calibrated format needs FromCalib.
 func FromFloat(name string, w []float32, rows, cols int) (Linear, error) {
 	f, ok := formats[name]
 	if !ok {
@@ -93,7 +102,36 @@ func FromFloat(name string, w []float32, rows, cols int) (Linear, error) {
 	if rows <= 0 || cols <= 0 || len(w) != rows*cols {
 		return nil, fmt.Errorf("weights: %s: %d values for shape [%d][%d]", name, len(w), rows, cols)
 	}
+	if f.fromFloat == nil {
+		return nil, fmt.Errorf("weights: %s is calibrated on the activations of a text (give one with --calib FILE)", name)
+	}
 	return f.fromFloat(w, rows, cols)
+}
+
+// Calibrated reports whether format name learns from the activations its
+// matrices multiply (GPTQ, AWQ), so FromCalib makes it.
+func Calibrated(name string) bool { return formats[name].fromCalib != nil }
+
+// FromCalib is FromFloat for any format, with the calibration activations
+// x ([n][cols], the inputs the matrix sees on a text) that a calibrated
+// format needs; other formats ignore them.
+func FromCalib(name string, w []float32, rows, cols int, x []float32, n int) (Linear, error) {
+	f, ok := formats[name]
+	if !ok || f.fromCalib == nil {
+		return FromFloat(name, w, rows, cols)
+	}
+	if rows <= 0 || cols <= 0 || len(w) != rows*cols || n < 1 || len(x) < n*cols {
+		return nil, fmt.Errorf("weights: %s: %d values for shape [%d][%d] with %d calibration values for %d rows", name, len(w), rows, cols, len(x), n)
+	}
+	return f.fromCalib(w, rows, cols, x, n)
+}
+
+// ConvertCalib is Convert with calibration activations (FromCalib).
+func ConvertCalib(l Linear, name string, x []float32, n int) (Linear, error) {
+	if l.Format() == name {
+		return l, nil
+	}
+	return FromCalib(name, Dequantize(l), l.Rows(), l.Cols(), x, n)
 }
 
 // ShapeError is a block format asked to hold rows that are not a whole
@@ -146,9 +184,9 @@ func FromGGUF(t gguf.Type, raw []byte, rows, cols int) (Linear, error) {
 		return &F16{rows: rows, cols: cols, h: u16View(raw)}, nil
 	case gguf.TypeBF16:
 		return newBF16(raw, rows, cols), nil
-	case gguf.TypeQ5_0:
-		return newQ5_0(raw, rows, cols), nil
-	case gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K:
+	case gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ5_0:
+		return newInterleaved(t, raw, rows, cols), nil
+	case gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K:
 		return &Blocks{rows: rows, cols: cols, raw: raw, k: blockKinds[t]}, nil
 	}
 	if !gguf.CanDequantize(t) {
@@ -161,12 +199,13 @@ func FromGGUF(t gguf.Type, raw []byte, rows, cols int) (Linear, error) {
 // a format's kernel takes them, and dequantised weights. It grows to the
 // largest product it has seen and is not safe for concurrent use.
 type Scratch struct {
-	q    []int8    // quantised activations [n][cols]
-	d    []float32 // their block scales
-	sums []int16   // Q8_K sums per 16 values
-	f    []float32 // rounded activations, or dequantised weights
-	xs   []float32 // per-token scales (int8-a8)
-	lo   []float32 // a LoRA update's low-rank activations and product (lora.go)
+	il   kernels.ILAct // activations quantised for an interleaved product
+	q    []int8        // quantised activations [n][cols]
+	d    []float32     // their block scales
+	sums []int16       // Q8_K sums per 16 values
+	f    []float32     // rounded activations, or dequantised weights
+	xs   []float32     // per-token scales (int8-a8)
+	lo   []float32     // a LoRA update's low-rank activations and product (lora.go)
 }
 
 func (s *Scratch) int8s(n int) []int8 {

@@ -25,8 +25,14 @@ func randMatrix(r *rand.Rand, rows, cols int) []float32 {
 func makeable(t *testing.T, w []float32, rows, cols int) map[string]Linear {
 	t.Helper()
 	out := map[string]Linear{}
+	r := rand.New(rand.NewPCG(9, 9))
+	const ncal = 64
+	xcal := make([]float32, ncal*cols)
+	for i := range xcal {
+		xcal[i] = float32(r.NormFloat64()) * float32(1+i%cols%7)
+	}
 	for _, f := range Formats() {
-		m, err := FromFloat(f, w, rows, cols)
+		m, err := FromCalib(f, w, rows, cols, xcal, ncal)
 		if err != nil {
 			if strings.Contains(err.Error(), "quantiser yet") {
 				continue
@@ -52,7 +58,9 @@ func TestEveryFormat(t *testing.T) {
 		x[i] = float32(r.NormFloat64())
 	}
 	ms := makeable(t, w, rows, cols)
-	for _, want := range []string{"f32", "f16", "bf16", "q8_0", "int8", "int8-a8", "int4-g32", "int4-g64", "int4-g128", "fp8"} {
+	for _, want := range []string{"f32", "f16", "bf16", "q8_0", "q4_0", "q5_0", "int8", "int8-a8", "int4-g32", "int4-g64",
+		"int4-g128", "int4-g32-a8", "int4-g128-a8", "int4-g32-gptq", "int4-g128-awq", "nf4-g32", "nf4-g64", "nf4-g128",
+		"fp8", "fp8-e5m2"} {
 		if ms[want] == nil {
 			t.Errorf("format %s cannot be made from float32", want)
 		}
@@ -107,8 +115,10 @@ func actBound(f string, x []float32) float64 {
 		amax = max(amax, math.Abs(float64(v)))
 	}
 	switch f {
-	case "f32", "int8", "int4-g32", "int4-g64", "int4-g128", "fp8":
+	case "f32", "int8", "int4-g32", "int4-g64", "int4-g128", "nf4-g32", "nf4-g64", "nf4-g128", "fp8", "fp8-e5m2":
 		return 1e-6 * amax
+	case "int4-g32-gptq", "int4-g64-gptq", "int4-g128-gptq", "int4-g32-awq", "int4-g64-awq", "int4-g128-awq":
+		return 1e-5 * amax // AWQ divides x by s, Row divides the weights
 	case "f16":
 		return amax / 2048
 	case "bf16":
@@ -162,7 +172,7 @@ func TestInt8Exact(t *testing.T) {
 	for i := range x {
 		x[i] = float32(r.NormFloat64())
 	}
-	for _, f := range []string{"int8", "int4-g32", "fp8"} {
+	for _, f := range []string{"int8", "int4-g32", "int4-g128", "nf4-g64", "fp8", "fp8-e5m2"} {
 		m, _ := FromFloat(f, w, rows, cols)
 		want := make([]float32, n*rows)
 		kernels.MatMul(want, Dequantize(m), x, rows, cols, n)
@@ -181,7 +191,7 @@ func TestRoundTripBounds(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	const rows, cols = 37, 200 // 200 is no multiple of 64 or 128: short last groups
 	w := randMatrix(r, rows, cols)
-	for _, f := range []string{"int8", "int4-g32", "int4-g64", "int4-g128", "fp8"} {
+	for _, f := range []string{"int8", "int4-g32", "int4-g64", "int4-g128", "nf4-g64", "fp8", "fp8-e5m2"} {
 		m, err := FromFloat(f, w, rows, cols)
 		if err != nil {
 			t.Fatal(err)
@@ -203,9 +213,15 @@ func errorBound(m Linear, r, c int, w float32) float64 {
 		return float64(m.scale[r])/2*(1+eps) + eps*math.Abs(float64(w))
 	case *Int4:
 		s := m.scale[r*((m.cols+m.g-1)/m.g)+c/m.g]
+		if m.levels == &kernels.NF4Levels { // the widest gap between levels, ±1 and ±0.696
+			return float64(s)*0.31/2*(1+eps) + eps*math.Abs(float64(w))
+		}
 		return float64(s)/2*(1+eps) + eps*math.Abs(float64(w))
 	case *FP8:
 		s := float64(m.scale[r])
+		if m.f == kernels.E5M2 { // 2 mantissa bits; subnormal steps of 2^-16
+			return max(math.Abs(float64(w))/8, s*0x1p-17)*(1+eps) + eps*math.Abs(float64(w))
+		}
 		return max(math.Abs(float64(w))/16, s*0x1p-10)*(1+eps) + eps*math.Abs(float64(w))
 	}
 	panic("unknown matrix")
@@ -301,13 +317,12 @@ func TestE4M3Rounding(t *testing.T) {
 func TestQuantizeQ8_0Act(t *testing.T) {
 	x := make([]float32, 64)
 	x[0], x[1], x[2], x[3] = 127, 2.5, 3.5, -0.5 // scale 1: ties go to even
-	var s Scratch
-	a := quantizeQ8_0(x, 1, 64, &s)
-	if a.q[0] != 127 || a.q[1] != 2 || a.q[2] != 4 || a.q[3] != 0 || a.d[0] != 1 {
-		t.Errorf("q = %v, d = %v", a.q[:4], a.d)
-	}
-	if a.d[1] != 0 || a.q[40] != 0 {
-		t.Errorf("zero block: d %v q %v", a.d[1], a.q[40])
+	var a kernels.ILAct
+	a.Quantize(x, 1, 64, kernels.IL8)
+	got := make([]float32, 64)
+	a.Values(got, 0)
+	if got[0] != 127 || got[1] != 2 || got[2] != 4 || got[3] != 0 || got[40] != 0 {
+		t.Errorf("activation %v", got[:4])
 	}
 }
 

@@ -16,12 +16,14 @@ import (
 
 	"chat/models"
 	"chat/models/kvcache"
+	"chat/models/nn"
 	"chat/models/weights"
 )
 
 // DefaultFormats are the formats a report compares when Options.Formats is
 // empty.
-var DefaultFormats = []string{"f32", "int8", "int8-a8", "int4-g32", "int4-g128", "fp8"}
+var DefaultFormats = []string{"f32", "int8", "int8-a8", "int4-g32", "int4-g128", "int4-g32-a8", "int4-g32-gptq",
+	"int4-g32-awq", "nf4-g64", "fp8", "fp8-e5m2"}
 
 // Options tune a report; the zero value is the goldens' protocol.
 type Options struct {
@@ -30,6 +32,14 @@ type Options struct {
 	// Starts, when set, are the windows' first token indexes (e.g. a golden's
 	// window_starts) and override Windows.
 	Starts []int
+	// CalibText is the calibration text of the calibrated formats (GPTQ,
+	// AWQ: weights.Calibrated); they are left out without one. When it is
+	// the held-out text itself (Calib "held-out"), they calibrate on its
+	// first nn.CalibTokens tokens and every format is measured on windows
+	// of the tokens after them, so no format is scored on text it saw.
+	CalibText string
+	// CalibHeldOut says CalibText is the held-out text.
+	CalibHeldOut bool
 }
 
 // Row is one format's numbers.
@@ -61,7 +71,11 @@ func Report(m models.Model, text string, opt Options) (*Table, error) {
 	if tok == nil {
 		return nil, errors.New("quant report: the model has no tokenizer")
 	}
-	return ReportTokens(m, tok.Encode(text), opt)
+	tokens := tok.Encode(text)
+	if opt.CalibHeldOut && opt.CalibText == text && len(opt.Starts) == 0 && len(tokens) > nn.CalibTokens+2 {
+		tokens = tokens[nn.CalibTokens:]
+	}
+	return ReportTokens(m, tokens, opt)
 }
 
 // ReportTokens measures every format on windows of tokens. Windows hold
@@ -84,6 +98,9 @@ func ReportTokens(m models.Model, tokens []int, opt Options) (*Table, error) {
 	}
 	if !slices.Contains(formats, "f32") {
 		formats = append([]string{"f32"}, formats...)
+	}
+	if opt.CalibText == "" && len(opt.Formats) == 0 {
+		formats = slices.DeleteFunc(slices.Clone(formats), weights.Calibrated)
 	}
 	for i, f := range formats {
 		if err := weights.CheckFormat(f); err != nil {
@@ -122,7 +139,12 @@ func ReportTokens(m models.Model, tokens []int, opt Options) (*Table, error) {
 				return nil, fmt.Errorf("quant report: %s (%T) cannot be quantized", info.Name, m)
 			}
 			var err error
-			if qm, err = q.Quantize(f); err != nil {
+			if c, ok := m.(models.CalibQuantizer); ok && weights.Calibrated(f) {
+				qm, err = c.QuantizeCalib(f, opt.CalibText)
+			} else {
+				qm, err = q.Quantize(f)
+			}
+			if err != nil {
 				return nil, fmt.Errorf("quant report: %w", err)
 			}
 		}

@@ -1,0 +1,183 @@
+//go:build amd64 && !purego
+
+package kernels
+
+import "unsafe"
+
+const ilHasAsm = true
+
+//go:noescape
+func il8T1VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T2VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T3VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T4VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T5VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T6VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T7VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T8VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T1AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T2AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T3AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T4AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4T1VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4T2VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4T3VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4T4VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4T5VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4T6VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4T7VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4T8VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4T1AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4T2AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4T3AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4T4AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4gT1VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4gT2VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4gT3VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4gT4VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4gT5VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4gT6VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4gT7VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4gT8VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4gT1AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4gT2AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4gT3AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4gT4AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func ilQuantAVX2(dst *byte, x *float32, nb, off int)
+
+// ilQuantAsm quantizes token t of x into a's packed slot (ILAct.Quantize).
+func ilQuantAsm(a *ILAct, x []float32, t int) {
+	nb := a.cols / Q8Block
+	ilQuantAVX2(&a.b[(t/ilTok)*nb*ilActBlock+40*(t%ilTok)], &x[t*a.cols], nb, int(ilOff(a.k)))
+}
+
+type ilTileFunc func(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+// ilTiles are the tiles by format, by kernel set (VNNI, AVX2) and token count - 1.
+var ilTiles = [3][2][]ilTileFunc{
+	{
+		{il8T1VNNI, il8T2VNNI, il8T3VNNI, il8T4VNNI, il8T5VNNI, il8T6VNNI, il8T7VNNI, il8T8VNNI},
+		{il8T1AVX2, il8T2AVX2, il8T3AVX2, il8T4AVX2},
+	},
+	{
+		{il4T1VNNI, il4T2VNNI, il4T3VNNI, il4T4VNNI, il4T5VNNI, il4T6VNNI, il4T7VNNI, il4T8VNNI},
+		{il4T1AVX2, il4T2AVX2, il4T3AVX2, il4T4AVX2},
+	},
+	{
+		{il4gT1VNNI, il4gT2VNNI, il4gT3VNNI, il4gT4VNNI, il4gT5VNNI, il4gT6VNNI, il4gT7VNNI, il4gT8VNNI},
+		{il4gT1AVX2, il4gT2AVX2, il4gT3AVX2, il4gT4AVX2},
+	},
+}
+
+// runAsm computes row groups [g0, g1) of every token with the tiles: 8
+// tokens at a time on VNNI, 4 on AVX2. A last group with fewer than 16 rows
+// goes through a buffer.
+func (p *ilProd) runAsm(g0, g1 int) {
+	set := 1
+	if isa >= isaAVX512VNNI {
+		set = 0
+	}
+	tiles := ilTiles[p.k][set]
+	maxT := len(tiles)
+	nb := p.cols / Q8Block
+	bb := ilBlockBytes(p.k)
+	n := p.a.n
+	var gs *float32
+	ng, gb := 0, 0
+	if p.k == IL4G {
+		ng, gb = (p.cols+p.g-1)/p.g, p.g/Q8Block
+	}
+	buf := &p.a.tail
+	for grp := g0; grp < g1; grp++ {
+		w := &p.w[grp*nb*bb]
+		if p.k == IL4G {
+			gs = &p.gs[grp*ng*ILRows]
+		}
+		r0 := grp * ILRows
+		full := r0+ILRows <= p.rows
+		for t0 := 0; t0 < n; t0 += maxT {
+			T := min(maxT, n-t0)
+			xa := (*byte)(unsafe.Add(unsafe.Pointer(&p.a.b[(t0/ilTok)*nb*ilActBlock]), 40*(t0%ilTok)))
+			if full {
+				tiles[T-1](&p.out[t0*p.rows+r0], w, nb, xa, p.rows, gs, gb)
+				continue
+			}
+			tiles[T-1](&buf[0], w, nb, xa, ILRows, gs, gb)
+			for t := 0; t < T; t++ {
+				copy(p.out[(t0+t)*p.rows+r0:(t0+t+1)*p.rows], buf[t*ILRows:])
+			}
+		}
+	}
+}

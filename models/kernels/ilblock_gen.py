@@ -1,0 +1,333 @@
+# Generates ilblock_amd64.s: python3 ilblock_gen.py > ilblock_amd64.s.
+#
+# Tiles of the interleaved-block products (ilblock.go): one row group (16
+# rows) × T tokens of one packed activation group. Each (row, token) keeps
+# one exact int32 sum per block in its own lane, then one float step per
+# block: acc = fma(float32(isum), float32(d·xd), acc), in block order — ilblock.go's
+# order, so every T, ISA and thread count gives the same bits.
+#
+# AVX-512 VNNI (zmm, 16 rows in lanes): the block's 8 weight registers
+# (IL8: 8 quads of value+128 bytes; IL4/IL4G: 4 quads of nibbles split into
+# low and high) are loaded once and used for every token; per token, the
+# int32 accumulator starts at the activation's -off·Σx and takes 8
+# VPDPBUSD with the token's 4-byte groups broadcast from memory.
+#
+# AVX2 (ymm, 8 rows in lanes, the two halves of a group one after the
+# other): VPMADDUBSW and VPMADDWD per 4-byte group; IL8 by the sign trick
+# on the signed values (|w| × sign(w)·x, so no offset), IL4 with the
+# unsigned nibbles directly and the -8·Σx start.
+#
+# Arguments: out (row group's first row, token 0), w (the group's block 0),
+# nb blocks, xa (the activation group's block 0, 320 bytes a block), ldo
+# (out's token stride in floats), gs (IL4G: the group's scales, 16 floats
+# per scale group), gb (IL4G: blocks per scale group). All 16 rows are
+# stored; the caller gives a last, partial group a buffer.
+import sys
+
+out = []
+
+
+def p(s=""):
+    out.append(s)
+
+
+BB = {"IL8": 544, "IL4": 288, "IL4G": 256}
+ARGS = "out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int"
+
+
+def const_bytes(v, x, reg="AX"):
+    p(f"\tMOVL         ${v}, {reg}")
+    p(f"\tVPBROADCASTD {reg}, {x}")
+
+
+def vnni(kind, T):
+    name = f"il{kind[2:].lower()}T{T}VNNI"
+    bb = BB[kind]
+    q0 = 0 if kind == "IL4G" else 32  # quads start after the f16 scales
+    p(f"// func {name}({ARGS})")
+    p(f"TEXT ·{name}(SB), NOSPLIT, $0-56")
+    p("\tMOVQ w+8(FP), SI")
+    p("\tMOVQ nb+16(FP), CX")
+    p("\tMOVQ xa+24(FP), BX")
+    if kind != "IL8":
+        const_bytes("0x0f0f0f0f", "Z26")
+    if kind == "IL4G":
+        p("\tMOVQ gs+40(FP), DX")
+        p("\tXORQ AX, AX")
+    for t in range(T):
+        p(f"\tVXORPS Z{18+t}, Z{18+t}, Z{18+t}")
+    p(f"{name}_loop:")
+    if kind == "IL4G":
+        p("\tTESTQ AX, AX")
+        p(f"\tJNZ   {name}_same")
+        p("\tVMOVUPS (DX), Z8")
+        p("\tADDQ $64, DX")
+        p("\tMOVQ gb+48(FP), AX")
+        p(f"{name}_same:")
+        p("\tDECQ AX")
+    else:
+        p("\tVCVTPH2PS (SI), Z8")
+    if kind == "IL8":
+        for k in range(8):
+            p(f"\tVMOVDQU64 {q0+64*k}(SI), Z{k}")
+    else:
+        for j in range(4):
+            p(f"\tVMOVDQU64 {q0+64*j}(SI), Z27")
+            p(f"\tVPSRLW    $4, Z27, Z{4+j}")
+            p(f"\tVPANDD    Z26, Z27, Z{j}")
+            p(f"\tVPANDD    Z26, Z{4+j}, Z{4+j}")
+    for t in range(T):
+        a = 10 + t
+        p(f"\tVPBROADCASTD {40*t+36}(BX), Z{a}")
+        if T <= 2:
+            # Few tokens: four int32 chains per token instead of one, so the
+            # VPDPBUSD latency does not serialize the block (integer sums
+            # are exact in any order).
+            ch = [a] + [12 + 3 * t + c for c in range(3)]
+            for c in ch[1:]:
+                p(f"\tVPXORD Z{c}, Z{c}, Z{c}")
+            for k in range(8):
+                p(f"\tVPDPBUSD.BCST {40*t+4*k}(BX), Z{k}, Z{ch[k % 4]}")
+            p(f"\tVPADDD Z{ch[1]}, Z{ch[0]}, Z{ch[0]}")
+            p(f"\tVPADDD Z{ch[3]}, Z{ch[2]}, Z{ch[2]}")
+            p(f"\tVPADDD Z{ch[2]}, Z{ch[0]}, Z{ch[0]}")
+        else:
+            for k in range(8):
+                p(f"\tVPDPBUSD.BCST {40*t+4*k}(BX), Z{k}, Z{a}")
+        p(f"\tVCVTDQ2PS Z{a}, Z{a}")
+        p(f"\tVMULPS.BCST {40*t+32}(BX), Z8, Z9")
+        p(f"\tVFMADD231PS Z9, Z{a}, Z{18+t}")
+    p(f"\tADDQ ${bb}, SI")
+    p("\tADDQ $320, BX")
+    p("\tDECQ CX")
+    p(f"\tJNZ  {name}_loop")
+    p("\tMOVQ out+0(FP), DI")
+    p("\tMOVQ ldo+32(FP), DX")
+    p("\tSHLQ $2, DX")
+    for t in range(T):
+        p(f"\tVMOVUPS Z{18+t}, (DI)")
+        if t + 1 < T:
+            p("\tADDQ DX, DI")
+    p("\tVZEROUPPER")
+    p("\tRET")
+    p()
+
+
+def avx2(kind, T):
+    """8 rows (half h of the group: byte offset 32h in every quad, scales
+    2·8h) × T ≤ 4 tokens. Y0-Y3 int sums, Y4-Y7 float sums, Y8 scales, Y9
+    s, Y10 weights, Y11 |w| or nibbles, Y12 x, Y13 products, Y14 int16
+    ones, Y15 0x80 or 0x0f bytes."""
+    name = f"il{kind[2:].lower()}T{T}AVX2"
+    bb = BB[kind]
+    q0 = 0 if kind == "IL4G" else 32
+    p(f"// func {name}({ARGS})")
+    p(f"TEXT ·{name}(SB), NOSPLIT, $0-56")
+    p("\tMOVQ $0x00010001, AX")
+    p("\tVMOVQ AX, X14")
+    p("\tVPBROADCASTD X14, Y14")
+    const_bytes("0x80808080" if kind == "IL8" else "0x0f0f0f0f", "Y15")
+    p("\tMOVQ out+0(FP), DI")
+    p("\tXORQ R9, R9")  # half: 0, then 32 (quad offset); scales at 2·8h
+    p(f"{name}_half:")
+    p("\tMOVQ w+8(FP), SI")
+    p("\tADDQ R9, SI")  # SI + 32h: quads of this half
+    p("\tMOVQ w+8(FP), R10")
+    p("\tMOVQ R9, R11")
+    p("\tSHRQ $1, R11")
+    p("\tADDQ R11, R10")  # R10: scales of this half (IL8, IL4), +16h bytes
+    p("\tMOVQ nb+16(FP), CX")
+    p("\tMOVQ xa+24(FP), BX")
+    if kind == "IL4G":
+        p("\tMOVQ gs+40(FP), DX")
+        p("\tADDQ R11, DX")
+        p("\tADDQ R11, DX")  # +32h bytes: 8 floats of this half
+        p("\tXORQ AX, AX")
+    for t in range(T):
+        p(f"\tVXORPS Y{4+t}, Y{4+t}, Y{4+t}")
+    p(f"{name}_loop:")
+    if kind == "IL4G":
+        p("\tTESTQ AX, AX")
+        p(f"\tJNZ   {name}_same")
+        p("\tVMOVUPS (DX), Y8")
+        p("\tADDQ $64, DX")
+        p("\tMOVQ gb+48(FP), AX")
+        p(f"{name}_same:")
+        p("\tDECQ AX")
+    else:
+        p("\tVCVTPH2PS (R10), Y8")
+    for t in range(T):
+        if kind == "IL8":
+            p(f"\tVPXOR Y{t}, Y{t}, Y{t}")
+        else:
+            p(f"\tVPBROADCASTD {40*t+36}(BX), Y{t}")
+    if kind == "IL8":
+        for k in range(8):
+            p(f"\tVPXOR {q0+64*k}(SI), Y15, Y10")  # signed values
+            p("\tVPABSB Y10, Y11")
+            for t in range(T):
+                p(f"\tVPBROADCASTD {40*t+4*k}(BX), Y12")
+                p("\tVPSIGNB Y10, Y12, Y12")
+                p("\tVPMADDUBSW Y12, Y11, Y13")
+                p("\tVPMADDWD Y14, Y13, Y13")
+                p(f"\tVPADDD Y13, Y{t}, Y{t}")
+    else:
+        for j in range(4):
+            p(f"\tVMOVDQU {q0+64*j}(SI), Y10")
+            for hl in range(2):
+                if hl == 0:
+                    p("\tVPAND Y15, Y10, Y11")
+                else:
+                    p("\tVPSRLW $4, Y10, Y11")
+                    p("\tVPAND Y15, Y11, Y11")
+                k = j + 4 * hl
+                for t in range(T):
+                    p(f"\tVPBROADCASTD {40*t+4*k}(BX), Y12")
+                    p("\tVPMADDUBSW Y12, Y11, Y13")
+                    p("\tVPMADDWD Y14, Y13, Y13")
+                    p(f"\tVPADDD Y13, Y{t}, Y{t}")
+    for t in range(T):
+        p(f"\tVCVTDQ2PS Y{t}, Y{t}")
+        p(f"\tVBROADCASTSS {40*t+32}(BX), Y9")
+        p("\tVMULPS Y9, Y8, Y9")
+        p(f"\tVFMADD231PS Y9, Y{t}, Y{4+t}")
+    p(f"\tADDQ ${bb}, SI")
+    if kind != "IL4G":
+        p(f"\tADDQ ${bb}, R10")
+    p("\tADDQ $320, BX")
+    p("\tDECQ CX")
+    p(f"\tJNZ  {name}_loop")
+    # Store rows 8h..8h+7 of every token.
+    p("\tMOVQ R9, R11")
+    p("\tSHRQ $2, R11")  # 8h
+    p("\tLEAQ (DI)(R11*4), R8")
+    p("\tMOVQ ldo+32(FP), DX")
+    p("\tSHLQ $2, DX")
+    for t in range(T):
+        p(f"\tVMOVUPS Y{4+t}, (R8)")
+        if t + 1 < T:
+            p("\tADDQ DX, R8")
+    p("\tADDQ $32, R9")
+    p("\tCMPQ R9, $64")
+    p(f"\tJLT  {name}_half")
+    p(f"{name}_done:")
+    p("\tVZEROUPPER")
+    p("\tRET")
+    p()
+
+
+
+QUANT = """
+// func ilQuantAVX2(dst *byte, x *float32, nb, off int)
+// Quantizes one token's nb blocks of 32 floats at x to Q8_0 into its slot of
+// a packed activation (ILAct.Quantize): block b's 32 int8 values at dst +
+// 320b, then its float32 scale and the int32 -off·Σq. The steps of
+// quantizeQ8Block: amax, id = 127/amax (0 for 0), q = round-half-even(x·id),
+// scale = amax/127 rounded through f16 (VCVTPS2PH, round to nearest even).
+// Y15 abs mask, Y14 byte ones, Y13 word ones, Y12 the VPACK lane order.
+TEXT ·ilQuantAVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ nb+16(FP), CX
+	MOVQ off+24(FP), R8
+	NEGQ R8
+	MOVL $0x7fffffff, AX
+	MOVQ AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x01010101, AX
+	MOVQ AX, X14
+	VPBROADCASTD X14, Y14
+	MOVL $0x00010001, AX
+	MOVQ AX, X13
+	VPBROADCASTD X13, Y13
+	VMOVDQU ilqperm<>(SB), Y12
+	MOVL $0x42fe0000, AX // 127.0
+	MOVQ AX, X11
+	TESTQ CX, CX
+	JZ   ilq_done
+ilq_loop:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VANDPS Y15, Y0, Y4
+	VANDPS Y15, Y1, Y5
+	VANDPS Y15, Y2, Y6
+	VANDPS Y15, Y3, Y7
+	VMAXPS Y5, Y4, Y4
+	VMAXPS Y7, Y6, Y6
+	VMAXPS Y6, Y4, Y4
+	VEXTRACTF128 $1, Y4, X5
+	VMAXPS X5, X4, X4
+	VMOVHLPS X4, X4, X5
+	VMAXPS X5, X4, X4
+	VMOVSHDUP X4, X5
+	VMAXSS X5, X4, X4
+	// d = f16(amax/127), id = amax == 0 ? 0 : 127/amax
+	VDIVSS X11, X4, X5
+	VCVTPS2PH $0, X5, X5
+	VCVTPH2PS X5, X5
+	VMOVSS X5, 32(DI)
+	VXORPS X6, X6, X6
+	VUCOMISS X6, X4
+	JEQ  ilq_zero
+	VDIVSS X4, X11, X6
+ilq_zero:
+	VBROADCASTSS X6, Y6
+	VMULPS Y6, Y0, Y0
+	VMULPS Y6, Y1, Y1
+	VMULPS Y6, Y2, Y2
+	VMULPS Y6, Y3, Y3
+	VCVTPS2DQ Y0, Y0
+	VCVTPS2DQ Y1, Y1
+	VCVTPS2DQ Y2, Y2
+	VCVTPS2DQ Y3, Y3
+	VPACKSSDW Y1, Y0, Y0
+	VPACKSSDW Y3, Y2, Y2
+	VPACKSSWB Y2, Y0, Y0
+	VPERMD Y0, Y12, Y0
+	VMOVDQU Y0, (DI)
+	// -off·Σq
+	VPMADDUBSW Y0, Y14, Y1
+	VPMADDWD Y13, Y1, Y1
+	VEXTRACTI128 $1, Y1, X2
+	VPADDD X2, X1, X1
+	VPSHUFD $0x4e, X1, X2
+	VPADDD X2, X1, X1
+	VPSHUFD $0xb1, X1, X2
+	VPADDD X2, X1, X1
+	VMOVD X1, AX
+	IMULL R8, AX
+	MOVL AX, 36(DI)
+	ADDQ $128, SI
+	ADDQ $320, DI
+	DECQ CX
+	JNZ  ilq_loop
+ilq_done:
+	VZEROUPPER
+	RET
+
+DATA ilqperm<>+0(SB)/4, $0
+DATA ilqperm<>+4(SB)/4, $4
+DATA ilqperm<>+8(SB)/4, $1
+DATA ilqperm<>+12(SB)/4, $5
+DATA ilqperm<>+16(SB)/4, $2
+DATA ilqperm<>+20(SB)/4, $6
+DATA ilqperm<>+24(SB)/4, $3
+DATA ilqperm<>+28(SB)/4, $7
+GLOBL ilqperm<>(SB), RODATA|NOPTR, $32
+"""
+
+p("// Code generated by ilblock_gen.py (python3 ilblock_gen.py > ilblock_amd64.s); DO NOT EDIT.")
+p()
+p("//go:build amd64 && !purego")
+p()
+p('#include "textflag.h"')
+p()
+for kind in ("IL8", "IL4", "IL4G"):
+    for T in range(1, 9):
+        vnni(kind, T)
+    for T in range(1, 5):
+        avx2(kind, T)
+sys.stdout.write("\n".join(out))
+sys.stdout.write(QUANT)

@@ -1,0 +1,301 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+
+	"chat/models/gguf"
+)
+
+// ilCase is one interleaved matrix and its float weights.
+type ilCase struct {
+	name       string
+	k          ILKind
+	w          []byte
+	gs         []float32
+	g          int
+	deq        []float32 // the weights as the source format dequantizes them
+	rows, cols int
+}
+
+func newILCase(t testing.TB, rng *rand.Rand, name string, rows, cols int) ilCase {
+	t.Helper()
+	wf := randVec(rng, rows*cols)
+	c := ilCase{name: name, rows: rows, cols: cols, deq: make([]float32, rows*cols)}
+	fromGGUF := func(typ gguf.Type, k ILKind, pack func(dst, raw []byte, rows, cols int)) {
+		raw, err := gguf.Quantize(typ, wf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := gguf.Dequantize(typ, raw, c.deq); err != nil {
+			t.Fatal(err)
+		}
+		c.k, c.w = k, make([]byte, ILBytes(k, rows, cols))
+		pack(c.w, raw, rows, cols)
+	}
+	switch name {
+	case "q8_0":
+		fromGGUF(gguf.TypeQ8_0, IL8, PackILQ8_0)
+	case "q5_0":
+		fromGGUF(gguf.TypeQ5_0, IL8, PackILQ5_0)
+	case "q4_0":
+		fromGGUF(gguf.TypeQ4_0, IL4, PackILQ4_0)
+	default: // int4-gG
+		var g int
+		fmt.Sscanf(name, "int4-g%d", &g)
+		l := newL4Case(rng, &Int4Levels, name, rows, cols, g)
+		c.k, c.g = IL4G, g
+		c.w, c.gs = make([]byte, ILBytes(IL4G, rows, cols)), make([]float32, ILScales(rows, cols, g))
+		PackILInt4(c.w, c.gs, l.packed, l.scale, g, rows, cols)
+		rb, ng := (cols+1)/2, (cols+g-1)/g
+		for r := 0; r < rows; r++ {
+			DequantizeLUT4(c.deq[r*cols:], l.packed[r*rb:], l.scale[r*ng:], &Int4Levels, g, cols)
+		}
+	}
+	return c
+}
+
+var ilNames = []string{"q8_0", "q5_0", "q4_0", "int4-g32", "int4-g64", "int4-g128"}
+
+// TestILRow: the packed weights dequantize to the source format's values.
+func TestILRow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, name := range ilNames {
+		for _, rows := range []int{1, 15, 16, 17, 40} {
+			c := newILCase(t, rng, name, rows, 224)
+			got := make([]float32, c.cols)
+			for r := 0; r < rows; r++ {
+				ILRow(c.k, got, c.w, c.gs, c.g, r, rows, c.cols)
+				for i, v := range got {
+					if v != c.deq[r*c.cols+i] {
+						t.Fatalf("%s rows=%d: row %d value %d = %v, want %v", name, rows, r, i, v, c.deq[r*c.cols+i])
+					}
+				}
+			}
+			for _, sl := range [][2]int{{0, rows}, {rows / 3, rows}, {rows / 2, rows/2 + 1}} {
+				w, gs := ILRepack(c.k, c.w, c.gs, c.g, rows, c.cols, sl[0], sl[1])
+				for r := sl[0]; r < sl[1]; r++ {
+					ILRow(c.k, got, w, gs, c.g, r-sl[0], sl[1]-sl[0], c.cols)
+					for i, v := range got {
+						if v != c.deq[r*c.cols+i] {
+							t.Fatalf("%s rows [%d, %d) of %d: row %d value %d = %v, want %v", name, sl[0], sl[1], rows, r, i, v, c.deq[r*c.cols+i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// ilRef is the product in float64 on the dequantized weights and
+// activations, for a sanity check of the order-defined results.
+func ilRef(c ilCase, a *ILAct, r, t int) (float64, float64) {
+	var s, abs float64
+	for b := 0; b < c.cols/Q8Block; b++ {
+		xq, xd, _ := a.token(t, b)
+		for j, q := range xq {
+			p := float64(c.deq[r*c.cols+32*b+j]) * float64(q) * float64(xd)
+			s += p
+			abs += math.Abs(p)
+		}
+	}
+	return s, abs
+}
+
+// TestMatMulIL: every kernel set, token count and thread count gives the
+// Go reference's bits, a batch gives each token what it gets alone, and the
+// result is the product of the dequantized operands to rounding.
+func TestMatMulIL(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	type shape struct{ rows, cols int }
+	for _, name := range ilNames {
+		for _, sh := range []shape{{1, 128}, {16, 96}, {17, 256}, {33, 416}, {100, 768}} {
+			c := newILCase(t, rng, name, sh.rows, sh.cols)
+			for _, n := range []int{1, 2, 3, 5, 8, 9, 13, 17} {
+				x := randVec(rng, n*c.cols)
+				var a ILAct
+				a.Quantize(x, n, c.cols, c.k)
+				want := make([]float32, n*c.rows)
+				p := ilProd{k: c.k, w: c.w, gs: c.gs, g: c.g, a: &a, out: want, rows: c.rows, cols: c.cols}
+				p.runGo(0, (c.rows+ILRows-1)/ILRows)
+				for r := 0; r < c.rows; r++ {
+					for tok := 0; tok < n; tok++ {
+						ref, abs := ilRef(c, &a, r, tok)
+						if d := math.Abs(float64(want[tok*c.rows+r]) - ref); d > 1e-5*abs+1e-30 {
+							t.Fatalf("%s %dx%d n=%d: row %d token %d = %v, float64 %v", name, c.rows, c.cols, n, r, tok, want[tok*c.rows+r], ref)
+						}
+					}
+				}
+				for _, l := range impls() {
+					for _, th := range []int{1, 2} {
+						withImpl(l, func() {
+							withThreads(th, func() {
+								what := fmt.Sprintf("%s %s threads=%d %dx%d n=%d", implName(l), name, th, c.rows, c.cols, n)
+								got := unaligned(rng, n*c.rows, 1)
+								MatMulIL(c.k, got, c.w, c.gs, c.g, &a, c.rows, c.cols)
+								checkSentinels(t, what, got)
+								for i := range want {
+									if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+										t.Fatalf("%s: out[%d] = %v, Go reference %v", what, i, got[i], want[i])
+									}
+								}
+								// One token alone.
+								tok := n - 1
+								var one ILAct
+								one.Quantize(x[tok*c.cols:], 1, c.cols, c.k)
+								o := make([]float32, c.rows)
+								MatMulIL(c.k, o, c.w, c.gs, c.g, &one, c.rows, c.cols)
+								for r := range o {
+									if math.Float32bits(o[r]) != math.Float32bits(want[tok*c.rows+r]) {
+										t.Fatalf("%s: token %d alone row %d = %v, batched %v", what, tok, r, o[r], want[tok*c.rows+r])
+									}
+								}
+							})
+						})
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestMatMulILAllocs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	c := newILCase(t, rng, "q8_0", 256, 768)
+	x := randVec(rng, 8*c.cols)
+	out := make([]float32, 8*c.rows)
+	var a ILAct
+	withThreads(2, func() {
+		a.Quantize(x, 8, c.cols, c.k)
+		MatMulIL(c.k, out, c.w, nil, 0, &a, c.rows, c.cols)
+		if n := testing.AllocsPerRun(20, func() {
+			a.Quantize(x, 8, c.cols, c.k)
+			MatMulIL(c.k, out, c.w, nil, 0, &a, c.rows, c.cols)
+		}); n != 0 {
+			t.Errorf("%v allocations per product", n)
+		}
+	})
+}
+
+// TestILActQuantize: the assembly quantizer writes the Go version's bytes,
+// for ordinary values, ties, zero blocks and scales that are subnormal in
+// f16.
+func TestILActQuantize(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	const cols = 256
+	for _, n := range []int{1, 3, 8, 11} {
+		x := randVec(rng, n*cols)
+		for i := range x {
+			switch rng.IntN(8) {
+			case 0:
+				x[i] *= 1e-6
+			case 1:
+				x[i] = float32(rng.IntN(255) - 127) // ties at scale 1
+			case 2:
+				x[i] *= 1e4
+			}
+		}
+		clear(x[32:64])            // a zero block
+		for i := 64; i < 96; i++ { // a block whose f16 scale is subnormal
+			x[i] = float32(rng.Float64()-0.5) * 1e-5
+		}
+		for _, k := range []ILKind{IL8, IL4, IL4G} {
+			var want ILAct
+			withImpl(isaGo, func() { want.Quantize(x, n, cols, k) })
+			for _, l := range impls()[1:] {
+				var got ILAct
+				withImpl(l, func() { got.Quantize(x, n, cols, k) })
+				for i := range want.b {
+					if got.b[i] != want.b[i] {
+						t.Fatalf("%s n=%d format %d: byte %d = %#x, Go %#x", implName(l), n, k, i, got.b[i], want.b[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestILExtremes: Q8_0 weights of -128 (a GGUF file may hold them) and
+// activations at ±127 saturate nothing: every kernel set gives the Go
+// reference's bits, and those are the exact sums scaled.
+func TestILExtremes(t *testing.T) {
+	const rows, cols = 17, 256
+	nb := cols / Q8Block
+	raw := make([]byte, rows*nb*Q8_0Bytes)
+	for b := 0; b < rows*nb; b++ {
+		blk := raw[b*Q8_0Bytes:]
+		putF16(blk, 1)
+		for i := 2; i < Q8_0Bytes; i++ {
+			blk[i] = 0x80
+		}
+	}
+	w := make([]byte, ILBytes(IL8, rows, cols))
+	PackILQ8_0(w, raw, rows, cols)
+	x := make([]float32, 2*cols)
+	for i := range x {
+		x[i] = 127
+		if i%3 == 0 {
+			x[i] = -127
+		}
+	}
+	var a ILAct
+	a.Quantize(x, 2, cols, IL8)
+	want := make([]float32, 2*rows)
+	p := ilProd{k: IL8, w: w, a: &a, out: want, rows: rows, cols: cols}
+	p.runGo(0, 2)
+	for tok := 0; tok < 2; tok++ {
+		var s int64
+		for _, v := range x[tok*cols : (tok+1)*cols] {
+			s += -128 * int64(v)
+		}
+		if want[tok*rows] != float32(s) {
+			t.Fatalf("token %d: %v, want %d", tok, want[tok*rows], s)
+		}
+	}
+	for _, l := range impls() {
+		withImpl(l, func() {
+			got := make([]float32, 2*rows)
+			MatMulIL(IL8, got, w, nil, 0, &a, rows, cols)
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("%s: out[%d] = %v, Go %v", implName(l), i, got[i], want[i])
+				}
+			}
+		})
+	}
+}
+
+// TestFMA32: fma32 rounds a·b+c once, as VFMADD231PS does: against the
+// exact sum (math/big) rounded to float32, on random operands and on sums
+// whose float64 rounding lands on a float32 tie.
+func TestFMA32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	check := func(a, b, c float32) {
+		exact := new(big.Float).SetPrec(200).SetFloat64(float64(a))
+		exact.Mul(exact, new(big.Float).SetFloat64(float64(b)))
+		exact.Add(exact, new(big.Float).SetFloat64(float64(c)))
+		want, _ := exact.Float32()
+		if got := fma32(a, b, c); got != want {
+			t.Fatalf("fma32(%g, %g, %g) = %g, want %g", a, b, c, got, want)
+		}
+	}
+	for i := 0; i < 200000; i++ {
+		a := float32(rng.IntN(1<<20) - 1<<19)
+		b := float32(math.Ldexp(rng.Float64()-0.5, rng.IntN(40)-20))
+		c := float32(math.Ldexp(rng.Float64()-0.5, rng.IntN(40)-20))
+		check(a, b, c)
+	}
+	// a·b = 2^-24 + 2^-41 + 2^-60-ish products next to 1: the float64 sum
+	// is a float32 tie only when the tail is lost.
+	for i := 0; i < 1000; i++ {
+		e := float32(math.Ldexp(1, -12))
+		a := e * (1 + float32(rng.IntN(64))*0x1p-23)
+		b := e * (1 + float32(rng.IntN(64))*0x1p-23)
+		check(a, b, 1)
+		check(-a, b, 1)
+		check(a, b, -1)
+	}
+}

@@ -1,0 +1,94 @@
+package weights
+
+import (
+	"chat/models/gguf"
+	"chat/models/kernels"
+)
+
+// Interleaved is a matrix of 32-value integer blocks repacked at load into
+// the kernels' interleaved layout (kernels.ILKind: 16 rows in the lanes of
+// a register), multiplied with the activations quantized to Q8_0 once per
+// product, as ggml quantizes them. GGUF Q8_0, Q5_0 and Q4_0 tensors and
+// the int4-gN-a8 formats use it (q8_0.go, q5_0.go, q4_0.go, int4.go). Each
+// output is ggml's scalar-reference sum (one float step per block), the
+// same for one token or a batch.
+//
+// Repacking copies the tensor (it is no longer a view of the file's
+// mapping); it is the same size as the file's blocks for Q8_0 and Q4_0.
+type Interleaved struct {
+	rows, cols int
+	k          kernels.ILKind
+	w          []byte
+	gs         []float32 // kernels.IL4G: group scales
+	g          int       // their group
+	format     string
+}
+
+// newInterleaved packs raw GGUF blocks of t (Q8_0, Q5_0 or Q4_0).
+func newInterleaved(t gguf.Type, raw []byte, rows, cols int) *Interleaved {
+	m := &Interleaved{rows: rows, cols: cols, format: t.String()}
+	switch t {
+	case gguf.TypeQ8_0:
+		m.k = kernels.IL8
+		m.w = make([]byte, kernels.ILBytes(m.k, rows, cols))
+		kernels.PackILQ8_0(m.w, raw, rows, cols)
+	case gguf.TypeQ5_0:
+		m.k = kernels.IL8
+		m.w = make([]byte, kernels.ILBytes(m.k, rows, cols))
+		kernels.PackILQ5_0(m.w, raw, rows, cols)
+	case gguf.TypeQ4_0:
+		m.k = kernels.IL4
+		m.w = make([]byte, kernels.ILBytes(m.k, rows, cols))
+		kernels.PackILQ4_0(m.w, raw, rows, cols)
+	default:
+		panic("weights: no interleaved layout for " + t.String())
+	}
+	return m
+}
+
+// registerInterleaved adds the GGUF block format t, made from float32
+// weights by ggml's reference quantiser.
+func registerInterleaved(t gguf.Type) {
+	register(t.String(), format{fromFloat: func(w []float32, rows, cols int) (Linear, error) {
+		raw, err := quantizeBlocks(t, w, cols)
+		if err != nil {
+			return nil, err
+		}
+		return newInterleaved(t, raw, rows, cols), nil
+	}})
+}
+
+func (m *Interleaved) Rows() int      { return m.rows }
+func (m *Interleaved) Cols() int      { return m.cols }
+func (m *Interleaved) Format() string { return m.format }
+func (m *Interleaved) Bytes() int64 {
+	return int64(kernels.ILBytes(m.k, m.rows, m.cols)) + 4*int64(len(m.gs))
+}
+
+func (m *Interleaved) Mul(out, x []float32, n int, s *Scratch) {
+	checkMul(m, out, x, n)
+	s.il.Quantize(x, n, m.cols, m.k)
+	kernels.MatMulIL(m.k, out, m.w, m.gs, m.g, &s.il, m.rows, m.cols)
+}
+
+func (m *Interleaved) Row(dst []float32, r int) {
+	kernels.ILRow(m.k, dst, m.w, m.gs, m.g, r, m.rows, m.cols)
+}
+
+// Slice shares the storage when r0 starts a row group, and repacks rows
+// [r0, r1) otherwise.
+func (m *Interleaved) Slice(r0, r1 int) Linear {
+	checkSlice(m, r0, r1)
+	c := *m
+	c.rows = r1 - r0
+	if r0%kernels.ILRows != 0 {
+		c.w, c.gs = kernels.ILRepack(m.k, m.w, m.gs, m.g, m.rows, m.cols, r0, r1)
+		return &c
+	}
+	g0 := r0 / kernels.ILRows
+	c.w = m.w[g0*kernels.ILBytes(m.k, kernels.ILRows, m.cols):]
+	if m.gs != nil {
+		c.gs = m.gs[g0*kernels.ILScales(kernels.ILRows, m.cols, m.g):]
+	}
+	return &c
+}
