@@ -8,7 +8,7 @@ import (
 
 func TestAttnKernels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	for _, d := range []int{1, 5, 8, 16, 24, 32, 64, 128} {
+	for _, d := range []int{1, 5, 8, 16, 24, 32, 64, 72, 128, 136} {
 		for _, extra := range []int{0, 3, 8} {
 			stride := d + extra
 			for _, n := range []int{1, 2, 7, 16, 33} {
