@@ -119,7 +119,8 @@ s_done:
 // d is a multiple of 8. out[j] += w[t]·v[t][j] over the n rows (one FMA
 // each, in row order). 64 columns (8 strips) at a time: eight independent
 // accumulators take each broadcast weight, so the rows stream at the FMA
-// units' throughput instead of one chain's latency; then 8-column strips.
+// units' throughput instead of one chain's latency; then 32, 16 and 8
+// columns (d < 64 or its remainder).
 TEXT ·attnMixAVX2(SB), NOSPLIT, $0-48
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
@@ -133,7 +134,7 @@ TEXT ·attnMixAVX2(SB), NOSPLIT, $0-48
 m8_strips:
 	LEAQ 64(AX), R11
 	CMPQ R11, CX
-	JGT  m1_check
+	JGT  m4_check
 	VMOVUPS (DI)(AX*4), Y0
 	VMOVUPS 32(DI)(AX*4), Y1
 	VMOVUPS 64(DI)(AX*4), Y2
@@ -170,6 +171,56 @@ m8_row:
 	VMOVUPS Y7, 224(DI)(AX*4)
 	MOVQ    R11, AX
 	JMP     m8_strips
+
+m4_check:
+	LEAQ 32(AX), R11
+	CMPQ R11, CX
+	JGT  m2_check
+	VMOVUPS (DI)(AX*4), Y0
+	VMOVUPS 32(DI)(AX*4), Y1
+	VMOVUPS 64(DI)(AX*4), Y2
+	VMOVUPS 96(DI)(AX*4), Y3
+	LEAQ    (BX)(AX*4), DX
+	XORQ    R10, R10
+
+m4_row:
+	VBROADCASTSS (SI)(R10*4), Y8
+	VFMADD231PS  (DX), Y8, Y0
+	VFMADD231PS  32(DX), Y8, Y1
+	VFMADD231PS  64(DX), Y8, Y2
+	VFMADD231PS  96(DX), Y8, Y3
+	ADDQ         R8, DX
+	INCQ         R10
+	CMPQ         R10, R9
+	JLT          m4_row
+
+	VMOVUPS Y0, (DI)(AX*4)
+	VMOVUPS Y1, 32(DI)(AX*4)
+	VMOVUPS Y2, 64(DI)(AX*4)
+	VMOVUPS Y3, 96(DI)(AX*4)
+	MOVQ    R11, AX
+
+m2_check:
+	LEAQ 16(AX), R11
+	CMPQ R11, CX
+	JGT  m1_check
+	VMOVUPS (DI)(AX*4), Y0
+	VMOVUPS 32(DI)(AX*4), Y1
+	LEAQ    (BX)(AX*4), DX
+	XORQ    R10, R10
+
+m2_row:
+	VBROADCASTSS (SI)(R10*4), Y8
+	VFMADD231PS  (DX), Y8, Y0
+	VFMADD231PS  32(DX), Y8, Y1
+	ADDQ         R8, DX
+	INCQ         R10
+	CMPQ         R10, R9
+	JLT          m2_row
+
+	VMOVUPS Y0, (DI)(AX*4)
+	VMOVUPS Y1, 32(DI)(AX*4)
+	MOVQ    R11, AX
 
 m1_check:
 	CMPQ AX, CX
