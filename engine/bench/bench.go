@@ -128,7 +128,7 @@ func Run(m models.Model, text string, threads, promptTokens, genTokens, batch in
 		}
 	}
 	r := Result{
-		Engine: "chat", Model: info.Name, Threads: threads, ISA: kernels.Impl(), Batch: batch,
+		Engine: "chat", Model: info.Name, Threads: threads, ISA: kernels.ISA(), Batch: batch,
 		PromptTokens: promptTokens, GenTokens: genTokens,
 		PPTokS: round1(float64(batch*promptTokens) / pp.Seconds()), TGTokS: round1(float64(batch*genTokens) / tg.Seconds()),
 		Timer: "go_wall", Quant: info.Quant, WeightBytes: info.WeightBytes,

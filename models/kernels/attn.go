@@ -23,13 +23,6 @@ func AttnScores(scores, q, k []float32, stride, n int, scale float32) {
 	attnScoresGo(scores, q, k, stride, n, scale)
 }
 
-// AttnMix sets out[j] = Σ_t w[t]·v[t*stride+j] for j < len(out), t < n: the
-// attention-weighted sum of n cached value rows.
-func AttnMix(out, w, v []float32, stride, n int) {
-	clear(out)
-	AttnMixAdd(out, w, v, stride, n)
-}
-
 // AttnMixAdd is AttnMix adding into out, for values spread over several
 // blocks of a paged cache. Each row is one fused multiply-add per element,
 // in row order, as a run of Axpy calls would do.

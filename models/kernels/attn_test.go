@@ -26,7 +26,8 @@ func TestAttnKernels(t *testing.T) {
 				}
 				o1, o2 := make([]float32, d+1), make([]float32, d+1)
 				o1[d], o2[d] = 7, 7
-				AttnMix(o1[:d], w, k, stride, n)
+				clear(o1[:d])
+				AttnMixAdd(o1[:d], w, k, stride, n)
 				clear(o2[:d])
 				attnMixGo(o2[:d], w, k, stride, n)
 				for i := range o1 {
@@ -46,7 +47,7 @@ func closeSum(a, b float32, n int) bool {
 
 func TestAttnNoAlloc(t *testing.T) {
 	q, k, s := make([]float32, 64), make([]float32, 64*100), make([]float32, 100)
-	if a := testing.AllocsPerRun(10, func() { AttnScores(s, q, k, 64, 100, 1); AttnMix(q, s, k, 64, 100) }); a != 0 {
+	if a := testing.AllocsPerRun(10, func() { AttnScores(s, q, k, 64, 100, 1); AttnMixAdd(q, s, k, 64, 100) }); a != 0 {
 		t.Errorf("%v allocations", a)
 	}
 }
@@ -78,7 +79,8 @@ func TestAttnMatchesDotAxpy(t *testing.T) {
 			}
 		}
 		a, b := make([]float32, d), make([]float32, d)
-		AttnMix(a, s, k, d, 40)
+		clear(a)
+		AttnMixAdd(a, s, k, d, 40)
 		for i := range s {
 			Axpy(s[i], k[i*d:(i+1)*d], b)
 		}

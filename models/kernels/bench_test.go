@@ -132,13 +132,13 @@ func BenchmarkStream(b *testing.B) {
 				var wg sync.WaitGroup
 				for b.Loop() {
 					if th == 1 {
-						Sum(a)
+						Dot(a, a)
 						continue
 					}
 					h := len(a) / 2
 					wg.Add(1)
-					go func() { Sum(a[h:]); wg.Done() }()
-					Sum(a[:h])
+					go func() { Dot(a[h:], a[h:]); wg.Done() }()
+					Dot(a[:h], a[:h])
 					wg.Wait()
 				}
 			})

@@ -25,19 +25,6 @@ const (
 	expP5    = 5.0000001201e-1
 )
 
-// Exp sets dst[i] = e^x[i] for i < len(x) (see the accuracy notes above).
-// dst may be x; len(dst) >= len(x).
-func Exp(dst, x []float32) {
-	dst = dst[:len(x)]
-	if useAsm && len(x) > 0 {
-		expAsm(dst, x)
-		return
-	}
-	for i, v := range x {
-		dst[i] = exp32(v)
-	}
-}
-
 // exp32 is the scalar reference; the explicit float32 conversions keep the
 // compiler from fusing a multiply and an add (which the asm doesn't do).
 func exp32(x float32) float32 {
@@ -76,7 +63,7 @@ func softmaxExp(x []float32, m float32) float32 {
 
 // SwiGLU sets gate[i] = gate[i]/(1+e^-gate[i]) · up[i] for i < len(gate)
 // (SiLU(gate)·up, the gated MLP of Llama-style models), in float32 with
-// Exp's e^x: within about 3e-7 relative of the exact value, the same bits
+// exp32's e^x: within about 3e-7 relative of the exact value, the same bits
 // on every implementation. len(up) >= len(gate).
 func SwiGLU(gate, up []float32) {
 	up = up[:len(gate)]

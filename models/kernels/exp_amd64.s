@@ -126,38 +126,6 @@ GLOBL tailmask<>(SB), RODATA|NOPTR, $64
 	VPSLLD    $23, Y1, Y1; \
 	VMULPS    Y1, Y3, Y0
 
-// func expAVX2(dst, x *float32, n int)
-TEXT ·expAVX2(SB), NOSPLIT, $0-24
-	MOVQ    dst+0(FP), DI
-	MOVQ    x+8(FP), SI
-	MOVQ    n+16(FP), CX
-	VMOVUPS expc<>+0(SB), Y15
-	VMOVUPS expc<>+32(SB), Y14
-	XORQ    AX, AX
-	MOVQ    CX, DX
-	ANDQ    $-8, DX
-	JZ      exp_tail
-
-exp_loop:
-	VMOVUPS (SI)(AX*4), Y0
-	EXP8
-	VMOVUPS Y0, (DI)(AX*4)
-	ADDQ    $8, AX
-	CMPQ    AX, DX
-	JLT     exp_loop
-
-exp_tail:
-	ANDQ       $7, CX
-	JZ         exp_done
-	MASK
-	VMASKMOVPS (SI)(AX*4), Y10, Y0
-	EXP8
-	VMASKMOVPS Y0, Y10, (DI)(AX*4)
-
-exp_done:
-	VZEROUPPER
-	RET
-
 // func softmaxExpAVX2(x *float32, n int, m float32) float32
 // x[i] = e^(x[i]-m); returns Σ x[i] accumulated in 8 lanes (element i in lane
 // i%8, masked-off tail lanes add 0), reduced as hsum8.

@@ -37,8 +37,8 @@ var (
 //   - avx2: every product has AVX2+FMA assembly; integer dots by VPMADDUBSW;
 //     interleaved blocks (Q8_0, Q5_0, Q4_0, int4-a8) take 8-row × 1-4-token
 //     tiles, K-quant batches one-row tiles.
-//   - avx512: float32 and f16 matvecs hold two rows per zmm and their
-//     batches take the pair tiles (rows × token pairs); the float-activation
+//   - avx512: float32 and f16 batches take the pair tiles (rows × token
+//     pairs; a lone token keeps the AVX2 matvec); the float-activation
 //     products of quantized weights (LUT4, FP8, I8F32) dequantize two rows
 //     per zmm; the float32 GEMM takes its 12×32 tiles.
 //   - avx512vnni: the integer dots take VPDPBUSD (VPDPWSSD for the
@@ -48,10 +48,6 @@ var (
 // Results do not depend on the level unless a function's doc says so: the
 // wider kernels keep each output's float operations in the same order.
 func ISA() string { return isaNames[isa] }
-
-// Impl is ISA, under the name callers used before there were several
-// assembly levels.
-func Impl() string { return ISA() }
 
 // capISA returns the level env names, if it is one this CPU runs and no
 // higher than host; host otherwise.

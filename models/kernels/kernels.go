@@ -38,9 +38,9 @@
 //     MatMulQ4_K ... MatMulQ6_K (batch.go), with register tiles for them and
 //     the per-row int8 (qtile.go).
 //
-// Exp and Softmax (exp.go) are the vectorised float32 exponential and the
-// softmax built on it; SwiGLU fuses the gated MLP activation; AttnScores and
-// AttnMix(Add) (attn.go) run attention over a run of cached positions in one
+// Softmax (softmax.go) runs on the vectorised float32 exponential of
+// exp.go, where SwiGLU fuses the gated MLP activation; AttnScores and
+// AttnMixAdd (attn.go) run attention over a run of cached positions in one
 // call.
 //
 // MatVec and MatMul split their rows over a persistent worker pool (see
@@ -102,14 +102,6 @@ func Dot(a, b []float32) float32 {
 	return dotGo(a, b)
 }
 
-// Sum returns the sum of x's elements (in an implementation-defined order).
-func Sum(x []float32) float32 {
-	if useAsm {
-		return sumAsm(x)
-	}
-	return sumGo(x)
-}
-
 // Axpy computes y[i] += alpha*x[i] for i < len(x). The assembly version
 // rounds once per element (fused multiply-add), the Go version twice.
 func Axpy(alpha float32, x, y []float32) {
@@ -169,21 +161,6 @@ func dotGo(a, b []float32) float32 {
 	}
 	for ; i < len(a); i++ {
 		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
-func sumGo(a []float32) float32 {
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i]
-		s1 += a[i+1]
-		s2 += a[i+2]
-		s3 += a[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i]
 	}
 	return (s0 + s1) + (s2 + s3)
 }

@@ -31,9 +31,6 @@ var (
 func dotAVX2(a, b *float32, n int) float32
 
 //go:noescape
-func sumAVX2(a *float32, n int) float32
-
-//go:noescape
 func axpyAVX2(alpha float32, x, y *float32, n int)
 
 //go:noescape
@@ -49,10 +46,6 @@ func spinPause()
 
 func dotAsm(a, b []float32) float32 {
 	return dotAVX2(unsafe.SliceData(a), unsafe.SliceData(b), len(a))
-}
-
-func sumAsm(a []float32) float32 {
-	return sumAVX2(unsafe.SliceData(a), len(a))
 }
 
 func axpyAsm(alpha float32, x, y []float32) {

@@ -14,7 +14,6 @@ const (
 func spinPause() {}
 
 func dotAsm(a, b []float32) float32                            { panic("kernels: no asm") }
-func sumAsm(a []float32) float32                               { panic("kernels: no asm") }
 func axpyAsm(alpha float32, x, y []float32)                    { panic("kernels: no asm") }
 func matVecAsm(out, w, x []float32, cols, r0, r1 int)          { panic("kernels: no asm") }
 func matMulAsm(out, w, x []float32, rows, cols, n, r0, r1 int) { panic("kernels: no asm") }
@@ -24,7 +23,6 @@ func blockDotsAsm(op int, out []float32, w []byte, xq []int8, xd []float32, xsum
 	panic("kernels: no asm")
 }
 
-func expAsm(dst, x []float32)                      { panic("kernels: no asm") }
 func softmaxExpAsm(x []float32, m float32) float32 { panic("kernels: no asm") }
 
 func swigluAsm(gate, up []float32) { panic("kernels: no asm") }

@@ -43,9 +43,6 @@ func blockDotsAsm(op int, out []float32, w []byte, xq []int8, xd []float32, xsum
 }
 
 //go:noescape
-func expAVX2(dst, x *float32, n int)
-
-//go:noescape
 func softmaxExpAVX2(x *float32, n int, m float32) float32
 
 //go:noescape
@@ -64,8 +61,6 @@ func scaleAVX2(x *float32, n int, s float32)
 func maxAsm(x []float32) float32 { return maxAVX2(unsafe.SliceData(x), len(x)) }
 
 func scaleAsm(x []float32, s float32) { scaleAVX2(unsafe.SliceData(x), len(x), s) }
-
-func expAsm(dst, x []float32) { expAVX2(unsafe.SliceData(dst), unsafe.SliceData(x), len(x)) }
 
 func softmaxExpAsm(x []float32, m float32) float32 {
 	return softmaxExpAVX2(unsafe.SliceData(x), len(x), m)

@@ -78,7 +78,7 @@ func cacheFile() (string, error) {
 func (p Probe) key() string { return fmt.Sprintf("%s|%s|%d", p.CPU, p.ISA, p.Threads) }
 
 func current() Probe {
-	return Probe{CPU: cpuName(), ISA: kernels.Impl(), Threads: kernels.Threads()}
+	return Probe{CPU: cpuName(), ISA: kernels.ISA(), Threads: kernels.Threads()}
 }
 
 var probeMu sync.Mutex
