@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -93,9 +94,10 @@ func TestPromptSources(t *testing.T) {
 	var out struct {
 		PromptIDs []int  `json:"prompt_ids"`
 		IDs       []int  `json:"ids"`
+		Reason    string `json:"reason"`
 		Seed      uint64 `json:"seed"`
 	}
-	if code != 0 || json.Unmarshal([]byte(stdout), &out) != nil || !intsEqual(out.PromptIDs, []int{4095}) || len(out.IDs) != 8 {
+	if code != 0 || json.Unmarshal([]byte(stdout), &out) != nil || !intsEqual(out.PromptIDs, []int{4095}) || len(out.IDs) != 8 || out.Reason != "length" {
 		t.Errorf(`--prompt "": exit %d, %q, %q`, code, stdout, stderr)
 	}
 	if !strings.Contains(stderr, "raw mode") {
@@ -131,8 +133,35 @@ func TestPromptSources(t *testing.T) {
 // --verbose prints a plain-text timing summary on stderr.
 func TestVerbose(t *testing.T) {
 	code, _, stderr := runCLI("--prompt", "Tell me a story.", "-n", "5", "--verbose", "--seed", "3")
-	if code != 0 || !strings.Contains(stderr, "prefill") || !strings.Contains(stderr, "decode 5 tokens") || !strings.Contains(stderr, "seed 3") {
+	if code != 0 || !strings.Contains(stderr, "prefill") || !strings.Contains(stderr, "decode 5 tokens") || !strings.Contains(stderr, "seed 3") ||
+		!strings.Contains(stderr, "time to first token") || !strings.Contains(stderr, "ended: length") {
 		t.Errorf("--verbose: exit %d, %q", code, stderr)
+	}
+	if _, _, plain := runCLI("--prompt", "Tell me a story.", "-n", "5", "--seed", "3"); strings.Count(stderr, "\n") != strings.Count(plain, "\n")+1 {
+		t.Errorf("--verbose adds more than one line: %q, without it %q", stderr, plain)
+	}
+}
+
+// The constraint flags, headless on the embedded model: --format json
+// prints one JSON value, --regex a whole match, --json-schema takes the
+// schema itself when it starts with "{"; two of them are refused.
+func TestHeadlessConstraintFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		ok   func(string) bool
+	}{
+		{[]string{"--format", "json"}, func(s string) bool { return json.Valid([]byte(s)) }},
+		{[]string{"--regex", "(yes|no), [a-z]{2,6}"}, regexp.MustCompile(`^(yes|no), [a-z]{2,6}$`).MatchString},
+		{[]string{"--json-schema", `{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`},
+			func(s string) bool { var v struct{ N *int }; return json.Unmarshal([]byte(s), &v) == nil && v.N != nil }},
+	} {
+		code, stdout, stderr := runCLI(append([]string{"--prompt", "A cat, please.", "-n", "40", "--seed", "2"}, c.args...)...)
+		if out := strings.TrimSuffix(stdout, "\n"); code != 0 || !c.ok(out) {
+			t.Errorf("%v: exit %d, %q (%s)", c.args, code, out, stderr)
+		}
+	}
+	if code, _, stderr := runCLI("--prompt", "x", "--format", "json", "--regex", "a"); code != 2 || !strings.Contains(stderr, "exclude each other") {
+		t.Errorf("two constraints: exit %d, %q", code, stderr)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -42,6 +43,10 @@ func TestHeadlessTopLogprobs(t *testing.T) {
 		if lp.Top[0].Logprob < lp.Top[1].Logprob || lp.Top[1].Logprob < lp.Top[2].Logprob {
 			t.Fatalf("entry %d not sorted: %+v", i, lp.Top)
 		}
+	}
+	// An impossible token's −∞ is −9999 in the JSON, as vLLM writes it.
+	if finite(math.Inf(-1)) != -9999 || finite(math.NaN()) != 0 || finite(-1.5) != -1.5 {
+		t.Error("finite does not keep the JSON valid")
 	}
 	// Without the flag, no "logprobs" key.
 	_, stdout, _ = runCLI("--raw", "--prompt", "Once", "-n", "2", "--greedy", "--json")
@@ -86,6 +91,7 @@ func TestHeadlessTrace(t *testing.T) {
 		} `json:"survivors"`
 		Before, After []cand
 		Blocks        map[string]int `json:"blocks"`
+		Sampler       map[string]any `json:"sampler"`
 	}
 	var lines []line
 	sc := bufio.NewScanner(f)
@@ -127,5 +133,33 @@ func TestHeadlessTrace(t *testing.T) {
 		if l.Blocks["seq"] < 1 || l.Blocks["pool"] < l.Blocks["pool_used"] {
 			t.Fatalf("line %d blocks %v", i, l.Blocks)
 		}
+		if l.Sampler["top_k"] != 40.0 || l.Sampler["greedy"] != false || l.Sampler["temperature"] != 0.8 {
+			t.Fatalf("line %d sampler %v", i, l.Sampler)
+		}
+	}
+}
+
+// The step that draws the end-of-turn id is a line of the trace too; that
+// id is not one of the reply's.
+func TestHeadlessTraceEndOfTurn(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	code, stdout, stderr := runCLI("--prompt", "Tell me a story about a cat.", "-n", "250", "--greedy", "--json", "--trace", path)
+	var out struct {
+		IDs    []int  `json:"ids"`
+		Reason string `json:"reason"`
+	}
+	if code != 0 || json.Unmarshal([]byte(stdout), &out) != nil || out.Reason != "eot" {
+		t.Fatalf("exit %d, reason %q: %s", code, out.Reason, stderr)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var last struct {
+		IDs []int `json:"ids"`
+	}
+	if json.Unmarshal([]byte(lines[len(lines)-1]), &last) != nil || len(lines) != len(out.IDs)+1 || len(last.IDs) != 1 {
+		t.Errorf("%d lines for %d ids; the last took %v", len(lines), len(out.IDs), last.IDs)
 	}
 }

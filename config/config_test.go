@@ -72,6 +72,20 @@ temperature_up = "F2"
 newline = ["Alt+Enter", "ctrl+J"]
 `
 
+// The views but step mode start on from the config file too; step mode
+// only from its flag.
+func TestViewsFromFile(t *testing.T) {
+	path := isolate(t)
+	write(t, path, "next_token = true\ntoken_view = true\nkv_map = true\nsparklines = true\n")
+	if c := parse(t); !c.ViewNext || !c.ViewTokens || !c.ViewKV || !c.ViewSpark || c.Step {
+		t.Errorf("views from the file: %+v", c.Values)
+	}
+	write(t, path, "step = true\n")
+	if _, err := Parse(nil); err == nil {
+		t.Error("step = true in the config file: no error")
+	}
+}
+
 // defaults < file < flags, knob by knob.
 func TestPrecedence(t *testing.T) {
 	path := isolate(t)
@@ -176,7 +190,7 @@ func TestFlagErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"--raw", "--chat"}, {"--resume", "--continue", "x"}, {"--theme", "pink"}, {"--temperature", "NaN"},
 		{"-n", "-1"}, {"-n", "0"}, {"--nope"}, {"a.pt", "stray"}, {"--model", "a.pt", "b.pt"}, {"--top-p", "2"}, {"--min-p", "5"},
-		{"--prompt", "x", "-f", "y"},
+		{"--prompt", "x", "-f", "y"}, {"--format", "json", "--regex", "a"}, {"--json-schema", "{}", "--grammar", "g.gbnf"},
 	} {
 		if _, err := Parse(args); err == nil {
 			t.Errorf("%q: no error", args)
@@ -195,6 +209,10 @@ func TestFlagErrors(t *testing.T) {
 	c := parse(t, "--resume", "--sessions", "--print-config")
 	if !c.Resume || !c.ListSessions || !c.PrintConfig {
 		t.Errorf("%+v", c)
+	}
+	// The views start on from a flag or the config file.
+	if c := parse(t, "--next-token", "--token-view", "--kv-map", "--sparklines", "--step"); !c.ViewNext || !c.ViewTokens || !c.ViewKV || !c.ViewSpark || !c.Step {
+		t.Errorf("view flags: %+v", c.Values)
 	}
 	if c := parse(t, "--continue", "dogs"); c.Continue != "dogs" {
 		t.Errorf("--continue: %q", c.Continue)

@@ -172,6 +172,7 @@ func TestKVQuantMixed(t *testing.T) {
 	p := goldenPrompts(t, "course/student.pt")[0]
 	budget := int64(4 << 20)
 	var blocks []int
+	var sizes []int64
 	for _, o := range []Options{{}, {KVQuantK: "int8"}, {KVQuantV: "int8"}, {KVQuantK: "int8", KVQuantV: "int8"}} {
 		o.KVMem = budget
 		e := NewWithOptions(m, o)
@@ -183,7 +184,19 @@ func TestKVQuantMixed(t *testing.T) {
 		if want := budget / r.Stats.BlockBytes; int64(r.Stats.PoolBlocks) != want {
 			t.Errorf("%+v: %d blocks of %d bytes in %d bytes (want %d)", o, r.Stats.PoolBlocks, r.Stats.BlockBytes, budget, want)
 		}
-		blocks = append(blocks, r.Stats.PoolBlocks)
+		blocks, sizes = append(blocks, r.Stats.PoolBlocks), append(sizes, r.Stats.BlockBytes)
+	}
+	// The default pool is 256 MiB or 16 full windows, whichever is less.
+	e := New(m)
+	r := run(t, e, Request{Prompt: p, MaxTokens: 1, Sampler: sampler.Params{Greedy: true}})
+	e.Close()
+	bs, ctx := kvcache.DefaultBlockSize, m.Info().ContextLength
+	if want := min(DefaultKVMem/r.Stats.BlockBytes, int64(16*((ctx+bs-1)/bs))); int64(r.Stats.PoolBlocks) != want {
+		t.Errorf("default pool: %d blocks, want %d", r.Stats.PoolBlocks, want)
+	}
+	// The README's figure: int8 keys and values take 3.6× less memory.
+	if r := float64(sizes[0]) / float64(sizes[3]); r < 3.55 || r > 3.65 {
+		t.Errorf("int8 K+V blocks are %.2f× smaller than f32, want 3.6×", r)
 	}
 	t.Logf("blocks in %d MiB: f32 %d, int8 K %d, int8 V %d, int8 K+V %d", budget>>20, blocks[0], blocks[1], blocks[2], blocks[3])
 	if !(blocks[0] < blocks[1] && blocks[0] < blocks[2] && blocks[1] < blocks[3] && blocks[2] < blocks[3]) {

@@ -117,8 +117,13 @@ func TestShowSystemHelp(t *testing.T) {
 	if run(t, s, "/?") != help {
 		t.Error("/? is not /help")
 	}
-	if _, _, err := s.Command("/bye"); !errors.Is(err, ErrQuit) {
-		t.Errorf("/bye: %v", err)
+	for _, q := range []string{"/bye", "/exit"} {
+		if _, _, err := s.Command(q); !errors.Is(err, ErrQuit) {
+			t.Errorf("%s: %v", q, err)
+		}
+	}
+	if tm := run(t, s, "/template"); !strings.Contains(tm, "<|user|>") || !strings.Contains(tm, "<|assistant|>") || !strings.Contains(tm, "the reply stops at") {
+		t.Errorf("/template: %q", tm)
 	}
 }
 

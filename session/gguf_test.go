@@ -1,6 +1,10 @@
 package session
 
 import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -95,5 +99,39 @@ func TestGGUFBuiltinTemplate(t *testing.T) {
 	}
 	if !slices.Contains(s.tmpl.Stops(), 128009) { // <|eot_id|>
 		t.Errorf("stops %v lack <|eot_id|>", s.tmpl.Stops())
+	}
+}
+
+// A chat template refused before parsing falls back to the built-in format
+// of its family, and a notice at start names the refusal.
+func TestRefusedTemplateNotice(t *testing.T) {
+	toks := []string{"<unk>", "<s>", "</s>", "▁a", "▁b"}
+	var vb bytes.Buffer
+	err := gguf.Write(&vb, []gguf.KV{
+		{Key: "tokenizer.ggml.model", Type: gguf.String, Value: "llama"},
+		{Key: "tokenizer.ggml.tokens", Type: gguf.Array, Value: gguf.ArrayValue{Elem: gguf.String, Data: toks}},
+		{Key: "tokenizer.ggml.scores", Type: gguf.Array, Value: gguf.ArrayValue{Elem: gguf.Float32, Data: make([]float32, len(toks))}},
+		{Key: "tokenizer.ggml.token_type", Type: gguf.Array, Value: gguf.ArrayValue{Elem: gguf.Int32, Data: []int32{2, 3, 3, 1, 1}}},
+		{Key: "tokenizer.chat_template", Type: gguf.String, Value: "{% extends 'x' %}"},
+	}, nil)
+	vocab, perr := gguf.Parse(vb.Bytes())
+	var mb bytes.Buffer
+	spec := randmodel.Spec{Name: "refused", Arch: "llama", Dim: 16, Layers: 1, FFN: 32, Heads: 2, KVHeads: 2, Context: 64, Eps: 1e-5, Tied: true, Type: gguf.TypeF32, Seed: 1, Std: 0.5}
+	if err := errors.Join(err, perr, randmodel.Write(&mb, spec, vocab)); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "refused.gguf")
+	os.WriteFile(path, mb.Bytes(), 0o644)
+	m, err := load.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(m, Options{Settings: testSettings("chat", 4, sampler.Params{Greedy: true})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if n := strings.Join(s.Poll().Notices, "\n"); !strings.Contains(n, "chat template failed") || !strings.Contains(n, "extends") {
+		t.Errorf("notices at start: %q", n)
 	}
 }

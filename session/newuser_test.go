@@ -143,6 +143,9 @@ func TestRawGGUFStopsAtEndOfText(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := s.Wait()
+	if p := s.LastPrompt(); len(p) == 0 || p[0] != m.Tokenizer().BOS() || m.Tokenizer().BOS() < 0 {
+		t.Errorf("raw GGUF prompt %v does not start with BOS", p)
+	}
 	if res.Reason != "eot" || len(res.IDs) >= 50 || slices.Contains(res.IDs, 2) || strings.Contains(res.Text, "</s>") {
 		t.Errorf("raw GGUF reply: reason %q, %d ids %v", res.Reason, len(res.IDs), res.IDs)
 	}

@@ -110,8 +110,14 @@ func TestBasicCommandsWithoutCommander(t *testing.T) {
 	if len(f.sent) != 0 {
 		t.Fatalf("commands were sent as messages: %q", f.sent)
 	}
-	if cmd := m.runCommand("/quit"); cmd == nil || fmt.Sprint(cmd()) != fmt.Sprint(tea.Quit()) {
-		t.Fatal("/quit quits")
+	for _, q := range []string{"/quit", "/exit", "/bye"} {
+		if cmd := m.runCommand(q); cmd == nil || fmt.Sprint(cmd()) != fmt.Sprint(tea.Quit()) {
+			t.Fatalf("%s quits", q)
+		}
+	}
+	sendText(m, "/keys")
+	if !m.helpShown() {
+		t.Fatal("/keys does not open the key help")
 	}
 }
 
@@ -287,12 +293,17 @@ func TestEditLastMessageAndResend(t *testing.T) {
 	if strings.Contains(c, "Question 1") || !strings.Contains(c, "Question 0, edited") || !strings.Contains(c, "robot named Zoë") {
 		t.Fatalf("after the edit:\n%s", c)
 	}
-	// Esc cancels an edit.
+	// Esc cancels an edit; /edit is Ctrl+E.
 	m.Update(ctrl('e'))
 	m.Update(press(tea.KeyEscape))
 	if m.editing != -1 || m.in.value() != "" {
 		t.Fatal("Esc cancels")
 	}
+	sendText(m, "/edit")
+	if m.editing < 0 || !strings.HasPrefix(m.in.value(), "Question 0, edited") {
+		t.Fatalf("/edit: editing %d %q", m.editing, m.in.value())
+	}
+	m.Update(press(tea.KeyEscape))
 	// Without Edit the text is sent as a new message.
 	g := newFake().withHistory(1)
 	m = newTest(g, 80, 24)

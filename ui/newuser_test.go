@@ -102,6 +102,17 @@ func TestBigPasteIsKept(t *testing.T) {
 	if len(sent) != 1 || sent[0] != big+" Summarize." {
 		t.Fatalf("sent %d messages; the paste is not sent whole", len(sent))
 	}
+	// Held aside from 16 KB or 200 lines; a smaller paste goes in as text.
+	for _, c := range []struct {
+		paste string
+		held  bool
+	}{{strings.Repeat("x", 16<<10), true}, {strings.Repeat("x", 16<<10-1), false}, {strings.Repeat("y\n", 200), true}, {strings.Repeat("y\n", 199), false}} {
+		m := newTest(newFake(), 80, 24)
+		m.Update(tea.PasteMsg{Content: c.paste})
+		if held := strings.Contains(m.in.value(), "[pasted "); held != c.held {
+			t.Errorf("a paste of %d bytes, %d lines: held aside %v", len(c.paste), strings.Count(c.paste, "\n"), held)
+		}
+	}
 }
 
 // Bug 11: the panel showed the last reply's speculation until the next

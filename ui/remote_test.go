@@ -48,3 +48,18 @@ func TestPanelRemoteConstraint(t *testing.T) {
 		t.Errorf("the remote constraint's mask line:\n%s", panel)
 	}
 }
+
+// TestViewsOnRemote: with --remote the views that need the model's numbers
+// say so; the sparklines draw as usual.
+func TestViewsOnRemote(t *testing.T) {
+	m := newTest(newFake(), 120, 50)
+	m.info.Arch = "remote"
+	for name, lines := range map[string][]string{"next": m.nextLines(80, 8), "kv": m.kvLines(80, 8), "tokens": m.tokenLegend(80, 1)} {
+		if s := ansi.Strip(strings.Join(lines, "\n")); !strings.Contains(s, "not with --remote") {
+			t.Errorf("%s view on --remote: %q", name, s)
+		}
+	}
+	if s := ansi.Strip(strings.Join(m.sparkLines(80, 5), "\n")); strings.Contains(s, "not with --remote") || !strings.Contains(s, "decode") {
+		t.Errorf("sparklines on --remote: %q", s)
+	}
+}

@@ -218,6 +218,15 @@ func TestNextTokenShowsTheRecord(t *testing.T) {
 
 // The token view sanitises the model's bytes, joins a character split over
 // tokens, and breaks lines at newline tokens.
+// A speculative round in the next-token view: its guesses, accepted ✓ and
+// rejected ✗.
+func TestRoundText(t *testing.T) {
+	v := &session.StepView{Round: true, Guesses: []string{" a", " b", "\n"}, Accepted: 2}
+	if got, want := roundText(v), `round: 3 guessed, 2 accepted ✓ " a" " b" ✗ "\n"`; got != want {
+		t.Errorf("roundText = %q, want %q", got, want)
+	}
+}
+
 func TestTokenViewCells(t *testing.T) {
 	st := newStyles(true, false)
 	toks := []session.Token{{Text: "a\x1b[2J"}, {Text: "\xe6\x97"}, {Text: "\xa5"}, {Text: "\n"}, {Text: " b"}, {Text: "\x07"}}

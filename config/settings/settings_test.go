@@ -63,6 +63,23 @@ func TestTableIsWhole(t *testing.T) {
 	}
 }
 
+// The defaults of the README's flag table: the course's chat.py (T 0.8,
+// top-p 0.95, 256 tokens) in chat mode and generate_text.py (T 0.8,
+// top-k 50, 100 tokens) in raw mode, and the mode-free ones.
+func TestDefaultsFollowTheCourse(t *testing.T) {
+	c, r := Defaults("chat"), Defaults("raw")
+	if s := c.Sampler; s.Temperature != 0.8 || s.TopP != 0.95 || s.TopK != 0 || s.MinP != 0 || c.MaxTokens != 256 {
+		t.Errorf("chat defaults: %+v, max_tokens %d", s, c.MaxTokens)
+	}
+	if s := r.Sampler; s.Temperature != 0.8 || s.TopP != 1 || s.TopK != 50 || s.MinP != 0 || r.MaxTokens != 100 {
+		t.Errorf("raw defaults: %+v, max_tokens %d", s, r.MaxTokens)
+	}
+	if !c.RandomSeed || c.Sampler.PenaltyWindow != 64 || c.DraftK != 4 || !c.SpecAdapt || c.Spec != "off" ||
+		c.LengthPenalty != 1 || c.Theme != "auto" || c.KVQuantK != "f32" || c.KVQuantV != "f32" {
+		t.Errorf("defaults: %+v", c)
+	}
+}
+
 // The hot keys step as the old UI keys did: temperature by 0.1 up to 2,
 // top-p by 0.05 with "off" counted as 1, min-p and top-k along ladders
 // (top-k's ends in off).

@@ -165,6 +165,28 @@ func TestCourseGGUFGreedy(t *testing.T) {
 	}
 }
 
+// TestCourseArchRefusals: the variants llama.cpp cannot express are
+// refused, each named; QK-norm picks qwen3, its absence llama.
+func TestCourseArchRefusals(t *testing.T) {
+	for _, c := range []struct {
+		cfg        course.Config
+		arch, errs string
+	}{
+		{course.Config{Arch: "classic"}, "", "ReLU MLP"},
+		{course.Config{Arch: "modern", Attention: "mla"}, "", "latent attention"},
+		{course.Config{Arch: "modern", Experts: 4}, "", "mixture of experts"},
+		{course.Config{Arch: "modern", AttnGate: true}, "", "attention output gate"},
+		{course.Config{Arch: "modern", Sliding: 64}, "", "sliding-window"},
+		{course.Config{Arch: "modern", QKNorm: true}, "qwen3", ""},
+		{course.Config{Arch: "modern"}, "llama", ""},
+	} {
+		arch, err := CourseArch(c.cfg)
+		if arch != c.arch || (err == nil) != (c.errs == "") || err != nil && !strings.Contains(err.Error(), c.errs) {
+			t.Errorf("%+v: %q, %v; want %q or an error naming %q", c.cfg, arch, err, c.arch, c.errs)
+		}
+	}
+}
+
 // tokenizerCases is course/golden/tokenizer-cases.json.
 type tokenizerCases struct {
 	Cases []struct {

@@ -190,6 +190,19 @@ func TestQuantizeErrors(t *testing.T) {
 	if _, err := q.(*Model).Quantize("int4-g32"); err == nil || !strings.Contains(err.Error(), "already int8") {
 		t.Errorf("quantizing a quantized model: %v", err)
 	}
+	// A matrix whose rows are not whole blocks stays as it is (the down
+	// projection's 40 columns in q8_0); a format no matrix fits is an error.
+	part, err := synthModel(t, synthConfigs()["untied"], 1).Quantize("q8_0")
+	got := map[string]int{}
+	for _, l := range blockLinears(part) {
+		got[l.Format()]++
+	}
+	if err != nil || got["q8_0"] == 0 || got["f32"] == 0 {
+		t.Errorf("q8_0 with some rows not whole blocks: %v, formats %v", err, got)
+	}
+	if _, err := m.Quantize("q4_k"); err == nil || !strings.Contains(err.Error(), "no matrix can be q4_k") {
+		t.Errorf("q4_k on 32-wide rows: %v", err)
+	}
 	// A non-finite weight is an error, not a panic or a NaN model.
 	bad := synthModel(t, synthConfigs()["classic"], 1)
 	down := bad.Arch().(*Classic).Blocks[1].Down.(*weights.F32).Floats()

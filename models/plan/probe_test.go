@@ -25,5 +25,8 @@ func TestProbeCache(t *testing.T) {
 	if err != nil || !again.Cached {
 		t.Fatalf("second Measure measured again: %+v %v", again, err)
 	}
+	if re, err := Measure(true); err != nil || re.Cached { // --reprobe
+		t.Fatalf("Measure(true) took the cached probe: %+v %v", re, err)
+	}
 	t.Logf("peak %.1f GFLOP/s, read %.1f GB/s, ridge %.1f FLOP/byte (%s, %d threads)", p.PeakFLOPS/1e9, p.Bandwidth/1e9, p.Ridge(), p.ISA, p.Threads)
 }

@@ -121,6 +121,26 @@ func TestRemoteWithoutMetrics(t *testing.T) {
 	}
 }
 
+// TestRemoteAPIKey: --api-key goes with every request as a Bearer key; a
+// server that wants one refuses a session without it.
+func TestRemoteAPIKey(t *testing.T) {
+	_, ts, _ := start(t, Options{APIKey: "sekrit"})
+	if _, err := session.NewRemote(session.RemoteOptions{URL: ts.URL}, session.Options{}); err == nil {
+		t.Error("a keyed server took a session without the key")
+	}
+	s, err := session.NewRemote(session.RemoteOptions{URL: ts.URL, APIKey: "sekrit", Model: "stories260K"}, session.Options{Settings: settings.Defaults("raw")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Send("Once upon a time"); err != nil {
+		t.Fatal(err)
+	}
+	if res := s.Wait(); res.Err != nil || res.Text == "" {
+		t.Errorf("with the key: %q %v", res.Text, res.Err)
+	}
+}
+
 // TestRemoteKnobs: the sampler knobs (as the hot keys and /set leave them)
 // go with each request; raw mode asks /v1/completions for the text.
 func TestRemoteKnobs(t *testing.T) {

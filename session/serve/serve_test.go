@@ -328,6 +328,28 @@ func TestErrors(t *testing.T) {
 	}
 }
 
+// TestKnobs: the request's sampling fields become the sampler's (vLLM's
+// top_k, min_p and repetition_penalty too; temperature 0 is greedy);
+// GET /health answers without a key.
+func TestKnobs(t *testing.T) {
+	var k knobs
+	body := `{"temperature":0,"top_p":0.9,"top_k":7,"min_p":0.1,"presence_penalty":0.5,"frequency_penalty":0.25,"repetition_penalty":1.1,"seed":5}`
+	if err := json.Unmarshal([]byte(body), &k); err != nil {
+		t.Fatal(err)
+	}
+	p, e := k.params()
+	if e != nil || !p.Greedy || p.TopP != 0.9 || p.TopK != 7 || p.MinP != 0.1 || p.PresencePenalty != 0.5 ||
+		p.FrequencyPenalty != 0.25 || p.RepeatPenalty != 1.1 || p.Seed != 5 {
+		t.Errorf("params %+v, %v", p, e)
+	}
+	_, ts, _ := start(t, Options{APIKey: "k"})
+	if resp, err := http.Get(ts.URL + "/health"); err != nil || resp.StatusCode != 200 {
+		t.Errorf("/health: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+}
+
 // TestCheckAddr: loopback without a key, anything else only with one.
 func TestCheckAddr(t *testing.T) {
 	for addr, ok := range map[string]bool{"127.0.0.1:8080": true, "localhost:1": true, "[::1]:80": true,
