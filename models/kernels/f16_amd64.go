@@ -15,7 +15,9 @@ func matVecF16Asm(out []float32, w []uint16, x []float32, cols, r0, r1 int) {
 	if r1 <= r0 {
 		return
 	}
-	matVecF16AVX2(&out[r0], ptrAtH(w, r0*cols), unsafe.SliceData(x), r1-r0, cols)
+	if r0 = rowPairs(out, unsafe.Pointer(unsafe.SliceData(w)), len(w), 2, x, cols, r0, r1); r0 < r1 {
+		matVecF16AVX2(&out[r0], ptrAtH(w, r0*cols), unsafe.SliceData(x), r1-r0, cols)
+	}
 }
 
 // matMulF16Asm is matMulAsm with f16 weights: the same token chunks, 4×3

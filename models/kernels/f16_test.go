@@ -71,7 +71,7 @@ func TestF16ToF32(t *testing.T) {
 }
 
 func f16Cases() [][2]int {
-	return append(matVecCases(), [2]int{301, 1000}, [2]int{1029, 777}, [2]int{4096, 17}, [2]int{1000, 77})
+	return append(matVecCases(), [2]int{301, 1000}, [2]int{1029, 777}, [2]int{4096, 17}, [2]int{1000, 77}, [2]int{1030, 1024})
 }
 
 // TestMatVecF16: bitwise MatVec on the widened weights, on every

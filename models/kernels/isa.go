@@ -38,9 +38,9 @@ var (
 //     interleaved blocks (Q8_0, Q5_0, Q4_0, int4-a8) take 8-row × 1-4-token
 //     tiles, K-quant batches one-row tiles.
 //   - avx512: float32 and f16 batches take the pair tiles (rows × token
-//     pairs; a lone token keeps the AVX2 matvec); the float-activation
-//     products of quantized weights (LUT4, FP8, I8F32) dequantize two rows
-//     per zmm; the float32 GEMM takes its 12×32 tiles.
+//     pairs), and their matvecs over long rows two rows per zmm; the
+//     float-activation products of quantized weights (LUT4, FP8, I8F32)
+//     dequantize two rows per zmm; the float32 GEMM takes its 12×32 tiles.
 //   - avx512vnni: the integer dots take VPDPBUSD (VPDPWSSD for the
 //     K-quants' scales) on zmm: interleaved blocks 16 rows × 1-8 tokens,
 //     K-quants two rows (matvec) or two tokens (tiles) per register.

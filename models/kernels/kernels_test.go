@@ -182,6 +182,9 @@ func matVecCases() [][2]int {
 	for _, rows := range []int{1, 7, 8, 12, 13, 16, 17, 31} {
 		c = append(c, [2]int{rows, 768}, [2]int{rows, 2048}, [2]int{rows, 2051})
 	}
+	// Long rows in ranges of 2 MiB or more take AVX-512's row-pair kernel
+	// (rowPairs); the rows alone and the tail take the AVX2 one.
+	c = append(c, [2]int{700, 768}, [2]int{261, 2051})
 	return c
 }
 
