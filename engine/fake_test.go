@@ -20,12 +20,6 @@ func newFake(rule models.WindowRule, ctx int) *fakeModel {
 	return &fakeModel{Chain: &modeltest.Chain{Meta: info, Tok: tok, Start: 0x1234, FailOn: -1}, info: info}
 }
 
-// setContext changes the context length (before an engine is made).
-func (m *fakeModel) setContext(ctx int) {
-	m.info.ContextLength = ctx
-	m.Meta.ContextLength = ctx
-}
-
 func mix(x uint64) uint64 { return modeltest.Mix(x) }
 
 // fakeTok's tokens are byte fragments of multi-byte text, so characters are

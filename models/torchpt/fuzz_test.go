@@ -4,10 +4,8 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/binary"
-	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -73,34 +71,4 @@ func checkResult(t *testing.T, c *Checkpoint, err error) {
 			t.Fatalf("%s: %d values for shape %v", k, len(tt.F32)+len(tt.I64), tt.Shape)
 		}
 	}
-}
-
-// sharedDir finds the shared models like testmodels does, but without
-// skipping: the real seed is optional and the fuzz target must still run.
-func sharedDir(testing.TB) (string, error) {
-	dir := os.Getenv("CHAT_SHARED_MODELS")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "models") // from models/torchpt
-	}
-	_, err := os.Stat(dir)
-	return dir, err
-}
-
-func realPickle(path string) ([]byte, error) {
-	zr, err := zip.OpenReader(path)
-	if err != nil {
-		return nil, err
-	}
-	defer zr.Close()
-	for _, f := range zr.File {
-		if strings.HasSuffix(f.Name, "/data.pkl") {
-			rc, err := f.Open()
-			if err != nil {
-				return nil, err
-			}
-			defer rc.Close()
-			return io.ReadAll(rc)
-		}
-	}
-	return nil, os.ErrNotExist
 }

@@ -1,0 +1,152 @@
+package quant
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"chat/models/kernels"
+)
+
+// fp8Ref is a code's value from its bit fields, computed with math.Ldexp.
+func fp8Ref(b uint8, f kernels.FP8) float64 {
+	s := b >> 7
+	var v float64
+	if f == kernels.E4M3 {
+		e, m := int(b>>3&15), int(b&7)
+		switch {
+		case e == 15 && m == 7:
+			return math.NaN()
+		case e == 0:
+			v = math.Ldexp(float64(m), -9)
+		default:
+			v = math.Ldexp(float64(8+m), e-10)
+		}
+	} else {
+		e, m := int(b>>2&31), int(b&3)
+		switch {
+		case e == 31 && m != 0:
+			return math.NaN()
+		case e == 31:
+			v = math.Inf(1)
+		case e == 0:
+			v = math.Ldexp(float64(m), -16)
+		default:
+			v = math.Ldexp(float64(4+m), e-17)
+		}
+	}
+	if s == 1 {
+		v = -v
+	}
+	return v
+}
+
+var fp8Formats = []kernels.FP8{kernels.E4M3, kernels.E5M2}
+
+// TestFP8AllCodes: every code decodes to its bit fields' value, and every
+// finite value encodes back to its code (±0 to either zero).
+func TestFP8AllCodes(t *testing.T) {
+	for _, f := range fp8Formats {
+		for c := 0; c < 256; c++ {
+			b := uint8(c)
+			v, ref := DecodeFP8(b, f), fp8Ref(b, f)
+			if math.IsNaN(ref) {
+				if v == v {
+					t.Fatalf("%s: code %#x decodes to %g, want NaN", f, c, v)
+				}
+				if EncodeFP8(v, f) != 0x7F {
+					t.Errorf("%s: NaN encodes to %#x", f, EncodeFP8(v, f))
+				}
+				continue
+			}
+			if float64(v) != ref || math.Signbit(float64(v)) != (c >= 0x80) {
+				t.Fatalf("%s: code %#x decodes to %g, want %g", f, c, v, ref)
+			}
+			if math.IsInf(ref, 0) {
+				continue
+			}
+			if e := EncodeFP8(v, f); e != b {
+				t.Fatalf("%s: %g encodes to %#x, want %#x", f, v, e, b)
+			}
+		}
+	}
+}
+
+// TestFP8Rounding: fixed cases (ties to the even code, subnormals,
+// saturation, NaN) and, for random values, no code nearer than the chosen one.
+func TestFP8Rounding(t *testing.T) {
+	inf := float32(math.Inf(1))
+	cases := []struct {
+		f    kernels.FP8
+		x    float32
+		want uint8
+	}{
+		{kernels.E4M3, 1.0625, 0x38}, {kernels.E4M3, 1.1875, 0x3A}, {kernels.E4M3, 1.07, 0x39},
+		{kernels.E4M3, -1.0625, 0xB8}, {kernels.E4M3, 0x1p-10, 0x00}, {kernels.E4M3, 3 * 0x1p-10, 2},
+		{kernels.E4M3, 0x1p-11, 0x00}, {kernels.E4M3, 15 * 0x1p-10, 0x08}, {kernels.E4M3, 440, 0x7E},
+		{kernels.E4M3, 456, 0x7E}, {kernels.E4M3, 1e30, 0x7E}, {kernels.E4M3, -inf, 0xFE},
+		{kernels.E4M3, float32(math.Copysign(0, -1)), 0x80},
+		{kernels.E5M2, 1.125, 0x3C}, {kernels.E5M2, 1.375, 0x3E}, {kernels.E5M2, 1e9, 0x7B},
+		{kernels.E5M2, -1e9, 0xFB}, {kernels.E5M2, inf, 0x7B}, {kernels.E5M2, float32(math.NaN()), 0x7F},
+	}
+	for _, c := range cases {
+		if got := EncodeFP8(c.x, c.f); got != c.want {
+			t.Errorf("%s: EncodeFP8(%g) = %#x, want %#x", c.f, c.x, got, c.want)
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, f := range fp8Formats {
+		top := float64(FP8Max(f))
+		for i := 0; i < 20000; i++ {
+			x := float32(math.Ldexp(r.Float64(), r.IntN(36)-20))
+			got := float64(DecodeFP8(EncodeFP8(x, f), f))
+			for _, v := range fp8Pos[f] {
+				if math.Abs(v-float64(x)) < math.Abs(got-float64(x)) && float64(x) < top {
+					t.Fatalf("%s: %g encodes to %g, but %g is nearer", f, x, got, v)
+				}
+			}
+		}
+	}
+}
+
+// TestFP8Rows: each weight comes back within half a step of its format
+// (or of the subnormal step), and the kernel's product is bitwise the
+// product of the dequantised matrix.
+func TestFP8Rows(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	const rows, cols = 7, 100
+	w := calibRandMatrix(r, rows, cols)
+	x := make([]float32, cols)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	for _, f := range fp8Formats {
+		m, err := NewFP8Rows(w, rows, cols, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, sub := 1.0/16, 0x1p-10 // E4M3: half a 3-bit mantissa step; subnormal step 2⁻⁹
+		if f == kernels.E5M2 {
+			rel, sub = 1.0/8, 0x1p-17
+		}
+		d := dequantAll(m)
+		for i, v := range w {
+			s := float64(m.Scale[i/cols])
+			if e := math.Abs(float64(d[i] - v)); e > max(math.Abs(float64(v))*rel, s*sub)*(1+1e-6)+1e-6*math.Abs(float64(v)) {
+				t.Fatalf("%s: w[%d] = %g comes back as %g", f, i, v, d[i])
+			}
+		}
+		want, got := make([]float32, rows), make([]float32, rows)
+		kernels.MatVec(want, d, x, rows, cols)
+		kernels.MatVecFP8(got, m.Codes, m.Scale, x, rows, cols, f)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%s: kernel row %d %g, dequantized product %g", f, i, got[i], want[i])
+			}
+		}
+	}
+	w[3*cols+5] = float32(math.Inf(1))
+	if _, err := NewFP8Rows(w, rows, cols, kernels.E4M3); err == nil {
+		t.Error("an infinite weight was quantized")
+	}
+}
