@@ -7,7 +7,7 @@ import (
 	"chat/models/kernels"
 )
 
-// This file and gptq.go, awq.go, nf4.go, fp8e5m2.go depend on nothing but
+// This file and gptq.go, awq.go, nf4.go, fp8.go depend on nothing but
 // the kernels, so they can move with the weight formats.
 
 // Int4Codes is a row-major [Rows][Cols] int4-group matrix as GPTQ, AWQ and
