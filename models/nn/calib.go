@@ -109,15 +109,7 @@ func (m *Model) ConvertCalib(format, text string) (*Model, error) {
 		}
 		return c, nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", m.info.Name, err)
-	}
-	if done == 0 && kept > 0 {
-		return nil, fmt.Errorf("%s: no matrix can be %s: %w", m.info.Name, format, shape)
-	}
-	info := m.info
-	info.Quant = format
-	return NewModel(arch, info, m.tok, m.layout), nil
+	return m.converted(arch, err, format, done, kept, shape)
 }
 
 // rtnFormat is the round-to-nearest format of a calibrated int4 one:

@@ -82,6 +82,13 @@ func (m *Model) Convert(format string) (*Model, error) {
 		done++
 		return c, err
 	})
+	return m.converted(arch, err, format, done, kept, shape)
+}
+
+// converted is the model with arch's re-encoded matrices, or the error of
+// a conversion that failed or could re-encode no matrix (kept of them, for
+// the reason shape, and done re-encoded).
+func (m *Model) converted(arch Arch, err error, format string, done, kept int, shape *weights.ShapeError) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m.info.Name, err)
 	}

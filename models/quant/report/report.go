@@ -110,13 +110,8 @@ func ReportTokens(m models.Model, tokens []int, opt Options) (*Table, error) {
 			return nil, fmt.Errorf("quant report: format %s given twice", f)
 		}
 	}
-	if len(tokens) < 2 {
-		return nil, fmt.Errorf("quant report: the held-out text has %d tokens; need at least 2", len(tokens))
-	}
-	for _, t := range tokens {
-		if t < 0 || t >= info.VocabSize {
-			return nil, fmt.Errorf("quant report: token id %d outside the model's vocabulary of %d", t, info.VocabSize)
-		}
+	if err := checkTokens(tokens, info.VocabSize); err != nil {
+		return nil, err
 	}
 	T := min(info.ContextLength, len(tokens)-1)
 	starts := opt.Starts
@@ -161,13 +156,8 @@ func Compare(names []string, ms []models.Model, tokens []int, opt Options) (*Tab
 		return nil, errors.New("quant report: no models to compare")
 	}
 	info := ms[0].Info()
-	if len(tokens) < 2 {
-		return nil, fmt.Errorf("quant report: the held-out text has %d tokens; need at least 2", len(tokens))
-	}
-	for _, t := range tokens {
-		if t < 0 || t >= info.VocabSize {
-			return nil, fmt.Errorf("quant report: token id %d outside the model's vocabulary of %d", t, info.VocabSize)
-		}
+	if err := checkTokens(tokens, info.VocabSize); err != nil {
+		return nil, err
 	}
 	T := min(info.ContextLength, len(tokens)-1)
 	return compare(names, ms, tokens, windowStarts(opt.Windows, len(tokens), T), T)
@@ -325,4 +315,18 @@ func argmax(x []float32) int {
 		}
 	}
 	return best
+}
+
+// checkTokens refuses a text too short to score or with ids outside the
+// vocabulary.
+func checkTokens(tokens []int, vocab int) error {
+	if len(tokens) < 2 {
+		return fmt.Errorf("quant report: the held-out text has %d tokens; need at least 2", len(tokens))
+	}
+	for _, t := range tokens {
+		if t < 0 || t >= vocab {
+			return fmt.Errorf("quant report: token id %d outside the model's vocabulary of %d", t, vocab)
+		}
+	}
+	return nil
 }
