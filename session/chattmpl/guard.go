@@ -131,6 +131,16 @@ var binOps = map[string]*nodes.BinOperator{
 	"~": {Token: &tokens.Token{Type: tokens.Tilde, Val: "~"}},
 }
 
+// binOpName is the binOps key of the operator of token type t, or "".
+func binOpName(t tokens.Type) string {
+	for name, o := range binOps {
+		if o.Token.Type == t {
+			return name
+		}
+	}
+	return ""
+}
+
 // op computes l OP r with gonja's own semantics after checking the size of
 // what it builds: a string repeated, strings or lists joined.
 func (b *budget) op(e *exec.Evaluator, p *exec.VarArgs) (*exec.Value, error) {
@@ -282,8 +292,10 @@ func (w *treeWalker) slot(f reflect.Value) {
 		var repl nodes.Expression
 		switch n := f.Interface().(type) {
 		case *nodes.BinaryExpression:
-			if binOps[n.Operator.Token.Val] != nil {
-				repl = guardCall(opFunc, n.Left, n.Right, &nodes.String{Location: n.Operator.Token, Val: n.Operator.Token.Val})
+			// By the token's type, as gonja evaluates it: its Val may carry
+			// other bytes the lexer took in (a BEL before "*" gives "\a*").
+			if op := binOpName(n.Operator.Token.Type); op != "" {
+				repl = guardCall(opFunc, n.Left, n.Right, &nodes.String{Location: n.Operator.Token, Val: op})
 			}
 		case *nodes.GetSlice:
 			if !isGuard(n.Node, costFunc) {

@@ -26,6 +26,12 @@ var hostileTemplates = []struct{ name, src, want string }{
 	{"reserved", "{{ __chattmpl_enter(-1000000000) }}", "reserved"},
 	{"string-multiply", "{% set a = 'a'*16 * 1000000 %}{% set b = a * 1000 %}{{ b }}", "value"},
 	{"string-multiply-str", "{{ 'a' * '1e12' }}", "value"},
+	// gonja's lexer keeps a control byte in the operator's text ("\a*"),
+	// and evaluates it by its type: found by FuzzTemplate.
+	{"string-multiply-bel", "{{ 'a'\a* '1e12' }}", "value"},
+	{"string-add-bel", "{% set ns = namespace(s='ab') %}{% for i in range(64) %}{% set ns.s = ns.s\a+ ns.s %}{% endfor %}", "value"},
+	{"extends-bel", "{%\aextends '/chat_template.jinja' %}", ""},
+	{"include-bel", "{% include\a '/chat_template.jinja' %}", ""},
 	{"doubling", "{% set ns = namespace(s='ab') %}{% for i in range(64) %}{% set ns.s = ns.s + ns.s %}{% endfor %}{{ ns.s }}", "value"},
 	{"tilde-doubling", "{% set ns = namespace(s='ab') %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}", "value"},
 	{"list-doubling", "{% set ns = namespace(l=['x'*1000]) %}{% for i in range(64) %}{% set ns.l = ns.l + ns.l %}{% endfor %}{{ ns.l }}", "value"},
