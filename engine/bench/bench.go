@@ -92,13 +92,7 @@ func Run(m models.Model, text string, threads, promptTokens, genTokens, batch in
 	if err != nil {
 		return Result{}, err
 	}
-	// Each sequence reads the text from its own offset: different prompts.
-	all := promptTokens1(m.Tokenizer(), text, promptTokens+1+batch*7)
-	for i := range b.prompts {
-		p := append([]int(nil), all[:1]...) // BOS (or the first token)
-		p = append(p, all[1+i*7:]...)
-		b.prompts[i] = p[:promptTokens+1]
-	}
+	b.setPrompts(text, promptTokens)
 
 	if _, _, err := b.run(batch, min(promptTokens, 512), min(8, genTokens)); err != nil { // warm-up
 		return Result{}, err
@@ -178,6 +172,17 @@ func newBatch(m models.Model, n, positions int) (*batchRun, error) {
 		r.seqs, r.kv = append(r.seqs, s), append(r.kv, s)
 	}
 	return r, nil
+}
+
+// setPrompts gives each sequence np prompt tokens of text and a first
+// decode input, read from its own offset: different prompts.
+func (r *batchRun) setPrompts(text string, np int) {
+	all := promptTokens1(r.m.Tokenizer(), text, np+1+len(r.prompts)*7)
+	for i := range r.prompts {
+		p := append([]int(nil), all[:1]...) // BOS (or the first token)
+		p = append(p, all[1+i*7:]...)
+		r.prompts[i] = p[:np+1]
+	}
 }
 
 // run prefills np prompt tokens of the first n sequences in one batch, then
