@@ -155,7 +155,7 @@ func TestNoRawEscapesReachTheTerminal(t *testing.T) {
 
 // Issue 16: FIFOs and devices where files are expected are refused at
 // once: --model, --config, quant-report --text, and *.json in the sessions
-// folder (start-up, --sessions, --resume).
+// folder (start-up, --sessions, --resume, --continue).
 func TestSpecialFilesDoNotHang(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
@@ -179,6 +179,7 @@ func TestSpecialFilesDoNotHang(t *testing.T) {
 		{[]string{"quant-report", "--text", "/dev/zero"}, 1, "device"},
 		{[]string{"--sessions"}, 0, "skipped"},
 		{[]string{"--resume", "--prompt", "x"}, 1, "could not be read"},
+		{[]string{"--continue", "story", "--prompt", "x"}, 1, "no such session"},
 	} {
 		var code int
 		var stderr string
@@ -192,7 +193,7 @@ func TestSpecialFilesDoNotHang(t *testing.T) {
 	}
 }
 
-// Issue 16: headless --resume on a disk that refuses the save exits
+// Issue 16: headless --resume and --continue on a disk that refuses the save exit
 // non-zero with the error. A file size limit (RLIMIT_FSIZE; Go ignores
 // SIGXFSZ, so the write fails with EFBIG) stands in for a full or read-only
 // disk, which even root cannot write; it is set in a child process.
@@ -203,8 +204,10 @@ func TestHeadlessResumeSaveFailure(t *testing.T) {
 		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, lim); err != nil {
 			t.Skipf("cannot set RLIMIT_FSIZE: %v", err)
 		}
-		code, _, stderr := runCLI("--resume", "--prompt", "And then?", "-n", "3", "--greedy")
-		fmt.Printf("exit=%d\n%s", code, stderr)
+		for _, pick := range [][]string{{"--resume"}, {"--continue", "20261129-100000-abcd"}} {
+			code, _, stderr := runCLI(append(pick, "--prompt", "And then?", "-n", "3", "--greedy")...)
+			fmt.Printf("%s exit=%d\n%s", pick[0], code, stderr)
+		}
 		return
 	}
 	dir := t.TempDir()
@@ -224,8 +227,13 @@ func TestHeadlessResumeSaveFailure(t *testing.T) {
 	if bytes.Contains(out, []byte("cannot set RLIMIT_FSIZE")) {
 		t.Skip("cannot set RLIMIT_FSIZE here")
 	}
-	if !bytes.Contains(out, []byte("exit=1\n")) || !bytes.Contains(out, []byte("save session")) {
-		t.Errorf("child output %q: want exit 1 and the save error", out)
+	for _, pick := range []string{"--resume", "--continue"} {
+		if !bytes.Contains(out, []byte(pick+" exit=1\n")) {
+			t.Errorf("child output %q: want %s to exit 1", out, pick)
+		}
+	}
+	if bytes.Count(out, []byte("save session")) < 2 {
+		t.Errorf("child output %q: want the save error twice", out)
 	}
 }
 
