@@ -35,7 +35,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	ctxSize := fs.Int("ctx-size", 0, "cap the context window at N tokens")
 	quant := fs.String("quant", "", "weight format to serve in (int8, q8_0, ...; from float weights)")
 	spec := fs.String("spec", "off", "speculative decoding for one request at a time: off, ngram, lookup")
-	pos, err := parseInterleaved(fs, args)
+	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -109,21 +109,4 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-// parseInterleaved parses flags that may come after positional arguments
-// (chat serve model.gguf --addr ...).
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
 }
