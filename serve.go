@@ -13,7 +13,6 @@ import (
 
 	"chat/engine"
 	"chat/engine/speculative"
-	"chat/models"
 	"chat/models/kernels"
 	"chat/session/serve"
 )
@@ -66,21 +65,10 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	if *threads > 0 {
 		kernels.SetThreads(*threads)
 	}
-	m, err := openModel(*model)
+	m, err := openModelAs(*model, *quant)
 	if err != nil {
 		fmt.Fprintln(stderr, "chat serve:", err)
 		return 1
-	}
-	if *quant != "" && *quant != m.Info().Quant {
-		q, ok := m.(models.Quantizer)
-		if !ok {
-			fmt.Fprintf(stderr, "chat serve: %s cannot be quantized in memory\n", m.Info().Name)
-			return 1
-		}
-		if m, err = q.Quantize(*quant); err != nil {
-			fmt.Fprintln(stderr, "chat serve:", err)
-			return 1
-		}
 	}
 	var size int64
 	if fi, err := os.Stat(*model); err == nil {
