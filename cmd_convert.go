@@ -86,21 +86,21 @@ func openForConvert(in string) (*convert.File, *gguf.File, error) {
 	return f, nil, err
 }
 
-// writeGGUF sets the tensor types of mix name and writes f to out with a
-// progress bar, then says what it wrote.
+// writeGGUF sets the tensor types of mix name ("": keeps the types f
+// stores) and writes f to out with a progress bar, then says what it wrote.
 func writeGGUF(f *convert.File, name, in, out string, stdout io.Writer) error {
-	mix, err := convert.ParseMix(name)
-	if err != nil {
-		return err
+	var mix convert.Mix
+	if name == "" {
+		mix = convert.StoredMix(f)
+	} else {
+		var err error
+		if mix, err = convert.ParseMix(name); err != nil {
+			return err
+		}
+		if err := convert.SetTypes(f, mix); err != nil {
+			return err
+		}
 	}
-	if err := convert.SetTypes(f, mix); err != nil {
-		return err
-	}
-	return writeGGUFAs(f, mix, in, out, stdout)
-}
-
-// writeGGUFAs writes f, whose tensor types are set, as mix says it is.
-func writeGGUFAs(f *convert.File, mix convert.Mix, in, out string, stdout io.Writer) error {
 	if err := convert.Check(f); err != nil {
 		return err
 	}

@@ -49,12 +49,7 @@ func mergeLoraCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	if *typ == "" {
-		err = writeGGUFAs(f, convert.StoredMix(f), base, out, stdout)
-	} else {
-		err = writeGGUF(f, *typ, base, out, stdout)
-	}
-	if err != nil {
+	if err := writeGGUF(f, *typ, base, out, stdout); err != nil {
 		return fail(err)
 	}
 	return 0

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"chat/engine/bench"
-	"chat/models"
 	"chat/models/kernels"
 	"chat/models/kvcache"
 	"chat/models/nn"
@@ -55,18 +54,9 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 		kernels.SetThreads(*threads)
 	}
 	fail := func(err error) int { fmt.Fprintln(stderr, "chat plan:", err); return 1 }
-	m, err := openModel(*model)
+	m, err := openModelAs(*model, *quantFmt)
 	if err != nil {
 		return fail(err)
-	}
-	if *quantFmt != "" && *quantFmt != m.Info().Quant {
-		q, ok := m.(models.Quantizer)
-		if !ok {
-			return fail(fmt.Errorf("%s cannot be re-encoded", m.Info().Name))
-		}
-		if m, err = q.Quantize(*quantFmt); err != nil {
-			return fail(err)
-		}
 	}
 	info, lay := m.Info(), m.KVLayout()
 	n := *ctx

@@ -100,12 +100,7 @@ func pruneCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	if *typ == "" {
-		err = writeGGUFAs(f, convert.StoredMix(f), in, out, stdout)
-	} else {
-		err = writeGGUF(f, *typ, in, out, stdout)
-	}
-	if err != nil {
+	if err := writeGGUF(f, *typ, in, out, stdout); err != nil {
 		return fail(err)
 	}
 	tab, err := report.Compare(names, ms, evalIDs, report.Options{})

@@ -13,7 +13,6 @@ import (
 
 	"chat/engine"
 	"chat/engine/speculative"
-	"chat/models"
 	"chat/models/kernels"
 	"chat/session/serve"
 )
@@ -35,7 +34,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	ctxSize := fs.Int("ctx-size", 0, "cap the context window at N tokens")
 	quant := fs.String("quant", "", "weight format to serve in (int8, q8_0, ...; from float weights)")
 	spec := fs.String("spec", "off", "speculative decoding for one request at a time: off, ngram, lookup")
-	pos, err := parseInterleaved(fs, args)
+	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -66,21 +65,10 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	if *threads > 0 {
 		kernels.SetThreads(*threads)
 	}
-	m, err := openModel(*model)
+	m, err := openModelAs(*model, *quant)
 	if err != nil {
 		fmt.Fprintln(stderr, "chat serve:", err)
 		return 1
-	}
-	if *quant != "" && *quant != m.Info().Quant {
-		q, ok := m.(models.Quantizer)
-		if !ok {
-			fmt.Fprintf(stderr, "chat serve: %s cannot be quantized in memory\n", m.Info().Name)
-			return 1
-		}
-		if m, err = q.Quantize(*quant); err != nil {
-			fmt.Fprintln(stderr, "chat serve:", err)
-			return 1
-		}
 	}
 	var size int64
 	if fi, err := os.Stat(*model); err == nil {
@@ -109,21 +97,4 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-// parseInterleaved parses flags that may come after positional arguments
-// (chat serve model.gguf --addr ...).
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"chat/models"
 	"chat/models/lora"
 	"chat/ui"
 
@@ -85,6 +86,20 @@ func sameFile(a, b string) bool {
 	sa, err1 := os.Stat(a)
 	sb, err2 := os.Stat(b)
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+}
+
+// openModelAs opens the model at path (the embedded one for "") and
+// re-encodes it in weight format ("" or its own format: as loaded).
+func openModelAs(path, format string) (models.Model, error) {
+	m, err := openModel(path)
+	if err != nil || format == "" || format == m.Info().Quant {
+		return m, err
+	}
+	q, ok := m.(models.Quantizer)
+	if !ok {
+		return nil, fmt.Errorf("%s cannot be quantized in memory", m.Info().Name)
+	}
+	return q.Quantize(format)
 }
 
 // loadAdapters reads the --lora adapters.

@@ -369,7 +369,7 @@ func (c *Config) finish() error {
 	if c.Draft != "" && !c.Set["spec"] {
 		c.Spec = "draft"
 	}
-	return c.Sampler.Validate()
+	return nil
 }
 
 // ApplyModeDefaults fills the settings the user did not set with the

@@ -41,9 +41,6 @@ import (
 //	temperature_up = "f3"
 //	newline = ["alt+enter", "ctrl+j"]
 
-// Themes the UI knows; "auto" follows the terminal's background.
-var Themes = settings.Themes
-
 // DefaultFile is $XDG_CONFIG_HOME/chat/config.toml, or
 // ~/.config/chat/config.toml when XDG_CONFIG_HOME is unset or relative.
 func DefaultFile() string {

@@ -48,7 +48,7 @@ func init() { // in init: the commands refer back to the table (completion)
 			}
 			return nil
 		}},
-		{"/theme", "auto|dark|light", "colours for a dark or light terminal (auto: ask the terminal)", []string{"auto", "dark", "light"}, func(m *model, arg string) tea.Cmd {
+		{"/theme", strings.Join(settings.Themes, "|"), "colours for a dark or light terminal (auto: ask the terminal)", settings.Themes, func(m *model, arg string) tea.Cmd {
 			return m.setTheme(strings.ToLower(arg))
 		}},
 		{"/edit", "", "edit your last message and resend it (Ctrl+E)", nil, func(m *model, _ string) tea.Cmd {
@@ -414,7 +414,7 @@ func (m *model) setTheme(arg string) tea.Cmd {
 		m.setInfo("theme follows the terminal background")
 		return tea.RequestBackgroundColor
 	default:
-		m.setNotice("usage: /theme auto|dark|light", true)
+		m.setNotice("usage: /theme "+strings.Join(settings.Themes, "|"), true)
 	}
 	return nil
 }

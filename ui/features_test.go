@@ -407,7 +407,7 @@ func TestKeyRemap(t *testing.T) {
 	if help := strings.Join(m.helpRows(80), "\n"); !strings.Contains(help, "F2  ") || strings.Contains(help, "F3  ") {
 		t.Errorf("the help does not show the remap:\n%s", help)
 	}
-	if KeyActions()[0] != "send" {
+	if settings.KeyActions()[0] != "send" {
 		t.Fatal("actions")
 	}
 }

@@ -18,9 +18,6 @@ import (
 // replaces an action's keys; a key given to one action is taken from the
 // action that had it by default.
 
-// KeyActions lists the action names Options.Keys accepts.
-func KeyActions() []string { return settings.KeyActions() }
-
 type keyMap struct {
 	byKey    map[string]string   // keystroke → action
 	byAction map[string][]string // action → keystrokes
@@ -67,7 +64,7 @@ func newKeyMap(user map[string][]string) (keyMap, error) {
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return km, fmt.Errorf("keys: unknown action %s (actions: %s)", strings.Join(unknown, ", "), strings.Join(KeyActions(), ", "))
+		return km, fmt.Errorf("keys: unknown action %s (actions: %s)", strings.Join(unknown, ", "), strings.Join(settings.KeyActions(), ", "))
 	}
 	return km, nil
 }

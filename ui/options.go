@@ -21,7 +21,7 @@ type Options struct {
 	Theme string
 
 	// Keys replaces the keys of actions (action → keystrokes, as
-	// config.Keys); nil keeps the defaults. KeyActions lists the actions.
+	// config.Keys); nil keeps the defaults. settings.KeyActions lists the actions.
 	Keys map[string][]string
 
 	// NoMarkdown shows replies as plain wrapped text instead of rendered

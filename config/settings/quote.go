@@ -21,5 +21,3 @@ func Cut(s string) string {
 	}
 	return s[:i] + "…"
 }
-
-func shown(s string) string { return Quoted(s) }
