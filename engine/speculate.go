@@ -112,9 +112,6 @@ func (g *gen) round() {
 		if len(guesses) > n {
 			guesses = guesses[:n]
 		}
-		if len(q) > len(guesses) {
-			q = q[:len(guesses)] // a shorter q is Verify's error to report
-		}
 		for _, t := range guesses {
 			if t < 0 || t >= e.vocab {
 				g.reason, g.err = ReasonError, fmt.Errorf("engine: the drafter guessed id %d, outside the vocabulary", t)
@@ -124,7 +121,7 @@ func (g *gen) round() {
 	}
 	guesses = guesses[:g.checkGuesses(guesses)]
 	if len(q) > len(guesses) {
-		q = q[:len(guesses)]
+		q = q[:len(guesses)] // a shorter q is Verify's error to report
 	}
 	if len(guesses) == 0 {
 		g.plainStep()
