@@ -108,17 +108,16 @@ func (e *Engine) Beam(req BeamRequest) (BeamResult, error) {
 }
 
 type beamSearch struct {
-	e        *Engine
-	req      BeamRequest
-	runner   models.Runner
-	batch    models.Batch
-	kvs      []models.KV
-	live     []*beam
-	done     []Hypothesis
-	locked   bool
-	lockAt   prefix.Node
-	stats    BeamStats
-	logprobs []float64
+	e      *Engine
+	req    BeamRequest
+	runner models.Runner
+	batch  models.Batch
+	kvs    []models.KV
+	live   []*beam
+	done   []Hypothesis
+	locked bool
+	lockAt prefix.Node
+	stats  BeamStats
 }
 
 func (s *beamSearch) run() (BeamResult, error) {
@@ -215,9 +214,9 @@ func (s *beamSearch) step(gen int) {
 	w := s.req.Width
 	var cands []candidate
 	for bi, b := range s.live {
-		lp := s.logSoftmax(b.logits)
-		for _, id := range topIDs(lp, 2*w) {
-			cands = append(cands, candidate{bi, id, b.logp + lp[id]})
+		// Logprobs' own id (0) is not used: only its top list.
+		for _, c := range Logprobs(b.logits, 0, 2*w).Top {
+			cands = append(cands, candidate{bi, c.ID, b.logp + c.Logprob})
 		}
 	}
 	slices.SortStableFunc(cands, func(a, b candidate) int {
@@ -364,47 +363,4 @@ func (s *beamSearch) free() {
 		e.tree.Unlock(s.lockAt)
 		s.locked = false
 	}
-}
-
-// logSoftmax is log p of every id from logits, in float64.
-func (s *beamSearch) logSoftmax(logits []float32) []float64 {
-	if cap(s.logprobs) < len(logits) {
-		s.logprobs = make([]float64, len(logits))
-	}
-	lp := s.logprobs[:len(logits)]
-	m := math.Inf(-1)
-	for _, v := range logits {
-		m = max(m, float64(v))
-	}
-	var sum float64
-	for i, v := range logits {
-		lp[i] = float64(v) - m
-		sum += math.Exp(lp[i])
-	}
-	ls := math.Log(sum)
-	for i := range lp {
-		lp[i] -= ls
-	}
-	return lp
-}
-
-// topIDs are the k ids of largest lp, largest first (the lower id first
-// among equals, as greedy's argmax picks).
-func topIDs(lp []float64, k int) []int {
-	k = min(k, len(lp))
-	out := make([]int, 0, k+1)
-	for id, v := range lp {
-		if len(out) == k && v <= lp[out[k-1]] {
-			continue
-		}
-		i := len(out)
-		for i > 0 && v > lp[out[i-1]] {
-			i--
-		}
-		out = slices.Insert(out, i, id)
-		if len(out) > k {
-			out = out[:k]
-		}
-	}
-	return out
 }

@@ -107,25 +107,46 @@ func (g *gen) step() {
 		return
 	}
 	g.observing()
-	id, err := g.smp.Sample(g.logits, g.ctx)
-	if err != nil {
-		g.reason, g.err = ReasonError, fmt.Errorf("engine: token %d: %w", g.stats.GenTokens+1, err)
+	id, ok := g.sample()
+	if !ok {
 		return
 	}
-	g.captured(g.logits)
-	g.logprob(id)
-	g.mark(id, g.smp.Probs()[id], false)
-	g.record(g.smp.Probs(), id, false)
 	defer g.publish()
 	if !g.put(id) {
 		return
 	}
-	g.logits, err = g.next()
+	if g.feedNext() {
+		g.kvStats()
+	}
+}
+
+// feedNext feeds the id just taken by the window rule (next) and keeps the
+// next token's logits. It reports false, with g.reason set, on error.
+func (g *gen) feedNext() bool {
+	logits, err := g.next()
 	if err != nil {
 		g.reason, g.err = ReasonError, fmt.Errorf("engine: forward after token %d: %w", g.stats.GenTokens, err)
-		return
+		return false
 	}
-	g.kvStats()
+	g.logits = logits
+	return true
+}
+
+// sample draws the next id from g.logits and records it for watchers
+// (logprobs, the token view, the step record). It reports false, with
+// g.reason set, if the sampler failed.
+func (g *gen) sample() (int, bool) {
+	id, err := g.smp.Sample(g.logits, g.ctx)
+	if err != nil {
+		g.reason, g.err = ReasonError, fmt.Errorf("engine: token %d: %w", g.stats.GenTokens+1, err)
+		return -1, false
+	}
+	g.captured(g.logits)
+	g.logprob(id)
+	probs := g.smp.Probs()
+	g.mark(id, probs[id], false)
+	g.record(probs, id, false)
+	return id, true
 }
 
 // prepare runs before each token (or speculative round): it ends the reply

@@ -112,9 +112,6 @@ func (g *gen) round() {
 		if len(guesses) > n {
 			guesses = guesses[:n]
 		}
-		if len(q) > len(guesses) {
-			q = q[:len(guesses)] // a shorter q is Verify's error to report
-		}
 		for _, t := range guesses {
 			if t < 0 || t >= e.vocab {
 				g.reason, g.err = ReasonError, fmt.Errorf("engine: the drafter guessed id %d, outside the vocabulary", t)
@@ -124,7 +121,7 @@ func (g *gen) round() {
 	}
 	guesses = guesses[:g.checkGuesses(guesses)]
 	if len(q) > len(guesses) {
-		q = q[:len(guesses)]
+		q = q[:len(guesses)] // a shorter q is Verify's error to report
 	}
 	if len(guesses) == 0 {
 		g.plainStep()
@@ -220,25 +217,19 @@ func (g *gen) round() {
 // the window rule, one id is sampled and left pending.
 func (g *gen) plainStep() {
 	if g.pending {
-		logits, err := g.next()
-		if err != nil {
-			g.reason, g.err = ReasonError, fmt.Errorf("engine: forward after token %d: %w", g.stats.GenTokens, err)
+		if !g.feedNext() {
 			return
 		}
-		g.logits, g.pending = logits, false
+		g.pending = false
 		g.stats.Spec.TargetPasses++
 	}
 	if !g.maskNow() {
 		return
 	}
-	id, err := g.smp.Sample(g.logits, g.ctx)
-	if err != nil {
-		g.reason, g.err = ReasonError, fmt.Errorf("engine: token %d: %w", g.stats.GenTokens+1, err)
+	id, ok := g.sample()
+	if !ok {
 		return
 	}
-	g.captured(g.logits)
-	g.mark(id, g.smp.Probs()[id], false)
-	g.record(g.smp.Probs(), id, false)
 	g.put(id)
 	g.pending = true
 	g.kvStats()
