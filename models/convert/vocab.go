@@ -36,13 +36,6 @@ const courseChatTemplate = "{% for message in messages %}" +
 	"{% endfor %}" +
 	"{% if add_generation_prompt %}{{ '<|assistant|>\\n' }}{% endif %}"
 
-// Token types (llama_token_type).
-const (
-	tokenNormal  = 1
-	tokenControl = 3
-	tokenUnused  = 5
-)
-
 // courseVocab is the tokenizer metadata of a course model.
 func courseVocab(m *course.Model) ([]gguf.KV, error) {
 	tok, ok := m.Tokenizer().(*coursebpe.Tokenizer)
@@ -63,11 +56,11 @@ func courseVocab(m *course.Model) ([]gguf.KV, error) {
 	for id := range vocab {
 		switch {
 		case id >= tok.Size(): // rows the model has beyond the tokenizer
-			tokens[id], types[id] = fmt.Sprintf("[PAD%d]", id), tokenUnused
-		case id >= 256+tok.Merges():
-			tokens[id], types[id] = string(tok.TokenBytes(id)), tokenControl
+			tokens[id], types[id] = fmt.Sprintf("[PAD%d]", id), gpt2bpe.TypeUnused
+		case tok.IsSpecial(id):
+			tokens[id], types[id] = string(tok.TokenBytes(id)), gpt2bpe.TypeControl
 		default:
-			tokens[id], types[id] = gpt2bpe.ByteText(tok.TokenBytes(id)), tokenNormal
+			tokens[id], types[id] = gpt2bpe.ByteText(tok.TokenBytes(id)), gpt2bpe.TypeNormal
 		}
 		if prev, dup := seen[tokens[id]]; dup {
 			// llama.cpp keeps one id per text; the course could emit both.

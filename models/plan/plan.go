@@ -20,7 +20,6 @@ package plan
 
 import (
 	"fmt"
-	"math"
 	"time"
 )
 
@@ -40,17 +39,6 @@ type Model struct {
 	WeightBytes int64 // bytes of weights one forward pass reads
 	KVPerToken  int64 // bytes of keys and values one cached position takes
 	Context     int   // positions it was trained for
-}
-
-// KVBytesPerToken is keys and values of one position: 2 (K and V) ×
-// layers × KV heads × head size × bytes per value.
-func KVBytesPerToken(layers, kvHeads, headDim int, bytesPerValue float64) int64 {
-	return int64(math.Round(2 * float64(layers) * float64(kvHeads) * float64(headDim) * bytesPerValue))
-}
-
-// WeightBytes is params stored at bytesPerParam (2 for f16, 0.5 for 4-bit).
-func WeightBytes(params int64, bytesPerParam float64) int64 {
-	return int64(math.Round(float64(params) * bytesPerParam))
 }
 
 // Step is one forward pass's cost and its roofline bound.

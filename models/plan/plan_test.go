@@ -16,6 +16,17 @@ var (
 	m8b  = Model{Params: 8e9, WeightBytes: WeightBytes(8e9, 2), KVPerToken: KVBytesPerToken(32, 8, 128, 2), Context: 8192}
 )
 
+// KVBytesPerToken (the course calculator's, for the seed example) is keys and values of one position: 2 (K and V) ×
+// layers × KV heads × head size × bytes per value.
+func KVBytesPerToken(layers, kvHeads, headDim int, bytesPerValue float64) int64 {
+	return int64(math.Round(2 * float64(layers) * float64(kvHeads) * float64(headDim) * bytesPerValue))
+}
+
+// WeightBytes is params stored at bytesPerParam (2 for f16, 0.5 for 4-bit).
+func WeightBytes(params int64, bytesPerParam float64) int64 {
+	return int64(math.Round(float64(params) * bytesPerParam))
+}
+
 func near(got, want, tol float64) bool { return math.Abs(got-want) <= tol*math.Abs(want) }
 
 func TestSeedRidge(t *testing.T) {

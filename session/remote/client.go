@@ -20,8 +20,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
+
+	"chat/session/termtext"
 )
 
 // Client talks to one server.
@@ -221,15 +221,8 @@ func (e *StatusError) Error() string {
 
 // errorMessage finds the message in an error body: OpenAI's
 // {"error":{"message"}}, ollama's {"error":"..."}, vLLM's {"message"};
-// control characters become spaces, so it can be shown as it is.
-func errorMessage(b []byte) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || r == utf8.RuneError {
-			return ' '
-		}
-		return r
-	}, findMessage(b))
-}
+// cleaned to one line (termtext.Line), so it can be shown as it is.
+func errorMessage(b []byte) string { return termtext.Line(findMessage(b)) }
 
 func findMessage(b []byte) string {
 	var v struct {

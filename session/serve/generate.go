@@ -152,6 +152,50 @@ func (s *Server) run(ctx context.Context, j job, emit func(piece) error) (engine
 	}
 }
 
+// stream sends j's reply as an OpenAI route's server-sent events: head
+// wraps the choices in the route's chunk, each makes a piece's choice and
+// end the last one (with the finish reason); a chunk with no choices and
+// the usage follows when usage, then [DONE]. An error found before the
+// first event is sent as an error response, one after it as an error event.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, j job, usage bool,
+	head func(choices []any) map[string]any, each func(piece) any, end func(engine.Result) any) {
+	sse := newSSE(w)
+	res, e := s.run(r.Context(), j, func(p piece) error { return sse.send(head([]any{each(p)})) })
+	if e != nil {
+		writeErr(w, e)
+		return
+	}
+	if res.Reason == engine.ReasonStopped {
+		return // the client went away
+	}
+	if res.Err != nil {
+		sse.send(map[string]any{"error": apiErr{Message: res.Err.Error(), Type: "server_error"}})
+		sse.done()
+		return
+	}
+	sse.send(head([]any{end(res)}))
+	if usage {
+		b := head([]any{})
+		b["usage"] = usageOf(res.Stats)
+		sse.send(b)
+	}
+	sse.done()
+}
+
+// whole runs j to its end for an OpenAI route's one answer; false when an
+// error was sent instead.
+func (s *Server) whole(w http.ResponseWriter, r *http.Request, j job) (engine.Result, bool) {
+	res, e := s.run(r.Context(), j, func(piece) error { return nil })
+	if e == nil && res.Err != nil {
+		e = newErr(http.StatusInternalServerError, "server_error", "", "", res.Err.Error())
+	}
+	if e != nil {
+		writeErr(w, e)
+		return res, false
+	}
+	return res, true
+}
+
 // finishReason is the OpenAI name of why a reply ended.
 func finishReason(res engine.Result) string {
 	switch res.Reason {

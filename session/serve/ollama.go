@@ -158,8 +158,7 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, req *ollamaRe
 		m["model"], m["created_at"], m["done"] = model, time.Now().UTC().Format(time.RFC3339Nano), done
 		return m
 	}
-	rc := http.NewResponseController(w)
-	started := false
+	lines := newJSONLines(w)
 	var all strings.Builder
 	start := time.Now()
 	res, e := s.run(r.Context(), j, func(p piece) error {
@@ -167,15 +166,7 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, req *ollamaRe
 			all.WriteString(p.text)
 			return nil
 		}
-		if !started {
-			w.Header().Set("Content-Type", "application/x-ndjson")
-			w.WriteHeader(http.StatusOK)
-			started = true
-		}
-		if err := json.NewEncoder(w).Encode(line(p.text, false)); err != nil {
-			return err
-		}
-		return rc.Flush()
+		return lines.send(line(p.text, false))
 	})
 	if e != nil {
 		ollamaError(w, e.status, e.err.Message)
@@ -184,7 +175,7 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, req *ollamaRe
 	if res.Reason == engine.ReasonStopped {
 		return
 	}
-	if res.Err != nil && !started {
+	if res.Err != nil && !lines.started {
 		ollamaError(w, http.StatusInternalServerError, res.Err.Error())
 		return
 	}
@@ -198,14 +189,11 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, req *ollamaRe
 	last["eval_count"] = st.GenTokens
 	last["prompt_eval_duration"] = st.TTFT.Nanoseconds()
 	last["eval_duration"] = time.Since(start).Nanoseconds() - st.TTFT.Nanoseconds()
-	if !started {
-		w.Header().Set("Content-Type", "application/json")
-		if stream {
-			w.Header().Set("Content-Type", "application/x-ndjson")
-		}
-		w.WriteHeader(http.StatusOK)
+	if stream {
+		lines.send(last)
+		return
 	}
-	json.NewEncoder(w).Encode(last)
+	writeJSON(w, http.StatusOK, last)
 }
 
 func (s *Server) ollamaTags(w http.ResponseWriter, r *http.Request) {

@@ -36,6 +36,9 @@ type knobs struct {
 	} `json:"stream_options"`
 }
 
+// includeUsage reports whether a stream ends with a usage chunk.
+func (k *knobs) includeUsage() bool { return k.StreamOptions != nil && k.StreamOptions.IncludeUsage }
+
 // Bounds on "stop": every generated piece is matched against each.
 const (
 	maxStops     = 16
@@ -284,55 +287,37 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, created := newID("chatcmpl"), time.Now().Unix()
-	chunk := func(delta map[string]any, lps []engine.TokenLogprob, finish *string) map[string]any {
-		c := map[string]any{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": nil}
-		if len(lps) > 0 {
-			c["logprobs"] = s.chatLogprobs(lps)
-		}
-		return map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": s.name, "choices": []any{c}}
-	}
 	if req.Stream {
-		sse := newSSE(w)
+		head := func(choices []any) map[string]any {
+			return map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": s.name, "choices": choices}
+		}
+		choice := func(delta map[string]any, lps []engine.TokenLogprob, finish *string) any {
+			c := map[string]any{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": nil}
+			if len(lps) > 0 {
+				c["logprobs"] = s.chatLogprobs(lps)
+			}
+			return c
+		}
 		first := true
-		res, e := s.run(r.Context(), j, func(p piece) error {
+		s.stream(w, r, j, req.includeUsage(), head, func(p piece) any {
 			delta := map[string]any{"content": p.text}
 			if first {
 				delta["role"] = "assistant"
 				first = false
 			}
-			return sse.send(chunk(delta, p.lps, nil))
+			return choice(delta, p.lps, nil)
+		}, func(res engine.Result) any {
+			delta := map[string]any{}
+			if first {
+				delta = map[string]any{"role": "assistant", "content": ""}
+			}
+			fr := finishReason(res)
+			return choice(delta, nil, &fr)
 		})
-		if e != nil {
-			writeErr(w, e)
-			return
-		}
-		if res.Reason == engine.ReasonStopped {
-			return // the client went away
-		}
-		if res.Err != nil {
-			sse.send(map[string]any{"error": apiErr{Message: res.Err.Error(), Type: "server_error"}})
-			sse.done()
-			return
-		}
-		delta := map[string]any{}
-		if first {
-			delta = map[string]any{"role": "assistant", "content": ""}
-		}
-		fr := finishReason(res)
-		sse.send(chunk(delta, nil, &fr))
-		if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
-			sse.send(map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": s.name,
-				"choices": []any{}, "usage": usageOf(res.Stats)})
-		}
-		sse.done()
 		return
 	}
-	res, e := s.run(r.Context(), j, func(piece) error { return nil })
-	if e == nil && res.Err != nil {
-		e = newErr(http.StatusInternalServerError, "server_error", "", "", res.Err.Error())
-	}
-	if e != nil {
-		writeErr(w, e)
+	res, ok := s.whole(w, r, j)
+	if !ok {
 		return
 	}
 	choice := map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": res.Text},
@@ -437,41 +422,19 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		return map[string]any{"id": id, "object": "text_completion", "created": created, "model": s.name, "choices": choices}
 	}
 	if req.Stream {
-		sse := newSSE(w)
 		offset := 0
-		res, e := s.run(r.Context(), j, func(p piece) error {
-			err := sse.send(body([]any{choice(p.text, p.lps, nil, offset)}))
+		s.stream(w, r, j, req.includeUsage(), body, func(p piece) any {
+			c := choice(p.text, p.lps, nil, offset)
 			offset += len(p.text)
-			return err
+			return c
+		}, func(res engine.Result) any {
+			fr := finishReason(res)
+			return choice("", nil, &fr, offset)
 		})
-		if e != nil {
-			writeErr(w, e)
-			return
-		}
-		if res.Reason == engine.ReasonStopped {
-			return
-		}
-		if res.Err != nil {
-			sse.send(map[string]any{"error": apiErr{Message: res.Err.Error(), Type: "server_error"}})
-			sse.done()
-			return
-		}
-		fr := finishReason(res)
-		sse.send(body([]any{choice("", nil, &fr, offset)}))
-		if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
-			b := body([]any{})
-			b["usage"] = usageOf(res.Stats)
-			sse.send(b)
-		}
-		sse.done()
 		return
 	}
-	res, e := s.run(r.Context(), j, func(piece) error { return nil })
-	if e == nil && res.Err != nil {
-		e = newErr(http.StatusInternalServerError, "server_error", "", "", res.Err.Error())
-	}
-	if e != nil {
-		writeErr(w, e)
+	res, ok := s.whole(w, r, j)
+	if !ok {
 		return
 	}
 	fr := finishReason(res)
