@@ -1,6 +1,6 @@
 // Package nn is what the architectures share: the forward pass over a batch
 // (Runner, Pass), the layers with their exact rounding contracts (norm.go,
-// rope.go, attention.go, mlp.go, moe.go, mla.go), the one attention path
+// rope.go, attention.go, mlp.go, moe.go), the one attention path
 // over paged KV caches, weight binding by struct tags (bind.go), and the
 // Model every architecture is wrapped in (model.go).
 //
