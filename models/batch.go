@@ -1,5 +1,7 @@
 package models
 
+import "fmt"
+
 // Batch is a flattened batch of tokens from several sequences, the way
 // vLLM's scheduler output and llama.cpp's llama_batch are: token i is fed
 // at position Pos[i] of sequence Seq[i] (an index into the KV handles passed
@@ -47,4 +49,45 @@ func (b *Batch) Rows() int {
 		}
 	}
 	return n
+}
+
+// Reserve checks that b's tokens name sequences of kv and continue them
+// (each sequence's first token at its KV.Len(), the next after it, in batch
+// order) within KV.Cap(), then makes the new positions writable
+// (KV.Append). On error no KV handle has changed. count is scratch, grown
+// as needed and returned: the tokens of each sequence in the batch.
+func (b *Batch) Reserve(kv []KV, count []int) ([]int, error) {
+	if cap(count) < len(kv) {
+		count = make([]int, len(kv))
+	}
+	count = count[:len(kv)]
+	clear(count)
+	for i, s := range b.Seq {
+		if s < 0 || s >= len(kv) || kv[s] == nil {
+			return count, fmt.Errorf("token %d names sequence %d of %d", i, s, len(kv))
+		}
+		if want := kv[s].Len() + count[s]; b.Pos[i] != want {
+			return count, fmt.Errorf("token %d of sequence %d is at position %d; the sequence continues at %d", i, s, b.Pos[i], want)
+		}
+		count[s]++
+	}
+	for s, c := range count {
+		if c > 0 && kv[s].Len()+c > kv[s].Cap() {
+			return count, fmt.Errorf("%d more positions do not fit sequence %d (%d of %d used)", c, s, kv[s].Len(), kv[s].Cap())
+		}
+	}
+	for s, n := range count {
+		if n == 0 {
+			continue
+		}
+		if err := kv[s].Append(n); err != nil {
+			for s2 := range s {
+				if count[s2] > 0 {
+					kv[s2].Truncate(kv[s2].Len() - count[s2])
+				}
+			}
+			return count, fmt.Errorf("sequence %d: %w", s, err)
+		}
+	}
+	return count, nil
 }

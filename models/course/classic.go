@@ -71,7 +71,7 @@ func newClassic(c *config, src nn.Source) (*Classic, error) {
 		}
 		b.Heads = nil
 	}
-	m.attn = nn.Attention{Heads: c.Heads, KVHeads: c.Heads, DK: c.HeadDim, DV: c.HeadDim, Scale: attnScale(c.HeadDim)}
+	m.attn = c.attention()
 	return m, nil
 }
 

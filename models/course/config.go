@@ -3,6 +3,8 @@ package course
 import (
 	"fmt"
 	"math"
+
+	"chat/models/nn"
 )
 
 // config is the model configuration resolved the way the course resolves it:
@@ -246,23 +248,28 @@ func (c *config) parseModern(m map[string]any) error {
 	return nil
 }
 
-// Attention geometry: query heads, key/value heads, key width and value width
-// per head, as this package lays out the cache. MLA caches the expanded keys
-// ([D content | Dr rotated position] per head) and values, not the latent.
-func (c *config) attnDims() (h, hkv, dk, dv int) {
+// attention is the attention geometry as this package lays out the cache
+// (query heads, key/value heads, key and value width per head), with the
+// scores scaled by 1/sqrt(key width) and the sliding window. MLA caches the
+// expanded keys ([D content | Dr rotated position] per head) and values, not
+// the latent.
+func (c *config) attention() nn.Attention {
+	a := nn.Attention{Heads: c.Heads, KVHeads: c.Heads, DK: c.HeadDim, DV: c.HeadDim, Window: c.Sliding}
 	switch {
 	case c.Arch == "classic":
-		return c.Heads, c.Heads, c.HeadDim, c.HeadDim
 	case c.Attention == "mla":
-		return c.Heads, c.Heads, c.HeadDim + c.RopeDim, c.HeadDim
+		a.DK += c.RopeDim
 	default:
-		return c.Heads, c.KVHeads, c.HeadDim, c.HeadDim
+		a.KVHeads = c.KVHeads
 	}
+	a.Scale = float32(1 / math.Sqrt(float64(a.DK)))
+	return a
 }
 
 // stateBytes estimates one State's cache plus scratch, in float64 to avoid overflow.
 func (c *config) stateBytes() float64 {
-	h, hkv, dk, dv := c.attnDims()
+	a := c.attention()
+	h, hkv, dk, dv := a.Heads, a.KVHeads, a.DK, a.DV
 	perPos := float64(c.Blocks) * float64(hkv*(dk+dv))
 	hidden := 4 * c.Embed
 	if c.Arch == "modern" {

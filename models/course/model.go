@@ -48,7 +48,7 @@ func newModel(file string, tensors map[string]tensor, raw map[string]any) (*Mode
 		return nil, fmt.Errorf("course: %s: %w", file, err)
 	}
 	src := &tensorSet{file: file, tensors: tensors, seen: map[string]bool{}}
-	_, hkv, dk, dv := cfg.attnDims()
+	at := cfg.attention()
 	info := models.Info{
 		Name:          file,
 		Arch:          cfg.Arch,
@@ -59,7 +59,7 @@ func newModel(file string, tensors map[string]tensor, raw map[string]any) (*Mode
 		Layers:        cfg.Blocks,
 		Embed:         cfg.Embed,
 		Heads:         cfg.Heads,
-		KVHeads:       hkv,
+		KVHeads:       at.KVHeads,
 		Window:        models.WindowSlide,
 	}
 	var arch nn.Arch
@@ -76,7 +76,7 @@ func newModel(file string, tensors map[string]tensor, raw map[string]any) (*Mode
 	if cfg.Arch == "modern" && cfg.Tied {
 		info.Params -= int64(cfg.Vocab * cfg.Embed) // one parameter under two names
 	}
-	layout := models.KVLayout{Layers: cfg.Blocks, KDim: hkv * dk, VDim: hkv * dv, Heads: hkv}
+	layout := models.KVLayout{Layers: cfg.Blocks, KDim: at.KVHeads * at.DK, VDim: at.KVHeads * at.DV, Heads: at.KVHeads}
 	return &Model{Model: nn.NewModel(arch, info, nil, layout), cfg: cfg}, nil
 }
 

@@ -1,8 +1,6 @@
 package course
 
 import (
-	"math"
-
 	"chat/models/nn"
 	"chat/models/weights"
 )
@@ -65,14 +63,12 @@ func newModern(c *config, src nn.Source) (*Modern, error) {
 		// lm_head.weight last, so its values win.
 		m.TokenEmbed = m.Head
 	}
+	m.attn = c.attention()
 	if c.Attention == "mla" {
 		m.rope = nn.TorchRope(c.RopeDim, c.Ctx, c.RopeTheta)
-		m.attn = nn.Attention{Heads: c.Heads, KVHeads: c.Heads, DK: c.HeadDim + c.RopeDim, DV: c.HeadDim, Scale: attnScale(c.HeadDim + c.RopeDim)}
 	} else {
 		m.rope = nn.TorchRope(c.HeadDim, c.Ctx, c.RopeTheta)
-		m.attn = nn.Attention{Heads: c.Heads, KVHeads: c.KVHeads, DK: c.HeadDim, DV: c.HeadDim, Scale: attnScale(c.HeadDim)}
 	}
-	m.attn.Window = c.Sliding
 	return m, nil
 }
 
@@ -219,5 +215,3 @@ func (f *moe) forward(p *nn.Pass, m *Modern, h nn.Rows) nn.Rows {
 	}
 	return out
 }
-
-func attnScale(d int) float32 { return float32(1 / math.Sqrt(float64(d))) }

@@ -67,39 +67,17 @@ func (r *chainRunner) Forward(b *models.Batch, kv []models.KV) ([]float32, error
 	if b.Len() == 0 {
 		return nil, errors.New("chain: empty batch")
 	}
-	if cap(r.count) < len(kv) {
-		r.count = make([]int, len(kv))
-	}
-	r.count = r.count[:len(kv)]
-	clear(r.count)
-	for i, t := range b.Tokens {
+	for _, t := range b.Tokens {
 		if t < 0 || t >= v {
 			return nil, fmt.Errorf("chain: id %d out of range", t)
 		}
 		if t == m.FailOn {
 			return nil, errors.New("chain: failOn")
 		}
-		s := b.Seq[i]
-		if b.Pos[i] != kv[s].Len()+r.count[s] {
-			return nil, fmt.Errorf("chain: position %d does not continue sequence %d (len %d)", b.Pos[i], s, kv[s].Len())
-		}
-		r.count[s]++
 	}
-	for s, n := range r.count {
-		if n > 0 && kv[s].Len()+n > kv[s].Cap() {
-			return nil, fmt.Errorf("chain: %d+%d positions > cap %d", kv[s].Len(), n, kv[s].Cap())
-		}
-	}
-	for s, n := range r.count {
-		if n == 0 {
-			continue
-		}
-		if err := kv[s].Append(n); err != nil {
-			for s2 := range s {
-				kv[s2].Truncate(kv[s2].Len() - r.count[s2])
-			}
-			return nil, err
-		}
+	var err error
+	if r.count, err = b.Reserve(kv, r.count); err != nil {
+		return nil, fmt.Errorf("chain: %w", err)
 	}
 	m.Calls++
 	step := m.Step

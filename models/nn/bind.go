@@ -263,16 +263,10 @@ func equalInts(a, b []int) bool {
 }
 
 // ConvertArch returns a copy of arch (a pointer to a struct) with every
-// weight matrix not tagged "keep" replaced by fn's result (see convert).
+// weight matrix not tagged "keep" replaced by fn's result. Structs and
+// slices of structs are copied; everything else (vectors, tables, kept
+// matrices) is shared with arch, which is not changed.
 func ConvertArch(arch Arch, fn func(weights.Linear) (weights.Linear, error)) (Arch, error) {
-	return convert(arch, fn)
-}
-
-// convert returns a copy of arch (a pointer to a struct) with every weight
-// matrix not tagged "keep" replaced by fn's result. Structs and slices of
-// structs are copied; everything else (vectors, tables, kept matrices) is
-// shared with arch, which is not changed.
-func convert(arch Arch, fn func(weights.Linear) (weights.Linear, error)) (Arch, error) {
 	return mapArch(arch, "", func(_ string, keep bool, l weights.Linear) (weights.Linear, error) {
 		if keep {
 			return l, nil
@@ -456,7 +450,7 @@ func isBound(f reflect.StructField) bool {
 func Linears(arch Arch) []weights.Linear {
 	var out []weights.Linear
 	seen := map[weights.Linear]bool{}
-	_, _ = convert(arch, func(l weights.Linear) (weights.Linear, error) {
+	_, _ = ConvertArch(arch, func(l weights.Linear) (weights.Linear, error) {
 		if !seen[l] {
 			seen[l] = true
 			out = append(out, l)

@@ -79,7 +79,7 @@ func (m *Model) ConvertCalib(format, text string) (*Model, error) {
 			}
 			conv[l] = c
 		}
-		if arch, err = convert(m.arch, func(l weights.Linear) (weights.Linear, error) {
+		if arch, err = ConvertArch(m.arch, func(l weights.Linear) (weights.Linear, error) {
 			if c, ok := conv[l]; ok {
 				return c, nil
 			}
@@ -88,7 +88,7 @@ func (m *Model) ConvertCalib(format, text string) (*Model, error) {
 			return nil, fmt.Errorf("%s: %w", m.info.Name, err)
 		}
 	}
-	arch, err := convert(m.arch, func(l weights.Linear) (weights.Linear, error) {
+	arch, err := ConvertArch(m.arch, func(l weights.Linear) (weights.Linear, error) {
 		c, ok := conv[l]
 		if !ok {
 			// Never multiplied by itself (a fused projection used through

@@ -73,7 +73,7 @@ func (m *Model) Convert(format string) (*Model, error) {
 	}
 	var kept, done int
 	var shape *weights.ShapeError
-	arch, err := convert(m.arch, func(l weights.Linear) (weights.Linear, error) {
+	arch, err := ConvertArch(m.arch, func(l weights.Linear) (weights.Linear, error) {
 		c, err := weights.Convert(l, format)
 		if errors.As(err, &shape) {
 			kept++

@@ -1,6 +1,6 @@
 // Package nn is what the architectures share: the forward pass over a batch
 // (Runner, Pass), the layers with their exact rounding contracts (norm.go,
-// rope.go, attention.go, mlp.go, moe.go, mla.go), the one attention path
+// rope.go, attention.go, mlp.go, moe.go), the one attention path
 // over paged KV caches, weight binding by struct tags (bind.go), and the
 // Model every architecture is wrapped in (model.go).
 //
@@ -205,23 +205,14 @@ func NewRunner(arch Arch, vocab int) *Runner {
 
 // Forward implements models.Runner.
 func (r *Runner) Forward(b *models.Batch, kv []models.KV) ([]float32, error) {
-	if err := r.check(b, kv); err != nil {
+	if err := r.check(b); err != nil {
 		return nil, err
 	}
 	// Every sequence's positions are made writable up front; a chunk then
 	// only writes rows and attends to rows written by it or an earlier one.
-	for s, n := range r.count {
-		if n == 0 {
-			continue
-		}
-		if err := kv[s].Append(n); err != nil {
-			for s2 := range s {
-				if r.count[s2] > 0 {
-					kv[s2].Truncate(kv[s2].Len() - r.count[s2])
-				}
-			}
-			return nil, fmt.Errorf("nn: sequence %d: %w", s, err)
-		}
+	var err error
+	if r.count, err = b.Reserve(kv, r.count); err != nil {
+		return nil, fmt.Errorf("nn: %w", err)
 	}
 	p := &r.p
 	p.KV, p.out, p.rows = kv, &r.logits, 0
@@ -237,9 +228,9 @@ func (r *Runner) Forward(b *models.Batch, kv []models.KV) ([]float32, error) {
 	return r.logits[:p.rows*r.vocab], nil
 }
 
-// check validates a batch against its caches: ids in the vocabulary,
-// sequences in range, and each sequence's positions continuing its cache.
-func (r *Runner) check(b *models.Batch, kv []models.KV) error {
+// check validates a batch's shape and ids; Batch.Reserve checks it
+// against its caches.
+func (r *Runner) check(b *models.Batch) error {
 	n := b.Len()
 	if n == 0 {
 		return fmt.Errorf("nn: empty batch")
@@ -247,27 +238,9 @@ func (r *Runner) check(b *models.Batch, kv []models.KV) error {
 	if len(b.Pos) != n || len(b.Seq) != n || len(b.Logits) != n {
 		return fmt.Errorf("nn: batch of %d tokens with %d positions, %d sequence ids, %d logits flags", n, len(b.Pos), len(b.Seq), len(b.Logits))
 	}
-	if cap(r.count) < len(kv) {
-		r.count = make([]int, len(kv))
-	}
-	r.count = r.count[:len(kv)]
-	clear(r.count)
-	for i, t := range b.Tokens {
+	for _, t := range b.Tokens {
 		if t < 0 || t >= r.vocab {
 			return fmt.Errorf("nn: token id %d out of range [0, %d)", t, r.vocab)
-		}
-		s := b.Seq[i]
-		if s < 0 || s >= len(kv) || kv[s] == nil {
-			return fmt.Errorf("nn: token %d names sequence %d of %d", i, s, len(kv))
-		}
-		if want := kv[s].Len() + r.count[s]; b.Pos[i] != want {
-			return fmt.Errorf("nn: token %d of sequence %d is at position %d; the sequence continues at %d", i, s, b.Pos[i], want)
-		}
-		r.count[s]++
-	}
-	for s, c := range r.count {
-		if c > 0 && kv[s].Len()+c > kv[s].Cap() {
-			return fmt.Errorf("nn: %d more positions do not fit sequence %d (%d of %d used)", c, s, kv[s].Len(), kv[s].Cap())
 		}
 	}
 	return nil
