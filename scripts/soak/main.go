@@ -10,7 +10,8 @@
 // is recovered and counted, one on another goroutine ends the process (the
 // input is in DIR/current, and the script reports the crash); an input
 // still running after 5 s is a hang and ends the run. Peak RSS is the
-// kernel's high-water mark of the process (VmHWM) after all inputs.
+// kernel's high-water mark of the process (VmHWM) after all inputs; at
+// maxRSS or more the run fails.
 package main
 
 import (
@@ -81,12 +82,20 @@ func main() {
 		os.WriteFile(filepath.Join(*out, "current"), in, 0o644)
 		st.run(i, in, f.run, *out)
 	}
+	rss := peakRSS()
 	fmt.Printf("%s: %d inputs in %s: %d accepted, %d refused with an error, %d panics, %d hangs, slowest %s, peak RSS %d MB\n",
-		*family, *n, time.Since(start).Round(time.Second), st.ok, st.refused, st.panics, 0, st.slowest.Round(time.Millisecond), peakRSS()>>20)
+		*family, *n, time.Since(start).Round(time.Second), st.ok, st.refused, st.panics, 0, st.slowest.Round(time.Millisecond), rss>>20)
 	if st.panics > 0 {
 		os.Exit(1)
 	}
+	if rss >= maxRSS {
+		fmt.Fprintf(os.Stderr, "soak: peak RSS %d MB is over the %d MB limit\n", rss>>20, maxRSS>>20)
+		os.Exit(4)
+	}
 }
+
+// maxRSS is issue 16's memory bound for the whole run of one family.
+const maxRSS = 512 << 20
 
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "soak:", err)
