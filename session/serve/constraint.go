@@ -61,51 +61,63 @@ func absent(raw json.RawMessage) bool {
 	return len(t) == 0 || string(t) == "null"
 }
 
-func strOf(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
-}
-
 // spec is the one constraint the fields ask for (nil: none).
 func (f *consFields) spec() (*consSpec, *errBody) {
-	var got []*consSpec
-	add := func(c *consSpec, e *errBody) *errBody {
-		if e == nil && c != nil {
-			got = append(got, c)
-		}
-		return e
+	var o oneSpec
+	o.add(responseFormat(f.ResponseFormat))
+	o.add(strSpec(constrain.KindGrammar, "grammar", f.Grammar))
+	o.add(schemaSpec("json_schema", f.JSONSchema))
+	o.add(schemaSpec("guided_json", f.GuidedJSON))
+	o.add(strSpec(constrain.KindRegex, "guided_regex", f.GuidedRegex))
+	o.add(strSpec(constrain.KindGrammar, "guided_grammar", f.GuidedGrammar))
+	o.add(choice("guided_choice", f.GuidedChoice))
+	o.add(structuredOutputs(f.StructuredOutputs))
+	o.add(strSpec(constrain.KindRegex, "regex", f.Regex))
+	o.add(strSpec(constrain.KindGrammar, "ebnf", f.EBNF))
+	return o.result("")
+}
+
+// oneSpec gathers what several fields ask for, of which at most one may
+// be set.
+type oneSpec struct {
+	got []*consSpec
+	err *errBody // the first field refused
+}
+
+func (o *oneSpec) add(c *consSpec, e *errBody) {
+	switch {
+	case o.err != nil:
+	case e != nil:
+		o.err = e
+	case c != nil:
+		o.got = append(o.got, c)
 	}
-	str := func(kind, param string, p *string) (*consSpec, *errBody) {
-		if strOf(p) == "" {
-			return nil, nil
-		}
-		return &consSpec{kind: kind, text: *p, param: param}, nil
-	}
-	for _, e := range []*errBody{
-		add(responseFormat(f.ResponseFormat)),
-		add(str(constrain.KindGrammar, "grammar", f.Grammar)),
-		add(schemaSpec("json_schema", f.JSONSchema)),
-		add(schemaSpec("guided_json", f.GuidedJSON)),
-		add(str(constrain.KindRegex, "guided_regex", f.GuidedRegex)),
-		add(str(constrain.KindGrammar, "guided_grammar", f.GuidedGrammar)),
-		add(choice("guided_choice", f.GuidedChoice)),
-		add(structuredOutputs(f.StructuredOutputs)),
-		add(str(constrain.KindRegex, "regex", f.Regex)),
-		add(str(constrain.KindGrammar, "ebnf", f.EBNF)),
-	} {
-		if e != nil {
-			return nil, e
-		}
-	}
-	switch len(got) {
-	case 0:
+}
+
+// result is the one constraint gathered (nil: none), the first refusal, or
+// an error when two are set, under param ("": the second field's own).
+func (o *oneSpec) result(param string) (*consSpec, *errBody) {
+	switch {
+	case o.err != nil:
+		return nil, o.err
+	case len(o.got) == 0:
 		return nil, nil
-	case 1:
-		return got[0], nil
+	case len(o.got) == 1:
+		return o.got[0], nil
 	}
-	return nil, badRequest(got[1].param, fmt.Sprintf("give one constraint: %s and %s are both set", got[0].param, got[1].param))
+	if param == "" {
+		param = o.got[1].param
+	}
+	return nil, badRequest(param, fmt.Sprintf("give one constraint: %s and %s are both set", o.got[0].param, o.got[1].param))
+}
+
+// strSpec is a constraint given as text (a regex or a grammar); empty is
+// none.
+func strSpec(kind, param string, p *string) (*consSpec, *errBody) {
+	if p == nil || *p == "" {
+		return nil, nil
+	}
+	return &consSpec{kind: kind, text: *p, param: param}, nil
 }
 
 // responseFormat reads OpenAI's response_format.
@@ -207,44 +219,15 @@ func structuredOutputs(raw json.RawMessage) (*consSpec, *errBody) {
 	if !absent(so.StructuralTag) {
 		return nil, badRequest(param+".structural_tag", "structured_outputs.structural_tag is not supported (json, regex, choice, grammar, json_object are)")
 	}
-	var got []*consSpec
-	for _, c := range []func() (*consSpec, *errBody){
-		func() (*consSpec, *errBody) { return schemaSpec(param+".json", so.JSON) },
-		func() (*consSpec, *errBody) {
-			if strOf(so.Regex) == "" {
-				return nil, nil
-			}
-			return &consSpec{kind: constrain.KindRegex, text: *so.Regex, param: param + ".regex"}, nil
-		},
-		func() (*consSpec, *errBody) { return choice(param+".choice", so.Choice) },
-		func() (*consSpec, *errBody) {
-			if strOf(so.Grammar) == "" {
-				return nil, nil
-			}
-			return &consSpec{kind: constrain.KindGrammar, text: *so.Grammar, param: param + ".grammar"}, nil
-		},
-		func() (*consSpec, *errBody) {
-			if so.JSONObject == nil || !*so.JSONObject {
-				return nil, nil
-			}
-			return &consSpec{kind: constrain.KindJSON, param: param + ".json_object"}, nil
-		},
-	} {
-		s, e := c()
-		if e != nil {
-			return nil, e
-		}
-		if s != nil {
-			got = append(got, s)
-		}
+	var o oneSpec
+	o.add(schemaSpec(param+".json", so.JSON))
+	o.add(strSpec(constrain.KindRegex, param+".regex", so.Regex))
+	o.add(choice(param+".choice", so.Choice))
+	o.add(strSpec(constrain.KindGrammar, param+".grammar", so.Grammar))
+	if so.JSONObject != nil && *so.JSONObject {
+		o.add(&consSpec{kind: constrain.KindJSON, param: param + ".json_object"}, nil)
 	}
-	switch len(got) {
-	case 0:
-		return nil, nil
-	case 1:
-		return got[0], nil
-	}
-	return nil, badRequest(param, fmt.Sprintf("give one constraint: %s and %s are both set", got[0].param, got[1].param))
+	return o.result(param)
 }
 
 // ollamaFormat reads ollama's format: "json" or a schema.

@@ -90,14 +90,14 @@ func Compile(src string) (*Grammar, error) {
 		return nil, &Error{1, 1, "expected a rule named root (the whole output must match it)"}
 	}
 	g.root = root
-	if err := g.checkLeftRecursion(src); err != nil {
+	short := g.shortest()
+	if err := g.checkLeftRecursion(src, short); err != nil {
 		return nil, err
 	}
 	if err := g.checkProductive(src); err != nil {
 		return nil, err
 	}
 	g.classes()
-	g.shortest()
 	return g, nil
 }
 
@@ -298,23 +298,9 @@ func (l *lowerer) class(base string, it item) ([]sym, error) {
 
 // checkLeftRecursion refuses a rule that can reach itself without consuming
 // a byte: the machine would expand it forever (llama.cpp refuses these too).
-func (g *Grammar) checkLeftRecursion(src string) error {
+// short is each rule's shortest expansion (0: the rule can be empty).
+func (g *Grammar) checkLeftRecursion(src string, short []int32) error {
 	n := len(g.rules)
-	nullable := make([]bool, n)
-	for changed := true; changed; {
-		changed = false
-		for i, r := range g.rules {
-			if nullable[i] {
-				continue
-			}
-			for _, a := range r.alts {
-				if g.altNullable(a, nullable) {
-					nullable[i], changed = true, true
-					break
-				}
-			}
-		}
-	}
 	// Edges A → B where B can start A.
 	edges := make([][]int32, n)
 	for i, r := range g.rules {
@@ -325,7 +311,7 @@ func (g *Grammar) checkLeftRecursion(src string) error {
 					break
 				}
 				edges[i] = append(edges[i], s.arg)
-				if !nullable[s.arg] {
+				if short[s.arg] != 0 {
 					break
 				}
 			}
@@ -417,15 +403,6 @@ func (g *Grammar) checkProductive(src string) error {
 	return nil
 }
 
-func (g *Grammar) altNullable(a int32, nullable []bool) bool {
-	for p := a; g.syms[p].kind != symEnd; p++ {
-		if s := g.syms[p]; s.kind == symTerm || !nullable[s.arg] {
-			return false
-		}
-	}
-	return true
-}
-
 // classes splits the bytes into classes no terminal tells apart.
 func (g *Grammar) classes() {
 	ids := map[string]uint8{}
@@ -466,8 +443,8 @@ func (g *Grammar) classes() {
 const maxDist = 1 << 28
 
 // shortest computes the shortest expansion of every rule (a fixpoint over
-// the alternatives) and from it g.rest.
-func (g *Grammar) shortest() {
+// the alternatives), returns it and sets g.rest from it.
+func (g *Grammar) shortest() []int32 {
 	short := make([]int32, len(g.rules))
 	for i := range short {
 		short[i] = maxDist
@@ -503,4 +480,5 @@ func (g *Grammar) shortest() {
 			g.rest[p] = min(g.rest[p+1]+short[s.arg], maxDist)
 		}
 	}
+	return short
 }

@@ -46,23 +46,9 @@ func toGBNF(n *regex.Node) (string, error) {
 	case regex.OpClass:
 		return classGBNF(n.Class), nil
 	case regex.OpConcat:
-		parts := make([]string, len(n.Subs))
-		for i, s := range n.Subs {
-			var err error
-			if parts[i], err = toGBNF(s); err != nil {
-				return "", err
-			}
-		}
-		return "(" + strings.Join(parts, " ") + ")", nil
+		return joinGBNF(n.Subs, " ")
 	case regex.OpAlt:
-		parts := make([]string, len(n.Subs))
-		for i, s := range n.Subs {
-			var err error
-			if parts[i], err = toGBNF(s); err != nil {
-				return "", err
-			}
-		}
-		return "(" + strings.Join(parts, " | ") + ")", nil
+		return joinGBNF(n.Subs, " | ")
 	case regex.OpRepeat:
 		sub, err := toGBNF(n.Subs[0])
 		if err != nil {
@@ -79,6 +65,18 @@ func toGBNF(n *regex.Node) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("pattern: unknown node %d", n.Op)
+}
+
+// joinGBNF is the group of subs' expressions joined by sep.
+func joinGBNF(subs []*regex.Node, sep string) (string, error) {
+	parts := make([]string, len(subs))
+	for i, s := range subs {
+		var err error
+		if parts[i], err = toGBNF(s); err != nil {
+			return "", err
+		}
+	}
+	return "(" + strings.Join(parts, sep) + ")", nil
 }
 
 func nullable(n *regex.Node) bool {

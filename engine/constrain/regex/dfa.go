@@ -130,14 +130,7 @@ func (d *DFA) classes(n *nfa) {
 func (d *DFA) minimize() bool {
 	n, k := len(d.accept), d.nclass
 	// Live states: those that reach an accepting one (reverse search).
-	rev := make([][]int32, n)
-	for s := range n {
-		for c := range k {
-			if t := d.trans[s*k+c]; t >= 0 {
-				rev[t] = append(rev[t], int32(s))
-			}
-		}
-	}
+	rev := d.reverse()
 	live := make([]bool, n)
 	var stack []int32
 	for s, a := range d.accept {
@@ -243,15 +236,8 @@ func (d *DFA) minimize() bool {
 // distances fills d.dist by a breadth-first search backwards from the
 // accepting states.
 func (d *DFA) distances() {
-	n, k := len(d.accept), d.nclass
-	rev := make([][]int32, n)
-	for s := range n {
-		for c := range k {
-			if t := d.trans[s*k+c]; t >= 0 {
-				rev[t] = append(rev[t], int32(s))
-			}
-		}
-	}
+	n := len(d.accept)
+	rev := d.reverse()
 	d.dist = make([]int32, n)
 	var queue []int32
 	for s := range n {
@@ -270,4 +256,18 @@ func (d *DFA) distances() {
 			}
 		}
 	}
+}
+
+// reverse lists, for each state, the states with a transition into it.
+func (d *DFA) reverse() [][]int32 {
+	n, k := len(d.accept), d.nclass
+	rev := make([][]int32, n)
+	for s := range n {
+		for c := range k {
+			if t := d.trans[s*k+c]; t >= 0 {
+				rev[t] = append(rev[t], int32(s))
+			}
+		}
+	}
+	return rev
 }

@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"unicode/utf8"
 )
 
 // alphabet is what random patterns and inputs are made of: ASCII, two- and
@@ -145,7 +144,6 @@ func TestWholeOutputAndUTF8(t *testing.T) {
 			t.Errorf("lone byte %#x matched", c)
 		}
 	}
-	_ = utf8.RuneError
 }
 
 func TestErrors(t *testing.T) {
