@@ -134,6 +134,8 @@ send 'Describe a cat as JSON.'
 snap 04e-json
 grep -qE 'format +json' "$OUT/04e-json.txt" || fail "the panel does not show the constraint"
 latest=$(ls -t "$XDG_DATA_HOME"/chat/sessions/*.json | head -1)
+jq -e '.messages[-1].role == "assistant" and (.messages[-1].content | length > 0)' "$latest" >/dev/null ||
+	fail "the last saved message is not a non-empty reply"
 jq -r '.messages[-1].content' "$latest" >"$OUT/04e-json-reply.txt"
 jq . "$OUT/04e-json-reply.txt" >/dev/null || fail "the /format json reply does not parse: $(cat "$OUT/04e-json-reply.txt")"
 t send-keys -t chat '/format off' Enter
