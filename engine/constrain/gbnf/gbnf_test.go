@@ -206,7 +206,7 @@ func TestErrors(t *testing.T) {
 		"root ::= \"a\" )":               `expected the end of the line (or '|'), found ")"`,
 		"root ::= [z-a]":                 `range 'z'-'a' is reversed`,
 		"root ::= \"a\"**":               "a second repeat",
-		"root ::= \"\\uD800\"":           "is not a Unicode scalar value",
+		"root ::= \"\\uD800\"":           `line 1, col 11: \uD800 is not a Unicode scalar value`,
 	} {
 		_, err := Compile(src)
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -214,6 +214,9 @@ func TestErrors(t *testing.T) {
 		}
 		if err != nil && strings.Contains(err.Error(), "\n") {
 			t.Errorf("Compile(%q): multi-line error %q", src, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "line ") {
+			t.Errorf("Compile(%q): error %q names no position", src, err)
 		}
 	}
 }

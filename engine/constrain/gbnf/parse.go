@@ -437,8 +437,9 @@ func (p *parser) hex(at, n int) (rune, error) {
 		return 0, p.errf("expected %d hex digits after '\\%c'", n, p.src[at+1])
 	}
 	if v > utf8range.MaxRune || v >= 0xD800 && v <= 0xDFFF {
+		digits := p.src[p.pos : p.pos+n]
 		p.pos = at
-		return 0, p.errf("\\%c%s is not a Unicode scalar value", p.src[at+1], p.src[p.pos:p.pos+n])
+		return 0, p.errf("\\%c%s is not a Unicode scalar value", p.src[at+1], digits)
 	}
 	p.pos += n
 	return rune(v), nil

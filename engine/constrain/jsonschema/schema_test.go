@@ -260,6 +260,9 @@ func TestErrors(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "\n") {
 			t.Errorf("Grammar(%s): multi-line error %q", src, err)
 		}
+		if err != nil && !strings.Contains(err.Error(), "line ") {
+			t.Errorf("Grammar(%s): error %q names no position", src, err)
+		}
 	}
 }
 

@@ -175,6 +175,9 @@ func TestErrors(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "\n") {
 			t.Errorf("Compile(%q): error has more than one line: %q", pat, err)
 		}
+		if err != nil && !strings.Contains(err.Error(), "at byte ") {
+			t.Errorf("Compile(%q): error %q names no position", pat, err)
+		}
 	}
 	// Literal braces, as in Go.
 	if d, err := Compile(`a{b}`); err != nil || !d.Match([]byte("a{b}")) {
