@@ -164,6 +164,13 @@ func TestBeamSharesBlocks(t *testing.T) {
 		t.Fatalf("beams held %d blocks at their peak; %d unshared", st.PeakBlocks, st.UnsharedBlocks)
 	}
 	t.Logf("4 beams × %d tokens: peak %d blocks shared, %d unshared", len(prompt)+96, st.PeakBlocks, st.UnsharedBlocks)
+	// The measure: what the search adds to the prompt's blocks stays
+	// under width × the blocks of one beam's generated tokens.
+	bs := e.pool.BlockSize()
+	grown, alone := st.PeakBlocks-(len(prompt)+bs-1)/bs, 4*((96+bs-1)/bs)
+	if grown >= alone {
+		t.Fatalf("the search grew the pool by %d blocks; 4 unshared beams of 96 tokens take %d", grown, alone)
+	}
 	e.kvmu.Lock()
 	used, tree := e.pool.Used(), e.tree.Blocks()
 	e.kvmu.Unlock()
