@@ -87,24 +87,12 @@ func TestTwoFour(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, method := range []string{"magnitude", "wanda"} {
-		pm, st, err := Prune(m, Options{Method: method, N: 2, M: 4}, cal)
+		o := Options{Method: method, N: 2, M: 4}
+		pm, st, err := Prune(m, o, cal)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, l := range matrices(pm) {
-			w := l.(*weights.F32).Floats()
-			for g := 0; g < len(w); g += 4 {
-				nz := 0
-				for _, x := range w[g : g+4] {
-					if x != 0 {
-						nz++
-					}
-				}
-				if nz > 2 {
-					t.Fatalf("%s: group at %d has %d non-zeros", method, g, nz)
-				}
-			}
-		}
+		checkZeros(t, o, pm, st)
 		if st.Sparsity() != 0.5 {
 			t.Errorf("%s 2:4: sparsity %v, want 0.5", method, st.Sparsity())
 		}
@@ -148,6 +136,7 @@ func TestActivationAwareBeatsMagnitude(t *testing.T) {
 		if st.Sparsity() != 0.5 {
 			t.Errorf("%s: sparsity %v", o, st.Sparsity())
 		}
+		checkZeros(t, o, pm, st)
 		names, ms = append(names, o.String()), append(ms, pm)
 		tab, err := report.Compare(names, ms, eval, report.Options{Windows: 6})
 		if err != nil {
@@ -158,5 +147,32 @@ func TestActivationAwareBeatsMagnitude(t *testing.T) {
 		if !(gpt.Loss < mag.Loss) || !(gpt.Top1 > mag.Top1) {
 			t.Errorf("%s: sparsegpt loss %.4f top-1 %.4f, magnitude loss %.4f top-1 %.4f", o, gpt.Loss, gpt.Top1, mag.Loss, mag.Top1)
 		}
+	}
+}
+
+// checkZeros counts the zeros of pm's matrices: they are what st reports,
+// and under N:M no group of M has more than N non-zeros.
+func checkZeros(t *testing.T, o Options, pm models.Model, st Stats) {
+	t.Helper()
+	var weightsN, zeros int64
+	for _, l := range matrices(pm) {
+		w := l.(*weights.F32).Floats()
+		weightsN += int64(len(w))
+		for g := 0; g < len(w); g += max(o.M, 1) {
+			nz := 0
+			for _, x := range w[g:min(g+max(o.M, 1), len(w))] {
+				if x == 0 {
+					zeros++
+				} else {
+					nz++
+				}
+			}
+			if o.M > 0 && nz > o.N {
+				t.Fatalf("%s: group at %d has %d non-zeros", o, g, nz)
+			}
+		}
+	}
+	if st.Zeros != zeros || st.Weights != weightsN {
+		t.Errorf("%s: stats %+v; counted %d zeros of %d", o, st, zeros, weightsN)
 	}
 }
