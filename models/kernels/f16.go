@@ -49,7 +49,7 @@ func MatMulF16(out []float32, w []uint16, x []float32, rows, cols, n int) {
 		return
 	}
 	if pairTilesOK(cols, n) {
-		pairMatMul(opPair, out, unsafe.Pointer(unsafe.SliceData(w)), 2, x, rows, cols, n)
+		pairMatMul(out, unsafe.Pointer(unsafe.SliceData(w)), 2, x, rows, cols, n)
 		return
 	}
 	if rows*cols*n >= parallelMin {

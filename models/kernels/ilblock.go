@@ -212,40 +212,41 @@ func clearIL(k ILKind, w []byte) {
 }
 
 // ILRow writes row r dequantized: value·scale in float32.
-func ILRow(k ILKind, dst []float32, w []byte, gs []float32, g, r, rows, cols int) {
+func ILRow(k ILKind, dst []float32, w []byte, gs []float32, g, r, cols int) {
 	var vals [Q8Block]int8
-	var s [1]float32
-	nb := cols / Q8Block
-	for b := 0; b < nb; b++ {
-		ilBlockValues(k, vals[:], s[:], w, gs, g, r, rows, cols, b)
+	for b := 0; b < cols/Q8Block; b++ {
+		s := ilBlockValues(k, vals[:], w, gs, g, r, cols, b)
 		for j, v := range vals {
-			dst[32*b+j] = float32(v) * s[0]
+			dst[32*b+j] = float32(v) * s
 		}
 	}
 }
 
-// ilBlockValues is ILValues for one block.
-func ilBlockValues(k ILKind, dst []int8, s []float32, w []byte, gs []float32, g, r, rows, cols, b int) {
+// ilBlockValues writes the values of row r's block b into dst[:32] and
+// returns the block's scale.
+func ilBlockValues(k ILKind, dst []int8, w []byte, gs []float32, g, r, cols, b int) float32 {
 	nb := cols / Q8Block
 	grp, i := r/ILRows, r%ILRows
 	blk := ilBlock(k, w, nb, grp, b)
+	var s float32
 	switch k {
 	case IL8:
-		s[0] = f16ToF32(binary.LittleEndian.Uint16(blk[2*i:]))
+		s = f16ToF32(binary.LittleEndian.Uint16(blk[2*i:]))
 		for j := range dst[:32] {
 			dst[j] = int8(blk[32+(j/4)*64+4*i+j%4] ^ 0x80)
 		}
-		return
+		return s
 	case IL4:
-		s[0] = f16ToF32(binary.LittleEndian.Uint16(blk[2*i:]))
+		s = f16ToF32(binary.LittleEndian.Uint16(blk[2*i:]))
 		blk = blk[32:]
 	case IL4G:
-		s[0] = gs[(grp*((cols+g-1)/g)+b*Q8Block/g)*ILRows+i]
+		s = gs[(grp*((cols+g-1)/g)+b*Q8Block/g)*ILRows+i]
 	}
 	for j := 0; j < 16; j++ {
 		x := blk[(j/4)*64+4*i+j%4]
 		dst[j], dst[j+16] = int8(x&15)-8, int8(x>>4)-8
 	}
+	return s
 }
 
 // ILRepack returns rows [r0, r1) of the [rows][cols] interleaved matrix
@@ -459,18 +460,17 @@ func (p *ilProd) run(g0, g1 int) {
 func (p *ilProd) runGo(g0, g1 int) {
 	nb := p.cols / Q8Block
 	var vals [Q8Block]int8
-	var s [1]float32
 	for r := g0 * ILRows; r < min(p.rows, g1*ILRows); r++ {
 		for t := 0; t < p.a.n; t++ {
 			var acc float32
 			for b := 0; b < nb; b++ {
-				ilBlockValues(p.k, vals[:], s[:], p.w, p.gs, p.g, r, p.rows, p.cols, b)
+				s := ilBlockValues(p.k, vals[:], p.w, p.gs, p.g, r, p.cols, b)
 				xq, xd, _ := p.a.token(t, b)
 				var isum int32
 				for j, v := range vals {
 					isum += int32(v) * int32(xq[j])
 				}
-				acc = fma32(float32(isum), float32(s[0]*xd), acc)
+				acc = fma32(float32(isum), float32(s*xd), acc)
 			}
 			p.out[t*p.rows+r] = acc
 		}

@@ -68,7 +68,7 @@ func TestILRow(t *testing.T) {
 			c := newILCase(t, rng, name, rows, 224)
 			got := make([]float32, c.cols)
 			for r := 0; r < rows; r++ {
-				ILRow(c.k, got, c.w, c.gs, c.g, r, rows, c.cols)
+				ILRow(c.k, got, c.w, c.gs, c.g, r, c.cols)
 				for i, v := range got {
 					if v != c.deq[r*c.cols+i] {
 						t.Fatalf("%s rows=%d: row %d value %d = %v, want %v", name, rows, r, i, v, c.deq[r*c.cols+i])
@@ -78,7 +78,7 @@ func TestILRow(t *testing.T) {
 			for _, sl := range [][2]int{{0, rows}, {rows / 3, rows}, {rows / 2, rows/2 + 1}} {
 				w, gs := ILRepack(c.k, c.w, c.gs, c.g, rows, c.cols, sl[0], sl[1])
 				for r := sl[0]; r < sl[1]; r++ {
-					ILRow(c.k, got, w, gs, c.g, r-sl[0], sl[1]-sl[0], c.cols)
+					ILRow(c.k, got, w, gs, c.g, r-sl[0], c.cols)
 					for i, v := range got {
 						if v != c.deq[r*c.cols+i] {
 							t.Fatalf("%s rows [%d, %d) of %d: row %d value %d = %v, want %v", name, sl[0], sl[1], rows, r, i, v, c.deq[r*c.cols+i])

@@ -71,7 +71,7 @@ var pairBufs = sync.Pool{New: func() any { return new(pairBuf) }}
 // pairMatMul packs x and runs the tiles over every row, split over the pool
 // when the product is large enough. w is the float32 (eb 4) or f16 (eb 2)
 // weights.
-func pairMatMul(op int, out []float32, w unsafe.Pointer, eb int, x []float32, rows, cols, n int) {
+func pairMatMul(out []float32, w unsafe.Pointer, eb int, x []float32, rows, cols, n int) {
 	b := pairBufs.Get().(*pairBuf)
 	need := pairLen(cols, n)
 	if cap(b.xp) < need {
@@ -82,7 +82,7 @@ func pairMatMul(op int, out []float32, w unsafe.Pointer, eb int, x []float32, ro
 	done := false
 	if rows*cols*n >= parallelMin {
 		if j := defaultPool.acquire(); j != nil {
-			j.op, j.out, j.dx, j.wp, j.eb = op, out, xp, w, eb
+			j.op, j.out, j.dx, j.wp, j.eb = opPair, out, xp, w, eb
 			j.rows, j.cols, j.n = rows, cols, n
 			defaultPool.exec(pairRows[0])
 			done = true

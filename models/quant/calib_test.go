@@ -21,14 +21,15 @@ func calibRandMatrix(r *rand.Rand, rows, cols int) []float32 {
 	return w
 }
 
-// dequantAll returns the whole matrix m as float32.
-func dequantAll(m interface {
-	Rows() int
-	Cols() int
-	DequantizeRows(dst []float32, r0, r1 int)
-}) []float32 {
-	d := make([]float32, m.Rows()*m.Cols())
-	m.DequantizeRows(d, 0, m.Rows())
+// nf4Dequant returns the whole matrix m as float32: float32(level·scale),
+// the weights kernels.MatVecLUT4(..., &kernels.NF4Levels, B, ...)
+// multiplies by.
+func nf4Dequant(m *NF4Blocks) []float32 {
+	rb, nb := (m.C+1)/2, (m.C+m.B-1)/m.B
+	d := make([]float32, m.R*m.C)
+	for r := 0; r < m.R; r++ {
+		kernels.DequantizeLUT4(d[r*m.C:(r+1)*m.C], m.Packed[r*rb:(r+1)*rb], m.Scale[r*nb:(r+1)*nb], &kernels.NF4Levels, m.B, m.C)
+	}
 	return d
 }
 
@@ -321,10 +322,10 @@ func TestNF4(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m.Format() != "nf4-g"+map[int]string{32: "32", 64: "64", 128: "128"}[b] || m.Rows() != rows || m.Cols() != cols {
-			t.Fatalf("%s [%d][%d]", m.Format(), m.Rows(), m.Cols())
+		if m.Format() != "nf4-g"+map[int]string{32: "32", 64: "64", 128: "128"}[b] || m.R != rows || m.C != cols {
+			t.Fatalf("%s [%d][%d]", m.Format(), m.R, m.C)
 		}
-		d := dequantAll(m)
+		d := nf4Dequant(m)
 		nb := (cols + b - 1) / b
 		var sq, sqErr float64
 		for i, v := range w {
@@ -353,7 +354,7 @@ func TestNF4(t *testing.T) {
 				t.Fatalf("g%d: kernel row %d %g, dequantized product %g", b, i, got[i], want[i])
 			}
 		}
-		t.Logf("nf4-g%d: %d bytes, relative RMS error %.4f", b, m.Bytes(), math.Sqrt(sqErr/sq))
+		t.Logf("nf4-g%d: %d bytes, relative RMS error %.4f", b, len(m.Packed)+4*len(m.Scale), math.Sqrt(sqErr/sq))
 	}
 	if _, err := NewNF4Blocks(w, rows, cols, 16); err == nil {
 		t.Error("block 16 accepted")

@@ -93,15 +93,3 @@ func NewFP8Rows(w []float32, rows, cols int, f kernels.FP8) (*FP8Rows, error) {
 	}
 	return m, nil
 }
-
-func (m *FP8Rows) Rows() int { return m.R }
-func (m *FP8Rows) Cols() int { return m.C }
-
-// DequantizeRows writes float32(value(code)·scale).
-func (m *FP8Rows) DequantizeRows(dst []float32, r0, r1 int) {
-	C := m.C
-	dst = dst[:(r1-r0)*C]
-	for r := r0; r < r1; r++ {
-		kernels.DequantizeFP8(dst[(r-r0)*C:(r-r0+1)*C], m.Codes[r*C:(r+1)*C], m.Scale[r], m.F)
-	}
-}

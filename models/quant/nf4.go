@@ -70,17 +70,4 @@ func NearestNF4(v float32) byte {
 	return byte(lo)
 }
 
-func (m *NF4Blocks) Rows() int      { return m.R }
-func (m *NF4Blocks) Cols() int      { return m.C }
 func (m *NF4Blocks) Format() string { return fmt.Sprintf("nf4-g%d", m.B) }
-func (m *NF4Blocks) Bytes() int64   { return int64(len(m.Packed)) + 4*int64(len(m.Scale)) }
-
-// DequantizeRows writes float32(level·scale), the weights
-// kernels.MatVecLUT4(..., &kernels.NF4Levels, B, ...) multiplies by.
-func (m *NF4Blocks) DequantizeRows(dst []float32, r0, r1 int) {
-	rb, nb := (m.C+1)/2, (m.C+m.B-1)/m.B
-	dst = dst[:(r1-r0)*m.C]
-	for r := r0; r < r1; r++ {
-		kernels.DequantizeLUT4(dst[(r-r0)*m.C:(r-r0+1)*m.C], m.Packed[r*rb:(r+1)*rb], m.Scale[r*nb:(r+1)*nb], &kernels.NF4Levels, m.B, m.C)
-	}
-}

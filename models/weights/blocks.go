@@ -60,10 +60,6 @@ func (m *Blocks) Cols() int      { return m.cols }
 func (m *Blocks) Format() string { return m.k.typ.String() }
 func (m *Blocks) Bytes() int64   { return int64(len(m.raw)) }
 
-// Type is the GGUF type of the blocks; Raw their bytes (for writers).
-func (m *Blocks) Type() gguf.Type { return m.k.typ }
-func (m *Blocks) Raw() []byte     { return m.raw }
-
 func (m *Blocks) rowBytes() int { return m.cols / m.k.typ.BlockSize() * m.k.typ.BlockBytes() }
 
 func (m *Blocks) Mul(out, x []float32, n int, s *Scratch) {

@@ -72,7 +72,7 @@ func (m *Interleaved) Mul(out, x []float32, n int, s *Scratch) {
 }
 
 func (m *Interleaved) Row(dst []float32, r int) {
-	kernels.ILRow(m.k, dst, m.w, m.gs, m.g, r, m.rows, m.cols)
+	kernels.ILRow(m.k, dst, m.w, m.gs, m.g, r, m.cols)
 }
 
 // Slice shares the storage when r0 starts a row group, and repacks rows

@@ -4,12 +4,13 @@ import (
 	"fmt"
 
 	"chat/models/kernels"
+	"chat/models/quant"
 )
 
 // Int4 stores groups of G values along a row (32, 64 or 128) with one
-// float32 scale each: scale = max(max|w_group|, 1e-8)/7, code =
-// clamp(round(w/scale), -7, 7) + 8 (ties to even), two codes per byte, low
-// nibble first; w' = (code-8)·scale. NF4 (nf4.go) shares the layout with
+// float32 scale each, in quant.Int4Codes' layout: scale =
+// max(max|w_group|, 1e-8)/7, code = clamp(round(w/scale), -7, 7) + 8 (ties
+// to even), two codes per byte, low nibble first; w' = (code-8)·scale. NF4 (nf4.go) shares the layout with
 // other levels. A product multiplies float32 activations by the codes
 // looked up in registers (kernels.MatVecLUT4): bitwise the product of the
 // dequantised float32 matrix.
@@ -43,33 +44,14 @@ func init() {
 	}
 }
 
-// NewInt4 quantises w in groups of g.
+// NewInt4 quantises w in groups of g by round-to-nearest
+// (quant.RoundToNearestInt4).
 func NewInt4(w []float32, rows, cols, g int) (*Int4, error) {
-	if g != 32 && g != 64 && g != 128 {
-		return nil, fmt.Errorf("weights: int4: group size %d, want 32, 64 or 128", g)
+	q, err := quant.RoundToNearestInt4(w, rows, cols, g)
+	if err != nil {
+		return nil, fmt.Errorf("weights: %w", err)
 	}
-	rb, ng := (cols+1)/2, (cols+g-1)/g
-	m := &Int4{rows: rows, cols: cols, g: g, packed: make([]byte, rows*rb), scale: make([]float32, rows*ng),
-		levels: &kernels.Int4Levels, format: fmt.Sprintf("int4-g%d", g)}
-	for r := 0; r < rows; r++ {
-		row := w[r*cols : (r+1)*cols]
-		p := m.packed[r*rb : (r+1)*rb]
-		for j := 0; j < ng; j++ {
-			grp := row[j*g : min((j+1)*g, cols)]
-			amax := absMax(grp)
-			if !finite(amax) {
-				return nil, fmt.Errorf("weights: int4: row %d holds a non-finite weight", r)
-			}
-			s := max(amax, minAmax) / 7
-			m.scale[r*ng+j] = s
-			for i, v := range grp {
-				c := j*g + i
-				code := byte(int(roundClamp(v/s, 7)) + 8)
-				p[c/2] |= code << (4 * (c & 1))
-			}
-		}
-	}
-	return m, nil
+	return NewInt4Codes(q.Packed, q.Scale, rows, cols, g, fmt.Sprintf("int4-g%d", g)), nil
 }
 
 // NewInt4Codes wraps int4 codes and scales already in Int4's layout (GPTQ's

@@ -74,10 +74,6 @@ func (m *Int8) Bytes() int64 { return int64(len(m.q)) + 4*int64(len(m.scale)) }
 // 4 tokens and 0.7-0.9× from 8 tokens on.
 const i8f32MaxN = 4
 
-// Codes and Scales are the stored int8 values and row scales.
-func (m *Int8) Codes() []int8     { return m.q }
-func (m *Int8) Scales() []float32 { return m.scale }
-
 func (m *Int8) Mul(out, x []float32, n int, s *Scratch) {
 	checkMul(m, out, x, n)
 	rows, cols := m.rows, m.cols

@@ -41,12 +41,6 @@ func NewLoRA(base Linear, updates ...Update) (Linear, error) {
 	return &LoRA{base: base, updates: updates}, nil
 }
 
-// Base is the matrix without its updates.
-func (l *LoRA) Base() Linear { return l.base }
-
-// Updates are the adapters' updates.
-func (l *LoRA) Updates() []Update { return l.updates }
-
 func (l *LoRA) Rows() int      { return l.base.Rows() }
 func (l *LoRA) Cols() int      { return l.base.Cols() }
 func (l *LoRA) Format() string { return l.base.Format() }
