@@ -23,8 +23,9 @@ func AttnScores(scores, q, k []float32, stride, n int, scale float32) {
 	attnScoresGo(scores, q, k, stride, n, scale)
 }
 
-// AttnMixAdd is AttnMix adding into out, for values spread over several
-// blocks of a paged cache. Each row is one fused multiply-add per element,
+// AttnMixAdd adds Σ_t w[t]·v[t*stride+j] to out[j] for j < len(out), t < n:
+// the attention-weighted sum of n cached value rows, added so that values
+// spread over several blocks of a paged cache sum into one out. Each row is one fused multiply-add per element,
 // in row order, as a run of Axpy calls would do.
 func AttnMixAdd(out, w, v []float32, stride, n int) {
 	d := len(out)
@@ -32,7 +33,7 @@ func AttnMixAdd(out, w, v []float32, stride, n int) {
 		return
 	}
 	if len(w) < n || stride < d || len(v) < (n-1)*stride+d {
-		panic("kernels: AttnMix: slices too short for n rows")
+		panic("kernels: AttnMixAdd: slices too short for n rows")
 	}
 	if useAsm && d%8 == 0 && d > 0 {
 		attnMixAsm(out, w, v, stride, n)

@@ -11,8 +11,8 @@ import (
 // the kernels, so they can move with the weight formats.
 
 // Int4Codes is a row-major [Rows][Cols] int4-group matrix as GPTQ, AWQ and
-// RoundToNearestInt4 write it, in the layout of models/quant's Int4Groups
-// (models/weights' Int4) and kernels.MatVecLUT4 and kernels.PackILInt4: groups of
+// RoundToNearestInt4 write it, in the layout of models/weights' Int4 and
+// kernels.MatVecLUT4 and kernels.PackILInt4: groups of
 // Group consecutive values of a row (the last may be shorter) share one
 // float32 scale; codes q+8 with q in [-7, 7], two per byte, low nibble first,
 // row r at byte r·⌈Cols/2⌉; the weight is float32(q)·scale.
@@ -38,7 +38,7 @@ func (m *Int4Codes) Dequantize() []float32 {
 }
 
 // int4Scale is a group's scale from its largest magnitude: max(amax,
-// 1e-8)/7 in float32, the rule of Int4Groups.
+// 1e-8)/7 in float32, the rule of every int4 format here.
 func int4Scale(amax float32) float32 { return max(amax, calibMinAmax) / 7 }
 
 // int4Code is the code of w at scale s: round(w/s) (float32 quotient, ties to
@@ -49,8 +49,8 @@ func int4Code(w, s float32) byte {
 }
 
 // RoundToNearestInt4 quantizes the row-major [rows][cols] w to int4 groups
-// of g (32, 64 or 128) by round-to-nearest: the codes and scales of
-// NewInt4Groups, the baseline GPTQ and AWQ improve on.
+// of g (32, 64 or 128) by round-to-nearest: the int4-gN format's codes and
+// scales (weights.NewInt4), the baseline GPTQ and AWQ improve on.
 func RoundToNearestInt4(w []float32, rows, cols, g int) (*Int4Codes, error) {
 	if g != 32 && g != 64 && g != 128 {
 		return nil, fmt.Errorf("quant: int4: group size %d, want 32, 64 or 128", g)
