@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"chat/engine/constrain"
@@ -99,8 +100,58 @@ func fixtures(t *testing.T) []fixture {
 		return json.Unmarshal(b, &v)
 	}})
 	gpath := filepath.Join("constrain", "testdata", "expr.gbnf")
-	out = append(out, fixture{"grammar expr.gbnf", constrain.Spec{Kind: constrain.KindGrammar, Arg: gpath}, nil})
+	out = append(out, fixture{"grammar expr.gbnf", constrain.Spec{Kind: constrain.KindGrammar, Arg: gpath}, parseExprGBNF})
 	return out
+}
+
+// parseExprGBNF checks b against expr.gbnf by hand, independently of the
+// GBNF compiler: expr ::= term (" "? [-+*/] " "? term){0,3}; term ::=
+// [0-9]{1,3} | "(" expr ")".
+func parseExprGBNF(b []byte) error {
+	i := 0
+	var expr, term func() bool
+	term = func() bool {
+		if i < len(b) && b[i] == '(' {
+			i++
+			if !expr() || i >= len(b) || b[i] != ')' {
+				return false
+			}
+			i++
+			return true
+		}
+		n := 0
+		for ; i < len(b) && b[i] >= '0' && b[i] <= '9' && n < 3; i++ {
+			n++
+		}
+		return n > 0
+	}
+	expr = func() bool {
+		if !term() {
+			return false
+		}
+		for k := 0; k < 3; k++ {
+			j := i
+			if i < len(b) && b[i] == ' ' {
+				i++
+			}
+			if i >= len(b) || !strings.ContainsRune("-+*/", rune(b[i])) {
+				i = j
+				return true
+			}
+			i++
+			if i < len(b) && b[i] == ' ' {
+				i++
+			}
+			if !term() {
+				return false
+			}
+		}
+		return true
+	}
+	if !expr() || i != len(b) {
+		return fmt.Errorf("not an expr.gbnf sentence (stopped at byte %d)", i)
+	}
+	return nil
 }
 
 // promptFor is a short story opening, with BOS for models that take one.
