@@ -14,10 +14,10 @@ import (
 // in the same lanes and order as MatVec/MatMul on the widened float32
 // weights, so MatVecF16(w) and MatMulF16(w) give bitwise the results of
 // MatVec and MatMul on f16ToF32(w) (gguf.F16ToF32), on every implementation
-// and thread count, while reading half the bytes. (MatMul takes its GEMM
-// path for 16+ tokens, and so does MatMulF16 on AVX-512 CPUs (f16gemm.go; on
-// AVX2 widening the rows cost what the GEMM saved): then MatMulF16 gives
-// bitwise MatMul's results on the widened weights, not MatVecF16's.)
+// and thread count, while reading half the bytes. (MatMulF16Prefill takes
+// the GEMM on AVX-512 CPUs (f16gemm.go; on AVX2 widening the rows cost what
+// the GEMM saved): then it gives bitwise MatMulPrefill's results on the
+// widened weights, not MatVecF16's.)
 
 // MatVecF16 computes out[r] = Σ_c f32(w[r*cols+c])·x[c] for r < rows, w
 // row-major [rows][cols] f16 bits; len(x) >= cols, len(out) >= rows.
@@ -36,16 +36,11 @@ func MatVecF16(out []float32, w []uint16, x []float32, rows, cols int) {
 
 // MatMulF16 is the batched MatVecF16: for t < n tokens,
 // out[t*rows+r] = Σ_c f32(w[r*cols+c])·x[t*cols+c]; out is [n][rows], x is
-// [n][cols]. Bitwise equal to n calls of MatVecF16 (except on the GEMM
-// path, see above).
+// [n][cols]. Bitwise equal to n calls of MatVecF16.
 func MatMulF16(out []float32, w []uint16, x []float32, rows, cols, n int) {
 	checkF16("MatMulF16", out, w, x, rows, cols, n)
 	if n == 1 {
 		MatVecF16(out, w, x, rows, cols)
-		return
-	}
-	if gemmOK(rows, cols, n) && gemmAVX512 {
-		gemmMatMulF16(out, w, x, rows, cols, n)
 		return
 	}
 	if pairTilesOK(cols, n) {

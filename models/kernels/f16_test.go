@@ -134,8 +134,6 @@ func TestMatMulF16(t *testing.T) {
 		}
 	}
 	cases = append(cases, tc{13, 768, 70}, tc{9, 2048, 30}, tc{5, 3001, 40}, tc{301, 257, 7}, tc{768, 512, 16}, tc{130, 1001, 5})
-	// MatVec's order (the GEMM for 16+ tokens has its own tests, f16gemm_test.go).
-	defer SetGEMM(SetGEMM(false))
 	for _, c := range cases {
 		w := randF16(rng, c.rows*c.cols)
 		wf := widenF16(w)

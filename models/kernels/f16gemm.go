@@ -2,18 +2,29 @@ package kernels
 
 import "sync"
 
-// MatMulF16's GEMM path (on AVX-512 CPUs with CHAT_GEMM=1: its sums round
-// as the float32 GEMM's, not as MatVecF16's): each row block of the f16 weights
+// MatMulF16Prefill's GEMM path (on AVX-512 CPUs: its sums round as the
+// float32 GEMM's, not as MatVecF16's): each row block of the f16 weights
 // (gemmRowBlockBytes of float32) is widened once into a buffer that stays in
 // L2, then meets every panel of the packed activations through the float32
 // GEMM's 12×32 tiles. Widening costs one VCVTPH2PS per 8 weights per call;
 // with the AVX2 6×16 tiles that ate the gain (0.92× MatMulF16's own tiles,
 // TestKernelRatios), so AVX2 CPUs keep those.
 
+// MatMulF16Prefill is MatMulF16 for the rows of a prefill (MatMulPrefill's
+// contract): the GEMM on AVX-512 CPUs, MatMulF16 elsewhere.
+func MatMulF16Prefill(out []float32, w []uint16, x []float32, rows, cols, n int) {
+	checkF16("MatMulF16Prefill", out, w, x, rows, cols, n)
+	if n > 0 && gemmOK(rows, cols) && gemmAVX512 {
+		gemmMatMulF16(out, w, x, rows, cols, n)
+		return
+	}
+	MatMulF16(out, w, x, rows, cols, n)
+}
+
 // f16Blocks holds the widened row blocks, one per concurrent range.
 var f16Blocks = sync.Pool{New: func() any { return new(gemmBuf) }}
 
-// gemmMatMulF16 is MatMulF16 for gemmOK shapes.
+// gemmMatMulF16 is MatMulF16Prefill for gemmOK shapes.
 func gemmMatMulF16(out []float32, w []uint16, x []float32, rows, cols, n int) {
 	_, nr := gemmShape()
 	b := gemmBufs.Get().(*gemmBuf)

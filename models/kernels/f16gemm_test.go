@@ -27,8 +27,8 @@ func TestWidenF16Into(t *testing.T) {
 	}
 }
 
-// TestMatMulF16GEMM: on the GEMM path (AVX-512 CPUs) MatMulF16 gives
-// bitwise MatMul's GEMM results on the widened weights, on 1 or 2 threads.
+// TestMatMulF16GEMM: on the GEMM path (AVX-512 CPUs) MatMulF16Prefill gives
+// bitwise MatMulPrefill's results on the widened weights, on 1 or 2 threads.
 func TestMatMulF16GEMM(t *testing.T) {
 	if !runnable(isaAVX512) || !gemmHasAsm {
 		t.Skip("this CPU has no AVX-512: MatMulF16 keeps its own tiles")
@@ -48,8 +48,8 @@ func TestMatMulF16GEMM(t *testing.T) {
 					withThreads(th, func() {
 						what := fmt.Sprintf("%s threads=%d rows=%d cols=%d n=%d", gemmName(avx512), th, rows, cols, n)
 						want, got := make([]float32, n*rows), unaligned(rng, n*rows, 1)
-						MatMul(want, wf, x, rows, cols, n)
-						MatMulF16(got, w, x, rows, cols, n)
+						MatMulPrefill(want, wf, x, rows, cols, n)
+						MatMulF16Prefill(got, w, x, rows, cols, n)
 						checkSentinels(t, what, got)
 						checkBits(t, what, got, want)
 					})
@@ -69,13 +69,14 @@ func BenchmarkMatMulF16GEMM(b *testing.B) {
 		w, x, out := randF16(rng, rows*cols), randVec(rng, n*cols), make([]float32, n*rows)
 		for _, gemm := range []bool{false, true} {
 			b.Run(fmt.Sprintf("%dx%dx%d/gemm=%v/%s", rows, cols, n, gemm, ISA()), func(b *testing.B) {
-				old := gemmEnabled
-				gemmEnabled = gemm
-				defer func() { gemmEnabled = old }()
+				mul := MatMulF16
+				if gemm {
+					mul = MatMulF16Prefill
+				}
 				withThreads(1, func() {
 					b.SetBytes(int64(rows * cols * 2))
 					for b.Loop() {
-						MatMulF16(out, w, x, rows, cols, n)
+						mul(out, w, x, rows, cols, n)
 					}
 					reportFlops(b, 2*float64(rows*cols*n))
 				})

@@ -6,7 +6,7 @@ import (
 	"unsafe"
 )
 
-// MatMul's fast path for batches of gemmMinN or more tokens (see gemmEnabled): out = X·Wᵀ as a
+// MatMulPrefill's path (see gemmEnabled): out = X·Wᵀ as a
 // register-tiled GEMM in the manner of GotoBLAS/BLIS (Goto & van de Geijn,
 // "Anatomy of High-Performance Matrix Multiplication", 2008; Van Zee & van de
 // Geijn, "BLIS", 2015), shaped for operands that are both K-major.
@@ -29,32 +29,32 @@ import (
 // but it is not bitwise equal to MatVec (which sums in 8 lanes): the error
 // bound is that of a sequential float32 sum of cols products.
 
-// gemmEnabled switches MatMul (and MatMulF16 on AVX-512) to the GEMM path
-// for batches of gemmMinN tokens or more: off by default, on with
-// CHAT_GEMM=1, because the app promises a batch the bits of each sequence
-// alone and a cached prefix the bits of a cold prefill. It pays on every kernel set: at 2048×768, 1 thread, against
-// the MatVec-order tiles it replaces, 1.26-1.6× on AVX2 (4×3 tiles) and
-// 1.13-1.27× on AVX-512 (pair tiles) for 16-64 tokens. Its sums round in
-// another order than MatVec's, so a prefill of 16+ tokens is not bitwise
-// the token-by-token decode of the same tokens, and a batch of 16+
-// sequences not bitwise each sequence alone: both agree to float32
-// rounding, the tolerance the tests that compare them accept
-// (GEMMTolerance). Decode (1 token) and smaller batches keep MatVec's bits.
-var gemmEnabled = os.Getenv("CHAT_GEMM") == "1"
+// gemmEnabled switches MatMulPrefill and MatMulF16Prefill (on AVX-512) to
+// the GEMM path: on by default, off with CHAT_GEMM=0. A prefill row then sums
+// in another order than MatVec's, so a prompt prefilled in one batch is not
+// bitwise the token-by-token decode of the same tokens (nor a cached prefix
+// computed by decode steps): both agree to float32 rounding, the tolerance
+// the tests that compare them accept (GEMMTolerance). Every row still gets
+// the same bits in any batch, tile and thread count (one lane adds k in
+// order), so a sequence batched with others computes what it computes
+// alone. It pays on every kernel set: at 2048×768, 1 thread, against the
+// MatVec-order tiles it replaces, 1.26-1.6× on AVX2 (4×3 tiles) and
+// 1.13-1.27× on AVX-512 (pair tiles) for 16-64 tokens.
+var gemmEnabled = os.Getenv("CHAT_GEMM") != "0"
 
 // GEMMTolerance is how far, relative to the largest magnitude of a row of
-// logits, a computation that took the GEMM path may differ from the same
-// computation in MatVec's order (tests comparing a prefill with its decode,
-// or a batch with its sequences alone, use it): float32 sums in two orders,
-// through a few layers. Measured over the architectures' batch tests
-// (modeltest.CheckBatch): 1e-7 to 6e-5 of the largest logit, and 1.5e-4 on
-// Gemma, whose GELU reads a table at the f16 rounding of its input (one
-// ulp moves it to the neighbouring entry, a 1e-3 step).
+// logits, a computation whose prefill took the GEMM path may differ from the
+// same computation in MatVec's order (tests comparing a prefill with its
+// decode, or a cached prefix with a cold one, use it): float32 sums in two
+// orders, through a few layers. Measured over the architectures' tests:
+// 1e-7 to 6e-5 of the largest logit, and 1.5e-4 on Gemma, whose GELU reads
+// a table at the f16 rounding of its input (one ulp moves it to the
+// neighbouring entry, a 1e-3 step).
 const GEMMTolerance = 1e-3
 
-// GEMM reports whether MatMul takes the GEMM path for 16+ tokens (see
-// gemmEnabled); SetGEMM switches it and returns the previous setting (for
-// comparisons: the path is chosen at every call).
+// GEMM reports whether MatMulPrefill takes the GEMM path (see gemmEnabled);
+// SetGEMM switches it and returns the previous setting (for comparisons: the
+// path is chosen at every call).
 func GEMM() bool { return gemmEnabled }
 
 func SetGEMM(on bool) bool {
@@ -62,11 +62,6 @@ func SetGEMM(on bool) bool {
 	gemmEnabled = on
 	return was
 }
-
-// gemmMinN is the fewest tokens that take the GEMM path; below it MatMul
-// keeps its MatVec-equal tiles, which measured as fast or faster for 8-15
-// tokens (768×768, 1 thread) where the panels are part padding.
-const gemmMinN = 16
 
 // gemmRowGran is the row granule of a GEMM product split over the pool: a
 // multiple of both tiles' mr, so every thread count puts the same rows in the
@@ -99,9 +94,10 @@ func gemmTileRows(wide bool) int {
 	return 12
 }
 
-// gemmOK reports whether MatMul takes the GEMM path for this shape.
-func gemmOK(rows, cols, n int) bool {
-	return gemmEnabled && gemmHasAsm && useAsm && n >= gemmMinN && rows >= gemmRowGran && cols > 0
+// gemmOK reports whether MatMulPrefill takes the GEMM path for this shape:
+// not the token count, so a row's order never depends on its batch.
+func gemmOK(rows, cols int) bool {
+	return gemmEnabled && gemmHasAsm && useAsm && rows >= gemmRowGran && cols > 0
 }
 
 type gemmBuf struct{ xp []float32 }
@@ -110,7 +106,7 @@ type gemmBuf struct{ xp []float32 }
 // (grown only for a larger product), so steady-state calls don't allocate.
 var gemmBufs = sync.Pool{New: func() any { return new(gemmBuf) }}
 
-// gemmMatMul is MatMul for gemmOK shapes.
+// gemmMatMul is MatMulPrefill for gemmOK shapes.
 func gemmMatMul(out, w, x []float32, rows, cols, n int) {
 	_, nr := gemmShape()
 	b := gemmBufs.Get().(*gemmBuf)

@@ -33,7 +33,7 @@ func gemmName(avx512 bool) string {
 	return "avx2"
 }
 
-// withGEMM runs f with MatMul on the GEMM path and the AVX-512 tiles on or off.
+// withGEMM runs f with MatMulPrefill on the GEMM path and the AVX-512 tiles on or off.
 func withGEMM(avx512 bool, f func()) {
 	old, oldOn := gemmAVX512, gemmEnabled
 	gemmAVX512, gemmEnabled = avx512, true
@@ -76,7 +76,7 @@ func TestGEMM(t *testing.T) {
 				x := unaligned(rng, c.n*c.cols, 7-off)
 				out := unaligned(rng, c.n*c.rows, (off+3)%8)
 				what := fmt.Sprintf("%s rows=%d cols=%d n=%d", gemmName(avx512), c.rows, c.cols, c.n)
-				MatMul(out, w, x, c.rows, c.cols, c.n)
+				MatMulPrefill(out, w, x, c.rows, c.cols, c.n)
 				checkSentinels(t, what, out)
 				checkMatMulRef(t, what, out, w, x, c.rows, c.cols, c.n)
 				// The pure-Go MatMul agrees within the sum of both bounds.
@@ -89,6 +89,27 @@ func TestGEMM(t *testing.T) {
 						t.Fatalf("%s: out[%d] asm %v go %v", what, k, out[k], goOut[k])
 					}
 				}
+			}
+		})
+	}
+}
+
+// TestGEMMRowBitsAnyN: a token's row gets the same bits whatever the
+// number of tokens beside it and where its panel starts, so a sequence's
+// prefill computes the same in any batch (nn.Runner relies on it).
+func TestGEMMRowBitsAnyN(t *testing.T) {
+	rng := rand.New(rand.NewPCG(47, 48))
+	for _, avx512 := range gemmImpls() {
+		withGEMM(avx512, func() {
+			rows, cols, n := 37, 200, 50
+			w, x := randVec(rng, rows*cols), randVec(rng, n*cols)
+			all := make([]float32, n*rows)
+			MatMulPrefill(all, w, x, rows, cols, n)
+			for _, c := range [][2]int{{0, 1}, {5, 6}, {3, 20}, {17, 50}, {40, 49}} {
+				t0, t1 := c[0], c[1]
+				part := make([]float32, (t1-t0)*rows)
+				MatMulPrefill(part, w, x[t0*cols:t1*cols], rows, cols, t1-t0)
+				checkBits(t, fmt.Sprintf("%s tokens [%d,%d)", gemmName(avx512), t0, t1), part, all[t0*rows:t1*rows])
 			}
 		})
 	}
@@ -134,12 +155,12 @@ func TestGEMMThreads(t *testing.T) {
 				rows, cols, n := c[0], c[1], c[2]
 				w, x := randVec(rng, rows*cols), randVec(rng, n*cols)
 				want := make([]float32, rows*n)
-				withThreads(1, func() { MatMul(want, w, x, rows, cols, n) })
+				withThreads(1, func() { MatMulPrefill(want, w, x, rows, cols, n) })
 				checkMatMulRef(t, gemmName(avx512), want, w, x, rows, cols, n)
 				for _, th := range []int{2, 3} {
 					withThreads(th, func() {
 						got := make([]float32, rows*n)
-						MatMul(got, w, x, rows, cols, n)
+						MatMulPrefill(got, w, x, rows, cols, n)
 						for i := range got {
 							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 								t.Fatalf("%s %v threads=%d: out[%d] = %v, 1 thread %v", gemmName(avx512), c, th, i, got[i], want[i])
@@ -159,9 +180,9 @@ func TestGEMMStaysInBounds(t *testing.T) {
 				for _, rows := range []int{12, 13, 24, 30} {
 					for _, n := range []int{8, 17, 33} {
 						w, x, out := guarded(t, rows*cols), guarded(t, n*cols), guarded(t, n*rows)
-						MatMul(out, w, x, rows, cols, n)
+						MatMulPrefill(out, w, x, rows, cols, n)
 						checkMatMulRef(t, "guarded", out, w, x, rows, cols, n)
-						MatMulF16(out, guardedF16(t, rows*cols), x, rows, cols, n)
+						MatMulF16Prefill(out, guardedF16(t, rows*cols), x, rows, cols, n)
 					}
 				}
 			}
@@ -178,12 +199,12 @@ func TestGEMMAllocs(t *testing.T) {
 		for _, th := range []int{1, 2} {
 			withThreads(th, func() {
 				withGEMM(avx512, func() {
-					MatMul(out, w, x, rows, cols, n)
-					if a := testing.AllocsPerRun(20, func() { MatMul(out, w, x, rows, cols, n) }); a != 0 {
+					MatMulPrefill(out, w, x, rows, cols, n)
+					if a := testing.AllocsPerRun(20, func() { MatMulPrefill(out, w, x, rows, cols, n) }); a != 0 {
 						t.Errorf("%s threads=%d: GEMM MatMul allocates %v times per call", gemmName(avx512), th, a)
 					}
-					MatMulF16(out, wh, x, rows, cols, n)
-					if a := testing.AllocsPerRun(20, func() { MatMulF16(out, wh, x, rows, cols, n) }); a != 0 {
+					MatMulF16Prefill(out, wh, x, rows, cols, n)
+					if a := testing.AllocsPerRun(20, func() { MatMulF16Prefill(out, wh, x, rows, cols, n) }); a != 0 {
 						t.Errorf("%s threads=%d: GEMM MatMulF16 allocates %v times per call", gemmName(avx512), th, a)
 					}
 				})
@@ -213,7 +234,7 @@ func BenchmarkMatMulGEMM(b *testing.B) {
 		name := fmt.Sprintf("%dx%dx%d", rows, cols, n)
 		for _, avx512 := range gemmImpls() {
 			b.Run(name+"/"+gemmName(avx512), func(b *testing.B) {
-				withGEMM(avx512, func() { run(b, func() { MatMul(out, w, x, rows, cols, n) }) })
+				withGEMM(avx512, func() { run(b, func() { MatMulPrefill(out, w, x, rows, cols, n) }) })
 			})
 		}
 		if useAsm {

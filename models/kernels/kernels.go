@@ -13,13 +13,13 @@
 // AVX-512 and VNNI variants keep every output's float order, so results do
 // not depend on the kernel set unless a doc says so):
 //
-//   - float32: MatVec, MatMul (batched prefill and decode); MatMul takes a
-//     register-tiled GEMM for 16+ tokens (gemm.go: its sums are not bitwise
-//     MatVec's; on with CHAT_GEMM=1), and below that AVX-512 pair tiles
-//     (pairtile.go) or AVX2 4×3 tiles, bitwise MatVec's.
+//   - float32: MatVec, MatMul (batched decode) in AVX-512 pair tiles
+//     (pairtile.go) or AVX2 4×3 tiles, bitwise MatVec's; MatMulPrefill, a
+//     register-tiled GEMM for the rows of a prefill (gemm.go: its sums are
+//     not bitwise MatVec's; CHAT_GEMM=0 turns it off).
 //   - float16 weights widened in registers: MatVecF16, MatMulF16 (f16.go),
-//     bitwise equal to MatVec/MatMul on the widened weights (MatMulF16 takes
-//     the GEMM for 16+ tokens on AVX-512, f16gemm.go).
+//     bitwise equal to MatVec/MatMul on the widened weights, and
+//     MatMulF16Prefill (the GEMM on AVX-512, f16gemm.go).
 //   - quantized weights dequantized in registers against float32 activations,
 //     bitwise MatVec/MatMul of the dequantized weights: int8 with a scale per
 //     row (the course's exact Int8Linear), MatVecI8F32 and MatMulI8F32
@@ -46,7 +46,8 @@
 // MatVec and MatMul split their rows over a persistent worker pool (see
 // SetThreads). Every output element is computed by one worker with the same
 // kernel and summation order, so results do not depend on the thread count,
-// and MatMul gives exactly the bits of repeated MatVec calls.
+// and MatMul gives exactly the bits of repeated MatVec calls (MatMulPrefill
+// the bits of itself in any batch).
 //
 // Concurrency: all functions may be called from several goroutines at once.
 // The engine calls them from one goroutine; a second concurrent caller does not
@@ -67,21 +68,15 @@ func MatVec(out, w, x []float32, rows, cols int) {
 	}
 }
 
-// MatMul is the batched product used for prefill: for t < n tokens,
+// MatMul is the batched product: for t < n tokens,
 // out[t*rows+r] = dot(w[r*cols:(r+1)*cols], x[t*cols:(t+1)*cols]).
 // So out is [n][rows] and x is [n][cols], both row-major. Each weight row is
 // read once per tile of tokens instead of once per token. The result is
-// bitwise equal to n calls of MatVec, except that batches of 16+ tokens take
-// a faster register-tiled GEMM whose sums round differently when
-// CHAT_GEMM=1 (gemm.go).
+// bitwise equal to n calls of MatVec.
 func MatMul(out, w, x []float32, rows, cols, n int) {
 	checkMat("MatMul", out, w, x, rows, cols, n)
 	if n == 1 {
 		MatVec(out, w, x, rows, cols)
-		return
-	}
-	if gemmOK(rows, cols, n) {
-		gemmMatMul(out, w, x, rows, cols, n)
 		return
 	}
 	if pairTilesOK(cols, n) {
@@ -91,6 +86,19 @@ func MatMul(out, w, x []float32, rows, cols, n int) {
 	if rows*cols*n < parallelMin || !defaultPool.run(opMatMul, out, w, x, rows, cols, n) {
 		matMulRange(out, w, x, rows, cols, n, 0, rows)
 	}
+}
+
+// MatMulPrefill is MatMul for the rows of a prefill: the register-tiled GEMM
+// (gemm.go) where it runs, whose sums round in another order than MatVec's
+// but give every row the same bits for any n, tile and thread count; MatMul
+// where it does not.
+func MatMulPrefill(out, w, x []float32, rows, cols, n int) {
+	checkMat("MatMulPrefill", out, w, x, rows, cols, n)
+	if n > 0 && gemmOK(rows, cols) {
+		gemmMatMul(out, w, x, rows, cols, n)
+		return
+	}
+	MatMul(out, w, x, rows, cols, n)
 }
 
 // Dot returns the dot product of a and b[:len(a)].

@@ -253,8 +253,6 @@ func TestMatMul(t *testing.T) {
 	}
 	// Token counts past one activation chunk (tokenChunk).
 	cases = append(cases, tc{13, 768, 70}, tc{9, 2048, 30}, tc{5, 3001, 40})
-	// MatVec's order (the GEMM for 16+ tokens has its own tests, gemm_test.go).
-	defer SetGEMM(SetGEMM(false))
 	for _, asm := range impls() {
 		withImpl(asm, func() {
 			for _, c := range cases {

@@ -192,18 +192,16 @@ func TestKernelRatios(t *testing.T) {
 	wh := randF16(rng, rows*cols)
 	for _, l := range levels {
 		row(fmt.Sprintf("MatMulF16 GEMM vs tiles %dx%dx%d", rows, cols, n), l, func() {
-			MatMulF16(bout, wh, xb, rows, cols, n)
+			MatMulF16Prefill(bout, wh, xb, rows, cols, n)
 		}, l, func() {
-			defer SetGEMM(SetGEMM(false))
 			MatMulF16(bout, wh, xb, rows, cols, n)
 		})
 	}
 	wf0 := randVec(rng, rows*cols)
 	for _, l := range levels {
 		row(fmt.Sprintf("MatMul F32 GEMM vs tiles %dx%dx%d", rows, cols, n), l, func() {
-			MatMul(bout, wf0, xb, rows, cols, n)
+			MatMulPrefill(bout, wf0, xb, rows, cols, n)
 		}, l, func() {
-			defer SetGEMM(SetGEMM(false))
 			MatMul(bout, wf0, xb, rows, cols, n)
 		})
 	}

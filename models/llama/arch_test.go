@@ -17,6 +17,7 @@ import (
 	"chat/models/gguf"
 	"chat/models/llama/randmodel"
 	"chat/models/modeltest"
+	"chat/models/nn"
 )
 
 // archSpec is a small random model of each family: randmodel's shapes,
@@ -187,10 +188,10 @@ func checkCached(t *testing.T, m *Model, n int) {
 		}
 	}
 	// Absolute 1e-4 when the prefill sums in MatVec's order; with the GEMM
-	// (a prefill of 16+ tokens, kernels.GEMM) its tolerance, relative to
+	// (a prefill of nn.PrefillMinTokens+ tokens, kernels.GEMM) its tolerance, relative to
 	// the largest logit: Gemma's GELU table turns an ulp into a 1e-3 step.
 	tol := 1e-4
-	if kernels.GEMM() && n >= 16 {
+	if kernels.GEMM() && n >= nn.PrefillMinTokens {
 		var scale float64 = 1
 		for _, v := range batch {
 			scale = max(scale, math.Abs(float64(v)))

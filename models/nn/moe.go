@@ -47,7 +47,9 @@ func (p *Pass) MoE(x Rows, router weights.Linear, k int, expert func(e int, in R
 		}
 		if cnt > 0 {
 			in.N = cnt
+			p.gathered = true
 			y := expert(e, in)
+			p.gathered = false
 			for r := 0; r < cnt; r++ {
 				o, wr := out.Row(from[r]), w.D[r]
 				for j, v := range y.Row(r) {

@@ -32,6 +32,14 @@ import (
 // no result: every product gives each row the bits it gives alone.
 const MaxChunk = 64
 
+// PrefillMinTokens is the fewest tokens of one sequence in a batch that make
+// its rows a prefill, whose float products take the GEMM (Pass.prefill):
+// more than a speculative round verifies (1 + 16 guesses), so verification
+// keeps the decode's bits and speculative greedy output stays plain
+// greedy's; below ~16 tokens the GEMM's panels are part padding and the
+// decode's tiles are as fast (kernels/gemm.go).
+const PrefillMinTokens = 18
+
 // Rows is a batch of vectors, one per token: row i is D[i*W:(i+1)*W].
 type Rows struct {
 	N, W int
@@ -85,6 +93,13 @@ type Pass struct {
 	want   []bool      // whose logits are wanted
 	W      *weights.Scratch
 
+	// prefill marks the rows of sequences with PrefillMinTokens or more
+	// tokens in the batch: their float products take the GEMM
+	// (weights.Scratch.Prefill). The choice is per sequence, never per
+	// chunk or batch, so a sequence batched with others gets its lone bits.
+	prefill  []bool
+	gathered bool // products run on gathered rows (MoE experts): MatVec's order
+
 	arena  []float32 // scratch rows, handed out by Alloc
 	off    int
 	high   int       // the arena's high-water mark, for the next pass
@@ -126,13 +141,29 @@ func (p *Pass) AllocN(rows, w int) Rows {
 func (p *Pass) Mark() int      { return p.off }
 func (p *Pass) Reset(mark int) { p.off = mark }
 
-// Mul returns w·x for every row, [N][w.Rows()].
+// Mul returns w·x for every row, [N][w.Rows()]. The rows of the chunk's
+// prefills and the rest go in separate products (in runs, keeping the rows'
+// order): each row's bits depend only on whether its sequence prefills.
 func (p *Pass) Mul(w weights.Linear, x Rows) Rows {
 	if p.observe != nil {
 		p.observe(w, x)
 	}
 	y := p.AllocN(x.N, w.Rows())
-	w.Mul(y.D, x.D, x.N, p.W)
+	if p.gathered || x.N != p.N() {
+		w.Mul(y.D, x.D, x.N, p.W)
+		return y
+	}
+	R := w.Rows()
+	for i := 0; i < x.N; {
+		j := i + 1
+		for j < x.N && p.prefill[j] == p.prefill[i] {
+			j++
+		}
+		p.W.Prefill = p.prefill[i]
+		w.Mul(y.D[i*R:j*R], x.D[i*x.W:j*x.W], j-i, p.W)
+		i = j
+	}
+	p.W.Prefill = false
 	return y
 }
 
@@ -191,11 +222,12 @@ func (p *Pass) Logits(out weights.Linear, h Rows) Rows {
 // Runner runs an Arch over batches: it checks the batch, grows each
 // sequence's cache, and feeds the tokens to the Arch a chunk at a time.
 type Runner struct {
-	arch   Arch
-	vocab  int
-	p      Pass
-	logits []float32
-	count  []int // tokens per sequence in the batch
+	arch    Arch
+	vocab   int
+	p       Pass
+	logits  []float32
+	count   []int  // tokens per sequence in the batch
+	prefill []bool // per token: its sequence prefills (Pass.prefill)
 }
 
 // NewRunner returns a runner of arch for a vocabulary of vocab ids.
@@ -219,9 +251,17 @@ func (r *Runner) Forward(b *models.Batch, kv []models.KV) ([]float32, error) {
 	if len(p.arena) < p.high {
 		p.arena = make([]float32, p.high)
 	}
+	if cap(r.prefill) < b.Len() {
+		r.prefill = make([]bool, b.Len())
+	}
+	r.prefill = r.prefill[:b.Len()]
+	for i, s := range b.Seq {
+		r.prefill[i] = r.count[s] >= PrefillMinTokens
+	}
 	for c := 0; c < b.Len(); c += MaxChunk {
 		e := min(c+MaxChunk, b.Len())
 		p.Tokens, p.Pos, p.Seq, p.want = b.Tokens[c:e], b.Pos[c:e], b.Seq[c:e], b.Logits[c:e]
+		p.prefill = r.prefill[c:e]
 		p.off = 0
 		r.arch.Forward(p)
 	}

@@ -5,8 +5,17 @@ import (
 	"testing"
 
 	"chat/models"
+	"chat/models/modeltest"
 	"chat/models/weights"
 )
+
+// TestLongPrefillTakesGEMM: the batch check every architecture runs has a
+// prefill long enough for the GEMM, so it checks that path batched too.
+func TestLongPrefillTakesGEMM(t *testing.T) {
+	if modeltest.LongPrefill < PrefillMinTokens {
+		t.Fatalf("modeltest.LongPrefill = %d tokens, below PrefillMinTokens = %d", modeltest.LongPrefill, PrefillMinTokens)
+	}
+}
 
 // echo is an Arch whose logits row for a token is its position in every
 // column, with the scratch arena exercised.

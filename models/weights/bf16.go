@@ -43,7 +43,11 @@ func (m *BF16) Mul(out, x []float32, n int, s *Scratch) {
 	for i, v := range x[:n*m.cols] {
 		xr[i] = gguf.BF16ToF32(gguf.F32ToBF16(v))
 	}
-	kernels.MatMul(out[:n*m.rows], m.w, xr, m.rows, m.cols, n)
+	mul := kernels.MatMul
+	if s.Prefill {
+		mul = kernels.MatMulPrefill
+	}
+	mul(out[:n*m.rows], m.w, xr, m.rows, m.cols, n)
 }
 
 func (m *BF16) Row(dst []float32, r int) { copy(dst[:m.cols], m.w[r*m.cols:(r+1)*m.cols]) }

@@ -33,7 +33,11 @@ func (m *F16) Mul(out, x []float32, n int, s *Scratch) {
 	checkMul(m, out, x, n)
 	xr := s.floats(n * m.cols)
 	kernels.RoundF16(xr, x[:n*m.cols])
-	kernels.MatMulF16(out[:n*m.rows], m.h, xr, m.rows, m.cols, n)
+	mul := kernels.MatMulF16
+	if s.Prefill {
+		mul = kernels.MatMulF16Prefill
+	}
+	mul(out[:n*m.rows], m.h, xr, m.rows, m.cols, n)
 }
 
 func (m *F16) Row(dst []float32, r int) {

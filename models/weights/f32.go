@@ -31,10 +31,15 @@ func (m *F32) Bytes() int64   { return 4 * int64(len(m.w)) }
 // Floats is the matrix itself (row-major), for code that needs the values.
 func (m *F32) Floats() []float32 { return m.w }
 
-// Mul is kernels.MatMul: each token's row is MatVec's bits.
-func (m *F32) Mul(out, x []float32, n int, _ *Scratch) {
+// Mul is kernels.MatMul (each token's row is MatVec's bits), or for a
+// prefill kernels.MatMulPrefill.
+func (m *F32) Mul(out, x []float32, n int, s *Scratch) {
 	checkMul(m, out, x, n)
-	kernels.MatMul(out[:n*m.rows], m.w, x[:n*m.cols], m.rows, m.cols, n)
+	mul := kernels.MatMul
+	if s != nil && s.Prefill {
+		mul = kernels.MatMulPrefill
+	}
+	mul(out[:n*m.rows], m.w, x[:n*m.cols], m.rows, m.cols, n)
 }
 
 func (m *F32) Row(dst []float32, r int) { copy(dst[:m.cols], m.w[r*m.cols:(r+1)*m.cols]) }

@@ -50,8 +50,9 @@ type Linear interface {
 	Bytes() int64
 	// Mul computes out[t*Rows()+r] = W[r]·x[t*Cols():(t+1)*Cols()] for
 	// t < n: out is [n][Rows], x is [n][Cols]. For every format the n rows
-	// give the bits n products of one row give, so a batch computes what
-	// its sequences compute alone.
+	// give the bits n products of one row give (with s.Prefill, the bits
+	// of that row in any prefill), so a batch computes what its sequences
+	// compute alone.
 	Mul(out, x []float32, n int, s *Scratch)
 	// Row writes row r, dequantised, into dst[:Cols()].
 	Row(dst []float32, r int)
@@ -199,6 +200,12 @@ func FromGGUF(t gguf.Type, raw []byte, rows, cols int) (Linear, error) {
 // a format's kernel takes them, and dequantised weights. It grows to the
 // largest product it has seen and is not safe for concurrent use.
 type Scratch struct {
+	// Prefill marks the rows of the next products as a prefill's: float
+	// formats then take kernels.MatMulPrefill, whose sums round in another
+	// order than a decode's but give each row the same bits in any batch.
+	// The integer formats compute the same either way.
+	Prefill bool
+
 	il   kernels.ILAct // activations quantised for an interleaved product
 	q    []int8        // quantised activations [n][cols]
 	d    []float32     // their block scales
