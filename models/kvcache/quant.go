@@ -1,6 +1,7 @@
 package kvcache
 
 import (
+	"chat/models/hugepage"
 	"fmt"
 	"math"
 )
@@ -82,7 +83,7 @@ func (p *Pool) allocRows() {
 				q = append(q, make([]int8, n*dim))
 				sc = append(sc, make([]float32, n*h))
 			} else {
-				fl = append(fl, make([]float32, n*dim))
+				fl = append(fl, hugepage.Floats(n*dim))
 			}
 		}
 		return

@@ -2,6 +2,7 @@ package weights
 
 import (
 	"chat/models/gguf"
+	"chat/models/hugepage"
 	"chat/models/kernels"
 )
 
@@ -30,15 +31,15 @@ func newInterleaved(t gguf.Type, raw []byte, rows, cols int) *Interleaved {
 	switch t {
 	case gguf.TypeQ8_0:
 		m.k = kernels.IL8
-		m.w = make([]byte, kernels.ILBytes(m.k, rows, cols))
+		m.w = hugepage.Bytes(kernels.ILBytes(m.k, rows, cols))
 		kernels.PackILQ8_0(m.w, raw, rows, cols)
 	case gguf.TypeQ5_0:
 		m.k = kernels.IL8
-		m.w = make([]byte, kernels.ILBytes(m.k, rows, cols))
+		m.w = hugepage.Bytes(kernels.ILBytes(m.k, rows, cols))
 		kernels.PackILQ5_0(m.w, raw, rows, cols)
 	case gguf.TypeQ4_0:
 		m.k = kernels.IL4
-		m.w = make([]byte, kernels.ILBytes(m.k, rows, cols))
+		m.w = hugepage.Bytes(kernels.ILBytes(m.k, rows, cols))
 		kernels.PackILQ4_0(m.w, raw, rows, cols)
 	default:
 		panic("weights: no interleaved layout for " + t.String())

@@ -1,0 +1,66 @@
+// Package hugepage allocates the large buffers a decode step streams
+// (repacked weights, the KV pool) from chunks that Linux may back with 2 MiB
+// pages (madvise MADV_HUGEPAGE, which THP's default "madvise" mode honours):
+// with 4 KiB pages every 4 KiB of a 100 MB stream needs its own TLB entry,
+// and under a hypervisor each miss is a two-level page walk.
+//
+// Buffers are carved from 2 MiB-aligned chunks, so the many small matrices
+// of a model share huge pages; a chunk is freed by the garbage collector
+// once no buffer in it is referenced.
+package hugepage
+
+import (
+	"sync"
+	"unsafe"
+)
+
+const (
+	page  = 2 << 20
+	chunk = 8 << 20 // at most this much of a last chunk stays unused
+	small = 64 << 10
+)
+
+var arena struct {
+	sync.Mutex
+	free []byte // the current chunk's unused tail, 64-byte aligned
+}
+
+// Bytes returns n zero bytes, 64-byte aligned; from a huge-page chunk when
+// n is at least 64 KiB.
+func Bytes(n int) []byte {
+	if n < small {
+		return make([]byte, n)
+	}
+	n64 := (n + 63) &^ 63
+	arena.Lock()
+	defer arena.Unlock()
+	if len(arena.free) < n64 {
+		if n64 > chunk/2 {
+			return alloc(n64)[:n:n] // a large buffer gets its own pages
+		}
+		arena.free = alloc(chunk)
+	}
+	b := arena.free[:n:n]
+	arena.free = arena.free[n64:]
+	return b
+}
+
+// Floats is Bytes for float32s.
+func Floats(n int) []float32 {
+	if n == 0 {
+		return nil
+	}
+	b := Bytes(4 * n)
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), n)
+}
+
+// alloc returns n bytes (n rounded up to whole huge pages) starting on a
+// huge-page boundary, advised for huge pages before anything touches them.
+func alloc(n int) []byte {
+	n = (n + page - 1) &^ (page - 1)
+	buf := make([]byte, n+page)
+	off := (page - int(uintptr(unsafe.Pointer(&buf[0]))%page)) % page
+	b := buf[off : off+n : off+n]
+	advise(b)
+	return b
+}

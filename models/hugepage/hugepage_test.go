@@ -1,0 +1,40 @@
+package hugepage
+
+import (
+	"testing"
+	"unsafe"
+)
+
+// TestBytes: every size comes back zeroed, of its length and capacity,
+// 64-byte aligned, and buffers never overlap.
+func TestBytes(t *testing.T) {
+	var bufs [][]byte
+	for _, n := range []int{0, 1, 100, small - 1, small, small + 1, 1 << 20, 3 << 20, chunk/2 + 1, 20 << 20} {
+		b := Bytes(n)
+		if len(b) != n || cap(b) != n {
+			t.Fatalf("Bytes(%d): len %d cap %d", n, len(b), cap(b))
+		}
+		for i, v := range b {
+			if v != 0 {
+				t.Fatalf("Bytes(%d)[%d] = %d", n, i, v)
+			}
+		}
+		if n >= small && uintptr(unsafe.Pointer(&b[0]))%64 != 0 {
+			t.Fatalf("Bytes(%d) at %p: not 64-byte aligned", n, &b[0])
+		}
+		for i := range b {
+			b[i] = 0xff
+		}
+		bufs = append(bufs, b)
+	}
+	for _, b := range bufs {
+		for i, v := range b {
+			if v != 0xff {
+				t.Fatalf("a later buffer overwrote byte %d of one of %d bytes", i, len(b))
+			}
+		}
+	}
+	if f := Floats(3 << 20); len(f) != 3<<20 {
+		t.Fatalf("Floats: len %d", len(f))
+	}
+}
