@@ -274,15 +274,19 @@ func TestCourseVocab(t *testing.T) {
 // In float32 it gives the course's golden greedy ids for every prompt while
 // they fit the context; in Q8_0 the ids this app gives on the same file, up
 // to a step that is a near tie in both engines; and it tokenizes the 30
-// golden cases as the course does. Both engines run alike: F32 KV cache, no
-// flash attention (scripts/llamacpp/check.mjs), Q8_0 products in the same
-// float order (kernels/ilblock.go). What still differs is attention's
-// float order: for head size 32, llama.cpp's decode step sums q·k in one
-// sequential chain (ggml_vec_dot_f32 below its 64-float step) and its
-// prefill in 16 lanes (llamafile's tinyBLAS), where this app uses one order
-// for both so that a prefill gives a decode's bits; on the "long" prompt
-// that parts the ids at step 9, a near tie (0.0103 here, 0.0034 in
-// llama.cpp), and with this app's pure-Go attention sums it does not.
+// golden cases as the course does. Both engines run alike (F32 KV cache,
+// no flash attention: scripts/llamacpp/check.mjs) but sum in other float
+// orders: Q8_0 products per block here, in 8 lanes in llama.cpp
+// (kernels/ilblock.go says why this app keeps its order), and attention's
+// q·k, which for head size 32 llama.cpp sums in one sequential chain in a
+// decode step (ggml_vec_dot_f32 below its 64-float step) and in 16 lanes in
+// a prefill (llamafile's tinyBLAS), where this app keeps one order for both
+// so that a prefill gives a decode's bits. Q8_0's rounding of activations
+// amplifies such last-bit differences; on the "long" prompt the ids part at
+// step 9, a near tie in both engines (0.0103 here, 0.0034 in llama.cpp).
+// (In an experiment with llama.cpp's Q8_0 order and this app's pure-Go
+// attention sums, yet another order, all three prompts gave equal ids: at
+// such a tie the pick follows the last bits.)
 func TestCourseLlamaCpp(t *testing.T) {
 	testmodels.NeedLlamaCpp(t)
 	dir := t.TempDir()

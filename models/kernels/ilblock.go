@@ -20,32 +20,26 @@ import (
 // load (GGUF Q8_0, Q5_0 and Q4_0 blocks, int4 groups).
 //
 // Every product, on every implementation and for any number of tokens,
-// gives each (row r, token t) the float32 sum llama.cpp computes for the
-// format on x86 (AVX2 and up), so that both engines give the same bits:
+// gives each (row r, token t) the float32 sum ggml's scalar reference
+// (ggml_vec_dot_q8_0_q8_0 and friends) computes:
 //
-//   - IL4, IL4G (llama.cpp repacks Q4_0 to q4_0_8x8, whose GEMV and GEMM
-//     take one float step per block, as ggml's scalar reference does):
+//	acc = 0; for each block b in order: acc = fma(float32(isum_b), float32(d_rb · xd_tb), acc)
 //
-//     acc = 0; for each block b in order: acc = fma(float32(isum_b), float32(d_rb · xd_tb), acc)
-//
-//   - IL8 (Q8_0 and Q5_0, which llama.cpp does not repack on x86: its
-//     ggml_vec_dot_q8_0_q8_0 / _q5_0_q8_0 for one token and llamafile's
-//     tinyBLAS_Q0_AVX for a batch both keep 8 float lanes, lane k for the
-//     values 4k..4k+3 of every block, and add them as hsum_float_8 does):
-//
-//     lane_k = 0; for each block b in order: lane_k = fma(float32(d_rb · xd_tb), float32(isum_bk), lane_k)
-//     out = ((lane_0 + lane_4) + (lane_2 + lane_6)) + ((lane_1 + lane_5) + (lane_3 + lane_7))
-//
-// with isum_b (isum_bk) the exact integer dot of the block's (quad k's)
-// weight values and the token's Q8_0 values, d_rb the block's weight
-// scale, xd_tb the token's, and fma one rounding. So a batch gives every
-// sequence the bits it gets alone. The two orders agree to float32
-// rounding, but a last-bit difference can move the next layer's activation
-// across a Q8_0 rounding step, so it grows: on student.pt in Q8_0 the two
-// engines' top-2 logit gaps differed by up to 0.032 with the per-block order
-// for IL8 too, and by 1e-7 to 0.012 with this one (the rest comes from
-// attention, whose sums llama.cpp orders one way in a prefill and another in
-// a decode step: models/convert's TestCourseLlamaCpp).
+// with isum_b the exact integer dot of the block's weight values and the
+// token's Q8_0 values, d_rb the block's weight scale, xd_tb the token's, and
+// fma one rounding (as llama.cpp's repacked q4_0_8x8 GEMV). So a batch gives
+// every sequence the bits it gets alone. For Q8_0 and Q5_0, which llama.cpp
+// does not repack on x86, its ggml_vec_dot_q8_0_q8_0 (one token) and
+// llamafile's tinyBLAS_Q0_AVX (batches) keep 8 float lanes per row instead
+// (lane k: the values 4k..4k+3 of every block, added at the end as
+// hsum_float_8 does): the results agree to float32 rounding, not bitwise,
+// and the difference grows through Q8_0's rounding of later activations
+// (student.pt Q8_0: top-2 logit gaps up to 0.032 apart). Commit 1426cca
+// took llama.cpp's order for IL8 (then 1e-7 to 0.012 apart); it was
+// reverted because 8 float lanes per (row, token) cost a batched product
+// about 2× (Q8_0 prefill fell from ~2.4× llama.cpp's speed to ~0.9×), and
+// attention's order, which llama.cpp takes differently in a prefill and in
+// a decode step, still parts the greedy ids at near ties.
 //
 // Layout of a row group (rows 16g..16g+15) and block b, groups then blocks
 // in order:
@@ -303,12 +297,11 @@ func ILRepack(k ILKind, w []byte, gs []float32, g, rows, cols, r0, r1 int) ([]by
 }
 
 // ILAct is n activation rows quantized to Q8_0 for an interleaved product,
-// packed 8 tokens at a time: for token group q and block b, 576 bytes at
-// (q·nb+b)·576 hold 72 bytes per token u at 72u: its 32 int8 values, its
-// float32 block scale, the int32 correction -off·Σ of its values (off the
-// weight format's value offset) and 8 more, -off·Σ of each quad of 4
-// values (the IL8 tiles' per-lane starts). Missing tokens of the last
-// group are zeros.
+// packed 8 tokens at a time: for token group q and block b, 320 bytes at
+// (q·nb+b)·320 hold 40 bytes per token u at 40u: its 32 int8 values, its
+// float32 block scale and the int32 correction -off·Σ of its values (off
+// the weight format's value offset). Missing tokens of the last group are
+// zeros.
 type ILAct struct {
 	mem     []byte // b's allocation
 	b       []byte
@@ -318,9 +311,8 @@ type ILAct struct {
 }
 
 const (
-	ilTok      = 8      // tokens per packed group
-	ilTokBytes = 72     // packed bytes per token and block
-	ilActBlock = 8 * 72 // packed bytes per group and block
+	ilTok      = 8   // tokens per packed group
+	ilActBlock = 320 // packed bytes per group and block
 )
 
 // Quantize quantizes the n rows of x ([n][cols], cols a multiple of 32) for
@@ -351,25 +343,19 @@ func (a *ILAct) Quantize(x []float32, n, cols int, k ILKind) {
 		q, u := t/ilTok, t%ilTok
 		for b := 0; b < nb; b++ {
 			blk := a.b[(q*nb+b)*ilActBlock : (q*nb+b+1)*ilActBlock]
-			slot := blk[ilTokBytes*u : ilTokBytes*(u+1)]
-			xq := unsafe.Slice((*int8)(unsafe.Pointer(&slot[0])), 32)
+			xq := unsafe.Slice((*int8)(unsafe.Pointer(&blk[40*u])), 32)
 			var d float32
-			var quads [8]int32
+			var sum int32
 			if t < n {
 				d = quantizeQ8Block(xq, x[t*cols+32*b:t*cols+32*b+32])
-				for j, v := range xq {
-					quads[j/4] += int32(v)
+				for _, v := range xq {
+					sum += int32(v)
 				}
 			} else {
 				clear(xq)
 			}
-			var sum int32
-			for k, s := range quads {
-				sum += s
-				binary.LittleEndian.PutUint32(slot[40+4*k:], uint32(neg*s))
-			}
-			binary.LittleEndian.PutUint32(slot[32:], math.Float32bits(d))
-			binary.LittleEndian.PutUint32(slot[36:], uint32(neg*sum))
+			binary.LittleEndian.PutUint32(blk[40*u+32:], math.Float32bits(d))
+			binary.LittleEndian.PutUint32(blk[40*u+36:], uint32(neg*sum))
 		}
 	}
 }
@@ -407,9 +393,8 @@ func (a *ILAct) token(t, b int) (xq []int8, xd float32, corr int32) {
 	nb := a.cols / Q8Block
 	blk := a.b[((t/ilTok)*nb+b)*ilActBlock:]
 	u := t % ilTok
-	o := ilTokBytes * u
-	xq = unsafe.Slice((*int8)(unsafe.Pointer(&blk[o])), 32)
-	return xq, math.Float32frombits(binary.LittleEndian.Uint32(blk[o+32:])), int32(binary.LittleEndian.Uint32(blk[o+36:]))
+	xq = unsafe.Slice((*int8)(unsafe.Pointer(&blk[40*u])), 32)
+	return xq, math.Float32frombits(binary.LittleEndian.Uint32(blk[40*u+32:])), int32(binary.LittleEndian.Uint32(blk[40*u+36:]))
 }
 
 // MatMulIL computes out[t*rows+r] for t < a's n tokens and r < rows: the
@@ -486,10 +471,6 @@ func (p *ilProd) runGo(g0, g1 int) {
 	var vals [Q8Block]int8
 	for r := g0 * ILRows; r < min(p.rows, g1*ILRows); r++ {
 		for t := 0; t < p.a.n; t++ {
-			if p.k == IL8 {
-				p.out[t*p.rows+r] = p.lanesGo(vals[:], r, t)
-				continue
-			}
 			var acc float32
 			for b := 0; b < nb; b++ {
 				s := ilBlockValues(p.k, vals[:], p.w, p.gs, p.g, r, p.cols, b)
@@ -503,23 +484,4 @@ func (p *ilProd) runGo(g0, g1 int) {
 			p.out[t*p.rows+r] = acc
 		}
 	}
-}
-
-// lanesGo is (row r, token t) of an IL8 product in ggml's x86 order: 8
-// float lanes, one per quad of 4 values, added as hsum_float_8 does.
-func (p *ilProd) lanesGo(vals []int8, r, t int) float32 {
-	var lane [8]float32
-	for b := 0; b < p.cols/Q8Block; b++ {
-		s := ilBlockValues(p.k, vals, p.w, p.gs, p.g, r, p.cols, b)
-		xq, xd, _ := p.a.token(t, b)
-		d := float32(s * xd)
-		for k := range lane {
-			var isum int32
-			for j := 4 * k; j < 4*k+4; j++ {
-				isum += int32(vals[j]) * int32(xq[j])
-			}
-			lane[k] = fma32(d, float32(isum), lane[k])
-		}
-	}
-	return ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]))
 }

@@ -13,7 +13,34 @@ func il8T1VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb
 func il8T2VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
 
 //go:noescape
+func il8T3VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T4VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T5VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T6VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T7VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T8VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
 func il8T1AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T2AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T3AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T4AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
 
 //go:noescape
 func il4T1VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
@@ -93,7 +120,7 @@ func ilQuantAVX2(dst *byte, x *float32, nb, off int)
 // ilQuantAsm quantizes token t of x into a's packed slot (ILAct.Quantize).
 func ilQuantAsm(a *ILAct, x []float32, t int) {
 	nb := a.cols / Q8Block
-	ilQuantAVX2(&a.b[(t/ilTok)*nb*ilActBlock+ilTokBytes*(t%ilTok)], &x[t*a.cols], nb, int(ilOff(a.k)))
+	ilQuantAVX2(&a.b[(t/ilTok)*nb*ilActBlock+40*(t%ilTok)], &x[t*a.cols], nb, int(ilOff(a.k)))
 }
 
 type ilTileFunc func(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
@@ -101,8 +128,8 @@ type ilTileFunc func(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float
 // ilTiles are the tiles by format, by kernel set (VNNI, AVX2) and token count - 1.
 var ilTiles = [3][2][]ilTileFunc{
 	{
-		{il8T1VNNI, il8T2VNNI}, // 8 float lanes per token: at most 2 tokens fit the registers
-		{il8T1AVX2},
+		{il8T1VNNI, il8T2VNNI, il8T3VNNI, il8T4VNNI, il8T5VNNI, il8T6VNNI, il8T7VNNI, il8T8VNNI},
+		{il8T1AVX2, il8T2AVX2, il8T3AVX2, il8T4AVX2},
 	},
 	{
 		{il4T1VNNI, il4T2VNNI, il4T3VNNI, il4T4VNNI, il4T5VNNI, il4T6VNNI, il4T7VNNI, il4T8VNNI},
@@ -115,8 +142,8 @@ var ilTiles = [3][2][]ilTileFunc{
 }
 
 // runAsm computes row groups [g0, g1) of every token with the tiles: 8
-// tokens at a time on VNNI, 4 on AVX2 (IL8: 2 and 1). A last group with
-// fewer than 16 rows goes through a buffer.
+// tokens at a time on VNNI, 4 on AVX2. A last group with fewer than 16 rows
+// goes through a buffer.
 func (p *ilProd) runAsm(g0, g1 int) {
 	set := 1
 	if isa >= isaAVX512VNNI {
@@ -142,7 +169,7 @@ func (p *ilProd) runAsm(g0, g1 int) {
 		full := r0+ILRows <= p.rows
 		for t0 := 0; t0 < n; t0 += maxT {
 			T := min(maxT, n-t0)
-			xa := (*byte)(unsafe.Add(unsafe.Pointer(&p.a.b[(t0/ilTok)*nb*ilActBlock]), ilTokBytes*(t0%ilTok)))
+			xa := (*byte)(unsafe.Add(unsafe.Pointer(&p.a.b[(t0/ilTok)*nb*ilActBlock]), 40*(t0%ilTok)))
 			if full {
 				tiles[T-1](&p.out[t0*p.rows+r0], w, nb, xa, p.rows, gs, gb)
 				continue

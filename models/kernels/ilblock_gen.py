@@ -1,31 +1,24 @@
 # Generates ilblock_amd64.s: python3 ilblock_gen.py > ilblock_amd64.s.
 #
 # Tiles of the interleaved-block products (ilblock.go): one row group (16
-# rows) × T tokens of one packed activation group, in ilblock.go's float
-# order, so every T, ISA and thread count gives the same bits:
-#
-#   - IL8 (Q8_0, Q5_0), ggml's x86 order: each (row, token) keeps 8 float
-#     lanes, lane k taking fma(float32(d·xd), float32(exact int sum of the
-#     block's values 4k..4k+3), lane) block after block, and the lanes are
-#     added ((l0+l4)+(l2+l6))+((l1+l5)+(l3+l7)) at the end.
-#   - IL4, IL4G: one exact int32 sum per block, then one float step per
-#     block: acc = fma(float32(isum), float32(d·xd), acc).
+# rows) × T tokens of one packed activation group. Each (row, token) keeps
+# one exact int32 sum per block in its own lane, then one float step per
+# block: acc = fma(float32(isum), float32(d·xd), acc), in block order — ilblock.go's
+# order, so every T, ISA and thread count gives the same bits.
 #
 # AVX-512 VNNI (zmm, 16 rows in lanes): the block's 8 weight registers
 # (IL8: 8 quads of value+128 bytes; IL4/IL4G: 4 quads of nibbles split into
-# low and high) are loaded once and used for every token. IL8: per token and
-# quad, an int32 register starts at the activation's -128·Σ of that quad
-# and takes one VPDPBUSD, then is converted and fma'd into the quad's float
-# lane (8 lanes a token: at most 2 tokens a tile). IL4/IL4G: per token, the
-# int32 accumulator starts at -off·Σx and takes 8 VPDPBUSD.
+# low and high) are loaded once and used for every token; per token, the
+# int32 accumulator starts at the activation's -off·Σx and takes 8
+# VPDPBUSD with the token's 4-byte groups broadcast from memory.
 #
 # AVX2 (ymm, 8 rows in lanes, the two halves of a group one after the
 # other): VPMADDUBSW and VPMADDWD per 4-byte group; IL8 by the sign trick
-# on the signed values (|w| × sign(w)·x, so no offset), one token a tile;
-# IL4 with the unsigned nibbles directly and the -8·Σx start.
+# on the signed values (|w| × sign(w)·x, so no offset), IL4 with the
+# unsigned nibbles directly and the -8·Σx start.
 #
 # Arguments: out (row group's first row, token 0), w (the group's block 0),
-# nb blocks, xa (the activation group's block 0, 576 bytes a block), ldo
+# nb blocks, xa (the activation group's block 0, 320 bytes a block), ldo
 # (out's token stride in floats), gs (IL4G: the group's scales, 16 floats
 # per scale group), gb (IL4G: blocks per scale group). All 16 rows are
 # stored; the caller gives a last, partial group a buffer.
@@ -35,7 +28,6 @@ from asmgen import out, p, header
 
 
 BB = {"IL8": 544, "IL4": 288, "IL4G": 256}
-TOK, ACTB = 72, 576  # packed activation: bytes per token, per group and block (ILAct)
 ARGS = "out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int"
 
 
@@ -45,8 +37,6 @@ def const_bytes(v, x, reg="AX"):
 
 
 def vnni(kind, T):
-    """IL4, IL4G: Z0-Z7 weights, Z8 scales, Z9 d·xd, Z10-Z17 int sums,
-    Z18+t float sums, Z26 0x0f bytes, Z27 packed nibbles."""
     name = f"il{kind[2:].lower()}T{T}VNNI"
     bb = BB[kind]
     q0 = 0 if kind == "IL4G" else 32  # quads start after the f16 scales
@@ -55,7 +45,8 @@ def vnni(kind, T):
     p("\tMOVQ w+8(FP), SI")
     p("\tMOVQ nb+16(FP), CX")
     p("\tMOVQ xa+24(FP), BX")
-    const_bytes("0x0f0f0f0f", "Z26")
+    if kind != "IL8":
+        const_bytes("0x0f0f0f0f", "Z26")
     if kind == "IL4G":
         p("\tMOVQ gs+40(FP), DX")
         p("\tXORQ AX, AX")
@@ -72,14 +63,18 @@ def vnni(kind, T):
         p("\tDECQ AX")
     else:
         p("\tVCVTPH2PS (SI), Z8")
-    for j in range(4):
-        p(f"\tVMOVDQU64 {q0+64*j}(SI), Z27")
-        p(f"\tVPSRLW    $4, Z27, Z{4+j}")
-        p(f"\tVPANDD    Z26, Z27, Z{j}")
-        p(f"\tVPANDD    Z26, Z{4+j}, Z{4+j}")
+    if kind == "IL8":
+        for k in range(8):
+            p(f"\tVMOVDQU64 {q0+64*k}(SI), Z{k}")
+    else:
+        for j in range(4):
+            p(f"\tVMOVDQU64 {q0+64*j}(SI), Z27")
+            p(f"\tVPSRLW    $4, Z27, Z{4+j}")
+            p(f"\tVPANDD    Z26, Z27, Z{j}")
+            p(f"\tVPANDD    Z26, Z{4+j}, Z{4+j}")
     for t in range(T):
         a = 10 + t
-        p(f"\tVPBROADCASTD {TOK*t+36}(BX), Z{a}")
+        p(f"\tVPBROADCASTD {40*t+36}(BX), Z{a}")
         if T <= 2:
             # Few tokens: four int32 chains per token instead of one, so the
             # VPDPBUSD latency does not serialize the block (integer sums
@@ -88,18 +83,18 @@ def vnni(kind, T):
             for c in ch[1:]:
                 p(f"\tVPXORD Z{c}, Z{c}, Z{c}")
             for k in range(8):
-                p(f"\tVPDPBUSD.BCST {TOK*t+4*k}(BX), Z{k}, Z{ch[k % 4]}")
+                p(f"\tVPDPBUSD.BCST {40*t+4*k}(BX), Z{k}, Z{ch[k % 4]}")
             p(f"\tVPADDD Z{ch[1]}, Z{ch[0]}, Z{ch[0]}")
             p(f"\tVPADDD Z{ch[3]}, Z{ch[2]}, Z{ch[2]}")
             p(f"\tVPADDD Z{ch[2]}, Z{ch[0]}, Z{ch[0]}")
         else:
             for k in range(8):
-                p(f"\tVPDPBUSD.BCST {TOK*t+4*k}(BX), Z{k}, Z{a}")
+                p(f"\tVPDPBUSD.BCST {40*t+4*k}(BX), Z{k}, Z{a}")
         p(f"\tVCVTDQ2PS Z{a}, Z{a}")
-        p(f"\tVMULPS.BCST {TOK*t+32}(BX), Z8, Z9")
+        p(f"\tVMULPS.BCST {40*t+32}(BX), Z8, Z9")
         p(f"\tVFMADD231PS Z9, Z{a}, Z{18+t}")
     p(f"\tADDQ ${bb}, SI")
-    p(f"\tADDQ ${ACTB}, BX")
+    p("\tADDQ $320, BX")
     p("\tDECQ CX")
     p(f"\tJNZ  {name}_loop")
     p("\tMOVQ out+0(FP), DI")
@@ -115,10 +110,10 @@ def vnni(kind, T):
 
 
 def avx2(kind, T):
-    """IL4, IL4G: 8 rows (half h of the group: byte offset 32h in every
-    quad, scales 2·8h) × T ≤ 4 tokens. Y0-Y3 int sums, Y4-Y7 float sums, Y8
-    scales, Y9 s, Y10 weights, Y11 nibbles, Y12 x, Y13 products, Y14 int16
-    ones, Y15 0x0f bytes."""
+    """8 rows (half h of the group: byte offset 32h in every quad, scales
+    2·8h) × T ≤ 4 tokens. Y0-Y3 int sums, Y4-Y7 float sums, Y8 scales, Y9
+    s, Y10 weights, Y11 |w| or nibbles, Y12 x, Y13 products, Y14 int16
+    ones, Y15 0x80 or 0x0f bytes."""
     name = f"il{kind[2:].lower()}T{T}AVX2"
     bb = BB[kind]
     q0 = 0 if kind == "IL4G" else 32
@@ -127,7 +122,7 @@ def avx2(kind, T):
     p("\tMOVQ $0x00010001, AX")
     p("\tVMOVQ AX, X14")
     p("\tVPBROADCASTD X14, Y14")
-    const_bytes("0x0f0f0f0f", "Y15")
+    const_bytes("0x80808080" if kind == "IL8" else "0x0f0f0f0f", "Y15")
     p("\tMOVQ out+0(FP), DI")
     p("\tXORQ R9, R9")  # half: 0, then 32 (quad offset); scales at 2·8h
     p(f"{name}_half:")
@@ -136,7 +131,7 @@ def avx2(kind, T):
     p("\tMOVQ w+8(FP), R10")
     p("\tMOVQ R9, R11")
     p("\tSHRQ $1, R11")
-    p("\tADDQ R11, R10")  # R10: scales of this half (IL4), +16h bytes
+    p("\tADDQ R11, R10")  # R10: scales of this half (IL8, IL4), +16h bytes
     p("\tMOVQ nb+16(FP), CX")
     p("\tMOVQ xa+24(FP), BX")
     if kind == "IL4G":
@@ -158,30 +153,44 @@ def avx2(kind, T):
     else:
         p("\tVCVTPH2PS (R10), Y8")
     for t in range(T):
-        p(f"\tVPBROADCASTD {TOK*t+36}(BX), Y{t}")
-    for j in range(4):
-        p(f"\tVMOVDQU {q0+64*j}(SI), Y10")
-        for hl in range(2):
-            if hl == 0:
-                p("\tVPAND Y15, Y10, Y11")
-            else:
-                p("\tVPSRLW $4, Y10, Y11")
-                p("\tVPAND Y15, Y11, Y11")
-            k = j + 4 * hl
+        if kind == "IL8":
+            p(f"\tVPXOR Y{t}, Y{t}, Y{t}")
+        else:
+            p(f"\tVPBROADCASTD {40*t+36}(BX), Y{t}")
+    if kind == "IL8":
+        for k in range(8):
+            p(f"\tVPXOR {q0+64*k}(SI), Y15, Y10")  # signed values
+            p("\tVPABSB Y10, Y11")
             for t in range(T):
-                p(f"\tVPBROADCASTD {TOK*t+4*k}(BX), Y12")
+                p(f"\tVPBROADCASTD {40*t+4*k}(BX), Y12")
+                p("\tVPSIGNB Y10, Y12, Y12")
                 p("\tVPMADDUBSW Y12, Y11, Y13")
                 p("\tVPMADDWD Y14, Y13, Y13")
                 p(f"\tVPADDD Y13, Y{t}, Y{t}")
+    else:
+        for j in range(4):
+            p(f"\tVMOVDQU {q0+64*j}(SI), Y10")
+            for hl in range(2):
+                if hl == 0:
+                    p("\tVPAND Y15, Y10, Y11")
+                else:
+                    p("\tVPSRLW $4, Y10, Y11")
+                    p("\tVPAND Y15, Y11, Y11")
+                k = j + 4 * hl
+                for t in range(T):
+                    p(f"\tVPBROADCASTD {40*t+4*k}(BX), Y12")
+                    p("\tVPMADDUBSW Y12, Y11, Y13")
+                    p("\tVPMADDWD Y14, Y13, Y13")
+                    p(f"\tVPADDD Y13, Y{t}, Y{t}")
     for t in range(T):
         p(f"\tVCVTDQ2PS Y{t}, Y{t}")
-        p(f"\tVBROADCASTSS {TOK*t+32}(BX), Y9")
+        p(f"\tVBROADCASTSS {40*t+32}(BX), Y9")
         p("\tVMULPS Y9, Y8, Y9")
         p(f"\tVFMADD231PS Y9, Y{t}, Y{4+t}")
     p(f"\tADDQ ${bb}, SI")
     if kind != "IL4G":
         p(f"\tADDQ ${bb}, R10")
-    p(f"\tADDQ ${ACTB}, BX")
+    p("\tADDQ $320, BX")
     p("\tDECQ CX")
     p(f"\tJNZ  {name}_loop")
     # Store rows 8h..8h+7 of every token.
@@ -203,131 +212,20 @@ def avx2(kind, T):
     p()
 
 
-def lane_sum(regs, r):
-    """Adds the 8 lane registers regs in ggml's hsum_float_8 order into
-    regs[0]: ((l0+l4)+(l2+l6))+((l1+l5)+(l3+l7))."""
-    for a, b in ((0, 4), (2, 6), (1, 5), (3, 7)):
-        p(f"\tVADDPS {r}{regs[b]}, {r}{regs[a]}, {r}{regs[a]}")
-    p(f"\tVADDPS {r}{regs[2]}, {r}{regs[0]}, {r}{regs[0]}")
-    p(f"\tVADDPS {r}{regs[3]}, {r}{regs[1]}, {r}{regs[1]}")
-    p(f"\tVADDPS {r}{regs[1]}, {r}{regs[0]}, {r}{regs[0]}")
-
-
-def vnni8(T):
-    """IL8, T ≤ 2 tokens: Z0-Z7 weights, Z8 scales, Z9 d·xd, Z10-Z13 int
-    sums, Z14+8t+k lane k of token t."""
-    name = f"il8T{T}VNNI"
-    p(f"// func {name}({ARGS})")
-    p(f"TEXT ·{name}(SB), NOSPLIT, $0-56")
-    p("\tMOVQ w+8(FP), SI")
-    p("\tMOVQ nb+16(FP), CX")
-    p("\tMOVQ xa+24(FP), BX")
-    for t in range(T):
-        for k in range(8):
-            z = 14 + 8 * t + k
-            p(f"\tVXORPS Z{z}, Z{z}, Z{z}")
-    p(f"{name}_loop:")
-    p("\tVCVTPH2PS (SI), Z8")
-    for k in range(8):
-        p(f"\tVMOVDQU64 {32+64*k}(SI), Z{k}")
-    for t in range(T):
-        p(f"\tVMULPS.BCST {TOK*t+32}(BX), Z8, Z9")
-        for k in range(8):
-            c = 10 + k % 4
-            p(f"\tVPBROADCASTD {TOK*t+40+4*k}(BX), Z{c}")
-            p(f"\tVPDPBUSD.BCST {TOK*t+4*k}(BX), Z{k}, Z{c}")
-            p(f"\tVCVTDQ2PS Z{c}, Z{c}")
-            p(f"\tVFMADD231PS Z9, Z{c}, Z{14+8*t+k}")
-    p(f"\tADDQ ${BB['IL8']}, SI")
-    p(f"\tADDQ ${ACTB}, BX")
-    p("\tDECQ CX")
-    p(f"\tJNZ  {name}_loop")
-    p("\tMOVQ out+0(FP), DI")
-    p("\tMOVQ ldo+32(FP), DX")
-    p("\tSHLQ $2, DX")
-    for t in range(T):
-        lane_sum([14 + 8 * t + k for k in range(8)], "Z")
-        p(f"\tVMOVUPS Z{14+8*t}, (DI)")
-        if t + 1 < T:
-            p("\tADDQ DX, DI")
-    p("\tVZEROUPPER")
-    p("\tRET")
-    p()
-
-
-def avx2_8():
-    """IL8, one token, 8 rows (half h of the group) at a time: Y0-Y7 lanes,
-    Y8 scales, Y9 d·xd, Y10 weights, Y11 |w|, Y12 x, Y13 products, Y14
-    int16 ones, Y15 0x80 bytes."""
-    name = "il8T1AVX2"
-    p(f"// func {name}({ARGS})")
-    p(f"TEXT ·{name}(SB), NOSPLIT, $0-56")
-    p("\tMOVQ $0x00010001, AX")
-    p("\tVMOVQ AX, X14")
-    p("\tVPBROADCASTD X14, Y14")
-    const_bytes("0x80808080", "Y15")
-    p("\tMOVQ out+0(FP), DI")
-    p("\tXORQ R9, R9")
-    p(f"{name}_half:")
-    p("\tMOVQ w+8(FP), SI")
-    p("\tADDQ R9, SI")
-    p("\tMOVQ w+8(FP), R10")
-    p("\tMOVQ R9, R11")
-    p("\tSHRQ $1, R11")
-    p("\tADDQ R11, R10")
-    p("\tMOVQ nb+16(FP), CX")
-    p("\tMOVQ xa+24(FP), BX")
-    for k in range(8):
-        p(f"\tVXORPS Y{k}, Y{k}, Y{k}")
-    p(f"{name}_loop:")
-    p("\tVCVTPH2PS (R10), Y8")
-    p("\tVBROADCASTSS 32(BX), Y9")
-    p("\tVMULPS Y9, Y8, Y9")
-    for k in range(8):
-        p(f"\tVPXOR {32+64*k}(SI), Y15, Y10")
-        p("\tVPABSB Y10, Y11")
-        p(f"\tVPBROADCASTD {4*k}(BX), Y12")
-        p("\tVPSIGNB Y10, Y12, Y12")
-        p("\tVPMADDUBSW Y12, Y11, Y13")
-        p("\tVPMADDWD Y14, Y13, Y13")
-        p("\tVCVTDQ2PS Y13, Y13")
-        p(f"\tVFMADD231PS Y9, Y13, Y{k}")
-    p(f"\tADDQ ${BB['IL8']}, SI")
-    p(f"\tADDQ ${BB['IL8']}, R10")
-    p(f"\tADDQ ${ACTB}, BX")
-    p("\tDECQ CX")
-    p(f"\tJNZ  {name}_loop")
-    lane_sum(list(range(8)), "Y")
-    p("\tMOVQ R9, R11")
-    p("\tSHRQ $2, R11")
-    p("\tLEAQ (DI)(R11*4), R8")
-    p("\tVMOVUPS Y0, (R8)")
-    p("\tADDQ $32, R9")
-    p("\tCMPQ R9, $64")
-    p(f"\tJLT  {name}_half")
-    p("\tVZEROUPPER")
-    p("\tRET")
-    p()
-
-
 QUANT = """
 // func ilQuantAVX2(dst *byte, x *float32, nb, off int)
 // Quantizes one token's nb blocks of 32 floats at x to Q8_0 into its slot of
 // a packed activation (ILAct.Quantize): block b's 32 int8 values at dst +
-// 576b, then its float32 scale, the int32 -off·Σq and the 8 int32 -off·Σq
-// of each quad (values 4k..4k+3). The steps of
+// 320b, then its float32 scale and the int32 -off·Σq. The steps of
 // quantizeQ8Block: amax, id = 127/amax (0 for 0), q = round-half-even(x·id),
 // scale = amax/127 rounded through f16 (VCVTPS2PH, round to nearest even).
-// Y15 abs mask, Y14 byte ones, Y13 word ones, Y12 the VPACK lane order,
-// Y10 -off.
+// Y15 abs mask, Y14 byte ones, Y13 word ones, Y12 the VPACK lane order.
 TEXT ·ilQuantAVX2(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ x+8(FP), SI
 	MOVQ nb+16(FP), CX
 	MOVQ off+24(FP), R8
 	NEGQ R8
-	MOVQ R8, X10
-	VPBROADCASTD X10, Y10
 	MOVL $0x7fffffff, AX
 	MOVQ AX, X15
 	VPBROADCASTD X15, Y15
@@ -387,8 +285,6 @@ ilq_zero:
 	// -off·Σq
 	VPMADDUBSW Y0, Y14, Y1
 	VPMADDWD Y13, Y1, Y1
-	VPMULLD Y10, Y1, Y2
-	VMOVDQU Y2, 40(DI)
 	VEXTRACTI128 $1, Y1, X2
 	VPADDD X2, X1, X1
 	VPSHUFD $0x4e, X1, X2
@@ -399,7 +295,7 @@ ilq_zero:
 	IMULL R8, AX
 	MOVL AX, 36(DI)
 	ADDQ $128, SI
-	ADDQ $576, DI
+	ADDQ $320, DI
 	DECQ CX
 	JNZ  ilq_loop
 ilq_done:
@@ -418,10 +314,7 @@ GLOBL ilqperm<>(SB), RODATA|NOPTR, $32
 """
 
 header("ilblock_gen.py", "ilblock_amd64.s")
-for T in range(1, 3):
-    vnni8(T)
-avx2_8()
-for kind in ("IL4", "IL4G"):
+for kind in ("IL8", "IL4", "IL4G"):
     for T in range(1, 9):
         vnni(kind, T)
     for T in range(1, 5):

@@ -32,8 +32,7 @@
 //   - 32-value integer blocks interleaved by 16 rows (ilblock.go): GGUF
 //     Q8_0, Q5_0 and Q4_0 and int4 groups, repacked at load (PackILQ8_0,
 //     ...), with a Q8_0 activation (ILAct); MatMulIL for any number of
-//     tokens, in llama.cpp's x86 float order for each format (exact int32
-//     sums per block, or per 4 values for Q8_0 and Q5_0, then FMAs).
+//     tokens, one exact int32 sum and one FMA per block for each (row, token).
 //   - GGUF K-quants as the raw tensor bytes (qblock.go): MatVecQ4_K,
 //     MatVecQ5_K, MatVecQ6_K with a Q8_K activation (QuantizeQ8_K); batched
 //     MatMulQ4_K ... MatMulQ6_K (batch.go), with register tiles for them and
