@@ -24,8 +24,8 @@ import (
 // fast decode can stream a model's weights). Each is
 // the best of repeated runs over about a quarter second, so a busy moment
 // lowers it less. The result is cached per CPU, kernel set and thread count.
-// (chat plan also reads the same matrices beside its measured decode runs,
-// timed as those are: Streamer.)
+// (chat plan also reads the same matrices between its measured decode
+// steps: Streamer.)
 
 // Probe is a measured machine.
 type Probe struct {
@@ -210,26 +210,27 @@ func readBandwidth() float64 {
 	return 4 * readMats * readRows * readCols / d.Seconds()
 }
 
-// Streamer measures read bandwidth the way a decode run is measured, for
-// comparing the two like for like: the probe's matrices read over and over
-// until as many bytes as the run's steps read, timed as one span (a mean,
-// not the best of many short passes, which on a shared machine catches a
-// quiet moment a run of many steps rarely gets), with the same threads.
+// Streamer reads the probe's matrices on demand, to measure read bandwidth
+// under the same load as something else, interleaved with it (chat plan
+// reads as many bytes after each decode step as the step reads).
 type Streamer struct{ r *readSet }
 
-// NewStreamer allocates the probe's 128 MB.
-func NewStreamer() *Streamer { return &Streamer{newReadSet()} }
-
-// Bandwidth reads at least bytes (one pass of the matrices first, untimed,
-// to page them in) and returns the bytes per second of the timed span.
-func (s *Streamer) Bandwidth(bytes int64) float64 {
+// NewStreamer allocates the probe's 128 MB and reads it once (paging it in).
+func NewStreamer() *Streamer {
+	s := &Streamer{newReadSet()}
 	s.r.pass()
+	return s
+}
+
+// Read reads whole passes over the matrices until at least bytes are read,
+// and returns the bytes read and the time taken.
+func (s *Streamer) Read(bytes int64) (int64, time.Duration) {
 	var n int64
 	t0 := time.Now()
 	for n < bytes {
 		n += s.r.pass()
 	}
-	return float64(n) / time.Since(t0).Seconds()
+	return n, time.Since(t0)
 }
 
 func fill(n int) []float32 {
