@@ -81,6 +81,13 @@ const batchRounds = 3
 // Run measures m with promptTokens tokens of text and genTokens decode
 // steps, for batch sequences at once.
 func Run(m models.Model, text string, threads, promptTokens, genTokens, batch int) (Result, error) {
+	return RunBeside(m, text, threads, promptTokens, genTokens, batch, nil)
+}
+
+// RunBeside is Run with beside called after each decode step of the timed
+// run (not of the warm-up), outside the decode's time: something to
+// measure under the same load as the steps, interleaved with them.
+func RunBeside(m models.Model, text string, threads, promptTokens, genTokens, batch int, beside func()) (Result, error) {
 	info := m.Info()
 	if promptTokens < 1 || genTokens < 1 || batch < 1 {
 		return Result{}, fmt.Errorf("bench: prompt and gen tokens and the batch must be positive")
@@ -97,7 +104,9 @@ func Run(m models.Model, text string, threads, promptTokens, genTokens, batch in
 	if _, _, err := b.run(batch, min(promptTokens, 512), min(8, genTokens)); err != nil { // warm-up
 		return Result{}, err
 	}
+	b.beside = beside
 	pp, tg, err := b.run(batch, promptTokens, genTokens)
+	b.beside = nil
 	if err != nil {
 		return Result{}, err
 	}
@@ -157,6 +166,7 @@ type batchRun struct {
 	prompts [][]int // P+1 ids each: the prompt and the first decode input
 	b       models.Batch
 	next    []int
+	beside  func() // RunBeside's, after each decode step, untimed
 }
 
 func newBatch(m models.Model, n, positions int) (*batchRun, error) {
@@ -205,8 +215,8 @@ func (r *batchRun) run(n, np, ng int) (pp, tg time.Duration, err error) {
 		r.next[i] = r.prompts[i][np]
 	}
 	V := r.m.Info().VocabSize
-	t1 := time.Now()
 	for step := 0; step < ng; step++ {
+		t1 := time.Now()
 		r.b.Reset()
 		for i := 0; i < n; i++ {
 			r.b.Add(i, r.seqs[i].Len(), r.next[i], true)
@@ -218,8 +228,12 @@ func (r *batchRun) run(n, np, ng int) (pp, tg time.Duration, err error) {
 		for i := 0; i < n; i++ {
 			r.next[i] = argmax(logits[i*V : (i+1)*V])
 		}
+		tg += time.Since(t1)
+		if r.beside != nil {
+			r.beside()
+		}
 	}
-	return pp, time.Since(t1), nil
+	return pp, tg, nil
 }
 
 // promptTokens1 is BOS + the text's tokens, the text repeated until there are n.
