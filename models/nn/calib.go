@@ -59,6 +59,22 @@ func (m *Model) ConvertCalib(format, text string) (*Model, error) {
 	var shape *weights.ShapeError
 	var kept, done int
 	conv := map[weights.Linear]weights.Linear{} // original → re-encoded
+	// Matrices tagged "keep" (the course's float lm_head) stay as they are:
+	// no stage of their own.
+	keep := map[weights.Linear]bool{}
+	if _, err := mapArch(m.arch, "", func(_ string, k bool, l weights.Linear) (weights.Linear, error) {
+		if v, seen := keep[l]; !seen || v {
+			keep[l] = k
+		}
+		return l, nil
+	}); err != nil {
+		return nil, fmt.Errorf("%s: %w", m.info.Name, err)
+	}
+	for l, k := range keep {
+		if k {
+			conv[l] = l
+		}
+	}
 	arch := m.arch
 	for {
 		stage, acts, err := m.nextStage(arch, ids, conv)
