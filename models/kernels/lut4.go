@@ -30,8 +30,8 @@ import (
 // faster still, but its results are no longer those of the dequantized float
 // weights.
 
-// Int4Levels are the values of models/quant's int4 codes (code-8; the
-// quantizer writes codes 1..15).
+// Int4Levels are the values of models/quant's int4 codes (code-8;
+// round-to-nearest writes codes 1..15, GPTQ all 16).
 var Int4Levels = [16]float32{-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7}
 
 // NF4Levels are QLoRA's NormalFloat4 levels (Dettmers et al. 2023, the table
