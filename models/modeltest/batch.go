@@ -25,12 +25,21 @@ import (
 // product of 16 or more rows takes the GEMM (kernels.GEMM), whose sums
 // round in another order: then a row may differ by kernels.GEMMTolerance
 // of its largest logit. ids are drawn below vocab.
-func CheckBatch(t *testing.T, m models.Model, vocab int) {
+//
+// The batched pool and the lone caches store keys and values as f. A
+// quantized cache rounds each row to codes, so one ulp of a GEMM sum could
+// move a code a whole step; for f other than F32 the check runs with the
+// GEMM off and every row must be bit for bit its lone row.
+func CheckBatch(t *testing.T, m models.Model, vocab int, f kvcache.Format) {
 	t.Helper()
+	if f != kvcache.F32 {
+		defer kernels.SetGEMM(kernels.SetGEMM(false))
+	}
 	r := rand.New(rand.NewPCG(7, 8))
 	ctx := m.Info().ContextLength
 	lay := m.KVLayout()
-	pool, err := kvcache.NewPool(kvcache.Layout{Layers: lay.Layers, KDim: lay.KDim, VDim: lay.VDim, Heads: lay.Heads}, 4, 8*((ctx+3)/4+2))
+	kl := kvcache.Layout{Layers: lay.Layers, KDim: lay.KDim, VDim: lay.VDim, Heads: lay.Heads, K: f, V: f}
+	pool, err := kvcache.NewPool(kl, 4, 8*((ctx+3)/4+2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +48,11 @@ func CheckBatch(t *testing.T, m models.Model, vocab int) {
 	kv := make([]models.KV, nseq)
 	alone := make([]*models.State, nseq)
 	for i := range seqs {
-		alone[i] = kvcache.NewState(m)
+		p, err := kvcache.NewPool(kl, kvcache.DefaultBlockSize, (ctx+kvcache.DefaultBlockSize-1)/kvcache.DefaultBlockSize+1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone[i] = models.NewState(m, p.NewSeq(ctx))
 	}
 	runner := m.NewRunner()
 	var worst float64 // largest difference from the lone run, relative
