@@ -112,7 +112,7 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 	// preempted says more about the neighbours than about the model.
 	var r bench.Result
 	for range 3 {
-		ri, err := bench.Run(m, text, kernels.Threads(), prompt, gen, *batch)
+		ri, err := bench.Run(m, text, kernels.Threads(), prompt, gen, *batch, kf)
 		if err != nil {
 			return fail(err)
 		}
