@@ -207,6 +207,7 @@ func DequantizeRows(f Format, out []float32, q []byte, sc []float32, rows, dim, 
 		for r := 0; r < rows*h; r++ {
 			s := sc[r]
 			qs, os := q[r*d:(r+1)*d], out[r*d:(r+1)*d]
+			qs = qs[:len(os)] // one bounds check, not one per element
 			for j := range os {
 				os[j] = float32(int8(qs[j])) * s
 			}

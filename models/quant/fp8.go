@@ -2,7 +2,6 @@ package quant
 
 import (
 	"math"
-	"sort"
 
 	"chat/models/kernels"
 )
@@ -52,7 +51,18 @@ func EncodeFP8(x float32, f kernels.FP8) uint8 {
 	if a >= pos[len(pos)-1] {
 		return sign | uint8(len(pos)-1)
 	}
-	i := sort.SearchFloat64s(pos, a) // first value >= a; i >= 1 unless a == 0
+	// i is the first value >= a (sort.SearchFloat64s without its closure
+	// call per step: a KV cache encodes every value it stores); i >= 1
+	// unless a == 0.
+	i, j := 0, len(pos)
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if pos[h] < a {
+			i = h + 1
+		} else {
+			j = h
+		}
+	}
 	if pos[i] == a {
 		return sign | uint8(i)
 	}
