@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"chat/config/settings"
 	"chat/engine/bench"
 	"chat/models/kernels"
 	"chat/models/kvcache"
@@ -29,7 +30,7 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 	ctx := fs.Int("ctx", 0, "context per request in tokens (default: the model's)")
 	batch := fs.Int("batch", 1, "sequences decoded together")
 	quantFmt := fs.String("quant", "", "weight format to plan for (int8, q4_k, ...; default: as loaded)")
-	kvQuant := fs.String("kv-quant", "f32", "KV cache storage: f32 or int8 (keys and values)")
+	kvQuant := fs.String("kv-quant", "f32", "KV cache storage of keys and values: "+strings.Join(settings.KVFormats, ", "))
 	mem := fs.String("mem", "", "memory budget, e.g. 8GB or 512MB (default: this machine's RAM)")
 	threads := fs.Int("threads", 0, "compute threads (default: all cores)")
 	noMeasure := fs.Bool("no-measure", false, "do not run the model to measure its speed")
@@ -123,7 +124,7 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 	for range 3 {
 		var n int64
 		var d time.Duration
-		ri, err := bench.RunBeside(m, text, kernels.Threads(), prompt, gen, *batch, func() {
+		ri, err := bench.RunBeside(m, text, kernels.Threads(), prompt, gen, *batch, kf, func() {
 			bn, bd := stream.Read(int64(mdec.Bytes))
 			n, d = n+bn, d+bd
 		})

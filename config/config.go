@@ -72,7 +72,7 @@ Usage:
                                           serve the model: OpenAI /v1, ollama /api, Prometheus /metrics
   chat bench serve --url U --concurrency C --requests R --max-tokens N
                                           aggregate tok/s, TTFT and inter-token latency of a server, one JSON line
-  chat bench --model M [--threads T --gen N --prompt-tokens P --quant F]
+  chat bench --model M [--threads T --gen N --prompt-tokens P --quant F --kv-quant F]
                                           prefill and decode speed as one JSON line
   chat quant-report --model M [--text FILE] [--calib FILE] [--json]
                                           weight bytes, logit cosine, top-1 agreement and loss per weight format

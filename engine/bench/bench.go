@@ -42,6 +42,7 @@ type Result struct {
 	TGTokS       float64 `json:"tg_tok_s"` // tokens of all sequences / decode time
 	Timer        string  `json:"timer"`
 	Quant        string  `json:"quant"`
+	KV           string  `json:"kv"` // how the pool stores keys and values: f32, int8, fp8, int4
 	WeightBytes  int64   `json:"weight_bytes"`
 	// BandwidthGBs is weight bytes read per decode step × steps/s: compare
 	// it with the machine's measured read bandwidth.
@@ -79,15 +80,16 @@ func PromptText(file string) (string, error) {
 const batchRounds = 3
 
 // Run measures m with promptTokens tokens of text and genTokens decode
-// steps, for batch sequences at once.
-func Run(m models.Model, text string, threads, promptTokens, genTokens, batch int) (Result, error) {
-	return RunBeside(m, text, threads, promptTokens, genTokens, batch, nil)
+// steps, for batch sequences at once, over a pool storing keys and values
+// as kv.
+func Run(m models.Model, text string, threads, promptTokens, genTokens, batch int, kv kvcache.Format) (Result, error) {
+	return RunBeside(m, text, threads, promptTokens, genTokens, batch, kv, nil)
 }
 
 // RunBeside is Run with beside called after each decode step of the timed
 // run (not of the warm-up), outside the decode's time: something to
 // measure under the same load as the steps, interleaved with them.
-func RunBeside(m models.Model, text string, threads, promptTokens, genTokens, batch int, beside func()) (Result, error) {
+func RunBeside(m models.Model, text string, threads, promptTokens, genTokens, batch int, kv kvcache.Format, beside func()) (Result, error) {
 	info := m.Info()
 	if promptTokens < 1 || genTokens < 1 || batch < 1 {
 		return Result{}, fmt.Errorf("bench: prompt and gen tokens and the batch must be positive")
@@ -95,7 +97,7 @@ func RunBeside(m models.Model, text string, threads, promptTokens, genTokens, ba
 	if promptTokens+genTokens > info.ContextLength {
 		return Result{}, fmt.Errorf("bench: %d prompt + %d generated tokens exceed the model's %d-token context", promptTokens, genTokens, info.ContextLength)
 	}
-	b, err := newBatch(m, batch, promptTokens+genTokens)
+	b, err := newBatch(m, batch, promptTokens+genTokens, kv)
 	if err != nil {
 		return Result{}, err
 	}
@@ -134,7 +136,7 @@ func RunBeside(m models.Model, text string, threads, promptTokens, genTokens, ba
 		Engine: "chat", Model: info.Name, Threads: threads, ISA: kernels.ISA(), Batch: batch,
 		PromptTokens: promptTokens, GenTokens: genTokens,
 		PPTokS: round1(float64(batch*promptTokens) / pp.Seconds()), TGTokS: round1(float64(batch*genTokens) / tg.Seconds()),
-		Timer: "go_wall", Quant: info.Quant, WeightBytes: info.WeightBytes,
+		Timer: "go_wall", Quant: info.Quant, KV: kv.String(), WeightBytes: info.WeightBytes,
 	}
 	r.BandwidthGBs = round1(float64(info.WeightBytes) * float64(genTokens) / tg.Seconds() / 1e9)
 	if batch > 1 {
@@ -169,10 +171,10 @@ type batchRun struct {
 	beside  func() // RunBeside's, after each decode step, untimed
 }
 
-func newBatch(m models.Model, n, positions int) (*batchRun, error) {
+func newBatch(m models.Model, n, positions int, kv kvcache.Format) (*batchRun, error) {
 	l := m.KVLayout()
 	bs := kvcache.DefaultBlockSize
-	pool, err := kvcache.NewPool(kvcache.Layout{Layers: l.Layers, KDim: l.KDim, VDim: l.VDim, Heads: l.Heads}, bs, n*((positions+bs-1)/bs+1))
+	pool, err := kvcache.NewPool(kvcache.Layout{Layers: l.Layers, KDim: l.KDim, VDim: l.VDim, Heads: l.Heads, K: kv, V: kv}, bs, n*((positions+bs-1)/bs+1))
 	if err != nil {
 		return nil, err
 	}

@@ -217,7 +217,24 @@ func dotL4Go(lut *[16]float32, w []byte, sc []float32, g int, b []float32) float
 // float32(levels[code]·scale[c/group]): the weights MatVecLUT4 multiplies by.
 func DequantizeLUT4(dst []float32, row []byte, scale []float32, levels *[16]float32, group, cols int) {
 	dst = dst[:cols]
-	for c := range dst {
-		dst[c] = float32(levels[row[c/2]>>(4*(c&1))&15] * scale[c/group])
+	var lut [16]float32 // the group's 16 values, a byte's two codes at a time (KV caches decode every block they read)
+	for g0 := 0; g0 < cols; g0 += group {
+		g1 := min(g0+group, cols)
+		s := scale[g0/group]
+		for i, l := range levels {
+			lut[i] = float32(l * s)
+		}
+		c := g0
+		if c&1 == 1 {
+			dst[c] = lut[row[c/2]>>4]
+			c++
+		}
+		for ; c+1 < g1; c += 2 {
+			b := row[c/2]
+			dst[c], dst[c+1] = lut[b&15], lut[b>>4]
+		}
+		if c < g1 {
+			dst[c] = lut[row[c/2]&15]
+		}
 	}
 }
