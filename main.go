@@ -26,6 +26,7 @@ import (
 	"chat/models"
 	"chat/models/embedded"
 	"chat/models/kernels"
+	"chat/models/kvcache"
 	"chat/models/load"
 	"chat/models/quant/report"
 	"chat/models/regular"
@@ -463,6 +464,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 	quantFmt := fs.String("quant", "", "weight format to run in (int8, int8-a8, int4-g32, fp8, q8_0, f16, ...; from float weights)")
 	batch := fs.Int("batch", 1, "sequences decoded together (different prompts); > 1 also measures one sequence alone and a rollout")
 	calib := fs.String("calib", "", "calibration text of GPTQ and AWQ formats (default: ../shared/models/text/TinyStories-valid-head.txt if present)")
+	kvQuant := fs.String("kv-quant", "f32", "KV cache storage of keys and values: "+strings.Join(settings.KVFormats, ", "))
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -471,6 +473,11 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if *threads < 0 {
 		fmt.Fprintln(stderr, "chat bench: --threads must be positive")
+		return 2
+	}
+	kf, err := kvcache.ParseFormat(*kvQuant)
+	if err != nil {
+		fmt.Fprintln(stderr, "chat bench:", err)
 		return 2
 	}
 	if *threads > 0 {
@@ -514,7 +521,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "chat bench: --batch must be at least 1")
 		return 2
 	}
-	r, err := bench.Run(m, text, kernels.Threads(), *prompt, *gen, *batch)
+	r, err := bench.Run(m, text, kernels.Threads(), *prompt, *gen, *batch, kf)
 	if err != nil {
 		fmt.Fprintln(stderr, "chat bench:", err)
 		return 1

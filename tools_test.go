@@ -2,11 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"chat/config/settings"
 	"chat/models/course"
 	"chat/models/gguf"
 	"chat/models/llama"
@@ -106,6 +109,31 @@ func TestPlanCLI(t *testing.T) {
 	}
 	if code, _, stderr := runCLI("plan", "--mem", "lots"); code != 1 || !strings.Contains(stderr, "--mem") {
 		t.Fatalf("--mem lots: exit %d %q", code, stderr)
+	}
+	// Every KV format: its name and its bytes per token (kvcache's
+	// layout: int8 and fp8 a byte and a scale per head, int4 less, f32 most).
+	per := map[string]int{}
+	for _, f := range settings.KVFormats {
+		code, stdout, stderr := runCLI("plan", "--model", testmodels.Path(t, "course/student.pt"), "--mem", "1GB", "--no-measure", "--kv-quant", f)
+		if code != 0 {
+			t.Fatalf("--kv-quant %s: exit %d: %s", f, code, stderr)
+		}
+		var n int
+		i := strings.Index(stdout, "KV cache  "+f+": ")
+		if i < 0 {
+			t.Fatalf("--kv-quant %s: no KV line:\n%s", f, stdout)
+		}
+		if _, err := fmt.Sscanf(stdout[i+len("KV cache  "+f+": "):], "%d B per token", &n); err != nil {
+			t.Fatalf("--kv-quant %s: %v:\n%s", f, err, stdout)
+		}
+		per[f] = n
+	}
+	// student.pt: 4 layers × 2 × 6 heads of 32.
+	if want := map[string]int{"f32": 6144, "int8": 1728, "fp8": 1728, "int4": 960}; !maps.Equal(per, want) {
+		t.Errorf("KV bytes per token %v, want %v", per, want)
+	}
+	if code, _, stderr := runCLI("plan", "--model", testmodels.Path(t, "course/tiny.pt"), "--no-measure", "--kv-quant", "int3"); code != 2 || !strings.Contains(stderr, "int4") {
+		t.Errorf("--kv-quant int3: exit %d %q", code, stderr)
 	}
 }
 

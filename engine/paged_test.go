@@ -156,44 +156,55 @@ func BenchmarkTTFTTurn10(b *testing.B) {
 // TestPrefixCacheChat10Turns: the 10-turn chat gives the same greedy ids
 // and bit-identical logits (a probe after every turn) with the prefix cache
 // on and off, on student.pt (paged) and stories260K (whichever path the model
-// has); with the cache on, ≥ 90 % of the prompt ids after turn 1 come from
-// the cache.
+// has), over a float32 KV cache and over int8, fp8 and int4 ones (a cached
+// quantized block holds the codes the uncached run writes again); with the
+// cache on, ≥ 90 % of the prompt ids after turn 1 come from the cache.
 func TestPrefixCacheChat10Turns(t *testing.T) {
 	for _, rel := range []string{"course/student.pt", "stories260K/stories260K.gguf"} {
-		t.Run(rel, func(t *testing.T) {
-			m := loadModel(t, rel)
-			on, off := New(m), NewWithOptions(m, Options{NoPrefixCache: true})
-			defer on.Close()
-			defer off.Close()
-			a, pa := runChat(t, on)
-			b, pb := runChat(t, off)
-			prompt, reused := 0, 0
-			for i := range a {
-				if !slices.Equal(a[i].IDs, b[i].IDs) {
-					t.Fatalf("turn %d: ids with the prefix cache %v, without %v", i+1, a[i].IDs, b[i].IDs)
-				}
-				if !slices.Equal(pa[i], pb[i]) {
-					t.Fatalf("turn %d: probe logits differ", i+1)
-				}
-				if a[i].Stats.KVUsed >= on.Window() {
-					t.Fatalf("turn %d: the chat outgrew the window (%d)", i+1, on.Window())
-				}
-				if i > 0 {
-					prompt += a[i].Stats.PromptTokens
-					reused += a[i].Stats.ReusedTokens
-				}
-			}
-			st := a[9].Stats
-			frac := float64(reused) / float64(prompt)
-			t.Logf("%s: turns 2-10 reused %d of %d prompt ids (%.1f%%); engine hit rate %.3f; pool %d/%d blocks, seq %d, tree %d, evictions %d",
-				rel, reused, prompt, 100*frac, st.HitRate, st.PoolUsed, st.PoolBlocks, st.SeqBlocks, st.TreeBlocks, st.Evictions)
-			if frac < 0.9 {
-				t.Fatalf("reuse %.3f < 0.9", frac)
-			}
-			if st.PoolBlocks == 0 || st.SeqBlocks == 0 || st.TotalPromptTokens == 0 {
-				t.Fatalf("paged stats missing: %+v", st)
-			}
-		})
+		for _, f := range append([]string{"f32"}, quantKV...) {
+			t.Run(rel+"/kv-"+f, func(t *testing.T) { testPrefixCacheChat10Turns(t, rel, f) })
+		}
+	}
+}
+
+func testPrefixCacheChat10Turns(t *testing.T, rel, f string) {
+	m := loadModel(t, rel)
+	o := kvOpts(f)
+	on := NewWithOptions(m, o)
+	o.NoPrefixCache = true
+	off := NewWithOptions(m, o)
+	defer on.Close()
+	defer off.Close()
+	a, pa := runChat(t, on)
+	b, pb := runChat(t, off)
+	prompt, reused := 0, 0
+	for i := range a {
+		if !slices.Equal(a[i].IDs, b[i].IDs) {
+			t.Fatalf("turn %d: ids with the prefix cache %v, without %v", i+1, a[i].IDs, b[i].IDs)
+		}
+		if !slices.Equal(pa[i], pb[i]) {
+			t.Fatalf("turn %d: probe logits differ", i+1)
+		}
+		if a[i].Stats.KVUsed >= on.Window() {
+			t.Fatalf("turn %d: the chat outgrew the window (%d)", i+1, on.Window())
+		}
+		if i > 0 {
+			prompt += a[i].Stats.PromptTokens
+			reused += a[i].Stats.ReusedTokens
+		}
+	}
+	st := a[9].Stats
+	frac := float64(reused) / float64(prompt)
+	t.Logf("%s: turns 2-10 reused %d of %d prompt ids (%.1f%%); engine hit rate %.3f; pool %d/%d blocks, seq %d, tree %d, evictions %d",
+		rel, reused, prompt, 100*frac, st.HitRate, st.PoolUsed, st.PoolBlocks, st.SeqBlocks, st.TreeBlocks, st.Evictions)
+	if frac < 0.9 {
+		t.Fatalf("reuse %.3f < 0.9", frac)
+	}
+	if st.PoolBlocks == 0 || st.SeqBlocks == 0 || st.TotalPromptTokens == 0 {
+		t.Fatalf("paged stats missing: %+v", st)
+	}
+	if st.KVFormatK != f {
+		t.Fatalf("keys stored as %q, want %q", st.KVFormatK, f)
 	}
 }
 

@@ -83,7 +83,7 @@ type KVStats struct {
 	HitRate     float64 // reused / prompt tokens over the engine's life
 	TotalReused int     // prompt tokens reused over the engine's life
 	TotalPrompt int     // prompt tokens over the engine's life
-	FormatK     string  // how keys are stored: "f32" or "int8"
+	FormatK     string  // how keys are stored: "f32", "int8", "fp8" or "int4"
 	FormatV     string  // and values
 }
 

@@ -690,6 +690,10 @@ func TestPanelShowsPoolAndSpeculation(t *testing.T) {
 			t.Errorf("panel lacks %q:\n%s", want, c)
 		}
 	}
+	m.stats.KV.FormatK, m.stats.KV.FormatV = "fp8", "int4"
+	if c := m.View().Content; !strings.Contains(c, "KV k/v     fp8/int4") {
+		t.Errorf("panel lacks the fp8/int4 formats:\n%s", c)
+	}
 }
 
 // The config package passes its whole key map: the defaults of the actions

@@ -43,7 +43,7 @@ type Values struct {
 	Context       int    // context window cap; 0 = the model's
 	Threads       int    // 0 = all cores
 	KVMem         int    // MB; 0 = the engine's default
-	KVQuantK      string // "f32" or "int8"
+	KVQuantK      string // one of KVFormats
 	KVQuantV      string
 	NoPrefixCache bool
 

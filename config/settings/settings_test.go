@@ -3,6 +3,7 @@ package settings
 import (
 	"slices"
 
+	"chat/models/kvcache"
 	"chat/models/weights"
 	"math"
 	"strings"
@@ -192,5 +193,13 @@ func TestQuantFormatsAreTheWeightFormats(t *testing.T) {
 	got, want := slices.Sorted(slices.Values(QuantFormats)), weights.Formats()
 	if !slices.Equal(got, want) {
 		t.Fatalf("QuantFormats %v, weights.Formats %v", got, want)
+	}
+}
+
+// TestKVFormatsAreTheCacheFormats: --kv-quant-k/-v take exactly the formats
+// models/kvcache stores.
+func TestKVFormatsAreTheCacheFormats(t *testing.T) {
+	if !slices.Equal(KVFormats, kvcache.Formats()) {
+		t.Fatalf("KVFormats %v, kvcache.Formats %v", KVFormats, kvcache.Formats())
 	}
 }

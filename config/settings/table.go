@@ -29,6 +29,11 @@ var QuantFormats = []string{"f32", "int8", "int8-a8", "int4-g32", "int4-g64", "i
 	"int4-g32-awq", "int4-g64-awq", "int4-g128-awq", "nf4-g32", "nf4-g64", "nf4-g128", "fp8", "fp8-e5m2",
 	"q8_0", "q4_0", "q5_0", "q4_k", "q5_k", "q6_k", "f16", "bf16"}
 
+// KVFormats are how the KV pool may store keys and values (--kv-quant-k,
+// --kv-quant-v, chat plan --kv-quant): those of models/kvcache (a test keeps
+// the two lists equal).
+var KVFormats = []string{"f32", "int8", "fp8", "int4"}
+
 // SpecMethods are the speculative decoding methods, in the order the
 // cycle_spec key steps through them.
 var SpecMethods = []string{"off", "ngram", "lookup", "draft"}
@@ -168,12 +173,12 @@ var table = []*Setting{
 		Help:    "KV block pool budget in MB (0 = 256 MB or 16 context windows, whichever is smaller)",
 		Default: fixed(0),
 		get:     func(v *Values) any { return v.KVMem }, set: func(v *Values, x any) { v.KVMem = x.(int) }},
-	{Name: "kv_quant_k", Where: Flag | File, Kind: Choice, Choices: []string{"f32", "int8"},
-		Help:    "KV cache key storage: f32, or int8 (a scale per position and head; more context per MB)",
+	{Name: "kv_quant_k", Where: Flag | File, Kind: Choice, Choices: KVFormats,
+		Help:    "KV cache key storage: f32; int8 or fp8 (E4M3), a scale per position and head; int4, a scale per 32 values of a head (more context per MB)",
 		Default: fixed("f32"),
 		get:     func(v *Values) any { return v.KVQuantK }, set: func(v *Values, x any) { v.KVQuantK = x.(string) }},
-	{Name: "kv_quant_v", Where: Flag | File, Kind: Choice, Choices: []string{"f32", "int8"},
-		Help:    "KV cache value storage: f32, or int8",
+	{Name: "kv_quant_v", Where: Flag | File, Kind: Choice, Choices: KVFormats,
+		Help:    "KV cache value storage: f32, int8, fp8 or int4",
 		Default: fixed("f32"),
 		get:     func(v *Values) any { return v.KVQuantV }, set: func(v *Values, x any) { v.KVQuantV = x.(string) }},
 	{Name: "no_prefix_cache", Where: Flag | File, Kind: Bool,

@@ -42,6 +42,7 @@ type Result struct {
 	TGTokS       float64 `json:"tg_tok_s"` // tokens of all sequences / decode time
 	Timer        string  `json:"timer"`
 	Quant        string  `json:"quant"`
+	KV           string  `json:"kv"` // how the pool stores keys and values: f32, int8, fp8, int4
 	WeightBytes  int64   `json:"weight_bytes"`
 	// BandwidthGBs is weight bytes read per decode step × steps/s: compare
 	// it with the machine's measured read bandwidth.
@@ -79,8 +80,16 @@ func PromptText(file string) (string, error) {
 const batchRounds = 3
 
 // Run measures m with promptTokens tokens of text and genTokens decode
-// steps, for batch sequences at once.
-func Run(m models.Model, text string, threads, promptTokens, genTokens, batch int) (Result, error) {
+// steps, for batch sequences at once, over a pool storing keys and values
+// as kv.
+func Run(m models.Model, text string, threads, promptTokens, genTokens, batch int, kv kvcache.Format) (Result, error) {
+	return RunBeside(m, text, threads, promptTokens, genTokens, batch, kv, nil)
+}
+
+// RunBeside is Run with beside called after each decode step of the timed
+// run (not of the warm-up), outside the decode's time: something to
+// measure under the same load as the steps, interleaved with them.
+func RunBeside(m models.Model, text string, threads, promptTokens, genTokens, batch int, kv kvcache.Format, beside func()) (Result, error) {
 	info := m.Info()
 	if promptTokens < 1 || genTokens < 1 || batch < 1 {
 		return Result{}, fmt.Errorf("bench: prompt and gen tokens and the batch must be positive")
@@ -88,7 +97,7 @@ func Run(m models.Model, text string, threads, promptTokens, genTokens, batch in
 	if promptTokens+genTokens > info.ContextLength {
 		return Result{}, fmt.Errorf("bench: %d prompt + %d generated tokens exceed the model's %d-token context", promptTokens, genTokens, info.ContextLength)
 	}
-	b, err := newBatch(m, batch, promptTokens+genTokens)
+	b, err := newBatch(m, batch, promptTokens+genTokens, kv)
 	if err != nil {
 		return Result{}, err
 	}
@@ -97,7 +106,9 @@ func Run(m models.Model, text string, threads, promptTokens, genTokens, batch in
 	if _, _, err := b.run(batch, min(promptTokens, 512), min(8, genTokens)); err != nil { // warm-up
 		return Result{}, err
 	}
+	b.beside = beside
 	pp, tg, err := b.run(batch, promptTokens, genTokens)
+	b.beside = nil
 	if err != nil {
 		return Result{}, err
 	}
@@ -125,7 +136,7 @@ func Run(m models.Model, text string, threads, promptTokens, genTokens, batch in
 		Engine: "chat", Model: info.Name, Threads: threads, ISA: kernels.ISA(), Batch: batch,
 		PromptTokens: promptTokens, GenTokens: genTokens,
 		PPTokS: round1(float64(batch*promptTokens) / pp.Seconds()), TGTokS: round1(float64(batch*genTokens) / tg.Seconds()),
-		Timer: "go_wall", Quant: info.Quant, WeightBytes: info.WeightBytes,
+		Timer: "go_wall", Quant: info.Quant, KV: kv.String(), WeightBytes: info.WeightBytes,
 	}
 	r.BandwidthGBs = round1(float64(info.WeightBytes) * float64(genTokens) / tg.Seconds() / 1e9)
 	if batch > 1 {
@@ -157,12 +168,13 @@ type batchRun struct {
 	prompts [][]int // P+1 ids each: the prompt and the first decode input
 	b       models.Batch
 	next    []int
+	beside  func() // RunBeside's, after each decode step, untimed
 }
 
-func newBatch(m models.Model, n, positions int) (*batchRun, error) {
+func newBatch(m models.Model, n, positions int, kv kvcache.Format) (*batchRun, error) {
 	l := m.KVLayout()
 	bs := kvcache.DefaultBlockSize
-	pool, err := kvcache.NewPool(kvcache.Layout{Layers: l.Layers, KDim: l.KDim, VDim: l.VDim, Heads: l.Heads}, bs, n*((positions+bs-1)/bs+1))
+	pool, err := kvcache.NewPool(kvcache.Layout{Layers: l.Layers, KDim: l.KDim, VDim: l.VDim, Heads: l.Heads, K: kv, V: kv}, bs, n*((positions+bs-1)/bs+1))
 	if err != nil {
 		return nil, err
 	}
@@ -205,8 +217,8 @@ func (r *batchRun) run(n, np, ng int) (pp, tg time.Duration, err error) {
 		r.next[i] = r.prompts[i][np]
 	}
 	V := r.m.Info().VocabSize
-	t1 := time.Now()
 	for step := 0; step < ng; step++ {
+		t1 := time.Now()
 		r.b.Reset()
 		for i := 0; i < n; i++ {
 			r.b.Add(i, r.seqs[i].Len(), r.next[i], true)
@@ -218,8 +230,12 @@ func (r *batchRun) run(n, np, ng int) (pp, tg time.Duration, err error) {
 		for i := 0; i < n; i++ {
 			r.next[i] = argmax(logits[i*V : (i+1)*V])
 		}
+		tg += time.Since(t1)
+		if r.beside != nil {
+			r.beside()
+		}
 	}
-	return pp, time.Since(t1), nil
+	return pp, tg, nil
 }
 
 // promptTokens1 is BOS + the text's tokens, the text repeated until there are n.

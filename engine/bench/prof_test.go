@@ -66,7 +66,7 @@ func BenchmarkProfPrefill(b *testing.B) {
 func BenchmarkProfBatch8(b *testing.B) {
 	m := profModel(b)
 	const n, np, ng = 8, 128, 128
-	r, err := newBatch(m, n, np+ng)
+	r, err := newBatch(m, n, np+ng, kvcache.F32)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -81,6 +81,7 @@ type Sampler struct {
 	trace  *Trace    // SetTrace's record of the next calls; nil: none
 	work   []float64 // the logits being filtered; -Inf = removed
 	probs  []float64 // final distribution of the last call (also scratch for exp)
+	hot    int       // the one non-zero of probs when the last call was greedy; -1: any
 	counts []int32   // penalty occurrence counts, all zero between calls
 	heap   []float64 // top-k min-heap
 	order  []int32   // top-p candidates of one bucket, sorted
@@ -99,6 +100,7 @@ func New(vocab int, p Params) *Sampler {
 		counts: make([]int32, vocab),
 		heap:   make([]float64, 0, vocab),
 		order:  make([]int32, 0, vocab),
+		hot:    -1,
 	}
 	s.pcg = rand.NewPCG(0, 0)
 	s.rng = rand.New(s.pcg)
@@ -165,19 +167,18 @@ func (s *Sampler) dist(logits []float32, history []int) (int, error) {
 		return -1, fmt.Errorf("sampler: %d logits for a vocabulary of %d", len(logits), s.vocab)
 	}
 	w := s.work
+	if s.p.Greedy && s.mask == nil && !s.penalties() {
+		// Nothing changes the logits before the argmax, and clean keeps their
+		// order (NaN never wins), so it is taken on them without the copy.
+		s.begin()
+		return s.greedy(argmax32(logits))
+	}
 	s.load(logits)
 	s.begin()
 	s.note(StagePenalties, s.penalize(history))
 
 	if s.p.Greedy {
-		best := argmax(w)
-		if best < 0 {
-			return -1, ErrNoCandidates
-		}
-		clear(s.probs)
-		s.probs[best] = 1
-		s.note(StageGreedy, true)
-		return best, nil
+		return s.greedy(argmax(w))
 	}
 
 	s.note(StageTemperature, s.temperature())
@@ -189,6 +190,7 @@ func (s *Sampler) dist(logits []float32, history []int) (int, error) {
 		return -1, ErrNoCandidates
 	}
 	e := s.probs
+	s.hot = -1
 	for i, v := range w {
 		e[i] = math.Exp(v - max) // exp(-Inf) = 0 for removed ids
 	}
@@ -197,6 +199,23 @@ func (s *Sampler) dist(logits []float32, history []int) (int, error) {
 	normalize(e)
 	s.note(StageSoftmax, true)
 	return -1, nil
+}
+
+// greedy makes probs one-hot at best, clearing only the last one-hot entry
+// when the previous call left one.
+func (s *Sampler) greedy(best int) (int, error) {
+	if best < 0 {
+		return -1, ErrNoCandidates
+	}
+	if s.hot >= 0 {
+		s.probs[s.hot] = 0
+	} else {
+		clear(s.probs)
+	}
+	s.probs[best] = 1
+	s.hot = best
+	s.note(StageGreedy, true)
+	return best, nil
 }
 
 // load copies logits into s.work as float64 (clean), applying the mask
@@ -263,6 +282,19 @@ func clean(v float64) float64 {
 func argmax(w []float64) int {
 	best, bv := -1, math.Inf(-1)
 	for i, v := range w {
+		if v > bv {
+			best, bv = i, v
+		}
+	}
+	return best
+}
+
+// argmax32 is argmax of the cleaned logits, on the float32 values: the
+// first index of the largest non-NaN value (+Inf the largest), -1 when all
+// are -Inf or NaN.
+func argmax32(logits []float32) int {
+	best, bv := -1, float32(math.Inf(-1))
+	for i, v := range logits {
 		if v > bv {
 			best, bv = i, v
 		}

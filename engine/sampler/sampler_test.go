@@ -590,3 +590,60 @@ func BenchmarkLoad(b *testing.B) {
 		}
 	}
 }
+
+// Greedy without a mask or penalties takes the argmax on the float32 logits:
+// the same id as on their cleaned float64 copy (NaN, ±Inf, ties), and Probs
+// stays one-hot when greedy and sampled calls alternate.
+func TestGreedyFloat32Argmax(t *testing.T) {
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	rng := rand.New(rand.NewPCG(5, 6))
+	cases := [][]float32{
+		{1, 2, 3}, {3, 3, 1}, {nan, 1, nan}, {nan, nan}, {-inf, -inf}, {-inf, nan, -inf},
+		{1, inf, 2, inf}, {nan, -inf, 0}, {0, float32(math.Copysign(0, -1))}, {float32(math.Copysign(0, -1)), 0},
+		{-3e38, -inf}, {math.MaxFloat32, inf},
+	}
+	for range 200 {
+		c := make([]float32, 1+rng.IntN(40))
+		for i := range c {
+			c[i] = []float32{nan, inf, -inf, 0, 1, 2, float32(rng.NormFloat64())}[rng.IntN(7)]
+		}
+		cases = append(cases, c)
+	}
+	for _, logits := range cases {
+		w := make([]float64, len(logits))
+		for i, v := range logits {
+			w[i] = clean(float64(v))
+		}
+		want := argmax(w)
+		s := New(len(logits), Params{Greedy: true})
+		for round := range 3 {
+			got, err := s.Sample(logits, nil)
+			if want < 0 {
+				if err != ErrNoCandidates {
+					t.Fatalf("%v: %d, %v; want ErrNoCandidates", logits, got, err)
+				}
+				continue
+			}
+			if got != want || err != nil {
+				t.Fatalf("%v: %d, %v; want %d", logits, got, err, want)
+			}
+			for i, p := range s.Probs() {
+				if (i == want) != (p == 1) || (i != want && p != 0) {
+					t.Fatalf("%v round %d: probs %v, want one-hot at %d", logits, round, s.Probs(), want)
+				}
+			}
+			s.SetParams(Params{Temperature: 1}) // a sampled call fills probs, then greedy again
+			if _, err := s.Dist(make([]float32, len(logits)), nil); err != nil {
+				t.Fatal(err)
+			}
+			s.SetParams(Params{Greedy: true})
+		}
+	}
+	s := New(3, Params{Greedy: true})
+	for _, l := range [][]float32{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}} {
+		s.Sample(l, nil)
+	}
+	if p := s.Probs(); p[0] != 0 || p[1] != 0 || p[2] != 1 {
+		t.Errorf("after three greedy calls: probs %v, want [0 0 1]", p)
+	}
+}

@@ -2,6 +2,7 @@ package convert
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -73,20 +74,25 @@ func convertFile(t *testing.T, ckpt, dir, typ string) string {
 
 // greedy runs n greedy steps of m after prompt.
 func greedy(t *testing.T, m models.Model, prompt []int, n int) []int {
-	ids, _ := greedyGaps(t, m, prompt, n)
-	return ids
+	return greedyTop2(t, m, prompt, n).ids
 }
 
-// greedyGaps is greedy with the gap between the two largest logits of
-// each step.
-func greedyGaps(t *testing.T, m models.Model, prompt []int, n int) (ids []int, gaps []float32) {
+// top2Run is a greedy run with, at each step, the runner-up and the gap
+// between the two largest logits (= their log-probabilities' gap).
+type top2Run struct {
+	ids, second []int
+	gaps        []float32
+}
+
+func greedyTop2(t *testing.T, m models.Model, prompt []int, n int) top2Run {
 	t.Helper()
+	var r top2Run
 	st := kvcache.NewState(m)
 	logits, err := st.Forward(prompt, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for len(ids) < n && st.Len() < m.Info().ContextLength {
+	for len(r.ids) < n && st.Len() < m.Info().ContextLength {
 		id, second := 0, -1
 		for j, v := range logits {
 			if v > logits[id] {
@@ -95,37 +101,52 @@ func greedyGaps(t *testing.T, m models.Model, prompt []int, n int) (ids []int, g
 				second = j
 			}
 		}
-		ids = append(ids, id)
-		gaps = append(gaps, logits[id]-logits[second])
+		r.ids = append(r.ids, id)
+		r.second = append(r.second, second)
+		r.gaps = append(r.gaps, logits[id]-logits[second])
 		if logits, err = st.Forward([]int{id}, 1); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return ids, gaps
+	return r
 }
 
 // nearTie is the largest gap between the two best logits at which two
-// engines may pick differently: their sums run in different orders (and
-// llama.cpp's prefill in other kernels), a difference far below this.
+// engines may pick differently: their float sums run in different orders
+// (llama.cpp's attention, for one, sums head dimensions one way in a
+// prefill and another in a decode step, where this app keeps one order), and
+// an activation within float32 noise of a Q8_0 rounding boundary may round
+// either way, a logit difference of order 0.01.
 const nearTie = 0.05
 
-// sameOrNearTie compares llama.cpp's ids with this app's; they may part at
-// a step where this app's two best logits are within nearTie. It reports
-// the step they parted at (-1: equal).
-func sameOrNearTie(t *testing.T, what string, got, want []int, gaps []float32) int {
+// sameOrNearTie compares llama.cpp's ids (and top-2 log-probabilities,
+// top2) with this app's run; they may part only at a step that is a near
+// tie in both engines. It logs the largest difference between the two
+// engines' top-2 gaps over the steps before (where both have the same two
+// tokens), and returns the step they parted at (-1: equal).
+func sameOrNearTie(t *testing.T, what string, got []int, top2 [][2][2]float64, want top2Run) int {
 	t.Helper()
-	for i := range min(len(got), len(want)) {
-		if got[i] != want[i] {
-			if gaps[i] < nearTie {
-				t.Logf("%s: llama.cpp parts at step %d, a near tie (top-2 gap %.4f here)", what, i, gaps[i])
+	var worst float64
+	defer func() { t.Logf("%s: largest top-2 gap difference between the engines %.2g", what, worst) }()
+	for i := range min(len(got), len(want.ids)) {
+		var ll float64 = -1
+		if i < len(top2) {
+			ll = top2[i][0][1] - top2[i][1][1]
+			if int(top2[i][0][0]) == want.ids[i] && int(top2[i][1][0]) == want.second[i] {
+				worst = max(worst, math.Abs(ll-float64(want.gaps[i])))
+			}
+		}
+		if got[i] != want.ids[i] {
+			if want.gaps[i] < nearTie && ll >= 0 && ll < nearTie {
+				t.Logf("%s: llama.cpp parts at step %d, a near tie (top-2 gap %.4f here, %.4f in llama.cpp)", what, i, want.gaps[i], ll)
 				return i
 			}
-			t.Errorf("%s: llama.cpp greedy differs at step %d (gap %.4f)\n got %v\nwant %v", what, i, gaps[i], got, want)
+			t.Errorf("%s: llama.cpp greedy differs at step %d (gap %.4f here, %.4f in llama.cpp)\n got %v\nwant %v", what, i, want.gaps[i], ll, got, want.ids)
 			return i
 		}
 	}
-	if len(got) != len(want) {
-		t.Errorf("%s: llama.cpp gave %d ids, this app %d", what, len(got), len(want))
+	if len(got) != len(want.ids) {
+		t.Errorf("%s: llama.cpp gave %d ids, this app %d", what, len(got), len(want.ids))
 	}
 	return -1
 }
@@ -251,8 +272,21 @@ func TestCourseVocab(t *testing.T) {
 
 // TestCourseLlamaCpp (CHAT_LLAMACPP=1): llama.cpp runs the converted files.
 // In float32 it gives the course's golden greedy ids for every prompt while
-// they fit the context; in Q8_0 the ids this app gives on the same file;
-// and it tokenizes the 30 golden cases as the course does.
+// they fit the context; in Q8_0 the ids this app gives on the same file, up
+// to a step that is a near tie in both engines; and it tokenizes the 30
+// golden cases as the course does. Both engines run alike (F32 KV cache,
+// no flash attention: scripts/llamacpp/check.mjs) but sum in other float
+// orders: Q8_0 products per block here, in 8 lanes in llama.cpp
+// (kernels/ilblock.go says why this app keeps its order), and attention's
+// q·k, which for head size 32 llama.cpp sums in one sequential chain in a
+// decode step (ggml_vec_dot_f32 below its 64-float step) and in 16 lanes in
+// a prefill (llamafile's tinyBLAS), where this app keeps one order for both
+// so that a prefill gives a decode's bits. Q8_0's rounding of activations
+// amplifies such last-bit differences; on the "long" prompt the ids part at
+// step 9, a near tie in both engines (0.0103 here, 0.0034 in llama.cpp).
+// (In an experiment with llama.cpp's Q8_0 order and this app's pure-Go
+// attention sums, yet another order, all three prompts gave equal ids: at
+// such a tie the pick follows the last bits.)
 func TestCourseLlamaCpp(t *testing.T) {
 	testmodels.NeedLlamaCpp(t)
 	dir := t.TempDir()
@@ -297,8 +331,7 @@ func TestCourseLlamaCpp(t *testing.T) {
 						}
 						continue
 					}
-					want, gaps := greedyGaps(t, m, p.PromptIDs, len(got))
-					sameOrNearTie(t, p.Key, got, want, gaps)
+					sameOrNearTie(t, p.Key, got, res.Top2[i], greedyTop2(t, m, p.PromptIDs, len(got)))
 				}
 				for i, c := range req.Texts {
 					if !slices.Equal(res.Tokens[i], c2ids(cases[i].EncodeOrdinary)) || !slices.Equal(res.TokensSpecial[i], c2ids(cases[i].Encode)) {

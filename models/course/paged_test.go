@@ -90,12 +90,15 @@ func TestSmallBlocksMatch(t *testing.T) {
 }
 
 // TestBatchAlone: for every synthetic architecture, 8 sequences in shared
-// batches compute what each computes alone (modeltest.CheckBatch).
+// batches compute what each computes alone (modeltest.CheckBatch), over a
+// float32 KV cache and over int8, fp8 and int4 ones.
 func TestBatchAlone(t *testing.T) {
 	for name, raw := range synthConfigs() {
-		t.Run(name, func(t *testing.T) {
-			modeltest.CheckBatch(t, synthModel(t, raw, 5), 97)
-		})
+		for _, kv := range []kvcache.Format{kvcache.F32, kvcache.Int8, kvcache.FP8, kvcache.Int4} {
+			t.Run(name+"/kv-"+kv.String(), func(t *testing.T) {
+				modeltest.CheckBatch(t, synthModel(t, raw, 5), 97, kv)
+			})
+		}
 	}
 }
 

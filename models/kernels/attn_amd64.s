@@ -5,10 +5,12 @@
 // func attnScoresAVX2(scores, q, k *float32, d, stride, n int, scale float32)
 // d is a multiple of 8. For each of the n key rows (stride floats apart):
 // one 8-lane FMA accumulator over the row, a horizontal sum, times scale.
-// Four rows at a time: four independent accumulators
-// share each load of q, so the FMA latency of one row's chain hides behind
-// the others; each row's sum is the same chain and reduction as in the
-// one-row loop that takes the rest.
+// Eight, then four rows at a time: independent accumulators share each
+// load of q, so the FMA latency of one row's chain hides behind the others;
+// each row's sum is the same chain and reduction as in the one-row loop
+// that takes the rest. The eight-row block reduces its eight accumulators
+// together (transposed), in HSUM's order for each: a_i = l_i+l_(i+4), then
+// (a0+a2)+(a1+a3).
 TEXT ·attnScoresAVX2(SB), NOSPLIT, $0-52
 	MOVQ scores+0(FP), DI
 	MOVQ q+8(FP), SI
@@ -18,7 +20,76 @@ TEXT ·attnScoresAVX2(SB), NOSPLIT, $0-52
 	SHLQ $2, R8              // stride in bytes
 	MOVQ n+40(FP), R9
 	VMOVSS scale+48(FP), X5
+	VBROADCASTSS X5, Y15
 	XORQ R10, R10            // t
+	LEAQ (R8)(R8*2), R13     // 3·stride
+
+s8_rows:
+	LEAQ 8(R10), R11
+	CMPQ R11, R9
+	JGT  s8_done             // fewer than 8 rows left
+	MOVQ BX, R12             // row t, walking
+	LEAQ (BX)(R13*1), DX     // row t+3, walking
+	MOVQ SI, R14             // q, walking
+	MOVQ CX, AX              // columns left
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+s8_col:
+	VMOVUPS     (R14), Y8
+	VFMADD231PS (R12), Y8, Y0
+	VFMADD231PS (R12)(R8*1), Y8, Y1
+	VFMADD231PS (R12)(R8*2), Y8, Y2
+	VFMADD231PS (DX), Y8, Y3
+	VFMADD231PS (R12)(R8*4), Y8, Y4
+	VFMADD231PS (DX)(R8*2), Y8, Y5
+	VFMADD231PS (DX)(R13*1), Y8, Y6
+	VFMADD231PS (DX)(R8*4), Y8, Y7
+	ADDQ        $32, R14
+	ADDQ        $32, R12
+	ADDQ        $32, DX
+	SUBQ        $8, AX
+	JNZ         s8_col
+
+	// a: rows r and r+4 side by side, lo + hi halves.
+	VPERM2F128 $0x20, Y4, Y0, Y9
+	VPERM2F128 $0x31, Y4, Y0, Y10
+	VADDPS     Y10, Y9, Y9       // [a(t) | a(t+4)]
+	VPERM2F128 $0x20, Y5, Y1, Y10
+	VPERM2F128 $0x31, Y5, Y1, Y11
+	VADDPS     Y11, Y10, Y10     // [a(t+1) | a(t+5)]
+	VPERM2F128 $0x20, Y6, Y2, Y11
+	VPERM2F128 $0x31, Y6, Y2, Y12
+	VADDPS     Y12, Y11, Y11     // [a(t+2) | a(t+6)]
+	VPERM2F128 $0x20, Y7, Y3, Y12
+	VPERM2F128 $0x31, Y7, Y3, Y13
+	VADDPS     Y13, Y12, Y12     // [a(t+3) | a(t+7)]
+	// b0 = a0+a2, b1 = a1+a3.
+	VSHUFPS $0x44, Y10, Y9, Y13
+	VSHUFPS $0xee, Y10, Y9, Y14
+	VADDPS  Y14, Y13, Y9         // [b(t) b(t+1) | b(t+4) b(t+5)]
+	VSHUFPS $0x44, Y12, Y11, Y13
+	VSHUFPS $0xee, Y12, Y11, Y14
+	VADDPS  Y14, Y13, Y10        // [b(t+2) b(t+3) | b(t+6) b(t+7)]
+	// b0 + b1, rows t..t+7 in order.
+	VSHUFPS $0x88, Y10, Y9, Y11
+	VSHUFPS $0xdd, Y10, Y9, Y12
+	VADDPS  Y12, Y11, Y11
+	VMULPS  Y15, Y11, Y11
+	VMOVUPS Y11, (DI)(R10*4)
+
+	LEAQ (BX)(R8*8), BX      // row t+8
+	MOVQ R11, R10
+	JMP  s8_rows
+
+s8_done:
+	VMOVAPS X15, X5          // the scale again (Y5 was an accumulator)
 
 s4_rows:
 	LEAQ 4(R10), R11

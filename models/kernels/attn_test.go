@@ -94,3 +94,30 @@ func TestAttnMatchesDotAxpy(t *testing.T) {
 		}
 	}
 }
+
+// AttnScores over n rows gives each row the bits of a one-row call (the
+// eight- and four-row blocks reduce in the one-row loop's order).
+func TestAttnScoresRowBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, d := range []int{8, 16, 24, 32, 64, 128, 136} {
+		for _, stride := range []int{d, d + 3} {
+			for _, n := range []int{1, 7, 8, 9, 12, 15, 16, 17, 40, 103} {
+				q, k := randVec(rng, d), randVec(rng, (n-1)*stride+d)
+				k[rng.IntN(len(k))] = float32(math.Inf(1))
+				got := make([]float32, n+1)
+				got[n] = 42
+				AttnScores(got, q, k, stride, n, 0.3)
+				for i := range n {
+					var one [1]float32
+					AttnScores(one[:], q, k[i*stride:], stride, 1, 0.3)
+					if math.Float32bits(got[i]) != math.Float32bits(one[0]) {
+						t.Fatalf("d=%d stride=%d n=%d row %d: %v, one-row call %v", d, stride, n, i, got[i], one[0])
+					}
+				}
+				if got[n] != 42 {
+					t.Fatalf("d=%d n=%d: wrote past n", d, n)
+				}
+			}
+		}
+	}
+}

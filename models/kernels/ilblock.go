@@ -28,9 +28,18 @@ import (
 // with isum_b the exact integer dot of the block's weight values and the
 // token's Q8_0 values, d_rb the block's weight scale, xd_tb the token's, and
 // fma one rounding (as llama.cpp's repacked q4_0_8x8 GEMV). So a batch gives
-// every sequence the bits it gets alone. ggml's AVX2 ggml_vec_dot_q4_0_q8_0
-// keeps 8 float lanes per row instead (a lane per 4 values, summed at the
-// end): the results agree to float32 rounding, not bitwise.
+// every sequence the bits it gets alone. For Q8_0 and Q5_0, which llama.cpp
+// does not repack on x86, its ggml_vec_dot_q8_0_q8_0 (one token) and
+// llamafile's tinyBLAS_Q0_AVX (batches) keep 8 float lanes per row instead
+// (lane k: the values 4k..4k+3 of every block, added at the end as
+// hsum_float_8 does): the results agree to float32 rounding, not bitwise,
+// and the difference grows through Q8_0's rounding of later activations
+// (student.pt Q8_0: top-2 logit gaps up to 0.032 apart). Commit 1426cca
+// took llama.cpp's order for IL8 (then 1e-7 to 0.012 apart); it was
+// reverted because 8 float lanes per (row, token) cost a batched product
+// about 2× (Q8_0 prefill fell from ~2.4× llama.cpp's speed to ~0.9×), and
+// attention's order, which llama.cpp takes differently in a prefill and in
+// a decode step, still parts the greedy ids at near ties.
 //
 // Layout of a row group (rows 16g..16g+15) and block b, groups then blocks
 // in order:

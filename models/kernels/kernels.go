@@ -39,7 +39,9 @@
 //     the per-row int8 (qtile.go).
 //
 // Softmax (softmax.go) runs on the vectorised float32 exponential of
-// exp.go, where SwiGLU fuses the gated MLP activation; AttnScores and
+// exp.go, where SwiGLU fuses the gated MLP activation; TorchSwiGLU
+// (torchsilu.go) is the course's float64 SiLU, bitwise the scalar one on
+// Go's math.Exp; AttnScores and
 // AttnMixAdd (attn.go) run attention over a run of cached positions in one
 // call.
 //

@@ -30,8 +30,8 @@ import (
 // faster still, but its results are no longer those of the dequantized float
 // weights.
 
-// Int4Levels are the values of models/quant's int4 codes (code-8; the
-// quantizer writes codes 1..15).
+// Int4Levels are the values of models/quant's int4 codes (code-8;
+// round-to-nearest writes codes 1..15, GPTQ all 16).
 var Int4Levels = [16]float32{-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7}
 
 // NF4Levels are QLoRA's NormalFloat4 levels (Dettmers et al. 2023, the table
@@ -217,7 +217,24 @@ func dotL4Go(lut *[16]float32, w []byte, sc []float32, g int, b []float32) float
 // float32(levels[code]·scale[c/group]): the weights MatVecLUT4 multiplies by.
 func DequantizeLUT4(dst []float32, row []byte, scale []float32, levels *[16]float32, group, cols int) {
 	dst = dst[:cols]
-	for c := range dst {
-		dst[c] = float32(levels[row[c/2]>>(4*(c&1))&15] * scale[c/group])
+	var lut [16]float32 // the group's 16 values, a byte's two codes at a time (KV caches decode every block they read)
+	for g0 := 0; g0 < cols; g0 += group {
+		g1 := min(g0+group, cols)
+		s := scale[g0/group]
+		for i, l := range levels {
+			lut[i] = float32(l * s)
+		}
+		c := g0
+		if c&1 == 1 {
+			dst[c] = lut[row[c/2]>>4]
+			c++
+		}
+		for ; c+1 < g1; c += 2 {
+			b := row[c/2]
+			dst[c], dst[c+1] = lut[b&15], lut[b>>4]
+		}
+		if c < g1 {
+			dst[c] = lut[row[c/2]&15]
+		}
 	}
 }

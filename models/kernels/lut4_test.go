@@ -176,3 +176,29 @@ func BenchmarkMatMulLUT4(b *testing.B) {
 		}
 	}
 }
+
+// TestDequantizeLUT4Formula: the group-at-a-time decode writes, bit for bit,
+// float32(levels[code]·scale[c/group]) for every element, with odd groups,
+// odd columns and groups that start on a byte's high nibble.
+func TestDequantizeLUT4Formula(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, g := range []int{1, 3, 8, 32, 33} {
+		for _, cols := range []int{1, 7, 32, 64, 71} {
+			row := make([]byte, (cols+1)/2)
+			for i := range row {
+				row[i] = byte(r.IntN(256))
+			}
+			scale := make([]float32, (cols+g-1)/g)
+			for i := range scale {
+				scale[i] = float32(r.NormFloat64())
+			}
+			dst := make([]float32, cols)
+			DequantizeLUT4(dst, row, scale, &NF4Levels, g, cols)
+			for c, v := range dst {
+				if want := float32(NF4Levels[row[c/2]>>(4*(c&1))&15] * scale[c/g]); v != want {
+					t.Fatalf("group %d, %d cols: element %d is %g, want %g", g, cols, c, v, want)
+				}
+			}
+		}
+	}
+}

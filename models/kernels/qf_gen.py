@@ -279,9 +279,9 @@ def pair_step(fam, a, b, zs, za, xz="Z8", off="(%s)(AX*1)"):
     p(f"\tVFMADD231PS {xz}, Z6, {za}")
 
 
-def pair_tail(fam, a, b, zs, za):
-    p(f"\tVMOVQ       -8({a})(CX*1), X6")
-    p(f"\tVPINSRQ     $1, -8({b})(CX*1), X6, X6")
+def pair_tail(fam, a, b, zs, za, off="-8(%s)(CX*1)"):
+    p(f"\tVMOVQ       {off % a}, X6")
+    p(f"\tVPINSRQ     $1, {off % b}, X6, X6")
     dec16(fam)
     p("\tVPERMD      Z6, Z14, Z6")
     p(f"\tVMULPS      {zs}, Z6, Z6")
@@ -300,12 +300,62 @@ def hsum_pair(za, ya, xa, outs):
         p(f"\tVMOVSS X7, {outs[1]}")
 
 
+def block8_avx512(fam, name):
+    # Eight rows, four zmm pairs: four independent FMA chains (with the two of
+    # block4 the loop waits on FMA latency) sharing each x load. Row k is
+    # (R8)(idx[k]), R8 walking row 0 and idx multiples of cols (R13 = 3·cols,
+    # R14 = 5·cols, R9 = 7·cols); its last 8 columns are -8(SI)(idx[k+1]).
+    idx = ["", "(CX*1)", "(CX*2)", "(R13*1)", "(CX*4)", "(R14*1)", "(R13*2)", "(R9*1)", "(CX*8)"]
+    acc = [f"Z{16+k}" for k in range(4)]
+    sc = [f"Z{20+k}" for k in range(4)]
+    lbl = f"{name}_block8"
+    p(f"{lbl}:")
+    p("\tCMPQ DX, $8")
+    p(f"\tJLT  {name}_block4")
+    p("\tLEAQ (CX)(CX*2), R13")
+    p("\tLEAQ (CX)(CX*4), R14")
+    p("\tLEAQ (R13)(CX*4), R9")
+    for k in range(4):
+        pair_scale(sc[k], f"{8*k}(R12)", f"{8*k+4}(R12)")
+        if isfp8(fam):
+            p(f"\tVMULPS        Z12, {sc[k]}, {sc[k]}")
+        p(f"\tVPXORD {acc[k]}, {acc[k]}, {acc[k]}")
+    p("\tMOVQ SI, R8")
+    p("\tXORQ AX, AX")
+    p()
+    p(f"{lbl}_loop:")
+    p("\tVBROADCASTF32X8 (BX)(AX*4), Z8")
+    for k in range(4):
+        pair_step(fam, idx[2*k], idx[2*k+1], sc[k], acc[k], off="(R8)%s")
+    p("\tADDQ $8, R8")
+    p("\tADDQ $8, AX")
+    p("\tCMPQ AX, R11")
+    p(f"\tJLT  {lbl}_loop")
+    p("\tTESTQ $7, CX")
+    p(f"\tJZ    {lbl}_store")
+    p("\tVMOVUPS.Z     (BX)(AX*4), K1, Y8")
+    p("\tVINSERTF32X8  $1, Y8, Z8, Z8")
+    for k in range(4):
+        pair_tail(fam, idx[2*k+1], idx[2*k+2], sc[k], acc[k], off="-8(SI)%s")
+    p()
+    p(f"{lbl}_store:")
+    for k in range(4):
+        n = acc[k][1:]
+        hsum_pair(acc[k], "Y" + n, "X" + n, [f"{8*k}(DI)", f"{8*k+4}(DI)"])
+    p("\tADDQ $32, DI")
+    p("\tADDQ $32, R12")
+    p("\tLEAQ (SI)(CX*8), SI")
+    p("\tSUBQ $8, DX")
+    p(f"\tJMP  {lbl}")
+    p()
+
+
 def matvec_avx512(fam):
     f = FAMS[fam]
     name = f"{fam}MatVecAVX512"
     p(f"// func {name}(out *float32, w *byte, scale, x *float32, rows, cols int{f['args']})")
-    p("// As the AVX2 kernel with two rows per zmm: four rows (two zmm) share each")
-    p("// x load, then two, then a last row paired with itself. cols >= 8.")
+    p("// As the AVX2 kernel with two rows per zmm: eight rows (four zmm) share each")
+    p("// x load, then four, two, then a last row paired with itself. cols >= 8.")
     p(f"TEXT ·{name}(SB), NOSPLIT, $0-{f['frame']}")
     p("\tMOVQ out+0(FP), DI")
     p("\tMOVQ w+8(FP), SI")
@@ -318,7 +368,7 @@ def matvec_avx512(fam):
     p("\tANDQ $-8, R11")
     p("\tMOVQ CX, AX")
     p("\tANDQ $7, AX")
-    p(f"\tJZ   {name}_block4")
+    p(f"\tJZ   {name}_block8")
     # Z14 = [perm | perm+8], Z15 = [mask | mask], K1 = first k lanes of 8.
     p("\tLEAQ         qfkmask<>(SB), R13")
     p("\tMOVWLZX      (R13)(AX*2), R14")
@@ -330,6 +380,7 @@ def matvec_avx512(fam):
     p("\tVINSERTI32X8 $1, Y13, Z14, Z14")
     p("\tVINSERTI32X8 $1, Y15, Z15, Z15")
     p()
+    block8_avx512(fam, name)
     blocks = [
         ("block4", 4, [("SI", "R8", "Z4", "Z0"), ("R9", "R10", "Z5", "Z1")]),
         ("block2", 2, [("SI", "R8", "Z4", "Z0")]),

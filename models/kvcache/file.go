@@ -26,9 +26,11 @@ import (
 //	  +8  u32      value floats per position and layer, VD
 //	  +12 u32      positions per block, BS
 //	  +16 u32      positions (= tokens) T, 1..2^24
-//	  +20 u32      how keys are stored, KF: 0 float32, 1 int8 (not in version 1)
+//	  +20 u32      how keys are stored, KF: 0 float32, 1 int8, 2 fp8 (E4M3),
+//	               3 int4 (Format; not in version 1)
 //	  +24 u32      how values are stored, VF (not in version 1)
-//	  +28 u32      KV heads H, the scales per int8 row (not in version 1)
+//	  +28 u32      KV heads H, whose slices a quantized row's scales cover
+//	               (not in version 1)
 //	  +…  T × u32  the token id of each position
 //	  +…  u32      CRC-32C (Castagnoli) of every header byte before it
 //	block i, for i in 0..ceil(T/BS)-1
@@ -36,13 +38,16 @@ import (
 //	               previous block's value, 0 for the first) — partial last
 //	               block included
 //	  for each layer 0..L-1: the keys, then the values, each either
-//	               BS×D float32 (format 0) or BS×D int8 and then BS×H float32
-//	               scales (format 1); rows at positions >= T are zeros
+//	               BS×D float32 (format 0), or BS rows of codes and then BS
+//	               rows of float32 scales (quantized formats, laid out as
+//	               quant.go describes: D bytes and H scales a row for int8
+//	               and fp8; H·⌈d/2⌉ bytes and H·⌈d/32⌉ scales for int4, d =
+//	               D/H); rows at positions >= T are zeros
 //	  u32          CRC-32C of the block's bytes before it
 //	trailer
 //	  8 bytes      "CHATKVOK", then end of file
 //
-// A file holds the rows exactly as the pool stores them, so an int8 cache
+// A file holds the rows exactly as the pool stores them, so a quantized cache
 // round-trips bit for bit; importing needs a pool with the same formats.
 // Import refuses, with an error naming the problem, a file whose magic,
 // version, identity, layout, formats, block size, hashes or checksums differ
@@ -88,7 +93,9 @@ func (s *Seq) Export(w io.Writer, identity string, tokens []int) error {
 
 	var h uint64
 	h8 := p.lay.heads()
-	buf := make([]byte, 0, 8+p.lay.Layers*p.bs*(p.lay.KDim+p.lay.VDim+2*h8)*4+4)
+	kcb, kns := p.lay.K.codeBytes(p.lay.KDim, h8), p.lay.K.scales(p.lay.KDim, h8)
+	vcb, vns := p.lay.V.codeBytes(p.lay.VDim, h8), p.lay.V.scales(p.lay.VDim, h8)
+	buf := make([]byte, 0, 8+int(p.lay.BytesPerBlock(p.bs))+4)
 	for i, b := range s.table {
 		lo, hi := i*p.bs, min((i+1)*p.bs, s.n)
 		h = ChainHash(h, tokens[lo:hi])
@@ -96,12 +103,12 @@ func (s *Seq) Export(w io.Writer, identity string, tokens []int) error {
 		rows := hi - lo
 		for l := 0; l < p.lay.Layers; l++ {
 			if q, sc := p.KQ(l, b); q != nil {
-				buf = appendQRows(buf, q, sc, rows*p.lay.KDim, rows*h8)
+				buf = appendQRows(buf, q, sc, rows*kcb, rows*kns)
 			} else {
 				buf = appendRows(buf, p.K(l, b), rows*p.lay.KDim)
 			}
 			if q, sc := p.VQ(l, b); q != nil {
-				buf = appendQRows(buf, q, sc, rows*p.lay.VDim, rows*h8)
+				buf = appendQRows(buf, q, sc, rows*vcb, rows*vns)
 			} else {
 				buf = appendRows(buf, p.V(l, b), rows*p.lay.VDim)
 			}
@@ -115,15 +122,11 @@ func (s *Seq) Export(w io.Writer, identity string, tokens []int) error {
 	return bw.Flush()
 }
 
-// appendQRows appends the first n int8 values of q and m scales of sc, each
+// appendQRows appends the first n code bytes of q and m scales of sc, each
 // padded with zeros to its full length.
-func appendQRows(buf []byte, q []int8, sc []float32, n, m int) []byte {
-	for i, v := range q {
-		if i >= n {
-			v = 0
-		}
-		buf = append(buf, byte(v))
-	}
+func appendQRows(buf []byte, q []byte, sc []float32, n, m int) []byte {
+	buf = append(buf, q[:n]...)
+	buf = append(buf, make([]byte, len(q)-n)...)
 	return appendRows(buf, sc, m)
 }
 
@@ -271,9 +274,9 @@ func (p *Pool) Import(r io.Reader, identity string, maxPos int) (*Seq, []int, er
 			}
 			return nil
 		}
-		// part reads one layer's keys or values: float32 rows, or int8 rows
+		// part reads one layer's keys or values: float32 rows, or codes
 		// and their scales.
-		part := func(q []int8, sc, fl []float32) error {
+		part := func(q []byte, sc, fl []float32) error {
 			if q == nil {
 				return floats(fl)
 			}
@@ -281,9 +284,7 @@ func (p *Pool) Import(r io.Reader, identity string, maxPos int) (*Seq, []int, er
 			if err != nil {
 				return err
 			}
-			for j := range q {
-				q[j] = int8(raw[j])
-			}
+			copy(q, raw)
 			return floats(sc)
 		}
 		for l := 0; l < L; l++ {

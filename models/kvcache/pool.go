@@ -10,7 +10,8 @@
 // needs blocks the pool lacks (Seq.Need tells how many) asks the tree first.
 //
 // Keys and values are each stored as float32 rows or, when the layout asks,
-// as int8 rows with one float32 scale per position and KV head (quant.go).
+// quantized: int8 or FP8 codes with a float32 scale per position and KV
+// head, or int4 codes with a scale per 32 elements of a head (quant.go).
 //
 // The pool is pure data: rows, block ids, counts. It is not safe for
 // concurrent use. Export/Import (file.go) move a sequence to and from a file,
@@ -25,7 +26,8 @@ import (
 // Layout is what one position stores: KDim key and VDim value floats in each
 // of Layers layers, the keys stored as K and the values as V (the zero value
 // of each is F32). Heads is the number of KV heads a row holds (KDim and VDim
-// are multiples of it): an Int8 row has one scale per head (0 means 1).
+// are multiples of it): a quantized row's scale groups lie inside one head
+// (0 means 1).
 type Layout struct {
 	Layers, KDim, VDim int
 	Heads              int
@@ -36,7 +38,7 @@ type Layout struct {
 func (l Layout) heads() int { return max(l.Heads, 1) }
 
 // RowBytes is the bytes one position of one layer takes: KDim+VDim floats,
-// or for an Int8 part one byte per element plus a float32 scale per head.
+// or for a quantized part its codes and float32 scales (quant.go).
 func (l Layout) RowBytes() int64 {
 	return l.K.rowBytes(l.KDim, l.heads()) + l.V.rowBytes(l.VDim, l.heads())
 }
@@ -70,8 +72,8 @@ type Pool struct {
 	bs     int
 	blocks int
 	k, v   [][]float32 // per layer: [blocks][bs][KDim], [blocks][bs][VDim] (F32 parts)
-	kq, vq [][]int8    // per layer, the same shapes for Int8 parts (quant.go)
-	ks, vs [][]float32 // per layer: their scales, [blocks][bs][heads]
+	kq, vq [][]byte    // per layer, the codes of quantized parts, [blocks][bs][row's code bytes] (quant.go)
+	ks, vs [][]float32 // per layer: their scales, [blocks][bs][row's scales]
 
 	ref    []int32
 	free   []int32 // blocks with ref 0 (a stack)
@@ -129,7 +131,7 @@ func (p *Pool) rows(layer []float32, b int32, n, dim int) []float32 {
 }
 
 // K and V are layer l's rows of block b: [BlockSize][KDim] and
-// [BlockSize][VDim]; nil for a part stored as Int8 (see KQ, VQ).
+// [BlockSize][VDim]; nil for a quantized part (see KQ, VQ).
 func (p *Pool) K(l int, b int32) []float32 {
 	if p.lay.K != F32 {
 		return nil
@@ -186,18 +188,14 @@ func (p *Pool) copyBlock(dst, src int32) {
 	for l := 0; l < p.lay.Layers; l++ {
 		copy(p.K(l, dst), p.K(l, src))
 		copy(p.V(l, dst), p.V(l, src))
-		if p.lay.K == Int8 {
-			kq, ks := p.KQ(l, dst)
-			sq, ss := p.KQ(l, src)
-			copy(kq, sq)
-			copy(ks, ss)
-		}
-		if p.lay.V == Int8 {
-			vq, vs := p.VQ(l, dst)
-			sq, ss := p.VQ(l, src)
-			copy(vq, sq)
-			copy(vs, ss)
-		}
+		kq, ks := p.KQ(l, dst)
+		sq, ss := p.KQ(l, src)
+		copy(kq, sq)
+		copy(ks, ss)
+		vq, vs := p.VQ(l, dst)
+		sq, ss = p.VQ(l, src)
+		copy(vq, sq)
+		copy(vs, ss)
 	}
 	p.copies++
 }

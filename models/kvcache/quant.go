@@ -4,71 +4,113 @@ import (
 	"chat/models/hugepage"
 	"fmt"
 	"math"
+
+	"chat/models/kernels"
+	"chat/models/quant"
 )
 
-// Int8 KV storage. Keys and values are quantized separately (Layout.K,
-// Layout.V). An Int8 part stores each position's row of each layer as int8
-// values with one float32 scale per KV head:
+// Quantized KV storage. Keys and values are quantized separately (Layout.K,
+// Layout.V). A quantized part stores each position's row of each layer as
+// codes plus float32 scales, every scale group lying inside one KV head:
 //
-//	scale = absmax(row's head slice) / 127
-//	q     = clamp(roundHalfToEven(x / scale), -127, 127)   (all 0 when absmax is 0)
-//	x'    = float32(q) · scale                              (|x - x'| <= scale/2)
+//	Int8  one int8 per element, a scale per head:
+//	        scale = absmax(head slice)/127, q = clamp(roundHalfToEven(x/scale), ±127)
+//	        (all 0 with scale 0 when absmax is 0), x' = float32(q)·scale
+//	FP8   one OCP E4M3 code per element (quant.EncodeFP8), a scale per head:
+//	        scale = absmax/448 (E4M3's largest value), x' = value(code)·scale;
+//	        the scale puts every head in E4M3's normal range, so an element
+//	        keeps 3 mantissa bits: |x - x'| <= |x|/16 + scale·2^-10
+//	Int4  4-bit codes, two per byte, a scale per Int4Group elements of a
+//	        head (quant.EncodeInt4, the int4-gN weights' rule, as llama.cpp's
+//	        q4_0 KV keeps a scale per 32): scale = max(amax, 1e-8)/7,
+//	        q = clamp(round(x/scale), ±7), x' = q·scale
 //
-// The scale is per (position, head) rather than per (block, head): rows are
-// appended one position at a time, and a per-block scale would have to
-// re-quantize the block's earlier rows whenever a later row raised the
-// absmax. Per-position scales make every write final and exact to describe.
-// They cost 4 bytes per head per position and layer, so a row of D = H·d
-// elements takes D + 4H bytes instead of 4D: with head size d that is
-// (d+4)/(4d) of the float32 bytes — 0.27 for d = 64, 0.375 for d = 8.
+// Scales are per position rather than per block: rows are appended one
+// position at a time, and a per-block scale would have to re-quantize the
+// block's earlier rows whenever a later row raised the absmax. Per-position
+// scales make every write final and exact to describe. A row of D = H·d
+// elements takes (d = 64): Int8 D+4H bytes, 0.27 of float32's 4D; FP8 the
+// same; Int4 D/2 + 4H⌈d/32⌉ bytes, 0.16.
 
 // Format is how a part (keys or values) of the cache is stored.
 type Format uint8
 
 const (
 	F32  Format = iota // float32 rows
-	Int8               // int8 rows, a float32 scale per position and head
+	Int8               // int8 codes, a float32 scale per position and head
+	FP8                // E4M3 codes, a float32 scale per position and head
+	Int4               // 4-bit codes, a float32 scale per Int4Group elements of a head
 )
 
+// Int4Group is the elements of a head that share one Int4 scale (a head
+// narrower than it is one group).
+const Int4Group = 32
+
+var formatNames = [...]string{F32: "f32", Int8: "int8", FP8: "fp8", Int4: "int4"}
+
 func (f Format) String() string {
-	switch f {
-	case F32:
-		return "f32"
-	case Int8:
-		return "int8"
+	if int(f) < len(formatNames) {
+		return formatNames[f]
 	}
 	return fmt.Sprintf("Format(%d)", uint8(f))
 }
 
-// ParseFormat reads "f32" (or "") and "int8".
+// Formats are the names ParseFormat takes, F32 first.
+func Formats() []string { return formatNames[:] }
+
+// ParseFormat reads a format's name ("" is f32).
 func ParseFormat(s string) (Format, error) {
-	switch s {
-	case "", "f32":
+	if s == "" {
 		return F32, nil
-	case "int8":
-		return Int8, nil
 	}
-	return F32, fmt.Errorf("kvcache: KV format %q: want f32 or int8", s)
+	for f, n := range formatNames {
+		if s == n {
+			return Format(f), nil
+		}
+	}
+	return F32, fmt.Errorf("kvcache: KV format %q: want f32, int8, fp8 or int4", s)
+}
+
+// codeBytes and scales are one row's code bytes and scales: dim elements in
+// h heads.
+func (f Format) codeBytes(dim, h int) int {
+	switch f {
+	case Int8, FP8:
+		return dim
+	case Int4:
+		return h * ((dim/h + 1) / 2)
+	}
+	return 0
+}
+
+func (f Format) scales(dim, h int) int {
+	switch f {
+	case Int8, FP8:
+		return h
+	case Int4:
+		return h * ((dim/h + Int4Group - 1) / Int4Group)
+	}
+	return 0
 }
 
 func (f Format) rowBytes(dim, heads int) int64 {
-	if f == Int8 {
-		return int64(dim) + 4*int64(heads)
+	if f == F32 {
+		return 4 * int64(dim)
 	}
-	return 4 * int64(dim)
+	return int64(f.codeBytes(dim, heads)) + 4*int64(f.scales(dim, heads))
 }
 
-// Quantized reports whether any part is stored as Int8.
+// Quantized reports whether any part is not stored as F32.
 func (l Layout) Quantized() bool { return l.K != F32 || l.V != F32 }
 
 func (l Layout) checkQuant() error {
 	for _, f := range []Format{l.K, l.V} {
-		if f != F32 && f != Int8 {
+		if int(f) >= len(formatNames) {
 			return fmt.Errorf("kvcache: unknown KV format %v", f)
 		}
 	}
 	h := l.heads()
-	if l.K == Int8 && l.KDim%h != 0 || l.V == Int8 && l.VDim%h != 0 {
+	if l.K != F32 && l.KDim%h != 0 || l.V != F32 && l.VDim%h != 0 {
 		return fmt.Errorf("kvcache: %d heads do not divide rows of %d key and %d value floats", h, l.KDim, l.VDim)
 	}
 	return nil
@@ -77,13 +119,13 @@ func (l Layout) checkQuant() error {
 // allocRows allocates every layer's storage for the layout's formats.
 func (p *Pool) allocRows() {
 	l, n, h := p.lay, p.blocks*p.bs, p.lay.heads()
-	mk := func(f Format, dim int) (fl [][]float32, q [][]int8, sc [][]float32) {
+	mk := func(f Format, dim int) (fl [][]float32, q [][]byte, sc [][]float32) {
 		for range l.Layers {
-			if f == Int8 {
-				q = append(q, make([]int8, n*dim))
-				sc = append(sc, make([]float32, n*h))
-			} else {
+			if f == F32 {
 				fl = append(fl, hugepage.Floats(n*dim))
+			} else {
+				q = append(q, hugepage.Bytes(n*f.codeBytes(dim, h)))
+				sc = append(sc, make([]float32, n*f.scales(dim, h)))
 			}
 		}
 		return
@@ -92,87 +134,116 @@ func (p *Pool) allocRows() {
 	p.v, p.vq, p.vs = mk(l.V, l.VDim)
 }
 
-// KQ is layer l's int8 key rows of block b, [BlockSize][KDim], and their
-// scales, [BlockSize][Heads]; nil when keys are stored as F32.
-func (p *Pool) KQ(l int, b int32) ([]int8, []float32) {
-	if p.lay.K != Int8 {
+// KQ is layer l's quantized key rows of block b, [BlockSize] rows of codes
+// and of scales (see the formats above); nil when keys are stored as F32.
+func (p *Pool) KQ(l int, b int32) ([]byte, []float32) {
+	if p.lay.K == F32 {
 		return nil, nil
 	}
-	return qrows(p.kq[l], p.ks[l], b, p.bs, p.lay.KDim, p.lay.heads())
+	return p.qrows(p.lay.K, p.kq[l], p.ks[l], b, p.lay.KDim)
 }
 
 // VQ: see KQ.
-func (p *Pool) VQ(l int, b int32) ([]int8, []float32) {
-	if p.lay.V != Int8 {
+func (p *Pool) VQ(l int, b int32) ([]byte, []float32) {
+	if p.lay.V == F32 {
 		return nil, nil
 	}
-	return qrows(p.vq[l], p.vs[l], b, p.bs, p.lay.VDim, p.lay.heads())
+	return p.qrows(p.lay.V, p.vq[l], p.vs[l], b, p.lay.VDim)
 }
 
-func qrows(q []int8, sc []float32, b int32, bs, dim, h int) ([]int8, []float32) {
-	n, m := bs*dim, bs*h
+func (p *Pool) qrows(f Format, q []byte, sc []float32, b int32, dim int) ([]byte, []float32) {
+	n, m := p.bs*f.codeBytes(dim, p.lay.heads()), p.bs*f.scales(dim, p.lay.heads())
 	return q[int(b)*n : (int(b)+1)*n : (int(b)+1)*n], sc[int(b)*m : (int(b)+1)*m : (int(b)+1)*m]
 }
 
-// QuantizeRow stores x (len(q) floats, h equal head slices) as q and one
-// scale per head in sc: scale = absmax/127, q = clamp(round half to even of
-// x/scale, ±127); a head of zeros gets scale 0.
-func QuantizeRow(q []int8, sc []float32, x []float32) {
-	h := len(sc)
-	d := len(q) / h
-	x = x[:len(q)]
-	for i := 0; i < h; i++ {
-		xs, qs := x[i*d:(i+1)*d], q[i*d:(i+1)*d]
-		var amax float32
-		for _, v := range xs {
-			amax = max(amax, float32(math.Abs(float64(v))))
+// QuantizeRow stores x (dim floats, h equal head slices) in format f (not
+// F32) as one row's codes q and scales sc. It allocates nothing.
+func QuantizeRow(f Format, q []byte, sc []float32, x []float32, dim, h int) {
+	d := dim / h
+	x = x[:dim]
+	switch f {
+	case Int8, FP8:
+		for i := 0; i < h; i++ {
+			xs, qs := x[i*d:(i+1)*d], q[i*d:(i+1)*d]
+			var amax float32
+			for _, v := range xs {
+				amax = max(amax, float32(math.Abs(float64(v))))
+			}
+			if amax == 0 || amax != amax || math.IsInf(float64(amax), 0) {
+				clear(qs)
+				sc[i] = 0
+				continue
+			}
+			if f == FP8 {
+				s := amax / quant.FP8Max(kernels.E4M3)
+				sc[i] = s
+				for j, v := range xs {
+					qs[j] = quant.EncodeFP8(v/s, kernels.E4M3)
+				}
+				continue
+			}
+			s := amax / 127
+			sc[i] = s
+			for j, v := range xs {
+				r := math.RoundToEven(float64(v / s))
+				qs[j] = byte(int8(min(max(r, -127), 127)))
+			}
 		}
-		if amax == 0 || amax != amax || math.IsInf(float64(amax), 0) {
-			clear(qs)
-			sc[i] = 0
-			continue
-		}
-		s := amax / 127
-		sc[i] = s
-		for j, v := range xs {
-			r := math.RoundToEven(float64(v / s))
-			qs[j] = int8(min(max(r, -127), 127))
+	case Int4:
+		cb, ng := (d+1)/2, (d+Int4Group-1)/Int4Group
+		for i := 0; i < h; i++ {
+			quant.EncodeInt4(q[i*cb:(i+1)*cb], sc[i*ng:(i+1)*ng], x[i*d:(i+1)*d], Int4Group)
 		}
 	}
 }
 
-// DequantizeRows writes float32(q)·scale for rows rows of dim elements
-// (h heads each) into out.
-func DequantizeRows(out []float32, q []int8, sc []float32, rows, dim, h int) {
+// DequantizeRows writes rows rows of dim elements (h heads each) stored in
+// format f (not F32) as codes q and scales sc into out as float32.
+func DequantizeRows(f Format, out []float32, q []byte, sc []float32, rows, dim, h int) {
 	d := dim / h
 	out = out[:rows*dim]
-	q = q[:rows*dim]
-	for r := 0; r < rows*h; r++ {
-		s := sc[r]
-		qs, os := q[r*d:(r+1)*d], out[r*d:(r+1)*d]
-		for j := range os {
-			os[j] = float32(qs[j]) * s
+	switch f {
+	case Int8:
+		q = q[:rows*dim]
+		for r := 0; r < rows*h; r++ {
+			s := sc[r]
+			qs, os := q[r*d:(r+1)*d], out[r*d:(r+1)*d]
+			qs = qs[:len(os)] // one bounds check, not one per element
+			for j := range os {
+				os[j] = float32(int8(qs[j])) * s
+			}
+		}
+	case FP8:
+		for r := 0; r < rows*h; r++ {
+			kernels.DequantizeFP8(out[r*d:(r+1)*d], q[r*d:(r+1)*d], sc[r], kernels.E4M3)
+		}
+	case Int4:
+		cb, ng := (d+1)/2, (d+Int4Group-1)/Int4Group
+		for r := 0; r < rows*h; r++ {
+			kernels.DequantizeLUT4(out[r*d:(r+1)*d], q[r*cb:(r+1)*cb], sc[r*ng:(r+1)*ng], &kernels.Int4Levels, Int4Group, d)
 		}
 	}
 }
 
 // WriteRow stores layer l's key row k [KDim] and value row v [VDim] of
-// position pos (< Len), quantizing the parts stored as Int8. It allocates
-// nothing.
+// position pos (< Len), quantizing the parts not stored as F32. It
+// allocates nothing.
 func (s *Seq) WriteRow(l, pos int, k, v []float32) {
 	p := s.p
 	b := s.table[pos/p.bs]
 	r := pos % p.bs
 	kd, vd, h := p.lay.KDim, p.lay.VDim, p.lay.heads()
-	if p.lay.K == Int8 {
+	if f := p.lay.K; f != F32 {
 		q, sc := p.KQ(l, b)
-		QuantizeRow(q[r*kd:(r+1)*kd], sc[r*h:(r+1)*h], k)
+		cb, ns := f.codeBytes(kd, h), f.scales(kd, h)
+		QuantizeRow(f, q[r*cb:(r+1)*cb], sc[r*ns:(r+1)*ns], k, kd, h)
 	} else {
 		copy(p.K(l, b)[r*kd:(r+1)*kd], k[:kd])
 	}
-	if p.lay.V == Int8 {
+	if f := p.lay.V; f != F32 {
 		q, sc := p.VQ(l, b)
-		QuantizeRow(q[r*vd:(r+1)*vd], sc[r*h:(r+1)*h], v)
+		cb, ns := f.codeBytes(vd, h), f.scales(vd, h)
+		QuantizeRow(f, q[r*cb:(r+1)*cb], sc[r*ns:(r+1)*ns], v, vd, h)
 	} else {
 		copy(p.V(l, b)[r*vd:(r+1)*vd], v[:vd])
 	}
@@ -182,28 +253,28 @@ func (s *Seq) WriteRow(l, pos int, k, v []float32) {
 // pool's own rows of the longest run of blocks i..i+n-1 (n >= 1, i+n <= j)
 // that lie next to each other in the pool when keys are F32, so attention
 // reads a freshly allocated sequence in one run; else block i's positions
-// below Len dequantized into scratch (len >= BlockSize·KDim), n = 1. It
+// below Len decoded into scratch (len >= BlockSize·KDim), n = 1. It
 // allocates nothing.
 func (s *Seq) Keys(l, i, j int, scratch []float32) ([]float32, int) {
 	p := s.p
-	if p.lay.K != Int8 {
+	if p.lay.K == F32 {
 		n := s.run(i, j)
 		return p.rows(p.k[l], s.table[i], n, p.lay.KDim), n
 	}
 	q, sc := p.KQ(l, s.table[i])
-	DequantizeRows(scratch, q, sc, s.rowsIn(i), p.lay.KDim, p.lay.heads())
+	DequantizeRows(p.lay.K, scratch, q, sc, s.rowsIn(i), p.lay.KDim, p.lay.heads())
 	return scratch[:p.bs*p.lay.KDim], 1
 }
 
 // Values: see Keys.
 func (s *Seq) Values(l, i, j int, scratch []float32) ([]float32, int) {
 	p := s.p
-	if p.lay.V != Int8 {
+	if p.lay.V == F32 {
 		n := s.run(i, j)
 		return p.rows(p.v[l], s.table[i], n, p.lay.VDim), n
 	}
 	q, sc := p.VQ(l, s.table[i])
-	DequantizeRows(scratch, q, sc, s.rowsIn(i), p.lay.VDim, p.lay.heads())
+	DequantizeRows(p.lay.V, scratch, q, sc, s.rowsIn(i), p.lay.VDim, p.lay.heads())
 	return scratch[:p.bs*p.lay.VDim], 1
 }
 

@@ -14,14 +14,18 @@ import (
 // absmax element at ±127, a zero head at scale 0.
 func TestQuantizeRow(t *testing.T) {
 	x := []float32{127, 2.5, 3.5, -2.5, -0.5, 0.5, 1.5, -127, 0, 0, 0, 0, 0, 0, 0, 0}
-	q := make([]int8, 16)
+	q := make([]byte, 16)
 	sc := make([]float32, 2)
-	QuantizeRow(q, sc, x)
-	if want := []int8{127, 2, 4, -2, 0, 0, 2, -127, 0, 0, 0, 0, 0, 0, 0, 0}; !slices.Equal(q, want) || sc[0] != 1 || sc[1] != 0 {
-		t.Errorf("got %v scales %v, want %v scales [1 0]", q, sc, want)
+	QuantizeRow(Int8, q, sc, x, 16, 2)
+	got := make([]int8, 16)
+	for i, c := range q {
+		got[i] = int8(c)
+	}
+	if want := []int8{127, 2, 4, -2, 0, 0, 2, -127, 0, 0, 0, 0, 0, 0, 0, 0}; !slices.Equal(got, want) || sc[0] != 1 || sc[1] != 0 {
+		t.Errorf("got %v scales %v, want %v scales [1 0]", got, sc, want)
 	}
 	out := make([]float32, 16)
-	DequantizeRows(out, q, sc, 1, 16, 2)
+	DequantizeRows(Int8, out, q, sc, 1, 16, 2)
 	if out[0] != 127 || out[7] != -127 || out[2] != 4 || out[9] != 0 {
 		t.Errorf("dequantized %v", out)
 	}
@@ -31,20 +35,48 @@ func TestQuantizeRow(t *testing.T) {
 // the float32 rounding of x/scale and q·scale.
 func bound(scale float32) float64 { return float64(scale)*0.5*(1+1e-5) + 1e-30 }
 
-// TestInt8PoolRoundTrip: rows written to an int8 pool (keys and values, both
-// layers, block boundaries, a partly filled last block) read back through
-// Keys and Values within half a quantization step of what was written;
-// copy-on-write of a shared int8 block keeps both holders' rows; reading and
-// writing allocate nothing.
-func TestInt8PoolRoundTrip(t *testing.T) {
-	const bs, heads, hd = 16, 4, 8
-	lay := Layout{Layers: 2, KDim: heads * hd, VDim: heads * hd, Heads: heads, K: Int8, V: Int8}
+// elemBound is the error format f may make on element j of a row of dim
+// elements in h heads holding x there, with the row's scales sc: half a
+// step for int8 and int4 (the scale of j's group), 3 mantissa bits (|x|/16)
+// plus half the smallest subnormal step for FP8.
+func elemBound(f Format, sc []float32, j, dim, h int, x float32) float64 {
+	d := dim / h
+	switch f {
+	case Int8:
+		return bound(sc[j/d])
+	case FP8:
+		return (math.Abs(float64(x))/16+float64(sc[j/d])*math.Ldexp(1, -10))*(1+1e-5) + 1e-30
+	case Int4:
+		ng := (d + Int4Group - 1) / Int4Group
+		return bound(sc[j/d*ng+j%d/Int4Group])
+	}
+	return 0
+}
+
+var quantFormats = []Format{Int8, FP8, Int4}
+
+// TestQuantPoolRoundTrip: rows written to an int8, fp8 or int4 pool (keys
+// and values, both layers, block boundaries, a partly filled last block,
+// heads of very different sizes and a head wider than an int4 group) read
+// back through Keys and Values within each format's bound of what was
+// written; copy-on-write of a shared block keeps both holders' rows;
+// reading and writing allocate nothing.
+func TestQuantPoolRoundTrip(t *testing.T) {
+	for _, f := range quantFormats {
+		t.Run(f.String(), func(t *testing.T) { testQuantPoolRoundTrip(t, f, 8) })
+		t.Run(f.String()+"/head80", func(t *testing.T) { testQuantPoolRoundTrip(t, f, 80) })
+	}
+}
+
+func testQuantPoolRoundTrip(t *testing.T, f Format, hd int) {
+	const bs, heads = 16, 4
+	lay := Layout{Layers: 2, KDim: heads * hd, VDim: heads * hd, Heads: heads, K: f, V: f}
 	p, err := NewPool(lay, bs, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.K(0, 0) != nil || p.V(0, 0) != nil {
-		t.Fatal("float rows of an int8 pool")
+		t.Fatal("float rows of a quantized pool")
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	const n = 37
@@ -67,22 +99,24 @@ func TestInt8PoolRoundTrip(t *testing.T) {
 			s.WriteRow(l, pos, kv[0], kv[1])
 		}
 	}
+	ns := f.scales(lay.KDim, heads)
 	check := func(s *Seq, n int, what string) {
 		t.Helper()
 		kb, vb := make([]float32, bs*lay.KDim), make([]float32, bs*lay.VDim)
 		for l := 0; l < lay.Layers; l++ {
 			for i := 0; i*bs < n; i++ {
 				parts := [2][]float32{blockK(s, l, i, kb), blockV(s, l, i, vb)}
-				qs := [2]func(int, int32) ([]int8, []float32){p.KQ, p.VQ}
+				qs := [2]func(int, int32) ([]byte, []float32){p.KQ, p.VQ}
 				for part, rows := range parts {
 					_, scales := qs[part](l, s.Table()[i])
 					for row := 0; row < min(bs, n-i*bs); row++ {
 						pos := i*bs + row
 						w := want[pos*lay.Layers+l][part]
+						sc := scales[row*ns : (row+1)*ns]
 						for j, x := range w {
-							sc := scales[row*heads+j/hd]
-							if d := math.Abs(float64(rows[row*lay.KDim+j] - x)); d > bound(sc) {
-								t.Fatalf("%s: layer %d pos %d part %d elem %d: %g for %g (scale %g, error %g)", what, l, pos, part, j, rows[row*lay.KDim+j], x, sc, d)
+							b := elemBound(f, sc, j, lay.KDim, heads, x)
+							if d := math.Abs(float64(rows[row*lay.KDim+j] - x)); d > b {
+								t.Fatalf("%s: layer %d pos %d part %d elem %d: %g for %g (bound %g, error %g)", what, l, pos, part, j, rows[row*lay.KDim+j], x, b, d)
 							}
 						}
 					}
@@ -93,26 +127,26 @@ func TestInt8PoolRoundTrip(t *testing.T) {
 	check(s, n, "written")
 
 	// Fork, then write the fork's partly filled last block: it is copied.
-	f := s.Fork()
+	fk := s.Fork()
 	last := s.Table()[len(s.Table())-1]
-	if err := f.Append(1); err != nil {
+	if err := fk.Append(1); err != nil {
 		t.Fatal(err)
 	}
-	if f.Table()[len(f.Table())-1] == last || p.Copies() != 1 {
+	if fk.Table()[len(fk.Table())-1] == last || p.Copies() != 1 {
 		t.Fatalf("no copy-on-write (copies %d)", p.Copies())
 	}
 	big := make([]float32, heads*hd)
 	for j := range big {
 		big[j] = 1000
 	}
-	f.WriteRow(0, n, big, big)
+	fk.WriteRow(0, n, big, big)
 	check(s, n, "original after the fork's write")
-	check(f, n, "fork")
+	check(fk, n, "fork")
 	kb := make([]float32, bs*lay.KDim)
-	if got := blockK(f, 0, n/bs, kb)[(n%bs)*lay.KDim]; got != 1000 {
+	if got := blockK(fk, 0, n/bs, kb)[(n%bs)*lay.KDim]; f == Int8 && got != 1000 || math.Abs(float64(got-1000)) > 1e-3 {
 		t.Errorf("fork's new row reads %g", got)
 	}
-	f.Free()
+	fk.Free()
 
 	row := want[0][0]
 	if a := testing.AllocsPerRun(100, func() {
@@ -124,70 +158,100 @@ func TestInt8PoolRoundTrip(t *testing.T) {
 	}
 }
 
-// TestInt8Mixed: keys int8 and values float32 (and the other way round):
-// the float part is exact, the int8 part within its bound.
-func TestInt8Mixed(t *testing.T) {
-	for _, kf := range []Format{Int8, F32} {
-		vf := Int8 + F32 - kf
-		p, err := NewPool(Layout{Layers: 1, KDim: 8, VDim: 8, Heads: 2, K: kf, V: vf}, 4, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := p.NewSeq(8)
-		s.Append(1)
-		x := []float32{0.1, -0.2, 0.3, 0.4, 5, 6, -7, 8.5}
-		s.WriteRow(0, 0, x, x)
-		k, v := blockK(s, 0, 0, make([]float32, 32)), blockV(s, 0, 0, make([]float32, 32))
-		exact, approx := k, v
-		if kf == F32 {
-		} else {
-			exact, approx = v, k
-		}
-		if !slices.Equal(exact[:8], x) {
-			t.Errorf("K %v: float part %v, want %v", kf, exact[:8], x)
-		}
-		for j := range x {
-			if d := math.Abs(float64(approx[j] - x[j])); d > bound(max(0.4, 8.5)/127) {
-				t.Errorf("K %v: int8 part %v for %v", kf, approx[:8], x)
-				break
+// TestQuantMixed: keys quantized and values float32 (and the other way
+// round), for each format: the float part is exact, the quantized part
+// within its bound.
+func TestQuantMixed(t *testing.T) {
+	for _, qf := range quantFormats {
+		for _, kf := range []Format{qf, F32} {
+			vf := qf + F32 - kf
+			p, err := NewPool(Layout{Layers: 1, KDim: 8, VDim: 8, Heads: 2, K: kf, V: vf}, 4, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := p.NewSeq(8)
+			s.Append(1)
+			x := []float32{0.1, -0.2, 0.3, 0.4, 5, 6, -7, 8.5}
+			s.WriteRow(0, 0, x, x)
+			k, v := blockK(s, 0, 0, make([]float32, 32)), blockV(s, 0, 0, make([]float32, 32))
+			exact, approx := k, v
+			_, sc := p.VQ(0, s.Table()[0])
+			if kf != F32 {
+				exact, approx = v, k
+				_, sc = p.KQ(0, s.Table()[0])
+			}
+			if !slices.Equal(exact[:8], x) {
+				t.Errorf("K %v V %v: float part %v, want %v", kf, vf, exact[:8], x)
+			}
+			for j := range x {
+				if d := math.Abs(float64(approx[j] - x[j])); d > elemBound(qf, sc, j, 8, 2, x[j]) {
+					t.Errorf("K %v V %v: quantized part %v for %v", kf, vf, approx[:8], x)
+					break
+				}
 			}
 		}
 	}
 }
 
-// TestInt8BlockBytes: an int8 part takes a byte per element plus a float32
-// scale per head, so a budget buys more blocks; bad layouts are refused.
-func TestInt8BlockBytes(t *testing.T) {
-	f := Layout{Layers: 2, KDim: 64, VDim: 64, Heads: 8}
-	q := f
-	q.K, q.V = Int8, Int8
+// TestQuantBlockBytes: an int8 or fp8 part takes a byte per element plus a
+// float32 scale per head, an int4 part half a byte plus a scale per 32
+// elements of a head, so a budget buys more blocks; bad layouts are refused.
+func TestQuantBlockBytes(t *testing.T) {
+	f := Layout{Layers: 2, KDim: 64, VDim: 64, Heads: 8} // heads of 8: one int4 group each
+	for _, c := range []struct {
+		f   Format
+		row int64 // bytes of a key (= value) row
+	}{{Int8, 64 + 8*4}, {FP8, 64 + 8*4}, {Int4, 32 + 8*4}} {
+		q := f
+		q.K, q.V = c.f, c.f
+		if got, want := q.BytesPerBlock(16), 16*2*c.row*2; got != want {
+			t.Errorf("%v block: %d bytes, want %d", c.f, got, want)
+		}
+		if BlocksFor(1<<20, q, 16) <= BlocksFor(1<<20, f, 16) {
+			t.Errorf("%v buys no more blocks", c.f)
+		}
+	}
 	if got, want := f.BytesPerBlock(16), int64(16*2*(64+64)*4); got != want {
 		t.Errorf("f32 block: %d bytes, want %d", got, want)
 	}
-	if got, want := q.BytesPerBlock(16), int64(16*2*(64+8*4)*2); got != want {
-		t.Errorf("int8 block: %d bytes, want %d", got, want)
+	wide := Layout{Layers: 1, KDim: 2 * 80, VDim: 2 * 80, Heads: 2, K: Int4, V: Int4} // heads of 80: groups of 32, 32, 16
+	if got, want := wide.RowBytes(), int64(2*(2*40+2*3*4)); got != want {
+		t.Errorf("int4 row of 2 heads of 80: %d bytes, want %d", got, want)
 	}
-	if BlocksFor(1<<20, q, 16) <= BlocksFor(1<<20, f, 16) {
-		t.Error("int8 buys no more blocks")
+	for _, qf := range quantFormats {
+		if _, err := NewPool(Layout{Layers: 1, KDim: 10, VDim: 8, Heads: 4, K: qf}, 16, 4); err == nil {
+			t.Errorf("%v: 4 heads in 10 key floats accepted", qf)
+		}
 	}
-	if _, err := NewPool(Layout{Layers: 1, KDim: 10, VDim: 8, Heads: 4, K: Int8}, 16, 4); err == nil {
-		t.Error("4 heads in 10 key floats accepted")
-	}
-	for s, want := range map[string]Format{"": F32, "f32": F32, "int8": Int8} {
+	for s, want := range map[string]Format{"": F32, "f32": F32, "int8": Int8, "fp8": FP8, "int4": Int4} {
 		if got, err := ParseFormat(s); got != want || err != nil {
 			t.Errorf("ParseFormat(%q) = %v, %v", s, got, err)
 		}
 	}
-	if _, err := ParseFormat("int4"); err == nil {
-		t.Error("int4 accepted")
+	for _, s := range []string{"q4", "fp8-e5m2", "int4-g32", "F32"} {
+		if _, err := ParseFormat(s); err == nil {
+			t.Errorf("%q accepted", s)
+		}
+	}
+	if !slices.Equal(Formats(), []string{"f32", "int8", "fp8", "int4"}) {
+		t.Errorf("Formats() = %v", Formats())
 	}
 }
 
-// TestInt8ExportImport: format v2 holds int8 rows and their scales as the
-// pool stores them, so an int8 cache round-trips bit for bit; a pool with
-// other formats refuses the file.
-func TestInt8ExportImport(t *testing.T) {
-	lay := Layout{Layers: 2, KDim: 8, VDim: 8, Heads: 2, V: Int8}
+// TestQuantExportImport: format v2 holds quantized rows and their scales as
+// the pool stores them, so an int8, fp8 or int4 cache round-trips bit for
+// bit (values quantized, keys float; then both quantized, head 16 so int4
+// scales come one per head); a pool with other formats refuses the file.
+func TestQuantExportImport(t *testing.T) {
+	for _, qf := range quantFormats {
+		t.Run(qf.String(), func(t *testing.T) {
+			testQuantExportImport(t, Layout{Layers: 2, KDim: 8, VDim: 8, Heads: 2, V: qf})
+			testQuantExportImport(t, Layout{Layers: 2, KDim: 32, VDim: 32, Heads: 2, K: qf, V: qf})
+		})
+	}
+}
+
+func testQuantExportImport(t *testing.T, lay Layout) {
 	p, err := NewPool(lay, 4, 8)
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +259,7 @@ func TestInt8ExportImport(t *testing.T) {
 	s := p.NewSeq(16)
 	const n = 6
 	s.Append(n)
-	k, v := make([]float32, 8), make([]float32, 8)
+	k, v := make([]float32, lay.KDim), make([]float32, lay.VDim)
 	for pos := range n {
 		for l := range 2 {
 			for j := range k {
@@ -218,15 +282,15 @@ func TestInt8ExportImport(t *testing.T) {
 	}
 	for l := range 2 {
 		for i := range 2 {
-			if !slices.Equal(blockK(s, l, i, make([]float32, 32)), blockK(got, l, i, make([]float32, 32))) ||
-				!slices.Equal(blockV(s, l, i, make([]float32, 32)), blockV(got, l, i, make([]float32, 32))) {
+			if !slices.Equal(blockK(s, l, i, make([]float32, 4*lay.KDim)), blockK(got, l, i, make([]float32, 4*lay.KDim))) ||
+				!slices.Equal(blockV(s, l, i, make([]float32, 4*lay.VDim)), blockV(got, l, i, make([]float32, 4*lay.VDim))) {
 				t.Fatalf("layer %d block %d differs after the round trip", l, i)
 			}
 		}
 	}
-	f32, _ := NewPool(Layout{Layers: 2, KDim: 8, VDim: 8, Heads: 2}, 4, 8)
-	if _, _, err := f32.Import(bytes.NewReader(b.Bytes()), "m", 16); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "values as int8") {
-		t.Errorf("f32 pool importing an int8 file: %v", err)
+	f32, _ := NewPool(Layout{Layers: 2, KDim: lay.KDim, VDim: lay.VDim, Heads: 2}, 4, 8)
+	if _, _, err := f32.Import(bytes.NewReader(b.Bytes()), "m", 16); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "values as "+lay.V.String()) {
+		t.Errorf("f32 pool importing a %v file: %v", lay.V, err)
 	}
 }
 

@@ -4,7 +4,7 @@ import "fmt"
 
 // Seq is one sequence: a block table into a pool and a length. Position i
 // lives in row i%BlockSize of block Table()[i/BlockSize]. It implements
-// models.KV (WriteRow, Keys and Values are in quant.go, with the int8
+// models.KV (WriteRow, Keys and Values are in quant.go, with the quantized
 // storage they may go through), so a forward pass reads and writes through
 // it.
 type Seq struct {

@@ -26,13 +26,16 @@ const LongPrefill = 21
 // row the sequence gets run alone on a private cache. Every product gives
 // each row the bits it gives alone (a prefill's rows those of the same
 // prefill alone), and attention reads only the row's own sequence, so
-// nothing may differ. ids are drawn below vocab.
-func CheckBatch(t *testing.T, m models.Model, vocab int) {
+// nothing may differ. ids are drawn below vocab. The batched pool and the
+// lone caches store keys and values as f (a quantised cache too: the rows
+// it rounds have the same bits batched and alone).
+func CheckBatch(t *testing.T, m models.Model, vocab int, f kvcache.Format) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(7, 8))
 	ctx := m.Info().ContextLength
 	lay := m.KVLayout()
-	pool, err := kvcache.NewPool(kvcache.Layout{Layers: lay.Layers, KDim: lay.KDim, VDim: lay.VDim, Heads: lay.Heads}, 4, 8*((ctx+3)/4+2))
+	kl := kvcache.Layout{Layers: lay.Layers, KDim: lay.KDim, VDim: lay.VDim, Heads: lay.Heads, K: f, V: f}
+	pool, err := kvcache.NewPool(kl, 4, 8*((ctx+3)/4+2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +44,11 @@ func CheckBatch(t *testing.T, m models.Model, vocab int) {
 	kv := make([]models.KV, nseq)
 	alone := make([]*models.State, nseq)
 	for i := range seqs {
-		alone[i] = kvcache.NewState(m)
+		p, err := kvcache.NewPool(kl, kvcache.DefaultBlockSize, (ctx+kvcache.DefaultBlockSize-1)/kvcache.DefaultBlockSize+1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone[i] = models.NewState(m, p.NewSeq(ctx))
 	}
 	runner := m.NewRunner()
 	toks := func(n int) []int {

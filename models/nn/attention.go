@@ -36,55 +36,97 @@ func (p *Pass) Attend(l int, a *Attention, q, k, v Rows) Rows {
 		p.KV[p.Seq[i]].WriteRow(l, p.Pos[i], k.Row(i), v.Row(i))
 	}
 	out := p.AllocN(q.N, a.Heads*a.DV)
-	for i := 0; i < q.N; i++ {
-		p.attendOne(out.Row(i), q.Row(i), l, a, p.Seq[i], p.Pos[i])
+	for i := 0; i < q.N; {
+		j := i + 1 // queries i..j-1: consecutive positions of one sequence
+		for j < q.N && j-i < attnGroup && p.Seq[j] == p.Seq[i] && p.Pos[j] == p.Pos[j-1]+1 {
+			j++
+		}
+		p.attendGroup(out, q, i, j, l, a)
+		i = j
 	}
 	return out
 }
 
-// attendOne is the attention of one query row at position pos of sequence
-// seq over positions lo..pos. The cache is read a run of blocks at a time
-// (models.KV.Keys): every head scores a run's keys while they are in cache,
-// then every head mixes its values.
-func (p *Pass) attendOne(out, q []float32, l int, a *Attention, seq, pos int) {
-	kv := p.KV[seq]
-	lo := 0
-	if a.Window > 0 {
-		lo = max(0, pos-a.Window+1)
-	}
-	n := pos + 1 - lo // positions seen
+// attnGroup is the most queries of one sequence that read a block together:
+// a quantised cache decodes each block once for all of them rather than
+// once per query (the scores take attnGroup·Heads·positions floats).
+const attnGroup = 16
+
+// attendGroup is the attention of query rows i..j-1, consecutive positions
+// of one sequence, each over positions lo..pos it may see. The cache is
+// read a run of blocks at a time (models.KV.Keys): every query and head
+// scores a run's keys while they are in cache, then every query and head
+// mixes its values. Each query's kernel calls, and so its bits, are those
+// it gets alone.
+func (p *Pass) attendGroup(out, q Rows, i, j, l int, a *Attention) {
+	kv := p.KV[p.Seq[i]]
 	bs := kv.BlockSize()
 	kw, vw := a.KVHeads*a.DK, a.KVHeads*a.DV
-	if len(p.scores) < a.Heads*n {
-		p.scores = make([]float32, 2*a.Heads*max(n, 256)) // doubling: a long decode grows it rarely
+	lo := func(pos int) int {
+		if a.Window > 0 {
+			return max(0, pos-a.Window+1)
+		}
+		return 0
+	}
+	// Query r's scores are p.scores[off(r):][h*n(r)+t-lo(r)], n(r) =
+	// pos+1-lo positions.
+	first, last := p.Pos[i], p.Pos[j-1]
+	total := 0
+	for r := i; r < j; r++ {
+		total += a.Heads * (p.Pos[r] + 1 - lo(p.Pos[r]))
+	}
+	if len(p.scores) < total {
+		p.scores = make([]float32, 2*max(total, a.Heads*256)) // doubling: a long decode grows it rarely
 	}
 	if len(p.kb) < bs*kw || len(p.vb) < bs*vw {
 		p.kb, p.vb = make([]float32, bs*kw), make([]float32, bs*vw)
 	}
-	end := pos/bs + 1 // blocks to read: lo/bs .. end-1
-	for b := lo / bs; b < end; {
+	end := last/bs + 1 // blocks to read: lo(first)/bs .. end-1
+	for b := lo(first) / bs; b < end; {
 		kb, nb := kv.Keys(l, b, end, p.kb)
 		base := b * bs
-		t0, t1 := max(lo, base), min(pos+1, base+nb*bs)
-		for h := 0; h < a.Heads; h++ {
-			kernels.AttnScores(p.scores[h*n+t0-lo:], q[h*a.DK:(h+1)*a.DK], kb[(t0-base)*kw+a.KVHead(h)*a.DK:], kw, t1-t0, a.Scale)
+		off := 0
+		for r := i; r < j; r++ {
+			pos := p.Pos[r]
+			lr := lo(pos)
+			n := pos + 1 - lr
+			t0, t1 := max(lr, base), min(pos+1, base+nb*bs)
+			qr := q.Row(r)
+			for h := 0; t0 < t1 && h < a.Heads; h++ {
+				kernels.AttnScores(p.scores[off+h*n+t0-lr:], qr[h*a.DK:(h+1)*a.DK], kb[(t0-base)*kw+a.KVHead(h)*a.DK:], kw, t1-t0, a.Scale)
+			}
+			off += a.Heads * n
 		}
 		b += nb
 	}
-	for h := 0; h < a.Heads; h++ {
-		sc := p.scores[h*n : (h+1)*n]
-		if a.Softcap != 0 {
-			softcap(sc, a.Softcap)
+	off := 0
+	for r := i; r < j; r++ {
+		n := p.Pos[r] + 1 - lo(p.Pos[r])
+		o := out.Row(r)
+		for h := 0; h < a.Heads; h++ {
+			sc := p.scores[off+h*n : off+(h+1)*n]
+			if a.Softcap != 0 {
+				softcap(sc, a.Softcap)
+			}
+			kernels.Softmax(sc)
+			clear(o[h*a.DV : (h+1)*a.DV])
 		}
-		kernels.Softmax(sc)
-		clear(out[h*a.DV : (h+1)*a.DV])
+		off += a.Heads * n
 	}
-	for b := lo / bs; b < end; {
+	for b := lo(first) / bs; b < end; {
 		vb, nb := kv.Values(l, b, end, p.vb)
 		base := b * bs
-		t0, t1 := max(lo, base), min(pos+1, base+nb*bs)
-		for h := 0; h < a.Heads; h++ {
-			kernels.AttnMixAdd(out[h*a.DV:(h+1)*a.DV], p.scores[h*n+t0-lo:], vb[(t0-base)*vw+a.KVHead(h)*a.DV:], vw, t1-t0)
+		off := 0
+		for r := i; r < j; r++ {
+			pos := p.Pos[r]
+			lr := lo(pos)
+			n := pos + 1 - lr
+			t0, t1 := max(lr, base), min(pos+1, base+nb*bs)
+			o := out.Row(r)
+			for h := 0; t0 < t1 && h < a.Heads; h++ {
+				kernels.AttnMixAdd(o[h*a.DV:(h+1)*a.DV], p.scores[off+h*n+t0-lr:], vb[(t0-base)*vw+a.KVHead(h)*a.DV:], vw, t1-t0)
+			}
+			off += a.Heads * n
 		}
 		b += nb
 	}

@@ -18,8 +18,8 @@ import (
 // CalibTokens is the most tokens of calibration text a calibrated
 // conversion runs through the model (in windows of the context length).
 // On student.pt, GPTQ's top-1 agreement with float32 went from 96.0% with
-// 512 tokens to 97.1% with 2048 (97.5% with the stages below); a stage
-// runs all of them, so a 110M model takes minutes on one core.
+// 512 tokens to 97.1% with 2048 (see BENCHMARKS.md for today's figures); a
+// stage runs all of them, so a 110M model takes minutes on one core.
 const CalibTokens = 2048
 
 // QuantizeCalib is Quantize for any format, with text as the calibration
@@ -59,6 +59,22 @@ func (m *Model) ConvertCalib(format, text string) (*Model, error) {
 	var shape *weights.ShapeError
 	var kept, done int
 	conv := map[weights.Linear]weights.Linear{} // original → re-encoded
+	// Matrices tagged "keep" (the course's float lm_head) stay as they are:
+	// no stage of their own.
+	keep := map[weights.Linear]bool{}
+	if _, err := mapArch(m.arch, "", func(_ string, k bool, l weights.Linear) (weights.Linear, error) {
+		if v, seen := keep[l]; !seen || v {
+			keep[l] = k
+		}
+		return l, nil
+	}); err != nil {
+		return nil, fmt.Errorf("%s: %w", m.info.Name, err)
+	}
+	for l, k := range keep {
+		if k {
+			conv[l] = l
+		}
+	}
 	arch := m.arch
 	for {
 		stage, acts, err := m.nextStage(arch, ids, conv)
@@ -136,28 +152,29 @@ func (m *Model) nextStage(arch Arch, ids []int, conv map[weights.Linear]weights.
 	var stage []weights.Linear
 	var input *float32
 	acts := map[weights.Linear][]float32{}
-	first := true // the first window decides the stage
+	// The first chunk decides the stage: the first matrix not done yet and
+	// those right after it that multiply the same input. (A window runs in
+	// chunks of MaxChunk tokens whose inputs sit at other addresses: waiting
+	// for the window's end dropped the first window's later chunks.)
+	deciding := true
 	observe := func(w weights.Linear, x Rows) {
 		if _, ok := conv[w]; ok || done[w] || x.N == 0 {
 			return
 		}
-		if first {
-			switch {
-			case input == nil:
+		if deciding {
+			if _, ok := acts[w]; !ok && (input == nil || input == &x.D[0]) {
 				input = &x.D[0]
-			case input != &x.D[0]:
-				return
-			}
-			if _, ok := acts[w]; !ok {
 				stage = append(stage, w)
 				acts[w] = nil
+			} else {
+				deciding = false
 			}
 		}
 		if _, ok := acts[w]; ok {
 			acts[w] = append(acts[w], x.D[:x.N*x.W]...)
 		}
 	}
-	err := m.activations(arch, ids, observe, func() { first = false })
+	err := m.activations(arch, ids, observe, func() { deciding = false })
 	return stage, acts, err
 }
 

@@ -18,16 +18,11 @@ func SwiGLU(gate, up Rows) { kernels.SwiGLU(gate.D[:gate.N*gate.W], up.D[:up.N*u
 
 // TorchSwiGLU sets gate[i] = silu(gate[i])·up[i] as the course's PyTorch
 // does: silu(x) = x·sigmoid(x) with the sigmoid in float64, then the
-// products rounded to float32.
-func TorchSwiGLU(gate, up Rows) {
-	u := up.D[:up.N*up.W]
-	for i, g := range gate.D[:len(u)] {
-		gate.D[i] = g * Sigmoid(g) * u[i]
-	}
-}
+// products rounded to float32 (kernels.TorchSwiGLU).
+func TorchSwiGLU(gate, up Rows) { kernels.TorchSwiGLU(gate.D[:up.N*up.W], up.D[:up.N*up.W]) }
 
 // Sigmoid is 1/(1+e^-x) computed in float64 and rounded once.
-func Sigmoid(x float32) float32 { return float32(1 / (1 + math.Exp(-float64(x)))) }
+func Sigmoid(x float32) float32 { return kernels.TorchSigmoid(x) }
 
 // GeGLU sets gate[i] = GELU(gate[i])·up[i] as ggml_vec_geglu_f32 does with
 // GGML_GELU_FP16: the tanh GELU looked up in a table indexed by the f16

@@ -24,6 +24,8 @@ import (
 // fast decode can stream a model's weights). Each is
 // the best of repeated runs over about a quarter second, so a busy moment
 // lowers it less. The result is cached per CPU, kernel set and thread count.
+// (chat plan also reads the same matrices between its measured decode
+// steps: Streamer.)
 
 // Probe is a measured machine.
 type Probe struct {
@@ -177,20 +179,58 @@ func peakFLOPS() float64 {
 	return 2 * rows * cols * n / d.Seconds()
 }
 
-func readBandwidth() float64 {
-	// 32 matrices of 4 MB, one after another, as a model's layers are.
-	const mats, rows, cols = 32, 1024, 1024
-	ws := make([][]float32, mats)
-	for i := range ws {
-		ws[i] = fill(rows * cols)
+// readSet is the probe's memory: 32 matrices of 4 MB, read one after
+// another, as a model's layers are.
+type readSet struct {
+	ws     [][]float32
+	x, out []float32
+}
+
+const readRows, readCols, readMats = 1024, 1024, 32
+
+func newReadSet() *readSet {
+	r := &readSet{ws: make([][]float32, readMats), x: fill(readCols), out: make([]float32, readRows)}
+	for i := range r.ws {
+		r.ws[i] = fill(readRows * readCols)
 	}
-	x, out := fill(cols), make([]float32, rows)
-	d := best(250*time.Millisecond, func() {
-		for _, w := range ws {
-			kernels.MatVec(out, w, x, rows, cols)
-		}
-	})
-	return 4 * mats * rows * cols / d.Seconds()
+	return r
+}
+
+// pass reads every matrix once and returns the bytes read.
+func (r *readSet) pass() int64 {
+	for _, w := range r.ws {
+		kernels.MatVec(r.out, w, r.x, readRows, readCols)
+	}
+	return 4 * readMats * readRows * readCols
+}
+
+func readBandwidth() float64 {
+	r := newReadSet()
+	d := best(250*time.Millisecond, func() { r.pass() })
+	return 4 * readMats * readRows * readCols / d.Seconds()
+}
+
+// Streamer reads the probe's matrices on demand, to measure read bandwidth
+// under the same load as something else, interleaved with it (chat plan
+// reads as many bytes after each decode step as the step reads).
+type Streamer struct{ r *readSet }
+
+// NewStreamer allocates the probe's 128 MB and reads it once (paging it in).
+func NewStreamer() *Streamer {
+	s := &Streamer{newReadSet()}
+	s.r.pass()
+	return s
+}
+
+// Read reads whole passes over the matrices until at least bytes are read,
+// and returns the bytes read and the time taken.
+func (s *Streamer) Read(bytes int64) (int64, time.Duration) {
+	var n int64
+	t0 := time.Now()
+	for n < bytes {
+		n += s.r.pass()
+	}
+	return n, time.Since(t0)
 }
 
 func fill(n int) []float32 {

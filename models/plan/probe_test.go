@@ -30,3 +30,12 @@ func TestProbeCache(t *testing.T) {
 	}
 	t.Logf("peak %.1f GFLOP/s, read %.1f GB/s, ridge %.1f FLOP/byte (%s, %d threads)", p.PeakFLOPS/1e9, p.Bandwidth/1e9, p.Ridge(), p.ISA, p.Threads)
 }
+
+// TestStreamer: Read reads at least the bytes asked for, in whole passes.
+func TestStreamer(t *testing.T) {
+	s := NewStreamer()
+	n, d := s.Read(1)
+	if n != 4*readMats*readRows*readCols || d <= 0 {
+		t.Fatalf("read %d bytes in %v", n, d)
+	}
+}

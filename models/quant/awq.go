@@ -10,7 +10,7 @@ import (
 // AWQ (Lin, Tang, Tang, Yang, Dang, Gan, Han, "AWQ: Activation-aware Weight
 // Quantization for LLM Compression and Acceleration", 2023) protects the
 // weights that meet large activations: it scales input channel c of the
-// weights up by s_c before round-to-nearest quantization and the activation
+// weights up by s_c before quantization and the activation
 // down by s_c, so W·x = (W·diag(s))·(x/s) and channels with large |x| lose
 // less to rounding. s = mean|x_c|^α, normalized so max(s)·min(s) = 1, with α
 // the grid value that minimizes the layer's output error on calibration
@@ -27,16 +27,17 @@ type AWQOptions struct {
 type AWQResult struct {
 	Q       *Int4Codes
 	InScale []float32 // [cols], s
-	Alpha   float64   // the chosen exponent (0: plain round-to-nearest was best)
+	Alpha   float64   // the chosen exponent (0: no channel scaling was best)
 }
 
 // AWQ searches per-input-channel scales for the row-major [rows][cols]
 // weight w on calibration activations x ([n][cols]) and quantizes
-// W·diag(s) to int4 groups of opt.Group by round-to-nearest
-// (RoundToNearestInt4).
-// The error it minimizes is Σ over tokens and rows of (x·wᵀ − x·ŵᵀ)², with
-// ŵ = dequantized(Q(W·diag(s)))·diag(1/s); α = 0 (s = 1, round-to-nearest)
-// is on the grid, so the result is never worse than round-to-nearest on x.
+// W·diag(s) to int4 groups of opt.Group with AWQ's clip search
+// (clippedInt4: each group's scale from a grid of clipping ratios, codes in
+// [-8, 7]). The error it minimizes is Σ over tokens and rows of
+// (x·wᵀ − x·ŵᵀ)², with ŵ = dequantized(Q(W·diag(s)))·diag(1/s); plain
+// round-to-nearest (RoundToNearestInt4, s = 1) is one of the candidates, so
+// the result is never worse than round-to-nearest on x.
 //
 // Applying s: the layer's input must be divided by s channel-wise. Where the
 // input comes from an RMSNorm or LayerNorm, divide the norm's weight (and
@@ -79,12 +80,29 @@ func AWQ(w []float32, rows, cols int, x []float32, n int, opt AWQOptions) (*AWQR
 			h[i] = float32(v / 2)
 		}
 	}
+	msq := make([]float64, cols) // mean x_c², the diagonal of XᵀX/n
+	for t := 0; t < n; t++ {
+		for c, v := range x[t*cols : (t+1)*cols] {
+			msq[c] += float64(v) * float64(v) / float64(n)
+		}
+	}
 	ws := make([]float32, rows*cols)
 	dw := make([]float32, rows*cols)
 	tmp := make([]float32, rows*max(cols, n))
 	s := make([]float32, cols)
+	dc := make([]float64, cols)
 	best := &AWQResult{Alpha: -1}
 	bestErr := math.Inf(1)
+	try := func(q *Int4Codes, alpha float64) {
+		d := q.Dequantize()
+		for i := range dw {
+			dw[i] = float32(float64(w[i]) - float64(d[i])/float64(s[i%cols]))
+		}
+		if e := outputError(dw, rows, cols, x, n, h, tmp); e < bestErr {
+			bestErr = e
+			best = &AWQResult{Q: q, InScale: append([]float32(nil), s...), Alpha: alpha}
+		}
+	}
 	for k := 0; k < grid; k++ {
 		alpha := float64(k) / float64(grid)
 		awqScales(s, mag, alpha)
@@ -93,21 +111,53 @@ func AWQ(w []float32, rows, cols int, x []float32, n int, opt AWQOptions) (*AWQR
 				ws[r*cols+c] = w[r*cols+c] * s[c]
 			}
 		}
-		q, err := RoundToNearestInt4(ws, rows, cols, g)
-		if err != nil {
-			return nil, fmt.Errorf("quant: awq: %w", err)
+		if k == 0 { // plain round-to-nearest stays a candidate
+			q, err := RoundToNearestInt4(ws, rows, cols, g)
+			if err != nil {
+				return nil, fmt.Errorf("quant: awq: %w", err)
+			}
+			try(q, alpha)
 		}
-		d := q.Dequantize()
-		for i := range dw {
-			dw[i] = float32(float64(w[i]) - float64(d[i])/float64(s[i%cols]))
+		for c := range dc {
+			dc[c] = msq[c] / (float64(s[c]) * float64(s[c])) // the scaled input's mean square
 		}
-		e := outputError(dw, rows, cols, x, n, h, tmp)
-		if e < bestErr {
-			bestErr = e
-			best = &AWQResult{Q: q, InScale: append([]float32(nil), s...), Alpha: alpha}
-		}
+		try(clippedInt4(ws, rows, cols, g, dc), alpha)
 	}
 	return best, nil
+}
+
+// clippedInt4 quantizes the [rows][cols] w to int4 groups of g with codes
+// in [-8, 7], each group's scale chosen on a grid of clipping ratios (from
+// max|group|/7 down to half of it: AWQ's clip search) by the rounding
+// error weighted by d, each column's input mean square.
+func clippedInt4(w []float32, rows, cols, g int, d []float64) *Int4Codes {
+	m := newInt4Codes(rows, cols, g)
+	rb, ng := (cols+1)/2, (cols+g-1)/g
+	for r := 0; r < rows; r++ {
+		for j := 0; j < ng; j++ {
+			c0 := j * g
+			grp := w[r*cols+c0 : r*cols+min(c0+g, cols)]
+			amax := float64(maxAbs(grp))
+			best, bestErr := int4Scale(float32(amax)), math.Inf(1)
+			for k := 0; k <= 40 && amax > 0; k++ {
+				sc := max(float32(amax*(1-0.5*float64(k)/40)), calibMinAmax) / 7
+				var e float64
+				for i, v := range grp {
+					diff := float64(v) - float64(float32(codeRange(v, sc, 8))*sc)
+					e += d[c0+i] * diff * diff
+				}
+				if e < bestErr {
+					best, bestErr = sc, e
+				}
+			}
+			m.Scale[r*ng+j] = best
+			for i, v := range grp {
+				c := c0 + i
+				m.Packed[r*rb+c/2] |= byte(codeRange(v, best, 8)+8) << (4 * (c & 1))
+			}
+		}
+	}
+	return m
 }
 
 // awqScales sets s[c] = max(mag[c]^alpha, 1e-4), divided by √(max·min) (as

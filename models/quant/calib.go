@@ -14,8 +14,9 @@ import (
 // RoundToNearestInt4 write it, in the layout of models/weights' Int4 and
 // kernels.MatVecLUT4 and kernels.PackILInt4: groups of
 // Group consecutive values of a row (the last may be shorter) share one
-// float32 scale; codes q+8 with q in [-7, 7], two per byte, low nibble first,
-// row r at byte r·⌈Cols/2⌉; the weight is float32(q)·scale.
+// float32 scale; codes q+8 with q in [-8, 7] (round-to-nearest and AWQ write
+// [-7, 7], GPTQ all 16), two per byte, low nibble first, row r at byte
+// r·⌈Cols/2⌉; the weight is float32(q)·scale.
 type Int4Codes struct {
 	Rows, Cols, Group int
 	Packed            []byte    // [Rows][⌈Cols/2⌉]
@@ -61,18 +62,27 @@ func RoundToNearestInt4(w []float32, rows, cols, g int) (*Int4Codes, error) {
 	m := newInt4Codes(rows, cols, g)
 	rb, ng := (cols+1)/2, (cols+g-1)/g
 	for r := 0; r < rows; r++ {
-		row := w[r*cols : (r+1)*cols]
-		for j := 0; j < ng; j++ {
-			grp := row[j*g : min((j+1)*g, cols)]
-			s := int4Scale(maxAbs(grp))
-			m.Scale[r*ng+j] = s
-			for i, v := range grp {
-				c := j*g + i
-				m.Packed[r*rb+c/2] |= int4Code(v, s) << (4 * (c & 1))
-			}
-		}
+		EncodeInt4(m.Packed[r*rb:(r+1)*rb], m.Scale[r*ng:(r+1)*ng], w[r*cols:(r+1)*cols], g)
 	}
 	return m, nil
+}
+
+// EncodeInt4 is RoundToNearestInt4 of one row x: groups of g consecutive
+// values (the last may be shorter, g any size) each get scale max(amax,
+// 1e-8)/7 in scale [⌈len(x)/g⌉] and codes round(x/scale)+8 packed two per
+// byte, low nibble first, into packed [⌈len(x)/2⌉] (overwritten). It
+// allocates nothing, so a KV cache can quantize rows as they are written.
+func EncodeInt4(packed []byte, scale []float32, x []float32, g int) {
+	clear(packed[:(len(x)+1)/2])
+	for j := 0; j*g < len(x); j++ {
+		grp := x[j*g : min((j+1)*g, len(x))]
+		s := int4Scale(maxAbs(grp))
+		scale[j] = s
+		for i, v := range grp {
+			c := j*g + i
+			packed[c/2] |= int4Code(v, s) << (4 * (c & 1))
+		}
+	}
 }
 
 // calibMinAmax is the course's clamp on a row's (group's) max|w|.

@@ -2,7 +2,6 @@ package quant
 
 import (
 	"math"
-	"sort"
 
 	"chat/models/kernels"
 )
@@ -38,32 +37,33 @@ func DecodeFP8(code uint8, f kernels.FP8) float32 {
 
 // EncodeFP8 rounds x to the nearest value of format f, ties to the even
 // code, saturating at ±FP8Max (as a scaled quantizer wants, rather than
-// overflowing to infinity or NaN); NaN gives 0x7F.
+// overflowing to infinity or NaN); NaN gives 0x7F. It works on x's bits (a
+// KV cache encodes every value it stores): a normal result is x's float32
+// mantissa rounded half to even to the format's bits, the carry moving the
+// exponent; below the smallest normal the codes are the multiples of the
+// smallest subnormal, rounded half to even.
 func EncodeFP8(x float32, f kernels.FP8) uint8 {
 	if x != x {
 		return 0x7F
 	}
-	pos := fp8Pos[f&1]
-	var sign uint8
-	a := float64(x)
-	if math.Signbit(a) {
-		sign, a = 0x80, -a
+	m, bias := uint32(3), uint32(7) // E4M3
+	if f&1 == kernels.E5M2 {
+		m, bias = 2, 15
 	}
-	if a >= pos[len(pos)-1] {
+	pos := fp8Pos[f&1]
+	b := math.Float32bits(x)
+	sign := uint8(b>>24) & 0x80
+	b &^= 1 << 31
+	a := math.Float32frombits(b)
+	if float64(a) >= pos[len(pos)-1] {
 		return sign | uint8(len(pos)-1)
 	}
-	i := sort.SearchFloat64s(pos, a) // first value >= a; i >= 1 unless a == 0
-	if pos[i] == a {
-		return sign | uint8(i)
+	if b < (127+1-bias)<<23 { // below 2^(1-bias): a multiple of 2^(1-bias-m)
+		return sign | uint8(math.RoundToEven(math.Ldexp(float64(a), int(bias+m-1))))
 	}
-	lo, hi := pos[i-1], pos[i]
-	switch d := (a - lo) - (hi - a); {
-	case d < 0:
-		i--
-	case d == 0 && i&1 == 1:
-		i--
-	}
-	return sign | uint8(i)
+	sh := 23 - m
+	b += 1<<(sh-1) - 1 + (b>>sh)&1
+	return sign | uint8(b>>sh-(127-bias)<<m)
 }
 
 // FP8Rows stores FP8 codes of format F with one float32 scale per row:

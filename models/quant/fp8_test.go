@@ -3,6 +3,7 @@ package quant
 import (
 	"math"
 	"math/rand/v2"
+	"sort"
 	"testing"
 
 	"chat/models/kernels"
@@ -158,5 +159,62 @@ func TestFP8Rows(t *testing.T) {
 	w[3*cols+5] = float32(math.Inf(1))
 	if _, err := NewFP8Rows(w, rows, cols, kernels.E4M3); err == nil {
 		t.Error("an infinite weight was quantized")
+	}
+}
+
+// encodeFP8Search is EncodeFP8 as a search of the format's values (the
+// first value >= |x|, then the nearer neighbour, ties to the even code): the
+// reference the bit arithmetic is checked against.
+func encodeFP8Search(x float32, f kernels.FP8) uint8 {
+	if x != x {
+		return 0x7F
+	}
+	pos := fp8Pos[f&1]
+	var sign uint8
+	a := float64(x)
+	if math.Signbit(a) {
+		sign, a = 0x80, -a
+	}
+	if a >= pos[len(pos)-1] {
+		return sign | uint8(len(pos)-1)
+	}
+	i := sort.SearchFloat64s(pos, a)
+	if pos[i] == a {
+		return sign | uint8(i)
+	}
+	lo, hi := pos[i-1], pos[i]
+	switch d := (a - lo) - (hi - a); {
+	case d < 0:
+		i--
+	case d == 0 && i&1 == 1:
+		i--
+	}
+	return sign | uint8(i)
+}
+
+// TestEncodeFP8MatchesSearch: the bit arithmetic gives the search's code for
+// every value and midpoint of adjacent values (and their float32
+// neighbours), and for a million random float32 bit patterns.
+func TestEncodeFP8MatchesSearch(t *testing.T) {
+	check := func(x float32, f kernels.FP8) {
+		if got, want := EncodeFP8(x, f), encodeFP8Search(x, f); got != want {
+			t.Fatalf("%s: EncodeFP8(%g) = %#x, the search says %#x", f, x, got, want)
+		}
+	}
+	for _, f := range fp8Formats {
+		pos := fp8Pos[f&1]
+		for i := range pos {
+			for _, v := range []float64{pos[i], (pos[i] + pos[min(i+1, len(pos)-1)]) / 2} {
+				x := float32(v)
+				for _, y := range []float32{x, math.Nextafter32(x, 0), math.Nextafter32(x, 1e30)} {
+					check(y, f)
+					check(-y, f)
+				}
+			}
+		}
+		r := rand.New(rand.NewPCG(5, 6))
+		for range 1 << 20 {
+			check(math.Float32frombits(r.Uint32()), f)
+		}
 	}
 }

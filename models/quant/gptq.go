@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // GPTQ (Frantar, Ashkboos, Hoefler, Alistarh, "GPTQ: Accurate Post-Training
@@ -19,6 +20,10 @@ type GPTQOptions struct {
 	Group int     // int4 group size: 32, 64 or 128 (required)
 	Damp  float64 // dampening added to H's diagonal, as a fraction of its mean (default 0.01, the paper's)
 	Block int     // columns per lazy batch update (default 128, the paper's)
+	// Plain is the paper's Algorithm 1 alone: each group's scale is
+	// max|group|/7 of its error-updated weights and codes stay in [-7, 7]
+	// (round-to-nearest's rule); no scale search, no refit.
+	Plain bool
 }
 
 // maxCalibCols bounds the Hessian GPTQ and AWQ build: cols² float64s (a
@@ -26,24 +31,34 @@ type GPTQOptions struct {
 const maxCalibCols = 16384
 
 // GPTQ quantizes the row-major [rows][cols] weight matrix w to int4 groups
-// (Int4Codes: symmetric codes in [-7, 7], one scale per group of opt.Group
-// values of a row, scale = max|group|/7), minimizing the output
-// error on the calibration activations x ([n][cols], row-major: the inputs
-// this layer sees, e.g. a few hundred tokens of text run through the float
-// model).
+// (Int4Codes: one float32 scale per group of opt.Group values of a row,
+// weight = float32(code−8)·scale), minimizing the output error on the
+// calibration activations x ([n][cols], row-major: the inputs this layer
+// sees, e.g. a few thousand tokens of text run through the model).
 //
 // The algorithm (Frantar et al. 2022, Algorithm 1, with groups): H = 2XᵀX;
 // columns no input ever touches are zeroed; H += damp·mean(diag H)·I; U =
 // the upper Cholesky factor of H⁻¹. Then for each column i in order: when i
-// starts a group, the group's scale comes from the current (error-updated)
-// weights of the group; q = round(w[:, i]/scale) clamped to [-7, 7]; the
+// starts a group, the group's scale is chosen from the current (error-
+// updated) weights of the group; q = round(w[:, i]/scale) clamped; the
 // error e = (w[:, i] − q·scale)/U[i][i] is subtracted from the later columns
 // j of the same block of opt.Block columns as e·U[i][j], and from the
 // columns after the block in one update at the block's end (the paper's lazy
-// batches, which give the same result with less memory traffic). Columns go
-// in their natural order (no act-order). Arithmetic is float64; the scales
-// and codes follow RoundToNearestInt4's float32 rule, so dequantizing gives
-// float32(q)·scale exactly as for round-to-nearest.
+// batches, which give the same result with less memory traffic).
+//
+// Beyond the paper (unless opt.Plain), within the same int4 format:
+//   - codes use all 16 levels, [-8, 7] (the format's level table has -8;
+//     round-to-nearest leaves it unused);
+//   - a group's scale is searched over clipping ratios of max|group|/7 (the
+//     clip search of AWQ's and GPTQ's reference code), scored by the error
+//     the group's own column loop adds to the objective, not by the plain
+//     rounding error;
+//   - after the loop the scales of each row are refit by least squares to
+//     the codes, minimizing (w−ŵ)·H·(w−ŵ)ᵀ exactly (kept only where that
+//     lowers the matrix's error).
+//
+// Arithmetic is float64; a weight dequantizes to float32(q)·scale exactly
+// as for round-to-nearest, so the int4 kernels run the result unchanged.
 func GPTQ(w []float32, rows, cols int, x []float32, n int, opt GPTQOptions) (*Int4Codes, error) {
 	g := opt.Group
 	if g != 32 && g != 64 && g != 128 {
@@ -59,6 +74,7 @@ func GPTQ(w []float32, rows, cols int, x []float32, n int, opt GPTQOptions) (*In
 	if bs <= 0 {
 		bs = 128
 	}
+	bs = (bs + g - 1) / g * g // whole groups per block: a group's scale search sees its updated weights
 	h := hessian(x, n, cols)
 	W := make([]float64, rows*cols)
 	for i, v := range w {
@@ -77,7 +93,7 @@ func GPTQ(w []float32, rows, cols int, x []float32, n int, opt GPTQOptions) (*In
 	mean /= float64(cols)
 	var U []float64
 	for try := 0; ; try++ {
-		hd := append([]float64(nil), h...)
+		hd := slices.Clone(h)
 		for i := 0; i < cols; i++ {
 			hd[i*cols+i] += damp * mean
 		}
@@ -90,8 +106,32 @@ func GPTQ(w []float32, rows, cols int, x []float32, n int, opt GPTQOptions) (*In
 		}
 		damp *= 10
 	}
+	if opt.Plain {
+		return gptqPass(W, U, rows, cols, g, bs, false), nil
+	}
+	m := gptqPass(slices.Clone(W), U, rows, cols, g, bs, true)
+	// The refit minimizes the dampened objective, the one the loop works on.
+	for i := 0; i < cols; i++ {
+		h[i*cols+i] += damp * mean
+	}
+	refit := &Int4Codes{Rows: rows, Cols: cols, Group: g, Packed: m.Packed, Scale: refitScales(m, W, h)}
+	if hError(refit, W, h) < hError(m, W, h) {
+		m = refit
+	}
+	return m, nil
+}
 
+// gptqPass is GPTQ's column loop (the paper's Algorithm 1 with lazy batch
+// updates) over the columns of W ([rows][cols], modified), U being the
+// upper Cholesky factor of H⁻¹. search picks each group's scale by
+// groupScale and codes in [-8, 7]; otherwise the scale is max|group|/7 and
+// codes are in [-7, 7].
+func gptqPass(W, U []float64, rows, cols, g, bs int, search bool) *Int4Codes {
 	rb, ng := (cols+1)/2, (cols+g-1)/g
+	lo := 7
+	if search {
+		lo = 8
+	}
 	m := newInt4Codes(rows, cols, g)
 	errs := make([]float64, rows*bs) // [rows][block] scaled errors of the current block
 	for i1 := 0; i1 < cols; i1 += bs {
@@ -99,8 +139,13 @@ func GPTQ(w []float32, rows, cols int, x []float32, n int, opt GPTQOptions) (*In
 		for i := i1; i < i2; i++ {
 			if i%g == 0 {
 				for r := 0; r < rows; r++ {
+					grp := W[r*cols+i : r*cols+min(i+g, cols)]
+					if search {
+						m.Scale[r*ng+i/g] = groupScale(grp, U, i, cols)
+						continue
+					}
 					var amax float64
-					for _, v := range W[r*cols+i : r*cols+min(i+g, cols)] {
+					for _, v := range grp {
 						amax = max(amax, math.Abs(v))
 					}
 					m.Scale[r*ng+i/g] = int4Scale(float32(amax))
@@ -111,9 +156,9 @@ func GPTQ(w []float32, rows, cols int, x []float32, n int, opt GPTQOptions) (*In
 			for r := 0; r < rows; r++ {
 				wr := W[r*cols : (r+1)*cols]
 				s := m.Scale[r*ng+i/g]
-				code := int4Code(float32(wr[i]), s)
-				m.Packed[r*rb+i/2] |= code << (4 * (i & 1))
-				e := (wr[i] - float64(float32(int(code)-8)*s)) / d
+				q := codeRange(float32(wr[i]), s, lo)
+				m.Packed[r*rb+i/2] |= byte(q+8) << (4 * (i & 1))
+				e := (wr[i] - float64(float32(q)*s)) / d
 				errs[r*bs+i-i1] = e
 				for j, u := range ui {
 					wr[i+1+j] -= e * u
@@ -136,7 +181,142 @@ func GPTQ(w []float32, rows, cols int, x []float32, n int, opt GPTQOptions) (*In
 			}
 		}
 	}
-	return m, nil
+	return m
+}
+
+// codeRange is round(w/s) (float32 quotient, ties to even) clamped to
+// [-lo, 7].
+func codeRange(w, s float32, lo int) int {
+	return int(max(float64(-lo), min(7, math.RoundToEven(float64(w/s)))))
+}
+
+// groupScale is the scale for the group of error-updated weights v (one
+// row's columns i, i+1, ...) that adds the least to GPTQ's objective: for each clipping ratio on
+// a grid from max|v|/7 down to half of it, the group's own column loop runs
+// (codes in [-8, 7], each column's error spread over the group's later
+// columns) and sums ((w−q·s)/U_jj)², each column's share of the objective.
+func groupScale(v, U []float64, i, cols int) float32 {
+	var amax float64
+	for _, x := range v {
+		amax = max(amax, math.Abs(x))
+	}
+	best, bestErr := int4Scale(float32(amax)), math.Inf(1)
+	if amax == 0 {
+		return best
+	}
+	tmp := make([]float64, len(v))
+	const steps = 40
+	for k := 0; k <= steps; k++ {
+		s := max(float32(amax*(1-0.5*float64(k)/steps)), calibMinAmax) / 7
+		copy(tmp, v)
+		var e float64
+		for j, x := range tmp {
+			q := codeRange(float32(x), s, 8)
+			d := (x - float64(float32(q)*s)) / U[(i+j)*cols+i+j]
+			if e += d * d; e >= bestErr {
+				break
+			}
+			for jj, u := range U[(i+j)*cols+i+j+1 : (i+j)*cols+i+len(v)] {
+				tmp[j+1+jj] -= d * u
+			}
+		}
+		if e < bestErr {
+			best, bestErr = s, e
+		}
+	}
+	return best
+}
+
+// hError is Σ_r (w_r−ŵ_r)·h·(w_r−ŵ_r)ᵀ, the output error of m against W.
+func hError(m *Int4Codes, W, h []float64) float64 {
+	cols := m.Cols
+	d := m.Dequantize()
+	diff := make([]float64, cols)
+	var e float64
+	for r := 0; r < m.Rows; r++ {
+		for c := range diff {
+			diff[c] = W[r*cols+c] - float64(d[r*cols+c])
+		}
+		for i, di := range diff {
+			if di == 0 {
+				continue
+			}
+			var s float64
+			for j, dj := range diff {
+				s += h[i*cols+j] * dj
+			}
+			e += di * s
+		}
+	}
+	return e
+}
+
+// refitScales returns, for m's codes, the group scales of each row that
+// minimize that row's output error (w−ŵ)·h·(w−ŵ)ᵀ: a least-squares problem
+// in the row's ⌈cols/g⌉ scales. A row whose solution is not all positive
+// keeps its scales.
+func refitScales(m *Int4Codes, W, h []float64) []float32 {
+	rows, cols, g := m.Rows, m.Cols, m.Group
+	rb, ng := (cols+1)/2, (cols+g-1)/g
+	out := slices.Clone(m.Scale)
+	q := make([]float64, cols)
+	hq := make([]float64, cols*ng) // [i][k]: Σ_{j in group k} h[i][j]·q[j]
+	A := make([]float64, ng*ng)
+	b := make([]float64, ng)
+	for r := 0; r < rows; r++ {
+		for c := range q {
+			q[c] = float64(int(m.Packed[r*rb+c/2]>>(4*(c&1))&15) - 8)
+		}
+		clear(hq)
+		clear(A)
+		clear(b)
+		for i := 0; i < cols; i++ {
+			var hw float64
+			for j, v := range h[i*cols : (i+1)*cols] {
+				hq[i*ng+j/g] += v * q[j]
+				hw += v * W[r*cols+j]
+			}
+			b[i/g] += q[i] * hw
+			for k := 0; k < ng; k++ {
+				A[(i/g)*ng+k] += q[i] * hq[i*ng+k]
+			}
+		}
+		for k := 0; k < ng; k++ {
+			if A[k*ng+k] == 0 { // an all-zero group: its scale does not matter
+				A[k*ng+k], b[k] = 1, float64(m.Scale[r*ng+k])
+			}
+		}
+		s, ok := solveSPD(A, b, ng)
+		if !ok || slices.ContainsFunc(s, func(v float64) bool { return !(v > 0) }) {
+			continue
+		}
+		for k, v := range s {
+			out[r*ng+k] = float32(v)
+		}
+	}
+	return out
+}
+
+// solveSPD solves a·x = b for the symmetric positive definite [n][n] a
+// (overwritten), or reports false.
+func solveSPD(a, b []float64, n int) ([]float64, bool) {
+	if !cholesky(a, n) {
+		return nil, false
+	}
+	x := slices.Clone(b)
+	for i := 0; i < n; i++ { // L·y = b
+		for k := 0; k < i; k++ {
+			x[i] -= a[i*n+k] * x[k]
+		}
+		x[i] /= a[i*n+i]
+	}
+	for i := n - 1; i >= 0; i-- { // Lᵀ·x = y
+		for k := i + 1; k < n; k++ {
+			x[i] -= a[k*n+i] * x[k]
+		}
+		x[i] /= a[i*n+i]
+	}
+	return x, true
 }
 
 // checkCalib checks a weight matrix and its calibration activations.

@@ -20,10 +20,13 @@ type LlamaCppRequest struct {
 
 // LlamaCppResult is its answer.
 type LlamaCppResult struct {
-	Greedy        [][]int `json:"greedy"`
-	Tokens        [][]int `json:"tokens"`
-	TokensSpecial [][]int `json:"tokens_special"`
-	SystemInfo    string  `json:"system_info"`
+	Greedy [][]int `json:"greedy"`
+	// Top2 is llama.cpp's two most probable (id, log-probability) at
+	// each greedy step of each prompt.
+	Top2          [][][2][2]float64 `json:"top2"`
+	Tokens        [][]int           `json:"tokens"`
+	TokensSpecial [][]int           `json:"tokens_special"`
+	SystemInfo    string            `json:"system_info"`
 }
 
 // NeedLlamaCpp skips t unless CHAT_LLAMACPP=1, node is installed and

@@ -8,9 +8,9 @@ import (
 
 // AWQ is an int4-group matrix chosen by AWQ (models/quant.AWQ): the
 // weights' input channels are scaled by s (larger where the calibration
-// activations are larger) before round-to-nearest, and the product divides
-// its input by s channel by channel: out = Q·(x/s). Row is the effective
-// weight float32(q·scale)/s.
+// activations are larger) before quantization (each group's scale
+// clip-searched), and the product divides its input by s channel by
+// channel: out = Q·(x/s). Row is the effective weight float32(q·scale)/s.
 type AWQ struct {
 	q  *Int4
 	in []float32 // s, [cols]

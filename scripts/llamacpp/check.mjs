@@ -4,7 +4,9 @@
 //
 // usage: node check.mjs NLC_CACHE_DIR REQUEST.json    (prints one JSON result on stdout)
 //   REQUEST: {"model": FILE, "lora": [FILE, SCALE]?, "prompts": [[ids...], ...], "n_gen": N, "texts": [strings]?}
-//   RESULT:  {"greedy": [[ids...], ...], "tokens": [[ids...]...], "tokens_special": [[ids...]...], "system_info": "..."}
+//   RESULT:  {"greedy": [[ids...], ...], "top2": [[[[id, logprob], [id, logprob]], ...one per step], ...],
+//             "tokens": [[ids...]...], "tokens_special": [[ids...]...], "system_info": "..."}
+//   top2 is llama.cpp's two most probable tokens at each greedy step, with their log-probabilities.
 // Settings as in reference.mjs: CPU, 1 thread, n_ctx = the model's (at most 512), F32 K and V cache, flash
 // attention off, greedy (temperature 0), no repeat penalty, EOG tokens yielded, a fresh sequence per prompt.
 import fs from "node:fs";
@@ -24,7 +26,7 @@ const llama = await getLlama({
   logger: (level, message) => process.stderr.write(message.endsWith("\n") ? message : message + "\n"),
 });
 const model = await llama.loadModel({modelPath: req.model, gpuLayers: 0});
-const out = {system_info: llama.systemInfo, greedy: [], tokens: [], tokens_special: []};
+const out = {system_info: llama.systemInfo, greedy: [], top2: [], tokens: [], tokens_special: []};
 for (const text of req.texts ?? []) {
   out.tokens.push(Array.from(model.tokenize(text, false)));
   out.tokens_special.push(Array.from(model.tokenize(text, true)));
@@ -39,15 +41,24 @@ if ((req.prompts ?? []).length > 0) {
   const seq = ctx.getSequence();
   for (const prompt of req.prompts) {
     await seq.clearHistory();
-    const ids = [];
+    const ids = [], top2 = [];
     const n = Math.min(req.n_gen, ctx.contextSize - prompt.length);
     if (n > 0) {
-      for await (const token of seq.evaluate(prompt, {temperature: 0, repeatPenalty: false, yieldEogToken: true})) {
-        ids.push(token);
+      const it = seq.evaluateWithMetadata(prompt, {probabilities: true},
+        {temperature: 0, repeatPenalty: false, yieldEogToken: true});
+      for await (const o of it) {
+        ids.push(o.token);
+        const best = []; // the map is sorted by probability, highest first
+        for (const [tok, p] of o.probabilities) {
+          best.push([tok, Math.log(p)]);
+          if (best.length === 2) break;
+        }
+        top2.push(best);
         if (ids.length >= n) break;
       }
     }
     out.greedy.push(ids);
+    out.top2.push(top2);
   }
   await ctx.dispose();
 }

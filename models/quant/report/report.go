@@ -38,7 +38,9 @@ type Options struct {
 	// first nn.CalibTokens tokens and every format is measured on windows
 	// of the tokens after them, so no format is scored on text it saw.
 	CalibText string
-	// CalibHeldOut says CalibText is the held-out text.
+	// CalibHeldOut says CalibText is the held-out text (Report also
+	// treats an identical CalibText so, and refuses one text inside the
+	// other).
 	CalibHeldOut bool
 }
 
@@ -66,6 +68,16 @@ type Table struct {
 func Report(m models.Model, text string, opt Options) (*Table, error) {
 	if m == nil {
 		return nil, errors.New("quant report: no model")
+	}
+	if c := opt.CalibText; c != "" && !opt.CalibHeldOut {
+		// Never score text a calibrated format saw: the same text is the
+		// held-out case; one inside the other is refused.
+		switch {
+		case c == text:
+			opt.CalibHeldOut = true
+		case strings.Contains(text, c) || strings.Contains(c, text):
+			return nil, errors.New("quant report: the calibration text and the held-out text contain one another; the windows would score text GPTQ and AWQ calibrated on")
+		}
 	}
 	tok := m.Tokenizer()
 	if tok == nil {

@@ -158,6 +158,9 @@ func TestReportErrors(t *testing.T) {
 	if _, err := Report(fake{"f32"}, "text", Options{}); err == nil || !strings.Contains(err.Error(), "no tokenizer") {
 		t.Errorf("no tokenizer: %v", err)
 	}
+	if _, err := Report(fake{"f32"}, "a long held-out text", Options{CalibText: "held-out"}); err == nil || !strings.Contains(err.Error(), "contain one another") {
+		t.Errorf("calibration text inside the held-out text: %v", err)
+	}
 	// A float-only report on a fake model works: 16 windows spread over 7 tokens.
 	tab, err := ReportTokens(fake{"f32"}, ids, Options{Formats: []string{"f32"}})
 	if err != nil {
