@@ -38,3 +38,14 @@ func TestBytes(t *testing.T) {
 		t.Fatalf("Floats: len %d", len(f))
 	}
 }
+
+// TestWorth: a small buffer is never worth a copy, nor one larger than
+// memory could hold.
+func TestWorth(t *testing.T) {
+	if Worth(small - 1) {
+		t.Error("Worth(small-1) = true")
+	}
+	if Worth(1 << 62) {
+		t.Error("Worth(4 EiB) = true")
+	}
+}

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"chat/models/hugepage"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -121,7 +122,7 @@ func BenchmarkStream(b *testing.B) {
 	if testing.Short() {
 		b.Skip("allocates 1 GiB")
 	}
-	a := make([]float32, 1<<28) // the one allocation; pages touched once here
+	a := hugepage.Floats(1 << 28) // the one allocation, in the memory weights get; pages touched once here
 	for i := range a {
 		a[i] = 1
 	}

@@ -200,6 +200,7 @@ type source struct {
 	f     *gguf.File
 	cfg   *Config
 	types map[gguf.Type]int64
+	whole map[string]weights.Linear // fused tensors, loaded (copied) once for their parts
 }
 
 // fused returns the attn_qkv tensor a missing attn_q/k/v name is a part of,
@@ -241,9 +242,16 @@ func (s *source) Shape(name string) ([]int, bool) {
 
 func (s *source) Linear(name string) (weights.Linear, error) {
 	if whole, r0, r1, ok := s.fused(name); ok {
-		w, err := s.Linear(whole)
-		if err != nil {
-			return nil, err
+		w, ok := s.whole[whole]
+		if !ok {
+			var err error
+			if w, err = s.Linear(whole); err != nil {
+				return nil, err
+			}
+			if s.whole == nil {
+				s.whole = map[string]weights.Linear{}
+			}
+			s.whole[whole] = w
 		}
 		return w.Slice(r0, r1), nil
 	}

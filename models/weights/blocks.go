@@ -43,7 +43,7 @@ func registerBlocks(name string, k *blockKind) {
 		if err != nil {
 			return nil, err
 		}
-		return &Blocks{rows: rows, cols: cols, raw: raw, k: k}, nil
+		return &Blocks{rows: rows, cols: cols, raw: bytesCopy(raw), k: k}, nil
 	}})
 }
 

@@ -165,9 +165,9 @@ func Dequantize(l Linear) []float32 {
 	return out
 }
 
-// FromGGUF wraps a GGUF tensor's raw bytes (ggml dims [cols, rows]) without
-// copying where a kernel multiplies the type as stored; other types are
-// widened to float32. raw must hold exactly rows·cols elements of t.
+// FromGGUF takes a GGUF tensor's raw bytes (ggml dims [cols, rows]) as
+// stored where a kernel multiplies the type so (copied into huge-page
+// memory, view.go); other types are widened to float32. raw must hold exactly rows·cols elements of t.
 func FromGGUF(t gguf.Type, raw []byte, rows, cols int) (Linear, error) {
 	if rows <= 0 || cols <= 0 {
 		return nil, fmt.Errorf("weights: bad shape [%d][%d]", rows, cols)
@@ -188,7 +188,7 @@ func FromGGUF(t gguf.Type, raw []byte, rows, cols int) (Linear, error) {
 	case gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ5_0:
 		return newInterleaved(t, raw, rows, cols), nil
 	case gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K:
-		return &Blocks{rows: rows, cols: cols, raw: raw, k: blockKinds[t]}, nil
+		return &Blocks{rows: rows, cols: cols, raw: bytesCopy(raw), k: blockKinds[t]}, nil
 	}
 	if !gguf.CanDequantize(t) {
 		return nil, fmt.Errorf("weights: tensor type %s is not supported", t)
