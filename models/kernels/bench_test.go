@@ -146,3 +146,24 @@ func BenchmarkStream(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkMatMulIL: a 64-token prefill through a 1024x2048 interleaved
+// Q8_0 and Q4_0 weight (ilblock.go), per kernel set, one thread.
+func BenchmarkMatMulIL(b *testing.B) {
+	const rows, cols, n = 1024, 2048, 64
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, name := range []string{"q8_0", "q4_0"} {
+		c := newILCase(b, rng, name, rows, cols)
+		var a ILAct
+		a.Quantize(randVec(rng, n*cols), n, cols, c.k)
+		out := make([]float32, n*rows)
+		b.Run(fmt.Sprintf("%s-%dx%dx%d", name, rows, cols, n), func(b *testing.B) {
+			benchISAs(b, func(b *testing.B) {
+				for b.Loop() {
+					MatMulIL(c.k, out, c.w, nil, 0, &a, rows, cols)
+				}
+				reportFlops(b, 2*float64(rows*cols*n))
+			})
+		})
+	}
+}

@@ -13,9 +13,12 @@
 # VPDPBUSD with the token's 4-byte groups broadcast from memory.
 #
 # AVX2 (ymm, 8 rows in lanes, the two halves of a group one after the
-# other): VPMADDUBSW and VPMADDWD per 4-byte group; IL8 by the sign trick
-# on the signed values (|w| × sign(w)·x, so no offset), IL4 with the
-# unsigned nibbles directly and the -8·Σx start.
+# other): VPMADDUBSW per 4-byte group. IL8 by the sign trick on the signed
+# values (|w| × sign(w)·x, so no offset), VPMADDWD to int32 per group: a
+# pair of products reaches 2·128·127, so two groups would overflow int16.
+# IL4 with the unsigned nibbles directly: a pair is at most 2·15·127 = 3810,
+# so the 8 groups of a block add up exactly in int16 (VPADDW, at most
+# 30480), then one VPMADDWD to int32 and the -8·Σx correction per block.
 #
 # Arguments: out (row group's first row, token 0), w (the group's block 0),
 # nb blocks, xa (the activation group's block 0, 320 bytes a block), ldo
@@ -112,8 +115,8 @@ def vnni(kind, T):
 def avx2(kind, T):
     """8 rows (half h of the group: byte offset 32h in every quad, scales
     2·8h) × T ≤ 4 tokens. Y0-Y3 int sums, Y4-Y7 float sums, Y8 scales, Y9
-    s, Y10 weights, Y11 |w| or nibbles, Y12 x, Y13 products, Y14 int16
-    ones, Y15 0x80 or 0x0f bytes."""
+    s, Y10 weights (IL8), Y11 |w| or nibbles, Y12 x, Y13 products, Y14
+    int16 ones, Y15 0x80 or 0x0f bytes."""
     name = f"il{kind[2:].lower()}T{T}AVX2"
     bb = BB[kind]
     q0 = 0 if kind == "IL4G" else 32
@@ -152,12 +155,9 @@ def avx2(kind, T):
         p("\tDECQ AX")
     else:
         p("\tVCVTPH2PS (R10), Y8")
-    for t in range(T):
-        if kind == "IL8":
-            p(f"\tVPXOR Y{t}, Y{t}, Y{t}")
-        else:
-            p(f"\tVPBROADCASTD {40*t+36}(BX), Y{t}")
     if kind == "IL8":
+        for t in range(T):
+            p(f"\tVPXOR Y{t}, Y{t}, Y{t}")
         for k in range(8):
             p(f"\tVPXOR {q0+64*k}(SI), Y15, Y10")  # signed values
             p("\tVPABSB Y10, Y11")
@@ -168,20 +168,27 @@ def avx2(kind, T):
                 p("\tVPMADDWD Y14, Y13, Y13")
                 p(f"\tVPADDD Y13, Y{t}, Y{t}")
     else:
+        # Y{t}: int16 sums of the block, then its int32 sums.
         for j in range(4):
-            p(f"\tVMOVDQU {q0+64*j}(SI), Y10")
             for hl in range(2):
                 if hl == 0:
-                    p("\tVPAND Y15, Y10, Y11")
+                    p(f"\tVPAND {q0+64*j}(SI), Y15, Y11")
                 else:
-                    p("\tVPSRLW $4, Y10, Y11")
+                    p(f"\tVMOVDQU {q0+64*j}(SI), Y11")
+                    p("\tVPSRLW $4, Y11, Y11")
                     p("\tVPAND Y15, Y11, Y11")
                 k = j + 4 * hl
                 for t in range(T):
                     p(f"\tVPBROADCASTD {40*t+4*k}(BX), Y12")
-                    p("\tVPMADDUBSW Y12, Y11, Y13")
-                    p("\tVPMADDWD Y14, Y13, Y13")
-                    p(f"\tVPADDD Y13, Y{t}, Y{t}")
+                    if j == 0 and hl == 0:
+                        p(f"\tVPMADDUBSW Y12, Y11, Y{t}")
+                    else:
+                        p("\tVPMADDUBSW Y12, Y11, Y13")
+                        p(f"\tVPADDW Y13, Y{t}, Y{t}")
+        for t in range(T):
+            p(f"\tVPMADDWD Y14, Y{t}, Y{t}")
+            p(f"\tVPBROADCASTD {40*t+36}(BX), Y12")
+            p(f"\tVPADDD Y12, Y{t}, Y{t}")
     for t in range(T):
         p(f"\tVCVTDQ2PS Y{t}, Y{t}")
         p(f"\tVBROADCASTSS {40*t+32}(BX), Y9")

@@ -110,6 +110,7 @@ func ilRef(c ilCase, a *ILAct, r, t int) (float64, float64) {
 // result is the product of the dequantized operands to rounding.
 func TestMatMulIL(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
+	levels := isaLevels(t)
 	type shape struct{ rows, cols int }
 	for _, name := range ilNames {
 		for _, sh := range []shape{{1, 128}, {16, 96}, {17, 256}, {33, 416}, {100, 768}} {
@@ -129,7 +130,7 @@ func TestMatMulIL(t *testing.T) {
 						}
 					}
 				}
-				for _, l := range impls() {
+				for _, l := range levels {
 					for _, th := range []int{1, 2} {
 						withImpl(l, func() {
 							withThreads(th, func() {
@@ -218,53 +219,72 @@ func TestILActQuantize(t *testing.T) {
 	}
 }
 
-// TestILExtremes: Q8_0 weights of -128 (a GGUF file may hold them) and
-// activations at ±127 saturate nothing: every kernel set gives the Go
-// reference's bits, and those are the exact sums scaled.
+// TestILExtremes: Q8_0 weights of -128 (a GGUF file may hold them), Q4_0
+// nibbles of 0 and 15 (values -8 and 7) and activations at ±127 saturate
+// nothing (the AVX2 Q4_0 tile adds a block's byte products in int16): every
+// kernel set gives the Go reference's bits, and those are the exact sums
+// scaled.
 func TestILExtremes(t *testing.T) {
 	const rows, cols = 17, 256
 	nb := cols / Q8Block
-	raw := make([]byte, rows*nb*Q8_0Bytes)
-	for b := 0; b < rows*nb; b++ {
-		blk := raw[b*Q8_0Bytes:]
-		putF16(blk, 1)
-		for i := 2; i < Q8_0Bytes; i++ {
-			blk[i] = 0x80
-		}
-	}
-	w := make([]byte, ILBytes(IL8, rows, cols))
-	PackILQ8_0(w, raw, rows, cols)
-	x := make([]float32, 2*cols)
-	for i := range x {
-		x[i] = 127
-		if i%3 == 0 {
-			x[i] = -127
-		}
-	}
-	var a ILAct
-	a.Quantize(x, 2, cols, IL8)
-	want := make([]float32, 2*rows)
-	p := ilProd{k: IL8, w: w, a: &a, out: want, rows: rows, cols: cols}
-	p.runGo(0, 2)
-	for tok := 0; tok < 2; tok++ {
-		var s int64
-		for _, v := range x[tok*cols : (tok+1)*cols] {
-			s += -128 * int64(v)
-		}
-		if want[tok*rows] != float32(s) {
-			t.Fatalf("token %d: %v, want %d", tok, want[tok*rows], s)
-		}
-	}
-	for _, l := range impls() {
-		withImpl(l, func() {
-			got := make([]float32, 2*rows)
-			MatMulIL(IL8, got, w, nil, 0, &a, rows, cols)
-			for i := range got {
-				if got[i] != want[i] {
-					t.Fatalf("%s: out[%d] = %v, Go %v", implName(l), i, got[i], want[i])
-				}
+	levels := isaLevels(t)
+	for _, tc := range []struct {
+		name  string
+		k     ILKind
+		bytes int
+		fill  byte
+		value int64
+		pack  func(dst, raw []byte, rows, cols int)
+	}{
+		{"q8_0 -128", IL8, Q8_0Bytes, 0x80, -128, PackILQ8_0},
+		{"q4_0 -8", IL4, Q4_0Bytes, 0x00, -8, PackILQ4_0},
+		{"q4_0 7", IL4, Q4_0Bytes, 0xff, 7, PackILQ4_0},
+	} {
+		raw := make([]byte, rows*nb*tc.bytes)
+		for b := 0; b < rows*nb; b++ {
+			blk := raw[b*tc.bytes:]
+			putF16(blk, 1)
+			for i := 2; i < tc.bytes; i++ {
+				blk[i] = tc.fill
 			}
-		})
+		}
+		w := make([]byte, ILBytes(tc.k, rows, cols))
+		tc.pack(w, raw, rows, cols)
+		// Token 0 mixes signs, tokens 1 and 2 are all 127 and all -127.
+		x := make([]float32, 3*cols)
+		for i := range x {
+			switch {
+			case i < cols && i%3 == 0, i >= 2*cols:
+				x[i] = -127
+			default:
+				x[i] = 127
+			}
+		}
+		var a ILAct
+		a.Quantize(x, 3, cols, tc.k)
+		want := make([]float32, 3*rows)
+		p := ilProd{k: tc.k, w: w, a: &a, out: want, rows: rows, cols: cols}
+		p.runGo(0, 2)
+		for tok := 0; tok < 3; tok++ {
+			var s int64
+			for _, v := range x[tok*cols : (tok+1)*cols] {
+				s += tc.value * int64(v)
+			}
+			if want[tok*rows] != float32(s) {
+				t.Fatalf("%s token %d: %v, want %d", tc.name, tok, want[tok*rows], s)
+			}
+		}
+		for _, l := range levels {
+			withImpl(l, func() {
+				got := make([]float32, 3*rows)
+				MatMulIL(tc.k, got, w, nil, 0, &a, rows, cols)
+				for i := range got {
+					if got[i] != want[i] {
+						t.Fatalf("%s %s: out[%d] = %v, Go %v", tc.name, implName(l), i, got[i], want[i])
+					}
+				}
+			})
+		}
 	}
 }
 
