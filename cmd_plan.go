@@ -64,7 +64,7 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 	if n == 0 || n > info.ContextLength {
 		n = info.ContextLength
 	}
-	kl := kvcache.Layout{Layers: lay.Layers, KDim: lay.KDim, VDim: lay.VDim, Heads: lay.Heads, K: kf, V: kf}
+	kl := kvcache.LayoutOf(m, kf, kf)
 	md := plan.Model{Params: info.Params, WeightBytes: info.WeightBytes, KVPerToken: int64(lay.Layers) * kl.RowBytes(), Context: info.ContextLength}
 	resident := info.WeightBytes
 	if a, ok := m.(interface{ Arch() nn.Arch }); ok {

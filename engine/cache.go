@@ -47,8 +47,7 @@ func (e *Engine) newCache(m models.Model, o Options) error {
 	if err != nil {
 		return fmt.Errorf("engine: values: %w", err)
 	}
-	lay := m.KVLayout()
-	kl := kvcache.Layout{Layers: lay.Layers, KDim: lay.KDim, VDim: lay.VDim, Heads: lay.Heads, K: kf, V: vf}
+	kl := kvcache.LayoutOf(m, kf, vf)
 	bs := o.BlockSize
 	if bs <= 0 {
 		bs = kvcache.DefaultBlockSize
@@ -73,7 +72,7 @@ func (e *Engine) newCache(m models.Model, o Options) error {
 	if !o.NoPrefixCache {
 		e.tree = prefix.New(pool)
 	}
-	e.identity = modelIdentity(e.info, lay, bs)
+	e.identity = modelIdentity(e.info, m.KVLayout(), bs)
 	return nil
 }
 

@@ -66,9 +66,8 @@ func goldenPrompts(t *testing.T, rel string) [][]int {
 // and values as vf.
 func pagedState(t *testing.T, m models.Model, kf, vf kvcache.Format) *models.State {
 	t.Helper()
-	l := m.KVLayout()
 	ctx := m.Info().ContextLength
-	p, err := kvcache.NewPool(kvcache.Layout{Layers: l.Layers, KDim: l.KDim, VDim: l.VDim, Heads: l.Heads, K: kf, V: vf}, 16, MinKVBlocks(ctx, 16))
+	p, err := kvcache.NewPool(kvcache.LayoutOf(m, kf, vf), 16, MinKVBlocks(ctx, 16))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,11 +363,10 @@ func TestKVQuantPathMatchesFloat(t *testing.T) {
 		"course/tiny-gqa.pt", "course/tiny-mla.pt", "course/tiny-window.pt", "course/tiny-moe.pt"} {
 		t.Run(filepath.Base(rel), func(t *testing.T) {
 			m := loadModel(t, rel)
-			l := m.KVLayout()
 			ctx := m.Info().ContextLength
 			var st [2]*models.State
 			for i := range st {
-				p, err := kvcache.NewPool(kvcache.Layout{Layers: l.Layers, KDim: l.KDim, VDim: l.VDim, Heads: l.Heads}, 16, MinKVBlocks(ctx, 16))
+				p, err := kvcache.NewPool(kvcache.LayoutOf(m, kvcache.F32, kvcache.F32), 16, MinKVBlocks(ctx, 16))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -172,9 +172,8 @@ type batchRun struct {
 }
 
 func newBatch(m models.Model, n, positions int, kv kvcache.Format) (*batchRun, error) {
-	l := m.KVLayout()
 	bs := kvcache.DefaultBlockSize
-	pool, err := kvcache.NewPool(kvcache.Layout{Layers: l.Layers, KDim: l.KDim, VDim: l.VDim, Heads: l.Heads, K: kv, V: kv}, bs, n*((positions+bs-1)/bs+1))
+	pool, err := kvcache.NewPool(kvcache.LayoutOf(m, kv, kv), bs, n*((positions+bs-1)/bs+1))
 	if err != nil {
 		return nil, err
 	}

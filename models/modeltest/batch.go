@@ -33,8 +33,7 @@ func CheckBatch(t *testing.T, m models.Model, vocab int, f kvcache.Format) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(7, 8))
 	ctx := m.Info().ContextLength
-	lay := m.KVLayout()
-	kl := kvcache.Layout{Layers: lay.Layers, KDim: lay.KDim, VDim: lay.VDim, Heads: lay.Heads, K: f, V: f}
+	kl := kvcache.LayoutOf(m, f, f)
 	pool, err := kvcache.NewPool(kl, 4, 8*((ctx+3)/4+2))
 	if err != nil {
 		t.Fatal(err)

@@ -22,8 +22,20 @@ import (
 
 // DefaultFormats are the formats a report compares when Options.Formats is
 // empty.
+// A "kv-F" row (kv-int8, kv-fp8, kv-int4) is the float32 weights with keys
+// and values stored as KV format F.
 var DefaultFormats = []string{"f32", "int8", "int8-a8", "int4-g32", "int4-g128", "int4-g32-a8", "int4-g32-gptq",
-	"int4-g32-awq", "nf4-g64", "fp8", "fp8-e5m2"}
+	"int4-g32-awq", "nf4-g64", "fp8", "fp8-e5m2", "kv-int8", "kv-fp8", "kv-int4"}
+
+// kvRow reports whether format f is a "kv-F" row, and F.
+func kvRow(f string) (kvcache.Format, bool) {
+	name, ok := strings.CutPrefix(f, "kv-")
+	if !ok {
+		return kvcache.F32, false
+	}
+	kf, err := kvcache.ParseFormat(name)
+	return kf, err == nil && kf != kvcache.F32
+}
 
 // Options tune a report; the zero value is the goldens' protocol.
 type Options struct {
@@ -48,6 +60,7 @@ type Options struct {
 type Row struct {
 	Format      string  `json:"format"`
 	WeightBytes int64   `json:"weight_bytes"` // read per decoded token (models.Info)
+	KVBytes     int64   `json:"kv_bytes"`     // stored per position
 	MeanCosine  float64 `json:"mean_cosine"`  // mean over windows of the mean per-position cosine vs f32
 	Top1        float64 `json:"top1_agreement"`
 	Loss        float64 `json:"loss"` // mean next-token cross-entropy, nats
@@ -115,6 +128,9 @@ func ReportTokens(m models.Model, tokens []int, opt Options) (*Table, error) {
 		formats = slices.DeleteFunc(slices.Clone(formats), weights.Calibrated)
 	}
 	for i, f := range formats {
+		if _, ok := kvRow(f); ok {
+			continue
+		}
 		if err := weights.CheckFormat(f); err != nil {
 			return nil, fmt.Errorf("quant report: %w", err)
 		}
@@ -138,9 +154,12 @@ func ReportTokens(m models.Model, tokens []int, opt Options) (*Table, error) {
 
 	// One model per format; the float32 model is the one given.
 	ms := make([]models.Model, len(formats))
+	kvs := make([]kvcache.Format, len(formats))
 	for i, f := range formats {
 		qm := m
-		if f != "f32" {
+		if kf, ok := kvRow(f); ok {
+			kvs[i] = kf
+		} else if f != "f32" {
 			q, ok := m.(models.Quantizer)
 			if !ok {
 				return nil, fmt.Errorf("quant report: %s (%T) cannot be quantized", info.Name, m)
@@ -157,7 +176,7 @@ func ReportTokens(m models.Model, tokens []int, opt Options) (*Table, error) {
 		}
 		ms[i] = qm
 	}
-	return compare(formats, ms, tokens, starts, T)
+	return compare(formats, ms, kvs, tokens, starts, T)
 }
 
 // Compare measures models against the first of them (the reference) on
@@ -172,7 +191,7 @@ func Compare(names []string, ms []models.Model, tokens []int, opt Options) (*Tab
 		return nil, err
 	}
 	T := min(info.ContextLength, len(tokens)-1)
-	return compare(names, ms, tokens, windowStarts(opt.Windows, len(tokens), T), T)
+	return compare(names, ms, make([]kvcache.Format, len(ms)), tokens, windowStarts(opt.Windows, len(tokens), T), T)
 }
 
 // windowStarts spaces n windows (default 16) of T tokens evenly over
@@ -192,16 +211,22 @@ func windowStarts(n, tokens, T int) []int {
 
 // compare runs every model over the windows and measures each against the
 // first.
-func compare(names []string, ms []models.Model, tokens, starts []int, T int) (*Table, error) {
+func compare(names []string, ms []models.Model, kvs []kvcache.Format, tokens, starts []int, T int) (*Table, error) {
 	type run struct {
 		m       models.Model
 		s       *models.State
+		kv      int64
 		cos, ce float64
 		agree   int
 	}
 	runs := make([]*run, len(ms))
 	for i, m := range ms {
-		runs[i] = &run{m: m, s: kvcache.NewState(m)}
+		s, err := kvcache.NewStateAs(m, kvs[i])
+		if err != nil {
+			return nil, fmt.Errorf("quant report: %s: %w", names[i], err)
+		}
+		lay := kvcache.LayoutOf(m, kvs[i], kvs[i])
+		runs[i] = &run{m: m, s: s, kv: int64(lay.Layers) * lay.RowBytes()}
 	}
 	formats, info := names, ms[0].Info()
 
@@ -236,6 +261,7 @@ func compare(names []string, ms []models.Model, tokens, starts []int, T int) (*T
 		tab.Rows = append(tab.Rows, Row{
 			Format:      formats[i],
 			WeightBytes: r.m.Info().WeightBytes,
+			KVBytes:     r.kv,
 			MeanCosine:  r.cos / float64(len(starts)),
 			Top1:        float64(r.agree) / float64(tab.Positions),
 			Loss:        r.ce / float64(tab.Positions),
@@ -263,7 +289,7 @@ func (t *Table) Text() string {
 	for _, r := range t.Rows {
 		w = max(w, len(r.Format))
 	}
-	fmt.Fprintf(&b, "%-*s %14s %8s %12s %8s %8s\n", w, "format", "weight bytes", "vs f32", "mean cosine", "top-1", "loss")
+	fmt.Fprintf(&b, "%-*s %14s %8s %9s %12s %8s %8s\n", w, "format", "weight bytes", "vs f32", "KV/token", "mean cosine", "top-1", "loss")
 	var f32 int64
 	if r, ok := t.Row("f32"); ok {
 		f32 = r.WeightBytes
@@ -273,8 +299,8 @@ func (t *Table) Text() string {
 		if f32 > 0 && r.WeightBytes > 0 {
 			ratio = fmt.Sprintf("%.2fx", float64(f32)/float64(r.WeightBytes))
 		}
-		fmt.Fprintf(&b, "%-*s %14s %8s %12.6f %7.2f%% %8.4f\n",
-			w, r.Format, commas(r.WeightBytes), ratio, r.MeanCosine, 100*r.Top1, r.Loss)
+		fmt.Fprintf(&b, "%-*s %14s %8s %9s %12.6f %7.2f%% %8.4f\n",
+			w, r.Format, commas(r.WeightBytes), ratio, commas(r.KVBytes), r.MeanCosine, 100*r.Top1, r.Loss)
 	}
 	return b.String()
 }

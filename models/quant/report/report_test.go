@@ -99,6 +99,22 @@ func TestReportStudent(t *testing.T) {
 	if !(g128.WeightBytes < g32.WeightBytes && g32.WeightBytes < i8.WeightBytes && fp8.WeightBytes == i8.WeightBytes) {
 		t.Errorf("weight bytes out of order: %+v", tab.Rows)
 	}
+	// KV rows: the float32 weights with a quantised cache, closer to float32
+	// the more bits the cache keeps (int8 within the course's int8 bound).
+	kv8, _ := tab.Row("kv-int8")
+	kvf8, _ := tab.Row("kv-fp8")
+	kv4, _ := tab.Row("kv-int4")
+	for _, r := range []Row{kv8, kvf8, kv4} {
+		if r.WeightBytes != f32.WeightBytes || math.Abs(r.Loss-f32.Loss) > 0.05 {
+			t.Errorf("KV row %+v against f32 %+v", r, f32)
+		}
+	}
+	if kv8.MeanCosine < 0.9999 || kv8.Top1 < 0.99 || !(kv8.MeanCosine > kvf8.MeanCosine && kvf8.MeanCosine > kv4.MeanCosine) {
+		t.Errorf("KV rows' cosines: int8 %g (top-1 %g), fp8 %g, int4 %g", kv8.MeanCosine, kv8.Top1, kvf8.MeanCosine, kv4.MeanCosine)
+	}
+	if !(f32.KVBytes > kv8.KVBytes && kv8.KVBytes == kvf8.KVBytes && kvf8.KVBytes > kv4.KVBytes && i8.KVBytes == f32.KVBytes) {
+		t.Errorf("KV bytes out of order: %+v", tab.Rows)
+	}
 }
 
 // fake is a float model that cannot be quantized and has no tokenizer.
