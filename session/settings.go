@@ -45,7 +45,6 @@ func (s *Session) Apply(v settings.Values) error {
 		changed bool
 	}{
 		{"ctx_size", v.Context != cur.Context}, {"threads", v.Threads != cur.Threads}, {"kv_mem", v.KVMem != cur.KVMem},
-		{"kv_quant_k", v.KVQuantK != cur.KVQuantK}, {"kv_quant_v", v.KVQuantV != cur.KVQuantV},
 		{"no_prefix_cache", v.NoPrefixCache != cur.NoPrefixCache},
 	} {
 		if x.changed {
@@ -81,6 +80,11 @@ func (s *Session) Apply(v settings.Values) error {
 		s.setEngineSampler()
 	}
 	s.vals.Calib = v.Calib
+	if v.KVQuantK != cur.KVQuantK || v.KVQuantV != cur.KVQuantV {
+		if err := s.SetKVQuant(v.KVQuantK, v.KVQuantV); err != nil {
+			return err
+		}
+	}
 	if v.Quant != "" && v.Quant != cur.Quant {
 		if err := s.SetQuant(v.Quant); err != nil {
 			return err

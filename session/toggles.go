@@ -75,6 +75,22 @@ func (s *Session) SetQuant(format string) error {
 	return nil
 }
 
+// SetKVQuant is /set kv_quant_k and kv_quant_v: a new cache stores keys as
+// k and values as v ("f32", "int8", "fp8", "int4"); the conversation's
+// cached positions go with the old one, so the next turn re-prefills it.
+func (s *Session) SetKVQuant(k, v string) error {
+	if s.remote != nil {
+		return errRemote
+	}
+	if s.reply != nil {
+		return ErrBusy
+	}
+	s.vals.KVQuantK, s.vals.KVQuantV = k, v
+	s.swapModel(s.model)
+	s.notices = append(s.notices, fmt.Sprintf("KV cache now keys %s, values %s; the next turn re-prefills the conversation", k, v))
+	return nil
+}
+
 // quantize re-encodes m in format; a calibrated format (GPTQ, AWQ) learns
 // from the activations of the text in file calib, or without one of the
 // shared TinyStories text.
