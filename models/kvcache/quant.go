@@ -1,10 +1,11 @@
 package kvcache
 
 import (
-	"chat/models/hugepage"
 	"fmt"
 	"math"
+	"unsafe"
 
+	"chat/models/hugepage"
 	"chat/models/kernels"
 	"chat/models/quant"
 )
@@ -205,13 +206,9 @@ func DequantizeRows(f Format, out []float32, q []byte, sc []float32, rows, dim, 
 	switch f {
 	case Int8:
 		q = q[:rows*dim]
+		codes := unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(q))), len(q))
 		for r := 0; r < rows*h; r++ {
-			s := sc[r]
-			qs, os := q[r*d:(r+1)*d], out[r*d:(r+1)*d]
-			qs = qs[:len(os)] // one bounds check, not one per element
-			for j := range os {
-				os[j] = float32(int8(qs[j])) * s
-			}
+			kernels.ScaleI8(out[r*d:(r+1)*d], codes[r*d:(r+1)*d], sc[r])
 		}
 	case FP8:
 		for r := 0; r < rows*h; r++ {
