@@ -190,14 +190,15 @@ func checkCached(t *testing.T, m *Model, n int) {
 	// Absolute 1e-4 when the prefill sums in MatVec's order; with the GEMM
 	// (a prefill of nn.PrefillMinTokens+ tokens, kernels.GEMM) its tolerance, relative to
 	// the largest logit: Gemma's GELU table turns an ulp into a 1e-3 step.
+	var scale float64 = 1
+	for _, v := range batch {
+		scale = max(scale, math.Abs(float64(v)))
+	}
 	tol := 1e-4
 	if kernels.GEMM() && n >= nn.PrefillMinTokens {
-		var scale float64 = 1
-		for _, v := range batch {
-			scale = max(scale, math.Abs(float64(v)))
-		}
 		tol = max(tol, kernels.GEMMTolerance*scale)
 	}
+	t.Logf("%d tokens: cached and uncached logits within %.2g (%.2g of the largest logit)", n, worst, worst/scale)
 	if worst > tol {
 		t.Errorf("cached and uncached logits differ by %g", worst)
 	}
