@@ -110,7 +110,7 @@ var kvQualities = map[string][2]kvQuality{
 // ids through a float and a quantized cache, top-1 agreement and logit
 // cosine over every step (kvQualities). It logs the greedy agreement too.
 func TestKVQuantGreedy(t *testing.T) {
-	for _, f := range []string{"int8", "fp8", "int4"} {
+	for _, f := range quantKV {
 		for mi, rel := range []string{"course/student.pt", "stories260K/stories260K.gguf"} {
 			t.Run(f+"/"+filepath.Base(rel), func(t *testing.T) { testKVQuantGreedy(t, rel, f, kvQualities[f][mi]) })
 		}
@@ -123,7 +123,7 @@ func testKVQuantGreedy(t *testing.T, rel, format string, want kvQuality) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ef, eq := NewWithOptions(m, Options{}), NewWithOptions(m, Options{KVQuantK: format, KVQuantV: format})
+	ef, eq := NewWithOptions(m, Options{}), NewWithOptions(m, kvOpts(format))
 	defer ef.Close()
 	defer eq.Close()
 	steps, agree, worst, sum, maxRel := 0, 0, 1.0, 0.0, 0.0

@@ -33,8 +33,7 @@ func CheckBatch(t *testing.T, m models.Model, vocab int, f kvcache.Format) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(7, 8))
 	ctx := m.Info().ContextLength
-	kl := kvcache.LayoutOf(m, f, f)
-	pool, err := kvcache.NewPool(kl, 4, 8*((ctx+3)/4+2))
+	pool, err := kvcache.NewPool(kvcache.LayoutOf(m, f, f), 4, 8*((ctx+3)/4+2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,11 +42,9 @@ func CheckBatch(t *testing.T, m models.Model, vocab int, f kvcache.Format) {
 	kv := make([]models.KV, nseq)
 	alone := make([]*models.State, nseq)
 	for i := range seqs {
-		p, err := kvcache.NewPool(kl, kvcache.DefaultBlockSize, (ctx+kvcache.DefaultBlockSize-1)/kvcache.DefaultBlockSize+1)
-		if err != nil {
+		if alone[i], err = kvcache.NewStateAs(m, f); err != nil {
 			t.Fatal(err)
 		}
-		alone[i] = models.NewState(m, p.NewSeq(ctx))
 	}
 	runner := m.NewRunner()
 	toks := func(n int) []int {

@@ -62,18 +62,19 @@ func (p *Pass) attendGroup(out, q Rows, i, j, l int, a *Attention) {
 	kv := p.KV[p.Seq[i]]
 	bs := kv.BlockSize()
 	kw, vw := a.KVHeads*a.DK, a.KVHeads*a.DV
-	lo := func(pos int) int {
-		if a.Window > 0 {
-			return max(0, pos-a.Window+1)
-		}
-		return 0
-	}
-	// Query r's scores are p.scores[off(r):][h*n(r)+t-lo(r)], n(r) =
-	// pos+1-lo positions.
-	first, last := p.Pos[i], p.Pos[j-1]
+	// Query i+r sees positions g[r].lo..g[r].pos; its scores are
+	// p.scores[g[r].off:][h*n+t-lo], n = pos+1-lo positions.
+	var spans [attnGroup]struct{ lo, pos, n, off int }
+	g := spans[:j-i]
 	total := 0
-	for r := i; r < j; r++ {
-		total += a.Heads * (p.Pos[r] + 1 - lo(p.Pos[r]))
+	for r := range g {
+		pos := p.Pos[i+r]
+		lo := 0
+		if a.Window > 0 {
+			lo = max(0, pos-a.Window+1)
+		}
+		g[r].lo, g[r].pos, g[r].n, g[r].off = lo, pos, pos+1-lo, total
+		total += a.Heads * g[r].n
 	}
 	if len(p.scores) < total {
 		p.scores = make([]float32, 2*max(total, a.Heads*256)) // doubling: a long decode grows it rarely
@@ -81,52 +82,39 @@ func (p *Pass) attendGroup(out, q Rows, i, j, l int, a *Attention) {
 	if len(p.kb) < bs*kw || len(p.vb) < bs*vw {
 		p.kb, p.vb = make([]float32, bs*kw), make([]float32, bs*vw)
 	}
-	end := last/bs + 1 // blocks to read: lo(first)/bs .. end-1
-	for b := lo(first) / bs; b < end; {
+	end := g[len(g)-1].pos/bs + 1 // blocks to read: g[0].lo/bs .. end-1
+	for b := g[0].lo / bs; b < end; {
 		kb, nb := kv.Keys(l, b, end, p.kb)
 		base := b * bs
-		off := 0
-		for r := i; r < j; r++ {
-			pos := p.Pos[r]
-			lr := lo(pos)
-			n := pos + 1 - lr
-			t0, t1 := max(lr, base), min(pos+1, base+nb*bs)
-			qr := q.Row(r)
+		for r, s := range g {
+			t0, t1 := max(s.lo, base), min(s.pos+1, base+nb*bs)
+			qr := q.Row(i + r)
 			for h := 0; t0 < t1 && h < a.Heads; h++ {
-				kernels.AttnScores(p.scores[off+h*n+t0-lr:], qr[h*a.DK:(h+1)*a.DK], kb[(t0-base)*kw+a.KVHead(h)*a.DK:], kw, t1-t0, a.Scale)
+				kernels.AttnScores(p.scores[s.off+h*s.n+t0-s.lo:], qr[h*a.DK:(h+1)*a.DK], kb[(t0-base)*kw+a.KVHead(h)*a.DK:], kw, t1-t0, a.Scale)
 			}
-			off += a.Heads * n
 		}
 		b += nb
 	}
-	off := 0
-	for r := i; r < j; r++ {
-		n := p.Pos[r] + 1 - lo(p.Pos[r])
-		o := out.Row(r)
+	for r, s := range g {
+		o := out.Row(i + r)
 		for h := 0; h < a.Heads; h++ {
-			sc := p.scores[off+h*n : off+(h+1)*n]
+			sc := p.scores[s.off+h*s.n : s.off+(h+1)*s.n]
 			if a.Softcap != 0 {
 				softcap(sc, a.Softcap)
 			}
 			kernels.Softmax(sc)
 			clear(o[h*a.DV : (h+1)*a.DV])
 		}
-		off += a.Heads * n
 	}
-	for b := lo(first) / bs; b < end; {
+	for b := g[0].lo / bs; b < end; {
 		vb, nb := kv.Values(l, b, end, p.vb)
 		base := b * bs
-		off := 0
-		for r := i; r < j; r++ {
-			pos := p.Pos[r]
-			lr := lo(pos)
-			n := pos + 1 - lr
-			t0, t1 := max(lr, base), min(pos+1, base+nb*bs)
-			o := out.Row(r)
+		for r, s := range g {
+			t0, t1 := max(s.lo, base), min(s.pos+1, base+nb*bs)
+			o := out.Row(i + r)
 			for h := 0; t0 < t1 && h < a.Heads; h++ {
-				kernels.AttnMixAdd(o[h*a.DV:(h+1)*a.DV], p.scores[off+h*n+t0-lr:], vb[(t0-base)*vw+a.KVHead(h)*a.DV:], vw, t1-t0)
+				kernels.AttnMixAdd(o[h*a.DV:(h+1)*a.DV], p.scores[s.off+h*s.n+t0-s.lo:], vb[(t0-base)*vw+a.KVHead(h)*a.DV:], vw, t1-t0)
 			}
-			off += a.Heads * n
 		}
 		b += nb
 	}

@@ -190,6 +190,9 @@ type readSet struct {
 
 const readRows, readCols, readMats = 1024, 1024, 32
 
+// readBytes is what one pass reads.
+const readBytes = 4 * readMats * readRows * readCols
+
 func newReadSet() *readSet {
 	r := &readSet{ws: make([][]float32, readMats), x: fill(readCols), out: make([]float32, readRows)}
 	for i := range r.ws {
@@ -203,13 +206,13 @@ func (r *readSet) pass() int64 {
 	for _, w := range r.ws {
 		kernels.MatVec(r.out, w, r.x, readRows, readCols)
 	}
-	return 4 * readMats * readRows * readCols
+	return readBytes
 }
 
 func readBandwidth() float64 {
 	r := newReadSet()
 	d := best(250*time.Millisecond, func() { r.pass() })
-	return 4 * readMats * readRows * readCols / d.Seconds()
+	return readBytes / d.Seconds()
 }
 
 // Streamer reads the probe's matrices on demand, to measure read bandwidth

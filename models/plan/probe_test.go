@@ -35,7 +35,7 @@ func TestProbeCache(t *testing.T) {
 func TestStreamer(t *testing.T) {
 	s := NewStreamer()
 	n, d := s.Read(1)
-	if n != 4*readMats*readRows*readCols || d <= 0 {
+	if n != readBytes || d <= 0 {
 		t.Fatalf("read %d bytes in %v", n, d)
 	}
 }
