@@ -2,7 +2,6 @@ package plan
 
 import (
 	"bufio"
-	"chat/models/hugepage"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"chat/models/hugepage"
 	"chat/models/kernels"
 )
 
