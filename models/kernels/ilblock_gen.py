@@ -27,7 +27,7 @@
 # stored; the caller gives a last, partial group a buffer.
 import sys
 
-from asmgen import out, p, header
+from asmgen import out, p, bytes_const, header
 
 
 BB = {"IL8": 544, "IL4": 288, "IL4G": 256}
@@ -35,6 +35,8 @@ ARGS = "out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int"
 
 
 def const_bytes(v, x, reg="AX"):
+    # The broadcast from a general register is EVEX (AVX-512) only: the
+    # AVX2 kernels take asmgen's bytes_const, through an xmm.
     p(f"\tMOVL         ${v}, {reg}")
     p(f"\tVPBROADCASTD {reg}, {x}")
 
@@ -125,7 +127,7 @@ def avx2(kind, T):
     p("\tMOVQ $0x00010001, AX")
     p("\tVMOVQ AX, X14")
     p("\tVPBROADCASTD X14, Y14")
-    const_bytes("0x80808080" if kind == "IL8" else "0x0f0f0f0f", "Y15")
+    bytes_const("0x80808080" if kind == "IL8" else "0x0f0f0f0f", "X15", "Y15")
     p("\tMOVQ out+0(FP), DI")
     p("\tXORQ R9, R9")  # half: 0, then 32 (quad offset); scales at 2·8h
     p(f"{name}_half:")

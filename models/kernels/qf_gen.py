@@ -271,17 +271,19 @@ def pair_scale(z, m1, m2):
     p(f"\tVINSERTF32X8  $1, Y13, {z}, {z}")
 
 
-def pair_step(fam, a, b, zs, za, xz="Z8", off="(%s)(AX*1)"):
-    p(f"\tVMOVQ       {off % a}, X6")
-    p(f"\tVPINSRQ     $1, {off % b}, X6, X6")
+def pair_step(fam, a, b, zs, za):
+    # a, b: the addresses of the pair's two rows at column AX.
+    p(f"\tVMOVQ       {a}, X6")
+    p(f"\tVPINSRQ     $1, {b}, X6, X6")
     dec16(fam)
     p(f"\tVMULPS      {zs}, Z6, Z6")
-    p(f"\tVFMADD231PS {xz}, Z6, {za}")
+    p(f"\tVFMADD231PS Z8, Z6, {za}")
 
 
-def pair_tail(fam, a, b, zs, za, off="-8(%s)(CX*1)"):
-    p(f"\tVMOVQ       {off % a}, X6")
-    p(f"\tVPINSRQ     $1, {off % b}, X6, X6")
+def pair_tail(fam, a, b, zs, za):
+    # a, b: the addresses of the pair's two rows' last 8 columns.
+    p(f"\tVMOVQ       {a}, X6")
+    p(f"\tVPINSRQ     $1, {b}, X6, X6")
     dec16(fam)
     p("\tVPERMD      Z6, Z14, Z6")
     p(f"\tVMULPS      {zs}, Z6, Z6")
@@ -300,53 +302,61 @@ def hsum_pair(za, ya, xa, outs):
         p(f"\tVMOVSS X7, {outs[1]}")
 
 
-def block8_avx512(fam, name):
-    # Eight rows, four zmm pairs: four independent FMA chains (with the two of
-    # block4 the loop waits on FMA latency) sharing each x load. Row k is
-    # (R8)(idx[k]), R8 walking row 0 and idx multiples of cols (R13 = 3·cols,
-    # R14 = 5·cols, R9 = 7·cols); its last 8 columns are -8(SI)(idx[k+1]).
-    idx = ["", "(CX*1)", "(CX*2)", "(R13*1)", "(CX*4)", "(R14*1)", "(R13*2)", "(R9*1)", "(CX*8)"]
-    acc = [f"Z{16+k}" for k in range(4)]
-    sc = [f"Z{20+k}" for k in range(4)]
-    lbl = f"{name}_block8"
-    p(f"{lbl}:")
-    p("\tCMPQ DX, $8")
-    p(f"\tJLT  {name}_block4")
-    p("\tLEAQ (CX)(CX*2), R13")
-    p("\tLEAQ (CX)(CX*4), R14")
-    p("\tLEAQ (R13)(CX*4), R9")
-    for k in range(4):
-        pair_scale(sc[k], f"{8*k}(R12)", f"{8*k+4}(R12)")
+def pair_block(fam, name, lbl, nxt, nr, setup, pairs, walk, adv):
+    # nr rows as zmm pairs sharing each x load, while DX >= nr rows are left;
+    # then on to nxt. setup: the lines pointing at the rows; pairs: (step_a,
+    # step_b, tail_a, tail_b, zs, za), the pair's two rows at column AX and
+    # their last 8 columns, its scales and accumulator; walk: a register
+    # moved on with AX (or None); adv: the line moving SI to the next block.
+    p(f"{name}_{lbl}:")
+    p(f"\tCMPQ DX, ${nr}")
+    p(f"\tJLT  {name}_{nxt}")
+    for s in setup:
+        p(s)
+    for k, (_, _, _, _, zs, za) in enumerate(pairs):
+        if nr == 1:
+            pair_scale(zs, "(R12)", "(R12)")
+        else:
+            pair_scale(zs, f"{8*k}(R12)", f"{8*k+4}(R12)")
         if isfp8(fam):
-            p(f"\tVMULPS        Z12, {sc[k]}, {sc[k]}")
-        p(f"\tVPXORD {acc[k]}, {acc[k]}, {acc[k]}")
-    p("\tMOVQ SI, R8")
+            p(f"\tVMULPS        Z12, {zs}, {zs}")
+        if int(za[1:]) >= 16:  # Z16-Z31: EVEX only
+            p(f"\tVPXORD {za}, {za}, {za}")
+        else:
+            y = "Y" + za[1:]
+            p(f"\tVXORPS {y}, {y}, {y}")
+    if walk:
+        p(f"\tMOVQ SI, {walk}")
     p("\tXORQ AX, AX")
     p()
-    p(f"{lbl}_loop:")
+    p(f"{name}_{lbl}_loop:")
     p("\tVBROADCASTF32X8 (BX)(AX*4), Z8")
-    for k in range(4):
-        pair_step(fam, idx[2*k], idx[2*k+1], sc[k], acc[k], off="(R8)%s")
-    p("\tADDQ $8, R8")
+    for a, b, _, _, zs, za in pairs:
+        pair_step(fam, a, b, zs, za)
+    if walk:
+        p(f"\tADDQ $8, {walk}")
     p("\tADDQ $8, AX")
     p("\tCMPQ AX, R11")
-    p(f"\tJLT  {lbl}_loop")
+    p(f"\tJLT  {name}_{lbl}_loop")
     p("\tTESTQ $7, CX")
-    p(f"\tJZ    {lbl}_store")
+    p(f"\tJZ    {name}_{lbl}_store")
     p("\tVMOVUPS.Z     (BX)(AX*4), K1, Y8")
     p("\tVINSERTF32X8  $1, Y8, Z8, Z8")
-    for k in range(4):
-        pair_tail(fam, idx[2*k+1], idx[2*k+2], sc[k], acc[k], off="-8(SI)%s")
+    for _, _, a, b, zs, za in pairs:
+        pair_tail(fam, a, b, zs, za)
     p()
-    p(f"{lbl}_store:")
-    for k in range(4):
-        n = acc[k][1:]
-        hsum_pair(acc[k], "Y" + n, "X" + n, [f"{8*k}(DI)", f"{8*k+4}(DI)"])
-    p("\tADDQ $32, DI")
-    p("\tADDQ $32, R12")
-    p("\tLEAQ (SI)(CX*8), SI")
-    p("\tSUBQ $8, DX")
-    p(f"\tJMP  {lbl}")
+    p(f"{name}_{lbl}_store:")
+    for k, (_, _, _, _, zs, za) in enumerate(pairs):
+        n = za[1:]
+        if nr == 1:
+            hsum_pair(za, "Y" + n, "X" + n, ["(DI)"])
+        else:
+            hsum_pair(za, "Y" + n, "X" + n, [f"{8*k}(DI)", f"{8*k+4}(DI)"])
+    p(f"\tADDQ ${4*nr}, DI")
+    p(f"\tADDQ ${4*nr}, R12")
+    p(adv)
+    p(f"\tSUBQ ${nr}, DX")
+    p(f"\tJMP  {name}_{lbl}")
     p()
 
 
@@ -380,61 +390,29 @@ def matvec_avx512(fam):
     p("\tVINSERTI32X8 $1, Y13, Z14, Z14")
     p("\tVINSERTI32X8 $1, Y15, Z15, Z15")
     p()
-    block8_avx512(fam, name)
+    # Eight rows, four zmm pairs: four independent FMA chains (with the two
+    # of block4 the loop waits on FMA latency). Row k is (R8)(idx[k]), R8
+    # walking row 0 and idx multiples of cols (R13 = 3·cols, R14 = 5·cols,
+    # R9 = 7·cols); its last 8 columns are -8(SI)(idx[k+1]).
+    idx = ["", "(CX*1)", "(CX*2)", "(R13*1)", "(CX*4)", "(R14*1)", "(R13*2)", "(R9*1)", "(CX*8)"]
+    pair_block(fam, name, "block8", "block4", 8,
+               ["\tLEAQ (CX)(CX*2), R13", "\tLEAQ (CX)(CX*4), R14", "\tLEAQ (R13)(CX*4), R9"],
+               [(f"(R8){idx[2*k]}", f"(R8){idx[2*k+1]}", f"-8(SI){idx[2*k+1]}", f"-8(SI){idx[2*k+2]}",
+                 f"Z{20+k}", f"Z{16+k}") for k in range(4)],
+               "R8", "\tLEAQ (SI)(CX*8), SI")
+    # Four, two and one rows, each row its own register walked by AX.
     blocks = [
-        ("block4", 4, [("SI", "R8", "Z4", "Z0"), ("R9", "R10", "Z5", "Z1")]),
-        ("block2", 2, [("SI", "R8", "Z4", "Z0")]),
-        ("block1", 1, [("SI", "SI", "Z4", "Z0")]),
+        ("block4", 4, [("SI", "R8", "Z4", "Z0"), ("R9", "R10", "Z5", "Z1")],
+         ["\tLEAQ (SI)(CX*1), R8", "\tLEAQ (R8)(CX*1), R9", "\tLEAQ (R9)(CX*1), R10"], "R10"),
+        ("block2", 2, [("SI", "R8", "Z4", "Z0")], ["\tLEAQ (SI)(CX*1), R8"], "R8"),
+        ("block1", 1, [("SI", "SI", "Z4", "Z0")], [], "SI"),
     ]
-    for bi, (lbl, nr, pairs) in enumerate(blocks):
+    for bi, (lbl, nr, pairs, setup, last) in enumerate(blocks):
         nxt = blocks[bi + 1][0] if bi + 1 < len(blocks) else "done"
-        p(f"{name}_{lbl}:")
-        p(f"\tCMPQ DX, ${nr}")
-        p(f"\tJLT  {name}_{nxt}")
-        if nr >= 2:
-            p("\tLEAQ (SI)(CX*1), R8")
-        if nr == 4:
-            p("\tLEAQ (R8)(CX*1), R9")
-            p("\tLEAQ (R9)(CX*1), R10")
-        for k, (a, b, zs, za) in enumerate(pairs):
-            if nr == 1:
-                pair_scale(zs, "(R12)", "(R12)")
-            else:
-                pair_scale(zs, f"{8*k}(R12)", f"{8*k+4}(R12)")
-            if isfp8(fam):
-                p(f"\tVMULPS        Z12, {zs}, {zs}")
-            y = "Y" + za[1:]
-            p(f"\tVXORPS {y}, {y}, {y}")
-        p("\tXORQ AX, AX")
-        p()
-        p(f"{name}_{lbl}_loop:")
-        p("\tVBROADCASTF32X8 (BX)(AX*4), Z8")
-        for a, b, zs, za in pairs:
-            pair_step(fam, a, b, zs, za)
-        p("\tADDQ $8, AX")
-        p("\tCMPQ AX, R11")
-        p(f"\tJLT  {name}_{lbl}_loop")
-        p("\tTESTQ $7, CX")
-        p(f"\tJZ    {name}_{lbl}_store")
-        p("\tVMOVUPS.Z     (BX)(AX*4), K1, Y8")
-        p("\tVINSERTF32X8  $1, Y8, Z8, Z8")
-        for a, b, zs, za in pairs:
-            pair_tail(fam, a, b, zs, za)
-        p()
-        p(f"{name}_{lbl}_store:")
-        for k, (a, b, zs, za) in enumerate(pairs):
-            n = za[1:]
-            if nr == 1:
-                hsum_pair(za, "Y" + n, "X" + n, ["(DI)"])
-            else:
-                hsum_pair(za, "Y" + n, "X" + n, [f"{8*k}(DI)", f"{8*k+4}(DI)"])
-        p(f"\tADDQ ${4*nr}, DI")
-        p(f"\tADDQ ${4*nr}, R12")
-        last = {4: "R10", 2: "R8", 1: "SI"}[nr]
-        p(f"\tLEAQ ({last})(CX*1), SI")
-        p(f"\tSUBQ ${nr}, DX")
-        p(f"\tJMP  {name}_{lbl}")
-        p()
+        pair_block(fam, name, lbl, nxt, nr, setup,
+                   [(f"({a})(AX*1)", f"({b})(AX*1)", f"-8({a})(CX*1)", f"-8({b})(CX*1)", zs, za)
+                    for a, b, zs, za in pairs],
+                   None, f"\tLEAQ ({last})(CX*1), SI")
     p(f"{name}_done:")
     p("\tVZEROUPPER")
     p("\tRET")
