@@ -184,12 +184,6 @@ func gptqPass(W, U []float64, rows, cols, g, bs int, search bool) *Int4Codes {
 	return m
 }
 
-// codeRange is round(w/s) (float32 quotient, ties to even) clamped to
-// [-lo, 7].
-func codeRange(w, s float32, lo int) int {
-	return int(max(float64(-lo), min(7, math.RoundToEven(float64(w/s)))))
-}
-
 // groupScale is the scale for the group of error-updated weights v (one
 // row's columns i, i+1, ...) that adds the least to GPTQ's objective: for each clipping ratio on
 // a grid from max|v|/7 down to half of it, the group's own column loop runs
@@ -205,9 +199,8 @@ func groupScale(v, U []float64, i, cols int) float32 {
 		return best
 	}
 	tmp := make([]float64, len(v))
-	const steps = 40
-	for k := 0; k <= steps; k++ {
-		s := max(float32(amax*(1-0.5*float64(k)/steps)), calibMinAmax) / 7
+	for k := 0; k <= clipSteps; k++ {
+		s := clipScale(amax, k)
 		copy(tmp, v)
 		var e float64
 		for j, x := range tmp {
