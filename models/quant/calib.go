@@ -14,8 +14,8 @@ import (
 // RoundToNearestInt4 write it, in the layout of models/weights' Int4 and
 // kernels.MatVecLUT4 and kernels.PackILInt4: groups of
 // Group consecutive values of a row (the last may be shorter) share one
-// float32 scale; codes q+8 with q in [-8, 7] (round-to-nearest and AWQ write
-// [-7, 7], GPTQ all 16), two per byte, low nibble first, row r at byte
+// float32 scale; codes q+8 with q in [-8, 7] (round-to-nearest writes
+// [-7, 7], GPTQ and AWQ's clip search all 16), two per byte, low nibble first, row r at byte
 // r·⌈Cols/2⌉; the weight is float32(q)·scale.
 type Int4Codes struct {
 	Rows, Cols, Group int
