@@ -139,8 +139,8 @@ func clippedInt4(w []float32, rows, cols, g int, d []float64) *Int4Codes {
 			grp := w[r*cols+c0 : r*cols+min(c0+g, cols)]
 			amax := float64(maxAbs(grp))
 			best, bestErr := int4Scale(float32(amax)), math.Inf(1)
-			for k := 0; k <= 40 && amax > 0; k++ {
-				sc := max(float32(amax*(1-0.5*float64(k)/40)), calibMinAmax) / 7
+			for k := 0; k <= clipSteps && amax > 0; k++ {
+				sc := clipScale(amax, k)
 				var e float64
 				for i, v := range grp {
 					diff := float64(v) - float64(float32(codeRange(v, sc, 8))*sc)

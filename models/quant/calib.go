@@ -14,8 +14,8 @@ import (
 // RoundToNearestInt4 write it, in the layout of models/weights' Int4 and
 // kernels.MatVecLUT4 and kernels.PackILInt4: groups of
 // Group consecutive values of a row (the last may be shorter) share one
-// float32 scale; codes q+8 with q in [-8, 7] (round-to-nearest and AWQ write
-// [-7, 7], GPTQ all 16), two per byte, low nibble first, row r at byte
+// float32 scale; codes q+8 with q in [-8, 7] (round-to-nearest writes
+// [-7, 7], GPTQ and AWQ's clip search all 16), two per byte, low nibble first, row r at byte
 // r·⌈Cols/2⌉; the weight is float32(q)·scale.
 type Int4Codes struct {
 	Rows, Cols, Group int
@@ -42,11 +42,21 @@ func (m *Int4Codes) Dequantize() []float32 {
 // 1e-8)/7 in float32, the rule of every int4 format here.
 func int4Scale(amax float32) float32 { return max(amax, calibMinAmax) / 7 }
 
-// int4Code is the code of w at scale s: round(w/s) (float32 quotient, ties to
-// even) clamped to [-7, 7], plus 8.
-func int4Code(w, s float32) byte {
-	q := max(-7, min(7, math.RoundToEven(float64(w/s))))
-	return byte(int(q) + 8)
+// codeRange is round(w/s) (float32 quotient, ties to even) clamped to
+// [-lo, 7]: round-to-nearest's code minus 8 with lo 7, the full int4 range
+// of GPTQ and AWQ's clip search with lo 8.
+func codeRange(w, s float32, lo int) int {
+	return int(max(float64(-lo), min(7, math.RoundToEven(float64(w/s)))))
+}
+
+// clipSteps is the grid of the clip search (AWQ's and GPTQ's reference
+// code): a group's scale max|group|/7 times 1, 1−0.5/clipSteps, ..., 0.5.
+const clipSteps = 40
+
+// clipScale is the scale at step k of the clip search of a group whose
+// largest magnitude is amax (step 0 is int4Scale's).
+func clipScale(amax float64, k int) float32 {
+	return max(float32(amax*(1-0.5*float64(k)/clipSteps)), calibMinAmax) / 7
 }
 
 // RoundToNearestInt4 quantizes the row-major [rows][cols] w to int4 groups
@@ -80,7 +90,7 @@ func EncodeInt4(packed []byte, scale []float32, x []float32, g int) {
 		scale[j] = s
 		for i, v := range grp {
 			c := j*g + i
-			packed[c/2] |= int4Code(v, s) << (4 * (c & 1))
+			packed[c/2] |= byte(codeRange(v, s, 7)+8) << (4 * (c & 1))
 		}
 	}
 }

@@ -26,15 +26,6 @@ var fp8Pos = func() (pos [2][]float64) {
 // FP8Max is the largest finite value of format f.
 func FP8Max(f kernels.FP8) float32 { pos := fp8Pos[f&1]; return float32(pos[len(pos)-1]) }
 
-// DecodeFP8 returns code's value in format f: NaN for the NaN codes, ±Inf
-// for E5M2's infinities.
-func DecodeFP8(code uint8, f kernels.FP8) float32 {
-	if f == kernels.E4M3 && code&0x7F == 0x7F {
-		return float32(math.NaN())
-	}
-	return kernels.FP8Value(code, f)
-}
-
 // EncodeFP8 rounds x to the nearest value of format f, ties to the even
 // code, saturating at ±FP8Max (as a scaled quantizer wants, rather than
 // overflowing to infinity or NaN); NaN gives 0x7F. It works on x's bits (a

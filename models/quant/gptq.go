@@ -20,10 +20,6 @@ type GPTQOptions struct {
 	Group int     // int4 group size: 32, 64 or 128 (required)
 	Damp  float64 // dampening added to H's diagonal, as a fraction of its mean (default 0.01, the paper's)
 	Block int     // columns per lazy batch update (default 128, the paper's)
-	// Plain is the paper's Algorithm 1 alone: each group's scale is
-	// max|group|/7 of its error-updated weights and codes stay in [-7, 7]
-	// (round-to-nearest's rule); no scale search, no refit.
-	Plain bool
 }
 
 // maxCalibCols bounds the Hessian GPTQ and AWQ build: cols² float64s (a
@@ -46,7 +42,7 @@ const maxCalibCols = 16384
 // columns after the block in one update at the block's end (the paper's lazy
 // batches, which give the same result with less memory traffic).
 //
-// Beyond the paper (unless opt.Plain), within the same int4 format:
+// Beyond the paper, within the same int4 format:
 //   - codes use all 16 levels, [-8, 7] (the format's level table has -8;
 //     round-to-nearest leaves it unused);
 //   - a group's scale is searched over clipping ratios of max|group|/7 (the
@@ -106,10 +102,7 @@ func GPTQ(w []float32, rows, cols int, x []float32, n int, opt GPTQOptions) (*In
 		}
 		damp *= 10
 	}
-	if opt.Plain {
-		return gptqPass(W, U, rows, cols, g, bs, false), nil
-	}
-	m := gptqPass(slices.Clone(W), U, rows, cols, g, bs, true)
+	m := gptqPass(slices.Clone(W), U, rows, cols, g, bs)
 	// The refit minimizes the dampened objective, the one the loop works on.
 	for i := 0; i < cols; i++ {
 		h[i*cols+i] += damp * mean
@@ -123,15 +116,10 @@ func GPTQ(w []float32, rows, cols int, x []float32, n int, opt GPTQOptions) (*In
 
 // gptqPass is GPTQ's column loop (the paper's Algorithm 1 with lazy batch
 // updates) over the columns of W ([rows][cols], modified), U being the
-// upper Cholesky factor of H⁻¹. search picks each group's scale by
-// groupScale and codes in [-8, 7]; otherwise the scale is max|group|/7 and
-// codes are in [-7, 7].
-func gptqPass(W, U []float64, rows, cols, g, bs int, search bool) *Int4Codes {
+// upper Cholesky factor of H⁻¹, each group's scale picked by groupScale
+// and codes in [-8, 7].
+func gptqPass(W, U []float64, rows, cols, g, bs int) *Int4Codes {
 	rb, ng := (cols+1)/2, (cols+g-1)/g
-	lo := 7
-	if search {
-		lo = 8
-	}
 	m := newInt4Codes(rows, cols, g)
 	errs := make([]float64, rows*bs) // [rows][block] scaled errors of the current block
 	for i1 := 0; i1 < cols; i1 += bs {
@@ -139,16 +127,7 @@ func gptqPass(W, U []float64, rows, cols, g, bs int, search bool) *Int4Codes {
 		for i := i1; i < i2; i++ {
 			if i%g == 0 {
 				for r := 0; r < rows; r++ {
-					grp := W[r*cols+i : r*cols+min(i+g, cols)]
-					if search {
-						m.Scale[r*ng+i/g] = groupScale(grp, U, i, cols)
-						continue
-					}
-					var amax float64
-					for _, v := range grp {
-						amax = max(amax, math.Abs(v))
-					}
-					m.Scale[r*ng+i/g] = int4Scale(float32(amax))
+					m.Scale[r*ng+i/g] = groupScale(W[r*cols+i:r*cols+min(i+g, cols)], U, i, cols)
 				}
 			}
 			d := U[i*cols+i]
@@ -156,7 +135,7 @@ func gptqPass(W, U []float64, rows, cols, g, bs int, search bool) *Int4Codes {
 			for r := 0; r < rows; r++ {
 				wr := W[r*cols : (r+1)*cols]
 				s := m.Scale[r*ng+i/g]
-				q := codeRange(float32(wr[i]), s, lo)
+				q := codeRange(float32(wr[i]), s, 8)
 				m.Packed[r*rb+i/2] |= byte(q+8) << (4 * (i & 1))
 				e := (wr[i] - float64(float32(q)*s)) / d
 				errs[r*bs+i-i1] = e
@@ -184,12 +163,6 @@ func gptqPass(W, U []float64, rows, cols, g, bs int, search bool) *Int4Codes {
 	return m
 }
 
-// codeRange is round(w/s) (float32 quotient, ties to even) clamped to
-// [-lo, 7].
-func codeRange(w, s float32, lo int) int {
-	return int(max(float64(-lo), min(7, math.RoundToEven(float64(w/s)))))
-}
-
 // groupScale is the scale for the group of error-updated weights v (one
 // row's columns i, i+1, ...) that adds the least to GPTQ's objective: for each clipping ratio on
 // a grid from max|v|/7 down to half of it, the group's own column loop runs
@@ -205,9 +178,8 @@ func groupScale(v, U []float64, i, cols int) float32 {
 		return best
 	}
 	tmp := make([]float64, len(v))
-	const steps = 40
-	for k := 0; k <= steps; k++ {
-		s := max(float32(amax*(1-0.5*float64(k)/steps)), calibMinAmax) / 7
+	for k := 0; k <= clipSteps; k++ {
+		s := clipScale(amax, k)
 		copy(tmp, v)
 		var e float64
 		for j, x := range tmp {

@@ -1,6 +1,8 @@
 package weights
 
 import (
+	"encoding/binary"
+
 	"chat/models/gguf"
 	"chat/models/kernels"
 )
@@ -23,11 +25,12 @@ func init() {
 	}})
 }
 
+// newBF16 widens the little-endian bf16 raw straight from the mapping (no
+// u16View: that would copy it into huge-page memory only to read it once).
 func newBF16(raw []byte, rows, cols int) *BF16 {
-	h := u16View(raw)
-	m := &BF16{rows: rows, cols: cols, w: make([]float32, len(h))}
-	for i, v := range h {
-		m.w[i] = gguf.BF16ToF32(v)
+	m := &BF16{rows: rows, cols: cols, w: make([]float32, len(raw)/2)}
+	for i := range m.w {
+		m.w[i] = gguf.BF16ToF32(binary.LittleEndian.Uint16(raw[2*i:]))
 	}
 	return m
 }

@@ -23,8 +23,13 @@ var littleEndianHost = func() bool {
 
 // bytesCopy is raw in huge-page memory, or raw itself where that is not
 // worth it.
-func bytesCopy(raw []byte) []byte {
-	if !hugepage.Worth(len(raw)) {
+func bytesCopy(raw []byte) []byte { return inMemory(raw, 1) }
+
+// inMemory is raw itself where it can stay a view of the mapping (aligned
+// to a bytes, and a huge-page copy not worth it), else a copy of it in
+// huge-page memory. The host is little-endian or a is 1.
+func inMemory(raw []byte, a uintptr) []byte {
+	if uintptr(unsafe.Pointer(unsafe.SliceData(raw)))%a == 0 && !hugepage.Worth(len(raw)) {
 		return raw
 	}
 	b := hugepage.Bytes(len(raw))
@@ -37,15 +42,11 @@ func f32View(raw []byte) []float32 {
 	if n == 0 {
 		return []float32{}
 	}
-	aligned := uintptr(unsafe.Pointer(&raw[0]))%4 == 0
-	if littleEndianHost && aligned && !hugepage.Worth(len(raw)) {
-		return unsafe.Slice((*float32)(unsafe.Pointer(&raw[0])), n)
+	if littleEndianHost {
+		b := inMemory(raw, 4)
+		return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n)
 	}
 	w := hugepage.Floats(n)
-	if littleEndianHost {
-		copy(unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), 4*n), raw)
-		return w
-	}
 	for i := range w {
 		w[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 	}
@@ -57,16 +58,12 @@ func u16View(raw []byte) []uint16 {
 	if n == 0 {
 		return []uint16{}
 	}
-	aligned := uintptr(unsafe.Pointer(&raw[0]))%2 == 0
-	if littleEndianHost && aligned && !hugepage.Worth(len(raw)) {
-		return unsafe.Slice((*uint16)(unsafe.Pointer(&raw[0])), n)
+	if littleEndianHost {
+		b := inMemory(raw, 2)
+		return unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), n)
 	}
 	b := hugepage.Bytes(2 * n)
 	h := unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), n)
-	if littleEndianHost {
-		copy(b, raw)
-		return h
-	}
 	for i := range h {
 		h[i] = binary.LittleEndian.Uint16(raw[2*i:])
 	}
