@@ -128,11 +128,10 @@ func ReportTokens(m models.Model, tokens []int, opt Options) (*Table, error) {
 		formats = slices.DeleteFunc(slices.Clone(formats), weights.Calibrated)
 	}
 	for i, f := range formats {
-		if _, ok := kvRow(f); ok {
-			continue
-		}
-		if err := weights.CheckFormat(f); err != nil {
-			return nil, fmt.Errorf("quant report: %w", err)
+		if _, kv := kvRow(f); !kv {
+			if err := weights.CheckFormat(f); err != nil {
+				return nil, fmt.Errorf("quant report: %w", err)
+			}
 		}
 		if slices.Contains(formats[:i], f) {
 			return nil, fmt.Errorf("quant report: format %s given twice", f)

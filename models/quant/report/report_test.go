@@ -161,6 +161,7 @@ func TestReportErrors(t *testing.T) {
 		{fake{"f32"}, ids, Options{}, "cannot be quantized"},
 		{fake{"f32"}, ids, Options{Formats: []string{"int9"}}, "unknown format"},
 		{fake{"f32"}, ids, Options{Formats: []string{"f32", "f32"}}, "given twice"},
+		{fake{"f32"}, ids, Options{Formats: []string{"kv-int8", "kv-int8"}}, "given twice"},
 		{fake{"f32"}, ids[:1], Options{Formats: []string{"f32"}}, "need at least 2"},
 		{fake{"f32"}, []int{1, 7, 2}, Options{Formats: []string{"f32"}}, "outside the model's vocabulary"},
 		{fake{"f32"}, ids, Options{Formats: []string{"f32"}, Starts: []int{3}}, "window start 3"},
