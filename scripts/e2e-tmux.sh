@@ -63,7 +63,10 @@ quit() {
 }
 
 export XDG_DATA_HOME="$OUT/data" XDG_CONFIG_HOME="$OUT/config"
-t new-session -d -s chat -x 100 -y 30 "$BIN"
+# Replies of at most 120 tokens: the five turns below then fit the 1024-token
+# context, so no turn is dropped and the turn after /kv load can reuse the
+# whole loaded conversation (at 256, sampled replies sometimes overflow it).
+t new-session -d -s chat -x 100 -y 30 "$BIN -n 120"
 wait_for 'student-chat-1k\.pt · modern · f32 · 2\.6M · ctx 1024 · chat' 20
 snap 01-start
 
@@ -172,7 +175,7 @@ quit
 
 # A new session: --resume brings the conversation back, /kv load brings its
 # KV cache, and the next turn reuses it (the panel says so).
-t new-session -d -s chat -x 100 -y 30 "$BIN --resume"
+t new-session -d -s chat -x 100 -y 30 "$BIN --resume -n 120"
 wait_for 'student-chat-1k\.pt' 20
 wait_for 'Tell me a story about a bird\.' 10
 snap 15-resumed
