@@ -3,6 +3,7 @@ package chattmpl
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"chat/models/testmodels"
 )
@@ -63,6 +64,13 @@ func TestHostileTemplates(t *testing.T) {
 	v := vocabs()["chatml"]
 	msgs := []Message{{"system", "s"}, {"user", "hi"}}
 	want := New(v.tok, Options{Family: "chatml", EOS: v.eos}).Render(msgs, true)
+	// The render's wall-clock deadline is a backstop; here the budgets must
+	// stop each template, whatever else the machine is doing (on a loaded
+	// machine shared-lists-loop's 2^17 steps can outlast the 2 s deadline
+	// and fail with the wrong error). Bounded still catches a hang.
+	saved := renderLimits
+	t.Cleanup(func() { renderLimits = saved })
+	renderLimits.deadline = time.Minute
 	for _, c := range hostileTemplates {
 		t.Run(c.name, func(t *testing.T) {
 			var tp *Template
