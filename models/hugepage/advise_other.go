@@ -2,7 +2,20 @@
 
 package hugepage
 
+import "errors"
+
 func advise([]byte) {}
+
+func populate(b []byte) {
+	for i := 0; i < len(b); i += 4096 {
+		b[i] = 0
+	}
+}
 
 // Worth: without Linux's huge pages a copy of a mapped file buys nothing.
 func Worth(int) bool { return false }
+
+// InCore: unknown without Linux's mincore.
+func InCore(b []byte) (resident, pages int, err error) {
+	return 0, 0, errors.New("hugepage: InCore needs Linux")
+}

@@ -49,3 +49,24 @@ func TestWorth(t *testing.T) {
 		t.Error("Worth(4 EiB) = true")
 	}
 }
+
+// TestResident: fresh memory is not resident until Resident faults it in
+// (what keeps page faults out of a decode step, see Resident).
+func TestResident(t *testing.T) {
+	b := Bytes(16 << 20)
+	if _, _, err := InCore(b); err != nil {
+		t.Skipf("mincore: %v", err)
+	}
+	before, pages, _ := InCore(b)
+	t.Logf("%d of %d pages resident before", before, pages)
+	Resident(b)
+	after, _, _ := InCore(b)
+	if after != pages {
+		t.Fatalf("after Resident %d of %d pages are resident (before: %d)", after, pages, before)
+	}
+	for i, v := range b {
+		if v != 0 {
+			t.Fatalf("Resident changed byte %d to %d", i, v)
+		}
+	}
+}

@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
+
+	"chat/models/hugepage"
 )
 
 // TestQuantizeRow: scale = absmax/127 per head, round half to even, the
@@ -303,4 +306,30 @@ func blockK(s *Seq, l, i int, scratch []float32) []float32 {
 func blockV(s *Seq, l, i int, scratch []float32) []float32 {
 	v, _ := s.Values(l, i, i+1, scratch)
 	return v
+}
+
+// TestPoolResident: a new pool's storage is resident before the first row
+// is written, float32 and quantized alike, so decode steps never stop for
+// page faults as their sequences reach fresh blocks (hugepage.Resident).
+func TestPoolResident(t *testing.T) {
+	if _, _, err := hugepage.InCore(make([]byte, 1)); err != nil {
+		t.Skipf("mincore: %v", err)
+	}
+	for _, f := range []Format{F32, Int8} {
+		p, err := NewPool(Layout{Layers: 2, KDim: 512, VDim: 512, Heads: 8, K: f, V: f}, 16, 256)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for l := range 2 {
+			var b []byte
+			if f == F32 {
+				b = unsafe.Slice((*byte)(unsafe.Pointer(&p.k[l][0])), 4*len(p.k[l]))
+			} else {
+				b = p.kq[l]
+			}
+			if in, pages, _ := hugepage.InCore(b); in != pages {
+				t.Errorf("%v layer %d: %d of %d pages resident", f, l, in, pages)
+			}
+		}
+	}
 }
