@@ -2,7 +2,9 @@ package bench
 
 import (
 	"os"
+	"strconv"
 	"testing"
+	"time"
 
 	"chat/models"
 	"chat/models/kernels"
@@ -17,10 +19,10 @@ import (
 //	CHAT_PROF_MODEL=bench110M-q8_0.gguf go test -run '^$' -bench ProfBatch8 \
 //	  -benchtime 3x -cpuprofile cpu.out ./engine/bench/
 //
-// CHAT_PROF_MODEL names the model (default: the shared stories260K); one
-// compute thread.
+// CHAT_PROF_MODEL names the model (default: the shared stories260K);
+// CHAT_PROF_THREADS the compute threads (default 1).
 func profModel(b *testing.B) models.Model {
-	kernels.SetThreads(1)
+	kernels.SetThreads(envInt("CHAT_PROF_THREADS", 1))
 	path := os.Getenv("CHAT_PROF_MODEL")
 	if path == "" {
 		path = testmodels.Path(b, "stories260K/stories260K.gguf")
@@ -84,4 +86,51 @@ func BenchmarkProfBatch8(b *testing.B) {
 		steps += tg.Seconds() * 1e3 / ng
 	}
 	b.ReportMetric(steps/float64(b.N), "ms/step")
+}
+
+// BenchmarkProfBatchStep: decode steps only, CHAT_PROF_BATCH sequences
+// (default 8) from position CHAT_PROF_POS (default 192) on, each step one
+// token further, so the sequences keep reaching fresh KV blocks; reports
+// the mean and the slowest step (a stall shows there: page faults in the
+// pool once cost 150 ms steps every 32-48 positions).
+//
+//	CHAT_PROF_BATCH=16 CHAT_PROF_POS=48 CHAT_PROF_MODEL=bench110M-q8_0.gguf \
+//	  go test -run '^$' -bench ProfBatchStep -benchtime 300x ./engine/bench/
+func BenchmarkProfBatchStep(b *testing.B) {
+	m := profModel(b)
+	n, np := envInt("CHAT_PROF_BATCH", 8), envInt("CHAT_PROF_POS", 192)
+	r, err := newBatch(m, n, np+b.N+2, kvcache.F32)
+	if err != nil {
+		b.Fatal(err)
+	}
+	text, err := PromptText("")
+	if err != nil {
+		b.Fatal(err)
+	}
+	r.setPrompts(text, np)
+	if _, _, err := r.run(n, np, 1); err != nil {
+		b.Fatal(err)
+	}
+	var slowest time.Duration
+	b.ResetTimer()
+	for range b.N {
+		t0 := time.Now()
+		r.b.Reset()
+		for i := 0; i < n; i++ {
+			r.b.Add(i, r.seqs[i].Len(), r.next[i], true)
+		}
+		if _, err := r.runner.Forward(&r.b, r.kv); err != nil {
+			b.Fatal(err)
+		}
+		slowest = max(slowest, time.Since(t0))
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/1e3/float64(b.N), "ms/step")
+	b.ReportMetric(float64(slowest.Microseconds())/1e3, "max-ms/step")
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
 }
