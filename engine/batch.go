@@ -94,7 +94,20 @@ func (b *batcher) forward(req *feedReq) {
 // drive runs batches (under mu, released while one runs) while every
 // running reply is waiting, until self is finished.
 func (b *batcher) drive(self *feedReq) {
+	waited := false
 	for !b.busy && len(b.waiting) > 0 && len(b.waiting) >= b.active {
+		if !waited && b.e.q.starting.Load() > 0 {
+			// A reply is being started: once admitted it is active, and the
+			// step waits for its first forward (see awaitStarts). Busy
+			// meanwhile, so that no other goroutine runs a step.
+			waited, b.busy = true, true
+			b.mu.Unlock()
+			b.e.awaitStarts()
+			b.mu.Lock()
+			b.busy = false
+			continue
+		}
+		waited = false
 		reqs := b.waiting
 		b.waiting, b.spare = b.spare[:0], reqs
 		b.busy = true

@@ -268,6 +268,8 @@ func (e *Engine) Start(req Request) (*Reply, error) {
 	if err := e.validate(req); err != nil {
 		return nil, err
 	}
+	e.q.starting.Add(1) // the next step waits for this admission (awaitStarts)
+	defer e.q.starting.Add(-1)
 	req.Prompt = append([]int(nil), req.Prompt...) // the caller may reuse its slice
 	req.StopIDs = append([]int(nil), req.StopIDs...)
 	if req.Constraint != nil && len(req.StopIDs) == 0 && e.tok.EOT() >= 0 {

@@ -2,8 +2,10 @@ package engine
 
 import (
 	"errors"
+	"runtime"
 	"slices"
 	"sync/atomic"
+	"time"
 )
 
 // Continuous batching: iteration-level scheduling, as vLLM's and SGLang's
@@ -47,6 +49,7 @@ type sched struct {
 	arrivals uint64
 
 	nwait       atomic.Int32 // len(waiting), read without the lock before a step
+	starting    atomic.Int32 // Start calls between their first line and admission
 	preemptions atomic.Int64
 }
 
@@ -100,6 +103,20 @@ func (e *Engine) admitLocked() {
 		e.admit(r)
 	}
 }
+
+// awaitStarts gives replies being started (Engine.Start, which may wait for
+// the step in flight to end to see the pool's room) up to startWait to be
+// admitted before the next step is planned, so they join it rather than
+// the one after (a step's worth of time to first token under load).
+func (e *Engine) awaitStarts() {
+	for t0 := time.Now(); e.q.starting.Load() > 0 && time.Since(t0) < startWait; {
+		runtime.Gosched()
+	}
+}
+
+// startWait bounds awaitStarts: admission takes microseconds once the
+// step in flight has ended.
+const startWait = 2 * time.Millisecond
 
 // admitWaiting is admission before a step (no lock held).
 func (e *Engine) admitWaiting() {

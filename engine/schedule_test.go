@@ -241,3 +241,83 @@ func TestLogprobs(t *testing.T) {
 		hist = append(hist, lp.ID)
 	}
 }
+
+// gatedModel can hold one forward pass until released, and records the
+// passes that fed a position 0 (a new reply's prompt).
+type gatedModel struct {
+	models.Model
+	calls   atomic.Int64
+	hold    atomic.Bool
+	held    chan int64 // the held pass
+	release chan struct{}
+	mu      sync.Mutex
+	fresh   []int64 // passes feeding position 0
+}
+
+type gatedRunner struct {
+	models.Runner
+	m *gatedModel
+}
+
+func (m *gatedModel) NewRunner() models.Runner { return gatedRunner{m.Model.NewRunner(), m} }
+
+func (r gatedRunner) Forward(b *models.Batch, kv []models.KV) ([]float32, error) {
+	call := r.m.calls.Add(1)
+	if slices.Contains(b.Pos, 0) {
+		r.m.mu.Lock()
+		r.m.fresh = append(r.m.fresh, call)
+		r.m.mu.Unlock()
+	}
+	if r.m.hold.CompareAndSwap(true, false) {
+		r.m.held <- call
+		<-r.m.release
+	}
+	return r.Runner.Forward(b, kv)
+}
+
+// TestStartJoinsNextStep: a reply started while a step is in flight (its
+// admission waits for that step, to see the pool's room) is prefilled in
+// the very next step, not the one after: the step waits for its admission
+// (awaitStarts). Before, under load, every new reply lost a step's worth of
+// time to first token.
+func TestStartJoinsNextStep(t *testing.T) {
+	m := &gatedModel{Model: newFake(models.WindowHalf, 1<<15), held: make(chan int64), release: make(chan struct{})}
+	e := NewWithOptions(m, Options{MaxSeqs: 4, MaxWaiting: 4, MaxBatchTokens: 16})
+	defer e.Close()
+	a, err := e.Start(Request{Prompt: prompt(3, 0), MaxTokens: 1 << 20, Sampler: knobs["greedy"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Stop()
+	for m.calls.Load() < 5 { // a is decoding
+		time.Sleep(time.Millisecond)
+	}
+	m.hold.Store(true)
+	held := <-m.held
+	started := make(chan *Reply, 1)
+	go func() {
+		b, err := e.Start(Request{Prompt: prompt(4, 1), MaxTokens: 3, Sampler: knobs["greedy"]})
+		if err != nil {
+			t.Error(err)
+		}
+		started <- b
+	}()
+	for e.q.starting.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond) // into Start's wait for the step (the test also passes when shorter)
+	close(m.release)
+	b := <-started
+	if b == nil {
+		return
+	}
+	if res := b.Wait(); res.Err != nil || len(res.IDs) != 3 {
+		t.Fatalf("the second reply: %v %v", res.Err, res.IDs)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	i, _ := slices.BinarySearch(m.fresh, held+1)
+	if i == len(m.fresh) || m.fresh[i] != held+1 {
+		t.Errorf("the step in flight was pass %d; passes from position 0 on: %v, want the next", held, m.fresh)
+	}
+}
