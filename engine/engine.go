@@ -218,6 +218,8 @@ type Engine struct {
 	drafter     speculative.Drafter // nil: plain decoding; used by one reply at a time
 	drafterBusy bool
 	wg          sync.WaitGroup
+
+	samplers sync.Pool // finished replies' samplers (newSampler)
 }
 
 // New returns an engine for m.

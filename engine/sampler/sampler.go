@@ -109,6 +109,14 @@ func New(vocab int, p Params) *Sampler {
 	return s
 }
 
+// Renew makes a used sampler what New(s.Vocab(), p) returns, keeping its
+// buffers: the knobs, the seed, no mask, no trace, no penalty counts.
+func (s *Sampler) Renew(p Params) {
+	s.p, s.mask, s.trace = p, nil, nil
+	clear(s.counts)
+	s.Reset(p.Seed)
+}
+
 // Reset re-seeds the RNG: the same seed gives the same sequence of draws.
 func (s *Sampler) Reset(seed uint64) {
 	// PCG needs two words; the second is a fixed odd constant so that seed 0

@@ -647,3 +647,37 @@ func TestGreedyFloat32Argmax(t *testing.T) {
 		t.Errorf("after three greedy calls: probs %v, want [0 0 1]", p)
 	}
 }
+
+// TestRenew: a sampler used with other knobs, a mask, a trace and penalty
+// counts left behind, once renewed, draws exactly what a new one draws.
+func TestRenew(t *testing.T) {
+	const vocab = 50
+	rng := rand.New(rand.NewPCG(7, 7))
+	logits := make([][]float32, 40)
+	for i := range logits {
+		logits[i] = make([]float32, vocab)
+		for j := range logits[i] {
+			logits[i][j] = float32(rng.NormFloat64() * 2)
+		}
+		logits[i][3] = 4 // the id with counts left behind is a likely one
+	}
+	used := New(vocab, Params{Temperature: 1.3, TopK: 5, Seed: 99})
+	used.SetMask([]uint64{0b1011})
+	used.SetTrace(&Trace{})
+	used.counts[3] = 4 // as if a call had stopped half-way
+	if _, err := used.Sample(logits[0], []int{1, 3}); err != nil {
+		t.Fatal(err)
+	}
+	p := Params{Temperature: 0.9, TopP: 0.9, FrequencyPenalty: 0.7, Seed: 5}
+	used.Renew(p)
+	fresh := New(vocab, p)
+	hist := []int{3}
+	for i, l := range logits {
+		a, errA := used.Sample(l, hist)
+		b, errB := fresh.Sample(l, hist)
+		if a != b || errA != nil || errB != nil || !slices.Equal(used.Probs(), fresh.Probs()) {
+			t.Fatalf("draw %d: renewed %d (%v), new %d (%v)", i, a, errA, b, errB)
+		}
+		hist = append(hist, a)
+	}
+}
