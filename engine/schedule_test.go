@@ -321,3 +321,28 @@ func TestStartJoinsNextStep(t *testing.T) {
 		t.Errorf("the step in flight was pass %d; passes from position 0 on: %v, want the next", held, m.fresh)
 	}
 }
+
+// TestWarm: Warm runs the largest step the scheduler plans (every place,
+// one with a budget's prompt chunk) and leaves the pool as it was.
+func TestWarm(t *testing.T) {
+	m := &countingModel{Model: newFake(models.WindowHalf, 256)}
+	e := NewWithOptions(m, Options{MaxSeqs: 4, MaxWaiting: 4, MaxBatchTokens: 24})
+	defer e.Close()
+	free := e.pool.Free()
+	if err := e.Warm(); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.most.Load(); got != 3+24 {
+		t.Errorf("the warm-up batch had %d tokens, want 3 + 24", got)
+	}
+	if e.pool.Free() != free {
+		t.Errorf("pool free %d after the warm-up, %d before", e.pool.Free(), free)
+	}
+	r, err := e.Start(Request{Prompt: prompt(5, 2), MaxTokens: 4, Sampler: knobs["greedy"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := r.Wait(); res.Err != nil || len(res.IDs) != 4 {
+		t.Fatalf("a reply after the warm-up: %v %v", res.Err, res.IDs)
+	}
+}

@@ -62,6 +62,9 @@ func New(m models.Model, o Options) (*Server, error) {
 		return nil, errors.New("serve: no model")
 	}
 	e := engine.NewWithOptions(m, o.Engine)
+	if err := e.Warm(); err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
 	name := o.Name
 	if name == "" {
 		name = strings.TrimSuffix(m.Info().Name, filepath.Ext(m.Info().Name))

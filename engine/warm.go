@@ -1,0 +1,45 @@
+package engine
+
+import (
+	"chat/models"
+	"chat/models/kvcache"
+)
+
+// Warm runs one forward pass of the largest step the scheduler plans (every
+// place decoding, one of them with a prompt chunk of the step budget) on
+// throwaway sequences, so that the runner's buffers are allocated and
+// resident before the first requests come: vLLM runs such a pass at
+// startup, llama.cpp a warm-up decode. Without it the first burst of
+// concurrent requests paid for the allocation (chat serve, bench110M Q8_0:
+// the first 16-request step took 5-10× a steady one). It fails while a
+// reply runs.
+func (e *Engine) Warm() error {
+	return e.idle(func() error {
+		e.kvmu.Lock()
+		defer e.kvmu.Unlock()
+		bs := e.pool.BlockSize()
+		chunk := min(max(e.q.budget, bs), e.window)
+		n := min(e.maxSeqs, e.pool.Free()-(chunk+bs-1)/bs)
+		if n < 1 {
+			return nil // a pool this small has nothing to warm for
+		}
+		var b models.Batch
+		kvs := make([]models.KV, n)
+		seqs := make([]*kvcache.Seq, n)
+		ids := make([]int, chunk)
+		for i := range n {
+			seqs[i] = e.pool.NewSeq(e.window)
+			kvs[i] = seqs[i]
+			if i == 0 {
+				b.AddRun(i, 0, ids, 1)
+			} else {
+				b.AddRun(i, 0, ids[:1], 1)
+			}
+		}
+		_, err := e.b.runner.Forward(&b, kvs)
+		for _, s := range seqs {
+			s.Free()
+		}
+		return err
+	})
+}
