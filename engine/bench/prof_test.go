@@ -66,17 +66,8 @@ func BenchmarkProfPrefill(b *testing.B) {
 // then 128 greedy decode steps of all 8 (chat bench --batch 8's batched
 // run); reports the time of one decode step.
 func BenchmarkProfBatch8(b *testing.B) {
-	m := profModel(b)
 	const n, np, ng = 8, 128, 128
-	r, err := newBatch(m, n, np+ng, kvcache.F32)
-	if err != nil {
-		b.Fatal(err)
-	}
-	text, err := PromptText("")
-	if err != nil {
-		b.Fatal(err)
-	}
-	r.setPrompts(text, np)
+	r := profBatch(b, n, np, np+ng)
 	var steps float64
 	for b.Loop() {
 		_, tg, err := r.run(n, np, ng)
@@ -97,17 +88,8 @@ func BenchmarkProfBatch8(b *testing.B) {
 //	CHAT_PROF_BATCH=16 CHAT_PROF_POS=48 CHAT_PROF_MODEL=bench110M-q8_0.gguf \
 //	  go test -run '^$' -bench ProfBatchStep -benchtime 300x ./engine/bench/
 func BenchmarkProfBatchStep(b *testing.B) {
-	m := profModel(b)
 	n, np := envInt("CHAT_PROF_BATCH", 8), envInt("CHAT_PROF_POS", 192)
-	r, err := newBatch(m, n, np+b.N+2, kvcache.F32)
-	if err != nil {
-		b.Fatal(err)
-	}
-	text, err := PromptText("")
-	if err != nil {
-		b.Fatal(err)
-	}
-	r.setPrompts(text, np)
+	r := profBatch(b, n, np, np+b.N+2)
 	if _, _, err := r.run(n, np, 1); err != nil {
 		b.Fatal(err)
 	}
@@ -126,6 +108,21 @@ func BenchmarkProfBatchStep(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/1e3/float64(b.N), "ms/step")
 	b.ReportMetric(float64(slowest.Microseconds())/1e3, "max-ms/step")
+}
+
+// profBatch is n sequences of the profiled model over a pool of positions
+// each, with np-token prompts of the bench text.
+func profBatch(b *testing.B, n, np, positions int) *batchRun {
+	r, err := newBatch(profModel(b), n, positions, kvcache.F32)
+	if err != nil {
+		b.Fatal(err)
+	}
+	text, err := PromptText("")
+	if err != nil {
+		b.Fatal(err)
+	}
+	r.setPrompts(text, np)
+	return r
 }
 
 func envInt(name string, def int) int {
