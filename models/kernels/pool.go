@@ -53,6 +53,7 @@ const (
 	opGEMMF16 // MatMulF16's GEMM path: j.wh, j.dx the packed x
 	opPair    // the float pair tiles (pairtile.go): j.wp, j.eb, j.dx the packed x
 	opIL      // the interleaved-block products (ilblock.go): j.il, rows = row groups
+	opFunc    // Parallel: j.fn over rows items
 )
 
 // Worker states. The caller moves idle→posted; the worker takes a job with
@@ -95,6 +96,7 @@ type job struct {
 	l4            l4Prod         // lut4.go
 	il            ilProd         // ilblock.go
 	bt            batch
+	fn            func(i0, i1 int) // Parallel's
 	chunk, chunks int
 	_             [64]byte
 	next          atomic.Int64
@@ -152,6 +154,22 @@ func (p *pool) run(op int, out, w, x []float32, rows, cols, n int) bool {
 	return true
 }
 
+// Parallel calls fn over [0, n) in chunks on the compute threads (all of
+// it on the caller when single-threaded or the pool is in use). Each item
+// must be independent of the others: which thread runs it cannot change
+// its result. fn should be a func value kept by the caller, so that a call
+// allocates nothing.
+func Parallel(n int, fn func(i0, i1 int)) {
+	if n > 1 {
+		if j := defaultPool.acquire(); j != nil {
+			j.op, j.fn, j.rows = opFunc, fn, n
+			defaultPool.exec(1)
+			return
+		}
+	}
+	fn(0, n)
+}
+
 // acquire returns the pool's job for the caller to fill in and pass to exec,
 // or nil if the pool is single-threaded or in use.
 func (p *pool) acquire() *job {
@@ -201,7 +219,7 @@ func (p *pool) exec(gran int) {
 	j.out, j.w, j.x, j.qw, j.sw, j.qx, j.dx = nil, nil, nil, nil, nil, nil, nil
 	j.wb, j.xsum, j.wh, j.wp = nil, nil, nil, nil
 	j.qf, j.l4, j.il = qfProd{}, l4Prod{}, ilProd{}
-	j.bt = batch{}
+	j.bt, j.fn = batch{}, nil
 	p.mu.Unlock()
 }
 
@@ -244,6 +262,8 @@ func (j *job) drain() {
 			pairRange(j.out, j.wp, j.eb, j.dx, j.rows, j.cols, j.n, r0, r1)
 		case opGEMMF16:
 			gemmRangeF16(j.out, j.wh, j.x, j.dx, j.rows, j.cols, j.n, r0, r1)
+		case opFunc:
+			j.fn(r0, r1)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"math"
+	"sync"
 
 	"chat/models/kernels"
 )
@@ -36,15 +37,53 @@ func (p *Pass) Attend(l int, a *Attention, q, k, v Rows) Rows {
 		p.KV[p.Seq[i]].WriteRow(l, p.Pos[i], k.Row(i), v.Row(i))
 	}
 	out := p.AllocN(q.N, a.Heads*a.DV)
+	p.groups = p.groups[:0]
 	for i := 0; i < q.N; {
 		j := i + 1 // queries i..j-1: consecutive positions of one sequence
 		for j < q.N && j-i < attnGroup && p.Seq[j] == p.Seq[i] && p.Pos[j] == p.Pos[j-1]+1 {
 			j++
 		}
-		p.attendGroup(out, q, i, j, l, a)
+		p.groups = append(p.groups, [2]int{i, j})
 		i = j
 	}
+	if len(p.groups) == 1 {
+		p.attendGroup(&p.attn, out, q, 0, q.N, l, a)
+		return out
+	}
+	// Several groups (a batch of sequences): on the compute threads, each
+	// thread with its own scratch. A group's kernel calls are the same on
+	// any thread, so its bits are too.
+	p.job = attnJob{l: l, a: a, q: q, out: out}
+	if p.attnFn == nil {
+		p.attnFn = p.attendGroups
+	}
+	kernels.Parallel(len(p.groups), p.attnFn)
+	p.job = attnJob{}
 	return out
+}
+
+// attnJob is what attendGroups needs of an Attend call.
+type attnJob struct {
+	l      int
+	a      *Attention
+	q, out Rows
+}
+
+// attnScratch is the buffers of one thread's attention.
+type attnScratch struct {
+	scores []float32 // attention scores [Heads][positions]
+	kb, vb []float32 // a dequantised key and value block
+}
+
+var attnScratches = sync.Pool{New: func() any { return new(attnScratch) }}
+
+// attendGroups runs Attend's groups g0..g1-1 (kernels.Parallel's chunk).
+func (p *Pass) attendGroups(g0, g1 int) {
+	s := attnScratches.Get().(*attnScratch)
+	for _, g := range p.groups[g0:g1] {
+		p.attendGroup(s, p.job.out, p.job.q, g[0], g[1], p.job.l, p.job.a)
+	}
+	attnScratches.Put(s)
 }
 
 // attnGroup is the most queries of one sequence that read a block together:
@@ -58,12 +97,12 @@ const attnGroup = 16
 // scores a run's keys while they are in cache, then every query and head
 // mixes its values. Each query's kernel calls, and so its bits, are those
 // it gets alone.
-func (p *Pass) attendGroup(out, q Rows, i, j, l int, a *Attention) {
+func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attention) {
 	kv := p.KV[p.Seq[i]]
 	bs := kv.BlockSize()
 	kw, vw := a.KVHeads*a.DK, a.KVHeads*a.DV
 	// Query i+r sees positions g[r].lo..g[r].pos; its scores are
-	// p.scores[g[r].off:][h*n+t-lo], n = pos+1-lo positions.
+	// sc.scores[g[r].off:][h*n+t-lo], n = pos+1-lo positions.
 	var spans [attnGroup]struct{ lo, pos, n, off int }
 	g := spans[:j-i]
 	total := 0
@@ -76,21 +115,21 @@ func (p *Pass) attendGroup(out, q Rows, i, j, l int, a *Attention) {
 		g[r].lo, g[r].pos, g[r].n, g[r].off = lo, pos, pos+1-lo, total
 		total += a.Heads * g[r].n
 	}
-	if len(p.scores) < total {
-		p.scores = make([]float32, 2*max(total, a.Heads*256)) // doubling: a long decode grows it rarely
+	if len(sc.scores) < total {
+		sc.scores = make([]float32, 2*max(total, a.Heads*256)) // doubling: a long decode grows it rarely
 	}
-	if len(p.kb) < bs*kw || len(p.vb) < bs*vw {
-		p.kb, p.vb = make([]float32, bs*kw), make([]float32, bs*vw)
+	if len(sc.kb) < bs*kw || len(sc.vb) < bs*vw {
+		sc.kb, sc.vb = make([]float32, bs*kw), make([]float32, bs*vw)
 	}
 	end := g[len(g)-1].pos/bs + 1 // blocks to read: g[0].lo/bs .. end-1
 	for b := g[0].lo / bs; b < end; {
-		kb, nb := kv.Keys(l, b, end, p.kb)
+		kb, nb := kv.Keys(l, b, end, sc.kb)
 		base := b * bs
 		for r, s := range g {
 			t0, t1 := max(s.lo, base), min(s.pos+1, base+nb*bs)
 			qr := q.Row(i + r)
 			for h := 0; t0 < t1 && h < a.Heads; h++ {
-				kernels.AttnScores(p.scores[s.off+h*s.n+t0-s.lo:], qr[h*a.DK:(h+1)*a.DK], kb[(t0-base)*kw+a.KVHead(h)*a.DK:], kw, t1-t0, a.Scale)
+				kernels.AttnScores(sc.scores[s.off+h*s.n+t0-s.lo:], qr[h*a.DK:(h+1)*a.DK], kb[(t0-base)*kw+a.KVHead(h)*a.DK:], kw, t1-t0, a.Scale)
 			}
 		}
 		b += nb
@@ -98,7 +137,7 @@ func (p *Pass) attendGroup(out, q Rows, i, j, l int, a *Attention) {
 	for r, s := range g {
 		o := out.Row(i + r)
 		for h := 0; h < a.Heads; h++ {
-			sc := p.scores[s.off+h*s.n : s.off+(h+1)*s.n]
+			sc := sc.scores[s.off+h*s.n : s.off+(h+1)*s.n]
 			if a.Softcap != 0 {
 				softcap(sc, a.Softcap)
 			}
@@ -107,13 +146,13 @@ func (p *Pass) attendGroup(out, q Rows, i, j, l int, a *Attention) {
 		}
 	}
 	for b := g[0].lo / bs; b < end; {
-		vb, nb := kv.Values(l, b, end, p.vb)
+		vb, nb := kv.Values(l, b, end, sc.vb)
 		base := b * bs
 		for r, s := range g {
 			t0, t1 := max(s.lo, base), min(s.pos+1, base+nb*bs)
 			o := out.Row(i + r)
 			for h := 0; t0 < t1 && h < a.Heads; h++ {
-				kernels.AttnMixAdd(o[h*a.DV:(h+1)*a.DV], p.scores[s.off+h*s.n+t0-s.lo:], vb[(t0-base)*vw+a.KVHead(h)*a.DV:], vw, t1-t0)
+				kernels.AttnMixAdd(o[h*a.DV:(h+1)*a.DV], sc.scores[s.off+h*s.n+t0-s.lo:], vb[(t0-base)*vw+a.KVHead(h)*a.DV:], vw, t1-t0)
 			}
 		}
 		b += nb

@@ -102,10 +102,12 @@ type Pass struct {
 
 	arena  []float32 // scratch rows, handed out by Alloc
 	off    int
-	high   int       // the arena's high-water mark, for the next pass
-	scores []float32 // attention scores [Heads][positions]
-	kb, vb []float32 // a dequantised key and value block
-	route  []int     // MoE expert choices
+	high   int         // the arena's high-water mark, for the next pass
+	attn   attnScratch // one sequence's attention (several: attnScratches)
+	groups [][2]int    // Attend's query groups
+	job    attnJob     // Attend's arguments for attendGroups
+	attnFn func(g0, g1 int)
+	route  []int // MoE expert choices
 	out    *[]float32
 	rows   int // logits rows written so far in this Forward
 	vocab  int
