@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"chat/models"
+	"chat/models/kernels"
 	"chat/models/kvcache"
 )
 
@@ -31,6 +32,10 @@ const LongPrefill = 21
 // it rounds have the same bits batched and alone).
 func CheckBatch(t *testing.T, m models.Model, vocab int, f kvcache.Format) {
 	t.Helper()
+	// Two compute threads at least, so that the batch's attention runs
+	// split over threads (nn.Pass.Attend) even on a one-CPU machine.
+	defer kernels.SetThreads(kernels.Threads())
+	kernels.SetThreads(max(2, kernels.Threads()))
 	r := rand.New(rand.NewPCG(7, 8))
 	ctx := m.Info().ContextLength
 	pool, err := kvcache.NewPool(kvcache.LayoutOf(m, f, f), 4, 8*((ctx+3)/4+2))
