@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"chat/engine"
+	"chat/models/hugepage"
 	"chat/models/load"
 	"chat/models/testmodels"
 	"chat/session/remote"
@@ -38,6 +39,12 @@ func TestServeAndRemoteCLI(t *testing.T) {
 	}
 
 	path := testmodels.Path(t, "stories260K/stories260K.gguf")
+	if _, ok := hugepage.Available(); ok {
+		// A pool larger than memory: one line, not the OOM killer.
+		if code, _, stderr := runCLI("serve", path, "--kv-mem", "100000000"); code == 0 || !strings.Contains(stderr, "does not fit") || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("serve --kv-mem 100000000: exit %d, stderr %q", code, stderr)
+		}
+	}
 	m, err := load.Open(path)
 	if err != nil {
 		t.Fatal(err)

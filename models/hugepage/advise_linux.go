@@ -58,6 +58,13 @@ func Worth(n int) bool {
 }
 
 // meminfo returns MemTotal and MemAvailable in bytes (0 when unknown).
+// Available is the memory the kernel can give without swapping
+// (MemAvailable); false when unknown.
+func Available() (int64, bool) {
+	_, avail := meminfo()
+	return avail, avail > 0
+}
+
 func meminfo() (total, avail int64) {
 	f, err := os.Open("/proc/meminfo")
 	if err != nil {

@@ -19,3 +19,6 @@ func Worth(int) bool { return false }
 func InCore(b []byte) (resident, pages int, err error) {
 	return 0, 0, errors.New("hugepage: InCore needs Linux")
 }
+
+// Available: unknown here.
+func Available() (int64, bool) { return 0, false }

@@ -21,6 +21,8 @@ package kvcache
 import (
 	"errors"
 	"fmt"
+
+	"chat/models/hugepage"
 )
 
 // Layout is what one position stores: KDim key and VDim value floats in each
@@ -91,6 +93,12 @@ func NewPool(l Layout, bs, blocks int) (*Pool, error) {
 	}
 	if err := l.checkQuant(); err != nil {
 		return nil, err
+	}
+	// The pool is made resident at once (allocRows), so one larger than
+	// memory would not fail later but now, by the kernel's OOM killer.
+	need := int64(blocks) * l.BytesPerBlock(bs)
+	if avail, ok := hugepage.Available(); ok && need > avail {
+		return nil, fmt.Errorf("kvcache: a KV pool of %d MB does not fit in the %d MB of memory available", need>>20, avail>>20)
 	}
 	p := &Pool{lay: l, bs: bs, blocks: blocks}
 	p.allocRows()

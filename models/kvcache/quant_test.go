@@ -333,3 +333,17 @@ func TestPoolResident(t *testing.T) {
 		}
 	}
 }
+
+// TestPoolLargerThanMemory: a pool that cannot be resident is refused with
+// one line before anything is allocated.
+func TestPoolLargerThanMemory(t *testing.T) {
+	avail, ok := hugepage.Available()
+	if !ok {
+		t.Skip("the memory available is unknown on this system")
+	}
+	l := Layout{Layers: 4, KDim: 1024, VDim: 1024}
+	blocks := int(2*avail/l.BytesPerBlock(16)) + 1
+	if _, err := NewPool(l, 16, blocks); err == nil || !strings.Contains(err.Error(), "does not fit") {
+		t.Fatalf("a pool of twice the memory: %v", err)
+	}
+}
