@@ -57,7 +57,6 @@ func Worth(n int) bool {
 	return total > 0 && avail-int64(n) > total/4
 }
 
-// meminfo returns MemTotal and MemAvailable in bytes (0 when unknown).
 // Available is the memory the kernel can give without swapping
 // (MemAvailable); false when unknown.
 func Available() (int64, bool) {
@@ -65,6 +64,7 @@ func Available() (int64, bool) {
 	return avail, avail > 0
 }
 
+// meminfo returns MemTotal and MemAvailable in bytes (0 when unknown).
 func meminfo() (total, avail int64) {
 	f, err := os.Open("/proc/meminfo")
 	if err != nil {

@@ -58,7 +58,7 @@ func Floats(n int) []float32 {
 // first use: a buffer filled a little at a time (the KV pool, block by
 // block) otherwise pays for its page faults in the middle of a decode step,
 // all of one layer's storage at once when a block crosses into a new page
-// (measured under this project's sandboxed VMs: 4 ms a 2 MiB page, a
+// (measured on this project's KVM guests: ~4 ms a 2 MiB page, a
 // 16-sequence step of 13 ms stalled to 150 ms every 32-48 positions).
 // llama.cpp clears its KV buffer when it creates a context, to the same
 // effect. Call it before the memory is shared: it may write zeros.
