@@ -64,7 +64,7 @@ def vnni(kind, T):
     for t in range(T):
         p(f"\tVXORPS Z{18+t}, Z{18+t}, Z{18+t}")
     p(f"{name}_loop:")
-    if T >= 3 and PF:
+    if T >= 3:
         # Fetch the block PF blocks ahead, one line at a time (past the
         # last row group it touches the next weight: harmless).
         for off in range(0, bb, 64):
@@ -164,7 +164,7 @@ def avx2(kind, T):
     for t in range(T):
         p(f"\tVXORPS Y{4+t}, Y{4+t}, Y{4+t}")
     p(f"{name}_loop:")
-    if T >= 3 and PF:
+    if T >= 3:
         for off in range(0, bb, 64):  # SI is 32h past the block: same lines
             p(f"\tPREFETCHT0 {PF*bb+off}(SI)")
     if kind == "IL4G":
