@@ -215,19 +215,10 @@ func (r *batchRun) run(n, np, ng int) (pp, tg time.Duration, err error) {
 	for i := 0; i < n; i++ {
 		r.next[i] = r.prompts[i][np]
 	}
-	V := r.m.Info().VocabSize
 	for step := 0; step < ng; step++ {
 		t1 := time.Now()
-		r.b.Reset()
-		for i := 0; i < n; i++ {
-			r.b.Add(i, r.seqs[i].Len(), r.next[i], true)
-		}
-		logits, err := r.runner.Forward(&r.b, kv)
-		if err != nil {
+		if err := r.step(n); err != nil {
 			return 0, 0, err
-		}
-		for i := 0; i < n; i++ {
-			r.next[i] = argmax(logits[i*V : (i+1)*V])
 		}
 		tg += time.Since(t1)
 		if r.beside != nil {
@@ -235,6 +226,24 @@ func (r *batchRun) run(n, np, ng int) (pp, tg time.Duration, err error) {
 		}
 	}
 	return pp, tg, nil
+}
+
+// step is one greedy decode step of the first n sequences together: each
+// is fed its next id, and its next id is the argmax of its logits.
+func (r *batchRun) step(n int) error {
+	r.b.Reset()
+	for i := 0; i < n; i++ {
+		r.b.Add(i, r.seqs[i].Len(), r.next[i], true)
+	}
+	logits, err := r.runner.Forward(&r.b, r.kv[:n])
+	if err != nil {
+		return err
+	}
+	V := r.m.Info().VocabSize
+	for i := 0; i < n; i++ {
+		r.next[i] = argmax(logits[i*V : (i+1)*V])
+	}
+	return nil
 }
 
 // promptTokens1 is BOS + the text's tokens, the text repeated until there are n.

@@ -97,11 +97,7 @@ func BenchmarkProfBatchStep(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		t0 := time.Now()
-		r.b.Reset()
-		for i := 0; i < n; i++ {
-			r.b.Add(i, r.seqs[i].Len(), r.next[i], true)
-		}
-		if _, err := r.runner.Forward(&r.b, r.kv); err != nil {
+		if err := r.step(n); err != nil {
 			b.Fatal(err)
 		}
 		slowest = max(slowest, time.Since(t0))
