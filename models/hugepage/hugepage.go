@@ -54,30 +54,21 @@ func Floats(n int) []float32 {
 	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), n)
 }
 
-// Resident makes fresh memory from Bytes or Floats resident before its
-// first use: a buffer filled a little at a time (the KV pool, block by
-// block) otherwise pays for its page faults in the middle of a decode step,
-// all of one layer's storage at once when a block crosses into a new page
-// (measured on this project's KVM guests: ~4 ms a 2 MiB page, a
-// 16-sequence step of 13 ms stalled to 150 ms every 32-48 positions).
-// llama.cpp clears its KV buffer when it creates a context, to the same
-// effect. Call it before the memory is shared: it may write zeros.
-func Resident(b []byte) { populate(b) }
-
-// ResidentFloats is Resident for float32s.
-func ResidentFloats(f []float32) {
-	if len(f) > 0 {
-		populate(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(f))), 4*len(f)))
-	}
-}
-
 // alloc returns n bytes (n rounded up to whole huge pages) starting on a
-// huge-page boundary, advised for huge pages before anything touches them.
+// huge-page boundary, advised for huge pages before anything touches them,
+// and resident. Every buffer here is filled and then streamed; one filled a
+// little at a time (the KV pool, block by block) would otherwise pay for
+// its page faults in the middle of decode steps, all of a layer's storage
+// at once when a block crosses into a new page (on this project's KVM
+// guests ~4 ms a 2 MiB page: a 16-sequence step of ~11 ms stalled to 150 ms
+// every 32-48 positions). llama.cpp clears its KV buffer when it creates a
+// context, to the same effect.
 func alloc(n int) []byte {
 	n = (n + page - 1) &^ (page - 1)
 	buf := make([]byte, n+page)
 	off := (page - int(uintptr(unsafe.Pointer(&buf[0]))%page)) % page
 	b := buf[off : off+n : off+n]
 	advise(b)
+	populate(b)
 	return b
 }

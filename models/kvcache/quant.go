@@ -124,10 +124,8 @@ func (p *Pool) allocRows() {
 		for range l.Layers {
 			if f == F32 {
 				fl = append(fl, hugepage.Floats(n*dim))
-				hugepage.ResidentFloats(fl[len(fl)-1])
 			} else {
 				q = append(q, hugepage.Bytes(n*f.codeBytes(dim, h)))
-				hugepage.Resident(q[len(q)-1])
 				sc = append(sc, make([]float32, n*f.scales(dim, h)))
 			}
 		}

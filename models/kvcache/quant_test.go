@@ -310,7 +310,8 @@ func blockV(s *Seq, l, i int, scratch []float32) []float32 {
 
 // TestPoolResident: a new pool's storage is resident before the first row
 // is written, float32 and quantized alike, so decode steps never stop for
-// page faults as their sequences reach fresh blocks (hugepage.Resident).
+// page faults as their sequences reach fresh blocks (hugepage's buffers are
+// resident from their allocation).
 func TestPoolResident(t *testing.T) {
 	if _, _, err := hugepage.InCore(make([]byte, 1)); err != nil {
 		t.Skipf("mincore: %v", err)
