@@ -91,8 +91,8 @@ def vnni(kind, T):
     if T >= 3:
         # Many tokens: one int32 chain per token, the VPDPBUSDs issued
         # weight-register-major across the tokens so that neighbours are
-        # independent (BenchmarkILTileInCache: 4.48 VPDPBUSD/ns against 4.25
-        # token-major, measured at b3f3c1a).
+        # independent (4.48 VPDPBUSD/ns against 4.25 token-major at b3f3c1a,
+        # in the loop BenchmarkILTileInCache now runs).
         for t in range(T):
             p(f"\tVPBROADCASTD {40*t+36}(BX), Z{10+t}")
         for k in range(8):
