@@ -5,13 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"chat/config/settings"
 	"chat/engine/bench"
+	"chat/models/hugepage"
 	"chat/models/kernels"
 	"chat/models/kvcache"
 	"chat/models/nn"
@@ -186,21 +186,10 @@ func memBudget(s string) (int64, error) {
 	return int64(v * mult), nil
 }
 
-// totalRAM is MemTotal of /proc/meminfo.
+// totalRAM is the machine's memory (MemTotal of /proc/meminfo).
 func totalRAM() (int64, error) {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0, fmt.Errorf("cannot read this machine's memory (%v): give --mem", err)
+	if n, ok := hugepage.Total(); ok {
+		return n, nil
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			if err == nil {
-				return kb * 1024, nil
-			}
-		}
-	}
-	return 0, fmt.Errorf("no MemTotal in /proc/meminfo: give --mem")
+	return 0, fmt.Errorf("cannot read this machine's memory: give --mem")
 }

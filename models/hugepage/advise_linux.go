@@ -64,6 +64,12 @@ func Available() (int64, bool) {
 	return avail, avail > 0
 }
 
+// Total is the machine's memory (MemTotal); false when unknown.
+func Total() (int64, bool) {
+	total, _ := meminfo()
+	return total, total > 0
+}
+
 // meminfo returns MemTotal and MemAvailable in bytes (0 when unknown).
 func meminfo() (total, avail int64) {
 	f, err := os.Open("/proc/meminfo")

@@ -20,5 +20,6 @@ func InCore(b []byte) (resident, pages int, err error) {
 	return 0, 0, errors.New("hugepage: InCore needs Linux")
 }
 
-// Available: unknown here.
+// Available and Total: unknown here.
 func Available() (int64, bool) { return 0, false }
+func Total() (int64, bool)     { return 0, false }
