@@ -55,3 +55,46 @@ func attnMixGo(out, w, v []float32, stride, n int) {
 		axpyGo(w[t], v[t*stride:t*stride+d], out)
 	}
 }
+
+// AttnScoresF16 is AttnScores over key rows stored as IEEE halves (an f16
+// KV cache): the bits AttnScores gives on the widened rows, without
+// widening them into memory first.
+func AttnScoresF16(scores, q []float32, k []uint16, stride, n int, scale float32) {
+	d := len(q)
+	if n <= 0 {
+		return
+	}
+	if len(scores) < n || stride < d || len(k) < (n-1)*stride+d {
+		panic("kernels: AttnScoresF16: slices too short for n rows")
+	}
+	if useAsm && d%8 == 0 && d > 0 {
+		attnScoresF16Asm(scores, q, k, stride, n, scale)
+		return
+	}
+	tab := f16Table()
+	for t := 0; t < n; t++ {
+		scores[t] = dotF16Go(tab, k[t*stride:t*stride+d], q) * scale
+	}
+}
+
+// AttnMixAddF16 is AttnMixAdd over value rows stored as IEEE halves.
+func AttnMixAddF16(out, w []float32, v []uint16, stride, n int) {
+	d := len(out)
+	if n <= 0 {
+		return
+	}
+	if len(w) < n || stride < d || len(v) < (n-1)*stride+d {
+		panic("kernels: AttnMixAddF16: slices too short for n rows")
+	}
+	if useAsm && d%8 == 0 && d > 0 {
+		attnMixF16Asm(out, w, v, stride, n)
+		return
+	}
+	tab := f16Table()
+	for t := 0; t < n; t++ {
+		a, row := w[t], v[t*stride:t*stride+d]
+		for j, h := range row {
+			out[j] += a * tab[h]
+		}
+	}
+}

@@ -17,3 +17,17 @@ func attnScoresAsm(scores, q, k []float32, stride, n int, scale float32) {
 func attnMixAsm(out, w, v []float32, stride, n int) {
 	attnMixAVX2(unsafe.SliceData(out), unsafe.SliceData(w), unsafe.SliceData(v), len(out), stride, n)
 }
+
+//go:noescape
+func attnScoresF16AVX2(scores, q *float32, k *uint16, d, stride, n int, scale float32)
+
+//go:noescape
+func attnMixF16AVX2(out, w *float32, v *uint16, d, stride, n int)
+
+func attnScoresF16Asm(scores, q []float32, k []uint16, stride, n int, scale float32) {
+	attnScoresF16AVX2(unsafe.SliceData(scores), unsafe.SliceData(q), unsafe.SliceData(k), len(q), stride, n, scale)
+}
+
+func attnMixF16Asm(out, w []float32, v []uint16, stride, n int) {
+	attnMixF16AVX2(unsafe.SliceData(out), unsafe.SliceData(w), unsafe.SliceData(v), len(out), stride, n)
+}

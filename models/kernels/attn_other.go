@@ -7,3 +7,9 @@ func attnScoresAsm(scores, q, k []float32, stride, n int, scale float32) {
 }
 
 func attnMixAsm(out, w, v []float32, stride, n int) { attnMixGo(out, w, v, stride, n) }
+
+func attnScoresF16Asm(scores, q []float32, k []uint16, stride, n int, scale float32) {
+	panic("kernels: no asm")
+}
+
+func attnMixF16Asm(out, w []float32, v []uint16, stride, n int) { panic("kernels: no asm") }

@@ -121,3 +121,44 @@ func TestAttnScoresRowBlocks(t *testing.T) {
 		}
 	}
 }
+
+// TestAttnF16: on every kernel set, the f16 kernels give exactly the bits
+// the float32 kernels give on the widened rows (heads of every width the
+// assembly's strips and row blocks take, strides with padding).
+func TestAttnF16(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, l := range impls() {
+		withImpl(l, func() {
+			for _, d := range []int{1, 5, 8, 16, 24, 32, 64, 72, 128, 136} {
+				for _, extra := range []int{0, 3, 8} {
+					stride := d + extra
+					for _, n := range []int{1, 2, 7, 16, 33} {
+						q, w := randVec(rng, d), randVec(rng, n)
+						kf := randVec(rng, (n-1)*stride+d)
+						k := make([]uint16, len(kf))
+						NarrowF16(k, kf)
+						WidenF16(kf, k)
+						got, want := make([]float32, n+1), make([]float32, n+1)
+						got[n], want[n] = 42, 42
+						AttnScoresF16(got, q, k, stride, n, 0.125)
+						AttnScores(want, q, kf, stride, n, 0.125)
+						o1, o2 := make([]float32, d+1), make([]float32, d+1)
+						o1[d], o2[d] = 7, 7
+						AttnMixAddF16(o1[:d], w, k, stride, n)
+						AttnMixAdd(o2[:d], w, kf, stride, n)
+						for i := range got {
+							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+								t.Fatalf("%s scores d=%d stride=%d n=%d i=%d: %v vs %v", implName(l), d, stride, n, i, got[i], want[i])
+							}
+						}
+						for i := range o1 {
+							if math.Float32bits(o1[i]) != math.Float32bits(o2[i]) {
+								t.Fatalf("%s mix d=%d stride=%d n=%d i=%d: %v vs %v", implName(l), d, stride, n, i, o1[i], o2[i])
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+}

@@ -112,6 +112,23 @@ func RoundF16(dst, src []float32) {
 	}
 }
 
+// NarrowF16 sets dst[i] to src[i] as an IEEE half, rounded to nearest even
+// (gguf.F32ToF16, VCVTPS2PH): how an f16 KV cache stores a row. A NaN
+// stays a NaN, its payload may differ.
+func NarrowF16(dst []uint16, src []float32) {
+	dst = dst[:len(src)]
+	i := 0
+	if useAsm {
+		i = len(src) &^ 7
+		if i > 0 {
+			narrowF16Asm(dst[:i], src[:i])
+		}
+	}
+	for ; i < len(src); i++ {
+		dst[i] = gguf.F32ToF16(src[i])
+	}
+}
+
 // f16Tab is f16ToF32 of every half (256 KiB, filled on first use by the Go
 // kernels, which look weights up in it).
 var (

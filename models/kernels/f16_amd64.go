@@ -68,3 +68,11 @@ func roundF16AVX2(dst, src *float32, n int)
 func roundF16Asm(dst, src []float32) {
 	roundF16AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), len(src))
 }
+
+//go:noescape
+func narrowF16AVX2(dst *uint16, src *float32, n int)
+
+// narrowF16Asm narrows len(src) floats (a multiple of 8) into dst.
+func narrowF16Asm(dst []uint16, src []float32) {
+	narrowF16AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), len(src))
+}

@@ -13,3 +13,5 @@ func matMulF16Asm(out []float32, w []uint16, x []float32, rows, cols, n, r0, r1 
 func widenF16Asm(dst []float32, src []uint16) { panic("kernels: no asm") }
 
 func roundF16Asm(dst, src []float32) { panic("kernels: no asm") }
+
+func narrowF16Asm(dst []uint16, src []float32) { panic("kernels: no asm") }

@@ -335,3 +335,45 @@ func TestRoundF16(t *testing.T) {
 		})
 	}
 }
+
+// TestNarrowWidenF16: every kernel set stores a float as the half
+// gguf.F32ToF16 gives (subnormals, ties, overflow; a NaN as a NaN) and
+// widens every half exactly.
+func TestNarrowWidenF16(t *testing.T) {
+	rng := rand.New(rand.NewPCG(87, 88))
+	src := make([]float32, 4099)
+	for i := range src {
+		src[i] = float32(math.Ldexp(rng.NormFloat64(), rng.IntN(50)-30))
+	}
+	src[0], src[1], src[2] = 70000, -1e-8, float32(math.Inf(-1))
+	src[3], src[4] = 1+1.0/2048, float32(math.NaN())
+	all := make([]uint16, 1<<16)
+	for h := range all {
+		all[h] = uint16(h)
+	}
+	for _, l := range impls() {
+		withImpl(l, func() {
+			h := make([]uint16, len(src))
+			NarrowF16(h, src)
+			for i, v := range src {
+				want := gguf.F32ToF16(v)
+				if v != v {
+					if h[i]&0x7c00 != 0x7c00 || h[i]&0x3ff == 0 {
+						t.Fatalf("%s: NaN narrows to %#04x", implName(l), h[i])
+					}
+					continue
+				}
+				if h[i] != want {
+					t.Fatalf("%s: %g narrows to %#04x, want %#04x", implName(l), v, h[i], want)
+				}
+			}
+			w := make([]float32, len(all))
+			WidenF16(w, all)
+			for i, v := range w {
+				if want := f16ToF32(all[i]); math.Float32bits(v) != math.Float32bits(want) && !(v != v && want != want) {
+					t.Fatalf("%s: %#04x widens to %#x, want %#x", implName(l), all[i], math.Float32bits(v), math.Float32bits(want))
+				}
+			}
+		})
+	}
+}

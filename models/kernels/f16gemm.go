@@ -62,7 +62,7 @@ func gemmRangeF16(out []float32, w []uint16, x, xp []float32, rows, cols, n, r0,
 		for b0 := r0; b0 < re; b0 += rb {
 			b1 := min(re, b0+rb)
 			wb := blk.xp[:(b1-b0)*cols]
-			widenF16Into(wb, w[b0*cols:b1*cols])
+			WidenF16(wb, w[b0*cols:b1*cols])
 			gemmBlock(out, wb, xp, rows, cols, n, b0, b1)
 		}
 		f16Blocks.Put(blk)
@@ -72,8 +72,9 @@ func gemmRangeF16(out []float32, w []uint16, x, xp []float32, rows, cols, n, r0,
 	}
 }
 
-// widenF16Into sets dst[i] = f16ToF32(src[i]).
-func widenF16Into(dst []float32, src []uint16) {
+// WidenF16 sets dst[i] = f16ToF32(src[i]), exactly (VCVTPH2PS): how an f16
+// KV cache's rows are read, and f16 weights widened for the GEMM.
+func WidenF16(dst []float32, src []uint16) {
 	dst = dst[:len(src)]
 	i := 0
 	if useAsm {

@@ -16,7 +16,7 @@ func TestWidenF16Into(t *testing.T) {
 	for _, l := range impls() {
 		withImpl(l, func() {
 			dst := make([]float32, len(src))
-			widenF16Into(dst, src)
+			WidenF16(dst, src)
 			for i, h := range src {
 				want := f16ToF32(h)
 				if math.Float32bits(dst[i]) != math.Float32bits(want) && !(want != want && dst[i] != dst[i]) {
