@@ -18,7 +18,7 @@ import (
 )
 
 // quantKV are the quantized KV formats; kvOpts stores keys and values as f.
-var quantKV = []string{"int8", "fp8", "int4"}
+var quantKV = []string{"int8", "fp8", "int4", "f16"}
 
 func kvOpts(f string) Options { return Options{KVQuantK: f, KVQuantV: f} }
 
@@ -101,6 +101,7 @@ var kvQualities = map[string][2]kvQuality{
 	"int8": {{true, 0.99, 0.9999}, {false, 0.99, 0.9999}},
 	"fp8":  {{false, 0.99, 0.9999}, {false, 0.97, 0.999}},
 	"int4": {{false, 0.95, 0.999}, {false, 0.55, 0.97}},
+	"f16":  {{false, 0.999, 0.999999}, {false, 0.99, 0.99999}},
 }
 
 // TestKVQuantGreedy: with int8, fp8 or int4 keys and values, greedy
@@ -306,7 +307,7 @@ func TestKVQuantOptions(t *testing.T) {
 // stories260K.
 func TestKVQuantDecodeStepDoesNotAllocate(t *testing.T) {
 	for _, tc := range [][2]string{{"course/student.pt", "int8"}, {"course/student.pt", "fp8"}, {"course/student.pt", "int4"},
-		{"stories260K/stories260K.gguf", "int8"}, {"stories260K/stories260K.gguf", "fp8"}, {"stories260K/stories260K.gguf", "int4"}} {
+		{"stories260K/stories260K.gguf", "int8"}, {"stories260K/stories260K.gguf", "fp8"}, {"stories260K/stories260K.gguf", "int4"}, {"course/student.pt", "f16"}, {"stories260K/stories260K.gguf", "f16"}} {
 		rel, f := tc[0], tc[1]
 		t.Run(f+"/"+filepath.Base(rel), func(t *testing.T) {
 			m := loadModel(t, rel)
@@ -340,72 +341,81 @@ func TestKVQuantDecodeStepDoesNotAllocate(t *testing.T) {
 	}
 }
 
-// forceCopy is a float32 sequence that hands out copies of its blocks in the
-// scratch, as a quantized cache hands out its decoded rows.
+// forceCopy is a sequence that hands out its blocks as float32 rows in the
+// scratch, a block at a time, as a quantized cache hands out its decoded
+// rows, and never its f16 rows.
 type forceCopy struct{ *kvcache.Seq }
 
 func (s forceCopy) Keys(l, i, j int, scratch []float32) ([]float32, int) {
-	b, _ := s.Seq.Keys(l, i, i+1, nil)
+	b, _ := s.Seq.Keys(l, i, i+1, scratch)
 	return scratch[:copy(scratch, b)], 1
 }
 
 func (s forceCopy) Values(l, i, j int, scratch []float32) ([]float32, int) {
-	b, _ := s.Seq.Values(l, i, i+1, nil)
+	b, _ := s.Seq.Values(l, i, i+1, scratch)
 	return scratch[:copy(scratch, b)], 1
 }
+
+func (s forceCopy) KeysF16(l, i, j int) ([]uint16, int)   { return nil, 0 }
+func (s forceCopy) ValuesF16(l, i, j int) ([]uint16, int) { return nil, 0 }
 
 // TestKVQuantPathMatchesFloat: attention over a cache that decodes its
 // blocks into scratch (as an int8 cache does) gives bit-identical logits to
 // one that hands out its own rows, when the rows are the same, over a
-// prefill crossing block boundaries and decode steps.
+// prefill crossing block boundaries and decode steps: float32 rows, and f16
+// rows read by the f16 kernels against the same rows widened.
 func TestKVQuantPathMatchesFloat(t *testing.T) {
 	for _, rel := range []string{"course/student.pt", "stories260K/stories260K.gguf", "course/tiny.pt", "course/tiny-classic.pt",
 		"course/tiny-gqa.pt", "course/tiny-mla.pt", "course/tiny-window.pt", "course/tiny-moe.pt"} {
-		t.Run(filepath.Base(rel), func(t *testing.T) {
-			m := loadModel(t, rel)
-			ctx := m.Info().ContextLength
-			var st [2]*models.State
-			for i := range st {
-				p, err := kvcache.NewPool(kvcache.LayoutOf(m, kvcache.F32, kvcache.F32), 16, MinKVBlocks(ctx, 16))
-				if err != nil {
-					t.Fatal(err)
-				}
-				var kv models.KV = p.NewSeq(ctx)
-				if i == 1 {
-					kv = forceCopy{kv.(*kvcache.Seq)}
-				}
-				st[i] = models.NewState(m, kv)
-			}
-			// A prefill over several blocks (past a sliding window), then decode steps.
-			var feed []int
-			if rel == "stories260K/stories260K.gguf" {
-				for _, p := range goldenPrompts(t, rel) {
-					feed = append(feed, p...)
-				}
-			} else {
-				feed = slices.Clone(goldenPrompts(t, "course/student.pt")[2])
-			}
-			feed = feed[:min(len(feed), ctx-40)]
-			vocab := m.Info().VocabSize
-			for i := range feed {
-				feed[i] %= vocab
-			}
-			t.Logf("%s: prefill %d, ctx %d", rel, len(feed), ctx)
-			for step := 0; step < 40; step++ {
-				a, err := st[0].Forward(feed, 1)
-				if err != nil {
-					t.Fatal(err)
-				}
-				a = slices.Clone(a)
-				b, err := st[1].Forward(feed, 1)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !slices.Equal(a, b) {
-					t.Fatalf("step %d (len %d): logits differ", step, st[0].Len())
-				}
-				feed = []int{argmax(a)}
-			}
-		})
+		for _, f := range []kvcache.Format{kvcache.F32, kvcache.F16} {
+			t.Run(f.String()+"/"+filepath.Base(rel), func(t *testing.T) { testKVPathMatchesFloat(t, rel, f) })
+		}
+	}
+}
+
+func testKVPathMatchesFloat(t *testing.T, rel string, f kvcache.Format) {
+	m := loadModel(t, rel)
+	ctx := m.Info().ContextLength
+	var st [2]*models.State
+	for i := range st {
+		p, err := kvcache.NewPool(kvcache.LayoutOf(m, f, f), 16, MinKVBlocks(ctx, 16))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kv models.KV = p.NewSeq(ctx)
+		if i == 1 {
+			kv = forceCopy{kv.(*kvcache.Seq)}
+		}
+		st[i] = models.NewState(m, kv)
+	}
+	// A prefill over several blocks (past a sliding window), then decode steps.
+	var feed []int
+	if rel == "stories260K/stories260K.gguf" {
+		for _, p := range goldenPrompts(t, rel) {
+			feed = append(feed, p...)
+		}
+	} else {
+		feed = slices.Clone(goldenPrompts(t, "course/student.pt")[2])
+	}
+	feed = feed[:min(len(feed), ctx-40)]
+	vocab := m.Info().VocabSize
+	for i := range feed {
+		feed[i] %= vocab
+	}
+	t.Logf("%s: prefill %d, ctx %d", rel, len(feed), ctx)
+	for step := 0; step < 40; step++ {
+		a, err := st[0].Forward(feed, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a = slices.Clone(a)
+		b, err := st[1].Forward(feed, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(a, b) {
+			t.Fatalf("step %d (len %d): logits differ", step, st[0].Len())
+		}
+		feed = []int{argmax(a)}
 	}
 }

@@ -45,4 +45,11 @@ type KV interface {
 	Keys(l, i, j int, scratch []float32) ([]float32, int)
 	// Values: see Keys (values, [n·BlockSize][VDim]).
 	Values(l, i, j int, scratch []float32) ([]float32, int)
+	// KeysF16 is Keys for a cache that stores keys as IEEE halves (f16,
+	// llama.cpp's default KV type): its own rows, never decoded, which
+	// attention reads with the f16 kernels; nil when keys are stored
+	// otherwise. It must not allocate.
+	KeysF16(l, i, j int) ([]uint16, int)
+	// ValuesF16: see KeysF16.
+	ValuesF16(l, i, j int) ([]uint16, int)
 }

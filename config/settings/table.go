@@ -32,7 +32,7 @@ var QuantFormats = []string{"f32", "int8", "int8-a8", "int4-g32", "int4-g64", "i
 // KVFormats are how the KV pool may store keys and values (--kv-quant-k,
 // --kv-quant-v, chat plan --kv-quant): those of models/kvcache (a test keeps
 // the two lists equal).
-var KVFormats = []string{"f32", "int8", "fp8", "int4"}
+var KVFormats = []string{"f32", "int8", "fp8", "int4", "f16"}
 
 // SpecMethods are the speculative decoding methods, in the order the
 // cycle_spec key steps through them.
@@ -174,11 +174,11 @@ var table = []*Setting{
 		Default: fixed(0),
 		get:     func(v *Values) any { return v.KVMem }, set: func(v *Values, x any) { v.KVMem = x.(int) }},
 	{Name: "kv_quant_k", Where: Flag | File | Set, Kind: Choice, Choices: KVFormats,
-		Help:    "KV cache key storage: f32; int8 or fp8 (E4M3), a scale per position and head; int4, a scale per 32 values of a head (more context per MB)",
+		Help:    "KV cache key storage: f32; f16, half the bytes (llama.cpp's default); int8 or fp8 (E4M3), a scale per position and head; int4, a scale per 32 values of a head (more context per MB)",
 		Default: fixed("f32"),
 		get:     func(v *Values) any { return v.KVQuantK }, set: func(v *Values, x any) { v.KVQuantK = x.(string) }},
 	{Name: "kv_quant_v", Where: Flag | File | Set, Kind: Choice, Choices: KVFormats,
-		Help:    "KV cache value storage: f32, int8, fp8 or int4",
+		Help:    "KV cache value storage: f32, f16, int8, fp8 or int4",
 		Default: fixed("f32"),
 		get:     func(v *Values) any { return v.KVQuantV }, set: func(v *Values, x any) { v.KVQuantV = x.(string) }},
 	{Name: "no_prefix_cache", Where: Flag | File, Kind: Bool,

@@ -20,7 +20,8 @@ import (
 //	  -benchtime 3x -cpuprofile cpu.out ./engine/bench/
 //
 // CHAT_PROF_MODEL names the model (default: the shared stories260K);
-// CHAT_PROF_THREADS the compute threads (default 1).
+// CHAT_PROF_THREADS the compute threads (default 1); CHAT_PROF_KV the KV
+// format of the batch benchmarks (default f32).
 func profModel(b *testing.B) models.Model {
 	kernels.SetThreads(envInt("CHAT_PROF_THREADS", 1))
 	path := os.Getenv("CHAT_PROF_MODEL")
@@ -109,7 +110,11 @@ func BenchmarkProfBatchStep(b *testing.B) {
 // profBatch is n sequences of the profiled model over a pool of positions
 // each, with np-token prompts of the bench text.
 func profBatch(b *testing.B, n, np, positions int) *batchRun {
-	r, err := newBatch(profModel(b), n, positions, kvcache.F32)
+	kv, err := kvcache.ParseFormat(os.Getenv("CHAT_PROF_KV"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := newBatch(profModel(b), n, positions, kv)
 	if err != nil {
 		b.Fatal(err)
 	}

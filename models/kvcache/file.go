@@ -27,7 +27,7 @@ import (
 //	  +12 u32      positions per block, BS
 //	  +16 u32      positions (= tokens) T, 1..2^24
 //	  +20 u32      how keys are stored, KF: 0 float32, 1 int8, 2 fp8 (E4M3),
-//	               3 int4 (Format; not in version 1)
+//	               3 int4, 4 f16 (Format; not in version 1)
 //	  +24 u32      how values are stored, VF (not in version 1)
 //	  +28 u32      KV heads H, whose slices a quantized row's scales cover
 //	               (not in version 1)

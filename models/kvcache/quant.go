@@ -25,13 +25,15 @@ import (
 //	        head (quant.EncodeInt4, the int4-gN weights' rule, as llama.cpp's
 //	        q4_0 KV keeps a scale per 32): scale = max(amax, 1e-8)/7,
 //	        q = clamp(round(x/scale), ±7), x' = q·scale
+//	F16   each element an IEEE half (round to nearest even, no scale), as
+//	        llama.cpp stores its KV cache by default
 //
 // Scales are per position rather than per block: rows are appended one
 // position at a time, and a per-block scale would have to re-quantize the
 // block's earlier rows whenever a later row raised the absmax. Per-position
 // scales make every write final and exact to describe. A row of D = H·d
 // elements takes (d = 64): Int8 D+4H bytes, 0.27 of float32's 4D; FP8 the
-// same; Int4 D/2 + 4H⌈d/32⌉ bytes, 0.16.
+// same; Int4 D/2 + 4H⌈d/32⌉ bytes, 0.16; F16 2D, 0.5.
 
 // Format is how a part (keys or values) of the cache is stored.
 type Format uint8
@@ -41,13 +43,14 @@ const (
 	Int8               // int8 codes, a float32 scale per position and head
 	FP8                // E4M3 codes, a float32 scale per position and head
 	Int4               // 4-bit codes, a float32 scale per Int4Group elements of a head
+	F16                // IEEE halves, no scales
 )
 
 // Int4Group is the elements of a head that share one Int4 scale (a head
 // narrower than it is one group).
 const Int4Group = 32
 
-var formatNames = [...]string{F32: "f32", Int8: "int8", FP8: "fp8", Int4: "int4"}
+var formatNames = [...]string{F32: "f32", Int8: "int8", FP8: "fp8", Int4: "int4", F16: "f16"}
 
 func (f Format) String() string {
 	if int(f) < len(formatNames) {
@@ -69,7 +72,7 @@ func ParseFormat(s string) (Format, error) {
 			return Format(f), nil
 		}
 	}
-	return F32, fmt.Errorf("kvcache: KV format %q: want f32, int8, fp8 or int4", s)
+	return F32, fmt.Errorf("kvcache: KV format %q: want f32, f16, int8, fp8 or int4", s)
 }
 
 // codeBytes and scales are one row's code bytes and scales: dim elements in
@@ -80,6 +83,8 @@ func (f Format) codeBytes(dim, h int) int {
 		return dim
 	case Int4:
 		return h * ((dim/h + 1) / 2)
+	case F16:
+		return 2 * dim
 	}
 	return 0
 }
@@ -195,7 +200,14 @@ func QuantizeRow(f Format, q []byte, sc []float32, x []float32, dim, h int) {
 		for i := 0; i < h; i++ {
 			quant.EncodeInt4(q[i*cb:(i+1)*cb], sc[i*ng:(i+1)*ng], x[i*d:(i+1)*d], Int4Group)
 		}
+	case F16:
+		kernels.NarrowF16(halves(q[:2*dim]), x)
 	}
+}
+
+// halves is q's bytes as the little-endian halves an F16 part stores.
+func halves(q []byte) []uint16 {
+	return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(q))), len(q)/2)
 }
 
 // DequantizeRows writes rows rows of dim elements (h heads each) stored in
@@ -214,6 +226,8 @@ func DequantizeRows(f Format, out []float32, q []byte, sc []float32, rows, dim, 
 		for r := 0; r < rows*h; r++ {
 			kernels.DequantizeFP8(out[r*d:(r+1)*d], q[r*d:(r+1)*d], sc[r], kernels.E4M3)
 		}
+	case F16:
+		kernels.WidenF16(out, halves(q[:2*rows*dim])) // one call a block: the rows lie together
 	case Int4:
 		cb, ng := (d+1)/2, (d+Int4Group-1)/Int4Group
 		for r := 0; r < rows*h; r++ {
@@ -273,6 +287,32 @@ func (s *Seq) Values(l, i, j int, scratch []float32) ([]float32, int) {
 	q, sc := p.VQ(l, s.table[i])
 	DequantizeRows(p.lay.V, scratch, q, sc, s.rowsIn(i), p.lay.VDim, p.lay.heads())
 	return scratch[:p.bs*p.lay.VDim], 1
+}
+
+// KeysF16 is layer l's key rows of the longest run of blocks i..i+n-1 (n
+// >= 1, i+n <= j) adjacent in the pool, as the halves an F16 part stores,
+// [n·BlockSize][KDim], and n; nil when keys are stored otherwise. Attention
+// reads them as they are (kernels.AttnScoresF16). It allocates nothing.
+func (s *Seq) KeysF16(l, i, j int) ([]uint16, int) {
+	if s.p.lay.K != F16 {
+		return nil, 0
+	}
+	return s.halfRows(s.p.kq[l], i, j, s.p.lay.KDim)
+}
+
+// ValuesF16: see KeysF16.
+func (s *Seq) ValuesF16(l, i, j int) ([]uint16, int) {
+	if s.p.lay.V != F16 {
+		return nil, 0
+	}
+	return s.halfRows(s.p.vq[l], i, j, s.p.lay.VDim)
+}
+
+func (s *Seq) halfRows(q []byte, i, j, dim int) ([]uint16, int) {
+	n := s.run(i, j)
+	w := 2 * s.p.bs * dim
+	b := int(s.table[i])
+	return halves(q[b*w : (b+n)*w]), n
 }
 
 // run is how many blocks from the i-th of the table (before the j-th) have

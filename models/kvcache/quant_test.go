@@ -41,7 +41,8 @@ func bound(scale float32) float64 { return float64(scale)*0.5*(1+1e-5) + 1e-30 }
 // elemBound is the error format f may make on element j of a row of dim
 // elements in h heads holding x there, with the row's scales sc: half a
 // step for int8 and int4 (the scale of j's group), 3 mantissa bits (|x|/16)
-// plus half the smallest subnormal step for FP8.
+// plus half the smallest subnormal step for FP8, half an ulp of a half (and
+// of its smallest subnormal) for F16.
 func elemBound(f Format, sc []float32, j, dim, h int, x float32) float64 {
 	d := dim / h
 	switch f {
@@ -52,11 +53,13 @@ func elemBound(f Format, sc []float32, j, dim, h int, x float32) float64 {
 	case Int4:
 		ng := (d + Int4Group - 1) / Int4Group
 		return bound(sc[j/d*ng+j%d/Int4Group])
+	case F16:
+		return math.Abs(float64(x))*math.Ldexp(1, -11) + math.Ldexp(1, -25)
 	}
 	return 0
 }
 
-var quantFormats = []Format{Int8, FP8, Int4}
+var quantFormats = []Format{Int8, FP8, Int4, F16}
 
 // TestQuantPoolRoundTrip: rows written to an int8, fp8 or int4 pool (keys
 // and values, both layers, block boundaries, a partly filled last block,
@@ -198,13 +201,14 @@ func TestQuantMixed(t *testing.T) {
 
 // TestQuantBlockBytes: an int8 or fp8 part takes a byte per element plus a
 // float32 scale per head, an int4 part half a byte plus a scale per 32
-// elements of a head, so a budget buys more blocks; bad layouts are refused.
+// elements of a head, an f16 part two bytes an element, so a budget buys
+// more blocks; bad layouts are refused.
 func TestQuantBlockBytes(t *testing.T) {
 	f := Layout{Layers: 2, KDim: 64, VDim: 64, Heads: 8} // heads of 8: one int4 group each
 	for _, c := range []struct {
 		f   Format
 		row int64 // bytes of a key (= value) row
-	}{{Int8, 64 + 8*4}, {FP8, 64 + 8*4}, {Int4, 32 + 8*4}} {
+	}{{Int8, 64 + 8*4}, {FP8, 64 + 8*4}, {Int4, 32 + 8*4}, {F16, 2 * 64}} {
 		q := f
 		q.K, q.V = c.f, c.f
 		if got, want := q.BytesPerBlock(16), 16*2*c.row*2; got != want {
@@ -226,7 +230,7 @@ func TestQuantBlockBytes(t *testing.T) {
 			t.Errorf("%v: 4 heads in 10 key floats accepted", qf)
 		}
 	}
-	for s, want := range map[string]Format{"": F32, "f32": F32, "int8": Int8, "fp8": FP8, "int4": Int4} {
+	for s, want := range map[string]Format{"": F32, "f32": F32, "int8": Int8, "fp8": FP8, "int4": Int4, "f16": F16} {
 		if got, err := ParseFormat(s); got != want || err != nil {
 			t.Errorf("ParseFormat(%q) = %v, %v", s, got, err)
 		}
@@ -236,7 +240,7 @@ func TestQuantBlockBytes(t *testing.T) {
 			t.Errorf("%q accepted", s)
 		}
 	}
-	if !slices.Equal(Formats(), []string{"f32", "int8", "fp8", "int4"}) {
+	if !slices.Equal(Formats(), []string{"f32", "int8", "fp8", "int4", "f16"}) {
 		t.Errorf("Formats() = %v", Formats())
 	}
 }

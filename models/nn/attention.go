@@ -123,13 +123,29 @@ func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attenti
 	}
 	end := g[len(g)-1].pos/bs + 1 // blocks to read: g[0].lo/bs .. end-1
 	for b := g[0].lo / bs; b < end; {
-		kb, nb := kv.Keys(l, b, end, sc.kb)
-		base := b * bs
-		for r, s := range g {
-			t0, t1 := max(s.lo, base), min(s.pos+1, base+nb*bs)
-			qr := q.Row(i + r)
-			for h := 0; t0 < t1 && h < a.Heads; h++ {
-				kernels.AttnScores(sc.scores[s.off+h*s.n+t0-s.lo:], qr[h*a.DK:(h+1)*a.DK], kb[(t0-base)*kw+a.KVHead(h)*a.DK:], kw, t1-t0, a.Scale)
+		kh, nb := kv.KeysF16(l, b, end) // f16 rows are read as they are
+		var kb []float32
+		if kh == nil {
+			kb, nb = kv.Keys(l, b, end, sc.kb)
+		}
+		for c := 0; c < nb; c++ { // a block at a time, the next one on its way
+			if kh != nil {
+				kernels.Prefetch(kh[min((c+1)*bs*kw, len(kh)):min((c+2)*bs*kw, len(kh))])
+			} else {
+				kernels.Prefetch(kb[min((c+1)*bs*kw, len(kb)):min((c+2)*bs*kw, len(kb))])
+			}
+			base := (b + c) * bs
+			for r, s := range g {
+				t0, t1 := max(s.lo, base), min(s.pos+1, base+bs)
+				qr := q.Row(i + r)
+				for h := 0; t0 < t1 && h < a.Heads; h++ {
+					scores, qh, at := sc.scores[s.off+h*s.n+t0-s.lo:], qr[h*a.DK:(h+1)*a.DK], (t0-b*bs)*kw+a.KVHead(h)*a.DK
+					if kh != nil {
+						kernels.AttnScoresF16(scores, qh, kh[at:], kw, t1-t0, a.Scale)
+					} else {
+						kernels.AttnScores(scores, qh, kb[at:], kw, t1-t0, a.Scale)
+					}
+				}
 			}
 		}
 		b += nb
@@ -146,13 +162,29 @@ func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attenti
 		}
 	}
 	for b := g[0].lo / bs; b < end; {
-		vb, nb := kv.Values(l, b, end, sc.vb)
-		base := b * bs
-		for r, s := range g {
-			t0, t1 := max(s.lo, base), min(s.pos+1, base+nb*bs)
-			o := out.Row(i + r)
-			for h := 0; t0 < t1 && h < a.Heads; h++ {
-				kernels.AttnMixAdd(o[h*a.DV:(h+1)*a.DV], sc.scores[s.off+h*s.n+t0-s.lo:], vb[(t0-base)*vw+a.KVHead(h)*a.DV:], vw, t1-t0)
+		vh, nb := kv.ValuesF16(l, b, end)
+		var vb []float32
+		if vh == nil {
+			vb, nb = kv.Values(l, b, end, sc.vb)
+		}
+		for c := 0; c < nb; c++ {
+			if vh != nil {
+				kernels.Prefetch(vh[min((c+1)*bs*vw, len(vh)):min((c+2)*bs*vw, len(vh))])
+			} else {
+				kernels.Prefetch(vb[min((c+1)*bs*vw, len(vb)):min((c+2)*bs*vw, len(vb))])
+			}
+			base := (b + c) * bs
+			for r, s := range g {
+				t0, t1 := max(s.lo, base), min(s.pos+1, base+bs)
+				o := out.Row(i + r)
+				for h := 0; t0 < t1 && h < a.Heads; h++ {
+					oh, w, at := o[h*a.DV:(h+1)*a.DV], sc.scores[s.off+h*s.n+t0-s.lo:], (t0-b*bs)*vw+a.KVHead(h)*a.DV
+					if vh != nil {
+						kernels.AttnMixAddF16(oh, w, vh[at:], vw, t1-t0)
+					} else {
+						kernels.AttnMixAdd(oh, w, vb[at:], vw, t1-t0)
+					}
+				}
 			}
 		}
 		b += nb
