@@ -9,8 +9,11 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 
+	"chat/config/settings"
 	"chat/engine"
 	"chat/engine/speculative"
 	"chat/models/kernels"
@@ -34,6 +37,8 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	ctxSize := fs.Int("ctx-size", 0, "cap the context window at N tokens")
 	quant := fs.String("quant", "", "weight format to serve in (int8, q8_0, ...; from float weights)")
 	spec := fs.String("spec", "off", "speculative decoding for one request at a time: off, ngram, lookup")
+	kvK := fs.String("kv-quant-k", "f32", "KV cache key storage: "+strings.Join(settings.KVFormats, ", ")+" (llama-server's --cache-type-k)")
+	kvV := fs.String("kv-quant-v", "f32", "KV cache value storage: "+strings.Join(settings.KVFormats, ", "))
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -62,6 +67,12 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "chat serve: --spec %s: want off, ngram or lookup\n", *spec)
 		return 2
 	}
+	for _, f := range [][2]string{{"k", *kvK}, {"v", *kvV}} {
+		if !slices.Contains(settings.KVFormats, f[1]) {
+			fmt.Fprintf(stderr, "chat serve: --kv-quant-%s %s: want %s\n", f[0], f[1], strings.Join(settings.KVFormats, ", "))
+			return 2
+		}
+	}
 	if *threads > 0 {
 		kernels.SetThreads(*threads)
 	}
@@ -75,7 +86,8 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		size = fi.Size()
 	}
 	s, err := serve.New(m, serve.Options{Name: *name, APIKey: *apiKey, Size: size, Engine: engine.Options{
-		MaxSeqs: *parallel, MaxWaiting: *queue, MaxBatchTokens: *batchTokens, KVMem: int64(*kvMem) << 20, Context: *ctxSize}})
+		MaxSeqs: *parallel, MaxWaiting: *queue, MaxBatchTokens: *batchTokens, KVMem: int64(*kvMem) << 20, Context: *ctxSize,
+		KVQuantK: *kvK, KVQuantV: *kvV}})
 	if err != nil {
 		fmt.Fprintln(stderr, "chat serve:", err)
 		return 1
