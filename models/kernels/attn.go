@@ -98,3 +98,63 @@ func AttnMixAddF16(out, w []float32, v []uint16, stride, n int) {
 		}
 	}
 }
+
+// AttnScoresRowsF16 is AttnScoresF16 for every head at once: for h <
+// len(koff) and t < n, scores[h*sstride+t] = dot(q[h*d:(h+1)*d],
+// widen(k[t*kstride+koff[h]:][:d]))·scale, d = len(q)/len(koff) (koff[h]:
+// where head h's key lies in a row, which is how grouped-query heads share
+// one). It reads the rows in the order they lie in memory, where a head at
+// a time strides through them (attnrows_amd64.s says why that matters for
+// halves). Each score has AttnScoresF16's bits.
+func AttnScoresRowsF16(scores []float32, sstride int, q []float32, k []uint16, kstride int, koff []int32, n int, scale float32) {
+	d := checkRows("AttnScoresRowsF16", len(scores), sstride, len(q), len(k), kstride, koff, n)
+	h := len(koff)
+	if useAsm && d%8 == 0 && h%4 == 0 && n > 0 {
+		attnRowsScoresF16Asm(scores, q, k, koff, d, n, sstride, kstride, scale)
+		return
+	}
+	for i, o := range koff {
+		AttnScoresF16(scores[i*sstride:], q[i*d:(i+1)*d], k[int(o):], kstride, n, scale)
+	}
+}
+
+// AttnMixRowsF16 is AttnMixAddF16 for every head at once: for h <
+// len(voff), out[h*d+j] += Σ_{t<n} w[h*wstride+t]·widen(v[t*vstride+voff[h]+j]),
+// d = len(out)/len(voff), the rows read in memory order. Each element has
+// AttnMixAddF16's bits.
+func AttnMixRowsF16(out, w []float32, wstride int, v []uint16, vstride int, voff []int32, n int) {
+	d := checkRows("AttnMixRowsF16", len(w), wstride, len(out), len(v), vstride, voff, n)
+	if useAsm && d%8 == 0 && n > 0 {
+		attnRowsMixF16Asm(out, w, v, voff, d, n, wstride, vstride)
+		return
+	}
+	for i, o := range voff {
+		AttnMixAddF16(out[i*d:(i+1)*d], w[i*wstride:], v[int(o):], vstride, n)
+	}
+}
+
+// checkRows checks the slices of a row kernel, panicking as the kernels'
+// other checks do, and returns the head width d = heads/len(offs): sc holds
+// a row of n values for each head, sstride apart; the heads of x are d
+// wide; kv holds n rows, kvstride apart, each head's d values at offs[h].
+func checkRows(fn string, sc, sstride, x, kv, kvstride int, offs []int32, n int) int {
+	h := len(offs)
+	if h == 0 || x%h != 0 {
+		panic("kernels: " + fn + ": the heads do not divide the query or output")
+	}
+	d := x / h
+	if n <= 0 {
+		return d
+	}
+	hi := int32(0)
+	for _, o := range offs {
+		if o < 0 {
+			panic("kernels: " + fn + ": a negative head offset")
+		}
+		hi = max(hi, o)
+	}
+	if sstride < n || sc < (h-1)*sstride+n || kvstride < d || kv < (n-1)*kvstride+int(hi)+d {
+		panic("kernels: " + fn + ": slices too short for n rows")
+	}
+	return d
+}

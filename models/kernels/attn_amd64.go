@@ -31,3 +31,20 @@ func attnScoresF16Asm(scores, q []float32, k []uint16, stride, n int, scale floa
 func attnMixF16Asm(out, w []float32, v []uint16, stride, n int) {
 	attnMixF16AVX2(unsafe.SliceData(out), unsafe.SliceData(w), unsafe.SliceData(v), len(out), stride, n)
 }
+
+//go:noescape
+func attnRowsScoresF16AVX2(scores, q *float32, k *uint16, koff *int32, heads, d, n, sstride, kstride int, scale float32)
+
+//go:noescape
+func attnRowsMixF16AVX2(out, w *float32, v *uint16, voff *int32, heads, d, n, wstride, vstride int)
+
+// The row kernels (attnrows_amd64.s) take the score and weight strides in
+// bytes, offsets and row strides in elements.
+
+func attnRowsScoresF16Asm(scores, q []float32, k []uint16, koff []int32, d, n, sstride, kstride int, scale float32) {
+	attnRowsScoresF16AVX2(unsafe.SliceData(scores), unsafe.SliceData(q), unsafe.SliceData(k), unsafe.SliceData(koff), len(koff), d, n, 4*sstride, kstride, scale)
+}
+
+func attnRowsMixF16Asm(out, w []float32, v []uint16, voff []int32, d, n, wstride, vstride int) {
+	attnRowsMixF16AVX2(unsafe.SliceData(out), unsafe.SliceData(w), unsafe.SliceData(v), unsafe.SliceData(voff), len(voff), d, n, 4*wstride, vstride)
+}

@@ -13,3 +13,11 @@ func attnScoresF16Asm(scores, q []float32, k []uint16, stride, n int, scale floa
 }
 
 func attnMixF16Asm(out, w []float32, v []uint16, stride, n int) { panic("kernels: no asm") }
+
+func attnRowsScoresF16Asm(scores, q []float32, k []uint16, koff []int32, d, n, sstride, kstride int, scale float32) {
+	panic("kernels: no asm")
+}
+
+func attnRowsMixF16Asm(out, w []float32, v []uint16, voff []int32, d, n, wstride, vstride int) {
+	panic("kernels: no asm")
+}

@@ -3,7 +3,11 @@ package kernels
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
+	"unsafe"
+
+	"chat/models/hugepage"
 )
 
 func TestAttnKernels(t *testing.T) {
@@ -159,6 +163,113 @@ func TestAttnF16(t *testing.T) {
 					}
 				}
 			}
+		})
+	}
+}
+
+// TestAttnRows: on every kernel set, the f16 row kernels (every head at
+// once, rows in memory order) give each score and output element the bits
+// of the head-at-a-time f16 kernels: head counts the assembly takes (a
+// multiple of 4) and others, grouped-query offsets, heads of every width,
+// row counts odd and even, padded strides.
+func TestAttnRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, l := range impls() {
+		withImpl(l, func() {
+			for _, hc := range [][2]int{{1, 1}, {2, 2}, {3, 3}, {4, 2}, {12, 12}, {8, 2}, {6, 3}, {16, 4}} {
+				h, kvh := hc[0], hc[1]
+				for _, d := range []int{5, 8, 16, 24, 64, 72, 128} {
+					for _, n := range []int{1, 2, 3, 7, 16, 33} {
+						stride := kvh*d + rng.IntN(2)*8
+						sstride := n + rng.IntN(3)
+						offs := make([]int32, h)
+						for i := range offs {
+							offs[i] = int32(i / (h / kvh) * d)
+						}
+						q, w := randVec(rng, h*d), randVec(rng, (h-1)*sstride+n)
+						k := make([]uint16, (n-1)*stride+kvh*d)
+						NarrowF16(k, randVec(rng, len(k)))
+						got, want := make([]float32, len(w)), make([]float32, len(w))
+						o1 := randVec(rng, h*d)
+						o2 := slices.Clone(o1)
+						AttnScoresRowsF16(got, sstride, q, k, stride, offs, n, 0.3)
+						AttnMixRowsF16(o1, w, sstride, k, stride, offs, n)
+						for i, o := range offs {
+							AttnScoresF16(want[i*sstride:], q[i*d:(i+1)*d], k[o:], stride, n, 0.3)
+							AttnMixAddF16(o2[i*d:(i+1)*d], w[i*sstride:], k[o:], stride, n)
+						}
+						for i := range h {
+							for j := range n {
+								if a, b := got[i*sstride+j], want[i*sstride+j]; math.Float32bits(a) != math.Float32bits(b) {
+									t.Fatalf("%s scores h=%d/%d d=%d n=%d head %d row %d: %v vs %v", implName(l), h, kvh, d, n, i, j, a, b)
+								}
+							}
+						}
+						for i := range o1 {
+							if math.Float32bits(o1[i]) != math.Float32bits(o2[i]) {
+								t.Fatalf("%s mix h=%d/%d d=%d n=%d elem %d: %v vs %v", implName(l), h, kvh, d, n, i, o1[i], o2[i])
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkAttnColdKV: one decode query's attention (12 heads of 64 over
+// 193 cached rows: the scores, then the mix) with keys and values not in
+// cache, as in a batch step, where every sequence's rows come from memory:
+// a head at a time over float32 and f16 rows, and the f16 row kernels.
+// ns/row is per cached position (its key and value rows); each name starts
+// with the kernel set it ran (the attention kernels are AVX2 at most).
+func BenchmarkAttnColdKV(b *testing.B) {
+	set := "go"
+	if useAsm {
+		set = "avx2"
+	}
+	const rows, heads, d = 193, 12, 64
+	const dim = heads * d
+	buf := hugepage.Bytes(512 << 20)
+	f32 := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(buf))), len(buf)/4)
+	f16 := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(buf))), len(buf)/2)
+	q, out := make([]float32, dim), make([]float32, dim)
+	sc := make([]float32, heads*rows)
+	offs := make([]int32, heads)
+	for i := range offs {
+		offs[i] = int32(i * d)
+	}
+	for _, name := range []string{"f32/heads", "f16/heads", "f16/rows"} {
+		b.Run(set+"/"+name, func(b *testing.B) {
+			per, n := 2*rows*dim, 0 // a sequence's keys then values, in elements
+			total := len(f32) / per
+			if name != "f32/heads" {
+				total = len(f16) / per
+			}
+			for b.Loop() {
+				at := (n % total) * per // each pass on rows it has not read lately
+				n++
+				switch name {
+				case "f32/heads":
+					for h := range heads {
+						AttnScores(sc[h*rows:], q[h*d:(h+1)*d], f32[at+h*d:], dim, rows, 1)
+					}
+					for h := range heads {
+						AttnMixAdd(out[h*d:(h+1)*d], sc[h*rows:], f32[at+rows*dim+h*d:], dim, rows)
+					}
+				case "f16/heads":
+					for h := range heads {
+						AttnScoresF16(sc[h*rows:], q[h*d:(h+1)*d], f16[at+h*d:], dim, rows, 1)
+					}
+					for h := range heads {
+						AttnMixAddF16(out[h*d:(h+1)*d], sc[h*rows:], f16[at+rows*dim+h*d:], dim, rows)
+					}
+				default:
+					AttnScoresRowsF16(sc, rows, q, f16[at:], dim, offs, rows, 1)
+					AttnMixRowsF16(out, sc, rows, f16[at+rows*dim:], dim, offs, rows)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*rows), "ns/row")
 		})
 	}
 }

@@ -71,8 +71,9 @@ type attnJob struct {
 
 // attnScratch is the buffers of one thread's attention.
 type attnScratch struct {
-	scores []float32 // attention scores [Heads][positions]
-	kb, vb []float32 // a dequantised key and value block
+	scores     []float32 // attention scores [Heads][positions]
+	kb, vb     []float32 // a dequantised key and value block
+	koff, voff []int32   // where each query head's key and value lie in a row
 }
 
 var attnScratches = sync.Pool{New: func() any { return new(attnScratch) }}
@@ -121,31 +122,35 @@ func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attenti
 	if len(sc.kb) < bs*kw || len(sc.vb) < bs*vw {
 		sc.kb, sc.vb = make([]float32, bs*kw), make([]float32, bs*vw)
 	}
+	if len(sc.koff) != a.Heads {
+		sc.koff, sc.voff = make([]int32, a.Heads), make([]int32, a.Heads)
+	}
+	for h := range a.Heads {
+		sc.koff[h], sc.voff[h] = int32(a.KVHead(h)*a.DK), int32(a.KVHead(h)*a.DV)
+	}
 	end := g[len(g)-1].pos/bs + 1 // blocks to read: g[0].lo/bs .. end-1
 	for b := g[0].lo / bs; b < end; {
-		kh, nb := kv.KeysF16(l, b, end) // f16 rows are read as they are
+		// f16 rows are read as they lie, every head a row at a time (a
+		// head at a time strides through memory, which costs f16 rows
+		// twice what it costs float32 ones); other rows a head at a time.
+		kh, nb := kv.KeysF16(l, b, end)
 		var kb []float32
 		if kh == nil {
 			kb, nb = kv.Keys(l, b, end, sc.kb)
 		}
-		for c := 0; c < nb; c++ { // a block at a time, the next one on its way
-			if kh != nil {
-				kernels.Prefetch(kh[min((c+1)*bs*kw, len(kh)):min((c+2)*bs*kw, len(kh))])
-			} else {
-				kernels.Prefetch(kb[min((c+1)*bs*kw, len(kb)):min((c+2)*bs*kw, len(kb))])
+		base := b * bs
+		for r, s := range g {
+			t0, t1 := max(s.lo, base), min(s.pos+1, base+nb*bs)
+			if t0 >= t1 {
+				continue
 			}
-			base := (b + c) * bs
-			for r, s := range g {
-				t0, t1 := max(s.lo, base), min(s.pos+1, base+bs)
-				qr := q.Row(i + r)
-				for h := 0; t0 < t1 && h < a.Heads; h++ {
-					scores, qh, at := sc.scores[s.off+h*s.n+t0-s.lo:], qr[h*a.DK:(h+1)*a.DK], (t0-b*bs)*kw+a.KVHead(h)*a.DK
-					if kh != nil {
-						kernels.AttnScoresF16(scores, qh, kh[at:], kw, t1-t0, a.Scale)
-					} else {
-						kernels.AttnScores(scores, qh, kb[at:], kw, t1-t0, a.Scale)
-					}
-				}
+			qr, scores, at := q.Row(i + r)[:a.Heads*a.DK], sc.scores[s.off+t0-s.lo:], (t0-base)*kw
+			if kh != nil {
+				kernels.AttnScoresRowsF16(scores, s.n, qr, kh[at:], kw, sc.koff, t1-t0, a.Scale)
+				continue
+			}
+			for h := range a.Heads {
+				kernels.AttnScores(scores[h*s.n:], qr[h*a.DK:(h+1)*a.DK], kb[at+int(sc.koff[h]):], kw, t1-t0, a.Scale)
 			}
 		}
 		b += nb
@@ -167,24 +172,19 @@ func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attenti
 		if vh == nil {
 			vb, nb = kv.Values(l, b, end, sc.vb)
 		}
-		for c := 0; c < nb; c++ {
-			if vh != nil {
-				kernels.Prefetch(vh[min((c+1)*bs*vw, len(vh)):min((c+2)*bs*vw, len(vh))])
-			} else {
-				kernels.Prefetch(vb[min((c+1)*bs*vw, len(vb)):min((c+2)*bs*vw, len(vb))])
+		base := b * bs
+		for r, s := range g {
+			t0, t1 := max(s.lo, base), min(s.pos+1, base+nb*bs)
+			if t0 >= t1 {
+				continue
 			}
-			base := (b + c) * bs
-			for r, s := range g {
-				t0, t1 := max(s.lo, base), min(s.pos+1, base+bs)
-				o := out.Row(i + r)
-				for h := 0; t0 < t1 && h < a.Heads; h++ {
-					oh, w, at := o[h*a.DV:(h+1)*a.DV], sc.scores[s.off+h*s.n+t0-s.lo:], (t0-b*bs)*vw+a.KVHead(h)*a.DV
-					if vh != nil {
-						kernels.AttnMixAddF16(oh, w, vh[at:], vw, t1-t0)
-					} else {
-						kernels.AttnMixAdd(oh, w, vb[at:], vw, t1-t0)
-					}
-				}
+			o, w, at := out.Row(i + r)[:a.Heads*a.DV], sc.scores[s.off+t0-s.lo:], (t0-base)*vw
+			if vh != nil {
+				kernels.AttnMixRowsF16(o, w, s.n, vh[at:], vw, sc.voff, t1-t0)
+				continue
+			}
+			for h := range a.Heads {
+				kernels.AttnMixAdd(o[h*a.DV:(h+1)*a.DV], w[h*s.n:], vb[at+int(sc.voff[h]):], vw, t1-t0)
 			}
 		}
 		b += nb
