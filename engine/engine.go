@@ -219,7 +219,7 @@ type Engine struct {
 	drafterBusy bool
 	wg          sync.WaitGroup
 
-	samplers sync.Pool // finished replies' samplers (newSampler)
+	samplers chan *sampler.Sampler // finished replies' samplers, up to MaxSeqs (newSampler)
 }
 
 // New returns an engine for m.
@@ -228,6 +228,7 @@ func New(m models.Model) *Engine { return NewWithOptions(m, Options{}) }
 // NewWithOptions is New with options.
 func NewWithOptions(m models.Model, o Options) *Engine {
 	e := &Engine{maxSeqs: max(o.MaxSeqs, 1), replies: map[*Reply]bool{}}
+	e.samplers = make(chan *sampler.Sampler, e.maxSeqs)
 	e.q = sched{maxWait: max(o.MaxWaiting, 0), budget: max(o.MaxBatchTokens, 0)}
 	if m == nil {
 		e.err = errors.New("engine: no model")

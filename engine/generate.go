@@ -99,16 +99,27 @@ func (e *Engine) begin(r *Reply) *gen {
 }
 
 // newSampler takes a finished reply's sampler, renewed, or makes one. Its
-// buffers are about a megabyte for a 32k vocabulary; fresh memory would make
-// every reply's first token pay for its page faults (a millisecond each on
-// these VMs: 16 replies starting together delayed the last one's first
-// token by 16 ms).
+// buffers are about a megabyte for a 32k vocabulary, and a new one's page
+// faults take about a millisecond on these VMs, one at a time: 16 replies
+// starting together with new samplers delayed the step after their prefill
+// by ~20 ms. So finished replies keep theirs (a bounded list, not a
+// sync.Pool, which a garbage collection empties) and Warm fills it.
 func (e *Engine) newSampler(p sampler.Params) *sampler.Sampler {
-	if s, ok := e.samplers.Get().(*sampler.Sampler); ok && s.Vocab() == e.vocab {
+	select {
+	case s := <-e.samplers:
 		s.Renew(p)
 		return s
+	default:
+		return sampler.New(e.vocab, p)
 	}
-	return sampler.New(e.vocab, p)
+}
+
+// keepSampler gives a finished reply's sampler back to newSampler.
+func (e *Engine) keepSampler(s *sampler.Sampler) {
+	select {
+	case e.samplers <- s:
+	default: // MaxSeqs kept already
+	}
 }
 
 // step produces one token: knobs → sample → stop rule → detok → reply
@@ -254,7 +265,7 @@ func (g *gen) end() Result {
 		g.e.b.leave()
 	}
 	g.emit()
-	g.e.samplers.Put(g.smp)
+	g.e.keepSampler(g.smp)
 	return Result{IDs: g.ids, Text: string(g.text), Reason: g.reason, StopID: g.stopID, Err: g.err, Stats: g.stats, Logprobs: g.lps}
 }
 

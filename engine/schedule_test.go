@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -338,11 +339,21 @@ func TestWarm(t *testing.T) {
 	if e.pool.Free() != free {
 		t.Errorf("pool free %d after the warm-up, %d before", e.pool.Free(), free)
 	}
+	// A sampler for each place, kept through garbage collections (a
+	// sync.Pool would be empty now).
+	runtime.GC()
+	runtime.GC()
+	if n := len(e.samplers); n != 4 {
+		t.Errorf("%d samplers after the warm-up, want 4", n)
+	}
 	r, err := e.Start(Request{Prompt: prompt(5, 2), MaxTokens: 4, Sampler: knobs["greedy"]})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res := r.Wait(); res.Err != nil || len(res.IDs) != 4 {
 		t.Fatalf("a reply after the warm-up: %v %v", res.Err, res.IDs)
+	}
+	if n := len(e.samplers); n != 4 {
+		t.Errorf("%d samplers after a reply, want its sampler back (4)", n)
 	}
 }

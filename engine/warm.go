@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"chat/engine/sampler"
 	"chat/models"
 	"chat/models/kvcache"
 )
@@ -12,9 +13,13 @@ import (
 // startup, llama.cpp a warm-up decode. Without it the first burst of
 // concurrent requests paid for the allocation (chat serve, bench110M Q8_0,
 // 16 requests at a fresh server: TTFT p50 ~310 ms against ~210 with it).
-// It fails while a reply runs.
+// It also makes a sampler for every place (newSampler says why). It fails
+// while a reply runs.
 func (e *Engine) Warm() error {
 	return e.idle(func() error {
+		for len(e.samplers) < cap(e.samplers) {
+			e.keepSampler(sampler.New(e.vocab, sampler.Params{}))
+		}
 		e.kvmu.Lock()
 		defer e.kvmu.Unlock()
 		bs := e.pool.BlockSize()
