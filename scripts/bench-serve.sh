@@ -9,12 +9,14 @@
 #
 # N (64) tokens per reply, C (16) clients, LONG (3800) characters of
 # TinyStories text for the long prompt (about 1,000 tokens with Llama's
-# tokenizer and the chat template).
+# tokenizer and the chat template); ONE (32) requests of the lone client
+# and WAVES (4) requests per client under load, so that each p99 is taken
+# over 32 to 64 first tokens rather than being the slowest of a handful.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODEL=${1:?usage: scripts/bench-serve.sh MODEL.gguf [serve flags]}
 shift
-N=${N:-64} C=${C:-16} LONG=${LONG:-3800}
+N=${N:-64} C=${C:-16} LONG=${LONG:-3800} ONE=${ONE:-32} WAVES=${WAVES:-4}
 BIN=$(mktemp -d /tmp/chat-bench-serve.XXXXXX)/chat
 go build -o "$BIN" .
 PORT=$((20000 + $$ % 20000))
@@ -28,9 +30,9 @@ for ((i = 0; i < 300; i++)); do
 done
 cat "$BIN.log" >&2
 "$BIN" bench serve --url "$URL" --concurrency 1 --requests 2 --max-tokens 8 >/dev/null # warm-up
-one=$("$BIN" bench serve --url "$URL" --concurrency 1 --requests 4 --max-tokens "$N")
-many=$("$BIN" bench serve --url "$URL" --concurrency "$C" --requests $((2 * C)) --max-tokens "$N")
-loaded=$("$BIN" bench serve --url "$URL" --concurrency "$C" --requests $((2 * C)) --max-tokens "$N" --long-prompt-chars "$LONG")
+one=$("$BIN" bench serve --url "$URL" --concurrency 1 --requests "$ONE" --max-tokens "$N")
+many=$("$BIN" bench serve --url "$URL" --concurrency "$C" --requests $((WAVES * C)) --max-tokens "$N")
+loaded=$("$BIN" bench serve --url "$URL" --concurrency "$C" --requests $((WAVES * C)) --max-tokens "$N" --long-prompt-chars "$LONG")
 echo "$one"
 echo "$many"
 echo "$loaded"
