@@ -111,7 +111,8 @@ func TestPlanCLI(t *testing.T) {
 		t.Fatalf("--mem lots: exit %d %q", code, stderr)
 	}
 	// Every KV format: its name and its bytes per token (kvcache's
-	// layout: int8 and fp8 a byte and a scale per head, int4 less, f32 most).
+	// layout: int8 and fp8 a byte and a scale per head, int4 less, f16 two
+	// bytes an element, f32 most).
 	per := map[string]int{}
 	for _, f := range settings.KVFormats {
 		code, stdout, stderr := runCLI("plan", "--model", testmodels.Path(t, "course/student.pt"), "--mem", "1GB", "--no-measure", "--kv-quant", f)
@@ -129,7 +130,7 @@ func TestPlanCLI(t *testing.T) {
 		per[f] = n
 	}
 	// student.pt: 4 layers × 2 × 6 heads of 32.
-	if want := map[string]int{"f32": 6144, "int8": 1728, "fp8": 1728, "int4": 960}; !maps.Equal(per, want) {
+	if want := map[string]int{"f32": 6144, "f16": 3072, "int8": 1728, "fp8": 1728, "int4": 960}; !maps.Equal(per, want) {
 		t.Errorf("KV bytes per token %v, want %v", per, want)
 	}
 	if code, _, stderr := runCLI("plan", "--model", testmodels.Path(t, "course/tiny.pt"), "--no-measure", "--kv-quant", "int3"); code != 2 || !strings.Contains(stderr, "int4") {
