@@ -292,7 +292,7 @@ func (s *Seq) Values(l, i, j int, scratch []float32) ([]float32, int) {
 // KeysF16 is layer l's key rows of the longest run of blocks i..i+n-1 (n
 // >= 1, i+n <= j) adjacent in the pool, as the halves an F16 part stores,
 // [n·BlockSize][KDim], and n; nil when keys are stored otherwise. Attention
-// reads them as they are (kernels.AttnScoresF16). It allocates nothing.
+// reads them as they are (kernels.AttnScoresRowsF16). It allocates nothing.
 func (s *Seq) KeysF16(l, i, j int) ([]uint16, int) {
 	if s.p.lay.K != F16 {
 		return nil, 0

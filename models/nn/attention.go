@@ -94,10 +94,11 @@ const attnGroup = 16
 
 // attendGroup is the attention of query rows i..j-1, consecutive positions
 // of one sequence, each over positions lo..pos it may see. The cache is
-// read a run of blocks at a time (models.KV.Keys): every query and head
-// scores a run's keys while they are in cache, then every query and head
-// mixes its values. Each query's kernel calls, and so its bits, are those
-// it gets alone.
+// read a run of blocks at a time (models.KV.Keys, or KeysF16 for an f16
+// cache, whose rows are read as stored): every query and head scores a
+// run's keys while they are in cache, then every query and head mixes its
+// values. Each query's kernel calls, and so its bits, are those it gets
+// alone.
 func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attention) {
 	kv := p.KV[p.Seq[i]]
 	bs := kv.BlockSize()
