@@ -109,7 +109,7 @@ func AttnMixAddF16(out, w []float32, v []uint16, stride, n int) {
 func AttnScoresRowsF16(scores []float32, sstride int, q []float32, k []uint16, kstride int, koff []int32, n int, scale float32) {
 	d := checkRows("AttnScoresRowsF16", len(scores), sstride, len(q), len(k), kstride, koff, n)
 	h := len(koff)
-	if useAsm && d%8 == 0 && h%4 == 0 && n > 0 {
+	if useAsm && d%8 == 0 && d > 0 && h%4 == 0 && n > 0 {
 		attnRowsScoresF16Asm(scores, q, k, koff, d, n, sstride, kstride, scale)
 		return
 	}
@@ -124,7 +124,7 @@ func AttnScoresRowsF16(scores []float32, sstride int, q []float32, k []uint16, k
 // AttnMixAddF16's bits.
 func AttnMixRowsF16(out, w []float32, wstride int, v []uint16, vstride int, voff []int32, n int) {
 	d := checkRows("AttnMixRowsF16", len(w), wstride, len(out), len(v), vstride, voff, n)
-	if useAsm && d%8 == 0 && n > 0 {
+	if useAsm && d%8 == 0 && d > 0 && n > 0 {
 		attnRowsMixF16Asm(out, w, v, voff, d, n, wstride, vstride)
 		return
 	}
@@ -134,7 +134,7 @@ func AttnMixRowsF16(out, w []float32, wstride int, v []uint16, vstride int, voff
 }
 
 // checkRows checks the slices of a row kernel, panicking as the kernels'
-// other checks do, and returns the head width d = heads/len(offs): sc holds
+// other checks do, and returns the head width d = x/len(offs): sc holds
 // a row of n values for each head, sstride apart; the heads of x are d
 // wide; kv holds n rows, kvstride apart, each head's d values at offs[h].
 func checkRows(fn string, sc, sstride, x, kv, kvstride int, offs []int32, n int) int {
