@@ -21,3 +21,22 @@ func scaleI8Go(dst []float32, q []int8, s float32) {
 		dst[i] = float32(v) * s
 	}
 }
+
+// ScaleI8Rows is ScaleI8 over len(sc) runs of d values, run i scaled by
+// sc[i]: a block of an int8 KV cache (a scale per position and head)
+// decoded in one call rather than one a head, whose call overhead cost
+// more than the conversion at heads of 64 values. Each value has ScaleI8's
+// bits.
+func ScaleI8Rows(dst []float32, q []int8, sc []float32, d int) {
+	n := len(sc) * d
+	if d < 0 || len(q) < n || len(dst) < n {
+		panic("kernels: ScaleI8Rows: slices shorter than len(sc) runs of d")
+	}
+	if useAsm && d%8 == 0 && d > 0 && len(sc) > 0 {
+		scaleI8RowsAsm(dst, q, sc, d)
+		return
+	}
+	for i, s := range sc {
+		scaleI8Go(dst[i*d:(i+1)*d], q[i*d:(i+1)*d], s)
+	}
+}

@@ -13,3 +13,10 @@ func scaleI8Asm(dst []float32, q []int8, s float32) {
 	scaleI8AVX2(unsafe.SliceData(dst), unsafe.SliceData(q), s, n)
 	scaleI8Go(dst[n:], q[n:], s)
 }
+
+//go:noescape
+func scaleI8RowsAVX2(dst *float32, q *int8, sc *float32, d, n int)
+
+func scaleI8RowsAsm(dst []float32, q []int8, sc []float32, d int) {
+	scaleI8RowsAVX2(unsafe.SliceData(dst), unsafe.SliceData(q), unsafe.SliceData(sc), d, len(sc))
+}

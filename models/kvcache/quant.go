@@ -219,9 +219,7 @@ func DequantizeRows(f Format, out []float32, q []byte, sc []float32, rows, dim, 
 	case Int8:
 		q = q[:rows*dim]
 		codes := unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(q))), len(q))
-		for r := 0; r < rows*h; r++ {
-			kernels.ScaleI8(out[r*d:(r+1)*d], codes[r*d:(r+1)*d], sc[r])
-		}
+		kernels.ScaleI8Rows(out, codes, sc[:rows*h], d) // one call a block
 	case FP8:
 		for r := 0; r < rows*h; r++ {
 			kernels.DequantizeFP8(out[r*d:(r+1)*d], q[r*d:(r+1)*d], sc[r], kernels.E4M3)
