@@ -343,7 +343,7 @@ func TestKVQuantDecodeStepDoesNotAllocate(t *testing.T) {
 
 // forceCopy is a sequence that hands out its blocks as float32 rows in the
 // scratch, a block at a time, as a quantized cache hands out its decoded
-// rows, and never its f16 rows.
+// rows, and never its rows as stored.
 type forceCopy struct{ *kvcache.Seq }
 
 func (s forceCopy) Keys(l, i, j int, scratch []float32) ([]float32, int) {
@@ -356,18 +356,23 @@ func (s forceCopy) Values(l, i, j int, scratch []float32) ([]float32, int) {
 	return scratch[:copy(scratch, b)], 1
 }
 
-func (s forceCopy) KeysF16(l, i, j int) ([]uint16, int)   { return nil, 0 }
-func (s forceCopy) ValuesF16(l, i, j int) ([]uint16, int) { return nil, 0 }
+func (s forceCopy) KeysStored(l, i, j int) (models.StoredRows, int) {
+	return models.StoredRows{}, 0
+}
+
+func (s forceCopy) ValuesStored(l, i, j int) (models.StoredRows, int) {
+	return models.StoredRows{}, 0
+}
 
 // TestKVQuantPathMatchesFloat: attention over a cache that decodes its
 // blocks into scratch (as an int8 cache does) gives bit-identical logits to
 // one that hands out its own rows, when the rows are the same, over a
 // prefill crossing block boundaries and decode steps: float32 rows, and f16
-// rows read by the f16 kernels against the same rows widened.
+// and int8 rows read in place against the same rows decoded.
 func TestKVQuantPathMatchesFloat(t *testing.T) {
 	for _, rel := range []string{"course/student.pt", "stories260K/stories260K.gguf", "course/tiny.pt", "course/tiny-classic.pt",
 		"course/tiny-gqa.pt", "course/tiny-mla.pt", "course/tiny-window.pt", "course/tiny-moe.pt"} {
-		for _, f := range []kvcache.Format{kvcache.F32, kvcache.F16} {
+		for _, f := range []kvcache.Format{kvcache.F32, kvcache.F16, kvcache.Int8} {
 			t.Run(f.String()+"/"+filepath.Base(rel), func(t *testing.T) { testKVPathMatchesFloat(t, rel, f) })
 		}
 	}

@@ -45,11 +45,23 @@ type KV interface {
 	Keys(l, i, j int, scratch []float32) ([]float32, int)
 	// Values: see Keys (values, [n·BlockSize][VDim]).
 	Values(l, i, j int, scratch []float32) ([]float32, int)
-	// KeysF16 is Keys for a cache that stores keys as IEEE halves (f16,
-	// llama.cpp's default KV type): its own rows, never decoded, which
-	// attention reads with the f16 kernels; nil when keys are stored
-	// otherwise. It must not allocate.
-	KeysF16(l, i, j int) ([]uint16, int)
-	// ValuesF16: see KeysF16.
-	ValuesF16(l, i, j int) ([]uint16, int)
+	// KeysStored is layer l's key rows of the longest run of blocks
+	// i..i+n-1 (n >= 1, i+n <= j) that lie next to each other in storage,
+	// as stored, when the cache keeps keys in a form attention reads in
+	// place (f16 halves; int8 codes with a scale per position and head),
+	// and n; a zero StoredRows otherwise (read them through Keys). It must
+	// not allocate.
+	KeysStored(l, i, j int) (StoredRows, int)
+	// ValuesStored: see KeysStored.
+	ValuesStored(l, i, j int) (StoredRows, int)
+}
+
+// StoredRows is a run of cached rows in a form attention reads in place,
+// without decoding it into float32 first: F16, IEEE halves ([rows][dim]);
+// or I8, int8 codes ([rows][dim]) with Scales, a float32 per row and head
+// ([rows][Heads]; a value is float32(code)·scale).
+type StoredRows struct {
+	F16    []uint16
+	I8     []int8
+	Scales []float32
 }

@@ -158,3 +158,84 @@ func checkRows(fn string, sc, sstride, x, kv, kvstride int, offs []int32, n int)
 	}
 	return d
 }
+
+// AttnScoresRowsI8 is AttnScoresRowsF16 over the rows of an int8 cache:
+// key codes k, head h's at k[t*kstride+kvh[h]*d:] (kvh[h]: its KV head), a
+// scale per position and KV head at scales[t*hkv+kvh[h]]. Each value is
+// decoded as ScaleI8 decodes it, in registers, so each score has the bits
+// AttnScores gives on the decoded rows.
+func AttnScoresRowsI8(scores []float32, sstride int, q []float32, k []int8, kstride int, scales []float32, hkv int, kvh []int32, n int, scale float32) {
+	d := checkRowsI8("AttnScoresRowsI8", len(scores), sstride, len(q), len(k), kstride, len(scales), hkv, kvh, n)
+	if useAsm && d%8 == 0 && d > 0 && n > 0 {
+		attnRowsScoresI8Asm(scores, q, k, scales, kvh, d, n, sstride, kstride, hkv, scale)
+		return
+	}
+	for h, g := range kvh {
+		for t := range n {
+			row := k[t*kstride+int(g)*d:][:d]
+			scores[h*sstride+t] = dotScaledI8Go(q[h*d:(h+1)*d], row, scales[t*hkv+int(g)]) * scale
+		}
+	}
+}
+
+// AttnMixRowsI8 is AttnMixRowsF16 over the value rows of an int8 cache
+// (codes and scales as in AttnScoresRowsI8). Each element has the bits
+// AttnMixAdd gives on the decoded rows.
+func AttnMixRowsI8(out, w []float32, wstride int, v []int8, vstride int, scales []float32, hkv int, kvh []int32, n int) {
+	d := checkRowsI8("AttnMixRowsI8", len(w), wstride, len(out), len(v), vstride, len(scales), hkv, kvh, n)
+	if useAsm && d%8 == 0 && d > 0 && n > 0 {
+		attnRowsMixI8Asm(out, w, v, scales, kvh, d, n, wstride, vstride, hkv)
+		return
+	}
+	for h, g := range kvh {
+		o := out[h*d : (h+1)*d]
+		for t := range n {
+			a, s, row := w[h*wstride+t], scales[t*hkv+int(g)], v[t*vstride+int(g)*d:][:d]
+			for j, c := range row {
+				o[j] += a * (float32(c) * s)
+			}
+		}
+	}
+}
+
+// dotScaledI8Go is dotGo(a, b) with b the codes decoded (float32(code)·s), in
+// dotGo's order.
+func dotScaledI8Go(a []float32, b []int8, s float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		b0, b1, b2, b3 := float32(b[i])*s, float32(b[i+1])*s, float32(b[i+2])*s, float32(b[i+3])*s
+		s0 += a[i] * b0
+		s1 += a[i+1] * b1
+		s2 += a[i+2] * b2
+		s3 += a[i+3] * b3
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * (float32(b[i]) * s)
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// checkRowsI8 is checkRows for an int8 row kernel: kv holds n rows of
+// codes, kvstride apart, head h's d codes at kvh[h]·d, and sc a scale per
+// row and KV head (hkv of them a row).
+func checkRowsI8(fn string, sc, sstride, x, kv, kvstride, scales, hkv int, kvh []int32, n int) int {
+	h := len(kvh)
+	if h == 0 || x%h != 0 {
+		panic("kernels: " + fn + ": the heads do not divide the query or output")
+	}
+	d := x / h
+	if n <= 0 {
+		return d
+	}
+	for _, g := range kvh {
+		if g < 0 || int(g) >= hkv {
+			panic("kernels: " + fn + ": a KV head out of range")
+		}
+	}
+	if sstride < n || sc < (h-1)*sstride+n || kvstride < hkv*d || kv < (n-1)*kvstride+hkv*d || scales < n*hkv {
+		panic("kernels: " + fn + ": slices too short for n rows")
+	}
+	return d
+}

@@ -48,3 +48,20 @@ func attnRowsScoresF16Asm(scores, q []float32, k []uint16, koff []int32, d, n, s
 func attnRowsMixF16Asm(out, w []float32, v []uint16, voff []int32, d, n, wstride, vstride int) {
 	attnRowsMixF16AVX2(unsafe.SliceData(out), unsafe.SliceData(w), unsafe.SliceData(v), unsafe.SliceData(voff), len(voff), d, n, 4*wstride, vstride)
 }
+
+//go:noescape
+func attnRowsScoresI8AVX2(scores, q *float32, k *int8, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)
+
+//go:noescape
+func attnRowsMixI8AVX2(out, w *float32, v *int8, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)
+
+// The int8 row kernels (attnrowsi8_amd64.s) take the score and weight
+// strides in bytes, row strides in bytes (= elements).
+
+func attnRowsScoresI8Asm(scores, q []float32, k []int8, scales []float32, kvh []int32, d, n, sstride, kstride, hkv int, scale float32) {
+	attnRowsScoresI8AVX2(unsafe.SliceData(scores), unsafe.SliceData(q), unsafe.SliceData(k), unsafe.SliceData(scales), unsafe.SliceData(kvh), len(kvh), d, n, 4*sstride, kstride, hkv, scale)
+}
+
+func attnRowsMixI8Asm(out, w []float32, v []int8, scales []float32, kvh []int32, d, n, wstride, vstride, hkv int) {
+	attnRowsMixI8AVX2(unsafe.SliceData(out), unsafe.SliceData(w), unsafe.SliceData(v), unsafe.SliceData(scales), unsafe.SliceData(kvh), len(kvh), d, n, 4*wstride, vstride, hkv)
+}

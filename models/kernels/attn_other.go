@@ -21,3 +21,11 @@ func attnRowsScoresF16Asm(scores, q []float32, k []uint16, koff []int32, d, n, s
 func attnRowsMixF16Asm(out, w []float32, v []uint16, voff []int32, d, n, wstride, vstride int) {
 	panic("kernels: no asm")
 }
+
+func attnRowsScoresI8Asm(scores, q []float32, k []int8, scales []float32, kvh []int32, d, n, sstride, kstride, hkv int, scale float32) {
+	panic("kernels: no asm")
+}
+
+func attnRowsMixI8Asm(out, w []float32, v []int8, scales []float32, kvh []int32, d, n, wstride, vstride, hkv int) {
+	panic("kernels: no asm")
+}

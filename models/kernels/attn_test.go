@@ -229,7 +229,8 @@ func TestAttnRows(t *testing.T) {
 // BenchmarkAttnColdKV: one decode query's attention (12 heads of 64 over
 // 193 cached rows: the scores, then the mix) with keys and values not in
 // cache, as in a batch step, where every sequence's rows come from memory:
-// a head at a time over float32 and f16 rows, and the f16 row kernels.
+// a head at a time over float32 and f16 rows, and the f16 and int8 row
+// kernels.
 // ns/row is per cached position (its key and value rows); each name starts
 // with the kernel set it ran (the attention kernels are AVX2 at most).
 func BenchmarkAttnColdKV(b *testing.B) {
@@ -248,12 +249,21 @@ func BenchmarkAttnColdKV(b *testing.B) {
 	for i := range offs {
 		offs[i] = int32(i * d)
 	}
-	for _, name := range []string{"f32/heads", "f16/heads", "f16/rows"} {
+	i8 := unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(buf))), len(buf))
+	scales := make([]float32, 2*rows*heads) // in cache: 18 KB a sequence
+	kvh := make([]int32, heads)
+	for i := range kvh {
+		kvh[i] = int32(i)
+	}
+	for _, name := range []string{"f32/heads", "f16/heads", "f16/rows", "int8/rows"} {
 		b.Run(set+"/"+name, func(b *testing.B) {
 			per, n := 2*rows*dim, 0 // a sequence's keys then values, in elements
 			total := len(f32) / per
-			if name != "f32/heads" {
+			switch name {
+			case "f16/heads", "f16/rows":
 				total = len(f16) / per
+			case "int8/rows":
+				total = len(i8) / per
 			}
 			for b.Loop() {
 				at := (n % total) * per // each pass on rows it has not read lately
@@ -273,12 +283,76 @@ func BenchmarkAttnColdKV(b *testing.B) {
 					for h := range heads {
 						AttnMixAddF16(out[h*d:(h+1)*d], sc[h*rows:], f16[at+rows*dim+h*d:], dim, rows)
 					}
-				default:
+				case "f16/rows":
 					AttnScoresRowsF16(sc, rows, q, f16[at:], dim, offs, rows, 1)
 					AttnMixRowsF16(out, sc, rows, f16[at+rows*dim:], dim, offs, rows)
+				default:
+					AttnScoresRowsI8(sc, rows, q, i8[at:], dim, scales, heads, kvh, rows, 1)
+					AttnMixRowsI8(out, sc, rows, i8[at+rows*dim:], dim, scales[rows*heads:], heads, kvh, rows)
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*rows), "ns/row")
+		})
+	}
+}
+
+// TestAttnRowsI8: on every kernel set, the int8 row kernels give each
+// score and output element the bits of the head-at-a-time float32 kernels
+// on the rows decoded by ScaleI8 (a scale per row and KV head), for the
+// head counts and widths of TestAttnRows.
+func TestAttnRowsI8(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, l := range impls() {
+		withImpl(l, func() {
+			for _, hc := range [][2]int{{1, 1}, {2, 2}, {3, 3}, {4, 2}, {12, 12}, {8, 2}, {6, 3}, {16, 4}} {
+				h, kvh := hc[0], hc[1]
+				for _, d := range []int{5, 8, 16, 24, 64, 72, 128} {
+					for _, n := range []int{1, 2, 3, 7, 16, 33} {
+						stride := kvh*d + rng.IntN(2)*8
+						sstride := n + rng.IntN(3)
+						heads := make([]int32, h)
+						for i := range heads {
+							heads[i] = int32(i / (h / kvh))
+						}
+						q, w := randVec(rng, h*d), randVec(rng, (h-1)*sstride+n)
+						k := make([]int8, (n-1)*stride+kvh*d)
+						for i := range k {
+							k[i] = int8(rng.IntN(256) - 128)
+						}
+						sc := make([]float32, n*kvh)
+						for i := range sc {
+							sc[i] = rng.Float32() * 0.05
+						}
+						dec := make([]float32, len(k)) // the rows as DequantizeRows writes them
+						for t := range n {
+							for g := range kvh {
+								ScaleI8(dec[t*stride+g*d:t*stride+(g+1)*d], k[t*stride+g*d:t*stride+(g+1)*d], sc[t*kvh+g])
+							}
+						}
+						got, want := make([]float32, len(w)), make([]float32, len(w))
+						o1 := randVec(rng, h*d)
+						o2 := slices.Clone(o1)
+						AttnScoresRowsI8(got, sstride, q, k, stride, sc, kvh, heads, n, 0.3)
+						AttnMixRowsI8(o1, w, sstride, k, stride, sc, kvh, heads, n)
+						for i, g := range heads {
+							AttnScores(want[i*sstride:], q[i*d:(i+1)*d], dec[int(g)*d:], stride, n, 0.3)
+							AttnMixAdd(o2[i*d:(i+1)*d], w[i*sstride:], dec[int(g)*d:], stride, n)
+						}
+						for i := range h {
+							for j := range n {
+								if a, b := got[i*sstride+j], want[i*sstride+j]; math.Float32bits(a) != math.Float32bits(b) {
+									t.Fatalf("%s scores h=%d/%d d=%d n=%d head %d row %d: %v vs %v", implName(l), h, kvh, d, n, i, j, a, b)
+								}
+							}
+						}
+						for i := range o1 {
+							if math.Float32bits(o1[i]) != math.Float32bits(o2[i]) {
+								t.Fatalf("%s mix h=%d/%d d=%d n=%d elem %d: %v vs %v", implName(l), h, kvh, d, n, i, o1[i], o2[i])
+							}
+						}
+					}
+				}
+			}
 		})
 	}
 }

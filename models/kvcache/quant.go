@@ -5,6 +5,7 @@ import (
 	"math"
 	"unsafe"
 
+	"chat/models"
 	"chat/models/hugepage"
 	"chat/models/kernels"
 	"chat/models/quant"
@@ -287,30 +288,35 @@ func (s *Seq) Values(l, i, j int, scratch []float32) ([]float32, int) {
 	return scratch[:p.bs*p.lay.VDim], 1
 }
 
-// KeysF16 is layer l's key rows of the longest run of blocks i..i+n-1 (n
-// >= 1, i+n <= j) adjacent in the pool, as the halves an F16 part stores,
-// [n·BlockSize][KDim], and n; nil when keys are stored otherwise. Attention
-// reads them as they are (kernels.AttnScoresRowsF16). It allocates nothing.
-func (s *Seq) KeysF16(l, i, j int) ([]uint16, int) {
-	if s.p.lay.K != F16 {
-		return nil, 0
-	}
-	return s.halfRows(s.p.kq[l], i, j, s.p.lay.KDim)
+// KeysStored is layer l's key rows of the longest run of blocks i..i+n-1
+// (n >= 1, i+n <= j) adjacent in the pool, as an F16 or Int8 part stores
+// them, and n (models.KV says how attention reads them); a zero
+// StoredRows when keys are stored otherwise. It allocates nothing.
+func (s *Seq) KeysStored(l, i, j int) (models.StoredRows, int) {
+	p := s.p
+	return s.stored(p.lay.K, p.kq, p.ks, l, i, j, p.lay.KDim)
 }
 
-// ValuesF16: see KeysF16.
-func (s *Seq) ValuesF16(l, i, j int) ([]uint16, int) {
-	if s.p.lay.V != F16 {
-		return nil, 0
-	}
-	return s.halfRows(s.p.vq[l], i, j, s.p.lay.VDim)
+// ValuesStored: see KeysStored.
+func (s *Seq) ValuesStored(l, i, j int) (models.StoredRows, int) {
+	p := s.p
+	return s.stored(p.lay.V, p.vq, p.vs, l, i, j, p.lay.VDim)
 }
 
-func (s *Seq) halfRows(q []byte, i, j, dim int) ([]uint16, int) {
+func (s *Seq) stored(f Format, q [][]byte, sc [][]float32, l, i, j, dim int) (models.StoredRows, int) {
+	if f != F16 && f != Int8 {
+		return models.StoredRows{}, 0
+	}
+	p, h := s.p, s.p.lay.heads()
 	n := s.run(i, j)
-	w := 2 * s.p.bs * dim
 	b := int(s.table[i])
-	return halves(q[b*w : (b+n)*w]), n
+	w := p.bs * f.codeBytes(dim, h)
+	codes := q[l][b*w : (b+n)*w]
+	if f == F16 {
+		return models.StoredRows{F16: halves(codes)}, n
+	}
+	m := p.bs * f.scales(dim, h)
+	return models.StoredRows{I8: unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(codes))), len(codes)), Scales: sc[l][b*m : (b+n)*m]}, n
 }
 
 // run is how many blocks from the i-th of the table (before the j-th) have

@@ -4,6 +4,7 @@ import (
 	"math"
 	"sync"
 
+	"chat/models"
 	"chat/models/kernels"
 )
 
@@ -74,6 +75,7 @@ type attnScratch struct {
 	scores     []float32 // attention scores [Heads][positions]
 	kb, vb     []float32 // a dequantised key and value block
 	koff, voff []int32   // where each query head's key and value lie in a row
+	kvh        []int32   // each query head's KV head
 }
 
 var attnScratches = sync.Pool{New: func() any { return new(attnScratch) }}
@@ -94,11 +96,11 @@ const attnGroup = 16
 
 // attendGroup is the attention of query rows i..j-1, consecutive positions
 // of one sequence, each over positions lo..pos it may see. The cache is
-// read a run of blocks at a time (models.KV.Keys, or KeysF16 for an f16
-// cache, whose rows are read as stored): every query and head scores a
-// run's keys while they are in cache, then every query and head mixes its
-// values. Each query's kernel calls, and so its bits, are those it gets
-// alone.
+// read a run of blocks at a time (models.KV.Keys; KeysStored for the f16
+// and int8 caches, whose rows are read as stored): every query and head
+// scores a run's keys while they are in cache, then every query and head
+// mixes its values. Each query's kernel calls, and so its bits, are those
+// it gets alone.
 func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attention) {
 	kv := p.KV[p.Seq[i]]
 	bs := kv.BlockSize()
@@ -124,19 +126,22 @@ func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attenti
 		sc.kb, sc.vb = make([]float32, bs*kw), make([]float32, bs*vw)
 	}
 	if len(sc.koff) != a.Heads {
-		sc.koff, sc.voff = make([]int32, a.Heads), make([]int32, a.Heads)
+		sc.koff, sc.voff, sc.kvh = make([]int32, a.Heads), make([]int32, a.Heads), make([]int32, a.Heads)
 	}
 	for h := range a.Heads {
-		sc.koff[h], sc.voff[h] = int32(a.KVHead(h)*a.DK), int32(a.KVHead(h)*a.DV)
+		sc.kvh[h] = int32(a.KVHead(h))
+		sc.koff[h], sc.voff[h] = sc.kvh[h]*int32(a.DK), sc.kvh[h]*int32(a.DV)
 	}
 	end := g[len(g)-1].pos/bs + 1 // blocks to read: g[0].lo/bs .. end-1
 	for b := g[0].lo / bs; b < end; {
-		// f16 rows are read as they lie, every head a row at a time (a
-		// head at a time strides through memory, which costs f16 rows
-		// twice what it costs float32 ones); other rows a head at a time.
-		kh, nb := kv.KeysF16(l, b, end)
+		// f16 and int8 rows are read as they lie, every head a row at a
+		// time (a head at a time strides through memory, which costs them
+		// twice what it costs float32 rows); the others are decoded into
+		// float32 (or are float32) and read a head at a time.
+		ks, nb := kv.KeysStored(l, b, end)
 		var kb []float32
-		if kh == nil {
+		if !inPlace(ks, nb*bs, a.KVHeads) {
+			ks = models.StoredRows{}
 			kb, nb = kv.Keys(l, b, end, sc.kb)
 		}
 		base := b * bs
@@ -146,12 +151,15 @@ func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attenti
 				continue
 			}
 			qr, scores, at := q.Row(i + r)[:a.Heads*a.DK], sc.scores[s.off+t0-s.lo:], (t0-base)*kw
-			if kh != nil {
-				kernels.AttnScoresRowsF16(scores, s.n, qr, kh[at:], kw, sc.koff, t1-t0, a.Scale)
-				continue
-			}
-			for h := range a.Heads {
-				kernels.AttnScores(scores[h*s.n:], qr[h*a.DK:(h+1)*a.DK], kb[at+int(sc.koff[h]):], kw, t1-t0, a.Scale)
+			switch {
+			case ks.F16 != nil:
+				kernels.AttnScoresRowsF16(scores, s.n, qr, ks.F16[at:], kw, sc.koff, t1-t0, a.Scale)
+			case ks.I8 != nil:
+				kernels.AttnScoresRowsI8(scores, s.n, qr, ks.I8[at:], kw, ks.Scales[(t0-base)*a.KVHeads:], a.KVHeads, sc.kvh, t1-t0, a.Scale)
+			default:
+				for h := range a.Heads {
+					kernels.AttnScores(scores[h*s.n:], qr[h*a.DK:(h+1)*a.DK], kb[at+int(sc.koff[h]):], kw, t1-t0, a.Scale)
+				}
 			}
 		}
 		b += nb
@@ -168,9 +176,10 @@ func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attenti
 		}
 	}
 	for b := g[0].lo / bs; b < end; {
-		vh, nb := kv.ValuesF16(l, b, end)
+		vs, nb := kv.ValuesStored(l, b, end)
 		var vb []float32
-		if vh == nil {
+		if !inPlace(vs, nb*bs, a.KVHeads) {
+			vs = models.StoredRows{}
 			vb, nb = kv.Values(l, b, end, sc.vb)
 		}
 		base := b * bs
@@ -180,16 +189,26 @@ func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attenti
 				continue
 			}
 			o, w, at := out.Row(i + r)[:a.Heads*a.DV], sc.scores[s.off+t0-s.lo:], (t0-base)*vw
-			if vh != nil {
-				kernels.AttnMixRowsF16(o, w, s.n, vh[at:], vw, sc.voff, t1-t0)
-				continue
-			}
-			for h := range a.Heads {
-				kernels.AttnMixAdd(o[h*a.DV:(h+1)*a.DV], w[h*s.n:], vb[at+int(sc.voff[h]):], vw, t1-t0)
+			switch {
+			case vs.F16 != nil:
+				kernels.AttnMixRowsF16(o, w, s.n, vs.F16[at:], vw, sc.voff, t1-t0)
+			case vs.I8 != nil:
+				kernels.AttnMixRowsI8(o, w, s.n, vs.I8[at:], vw, vs.Scales[(t0-base)*a.KVHeads:], a.KVHeads, sc.kvh, t1-t0)
+			default:
+				for h := range a.Heads {
+					kernels.AttnMixAdd(o[h*a.DV:(h+1)*a.DV], w[h*s.n:], vb[at+int(sc.voff[h]):], vw, t1-t0)
+				}
 			}
 		}
 		b += nb
 	}
+}
+
+// inPlace reports whether attention reads stored rows as they are: f16
+// rows, or int8 rows with a scale per position and KV head (a cache whose
+// rows hold another number of scale groups is decoded instead).
+func inPlace(st models.StoredRows, rows, kvHeads int) bool {
+	return st.F16 != nil || st.I8 != nil && len(st.Scales) == rows*kvHeads
 }
 
 // softcap is Gemma 2's cap·tanh(x/cap), as three ggml ops: scale by 1/cap,

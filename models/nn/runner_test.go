@@ -57,12 +57,12 @@ func (k *kv) Append(n int) error {
 	k.n += n
 	return nil
 }
-func (k *kv) Truncate(n int)                                   { k.n = min(k.n, n) }
-func (k *kv) WriteRow(l, pos int, a, b []float32)              {}
-func (k *kv) Keys(l, i, j int, s []float32) ([]float32, int)   { return nil, 1 }
-func (k *kv) Values(l, i, j int, s []float32) ([]float32, int) { return nil, 1 }
-func (k *kv) KeysF16(l, i, j int) ([]uint16, int)              { return nil, 0 }
-func (k *kv) ValuesF16(l, i, j int) ([]uint16, int)            { return nil, 0 }
+func (k *kv) Truncate(n int)                                    { k.n = min(k.n, n) }
+func (k *kv) WriteRow(l, pos int, a, b []float32)               {}
+func (k *kv) Keys(l, i, j int, s []float32) ([]float32, int)    { return nil, 1 }
+func (k *kv) Values(l, i, j int, s []float32) ([]float32, int)  { return nil, 1 }
+func (k *kv) KeysStored(l, i, j int) (models.StoredRows, int)   { return models.StoredRows{}, 0 }
+func (k *kv) ValuesStored(l, i, j int) (models.StoredRows, int) { return models.StoredRows{}, 0 }
 
 // TestRunnerBatches: a batch longer than MaxChunk runs in chunks and
 // returns the wanted rows in batch order; bad batches are refused without
