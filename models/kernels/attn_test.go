@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -207,18 +208,7 @@ func TestAttnRows(t *testing.T) {
 							AttnScoresF16(want[i*sstride:], q[i*d:(i+1)*d], k[o:], stride, n, 0.3)
 							AttnMixAddF16(o2[i*d:(i+1)*d], w[i*sstride:], k[o:], stride, n)
 						}
-						for i := range h {
-							for j := range n {
-								if a, b := got[i*sstride+j], want[i*sstride+j]; math.Float32bits(a) != math.Float32bits(b) {
-									t.Fatalf("%s scores h=%d/%d d=%d n=%d head %d row %d: %v vs %v", implName(l), h, kvh, d, n, i, j, a, b)
-								}
-							}
-						}
-						for i := range o1 {
-							if math.Float32bits(o1[i]) != math.Float32bits(o2[i]) {
-								t.Fatalf("%s mix h=%d/%d d=%d n=%d elem %d: %v vs %v", implName(l), h, kvh, d, n, i, o1[i], o2[i])
-							}
-						}
+						sameRows(t, fmt.Sprintf("%s h=%d/%d d=%d n=%d", implName(l), h, kvh, d, n), got, want, o1, o2, h, sstride, n)
 					}
 				}
 			}
@@ -338,21 +328,28 @@ func TestAttnRowsI8(t *testing.T) {
 							AttnScores(want[i*sstride:], q[i*d:(i+1)*d], dec[int(g)*d:], stride, n, 0.3)
 							AttnMixAdd(o2[i*d:(i+1)*d], w[i*sstride:], dec[int(g)*d:], stride, n)
 						}
-						for i := range h {
-							for j := range n {
-								if a, b := got[i*sstride+j], want[i*sstride+j]; math.Float32bits(a) != math.Float32bits(b) {
-									t.Fatalf("%s scores h=%d/%d d=%d n=%d head %d row %d: %v vs %v", implName(l), h, kvh, d, n, i, j, a, b)
-								}
-							}
-						}
-						for i := range o1 {
-							if math.Float32bits(o1[i]) != math.Float32bits(o2[i]) {
-								t.Fatalf("%s mix h=%d/%d d=%d n=%d elem %d: %v vs %v", implName(l), h, kvh, d, n, i, o1[i], o2[i])
-							}
-						}
+						sameRows(t, fmt.Sprintf("%s h=%d/%d d=%d n=%d", implName(l), h, kvh, d, n), got, want, o1, o2, h, sstride, n)
 					}
 				}
 			}
 		})
+	}
+}
+
+// sameRows fails t unless the row kernels' scores (n of each of h heads,
+// sstride apart) and mixed outputs have the head kernels' bits.
+func sameRows(t *testing.T, what string, got, want, o1, o2 []float32, h, sstride, n int) {
+	t.Helper()
+	for i := range h {
+		for j := range n {
+			if a, b := got[i*sstride+j], want[i*sstride+j]; math.Float32bits(a) != math.Float32bits(b) {
+				t.Fatalf("%s: scores head %d row %d: %v vs %v", what, i, j, a, b)
+			}
+		}
+	}
+	for i := range o1 {
+		if math.Float32bits(o1[i]) != math.Float32bits(o2[i]) {
+			t.Fatalf("%s: mix elem %d: %v vs %v", what, i, o1[i], o2[i])
+		}
 	}
 }
