@@ -21,7 +21,7 @@ import (
 //
 // CHAT_PROF_MODEL names the model (default: the shared stories260K);
 // CHAT_PROF_THREADS the compute threads (default 1); CHAT_PROF_KV the KV
-// format of the batch benchmarks (default f32).
+// format of the prefill and batch benchmarks (default f32).
 func profModel(b *testing.B) models.Model {
 	kernels.SetThreads(envInt("CHAT_PROF_THREADS", 1))
 	path := os.Getenv("CHAT_PROF_MODEL")
@@ -50,7 +50,14 @@ func BenchmarkProfDecode(b *testing.B) {
 
 // BenchmarkProfPrefill: a 128-token prompt.
 func BenchmarkProfPrefill(b *testing.B) {
-	s := kvcache.NewState(profModel(b))
+	kv, err := kvcache.ParseFormat(os.Getenv("CHAT_PROF_KV"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := kvcache.NewStateAs(profModel(b), kv)
+	if err != nil {
+		b.Fatal(err)
+	}
 	ids := make([]int, 128)
 	for i := range ids {
 		ids[i] = i % 500

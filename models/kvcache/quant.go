@@ -163,6 +163,9 @@ func (p *Pool) qrows(f Format, q []byte, sc []float32, b int32, dim int) ([]byte
 	return q[int(b)*n : (int(b)+1)*n : (int(b)+1)*n], sc[int(b)*m : (int(b)+1)*m : (int(b)+1)*m]
 }
 
+// roundMagic is 1.5·2^23: float32 sums with it have no fraction bits.
+const roundMagic float32 = 12582912
+
 // QuantizeRow stores x (dim floats, h equal head slices) in format f (not
 // F32) as one row's codes q and scales sc. It allocates nothing.
 func QuantizeRow(f Format, q []byte, sc []float32, x []float32, dim, h int) {
@@ -174,7 +177,7 @@ func QuantizeRow(f Format, q []byte, sc []float32, x []float32, dim, h int) {
 			xs, qs := x[i*d:(i+1)*d], q[i*d:(i+1)*d]
 			var amax float32
 			for _, v := range xs {
-				amax = max(amax, float32(math.Abs(float64(v))))
+				amax = max(amax, math.Float32frombits(math.Float32bits(v)&^(1<<31))) // |v|; a NaN stays one
 			}
 			if amax == 0 || amax != amax || math.IsInf(float64(amax), 0) {
 				clear(qs)
@@ -192,7 +195,12 @@ func QuantizeRow(f Format, q []byte, sc []float32, x []float32, dim, h int) {
 			s := amax / 127
 			sc[i] = s
 			for j, v := range xs {
-				r := math.RoundToEven(float64(v / s))
+				// v/s lies within ±127 (give or take a rounding), where adding
+				// and taking away 1.5·2^23 rounds a float32 to an integer,
+				// ties to even: math.RoundToEven's result, without its call
+				// and the float64 round trip (int8 KV prefill spent 14 % of
+				// its time here).
+				r := (v/s + roundMagic) - roundMagic
 				qs[j] = byte(int8(min(max(r, -127), 127)))
 			}
 		}

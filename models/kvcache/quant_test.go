@@ -352,3 +352,59 @@ func TestPoolLargerThanMemory(t *testing.T) {
 		t.Fatalf("a pool of twice the memory: %v", err)
 	}
 }
+
+// TestQuantizeRowInt8Rounding: int8 codes are round-half-even of x/scale
+// (math.RoundToEven, the rule the format states) on random heads, exact
+// ties of every sign and size, and heads holding a NaN, an infinity or only
+// zeros (codes 0, scale 0).
+func TestQuantizeRowInt8Rounding(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	const d, h = 16, 4
+	for iter := range 2000 {
+		x := make([]float32, d*h)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64() * math.Pow(10, float64(rng.IntN(12)-6)))
+		}
+		switch iter % 5 {
+		case 1: // ties: with amax 127 the scale is 1, so k+0.5 sits between two codes
+			x[0] = 127
+			for i := 1; i < d; i++ {
+				x[i] = float32(rng.IntN(254)-127) + 0.5
+			}
+		case 2:
+			x[3] = float32(math.NaN())
+		case 3:
+			x[d+5] = float32(math.Inf(-1))
+		case 4:
+			clear(x[2*d : 3*d])
+		}
+		q, sc := make([]byte, d*h), make([]float32, h)
+		QuantizeRow(Int8, q, sc, x, d*h, h)
+		for i := range h {
+			xs := x[i*d : (i+1)*d]
+			var amax float64
+			bad := false
+			for _, v := range xs {
+				a := math.Abs(float64(v))
+				bad = bad || a != a || math.IsInf(a, 0)
+				amax = max(amax, a)
+			}
+			if bad || amax == 0 {
+				if sc[i] != 0 || slices.ContainsFunc(q[i*d:(i+1)*d], func(c byte) bool { return c != 0 }) {
+					t.Fatalf("iter %d head %d: scale %v codes %v for a head with NaN, Inf or only zeros", iter, i, sc[i], q[i*d:(i+1)*d])
+				}
+				continue
+			}
+			s := float32(amax) / 127
+			if sc[i] != s {
+				t.Fatalf("iter %d head %d: scale %v, want %v", iter, i, sc[i], s)
+			}
+			for j, v := range xs {
+				want := int8(min(max(math.RoundToEven(float64(v/s)), -127), 127))
+				if got := int8(q[i*d+j]); got != want {
+					t.Fatalf("iter %d head %d: %v/%v codes to %d, want %d", iter, i, v, s, got, want)
+				}
+			}
+		}
+	}
+}
