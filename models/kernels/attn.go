@@ -56,116 +56,57 @@ func attnMixGo(out, w, v []float32, stride, n int) {
 	}
 }
 
-// AttnScoresF16 is AttnScores over key rows stored as IEEE halves (an f16
-// KV cache): the bits AttnScores gives on the widened rows, without
-// widening them into memory first.
-func AttnScoresF16(scores, q []float32, k []uint16, stride, n int, scale float32) {
-	d := len(q)
-	if n <= 0 {
-		return
-	}
-	if len(scores) < n || stride < d || len(k) < (n-1)*stride+d {
-		panic("kernels: AttnScoresF16: slices too short for n rows")
-	}
-	if useAsm && d%8 == 0 && d > 0 {
-		attnScoresF16Asm(scores, q, k, stride, n, scale)
-		return
-	}
-	tab := f16Table()
-	for t := 0; t < n; t++ {
-		scores[t] = dotF16Go(tab, k[t*stride:t*stride+d], q) * scale
-	}
-}
+// Attention over an f16 or int8 KV cache reads the stored rows as they are,
+// every head of a row at a time (attnrows_gen.py says why), decoding each
+// value as the cache decodes it into float32 (f16: exactly; int8:
+// float32(code)·scale, as ScaleI8). Each score and output element has the
+// bits AttnScores and AttnMixAdd give on the decoded rows. Query head h
+// reads KV head kvh[h]: its values in row t start at element
+// t*stride+kvh[h]*d, d = the head width.
 
-// AttnMixAddF16 is AttnMixAdd over value rows stored as IEEE halves.
-func AttnMixAddF16(out, w []float32, v []uint16, stride, n int) {
-	d := len(out)
-	if n <= 0 {
-		return
-	}
-	if len(w) < n || stride < d || len(v) < (n-1)*stride+d {
-		panic("kernels: AttnMixAddF16: slices too short for n rows")
-	}
-	if useAsm && d%8 == 0 && d > 0 {
-		attnMixF16Asm(out, w, v, stride, n)
-		return
-	}
-	tab := f16Table()
-	for t := 0; t < n; t++ {
-		a, row := w[t], v[t*stride:t*stride+d]
-		for j, h := range row {
-			out[j] += a * tab[h]
-		}
-	}
-}
-
-// AttnScoresRowsF16 is AttnScoresF16 for every head at once: for h <
-// len(koff) and t < n, scores[h*sstride+t] = dot(q[h*d:(h+1)*d],
-// widen(k[t*kstride+koff[h]:][:d]))·scale, d = len(q)/len(koff) (koff[h]:
-// where head h's key lies in a row, which is how grouped-query heads share
-// one). It reads the rows in the order they lie in memory, where a head at
-// a time strides through them (attnrows_amd64.s says why that matters for
-// halves). Each score has AttnScoresF16's bits.
-func AttnScoresRowsF16(scores []float32, sstride int, q []float32, k []uint16, kstride int, koff []int32, n int, scale float32) {
-	d := checkRows("AttnScoresRowsF16", len(scores), sstride, len(q), len(k), kstride, koff, n)
-	h := len(koff)
-	if useAsm && d%8 == 0 && d > 0 && h%4 == 0 && n > 0 {
-		attnRowsScoresF16Asm(scores, q, k, koff, d, n, sstride, kstride, scale)
-		return
-	}
-	for i, o := range koff {
-		AttnScoresF16(scores[i*sstride:], q[i*d:(i+1)*d], k[int(o):], kstride, n, scale)
-	}
-}
-
-// AttnMixRowsF16 is AttnMixAddF16 for every head at once: for h <
-// len(voff), out[h*d+j] += Σ_{t<n} w[h*wstride+t]·widen(v[t*vstride+voff[h]+j]),
-// d = len(out)/len(voff), the rows read in memory order. Each element has
-// AttnMixAddF16's bits.
-func AttnMixRowsF16(out, w []float32, wstride int, v []uint16, vstride int, voff []int32, n int) {
-	d := checkRows("AttnMixRowsF16", len(w), wstride, len(out), len(v), vstride, voff, n)
+// AttnScoresRowsF16 sets scores[h*sstride+t] = dot(q[h*d:(h+1)*d], key of
+// head h in row t)·scale for h < len(kvh), t < n, d = len(q)/len(kvh), over
+// n key rows of halves kstride elements apart.
+func AttnScoresRowsF16(scores []float32, sstride int, q []float32, k []uint16, kstride int, kvh []int32, n int, scale float32) {
+	d, _ := checkRows("AttnScoresRowsF16", len(scores), sstride, len(q), len(k), kstride, kvh, n)
 	if useAsm && d%8 == 0 && d > 0 && n > 0 {
-		attnRowsMixF16Asm(out, w, v, voff, d, n, wstride, vstride)
+		attnRowsScoresF16Asm(scores, q, k, nil, kvh, d, n, sstride, kstride, 0, scale)
 		return
 	}
-	for i, o := range voff {
-		AttnMixAddF16(out[i*d:(i+1)*d], w[i*wstride:], v[int(o):], vstride, n)
-	}
-}
-
-// checkRows checks the slices of a row kernel, panicking as the kernels'
-// other checks do, and returns the head width d = x/len(offs): sc holds
-// a row of n values for each head, sstride apart; the heads of x are d
-// wide; kv holds n rows, kvstride apart, each head's d values at offs[h].
-func checkRows(fn string, sc, sstride, x, kv, kvstride int, offs []int32, n int) int {
-	h := len(offs)
-	if h == 0 || x%h != 0 {
-		panic("kernels: " + fn + ": the heads do not divide the query or output")
-	}
-	d := x / h
-	if n <= 0 {
-		return d
-	}
-	hi := int32(0)
-	for _, o := range offs {
-		if o < 0 {
-			panic("kernels: " + fn + ": a negative head offset")
+	tab := f16Table()
+	for h, g := range kvh {
+		for t := range n {
+			scores[h*sstride+t] = dotF16Go(tab, k[t*kstride+int(g)*d:][:d], q[h*d:(h+1)*d]) * scale
 		}
-		hi = max(hi, o)
 	}
-	if sstride < n || sc < (h-1)*sstride+n || kvstride < d || kv < (n-1)*kvstride+int(hi)+d {
-		panic("kernels: " + fn + ": slices too short for n rows")
-	}
-	return d
 }
 
-// AttnScoresRowsI8 is AttnScoresRowsF16 over the rows of an int8 cache:
-// key codes k, head h's at k[t*kstride+kvh[h]*d:] (kvh[h]: its KV head), a
-// scale per position and KV head at scales[t*hkv+kvh[h]]. Each value is
-// decoded as ScaleI8 decodes it, in registers, so each score has the bits
-// AttnScores gives on the decoded rows.
+// AttnMixRowsF16 adds Σ_{t<n} w[h*wstride+t]·(value of head h in row t) to
+// out[h*d:(h+1)*d] for h < len(kvh), d = len(out)/len(kvh), over n value
+// rows of halves vstride elements apart.
+func AttnMixRowsF16(out, w []float32, wstride int, v []uint16, vstride int, kvh []int32, n int) {
+	d, _ := checkRows("AttnMixRowsF16", len(w), wstride, len(out), len(v), vstride, kvh, n)
+	if useAsm && d%8 == 0 && d > 0 && n > 0 {
+		attnRowsMixF16Asm(out, w, v, nil, kvh, d, n, wstride, vstride, 0)
+		return
+	}
+	tab := f16Table()
+	for h, g := range kvh {
+		o := out[h*d : (h+1)*d]
+		for t := range n {
+			a, row := w[h*wstride+t], v[t*vstride+int(g)*d:][:d]
+			for j, c := range row {
+				o[j] += a * tab[c]
+			}
+		}
+	}
+}
+
+// AttnScoresRowsI8 is AttnScoresRowsF16 over int8 codes with a scale per
+// position and KV head, at scales[t*hkv+kvh[h]].
 func AttnScoresRowsI8(scores []float32, sstride int, q []float32, k []int8, kstride int, scales []float32, hkv int, kvh []int32, n int, scale float32) {
-	d := checkRowsI8("AttnScoresRowsI8", len(scores), sstride, len(q), len(k), kstride, len(scales), hkv, kvh, n)
+	d, nkv := checkRows("AttnScoresRowsI8", len(scores), sstride, len(q), len(k), kstride, kvh, n)
+	checkScales("AttnScoresRowsI8", len(scales), hkv, nkv, n)
 	if useAsm && d%8 == 0 && d > 0 && n > 0 {
 		attnRowsScoresI8Asm(scores, q, k, scales, kvh, d, n, sstride, kstride, hkv, scale)
 		return
@@ -178,11 +119,11 @@ func AttnScoresRowsI8(scores []float32, sstride int, q []float32, k []int8, kstr
 	}
 }
 
-// AttnMixRowsI8 is AttnMixRowsF16 over the value rows of an int8 cache
-// (codes and scales as in AttnScoresRowsI8). Each element has the bits
-// AttnMixAdd gives on the decoded rows.
+// AttnMixRowsI8 is AttnMixRowsF16 over int8 codes and their scales (see
+// AttnScoresRowsI8).
 func AttnMixRowsI8(out, w []float32, wstride int, v []int8, vstride int, scales []float32, hkv int, kvh []int32, n int) {
-	d := checkRowsI8("AttnMixRowsI8", len(w), wstride, len(out), len(v), vstride, len(scales), hkv, kvh, n)
+	d, nkv := checkRows("AttnMixRowsI8", len(w), wstride, len(out), len(v), vstride, kvh, n)
+	checkScales("AttnMixRowsI8", len(scales), hkv, nkv, n)
 	if useAsm && d%8 == 0 && d > 0 && n > 0 {
 		attnRowsMixI8Asm(out, w, v, scales, kvh, d, n, wstride, vstride, hkv)
 		return
@@ -217,25 +158,33 @@ func dotScaledI8Go(a []float32, b []int8, s float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// checkRowsI8 is checkRows for an int8 row kernel: kv holds n rows of
-// codes, kvstride apart, head h's d codes at kvh[h]·d, and sc a scale per
-// row and KV head (hkv of them a row).
-func checkRowsI8(fn string, sc, sstride, x, kv, kvstride, scales, hkv int, kvh []int32, n int) int {
+// checkRows checks a row kernel's slices, panicking as the other kernels'
+// checks do, and returns the head width d = x/len(kvh) and the KV heads
+// the rows must hold (the largest kvh + 1): sc holds n values of each
+// query head, sstride apart; the heads of x are d wide; kv holds n rows,
+// kvstride apart.
+func checkRows(fn string, sc, sstride, x, kv, kvstride int, kvh []int32, n int) (d, nkv int) {
 	h := len(kvh)
 	if h == 0 || x%h != 0 {
 		panic("kernels: " + fn + ": the heads do not divide the query or output")
 	}
-	d := x / h
-	if n <= 0 {
-		return d
-	}
+	d = x / h
 	for _, g := range kvh {
-		if g < 0 || int(g) >= hkv {
-			panic("kernels: " + fn + ": a KV head out of range")
+		if g < 0 {
+			panic("kernels: " + fn + ": a negative KV head")
 		}
+		nkv = max(nkv, int(g)+1)
 	}
-	if sstride < n || sc < (h-1)*sstride+n || kvstride < hkv*d || kv < (n-1)*kvstride+hkv*d || scales < n*hkv {
+	if n > 0 && (sstride < n || sc < (h-1)*sstride+n || kvstride < nkv*d || kv < (n-1)*kvstride+nkv*d) {
 		panic("kernels: " + fn + ": slices too short for n rows")
 	}
-	return d
+	return d, nkv
+}
+
+// checkScales checks an int8 row kernel's scales: hkv a row, for the nkv KV
+// heads its queries read, n rows.
+func checkScales(fn string, scales, hkv, nkv, n int) {
+	if n > 0 && (hkv < nkv || scales < n*hkv) {
+		panic("kernels: " + fn + ": scales too short for n rows")
+	}
 }

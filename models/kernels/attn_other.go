@@ -8,17 +8,11 @@ func attnScoresAsm(scores, q, k []float32, stride, n int, scale float32) {
 
 func attnMixAsm(out, w, v []float32, stride, n int) { attnMixGo(out, w, v, stride, n) }
 
-func attnScoresF16Asm(scores, q []float32, k []uint16, stride, n int, scale float32) {
+func attnRowsScoresF16Asm(scores, q []float32, k []uint16, scales []float32, kvh []int32, d, n, sstride, kstride, hkv int, scale float32) {
 	panic("kernels: no asm")
 }
 
-func attnMixF16Asm(out, w []float32, v []uint16, stride, n int) { panic("kernels: no asm") }
-
-func attnRowsScoresF16Asm(scores, q []float32, k []uint16, koff []int32, d, n, sstride, kstride int, scale float32) {
-	panic("kernels: no asm")
-}
-
-func attnRowsMixF16Asm(out, w []float32, v []uint16, voff []int32, d, n, wstride, vstride int) {
+func attnRowsMixF16Asm(out, w []float32, v []uint16, scales []float32, kvh []int32, d, n, wstride, vstride, hkv int) {
 	panic("kernels: no asm")
 }
 

@@ -127,88 +127,81 @@ func TestAttnScoresRowBlocks(t *testing.T) {
 	}
 }
 
-// TestAttnF16: on every kernel set, the f16 kernels give exactly the bits
-// the float32 kernels give on the widened rows (heads of every width the
-// assembly's strips and row blocks take, strides with padding).
-func TestAttnF16(t *testing.T) {
-	rng := rand.New(rand.NewPCG(9, 10))
-	for _, l := range impls() {
-		withImpl(l, func() {
-			for _, d := range []int{1, 5, 8, 16, 24, 32, 64, 72, 128, 136} {
-				for _, extra := range []int{0, 3, 8} {
-					stride := d + extra
-					for _, n := range []int{1, 2, 7, 16, 33} {
-						q, w := randVec(rng, d), randVec(rng, n)
-						kf := randVec(rng, (n-1)*stride+d)
-						k := make([]uint16, len(kf))
-						NarrowF16(k, kf)
-						WidenF16(kf, k)
-						got, want := make([]float32, n+1), make([]float32, n+1)
-						got[n], want[n] = 42, 42
-						AttnScoresF16(got, q, k, stride, n, 0.125)
-						AttnScores(want, q, kf, stride, n, 0.125)
-						o1, o2 := make([]float32, d+1), make([]float32, d+1)
-						o1[d], o2[d] = 7, 7
-						AttnMixAddF16(o1[:d], w, k, stride, n)
-						AttnMixAdd(o2[:d], w, kf, stride, n)
-						for i := range got {
-							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-								t.Fatalf("%s scores d=%d stride=%d n=%d i=%d: %v vs %v", implName(l), d, stride, n, i, got[i], want[i])
-							}
-						}
-						for i := range o1 {
-							if math.Float32bits(o1[i]) != math.Float32bits(o2[i]) {
-								t.Fatalf("%s mix d=%d stride=%d n=%d i=%d: %v vs %v", implName(l), d, stride, n, i, o1[i], o2[i])
-							}
-						}
-					}
-				}
-			}
-		})
-	}
-}
-
-// TestAttnRows: on every kernel set, the f16 row kernels (every head at
-// once, rows in memory order) give each score and output element the bits
-// of the head-at-a-time f16 kernels: head counts the assembly takes (a
-// multiple of 4) and others, grouped-query offsets, heads of every width,
-// row counts odd and even, padded strides.
+// TestAttnRows: on every kernel set, the f16 and int8 row kernels give each
+// score and output element the bits of the head-at-a-time float32 kernels
+// on the rows decoded (WidenF16; ScaleI8 with a scale per row and KV
+// head): head counts that are and are not a multiple of the assembly's 4,
+// grouped-query heads, heads of every width, row counts odd and even,
+// padded strides. Heads of width 0 score 0 (an empty dot) and mix nothing;
+// the assembly's loops run at least once, so the wrappers keep them out.
 func TestAttnRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, l := range impls() {
 		withImpl(l, func() {
-			// Heads of width 0 score 0 (an empty dot) and mix nothing; the
-			// assembly's loops run at least once, so the wrappers keep
-			// them out of it.
 			sc := []float32{7, 7, 7, 7}
 			AttnScoresRowsF16(sc, 1, nil, make([]uint16, 8), 1, make([]int32, 4), 1, 1)
 			AttnMixRowsF16(nil, sc, 1, make([]uint16, 8), 1, make([]int32, 4), 1)
 			if sc[0] != 0 || sc[3] != 0 {
 				t.Fatalf("%s: heads of width 0 scored %v", implName(l), sc)
 			}
-			for _, hc := range [][2]int{{1, 1}, {2, 2}, {3, 3}, {4, 2}, {12, 12}, {8, 2}, {6, 3}, {16, 4}} {
-				h, kvh := hc[0], hc[1]
+			for _, hc := range [][2]int{{1, 1}, {2, 2}, {3, 3}, {4, 2}, {12, 12}, {8, 2}, {6, 3}, {16, 4}, {7, 7}} {
+				h, nkv := hc[0], hc[1]
 				for _, d := range []int{5, 8, 16, 24, 64, 72, 128} {
 					for _, n := range []int{1, 2, 3, 7, 16, 33} {
-						stride := kvh*d + rng.IntN(2)*8
+						stride := nkv*d + rng.IntN(2)*8
 						sstride := n + rng.IntN(3)
-						offs := make([]int32, h)
-						for i := range offs {
-							offs[i] = int32(i / (h / kvh) * d)
+						kvh := make([]int32, h)
+						for i := range kvh {
+							kvh[i] = int32(i / (h / nkv))
 						}
 						q, w := randVec(rng, h*d), randVec(rng, (h-1)*sstride+n)
-						k := make([]uint16, (n-1)*stride+kvh*d)
-						NarrowF16(k, randVec(rng, len(k)))
-						got, want := make([]float32, len(w)), make([]float32, len(w))
-						o1 := randVec(rng, h*d)
-						o2 := slices.Clone(o1)
-						AttnScoresRowsF16(got, sstride, q, k, stride, offs, n, 0.3)
-						AttnMixRowsF16(o1, w, sstride, k, stride, offs, n)
-						for i, o := range offs {
-							AttnScoresF16(want[i*sstride:], q[i*d:(i+1)*d], k[o:], stride, n, 0.3)
-							AttnMixAddF16(o2[i*d:(i+1)*d], w[i*sstride:], k[o:], stride, n)
+						o := randVec(rng, h*d)
+						half := make([]uint16, (n-1)*stride+nkv*d)
+						NarrowF16(half, randVec(rng, len(half)))
+						codes := make([]int8, len(half))
+						for i := range codes {
+							codes[i] = int8(rng.IntN(256) - 128)
 						}
-						sameRows(t, fmt.Sprintf("%s h=%d/%d d=%d n=%d", implName(l), h, kvh, d, n), got, want, o1, o2, h, sstride, n)
+						scales := make([]float32, n*nkv)
+						for i := range scales {
+							scales[i] = rng.Float32() * 0.05
+						}
+						for _, format := range []string{"f16", "int8"} {
+							dec := make([]float32, len(half)) // the rows as the cache decodes them
+							got, want := make([]float32, len(w)), make([]float32, len(w))
+							o1, o2 := slices.Clone(o), slices.Clone(o)
+							if format == "f16" {
+								WidenF16(dec, half)
+								AttnScoresRowsF16(got, sstride, q, half, stride, kvh, n, 0.3)
+								AttnMixRowsF16(o1, w, sstride, half, stride, kvh, n)
+							} else {
+								for r := range n {
+									for g := range nkv {
+										at := r*stride + g*d
+										ScaleI8(dec[at:at+d], codes[at:at+d], scales[r*nkv+g])
+									}
+								}
+								AttnScoresRowsI8(got, sstride, q, codes, stride, scales, nkv, kvh, n, 0.3)
+								AttnMixRowsI8(o1, w, sstride, codes, stride, scales, nkv, kvh, n)
+							}
+							for i, g := range kvh {
+								AttnScores(want[i*sstride:], q[i*d:(i+1)*d], dec[int(g)*d:], stride, n, 0.3)
+								AttnMixAdd(o2[i*d:(i+1)*d], w[i*sstride:], dec[int(g)*d:], stride, n)
+							}
+							what := fmt.Sprintf("%s %s h=%d/%d d=%d n=%d", implName(l), format, h, nkv, d, n)
+							for i := range h {
+								for j := range n {
+									if a, b := got[i*sstride+j], want[i*sstride+j]; math.Float32bits(a) != math.Float32bits(b) {
+										t.Fatalf("%s: scores head %d row %d: %v vs %v", what, i, j, a, b)
+									}
+								}
+							}
+							for i := range o1 {
+								if math.Float32bits(o1[i]) != math.Float32bits(o2[i]) {
+									t.Fatalf("%s: mix elem %d: %v vs %v", what, i, o1[i], o2[i])
+								}
+							}
+						}
 					}
 				}
 			}
@@ -219,10 +212,9 @@ func TestAttnRows(t *testing.T) {
 // BenchmarkAttnColdKV: one decode query's attention (12 heads of 64 over
 // 193 cached rows: the scores, then the mix) with keys and values not in
 // cache, as in a batch step, where every sequence's rows come from memory:
-// a head at a time over float32 and f16 rows, and the f16 and int8 row
-// kernels.
-// ns/row is per cached position (its key and value rows); each name starts
-// with the kernel set it ran (the attention kernels are AVX2 at most).
+// float32 rows a head at a time, f16 and int8 rows a row at a time. ns/row
+// is per cached position (its key and value rows); each name starts with
+// the kernel set it ran (the attention kernels are AVX2 at most).
 func BenchmarkAttnColdKV(b *testing.B) {
 	set := "go"
 	if useAsm {
@@ -233,24 +225,20 @@ func BenchmarkAttnColdKV(b *testing.B) {
 	buf := hugepage.Bytes(512 << 20)
 	f32 := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(buf))), len(buf)/4)
 	f16 := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(buf))), len(buf)/2)
+	i8 := unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(buf))), len(buf))
 	q, out := make([]float32, dim), make([]float32, dim)
 	sc := make([]float32, heads*rows)
-	offs := make([]int32, heads)
-	for i := range offs {
-		offs[i] = int32(i * d)
-	}
-	i8 := unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(buf))), len(buf))
 	scales := make([]float32, 2*rows*heads) // in cache: 18 KB a sequence
 	kvh := make([]int32, heads)
 	for i := range kvh {
 		kvh[i] = int32(i)
 	}
-	for _, name := range []string{"f32/heads", "f16/heads", "f16/rows", "int8/rows"} {
+	for _, name := range []string{"f32/heads", "f16/rows", "int8/rows"} {
 		b.Run(set+"/"+name, func(b *testing.B) {
 			per, n := 2*rows*dim, 0 // a sequence's keys then values, in elements
 			total := len(f32) / per
 			switch name {
-			case "f16/heads", "f16/rows":
+			case "f16/rows":
 				total = len(f16) / per
 			case "int8/rows":
 				total = len(i8) / per
@@ -266,16 +254,9 @@ func BenchmarkAttnColdKV(b *testing.B) {
 					for h := range heads {
 						AttnMixAdd(out[h*d:(h+1)*d], sc[h*rows:], f32[at+rows*dim+h*d:], dim, rows)
 					}
-				case "f16/heads":
-					for h := range heads {
-						AttnScoresF16(sc[h*rows:], q[h*d:(h+1)*d], f16[at+h*d:], dim, rows, 1)
-					}
-					for h := range heads {
-						AttnMixAddF16(out[h*d:(h+1)*d], sc[h*rows:], f16[at+rows*dim+h*d:], dim, rows)
-					}
 				case "f16/rows":
-					AttnScoresRowsF16(sc, rows, q, f16[at:], dim, offs, rows, 1)
-					AttnMixRowsF16(out, sc, rows, f16[at+rows*dim:], dim, offs, rows)
+					AttnScoresRowsF16(sc, rows, q, f16[at:], dim, kvh, rows, 1)
+					AttnMixRowsF16(out, sc, rows, f16[at+rows*dim:], dim, kvh, rows)
 				default:
 					AttnScoresRowsI8(sc, rows, q, i8[at:], dim, scales, heads, kvh, rows, 1)
 					AttnMixRowsI8(out, sc, rows, i8[at+rows*dim:], dim, scales[rows*heads:], heads, kvh, rows)
@@ -283,73 +264,5 @@ func BenchmarkAttnColdKV(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*rows), "ns/row")
 		})
-	}
-}
-
-// TestAttnRowsI8: on every kernel set, the int8 row kernels give each
-// score and output element the bits of the head-at-a-time float32 kernels
-// on the rows decoded by ScaleI8 (a scale per row and KV head), for the
-// head counts and widths of TestAttnRows.
-func TestAttnRowsI8(t *testing.T) {
-	rng := rand.New(rand.NewPCG(13, 14))
-	for _, l := range impls() {
-		withImpl(l, func() {
-			for _, hc := range [][2]int{{1, 1}, {2, 2}, {3, 3}, {4, 2}, {12, 12}, {8, 2}, {6, 3}, {16, 4}} {
-				h, kvh := hc[0], hc[1]
-				for _, d := range []int{5, 8, 16, 24, 64, 72, 128} {
-					for _, n := range []int{1, 2, 3, 7, 16, 33} {
-						stride := kvh*d + rng.IntN(2)*8
-						sstride := n + rng.IntN(3)
-						heads := make([]int32, h)
-						for i := range heads {
-							heads[i] = int32(i / (h / kvh))
-						}
-						q, w := randVec(rng, h*d), randVec(rng, (h-1)*sstride+n)
-						k := make([]int8, (n-1)*stride+kvh*d)
-						for i := range k {
-							k[i] = int8(rng.IntN(256) - 128)
-						}
-						sc := make([]float32, n*kvh)
-						for i := range sc {
-							sc[i] = rng.Float32() * 0.05
-						}
-						dec := make([]float32, len(k)) // the rows as DequantizeRows writes them
-						for t := range n {
-							for g := range kvh {
-								ScaleI8(dec[t*stride+g*d:t*stride+(g+1)*d], k[t*stride+g*d:t*stride+(g+1)*d], sc[t*kvh+g])
-							}
-						}
-						got, want := make([]float32, len(w)), make([]float32, len(w))
-						o1 := randVec(rng, h*d)
-						o2 := slices.Clone(o1)
-						AttnScoresRowsI8(got, sstride, q, k, stride, sc, kvh, heads, n, 0.3)
-						AttnMixRowsI8(o1, w, sstride, k, stride, sc, kvh, heads, n)
-						for i, g := range heads {
-							AttnScores(want[i*sstride:], q[i*d:(i+1)*d], dec[int(g)*d:], stride, n, 0.3)
-							AttnMixAdd(o2[i*d:(i+1)*d], w[i*sstride:], dec[int(g)*d:], stride, n)
-						}
-						sameRows(t, fmt.Sprintf("%s h=%d/%d d=%d n=%d", implName(l), h, kvh, d, n), got, want, o1, o2, h, sstride, n)
-					}
-				}
-			}
-		})
-	}
-}
-
-// sameRows fails t unless the row kernels' scores (n of each of h heads,
-// sstride apart) and mixed outputs have the head kernels' bits.
-func sameRows(t *testing.T, what string, got, want, o1, o2 []float32, h, sstride, n int) {
-	t.Helper()
-	for i := range h {
-		for j := range n {
-			if a, b := got[i*sstride+j], want[i*sstride+j]; math.Float32bits(a) != math.Float32bits(b) {
-				t.Fatalf("%s: scores head %d row %d: %v vs %v", what, i, j, a, b)
-			}
-		}
-	}
-	for i := range o1 {
-		if math.Float32bits(o1[i]) != math.Float32bits(o2[i]) {
-			t.Fatalf("%s: mix elem %d: %v vs %v", what, i, o1[i], o2[i])
-		}
 	}
 }

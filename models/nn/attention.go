@@ -72,10 +72,9 @@ type attnJob struct {
 
 // attnScratch is the buffers of one thread's attention.
 type attnScratch struct {
-	scores     []float32 // attention scores [Heads][positions]
-	kb, vb     []float32 // a dequantised key and value block
-	koff, voff []int32   // where each query head's key and value lie in a row
-	kvh        []int32   // each query head's KV head
+	scores []float32 // attention scores [Heads][positions]
+	kb, vb []float32 // a dequantised key and value block
+	kvh    []int32   // each query head's KV head (KVHead), for the row kernels
 }
 
 var attnScratches = sync.Pool{New: func() any { return new(attnScratch) }}
@@ -125,12 +124,11 @@ func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attenti
 	if len(sc.kb) < bs*kw || len(sc.vb) < bs*vw {
 		sc.kb, sc.vb = make([]float32, bs*kw), make([]float32, bs*vw)
 	}
-	if len(sc.koff) != a.Heads {
-		sc.koff, sc.voff, sc.kvh = make([]int32, a.Heads), make([]int32, a.Heads), make([]int32, a.Heads)
+	if len(sc.kvh) != a.Heads {
+		sc.kvh = make([]int32, a.Heads)
 	}
 	for h := range a.Heads {
 		sc.kvh[h] = int32(a.KVHead(h))
-		sc.koff[h], sc.voff[h] = sc.kvh[h]*int32(a.DK), sc.kvh[h]*int32(a.DV)
 	}
 	end := g[len(g)-1].pos/bs + 1 // blocks to read: g[0].lo/bs .. end-1
 	for b := g[0].lo / bs; b < end; {
@@ -153,12 +151,12 @@ func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attenti
 			qr, scores, at := q.Row(i + r)[:a.Heads*a.DK], sc.scores[s.off+t0-s.lo:], (t0-base)*kw
 			switch {
 			case ks.F16 != nil:
-				kernels.AttnScoresRowsF16(scores, s.n, qr, ks.F16[at:], kw, sc.koff, t1-t0, a.Scale)
+				kernels.AttnScoresRowsF16(scores, s.n, qr, ks.F16[at:], kw, sc.kvh, t1-t0, a.Scale)
 			case ks.I8 != nil:
 				kernels.AttnScoresRowsI8(scores, s.n, qr, ks.I8[at:], kw, ks.Scales[(t0-base)*a.KVHeads:], a.KVHeads, sc.kvh, t1-t0, a.Scale)
 			default:
 				for h := range a.Heads {
-					kernels.AttnScores(scores[h*s.n:], qr[h*a.DK:(h+1)*a.DK], kb[at+int(sc.koff[h]):], kw, t1-t0, a.Scale)
+					kernels.AttnScores(scores[h*s.n:], qr[h*a.DK:(h+1)*a.DK], kb[at+a.KVHead(h)*a.DK:], kw, t1-t0, a.Scale)
 				}
 			}
 		}
@@ -191,12 +189,12 @@ func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attenti
 			o, w, at := out.Row(i + r)[:a.Heads*a.DV], sc.scores[s.off+t0-s.lo:], (t0-base)*vw
 			switch {
 			case vs.F16 != nil:
-				kernels.AttnMixRowsF16(o, w, s.n, vs.F16[at:], vw, sc.voff, t1-t0)
+				kernels.AttnMixRowsF16(o, w, s.n, vs.F16[at:], vw, sc.kvh, t1-t0)
 			case vs.I8 != nil:
 				kernels.AttnMixRowsI8(o, w, s.n, vs.I8[at:], vw, vs.Scales[(t0-base)*a.KVHeads:], a.KVHeads, sc.kvh, t1-t0)
 			default:
 				for h := range a.Heads {
-					kernels.AttnMixAdd(o[h*a.DV:(h+1)*a.DV], w[h*s.n:], vb[at+int(sc.voff[h]):], vw, t1-t0)
+					kernels.AttnMixAdd(o[h*a.DV:(h+1)*a.DV], w[h*s.n:], vb[at+a.KVHead(h)*a.DV:], vw, t1-t0)
 				}
 			}
 		}

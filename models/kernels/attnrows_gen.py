@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""Writes attnrows_amd64.s: attention over an f16 or int8 KV cache, every
+head of a row at a time, the stored values decoded in registers.
+
+    python3 models/kernels/attnrows_gen.py
+
+Why rows: a head at a time strides through the cache, reading 128 bytes of
+each 1.5 KB f16 row (64 of an int8 row) a pass, which the hardware
+prefetchers do not keep up with; a row at a time reads memory in order, at
+about twice the speed (BenchmarkAttnColdKV). Float32 rows, 256 bytes a
+visit, stay with attn_amd64.s's head-at-a-time kernels, which were as fast
+for them.
+
+Bits: a value decodes as the float32 cache path decodes it (f16: VCVTPH2PS,
+exact; int8: float32(code)·scale, VPMOVSXBD, VCVTDQ2PS, VMULPS, as ScaleI8),
+a score is one 8-lane FMA accumulator over the head and attnScoresAVX2's
+HSUM, and an output element takes its rows' FMAs in row order: the bits of
+AttnScores and AttnMixAdd on the decoded rows.
+
+Both families take the same arguments (the f16 ones ignore sc and hkv), so
+they share every frame offset:
+
+    scores(scores, q *float32, k *T, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)
+    mix(out, w *float32, v *T, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)
+
+sstride and wstride in bytes, kstride and vstride in elements; query head
+h's key (value) in row t starts at element t·kstride + kvh[h]·d, its int8
+scale at sc[t·hkv + kvh[h]].
+"""
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# element type: name, bytes a value, log2 of that, decode(src, dst, scale)
+TYPES = [
+    ("F16", "uint16", 2, 1, lambda src, dst, sc: [f"VCVTPH2PS   ({src}), {dst}"]),
+    ("I8", "int8", 1, 0, lambda src, dst, sc: [f"VPMOVSXBD   ({src}), {dst}",
+                                               f"VCVTDQ2PS   {dst}, {dst}",
+                                               f"VMULPS      {sc}, {dst}, {dst}"]),
+]
+
+out = []
+
+
+def p(s=""):
+    out.append(s)
+
+
+def hsum(acc, tmp):
+    """acc's 8 lanes summed in HSUM's order, times the scale, stored and
+    the scores pointer moved to the next head."""
+    x, t = "X" + acc[1:], "X" + tmp[1:]
+    for line in [f"VEXTRACTF128 $1, {acc}, {t}", f"VADDPS       {t}, {x}, {x}",
+                 f"VMOVHLPS     {x}, {x}, {t}", f"VADDPS       {t}, {x}, {x}",
+                 f"VMOVSHDUP    {x}, {t}", f"VADDSS       {t}, {x}, {x}",
+                 "VMULSS       scale+88(FP), " + x + ", " + x,
+                 f"VMOVSS       {x}, (R11)", "ADDQ         sstride+64(FP), R11"]:
+        p("\t" + line)
+
+
+def head_ptr(reg, off, shift):
+    """reg = k + (kvh[h+off/4]·d << shift): a head's values in this row."""
+    p(f"\tMOVLQSX {off}(R9)(R13*4), {reg}")
+    p(f"\tIMULQ   d+48(FP), {reg}")
+    if shift:
+        p(f"\tSHLQ    ${shift}, {reg}")
+    p(f"\tADDQ    BX, {reg}")
+
+
+def scores(name, elt, size, shift, decode):
+    i8 = name == "I8"
+    f = f"attnRowsScores{name}AVX2"
+    p(f"// func {f}(scores, q *float32, k *{elt}, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)")
+    p(f"TEXT ·{f}(SB), NOSPLIT, ${16 if i8 else 8}-92")
+    p("\tMOVQ scores+0(FP), DI")
+    p("\tMOVQ q+8(FP), SI")
+    p("\tMOVQ k+16(FP), BX")
+    p("\tMOVQ kvh+32(FP), R9")
+    p("\tMOVQ d+48(FP), R10")
+    p("\tSHLQ $2, R10              // bytes of a query head")
+    p("\tMOVQ n+56(FP), R12")
+    if i8:
+        p("\tMOVQ sc+24(FP), AX")
+        p("\tMOVQ AX, scrow-16(SP)     // the scales of row t")
+    L = name.lower() + "s"
+    p(f"{L}_rows:")
+    p("\tTESTQ R12, R12")
+    p(f"\tJZ    {L}_done")
+    p("\tMOVQ  DI, R11             // scores of head h, row t")
+    p("\tXORQ  R13, R13            // h")
+    p("\tMOVQ  SI, R8              // query head h")
+    p(f"{L}_heads:")
+    p("\tMOVQ heads+40(FP), R14")
+    p("\tSUBQ R13, R14             // heads left")
+    p("\tCMPQ R14, $4")
+    p(f"\tJLT  {L}_one")
+    p("\tLEAQ (R8)(R10*2), CX      // query head h+2")
+    p("\tLEAQ (R8)(R10*1), R14")
+    p("\tMOVQ R14, end-8(SP)       // the end of query head h")
+    ptrs = ["R14", "R15", "DX", "AX"]
+    if i8:
+        p("\tMOVQ scrow-16(SP), R14")
+        for i in range(4):
+            p(f"\tMOVLQSX {4*i}(R9)(R13*4), R15")
+            p(f"\tVBROADCASTSS (R14)(R15*4), Y{12+i}")
+    for i, r in enumerate(ptrs):
+        head_ptr(r, 4 * i, shift)
+    for i in range(4):
+        p(f"\tVXORPS Y{i}, Y{i}, Y{i}")
+    # Four heads, four chains; the query heads are R8, R8+d, CX, CX+d.
+    p(f"{L}_cols:")
+    for i, m in enumerate(["(R8)", "(R8)(R10*1)", "(CX)", "(CX)(R10*1)"]):
+        p(f"\tVMOVUPS     {m}, Y{4+i}")
+    steps = [decode(r, f"Y{8+i}", f"Y{12+i}") for i, r in enumerate(ptrs)]
+    for k in range(len(steps[0])):  # each decode stage across the heads
+        for s in steps:
+            p("\t" + s[k])
+    for i in range(4):
+        p(f"\tVFMADD231PS Y{8+i}, Y{4+i}, Y{i}")
+    p("\tADDQ $32, R8")
+    p("\tADDQ $32, CX")
+    for r in ptrs:
+        p(f"\tADDQ ${8*size}, {r}")
+    p("\tCMPQ R8, end-8(SP)")
+    p(f"\tJLT  {L}_cols")
+    for i in range(4):
+        hsum(f"Y{i}", "Y8")
+    p("\tLEAQ (CX)(R10*1), R8      // query head h+4 (CX walked head h+2)")
+    p("\tADDQ $4, R13")
+    p(f"\tJMP  {L}_heads")
+    # The last 1-3 heads, one at a time.
+    p(f"{L}_one:")
+    p("\tTESTQ R14, R14")
+    p(f"\tJZ    {L}_next")
+    p("\tLEAQ (R8)(R10*1), R14")
+    p("\tMOVQ R14, end-8(SP)")
+    if i8:
+        p("\tMOVQ scrow-16(SP), R14")
+        p("\tMOVLQSX (R9)(R13*4), R15")
+        p("\tVBROADCASTSS (R14)(R15*4), Y12")
+    head_ptr("R15", 0, shift)
+    p("\tVXORPS Y0, Y0, Y0")
+    p(f"{L}_one_cols:")
+    p("\tVMOVUPS     (R8), Y4")
+    for s in decode("R15", "Y8", "Y12"):
+        p("\t" + s)
+    p("\tVFMADD231PS Y8, Y4, Y0")
+    p("\tADDQ $32, R8              // ends at query head h+1")
+    p(f"\tADDQ ${8*size}, R15")
+    p("\tCMPQ R8, end-8(SP)")
+    p(f"\tJLT  {L}_one_cols")
+    hsum("Y0", "Y8")
+    p("\tINCQ R13")
+    p(f"\tJMP  {L}_heads")
+    p(f"{L}_next:")
+    p("\tADDQ $4, DI               // row t+1")
+    p("\tMOVQ kstride+72(FP), R14")
+    if shift:
+        p(f"\tSHLQ ${shift}, R14")
+    p("\tADDQ R14, BX")
+    if i8:
+        p("\tMOVQ hkv+80(FP), R14")
+        p("\tSHLQ $2, R14")
+        p("\tADDQ R14, scrow-16(SP)")
+    p("\tDECQ R12")
+    p(f"\tJMP  {L}_rows")
+    p(f"{L}_done:")
+    p("\tVZEROUPPER")
+    p("\tRET")
+    p()
+
+
+def mix(name, elt, size, shift, decode):
+    i8 = name == "I8"
+    f = f"attnRowsMix{name}AVX2"
+    p(f"// func {f}(out, w *float32, v *{elt}, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)")
+    p(f"TEXT ·{f}(SB), NOSPLIT, ${8 if i8 else 0}-88")
+    p("\tMOVQ out+0(FP), DI")
+    p("\tMOVQ w+8(FP), SI")
+    p("\tMOVQ v+16(FP), BX")
+    p("\tMOVQ kvh+32(FP), R9")
+    p("\tMOVQ d+48(FP), R10")
+    p("\tSHLQ $2, R10              // bytes of an out head")
+    p("\tMOVQ n+56(FP), R12")
+    p("\tMOVQ wstride+64(FP), R8")
+    p("\tMOVQ vstride+72(FP), DX")
+    if shift:
+        p(f"\tSHLQ ${shift}, DX              // value row stride in bytes")
+    if i8:
+        p("\tMOVQ sc+24(FP), AX")
+        p("\tMOVQ AX, scrow-8(SP)      // the scales of row t")
+    L = name.lower() + "m"
+    p(f"{L}_rows:")
+    p("\tTESTQ R12, R12")
+    p(f"\tJZ    {L}_done")
+    p("\tXORQ  R13, R13            // h")
+    p("\tMOVQ  DI, R11             // out head h")
+    p("\tMOVQ  SI, CX              // w[h][t]")
+    p(f"{L}_heads:")
+    p("\tCMPQ R13, heads+40(FP)")
+    p(f"\tJGE  {L}_next")
+    p("\tVBROADCASTSS (CX), Y8     // w[h][t]")
+    if i8:
+        p("\tMOVQ scrow-8(SP), R14")
+        p("\tMOVLQSX (R9)(R13*4), R15")
+        p("\tVBROADCASTSS (R14)(R15*4), Y9")
+    head_ptr("R15", 0, shift)
+    p("\tMOVQ R11, AX")
+    p("\tLEAQ (R11)(R10*1), R14    // the end of out head h")
+    p(f"{L}_cols:")
+    for s in decode("R15", "Y1", "Y9"):
+        p("\t" + s)
+    p("\tVMOVUPS     (AX), Y0")
+    p("\tVFMADD231PS Y1, Y8, Y0")
+    p("\tVMOVUPS     Y0, (AX)")
+    p("\tADDQ $32, AX")
+    p(f"\tADDQ ${8*size}, R15")
+    p("\tCMPQ AX, R14")
+    p(f"\tJLT  {L}_cols")
+    p("\tMOVQ R14, R11")
+    p("\tADDQ R8, CX")
+    p("\tINCQ R13")
+    p(f"\tJMP  {L}_heads")
+    p(f"{L}_next:")
+    p("\tADDQ $4, SI               // row t+1")
+    p("\tADDQ DX, BX")
+    if i8:
+        p("\tMOVQ hkv+80(FP), R14")
+        p("\tSHLQ $2, R14")
+        p("\tADDQ R14, scrow-8(SP)")
+    p("\tDECQ R12")
+    p(f"\tJMP  {L}_rows")
+    p(f"{L}_done:")
+    p("\tVZEROUPPER")
+    p("\tRET")
+    p()
+
+
+def main():
+    p("// Code generated by attnrows_gen.py. DO NOT EDIT.")
+    p()
+    p("//go:build amd64 && !purego")
+    p()
+    p('#include "textflag.h"')
+    p()
+    p("// Attention over an f16 or int8 KV cache, every head of a row at a")
+    p("// time; attnrows_gen.py says why and how the bits are kept.")
+    p()
+    for t in TYPES:
+        scores(*t)
+        mix(*t)
+    open(os.path.join(HERE, "attnrows_amd64.s"), "w").write("\n".join(out).rstrip("\n") + "\n")
+
+
+if __name__ == "__main__":
+    main()
