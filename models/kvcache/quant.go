@@ -219,6 +219,11 @@ func halves(q []byte) []uint16 {
 	return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(q))), len(q)/2)
 }
 
+// codes is q's bytes as the int8 codes an Int8 part stores.
+func codes(q []byte) []int8 {
+	return unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(q))), len(q))
+}
+
 // DequantizeRows writes rows rows of dim elements (h heads each) stored in
 // format f (not F32) as codes q and scales sc into out as float32.
 func DequantizeRows(f Format, out []float32, q []byte, sc []float32, rows, dim, h int) {
@@ -226,9 +231,7 @@ func DequantizeRows(f Format, out []float32, q []byte, sc []float32, rows, dim, 
 	out = out[:rows*dim]
 	switch f {
 	case Int8:
-		q = q[:rows*dim]
-		codes := unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(q))), len(q))
-		kernels.ScaleI8Rows(out, codes, sc[:rows*h], d) // one call a block
+		kernels.ScaleI8Rows(out, codes(q[:rows*dim]), sc[:rows*h], d) // one call a block
 	case FP8:
 		for r := 0; r < rows*h; r++ {
 			kernels.DequantizeFP8(out[r*d:(r+1)*d], q[r*d:(r+1)*d], sc[r], kernels.E4M3)
@@ -319,12 +322,12 @@ func (s *Seq) stored(f Format, q [][]byte, sc [][]float32, l, i, j, dim int) (mo
 	n := s.run(i, j)
 	b := int(s.table[i])
 	w := p.bs * f.codeBytes(dim, h)
-	codes := q[l][b*w : (b+n)*w]
+	rows := q[l][b*w : (b+n)*w]
 	if f == F16 {
-		return models.StoredRows{F16: halves(codes)}, n
+		return models.StoredRows{F16: halves(rows)}, n
 	}
 	m := p.bs * f.scales(dim, h)
-	return models.StoredRows{I8: unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(codes))), len(codes)), Scales: sc[l][b*m : (b+n)*m]}, n
+	return models.StoredRows{I8: codes(rows), Scales: sc[l][b*m : (b+n)*m]}, n
 }
 
 // run is how many blocks from the i-th of the table (before the j-th) have
