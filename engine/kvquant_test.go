@@ -368,7 +368,8 @@ func (s forceCopy) ValuesStored(l, i, j int) (models.StoredRows, int) {
 // blocks into scratch (as an int8 cache does) gives bit-identical logits to
 // one that hands out its own rows, when the rows are the same, over a
 // prefill crossing block boundaries and decode steps: float32 rows, and f16
-// and int8 rows read in place against the same rows decoded.
+// and int8 rows read in place against the same rows decoded; and a decode
+// step does read f16 and int8 rows in place (no run asked for as float32).
 func TestKVQuantPathMatchesFloat(t *testing.T) {
 	for _, rel := range []string{"course/student.pt", "stories260K/stories260K.gguf", "course/tiny.pt", "course/tiny-classic.pt",
 		"course/tiny-gqa.pt", "course/tiny-mla.pt", "course/tiny-window.pt", "course/tiny-moe.pt"} {
@@ -390,9 +391,12 @@ func testKVPathMatchesFloat(t *testing.T, rel string, f kvcache.Format) {
 		var kv models.KV = p.NewSeq(ctx)
 		if i == 1 {
 			kv = forceCopy{kv.(*kvcache.Seq)}
+		} else {
+			kv = &countDecoded{Seq: kv.(*kvcache.Seq)}
 		}
 		st[i] = models.NewState(m, kv)
 	}
+	decoded := st[0].KV().(*countDecoded)
 	// A prefill over several blocks (past a sliding window), then decode steps.
 	var feed []int
 	if rel == "stories260K/stories260K.gguf" {
@@ -421,6 +425,28 @@ func testKVPathMatchesFloat(t *testing.T, rel string, f kvcache.Format) {
 		if !slices.Equal(a, b) {
 			t.Fatalf("step %d (len %d): logits differ", step, st[0].Len())
 		}
+		// A decode step reads f16 and int8 rows in place, never decoded.
+		if step > 0 && f != kvcache.F32 && decoded.n > 0 {
+			t.Fatalf("step %d: %d blocks of %v rows decoded into float32 for one query", step, decoded.n, f)
+		}
+		decoded.n = 0
 		feed = []int{argmax(a)}
 	}
+}
+
+// countDecoded is a sequence that counts the runs attention asks for as
+// float32 (Keys, Values) rather than as stored.
+type countDecoded struct {
+	*kvcache.Seq
+	n int
+}
+
+func (s *countDecoded) Keys(l, i, j int, scratch []float32) ([]float32, int) {
+	s.n++
+	return s.Seq.Keys(l, i, j, scratch)
+}
+
+func (s *countDecoded) Values(l, i, j int, scratch []float32) ([]float32, int) {
+	s.n++
+	return s.Seq.Values(l, i, j, scratch)
 }
