@@ -37,8 +37,9 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	ctxSize := fs.Int("ctx-size", 0, "cap the context window at N tokens")
 	quant := fs.String("quant", "", "weight format to serve in (int8, q8_0, ...; from float weights)")
 	spec := fs.String("spec", "off", "speculative decoding for one request at a time: off, ngram, lookup")
-	kvK := fs.String("kv-quant-k", "f32", "KV cache key storage: "+strings.Join(settings.KVFormats, ", ")+" (llama-server's --cache-type-k)")
-	kvV := fs.String("kv-quant-v", "f32", "KV cache value storage: "+strings.Join(settings.KVFormats, ", "))
+	// The KV formats are the app's settings (their flag, default and help),
+	// as llama-server's --cache-type-k/-v.
+	kvK, kvV := settingFlag(fs, "kv_quant_k"), settingFlag(fs, "kv_quant_v")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -109,4 +110,11 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// settingFlag is a string flag of the settings schema's setting name: its
+// flag name, default and help. The caller checks the value.
+func settingFlag(fs *flag.FlagSet, name string) *string {
+	st := settings.Lookup(name)
+	return fs.String(st.FlagName(), st.DefaultText(""), st.Help)
 }
