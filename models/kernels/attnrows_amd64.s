@@ -19,6 +19,16 @@ TEXT ·attnRowsScoresF16AVX2(SB), NOSPLIT, $8-92
 f16s_rows:
 	TESTQ R12, R12
 	JZ    f16s_done
+	MOVQ kstride+72(FP), R15
+	SHLQ $1, R15
+	MOVQ R15, CX
+	LEAQ (BX)(CX*4), R14 // row t+4
+	LEAQ (R14)(CX*1), R15
+f16s_pf:
+	PREFETCHT0 (R14)
+	ADDQ $64, R14
+	CMPQ R14, R15
+	JLT  f16s_pf
 	MOVQ  DI, R11             // scores of head h, row t
 	XORQ  R13, R13            // h
 	MOVQ  SI, R8              // query head h
@@ -165,6 +175,13 @@ TEXT ·attnRowsMixF16AVX2(SB), NOSPLIT, $0-88
 f16m_rows:
 	TESTQ R12, R12
 	JZ    f16m_done
+	LEAQ (BX)(DX*4), R14 // row t+4
+	LEAQ (R14)(DX*1), R15
+f16m_pf:
+	PREFETCHT0 (R14)
+	ADDQ $64, R14
+	CMPQ R14, R15
+	JLT  f16m_pf
 	XORQ  R13, R13            // h
 	MOVQ  DI, R11             // out head h
 	MOVQ  SI, CX              // w[h][t]
@@ -214,6 +231,15 @@ TEXT ·attnRowsScoresI8AVX2(SB), NOSPLIT, $16-92
 i8s_rows:
 	TESTQ R12, R12
 	JZ    i8s_done
+	MOVQ kstride+72(FP), R15
+	MOVQ R15, CX
+	LEAQ (BX)(CX*4), R14 // row t+4
+	LEAQ (R14)(CX*1), R15
+i8s_pf:
+	PREFETCHT0 (R14)
+	ADDQ $64, R14
+	CMPQ R14, R15
+	JLT  i8s_pf
 	MOVQ  DI, R11             // scores of head h, row t
 	XORQ  R13, R13            // h
 	MOVQ  SI, R8              // query head h
@@ -380,6 +406,13 @@ TEXT ·attnRowsMixI8AVX2(SB), NOSPLIT, $8-88
 i8m_rows:
 	TESTQ R12, R12
 	JZ    i8m_done
+	LEAQ (BX)(DX*4), R14 // row t+4
+	LEAQ (R14)(DX*1), R15
+i8m_pf:
+	PREFETCHT0 (R14)
+	ADDQ $64, R14
+	CMPQ R14, R15
+	JLT  i8m_pf
 	XORQ  R13, R13            // h
 	MOVQ  DI, R11             // out head h
 	MOVQ  SI, CX              // w[h][t]
