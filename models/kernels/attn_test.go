@@ -215,6 +215,9 @@ func TestAttnRows(t *testing.T) {
 // float32 rows a head at a time, f16 and int8 rows a row at a time. ns/row
 // is per cached position (its key and value rows); each name starts with
 // the kernel set it ran (the attention kernels are AVX2 at most).
+// f16/blocks reads 12 blocks of 16 f16 rows each at a random place instead
+// of 193 adjacent rows: a paged cache whose sequences' blocks are not
+// adjacent in the pool (kvcache.Pool.Alloc says why they are kept so).
 func BenchmarkAttnColdKV(b *testing.B) {
 	set := "go"
 	if useAsm {
@@ -233,12 +236,13 @@ func BenchmarkAttnColdKV(b *testing.B) {
 	for i := range kvh {
 		kvh[i] = int32(i)
 	}
-	for _, name := range []string{"f32/heads", "f16/rows", "int8/rows"} {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, name := range []string{"f32/heads", "f16/rows", "f16/blocks", "int8/rows"} {
 		b.Run(set+"/"+name, func(b *testing.B) {
 			per, n := 2*rows*dim, 0 // a sequence's keys then values, in elements
 			total := len(f32) / per
 			switch name {
-			case "f16/rows":
+			case "f16/rows", "f16/blocks":
 				total = len(f16) / per
 			case "int8/rows":
 				total = len(i8) / per
@@ -257,6 +261,18 @@ func BenchmarkAttnColdKV(b *testing.B) {
 				case "f16/rows":
 					AttnScoresRowsF16(sc, rows, q, f16[at:], dim, kvh, rows, 1)
 					AttnMixRowsF16(out, sc, rows, f16[at+rows*dim:], dim, kvh, rows)
+				case "f16/blocks":
+					const bs = 16
+					var kb, vb [(rows - 1) / bs]int // 192 rows
+					for i := range kb {
+						kb[i], vb[i] = rng.IntN(len(f16)/(bs*dim)), rng.IntN(len(f16)/(bs*dim))
+					}
+					for i, blk := range kb {
+						AttnScoresRowsF16(sc[i*bs:], rows, q, f16[blk*bs*dim:], dim, kvh, bs, 1)
+					}
+					for i, blk := range vb {
+						AttnMixRowsF16(out, sc[i*bs:], rows, f16[blk*bs*dim:], dim, kvh, bs)
+					}
 				default:
 					AttnScoresRowsI8(sc, rows, q, i8[at:], dim, scales, heads, kvh, rows, 1)
 					AttnMixRowsI8(out, sc, rows, i8[at+rows*dim:], dim, scales[rows*heads:], heads, kvh, rows)

@@ -169,19 +169,62 @@ TEXT ·attnRowsMixF16AVX2(SB), NOSPLIT, $0-88
 	MOVQ d+48(FP), R10
 	SHLQ $2, R10              // bytes of an out head
 	MOVQ n+56(FP), R12
-	MOVQ wstride+64(FP), R8
 	MOVQ vstride+72(FP), DX
 	SHLQ $1, DX              // value row stride in bytes
-f16m_rows:
-	TESTQ R12, R12
-	JZ    f16m_done
+	LEAQ (DX)(DX*2), R8       // three rows
+f16m_rows4:
+	CMPQ R12, $4
+	JLT  f16m_rows
 	LEAQ (BX)(DX*4), R14 // row t+4
-	LEAQ (R14)(DX*1), R15
-f16m_pf:
+	LEAQ (R14)(DX*4), R15
+f16m4_pf:
 	PREFETCHT0 (R14)
 	ADDQ $64, R14
 	CMPQ R14, R15
-	JLT  f16m_pf
+	JLT  f16m4_pf
+	XORQ  R13, R13            // h
+	MOVQ  DI, R11             // out head h
+	MOVQ  SI, CX              // w[h][t]
+f16m_heads4:
+	CMPQ R13, heads+40(FP)
+	JGE  f16m_next4
+	VBROADCASTSS 0(CX), Y8  // w[h][t+0]
+	VBROADCASTSS 4(CX), Y9  // w[h][t+1]
+	VBROADCASTSS 8(CX), Y10  // w[h][t+2]
+	VBROADCASTSS 12(CX), Y11  // w[h][t+3]
+	MOVLQSX 0(R9)(R13*4), R15
+	IMULQ   d+48(FP), R15
+	SHLQ    $1, R15
+	ADDQ    BX, R15
+	MOVQ R11, AX
+	LEAQ (R11)(R10*1), R14    // the end of out head h
+f16m_cols4:
+	VMOVUPS     (AX), Y0
+	VCVTPH2PS   (R15), Y1
+	VCVTPH2PS   (R15)(DX*1), Y2
+	VCVTPH2PS   (R15)(DX*2), Y3
+	VCVTPH2PS   (R15)(R8*1), Y4
+	VFMADD231PS Y1, Y8, Y0
+	VFMADD231PS Y2, Y9, Y0
+	VFMADD231PS Y3, Y10, Y0
+	VFMADD231PS Y4, Y11, Y0
+	VMOVUPS     Y0, (AX)
+	ADDQ $32, AX
+	ADDQ $16, R15
+	CMPQ AX, R14
+	JLT  f16m_cols4
+	MOVQ R14, R11
+	ADDQ wstride+64(FP), CX
+	INCQ R13
+	JMP  f16m_heads4
+f16m_next4:
+	ADDQ $16, SI              // row t+4
+	LEAQ (BX)(DX*4), BX
+	SUBQ $4, R12
+	JMP  f16m_rows4
+f16m_rows:
+	TESTQ R12, R12
+	JZ    f16m_done
 	XORQ  R13, R13            // h
 	MOVQ  DI, R11             // out head h
 	MOVQ  SI, CX              // w[h][t]
@@ -205,7 +248,7 @@ f16m_cols:
 	CMPQ AX, R14
 	JLT  f16m_cols
 	MOVQ R14, R11
-	ADDQ R8, CX
+	ADDQ wstride+64(FP), CX
 	INCQ R13
 	JMP  f16m_heads
 f16m_next:
@@ -391,7 +434,7 @@ i8s_done:
 	RET
 
 // func attnRowsMixI8AVX2(out, w *float32, v *int8, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)
-TEXT ·attnRowsMixI8AVX2(SB), NOSPLIT, $8-88
+TEXT ·attnRowsMixI8AVX2(SB), NOSPLIT, $16-88
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ v+16(FP), BX
@@ -399,20 +442,86 @@ TEXT ·attnRowsMixI8AVX2(SB), NOSPLIT, $8-88
 	MOVQ d+48(FP), R10
 	SHLQ $2, R10              // bytes of an out head
 	MOVQ n+56(FP), R12
-	MOVQ wstride+64(FP), R8
 	MOVQ vstride+72(FP), DX
+	LEAQ (DX)(DX*2), R8       // three rows
 	MOVQ sc+24(FP), AX
 	MOVQ AX, scrow-8(SP)      // the scales of row t
-i8m_rows:
-	TESTQ R12, R12
-	JZ    i8m_done
+	MOVQ hkv+80(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, screl-16(SP)     // bytes of a row's scales
+i8m_rows4:
+	CMPQ R12, $4
+	JLT  i8m_rows
 	LEAQ (BX)(DX*4), R14 // row t+4
-	LEAQ (R14)(DX*1), R15
-i8m_pf:
+	LEAQ (R14)(DX*4), R15
+i8m4_pf:
 	PREFETCHT0 (R14)
 	ADDQ $64, R14
 	CMPQ R14, R15
-	JLT  i8m_pf
+	JLT  i8m4_pf
+	XORQ  R13, R13            // h
+	MOVQ  DI, R11             // out head h
+	MOVQ  SI, CX              // w[h][t]
+i8m_heads4:
+	CMPQ R13, heads+40(FP)
+	JGE  i8m_next4
+	VBROADCASTSS 0(CX), Y8  // w[h][t+0]
+	VBROADCASTSS 4(CX), Y9  // w[h][t+1]
+	VBROADCASTSS 8(CX), Y10  // w[h][t+2]
+	VBROADCASTSS 12(CX), Y11  // w[h][t+3]
+	MOVQ scrow-8(SP), R14
+	MOVLQSX (R9)(R13*4), AX
+	LEAQ (R14)(AX*4), R14
+	VBROADCASTSS (R14), Y12
+	ADDQ screl-16(SP), R14
+	VBROADCASTSS (R14), Y13
+	ADDQ screl-16(SP), R14
+	VBROADCASTSS (R14), Y14
+	ADDQ screl-16(SP), R14
+	VBROADCASTSS (R14), Y15
+	MOVLQSX 0(R9)(R13*4), R15
+	IMULQ   d+48(FP), R15
+	ADDQ    BX, R15
+	MOVQ R11, AX
+	LEAQ (R11)(R10*1), R14    // the end of out head h
+i8m_cols4:
+	VMOVUPS     (AX), Y0
+	VPMOVSXBD   (R15), Y1
+	VCVTDQ2PS   Y1, Y1
+	VMULPS      Y12, Y1, Y1
+	VPMOVSXBD   (R15)(DX*1), Y2
+	VCVTDQ2PS   Y2, Y2
+	VMULPS      Y13, Y2, Y2
+	VPMOVSXBD   (R15)(DX*2), Y3
+	VCVTDQ2PS   Y3, Y3
+	VMULPS      Y14, Y3, Y3
+	VPMOVSXBD   (R15)(R8*1), Y4
+	VCVTDQ2PS   Y4, Y4
+	VMULPS      Y15, Y4, Y4
+	VFMADD231PS Y1, Y8, Y0
+	VFMADD231PS Y2, Y9, Y0
+	VFMADD231PS Y3, Y10, Y0
+	VFMADD231PS Y4, Y11, Y0
+	VMOVUPS     Y0, (AX)
+	ADDQ $32, AX
+	ADDQ $8, R15
+	CMPQ AX, R14
+	JLT  i8m_cols4
+	MOVQ R14, R11
+	ADDQ wstride+64(FP), CX
+	INCQ R13
+	JMP  i8m_heads4
+i8m_next4:
+	ADDQ $16, SI              // row t+4
+	LEAQ (BX)(DX*4), BX
+	MOVQ screl-16(SP), R14
+	SHLQ $2, R14
+	ADDQ R14, scrow-8(SP)
+	SUBQ $4, R12
+	JMP  i8m_rows4
+i8m_rows:
+	TESTQ R12, R12
+	JZ    i8m_done
 	XORQ  R13, R13            // h
 	MOVQ  DI, R11             // out head h
 	MOVQ  SI, CX              // w[h][t]
@@ -440,14 +549,13 @@ i8m_cols:
 	CMPQ AX, R14
 	JLT  i8m_cols
 	MOVQ R14, R11
-	ADDQ R8, CX
+	ADDQ wstride+64(FP), CX
 	INCQ R13
 	JMP  i8m_heads
 i8m_next:
 	ADDQ $4, SI               // row t+1
 	ADDQ DX, BX
-	MOVQ hkv+80(FP), R14
-	SHLQ $2, R14
+	MOVQ screl-16(SP), R14
 	ADDQ R14, scrow-8(SP)
 	DECQ R12
 	JMP  i8m_rows

@@ -31,10 +31,10 @@ import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# element type: name, bytes a value, log2 of that, decode(src, dst, scale)
+# element type: name, bytes a value, log2 of that, decode(memory operand, dst, scale)
 TYPES = [
-    ("F16", "uint16", 2, 1, lambda src, dst, sc: [f"VCVTPH2PS   ({src}), {dst}"]),
-    ("I8", "int8", 1, 0, lambda src, dst, sc: [f"VPMOVSXBD   ({src}), {dst}",
+    ("F16", "uint16", 2, 1, lambda src, dst, sc: [f"VCVTPH2PS   {src}, {dst}"]),
+    ("I8", "int8", 1, 0, lambda src, dst, sc: [f"VPMOVSXBD   {src}, {dst}",
                                                f"VCVTDQ2PS   {dst}, {dst}",
                                                f"VMULPS      {sc}, {dst}, {dst}"]),
 ]
@@ -65,11 +65,11 @@ def hsum(acc, tmp):
 AHEAD = 4
 
 
-def prefetch(L, stride):
-    """PREFETCHT0 every line of row t+AHEAD (stride: a register holding the
-    row's bytes, not R14 or R15, which it uses)."""
+def prefetch(L, stride, rows=1):
+    """PREFETCHT0 every line of rows t+AHEAD..t+AHEAD+rows-1 (stride: a
+    register holding a row's bytes, not R14 or R15, which it uses)."""
     p(f"\tLEAQ (BX)({stride}*{AHEAD}), R14 // row t+{AHEAD}")
-    p(f"\tLEAQ (R14)({stride}*1), R15")
+    p(f"\tLEAQ (R14)({stride}*{rows}), R15")
     p(f"{L}_pf:")
     p("\tPREFETCHT0 (R14)")
     p("\tADDQ $64, R14")
@@ -135,7 +135,7 @@ def scores(name, elt, size, shift, decode):
     p(f"{L}_cols:")
     for i, m in enumerate(["(R8)", "(R8)(R10*1)", "(CX)", "(CX)(R10*1)"]):
         p(f"\tVMOVUPS     {m}, Y{4+i}")
-    steps = [decode(r, f"Y{8+i}", f"Y{12+i}") for i, r in enumerate(ptrs)]
+    steps = [decode(f"({r})", f"Y{8+i}", f"Y{12+i}") for i, r in enumerate(ptrs)]
     for k in range(len(steps[0])):  # each decode stage across the heads
         for s in steps:
             p("\t" + s[k])
@@ -166,7 +166,7 @@ def scores(name, elt, size, shift, decode):
     p("\tVXORPS Y0, Y0, Y0")
     p(f"{L}_one_cols:")
     p("\tVMOVUPS     (R8), Y4")
-    for s in decode("R15", "Y8", "Y12"):
+    for s in decode("(R15)", "Y8", "Y12"):
         p("\t" + s)
     p("\tVFMADD231PS Y8, Y4, Y0")
     p("\tADDQ $32, R8              // ends at query head h+1")
@@ -195,10 +195,13 @@ def scores(name, elt, size, shift, decode):
 
 
 def mix(name, elt, size, shift, decode):
+    """Rows four at a time: each out vector is loaded once, takes the four
+    rows' FMAs in row order (the bits of one row at a time) and is stored
+    once; the last 1-3 rows one at a time."""
     i8 = name == "I8"
     f = f"attnRowsMix{name}AVX2"
     p(f"// func {f}(out, w *float32, v *{elt}, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)")
-    p(f"TEXT ·{f}(SB), NOSPLIT, ${8 if i8 else 0}-88")
+    p(f"TEXT ·{f}(SB), NOSPLIT, ${16 if i8 else 0}-88")
     p("\tMOVQ out+0(FP), DI")
     p("\tMOVQ w+8(FP), SI")
     p("\tMOVQ v+16(FP), BX")
@@ -206,18 +209,70 @@ def mix(name, elt, size, shift, decode):
     p("\tMOVQ d+48(FP), R10")
     p("\tSHLQ $2, R10              // bytes of an out head")
     p("\tMOVQ n+56(FP), R12")
-    p("\tMOVQ wstride+64(FP), R8")
     p("\tMOVQ vstride+72(FP), DX")
     if shift:
         p(f"\tSHLQ ${shift}, DX              // value row stride in bytes")
+    p("\tLEAQ (DX)(DX*2), R8       // three rows")
     if i8:
         p("\tMOVQ sc+24(FP), AX")
         p("\tMOVQ AX, scrow-8(SP)      // the scales of row t")
+        p("\tMOVQ hkv+80(FP), AX")
+        p("\tSHLQ $2, AX")
+        p("\tMOVQ AX, screl-16(SP)     // bytes of a row's scales")
     L = name.lower() + "m"
+    rows = ["(R15)", "(R15)(DX*1)", "(R15)(DX*2)", "(R15)(R8*1)"]
+    p(f"{L}_rows4:")
+    p("\tCMPQ R12, $4")
+    p(f"\tJLT  {L}_rows")
+    prefetch(L + "4", "DX", 4)
+    p("\tXORQ  R13, R13            // h")
+    p("\tMOVQ  DI, R11             // out head h")
+    p("\tMOVQ  SI, CX              // w[h][t]")
+    p(f"{L}_heads4:")
+    p("\tCMPQ R13, heads+40(FP)")
+    p(f"\tJGE  {L}_next4")
+    for r in range(4):
+        p(f"\tVBROADCASTSS {4*r}(CX), Y{8+r}  // w[h][t+{r}]")
+    if i8:
+        p("\tMOVQ scrow-8(SP), R14")
+        p("\tMOVLQSX (R9)(R13*4), AX")
+        p("\tLEAQ (R14)(AX*4), R14")
+        for r in range(4):
+            if r:
+                p("\tADDQ screl-16(SP), R14")
+            p(f"\tVBROADCASTSS (R14), Y{12+r}")
+    head_ptr("R15", 0, shift)
+    p("\tMOVQ R11, AX")
+    p("\tLEAQ (R11)(R10*1), R14    // the end of out head h")
+    p(f"{L}_cols4:")
+    p("\tVMOVUPS     (AX), Y0")
+    for r in range(4):
+        for s in decode(rows[r], f"Y{1+r}", f"Y{12+r}"):
+            p("\t" + s)
+    for r in range(4):
+        p(f"\tVFMADD231PS Y{1+r}, Y{8+r}, Y0")
+    p("\tVMOVUPS     Y0, (AX)")
+    p("\tADDQ $32, AX")
+    p(f"\tADDQ ${8*size}, R15")
+    p("\tCMPQ AX, R14")
+    p(f"\tJLT  {L}_cols4")
+    p("\tMOVQ R14, R11")
+    p("\tADDQ wstride+64(FP), CX")
+    p("\tINCQ R13")
+    p(f"\tJMP  {L}_heads4")
+    p(f"{L}_next4:")
+    p("\tADDQ $16, SI              // row t+4")
+    p("\tLEAQ (BX)(DX*4), BX")
+    if i8:
+        p("\tMOVQ screl-16(SP), R14")
+        p("\tSHLQ $2, R14")
+        p("\tADDQ R14, scrow-8(SP)")
+    p("\tSUBQ $4, R12")
+    p(f"\tJMP  {L}_rows4")
+    # One row at a time.
     p(f"{L}_rows:")
     p("\tTESTQ R12, R12")
     p(f"\tJZ    {L}_done")
-    prefetch(L, "DX")
     p("\tXORQ  R13, R13            // h")
     p("\tMOVQ  DI, R11             // out head h")
     p("\tMOVQ  SI, CX              // w[h][t]")
@@ -233,7 +288,7 @@ def mix(name, elt, size, shift, decode):
     p("\tMOVQ R11, AX")
     p("\tLEAQ (R11)(R10*1), R14    // the end of out head h")
     p(f"{L}_cols:")
-    for s in decode("R15", "Y1", "Y9"):
+    for s in decode("(R15)", "Y1", "Y9"):
         p("\t" + s)
     p("\tVMOVUPS     (AX), Y0")
     p("\tVFMADD231PS Y1, Y8, Y0")
@@ -243,15 +298,14 @@ def mix(name, elt, size, shift, decode):
     p("\tCMPQ AX, R14")
     p(f"\tJLT  {L}_cols")
     p("\tMOVQ R14, R11")
-    p("\tADDQ R8, CX")
+    p("\tADDQ wstride+64(FP), CX")
     p("\tINCQ R13")
     p(f"\tJMP  {L}_heads")
     p(f"{L}_next:")
     p("\tADDQ $4, SI               // row t+1")
     p("\tADDQ DX, BX")
     if i8:
-        p("\tMOVQ hkv+80(FP), R14")
-        p("\tSHLQ $2, R14")
+        p("\tMOVQ screl-16(SP), R14")
         p("\tADDQ R14, scrow-8(SP)")
     p("\tDECQ R12")
     p(f"\tJMP  {L}_rows")
