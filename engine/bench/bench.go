@@ -173,7 +173,10 @@ type batchRun struct {
 
 func newBatch(m models.Model, n, positions int, kv kvcache.Format) (*batchRun, error) {
 	bs := kvcache.DefaultBlockSize
-	pool, err := kvcache.NewPool(kvcache.LayoutOf(m, kv, kv), bs, n*((positions+bs-1)/bs+1))
+	// Twice the blocks the batch needs, as an engine's pool has room to
+	// spare: room for the pool to keep each sequence's blocks adjacent
+	// (kvcache.Pool.Alloc).
+	pool, err := kvcache.NewPool(kvcache.LayoutOf(m, kv, kv), bs, 2*n*((positions+bs-1)/bs+1))
 	if err != nil {
 		return nil, err
 	}

@@ -78,6 +78,15 @@ func (s *Seq) Fork() *Seq {
 	return f
 }
 
+// last is the block before the i-th of the table, or none: where the
+// pool looks first for the i-th (Pool.Alloc).
+func (s *Seq) last(i int) int32 {
+	if i == 0 {
+		return none
+	}
+	return s.table[i-1]
+}
+
 // Free releases every block; s is empty afterwards.
 func (s *Seq) Free() { s.Truncate(0) }
 
@@ -89,7 +98,7 @@ func (s *Seq) Truncate(n int) {
 	}
 	keep := (n + s.p.bs - 1) / s.p.bs
 	// Released last block first: the pool's free list is a stack, so the
-	// next sequence gets them back in ascending order, adjacent in the pool.
+	// next sequence starts where this one did and grows into the rest.
 	for i := len(s.table) - 1; i >= keep; i-- {
 		s.p.Release(s.table[i])
 	}
@@ -125,7 +134,7 @@ func (s *Seq) Append(n int) error {
 	if r := s.n % p.bs; r != 0 {
 		i := len(s.table) - 1
 		if b := s.table[i]; p.ref[b] > 1 {
-			nb, err := p.Alloc()
+			nb, err := p.Alloc(s.last(i))
 			if err != nil {
 				return err
 			}
@@ -137,7 +146,7 @@ func (s *Seq) Append(n int) error {
 	need := (s.n+n+p.bs-1)/p.bs - len(s.table)
 	have := len(s.table)
 	for range need {
-		b, err := p.Alloc()
+		b, err := p.Alloc(s.last(len(s.table)))
 		if err != nil {
 			for _, b := range s.table[have:] {
 				p.Release(b)

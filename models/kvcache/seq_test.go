@@ -10,6 +10,57 @@ import (
 // one run over all of them (capped at j); after a fork and copy-on-write
 // the run breaks where the table does; blocks freed by Truncate come back
 // in ascending order; an int8 cache decodes one block at a time.
+// TestAllocKeepsSequencesAdjacent: sequences that grow together, a block
+// each in turn, each keep their blocks adjacent in the pool while it has
+// room (started apart, each growing into the blocks after its own), and
+// so are read as one run; a sequence started after one ended takes its
+// place. Every block is handed out once.
+func TestAllocKeepsSequencesAdjacent(t *testing.T) {
+	p, _ := NewPool(Layout{Layers: 1, KDim: 2, VDim: 2}, 4, 64)
+	seqs := make([]*Seq, 8)
+	for i := range seqs {
+		seqs[i] = p.NewSeq(1 << 10)
+	}
+	for range 8 {
+		for _, s := range seqs {
+			if err := s.Append(4); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	held := map[int32]bool{}
+	for i, s := range seqs {
+		tab := s.Table()
+		if n := s.run(0, len(tab)); n != len(tab) {
+			t.Errorf("sequence %d: blocks %v, a run of %d", i, tab, n)
+		}
+		for _, b := range tab {
+			if held[b] {
+				t.Fatalf("block %d handed out twice", b)
+			}
+			held[b] = true
+		}
+	}
+	if p.Free() != 0 || len(held) != 64 {
+		t.Fatalf("%d blocks free, %d held", p.Free(), len(held))
+	}
+	first := seqs[3].Table()[0]
+	seqs[3].Free()
+	s := p.NewSeq(1 << 10)
+	if err := s.Append(32); err != nil {
+		t.Fatal(err)
+	}
+	if tab := s.Table(); tab[0] != first || s.run(0, len(tab)) != len(tab) {
+		t.Fatalf("a new sequence in a freed place: blocks %v, the freed ones began at %d", tab, first)
+	}
+	// Past its room a sequence goes on elsewhere rather than failing.
+	s.Free()
+	seqs[5].Free()
+	if err := seqs[4].Append(64); err != nil {
+		t.Fatalf("growing into another sequence's freed blocks: %v", err)
+	}
+}
+
 func TestKeysRuns(t *testing.T) {
 	p, _ := NewPool(Layout{Layers: 1, KDim: 2, VDim: 1}, 2, 12)
 	s := p.NewSeq(20)
