@@ -1,9 +1,13 @@
 package kernels
 
-// Attention over a KV cache reads, for one query head, a run of cached key
-// rows and then the value rows. Head dimensions are small (8 to 128), so a
-// Dot or Axpy call per cached position spends more time entering the call
-// than computing; these two kernels take the whole run at once.
+// Attention over a KV cache reads a run of cached key rows and then the
+// value rows. AttnScores and AttnMixAdd do it for one query head (a head at
+// a time): attention itself reads every head of a row at a time (the Rows
+// kernels below), and these two are what those are held to, bit for bit
+// (TestAttnRows), and compared with (BenchmarkAttnColdKV's f32/heads).
+// Head dimensions are small (8 to 128), so a Dot or Axpy call per cached
+// position would spend more time entering the call than computing; each
+// kernel takes the whole run at once.
 
 // AttnScores sets scores[t] = dot(q, k[t*stride : t*stride+len(q)])·scale
 // for t < n: the attention scores of one head over n cached keys whose rows
@@ -56,13 +60,41 @@ func attnMixGo(out, w, v []float32, stride, n int) {
 	}
 }
 
-// Attention over an f16 or int8 KV cache reads the stored rows as they are,
-// every head of a row at a time (attnrows_gen.py says why), decoding each
-// value as the cache decodes it into float32 (f16: exactly; int8:
-// float32(code)·scale, as ScaleI8). Each score and output element has the
-// bits AttnScores and AttnMixAdd give on the decoded rows. Query head h
+// Attention over a KV cache reads the stored rows as they are, every head
+// of a row at a time (attnrows_gen.py says why), decoding each value as the
+// cache decodes it into float32 (f16: exactly; int8: float32(code)·scale,
+// as ScaleI8). Each score and output element has the bits AttnScores and
+// AttnMixAdd give on the decoded rows, a head at a time. Query head h
 // reads KV head kvh[h]: its values in row t start at element
 // t*stride+kvh[h]*d, d = the head width.
+
+// AttnScoresRowsF32 sets scores[h*sstride+t] = dot(q[h*d:(h+1)*d], key of
+// head h in row t)·scale for h < len(kvh), t < n, d = len(q)/len(kvh), over
+// n float32 key rows kstride elements apart.
+func AttnScoresRowsF32(scores []float32, sstride int, q, k []float32, kstride int, kvh []int32, n int, scale float32) {
+	d, _ := checkRows("AttnScoresRowsF32", len(scores), sstride, len(q), len(k), kstride, kvh, n)
+	if useAsm && d%8 == 0 && d > 0 && n > 0 {
+		attnRowsScoresF32Asm(scores, q, k, kvh, d, n, sstride, kstride, scale)
+		return
+	}
+	for h, g := range kvh {
+		AttnScores(scores[h*sstride:], q[h*d:(h+1)*d], k[int(g)*d:], kstride, n, scale)
+	}
+}
+
+// AttnMixRowsF32 adds Σ_{t<n} w[h*wstride+t]·(value of head h in row t) to
+// out[h*d:(h+1)*d] for h < len(kvh), d = len(out)/len(kvh), over n float32
+// value rows vstride elements apart.
+func AttnMixRowsF32(out, w []float32, wstride int, v []float32, vstride int, kvh []int32, n int) {
+	d, _ := checkRows("AttnMixRowsF32", len(w), wstride, len(out), len(v), vstride, kvh, n)
+	if useAsm && d%8 == 0 && d > 0 && n > 0 {
+		attnRowsMixF32Asm(out, w, v, kvh, d, n, wstride, vstride)
+		return
+	}
+	for h, g := range kvh {
+		AttnMixAdd(out[h*d:(h+1)*d], w[h*wstride:], v[int(g)*d:], vstride, n)
+	}
+}
 
 // AttnScoresRowsF16 sets scores[h*sstride+t] = dot(q[h*d:(h+1)*d], key of
 // head h in row t)·scale for h < len(kvh), t < n, d = len(q)/len(kvh), over

@@ -23,6 +23,12 @@ func attnMixAsm(out, w, v []float32, stride, n int) {
 // ones have no scales.
 
 //go:noescape
+func attnRowsScoresF32AVX2(scores, q *float32, k *float32, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)
+
+//go:noescape
+func attnRowsMixF32AVX2(out, w *float32, v *float32, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)
+
+//go:noescape
 func attnRowsScoresF16AVX2(scores, q *float32, k *uint16, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)
 
 //go:noescape
@@ -33,6 +39,14 @@ func attnRowsScoresI8AVX2(scores, q *float32, k *int8, sc *float32, kvh *int32, 
 
 //go:noescape
 func attnRowsMixI8AVX2(out, w *float32, v *int8, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)
+
+func attnRowsScoresF32Asm(scores, q, k []float32, kvh []int32, d, n, sstride, kstride int, scale float32) {
+	attnRowsScoresF32AVX2(unsafe.SliceData(scores), unsafe.SliceData(q), unsafe.SliceData(k), nil, unsafe.SliceData(kvh), len(kvh), d, n, 4*sstride, kstride, 0, scale)
+}
+
+func attnRowsMixF32Asm(out, w, v []float32, kvh []int32, d, n, wstride, vstride int) {
+	attnRowsMixF32AVX2(unsafe.SliceData(out), unsafe.SliceData(w), unsafe.SliceData(v), nil, unsafe.SliceData(kvh), len(kvh), d, n, 4*wstride, vstride, 0)
+}
 
 func attnRowsScoresF16Asm(scores, q []float32, k []uint16, scales []float32, kvh []int32, d, n, sstride, kstride, hkv int, scale float32) {
 	attnRowsScoresF16AVX2(unsafe.SliceData(scores), unsafe.SliceData(q), unsafe.SliceData(k), unsafe.SliceData(scales), unsafe.SliceData(kvh), len(kvh), d, n, 4*sstride, kstride, hkv, scale)

@@ -8,6 +8,14 @@ func attnScoresAsm(scores, q, k []float32, stride, n int, scale float32) {
 
 func attnMixAsm(out, w, v []float32, stride, n int) { attnMixGo(out, w, v, stride, n) }
 
+func attnRowsScoresF32Asm(scores, q, k []float32, kvh []int32, d, n, sstride, kstride int, scale float32) {
+	panic("kernels: no asm")
+}
+
+func attnRowsMixF32Asm(out, w, v []float32, kvh []int32, d, n, wstride, vstride int) {
+	panic("kernels: no asm")
+}
+
 func attnRowsScoresF16Asm(scores, q []float32, k []uint16, scales []float32, kvh []int32, d, n, sstride, kstride, hkv int, scale float32) {
 	panic("kernels: no asm")
 }

@@ -166,15 +166,20 @@ func TestAttnRows(t *testing.T) {
 						for i := range scales {
 							scales[i] = rng.Float32() * 0.05
 						}
-						for _, format := range []string{"f16", "int8"} {
+						for _, format := range []string{"f32", "f16", "int8"} {
 							dec := make([]float32, len(half)) // the rows as the cache decodes them
 							got, want := make([]float32, len(w)), make([]float32, len(w))
 							o1, o2 := slices.Clone(o), slices.Clone(o)
-							if format == "f16" {
+							switch format {
+							case "f32":
+								WidenF16(dec, half)
+								AttnScoresRowsF32(got, sstride, q, dec, stride, kvh, n, 0.3)
+								AttnMixRowsF32(o1, w, sstride, dec, stride, kvh, n)
+							case "f16":
 								WidenF16(dec, half)
 								AttnScoresRowsF16(got, sstride, q, half, stride, kvh, n, 0.3)
 								AttnMixRowsF16(o1, w, sstride, half, stride, kvh, n)
-							} else {
+							default:
 								for r := range n {
 									for g := range nkv {
 										at := r*stride + g*d
@@ -212,7 +217,8 @@ func TestAttnRows(t *testing.T) {
 // BenchmarkAttnColdKV: one decode query's attention (12 heads of 64 over
 // 193 cached rows: the scores, then the mix) with keys and values not in
 // cache, as in a batch step, where every sequence's rows come from memory:
-// float32 rows a head at a time, f16 and int8 rows a row at a time. ns/row
+// every format a row at a time, as attention reads them, and f32/heads a
+// head at a time (AttnScores, AttnMixAdd), for comparison. ns/row
 // is per cached position (its key and value rows); each name starts with
 // the kernel set it ran (the attention kernels are AVX2 at most).
 // f16/blocks reads 12 blocks of 16 f16 rows each at a random place instead
@@ -237,7 +243,7 @@ func BenchmarkAttnColdKV(b *testing.B) {
 		kvh[i] = int32(i)
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, name := range []string{"f32/heads", "f16/rows", "f16/blocks", "int8/rows"} {
+	for _, name := range []string{"f32/heads", "f32/rows", "f16/rows", "f16/blocks", "int8/rows"} {
 		b.Run(set+"/"+name, func(b *testing.B) {
 			per, n := 2*rows*dim, 0 // a sequence's keys then values, in elements
 			total := len(f32) / per
@@ -258,6 +264,9 @@ func BenchmarkAttnColdKV(b *testing.B) {
 					for h := range heads {
 						AttnMixAdd(out[h*d:(h+1)*d], sc[h*rows:], f32[at+rows*dim+h*d:], dim, rows)
 					}
+				case "f32/rows":
+					AttnScoresRowsF32(sc, rows, q, f32[at:], dim, kvh, rows, 1)
+					AttnMixRowsF32(out, sc, rows, f32[at+rows*dim:], dim, kvh, rows)
 				case "f16/rows":
 					AttnScoresRowsF16(sc, rows, q, f16[at:], dim, kvh, rows, 1)
 					AttnMixRowsF16(out, sc, rows, f16[at+rows*dim:], dim, kvh, rows)

@@ -7,6 +7,259 @@
 // Attention over an f16 or int8 KV cache, every head of a row at a
 // time; attnrows_gen.py says why and how the bits are kept.
 
+// func attnRowsScoresF32AVX2(scores, q *float32, k *float32, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)
+TEXT ·attnRowsScoresF32AVX2(SB), NOSPLIT, $8-92
+	MOVQ scores+0(FP), DI
+	MOVQ q+8(FP), SI
+	MOVQ k+16(FP), BX
+	MOVQ kvh+32(FP), R9
+	MOVQ d+48(FP), R10
+	SHLQ $2, R10              // bytes of a query head
+	MOVQ n+56(FP), R12
+f32s_rows:
+	TESTQ R12, R12
+	JZ    f32s_done
+	MOVQ kstride+72(FP), R15
+	SHLQ $2, R15
+	MOVQ R15, CX
+	LEAQ (BX)(CX*4), R14 // row t+4
+	LEAQ (R14)(CX*1), R15
+f32s_pf:
+	PREFETCHT0 (R14)
+	ADDQ $64, R14
+	CMPQ R14, R15
+	JLT  f32s_pf
+	MOVQ  DI, R11             // scores of head h, row t
+	XORQ  R13, R13            // h
+	MOVQ  SI, R8              // query head h
+f32s_heads:
+	MOVQ heads+40(FP), R14
+	SUBQ R13, R14             // heads left
+	CMPQ R14, $4
+	JLT  f32s_one
+	LEAQ (R8)(R10*2), CX      // query head h+2
+	LEAQ (R8)(R10*1), R14
+	MOVQ R14, end-8(SP)       // the end of query head h
+	MOVLQSX 0(R9)(R13*4), R14
+	IMULQ   d+48(FP), R14
+	SHLQ    $2, R14
+	ADDQ    BX, R14
+	MOVLQSX 4(R9)(R13*4), R15
+	IMULQ   d+48(FP), R15
+	SHLQ    $2, R15
+	ADDQ    BX, R15
+	MOVLQSX 8(R9)(R13*4), DX
+	IMULQ   d+48(FP), DX
+	SHLQ    $2, DX
+	ADDQ    BX, DX
+	MOVLQSX 12(R9)(R13*4), AX
+	IMULQ   d+48(FP), AX
+	SHLQ    $2, AX
+	ADDQ    BX, AX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+f32s_cols:
+	VMOVUPS     (R8), Y4
+	VMOVUPS     (R8)(R10*1), Y5
+	VMOVUPS     (CX), Y6
+	VMOVUPS     (CX)(R10*1), Y7
+	VMOVUPS     (R14), Y8
+	VMOVUPS     (R15), Y9
+	VMOVUPS     (DX), Y10
+	VMOVUPS     (AX), Y11
+	VFMADD231PS Y8, Y4, Y0
+	VFMADD231PS Y9, Y5, Y1
+	VFMADD231PS Y10, Y6, Y2
+	VFMADD231PS Y11, Y7, Y3
+	ADDQ $32, R8
+	ADDQ $32, CX
+	ADDQ $32, R14
+	ADDQ $32, R15
+	ADDQ $32, DX
+	ADDQ $32, AX
+	CMPQ R8, end-8(SP)
+	JLT  f32s_cols
+	VEXTRACTF128 $1, Y0, X8
+	VADDPS       X8, X0, X0
+	VMOVHLPS     X0, X0, X8
+	VADDPS       X8, X0, X0
+	VMOVSHDUP    X0, X8
+	VADDSS       X8, X0, X0
+	VMULSS       scale+88(FP), X0, X0
+	VMOVSS       X0, (R11)
+	ADDQ         sstride+64(FP), R11
+	VEXTRACTF128 $1, Y1, X8
+	VADDPS       X8, X1, X1
+	VMOVHLPS     X1, X1, X8
+	VADDPS       X8, X1, X1
+	VMOVSHDUP    X1, X8
+	VADDSS       X8, X1, X1
+	VMULSS       scale+88(FP), X1, X1
+	VMOVSS       X1, (R11)
+	ADDQ         sstride+64(FP), R11
+	VEXTRACTF128 $1, Y2, X8
+	VADDPS       X8, X2, X2
+	VMOVHLPS     X2, X2, X8
+	VADDPS       X8, X2, X2
+	VMOVSHDUP    X2, X8
+	VADDSS       X8, X2, X2
+	VMULSS       scale+88(FP), X2, X2
+	VMOVSS       X2, (R11)
+	ADDQ         sstride+64(FP), R11
+	VEXTRACTF128 $1, Y3, X8
+	VADDPS       X8, X3, X3
+	VMOVHLPS     X3, X3, X8
+	VADDPS       X8, X3, X3
+	VMOVSHDUP    X3, X8
+	VADDSS       X8, X3, X3
+	VMULSS       scale+88(FP), X3, X3
+	VMOVSS       X3, (R11)
+	ADDQ         sstride+64(FP), R11
+	LEAQ (CX)(R10*1), R8      // query head h+4 (CX walked head h+2)
+	ADDQ $4, R13
+	JMP  f32s_heads
+f32s_one:
+	TESTQ R14, R14
+	JZ    f32s_next
+	LEAQ (R8)(R10*1), R14
+	MOVQ R14, end-8(SP)
+	MOVLQSX 0(R9)(R13*4), R15
+	IMULQ   d+48(FP), R15
+	SHLQ    $2, R15
+	ADDQ    BX, R15
+	VXORPS Y0, Y0, Y0
+f32s_one_cols:
+	VMOVUPS     (R8), Y4
+	VMOVUPS     (R15), Y8
+	VFMADD231PS Y8, Y4, Y0
+	ADDQ $32, R8              // ends at query head h+1
+	ADDQ $32, R15
+	CMPQ R8, end-8(SP)
+	JLT  f32s_one_cols
+	VEXTRACTF128 $1, Y0, X8
+	VADDPS       X8, X0, X0
+	VMOVHLPS     X0, X0, X8
+	VADDPS       X8, X0, X0
+	VMOVSHDUP    X0, X8
+	VADDSS       X8, X0, X0
+	VMULSS       scale+88(FP), X0, X0
+	VMOVSS       X0, (R11)
+	ADDQ         sstride+64(FP), R11
+	INCQ R13
+	JMP  f32s_heads
+f32s_next:
+	ADDQ $4, DI               // row t+1
+	MOVQ kstride+72(FP), R14
+	SHLQ $2, R14
+	ADDQ R14, BX
+	DECQ R12
+	JMP  f32s_rows
+f32s_done:
+	VZEROUPPER
+	RET
+
+// func attnRowsMixF32AVX2(out, w *float32, v *float32, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)
+TEXT ·attnRowsMixF32AVX2(SB), NOSPLIT, $0-88
+	MOVQ out+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ v+16(FP), BX
+	MOVQ kvh+32(FP), R9
+	MOVQ d+48(FP), R10
+	SHLQ $2, R10              // bytes of an out head
+	MOVQ n+56(FP), R12
+	MOVQ vstride+72(FP), DX
+	SHLQ $2, DX              // value row stride in bytes
+	LEAQ (DX)(DX*2), R8       // three rows
+f32m_rows4:
+	CMPQ R12, $4
+	JLT  f32m_rows
+	LEAQ (BX)(DX*4), R14 // row t+4
+	LEAQ (R14)(DX*4), R15
+f32m4_pf:
+	PREFETCHT0 (R14)
+	ADDQ $64, R14
+	CMPQ R14, R15
+	JLT  f32m4_pf
+	XORQ  R13, R13            // h
+	MOVQ  DI, R11             // out head h
+	MOVQ  SI, CX              // w[h][t]
+f32m_heads4:
+	CMPQ R13, heads+40(FP)
+	JGE  f32m_next4
+	VBROADCASTSS 0(CX), Y8  // w[h][t+0]
+	VBROADCASTSS 4(CX), Y9  // w[h][t+1]
+	VBROADCASTSS 8(CX), Y10  // w[h][t+2]
+	VBROADCASTSS 12(CX), Y11  // w[h][t+3]
+	MOVLQSX 0(R9)(R13*4), R15
+	IMULQ   d+48(FP), R15
+	SHLQ    $2, R15
+	ADDQ    BX, R15
+	MOVQ R11, AX
+	LEAQ (R11)(R10*1), R14    // the end of out head h
+f32m_cols4:
+	VMOVUPS     (AX), Y0
+	VMOVUPS     (R15), Y1
+	VMOVUPS     (R15)(DX*1), Y2
+	VMOVUPS     (R15)(DX*2), Y3
+	VMOVUPS     (R15)(R8*1), Y4
+	VFMADD231PS Y1, Y8, Y0
+	VFMADD231PS Y2, Y9, Y0
+	VFMADD231PS Y3, Y10, Y0
+	VFMADD231PS Y4, Y11, Y0
+	VMOVUPS     Y0, (AX)
+	ADDQ $32, AX
+	ADDQ $32, R15
+	CMPQ AX, R14
+	JLT  f32m_cols4
+	MOVQ R14, R11
+	ADDQ wstride+64(FP), CX
+	INCQ R13
+	JMP  f32m_heads4
+f32m_next4:
+	ADDQ $16, SI              // row t+4
+	LEAQ (BX)(DX*4), BX
+	SUBQ $4, R12
+	JMP  f32m_rows4
+f32m_rows:
+	TESTQ R12, R12
+	JZ    f32m_done
+	XORQ  R13, R13            // h
+	MOVQ  DI, R11             // out head h
+	MOVQ  SI, CX              // w[h][t]
+f32m_heads:
+	CMPQ R13, heads+40(FP)
+	JGE  f32m_next
+	VBROADCASTSS (CX), Y8     // w[h][t]
+	MOVLQSX 0(R9)(R13*4), R15
+	IMULQ   d+48(FP), R15
+	SHLQ    $2, R15
+	ADDQ    BX, R15
+	MOVQ R11, AX
+	LEAQ (R11)(R10*1), R14    // the end of out head h
+f32m_cols:
+	VMOVUPS     (R15), Y1
+	VMOVUPS     (AX), Y0
+	VFMADD231PS Y1, Y8, Y0
+	VMOVUPS     Y0, (AX)
+	ADDQ $32, AX
+	ADDQ $32, R15
+	CMPQ AX, R14
+	JLT  f32m_cols
+	MOVQ R14, R11
+	ADDQ wstride+64(FP), CX
+	INCQ R13
+	JMP  f32m_heads
+f32m_next:
+	ADDQ $4, SI               // row t+1
+	ADDQ DX, BX
+	DECQ R12
+	JMP  f32m_rows
+f32m_done:
+	VZEROUPPER
+	RET
+
 // func attnRowsScoresF16AVX2(scores, q *float32, k *uint16, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)
 TEXT ·attnRowsScoresF16AVX2(SB), NOSPLIT, $8-92
 	MOVQ scores+0(FP), DI

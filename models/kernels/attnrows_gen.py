@@ -1,15 +1,14 @@
 #!/usr/bin/env python3
-"""Writes attnrows_amd64.s: attention over an f16 or int8 KV cache, every
-head of a row at a time, the stored values decoded in registers.
+"""Writes attnrows_amd64.s: attention over a float32, f16 or int8 KV cache,
+every head of a row at a time, the stored values decoded in registers.
 
     python3 models/kernels/attnrows_gen.py
 
 Why rows: a head at a time strides through the cache, reading 128 bytes of
-each 1.5 KB f16 row (64 of an int8 row) a pass, which the hardware
-prefetchers do not keep up with; a row at a time reads memory in order, at
-about twice the speed (BenchmarkAttnColdKV). Float32 rows, 256 bytes a
-visit, stay with attn_amd64.s's head-at-a-time kernels, which were as fast
-for them.
+each 1.5 KB f16 row (64 of an int8 row, 256 of a float32 one) a pass,
+which the hardware prefetchers do not keep up with; a row at a time reads
+memory in order, about twice as fast for f16 and 15 % for float32
+(BenchmarkAttnColdKV), and prefetches the rows AHEAD of it.
 
 Bits: a value decodes as the float32 cache path decodes it (f16: VCVTPH2PS,
 exact; int8: float32(code)·scale, VPMOVSXBD, VCVTDQ2PS, VMULPS, as ScaleI8),
@@ -17,7 +16,8 @@ a score is one 8-lane FMA accumulator over the head and attnScoresAVX2's
 HSUM, and an output element takes its rows' FMAs in row order: the bits of
 AttnScores and AttnMixAdd on the decoded rows.
 
-Both families take the same arguments (the f16 ones ignore sc and hkv), so
+The families take the same arguments (the float32 and f16 ones ignore sc
+and hkv), so
 they share every frame offset:
 
     scores(scores, q *float32, k *T, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)
@@ -33,6 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 # element type: name, bytes a value, log2 of that, decode(memory operand, dst, scale)
 TYPES = [
+    ("F32", "float32", 4, 2, lambda src, dst, sc: [f"VMOVUPS     {src}, {dst}"]),
     ("F16", "uint16", 2, 1, lambda src, dst, sc: [f"VCVTPH2PS   {src}, {dst}"]),
     ("I8", "int8", 1, 0, lambda src, dst, sc: [f"VPMOVSXBD   {src}, {dst}",
                                                f"VCVTDQ2PS   {dst}, {dst}",

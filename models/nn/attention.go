@@ -96,7 +96,8 @@ const attnGroup = 16
 // attendGroup is the attention of query rows i..j-1, consecutive positions
 // of one sequence, each over positions lo..pos it may see. The cache is
 // read a run of blocks at a time (models.KV.Keys; KeysStored for the f16
-// and int8 caches, whose rows are read as stored): every query and head
+// and int8 caches, whose rows are read as stored), every head of a row at
+// a time (kernels.AttnScoresRowsF32 and its f16 and int8 twins): every query and head
 // scores a run's keys while they are in cache, then every query and head
 // mixes its values. Each query's kernel calls, and so its bits, are those
 // it gets alone.
@@ -132,10 +133,10 @@ func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attenti
 	}
 	end := g[len(g)-1].pos/bs + 1 // blocks to read: g[0].lo/bs .. end-1
 	for b := g[0].lo / bs; b < end; {
-		// f16 and int8 rows are read as they lie, every head a row at a
-		// time (a head at a time strides through memory, which costs them
-		// twice what it costs float32 rows); the others are decoded into
-		// float32 (or are float32) and read a head at a time.
+		// f16 and int8 rows are read as they lie, the others decoded into
+		// float32 (or float32 already); every format every head of a row
+		// at a time, in memory order (a head at a time strides through
+		// memory, which the hardware prefetchers do not follow).
 		ks, nb := kv.KeysStored(l, b, end)
 		var kb []float32
 		if !inPlace(ks, nb*bs, a.KVHeads, len(g)) {
@@ -155,9 +156,7 @@ func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attenti
 			case ks.I8 != nil:
 				kernels.AttnScoresRowsI8(scores, s.n, qr, ks.I8[at:], kw, ks.Scales[(t0-base)*a.KVHeads:], a.KVHeads, sc.kvh, t1-t0, a.Scale)
 			default:
-				for h := range a.Heads {
-					kernels.AttnScores(scores[h*s.n:], qr[h*a.DK:(h+1)*a.DK], kb[at+a.KVHead(h)*a.DK:], kw, t1-t0, a.Scale)
-				}
+				kernels.AttnScoresRowsF32(scores, s.n, qr, kb[at:], kw, sc.kvh, t1-t0, a.Scale)
 			}
 		}
 		b += nb
@@ -193,9 +192,7 @@ func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attenti
 			case vs.I8 != nil:
 				kernels.AttnMixRowsI8(o, w, s.n, vs.I8[at:], vw, vs.Scales[(t0-base)*a.KVHeads:], a.KVHeads, sc.kvh, t1-t0)
 			default:
-				for h := range a.Heads {
-					kernels.AttnMixAdd(o[h*a.DV:(h+1)*a.DV], w[h*s.n:], vb[at+a.KVHead(h)*a.DV:], vw, t1-t0)
-				}
+				kernels.AttnMixRowsF32(o, w, s.n, vb[at:], vw, sc.kvh, t1-t0)
 			}
 		}
 		b += nb
