@@ -103,9 +103,12 @@ func (g *gen) reuse(in []int) int {
 	m := 0
 	if e.tree != nil {
 		blocks, m, at = e.tree.Match(in)
+		if b, k := e.tree.Partial(in, m, at); k > 0 {
+			blocks, m = append(blocks, b), m+k // copied before the sequence writes into it
+		}
 	}
 	if m >= n && m > 0 {
-		g.seq, _ = e.pool.SeqFrom(blocks, m, e.window) // blocks hold exactly m positions
+		g.seq, _ = e.pool.SeqFrom(blocks, m, e.window) // blocks hold m positions
 		e.tree.Lock(at)
 		g.lockAt, g.locked = at, true
 		n = m

@@ -255,6 +255,52 @@ func TestPrefixCacheAcrossConversations(t *testing.T) {
 	check("A turn 3 after B", a3, whole(len(a2)))
 }
 
+// TestPrefixCachePartialBlock: a prompt that ends inside a block is shared
+// up to its last id from the prefix tree, not only in whole blocks, when
+// another reply ran in between (so the last reply's sequence is not it):
+// the shared block is copied before a reply writes into it, so the tree's
+// copy still gives every later reply the cold ids.
+func TestPrefixCachePartialBlock(t *testing.T) {
+	m := loadModel(t, "course/student.pt")
+	e := New(m)
+	defer e.Close()
+	tok := m.Tokenizer()
+	g := sampler.Params{Greedy: true}
+	bs := kvcache.DefaultBlockSize
+	p := tok.Encode("Once upon a time there was a little girl called Lily who loved her red ball.")
+	if len(p)%bs == 0 || len(p) < bs {
+		t.Fatalf("the prompt's %d ids should end inside a block after the first", len(p))
+	}
+	other := tok.Encode("The sun was hot and the sea was blue.")
+	fork := append(slices.Clone(p[:len(p)-2]), tok.Encode(" big dog.")...)
+	c := NewWithOptions(m, Options{NoPrefixCache: true})
+	defer c.Close()
+	cold := map[string][]int{}
+	for name, q := range map[string][]int{"p": p, "fork": fork} {
+		cold[name] = run(t, c, Request{Prompt: q, MaxTokens: 8, Sampler: g}).IDs
+	}
+	for i, step := range []struct {
+		name   string
+		prompt []int
+		reuse  int
+	}{
+		{"p", p, 0},
+		{"other", other, 0},
+		{"p", p, len(p) - 1},       // all but the id re-fed for logits
+		{"fork", fork, len(p) - 2}, // writes where p's block goes on
+		{"other", other, len(other) - 1},
+		{"p", p, len(p) - 1}, // p's block as it was
+	} {
+		r := run(t, e, Request{Prompt: step.prompt, MaxTokens: 8, Sampler: g})
+		if want, ok := cold[step.name]; ok && !slices.Equal(r.IDs, want) {
+			t.Fatalf("step %d (%s): ids %v, cold %v", i, step.name, r.IDs, want)
+		}
+		if r.Stats.ReusedTokens != step.reuse {
+			t.Fatalf("step %d (%s): reused %d of %d, want %d", i, step.name, r.Stats.ReusedTokens, len(step.prompt), step.reuse)
+		}
+	}
+}
+
 // TestKVExportImport: a conversation exported after turn 1 and imported into
 // a fresh engine continues with the same ids as the original, prefilling
 // only the new part; bad files are refused with clear errors.

@@ -4,7 +4,8 @@
 // blocks, in order. The tree holds one pool reference on each of its blocks,
 // and it is the only place that knows which prefix a block holds.
 //
-// Match finds the longest cached prefix of a prompt; Lock pins the matched
+// Match finds the longest cached prefix of a prompt in whole blocks, and
+// Partial the part of the next block that agrees with it; Lock pins the matched
 // path while a request runs on it (a locked node is never evicted); Insert
 // adds a finished sequence's full blocks; Evict drops least recently used
 // unlocked leaves when the caller needs blocks the pool lacks.
@@ -86,6 +87,32 @@ func (t *Tree) Match(tokens []int) (blocks []int32, n int, at Node) {
 		}
 		cur = c
 	}
+}
+
+// Partial extends a match (n ids at at, from Match) into the block after
+// it: among at's children, the block whose first ids agree longest with
+// tokens[n:], and how many do (k < BlockSize; 0: none). Its keys and values
+// at those k positions are the ones tokens would give there, so a sequence
+// may hold it for them: a partly filled, shared last block is copied before
+// the sequence writes into it (kvcache.Seq.Append). This shares whole
+// prompts that end inside a block (SGLang's radix cache shares at a token's
+// granularity), where Match alone makes every request recompute up to a
+// block's worth of the same ids.
+func (t *Tree) Partial(tokens []int, n int, at Node) (block int32, k int) {
+	rest := tokens[n:]
+	for _, c := range at.n.children {
+		m := 0
+		for m < len(rest) && m < t.bs && c.tokens[m] == rest[m] {
+			m++
+		}
+		if m > k {
+			block, k = c.blocks[0], m
+		}
+	}
+	if k == t.bs {
+		k-- // a whole block Match did not take (it stops short of the last ids)
+	}
+	return block, k
 }
 
 // Lock pins at and its ancestors: they are not evicted until Unlock.
