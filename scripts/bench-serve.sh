@@ -9,7 +9,8 @@
 #
 # N (64) tokens per reply, C (16) clients, LONG (3800) characters of
 # TinyStories text for the long prompt (about 1,000 tokens with Llama's
-# tokenizer and the chat template); ONE (32) requests of the lone client
+# tokenizer and the chat template; a new prompt each time, so every one is
+# prefilled); ONE (32) requests of the lone client
 # and WAVES (4) requests per client under load, so that each p99 is taken
 # over 32 to 64 first tokens rather than being the slowest of a handful.
 set -euo pipefail

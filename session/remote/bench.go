@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"sync"
@@ -16,8 +17,9 @@ import (
 // time to first token and inter-token latency (the gap between two
 // streamed pieces) percentiles, and errors. With LongPrompt, one more
 // client keeps sending that text as its message (for replies of longTokens)
-// for the whole run, as a load of long prefills; its requests are not in
-// the figures.
+// for the whole run, as a load of long prefills; each request begins with
+// its own number, so that a prefix cache cannot spare the prefill after
+// the first. Its requests are not in the figures.
 type BenchOptions struct {
 	Model       string
 	Concurrency int
@@ -81,8 +83,8 @@ func (c *Client) Bench(ctx context.Context, o BenchOptions) BenchResult {
 	if o.LongPrompt != "" {
 		go func() {
 			defer close(longDone)
-			for lctx.Err() == nil {
-				s, err := c.Stream(lctx, req(o.LongPrompt, longTokens))
+			for i := 1; lctx.Err() == nil; i++ {
+				s, err := c.Stream(lctx, req(fmt.Sprintf("%d. %s", i, o.LongPrompt), longTokens))
 				if err != nil {
 					if lctx.Err() == nil {
 						fail(err)
