@@ -39,17 +39,18 @@ func (p *Pass) Attend(l int, a *Attention, q, k, v Rows) Rows {
 	}
 	out := p.AllocN(q.N, a.Heads*a.DV)
 	// A group's work is about the positions its queries see. With several
-	// threads no group takes more than an eighth of a thread's share, so
-	// that a long prompt's chunk beside a batch's decode tokens does not
-	// leave all its work to one thread (grouping changes no bits: each
-	// query's kernel calls are its own).
+	// threads no group takes more than half a thread's share, so that a
+	// long prompt's chunk beside a batch's decode tokens does not leave all
+	// its work to one thread, while each group still reads the cache once
+	// for as many queries as it can (grouping changes no bits: each query's
+	// kernel calls are its own).
 	work := 0
 	for i := range q.N {
 		work += p.Pos[i] + 1
 	}
 	most := work
 	if t := kernels.Threads(); t > 1 {
-		most = max(work/(8*t), 1)
+		most = max(work/(2*t), 1)
 	}
 	p.groups = p.groups[:0]
 	for i := 0; i < q.N; {
