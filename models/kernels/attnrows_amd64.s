@@ -16,6 +16,94 @@ TEXT ·attnRowsScoresF32AVX2(SB), NOSPLIT, $8-92
 	MOVQ d+48(FP), R10
 	SHLQ $2, R10              // bytes of a query head
 	MOVQ n+56(FP), R12
+	MOVQ kstride+72(FP), CX
+	SHLQ $2, CX              // row stride in bytes
+	LEAQ (CX)(CX*2), DX       // three rows
+f32s_rows8:
+	CMPQ R12, $8
+	JLT  f32s_rows
+	LEAQ (BX)(CX*8), R14      // rows t+8..t+15
+	LEAQ (R14)(CX*8), R15
+f32s8_pf:
+	PREFETCHT0 (R14)
+	ADDQ $64, R14
+	CMPQ R14, R15
+	JLT  f32s8_pf
+	MOVQ  DI, R11             // scores of head h, rows t..t+7
+	XORQ  R13, R13            // h
+	MOVQ  SI, R8              // query head h
+f32s_heads8:
+	CMPQ R13, heads+40(FP)
+	JGE  f32s_next8
+	MOVLQSX 0(R9)(R13*4), R15
+	IMULQ   d+48(FP), R15
+	SHLQ    $2, R15
+	ADDQ    BX, R15
+	LEAQ (R15)(CX*4), AX      // row t+4
+	LEAQ (R8)(R10*1), R14     // the end of query head h
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+f32s_cols8:
+	VMOVUPS     (R8), Y8
+	VMOVUPS     (R15), Y9
+	VFMADD231PS Y9, Y8, Y0
+	VMOVUPS     (R15)(CX*1), Y9
+	VFMADD231PS Y9, Y8, Y1
+	VMOVUPS     (R15)(CX*2), Y9
+	VFMADD231PS Y9, Y8, Y2
+	VMOVUPS     (R15)(DX*1), Y9
+	VFMADD231PS Y9, Y8, Y3
+	VMOVUPS     (AX), Y9
+	VFMADD231PS Y9, Y8, Y4
+	VMOVUPS     (AX)(CX*1), Y9
+	VFMADD231PS Y9, Y8, Y5
+	VMOVUPS     (AX)(CX*2), Y9
+	VFMADD231PS Y9, Y8, Y6
+	VMOVUPS     (AX)(DX*1), Y9
+	VFMADD231PS Y9, Y8, Y7
+	ADDQ $32, R8
+	ADDQ $32, R15
+	ADDQ $32, AX
+	CMPQ R8, R14
+	JLT  f32s_cols8
+	VPERM2F128 $0x20, Y4, Y0, Y8  // rows 0, 4: low halves
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VADDPS     Y12, Y8, Y8        // l_i + l_(i+4)
+	VPERM2F128 $0x20, Y5, Y1, Y9  // rows 1, 5: low halves
+	VPERM2F128 $0x31, Y5, Y1, Y12
+	VADDPS     Y12, Y9, Y9        // l_i + l_(i+4)
+	VPERM2F128 $0x20, Y6, Y2, Y10  // rows 2, 6: low halves
+	VPERM2F128 $0x31, Y6, Y2, Y12
+	VADDPS     Y12, Y10, Y10        // l_i + l_(i+4)
+	VPERM2F128 $0x20, Y7, Y3, Y11  // rows 3, 7: low halves
+	VPERM2F128 $0x31, Y7, Y3, Y12
+	VADDPS     Y12, Y11, Y11        // l_i + l_(i+4)
+	VSHUFPS $0x44, Y9, Y8, Y12
+	VSHUFPS $0xEE, Y9, Y8, Y13
+	VADDPS  Y13, Y12, Y12          // rows 0,1 | 4,5: (x0+x2), (x1+x3)
+	VSHUFPS $0x44, Y11, Y10, Y13
+	VSHUFPS $0xEE, Y11, Y10, Y14
+	VADDPS  Y14, Y13, Y13          // rows 2,3 | 6,7
+	VSHUFPS $0x88, Y13, Y12, Y8
+	VSHUFPS $0xDD, Y13, Y12, Y9
+	VADDPS  Y9, Y8, Y8             // rows 0,1,2,3 | 4,5,6,7
+	VBROADCASTSS scale+88(FP), Y9
+	VMULPS  Y9, Y8, Y8
+	VMOVUPS Y8, (R11)
+	ADDQ sstride+64(FP), R11
+	INCQ R13                  // R8 walked to query head h+1
+	JMP  f32s_heads8
+f32s_next8:
+	ADDQ $32, DI              // rows t+8..
+	LEAQ (BX)(CX*8), BX
+	SUBQ $8, R12
+	JMP  f32s_rows8
 f32s_rows:
 	TESTQ R12, R12
 	JZ    f32s_done
@@ -269,6 +357,94 @@ TEXT ·attnRowsScoresF16AVX2(SB), NOSPLIT, $8-92
 	MOVQ d+48(FP), R10
 	SHLQ $2, R10              // bytes of a query head
 	MOVQ n+56(FP), R12
+	MOVQ kstride+72(FP), CX
+	SHLQ $1, CX              // row stride in bytes
+	LEAQ (CX)(CX*2), DX       // three rows
+f16s_rows8:
+	CMPQ R12, $8
+	JLT  f16s_rows
+	LEAQ (BX)(CX*8), R14      // rows t+8..t+15
+	LEAQ (R14)(CX*8), R15
+f16s8_pf:
+	PREFETCHT0 (R14)
+	ADDQ $64, R14
+	CMPQ R14, R15
+	JLT  f16s8_pf
+	MOVQ  DI, R11             // scores of head h, rows t..t+7
+	XORQ  R13, R13            // h
+	MOVQ  SI, R8              // query head h
+f16s_heads8:
+	CMPQ R13, heads+40(FP)
+	JGE  f16s_next8
+	MOVLQSX 0(R9)(R13*4), R15
+	IMULQ   d+48(FP), R15
+	SHLQ    $1, R15
+	ADDQ    BX, R15
+	LEAQ (R15)(CX*4), AX      // row t+4
+	LEAQ (R8)(R10*1), R14     // the end of query head h
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+f16s_cols8:
+	VMOVUPS     (R8), Y8
+	VCVTPH2PS   (R15), Y9
+	VFMADD231PS Y9, Y8, Y0
+	VCVTPH2PS   (R15)(CX*1), Y9
+	VFMADD231PS Y9, Y8, Y1
+	VCVTPH2PS   (R15)(CX*2), Y9
+	VFMADD231PS Y9, Y8, Y2
+	VCVTPH2PS   (R15)(DX*1), Y9
+	VFMADD231PS Y9, Y8, Y3
+	VCVTPH2PS   (AX), Y9
+	VFMADD231PS Y9, Y8, Y4
+	VCVTPH2PS   (AX)(CX*1), Y9
+	VFMADD231PS Y9, Y8, Y5
+	VCVTPH2PS   (AX)(CX*2), Y9
+	VFMADD231PS Y9, Y8, Y6
+	VCVTPH2PS   (AX)(DX*1), Y9
+	VFMADD231PS Y9, Y8, Y7
+	ADDQ $32, R8
+	ADDQ $16, R15
+	ADDQ $16, AX
+	CMPQ R8, R14
+	JLT  f16s_cols8
+	VPERM2F128 $0x20, Y4, Y0, Y8  // rows 0, 4: low halves
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VADDPS     Y12, Y8, Y8        // l_i + l_(i+4)
+	VPERM2F128 $0x20, Y5, Y1, Y9  // rows 1, 5: low halves
+	VPERM2F128 $0x31, Y5, Y1, Y12
+	VADDPS     Y12, Y9, Y9        // l_i + l_(i+4)
+	VPERM2F128 $0x20, Y6, Y2, Y10  // rows 2, 6: low halves
+	VPERM2F128 $0x31, Y6, Y2, Y12
+	VADDPS     Y12, Y10, Y10        // l_i + l_(i+4)
+	VPERM2F128 $0x20, Y7, Y3, Y11  // rows 3, 7: low halves
+	VPERM2F128 $0x31, Y7, Y3, Y12
+	VADDPS     Y12, Y11, Y11        // l_i + l_(i+4)
+	VSHUFPS $0x44, Y9, Y8, Y12
+	VSHUFPS $0xEE, Y9, Y8, Y13
+	VADDPS  Y13, Y12, Y12          // rows 0,1 | 4,5: (x0+x2), (x1+x3)
+	VSHUFPS $0x44, Y11, Y10, Y13
+	VSHUFPS $0xEE, Y11, Y10, Y14
+	VADDPS  Y14, Y13, Y13          // rows 2,3 | 6,7
+	VSHUFPS $0x88, Y13, Y12, Y8
+	VSHUFPS $0xDD, Y13, Y12, Y9
+	VADDPS  Y9, Y8, Y8             // rows 0,1,2,3 | 4,5,6,7
+	VBROADCASTSS scale+88(FP), Y9
+	VMULPS  Y9, Y8, Y8
+	VMOVUPS Y8, (R11)
+	ADDQ sstride+64(FP), R11
+	INCQ R13                  // R8 walked to query head h+1
+	JMP  f16s_heads8
+f16s_next8:
+	ADDQ $32, DI              // rows t+8..
+	LEAQ (BX)(CX*8), BX
+	SUBQ $8, R12
+	JMP  f16s_rows8
 f16s_rows:
 	TESTQ R12, R12
 	JZ    f16s_done
@@ -514,7 +690,7 @@ f16m_done:
 	RET
 
 // func attnRowsScoresI8AVX2(scores, q *float32, k *int8, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)
-TEXT ·attnRowsScoresI8AVX2(SB), NOSPLIT, $16-92
+TEXT ·attnRowsScoresI8AVX2(SB), NOSPLIT, $56-92
 	MOVQ scores+0(FP), DI
 	MOVQ q+8(FP), SI
 	MOVQ k+16(FP), BX
@@ -524,6 +700,148 @@ TEXT ·attnRowsScoresI8AVX2(SB), NOSPLIT, $16-92
 	MOVQ n+56(FP), R12
 	MOVQ sc+24(FP), AX
 	MOVQ AX, scrow-16(SP)     // the scales of row t
+	MOVQ kstride+72(FP), CX
+	LEAQ (CX)(CX*2), DX       // three rows
+	MOVQ hkv+80(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, screl-56(SP)     // bytes of a row's scales
+i8s_rows8:
+	CMPQ R12, $8
+	JLT  i8s_rows
+	LEAQ (BX)(CX*8), R14      // rows t+8..t+15
+	LEAQ (R14)(CX*8), R15
+i8s8_pf:
+	PREFETCHT0 (R14)
+	ADDQ $64, R14
+	CMPQ R14, R15
+	JLT  i8s8_pf
+	MOVQ  DI, R11             // scores of head h, rows t..t+7
+	XORQ  R13, R13            // h
+	MOVQ  SI, R8              // query head h
+i8s_heads8:
+	CMPQ R13, heads+40(FP)
+	JGE  i8s_next8
+	MOVQ scrow-16(SP), R14
+	MOVLQSX (R9)(R13*4), R15
+	LEAQ (R14)(R15*4), R14    // row t's scale of head h
+	MOVL (R14), R15
+	MOVL R15, sc8-48(SP)
+	ADDQ screl-56(SP), R14
+	MOVL (R14), R15
+	MOVL R15, sc8-44(SP)
+	ADDQ screl-56(SP), R14
+	MOVL (R14), R15
+	MOVL R15, sc8-40(SP)
+	ADDQ screl-56(SP), R14
+	MOVL (R14), R15
+	MOVL R15, sc8-36(SP)
+	ADDQ screl-56(SP), R14
+	MOVL (R14), R15
+	MOVL R15, sc8-32(SP)
+	ADDQ screl-56(SP), R14
+	MOVL (R14), R15
+	MOVL R15, sc8-28(SP)
+	ADDQ screl-56(SP), R14
+	MOVL (R14), R15
+	MOVL R15, sc8-24(SP)
+	ADDQ screl-56(SP), R14
+	MOVL (R14), R15
+	MOVL R15, sc8-20(SP)
+	MOVLQSX 0(R9)(R13*4), R15
+	IMULQ   d+48(FP), R15
+	ADDQ    BX, R15
+	LEAQ (R15)(CX*4), AX      // row t+4
+	LEAQ (R8)(R10*1), R14     // the end of query head h
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+i8s_cols8:
+	VMOVUPS     (R8), Y8
+	VBROADCASTSS sc8-48(SP), Y10
+	VPMOVSXBD   (R15), Y9
+	VCVTDQ2PS   Y9, Y9
+	VMULPS      Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y0
+	VBROADCASTSS sc8-44(SP), Y10
+	VPMOVSXBD   (R15)(CX*1), Y9
+	VCVTDQ2PS   Y9, Y9
+	VMULPS      Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y1
+	VBROADCASTSS sc8-40(SP), Y10
+	VPMOVSXBD   (R15)(CX*2), Y9
+	VCVTDQ2PS   Y9, Y9
+	VMULPS      Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y2
+	VBROADCASTSS sc8-36(SP), Y10
+	VPMOVSXBD   (R15)(DX*1), Y9
+	VCVTDQ2PS   Y9, Y9
+	VMULPS      Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y3
+	VBROADCASTSS sc8-32(SP), Y10
+	VPMOVSXBD   (AX), Y9
+	VCVTDQ2PS   Y9, Y9
+	VMULPS      Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y4
+	VBROADCASTSS sc8-28(SP), Y10
+	VPMOVSXBD   (AX)(CX*1), Y9
+	VCVTDQ2PS   Y9, Y9
+	VMULPS      Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y5
+	VBROADCASTSS sc8-24(SP), Y10
+	VPMOVSXBD   (AX)(CX*2), Y9
+	VCVTDQ2PS   Y9, Y9
+	VMULPS      Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y6
+	VBROADCASTSS sc8-20(SP), Y10
+	VPMOVSXBD   (AX)(DX*1), Y9
+	VCVTDQ2PS   Y9, Y9
+	VMULPS      Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y7
+	ADDQ $32, R8
+	ADDQ $8, R15
+	ADDQ $8, AX
+	CMPQ R8, R14
+	JLT  i8s_cols8
+	VPERM2F128 $0x20, Y4, Y0, Y8  // rows 0, 4: low halves
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VADDPS     Y12, Y8, Y8        // l_i + l_(i+4)
+	VPERM2F128 $0x20, Y5, Y1, Y9  // rows 1, 5: low halves
+	VPERM2F128 $0x31, Y5, Y1, Y12
+	VADDPS     Y12, Y9, Y9        // l_i + l_(i+4)
+	VPERM2F128 $0x20, Y6, Y2, Y10  // rows 2, 6: low halves
+	VPERM2F128 $0x31, Y6, Y2, Y12
+	VADDPS     Y12, Y10, Y10        // l_i + l_(i+4)
+	VPERM2F128 $0x20, Y7, Y3, Y11  // rows 3, 7: low halves
+	VPERM2F128 $0x31, Y7, Y3, Y12
+	VADDPS     Y12, Y11, Y11        // l_i + l_(i+4)
+	VSHUFPS $0x44, Y9, Y8, Y12
+	VSHUFPS $0xEE, Y9, Y8, Y13
+	VADDPS  Y13, Y12, Y12          // rows 0,1 | 4,5: (x0+x2), (x1+x3)
+	VSHUFPS $0x44, Y11, Y10, Y13
+	VSHUFPS $0xEE, Y11, Y10, Y14
+	VADDPS  Y14, Y13, Y13          // rows 2,3 | 6,7
+	VSHUFPS $0x88, Y13, Y12, Y8
+	VSHUFPS $0xDD, Y13, Y12, Y9
+	VADDPS  Y9, Y8, Y8             // rows 0,1,2,3 | 4,5,6,7
+	VBROADCASTSS scale+88(FP), Y9
+	VMULPS  Y9, Y8, Y8
+	VMOVUPS Y8, (R11)
+	ADDQ sstride+64(FP), R11
+	INCQ R13                  // R8 walked to query head h+1
+	JMP  i8s_heads8
+i8s_next8:
+	ADDQ $32, DI              // rows t+8..
+	LEAQ (BX)(CX*8), BX
+	MOVQ screl-56(SP), R14
+	SHLQ $3, R14
+	ADDQ R14, scrow-16(SP)
+	SUBQ $8, R12
+	JMP  i8s_rows8
 i8s_rows:
 	TESTQ R12, R12
 	JZ    i8s_done

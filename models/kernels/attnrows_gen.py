@@ -87,11 +87,110 @@ def head_ptr(reg, off, shift):
     p(f"\tADDQ    BX, {reg}")
 
 
+def reduce8():
+    """Y0..Y7 are the 8-lane accumulators of rows t..t+7 of one head (row
+    r in Y[r//4 + 2·(r%4)]... see the assignment in scores8); leaves in Y8
+    the eight sums in row order, each summed in HSUM's tree: (l0+l4) and
+    (l2+l6) added, (l1+l5) and (l3+l7) added, then those two. Float
+    addition commutes, so each sum has HSUM's bits."""
+    # Accumulators: row r of 0..3 in Y{r}, row 4+r in Y{4+r}; pairs (Y{r}, Y{4+r}).
+    for r in range(4):
+        p(f"\tVPERM2F128 $0x20, Y{4+r}, Y{r}, Y{8+r}  // rows {r}, {4+r}: low halves")
+        p(f"\tVPERM2F128 $0x31, Y{4+r}, Y{r}, Y12")
+        p(f"\tVADDPS     Y12, Y{8+r}, Y{8+r}        // l_i + l_(i+4)")
+    # Y8: rows 0|4, Y9: 1|5, Y10: 2|6, Y11: 3|7 (4 lanes each per half).
+    p("\tVSHUFPS $0x44, Y9, Y8, Y12")
+    p("\tVSHUFPS $0xEE, Y9, Y8, Y13")
+    p("\tVADDPS  Y13, Y12, Y12          // rows 0,1 | 4,5: (x0+x2), (x1+x3)")
+    p("\tVSHUFPS $0x44, Y11, Y10, Y13")
+    p("\tVSHUFPS $0xEE, Y11, Y10, Y14")
+    p("\tVADDPS  Y14, Y13, Y13          // rows 2,3 | 6,7")
+    p("\tVSHUFPS $0x88, Y13, Y12, Y8")
+    p("\tVSHUFPS $0xDD, Y13, Y12, Y9")
+    p("\tVADDPS  Y9, Y8, Y8             // rows 0,1,2,3 | 4,5,6,7")
+
+
+def scores8(L, i8, size, shift, decode):
+    """Rows eight at a time, one head at a time: the query head is loaded
+    once for eight rows' FMAs, and the eight sums are reduced together
+    (reduce8) and stored as one vector. Each score keeps its bits: the same
+    8-lane FMA chain over the head, the same HSUM tree, the same scale."""
+    p("\tMOVQ kstride+72(FP), CX")
+    if shift:
+        p(f"\tSHLQ ${shift}, CX              // row stride in bytes")
+    p("\tLEAQ (CX)(CX*2), DX       // three rows")
+    if i8:
+        p("\tMOVQ hkv+80(FP), AX")
+        p("\tSHLQ $2, AX")
+        p("\tMOVQ AX, screl-56(SP)     // bytes of a row's scales")
+    rows = ["(R15)", "(R15)(CX*1)", "(R15)(CX*2)", "(R15)(DX*1)",
+            "(AX)", "(AX)(CX*1)", "(AX)(CX*2)", "(AX)(DX*1)"]
+    p(f"{L}_rows8:")
+    p("\tCMPQ R12, $8")
+    p(f"\tJLT  {L}_rows")
+    p("\tLEAQ (BX)(CX*8), R14      // rows t+8..t+15")
+    p("\tLEAQ (R14)(CX*8), R15")
+    p(f"{L}8_pf:")
+    p("\tPREFETCHT0 (R14)")
+    p("\tADDQ $64, R14")
+    p("\tCMPQ R14, R15")
+    p(f"\tJLT  {L}8_pf")
+    p("\tMOVQ  DI, R11             // scores of head h, rows t..t+7")
+    p("\tXORQ  R13, R13            // h")
+    p("\tMOVQ  SI, R8              // query head h")
+    p(f"{L}_heads8:")
+    p("\tCMPQ R13, heads+40(FP)")
+    p(f"\tJGE  {L}_next8")
+    if i8:
+        p("\tMOVQ scrow-16(SP), R14")
+        p("\tMOVLQSX (R9)(R13*4), R15")
+        p("\tLEAQ (R14)(R15*4), R14    // row t's scale of head h")
+        for r in range(8):
+            if r:
+                p("\tADDQ screl-56(SP), R14")
+            p("\tMOVL (R14), R15")
+            p(f"\tMOVL R15, sc8-{48-4*r}(SP)")
+    head_ptr("R15", 0, shift)
+    p("\tLEAQ (R15)(CX*4), AX      // row t+4")
+    p("\tLEAQ (R8)(R10*1), R14     // the end of query head h")
+    for i in range(8):
+        p(f"\tVXORPS Y{i}, Y{i}, Y{i}")
+    p(f"{L}_cols8:")
+    p("\tVMOVUPS     (R8), Y8")
+    for r in range(8):
+        if i8:
+            p(f"\tVBROADCASTSS sc8-{48-4*r}(SP), Y10")
+        for st in decode(rows[r], "Y9", "Y10"):
+            p("\t" + st)
+        p(f"\tVFMADD231PS Y9, Y8, Y{r}")
+    p("\tADDQ $32, R8")
+    p(f"\tADDQ ${8*size}, R15")
+    p(f"\tADDQ ${8*size}, AX")
+    p("\tCMPQ R8, R14")
+    p(f"\tJLT  {L}_cols8")
+    reduce8()
+    p("\tVBROADCASTSS scale+88(FP), Y9")
+    p("\tVMULPS  Y9, Y8, Y8")
+    p("\tVMOVUPS Y8, (R11)")
+    p("\tADDQ sstride+64(FP), R11")
+    p("\tINCQ R13                  // R8 walked to query head h+1")
+    p(f"\tJMP  {L}_heads8")
+    p(f"{L}_next8:")
+    p("\tADDQ $32, DI              // rows t+8..")
+    p("\tLEAQ (BX)(CX*8), BX")
+    if i8:
+        p("\tMOVQ screl-56(SP), R14")
+        p("\tSHLQ $3, R14")
+        p("\tADDQ R14, scrow-16(SP)")
+    p("\tSUBQ $8, R12")
+    p(f"\tJMP  {L}_rows8")
+
+
 def scores(name, elt, size, shift, decode):
     i8 = name == "I8"
     f = f"attnRowsScores{name}AVX2"
     p(f"// func {f}(scores, q *float32, k *{elt}, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)")
-    p(f"TEXT ·{f}(SB), NOSPLIT, ${16 if i8 else 8}-92")
+    p(f"TEXT ·{f}(SB), NOSPLIT, ${56 if i8 else 8}-92")
     p("\tMOVQ scores+0(FP), DI")
     p("\tMOVQ q+8(FP), SI")
     p("\tMOVQ k+16(FP), BX")
@@ -103,6 +202,7 @@ def scores(name, elt, size, shift, decode):
         p("\tMOVQ sc+24(FP), AX")
         p("\tMOVQ AX, scrow-16(SP)     // the scales of row t")
     L = name.lower() + "s"
+    scores8(L, i8, size, shift, decode)
     p(f"{L}_rows:")
     p("\tTESTQ R12, R12")
     p(f"\tJZ    {L}_done")
