@@ -88,12 +88,11 @@ def head_ptr(reg, off, shift):
 
 
 def reduce8():
-    """Y0..Y7 are the 8-lane accumulators of rows t..t+7 of one head (row
-    r in Y[r//4 + 2·(r%4)]... see the assignment in scores8); leaves in Y8
-    the eight sums in row order, each summed in HSUM's tree: (l0+l4) and
-    (l2+l6) added, (l1+l5) and (l3+l7) added, then those two. Float
-    addition commutes, so each sum has HSUM's bits."""
-    # Accumulators: row r of 0..3 in Y{r}, row 4+r in Y{4+r}; pairs (Y{r}, Y{4+r}).
+    """Y0..Y7 are the 8-lane accumulators of rows t..t+7 of one head (row r
+    in Y{r}); leaves in Y8 the eight sums in row order, each summed in
+    HSUM's tree: (l0+l4) and (l2+l6) added, (l1+l5) and (l3+l7) added,
+    then those two. Float addition commutes, so each sum has HSUM's bits."""
+    # Rows r and 4+r share a register after the first step, a half each.
     for r in range(4):
         p(f"\tVPERM2F128 $0x20, Y{4+r}, Y{r}, Y{8+r}  // rows {r}, {4+r}: low halves")
         p(f"\tVPERM2F128 $0x31, Y{4+r}, Y{r}, Y12")
