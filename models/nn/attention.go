@@ -112,10 +112,10 @@ const attnGroup = 16
 // of one sequence, each over positions lo..pos it may see. The cache is
 // read a run of blocks at a time (models.KV.Keys; KeysStored for the f16
 // and int8 caches, whose rows are read as stored), every head of a row at
-// a time (kernels.AttnScoresRowsF32 and its f16 and int8 twins): every query and head
-// scores a run's keys while they are in cache, then every query and head
-// mixes its values. Each query's kernel calls, and so its bits, are those
-// it gets alone.
+// a time (kernels.AttnScoresRowsF32 and its f16 and int8 twins): every
+// query and head scores a run's keys while they are in cache, then every
+// query and head mixes its values. Each query's kernel calls, and so its
+// bits, are those it gets alone.
 func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attention) {
 	kv := p.KV[p.Seq[i]]
 	bs := kv.BlockSize()
