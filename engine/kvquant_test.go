@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -426,27 +427,28 @@ func testKVPathMatchesFloat(t *testing.T, rel string, f kvcache.Format) {
 			t.Fatalf("step %d (len %d): logits differ", step, st[0].Len())
 		}
 		// A decode step reads f16 and int8 rows in place, never decoded.
-		if step > 0 && f != kvcache.F32 && decoded.n > 0 {
-			t.Fatalf("step %d: %d blocks of %v rows decoded into float32 for one query", step, decoded.n, f)
+		if n := decoded.n.Load(); step > 0 && f != kvcache.F32 && n > 0 {
+			t.Fatalf("step %d: %d blocks of %v rows decoded into float32 for one query", step, n, f)
 		}
-		decoded.n = 0
+		decoded.n.Store(0)
 		feed = []int{argmax(a)}
 	}
 }
 
 // countDecoded is a sequence that counts the runs attention asks for as
-// float32 (Keys, Values) rather than as stored.
+// float32 (Keys, Values) rather than as stored (atomically: a chunk's
+// query groups read one sequence on several threads).
 type countDecoded struct {
 	*kvcache.Seq
-	n int
+	n atomic.Int64
 }
 
 func (s *countDecoded) Keys(l, i, j int, scratch []float32) ([]float32, int) {
-	s.n++
+	s.n.Add(1)
 	return s.Seq.Keys(l, i, j, scratch)
 }
 
 func (s *countDecoded) Values(l, i, j int, scratch []float32) ([]float32, int) {
-	s.n++
+	s.n.Add(1)
 	return s.Seq.Values(l, i, j, scratch)
 }
