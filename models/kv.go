@@ -48,9 +48,9 @@ type KV interface {
 	// KeysStored is layer l's key rows of the longest run of blocks
 	// i..i+n-1 (n >= 1, i+n <= j) that lie next to each other in storage,
 	// as stored, when the cache keeps keys in a form attention reads in
-	// place (f16 halves; int8 codes with a scale per position and head),
-	// and n; a zero StoredRows otherwise (read them through Keys). It must
-	// not allocate.
+	// place (f16 halves; int8 or E4M3 codes with a scale per position and
+	// head), and n; a zero StoredRows otherwise (read them through Keys).
+	// It must not allocate.
 	KeysStored(l, i, j int) (StoredRows, int)
 	// ValuesStored: see KeysStored.
 	ValuesStored(l, i, j int) (StoredRows, int)
@@ -58,10 +58,12 @@ type KV interface {
 
 // StoredRows is a run of cached rows in a form attention reads in place,
 // without decoding it into float32 first: F16, IEEE halves ([rows][dim]);
-// or I8, int8 codes ([rows][dim]) with Scales, a float32 per row and head
-// ([rows][Heads]; a value is float32(code)·scale).
+// or I8, int8 codes ([rows][dim]), or FP8, E4M3 codes, with Scales, a
+// float32 per row and head ([rows][Heads]; a value is the code's value
+// times its scale).
 type StoredRows struct {
 	F16    []uint16
 	I8     []int8
+	FP8    []uint8
 	Scales []float32
 }

@@ -171,6 +171,51 @@ func AttnMixRowsI8(out, w []float32, wstride int, v []int8, vstride int, scales 
 	}
 }
 
+// AttnScoresRowsFP8 is AttnScoresRowsI8 over E4M3 codes (a value is
+// DequantizeFP8's: the code's value times its row and head's scale).
+func AttnScoresRowsFP8(scores []float32, sstride int, q []float32, k []uint8, kstride int, scales []float32, hkv int, kvh []int32, n int, scale float32) {
+	d, nkv := checkRows("AttnScoresRowsFP8", len(scores), sstride, len(q), len(k), kstride, kvh, n)
+	checkScales("AttnScoresRowsFP8", len(scales), hkv, nkv, n)
+	if useAsm && d%8 == 0 && d > 0 && n > 0 {
+		attnRowsScoresFP8Asm(scores, q, k, scales, kvh, d, n, sstride, kstride, hkv, scale)
+		return
+	}
+	var buf [256]float32
+	row := decodeBuf(buf[:], d)
+	for h, g := range kvh {
+		for t := range n {
+			DequantizeFP8(row, k[t*kstride+int(g)*d:][:d], scales[t*hkv+int(g)], E4M3)
+			AttnScores(scores[h*sstride+t:], q[h*d:(h+1)*d], row, d, 1, scale)
+		}
+	}
+}
+
+// AttnMixRowsFP8 is AttnMixRowsI8 over E4M3 codes (see AttnScoresRowsFP8).
+func AttnMixRowsFP8(out, w []float32, wstride int, v []uint8, vstride int, scales []float32, hkv int, kvh []int32, n int) {
+	d, nkv := checkRows("AttnMixRowsFP8", len(w), wstride, len(out), len(v), vstride, kvh, n)
+	checkScales("AttnMixRowsFP8", len(scales), hkv, nkv, n)
+	if useAsm && d%8 == 0 && d > 0 && n > 0 {
+		attnRowsMixFP8Asm(out, w, v, scales, kvh, d, n, wstride, vstride, hkv)
+		return
+	}
+	var buf [256]float32
+	row := decodeBuf(buf[:], d)
+	for h, g := range kvh {
+		for t := range n {
+			DequantizeFP8(row, v[t*vstride+int(g)*d:][:d], scales[t*hkv+int(g)], E4M3)
+			AttnMixAdd(out[h*d:(h+1)*d], w[h*wstride+t:], row, d, 1)
+		}
+	}
+}
+
+// decodeBuf is buf[:d], or a new slice when d does not fit.
+func decodeBuf(buf []float32, d int) []float32 {
+	if d <= len(buf) {
+		return buf[:d]
+	}
+	return make([]float32, d)
+}
+
 // dotScaledI8Go is dotGo(a, b) with b the codes decoded (float32(code)·s), in
 // dotGo's order.
 func dotScaledI8Go(a []float32, b []int8, s float32) float32 {

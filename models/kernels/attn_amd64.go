@@ -63,3 +63,17 @@ func attnRowsScoresI8Asm(scores, q []float32, k []int8, scales []float32, kvh []
 func attnRowsMixI8Asm(out, w []float32, v []int8, scales []float32, kvh []int32, d, n, wstride, vstride, hkv int) {
 	attnRowsMixI8AVX2(unsafe.SliceData(out), unsafe.SliceData(w), unsafe.SliceData(v), unsafe.SliceData(scales), unsafe.SliceData(kvh), len(kvh), d, n, 4*wstride, vstride, hkv)
 }
+
+//go:noescape
+func attnRowsScoresFP8AVX2(scores, q *float32, k *uint8, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)
+
+//go:noescape
+func attnRowsMixFP8AVX2(out, w *float32, v *uint8, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)
+
+func attnRowsScoresFP8Asm(scores, q []float32, k []uint8, scales []float32, kvh []int32, d, n, sstride, kstride, hkv int, scale float32) {
+	attnRowsScoresFP8AVX2(unsafe.SliceData(scores), unsafe.SliceData(q), unsafe.SliceData(k), unsafe.SliceData(scales), unsafe.SliceData(kvh), len(kvh), d, n, 4*sstride, kstride, hkv, scale)
+}
+
+func attnRowsMixFP8Asm(out, w []float32, v []uint8, scales []float32, kvh []int32, d, n, wstride, vstride, hkv int) {
+	attnRowsMixFP8AVX2(unsafe.SliceData(out), unsafe.SliceData(w), unsafe.SliceData(v), unsafe.SliceData(scales), unsafe.SliceData(kvh), len(kvh), d, n, 4*wstride, vstride, hkv)
+}

@@ -31,3 +31,11 @@ func attnRowsScoresI8Asm(scores, q []float32, k []int8, scales []float32, kvh []
 func attnRowsMixI8Asm(out, w []float32, v []int8, scales []float32, kvh []int32, d, n, wstride, vstride, hkv int) {
 	panic("kernels: no asm")
 }
+
+func attnRowsScoresFP8Asm(scores, q []float32, k []uint8, scales []float32, kvh []int32, d, n, sstride, kstride, hkv int, scale float32) {
+	panic("kernels: no asm")
+}
+
+func attnRowsMixFP8Asm(out, w []float32, v []uint8, scales []float32, kvh []int32, d, n, wstride, vstride, hkv int) {
+	panic("kernels: no asm")
+}

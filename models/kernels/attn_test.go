@@ -166,7 +166,7 @@ func TestAttnRows(t *testing.T) {
 						for i := range scales {
 							scales[i] = rng.Float32() * 0.05
 						}
-						for _, format := range []string{"f32", "f16", "int8"} {
+						for _, format := range []string{"f32", "f16", "int8", "fp8"} {
 							dec := make([]float32, len(half)) // the rows as the cache decodes them
 							got, want := make([]float32, len(w)), make([]float32, len(w))
 							o1, o2 := slices.Clone(o), slices.Clone(o)
@@ -179,6 +179,19 @@ func TestAttnRows(t *testing.T) {
 								WidenF16(dec, half)
 								AttnScoresRowsF16(got, sstride, q, half, stride, kvh, n, 0.3)
 								AttnMixRowsF16(o1, w, sstride, half, stride, kvh, n)
+							case "fp8":
+								fp8 := make([]uint8, len(codes))
+								for i, c := range codes {
+									fp8[i] = uint8(c)
+								}
+								for r := range n {
+									for g := range nkv {
+										at := r*stride + g*d
+										DequantizeFP8(dec[at:at+d], fp8[at:at+d], scales[r*nkv+g], E4M3)
+									}
+								}
+								AttnScoresRowsFP8(got, sstride, q, fp8, stride, scales, nkv, kvh, n, 0.3)
+								AttnMixRowsFP8(o1, w, sstride, fp8, stride, scales, nkv, kvh, n)
 							default:
 								for r := range n {
 									for g := range nkv {

@@ -7,6 +7,17 @@
 // Attention over an f16 or int8 KV cache, every head of a row at a
 // time; attnrows_gen.py says why and how the bits are kept.
 
+// FP8: the mask of a sign-extended E4M3 code shifted left 7 (a half),
+// and the factor between that half and the code's value.
+DATA fp8mask<>+0(SB)/8, $0xbf80bf80bf80bf80
+DATA fp8mask<>+8(SB)/8, $0xbf80bf80bf80bf80
+GLOBL fp8mask<>(SB), RODATA|NOPTR, $16
+DATA c256<>+0(SB)/8, $0x4380000043800000
+DATA c256<>+8(SB)/8, $0x4380000043800000
+DATA c256<>+16(SB)/8, $0x4380000043800000
+DATA c256<>+24(SB)/8, $0x4380000043800000
+GLOBL c256<>(SB), RODATA|NOPTR, $32
+
 // func attnRowsScoresF32AVX2(scores, q *float32, k *float32, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)
 TEXT ·attnRowsScoresF32AVX2(SB), NOSPLIT, $8-92
 	MOVQ scores+0(FP), DI
@@ -1131,5 +1142,504 @@ i8m_next:
 	DECQ R12
 	JMP  i8m_rows
 i8m_done:
+	VZEROUPPER
+	RET
+
+// func attnRowsScoresFP8AVX2(scores, q *float32, k *uint8, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)
+TEXT ·attnRowsScoresFP8AVX2(SB), NOSPLIT, $56-92
+	MOVQ scores+0(FP), DI
+	MOVQ q+8(FP), SI
+	MOVQ k+16(FP), BX
+	MOVQ kvh+32(FP), R9
+	MOVQ d+48(FP), R10
+	SHLQ $2, R10              // bytes of a query head
+	MOVQ n+56(FP), R12
+	MOVQ sc+24(FP), AX
+	MOVQ AX, scrow-16(SP)     // the scales of row t
+	MOVQ kstride+72(FP), CX
+	LEAQ (CX)(CX*2), DX       // three rows
+	MOVQ hkv+80(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, screl-56(SP)     // bytes of a row's scales
+fp8s_rows8:
+	CMPQ R12, $8
+	JLT  fp8s_rows
+	LEAQ (BX)(CX*8), R14      // rows t+8..t+15
+	LEAQ (R14)(CX*8), R15
+fp8s8_pf:
+	PREFETCHT0 (R14)
+	ADDQ $64, R14
+	CMPQ R14, R15
+	JLT  fp8s8_pf
+	MOVQ  DI, R11             // scores of head h, rows t..t+7
+	XORQ  R13, R13            // h
+	MOVQ  SI, R8              // query head h
+fp8s_heads8:
+	CMPQ R13, heads+40(FP)
+	JGE  fp8s_next8
+	MOVQ scrow-16(SP), R14
+	MOVLQSX (R9)(R13*4), R15
+	LEAQ (R14)(R15*4), R14    // row t's scale of head h
+	VMOVSS (R14), X10
+	VMULSS c256<>(SB), X10, X10
+	VMOVSS X10, sc8-48(SP)
+	ADDQ screl-56(SP), R14
+	VMOVSS (R14), X10
+	VMULSS c256<>(SB), X10, X10
+	VMOVSS X10, sc8-44(SP)
+	ADDQ screl-56(SP), R14
+	VMOVSS (R14), X10
+	VMULSS c256<>(SB), X10, X10
+	VMOVSS X10, sc8-40(SP)
+	ADDQ screl-56(SP), R14
+	VMOVSS (R14), X10
+	VMULSS c256<>(SB), X10, X10
+	VMOVSS X10, sc8-36(SP)
+	ADDQ screl-56(SP), R14
+	VMOVSS (R14), X10
+	VMULSS c256<>(SB), X10, X10
+	VMOVSS X10, sc8-32(SP)
+	ADDQ screl-56(SP), R14
+	VMOVSS (R14), X10
+	VMULSS c256<>(SB), X10, X10
+	VMOVSS X10, sc8-28(SP)
+	ADDQ screl-56(SP), R14
+	VMOVSS (R14), X10
+	VMULSS c256<>(SB), X10, X10
+	VMOVSS X10, sc8-24(SP)
+	ADDQ screl-56(SP), R14
+	VMOVSS (R14), X10
+	VMULSS c256<>(SB), X10, X10
+	VMOVSS X10, sc8-20(SP)
+	MOVLQSX 0(R9)(R13*4), R15
+	IMULQ   d+48(FP), R15
+	ADDQ    BX, R15
+	LEAQ (R15)(CX*4), AX      // row t+4
+	LEAQ (R8)(R10*1), R14     // the end of query head h
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+fp8s_cols8:
+	VMOVUPS     (R8), Y8
+	VBROADCASTSS sc8-48(SP), Y10
+	VPMOVSXBW   (R15), X9
+	VPSLLW      $7, X9, X9
+	VPAND       fp8mask<>(SB), X9, X9
+	VCVTPH2PS   X9, Y9
+	VMULPS      Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y0
+	VBROADCASTSS sc8-44(SP), Y10
+	VPMOVSXBW   (R15)(CX*1), X9
+	VPSLLW      $7, X9, X9
+	VPAND       fp8mask<>(SB), X9, X9
+	VCVTPH2PS   X9, Y9
+	VMULPS      Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y1
+	VBROADCASTSS sc8-40(SP), Y10
+	VPMOVSXBW   (R15)(CX*2), X9
+	VPSLLW      $7, X9, X9
+	VPAND       fp8mask<>(SB), X9, X9
+	VCVTPH2PS   X9, Y9
+	VMULPS      Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y2
+	VBROADCASTSS sc8-36(SP), Y10
+	VPMOVSXBW   (R15)(DX*1), X9
+	VPSLLW      $7, X9, X9
+	VPAND       fp8mask<>(SB), X9, X9
+	VCVTPH2PS   X9, Y9
+	VMULPS      Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y3
+	VBROADCASTSS sc8-32(SP), Y10
+	VPMOVSXBW   (AX), X9
+	VPSLLW      $7, X9, X9
+	VPAND       fp8mask<>(SB), X9, X9
+	VCVTPH2PS   X9, Y9
+	VMULPS      Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y4
+	VBROADCASTSS sc8-28(SP), Y10
+	VPMOVSXBW   (AX)(CX*1), X9
+	VPSLLW      $7, X9, X9
+	VPAND       fp8mask<>(SB), X9, X9
+	VCVTPH2PS   X9, Y9
+	VMULPS      Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y5
+	VBROADCASTSS sc8-24(SP), Y10
+	VPMOVSXBW   (AX)(CX*2), X9
+	VPSLLW      $7, X9, X9
+	VPAND       fp8mask<>(SB), X9, X9
+	VCVTPH2PS   X9, Y9
+	VMULPS      Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y6
+	VBROADCASTSS sc8-20(SP), Y10
+	VPMOVSXBW   (AX)(DX*1), X9
+	VPSLLW      $7, X9, X9
+	VPAND       fp8mask<>(SB), X9, X9
+	VCVTPH2PS   X9, Y9
+	VMULPS      Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y7
+	ADDQ $32, R8
+	ADDQ $8, R15
+	ADDQ $8, AX
+	CMPQ R8, R14
+	JLT  fp8s_cols8
+	VPERM2F128 $0x20, Y4, Y0, Y8  // rows 0, 4: low halves
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VADDPS     Y12, Y8, Y8        // l_i + l_(i+4)
+	VPERM2F128 $0x20, Y5, Y1, Y9  // rows 1, 5: low halves
+	VPERM2F128 $0x31, Y5, Y1, Y12
+	VADDPS     Y12, Y9, Y9        // l_i + l_(i+4)
+	VPERM2F128 $0x20, Y6, Y2, Y10  // rows 2, 6: low halves
+	VPERM2F128 $0x31, Y6, Y2, Y12
+	VADDPS     Y12, Y10, Y10        // l_i + l_(i+4)
+	VPERM2F128 $0x20, Y7, Y3, Y11  // rows 3, 7: low halves
+	VPERM2F128 $0x31, Y7, Y3, Y12
+	VADDPS     Y12, Y11, Y11        // l_i + l_(i+4)
+	VSHUFPS $0x44, Y9, Y8, Y12
+	VSHUFPS $0xEE, Y9, Y8, Y13
+	VADDPS  Y13, Y12, Y12          // rows 0,1 | 4,5: (x0+x2), (x1+x3)
+	VSHUFPS $0x44, Y11, Y10, Y13
+	VSHUFPS $0xEE, Y11, Y10, Y14
+	VADDPS  Y14, Y13, Y13          // rows 2,3 | 6,7
+	VSHUFPS $0x88, Y13, Y12, Y8
+	VSHUFPS $0xDD, Y13, Y12, Y9
+	VADDPS  Y9, Y8, Y8             // rows 0,1,2,3 | 4,5,6,7
+	VBROADCASTSS scale+88(FP), Y9
+	VMULPS  Y9, Y8, Y8
+	VMOVUPS Y8, (R11)
+	ADDQ sstride+64(FP), R11
+	INCQ R13                  // R8 walked to query head h+1
+	JMP  fp8s_heads8
+fp8s_next8:
+	ADDQ $32, DI              // rows t+8..
+	LEAQ (BX)(CX*8), BX
+	MOVQ screl-56(SP), R14
+	SHLQ $3, R14
+	ADDQ R14, scrow-16(SP)
+	SUBQ $8, R12
+	JMP  fp8s_rows8
+fp8s_rows:
+	TESTQ R12, R12
+	JZ    fp8s_done
+	MOVQ kstride+72(FP), R15
+	MOVQ R15, CX
+	LEAQ (BX)(CX*4), R14 // row t+4
+	LEAQ (R14)(CX*1), R15
+fp8s_pf:
+	PREFETCHT0 (R14)
+	ADDQ $64, R14
+	CMPQ R14, R15
+	JLT  fp8s_pf
+	MOVQ  DI, R11             // scores of head h, row t
+	XORQ  R13, R13            // h
+	MOVQ  SI, R8              // query head h
+fp8s_heads:
+	MOVQ heads+40(FP), R14
+	SUBQ R13, R14             // heads left
+	CMPQ R14, $4
+	JLT  fp8s_one
+	LEAQ (R8)(R10*2), CX      // query head h+2
+	LEAQ (R8)(R10*1), R14
+	MOVQ R14, end-8(SP)       // the end of query head h
+	MOVQ scrow-16(SP), R14
+	MOVLQSX 0(R9)(R13*4), R15
+	VBROADCASTSS (R14)(R15*4), Y12
+	VMULPS  c256<>(SB), Y12, Y12
+	MOVLQSX 4(R9)(R13*4), R15
+	VBROADCASTSS (R14)(R15*4), Y13
+	VMULPS  c256<>(SB), Y13, Y13
+	MOVLQSX 8(R9)(R13*4), R15
+	VBROADCASTSS (R14)(R15*4), Y14
+	VMULPS  c256<>(SB), Y14, Y14
+	MOVLQSX 12(R9)(R13*4), R15
+	VBROADCASTSS (R14)(R15*4), Y15
+	VMULPS  c256<>(SB), Y15, Y15
+	MOVLQSX 0(R9)(R13*4), R14
+	IMULQ   d+48(FP), R14
+	ADDQ    BX, R14
+	MOVLQSX 4(R9)(R13*4), R15
+	IMULQ   d+48(FP), R15
+	ADDQ    BX, R15
+	MOVLQSX 8(R9)(R13*4), DX
+	IMULQ   d+48(FP), DX
+	ADDQ    BX, DX
+	MOVLQSX 12(R9)(R13*4), AX
+	IMULQ   d+48(FP), AX
+	ADDQ    BX, AX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+fp8s_cols:
+	VMOVUPS     (R8), Y4
+	VMOVUPS     (R8)(R10*1), Y5
+	VMOVUPS     (CX), Y6
+	VMOVUPS     (CX)(R10*1), Y7
+	VPMOVSXBW   (R14), X8
+	VPMOVSXBW   (R15), X9
+	VPMOVSXBW   (DX), X10
+	VPMOVSXBW   (AX), X11
+	VPSLLW      $7, X8, X8
+	VPSLLW      $7, X9, X9
+	VPSLLW      $7, X10, X10
+	VPSLLW      $7, X11, X11
+	VPAND       fp8mask<>(SB), X8, X8
+	VPAND       fp8mask<>(SB), X9, X9
+	VPAND       fp8mask<>(SB), X10, X10
+	VPAND       fp8mask<>(SB), X11, X11
+	VCVTPH2PS   X8, Y8
+	VCVTPH2PS   X9, Y9
+	VCVTPH2PS   X10, Y10
+	VCVTPH2PS   X11, Y11
+	VMULPS      Y12, Y8, Y8
+	VMULPS      Y13, Y9, Y9
+	VMULPS      Y14, Y10, Y10
+	VMULPS      Y15, Y11, Y11
+	VFMADD231PS Y8, Y4, Y0
+	VFMADD231PS Y9, Y5, Y1
+	VFMADD231PS Y10, Y6, Y2
+	VFMADD231PS Y11, Y7, Y3
+	ADDQ $32, R8
+	ADDQ $32, CX
+	ADDQ $8, R14
+	ADDQ $8, R15
+	ADDQ $8, DX
+	ADDQ $8, AX
+	CMPQ R8, end-8(SP)
+	JLT  fp8s_cols
+	VEXTRACTF128 $1, Y0, X8
+	VADDPS       X8, X0, X0
+	VMOVHLPS     X0, X0, X8
+	VADDPS       X8, X0, X0
+	VMOVSHDUP    X0, X8
+	VADDSS       X8, X0, X0
+	VMULSS       scale+88(FP), X0, X0
+	VMOVSS       X0, (R11)
+	ADDQ         sstride+64(FP), R11
+	VEXTRACTF128 $1, Y1, X8
+	VADDPS       X8, X1, X1
+	VMOVHLPS     X1, X1, X8
+	VADDPS       X8, X1, X1
+	VMOVSHDUP    X1, X8
+	VADDSS       X8, X1, X1
+	VMULSS       scale+88(FP), X1, X1
+	VMOVSS       X1, (R11)
+	ADDQ         sstride+64(FP), R11
+	VEXTRACTF128 $1, Y2, X8
+	VADDPS       X8, X2, X2
+	VMOVHLPS     X2, X2, X8
+	VADDPS       X8, X2, X2
+	VMOVSHDUP    X2, X8
+	VADDSS       X8, X2, X2
+	VMULSS       scale+88(FP), X2, X2
+	VMOVSS       X2, (R11)
+	ADDQ         sstride+64(FP), R11
+	VEXTRACTF128 $1, Y3, X8
+	VADDPS       X8, X3, X3
+	VMOVHLPS     X3, X3, X8
+	VADDPS       X8, X3, X3
+	VMOVSHDUP    X3, X8
+	VADDSS       X8, X3, X3
+	VMULSS       scale+88(FP), X3, X3
+	VMOVSS       X3, (R11)
+	ADDQ         sstride+64(FP), R11
+	LEAQ (CX)(R10*1), R8      // query head h+4 (CX walked head h+2)
+	ADDQ $4, R13
+	JMP  fp8s_heads
+fp8s_one:
+	TESTQ R14, R14
+	JZ    fp8s_next
+	LEAQ (R8)(R10*1), R14
+	MOVQ R14, end-8(SP)
+	MOVQ scrow-16(SP), R14
+	MOVLQSX (R9)(R13*4), R15
+	VBROADCASTSS (R14)(R15*4), Y12
+	VMULPS  c256<>(SB), Y12, Y12
+	MOVLQSX 0(R9)(R13*4), R15
+	IMULQ   d+48(FP), R15
+	ADDQ    BX, R15
+	VXORPS Y0, Y0, Y0
+fp8s_one_cols:
+	VMOVUPS     (R8), Y4
+	VPMOVSXBW   (R15), X8
+	VPSLLW      $7, X8, X8
+	VPAND       fp8mask<>(SB), X8, X8
+	VCVTPH2PS   X8, Y8
+	VMULPS      Y12, Y8, Y8
+	VFMADD231PS Y8, Y4, Y0
+	ADDQ $32, R8              // ends at query head h+1
+	ADDQ $8, R15
+	CMPQ R8, end-8(SP)
+	JLT  fp8s_one_cols
+	VEXTRACTF128 $1, Y0, X8
+	VADDPS       X8, X0, X0
+	VMOVHLPS     X0, X0, X8
+	VADDPS       X8, X0, X0
+	VMOVSHDUP    X0, X8
+	VADDSS       X8, X0, X0
+	VMULSS       scale+88(FP), X0, X0
+	VMOVSS       X0, (R11)
+	ADDQ         sstride+64(FP), R11
+	INCQ R13
+	JMP  fp8s_heads
+fp8s_next:
+	ADDQ $4, DI               // row t+1
+	MOVQ kstride+72(FP), R14
+	ADDQ R14, BX
+	MOVQ hkv+80(FP), R14
+	SHLQ $2, R14
+	ADDQ R14, scrow-16(SP)
+	DECQ R12
+	JMP  fp8s_rows
+fp8s_done:
+	VZEROUPPER
+	RET
+
+// func attnRowsMixFP8AVX2(out, w *float32, v *uint8, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)
+TEXT ·attnRowsMixFP8AVX2(SB), NOSPLIT, $16-88
+	MOVQ out+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ v+16(FP), BX
+	MOVQ kvh+32(FP), R9
+	MOVQ d+48(FP), R10
+	SHLQ $2, R10              // bytes of an out head
+	MOVQ n+56(FP), R12
+	MOVQ vstride+72(FP), DX
+	LEAQ (DX)(DX*2), R8       // three rows
+	MOVQ sc+24(FP), AX
+	MOVQ AX, scrow-8(SP)      // the scales of row t
+	MOVQ hkv+80(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, screl-16(SP)     // bytes of a row's scales
+fp8m_rows4:
+	CMPQ R12, $4
+	JLT  fp8m_rows
+	LEAQ (BX)(DX*4), R14 // row t+4
+	LEAQ (R14)(DX*4), R15
+fp8m4_pf:
+	PREFETCHT0 (R14)
+	ADDQ $64, R14
+	CMPQ R14, R15
+	JLT  fp8m4_pf
+	XORQ  R13, R13            // h
+	MOVQ  DI, R11             // out head h
+	MOVQ  SI, CX              // w[h][t]
+fp8m_heads4:
+	CMPQ R13, heads+40(FP)
+	JGE  fp8m_next4
+	VBROADCASTSS 0(CX), Y8  // w[h][t+0]
+	VBROADCASTSS 4(CX), Y9  // w[h][t+1]
+	VBROADCASTSS 8(CX), Y10  // w[h][t+2]
+	VBROADCASTSS 12(CX), Y11  // w[h][t+3]
+	MOVQ scrow-8(SP), R14
+	MOVLQSX (R9)(R13*4), AX
+	LEAQ (R14)(AX*4), R14
+	VBROADCASTSS (R14), Y12
+	VMULPS  c256<>(SB), Y12, Y12
+	ADDQ screl-16(SP), R14
+	VBROADCASTSS (R14), Y13
+	VMULPS  c256<>(SB), Y13, Y13
+	ADDQ screl-16(SP), R14
+	VBROADCASTSS (R14), Y14
+	VMULPS  c256<>(SB), Y14, Y14
+	ADDQ screl-16(SP), R14
+	VBROADCASTSS (R14), Y15
+	VMULPS  c256<>(SB), Y15, Y15
+	MOVLQSX 0(R9)(R13*4), R15
+	IMULQ   d+48(FP), R15
+	ADDQ    BX, R15
+	MOVQ R11, AX
+	LEAQ (R11)(R10*1), R14    // the end of out head h
+fp8m_cols4:
+	VMOVUPS     (AX), Y0
+	VPMOVSXBW   (R15), X1
+	VPSLLW      $7, X1, X1
+	VPAND       fp8mask<>(SB), X1, X1
+	VCVTPH2PS   X1, Y1
+	VMULPS      Y12, Y1, Y1
+	VPMOVSXBW   (R15)(DX*1), X2
+	VPSLLW      $7, X2, X2
+	VPAND       fp8mask<>(SB), X2, X2
+	VCVTPH2PS   X2, Y2
+	VMULPS      Y13, Y2, Y2
+	VPMOVSXBW   (R15)(DX*2), X3
+	VPSLLW      $7, X3, X3
+	VPAND       fp8mask<>(SB), X3, X3
+	VCVTPH2PS   X3, Y3
+	VMULPS      Y14, Y3, Y3
+	VPMOVSXBW   (R15)(R8*1), X4
+	VPSLLW      $7, X4, X4
+	VPAND       fp8mask<>(SB), X4, X4
+	VCVTPH2PS   X4, Y4
+	VMULPS      Y15, Y4, Y4
+	VFMADD231PS Y1, Y8, Y0
+	VFMADD231PS Y2, Y9, Y0
+	VFMADD231PS Y3, Y10, Y0
+	VFMADD231PS Y4, Y11, Y0
+	VMOVUPS     Y0, (AX)
+	ADDQ $32, AX
+	ADDQ $8, R15
+	CMPQ AX, R14
+	JLT  fp8m_cols4
+	MOVQ R14, R11
+	ADDQ wstride+64(FP), CX
+	INCQ R13
+	JMP  fp8m_heads4
+fp8m_next4:
+	ADDQ $16, SI              // row t+4
+	LEAQ (BX)(DX*4), BX
+	MOVQ screl-16(SP), R14
+	SHLQ $2, R14
+	ADDQ R14, scrow-8(SP)
+	SUBQ $4, R12
+	JMP  fp8m_rows4
+fp8m_rows:
+	TESTQ R12, R12
+	JZ    fp8m_done
+	XORQ  R13, R13            // h
+	MOVQ  DI, R11             // out head h
+	MOVQ  SI, CX              // w[h][t]
+fp8m_heads:
+	CMPQ R13, heads+40(FP)
+	JGE  fp8m_next
+	VBROADCASTSS (CX), Y8     // w[h][t]
+	MOVQ scrow-8(SP), R14
+	MOVLQSX (R9)(R13*4), R15
+	VBROADCASTSS (R14)(R15*4), Y9
+	VMULPS  c256<>(SB), Y9, Y9
+	MOVLQSX 0(R9)(R13*4), R15
+	IMULQ   d+48(FP), R15
+	ADDQ    BX, R15
+	MOVQ R11, AX
+	LEAQ (R11)(R10*1), R14    // the end of out head h
+fp8m_cols:
+	VPMOVSXBW   (R15), X1
+	VPSLLW      $7, X1, X1
+	VPAND       fp8mask<>(SB), X1, X1
+	VCVTPH2PS   X1, Y1
+	VMULPS      Y9, Y1, Y1
+	VMOVUPS     (AX), Y0
+	VFMADD231PS Y1, Y8, Y0
+	VMOVUPS     Y0, (AX)
+	ADDQ $32, AX
+	ADDQ $8, R15
+	CMPQ AX, R14
+	JLT  fp8m_cols
+	MOVQ R14, R11
+	ADDQ wstride+64(FP), CX
+	INCQ R13
+	JMP  fp8m_heads
+fp8m_next:
+	ADDQ $4, SI               // row t+1
+	ADDQ DX, BX
+	MOVQ screl-16(SP), R14
+	ADDQ R14, scrow-8(SP)
+	DECQ R12
+	JMP  fp8m_rows
+fp8m_done:
 	VZEROUPPER
 	RET

@@ -38,7 +38,18 @@ TYPES = [
     ("I8", "int8", 1, 0, lambda src, dst, sc: [f"VPMOVSXBD   {src}, {dst}",
                                                f"VCVTDQ2PS   {dst}, {dst}",
                                                f"VMULPS      {sc}, {dst}, {dst}"]),
+    # E4M3 as kernels.DequantizeFP8 reads it: the sign-extended code shifted
+    # left 7 and masked (0xbf80) is a half of value/256, so its float32 times
+    # scale·256 (the scale registers hold that, exactly) is the value.
+    ("FP8", "uint8", 1, 0, lambda src, dst, sc: [f"VPMOVSXBW   {src}, X{dst[1:]}",
+                                                f"VPSLLW      $7, X{dst[1:]}, X{dst[1:]}",
+                                                f"VPAND       fp8mask<>(SB), X{dst[1:]}, X{dst[1:]}",
+                                                f"VCVTPH2PS   X{dst[1:]}, {dst}",
+                                                f"VMULPS      {sc}, {dst}, {dst}"]),
 ]
+
+# The families whose values carry a scale per row and KV head.
+SCALED = ("I8", "FP8")
 
 out = []
 
@@ -76,6 +87,17 @@ def prefetch(L, stride, rows=1):
     p("\tADDQ $64, R14")
     p("\tCMPQ R14, R15")
     p(f"\tJLT  {L}_pf")
+
+
+# The family being written (main sets it): FP8's scale registers hold the
+# scale times 256.
+CUR = None
+
+
+def scaled(reg):
+    """After a scale is broadcast into reg: FP8's takes its factor 256."""
+    if CUR == "FP8":
+        p(f"\tVMULPS  c256<>(SB), {reg}, {reg}")
 
 
 def head_ptr(reg, off, shift):
@@ -147,8 +169,13 @@ def scores8(L, i8, size, shift, decode):
         for r in range(8):
             if r:
                 p("\tADDQ screl-56(SP), R14")
-            p("\tMOVL (R14), R15")
-            p(f"\tMOVL R15, sc8-{48-4*r}(SP)")
+            if CUR == "FP8":
+                p("\tVMOVSS (R14), X10")
+                p("\tVMULSS c256<>(SB), X10, X10")
+                p(f"\tVMOVSS X10, sc8-{48-4*r}(SP)")
+            else:
+                p("\tMOVL (R14), R15")
+                p(f"\tMOVL R15, sc8-{48-4*r}(SP)")
     head_ptr("R15", 0, shift)
     p("\tLEAQ (R15)(CX*4), AX      // row t+4")
     p("\tLEAQ (R8)(R10*1), R14     // the end of query head h")
@@ -186,7 +213,7 @@ def scores8(L, i8, size, shift, decode):
 
 
 def scores(name, elt, size, shift, decode):
-    i8 = name == "I8"
+    i8 = name in SCALED
     f = f"attnRowsScores{name}AVX2"
     p(f"// func {f}(scores, q *float32, k *{elt}, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)")
     p(f"TEXT ·{f}(SB), NOSPLIT, ${56 if i8 else 8}-92")
@@ -227,6 +254,7 @@ def scores(name, elt, size, shift, decode):
         for i in range(4):
             p(f"\tMOVLQSX {4*i}(R9)(R13*4), R15")
             p(f"\tVBROADCASTSS (R14)(R15*4), Y{12+i}")
+            scaled(f"Y{12+i}")
     for i, r in enumerate(ptrs):
         head_ptr(r, 4 * i, shift)
     for i in range(4):
@@ -262,6 +290,7 @@ def scores(name, elt, size, shift, decode):
         p("\tMOVQ scrow-16(SP), R14")
         p("\tMOVLQSX (R9)(R13*4), R15")
         p("\tVBROADCASTSS (R14)(R15*4), Y12")
+        scaled("Y12")
     head_ptr("R15", 0, shift)
     p("\tVXORPS Y0, Y0, Y0")
     p(f"{L}_one_cols:")
@@ -298,7 +327,7 @@ def mix(name, elt, size, shift, decode):
     """Rows four at a time: each out vector is loaded once, takes the four
     rows' FMAs in row order (the bits of one row at a time) and is stored
     once; the last 1-3 rows one at a time."""
-    i8 = name == "I8"
+    i8 = name in SCALED
     f = f"attnRowsMix{name}AVX2"
     p(f"// func {f}(out, w *float32, v *{elt}, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)")
     p(f"TEXT ·{f}(SB), NOSPLIT, ${16 if i8 else 0}-88")
@@ -341,6 +370,7 @@ def mix(name, elt, size, shift, decode):
             if r:
                 p("\tADDQ screl-16(SP), R14")
             p(f"\tVBROADCASTSS (R14), Y{12+r}")
+            scaled(f"Y{12+r}")
     head_ptr("R15", 0, shift)
     p("\tMOVQ R11, AX")
     p("\tLEAQ (R11)(R10*1), R14    // the end of out head h")
@@ -384,6 +414,7 @@ def mix(name, elt, size, shift, decode):
         p("\tMOVQ scrow-8(SP), R14")
         p("\tMOVLQSX (R9)(R13*4), R15")
         p("\tVBROADCASTSS (R14)(R15*4), Y9")
+        scaled("Y9")
     head_ptr("R15", 0, shift)
     p("\tMOVQ R11, AX")
     p("\tLEAQ (R11)(R10*1), R14    // the end of out head h")
@@ -425,7 +456,18 @@ def main():
     p("// Attention over an f16 or int8 KV cache, every head of a row at a")
     p("// time; attnrows_gen.py says why and how the bits are kept.")
     p()
+    p("// FP8: the mask of a sign-extended E4M3 code shifted left 7 (a half),")
+    p("// and the factor between that half and the code's value.")
+    for i in range(2):
+        p(f"DATA fp8mask<>+{8*i}(SB)/8, $0xbf80bf80bf80bf80")
+    p("GLOBL fp8mask<>(SB), RODATA|NOPTR, $16")
+    for i in range(4):
+        p(f"DATA c256<>+{8*i}(SB)/8, $0x4380000043800000")
+    p("GLOBL c256<>(SB), RODATA|NOPTR, $32")
+    p()
+    global CUR
     for t in TYPES:
+        CUR = t[0]
         scores(*t)
         mix(*t)
     open(os.path.join(HERE, "attnrows_amd64.s"), "w").write("\n".join(out).rstrip("\n") + "\n")

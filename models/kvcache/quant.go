@@ -300,7 +300,7 @@ func (s *Seq) Values(l, i, j int, scratch []float32) ([]float32, int) {
 }
 
 // KeysStored is layer l's key rows of the longest run of blocks i..i+n-1
-// (n >= 1, i+n <= j) adjacent in the pool, as an F16 or Int8 part stores
+// (n >= 1, i+n <= j) adjacent in the pool, as an F16, Int8 or FP8 part stores
 // them, and n (models.KV says how attention reads them); a zero
 // StoredRows when keys are stored otherwise. It allocates nothing.
 func (s *Seq) KeysStored(l, i, j int) (models.StoredRows, int) {
@@ -315,7 +315,7 @@ func (s *Seq) ValuesStored(l, i, j int) (models.StoredRows, int) {
 }
 
 func (s *Seq) stored(f Format, q [][]byte, sc [][]float32, l, i, j, dim int) (models.StoredRows, int) {
-	if f != F16 && f != Int8 {
+	if f != F16 && f != Int8 && f != FP8 {
 		return models.StoredRows{}, 0
 	}
 	p, h := s.p, s.p.lay.heads()
@@ -327,6 +327,9 @@ func (s *Seq) stored(f Format, q [][]byte, sc [][]float32, l, i, j, dim int) (mo
 		return models.StoredRows{F16: halves(rows)}, n
 	}
 	m := p.bs * f.scales(dim, h)
+	if f == FP8 {
+		return models.StoredRows{FP8: rows, Scales: sc[l][b*m : (b+n)*m]}, n
+	}
 	return models.StoredRows{I8: codes(rows), Scales: sc[l][b*m : (b+n)*m]}, n
 }
 

@@ -171,6 +171,8 @@ func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attenti
 				kernels.AttnScoresRowsF16(scores, s.n, qr, ks.F16[at:], kw, sc.kvh, t1-t0, a.Scale)
 			case ks.I8 != nil:
 				kernels.AttnScoresRowsI8(scores, s.n, qr, ks.I8[at:], kw, ks.Scales[(t0-base)*a.KVHeads:], a.KVHeads, sc.kvh, t1-t0, a.Scale)
+			case ks.FP8 != nil:
+				kernels.AttnScoresRowsFP8(scores, s.n, qr, ks.FP8[at:], kw, ks.Scales[(t0-base)*a.KVHeads:], a.KVHeads, sc.kvh, t1-t0, a.Scale)
 			default:
 				kernels.AttnScoresRowsF32(scores, s.n, qr, kb[at:], kw, sc.kvh, t1-t0, a.Scale)
 			}
@@ -208,6 +210,8 @@ func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attenti
 				kernels.AttnMixRowsF16(o, w, s.n, vs.F16[at:], vw, sc.kvh, t1-t0)
 			case vs.I8 != nil:
 				kernels.AttnMixRowsI8(o, w, s.n, vs.I8[at:], vw, vs.Scales[(t0-base)*a.KVHeads:], a.KVHeads, sc.kvh, t1-t0)
+			case vs.FP8 != nil:
+				kernels.AttnMixRowsFP8(o, w, s.n, vs.FP8[at:], vw, vs.Scales[(t0-base)*a.KVHeads:], a.KVHeads, sc.kvh, t1-t0)
 			default:
 				kernels.AttnMixRowsF32(o, w, s.n, vb[at:], vw, sc.kvh, t1-t0)
 			}
@@ -236,13 +240,13 @@ func runEnd(b, end, bs, queries int) int {
 const attnRunRows = 64
 
 // inPlace reports whether attention reads stored rows as they are, for a
-// group of queries queries: f16 rows always; int8 rows with a scale per
-// position and KV head for one query (decode), since each query decodes
-// them again, and a prefill chunk's queries are better served by decoding
-// a block once into float32 (a 128-token int8 prefill of bench110M Q8_0:
-// 87-93 ms in place against 83-87 decoded; float32 75-78).
+// group of queries queries: f16 rows always; int8 and E4M3 rows with a
+// scale per position and KV head for one query (decode), since each query
+// decodes them again, and a prefill chunk's queries are better served by
+// decoding a block once into float32 (a 128-token int8 prefill of
+// bench110M Q8_0: 87-93 ms in place against 83-87 decoded; float32 75-78).
 func inPlace(st models.StoredRows, rows, kvHeads, queries int) bool {
-	return st.F16 != nil || st.I8 != nil && queries == 1 && len(st.Scales) == rows*kvHeads
+	return st.F16 != nil || (st.I8 != nil || st.FP8 != nil) && queries == 1 && len(st.Scales) == rows*kvHeads
 }
 
 // softcap is Gemma 2's cap·tanh(x/cap), as three ggml ops: scale by 1/cap,
