@@ -37,6 +37,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Grammar compiles the schema text src to a GBNF grammar whose root is the
@@ -78,7 +79,18 @@ func (c *compiler) errAt(n *node, path, format string, a ...any) error {
 	if path == "" {
 		path = "/"
 	}
-	return fmt.Errorf("json schema: line %d, col %d (%s): %s", line, col, path, fmt.Sprintf(format, a...))
+	return fmt.Errorf("json schema: line %d, col %d (%s): %s", line, col, printable(path), fmt.Sprintf(format, a...))
+}
+
+// printable is a JSON pointer as an error shows it: its keys come from the
+// schema, so a newline or another control character in one is escaped
+// (Go's quoting, without the quotes) to keep the message one line.
+func printable(path string) string {
+	if strings.IndexFunc(path, func(r rune) bool { return !unicode.IsPrint(r) }) < 0 {
+		return path
+	}
+	q := strconv.Quote(path)
+	return q[1 : len(q)-1]
 }
 
 // rule adds "name ::= body" under a fresh name and returns the name.
