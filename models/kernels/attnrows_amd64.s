@@ -4,8 +4,8 @@
 
 #include "textflag.h"
 
-// Attention over an f16 or int8 KV cache, every head of a row at a
-// time; attnrows_gen.py says why and how the bits are kept.
+// Attention over a float32, f16, int8 or fp8 KV cache, every head of a
+// row at a time; attnrows_gen.py says why and how the bits are kept.
 
 // FP8: the mask of a sign-extended E4M3 code shifted left 7 (a half),
 // and the factor between that half and the code's value.

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Writes attnrows_amd64.s: attention over a float32, f16 or int8 KV cache,
-every head of a row at a time, the stored values decoded in registers.
+"""Writes attnrows_amd64.s: attention over a float32, f16, int8 or fp8 (E4M3)
+KV cache, every head of a row at a time, the stored values decoded in
+registers.
 
     python3 models/kernels/attnrows_gen.py
 
@@ -11,21 +12,21 @@ memory in order, about twice as fast for f16 and 15 % for float32
 (BenchmarkAttnColdKV), and prefetches the rows AHEAD of it.
 
 Bits: a value decodes as the float32 cache path decodes it (f16: VCVTPH2PS,
-exact; int8: float32(code)·scale, VPMOVSXBD, VCVTDQ2PS, VMULPS, as ScaleI8),
+exact; int8: float32(code)·scale, VPMOVSXBD, VCVTDQ2PS, VMULPS, as ScaleI8;
+fp8: a half built from the code, times scale·256, as DequantizeFP8),
 a score is one 8-lane FMA accumulator over the head and attnScoresAVX2's
 HSUM, and an output element takes its rows' FMAs in row order: the bits of
 AttnScores and AttnMixAdd on the decoded rows.
 
 The families take the same arguments (the float32 and f16 ones ignore sc
-and hkv), so
-they share every frame offset:
+and hkv), so they share every frame offset:
 
     scores(scores, q *float32, k *T, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)
     mix(out, w *float32, v *T, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)
 
 sstride and wstride in bytes, kstride and vstride in elements; query head
 h's key (value) in row t starts at element t·kstride + kvh[h]·d, its int8
-scale at sc[t·hkv + kvh[h]].
+or fp8 scale at sc[t·hkv + kvh[h]].
 """
 import os
 
@@ -453,8 +454,8 @@ def main():
     p()
     p('#include "textflag.h"')
     p()
-    p("// Attention over an f16 or int8 KV cache, every head of a row at a")
-    p("// time; attnrows_gen.py says why and how the bits are kept.")
+    p("// Attention over a float32, f16, int8 or fp8 KV cache, every head of a")
+    p("// row at a time; attnrows_gen.py says why and how the bits are kept.")
     p()
     p("// FP8: the mask of a sign-extended E4M3 code shifted left 7 (a half),")
     p("// and the factor between that half and the code's value.")
