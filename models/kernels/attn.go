@@ -1,5 +1,7 @@
 package kernels
 
+import "unsafe"
+
 // Attention over a KV cache reads a run of cached key rows and then the
 // value rows. AttnScores and AttnMixAdd do it for one query head (a head at
 // a time): attention itself reads every head of a row at a time (the Rows
@@ -72,13 +74,10 @@ func attnMixGo(out, w, v []float32, stride, n int) {
 // head h in row t)·scale for h < len(kvh), t < n, d = len(q)/len(kvh), over
 // n float32 key rows kstride elements apart.
 func AttnScoresRowsF32(scores []float32, sstride int, q, k []float32, kstride int, kvh []int32, n int, scale float32) {
-	d, _ := checkRows("AttnScoresRowsF32", len(scores), sstride, len(q), len(k), kstride, kvh, n)
-	if useAsm && d%8 == 0 && d > 0 && n > 0 {
-		attnRowsScoresF32Asm(scores, q, k, kvh, d, n, sstride, kstride, scale)
-		return
-	}
-	for h, g := range kvh {
-		AttnScores(scores[h*sstride:], q[h*d:(h+1)*d], k[int(g)*d:], kstride, n, scale)
+	if d, ok := scoresRows("AttnScoresRowsF32", rowsF32, false, scores, sstride, q, k, kstride, nil, 0, kvh, n, scale); !ok {
+		for h, g := range kvh {
+			AttnScores(scores[h*sstride:], q[h*d:(h+1)*d], k[int(g)*d:], kstride, n, scale)
+		}
 	}
 }
 
@@ -86,126 +85,144 @@ func AttnScoresRowsF32(scores []float32, sstride int, q, k []float32, kstride in
 // out[h*d:(h+1)*d] for h < len(kvh), d = len(out)/len(kvh), over n float32
 // value rows vstride elements apart.
 func AttnMixRowsF32(out, w []float32, wstride int, v []float32, vstride int, kvh []int32, n int) {
-	d, _ := checkRows("AttnMixRowsF32", len(w), wstride, len(out), len(v), vstride, kvh, n)
-	if useAsm && d%8 == 0 && d > 0 && n > 0 {
-		attnRowsMixF32Asm(out, w, v, kvh, d, n, wstride, vstride)
-		return
-	}
-	for h, g := range kvh {
-		AttnMixAdd(out[h*d:(h+1)*d], w[h*wstride:], v[int(g)*d:], vstride, n)
+	if d, ok := mixRows("AttnMixRowsF32", rowsF32, false, out, w, wstride, v, vstride, nil, 0, kvh, n); !ok {
+		for h, g := range kvh {
+			AttnMixAdd(out[h*d:(h+1)*d], w[h*wstride:], v[int(g)*d:], vstride, n)
+		}
 	}
 }
 
-// AttnScoresRowsF16 sets scores[h*sstride+t] = dot(q[h*d:(h+1)*d], key of
-// head h in row t)·scale for h < len(kvh), t < n, d = len(q)/len(kvh), over
-// n key rows of halves kstride elements apart.
+// AttnScoresRowsF16 is AttnScoresRowsF32 over rows of halves.
 func AttnScoresRowsF16(scores []float32, sstride int, q []float32, k []uint16, kstride int, kvh []int32, n int, scale float32) {
-	d, _ := checkRows("AttnScoresRowsF16", len(scores), sstride, len(q), len(k), kstride, kvh, n)
-	if useAsm && d%8 == 0 && d > 0 && n > 0 {
-		attnRowsScoresF16Asm(scores, q, k, nil, kvh, d, n, sstride, kstride, 0, scale)
-		return
-	}
-	tab := f16Table()
-	for h, g := range kvh {
-		for t := range n {
-			scores[h*sstride+t] = dotF16Go(tab, k[t*kstride+int(g)*d:][:d], q[h*d:(h+1)*d]) * scale
-		}
-	}
+	scoresCoded("AttnScoresRowsF16", rowsF16, halfRow, scores, sstride, q, k, kstride, nil, 0, kvh, n, scale)
 }
 
-// AttnMixRowsF16 adds Σ_{t<n} w[h*wstride+t]·(value of head h in row t) to
-// out[h*d:(h+1)*d] for h < len(kvh), d = len(out)/len(kvh), over n value
-// rows of halves vstride elements apart.
+// AttnMixRowsF16 is AttnMixRowsF32 over rows of halves.
 func AttnMixRowsF16(out, w []float32, wstride int, v []uint16, vstride int, kvh []int32, n int) {
-	d, _ := checkRows("AttnMixRowsF16", len(w), wstride, len(out), len(v), vstride, kvh, n)
-	if useAsm && d%8 == 0 && d > 0 && n > 0 {
-		attnRowsMixF16Asm(out, w, v, nil, kvh, d, n, wstride, vstride, 0)
-		return
-	}
-	tab := f16Table()
-	for h, g := range kvh {
-		o := out[h*d : (h+1)*d]
-		for t := range n {
-			a, row := w[h*wstride+t], v[t*vstride+int(g)*d:][:d]
-			for j, c := range row {
-				o[j] += a * tab[c]
-			}
-		}
-	}
+	mixCoded("AttnMixRowsF16", rowsF16, halfRow, out, w, wstride, v, vstride, nil, 0, kvh, n)
 }
 
-// AttnScoresRowsI8 is AttnScoresRowsF16 over int8 codes with a scale per
-// position and KV head, at scales[t*hkv+kvh[h]].
+// AttnScoresRowsI8 is AttnScoresRowsF32 over int8 codes with a scale per
+// position and KV head, at scales[t*hkv+kvh[h]] (a value is ScaleI8's).
 func AttnScoresRowsI8(scores []float32, sstride int, q []float32, k []int8, kstride int, scales []float32, hkv int, kvh []int32, n int, scale float32) {
-	d, nkv := checkRows("AttnScoresRowsI8", len(scores), sstride, len(q), len(k), kstride, kvh, n)
-	checkScales("AttnScoresRowsI8", len(scales), hkv, nkv, n)
-	if useAsm && d%8 == 0 && d > 0 && n > 0 {
-		attnRowsScoresI8Asm(scores, q, k, scales, kvh, d, n, sstride, kstride, hkv, scale)
-		return
-	}
-	for h, g := range kvh {
-		for t := range n {
-			row := k[t*kstride+int(g)*d:][:d]
-			scores[h*sstride+t] = dotScaledI8Go(q[h*d:(h+1)*d], row, scales[t*hkv+int(g)]) * scale
-		}
-	}
+	scoresCoded("AttnScoresRowsI8", rowsI8, int8Row, scores, sstride, q, k, kstride, scales, hkv, kvh, n, scale)
 }
 
-// AttnMixRowsI8 is AttnMixRowsF16 over int8 codes and their scales (see
+// AttnMixRowsI8 is AttnMixRowsF32 over int8 codes and their scales (see
 // AttnScoresRowsI8).
 func AttnMixRowsI8(out, w []float32, wstride int, v []int8, vstride int, scales []float32, hkv int, kvh []int32, n int) {
-	d, nkv := checkRows("AttnMixRowsI8", len(w), wstride, len(out), len(v), vstride, kvh, n)
-	checkScales("AttnMixRowsI8", len(scales), hkv, nkv, n)
-	if useAsm && d%8 == 0 && d > 0 && n > 0 {
-		attnRowsMixI8Asm(out, w, v, scales, kvh, d, n, wstride, vstride, hkv)
-		return
-	}
-	for h, g := range kvh {
-		o := out[h*d : (h+1)*d]
-		for t := range n {
-			a, s, row := w[h*wstride+t], scales[t*hkv+int(g)], v[t*vstride+int(g)*d:][:d]
-			for j, c := range row {
-				o[j] += a * (float32(c) * s)
-			}
-		}
-	}
+	mixCoded("AttnMixRowsI8", rowsI8, int8Row, out, w, wstride, v, vstride, scales, hkv, kvh, n)
 }
 
 // AttnScoresRowsFP8 is AttnScoresRowsI8 over E4M3 codes (a value is
 // DequantizeFP8's: the code's value times its row and head's scale).
 func AttnScoresRowsFP8(scores []float32, sstride int, q []float32, k []uint8, kstride int, scales []float32, hkv int, kvh []int32, n int, scale float32) {
-	d, nkv := checkRows("AttnScoresRowsFP8", len(scores), sstride, len(q), len(k), kstride, kvh, n)
-	checkScales("AttnScoresRowsFP8", len(scales), hkv, nkv, n)
-	if useAsm && d%8 == 0 && d > 0 && n > 0 {
-		attnRowsScoresFP8Asm(scores, q, k, scales, kvh, d, n, sstride, kstride, hkv, scale)
+	scoresCoded("AttnScoresRowsFP8", rowsFP8, e4m3Row, scores, sstride, q, k, kstride, scales, hkv, kvh, n, scale)
+}
+
+// AttnMixRowsFP8 is AttnMixRowsI8 over E4M3 codes (see AttnScoresRowsFP8).
+func AttnMixRowsFP8(out, w []float32, wstride int, v []uint8, vstride int, scales []float32, hkv int, kvh []int32, n int) {
+	mixCoded("AttnMixRowsFP8", rowsFP8, e4m3Row, out, w, wstride, v, vstride, scales, hkv, kvh, n)
+}
+
+// rowKernels is one stored type's row kernels (attnrows_gen.py), the zero
+// value where there are none (attn_other.go).
+type rowKernels struct {
+	scores func(scores, q *float32, k unsafe.Pointer, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)
+	mix    func(out, w *float32, v unsafe.Pointer, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)
+}
+
+// codedRow is a stored type the row kernels decode: f16 halves, or int8 or
+// E4M3 codes with a scale per row and KV head.
+type codedRow uint8
+
+const (
+	halfRow codedRow = iota
+	int8Row
+	e4m3Row
+)
+
+// decodeHead decodes one head of a row (d values at p) as the cache decodes
+// it, for the reference path. Direct calls, so that dst stays on the
+// caller's stack.
+func decodeHead(c codedRow, dst []float32, p unsafe.Pointer, s float32) {
+	switch d := len(dst); c {
+	case halfRow:
+		WidenF16(dst, unsafe.Slice((*uint16)(p), d))
+	case int8Row:
+		ScaleI8(dst, unsafe.Slice((*int8)(p), d), s)
+	default:
+		DequantizeFP8(dst, unsafe.Slice((*uint8)(p), d), s, E4M3)
+	}
+}
+
+// scoresRows checks a scores call and runs its row kernel when there is
+// one for these rows (ok); it returns the head width.
+func scoresRows[T any](fn string, kr rowKernels, scaled bool, scores []float32, sstride int, q []float32, k []T, kstride int, scales []float32, hkv int, kvh []int32, n int, scale float32) (d int, ok bool) {
+	d, nkv := checkRows(fn, len(scores), sstride, len(q), len(k), kstride, kvh, n)
+	if scaled {
+		checkScales(fn, len(scales), hkv, nkv, n)
+	}
+	if !useAsm || kr.scores == nil || d%8 != 0 || d == 0 || n == 0 {
+		return d, false
+	}
+	kr.scores(unsafe.SliceData(scores), unsafe.SliceData(q), unsafe.Pointer(unsafe.SliceData(k)), unsafe.SliceData(scales), unsafe.SliceData(kvh), len(kvh), d, n, 4*sstride, kstride, hkv, scale)
+	return d, true
+}
+
+// mixRows is scoresRows for a mix.
+func mixRows[T any](fn string, kr rowKernels, scaled bool, out, w []float32, wstride int, v []T, vstride int, scales []float32, hkv int, kvh []int32, n int) (d int, ok bool) {
+	d, nkv := checkRows(fn, len(w), wstride, len(out), len(v), vstride, kvh, n)
+	if scaled {
+		checkScales(fn, len(scales), hkv, nkv, n)
+	}
+	if !useAsm || kr.mix == nil || d%8 != 0 || d == 0 || n == 0 {
+		return d, false
+	}
+	kr.mix(unsafe.SliceData(out), unsafe.SliceData(w), unsafe.Pointer(unsafe.SliceData(v)), unsafe.SliceData(scales), unsafe.SliceData(kvh), len(kvh), d, n, 4*wstride, vstride, hkv)
+	return d, true
+}
+
+// scoresCoded is a coded type's scores: its row kernel, or each head of
+// each row decoded and scored by AttnScores, the bits the kernel is held
+// to.
+func scoresCoded[T any](fn string, kr rowKernels, c codedRow, scores []float32, sstride int, q []float32, k []T, kstride int, scales []float32, hkv int, kvh []int32, n int, scale float32) {
+	d, ok := scoresRows(fn, kr, c != halfRow, scores, sstride, q, k, kstride, scales, hkv, kvh, n, scale)
+	if ok {
 		return
 	}
 	var buf [256]float32
 	row := decodeBuf(buf[:], d)
 	for h, g := range kvh {
 		for t := range n {
-			DequantizeFP8(row, k[t*kstride+int(g)*d:][:d], scales[t*hkv+int(g)], E4M3)
+			decodeHead(c, row, unsafe.Pointer(unsafe.SliceData(k[t*kstride+int(g)*d:])), scaleOf(scales, t*hkv+int(g)))
 			AttnScores(scores[h*sstride+t:], q[h*d:(h+1)*d], row, d, 1, scale)
 		}
 	}
 }
 
-// AttnMixRowsFP8 is AttnMixRowsI8 over E4M3 codes (see AttnScoresRowsFP8).
-func AttnMixRowsFP8(out, w []float32, wstride int, v []uint8, vstride int, scales []float32, hkv int, kvh []int32, n int) {
-	d, nkv := checkRows("AttnMixRowsFP8", len(w), wstride, len(out), len(v), vstride, kvh, n)
-	checkScales("AttnMixRowsFP8", len(scales), hkv, nkv, n)
-	if useAsm && d%8 == 0 && d > 0 && n > 0 {
-		attnRowsMixFP8Asm(out, w, v, scales, kvh, d, n, wstride, vstride, hkv)
+// mixCoded is scoresCoded for a mix (AttnMixAdd on each decoded head).
+func mixCoded[T any](fn string, kr rowKernels, c codedRow, out, w []float32, wstride int, v []T, vstride int, scales []float32, hkv int, kvh []int32, n int) {
+	d, ok := mixRows(fn, kr, c != halfRow, out, w, wstride, v, vstride, scales, hkv, kvh, n)
+	if ok {
 		return
 	}
 	var buf [256]float32
 	row := decodeBuf(buf[:], d)
 	for h, g := range kvh {
 		for t := range n {
-			DequantizeFP8(row, v[t*vstride+int(g)*d:][:d], scales[t*hkv+int(g)], E4M3)
+			decodeHead(c, row, unsafe.Pointer(unsafe.SliceData(v[t*vstride+int(g)*d:])), scaleOf(scales, t*hkv+int(g)))
 			AttnMixAdd(out[h*d:(h+1)*d], w[h*wstride+t:], row, d, 1)
 		}
 	}
+}
+
+// scaleOf is scales[i], or 0 for a type without scales (f16).
+func scaleOf(scales []float32, i int) float32 {
+	if scales == nil {
+		return 0
+	}
+	return scales[i]
 }
 
 // decodeBuf is buf[:d], or a new slice when d does not fit.
@@ -214,25 +231,6 @@ func decodeBuf(buf []float32, d int) []float32 {
 		return buf[:d]
 	}
 	return make([]float32, d)
-}
-
-// dotScaledI8Go is dotGo(a, b) with b the codes decoded (float32(code)·s), in
-// dotGo's order.
-func dotScaledI8Go(a []float32, b []int8, s float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		b0, b1, b2, b3 := float32(b[i])*s, float32(b[i+1])*s, float32(b[i+2])*s, float32(b[i+3])*s
-		s0 += a[i] * b0
-		s1 += a[i+1] * b1
-		s2 += a[i+2] * b2
-		s3 += a[i+3] * b3
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * (float32(b[i]) * s)
-	}
-	return (s0 + s1) + (s2 + s3)
 }
 
 // checkRows checks a row kernel's slices, panicking as the other kernels'
@@ -258,7 +256,7 @@ func checkRows(fn string, sc, sstride, x, kv, kvstride int, kvh []int32, n int) 
 	return d, nkv
 }
 
-// checkScales checks an int8 row kernel's scales: hkv a row, for the nkv KV
+// checkScales checks a coded row kernel's scales: hkv a row, for the nkv KV
 // heads its queries read, n rows.
 func checkScales(fn string, scales, hkv, nkv, n int) {
 	if n > 0 && (hkv < nkv || scales < n*hkv) {

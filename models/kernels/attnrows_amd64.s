@@ -18,7 +18,7 @@ DATA c256<>+16(SB)/8, $0x4380000043800000
 DATA c256<>+24(SB)/8, $0x4380000043800000
 GLOBL c256<>(SB), RODATA|NOPTR, $32
 
-// func attnRowsScoresF32AVX2(scores, q *float32, k *float32, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)
+// func attnRowsScoresF32AVX2(scores, q *float32, k unsafe.Pointer /* *float32 */, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)
 TEXT ·attnRowsScoresF32AVX2(SB), NOSPLIT, $8-92
 	MOVQ scores+0(FP), DI
 	MOVQ q+8(FP), SI
@@ -259,7 +259,7 @@ f32s_done:
 	VZEROUPPER
 	RET
 
-// func attnRowsMixF32AVX2(out, w *float32, v *float32, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)
+// func attnRowsMixF32AVX2(out, w *float32, v unsafe.Pointer /* *float32 */, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)
 TEXT ·attnRowsMixF32AVX2(SB), NOSPLIT, $0-88
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
@@ -359,7 +359,7 @@ f32m_done:
 	VZEROUPPER
 	RET
 
-// func attnRowsScoresF16AVX2(scores, q *float32, k *uint16, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)
+// func attnRowsScoresF16AVX2(scores, q *float32, k unsafe.Pointer /* *uint16 */, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)
 TEXT ·attnRowsScoresF16AVX2(SB), NOSPLIT, $8-92
 	MOVQ scores+0(FP), DI
 	MOVQ q+8(FP), SI
@@ -600,7 +600,7 @@ f16s_done:
 	VZEROUPPER
 	RET
 
-// func attnRowsMixF16AVX2(out, w *float32, v *uint16, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)
+// func attnRowsMixF16AVX2(out, w *float32, v unsafe.Pointer /* *uint16 */, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)
 TEXT ·attnRowsMixF16AVX2(SB), NOSPLIT, $0-88
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
@@ -700,7 +700,7 @@ f16m_done:
 	VZEROUPPER
 	RET
 
-// func attnRowsScoresI8AVX2(scores, q *float32, k *int8, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)
+// func attnRowsScoresI8AVX2(scores, q *float32, k unsafe.Pointer /* *int8 */, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)
 TEXT ·attnRowsScoresI8AVX2(SB), NOSPLIT, $56-92
 	MOVQ scores+0(FP), DI
 	MOVQ q+8(FP), SI
@@ -1015,7 +1015,7 @@ i8s_done:
 	VZEROUPPER
 	RET
 
-// func attnRowsMixI8AVX2(out, w *float32, v *int8, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)
+// func attnRowsMixI8AVX2(out, w *float32, v unsafe.Pointer /* *int8 */, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)
 TEXT ·attnRowsMixI8AVX2(SB), NOSPLIT, $16-88
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
@@ -1145,7 +1145,7 @@ i8m_done:
 	VZEROUPPER
 	RET
 
-// func attnRowsScoresFP8AVX2(scores, q *float32, k *uint8, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)
+// func attnRowsScoresFP8AVX2(scores, q *float32, k unsafe.Pointer /* *uint8 */, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)
 TEXT ·attnRowsScoresFP8AVX2(SB), NOSPLIT, $56-92
 	MOVQ scores+0(FP), DI
 	MOVQ q+8(FP), SI
@@ -1499,7 +1499,7 @@ fp8s_done:
 	VZEROUPPER
 	RET
 
-// func attnRowsMixFP8AVX2(out, w *float32, v *uint8, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)
+// func attnRowsMixFP8AVX2(out, w *float32, v unsafe.Pointer /* *uint8 */, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)
 TEXT ·attnRowsMixFP8AVX2(SB), NOSPLIT, $16-88
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI

@@ -21,8 +21,8 @@ AttnScores and AttnMixAdd on the decoded rows.
 The families take the same arguments (the float32 and f16 ones ignore sc
 and hkv), so they share every frame offset:
 
-    scores(scores, q *float32, k *T, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)
-    mix(out, w *float32, v *T, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)
+    scores(scores, q *float32, k unsafe.Pointer (*T), sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)
+    mix(out, w *float32, v unsafe.Pointer (*T), sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)
 
 sstride and wstride in bytes, kstride and vstride in elements; query head
 h's key (value) in row t starts at element t·kstride + kvh[h]·d, its int8
@@ -216,7 +216,7 @@ def scores8(L, i8, size, shift, decode):
 def scores(name, elt, size, shift, decode):
     i8 = name in SCALED
     f = f"attnRowsScores{name}AVX2"
-    p(f"// func {f}(scores, q *float32, k *{elt}, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)")
+    p(f"// func {f}(scores, q *float32, k unsafe.Pointer /* *{elt} */, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)")
     p(f"TEXT ·{f}(SB), NOSPLIT, ${56 if i8 else 8}-92")
     p("\tMOVQ scores+0(FP), DI")
     p("\tMOVQ q+8(FP), SI")
@@ -330,7 +330,7 @@ def mix(name, elt, size, shift, decode):
     once; the last 1-3 rows one at a time."""
     i8 = name in SCALED
     f = f"attnRowsMix{name}AVX2"
-    p(f"// func {f}(out, w *float32, v *{elt}, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)")
+    p(f"// func {f}(out, w *float32, v unsafe.Pointer /* *{elt} */, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)")
     p(f"TEXT ·{f}(SB), NOSPLIT, ${16 if i8 else 0}-88")
     p("\tMOVQ out+0(FP), DI")
     p("\tMOVQ w+8(FP), SI")
