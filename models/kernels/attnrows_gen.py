@@ -95,10 +95,23 @@ def prefetch(L, stride, rows=1):
 CUR = None
 
 
-def scaled(reg):
-    """After a scale is broadcast into reg: FP8's takes its factor 256."""
+def scaled(reg, op="VMULPS"):
+    """After a scale is loaded into reg: FP8's takes its factor 256."""
     if CUR == "FP8":
-        p(f"\tVMULPS  c256<>(SB), {reg}, {reg}")
+        p(f"\t{op}  c256<>(SB), {reg}, {reg}")
+
+
+def walk_scales(scrow, screl, idx, rows, put):
+    """R14 walks the scales of head h in rows t..t+rows-1 (scrow: row t's
+    scales; screl: the bytes of a row's; idx: a free register); put(r)
+    takes row t+r's."""
+    p(f"\tMOVQ {scrow}, R14")
+    p(f"\tMOVLQSX (R9)(R13*4), {idx}")
+    p(f"\tLEAQ (R14)({idx}*4), R14    // row t's scale of head h")
+    for r in range(rows):
+        if r:
+            p(f"\tADDQ {screl}, R14")
+        put(r)
 
 
 def head_ptr(reg, off, shift):
@@ -164,19 +177,11 @@ def scores8(L, i8, size, shift, decode):
     p("\tCMPQ R13, heads+40(FP)")
     p(f"\tJGE  {L}_next8")
     if i8:
-        p("\tMOVQ scrow-16(SP), R14")
-        p("\tMOVLQSX (R9)(R13*4), R15")
-        p("\tLEAQ (R14)(R15*4), R14    // row t's scale of head h")
-        for r in range(8):
-            if r:
-                p("\tADDQ screl-56(SP), R14")
-            if CUR == "FP8":
-                p("\tVMOVSS (R14), X10")
-                p("\tVMULSS c256<>(SB), X10, X10")
-                p(f"\tVMOVSS X10, sc8-{48-4*r}(SP)")
-            else:
-                p("\tMOVL (R14), R15")
-                p(f"\tMOVL R15, sc8-{48-4*r}(SP)")
+        def put(r):
+            p("\tVMOVSS (R14), X10")
+            scaled("X10", "VMULSS")
+            p(f"\tVMOVSS X10, sc8-{48-4*r}(SP)")
+        walk_scales("scrow-16(SP)", "screl-56(SP)", "R15", 8, put)
     head_ptr("R15", 0, shift)
     p("\tLEAQ (R15)(CX*4), AX      // row t+4")
     p("\tLEAQ (R8)(R10*1), R14     // the end of query head h")
@@ -364,14 +369,10 @@ def mix(name, elt, size, shift, decode):
     for r in range(4):
         p(f"\tVBROADCASTSS {4*r}(CX), Y{8+r}  // w[h][t+{r}]")
     if i8:
-        p("\tMOVQ scrow-8(SP), R14")
-        p("\tMOVLQSX (R9)(R13*4), AX")
-        p("\tLEAQ (R14)(AX*4), R14")
-        for r in range(4):
-            if r:
-                p("\tADDQ screl-16(SP), R14")
+        def put(r):
             p(f"\tVBROADCASTSS (R14), Y{12+r}")
             scaled(f"Y{12+r}")
+        walk_scales("scrow-8(SP)", "screl-16(SP)", "AX", 4, put)
     head_ptr("R15", 0, shift)
     p("\tMOVQ R11, AX")
     p("\tLEAQ (R11)(R10*1), R14    // the end of out head h")
