@@ -22,6 +22,15 @@ import (
 // CHAT_PROF_MODEL names the model (default: the shared stories260K);
 // CHAT_PROF_THREADS the compute threads (default 1); CHAT_PROF_KV the KV
 // format of the prefill and batch benchmarks (default f32).
+func profKV(b *testing.B) kvcache.Format {
+	kv, err := kvcache.ParseFormat(os.Getenv("CHAT_PROF_KV"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return kv
+}
+
+// profModel is the model CHAT_PROF_MODEL names, at CHAT_PROF_THREADS.
 func profModel(b *testing.B) models.Model {
 	kernels.SetThreads(envInt("CHAT_PROF_THREADS", 1))
 	path := os.Getenv("CHAT_PROF_MODEL")
@@ -50,11 +59,7 @@ func BenchmarkProfDecode(b *testing.B) {
 
 // BenchmarkProfPrefill: a 128-token prompt.
 func BenchmarkProfPrefill(b *testing.B) {
-	kv, err := kvcache.ParseFormat(os.Getenv("CHAT_PROF_KV"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := kvcache.NewStateAs(profModel(b), kv)
+	s, err := kvcache.NewStateAs(profModel(b), profKV(b))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -117,11 +122,7 @@ func BenchmarkProfBatchStep(b *testing.B) {
 // profBatch is n sequences of the profiled model over a pool of positions
 // each, with np-token prompts of the bench text.
 func profBatch(b *testing.B, n, np, positions int) *batchRun {
-	kv, err := kvcache.ParseFormat(os.Getenv("CHAT_PROF_KV"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	r, err := newBatch(profModel(b), n, positions, kv)
+	r, err := newBatch(profModel(b), n, positions, profKV(b))
 	if err != nil {
 		b.Fatal(err)
 	}
