@@ -54,6 +54,7 @@ type feedReq struct {
 	n        int  // ids fed in this step (schedule.go)
 	fed      int  // ids fed so far
 	finished bool // all fed, or failed (under mu)
+	heldBack bool // a chunk of it was held back from the last step (schedule.go)
 }
 
 func (b *batcher) init(e *Engine) {
@@ -81,7 +82,7 @@ func (b *batcher) leave() {
 // forward adds req to the next batch and returns when all of it has run.
 func (b *batcher) forward(req *feedReq) {
 	b.mu.Lock()
-	req.fed, req.err, req.finished = 0, nil, false
+	req.fed, req.err, req.finished, req.heldBack = 0, nil, false, false
 	b.waiting = append(b.waiting, req)
 	b.drive(req)
 	fin := req.finished

@@ -175,9 +175,9 @@ type Options struct {
 	// that finds it full is preempted and recomputed later.
 	MaxWaiting int
 	// MaxBatchTokens bounds the tokens of one forward pass (vLLM's
-	// max_num_batched_tokens): decode tokens first, then prompt chunks, so
-	// a long prompt is prefilled over several steps while the others keep
-	// decoding. 0: no bound.
+	// max_num_batched_tokens): decode tokens first, then prompt chunks of
+	// at most half of it, so a long prompt is prefilled over several steps
+	// while the others keep decoding. 0: no bound.
 	MaxBatchTokens int
 }
 

@@ -25,7 +25,10 @@ import (
 // step, with the oldest prompt getting a block's worth every step so that
 // it always advances. A prompt's last chunk carries the rows whose logits it wants.
 // So a long prompt is prefilled over several steps while the other
-// sequences keep decoding.
+// sequences keep decoding. Time to first token under load is the step in
+// flight plus the new reply's own, so both are kept short: a chunk is at
+// most half the budget (chunkMax), and a step that gives a reply its first
+// token carries no chunk that leaves a prompt unfinished (firstTokensFirst).
 //
 // Memory. The pool and the prefix tree are shared by every sequence; a
 // matched prefix is locked while it is used and never evicted. When a step
@@ -263,16 +266,49 @@ func (b *batcher) plan(reqs []*feedReq) []*feedReq {
 			if r == oldest {
 				avail = max(avail, bs)
 			}
+			avail = min(avail, chunkMax(budget, bs))
 			if r.n = chunk(len(r.ids), r.rows, avail); r.n > 0 {
 				room = max(room-r.n, 0)
 				step = append(step, r)
 			}
 		}
+		step = firstTokensFirst(step)
 	}
 	step = b.fit(reqs, step)
 	b.step, b.pre = step, pre
 	return step
 }
+
+// firstTokensFirst holds back the chunks that leave a prompt unfinished
+// from a step that gives some reply its first token, so that a new reply
+// waits for a short step rather than one carrying a long prompt's chunk
+// (time to first token under load is about the step in flight plus its
+// own). vLLM bounds such chunks (long_prefill_token_threshold) and SGLang
+// runs new prefills first for the same reason. A chunk held back is not
+// held back at the next step, so a long prompt advances at least every
+// other step.
+func firstTokensFirst(step []*feedReq) []*feedReq {
+	first := false
+	for _, r := range step {
+		first = first || r.n == len(r.ids) && r.owner != nil && r.owner.stats.GenTokens == 0
+	}
+	return slices.DeleteFunc(step, func(r *feedReq) bool {
+		if r.n == len(r.ids) {
+			return false
+		}
+		hold := first && !r.heldBack
+		if r.heldBack = hold; hold {
+			r.n = 0
+		}
+		return hold
+	})
+}
+
+// chunkMax bounds one prompt's chunk in a step: half the budget (at least
+// a block), so that a step with a long prompt's chunk in it, alone or
+// beside as many decode tokens, stays short for the replies that arrive
+// meanwhile and wait for it (vLLM's long_prefill_token_threshold).
+func chunkMax(budget, bs int) int { return max(budget/2, bs) }
 
 // chunk is how many of n ids to feed within avail tokens: all of them, or a
 // part that leaves the last rows (those wanting logits) for a later step.

@@ -253,6 +253,7 @@ type gatedModel struct {
 	release chan struct{}
 	mu      sync.Mutex
 	fresh   []int64 // passes feeding position 0
+	lens    []int   // every pass's tokens
 }
 
 type gatedRunner struct {
@@ -264,11 +265,12 @@ func (m *gatedModel) NewRunner() models.Runner { return gatedRunner{m.Model.NewR
 
 func (r gatedRunner) Forward(b *models.Batch, kv []models.KV) ([]float32, error) {
 	call := r.m.calls.Add(1)
+	r.m.mu.Lock()
 	if slices.Contains(b.Pos, 0) {
-		r.m.mu.Lock()
 		r.m.fresh = append(r.m.fresh, call)
-		r.m.mu.Unlock()
 	}
+	r.m.lens = append(r.m.lens, b.Len())
+	r.m.mu.Unlock()
 	if r.m.hold.CompareAndSwap(true, false) {
 		r.m.held <- call
 		<-r.m.release
@@ -320,6 +322,53 @@ func TestStartJoinsNextStep(t *testing.T) {
 	i, _ := slices.BinarySearch(m.fresh, held+1)
 	if i == len(m.fresh) || m.fresh[i] != held+1 {
 		t.Errorf("the step in flight was pass %d; passes from position 0 on: %v, want the next", held, m.fresh)
+	}
+}
+
+// TestFirstTokenStepCarriesNoChunk: a long prompt is prefilled in chunks
+// of at most half the budget; a short reply that arrives meanwhile gets its
+// first token from a step of its own prompt alone (the long prompt's chunk
+// waits), and the long prompt goes on at the step after.
+func TestFirstTokenStepCarriesNoChunk(t *testing.T) {
+	const budget = 16
+	m := &gatedModel{Model: newFake(models.WindowHalf, 1<<15), held: make(chan int64), release: make(chan struct{})}
+	e := NewWithOptions(m, Options{MaxSeqs: 4, MaxWaiting: 4, MaxBatchTokens: budget, BlockSize: 4})
+	defer e.Close()
+	m.hold.Store(true) // the long prompt's first chunk
+	long, err := e.Start(Request{Prompt: prompt(200, 0), MaxTokens: 2, Sampler: knobs["greedy"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := <-m.held
+	started := make(chan *Reply, 1)
+	go func() {
+		r, err := e.Start(Request{Prompt: prompt(3, 1), MaxTokens: 2, Sampler: knobs["greedy"]})
+		if err != nil {
+			t.Error(err)
+		}
+		started <- r
+	}()
+	for e.q.starting.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	close(m.release)
+	short := <-started
+	if short == nil {
+		return
+	}
+	if res := short.Wait(); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if res := long.Wait(); res.Err != nil || len(res.IDs) != 2 {
+		t.Fatalf("the long reply: %v %v", res.Err, res.IDs)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if first := m.lens[held-1]; first != budget/2 {
+		t.Errorf("the long prompt's first chunk was %d tokens, want half the budget (%d)", first, budget/2)
+	}
+	if n := len(m.lens); n <= int(held)+1 || m.lens[held] != 3 || m.lens[held+1] != 1+budget/2 {
+		t.Errorf("passes after the held one: %v; want the short prompt alone (3), then its decode token beside a chunk (1+%d)", m.lens[held:], budget/2)
 	}
 }
 
