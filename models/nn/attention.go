@@ -90,6 +90,7 @@ type attnScratch struct {
 	scores []float32 // attention scores [Heads][positions]
 	kb, vb []float32 // a dequantised key and value block
 	kvh    []int32   // each query head's KV head (KVHead), for the row kernels
+	group  kernels.QueryGroup
 }
 
 var attnScratches = sync.Pool{New: func() any { return new(attnScratch) }}
@@ -105,37 +106,43 @@ func (p *Pass) attendGroups(g0, g1 int) {
 
 // attnGroup is the most queries of one sequence that read a block together:
 // a quantised cache decodes each block once for all of them rather than
-// once per query (the scores take attnGroup·Heads·positions floats).
-const attnGroup = 16
+// once per query (the scores take attnGroup·Heads·positions floats), and
+// the group kernels take them at once, a query a lane of a zmm.
+const attnGroup = kernels.MaxGroup
 
 // attendGroup is the attention of query rows i..j-1, consecutive positions
 // of one sequence, each over positions lo..pos it may see. The cache is
 // read a run of blocks at a time (models.KV.Keys; KeysStored for the f16
 // and int8 caches, whose rows are read as stored), every head of a row at
-// a time (kernels.AttnScoresRowsF32 and its f16 and int8 twins): every
-// query and head scores a run's keys while they are in cache, then every
-// query and head mixes its values. Each query's kernel calls, and so its
-// bits, are those it gets alone.
+// a time: every query and head scores a run's keys while they are in
+// cache, then every query and head mixes its values. Several queries over
+// float32 rows take the group kernels (kernels.AttnScoresGroupF32 and
+// AttnMixGroupF32), one query or stored rows the row kernels
+// (kernels.AttnScoresRowsF32 and its f16 and int8 twins). Each query gets
+// the bits it gets alone: the group kernels are held to the row kernels.
 func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attention) {
 	kv := p.KV[p.Seq[i]]
 	bs := kv.BlockSize()
 	kw, vw := a.KVHeads*a.DK, a.KVHeads*a.DV
-	// Query i+r sees positions g[r].lo..g[r].pos; its scores are
-	// sc.scores[g[r].off:][h*n+t-lo], n = pos+1-lo positions.
-	var spans [attnGroup]struct{ lo, pos, n, off int }
+	// Query i+r sees positions g[r].lo..g[r].pos. Every query's scores of
+	// a head span the group's positions lo0..lo0+n-1 alike, as the group
+	// kernels take them: its score of head h for position t is
+	// sc.scores[r*qs+h*n+t-lo0], qs = Heads·n.
+	var spans [attnGroup]struct{ lo, pos int }
 	g := spans[:j-i]
-	total := 0
 	for r := range g {
 		pos := p.Pos[i+r]
 		lo := 0
 		if a.Window > 0 {
 			lo = max(0, pos-a.Window+1)
 		}
-		g[r].lo, g[r].pos, g[r].n, g[r].off = lo, pos, pos+1-lo, total
-		total += a.Heads * g[r].n
+		g[r].lo, g[r].pos = lo, pos
 	}
-	if len(sc.scores) < total {
-		sc.scores = make([]float32, 2*max(total, a.Heads*256)) // doubling: a long decode grows it rarely
+	lo0, last := g[0].lo, g[len(g)-1].pos
+	n := last + 1 - lo0
+	qs := a.Heads * n
+	if len(sc.scores) < len(g)*qs {
+		sc.scores = make([]float32, 2*max(len(g)*qs, a.Heads*256)) // doubling: a long decode grows it rarely
 	}
 	if len(sc.kb) < bs*kw || len(sc.vb) < bs*vw {
 		sc.kb, sc.vb = make([]float32, bs*kw), make([]float32, bs*vw)
@@ -146,8 +153,23 @@ func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attenti
 	for h := range a.Heads {
 		sc.kvh[h] = int32(a.KVHead(h))
 	}
-	end := g[len(g)-1].pos/bs + 1 // blocks to read: g[0].lo/bs .. end-1
-	for b := g[0].lo / bs; b < end; {
+	group := len(g) > 1
+	if group {
+		sc.group.Pack(q.D[i*q.W:], q.W, len(g), a.Heads, a.DK)
+	}
+	// The rows of a run (positions base..) that the group sees, t0..t1-1,
+	// and each query's among them, from[r]..to[r]-1 counted from t0.
+	var from, to [attnGroup]int32
+	rows := func(base, nb int) (t0, t1 int) {
+		t0, t1 = max(lo0, base), min(last+1, base+nb*bs)
+		for r, s := range g {
+			from[r] = int32(min(max(s.lo, t0), t1) - t0)
+			to[r] = int32(max(min(s.pos+1, t1), t0) - t0)
+		}
+		return t0, t1
+	}
+	end := last/bs + 1 // blocks to read: lo0/bs .. end-1
+	for b := lo0 / bs; b < end; {
 		// f16 and int8 rows are read as they lie, the others decoded into
 		// float32 (or float32 already); every format every head of a row
 		// at a time, in memory order (a head at a time strides through
@@ -160,21 +182,27 @@ func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attenti
 			kb, nb = kv.Keys(l, b, stop, sc.kb)
 		}
 		base := b * bs
-		for r, s := range g {
-			t0, t1 := max(s.lo, base), min(s.pos+1, base+nb*bs)
-			if t0 >= t1 {
+		t0, t1 := rows(base, nb)
+		if group && kb != nil {
+			kernels.AttnScoresGroupF32(sc.scores[t0-lo0:], qs, n, &sc.group, kb[(t0-base)*kw:], kw, sc.kvh, from[:len(g)], to[:len(g)], t1-t0, a.Scale)
+			b += nb
+			continue
+		}
+		for r := range g {
+			if from[r] == to[r] {
 				continue
 			}
-			qr, scores, at := q.Row(i + r)[:a.Heads*a.DK], sc.scores[s.off+t0-s.lo:], (t0-base)*kw
+			u0, u1 := t0+int(from[r]), t0+int(to[r])
+			qr, scores, at := q.Row(i + r)[:a.Heads*a.DK], sc.scores[r*qs+u0-lo0:], (u0-base)*kw
 			switch {
 			case ks.F16 != nil:
-				kernels.AttnScoresRowsF16(scores, s.n, qr, ks.F16[at:], kw, sc.kvh, t1-t0, a.Scale)
+				kernels.AttnScoresRowsF16(scores, n, qr, ks.F16[at:], kw, sc.kvh, u1-u0, a.Scale)
 			case ks.I8 != nil:
-				kernels.AttnScoresRowsI8(scores, s.n, qr, ks.I8[at:], kw, ks.Scales[(t0-base)*a.KVHeads:], a.KVHeads, sc.kvh, t1-t0, a.Scale)
+				kernels.AttnScoresRowsI8(scores, n, qr, ks.I8[at:], kw, ks.Scales[(u0-base)*a.KVHeads:], a.KVHeads, sc.kvh, u1-u0, a.Scale)
 			case ks.FP8 != nil:
-				kernels.AttnScoresRowsFP8(scores, s.n, qr, ks.FP8[at:], kw, ks.Scales[(t0-base)*a.KVHeads:], a.KVHeads, sc.kvh, t1-t0, a.Scale)
+				kernels.AttnScoresRowsFP8(scores, n, qr, ks.FP8[at:], kw, ks.Scales[(u0-base)*a.KVHeads:], a.KVHeads, sc.kvh, u1-u0, a.Scale)
 			default:
-				kernels.AttnScoresRowsF32(scores, s.n, qr, kb[at:], kw, sc.kvh, t1-t0, a.Scale)
+				kernels.AttnScoresRowsF32(scores, n, qr, kb[at:], kw, sc.kvh, u1-u0, a.Scale)
 			}
 		}
 		b += nb
@@ -182,7 +210,8 @@ func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attenti
 	for r, s := range g {
 		o := out.Row(i + r)
 		for h := 0; h < a.Heads; h++ {
-			sc := sc.scores[s.off+h*s.n : s.off+(h+1)*s.n]
+			at := r*qs + h*n - lo0
+			sc := sc.scores[at+s.lo : at+s.pos+1]
 			if a.Softcap != 0 {
 				softcap(sc, a.Softcap)
 			}
@@ -190,7 +219,7 @@ func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attenti
 			clear(o[h*a.DV : (h+1)*a.DV])
 		}
 	}
-	for b := g[0].lo / bs; b < end; {
+	for b := lo0 / bs; b < end; {
 		stop := runEnd(b, end, bs, len(g))
 		vs, nb := kv.ValuesStored(l, b, stop)
 		var vb []float32
@@ -199,21 +228,27 @@ func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attenti
 			vb, nb = kv.Values(l, b, stop, sc.vb)
 		}
 		base := b * bs
-		for r, s := range g {
-			t0, t1 := max(s.lo, base), min(s.pos+1, base+nb*bs)
-			if t0 >= t1 {
+		t0, t1 := rows(base, nb)
+		if group && vb != nil {
+			kernels.AttnMixGroupF32(out.D[i*out.W:], out.W, a.DV, sc.scores[t0-lo0:], qs, n, vb[(t0-base)*vw:], vw, sc.kvh, from[:len(g)], to[:len(g)], t1-t0)
+			b += nb
+			continue
+		}
+		for r := range g {
+			if from[r] == to[r] {
 				continue
 			}
-			o, w, at := out.Row(i + r)[:a.Heads*a.DV], sc.scores[s.off+t0-s.lo:], (t0-base)*vw
+			u0, u1 := t0+int(from[r]), t0+int(to[r])
+			o, w, at := out.Row(i + r)[:a.Heads*a.DV], sc.scores[r*qs+u0-lo0:], (u0-base)*vw
 			switch {
 			case vs.F16 != nil:
-				kernels.AttnMixRowsF16(o, w, s.n, vs.F16[at:], vw, sc.kvh, t1-t0)
+				kernels.AttnMixRowsF16(o, w, n, vs.F16[at:], vw, sc.kvh, u1-u0)
 			case vs.I8 != nil:
-				kernels.AttnMixRowsI8(o, w, s.n, vs.I8[at:], vw, vs.Scales[(t0-base)*a.KVHeads:], a.KVHeads, sc.kvh, t1-t0)
+				kernels.AttnMixRowsI8(o, w, n, vs.I8[at:], vw, vs.Scales[(u0-base)*a.KVHeads:], a.KVHeads, sc.kvh, u1-u0)
 			case vs.FP8 != nil:
-				kernels.AttnMixRowsFP8(o, w, s.n, vs.FP8[at:], vw, vs.Scales[(t0-base)*a.KVHeads:], a.KVHeads, sc.kvh, t1-t0)
+				kernels.AttnMixRowsFP8(o, w, n, vs.FP8[at:], vw, vs.Scales[(u0-base)*a.KVHeads:], a.KVHeads, sc.kvh, u1-u0)
 			default:
-				kernels.AttnMixRowsF32(o, w, s.n, vb[at:], vw, sc.kvh, t1-t0)
+				kernels.AttnMixRowsF32(o, w, n, vb[at:], vw, sc.kvh, u1-u0)
 			}
 		}
 		b += nb
