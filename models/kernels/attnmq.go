@@ -43,7 +43,7 @@ func (g *QueryGroup) Pack(q []float32, qstride, nq, heads, d int) {
 		panic("kernels: QueryGroup.Pack: bad group")
 	}
 	*g = QueryGroup{q: q, qstride: qstride, nq: nq, heads: heads, d: d, qt: g.qt}
-	if !mqScores(nq, d) {
+	if !GroupScoresAsm(nq, d) {
 		return
 	}
 	if len(g.qt) < heads*d*MaxGroup {
@@ -60,16 +60,17 @@ func (g *QueryGroup) Pack(q []float32, qstride, nq, heads, d int) {
 	}
 }
 
-// mqScores reports whether nq queries of heads d wide take the scores
-// kernel: the lanes are query heads in chunks of 8 (each lane's eight FMA
-// chains).
-func mqScores(nq, d int) bool {
+// GroupScoresAsm reports whether AttnScoresGroupF32 runs the group kernel
+// for nq queries of heads d wide, rather than the per-query row kernels:
+// with AVX-512, for several queries, heads a multiple of 8 (each lane's
+// eight FMA chains).
+func GroupScoresAsm(nq, d int) bool {
 	return mqHasAsm && isa >= isaAVX512 && nq >= mqMinQueries && d%8 == 0 && d > 0
 }
 
-// mqMix reports whether nq queries of heads d wide take the mix kernels,
-// which read a head 16 floats (a zmm) at a time.
-func mqMix(nq, d int) bool {
+// GroupMixAsm is GroupScoresAsm for AttnMixGroupF32, whose kernels read a
+// head 16 floats (a zmm) at a time.
+func GroupMixAsm(nq, d int) bool {
 	return mqHasAsm && isa >= isaAVX512 && nq >= mqMinQueries && d%16 == 0 && d > 0
 }
 
@@ -83,7 +84,7 @@ func AttnScoresGroupF32(scores []float32, qsstride, sstride int, g *QueryGroup, 
 	if len(kvh) != g.heads {
 		panic("kernels: AttnScoresGroupF32: kvh is not one KV head per query head")
 	}
-	if !mqScores(g.nq, g.d) {
+	if !GroupScoresAsm(g.nq, g.d) {
 		for r := range g.nq {
 			if t0, t1 := int(from[r]), int(to[r]); t0 < t1 {
 				AttnScoresRowsF32(scores[r*qsstride+t0:], sstride, g.q[r*g.qstride:][:g.heads*g.d], k[t0*kstride:], kstride, kvh, t1-t0, scale)
@@ -125,7 +126,7 @@ func AttnMixGroupF32(out []float32, ostride, d int, w []float32, qwstride, wstri
 	if ostride < heads*d || len(out) < (nq-1)*ostride+heads*d {
 		panic("kernels: AttnMixGroupF32: out too short for the queries")
 	}
-	if !mqMix(nq, d) {
+	if !GroupMixAsm(nq, d) {
 		for r := range nq {
 			if t0, t1 := int(from[r]), int(to[r]); t0 < t1 {
 				AttnMixRowsF32(out[r*ostride:][:heads*d], w[r*qwstride+t0:], wstride, v[t0*vstride:], vstride, kvh, t1-t0)

@@ -170,14 +170,14 @@ func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attenti
 	}
 	end := last/bs + 1 // blocks to read: lo0/bs .. end-1
 	for b := lo0 / bs; b < end; {
-		// f16 and int8 rows are read as they lie, the others decoded into
-		// float32 (or float32 already); every format every head of a row
+		// f16 and int8 rows are read as they lie (inPlace says when), the
+		// others decoded into float32 (or float32 already); every format every head of a row
 		// at a time, in memory order (a head at a time strides through
 		// memory, which the hardware prefetchers do not follow).
 		stop := runEnd(b, end, bs, len(g))
 		ks, nb := kv.KeysStored(l, b, stop)
 		var kb []float32
-		if !inPlace(ks, nb*bs, a.KVHeads, len(g)) {
+		if !inPlace(ks, nb*bs, a.KVHeads, len(g), kernels.GroupScoresAsm(len(g), a.DK)) {
 			ks = models.StoredRows{}
 			kb, nb = kv.Keys(l, b, stop, sc.kb)
 		}
@@ -223,7 +223,7 @@ func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attenti
 		stop := runEnd(b, end, bs, len(g))
 		vs, nb := kv.ValuesStored(l, b, stop)
 		var vb []float32
-		if !inPlace(vs, nb*bs, a.KVHeads, len(g)) {
+		if !inPlace(vs, nb*bs, a.KVHeads, len(g), kernels.GroupMixAsm(len(g), a.DV)) {
 			vs = models.StoredRows{}
 			vb, nb = kv.Values(l, b, stop, sc.vb)
 		}
@@ -275,13 +275,17 @@ func runEnd(b, end, bs, queries int) int {
 const attnRunRows = 64
 
 // inPlace reports whether attention reads stored rows as they are, for a
-// group of queries queries: f16 rows always; int8 and E4M3 rows with a
-// scale per position and KV head for one query (decode), since each query
-// decodes them again, and a prefill chunk's queries are better served by
-// decoding a block once into float32 (a 128-token int8 prefill of
-// bench110M Q8_0: 87-93 ms in place against 83-87 decoded; float32 75-78).
-func inPlace(st models.StoredRows, rows, kvHeads, queries int) bool {
-	return st.F16 != nil || (st.I8 != nil || st.FP8 != nil) && queries == 1 && len(st.Scales) == rows*kvHeads
+// group of queries queries, group telling whether they take the group
+// kernel over float32 rows: f16 rows unless they do (decoding a run into
+// float32 is exact, and the group kernels repay it: a 1000-token f16-KV
+// prefill of bench110M Q8_0 went from 1054-1101 tokens/s in place to
+// 1318-1381 decoded); int8 and E4M3 rows with a scale per position and KV
+// head for one query (decode), since each query decodes them again, and a
+// prefill chunk's queries are better served by decoding a block once into
+// float32 (a 128-token int8 prefill of bench110M Q8_0: 87-93 ms in place
+// against 83-87 decoded; float32 75-78).
+func inPlace(st models.StoredRows, rows, kvHeads, queries int, group bool) bool {
+	return st.F16 != nil && !group || (st.I8 != nil || st.FP8 != nil) && queries == 1 && len(st.Scales) == rows*kvHeads
 }
 
 // softcap is Gemma 2's cap·tanh(x/cap), as three ggml ops: scale by 1/cap,
