@@ -18,9 +18,15 @@ import "unsafe"
 // MaxGroup is the most queries a group function takes.
 const MaxGroup = 16
 
-// mqMinQueries is the fewest queries the group kernels take: one query
-// fills one lane of sixteen, which the per-query kernels do better.
-const mqMinQueries = 2
+// The fewest queries the group kernels take. The scores kernel costs the
+// same for any number of queries (16 lanes), so it pays from 5 on
+// (BenchmarkAttnGroup at 12 heads of 64, ns per query and row: 4 queries
+// 49 against 45 per query, 5 queries 39 against 44); the mix costs about
+// what its queries do, and from 2 on is faster (17 against 45).
+const (
+	mqScoresMin = 5
+	mqMixMin    = 2
+)
 
 // mqChunk is the most rows one call of the scores kernel takes: its causal
 // masks, a byte per query and 8 rows, are on the caller's stack.
@@ -62,16 +68,16 @@ func (g *QueryGroup) Pack(q []float32, qstride, nq, heads, d int) {
 
 // GroupScoresAsm reports whether AttnScoresGroupF32 runs the group kernel
 // for nq queries of heads d wide, rather than the per-query row kernels:
-// with AVX-512, for several queries, heads a multiple of 8 (each lane's
-// eight FMA chains).
+// with AVX-512, for enough queries (mqScoresMin), heads a multiple of 8
+// (each lane's eight FMA chains).
 func GroupScoresAsm(nq, d int) bool {
-	return mqHasAsm && isa >= isaAVX512 && nq >= mqMinQueries && d%8 == 0 && d > 0
+	return mqHasAsm && isa >= isaAVX512 && nq >= mqScoresMin && d%8 == 0 && d > 0
 }
 
 // GroupMixAsm is GroupScoresAsm for AttnMixGroupF32, whose kernels read a
 // head 16 floats (a zmm) at a time.
 func GroupMixAsm(nq, d int) bool {
-	return mqHasAsm && isa >= isaAVX512 && nq >= mqMinQueries && d%16 == 0 && d > 0
+	return mqHasAsm && isa >= isaAVX512 && nq >= mqMixMin && d%16 == 0 && d > 0
 }
 
 // AttnScoresGroupF32 scores g's queries over n float32 key rows kstride
