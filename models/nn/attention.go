@@ -87,10 +87,10 @@ type attnJob struct {
 
 // attnScratch is the buffers of one thread's attention.
 type attnScratch struct {
-	scores []float32 // attention scores [Heads][positions]
-	kb, vb []float32 // a dequantised key and value block
-	kvh    []int32   // each query head's KV head (KVHead), for the row kernels
-	group  kernels.QueryGroup
+	scores []float32          // attention scores [queries][Heads][positions]
+	kb, vb []float32          // a dequantised key and value block
+	kvh    []int32            // each query head's KV head (KVHead), for the kernels
+	group  kernels.QueryGroup // a group's queries, for the group kernels
 }
 
 var attnScratches = sync.Pool{New: func() any { return new(attnScratch) }}
@@ -171,9 +171,10 @@ func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attenti
 	end := last/bs + 1 // blocks to read: lo0/bs .. end-1
 	for b := lo0 / bs; b < end; {
 		// f16 and int8 rows are read as they lie (inPlace says when), the
-		// others decoded into float32 (or float32 already); every format every head of a row
-		// at a time, in memory order (a head at a time strides through
-		// memory, which the hardware prefetchers do not follow).
+		// others decoded into float32 (or float32 already); every format
+		// every head of a row at a time, in memory order (a head at a time
+		// strides through memory, which the hardware prefetchers do not
+		// follow).
 		stop := runEnd(b, end, bs, len(g))
 		ks, nb := kv.KeysStored(l, b, stop)
 		var kb []float32
