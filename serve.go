@@ -29,7 +29,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	addr := fs.String("addr", "127.0.0.1:8080", "listen on HOST:PORT (beyond loopback only with --api-key)")
 	parallel := fs.Int("parallel", 8, "requests decoded together (vLLM's max_num_seqs)")
 	queue := fs.Int("queue", 256, "requests that may wait for a place; more get 503 (0: none wait)")
-	batchTokens := fs.Int("batch-tokens", 32, "tokens in one forward pass: decode tokens first, then prompt chunks of at most half of it (vLLM's max_num_batched_tokens); 0: no bound")
+	batchTokens := fs.Int("batch-tokens", 32, "tokens in one forward pass: decode tokens first, then prompt chunks of at most a quarter of it (vLLM's max_num_batched_tokens); 0: no bound")
 	kvMem := fs.Int("kv-mem", 0, "KV pool in MB (default 256, or 16 windows if less)")
 	apiKey := fs.String("api-key", "", "require Authorization: Bearer KEY on /v1 and /api")
 	name := fs.String("name", "", "model id clients ask for (default: the file name without extension)")

@@ -176,7 +176,7 @@ type Options struct {
 	MaxWaiting int
 	// MaxBatchTokens bounds the tokens of one forward pass (vLLM's
 	// max_num_batched_tokens): decode tokens first, then prompt chunks of
-	// at most half of it, so a long prompt is prefilled over several steps
+	// at most a quarter of it, so a long prompt is prefilled over several steps
 	// while the others keep decoding. 0: no bound.
 	MaxBatchTokens int
 }

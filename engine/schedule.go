@@ -20,15 +20,15 @@ import (
 //
 // The step. plan chooses what each waiting request puts into the next
 // forward pass: decode tokens and speculative rounds whole, then prompt
-// chunks in what Options.MaxBatchTokens leaves (at least a block's worth),
-// shortest first, so a short prompt that arrives is prefilled at the next
-// step, with the oldest prompt getting a block's worth every step so that
-// it always advances. A prompt's last chunk carries the rows whose logits it wants.
-// So a long prompt is prefilled over several steps while the other
-// sequences keep decoding. Time to first token under load is the step in
-// flight plus the new reply's own, so both are kept short: a chunk is at
-// most half the budget (chunkMax), and a step that gives a reply its first
-// token carries no chunk that leaves a prompt unfinished (firstTokensFirst).
+// chunks in what Options.MaxBatchTokens leaves, shortest first, so a short
+// prompt that arrives is prefilled at the next step, each chunk at most a
+// quarter of the budget and the oldest prompt getting that much every step
+// so that it always advances. A prompt's last chunk carries the rows whose
+// logits it wants. So a long prompt is prefilled over several steps while
+// the other sequences keep decoding. Time to first token under load is the
+// step in flight plus the new reply's own, so both are kept short: the
+// chunks are small (chunkMax), and replies that get their first token from
+// a step get it to themselves (firstTokensFirst).
 //
 // Memory. The pool and the prefix tree are shared by every sequence; a
 // matched prefix is locked while it is used and never evicted. When a step
@@ -234,7 +234,7 @@ func (g *gen) rematch(ids []int, rows int) int {
 // their error instead. It allocates nothing.
 func (b *batcher) plan(reqs []*feedReq) []*feedReq {
 	e := b.e
-	budget, bs := e.q.budget, e.pool.BlockSize()
+	budget := e.q.budget
 	step, pre := b.step[:0], b.pre[:0]
 	used := 0
 	for _, r := range reqs {
@@ -257,43 +257,41 @@ func (b *batcher) plan(reqs []*feedReq) []*feedReq {
 				oldest = r
 			}
 		}
-		// Prompts share what the decode tokens leave (at least a block),
-		// shortest first; the oldest gets a block's worth in any case.
+		// Prompts share what the decode tokens leave, shortest first, each
+		// at most chunkMax; the oldest gets chunkMax in any case, so that it
+		// always advances.
 		slices.SortStableFunc(pre, func(x, y *feedReq) int { return len(x.ids) - len(y.ids) })
-		room := max(budget-used, bs)
+		most := chunkMax(budget)
+		room := max(budget-used, 0)
 		for _, r := range pre {
-			avail := room
+			avail := min(room, most)
 			if r == oldest {
-				avail = max(avail, bs)
+				avail = most
 			}
-			avail = min(avail, chunkMax(budget, bs))
 			if r.n = chunk(len(r.ids), r.rows, avail); r.n > 0 {
 				room = max(room-r.n, 0)
 				step = append(step, r)
 			}
 		}
-		step = firstTokensFirst(step)
 	}
+	step = firstTokensFirst(step)
 	step = b.fit(reqs, step)
 	b.step, b.pre = step, pre
 	return step
 }
 
-// firstTokensFirst holds back the chunks that leave a prompt unfinished
-// from a step that gives some reply its first token, so that a new reply
-// waits for a short step rather than one carrying a long prompt's chunk
-// (time to first token under load is about the step in flight plus its
-// own). vLLM bounds such chunks (long_prefill_token_threshold) and SGLang
-// runs new prefills first for the same reason. A chunk held back is not
-// held back at the next step, so a long prompt advances at least every
-// other step.
+// firstTokensFirst gives the replies that get their first token from this
+// step (a new reply's prompt, or its last chunk) a step of their own: the
+// decode tokens and prompt chunks of the others wait for the next step,
+// which never holds them back again. Time to first token under load is the
+// step in flight plus the new reply's own, and its own is then as short as
+// it can be; the others lose one short step. SGLang runs new prefills
+// before decoding for the same reason.
 func firstTokensFirst(step []*feedReq) []*feedReq {
-	first := false
-	for _, r := range step {
-		first = first || r.n == len(r.ids) && r.owner != nil && r.owner.stats.GenTokens == 0
-	}
+	isFirst := func(r *feedReq) bool { return r.n == len(r.ids) && r.owner != nil && r.owner.stats.GenTokens == 0 }
+	first := slices.ContainsFunc(step, isFirst)
 	return slices.DeleteFunc(step, func(r *feedReq) bool {
-		if r.n == len(r.ids) {
+		if isFirst(r) {
 			return false
 		}
 		hold := first && !r.heldBack
@@ -304,11 +302,14 @@ func firstTokensFirst(step []*feedReq) []*feedReq {
 	})
 }
 
-// chunkMax bounds one prompt's chunk in a step: half the budget (at least
-// a block), so that a step with a long prompt's chunk in it, alone or
-// beside as many decode tokens, stays short for the replies that arrive
-// meanwhile and wait for it (vLLM's long_prefill_token_threshold).
-func chunkMax(budget, bs int) int { return max(budget/2, bs) }
+// chunkMax bounds one prompt's chunk in a step: a quarter of the budget, so
+// that a step with a long prompt's chunk in it stays close to a step of
+// decode tokens, since the replies that arrive meanwhile wait for it (vLLM's
+// long_prefill_token_threshold). bench110M Q8_0, 16 clients and a
+// 1,000-token prompt (scripts/bench-serve.sh): with half the budget, steps
+// of 16 decode tokens and a chunk took 24-26 ms and TTFT p99 44-62 ms; with
+// a quarter 19-21 and 41-49.
+func chunkMax(budget int) int { return max(budget/4, 1) }
 
 // chunk is how many of n ids to feed within avail tokens: all of them, or a
 // part that leaves the last rows (those wanting logits) for a later step.

@@ -326,23 +326,36 @@ func TestStartJoinsNextStep(t *testing.T) {
 }
 
 // TestFirstTokenStepCarriesNoChunk: a long prompt is prefilled in chunks
-// of at most half the budget; a short reply that arrives meanwhile gets its
-// first token from a step of its own prompt alone (the long prompt's chunk
-// waits), and the long prompt goes on at the step after.
+// of a quarter of the budget beside a decoding reply; a short reply that
+// arrives meanwhile gets its first token from a step of its own prompt
+// alone, and at the step after the other two go on beside its first decode
+// token.
 func TestFirstTokenStepCarriesNoChunk(t *testing.T) {
 	const budget = 16
 	m := &gatedModel{Model: newFake(models.WindowHalf, 1<<15), held: make(chan int64), release: make(chan struct{})}
 	e := NewWithOptions(m, Options{MaxSeqs: 4, MaxWaiting: 4, MaxBatchTokens: budget, BlockSize: 4})
 	defer e.Close()
-	m.hold.Store(true) // the long prompt's first chunk
-	long, err := e.Start(Request{Prompt: prompt(200, 0), MaxTokens: 2, Sampler: knobs["greedy"]})
+	greedy := knobs["greedy"]
+	dec, err := e.Start(Request{Prompt: prompt(2, 2), MaxTokens: 1 << 20, Sampler: greedy})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer dec.Stop()
+	for m.calls.Load() < 3 { // dec is decoding
+		time.Sleep(time.Millisecond)
+	}
+	long, err := e.Start(Request{Prompt: prompt(200, 0), MaxTokens: 2, Sampler: greedy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m.calls.Load() < 6 { // long's prompt is under way
+		time.Sleep(time.Millisecond)
+	}
+	m.hold.Store(true)
 	held := <-m.held
 	started := make(chan *Reply, 1)
 	go func() {
-		r, err := e.Start(Request{Prompt: prompt(3, 1), MaxTokens: 2, Sampler: knobs["greedy"]})
+		r, err := e.Start(Request{Prompt: prompt(3, 1), MaxTokens: 2, Sampler: greedy})
 		if err != nil {
 			t.Error(err)
 		}
@@ -364,11 +377,11 @@ func TestFirstTokenStepCarriesNoChunk(t *testing.T) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if first := m.lens[held-1]; first != budget/2 {
-		t.Errorf("the long prompt's first chunk was %d tokens, want half the budget (%d)", first, budget/2)
+	if got := m.lens[held-1]; got != 1+budget/4 {
+		t.Errorf("the step before the arrival had %d tokens, want a decode token and a quarter of the budget (1+%d)", got, budget/4)
 	}
-	if n := len(m.lens); n <= int(held)+1 || m.lens[held] != 3 || m.lens[held+1] != 1+budget/2 {
-		t.Errorf("passes after the held one: %v; want the short prompt alone (3), then its decode token beside a chunk (1+%d)", m.lens[held:], budget/2)
+	if len(m.lens) <= int(held)+1 || m.lens[held] != 3 || m.lens[held+1] != 2+budget/4 {
+		t.Errorf("passes after the held one: %v; want the short prompt alone (3), then two decode tokens beside a chunk (2+%d)", m.lens[held:], budget/4)
 	}
 }
 

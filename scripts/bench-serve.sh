@@ -10,14 +10,14 @@
 # N (64) tokens per reply, C (16) clients, LONG (3800) characters of
 # TinyStories text for the long prompt (about 1,000 tokens with Llama's
 # tokenizer and the chat template; a new prompt each time, so every one is
-# prefilled); ONE (32) requests of the lone client
-# and WAVES (4) requests per client under load, so that each p99 is taken
-# over 32 to 64 first tokens rather than being the slowest of a handful.
+# prefilled); ONE (100) requests of the lone client and WAVES (8) requests
+# per client under load, so that each p99 (nearest rank) is taken over 100
+# to 128 first tokens and is not simply the slowest one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODEL=${1:?usage: scripts/bench-serve.sh MODEL.gguf [serve flags]}
 shift
-N=${N:-64} C=${C:-16} LONG=${LONG:-3800} ONE=${ONE:-32} WAVES=${WAVES:-4}
+N=${N:-64} C=${C:-16} LONG=${LONG:-3800} ONE=${ONE:-100} WAVES=${WAVES:-8}
 BIN=$(mktemp -d /tmp/chat-bench-serve.XXXXXX)/chat
 go build -o "$BIN" .
 PORT=$((20000 + $$ % 20000))
