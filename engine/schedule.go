@@ -21,9 +21,9 @@ import (
 // The step. plan chooses what each waiting request puts into the next
 // forward pass: decode tokens and speculative rounds whole, then prompt
 // chunks in what Options.MaxBatchTokens leaves, shortest first, so a short
-// prompt that arrives is prefilled at the next step, each chunk at most a
-// quarter of the budget and the oldest prompt getting that much every step
-// so that it always advances. A prompt's last chunk carries the rows whose
+// prompt that arrives is prefilled at the next step, each chunk beside
+// decode tokens at most a quarter of the budget and the oldest prompt
+// getting that much every step so that it always advances. A prompt's last chunk carries the rows whose
 // logits it wants. So a long prompt is prefilled over several steps while
 // the other sequences keep decoding. Time to first token under load is the
 // step in flight plus the new reply's own, so both are kept short: the
@@ -261,7 +261,7 @@ func (b *batcher) plan(reqs []*feedReq) []*feedReq {
 		// at most chunkMax; the oldest gets chunkMax in any case, so that it
 		// always advances.
 		slices.SortStableFunc(pre, func(x, y *feedReq) int { return len(x.ids) - len(y.ids) })
-		most := chunkMax(budget)
+		most := chunkMax(budget, used)
 		room := max(budget-used, 0)
 		for _, r := range pre {
 			avail := min(room, most)
@@ -302,14 +302,19 @@ func firstTokensFirst(step []*feedReq) []*feedReq {
 	})
 }
 
-// chunkMax bounds one prompt's chunk in a step: a quarter of the budget, so
-// that a step with a long prompt's chunk in it stays close to a step of
-// decode tokens, since the replies that arrive meanwhile wait for it (vLLM's
-// long_prefill_token_threshold). bench110M Q8_0, 16 clients and a
-// 1,000-token prompt (scripts/bench-serve.sh): with half the budget, steps
-// of 16 decode tokens and a chunk took 24-26 ms and TTFT p99 44-62 ms; with
-// a quarter 19-21 and 41-49.
-func chunkMax(budget int) int { return max(budget/4, 1) }
+// chunkMax bounds one prompt's chunk in a step. Beside decode tokens it
+// is a quarter of the budget, so that the step stays close to a step of
+// decode tokens, since the replies that arrive meanwhile wait for it
+// (vLLM's long_prefill_token_threshold); prompts alone take chunks of half
+// the budget, a compromise between a lone long prompt's time to first token
+// and the replies that arrive while it is prefilled (BENCHMARKS.md, "chat
+// serve: time to first token beside a long prompt", has the measurements).
+func chunkMax(budget, decode int) int {
+	if decode == 0 {
+		return max(budget/2, 1)
+	}
+	return max(budget/4, 1)
+}
 
 // chunk is how many of n ids to feed within avail tokens: all of them, or a
 // part that leaves the last rows (those wanting logits) for a later step.

@@ -385,6 +385,21 @@ func TestFirstTokenStepCarriesNoChunk(t *testing.T) {
 	}
 }
 
+// TestLonePromptChunks: with no decode tokens beside it a prompt's chunk is
+// half the step budget (a quarter of it beside decode tokens,
+// TestFirstTokenStepCarriesNoChunk).
+func TestLonePromptChunks(t *testing.T) {
+	m := &countingModel{Model: newFake(models.WindowHalf, 1<<15)}
+	e := NewWithOptions(m, Options{MaxSeqs: 4, MaxWaiting: 4, MaxBatchTokens: 16, BlockSize: 4})
+	defer e.Close()
+	if res := run(t, e, Request{Prompt: prompt(100, 0), MaxTokens: 2, Sampler: knobs["greedy"]}); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if got := m.most.Load(); got != 8 {
+		t.Errorf("the lone prompt's largest chunk was %d tokens, want half the budget (8)", got)
+	}
+}
+
 // TestWarm: Warm runs the largest step the scheduler plans (every place,
 // one with a budget's prompt chunk) and leaves the pool as it was.
 func TestWarm(t *testing.T) {
