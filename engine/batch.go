@@ -54,7 +54,7 @@ type feedReq struct {
 	n        int  // ids fed in this step (schedule.go)
 	fed      int  // ids fed so far
 	finished bool // all fed, or failed (under mu)
-	heldBack bool // a chunk of it was held back from the last step (schedule.go)
+	heldBack bool // held back from the last step (firstTokensFirst)
 }
 
 func (b *batcher) init(e *Engine) {

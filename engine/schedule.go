@@ -21,14 +21,14 @@ import (
 // The step. plan chooses what each waiting request puts into the next
 // forward pass: decode tokens and speculative rounds whole, then prompt
 // chunks in what Options.MaxBatchTokens leaves, shortest first, so a short
-// prompt that arrives is prefilled at the next step, each chunk beside
-// decode tokens at most a quarter of the budget and the oldest prompt
-// getting that much every step so that it always advances. A prompt's last chunk carries the rows whose
-// logits it wants. So a long prompt is prefilled over several steps while
-// the other sequences keep decoding. Time to first token under load is the
-// step in flight plus the new reply's own, so both are kept short: the
-// chunks are small (chunkMax), and replies that get their first token from
-// a step get it to themselves (firstTokensFirst).
+// prompt that arrives is prefilled at the next step; each chunk is at most
+// chunkMax, and the oldest prompt gets that much every step so that it
+// always advances. A prompt's last chunk carries the rows whose logits it
+// wants. So a long prompt is prefilled over several steps while the other
+// sequences keep decoding. Time to first token under load is the step in
+// flight plus the new reply's own, so both are kept short: the chunks are
+// small, and replies that get their first token from a step get it to
+// themselves (firstTokensFirst).
 //
 // Memory. The pool and the prefix tree are shared by every sequence; a
 // matched prefix is locked while it is used and never evicted. When a step
