@@ -54,7 +54,7 @@ type feedReq struct {
 	n        int  // ids fed in this step (schedule.go)
 	fed      int  // ids fed so far
 	finished bool // all fed, or failed (under mu)
-	heldBack bool // held back from the last step (firstTokensFirst)
+	held     int  // steps it has been held back in a row (firstTokensFirst)
 }
 
 func (b *batcher) init(e *Engine) {
@@ -82,7 +82,7 @@ func (b *batcher) leave() {
 // forward adds req to the next batch and returns when all of it has run.
 func (b *batcher) forward(req *feedReq) {
 	b.mu.Lock()
-	req.fed, req.err, req.finished, req.heldBack = 0, nil, false, false
+	req.fed, req.err, req.finished, req.held = 0, nil, false, 0
 	b.waiting = append(b.waiting, req)
 	b.drive(req)
 	fin := req.finished

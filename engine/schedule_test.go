@@ -385,6 +385,30 @@ func TestFirstTokenStepCarriesNoChunk(t *testing.T) {
 	}
 }
 
+// TestFirstTokensFirstHoldsBackTwiceAtMost: while new replies get their
+// first token, a decoding reply waits, but never more than maxHeld steps
+// in a row.
+func TestFirstTokensFirstHoldsBackTwiceAtMost(t *testing.T) {
+	dec := &feedReq{owner: &gen{stats: Stats{GenTokens: 5}}, ids: []int{7}, rows: 1}
+	var fed []bool
+	for range 2*maxHeld + 2 {
+		arrival := &feedReq{owner: &gen{}, ids: []int{1, 2}, rows: 1}
+		dec.n, arrival.n = 1, 2
+		step := firstTokensFirst([]*feedReq{dec, arrival})
+		if !slices.Contains(step, arrival) {
+			t.Fatalf("the new reply was held back: %v", step)
+		}
+		fed = append(fed, slices.Contains(step, dec))
+	}
+	if want := []bool{false, false, true, false, false, true}; !slices.Equal(fed, want) {
+		t.Errorf("the decoding reply was fed at steps %v, want %v", fed, want)
+	}
+	dec.n = 1
+	if step := firstTokensFirst([]*feedReq{dec}); len(step) != 1 {
+		t.Errorf("with no new reply the step is %d requests, want 1", len(step))
+	}
+}
+
 // TestLonePromptChunks: with no decode tokens beside it a prompt's chunk is
 // half the step budget (a quarter of it beside decode tokens,
 // TestFirstTokenStepCarriesNoChunk).
