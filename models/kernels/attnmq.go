@@ -28,14 +28,6 @@ const (
 	mqMixMin    = 2
 )
 
-// groupKernels is the group kernels (attnmq_gen.py), the zero value where
-// there are none (attnmq_other.go). mix[z] takes z zmm of a head's columns
-// (1 to 4). Strides are in bytes.
-type groupKernels struct {
-	scores func(scores, qt, k *float32, kvh *int32, masks *uint8, heads, d, n, sstride, qsstride, kstride int, scale float32)
-	mix    [5]func(out, w, v *float32, from, to *int32, nq, n, a, b, ostride, wqstride, vstride int)
-}
-
 // mqChunk is the most rows one call of the scores kernel takes: its causal
 // masks, a byte per query and 8 rows, are on the caller's stack.
 const mqChunk = 64
@@ -79,13 +71,13 @@ func (g *QueryGroup) Pack(q []float32, qstride, nq, heads, d int) {
 // with AVX-512, for enough queries (mqScoresMin), heads a multiple of 8
 // (each lane's eight FMA chains).
 func GroupScoresAsm(nq, d int) bool {
-	return groupAsm.scores != nil && isa >= isaAVX512 && nq >= mqScoresMin && d%8 == 0 && d > 0
+	return mqHasAsm && isa >= isaAVX512 && nq >= mqScoresMin && d%8 == 0 && d > 0
 }
 
 // GroupMixAsm is GroupScoresAsm for AttnMixGroupF32, whose kernels read a
 // head 16 floats (a zmm) at a time.
 func GroupMixAsm(nq, d int) bool {
-	return groupAsm.scores != nil && isa >= isaAVX512 && nq >= mqMixMin && d%16 == 0 && d > 0
+	return mqHasAsm && isa >= isaAVX512 && nq >= mqMixMin && d%16 == 0 && d > 0
 }
 
 // AttnScoresGroupF32 scores g's queries over n float32 key rows kstride
@@ -124,7 +116,7 @@ func AttnScoresGroupF32(scores []float32, qsstride, sstride int, g *QueryGroup, 
 			}
 		}
 		if some { // then scores[c0] is inside scores (checkGroup)
-			groupAsm.scores(&scores[c0], unsafe.SliceData(g.qt), &k[c0*kstride], unsafe.SliceData(kvh), &masks[0], g.heads, g.d, rows, 4*sstride, 4*qsstride, 4*kstride, scale)
+			mqScoresAVX512(&scores[c0], unsafe.SliceData(g.qt), &k[c0*kstride], unsafe.SliceData(kvh), &masks[0], g.heads, g.d, rows, 4*sstride, 4*qsstride, 4*kstride, scale)
 		}
 	}
 }
@@ -162,7 +154,7 @@ func AttnMixGroupF32(out []float32, ostride, d int, w []float32, qwstride, wstri
 					a, b, some = max(a, from[r]), min(b, to[r]), some || from[r] < to[r]
 				}
 				if some { // then these indices are inside out, w and v (checkGroup)
-					groupAsm.mix[zmm](&out[r0*ostride+h*d+c], &w[r0*qwstride+h*wstride], &v[int(g)*d+c], &from[r0], &to[r0], r1-r0, n, int(a), int(max(a, b)), 4*ostride, 4*qwstride, 4*vstride)
+					mqMixAVX512(zmm, &out[r0*ostride+h*d+c], &w[r0*qwstride+h*wstride], &v[int(g)*d+c], &from[r0], &to[r0], r1-r0, n, int(a), int(max(a, b)), 4*ostride, 4*qwstride, 4*vstride)
 				}
 			}
 			c += 16 * zmm

@@ -17,7 +17,7 @@ import (
 // output buffers are compared whole, so a write outside a query's rows
 // (another head's scores, another query's output) fails too.
 func TestAttnGroup(t *testing.T) {
-	if groupAsm.scores == nil || hostISA < isaAVX512 {
+	if !mqHasAsm || hostISA < isaAVX512 {
 		t.Logf("no AVX-512 group kernels here (%s): the group functions are the per-query calls", isaNames[hostISA])
 	}
 	rng := rand.New(rand.NewPCG(21, 22))
