@@ -11,6 +11,7 @@ import (
 
 	"chat/config/settings"
 	"chat/engine/bench"
+	"chat/models"
 	"chat/models/hugepage"
 	"chat/models/kernels"
 	"chat/models/kvcache"
@@ -30,7 +31,7 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 	ctx := fs.Int("ctx", 0, "context per request in tokens (default: the model's)")
 	batch := fs.Int("batch", 1, "sequences decoded together")
 	quantFmt := fs.String("quant", "", "weight format to plan for (int8, q4_k, ...; default: as loaded)")
-	kvQuant := fs.String("kv-quant", "f32", "KV cache storage of keys and values: "+strings.Join(settings.KVFormats, ", "))
+	kvQuant := fs.String("kv-quant", "auto", "KV cache storage of keys and values: "+strings.Join(settings.KVChoices, ", ")+" (auto: f16 for a GGUF model, f32 for a course checkpoint)")
 	mem := fs.String("mem", "", "memory budget, e.g. 8GB or 512MB (default: this machine's RAM)")
 	threads := fs.Int("threads", 0, "compute threads (default: all cores)")
 	noMeasure := fs.Bool("no-measure", false, "do not run the model to measure its speed")
@@ -47,8 +48,7 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "plan", planUsage, err)
 	}
-	kf, err := kvcache.ParseFormat(*kvQuant)
-	if err != nil {
+	if _, err := kvcache.FormatFor(*kvQuant, models.Info{}); err != nil {
 		return usageError(stderr, "plan", planUsage, err)
 	}
 	if *threads > 0 {
@@ -59,6 +59,7 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	kf, _ := kvcache.FormatFor(*kvQuant, m.Info())
 	info, lay := m.Info(), m.KVLayout()
 	n := *ctx
 	if n == 0 || n > info.ContextLength {

@@ -464,7 +464,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 	quantFmt := fs.String("quant", "", "weight format to run in (int8, int8-a8, int4-g32, fp8, q8_0, f16, ...; from float weights)")
 	batch := fs.Int("batch", 1, "sequences decoded together (different prompts); > 1 also measures one sequence alone and a rollout")
 	calib := fs.String("calib", "", "calibration text of GPTQ and AWQ formats (default: ../shared/models/text/TinyStories-valid-head.txt if present)")
-	kvQuant := fs.String("kv-quant", "f32", "KV cache storage of keys and values: "+strings.Join(settings.KVFormats, ", "))
+	kvQuant := fs.String("kv-quant", "auto", "KV cache storage of keys and values: "+strings.Join(settings.KVChoices, ", ")+" (auto: f16 for a GGUF model, f32 for a course checkpoint)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -475,8 +475,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "chat bench: --threads must be positive")
 		return 2
 	}
-	kf, err := kvcache.ParseFormat(*kvQuant)
-	if err != nil {
+	if _, err := kvcache.FormatFor(*kvQuant, models.Info{}); err != nil {
 		fmt.Fprintln(stderr, "chat bench:", err)
 		return 2
 	}
@@ -488,6 +487,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "chat bench:", err)
 		return 1
 	}
+	kf, _ := kvcache.FormatFor(*kvQuant, m.Info())
 	if *quantFmt != "" && *quantFmt != m.Info().Quant {
 		q, ok := m.(models.Quantizer)
 		if !ok {

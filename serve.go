@@ -69,8 +69,8 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	for _, f := range [][2]string{{"k", *kvK}, {"v", *kvV}} {
-		if !slices.Contains(settings.KVFormats, f[1]) {
-			fmt.Fprintf(stderr, "chat serve: --kv-quant-%s %s: want %s\n", f[0], f[1], strings.Join(settings.KVFormats, ", "))
+		if !slices.Contains(settings.KVChoices, f[1]) {
+			fmt.Fprintf(stderr, "chat serve: --kv-quant-%s %s: want %s\n", f[0], f[1], strings.Join(settings.KVChoices, ", "))
 			return 2
 		}
 	}

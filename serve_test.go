@@ -27,7 +27,7 @@ func TestServeAndRemoteCLI(t *testing.T) {
 		{[]string{"serve", "--addr", ":8080"}, "every interface"},
 		{[]string{"serve", "--parallel", "0"}, "--parallel"},
 		{[]string{"serve", "--spec", "draft"}, "--spec draft"},
-		{[]string{"serve", "--kv-quant-v", "q9"}, "--kv-quant-v q9: want f32,"},
+		{[]string{"serve", "--kv-quant-v", "q9"}, "--kv-quant-v q9: want auto, f32,"},
 		{[]string{"serve", "a.gguf", "b.gguf"}, "one model"},
 		{[]string{"bench", "serve", "--concurrency", "0"}, "--concurrency"},
 		{[]string{"bench", "serve", "--url", "ftp://x"}, "not an http(s) URL"},

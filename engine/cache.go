@@ -39,11 +39,11 @@ import (
 
 // newCache makes the pool (and the tree unless the prefix cache is off).
 func (e *Engine) newCache(m models.Model, o Options) error {
-	kf, err := kvcache.ParseFormat(o.KVQuantK)
+	kf, err := kvcache.FormatFor(o.KVQuantK, m.Info())
 	if err != nil {
 		return fmt.Errorf("engine: keys: %w", err)
 	}
-	vf, err := kvcache.ParseFormat(o.KVQuantV)
+	vf, err := kvcache.FormatFor(o.KVQuantV, m.Info())
 	if err != nil {
 		return fmt.Errorf("engine: values: %w", err)
 	}

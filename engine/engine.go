@@ -87,7 +87,7 @@ type Stats struct {
 	TreeBlocks int    // blocks the prefix tree holds
 	BlockSize  int    // positions per block
 	Evictions  int64  // blocks evicted from the prefix tree since the engine started
-	KVFormatK  string // how the pool stores keys: "f32", "int8", "fp8" or "int4"
+	KVFormatK  string // how the pool stores keys: "f32", "f16", "int8", "fp8" or "int4"
 	KVFormatV  string // and values
 	BlockBytes int64  // bytes one block takes (all layers, keys and values)
 
@@ -158,7 +158,8 @@ type Options struct {
 	// BlockSize is the positions per block (0: kvcache.DefaultBlockSize).
 	BlockSize int
 	// KVQuantK and KVQuantV are how the pool stores keys and values: "" or
-	// "f32" (float32 rows); "int8" or "fp8" (E4M3), a float32 scale per
+	// "auto" (kvcache.Auto: f16 for a GGUF model, f32 for a course
+	// checkpoint); "f32" (float32 rows); "f16"; "int8" or "fp8" (E4M3), a float32 scale per
 	// position and KV head; "int4", a scale per 32 values of a head (see
 	// models/kvcache/quant.go). A quantized block is smaller, so KVMem buys
 	// more of them; a KV file is imported only by a pool of its formats.

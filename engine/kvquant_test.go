@@ -125,7 +125,7 @@ func testKVQuantGreedy(t *testing.T, rel, format string, want kvQuality) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ef, eq := NewWithOptions(m, Options{}), NewWithOptions(m, kvOpts(format))
+	ef, eq := NewWithOptions(m, kvOpts("f32")), NewWithOptions(m, kvOpts(format))
 	defer ef.Close()
 	defer eq.Close()
 	steps, agree, worst, sum, maxRel := 0, 0, 1.0, 0.0, 0.0
@@ -259,6 +259,23 @@ func TestKVQuantMixed(t *testing.T) {
 	t.Logf("blocks in %d MiB: f32 %d, int8 K %d, int8 V %d, int8 K+V %d, fp8 K+V %d, int4 K+V %d, fp8 K int4 V %d", budget>>20, blocks[0], blocks[1], blocks[2], blocks[3], blocks[4], blocks[5], blocks[6])
 	if !(blocks[0] < blocks[1] && blocks[0] < blocks[2] && blocks[1] < blocks[3] && blocks[2] < blocks[3] && blocks[3] < blocks[6] && blocks[6] < blocks[5]) {
 		t.Errorf("blocks per budget do not grow with quantization: %v", blocks)
+	}
+}
+
+// TestKVDefaultFollowsTheModel: with the zero Options (and with "auto", the
+// settings' default) a GGUF model's cache holds f16 rows, as llama.cpp's and
+// ollama's do, and a course checkpoint's float32 rows, as PyTorch's does.
+func TestKVDefaultFollowsTheModel(t *testing.T) {
+	for rel, want := range map[string]string{"stories260K/stories260K.gguf": "f16", "course/student.pt": "f32"} {
+		m := loadModel(t, rel)
+		for _, o := range []Options{{}, kvOpts("auto")} {
+			e := NewWithOptions(m, o)
+			r := run(t, e, Request{Prompt: m.Tokenizer().Encode("Once upon a time"), MaxTokens: 4, Sampler: sampler.Params{Greedy: true}})
+			e.Close()
+			if r.Stats.KVFormatK != want || r.Stats.KVFormatV != want {
+				t.Errorf("%s, KV setting %q: keys %s, values %s; want %s", rel, o.KVQuantK, r.Stats.KVFormatK, r.Stats.KVFormatV, want)
+			}
+		}
 	}
 }
 

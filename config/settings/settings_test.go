@@ -76,7 +76,7 @@ func TestDefaultsFollowTheCourse(t *testing.T) {
 		t.Errorf("raw defaults: %+v, max_tokens %d", s, r.MaxTokens)
 	}
 	if !c.RandomSeed || c.Sampler.PenaltyWindow != 64 || c.DraftK != 4 || !c.SpecAdapt || c.Spec != "off" ||
-		c.LengthPenalty != 1 || c.Theme != "auto" || c.KVQuantK != "f32" || c.KVQuantV != "f32" {
+		c.LengthPenalty != 1 || c.Theme != "auto" || c.KVQuantK != "auto" || c.KVQuantV != "auto" {
 		t.Errorf("defaults: %+v", c)
 	}
 }

@@ -34,6 +34,11 @@ var QuantFormats = []string{"f32", "int8", "int8-a8", "int4-g32", "int4-g64", "i
 // the two lists equal).
 var KVFormats = []string{"f32", "int8", "fp8", "int4", "f16"}
 
+// KVChoices are what the KV settings take: "auto" (models/kvcache.Auto, the
+// default: f16 for a GGUF model as llama.cpp and ollama store it, f32 for a
+// course checkpoint as PyTorch does) or one of KVFormats.
+var KVChoices = append([]string{"auto"}, KVFormats...)
+
 // SpecMethods are the speculative decoding methods, in the order the
 // cycle_spec key steps through them.
 var SpecMethods = []string{"off", "ngram", "lookup", "draft"}
@@ -173,13 +178,13 @@ var table = []*Setting{
 		Help:    "KV block pool budget in MB (0 = 256 MB or 16 context windows, whichever is smaller)",
 		Default: fixed(0),
 		get:     func(v *Values) any { return v.KVMem }, set: func(v *Values, x any) { v.KVMem = x.(int) }},
-	{Name: "kv_quant_k", Where: Flag | File | Set, Kind: Choice, Choices: KVFormats,
-		Help:    "KV cache key storage: f32; f16, half the bytes (llama.cpp's default); int8 or fp8 (E4M3), a scale per position and head; int4, a scale per 32 values of a head (more context per MB)",
-		Default: fixed("f32"),
+	{Name: "kv_quant_k", Where: Flag | File | Set, Kind: Choice, Choices: KVChoices,
+		Help:    "KV cache key storage: auto (f16 for a GGUF model, as llama.cpp and ollama; f32 for a course checkpoint); f32; f16, half the bytes; int8 or fp8 (E4M3), a scale per position and head; int4, a scale per 32 values of a head (more context per MB)",
+		Default: fixed("auto"),
 		get:     func(v *Values) any { return v.KVQuantK }, set: func(v *Values, x any) { v.KVQuantK = x.(string) }},
-	{Name: "kv_quant_v", Where: Flag | File | Set, Kind: Choice, Choices: KVFormats,
-		Help:    "KV cache value storage: f32, f16, int8, fp8 or int4",
-		Default: fixed("f32"),
+	{Name: "kv_quant_v", Where: Flag | File | Set, Kind: Choice, Choices: KVChoices,
+		Help:    "KV cache value storage: auto, f32, f16, int8, fp8 or int4",
+		Default: fixed("auto"),
 		get:     func(v *Values) any { return v.KVQuantV }, set: func(v *Values, x any) { v.KVQuantV = x.(string) }},
 	{Name: "no_prefix_cache", Where: Flag | File, Kind: Bool,
 		Help:    "turn the radix prefix cache off: a reply reuses only what it shares with the last reply (for comparisons)",

@@ -63,6 +63,26 @@ func (f Format) String() string {
 // Formats are the names ParseFormat takes, F32 first.
 func Formats() []string { return formatNames[:] }
 
+// Auto is the KV setting (the default of --kv-quant-k, --kv-quant-v, chat
+// bench and chat plan) that stores keys and values as the model's own
+// engine does: f16 for a GGUF model, llama.cpp's and ollama's default (half
+// of f32's bytes, so a budget holds twice the context and a batch's decode
+// reads half as much), and f32 for a course checkpoint, whose PyTorch
+// cache the goldens were computed with.
+const Auto = "auto"
+
+// FormatFor reads a KV setting for a model: Auto or "" is that model's
+// format (above), any other name as ParseFormat reads it.
+func FormatFor(s string, info models.Info) (Format, error) {
+	if s != Auto && s != "" {
+		return ParseFormat(s)
+	}
+	if info.Format == "gguf" {
+		return F16, nil
+	}
+	return F32, nil
+}
+
 // ParseFormat reads a format's name ("" is f32).
 func ParseFormat(s string) (Format, error) {
 	if s == "" {
@@ -73,7 +93,7 @@ func ParseFormat(s string) (Format, error) {
 			return Format(f), nil
 		}
 	}
-	return F32, fmt.Errorf("kvcache: KV format %q: want f32, f16, int8, fp8 or int4", s)
+	return F32, fmt.Errorf("kvcache: KV format %q: want auto, f32, f16, int8, fp8 or int4", s)
 }
 
 // codeBytes and scales are one row's code bytes and scales: dim elements in

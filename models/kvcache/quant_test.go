@@ -2,6 +2,7 @@ package kvcache
 
 import (
 	"bytes"
+	"chat/models"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -239,6 +240,21 @@ func TestQuantBlockBytes(t *testing.T) {
 		if _, err := ParseFormat(s); err == nil {
 			t.Errorf("%q accepted", s)
 		}
+	}
+	// auto (and "", the engine's zero Options) is the model's own engine's
+	// format: llama.cpp's f16 for GGUF, PyTorch's float32 for the course.
+	gguf, torch := models.Info{Format: "gguf"}, models.Info{Format: "torch"}
+	for _, c := range []struct {
+		s    string
+		info models.Info
+		want Format
+	}{{"auto", gguf, F16}, {"", gguf, F16}, {"auto", torch, F32}, {"", torch, F32}, {"f32", gguf, F32}, {"int8", torch, Int8}} {
+		if got, err := FormatFor(c.s, c.info); got != c.want || err != nil {
+			t.Errorf("FormatFor(%q, %s) = %v, %v; want %v", c.s, c.info.Format, got, err, c.want)
+		}
+	}
+	if _, err := FormatFor("q4", gguf); err == nil {
+		t.Error("FormatFor(q4) accepted")
 	}
 	if !slices.Equal(Formats(), []string{"f32", "int8", "fp8", "int4", "f16"}) {
 		t.Errorf("Formats() = %v", Formats())
