@@ -1,6 +1,9 @@
 package session
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestSetKVQuantMidSession: /set kv_quant_k and kv_quant_v rebuild the cache
 // in the new formats between turns; the conversation goes on (the next turn
@@ -31,6 +34,22 @@ func TestSetKVQuantMidSession(t *testing.T) {
 	}
 	if kv := res.Stats; kv.KVFormatK != "int4" || kv.KVFormatV != "fp8" {
 		t.Errorf("the reply ran on keys %q, values %q", kv.KVFormatK, kv.KVFormatV)
+	}
+	// auto names what it chose: float32 for the embedded course model.
+	s.Poll()
+	for _, name := range []string{"kv_quant_k", "kv_quant_v"} {
+		if _, err := s.Set(name, "auto"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := s.Poll().Notices; len(n) == 0 || !strings.Contains(n[len(n)-1], "keys f32, values f32") {
+		t.Errorf("notices after /set kv_quant_k auto: %q", n)
+	}
+	if err := s.Send("and at last"); err != nil {
+		t.Fatal(err)
+	}
+	if kv := s.Wait().Stats; kv.KVFormatK != "f32" || kv.KVFormatV != "f32" {
+		t.Errorf("auto ran on keys %q, values %q; want f32 for a course checkpoint", kv.KVFormatK, kv.KVFormatV)
 	}
 	if _, err := s.Set("kv_quant_k", "int9"); err == nil {
 		t.Error("/set kv_quant_k int9 accepted")

@@ -9,6 +9,7 @@ import (
 	"chat/engine/bench"
 	"chat/engine/speculative"
 	"chat/models"
+	"chat/models/kvcache"
 	"chat/models/regular"
 	"chat/models/weights"
 )
@@ -76,8 +77,9 @@ func (s *Session) SetQuant(format string) error {
 }
 
 // SetKVQuant is /set kv_quant_k and kv_quant_v: a new cache stores keys as
-// k and values as v ("f32", "int8", "fp8", "int4"); the conversation's
-// cached positions go with the old one, so the next turn re-prefills it.
+// k and values as v ("auto", "f32", "f16", "int8", "fp8", "int4"); the
+// conversation's cached positions go with the old one, so the next turn
+// re-prefills it.
 func (s *Session) SetKVQuant(k, v string) error {
 	if s.remote != nil {
 		return errRemote
@@ -87,7 +89,9 @@ func (s *Session) SetKVQuant(k, v string) error {
 	}
 	s.vals.KVQuantK, s.vals.KVQuantV = k, v
 	s.swapModel(s.model)
-	s.notices = append(s.notices, fmt.Sprintf("KV cache now keys %s, values %s; the next turn re-prefills the conversation", k, v))
+	kf, _ := kvcache.FormatFor(k, s.model.Info()) // the engine took them: valid
+	vf, _ := kvcache.FormatFor(v, s.model.Info())
+	s.notices = append(s.notices, fmt.Sprintf("KV cache now keys %s, values %s; the next turn re-prefills the conversation", kf, vf))
 	return nil
 }
 

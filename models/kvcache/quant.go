@@ -75,7 +75,11 @@ const Auto = "auto"
 // format (above), any other name as ParseFormat reads it.
 func FormatFor(s string, info models.Info) (Format, error) {
 	if s != Auto && s != "" {
-		return ParseFormat(s)
+		f, err := ParseFormat(s)
+		if err != nil {
+			err = fmt.Errorf("kvcache: KV format %q: want auto, f32, f16, int8, fp8 or int4", s)
+		}
+		return f, err
 	}
 	if info.Format == "gguf" {
 		return F16, nil
@@ -93,7 +97,7 @@ func ParseFormat(s string) (Format, error) {
 			return Format(f), nil
 		}
 	}
-	return F32, fmt.Errorf("kvcache: KV format %q: want auto, f32, f16, int8, fp8 or int4", s)
+	return F32, fmt.Errorf("kvcache: KV format %q: want f32, f16, int8, fp8 or int4", s)
 }
 
 // codeBytes and scales are one row's code bytes and scales: dim elements in

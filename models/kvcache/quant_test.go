@@ -2,7 +2,6 @@ package kvcache
 
 import (
 	"bytes"
-	"chat/models"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"chat/models"
 	"chat/models/hugepage"
 )
 
