@@ -177,8 +177,9 @@ type Options struct {
 	MaxWaiting int
 	// MaxBatchTokens bounds the tokens of one forward pass (vLLM's
 	// max_num_batched_tokens): decode tokens first, then prompt chunks of
-	// at most a quarter of it, so a long prompt is prefilled over several steps
-	// while the others keep decoding. 0: no bound.
+	// at most a quarter of it beside decode tokens and half of it alone
+	// (chunkMax), so a long prompt is prefilled over several steps while
+	// the others keep decoding. 0: no bound.
 	MaxBatchTokens int
 }
 
