@@ -33,6 +33,12 @@ and its output columns are out + r·ostride.
 from asmgen import out, p, header
 
 
+def slot(b, idx, idx3, i):
+    """The address of query 4k+i (i < 4) from b, query 4k's: b + i·idx
+    bytes, idx3 = 3·idx."""
+    return [f"({b})", f"({b})({idx}*1)", f"({b})({idx}*2)", f"({b})({idx3}*1)"][i]
+
+
 def at(base, idx, idx3, tmp, r, first):
     """The address of query r's (r < 16) slot: base + r·idx bytes, idx3 =
     3·idx. Queries 4k..4k+3 are addressed from tmp = base + 4k·idx, which
@@ -41,7 +47,7 @@ def at(base, idx, idx3, tmp, r, first):
     b = base if k == 0 else tmp
     if k and i == 0:
         p(f"\tLEAQ ({base if first else tmp})({idx}*4), {tmp}")
-    return [f"({b})", f"({b})({idx}*1)", f"({b})({idx}*2)", f"({b})({idx3}*1)"][i]
+    return slot(b, idx, idx3, i)
 
 
 # Scores: accumulators Z0-Z15 (row A: Z0-Z7, row B: Z8-Z15, lane partial l
@@ -223,7 +229,7 @@ def mix(C):
                 p(f"\tJGE  {skip}")
             k, i = divmod(r, 4)
             b = "SI" if k == 0 else f"R{12 + k}"
-            w = [f"({b})", f"({b})(R11*1)", f"({b})(R11*2)", f"({b})(R12*1)"][i]
+            w = slot(b, "R11", "R12", i)
             for c in range(C):
                 p(f"\tVFMADD231PS.BCST {w}, Z{24 + c}, Z{r*C + c}")
             if checked:
