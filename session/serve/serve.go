@@ -69,6 +69,10 @@ func New(m models.Model, o Options) (*Server, error) {
 	if name == "" {
 		name = strings.TrimSuffix(m.Info().Name, filepath.Ext(m.Info().Name))
 	}
+	// The id is a /metrics label, which must be UTF-8 (registering panics
+	// otherwise), and JSON shows clients invalid bytes as U+FFFD: a file's
+	// general.name may be any bytes, so the id is made what clients see.
+	name = strings.ToValidUTF8(name, "\uFFFD")
 	s := &Server{m: m, e: e, tmpl: session.TemplateFor(m), name: name, key: o.APIKey, size: o.Size, created: time.Now(),
 		cons: newConstraints(m)}
 	s.met = newMetrics(s)

@@ -592,6 +592,29 @@ func TestMetricsText(t *testing.T) {
 	}
 }
 
+// A model name that is not UTF-8 (general.name is any bytes) is served as
+// the id clients see, U+FFFD for each bad byte: it once panicked at start,
+// as a /metrics label.
+func TestNameNotUTF8(t *testing.T) {
+	s, ts, c := start(t, Options{Name: "ev\x9bil\xff"})
+	if s.Name() != "ev\uFFFDil\uFFFD" {
+		t.Errorf("name %q", s.Name())
+	}
+	p := greedyChat("hi", 3)
+	p.Model = s.Name()
+	if _, err := c.Chat.Completions.New(context.Background(), p); err != nil {
+		t.Errorf("the served id is refused: %v", err)
+	}
+	resp, err := http.Get(ts.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/metrics: %s", resp.Status)
+	}
+}
+
 // TestPreemptionKeepsGreedy: 16 requests at once in a pool too small for
 // them all (so sequences are preempted and recomputed) still give each the
 // headless greedy reply.
