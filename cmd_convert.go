@@ -14,6 +14,7 @@ import (
 	"chat/models/course"
 	"chat/models/gguf"
 	"chat/models/load"
+	"chat/models/regular"
 )
 
 const convertUsage = "IN OUT.gguf [--type " + "f32|f16|q8_0|q4_0|q4_k|q5_k|q6_k|...]"
@@ -137,9 +138,10 @@ func writeGGUF(f *convert.File, name, in, out string, stdout io.Writer) error {
 	return nil
 }
 
-// isGGUF reports whether path starts with the GGUF magic.
+// isGGUF reports whether path starts with the GGUF magic. It opens only a
+// regular file: a FIFO would block the open (load.Open then says why).
 func isGGUF(path string) bool {
-	fh, err := os.Open(path)
+	fh, _, err := regular.Open(path)
 	if err != nil {
 		return false
 	}

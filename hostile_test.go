@@ -154,7 +154,7 @@ func TestNoRawEscapesReachTheTerminal(t *testing.T) {
 }
 
 // Issue 16: FIFOs and devices where files are expected are refused at
-// once: --model, --config, quant-report --text, and *.json in the sessions
+// once: --model, --config, convert's input, quant-report --text, and *.json in the sessions
 // folder (start-up, --sessions, --resume, --continue).
 func TestSpecialFilesDoNotHang(t *testing.T) {
 	dir := t.TempDir()
@@ -176,6 +176,7 @@ func TestSpecialFilesDoNotHang(t *testing.T) {
 		{[]string{"--model", fifo, "--prompt", "x"}, 1, "FIFO"},
 		{[]string{"--config", fifo, "--prompt", "x"}, 2, "FIFO"},
 		{[]string{"--model", "/dev/zero", "--prompt", "x"}, 1, "device"},
+		{[]string{"convert", fifo, filepath.Join(dir, "out.gguf")}, 1, "FIFO"},
 		{[]string{"quant-report", "--text", "/dev/zero"}, 1, "device"},
 		{[]string{"--sessions"}, 0, "skipped"},
 		{[]string{"--resume", "--prompt", "x"}, 1, "could not be read"},
