@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -15,6 +14,7 @@ import (
 	"chat/models/gguf"
 	"chat/models/prune"
 	"chat/models/quant/report"
+	"chat/models/regular"
 )
 
 const pruneUsage = "IN OUT.gguf (--magnitude S | --nm 2:4) [--method magnitude|wanda|sparsegpt] [--calib FILE] [--text FILE] [--type T] [--json]"
@@ -151,7 +151,7 @@ func pruneOptions(method string, sparsity float64, nm string) (prune.Options, er
 func pruneTexts(m models.Model, calib, text string) (calibIDs, evalIDs []int, err error) {
 	read := func(path string) (string, error) {
 		if path != "" {
-			b, err := os.ReadFile(path)
+			b, err := regular.ReadFile(path, maxTextBytes) // a FIFO blocks, /dev/zero never ends
 			return string(b), err
 		}
 		t, err := bench.PromptText("")

@@ -154,7 +154,8 @@ func TestNoRawEscapesReachTheTerminal(t *testing.T) {
 }
 
 // Issue 16: FIFOs and devices where files are expected are refused at
-// once: --model, --config, convert's input, quant-report --text, and *.json in the sessions
+// once: --model, --config, convert's input, prune's --calib, quant-report
+// --text, and *.json in the sessions
 // folder (start-up, --sessions, --resume, --continue).
 func TestSpecialFilesDoNotHang(t *testing.T) {
 	dir := t.TempDir()
@@ -164,6 +165,7 @@ func TestSpecialFilesDoNotHang(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Skipf("no FIFOs here: %v", err)
 	}
+	model := hostileGGUF(t, dir)
 	sessions := filepath.Join(dir, "data", "chat", "sessions")
 	os.MkdirAll(sessions, 0o700)
 	syscall.Mkfifo(filepath.Join(sessions, "20261129-100000-ffff.json"), 0o600)
@@ -177,6 +179,7 @@ func TestSpecialFilesDoNotHang(t *testing.T) {
 		{[]string{"--config", fifo, "--prompt", "x"}, 2, "FIFO"},
 		{[]string{"--model", "/dev/zero", "--prompt", "x"}, 1, "device"},
 		{[]string{"convert", fifo, filepath.Join(dir, "out.gguf")}, 1, "FIFO"},
+		{[]string{"prune", model, filepath.Join(dir, "out.gguf"), "--nm", "2:4", "--calib", fifo}, 1, "FIFO"},
 		{[]string{"quant-report", "--text", "/dev/zero"}, 1, "device"},
 		{[]string{"--sessions"}, 0, "skipped"},
 		{[]string{"--resume", "--prompt", "x"}, 1, "could not be read"},
