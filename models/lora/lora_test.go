@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"chat/models"
@@ -240,6 +241,22 @@ func TestBadAdapters(t *testing.T) {
 	os.WriteFile(filepath.Join(peft, "adapter_config.json"), []byte(`{"peft_type":"LORA","r":4,"lora_alpha":8,"use_dora":true}`), 0o644)
 	if _, err := Load(peft); err == nil || !strings.Contains(err.Error(), "DoRA") {
 		t.Errorf("DoRA: %v", err)
+	}
+	// A FIFO in the folder is refused, not waited on (issue 16).
+	os.WriteFile(filepath.Join(peft, "adapter_config.json"), []byte(`{"peft_type":"LORA","r":4,"lora_alpha":8}`), 0o644)
+	for _, name := range []string{"adapter_model.safetensors", "adapter_config.json"} {
+		p := filepath.Join(peft, name)
+		os.Remove(p)
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			t.Skipf("no FIFOs here: %v", err)
+		}
+		err := testmodels.Bounded(t, name, func() error {
+			_, err := Load(peft)
+			return err
+		})
+		if err == nil || !strings.Contains(err.Error(), "FIFO") {
+			t.Errorf("%s a FIFO: %v", name, err)
+		}
 	}
 }
 

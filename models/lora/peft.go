@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"chat/models/regular"
 	"chat/models/safetensors"
 	"chat/models/weights"
 )
@@ -31,8 +32,12 @@ type peftConfig struct {
 
 const peftPrefix = "base_model.model."
 
+// maxPEFTConfig bounds adapter_config.json, a few hundred bytes in practice
+// (it is read whole: /dev/zero there would never end).
+const maxPEFTConfig = 1 << 20
+
 func loadPEFT(dir string) (*Adapter, error) {
-	cb, err := os.ReadFile(filepath.Join(dir, "adapter_config.json"))
+	cb, err := regular.ReadFile(filepath.Join(dir, "adapter_config.json"), maxPEFTConfig)
 	if err != nil {
 		return nil, fmt.Errorf("lora: a PEFT adapter needs adapter_config.json: %w", err)
 	}

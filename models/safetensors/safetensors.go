@@ -14,10 +14,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 
 	"chat/models/gguf"
+	"chat/models/regular"
 )
 
 // maxHeader bounds the JSON header (the format's own limit is 100 MB).
@@ -52,11 +52,17 @@ func (f *File) Names() []string {
 	return names
 }
 
-// Open reads the file at path.
+// Open reads the file at path, a regular file only: a FIFO would block the
+// open and a device such as /dev/zero would read without end.
 func Open(path string) (*File, error) {
-	b, err := os.ReadFile(path)
+	fh, st, err := regular.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("safetensors: %w", err)
+	}
+	defer fh.Close()
+	b := make([]byte, st.Size())
+	if _, err := io.ReadFull(fh, b); err != nil {
+		return nil, fmt.Errorf("safetensors: read %s: %w", path, err)
 	}
 	f, err := Parse(b)
 	if err != nil {
