@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"chat/models"
+	"chat/models/regular"
 )
 
 // The slash commands that reach past the conversation: /model and /draft
@@ -103,7 +104,7 @@ func (s *Session) LoadKV(file string) (int, error) {
 	if s.remote != nil {
 		return 0, errRemote
 	}
-	f, err := os.Open(file)
+	f, _, err := regular.Open(file) // a FIFO would block the open, and the UI with it
 	if err != nil {
 		return 0, err
 	}

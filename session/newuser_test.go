@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"chat/config/settings"
@@ -309,6 +310,17 @@ func TestKVSaveLoad(t *testing.T) {
 	os.WriteFile(file, []byte("not a KV file"), 0o644)
 	if _, _, err := b.Command("/kv load " + file); err == nil || !strings.Contains(err.Error(), "not a KV cache file") {
 		t.Errorf("/kv load of junk: %v", err)
+	}
+	fifo := filepath.Join(t.TempDir(), "fifo.kv")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no FIFOs here: %v", err)
+	}
+	err = testmodels.Bounded(t, "/kv load FIFO", func() error {
+		_, _, err := b.Command("/kv load " + fifo)
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "FIFO") {
+		t.Errorf("/kv load of a FIFO: %v", err)
 	}
 }
 
