@@ -15,6 +15,7 @@ import (
 	"chat/models/gguf"
 	"chat/models/load"
 	"chat/models/regular"
+	"chat/session/termtext"
 )
 
 const convertUsage = "IN OUT.gguf [--type " + "f32|f16|q8_0|q4_0|q4_k|q5_k|q6_k|...]"
@@ -134,7 +135,8 @@ func writeGGUF(f *convert.File, name, in, out string, stdout io.Writer) error {
 		types = append(types, fmt.Sprintf("%d %s", n, t))
 	}
 	sort.Strings(types)
-	fmt.Fprintf(stdout, "wrote %s: %s, %s, %d tensors (%s), %.1f MB\n", out, f.Arch, mix.Name, len(f.Tensors), strings.Join(types, ", "), float64(st.Size())/1e6)
+	// The architecture is the input file's general.architecture: any bytes.
+	fmt.Fprintf(stdout, "wrote %s: %s, %s, %d tensors (%s), %.1f MB\n", out, termtext.Escape(f.Arch), mix.Name, len(f.Tensors), strings.Join(types, ", "), float64(st.Size())/1e6)
 	return nil
 }
 

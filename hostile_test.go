@@ -95,7 +95,8 @@ func hostilePT(t *testing.T, dir, name string, key bool) string {
 }
 
 // Issue 16: no printing path writes a raw ESC or C1 byte from a file or
-// model output: headless text, --json, the banner, --sessions, errors.
+// model output: headless text, --json, the banner, --sessions, errors,
+// what the subcommands print.
 func TestNoRawEscapesReachTheTerminal(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
@@ -111,6 +112,13 @@ func TestNoRawEscapesReachTheTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(sessions, "bad"+hostileText+".json"), []byte("{"), 0o600)
+	archModel := filepath.Join(dir, "arch.gguf")
+	var ab bytes.Buffer
+	if err := gguf.Write(&ab, []gguf.KV{{Key: "general.architecture", Type: gguf.String, Value: "arch" + hostileText}},
+		[]gguf.WriteTensor{{Name: "w", Dims: []int64{32}, Type: gguf.TypeF32, Data: make([]float32, 32)}}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(archModel, ab.Bytes(), 0o644)
 	cfg := filepath.Join(dir, "bad.toml")
 	os.WriteFile(cfg, []byte(`mode = "\u001b[2J\u009b2J"`+"\n"), 0o600)
 
@@ -127,6 +135,7 @@ func TestNoRawEscapesReachTheTerminal(t *testing.T) {
 		{"storage key", []string{"--model", hostilePT(t, dir, "key.pt", true), "--prompt", "x"}, 1, "missing"},
 		{"config string", []string{"--config", cfg, "--prompt", "x"}, 2, "mode"},
 		{"print-config", []string{"--system", "s" + hostileText, "--print-config"}, 0, "system"},
+		{"convert", []string{"convert", archModel, filepath.Join(dir, "out.gguf")}, 0, "wrote"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
