@@ -17,6 +17,7 @@ import (
 	"chat/models/kvcache"
 	"chat/models/nn"
 	"chat/models/plan"
+	"chat/session/termtext"
 )
 
 const planUsage = "--model M [--ctx N] [--batch B] [--quant F] [--kv-quant F] [--mem SIZE] [--threads T] [--no-measure] [--reprobe]"
@@ -83,7 +84,8 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
-	fmt.Fprintf(w, "model     %s · %s · %s params · context %d · %d layers\n", info.Name, info.Arch, humanCount(info.Params), info.ContextLength, info.Layers)
+	// The name is the file's general.name: any bytes.
+	fmt.Fprintf(w, "model     %s · %s · %s params · context %d · %d layers\n", termtext.Escape(info.Name), info.Arch, humanCount(info.Params), info.ContextLength, info.Layers)
 	fmt.Fprintf(w, "weights   %s: %s in memory, %s read per token (%.2f bytes/param)\n", info.Quant, plan.FormatBytes(resident), plan.FormatBytes(md.WeightBytes), float64(md.WeightBytes)/float64(max(md.Params, 1)))
 	fmt.Fprintf(w, "KV cache  %s: %s per token (%d layers × (%d + %d) values), %s for %d tokens\n", kf, plan.FormatBytes(md.KVPerToken), lay.Layers, lay.KDim, lay.VDim, plan.FormatBytes(md.KVPerToken*int64(n)), n)
 	src := "measured now"

@@ -136,6 +136,7 @@ func TestNoRawEscapesReachTheTerminal(t *testing.T) {
 		{"config string", []string{"--config", cfg, "--prompt", "x"}, 2, "mode"},
 		{"print-config", []string{"--system", "s" + hostileText, "--print-config"}, 0, "system"},
 		{"convert", []string{"convert", archModel, filepath.Join(dir, "out.gguf")}, 0, "wrote"},
+		{"plan", []string{"plan", "--model", model, "--no-measure"}, 0, "evil"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
