@@ -15,6 +15,7 @@ import (
 	"chat/models/prune"
 	"chat/models/quant/report"
 	"chat/models/regular"
+	"chat/session/termtext"
 )
 
 const pruneUsage = "IN OUT.gguf (--magnitude S | --nm 2:4) [--method magnitude|wanda|sparsegpt] [--calib FILE] [--text FILE] [--type T] [--json]"
@@ -112,11 +113,11 @@ func pruneCmd(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(err)
 		}
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(stdout, termtext.JSON(string(b))) // the table names the model: the file's general.name
 		return 0
 	}
 	fmt.Fprintf(stdout, "pruned %s: %d matrices, %d of %d weights zero: sparsity %.6f\n", o, st.Matrices, st.Zeros, st.Weights, st.Sparsity())
-	fmt.Fprint(stdout, tab.Text())
+	fmt.Fprint(stdout, termtext.Clean(tab.Text(), true))
 	return 0
 }
 

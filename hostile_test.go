@@ -41,6 +41,13 @@ func rawEscape(s string) string {
 // ordinary token carry hostileText's pieces.
 func hostileGGUF(t *testing.T, dir string) string {
 	t.Helper()
+	return hostileModel(t, dir, "evil.gguf", true)
+}
+
+// hostileModel is hostileGGUF written to name, with an output matrix of
+// its own unless tied (prune writes only such models).
+func hostileModel(t *testing.T, dir, name string, tied bool) string {
+	t.Helper()
 	toks := []string{"<unk>", "<s>", "\x1b[31mred", "\u009b2J", "\x9b2J", "\u202eevil", "\x07bell", "\x1b]0;pwned\x07", "\u0085nel", "▁"}
 	types := []int32{2, 3, 1, 1, 1, 1, 1, 1, 1, 1}
 	var vb bytes.Buffer
@@ -59,12 +66,12 @@ func hostileGGUF(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	spec := randmodel.Spec{Name: "evil" + hostileText, Arch: "llama", Dim: 16, Layers: 1, FFN: 32, Heads: 2, KVHeads: 2,
-		Context: 64, Eps: 1e-5, Tied: true, Type: gguf.TypeF32, Seed: 3, Std: 0.5}
+		Context: 64, Eps: 1e-5, Tied: tied, Type: gguf.TypeF32, Seed: 3, Std: 0.5}
 	var mb bytes.Buffer
 	if err := randmodel.Write(&mb, spec, vocab); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, "evil.gguf")
+	path := filepath.Join(dir, name)
 	os.WriteFile(path, mb.Bytes(), 0o644)
 	return path
 }
@@ -119,6 +126,9 @@ func TestNoRawEscapesReachTheTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(archModel, ab.Bytes(), 0o644)
+	untied := hostileModel(t, dir, "untied.gguf", false)
+	text := filepath.Join(dir, "text.txt")
+	os.WriteFile(text, []byte(strings.Repeat("red bell evil nel ", 200)), 0o644)
 	cfg := filepath.Join(dir, "bad.toml")
 	os.WriteFile(cfg, []byte(`mode = "\u001b[2J\u009b2J"`+"\n"), 0o600)
 
@@ -137,6 +147,8 @@ func TestNoRawEscapesReachTheTerminal(t *testing.T) {
 		{"print-config", []string{"--system", "s" + hostileText, "--print-config"}, 0, "system"},
 		{"convert", []string{"convert", archModel, filepath.Join(dir, "out.gguf")}, 0, "wrote"},
 		{"plan", []string{"plan", "--model", model, "--no-measure"}, 0, "evil"},
+		{"prune", []string{"prune", untied, filepath.Join(dir, "pruned.gguf"), "--nm", "2:4", "--calib", text}, 0, "evil"},
+		{"prune json", []string{"prune", untied, filepath.Join(dir, "pruned.gguf"), "--nm", "2:4", "--calib", text, "--json"}, 0, "evil"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
