@@ -126,15 +126,20 @@ func FromFile(f *gguf.File, fileName string) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	tok, err := loadTokenizer(f)
-	if err != nil {
-		return nil, fmt.Errorf("llama: tokenizer: %w", err)
-	}
 	te, ok := f.Tensor("token_embd.weight")
 	if !ok || len(te.Dims) != 2 {
 		return nil, fmt.Errorf("llama: tensor token_embd.weight missing or not 2-D")
 	}
 	cfg.Vocab = int(te.Dims[1])
+	// A vocabulary the embedding does not match is refused before a
+	// tokenizer is built from it, which takes several times the tokens' bytes.
+	if toks, ok := f.Strings("tokenizer.ggml.tokens"); ok && len(toks) != cfg.Vocab {
+		return nil, fmt.Errorf("llama: token_embd has %d rows but the vocabulary %d tokens", cfg.Vocab, len(toks))
+	}
+	tok, err := loadTokenizer(f)
+	if err != nil {
+		return nil, fmt.Errorf("llama: tokenizer: %w", err)
+	}
 	if cfg.Vocab != tok.Size() {
 		return nil, fmt.Errorf("llama: token_embd has %d rows but the vocabulary %d tokens", cfg.Vocab, tok.Size())
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,6 +17,13 @@ import (
 // tokens and 3 controls) with the metadata values in over replacing the
 // real ones, and returns its path.
 func tinyGGUF(t *testing.T, over map[string]uint32) string {
+	t.Helper()
+	return tinyGGUFTokens(t, over, 0)
+}
+
+// tinyGGUFTokens is tinyGGUF with extra ordinary tokens in the vocabulary
+// that the embedding does not have.
+func tinyGGUFTokens(t *testing.T, over map[string]uint32, extra int) string {
 	t.Helper()
 	const dim, ffn, heads = 8, 16, 2
 	hp := map[string]uint32{"embedding_length": dim, "block_count": 1, "feed_forward_length": ffn,
@@ -40,6 +48,11 @@ func tinyGGUF(t *testing.T, over map[string]uint32) string {
 		toks = append(toks, fmt.Sprintf("<0x%02X>", b))
 		types = append(types, 6)
 	}
+	rows := int64(len(toks))
+	for i := 0; i < extra; i++ {
+		toks = append(toks, fmt.Sprintf("t%d", i))
+		types = append(types, 1)
+	}
 	meta = append(meta,
 		gguf.KV{Key: "tokenizer.ggml.model", Type: gguf.String, Value: "llama"},
 		gguf.KV{Key: "tokenizer.ggml.tokens", Type: gguf.Array, Value: gguf.ArrayValue{Elem: gguf.String, Data: toks}},
@@ -59,7 +72,7 @@ func tinyGGUF(t *testing.T, over map[string]uint32) string {
 		}
 		ts = append(ts, gguf.WriteTensor{Name: name, Dims: dims, Type: gguf.TypeF32, Data: x})
 	}
-	add("token_embd.weight", dim, int64(len(toks)))
+	add("token_embd.weight", dim, rows)
 	add("output_norm.weight", dim)
 	for _, n := range []string{"attn_norm", "ffn_norm"} {
 		add("blk.0."+n+".weight", dim)
@@ -111,6 +124,29 @@ func TestHostileHyperparameters(t *testing.T) {
 				t.Fatalf("error %v, want one line", err)
 			}
 		})
+	}
+}
+
+// Issue 16: a vocabulary the embedding does not match is refused before a
+// tokenizer is built from it: 4M short tokens over 259 embedding rows (an
+// 87 MB file) took 650 MB to be refused. Opening may cost about the file's
+// size (the parsed metadata), not the tokenizer's several times more.
+func TestVocabLargerThanEmbedding(t *testing.T) {
+	path := tinyGGUFTokens(t, nil, 1<<18)
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = Open(path)
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "rows but the vocabulary") {
+		t.Fatalf("error %v, want the vocabulary refused", err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 2*uint64(st.Size()) {
+		t.Errorf("allocated %d bytes to refuse a %d-byte file", n, st.Size())
 	}
 }
 
