@@ -202,7 +202,7 @@ func readRope(f *gguf.File, arch string, c *Config) error {
 		c.Llama3 = r
 		c.RopeScale = 1 // the factor goes into the per-pair divisors
 	default:
-		return fmt.Errorf("llama: rope scaling %q is not supported (none, linear, yarn, longrope, llama3)", typ)
+		return fmt.Errorf("llama: rope scaling %s is not supported (none, linear, yarn, longrope, llama3)", gguf.Quote(typ))
 	}
 	if v, ok := f.Float(key("rope.scaling.attn_factor")); ok && v > 0 {
 		c.YarnAttn *= float32(v)

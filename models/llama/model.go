@@ -120,7 +120,7 @@ func FromFile(f *gguf.File, fileName string) (*Model, error) {
 		if arch == "" {
 			return nil, fmt.Errorf("llama: the file names no general.architecture (supported: %s)", strings.Join(names, ", "))
 		}
-		return nil, fmt.Errorf("llama: unsupported architecture %q (supported: %s)", arch, strings.Join(names, ", "))
+		return nil, fmt.Errorf("llama: unsupported architecture %s (supported: %s)", gguf.Quote(arch), strings.Join(names, ", "))
 	}
 	cfg, err := readConfig(f, arch)
 	if err != nil {

@@ -23,7 +23,7 @@ func loadTokenizer(f *gguf.File) (models.Tokenizer, error) {
 	case "gpt2":
 		return gpt2bpe.FromGGUF(f)
 	default:
-		return nil, fmt.Errorf("tokenizer.ggml.model %q is not supported", model)
+		return nil, fmt.Errorf("tokenizer.ggml.model %s is not supported", gguf.Quote(model))
 	}
 }
 

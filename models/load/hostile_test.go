@@ -150,6 +150,37 @@ func TestVocabLargerThanEmbedding(t *testing.T) {
 	}
 }
 
+// Issue 16: a file's strings in an error (here an architecture and a
+// tensor name of 1 MB) are cut, so that the error stays one short line.
+func TestLongStringsCut(t *testing.T) {
+	long := strings.Repeat("\x1bA", 1<<19)
+	dir := t.TempDir()
+	write := func(name string, meta []gguf.KV, tensorName string, cut int) string {
+		path := filepath.Join(dir, name)
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		ts := []gguf.WriteTensor{{Name: tensorName, Dims: []int64{64}, Type: gguf.TypeF32, Data: make([]float32, 64)}}
+		if err := gguf.Write(f, meta, ts); err != nil {
+			t.Fatal(err)
+		}
+		st, _ := f.Stat()
+		f.Truncate(st.Size() - int64(cut))
+		return path
+	}
+	for _, path := range []string{
+		write("arch.gguf", []gguf.KV{{Key: "general.architecture", Type: gguf.String, Value: long}}, "w", 0),
+		write("name.gguf", nil, long, 100),
+	} {
+		_, err := Open(path)
+		if err == nil || len(err.Error()) > 400 || strings.Contains(err.Error(), "\x1b") {
+			t.Errorf("%s: want one short line with the string escaped, got %d bytes: %.200q", filepath.Base(path), len(fmt.Sprint(err)), err)
+		}
+	}
+}
+
 // Issue 16: a FIFO or a device where a model is expected is refused at
 // once instead of blocking (or reading without end).
 func TestOpenOnlyRegularFiles(t *testing.T) {

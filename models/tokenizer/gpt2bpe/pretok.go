@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	"chat/models/gguf"
 )
 
 // Pre-tokenizers split text into words before BPE runs on each word.
@@ -127,7 +129,7 @@ func pretokenizer(pre string) ([]step, error) {
 	}
 	s, ok := preTokenizers[pre]
 	if !ok {
-		return nil, fmt.Errorf("gpt2bpe: pre-tokenizer %q (tokenizer.ggml.pre) is not supported; supported: %s", pre, supportedPre())
+		return nil, fmt.Errorf("gpt2bpe: pre-tokenizer %s (tokenizer.ggml.pre) is not supported; supported: %s", gguf.Quote(pre), supportedPre())
 	}
 	return s, nil
 }
