@@ -1,6 +1,8 @@
 package lora
 
 import (
+	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"chat/models"
 	"chat/models/convert"
 	"chat/models/course"
+	"chat/models/gguf"
 	"chat/models/kvcache"
 	"chat/models/llama"
 	"chat/models/testmodels"
@@ -232,6 +235,23 @@ func TestBadAdapters(t *testing.T) {
 	}
 	if _, err := Load(testmodels.Path(t, "stories260K/stories260K.gguf")); err == nil || !strings.Contains(err.Error(), "not an adapter") {
 		t.Errorf("a model as adapter: %v", err)
+	}
+	// The file's strings in an error are cut: one short line (issue 16).
+	for i, meta := range [][]gguf.KV{
+		{{Key: "general.type", Type: gguf.String, Value: strings.Repeat("x", 1<<20)}},
+		{{Key: "general.type", Type: gguf.String, Value: "adapter"}, {Key: "adapter.type", Type: gguf.String, Value: strings.Repeat("x", 1<<20)}},
+		{{Key: "general.type", Type: gguf.String, Value: "adapter"}, {Key: "adapter.type", Type: gguf.String, Value: "lora"}},
+	} {
+		var b bytes.Buffer
+		ts := []gguf.WriteTensor{{Name: strings.Repeat("t", 1<<20), Dims: []int64{4}, Type: gguf.TypeF32, Data: make([]float32, 4)}}
+		if err := gguf.Write(&b, meta, ts); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, fmt.Sprintf("long%d.gguf", i))
+		os.WriteFile(path, b.Bytes(), 0o644)
+		if _, err := Load(path); err == nil || len(err.Error()) > 400 {
+			t.Errorf("%s: error of %d bytes, want one short line", path, len(fmt.Sprint(err)))
+		}
 	}
 	ad = randomAdapter(t, m, 6)
 	peft := filepath.Join(dir, "p")
