@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -103,7 +102,9 @@ func (t *traceFile) step(rec *engine.StepRecord) {
 	}
 	if err != nil {
 		t.mu.Lock()
-		t.err = errors.Join(t.err, err)
+		if t.err == nil { // the writer repeats its error for every line after
+			t.err = err
+		}
 		t.mu.Unlock()
 	}
 }
@@ -111,10 +112,15 @@ func (t *traceFile) step(rec *engine.StepRecord) {
 // close flushes the file and reports the first error.
 func (t *traceFile) close() error {
 	err := t.w.Flush()
-	err = errors.Join(err, t.f.Close())
+	if cerr := t.f.Close(); err == nil {
+		err = cerr
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if err = errors.Join(t.err, err); err != nil {
+	if t.err != nil {
+		err = t.err
+	}
+	if err != nil {
 		return fmt.Errorf("--trace: %w", err)
 	}
 	return nil

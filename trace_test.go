@@ -57,6 +57,18 @@ func TestHeadlessTopLogprobs(t *testing.T) {
 	}
 }
 
+// A trace that cannot be written (a full disk) ends with one line saying
+// so, not one per token.
+func TestHeadlessTraceWriteError(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full here")
+	}
+	code, _, stderr := runCLI("--raw", "--prompt", "Once upon a time", "-n", "20", "--greedy", "--trace", "/dev/full")
+	if code != 1 || strings.Count(stderr, "/dev/full") != 1 || !strings.Contains(stderr, "chat: --trace: write /dev/full") {
+		t.Errorf("exit %d, stderr %q: want 1 and the error once", code, stderr)
+	}
+}
+
 // --trace FILE: one JSON line per token, in order, whose drawn ids are the
 // reply's; after the chain the probabilities sum to at most 1 and the
 // drawn one is among the candidates; stages in the sampler's order.
