@@ -32,6 +32,10 @@ const MaxDims = 4
 // recurse deeply.
 const maxArrayDepth = 8
 
+// maxPrealloc bounds the room made for metadata entries and tensor infos
+// before they are read (real files have tens and up to a few thousand).
+const maxPrealloc = 4096
+
 // File is a parsed GGUF file. Tensor data stays in the mapping made by Open
 // (or the slice given to Parse); Close releases it, after which no tensor
 // slice obtained from the File may be used.
@@ -135,8 +139,11 @@ func Parse(data []byte) (*File, error) {
 		return nil, fmt.Errorf("gguf: %d tensors cannot fit in a %d-byte file", nTensors, len(data))
 	}
 
-	f.KV = make([]KV, 0, nKV)
-	f.kvIndex = make(map[string]int, nKV)
+	// The counts are only checked against the file's size, and a sparse
+	// file can be huge while holding nothing: the slices and maps grow with
+	// the entries actually read, from at most maxPrealloc.
+	f.KV = make([]KV, 0, min(nKV, maxPrealloc))
+	f.kvIndex = make(map[string]int, min(nKV, maxPrealloc))
 	for i := uint64(0); i < nKV; i++ {
 		key := r.str()
 		typ := ValueType(r.u32())
@@ -165,8 +172,8 @@ func Parse(data []byte) (*File, error) {
 		f.Alignment = int(a)
 	}
 
-	f.Tensors = make([]TensorInfo, 0, nTensors)
-	f.tensorIndex = make(map[string]int, nTensors)
+	f.Tensors = make([]TensorInfo, 0, min(nTensors, maxPrealloc))
+	f.tensorIndex = make(map[string]int, min(nTensors, maxPrealloc))
 	for i := uint64(0); i < nTensors; i++ {
 		ti, err := r.tensorInfo()
 		if err != nil {

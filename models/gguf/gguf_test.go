@@ -178,6 +178,35 @@ func TestVersion2(t *testing.T) {
 	}
 }
 
+// Issue 16: a huge sparse file (zeros) whose header claims as many
+// entries or tensors as its size allows is refused without making room for
+// them all first (700M entries in 10 GB once died out of memory).
+func TestSparseCountsNotPreallocated(t *testing.T) {
+	const size = 256 << 20
+	for name, b := range map[string]*builder{"entries": header(3, 0, size/12-8), "tensors": header(3, size/24-8, 0)} {
+		path := filepath.Join(t.TempDir(), name+".gguf")
+		fd, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fd.Write(b.Bytes())
+		if err := fd.Truncate(size); err != nil {
+			t.Skipf("cannot make a sparse file: %v", err)
+		}
+		fd.Close()
+		err = testmodels.Bounded(t, name, func() error {
+			f, err := Open(path)
+			if err == nil {
+				f.Close()
+			}
+			return err
+		})
+		if err == nil || !strings.Contains(err.Error(), "duplicate") {
+			t.Errorf("%s: %v, want the second empty name refused as a duplicate", name, err)
+		}
+	}
+}
+
 // TestOpenLargeSparse opens a 1 GiB F32 tensor in a sparse file: Open reads
 // only the header and the tensor comes back as a view of the mapping.
 func TestOpenLargeSparse(t *testing.T) {
