@@ -7,6 +7,7 @@ import (
 
 	"chat/config"
 	"chat/session"
+	"chat/session/termtext"
 )
 
 // runBeam is headless --beam N: the best continuation by beam search on
@@ -25,7 +26,7 @@ func runBeam(s *session.Session, cfg *config.Config, stdout, stderr io.Writer) i
 	}
 	if !cfg.JSON {
 		if len(res.Hypotheses) > 0 {
-			fmt.Fprintln(stdout, res.Texts[0])
+			fmt.Fprintln(stdout, termtext.Clean(res.Texts[0], true)) // the model's text: no raw control sequences
 		}
 		return 0
 	}
@@ -48,6 +49,6 @@ func runBeam(s *session.Session, cfg *config.Config, stdout, stderr io.Writer) i
 		out.Hypotheses = append(out.Hypotheses, hyp{h.IDs, res.Texts[i], h.LogProb, h.Score, h.Reason})
 	}
 	b, _ := json.Marshal(out)
-	fmt.Fprintln(stdout, string(b))
+	fmt.Fprintln(stdout, termtext.JSON(string(b))) // encoding/json leaves C1 controls and bidi overrides raw
 	return 0
 }

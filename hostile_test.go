@@ -102,7 +102,7 @@ func hostilePT(t *testing.T, dir, name string, key bool) string {
 }
 
 // Issue 16: no printing path writes a raw ESC or C1 byte from a file or
-// model output: headless text, --json, the banner, --sessions, errors,
+// model output: headless text, --json, --beam, the banner, --sessions, errors,
 // what the subcommands print.
 func TestNoRawEscapesReachTheTerminal(t *testing.T) {
 	dir := t.TempDir()
@@ -140,6 +140,8 @@ func TestNoRawEscapesReachTheTerminal(t *testing.T) {
 	}{
 		{"headless", []string{"--model", model, "--prompt", "x", "-n", "40", "--raw", "--greedy"}, 0, "evil"},
 		{"json", []string{"--model", model, "--prompt", "x", "-n", "40", "--raw", "--greedy", "--json"}, 0, `"text"`},
+		{"beam", []string{"--model", model, "--prompt", "x", "-n", "40", "--raw", "--beam", "1"}, 0, "evil"},
+		{"beam json", []string{"--model", model, "--prompt", "x", "-n", "40", "--raw", "--beam", "1", "--json"}, 0, `"text"`},
 		{"sessions", []string{"--sessions"}, 0, "title"},
 		{"pickle global", []string{"--model", hostilePT(t, dir, "global.pt", false), "--prompt", "x"}, 1, "refusing pickle global"},
 		{"storage key", []string{"--model", hostilePT(t, dir, "key.pt", true), "--prompt", "x"}, 1, "missing"},
