@@ -463,6 +463,18 @@ func TestFusedQKV(t *testing.T) {
 			t.Errorf("%s: fused attn_qkv differs by %g", typ, d)
 		}
 	}
+	// A fused tensor with rows missing is refused (its attn_v was sliced
+	// past its end: a panic).
+	short := writeSpec(t, archSpec("llama", gguf.TypeF32), func(meta []gguf.KV, ts []gguf.WriteTensor) ([]gguf.KV, []gguf.WriteTensor) {
+		meta, ts = fuseQKV(meta, ts)
+		w := tensorByName(ts, "blk.0.attn_qkv.weight")
+		w.Dims[1] -= 8
+		w.Data = w.Data[:w.Dims[0]*w.Dims[1]]
+		return meta, ts
+	})
+	if _, err := Load(short); err == nil || !strings.Contains(err.Error(), "blk.0.attn_qkv.weight") {
+		t.Errorf("attn_qkv 8 rows short: %v", err)
+	}
 }
 
 func TestArchInfoAndErrors(t *testing.T) {

@@ -146,6 +146,9 @@ func FromFile(f *gguf.File, fileName string) (*Model, error) {
 	if err := checkBlocks(f, cfg.Layers); err != nil {
 		return nil, err
 	}
+	if err := checkFused(f, cfg); err != nil {
+		return nil, err
+	}
 	cfg.Context = min(cfg.Context, MaxContext)
 	// The cache is not bounded by the file size; refuse absurd shapes.
 	kvDim := cfg.KVHeads * cfg.HeadDim
@@ -179,6 +182,24 @@ func checkBlocks(f *gguf.File, layers int) error {
 	}
 	if layers > have {
 		return fmt.Errorf("llama: block_count is %d but the file holds tensors for %d blocks", layers, have)
+	}
+	return nil
+}
+
+// checkFused checks each fused attn_qkv tensor's rows against the heads:
+// source.fused hands out attn_q, attn_k and attn_v as row ranges of it, and
+// the binder checks only the ranges' shapes (a short one was sliced past
+// its end).
+func checkFused(f *gguf.File, cfg Config) error {
+	want := int64((cfg.Heads + 2*cfg.KVHeads) * cfg.HeadDim)
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		if !strings.Contains(t.Name, ".attn_qkv.") {
+			continue
+		}
+		if n := len(t.Dims); n == 0 || n > 2 || t.Dims[n-1] != want {
+			return fmt.Errorf("llama: tensor %s has shape %v, want %d rows (q_dim + 2·kv_dim)", gguf.Quote(t.Name), t.Dims, want)
+		}
 	}
 	return nil
 }
