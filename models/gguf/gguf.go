@@ -272,6 +272,28 @@ type reader struct {
 	b   []byte
 	off int
 	err error
+	mem int64 // bytes of the strings and arrays made so far (maxValueMemory)
+}
+
+// maxValueMemory bounds the memory the strings and arrays read from the
+// header take. Their lengths are checked against the bytes left in the file,
+// but a huge sparse file has those bytes without content: 1.2G empty strings
+// declared in 10 GB of zeros took 18 GB and over a minute. A real header (a
+// vocabulary of 262K tokens, its merges, scores and types) takes tens of MB.
+const maxValueMemory = 1 << 30
+
+// charge counts n values of size bytes each before they are made, and
+// fails once the header would take more than maxValueMemory.
+func (r *reader) charge(n, size int) bool {
+	if r.err != nil {
+		return false
+	}
+	r.mem += int64(n) * int64(size)
+	if r.mem > maxValueMemory {
+		r.err = fmt.Errorf("strings and arrays of more than %d MB in memory", maxValueMemory>>20)
+		return false
+	}
+	return true
 }
 
 var errTruncated = errors.New("unexpected end of file")
@@ -338,6 +360,9 @@ func (r *reader) length(min int) int {
 
 func (r *reader) str() string {
 	n := r.length(1)
+	if !r.charge(n, 1) {
+		return ""
+	}
 	return string(r.bytes(n))
 }
 
@@ -406,7 +431,16 @@ func (r *reader) array(depth int) (ArrayValue, error) {
 		return ArrayValue{}, fmt.Errorf("unknown array element type %d", uint32(elem))
 	}
 	n := r.length(min)
-	if r.err != nil {
+	// In memory a string is a 16-byte header (its bytes are charged by
+	// str), a nested array an ArrayValue and its slice's header.
+	per := elem.size()
+	switch elem {
+	case String:
+		per = 16
+	case Array:
+		per = 48
+	}
+	if !r.charge(n, per) {
 		return ArrayValue{}, r.err
 	}
 	a := ArrayValue{Elem: elem}

@@ -207,6 +207,41 @@ func TestSparseCountsNotPreallocated(t *testing.T) {
 	}
 }
 
+// Issue 16: strings and arrays a huge sparse file declares (as many as
+// its size allows, all empty) are refused by the memory they would take,
+// not read for minutes into tens of GB.
+func TestSparseValuesBounded(t *testing.T) {
+	for name, c := range map[string]struct {
+		size int64
+		b    *builder
+	}{
+		"strings": {600 << 20, header(3, 0, 1).str("a").u32(uint32(Array)).u32(uint32(String)).u64(70 << 20)},
+		"arrays":  {300 << 20, header(3, 0, 1).str("a").u32(uint32(Array)).u32(uint32(Array)).u64(24 << 20)},
+		"string":  {1100 << 20, header(3, 0, 1).str("a").u32(uint32(String)).u64(1050 << 20)},
+	} {
+		path := filepath.Join(t.TempDir(), name+".gguf")
+		fd, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fd.Write(c.b.Bytes())
+		if err := fd.Truncate(c.size); err != nil {
+			t.Skipf("cannot make a sparse file: %v", err)
+		}
+		fd.Close()
+		err = testmodels.Bounded(t, name, func() error {
+			f, err := Open(path)
+			if err == nil {
+				f.Close()
+			}
+			return err
+		})
+		if err == nil || !strings.Contains(err.Error(), "in memory") {
+			t.Errorf("%s: %v, want the values refused by their memory", name, err)
+		}
+	}
+}
+
 // TestOpenLargeSparse opens a 1 GiB F32 tensor in a sparse file: Open reads
 // only the header and the tensor comes back as a view of the mapping.
 func TestOpenLargeSparse(t *testing.T) {
