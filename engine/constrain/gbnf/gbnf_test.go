@@ -2,6 +2,7 @@ package gbnf
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"regexp"
@@ -217,6 +218,17 @@ func TestErrors(t *testing.T) {
 		}
 		if err != nil && !strings.Contains(err.Error(), "line ") {
 			t.Errorf("Compile(%q): error %q names no position", src, err)
+		}
+	}
+}
+
+// A grammar's names in an error are cut: a 100 KB name gave a 100 KB line.
+func TestLongNamesCut(t *testing.T) {
+	long := strings.Repeat("x", 100000)
+	for _, src := range []string{"root ::= " + long, long + " := \"a\"", "root ::= \"a\"\n" + long + " ::= \"a\"\n" + long + " ::= \"b\""} {
+		_, err := Compile(src)
+		if err == nil || len(err.Error()) > 300 || !strings.Contains(err.Error(), "xxx…") {
+			t.Errorf("error of %d bytes, want one short line: %.200s", len(fmt.Sprint(err)), err)
 		}
 	}
 }

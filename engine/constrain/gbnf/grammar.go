@@ -69,7 +69,7 @@ func Compile(src string) (*Grammar, error) {
 	for _, d := range defs {
 		id := l.ruleID(d.name, d.pos)
 		if r := &l.g.rules[id]; r.def {
-			return nil, errAt(src, d.pos, "rule %q is defined twice (first at %s)", d.name, errAt(src, r.pos, "").pos())
+			return nil, errAt(src, d.pos, "rule %s is defined twice (first at %s)", quoted(d.name), errAt(src, r.pos, "").pos())
 		}
 		l.g.rules[id].def, l.g.rules[id].pos = true, d.pos
 	}
@@ -82,7 +82,7 @@ func Compile(src string) (*Grammar, error) {
 	g := l.g
 	for _, r := range g.rules {
 		if !r.def {
-			return nil, errAt(src, r.src, "rule %q is used but never defined", r.name)
+			return nil, errAt(src, r.src, "rule %s is used but never defined", quoted(r.name))
 		}
 	}
 	root, ok := l.ids["root"]
@@ -389,7 +389,7 @@ func (g *Grammar) checkProductive(src string) error {
 		r := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		if !prod[r] {
-			return errAt(src, g.rules[r].pos, "rule %q can never finish: each of its alternatives needs it (or another such rule) again", g.rules[r].name)
+			return errAt(src, g.rules[r].pos, "rule %s can never finish: each of its alternatives needs it (or another such rule) again", quoted(g.rules[r].name))
 		}
 		for _, a := range g.rules[r].alts {
 			for p := a; g.syms[p].kind != symEnd; p++ {
