@@ -128,7 +128,7 @@ func (r *reader) value(depth int) (*node, error) {
 					return nil, r.errAt(koff, "expected an object key")
 				}
 				if n.get(k) != nil {
-					return nil, r.errAt(koff, "key %q appears twice in this object", k)
+					return nil, r.errAt(koff, "key %s appears twice in this object", quoted(k))
 				}
 				val, err := r.value(depth + 1)
 				if err != nil {

@@ -38,6 +38,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Grammar compiles the schema text src to a GBNF grammar whose root is the
@@ -84,13 +85,32 @@ func (c *compiler) errAt(n *node, path, format string, a ...any) error {
 
 // printable is a JSON pointer as an error shows it: its keys come from the
 // schema, so a newline or another control character in one is escaped
-// (Go's quoting, without the quotes) to keep the message one line.
+// (Go's quoting, without the quotes) and a long one cut, to keep the
+// message one line.
 func printable(path string) string {
+	path = cut(path)
 	if strings.IndexFunc(path, func(r rune) bool { return !unicode.IsPrint(r) }) < 0 {
 		return path
 	}
 	q := strconv.Quote(path)
 	return q[1 : len(q)-1]
+}
+
+// quoted quotes a string from the schema for an error, cut like a pointer.
+func quoted(s string) string { return strconv.Quote(cut(s)) }
+
+// cut shortens s to 80 bytes and "…" at a rune boundary: a key or a string
+// may be as long as the schema.
+func cut(s string) string {
+	const n = 80
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
 }
 
 // rule adds "name ::= body" under a fresh name and returns the name.
@@ -137,7 +157,7 @@ func (c *compiler) schema(n *node, path string) (string, error) {
 			known = known || slices.Contains(kw, k)
 		}
 		if !known {
-			return "", c.errAt(n.vals[i], path+"/"+k, "keyword %q is not supported (outside the subset this app compiles)", k)
+			return "", c.errAt(n.vals[i], path+"/"+k, "keyword %s is not supported (outside the subset this app compiles)", quoted(k))
 		}
 	}
 	if ref := n.get("$ref"); ref != nil {
@@ -284,14 +304,14 @@ func (c *compiler) ref(ref *node, path string) (string, error) {
 			}
 		}
 		if !ok {
-			return "", c.errAt(ref, path, "only references to #, #/$defs/NAME and #/definitions/NAME are supported, not %q", ref.str)
+			return "", c.errAt(ref, path, "only references to #, #/$defs/NAME and #/definitions/NAME are supported, not %s", quoted(ref.str))
 		}
 		if target == nil {
-			return "", c.errAt(ref, path, "%q names no schema in the document", ref.str)
+			return "", c.errAt(ref, path, "%s names no schema in the document", quoted(ref.str))
 		}
 	}
 	if slices.Contains(c.bare, target) {
-		return "", c.errAt(ref, path, "%q refers back to itself before any object or array: it describes no value", ref.str)
+		return "", c.errAt(ref, path, "%s refers back to itself before any object or array: it describes no value", quoted(ref.str))
 	}
 	if name, ok := c.defs[target]; ok {
 		return name, nil
@@ -412,7 +432,7 @@ func (c *compiler) object(n *node, path string) (string, error) {
 				return "", c.errAt(v, path+"/required", "expected a property name")
 			}
 			if props.get(v.str) == nil {
-				return "", c.errAt(v, path+"/required", "required property %q is not in properties (only listed properties are generated)", v.str)
+				return "", c.errAt(v, path+"/required", "required property %s is not in properties (only listed properties are generated)", quoted(v.str))
 			}
 			required[v.str] = true
 		}

@@ -3,6 +3,7 @@ package jsonschema
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -262,6 +263,23 @@ func TestErrors(t *testing.T) {
 		}
 		if err != nil && !strings.Contains(err.Error(), "line ") {
 			t.Errorf("Grammar(%s): error %q names no position", src, err)
+		}
+	}
+}
+
+// A schema's keys and strings in an error are cut: a 100 KB key gave a
+// 200 KB line (in the pointer and in the message).
+func TestLongStringsCut(t *testing.T) {
+	long := strings.Repeat("k", 100000)
+	for _, src := range []string{
+		`{"` + long + `": 1}`,
+		`{"$ref": "#/$defs/` + long + `"}`,
+		`{"type": "object", "properties": {}, "required": ["` + long + `"]}`,
+		`{"a": 1, "` + long + `": 2, "` + long + `": 3}`,
+	} {
+		_, err := Grammar([]byte(src))
+		if err == nil || len(err.Error()) > 400 || !strings.Contains(err.Error(), "kkk…") {
+			t.Errorf("error of %d bytes, want one short line: %.200s", len(fmt.Sprint(err)), err)
 		}
 	}
 }
