@@ -205,7 +205,7 @@ func New(merges [][2]int, specials []string, pattern string) (*Tokenizer, error)
 			return nil, fmt.Errorf("tokenizer: special token %d is empty", j)
 		}
 		if seen[s] {
-			return nil, fmt.Errorf("tokenizer: special token %q is listed twice", s)
+			return nil, fmt.Errorf("tokenizer: special token %s is listed twice", quoted(s))
 		}
 		seen[s] = true
 		if s == EndOfText {

@@ -285,6 +285,11 @@ func TestSpecErrors(t *testing.T) {
 		"bad pattern 2":     bpe([]any{}, eot, `[a-`),
 		"two groups":        bpe([]any{}, eot, `(a)|(b)`),
 		"non-string key":    map[any]any{1: "bpe"},
+		// Megabytes of a checkpoint's spec in an error are cut (issue 16).
+		"long bad pattern":  bpe([]any{}, eot, "("+strings.Repeat("a", 1<<20)),
+		"long unrewritable": bpe([]any{}, eot, strings.Repeat("a", 1<<20)+`\`),
+		"long two groups":   bpe([]any{}, eot, "(a)|(b)"+strings.Repeat("a", 1<<20)),
+		"long dup special":  bpe([]any{}, []any{strings.Repeat("s", 1<<20), strings.Repeat("s", 1<<20)}, GPT4SplitPattern),
 	}
 	for name, spec := range bad {
 		tk, err := FromSpec(spec)
@@ -292,8 +297,8 @@ func TestSpecErrors(t *testing.T) {
 			t.Errorf("%s: FromSpec = %v, %v; want an error", name, tk, err)
 			continue
 		}
-		if errors.Is(err, ErrTiktoken) || !strings.HasPrefix(err.Error(), "tokenizer: ") {
-			t.Errorf("%s: error %q", name, err)
+		if errors.Is(err, ErrTiktoken) || !strings.HasPrefix(err.Error(), "tokenizer: ") || len(err.Error()) > 400 {
+			t.Errorf("%s: error %.300q", name, err)
 		}
 	}
 	if _, err := FromJSON([]byte(`null`)); err == nil {

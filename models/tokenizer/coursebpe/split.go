@@ -2,6 +2,7 @@ package coursebpe
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -18,6 +19,21 @@ const (
 	// GPT2TiktokenSplitPattern is tiktoken's spelling of the same GPT-2 pattern.
 	GPT2TiktokenSplitPattern = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
 )
+
+// quoted quotes a pattern or a token from the spec for an error, cut: a
+// checkpoint's spec may hold megabytes, and the error is one line.
+func quoted(s string) string { return strconv.Quote(cut(s, 80)) }
+
+// cut shortens s to n bytes and "…" at a rune boundary.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
 
 // A splitter calls emit with each chunk of s, in order: what Python's
 // regex.findall(pattern, s) returns.
@@ -294,11 +310,12 @@ type regexSplitter struct {
 func newRegexSplitter(pattern string) (*regexSplitter, error) {
 	rw, err := RewritePattern(pattern)
 	if err != nil {
-		return nil, fmt.Errorf("tokenizer: split pattern %q: %w", pattern, err)
+		return nil, fmt.Errorf("tokenizer: split pattern %s: %w", quoted(pattern), err)
 	}
 	re, err := regexp2.Compile(rw, regexp2.None)
 	if err != nil {
-		return nil, fmt.Errorf("tokenizer: split pattern %q does not compile: %w", pattern, err)
+		// regexp2's message quotes the whole pattern again.
+		return nil, fmt.Errorf("tokenizer: split pattern %s does not compile: %s", quoted(pattern), cut(err.Error(), 200))
 	}
 	re.MatchTimeout = regexTimeout
 	rs := &regexSplitter{re: re}
@@ -307,7 +324,7 @@ func newRegexSplitter(pattern string) (*regexSplitter, error) {
 		rs.group = re.GetGroupNumbers()[1]
 	case n > 1:
 		// findall would return tuples, which the course cannot encode.
-		return nil, fmt.Errorf("tokenizer: split pattern %q has %d capturing groups; findall needs at most one", pattern, n)
+		return nil, fmt.Errorf("tokenizer: split pattern %s has %d capturing groups; findall needs at most one", quoted(pattern), n)
 	}
 	return rs, nil
 }
