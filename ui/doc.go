@@ -19,16 +19,17 @@
 // Keys (config/settings declares them; every one remappable by action name
 // through Options.Keys): Enter sends or runs a /command, Alt+Enter / Ctrl+J
 // / Shift+Enter add a line, Esc stops the reply or closes what is open,
-// Ctrl+C stops a reply and quits on an idle prompt, Ctrl+D quits on an empty
-// input, F1 (or ? on an empty input) shows the help, Ctrl+P the palette,
-// Tab completes a command, Ctrl+R regenerates, Ctrl+E on an empty input
-// edits the last message, Ctrl+Y / Alt+Y copy the last reply / code block
-// (OSC 52), F12 toggles markdown. PgUp/PgDn, Ctrl+↑/↓ (Alt+↑/↓),
-// Ctrl+Home/End and the wheel scroll; the transcript follows new text only
-// while at the bottom. F2–F10 (or Alt+2…0, Alt+t/T, p/P, m/M, k/K, g)
-// change temperature, top-p, min-p, top-k and greedy from the next token;
-// F11 switches the weights float32 ↔ int8 and Alt+S the speculation, both
-// from the next reply. ↑/↓ on an empty input recall earlier prompts.
+// Ctrl+C stops a reply, clears the input, and quits on an empty idle prompt,
+// Ctrl+D quits on an empty input, F1 (or ? on an empty input) shows the
+// help, Ctrl+P the palette, Tab completes a command, Ctrl+R regenerates,
+// Ctrl+E on an empty input edits the last message, Ctrl+Y / Alt+Y copy the
+// last reply / code block (OSC 52), F12 toggles markdown. PgUp/PgDn,
+// Ctrl+↑/↓ (Alt+↑/↓), Ctrl+Home/End and the wheel scroll; the transcript
+// follows new text only while at the bottom. F2–F10 (or Alt+2…0, Alt+t/T,
+// p/P, m/M, k/K, g) change temperature, top-p, min-p, top-k and greedy from
+// the next token; F11 switches the weights float32 ↔ int8 and Alt+S the
+// speculation, both from the next reply. ↑/↓ on an empty input recall
+// earlier prompts.
 //
 // The views (views.go; config/settings declares them): Alt+N the
 // next-token bars, Alt+H the token heat map, Alt+V the KV block map, Alt+W

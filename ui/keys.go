@@ -22,8 +22,8 @@ const (
 	lineScrollBy = 1
 )
 
-// onKey routes a key press: Ctrl+C first (it stops a reply, and quits on an
-// idle prompt), then the backend's running command, then the focus stack
+// onKey routes a key press: Ctrl+C first (it stops a reply, clears the
+// input, and quits on an empty idle prompt), then the backend's running command, then the focus stack
 // top down, then the root.
 func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
 	act := m.keys.action(k)
@@ -32,6 +32,17 @@ func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
 			m.stop()
 			m.quitHint = true
 			m.setNotice("stopping the reply (the text so far is kept) · "+m.keys.first("quit")+" again on an idle prompt quits", false)
+			return nil
+		}
+		if m.editing >= 0 {
+			m.cancelEdit()
+			return nil
+		}
+		if m.in.value() != "" {
+			// As in a shell or ollama's prompt: Ctrl+C throws away the line
+			// being typed, not the whole chat.
+			m.setInput("")
+			m.setInfo("input cleared · " + m.keys.first("quit") + " again quits")
 			return nil
 		}
 		return tea.Quit

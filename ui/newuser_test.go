@@ -171,3 +171,32 @@ func TestDroppedTurnsAreMarked(t *testing.T) {
 		t.Fatalf("the cut is not marked after the dropped turn:\n%s", c)
 	}
 }
+
+// Ctrl+C with text in the input quit the app and lost the text, where a
+// shell or ollama's prompt clears the line. It clears the input (and
+// cancels an edit); only on an empty idle prompt does it quit.
+func TestCtrlCClearsTheInput(t *testing.T) {
+	m := New(newFullFake().withHistory(1), Options{Width: 80, Height: 24, Plain: true})
+	typeIn(m, "a long draft")
+	if _, cmd := m.Update(ctrl('c')); cmd != nil {
+		if _, quit := cmd().(tea.QuitMsg); quit {
+			t.Fatal("Ctrl+C with typed text quits")
+		}
+	}
+	if m.in.value() != "" || !strings.Contains(m.note.text, "input cleared · Ctrl+C again quits") {
+		t.Fatalf("input %q, notice %q", m.in.value(), m.note.text)
+	}
+	m.Update(ctrl('e'))
+	if m.editing < 0 {
+		t.Fatal("Ctrl+E does not edit")
+	}
+	m.Update(ctrl('c'))
+	if m.editing >= 0 || m.in.value() != "" {
+		t.Fatalf("Ctrl+C does not cancel the edit: editing %d, input %q", m.editing, m.in.value())
+	}
+	if _, cmd := m.Update(ctrl('c')); cmd == nil {
+		t.Fatal("Ctrl+C on an empty prompt should quit")
+	} else if _, ok := cmd().(tea.QuitMsg); !ok {
+		t.Fatal("Ctrl+C on an empty prompt should quit")
+	}
+}

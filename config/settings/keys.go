@@ -27,7 +27,7 @@ var uiActions = []Action{
 	{"send", []string{"enter"}, "send (or run a /command)"},
 	{"newline", []string{"alt+enter", "ctrl+j", "shift+enter"}, "new line"},
 	{"stop", []string{"esc"}, "stop the reply · close a popup or pane · cancel an edit"},
-	{"quit", []string{"ctrl+c"}, "stop the reply; on an idle prompt, quit"},
+	{"quit", []string{"ctrl+c"}, "stop the reply, else clear the input, else quit"},
 	{"eof", []string{"ctrl+d"}, "quit (on an empty input)"},
 	{"help", []string{"f1"}, "this help (also ? on an empty input)"},
 	{"palette", []string{"ctrl+p"}, "command palette: every action and setting"},
