@@ -159,6 +159,8 @@ func keyName(k string) string {
 			parts[i] = keyNames[p]
 		case len(p) > 1 && p[0] == 'f' && p[1] >= '0' && p[1] <= '9':
 			parts[i] = "F" + p[1:]
+		case len(p) == 1 && i > 0 && strings.HasPrefix(k, "alt+"):
+			// Alt+letter keeps its case: the help says Alt+T for Alt+Shift+t.
 		case len(p) > 0:
 			parts[i] = strings.ToUpper(p[:1]) + p[1:]
 		}

@@ -3,7 +3,9 @@ package ui
 import (
 	"strings"
 	"testing"
+	"unicode"
 
+	"chat/config/settings"
 	"chat/session"
 
 	tea "charm.land/bubbletea/v2"
@@ -198,5 +200,36 @@ func TestCtrlCClearsTheInput(t *testing.T) {
 		t.Fatal("Ctrl+C on an empty prompt should quit")
 	} else if _, ok := cmd().(tea.QuitMsg); !ok {
 		t.Fatal("Ctrl+C on an empty prompt should quit")
+	}
+}
+
+// The help named Alt+S, Alt+N, Alt+I... for keys bound to Alt+s, Alt+n,
+// Alt+i, in the list where Alt+T is Alt+Shift+t: pressed as written, they
+// did nothing. Every Alt+letter the help names is now the key that works.
+func TestHelpNamesAltLettersAsPressed(t *testing.T) {
+	km, err := newKeyMap(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, a := range settings.Actions() {
+		for name := range strings.FieldsSeq(km.keysOf(a.Name)) {
+			l, ok := strings.CutPrefix(name, "Alt+")
+			if !ok || len(l) != 1 || !unicode.IsLetter(rune(l[0])) {
+				continue
+			}
+			c := rune(l[0])
+			k := alt(c) // Alt+t: ESC t
+			if unicode.IsUpper(c) {
+				k = tea.KeyPressMsg{Code: unicode.ToLower(c), ShiftedCode: c, Mod: tea.ModAlt | tea.ModShift} // Alt+T: ESC T
+			}
+			if got := km.action(k); got != a.Name {
+				t.Errorf("the help says %s for %s, which does %q", name, a.Name, got)
+			}
+			seen++
+		}
+	}
+	if seen < 10 {
+		t.Fatalf("only %d Alt+letter keys in the help", seen)
 	}
 }

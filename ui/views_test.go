@@ -145,7 +145,7 @@ func TestViewKeysAndCommand(t *testing.T) {
 		t.Fatalf("/view NAME on|off: %+v", v)
 	}
 	sendText(m, "/view")
-	if !strings.Contains(m.note.text, "next (Alt+N) on") || !strings.Contains(m.note.text, "kv (Alt+V) off") {
+	if !strings.Contains(m.note.text, "next (Alt+n) on") || !strings.Contains(m.note.text, "kv (Alt+v) off") {
 		t.Fatalf("/view lists %q", m.note.text)
 	}
 	sendText(m, "/view off")
