@@ -3,6 +3,7 @@ package ui
 import (
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
 	"chat/config/settings"
@@ -231,5 +232,19 @@ func TestHelpNamesAltLettersAsPressed(t *testing.T) {
 	}
 	if seen < 10 {
 		t.Fatalf("only %d Alt+letter keys in the help", seen)
+	}
+}
+
+// The panel's bound line, "bound 0.77 ms/tok · measured 2 ms", is wider
+// than the 30-column panel, so the measured half was always cut off ("mea…").
+// A long value goes on under itself.
+func TestPanelKeepsTheMeasuredTime(t *testing.T) {
+	m := newTest(newFake(), 100, 30)
+	poll(m)
+	m.stats.DecodeBound = 770 * time.Microsecond
+	m.stats.DecodeTokS = 500
+	got := strings.Join(m.cachedPanel(panelWidth, 30), "\n")
+	if strings.Contains(got, "…") || !strings.Contains(got, "bound      0.77 ms/tok ·") || !strings.Contains(got, "measured 2 ms") {
+		t.Fatalf("panel:\n%s", got)
 	}
 }
