@@ -205,16 +205,49 @@ func flagError(err error, c *Config) error {
 		return fmt.Errorf("%w (%s)", c.flagErr, c.flagErrAt)
 	}
 	msg := err.Error()
-	if strings.HasPrefix(msg, "flag provided but not defined: -") {
-		name := strings.TrimPrefix(msg, "flag provided but not defined: -")
-		msg = "unknown flag --" + name
-		if s := settings.Lookup(name); s == nil {
-			if near := settings.Suggest(name, settings.Flag); near != "" {
-				msg += " (did you mean --" + settings.Lookup(near).FlagName() + "?)"
-			}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		msg = "flag needs an argument: " + dashed(name)
+	}
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		msg = "unknown flag " + dashed(name)
+		if near := nearFlag(name); near != "" {
+			msg += " (did you mean " + near + "?)"
 		}
 	}
 	return fmt.Errorf("%s (see chat -h)", msg)
+}
+
+// dashed is a flag name as it is typed: "-n", "--model" (the flag package
+// takes either and reports neither).
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// peerFlags are llama-cli's and ollama's spellings of flags that are not
+// settings, for the hint of an unknown flag.
+var peerFlags = map[string]string{
+	"m": "--model", "p": "--prompt", "file": "-f", "sys": "--system", "system_prompt": "--system",
+	"t": "--threads", "s": "--seed", "n_predict": "-n", "num_predict": "-n", "ctx": "--ctx-size", "num_ctx": "--ctx-size",
+}
+
+// nearFlag is the flag an unknown one probably meant: the flag of a setting
+// it names by another spelling (--temp, --top_k, -c), a peer's spelling
+// (-m), or a near name (--temprature).
+func nearFlag(name string) string {
+	key := strings.ReplaceAll(strings.ToLower(name), "-", "_")
+	if s := settings.Lookup(name); s != nil && s.Where&settings.Flag != 0 {
+		return s.Dashed()
+	}
+	if f := peerFlags[key]; f != "" {
+		return f
+	}
+	if near := settings.Suggest(name, settings.Flag); near != "" {
+		return settings.Lookup(near).Dashed()
+	}
+	return ""
 }
 
 // newFlagSet defines the flags on a new Config with the built-in defaults.

@@ -265,6 +265,21 @@ func TestOneRuleOneMessage(t *testing.T) {
 	if _, err := Parse([]string{"--temprature", "1"}); err == nil || err.Error() != "unknown flag --temprature (did you mean --temperature?) (see chat -h)" {
 		t.Errorf("unknown flag: %v", err)
 	}
+	// A setting's other spellings (--temp, --top_k, -c) and llama-cli's
+	// (-m, -p) got no hint, and the flag was quoted with the wrong dashes.
+	for _, c := range []struct{ args, want string }{
+		{"--temp 0.5", "unknown flag --temp (did you mean --temperature?)"},
+		{"--top_k 5", "unknown flag --top_k (did you mean --top-k?)"},
+		{"-c 256", "unknown flag -c (did you mean --ctx-size?)"},
+		{"-m x.gguf", "unknown flag -m (did you mean --model?)"},
+		{"-p hi", "unknown flag -p (did you mean --prompt?)"},
+		{"--foo", "unknown flag --foo"},
+		{"--model", "flag needs an argument: --model"},
+	} {
+		if _, err := Parse(strings.Fields(c.args)); err == nil || err.Error() != c.want+" (see chat -h)" {
+			t.Errorf("%s: %v; want %q", c.args, err, c.want)
+		}
+	}
 }
 
 // --print-config writes a file that gives the same settings when read back.
