@@ -117,7 +117,7 @@ func (m *model) appendBody(rows []string, l layout) []string {
 	var left []string
 	exact := false // lines already exactly mainW wide
 	if m.tr.empty() {
-		left = m.emptyLines()
+		left = m.emptyLines(l.mainW)
 	} else {
 		left = m.tr.window(l.trRows())
 		exact = m.tr.width == l.mainW
@@ -187,12 +187,20 @@ func (m *model) appendBody(rows []string, l layout) []string {
 	return rows
 }
 
-func (m *model) emptyLines() []string {
+// emptyLines greet a new chat, wrapped to the transcript's width w: they
+// name the keys a newcomer needs, so none of them may be cut off.
+func (m *model) emptyLines(w int) []string {
 	first := "Say something and press Enter."
 	if m.raw {
 		first = "Type the start of a text and press Enter; the model continues it."
 	}
-	return []string{"", m.st.r(m.st.dim, "  "+first), m.st.r(m.st.dim, "  F1 shows the keys, Ctrl+P the palette, / the commands.")}
+	out := []string{""}
+	for _, s := range []string{first, "F1 shows the keys, Ctrl+P the palette, / the commands."} {
+		for l := range strings.SplitSeq(ansi.Wrap(s, max(1, w-2), ""), "\n") {
+			out = append(out, m.st.r(m.st.dim, "  "+l))
+		}
+	}
+	return out
 }
 
 func (m *model) headerText() string {
