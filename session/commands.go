@@ -122,8 +122,7 @@ func commandNames() []string {
 }
 
 func cmdSet(s *Session, arg string) (string, error) {
-	key, val, _ := strings.Cut(arg, " ")
-	val = strings.TrimSpace(val)
+	key, val := settings.SetArgs(arg)
 	if key == "" {
 		return "", fmt.Errorf("usage: /set KEY VALUE; keys: %s", strings.Join(settings.Names(settings.Set), ", "))
 	}

@@ -40,12 +40,18 @@ func TestSetKnobs(t *testing.T) {
 		{"/set greedy on", func(p sampler.Params) bool { return p.Greedy }, "greedy on"},
 		{"/set temperature 0.5", func(p sampler.Params) bool { return p.Temperature == 0.5 }, "no effect until /set greedy off"},
 		{"/set greedy off", func(p sampler.Params) bool { return !p.Greedy }, "greedy off"},
+		// ollama's spelling: "/set parameter KEY VALUE", with its names.
+		{"/set parameter temperature 0.6", func(p sampler.Params) bool { return p.Temperature == 0.6 }, "temperature 0.6"},
+		{"/set parameter repeat_last_n 32", func(p sampler.Params) bool { return p.PenaltyWindow == 32 }, "penalty_window 32"},
 		{"  /set   temperature   0.8  ", func(p sampler.Params) bool { return p.Temperature == 0.8 }, "temperature 0.8"},
 	} {
 		reply := run(t, s, c.line)
 		if !c.check(s.Sampler()) || !strings.Contains(reply, c.reply) {
 			t.Errorf("%s: reply %q, sampler %+v", c.line, reply, s.Sampler())
 		}
+	}
+	if run(t, s, "/set parameter num_predict 50"); s.MaxTokens() != 50 {
+		t.Errorf("num_predict: max_tokens = %d", s.MaxTokens())
 	}
 	if run(t, s, "/set max_tokens 200"); s.MaxTokens() != 200 {
 		t.Errorf("max_tokens = %d", s.MaxTokens())
@@ -55,26 +61,28 @@ func TestSetKnobs(t *testing.T) {
 	}
 	before, maxBefore := s.Sampler(), s.MaxTokens()
 	for line, want := range map[string]string{
-		"/set temperature -1":    "≥ 0",
-		"/set temperature hot":   "must be a number",
-		"/set temperature NaN":   "must be a number",
-		"/set temperature +Inf":  "must be a number",
-		"/set top_p 1.5":         "between 0 and 1",
-		"/set min_p -0.1":        "between 0 and 1",
-		"/set top_k 2.5":         "whole number",
-		"/set top_k -3":          "between 0",
-		"/set seed -2":           "seed",
-		"/set greedy maybe":      "on or off",
-		"/set max_tokens 0":      "between 1",
-		"/set repeat_penalty -1": "≥ 0",
-		"/set mode poetry":       `mode must be one of chat, raw, got "poetry"`,
-		"/set kv_mem 3":          "kv_mem is set when chat starts (--kv-mem)",
-		"/set draft_k 17":        "draft_k must be between 1 and 16, got 17",
-		"/set quant int3":        "quant must be one of",
-		"/set spec draft":        "no draft model",
-		"/set temperature":       "usage: /set temperature VALUE (now 0.8)",
-		"/set":                   "keys: temperature",
-		"/set warmth 3":          `unknown setting "warmth"`,
+		"/set temperature -1":        "≥ 0",
+		"/set temperature hot":       "must be a number",
+		"/set temperature NaN":       "must be a number",
+		"/set temperature +Inf":      "must be a number",
+		"/set top_p 1.5":             "between 0 and 1",
+		"/set min_p -0.1":            "between 0 and 1",
+		"/set top_k 2.5":             "whole number",
+		"/set top_k -3":              "between 0",
+		"/set seed -2":               "seed",
+		"/set greedy maybe":          "on or off",
+		"/set max_tokens 0":          "between 1",
+		"/set repeat_penalty -1":     "≥ 0",
+		"/set mode poetry":           `mode must be one of chat, raw, got "poetry"`,
+		"/set kv_mem 3":              "kv_mem is set when chat starts (--kv-mem)",
+		"/set draft_k 17":            "draft_k must be between 1 and 16, got 17",
+		"/set quant int3":            "quant must be one of",
+		"/set spec draft":            "no draft model",
+		"/set temperature":           "usage: /set temperature VALUE (now 0.8)",
+		"/set":                       "keys: temperature",
+		"/set warmth 3":              `unknown setting "warmth"`,
+		"/set parameter num_ctx 512": "ctx_size is set when chat starts (--ctx-size)",
+		"/set parameter":             "keys: temperature",
 	} {
 		handled, _, err := s.Command(line)
 		if !handled || err == nil || !strings.Contains(err.Error(), want) {

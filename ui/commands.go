@@ -325,8 +325,7 @@ func (m *model) fallbackCommand(lname, arg string) tea.Cmd {
 		}
 		return m.afterCommand(lname, "loaded "+arg, l.Load(arg))
 	case "/set":
-		key, val, _ := strings.Cut(arg, " ")
-		m.showResult(m.setText(key, strings.TrimSpace(val)))
+		m.showResult(m.setText(settings.SetArgs(arg)))
 		return nil
 	case "/help", "/?":
 		m.showText(m.mergeHelp(""))

@@ -563,6 +563,17 @@ func stepLadder(v float64, ladder []float64, dir int) float64 {
 // ErrUnknown is wrapped by the error for a setting name nobody declared.
 var ErrUnknown = errors.New("unknown setting")
 
+// SetArgs splits the argument of /set into a setting's name and its value.
+// ollama's "/set parameter KEY VALUE" reads as "/set KEY VALUE", so the
+// habit of its users works (with its names: num_predict, num_ctx, ...).
+func SetArgs(arg string) (name, value string) {
+	name, value, _ = strings.Cut(strings.TrimSpace(arg), " ")
+	if name == "parameter" {
+		name, value, _ = strings.Cut(strings.TrimSpace(value), " ")
+	}
+	return name, strings.TrimSpace(value)
+}
+
 // UnknownError says a name is no setting, with a near one when there is.
 func UnknownError(name string, w Where) error {
 	if near := Suggest(name, w); near != "" {

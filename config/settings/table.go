@@ -101,7 +101,7 @@ var table = []*Setting{
 		Help:    "subtract p from ids seen in the penalty window",
 		Default: fixed(0.0),
 		get:     func(v *Values) any { return v.Sampler.PresencePenalty }, set: func(v *Values, x any) { v.Sampler.PresencePenalty = x.(float64) }},
-	{Name: "penalty_window", Table: "sampler", Where: Flag | File | Set, Kind: Int,
+	{Name: "penalty_window", Aliases: []string{"repeat_last_n"}, Table: "sampler", Where: Flag | File | Set, Kind: Int,
 		Min: 1, Max: 1 << 20, Label: "pen window", Persist: true, Live: true,
 		Help:    "the last N ids the penalties look at",
 		Default: fixed(64),
@@ -119,7 +119,7 @@ var table = []*Setting{
 		}},
 
 	// The conversation: from the next reply on, saved with a session.
-	{Name: "max_tokens", Flag: "n", Aliases: []string{"n", "max_new_tokens"}, Where: Flag | File | Set, Kind: Int,
+	{Name: "max_tokens", Flag: "n", Aliases: []string{"n", "max_new_tokens", "num_predict"}, Where: Flag | File | Set, Kind: Int,
 		Min: 1, Max: MaxReplyTokens, Label: "max tokens", Always: true, Persist: true,
 		Help:    "reply budget in tokens (chat mode also caps it at the context left)",
 		Default: byMode(256, 100), ModeDefault: true,
@@ -166,7 +166,7 @@ var table = []*Setting{
 		get:     func(v *Values) any { return v.SpecAdapt }, set: func(v *Values, x any) { v.SpecAdapt = x.(bool) }},
 
 	// The engine: given at start.
-	{Name: "ctx_size", Aliases: []string{"c", "context"}, Where: Flag | File, Kind: Int, Min: 0, Max: 1 << 24, OffAt: []float64{0},
+	{Name: "ctx_size", Aliases: []string{"c", "context", "num_ctx"}, Where: Flag | File, Kind: Int, Min: 0, Max: 1 << 24, OffAt: []float64{0},
 		Help:    "cap the context window at N tokens (0 = the model's); turns that no longer fit are not sent",
 		Default: fixed(0),
 		get:     func(v *Values) any { return v.Context }, set: func(v *Values, x any) { v.Context = x.(int) }},
