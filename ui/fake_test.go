@@ -261,7 +261,7 @@ func (f *fullFake) Command(line string) (bool, string, error) {
 		}
 		return true, "/set KEY VALUE   change a setting\n/show            show the settings", nil
 	case "/sessions":
-		return true, "*  1  20261129-1  2026-11-29 10:00  [notes] Robots  stories15M, 4 messages\n   2  20261128-1  2026-11-28 09:00  Tea  stories15M, 2 messages", nil
+		return true, "*  1  20261129-1  2026-11-29 10:00  [notes] Robots  stories15M, 4 messages\n   2  20261128-1  2026-11-28 09:00  Tea             stories15M, 2 messages", nil
 	case "/load":
 		return true, "loaded " + arg, f.Load(arg)
 	case "/regen":

@@ -237,6 +237,11 @@ func TestSessionsPicker(t *testing.T) {
 	if m.pal() == nil || len(m.pal().items) != 2 || !strings.Contains(m.pal().items[1].label, "Tea") {
 		t.Fatalf("picker %+v", m.pal())
 	}
+	// The rows keep the list's columns: the current one's "*" did not
+	// shift its id three cells right of the others'.
+	if a, b := m.pal().items[0].label, m.pal().items[1].label; strings.Index(a, "2026") != strings.Index(b, "2026") {
+		t.Fatalf("the rows' columns differ:\n%s\n%s", a, b)
+	}
 	m.Update(press(tea.KeyDown))
 	_, cmd := m.Update(press(tea.KeyEnter))
 	if m.pending != "/load 2" || !strings.Contains(m.View().Content, "running /load 2") {

@@ -197,7 +197,9 @@ func (m *model) openSessions() {
 			if num == "" {
 				continue
 			}
-			items = append(items, paletteItem{oneLine(strings.TrimSpace(line)), "", runLine("/load " + num)})
+			// The list's columns start with the current one's "*" or a space,
+			// and the number is padded: trimming them would shift the rows.
+			items = append(items, paletteItem{oneLine(strings.TrimRight(line, " ")), "", runLine("/load " + num)})
 		}
 		if len(items) == 0 {
 			m.showText(reply)
