@@ -373,3 +373,37 @@ func TestEmptyRawPrompt(t *testing.T) {
 		t.Errorf("prompt %v, %d ids", s.LastPrompt(), len(res.IDs))
 	}
 }
+
+// After a weight switch (F11) the state said "re-prefilling (int8)" for
+// the whole next reply, not only its prefill: the hint line showed it
+// instead of "step mode · Alt+. next token", so a reply waiting in step
+// mode gave no word of the key it waited for. The status ends with the
+// prefill.
+func TestReprefillStatusEndsWithThePrefill(t *testing.T) {
+	v := testSettings("chat", 8, sampler.Params{Temperature: 0.8, Seed: 3})
+	v.Step, v.ViewNext = true, true
+	s, err := New(embedded(t), Options{Settings: v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.SetQuant("int8"); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Status(); !strings.Contains(st, "re-prefill") {
+		t.Fatalf("status after the switch: %q", st)
+	}
+	if err := s.Send("Tell me a story."); err != nil {
+		t.Fatal(err)
+	}
+	pollUntil(t, s, func(u Update) bool { return u.Preview != nil }) // prefilled, waiting for the first step
+	if st := s.Status(); st != "" {
+		t.Errorf("status of a prefilled reply waiting in step mode: %q", st)
+	}
+	v = s.Settings()
+	v.Step = false
+	if err := s.Apply(v); err != nil {
+		t.Fatal(err)
+	}
+	s.Wait()
+}

@@ -79,7 +79,8 @@ type Session struct {
 	// System message where it was set (first, or where it changed).
 	msgs     []Message
 	ctxStart int // msgs before this index no longer fit the context; they stay on screen
-	// reprefill is set by a weight switch until the next reply finishes.
+	// reprefill is set by a weight switch until the next reply's prefill
+	// is done.
 	reprefill bool
 	remote    *remoteBackend // chat --remote: replies come from a server (remote.go); nil: from eng
 	reply     reply
@@ -404,6 +405,11 @@ func (s *Session) Poll() Update {
 		return u
 	}
 	d := s.reply.Poll()
+	if d.Stats.PrefillTokS > 0 || d.Stats.GenTokens > 0 {
+		// The re-prefill after a weight switch is done: the reply's own
+		// state (generating, stepping) is what the UI should show now.
+		s.reprefill = false
+	}
 	u.Text = d.Text
 	u.Stats = s.stats(d.Stats)
 	u.Busy = !d.Done
