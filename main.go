@@ -465,10 +465,11 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 	batch := fs.Int("batch", 1, "sequences decoded together (different prompts); > 1 also measures one sequence alone and a rollout")
 	calib := fs.String("calib", "", "calibration text of GPTQ and AWQ formats (default: ../shared/models/text/TinyStories-valid-head.txt if present)")
 	kvQuant := fs.String("kv-quant", "auto", "KV cache storage of keys and values: "+strings.Join(settings.KVChoices, ", ")+" (auto: f16 for a GGUF model, f32 for a course checkpoint)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
+		fmt.Fprintln(stderr, "chat bench:", err)
 		return 2
 	}
 	if *threads < 0 {
@@ -557,10 +558,11 @@ func quantReportCmd(args []string, stdout, stderr io.Writer) int {
 	text := fs.String("text", "", "held-out text (default: ../shared/models/text/TinyStories-valid-head.txt if present)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	calib := fs.String("calib", "", "calibration text of the GPTQ and AWQ rows (default: the held-out text's first tokens, which the windows then skip)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
+		fmt.Fprintln(stderr, "chat quant-report:", err)
 		return 2
 	}
 	m, err := openModel(*model)

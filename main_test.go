@@ -72,6 +72,22 @@ func TestHelpVersionAndFlagErrors(t *testing.T) {
 	if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "unknown flag --no-such-flag (see chat -h)") {
 		t.Errorf("unknown flag: exit %d, %q; want one line", code, stderr)
 	}
+	// The subcommands printed the flag package's message and then all
+	// their flags' help (30 lines for serve); -h still prints that help.
+	for _, c := range []struct{ args, want string }{
+		{"serve --port 9000", "chat serve: unknown flag --port (see chat serve -h)"},
+		{"serve -m x", "chat serve: unknown flag -m (see chat serve -h)"},
+		{"bench --foo", "chat bench: unknown flag --foo (see chat bench -h)"},
+		{"bench serve --foo", "chat bench serve: unknown flag --foo (see chat bench serve -h)"},
+		{"quant-report --foo", "chat quant-report: unknown flag --foo (see chat quant-report -h)"},
+	} {
+		if code, _, stderr := runCLI(strings.Fields(c.args)...); code != 2 || stderr != c.want+"\n" {
+			t.Errorf("%s: exit %d, %q; want one line %q", c.args, code, stderr, c.want)
+		}
+	}
+	if code, _, stderr := runCLI("serve", "-h"); code != 0 || !strings.Contains(stderr, "-parallel") {
+		t.Errorf("serve -h: exit %d, %q", code, stderr)
+	}
 }
 
 // Headless mode on the embedded model prints the course's greedy reply.

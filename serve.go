@@ -45,6 +45,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
+		fmt.Fprintln(stderr, "chat serve:", err)
 		return 2
 	}
 	switch {

@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
+	"chat/config"
 	"chat/models"
 	"chat/models/lora"
 	"chat/ui"
@@ -24,12 +26,37 @@ var subcommands = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"prune":      pruneCmd,
 }
 
+// parseArgs parses args into fs. A wrong flag comes back as one line for
+// the caller to print, as the chat's own flags do ("unknown flag --port
+// (see chat serve -h)"), where the flag package printed its message and
+// then every flag's help; -h still prints the help.
+func parseArgs(fs *flag.FlagSet, args []string) error {
+	out := fs.Output()
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.Usage()
+		return err
+	}
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		msg = "unknown flag " + config.Dashed(name)
+	} else if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		msg = "flag needs an argument: " + config.Dashed(name)
+	}
+	return fmt.Errorf("%s (see %s -h)", msg, fs.Name())
+}
+
 // parseInterspersed parses fs's flags wherever they are among args and
 // returns the positional arguments (flag.Parse stops at the first one).
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := parseArgs(fs, args); err != nil {
 			return nil, err
 		}
 		if fs.NArg() == 0 {

@@ -206,10 +206,10 @@ func flagError(err error, c *Config) error {
 	}
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
-		msg = "flag needs an argument: " + dashed(name)
+		msg = "flag needs an argument: " + Dashed(name)
 	}
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		msg = "unknown flag " + dashed(name)
+		msg = "unknown flag " + Dashed(name)
 		if near := nearFlag(name); near != "" {
 			msg += " (did you mean " + near + "?)"
 		}
@@ -217,9 +217,9 @@ func flagError(err error, c *Config) error {
 	return fmt.Errorf("%s (see chat -h)", msg)
 }
 
-// dashed is a flag name as it is typed: "-n", "--model" (the flag package
+// Dashed is a flag name as it is typed: "-n", "--model" (the flag package
 // takes either and reports neither).
-func dashed(name string) string {
+func Dashed(name string) string {
 	if len(name) == 1 {
 		return "-" + name
 	}
