@@ -167,6 +167,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		opts.OnStep = trace.step
 	}
+	var out *errWriter
+	if headless {
+		out = &errWriter{w: stdout}
+		stdout = out
+	}
 	if headless && !cfg.JSON {
 		// The model's text, without escape sequences or control characters
 		// other than newline and tab (--json has it exactly).
@@ -180,6 +185,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer s.Close()
 	if headless {
 		code := runHeadless(s, cfg, stdout, stderr)
+		if out.err != nil && code == 0 {
+			fmt.Fprintln(stderr, "chat: writing the reply:", out.err)
+			code = 1
+		}
 		if trace != nil {
 			if err := trace.close(); err != nil {
 				fmt.Fprintln(stderr, "chat:", err)
@@ -370,6 +379,21 @@ func runHeadless(s *session.Session, cfg *config.Config, stdout, stderr io.Write
 	b, _ := json.Marshal(out)
 	fmt.Fprintln(stdout, termtext.JSON(string(b)))
 	return 0
+}
+
+// errWriter keeps the first error writing to w: a headless reply that did
+// not reach stdout (a full disk) must not exit 0 as if it had.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	n, err := e.w.Write(p)
+	if err != nil && e.err == nil {
+		e.err = err
+	}
+	return n, err
 }
 
 // timingSummary is --verbose's line: prefill, decode, time to first token,

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
 	"chat/models/testmodels"
@@ -271,3 +272,19 @@ func TestQuantReport(t *testing.T) {
 		t.Errorf("no int8 row in %s", stdout)
 	}
 }
+
+// A headless reply whose stdout failed (chat --prompt ... > /dev/full)
+// exited 0 with nothing written: a script could not tell.
+func TestHeadlessWriteErrorFails(t *testing.T) {
+	for _, args := range [][]string{{"--prompt", "Hi", "-n", "3"}, {"--prompt", "Hi", "-n", "3", "--json"}} {
+		var errb bytes.Buffer
+		code := run(args, strings.NewReader(""), fullDisk{}, &errb)
+		if code != 1 || !strings.Contains(errb.String(), "writing the reply: no space left on device") {
+			t.Errorf("%v to a full disk: exit %d, %q", args, code, errb.String())
+		}
+	}
+}
+
+type fullDisk struct{}
+
+func (fullDisk) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
