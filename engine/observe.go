@@ -17,9 +17,10 @@ import (
 //     drafter guessed it (Delta.Marks), for the token view's heat map.
 //   - ObserveSteps: the full record of a step (StepRecord: the likeliest
 //     candidates before and after the sampler chain, entropies, the ids
-//     each stage left, the speculative round, the blocks), made only when
-//     Poll has asked for one since the last (so at the UI's frame rate, not
-//     per token), and for every step in step mode.
+//     each stage left, the speculative round, the blocks), made only for a
+//     reply's first step and when Poll has asked for one since the last (so
+//     at the UI's frame rate, not per token), and for every step in step
+//     mode.
 //   - Request.OnStep gets the record of every step (--trace).
 //
 // The after-chain probabilities are the sampler's own distribution for the

@@ -312,3 +312,20 @@ func TestBlockMap(t *testing.T) {
 		t.Fatalf("reused prefix not shared: %v", c)
 	}
 }
+
+// A reply watched by the next-token view that finished before its first
+// Poll (a short reply on a fast model: 30 tokens take 30 ms, the UI polls
+// at 30 Hz) made no record, so the view said "shown from the next token
+// on" after every such reply. Its first step makes one.
+func TestShortReplyHasARecord(t *testing.T) {
+	e := New(newFake(models.WindowHalf, testCtx))
+	defer e.Close()
+	r, err := e.Start(Request{Prompt: prompt(4, 2), MaxTokens: 3, Sampler: knobs["sampled"], Observe: ObserveSteps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Wait()
+	if d := r.Poll(); !d.Done || d.Step == nil || d.Step.Token != 1 {
+		t.Fatalf("a reply done before its first Poll: step %+v", d.Step)
+	}
+}

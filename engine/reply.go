@@ -46,6 +46,9 @@ func newReply(req Request) *Reply {
 	r := &Reply{req: req, start: time.Now(), done: make(chan struct{}),
 		stopCh: make(chan struct{}), admit: make(chan struct{}, 1)}
 	r.observe.Store(uint32(req.Observe))
+	// The first step makes a record as if Poll had asked: a short reply on
+	// a fast model can finish before the first Poll, and then had none.
+	r.want.Store(req.Observe&ObserveSteps != 0)
 	r.stepper.init(req.Step)
 	return r
 }
