@@ -247,4 +247,17 @@ func TestPanelKeepsTheMeasuredTime(t *testing.T) {
 	if strings.Contains(got, "…") || !strings.Contains(got, "bound      0.77 ms/tok ·") || !strings.Contains(got, "measured 2 ms") {
 		t.Fatalf("panel:\n%s", got)
 	}
+	// Without a row to spare the value is cut as before, so the lines
+	// below it (the speculation's, last) are not pushed off.
+	tall := m.panelLines(panelWidth, 100)
+	n := 0
+	for _, l := range tall {
+		if l != "" {
+			n++
+		}
+	}
+	tight := m.cachedPanel(panelWidth, n-1)
+	if last := tall[len(tall)-1]; strings.TrimRight(tight[len(tight)-1], " ") != last || !strings.Contains(strings.Join(tight, "\n"), "bound      0.77 ms/tok · mea…") {
+		t.Fatalf("tight panel loses %q:\n%s", last, strings.Join(tight, "\n"))
+	}
 }

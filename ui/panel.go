@@ -179,17 +179,34 @@ func (m *model) panelLines(w, h int) []string {
 	}
 	ls = append(ls, stat("generated", fmt.Sprintf("%d tok", s.GenTokens)))
 	ls = append(ls, m.specLines(stat)...)
-	// A wrapped stat is several lines.
-	ls = strings.Split(strings.Join(ls, "\n"), "\n")
-	for i := len(ls) - 1; i >= 0 && len(ls) > h; i-- { // tight: drop the spacing first, from the bottom
+	// Tight: drop the spacing first, then the wrapped part of long values
+	// (they are cut with … instead), both from the bottom; then the last
+	// lines go.
+	rows := func() int { return len(ls) + strings.Count(strings.Join(ls, ""), "\n") }
+	for i := len(ls) - 1; i >= 0 && rows() > h; i-- {
 		if ls[i] == "" {
 			ls = slices.Delete(ls, i, i+1)
 		}
 	}
+	for i := len(ls) - 1; i >= 0 && rows() > h; i-- {
+		ls[i] = unwrapStat(ls[i])
+	}
+	ls = strings.Split(strings.Join(ls, "\n"), "\n")
 	if len(ls) > h {
 		ls = ls[:h]
 	}
 	return ls
+}
+
+// unwrapStat puts a stat wrapped under itself back on one line.
+func unwrapStat(s string) string {
+	first, rest, _ := strings.Cut(s, "\n")
+	for l := range strings.SplitSeq(rest, "\n") {
+		if l != "" {
+			first += " " + strings.TrimLeft(l, " ")
+		}
+	}
+	return first
 }
 
 // specLines are the speculation set for the next reply and, when the last
