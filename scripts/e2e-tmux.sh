@@ -279,7 +279,7 @@ t send-keys -t chat M-n
 t send-keys -t chat M-v
 wait_for 'kv_map on' 5
 t send-keys -t chat '/view' Enter
-wait_for 'views: next \(Alt\+N\) on · step \(Alt\+\.\) off · tokens \(Alt\+H\) on · kv \(Alt\+V\) on · spark \(Alt\+W\) on' 5
+wait_for 'views: next \(Alt\+n\) on · step \(Alt\+\.\) off · tokens \(Alt\+h\) on · kv \(Alt\+v\) on · spark \(Alt\+w\) on' 5
 t send-keys -t chat '/view off' Enter
 wait_for 'every view off' 5
 sleep 0.3
