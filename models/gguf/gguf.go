@@ -16,6 +16,7 @@ import (
 	"math/bits"
 	"unsafe"
 
+	"chat/models/quote"
 	"chat/models/regular"
 )
 
@@ -152,10 +153,10 @@ func Parse(data []byte) (*File, error) {
 		}
 		val, err := r.value(typ, 0)
 		if err != nil {
-			return nil, fmt.Errorf("gguf: metadata %s: %w", Quote(key), err)
+			return nil, fmt.Errorf("gguf: metadata %s: %w", quote.Quote(key), err)
 		}
 		if _, dup := f.kvIndex[key]; dup {
-			return nil, fmt.Errorf("gguf: duplicate metadata key %s", Quote(key))
+			return nil, fmt.Errorf("gguf: duplicate metadata key %s", quote.Quote(key))
 		}
 		f.kvIndex[key] = len(f.KV)
 		f.KV = append(f.KV, KV{Key: key, Type: typ, Value: val})
@@ -180,7 +181,7 @@ func Parse(data []byte) (*File, error) {
 			return nil, fmt.Errorf("gguf: tensor %d: %w", i, err)
 		}
 		if _, dup := f.tensorIndex[ti.Name]; dup {
-			return nil, fmt.Errorf("gguf: duplicate tensor name %s", Quote(ti.Name))
+			return nil, fmt.Errorf("gguf: duplicate tensor name %s", quote.Quote(ti.Name))
 		}
 		f.tensorIndex[ti.Name] = len(f.Tensors)
 		f.Tensors = append(f.Tensors, ti)
@@ -190,14 +191,14 @@ func Parse(data []byte) (*File, error) {
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
 		if t.Offset%int64(f.Alignment) != 0 {
-			return nil, fmt.Errorf("gguf: tensor %s: offset %d is not a multiple of the alignment %d", Quote(t.Name), t.Offset, f.Alignment)
+			return nil, fmt.Errorf("gguf: tensor %s: offset %d is not a multiple of the alignment %d", quote.Quote(t.Name), t.Offset, f.Alignment)
 		}
 		end, ok := addInt64(f.DataOffset, t.Offset)
 		if ok {
 			end, ok = addInt64(end, t.Size)
 		}
 		if !ok || end > f.Size {
-			return nil, fmt.Errorf("gguf: tensor %s: data [%d, +%d) runs past the end of the file (%d bytes, data section at %d)", Quote(t.Name), t.Offset, t.Size, f.Size, f.DataOffset)
+			return nil, fmt.Errorf("gguf: tensor %s: data [%d, +%d) runs past the end of the file (%d bytes, data section at %d)", quote.Quote(t.Name), t.Offset, t.Size, f.Size, f.DataOffset)
 		}
 	}
 	return f, nil
@@ -219,7 +220,7 @@ func (f *File) TensorData(t *TensorInfo) ([]byte, error) {
 	}
 	start := f.DataOffset + t.Offset
 	if t.Offset < 0 || t.Size < 0 || start < 0 || start+t.Size > int64(len(f.data)) {
-		return nil, fmt.Errorf("gguf: tensor %s lies outside the file", Quote(t.Name))
+		return nil, fmt.Errorf("gguf: tensor %s lies outside the file", quote.Quote(t.Name))
 	}
 	return f.data[start : start+t.Size : start+t.Size], nil
 }
@@ -561,7 +562,7 @@ func (r *reader) tensorInfo() (TensorInfo, error) {
 		return t, r.err
 	}
 	if nd > MaxDims {
-		return t, fmt.Errorf("%s has %d dimensions, at most %d allowed", Quote(t.Name), nd, MaxDims)
+		return t, fmt.Errorf("%s has %d dimensions, at most %d allowed", quote.Quote(t.Name), nd, MaxDims)
 	}
 	t.Dims = make([]int64, nd)
 	n := uint64(1)
@@ -571,11 +572,11 @@ func (r *reader) tensorInfo() (TensorInfo, error) {
 			return t, r.err
 		}
 		if d > math.MaxInt64 {
-			return t, fmt.Errorf("%s: dimension %d is %d", Quote(t.Name), i, d)
+			return t, fmt.Errorf("%s: dimension %d is %d", quote.Quote(t.Name), i, d)
 		}
 		hi, lo := bits.Mul64(n, d)
 		if hi != 0 || lo > math.MaxInt64 {
-			return t, fmt.Errorf("%s: element count overflows", Quote(t.Name))
+			return t, fmt.Errorf("%s: element count overflows", quote.Quote(t.Name))
 		}
 		n = lo
 		t.Dims[i] = int64(d)
@@ -586,17 +587,17 @@ func (r *reader) tensorInfo() (TensorInfo, error) {
 		return t, r.err
 	}
 	if !t.Type.Known() {
-		return t, fmt.Errorf("%s has unknown tensor type %d", Quote(t.Name), uint32(t.Type))
+		return t, fmt.Errorf("%s has unknown tensor type %d", quote.Quote(t.Name), uint32(t.Type))
 	}
 	if nd > 0 && t.Dims[0]%int64(t.Type.BlockSize()) != 0 {
-		return t, fmt.Errorf("%s: row length %d is not a multiple of the %s block size %d", Quote(t.Name), t.Dims[0], t.Type, t.Type.BlockSize())
+		return t, fmt.Errorf("%s: row length %d is not a multiple of the %s block size %d", quote.Quote(t.Name), t.Dims[0], t.Type, t.Type.BlockSize())
 	}
 	size, err := t.Type.RowBytes(int64(n))
 	if err != nil {
-		return t, fmt.Errorf("%s: %w", Quote(t.Name), err)
+		return t, fmt.Errorf("%s: %w", quote.Quote(t.Name), err)
 	}
 	if off > math.MaxInt64 {
-		return t, fmt.Errorf("%s: offset %d overflows", Quote(t.Name), off)
+		return t, fmt.Errorf("%s: offset %d overflows", quote.Quote(t.Name), off)
 	}
 	t.Offset = int64(off)
 	t.Size = size

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"chat/models/gguf"
+	"chat/models/quote"
 )
 
 // MaxContext caps the KV cache: a model trained for a longer context gets a
@@ -202,7 +203,7 @@ func readRope(f *gguf.File, arch string, c *Config) error {
 		c.Llama3 = r
 		c.RopeScale = 1 // the factor goes into the per-pair divisors
 	default:
-		return fmt.Errorf("llama: rope scaling %s is not supported (none, linear, yarn, longrope, llama3)", gguf.Quote(typ))
+		return fmt.Errorf("llama: rope scaling %s is not supported (none, linear, yarn, longrope, llama3)", quote.Quote(typ))
 	}
 	if v, ok := f.Float(key("rope.scaling.attn_factor")); ok && v > 0 {
 		c.YarnAttn *= float32(v)

@@ -23,6 +23,7 @@ import (
 	"chat/models"
 	"chat/models/gguf"
 	"chat/models/nn"
+	"chat/models/quote"
 	"chat/models/weights"
 )
 
@@ -120,7 +121,7 @@ func FromFile(f *gguf.File, fileName string) (*Model, error) {
 		if arch == "" {
 			return nil, fmt.Errorf("llama: the file names no general.architecture (supported: %s)", strings.Join(names, ", "))
 		}
-		return nil, fmt.Errorf("llama: unsupported architecture %s (supported: %s)", gguf.Quote(arch), strings.Join(names, ", "))
+		return nil, fmt.Errorf("llama: unsupported architecture %s (supported: %s)", quote.Quote(arch), strings.Join(names, ", "))
 	}
 	cfg, err := readConfig(f, arch)
 	if err != nil {
@@ -198,7 +199,7 @@ func checkFused(f *gguf.File, cfg Config) error {
 			continue
 		}
 		if n := len(t.Dims); n == 0 || n > 2 || t.Dims[n-1] != want {
-			return fmt.Errorf("llama: tensor %s has shape %v, want %d rows (q_dim + 2·kv_dim)", gguf.Quote(t.Name), t.Dims, want)
+			return fmt.Errorf("llama: tensor %s has shape %v, want %d rows (q_dim + 2·kv_dim)", quote.Quote(t.Name), t.Dims, want)
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 
 	"chat/models"
 	"chat/models/gguf"
+	"chat/models/quote"
 	"chat/models/tokenizer/gpt2bpe"
 	"chat/models/tokenizer/spm"
 )
@@ -23,7 +24,7 @@ func loadTokenizer(f *gguf.File) (models.Tokenizer, error) {
 	case "gpt2":
 		return gpt2bpe.FromGGUF(f)
 	default:
-		return nil, fmt.Errorf("tokenizer.ggml.model %s is not supported", gguf.Quote(model))
+		return nil, fmt.Errorf("tokenizer.ggml.model %s is not supported", quote.Quote(model))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"chat/models/gguf"
+	"chat/models/quote"
 	"chat/models/weights"
 )
 
@@ -22,10 +23,10 @@ func loadGGUF(path string) (*Adapter, error) {
 	}
 	defer f.Close()
 	if t, _ := f.String("general.type"); t != "adapter" {
-		return nil, fmt.Errorf("lora: %s is a GGUF file but not an adapter (general.type %s)", path, gguf.Quote(t))
+		return nil, fmt.Errorf("lora: %s is a GGUF file but not an adapter (general.type %s)", path, quote.Quote(t))
 	}
 	if t, _ := f.String("adapter.type"); t != "lora" {
-		return nil, fmt.Errorf("lora: %s is a %s adapter, not lora", path, gguf.Quote(t))
+		return nil, fmt.Errorf("lora: %s is a %s adapter, not lora", path, quote.Quote(t))
 	}
 	alpha, _ := f.Float("adapter.lora.alpha")
 	arch, _ := f.String("general.architecture")
@@ -39,10 +40,10 @@ func loadGGUF(path string) (*Adapter, error) {
 		case strings.HasSuffix(ti.Name, ".lora_b"):
 			target, ab = strings.TrimSuffix(ti.Name, ".lora_b"), "b"
 		default:
-			return nil, fmt.Errorf("lora: %s: tensor %s is not a lora_a or lora_b", path, gguf.Quote(ti.Name))
+			return nil, fmt.Errorf("lora: %s: tensor %s is not a lora_a or lora_b", path, quote.Quote(ti.Name))
 		}
 		if len(ti.Dims) != 2 || ti.Dims[0] == 0 || ti.Dims[1] == 0 {
-			return nil, fmt.Errorf("lora: %s: %s has shape %v, want a matrix", path, gguf.Quote(ti.Name), ti.Dims)
+			return nil, fmt.Errorf("lora: %s: %s has shape %v, want a matrix", path, quote.Quote(ti.Name), ti.Dims)
 		}
 		v, err := f.TensorFloat32(ti.Name)
 		if err != nil {

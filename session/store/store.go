@@ -29,8 +29,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"chat/models/quote"
 	"chat/models/regular"
 )
 
@@ -407,7 +407,7 @@ func (s *Store) Scan() ([]Summary, []error, error) {
 				n++
 			}
 		}
-		out = append(out, Summary{ID: l.ID, Name: l.Name, Title: cut(l.Title, 200), Model: cut(l.Model.Name, 200),
+		out = append(out, Summary{ID: l.ID, Name: l.Name, Title: quote.Cut(l.Title, 200), Model: quote.Cut(l.Model.Name, 200),
 			Updated: l.Updated, Messages: n})
 	}
 	slices.SortFunc(out, func(a, b Summary) int {
@@ -417,17 +417,6 @@ func (s *Store) Scan() ([]Summary, []error, error) {
 		return strings.Compare(b.ID, a.ID)
 	})
 	return out, skipped, nil
-}
-
-// cut shortens s to at most n bytes (on a rune boundary), marking the cut.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // List returns the readable sessions, most recently updated first. Files that

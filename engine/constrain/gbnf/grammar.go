@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"chat/engine/constrain/utf8range"
+	"chat/models/quote"
 )
 
 // The lowered grammar: every rule is a list of alternatives, each a run of
@@ -69,7 +70,7 @@ func Compile(src string) (*Grammar, error) {
 	for _, d := range defs {
 		id := l.ruleID(d.name, d.pos)
 		if r := &l.g.rules[id]; r.def {
-			return nil, errAt(src, d.pos, "rule %s is defined twice (first at %s)", quoted(d.name), errAt(src, r.pos, "").pos())
+			return nil, errAt(src, d.pos, "rule %s is defined twice (first at %s)", quote.Quote(d.name), errAt(src, r.pos, "").pos())
 		}
 		l.g.rules[id].def, l.g.rules[id].pos = true, d.pos
 	}
@@ -82,7 +83,7 @@ func Compile(src string) (*Grammar, error) {
 	g := l.g
 	for _, r := range g.rules {
 		if !r.def {
-			return nil, errAt(src, r.src, "rule %s is used but never defined", quoted(r.name))
+			return nil, errAt(src, r.src, "rule %s is used but never defined", quote.Quote(r.name))
 		}
 	}
 	root, ok := l.ids["root"]
@@ -389,7 +390,7 @@ func (g *Grammar) checkProductive(src string) error {
 		r := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		if !prod[r] {
-			return errAt(src, g.rules[r].pos, "rule %s can never finish: each of its alternatives needs it (or another such rule) again", quoted(g.rules[r].name))
+			return errAt(src, g.rules[r].pos, "rule %s can never finish: each of its alternatives needs it (or another such rule) again", quote.Quote(g.rules[r].name))
 		}
 		for _, a := range g.rules[r].alts {
 			for p := a; g.syms[p].kind != symEnd; p++ {

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"chat/engine/constrain/utf8range"
+	"chat/models/quote"
 )
 
 // The syntax tree of a grammar, before lowering to byte-level rules
@@ -50,21 +51,6 @@ type Error struct {
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("gbnf: line %d, col %d: %s", e.Line, e.Col, e.Msg) }
-
-// quoted quotes a name from the grammar for an error, cut at a rune
-// boundary after 80 bytes: a name may be as long as the file, and the
-// error is one line.
-func quoted(s string) string {
-	const n = 80
-	if len(s) > n {
-		i := n
-		for i > 0 && !utf8.RuneStart(s[i]) {
-			i--
-		}
-		s = s[:i] + "…"
-	}
-	return strconv.Quote(s)
-}
 
 type parser struct {
 	src   string
@@ -161,7 +147,7 @@ func (p *parser) rule() (ruleDef, error) {
 	}
 	p.space(false)
 	if !(p.pos+3 <= len(p.src) && p.src[p.pos:p.pos+3] == "::=") {
-		return ruleDef{}, p.errf("expected '::=' after the rule name %s", quoted(name))
+		return ruleDef{}, p.errf("expected '::=' after the rule name %s", quote.Quote(name))
 	}
 	p.pos += 3
 	p.space(true)

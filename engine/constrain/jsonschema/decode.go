@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"chat/models/quote"
 )
 
 // node is a JSON value read with its object keys in order and its byte
@@ -128,7 +130,7 @@ func (r *reader) value(depth int) (*node, error) {
 					return nil, r.errAt(koff, "expected an object key")
 				}
 				if n.get(k) != nil {
-					return nil, r.errAt(koff, "key %s appears twice in this object", quoted(k))
+					return nil, r.errAt(koff, "key %s appears twice in this object", quote.Quote(k))
 				}
 				val, err := r.value(depth + 1)
 				if err != nil {

@@ -38,7 +38,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
-	"unicode/utf8"
+
+	"chat/models/quote"
 )
 
 // Grammar compiles the schema text src to a GBNF grammar whose root is the
@@ -96,22 +97,8 @@ func printable(path string) string {
 	return q[1 : len(q)-1]
 }
 
-// quoted quotes a string from the schema for an error, cut like a pointer.
-func quoted(s string) string { return strconv.Quote(cut(s)) }
-
-// cut shortens s to 80 bytes and "…" at a rune boundary: a key or a string
-// may be as long as the schema.
-func cut(s string) string {
-	const n = 80
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
-}
+// cut shortens a pointer or a key for an error, as quoted does.
+func cut(s string) string { return quote.Cut(s, quote.Max) }
 
 // rule adds "name ::= body" under a fresh name and returns the name.
 func (c *compiler) rule(body string) string {
@@ -157,7 +144,7 @@ func (c *compiler) schema(n *node, path string) (string, error) {
 			known = known || slices.Contains(kw, k)
 		}
 		if !known {
-			return "", c.errAt(n.vals[i], path+"/"+k, "keyword %s is not supported (outside the subset this app compiles)", quoted(k))
+			return "", c.errAt(n.vals[i], path+"/"+k, "keyword %s is not supported (outside the subset this app compiles)", quote.Quote(k))
 		}
 	}
 	if ref := n.get("$ref"); ref != nil {
@@ -304,14 +291,14 @@ func (c *compiler) ref(ref *node, path string) (string, error) {
 			}
 		}
 		if !ok {
-			return "", c.errAt(ref, path, "only references to #, #/$defs/NAME and #/definitions/NAME are supported, not %s", quoted(ref.str))
+			return "", c.errAt(ref, path, "only references to #, #/$defs/NAME and #/definitions/NAME are supported, not %s", quote.Quote(ref.str))
 		}
 		if target == nil {
-			return "", c.errAt(ref, path, "%s names no schema in the document", quoted(ref.str))
+			return "", c.errAt(ref, path, "%s names no schema in the document", quote.Quote(ref.str))
 		}
 	}
 	if slices.Contains(c.bare, target) {
-		return "", c.errAt(ref, path, "%s refers back to itself before any object or array: it describes no value", quoted(ref.str))
+		return "", c.errAt(ref, path, "%s refers back to itself before any object or array: it describes no value", quote.Quote(ref.str))
 	}
 	if name, ok := c.defs[target]; ok {
 		return name, nil
@@ -432,7 +419,7 @@ func (c *compiler) object(n *node, path string) (string, error) {
 				return "", c.errAt(v, path+"/required", "expected a property name")
 			}
 			if props.get(v.str) == nil {
-				return "", c.errAt(v, path+"/required", "required property %s is not in properties (only listed properties are generated)", quoted(v.str))
+				return "", c.errAt(v, path+"/required", "required property %s is not in properties (only listed properties are generated)", quote.Quote(v.str))
 			}
 			required[v.str] = true
 		}

@@ -30,6 +30,7 @@ import (
 	"unicode/utf8"
 
 	"chat/models"
+	"chat/models/quote"
 )
 
 // EndOfText is the course's end-of-text special token.
@@ -205,7 +206,7 @@ func New(merges [][2]int, specials []string, pattern string) (*Tokenizer, error)
 			return nil, fmt.Errorf("tokenizer: special token %d is empty", j)
 		}
 		if seen[s] {
-			return nil, fmt.Errorf("tokenizer: special token %s is listed twice", quoted(s))
+			return nil, fmt.Errorf("tokenizer: special token %s is listed twice", quote.Quote(s))
 		}
 		seen[s] = true
 		if s == EndOfText {

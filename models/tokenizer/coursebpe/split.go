@@ -2,11 +2,12 @@ package coursebpe
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"chat/models/quote"
 
 	"github.com/dlclark/regexp2"
 )
@@ -19,21 +20,6 @@ const (
 	// GPT2TiktokenSplitPattern is tiktoken's spelling of the same GPT-2 pattern.
 	GPT2TiktokenSplitPattern = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
 )
-
-// quoted quotes a pattern or a token from the spec for an error, cut: a
-// checkpoint's spec may hold megabytes, and the error is one line.
-func quoted(s string) string { return strconv.Quote(cut(s, 80)) }
-
-// cut shortens s to n bytes and "…" at a rune boundary.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
 
 // A splitter calls emit with each chunk of s, in order: what Python's
 // regex.findall(pattern, s) returns.
@@ -310,12 +296,12 @@ type regexSplitter struct {
 func newRegexSplitter(pattern string) (*regexSplitter, error) {
 	rw, err := RewritePattern(pattern)
 	if err != nil {
-		return nil, fmt.Errorf("tokenizer: split pattern %s: %w", quoted(pattern), err)
+		return nil, fmt.Errorf("tokenizer: split pattern %s: %w", quote.Quote(pattern), err)
 	}
 	re, err := regexp2.Compile(rw, regexp2.None)
 	if err != nil {
 		// regexp2's message quotes the whole pattern again.
-		return nil, fmt.Errorf("tokenizer: split pattern %s does not compile: %s", quoted(pattern), cut(err.Error(), 200))
+		return nil, fmt.Errorf("tokenizer: split pattern %s does not compile: %s", quote.Quote(pattern), quote.Cut(err.Error(), 200))
 	}
 	re.MatchTimeout = regexTimeout
 	rs := &regexSplitter{re: re}
@@ -324,7 +310,7 @@ func newRegexSplitter(pattern string) (*regexSplitter, error) {
 		rs.group = re.GetGroupNumbers()[1]
 	case n > 1:
 		// findall would return tuples, which the course cannot encode.
-		return nil, fmt.Errorf("tokenizer: split pattern %s has %d capturing groups; findall needs at most one", quoted(pattern), n)
+		return nil, fmt.Errorf("tokenizer: split pattern %s has %d capturing groups; findall needs at most one", quote.Quote(pattern), n)
 	}
 	return rs, nil
 }

@@ -19,6 +19,7 @@ import (
 	"sync"
 
 	"chat/models/gguf"
+	"chat/models/quote"
 	"chat/models/tokenizer/llamavocab"
 )
 
@@ -143,7 +144,7 @@ const Model = "gpt2"
 func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 	model, _ := f.String("tokenizer.ggml.model")
 	if model != Model {
-		return nil, fmt.Errorf("gpt2bpe: tokenizer.ggml.model is %s, want %q", gguf.Quote(model), Model)
+		return nil, fmt.Errorf("gpt2bpe: tokenizer.ggml.model is %s, want %q", quote.Quote(model), Model)
 	}
 	v := Vocab{BOS: 11, EOS: 11, EOT: -1}
 	var ok bool
@@ -244,7 +245,7 @@ func New(v Vocab) (*Tokenizer, error) {
 			s = fmt.Sprintf("[EMPTY_%d]", i)
 		}
 		if j, dup := t.ids[s]; dup {
-			return nil, fmt.Errorf("gpt2bpe: duplicate token %s has ids %d and %d", gguf.Quote(s), j, i)
+			return nil, fmt.Errorf("gpt2bpe: duplicate token %s has ids %d and %d", quote.Quote(s), j, i)
 		}
 		t.ids[s] = i
 		t.texts[i] = s

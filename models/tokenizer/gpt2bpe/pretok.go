@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode"
 
-	"chat/models/gguf"
+	"chat/models/quote"
 )
 
 // Pre-tokenizers split text into words before BPE runs on each word.
@@ -129,7 +129,7 @@ func pretokenizer(pre string) ([]step, error) {
 	}
 	s, ok := preTokenizers[pre]
 	if !ok {
-		return nil, fmt.Errorf("gpt2bpe: pre-tokenizer %s (tokenizer.ggml.pre) is not supported; supported: %s", gguf.Quote(pre), supportedPre())
+		return nil, fmt.Errorf("gpt2bpe: pre-tokenizer %s (tokenizer.ggml.pre) is not supported; supported: %s", quote.Quote(pre), supportedPre())
 	}
 	return s, nil
 }

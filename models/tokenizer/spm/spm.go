@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"chat/models/gguf"
+	"chat/models/quote"
 	"chat/models/tokenizer/llamavocab"
 )
 
@@ -62,7 +63,7 @@ type Vocab struct {
 func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 	model, _ := f.String("tokenizer.ggml.model")
 	if model != "llama" {
-		return nil, fmt.Errorf("spm: tokenizer.ggml.model is %s, want \"llama\"", gguf.Quote(model))
+		return nil, fmt.Errorf("spm: tokenizer.ggml.model is %s, want \"llama\"", quote.Quote(model))
 	}
 	v := Vocab{BOS: 1, EOS: 2, EOT: -1, UNK: 0, AddBOS: true, AddSpacePrefix: true}
 	var ok bool
@@ -138,7 +139,7 @@ func New(v Vocab) (*Tokenizer, error) {
 			s = fmt.Sprintf("[EMPTY_%d]", i) // as llama.cpp names empty tokens
 		}
 		if j, dup := t.ids[s]; dup {
-			return nil, fmt.Errorf("spm: duplicate token %s has ids %d and %d", gguf.Quote(s), j, i)
+			return nil, fmt.Errorf("spm: duplicate token %s has ids %d and %d", quote.Quote(s), j, i)
 		}
 		t.ids[s] = i
 		t.texts[i] = s
