@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"chat/config"
 	"chat/models"
@@ -42,12 +41,7 @@ func parseArgs(fs *flag.FlagSet, args []string) error {
 	if err == nil {
 		return nil
 	}
-	msg := err.Error()
-	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		msg = "unknown flag " + config.Dashed(name)
-	} else if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
-		msg = "flag needs an argument: " + config.Dashed(name)
-	}
+	msg, _ := config.FlagMessage(err)
 	return fmt.Errorf("%s (see %s -h)", msg, fs.Name())
 }
 

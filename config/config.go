@@ -204,26 +204,27 @@ func flagError(err error, c *Config) error {
 	if errors.As(c.flagErr, &se) {
 		return fmt.Errorf("%w (%s)", c.flagErr, c.flagErrAt)
 	}
-	msg := err.Error()
-	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
-		msg = "flag needs an argument: " + Dashed(name)
-	}
-	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		msg = "unknown flag " + Dashed(name)
-		if near := nearFlag(name); near != "" {
+	msg, unknown := FlagMessage(err)
+	if unknown != "" {
+		if near := nearFlag(unknown); near != "" {
 			msg += " (did you mean " + near + "?)"
 		}
 	}
 	return fmt.Errorf("%s (see chat -h)", msg)
 }
 
-// Dashed is a flag name as it is typed: "-n", "--model" (the flag package
-// takes either and reports neither).
-func Dashed(name string) string {
-	if len(name) == 1 {
-		return "-" + name
+// FlagMessage is a flag package error's text with the flag named as it is
+// typed ("-n", "--model"), and the name of a flag nobody defined ("" for
+// other errors).
+func FlagMessage(err error) (msg, unknown string) {
+	msg = err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return "flag needs an argument: " + settings.Dashed(name), ""
 	}
-	return "--" + name
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return "unknown flag " + settings.Dashed(name), name
+	}
+	return msg, ""
 }
 
 // peerFlags are llama-cli's and ollama's spellings of flags that are not

@@ -219,11 +219,15 @@ func (s *Setting) FlagName() string {
 }
 
 // Dashed is the flag as typed: "-n", "--top-p".
-func (s *Setting) Dashed() string {
-	if f := s.FlagName(); len(f) == 1 {
-		return "-" + f
+func (s *Setting) Dashed() string { return Dashed(s.FlagName()) }
+
+// Dashed is a flag name as it is typed: "-n", "--model" (the flag package
+// takes either dash and reports neither).
+func Dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
 	}
-	return "--" + s.FlagName()
+	return "--" + name
 }
 
 // Error is a value a setting refuses. Its text is the same wherever the
