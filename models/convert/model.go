@@ -52,6 +52,17 @@ func FromModel(m, base models.Model, suffix string) (*File, error) {
 				delete(changed, f.Tensors[i].Name)
 			}
 		}
+		// A matrix the file holds under another name (a tied output layer
+		// is token_embd) that changed alone is untied: it gets a tensor of
+		// its own, of the same type, which llama.cpp reads before the tie.
+		for i, n := 0, len(f.Tensors); i < n; i++ {
+			for name, v := range changed {
+				if t := f.Tensors[i]; orig[name] != nil && orig[name] == orig[t.Name] {
+					f.Tensors = append(f.Tensors, Tensor{Name: name, Shape: t.Shape, Data: v, Src: t.Src})
+					delete(changed, name)
+				}
+			}
+		}
 		if len(changed) > 0 {
 			return nil, fmt.Errorf("convert: changed matrices that are not tensors of the file (parts of a fused attn_qkv?)")
 		}

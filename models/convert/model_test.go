@@ -1,0 +1,102 @@
+package convert
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"chat/models/gguf"
+	"chat/models/kvcache"
+	"chat/models/llama"
+	"chat/models/llama/randmodel"
+	"chat/models/nn"
+	"chat/models/weights"
+)
+
+// TestFromModelUnties: a GGUF model whose output layer is token_embd (no
+// output.weight), with that layer alone changed (as prune and the
+// quantizers change it), is written with an output.weight of its own, and
+// the file read back gives the changed model's logits bit for bit.
+func TestFromModelUnties(t *testing.T) {
+	dir := t.TempDir()
+	toks := []string{"<unk>", "<s>", "</s>", "a", "b", "c", "d", "e", "▁"}
+	var vb bytes.Buffer
+	if err := gguf.Write(&vb, []gguf.KV{
+		{Key: "tokenizer.ggml.model", Type: gguf.String, Value: "llama"},
+		{Key: "tokenizer.ggml.tokens", Type: gguf.Array, Value: gguf.ArrayValue{Elem: gguf.String, Data: toks}},
+		{Key: "tokenizer.ggml.scores", Type: gguf.Array, Value: gguf.ArrayValue{Elem: gguf.Float32, Data: make([]float32, len(toks))}},
+		{Key: "tokenizer.ggml.token_type", Type: gguf.Array, Value: gguf.ArrayValue{Elem: gguf.Int32, Data: []int32{2, 3, 3, 1, 1, 1, 1, 1, 1}}},
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	vocab, err := gguf.Parse(vb.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := randmodel.Spec{Name: "tied", Arch: "llama", Dim: 16, Layers: 1, FFN: 32, Heads: 2, KVHeads: 2,
+		Context: 32, Eps: 1e-5, Tied: true, Type: gguf.TypeF32, Seed: 5, Std: 0.5}
+	var mb bytes.Buffer
+	if err := randmodel.Write(&mb, spec, vocab); err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "tied.gguf")
+	if err := os.WriteFile(in, mb.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base, err := llama.Load(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer base.Close()
+	// Halve every matrix ConvertArch hands over: the tied output among them,
+	// while token_embd (kept) stays.
+	arch, err := nn.ConvertArch(base.Arch(), func(l weights.Linear) (weights.Linear, error) {
+		w := weights.Dequantize(l)
+		for i := range w {
+			w[i] /= 2
+		}
+		return weights.NewF32(w, l.Rows(), l.Cols()), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := base.WithArch(arch)
+	f, err := FromModel(changed, base, "+half")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(f.Tensors, func(t Tensor) bool { return t.Name == "output.weight" }) {
+		t.Fatal("no output.weight written")
+	}
+	var out bytes.Buffer
+	if err := Write(&out, f, StoredMix(f), nil); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "half.gguf")
+	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	back, err := llama.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer back.Close()
+	ids := []int{1, 3, 4, 5, 6, 7}
+	want, err := kvcache.NewState(changed).Forward(ids, len(ids))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := kvcache.NewState(back).Forward(ids, len(ids))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, err := kvcache.NewState(base).Forward(ids, len(ids))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) || slices.Equal(got, orig) {
+		t.Fatalf("logits read back differ from the changed model's (or equal the original's)\n got %v\nwant %v", got[:8], want[:8])
+	}
+}
