@@ -65,6 +65,11 @@ func (m *model) rootKey(k tea.KeyPressMsg, act string) tea.Cmd {
 		if m.in.value() == "" && !m.busy {
 			return tea.Quit
 		}
+	case "suspend":
+		// As a shell's job control expects of a terminal program (ollama's
+		// and llama-cli's prompts too): bubbletea gives the terminal back,
+		// stops the process, and repaints on fg.
+		return tea.Suspend
 	case "help":
 		m.openHelp()
 		return nil

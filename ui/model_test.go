@@ -295,6 +295,14 @@ func TestCtrlCStopsThenQuits(t *testing.T) {
 	} else if _, ok := cmd().(tea.QuitMsg); !ok {
 		t.Fatal("Ctrl+D on an empty input should quit")
 	}
+
+	// Ctrl+Z suspends to the shell, whatever is typed (fg comes back to it).
+	typeIn(m, "half a thought")
+	if _, cmd := m.Update(ctrl('z')); cmd == nil {
+		t.Fatal("Ctrl+Z should suspend")
+	} else if _, ok := cmd().(tea.SuspendMsg); !ok || m.in.value() != "half a thought" {
+		t.Fatalf("Ctrl+Z: %T, input %q", cmd(), m.in.value())
+	}
 }
 
 func TestSanitizeInput(t *testing.T) {

@@ -29,6 +29,7 @@ var uiActions = []Action{
 	{"stop", []string{"esc"}, "stop the reply · close a popup or pane · cancel an edit"},
 	{"quit", []string{"ctrl+c"}, "stop the reply, else clear the input, else quit"},
 	{"eof", []string{"ctrl+d"}, "quit (on an empty input)"},
+	{"suspend", []string{"ctrl+z"}, "suspend to the shell (fg resumes)"},
 	{"help", []string{"f1"}, "this help (also ? on an empty input)"},
 	{"palette", []string{"ctrl+p"}, "command palette: every action and setting"},
 	{"panel", []string{"ctrl+o"}, "show the side panel over the transcript (narrow terminals)"},
