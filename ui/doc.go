@@ -20,8 +20,8 @@
 // through Options.Keys): Enter sends or runs a /command, Alt+Enter / Ctrl+J
 // / Shift+Enter add a line, Esc stops the reply or closes what is open,
 // Ctrl+C stops a reply, clears the input, and quits on an empty idle prompt,
-// Ctrl+D quits on an empty input, Ctrl+Z suspends to the shell, F1 (or ? on an empty input) shows the
-// help, Ctrl+P the palette, Tab completes a command, Ctrl+R regenerates,
+// Ctrl+D quits on an empty input, Ctrl+Z suspends to the shell, F1 (or ?
+// on an empty input) shows the help, Ctrl+P the palette, Tab completes a command, Ctrl+R regenerates,
 // Ctrl+E on an empty input edits the last message, Ctrl+Y / Alt+y copy the
 // last reply / code block (OSC 52), F12 toggles markdown. PgUp/PgDn,
 // Ctrl+↑/↓ (Alt+↑/↓), Ctrl+Home/End and the wheel scroll; the transcript
