@@ -21,9 +21,10 @@
 // / Shift+Enter add a line, Esc stops the reply or closes what is open,
 // Ctrl+C stops a reply, clears the input, and quits on an empty idle prompt,
 // Ctrl+D quits on an empty input, Ctrl+Z suspends to the shell, F1 (or ?
-// on an empty input) shows the help, Ctrl+P the palette, Tab completes a command, Ctrl+R regenerates,
-// Ctrl+E on an empty input edits the last message, Ctrl+Y / Alt+y copy the
-// last reply / code block (OSC 52), F12 toggles markdown. PgUp/PgDn,
+// on an empty input) shows the help, Ctrl+P the palette, Tab completes a
+// command, Ctrl+R regenerates, Ctrl+E on an empty input edits the last
+// message, Ctrl+Y / Alt+y copy the last reply / code block (OSC 52), F12
+// toggles markdown. PgUp/PgDn,
 // Ctrl+↑/↓ (Alt+↑/↓), Ctrl+Home/End and the wheel scroll; the transcript
 // follows new text only while at the bottom. F2–F10 (or Alt+2…0, Alt+t/T,
 // p/P, m/M, k/K, g) change temperature, top-p, min-p, top-k and greedy from
