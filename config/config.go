@@ -224,6 +224,11 @@ func FlagMessage(err error) (msg, unknown string) {
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 		return "unknown flag " + settings.Dashed(name), name
 	}
+	// `invalid value "x" for flag -parallel: parse error`
+	if before, after, ok := strings.Cut(msg, " for flag -"); ok {
+		name, rest, _ := strings.Cut(after, ":")
+		return before + " for flag " + settings.Dashed(name) + ":" + rest, ""
+	}
 	return msg, ""
 }
 

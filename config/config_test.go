@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -278,6 +279,29 @@ func TestOneRuleOneMessage(t *testing.T) {
 	} {
 		if _, err := Parse(strings.Fields(c.args)); err == nil || err.Error() != c.want+" (see chat -h)" {
 			t.Errorf("%s: %v; want %q", c.args, err, c.want)
+		}
+	}
+}
+
+// FlagMessage names a flag as it is typed in each of the flag package's
+// errors (the subcommands' flags are plain flag.FlagSets).
+func TestFlagMessage(t *testing.T) {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Int("parallel", 1, "")
+	fs.Int("n", 1, "")
+	for _, c := range []struct {
+		args          []string
+		want, unknown string
+	}{
+		{[]string{"--parallel", "x"}, `invalid value "x" for flag --parallel: parse error`, ""},
+		{[]string{"-n", "y"}, `invalid value "y" for flag -n: parse error`, ""},
+		{[]string{"--port", "1"}, "unknown flag --port", "port"},
+		{[]string{"--parallel"}, "flag needs an argument: --parallel", ""},
+	} {
+		msg, unknown := FlagMessage(fs.Parse(c.args))
+		if msg != c.want || unknown != c.unknown {
+			t.Errorf("%v: %q, %q; want %q, %q", c.args, msg, unknown, c.want, c.unknown)
 		}
 	}
 }
