@@ -35,11 +35,12 @@ from asmgen import out, p, bytes_const, header
 # prefetcher alone does not keep the next blocks coming: a 16-row Q8_0 decode
 # step of bench110M took 15.7 ms without and 12.9 with PF = 32 (min of 6
 # alternating runs; 8, 16, 24, 48 and 64 measured too, 32 to 48 best).
-# Q4_0's one- and two-token tiles (VNNI) prefetch too: a Q4_0 decode
-# streams a block every 288 bytes, faster than the prefetchers alone keep
-# up with (bench110M-q4_0 at 1 thread, seven alternating pairs: 339-493
-# tok/s without, 405-526 with, each pair faster with); Q8_0's (544 bytes)
-# and int4 groups' did not gain.
+# The one- and two-token tiles of Q8_0, Q5_0 and Q4_0 prefetch too: a
+# decode streams the weights faster than the hardware prefetchers alone keep
+# up with. bench110M at 1 thread, alternating pairs, each pair faster with:
+# Q4_0 339-493 -> 405-526 tok/s (avx512vnni, seven pairs), 347-396 -> 390-438
+# (avx2, four); Q8_0 211-234 -> 222-248 (avx512vnni, four), 136-161 -> 161-196
+# (avx2, three). The int4 groups' (int4-gN-a8) showed no gain.
 PF = 32
 BB = {"IL8": 544, "IL4": 288, "IL4G": 256}
 ARGS = "out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int"
@@ -69,7 +70,7 @@ def vnni(kind, T):
     for t in range(T):
         p(f"\tVXORPS Z{18+t}, Z{18+t}, Z{18+t}")
     p(f"{name}_loop:")
-    if T >= 3 or kind == "IL4":
+    if T >= 3 or kind != "IL4G":
         # Fetch the block PF blocks ahead, one line at a time (past the
         # last row group it touches the next weight: harmless).
         for off in range(0, bb, 64):
@@ -170,7 +171,7 @@ def avx2(kind, T):
     for t in range(T):
         p(f"\tVXORPS Y{4+t}, Y{4+t}, Y{4+t}")
     p(f"{name}_loop:")
-    if T >= 3:
+    if T >= 3 or kind != "IL4G":
         for off in range(0, bb, 64):  # SI is 32h past the block: same lines
             p(f"\tPREFETCHT0 {PF*bb+off}(SI)")
     if kind == "IL4G":
