@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"chat/models"
 	"chat/models/gguf"
 	"chat/models/kvcache"
 	"chat/models/llama"
@@ -41,15 +42,20 @@ func TestFromModelUnties(t *testing.T) {
 	if err := randmodel.Write(&mb, spec, vocab); err != nil {
 		t.Fatal(err)
 	}
-	in := filepath.Join(dir, "tied.gguf")
-	if err := os.WriteFile(in, mb.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
+	// load writes a file's bytes and loads them.
+	load := func(name string, b []byte) *llama.Model {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m, err := llama.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Close() })
+		return m
 	}
-	base, err := llama.Load(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer base.Close()
+	base := load("tied.gguf", mb.Bytes())
 	// Halve every matrix ConvertArch hands over: the tied output among them,
 	// while token_embd (kept) stays.
 	arch, err := nn.ConvertArch(base.Arch(), func(l weights.Linear) (weights.Linear, error) {
@@ -74,28 +80,16 @@ func TestFromModelUnties(t *testing.T) {
 	if err := Write(&out, f, StoredMix(f), nil); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, "half.gguf")
-	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
+	back := load("half.gguf", out.Bytes())
+	logits := func(m models.Model) []float32 {
+		ids := []int{1, 3, 4, 5, 6, 7}
+		l, err := kvcache.NewState(m).Forward(ids, len(ids))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
 	}
-	back, err := llama.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer back.Close()
-	ids := []int{1, 3, 4, 5, 6, 7}
-	want, err := kvcache.NewState(changed).Forward(ids, len(ids))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := kvcache.NewState(back).Forward(ids, len(ids))
-	if err != nil {
-		t.Fatal(err)
-	}
-	orig, err := kvcache.NewState(base).Forward(ids, len(ids))
-	if err != nil {
-		t.Fatal(err)
-	}
+	want, got, orig := logits(changed), logits(back), logits(base)
 	if !slices.Equal(got, want) || slices.Equal(got, orig) {
 		t.Fatalf("logits read back differ from the changed model's (or equal the original's)\n got %v\nwant %v", got[:8], want[:8])
 	}

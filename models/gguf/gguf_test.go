@@ -184,23 +184,7 @@ func TestVersion2(t *testing.T) {
 func TestSparseCountsNotPreallocated(t *testing.T) {
 	const size = 256 << 20
 	for name, b := range map[string]*builder{"entries": header(3, 0, size/12-8), "tensors": header(3, size/24-8, 0)} {
-		path := filepath.Join(t.TempDir(), name+".gguf")
-		fd, err := os.Create(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fd.Write(b.Bytes())
-		if err := fd.Truncate(size); err != nil {
-			t.Skipf("cannot make a sparse file: %v", err)
-		}
-		fd.Close()
-		err = testmodels.Bounded(t, name, func() error {
-			f, err := Open(path)
-			if err == nil {
-				f.Close()
-			}
-			return err
-		})
+		err := openSparse(t, name, b, size)
 		if err == nil || !strings.Contains(err.Error(), "duplicate") {
 			t.Errorf("%s: %v, want the second empty name refused as a duplicate", name, err)
 		}
@@ -219,27 +203,34 @@ func TestSparseValuesBounded(t *testing.T) {
 		"arrays":  {300 << 20, header(3, 0, 1).str("a").u32(uint32(Array)).u32(uint32(Array)).u64(24 << 20)},
 		"string":  {1100 << 20, header(3, 0, 1).str("a").u32(uint32(String)).u64(1050 << 20)},
 	} {
-		path := filepath.Join(t.TempDir(), name+".gguf")
-		fd, err := os.Create(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fd.Write(c.b.Bytes())
-		if err := fd.Truncate(c.size); err != nil {
-			t.Skipf("cannot make a sparse file: %v", err)
-		}
-		fd.Close()
-		err = testmodels.Bounded(t, name, func() error {
-			f, err := Open(path)
-			if err == nil {
-				f.Close()
-			}
-			return err
-		})
+		err := openSparse(t, name, c.b, c.size)
 		if err == nil || !strings.Contains(err.Error(), "in memory") {
 			t.Errorf("%s: %v, want the values refused by their memory", name, err)
 		}
 	}
+}
+
+// openSparse writes b's bytes as the start of a sparse file of size bytes
+// (zeros after them) and opens it, failing the test if that hangs.
+func openSparse(t *testing.T, name string, b *builder, size int64) error {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name+".gguf")
+	fd, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd.Write(b.Bytes())
+	if err := fd.Truncate(size); err != nil {
+		t.Skipf("cannot make a sparse file: %v", err)
+	}
+	fd.Close()
+	return testmodels.Bounded(t, name, func() error {
+		f, err := Open(path)
+		if err == nil {
+			f.Close()
+		}
+		return err
+	})
 }
 
 // TestOpenLargeSparse opens a 1 GiB F32 tensor in a sparse file: Open reads
