@@ -45,7 +45,7 @@ func hostileGGUF(t *testing.T, dir string) string {
 }
 
 // hostileModel is hostileGGUF written to name, with an output matrix of
-// its own unless tied (prune writes only such models).
+// its own unless tied.
 func hostileModel(t *testing.T, dir, name string, tied bool) string {
 	t.Helper()
 	toks := []string{"<unk>", "<s>", "\x1b[31mred", "\u009b2J", "\x9b2J", "\u202eevil", "\x07bell", "\x1b]0;pwned\x07", "\u0085nel", "▁"}
@@ -126,7 +126,7 @@ func TestNoRawEscapesReachTheTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(archModel, ab.Bytes(), 0o644)
-	untied := hostileModel(t, dir, "untied.gguf", false)
+	untied := hostileModel(t, dir, "untied.gguf", false) // prune writes both: a tied output becomes an output.weight
 	text := filepath.Join(dir, "text.txt")
 	os.WriteFile(text, []byte(strings.Repeat("red bell evil nel ", 200)), 0o644)
 	cfg := filepath.Join(dir, "bad.toml")
@@ -149,7 +149,7 @@ func TestNoRawEscapesReachTheTerminal(t *testing.T) {
 		{"print-config", []string{"--system", "s" + hostileText, "--print-config"}, 0, "system"},
 		{"convert", []string{"convert", archModel, filepath.Join(dir, "out.gguf")}, 0, "wrote"},
 		{"plan", []string{"plan", "--model", model, "--no-measure"}, 0, "evil"},
-		{"prune", []string{"prune", untied, filepath.Join(dir, "pruned.gguf"), "--nm", "2:4", "--calib", text}, 0, "evil"},
+		{"prune", []string{"prune", model, filepath.Join(dir, "pruned.gguf"), "--nm", "2:4", "--calib", text}, 0, "evil"},
 		{"prune json", []string{"prune", untied, filepath.Join(dir, "pruned.gguf"), "--nm", "2:4", "--calib", text, "--json"}, 0, "evil"},
 	}
 	for _, c := range cases {
