@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -28,11 +27,7 @@ func benchServeCmd(args []string, stdout, stderr io.Writer) int {
 	prompt := fs.String("prompt", "", "the clients' message (default: a short story opening)")
 	long := fs.Int("long-prompt-chars", 0, "one more client keeps sending a prompt of this many characters of the bench text, each time a new one (numbered, so no prefix cache spares its prefill); its requests are not counted")
 	if err := parseArgs(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		fmt.Fprintln(stderr, "chat bench serve:", err)
-		return 2
+		return flagExit(stderr, "bench serve", err)
 	}
 	if *conc < 1 || *reqs < 0 || *maxTok < 1 || *long < 0 {
 		fmt.Fprintln(stderr, "chat bench serve: --concurrency and --max-tokens must be at least 1, --requests and --long-prompt-chars not negative")

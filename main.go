@@ -490,11 +490,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 	calib := fs.String("calib", "", "calibration text of GPTQ and AWQ formats (default: ../shared/models/text/TinyStories-valid-head.txt if present)")
 	kvQuant := fs.String("kv-quant", "auto", "KV cache storage of keys and values: "+strings.Join(settings.KVChoices, ", ")+" (auto: f16 for a GGUF model, f32 for a course checkpoint)")
 	if err := parseArgs(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		fmt.Fprintln(stderr, "chat bench:", err)
-		return 2
+		return flagExit(stderr, "bench", err)
 	}
 	if *threads < 0 {
 		fmt.Fprintln(stderr, "chat bench: --threads must be positive")
@@ -583,11 +579,7 @@ func quantReportCmd(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	calib := fs.String("calib", "", "calibration text of the GPTQ and AWQ rows (default: the held-out text's first tokens, which the windows then skip)")
 	if err := parseArgs(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		fmt.Fprintln(stderr, "chat quant-report:", err)
-		return 2
+		return flagExit(stderr, "quant-report", err)
 	}
 	m, err := openModel(*model)
 	if err != nil {

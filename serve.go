@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -42,11 +41,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	kvK, kvV := settingFlag(fs, "kv_quant_k"), settingFlag(fs, "kv_quant_v")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		fmt.Fprintln(stderr, "chat serve:", err)
-		return 2
+		return flagExit(stderr, "serve", err)
 	}
 	switch {
 	case len(pos) > 1 || len(pos) == 1 && *model != "":

@@ -45,6 +45,16 @@ func parseArgs(fs *flag.FlagSet, args []string) error {
 	return fmt.Errorf("%s (see %s -h)", msg, fs.Name())
 }
 
+// flagExit is a subcommand's exit status for parseArgs's error: 0 after
+// -h printed the help, else 2 with the error's one line on stderr.
+func flagExit(stderr io.Writer, tool string, err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	fmt.Fprintf(stderr, "chat %s: %v\n", tool, err)
+	return 2
+}
+
 // parseInterspersed parses fs's flags wherever they are among args and
 // returns the positional arguments (flag.Parse stops at the first one).
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
