@@ -77,7 +77,7 @@ func FormatFor(s string, info models.Info) (Format, error) {
 	if s != Auto && s != "" {
 		f, err := ParseFormat(s)
 		if err != nil {
-			err = fmt.Errorf("kvcache: KV format %q: want auto, f32, f16, int8, fp8 or int4", s)
+			err = fmt.Errorf("kvcache: KV format %q: want auto, %s", s, formatList)
 		}
 		return f, err
 	}
@@ -86,6 +86,9 @@ func FormatFor(s string, info models.Info) (Format, error) {
 	}
 	return F32, nil
 }
+
+// formatList names the formats for an error, as ParseFormat takes them.
+const formatList = "f32, f16, int8, fp8 or int4"
 
 // ParseFormat reads a format's name ("" is f32).
 func ParseFormat(s string) (Format, error) {
@@ -97,7 +100,7 @@ func ParseFormat(s string) (Format, error) {
 			return Format(f), nil
 		}
 	}
-	return F32, fmt.Errorf("kvcache: KV format %q: want f32, f16, int8, fp8 or int4", s)
+	return F32, fmt.Errorf("kvcache: KV format %q: want %s", s, formatList)
 }
 
 // codeBytes and scales are one row's code bytes and scales: dim elements in
