@@ -23,8 +23,8 @@ const (
 )
 
 // onKey routes a key press: Ctrl+C first (it stops a reply, clears the
-// input, and quits on an empty idle prompt), then the backend's running command, then the focus stack
-// top down, then the root.
+// input, and quits on an empty idle prompt), then the backend's running
+// command, then the focus stack top down, then the root.
 func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
 	act := m.keys.action(k)
 	if act == "quit" {
