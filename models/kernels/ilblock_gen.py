@@ -37,7 +37,8 @@ from asmgen import out, p, bytes_const, header
 # alternating runs; 8, 16, 24, 48 and 64 measured too, 32 to 48 best).
 # The one- and two-token tiles of Q8_0, Q5_0 and Q4_0 prefetch too: a
 # decode streams the weights faster than the hardware prefetchers alone keep
-# up with. bench110M at 1 thread, alternating pairs, each pair faster with:
+# up with. bench110M at 1 thread, --gen 256 --prompt-tokens 16, alternating
+# pairs, each pair faster with (BENCHMARKS.md has the rest):
 # Q4_0 339-493 -> 405-526 tok/s (avx512vnni, seven pairs), 347-396 -> 390-438
 # (avx2, four); Q8_0 211-234 -> 222-248 (avx512vnni, four), 136-161 -> 161-196
 # (avx2, three). The int4 groups' (int4-gN-a8) showed no gain.
