@@ -244,7 +244,7 @@ func (r *batchRun) step(n int) error {
 	}
 	V := r.m.Info().VocabSize
 	for i := 0; i < n; i++ {
-		r.next[i] = argmax(logits[i*V : (i+1)*V])
+		r.next[i] = max(kernels.Argmax(logits[i*V:(i+1)*V]), 0)
 	}
 	return nil
 }
@@ -263,16 +263,6 @@ func promptTokens1(tok models.Tokenizer, text string, n int) []int {
 		out = append(out, ids[:min(len(ids), n-len(out))]...)
 	}
 	return out
-}
-
-func argmax(x []float32) int {
-	best := 0
-	for i, v := range x {
-		if v > x[best] {
-			best = i
-		}
-	}
-	return best
 }
 
 func round1(x float64) float64 { return float64(int64(x*10+0.5)) / 10 }

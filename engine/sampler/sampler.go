@@ -18,6 +18,8 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+
+	"chat/models/kernels"
 )
 
 // Stage names one processor of the sampling pipeline.
@@ -187,7 +189,7 @@ func (s *Sampler) dist(logits []float32, history []int) (int, error) {
 		// Nothing changes the logits before the argmax, and clean keeps their
 		// order (NaN never wins), so it is taken on them without the copy.
 		s.begin()
-		return s.greedy(argmax32(logits))
+		return s.greedy(kernels.Argmax(logits))
 	}
 	s.load(logits)
 	s.begin()
@@ -298,19 +300,6 @@ func clean(v float64) float64 {
 func argmax(w []float64) int {
 	best, bv := -1, math.Inf(-1)
 	for i, v := range w {
-		if v > bv {
-			best, bv = i, v
-		}
-	}
-	return best
-}
-
-// argmax32 is argmax of the cleaned logits, on the float32 values: the
-// first index of the largest non-NaN value (+Inf the largest), -1 when all
-// are -Inf or NaN.
-func argmax32(logits []float32) int {
-	best, bv := -1, float32(math.Inf(-1))
-	for i, v := range logits {
 		if v > bv {
 			best, bv = i, v
 		}

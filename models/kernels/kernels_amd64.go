@@ -41,6 +41,11 @@ func matMul4x3AVX2(out, w, x *float32, cols, ldo int)
 
 func spinPause()
 
+//go:noescape
+func argmaxAVX2(x *float32, n int) int
+
+func argmaxAsm(x []float32) int { return argmaxAVX2(unsafe.SliceData(x), len(x)) }
+
 // The wrappers below take slices whose lengths the exported functions have
 // already checked; the asm does no bounds checking.
 

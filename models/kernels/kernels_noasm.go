@@ -13,6 +13,8 @@ const (
 
 func spinPause() {}
 
+func argmaxAsm(x []float32) int { panic("kernels: no asm") }
+
 func dotAsm(a, b []float32) float32                            { panic("kernels: no asm") }
 func axpyAsm(alpha float32, x, y []float32)                    { panic("kernels: no asm") }
 func matVecAsm(out, w, x []float32, cols, r0, r1 int)          { panic("kernels: no asm") }
