@@ -14,11 +14,34 @@ func RMSNorm(out, x, w []float32, eps float32) {
 	for _, v := range x {
 		sum += float64(v * v)
 	}
+	rmsScale(out, x, w, sum, eps)
+}
+
+// rmsScale is RMSNorm after the sum of squares.
+func rmsScale(out, x, w []float32, sum float64, eps float32) {
 	mean := float32(sum / float64(len(x)))
 	scale := 1 / float32(math.Sqrt(float64(mean+eps)))
 	out = out[:len(x)]
 	for i, v := range x {
 		out[i] = v * scale * w[i]
+	}
+}
+
+// rmsNorm4 is RMSNorm of four rows of the same width, their sums of squares
+// taken side by side: each is still one chain in element order (the same
+// bits), but four chains keep the adder busy where one waits on each add.
+func rmsNorm4(out, x [4][]float32, w []float32, eps float32) {
+	n := len(x[0])
+	a, b, c, d := x[0][:n], x[1][:n], x[2][:n], x[3][:n]
+	var s0, s1, s2, s3 float64
+	for i := range a {
+		s0 += float64(a[i] * a[i])
+		s1 += float64(b[i] * b[i])
+		s2 += float64(c[i] * c[i])
+		s3 += float64(d[i] * d[i])
+	}
+	for r, s := range [4]float64{s0, s1, s2, s3} {
+		rmsScale(out[r], x[r], w, s, eps)
 	}
 }
 
@@ -64,7 +87,12 @@ func LayerNorm(out, x, w, b []float32, eps float32) {
 // RMSNorm returns RMSNorm (ggml) of every row of x.
 func (p *Pass) RMSNorm(x Rows, w []float32, eps float32) Rows {
 	y := p.AllocN(x.N, x.W)
-	for i := 0; i < x.N; i++ {
+	i := 0
+	for ; i+4 <= x.N; i += 4 {
+		rmsNorm4([4][]float32{y.Row(i), y.Row(i + 1), y.Row(i + 2), y.Row(i + 3)},
+			[4][]float32{x.Row(i), x.Row(i + 1), x.Row(i + 2), x.Row(i + 3)}, w, eps)
+	}
+	for ; i < x.N; i++ {
 		RMSNorm(y.Row(i), x.Row(i), w, eps)
 	}
 	return y
