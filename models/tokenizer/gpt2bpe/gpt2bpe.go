@@ -260,7 +260,9 @@ func New(v Vocab) (*Tokenizer, error) {
 		return nil, fmt.Errorf("gpt2bpe: add_bos_token is set but the BOS id is missing or out of range")
 	}
 	t.textSpecials(v.meta)
-	t.merges = newMergeTable(v.Merges, t.ids)
+	if t.merges, err = newMergeTable(v.Merges, t.ids); err != nil {
+		return nil, err
+	}
 	for i := range t.texts {
 		t.pieces[i] = t.piece(i)
 		if t.attrs[i]&(attrControl|attrUserDefined|attrUnknown) != 0 {

@@ -2,6 +2,7 @@ package gpt2bpe
 
 import (
 	"container/heap"
+	"fmt"
 	"unicode/utf8"
 )
 
@@ -10,8 +11,8 @@ import (
 // pair's rank in a map keyed by two of them. A string's integer is its token
 // id; the rare part or result that is no token gets one past the vocabulary.
 type mergeTable struct {
-	ids   map[string]int // the vocabulary's, shared
-	extra map[string]int32
+	ids   map[string]int   // the vocabulary's, shared
+	extra map[string]int32 // only while building
 	n     int32            // vocabulary size
 	ranks map[uint64]merge // left<<32 | right
 	// single[b] is the integer of byte b's alphabet character, or -1.
@@ -24,6 +25,12 @@ type merge struct {
 }
 
 func pairKey(l, r int32) uint64 { return uint64(uint32(l))<<32 | uint64(uint32(r)) }
+
+// minExtraLimit is the fewest strings outside the vocabulary the merges
+// may name; the limit is the vocabulary's size when that is larger. Real
+// vocabularies name none, while each costs about 100 bytes to build: 4M
+// merges of three new strings each took 1.1 GB, ten times their file size.
+const minExtraLimit = 1 << 16
 
 // id names s, adding it when add is set; -1 when it is unknown.
 func (m *mergeTable) id(s []byte, add bool) int32 {
@@ -45,10 +52,14 @@ func (m *mergeTable) id(s []byte, add bool) int32 {
 // llama_vocab::impl::load, the split is at the first space after the first
 // byte and the first of duplicate pairs wins; an entry without a space (or
 // with an empty side) can never apply and is skipped.
-func newMergeTable(merges []string, ids map[string]int) *mergeTable {
+func newMergeTable(merges []string, ids map[string]int) (*mergeTable, error) {
 	m := &mergeTable{ids: ids, extra: map[string]int32{}, n: int32(len(ids)), ranks: make(map[uint64]merge, len(merges))}
+	limit := max(len(ids), minExtraLimit)
 	var buf []byte
 	for i, s := range merges {
+		if len(m.extra) > limit {
+			return nil, fmt.Errorf("gpt2bpe: the merges name more than %d strings that are not tokens", limit)
+		}
 		pos := -1
 		for j := 1; j < len(s); j++ {
 			if s[j] == ' ' {
@@ -70,7 +81,8 @@ func newMergeTable(merges []string, ids map[string]int) *mergeTable {
 	for b := range m.single {
 		m.single[b] = m.id([]byte(string(byteRune[b])), false)
 	}
-	return m
+	m.extra = nil // encoding needs only the integers
+	return m, nil
 }
 
 // symbol is a run of the word in the merge's linked list.
