@@ -5,6 +5,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +19,9 @@ import (
 	"chat/models/embedded"
 	"chat/models/gguf"
 	"chat/models/llama/randmodel"
+	"chat/models/load"
 	"chat/models/testmodels"
+	"chat/session/serve"
 	"chat/session/store"
 )
 
@@ -48,6 +53,12 @@ func hostileGGUF(t *testing.T, dir string) string {
 // its own unless tied.
 func hostileModel(t *testing.T, dir, name string, tied bool) string {
 	t.Helper()
+	return namedModel(t, dir, name, "evil"+hostileText, tied)
+}
+
+// namedModel is hostileGGUF with general.name set to model, written to name.
+func namedModel(t *testing.T, dir, name, model string, tied bool) string {
+	t.Helper()
 	toks := []string{"<unk>", "<s>", "\x1b[31mred", "\u009b2J", "\x9b2J", "\u202eevil", "\x07bell", "\x1b]0;pwned\x07", "\u0085nel", "▁"}
 	types := []int32{2, 3, 1, 1, 1, 1, 1, 1, 1, 1}
 	var vb bytes.Buffer
@@ -65,7 +76,7 @@ func hostileModel(t *testing.T, dir, name string, tied bool) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := randmodel.Spec{Name: "evil" + hostileText, Arch: "llama", Dim: 16, Layers: 1, FFN: 32, Heads: 2, KVHeads: 2,
+	spec := randmodel.Spec{Name: model, Arch: "llama", Dim: 16, Layers: 1, FFN: 32, Heads: 2, KVHeads: 2,
 		Context: 64, Eps: 1e-5, Tied: tied, Type: gguf.TypeF32, Seed: 3, Std: 0.5}
 	var mb bytes.Buffer
 	if err := randmodel.Write(&mb, spec, vocab); err != nil {
@@ -174,6 +185,48 @@ func TestNoRawEscapesReachTheTerminal(t *testing.T) {
 	var j struct{ Text string }
 	if err := json.Unmarshal([]byte(stdout), &j); err != nil || rawEscape(j.Text) == "" {
 		t.Errorf("--json text %q (%v): want the model's control characters kept inside the JSON", j.Text, err)
+	}
+}
+
+// A megabyte general.name once made a 1.5 MB banner line: every place
+// that shows the model's name shows it cut, serve's ids included.
+func TestLongModelNameIsCut(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	model := namedModel(t, dir, "long.gguf", strings.Repeat("long\x1b", 1<<17), true)
+	const most = 4 << 10 // the output of each run below, with the name cut
+	for _, args := range [][]string{
+		{"--model", model, "--prompt", "x", "-n", "2", "--raw"},
+		{"--model", model, "--prompt", "x", "-n", "2", "--raw", "--json"},
+		{"plan", "--model", model, "--no-measure"},
+	} {
+		code, stdout, stderr := runCLI(args...)
+		if code != 0 || !strings.Contains(stdout+stderr, "long") || len(stdout)+len(stderr) > most {
+			t.Errorf("chat %v: exit %d, %d bytes of output, want at most %d showing the name:\n%.300q", args[:2], code, len(stdout)+len(stderr), most, stdout+stderr)
+		}
+	}
+	m, err := load.Open(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := serve.New(m, serve.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	defer s.Close()
+	defer ts.Close()
+	for _, path := range []string{"/v1/models", "/api/tags"} {
+		resp, err := http.Get(ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !bytes.Contains(b, []byte("long")) || len(b) > most {
+			t.Errorf("%s: %d bytes, want at most %d naming the model: %.300q", path, len(b), most, b)
+		}
 	}
 }
 

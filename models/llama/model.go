@@ -388,6 +388,9 @@ func makeInfo(f *gguf.File, fileName string, cfg *Config, src *source) models.In
 	if name == "" || name == cfg.Arch { // converters often write just the arch
 		name = fileName
 	}
+	// The name goes into the banner, every message about the model and
+	// serve's ids: a megabyte of it would make each of them a megabyte.
+	name = quote.Cut(name, quote.Max)
 	var params int64
 	for i := range f.Tensors {
 		params += f.Tensors[i].Elements()
