@@ -9,6 +9,7 @@ import (
 	"chat/config/settings"
 	"chat/engine"
 	"chat/engine/sampler"
+	"chat/models/quote"
 	"chat/session/store"
 )
 
@@ -214,7 +215,7 @@ func (s *Session) restore(r *store.Record) {
 		differs = a != b
 	}
 	if differs {
-		s.notices = append(s.notices, fmt.Sprintf("this conversation was held with %s; it continues with %s", r.Model.Name, cur))
+		s.notices = append(s.notices, fmt.Sprintf("this conversation was held with %s; it continues with %s", quote.Cut(r.Model.Name, quote.Max), cur))
 	}
 }
 
@@ -234,7 +235,7 @@ func (s *Session) restoreSettings(saved map[string]string) {
 			err = s.Apply(v)
 		}
 		if err != nil {
-			s.notices = append(s.notices, fmt.Sprintf("the saved %s %s is not restored: %v", st.Name, text, err))
+			s.notices = append(s.notices, fmt.Sprintf("the saved %s %s is not restored: %v", st.Name, quote.Cut(text, quote.Max), err))
 		}
 	}
 	if hasSystem {

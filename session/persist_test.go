@@ -268,3 +268,30 @@ func TestLoadOtherModelNotice(t *testing.T) {
 		t.Errorf("Load(missing) = %v", err)
 	}
 }
+
+// A saved session is a file: a megabyte model name or setting in it makes
+// notices of a few hundred bytes, not megabytes.
+func TestLongSavedStringsAreCut(t *testing.T) {
+	s, st := stored(t, sharedModel(t), 10)
+	turn(t, s, "Hi.")
+	r, _ := st.Load(s.Saved().ID)
+	long := strings.Repeat("long", 1<<18)
+	r.Model = store.Model{Name: long, Identity: "size:5"}
+	r.Settings["temperature"] = long
+	r.ID = "long"
+	if err := st.Save(r); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Load("long"); err != nil {
+		t.Fatal(err)
+	}
+	n := s.Poll().Notices
+	if len(n) != 2 {
+		t.Errorf("%d notices, want 2: %.300q", len(n), n)
+	}
+	for _, x := range n {
+		if !strings.Contains(x, "longlong") || len(x) > 400 {
+			t.Errorf("notice of %d bytes, want at most 400 showing the string: %.300q", len(x), x)
+		}
+	}
+}

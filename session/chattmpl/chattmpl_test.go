@@ -414,6 +414,7 @@ func TestBadTemplates(t *testing.T) {
 		{"parse", "<|im_start|>{% for m in messages %}{{ m.content }", "does not parse"},
 		{"unclosed", "<|im_start|>{% if true %}x", "does not parse"},
 		{"raise", "<|im_start|>{{ raise_exception('no way') }}", "no way"},
+		{"long raise", "<|im_start|>{{ raise_exception('no way' * 100000) }}", "no way"},
 		{"huge range", "<|im_start|>{% for i in range(1000000000) %}x{% endfor %}", "range"},
 		{"nested range", "<|im_start|>{% for i in range(40000) %}{% for j in range(40000) %}{% endfor %}{% endfor %}", "more data"},
 		{"output bomb", "<|im_start|>{% for i in range(20) %}{{ 'x' * 1000000 }}{% endfor %}", "exceeds"},

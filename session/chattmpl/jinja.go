@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"chat/models/quote"
+
 	"github.com/nikolalohinski/gonja/v2"
 	"github.com/nikolalohinski/gonja/v2/builtins"
 	controlStructures "github.com/nikolalohinski/gonja/v2/builtins/control_structures"
@@ -232,7 +234,7 @@ func (j *jinjaTemplate) run(msgs []Message, generation bool, bos, eos string, no
 	if err := j.tpl.Execute(w, ctx); err != nil {
 		switch {
 		case raised != "":
-			return "", fmt.Errorf("chattmpl: chat template raised an exception: %s", raised)
+			return "", fmt.Errorf("chattmpl: chat template raised an exception: %s", quote.Cut(raised, 200))
 		case j.budget.err != nil:
 			return "", j.budget.err
 		case w.left < 0:
