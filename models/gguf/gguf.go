@@ -245,6 +245,10 @@ func (f *File) TensorFloat32(name string) ([]float32, error) {
 	if n > math.MaxInt32*8 {
 		return nil, fmt.Errorf("gguf: tensor %q too large", name)
 	}
+	// Before making room: an IQ1_S tensor takes 20 times its size as float32.
+	if !CanDequantize(t.Type) {
+		return nil, fmt.Errorf("gguf: tensor %s: dequantising %s is not supported", quote.Quote(name), t.Type)
+	}
 	out := make([]float32, n)
 	if err := Dequantize(t.Type, b, out); err != nil {
 		return nil, fmt.Errorf("gguf: tensor %q: %w", name, err)

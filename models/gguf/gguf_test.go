@@ -272,3 +272,28 @@ func TestOpenLargeSparse(t *testing.T) {
 		t.Error("the F32 tensor was copied, not viewed")
 	}
 }
+
+// A tensor of a type that cannot be dequantised is refused before its
+// float32s are made: an IQ1_S tensor takes 20 times its size as float32.
+func TestTensorFloat32RefusesBeforeAllocating(t *testing.T) {
+	const rows = 4096
+	var b bytes.Buffer
+	err := Write(&b, nil, []WriteTensor{{Name: "iq1", Dims: []int64{QK_K, rows}, Type: TypeIQ1_S, Raw: make([]byte, rows*50)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = f.TensorFloat32("iq1")
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "not supported") {
+		t.Errorf("TensorFloat32 = %v, want IQ1_S refused", err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<10 {
+		t.Errorf("refusing a %d-byte IQ1_S tensor allocated %d bytes", rows*50, grew)
+	}
+}
