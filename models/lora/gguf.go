@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"chat/models/gguf"
+	"chat/models/hugepage"
 	"chat/models/quote"
 	"chat/models/weights"
 )
@@ -30,6 +31,16 @@ func loadGGUF(path string) (*Adapter, error) {
 	}
 	alpha, _ := f.Float("adapter.lora.alpha")
 	arch, _ := f.String("general.architecture")
+	// Every matrix becomes float32 in memory, a Q2_K one 12 times its size
+	// in the file, and a sparse file declares gigabytes it does not store:
+	// what cannot fit is refused before anything is made.
+	var need float64
+	for i := range f.Tensors {
+		need += 4 * float64(f.Tensors[i].Elements())
+	}
+	if avail, ok := hugepage.Available(); ok && need > float64(avail) {
+		return nil, fmt.Errorf("lora: %s: its matrices take %.0f MB as float32, more than the %d MB of memory available", path, need/(1<<20), avail>>20)
+	}
 	as, bs := map[string]*weights.F32{}, map[string]*weights.F32{}
 	for i := range f.Tensors {
 		ti := &f.Tensors[i]
@@ -49,7 +60,9 @@ func loadGGUF(path string) (*Adapter, error) {
 		if err != nil {
 			return nil, fmt.Errorf("lora: %s: %w", path, err)
 		}
-		v = append([]float32(nil), v...) // a view of the mapping, which closes below
+		if ti.Type == gguf.TypeF32 {
+			v = append([]float32(nil), v...) // a view of the mapping, which closes below
+		}
 		m := weights.NewF32(v, int(ti.Dims[1]), int(ti.Dims[0]))
 		if ab == "a" {
 			as[target] = m

@@ -2,10 +2,12 @@ package lora
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"chat/models/convert"
 	"chat/models/course"
 	"chat/models/gguf"
+	"chat/models/hugepage"
 	"chat/models/kvcache"
 	"chat/models/llama"
 	"chat/models/testmodels"
@@ -361,4 +364,85 @@ func slicesEqual(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// adapterMeta is what makes a GGUF file a LoRA adapter.
+var adapterMeta = []gguf.KV{
+	{Key: "general.type", Type: gguf.String, Value: "adapter"},
+	{Key: "adapter.type", Type: gguf.String, Value: "lora"},
+	{Key: "adapter.lora.alpha", Type: gguf.Float32, Value: float32(alpha)},
+}
+
+// A quantized adapter takes its float32 size in memory once (it was
+// copied after dequantising: twice), and one whose matrices cannot fit in
+// memory as float32 (a sparse file may declare any size) is refused in one
+// line before anything is made.
+func TestQuantizedAdapterMemory(t *testing.T) {
+	const in, out, r = 1024, 512, 64
+	ts := []gguf.WriteTensor{
+		{Name: "blk.0.attn_q.weight.lora_a", Dims: []int64{in, r}, Type: gguf.TypeQ8_0, Data: make([]float32, in*r)},
+		{Name: "blk.0.attn_q.weight.lora_b", Dims: []int64{r, out}, Type: gguf.TypeQ8_0, Data: make([]float32, r*out)},
+	}
+	var b bytes.Buffer
+	if err := gguf.Write(&b, adapterMeta, ts); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "q8.gguf")
+	os.WriteFile(path, b.Bytes(), 0o644)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	a, err := Load(path)
+	runtime.ReadMemStats(&after)
+	if err != nil || len(a.Pairs) != 1 || a.Pairs[0].Rank() != r {
+		t.Fatalf("Load = %+v, %v", a, err)
+	}
+	f32 := uint64(4 * (in*r + r*out))
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > f32*5/4 {
+		t.Errorf("a Q8_0 adapter of %d KB as float32 allocated %d KB", f32>>10, grew>>10)
+	}
+
+	avail, ok := hugepage.Available()
+	if !ok {
+		t.Skip("the memory available is unknown here")
+	}
+	// One Q2_K lora_a (84 bytes in the file per 256 values) of more rows
+	// than memory holds as float32, in a sparse file.
+	rows := uint64(avail)/(4*gguf.QK_K) + 1
+	var h bytes.Buffer
+	le := func(v any) { binary.Write(&h, binary.LittleEndian, v) }
+	str := func(s string) { le(uint64(len(s))); h.WriteString(s) }
+	h.WriteString(gguf.Magic)
+	le(uint32(3))
+	le(uint64(1))
+	le(uint64(2))
+	for _, kv := range adapterMeta[:2] {
+		str(kv.Key)
+		le(uint32(gguf.String))
+		str(kv.Value.(string))
+	}
+	str("blk.0.attn_q.weight.lora_a")
+	le(uint32(2))
+	le(uint64(gguf.QK_K))
+	le(rows)
+	le(uint32(gguf.TypeQ2_K))
+	le(uint64(0))
+	for h.Len()%gguf.DefaultAlignment != 0 {
+		h.WriteByte(0)
+	}
+	path = filepath.Join(dir, "huge.gguf")
+	fd, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd.Write(h.Bytes())
+	if err := fd.Truncate(int64(h.Len()) + int64(rows)*84); err != nil {
+		t.Skipf("cannot make a sparse file: %v", err)
+	}
+	fd.Close()
+	_, err = Load(path)
+	if err == nil || !strings.Contains(err.Error(), "memory available") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("Load of %d Q2_K rows = %v, want them refused by the memory available", rows, err)
+	}
 }
