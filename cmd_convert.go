@@ -14,6 +14,7 @@ import (
 	"chat/models/course"
 	"chat/models/gguf"
 	"chat/models/load"
+	"chat/models/quote"
 	"chat/models/regular"
 	"chat/session/termtext"
 )
@@ -135,8 +136,9 @@ func writeGGUF(f *convert.File, name, in, out string, stdout io.Writer) error {
 		types = append(types, fmt.Sprintf("%d %s", n, t))
 	}
 	sort.Strings(types)
-	// The architecture is the input file's general.architecture: any bytes.
-	fmt.Fprintf(stdout, "wrote %s: %s, %s, %d tensors (%s), %.1f MB\n", out, termtext.Escape(f.Arch), mix.Name, len(f.Tensors), strings.Join(types, ", "), float64(st.Size())/1e6)
+	// The architecture is the input file's general.architecture: any bytes,
+	// of any length.
+	fmt.Fprintf(stdout, "wrote %s: %s, %s, %d tensors (%s), %.1f MB\n", out, termtext.Escape(quote.Cut(f.Arch, quote.Max)), mix.Name, len(f.Tensors), strings.Join(types, ", "), float64(st.Size())/1e6)
 	return nil
 }
 

@@ -189,14 +189,24 @@ func TestNoRawEscapesReachTheTerminal(t *testing.T) {
 }
 
 // A megabyte general.name once made a 1.5 MB banner line: every place
-// that shows the model's name shows it cut, serve's ids included.
+// that shows the model's name (or convert's general.architecture) shows it
+// cut, serve's ids included.
 func TestLongModelNameIsCut(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
 	model := namedModel(t, dir, "long.gguf", strings.Repeat("long\x1b", 1<<17), true)
 	const most = 4 << 10 // the output of each run below, with the name cut
+	// convert copies any file and names its general.architecture.
+	arch := filepath.Join(dir, "arch.gguf")
+	var ab bytes.Buffer
+	if err := gguf.Write(&ab, []gguf.KV{{Key: "general.architecture", Type: gguf.String, Value: strings.Repeat("long\x1b", 1<<17)}},
+		[]gguf.WriteTensor{{Name: "w", Dims: []int64{32}, Type: gguf.TypeF32, Data: make([]float32, 32)}}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(arch, ab.Bytes(), 0o644)
 	for _, args := range [][]string{
+		{"convert", arch, filepath.Join(dir, "out.gguf")},
 		{"--model", model, "--prompt", "x", "-n", "2", "--raw"},
 		{"--model", model, "--prompt", "x", "-n", "2", "--raw", "--json"},
 		{"plan", "--model", model, "--no-measure"},
