@@ -13,6 +13,7 @@ import (
 	"chat/config/settings"
 	"chat/engine"
 	"chat/engine/sampler"
+	"chat/models/quote"
 	"chat/session/remote"
 )
 
@@ -82,13 +83,13 @@ func NewRemote(ro RemoteOptions, opts Options) (*Session, error) {
 		}
 	}
 	if strings.IndexFunc(b.model, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 || len(b.model) > 256 {
-		return nil, fmt.Errorf("%s names its model %q: not a name this app shows", c.URL(), b.model)
+		return nil, fmt.Errorf("%s names its model %s: not a name this app shows", c.URL(), quote.Quote(b.model))
 	}
 	switch {
 	case b.model == "" && ro.Model == "":
 		return nil, fmt.Errorf("%s offers no model", c.URL())
 	case b.model == "":
-		return nil, fmt.Errorf("%s offers %q, not %q (--remote-model)", c.URL(), offered, ro.Model)
+		return nil, fmt.Errorf("%s offers %s, not %q (--remote-model)", c.URL(), quote.Cut(fmt.Sprintf("%q", offered), 200), ro.Model)
 	}
 	v := opts.Settings
 	if v.Mode == "" {

@@ -121,6 +121,22 @@ func TestRemoteWithoutMetrics(t *testing.T) {
 	}
 }
 
+// A server's model ids may be of any length: an error naming them is one
+// short line.
+func TestRemoteLongModelIDs(t *testing.T) {
+	long := strings.Repeat("x", 1<<20)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `{"data":[{"id":%q},{"id":%q}]}`, long, long+"y")
+	}))
+	defer ts.Close()
+	for _, model := range []string{"", "nope"} {
+		_, err := session.NewRemote(session.RemoteOptions{URL: ts.URL, Model: model}, session.Options{})
+		if err == nil || !strings.Contains(err.Error(), "xxx") || len(err.Error()) > 400 {
+			t.Errorf("--remote-model %q: error of %d bytes, want one short line naming the ids: %.300q", model, len(fmt.Sprint(err)), err)
+		}
+	}
+}
+
 // TestRemoteAPIKey: --api-key goes with every request as a Bearer key; a
 // server that wants one refuses a session without it.
 func TestRemoteAPIKey(t *testing.T) {
