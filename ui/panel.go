@@ -112,11 +112,7 @@ func (m *model) panelLines(w, h int) []string {
 	row := func(name, val, keys string) string {
 		return " " + fit(name, 11) + " " + fit(val, 7) + " " + st.r(st.key, keys)
 	}
-	stat := func(name, val string) string {
-		// A value too long for the panel goes on under itself, not cut off:
-		// "bound 0.27 ms/tok · measured 1.3 ms" is wider than the panel.
-		return " " + fit(name, 10) + " " + strings.ReplaceAll(ansi.Wrap(val, max(1, w-12), ""), "\n", "\n"+strings.Repeat(" ", 12))
-	}
+	stat := func(name, val string) string { return " " + fit(name, statIndent-2) + " " + val }
 	title := func(s string) string { return " " + st.r(st.title, s) }
 	ls := []string{stat("state", m.styledState())}
 	if on := m.viewNames(); on != "" {
@@ -142,7 +138,7 @@ func (m *model) panelLines(w, h int) []string {
 		if c.Remote {
 			mask = st.r(st.dim, "on the server")
 		}
-		ls = append(ls, stat("format", fit(oneLine(c.Spec), w-12)), stat("mask", mask))
+		ls = append(ls, stat("format", fit(oneLine(c.Spec), w-statIndent)), stat("mask", mask))
 	}
 	if len(m.order) > 0 {
 		order := ansi.Wrap("applied: "+strings.Join(appliedOrder(m.order, v.Sampler, m.stats.Constraint.Spec != ""), " → "), w-2, "")
@@ -179,34 +175,52 @@ func (m *model) panelLines(w, h int) []string {
 	}
 	ls = append(ls, stat("generated", fmt.Sprintf("%d tok", s.GenTokens)))
 	ls = append(ls, m.specLines(stat)...)
-	// Tight: drop the spacing first, then the wrapped part of long values
-	// (they are cut with … instead), both from the bottom; then the last
-	// lines go.
-	rows := func() int { return len(ls) + strings.Count(strings.Join(ls, ""), "\n") }
-	for i := len(ls) - 1; i >= 0 && rows() > h; i-- {
-		if ls[i] == "" {
-			ls = slices.Delete(ls, i, i+1)
+	// A value too long for the panel ("bound 0.27 ms/tok · measured 1.3 ms")
+	// goes on under itself while there are rows to spare, from the top; the
+	// rest are cut with … (by the caller's fit). When tight, the spacing
+	// goes first, from the bottom, then the last lines.
+	wrapped := make([][]string, len(ls))
+	rows := len(ls)
+	for i, l := range ls {
+		if ansi.StringWidth(l) > w { // only a stat's value can be wider
+			wrapped[i] = wrapStat(l, w)
+			rows += len(wrapped[i]) - 1
 		}
 	}
-	for i := len(ls) - 1; i >= 0 && rows() > h; i-- {
-		ls[i] = unwrapStat(ls[i])
+	for i := len(ls) - 1; i >= 0 && rows > h; i-- {
+		if ls[i] == "" {
+			ls, wrapped = slices.Delete(ls, i, i+1), slices.Delete(wrapped, i, i+1)
+			rows--
+		}
 	}
-	ls = strings.Split(strings.Join(ls, "\n"), "\n")
-	if len(ls) > h {
-		ls = ls[:h]
+	out := make([]string, 0, h)
+	spare := h - len(ls)
+	for i, l := range ls {
+		if n := len(wrapped[i]) - 1; n > 0 && n <= spare {
+			out = append(out, wrapped[i]...)
+			spare -= n
+		} else {
+			out = append(out, l)
+			if n > 0 {
+				spare = 0 // the ones below are cut too, not wrapped out of turn
+			}
+		}
 	}
-	return ls
+	return out[:min(len(out), h)]
 }
 
-// unwrapStat puts a stat wrapped under itself back on one line.
-func unwrapStat(s string) string {
-	first, rest, _ := strings.Cut(s, "\n")
-	for l := range strings.SplitSeq(rest, "\n") {
-		if l != "" {
-			first += " " + strings.TrimLeft(l, " ")
-		}
+// statIndent is the column a stat's value starts at: " name       value".
+const statIndent = 12
+
+// wrapStat wraps a stat line's value to w cells, under itself.
+func wrapStat(l string, w int) []string {
+	head, val := ansi.Truncate(l, statIndent, ""), ansi.TruncateLeft(l, statIndent, "")
+	out := strings.Split(ansi.Wrap(val, max(1, w-statIndent), ""), "\n")
+	out[0] = head + out[0]
+	for i := 1; i < len(out); i++ {
+		out[i] = strings.Repeat(" ", statIndent) + out[i]
 	}
-	return first
+	return out
 }
 
 // specLines are the speculation set for the next reply and, when the last
