@@ -8,8 +8,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"slices"
-	"strings"
 	"syscall"
 
 	"chat/config/settings"
@@ -64,12 +62,6 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "chat serve: --spec %s: want off, ngram or lookup\n", *spec)
 		return 2
 	}
-	for _, f := range [][2]string{{"k", *kvK}, {"v", *kvV}} {
-		if !slices.Contains(settings.KVChoices, f[1]) {
-			fmt.Fprintf(stderr, "chat serve: --kv-quant-%s %s: want %s\n", f[0], f[1], strings.Join(settings.KVChoices, ", "))
-			return 2
-		}
-	}
 	if *threads > 0 {
 		kernels.SetThreads(*threads)
 	}
@@ -109,8 +101,27 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 }
 
 // settingFlag is a string flag of the settings schema's setting name: its
-// flag name, default and help. The caller checks the value.
+// flag name, default and help, and its check (Setting.Parse), so a value
+// it refuses is a flag error in the words /set and the config file use.
 func settingFlag(fs *flag.FlagSet, name string) *string {
 	st := settings.Lookup(name)
-	return fs.String(st.FlagName(), st.DefaultText(""), st.Help)
+	v := &settingValue{st, st.DefaultText("")}
+	fs.Var(v, st.FlagName(), st.Help)
+	return &v.text
+}
+
+// settingValue is a flag.Value checked by its setting.
+type settingValue struct {
+	st   *settings.Setting
+	text string
+}
+
+func (v *settingValue) String() string { return v.text }
+func (v *settingValue) Set(text string) error {
+	var vals settings.Values
+	if err := v.st.SetText(&vals, text); err != nil {
+		return err
+	}
+	v.text = v.st.Format(&vals) // as the schema reads it: "F16" is f16
+	return nil
 }

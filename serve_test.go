@@ -27,14 +27,15 @@ func TestServeAndRemoteCLI(t *testing.T) {
 		{[]string{"serve", "--addr", ":8080"}, "every interface"},
 		{[]string{"serve", "--parallel", "0"}, "--parallel"},
 		{[]string{"serve", "--spec", "draft"}, "--spec draft"},
-		{[]string{"serve", "--kv-quant-v", "q9"}, "--kv-quant-v q9: want auto, f32,"},
+		// The settings schema's check and words, as the chat's --kv-quant-v says it.
+		{[]string{"serve", "--kv-quant-v", "q9"}, `--kv-quant-v: kv_quant_v must be one of auto, f32,`},
 		{[]string{"serve", "a.gguf", "b.gguf"}, "one model"},
 		{[]string{"bench", "serve", "--concurrency", "0"}, "--concurrency"},
 		{[]string{"bench", "serve", "--url", "ftp://x"}, "not an http(s) URL"},
 		{[]string{"--remote", "http://127.0.0.1:1", "model.gguf", "--prompt", "x"}, "give no model file"},
 	} {
 		code, _, stderr := runCLI(c.args...)
-		if code == 0 || !strings.Contains(stderr, c.want) {
+		if code == 0 || !strings.Contains(stderr, c.want) || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("chat %v: exit %d, stderr %q; want %q", c.args, code, stderr, c.want)
 		}
 	}
