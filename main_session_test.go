@@ -7,8 +7,14 @@ import (
 	"testing"
 
 	"chat/config"
+	"chat/session"
 	"chat/session/store"
+	"chat/ui"
 )
+
+// The sessions picker lays out the list ui.Lister gives; without it the
+// UI would fall back to the completions' bare ids.
+var _ ui.Lister = (*session.Session)(nil)
 
 // TestMain points the XDG directories (and HOME) at a temporary directory
 // for every test of this package, so no test reads the user's config file

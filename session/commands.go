@@ -216,17 +216,14 @@ func cmdLoad(s *Session, arg string) (string, error) {
 }
 
 func cmdSessions(s *Session, _ string) (string, error) {
-	if s.opts.Store == nil {
-		return "", ErrNoStore
-	}
-	list, err := s.opts.Store.List()
+	list, current, err := s.Sessions()
 	if err != nil {
 		return "", err
 	}
 	if len(list) == 0 {
 		return "no saved conversations yet (they are kept in " + s.opts.Store.Dir() + ")", nil
 	}
-	return FormatList(list, s.saved.id), nil
+	return FormatList(list, current), nil
 }
 
 func cmdNew(s *Session, _ string) (string, error) {

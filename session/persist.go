@@ -48,6 +48,16 @@ func (s *Session) Saved() SavedInfo {
 	return si
 }
 
+// Sessions lists the saved conversations, newest first, and the id of the
+// one this is ("" before its first save), for a picker to lay out.
+func (s *Session) Sessions() (list []store.Summary, current string, err error) {
+	if s.opts.Store == nil {
+		return nil, "", ErrNoStore
+	}
+	list, err = s.opts.Store.List()
+	return list, s.saved.id, err
+}
+
 func (s *Session) title() string {
 	for _, m := range s.msgs {
 		if m.Role == User {

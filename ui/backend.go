@@ -3,6 +3,7 @@ package ui
 import (
 	"chat/config/settings"
 	"chat/session"
+	"chat/session/store"
 )
 
 // Backend is what the UI drives. The session package implements it; the UI
@@ -55,6 +56,12 @@ type Historian interface{ History() []string }
 // Saver and Loader keep conversations.
 type Saver interface{ Save(name string) error }
 type Loader interface{ Load(ref string) error }
+
+// Lister lists the saved conversations, newest first, and the id of the
+// current one ("" for none), for the sessions picker to lay out.
+type Lister interface {
+	Sessions() (list []store.Summary, current string, err error)
+}
 
 // Buser tells whether a reply is being generated (a command such as /regen
 // can start one).

@@ -11,6 +11,7 @@ import (
 	"chat/config/settings"
 	"chat/engine/sampler"
 	"chat/session"
+	"chat/session/store"
 )
 
 // fakeBackend streams a canned reply over several polls, one chunk per
@@ -261,7 +262,7 @@ func (f *fullFake) Command(line string) (bool, string, error) {
 		}
 		return true, "/set KEY VALUE   change a setting\n/show            show the settings", nil
 	case "/sessions":
-		return true, "*  1  20261129-1  2026-11-29 10:00  [notes] Robots  stories15M, 4 messages\n   2  20261128-1  2026-11-28 09:00  Tea             stories15M, 2 messages", nil
+		return true, session.FormatList(fakeSessions, fakeSessions[0].ID), nil
 	case "/load":
 		return true, "loaded " + arg, f.Load(arg)
 	case "/regen":
@@ -333,6 +334,18 @@ func (f *fullFake) Load(ref string) error {
 	defer f.mu.Unlock()
 	f.msgs = []session.Message{{Role: session.User, Content: "loaded " + ref}, {Role: session.Assistant, Content: "from the store"}}
 	return nil
+}
+
+// fakeSessions are what the fake's /sessions lists, the first current.
+var fakeSessions = []store.Summary{
+	{ID: "20261129-100000-1a2b", Name: "notes", Title: "Robots", Model: "TinyLlama-1.1B-Chat-v1.0.Q4_K_M.gguf", Messages: 4,
+		Updated: time.Date(2026, 11, 29, 10, 0, 0, 0, time.Local)},
+	{ID: "20261128-090000-3c4d", Title: "Tea and the history of tea in China", Model: "stories15M.pt", Messages: 12,
+		Updated: time.Date(2026, 11, 28, 9, 0, 0, 0, time.Local)},
+}
+
+func (f *fullFake) Sessions() ([]store.Summary, string, error) {
+	return fakeSessions, fakeSessions[0].ID, nil
 }
 
 func (f *fullFake) Busy() bool {

@@ -237,19 +237,67 @@ func TestSessionsPicker(t *testing.T) {
 	if m.pal() == nil || len(m.pal().items) != 2 || !strings.Contains(m.pal().items[1].label, "Tea") {
 		t.Fatalf("picker %+v", m.pal())
 	}
-	// The rows keep the list's columns: the current one's "*" did not
-	// shift its id three cells right of the others'.
-	if a, b := m.pal().items[0].label, m.pal().items[1].label; strings.Index(a, "2026") != strings.Index(b, "2026") {
-		t.Fatalf("the rows' columns differ:\n%s\n%s", a, b)
-	}
 	m.Update(press(tea.KeyDown))
 	_, cmd := m.Update(press(tea.KeyEnter))
-	if m.pending != "/load 2" || !strings.Contains(m.View().Content, "running /load 2") {
+	id := fakeSessions[1].ID
+	if m.pending != "/load "+id || !strings.Contains(m.View().Content, "running /load "+id) {
 		t.Fatalf("pending %q:\n%s", m.pending, m.View().Content)
 	}
 	drainCommand(m, cmd)
-	if !slices.Equal(f.loaded, []string{"2"}) || !strings.Contains(m.View().Content, "loaded 2") {
+	if !slices.Equal(f.loaded, []string{id}) || !strings.Contains(m.View().Content, "loaded "+id) {
 		t.Fatalf("loaded %v:\n%s", f.loaded, m.View().Content)
+	}
+}
+
+// At 80 columns the picker's rows were the /sessions list cut at the right,
+// which hid the model. Each row keeps the title and the model (elided in
+// the middle when long), its columns at the same cells in every row, and
+// drops the id, count and date as the terminal narrows.
+func TestSessionsPickerWidths(t *testing.T) {
+	for _, c := range []struct {
+		w          int
+		want, lose []string // in both rows' text, and in neither
+	}{
+		{200, []string{"[notes] Robots", "TinyLlama-1.1B-Chat-v1.0.Q4_K_M.gguf", "history of tea in China", "2026-11-29 10:00", "4 messages", "20261129-100000-1a2b"}, nil},
+		{120, []string{"[notes] Robots", "TinyLlama-1.1B-…", ".Q4_K_M.gguf", "stories15M.pt", "2026-11-29 10:00", "4 messages"}, []string{"1a2b"}},
+		{80, []string{"[notes] Robots", "TinyLlama-1.1…", ".Q4_K_M.gguf", "stories15M.pt", "2026-11-29 10:00"}, []string{"messages", "1a2b"}},
+		{40, []string{"[notes] Robots", "Tea and the", "TinyLla…_M.gguf", "stories15M.pt"}, []string{"2026", "messages"}},
+		{20, []string{"[notes] Rob…", "Tea and the…"}, []string{"2026", "messages", ".gguf"}},
+	} {
+		m := New(newFullFake(), Options{Width: c.w, Height: 24, Plain: true})
+		sendText(m, "/sessions")
+		var rows []string
+		for l := range strings.SplitSeq(m.View().Content, "\n") {
+			if strings.Contains(l, "[notes]") || strings.Contains(l, "Tea and") {
+				rows = append(rows, l)
+			}
+		}
+		text := strings.Join(rows, "\n")
+		if len(rows) != 2 {
+			t.Fatalf("%d columns: rows\n%s", c.w, m.View().Content)
+		}
+		for _, s := range c.want {
+			if !strings.Contains(text, s) {
+				t.Errorf("%d columns: the rows lack %q:\n%s", c.w, s, text)
+			}
+		}
+		for _, s := range c.lose {
+			if strings.Contains(text, s) {
+				t.Errorf("%d columns: the rows have %q:\n%s", c.w, s, text)
+			}
+		}
+		for _, r := range rows {
+			if ansi.StringWidth(r) != c.w {
+				t.Errorf("%d columns: a row %d wide: %q", c.w, ansi.StringWidth(r), r)
+			}
+		}
+		// The model column starts at the same cell in both rows.
+		if c.w >= 40 {
+			a, b := strings.Index(rows[0], "TinyLla"), strings.Index(rows[1], "stories15M")
+			if a < 0 || b < 0 || ansi.StringWidth(rows[0][:a]) != ansi.StringWidth(rows[1][:b]) {
+				t.Errorf("%d columns: the model columns differ:\n%s", c.w, text)
+			}
+		}
 	}
 }
 

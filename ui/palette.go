@@ -3,10 +3,12 @@ package ui
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
-	"unicode"
+	"time"
 
 	"chat/config/settings"
+	"chat/session/store"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -18,8 +20,9 @@ import (
 // bottom of the transcript, above the input.
 
 type paletteItem struct {
-	label, keys string
+	label, keys string // label is what the filter matches
 	run         func(m *model) tea.Cmd
+	row         func(w int) string // when set, draws the label in w cells
 }
 
 type palette struct {
@@ -92,7 +95,7 @@ func (m *model) openPalette() {
 	var items []paletteItem
 	add := func(ok bool, label, keys string, run func(m *model) tea.Cmd) {
 		if ok {
-			items = append(items, paletteItem{label, keys, run})
+			items = append(items, paletteItem{label: label, keys: keys, run: run})
 		}
 	}
 	_, regen := m.b.(Regenerator)
@@ -177,33 +180,22 @@ func (m *model) openPalette() {
 // openSessions lists the saved conversations to load one.
 func (m *model) openSessions() {
 	var items []paletteItem
-	if c, ok := m.b.(Commander); ok {
-		_, reply, err := c.Command("/sessions")
+	if l, ok := m.b.(Lister); ok {
+		list, current, err := l.Sessions()
 		if err != nil {
 			m.setNotice(err.Error(), true)
 			return
 		}
-		for line := range strings.SplitSeq(strings.TrimRight(reply, "\n"), "\n") {
-			num := ""
-			for _, f := range strings.Fields(line) {
-				if strings.IndexFunc(f, func(r rune) bool { return !unicode.IsDigit(r) }) < 0 {
-					num = f
-					break
-				}
-				if f != "*" {
-					break
-				}
-			}
-			if num == "" {
-				continue
-			}
-			// The list's columns start with the current one's "*" or a space,
-			// and the number is padded: trimming them would shift the rows.
-			items = append(items, paletteItem{oneLine(strings.TrimRight(line, " ")), "", runLine("/load " + num)})
-		}
-		if len(items) == 0 {
-			m.showText(reply)
+		if len(list) == 0 {
+			m.setNotice("no saved conversations yet", false)
 			return
+		}
+		cols := newSessionCols(list)
+		for i, x := range list {
+			cur := x.ID == current && current != ""
+			label := strings.Join([]string{strconv.Itoa(i + 1), sessionDate(x), sessionTitle(x), oneLine(x.Model), x.ID}, " ")
+			items = append(items, paletteItem{label: label, run: runLine("/load " + x.ID),
+				row: func(w int) string { return cols.row(i, cur, w) }})
 		}
 	} else if cp, ok := m.b.(Completer); ok {
 		if _, ok := m.b.(Loader); !ok {
@@ -212,7 +204,7 @@ func (m *model) openSessions() {
 		}
 		for _, c := range cp.Complete("/load ") {
 			ref := strings.TrimPrefix(c, "/load ")
-			items = append(items, paletteItem{oneLine(ref), "", runLine("/load " + ref)})
+			items = append(items, paletteItem{label: oneLine(ref), run: runLine("/load " + ref)})
 		}
 		if len(items) == 0 {
 			m.setNotice("no saved conversations yet", false)
@@ -224,6 +216,105 @@ func (m *model) openSessions() {
 	}
 	m.pop(func(l layer) bool { _, ok := l.(*pane); return ok })
 	m.push(newPalette("Load a conversation", items))
+}
+
+// sessionCols lays out the sessions picker's rows, every row's columns at
+// the same cells: the number, date, title, model, message count and id.
+type sessionCols struct {
+	list                              []store.Summary
+	numW, titleW, modelW, countW, idW int // the widest of each column
+}
+
+func newSessionCols(list []store.Summary) *sessionCols {
+	c := &sessionCols{list: list, numW: max(2, len(strconv.Itoa(len(list))))}
+	for _, x := range list {
+		c.titleW = max(c.titleW, ansi.StringWidth(sessionTitle(x)))
+		c.modelW = max(c.modelW, ansi.StringWidth(oneLine(x.Model)))
+		c.countW = max(c.countW, len(sessionCount(x)))
+		c.idW = max(c.idW, ansi.StringWidth(oneLine(x.ID)))
+	}
+	return c
+}
+
+func sessionTitle(x store.Summary) string {
+	if x.Name != "" {
+		return oneLine("[" + x.Name + "] " + x.Title)
+	}
+	return oneLine(x.Title)
+}
+
+func sessionDate(x store.Summary) string  { return x.Updated.Local().Format(time.DateTime[:16]) }
+func sessionCount(x store.Summary) string { return fmt.Sprintf("%d messages", x.Messages) }
+
+// row is saved conversation i in w cells. The title and the model are what
+// tell conversations apart, so they stay longest: the id (/load takes the
+// number too) shows only when nothing else is cut; then a long model is
+// elided in the middle (its end names the format) to 28 cells, then the
+// message count goes, then the date; then the model is elided further and,
+// below 6 cells, dropped.
+func (c *sessionCols) row(i int, current bool, w int) string {
+	x := c.list[i]
+	gap := "  "
+	if w < 60 {
+		gap = " "
+	}
+	mark := " "
+	if current {
+		mark = "*"
+	}
+	num := mark + fmt.Sprintf("%*d", c.numW, i+1)
+	extra := []string{fit(sessionDate(x), 16), fit(sessionCount(x), c.countW), fit(oneLine(x.ID), c.idW)} // dropped from the end
+	titleMin := min(c.titleW, 16)
+	modelW := c.modelW
+	room := func(n int) int { // the title's cells beside num, the model and n extras
+		r := w - ansi.StringWidth(num) - len(gap) - modelW - len(gap)
+		for _, e := range extra[:n] {
+			r -= len(gap) + ansi.StringWidth(e)
+		}
+		return r
+	}
+	n := len(extra)
+	if room(n) < c.titleW {
+		n--
+	}
+	if r := room(n); r < titleMin {
+		modelW = max(min(modelW, 28), modelW-(titleMin-r))
+	}
+	for n > 0 && room(n) < titleMin {
+		n--
+	}
+	if r := room(0); r < titleMin {
+		modelW = max(0, modelW-(titleMin-r))
+		if modelW < 6 {
+			modelW = 0
+		}
+	}
+	titleW := min(c.titleW, room(n))
+	if modelW == 0 {
+		titleW = w - ansi.StringWidth(num) - len(gap)
+	}
+	cols := []string{num, fit(sessionTitle(x), titleW)}
+	if modelW > 0 {
+		cols = append(cols, fit(elideMiddle(oneLine(x.Model), modelW), modelW))
+	}
+	// The date reads best before the title: it goes there when shown.
+	if n > 0 {
+		cols = slices.Insert(cols, 1, extra[0])
+	}
+	if n > 1 {
+		cols = append(cols, extra[1:n]...)
+	}
+	return fit(strings.Join(cols, gap), w)
+}
+
+// elideMiddle cuts s to w cells with … in the middle, keeping more of the end.
+func elideMiddle(s string, w int) string {
+	sw := ansi.StringWidth(s)
+	if sw <= w || w < 2 {
+		return s
+	}
+	left := (w - 1) / 2
+	return ansi.Truncate(s, left, "") + "…" + ansi.TruncateLeft(s, sw-(w-1-left), "")
 }
 
 func (p *palette) key(m *model, k tea.KeyPressMsg, act string) (tea.Cmd, bool) {
@@ -284,11 +375,15 @@ func (m *model) paletteLines(p *palette, w, h int) []string {
 		if lw < 8 {
 			keys, kw, lw = "", 0, w-3
 		}
-		line := fit(it.label, lw) + " " + fit(keys, kw)
+		label := it.label
+		if it.row != nil {
+			label = it.row(lw)
+		}
+		line := fit(label, lw) + " " + fit(keys, kw)
 		if i == p.sel {
 			out = append(out, fit(" "+st.r(st.sel, "▸ "+line), w))
 		} else {
-			out = append(out, fit("   "+it.label, lw+3)+" "+st.r(st.key, fit(keys, kw)))
+			out = append(out, fit("   "+label, lw+3)+" "+st.r(st.key, fit(keys, kw)))
 		}
 	}
 	for i := range out {
