@@ -114,7 +114,7 @@ func (m *model) sizeLayers() {
 	for _, x := range m.focus {
 		switch x.place() {
 		case placeRight:
-			x.setSize(min(l.w, panelWidth+1), l.body)
+			x.setSize(min(l.w, edgeWidth+panelWidth), l.body)
 		default:
 			x.setSize(l.mainW, l.body)
 		}

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"chat/session"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // What a new user hit (issue 15), UI side; each test failed before its fix.
@@ -259,5 +261,37 @@ func TestPanelKeepsTheMeasuredTime(t *testing.T) {
 	tight := m.cachedPanel(panelWidth, n-1)
 	if last := tall[len(tall)-1]; strings.TrimRight(tight[len(tight)-1], " ") != last || !strings.Contains(strings.Join(tight, "\n"), "bound      0.77 ms/tok · mea…") {
 		t.Fatalf("tight panel loses %q:\n%s", last, strings.Join(tight, "\n"))
+	}
+}
+
+// At 100 columns transcript text ran up to the panel's separator: a line
+// that filled the transcript touched it. A blank column keeps them apart,
+// beside the transcript and over it (Ctrl+O below 90 columns).
+func TestPanelGap(t *testing.T) {
+	long := strings.Repeat("x", 400) // wraps filling every row
+	for w := 60; w <= 160; w++ {
+		f := newFake()
+		f.msgs = []session.Message{{Role: session.User, Content: long}, {Role: session.Assistant, Content: long}}
+		m := newTest(f, w, 30)
+		if !m.layout().panel {
+			m.Update(ctrl('o'))
+		}
+		touching, filled := 0, 0
+		for _, l := range strings.Split(ansi.Strip(m.View().Content), "\n") {
+			r := []rune(l)
+			i := slices.Index(r, '│')
+			if i < 2 {
+				continue
+			}
+			if r[i-1] != ' ' {
+				touching++
+			}
+			if r[i-2] == 'x' {
+				filled++
+			}
+		}
+		if touching > 0 || filled == 0 {
+			t.Fatalf("%d columns: %d rows touch the panel, %d reach its gap:\n%s", w, touching, filled, ansi.Strip(m.View().Content))
+		}
 	}
 }

@@ -16,9 +16,15 @@ import (
 )
 
 const (
-	panelWidth    = 30 // columns of the side panel, separator excluded
+	panelWidth    = 30 // columns of the side panel, its edge excluded
 	panelMinWidth = 90 // terminal width from which the side panel is shown
+	edgeWidth     = 2  // columns of panelEdge
 )
+
+// panelEdge is drawn at the left of the panel, beside or over the
+// transcript: a blank column so text never touches the separator, then the
+// separator.
+func (m *model) panelEdge() string { return " " + m.st.r(m.st.dim, "│") }
 
 // state is what the panel calls the generation state.
 func (m *model) stateText() string {
@@ -335,14 +341,13 @@ type panelOverlay struct{ w, h int }
 func (p *panelOverlay) place() placement { return placeRight }
 func (p *panelOverlay) setSize(w, h int) { p.w, p.h = w, h }
 func (p *panelOverlay) lines(m *model) []string {
-	if p.w < 3 {
+	if p.w <= edgeWidth+1 {
 		return nil
 	}
-	in := m.cachedPanel(p.w-1, p.h)
+	in := m.cachedPanel(p.w-edgeWidth, p.h)
 	out := make([]string, len(in))
-	sep := m.st.r(m.st.dim, "│")
 	for i, l := range in {
-		out[i] = sep + l
+		out[i] = m.panelEdge() + l
 	}
 	return out
 }

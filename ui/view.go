@@ -30,7 +30,7 @@ func (m *model) layout() layout {
 	l.panel = w >= panelMinWidth
 	l.mainW = w
 	if l.panel {
-		l.mainW = w - panelWidth - 1
+		l.mainW = w - edgeWidth - panelWidth
 	}
 	l.input = min(h, max(1, m.in.height()))
 	rem := h - l.input
@@ -176,11 +176,10 @@ func (m *model) appendBody(rows []string, l layout) []string {
 			}
 		}
 	}
-	sep := m.st.r(m.st.dim, "│")
 	for i := 0; i < l.body; i++ {
 		s := full[i]
 		if l.panel {
-			s += sep + right[i]
+			s += m.panelEdge() + right[i]
 		}
 		rows = append(rows, s)
 	}
