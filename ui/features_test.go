@@ -170,6 +170,22 @@ func TestCompletionPopupAndTab(t *testing.T) {
 	}
 }
 
+// At 20 columns the popup's names took 16 cells and their help was cut to
+// "cha…"; the help goes when it has too few cells to say anything.
+func TestCompletionPopupNarrow(t *testing.T) {
+	m := New(newFullFake(), Options{Width: 20, Height: 24, Plain: true})
+	typeIn(m, "/se")
+	c := m.View().Content
+	for l := range strings.SplitSeq(c, "\n") {
+		if strings.Contains(l, "/se") && strings.Contains(l, "…") {
+			t.Fatalf("a cut help in the narrow popup:\n%s", c)
+		}
+	}
+	if !strings.Contains(c, "▸ /set") {
+		t.Fatalf("no popup:\n%s", c)
+	}
+}
+
 func TestCompletionWithoutCompleter(t *testing.T) {
 	m := newTest(newFake(), 80, 24)
 	typeIn(m, "/s")

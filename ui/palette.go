@@ -574,7 +574,8 @@ func (m *model) popupLines(w, h int) []string {
 		if i == c.sel {
 			line = "▸ " + st.r(st.sel, name)
 		}
-		if h := m.commandHelp(s); h != "" {
+		// A help cut to a few cells ("cha…") says nothing: it goes.
+		if h := m.commandHelp(s); h != "" && w-2-nameW >= 8 {
 			line += st.r(st.dim, h)
 		}
 		out = append(out, fit(line, w))
