@@ -246,6 +246,21 @@ func TestPaletteFiltersAndRuns(t *testing.T) {
 	}
 }
 
+// At 200 columns the palette's keys stood 130 cells right of their labels.
+func TestPaletteWide(t *testing.T) {
+	m := New(newFullFake(), Options{Width: 200, Height: 60, Plain: true})
+	m.Update(ctrl('p'))
+	for l := range strings.SplitSeq(m.View().Content, "\n") {
+		if strings.Contains(l, "Regenerate the last reply") {
+			if i := strings.Index(l, "Ctrl+R"); i < 0 || ansi.StringWidth(l[:i]) > 100 {
+				t.Fatalf("the key is far from its label:\n%s", l)
+			}
+			return
+		}
+	}
+	t.Fatalf("no palette:\n%s", m.View().Content)
+}
+
 func TestSessionsPicker(t *testing.T) {
 	f := newFullFake()
 	m := New(f, Options{Width: 80, Height: 24, Plain: true})

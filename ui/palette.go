@@ -367,13 +367,19 @@ func (m *model) paletteLines(p *palette, w, h int) []string {
 	if p.sel >= rows {
 		top = p.sel - rows + 1
 	}
+	// Rows with keys are at most 100 cells: wider, a key stands too far from
+	// its label to read across.
+	rw := w
+	if slices.ContainsFunc(p.items, func(it paletteItem) bool { return it.keys != "" }) {
+		rw = min(w, 100)
+	}
 	for i := top; i < top+rows; i++ {
 		it := p.items[p.shown[i]]
 		keys := it.keys
 		kw := ansi.StringWidth(keys)
-		lw := w - 3 - kw - 1
+		lw := rw - 3 - kw - 1
 		if lw < 8 {
-			keys, kw, lw = "", 0, w-3
+			keys, kw, lw = "", 0, rw-3
 		}
 		label := it.label
 		if it.row != nil {
@@ -381,7 +387,7 @@ func (m *model) paletteLines(p *palette, w, h int) []string {
 		}
 		line := fit(label, lw) + " " + fit(keys, kw)
 		if i == p.sel {
-			out = append(out, fit(" "+st.r(st.sel, "▸ "+line), w))
+			out = append(out, fit(" "+st.r(st.sel, "▸ "+line), rw))
 		} else {
 			out = append(out, fit("   "+label, lw+3)+" "+st.r(st.key, fit(keys, kw)))
 		}
