@@ -290,7 +290,7 @@ func TestSessionsPickerWidths(t *testing.T) {
 		want, lose []string // in both rows' text, and in neither
 	}{
 		{200, []string{"[notes] Robots", "TinyLlama-1.1B-Chat-v1.0.Q4_K_M.gguf", "history of tea in China", "2026-11-29 10:00", "4 messages", "20261129-100000-1a2b"}, nil},
-		{120, []string{"[notes] Robots", "TinyLlama-1.1B", ".Q4_K_M.gguf", "stories15M.pt", "2026-11-29 10:00", "4 messages"}, []string{"1a2b"}},
+		{120, []string{"[notes] Robots", "TinyLlama-1.1…", ".Q4_K_M.gguf", "Tea and the history of", "stories15M.pt", "2026-11-29 10:00"}, []string{"messages", "1a2b"}},
 		{80, []string{"[notes] Robots", "TinyLlama-1.1…", ".Q4_K_M.gguf", "stories15M.pt", "2026-11-29 10:00"}, []string{"messages", "1a2b"}},
 		{40, []string{"[notes] Robots", "Tea and the", "TinyLla…_M.gguf", "stories15M.pt"}, []string{"2026", "messages"}},
 		{20, []string{"[notes] Rob…", "Tea and the…"}, []string{"2026", "messages", ".gguf"}},

@@ -247,11 +247,11 @@ func sessionDate(x store.Summary) string  { return x.Updated.Local().Format(time
 func sessionCount(x store.Summary) string { return fmt.Sprintf("%d messages", x.Messages) }
 
 // row is saved conversation i in w cells. The title and the model are what
-// tell conversations apart, so they stay longest: the id (/load takes the
-// number too) shows only when nothing else is cut; then a long model is
-// elided in the middle (its end names the format) to 28 cells, then the
-// message count goes, then the date; then the model is elided further and,
-// below 6 cells, dropped.
+// tell conversations apart, so they stay longest: the message count and the
+// id (/load takes the number too) show only beside the whole title; then a
+// long model is elided in the middle (its end names the format) to 28
+// cells, then the date goes; then the model is elided further and, below 6
+// cells, dropped.
 func (c *sessionCols) row(i int, current bool, w int) string {
 	x := c.list[i]
 	gap := "  "
@@ -274,11 +274,11 @@ func (c *sessionCols) row(i int, current bool, w int) string {
 		return r
 	}
 	n := len(extra)
-	if room(n) < c.titleW {
+	for n > 1 && room(n) < c.titleW {
 		n--
 	}
-	if r := room(n); r < titleMin {
-		modelW = max(min(modelW, 28), modelW-(titleMin-r))
+	if r := room(n); r < c.titleW {
+		modelW = max(min(modelW, 28), modelW-(c.titleW-r))
 	}
 	for n > 0 && room(n) < titleMin {
 		n--
