@@ -83,7 +83,7 @@ func Open(path string) (*File, error) {
 	if st.Size() < 4 {
 		return nil, fmt.Errorf("gguf: %s: file too small (%d bytes)", path, st.Size())
 	}
-	data, unmap, err := mapFile(fd, st.Size())
+	data, unmap, err := regular.Map(fd, st.Size())
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %s: %w", path, err)
 	}

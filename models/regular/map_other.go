@@ -1,15 +1,15 @@
 //go:build !unix
 
-package gguf
+package regular
 
 import (
 	"io"
 	"os"
 )
 
-// mapFile reads the whole file where mmap is not available.
-func mapFile(f *os.File, size int64) ([]byte, func() error, error) {
-	if int64(int(size)) != size {
+// Map reads the first size bytes of f where mmap is not available.
+func Map(f *os.File, size int64) ([]byte, func() error, error) {
+	if size <= 0 || int64(int(size)) != size {
 		return nil, nil, os.ErrInvalid
 	}
 	b := make([]byte, size)

@@ -1,0 +1,24 @@
+//go:build unix
+
+package regular
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// Map maps the first size bytes of f read-only, so data is paged in on
+// demand rather than copied: a large model opens in milliseconds, and the
+// holes of a sparse file take no memory. Reading past the end of a file
+// that shrinks while mapped raises SIGBUS, as with any mapping.
+func Map(f *os.File, size int64) ([]byte, func() error, error) {
+	if size <= 0 || int64(int(size)) != size {
+		return nil, nil, os.ErrInvalid
+	}
+	b, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, func() error { return unix.Munmap(b) }, nil
+}
