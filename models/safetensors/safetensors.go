@@ -17,6 +17,7 @@ import (
 	"sort"
 
 	"chat/models/gguf"
+	"chat/models/quote"
 	"chat/models/regular"
 )
 
@@ -131,10 +132,14 @@ func Parse(b []byte) (*File, error) {
 
 // Float32 is the tensor's values as float32 (F32, F16, BF16 and F64).
 func (t Tensor) Float32() ([]float32, error) {
-	size := dtypeSize[t.DType]
-	if size == 0 {
-		return nil, fmt.Errorf("safetensors: dtype %q", t.DType)
+	// Checked before the output is made: an I64 tensor of a gigabyte would
+	// otherwise allocate a gigabyte of float32 only to be refused.
+	switch t.DType {
+	case "F32", "F16", "BF16", "F64":
+	default:
+		return nil, fmt.Errorf("safetensors: dtype %s is not a float type", quote.Quote(t.DType))
 	}
+	size := dtypeSize[t.DType]
 	out := make([]float32, len(t.Data)/size)
 	for i := range out {
 		p := t.Data[i*size:]
@@ -147,8 +152,6 @@ func (t Tensor) Float32() ([]float32, error) {
 			out[i] = gguf.BF16ToF32(binary.LittleEndian.Uint16(p))
 		case "F64":
 			out[i] = float32(math.Float64frombits(binary.LittleEndian.Uint64(p)))
-		default:
-			return nil, fmt.Errorf("safetensors: dtype %s is not a float type", t.DType)
 		}
 	}
 	return out, nil

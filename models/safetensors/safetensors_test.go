@@ -3,6 +3,7 @@ package safetensors
 import (
 	"bytes"
 	"encoding/binary"
+	"runtime"
 	"testing"
 )
 
@@ -71,4 +72,21 @@ func FuzzParse(f *testing.F) {
 			tn.Float32()
 		}
 	})
+}
+
+// TestFloat32RefusesFirst: a tensor of a non-float dtype is refused before
+// its float32 copy is made.
+func TestFloat32RefusesFirst(t *testing.T) {
+	tn := Tensor{DType: "I64", Shape: []int{1 << 20}, Data: make([]byte, 8<<20)}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	v, err := tn.Float32()
+	runtime.ReadMemStats(&after)
+	if err == nil || v != nil {
+		t.Fatalf("Float32 of I64 = %d values, %v", len(v), err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<10 {
+		t.Errorf("refusing an I64 tensor of 8 MB allocated %d KB", grew>>10)
+	}
 }
