@@ -57,6 +57,7 @@ func loadPEFT(dir string) (*Adapter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lora: %w", err)
 	}
+	defer f.Close() // each matrix is copied out of the mapping
 	as, bs := map[string]*weights.F32{}, map[string]*weights.F32{}
 	for _, name := range f.Names() {
 		module, ab, ok := peftName(name)

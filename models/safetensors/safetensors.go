@@ -41,6 +41,20 @@ var dtypeSize = map[string]int{
 type File struct {
 	Tensors  map[string]Tensor
 	Metadata map[string]string
+
+	unmap func() error // set by Open
+}
+
+// Close releases the mapping made by Open; the tensors' Data must not be
+// used after it.
+func (f *File) Close() error {
+	if f.unmap == nil {
+		return nil
+	}
+	u := f.unmap
+	f.unmap = nil
+	f.Tensors = nil
+	return u()
 }
 
 // Names lists the tensor names, sorted.
@@ -53,29 +67,41 @@ func (f *File) Names() []string {
 	return names
 }
 
-// Open reads the file at path, a regular file only: a FIFO would block the
-// open and a device such as /dev/zero would read without end.
+// Open maps the file at path, a regular file only (a FIFO would block the
+// open and a device such as /dev/zero would read without end), and parses
+// its header. The file is mapped, not read: the header's ranges are checked
+// against its real size, and a sparse file declaring gigabytes takes memory
+// only for what its caller then copies out. Close releases the mapping.
 func Open(path string) (*File, error) {
 	fh, st, err := regular.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("safetensors: %w", err)
 	}
 	defer fh.Close()
-	b := make([]byte, st.Size())
-	if _, err := io.ReadFull(fh, b); err != nil {
-		return nil, fmt.Errorf("safetensors: read %s: %w", path, err)
+	if st.Size() < 8 {
+		return nil, fmt.Errorf("%w (in %s)", tooShort(st.Size()), path)
+	}
+	b, unmap, err := regular.Map(fh, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("safetensors: map %s: %w", path, err)
 	}
 	f, err := Parse(b)
 	if err != nil {
+		unmap()
 		return nil, fmt.Errorf("%w (in %s)", err, path)
 	}
+	f.unmap = unmap
 	return f, nil
+}
+
+func tooShort(n int64) error {
+	return fmt.Errorf("safetensors: %d bytes is too short for a header", n)
 }
 
 // Parse reads a file held in b; the tensors' Data slice b.
 func Parse(b []byte) (*File, error) {
 	if len(b) < 8 {
-		return nil, fmt.Errorf("safetensors: %d bytes is too short for a header", len(b))
+		return nil, tooShort(int64(len(b)))
 	}
 	n := binary.LittleEndian.Uint64(b)
 	if n > maxHeader || n > uint64(len(b)-8) {
@@ -128,6 +154,15 @@ func Parse(b []byte) (*File, error) {
 		f.Tensors[name] = Tensor{DType: h.DType, Shape: shape, Data: data[h.Offsets[0]:h.Offsets[1]:h.Offsets[1]]}
 	}
 	return f, nil
+}
+
+// Elements is the number of values.
+func (t Tensor) Elements() int {
+	n := 1
+	for _, d := range t.Shape {
+		n *= d
+	}
+	return n
 }
 
 // Float32 is the tensor's values as float32 (F32, F16, BF16 and F64).

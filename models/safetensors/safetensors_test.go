@@ -3,7 +3,11 @@ package safetensors
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -88,5 +92,58 @@ func TestFloat32RefusesFirst(t *testing.T) {
 	}
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<10 {
 		t.Errorf("refusing an I64 tensor of 8 MB allocated %d KB", grew>>10)
+	}
+}
+
+// sparse writes a file of header h followed by size data bytes, a hole.
+func sparse(t *testing.T, h string, size int64) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "model.safetensors")
+	fd, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fd.Close()
+	binary.Write(fd, binary.LittleEndian, uint64(len(h)))
+	fd.WriteString(h)
+	if err := fd.Truncate(8 + int64(len(h)) + size); err != nil {
+		t.Skipf("cannot make a sparse file: %v", err)
+	}
+	return path
+}
+
+// TestOpenMaps: Open maps the file instead of reading it, so a sparse file
+// declaring 64 MB takes no memory until its tensors are copied out, and a
+// header's ranges are checked against the file's real size.
+func TestOpenMaps(t *testing.T) {
+	const n = 16 << 20
+	path := sparse(t, fmt.Sprintf(`{"w":{"dtype":"F32","shape":[%d],"data_offsets":[0,%d]}}`, n, 4*n), 4*n)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f, err := Open(path)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := f.Tensors["w"]; len(w.Data) != 4*n || w.Elements() != n {
+		t.Errorf("w has %d bytes, %d values", len(w.Data), w.Elements())
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+		t.Errorf("opening a sparse file of 64 MB allocated %d KB", grew>>10)
+	}
+	if err := f.Close(); err != nil {
+		t.Error(err)
+	}
+
+	// The header declares 64 MB; the file holds 4 bytes of data.
+	path = sparse(t, fmt.Sprintf(`{"w":{"dtype":"F32","shape":[%d],"data_offsets":[0,%d]}}`, n, 4*n), 4)
+	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), "outside the 4 data bytes") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("Open of a truncated file = %v", err)
+	}
+	empty := filepath.Join(t.TempDir(), "empty.safetensors")
+	os.WriteFile(empty, nil, 0o644)
+	if _, err := Open(empty); err == nil || !strings.Contains(err.Error(), "too short") {
+		t.Errorf("Open of an empty file = %v", err)
 	}
 }
