@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"chat/models/gguf"
-	"chat/models/hugepage"
 	"chat/models/quote"
 	"chat/models/weights"
 )
@@ -31,15 +30,13 @@ func loadGGUF(path string) (*Adapter, error) {
 	}
 	alpha, _ := f.Float("adapter.lora.alpha")
 	arch, _ := f.String("general.architecture")
-	// Every matrix becomes float32 in memory, a Q2_K one 12 times its size
-	// in the file, and a sparse file declares gigabytes it does not store:
-	// what cannot fit is refused before anything is made.
-	var need float64
+	// A Q2_K matrix is 12 times its size in the file as float32.
+	var elems float64
 	for i := range f.Tensors {
-		need += 4 * float64(f.Tensors[i].Elements())
+		elems += float64(f.Tensors[i].Elements())
 	}
-	if avail, ok := hugepage.Available(); ok && need > float64(avail) {
-		return nil, fmt.Errorf("lora: %s: its matrices take %.0f MB as float32, more than the %d MB of memory available", path, need/(1<<20), avail>>20)
+	if err := fits(path, elems); err != nil {
+		return nil, err
 	}
 	as, bs := map[string]*weights.F32{}, map[string]*weights.F32{}
 	for i := range f.Tensors {

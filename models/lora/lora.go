@@ -19,8 +19,25 @@ import (
 	"strconv"
 	"strings"
 
+	"chat/models/hugepage"
 	"chat/models/weights"
 )
+
+// available is the memory that can be had without swapping; tests set a
+// small one.
+var available = hugepage.Available
+
+// fits refuses an adapter whose matrices, elems values in all, cannot be
+// held as float32 (the form both loaders make of them): a sparse file
+// declares gigabytes it does not store, so this is checked before any
+// matrix is made.
+func fits(path string, elems float64) error {
+	need := 4 * elems
+	if avail, ok := available(); ok && need > float64(avail) {
+		return fmt.Errorf("lora: %s: its matrices take %.0f MB as float32, more than the %d MB of memory available", path, need/(1<<20), avail>>20)
+	}
+	return nil
+}
 
 // Adapter is a loaded adapter.
 type Adapter struct {

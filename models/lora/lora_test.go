@@ -446,3 +446,37 @@ func TestQuantizedAdapterMemory(t *testing.T) {
 		t.Errorf("Load of %d Q2_K rows = %v, want them refused by the memory available", rows, err)
 	}
 }
+
+// TestPEFTMemory: a PEFT adapter whose matrices cannot be held as float32
+// is refused, in one line, before any is made — here a sparse
+// adapter_model.safetensors declaring a 16 MB F16 lora_A (32 MB as
+// float32) where 16 MB are available.
+func TestPEFTMemory(t *testing.T) {
+	defer func(f func() (int64, bool)) { available = f }(available)
+	available = func() (int64, bool) { return 16 << 20, true }
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "adapter_config.json"), []byte(`{"peft_type":"LORA","r":8,"lora_alpha":8}`), 0o644)
+	const rows, cols = 8, 1 << 20
+	h := fmt.Sprintf(`{"base_model.model.blocks.0.attn.q_proj.lora_A.weight":{"dtype":"F16","shape":[%d,%d],"data_offsets":[0,%d]}}`, rows, cols, 2*rows*cols)
+	fd, err := os.Create(filepath.Join(dir, "adapter_model.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.Write(fd, binary.LittleEndian, uint64(len(h)))
+	fd.WriteString(h)
+	if err := fd.Truncate(8 + int64(len(h)) + 2*rows*cols); err != nil {
+		t.Skipf("cannot make a sparse file: %v", err)
+	}
+	fd.Close()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err = Load(dir)
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "32 MB as float32, more than the 16 MB of memory available") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("Load = %v, want it refused by the memory available", err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+		t.Errorf("refusing it allocated %d KB", grew>>10)
+	}
+}

@@ -58,6 +58,13 @@ func loadPEFT(dir string) (*Adapter, error) {
 		return nil, fmt.Errorf("lora: %w", err)
 	}
 	defer f.Close() // each matrix is copied out of the mapping
+	var elems float64
+	for _, t := range f.Tensors {
+		elems += float64(t.Elements())
+	}
+	if err := fits(dir, elems); err != nil {
+		return nil, err
+	}
 	as, bs := map[string]*weights.F32{}, map[string]*weights.F32{}
 	for _, name := range f.Names() {
 		module, ab, ok := peftName(name)
