@@ -144,9 +144,12 @@ func Parse(b []byte) (*File, error) {
 				return nil, fmt.Errorf("safetensors: tensor %q has dimension %d", name, d)
 			}
 			shape[i] = int(d)
-			if elems = elems * uint64(d); elems > uint64(len(data)) && d != 0 {
+			// Compared by division: elems·d can wrap around 2⁶⁴ to a small
+			// number when a sparse file is tens of gigabytes.
+			if d != 0 && elems > uint64(len(data))/uint64(d) {
 				return nil, fmt.Errorf("safetensors: tensor %q of shape %v is larger than the file", name, h.Shape)
 			}
+			elems *= uint64(d)
 		}
 		if got := h.Offsets[1] - h.Offsets[0]; got != elems*uint64(size) {
 			return nil, fmt.Errorf("safetensors: tensor %q: %d bytes for shape %v of %s", name, got, h.Shape, h.DType)

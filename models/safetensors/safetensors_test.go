@@ -147,3 +147,17 @@ func TestOpenMaps(t *testing.T) {
 		t.Errorf("Open of an empty file = %v", err)
 	}
 }
+
+// TestShapeWraps: a shape whose product is 2⁶⁴ (0 in uint64) in a sparse
+// file of 16 GB, more than the product before the last dimension, is
+// refused, not read as an empty tensor of that shape.
+func TestShapeWraps(t *testing.T) {
+	path := sparse(t, `{"w":{"dtype":"F32","shape":[131072,131072,1073741824],"data_offsets":[0,0]}}`, 1<<34)
+	f, err := Open(path)
+	if err == nil {
+		f.Close()
+	}
+	if err == nil || !strings.Contains(err.Error(), "larger than the file") {
+		t.Errorf("Open = %v, want the shape refused", err)
+	}
+}
