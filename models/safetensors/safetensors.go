@@ -24,6 +24,10 @@ import (
 // maxHeader bounds the JSON header (the format's own limit is 100 MB).
 const maxHeader = 100 << 20
 
+// maxDims bounds a tensor's dimensions, more than frameworks make (NumPy
+// allows 64); a header of a million is refused in one line.
+const maxDims = 64
+
 // Tensor is one tensor of a file.
 type Tensor struct {
 	DType string // "F32", "F16", "BF16", "F64", "I64", ...
@@ -128,36 +132,43 @@ func Parse(b []byte) (*File, error) {
 			Offsets []uint64 `json:"data_offsets"`
 		}
 		if err := json.Unmarshal(v, &h); err != nil {
-			return nil, fmt.Errorf("safetensors: tensor %q: %w", name, err)
+			return nil, fmt.Errorf("safetensors: tensor %s: %w", quote.Quote(name), err)
 		}
 		size, ok := dtypeSize[h.DType]
 		if !ok {
-			return nil, fmt.Errorf("safetensors: tensor %q has unknown dtype %q", name, h.DType)
+			return nil, fmt.Errorf("safetensors: tensor %s has unknown dtype %s", quote.Quote(name), quote.Quote(h.DType))
 		}
 		if len(h.Offsets) != 2 || h.Offsets[0] > h.Offsets[1] || h.Offsets[1] > uint64(len(data)) {
-			return nil, fmt.Errorf("safetensors: tensor %q has data_offsets %v outside the %d data bytes", name, h.Offsets, len(data))
+			return nil, fmt.Errorf("safetensors: tensor %s has data_offsets %s outside the %d data bytes", quote.Quote(name), list(h.Offsets), len(data))
+		}
+		if len(h.Shape) > maxDims {
+			return nil, fmt.Errorf("safetensors: tensor %s has %d dimensions", quote.Quote(name), len(h.Shape))
 		}
 		elems := uint64(1)
 		shape := make([]int, len(h.Shape))
 		for i, d := range h.Shape {
 			if d < 0 || d > math.MaxInt32 {
-				return nil, fmt.Errorf("safetensors: tensor %q has dimension %d", name, d)
+				return nil, fmt.Errorf("safetensors: tensor %s has dimension %d", quote.Quote(name), d)
 			}
 			shape[i] = int(d)
 			// Compared by division: elems·d can wrap around 2⁶⁴ to a small
 			// number when a sparse file is tens of gigabytes.
 			if d != 0 && elems > uint64(len(data))/uint64(d) {
-				return nil, fmt.Errorf("safetensors: tensor %q of shape %v is larger than the file", name, h.Shape)
+				return nil, fmt.Errorf("safetensors: tensor %s of shape %s is larger than the file", quote.Quote(name), list(h.Shape))
 			}
 			elems *= uint64(d)
 		}
 		if got := h.Offsets[1] - h.Offsets[0]; got != elems*uint64(size) {
-			return nil, fmt.Errorf("safetensors: tensor %q: %d bytes for shape %v of %s", name, got, h.Shape, h.DType)
+			return nil, fmt.Errorf("safetensors: tensor %s: %d bytes for shape %s of %s", quote.Quote(name), got, list(h.Shape), h.DType)
 		}
 		f.Tensors[name] = Tensor{DType: h.DType, Shape: shape, Data: data[h.Offsets[0]:h.Offsets[1]:h.Offsets[1]]}
 	}
 	return f, nil
 }
+
+// list shows a header's list in a message: a hostile one may hold a
+// million numbers.
+func list[T any](v []T) string { return quote.Cut(fmt.Sprint(v), quote.Max) }
 
 // Elements is the number of values.
 func (t Tensor) Elements() int {

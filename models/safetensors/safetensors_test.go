@@ -161,3 +161,25 @@ func TestShapeWraps(t *testing.T) {
 		t.Errorf("Open = %v, want the shape refused", err)
 	}
 }
+
+// TestErrorsAreShort: the header's names, dtypes and lists in an error are
+// cut, so a hostile header gives one short line.
+func TestErrorsAreShort(t *testing.T) {
+	ones := strings.TrimSuffix(strings.Repeat("1,", 1<<20), ",")
+	for name, h := range map[string]string{
+		"long name":    `{"` + strings.Repeat("n", 1<<20) + `":{"dtype":"Q9","shape":[2],"data_offsets":[0,8]}}`,
+		"long dtype":   `{"x":{"dtype":"` + strings.Repeat(`d\u001b`, 1<<18) + `","shape":[2],"data_offsets":[0,8]}}`,
+		"many offsets": `{"x":{"dtype":"F32","shape":[2],"data_offsets":[` + ones + `]}}`,
+		"many dims":    `{"x":{"dtype":"F32","shape":[` + ones + `],"data_offsets":[0,8]}}`,
+		"huge dims":    `{"x":{"dtype":"F32","shape":[` + strings.Repeat("2147483647,", 40) + `1],"data_offsets":[0,8]}}`,
+		"wrong size":   `{"x":{"dtype":"F32","shape":[` + strings.Repeat("1,", 60) + `3],"data_offsets":[0,8]}}`,
+	} {
+		b := make([]byte, 8, 8+len(h)+8)
+		binary.LittleEndian.PutUint64(b, uint64(len(h)))
+		b = append(append(b, h...), make([]byte, 8)...)
+		_, err := Parse(b)
+		if err == nil || len(err.Error()) > 300 || strings.ContainsAny(err.Error(), "\n\x1b") {
+			t.Errorf("%s: error of %d bytes, want one short line: %.300v", name, len(fmt.Sprint(err)), err)
+		}
+	}
+}
