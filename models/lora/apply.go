@@ -10,6 +10,7 @@ import (
 	"chat/models/course"
 	"chat/models/llama"
 	"chat/models/nn"
+	"chat/models/quote"
 	"chat/models/weights"
 )
 
@@ -131,7 +132,7 @@ func updates(m variant, ads []*Adapter) (string, map[string][]weights.Update, er
 			}
 			t, ok := idx[lookup]
 			if !ok {
-				return "", nil, fmt.Errorf("lora: %s changes %s, which %s does not have (its matrices: %s)", a.Name, p.Target, m.Info().Name, someNames(idx, a.Format))
+				return "", nil, fmt.Errorf("lora: %s changes %s, which %s does not have (its matrices: %s)", a.Name, quote.Quote(p.Target), m.Info().Name, someNames(idx, a.Format))
 			}
 			b := p.B
 			switch {

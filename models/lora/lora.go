@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"chat/models/hugepage"
+	"chat/models/quote"
 	"chat/models/weights"
 )
 
@@ -119,16 +120,16 @@ func pairs(file string, as, bs map[string]*weights.F32, alpha func(target string
 	for t, a := range as {
 		b, ok := bs[t]
 		if !ok {
-			return nil, fmt.Errorf("lora: %s: %s has lora_a but no lora_b", file, t)
+			return nil, fmt.Errorf("lora: %s: %s has lora_a but no lora_b", file, quote.Quote(t))
 		}
 		if a.Rows() != b.Cols() {
-			return nil, fmt.Errorf("lora: %s: %s: lora_a has rank %d, lora_b %d", file, t, a.Rows(), b.Cols())
+			return nil, fmt.Errorf("lora: %s: %s: lora_a has rank %d, lora_b %d", file, quote.Quote(t), a.Rows(), b.Cols())
 		}
 		out = append(out, Pair{Target: t, A: a, B: b, Alpha: alpha(t), RS: rs})
 	}
 	for t := range bs {
 		if _, ok := as[t]; !ok {
-			return nil, fmt.Errorf("lora: %s: %s has lora_b but no lora_a", file, t)
+			return nil, fmt.Errorf("lora: %s: %s has lora_b but no lora_a", file, quote.Quote(t))
 		}
 	}
 	sortPairs(out)

@@ -19,6 +19,7 @@ import (
 	"chat/models/hugepage"
 	"chat/models/kvcache"
 	"chat/models/llama"
+	"chat/models/safetensors"
 	"chat/models/testmodels"
 	"chat/models/weights"
 )
@@ -478,5 +479,42 @@ func TestPEFTMemory(t *testing.T) {
 	}
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
 		t.Errorf("refusing it allocated %d KB", grew>>10)
+	}
+}
+
+// TestPEFTErrorsAreShort: a PEFT adapter's strings (peft_type, tensor
+// names, targets) in an error are quoted and cut: one short line.
+func TestPEFTErrorsAreShort(t *testing.T) {
+	long := strings.Repeat("m\x1b", 1<<19)
+	a := func(module string) string { return peftPrefix + module + ".lora_A.weight" }
+	for i, c := range []struct {
+		config  string
+		tensors []string
+	}{
+		{`{"peft_type":"` + strings.Repeat(`P\u001b`, 1<<16) + `"}`, []string{a("x")}},
+		{`{}`, []string{long}},    // not a LoRA name
+		{`{}`, []string{a(long)}}, // lora_A without lora_B
+		{`{}`, []string{a(long), peftPrefix + long + ".lora_B.weight"}}, // r = 8 below, rank 2 here
+	} {
+		dir := filepath.Join(t.TempDir(), fmt.Sprint(i))
+		os.MkdirAll(dir, 0o755)
+		cfg := c.config
+		if cfg == `{}` {
+			cfg = `{"peft_type":"LORA","r":8,"lora_alpha":8}`
+		}
+		os.WriteFile(filepath.Join(dir, "adapter_config.json"), []byte(cfg), 0o644)
+		ts := map[string]safetensors.Tensor{}
+		for _, n := range c.tensors {
+			ts[n] = safetensors.F32([]int{2, 2}, []float32{1, 2, 3, 4})
+		}
+		var b bytes.Buffer
+		if err := safetensors.Write(&b, ts, nil); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, "adapter_model.safetensors"), b.Bytes(), 0o644)
+		_, err := Load(dir)
+		if err == nil || len(err.Error()) > 400 || strings.ContainsAny(err.Error(), "\n\x1b") {
+			t.Errorf("%d: error of %d bytes, want one short line: %.300v", i, len(fmt.Sprint(err)), err)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"chat/models/quote"
 	"chat/models/regular"
 	"chat/models/safetensors"
 	"chat/models/weights"
@@ -47,7 +48,7 @@ func loadPEFT(dir string) (*Adapter, error) {
 	}
 	switch {
 	case c.PeftType != "" && c.PeftType != "LORA":
-		return nil, fmt.Errorf("lora: %s is a %s adapter, not LORA", dir, c.PeftType)
+		return nil, fmt.Errorf("lora: %s is a %s adapter, not LORA", dir, quote.Quote(c.PeftType))
 	case c.DoRA:
 		return nil, fmt.Errorf("lora: %s uses DoRA (use_dora), which is not supported", dir)
 	case c.FanInFanOut:
@@ -69,7 +70,7 @@ func loadPEFT(dir string) (*Adapter, error) {
 	for _, name := range f.Names() {
 		module, ab, ok := peftName(name)
 		if !ok {
-			return nil, fmt.Errorf("lora: %s: tensor %s is not a LoRA A or B matrix (only lora_A/lora_B of linear layers are supported)", dir, name)
+			return nil, fmt.Errorf("lora: %s: tensor %s is not a LoRA A or B matrix (only lora_A/lora_B of linear layers are supported)", dir, quote.Quote(name))
 		}
 		m, err := matrix(name, f.Tensors[name])
 		if err != nil {
@@ -97,7 +98,7 @@ func loadPEFT(dir string) (*Adapter, error) {
 	if c.R > 0 && len(c.RankPattern) == 0 {
 		for _, p := range ps {
 			if p.Rank() != c.R {
-				return nil, fmt.Errorf("lora: %s: %s has rank %d, adapter_config.json says r = %d", dir, p.Target, p.Rank(), c.R)
+				return nil, fmt.Errorf("lora: %s: %s has rank %d, adapter_config.json says r = %d", dir, quote.Quote(p.Target), p.Rank(), c.R)
 			}
 		}
 	}
@@ -121,11 +122,11 @@ func peftName(name string) (module, ab string, ok bool) {
 // matrix reads a 2-D float tensor.
 func matrix(name string, t safetensors.Tensor) (*weights.F32, error) {
 	if len(t.Shape) != 2 || t.Shape[0] == 0 || t.Shape[1] == 0 {
-		return nil, fmt.Errorf("lora: tensor %s has shape %v, want a matrix", name, t.Shape)
+		return nil, fmt.Errorf("lora: tensor %s has shape %s, want a matrix", quote.Quote(name), quote.Cut(fmt.Sprint(t.Shape), quote.Max))
 	}
 	v, err := t.Float32()
 	if err != nil {
-		return nil, fmt.Errorf("lora: tensor %s: %w", name, err)
+		return nil, fmt.Errorf("lora: tensor %s: %w", quote.Quote(name), err)
 	}
 	return weights.NewF32(v, t.Shape[0], t.Shape[1]), nil
 }
