@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"chat/config/settings"
+	"chat/models/quote"
 	"chat/models/regular"
 
 	"github.com/pelletier/go-toml/v2"
@@ -156,7 +157,7 @@ func unknownKey(table, key string) string {
 		if s.Table != "" {
 			want = s.Name + " in [" + s.Table + "]"
 		}
-		return fmt.Sprintf("unknown setting %s here; write %s", settings.Quoted(key), want)
+		return fmt.Sprintf("unknown setting %s here; write %s", quote.Quote(key), want)
 	}
 	var names []string
 	for _, s := range settings.All() {
@@ -171,7 +172,7 @@ func unknownKey(table, key string) string {
 	if table != "" {
 		where = "in [" + table + "]"
 	}
-	msg := fmt.Sprintf("unknown setting %s %s", settings.Quoted(key), where)
+	msg := fmt.Sprintf("unknown setting %s %s", quote.Quote(key), where)
 	if near := settings.Suggest(key, settings.File); near != "" {
 		return msg + fmt.Sprintf(" (did you mean %s?)", near)
 	}
@@ -243,13 +244,13 @@ func listValue(s *settings.Setting, v any) (any, error) {
 func tomlShow(v any) string {
 	switch v := v.(type) {
 	case string:
-		return settings.Quoted(v)
+		return quote.Quote(v)
 	case map[string]any:
 		return "a table"
 	case []any:
 		return "a list"
 	}
-	return settings.Cut(fmt.Sprint(v))
+	return quote.Cut(fmt.Sprint(v), quote.Max)
 }
 
 // goPkg matches the Go function names go-toml's messages may quote
@@ -277,13 +278,13 @@ func (c *Config) fileKeys(t map[string]any, where func(action string) string) er
 			for _, k := range v {
 				s, ok := k.(string)
 				if !ok {
-					return fmt.Errorf("%s: keys.%s: key names are strings, got %s", where(action), settings.Cut(action), tomlShow(k))
+					return fmt.Errorf("%s: keys.%s: key names are strings, got %s", where(action), quote.Cut(action, quote.Max), tomlShow(k))
 				}
 				ks = append(ks, s)
 			}
 			user[action] = ks
 		default:
-			return fmt.Errorf("%s: keys.%s: want a key name or a list of them, got %s", where(action), settings.Cut(action), tomlShow(v))
+			return fmt.Errorf("%s: keys.%s: want a key name or a list of them, got %s", where(action), quote.Cut(action, quote.Max), tomlShow(v))
 		}
 	}
 	keys, err := settings.MergeKeys(user, where)
@@ -300,9 +301,9 @@ func fileError(path string, err error) error {
 	if errors.As(err, &de) {
 		row, col := de.Position()
 		msg := goPkg.ReplaceAllString(strings.TrimPrefix(de.Error(), "toml: "), "")
-		return fmt.Errorf("%s:%d:%d: %s", path, row, col, settings.Cut(msg))
+		return fmt.Errorf("%s:%d:%d: %s", path, row, col, quote.Cut(msg, quote.Max))
 	}
-	return fmt.Errorf("%s: %s", path, settings.Cut(strings.TrimPrefix(err.Error(), "toml: ")))
+	return fmt.Errorf("%s: %s", path, quote.Cut(strings.TrimPrefix(err.Error(), "toml: "), quote.Max))
 }
 
 // lineOf finds the line of key in table ("" for the top level) for messages
@@ -357,8 +358,8 @@ func (c *Config) WriteTOML(w io.Writer) error {
 		src += " < " + c.File
 	}
 	fmt.Fprintf(&b, "# chat: effective settings (%s < flags)\n", src)
-	fmt.Fprintf(&b, "model = %s%s\n", quote(c.Model), comment(c.Model == "", "the embedded model"))
-	fmt.Fprintf(&b, "draft = %s%s\n", quote(c.Draft), comment(c.Draft == "", "no draft model"))
+	fmt.Fprintf(&b, "model = %s%s\n", tomlString(c.Model), comment(c.Model == "", "the embedded model"))
+	fmt.Fprintf(&b, "draft = %s%s\n", tomlString(c.Draft), comment(c.Draft == "", "no draft model"))
 	for _, table := range []string{"", "sampler"} {
 		if table != "" {
 			fmt.Fprintf(&b, "\n[%s]\n", table)
@@ -393,7 +394,7 @@ func (c *Config) WriteTOML(w io.Writer) error {
 	for _, a := range settings.KeyActions() {
 		q := make([]string, len(keys[a]))
 		for i, k := range keys[a] {
-			q[i] = quote(k)
+			q[i] = tomlString(k)
 		}
 		fmt.Fprintf(&b, "%s = [%s]\n", a, strings.Join(q, ", "))
 	}
@@ -412,16 +413,16 @@ func tomlValue(s *settings.Setting, v *settings.Values) string {
 	case bool:
 		return strconv.FormatBool(x)
 	case string:
-		return quote(x)
+		return tomlString(x)
 	case []string:
 		q := make([]string, len(x))
 		for i, t := range x {
-			q[i] = quote(t)
+			q[i] = tomlString(t)
 		}
 		return "[" + strings.Join(q, ", ") + "]"
 	}
 	if t := s.Format(v); t == "random" {
-		return quote(t)
+		return tomlString(t)
 	} else {
 		return t
 	}
@@ -434,8 +435,8 @@ func comment(ok bool, text string) string {
 	return ""
 }
 
-// quote writes a TOML basic string: JSON's escapes are a subset of TOML's.
-func quote(s string) string {
+// tomlString writes a TOML basic string: JSON's escapes are a subset of TOML's.
+func tomlString(s string) string {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

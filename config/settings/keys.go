@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"chat/models/quote"
 )
 
 // The key map: TUI actions and the keys that trigger them, as
@@ -116,10 +118,10 @@ func NormalizeKey(name string) (string, error) {
 				m = "alt"
 			}
 			if !slices.Contains(modifiers, m) {
-				return "", fmt.Errorf("key %s: unknown modifier %s (want %s)", Quoted(orig), Quoted(m), strings.Join(modifiers, ", "))
+				return "", fmt.Errorf("key %s: unknown modifier %s (want %s)", quote.Quote(orig), quote.Quote(m), strings.Join(modifiers, ", "))
 			}
 			if slices.Contains(have, m) {
-				return "", fmt.Errorf("key %s: %s given twice", Quoted(orig), m)
+				return "", fmt.Errorf("key %s: %s given twice", quote.Quote(orig), m)
 			}
 			have = append(have, m)
 		}
@@ -134,13 +136,13 @@ func NormalizeKey(name string) (string, error) {
 	case utf8.RuneCountInString(base) == 1:
 		r, _ := utf8.DecodeRuneInString(base)
 		if !unicode.IsPrint(r) || r == ' ' {
-			return "", fmt.Errorf("key %s: write a space as \"space\"; other invisible characters are not keys", Quoted(orig))
+			return "", fmt.Errorf("key %s: write a space as \"space\"; other invisible characters are not keys", quote.Quote(orig))
 		}
 		if len(have) > 0 {
 			base = string(unicode.ToLower(r)) // with modifiers the key, not the text, is named
 		}
 	default:
-		return "", fmt.Errorf("key %s: unknown key %s (want a character, f1-f63, or one of enter, tab, backspace, esc, space, up, down, left, right, insert, delete, pgup, pgdown, home, end)", Quoted(orig), Quoted(base))
+		return "", fmt.Errorf("key %s: unknown key %s (want a character, f1-f63, or one of enter, tab, backspace, esc, space, up, down, left, right, insert, delete, pgup, pgdown, home, end)", quote.Quote(orig), quote.Quote(base))
 	}
 	return strings.Join(append(have, base), "+"), nil
 }
@@ -164,7 +166,7 @@ func MergeKeys(user map[string][]string, where func(action string) string) (map[
 	sort.Strings(actions)
 	for _, a := range actions {
 		if _, ok := keys[a]; !ok {
-			return nil, fmt.Errorf("%s: unknown action %s in [keys] (actions: %s)", where(a), Quoted(a), strings.Join(KeyActions(), ", "))
+			return nil, fmt.Errorf("%s: unknown action %s in [keys] (actions: %s)", where(a), quote.Quote(a), strings.Join(KeyActions(), ", "))
 		}
 		var norm []string
 		for _, k := range user[a] {
@@ -173,7 +175,7 @@ func MergeKeys(user map[string][]string, where func(action string) string) (map[
 				return nil, fmt.Errorf("%s: %v", where(a), err)
 			}
 			if o, ok := owner[n]; ok && o != a {
-				return nil, fmt.Errorf("%s: key %s is bound to both %s and %s", where(a), Quoted(n), o, a)
+				return nil, fmt.Errorf("%s: key %s is bound to both %s and %s", where(a), quote.Quote(n), o, a)
 			}
 			owner[n] = a
 			if !slices.Contains(norm, n) {

@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"chat/engine/sampler"
+	"chat/models/quote"
 )
 
 // Values are the effective settings of a session.
@@ -249,7 +250,7 @@ func (s *Setting) Parse(text string) (any, error) {
 	case Float:
 		f, err := strconv.ParseFloat(t, 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, bad("must be a number%s, got %s", s.rangeText(), Quoted(text))
+			return nil, bad("must be a number%s, got %s", s.rangeText(), quote.Quote(text))
 		}
 		if f < s.Min || f > s.Max {
 			return nil, bad("must be %s, got %s", strings.TrimPrefix(s.rangeText(), " "), t)
@@ -258,7 +259,7 @@ func (s *Setting) Parse(text string) (any, error) {
 	case Int:
 		n, err := strconv.Atoi(t)
 		if err != nil {
-			return nil, bad("must be a whole number%s, got %s", s.rangeText(), Quoted(text))
+			return nil, bad("must be a whole number%s, got %s", s.rangeText(), quote.Quote(text))
 		}
 		if float64(n) < s.Min || float64(n) > s.Max {
 			return nil, bad("must be %s, got %d", strings.TrimPrefix(s.rangeText(), " "), n)
@@ -271,13 +272,13 @@ func (s *Setting) Parse(text string) (any, error) {
 		case "off", "false", "no", "0":
 			return false, nil
 		}
-		return nil, bad("must be on or off, got %s", Quoted(text))
+		return nil, bad("must be on or off, got %s", quote.Quote(text))
 	case Choice:
 		l := strings.ToLower(t)
 		if slices.Contains(s.Choices, l) || l == "" && s.Default("") == "" {
 			return l, nil
 		}
-		return nil, bad("must be one of %s, got %s", strings.Join(s.Choices, ", "), Quoted(text))
+		return nil, bad("must be one of %s, got %s", strings.Join(s.Choices, ", "), quote.Quote(text))
 	case Text:
 		return text, nil
 	case List:
@@ -291,7 +292,7 @@ func (s *Setting) Parse(text string) (any, error) {
 		}
 		n, err := strconv.ParseUint(t, 10, 64)
 		if err != nil {
-			return nil, bad("must be \"random\" or a whole number ≥ 0, got %s", Quoted(text))
+			return nil, bad("must be \"random\" or a whole number ≥ 0, got %s", quote.Quote(text))
 		}
 		return seedValue{seed: n}, nil
 	}
@@ -358,7 +359,7 @@ func (s *Setting) SetFormatted(v *Values, text string) error {
 	for rest := strings.TrimSpace(text); rest != ""; rest = strings.TrimSpace(rest) {
 		q, err := strconv.QuotedPrefix(rest)
 		if err != nil {
-			return &Error{s.Name, fmt.Sprintf("must be quoted texts, got %s", Quoted(text))}
+			return &Error{s.Name, fmt.Sprintf("must be quoted texts, got %s", quote.Quote(text))}
 		}
 		t, _ := strconv.Unquote(q)
 		list = append(list, t)
