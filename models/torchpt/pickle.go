@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"chat/models/quote"
 )
 
 // This file is a restricted pickle machine. It understands the opcodes of
@@ -182,7 +184,7 @@ func resolveGlobal(module, name string) (*global, error) {
 	if module == "torch" && torchDtypes[name] {
 		return &global{module, name}, nil
 	}
-	return nil, fmt.Errorf("refusing pickle global %s", truncateForMsg(full))
+	return nil, fmt.Errorf("refusing pickle global %s", quote.Quote(full))
 }
 
 type unpickler struct {
@@ -1144,7 +1146,7 @@ func persistentLoad(pid any) (any, error) {
 	loc, _ := t.items[3].(string)
 	n, ok := t.items[4].(int64)
 	if !ok || n < 0 {
-		return nil, fmt.Errorf("storage %s: bad element count %s", truncateForMsg(key), short(t.items[4]))
+		return nil, fmt.Errorf("storage %s: bad element count %s", quote.Quote(key), short(t.items[4]))
 	}
 	return &storageRef{dtype: dt, key: key, location: loc, numel: n}, nil
 }
@@ -1307,7 +1309,7 @@ func rawUnicodeUnescape(s string) string {
 func unquotePyString(s string) (string, error) {
 	s = strings.TrimRight(s, " \r")
 	if len(s) < 2 || (s[0] != '\'' && s[0] != '"') || s[len(s)-1] != s[0] {
-		return "", fmt.Errorf("bad STRING argument %q", truncateForMsg(s))
+		return "", fmt.Errorf("bad STRING argument %s", quote.Quote(s))
 	}
 	body := s[1 : len(s)-1]
 	out := make([]byte, 0, len(body))
@@ -1363,16 +1365,9 @@ func short(v any) string {
 	case nil, bool, int64, float64:
 		return fmt.Sprint(x)
 	case string:
-		return strconv.Quote(truncateForMsg(x))
+		return quote.Quote(x)
 	}
 	return typeName(v)
-}
-
-func truncateForMsg(s string) string {
-	if len(s) > 120 {
-		return strings.ToValidUTF8(s[:120], "") + "..."
-	}
-	return s
 }
 
 // dictKey gives a dict key's identity as a comparable Go value;

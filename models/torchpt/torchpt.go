@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 
+	"chat/models/quote"
 	"chat/models/regular"
 )
 
@@ -185,7 +186,7 @@ func openArchive(zr *zip.Reader, size int64) (*archive, []byte, error) {
 		case "big":
 			a.bigEndian = true
 		default:
-			return nil, nil, fmt.Errorf("unknown byteorder %q", truncateForMsg(string(b)))
+			return nil, nil, fmt.Errorf("unknown byteorder %s", quote.Quote(string(b)))
 		}
 	}
 	if n, err := a.entrySize(a.files[pkls[0]]); err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -322,11 +323,17 @@ func TestHostilePickles(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := readBytes(t, wrapPickle(t, tc.pkl), "evil.pt")
-			wantErr(t, err, "evil.pt", "refusing pickle global "+tc.global)
+			wantErr(t, err, "evil.pt", "refusing pickle global "+strconv.Quote(tc.global))
 		})
 	}
+	// A global's name in the error is quoted and cut: one short line,
+	// its control characters escaped.
+	_, err := readBytes(t, wrapPickle(t, reduce("os\x1b[2J"+strings.Repeat("m", 1000), "system")), "long.pt")
+	if err == nil || len(err.Error()) > 200 || strings.Contains(err.Error(), "\x1b") {
+		t.Errorf("long global: %q", err)
+	}
 	// Extension codes (copyreg registry) are refused too.
-	_, err := readBytes(t, wrapPickle(t, newPW().op(0x82, 1, '.').Bytes()), "ext.pt")
+	_, err = readBytes(t, wrapPickle(t, newPW().op(0x82, 1, '.').Bytes()), "ext.pt")
 	wantErr(t, err, "ext.pt", "refusing pickle extension")
 }
 
