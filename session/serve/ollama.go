@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -8,12 +9,13 @@ import (
 	"time"
 
 	"chat/engine"
+	"chat/models/quote"
 	"chat/session"
 )
 
-// ollama's API (/api/chat, /api/generate, /api/tags, and /api/version, which
-// reports 0.6.0, an API level the clients that check it accept), so
-// ollama clients connect unchanged. Replies stream as JSON lines unless
+// ollama's API (/api/chat, /api/generate, /api/tags, /api/show, /api/ps,
+// and /api/version, which reports 0.6.0, an API level the clients that
+// check it accept), so ollama clients connect unchanged. Replies stream as JSON lines unless
 // "stream": false. The sampler defaults are ollama's: temperature 0.8,
 // top_k 40, top_p 0.9, repeat_penalty 1.1 over the last 64 ids.
 
@@ -86,6 +88,13 @@ func (s *Server) ollamaJob(req *ollamaRequest, prompt []int, stopIDs []int) (job
 func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	var req ollamaRequest
 	if !s.ollamaDecode(w, r, &req) {
+		return
+	}
+	if len(req.Messages) == 0 {
+		// ollama loads the model for a chat without messages (the ollama
+		// CLI's first request); ours is loaded.
+		writeJSON(w, http.StatusOK, map[string]any{"model": req.Model, "created_at": time.Now().UTC().Format(time.RFC3339Nano),
+			"message": map[string]any{"role": "assistant", "content": ""}, "done": true, "done_reason": "load"})
 		return
 	}
 	msgs, e := conversation(req.Messages)
@@ -197,13 +206,65 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, req *ollamaRe
 }
 
 func (s *Server) ollamaTags(w http.ResponseWriter, r *http.Request) {
-	info := s.m.Info()
-	writeJSON(w, http.StatusOK, map[string]any{"models": []any{map[string]any{
+	writeJSON(w, http.StatusOK, map[string]any{"models": []any{s.ollamaModel()}})
+}
+
+// ollamaModel is the served model as /api/tags and /api/ps list it.
+func (s *Server) ollamaModel() map[string]any {
+	return map[string]any{
 		"name": s.name + ":latest", "model": s.name + ":latest", "modified_at": s.created.UTC().Format(time.RFC3339),
-		"size": s.size, "digest": fmt.Sprintf("%064x", 0),
-		"details": map[string]any{"format": info.Format, "family": info.Arch, "families": []string{info.Arch},
-			"parameter_size": paramSize(info.Params), "quantization_level": strings.ToUpper(info.Quant)},
-	}}})
+		"size": s.size, "digest": fmt.Sprintf("%064x", 0), "details": s.ollamaDetails(),
+	}
+}
+
+func (s *Server) ollamaDetails() map[string]any {
+	info := s.m.Info()
+	return map[string]any{"parent_model": "", "format": info.Format, "family": info.Arch, "families": []string{info.Arch},
+		"parameter_size": paramSize(info.Params), "quantization_level": strings.ToUpper(info.Quant)}
+}
+
+// ollamaShow is /api/show, which ollama clients ask before a chat (oterm
+// for the model's capabilities and parameters, the ollama CLI to see that
+// the model exists): the model's shape under GGUF's key names, and the
+// sampler defaults this API applies as ollama's parameters.
+func (s *Server) ollamaShow(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model string `json:"model"`
+		Name  string `json:"name"` // the older field
+	}
+	if e := decode(r, &req); e != nil {
+		ollamaError(w, e.status, e.err.Message)
+		return
+	}
+	name := cmp.Or(req.Model, req.Name)
+	if name == "" || !s.known(name) {
+		ollamaError(w, http.StatusNotFound, fmt.Sprintf("model %s not found; this server serves %q", quote.Quote(name), s.name))
+		return
+	}
+	info := s.m.Info()
+	a := info.Arch
+	writeJSON(w, http.StatusOK, map[string]any{
+		"modelfile":  "# chat serve: " + s.name + "\n",
+		"parameters": fmt.Sprintf("temperature 0.8\ntop_k 40\ntop_p 0.9\nrepeat_penalty 1.1\nrepeat_last_n 64\nnum_ctx %d", s.e.Window()),
+		"template":   s.tmpl.Name(),
+		"details":    s.ollamaDetails(),
+		"model_info": map[string]any{
+			"general.architecture": a, "general.parameter_count": info.Params,
+			a + ".context_length": s.e.Window(), a + ".embedding_length": info.Embed, a + ".block_count": info.Layers,
+			a + ".attention.head_count": info.Heads, a + ".attention.head_count_kv": info.KVHeads, a + ".vocab_size": info.VocabSize,
+		},
+		"capabilities": []string{"completion"},
+		"modified_at":  s.created.UTC().Format(time.RFC3339),
+	})
+}
+
+// ollamaPs is /api/ps: the one model, loaded for as long as the server runs.
+func (s *Server) ollamaPs(w http.ResponseWriter, r *http.Request) {
+	m := s.ollamaModel()
+	m["expires_at"] = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC).Format(time.RFC3339)
+	m["size_vram"] = 0
+	m["context_length"] = s.e.Window()
+	writeJSON(w, http.StatusOK, map[string]any{"models": []any{m}})
 }
 
 func (s *Server) ollamaVersion(w http.ResponseWriter, r *http.Request) {

@@ -16,6 +16,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -105,6 +106,13 @@ func (s *Server) routes() {
 	mux.HandleFunc("POST /api/generate", s.auth(s.ollamaGenerate))
 	mux.HandleFunc("GET /api/tags", s.auth(s.ollamaTags))
 	mux.HandleFunc("GET /api/version", s.auth(s.ollamaVersion))
+	mux.HandleFunc("POST /api/show", s.auth(s.ollamaShow))
+	mux.HandleFunc("GET /api/ps", s.auth(s.ollamaPs))
+	// The ollama CLI's heartbeat (HEAD /) before any request.
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "chat serve is running\n")
+	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/api/") {
 			ollamaError(w, http.StatusNotFound, fmt.Sprintf("%s %s is not served here", r.Method, r.URL.Path))

@@ -1,0 +1,77 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/ollama/ollama/api"
+)
+
+// TestOllamaClient drives the server with ollama's own Go client the way
+// `ollama run` and oterm do: a heartbeat, /api/show (oterm cannot start a
+// chat without it), a chat without messages (the CLI's load request),
+// then a streamed chat, and the listings.
+func TestOllamaClient(t *testing.T) {
+	s, ts, _ := start(t, Options{})
+	win := s.e.Window()
+	u, _ := url.Parse(ts.URL)
+	c := api.NewClient(u, http.DefaultClient)
+	ctx := context.Background()
+	if err := c.Heartbeat(ctx); err != nil {
+		t.Fatal("heartbeat:", err)
+	}
+	show, err := c.Show(ctx, &api.ShowRequest{Model: "stories260K:latest"})
+	if err != nil {
+		t.Fatal("show:", err)
+	}
+	if show.Details.Family != "llama" || len(show.Capabilities) != 1 || show.Capabilities[0] != "completion" ||
+		show.ModelInfo["llama.context_length"] != float64(win) || !strings.Contains(show.Parameters, fmt.Sprint("num_ctx ", win)) {
+		t.Errorf("show: %+v", show)
+	}
+	var load api.ChatResponse
+	if err := c.Chat(ctx, &api.ChatRequest{Model: "stories260K"}, func(r api.ChatResponse) error { load = r; return nil }); err != nil || !load.Done || load.DoneReason != "load" {
+		t.Errorf("load: %+v, %v", load, err)
+	}
+	var text strings.Builder
+	var last api.ChatResponse
+	req := &api.ChatRequest{Model: "stories260K", Messages: []api.Message{{Role: "user", Content: "Once upon a time"}},
+		Options: map[string]any{"temperature": 0, "num_predict": 12}}
+	if err := c.Chat(ctx, req, func(r api.ChatResponse) error {
+		text.WriteString(r.Message.Content)
+		last = r
+		return nil
+	}); err != nil {
+		t.Fatal("chat:", err)
+	}
+	if !last.Done || last.DoneReason != "length" || last.EvalCount != 12 || text.Len() == 0 {
+		t.Errorf("chat: %q, last %+v", text.String(), last)
+	}
+	var gen api.GenerateResponse
+	no := false
+	if err := c.Generate(ctx, &api.GenerateRequest{Model: "stories260K", Prompt: "Once upon a time", Raw: true, Stream: &no,
+		Options: map[string]any{"temperature": 0, "num_predict": 8}}, func(r api.GenerateResponse) error { gen = r; return nil }); err != nil ||
+		!gen.Done || gen.Response == "" || gen.EvalCount != 8 {
+		t.Errorf("generate: %+v, %v", gen, err)
+	}
+	list, err := c.List(ctx)
+	if err != nil || len(list.Models) != 1 || list.Models[0].Name != "stories260K:latest" {
+		t.Errorf("list: %+v, %v", list, err)
+	}
+	ps, err := c.ListRunning(ctx)
+	if err != nil || len(ps.Models) != 1 || ps.Models[0].Model != "stories260K:latest" || ps.Models[0].ContextLength != win {
+		t.Errorf("ps: %+v, %v", ps, err)
+	}
+	if v, err := c.Version(ctx); err != nil || v == "" {
+		t.Errorf("version: %q, %v", v, err)
+	}
+	_, err = c.Show(ctx, &api.ShowRequest{Model: "llama3"})
+	var se api.StatusError
+	if !errors.As(err, &se) || se.StatusCode != http.StatusNotFound || !strings.Contains(se.ErrorMessage, "llama3") {
+		t.Errorf("show of another model: %v", err)
+	}
+}
