@@ -501,8 +501,18 @@ func (s *Server) completionLogprobs(lps []engine.TokenLogprob, offset int) map[s
 }
 
 func (s *Server) models(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{map[string]any{
-		"id": s.name, "object": "model", "created": s.created.Unix(), "owned_by": "chat",
-		"max_model_len": s.e.Window(),
-	}}})
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{s.modelObject()}})
+}
+
+// modelByID is GET /v1/models/{model}, which clients ask to check a name.
+func (s *Server) modelByID(w http.ResponseWriter, r *http.Request) {
+	if e := s.model(r.PathValue("model")); e != nil {
+		writeErr(w, e)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.modelObject())
+}
+
+func (s *Server) modelObject() map[string]any {
+	return map[string]any{"id": s.name, "object": "model", "created": s.created.Unix(), "owned_by": "chat", "max_model_len": s.e.Window()}
 }

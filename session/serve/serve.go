@@ -102,6 +102,7 @@ func (s *Server) routes() {
 	mux.HandleFunc("POST /v1/chat/completions", s.auth(s.chatCompletions))
 	mux.HandleFunc("POST /v1/completions", s.auth(s.completions))
 	mux.HandleFunc("GET /v1/models", s.auth(s.models))
+	mux.HandleFunc("GET /v1/models/{model}", s.auth(s.modelByID))
 	mux.HandleFunc("POST /api/chat", s.auth(s.ollamaChat))
 	mux.HandleFunc("POST /api/generate", s.auth(s.ollamaGenerate))
 	mux.HandleFunc("GET /api/tags", s.auth(s.ollamaTags))

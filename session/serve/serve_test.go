@@ -235,6 +235,13 @@ func TestLogprobsAndCompletions(t *testing.T) {
 	if err != nil || len(ms.Data) != 1 || ms.Data[0].ID != "stories260K" {
 		t.Errorf("models: %v %+v", err, ms)
 	}
+	if m, err := c.Models.Get(ctx, "stories260K"); err != nil || m.ID != "stories260K" {
+		t.Errorf("model: %v %+v", err, m)
+	}
+	var ae *openai.Error
+	if _, err := c.Models.Get(ctx, "gpt-4o"); !errors.As(err, &ae) || ae.StatusCode != http.StatusNotFound || ae.Code != "model_not_found" {
+		t.Errorf("another model: %v", err)
+	}
 }
 
 // TestErrors: each error case has the OpenAI shape and its status.
