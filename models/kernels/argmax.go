@@ -4,22 +4,26 @@ import "math"
 
 // Argmax is the first index of the largest value of x, NaNs skipped (+Inf
 // the largest), or -1 when no value is above -Inf: greedy decoding's pick.
-// The assembly finds the largest value in 8 lanes, then its first index.
+// The assembly takes the largest value in 8 lanes (maxAsm), then finds its
+// first index.
 func Argmax(x []float32) int {
-	best, bv := -1, float32(math.Inf(-1))
-	head := 0
-	if useAsm && len(x) >= 8 {
-		head = len(x) &^ 7
-		if i := argmaxAsm(x[:head]); i >= 0 && x[i] > bv {
-			best, bv = i, x[i]
-		}
+	if !useAsm || len(x) < 8 {
+		return argmaxGo(x)
+	}
+	m := maxAsm(x)
+	if !(m > float32(math.Inf(-1))) {
+		return -1
+	}
+	head := len(x) &^ 7
+	if i := findAsm(x[:head], m); i >= 0 {
+		return i
 	}
 	for i := head; i < len(x); i++ {
-		if x[i] > bv {
-			best, bv = i, x[i]
+		if x[i] == m {
+			return i
 		}
 	}
-	return best
+	return -1 // not reached: m is one of x
 }
 
 // argmaxGo is Argmax in one pass, the twin the assembly is tested against.

@@ -221,7 +221,9 @@ sw_done:
 	RET
 
 // func maxAVX2(x *float32, n int) float32
-// The largest element (n >= 1); masked-off tail lanes count as -Inf.
+// The largest element other than NaN (n >= 1; -Inf when every one is NaN);
+// masked-off tail lanes count as -Inf. VMAXPS returns its second source
+// when either is NaN, and the running maxima are that source.
 TEXT ·maxAVX2(SB), NOSPLIT, $0-20
 	MOVQ         x+0(FP), SI
 	MOVQ         n+8(FP), CX
@@ -235,8 +237,9 @@ TEXT ·maxAVX2(SB), NOSPLIT, $0-20
 	JZ           mx_tail
 
 mx_loop:
-	VMAXPS (SI)(AX*4), Y8, Y8
-	ADDQ   $8, AX
+	VMOVUPS (SI)(AX*4), Y0
+	VMAXPS  Y8, Y0, Y8
+	ADDQ    $8, AX
 	CMPQ   AX, DX
 	JLT    mx_loop
 
@@ -246,7 +249,7 @@ mx_tail:
 	MASK
 	VMASKMOVPS (SI)(AX*4), Y10, Y0
 	VBLENDVPS  Y10, Y0, Y11, Y0
-	VMAXPS     Y0, Y8, Y8
+	VMAXPS     Y8, Y0, Y8
 
 mx_reduce:
 	VEXTRACTF128 $1, Y8, X0

@@ -42,9 +42,9 @@ func matMul4x3AVX2(out, w, x *float32, cols, ldo int)
 func spinPause()
 
 //go:noescape
-func argmaxAVX2(x *float32, n int) int
+func findAVX2(x *float32, n int, v float32) int
 
-func argmaxAsm(x []float32) int { return argmaxAVX2(unsafe.SliceData(x), len(x)) }
+func findAsm(x []float32, v float32) int { return findAVX2(unsafe.SliceData(x), len(x), v) }
 
 // The wrappers below take slices whose lengths the exported functions have
 // already checked; the asm does no bounds checking.

@@ -13,7 +13,7 @@ const (
 
 func spinPause() {}
 
-func argmaxAsm(x []float32) int { panic("kernels: no asm") }
+func findAsm(x []float32, v float32) int { panic("kernels: no asm") }
 
 func dotAsm(a, b []float32) float32                            { panic("kernels: no asm") }
 func axpyAsm(alpha float32, x, y []float32)                    { panic("kernels: no asm") }
