@@ -259,7 +259,7 @@ func (u *unpickler) memoIndex(op byte) (int64, error) {
 		}
 		i, err := strconv.ParseInt(line, 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("bad memo index %q", line)
+			return 0, fmt.Errorf("bad memo index %s", quote.Quote(line))
 		}
 		return i, nil
 	case 'q', 'h':
@@ -469,7 +469,7 @@ func (u *unpickler) step(op byte) error {
 		}
 		f, err := strconv.ParseFloat(strings.TrimSpace(line), 64)
 		if err != nil {
-			return fmt.Errorf("bad FLOAT %q", line)
+			return fmt.Errorf("bad FLOAT %s", quote.Quote(line))
 		}
 		u.push(f)
 	case 'G': // BINFLOAT (big-endian)
@@ -786,7 +786,7 @@ func (u *unpickler) step(op byte) error {
 		if err != nil {
 			return err
 		}
-		return fmt.Errorf("unsupported text persistent id %q", line)
+		return fmt.Errorf("unsupported text persistent id %s", quote.Quote(line))
 	case 'Q': // BINPERSID
 		pid, err := u.pop()
 		if err != nil {
@@ -971,7 +971,7 @@ func (u *unpickler) call(g *global, args []any) (any, error) {
 		case "utf-8", "utf8":
 			return pyBytes(s), nil
 		}
-		return nil, bad(fmt.Sprintf("unsupported encoding %q", enc))
+		return nil, bad(fmt.Sprintf("unsupported encoding %s", quote.Quote(enc)))
 	case "tensor":
 		return rebuildTensor(args)
 	case "fromtype":
@@ -1160,7 +1160,7 @@ func npScalar(dt *npDtype, b []byte) (any, error) {
 	need := map[string]int{"f8": 8, "f4": 4, "f2": 2, "i8": 8, "i4": 4, "i2": 2, "i1": 1,
 		"u8": 8, "u4": 4, "u2": 2, "u1": 1, "b1": 1}[code]
 	if need == 0 {
-		return nil, fmt.Errorf("numpy scalar of dtype %q is not supported", dt.code)
+		return nil, fmt.Errorf("numpy scalar of dtype %s is not supported", quote.Quote(dt.code))
 	}
 	if len(b) != need {
 		return nil, fmt.Errorf("numpy scalar %s: %d bytes, want %d", code, len(b), need)
@@ -1233,7 +1233,7 @@ func parseIntText(s string) (any, error) {
 	}
 	v, ok := new(big.Int).SetString(s, 10)
 	if !ok {
-		return nil, fmt.Errorf("bad integer %q", s)
+		return nil, fmt.Errorf("bad integer %s", quote.Quote(s))
 	}
 	return v, nil
 }
