@@ -1,6 +1,8 @@
 package torchpt
 
 import (
+	"archive/zip"
+	"bytes"
 	"strings"
 	"testing"
 	"unicode"
@@ -13,15 +15,20 @@ func hostileName(n int) string {
 	return "evil" + strings.Repeat(ctl+"x", n/(len(ctl)+1))
 }
 
-// oneShortLine fails unless err is one short line with no control
-// characters: what a hostile file's strings may become in a message.
-func oneShortLine(t *testing.T, err error) {
+// oneShortLine fails unless err is one short line (under 300 bytes, or
+// max if given) with no control characters: what a hostile file's strings
+// may become in a message.
+func oneShortLine(t *testing.T, err error, max ...int) {
 	t.Helper()
 	if err == nil {
 		t.Fatal("no error")
 	}
 	msg := err.Error()
-	if len(msg) >= 300 {
+	limit := 300
+	if len(max) > 0 {
+		limit = max[0]
+	}
+	if len(msg) >= limit {
 		t.Errorf("error of %d bytes: %.200q...", len(msg), msg)
 	}
 	for _, r := range msg {
@@ -57,4 +64,66 @@ func TestHostileTextInMessages(t *testing.T) {
 			oneShortLine(t, err)
 		})
 	}
+}
+
+// rawZip writes entries as they are, with the sizes, method and CRC their
+// headers claim.
+func rawZip(t *testing.T, hs ...*zip.FileHeader) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, h := range hs {
+		f, err := zw.CreateRaw(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write([]byte("abc")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestHostileEntryNames: zip entry names and storage keys are quoted and
+// cut in errors. A zip entry's name holds at most 64 KB.
+func TestHostileEntryNames(t *testing.T) {
+	long := hostileName(1 << 20)
+	key := hostileName(60000)
+	pkl := "archive/data.pkl"
+	tensor := func(key string, n int) []byte {
+		return newPW().op('}').str("w").tensor("FloatStorage", key, "cpu", n, 0, []int{n}, []int{1}).op('s', '.').Bytes()
+	}
+	twoTypes := newPW().op('}', '(').str("w").tensor("FloatStorage", key, "cpu", 6, 0, []int{6}, []int{1}).
+		str("v").tensor("IntStorage", key, "cpu", 6, 0, []int{6}, []int{1}).op('u', '.').Bytes()
+	badCRC := makeZip(t, entry{key + "/data.pkl", tensor("0", 6)}, entry{key + "/data/0", make([]byte, 24)})
+	badCRC[bytes.Index(badCRC, []byte("FloatStorage"))] ^= 0x20
+	cases := []struct {
+		name, want string
+		zip        []byte
+	}{
+		{"missing storage", "is missing from the zip", wrapPickle(t, tensor(long, 6))},
+		{"storage of two types", "is used as both", makeZip(t, entry{pkl, twoTypes}, entry{"archive/data/" + key, make([]byte, 24)})},
+		{"compressed storage", "is compressed", makeZipMethod(t, zip.Deflate, entry{pkl, tensor(key, 6)}, entry{"archive/data/" + key, make([]byte, 24)})},
+		{"short storage", "too few for 6 float32", makeZip(t, entry{pkl, tensor(key, 6)}, entry{"archive/data/" + key, make([]byte, 8)})},
+		{"large data.pkl", "a checkpoint's pickle may take at most", makeZip(t, entry{key + "/data.pkl", make([]byte, maxPickle+1)})},
+		{"corrupt data.pkl", "checksum", badCRC},
+		{"stored sizes", "stored sizes disagree", rawZip(t, &zip.FileHeader{Name: key + "/data.pkl", Method: zip.Store, CompressedSize64: 3, UncompressedSize64: 5})},
+		{"implausible size", "implausible size", rawZip(t, &zip.FileHeader{Name: key + "/data.pkl", Method: zip.Deflate, CompressedSize64: 3, UncompressedSize64: 1 << 40})},
+		{"method", "unsupported zip compression method 99", rawZip(t, &zip.FileHeader{Name: key + "/data.pkl", Method: 99, CompressedSize64: 3, UncompressedSize64: 3})},
+		{"beyond the file", "exceeds the file size", rawZip(t, &zip.FileHeader{Name: key + "/data.pkl", Method: zip.Store, CompressedSize64: 1 << 30, UncompressedSize64: 1 << 30})},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := readBytes(t, tc.zip, "evil.pt")
+			wantErr(t, err, tc.want)
+			oneShortLine(t, err)
+		})
+	}
+	// Two names, each quoted and cut.
+	_, err := readBytes(t, makeZip(t, entry{key + "/data.pkl", tensor("0", 6)}, entry{key + "x/data.pkl", tensor("0", 6)}), "evil.pt")
+	wantErr(t, err, "2 data.pkl entries")
+	oneShortLine(t, err, 500)
 }

@@ -9,6 +9,8 @@ import (
 	"math/big"
 	"slices"
 	"strings"
+
+	"chat/models/quote"
 )
 
 // decoded is one storage read from the zip and converted once; tensors that
@@ -48,19 +50,19 @@ func isFloat(dtype string) bool {
 func (l *loader) storage(s *storageRef) (*decoded, error) {
 	if d, ok := l.cache[s.key]; ok {
 		if d.dtype != s.dtype {
-			return nil, fmt.Errorf("storage %s is used as both %s and %s", s.key, d.dtype, s.dtype)
+			return nil, fmt.Errorf("storage %s is used as both %s and %s", quote.Quote(s.key), d.dtype, s.dtype)
 		}
 		return d, nil
 	}
 	name := l.a.prefix + "data/" + s.key
 	f, ok := l.a.files[name]
 	if !ok {
-		return nil, fmt.Errorf("storage entry %s is missing from the zip", name)
+		return nil, fmt.Errorf("storage entry %s is missing from the zip", quote.Quote(name))
 	}
 	if f.Method != zip.Store {
 		// A compressed entry could expand to any size from a small file;
 		// torch.save writes storages stored, so each element is a file byte.
-		return nil, fmt.Errorf("storage entry %s is compressed (zip method %d); torch.save writes storages uncompressed: save the checkpoint again with torch.save", name, f.Method)
+		return nil, fmt.Errorf("storage entry %s is compressed (zip method %d); torch.save writes storages uncompressed: save the checkpoint again with torch.save", quote.Quote(name), f.Method)
 	}
 	es := elemSize[s.dtype]
 	n, err := l.a.entrySize(f)
@@ -68,14 +70,14 @@ func (l *loader) storage(s *storageRef) (*decoded, error) {
 		return nil, err
 	}
 	if n/es < s.numel {
-		return nil, fmt.Errorf("storage %s: entry holds %d bytes, too few for %d %s elements of %d bytes (truncated file?)", name, n, s.numel, s.dtype, es)
+		return nil, fmt.Errorf("storage %s: entry holds %d bytes, too few for %d %s elements of %d bytes (truncated file?)", quote.Quote(name), n, s.numel, s.dtype, es)
 	}
 	if storageReadHook != nil {
 		storageReadHook(s.key)
 	}
 	d, err := l.a.readStorage(f, s.dtype, s.numel, n)
 	if err != nil {
-		return nil, fmt.Errorf("storage %s: %w", name, err)
+		return nil, fmt.Errorf("storage %s: %w", quote.Quote(name), err)
 	}
 	l.cache[s.key] = d
 	l.stored += d.len()

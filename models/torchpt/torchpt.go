@@ -170,7 +170,7 @@ func openArchive(zr *zip.Reader, size int64) (*archive, []byte, error) {
 		return nil, nil, fmt.Errorf("zip has no data.pkl: not a torch.save checkpoint")
 	case 1:
 	default:
-		return nil, nil, fmt.Errorf("zip has %d data.pkl entries (%s, %s, ...); cannot tell which one is the checkpoint", len(pkls), pkls[0], pkls[1])
+		return nil, nil, fmt.Errorf("zip has %d data.pkl entries (%s, %s, ...); cannot tell which one is the checkpoint", len(pkls), quote.Quote(pkls[0]), quote.Quote(pkls[1]))
 	}
 	a.prefix = strings.TrimSuffix(pkls[0], "data.pkl")
 	if _, ok := a.files[a.prefix+"constants.pkl"]; ok {
@@ -192,11 +192,11 @@ func openArchive(zr *zip.Reader, size int64) (*archive, []byte, error) {
 	if n, err := a.entrySize(a.files[pkls[0]]); err != nil {
 		return nil, nil, err
 	} else if n > maxPickle {
-		return nil, nil, fmt.Errorf("%s is %d bytes; a checkpoint's pickle may take at most %d (a course checkpoint's takes about 65 KB)", pkls[0], n, maxPickle)
+		return nil, nil, fmt.Errorf("%s is %d bytes; a checkpoint's pickle may take at most %d (a course checkpoint's takes about 65 KB)", quote.Quote(pkls[0]), n, maxPickle)
 	}
 	pkl, err := a.readEntry(a.files[pkls[0]], -1)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", pkls[0], err)
+		return nil, nil, fmt.Errorf("%s: %w", quote.Quote(pkls[0]), err)
 	}
 	return a, pkl, nil
 }
@@ -237,18 +237,18 @@ func (a *archive) entrySize(f *zip.File) (int64, error) {
 	switch f.Method {
 	case zip.Store:
 		if u != c {
-			return 0, fmt.Errorf("entry %s: stored sizes disagree (%d vs %d)", f.Name, u, c)
+			return 0, fmt.Errorf("entry %s: stored sizes disagree (%d vs %d)", quote.Quote(f.Name), u, c)
 		}
 	case zip.Deflate:
 		// Deflate cannot expand more than ~1032:1.
 		if c > uint64(a.size) || u/1032 > c+1 {
-			return 0, fmt.Errorf("entry %s: implausible size %d", f.Name, u)
+			return 0, fmt.Errorf("entry %s: implausible size %d", quote.Quote(f.Name), u)
 		}
 	default:
-		return 0, fmt.Errorf("entry %s: unsupported zip compression method %d", f.Name, f.Method)
+		return 0, fmt.Errorf("entry %s: unsupported zip compression method %d", quote.Quote(f.Name), f.Method)
 	}
 	if c > uint64(a.size) {
-		return 0, fmt.Errorf("entry %s: size %d exceeds the file size %d (truncated file?)", f.Name, c, a.size)
+		return 0, fmt.Errorf("entry %s: size %d exceeds the file size %d (truncated file?)", quote.Quote(f.Name), c, a.size)
 	}
 	return int64(u), nil
 }

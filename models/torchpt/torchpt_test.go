@@ -127,7 +127,7 @@ func TestDeflatedEntries(t *testing.T) {
 	rest := makeZip(t, es[1:]...)
 	checkSynth(t, mustRead(t, joinZips(t, pkl, rest), "deflate-pkl.pt"))
 	_, err := readBytes(t, makeZipMethod(t, zip.Deflate, es...), "deflate.pt")
-	wantErr(t, err, "deflate.pt", "a/data/0 is compressed", "torch.save")
+	wantErr(t, err, "deflate.pt", `"a/data/0" is compressed`, "torch.save")
 }
 
 // joinZips is a zip holding the entries of both, each with its own method.
@@ -376,7 +376,7 @@ func TestBadFiles(t *testing.T) {
 		{"safetensors", write("st.pt", append([]byte{8, 0, 0, 0, 0, 0, 0, 0}, []byte("{}      ")...)), "safetensors"},
 		{"text", write("x.pt", []byte("hello world")), "not a PyTorch zip checkpoint"},
 		{"empty", write("empty.pt", nil), "empty file"},
-		{"missing storage", write("ms.pt", missingStorage), "storage entry a/data/0 is missing"},
+		{"missing storage", write("ms.pt", missingStorage), `storage entry "a/data/0" is missing`},
 		{"short storage", write("short.pt", short), "truncated file"},
 		{"truncated pickle", write("tp.pt", truncPkl), "truncated"},
 		{"view out of range", write("oor.pt", outOfRange), "reaches element"},
