@@ -127,3 +127,30 @@ func TestHostileEntryNames(t *testing.T) {
 	wantErr(t, err, "2 data.pkl entries")
 	oneShortLine(t, err, 500)
 }
+
+// TestHostileKeys: state dict and payload keys are quoted and cut in errors.
+func TestHostileKeys(t *testing.T) {
+	long := hostileName(1 << 20)
+	// A scalar tensor in the payload whose storage is missing fails to convert.
+	badScalar := func(w *pw) *pw { return w.tensor("FloatStorage", "missing", "cpu", 1, 0, []int{}, []int{}) }
+	withPayload := func(key func(w *pw) *pw) []byte {
+		w := newPW().op('}', '(').str("model_state_dict").op('}').str("w").tensor("FloatStorage", "0", "cpu", 6, 0, []int{6}, []int{1}).op('s')
+		return badScalar(key(w)).op('u', '.').Bytes()
+	}
+	cases := []struct {
+		name, want string
+		pkl        []byte
+	}{
+		{"state dict key", "tensor ", newPW().op('}').str(long).tensor("FloatStorage", "missing", "cpu", 6, 0, []int{6}, []int{1}).op('s', '.').Bytes()},
+		{"payload key", "scalar tensor", withPayload(func(w *pw) *pw { return w.str(long) })},
+		{"payload tuple key", "scalar tensor", withPayload(func(w *pw) *pw { return w.str(long).op(0x85) })},
+		{"key list", "no model weights", newPW().op('}').str(long).int(1).op('s', '.').Bytes()},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := readBytes(t, wrapPickle(t, tc.pkl), "evil.pt")
+			wantErr(t, err, tc.want)
+			oneShortLine(t, err)
+		})
+	}
+}

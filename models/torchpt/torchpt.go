@@ -292,7 +292,7 @@ func assemble(a *archive, root any) (*Checkpoint, error) {
 		}
 		t, err := ld.tensor(tr)
 		if err != nil {
-			return nil, fmt.Errorf("tensor %s: %w", name, err)
+			return nil, fmt.Errorf("tensor %s: %w", quote.Quote(name), err)
 		}
 		c.Tensors[name] = t
 	}
@@ -331,7 +331,7 @@ func assemble(a *archive, root any) (*Checkpoint, error) {
 		}
 		pv, err := conv.plain(v, 0)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", ks, err)
+			return nil, fmt.Errorf("%s: %w", quote.Quote(ks), err)
 		}
 		c.Payload[ks] = pv
 	}
@@ -360,7 +360,7 @@ func keyList(d *pyDict) string {
 			parts = append(parts, "...")
 			break
 		}
-		parts = append(parts, fmt.Sprint(plainKey(k)))
+		parts = append(parts, quote.Quote(fmt.Sprint(plainKey(k))))
 	}
 	if len(parts) == 0 {
 		return "none"
