@@ -154,3 +154,17 @@ func TestHostileKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestHostileGlobalInMessages: a global's name is quoted and cut in the
+// errors of call and persistentLoad. resolveGlobal lets only allow-listed
+// names through, so the globals here are made by hand: the messages stay
+// safe should the allow-list ever admit names by pattern.
+func TestHostileGlobalInMessages(t *testing.T) {
+	g := &global{module: hostileName(1 << 20), name: "x"}
+	u := &unpickler{}
+	_, callErr := u.call(g, nil)
+	_, storageErr := persistentLoad(&pyTuple{items: []any{"storage", g, "0", "cpu", int64(1)}})
+	for _, err := range []error{callErr, storageErr} {
+		oneShortLine(t, err)
+	}
+}

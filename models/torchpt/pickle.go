@@ -856,10 +856,10 @@ func (u *unpickler) callWith(f, args any) (any, error) {
 func (u *unpickler) call(g *global, args []any) (any, error) {
 	full := g.String()
 	if _, ok := storageTypes[full]; ok {
-		return nil, fmt.Errorf("cannot construct %s outside a persistent id", full)
+		return nil, fmt.Errorf("cannot construct %s outside a persistent id", quote.Quote(full))
 	}
 	bad := func(why string) error {
-		return fmt.Errorf("%s: %s", full, why)
+		return fmt.Errorf("%s: %s", quote.Quote(full), why)
 	}
 	switch allowed[full] {
 	case "dict":
@@ -985,7 +985,7 @@ func (u *unpickler) call(g *global, args []any) (any, error) {
 			return nil, bad("func is not an allowed global")
 		}
 		if kind := allowed[f.String()]; kind != "tensor" && kind != "parameter" {
-			return nil, bad("func " + f.String() + " does not rebuild a tensor")
+			return nil, bad("func " + quote.Quote(f.String()) + " does not rebuild a tensor")
 		}
 		if _, ok := args[1].(*global); !ok {
 			return nil, bad("type is not an allowed global")
@@ -1028,7 +1028,7 @@ func (u *unpickler) call(g *global, args []any) (any, error) {
 		}
 		return npScalar(dt, b)
 	}
-	return nil, fmt.Errorf("refusing to call %s", full)
+	return nil, fmt.Errorf("refusing to call %s", quote.Quote(full))
 }
 
 func isEmptySeq(v any) bool {
@@ -1137,7 +1137,7 @@ func persistentLoad(pid any) (any, error) {
 	}
 	dt, ok := storageTypes[g.String()]
 	if !ok {
-		return nil, fmt.Errorf("unsupported storage type %s", g)
+		return nil, fmt.Errorf("unsupported storage type %s", quote.Quote(g.String()))
 	}
 	key, ok := t.items[2].(string)
 	if !ok {

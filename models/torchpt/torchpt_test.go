@@ -179,7 +179,7 @@ func TestTorchDtypeValue(t *testing.T) {
 		t.Errorf("amp_dtype = %v", c.Config["amp_dtype"])
 	}
 	_, err := readBytes(t, wrapPickle(t, newPW().global("torch", "float32").op(')', 'R', '.').Bytes()), "call.pt")
-	wantErr(t, err, "call.pt", "refusing to call torch.float32")
+	wantErr(t, err, "call.pt", `refusing to call "torch.float32"`)
 }
 
 func TestBadByteorder(t *testing.T) {
