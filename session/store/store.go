@@ -307,11 +307,11 @@ func decode[R Record | listing](path string, f io.Reader, r *R) error {
 	}
 	id, roles, sizes := fields(r)
 	if id+".json" != filepath.Base(path) {
-		return fmt.Errorf("session file %s holds session %q: the id and the file name disagree", path, id)
+		return fmt.Errorf("session file %s holds session %s: the id and the file name disagree", path, quote.Quote(id))
 	}
 	for i, role := range roles {
 		if role != "user" && role != "assistant" && role != "system" {
-			return fmt.Errorf("session file %s: message %d has role %q (want user, assistant or system)", path, i, role)
+			return fmt.Errorf("session file %s: message %d has role %s (want user, assistant or system)", path, i, quote.Quote(role))
 		}
 		if sizes != nil && sizes[i] > MaxMessageBytes {
 			return fmt.Errorf("session file %s is not read: message %d is %d KB, more than the %d KB allowed", path, i, sizes[i]>>10, MaxMessageBytes>>10)

@@ -1,0 +1,50 @@
+package store
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+// A session file's id and roles are quoted and cut in errors: a hostile
+// file gets one short line without control characters.
+func TestHostileFieldsInMessages(t *testing.T) {
+	long := "evil" + strings.Repeat("\x1b[2J\x1b]0;pwned\x07\r\n\bx", 1<<20/20)
+	const id = "20261129-100000-evil"
+	cases := []struct {
+		name, want string
+		edit       func(r *Record)
+	}{
+		{"id", "the id and the file name disagree", func(r *Record) { r.ID = long }},
+		{"role", "has role", func(r *Record) { r.Messages[0].Role = long }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			r := rec(id, t0, "hello", "hi")
+			r.Version = Version
+			tc.edit(r)
+			b, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, id+".json"), b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err = Open(dir).Load(id)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Load: %v, want %q", err, tc.want)
+			}
+			msg := err.Error()
+			if len(msg) >= 300 {
+				t.Errorf("error of %d bytes: %.200q...", len(msg), msg)
+			}
+			if i := strings.IndexFunc(msg, unicode.IsControl); i >= 0 {
+				t.Errorf("error holds control character %q: %.200q", msg[i], msg)
+			}
+		})
+	}
+}
