@@ -232,7 +232,7 @@ func (f *File) TensorData(t *TensorInfo) ([]byte, error) {
 func (f *File) TensorFloat32(name string) ([]float32, error) {
 	t, ok := f.Tensor(name)
 	if !ok {
-		return nil, fmt.Errorf("gguf: no tensor %q", name)
+		return nil, fmt.Errorf("gguf: no tensor %s", quote.Quote(name))
 	}
 	b, err := f.TensorData(t)
 	if err != nil {
@@ -243,7 +243,7 @@ func (f *File) TensorFloat32(name string) ([]float32, error) {
 		return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n), nil
 	}
 	if n > math.MaxInt32*8 {
-		return nil, fmt.Errorf("gguf: tensor %q too large", name)
+		return nil, fmt.Errorf("gguf: tensor %s too large", quote.Quote(name))
 	}
 	// Before making room: an IQ1_S tensor takes 20 times its size as float32.
 	if !CanDequantize(t.Type) {
@@ -251,7 +251,7 @@ func (f *File) TensorFloat32(name string) ([]float32, error) {
 	}
 	out := make([]float32, n)
 	if err := Dequantize(t.Type, b, out); err != nil {
-		return nil, fmt.Errorf("gguf: tensor %q: %w", name, err)
+		return nil, fmt.Errorf("gguf: tensor %s: %w", quote.Quote(name), err)
 	}
 	return out, nil
 }
