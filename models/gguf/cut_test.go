@@ -41,3 +41,31 @@ func TestTensorFloat32HostileName(t *testing.T) {
 	}
 	oneShortLine(t, err)
 }
+
+// Write's errors quote and cut tensor names and metadata keys, which a
+// converter takes from the checkpoint it reads.
+func TestWriteHostileNames(t *testing.T) {
+	cases := []struct {
+		name, want string
+		meta       []KV
+		tensors    []WriteTensor
+	}{
+		{"duplicate key", "duplicate metadata key", []KV{{Key: hostileName, Type: Uint32, Value: uint32(1)}, {Key: hostileName, Type: Uint32, Value: uint32(1)}}, nil},
+		{"bad value", "metadata", []KV{{Key: hostileName, Type: Uint32, Value: "x"}}, nil},
+		{"duplicate tensor", "duplicate tensor name", nil, []WriteTensor{{Name: hostileName, Dims: []int64{1}, Type: TypeF32, Data: []float32{1}}, {Name: hostileName, Dims: []int64{1}, Type: TypeF32, Data: []float32{1}}}},
+		{"dimensions", "dimensions", nil, []WriteTensor{{Name: hostileName, Dims: make([]int64, MaxDims+1), Type: TypeF32}}},
+		{"negative", "negative dimension", nil, []WriteTensor{{Name: hostileName, Dims: []int64{-1}, Type: TypeF32}}},
+		{"row length", "whole number of", nil, []WriteTensor{{Name: hostileName, Dims: []int64{3}, Type: TypeQ8_0}}},
+		{"values", "values for", nil, []WriteTensor{{Name: hostileName, Dims: []int64{4}, Type: TypeF32, Data: []float32{1}}}},
+		{"raw bytes", "bytes of data", nil, []WriteTensor{{Name: hostileName, Dims: []int64{4}, Type: TypeF32, Raw: []byte{1}}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Write(&bytes.Buffer{}, tc.meta, tc.tensors)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Write = %v, want %q", err, tc.want)
+			}
+			oneShortLine(t, err)
+		})
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"chat/models/quote"
 )
 
 // WriteTensor is one tensor for Write. Data holds the values as float32 in
@@ -28,7 +30,7 @@ func Write(w io.Writer, meta []KV, tensors []WriteTensor) error {
 	seen := map[string]bool{}
 	for _, kv := range meta {
 		if seen[kv.Key] {
-			return fmt.Errorf("gguf: duplicate metadata key %q", kv.Key)
+			return fmt.Errorf("gguf: duplicate metadata key %s", quote.Quote(kv.Key))
 		}
 		seen[kv.Key] = true
 		if kv.Key == "general.alignment" {
@@ -45,37 +47,37 @@ func Write(w io.Writer, meta []KV, tensors []WriteTensor) error {
 	names := map[string]bool{}
 	for i, t := range tensors {
 		if names[t.Name] {
-			return fmt.Errorf("gguf: duplicate tensor name %q", t.Name)
+			return fmt.Errorf("gguf: duplicate tensor name %s", quote.Quote(t.Name))
 		}
 		names[t.Name] = true
 		if len(t.Dims) > MaxDims {
-			return fmt.Errorf("gguf: tensor %q has %d dimensions", t.Name, len(t.Dims))
+			return fmt.Errorf("gguf: tensor %s has %d dimensions", quote.Quote(t.Name), len(t.Dims))
 		}
 		n := int64(1)
 		for _, d := range t.Dims {
 			if d < 0 {
-				return fmt.Errorf("gguf: tensor %q has a negative dimension", t.Name)
+				return fmt.Errorf("gguf: tensor %s has a negative dimension", quote.Quote(t.Name))
 			}
 			n *= d
 		}
 		size, err := t.Type.RowBytes(n)
 		if err != nil {
-			return fmt.Errorf("gguf: tensor %q: %w", t.Name, err)
+			return fmt.Errorf("gguf: tensor %s: %w", quote.Quote(t.Name), err)
 		}
 		if len(t.Dims) > 0 && t.Dims[0]%int64(t.Type.BlockSize()) != 0 {
-			return fmt.Errorf("gguf: tensor %q: row length %d is not a multiple of the %s block size", t.Name, t.Dims[0], t.Type)
+			return fmt.Errorf("gguf: tensor %s: row length %d is not a multiple of the %s block size", quote.Quote(t.Name), t.Dims[0], t.Type)
 		}
 		b := t.Raw
 		if b == nil {
 			if int64(len(t.Data)) != n {
-				return fmt.Errorf("gguf: tensor %q: %d values for %d elements", t.Name, len(t.Data), n)
+				return fmt.Errorf("gguf: tensor %s: %d values for %d elements", quote.Quote(t.Name), len(t.Data), n)
 			}
 			if b, err = Quantize(t.Type, t.Data); err != nil {
-				return fmt.Errorf("gguf: tensor %q: %w", t.Name, err)
+				return fmt.Errorf("gguf: tensor %s: %w", quote.Quote(t.Name), err)
 			}
 		}
 		if int64(len(b)) != size {
-			return fmt.Errorf("gguf: tensor %q: %d bytes of data, want %d", t.Name, len(b), size)
+			return fmt.Errorf("gguf: tensor %s: %d bytes of data, want %d", quote.Quote(t.Name), len(b), size)
 		}
 		blobs[i] = b
 		offsets[i] = off
@@ -92,7 +94,7 @@ func Write(w io.Writer, meta []KV, tensors []WriteTensor) error {
 		e.str(kv.Key)
 		e.u32(uint32(kv.Type))
 		if err := e.value(kv.Type, kv.Value); err != nil {
-			return fmt.Errorf("gguf: metadata %q: %w", kv.Key, err)
+			return fmt.Errorf("gguf: metadata %s: %w", quote.Quote(kv.Key), err)
 		}
 	}
 	for i, t := range tensors {
