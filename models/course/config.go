@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"chat/models/nn"
+	"chat/models/quote"
 )
 
 // config is the model configuration resolved the way the course resolves it:
@@ -94,14 +95,14 @@ func parseConfig(raw map[string]any) (*config, error) {
 	if a, ok := m["arch"]; ok && a != nil {
 		s, ok := a.(string)
 		if !ok {
-			return nil, fmt.Errorf("config arch is %T %v, want a string", a, a)
+			return nil, fmt.Errorf("config arch is %T %s, want a string", a, quote.Quote(fmt.Sprint(a)))
 		}
 		if s != "" { // the course: config.get("arch") or "classic"
 			c.Arch = s
 		}
 	}
 	if c.Arch != "classic" && c.Arch != "modern" {
-		return nil, fmt.Errorf("config arch %q is unknown (want classic or modern)", c.Arch)
+		return nil, fmt.Errorf("config arch %s is unknown (want classic or modern)", quote.Quote(c.Arch))
 	}
 
 	for _, f := range []struct {
@@ -193,12 +194,12 @@ func (c *config) parseModern(m map[string]any) error {
 	if a, ok := m["attention"]; ok && a != nil {
 		s, ok := a.(string)
 		if !ok {
-			return fmt.Errorf("config attention is %T %v, want \"gqa\" or \"mla\"", a, a)
+			return fmt.Errorf("config attention is %T %s, want \"gqa\" or \"mla\"", a, quote.Quote(fmt.Sprint(a)))
 		}
 		c.Attention = s
 	}
 	if c.Attention != "gqa" && c.Attention != "mla" {
-		return fmt.Errorf("config attention %q is unknown (want gqa or mla)", c.Attention)
+		return fmt.Errorf("config attention %s is unknown (want gqa or mla)", quote.Quote(c.Attention))
 	}
 
 	if err := checkRange("ffn_hidden", c.FFN, 1, maxHidden); err != nil {
@@ -337,7 +338,7 @@ func optInt(m map[string]any, key string) (int, bool, error) {
 		}
 		return 0, true, nil
 	default:
-		return 0, false, fmt.Errorf("config %s is %T %v, want an integer", key, raw, raw)
+		return 0, false, fmt.Errorf("config %s is %T %s, want an integer", key, raw, quote.Quote(fmt.Sprint(raw)))
 	}
 	if f != math.Trunc(f) || math.Abs(f) > math.MaxInt32 {
 		return 0, false, fmt.Errorf("config %s=%v is not an integer in range", key, raw)
@@ -360,7 +361,7 @@ func optFloat(m map[string]any, key string, def float64) (float64, error) {
 	case float32:
 		return float64(v), nil
 	}
-	return 0, fmt.Errorf("config %s is %T %v, want a number", key, raw, raw)
+	return 0, fmt.Errorf("config %s is %T %s, want a number", key, raw, quote.Quote(fmt.Sprint(raw)))
 }
 
 // optBool follows Python truthiness, which is how the course tests these flags.
@@ -381,5 +382,5 @@ func optBool(m map[string]any, key string, def bool) (bool, error) {
 	case float64:
 		return v != 0, nil
 	}
-	return false, fmt.Errorf("config %s is %T %v, want a bool", key, raw, raw)
+	return false, fmt.Errorf("config %s is %T %s, want a bool", key, raw, quote.Quote(fmt.Sprint(raw)))
 }
