@@ -72,7 +72,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && subcommands[args[0]] != nil {
 		return subcommands[args[0]](args[1:], stdout, stderr)
 	}
-	cfg, err := config.Parse(args)
+	parse := config.Parse
+	if len(args) > 0 && args[0] == "run" {
+		parse, args = config.ParseRun, args[1:]
+	}
+	cfg, err := parse(args)
 	if errors.Is(err, flag.ErrHelp) {
 		config.WriteUsage(stderr)
 		return 0

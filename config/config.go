@@ -7,6 +7,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -63,6 +64,7 @@ const Usage = `chat: talk to small GPT/Llama-style models in the terminal.
 Usage:
   chat [MODEL] [flags]                    open the chat TUI (the embedded model without MODEL)
   chat [MODEL] --prompt TEXT [flags]      print a reply and exit (headless; also -f FILE or text on stdin)
+  chat run MODEL [PROMPT...] [flags]      as ollama run: the TUI, or with a prompt a reply printed
   chat --resume | --continue ID           continue a saved conversation
   chat --sessions                         list saved conversations
   chat --print-config                     print the effective settings as TOML
@@ -85,6 +87,8 @@ Usage:
                                           weight and KV bytes, roofline bounds on this machine, measured speed
 
 MODEL is a course checkpoint (.pt) or a GGUF file (--model FILE says the same).
+llama-cli's -m, -p, -c, -t, -s, --temp and -sys work as --model, --prompt,
+--ctx-size, --threads, --seed, --temperature and --system.
 Defaults come from $XDG_CONFIG_HOME/chat/config.toml (~/.config/chat/config.toml)
 when it exists; flags override it. Conversations are saved in
 $XDG_DATA_HOME/chat/sessions (~/.local/share/chat/sessions).
@@ -122,7 +126,14 @@ var otherFlags = []struct{ name, arg, help string }{
 // The flags are parsed twice: once to find --config and catch bad flags,
 // then, after the file has been applied, again over it, so that only the
 // flags actually given override the file.
-func Parse(args []string) (*Config, error) {
+func Parse(args []string) (*Config, error) { return parseArgs(args, false) }
+
+// ParseRun is Parse for `chat run MODEL [PROMPT...]`, ollama's habit: the
+// words after the model are a headless prompt, joined by spaces as
+// `ollama run` joins them.
+func ParseRun(args []string) (*Config, error) { return parseArgs(args, true) }
+
+func parseArgs(args []string, run bool) (*Config, error) {
 	first, fs := newFlagSet()
 	pos, err := parseFlags(fs, args, first)
 	if err != nil {
@@ -130,12 +141,20 @@ func Parse(args []string) (*Config, error) {
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) {
-		if s := settings.Lookup(f.Name); s != nil && f.Name != "raw" && f.Name != "chat" {
+		name := cmp.Or(peerFlags[f.Name], f.Name)
+		if s := settings.Lookup(name); s != nil && name != "raw" && name != "chat" {
 			given[s.Name] = true
 		} else {
-			given[f.Name] = true
+			given[name] = true
 		}
 	})
+	prompt := ""
+	if run && len(pos) > 1 {
+		if given["prompt"] || given["f"] {
+			return nil, errors.New("the prompt is given twice: after the model and with --prompt or -f")
+		}
+		prompt, pos = strings.Join(pos[1:], " "), pos[:1]
+	}
 	if given["raw"] || given["chat"] {
 		given["mode"] = true
 	}
@@ -167,6 +186,9 @@ func Parse(args []string) (*Config, error) {
 	}
 	if model != "" {
 		c.Model = model
+	}
+	if prompt != "" {
+		c.Prompt, c.Given["prompt"] = prompt, true
 	}
 	for name := range given {
 		c.Set[name] = true
@@ -232,22 +254,26 @@ func FlagMessage(err error) (msg, unknown string) {
 	return msg, ""
 }
 
-// peerFlags are llama-cli's and ollama's spellings of flags that are not
-// settings, for the hint of an unknown flag.
+// peerFlags are llama-cli's spellings of flags, taken as the flags they
+// name (-m model.gguf -p "..." -c 2048 -t 4 -s 7 --temp 0 -sys "...").
 var peerFlags = map[string]string{
-	"m": "--model", "p": "--prompt", "file": "-f", "sys": "--system", "system_prompt": "--system",
-	"t": "--threads", "s": "--seed", "n_predict": "-n", "num_predict": "-n", "ctx": "--ctx-size", "num_ctx": "--ctx-size",
+	"m": "model", "p": "prompt", "c": "ctx-size", "t": "threads", "s": "seed", "temp": "temperature", "sys": "system",
+}
+
+// peerHints are other peers' spellings, for the hint of an unknown flag.
+var peerHints = map[string]string{
+	"file": "-f", "system_prompt": "--system", "n_predict": "-n", "num_predict": "-n", "ctx": "--ctx-size", "num_ctx": "--ctx-size",
 }
 
 // nearFlag is the flag an unknown one probably meant: the flag of a setting
-// it names by another spelling (--temp, --top_k, -c), a peer's spelling
-// (-m), or a near name (--temprature).
+// it names by another spelling (--top_k, --num-ctx), a peer's spelling
+// (--n-predict), or a near name (--temprature).
 func nearFlag(name string) string {
 	key := strings.ReplaceAll(strings.ToLower(name), "-", "_")
 	if s := settings.Lookup(name); s != nil && s.Where&settings.Flag != 0 {
 		return s.Dashed()
 	}
-	if f := peerFlags[key]; f != "" {
+	if f := peerHints[key]; f != "" {
 		return f
 	}
 	if near := settings.Suggest(name, settings.Flag); near != "" {
@@ -304,6 +330,9 @@ func newFlagSet() (*Config, *flag.FlagSet) {
 		} else {
 			fs.Func(s.FlagName(), "", fn)
 		}
+	}
+	for alias, name := range peerFlags {
+		fs.Var(fs.Lookup(name).Value, alias, "")
 	}
 	return c, fs
 }

@@ -230,6 +230,37 @@ func TestFlagErrors(t *testing.T) {
 	}
 }
 
+// TestPeerFlags: llama-cli's spellings are the flags they name, and
+// `chat run MODEL PROMPT...` is ollama's run.
+func TestPeerFlags(t *testing.T) {
+	isolate(t)
+	c := parse(t, "-m", "m.gguf", "-p", "hi", "-c", "128", "-t", "2", "-s", "7", "--temp", "0.5", "-sys", "be brief")
+	if c.Model != "m.gguf" || c.Prompt != "hi" || !c.Given["prompt"] || c.Context != 128 || c.Threads != 2 ||
+		c.Sampler.Seed != 7 || c.RandomSeed || c.Sampler.Temperature != 0.5 || c.System != "be brief" || !c.Given["temperature"] || !c.Given["model"] {
+		t.Errorf("llama-cli flags: %+v", c)
+	}
+	if _, err := Parse([]string{"-m", "a.gguf", "b.gguf"}); err == nil {
+		t.Error("-m and a model argument: no error")
+	}
+	run := func(args ...string) *Config {
+		t.Helper()
+		c, err := ParseRun(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if c := run("m.gguf", "why", "is the sky", "blue", "-n", "5"); c.Model != "m.gguf" || c.Prompt != "why is the sky blue" || !c.Given["prompt"] || c.MaxTokens != 5 {
+		t.Errorf("run with a prompt: %q %q %v", c.Model, c.Prompt, c.Given["prompt"])
+	}
+	if c := run("m.gguf"); c.Model != "m.gguf" || c.Given["prompt"] {
+		t.Errorf("run without a prompt: %+v", c)
+	}
+	if _, err := ParseRun([]string{"m.gguf", "hi", "--prompt", "there"}); err == nil {
+		t.Error("run with two prompts: no error")
+	}
+}
+
 // Bug: --top-p 2 and --min-p 5 were taken silently as "off", -n 0 meant the
 // default, and --temperature -1 did not name the knob, while /set refused
 // them. A value is read by the setting's one rule everywhere, with one
@@ -266,14 +297,13 @@ func TestOneRuleOneMessage(t *testing.T) {
 	if _, err := Parse([]string{"--temprature", "1"}); err == nil || err.Error() != "unknown flag --temprature (did you mean --temperature?) (see chat -h)" {
 		t.Errorf("unknown flag: %v", err)
 	}
-	// A setting's other spellings (--temp, --top_k, -c) and llama-cli's
-	// (-m, -p) got no hint, and the flag was quoted with the wrong dashes.
+	// A setting's other spellings (--top_k, --num-ctx) and other peers'
+	// (--n-predict) got no hint, and the flag was quoted with the wrong
+	// dashes. (llama-cli's -m, -p, -c, --temp are flags: TestPeerFlags.)
 	for _, c := range []struct{ args, want string }{
-		{"--temp 0.5", "unknown flag --temp (did you mean --temperature?)"},
 		{"--top_k 5", "unknown flag --top_k (did you mean --top-k?)"},
-		{"-c 256", "unknown flag -c (did you mean --ctx-size?)"},
-		{"-m x.gguf", "unknown flag -m (did you mean --model?)"},
-		{"-p hi", "unknown flag -p (did you mean --prompt?)"},
+		{"--num-ctx 256", "unknown flag --num-ctx (did you mean --ctx-size?)"},
+		{"--n-predict 5", "unknown flag --n-predict (did you mean -n?)"},
 		{"--foo", "unknown flag --foo"},
 		{"--model", "flag needs an argument: --model"},
 	} {
