@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -24,6 +25,8 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	model := fs.String("model", "", "model file (default: the embedded model; also the first argument)")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen on HOST:PORT (beyond loopback only with --api-key)")
+	host := fs.String("host", "", "llama-server's spelling: the HOST of --addr")
+	port := fs.String("port", "", "llama-server's spelling: the PORT of --addr")
 	parallel := fs.Int("parallel", 8, "requests decoded together (vLLM's max_num_seqs)")
 	queue := fs.Int("queue", 256, "requests that may wait for a place; more get 503 (0: none wait)")
 	batchTokens := fs.Int("batch-tokens", 32, "tokens in one forward pass: decode tokens first, then prompt chunks of at most a quarter of it (vLLM's max_num_batched_tokens); 0: no bound")
@@ -52,6 +55,10 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	case *parallel < 1 || *queue < 0 || *batchTokens < 0 || *kvMem < 0 || *threads < 0 || *ctxSize < 0:
 		fmt.Fprintln(stderr, "chat serve: --parallel must be at least 1, and --queue, --batch-tokens, --kv-mem, --threads, --ctx-size not negative")
 		return 2
+	}
+	if *host != "" || *port != "" {
+		h, p, _ := net.SplitHostPort(*addr)
+		*addr = net.JoinHostPort(cmp.Or(*host, h), cmp.Or(*port, p))
 	}
 	if err := serve.CheckAddr(*addr, *apiKey); err != nil {
 		fmt.Fprintln(stderr, "chat serve:", err)

@@ -25,6 +25,7 @@ func TestServeAndRemoteCLI(t *testing.T) {
 	}{
 		{[]string{"serve", "--addr", "0.0.0.0:8080"}, "--api-key"},
 		{[]string{"serve", "--addr", ":8080"}, "every interface"},
+		{[]string{"serve", "--host", "0.0.0.0", "--port", "8081"}, "--api-key"}, // llama-server's spelling of --addr
 		{[]string{"serve", "--parallel", "0"}, "--parallel"},
 		{[]string{"serve", "--spec", "draft"}, "--spec draft"},
 		// The settings schema's check and words, as the chat's --kv-quant-v says it.
@@ -60,6 +61,18 @@ func TestServeAndRemoteCLI(t *testing.T) {
 	defer ts.Close()
 
 	_, local, _ := runCLI(path, "--chat", "--greedy", "-n", "30", "--prompt", "Once upon a time")
+	// llama-cli's spellings, and ollama's run with the prompt after the model.
+	for _, args := range [][]string{
+		{"-m", path, "--chat", "--greedy", "-n", "30", "-p", "Once upon a time", "-t", "1"},
+		{"run", path, "Once", "upon", "a", "time", "--chat", "--greedy", "-n", "30"},
+	} {
+		if code, out, stderr := runCLI(args...); code != 0 || out != local {
+			t.Errorf("chat %q: exit %d, %q (stderr %q); want %q", args, code, out, stderr, local)
+		}
+	}
+	if code, out, stderr := runCLI("bench", "-m", path, "-t", "1", "--gen", "2", "--prompt-tokens", "2"); code != 0 || !strings.Contains(out, `"threads":1`) {
+		t.Errorf("chat bench -m -t: exit %d, %q (stderr %q)", code, out, stderr)
+	}
 	code, out, stderr := runCLI("--remote", ts.URL, "--greedy", "-n", "30", "--prompt", "Once upon a time")
 	if code != 0 || out != local || !strings.Contains(stderr, "stories260K on "+ts.URL) {
 		t.Errorf("--remote: exit %d, %q (stderr %q); local %q", code, out, stderr, local)

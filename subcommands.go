@@ -25,11 +25,12 @@ var subcommands = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"prune":      pruneCmd,
 }
 
-// parseArgs parses args into fs. A wrong flag comes back as one line for
+// parseArgs parses args into fs, llama.cpp's -m, -t, -c... among them. A wrong flag comes back as one line for
 // the caller to print, as the chat's own flags do ("unknown flag --port
 // (see chat serve -h)"), where the flag package printed its message and
 // then every flag's help; -h still prints the help.
 func parseArgs(fs *flag.FlagSet, args []string) error {
+	config.AddPeerFlags(fs)
 	out := fs.Output()
 	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)

@@ -331,10 +331,18 @@ func newFlagSet() (*Config, *flag.FlagSet) {
 			fs.Func(s.FlagName(), "", fn)
 		}
 	}
-	for alias, name := range peerFlags {
-		fs.Var(fs.Lookup(name).Value, alias, "")
-	}
+	AddPeerFlags(fs)
 	return c, fs
+}
+
+// AddPeerFlags gives fs llama-cli's spellings (peerFlags) of the flags it
+// has, llama-server's and llama-bench's -m among them.
+func AddPeerFlags(fs *flag.FlagSet) {
+	for alias, name := range peerFlags {
+		if f := fs.Lookup(name); f != nil && fs.Lookup(alias) == nil {
+			fs.Var(f.Value, alias, "llama.cpp's spelling of --"+name)
+		}
+	}
 }
 
 // WriteUsage prints -h: the usage, every flag with its default, and the
