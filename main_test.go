@@ -76,8 +76,8 @@ func TestHelpVersionAndFlagErrors(t *testing.T) {
 	// The subcommands printed the flag package's message and then all
 	// their flags' help (30 lines for serve); -h still prints that help.
 	for _, c := range []struct{ args, want string }{
-		{"serve --port 9000", "chat serve: unknown flag --port (see chat serve -h)"},
-		{"serve -m x", "chat serve: unknown flag -m (see chat serve -h)"},
+		{"serve --listen 9000", "chat serve: unknown flag --listen (see chat serve -h)"},
+		{"serve -x y", "chat serve: unknown flag -x (see chat serve -h)"},
 		{"bench --foo", "chat bench: unknown flag --foo (see chat bench -h)"},
 		{"bench serve --foo", "chat bench serve: unknown flag --foo (see chat bench serve -h)"},
 		{"quant-report --foo", "chat quant-report: unknown flag --foo (see chat quant-report -h)"},

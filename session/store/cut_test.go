@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +22,19 @@ func TestHostileFieldsInMessages(t *testing.T) {
 		{"id", "the id and the file name disagree", func(r *Record) { r.ID = long }},
 		{"role", "has role", func(r *Record) { r.Messages[0].Role = long }},
 	}
+	// A megabyte-long number where the version goes: encoding/json's error
+	// quoted it whole.
+	t.Run("number", func(t *testing.T) {
+		dir := t.TempDir()
+		b := []byte(`{"version":1` + strings.Repeat("0", 1<<20) + `}`)
+		if err := os.WriteFile(filepath.Join(dir, id+".json"), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Open(dir).Load(id)
+		if err == nil || !strings.Contains(err.Error(), "is damaged") || len(err.Error()) >= 600 {
+			t.Fatalf("Load: %d bytes: %.200v", len(fmt.Sprint(err)), err)
+		}
+	})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -299,7 +299,9 @@ func decode[R Record | listing](path string, f io.Reader, r *R) error {
 	case v > Version:
 		return fmt.Errorf("session file %s has format version %d, but this chat reads up to version %d: open it with a newer chat", path, v, Version)
 	case derr != nil:
-		return fmt.Errorf("session file %s is damaged: %v", path, derr)
+		// encoding/json quotes the value it refused, which may be a
+		// megabyte-long number.
+		return fmt.Errorf("session file %s is damaged: %s", path, quote.Cut(derr.Error(), 4*quote.Max))
 	case v == 0:
 		return fmt.Errorf("session file %s has no format version: not a chat session", path)
 	case v < 0:
