@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"chat/engine"
@@ -152,46 +153,93 @@ func (s *Server) run(ctx context.Context, j job, emit func(piece) error) (engine
 	}
 }
 
-// stream sends j's reply as an OpenAI route's server-sent events: head
+// runN generates n replies of j at once, as n sequences of the batch
+// sharing the prompt's cached blocks; the i-th samples with j's seed + i,
+// so a pinned seed gives the same n replies again. emit gets each piece
+// with its reply's index, one call at a time. An error body is the first
+// reply's that could not run (the others are then stopped).
+func (s *Server) runN(ctx context.Context, j job, n int, emit func(int, piece) error) ([]engine.Result, *errBody) {
+	if n == 1 {
+		res, e := s.run(ctx, j, func(p piece) error { return emit(0, p) })
+		return []engine.Result{res}, e
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	res, errs := make([]engine.Result, n), make([]*errBody, n)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := range n {
+		ji := j
+		ji.params.Seed += uint64(i)
+		wg.Go(func() {
+			res[i], errs[i] = s.run(ctx, ji, func(p piece) error {
+				mu.Lock()
+				defer mu.Unlock()
+				return emit(i, p)
+			})
+			if errs[i] != nil {
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	for _, e := range errs {
+		if e != nil {
+			return nil, e
+		}
+	}
+	return res, nil
+}
+
+// stream sends j's n replies as an OpenAI route's server-sent events: head
 // wraps the choices in the route's chunk, each makes a piece's choice and
-// end the last one (with the finish reason); a chunk with no choices and
-// the usage follows when usage, then [DONE]. An error found before the
-// first event is sent as an error response, one after it as an error event.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, j job, usage bool,
-	head func(choices []any) map[string]any, each func(piece) any, end func(engine.Result) any) {
+// end each reply's last one (with the finish reason); a chunk with no
+// choices and the usage follows when usage, then [DONE]. An error found
+// before the first event is sent as an error response, one after it as an
+// error event.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, j job, n int, usage bool,
+	head func(choices []any) map[string]any, each func(int, piece) any, end func(int, engine.Result) any) {
 	sse := newSSE(w)
-	res, e := s.run(r.Context(), j, func(p piece) error { return sse.send(head([]any{each(p)})) })
+	res, e := s.runN(r.Context(), j, n, func(i int, p piece) error { return sse.send(head([]any{each(i, p)})) })
 	if e != nil {
 		writeErr(w, e)
 		return
 	}
-	if res.Reason == engine.ReasonStopped {
-		return // the client went away
+	for _, x := range res {
+		if x.Reason == engine.ReasonStopped {
+			return // the client went away
+		}
 	}
-	if res.Err != nil {
-		sse.send(map[string]any{"error": apiErr{Message: res.Err.Error(), Type: "server_error"}})
-		sse.done()
-		return
+	for _, x := range res {
+		if x.Err != nil {
+			sse.send(map[string]any{"error": apiErr{Message: x.Err.Error(), Type: "server_error"}})
+			sse.done()
+			return
+		}
 	}
-	sse.send(head([]any{end(res)}))
+	for i, x := range res {
+		sse.send(head([]any{end(i, x)}))
+	}
 	if usage {
 		b := head([]any{})
-		b["usage"] = usageOf(res.Stats)
+		b["usage"] = usageOf(res)
 		sse.send(b)
 	}
 	sse.done()
 }
 
-// whole runs j to its end for an OpenAI route's one answer; false when an
-// error was sent instead.
-func (s *Server) whole(w http.ResponseWriter, r *http.Request, j job) (engine.Result, bool) {
-	res, e := s.run(r.Context(), j, func(piece) error { return nil })
-	if e == nil && res.Err != nil {
-		e = newErr(http.StatusInternalServerError, "server_error", "", "", res.Err.Error())
+// whole runs j's n replies to their end for an OpenAI route's one answer;
+// false when an error was sent instead.
+func (s *Server) whole(w http.ResponseWriter, r *http.Request, j job, n int) ([]engine.Result, bool) {
+	res, e := s.runN(r.Context(), j, n, func(int, piece) error { return nil })
+	for _, x := range res {
+		if e == nil && x.Err != nil {
+			e = newErr(http.StatusInternalServerError, "server_error", "", "", x.Err.Error())
+		}
 	}
 	if e != nil {
 		writeErr(w, e)
-		return res, false
+		return nil, false
 	}
 	return res, true
 }

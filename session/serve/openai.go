@@ -1,10 +1,12 @@
 package serve
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -35,6 +37,17 @@ type knobs struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
 }
+
+// n is how many replies the request asks for.
+func (k *knobs) n() int {
+	if k.N == nil {
+		return 1
+	}
+	return *k.N
+}
+
+// maxN bounds "n" and "best_of": each reply is a sequence of the batch.
+const maxN = 16
 
 // includeUsage reports whether a stream ends with a usage chunk.
 func (k *knobs) includeUsage() bool { return k.StreamOptions != nil && k.StreamOptions.IncludeUsage }
@@ -88,8 +101,8 @@ func (k *knobs) params() (sampler.Params, *errBody) {
 			return p, badRequest("stop", fmt.Sprintf("a stop string is at most %d bytes", maxStopBytes))
 		}
 	}
-	if k.N != nil && *k.N != 1 {
-		return p, badRequest("n", fmt.Sprintf("n must be 1 here, got %d", *k.N))
+	if k.N != nil && (*k.N < 1 || *k.N > maxN) {
+		return p, badRequest("n", fmt.Sprintf("n must be between 1 and %d, got %d", maxN, *k.N))
 	}
 	if k.TopK != nil && *k.TopK < -1 {
 		return p, badRequest("top_k", fmt.Sprintf("top_k must be -1 (off) or more, got %d", *k.TopK))
@@ -217,9 +230,16 @@ type usage struct {
 	} `json:"prompt_tokens_details"`
 }
 
-func usageOf(st engine.Stats) *usage {
-	u := &usage{PromptTokens: st.PromptTokens, CompletionTokens: st.GenTokens, TotalTokens: st.PromptTokens + st.GenTokens}
+// usageOf is the usage of a request's replies: the prompt counted once,
+// as OpenAI counts it for n > 1, and every reply's tokens.
+func usageOf(res []engine.Result) *usage {
+	st := res[0].Stats
+	u := &usage{PromptTokens: st.PromptTokens}
 	u.PromptTokensDetails.CachedTokens = st.ReusedTokens
+	for _, r := range res {
+		u.CompletionTokens += r.Stats.GenTokens
+	}
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
 	return u
 }
 
@@ -291,42 +311,46 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		head := func(choices []any) map[string]any {
 			return map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": s.name, "choices": choices}
 		}
-		choice := func(delta map[string]any, lps []engine.TokenLogprob, finish *string) any {
-			c := map[string]any{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": nil}
+		choice := func(i int, delta map[string]any, lps []engine.TokenLogprob, finish *string) any {
+			c := map[string]any{"index": i, "delta": delta, "finish_reason": finish, "logprobs": nil}
 			if len(lps) > 0 {
 				c["logprobs"] = s.chatLogprobs(lps)
 			}
 			return c
 		}
-		first := true
-		s.stream(w, r, j, req.includeUsage(), head, func(p piece) any {
+		started := make([]bool, req.n())
+		s.stream(w, r, j, req.n(), req.includeUsage(), head, func(i int, p piece) any {
 			delta := map[string]any{"content": p.text}
-			if first {
+			if !started[i] {
 				delta["role"] = "assistant"
-				first = false
+				started[i] = true
 			}
-			return choice(delta, p.lps, nil)
-		}, func(res engine.Result) any {
+			return choice(i, delta, p.lps, nil)
+		}, func(i int, res engine.Result) any {
 			delta := map[string]any{}
-			if first {
+			if !started[i] {
 				delta = map[string]any{"role": "assistant", "content": ""}
 			}
 			fr := finishReason(res)
-			return choice(delta, nil, &fr)
+			return choice(i, delta, nil, &fr)
 		})
 		return
 	}
-	res, ok := s.whole(w, r, j)
+	res, ok := s.whole(w, r, j, req.n())
 	if !ok {
 		return
 	}
-	choice := map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": res.Text},
-		"finish_reason": finishReason(res), "logprobs": nil}
-	if req.Logprobs {
-		choice["logprobs"] = s.chatLogprobs(res.Logprobs)
+	choices := make([]any, len(res))
+	for i, x := range res {
+		c := map[string]any{"index": i, "message": map[string]any{"role": "assistant", "content": x.Text},
+			"finish_reason": finishReason(x), "logprobs": nil}
+		if req.Logprobs {
+			c["logprobs"] = s.chatLogprobs(x.Logprobs)
+		}
+		choices[i] = c
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"id": id, "object": "chat.completion", "created": created, "model": s.name,
-		"choices": []any{choice}, "usage": usageOf(res.Stats)})
+		"choices": choices, "usage": usageOf(res)})
 }
 
 // chatJob renders the messages with the model's chat template and checks
@@ -374,6 +398,7 @@ type completionRequest struct {
 	Logprobs  *int            `json:"logprobs"`
 	Echo      bool            `json:"echo"`
 	Suffix    *string         `json:"suffix"`
+	BestOf    *int            `json:"best_of"`
 }
 
 // promptIDs is "prompt": a text (continued as in raw mode), or token ids.
@@ -411,8 +436,8 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, created := newID("cmpl"), time.Now().Unix()
-	choice := func(text string, lps []engine.TokenLogprob, finish *string, offset int) map[string]any {
-		c := map[string]any{"index": 0, "text": text, "finish_reason": finish, "logprobs": nil}
+	choice := func(i int, text string, lps []engine.TokenLogprob, finish *string, offset int) map[string]any {
+		c := map[string]any{"index": i, "text": text, "finish_reason": finish, "logprobs": nil}
 		if req.Logprobs != nil {
 			c["logprobs"] = s.completionLogprobs(lps, offset)
 		}
@@ -422,25 +447,57 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		return map[string]any{"id": id, "object": "text_completion", "created": created, "model": s.name, "choices": choices}
 	}
 	if req.Stream {
-		offset := 0
-		s.stream(w, r, j, req.includeUsage(), body, func(p piece) any {
-			c := choice(p.text, p.lps, nil, offset)
-			offset += len(p.text)
+		offsets := make([]int, req.n())
+		s.stream(w, r, j, req.n(), req.includeUsage(), body, func(i int, p piece) any {
+			c := choice(i, p.text, p.lps, nil, offsets[i])
+			offsets[i] += len(p.text)
 			return c
-		}, func(res engine.Result) any {
+		}, func(i int, res engine.Result) any {
 			fr := finishReason(res)
-			return choice("", nil, &fr, offset)
+			return choice(i, "", nil, &fr, offsets[i])
 		})
 		return
 	}
-	res, ok := s.whole(w, r, j)
+	res, ok := s.whole(w, r, j, req.bestOf())
 	if !ok {
 		return
 	}
-	fr := finishReason(res)
-	b := body([]any{choice(res.Text, res.Logprobs, &fr, 0)})
-	b["usage"] = usageOf(res.Stats)
+	all := res
+	res = best(res, req.n())
+	choices := make([]any, len(res))
+	for i, x := range res {
+		fr := finishReason(x)
+		choices[i] = choice(i, x.Text, x.Logprobs, &fr, 0)
+	}
+	b := body(choices)
+	b["usage"] = usageOf(all)
 	writeJSON(w, http.StatusOK, b)
+}
+
+// bestOf is how many replies a completion generates: best_of, or n.
+func (r *completionRequest) bestOf() int {
+	if r.BestOf == nil {
+		return r.n()
+	}
+	return *r.BestOf
+}
+
+// best is the n of res with the highest log-probability of their tokens,
+// in that order (best_of's rule); res itself when n is all of them.
+func best(res []engine.Result, n int) []engine.Result {
+	if n >= len(res) {
+		return res
+	}
+	sum := func(r engine.Result) float64 {
+		t := 0.0
+		for _, l := range r.Logprobs {
+			t += l.Logprob
+		}
+		return t
+	}
+	res = slices.Clone(res)
+	slices.SortStableFunc(res, func(a, b engine.Result) int { return cmp.Compare(sum(b), sum(a)) })
+	return res[:n]
 }
 
 func (s *Server) completionJob(req *completionRequest) (job, *errBody) {
@@ -474,6 +531,16 @@ func (s *Server) completionJob(req *completionRequest) (job, *errBody) {
 			return job{}, badRequest("logprobs", fmt.Sprintf("logprobs must be 0 to 5, got %d", *req.Logprobs))
 		}
 		j.logprobs, j.top = true, *req.Logprobs
+	}
+	if req.BestOf != nil {
+		switch b := *req.BestOf; {
+		case b < req.n() || b > maxN:
+			return job{}, badRequest("best_of", fmt.Sprintf("best_of must be between n (%d) and %d, got %d", req.n(), maxN, b))
+		case req.Stream && b > req.n():
+			return job{}, badRequest("best_of", "best_of cannot be used with stream")
+		case b > req.n():
+			j.logprobs = true // the ranking's; the choices show them only when asked
+		}
 	}
 	if !req.IgnoreEOS {
 		j.stopIDs = session.RawStops(s.m)
