@@ -244,6 +244,54 @@ func (s *Server) whole(w http.ResponseWriter, r *http.Request, j job, n int) ([]
 	return res, true
 }
 
+// replies runs a request's replies to their end for its one answer: the
+// choices (n sampled, the n likeliest of best_of, or the n best of a beam
+// search) and every reply generated (for the usage); false when an error
+// was sent instead.
+func (s *Server) replies(w http.ResponseWriter, r *http.Request, j job, k *knobs) (choices, all []engine.Result, ok bool) {
+	if k.UseBeamSearch {
+		return s.beam(w, j, k)
+	}
+	all, ok = s.whole(w, r, j, k.bestOf())
+	if !ok {
+		return nil, nil, false
+	}
+	return best(all, k.n()), all, true
+}
+
+// beam is vLLM's use_beam_search: best_of (or n) beams, the n best
+// finished hypotheses by logp / length^length_penalty (default 1, as
+// vLLM's). The search takes stop ids only: stop strings, a response format
+// and logprobs are refused with it.
+func (s *Server) beam(w http.ResponseWriter, j job, k *knobs) (choices, all []engine.Result, ok bool) {
+	if len(j.stop) > 0 || j.cons != nil || j.logprobs {
+		writeErr(w, badRequest("use_beam_search", "use_beam_search takes no stop strings, response format or logprobs"))
+		return nil, nil, false
+	}
+	alpha := 1.0
+	if k.LengthPenalty != nil {
+		alpha = *k.LengthPenalty
+	}
+	br, err := s.e.Beam(engine.BeamRequest{Prompt: j.prompt, MaxTokens: j.max, Width: k.bestOf(), LengthPenalty: alpha, StopIDs: j.stopIDs})
+	switch {
+	case errors.Is(err, engine.ErrBusy):
+		writeErr(w, newErr(http.StatusServiceUnavailable, "server_error", "", "server_overloaded", "the server is full: try again later"))
+		return nil, nil, false
+	case err != nil:
+		writeErr(w, newErr(http.StatusInternalServerError, "server_error", "", "", err.Error()))
+		return nil, nil, false
+	}
+	for _, h := range br.Hypotheses[:min(k.n(), len(br.Hypotheses))] {
+		choices = append(choices, engine.Result{Text: s.m.Tokenizer().Decode(h.IDs), Reason: h.Reason, StopID: h.StopID,
+			Stats: engine.Stats{PromptTokens: br.Stats.PromptTokens, ReusedTokens: br.Stats.ReusedTokens, GenTokens: h.Length}})
+	}
+	if len(choices) == 0 {
+		writeErr(w, newErr(http.StatusInternalServerError, "server_error", "", "", "the beam search finished no hypothesis"))
+		return nil, nil, false
+	}
+	return choices, choices, true
+}
+
 // finishReason is the OpenAI name of why a reply ended.
 func finishReason(res engine.Result) string {
 	switch res.Reason {

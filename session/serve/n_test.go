@@ -9,8 +9,10 @@ import (
 	"testing"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 
 	"chat/engine"
+	"chat/session"
 )
 
 // TestN: "n" replies are n sequences of the batch: greedy ones all equal
@@ -137,5 +139,60 @@ func TestBestOf(t *testing.T) {
 	var ae *openai.Error
 	if err := st.Err(); !errors.As(err, &ae) || ae.StatusCode != http.StatusBadRequest {
 		t.Errorf("best_of with stream: %v", err)
+	}
+}
+
+// TestBeamSearch: vLLM's use_beam_search through the server: width 1 is the
+// greedy completion, and best_of 4 with n 2 gives the engine's two best
+// hypotheses for the same prompt ids; stream and stop strings are refused.
+func TestBeamSearch(t *testing.T) {
+	srv, _, c := start(t, Options{Engine: engine.Options{MaxSeqs: 8, MaxWaiting: 8}})
+	ctx := context.Background()
+	prompt := "Once upon a time"
+	params := func(n int64) openai.CompletionNewParams {
+		return openai.CompletionNewParams{Model: "stories260K", Prompt: openai.CompletionNewParamsPromptUnion{OfString: openai.String(prompt)},
+			MaxTokens: openai.Int(16), Temperature: openai.Float(0), N: openai.Int(n)}
+	}
+	greedy, err := c.Completions.New(ctx, params(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b1, err := c.Completions.New(ctx, params(1), option.WithJSONSet("use_beam_search", true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b1.Choices[0].Text != greedy.Choices[0].Text {
+		t.Errorf("beam width 1: %q, greedy %q", b1.Choices[0].Text, greedy.Choices[0].Text)
+	}
+	p := params(2)
+	p.BestOf = openai.Int(4)
+	b4, err := c.Completions.New(ctx, p, option.WithJSONSet("use_beam_search", true), option.WithJSONSet("length_penalty", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := srv.e.Beam(engine.BeamRequest{Prompt: session.RawIDs(srv.m.Tokenizer(), prompt), MaxTokens: 16, Width: 4,
+		StopIDs: session.RawStops(srv.m)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b4.Choices) != 2 || len(want.Hypotheses) < 2 {
+		t.Fatalf("best_of 4, n 2: %d choices; the engine finished %d", len(b4.Choices), len(want.Hypotheses))
+	}
+	for i, ch := range b4.Choices {
+		if w := srv.m.Tokenizer().Decode(want.Hypotheses[i].IDs); ch.Text != w {
+			t.Errorf("beam choice %d: %q, the engine's hypothesis %q", i, ch.Text, w)
+		}
+	}
+	s := c.Chat.Completions.NewStreaming(ctx, greedyChat("The cat sat", 8), option.WithJSONSet("use_beam_search", true))
+	for s.Next() {
+	}
+	var ae *openai.Error
+	if err := s.Err(); !errors.As(err, &ae) || ae.StatusCode != http.StatusBadRequest {
+		t.Errorf("use_beam_search with stream: %v", err)
+	}
+	stop := greedyChat("The cat sat", 8)
+	stop.Stop = openai.ChatCompletionNewParamsStopUnion{OfString: openai.String("x")}
+	if _, err := c.Chat.Completions.New(ctx, stop, option.WithJSONSet("use_beam_search", true)); !errors.As(err, &ae) || ae.StatusCode != http.StatusBadRequest {
+		t.Errorf("use_beam_search with a stop string: %v", err)
 	}
 }

@@ -30,10 +30,14 @@ type knobs struct {
 	FrequencyPenalty  *float64 `json:"frequency_penalty"`
 	RepetitionPenalty *float64 `json:"repetition_penalty"`
 	N                 *int     `json:"n"`
-	Stop              stops    `json:"stop"`
-	IgnoreEOS         bool     `json:"ignore_eos"`
-	Stream            bool     `json:"stream"`
-	StreamOptions     *struct {
+	BestOf            *int     `json:"best_of"`
+	// vLLM's beam search: best_of (or n) beams, the n best returned.
+	UseBeamSearch bool     `json:"use_beam_search"`
+	LengthPenalty *float64 `json:"length_penalty"`
+	Stop          stops    `json:"stop"`
+	IgnoreEOS     bool     `json:"ignore_eos"`
+	Stream        bool     `json:"stream"`
+	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
 }
@@ -45,6 +49,18 @@ func (k *knobs) n() int {
 	}
 	return *k.N
 }
+
+// bestOf is how many replies (or beams) the request generates: best_of,
+// or n.
+func (k *knobs) bestOf() int {
+	if k.BestOf == nil {
+		return k.n()
+	}
+	return *k.BestOf
+}
+
+// ranked reports whether the replies are sampled and the n likeliest kept.
+func (k *knobs) ranked() bool { return k.bestOf() > k.n() && !k.UseBeamSearch }
 
 // maxN bounds "n" and "best_of": each reply is a sequence of the batch.
 const maxN = 16
@@ -103,6 +119,14 @@ func (k *knobs) params() (sampler.Params, *errBody) {
 	}
 	if k.N != nil && (*k.N < 1 || *k.N > maxN) {
 		return p, badRequest("n", fmt.Sprintf("n must be between 1 and %d, got %d", maxN, *k.N))
+	}
+	switch b := k.bestOf(); {
+	case b < k.n() || b > maxN:
+		return p, badRequest("best_of", fmt.Sprintf("best_of must be between n (%d) and %d, got %d", k.n(), maxN, b))
+	case k.Stream && (b > k.n() || k.UseBeamSearch):
+		return p, badRequest("best_of", "best_of and use_beam_search cannot be used with stream")
+	case k.LengthPenalty != nil && (math.IsNaN(*k.LengthPenalty) || math.IsInf(*k.LengthPenalty, 0)):
+		return p, badRequest("length_penalty", "length_penalty must be a finite number")
 	}
 	if k.TopK != nil && *k.TopK < -1 {
 		return p, badRequest("top_k", fmt.Sprintf("top_k must be -1 (off) or more, got %d", *k.TopK))
@@ -336,7 +360,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	res, ok := s.whole(w, r, j, req.n())
+	res, all, ok := s.replies(w, r, j, &req.knobs)
 	if !ok {
 		return
 	}
@@ -350,7 +374,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		choices[i] = c
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"id": id, "object": "chat.completion", "created": created, "model": s.name,
-		"choices": choices, "usage": usageOf(res)})
+		"choices": choices, "usage": usageOf(all)})
 }
 
 // chatJob renders the messages with the model's chat template and checks
@@ -382,7 +406,7 @@ func (s *Server) chatJob(req *chatRequest) (job, *errBody) {
 	if e != nil {
 		return job{}, e
 	}
-	j := job{prompt: s.tmpl.Render(msgs, true), max: n, params: p, stop: req.Stop, logprobs: req.Logprobs, top: top, cons: cons}
+	j := job{prompt: s.tmpl.Render(msgs, true), max: n, params: p, stop: req.Stop, logprobs: req.Logprobs || req.ranked(), top: top, cons: cons}
 	if !req.IgnoreEOS {
 		j.stopIDs = s.tmpl.Stops()
 	}
@@ -398,7 +422,6 @@ type completionRequest struct {
 	Logprobs  *int            `json:"logprobs"`
 	Echo      bool            `json:"echo"`
 	Suffix    *string         `json:"suffix"`
-	BestOf    *int            `json:"best_of"`
 }
 
 // promptIDs is "prompt": a text (continued as in raw mode), or token ids.
@@ -458,12 +481,10 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	res, ok := s.whole(w, r, j, req.bestOf())
+	res, all, ok := s.replies(w, r, j, &req.knobs)
 	if !ok {
 		return
 	}
-	all := res
-	res = best(res, req.n())
 	choices := make([]any, len(res))
 	for i, x := range res {
 		fr := finishReason(x)
@@ -472,14 +493,6 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	b := body(choices)
 	b["usage"] = usageOf(all)
 	writeJSON(w, http.StatusOK, b)
-}
-
-// bestOf is how many replies a completion generates: best_of, or n.
-func (r *completionRequest) bestOf() int {
-	if r.BestOf == nil {
-		return r.n()
-	}
-	return *r.BestOf
 }
 
 // best is the n of res with the highest log-probability of their tokens,
@@ -532,16 +545,7 @@ func (s *Server) completionJob(req *completionRequest) (job, *errBody) {
 		}
 		j.logprobs, j.top = true, *req.Logprobs
 	}
-	if req.BestOf != nil {
-		switch b := *req.BestOf; {
-		case b < req.n() || b > maxN:
-			return job{}, badRequest("best_of", fmt.Sprintf("best_of must be between n (%d) and %d, got %d", req.n(), maxN, b))
-		case req.Stream && b > req.n():
-			return job{}, badRequest("best_of", "best_of cannot be used with stream")
-		case b > req.n():
-			j.logprobs = true // the ranking's; the choices show them only when asked
-		}
-	}
+	j.logprobs = j.logprobs || req.ranked() // the ranking's; the choices show them only when asked
 	if !req.IgnoreEOS {
 		j.stopIDs = session.RawStops(s.m)
 	}
