@@ -5,6 +5,7 @@ import (
 
 	"chat/models/course"
 	"chat/models/gguf"
+	"chat/models/quote"
 	"chat/models/tokenizer/coursebpe"
 	"chat/models/tokenizer/gpt2bpe"
 )
@@ -44,7 +45,7 @@ func courseVocab(m *course.Model) ([]gguf.KV, error) {
 	}
 	pre, ok := preTokenizers[tok.Pattern()]
 	if !ok {
-		return nil, fmt.Errorf("convert: the tokenizer's split pattern %q is not one llama.cpp's pre-tokenizers reproduce", tok.Pattern())
+		return nil, fmt.Errorf("convert: the tokenizer's split pattern %s is not one llama.cpp's pre-tokenizers reproduce", quote.Quote(tok.Pattern()))
 	}
 	vocab := m.Info().VocabSize
 	if tok.Size() > vocab {
@@ -64,7 +65,7 @@ func courseVocab(m *course.Model) ([]gguf.KV, error) {
 		}
 		if prev, dup := seen[tokens[id]]; dup {
 			// llama.cpp keeps one id per text; the course could emit both.
-			return nil, fmt.Errorf("convert: tokens %d and %d have the same text %q; llama.cpp cannot tell them apart", prev, id, tokens[id])
+			return nil, fmt.Errorf("convert: tokens %d and %d have the same text %s; llama.cpp cannot tell them apart", prev, id, quote.Quote(tokens[id]))
 		}
 		seen[tokens[id]] = id
 	}
