@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
@@ -21,6 +23,7 @@ type inputBox struct {
 	view   string // the last rendering, kept until the input changes
 	dirty  bool
 	pastes []string // held pastes; marker #i+1 stands for pastes[i]
+	raw    bool     // raw mode, for the placeholder
 }
 
 // bigPaste is the size from which a paste is held aside.
@@ -39,7 +42,7 @@ func newInputBox(st *styles, raw bool, newline []string) *inputBox {
 		}
 		return "  "
 	})
-	in.Placeholder = placeholder(raw)
+	in.Placeholder = placeholder(raw, 0)
 	in.DynamicHeight = true
 	in.MaxContentHeight = 10000 // not MaxHeight: that would cap the lines one can type
 	in.CharLimit = 0
@@ -62,7 +65,7 @@ func newInputBox(st *styles, raw bool, newline []string) *inputBox {
 
 	in.SetStyles(inputStyles(st))
 	in.Focus()
-	return &inputBox{ta: in, dirty: true}
+	return &inputBox{ta: in, dirty: true, raw: raw}
 }
 
 // value is what the textarea holds (markers, not the pastes they stand for).
@@ -109,7 +112,7 @@ func (b *inputBox) setSize(w, termH int) {
 	lo, hi := inputBounds(termH)
 	b.ta.MinHeight, b.ta.MaxHeight = lo, hi
 	b.ta.SetWidth(max(1, w)) // also re-fits the height
-	b.dirty = true
+	b.setRaw(b.raw)
 }
 
 func (b *inputBox) height() int { return b.ta.Height() }
@@ -148,9 +151,23 @@ func inputBounds(h int) (lo, hi int) {
 	return lo, max(lo, min(10, h/3))
 }
 
-func placeholder(raw bool) string {
+// placeholder is the empty input's hint for a text w cells wide: the
+// keys too when they fit on the line, else only what to type (at 20
+// columns the whole hint took three rows).
+func placeholder(raw bool, w int) string {
+	what := "Say something"
 	if raw {
-		return "Text to continue (or none) · Enter sends · F1 keys"
+		what = "Text to continue (or none)"
 	}
-	return "Say something · Enter sends · F1 keys"
+	if full := what + " · Enter sends · F1 keys"; w <= 0 || ansi.StringWidth(full) <= w {
+		return full
+	}
+	return what
+}
+
+// setRaw fits the placeholder to the mode and the width.
+func (b *inputBox) setRaw(raw bool) {
+	b.raw = raw
+	b.ta.Placeholder = placeholder(raw, b.ta.Width())
+	b.dirty = true
 }

@@ -116,7 +116,6 @@ func (m *model) refreshInfo() {
 		m.raw = raw
 		m.tr.setRaw(raw)
 		m.tr.setLook(m.st, m.markdown) // markdown is for chat replies only
-		m.in.ta.Placeholder = placeholder(raw)
-		m.in.dirty = true
+		m.in.setRaw(raw)
 	}
 }
