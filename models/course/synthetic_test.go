@@ -1,12 +1,14 @@
 package course
 
 import (
-	"chat/models/kvcache"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"chat/models/kvcache"
+	"chat/models/testmodels"
 )
 
 // synthTensors builds random weights with exactly the shapes cfg asks for,
@@ -351,7 +353,10 @@ func TestSyntheticShapeErrors(t *testing.T) {
 	}
 }
 
+// TestSyntheticBadConfigs: each bad config value is refused with one short
+// line, a hostile string in it quoted and cut (models/quote).
 func TestSyntheticBadConfigs(t *testing.T) {
+	long := "\n" + testmodels.HostileName(1<<20) // a newline too: a pickle's string may hold one
 	cases := []struct {
 		edit map[string]any
 		want string
@@ -374,6 +379,13 @@ func TestSyntheticBadConfigs(t *testing.T) {
 		{map[string]any{"sliding_window": int64(-2)}, "sliding_window=-2"},
 		{map[string]any{"rope_theta": -1.0}, "rope_theta"},
 		{map[string]any{"qk_norm": "yes"}, "want a bool"},
+		{map[string]any{"arch": long}, "is unknown"},
+		{map[string]any{"arch": []any{long}}, "want a string"},
+		{map[string]any{"attention": long}, "is unknown"},
+		{map[string]any{"attention": []any{long}}, "want \"gqa\""},
+		{map[string]any{"n_head": long}, "want an integer"},
+		{map[string]any{"rope_theta": long}, "want a number"},
+		{map[string]any{"qk_norm": long}, "want a bool"},
 	}
 	for _, tc := range cases {
 		raw := synthConfigs()["modern"]
@@ -382,8 +394,10 @@ func TestSyntheticBadConfigs(t *testing.T) {
 		}
 		_, err := newModel("synth.pt", map[string]tensor{}, raw)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("config %v: error %v, want it to contain %q", tc.edit, err, tc.want)
+			t.Errorf("config %.200v: error %.200v, want it to contain %q", tc.edit, err, tc.want)
+			continue
 		}
+		testmodels.OneShortLine(t, err, 300)
 	}
 }
 

@@ -4,26 +4,13 @@ import (
 	"bytes"
 	"strings"
 	"testing"
-	"unicode"
+
+	"chat/models/testmodels"
 )
 
-var hostileName = "evil" + strings.Repeat("\x1b[2J\x1b]0;pwned\x07\r\n\bx", 1<<20/20)
+var hostileName = "\n" + testmodels.HostileName(1<<20) // a newline too: GGUF strings allow one
 
-// oneShortLine fails unless err is one line under 300 bytes with no
-// control characters.
-func oneShortLine(t *testing.T, err error) {
-	t.Helper()
-	if err == nil {
-		t.Fatal("no error")
-	}
-	msg := err.Error()
-	if len(msg) >= 300 {
-		t.Errorf("error of %d bytes: %.200q...", len(msg), msg)
-	}
-	if i := strings.IndexFunc(msg, unicode.IsControl); i >= 0 {
-		t.Errorf("error holds control character %q: %.200q", msg[i], msg)
-	}
-}
+func oneShortLine(t *testing.T, err error) { testmodels.OneShortLine(t, err, 300) }
 
 // A tensor name in TensorFloat32's errors is quoted and cut.
 func TestTensorFloat32HostileName(t *testing.T) {

@@ -3,46 +3,22 @@ package torchpt
 import (
 	"archive/zip"
 	"bytes"
-	"strings"
 	"testing"
-	"unicode"
+
+	"chat/models/testmodels"
 )
 
-// hostileName is a name of about n bytes full of terminal controls, with no
-// newline, so it also fits in a pickle's text line.
-func hostileName(n int) string {
-	const ctl = "\x1b[2J\x1b]0;pwned\x07\r\b\u009b"
-	return "evil" + strings.Repeat(ctl+"x", n/(len(ctl)+1))
-}
-
 // oneShortLine fails unless err is one short line (under 300 bytes, or
-// max if given) with no control characters: what a hostile file's strings
-// may become in a message.
+// max if given) with no control characters.
 func oneShortLine(t *testing.T, err error, max ...int) {
 	t.Helper()
-	if err == nil {
-		t.Fatal("no error")
-	}
-	msg := err.Error()
-	limit := 300
-	if len(max) > 0 {
-		limit = max[0]
-	}
-	if len(msg) >= limit {
-		t.Errorf("error of %d bytes: %.200q...", len(msg), msg)
-	}
-	for _, r := range msg {
-		if unicode.IsControl(r) {
-			t.Errorf("error holds control character %q: %.200q", r, msg)
-			break
-		}
-	}
+	testmodels.OneShortLine(t, err, append(max, 300)[0])
 }
 
 // TestHostileTextInMessages: strings read from a pickle (text lines, an
 // encoding name, a numpy dtype code) are quoted and cut in errors.
 func TestHostileTextInMessages(t *testing.T) {
-	long := hostileName(1 << 20)
+	long := testmodels.HostileName(1 << 20)
 	line := func(op byte, s string) []byte { return append(newPW().op(op).Bytes(), s+"\n."...) }
 	cases := []struct {
 		name, want string
@@ -51,8 +27,8 @@ func TestHostileTextInMessages(t *testing.T) {
 		{"memo index", "bad memo index", line('p', long)},
 		{"FLOAT", "bad FLOAT", line('F', long)},
 		{"text persistent id", "unsupported text persistent id", line('P', long)},
-		{"INT", "bad integer", line('I', "1"+hostileName(4000))},
-		{"LONG", "bad integer", line('L', "1"+hostileName(4000))},
+		{"INT", "bad integer", line('I', "1"+testmodels.HostileName(4000))},
+		{"LONG", "bad integer", line('L', "1"+testmodels.HostileName(4000))},
 		{"encoding", "unsupported encoding", newPW().global("_codecs", "encode").str("x").str(long).op(0x86, 'R', '.').Bytes()},
 		{"numpy dtype", "numpy scalar of dtype", newPW().global("numpy.core.multiarray", "scalar").
 			global("numpy", "dtype").str(long).op(0x85, 'R').str("abcd").op(0x86, 'R', '.').Bytes()},
@@ -90,8 +66,8 @@ func rawZip(t *testing.T, hs ...*zip.FileHeader) []byte {
 // TestHostileEntryNames: zip entry names and storage keys are quoted and
 // cut in errors. A zip entry's name holds at most 64 KB.
 func TestHostileEntryNames(t *testing.T) {
-	long := hostileName(1 << 20)
-	key := hostileName(60000)
+	long := testmodels.HostileName(1 << 20)
+	key := testmodels.HostileName(60000)
 	pkl := "archive/data.pkl"
 	tensor := func(key string, n int) []byte {
 		return newPW().op('}').str("w").tensor("FloatStorage", key, "cpu", n, 0, []int{n}, []int{1}).op('s', '.').Bytes()
@@ -130,7 +106,7 @@ func TestHostileEntryNames(t *testing.T) {
 
 // TestHostileKeys: state dict and payload keys are quoted and cut in errors.
 func TestHostileKeys(t *testing.T) {
-	long := hostileName(1 << 20)
+	long := testmodels.HostileName(1 << 20)
 	// A scalar tensor in the payload whose storage is missing fails to convert.
 	badScalar := func(w *pw) *pw { return w.tensor("FloatStorage", "missing", "cpu", 1, 0, []int{}, []int{}) }
 	withPayload := func(key func(w *pw) *pw) []byte {
@@ -160,7 +136,7 @@ func TestHostileKeys(t *testing.T) {
 // names through, so the globals here are made by hand: the messages stay
 // safe should the allow-list ever admit names by pattern.
 func TestHostileGlobalInMessages(t *testing.T) {
-	g := &global{module: hostileName(1 << 20), name: "x"}
+	g := &global{module: testmodels.HostileName(1 << 20), name: "x"}
 	u := &unpickler{}
 	_, callErr := u.call(g, nil)
 	_, storageErr := persistentLoad(&pyTuple{items: []any{"storage", g, "0", "cpu", int64(1)}})

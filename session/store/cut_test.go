@@ -7,13 +7,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode"
+
+	"chat/models/testmodels"
 )
 
 // A session file's id and roles are quoted and cut in errors: a hostile
 // file gets one short line without control characters.
 func TestHostileFieldsInMessages(t *testing.T) {
-	long := "evil" + strings.Repeat("\x1b[2J\x1b]0;pwned\x07\r\n\bx", 1<<20/20)
+	long := "\n" + testmodels.HostileName(1<<20) // a newline too: these formats allow one
 	const id = "20261129-100000-evil"
 	cases := []struct {
 		name, want string
@@ -52,13 +53,7 @@ func TestHostileFieldsInMessages(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Load: %v, want %q", err, tc.want)
 			}
-			msg := err.Error()
-			if len(msg) >= 300 {
-				t.Errorf("error of %d bytes: %.200q...", len(msg), msg)
-			}
-			if i := strings.IndexFunc(msg, unicode.IsControl); i >= 0 {
-				t.Errorf("error holds control character %q: %.200q", msg[i], msg)
-			}
+			testmodels.OneShortLine(t, err, 300)
 		})
 	}
 }
