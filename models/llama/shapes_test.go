@@ -64,6 +64,12 @@ func shapeSpecs() []shapeSpec {
 			Vocab: 301, RopeBase: 500000, Llama3Freqs: true, Type: gguf.TypeQ4_K, Seed: 112},
 		{Name: "qwen3-hd256-mqa-q6_k", Arch: "qwen3", Dim: 512, FFN: 768, Heads: 2, KVHeads: 1, HD: 256,
 			Vocab: 283, RopeBase: 1000000, QKNorm: true, Type: gguf.TypeQ6_K, Seed: 113},
+		{Name: "llama-bf16-ffn200", Arch: "llama", Dim: 320, FFN: 200, Heads: 4, KVHeads: 2,
+			Vocab: 301, Type: gguf.TypeBF16, Seed: 201},
+		{Name: "qwen3-hd80-mqa-f16", Arch: "qwen3", Dim: 200, FFN: 150, Heads: 5, KVHeads: 1, HD: 80,
+			Vocab: 271, QKNorm: true, Type: gguf.TypeF16, Seed: 202},
+		{Name: "llama-hd128-mqa-q5_k", Arch: "llama", Dim: 256, FFN: 512, Heads: 2, KVHeads: 1, Vocab: 301, Type: gguf.TypeQ5_K, Seed: 203},
+		{Name: "qwen2-hd96-gqa3-q5_0", Arch: "qwen2", Dim: 288, FFN: 352, Heads: 3, KVHeads: 1, Vocab: 301, QKVBias: true, Type: gguf.TypeQ5_0, Seed: 208},
 		// (Not qwen2 with key_length apart from dim/heads: llama.cpp
 		// makes qwen2's attn_q dim×dim and does not load such a file.)
 		{Name: "qwen2-hd128-gqa4-q4_k_m", Arch: "qwen2", Dim: 512, FFN: 768, Heads: 4, KVHeads: 1,
@@ -178,9 +184,9 @@ var shapePrompt = []int{1, 260, 5, 99, 263, 42, 7, 200}
 // compares this app's greedy ids for shapePrompt with llama.cpp's on the
 // same file (scripts/llamacpp/check.mjs: CPU, one thread, F32 KV cache);
 // they may part only at a near tie, a top-2 log-prob gap below 0.05 in
-// both engines. The F32 and Q8_0 models' top-2 gaps agree with llama.cpp's
-// to about 1e-5 at every step; Q4_0, Q4_K_M and Q6_K ones differ by up to
-// 5e-2 at some steps (an activation within float noise of a Q8_0 or Q8_K
+// both engines. The F32, F16, BF16 and Q8_0 models' top-2 gaps agree with
+// llama.cpp's to about 1e-5 at every step; the block-quantized ones mostly
+// too, but by up to 5e-2 at some steps (an activation within float noise of a Q8_0 or Q8_K
 // rounding boundary: llama.cpp's own prefill and decode of a Q4_K model of
 // these sizes differ that much), with the ids still equal.
 func TestShapesLlamaCpp(t *testing.T) {
