@@ -11,11 +11,13 @@
 package randmodel
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"hash/fnv"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,9 +53,20 @@ type Spec struct {
 	QKVBias bool // attn_q/k/v.bias
 	QKNorm  bool // attn_q_norm/attn_k_norm (qwen3)
 
-	Type gguf.Type // F32, F16 or Q8_0 for the 2-D weights; norms, biases and rope_freqs are F32
-	Seed uint64
-	Std  float32 // standard deviation of the matrices and the embedding
+	Type gguf.Type // the 2-D weights' type (any gguf.Write makes); norms, biases and rope_freqs are F32
+	// TypeOf, when set, gives each 2-D weight's type by its name instead (a
+	// mix such as llama-quantize's Q4_K_M).
+	TypeOf func(name string) gguf.Type
+	Seed   uint64
+	// Std is the standard deviation of the matrices and the embedding; 0
+	// means 1.6/sqrt(fan-in) per matrix, so that the logits spread about as
+	// much at every width.
+	Std float32
+	// Tokens, when set, is the tokenizer.* metadata to write instead of a
+	// vocabulary file's (Write's vocab is then not read), and GeneralName
+	// the general.name to write instead of Name.
+	Tokens      []gguf.KV
+	GeneralName string
 
 	// ExtraInput is the number of pseudo-random text ids fed after the 15
 	// fixed ones (a prompt longer than one of our 64-token prefill chunks).
@@ -197,19 +210,27 @@ func (s Spec) InputIDs(vocab *gguf.File) ([]int, error) {
 	return ids, nil
 }
 
-// Write writes s as a GGUF file, with the tokenizer.* metadata of vocab.
+// Write writes s as a GGUF file, with the tokenizer.* metadata of vocab
+// (or s.Tokens).
 func Write(w io.Writer, s Spec, vocab *gguf.File) error {
-	if s.Type != gguf.TypeF32 && s.Type != gguf.TypeF16 && s.Type != gguf.TypeQ8_0 {
-		return fmt.Errorf("randmodel: %s: type %s (want f32, f16 or q8_0)", s.Name, s.Type)
-	}
-	if s.Heads <= 0 || s.KVHeads <= 0 || s.Heads%s.KVHeads != 0 || s.Dim%s.Heads != 0 {
+	if s.Heads <= 0 || s.KVHeads <= 0 || s.Heads%s.KVHeads != 0 || s.HeadDim == 0 && s.Dim%s.Heads != 0 {
 		return fmt.Errorf("randmodel: %s: %d heads, %d KV heads, dim %d", s.Name, s.Heads, s.KVHeads, s.Dim)
 	}
-	tokens, ok := vocab.Strings("tokenizer.ggml.tokens")
-	if !ok {
+	tok := s.Tokens
+	if tok == nil {
+		tok = vocab.KV
+	}
+	nVocab := -1
+	for _, kv := range tok {
+		if a, ok := kv.Value.(gguf.ArrayValue); ok && kv.Key == "tokenizer.ggml.tokens" {
+			if t, ok := a.Data.([]string); ok {
+				nVocab = len(t)
+			}
+		}
+	}
+	if nVocab < 0 {
 		return fmt.Errorf("randmodel: vocabulary has no tokenizer.ggml.tokens")
 	}
-	nVocab := len(tokens)
 	hd := s.HeadDim
 	if hd == 0 {
 		hd = s.Dim / s.Heads
@@ -228,7 +249,7 @@ func Write(w io.Writer, s Spec, vocab *gguf.File) error {
 	}
 	meta := []gguf.KV{
 		{Key: "general.architecture", Type: gguf.String, Value: s.Arch},
-		{Key: "general.name", Type: gguf.String, Value: s.Name},
+		{Key: "general.name", Type: gguf.String, Value: cmp.Or(s.GeneralName, s.Name)},
 		{Key: "general.file_type", Type: gguf.Uint32, Value: fileType},
 		u32("context_length", s.Context),
 		u32("embedding_length", s.Dim),
@@ -253,23 +274,34 @@ func Write(w io.Writer, s Spec, vocab *gguf.File) error {
 	}
 	meta = append(meta, f32("attention.layer_norm_rms_epsilon", s.Eps),
 		u32("vocab_size", nVocab))
-	for _, kv := range vocab.KV {
+	hasPre := false
+	for _, kv := range tok {
 		if !strings.HasPrefix(kv.Key, "tokenizer.") {
 			continue
 		}
-		if kv.Key == "tokenizer.ggml.pre" && s.Pre != "" {
-			kv.Value = s.Pre
+		if kv.Key == "tokenizer.ggml.pre" {
+			hasPre = true
+			if s.Pre != "" {
+				kv.Value = s.Pre
+			}
 		}
 		meta = append(meta, kv)
 	}
-	if s.Pre != "" && !vocab.Has("tokenizer.ggml.pre") {
+	if s.Pre != "" && !hasPre {
 		meta = append(meta, gguf.KV{Key: "tokenizer.ggml.pre", Type: gguf.String, Value: s.Pre})
 	}
 
 	var ts []gguf.WriteTensor
 	mat := func(name string, cols, rows int) { // [rows][cols], GGUF dims cols, rows
-		ts = append(ts, gguf.WriteTensor{Name: name, Dims: []int64{int64(cols), int64(rows)}, Type: s.Type,
-			Data: normal(s.Seed, name, cols*rows, s.Std)})
+		typ, std := s.Type, s.Std
+		if s.TypeOf != nil {
+			typ = s.TypeOf(name)
+		}
+		if std == 0 {
+			std = float32(1.6 / math.Sqrt(float64(cols)))
+		}
+		ts = append(ts, gguf.WriteTensor{Name: name, Dims: []int64{int64(cols), int64(rows)}, Type: typ,
+			Data: normal(s.Seed, name, cols*rows, std)})
 	}
 	vec := func(name string, n int, mean, std float32) {
 		v := normal(s.Seed, name, n, std)
@@ -280,8 +312,7 @@ func Write(w io.Writer, s Spec, vocab *gguf.File) error {
 	}
 	// The embedding is larger than the matrices so that the token identity
 	// survives the layers; the norms are 1 ± 0.2.
-	ts = append(ts, gguf.WriteTensor{Name: "token_embd.weight", Dims: []int64{int64(s.Dim), int64(nVocab)}, Type: s.Type,
-		Data: normal(s.Seed, "token_embd.weight", s.Dim*nVocab, s.Std)})
+	mat("token_embd.weight", s.Dim, nVocab)
 	vec("output_norm.weight", s.Dim, 1, 0.2)
 	if !s.Tied {
 		mat("output.weight", s.Dim, nVocab)
