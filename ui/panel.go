@@ -345,9 +345,9 @@ func (p *panelOverlay) lines(m *model) []string {
 		return nil
 	}
 	in := m.cachedPanel(p.w-edgeWidth, p.h)
-	out := make([]string, len(in))
+	out, edge := make([]string, len(in)), m.panelEdge()
 	for i, l := range in {
-		out[i] = m.panelEdge() + l
+		out[i] = edge + l
 	}
 	return out
 }

@@ -176,10 +176,11 @@ func (m *model) appendBody(rows []string, l layout) []string {
 			}
 		}
 	}
+	edge := m.panelEdge()
 	for i := 0; i < l.body; i++ {
 		s := full[i]
 		if l.panel {
-			s += m.panelEdge() + right[i]
+			s += edge + right[i]
 		}
 		rows = append(rows, s)
 	}
