@@ -25,10 +25,11 @@ var subcommands = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"prune":      pruneCmd,
 }
 
-// parseArgs parses args into fs, llama.cpp's -m, -t, -c... among them. A wrong flag comes back as one line for
-// the caller to print, as the chat's own flags do ("unknown flag --port
-// (see chat serve -h)"), where the flag package printed its message and
-// then every flag's help; -h still prints the help.
+// parseArgs parses args into fs, with llama.cpp's spellings of its flags
+// (config.AddPeerFlags: -m, -t, -c). A wrong flag comes back as one line
+// for the caller to print, as the chat's own flags do ("unknown flag
+// --listen (see chat serve -h)"), where the flag package printed its
+// message and then every flag's help; -h still prints the help.
 func parseArgs(fs *flag.FlagSet, args []string) error {
 	config.AddPeerFlags(fs)
 	out := fs.Output()

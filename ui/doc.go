@@ -24,13 +24,12 @@
 // on an empty input) shows the help, Ctrl+P the palette, Tab completes a
 // command, Ctrl+R regenerates, Ctrl+E on an empty input edits the last
 // message, Ctrl+Y / Alt+y copy the last reply / code block (OSC 52), F12
-// toggles markdown. PgUp/PgDn,
-// Ctrl+↑/↓ (Alt+↑/↓), Ctrl+Home/End and the wheel scroll; the transcript
-// follows new text only while at the bottom. F2–F10 (or Alt+2…0, Alt+t/T,
-// p/P, m/M, k/K, g) change temperature, top-p, min-p, top-k and greedy from
-// the next token; F11 switches the weights float32 ↔ int8 and Alt+s the
-// speculation, both from the next reply. ↑/↓ on an empty input recall
-// earlier prompts.
+// toggles markdown. PgUp/PgDn, Ctrl+↑/↓ (Alt+↑/↓), Ctrl+Home/End and the
+// wheel scroll; the transcript follows new text only while at the bottom.
+// F2–F10 (or Alt+2…0, Alt+t/T, p/P, m/M, k/K, g) change temperature,
+// top-p, min-p, top-k and greedy from the next token; F11 switches the
+// weights float32 ↔ int8 and Alt+s the speculation, both from the next
+// reply. ↑/↓ on an empty input recall earlier prompts.
 //
 // The views (views.go; config/settings declares them): Alt+n the
 // next-token bars, Alt+h the token heat map, Alt+v the KV block map, Alt+w
