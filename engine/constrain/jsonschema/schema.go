@@ -89,16 +89,13 @@ func (c *compiler) errAt(n *node, path, format string, a ...any) error {
 // (Go's quoting, without the quotes) and a long one cut, to keep the
 // message one line.
 func printable(path string) string {
-	path = cut(path)
+	path = quote.Cut(path, quote.Max)
 	if strings.IndexFunc(path, func(r rune) bool { return !unicode.IsPrint(r) }) < 0 {
 		return path
 	}
 	q := strconv.Quote(path)
 	return q[1 : len(q)-1]
 }
-
-// cut shortens a pointer or a key for an error, as quoted does.
-func cut(s string) string { return quote.Cut(s, quote.Max) }
 
 // rule adds "name ::= body" under a fresh name and returns the name.
 func (c *compiler) rule(body string) string {
