@@ -231,7 +231,7 @@ func New(m models.Model) *Engine { return NewWithOptions(m, Options{}) }
 func NewWithOptions(m models.Model, o Options) *Engine {
 	e := &Engine{maxSeqs: max(o.MaxSeqs, 1), replies: map[*Reply]bool{}}
 	e.samplers = make(chan *sampler.Sampler, e.maxSeqs)
-	e.q = sched{maxWait: max(o.MaxWaiting, 0), budget: max(o.MaxBatchTokens, 0)}
+	e.q = sched{maxWait: max(o.MaxWaiting, 0), budget: max(o.MaxBatchTokens, 0), startWait: startWait}
 	if m == nil {
 		e.err = errors.New("engine: no model")
 		return e

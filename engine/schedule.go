@@ -46,6 +46,9 @@ import (
 type sched struct {
 	maxWait int // Options.MaxWaiting
 	budget  int // Options.MaxBatchTokens; 0: none
+	// startWait bounds awaitStarts (tests that check which step a reply
+	// joins raise it, so that a slow goroutine cannot miss the step).
+	startWait time.Duration
 
 	// Under Engine.mu.
 	waiting  []*Reply
@@ -112,12 +115,12 @@ func (e *Engine) admitLocked() {
 // admitted before the next step is planned, so they join it rather than
 // the one after (a step's worth of time to first token under load).
 func (e *Engine) awaitStarts() {
-	for t0 := time.Now(); e.q.starting.Load() > 0 && time.Since(t0) < startWait; {
+	for t0 := time.Now(); e.q.starting.Load() > 0 && time.Since(t0) < e.q.startWait; {
 		runtime.Gosched()
 	}
 }
 
-// startWait bounds awaitStarts: admission takes microseconds once the
+// startWait is sched.startWait's default: admission takes microseconds once the
 // step in flight has ended.
 const startWait = 2 * time.Millisecond
 

@@ -286,6 +286,7 @@ func (r gatedRunner) Forward(b *models.Batch, kv []models.KV) ([]float32, error)
 func TestStartJoinsNextStep(t *testing.T) {
 	m := &gatedModel{Model: newFake(models.WindowHalf, 1<<15), held: make(chan int64), release: make(chan struct{})}
 	e := NewWithOptions(m, Options{MaxSeqs: 4, MaxWaiting: 4, MaxBatchTokens: 16})
+	e.q.startWait = time.Hour // the step waits for the admission however slow this host is
 	defer e.Close()
 	a, err := e.Start(Request{Prompt: prompt(3, 0), MaxTokens: 1 << 20, Sampler: knobs["greedy"]})
 	if err != nil {
@@ -334,6 +335,7 @@ func TestFirstTokenStepCarriesNoChunk(t *testing.T) {
 	const budget = 16
 	m := &gatedModel{Model: newFake(models.WindowHalf, 1<<15), held: make(chan int64), release: make(chan struct{})}
 	e := NewWithOptions(m, Options{MaxSeqs: 4, MaxWaiting: 4, MaxBatchTokens: budget, BlockSize: 4})
+	e.q.startWait = time.Hour // the step waits for the admission however slow this host is
 	defer e.Close()
 	greedy := knobs["greedy"]
 	dec, err := e.Start(Request{Prompt: prompt(2, 2), MaxTokens: 1 << 20, Sampler: greedy})
