@@ -21,7 +21,7 @@ var f16Table = sync.OnceValue(func() *[1 << 16]float32 {
 func CanDequantize(t Type) bool {
 	switch t {
 	case TypeF32, TypeF16, TypeBF16, TypeQ8_0, TypeQ4_0, TypeQ4_1, TypeQ5_0, TypeQ5_1,
-		TypeQ2_K, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K:
+		TypeQ2_K, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K, TypeIQ4_NL, TypeIQ4_XS:
 		return true
 	}
 	return false
@@ -87,6 +87,10 @@ func Dequantize(t Type, src []byte, dst []float32) error {
 			deqQ5K(blk, y)
 		case TypeQ6_K:
 			deqQ6K(blk, y)
+		case TypeIQ4_NL:
+			deqIQ4NL(blk, y)
+		case TypeIQ4_XS:
+			deqIQ4XS(blk, y)
 		}
 	}
 	return nil
@@ -277,5 +281,45 @@ func deqQ6K(b []byte, y []float32) {
 		ql = ql[64:]
 		qh = qh[32:]
 		sc = sc[8:]
+	}
+}
+
+// IQ4NLValues is ggml's kvalues_iq4nl (ggml-common.h): the 16 levels a
+// nibble of IQ4_NL and IQ4_XS picks, denser near zero than Q4_0's evenly
+// spaced ones, as weights are.
+var IQ4NLValues = [16]int8{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
+
+// block_iq4_nl: half d; qs[16]; low nibbles are x[0..15], high x[16..31];
+// x = d*IQ4NLValues[q] (dequantize_row_iq4_nl).
+func deqIQ4NL(b []byte, y []float32) {
+	d := f16at(b, 0)
+	qs := b[2:18]
+	for j := 0; j < 16; j++ {
+		y[j] = d * float32(IQ4NLValues[qs[j]&0xf])
+		y[j+16] = d * float32(IQ4NLValues[qs[j]>>4])
+	}
+}
+
+// IQ4XSScale is the 6-bit scale ls of sub-block ib (0..7) of a block_iq4_xs:
+// its low 4 bits in nibble ib%2 of scales_l[ib/2], its high 2 bits at bits
+// 2ib of scales_h. The sub-block's values are d*(ls-32)*IQ4NLValues[q].
+func IQ4XSScale(scalesH uint16, scalesL []byte, ib int) int {
+	return int(scalesL[ib/2]>>(4*(ib%2))&0xf) | int(scalesH>>(2*ib)&3)<<4
+}
+
+// block_iq4_xs: half d; uint16 scales_h; scales_l[4]; qs[128]. Eight
+// sub-blocks of 32, each 16 bytes of qs as IQ4_NL's, x =
+// float32(d*(ls-32))*IQ4NLValues[q] (dequantize_row_iq4_xs).
+func deqIQ4XS(b []byte, y []float32) {
+	d := f16at(b, 0)
+	sh := binary.LittleEndian.Uint16(b[2:])
+	sl, qs := b[4:8], b[8:136]
+	for ib := range 8 {
+		dl := d * float32(IQ4XSScale(sh, sl, ib)-32)
+		q, yb := qs[16*ib:16*ib+16], y[32*ib:32*ib+32]
+		for j := 0; j < 16; j++ {
+			yb[j] = dl * float32(IQ4NLValues[q[j]&0xf])
+			yb[j+16] = dl * float32(IQ4NLValues[q[j]>>4])
+		}
 	}
 }

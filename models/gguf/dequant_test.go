@@ -220,6 +220,12 @@ func TestDequantizeErrors(t *testing.T) {
 	if err := Dequantize(TypeQ8_0, make([]byte, 34), make([]float32, 31)); err == nil {
 		t.Error("partial block accepted")
 	}
+	if err := Dequantize(TypeIQ4_XS, make([]byte, 135), make([]float32, 256)); err == nil {
+		t.Error("short iq4_xs block accepted")
+	}
+	if err := Dequantize(TypeIQ4_NL, make([]byte, 18), make([]float32, 16)); err == nil {
+		t.Error("partial iq4_nl block accepted")
+	}
 	if err := Dequantize(TypeIQ2_XXS, make([]byte, 66), make([]float32, 256)); err == nil {
 		t.Error("unsupported type accepted")
 	}
@@ -235,5 +241,57 @@ func TestDequantizeErrors(t *testing.T) {
 	Dequantize(TypeBF16, bf, out)
 	if out[0] != 1 || out[1] != -3 {
 		t.Error("bf16", out)
+	}
+}
+
+// TestDequantIQ4 decodes fixed blocks whose values are worked out by hand
+// from ggml's layouts (block_iq4_nl, block_iq4_xs).
+func TestDequantIQ4(t *testing.T) {
+	// IQ4_NL: d = 0.5; byte j's low nibble is x[j], its high nibble x[j+16].
+	blk := make([]byte, 18)
+	putF16(blk, 0.5)
+	blk[2] = 0xf0  // x[0] = 0.5·-127, x[16] = 0.5·113
+	blk[3] = 0x78  // x[1] = 0.5·1, x[17] = 0.5·-10
+	blk[17] = 0x9a // x[15] = 0.5·25, x[31] = 0.5·13
+	got := make([]float32, 32)
+	if err := Dequantize(TypeIQ4_NL, blk, got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]float32{0: -63.5, 16: 56.5, 1: 0.5, 17: -5, 15: 12.5, 31: 6.5}
+	for i, v := range got {
+		w, ok := want[i]
+		if !ok {
+			w = -63.5 // nibble 0
+		}
+		if v != w {
+			t.Errorf("iq4_nl x[%d] = %v, want %v", i, v, w)
+		}
+	}
+
+	// IQ4_XS: d = 0.25; sub-block 0 has ls = 0x3 | 2<<4 = 35 (dl = 0.75),
+	// sub-block 1 ls = 0xa | 1<<4 = 26 (dl = -1.5), sub-block 7 ls = 0x0 |
+	// 3<<4 = 48 (dl = 4), the others ls = 32 (dl = 0).
+	blk = make([]byte, 136)
+	putF16(blk, 0.25)
+	binary.LittleEndian.PutUint16(blk[2:], 2|1<<2|2<<4|2<<6|2<<8|2<<10|2<<12|3<<14)
+	blk[4] = 0xa3         // scales_l[1..3] = 0
+	blk[8+5] = 0x2e       // sub-block 0: x[5] = 0.75·89, x[21] = 0.75·-83
+	blk[8+16+0] = 0xf8    // sub-block 1: x[32] = -1.5·1, x[48] = -1.5·113
+	blk[8+2*16+3] = 0xff  // sub-block 2, dl = 0: zero
+	blk[8+7*16+15] = 0x1f // sub-block 7: x[239] = 4·113, x[255] = 4·-104
+	got = make([]float32, 256)
+	if err := Dequantize(TypeIQ4_XS, blk, got); err != nil {
+		t.Fatal(err)
+	}
+	dl := [8]float32{0.75, -1.5, 0, 0, 0, 0, 0, 4}
+	want = map[int]float32{5: 0.75 * 89, 21: 0.75 * -83, 32: -1.5 * 1, 48: -1.5 * 113, 239: 4 * 113, 255: 4 * -104}
+	for i, v := range got {
+		w, ok := want[i]
+		if !ok {
+			w = dl[i/32] * -127 // nibble 0
+		}
+		if v != w {
+			t.Errorf("iq4_xs x[%d] = %v, want %v", i, v, w)
+		}
 	}
 }

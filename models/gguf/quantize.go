@@ -10,7 +10,8 @@ import (
 // reference quantizer, quantize_row_*_ref in ggml/src/ggml-quants.c (the
 // path llama-quantize takes without an importance matrix), operation by
 // operation in float32, so the bytes equal what ggml writes (checked against
-// ggml's own output in TestQuantizeGolden).
+// ggml's own output in TestQuantizeGolden). IQ4_NL and IQ4_XS are the
+// exception: their quantizers are simpler than ggml's (quantize_iq4.go).
 //
 // Two rules keep the arithmetic identical to C's:
 //   - every product that is then added to is written float32(a*b), an explicit
@@ -42,6 +43,9 @@ var blockQuantizers = map[Type]func(x []float32, y []byte) bool{
 	TypeQ4_K: quantQ4K,
 	TypeQ5_K: quantQ5K,
 	TypeQ6_K: quantQ6K,
+	// Simpler than llama.cpp's (quantize_iq4.go).
+	TypeIQ4_NL: quantIQ4NL,
+	TypeIQ4_XS: quantIQ4XS,
 }
 
 // Quantize encodes x as type t: F32, F16 and BF16 element by element (as
