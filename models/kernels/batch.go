@@ -67,6 +67,12 @@ func MatMulQ6_K(out []float32, w []byte, xq []int8, xd []float32, xsums []int16,
 	runBatch(&batch{op: opMatVecQ6K, out: out, wb: w, qx: xq, dx: xd, xsum: xsums, rows: rows, cols: cols, n: n})
 }
 
+// MatMulIQ4_XS is MatMulQ4_K for IQ4_XS weights.
+func MatMulIQ4_XS(out []float32, w []byte, xq []int8, xd []float32, xsums []int16, rows, cols, n int) {
+	checkBatchBlocks("MatMulIQ4_XS", out, w, xq, xd, xsums, rows, cols, n, QK, IQ4_XSBytes)
+	runBatch(&batch{op: opMatVecIQ4XS, out: out, wb: w, qx: xq, dx: xd, xsum: xsums, rows: rows, cols: cols, n: n})
+}
+
 func checkBatchBlocks(fn string, out []float32, w []byte, xq []int8, xd []float32, xsums []int16, rows, cols, n, bs, bb int) {
 	if rows < 0 || cols < 0 || n < 0 || cols%bs != 0 || len(out) < n*rows || len(w) < rows*(cols/bs)*bb ||
 		len(xq) < n*cols || len(xd) < n*(cols/bs) || (bs == QK && len(xsums) < n*(cols/16)) {
@@ -122,6 +128,8 @@ func (b *batch) run(r0, r1 int) {
 		rowBytes, xds, xss = cols/QK*Q5_KBytes, cols/QK, cols/16
 	case opMatVecQ6K:
 		rowBytes, xds, xss = cols/QK*Q6_KBytes, cols/QK, cols/16
+	case opMatVecIQ4XS:
+		rowBytes, xds, xss = cols/QK*IQ4_XSBytes, cols/QK, cols/16
 	}
 	rt := max(4, batchTile/max(rowBytes, 1)) &^ 3
 	tc := max(1, batchChunk/max(cols, 1))

@@ -41,6 +41,8 @@ func batchCases(rng *rand.Rand, rows, cols, n int) []batchCase {
 			mm = func(out []float32, n int) { MatMulQ5_K(out, w, xq, xd, xsum, rows, cols, n) }
 		case "Q6_K":
 			mm = func(out []float32, n int) { MatMulQ6_K(out, w, xq, xd, xsum, rows, cols, n) }
+		case "IQ4_XS":
+			mm = func(out []float32, n int) { MatMulIQ4_XS(out, w, xq, xd, xsum, rows, cols, n) }
 		}
 		cases = append(cases, batchCase{k.name, mm, func(out []float32, t int) {
 			var xs []int16

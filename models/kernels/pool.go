@@ -42,6 +42,7 @@ const (
 	opMatVecQ4K
 	opMatVecQ5K
 	opMatVecQ6K
+	opMatVecIQ4XS
 	opBatch    // the batched products: job.bt
 	opMatVecQF // float-activation products of quantized weights: j.qf
 	opMatMulQF
@@ -238,7 +239,7 @@ func (j *job) drain() {
 			matMulRange(j.out, j.w, j.x, j.rows, j.cols, j.n, r0, r1)
 		case opMatVecI8:
 			matVecI8Range(j.out, j.qw, j.sw, j.qx, j.sx, j.cols, r0, r1)
-		case opMatVecQ4K, opMatVecQ5K, opMatVecQ6K:
+		case opMatVecQ4K, opMatVecQ5K, opMatVecQ6K, opMatVecIQ4XS:
 			blockRange(j.op, j.out, j.wb, j.qx, j.dx, j.xsum, j.cols, r0, r1)
 		case opBatch:
 			j.bt.run(r0, r1)

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+
+	"chat/models/gguf"
 )
 
 // Products with K-quant weights in GGUF's own block layouts
@@ -33,6 +35,8 @@ const (
 	Q4_KBytes = 144 // half d, dmin; 12 bytes of 6-bit scales and mins; 128 bytes of nibbles
 	Q5_KBytes = 176 // as Q4_K plus 32 bytes of fifth bits
 	Q6_KBytes = 210 // 128 bytes low nibbles; 64 bytes high 2 bits; 16 int8 scales; half d
+
+	IQ4_XSBytes = 136 // half d; uint16 scales_h; 4 bytes scales_l; 128 bytes of nibbles
 )
 
 // QuantizeQ8_K quantizes x (len(x) a multiple of QK) into Q8_K super-blocks:
@@ -104,6 +108,14 @@ func MatVecQ6_K(out []float32, w []byte, xq []int8, xd []float32, xsums []int16,
 	runBlocks(opMatVecQ6K, out, w, xq, xd, xsums, rows, cols)
 }
 
+// MatVecIQ4_XS is MatVecQ4_K for IQ4_XS weights (blocks of IQ4_XSBytes),
+// as ggml_vec_dot_iq4_xs_q8_K; xsums is not read but checked as for the
+// other Q8_K products.
+func MatVecIQ4_XS(out []float32, w []byte, xq []int8, xd []float32, xsums []int16, rows, cols int) {
+	checkBlocks("MatVecIQ4_XS", out, w, xq, xd, xsums, rows, cols, QK, IQ4_XSBytes)
+	runBlocks(opMatVecIQ4XS, out, w, xq, xd, xsums, rows, cols)
+}
+
 // checkBlocks panics unless the operands fit the product: the assembly does no
 // bounds checking. A nil xsums is not checked (Q4_0 has none).
 func checkBlocks(fn string, out []float32, w []byte, xq []int8, xd []float32, xsums []int16, rows, cols, bs, bb int) {
@@ -138,6 +150,8 @@ func blockGeom(op int) (bs, bb int) {
 		bs, bb = QK, Q5_KBytes
 	case opMatVecQ6K:
 		bs, bb = QK, Q6_KBytes
+	case opMatVecIQ4XS:
+		bs, bb = QK, IQ4_XSBytes
 	}
 	return
 }
@@ -165,6 +179,8 @@ func blockRange(op int, out []float32, w []byte, xq []int8, xd []float32, xsums 
 			o[r] = dotQ5KGo(row, xq, xd, xsums)
 		case opMatVecQ6K:
 			o[r] = dotQ6KGo(row, xq, xd, xsums)
+		case opMatVecIQ4XS:
+			o[r] = dotIQ4XSGo(row, xq, xd)
 		}
 	}
 }
@@ -307,6 +323,32 @@ func dotQ6KGo(row []byte, xq []int8, xd []float32, xsums []int16) float32 {
 		}
 		isum -= 32 * corr
 		acc += float32(float32(isum) * float32(f16(blk[208:])*xd[b]))
+	}
+	return acc
+}
+
+// dotIQ4XSGo: block_iq4_xs is half d; uint16 scales_h; scales_l[4];
+// qs[128]. Sub-block ib's 16 bytes of qs hold its values 0..15 in the low
+// nibbles and 16..31 in the high ones, each an index into the levels
+// gguf.IQ4NLValues, scaled by d·(ls-32) (dequantize_row_iq4_xs). As ggml's
+// AVX2 ggml_vec_dot_iq4_xs_q8_K (ggml-cpu/arch/x86/quants.c), the 6-bit
+// scales multiply in integers and each super-block takes one float step.
+func dotIQ4XSGo(row []byte, xq []int8, xd []float32) float32 {
+	var acc float32
+	for b := range xd {
+		blk := row[b*IQ4_XSBytes : (b+1)*IQ4_XSBytes]
+		sh := binary.LittleEndian.Uint16(blk[2:])
+		x := xq[b*QK : (b+1)*QK]
+		var isum int32
+		for ib := 0; ib < 8; ib++ {
+			qs, xs := blk[8+16*ib:24+16*ib], x[32*ib:32*ib+32]
+			var s int32
+			for j, q := range qs {
+				s += int32(gguf.IQ4NLValues[q&0xf])*int32(xs[j]) + int32(gguf.IQ4NLValues[q>>4])*int32(xs[j+16])
+			}
+			isum += int32(gguf.IQ4XSScale(sh, blk[4:8], ib)-32) * s
+		}
+		acc += float32(float32(isum) * float32(f16(blk)*xd[b]))
 	}
 	return acc
 }

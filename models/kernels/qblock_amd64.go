@@ -14,6 +14,9 @@ func q5KDotsAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, n
 func q6KDotsAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)
 
 //go:noescape
+func iq4xsDotsAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)
+
+//go:noescape
 func q4kDotsVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)
 
 //go:noescape
@@ -39,6 +42,8 @@ func blockDotsAsm(op int, out []float32, w []byte, xq []int8, xd []float32, xsum
 		q5KDotsAVX2(o, wp, xp, dp, sp, len(out), nb)
 	case op == opMatVecQ6K:
 		q6KDotsAVX2(o, wp, xp, dp, sp, len(out), nb)
+	case op == opMatVecIQ4XS:
+		iq4xsDotsAVX2(o, wp, xp, dp, sp, len(out), nb)
 	}
 }
 

@@ -387,3 +387,101 @@ q6k_store:
 q6k_done:
 	VZEROUPPER
 	RET
+
+// kvalues_iq4nl (gguf.IQ4NLValues) as int8 bytes, in both 128-bit lanes, for
+// VPSHUFB to look the IQ4 nibbles up in.
+DATA iq4nl<>+0(SB)/8, $0xf6eaddcfbfad9881
+DATA iq4nl<>+8(SB)/8, $0x7159453526190d01
+DATA iq4nl<>+16(SB)/8, $0xf6eaddcfbfad9881
+DATA iq4nl<>+24(SB)/8, $0x7159453526190d01
+GLOBL iq4nl<>(SB), RODATA|NOPTR, $32
+
+// IQ4SUB adds one IQ4_XS sub-block's Σ (ls-32)·level·x to the int32 lanes of
+// Y10: ls from the scales_l bits at LSH of R12 and the scales_h bits at HSH
+// of R11; its 16 bytes of nibbles at QOFF(SI) become 32 levels (low nibbles
+// then high, as the sub-block's values) and meet the 32 activations at
+// XOFF(BX) as ggml's mul_sum_i8_pairs does (|x| unsigned × level·sign(x)).
+// Clobbers AX, R13, Y0, Y1, Y4.
+#define IQ4SUB(QOFF, XOFF, LSH, HSH) \
+	MOVL         R12, AX; \
+	SHRL         $LSH, AX; \
+	ANDL         $15, AX; \
+	MOVL         R11, R13; \
+	SHRL         $HSH, R13; \
+	ANDL         $3, R13; \
+	SHLL         $4, R13; \
+	ORL          R13, AX; \
+	SUBL         $32, AX; \
+	VMOVD        AX, X4; \
+	VPBROADCASTW X4, Y4; \
+	VMOVDQU      QOFF(SI), X0; \
+	VPSRLW       $4, X0, X1; \
+	VINSERTI128  $1, X1, Y0, Y0; \
+	VPAND        Y15, Y0, Y0; \
+	VPSHUFB      Y0, Y14, Y0; \
+	VMOVDQU      XOFF(BX), Y1; \
+	VPSIGNB      Y1, Y0, Y0; \
+	VPSIGNB      Y1, Y1, Y1; \
+	VPMADDUBSW   Y0, Y1, Y1; \
+	VPMADDWD     Y4, Y1, Y1; \
+	VPADDD       Y1, Y10, Y10
+
+// func iq4xsDotsAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)
+// out[r] = dot(IQ4_XS row r, Q8_K x) with nb super-blocks per row: the
+// exact int32 sum of a super-block, then X13 += float(isum)·(d·xd), as
+// dotIQ4XSGo. The sums xs are not read.
+//
+// Registers: SI block, BX x, R8 xd, CX blocks left, DX rows left, DI out,
+// R11 scales_h, R12 scales_l; Y15 0x0f, Y14 the levels, Y10 int sums, X13
+// the accumulator.
+TEXT ·iq4xsDotsAVX2(SB), NOSPLIT, $0-56
+	MOVQ    out+0(FP), DI
+	MOVQ    w+8(FP), SI
+	MOVQ    rows+40(FP), DX
+	BYTES($0x0f0f0f0f, X15, Y15)
+	VMOVDQU iq4nl<>(SB), Y14
+
+iq4xs_row:
+	TESTQ  DX, DX
+	JZ     iq4xs_done
+	MOVQ   x+16(FP), BX
+	MOVQ   xd+24(FP), R8
+	MOVQ   nb+48(FP), CX
+	VXORPS X13, X13, X13
+	TESTQ  CX, CX
+	JZ     iq4xs_store
+
+iq4xs_block:
+	MOVWLZX 2(SI), R11
+	MOVL    4(SI), R12
+	VPXOR   Y10, Y10, Y10
+	IQ4SUB(8, 0, 0, 0)
+	IQ4SUB(24, 32, 4, 2)
+	IQ4SUB(40, 64, 8, 4)
+	IQ4SUB(56, 96, 12, 6)
+	IQ4SUB(72, 128, 16, 8)
+	IQ4SUB(88, 160, 20, 10)
+	IQ4SUB(104, 192, 24, 12)
+	IQ4SUB(120, 224, 28, 14)
+	HSUMD(Y10, X10, X6)
+	VCVTDQ2PS X10, X10
+	VMOVD     (SI), X8
+	VCVTPH2PS X8, X8
+	VMULSS    (R8), X8, X8
+	VMULSS    X8, X10, X10
+	VADDSS    X10, X13, X13
+	ADDQ      $136, SI
+	ADDQ      $256, BX
+	ADDQ      $4, R8
+	DECQ      CX
+	JNZ       iq4xs_block
+
+iq4xs_store:
+	VMOVSS X13, (DI)
+	ADDQ   $4, DI
+	DECQ   DX
+	JMP    iq4xs_row
+
+iq4xs_done:
+	VZEROUPPER
+	RET

@@ -22,6 +22,7 @@ var blockKinds = []blockKind{
 	{"Q4_K", gguf.TypeQ4_K, QK, Q4_KBytes, MatVecQ4_K},
 	{"Q5_K", gguf.TypeQ5_K, QK, Q5_KBytes, MatVecQ5_K},
 	{"Q6_K", gguf.TypeQ6_K, QK, Q6_KBytes, MatVecQ6_K},
+	{"IQ4_XS", gguf.TypeIQ4_XS, QK, IQ4_XSBytes, MatVecIQ4_XS},
 }
 
 func putF16(b []byte, f float32) { binary.LittleEndian.PutUint16(b, gguf.F32ToF16(f)) }
@@ -53,6 +54,11 @@ func randBlocks(rng *rand.Rand, k blockKind, n int, extreme bool) []byte {
 				for g := 192; g < 208; g++ {
 					blk[g] = 0x80 // scale -128
 				}
+			}
+		case gguf.TypeIQ4_XS:
+			putF16(blk, d)
+			if extreme { // every value -127, every scale ls-32 = -32
+				clear(blk[2:])
 			}
 		}
 	}
