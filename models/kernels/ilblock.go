@@ -141,6 +141,25 @@ func PackILQ5_0(dst, raw []byte, rows, cols int) {
 	})
 }
 
+// PackILIQ4_NL writes GGUF IQ4_NL blocks (18 bytes: f16 d, 16 bytes of
+// nibbles indexing gguf.IQ4NLValues) into dst as IL8: a block's values
+// d·level are a Q8_0 block's, levels in [-127, 113], and ggml's
+// ggml_vec_dot_iq4_nl_q8_0 is Q8_0's product of them (the block's integer
+// dot with Q8_0 activations times d_w·d_x). At twice the file's bytes:
+// IL4 holds Q4_0's nibbles as value+8, not the table's levels.
+func PackILIQ4_NL(dst, raw []byte, rows, cols int) {
+	checkILShape("PackILIQ4_NL", IL8, dst, rows, cols)
+	packIL(IL8, dst, rows, cols, func(blk []byte, i, r, b int) {
+		src := raw[(r*(cols/Q8Block)+b)*Q4_0Bytes:]
+		blk[2*i], blk[2*i+1] = src[0], src[1]
+		for j := 0; j < 16; j++ {
+			lo, hi := gguf.IQ4NLValues[src[2+j]&15], gguf.IQ4NLValues[src[2+j]>>4]
+			blk[32+(j/4)*64+4*i+j%4] = byte(lo) ^ 0x80
+			blk[32+((j+16)/4)*64+4*i+j%4] = byte(hi) ^ 0x80
+		}
+	})
+}
+
 // PackILQ4_0 writes GGUF Q4_0 blocks (18 bytes: f16 d, 16 bytes of nibbles)
 // into dst as IL4.
 func PackILQ4_0(dst, raw []byte, rows, cols int) {

@@ -43,6 +43,8 @@ func newILCase(t testing.TB, rng *rand.Rand, name string, rows, cols int) ilCase
 		fromGGUF(gguf.TypeQ5_0, IL8, PackILQ5_0)
 	case "q4_0":
 		fromGGUF(gguf.TypeQ4_0, IL4, PackILQ4_0)
+	case "iq4_nl":
+		fromGGUF(gguf.TypeIQ4_NL, IL8, PackILIQ4_NL)
 	default: // int4-gG
 		var g int
 		fmt.Sscanf(name, "int4-g%d", &g)
@@ -58,7 +60,7 @@ func newILCase(t testing.TB, rng *rand.Rand, name string, rows, cols int) ilCase
 	return c
 }
 
-var ilNames = []string{"q8_0", "q5_0", "q4_0", "int4-g32", "int4-g64", "int4-g128"}
+var ilNames = []string{"q8_0", "q5_0", "q4_0", "iq4_nl", "int4-g32", "int4-g64", "int4-g128"}
 
 // TestILRow: the packed weights dequantize to the source format's values.
 func TestILRow(t *testing.T) {

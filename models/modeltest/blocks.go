@@ -8,7 +8,7 @@ import (
 )
 
 // RandomBlocks returns n values' worth of random GGUF blocks of typ
-// (Q4_0, Q5_0, Q4_K, Q5_K or Q6_K) whose f16 scales are small and finite,
+// (Q4_0, Q5_0, Q4_K, Q5_K, Q6_K, IQ4_NL or IQ4_XS) whose f16 scales are small and finite,
 // so products over them are well conditioned.
 func RandomBlocks(r *rand.Rand, typ gguf.Type, n int) []byte {
 	bs, bb := typ.BlockSize(), typ.BlockBytes()
@@ -30,6 +30,10 @@ func RandomBlocks(r *rand.Rand, typ gguf.Type, n int) []byte {
 			f16(blk[2:], d)
 		case gguf.TypeQ6_K: // ql, qh, int8 scales, d last
 			f16(blk[bb-2:], d/4)
+		case gguf.TypeIQ4_NL: // levels up to ±127
+			f16(blk, d/16)
+		case gguf.TypeIQ4_XS: // levels up to ±127, scales ls-32 up to ±32
+			f16(blk, d/512)
 		}
 	}
 	return out

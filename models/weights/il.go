@@ -9,13 +9,15 @@ import (
 // Interleaved is a matrix of 32-value integer blocks repacked at load into
 // the kernels' interleaved layout (kernels.ILKind: 16 rows in the lanes of
 // a register), multiplied with the activations quantized to Q8_0 once per
-// product, as ggml quantizes them. GGUF Q8_0, Q5_0 and Q4_0 tensors and
-// the int4-gN-a8 formats use it (q8_0.go, q5_0.go, q4_0.go, int4.go). Each
+// product, as ggml quantizes them. GGUF Q8_0, Q5_0, Q4_0 and IQ4_NL tensors
+// and the int4-gN-a8 formats use it (q8_0.go, q5_0.go, q4_0.go, iq4_nl.go,
+// int4.go). Each
 // output is ggml's scalar-reference sum (one float step per block), the
 // same for one token or a batch.
 //
 // Repacking copies the tensor (it is no longer a view of the file's
-// mapping); it is the same size as the file's blocks for Q8_0 and Q4_0.
+// mapping); it is the same size as the file's blocks for Q8_0 and Q4_0,
+// 1.6× for Q5_0 and 1.9× for IQ4_NL, whose values are widened to int8.
 type Interleaved struct {
 	rows, cols int
 	k          kernels.ILKind
@@ -25,7 +27,7 @@ type Interleaved struct {
 	format     string
 }
 
-// newInterleaved packs raw GGUF blocks of t (Q8_0, Q5_0 or Q4_0).
+// newInterleaved packs raw GGUF blocks of t (Q8_0, Q5_0, Q4_0 or IQ4_NL).
 func newInterleaved(t gguf.Type, raw []byte, rows, cols int) *Interleaved {
 	m := &Interleaved{rows: rows, cols: cols, format: t.String()}
 	switch t {
@@ -37,6 +39,10 @@ func newInterleaved(t gguf.Type, raw []byte, rows, cols int) *Interleaved {
 		m.k = kernels.IL8
 		m.w = hugepage.Bytes(kernels.ILBytes(m.k, rows, cols))
 		kernels.PackILQ5_0(m.w, raw, rows, cols)
+	case gguf.TypeIQ4_NL:
+		m.k = kernels.IL8
+		m.w = hugepage.Bytes(kernels.ILBytes(m.k, rows, cols))
+		kernels.PackILIQ4_NL(m.w, raw, rows, cols)
 	case gguf.TypeQ4_0:
 		m.k = kernels.IL4
 		m.w = hugepage.Bytes(kernels.ILBytes(m.k, rows, cols))

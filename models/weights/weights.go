@@ -9,10 +9,12 @@
 //	q8_0.go   GGUF Q8_0
 //	q4_0.go   GGUF Q4_0
 //	q5_0.go   GGUF Q5_0, unpacked to int8 values
+//	iq4_nl.go GGUF IQ4_NL, its levels unpacked to int8 values
 //	q4_1.go   GGUF Q4_1, Q5_1 and other types without a kernel: widened at load
 //	q4_k.go   GGUF Q4_K super-blocks, with ggml's Q8_K activations (also Q5_K, Q6_K)
 //	q5_k.go   GGUF Q5_K
 //	q6_k.go   GGUF Q6_K
+//	iq4_xs.go GGUF IQ4_XS super-blocks, with Q8_K activations
 //	int8.go   the course's int8 rows (quantize_int8), and int8-a8
 //	int4.go   int4 groups of 32, 64 or 128 (and -a8: int8 activations)
 //	nf4.go    QLoRA's NormalFloat4 in groups
@@ -185,9 +187,9 @@ func FromGGUF(t gguf.Type, raw []byte, rows, cols int) (Linear, error) {
 		return &F16{rows: rows, cols: cols, h: u16View(raw)}, nil
 	case gguf.TypeBF16:
 		return newBF16(raw, rows, cols), nil
-	case gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ5_0:
+	case gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeIQ4_NL:
 		return newInterleaved(t, raw, rows, cols), nil
-	case gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K:
+	case gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeIQ4_XS:
 		return &Blocks{rows: rows, cols: cols, raw: bytesCopy(raw), k: blockKinds[t]}, nil
 	}
 	if !gguf.CanDequantize(t) {
