@@ -79,6 +79,10 @@ func shapeSpecs() []shapeSpec {
 		// widened, so it waits for its assembly: BENCHMARKS.md.)
 		{Name: "qwen2-hd96-gqa3-q5_0", Arch: "qwen2", Dim: 288, FFN: 352, Heads: 3, KVHeads: 1,
 			Vocab: 301, QKVBias: true, Type: gguf.TypeQ5_0, Seed: 208},
+		{Name: "llama-hd96-gqa3-iq4_nl", Arch: "llama", Dim: 288, FFN: 352, Heads: 3, KVHeads: 1,
+			Vocab: 265, Tied: true, Type: gguf.TypeIQ4_NL, Seed: 209},
+		{Name: "qwen3-hd128-mqa-iq4_xs", Arch: "qwen3", Dim: 256, FFN: 352, Heads: 2, KVHeads: 1, HD: 128,
+			Vocab: 283, RopeBase: 1000000, QKNorm: true, Quant: iq4XS, Seed: 210},
 		// Qwen2.5-0.5B's 14 heads over 2 KV heads (GQA 7) and SmolLM2's 9
 		// over 3, narrower; a Q4_K_M llama with an untied Q6_K output and
 		// a Q4_K embedding as llama-quantize writes them.
@@ -107,6 +111,15 @@ func q4KMUntied(name string) gguf.Type {
 		return gguf.TypeQ6_K
 	}
 	return gguf.TypeQ4_K
+}
+
+// iq4XS is llama-quantize's IQ4_XS where a row is not a whole number of
+// its 256-value super-blocks: IQ4_NL for ffn_down's 352 columns.
+func iq4XS(name string) gguf.Type {
+	if strings.HasSuffix(name, "ffn_down.weight") {
+		return gguf.TypeIQ4_NL
+	}
+	return gguf.TypeIQ4_XS
 }
 
 // shapeVocabKV is the synthetic vocabulary (vocabKV) with ordinary filler
