@@ -152,7 +152,7 @@ func pruneOptions(method string, sparsity float64, nm string) (prune.Options, er
 func pruneTexts(m models.Model, calib, text string) (calibIDs, evalIDs []int, err error) {
 	read := func(path string) (string, error) {
 		if path != "" {
-			b, err := regular.ReadFile(path, maxTextBytes) // a FIFO blocks, /dev/zero never ends
+			b, err := regular.ReadFile(path, maxTextBytes) // /dev/zero would never end
 			return string(b), err
 		}
 		t, err := bench.PromptText("")

@@ -241,9 +241,10 @@ func TestLongModelNameIsCut(t *testing.T) {
 }
 
 // Issue 16: FIFOs and devices where files are expected are refused at
-// once: --model, --config, convert's input, prune's --calib, quant-report
-// --text, and *.json in the sessions
-// folder (start-up, --sessions, --resume, --continue).
+// once: --model, convert's input, quant-report --text (/dev/zero), and
+// *.json in the sessions folder (start-up, --sessions, --resume,
+// --continue). The small files a user names may be pipes
+// (TestPipedFiles).
 func TestSpecialFilesDoNotHang(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
@@ -263,10 +264,9 @@ func TestSpecialFilesDoNotHang(t *testing.T) {
 		want string
 	}{
 		{[]string{"--model", fifo, "--prompt", "x"}, 1, "FIFO"},
-		{[]string{"--config", fifo, "--prompt", "x"}, 2, "FIFO"},
 		{[]string{"--model", "/dev/zero", "--prompt", "x"}, 1, "device"},
 		{[]string{"convert", fifo, filepath.Join(dir, "out.gguf")}, 1, "FIFO"},
-		{[]string{"prune", model, filepath.Join(dir, "out.gguf"), "--nm", "2:4", "--calib", fifo}, 1, "FIFO"},
+		{[]string{"prune", model, filepath.Join(dir, "out.gguf"), "--nm", "2:4", "--calib", "/dev/zero"}, 1, "device"},
 		{[]string{"quant-report", "--text", "/dev/zero"}, 1, "device"},
 		{[]string{"--sessions"}, 0, "skipped"},
 		{[]string{"--resume", "--prompt", "x"}, 1, "could not be read"},
@@ -280,6 +280,74 @@ func TestSpecialFilesDoNotHang(t *testing.T) {
 		})
 		if code != c.code || !strings.Contains(stderr, c.want) {
 			t.Errorf("chat %v: exit %d (want %d), stderr %q; want %q", c.args, code, c.code, stderr, c.want)
+		}
+	}
+}
+
+// The small files a user names (-f, --grammar, --json-schema, --config) are
+// read from a FIFO fed by a writer that opens it after chat does, from a
+// pipe named by /dev/fd (what <(...) and /dev/stdin give), and a directory
+// is refused in one line. (A FIFO nobody writes to gives up after a while:
+// models/regular's tests.)
+func TestPipedFiles(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	fifo := func(data string) string {
+		p := filepath.Join(t.TempDir(), "fifo")
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			t.Skipf("no FIFOs here: %v", err)
+		}
+		go func() {
+			if f, err := os.OpenFile(p, os.O_WRONLY, 0); err == nil { // waits for chat to open it
+				f.WriteString(data)
+				f.Close()
+			}
+		}()
+		t.Cleanup(func() { // lets the writer go if chat never opened the FIFO
+			if f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+				f.Close()
+			}
+		})
+		return p
+	}
+	pipe := func(data string) string {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		w.WriteString(data)
+		w.Close()
+		p := fmt.Sprintf("/dev/fd/%d", r.Fd())
+		if _, err := os.Stat(p); err != nil {
+			t.Skipf("no /dev/fd here: %v", err)
+		}
+		return p
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		out  string // in stdout, or in stderr when code is not 0
+	}{
+		{[]string{"-f", fifo("Once upon a time"), "--raw", "-n", "2", "--json"}, 0, `"prompt_ids":[`},
+		{[]string{"-f", pipe("Once upon a time"), "--raw", "-n", "2", "--json"}, 0, `"prompt_ids":[`},
+		{[]string{"--prompt", "x", "--raw", "-n", "3", "--grammar", fifo(`root ::= "yes"`)}, 0, "yes"},
+		{[]string{"--prompt", "x", "--raw", "-n", "8", "--json-schema", pipe(`{"const": "no"}`)}, 0, `"no"`},
+		{[]string{"--config", fifo("[sampler]\ntop_p = 2\n"), "--prompt", "x"}, 2, "top_p must be between 0 and 1, got 2"},
+		{[]string{"-f", dir}, 2, "is a directory"},
+	} {
+		var code int
+		var stdout, stderr string
+		testmodels.Bounded(t, strings.Join(c.args, " "), func() error {
+			code, stdout, stderr = runCLI(c.args...)
+			return nil
+		})
+		got := stdout
+		if code != 0 {
+			got = stderr
+		}
+		if code != c.code || !strings.Contains(got, c.out) || strings.Count(stderr, "\n") > 1 {
+			t.Errorf("chat %v: exit %d (want %d), stdout %q, stderr %q; want %q", c.args, code, c.code, stdout, stderr, c.out)
 		}
 	}
 }

@@ -216,13 +216,12 @@ func readPrompt(cfg *config.Config, stdin io.Reader, stdout io.Writer) (headless
 	case cfg.Given["prompt"]:
 		return true, nil
 	case cfg.PromptFile != "":
-		f, err := os.Open(cfg.PromptFile)
+		b, err := regular.ReadFile(cfg.PromptFile, maxPrompt) // a FIFO or pipe too, without hanging
 		if err != nil {
 			return false, fmt.Errorf("prompt file: %w", err)
 		}
-		defer f.Close()
-		cfg.Prompt, err = readAll(f, "prompt file "+cfg.PromptFile)
-		return true, err
+		cfg.Prompt = strings.TrimSuffix(string(b), "\n")
+		return true, nil
 	case !isTerminal(stdin):
 		cfg.Prompt, err = readAll(stdin, "the prompt on stdin")
 		if err == nil && strings.TrimSpace(cfg.Prompt) == "" {
@@ -563,8 +562,8 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 // whole; the shared sample is 30 KB).
 const maxTextBytes = 8 << 20
 
-// heldOutText is the text of file (a regular file of at most maxTextBytes:
-// /dev/zero would read without end), or bench's default text.
+// heldOutText is the text of file (a regular file or a pipe of at most
+// maxTextBytes: /dev/zero would read without end), or bench's default text.
 func heldOutText(file string) (string, error) {
 	if file == "" {
 		return bench.PromptText("")

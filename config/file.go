@@ -60,8 +60,8 @@ func DefaultFile() string {
 const maxFileBytes = 1 << 20
 
 // loadFile applies the file at path to c. A missing file is an error only
-// when must is set (--config FILE); the default file is optional. Only a
-// regular file is read (a FIFO would block, /dev/zero never end).
+// when must is set (--config FILE); the default file is optional. A regular
+// file or a pipe is read (regular.ReadFile: /dev/zero would never end).
 func (c *Config) loadFile(path string, must bool) error {
 	data, err := regular.ReadFile(path, maxFileBytes)
 	if errors.Is(err, fs.ErrNotExist) && !must {

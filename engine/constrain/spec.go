@@ -1,16 +1,14 @@
 package constrain
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"chat/engine/constrain/gbnf"
 	"chat/engine/constrain/jsonschema"
 	"chat/engine/constrain/regex"
+	"chat/models/regular"
 )
 
 // Spec names a constraint the way the flags and /format do.
@@ -82,7 +80,7 @@ func (s Spec) Source() (src, name string, err error) {
 	default:
 		return "", "", fmt.Errorf("constrain: unknown kind %q (want json, schema, regex or grammar)", s.Kind)
 	}
-	b, err := readFile(s.Arg)
+	b, err := regular.ReadFile(s.Arg, maxFile) // a FIFO or pipe too, without hanging
 	return string(b), s.Arg, err
 }
 
@@ -141,22 +139,6 @@ func prefix(name string, err error) error {
 		return err
 	}
 	return fmt.Errorf("%s: %w", name, err)
-}
-
-func readFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxFile {
-		return nil, errors.New(path + ": larger than 1 MiB")
-	}
-	return b, nil
 }
 
 // Build compiles s and binds it to a vocabulary.

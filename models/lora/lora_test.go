@@ -266,21 +266,34 @@ func TestBadAdapters(t *testing.T) {
 	if _, err := Load(peft); err == nil || !strings.Contains(err.Error(), "DoRA") {
 		t.Errorf("DoRA: %v", err)
 	}
-	// A FIFO in the folder is refused, not waited on (issue 16).
+	// A FIFO as the weights is refused, not waited on (issue 16); the small
+	// adapter_config.json may be a pipe, read when a writer feeds it.
 	os.WriteFile(filepath.Join(peft, "adapter_config.json"), []byte(`{"peft_type":"LORA","r":4,"lora_alpha":8}`), 0o644)
-	for _, name := range []string{"adapter_model.safetensors", "adapter_config.json"} {
-		p := filepath.Join(peft, name)
-		os.Remove(p)
-		if err := syscall.Mkfifo(p, 0o600); err != nil {
-			t.Skipf("no FIFOs here: %v", err)
+	weights := filepath.Join(peft, "adapter_model.safetensors")
+	os.Remove(weights)
+	if err := syscall.Mkfifo(weights, 0o600); err != nil {
+		t.Skipf("no FIFOs here: %v", err)
+	}
+	err := testmodels.Bounded(t, "weights", func() error { _, err := Load(peft); return err })
+	if err == nil || !strings.Contains(err.Error(), "FIFO") {
+		t.Errorf("adapter_model.safetensors a FIFO: %v", err)
+	}
+	os.Remove(weights)
+	if err := WritePEFT(peft, ad, alpha); err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(peft, "adapter_config.json")
+	text, _ := os.ReadFile(config)
+	os.Remove(config)
+	syscall.Mkfifo(config, 0o600)
+	go func() {
+		if f, err := os.OpenFile(config, os.O_WRONLY, 0); err == nil { // waits for Load to open it
+			f.Write(text)
+			f.Close()
 		}
-		err := testmodels.Bounded(t, name, func() error {
-			_, err := Load(peft)
-			return err
-		})
-		if err == nil || !strings.Contains(err.Error(), "FIFO") {
-			t.Errorf("%s a FIFO: %v", name, err)
-		}
+	}()
+	if err := testmodels.Bounded(t, "config", func() error { _, err := Load(peft); return err }); err != nil {
+		t.Errorf("adapter_config.json a FIFO with a writer: %v", err)
 	}
 }
 

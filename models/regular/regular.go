@@ -1,8 +1,10 @@
-// Package regular opens the files the app reads (models, the config file,
-// saved sessions, held-out text) only when they are regular files: a FIFO
-// blocks the open, and a device such as /dev/zero reads without end, so a
-// FIFO, device, socket or directory at such a path is refused before
-// anything is read. Symbolic links are followed.
+// Package regular opens the files the app reads (models, saved sessions)
+// only when they are regular files: a FIFO blocks the open, and a device
+// such as /dev/zero reads without end, so a FIFO, device, socket or
+// directory at such a path is refused before anything is read. ReadFile,
+// for the small files a user names (a prompt, a grammar, the config file,
+// a calibration text), also reads a pipe, without blocking in the open and
+// for a bounded time. Symbolic links are followed.
 package regular
 
 import (
@@ -23,6 +25,19 @@ var ErrNotRegular = errors.New("not a regular file")
 // writer, and checks the opened file itself, so the answer holds for what
 // is read.
 func Open(path string) (*os.File, fs.FileInfo, error) {
+	f, st, err := open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, notRegular(path, st)
+	}
+	return f, st, nil
+}
+
+// open opens path without blocking and stats what it opened.
+func open(path string) (*os.File, fs.FileInfo, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, nil, err
@@ -32,11 +47,11 @@ func Open(path string) (*os.File, fs.FileInfo, error) {
 		f.Close()
 		return nil, nil, err
 	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("is %s, %w", kind(st.Mode()), ErrNotRegular)}
-	}
 	return f, st, nil
+}
+
+func notRegular(path string, st fs.FileInfo) error {
+	return &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("is %s, %w", kind(st.Mode()), ErrNotRegular)}
 }
 
 // kind names a file type that is not regular.
@@ -54,14 +69,27 @@ func kind(m fs.FileMode) string {
 	return "a special file"
 }
 
-// ReadFile reads the regular file at path, refusing one of more than max
-// bytes (also when it grows past max while being read).
+// ReadFile reads the regular file or pipe at path, refusing one of more
+// than max bytes (also when it grows past max while being read). A pipe
+// (a FIFO, or /dev/stdin and <(...) fed by a pipe) is read until its
+// writers close it, as long as each piece arrives within PipeIdle (see
+// readPipe). Directories, devices and sockets are refused.
 func ReadFile(path string, max int64) ([]byte, error) {
-	f, st, err := Open(path)
+	f, st, err := open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if st.Mode()&fs.ModeNamedPipe != 0 {
+		b, err := readPipe(f, max)
+		if err != nil {
+			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		return b, nil
+	}
+	if !st.Mode().IsRegular() {
+		return nil, notRegular(path, st)
+	}
 	if st.Size() > max {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: TooLarge(st.Size(), max)}
 	}

@@ -18,9 +18,17 @@ func TestOpenRefusesSpecialFiles(t *testing.T) {
 	zero := filepath.Join(dir, "zero.json")
 	os.Symlink("/dev/zero", zero)
 	for path, want := range map[string]string{fifo: "a FIFO", zero: "a device", dir: "a directory"} {
-		_, err := ReadFile(path, 1<<20) // would block (FIFO) or never end (/dev/zero)
+		f, _, err := Open(path) // would block (FIFO) or never end (/dev/zero)
+		if f != nil {
+			f.Close()
+		}
 		if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", path, err, want)
+		}
+	}
+	for path, want := range map[string]string{zero: "a device", dir: "a directory"} {
+		if _, err := ReadFile(path, 1<<20); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), want) {
+			t.Errorf("ReadFile %s: %v, want %q", path, err, want)
 		}
 	}
 }
