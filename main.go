@@ -455,6 +455,10 @@ func resume(s *session.Session, cfg *config.Config) error {
 	return s.Apply(v)
 }
 
+// maxSkippedShown is how many unreadable session files chat --sessions
+// names: a folder of thousands would flood the terminal.
+const maxSkippedShown = 10
+
 // listSessions is chat --sessions.
 func listSessions(stdout, stderr io.Writer) int {
 	st, err := openStore()
@@ -467,7 +471,11 @@ func listSessions(stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "chat:", err)
 		return 1
 	}
-	for _, e := range skipped {
+	for i, e := range skipped {
+		if i == maxSkippedShown {
+			fmt.Fprintf(stderr, "chat: skipped %d more files that could not be read\n", len(skipped)-i)
+			break
+		}
 		fmt.Fprintln(stderr, "chat: skipped:", e)
 	}
 	if len(list) == 0 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,5 +106,20 @@ func TestResumeContinueSessions(t *testing.T) {
 	runCLI("--prompt", "Hi.", "-n", "2")
 	if list, _ := st.List(); len(list) != 1 {
 		t.Errorf("headless run saved a session: %d sessions", len(list))
+	}
+}
+
+// chat --sessions names at most maxSkippedShown unreadable files, then
+// counts the rest: a folder of thousands would flood the terminal.
+func TestSessionsSkippedAreCounted(t *testing.T) {
+	_, st := xdg(t)
+	os.MkdirAll(st.Dir(), 0o700)
+	for i := range maxSkippedShown + 20 {
+		os.WriteFile(filepath.Join(st.Dir(), fmt.Sprintf("20261129-1000%02d-bad0.json", i)), []byte("{}"), 0o600)
+	}
+	code, _, stderr := runCLI("--sessions")
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	if code != 0 || len(lines) != maxSkippedShown+2 || !strings.Contains(stderr, "chat: skipped 20 more files that could not be read\n") {
+		t.Errorf("exit %d, %d lines:\n%s", code, len(lines), stderr)
 	}
 }

@@ -257,12 +257,12 @@ var ErrNotFound = errors.New("no such session")
 // Load reads the session with this id.
 func (s *Store) Load(id string) (*Record, error) {
 	if !idPattern.MatchString(id) {
-		return nil, fmt.Errorf("session %q: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("session %s: %w", quote.Quote(id), ErrNotFound)
 	}
 	var r Record
 	err := decodeFile(s.path(id), &r)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("session %q: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("session %s: %w", quote.Quote(id), ErrNotFound)
 	}
 	if err != nil {
 		return nil, err
@@ -398,6 +398,12 @@ func (s *Store) Scan() ([]Summary, []error, error) {
 		if e.IsDir() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
 			continue // temp files of interrupted saves start with "."
 		}
+		if !idPattern.MatchString(strings.TrimSuffix(name, ".json")) {
+			// Load could not open it; its name may be long and hold
+			// control characters, so it is quoted and cut.
+			skipped = append(skipped, fmt.Errorf("session file %s in %s is not read: its name is not a session id", quote.Quote(name), s.dir))
+			continue
+		}
 		var l listing
 		if err := decodeFile(filepath.Join(s.dir, name), &l); err != nil {
 			skipped = append(skipped, err)
@@ -409,7 +415,7 @@ func (s *Store) Scan() ([]Summary, []error, error) {
 				n++
 			}
 		}
-		out = append(out, Summary{ID: l.ID, Name: l.Name, Title: quote.Cut(l.Title, 200), Model: quote.Cut(l.Model.Name, 200),
+		out = append(out, Summary{ID: l.ID, Name: quote.Cut(l.Name, 200), Title: quote.Cut(l.Title, 200), Model: quote.Cut(l.Model.Name, 200),
 			Updated: l.Updated, Messages: n})
 	}
 	slices.SortFunc(out, func(a, b Summary) int {
@@ -483,11 +489,19 @@ func (s *Store) Resolve(ref string) (string, error) {
 	case 1:
 		return match[0], nil
 	case 0:
-		return "", fmt.Errorf("session %q: %w", ref, ErrNotFound)
+		return "", fmt.Errorf("session %s: %w", quote.Quote(ref), ErrNotFound)
 	default:
-		return "", fmt.Errorf("session %q is ambiguous: it begins %s", ref, strings.Join(match, ", "))
+		more := ""
+		if len(match) > maxShown {
+			more = fmt.Sprintf(" and %d more", len(match)-maxShown)
+			match = match[:maxShown]
+		}
+		return "", fmt.Errorf("session %s is ambiguous: it begins %s%s", quote.Quote(ref), strings.Join(match, ", "), more)
 	}
 }
+
+// maxShown is how many ids an ambiguous reference's error lists.
+const maxShown = 5
 
 // NameOwner is the id of the session called name, or "".
 func (s *Store) NameOwner(name string) (string, error) {
