@@ -61,7 +61,7 @@ func (s *Server) fit(j *job) *errBody {
 			fmt.Sprintf("This model's maximum context length is %d tokens; the prompt is %d tokens.", win, n))
 	case j.max == 0:
 		j.max = win - n
-	case n+j.max > win:
+	case j.max > win-n: // not n+j.max, which a huge max_tokens overflows
 		return newErr(http.StatusBadRequest, "invalid_request_error", "max_tokens", "context_length_exceeded",
 			fmt.Sprintf("This model's maximum context length is %d tokens; the prompt is %d tokens and max_tokens asks for %d more.", win, n, j.max))
 	}
