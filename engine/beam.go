@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 
 	"chat/engine/prefix"
 	"chat/models"
@@ -157,18 +158,6 @@ func (s *beamSearch) run() (BeamResult, error) {
 	for _, b := range s.live { // out of budget or context
 		s.finish(b, b.logp, len(b.ids), -1)
 	}
-	slices.SortStableFunc(s.done, func(a, b Hypothesis) int {
-		switch {
-		case a.Score > b.Score:
-			return -1
-		case a.Score < b.Score:
-			return 1
-		}
-		return 0
-	})
-	if len(s.done) > s.req.Width {
-		s.done = s.done[:s.req.Width]
-	}
 	longest := 0
 	for _, h := range s.done {
 		longest = max(longest, h.Length)
@@ -296,8 +285,17 @@ func (s *beamSearch) over(gen int) bool {
 	return best <= worst
 }
 
-// finish adds a hypothesis: b's ids (and the stop id when there is one).
+// finish adds a hypothesis (b's ids, without the stop id when there is
+// one) to the finished ones, kept best score first (ties in the order they
+// finished) and at most Width: only those are returned, and over compares
+// with the worst of them. Keeping every one would hold up to Width per step,
+// each as long as the step, when stop ids are often among the best.
 func (s *beamSearch) finish(b *beam, logp float64, length, stop int) {
+	score := logp / math.Pow(float64(max(length, 1)), s.req.LengthPenalty)
+	at := sort.Search(len(s.done), func(i int) bool { return s.done[i].Score < score })
+	if at >= s.req.Width {
+		return
+	}
 	h := Hypothesis{IDs: slices.Clone(b.ids), LogProb: logp, Length: length, StopID: stop, Reason: ReasonLength}
 	if stop >= 0 {
 		h.Reason = ReasonEOT
@@ -305,8 +303,9 @@ func (s *beamSearch) finish(b *beam, logp float64, length, stop int) {
 	if h.IDs == nil {
 		h.IDs = []int{}
 	}
-	h.Score = logp / math.Pow(float64(max(length, 1)), s.req.LengthPenalty)
-	s.done = append(s.done, h)
+	h.Score = score
+	s.done = slices.Insert(s.done, at, h)
+	s.done = s.done[:min(len(s.done), s.req.Width)]
 }
 
 // forward feeds ids[i] to beams[i] as one batch and returns each beam's

@@ -185,3 +185,35 @@ func TestBeamSharesBlocks(t *testing.T) {
 		t.Fatalf("reused %d then %d prompt tokens; the second search should reuse the first's prompt", st.ReusedTokens, b1.Stats.ReusedTokens)
 	}
 }
+
+// TestBeamKeepsWidthFinished: a search that finishes hypotheses at every
+// step holds only the Width best of them, best first, ties in the order
+// they finished.
+func TestBeamKeepsWidthFinished(t *testing.T) {
+	s := &beamSearch{req: BeamRequest{Width: 3, LengthPenalty: 1}}
+	b := &beam{ids: make([]int, 1000)}
+	for i := range 10000 {
+		s.finish(b, -float64(i%7), 1, wEOT)
+		if len(s.done) > 3 {
+			t.Fatalf("after %d finished, %d kept", i+1, len(s.done))
+		}
+	}
+	var got []float64
+	for _, h := range s.done {
+		got = append(got, h.Score)
+	}
+	if !slices.Equal(got, []float64{0, 0, 0}) {
+		t.Fatalf("kept scores %v", got)
+	}
+	s.done = nil
+	for _, lp := range []float64{-5, -1, -3, -1, -2} {
+		s.finish(&beam{ids: []int{int(-lp)}}, lp, 1, -1)
+	}
+	var ids []int
+	for _, h := range s.done {
+		ids = append(ids, h.IDs[0])
+	}
+	if !slices.Equal(ids, []int{1, 1, 2}) {
+		t.Fatalf("kept %+v", s.done)
+	}
+}
