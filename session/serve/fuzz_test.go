@@ -28,17 +28,17 @@ func FuzzRequests(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		r := httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(body))
 		var c chatRequest
-		if decode(r, &c) == nil {
+		if decode(httptest.NewRecorder(), r, &c) == nil {
 			s.chatJob(&c)
 		}
 		r = httptest.NewRequest("POST", "/v1/completions", strings.NewReader(body))
 		var p completionRequest
-		if decode(r, &p) == nil {
+		if decode(httptest.NewRecorder(), r, &p) == nil {
 			s.completionJob(&p)
 		}
 		r = httptest.NewRequest("POST", "/api/generate", strings.NewReader(body))
 		var o ollamaRequest
-		if decode(r, &o) == nil {
+		if decode(httptest.NewRecorder(), r, &o) == nil {
 			if msgs, e := conversation(o.Messages); e == nil {
 				s.ollamaJob(&o, s.tmpl.Render(msgs, true), nil)
 			}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -31,10 +32,25 @@ type job struct {
 // maxBody bounds a request body.
 const maxBody = 8 << 20
 
-// decode reads a JSON body into v: 413 when it is too large, 400 when it
-// is not JSON of the right shape.
-func decode(r *http.Request, v any) *errBody {
+// bodyTimeout bounds the reading of a request's body (ReadHeaderTimeout
+// bounds its headers): a client trickling its body would otherwise hold a
+// connection, and up to maxBody bytes, for as long as it likes. It is not
+// the server's ReadTimeout, which would also end long streamed replies.
+var bodyTimeout = 30 * time.Second
+
+// decode reads a JSON body into v: 413 when it is too large, 408 when it
+// does not arrive within bodyTimeout, 400 when it is not JSON of the right
+// shape.
+func decode(w http.ResponseWriter, r *http.Request, v any) *errBody {
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(bodyTimeout)) // unsupported by test recorders, which read no network
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		// The deadline stays: net/http's read of the body's rest before
+		// the reply then fails too, and the connection is closed.
+		return newErr(http.StatusRequestTimeout, "invalid_request_error", "", "request_timeout", fmt.Sprintf("the request body did not arrive within %v", bodyTimeout))
+	}
+	rc.SetReadDeadline(time.Time{}) // a long streamed reply must not end at it
 	if err != nil {
 		return badRequest("", "reading the request: "+err.Error())
 	}

@@ -1,9 +1,14 @@
 package serve
 
 import (
+	"bufio"
+	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"chat/models/testmodels"
 )
@@ -29,5 +34,36 @@ func TestHostileRequests(t *testing.T) {
 		if code != c.status || !strings.Contains(msg, c.want) {
 			t.Errorf("%s %.200s: %d %.300s, want %d %q", c.path, c.body, code, msg, c.status, c.want)
 		}
+	}
+}
+
+// A client that sends its headers and then trickles (here: withholds) its
+// body gets 408 once bodyTimeout passes, instead of holding the connection.
+func TestSlowBody(t *testing.T) {
+	_, ts, _ := start(t, Options{})
+	defer func(d time.Duration) { bodyTimeout = d }(bodyTimeout)
+	bodyTimeout = time.Millisecond
+	c, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprint(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestTimeout {
+		t.Fatalf("a withheld body: %s", resp.Status)
+	}
+}
+
+// The server's own limits on slow and idle clients and on headers are set.
+func TestHTTPServerLimits(t *testing.T) {
+	hs := (&Server{}).httpServer(context.Background())
+	if hs.ReadHeaderTimeout <= 0 || hs.IdleTimeout <= 0 || hs.MaxHeaderBytes <= 0 || hs.MaxHeaderBytes > 1<<20 || hs.ReadTimeout != 0 {
+		t.Fatalf("ReadHeaderTimeout %v, IdleTimeout %v, MaxHeaderBytes %d, ReadTimeout %v (which would end long streams)",
+			hs.ReadHeaderTimeout, hs.IdleTimeout, hs.MaxHeaderBytes, hs.ReadTimeout)
 	}
 }

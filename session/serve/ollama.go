@@ -143,7 +143,7 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) ollamaDecode(w http.ResponseWriter, r *http.Request, req *ollamaRequest) bool {
-	if e := decode(r, req); e != nil {
+	if e := decode(w, r, req); e != nil {
 		ollamaError(w, e.status, e.err.Message)
 		return false
 	}
@@ -232,7 +232,7 @@ func (s *Server) ollamaShow(w http.ResponseWriter, r *http.Request) {
 		Model string `json:"model"`
 		Name  string `json:"name"` // the older field
 	}
-	if e := decode(r, &req); e != nil {
+	if e := decode(w, r, &req); e != nil {
 		ollamaError(w, e.status, e.err.Message)
 		return
 	}

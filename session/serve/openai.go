@@ -321,7 +321,7 @@ func budget(a, b *int) (int, *errBody) {
 
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	var req chatRequest
-	if e := decode(r, &req); e != nil {
+	if e := decode(w, r, &req); e != nil {
 		writeErr(w, e)
 		return
 	}
@@ -449,7 +449,7 @@ func (s *Server) promptIDs(raw json.RawMessage) ([]int, *errBody) {
 
 func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	var req completionRequest
-	if e := decode(r, &req); e != nil {
+	if e := decode(w, r, &req); e != nil {
 		writeErr(w, e)
 		return
 	}

@@ -168,6 +168,16 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// httpServer is the HTTP server of ListenAndServe. A client that is slow
+// or silent cannot hold a connection for ever: its headers (of at most 1
+// MB, net/http's default) must arrive within 10 s, its body within
+// bodyTimeout (decode), and a kept-alive connection is closed after 2
+// minutes without a request.
+func (s *Server) httpServer(ctx context.Context) *http.Server {
+	return &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		MaxHeaderBytes: http.DefaultMaxHeaderBytes, BaseContext: func(net.Listener) context.Context { return ctx }}
+}
+
 // ListenAndServe serves until ctx is done, then shuts down: requests in
 // flight are stopped, the engine closed.
 func (s *Server) ListenAndServe(ctx context.Context, addr string, ready func(net.Addr)) error {
@@ -178,7 +188,7 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, ready func(net
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	hs := s.httpServer(ctx)
 	if ready != nil {
 		ready(ln.Addr())
 	}
