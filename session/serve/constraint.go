@@ -12,6 +12,7 @@ import (
 
 	"chat/engine/constrain"
 	"chat/models"
+	"chat/models/quote"
 )
 
 // Constrained output, as each API's clients ask for it, mapped onto the
@@ -157,7 +158,7 @@ func responseFormat(raw json.RawMessage) (*consSpec, *errBody) {
 		}
 		return &consSpec{kind: constrain.KindJSON, param: param}, nil // no schema: any JSON
 	}
-	return nil, badRequest(param+".type", fmt.Sprintf("response_format type %q is not supported (text, json_object or json_schema)", rf.Type))
+	return nil, badRequest(param+".type", fmt.Sprintf("response_format type %s is not supported (text, json_object or json_schema)", quote.Quote(rf.Type)))
 }
 
 // schemaSpec reads a JSON Schema: the JSON value itself, or a string
@@ -243,7 +244,7 @@ func ollamaFormat(raw json.RawMessage) (*consSpec, *errBody) {
 		case "json":
 			return &consSpec{kind: constrain.KindJSON, param: "format"}, nil
 		}
-		return nil, badRequest("format", fmt.Sprintf(`format must be "json" or a JSON Schema object, got %q`, s))
+		return nil, badRequest("format", fmt.Sprintf(`format must be "json" or a JSON Schema object, got %s`, quote.Quote(s)))
 	}
 	return schemaSpec("format", raw)
 }

@@ -15,6 +15,7 @@ import (
 
 	"chat/engine"
 	"chat/engine/sampler"
+	"chat/models/quote"
 )
 
 // job is one generation, whichever API asked for it.
@@ -58,7 +59,8 @@ func decode(w http.ResponseWriter, r *http.Request, v any) *errBody {
 		return newErr(http.StatusRequestEntityTooLarge, "invalid_request_error", "", "request_too_large", fmt.Sprintf("the request is over %d MB", maxBody>>20))
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		return badRequest("", "the request is not valid JSON for this endpoint: "+err.Error())
+		// encoding/json quotes the value it refused, which may be megabytes.
+		return badRequest("", "the request is not valid JSON for this endpoint: "+quote.Cut(err.Error(), 4*quote.Max))
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package serve
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -19,6 +20,8 @@ import (
 func TestHostileRequests(t *testing.T) {
 	_, ts, _ := start(t, Options{})
 	msgs := `"messages":[{"role":"user","content":"hi"}]`
+	j, _ := json.Marshal(testmodels.HostileName(1 << 20))
+	long := strings.Trim(string(j), `"`) // a megabyte of escape sequences, as a JSON string's inside
 	for _, c := range []struct {
 		path, body string
 		status     int
@@ -26,12 +29,20 @@ func TestHostileRequests(t *testing.T) {
 	}{
 		{"/v1/chat/completions", `{` + msgs + `,"max_tokens":9223372036854775807}`, 400, "maximum context length"},
 		{"/v1/completions", `{"prompt":"Once","max_tokens":9223372036854775807}`, 400, "maximum context length"},
+		// Strings of the request come back in the error quoted and cut.
+		{"/v1/chat/completions", `{"messages":[{"role":"` + long + `","content":"hi"}]}`, 400, "role \"evil"},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":[{"type":"` + long + `"}]}]}`, 400, "parts of type \"evil"},
+		{"/v1/chat/completions", `{"model":"` + long + `",` + msgs + `}`, 404, "The model \"evil"},
+		{"/v1/chat/completions", `{` + msgs + `,"response_format":{"type":"` + long + `"}}`, 400, "response_format type \"evil"},
+		{"/v1/chat/completions", `{` + msgs + `,"max_tokens":1` + strings.Repeat("0", 1<<20) + `}`, 400, "not valid JSON"},
+		{"/api/chat", `{"model":"` + long + `",` + msgs + `}`, 404, "model \"evil"},
+		{"/api/chat", `{` + msgs + `,"format":"` + long + `"}`, 400, "got \"evil"},
 	} {
 		var code int
 		var v map[string]any
 		testmodels.Bounded(t, c.body, func() error { code, v = post(t, ts.URL+c.path, c.body); return nil })
 		msg := fmt.Sprint(v["error"])
-		if code != c.status || !strings.Contains(msg, c.want) {
+		if code != c.status || !strings.Contains(msg, c.want) || len(msg) > 600 {
 			t.Errorf("%s %.200s: %d %.300s, want %d %q", c.path, c.body, code, msg, c.status, c.want)
 		}
 	}

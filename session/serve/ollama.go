@@ -148,7 +148,7 @@ func (s *Server) ollamaDecode(w http.ResponseWriter, r *http.Request, req *ollam
 		return false
 	}
 	if !s.known(req.Model) {
-		ollamaError(w, http.StatusNotFound, fmt.Sprintf("model %q not found; this server serves %q", req.Model, s.name))
+		ollamaError(w, http.StatusNotFound, fmt.Sprintf("model %s not found; this server serves %q", quote.Quote(req.Model), s.name))
 		return false
 	}
 	return true

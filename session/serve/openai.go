@@ -13,6 +13,7 @@ import (
 
 	"chat/engine"
 	"chat/engine/sampler"
+	"chat/models/quote"
 	"chat/session"
 )
 
@@ -191,7 +192,7 @@ func (m chatMessage) text() (string, error) {
 	var b strings.Builder
 	for _, p := range parts {
 		if p.Type != "text" {
-			return "", fmt.Errorf("content parts of type %q are not supported: this model reads text", p.Type)
+			return "", fmt.Errorf("content parts of type %s are not supported: this model reads text", quote.Quote(p.Type))
 		}
 		b.WriteString(p.Text)
 	}
@@ -214,7 +215,7 @@ func conversation(msgs []chatMessage) ([]session.Message, *errBody) {
 		case "assistant":
 			role = session.Assistant
 		default:
-			return nil, badRequest(fmt.Sprintf("messages[%d].role", i), fmt.Sprintf("role %q is not supported (system, developer, user, assistant)", m.Role))
+			return nil, badRequest(fmt.Sprintf("messages[%d].role", i), fmt.Sprintf("role %s is not supported (system, developer, user, assistant)", quote.Quote(m.Role)))
 		}
 		text, err := m.text()
 		if err != nil {
@@ -231,7 +232,7 @@ func (s *Server) model(name string) *errBody {
 		return nil
 	}
 	return newErr(http.StatusNotFound, "invalid_request_error", "model", "model_not_found",
-		fmt.Sprintf("The model %q does not exist; this server serves %q.", name, s.name))
+		fmt.Sprintf("The model %s does not exist; this server serves %q.", quote.Quote(name), s.name))
 }
 
 func (s *Server) known(name string) bool {
