@@ -53,11 +53,7 @@ func benchServeCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	o := remote.BenchOptions{Model: *model, Concurrency: *conc, Requests: *reqs, MaxTokens: *maxTok, Prompt: *prompt}
 	if *long > 0 {
-		text, err := bench.PromptText("")
-		if err != nil {
-			fmt.Fprintln(stderr, "chat bench serve:", err)
-			return 1
-		}
+		text := bench.PromptText()
 		for len(text) < *long {
 			text += " " + text
 		}

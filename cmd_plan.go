@@ -105,10 +105,7 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	w.Flush()
-	text, err := bench.PromptText("")
-	if err != nil {
-		return fail(err)
-	}
+	text := bench.PromptText()
 	prompt := min(128, info.ContextLength/2)
 	gen := min(32, info.ContextLength-prompt)
 	at := prompt + gen/2 // the mean context of the measured steps

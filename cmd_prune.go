@@ -155,11 +155,10 @@ func pruneTexts(m models.Model, calib, text string) (calibIDs, evalIDs []int, er
 			b, err := regular.ReadFile(path, maxTextBytes) // /dev/zero would never end
 			return string(b), err
 		}
-		t, err := bench.PromptText("")
-		if err == nil && t == bench.Fallback {
-			err = errors.New("no calibration text found: pass --calib FILE")
+		if t := bench.PromptText(); t != bench.Fallback {
+			return t, nil
 		}
-		return t, err
+		return "", errors.New("no calibration text found: pass --calib FILE")
 	}
 	c, err := read(calib)
 	if err != nil {

@@ -574,7 +574,7 @@ const maxTextBytes = 8 << 20
 // maxTextBytes: /dev/zero would read without end), or bench's default text.
 func heldOutText(file string) (string, error) {
 	if file == "" {
-		return bench.PromptText("")
+		return bench.PromptText(), nil
 	}
 	b, err := regular.ReadFile(file, maxTextBytes)
 	return string(b), err

@@ -117,7 +117,7 @@ func quantize(m models.Model, format, calib string) (models.Model, error) {
 			return nil, err
 		}
 		text = string(b)
-	} else if text, _ = bench.PromptText(""); text == bench.Fallback {
+	} else if text = bench.PromptText(); text == bench.Fallback {
 		return nil, fmt.Errorf("%s is calibrated on a text and none was found: give one with --calib FILE", format)
 	}
 	return c.QuantizeCalib(format, text)

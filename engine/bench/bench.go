@@ -56,12 +56,9 @@ type Result struct {
 	RolloutSpeedup float64 `json:"rollout_speedup,omitempty"`
 }
 
-// PromptText reads file, or finds the shared TinyStories text, or falls back.
-func PromptText(file string) (string, error) {
-	if file != "" {
-		b, err := os.ReadFile(file)
-		return string(b), err
-	}
+// PromptText is the shared TinyStories text, or Fallback when it is not
+// found.
+func PromptText() string {
 	var dirs []string
 	if d := os.Getenv("CHAT_SHARED_MODELS"); d != "" {
 		dirs = append(dirs, d)
@@ -69,10 +66,10 @@ func PromptText(file string) (string, error) {
 	dirs = append(dirs, filepath.Join("..", "shared", "models"))
 	for _, d := range dirs {
 		if b, err := os.ReadFile(filepath.Join(d, "text", "TinyStories-valid-head.txt")); err == nil {
-			return string(b), nil
+			return string(b)
 		}
 	}
-	return Fallback, nil
+	return Fallback
 }
 
 // batchRounds is how many alternating rounds of batched and single decode

@@ -126,11 +126,7 @@ func profBatch(b *testing.B, n, np, positions int) *batchRun {
 	if err != nil {
 		b.Fatal(err)
 	}
-	text, err := PromptText("")
-	if err != nil {
-		b.Fatal(err)
-	}
-	r.setPrompts(text, np)
+	r.setPrompts(PromptText(), np)
 	return r
 }
 
