@@ -49,3 +49,45 @@ func FuzzMatMul(f *testing.F) {
 		}
 	})
 }
+
+// FuzzQuantizeQ8_K: the assembly against quantQ8KGo bitwise on blocks of
+// arbitrary float bits (NaN, ±Inf and subnormals included), a few bit
+// patterns repeated over the block so that ties of |x| happen.
+func FuzzQuantizeQ8_K(f *testing.F) {
+	f.Add(uint32(0x3f800000), uint32(0xbf800000), uint32(0x7fc00000), uint8(3), uint64(1))
+	f.Add(uint32(1), uint32(0x80000002), uint32(0x7f800000), uint8(250), uint64(2))
+	f.Fuzz(func(t *testing.T, a, b, c uint32, every uint8, seed uint64) {
+		if !useAsm {
+			t.Skip("no assembly here")
+		}
+		rng := rand.New(rand.NewPCG(seed, 9))
+		x := make([]float32, 2*QK)
+		for i := range x {
+			switch k := rng.IntN(int(every) + 3); k {
+			case 0, 1, 2:
+				x[i] = math.Float32frombits([]uint32{a, b, c}[k])
+			default:
+				x[i] = float32(rng.NormFloat64()) * math.Float32frombits(a&0x7fffffff)
+			}
+		}
+		q1, d1, s1 := make([]int8, len(x)), make([]float32, 2), make([]int16, len(x)/16)
+		q2, d2, s2 := make([]int8, len(x)), make([]float32, 2), make([]int16, len(x)/16)
+		quantQ8KGo(q1, d1, s1, x)
+		quantQ8KAsm(q2, d2, s2, x)
+		for i := range 2 {
+			if math.Float32bits(d1[i]) != math.Float32bits(d2[i]) {
+				t.Fatalf("d[%d] = %v, Go %v", i, d2[i], d1[i])
+			}
+		}
+		for i := range q1 {
+			if q1[i] != q2[i] {
+				t.Fatalf("q[%d] = %d, Go %d (x %v)", i, q2[i], q1[i], x[i])
+			}
+		}
+		for i := range s1 {
+			if s1[i] != s2[i] {
+				t.Fatalf("sums[%d] = %d, Go %d", i, s2[i], s1[i])
+			}
+		}
+	})
+}

@@ -25,6 +25,8 @@ func blockDotsAsm(op int, out []float32, w []byte, xq []int8, xd []float32, xsum
 	panic("kernels: no asm")
 }
 
+func quantQ8KAsm(q []int8, d []float32, sums []int16, x []float32) { panic("kernels: no asm") }
+
 func softmaxExpAsm(x []float32, m float32) float32 { panic("kernels: no asm") }
 
 func swigluAsm(gate, up []float32) { panic("kernels: no asm") }

@@ -44,13 +44,24 @@ const (
 // quantize_row_q8_K_ref (ggml-quants.c): scale -127/max with max the
 // signed value of largest magnitude, round half to even, values in
 // [-127, 127] (so the sign trick of the int8 kernels stays valid). With this
-// rounding the integer dots equal llama.cpp's for the same weights.
+// rounding the integer dots equal llama.cpp's for the same weights. The
+// assembly gives the same bytes and floats as the loop here for every input,
+// NaN and ±Inf included.
 // len(q) >= len(x), len(d) >= len(x)/QK, len(sums) >= len(x)/16.
 func QuantizeQ8_K(q []int8, d []float32, sums []int16, x []float32) {
 	if len(x)%QK != 0 || len(q) < len(x) || len(d) < len(x)/QK || len(sums) < len(x)/16 {
 		panic(fmt.Sprintf("kernels.QuantizeQ8_K: len(x)=%d (must be a multiple of %d) with len(q)=%d len(d)=%d len(sums)=%d",
 			len(x), QK, len(q), len(d), len(sums)))
 	}
+	if useAsm && len(x) > 0 {
+		quantQ8KAsm(q, d, sums, x)
+		return
+	}
+	quantQ8KGo(q, d, sums, x)
+}
+
+// quantQ8KGo is QuantizeQ8_K's reference loop.
+func quantQ8KGo(q []int8, d []float32, sums []int16, x []float32) {
 	for b := 0; b < len(x)/QK; b++ {
 		xb := x[b*QK : (b+1)*QK]
 		qb := q[b*QK : (b+1)*QK]

@@ -48,6 +48,14 @@ func blockDotsAsm(op int, out []float32, w []byte, xq []int8, xd []float32, xsum
 }
 
 //go:noescape
+func quantQ8KAVX2(q *int8, d *float32, sums *int16, x *float32, nb int)
+
+// quantQ8KAsm is QuantizeQ8_K's loop, the operands checked and len(x) > 0.
+func quantQ8KAsm(q []int8, d []float32, sums []int16, x []float32) {
+	quantQ8KAVX2(unsafe.SliceData(q), unsafe.SliceData(d), unsafe.SliceData(sums), unsafe.SliceData(x), len(x)/QK)
+}
+
+//go:noescape
 func softmaxExpAVX2(x *float32, n int, m float32) float32
 
 //go:noescape

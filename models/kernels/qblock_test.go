@@ -322,3 +322,71 @@ func TestNearestInt(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantizeQ8_KAsm: the assembly against quantQ8KGo bitwise (q, d and
+// sums) on random blocks and on ties, equal magnitudes of both signs, zeros,
+// subnormals, tiny blocks (iscale ±Inf), NaN and ±Inf.
+func TestQuantizeQ8_KAsm(t *testing.T) {
+	if !useAsm {
+		t.Skipf("no assembly here (%s)", isaNames[isa])
+	}
+	rng := rand.New(rand.NewPCG(45, 46))
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	blocks := [][]float32{}
+	for range 40 {
+		blocks = append(blocks, randVec(rng, QK))
+	}
+	special := func(f func(i int) float32) {
+		b := make([]float32, QK)
+		for i := range b {
+			b[i] = f(i)
+		}
+		blocks = append(blocks, b)
+	}
+	special(func(i int) float32 { return 0 })
+	special(func(i int) float32 { return float32(i%9-4) * 0.5 }) // ties at ±0.5 steps
+	special(func(i int) float32 { return float32(i%255-127) / 127 * 3 })
+	special(func(i int) float32 { // -2 then 2: the first gives the sign
+		if i == 7 {
+			return -2
+		}
+		if i == 200 {
+			return 2
+		}
+		return float32(i%5) * 0.1
+	})
+	special(func(i int) float32 { return math.Float32frombits(uint32(i + 1)) }) // subnormal
+	special(func(i int) float32 { return float32(i-128) * 1e-38 })
+	special(func(i int) float32 { return []float32{nan, 1, -3, 0}[i%4] })
+	special(func(i int) float32 { return []float32{math.Float32frombits(0x7fa12345), 1, -3}[i%3] })
+	special(func(i int) float32 { return []float32{inf, 1, -inf, 0}[i%4] })
+	special(func(i int) float32 { return nan })
+	special(func(i int) float32 { return -math.MaxFloat32 * float32(i%3) })
+	for _, n := range []int{1, 2, 3} {
+		for i := range blocks {
+			x := make([]float32, 0, n*QK)
+			for k := range n {
+				x = append(x, blocks[(i+k)%len(blocks)]...)
+			}
+			q1, d1, s1 := make([]int8, len(x)), make([]float32, n), make([]int16, len(x)/16)
+			q2, d2, s2 := make([]int8, len(x)), make([]float32, n), make([]int16, len(x)/16)
+			quantQ8KGo(q1, d1, s1, x)
+			quantQ8KAsm(q2, d2, s2, x)
+			for b := range n {
+				if math.Float32bits(d1[b]) != math.Float32bits(d2[b]) {
+					t.Fatalf("blocks %d+%d: d[%d] = %v, Go %v", i, n, b, d2[b], d1[b])
+				}
+			}
+			for j := range q1 {
+				if q1[j] != q2[j] {
+					t.Fatalf("blocks %d+%d: q[%d] = %d, Go %d (x %v)", i, n, j, q2[j], q1[j], x[j])
+				}
+			}
+			for g := range s1 {
+				if s1[g] != s2[g] {
+					t.Fatalf("blocks %d+%d: sums[%d] = %d, Go %d", i, n, g, s2[g], s1[g])
+				}
+			}
+		}
+	}
+}

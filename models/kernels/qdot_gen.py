@@ -698,6 +698,123 @@ def q4k_tile_avx2(q5=False):
     p()
 
 
+def quant_q8k():
+    """QuantizeQ8_K in ymm, bitwise qblock.go's loop for every input: amax
+    by VMAXPS with the running max as the operand returned on a NaN (Go's
+    a > amax skips NaNs too), and the first |x| equal to it gives the sign;
+    q = int8(min(127, nearestInt(iscale·x))) by nearestInt's own bit trick
+    (add 1.5·2^23, mantissa - 2^22) and int8's truncation (mask, then
+    unsigned packs), so NaN and ±Inf products give Go's bytes too; the sums
+    of 16 by VPMADDUBSW and VPMADDWD with ones."""
+    name = "quantQ8KAVX2"
+    p(f"// func {name}(q *int8, d *float32, sums *int16, x *float32, nb int)")
+    p("// SI x, DI q, R8 d, R9 sums, CX blocks left; Y15 the |x| mask, Y14")
+    p("// 1.5·2^23, Y13 0x7fffff, Y12 2^22, Y11 127, Y10 0xff, Y9 qq8perm<>,")
+    p("// Y8 iscale.")
+    p(f"TEXT ·{name}(SB), NOSPLIT, $0-40")
+    p("\tMOVQ q+0(FP), DI")
+    p("\tMOVQ d+8(FP), R8")
+    p("\tMOVQ sums+16(FP), R9")
+    p("\tMOVQ x+24(FP), SI")
+    p("\tMOVQ nb+32(FP), CX")
+    bytes_const("0x7fffffff", "X15", "Y15")
+    bytes_const("0x4b400000", "X14", "Y14")
+    bytes_const("0x007fffff", "X13", "Y13")
+    bytes_const("0x00400000", "X12", "Y12")
+    bytes_const("127", "X11", "Y11")
+    bytes_const("255", "X10", "Y10")
+    p("\tVMOVDQU qq8perm<>(SB), Y9")
+    p("\tTESTQ CX, CX")
+    p(f"\tJZ    {name}_done")
+    p(f"{name}_block:")
+    # amax: 4 running maxima, then the block's in every lane of Y0.
+    for k in range(4):
+        p(f"\tVXORPS Y{k}, Y{k}, Y{k}")
+    for i in range(32):
+        p(f"\tVANDPS {32*i}(SI), Y15, Y4")
+        p(f"\tVMAXPS Y{i%4}, Y4, Y{i%4}")
+    p("\tVMAXPS Y1, Y0, Y0")
+    p("\tVMAXPS Y3, Y2, Y2")
+    p("\tVMAXPS Y2, Y0, Y0")
+    p("\tVPERM2F128 $1, Y0, Y0, Y1")
+    p("\tVMAXPS Y1, Y0, Y0")
+    p("\tVSHUFPS $0x4e, Y0, Y0, Y1")
+    p("\tVMAXPS Y1, Y0, Y0")
+    p("\tVSHUFPS $0xb1, Y0, Y0, Y1")
+    p("\tVMAXPS Y1, Y0, Y0")
+    p("\tVXORPS X1, X1, X1")
+    p("\tVUCOMISS X1, X0")
+    p(f"\tJEQ   {name}_zero")
+    # mx = x[i] for the first i with |x[i]| == amax.
+    p("\tXORQ AX, AX")
+    p(f"{name}_find:")
+    p("\tVANDPS    (SI)(AX*4), Y15, Y4")
+    p("\tVCMPPS    $0, Y0, Y4, Y4")
+    p("\tVMOVMSKPS Y4, DX")
+    p("\tTESTL     DX, DX")
+    p(f"\tJNZ       {name}_found")
+    p("\tADDQ      $8, AX")
+    p(f"\tJMP       {name}_find")
+    p(f"{name}_found:")
+    p("\tBSFL   DX, DX")
+    p("\tADDQ   DX, AX")
+    p("\tMOVL   $0xc2fe0000, DX")  # -127
+    p("\tVMOVD  DX, X0")
+    p("\tVDIVSS (SI)(AX*4), X0, X0")
+    p("\tMOVL   $0x3f800000, DX")  # 1
+    p("\tVMOVD  DX, X1")
+    p("\tVDIVSS X0, X1, X1")
+    p("\tVMOVSS X1, (R8)")
+    p("\tVBROADCASTSS X0, Y8")
+    # 32 values at a time (Y0-Y3) to 32 bytes; Y4-Y7 the sums of 4 of four
+    # such chunks, then their 8 sums of 16 (as VPHADDD leaves them:
+    # [g0 g2 g4 g6 | g1 g3 g5 g7], put in order by qq8perm<>).
+    for c in range(8):
+        for k in range(4):
+            p(f"\tVMULPS  {128*c+32*k}(SI), Y8, Y{k}")
+            p(f"\tVADDPS  Y14, Y{k}, Y{k}")
+            p(f"\tVPAND   Y13, Y{k}, Y{k}")
+            p(f"\tVPSUBD  Y12, Y{k}, Y{k}")
+            p(f"\tVPMINSD Y11, Y{k}, Y{k}")
+            p(f"\tVPAND   Y10, Y{k}, Y{k}")
+        p("\tVPACKUSDW Y1, Y0, Y0")
+        p("\tVPACKUSDW Y3, Y2, Y2")
+        p("\tVPACKUSWB Y2, Y0, Y0")
+        p("\tVPERMD    Y0, Y9, Y0")
+        p(f"\tVMOVDQU   Y0, {32*c}(DI)")
+        p("\tVPCMPEQW   Y1, Y1, Y1")
+        p("\tVPABSB     Y1, Y2")
+        p("\tVPMADDUBSW Y0, Y2, Y0")
+        p("\tVPABSW     Y1, Y1")
+        p(f"\tVPMADDWD   Y1, Y0, Y{4+c%4}")
+        if c % 4 == 3:
+            p("\tVPHADDD   Y5, Y4, Y4")
+            p("\tVPHADDD   Y7, Y6, Y6")
+            p("\tVPHADDD   Y6, Y4, Y4")
+            p("\tVPERMD    Y4, Y9, Y4")
+            p("\tVPACKSSDW Y4, Y4, Y4")
+            p("\tVPERMQ    $0x08, Y4, Y4")
+            p(f"\tVMOVDQU   X4, {16*(c//4)}(R9)")
+    p(f"{name}_next:")
+    p("\tADDQ $1024, SI")
+    p("\tADDQ $256, DI")
+    p("\tADDQ $4, R8")
+    p("\tADDQ $32, R9")
+    p("\tDECQ CX")
+    p(f"\tJNZ  {name}_block")
+    p(f"{name}_done:")
+    p("\tVZEROUPPER")
+    p("\tRET")
+    p(f"{name}_zero:")
+    p("\tVPXOR   Y0, Y0, Y0")
+    for i in range(8):
+        p(f"\tVMOVDQU Y0, {32*i}(DI)")
+    p("\tVMOVDQU Y0, (R9)")
+    p("\tMOVL    $0, (R8)")
+    p(f"\tJMP     {name}_next")
+    p()
+
+
 header("qdot_gen.py", "qdot_amd64.s")
 p("// Integer-dot block products; see qdot_gen.py.")
 p()
@@ -746,6 +863,11 @@ p("GLOBL qdk3<>(SB), RODATA|NOPTR, $16")
 p("DATA qdk3f<>+0(SB)/8, $0x3f3f3f3f3f3f3f3f")
 p("DATA qdk3f<>+8(SB)/8, $0x3f3f3f3f3f3f3f3f")
 p("GLOBL qdk3f<>(SB), RODATA|NOPTR, $16")
+p("// qq8perm<>: VPERMD dwords 0 4 1 5 2 6 3 7, undoing the lane split of the")
+p("// packs and of VPHADDD.")
+for i, v in enumerate([0, 4, 1, 5, 2, 6, 3, 7]):
+    p(f"DATA qq8perm<>+{4*i}(SB)/4, ${v}")
+p("GLOBL qq8perm<>(SB), RODATA|NOPTR, $32")
 p()
 i8_tile()
 for f in ["q4k", "q5k", "q6k"]:
@@ -756,4 +878,5 @@ q4k_tile_avx2()
 q4k_tile_avx2(q5=True)
 q6k_tile()
 q6k_tile_avx2()
+quant_q8k()
 sys.stdout.write("\n".join(out) + "\n")
