@@ -29,7 +29,7 @@ type batch struct {
 	qx            []int8    // [n][cols] activations
 	dx            []float32 // per-token scales: [n] (I8) or [n][blocks]
 	xsum          []int16   // [n][cols/16] (Q8_K)
-	xp            []byte    // MatMulI8's token sums for its tiles (qtile.go)
+	xp            []byte    // MatMulI8's token sums, or packK8's xd and sums, for the tiles (qtile.go)
 	ntile         int       // whole 6-token tiles
 	rows, cols, n int
 }
@@ -91,6 +91,16 @@ func runBatch(b *batch) {
 		}
 		b.xp = pb.b[:4*b.n]
 		packI8(unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(b.xp))), b.n), b.qx, b.cols)
+		defer packBufs.Put(pb)
+	}
+	if kTile8OK(b.op, b.n) {
+		need := b.n / 8 * (b.cols / QK) * k8Bytes
+		pb := packBufs.Get().(*packBuf)
+		if cap(pb.b) < need {
+			pb.b = make([]byte, need)
+		}
+		b.xp = pb.b[:need]
+		packK8(b.xp, b.dx, b.xsum, b.cols/QK, b.n)
 		defer packBufs.Put(pb)
 	}
 	if b.rows*b.cols*b.n >= 2*parallelMin {

@@ -88,6 +88,56 @@ func TestMatMulInt8Bitwise(t *testing.T) {
 	}
 }
 
+// TestMatMulKTokens: the K-quant batches for every token count 1-17 (the
+// 8-token tiles, the 4-token tiles and the per-token rest in every mix),
+// 3 super-blocks and a row count no tile divides, bitwise their MatVec.
+func TestMatMulKTokens(t *testing.T) {
+	rng := rand.New(rand.NewPCG(55, 56))
+	const rows, cols = 7, 768
+	for n := 1; n <= 17; n++ {
+		cases := batchCases(rng, rows, cols, n)
+		// Extreme operands: every scale, min and value at its largest, every
+		// activation at -127 (the int16 and int32 sums at their bounds).
+		x := make([]float32, n*cols)
+		for i := range x {
+			x[i] = 1
+		}
+		for _, k := range blockKinds {
+			w := randBlocks(rng, k, rows*cols/k.bs, true)
+			xq, xd, xsum := quantAct(k, x)
+			mm := map[string]func([]float32, []byte, []int8, []float32, []int16, int, int, int){
+				"Q4_K": MatMulQ4_K, "Q5_K": MatMulQ5_K, "Q6_K": MatMulQ6_K}[k.name]
+			cases = append(cases, batchCase{k.name + " extreme",
+				func(out []float32, n int) { mm(out, w, xq, xd, xsum, rows, cols, n) },
+				func(out []float32, t int) {
+					k.matVec(out, w, xq[t*cols:], xd[t*cols/QK:], xsum[t*cols/16:], rows, cols)
+				}})
+		}
+		for _, c := range cases {
+			if c.name == "I8" {
+				continue
+			}
+			for _, th := range []int{1, 2} {
+				withThreads(th, func() {
+					out := unaligned(rng, n*rows, 1)
+					c.matMul(out, n)
+					checkSentinels(t, c.name, out)
+					one := make([]float32, rows)
+					for tok := 0; tok < n; tok++ {
+						c.matVec(one, tok)
+						for r := range one {
+							if math.Float32bits(one[r]) != math.Float32bits(out[tok*rows+r]) {
+								t.Fatalf("%s %s threads=%d n=%d token %d row %d: MatMul %v MatVec %v",
+									c.name, ISA(), th, n, tok, r, out[tok*rows+r], one[r])
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
 func TestMatMulInt8Panics(t *testing.T) {
 	for name, f := range map[string]func(){
 		"MatMulI8 short xs": func() {

@@ -60,6 +60,10 @@ func i8TileAsm(out *float32, w, x *int8, cols, ldo int, scale, xs *float32, xsum
 	panic("kernels: no asm")
 }
 
+func kTile8Asm(op int, out *float32, w *byte, x *int8, xp *byte, ldo, nb, cols int) {
+	panic("kernels: no asm")
+}
+
 func kTileAsm(op int, out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int) {
 	panic("kernels: no asm")
 }

@@ -147,6 +147,44 @@ DATA qq8perm<>+20(SB)/4, $6
 DATA qq8perm<>+24(SB)/4, $3
 DATA qq8perm<>+28(SB)/4, $7
 GLOBL qq8perm<>(SB), RODATA|NOPTR, $32
+// qdk8m<>: VPERMW picks of the mins (words 8-15 of the scale register)
+// for q4k_tile8's two VPMADDWD: dword lanes 0-7 the pair (m_4h, m_4h+1),
+// lanes 8-15 (m_4h+2, m_4h+3), for h = 0, 1.
+DATA qdk8m<>+0(SB)/8, $0x0009000800090008
+DATA qdk8m<>+8(SB)/8, $0x0009000800090008
+DATA qdk8m<>+16(SB)/8, $0x0009000800090008
+DATA qdk8m<>+24(SB)/8, $0x0009000800090008
+DATA qdk8m<>+32(SB)/8, $0x000b000a000b000a
+DATA qdk8m<>+40(SB)/8, $0x000b000a000b000a
+DATA qdk8m<>+48(SB)/8, $0x000b000a000b000a
+DATA qdk8m<>+56(SB)/8, $0x000b000a000b000a
+DATA qdk8m<>+64(SB)/8, $0x000d000c000d000c
+DATA qdk8m<>+72(SB)/8, $0x000d000c000d000c
+DATA qdk8m<>+80(SB)/8, $0x000d000c000d000c
+DATA qdk8m<>+88(SB)/8, $0x000d000c000d000c
+DATA qdk8m<>+96(SB)/8, $0x000f000e000f000e
+DATA qdk8m<>+104(SB)/8, $0x000f000e000f000e
+DATA qdk8m<>+112(SB)/8, $0x000f000e000f000e
+DATA qdk8m<>+120(SB)/8, $0x000f000e000f000e
+GLOBL qdk8m<>(SB), RODATA|NOPTR, $128
+// qdk8p<>: VPERMD taking lanes 4k (token k) and 4k+2 (token k+4) in order.
+DATA qdk8p<>+0(SB)/4, $0
+DATA qdk8p<>+4(SB)/4, $4
+DATA qdk8p<>+8(SB)/4, $8
+DATA qdk8p<>+12(SB)/4, $12
+DATA qdk8p<>+16(SB)/4, $2
+DATA qdk8p<>+20(SB)/4, $6
+DATA qdk8p<>+24(SB)/4, $10
+DATA qdk8p<>+28(SB)/4, $14
+DATA qdk8p<>+32(SB)/4, $0
+DATA qdk8p<>+36(SB)/4, $0
+DATA qdk8p<>+40(SB)/4, $0
+DATA qdk8p<>+44(SB)/4, $0
+DATA qdk8p<>+48(SB)/4, $0
+DATA qdk8p<>+52(SB)/4, $0
+DATA qdk8p<>+56(SB)/4, $0
+DATA qdk8p<>+60(SB)/4, $0
+GLOBL qdk8p<>(SB), RODATA|NOPTR, $64
 
 // func i8TileVNNI512(out *float32, w *int8, x *int8, cols, ldo int, scale, xs *float32, xsum *int32)
 // Rows 0-3 of the int8 matrix w × tokens 0-5 of x (both cols bytes apart,
@@ -1374,6 +1412,456 @@ q5kTileVNNI512_store:
 	VEXTRACTPS   $1, X0, (DI)(DX*1)
 	VEXTRACTPS   $2, X0, (DI)(DX*2)
 	VEXTRACTPS   $3, X0, (DI)(R8*1)
+	VZEROUPPER
+	RET
+
+// func q4kTile8VNNI512(out *float32, w *byte, x *int8, xp *byte, ldo, nb, cols int)
+// One row × tokens 0-7 of a Q8_K activation (x rows cols bytes apart) into
+// out[t*ldo]. xp holds per block 160 bytes (packK8): the 8 tokens' xd,
+// then words [i][t][2] = the sums of sub-blocks 2i and 2i+1 of token t,
+// pair-summed (4 i). Z16-Z23 the tokens' int sums (VPMADDUBSW +
+// VPDPWSSD per 64 values, unpacked once: Z4, scale words Z5), Y28 Y29
+// the float accumulators (scale, min) of the 8 tokens. Tokens 0-2 at BX
+// + t·R8, 3 at R10, 4 at BX + 4·R8, 5-6 at R9 + R8, 2·R8, 7 at R10 + 4·R8.
+TEXT ·q4kTile8VNNI512(SB), NOSPLIT, $0-56
+	MOVQ w+8(FP), SI
+	MOVQ cols+48(FP), R8
+	MOVQ x+16(FP), BX
+	LEAQ (BX)(R8*4), R9
+	LEAQ (BX)(R8*2), R10
+	ADDQ R8, R10
+	MOVQ xp+24(FP), R11
+	MOVQ nb+40(FP), CX
+	MOVL         $0x0f0f0f0f, DX
+	VMOVD        DX, X15
+	VPBROADCASTD X15, Z15
+	VMOVDQU64 qdk4<>+0(SB), Z24
+	VMOVDQU64 qdk4<>+64(SB), Z25
+	VMOVDQU64 qdk4<>+128(SB), Z26
+	VMOVDQU64 qdk4<>+192(SB), Z27
+	VMOVDQU64 qdk8m<>(SB), Z30
+	VMOVDQU64 qdk8m<>+64(SB), Z31
+	VMOVDQU64 qdk8p<>(SB), Z13
+	VXORPS Y28, Y28, Y28
+	VXORPS Y29, Y29, Y29
+	TESTQ CX, CX
+	JZ    q4kTile8VNNI512_store
+q4kTile8VNNI512_block:
+	VMOVQ       4(SI), X6
+	VMOVD       12(SI), X7
+	VPSRLW      $6, X6, X8
+	VPANDD      qdk3<>(SB), X8, X8
+	VPSLLW      $4, X8, X8
+	VPANDD      qdk3f<>(SB), X6, X6
+	VPSRLW      $4, X7, X9
+	VPAND       X15, X7, X7
+	VPAND       X15, X9, X9
+	VPUNPCKLDQ  X9, X7, X7
+	VPOR        X8, X7, X7
+	VPUNPCKLDQ  X7, X6, X6
+	VPMOVZXBW   X6, Y12
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VMOVDQU      16(SI), Y4
+	VPSRLW       $4, Y4, Y6
+	VINSERTI64X4 $1, Y6, Z4, Z4
+	VPANDD       Z15, Z4, Z4
+	VPERMW       Z12, Z24, Z5
+	VPMADDUBSW   0(BX), Z4, Z0
+	VPDPWSSD     Z5, Z0, Z16
+	VPMADDUBSW   0(BX)(R8*1), Z4, Z1
+	VPDPWSSD     Z5, Z1, Z17
+	VPMADDUBSW   0(BX)(R8*2), Z4, Z2
+	VPDPWSSD     Z5, Z2, Z18
+	VPMADDUBSW   0(R10), Z4, Z3
+	VPDPWSSD     Z5, Z3, Z19
+	VPMADDUBSW   0(BX)(R8*4), Z4, Z0
+	VPDPWSSD     Z5, Z0, Z20
+	VPMADDUBSW   0(R9)(R8*1), Z4, Z1
+	VPDPWSSD     Z5, Z1, Z21
+	VPMADDUBSW   0(R9)(R8*2), Z4, Z2
+	VPDPWSSD     Z5, Z2, Z22
+	VPMADDUBSW   0(R10)(R8*4), Z4, Z3
+	VPDPWSSD     Z5, Z3, Z23
+	VMOVDQU      48(SI), Y4
+	VPSRLW       $4, Y4, Y6
+	VINSERTI64X4 $1, Y6, Z4, Z4
+	VPANDD       Z15, Z4, Z4
+	VPERMW       Z12, Z25, Z5
+	VPMADDUBSW   64(BX), Z4, Z0
+	VPDPWSSD     Z5, Z0, Z16
+	VPMADDUBSW   64(BX)(R8*1), Z4, Z1
+	VPDPWSSD     Z5, Z1, Z17
+	VPMADDUBSW   64(BX)(R8*2), Z4, Z2
+	VPDPWSSD     Z5, Z2, Z18
+	VPMADDUBSW   64(R10), Z4, Z3
+	VPDPWSSD     Z5, Z3, Z19
+	VPMADDUBSW   64(BX)(R8*4), Z4, Z0
+	VPDPWSSD     Z5, Z0, Z20
+	VPMADDUBSW   64(R9)(R8*1), Z4, Z1
+	VPDPWSSD     Z5, Z1, Z21
+	VPMADDUBSW   64(R9)(R8*2), Z4, Z2
+	VPDPWSSD     Z5, Z2, Z22
+	VPMADDUBSW   64(R10)(R8*4), Z4, Z3
+	VPDPWSSD     Z5, Z3, Z23
+	VMOVDQU      80(SI), Y4
+	VPSRLW       $4, Y4, Y6
+	VINSERTI64X4 $1, Y6, Z4, Z4
+	VPANDD       Z15, Z4, Z4
+	VPERMW       Z12, Z26, Z5
+	VPMADDUBSW   128(BX), Z4, Z0
+	VPDPWSSD     Z5, Z0, Z16
+	VPMADDUBSW   128(BX)(R8*1), Z4, Z1
+	VPDPWSSD     Z5, Z1, Z17
+	VPMADDUBSW   128(BX)(R8*2), Z4, Z2
+	VPDPWSSD     Z5, Z2, Z18
+	VPMADDUBSW   128(R10), Z4, Z3
+	VPDPWSSD     Z5, Z3, Z19
+	VPMADDUBSW   128(BX)(R8*4), Z4, Z0
+	VPDPWSSD     Z5, Z0, Z20
+	VPMADDUBSW   128(R9)(R8*1), Z4, Z1
+	VPDPWSSD     Z5, Z1, Z21
+	VPMADDUBSW   128(R9)(R8*2), Z4, Z2
+	VPDPWSSD     Z5, Z2, Z22
+	VPMADDUBSW   128(R10)(R8*4), Z4, Z3
+	VPDPWSSD     Z5, Z3, Z23
+	VMOVDQU      112(SI), Y4
+	VPSRLW       $4, Y4, Y6
+	VINSERTI64X4 $1, Y6, Z4, Z4
+	VPANDD       Z15, Z4, Z4
+	VPERMW       Z12, Z27, Z5
+	VPMADDUBSW   192(BX), Z4, Z0
+	VPDPWSSD     Z5, Z0, Z16
+	VPMADDUBSW   192(BX)(R8*1), Z4, Z1
+	VPDPWSSD     Z5, Z1, Z17
+	VPMADDUBSW   192(BX)(R8*2), Z4, Z2
+	VPDPWSSD     Z5, Z2, Z18
+	VPMADDUBSW   192(R10), Z4, Z3
+	VPDPWSSD     Z5, Z3, Z19
+	VPMADDUBSW   192(BX)(R8*4), Z4, Z0
+	VPDPWSSD     Z5, Z0, Z20
+	VPMADDUBSW   192(R9)(R8*1), Z4, Z1
+	VPDPWSSD     Z5, Z1, Z21
+	VPMADDUBSW   192(R9)(R8*2), Z4, Z2
+	VPDPWSSD     Z5, Z2, Z22
+	VPMADDUBSW   192(R10)(R8*4), Z4, Z3
+	VPDPWSSD     Z5, Z3, Z23
+	VPERMW    Z12, Z30, Z0
+	VPERMW    Z12, Z31, Z1
+	VPMADDWD  32(R11), Z0, Z0
+	VPMADDWD  96(R11), Z1, Z1
+	VPADDD    Z1, Z0, Z0
+	VEXTRACTI64X4 $1, Z0, Y1
+	VPADDD    Y1, Y0, Y9
+	VSHUFI64X2 $0x44, Z17, Z16, Z0
+	VSHUFI64X2 $0xee, Z17, Z16, Z16
+	VPADDD     Z16, Z0, Z0
+	VSHUFI64X2 $0x44, Z19, Z18, Z1
+	VSHUFI64X2 $0xee, Z19, Z18, Z18
+	VPADDD     Z18, Z1, Z1
+	VSHUFI64X2 $0x44, Z21, Z20, Z2
+	VSHUFI64X2 $0xee, Z21, Z20, Z20
+	VPADDD     Z20, Z2, Z2
+	VSHUFI64X2 $0x44, Z23, Z22, Z3
+	VSHUFI64X2 $0xee, Z23, Z22, Z22
+	VPADDD     Z22, Z3, Z3
+	VSHUFI64X2 $0x88, Z1, Z0, Z4
+	VSHUFI64X2 $0xdd, Z1, Z0, Z0
+	VPADDD     Z0, Z4, Z4
+	VSHUFI64X2 $0x88, Z3, Z2, Z5
+	VSHUFI64X2 $0xdd, Z3, Z2, Z2
+	VPADDD     Z2, Z5, Z5
+	VPUNPCKLQDQ Z5, Z4, Z0
+	VPUNPCKHQDQ Z5, Z4, Z1
+	VPADDD      Z1, Z0, Z0
+	VPSHUFD     $0xb1, Z0, Z1
+	VPADDD      Z1, Z0, Z0
+	VPERMD      Z0, Z13, Z8
+	VPBROADCASTD (SI), X6
+	VCVTPH2PS    X6, X6
+	VBROADCASTSS X6, Y7
+	VMOVSHDUP    X6, X6
+	VBROADCASTSS X6, Y6
+	VMOVUPS      (R11), Y10
+	VMULPS       Y10, Y7, Y7
+	VMULPS       Y10, Y6, Y6
+	VCVTDQ2PS    Y8, Y8
+	VMULPS       Y7, Y8, Y8
+	VADDPS       Y8, Y28, Y28
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y6, Y9, Y9
+	VADDPS       Y9, Y29, Y29
+	ADDQ  $144, SI
+	ADDQ  $256, BX
+	ADDQ  $256, R9
+	ADDQ  $256, R10
+	ADDQ  $160, R11
+	DECQ  CX
+	JNZ   q4kTile8VNNI512_block
+q4kTile8VNNI512_store:
+	MOVQ out+0(FP), DI
+	MOVQ ldo+32(FP), DX
+	SHLQ $2, DX
+	VSUBPS       Y29, Y28, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMOVSS       X0, (DI)
+	ADDQ         DX, DI
+	VEXTRACTPS   $1, X0, (DI)
+	ADDQ         DX, DI
+	VEXTRACTPS   $2, X0, (DI)
+	ADDQ         DX, DI
+	VEXTRACTPS   $3, X0, (DI)
+	ADDQ         DX, DI
+	VMOVSS       X1, (DI)
+	ADDQ         DX, DI
+	VEXTRACTPS   $1, X1, (DI)
+	ADDQ         DX, DI
+	VEXTRACTPS   $2, X1, (DI)
+	ADDQ         DX, DI
+	VEXTRACTPS   $3, X1, (DI)
+	ADDQ         DX, DI
+	VZEROUPPER
+	RET
+
+// func q5kTile8VNNI512(out *float32, w *byte, x *int8, xp *byte, ldo, nb, cols int)
+// One row × tokens 0-7 of a Q8_K activation (x rows cols bytes apart) into
+// out[t*ldo]. xp holds per block 160 bytes (packK8): the 8 tokens' xd,
+// then words [i][t][2] = the sums of sub-blocks 2i and 2i+1 of token t,
+// pair-summed (4 i). Z16-Z23 the tokens' int sums (VPMADDUBSW +
+// VPDPWSSD per 64 values, unpacked once: Z4, scale words Z5), Y28 Y29
+// the float accumulators (scale, min) of the 8 tokens. Tokens 0-2 at BX
+// + t·R8, 3 at R10, 4 at BX + 4·R8, 5-6 at R9 + R8, 2·R8, 7 at R10 + 4·R8.
+TEXT ·q5kTile8VNNI512(SB), NOSPLIT, $0-56
+	MOVQ w+8(FP), SI
+	MOVQ cols+48(FP), R8
+	MOVQ x+16(FP), BX
+	LEAQ (BX)(R8*4), R9
+	LEAQ (BX)(R8*2), R10
+	ADDQ R8, R10
+	MOVQ xp+24(FP), R11
+	MOVQ nb+40(FP), CX
+	MOVL         $0x0f0f0f0f, DX
+	VMOVD        DX, X15
+	VPBROADCASTD X15, Z15
+	MOVL         $0x01010101, DX
+	VMOVD        DX, X14
+	VPBROADCASTD X14, Z14
+	VMOVDQU64 qdk4<>+0(SB), Z24
+	VMOVDQU64 qdk4<>+64(SB), Z25
+	VMOVDQU64 qdk4<>+128(SB), Z26
+	VMOVDQU64 qdk4<>+192(SB), Z27
+	VMOVDQU64 qdk8m<>(SB), Z30
+	VMOVDQU64 qdk8m<>+64(SB), Z31
+	VMOVDQU64 qdk8p<>(SB), Z13
+	VXORPS Y28, Y28, Y28
+	VXORPS Y29, Y29, Y29
+	TESTQ CX, CX
+	JZ    q5kTile8VNNI512_store
+q5kTile8VNNI512_block:
+	VMOVQ       4(SI), X6
+	VMOVD       12(SI), X7
+	VPSRLW      $6, X6, X8
+	VPANDD      qdk3<>(SB), X8, X8
+	VPSLLW      $4, X8, X8
+	VPANDD      qdk3f<>(SB), X6, X6
+	VPSRLW      $4, X7, X9
+	VPAND       X15, X7, X7
+	VPAND       X15, X9, X9
+	VPUNPCKLDQ  X9, X7, X7
+	VPOR        X8, X7, X7
+	VPUNPCKLDQ  X7, X6, X6
+	VPMOVZXBW   X6, Y12
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VMOVDQU      16(SI), Y10
+	VPSRLW       $1, Y10, Y11
+	VINSERTI64X4 $1, Y11, Z10, Z10
+	VMOVDQU      48(SI), Y4
+	VPSRLW       $4, Y4, Y6
+	VINSERTI64X4 $1, Y6, Z4, Z4
+	VPANDD       Z15, Z4, Z4
+	VPANDD       Z14, Z10, Z11
+	VPSLLW       $4, Z11, Z11
+	VPORD        Z11, Z4, Z4
+	VPSRLW       $2, Z10, Z10
+	VPERMW       Z12, Z24, Z5
+	VPMADDUBSW   0(BX), Z4, Z0
+	VPDPWSSD     Z5, Z0, Z16
+	VPMADDUBSW   0(BX)(R8*1), Z4, Z1
+	VPDPWSSD     Z5, Z1, Z17
+	VPMADDUBSW   0(BX)(R8*2), Z4, Z2
+	VPDPWSSD     Z5, Z2, Z18
+	VPMADDUBSW   0(R10), Z4, Z3
+	VPDPWSSD     Z5, Z3, Z19
+	VPMADDUBSW   0(BX)(R8*4), Z4, Z0
+	VPDPWSSD     Z5, Z0, Z20
+	VPMADDUBSW   0(R9)(R8*1), Z4, Z1
+	VPDPWSSD     Z5, Z1, Z21
+	VPMADDUBSW   0(R9)(R8*2), Z4, Z2
+	VPDPWSSD     Z5, Z2, Z22
+	VPMADDUBSW   0(R10)(R8*4), Z4, Z3
+	VPDPWSSD     Z5, Z3, Z23
+	VMOVDQU      80(SI), Y4
+	VPSRLW       $4, Y4, Y6
+	VINSERTI64X4 $1, Y6, Z4, Z4
+	VPANDD       Z15, Z4, Z4
+	VPANDD       Z14, Z10, Z11
+	VPSLLW       $4, Z11, Z11
+	VPORD        Z11, Z4, Z4
+	VPSRLW       $2, Z10, Z10
+	VPERMW       Z12, Z25, Z5
+	VPMADDUBSW   64(BX), Z4, Z0
+	VPDPWSSD     Z5, Z0, Z16
+	VPMADDUBSW   64(BX)(R8*1), Z4, Z1
+	VPDPWSSD     Z5, Z1, Z17
+	VPMADDUBSW   64(BX)(R8*2), Z4, Z2
+	VPDPWSSD     Z5, Z2, Z18
+	VPMADDUBSW   64(R10), Z4, Z3
+	VPDPWSSD     Z5, Z3, Z19
+	VPMADDUBSW   64(BX)(R8*4), Z4, Z0
+	VPDPWSSD     Z5, Z0, Z20
+	VPMADDUBSW   64(R9)(R8*1), Z4, Z1
+	VPDPWSSD     Z5, Z1, Z21
+	VPMADDUBSW   64(R9)(R8*2), Z4, Z2
+	VPDPWSSD     Z5, Z2, Z22
+	VPMADDUBSW   64(R10)(R8*4), Z4, Z3
+	VPDPWSSD     Z5, Z3, Z23
+	VMOVDQU      112(SI), Y4
+	VPSRLW       $4, Y4, Y6
+	VINSERTI64X4 $1, Y6, Z4, Z4
+	VPANDD       Z15, Z4, Z4
+	VPANDD       Z14, Z10, Z11
+	VPSLLW       $4, Z11, Z11
+	VPORD        Z11, Z4, Z4
+	VPSRLW       $2, Z10, Z10
+	VPERMW       Z12, Z26, Z5
+	VPMADDUBSW   128(BX), Z4, Z0
+	VPDPWSSD     Z5, Z0, Z16
+	VPMADDUBSW   128(BX)(R8*1), Z4, Z1
+	VPDPWSSD     Z5, Z1, Z17
+	VPMADDUBSW   128(BX)(R8*2), Z4, Z2
+	VPDPWSSD     Z5, Z2, Z18
+	VPMADDUBSW   128(R10), Z4, Z3
+	VPDPWSSD     Z5, Z3, Z19
+	VPMADDUBSW   128(BX)(R8*4), Z4, Z0
+	VPDPWSSD     Z5, Z0, Z20
+	VPMADDUBSW   128(R9)(R8*1), Z4, Z1
+	VPDPWSSD     Z5, Z1, Z21
+	VPMADDUBSW   128(R9)(R8*2), Z4, Z2
+	VPDPWSSD     Z5, Z2, Z22
+	VPMADDUBSW   128(R10)(R8*4), Z4, Z3
+	VPDPWSSD     Z5, Z3, Z23
+	VMOVDQU      144(SI), Y4
+	VPSRLW       $4, Y4, Y6
+	VINSERTI64X4 $1, Y6, Z4, Z4
+	VPANDD       Z15, Z4, Z4
+	VPANDD       Z14, Z10, Z11
+	VPSLLW       $4, Z11, Z11
+	VPORD        Z11, Z4, Z4
+	VPSRLW       $2, Z10, Z10
+	VPERMW       Z12, Z27, Z5
+	VPMADDUBSW   192(BX), Z4, Z0
+	VPDPWSSD     Z5, Z0, Z16
+	VPMADDUBSW   192(BX)(R8*1), Z4, Z1
+	VPDPWSSD     Z5, Z1, Z17
+	VPMADDUBSW   192(BX)(R8*2), Z4, Z2
+	VPDPWSSD     Z5, Z2, Z18
+	VPMADDUBSW   192(R10), Z4, Z3
+	VPDPWSSD     Z5, Z3, Z19
+	VPMADDUBSW   192(BX)(R8*4), Z4, Z0
+	VPDPWSSD     Z5, Z0, Z20
+	VPMADDUBSW   192(R9)(R8*1), Z4, Z1
+	VPDPWSSD     Z5, Z1, Z21
+	VPMADDUBSW   192(R9)(R8*2), Z4, Z2
+	VPDPWSSD     Z5, Z2, Z22
+	VPMADDUBSW   192(R10)(R8*4), Z4, Z3
+	VPDPWSSD     Z5, Z3, Z23
+	VPERMW    Z12, Z30, Z0
+	VPERMW    Z12, Z31, Z1
+	VPMADDWD  32(R11), Z0, Z0
+	VPMADDWD  96(R11), Z1, Z1
+	VPADDD    Z1, Z0, Z0
+	VEXTRACTI64X4 $1, Z0, Y1
+	VPADDD    Y1, Y0, Y9
+	VSHUFI64X2 $0x44, Z17, Z16, Z0
+	VSHUFI64X2 $0xee, Z17, Z16, Z16
+	VPADDD     Z16, Z0, Z0
+	VSHUFI64X2 $0x44, Z19, Z18, Z1
+	VSHUFI64X2 $0xee, Z19, Z18, Z18
+	VPADDD     Z18, Z1, Z1
+	VSHUFI64X2 $0x44, Z21, Z20, Z2
+	VSHUFI64X2 $0xee, Z21, Z20, Z20
+	VPADDD     Z20, Z2, Z2
+	VSHUFI64X2 $0x44, Z23, Z22, Z3
+	VSHUFI64X2 $0xee, Z23, Z22, Z22
+	VPADDD     Z22, Z3, Z3
+	VSHUFI64X2 $0x88, Z1, Z0, Z4
+	VSHUFI64X2 $0xdd, Z1, Z0, Z0
+	VPADDD     Z0, Z4, Z4
+	VSHUFI64X2 $0x88, Z3, Z2, Z5
+	VSHUFI64X2 $0xdd, Z3, Z2, Z2
+	VPADDD     Z2, Z5, Z5
+	VPUNPCKLQDQ Z5, Z4, Z0
+	VPUNPCKHQDQ Z5, Z4, Z1
+	VPADDD      Z1, Z0, Z0
+	VPSHUFD     $0xb1, Z0, Z1
+	VPADDD      Z1, Z0, Z0
+	VPERMD      Z0, Z13, Z8
+	VPBROADCASTD (SI), X6
+	VCVTPH2PS    X6, X6
+	VBROADCASTSS X6, Y7
+	VMOVSHDUP    X6, X6
+	VBROADCASTSS X6, Y6
+	VMOVUPS      (R11), Y10
+	VMULPS       Y10, Y7, Y7
+	VMULPS       Y10, Y6, Y6
+	VCVTDQ2PS    Y8, Y8
+	VMULPS       Y7, Y8, Y8
+	VADDPS       Y8, Y28, Y28
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y6, Y9, Y9
+	VADDPS       Y9, Y29, Y29
+	ADDQ  $176, SI
+	ADDQ  $256, BX
+	ADDQ  $256, R9
+	ADDQ  $256, R10
+	ADDQ  $160, R11
+	DECQ  CX
+	JNZ   q5kTile8VNNI512_block
+q5kTile8VNNI512_store:
+	MOVQ out+0(FP), DI
+	MOVQ ldo+32(FP), DX
+	SHLQ $2, DX
+	VSUBPS       Y29, Y28, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMOVSS       X0, (DI)
+	ADDQ         DX, DI
+	VEXTRACTPS   $1, X0, (DI)
+	ADDQ         DX, DI
+	VEXTRACTPS   $2, X0, (DI)
+	ADDQ         DX, DI
+	VEXTRACTPS   $3, X0, (DI)
+	ADDQ         DX, DI
+	VMOVSS       X1, (DI)
+	ADDQ         DX, DI
+	VEXTRACTPS   $1, X1, (DI)
+	ADDQ         DX, DI
+	VEXTRACTPS   $2, X1, (DI)
+	ADDQ         DX, DI
+	VEXTRACTPS   $3, X1, (DI)
+	ADDQ         DX, DI
 	VZEROUPPER
 	RET
 

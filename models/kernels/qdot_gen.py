@@ -598,6 +598,145 @@ def q4k_tile(q5=False):
     p()
 
 
+def q4k_tile8(q5=False):
+    """One Q4_K (Q5_K) row × 8 tokens: q4k_tile's unpacking shared by twice
+    the tokens, and each super-block's 8 int sums, 8 min sums and float
+    steps done once for the 8 tokens in the lanes of one register (dotQ4KGo's
+    steps per lane), where the 4-token tile does them per 4."""
+    name = "q5kTile8VNNI512" if q5 else "q4kTile8VNNI512"
+    bb, qo = (176, 48) if q5 else (144, 16)
+    p(f"// func {name}(out *float32, w *byte, x *int8, xp *byte, ldo, nb, cols int)")
+    p("// One row × tokens 0-7 of a Q8_K activation (x rows cols bytes apart) into")
+    p("// out[t*ldo]. xp holds per block 160 bytes (packK8): the 8 tokens' xd,")
+    p("// then words [i][t][2] = the sums of sub-blocks 2i and 2i+1 of token t,")
+    p("// pair-summed (4 i). Z16-Z23 the tokens' int sums (VPMADDUBSW +")
+    p("// VPDPWSSD per 64 values, unpacked once: Z4, scale words Z5), Y28 Y29")
+    p("// the float accumulators (scale, min) of the 8 tokens. Tokens 0-2 at BX")
+    p("// + t·R8, 3 at R10, 4 at BX + 4·R8, 5-6 at R9 + R8, 2·R8, 7 at R10 + 4·R8.")
+    p(f"TEXT ·{name}(SB), NOSPLIT, $0-56")
+    p("\tMOVQ w+8(FP), SI")
+    p("\tMOVQ cols+48(FP), R8")
+    p("\tMOVQ x+16(FP), BX")
+    p("\tLEAQ (BX)(R8*4), R9")
+    p("\tLEAQ (BX)(R8*2), R10")
+    p("\tADDQ R8, R10")
+    p("\tMOVQ xp+24(FP), R11")
+    p("\tMOVQ nb+40(FP), CX")
+    bytes_const("0x0f0f0f0f", "X15", "Z15", reg="DX")
+    if q5:
+        bytes_const("0x01010101", "X14", "Z14", reg="DX")
+    for j in range(4):
+        p(f"\tVMOVDQU64 qdk4<>+{64*j}(SB), Z{24+j}")
+    p("\tVMOVDQU64 qdk8m<>(SB), Z30")
+    p("\tVMOVDQU64 qdk8m<>+64(SB), Z31")
+    p("\tVMOVDQU64 qdk8p<>(SB), Z13")
+    p("\tVXORPS Y28, Y28, Y28")
+    p("\tVXORPS Y29, Y29, Y29")
+    p("\tTESTQ CX, CX")
+    p(f"\tJZ    {name}_store")
+    p(f"{name}_block:")
+    # Scales and mins as words: Z12 = [sc0..sc7, m0..m7], upper lanes zero.
+    p("\tVMOVQ       4(SI), X6")
+    p("\tVMOVD       12(SI), X7")
+    p("\tVPSRLW      $6, X6, X8")
+    p("\tVPANDD      qdk3<>(SB), X8, X8")
+    p("\tVPSLLW      $4, X8, X8")
+    p("\tVPANDD      qdk3f<>(SB), X6, X6")
+    p("\tVPSRLW      $4, X7, X9")
+    p("\tVPAND       X15, X7, X7")
+    p("\tVPAND       X15, X9, X9")
+    p("\tVPUNPCKLDQ  X9, X7, X7")
+    p("\tVPOR        X8, X7, X7")
+    p("\tVPUNPCKLDQ  X7, X6, X6")
+    p("\tVPMOVZXBW   X6, Y12")
+    for t in range(8):
+        p(f"\tVPXORD Z{16+t}, Z{16+t}, Z{16+t}")
+    xa = ["(BX)", "(BX)(R8*1)", "(BX)(R8*2)", "(R10)", "(BX)(R8*4)", "(R9)(R8*1)", "(R9)(R8*2)", "(R10)(R8*4)"]
+    if q5:
+        p("\tVMOVDQU      16(SI), Y10")
+        p("\tVPSRLW       $1, Y10, Y11")
+        p("\tVINSERTI64X4 $1, Y11, Z10, Z10")
+    for j in range(4):
+        p(f"\tVMOVDQU      {qo+32*j}(SI), Y4")
+        p("\tVPSRLW       $4, Y4, Y6")
+        p("\tVINSERTI64X4 $1, Y6, Z4, Z4")
+        p("\tVPANDD       Z15, Z4, Z4")
+        if q5:
+            p("\tVPANDD       Z14, Z10, Z11")
+            p("\tVPSLLW       $4, Z11, Z11")
+            p("\tVPORD        Z11, Z4, Z4")
+            p("\tVPSRLW       $2, Z10, Z10")
+        p(f"\tVPERMW       Z12, Z{24+j}, Z5")
+        for t in range(8):
+            p(f"\tVPMADDUBSW   {64*j}{xa[t]}, Z4, Z{t%4}")
+            p(f"\tVPDPWSSD     Z5, Z{t%4}, Z{16+t}")
+    # msum of the 8 tokens: 2 VPMADDWD of the min pairs by the pair sums.
+    p("\tVPERMW    Z12, Z30, Z0")
+    p("\tVPERMW    Z12, Z31, Z1")
+    p("\tVPMADDWD  32(R11), Z0, Z0")
+    p("\tVPMADDWD  96(R11), Z1, Z1")
+    p("\tVPADDD    Z1, Z0, Z0")
+    p("\tVEXTRACTI64X4 $1, Z0, Y1")
+    p("\tVPADDD    Y1, Y0, Y9")
+    # isum: fold the 8 accumulators to [t0..t7] in Y8.
+    for k in range(4):
+        a, b = 16 + 2 * k, 17 + 2 * k
+        p(f"\tVSHUFI64X2 $0x44, Z{b}, Z{a}, Z{k}")
+        p(f"\tVSHUFI64X2 $0xee, Z{b}, Z{a}, Z{a}")
+        p(f"\tVPADDD     Z{a}, Z{k}, Z{k}")
+    for k in range(2):
+        a, b = 2 * k, 2 * k + 1
+        p(f"\tVSHUFI64X2 $0x88, Z{b}, Z{a}, Z{4+k}")
+        p(f"\tVSHUFI64X2 $0xdd, Z{b}, Z{a}, Z{a}")
+        p(f"\tVPADDD     Z{a}, Z{4+k}, Z{4+k}")
+    # Z4 = [t0|t1|t2|t3], Z5 = [t4|..|t7], 4 lanes each.
+    p("\tVPUNPCKLQDQ Z5, Z4, Z0")
+    p("\tVPUNPCKHQDQ Z5, Z4, Z1")
+    p("\tVPADDD      Z1, Z0, Z0")
+    p("\tVPSHUFD     $0xb1, Z0, Z1")
+    p("\tVPADDD      Z1, Z0, Z0")
+    # Each 128 bits k now [t_k, t_k, t_k+4, t_k+4]: qdk8p<> puts them in order.
+    p("\tVPERMD      Z0, Z13, Z8")
+    # Floats: lane t of Y28 += float32(isum_t)·float32(d·xd_t), Y29 likewise.
+    p("\tVPBROADCASTD (SI), X6")
+    p("\tVCVTPH2PS    X6, X6")
+    p("\tVBROADCASTSS X6, Y7")
+    p("\tVMOVSHDUP    X6, X6")
+    p("\tVBROADCASTSS X6, Y6")
+    p("\tVMOVUPS      (R11), Y10")
+    p("\tVMULPS       Y10, Y7, Y7")
+    p("\tVMULPS       Y10, Y6, Y6")
+    p("\tVCVTDQ2PS    Y8, Y8")
+    p("\tVMULPS       Y7, Y8, Y8")
+    p("\tVADDPS       Y8, Y28, Y28")
+    p("\tVCVTDQ2PS    Y9, Y9")
+    p("\tVMULPS       Y6, Y9, Y9")
+    p("\tVADDPS       Y9, Y29, Y29")
+    p(f"\tADDQ  ${bb}, SI")
+    p("\tADDQ  $256, BX")
+    p("\tADDQ  $256, R9")
+    p("\tADDQ  $256, R10")
+    p("\tADDQ  $160, R11")
+    p("\tDECQ  CX")
+    p(f"\tJNZ   {name}_block")
+    p(f"{name}_store:")
+    p("\tMOVQ out+0(FP), DI")
+    p("\tMOVQ ldo+32(FP), DX")
+    p("\tSHLQ $2, DX")
+    p("\tVSUBPS       Y29, Y28, Y0")
+    p("\tVEXTRACTF128 $1, Y0, X1")
+    for h in range(2):
+        for l in range(4):
+            if l == 0:
+                p(f"\tVMOVSS       X{h}, (DI)")
+            else:
+                p(f"\tVEXTRACTPS   ${l}, X{h}, (DI)")
+            p("\tADDQ         DX, DI")
+    p("\tVZEROUPPER")
+    p("\tRET")
+    p()
+
+
 def q4k_tile_avx2(q5=False):
     name = "q5kTileAVX2" if q5 else "q4kTileAVX2"
     bb, qo = (176, 48) if q5 else (144, 16)
@@ -868,12 +1007,29 @@ p("// packs and of VPHADDD.")
 for i, v in enumerate([0, 4, 1, 5, 2, 6, 3, 7]):
     p(f"DATA qq8perm<>+{4*i}(SB)/4, ${v}")
 p("GLOBL qq8perm<>(SB), RODATA|NOPTR, $32")
+p("// qdk8m<>: VPERMW picks of the mins (words 8-15 of the scale register)")
+p("// for q4k_tile8's two VPMADDWD: dword lanes 0-7 the pair (m_4h, m_4h+1),")
+p("// lanes 8-15 (m_4h+2, m_4h+3), for h = 0, 1.")
+for h in range(2):
+    w = []
+    for i in (2 * h, 2 * h + 1):
+        w += [8 + 2 * i, 8 + 2 * i + 1] * 8
+    for k in range(8):
+        v = sum(w[4 * k + i] << (16 * i) for i in range(4))
+        p(f"DATA qdk8m<>+{64*h+8*k}(SB)/8, $0x{v:016x}")
+p("GLOBL qdk8m<>(SB), RODATA|NOPTR, $128")
+p("// qdk8p<>: VPERMD taking lanes 4k (token k) and 4k+2 (token k+4) in order.")
+for i, v in enumerate([0, 4, 8, 12, 2, 6, 10, 14] + [0] * 8):
+    p(f"DATA qdk8p<>+{4*i}(SB)/4, ${v}")
+p("GLOBL qdk8p<>(SB), RODATA|NOPTR, $64")
 p()
 i8_tile()
 for f in ["q4k", "q5k", "q6k"]:
     kquant512(f)
 q4k_tile()
 q4k_tile(q5=True)
+q4k_tile8()
+q4k_tile8(q5=True)
 q4k_tile_avx2()
 q4k_tile_avx2(q5=True)
 q6k_tile()

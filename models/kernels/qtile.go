@@ -1,6 +1,8 @@
 package kernels
 
 import (
+	"encoding/binary"
+	"math"
 	"sync"
 	"unsafe"
 )
@@ -83,20 +85,60 @@ func kTileOK(op, n int) bool {
 	return !noTiles && isa >= isaAVX2 && (op == opMatVecQ4K || op == opMatVecQ5K || op == opMatVecQ6K) && n >= kTokens
 }
 
-// kTiledRange runs rows [r0, r1) of the batched Q4_K, Q5_K or Q6_K product.
+// kTile8OK reports whether the batched op takes the 8-token Q4_K/Q5_K tiles
+// for its first n/8·8 tokens: the 4-token tile spends about as much on each
+// super-block's reductions and float steps as on its products.
+func kTile8OK(op, n int) bool {
+	return kTileOK(op, n) && isa >= isaAVX512VNNI && (op == opMatVecQ4K || op == opMatVecQ5K) && n >= 8
+}
+
+// k8Bytes is packK8's bytes per 8 tokens and super-block.
+const k8Bytes = 160
+
+// packK8 writes for each 8 tokens q (of n/8) and super-block bi the 160
+// bytes at (q·nb+bi)·160 the 8-token tile reads: the tokens' xd (8
+// float32), then [4][8][2] int16, [i][t][k] = the sum of the 32 values of
+// sub-block 2i+k of token 8q+t (two of its sums of 16).
+func packK8(dst []byte, dx []float32, xsum []int16, nb, n int) {
+	for q := 0; q < n/8; q++ {
+		for bi := 0; bi < nb; bi++ {
+			blk := dst[(q*nb+bi)*k8Bytes : (q*nb+bi+1)*k8Bytes]
+			for t := 0; t < 8; t++ {
+				tok := 8*q + t
+				binary.LittleEndian.PutUint32(blk[4*t:], math.Float32bits(dx[tok*nb+bi]))
+				s := xsum[(tok*nb+bi)*16:]
+				for j := 0; j < 8; j++ {
+					binary.LittleEndian.PutUint16(blk[32+4*(8*(j/2)+t)+2*(j%2):], uint16(s[2*j]+s[2*j+1]))
+				}
+			}
+		}
+	}
+}
+
+// kTiledRange runs rows [r0, r1) of the batched Q4_K, Q5_K or Q6_K product:
+// 8-token tiles where kTile8OK (b.xp from packK8), then 4-token tiles, then
+// a row product per token for the last n%4.
 func (b *batch) kTiledRange(r0, r1 int) {
 	rows, cols := b.rows, b.cols
 	nb := cols / QK
 	_, bb := blockGeom(b.op)
 	rowBytes := nb * bb
+	nt8 := 0
+	if b.xp != nil {
+		nt8 = b.n / 8 * 8
+	}
 	nt := b.n / kTokens * kTokens
 	rt := max(1, batchTile/rowBytes)
-	tc := max(kTokens, (256<<10)/cols/kTokens*kTokens)
+	tc := max(8, (256<<10)/cols/8*8)
 	for t0 := 0; t0 < nt; t0 += tc {
 		t1 := min(nt, t0+tc)
 		for ra := r0; ra < r1; ra += rt {
 			for r := ra; r < min(r1, ra+rt); r++ {
-				for t := t0; t < t1; t += kTokens {
+				t := t0
+				for ; t+8 <= min(t1, nt8); t += 8 {
+					kTile8Asm(b.op, &b.out[t*rows+r], &b.wb[r*rowBytes], &b.qx[t*cols], &b.xp[t/8*nb*k8Bytes], rows, nb, cols)
+				}
+				for ; t < t1; t += kTokens {
 					kTileAsm(b.op, &b.out[t*rows+r], &b.wb[r*rowBytes], &b.qx[t*cols], &b.dx[t*nb], &b.xsum[t*cols/16], rows, nb, cols)
 				}
 			}

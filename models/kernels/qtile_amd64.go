@@ -27,6 +27,21 @@ func q6kTileVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo,
 //go:noescape
 func q6kTileAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)
 
+//go:noescape
+func q4kTile8VNNI512(out *float32, w *byte, x *int8, xp *byte, ldo, nb, cols int)
+
+//go:noescape
+func q5kTile8VNNI512(out *float32, w *byte, x *int8, xp *byte, ldo, nb, cols int)
+
+// kTile8Asm runs one 8-token K-quant tile (kTile8OK).
+func kTile8Asm(op int, out *float32, w *byte, x *int8, xp *byte, ldo, nb, cols int) {
+	if op == opMatVecQ5K {
+		q5kTile8VNNI512(out, w, x, xp, ldo, nb, cols)
+		return
+	}
+	q4kTile8VNNI512(out, w, x, xp, ldo, nb, cols)
+}
+
 // kTileAsm runs one K-quant tile (kTileOK): one row × kTokens tokens.
 func kTileAsm(op int, out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int) {
 	switch {
