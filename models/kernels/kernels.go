@@ -36,7 +36,9 @@
 //   - GGUF K-quants as the raw tensor bytes (qblock.go): MatVecQ4_K,
 //     MatVecQ5_K, MatVecQ6_K with a Q8_K activation (QuantizeQ8_K); batched
 //     MatMulQ4_K ... MatMulQ6_K (batch.go), with register tiles for them and
-//     the per-row int8 (qtile.go).
+//     the per-row int8 (qtile.go). On AVX-512 VNNI hosts Q4_K is repacked
+//     at load into 16-row groups instead (PackIL4K, ilq4k.go) and multiplied
+//     by MatMulIL4K, bitwise MatVecQ4_K.
 //
 // Softmax (softmax.go) runs on the vectorised float32 exponential of
 // exp.go, where SwiGLU fuses the gated MLP activation; TorchSwiGLU

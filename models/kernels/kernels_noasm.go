@@ -67,3 +67,7 @@ func kTile8Asm(op int, out *float32, w *byte, x *int8, xp *byte, ldo, nb, cols i
 func kTileAsm(op int, out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int) {
 	panic("kernels: no asm")
 }
+
+const il4kHasAsm = false
+
+func (p *il4kProd) runAsm(g0, g1 int) { panic("kernels: no asm") }

@@ -2,6 +2,8 @@ package weights
 
 import (
 	"chat/models/gguf"
+	"chat/models/hugepage"
+	"chat/models/kernels"
 )
 
 // Blocks is a matrix in one of GGUF's block formats, kept as the tensor's
@@ -9,11 +11,24 @@ import (
 // format's own kernels with the activations quantised once per token as
 // ggml's CPU backend does: Q8_K super-blocks for the K-quants (q4_k.go).
 // The kinds are declared in the format files. (Q8_0, Q4_0 and Q5_0 are
-// interleaved at load instead: il.go.)
+// interleaved at load instead: il.go.) On AVX-512 VNNI hosts Q4_K is
+// interleaved too (kernels.PackIL4K, the same size): its products then give
+// the same bits several times faster.
 type Blocks struct {
 	rows, cols int
 	raw        []byte
+	il         []byte // Q4_K interleaved (raw is nil then)
 	k          *blockKind
+}
+
+// newBlocks keeps raw (a copy of it) or its interleaved form.
+func newBlocks(k *blockKind, raw []byte, rows, cols int) *Blocks {
+	if k.typ == gguf.TypeQ4_K && kernels.IL4KOK() {
+		il := hugepage.Bytes(kernels.IL4KBytes(rows, cols))
+		kernels.PackIL4K(il, raw, rows, cols)
+		return &Blocks{rows: rows, cols: cols, il: il, k: k}
+	}
+	return &Blocks{rows: rows, cols: cols, raw: bytesCopy(raw), k: k}
 }
 
 // blockKind is what sets one block format apart: its GGUF type, the
@@ -43,7 +58,7 @@ func registerBlocks(name string, k *blockKind) {
 		if err != nil {
 			return nil, err
 		}
-		return &Blocks{rows: rows, cols: cols, raw: bytesCopy(raw), k: k}, nil
+		return newBlocks(k, raw, rows, cols), nil
 	}})
 }
 
@@ -58,23 +73,54 @@ func quantizeBlocks(t gguf.Type, w []float32, cols int) ([]byte, error) {
 func (m *Blocks) Rows() int      { return m.rows }
 func (m *Blocks) Cols() int      { return m.cols }
 func (m *Blocks) Format() string { return m.k.typ.String() }
-func (m *Blocks) Bytes() int64   { return int64(len(m.raw)) }
+func (m *Blocks) Bytes() int64 {
+	if m.il != nil {
+		return int64(kernels.IL4KBytes(m.rows, m.cols))
+	}
+	return int64(len(m.raw))
+}
 
 func (m *Blocks) rowBytes() int { return m.cols / m.k.typ.BlockSize() * m.k.typ.BlockBytes() }
 
 func (m *Blocks) Mul(out, x []float32, n int, s *Scratch) {
 	checkMul(m, out, x, n)
 	a := quantizeQ8_K(x, n, m.cols, s)
+	if m.il != nil {
+		kernels.MatMulIL4K(out[:n*m.rows], m.il, a.q, a.d, a.sums, m.rows, m.cols, n)
+		return
+	}
 	m.k.mul(out[:n*m.rows], m.raw, a, m.rows, m.cols, n)
 }
 
 func (m *Blocks) Row(dst []float32, r int) {
+	if m.il != nil {
+		var blk [kernels.Q4_KBytes]byte // a block at a time: no allocation
+		for b := 0; b < m.cols/kernels.QK; b++ {
+			kernels.IL4KBlock(blk[:], m.il, r, b, m.cols)
+			_ = gguf.Dequantize(m.k.typ, blk[:], dst[b*kernels.QK:(b+1)*kernels.QK])
+		}
+		return
+	}
 	rb := m.rowBytes()
 	_ = gguf.Dequantize(m.k.typ, m.raw[r*rb:(r+1)*rb], dst[:m.cols]) // sizes checked at construction
 }
 
+// Slice shares the storage, unless the matrix is interleaved and r0 does not
+// start a row group: those rows are repacked.
 func (m *Blocks) Slice(r0, r1 int) Linear {
 	checkSlice(m, r0, r1)
 	rb := m.rowBytes()
-	return &Blocks{rows: r1 - r0, cols: m.cols, raw: m.raw[r0*rb : r1*rb : r1*rb], k: m.k}
+	if m.il == nil {
+		return &Blocks{rows: r1 - r0, cols: m.cols, raw: m.raw[r0*rb : r1*rb : r1*rb], k: m.k}
+	}
+	if r0%kernels.ILRows == 0 {
+		return &Blocks{rows: r1 - r0, cols: m.cols, il: m.il[kernels.IL4KBytes(r0, m.cols):], k: m.k}
+	}
+	raw := make([]byte, (r1-r0)*rb)
+	for r := r0; r < r1; r++ {
+		kernels.IL4KRow(raw[(r-r0)*rb:(r-r0+1)*rb], m.il, r, m.cols)
+	}
+	il := make([]byte, kernels.IL4KBytes(r1-r0, m.cols))
+	kernels.PackIL4K(il, raw, r1-r0, m.cols)
+	return &Blocks{rows: r1 - r0, cols: m.cols, il: il, k: m.k}
 }

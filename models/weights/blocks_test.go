@@ -74,3 +74,45 @@ func TestBlockProducts(t *testing.T) {
 		}
 	}
 }
+
+// TestQ4KSlices: Q4_K (interleaved on VNNI hosts) sliced at and between row
+// groups multiplies as the rows of the whole matrix, bitwise, and reads the
+// same rows; its storage is the file's size.
+func TestQ4KSlices(t *testing.T) {
+	const rows, cols, n = 53, 768, 11
+	r := rand.New(rand.NewPCG(8, 8))
+	x := make([]float32, n*cols)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	raw := modeltest.RandomBlocks(r, gguf.TypeQ4_K, rows*cols)
+	m, err := FromGGUF(gguf.TypeQ4_K, raw, rows, cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kernels.IL4KOK() && m.Bytes() != int64(kernels.IL4KBytes(rows, cols)) || m.Bytes() < int64(len(raw)) {
+		t.Errorf("%d bytes for %d of blocks", m.Bytes(), len(raw))
+	}
+	var s Scratch
+	full := make([]float32, n*rows)
+	m.Mul(full, x, n, &s)
+	for _, sl := range [][2]int{{0, 53}, {16, 40}, {3, 29}, {17, 53}, {32, 33}} {
+		r0, r1 := sl[0], sl[1]
+		p := m.Slice(r0, r1)
+		out := make([]float32, n*(r1-r0))
+		p.Mul(out, x, n, &s)
+		a, b := make([]float32, cols), make([]float32, cols)
+		for i := 0; i < r1-r0; i++ {
+			for tok := 0; tok < n; tok++ {
+				if out[tok*(r1-r0)+i] != full[tok*rows+r0+i] {
+					t.Fatalf("slice [%d, %d) row %d token %d: %v, whole %v", r0, r1, i, tok, out[tok*(r1-r0)+i], full[tok*rows+r0+i])
+				}
+			}
+			p.Row(a, i)
+			m.Row(b, r0+i)
+			if !slices.Equal(a, b) {
+				t.Fatalf("slice [%d, %d) row %d differs", r0, r1, i)
+			}
+		}
+	}
+}

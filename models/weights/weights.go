@@ -190,7 +190,7 @@ func FromGGUF(t gguf.Type, raw []byte, rows, cols int) (Linear, error) {
 	case gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeIQ4_NL:
 		return newInterleaved(t, raw, rows, cols), nil
 	case gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeIQ4_XS:
-		return &Blocks{rows: rows, cols: cols, raw: bytesCopy(raw), k: blockKinds[t]}, nil
+		return newBlocks(blockKinds[t], raw, rows, cols), nil
 	}
 	if !gguf.CanDequantize(t) {
 		return nil, fmt.Errorf("weights: tensor type %s is not supported", t)

@@ -1,0 +1,77 @@
+//go:build amd64 && !purego
+
+package kernels
+
+const il4kHasAsm = true
+
+//go:noescape
+func il4kT1VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il4kT2VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il4kT3VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il4kT4VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il4kT5VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il4kT6VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il4kT7VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il4kT8VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+// il4kTile runs the T-token tile (direct calls, so that facc stays on the
+// caller's stack).
+func il4kTile(T int, out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32) {
+	switch T {
+	case 1:
+		il4kT1VNNI(out, w, nb, xa, ldo, facc)
+	case 2:
+		il4kT2VNNI(out, w, nb, xa, ldo, facc)
+	case 3:
+		il4kT3VNNI(out, w, nb, xa, ldo, facc)
+	case 4:
+		il4kT4VNNI(out, w, nb, xa, ldo, facc)
+	case 5:
+		il4kT5VNNI(out, w, nb, xa, ldo, facc)
+	case 6:
+		il4kT6VNNI(out, w, nb, xa, ldo, facc)
+	case 7:
+		il4kT7VNNI(out, w, nb, xa, ldo, facc)
+	case 8:
+		il4kT8VNNI(out, w, nb, xa, ldo, facc)
+	}
+}
+
+// runAsm computes row groups [g0, g1) with the VNNI tiles, 8 tokens at a
+// time; a last, partial group goes through a buffer.
+func (p *il4kProd) runAsm(g0, g1 int) {
+	nb := p.cols / QK
+	var facc [2 * 8 * ILRows]float32
+	var tail [8 * ILRows]float32
+	for g := g0; g < g1; g++ {
+		w := &p.w[g*nb*il4kBlock]
+		r0 := g * ILRows
+		full := r0+ILRows <= p.rows
+		for t0 := 0; t0 < p.n; t0 += 8 {
+			T := min(8, p.n-t0)
+			xa := &p.xa[t0/8*nb*il4kAct]
+			if full {
+				il4kTile(T, &p.out[t0*p.rows+r0], w, nb, xa, p.rows, &facc[0])
+				continue
+			}
+			il4kTile(T, &tail[0], w, nb, xa, ILRows, &facc[0])
+			for t := 0; t < T; t++ {
+				copy(p.out[(t0+t)*p.rows+r0:(t0+t+1)*p.rows], tail[t*ILRows:])
+			}
+		}
+	}
+}

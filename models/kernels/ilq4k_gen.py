@@ -1,0 +1,156 @@
+# Generates ilq4k_amd64.s: python3 ilq4k_gen.py > ilq4k_amd64.s.
+#
+# AVX-512 VNNI tiles of the interleaved Q4_K product (ilq4k.go): one row
+# group (16 rows in the lanes of a zmm) × T = 1..8 tokens of the packed
+# activation (il4kAct bytes per 8 tokens and super-block: values at 256t,
+# xd at 2048+4t, sub-block pair sums at 2080+16t).
+#
+# Per super-block and sub-block s: each quad of 64 bytes (4 nibbles of 16
+# rows) is masked (low nibbles, s even) or shifted and masked (high, s odd)
+# once for the T tokens' VPDPBUSD, each broadcasting the token's 4 values;
+# the sub-block's exact int32 sum per (row, token) is then multiplied by the
+# 16 rows' 6-bit scales (VPMULLD) into the token's isum. The mins go in
+# through VPDPWSSD of (m_2i, m_2i+1) words by the token's pair sums, and
+# the float steps are dotQ4KGo's, lane by lane, with the float accumulators
+# (scale and min, 16 rows × T) in facc. Few tokens split each sub-block's
+# VPDPBUSD chain in 2 or 4 (exact integer sums in any order) so that its
+# latency does not serialize a decode step.
+#
+# Registers: Z0-Z7 the tokens' isum, Z8-Z15 the VPDPBUSD chains (then the
+# msums), Z16-Z19 float temporaries, Z23 Z24 scales and mins, Z25 Z26
+# weights, Z27 dmin, Z28 d, Z29 dword 15, Z30 dword 63, Z31 bytes 0x0f.
+import sys
+
+from asmgen import out, p, header
+
+ARGS = "out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32"
+BLOCK, ACT = 2304, 2240
+# PF: how many super-blocks ahead the weights are prefetched (about the
+# 17 KiB ahead ilblock_gen.py found best for its tiles).
+PF = 8
+
+
+def const(v, z):
+    p(f"\tMOVL         ${v}, AX")
+    p("\tVMOVD        AX, X16")
+    p(f"\tVPBROADCASTD X16, {z}")
+
+
+def scale(j, z, tmp, mins=False):
+    """Sub-block j's 6-bit scale (or min) of the 16 rows into z as dwords,
+    as get_scale_min_k4 (qblock.go's unpackK4)."""
+    if j < 4:
+        p(f"\tVPMOVZXBD {64+16*(j+4 if mins else j)}(SI), {z}")
+        p(f"\tVPANDD    Z30, {z}, {z}")
+        return
+    p(f"\tVPMOVZXBD {64+16*(j+4)}(SI), {z}")
+    if mins:
+        p(f"\tVPSRLD    $4, {z}, {z}")
+    else:
+        p(f"\tVPANDD    Z29, {z}, {z}")
+    p(f"\tVPMOVZXBD {64+16*(j if mins else j-4)}(SI), {tmp}")
+    p(f"\tVPSRLD    $6, {tmp}, {tmp}")
+    p(f"\tVPSLLD    $4, {tmp}, {tmp}")
+    p(f"\tVPORD     {tmp}, {z}, {z}")
+
+
+def tile(T):
+    name = f"il4kT{T}VNNI"
+    chains = 4 if T == 1 else 2 if T <= 3 else 1
+    p(f"// func {name}({ARGS})")
+    p(f"TEXT ·{name}(SB), NOSPLIT, $0-48")
+    p("\tMOVQ w+8(FP), SI")
+    p("\tMOVQ nb+16(FP), CX")
+    p("\tMOVQ xa+24(FP), BX")
+    p("\tMOVQ facc+40(FP), DI")
+    const("0x0f0f0f0f", "Z31")
+    const("63", "Z30")
+    const("15", "Z29")
+    p("\tVPXORD Z16, Z16, Z16")
+    for t in range(T):
+        p(f"\tVMOVUPS Z16, {128*t}(DI)")
+        p(f"\tVMOVUPS Z16, {128*t+64}(DI)")
+    p("\tTESTQ CX, CX")
+    p(f"\tJZ    {name}_store")
+    p(f"{name}_loop:")
+    for off in range(0, BLOCK, 64):
+        p(f"\tPREFETCHT0 {PF*BLOCK+off}(SI)")
+    p("\tVCVTPH2PS (SI), Z28")
+    p("\tVCVTPH2PS 32(SI), Z27")
+    for s in range(8):
+        j, hi = s // 2, s % 2
+        ch = lambda t, c: f"Z{8 + t * chains + c}"
+        for t in range(T):
+            for c in range(chains):
+                p(f"\tVPXORD {ch(t, c)}, {ch(t, c)}, {ch(t, c)}")
+        for k in range(8):
+            wz = "Z26" if k % 2 == 0 else "Z25"
+            q = 256 + 64 * (8 * j + k)
+            if hi:
+                p(f"\tVPSRLW   $4, {q}(SI), {wz}")
+                p(f"\tVPANDD   Z31, {wz}, {wz}")
+            else:
+                p(f"\tVPANDD   {q}(SI), Z31, {wz}")
+            for t in range(T):
+                p(f"\tVPDPBUSD.BCST {256*t+32*s+4*k}(BX), {wz}, {ch(t, k % chains)}")
+        for t in range(T):
+            if chains == 4:
+                p(f"\tVPADDD {ch(t, 1)}, {ch(t, 0)}, {ch(t, 0)}")
+                p(f"\tVPADDD {ch(t, 3)}, {ch(t, 2)}, {ch(t, 2)}")
+                p(f"\tVPADDD {ch(t, 2)}, {ch(t, 0)}, {ch(t, 0)}")
+            elif chains == 2:
+                p(f"\tVPADDD {ch(t, 1)}, {ch(t, 0)}, {ch(t, 0)}")
+        scale(s, "Z24", "Z23")
+        for t in range(T):
+            if s == 0:
+                p(f"\tVPMULLD Z24, {ch(t, 0)}, Z{t}")
+            else:
+                p(f"\tVPMULLD Z24, {ch(t, 0)}, {ch(t, 0)}")
+                p(f"\tVPADDD  {ch(t, 0)}, Z{t}, Z{t}")
+    # msum_t in Z8+t: Σ_i (m_2i, m_2i+1)·(pair sums of token t).
+    for t in range(T):
+        p(f"\tVPXORD Z{8+t}, Z{8+t}, Z{8+t}")
+    for i in range(4):
+        scale(2 * i, "Z24", "Z23", mins=True)
+        scale(2 * i + 1, "Z22", "Z23", mins=True)
+        p("\tVPSLLD $16, Z22, Z22")
+        p("\tVPORD  Z22, Z24, Z24")
+        for t in range(T):
+            p(f"\tVPDPWSSD.BCST {2080+16*t+4*i}(BX), Z24, Z{8+t}")
+    # acc += float32(isum)·float32(d·xd), accm += float32(msum)·float32(dmin·xd).
+    for t in range(T):
+        p(f"\tVMULPS.BCST {2048+4*t}(BX), Z28, Z16")
+        p(f"\tVCVTDQ2PS   Z{t}, Z17")
+        p("\tVMULPS      Z16, Z17, Z17")
+        p(f"\tVADDPS      {128*t}(DI), Z17, Z17")
+        p(f"\tVMOVUPS     Z17, {128*t}(DI)")
+        p(f"\tVMULPS.BCST {2048+4*t}(BX), Z27, Z18")
+        p(f"\tVCVTDQ2PS   Z{8+t}, Z19")
+        p("\tVMULPS      Z18, Z19, Z19")
+        p(f"\tVADDPS      {128*t+64}(DI), Z19, Z19")
+        p(f"\tVMOVUPS     Z19, {128*t+64}(DI)")
+    p(f"\tADDQ ${BLOCK}, SI")
+    p(f"\tADDQ ${ACT}, BX")
+    p("\tDECQ CX")
+    p(f"\tJNZ  {name}_loop")
+    p(f"{name}_store:")
+    p("\tMOVQ out+0(FP), SI")
+    p("\tMOVQ ldo+32(FP), DX")
+    p("\tSHLQ $2, DX")
+    for t in range(T):
+        p(f"\tVMOVUPS {128*t}(DI), Z16")
+        p(f"\tVSUBPS  {128*t+64}(DI), Z16, Z16")
+        p("\tVMOVUPS Z16, (SI)")
+        if t + 1 < T:
+            p("\tADDQ    DX, SI")
+    p("\tVZEROUPPER")
+    p("\tRET")
+    p()
+
+
+header("ilq4k_gen.py", "ilq4k_amd64.s")
+p("// Interleaved Q4_K tiles; see ilq4k_gen.py.")
+p()
+for T in range(1, 9):
+    tile(T)
+sys.stdout.write("\n".join(out) + "\n")
