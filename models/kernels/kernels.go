@@ -37,7 +37,7 @@
 //     MatVecQ5_K, MatVecQ6_K with a Q8_K activation (QuantizeQ8_K); batched
 //     MatMulQ4_K ... MatMulQ6_K (batch.go), with register tiles for them and
 //     the per-row int8 (qtile.go). On AVX-512 VNNI hosts Q4_K is repacked
-//     at load into 16-row groups instead (PackIL4K, ilq4k.go) and multiplied
+//     at load into 16-row groups instead (PackIL4K, ilk.go) and multiplied
 //     by MatMulIL4K, bitwise MatVecQ4_K.
 //
 // Softmax (softmax.go) runs on the vectorised float32 exponential of

@@ -68,6 +68,6 @@ func kTileAsm(op int, out *float32, w *byte, x *int8, xd *float32, xs *int16, ld
 	panic("kernels: no asm")
 }
 
-const il4kHasAsm = false
+const ilkHasAsm = false
 
-func (p *il4kProd) runAsm(g0, g1 int) { panic("kernels: no asm") }
+func (p *ilkProd) runAsm(g0, g1 int) { panic("kernels: no asm") }

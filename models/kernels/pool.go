@@ -55,7 +55,7 @@ const (
 	opPair    // the float pair tiles (pairtile.go): j.wp, j.eb, j.dx the packed x
 	opIL      // the interleaved-block products (ilblock.go): j.il, rows = row groups
 	opFunc    // Parallel: j.fn over rows items
-	opIL4K    // the interleaved Q4_K product (ilq4k.go): j.il4k, rows = row groups
+	opILK     // the interleaved K-quant products (ilk.go): j.ilk, rows = row groups
 )
 
 // Worker states. The caller moves idle→posted; the worker takes a job with
@@ -97,7 +97,7 @@ type job struct {
 	qf            qfProd         // qf.go
 	l4            l4Prod         // lut4.go
 	il            ilProd         // ilblock.go
-	il4k          il4kProd       // ilq4k.go
+	ilk           ilkProd        // ilk.go
 	bt            batch
 	fn            func(i0, i1 int) // Parallel's
 	chunk, chunks int
@@ -221,7 +221,7 @@ func (p *pool) exec(gran int) {
 	// Don't keep the operands alive.
 	j.out, j.w, j.x, j.qw, j.sw, j.qx, j.dx = nil, nil, nil, nil, nil, nil, nil
 	j.wb, j.xsum, j.wh, j.wp = nil, nil, nil, nil
-	j.qf, j.l4, j.il, j.il4k = qfProd{}, l4Prod{}, ilProd{}, il4kProd{}
+	j.qf, j.l4, j.il, j.ilk = qfProd{}, l4Prod{}, ilProd{}, ilkProd{}
 	j.bt, j.fn = batch{}, nil
 	p.mu.Unlock()
 }
@@ -265,8 +265,8 @@ func (j *job) drain() {
 			pairRange(j.out, j.wp, j.eb, j.dx, j.rows, j.cols, j.n, r0, r1)
 		case opGEMMF16:
 			gemmRangeF16(j.out, j.wh, j.x, j.dx, j.rows, j.cols, j.n, r0, r1)
-		case opIL4K:
-			j.il4k.run(r0, r1)
+		case opILK:
+			j.ilk.run(r0, r1)
 		case opFunc:
 			j.fn(r0, r1)
 		}

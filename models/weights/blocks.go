@@ -11,24 +11,60 @@ import (
 // format's own kernels with the activations quantised once per token as
 // ggml's CPU backend does: Q8_K super-blocks for the K-quants (q4_k.go).
 // The kinds are declared in the format files. (Q8_0, Q4_0 and Q5_0 are
-// interleaved at load instead: il.go.) On AVX-512 VNNI hosts Q4_K is
-// interleaved too (kernels.PackIL4K, the same size): its products then give
-// the same bits several times faster.
+// interleaved at load instead: il.go.) On AVX-512 VNNI hosts Q4_K and Q6_K
+// are interleaved too (kernels.PackIL4K, PackIL6K; the same size): their
+// products then give the same bits several times faster.
 type Blocks struct {
 	rows, cols int
 	raw        []byte
-	il         []byte // Q4_K interleaved (raw is nil then)
+	il         []byte // Q4_K or Q6_K interleaved (raw is nil then)
 	k          *blockKind
 }
 
 // newBlocks keeps raw (a copy of it) or its interleaved form.
 func newBlocks(k *blockKind, raw []byte, rows, cols int) *Blocks {
-	if k.typ == gguf.TypeQ4_K && kernels.IL4KOK() {
-		il := hugepage.Bytes(kernels.IL4KBytes(rows, cols))
-		kernels.PackIL4K(il, raw, rows, cols)
-		return &Blocks{rows: rows, cols: cols, il: il, k: k}
+	m := &Blocks{rows: rows, cols: cols, k: k}
+	if !m.interleaves() {
+		m.raw = bytesCopy(raw)
+		return m
 	}
-	return &Blocks{rows: rows, cols: cols, raw: bytesCopy(raw), k: k}
+	m.il = m.pack(raw, rows)
+	return m
+}
+
+// interleaves reports whether m's format is kept interleaved here.
+func (m *Blocks) interleaves() bool {
+	return (m.k.typ == gguf.TypeQ4_K || m.k.typ == gguf.TypeQ6_K) && kernels.ILKOK()
+}
+
+// pack interleaves rows of raw blocks.
+func (m *Blocks) pack(raw []byte, rows int) []byte {
+	if m.k.typ == gguf.TypeQ6_K {
+		il := hugepage.Bytes(kernels.IL6KBytes(rows, m.cols))
+		kernels.PackIL6K(il, raw, rows, m.cols)
+		return il
+	}
+	il := hugepage.Bytes(kernels.IL4KBytes(rows, m.cols))
+	kernels.PackIL4K(il, raw, rows, m.cols)
+	return il
+}
+
+// ilBlock writes super-block b of row r of the interleaved matrix as GGUF
+// bytes into dst.
+func (m *Blocks) ilBlock(dst []byte, r, b int) {
+	if m.k.typ == gguf.TypeQ6_K {
+		kernels.IL6KBlock(dst, m.il, r, b, m.cols)
+		return
+	}
+	kernels.IL4KBlock(dst, m.il, r, b, m.cols)
+}
+
+// ilBytes is the storage of rows interleaved rows.
+func (m *Blocks) ilBytes(rows int) int {
+	if m.k.typ == gguf.TypeQ6_K {
+		return kernels.IL6KBytes(rows, m.cols)
+	}
+	return kernels.IL4KBytes(rows, m.cols)
 }
 
 // blockKind is what sets one block format apart: its GGUF type, the
@@ -75,7 +111,7 @@ func (m *Blocks) Cols() int      { return m.cols }
 func (m *Blocks) Format() string { return m.k.typ.String() }
 func (m *Blocks) Bytes() int64 {
 	if m.il != nil {
-		return int64(kernels.IL4KBytes(m.rows, m.cols))
+		return int64(m.ilBytes(m.rows))
 	}
 	return int64(len(m.raw))
 }
@@ -85,7 +121,11 @@ func (m *Blocks) rowBytes() int { return m.cols / m.k.typ.BlockSize() * m.k.typ.
 func (m *Blocks) Mul(out, x []float32, n int, s *Scratch) {
 	checkMul(m, out, x, n)
 	a := quantizeQ8_K(x, n, m.cols, s)
-	if m.il != nil {
+	switch {
+	case m.il != nil && m.k.typ == gguf.TypeQ6_K:
+		kernels.MatMulIL6K(out[:n*m.rows], m.il, a.q, a.d, a.sums, m.rows, m.cols, n)
+		return
+	case m.il != nil:
 		kernels.MatMulIL4K(out[:n*m.rows], m.il, a.q, a.d, a.sums, m.rows, m.cols, n)
 		return
 	}
@@ -94,10 +134,11 @@ func (m *Blocks) Mul(out, x []float32, n int, s *Scratch) {
 
 func (m *Blocks) Row(dst []float32, r int) {
 	if m.il != nil {
-		var blk [kernels.Q4_KBytes]byte // a block at a time: no allocation
+		var buf [kernels.Q6_KBytes]byte // a block at a time: no allocation
+		blk := buf[:m.k.typ.BlockBytes()]
 		for b := 0; b < m.cols/kernels.QK; b++ {
-			kernels.IL4KBlock(blk[:], m.il, r, b, m.cols)
-			_ = gguf.Dequantize(m.k.typ, blk[:], dst[b*kernels.QK:(b+1)*kernels.QK])
+			m.ilBlock(blk, r, b)
+			_ = gguf.Dequantize(m.k.typ, blk, dst[b*kernels.QK:(b+1)*kernels.QK])
 		}
 		return
 	}
@@ -114,13 +155,14 @@ func (m *Blocks) Slice(r0, r1 int) Linear {
 		return &Blocks{rows: r1 - r0, cols: m.cols, raw: m.raw[r0*rb : r1*rb : r1*rb], k: m.k}
 	}
 	if r0%kernels.ILRows == 0 {
-		return &Blocks{rows: r1 - r0, cols: m.cols, il: m.il[kernels.IL4KBytes(r0, m.cols):], k: m.k}
+		return &Blocks{rows: r1 - r0, cols: m.cols, il: m.il[m.ilBytes(r0):], k: m.k}
 	}
 	raw := make([]byte, (r1-r0)*rb)
+	bb := m.k.typ.BlockBytes()
 	for r := r0; r < r1; r++ {
-		kernels.IL4KRow(raw[(r-r0)*rb:(r-r0+1)*rb], m.il, r, m.cols)
+		for b := 0; b < m.cols/kernels.QK; b++ {
+			m.ilBlock(raw[(r-r0)*rb+b*bb:(r-r0)*rb+(b+1)*bb], r, b)
+		}
 	}
-	il := make([]byte, kernels.IL4KBytes(r1-r0, m.cols))
-	kernels.PackIL4K(il, raw, r1-r0, m.cols)
-	return &Blocks{rows: r1 - r0, cols: m.cols, il: il, k: m.k}
+	return &Blocks{rows: r1 - r0, cols: m.cols, il: m.pack(raw, r1-r0), k: m.k}
 }

@@ -7,27 +7,50 @@ import (
 	"testing"
 )
 
-// TestIL4K: the interleaved Q4_K product against dotQ4KGo on the GGUF rows,
-// bitwise, for every token count 1-17, row counts no group divides, several
-// super-blocks, extreme operands, one and two threads, on every kernel set;
-// and PackIL4K / IL4KRow round trips.
-func TestIL4K(t *testing.T) {
+// ilkFormat is one interleaved K-quant as the tests see it.
+type ilkFormat struct {
+	name   string
+	bytes  func(rows, cols int) int
+	pack   func(dst, raw []byte, rows, cols int)
+	row    func(dst, w []byte, r, cols int)
+	matMul func(out []float32, w []byte, xq []int8, xd []float32, xsums []int16, rows, cols, n int)
+	dot    func(row []byte, xq []int8, xd []float32, xsums []int16) float32
+}
+
+var ilkFormats = []ilkFormat{
+	{"Q4_K", IL4KBytes, PackIL4K, IL4KRow, MatMulIL4K, dotQ4KGo},
+	{"Q6_K", IL6KBytes, PackIL6K, IL6KRow, MatMulIL6K, dotQ6KGo},
+}
+
+// TestILK: the interleaved Q4_K and Q6_K products against dotQ4KGo and
+// dotQ6KGo on the GGUF rows, bitwise, for every token count 1-17, row counts
+// no group divides, several super-blocks, extreme operands, one and two
+// threads, on every kernel set; and the pack / row round trips.
+func TestILK(t *testing.T) {
+	for _, f := range ilkFormats {
+		t.Run(f.name, func(t *testing.T) { testILK(t, f) })
+	}
+}
+
+func testILK(t *testing.T, f ilkFormat) {
 	rng := rand.New(rand.NewPCG(57, 58))
-	k := blockKinds[0]
-	for k.name != "Q4_K" {
-		t.Fatal("blockKinds[0] is not Q4_K")
+	var k blockKind
+	for _, bk := range blockKinds {
+		if bk.name == f.name {
+			k = bk
+		}
 	}
 	for _, sz := range [][2]int{{1, 256}, {16, 512}, {23, 768}, {40, 256}, {33, 1024}} {
 		rows, cols := sz[0], sz[1]
 		nb := cols / QK
 		for _, extreme := range []bool{false, true} {
 			raw := randBlocks(rng, k, rows*nb, extreme)
-			w := make([]byte, IL4KBytes(rows, cols))
-			PackIL4K(w, raw, rows, cols)
-			row := make([]byte, nb*Q4_KBytes)
+			w := make([]byte, f.bytes(rows, cols))
+			f.pack(w, raw, rows, cols)
+			row := make([]byte, nb*k.bb)
 			for r := 0; r < rows; r++ {
-				IL4KRow(row, w, r, cols)
-				if string(row) != string(raw[r*nb*Q4_KBytes:(r+1)*nb*Q4_KBytes]) {
+				f.row(row, w, r, cols)
+				if string(row) != string(raw[r*nb*k.bb:(r+1)*nb*k.bb]) {
 					t.Fatalf("rows=%d cols=%d: row %d does not round-trip", rows, cols, r)
 				}
 			}
@@ -44,11 +67,11 @@ func TestIL4K(t *testing.T) {
 						for _, th := range []int{1, 2} {
 							withThreads(th, func() {
 								out := unaligned(rng, n*rows, 2)
-								MatMulIL4K(out, w, xq, xd, xs, rows, cols, n)
-								checkSentinels(t, "MatMulIL4K", out)
+								f.matMul(out, w, xq, xd, xs, rows, cols, n)
+								checkSentinels(t, f.name, out)
 								for tok := 0; tok < n; tok++ {
 									for r := 0; r < rows; r++ {
-										want := dotQ4KGo(raw[r*nb*Q4_KBytes:(r+1)*nb*Q4_KBytes], xq[tok*cols:(tok+1)*cols], xd[tok*nb:(tok+1)*nb], xs[tok*cols/16:(tok+1)*cols/16])
+										want := f.dot(raw[r*nb*k.bb:(r+1)*nb*k.bb], xq[tok*cols:(tok+1)*cols], xd[tok*nb:(tok+1)*nb], xs[tok*cols/16:(tok+1)*cols/16])
 										if got := out[tok*rows+r]; math.Float32bits(got) != math.Float32bits(want) {
 											t.Fatalf("%s threads=%d rows=%d cols=%d n=%d extreme=%v: token %d row %d = %v, want %v",
 												implName(asm), th, rows, cols, n, extreme, tok, r, got, want)
@@ -64,16 +87,27 @@ func TestIL4K(t *testing.T) {
 	}
 }
 
-// BenchmarkIL4K: the interleaved Q4_K product against MatMulQ4_K's row
+// BenchmarkILK: the interleaved K-quant products against the row
 // tiles on the same weights, at 1 (decode) and 64 tokens; bytes are weight
 // bytes.
-func BenchmarkIL4K(b *testing.B) {
+func BenchmarkILK(b *testing.B) {
+	for _, f := range ilkFormats {
+		b.Run(f.name, func(b *testing.B) { benchILK(b, f) })
+	}
+}
+
+func benchILK(b *testing.B, f ilkFormat) {
 	const rows, cols = 2048, 2048
 	rng := rand.New(rand.NewPCG(7, 7))
-	k := blockKinds[0]
+	var k blockKind
+	for _, bk := range blockKinds {
+		if bk.name == f.name {
+			k = bk
+		}
+	}
 	raw := randBlocks(rng, k, rows*cols/QK, false)
-	w := make([]byte, IL4KBytes(rows, cols))
-	PackIL4K(w, raw, rows, cols)
+	w := make([]byte, f.bytes(rows, cols))
+	f.pack(w, raw, rows, cols)
 	for _, n := range []int{1, 8, 64} {
 		xq, xd, xs := quantAct(k, randVec(rng, n*cols))
 		out := make([]float32, n*rows)

@@ -2,7 +2,7 @@
 
 package kernels
 
-const il4kHasAsm = true
+const ilkHasAsm = true
 
 //go:noescape
 func il4kT1VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
@@ -28,9 +28,54 @@ func il4kT7VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
 //go:noescape
 func il4kT8VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
 
-// il4kTile runs the T-token tile (direct calls, so that facc stays on the
+//go:noescape
+func il6kT1VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il6kT2VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il6kT3VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il6kT4VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il6kT5VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il6kT6VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il6kT7VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il6kT8VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+// ilkTile runs the T-token tile (direct calls, so that facc stays on the
 // caller's stack).
-func il4kTile(T int, out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32) {
+func ilkTile(q6 bool, T int, out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32) {
+	if q6 {
+		switch T {
+		case 1:
+			il6kT1VNNI(out, w, nb, xa, ldo, facc)
+		case 2:
+			il6kT2VNNI(out, w, nb, xa, ldo, facc)
+		case 3:
+			il6kT3VNNI(out, w, nb, xa, ldo, facc)
+		case 4:
+			il6kT4VNNI(out, w, nb, xa, ldo, facc)
+		case 5:
+			il6kT5VNNI(out, w, nb, xa, ldo, facc)
+		case 6:
+			il6kT6VNNI(out, w, nb, xa, ldo, facc)
+		case 7:
+			il6kT7VNNI(out, w, nb, xa, ldo, facc)
+		case 8:
+			il6kT8VNNI(out, w, nb, xa, ldo, facc)
+		}
+		return
+	}
 	switch T {
 	case 1:
 		il4kT1VNNI(out, w, nb, xa, ldo, facc)
@@ -53,22 +98,26 @@ func il4kTile(T int, out *float32, w *byte, nb int, xa *byte, ldo int, facc *flo
 
 // runAsm computes row groups [g0, g1) with the VNNI tiles, 8 tokens at a
 // time; a last, partial group goes through a buffer.
-func (p *il4kProd) runAsm(g0, g1 int) {
+func (p *ilkProd) runAsm(g0, g1 int) {
 	nb := p.cols / QK
+	bb, act := il4kBlock, il4kAct
+	if p.q6 {
+		bb, act = il6kBlock, il6kAct
+	}
 	var facc [2 * 8 * ILRows]float32
 	var tail [8 * ILRows]float32
 	for g := g0; g < g1; g++ {
-		w := &p.w[g*nb*il4kBlock]
+		w := &p.w[g*nb*bb]
 		r0 := g * ILRows
 		full := r0+ILRows <= p.rows
 		for t0 := 0; t0 < p.n; t0 += 8 {
 			T := min(8, p.n-t0)
-			xa := &p.xa[t0/8*nb*il4kAct]
+			xa := &p.xa[t0/8*nb*act]
 			if full {
-				il4kTile(T, &p.out[t0*p.rows+r0], w, nb, xa, p.rows, &facc[0])
+				ilkTile(p.q6, T, &p.out[t0*p.rows+r0], w, nb, xa, p.rows, &facc[0])
 				continue
 			}
-			il4kTile(T, &tail[0], w, nb, xa, ILRows, &facc[0])
+			ilkTile(p.q6, T, &tail[0], w, nb, xa, ILRows, &facc[0])
 			for t := 0; t < T; t++ {
 				copy(p.out[(t0+t)*p.rows+r0:(t0+t+1)*p.rows], tail[t*ILRows:])
 			}

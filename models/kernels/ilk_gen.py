@@ -1,9 +1,10 @@
-# Generates ilq4k_amd64.s: python3 ilq4k_gen.py > ilq4k_amd64.s.
+# Generates ilk_amd64.s: python3 ilk_gen.py > ilk_amd64.s.
 #
-# AVX-512 VNNI tiles of the interleaved Q4_K product (ilq4k.go): one row
-# group (16 rows in the lanes of a zmm) × T = 1..8 tokens of the packed
-# activation (il4kAct bytes per 8 tokens and super-block: values at 256t,
-# xd at 2048+4t, sub-block pair sums at 2080+16t).
+# AVX-512 VNNI tiles of the interleaved Q4_K and Q6_K products (ilk.go):
+# one row group (16 rows in the lanes of a zmm) × T = 1..8 tokens of the
+# packed activation (il4kAct or il6kAct bytes per 8 tokens and super-block:
+# values at 256t, xd at 2048+4t, Q4_K's sub-block pair sums at 2080+16t,
+# Q6_K's -32·sums at 2080+64t).
 #
 # Per super-block and sub-block s: each quad of 64 bytes (4 nibbles of 16
 # rows) is masked (low nibbles, s even) or shifted and masked (high, s odd)
@@ -16,6 +17,12 @@
 # VPDPBUSD chain in 2 or 4 (exact integer sums in any order) so that its
 # latency does not serialize a decode step.
 #
+# Q6_K (il6k): each vector of 4 values of 16 rows is put together from a
+# quad of ql (low or high nibbles) and one of qh (2 bits moved to bits 4-5);
+# each sub-block of 16 values starts at the token's -32·sum of it, and its
+# sum times the rows' int8 scales (VPMULLD) goes into isum; one float step
+# per super-block, no mins.
+#
 # Registers: Z0-Z7 the tokens' isum, Z8-Z15 the VPDPBUSD chains (then the
 # msums), Z16-Z19 float temporaries, Z23 Z24 scales and mins, Z25 Z26
 # weights, Z27 dmin, Z28 d, Z29 dword 15, Z30 dword 63, Z31 bytes 0x0f.
@@ -23,6 +30,7 @@ import sys
 
 from asmgen import out, p, header
 
+BLOCK6, ACT6 = 3360, 2624
 ARGS = "out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32"
 BLOCK, ACT = 2304, 2240
 # PF: how many super-blocks ahead the weights are prefetched (about the
@@ -148,9 +156,98 @@ def tile(T):
     p()
 
 
-header("ilq4k_gen.py", "ilq4k_amd64.s")
-p("// Interleaved Q4_K tiles; see ilq4k_gen.py.")
+def tile6(T):
+    name = f"il6kT{T}VNNI"
+    chains = 4 if T == 1 else 2 if T <= 3 else 1
+    p(f"// func {name}({ARGS})")
+    p(f"TEXT ·{name}(SB), NOSPLIT, $0-48")
+    p("\tMOVQ w+8(FP), SI")
+    p("\tMOVQ nb+16(FP), CX")
+    p("\tMOVQ xa+24(FP), BX")
+    p("\tMOVQ facc+40(FP), DI")
+    const("0x0f0f0f0f", "Z31")
+    const("0x30303030", "Z30")
+    p("\tVPXORD Z16, Z16, Z16")
+    for t in range(T):
+        p(f"\tVMOVUPS Z16, {64*t}(DI)")
+    p("\tTESTQ CX, CX")
+    p(f"\tJZ    {name}_store")
+    p(f"{name}_loop:")
+    for off in range(0, BLOCK6, 64):
+        p(f"\tPREFETCHT0 {PF*BLOCK6+off}(SI)")
+    p("\tVCVTPH2PS (SI), Z28")
+    ch = lambda t, c: f"Z{8 + t * chains + c}"
+    for h in range(2):
+        for c in range(4):
+            for half in range(2):
+                g = 8 * h + 2 * c + half
+                for t in range(T):
+                    p(f"\tVPBROADCASTD {2080+64*t+4*g}(BX), {ch(t, 0)}")
+                    for cc in range(1, chains):
+                        p(f"\tVPXORD {ch(t, cc)}, {ch(t, cc)}, {ch(t, cc)}")
+                for k in range(4 * half, 4 * half + 4):
+                    wz, hz = ("Z26", "Z24") if k % 2 == 0 else ("Z25", "Z23")
+                    ql = 288 + 64 * (16 * h + 8 * (c % 2) + k)
+                    qh = 2336 + 64 * (8 * h + k)
+                    if c < 2:
+                        p(f"\tVPANDD   {ql}(SI), Z31, {wz}")
+                    else:
+                        p(f"\tVPSRLW   $4, {ql}(SI), {wz}")
+                        p(f"\tVPANDD   Z31, {wz}, {wz}")
+                    # Bits 2c, 2c+1 of qh to bits 4, 5.
+                    if c == 2:
+                        p(f"\tVPANDD   {qh}(SI), Z30, {hz}")
+                    else:
+                        op = {0: "VPSLLW   $4", 1: "VPSLLW   $2", 3: "VPSRLW   $2"}[c]
+                        p(f"\t{op}, {qh}(SI), {hz}")
+                        p(f"\tVPANDD   Z30, {hz}, {hz}")
+                    p(f"\tVPORD    {hz}, {wz}, {wz}")
+                    for t in range(T):
+                        p(f"\tVPDPBUSD.BCST {256*t+128*h+32*c+4*k}(BX), {wz}, {ch(t, k % chains)}")
+                for t in range(T):
+                    if chains == 4:
+                        p(f"\tVPADDD {ch(t, 1)}, {ch(t, 0)}, {ch(t, 0)}")
+                        p(f"\tVPADDD {ch(t, 3)}, {ch(t, 2)}, {ch(t, 2)}")
+                        p(f"\tVPADDD {ch(t, 2)}, {ch(t, 0)}, {ch(t, 0)}")
+                    elif chains == 2:
+                        p(f"\tVPADDD {ch(t, 1)}, {ch(t, 0)}, {ch(t, 0)}")
+                p(f"\tVPMOVSXBD {32+16*g}(SI), Z22")
+                for t in range(T):
+                    if g == 0:
+                        p(f"\tVPMULLD Z22, {ch(t, 0)}, Z{t}")
+                    else:
+                        p(f"\tVPMULLD Z22, {ch(t, 0)}, {ch(t, 0)}")
+                        p(f"\tVPADDD  {ch(t, 0)}, Z{t}, Z{t}")
+    # acc += float32(isum)·float32(d·xd).
+    for t in range(T):
+        p(f"\tVMULPS.BCST {2048+4*t}(BX), Z28, Z16")
+        p(f"\tVCVTDQ2PS   Z{t}, Z17")
+        p("\tVMULPS      Z16, Z17, Z17")
+        p(f"\tVADDPS      {64*t}(DI), Z17, Z17")
+        p(f"\tVMOVUPS     Z17, {64*t}(DI)")
+    p(f"\tADDQ ${BLOCK6}, SI")
+    p(f"\tADDQ ${ACT6}, BX")
+    p("\tDECQ CX")
+    p(f"\tJNZ  {name}_loop")
+    p(f"{name}_store:")
+    p("\tMOVQ out+0(FP), SI")
+    p("\tMOVQ ldo+32(FP), DX")
+    p("\tSHLQ $2, DX")
+    for t in range(T):
+        p(f"\tVMOVUPS {64*t}(DI), Z16")
+        p("\tVMOVUPS Z16, (SI)")
+        if t + 1 < T:
+            p("\tADDQ    DX, SI")
+    p("\tVZEROUPPER")
+    p("\tRET")
+    p()
+
+
+header("ilk_gen.py", "ilk_amd64.s")
+p("// Interleaved K-quant tiles; see ilk_gen.py.")
 p()
 for T in range(1, 9):
     tile(T)
+for T in range(1, 9):
+    tile6(T)
 sys.stdout.write("\n".join(out) + "\n")
