@@ -27,6 +27,9 @@ var ilkFormats = []ilkFormat{
 // no group divides, several super-blocks, extreme operands, one and two
 // threads, on every kernel set; and the pack / row round trips.
 func TestILK(t *testing.T) {
+	if !ilkHasAsm || hostISA < isaAVX512VNNI {
+		t.Logf("no AVX-512 VNNI here (%s): only the Go path is tested", isaNames[hostISA])
+	}
 	for _, f := range ilkFormats {
 		t.Run(f.name, func(t *testing.T) { testILK(t, f) })
 	}
