@@ -24,8 +24,9 @@
 # per super-block, no mins.
 #
 # Registers: Z0-Z7 the tokens' isum, Z8-Z15 the VPDPBUSD chains (then the
-# msums), Z16-Z19 float temporaries, Z23 Z24 scales and mins, Z25 Z26
-# weights, Z27 dmin, Z28 d, Z29 dword 15, Z30 dword 63, Z31 bytes 0x0f.
+# msums), Z16-Z19 float temporaries, Z22-Z24 scales and mins, Z25 Z26
+# weights, Z27 dmin, Z28 d, Z29 dword 15, Z30 dword 63, Z31 bytes 0x0f
+# (Q6_K: Z22 the scales, Z23 Z24 the high bits, Z30 bytes 0x30).
 import sys
 
 from asmgen import out, p, header
