@@ -74,7 +74,7 @@ func PackIL4K(dst, raw []byte, rows, cols int) {
 				blk[64+16*k+i] = src[4+k]
 			}
 			for q := 0; q < 32; q++ {
-				copy(blk[256+64*q+4*i:256+64*q+4*i+4], src[16+4*q:20+4*q])
+				binary.LittleEndian.PutUint32(blk[256+64*q+4*i:], binary.LittleEndian.Uint32(src[16+4*q:]))
 			}
 		}
 	}
@@ -99,7 +99,7 @@ func IL4KBlock(dst, w []byte, r, b, cols int) {
 		d[4+k] = blk[64+16*k+i]
 	}
 	for q := 0; q < 32; q++ {
-		copy(d[16+4*q:20+4*q], blk[256+64*q+4*i:256+64*q+4*i+4])
+		binary.LittleEndian.PutUint32(d[16+4*q:], binary.LittleEndian.Uint32(blk[256+64*q+4*i:]))
 	}
 }
 
@@ -122,7 +122,7 @@ func PackIL6K(dst, raw []byte, rows, cols int) {
 				blk[32+16*k+i] = src[192+k]
 			}
 			for q := 0; q < 48; q++ {
-				copy(blk[288+64*q+4*i:288+64*q+4*i+4], src[4*q:4*q+4])
+				binary.LittleEndian.PutUint32(blk[288+64*q+4*i:], binary.LittleEndian.Uint32(src[4*q:]))
 			}
 		}
 	}
@@ -147,7 +147,7 @@ func IL6KBlock(dst, w []byte, r, b, cols int) {
 		d[192+k] = blk[32+16*k+i]
 	}
 	for q := 0; q < 48; q++ {
-		copy(d[4*q:4*q+4], blk[288+64*q+4*i:288+64*q+4*i+4])
+		binary.LittleEndian.PutUint32(d[4*q:], binary.LittleEndian.Uint32(blk[288+64*q+4*i:]))
 	}
 }
 
