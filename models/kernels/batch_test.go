@@ -106,7 +106,7 @@ func TestMatMulKTokens(t *testing.T) {
 			w := randBlocks(rng, k, rows*cols/k.bs, true)
 			xq, xd, xsum := quantAct(k, x)
 			mm := map[string]func([]float32, []byte, []int8, []float32, []int16, int, int, int){
-				"Q4_K": MatMulQ4_K, "Q5_K": MatMulQ5_K, "Q6_K": MatMulQ6_K}[k.name]
+				"Q4_K": MatMulQ4_K, "Q5_K": MatMulQ5_K, "Q6_K": MatMulQ6_K, "IQ4_XS": MatMulIQ4_XS}[k.name]
 			cases = append(cases, batchCase{k.name + " extreme",
 				func(out []float32, n int) { mm(out, w, xq, xd, xsum, rows, cols, n) },
 				func(out []float32, t int) {
