@@ -39,10 +39,25 @@ const maxBody = 8 << 20
 // the server's ReadTimeout, which would also end long streamed replies.
 var bodyTimeout = 30 * time.Second
 
+// bodySlots bounds the bodies read at once: each may hold up to maxBody
+// bytes while it arrives, and nothing else bounds the number of
+// connections that send one.
+var bodySlots = make(chan struct{}, 64)
+
 // decode reads a JSON body into v: 413 when it is too large, 408 when it
-// does not arrive within bodyTimeout, 400 when it is not JSON of the right
-// shape.
+// does not arrive within bodyTimeout, 503 when no body slot frees within
+// it, 400 when it is not JSON of the right shape.
 func decode(w http.ResponseWriter, r *http.Request, v any) *errBody {
+	wait := time.NewTimer(bodyTimeout)
+	defer wait.Stop()
+	select {
+	case bodySlots <- struct{}{}:
+		defer func() { <-bodySlots }()
+	case <-wait.C:
+		return newErr(http.StatusServiceUnavailable, "server_error", "", "server_overloaded", "too many requests are being received: try again later")
+	case <-r.Context().Done():
+		return newErr(http.StatusRequestTimeout, "invalid_request_error", "", "request_timeout", "the client went away")
+	}
 	rc := http.NewResponseController(w)
 	rc.SetReadDeadline(time.Now().Add(bodyTimeout)) // unsupported by test recorders, which read no network
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))

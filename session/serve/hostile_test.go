@@ -78,3 +78,26 @@ func TestHTTPServerLimits(t *testing.T) {
 			hs.ReadHeaderTimeout, hs.IdleTimeout, hs.MaxHeaderBytes, hs.ReadTimeout)
 	}
 }
+
+// While every body slot is taken (clients sending bodies at once), a new
+// request waits bodyTimeout for one and then gets 503; once a slot frees,
+// requests are read again.
+func TestBodySlots(t *testing.T) {
+	_, ts, _ := start(t, Options{})
+	defer func(d time.Duration) { bodyTimeout = d }(bodyTimeout)
+	bodyTimeout = 20 * time.Millisecond
+	for range cap(bodySlots) {
+		bodySlots <- struct{}{}
+	}
+	body := `{"messages":[{"role":"user","content":"hi"}],"max_tokens":2}`
+	code, v := post(t, ts.URL+"/v1/chat/completions", body)
+	for range cap(bodySlots) {
+		<-bodySlots
+	}
+	if code != http.StatusServiceUnavailable || !strings.Contains(fmt.Sprint(v["error"]), "too many requests") {
+		t.Fatalf("every slot taken: %d %v", code, v)
+	}
+	if code, v = post(t, ts.URL+"/v1/chat/completions", body); code != http.StatusOK {
+		t.Fatalf("slots free again: %d %v", code, v)
+	}
+}
