@@ -92,9 +92,9 @@ func FuzzQuantizeQ8_K(f *testing.F) {
 	})
 }
 
-// FuzzILK: the interleaved Q4_K and Q6_K products on shapes and token
-// counts the table tests miss, bitwise the Go row product of each (row,
-// token) on the GGUF rows.
+// FuzzILK: the interleaved K-quant products on shapes and token counts the
+// table tests miss, bitwise the Go row product of each (row, token) on the
+// GGUF rows.
 func FuzzILK(f *testing.F) {
 	f.Add(uint8(17), uint8(2), uint8(9), false, uint64(1))
 	f.Add(uint8(5), uint8(1), uint8(16), true, uint64(2))
@@ -102,24 +102,20 @@ func FuzzILK(f *testing.F) {
 		rows, nb, n := int(rows8%50)+1, int(nb8%4)+1, int(n8%20)+1
 		cols := nb * QK
 		rng := rand.New(rand.NewPCG(seed, 11))
-		for _, fm := range ilkFormats {
-			var k blockKind
-			for _, bk := range blockKinds {
-				if bk.name == fm.name {
-					k = bk
-				}
-			}
-			raw := randBlocks(rng, k, rows*nb, extreme)
-			w := make([]byte, fm.bytes(rows, cols))
-			fm.pack(w, raw, rows, cols)
-			xq, xd, xs := quantAct(k, randVec(rng, n*cols))
+		ks, bks := ilkKinds()
+		for i, k := range ks {
+			bk, fm := bks[i], &ilkFormats[k]
+			raw := randBlocks(rng, bk, rows*nb, extreme)
+			w := make([]byte, ILKBytes(k, rows, cols))
+			PackILK(k, w, raw, rows, cols)
+			xq, xd, xs := quantAct(bk, randVec(rng, n*cols))
 			out := make([]float32, n*rows)
-			fm.matMul(out, w, xq, xd, xs, rows, cols, n)
+			MatMulILK(k, out, w, xq, xd, xs, rows, cols, n)
 			for tok := 0; tok < n; tok++ {
 				for r := 0; r < rows; r++ {
-					want := fm.dot(raw[r*nb*k.bb:(r+1)*nb*k.bb], xq[tok*cols:(tok+1)*cols], xd[tok*nb:(tok+1)*nb], xs[tok*cols/16:(tok+1)*cols/16])
+					want := fm.dot(raw[r*nb*fm.bb:(r+1)*nb*fm.bb], xq[tok*cols:(tok+1)*cols], xd[tok*nb:(tok+1)*nb], xs[tok*cols/16:(tok+1)*cols/16])
 					if math.Float32bits(out[tok*rows+r]) != math.Float32bits(want) {
-						t.Fatalf("%s rows=%d cols=%d n=%d: token %d row %d = %v, want %v", fm.name, rows, cols, n, tok, r, out[tok*rows+r], want)
+						t.Fatalf("%s rows=%d cols=%d n=%d: token %d row %d = %v, want %v", bk.name, rows, cols, n, tok, r, out[tok*rows+r], want)
 					}
 				}
 			}

@@ -52,10 +52,54 @@ func il6kT7VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
 //go:noescape
 func il6kT8VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
 
-// ilkTile runs the T-token tile (direct calls, so that facc stays on the
-// caller's stack).
-func ilkTile(q6 bool, T int, out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32) {
-	if q6 {
+//go:noescape
+func il4xsT1VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il4xsT2VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il4xsT3VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il4xsT4VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il4xsT5VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il4xsT6VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il4xsT7VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il4xsT8VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+// ilkTile runs kind k's T-token tile (direct calls, so that facc stays on
+// the caller's stack).
+func ilkTile(k ILKKind, T int, out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32) {
+	switch k {
+	case IL4K:
+		switch T {
+		case 1:
+			il4kT1VNNI(out, w, nb, xa, ldo, facc)
+		case 2:
+			il4kT2VNNI(out, w, nb, xa, ldo, facc)
+		case 3:
+			il4kT3VNNI(out, w, nb, xa, ldo, facc)
+		case 4:
+			il4kT4VNNI(out, w, nb, xa, ldo, facc)
+		case 5:
+			il4kT5VNNI(out, w, nb, xa, ldo, facc)
+		case 6:
+			il4kT6VNNI(out, w, nb, xa, ldo, facc)
+		case 7:
+			il4kT7VNNI(out, w, nb, xa, ldo, facc)
+		case 8:
+			il4kT8VNNI(out, w, nb, xa, ldo, facc)
+		}
+	case IL6K:
 		switch T {
 		case 1:
 			il6kT1VNNI(out, w, nb, xa, ldo, facc)
@@ -74,25 +118,25 @@ func ilkTile(q6 bool, T int, out *float32, w *byte, nb int, xa *byte, ldo int, f
 		case 8:
 			il6kT8VNNI(out, w, nb, xa, ldo, facc)
 		}
-		return
-	}
-	switch T {
-	case 1:
-		il4kT1VNNI(out, w, nb, xa, ldo, facc)
-	case 2:
-		il4kT2VNNI(out, w, nb, xa, ldo, facc)
-	case 3:
-		il4kT3VNNI(out, w, nb, xa, ldo, facc)
-	case 4:
-		il4kT4VNNI(out, w, nb, xa, ldo, facc)
-	case 5:
-		il4kT5VNNI(out, w, nb, xa, ldo, facc)
-	case 6:
-		il4kT6VNNI(out, w, nb, xa, ldo, facc)
-	case 7:
-		il4kT7VNNI(out, w, nb, xa, ldo, facc)
-	case 8:
-		il4kT8VNNI(out, w, nb, xa, ldo, facc)
+	case IL4XS:
+		switch T {
+		case 1:
+			il4xsT1VNNI(out, w, nb, xa, ldo, facc)
+		case 2:
+			il4xsT2VNNI(out, w, nb, xa, ldo, facc)
+		case 3:
+			il4xsT3VNNI(out, w, nb, xa, ldo, facc)
+		case 4:
+			il4xsT4VNNI(out, w, nb, xa, ldo, facc)
+		case 5:
+			il4xsT5VNNI(out, w, nb, xa, ldo, facc)
+		case 6:
+			il4xsT6VNNI(out, w, nb, xa, ldo, facc)
+		case 7:
+			il4xsT7VNNI(out, w, nb, xa, ldo, facc)
+		case 8:
+			il4xsT8VNNI(out, w, nb, xa, ldo, facc)
+		}
 	}
 }
 
@@ -100,10 +144,8 @@ func ilkTile(q6 bool, T int, out *float32, w *byte, nb int, xa *byte, ldo int, f
 // time; a last, partial group goes through a buffer.
 func (p *ilkProd) runAsm(g0, g1 int) {
 	nb := p.cols / QK
-	bb, act := il4kBlock, il4kAct
-	if p.q6 {
-		bb, act = il6kBlock, il6kAct
-	}
+	f := &ilkFormats[p.k]
+	bb, act := ILRows*f.bb, f.act
 	var facc [2 * 8 * ILRows]float32
 	var tail [8 * ILRows]float32
 	for g := g0; g < g1; g++ {
@@ -114,10 +156,10 @@ func (p *ilkProd) runAsm(g0, g1 int) {
 			T := min(8, p.n-t0)
 			xa := &p.xa[t0/8*nb*act]
 			if full {
-				ilkTile(p.q6, T, &p.out[t0*p.rows+r0], w, nb, xa, p.rows, &facc[0])
+				ilkTile(p.k, T, &p.out[t0*p.rows+r0], w, nb, xa, p.rows, &facc[0])
 				continue
 			}
-			ilkTile(p.q6, T, &tail[0], w, nb, xa, ILRows, &facc[0])
+			ilkTile(p.k, T, &tail[0], w, nb, xa, ILRows, &facc[0])
 			for t := 0; t < T; t++ {
 				copy(p.out[(t0+t)*p.rows+r0:(t0+t+1)*p.rows], tail[t*ILRows:])
 			}

@@ -1,10 +1,10 @@
 # Generates ilk_amd64.s: python3 ilk_gen.py > ilk_amd64.s.
 #
-# AVX-512 VNNI tiles of the interleaved Q4_K and Q6_K products (ilk.go):
-# one row group (16 rows in the lanes of a zmm) × T = 1..8 tokens of the
-# packed activation (il4kAct or il6kAct bytes per 8 tokens and super-block:
-# values at 256t, xd at 2048+4t, Q4_K's sub-block pair sums at 2080+16t,
-# Q6_K's -32·sums at 2080+64t).
+# AVX-512 VNNI tiles of the interleaved Q4_K, Q6_K and IQ4_XS products
+# (ilk.go): one row group (16 rows in the lanes of a zmm) × T = 1..8 tokens
+# of the packed activation (ilkFormats' act bytes per 8 tokens and
+# super-block: values at 256t, xd at 2048+4t, Q4_K's sub-block pair sums at
+# 2080+16t, Q6_K's -32·sums at 2080+64t, IQ4_XS's -128·sums at 2080+32t).
 #
 # Per super-block and sub-block s: each quad of 64 bytes (4 nibbles of 16
 # rows) is masked (low nibbles, s even) or shifted and masked (high, s odd)
@@ -23,10 +23,20 @@
 # sum times the rows' int8 scales (VPMULLD) goes into isum; one float step
 # per super-block, no mins.
 #
+# IQ4_XS (il4xs): each quad of 64 bytes gives two vectors of 4 values of
+# 16 rows (low and high nibbles), looked up as level+128 (VPSHUFB; u8 for
+# VPDPBUSD); each sub-block of 32 starts at the token's -128·sum of it, so
+# its sum is Σ level·x exactly, and times the rows' ls-32 (decoded from
+# scales_l and scales_h, VPMULLD) goes into isum; one float step per
+# super-block. At the extremes (levels -127 or 113, activations ±127, |ls-32|
+# <= 32) the lane sums stay under 2^21 and isum under 2^28.
+#
 # Registers: Z0-Z7 the tokens' isum, Z8-Z15 the VPDPBUSD chains (then the
 # msums), Z16-Z19 float temporaries, Z22-Z24 scales and mins, Z25 Z26
 # weights, Z27 dmin, Z28 d, Z29 dword 15, Z30 dword 63, Z31 bytes 0x0f
-# (Q6_K: Z22 the scales, Z23 Z24 the high bits, Z30 bytes 0x30).
+# (Q6_K: Z22 the scales, Z23 Z24 the high bits, Z30 bytes 0x30; IQ4_XS:
+# Z20 scales_h, Z21 dword 32, Z23 Z24 the scales, Z27 dword 48, Z30 the
+# levels).
 import sys
 
 from asmgen import out, p, header
@@ -34,6 +44,7 @@ from asmgen import out, p, header
 BLOCK6, ACT6 = 3360, 2624
 ARGS = "out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32"
 BLOCK, ACT = 2304, 2240
+BLOCKXS, ACTXS = 2176, 2368
 # PF: how many super-blocks ahead the weights are prefetched (about the
 # 17 KiB ahead ilblock_gen.py found best for its tiles).
 PF = 8
@@ -244,11 +255,117 @@ def tile6(T):
     p()
 
 
+def tilexs(T):
+    name = f"il4xsT{T}VNNI"
+    chains = 4 if T == 1 else 2 if T <= 3 else 1
+    p(f"// func {name}({ARGS})")
+    p(f"TEXT ·{name}(SB), NOSPLIT, $0-48")
+    p("\tMOVQ w+8(FP), SI")
+    p("\tMOVQ nb+16(FP), CX")
+    p("\tMOVQ xa+24(FP), BX")
+    p("\tMOVQ facc+40(FP), DI")
+    const("0x0f0f0f0f", "Z31")
+    p("\tVBROADCASTI32X4 iq4lvl<>(SB), Z30")
+    const("15", "Z29")
+    const("48", "Z27")
+    const("32", "Z21")
+    p("\tVPXORD Z16, Z16, Z16")
+    for t in range(T):
+        p(f"\tVMOVUPS Z16, {64*t}(DI)")
+    p("\tTESTQ CX, CX")
+    p(f"\tJZ    {name}_store")
+    p(f"{name}_loop:")
+    for off in range(0, BLOCKXS, 64):
+        p(f"\tPREFETCHT0 {PF*BLOCKXS+off}(SI)")
+    p("\tVCVTPH2PS (SI), Z28")
+    p("\tVPMOVZXWD 32(SI), Z20")
+    ch = lambda t, c: f"Z{8 + t * chains + c}"
+    for ib in range(8):
+        for t in range(T):
+            p(f"\tVPBROADCASTD {2080+32*t+4*ib}(BX), {ch(t, 0)}")
+            for c in range(1, chains):
+                p(f"\tVPXORD {ch(t, c)}, {ch(t, c)}, {ch(t, c)}")
+        # Quad k's low nibbles are values 4k.., its high ones 16+4k.., each
+        # looked up as level+128.
+        for v in range(8):
+            k, hi = v % 4, v // 4
+            wz = "Z26" if v % 2 == 0 else "Z25"
+            q = 128 + 64 * (4 * ib + k)
+            if hi:
+                p(f"\tVPSRLW   $4, {q}(SI), {wz}")
+                p(f"\tVPANDD   Z31, {wz}, {wz}")
+            else:
+                p(f"\tVPANDD   {q}(SI), Z31, {wz}")
+            p(f"\tVPSHUFB  {wz}, Z30, {wz}")
+            for t in range(T):
+                p(f"\tVPDPBUSD.BCST {256*t+32*ib+16*hi+4*k}(BX), {wz}, {ch(t, v % chains)}")
+        for t in range(T):
+            if chains == 4:
+                p(f"\tVPADDD {ch(t, 1)}, {ch(t, 0)}, {ch(t, 0)}")
+                p(f"\tVPADDD {ch(t, 3)}, {ch(t, 2)}, {ch(t, 2)}")
+                p(f"\tVPADDD {ch(t, 2)}, {ch(t, 0)}, {ch(t, 0)}")
+            elif chains == 2:
+                p(f"\tVPADDD {ch(t, 1)}, {ch(t, 0)}, {ch(t, 0)}")
+        # ls-32 of the 16 rows: nibble ib%2 of scales_l[ib/2], bits 2ib,
+        # 2ib+1 of scales_h to bits 4, 5.
+        p(f"\tVPMOVZXBD {64+16*(ib//2)}(SI), Z24")
+        if ib % 2:
+            p("\tVPSRLD    $4, Z24, Z24")
+        else:
+            p("\tVPANDD    Z29, Z24, Z24")
+        if 2 * ib < 4:
+            p(f"\tVPSLLD    ${4-2*ib}, Z20, Z23")
+        elif 2 * ib > 4:
+            p(f"\tVPSRLD    ${2*ib-4}, Z20, Z23")
+        if 2 * ib == 4:
+            p("\tVPANDD    Z27, Z20, Z23")
+        else:
+            p("\tVPANDD    Z27, Z23, Z23")
+        p("\tVPORD     Z23, Z24, Z24")
+        p("\tVPSUBD    Z21, Z24, Z24")
+        for t in range(T):
+            if ib == 0:
+                p(f"\tVPMULLD Z24, {ch(t, 0)}, Z{t}")
+            else:
+                p(f"\tVPMULLD Z24, {ch(t, 0)}, {ch(t, 0)}")
+                p(f"\tVPADDD  {ch(t, 0)}, Z{t}, Z{t}")
+    # acc += float32(isum)·float32(d·xd).
+    for t in range(T):
+        p(f"\tVMULPS.BCST {2048+4*t}(BX), Z28, Z16")
+        p(f"\tVCVTDQ2PS   Z{t}, Z17")
+        p("\tVMULPS      Z16, Z17, Z17")
+        p(f"\tVADDPS      {64*t}(DI), Z17, Z17")
+        p(f"\tVMOVUPS     Z17, {64*t}(DI)")
+    p(f"\tADDQ ${BLOCKXS}, SI")
+    p(f"\tADDQ ${ACTXS}, BX")
+    p("\tDECQ CX")
+    p(f"\tJNZ  {name}_loop")
+    p(f"{name}_store:")
+    p("\tMOVQ out+0(FP), SI")
+    p("\tMOVQ ldo+32(FP), DX")
+    p("\tSHLQ $2, DX")
+    for t in range(T):
+        p(f"\tVMOVUPS {64*t}(DI), Z16")
+        p("\tVMOVUPS Z16, (SI)")
+        if t + 1 < T:
+            p("\tADDQ    DX, SI")
+    p("\tVZEROUPPER")
+    p("\tRET")
+    p()
+
+
 header("ilk_gen.py", "ilk_amd64.s")
 p("// Interleaved K-quant tiles; see ilk_gen.py.")
+p()
+# IQ4_XS's levels (gguf.IQ4NLValues) + 128, the VPSHUFB table.
+for i, v in enumerate([-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113]):
+    p(f"DATA iq4lvl<>+{i}(SB)/1, ${v+128}")
+p("GLOBL iq4lvl<>(SB), RODATA|NOPTR, $16")
 p()
 for T in range(1, 9):
     tile(T)
 for T in range(1, 9):
     tile6(T)
+for T in range(1, 9):
+    tilexs(T)
 sys.stdout.write("\n".join(out) + "\n")

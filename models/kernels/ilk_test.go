@@ -7,76 +7,84 @@ import (
 	"testing"
 )
 
-// ilkFormat is one interleaved K-quant as the tests see it.
-type ilkFormat struct {
-	name   string
-	bytes  func(rows, cols int) int
-	pack   func(dst, raw []byte, rows, cols int)
-	row    func(dst, w []byte, r, cols int)
-	matMul func(out []float32, w []byte, xq []int8, xd []float32, xsums []int16, rows, cols, n int)
-	dot    func(row []byte, xq []int8, xd []float32, xsums []int16) float32
+// ilkKinds are the interleaved kinds with their test block kind.
+func ilkKinds() (ks []ILKKind, bk []blockKind) {
+	for k, f := range ilkFormats {
+		for _, b := range blockKinds {
+			if b.typ == f.typ {
+				ks, bk = append(ks, ILKKind(k)), append(bk, b)
+			}
+		}
+	}
+	return
 }
 
-var ilkFormats = []ilkFormat{
-	{"Q4_K", IL4KBytes, PackIL4K, IL4KRow, MatMulIL4K, dotQ4KGo},
-	{"Q6_K", IL6KBytes, PackIL6K, IL6KRow, MatMulIL6K, dotQ6KGo},
+// ilkRows: weights for testILK: random, or as large as the format allows
+// (extreme > 0; IQ4_XS also with every level at 113, ls-32 at 31).
+func ilkRows(rng *rand.Rand, k ILKKind, bk blockKind, n, extreme int) []byte {
+	raw := randBlocks(rng, bk, n, extreme > 0)
+	if k == IL4XS && extreme == 3 {
+		for b := 0; b < n; b++ {
+			for i := 2; i < bk.bb; i++ {
+				raw[b*bk.bb+i] = 0xff
+			}
+		}
+	}
+	return raw
 }
 
-// TestILK: the interleaved Q4_K and Q6_K products against dotQ4KGo and
-// dotQ6KGo on the GGUF rows, bitwise, for every token count 1-17, row counts
-// no group divides, several super-blocks, extreme operands, one and two
-// threads, on every kernel set; and the pack / row round trips.
+// TestILK: the interleaved products against the formats' Go row products
+// (dotQ4KGo, ...) on the GGUF rows, bitwise, for every token count 1-17,
+// row counts no group divides, several super-blocks, extreme operands (every
+// activation at 127 or -127), one and two threads, on every kernel set; and
+// the pack / row round trips.
 func TestILK(t *testing.T) {
 	if !ilkHasAsm || hostISA < isaAVX512VNNI {
 		t.Logf("no AVX-512 VNNI here (%s): only the Go path is tested", isaNames[hostISA])
 	}
-	for _, f := range ilkFormats {
-		t.Run(f.name, func(t *testing.T) { testILK(t, f) })
+	ks, bk := ilkKinds()
+	for i, k := range ks {
+		t.Run(bk[i].name, func(t *testing.T) { testILK(t, k, bk[i]) })
 	}
 }
 
-func testILK(t *testing.T, f ilkFormat) {
+func testILK(t *testing.T, k ILKKind, bk blockKind) {
 	rng := rand.New(rand.NewPCG(57, 58))
-	var k blockKind
-	for _, bk := range blockKinds {
-		if bk.name == f.name {
-			k = bk
-		}
-	}
+	f := &ilkFormats[k]
 	for _, sz := range [][2]int{{1, 256}, {16, 512}, {23, 768}, {40, 256}, {33, 1024}} {
 		rows, cols := sz[0], sz[1]
 		nb := cols / QK
-		for _, extreme := range []bool{false, true} {
-			raw := randBlocks(rng, k, rows*nb, extreme)
-			w := make([]byte, f.bytes(rows, cols))
-			f.pack(w, raw, rows, cols)
-			row := make([]byte, nb*k.bb)
+		for extreme := range 4 {
+			raw := ilkRows(rng, k, bk, rows*nb, extreme)
+			w := make([]byte, ILKBytes(k, rows, cols))
+			PackILK(k, w, raw, rows, cols)
+			row := make([]byte, nb*f.bb)
 			for r := 0; r < rows; r++ {
-				f.row(row, w, r, cols)
-				if string(row) != string(raw[r*nb*k.bb:(r+1)*nb*k.bb]) {
+				ILKRow(k, row, w, r, cols)
+				if string(row) != string(raw[r*nb*f.bb:(r+1)*nb*f.bb]) {
 					t.Fatalf("rows=%d cols=%d: row %d does not round-trip", rows, cols, r)
 				}
 			}
 			for n := 1; n <= 17; n++ {
 				x := randVec(rng, n*cols)
-				if extreme {
+				if extreme > 0 {
 					for i := range x {
-						x[i] = 1
+						x[i] = float32(1 - 2*(extreme&1)) // -1 for 1 and 3
 					}
 				}
-				xq, xd, xs := quantAct(k, x)
+				xq, xd, xs := quantAct(bk, x)
 				for _, asm := range impls() {
 					withImpl(asm, func() {
 						for _, th := range []int{1, 2} {
 							withThreads(th, func() {
 								out := unaligned(rng, n*rows, 2)
-								f.matMul(out, w, xq, xd, xs, rows, cols, n)
-								checkSentinels(t, f.name, out)
+								MatMulILK(k, out, w, xq, xd, xs, rows, cols, n)
+								checkSentinels(t, bk.name, out)
 								for tok := 0; tok < n; tok++ {
 									for r := 0; r < rows; r++ {
-										want := f.dot(raw[r*nb*k.bb:(r+1)*nb*k.bb], xq[tok*cols:(tok+1)*cols], xd[tok*nb:(tok+1)*nb], xs[tok*cols/16:(tok+1)*cols/16])
+										want := f.dot(raw[r*nb*f.bb:(r+1)*nb*f.bb], xq[tok*cols:(tok+1)*cols], xd[tok*nb:(tok+1)*nb], xs[tok*cols/16:(tok+1)*cols/16])
 										if got := out[tok*rows+r]; math.Float32bits(got) != math.Float32bits(want) {
-											t.Fatalf("%s threads=%d rows=%d cols=%d n=%d extreme=%v: token %d row %d = %v, want %v",
+											t.Fatalf("%s threads=%d rows=%d cols=%d n=%d extreme=%d: token %d row %d = %v, want %v",
 												implName(asm), th, rows, cols, n, extreme, tok, r, got, want)
 										}
 									}
@@ -90,36 +98,33 @@ func testILK(t *testing.T, f ilkFormat) {
 	}
 }
 
-// BenchmarkILK: the interleaved K-quant products against the row
-// tiles on the same weights, at 1 (decode) and 64 tokens; bytes are weight
-// bytes.
+// BenchmarkILK: the interleaved products against the row tiles on the same
+// weights, at 1 (decode), 8 and 64 tokens; bytes are weight bytes.
 func BenchmarkILK(b *testing.B) {
-	for _, f := range ilkFormats {
-		b.Run(f.name, func(b *testing.B) { benchILK(b, f) })
+	ks, bk := ilkKinds()
+	for i, k := range ks {
+		b.Run(bk[i].name, func(b *testing.B) { benchILK(b, k, bk[i]) })
 	}
 }
 
-func benchILK(b *testing.B, f ilkFormat) {
+func benchILK(b *testing.B, k ILKKind, bk blockKind) {
 	const rows, cols = 2048, 2048
 	rng := rand.New(rand.NewPCG(7, 7))
-	var k blockKind
-	for _, bk := range blockKinds {
-		if bk.name == f.name {
-			k = bk
-		}
-	}
-	raw := randBlocks(rng, k, rows*cols/QK, false)
-	w := make([]byte, f.bytes(rows, cols))
-	f.pack(w, raw, rows, cols)
+	raw := randBlocks(rng, bk, rows*cols/QK, false)
+	w := make([]byte, ILKBytes(k, rows, cols))
+	PackILK(k, w, raw, rows, cols)
+	mm := map[ILKKind]func(out []float32, w []byte, xq []int8, xd []float32, xsums []int16, rows, cols, n int){
+		IL4K: MatMulQ4_K, IL6K: MatMulQ6_K, IL4XS: MatMulIQ4_XS,
+	}[k]
 	for _, n := range []int{1, 8, 64} {
-		xq, xd, xs := quantAct(k, randVec(rng, n*cols))
+		xq, xd, xs := quantAct(bk, randVec(rng, n*cols))
 		out := make([]float32, n*rows)
 		b.Run(fmt.Sprintf("n%d", n), func(b *testing.B) {
 			benchThreads(b, func(b *testing.B) {
 				b.Run("il", func(b *testing.B) {
 					b.SetBytes(int64(len(raw)))
 					for b.Loop() {
-						MatMulIL4K(out, w, xq, xd, xs, rows, cols, n)
+						MatMulILK(k, out, w, xq, xd, xs, rows, cols, n)
 					}
 					reportFlops(b, 2*float64(rows*cols*n))
 				})
@@ -127,9 +132,9 @@ func benchILK(b *testing.B, f ilkFormat) {
 					b.SetBytes(int64(len(raw)))
 					for b.Loop() {
 						if n == 1 {
-							MatVecQ4_K(out, raw, xq, xd, xs, rows, cols)
+							bk.matVec(out, raw, xq, xd, xs, rows, cols)
 						} else {
-							MatMulQ4_K(out, raw, xq, xd, xs, rows, cols, n)
+							mm(out, raw, xq, xd, xs, rows, cols, n)
 						}
 					}
 					reportFlops(b, 2*float64(rows*cols*n))

@@ -11,60 +11,35 @@ import (
 // format's own kernels with the activations quantised once per token as
 // ggml's CPU backend does: Q8_K super-blocks for the K-quants (q4_k.go).
 // The kinds are declared in the format files. (Q8_0, Q4_0 and Q5_0 are
-// interleaved at load instead: il.go.) On AVX-512 VNNI hosts Q4_K and Q6_K
-// are interleaved too (kernels.PackIL4K, PackIL6K; the same size): their
+// interleaved at load instead: il.go.) On AVX-512 VNNI hosts Q4_K, Q6_K and
+// IQ4_XS are interleaved too (kernels.PackILK; the same size): their
 // products then give the same bits several times faster.
 type Blocks struct {
 	rows, cols int
 	raw        []byte
-	il         []byte // Q4_K or Q6_K interleaved (raw is nil then)
+	il         []byte // interleaved (raw is nil then), of kind ilk
+	ilk        kernels.ILKKind
 	k          *blockKind
 }
 
 // newBlocks keeps raw (a copy of it) or its interleaved form.
 func newBlocks(k *blockKind, raw []byte, rows, cols int) *Blocks {
 	m := &Blocks{rows: rows, cols: cols, k: k}
-	if !m.interleaves() {
+	ilk, ok := kernels.ILKFor(k.typ)
+	if !ok {
 		m.raw = bytesCopy(raw)
 		return m
 	}
+	m.ilk = ilk
 	m.il = m.pack(raw, rows)
 	return m
 }
 
-// interleaves reports whether m's format is kept interleaved here.
-func (m *Blocks) interleaves() bool {
-	return (m.k.typ == gguf.TypeQ4_K || m.k.typ == gguf.TypeQ6_K) && kernels.ILKOK()
-}
-
 // pack interleaves rows of raw blocks.
 func (m *Blocks) pack(raw []byte, rows int) []byte {
-	if m.k.typ == gguf.TypeQ6_K {
-		il := hugepage.Bytes(kernels.IL6KBytes(rows, m.cols))
-		kernels.PackIL6K(il, raw, rows, m.cols)
-		return il
-	}
-	il := hugepage.Bytes(kernels.IL4KBytes(rows, m.cols))
-	kernels.PackIL4K(il, raw, rows, m.cols)
+	il := hugepage.Bytes(kernels.ILKBytes(m.ilk, rows, m.cols))
+	kernels.PackILK(m.ilk, il, raw, rows, m.cols)
 	return il
-}
-
-// ilBlock writes super-block b of row r of the interleaved matrix as GGUF
-// bytes into dst.
-func (m *Blocks) ilBlock(dst []byte, r, b int) {
-	if m.k.typ == gguf.TypeQ6_K {
-		kernels.IL6KBlock(dst, m.il, r, b, m.cols)
-		return
-	}
-	kernels.IL4KBlock(dst, m.il, r, b, m.cols)
-}
-
-// ilBytes is the storage of rows interleaved rows.
-func (m *Blocks) ilBytes(rows int) int {
-	if m.k.typ == gguf.TypeQ6_K {
-		return kernels.IL6KBytes(rows, m.cols)
-	}
-	return kernels.IL4KBytes(rows, m.cols)
 }
 
 // blockKind is what sets one block format apart: its GGUF type, the
@@ -111,7 +86,7 @@ func (m *Blocks) Cols() int      { return m.cols }
 func (m *Blocks) Format() string { return m.k.typ.String() }
 func (m *Blocks) Bytes() int64 {
 	if m.il != nil {
-		return int64(m.ilBytes(m.rows))
+		return int64(kernels.ILKBytes(m.ilk, m.rows, m.cols))
 	}
 	return int64(len(m.raw))
 }
@@ -121,12 +96,8 @@ func (m *Blocks) rowBytes() int { return m.cols / m.k.typ.BlockSize() * m.k.typ.
 func (m *Blocks) Mul(out, x []float32, n int, s *Scratch) {
 	checkMul(m, out, x, n)
 	a := quantizeQ8_K(x, n, m.cols, s)
-	switch {
-	case m.il != nil && m.k.typ == gguf.TypeQ6_K:
-		kernels.MatMulIL6K(out[:n*m.rows], m.il, a.q, a.d, a.sums, m.rows, m.cols, n)
-		return
-	case m.il != nil:
-		kernels.MatMulIL4K(out[:n*m.rows], m.il, a.q, a.d, a.sums, m.rows, m.cols, n)
+	if m.il != nil {
+		kernels.MatMulILK(m.ilk, out[:n*m.rows], m.il, a.q, a.d, a.sums, m.rows, m.cols, n)
 		return
 	}
 	m.k.mul(out[:n*m.rows], m.raw, a, m.rows, m.cols, n)
@@ -137,7 +108,7 @@ func (m *Blocks) Row(dst []float32, r int) {
 		var buf [kernels.Q6_KBytes]byte // a block at a time: no allocation
 		blk := buf[:m.k.typ.BlockBytes()]
 		for b := 0; b < m.cols/kernels.QK; b++ {
-			m.ilBlock(blk, r, b)
+			kernels.ILKBlock(m.ilk, blk, m.il, r, b, m.cols)
 			_ = gguf.Dequantize(m.k.typ, blk, dst[b*kernels.QK:(b+1)*kernels.QK])
 		}
 		return
@@ -155,14 +126,16 @@ func (m *Blocks) Slice(r0, r1 int) Linear {
 		return &Blocks{rows: r1 - r0, cols: m.cols, raw: m.raw[r0*rb : r1*rb : r1*rb], k: m.k}
 	}
 	if r0%kernels.ILRows == 0 {
-		return &Blocks{rows: r1 - r0, cols: m.cols, il: m.il[m.ilBytes(r0):], k: m.k}
+		return &Blocks{rows: r1 - r0, cols: m.cols, il: m.il[kernels.ILKBytes(m.ilk, r0, m.cols):], ilk: m.ilk, k: m.k}
 	}
 	raw := make([]byte, (r1-r0)*rb)
 	bb := m.k.typ.BlockBytes()
 	for r := r0; r < r1; r++ {
 		for b := 0; b < m.cols/kernels.QK; b++ {
-			m.ilBlock(raw[(r-r0)*rb+b*bb:(r-r0)*rb+(b+1)*bb], r, b)
+			kernels.ILKBlock(m.ilk, raw[(r-r0)*rb+b*bb:(r-r0)*rb+(b+1)*bb], m.il, r, b, m.cols)
 		}
 	}
-	return &Blocks{rows: r1 - r0, cols: m.cols, il: m.pack(raw, r1-r0), k: m.k}
+	s := &Blocks{rows: r1 - r0, cols: m.cols, ilk: m.ilk, k: m.k}
+	s.il = s.pack(raw, r1-r0)
+	return s
 }
