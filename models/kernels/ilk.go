@@ -10,7 +10,7 @@ import (
 	"chat/models/gguf"
 )
 
-// Interleaved K-quants (ILKKind): GGUF Q4_K, Q6_K and IQ4_XS rows
+// Interleaved K-quants (ILKKind): GGUF Q4_K, Q5_K, Q6_K and IQ4_XS rows
 // repacked 16 at a time so that one zmm holds 4 values of each of 16 rows,
 // as ilblock.go does for the 32-value formats. A (row, token) super-block
 // then costs one VPDPBUSD per 4 values of 16 rows, one VPMULLD per
@@ -19,12 +19,12 @@ import (
 // values of one row and reduce every lane. Each output is the format's Go
 // row product (dotQ4KGo, ...), bit for bit: the same exact integer sums per
 // super-block and the same float steps in the same order, per row in its
-// lane. VPDPBUSD wants unsigned weights: Q4_K's nibbles and Q6_K's 6-bit
-// values are; IQ4_XS's signed levels go in as level+128 (a
+// lane. VPDPBUSD wants unsigned weights: Q4_K's nibbles, Q5_K's 5-bit and
+// Q6_K's 6-bit values are; IQ4_XS's signed levels go in as level+128 (a
 // VPSHUFB table). The offsets are exact integers taken off through the
 // activation's sums: each sub-block's sum starts at -32·(the token's sum of
-// it) for Q6_K, at -128·(its sum) for IQ4_XS. Q4_K's mins go in through the
-// sums too, in their own float step.
+// it) for Q6_K, at -128·(its sum) for IQ4_XS. Q4_K's and Q5_K's mins go in
+// through the sums too, in their own float step.
 //
 // Layout of row group g (rows 16g..16g+15), super-block b, groups then
 // super-blocks in order; the same size as the group's 16 GGUF blocks. A
@@ -34,6 +34,8 @@ import (
 //   - IL4K, 2304 bytes: 16 f16 d at 0, 16 f16 dmin at 32; the 12 scale
 //     bytes at 64; the 32 quads (4 bytes) of qs at 256 (q = 8j+k: low
 //     nibbles are values 4k..4k+3 of sub-block 2j, high ones of 2j+1).
+//   - IL5K, 2816 bytes: as IL4K with the 8 quads of qh at 256 (quad k holds
+//     the fifth bits of the values of quad k of each pair) and qs at 768.
 //   - IL6K, 3360 bytes: 16 f16 d at 0; the 16 int8 scales at 32; 32 quads
 //     of ql at 288, then 16 of qh at 2336.
 //   - IL4XS, 2176 bytes: 16 f16 d at 0; 16 uint16 scales_h at 32; the 4
@@ -47,6 +49,7 @@ type ILKKind uint8
 
 const (
 	IL4K  ILKKind = iota // Q4_K
+	IL5K                 // Q5_K
 	IL6K                 // Q6_K
 	IL4XS                // IQ4_XS
 )
@@ -66,13 +69,15 @@ type ilkFormat struct {
 
 // The packed activation the kernels read, per 8 tokens and super-block: 8
 // tokens' 256 values at 256t, their 8 xd at 2048+4t, then per token t:
-// Q4_K 4 dwords at 2080+16t, int16 pairs (the sums of sub-blocks 2i
+// Q4_K, Q5_K 4 dwords at 2080+16t, int16 pairs (the sums of sub-blocks 2i
 // and 2i+1, each two of QuantizeQ8_K's sums of 16); Q6_K 16 dwords at
 // 2080+64t, -32·(sum g); IQ4_XS 8 dwords at 2080+32t, -128·(sum of
 // sub-block ib); padded to 64 bytes.
 var ilkFormats = [...]ilkFormat{
 	IL4K: {gguf.TypeQ4_K, Q4_KBytes, 2240,
 		[]ilkField{{0, 1, 2, 0}, {2, 1, 2, 32}, {4, 12, 1, 64}, {16, 32, 4, 256}}, dotQ4KGo},
+	IL5K: {gguf.TypeQ5_K, Q5_KBytes, 2240,
+		[]ilkField{{0, 1, 2, 0}, {2, 1, 2, 32}, {4, 12, 1, 64}, {16, 8, 4, 256}, {48, 32, 4, 768}}, dotQ5KGo},
 	IL6K: {gguf.TypeQ6_K, Q6_KBytes, 2624,
 		[]ilkField{{208, 1, 2, 0}, {192, 16, 1, 32}, {0, 48, 4, 288}}, dotQ6KGo},
 	IL4XS: {gguf.TypeIQ4_XS, IQ4_XSBytes, 2368,

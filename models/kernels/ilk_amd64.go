@@ -29,6 +29,30 @@ func il4kT7VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
 func il4kT8VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
 
 //go:noescape
+func il5kT1VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il5kT2VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il5kT3VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il5kT4VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il5kT5VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il5kT6VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il5kT7VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il5kT8VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
 func il6kT1VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
 
 //go:noescape
@@ -98,6 +122,25 @@ func ilkTile(k ILKKind, T int, out *float32, w *byte, nb int, xa *byte, ldo int,
 			il4kT7VNNI(out, w, nb, xa, ldo, facc)
 		case 8:
 			il4kT8VNNI(out, w, nb, xa, ldo, facc)
+		}
+	case IL5K:
+		switch T {
+		case 1:
+			il5kT1VNNI(out, w, nb, xa, ldo, facc)
+		case 2:
+			il5kT2VNNI(out, w, nb, xa, ldo, facc)
+		case 3:
+			il5kT3VNNI(out, w, nb, xa, ldo, facc)
+		case 4:
+			il5kT4VNNI(out, w, nb, xa, ldo, facc)
+		case 5:
+			il5kT5VNNI(out, w, nb, xa, ldo, facc)
+		case 6:
+			il5kT6VNNI(out, w, nb, xa, ldo, facc)
+		case 7:
+			il5kT7VNNI(out, w, nb, xa, ldo, facc)
+		case 8:
+			il5kT8VNNI(out, w, nb, xa, ldo, facc)
 		}
 	case IL6K:
 		switch T {

@@ -1,10 +1,11 @@
 # Generates ilk_amd64.s: python3 ilk_gen.py > ilk_amd64.s.
 #
-# AVX-512 VNNI tiles of the interleaved Q4_K, Q6_K and IQ4_XS products
-# (ilk.go): one row group (16 rows in the lanes of a zmm) × T = 1..8 tokens
-# of the packed activation (ilkFormats' act bytes per 8 tokens and
-# super-block: values at 256t, xd at 2048+4t, Q4_K's sub-block pair sums at
-# 2080+16t, Q6_K's -32·sums at 2080+64t, IQ4_XS's -128·sums at 2080+32t).
+# AVX-512 VNNI tiles of the interleaved Q4_K, Q5_K, Q6_K and IQ4_XS
+# products (ilk.go): one row group (16 rows in the lanes of a zmm) × T =
+# 1..8 tokens of the packed activation (ilkFormats' act bytes per 8 tokens
+# and super-block: values at 256t, xd at 2048+4t, Q4_K's and Q5_K's
+# sub-block pair sums at 2080+16t, Q6_K's -32·sums at 2080+64t, IQ4_XS's
+# -128·sums at 2080+32t).
 #
 # Per super-block and sub-block s: each quad of 64 bytes (4 nibbles of 16
 # rows) is masked (low nibbles, s even) or shifted and masked (high, s odd)
@@ -15,7 +16,9 @@
 # the float steps are dotQ4KGo's, lane by lane, with the float accumulators
 # (scale and min, 16 rows × T) in facc. Few tokens split each sub-block's
 # VPDPBUSD chain in 2 or 4 (exact integer sums in any order) so that its
-# latency does not serialize a decode step.
+# latency does not serialize a decode step. Q5_K (il5k) is Q4_K with the
+# fifth bit of each value (sub-block s: bit s of the qh quad) ORed in at bit
+# 4 of the nibble.
 #
 # Q6_K (il6k): each vector of 4 values of 16 rows is put together from a
 # quad of ql (low or high nibbles) and one of qh (2 bits moved to bits 4-5);
@@ -34,7 +37,7 @@
 # Registers: Z0-Z7 the tokens' isum, Z8-Z15 the VPDPBUSD chains (then the
 # msums), Z16-Z19 float temporaries, Z22-Z24 scales and mins, Z25 Z26
 # weights, Z27 dmin, Z28 d, Z29 dword 15, Z30 dword 63, Z31 bytes 0x0f
-# (Q6_K: Z22 the scales, Z23 Z24 the high bits, Z30 bytes 0x30; IQ4_XS:
+# (Q5_K: Z19 Z20 the fifth bits, Z21 bytes 0x10; Q6_K: Z22 the scales, Z23 Z24 the high bits, Z30 bytes 0x30; IQ4_XS:
 # Z20 scales_h, Z21 dword 32, Z23 Z24 the scales, Z27 dword 48, Z30 the
 # levels).
 import sys
@@ -44,6 +47,7 @@ from asmgen import out, p, header
 BLOCK6, ACT6 = 3360, 2624
 ARGS = "out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32"
 BLOCK, ACT = 2304, 2240
+BLOCK5 = 2816
 BLOCKXS, ACTXS = 2176, 2368
 # PF: how many super-blocks ahead the weights are prefetched (about the
 # 17 KiB ahead ilblock_gen.py found best for its tiles).
@@ -74,8 +78,9 @@ def scale(j, z, tmp, mins=False):
     p(f"\tVPORD     {tmp}, {z}, {z}")
 
 
-def tile(T):
-    name = f"il4kT{T}VNNI"
+def tile(T, q5=False):
+    name = f"il{5 if q5 else 4}kT{T}VNNI"
+    block, act, qs = (BLOCK5, ACT, 768) if q5 else (BLOCK, ACT, 256)
     chains = 4 if T == 1 else 2 if T <= 3 else 1
     p(f"// func {name}({ARGS})")
     p(f"TEXT ·{name}(SB), NOSPLIT, $0-48")
@@ -86,6 +91,8 @@ def tile(T):
     const("0x0f0f0f0f", "Z31")
     const("63", "Z30")
     const("15", "Z29")
+    if q5:
+        const("0x10101010", "Z21")
     p("\tVPXORD Z16, Z16, Z16")
     for t in range(T):
         p(f"\tVMOVUPS Z16, {128*t}(DI)")
@@ -93,8 +100,8 @@ def tile(T):
     p("\tTESTQ CX, CX")
     p(f"\tJZ    {name}_store")
     p(f"{name}_loop:")
-    for off in range(0, BLOCK, 64):
-        p(f"\tPREFETCHT0 {PF*BLOCK+off}(SI)")
+    for off in range(0, block, 64):
+        p(f"\tPREFETCHT0 {PF*block+off}(SI)")
     p("\tVCVTPH2PS (SI), Z28")
     p("\tVCVTPH2PS 32(SI), Z27")
     for s in range(8):
@@ -105,12 +112,23 @@ def tile(T):
                 p(f"\tVPXORD {ch(t, c)}, {ch(t, c)}, {ch(t, c)}")
         for k in range(8):
             wz = "Z26" if k % 2 == 0 else "Z25"
-            q = 256 + 64 * (8 * j + k)
+            q = qs + 64 * (8 * j + k)
             if hi:
                 p(f"\tVPSRLW   $4, {q}(SI), {wz}")
                 p(f"\tVPANDD   Z31, {wz}, {wz}")
             else:
                 p(f"\tVPANDD   {q}(SI), Z31, {wz}")
+            if q5:
+                # Bit s of qh quad k to bit 4 (word shifts: the mask
+                # keeps only bits of the same byte).
+                hz, qh = ("Z20" if k % 2 == 0 else "Z19"), 256 + 64 * k
+                if s == 4:
+                    p(f"\tVPANDD   {qh}(SI), Z21, {hz}")
+                else:
+                    op = f"VPSLLW   ${4-s}" if s < 4 else f"VPSRLW   ${s-4}"
+                    p(f"\t{op}, {qh}(SI), {hz}")
+                    p(f"\tVPANDD   Z21, {hz}, {hz}")
+                p(f"\tVPORD    {hz}, {wz}, {wz}")
             for t in range(T):
                 p(f"\tVPDPBUSD.BCST {256*t+32*s+4*k}(BX), {wz}, {ch(t, k % chains)}")
         for t in range(T):
@@ -149,8 +167,8 @@ def tile(T):
         p("\tVMULPS      Z18, Z19, Z19")
         p(f"\tVADDPS      {128*t+64}(DI), Z19, Z19")
         p(f"\tVMOVUPS     Z19, {128*t+64}(DI)")
-    p(f"\tADDQ ${BLOCK}, SI")
-    p(f"\tADDQ ${ACT}, BX")
+    p(f"\tADDQ ${block}, SI")
+    p(f"\tADDQ ${act}, BX")
     p("\tDECQ CX")
     p(f"\tJNZ  {name}_loop")
     p(f"{name}_store:")
@@ -364,6 +382,8 @@ p("GLOBL iq4lvl<>(SB), RODATA|NOPTR, $16")
 p()
 for T in range(1, 9):
     tile(T)
+for T in range(1, 9):
+    tile(T, q5=True)
 for T in range(1, 9):
     tile6(T)
 for T in range(1, 9):

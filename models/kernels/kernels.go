@@ -37,9 +37,9 @@
 //     MatVecQ5_K, MatVecQ6_K with a Q8_K activation (QuantizeQ8_K); batched
 //     MatMulQ4_K ... MatMulQ6_K (batch.go), with register tiles for them and
 //     the per-row int8 (qtile.go); MatVecIQ4_XS likewise. On AVX-512 VNNI
-//     hosts Q4_K, Q6_K and IQ4_XS are repacked at load into 16-row groups
-//     instead (PackILK, ilk.go) and multiplied by MatMulILK, bitwise their
-//     MatVec.
+//     hosts Q4_K, Q5_K, Q6_K and IQ4_XS are repacked at load into 16-row
+//     groups instead (PackILK, ilk.go) and multiplied by MatMulILK, bitwise
+//     their MatVec.
 //
 // Softmax (softmax.go) runs on the vectorised float32 exponential of
 // exp.go, where SwiGLU fuses the gated MLP activation; TorchSwiGLU

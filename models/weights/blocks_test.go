@@ -75,11 +75,12 @@ func TestBlockProducts(t *testing.T) {
 	}
 }
 
-// TestKSlices: Q4_K, Q6_K and IQ4_XS (interleaved on VNNI hosts) sliced at and
-// between row groups multiply as the rows of the whole matrix, bitwise, and
-// read the same rows; the storage is the file's size (in row groups).
+// TestKSlices: Q4_K, Q5_K, Q6_K and IQ4_XS (interleaved on VNNI hosts)
+// sliced at and between row groups multiply as the rows of the whole matrix,
+// bitwise, and read the same rows; the storage is the file's size (in row
+// groups).
 func TestKSlices(t *testing.T) {
-	for _, typ := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ6_K, gguf.TypeIQ4_XS} {
+	for _, typ := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeIQ4_XS} {
 		t.Run(typ.String(), func(t *testing.T) { testKSlices(t, typ) })
 	}
 }
