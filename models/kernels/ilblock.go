@@ -17,7 +17,7 @@ import (
 // (row, token) keeps one exact int32 sum per block in its own lane: no
 // horizontal work, one float step per block, and each weight register is
 // reused for every token of a small batch. Weights are repacked once at
-// load (GGUF Q8_0, Q5_0 and Q4_0 blocks, int4 groups).
+// load (GGUF Q8_0, Q5_0, Q4_0 and IQ4_NL blocks, int4 groups).
 //
 // Every product, on every implementation and for any number of tokens,
 // gives each (row r, token t) the float32 sum ggml's scalar reference
@@ -53,6 +53,10 @@ import (
 //   - IL4G (int4 groups): the 4 quads only (256 bytes); the float32 scale of
 //     each group of G values (a multiple of 32) is in a separate array,
 //     [groups of 16 rows][cols/G][16].
+//   - IL4NL (IQ4_NL): IL4's layout with GGUF's nibbles as they are, indices
+//     into gguf.IQ4NLValues; the tiles look them up (VPSHUFB) as level+128
+//     for VPDPBUSD, or as the signed level for AVX2's sign trick. The
+//     file's 288 bytes, where widening to IL8 took 544.
 //
 // Rows past the last in the last group are zero (scale 0).
 
@@ -60,9 +64,10 @@ import (
 type ILKind uint8
 
 const (
-	IL8  ILKind = iota // int8 values, an f16 scale per block
-	IL4                // 4-bit values, an f16 scale per block
-	IL4G               // 4-bit values, a float32 scale per group of blocks
+	IL8   ILKind = iota // int8 values, an f16 scale per block
+	IL4                 // 4-bit values, an f16 scale per block
+	IL4G                // 4-bit values, a float32 scale per group of blocks
+	IL4NL               // 4-bit indices into gguf.IQ4NLValues, an f16 scale per block
 )
 
 // ILRows is the rows of a row group.
@@ -73,7 +78,7 @@ func ilBlockBytes(k ILKind) int {
 	switch k {
 	case IL8:
 		return 32 + 8*64
-	case IL4:
+	case IL4, IL4NL:
 		return 32 + 4*64
 	}
 	return 4 * 64
@@ -81,7 +86,7 @@ func ilBlockBytes(k ILKind) int {
 
 // ilOff is the offset added to k's weight values to make them unsigned.
 func ilOff(k ILKind) int32 {
-	if k == IL8 {
+	if k == IL8 || k == IL4NL {
 		return 128
 	}
 	return 8
@@ -98,7 +103,7 @@ func ILScales(rows, cols, g int) int {
 }
 
 func checkILShape(fn string, k ILKind, w []byte, rows, cols int) {
-	if rows < 0 || cols < 0 || cols%Q8Block != 0 || k > IL4G || len(w) < ILBytes(k, rows, cols) {
+	if rows < 0 || cols < 0 || cols%Q8Block != 0 || k > IL4NL || len(w) < ILBytes(k, rows, cols) {
 		panic(fmt.Sprintf("kernels.%s: format %d rows=%d cols=%d (a multiple of %d) with len(w)=%d", fn, k, rows, cols, Q8Block, len(w)))
 	}
 }
@@ -141,30 +146,23 @@ func PackILQ5_0(dst, raw []byte, rows, cols int) {
 	})
 }
 
-// PackILIQ4_NL writes GGUF IQ4_NL blocks (18 bytes: f16 d, 16 bytes of
-// nibbles indexing gguf.IQ4NLValues) into dst as IL8: a block's values
-// d·level are a Q8_0 block's, levels in [-127, 113], and ggml's
-// ggml_vec_dot_iq4_nl_q8_0 is Q8_0's product of them (the block's integer
-// dot with Q8_0 activations times d_w·d_x). At twice the file's bytes:
-// IL4 holds Q4_0's nibbles as value+8, not the table's levels.
-func PackILIQ4_NL(dst, raw []byte, rows, cols int) {
-	checkILShape("PackILIQ4_NL", IL8, dst, rows, cols)
-	packIL(IL8, dst, rows, cols, func(blk []byte, i, r, b int) {
-		src := raw[(r*(cols/Q8Block)+b)*Q4_0Bytes:]
-		blk[2*i], blk[2*i+1] = src[0], src[1]
-		for j := 0; j < 16; j++ {
-			lo, hi := gguf.IQ4NLValues[src[2+j]&15], gguf.IQ4NLValues[src[2+j]>>4]
-			blk[32+(j/4)*64+4*i+j%4] = byte(lo) ^ 0x80
-			blk[32+((j+16)/4)*64+4*i+j%4] = byte(hi) ^ 0x80
-		}
-	})
-}
-
 // PackILQ4_0 writes GGUF Q4_0 blocks (18 bytes: f16 d, 16 bytes of nibbles)
 // into dst as IL4.
-func PackILQ4_0(dst, raw []byte, rows, cols int) {
-	checkILShape("PackILQ4_0", IL4, dst, rows, cols)
-	packIL(IL4, dst, rows, cols, func(blk []byte, i, r, b int) {
+func PackILQ4_0(dst, raw []byte, rows, cols int) { packIL4("PackILQ4_0", IL4, dst, raw, rows, cols) }
+
+// PackILIQ4_NL writes GGUF IQ4_NL blocks (block_iq4_nl: f16 d, 16 bytes of
+// nibbles indexing gguf.IQ4NLValues; Q4_0's block layout) into dst as
+// IL4NL. ggml's ggml_vec_dot_iq4_nl_q8_0 is Q8_0's product of the levels:
+// the block's integer dot with Q8_0 activations times d_w·d_x.
+func PackILIQ4_NL(dst, raw []byte, rows, cols int) {
+	packIL4("PackILIQ4_NL", IL4NL, dst, raw, rows, cols)
+}
+
+// packIL4 copies 18-byte blocks of an f16 scale and 16 bytes of nibbles
+// into dst as k (IL4 or IL4NL).
+func packIL4(fn string, k ILKind, dst, raw []byte, rows, cols int) {
+	checkILShape(fn, k, dst, rows, cols)
+	packIL(k, dst, rows, cols, func(blk []byte, i, r, b int) {
 		src := raw[(r*(cols/Q8Block)+b)*Q4_0Bytes:]
 		blk[2*i], blk[2*i+1] = src[0], src[1]
 		for j := 0; j < 4; j++ {
@@ -221,7 +219,8 @@ func PackILInt4(dst []byte, gs []float32, packed []byte, scale []float32, g, row
 	}
 }
 
-// clearIL zeroes a packed matrix: weight bytes at value 0, scales 0.
+// clearIL zeroes a packed matrix: scales 0, weight bytes at value 0 (IL4NL:
+// index 8, level 1, times the zero scale).
 func clearIL(k ILKind, w []byte) {
 	fill := byte(0x88)
 	if k == IL8 {
@@ -262,6 +261,13 @@ func ilBlockValues(k ILKind, dst []int8, w []byte, gs []float32, g, r, cols, b i
 		s = f16ToF32(binary.LittleEndian.Uint16(blk[2*i:]))
 		for j := range dst[:32] {
 			dst[j] = int8(blk[32+(j/4)*64+4*i+j%4] ^ 0x80)
+		}
+		return s
+	case IL4NL:
+		s = f16ToF32(binary.LittleEndian.Uint16(blk[2*i:]))
+		for j := 0; j < 16; j++ {
+			x := blk[32+(j/4)*64+4*i+j%4]
+			dst[j], dst[j+16] = gguf.IQ4NLValues[x&15], gguf.IQ4NLValues[x>>4]
 		}
 		return s
 	case IL4:

@@ -115,6 +115,42 @@ func il4gT3AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, g
 func il4gT4AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
 
 //go:noescape
+func il4nlT1VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4nlT2VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4nlT3VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4nlT4VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4nlT5VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4nlT6VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4nlT7VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4nlT8VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4nlT1AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4nlT2AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4nlT3AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4nlT4AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
 func ilQuantAVX2(dst *byte, x *float32, nb, off int)
 
 // ilQuantAsm quantizes token t of x into a's packed slot (ILAct.Quantize).
@@ -126,7 +162,7 @@ func ilQuantAsm(a *ILAct, x []float32, t int) {
 type ilTileFunc func(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
 
 // ilTiles are the tiles by format, by kernel set (VNNI, AVX2) and token count - 1.
-var ilTiles = [3][2][]ilTileFunc{
+var ilTiles = [4][2][]ilTileFunc{
 	{
 		{il8T1VNNI, il8T2VNNI, il8T3VNNI, il8T4VNNI, il8T5VNNI, il8T6VNNI, il8T7VNNI, il8T8VNNI},
 		{il8T1AVX2, il8T2AVX2, il8T3AVX2, il8T4AVX2},
@@ -138,6 +174,10 @@ var ilTiles = [3][2][]ilTileFunc{
 	{
 		{il4gT1VNNI, il4gT2VNNI, il4gT3VNNI, il4gT4VNNI, il4gT5VNNI, il4gT6VNNI, il4gT7VNNI, il4gT8VNNI},
 		{il4gT1AVX2, il4gT2AVX2, il4gT3AVX2, il4gT4AVX2},
+	},
+	{
+		{il4nlT1VNNI, il4nlT2VNNI, il4nlT3VNNI, il4nlT4VNNI, il4nlT5VNNI, il4nlT6VNNI, il4nlT7VNNI, il4nlT8VNNI},
+		{il4nlT1AVX2, il4nlT2AVX2, il4nlT3AVX2, il4nlT4AVX2},
 	},
 }
 

@@ -19,6 +19,10 @@
 # IL4 with the unsigned nibbles directly: a pair is at most 2·15·127 = 3810,
 # so the 8 groups of a block add up exactly in int16 (VPADDW, at most
 # 30480), then one VPMADDWD to int32 and the -8·Σx correction per block.
+# IL4NL (IQ4_NL) looks its nibbles up with VPSHUFB: as level+128 (1..241)
+# for VPDPBUSD, whose accumulator starts at -128·Σx as IL8's; on AVX2 as
+# the signed level for IL8's sign trick, since a pair of level+128 products
+# reaches 2·241·127 and VPMADDUBSW would saturate.
 #
 # Arguments: out (row group's first row, token 0), w (the group's block 0),
 # nb blocks, xa (the activation group's block 0, 320 bytes a block), ldo
@@ -43,7 +47,7 @@ from asmgen import out, p, bytes_const, header
 # (avx2, four); Q8_0 211-234 -> 222-248 (avx512vnni, four), 136-161 -> 161-196
 # (avx2, three). The int4 groups' (int4-gN-a8) showed no gain.
 PF = 32
-BB = {"IL8": 544, "IL4": 288, "IL4G": 256}
+BB = {"IL8": 544, "IL4": 288, "IL4G": 256, "IL4NL": 288}
 ARGS = "out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int"
 
 
@@ -65,6 +69,8 @@ def vnni(kind, T):
     p("\tMOVQ xa+24(FP), BX")
     if kind != "IL8":
         const_bytes("0x0f0f0f0f", "Z26")
+    if kind == "IL4NL":
+        p("\tVBROADCASTI32X4 ilnl128<>(SB), Z28")
     if kind == "IL4G":
         p("\tMOVQ gs+40(FP), DX")
         p("\tXORQ AX, AX")
@@ -95,6 +101,9 @@ def vnni(kind, T):
             p(f"\tVPSRLW    $4, Z27, Z{4+j}")
             p(f"\tVPANDD    Z26, Z27, Z{j}")
             p(f"\tVPANDD    Z26, Z{4+j}, Z{4+j}")
+            if kind == "IL4NL":
+                p(f"\tVPSHUFB   Z{j}, Z28, Z{j}")
+                p(f"\tVPSHUFB   Z{4+j}, Z28, Z{4+j}")
     if T >= 3:
         # Many tokens: one int32 chain per token, the VPDPBUSDs issued
         # weight-register-major across the tokens so that neighbours are
@@ -142,8 +151,9 @@ def vnni(kind, T):
 def avx2(kind, T):
     """8 rows (half h of the group: byte offset 32h in every quad, scales
     2·8h) × T ≤ 4 tokens. Y0-Y3 int sums, Y4-Y7 float sums, Y8 scales, Y9
-    s, Y10 weights (IL8), Y11 |w| or nibbles, Y12 x, Y13 products, Y14
-    int16 ones, Y15 0x80 or 0x0f bytes."""
+    s, Y10 weights (IL8, IL4NL), Y11 |w| or nibbles, Y12 x, Y13 products,
+    Y14 int16 ones, Y15 0x80 or 0x0f bytes (IL4NL: the signed levels, its
+    0x0f bytes in memory)."""
     name = f"il{kind[2:].lower()}T{T}AVX2"
     bb = BB[kind]
     q0 = 0 if kind == "IL4G" else 32
@@ -152,7 +162,10 @@ def avx2(kind, T):
     p("\tMOVQ $0x00010001, AX")
     p("\tVMOVQ AX, X14")
     p("\tVPBROADCASTD X14, Y14")
-    bytes_const("0x80808080" if kind == "IL8" else "0x0f0f0f0f", "X15", "Y15")
+    if kind == "IL4NL":
+        p("\tVBROADCASTI128 ilnls8<>(SB), Y15")
+    else:
+        bytes_const("0x80808080" if kind == "IL8" else "0x0f0f0f0f", "X15", "Y15")
     p("\tMOVQ out+0(FP), DI")
     p("\tXORQ R9, R9")  # half: 0, then 32 (quad offset); scales at 2·8h
     p(f"{name}_half:")
@@ -185,11 +198,20 @@ def avx2(kind, T):
         p("\tDECQ AX")
     else:
         p("\tVCVTPH2PS (R10), Y8")
-    if kind == "IL8":
+    if kind in ("IL8", "IL4NL"):
         for t in range(T):
             p(f"\tVPXOR Y{t}, Y{t}, Y{t}")
         for k in range(8):
-            p(f"\tVPXOR {q0+64*k}(SI), Y15, Y10")  # signed values
+            # Y10: the signed values
+            if kind == "IL8":
+                p(f"\tVPXOR {q0+64*k}(SI), Y15, Y10")
+            else:
+                j, hl = k % 4, k // 4
+                p(f"\tVMOVDQU {q0+64*j}(SI), Y10")
+                if hl:
+                    p("\tVPSRLW $4, Y10, Y10")
+                p("\tVPAND ilnlmask<>(SB), Y10, Y10")
+                p("\tVPSHUFB Y10, Y15, Y10")
             p("\tVPABSB Y10, Y11")
             for t in range(T):
                 p(f"\tVPBROADCASTD {40*t+4*k}(BX), Y12")
@@ -351,10 +373,24 @@ GLOBL ilqperm<>(SB), RODATA|NOPTR, $32
 """
 
 header("ilblock_gen.py", "ilblock_amd64.s")
-for kind in ("IL8", "IL4", "IL4G"):
+for kind in ("IL8", "IL4", "IL4G", "IL4NL"):
     for T in range(1, 9):
         vnni(kind, T)
     for T in range(1, 5):
         avx2(kind, T)
 sys.stdout.write("\n".join(out))
 sys.stdout.write(QUANT)
+# IL4NL's tables: gguf.IQ4NLValues + 128 (VNNI), the signed levels (AVX2),
+# and the nibble mask (AVX2, which has no register left for it).
+LEVELS = [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113]
+tables = []
+for i, v in enumerate(LEVELS):
+    tables.append(f"DATA ilnl128<>+{i}(SB)/1, ${v+128}")
+tables.append("GLOBL ilnl128<>(SB), RODATA|NOPTR, $16")
+for i, v in enumerate(LEVELS):
+    tables.append(f"DATA ilnls8<>+{i}(SB)/1, ${v & 0xff}")
+tables.append("GLOBL ilnls8<>(SB), RODATA|NOPTR, $16")
+for i in range(0, 32, 8):
+    tables.append(f"DATA ilnlmask<>+{i}(SB)/8, $0x0f0f0f0f0f0f0f0f")
+tables.append("GLOBL ilnlmask<>(SB), RODATA|NOPTR, $32")
+sys.stdout.write("\n" + "\n".join(tables) + "\n")

@@ -44,7 +44,7 @@ func newILCase(t testing.TB, rng *rand.Rand, name string, rows, cols int) ilCase
 	case "q4_0":
 		fromGGUF(gguf.TypeQ4_0, IL4, PackILQ4_0)
 	case "iq4_nl":
-		fromGGUF(gguf.TypeIQ4_NL, IL8, PackILIQ4_NL)
+		fromGGUF(gguf.TypeIQ4_NL, IL4NL, PackILIQ4_NL)
 	default: // int4-gG
 		var g int
 		fmt.Sscanf(name, "int4-g%d", &g)
@@ -205,7 +205,7 @@ func TestILActQuantize(t *testing.T) {
 		for i := 64; i < 96; i++ { // a block whose f16 scale is subnormal
 			x[i] = float32(rng.Float64()-0.5) * 1e-5
 		}
-		for _, k := range []ILKind{IL8, IL4, IL4G} {
+		for _, k := range []ILKind{IL8, IL4, IL4G, IL4NL} {
 			var want ILAct
 			withImpl(isaGo, func() { want.Quantize(x, n, cols, k) })
 			for _, l := range impls()[1:] {
@@ -222,8 +222,9 @@ func TestILActQuantize(t *testing.T) {
 }
 
 // TestILExtremes: Q8_0 weights of -128 (a GGUF file may hold them), Q4_0
-// nibbles of 0 and 15 (values -8 and 7) and activations at ±127 saturate
-// nothing (the AVX2 Q4_0 tile adds a block's byte products in int16): every
+// nibbles of 0 and 15 (values -8 and 7), IQ4_NL's levels -127 and 113 and
+// activations at ±127 saturate nothing (the AVX2 Q4_0 tile adds a block's
+// byte products in int16, IQ4_NL's level+128 would saturate VPMADDUBSW): every
 // kernel set gives the Go reference's bits, and those are the exact sums
 // scaled.
 func TestILExtremes(t *testing.T) {
@@ -241,6 +242,8 @@ func TestILExtremes(t *testing.T) {
 		{"q8_0 -128", IL8, Q8_0Bytes, 0x80, -128, PackILQ8_0},
 		{"q4_0 -8", IL4, Q4_0Bytes, 0x00, -8, PackILQ4_0},
 		{"q4_0 7", IL4, Q4_0Bytes, 0xff, 7, PackILQ4_0},
+		{"iq4_nl -127", IL4NL, Q4_0Bytes, 0x00, -127, PackILIQ4_NL},
+		{"iq4_nl 113", IL4NL, Q4_0Bytes, 0xff, 113, PackILIQ4_NL},
 	} {
 		raw := make([]byte, rows*nb*tc.bytes)
 		for b := 0; b < rows*nb; b++ {
@@ -286,6 +289,86 @@ func TestILExtremes(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// iq4nlAsQ8_0 widens IQ4_NL blocks to Q8_0 blocks of the same values
+// (d, then the 32 levels), as IQ4_NL was multiplied before IL4NL.
+func iq4nlAsQ8_0(raw []byte) []byte {
+	n := len(raw) / Q4_0Bytes
+	q := make([]byte, n*Q8_0Bytes)
+	for b := 0; b < n; b++ {
+		src, dst := raw[b*Q4_0Bytes:], q[b*Q8_0Bytes:]
+		dst[0], dst[1] = src[0], src[1]
+		for j := 0; j < 16; j++ {
+			dst[2+j] = byte(gguf.IQ4NLValues[src[2+j]&15])
+			dst[18+j] = byte(gguf.IQ4NLValues[src[2+j]>>4])
+		}
+	}
+	return q
+}
+
+// TestILIQ4NLvsIL8: IQ4_NL multiplied as IL4NL gives, on every kernel set,
+// the bits of its values widened to IL8 (Q8_0's kernels), for every token
+// count to 17, partial row groups, every level and activations at ±127.
+func TestILIQ4NLvsIL8(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	levels := isaLevels(t)
+	const cols = 288
+	nb := cols / Q8Block
+	for _, rows := range []int{1, 15, 17, 40} {
+		raw := make([]byte, rows*nb*Q4_0Bytes)
+		for b := 0; b < rows*nb; b++ {
+			blk := raw[b*Q4_0Bytes : (b+1)*Q4_0Bytes]
+			putF16(blk, float32(math.Ldexp(rng.Float64()+0.5, rng.IntN(12)-10)))
+			for i := 2; i < Q4_0Bytes; i++ {
+				switch b % 5 {
+				case 0:
+					blk[i] = 0x00 // -127
+				case 1:
+					blk[i] = 0xff // 113
+				case 2:
+					blk[i] = 0x0f
+				default:
+					blk[i] = byte(rng.IntN(256))
+				}
+			}
+		}
+		nl := make([]byte, ILBytes(IL4NL, rows, cols))
+		PackILIQ4_NL(nl, raw, rows, cols)
+		w8 := make([]byte, ILBytes(IL8, rows, cols))
+		PackILQ8_0(w8, iq4nlAsQ8_0(raw), rows, cols)
+		for n := 1; n <= 17; n++ {
+			x := randVec(rng, n*cols)
+			for blk := 0; blk < n*nb; blk++ {
+				switch blk % 4 {
+				case 0, 1: // ±127 at scale 1
+					for i := 32 * blk; i < 32*blk+32; i++ {
+						x[i] = float32(127 * (1 - 2*((i+blk/4)%2)))
+						if blk%4 == 1 {
+							x[i] = -127
+						}
+					}
+				}
+			}
+			var a8, anl ILAct
+			a8.Quantize(x, n, cols, IL8)
+			anl.Quantize(x, n, cols, IL4NL)
+			want := make([]float32, n*rows)
+			withImpl(isaGo, func() { MatMulIL(IL8, want, w8, nil, 0, &a8, rows, cols) })
+			for _, l := range levels {
+				withImpl(l, func() {
+					got, il8 := make([]float32, n*rows), make([]float32, n*rows)
+					MatMulIL(IL4NL, got, nl, nil, 0, &anl, rows, cols)
+					MatMulIL(IL8, il8, w8, nil, 0, &a8, rows, cols)
+					for i := range want {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) || math.Float32bits(il8[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%s rows=%d n=%d: out[%d] IL4NL %v, IL8 %v, IL8 Go %v", implName(l), rows, n, i, got[i], il8[i], want[i])
+						}
+					}
+				})
+			}
 		}
 	}
 }

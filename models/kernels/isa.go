@@ -35,7 +35,7 @@ var (
 // Which kernels each level changes:
 //
 //   - avx2: every product has AVX2+FMA assembly; integer dots by VPMADDUBSW;
-//     interleaved blocks (Q8_0, Q5_0, Q4_0, int4-a8) take 8-row × 1-4-token
+//     interleaved blocks (Q8_0, Q5_0, Q4_0, IQ4_NL, int4-a8) take 8-row × 1-4-token
 //     tiles, K-quant batches one-row tiles.
 //   - avx512: float32 and f16 batches take the pair tiles (rows × token
 //     pairs), and their matvecs over long rows two rows per zmm; the
