@@ -16,8 +16,8 @@ import (
 // same for one token or a batch.
 //
 // Repacking copies the tensor (it is no longer a view of the file's
-// mapping); it is the same size as the file's blocks for Q8_0 and Q4_0,
-// 1.6× for Q5_0 and 1.9× for IQ4_NL, whose values are widened to int8.
+// mapping); it is the same size as the file's blocks for Q8_0, Q4_0 and
+// IQ4_NL, and 1.6× for Q5_0, whose values are widened to int8.
 type Interleaved struct {
 	rows, cols int
 	k          kernels.ILKind
@@ -40,7 +40,7 @@ func newInterleaved(t gguf.Type, raw []byte, rows, cols int) *Interleaved {
 		m.w = hugepage.Bytes(kernels.ILBytes(m.k, rows, cols))
 		kernels.PackILQ5_0(m.w, raw, rows, cols)
 	case gguf.TypeIQ4_NL:
-		m.k = kernels.IL8
+		m.k = kernels.IL4NL
 		m.w = hugepage.Bytes(kernels.ILBytes(m.k, rows, cols))
 		kernels.PackILIQ4_NL(m.w, raw, rows, cols)
 	case gguf.TypeQ4_0:

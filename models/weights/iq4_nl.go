@@ -6,9 +6,8 @@ import "chat/models/gguf"
 // (kvalues_iq4nl) with an f16 scale (block_iq4_nl), which llama.cpp's IQ4
 // mixes use for rows whose length is not a multiple of 256. Its values
 // d·level are Q8_0 values and ggml multiplies it as Q8_0
-// (ggml_vec_dot_iq4_nl_q8_0), so it is unpacked at load into the
-// interleaved int8 layout (il.go) and multiplied as Q8_0: the same bits as
-// Q8_0's kernels for any batch, at 34 bytes a block against the file's 18.
-// (A nibble-lookup interleaved kind would keep the file's size; IL4 holds
-// Q4_0's evenly spaced values, not these.)
+// (ggml_vec_dot_iq4_nl_q8_0). It is interleaved at load (il.go) with its
+// nibbles as they are, 18 bytes a block as in the file, and the kernels
+// look the levels up (kernels.IL4NL): the bits of Q8_0's kernels on the
+// widened values, for any batch.
 func init() { registerInterleaved(gguf.TypeIQ4_NL) }
