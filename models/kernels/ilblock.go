@@ -17,7 +17,7 @@ import (
 // (row, token) keeps one exact int32 sum per block in its own lane: no
 // horizontal work, one float step per block, and each weight register is
 // reused for every token of a small batch. Weights are repacked once at
-// load (GGUF Q8_0, Q5_0, Q4_0 and IQ4_NL blocks, int4 groups).
+// load (GGUF Q8_0, Q5_0, Q4_0, IQ4_NL, Q4_1 and Q5_1 blocks, int4 groups).
 //
 // Every product, on every implementation and for any number of tokens,
 // gives each (row r, token t) the float32 sum ggml's scalar reference
@@ -28,7 +28,19 @@ import (
 // with isum_b the exact integer dot of the block's weight values and the
 // token's Q8_0 values, d_rb the block's weight scale, xd_tb the token's, and
 // fma one rounding (as llama.cpp's repacked q4_0_8x8 GEMV). So a batch gives
-// every sequence the bits it gets alone. For Q8_0 and Q5_0, which llama.cpp
+// every sequence the bits it gets alone.
+//
+// Q4_1 and Q5_1 (value = d·q + m, q unsigned; IL4M, IL8M) add each block's
+// min term with one more float step, from the token's exact block sum
+// xsum = Σ of its Q8_0 values:
+//
+//	acc = fma(float32(isum_b), float32(d_rb · xd_tb), acc)
+//	acc = fma(m_rb, float32(xd_tb · float32(xsum_tb)), acc)
+//
+// llama.cpp's ggml_vec_dot_q4_1_q8_1 has the same terms (d_w·d_x·Σq·x +
+// m_w·s_x with s_x = d_x·Σx) but sums them in its own float order.
+//
+// For Q8_0 and Q5_0, which llama.cpp
 // does not repack on x86, its ggml_vec_dot_q8_0_q8_0 (one token) and
 // llamafile's tinyBLAS_Q0_AVX (batches) keep 8 float lanes per row instead
 // (lane k: the values 4k..4k+3 of every block, added at the end as
@@ -57,6 +69,11 @@ import (
 //     into gguf.IQ4NLValues; the tiles look them up (VPSHUFB) as level+128
 //     for VPDPBUSD, or as the signed level for AVX2's sign trick. The
 //     file's 288 bytes, where widening to IL8 took 544.
+//   - IL4M (Q4_1): 16 f16 scales, 16 f16 mins, then IL4's 4 quads of
+//     GGUF's nibbles as they are (unsigned, no offset). The file's 320 bytes.
+//   - IL8M (Q5_1): 16 f16 scales, 16 f16 mins, then IL8's 8 quads of the
+//     5-bit values as unsigned bytes. 576 bytes, 1.5× the file (as IL8 is
+//     for Q5_0), where widening to float32 took 2048.
 //
 // Rows past the last in the last group are zero (scale 0).
 
@@ -68,6 +85,8 @@ const (
 	IL4                 // 4-bit values, an f16 scale per block
 	IL4G                // 4-bit values, a float32 scale per group of blocks
 	IL4NL               // 4-bit indices into gguf.IQ4NLValues, an f16 scale per block
+	IL4M                // unsigned 4-bit values, an f16 scale and min per block
+	IL8M                // unsigned 5-bit values in bytes, an f16 scale and min per block
 )
 
 // ILRows is the rows of a row group.
@@ -80,16 +99,41 @@ func ilBlockBytes(k ILKind) int {
 		return 32 + 8*64
 	case IL4, IL4NL:
 		return 32 + 4*64
+	case IL4M:
+		return 64 + 4*64
+	case IL8M:
+		return 64 + 8*64
 	}
 	return 4 * 64
 }
 
-// ilOff is the offset added to k's weight values to make them unsigned.
-func ilOff(k ILKind) int32 {
-	if k == IL8 || k == IL4NL {
-		return 128
+// ilHdr is the bytes of k's per-block header: f16 scales, then (IL4M,
+// IL8M) f16 mins.
+func ilHdr(k ILKind) int {
+	switch k {
+	case IL4G:
+		return 0
+	case IL4M, IL8M:
+		return 64
 	}
-	return 8
+	return 32
+}
+
+// hasMin reports whether k's blocks have a min term.
+func hasMin(k ILKind) bool { return k == IL4M || k == IL8M }
+
+// ilSumMul is the multiple of a token block's Σq that the activation stores
+// with it: -off for the formats whose values are stored value+off (the
+// tiles' int32 accumulators start there), Σq itself for the min formats
+// (their min term).
+func ilSumMul(k ILKind) int32 {
+	switch k {
+	case IL8, IL4NL:
+		return -128
+	case IL4M, IL8M:
+		return 1
+	}
+	return -8
 }
 
 // ILBytes is the length of a [rows][cols] matrix in format k.
@@ -103,7 +147,7 @@ func ILScales(rows, cols, g int) int {
 }
 
 func checkILShape(fn string, k ILKind, w []byte, rows, cols int) {
-	if rows < 0 || cols < 0 || cols%Q8Block != 0 || k > IL4NL || len(w) < ILBytes(k, rows, cols) {
+	if rows < 0 || cols < 0 || cols%Q8Block != 0 || k > IL8M || len(w) < ILBytes(k, rows, cols) {
 		panic(fmt.Sprintf("kernels.%s: format %d rows=%d cols=%d (a multiple of %d) with len(w)=%d", fn, k, rows, cols, Q8Block, len(w)))
 	}
 }
@@ -156,6 +200,34 @@ func PackILQ4_0(dst, raw []byte, rows, cols int) { packIL4("PackILQ4_0", IL4, ds
 // the block's integer dot with Q8_0 activations times d_w·d_x.
 func PackILIQ4_NL(dst, raw []byte, rows, cols int) {
 	packIL4("PackILIQ4_NL", IL4NL, dst, raw, rows, cols)
+}
+
+// PackILQ4_1 writes GGUF Q4_1 blocks (20 bytes: f16 d, f16 m, 16 bytes of
+// nibbles) into dst as IL4M.
+func PackILQ4_1(dst, raw []byte, rows, cols int) {
+	checkILShape("PackILQ4_1", IL4M, dst, rows, cols)
+	packIL(IL4M, dst, rows, cols, func(blk []byte, i, r, b int) {
+		src := raw[(r*(cols/Q8Block)+b)*Q4_1Bytes:]
+		blk[2*i], blk[2*i+1], blk[32+2*i], blk[33+2*i] = src[0], src[1], src[2], src[3]
+		for j := 0; j < 4; j++ {
+			copy(blk[64+64*j+4*i:64+64*j+4*i+4], src[4+4*j:8+4*j])
+		}
+	})
+}
+
+// PackILQ5_1 writes GGUF Q5_1 blocks (24 bytes: f16 d, f16 m, 4 bytes of
+// fifth bits, 16 bytes of nibbles) into dst as IL8M.
+func PackILQ5_1(dst, raw []byte, rows, cols int) {
+	checkILShape("PackILQ5_1", IL8M, dst, rows, cols)
+	packIL(IL8M, dst, rows, cols, func(blk []byte, i, r, b int) {
+		src := raw[(r*(cols/Q8Block)+b)*Q5_1Bytes:]
+		blk[2*i], blk[2*i+1], blk[32+2*i], blk[33+2*i] = src[0], src[1], src[2], src[3]
+		qh := binary.LittleEndian.Uint32(src[4:])
+		for j := 0; j < 16; j++ {
+			blk[64+(j/4)*64+4*i+j%4] = src[8+j]&15 | byte(qh>>j&1)<<4
+			blk[64+((j+16)/4)*64+4*i+j%4] = src[8+j]>>4 | byte(qh>>(j+16)&1)<<4
+		}
+	})
 }
 
 // packIL4 copies 18-byte blocks of an f16 scale and 16 bytes of nibbles
@@ -219,34 +291,48 @@ func PackILInt4(dst []byte, gs []float32, packed []byte, scale []float32, g, row
 	}
 }
 
-// clearIL zeroes a packed matrix: scales 0, weight bytes at value 0 (IL4NL:
-// index 8, level 1, times the zero scale).
+// clearIL zeroes a packed matrix: scales and mins 0, weight bytes at value
+// 0 (IL4NL: index 8, level 1, times the zero scale).
 func clearIL(k ILKind, w []byte) {
 	fill := byte(0x88)
-	if k == IL8 {
+	switch k {
+	case IL8:
 		fill = 0x80
+	case IL4M, IL8M:
+		fill = 0
 	}
 	for i := range w {
 		w[i] = fill
 	}
-	if k == IL4G {
-		return
-	}
-	bb := ilBlockBytes(k)
-	for o := 0; o < len(w); o += bb {
-		clear(w[o : o+32])
+	bb, h := ilBlockBytes(k), ilHdr(k)
+	for o := 0; h > 0 && o < len(w); o += bb {
+		clear(w[o : o+h])
 	}
 }
 
-// ILRow writes row r dequantized: value·scale in float32.
+// ILRow writes row r dequantized: value·scale (+ min) in float32, as
+// ggml dequantizes.
 func ILRow(k ILKind, dst []float32, w []byte, gs []float32, g, r, cols int) {
 	var vals [Q8Block]int8
 	for b := 0; b < cols/Q8Block; b++ {
 		s := ilBlockValues(k, vals[:], w, gs, g, r, cols, b)
+		if hasMin(k) {
+			m := ilBlockMin(k, w, r, cols, b)
+			for j, v := range vals {
+				dst[32*b+j] = float32(float32(v)*s) + m
+			}
+			continue
+		}
 		for j, v := range vals {
 			dst[32*b+j] = float32(v) * s
 		}
 	}
+}
+
+// ilBlockMin returns the min of row r's block b (IL4M, IL8M).
+func ilBlockMin(k ILKind, w []byte, r, cols, b int) float32 {
+	blk := ilBlock(k, w, cols/Q8Block, r/ILRows, b)
+	return f16ToF32(binary.LittleEndian.Uint16(blk[32+2*(r%ILRows):]))
 }
 
 // ilBlockValues writes the values of row r's block b into dst[:32] and
@@ -268,6 +354,19 @@ func ilBlockValues(k ILKind, dst []int8, w []byte, gs []float32, g, r, cols, b i
 		for j := 0; j < 16; j++ {
 			x := blk[32+(j/4)*64+4*i+j%4]
 			dst[j], dst[j+16] = gguf.IQ4NLValues[x&15], gguf.IQ4NLValues[x>>4]
+		}
+		return s
+	case IL8M:
+		s = f16ToF32(binary.LittleEndian.Uint16(blk[2*i:]))
+		for j := range dst[:32] {
+			dst[j] = int8(blk[64+(j/4)*64+4*i+j%4])
+		}
+		return s
+	case IL4M:
+		s = f16ToF32(binary.LittleEndian.Uint16(blk[2*i:]))
+		for j := 0; j < 16; j++ {
+			x := blk[64+(j/4)*64+4*i+j%4]
+			dst[j], dst[j+16] = int8(x&15), int8(x>>4)
 		}
 		return s
 	case IL4:
@@ -308,10 +407,9 @@ func ILRepack(k ILKind, w []byte, gs []float32, g, rows, cols, r0, r1 int) ([]by
 		i, o := r%ILRows, (r-r0)%ILRows
 		for b := 0; b < nb; b++ {
 			src, d := ilBlock(k, w, nb, r/ILRows, b), ilBlock(k, dst, nb, (r-r0)/ILRows, b)
-			q := 0
-			if k != IL4G {
-				d[2*o], d[2*o+1] = src[2*i], src[2*i+1]
-				q = 32
+			q := ilHdr(k)
+			for h := 0; h < q; h += 32 { // scales, mins
+				d[h+2*o], d[h+2*o+1] = src[h+2*i], src[h+2*i+1]
 			}
 			for ; q < len(src); q += 64 {
 				copy(d[q+4*o:q+4*o+4], src[q+4*i:q+4*i+4])
@@ -324,9 +422,9 @@ func ILRepack(k ILKind, w []byte, gs []float32, g, rows, cols, r0, r1 int) ([]by
 // ILAct is n activation rows quantized to Q8_0 for an interleaved product,
 // packed 8 tokens at a time: for token group q and block b, 320 bytes at
 // (q·nb+b)·320 hold 40 bytes per token u at 40u: its 32 int8 values, its
-// float32 block scale and the int32 correction -off·Σ of its values (off
-// the weight format's value offset). Missing tokens of the last group are
-// zeros.
+// float32 block scale and an int32 multiple of the sum Σ of its values
+// (ilSumMul: the correction -off·Σ, off the weight format's value offset, or
+// Σ for the min formats). Missing tokens of the last group are zeros.
 type ILAct struct {
 	mem     []byte // b's allocation
 	b       []byte
@@ -357,7 +455,7 @@ func (a *ILAct) Quantize(x []float32, n, cols int, k ILKind) {
 	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(a.mem))) & 63) // 64-byte aligned
 	a.b = a.mem[off : off+need]
 	a.n, a.cols, a.k = n, cols, k
-	neg := -ilOff(k)
+	mul := ilSumMul(k)
 	t0 := 0
 	if useAsm && ilHasAsm && nb > 0 {
 		for ; t0 < n; t0++ {
@@ -380,7 +478,7 @@ func (a *ILAct) Quantize(x []float32, n, cols int, k ILKind) {
 				clear(xq)
 			}
 			binary.LittleEndian.PutUint32(blk[40*u+32:], math.Float32bits(d))
-			binary.LittleEndian.PutUint32(blk[40*u+36:], uint32(neg*sum))
+			binary.LittleEndian.PutUint32(blk[40*u+36:], uint32(mul*sum))
 		}
 	}
 }
@@ -413,8 +511,8 @@ func (a *ILAct) Values(dst []float32, t int) {
 	}
 }
 
-// token returns token t's values, scale and correction of block b.
-func (a *ILAct) token(t, b int) (xq []int8, xd float32, corr int32) {
+// token returns token t's values, scale and stored sum (ilSumMul) of block b.
+func (a *ILAct) token(t, b int) (xq []int8, xd float32, sum int32) {
 	nb := a.cols / Q8Block
 	blk := a.b[((t/ilTok)*nb+b)*ilActBlock:]
 	u := t % ilTok
@@ -499,12 +597,16 @@ func (p *ilProd) runGo(g0, g1 int) {
 			var acc float32
 			for b := 0; b < nb; b++ {
 				s := ilBlockValues(p.k, vals[:], p.w, p.gs, p.g, r, p.cols, b)
-				xq, xd, _ := p.a.token(t, b)
+				xq, xd, xsum := p.a.token(t, b)
 				var isum int32
 				for j, v := range vals {
 					isum += int32(v) * int32(xq[j])
 				}
 				acc = fma32(float32(isum), float32(s*xd), acc)
+				if hasMin(p.k) {
+					m := ilBlockMin(p.k, p.w, r, p.cols, b)
+					acc = fma32(m, float32(xd*float32(xsum)), acc)
+				}
 			}
 			p.out[t*p.rows+r] = acc
 		}

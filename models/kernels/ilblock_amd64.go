@@ -151,18 +151,90 @@ func il4nlT3AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, 
 func il4nlT4AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
 
 //go:noescape
+func il4mT1VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4mT2VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4mT3VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4mT4VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4mT5VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4mT6VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4mT7VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4mT8VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4mT1AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4mT2AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4mT3AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4mT4AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8mT1VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8mT2VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8mT3VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8mT4VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8mT5VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8mT6VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8mT7VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8mT8VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8mT1AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8mT2AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8mT3AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8mT4AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
 func ilQuantAVX2(dst *byte, x *float32, nb, off int)
 
 // ilQuantAsm quantizes token t of x into a's packed slot (ILAct.Quantize).
 func ilQuantAsm(a *ILAct, x []float32, t int) {
 	nb := a.cols / Q8Block
-	ilQuantAVX2(&a.b[(t/ilTok)*nb*ilActBlock+40*(t%ilTok)], &x[t*a.cols], nb, int(ilOff(a.k)))
+	ilQuantAVX2(&a.b[(t/ilTok)*nb*ilActBlock+40*(t%ilTok)], &x[t*a.cols], nb, int(-ilSumMul(a.k)))
 }
 
 type ilTileFunc func(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
 
 // ilTiles are the tiles by format, by kernel set (VNNI, AVX2) and token count - 1.
-var ilTiles = [4][2][]ilTileFunc{
+var ilTiles = [6][2][]ilTileFunc{
 	{
 		{il8T1VNNI, il8T2VNNI, il8T3VNNI, il8T4VNNI, il8T5VNNI, il8T6VNNI, il8T7VNNI, il8T8VNNI},
 		{il8T1AVX2, il8T2AVX2, il8T3AVX2, il8T4AVX2},
@@ -178,6 +250,14 @@ var ilTiles = [4][2][]ilTileFunc{
 	{
 		{il4nlT1VNNI, il4nlT2VNNI, il4nlT3VNNI, il4nlT4VNNI, il4nlT5VNNI, il4nlT6VNNI, il4nlT7VNNI, il4nlT8VNNI},
 		{il4nlT1AVX2, il4nlT2AVX2, il4nlT3AVX2, il4nlT4AVX2},
+	},
+	{
+		{il4mT1VNNI, il4mT2VNNI, il4mT3VNNI, il4mT4VNNI, il4mT5VNNI, il4mT6VNNI, il4mT7VNNI, il4mT8VNNI},
+		{il4mT1AVX2, il4mT2AVX2, il4mT3AVX2, il4mT4AVX2},
+	},
+	{
+		{il8mT1VNNI, il8mT2VNNI, il8mT3VNNI, il8mT4VNNI, il8mT5VNNI, il8mT6VNNI, il8mT7VNNI, il8mT8VNNI},
+		{il8mT1AVX2, il8mT2AVX2, il8mT3AVX2, il8mT4AVX2},
 	},
 }
 

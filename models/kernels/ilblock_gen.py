@@ -24,6 +24,14 @@
 # the signed level for IL8's sign trick, since a pair of level+128 products
 # reaches 2·241·127 and VPMADDUBSW would saturate.
 #
+# IL4M (Q4_1) and IL8M (Q5_1) have unsigned values, which go into VPDPBUSD
+# and VPMADDUBSW as they are: the int32 accumulator starts at 0 and the
+# activation's stored sum is Σx, for the min term of each block,
+# acc = fma(m, float32(xd·float32(Σx)), acc), after the block's scale step.
+# On AVX2, IL4M is IL4 (a pair is at most 2·15·127), IL8M takes VPMADDWD
+# per group as IL8 (a pair reaches 2·31·127 = 7874, so 8 groups would
+# overflow int16).
+#
 # Arguments: out (row group's first row, token 0), w (the group's block 0),
 # nb blocks, xa (the activation group's block 0, 320 bytes a block), ldo
 # (out's token stride in floats), gs (IL4G: the group's scales, 16 floats
@@ -47,7 +55,9 @@ from asmgen import out, p, bytes_const, header
 # (avx2, four); Q8_0 211-234 -> 222-248 (avx512vnni, four), 136-161 -> 161-196
 # (avx2, three). The int4 groups' (int4-gN-a8) showed no gain.
 PF = 32
-BB = {"IL8": 544, "IL4": 288, "IL4G": 256, "IL4NL": 288}
+BB = {"IL8": 544, "IL4": 288, "IL4G": 256, "IL4NL": 288, "IL4M": 320, "IL8M": 576}
+MIN = ("IL4M", "IL8M")  # kinds with a min per block (f16 mins after the scales)
+Q0 = {"IL4G": 0, "IL4M": 64, "IL8M": 64}  # where the quads start; else 32
 ARGS = "out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int"
 
 
@@ -58,16 +68,24 @@ def const_bytes(v, x, reg="AX"):
     p(f"\tVPBROADCASTD {reg}, {x}")
 
 
+def isum_start(kind, z, o):
+    # The int32 sum starts at the correction -off·Σx, or 0 for the min kinds.
+    if kind in MIN:
+        p(f"\tVPXORD {z}, {z}, {z}")
+    else:
+        p(f"\tVPBROADCASTD {o+36}(BX), {z}")
+
+
 def vnni(kind, T):
     name = f"il{kind[2:].lower()}T{T}VNNI"
     bb = BB[kind]
-    q0 = 0 if kind == "IL4G" else 32  # quads start after the f16 scales
+    q0 = Q0.get(kind, 32)
     p(f"// func {name}({ARGS})")
     p(f"TEXT ·{name}(SB), NOSPLIT, $0-56")
     p("\tMOVQ w+8(FP), SI")
     p("\tMOVQ nb+16(FP), CX")
     p("\tMOVQ xa+24(FP), BX")
-    if kind != "IL8":
+    if kind not in ("IL8", "IL8M"):
         const_bytes("0x0f0f0f0f", "Z26")
     if kind == "IL4NL":
         p("\tVBROADCASTI32X4 ilnl128<>(SB), Z28")
@@ -92,7 +110,9 @@ def vnni(kind, T):
         p("\tDECQ AX")
     else:
         p("\tVCVTPH2PS (SI), Z8")
-    if kind == "IL8":
+    if kind in MIN:
+        p("\tVCVTPH2PS 32(SI), Z29")
+    if kind in ("IL8", "IL8M"):
         for k in range(8):
             p(f"\tVMOVDQU64 {q0+64*k}(SI), Z{k}")
     else:
@@ -110,14 +130,14 @@ def vnni(kind, T):
         # independent (4.48 VPDPBUSD/ns against 4.25 token-major at b3f3c1a,
         # in the loop BenchmarkILTileInCache now runs).
         for t in range(T):
-            p(f"\tVPBROADCASTD {40*t+36}(BX), Z{10+t}")
+            isum_start(kind, f"Z{10+t}", 40 * t)
         for k in range(8):
             for t in range(T):
                 p(f"\tVPDPBUSD.BCST {40*t+4*k}(BX), Z{k}, Z{10+t}")
     for t in range(T):
         a = 10 + t
         if T <= 2:
-            p(f"\tVPBROADCASTD {40*t+36}(BX), Z{a}")
+            isum_start(kind, f"Z{a}", 40 * t)
             # Few tokens: four int32 chains per token instead of one, so the
             # VPDPBUSD latency does not serialize the block (integer sums
             # are exact in any order).
@@ -132,6 +152,11 @@ def vnni(kind, T):
         p(f"\tVCVTDQ2PS Z{a}, Z{a}")
         p(f"\tVMULPS.BCST {40*t+32}(BX), Z8, Z9")
         p(f"\tVFMADD231PS Z9, Z{a}, Z{18+t}")
+        if kind in MIN:
+            p(f"\tVPBROADCASTD {40*t+36}(BX), Z9")
+            p("\tVCVTDQ2PS Z9, Z9")
+            p(f"\tVMULPS.BCST {40*t+32}(BX), Z9, Z9")
+            p(f"\tVFMADD231PS Z9, Z29, Z{18+t}")
     p(f"\tADDQ ${bb}, SI")
     p("\tADDQ $320, BX")
     p("\tDECQ CX")
@@ -151,12 +176,13 @@ def vnni(kind, T):
 def avx2(kind, T):
     """8 rows (half h of the group: byte offset 32h in every quad, scales
     2·8h) × T ≤ 4 tokens. Y0-Y3 int sums, Y4-Y7 float sums, Y8 scales, Y9
-    s, Y10 weights (IL8, IL4NL), Y11 |w| or nibbles, Y12 x, Y13 products,
+    s, Y10 weights (IL8, IL4NL), Y11 |w| or nibbles, Y12 x, Y13 products (IL4M, IL8M:
+    then the mins),
     Y14 int16 ones, Y15 0x80 or 0x0f bytes (IL4NL: the signed levels, its
     0x0f bytes in memory)."""
     name = f"il{kind[2:].lower()}T{T}AVX2"
     bb = BB[kind]
-    q0 = 0 if kind == "IL4G" else 32
+    q0 = Q0.get(kind, 32)
     p(f"// func {name}({ARGS})")
     p(f"TEXT ·{name}(SB), NOSPLIT, $0-56")
     p("\tMOVQ $0x00010001, AX")
@@ -164,7 +190,7 @@ def avx2(kind, T):
     p("\tVPBROADCASTD X14, Y14")
     if kind == "IL4NL":
         p("\tVBROADCASTI128 ilnls8<>(SB), Y15")
-    else:
+    elif kind != "IL8M":
         bytes_const("0x80808080" if kind == "IL8" else "0x0f0f0f0f", "X15", "Y15")
     p("\tMOVQ out+0(FP), DI")
     p("\tXORQ R9, R9")  # half: 0, then 32 (quad offset); scales at 2·8h
@@ -198,7 +224,17 @@ def avx2(kind, T):
         p("\tDECQ AX")
     else:
         p("\tVCVTPH2PS (R10), Y8")
-    if kind in ("IL8", "IL4NL"):
+    if kind == "IL8M":
+        for t in range(T):
+            p(f"\tVPXOR Y{t}, Y{t}, Y{t}")
+        for k in range(8):
+            p(f"\tVMOVDQU {q0+64*k}(SI), Y11")
+            for t in range(T):
+                p(f"\tVPBROADCASTD {40*t+4*k}(BX), Y12")
+                p("\tVPMADDUBSW Y12, Y11, Y13")
+                p("\tVPMADDWD Y14, Y13, Y13")
+                p(f"\tVPADDD Y13, Y{t}, Y{t}")
+    elif kind in ("IL8", "IL4NL"):
         for t in range(T):
             p(f"\tVPXOR Y{t}, Y{t}, Y{t}")
         for k in range(8):
@@ -239,13 +275,22 @@ def avx2(kind, T):
                         p(f"\tVPADDW Y13, Y{t}, Y{t}")
         for t in range(T):
             p(f"\tVPMADDWD Y14, Y{t}, Y{t}")
-            p(f"\tVPBROADCASTD {40*t+36}(BX), Y12")
-            p(f"\tVPADDD Y12, Y{t}, Y{t}")
+            if kind not in MIN:
+                p(f"\tVPBROADCASTD {40*t+36}(BX), Y12")
+                p(f"\tVPADDD Y12, Y{t}, Y{t}")
+    if kind in MIN:
+        p("\tVCVTPH2PS 32(R10), Y13")  # this half's mins
     for t in range(T):
         p(f"\tVCVTDQ2PS Y{t}, Y{t}")
         p(f"\tVBROADCASTSS {40*t+32}(BX), Y9")
         p("\tVMULPS Y9, Y8, Y9")
         p(f"\tVFMADD231PS Y9, Y{t}, Y{4+t}")
+        if kind in MIN:
+            p(f"\tVPBROADCASTD {40*t+36}(BX), Y9")
+            p("\tVCVTDQ2PS Y9, Y9")
+            p(f"\tVBROADCASTSS {40*t+32}(BX), Y12")
+            p("\tVMULPS Y12, Y9, Y9")
+            p(f"\tVFMADD231PS Y9, Y13, Y{4+t}")
     p(f"\tADDQ ${bb}, SI")
     if kind != "IL4G":
         p(f"\tADDQ ${bb}, R10")
@@ -373,7 +418,7 @@ GLOBL ilqperm<>(SB), RODATA|NOPTR, $32
 """
 
 header("ilblock_gen.py", "ilblock_amd64.s")
-for kind in ("IL8", "IL4", "IL4G", "IL4NL"):
+for kind in ("IL8", "IL4", "IL4G", "IL4NL", "IL4M", "IL8M"):
     for T in range(1, 9):
         vnni(kind, T)
     for T in range(1, 5):

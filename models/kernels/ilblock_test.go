@@ -45,6 +45,10 @@ func newILCase(t testing.TB, rng *rand.Rand, name string, rows, cols int) ilCase
 		fromGGUF(gguf.TypeQ4_0, IL4, PackILQ4_0)
 	case "iq4_nl":
 		fromGGUF(gguf.TypeIQ4_NL, IL4NL, PackILIQ4_NL)
+	case "q4_1":
+		fromGGUF(gguf.TypeQ4_1, IL4M, PackILQ4_1)
+	case "q5_1":
+		fromGGUF(gguf.TypeQ5_1, IL8M, PackILQ5_1)
 	default: // int4-gG
 		var g int
 		fmt.Sscanf(name, "int4-g%d", &g)
@@ -60,7 +64,7 @@ func newILCase(t testing.TB, rng *rand.Rand, name string, rows, cols int) ilCase
 	return c
 }
 
-var ilNames = []string{"q8_0", "q5_0", "q4_0", "iq4_nl", "int4-g32", "int4-g64", "int4-g128"}
+var ilNames = []string{"q8_0", "q5_0", "q4_0", "iq4_nl", "q4_1", "q5_1", "int4-g32", "int4-g64", "int4-g128"}
 
 // TestILRow: the packed weights dequantize to the source format's values.
 func TestILRow(t *testing.T) {
@@ -117,7 +121,14 @@ func TestMatMulIL(t *testing.T) {
 	for _, name := range ilNames {
 		for _, sh := range []shape{{1, 128}, {16, 96}, {17, 256}, {33, 416}, {100, 768}} {
 			c := newILCase(t, rng, name, sh.rows, sh.cols)
-			for _, n := range []int{1, 2, 3, 5, 8, 9, 13, 17} {
+			ns := []int{1, 2, 3, 5, 8, 9, 13, 17}
+			if hasMin(c.k) { // new tiles: every token count
+				ns = ns[:0]
+				for n := 1; n <= 17; n++ {
+					ns = append(ns, n)
+				}
+			}
+			for _, n := range ns {
 				x := randVec(rng, n*c.cols)
 				var a ILAct
 				a.Quantize(x, n, c.cols, c.k)
@@ -205,7 +216,7 @@ func TestILActQuantize(t *testing.T) {
 		for i := 64; i < 96; i++ { // a block whose f16 scale is subnormal
 			x[i] = float32(rng.Float64()-0.5) * 1e-5
 		}
-		for _, k := range []ILKind{IL8, IL4, IL4G, IL4NL} {
+		for _, k := range []ILKind{IL8, IL4, IL4G, IL4NL, IL4M, IL8M} {
 			var want ILAct
 			withImpl(isaGo, func() { want.Quantize(x, n, cols, k) })
 			for _, l := range impls()[1:] {
@@ -222,7 +233,8 @@ func TestILActQuantize(t *testing.T) {
 }
 
 // TestILExtremes: Q8_0 weights of -128 (a GGUF file may hold them), Q4_0
-// nibbles of 0 and 15 (values -8 and 7), IQ4_NL's levels -127 and 113 and
+// nibbles of 0 and 15 (values -8 and 7), IQ4_NL's levels -127 and 113, Q4_1
+// and Q5_1's largest q (15, 31) and smallest with a min, and
 // activations at ±127 saturate nothing (the AVX2 Q4_0 tile adds a block's
 // byte products in int16, IQ4_NL's level+128 would saturate VPMADDUBSW): every
 // kernel set gives the Go reference's bits, and those are the exact sums
@@ -238,12 +250,18 @@ func TestILExtremes(t *testing.T) {
 		fill  byte
 		value int64
 		pack  func(dst, raw []byte, rows, cols int)
+		min   float32 // Q4_1, Q5_1: the blocks' min (value = q + min)
 	}{
-		{"q8_0 -128", IL8, Q8_0Bytes, 0x80, -128, PackILQ8_0},
-		{"q4_0 -8", IL4, Q4_0Bytes, 0x00, -8, PackILQ4_0},
-		{"q4_0 7", IL4, Q4_0Bytes, 0xff, 7, PackILQ4_0},
-		{"iq4_nl -127", IL4NL, Q4_0Bytes, 0x00, -127, PackILIQ4_NL},
-		{"iq4_nl 113", IL4NL, Q4_0Bytes, 0xff, 113, PackILIQ4_NL},
+		{"q8_0 -128", IL8, Q8_0Bytes, 0x80, -128, PackILQ8_0, 0},
+		{"q4_0 -8", IL4, Q4_0Bytes, 0x00, -8, PackILQ4_0, 0},
+		{"q4_0 7", IL4, Q4_0Bytes, 0xff, 7, PackILQ4_0, 0},
+		{"iq4_nl -127", IL4NL, Q4_0Bytes, 0x00, -127, PackILIQ4_NL, 0},
+		{"iq4_nl 113", IL4NL, Q4_0Bytes, 0xff, 113, PackILIQ4_NL, 0},
+		{"q4_1 15-8", IL4M, Q4_1Bytes, 0xff, 7, PackILQ4_1, -8},
+		{"q4_1 0+3", IL4M, Q4_1Bytes, 0x00, 3, PackILQ4_1, 3},
+		{"q5_1 31-16", IL8M, Q5_1Bytes, 0xff, 15, PackILQ5_1, -16},
+		{"q5_1 31", IL8M, Q5_1Bytes, 0xff, 31, PackILQ5_1, 0},
+		{"q5_1 0-16", IL8M, Q5_1Bytes, 0x00, -16, PackILQ5_1, -16},
 	} {
 		raw := make([]byte, rows*nb*tc.bytes)
 		for b := 0; b < rows*nb; b++ {
@@ -251,6 +269,9 @@ func TestILExtremes(t *testing.T) {
 			putF16(blk, 1)
 			for i := 2; i < tc.bytes; i++ {
 				blk[i] = tc.fill
+			}
+			if hasMin(tc.k) {
+				putF16(blk[2:], tc.min)
 			}
 		}
 		w := make([]byte, ILBytes(tc.k, rows, cols))

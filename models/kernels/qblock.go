@@ -32,6 +32,8 @@ const (
 	Q8_0Bytes = 34  // half d; 32 int8
 	Q5_0Bytes = 22  // half d; 32 fifth bits; 16 bytes of nibbles
 	Q4_0Bytes = 18  // half d; 16 bytes of nibbles
+	Q5_1Bytes = 24  // half d, m; 32 fifth bits; 16 bytes of nibbles
+	Q4_1Bytes = 20  // half d, m; 16 bytes of nibbles
 	Q4_KBytes = 144 // half d, dmin; 12 bytes of 6-bit scales and mins; 128 bytes of nibbles
 	Q5_KBytes = 176 // as Q4_K plus 32 bytes of fifth bits
 	Q6_KBytes = 210 // 128 bytes low nibbles; 64 bytes high 2 bits; 16 int8 scales; half d
