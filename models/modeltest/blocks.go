@@ -8,7 +8,7 @@ import (
 )
 
 // RandomBlocks returns n values' worth of random GGUF blocks of typ
-// (Q4_0, Q5_0, Q4_K, Q5_K, Q6_K, IQ4_NL or IQ4_XS) whose f16 scales are small and finite,
+// (Q4_0, Q5_0, Q4_1, Q5_1, Q4_K, Q5_K, Q6_K, IQ4_NL or IQ4_XS) whose f16 scales are small and finite,
 // so products over them are well conditioned.
 func RandomBlocks(r *rand.Rand, typ gguf.Type, n int) []byte {
 	bs, bb := typ.BlockSize(), typ.BlockBytes()
@@ -25,6 +25,12 @@ func RandomBlocks(r *rand.Rand, typ gguf.Type, n int) []byte {
 			f16(blk, d*8)
 		case gguf.TypeQ5_0:
 			f16(blk, d*4)
+		case gguf.TypeQ4_1: // d, then a min of about -8d
+			f16(blk, d*8)
+			f16(blk[2:], -d*64*r.Float32())
+		case gguf.TypeQ5_1:
+			f16(blk, d*4)
+			f16(blk[2:], -d*64*r.Float32())
 		case gguf.TypeQ4_K, gguf.TypeQ5_K: // d, dmin, then 6-bit scales
 			f16(blk, d)
 			f16(blk[2:], d)

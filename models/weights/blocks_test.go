@@ -22,7 +22,7 @@ func TestBlockProducts(t *testing.T) {
 	for i := range x {
 		x[i] = float32(r.NormFloat64())
 	}
-	for _, typ := range []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K,
+	for _, typ := range []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ4_1, gguf.TypeQ5_1, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K,
 		gguf.TypeIQ4_NL, gguf.TypeIQ4_XS} {
 		raw := modeltest.RandomBlocks(r, typ, rows*cols)
 		m, err := FromGGUF(typ, raw, rows, cols)
@@ -42,7 +42,7 @@ func TestBlockProducts(t *testing.T) {
 		for tok := 0; tok < n; tok++ {
 			xs := x[tok*cols : (tok+1)*cols]
 			xd := make([]float32, cols)
-			if typ == gguf.TypeQ4_0 || typ == gguf.TypeQ5_0 || typ == gguf.TypeIQ4_NL {
+			if typ.BlockSize() == 32 {
 				var a kernels.ILAct
 				a.Quantize(xs, 1, cols, kernels.IL8)
 				a.Values(xd, 0)

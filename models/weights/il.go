@@ -9,15 +9,16 @@ import (
 // Interleaved is a matrix of 32-value integer blocks repacked at load into
 // the kernels' interleaved layout (kernels.ILKind: 16 rows in the lanes of
 // a register), multiplied with the activations quantized to Q8_0 once per
-// product, as ggml quantizes them. GGUF Q8_0, Q5_0, Q4_0 and IQ4_NL tensors
-// and the int4-gN-a8 formats use it (q8_0.go, q5_0.go, q4_0.go, iq4_nl.go,
-// int4.go). Each
+// product, as ggml quantizes them. GGUF Q8_0, Q5_0, Q4_0, IQ4_NL, Q4_1 and
+// Q5_1 tensors and the int4-gN-a8 formats use it (q8_0.go, q5_0.go,
+// q4_0.go, iq4_nl.go, q4_1.go, int4.go). Each
 // output is ggml's scalar-reference sum (one float step per block), the
 // same for one token or a batch.
 //
 // Repacking copies the tensor (it is no longer a view of the file's
-// mapping); it is the same size as the file's blocks for Q8_0, Q4_0 and
-// IQ4_NL, and 1.6× for Q5_0, whose values are widened to int8.
+// mapping); it is the same size as the file's blocks for Q8_0, Q4_0, IQ4_NL
+// and Q4_1, 1.6× for Q5_0 and 1.5× for Q5_1, whose values are widened to
+// bytes.
 type Interleaved struct {
 	rows, cols int
 	k          kernels.ILKind
@@ -27,7 +28,8 @@ type Interleaved struct {
 	format     string
 }
 
-// newInterleaved packs raw GGUF blocks of t (Q8_0, Q5_0, Q4_0 or IQ4_NL).
+// newInterleaved packs raw GGUF blocks of t (Q8_0, Q5_0, Q4_0, IQ4_NL, Q4_1
+// or Q5_1).
 func newInterleaved(t gguf.Type, raw []byte, rows, cols int) *Interleaved {
 	m := &Interleaved{rows: rows, cols: cols, format: t.String()}
 	switch t {
@@ -47,6 +49,14 @@ func newInterleaved(t gguf.Type, raw []byte, rows, cols int) *Interleaved {
 		m.k = kernels.IL4
 		m.w = hugepage.Bytes(kernels.ILBytes(m.k, rows, cols))
 		kernels.PackILQ4_0(m.w, raw, rows, cols)
+	case gguf.TypeQ4_1:
+		m.k = kernels.IL4M
+		m.w = hugepage.Bytes(kernels.ILBytes(m.k, rows, cols))
+		kernels.PackILQ4_1(m.w, raw, rows, cols)
+	case gguf.TypeQ5_1:
+		m.k = kernels.IL8M
+		m.w = hugepage.Bytes(kernels.ILBytes(m.k, rows, cols))
+		kernels.PackILQ5_1(m.w, raw, rows, cols)
 	default:
 		panic("weights: no interleaved layout for " + t.String())
 	}

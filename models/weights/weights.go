@@ -9,8 +9,8 @@
 //	q8_0.go   GGUF Q8_0
 //	q4_0.go   GGUF Q4_0
 //	q5_0.go   GGUF Q5_0, unpacked to int8 values
-//	iq4_nl.go GGUF IQ4_NL, its levels unpacked to int8 values
-//	q4_1.go   GGUF Q4_1, Q5_1 and other types without a kernel: widened at load
+//	iq4_nl.go GGUF IQ4_NL, its nibbles kept, the levels looked up in the kernels
+//	q4_1.go   GGUF Q4_1 and Q5_1 (a min per block); other types without a kernel: widened at load
 //	q4_k.go   GGUF Q4_K super-blocks, with ggml's Q8_K activations (also Q5_K, Q6_K)
 //	q5_k.go   GGUF Q5_K
 //	q6_k.go   GGUF Q6_K
@@ -187,7 +187,7 @@ func FromGGUF(t gguf.Type, raw []byte, rows, cols int) (Linear, error) {
 		return &F16{rows: rows, cols: cols, h: u16View(raw)}, nil
 	case gguf.TypeBF16:
 		return newBF16(raw, rows, cols), nil
-	case gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeIQ4_NL:
+	case gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeIQ4_NL, gguf.TypeQ4_1, gguf.TypeQ5_1:
 		return newInterleaved(t, raw, rows, cols), nil
 	case gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeIQ4_XS:
 		return newBlocks(blockKinds[t], raw, rows, cols), nil

@@ -58,7 +58,7 @@ func TestEveryFormat(t *testing.T) {
 		x[i] = float32(r.NormFloat64())
 	}
 	ms := makeable(t, w, rows, cols)
-	for _, want := range []string{"f32", "f16", "bf16", "q8_0", "q4_0", "q5_0", "iq4_nl", "iq4_xs", "int8", "int8-a8", "int4-g32", "int4-g64",
+	for _, want := range []string{"f32", "f16", "bf16", "q8_0", "q4_0", "q5_0", "iq4_nl", "q4_1", "q5_1", "iq4_xs", "int8", "int8-a8", "int4-g32", "int4-g64",
 		"int4-g128", "int4-g32-a8", "int4-g128-a8", "int4-g32-gptq", "int4-g128-awq", "nf4-g32", "nf4-g64", "nf4-g128",
 		"fp8", "fp8-e5m2"} {
 		if ms[want] == nil {
