@@ -10,7 +10,8 @@
 # (IL8: 8 quads of value+128 bytes; IL4/IL4G: 4 quads of nibbles split into
 # low and high) are loaded once and used for every token; per token, the
 # int32 accumulator starts at the activation's -off·Σx and takes 8
-# VPDPBUSD with the token's 4-byte groups broadcast from memory.
+# VPDPBUSD with the token's 4-byte groups broadcast from memory. IL4M and
+# IL8M keep the block's mins in Z29.
 #
 # AVX2 (ymm, 8 rows in lanes, the two halves of a group one after the
 # other): VPMADDUBSW per 4-byte group. IL8 by the sign trick on the signed
