@@ -78,31 +78,79 @@ def scale(j, z, tmp, mins=False):
     p(f"\tVPORD     {tmp}, {z}, {z}")
 
 
-def tile(T, q5=False):
-    name = f"il{5 if q5 else 4}kT{T}VNNI"
-    block, act, qs = (BLOCK5, ACT, 768) if q5 else (BLOCK, ACT, 256)
-    chains = 4 if T == 1 else 2 if T <= 3 else 1
+def begin(name):
+    """The frame of a tile: its arguments in SI (w), CX (nb), BX (xa), DI
+    (facc)."""
     p(f"// func {name}({ARGS})")
     p(f"TEXT ·{name}(SB), NOSPLIT, $0-48")
     p("\tMOVQ w+8(FP), SI")
     p("\tMOVQ nb+16(FP), CX")
     p("\tMOVQ xa+24(FP), BX")
     p("\tMOVQ facc+40(FP), DI")
-    const("0x0f0f0f0f", "Z31")
-    const("63", "Z30")
-    const("15", "Z29")
-    if q5:
-        const("0x10101010", "Z21")
+
+
+def loop_head(name, T, block, slots):
+    """Zero the T tokens' float accumulators (slots of 64 bytes each at
+    64·slots·t), skip an empty product, open the loop over super-blocks
+    (prefetching PF ahead) and load the 16 rows' d into Z28."""
     p("\tVPXORD Z16, Z16, Z16")
     for t in range(T):
-        p(f"\tVMOVUPS Z16, {128*t}(DI)")
-        p(f"\tVMOVUPS Z16, {128*t+64}(DI)")
+        for s in range(slots):
+            p(f"\tVMOVUPS Z16, {64*slots*t+64*s}(DI)")
     p("\tTESTQ CX, CX")
     p(f"\tJZ    {name}_store")
     p(f"{name}_loop:")
     for off in range(0, block, 64):
         p(f"\tPREFETCHT0 {PF*block+off}(SI)")
     p("\tVCVTPH2PS (SI), Z28")
+
+
+def float_step(T):
+    """acc += float32(isum)·float32(d·xd) for each token (isum in Z0..)."""
+    for t in range(T):
+        p(f"\tVMULPS.BCST {2048+4*t}(BX), Z28, Z16")
+        p(f"\tVCVTDQ2PS   Z{t}, Z17")
+        p("\tVMULPS      Z16, Z17, Z17")
+        p(f"\tVADDPS      {64*t}(DI), Z17, Z17")
+        p(f"\tVMOVUPS     Z17, {64*t}(DI)")
+
+
+def loop_end(name, T, block, act, mins=False):
+    """Next super-block; then store each token's 16 sums (acc − accm with
+    mins, whose accumulators pair as 128 bytes a token)."""
+    p(f"\tADDQ ${block}, SI")
+    p(f"\tADDQ ${act}, BX")
+    p("\tDECQ CX")
+    p(f"\tJNZ  {name}_loop")
+    p(f"{name}_store:")
+    p("\tMOVQ out+0(FP), SI")
+    p("\tMOVQ ldo+32(FP), DX")
+    p("\tSHLQ $2, DX")
+    for t in range(T):
+        if mins:
+            p(f"\tVMOVUPS {128*t}(DI), Z16")
+            p(f"\tVSUBPS  {128*t+64}(DI), Z16, Z16")
+        else:
+            p(f"\tVMOVUPS {64*t}(DI), Z16")
+        p("\tVMOVUPS Z16, (SI)")
+        if t + 1 < T:
+            p("\tADDQ    DX, SI")
+    p("\tVZEROUPPER")
+    p("\tRET")
+    p()
+
+
+def tile(T, q5=False):
+    name = f"il{5 if q5 else 4}kT{T}VNNI"
+    block, act, qs = (BLOCK5, ACT, 768) if q5 else (BLOCK, ACT, 256)
+    chains = 4 if T == 1 else 2 if T <= 3 else 1
+    begin(name)
+    const("0x0f0f0f0f", "Z31")
+    const("63", "Z30")
+    const("15", "Z29")
+    if q5:
+        const("0x10101010", "Z21")
+    loop_head(name, T, block, 2)
     p("\tVCVTPH2PS 32(SI), Z27")
     for s in range(8):
         j, hi = s // 2, s % 2
@@ -167,45 +215,16 @@ def tile(T, q5=False):
         p("\tVMULPS      Z18, Z19, Z19")
         p(f"\tVADDPS      {128*t+64}(DI), Z19, Z19")
         p(f"\tVMOVUPS     Z19, {128*t+64}(DI)")
-    p(f"\tADDQ ${block}, SI")
-    p(f"\tADDQ ${act}, BX")
-    p("\tDECQ CX")
-    p(f"\tJNZ  {name}_loop")
-    p(f"{name}_store:")
-    p("\tMOVQ out+0(FP), SI")
-    p("\tMOVQ ldo+32(FP), DX")
-    p("\tSHLQ $2, DX")
-    for t in range(T):
-        p(f"\tVMOVUPS {128*t}(DI), Z16")
-        p(f"\tVSUBPS  {128*t+64}(DI), Z16, Z16")
-        p("\tVMOVUPS Z16, (SI)")
-        if t + 1 < T:
-            p("\tADDQ    DX, SI")
-    p("\tVZEROUPPER")
-    p("\tRET")
-    p()
+    loop_end(name, T, block, act, mins=True)
 
 
 def tile6(T):
     name = f"il6kT{T}VNNI"
     chains = 4 if T == 1 else 2 if T <= 3 else 1
-    p(f"// func {name}({ARGS})")
-    p(f"TEXT ·{name}(SB), NOSPLIT, $0-48")
-    p("\tMOVQ w+8(FP), SI")
-    p("\tMOVQ nb+16(FP), CX")
-    p("\tMOVQ xa+24(FP), BX")
-    p("\tMOVQ facc+40(FP), DI")
+    begin(name)
     const("0x0f0f0f0f", "Z31")
     const("0x30303030", "Z30")
-    p("\tVPXORD Z16, Z16, Z16")
-    for t in range(T):
-        p(f"\tVMOVUPS Z16, {64*t}(DI)")
-    p("\tTESTQ CX, CX")
-    p(f"\tJZ    {name}_store")
-    p(f"{name}_loop:")
-    for off in range(0, BLOCK6, 64):
-        p(f"\tPREFETCHT0 {PF*BLOCK6+off}(SI)")
-    p("\tVCVTPH2PS (SI), Z28")
+    loop_head(name, T, BLOCK6, 1)
     ch = lambda t, c: f"Z{8 + t * chains + c}"
     for h in range(2):
         for c in range(4):
@@ -248,54 +267,20 @@ def tile6(T):
                     else:
                         p(f"\tVPMULLD Z22, {ch(t, 0)}, {ch(t, 0)}")
                         p(f"\tVPADDD  {ch(t, 0)}, Z{t}, Z{t}")
-    # acc += float32(isum)·float32(d·xd).
-    for t in range(T):
-        p(f"\tVMULPS.BCST {2048+4*t}(BX), Z28, Z16")
-        p(f"\tVCVTDQ2PS   Z{t}, Z17")
-        p("\tVMULPS      Z16, Z17, Z17")
-        p(f"\tVADDPS      {64*t}(DI), Z17, Z17")
-        p(f"\tVMOVUPS     Z17, {64*t}(DI)")
-    p(f"\tADDQ ${BLOCK6}, SI")
-    p(f"\tADDQ ${ACT6}, BX")
-    p("\tDECQ CX")
-    p(f"\tJNZ  {name}_loop")
-    p(f"{name}_store:")
-    p("\tMOVQ out+0(FP), SI")
-    p("\tMOVQ ldo+32(FP), DX")
-    p("\tSHLQ $2, DX")
-    for t in range(T):
-        p(f"\tVMOVUPS {64*t}(DI), Z16")
-        p("\tVMOVUPS Z16, (SI)")
-        if t + 1 < T:
-            p("\tADDQ    DX, SI")
-    p("\tVZEROUPPER")
-    p("\tRET")
-    p()
+    float_step(T)
+    loop_end(name, T, BLOCK6, ACT6)
 
 
 def tilexs(T):
     name = f"il4xsT{T}VNNI"
     chains = 4 if T == 1 else 2 if T <= 3 else 1
-    p(f"// func {name}({ARGS})")
-    p(f"TEXT ·{name}(SB), NOSPLIT, $0-48")
-    p("\tMOVQ w+8(FP), SI")
-    p("\tMOVQ nb+16(FP), CX")
-    p("\tMOVQ xa+24(FP), BX")
-    p("\tMOVQ facc+40(FP), DI")
+    begin(name)
     const("0x0f0f0f0f", "Z31")
     p("\tVBROADCASTI32X4 iq4lvl<>(SB), Z30")
     const("15", "Z29")
     const("48", "Z27")
     const("32", "Z21")
-    p("\tVPXORD Z16, Z16, Z16")
-    for t in range(T):
-        p(f"\tVMOVUPS Z16, {64*t}(DI)")
-    p("\tTESTQ CX, CX")
-    p(f"\tJZ    {name}_store")
-    p(f"{name}_loop:")
-    for off in range(0, BLOCKXS, 64):
-        p(f"\tPREFETCHT0 {PF*BLOCKXS+off}(SI)")
-    p("\tVCVTPH2PS (SI), Z28")
+    loop_head(name, T, BLOCKXS, 1)
     p("\tVPMOVZXWD 32(SI), Z20")
     ch = lambda t, c: f"Z{8 + t * chains + c}"
     for ib in range(8):
@@ -347,29 +332,8 @@ def tilexs(T):
             else:
                 p(f"\tVPMULLD Z24, {ch(t, 0)}, {ch(t, 0)}")
                 p(f"\tVPADDD  {ch(t, 0)}, Z{t}, Z{t}")
-    # acc += float32(isum)·float32(d·xd).
-    for t in range(T):
-        p(f"\tVMULPS.BCST {2048+4*t}(BX), Z28, Z16")
-        p(f"\tVCVTDQ2PS   Z{t}, Z17")
-        p("\tVMULPS      Z16, Z17, Z17")
-        p(f"\tVADDPS      {64*t}(DI), Z17, Z17")
-        p(f"\tVMOVUPS     Z17, {64*t}(DI)")
-    p(f"\tADDQ ${BLOCKXS}, SI")
-    p(f"\tADDQ ${ACTXS}, BX")
-    p("\tDECQ CX")
-    p(f"\tJNZ  {name}_loop")
-    p(f"{name}_store:")
-    p("\tMOVQ out+0(FP), SI")
-    p("\tMOVQ ldo+32(FP), DX")
-    p("\tSHLQ $2, DX")
-    for t in range(T):
-        p(f"\tVMOVUPS {64*t}(DI), Z16")
-        p("\tVMOVUPS Z16, (SI)")
-        if t + 1 < T:
-            p("\tADDQ    DX, SI")
-    p("\tVZEROUPPER")
-    p("\tRET")
-    p()
+    float_step(T)
+    loop_end(name, T, BLOCKXS, ACTXS)
 
 
 header("ilk_gen.py", "ilk_amd64.s")
