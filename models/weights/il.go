@@ -28,38 +28,28 @@ type Interleaved struct {
 	format     string
 }
 
-// newInterleaved packs raw GGUF blocks of t (Q8_0, Q5_0, Q4_0, IQ4_NL, Q4_1
-// or Q5_1).
+// ilPacks is each GGUF block type's interleaved kind and packer.
+var ilPacks = map[gguf.Type]struct {
+	k    kernels.ILKind
+	pack func(dst, raw []byte, rows, cols int)
+}{
+	gguf.TypeQ8_0:   {kernels.IL8, kernels.PackILQ8_0},
+	gguf.TypeQ5_0:   {kernels.IL8, kernels.PackILQ5_0},
+	gguf.TypeIQ4_NL: {kernels.IL4NL, kernels.PackILIQ4_NL},
+	gguf.TypeQ4_0:   {kernels.IL4, kernels.PackILQ4_0},
+	gguf.TypeQ4_1:   {kernels.IL4M, kernels.PackILQ4_1},
+	gguf.TypeQ5_1:   {kernels.IL8M, kernels.PackILQ5_1},
+}
+
+// newInterleaved packs raw GGUF blocks of t (a type of ilPacks).
 func newInterleaved(t gguf.Type, raw []byte, rows, cols int) *Interleaved {
-	m := &Interleaved{rows: rows, cols: cols, format: t.String()}
-	switch t {
-	case gguf.TypeQ8_0:
-		m.k = kernels.IL8
-		m.w = hugepage.Bytes(kernels.ILBytes(m.k, rows, cols))
-		kernels.PackILQ8_0(m.w, raw, rows, cols)
-	case gguf.TypeQ5_0:
-		m.k = kernels.IL8
-		m.w = hugepage.Bytes(kernels.ILBytes(m.k, rows, cols))
-		kernels.PackILQ5_0(m.w, raw, rows, cols)
-	case gguf.TypeIQ4_NL:
-		m.k = kernels.IL4NL
-		m.w = hugepage.Bytes(kernels.ILBytes(m.k, rows, cols))
-		kernels.PackILIQ4_NL(m.w, raw, rows, cols)
-	case gguf.TypeQ4_0:
-		m.k = kernels.IL4
-		m.w = hugepage.Bytes(kernels.ILBytes(m.k, rows, cols))
-		kernels.PackILQ4_0(m.w, raw, rows, cols)
-	case gguf.TypeQ4_1:
-		m.k = kernels.IL4M
-		m.w = hugepage.Bytes(kernels.ILBytes(m.k, rows, cols))
-		kernels.PackILQ4_1(m.w, raw, rows, cols)
-	case gguf.TypeQ5_1:
-		m.k = kernels.IL8M
-		m.w = hugepage.Bytes(kernels.ILBytes(m.k, rows, cols))
-		kernels.PackILQ5_1(m.w, raw, rows, cols)
-	default:
+	il, ok := ilPacks[t]
+	if !ok {
 		panic("weights: no interleaved layout for " + t.String())
 	}
+	m := &Interleaved{rows: rows, cols: cols, format: t.String(), k: il.k}
+	m.w = hugepage.Bytes(kernels.ILBytes(m.k, rows, cols))
+	il.pack(m.w, raw, rows, cols)
 	return m
 }
 
