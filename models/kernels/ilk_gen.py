@@ -140,10 +140,38 @@ def loop_end(name, T, block, act, mins=False):
     p()
 
 
+def chains(T):
+    """Independent VPDPBUSD chains per token (a T-token tile has T·chains
+    accumulators, Z8 on): enough to hide the latency at small T."""
+    return 4 if T == 1 else 2 if T <= 3 else 1
+
+
+def fold(T, ch, n):
+    """Add each token's n chains into its first."""
+    for t in range(T):
+        if n == 4:
+            p(f"\tVPADDD {ch(t, 1)}, {ch(t, 0)}, {ch(t, 0)}")
+            p(f"\tVPADDD {ch(t, 3)}, {ch(t, 2)}, {ch(t, 2)}")
+            p(f"\tVPADDD {ch(t, 2)}, {ch(t, 0)}, {ch(t, 0)}")
+        elif n == 2:
+            p(f"\tVPADDD {ch(t, 1)}, {ch(t, 0)}, {ch(t, 0)}")
+
+
+def scaled_add(T, ch, z, first):
+    """isum_t (Z{t}) += the sub-block's per-row scales (z) × its sum
+    (the token's first chain); the first sub-block sets it."""
+    for t in range(T):
+        if first:
+            p(f"\tVPMULLD {z}, {ch(t, 0)}, Z{t}")
+        else:
+            p(f"\tVPMULLD {z}, {ch(t, 0)}, {ch(t, 0)}")
+            p(f"\tVPADDD  {ch(t, 0)}, Z{t}, Z{t}")
+
+
 def tile(T, q5=False):
     name = f"il{5 if q5 else 4}kT{T}VNNI"
     block, act, qs = (BLOCK5, ACT, 768) if q5 else (BLOCK, ACT, 256)
-    chains = 4 if T == 1 else 2 if T <= 3 else 1
+    nch = chains(T)
     begin(name)
     const("0x0f0f0f0f", "Z31")
     const("63", "Z30")
@@ -154,9 +182,9 @@ def tile(T, q5=False):
     p("\tVCVTPH2PS 32(SI), Z27")
     for s in range(8):
         j, hi = s // 2, s % 2
-        ch = lambda t, c: f"Z{8 + t * chains + c}"
+        ch = lambda t, c: f"Z{8 + t * nch + c}"
         for t in range(T):
-            for c in range(chains):
+            for c in range(nch):
                 p(f"\tVPXORD {ch(t, c)}, {ch(t, c)}, {ch(t, c)}")
         for k in range(8):
             wz = "Z26" if k % 2 == 0 else "Z25"
@@ -178,21 +206,10 @@ def tile(T, q5=False):
                     p(f"\tVPANDD   Z21, {hz}, {hz}")
                 p(f"\tVPORD    {hz}, {wz}, {wz}")
             for t in range(T):
-                p(f"\tVPDPBUSD.BCST {256*t+32*s+4*k}(BX), {wz}, {ch(t, k % chains)}")
-        for t in range(T):
-            if chains == 4:
-                p(f"\tVPADDD {ch(t, 1)}, {ch(t, 0)}, {ch(t, 0)}")
-                p(f"\tVPADDD {ch(t, 3)}, {ch(t, 2)}, {ch(t, 2)}")
-                p(f"\tVPADDD {ch(t, 2)}, {ch(t, 0)}, {ch(t, 0)}")
-            elif chains == 2:
-                p(f"\tVPADDD {ch(t, 1)}, {ch(t, 0)}, {ch(t, 0)}")
+                p(f"\tVPDPBUSD.BCST {256*t+32*s+4*k}(BX), {wz}, {ch(t, k % nch)}")
+        fold(T, ch, nch)
         scale(s, "Z24", "Z23")
-        for t in range(T):
-            if s == 0:
-                p(f"\tVPMULLD Z24, {ch(t, 0)}, Z{t}")
-            else:
-                p(f"\tVPMULLD Z24, {ch(t, 0)}, {ch(t, 0)}")
-                p(f"\tVPADDD  {ch(t, 0)}, Z{t}, Z{t}")
+        scaled_add(T, ch, "Z24", s == 0)
     # msum_t in Z8+t: Σ_i (m_2i, m_2i+1)·(pair sums of token t).
     for t in range(T):
         p(f"\tVPXORD Z{8+t}, Z{8+t}, Z{8+t}")
@@ -220,19 +237,19 @@ def tile(T, q5=False):
 
 def tile6(T):
     name = f"il6kT{T}VNNI"
-    chains = 4 if T == 1 else 2 if T <= 3 else 1
+    nch = chains(T)
     begin(name)
     const("0x0f0f0f0f", "Z31")
     const("0x30303030", "Z30")
     loop_head(name, T, BLOCK6, 1)
-    ch = lambda t, c: f"Z{8 + t * chains + c}"
+    ch = lambda t, c: f"Z{8 + t * nch + c}"
     for h in range(2):
         for c in range(4):
             for half in range(2):
                 g = 8 * h + 2 * c + half
                 for t in range(T):
                     p(f"\tVPBROADCASTD {2080+64*t+4*g}(BX), {ch(t, 0)}")
-                    for cc in range(1, chains):
+                    for cc in range(1, nch):
                         p(f"\tVPXORD {ch(t, cc)}, {ch(t, cc)}, {ch(t, cc)}")
                 for k in range(4 * half, 4 * half + 4):
                     wz, hz = ("Z26", "Z24") if k % 2 == 0 else ("Z25", "Z23")
@@ -252,28 +269,17 @@ def tile6(T):
                         p(f"\tVPANDD   Z30, {hz}, {hz}")
                     p(f"\tVPORD    {hz}, {wz}, {wz}")
                     for t in range(T):
-                        p(f"\tVPDPBUSD.BCST {256*t+128*h+32*c+4*k}(BX), {wz}, {ch(t, k % chains)}")
-                for t in range(T):
-                    if chains == 4:
-                        p(f"\tVPADDD {ch(t, 1)}, {ch(t, 0)}, {ch(t, 0)}")
-                        p(f"\tVPADDD {ch(t, 3)}, {ch(t, 2)}, {ch(t, 2)}")
-                        p(f"\tVPADDD {ch(t, 2)}, {ch(t, 0)}, {ch(t, 0)}")
-                    elif chains == 2:
-                        p(f"\tVPADDD {ch(t, 1)}, {ch(t, 0)}, {ch(t, 0)}")
+                        p(f"\tVPDPBUSD.BCST {256*t+128*h+32*c+4*k}(BX), {wz}, {ch(t, k % nch)}")
+                fold(T, ch, nch)
                 p(f"\tVPMOVSXBD {32+16*g}(SI), Z22")
-                for t in range(T):
-                    if g == 0:
-                        p(f"\tVPMULLD Z22, {ch(t, 0)}, Z{t}")
-                    else:
-                        p(f"\tVPMULLD Z22, {ch(t, 0)}, {ch(t, 0)}")
-                        p(f"\tVPADDD  {ch(t, 0)}, Z{t}, Z{t}")
+                scaled_add(T, ch, "Z22", g == 0)
     float_step(T)
     loop_end(name, T, BLOCK6, ACT6)
 
 
 def tilexs(T):
     name = f"il4xsT{T}VNNI"
-    chains = 4 if T == 1 else 2 if T <= 3 else 1
+    nch = chains(T)
     begin(name)
     const("0x0f0f0f0f", "Z31")
     p("\tVBROADCASTI32X4 iq4lvl<>(SB), Z30")
@@ -282,11 +288,11 @@ def tilexs(T):
     const("32", "Z21")
     loop_head(name, T, BLOCKXS, 1)
     p("\tVPMOVZXWD 32(SI), Z20")
-    ch = lambda t, c: f"Z{8 + t * chains + c}"
+    ch = lambda t, c: f"Z{8 + t * nch + c}"
     for ib in range(8):
         for t in range(T):
             p(f"\tVPBROADCASTD {2080+32*t+4*ib}(BX), {ch(t, 0)}")
-            for c in range(1, chains):
+            for c in range(1, nch):
                 p(f"\tVPXORD {ch(t, c)}, {ch(t, c)}, {ch(t, c)}")
         # Quad k's low nibbles are values 4k.., its high ones 16+4k.., each
         # looked up as level+128.
@@ -301,14 +307,8 @@ def tilexs(T):
                 p(f"\tVPANDD   {q}(SI), Z31, {wz}")
             p(f"\tVPSHUFB  {wz}, Z30, {wz}")
             for t in range(T):
-                p(f"\tVPDPBUSD.BCST {256*t+32*ib+16*hi+4*k}(BX), {wz}, {ch(t, v % chains)}")
-        for t in range(T):
-            if chains == 4:
-                p(f"\tVPADDD {ch(t, 1)}, {ch(t, 0)}, {ch(t, 0)}")
-                p(f"\tVPADDD {ch(t, 3)}, {ch(t, 2)}, {ch(t, 2)}")
-                p(f"\tVPADDD {ch(t, 2)}, {ch(t, 0)}, {ch(t, 0)}")
-            elif chains == 2:
-                p(f"\tVPADDD {ch(t, 1)}, {ch(t, 0)}, {ch(t, 0)}")
+                p(f"\tVPDPBUSD.BCST {256*t+32*ib+16*hi+4*k}(BX), {wz}, {ch(t, v % nch)}")
+        fold(T, ch, nch)
         # ls-32 of the 16 rows: nibble ib%2 of scales_l[ib/2], bits 2ib,
         # 2ib+1 of scales_h to bits 4, 5.
         p(f"\tVPMOVZXBD {64+16*(ib//2)}(SI), Z24")
@@ -326,12 +326,7 @@ def tilexs(T):
             p("\tVPANDD    Z27, Z23, Z23")
         p("\tVPORD     Z23, Z24, Z24")
         p("\tVPSUBD    Z21, Z24, Z24")
-        for t in range(T):
-            if ib == 0:
-                p(f"\tVPMULLD Z24, {ch(t, 0)}, Z{t}")
-            else:
-                p(f"\tVPMULLD Z24, {ch(t, 0)}, {ch(t, 0)}")
-                p(f"\tVPADDD  {ch(t, 0)}, Z{t}, Z{t}")
+        scaled_add(T, ch, "Z24", ib == 0)
     float_step(T)
     loop_end(name, T, BLOCKXS, ACTXS)
 
