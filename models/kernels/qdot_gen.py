@@ -496,6 +496,26 @@ def q6k_tile_avx2():
     kx_epilogue(name, 210, "X12", None)
 
 
+def scales_mins_k4(dst, evex):
+    """A Q4_K/Q5_K block's 8 6-bit scales and 8 mins (get_scale_min_k4) as
+    words in dst: [sc0..sc7, m0..m7]. X15 holds 0x0f bytes; evex: the
+    AVX-512 spelling of the masks' ANDs."""
+    andop = "VPANDD" if evex else "VPAND "
+    p("\tVMOVQ       4(SI), X6")
+    p("\tVMOVD       12(SI), X7")
+    p("\tVPSRLW      $6, X6, X8")
+    p(f"\t{andop}      qdk3<>(SB), X8, X8")
+    p("\tVPSLLW      $4, X8, X8")
+    p(f"\t{andop}      qdk3f<>(SB), X6, X6")
+    p("\tVPSRLW      $4, X7, X9")
+    p("\tVPAND       X15, X7, X7")
+    p("\tVPAND       X15, X9, X9")
+    p("\tVPUNPCKLDQ  X9, X7, X7")
+    p("\tVPOR        X8, X7, X7")
+    p("\tVPUNPCKLDQ  X7, X6, X6")
+    p(f"\tVPMOVZXBW   X6, {dst}")
+
+
 def q4k_tile(q5=False):
     name = "q5kTileVNNI512" if q5 else "q4kTileVNNI512"
     bb, qo = (176, 48) if q5 else (144, 16)
@@ -534,19 +554,7 @@ def q4k_tile(q5=False):
     p(f"\tJZ    {name}_store")
     p(f"{name}_block:")
     # Scales and mins (get_scale_min_k4) in xmm: X6 = [A, B], X7 = [C].
-    p("\tVMOVQ       4(SI), X6")
-    p("\tVMOVD       12(SI), X7")
-    p("\tVPSRLW      $6, X6, X8")
-    p("\tVPANDD      qdk3<>(SB), X8, X8")
-    p("\tVPSLLW      $4, X8, X8")
-    p("\tVPANDD      qdk3f<>(SB), X6, X6")
-    p("\tVPSRLW      $4, X7, X9")
-    p("\tVPAND       X15, X7, X7")
-    p("\tVPAND       X15, X9, X9")
-    p("\tVPUNPCKLDQ  X9, X7, X7")
-    p("\tVPOR        X8, X7, X7")
-    p("\tVPUNPCKLDQ  X7, X6, X6")
-    p("\tVPMOVZXBW   X6, Y6")
+    scales_mins_k4("Y6", evex=True)
     p("\tVMOVDQA     X6, X12")
     p("\tVEXTRACTI128 $1, Y6, X13")
     for t in range(4):
@@ -636,19 +644,7 @@ def q4k_tile8(q5=False):
     p(f"\tJZ    {name}_store")
     p(f"{name}_block:")
     # Scales and mins as words: Z12 = [sc0..sc7, m0..m7], upper lanes zero.
-    p("\tVMOVQ       4(SI), X6")
-    p("\tVMOVD       12(SI), X7")
-    p("\tVPSRLW      $6, X6, X8")
-    p("\tVPANDD      qdk3<>(SB), X8, X8")
-    p("\tVPSLLW      $4, X8, X8")
-    p("\tVPANDD      qdk3f<>(SB), X6, X6")
-    p("\tVPSRLW      $4, X7, X9")
-    p("\tVPAND       X15, X7, X7")
-    p("\tVPAND       X15, X9, X9")
-    p("\tVPUNPCKLDQ  X9, X7, X7")
-    p("\tVPOR        X8, X7, X7")
-    p("\tVPUNPCKLDQ  X7, X6, X6")
-    p("\tVPMOVZXBW   X6, Y12")
+    scales_mins_k4("Y12", evex=True)
     for t in range(8):
         p(f"\tVPXORD Z{16+t}, Z{16+t}, Z{16+t}")
     xa = ["(BX)", "(BX)(R8*1)", "(BX)(R8*2)", "(R10)", "(BX)(R8*4)", "(R9)(R8*1)", "(R9)(R8*2)", "(R10)(R8*4)"]
@@ -769,19 +765,7 @@ def q4k_tile_avx2(q5=False):
     p("\tTESTQ CX, CX")
     p(f"\tJZ    {name}_store")
     p(f"{name}_block:")
-    p("\tVMOVQ       4(SI), X6")
-    p("\tVMOVD       12(SI), X7")
-    p("\tVPSRLW      $6, X6, X8")
-    p("\tVPAND       qdk3<>(SB), X8, X8")
-    p("\tVPSLLW      $4, X8, X8")
-    p("\tVPAND       qdk3f<>(SB), X6, X6")
-    p("\tVPSRLW      $4, X7, X9")
-    p("\tVPAND       X15, X7, X7")
-    p("\tVPAND       X15, X9, X9")
-    p("\tVPUNPCKLDQ  X9, X7, X7")
-    p("\tVPOR        X8, X7, X7")
-    p("\tVPUNPCKLDQ  X7, X6, X6")
-    p("\tVPMOVZXBW   X6, Y6")
+    scales_mins_k4("Y6", evex=False)
     p("\tVEXTRACTI128 $1, Y6, X13")
     p("\tVINSERTI128 $1, X6, Y6, Y12")
     for t in range(4):
