@@ -85,7 +85,7 @@ func quantIQ4XS(x []float32, y []byte) bool {
 	var ms float64
 	for ib := range 8 {
 		sc[ib] = iq4Fit(x[32*ib:32*ib+32], y[8+16*ib:])
-		if abs64(sc[ib]) > abs64(ms) {
+		if math.Abs(sc[ib]) > math.Abs(ms) {
 			ms = sc[ib]
 		}
 	}
@@ -109,5 +109,3 @@ func quantIQ4XS(x []float32, y []byte) bool {
 	binary.LittleEndian.PutUint16(y[2:], sh)
 	return ok
 }
-
-func abs64(v float64) float64 { return max(v, -v) }

@@ -198,6 +198,16 @@ func FromGGUF(t gguf.Type, raw []byte, rows, cols int) (Linear, error) {
 	return widen(t, raw, rows, cols)
 }
 
+// The GGUF types without a kernel here are widened to float32 at load: they
+// compute exactly on their dequantised values but read 4 bytes a weight.
+func widen(t gguf.Type, raw []byte, rows, cols int) (Linear, error) {
+	w := make([]float32, rows*cols)
+	if err := gguf.Dequantize(t, raw, w); err != nil {
+		return nil, err
+	}
+	return &F32{rows: rows, cols: cols, w: w}, nil
+}
+
 // Scratch is one caller's working memory for products: the activations as
 // a format's kernel takes them, and dequantised weights. It grows to the
 // largest product it has seen and is not safe for concurrent use.
