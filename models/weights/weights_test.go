@@ -307,3 +307,23 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeProductAllocatesNothing: one token's product, the decode step's,
+// allocates nothing in any format once its Scratch has grown (the
+// interleaved K-quants pack their activation into pooled buffers).
+func TestDecodeProductAllocatesNothing(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const rows, cols = 37, 512
+	x := make([]float32, cols)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	out := make([]float32, rows)
+	for f, m := range makeable(t, randMatrix(r, rows, cols), rows, cols) {
+		var s Scratch
+		m.Mul(out, x, 1, &s)
+		if a := testing.AllocsPerRun(20, func() { m.Mul(out, x, 1, &s) }); a != 0 {
+			t.Errorf("%s: a one-token product allocates %v times", f, a)
+		}
+	}
+}
