@@ -11,9 +11,9 @@ import (
 // a register), multiplied with the activations quantized to Q8_0 once per
 // product, as ggml quantizes them. GGUF Q8_0, Q5_0, Q4_0, IQ4_NL, Q4_1 and
 // Q5_1 tensors and the int4-gN-a8 formats use it (q8_0.go, q5_0.go,
-// q4_0.go, iq4_nl.go, q4_1.go, int4.go). Each
-// output is ggml's scalar-reference sum (one float step per block), the
-// same for one token or a batch.
+// q4_0.go, iq4_nl.go, q4_1.go, int4.go). Each output is ggml's
+// scalar-reference sum (one float step per block, Q4_1 and Q5_1 a second
+// for their min), the same for one token or a batch.
 //
 // Repacking copies the tensor (it is no longer a view of the file's
 // mapping); it is the same size as the file's blocks for Q8_0, Q4_0, IQ4_NL
