@@ -496,6 +496,23 @@ def q6k_tile_avx2():
     kx_epilogue(name, 210, "X12", None)
 
 
+def unpack_k_zmm(j, qo, q5):
+    """Values 64j..64j+63 of a Q4_K/Q5_K block as bytes in Z4 (low nibbles
+    of qs[32j..] then high ones; Q5_K's fifth bits from Z10, which moves on
+    to the next pair), and their sub-blocks' scales as words in Z5 (from
+    Z12 by the permutation in Z24+j)."""
+    p(f"\tVMOVDQU      {qo+32*j}(SI), Y4")
+    p("\tVPSRLW       $4, Y4, Y6")
+    p("\tVINSERTI64X4 $1, Y6, Z4, Z4")
+    p("\tVPANDD       Z15, Z4, Z4")
+    if q5:
+        p("\tVPANDD       Z14, Z10, Z11")
+        p("\tVPSLLW       $4, Z11, Z11")
+        p("\tVPORD        Z11, Z4, Z4")
+        p("\tVPSRLW       $2, Z10, Z10")
+    p(f"\tVPERMW       Z12, Z{24+j}, Z5")
+
+
 def scales_mins_k4(dst, evex):
     """A Q4_K/Q5_K block's 8 6-bit scales and 8 mins (get_scale_min_k4) as
     words in dst: [sc0..sc7, m0..m7]. X15 holds 0x0f bytes; evex: the
@@ -565,16 +582,7 @@ def q4k_tile(q5=False):
         p("\tVPSRLW       $1, Y10, Y11")
         p("\tVINSERTI64X4 $1, Y11, Z10, Z10")
     for j in range(4):
-        p(f"\tVMOVDQU      {qo+32*j}(SI), Y4")
-        p("\tVPSRLW       $4, Y4, Y6")
-        p("\tVINSERTI64X4 $1, Y6, Z4, Z4")
-        p("\tVPANDD       Z15, Z4, Z4")
-        if q5:
-            p("\tVPANDD       Z14, Z10, Z11")
-            p("\tVPSLLW       $4, Z11, Z11")
-            p("\tVPORD        Z11, Z4, Z4")
-            p("\tVPSRLW       $2, Z10, Z10")
-        p(f"\tVPERMW       Z12, Z{24+j}, Z5")
+        unpack_k_zmm(j, qo, q5)
         for t in range(4):
             p(f"\tVPMADDUBSW   {64*j}{xa[t]}, Z4, Z{6+t}")
             p(f"\tVPDPWSSD     Z5, Z{6+t}, Z{t}")
@@ -653,16 +661,7 @@ def q4k_tile8(q5=False):
         p("\tVPSRLW       $1, Y10, Y11")
         p("\tVINSERTI64X4 $1, Y11, Z10, Z10")
     for j in range(4):
-        p(f"\tVMOVDQU      {qo+32*j}(SI), Y4")
-        p("\tVPSRLW       $4, Y4, Y6")
-        p("\tVINSERTI64X4 $1, Y6, Z4, Z4")
-        p("\tVPANDD       Z15, Z4, Z4")
-        if q5:
-            p("\tVPANDD       Z14, Z10, Z11")
-            p("\tVPSLLW       $4, Z11, Z11")
-            p("\tVPORD        Z11, Z4, Z4")
-            p("\tVPSRLW       $2, Z10, Z10")
-        p(f"\tVPERMW       Z12, Z{24+j}, Z5")
+        unpack_k_zmm(j, qo, q5)
         for t in range(8):
             p(f"\tVPMADDUBSW   {64*j}{xa[t]}, Z4, Z{t%4}")
             p(f"\tVPDPWSSD     Z5, Z{t%4}, Z{16+t}")
