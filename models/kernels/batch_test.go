@@ -67,19 +67,7 @@ func TestMatMulInt8Bitwise(t *testing.T) {
 				for _, th := range []int{1, 2} {
 					withThreads(th, func() {
 						for _, c := range cases {
-							out := unaligned(rng, n*rows, 3)
-							c.matMul(out, n)
-							checkSentinels(t, c.name, out)
-							one := make([]float32, rows)
-							for tok := 0; tok < n; tok++ {
-								c.matVec(one, tok)
-								for r := range one {
-									if math.Float32bits(one[r]) != math.Float32bits(out[tok*rows+r]) {
-										t.Fatalf("%s %s threads=%d rows=%d cols=%d n=%d token %d row %d: MatMul %v MatVec %v",
-											c.name, implName(asm), th, rows, cols, n, tok, r, out[tok*rows+r], one[r])
-									}
-								}
-							}
+							checkBatch(t, rng, c, rows, n, 3, fmt.Sprintf("%s %s threads=%d rows=%d cols=%d n=%d", c.name, implName(asm), th, rows, cols, n))
 						}
 					})
 				}
@@ -119,19 +107,7 @@ func TestMatMulKTokens(t *testing.T) {
 			}
 			for _, th := range []int{1, 2} {
 				withThreads(th, func() {
-					out := unaligned(rng, n*rows, 1)
-					c.matMul(out, n)
-					checkSentinels(t, c.name, out)
-					one := make([]float32, rows)
-					for tok := 0; tok < n; tok++ {
-						c.matVec(one, tok)
-						for r := range one {
-							if math.Float32bits(one[r]) != math.Float32bits(out[tok*rows+r]) {
-								t.Fatalf("%s %s threads=%d n=%d token %d row %d: MatMul %v MatVec %v",
-									c.name, ISA(), th, n, tok, r, out[tok*rows+r], one[r])
-							}
-						}
-					}
+					checkBatch(t, rng, c, rows, n, 1, fmt.Sprintf("%s %s threads=%d n=%d", c.name, ISA(), th, n))
 				})
 			}
 		}
@@ -195,5 +171,24 @@ func BenchmarkMatMulInt8(b *testing.B) {
 				})
 			})
 		})
+	}
+}
+
+// checkBatch runs c's batched product of n tokens into an output at an
+// unaligned offset (off) and fails unless every token's rows are bitwise
+// its MatVec's; what names the case.
+func checkBatch(t *testing.T, rng *rand.Rand, c batchCase, rows, n, off int, what string) {
+	t.Helper()
+	out := unaligned(rng, n*rows, off)
+	c.matMul(out, n)
+	checkSentinels(t, c.name, out)
+	one := make([]float32, rows)
+	for tok := 0; tok < n; tok++ {
+		c.matVec(one, tok)
+		for r := range one {
+			if math.Float32bits(one[r]) != math.Float32bits(out[tok*rows+r]) {
+				t.Fatalf("%s token %d row %d: MatMul %v MatVec %v", what, tok, r, out[tok*rows+r], one[r])
+			}
+		}
 	}
 }
