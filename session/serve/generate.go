@@ -12,9 +12,11 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"chat/engine"
 	"chat/engine/sampler"
+	"chat/models"
 	"chat/models/quote"
 )
 
@@ -78,6 +80,32 @@ func decode(w http.ResponseWriter, r *http.Request, v any) *errBody {
 		return badRequest("", "the request is not valid JSON for this endpoint: "+quote.Cut(err.Error(), 4*quote.Max))
 	}
 	return nil
+}
+
+// tooLong refuses, before tokenising, texts that must be more tokens than
+// the context holds: no token stands for more than s.tokenBytes bytes of
+// text, so B bytes are at least B/s.tokenBytes tokens. Tokenising the 8 MB
+// a body may hold took seconds of a core to say the same.
+func (s *Server) tooLong(param string, texts ...string) *errBody {
+	b := 0
+	for _, t := range texts {
+		b += len(t)
+	}
+	if n, win := b/s.tokenBytes, s.e.Window(); n >= win {
+		return newErr(http.StatusBadRequest, "invalid_request_error", param, "context_length_exceeded",
+			fmt.Sprintf("This model's maximum context length is %d tokens; the prompt is at least %d tokens.", win, n))
+	}
+	return nil
+}
+
+// longestToken is the most bytes of text one token stands for: its bytes,
+// or a whole character, which an unknown character becomes.
+func longestToken(tok models.Tokenizer) int {
+	n := utf8.UTFMax
+	for id := 0; id < tok.Size(); id++ {
+		n = max(n, len(tok.TokenBytes(id)))
+	}
+	return n
 }
 
 // fit checks the prompt against the context and settles the budget. A

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"strings"
@@ -22,6 +23,7 @@ func TestHostileRequests(t *testing.T) {
 	msgs := `"messages":[{"role":"user","content":"hi"}]`
 	j, _ := json.Marshal(testmodels.HostileName(1 << 20))
 	long := strings.Trim(string(j), `"`) // a megabyte of escape sequences, as a JSON string's inside
+	huge := strings.Repeat("a", 7<<20)
 	for _, c := range []struct {
 		path, body string
 		status     int
@@ -37,6 +39,13 @@ func TestHostileRequests(t *testing.T) {
 		{"/v1/chat/completions", `{` + msgs + `,"max_tokens":1` + strings.Repeat("0", 1<<20) + `}`, 400, "not valid JSON"},
 		{"/api/chat", `{"model":"` + long + `",` + msgs + `}`, 404, "model \"evil"},
 		{"/api/chat", `{` + msgs + `,"format":"` + long + `"}`, 400, "got \"evil"},
+		// 7 MB of text is refused before it is tokenised (tooLong).
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"` + huge + `"}]}`, 400, "the prompt is at least"},
+		{"/v1/completions", `{"prompt":"` + huge + `"}`, 400, "the prompt is at least"},
+		{"/v1/completions", `{"prompt":["` + huge + `"]}`, 400, "the prompt is at least"},
+		{"/api/chat", `{"messages":[{"role":"user","content":"` + huge + `"}]}`, 400, "the prompt is at least"},
+		{"/api/generate", `{"prompt":"` + huge + `"}`, 400, "the prompt is at least"},
+		{"/api/generate", `{"prompt":"` + huge + `","raw":true}`, 400, "the prompt is at least"},
 	} {
 		var code int
 		var v map[string]any
@@ -99,5 +108,26 @@ func TestBodySlots(t *testing.T) {
 	}
 	if code, v = post(t, ts.URL+"/v1/chat/completions", body); code != http.StatusOK {
 		t.Fatalf("slots free again: %d %v", code, v)
+	}
+}
+
+// tooLong's bound is a lower bound: no text tokenises to fewer than its
+// bytes over longestToken, whatever its characters.
+func TestTooLongBound(t *testing.T) {
+	tok := storiesModel(t).Tokenizer()
+	l := longestToken(tok)
+	r := rand.New(rand.NewPCG(1, 2))
+	texts := []string{"", "a", strings.Repeat(" ", 300), "Once upon a time, there was a little girl named Lily.", "日本語のテキスト 🙂🙂", "\x00\x01\xff\xfe", strings.Repeat("ab", 500)}
+	for range 200 {
+		b := make([]byte, r.IntN(200))
+		for i := range b {
+			b[i] = byte(r.IntN(256))
+		}
+		texts = append(texts, string(b), strings.ToValidUTF8(string(b), "é"))
+	}
+	for _, s := range texts {
+		if n := len(tok.Encode(s)); n < len(s)/l {
+			t.Errorf("%q: %d tokens, below the bound %d/%d", s, n, len(s), l)
+		}
 	}
 }

@@ -102,6 +102,10 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, http.StatusBadRequest, e.err.Message)
 		return
 	}
+	if e := s.tooLong("messages", contents(msgs)...); e != nil {
+		ollamaError(w, http.StatusBadRequest, e.err.Message)
+		return
+	}
 	j, msg := s.ollamaJob(&req, s.tmpl.Render(msgs, true), s.tmpl.Stops())
 	if msg != "" {
 		ollamaError(w, http.StatusBadRequest, msg)
@@ -121,6 +125,14 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		// ollama loads the model for an empty prompt; ours is loaded.
 		writeJSON(w, http.StatusOK, map[string]any{"model": req.Model, "created_at": time.Now().UTC().Format(time.RFC3339Nano),
 			"response": "", "done": true, "done_reason": "load"})
+		return
+	}
+	texts := []string{*req.Prompt}
+	if !req.Raw { // raw mode leaves the system text out
+		texts = append(texts, req.System)
+	}
+	if e := s.tooLong("prompt", texts...); e != nil {
+		ollamaError(w, http.StatusBadRequest, e.err.Message)
 		return
 	}
 	var prompt, stopIDs []int

@@ -226,6 +226,15 @@ func conversation(msgs []chatMessage) ([]session.Message, *errBody) {
 	return out, nil
 }
 
+// contents are the messages' texts.
+func contents(msgs []session.Message) []string {
+	t := make([]string, len(msgs))
+	for i, m := range msgs {
+		t[i] = m.Content
+	}
+	return t
+}
+
 // model checks the model a request names ("" is the one served).
 func (s *Server) model(name string) *errBody {
 	if s.known(name) {
@@ -388,6 +397,9 @@ func (s *Server) chatJob(req *chatRequest) (job, *errBody) {
 	if e != nil {
 		return job{}, e
 	}
+	if e := s.tooLong("messages", contents(msgs)...); e != nil {
+		return job{}, e
+	}
 	p, e := req.params()
 	if e != nil {
 		return job{}, e
@@ -427,12 +439,17 @@ type completionRequest struct {
 
 // promptIDs is "prompt": a text (continued as in raw mode), or token ids.
 func (s *Server) promptIDs(raw json.RawMessage) ([]int, *errBody) {
-	var text string
-	if json.Unmarshal(raw, &text) == nil {
-		return session.RawIDs(s.m.Tokenizer(), text), nil
-	}
 	var texts []string
-	if json.Unmarshal(raw, &texts) == nil && len(texts) == 1 {
+	if json.Unmarshal(raw, &texts) != nil {
+		var text string
+		if json.Unmarshal(raw, &text) == nil {
+			texts = []string{text}
+		}
+	}
+	if len(texts) == 1 {
+		if e := s.tooLong("prompt", texts[0]); e != nil {
+			return nil, e
+		}
 		return session.RawIDs(s.m.Tokenizer(), texts[0]), nil
 	}
 	var toks []int

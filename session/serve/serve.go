@@ -55,6 +55,8 @@ type Server struct {
 	met     *metrics
 	cons    *constraints
 	mux     *http.ServeMux
+	// tokenBytes bounds the text bytes of one token (tooLong).
+	tokenBytes int
 }
 
 // New starts an engine on m.
@@ -75,7 +77,7 @@ func New(m models.Model, o Options) (*Server, error) {
 	// general.name may be any bytes, so the id is made what clients see.
 	name = strings.ToValidUTF8(name, "\uFFFD")
 	s := &Server{m: m, e: e, tmpl: session.TemplateFor(m), name: name, key: o.APIKey, size: o.Size, created: time.Now(),
-		cons: newConstraints(m)}
+		cons: newConstraints(m), tokenBytes: longestToken(m.Tokenizer())}
 	s.met = newMetrics(s)
 	s.routes()
 	return s, nil
