@@ -38,6 +38,10 @@ func archSpec(name string, typ gguf.Type) randmodel.Spec {
 		s.Arch, s.Tied, s.QKVBias, s.RopeBase, s.Eps = "qwen2", true, true, 1000000, 1e-6
 	case "qwen3":
 		s.Arch, s.HeadDim, s.QKNorm, s.RopeBase, s.Eps = "qwen3", 32, true, 1000000, 1e-6
+	case "granite":
+		// Granite 3's scales.
+		s.Arch, s.Tied, s.RopeBase = "granite", true, 10000000
+		s.EmbeddingScale, s.ResidualScale, s.AttentionScale, s.LogitScale = 12, 0.22, 0.0078125, 8
 	default:
 		panic("archSpec " + name)
 	}
@@ -222,6 +226,7 @@ var archCases = []struct {
 	{"gemma3", "gemma3-f32", nil},
 	{"phi3", "phi3-f32", nil},
 	{"phi3-longrope", "phi3-longrope-f32", nil},
+	{"granite", "granite", nil},
 }
 
 // writeCase writes archCases' model in weight type typ.
@@ -510,7 +515,7 @@ func TestArchInfoAndErrors(t *testing.T) {
 	}{
 		{func(meta []gguf.KV, ts []gguf.WriteTensor) ([]gguf.KV, []gguf.WriteTensor) {
 			return setKV(meta, gguf.KV{Key: "general.architecture", Type: gguf.String, Value: "mamba"}), ts
-		}, `unsupported architecture "mamba" (supported: gemma, gemma2, gemma3, llama, phi3, qwen2, qwen3)`},
+		}, `unsupported architecture "mamba" (supported: gemma, gemma2, gemma3, granite, llama, phi3, qwen2, qwen3)`},
 		{func(meta []gguf.KV, ts []gguf.WriteTensor) ([]gguf.KV, []gguf.WriteTensor) {
 			return setKV(meta, gguf.KV{Key: "qwen2.rope.scaling.type", Type: gguf.String, Value: "dynamic"}), ts
 		}, `rope scaling "dynamic" is not supported`},

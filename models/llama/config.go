@@ -47,6 +47,13 @@ type Config struct {
 	SWAWindow, SWAPeriod      int
 	RopeBaseSWA, RopeScaleSWA float32
 
+	// Granite (see readGranite): the embeddings are multiplied by
+	// EmbedScale, each block's attention and feed-forward outputs by
+	// ResidualScale before the residual add, the scores by KQScale instead
+	// of 1/sqrt(HeadDim), and the logits divided by LogitScale; 0 leaves
+	// out the first three, as llama.cpp does.
+	EmbedScale, ResidualScale, KQScale, LogitScale float32
+
 	// Llama3 holds rope.scaling.* of type "llama3" when a file carries them
 	// as metadata instead of rope_freqs.weight (llama.cpp itself only
 	// reads the tensor); nil otherwise.

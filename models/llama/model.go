@@ -2,7 +2,7 @@
 // (src/models/<arch>.cpp and the ggml CPU ops they use). Each supported
 // general.architecture has its own file whose struct is the table of tensors
 // the file must hold and whose Forward reads top to bottom: llama.go,
-// qwen2.go, qwen3.go, phi3.go, gemma.go (Gemma 1, 2 and 3). This file opens
+// qwen2.go, qwen3.go, phi3.go, gemma.go (Gemma 1, 2 and 3), granite.go. This file opens
 // a GGUF file, reads the hyper-parameters (config.go) and the tokenizer
 // (tokenizer.go), and binds the tensors.
 //
@@ -39,13 +39,14 @@ var _ models.Model = (*Model)(nil)
 // architectures are the supported values of general.architecture, each with
 // the constructor of its file.
 var architectures = map[string]func(c *Config, f *gguf.File, src *source) (nn.Arch, error){
-	"llama":  newLlama,
-	"qwen2":  newQwen2,
-	"qwen3":  newQwen3,
-	"phi3":   newPhi3,
-	"gemma":  newGemma,
-	"gemma2": newGemma,
-	"gemma3": newGemma,
+	"llama":   newLlama,
+	"qwen2":   newQwen2,
+	"qwen3":   newQwen3,
+	"phi3":    newPhi3,
+	"granite": newGranite,
+	"gemma":   newGemma,
+	"gemma2":  newGemma,
+	"gemma3":  newGemma,
 }
 
 // Load opens a GGUF model of a supported architecture.

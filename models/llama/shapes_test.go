@@ -2,6 +2,7 @@ package llama
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"math"
 	"os"
@@ -32,9 +33,13 @@ type shapeSpec struct {
 	Factor          float32 // rope.scaling.factor
 	Llama3Freqs     bool    // rope_freqs.weight as convert_hf_to_gguf writes for Llama 3.1
 	QKVBias, QKNorm bool
-	Type            gguf.Type                   // of the 2-D weights
-	Quant           func(name string) gguf.Type // per-tensor type instead of Type
-	Seed            uint64
+	PostNorms       bool // olmo2's blocks (randmodel.Spec.PostNorms)
+	Layers          int  // 0: 2
+	// Granite's embedding, residual, attention and logit scales.
+	EmbScale, ResScale, AttnScale, LogitScale float32
+	Type                                      gguf.Type                   // of the 2-D weights
+	Quant                                     func(name string) gguf.Type // per-tensor type instead of Type
+	Seed                                      uint64
 }
 
 func shapeSpecs() []shapeSpec {
@@ -108,6 +113,15 @@ func shapeSpecs() []shapeSpec {
 		// makes qwen2's attn_q dim×dim and does not load such a file.)
 		{Name: "qwen2-hd128-gqa4-q4_k_m", Arch: "qwen2", Dim: 512, FFN: 768, Heads: 4, KVHeads: 1,
 			Vocab: 264, Tied: true, RopeBase: 1000000, QKVBias: true, Quant: q4KM, Seed: 114},
+		// Granite 3's scales (embedding 12, residual 0.22, attention
+		// 1/128, logits 1/8) and GQA 4, tied as Granite 3 2B; then other
+		// scales untied in Q8_0.
+		{Name: "granite-hd64-gqa4-tied", Arch: "granite", Dim: 512, FFN: 400, Heads: 8, KVHeads: 2,
+			Vocab: 301, Tied: true, RopeBase: 10000000, EmbScale: 12, ResScale: 0.22, AttnScale: 0.0078125, LogitScale: 8,
+			Type: gguf.TypeF32, Seed: 301},
+		{Name: "granite-hd96-gqa3-q8_0", Arch: "granite", Dim: 288, FFN: 352, Heads: 3, KVHeads: 1,
+			Vocab: 277, EmbScale: 6, ResScale: 0.5, AttnScale: 0.015625, LogitScale: 3,
+			Type: gguf.TypeQ8_0, Seed: 302},
 	}
 }
 
@@ -149,18 +163,20 @@ func shapeVocabKV(n int) []gguf.KV {
 	return kv
 }
 
-// writeShape writes s with randmodel: 2 layers, context 512, the
+// writeShape writes s with randmodel: 2 layers unless set, context 512, the
 // matrices' standard deviation 1.6/sqrt(fan-in), and the synthetic
 // vocabulary. (Not the spec's name as general.name: llama.cpp gives the
 // vocabulary of a model named like "phi3" extra tokens to find.)
 func writeShape(s shapeSpec) ([]byte, error) {
 	var b bytes.Buffer
 	err := randmodel.Write(&b, randmodel.Spec{Name: s.Name, GeneralName: "random-weight test model", Arch: s.Arch,
-		Tokens: shapeVocabKV(s.Vocab), Dim: s.Dim, Layers: 2, FFN: s.FFN, Heads: s.Heads, KVHeads: s.KVHeads,
+		Tokens: shapeVocabKV(s.Vocab), Dim: s.Dim, Layers: cmp.Or(s.Layers, 2), FFN: s.FFN, Heads: s.Heads, KVHeads: s.KVHeads,
 		HeadDim: s.HD, Context: 512, Eps: 1e-6, RopeBase: s.RopeBase, RopeScalingType: s.Scaling,
 		RopeScalingFactor: s.Factor, Llama3Freqs: s.Llama3Freqs, Llama3: randmodel.Llama3Rope{Factor: 8,
 			LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 64},
-		Tied: s.Tied, QKVBias: s.QKVBias, QKNorm: s.QKNorm, Type: s.Type, TypeOf: s.Quant, Seed: s.Seed}, nil)
+		Tied: s.Tied, QKVBias: s.QKVBias, QKNorm: s.QKNorm, PostNorms: s.PostNorms,
+		EmbeddingScale: s.EmbScale, ResidualScale: s.ResScale, AttentionScale: s.AttnScale, LogitScale: s.LogitScale,
+		Type: s.Type, TypeOf: s.Quant, Seed: s.Seed}, nil)
 	return b.Bytes(), err
 }
 

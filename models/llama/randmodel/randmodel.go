@@ -1,5 +1,5 @@
 // Package randmodel writes small random-weight GGUF models of the Llama
-// family (llama, qwen2, qwen3) whose bytes depend only on a Spec and the
+// family (llama, qwen2, qwen3, granite, smollm3, olmo2) whose bytes depend only on a Spec and the
 // vocabulary file it copies the tokenizer from. They are the inputs of the
 // llama.cpp fixtures in models/llama/testdata/llamacpp: scripts/llamacpp
 // writes them with this package and records llama.cpp's greedy ids, and the
@@ -29,7 +29,7 @@ import (
 // Spec is the shape and contents of one model.
 type Spec struct {
 	Name  string // fixture name, e.g. "llama-gqa-tied-f32"
-	Arch  string // general.architecture: "llama", "qwen2" or "qwen3"
+	Arch  string // general.architecture: "llama", "qwen2", "qwen3", "granite", "smollm3" or "olmo2"
 	Vocab string // vocabulary file in the shared models' vocab folder, e.g. "ggml-vocab-llama-spm.gguf"
 	Pre   string // tokenizer.ggml.pre to write instead of the vocabulary file's ("" keeps it)
 
@@ -52,6 +52,14 @@ type Spec struct {
 	Tied    bool // no output.weight: llama.cpp uses token_embd
 	QKVBias bool // attn_q/k/v.bias
 	QKNorm  bool // attn_q_norm/attn_k_norm (qwen3)
+	// PostNorms writes OLMo-2's blocks: no attn_norm or ffn_norm but
+	// post_attention_norm and post_ffw_norm, and attn_q_norm/attn_k_norm
+	// over the whole Q and K rows.
+	PostNorms bool
+
+	// Granite's scalars, written when LogitScale is set (the others only
+	// when not 0).
+	EmbeddingScale, ResidualScale, AttentionScale, LogitScale float32
 
 	Type gguf.Type // the 2-D weights' type (any gguf.Write makes); norms, biases and rope_freqs are F32
 	// TypeOf, when set, gives each 2-D weight's type by its name instead (a
@@ -272,6 +280,17 @@ func Write(w io.Writer, s Spec, vocab *gguf.File) error {
 	if s.RopeOrigContext != 0 {
 		meta = append(meta, u32("rope.scaling.original_context_length", s.RopeOrigContext))
 	}
+	if s.LogitScale != 0 {
+		for _, g := range []struct {
+			k string
+			v float32
+		}{{"embedding_scale", s.EmbeddingScale}, {"residual_scale", s.ResidualScale}, {"attention.scale", s.AttentionScale}} {
+			if g.v != 0 {
+				meta = append(meta, f32(g.k, g.v))
+			}
+		}
+		meta = append(meta, f32("logit_scale", s.LogitScale))
+	}
 	meta = append(meta, f32("attention.layer_norm_rms_epsilon", s.Eps),
 		u32("vocab_size", nVocab))
 	hasPre := false
@@ -323,7 +342,9 @@ func Write(w io.Writer, s Spec, vocab *gguf.File) error {
 	}
 	for l := 0; l < s.Layers; l++ {
 		p := fmt.Sprintf("blk.%d.", l)
-		vec(p+"attn_norm.weight", s.Dim, 1, 0.2)
+		if !s.PostNorms {
+			vec(p+"attn_norm.weight", s.Dim, 1, 0.2)
+		}
 		mat(p+"attn_q.weight", s.Dim, qDim)
 		mat(p+"attn_k.weight", s.Dim, kvDim)
 		mat(p+"attn_v.weight", s.Dim, kvDim)
@@ -336,11 +357,22 @@ func Write(w io.Writer, s Spec, vocab *gguf.File) error {
 			vec(p+"attn_q_norm.weight", hd, 1, 0.2)
 			vec(p+"attn_k_norm.weight", hd, 1, 0.2)
 		}
+		if s.PostNorms {
+			vec(p+"attn_q_norm.weight", qDim, 1, 0.2)
+			vec(p+"attn_k_norm.weight", kvDim, 1, 0.2)
+		}
 		mat(p+"attn_output.weight", qDim, s.Dim)
-		vec(p+"ffn_norm.weight", s.Dim, 1, 0.2)
+		if s.PostNorms {
+			vec(p+"post_attention_norm.weight", s.Dim, 1, 0.2)
+		} else {
+			vec(p+"ffn_norm.weight", s.Dim, 1, 0.2)
+		}
 		mat(p+"ffn_gate.weight", s.Dim, s.FFN)
 		mat(p+"ffn_up.weight", s.Dim, s.FFN)
 		mat(p+"ffn_down.weight", s.FFN, s.Dim)
+		if s.PostNorms {
+			vec(p+"post_ffw_norm.weight", s.Dim, 1, 0.2)
+		}
 	}
 	return gguf.Write(w, meta, ts)
 }
