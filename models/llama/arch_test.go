@@ -42,6 +42,9 @@ func archSpec(name string, typ gguf.Type) randmodel.Spec {
 		// Granite 3's scales.
 		s.Arch, s.Tied, s.RopeBase = "granite", true, 10000000
 		s.EmbeddingScale, s.ResidualScale, s.AttentionScale, s.LogitScale = 12, 0.22, 0.0078125, 8
+	case "smollm3":
+		// Layer 3 goes without rope.
+		s.Arch, s.Layers, s.Tied, s.RopeBase = "smollm3", 4, true, 5000000
 	default:
 		panic("archSpec " + name)
 	}
@@ -227,6 +230,7 @@ var archCases = []struct {
 	{"phi3", "phi3-f32", nil},
 	{"phi3-longrope", "phi3-longrope-f32", nil},
 	{"granite", "granite", nil},
+	{"smollm3", "smollm3", nil},
 }
 
 // writeCase writes archCases' model in weight type typ.
@@ -515,7 +519,7 @@ func TestArchInfoAndErrors(t *testing.T) {
 	}{
 		{func(meta []gguf.KV, ts []gguf.WriteTensor) ([]gguf.KV, []gguf.WriteTensor) {
 			return setKV(meta, gguf.KV{Key: "general.architecture", Type: gguf.String, Value: "mamba"}), ts
-		}, `unsupported architecture "mamba" (supported: gemma, gemma2, gemma3, granite, llama, phi3, qwen2, qwen3)`},
+		}, `unsupported architecture "mamba" (supported: gemma, gemma2, gemma3, granite, llama, phi3, qwen2, qwen3, smollm3)`},
 		{func(meta []gguf.KV, ts []gguf.WriteTensor) ([]gguf.KV, []gguf.WriteTensor) {
 			return setKV(meta, gguf.KV{Key: "qwen2.rope.scaling.type", Type: gguf.String, Value: "dynamic"}), ts
 		}, `rope scaling "dynamic" is not supported`},

@@ -122,6 +122,11 @@ func shapeSpecs() []shapeSpec {
 		{Name: "granite-hd96-gqa3-q8_0", Arch: "granite", Dim: 288, FFN: 352, Heads: 3, KVHeads: 1,
 			Vocab: 277, EmbScale: 6, ResScale: 0.5, AttnScale: 0.015625, LogitScale: 3,
 			Type: gguf.TypeQ8_0, Seed: 302},
+		// SmolLM3: 8 layers, so layers 3 and 7 go without rope.
+		{Name: "smollm3-hd64-gqa4-l8", Arch: "smollm3", Dim: 256, FFN: 352, Heads: 4, KVHeads: 1, Layers: 8,
+			Vocab: 301, Tied: true, RopeBase: 5000000, Type: gguf.TypeF32, Seed: 303},
+		{Name: "smollm3-hd80-gqa2-l4-q8_0", Arch: "smollm3", Dim: 320, FFN: 224, Heads: 4, KVHeads: 2, Layers: 4,
+			Vocab: 265, Type: gguf.TypeQ8_0, Seed: 304},
 	}
 }
 
