@@ -45,6 +45,8 @@ func archSpec(name string, typ gguf.Type) randmodel.Spec {
 	case "smollm3":
 		// Layer 3 goes without rope.
 		s.Arch, s.Layers, s.Tied, s.RopeBase = "smollm3", 4, true, 5000000
+	case "olmo2":
+		s.Arch, s.PostNorms, s.RopeBase, s.Eps = "olmo2", true, 500000, 1e-6
 	default:
 		panic("archSpec " + name)
 	}
@@ -231,6 +233,7 @@ var archCases = []struct {
 	{"phi3-longrope", "phi3-longrope-f32", nil},
 	{"granite", "granite", nil},
 	{"smollm3", "smollm3", nil},
+	{"olmo2", "olmo2", nil},
 }
 
 // writeCase writes archCases' model in weight type typ.
@@ -519,7 +522,7 @@ func TestArchInfoAndErrors(t *testing.T) {
 	}{
 		{func(meta []gguf.KV, ts []gguf.WriteTensor) ([]gguf.KV, []gguf.WriteTensor) {
 			return setKV(meta, gguf.KV{Key: "general.architecture", Type: gguf.String, Value: "mamba"}), ts
-		}, `unsupported architecture "mamba" (supported: gemma, gemma2, gemma3, granite, llama, phi3, qwen2, qwen3, smollm3)`},
+		}, `unsupported architecture "mamba" (supported: gemma, gemma2, gemma3, granite, llama, olmo2, phi3, qwen2, qwen3, smollm3)`},
 		{func(meta []gguf.KV, ts []gguf.WriteTensor) ([]gguf.KV, []gguf.WriteTensor) {
 			return setKV(meta, gguf.KV{Key: "qwen2.rope.scaling.type", Type: gguf.String, Value: "dynamic"}), ts
 		}, `rope scaling "dynamic" is not supported`},

@@ -3,7 +3,7 @@
 // general.architecture has its own file whose struct is the table of tensors
 // the file must hold and whose Forward reads top to bottom: llama.go,
 // qwen2.go, qwen3.go, phi3.go, gemma.go (Gemma 1, 2 and 3), granite.go,
-// smollm3.go. This file opens a GGUF file, reads the hyper-parameters
+// smollm3.go, olmo2.go. This file opens a GGUF file, reads the hyper-parameters
 // (config.go) and the tokenizer (tokenizer.go), and binds the tensors.
 //
 // Weights stay as the file stores them where a kernel multiplies that type
@@ -45,6 +45,7 @@ var architectures = map[string]func(c *Config, f *gguf.File, src *source) (nn.Ar
 	"phi3":    newPhi3,
 	"granite": newGranite,
 	"smollm3": newSmolLM3,
+	"olmo2":   newOLMo2,
 	"gemma":   newGemma,
 	"gemma2":  newGemma,
 	"gemma3":  newGemma,
