@@ -73,8 +73,9 @@ func index(m variant) (key string, idx map[string]target, err error) {
 			add("gguf:"+t.Name, target{name: t.Name})
 			// PEFT adapters name Hugging Face modules (or the course's, for
 			// a converted checkpoint), whose Q and K rows are in split
-			// halves where llama's GGUF pairs them.
-			pair := isQK(t.Name) && c.Arch == "llama"
+			// halves where a GGUF with rope on adjacent pairs (llama,
+			// granite, smollm3: the converter permutes them) pairs them.
+			pair := isQK(t.Name) && !c.NeoX
 			add(hfName(t.Name), target{name: t.Name, pair: pair, head: c.HeadDim})
 			add(convert.CourseName(t.Name), target{name: t.Name, pair: pair, head: c.HeadDim})
 		}

@@ -531,3 +531,79 @@ func TestPEFTErrorsAreShort(t *testing.T) {
 		}
 	}
 }
+
+// TestPEFTOnGranite: a granite GGUF's Q and K rows are paired as llama's
+// (its converter permutes them), so a PEFT adapter on a granite file that
+// computes llama's model (no scales, logit_scale 1) gives the llama file's
+// adapted logits exactly.
+func TestPEFTOnGranite(t *testing.T) {
+	dir := t.TempDir()
+	m := loadCourse(t, "course/tiny-noqknorm.pt")
+	peft, _ := writeBoth(t, m, randomAdapter(t, m, 3), dir)
+	ad, err := Load(peft)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := convert.FromCourse(m, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mix, _ := convert.ParseMix("f32")
+	convert.SetTypes(f, mix)
+	var b bytes.Buffer
+	if err := convert.Write(&b, f, mix, nil); err != nil {
+		t.Fatal(err)
+	}
+	lf, err := gguf.Parse(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if arch, _ := lf.String("general.architecture"); arch != "llama" {
+		t.Fatalf("converted to %s, want llama", arch)
+	}
+	meta := []gguf.KV{{Key: "granite.logit_scale", Type: gguf.Float32, Value: float32(1)}}
+	for _, kv := range lf.KV {
+		if kv.Key == "general.architecture" {
+			kv.Value = "granite"
+		}
+		if rest, ok := strings.CutPrefix(kv.Key, "llama."); ok {
+			kv.Key = "granite." + rest
+		}
+		meta = append(meta, kv)
+	}
+	var ts []gguf.WriteTensor
+	for _, ti := range lf.Tensors {
+		w, err := lf.TensorFloat32(ti.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts = append(ts, gguf.WriteTensor{Name: ti.Name, Dims: ti.Dims, Type: gguf.TypeF32, Data: w})
+	}
+	var out [2][]float32
+	for i, data := range [][]byte{b.Bytes(), nil} {
+		if data == nil {
+			var g bytes.Buffer
+			if err := gguf.Write(&g, meta, ts); err != nil {
+				t.Fatal(err)
+			}
+			data = g.Bytes()
+		}
+		path := filepath.Join(dir, fmt.Sprintf("model%d.gguf", i))
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		gm, err := llama.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer gm.Close()
+		am, err := Apply(gm, []*Adapter{ad})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = logits(t, am, prompt)
+	}
+	if d := maxDiff(out[0], out[1]); d != 0 {
+		t.Errorf("the adapted granite file's logits differ from the adapted llama file's by %g", d)
+	}
+}
