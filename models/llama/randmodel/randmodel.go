@@ -60,6 +60,9 @@ type Spec struct {
 	// Granite's scalars, written when LogitScale is set (the others only
 	// when not 0).
 	EmbeddingScale, ResidualScale, AttentionScale, LogitScale float32
+	// RopeOff writes rope.scaling.finetuned false, which turns Granite's
+	// rope off.
+	RopeOff bool
 
 	Type gguf.Type // the 2-D weights' type (any gguf.Write makes); norms, biases and rope_freqs are F32
 	// TypeOf, when set, gives each 2-D weight's type by its name instead (a
@@ -290,6 +293,9 @@ func Write(w io.Writer, s Spec, vocab *gguf.File) error {
 			}
 		}
 		meta = append(meta, f32("logit_scale", s.LogitScale))
+	}
+	if s.RopeOff {
+		meta = append(meta, gguf.KV{Key: a + "rope.scaling.finetuned", Type: gguf.Bool, Value: false})
 	}
 	meta = append(meta, f32("attention.layer_norm_rms_epsilon", s.Eps),
 		u32("vocab_size", nVocab))
