@@ -3,8 +3,9 @@
 // general.architecture has its own file whose struct is the table of tensors
 // the file must hold and whose Forward reads top to bottom: llama.go,
 // qwen2.go, qwen3.go, phi3.go, gemma.go (Gemma 1, 2 and 3), granite.go,
-// smollm3.go, olmo2.go. This file opens a GGUF file, reads the hyper-parameters
-// (config.go) and the tokenizer (tokenizer.go), and binds the tensors.
+// smollm3.go, olmo2.go. This file opens a GGUF file, reads the
+// hyper-parameters (config.go) and the tokenizer (tokenizer.go), and binds
+// the tensors.
 //
 // Weights stay as the file stores them where a kernel multiplies that type
 // (F32, F16, Q8_0, Q4_0, Q5_0, Q4_K, Q5_K, Q6_K; see models/weights), as
