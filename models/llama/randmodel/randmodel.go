@@ -1,9 +1,10 @@
 // Package randmodel writes small random-weight GGUF models of the Llama
 // family (llama, qwen2, qwen3, granite, smollm3, olmo2) whose bytes depend
-// only on a Spec and the vocabulary file it copies the tokenizer from. They are the inputs of the
-// llama.cpp fixtures in models/llama/testdata/llamacpp: scripts/llamacpp
-// writes them with this package and records llama.cpp's greedy ids, and the
-// test in models/llama regenerates the same files and checks their sha256.
+// only on a Spec and the vocabulary file it copies the tokenizer from.
+// They are the inputs of the llama.cpp fixtures in models/llama/testdata/
+// llamacpp: scripts/llamacpp writes them with this package and records
+// llama.cpp's greedy ids, and the test in models/llama regenerates the same
+// files and checks their sha256.
 //
 // The random numbers are integer-only (splitmix64 and an Irwin-Hall sum of
 // 12 16-bit uniforms, exact in float64) followed by one float32 rounding, so the
