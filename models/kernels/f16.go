@@ -8,7 +8,8 @@ import (
 	"chat/models/gguf"
 )
 
-// F16 weights: IEEE half-precision values (as GGUF stores F16 tensors, host
+// F16 weights (and the bf16 ones of bf16.go, which share these kernels):
+// IEEE half-precision values (as GGUF stores F16 tensors, host
 // byte order) kept 2 bytes per weight and widened to float32 in registers
 // (VCVTPH2PS on amd64). The conversion is exact, and each output is summed
 // in the same lanes and order as MatVec/MatMul on the widened float32
@@ -23,15 +24,7 @@ import (
 // row-major [rows][cols] f16 bits; len(x) >= cols, len(out) >= rows.
 func MatVecF16(out []float32, w []uint16, x []float32, rows, cols int) {
 	checkF16("MatVecF16", out, w, x, rows, cols, 1)
-	if rows*cols >= parallelMin {
-		if j := defaultPool.acquire(); j != nil {
-			j.op, j.out, j.wh, j.x = opMatVecF16, out, w, x
-			j.rows, j.cols, j.n = rows, cols, 1
-			defaultPool.exec(8) // the kernel's row block
-			return
-		}
-	}
-	matVecF16Range(out, w, x, cols, 0, rows)
+	matVecHalf(wF16, out, w, x, rows, cols)
 }
 
 // MatMulF16 is the batched MatVecF16: for t < n tokens,
@@ -39,23 +32,41 @@ func MatVecF16(out []float32, w []uint16, x []float32, rows, cols int) {
 // [n][cols]. Bitwise equal to n calls of MatVecF16.
 func MatMulF16(out []float32, w []uint16, x []float32, rows, cols, n int) {
 	checkF16("MatMulF16", out, w, x, rows, cols, n)
+	matMulHalf(wF16, out, w, x, rows, cols, n)
+}
+
+// matVecHalf is MatVecF16 or MatVecBF16 (k), its operands checked.
+func matVecHalf(k wkind, out []float32, w []uint16, x []float32, rows, cols int) {
+	if rows*cols >= parallelMin {
+		if j := defaultPool.acquire(); j != nil {
+			j.op, j.out, j.wh, j.wk, j.x = opMatVecHalf, out, w, k, x
+			j.rows, j.cols, j.n = rows, cols, 1
+			defaultPool.exec(8) // the kernel's row block
+			return
+		}
+	}
+	matVecHalfRange(k, out, w, x, cols, 0, rows)
+}
+
+// matMulHalf is MatMulF16 or MatMulBF16 (k), its operands checked.
+func matMulHalf(k wkind, out []float32, w []uint16, x []float32, rows, cols, n int) {
 	if n == 1 {
-		MatVecF16(out, w, x, rows, cols)
+		matVecHalf(k, out, w, x, rows, cols)
 		return
 	}
 	if pairTilesOK(cols, n) {
-		pairMatMul(out, unsafe.Pointer(unsafe.SliceData(w)), 2, x, rows, cols, n)
+		pairMatMul(out, unsafe.Pointer(unsafe.SliceData(w)), k, x, rows, cols, n)
 		return
 	}
 	if rows*cols*n >= parallelMin {
 		if j := defaultPool.acquire(); j != nil {
-			j.op, j.out, j.wh, j.x = opMatMulF16, out, w, x
+			j.op, j.out, j.wh, j.wk, j.x = opMatMulHalf, out, w, k, x
 			j.rows, j.cols, j.n = rows, cols, n
 			defaultPool.exec(4) // the tile's rows
 			return
 		}
 	}
-	matMulF16Range(out, w, x, rows, cols, n, 0, rows)
+	matMulHalfRange(k, out, w, x, rows, cols, n, 0, rows)
 }
 
 func checkF16(fn string, out []float32, w []uint16, x []float32, rows, cols, n int) {
@@ -66,21 +77,21 @@ func checkF16(fn string, out []float32, w []uint16, x []float32, rows, cols, n i
 	}
 }
 
-func matVecF16Range(out []float32, w []uint16, x []float32, cols, r0, r1 int) {
+func matVecHalfRange(k wkind, out []float32, w []uint16, x []float32, cols, r0, r1 int) {
 	if useAsm {
-		matVecF16Asm(out, w, x, cols, r0, r1)
+		matVecHalfAsm(k, out, w, x, cols, r0, r1)
 		return
 	}
 	x = x[:cols]
 	tab := f16Table()
 	for r := r0; r < r1; r++ {
-		out[r] = dotF16Go(tab, w[r*cols:(r+1)*cols], x)
+		out[r] = dotHalfGo(k, tab, w[r*cols:(r+1)*cols], x)
 	}
 }
 
-func matMulF16Range(out []float32, w []uint16, x []float32, rows, cols, n, r0, r1 int) {
+func matMulHalfRange(k wkind, out []float32, w []uint16, x []float32, rows, cols, n, r0, r1 int) {
 	if useAsm {
-		matMulF16Asm(out, w, x, rows, cols, n, r0, r1)
+		matMulHalfAsm(k, out, w, x, rows, cols, n, r0, r1)
 		return
 	}
 	tab := f16Table()
@@ -90,10 +101,19 @@ func matMulF16Range(out []float32, w []uint16, x []float32, rows, cols, n, r0, r
 		for r := r0; r < r1; r++ {
 			wr := w[r*cols : (r+1)*cols]
 			for t := t0; t < t1; t++ {
-				out[t*rows+r] = dotF16Go(tab, wr, x[t*cols:(t+1)*cols])
+				out[t*rows+r] = dotHalfGo(k, tab, wr, x[t*cols:(t+1)*cols])
 			}
 		}
 	}
+}
+
+// dotHalfGo is the Go kernels' dot product of 2-byte weights of kind k (tab
+// the f16 table).
+func dotHalfGo(k wkind, tab *[1 << 16]float32, w []uint16, b []float32) float32 {
+	if k == wBF16 {
+		return dotBF16Go(w, b)
+	}
+	return dotF16Go(tab, w, b)
 }
 
 // RoundF16 sets dst[i] to src[i] rounded to the nearest IEEE half (ties to

@@ -10,20 +10,45 @@ func matVecF16AVX2(out *float32, w *uint16, x *float32, rows, cols int)
 //go:noescape
 func matMul4x3F16AVX2(out *float32, w *uint16, x *float32, cols, ldo int)
 
-// matVecF16Asm computes rows [r0, r1) of out = w·x (matVecAsm's F16 twin).
-func matVecF16Asm(out []float32, w []uint16, x []float32, cols, r0, r1 int) {
-	if r1 <= r0 {
-		return
-	}
-	if r0 = rowPairs(out, unsafe.Pointer(unsafe.SliceData(w)), len(w), 2, x, cols, r0, r1); r0 < r1 {
-		matVecF16AVX2(&out[r0], ptrAtH(w, r0*cols), unsafe.SliceData(x), r1-r0, cols)
+//go:noescape
+func matVecBF16AVX2(out *float32, w *uint16, x *float32, rows, cols int)
+
+//go:noescape
+func matMul4x3BF16AVX2(out *float32, w *uint16, x *float32, cols, ldo int)
+
+// halfMatVec and halfMatMul4x3 call the AVX2 kernel of weight kind k
+// (directly: through a func value the operands would escape).
+func halfMatVec(k wkind, out *float32, w *uint16, x *float32, rows, cols int) {
+	if k == wBF16 {
+		matVecBF16AVX2(out, w, x, rows, cols)
+	} else {
+		matVecF16AVX2(out, w, x, rows, cols)
 	}
 }
 
-// matMulF16Asm is matMulAsm with f16 weights: the same token chunks, 4×3
+func halfMatMul4x3(k wkind, out *float32, w *uint16, x *float32, cols, ldo int) {
+	if k == wBF16 {
+		matMul4x3BF16AVX2(out, w, x, cols, ldo)
+	} else {
+		matMul4x3F16AVX2(out, w, x, cols, ldo)
+	}
+}
+
+// matVecHalfAsm computes rows [r0, r1) of out = w·x for weights of kind k
+// (matVecAsm's twin).
+func matVecHalfAsm(k wkind, out []float32, w []uint16, x []float32, cols, r0, r1 int) {
+	if r1 <= r0 {
+		return
+	}
+	if r0 = rowPairs(out, unsafe.Pointer(unsafe.SliceData(w)), len(w), k, x, cols, r0, r1); r0 < r1 {
+		halfMatVec(k, &out[r0], ptrAtH(w, r0*cols), unsafe.SliceData(x), r1-r0, cols)
+	}
+}
+
+// matMulHalfAsm is matMulAsm with 2-byte weights: the same token chunks, 4×3
 // tiles and leftovers by the MatVec kernel, so it gives MatMul's bits on the
 // widened weights, which are MatVec's.
-func matMulF16Asm(out []float32, w []uint16, x []float32, rows, cols, n, r0, r1 int) {
+func matMulHalfAsm(k wkind, out []float32, w []uint16, x []float32, rows, cols, n, r0, r1 int) {
 	if r1 <= r0 {
 		return
 	}
@@ -35,15 +60,15 @@ func matMulF16Asm(out []float32, w []uint16, x []float32, rows, cols, n, r0, r1 
 			wr := ptrAtH(w, r*cols)
 			t := t0
 			for ; t+3 <= t1; t += 3 {
-				matMul4x3F16AVX2(&out[t*rows+r], wr, ptrAt(x, t*cols), cols, rows)
+				halfMatMul4x3(k, &out[t*rows+r], wr, ptrAt(x, t*cols), cols, rows)
 			}
 			for ; t < t1; t++ {
-				matVecF16AVX2(&out[t*rows+r], wr, ptrAt(x, t*cols), 4, cols)
+				halfMatVec(k, &out[t*rows+r], wr, ptrAt(x, t*cols), 4, cols)
 			}
 		}
 		if r < r1 {
 			for t := t0; t < t1; t++ {
-				matVecF16AVX2(&out[t*rows+r], ptrAtH(w, r*cols), ptrAt(x, t*cols), r1-r, cols)
+				halfMatVec(k, &out[t*rows+r], ptrAtH(w, r*cols), ptrAt(x, t*cols), r1-r, cols)
 			}
 		}
 	}
@@ -75,4 +100,19 @@ func narrowF16AVX2(dst *uint16, src *float32, n int)
 // narrowF16Asm narrows len(src) floats (a multiple of 8) into dst.
 func narrowF16Asm(dst []uint16, src []float32) {
 	narrowF16AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), len(src))
+}
+
+//go:noescape
+func widenBF16AVX2(dst *float32, src *uint16, n int)
+
+// widenBF16Asm widens len(src) bf16 values (a multiple of 8) into dst.
+func widenBF16Asm(dst []float32, src []uint16) {
+	widenBF16AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), len(src))
+}
+
+//go:noescape
+func roundBF16AVX2(dst, src *float32, n int)
+
+func roundBF16Asm(dst, src []float32) {
+	roundBF16AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), len(src))
 }

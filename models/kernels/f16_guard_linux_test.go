@@ -38,3 +38,24 @@ func TestF16StayInBounds(t *testing.T) {
 		})
 	}
 }
+
+// TestBF16StayInBounds: the bf16 tails (every cols%8) read nothing past the
+// last weight, activation or output.
+func TestBF16StayInBounds(t *testing.T) {
+	for _, asm := range impls() {
+		withImpl(asm, func() {
+			for _, cols := range []int{1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 13, 15, 17, 33, 70} {
+				for _, rows := range []int{1, 3, 4, 5, 8, 9, 13} {
+					for _, n := range []int{1, 3, 4} {
+						w := guardedF16(t, rows*cols) // about 1.9 as bf16
+						x := guarded(t, n*cols)
+						out := guarded(t, n*rows)
+						MatMulBF16(out, w, x, rows, cols, n)
+						MatVecBF16(out, w, x, rows, cols)
+						RoundBF16(x, x)
+					}
+				}
+			}
+		})
+	}
+}

@@ -2,11 +2,11 @@
 
 package kernels
 
-func matVecF16Asm(out []float32, w []uint16, x []float32, cols, r0, r1 int) {
+func matVecHalfAsm(k wkind, out []float32, w []uint16, x []float32, cols, r0, r1 int) {
 	panic("kernels: no asm")
 }
 
-func matMulF16Asm(out []float32, w []uint16, x []float32, rows, cols, n, r0, r1 int) {
+func matMulHalfAsm(k wkind, out []float32, w []uint16, x []float32, rows, cols, n, r0, r1 int) {
 	panic("kernels: no asm")
 }
 
@@ -15,3 +15,7 @@ func widenF16Asm(dst []float32, src []uint16) { panic("kernels: no asm") }
 func roundF16Asm(dst, src []float32) { panic("kernels: no asm") }
 
 func narrowF16Asm(dst []uint16, src []float32) { panic("kernels: no asm") }
+
+func widenBF16Asm(dst []float32, src []uint16) { panic("kernels: no asm") }
+
+func roundBF16Asm(dst, src []float32) { panic("kernels: no asm") }

@@ -2,8 +2,9 @@ package kernels
 
 import "sync"
 
-// MatMulF16Prefill's GEMM path (on AVX-512 CPUs: its sums round as the
-// float32 GEMM's, not as MatVecF16's): each row block of the f16 weights
+// MatMulF16Prefill's and MatMulBF16Prefill's GEMM path (on AVX-512 CPUs: its
+// sums round as the float32 GEMM's, not as MatVecF16's): each row block of
+// the 2-byte weights
 // (gemmRowBlockBytes of float32) is widened once into a buffer that stays in
 // L2, then meets every panel of the packed activations through the float32
 // GEMM's 12×32 tiles. Widening costs one VCVTPH2PS per 8 weights per call;
@@ -14,18 +15,24 @@ import "sync"
 // contract): the GEMM on AVX-512 CPUs, MatMulF16 elsewhere.
 func MatMulF16Prefill(out []float32, w []uint16, x []float32, rows, cols, n int) {
 	checkF16("MatMulF16Prefill", out, w, x, rows, cols, n)
-	if n > 0 && gemmOK(rows, cols) && gemmAVX512 {
-		gemmMatMulF16(out, w, x, rows, cols, n)
-		return
-	}
-	MatMulF16(out, w, x, rows, cols, n)
+	halfPrefill(wF16, out, w, x, rows, cols, n)
 }
 
-// f16Blocks holds the widened row blocks, one per concurrent range.
-var f16Blocks = sync.Pool{New: func() any { return new(gemmBuf) }}
+// halfPrefill is MatMulF16Prefill or MatMulBF16Prefill (k), its operands
+// checked.
+func halfPrefill(k wkind, out []float32, w []uint16, x []float32, rows, cols, n int) {
+	if n > 0 && gemmOK(rows, cols) && gemmAVX512 {
+		gemmMatMulHalf(k, out, w, x, rows, cols, n)
+		return
+	}
+	matMulHalf(k, out, w, x, rows, cols, n)
+}
 
-// gemmMatMulF16 is MatMulF16Prefill for gemmOK shapes.
-func gemmMatMulF16(out []float32, w []uint16, x []float32, rows, cols, n int) {
+// halfBlocks holds the widened row blocks, one per concurrent range.
+var halfBlocks = sync.Pool{New: func() any { return new(gemmBuf) }}
+
+// gemmMatMulHalf is halfPrefill for gemmOK shapes.
+func gemmMatMulHalf(k wkind, out []float32, w []uint16, x []float32, rows, cols, n int) {
 	_, nr := gemmShape()
 	b := gemmBufs.Get().(*gemmBuf)
 	need := (n + nr - 1) / nr * nr * cols
@@ -37,38 +44,43 @@ func gemmMatMulF16(out []float32, w []uint16, x []float32, rows, cols, n int) {
 	done := false
 	if rows*cols*n >= parallelMin {
 		if j := defaultPool.acquire(); j != nil {
-			j.op, j.out, j.wh, j.x, j.dx = opGEMMF16, out, w, x, xp
+			j.op, j.out, j.wh, j.wk, j.x, j.dx = opGEMMHalf, out, w, k, x, xp
 			j.rows, j.cols, j.n = rows, cols, n
 			defaultPool.exec(gemmRowGran)
 			done = true
 		}
 	}
 	if !done {
-		gemmRangeF16(out, w, x, xp, rows, cols, n, 0, rows)
+		gemmRangeHalf(k, out, w, x, xp, rows, cols, n, 0, rows)
 	}
 	gemmBufs.Put(b)
 }
 
-// gemmRangeF16 is gemmRange for f16 weights: rows [r0, r1), r0 a multiple
-// of gemmRowGran; leftover rows take MatMulF16's own kernel.
-func gemmRangeF16(out []float32, w []uint16, x, xp []float32, rows, cols, n, r0, r1 int) {
+// gemmRangeHalf is gemmRange for 2-byte weights of kind k: rows [r0, r1),
+// r0 a multiple of gemmRowGran; leftover rows take MatMulF16's (or
+// MatMulBF16's) own kernel.
+func gemmRangeHalf(k wkind, out []float32, w []uint16, x, xp []float32, rows, cols, n, r0, r1 int) {
 	re := r0 + (r1-r0)/gemmRowGran*gemmRowGran
 	if re > r0 {
 		rb := gemmRowBlock(cols)
-		blk := f16Blocks.Get().(*gemmBuf)
+		blk := halfBlocks.Get().(*gemmBuf)
 		if cap(blk.xp) < rb*cols {
 			blk.xp = make([]float32, rb*cols)
 		}
 		for b0 := r0; b0 < re; b0 += rb {
 			b1 := min(re, b0+rb)
 			wb := blk.xp[:(b1-b0)*cols]
-			WidenF16(wb, w[b0*cols:b1*cols])
+			if k == wBF16 {
+				WidenBF16(wb, w[b0*cols:b1*cols])
+			} else {
+				WidenF16(wb, w[b0*cols:b1*cols])
+			}
 			gemmBlock(out, wb, xp, rows, cols, n, b0, b1)
 		}
-		f16Blocks.Put(blk)
+		halfBlocks.Put(blk)
 	}
 	if re < r1 {
-		matMulF16Range(out, w, x, rows, cols, n, re, r1)
+		matMulHalfRange(k, out, w, x, rows, cols, n, re, r1)
 	}
 }
 

@@ -50,6 +50,44 @@ func FuzzMatMul(f *testing.F) {
 	})
 }
 
+// FuzzMatMulBF16: on every implementation, MatMulBF16 and MatVecBF16 give
+// bitwise MatMul and MatVec on the widened weights, for shapes and
+// alignments the table tests miss, with the weight bits a and b (infinities,
+// NaNs, subnormals) sprinkled among ordinary ones.
+func FuzzMatMulBF16(f *testing.F) {
+	f.Add(uint8(3), uint8(9), uint8(4), uint8(1), uint16(0x7f80), uint16(0x8001), uint64(1))
+	f.Add(uint8(17), uint8(70), uint8(7), uint8(2), uint16(0xffc1), uint16(0x0000), uint64(2))
+	f.Fuzz(func(t *testing.T, rows8, cols8, n8, off8 uint8, a, b uint16, seed uint64) {
+		rows, cols, n, off := int(rows8%24), int(cols8), int(n8%10), int(off8%4)
+		rng := rand.New(rand.NewPCG(seed, 11))
+		w := randBF16(rng, rows*cols+off)[off:]
+		for i := range w {
+			switch rng.IntN(64) {
+			case 0:
+				w[i] = a
+			case 1:
+				w[i] = b
+			}
+		}
+		wf := widenBF16(w)
+		x := unaligned(rng, n*cols, 3-off)
+		for _, asm := range impls() {
+			withImpl(asm, func() {
+				want, got := make([]float32, n*rows), unaligned(rng, n*rows, off)
+				MatMul(want, wf, x, rows, cols, n)
+				MatMulBF16(got, w, x, rows, cols, n)
+				checkSentinels(t, "MatMulBF16", got)
+				checkBits(t, implName(asm)+" MatMulBF16", got, want)
+				if n > 0 {
+					MatVec(want[:rows], wf, x, rows, cols)
+					MatVecBF16(got[:rows], w, x, rows, cols)
+					checkBits(t, implName(asm)+" MatVecBF16", got[:rows], want[:rows])
+				}
+			})
+		}
+	})
+}
+
 // FuzzQuantizeQ8_K: the assembly against quantQ8KGo bitwise on blocks of
 // arbitrary float bits (NaN, ±Inf and subnormals included), a few bit
 // patterns repeated over the block so that ties of |x| happen.

@@ -5,7 +5,7 @@ import (
 	"unsafe"
 )
 
-// The batched float products (MatMul, MatMulF16) on AVX-512 run register
+// The batched float products (MatMul, MatMulF16, MatMulBF16) on AVX-512 run register
 // tiles of R weight rows × P token pairs (pairtile_gen.py writes them): one
 // zmm holds one row with two tokens, 8 lanes each, so every (row, token)
 // keeps matVecAVX2's 8-lane FMA chain and HSUM and the product stays bitwise
@@ -15,6 +15,24 @@ import (
 // which is what a decode step of several sequences needs (2 to 16 tokens):
 // the 4×3 ymm tile of matMulAsm reloads a row tile for every 3 tokens and
 // leaves 1 or 2 tokens to the MatVec kernel.
+
+// wkind is a float weight format of the products that widen in registers:
+// float32 as stored, f16 and bf16 from 2 bytes.
+type wkind uint8
+
+const (
+	wF32 wkind = iota
+	wF16
+	wBF16
+)
+
+// bytes is the size of one weight.
+func (k wkind) bytes() int {
+	if k == wF32 {
+		return 4
+	}
+	return 2
+}
 
 // pairRows are the row heights of the tiles, tallest first; pairMaxP the
 // most pairs a tile takes.
@@ -69,9 +87,8 @@ type pairBuf struct{ xp []float32 }
 var pairBufs = sync.Pool{New: func() any { return new(pairBuf) }}
 
 // pairMatMul packs x and runs the tiles over every row, split over the pool
-// when the product is large enough. w is the float32 (eb 4) or f16 (eb 2)
-// weights.
-func pairMatMul(out []float32, w unsafe.Pointer, eb int, x []float32, rows, cols, n int) {
+// when the product is large enough. w is the weights, of kind k.
+func pairMatMul(out []float32, w unsafe.Pointer, k wkind, x []float32, rows, cols, n int) {
 	b := pairBufs.Get().(*pairBuf)
 	need := pairLen(cols, n)
 	if cap(b.xp) < need {
@@ -82,24 +99,24 @@ func pairMatMul(out []float32, w unsafe.Pointer, eb int, x []float32, rows, cols
 	done := false
 	if rows*cols*n >= parallelMin {
 		if j := defaultPool.acquire(); j != nil {
-			j.op, j.out, j.dx, j.wp, j.eb = opPair, out, xp, w, eb
+			j.op, j.out, j.dx, j.wp, j.wk = opPair, out, xp, w, k
 			j.rows, j.cols, j.n = rows, cols, n
 			defaultPool.exec(pairRows[0])
 			done = true
 		}
 	}
 	if !done {
-		pairRange(out, w, eb, xp, rows, cols, n, 0, rows)
+		pairRange(out, w, k, xp, rows, cols, n, 0, rows)
 	}
 	pairBufs.Put(b)
 }
 
 // pairRange computes rows [r0, r1) of every token: tiles of 6 rows, then
 // 4, then 1, each over the pairs 4 at a time.
-func pairRange(out []float32, w unsafe.Pointer, eb int, xp []float32, rows, cols, n, r0, r1 int) {
+func pairRange(out []float32, w unsafe.Pointer, k wkind, xp []float32, rows, cols, n, r0, r1 int) {
 	np := (n + 1) / 2
 	ps := (cols + 7) / 8 * 64 // bytes per packed pair
-	ws := cols * eb           // bytes per weight row
+	ws := cols * k.bytes()    // bytes per weight row
 	r := r0
 	for ri, R := range pairRows {
 		for ; r+R <= r1; r += R {
@@ -110,7 +127,7 @@ func pairRange(out []float32, w unsafe.Pointer, eb int, xp []float32, rows, cols
 				if g+P == np && n%2 == 1 {
 					odd = 1
 				}
-				pairTile(eb == 2, ri, P, &out[2*g*rows+r], wr, &xp[g*ps/4], cols, rows, ws, ps, odd)
+				pairTile(k, ri, P, &out[2*g*rows+r], wr, &xp[g*ps/4], cols, rows, ws, ps, odd)
 			}
 		}
 	}

@@ -1,13 +1,14 @@
 # Generates pairtile_amd64.s: python3 pairtile_gen.py > pairtile_amd64.s.
 #
-# AVX-512 register tiles of the batched float product (MatMul, MatMulF16) for
+# AVX-512 register tiles of the batched float product (MatMul, MatMulF16,
+# MatMulBF16) for
 # any number of tokens, each output bitwise matVecAVX2's: one zmm holds one
 # weight row with two tokens, token 2p in the low 8 lanes and 2p+1 in the
 # high 8, so every (row, token) keeps its own 8-lane FMA chain over the
 # columns 8 at a time and the same HSUM at the end. A tile is R rows × P
 # token pairs (R·P accumulators); each 8-column weight chunk is loaded once,
-# duplicated into both halves (VBROADCASTF64X4, or for f16 VBROADCASTI32X4
-# then VCVTPH2PS, exact) and used for P pairs; each pair chunk (packed once
+# duplicated into both halves (VBROADCASTF64X4, or for f16 and bf16
+# VBROADCASTI32X4 then widen, exact) and used for P pairs; each pair chunk (packed once
 # per call by packPairsF32: 8 floats of token 2p, then 8 of 2p+1, zero past
 # the row's end or a missing last token) is loaded once for R rows.
 #
@@ -33,11 +34,25 @@ RPF = 4096
 
 ROWS = ["SI", "R8", "R9", "R12", "R13", "R14"]
 
+# The weight kinds: float32, f16 and bf16 (2 bytes, widened exactly).
+KINDS = ("F32", "F16", "BF16")
 
-def tile(R, P, f16):
-    kind = "F16" if f16 else "F32"
+
+def widen(kind, src, dst):
+    """dst (a ymm or zmm) = the halves in src (the xmm or ymm of the same
+    number) as floats: VCVTPH2PS, or for bf16 each word zero-extended to a
+    dword and shifted up 16 bits (a bfloat16 is the top half of its float)."""
+    if kind == "F16":
+        p(f"\tVCVTPH2PS {src}, {dst}")
+    else:
+        p(f"\tVPMOVZXWD {src}, {dst}")
+        p(f"\tVPSLLD    $16, {dst}, {dst}")
+
+
+def tile(R, P, kind):
     name = f"pair{kind}R{R}P{P}"
-    eb = 2 if f16 else 4  # weight bytes per element
+    half = kind != "F32"
+    eb = 2 if half else 4  # weight bytes per element
     acc = lambda r, q: r * P + q
     xr = lambda q: 24 + q
     wr = lambda r: 28 + (r & 1)
@@ -71,9 +86,9 @@ def tile(R, P, f16):
             w = wr(r)
             if pf:
                 p(f"\tPREFETCHT0 {PF + u*8*eb}({ROWS[r]})(AX*1)")
-            if f16:
+            if half:
                 p(f"\tVBROADCASTI32X4 {u*8*eb}({ROWS[r]})(AX*1), Y{w}")
-                p(f"\tVCVTPH2PS       Y{w}, Z{w}")
+                widen(kind, f"Y{w}", f"Z{w}")
             else:
                 p(f"\tVBROADCASTF64X4 {u*8*eb}({ROWS[r]})(AX*1), Z{w}")
             for q in range(P):
@@ -116,9 +131,9 @@ def tile(R, P, f16):
         p(f"\tVMOVUPS {xaddr[q]}, Z{xr(q)}")
     for r in range(R):
         w = wr(r)
-        if f16:
+        if half:
             p(f"\tVMOVDQU16.Z ({ROWS[r]})(AX*1), K1, X{w}")
-            p(f"\tVCVTPH2PS   X{w}, Y{w}")
+            widen(kind, f"X{w}", f"Y{w}")
         else:
             p(f"\tVMOVUPS.Z ({ROWS[r]})(AX*1), K1, Y{w}")
         p(f"\tVINSERTF64X4 $1, Y{w}, Z{w}, Z{w}")
@@ -147,14 +162,14 @@ def tile(R, P, f16):
     p()
 
 
-def rowpair(f16):
+def rowpair(kind):
     """MatVec on AVX-512: 8 rows, zmm k holding rows k (low half) and k+4
     (high half) against the same 8 activations in both halves, so each row
     keeps matVecAVX2's one 8-lane FMA chain. Row pointers advance; rows
     4..7 are at +4·ws from rows 0..3."""
-    kind = "F16" if f16 else "F32"
     name = f"rowPair{kind}"
-    eb = 2 if f16 else 4
+    half = kind != "F32"
+    eb = 2 if half else 4
     p(f"// func {name}(out *float32, w unsafe.Pointer, x *float32, cols, ws int)")
     p("// out[0..7] = rows 0..7 (ws bytes apart) · x[:cols].")
     p(f"TEXT ·{name}(SB), NOSPLIT, $0-40")
@@ -179,10 +194,10 @@ def rowpair(f16):
     p("\tVBROADCASTF32X8 (BX), Z8")
     for k in range(4):
         t = 10 + k
-        if f16:
+        if half:
             p(f"\tVMOVDQU      ({ptr[k]}), X{t}")
             p(f"\tVINSERTI32X4 $1, ({ptr[k]})(R11*1), Y{t}, Y{t}")
-            p(f"\tVCVTPH2PS    Y{t}, Z{t}")
+            widen(kind, f"Y{t}", f"Z{t}")
         else:
             p(f"\tVMOVUPS      ({ptr[k]}), Y{t}")
             p(f"\tVINSERTF32X8 $1, ({ptr[k]})(R11*1), Z{t}, Z{t}")
@@ -204,11 +219,11 @@ def rowpair(f16):
     p("\tVINSERTF32X8 $1, Y8, Z8, Z8")
     for k in range(4):
         t = 10 + k
-        if f16:
+        if half:
             p(f"\tVMOVDQU16.Z ({ptr[k]}), K1, X{t}")
             p(f"\tVMOVDQU16.Z ({ptr[k]})(R11*1), K1, X14")
             p(f"\tVINSERTI32X4 $1, X14, Y{t}, Y{t}")
-            p(f"\tVCVTPH2PS    Y{t}, Z{t}")
+            widen(kind, f"Y{t}", f"Z{t}")
         else:
             p(f"\tVMOVUPS.Z ({ptr[k]}), K1, Y{t}")
             p(f"\tVMOVUPS.Z ({ptr[k]})(R11*1), K1, Y14")
@@ -228,9 +243,9 @@ def rowpair(f16):
 
 
 header("pairtile_gen.py", "pairtile_amd64.s")
-for f16 in (False, True):
+for kind in KINDS:
     for R in (1, 4, 6):
         for P in (1, 2, 3, 4):
-            tile(R, P, f16)
-    rowpair(f16)
+            tile(R, P, kind)
+    rowpair(kind)
 sys.stdout.write("\n".join(out))

@@ -48,14 +48,14 @@ const (
 	opMatMulQF
 	opMatVecL4 // 4-bit table products: j.l4
 	opMatMulL4
-	opGEMM // MatMul's GEMM path (gemm.go): j.dx holds the packed x
-	opMatVecF16
-	opMatMulF16
-	opGEMMF16 // MatMulF16's GEMM path: j.wh, j.dx the packed x
-	opPair    // the float pair tiles (pairtile.go): j.wp, j.eb, j.dx the packed x
-	opIL      // the interleaved-block products (ilblock.go): j.il, rows = row groups
-	opFunc    // Parallel: j.fn over rows items
-	opILK     // the interleaved K-quant products (ilk.go): j.ilk, rows = row groups
+	opGEMM       // MatMul's GEMM path (gemm.go): j.dx holds the packed x
+	opMatVecHalf // the f16 and bf16 products (f16.go): j.wh of kind j.wk
+	opMatMulHalf
+	opGEMMHalf // their prefill's GEMM path: j.wh, j.wk, j.dx the packed x
+	opPair     // the float pair tiles (pairtile.go): j.wp, j.wk, j.dx the packed x
+	opIL       // the interleaved-block products (ilblock.go): j.il, rows = row groups
+	opFunc     // Parallel: j.fn over rows items
+	opILK      // the interleaved K-quant products (ilk.go): j.ilk, rows = row groups
 )
 
 // Worker states. The caller moves idle→posted; the worker takes a job with
@@ -91,9 +91,9 @@ type job struct {
 	// block products: GGUF weight blocks wb, Q8_K activation sums xsum.
 	wb            []byte
 	xsum          []int16
-	wh            []uint16       // f16 weights (f16.go)
-	wp            unsafe.Pointer // float32 or f16 weights of the pair tiles
-	eb            int            // their bytes per weight
+	wh            []uint16       // f16 or bf16 weights (f16.go)
+	wp            unsafe.Pointer // float32, f16 or bf16 weights of the pair tiles
+	wk            wkind          // the kind of wh or wp
 	qf            qfProd         // qf.go
 	l4            l4Prod         // lut4.go
 	il            ilProd         // ilblock.go
@@ -255,16 +255,16 @@ func (j *job) drain() {
 			j.l4.matMulRange(j.out, j.x, j.rows, j.cols, j.n, r0, r1)
 		case opGEMM:
 			gemmRange(j.out, j.w, j.x, j.dx, j.rows, j.cols, j.n, r0, r1)
-		case opMatVecF16:
-			matVecF16Range(j.out, j.wh, j.x, j.cols, r0, r1)
-		case opMatMulF16:
-			matMulF16Range(j.out, j.wh, j.x, j.rows, j.cols, j.n, r0, r1)
+		case opMatVecHalf:
+			matVecHalfRange(j.wk, j.out, j.wh, j.x, j.cols, r0, r1)
+		case opMatMulHalf:
+			matMulHalfRange(j.wk, j.out, j.wh, j.x, j.rows, j.cols, j.n, r0, r1)
 		case opIL:
 			j.il.run(r0, r1)
 		case opPair:
-			pairRange(j.out, j.wp, j.eb, j.dx, j.rows, j.cols, j.n, r0, r1)
-		case opGEMMF16:
-			gemmRangeF16(j.out, j.wh, j.x, j.dx, j.rows, j.cols, j.n, r0, r1)
+			pairRange(j.out, j.wp, j.wk, j.dx, j.rows, j.cols, j.n, r0, r1)
+		case opGEMMHalf:
+			gemmRangeHalf(j.wk, j.out, j.wh, j.x, j.dx, j.rows, j.cols, j.n, r0, r1)
 		case opILK:
 			j.ilk.run(r0, r1)
 		case opFunc:

@@ -1,0 +1,254 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"chat/models/gguf"
+)
+
+// randBF16 returns n bf16 weights of magnitude up to 4: mostly normals, some
+// subnormals and signed zeros.
+func randBF16(rng *rand.Rand, n int) []uint16 {
+	w := make([]uint16, n)
+	for i := range w {
+		exp := uint16(120 + rng.IntN(9)) // 2^-7 .. 2^1
+		switch rng.IntN(16) {
+		case 0:
+			exp = 0 // subnormal or zero
+		case 1:
+			exp = uint16(1 + rng.IntN(119))
+		}
+		man := uint16(rng.IntN(128))
+		if rng.IntN(32) == 0 {
+			man = 0
+		}
+		w[i] = uint16(rng.IntN(2))<<15 | exp<<7 | man
+	}
+	return w
+}
+
+func widenBF16(w []uint16) []float32 {
+	f := make([]float32, len(w))
+	for i, h := range w {
+		f[i] = gguf.BF16ToF32(h)
+	}
+	return f
+}
+
+// TestMatVecBF16: bitwise MatVec on the widened weights (the float32
+// kernels of the same level; the levels agree to float32 rounding of a
+// float64 reference), on every implementation, odd shapes (long rows of big matrices take the
+// AVX-512 row pairs), unaligned slices and 1 or 2 threads; a row alone gives
+// the bits of the row in a block.
+func TestMatVecBF16(t *testing.T) {
+	rng := rand.New(rand.NewPCG(181, 182))
+	for _, rc := range f16Cases() {
+		rows, cols := rc[0], rc[1]
+		off := (rows + cols) % 4
+		w := randBF16(rng, rows*cols+off)[off:]
+		wf := widenBF16(w)
+		x := unaligned(rng, cols, 3-off)
+		for _, asm := range impls() {
+			withImpl(asm, func() {
+				for _, th := range []int{1, 2} {
+					if th == 2 && rows*cols < parallelMin {
+						continue
+					}
+					withThreads(th, func() {
+						what := fmt.Sprintf("%s threads=%d MatVecBF16 rows=%d cols=%d", implName(asm), th, rows, cols)
+						want, got := make([]float32, rows), unaligned(rng, rows, 1)
+						MatVec(want, wf, x, rows, cols)
+						MatVecBF16(got, w, x, rows, cols)
+						checkSentinels(t, what, got)
+						checkBits(t, what, got, want)
+						checkMatVec(t, what, got, wf, x, rows, cols)
+						if th == 1 && rows <= 17 {
+							for r := 0; r < rows; r++ {
+								one := []float32{0}
+								MatVecBF16(one, w[r*cols:], x, 1, cols)
+								if math.Float32bits(one[0]) != math.Float32bits(got[r]) {
+									t.Fatalf("%s: row %d alone %v, in block %v", what, r, one[0], got[r])
+								}
+							}
+						}
+					})
+				}
+			})
+		}
+	}
+}
+
+// TestMatMulBF16: bitwise MatMul on the widened weights and n MatVecBF16
+// calls, on every implementation (the AVX-512 pair tiles for n >= 2).
+func TestMatMulBF16(t *testing.T) {
+	rng := rand.New(rand.NewPCG(183, 184))
+	type tc struct{ rows, cols, n int }
+	var cases []tc
+	for _, rows := range []int{1, 3, 4, 5, 7, 9, 13, 16} {
+		for _, cols := range []int{0, 1, 2, 3, 7, 8, 9, 15, 17, 31, 67} {
+			for _, n := range []int{0, 1, 2, 3, 4, 5, 8, 9, 13} {
+				cases = append(cases, tc{rows, cols, n})
+			}
+		}
+	}
+	cases = append(cases, tc{13, 768, 70}, tc{9, 2048, 30}, tc{301, 257, 7}, tc{768, 512, 16})
+	for _, c := range cases {
+		w := randBF16(rng, c.rows*c.cols)
+		wf := widenBF16(w)
+		x := unaligned(rng, c.n*c.cols, 2)
+		for _, asm := range impls() {
+			withImpl(asm, func() {
+				for _, th := range []int{1, 2} {
+					if th == 2 && c.rows*c.cols*c.n < parallelMin {
+						continue
+					}
+					withThreads(th, func() {
+						what := fmt.Sprintf("%s threads=%d MatMulBF16 rows=%d cols=%d n=%d", implName(asm), th, c.rows, c.cols, c.n)
+						want, got := make([]float32, c.n*c.rows), unaligned(rng, c.n*c.rows, 3)
+						MatMul(want, wf, x, c.rows, c.cols, c.n)
+						MatMulBF16(got, w, x, c.rows, c.cols, c.n)
+						checkSentinels(t, what, got)
+						checkBits(t, what, got, want)
+						one := make([]float32, c.rows)
+						for tok := 0; tok < c.n; tok++ {
+							MatVecBF16(one, w, x[tok*c.cols:(tok+1)*c.cols], c.rows, c.cols)
+							checkBits(t, fmt.Sprintf("%s token %d vs MatVecBF16", what, tok), got[tok*c.rows:(tok+1)*c.rows], one)
+						}
+					})
+				}
+			})
+		}
+	}
+}
+
+// TestMatMulBF16Prefill: MatMulPrefill's bits on the widened weights where
+// the GEMM runs (AVX-512), MatMulBF16's elsewhere; 1 or 2 threads.
+func TestMatMulBF16Prefill(t *testing.T) {
+	rng := rand.New(rand.NewPCG(185, 186))
+	for _, sh := range [][3]int{{12, 8, 16}, {13, 33, 17}, {37, 64, 40}, {300, 200, 33}} {
+		rows, cols, n := sh[0], sh[1], sh[2]
+		w := randBF16(rng, rows*cols)
+		wf := widenBF16(w)
+		x := randVec(rng, n*cols)
+		for _, asm := range impls() {
+			withImpl(asm, func() {
+				for _, th := range []int{1, 2} {
+					withThreads(th, func() {
+						what := fmt.Sprintf("%s threads=%d rows=%d cols=%d n=%d", implName(asm), th, rows, cols, n)
+						want, got := make([]float32, n*rows), unaligned(rng, n*rows, 1)
+						if gemmAVX512 && gemmHasAsm {
+							MatMulPrefill(want, wf, x, rows, cols, n)
+						} else {
+							MatMulBF16(want, w, x, rows, cols, n)
+						}
+						MatMulBF16Prefill(got, w, x, rows, cols, n)
+						checkSentinels(t, what, got)
+						checkBits(t, what, got, want)
+					})
+				}
+			})
+		}
+	}
+}
+
+// TestBF16Special: infinities and signed zeros in the weights give MatVec's
+// bits on the widened weights.
+func TestBF16Special(t *testing.T) {
+	rng := rand.New(rand.NewPCG(187, 188))
+	rows, cols := 9, 29
+	w := randBF16(rng, rows*cols)
+	w[3], w[cols+5], w[2*cols+28] = 0x7f80, 0xff80, 0x8000 // +inf, -inf, -0
+	for i := 3 * cols; i < 4*cols; i++ {
+		w[i] = 0x8000 // a row of -0
+	}
+	wf := widenBF16(w)
+	x := randVec(rng, cols)
+	for _, asm := range impls() {
+		withImpl(asm, func() {
+			want, got := make([]float32, rows), make([]float32, rows)
+			MatVec(want, wf, x, rows, cols)
+			MatVecBF16(got, w, x, rows, cols)
+			checkBits(t, implName(asm), got, want)
+		})
+	}
+}
+
+func TestBF16Allocs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(189, 190))
+	rows, cols, n := 768, 2048, 4
+	w, x, out := randBF16(rng, rows*cols), randVec(rng, n*cols), make([]float32, n*rows)
+	for _, asm := range impls() {
+		withImpl(asm, func() {
+			withThreads(2, func() {
+				MatVecBF16(out, w, x, rows, cols) // start the workers
+				if a := testing.AllocsPerRun(20, func() { MatVecBF16(out, w, x, rows, cols) }); a != 0 {
+					t.Errorf("%s MatVecBF16 allocates %v times per call", implName(asm), a)
+				}
+				if a := testing.AllocsPerRun(5, func() { MatMulBF16(out, w, x, rows, cols, n) }); a != 0 {
+					t.Errorf("%s MatMulBF16 allocates %v times per call", implName(asm), a)
+				}
+			})
+		})
+	}
+}
+
+// TestRoundWidenBF16: every kernel set rounds through bf16 as
+// gguf.F32ToBF16 does (ties, overflow, subnormals, a NaN kept quiet with its
+// payload's top bits) and widens every bf16 exactly.
+func TestRoundWidenBF16(t *testing.T) {
+	rng := rand.New(rand.NewPCG(191, 192))
+	src := make([]float32, 4099)
+	for i := range src {
+		src[i] = math.Float32frombits(rng.Uint32()) // every class, NaNs included
+		if i%2 == 0 {
+			src[i] = float32(math.Ldexp(rng.NormFloat64(), rng.IntN(80)-40))
+		}
+	}
+	src[0], src[1], src[2] = 3.4e38, -1e-40, float32(math.Inf(-1))
+	src[3] = math.Float32frombits(0x3f808000) // a tie: to even (down)
+	src[4] = math.Float32frombits(0x3f818000) // a tie: to even (up)
+	src[5] = math.Float32frombits(0x7f800001) // a signalling NaN
+	all := make([]uint16, 1<<16+5)
+	for h := range all {
+		all[h] = uint16(h)
+	}
+	for _, l := range impls() {
+		withImpl(l, func() {
+			dst := make([]float32, len(src))
+			RoundBF16(dst, src)
+			for i, v := range src {
+				if want := gguf.BF16ToF32(gguf.F32ToBF16(v)); math.Float32bits(dst[i]) != math.Float32bits(want) {
+					t.Fatalf("%s: %#x rounds to %#x, want %#x", implName(l), math.Float32bits(v), math.Float32bits(dst[i]), math.Float32bits(want))
+				}
+			}
+			w := make([]float32, len(all))
+			WidenBF16(w, all)
+			for i, v := range w {
+				if want := gguf.BF16ToF32(all[i]); math.Float32bits(v) != math.Float32bits(want) {
+					t.Fatalf("%s: %#04x widens to %#x, want %#x", implName(l), all[i], math.Float32bits(v), math.Float32bits(want))
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkMatVecBF16: as BenchmarkMatVecF16, bytes are the bf16 weight
+// bytes read per product.
+func BenchmarkMatVecBF16(b *testing.B) {
+	for _, sz := range [][2]int{{768, 768}, {2048, 768}, {768, 2048}, {32000, 768}} {
+		rows, cols := sz[0], sz[1]
+		rng := rand.New(rand.NewPCG(7, 7))
+		w, x, out := randBF16(rng, rows*cols), randVec(rng, cols), make([]float32, rows)
+		b.Run(fmt.Sprintf("%dx%d/%s", rows, cols, ISA()), func(b *testing.B) {
+			withThreads(1, func() {
+				b.SetBytes(int64(rows * cols * 2))
+				for b.Loop() {
+					MatVecBF16(out, w, x, rows, cols)
+				}
+			})
+		})
+	}
+}

@@ -1,0 +1,421 @@
+// The bodies of the 2-byte-weight twins of matVecAVX2 and matMul4x3AVX2
+// (kernels_amd64.s), included by f16_amd64.s and bf16_amd64.s, which define
+// MATVEC and MATMUL4X3 (the functions' names) and WIDEN(M, Y): Y = the 8
+// weights at M (16 bytes or an xmm) widened to float32, exactly. The same
+// blocks, lanes, accumulators and FMA order as the float32 kernels, with each
+// 8-float weight load replaced by an 8-half load and WIDEN, so every output
+// has the bits of the float32 kernels on the widened weights.
+//
+// The tail of a row (k = cols&7 halves, 1..7) is loaded without touching
+// anything past it: the first k/2 dwords by VMASKMOVPS (a 128-bit mask),
+// then half k-1 by VPBROADCASTW, ANDed with a one-hot word mask and ORed in
+// (for even k it is already there and the OR changes nothing). Lanes k..7
+// stay +0, as the masked float32 load leaves them.
+
+// halftail<>: 8 all-ones dwords then 8 zero dwords (kernels_amd64.s's
+// tailmask). The 8 dwords at +32-4k are a mask for the first k lanes.
+DATA halftail<>+0(SB)/4, $0xffffffff
+DATA halftail<>+4(SB)/4, $0xffffffff
+DATA halftail<>+8(SB)/4, $0xffffffff
+DATA halftail<>+12(SB)/4, $0xffffffff
+DATA halftail<>+16(SB)/4, $0xffffffff
+DATA halftail<>+20(SB)/4, $0xffffffff
+DATA halftail<>+24(SB)/4, $0xffffffff
+DATA halftail<>+28(SB)/4, $0xffffffff
+DATA halftail<>+32(SB)/4, $0
+DATA halftail<>+36(SB)/4, $0
+DATA halftail<>+40(SB)/4, $0
+DATA halftail<>+44(SB)/4, $0
+DATA halftail<>+48(SB)/4, $0
+DATA halftail<>+52(SB)/4, $0
+DATA halftail<>+56(SB)/4, $0
+DATA halftail<>+60(SB)/4, $0
+GLOBL halftail<>(SB), RODATA|NOPTR, $64
+
+// halfonehot<>: 16 words, word 7 all ones. The 8 words at +16-2k have word
+// k-1 set.
+DATA halfonehot<>+0(SB)/8, $0
+DATA halfonehot<>+8(SB)/8, $0xffff000000000000
+DATA halfonehot<>+16(SB)/8, $0
+DATA halfonehot<>+24(SB)/8, $0
+GLOBL halfonehot<>(SB), RODATA|NOPTR, $32
+
+// HSUM as in kernels_amd64.s.
+#define HSUM(Y, X, T) \
+	VEXTRACTF128 $1, Y, T; \
+	VADDPS       T, X, X; \
+	VMOVHLPS     X, X, T; \
+	VADDPS       T, X, X; \
+	VMOVSHDUP    X, T; \
+	VADDSS       T, X, X
+
+// HTAIL loads the k-half tail at ROW (AX = k) widened into DY (low half DX):
+// X14 = dword mask, X13 = word mask, T a temporary xmm.
+#define HTAIL(ROW, DX_, DY_, T) \
+	VMASKMOVPS   (ROW), X14, DX_; \
+	VPBROADCASTW -2(ROW)(AX*2), T; \
+	VPAND        X13, T, T; \
+	VPOR         T, DX_, DX_; \
+	WIDEN(DX_, DY_)
+
+// func MATVEC(out *float32, w *uint16, x *float32, rows, cols int)
+// matVecAVX2 with 2-byte weights: rows 8, then 4, then 1 at a time, one
+// accumulator per row. Row pointers point at the end of the 8-aligned part of
+// each row; AX counts up from -cols8 to 0.
+//
+// Registers: AX index (k in the tail), BX x end, CX cols, DX rows left,
+// DI out, SI R8-R14 row pointers, Y15 float tail mask, X14 dword mask,
+// X13 word mask, Y9-Y12 temporaries.
+TEXT MATVEC(SB), NOSPLIT, $0-40
+	MOVQ out+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), BX
+	MOVQ rows+24(FP), DX
+	MOVQ cols+32(FP), CX
+
+	// Tail masks, computed once.
+	MOVQ CX, AX
+	ANDQ $7, AX
+	JZ   mvh_nomask
+	LEAQ halftail<>+32(SB), R8
+	LEAQ (AX*4), R9
+	SUBQ R9, R8
+	VMOVDQU (R8), Y15
+	LEAQ halftail<>+32(SB), R8
+	MOVQ AX, R9
+	SHRQ $1, R9
+	SHLQ $2, R9
+	SUBQ R9, R8
+	VMOVDQU (R8), X14
+	LEAQ halfonehot<>+16(SB), R8
+	LEAQ (AX*2), R9
+	SUBQ R9, R8
+	VMOVDQU (R8), X13
+
+mvh_nomask:
+	MOVQ CX, AX
+	ANDQ $-8, AX
+	LEAQ (BX)(AX*4), BX
+	LEAQ (SI)(AX*2), SI
+
+mvh_block8:
+	CMPQ DX, $8
+	JLT  mvh_block4
+	LEAQ (SI)(CX*2), R8
+	LEAQ (R8)(CX*2), R9
+	LEAQ (R9)(CX*2), R10
+	LEAQ (R10)(CX*2), R11
+	LEAQ (R11)(CX*2), R12
+	LEAQ (R12)(CX*2), R13
+	LEAQ (R13)(CX*2), R14
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   CX, AX
+	ANDQ   $-8, AX
+	NEGQ   AX
+	JZ     mvh8_tail
+	// R15 sweeps the next 8 rows (16·cols bytes from row 0's start) at the
+	// pace these are read, 128 bytes an iteration: rows of a few KB are
+	// too short for the hardware prefetchers to follow 8 at once.
+	MOVQ   CX, R15
+	SHLQ   $4, R15
+	ADDQ   SI, R15
+	LEAQ   (R15)(AX*2), R15
+
+mvh8_loop:
+	PREFETCHT0  (R15)
+	PREFETCHT0  64(R15)
+	ADDQ        $128, R15
+	VMOVUPS     (BX)(AX*4), Y8
+	WIDEN((SI)(AX*2), Y9)
+	WIDEN((R8)(AX*2), Y10)
+	WIDEN((R9)(AX*2), Y11)
+	WIDEN((R10)(AX*2), Y12)
+	VFMADD231PS Y9, Y8, Y0
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y11, Y8, Y2
+	VFMADD231PS Y12, Y8, Y3
+	WIDEN((R11)(AX*2), Y9)
+	WIDEN((R12)(AX*2), Y10)
+	WIDEN((R13)(AX*2), Y11)
+	WIDEN((R14)(AX*2), Y12)
+	VFMADD231PS Y9, Y8, Y4
+	VFMADD231PS Y10, Y8, Y5
+	VFMADD231PS Y11, Y8, Y6
+	VFMADD231PS Y12, Y8, Y7
+	ADDQ        $8, AX
+	JNZ         mvh8_loop
+
+mvh8_tail:
+	MOVQ CX, AX
+	ANDQ $7, AX
+	JZ   mvh8_store
+	VMASKMOVPS  (BX), Y15, Y9
+	HTAIL(SI, X10, Y10, X11)
+	VFMADD231PS Y10, Y9, Y0
+	HTAIL(R8, X10, Y10, X11)
+	VFMADD231PS Y10, Y9, Y1
+	HTAIL(R9, X10, Y10, X11)
+	VFMADD231PS Y10, Y9, Y2
+	HTAIL(R10, X10, Y10, X11)
+	VFMADD231PS Y10, Y9, Y3
+	HTAIL(R11, X10, Y10, X11)
+	VFMADD231PS Y10, Y9, Y4
+	HTAIL(R12, X10, Y10, X11)
+	VFMADD231PS Y10, Y9, Y5
+	HTAIL(R13, X10, Y10, X11)
+	VFMADD231PS Y10, Y9, Y6
+	HTAIL(R14, X10, Y10, X11)
+	VFMADD231PS Y10, Y9, Y7
+
+mvh8_store:
+	HSUM(Y0, X0, X8)
+	HSUM(Y1, X1, X8)
+	HSUM(Y2, X2, X8)
+	HSUM(Y3, X3, X8)
+	HSUM(Y4, X4, X8)
+	HSUM(Y5, X5, X8)
+	HSUM(Y6, X6, X8)
+	HSUM(Y7, X7, X8)
+	VMOVSS X0, (DI)
+	VMOVSS X1, 4(DI)
+	VMOVSS X2, 8(DI)
+	VMOVSS X3, 12(DI)
+	VMOVSS X4, 16(DI)
+	VMOVSS X5, 20(DI)
+	VMOVSS X6, 24(DI)
+	VMOVSS X7, 28(DI)
+	ADDQ   $32, DI
+	LEAQ   (R14)(CX*2), SI
+	SUBQ   $8, DX
+	JMP    mvh_block8
+
+mvh_block4:
+	CMPQ DX, $4
+	JLT  mvh_block1
+	LEAQ (SI)(CX*2), R8
+	LEAQ (R8)(CX*2), R9
+	LEAQ (R9)(CX*2), R10
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   CX, AX
+	ANDQ   $-8, AX
+	NEGQ   AX
+	JZ     mvh4_tail
+
+mvh4_loop:
+	VMOVUPS     (BX)(AX*4), Y8
+	WIDEN((SI)(AX*2), Y9)
+	WIDEN((R8)(AX*2), Y10)
+	WIDEN((R9)(AX*2), Y11)
+	WIDEN((R10)(AX*2), Y12)
+	VFMADD231PS Y9, Y8, Y0
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y11, Y8, Y2
+	VFMADD231PS Y12, Y8, Y3
+	ADDQ        $8, AX
+	JNZ         mvh4_loop
+
+mvh4_tail:
+	MOVQ CX, AX
+	ANDQ $7, AX
+	JZ   mvh4_store
+	VMASKMOVPS  (BX), Y15, Y9
+	HTAIL(SI, X10, Y10, X11)
+	VFMADD231PS Y10, Y9, Y0
+	HTAIL(R8, X10, Y10, X11)
+	VFMADD231PS Y10, Y9, Y1
+	HTAIL(R9, X10, Y10, X11)
+	VFMADD231PS Y10, Y9, Y2
+	HTAIL(R10, X10, Y10, X11)
+	VFMADD231PS Y10, Y9, Y3
+
+mvh4_store:
+	HSUM(Y0, X0, X8)
+	HSUM(Y1, X1, X8)
+	HSUM(Y2, X2, X8)
+	HSUM(Y3, X3, X8)
+	VMOVSS X0, (DI)
+	VMOVSS X1, 4(DI)
+	VMOVSS X2, 8(DI)
+	VMOVSS X3, 12(DI)
+	ADDQ   $16, DI
+	LEAQ   (R10)(CX*2), SI
+	SUBQ   $4, DX
+
+mvh_block1:
+	TESTQ DX, DX
+	JZ    mvh_done
+	VXORPS Y0, Y0, Y0
+	MOVQ   CX, AX
+	ANDQ   $-8, AX
+	NEGQ   AX
+	JZ     mvh1_tail
+
+mvh1_loop:
+	VMOVUPS     (BX)(AX*4), Y8
+	WIDEN((SI)(AX*2), Y9)
+	VFMADD231PS Y9, Y8, Y0
+	ADDQ        $8, AX
+	JNZ         mvh1_loop
+
+mvh1_tail:
+	MOVQ CX, AX
+	ANDQ $7, AX
+	JZ   mvh1_store
+	VMASKMOVPS  (BX), Y15, Y9
+	HTAIL(SI, X10, Y10, X11)
+	VFMADD231PS Y10, Y9, Y0
+
+mvh1_store:
+	HSUM(Y0, X0, X8)
+	VMOVSS X0, (DI)
+	ADDQ   $4, DI
+	LEAQ   (SI)(CX*2), SI
+	DECQ   DX
+	JMP    mvh_block1
+
+mvh_done:
+	VZEROUPPER
+	RET
+
+// MMTAIL adds the tail of weight row ROW (AX = k) times the 3 tokens' tails
+// into A0-A2. All 16 registers hold sums, tokens or weights, so the masks
+// stay in memory (R13 float mask, R14 dword mask, DX word mask) and the
+// token tails are reloaded for each row.
+#define MMTAIL(ROW, A0, A1, A2) \
+	VMOVDQU      (R14), X15; \
+	VMASKMOVPS   (ROW), X15, X15; \
+	VPBROADCASTW -2(ROW)(AX*2), X12; \
+	VPAND        (DX), X12, X12; \
+	VPOR         X12, X15, X15; \
+	WIDEN(X15, Y15); \
+	VMOVDQU      (R13), Y12; \
+	VMASKMOVPS   (BX), Y12, Y12; \
+	VMOVDQU      (R13), Y13; \
+	VMASKMOVPS   (R11), Y13, Y13; \
+	VMOVDQU      (R13), Y14; \
+	VMASKMOVPS   (R12), Y14, Y14; \
+	VFMADD231PS  Y15, Y12, A0; \
+	VFMADD231PS  Y15, Y13, A1; \
+	VFMADD231PS  Y15, Y14, A2
+
+// func MATMUL4X3(out *float32, w *uint16, x *float32, cols, ldo int)
+// matMul4x3AVX2 with 2-byte weights: 4 weight rows × 3 tokens, accumulator for
+// (r, t) is Y(3r+t), each weight chunk widened once into Y15.
+//
+// Registers: AX index (k in the tail), CX cols, DI out, SI R8 R9 R10 weight
+// rows, BX R11 R12 tokens; in the tail R13 R14 DX mask addresses; DX ldo in
+// bytes at the store.
+TEXT MATMUL4X3(SB), NOSPLIT, $0-40
+	MOVQ out+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), BX
+	MOVQ cols+24(FP), CX
+
+	MOVQ CX, AX
+	ANDQ $-8, AX
+	LEAQ (SI)(AX*2), SI
+	LEAQ (BX)(AX*4), BX
+	LEAQ (SI)(CX*2), R8
+	LEAQ (R8)(CX*2), R9
+	LEAQ (R9)(CX*2), R10
+	LEAQ (BX)(CX*4), R11
+	LEAQ (R11)(CX*4), R12
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	NEGQ   AX
+	JZ     mmh_tail
+
+mmh_loop:
+	VMOVUPS     (BX)(AX*4), Y12
+	VMOVUPS     (R11)(AX*4), Y13
+	VMOVUPS     (R12)(AX*4), Y14
+	WIDEN((SI)(AX*2), Y15)
+	VFMADD231PS Y15, Y12, Y0
+	VFMADD231PS Y15, Y13, Y1
+	VFMADD231PS Y15, Y14, Y2
+	WIDEN((R8)(AX*2), Y15)
+	VFMADD231PS Y15, Y12, Y3
+	VFMADD231PS Y15, Y13, Y4
+	VFMADD231PS Y15, Y14, Y5
+	WIDEN((R9)(AX*2), Y15)
+	VFMADD231PS Y15, Y12, Y6
+	VFMADD231PS Y15, Y13, Y7
+	VFMADD231PS Y15, Y14, Y8
+	WIDEN((R10)(AX*2), Y15)
+	VFMADD231PS Y15, Y12, Y9
+	VFMADD231PS Y15, Y13, Y10
+	VFMADD231PS Y15, Y14, Y11
+	ADDQ        $8, AX
+	JNZ         mmh_loop
+
+mmh_tail:
+	MOVQ CX, AX
+	ANDQ $7, AX
+	JZ   mmh_store
+	LEAQ halftail<>+32(SB), R13
+	LEAQ (AX*4), DX
+	SUBQ DX, R13
+	LEAQ halftail<>+32(SB), R14
+	MOVQ AX, DX
+	SHRQ $1, DX
+	SHLQ $2, DX
+	SUBQ DX, R14
+	LEAQ halfonehot<>+16(SB), DX
+	SUBQ AX, DX
+	SUBQ AX, DX
+	MMTAIL(SI, Y0, Y1, Y2)
+	MMTAIL(R8, Y3, Y4, Y5)
+	MMTAIL(R9, Y6, Y7, Y8)
+	MMTAIL(R10, Y9, Y10, Y11)
+
+mmh_store:
+	MOVQ   ldo+32(FP), DX
+	SHLQ   $2, DX
+	HSUM(Y0, X0, X12)
+	HSUM(Y1, X1, X12)
+	HSUM(Y2, X2, X12)
+	HSUM(Y3, X3, X12)
+	HSUM(Y4, X4, X12)
+	HSUM(Y5, X5, X12)
+	HSUM(Y6, X6, X12)
+	HSUM(Y7, X7, X12)
+	HSUM(Y8, X8, X12)
+	HSUM(Y9, X9, X12)
+	HSUM(Y10, X10, X12)
+	HSUM(Y11, X11, X12)
+	LEAQ   (DI)(DX*1), R8
+	LEAQ   (DI)(DX*2), R9
+	VMOVSS X0, (DI)
+	VMOVSS X3, 4(DI)
+	VMOVSS X6, 8(DI)
+	VMOVSS X9, 12(DI)
+	VMOVSS X1, (R8)
+	VMOVSS X4, 4(R8)
+	VMOVSS X7, 8(R8)
+	VMOVSS X10, 12(R8)
+	VMOVSS X2, (R9)
+	VMOVSS X5, 4(R9)
+	VMOVSS X8, 8(R9)
+	VMOVSS X11, 12(R9)
+	VZEROUPPER
+	RET
