@@ -4,7 +4,7 @@
 //
 //	f32.go    float32 (a view of the file where it can be)
 //	f16.go    IEEE half, widened in registers; activations rounded to f16 (ggml)
-//	bf16.go   bfloat16, widened at load; activations rounded to bf16 (ggml)
+//	bf16.go   bfloat16, widened in registers; activations rounded to bf16 (ggml)
 //	il.go     32-value integer blocks interleaved by 16 rows, with ggml's Q8_0 activations:
 //	q8_0.go   GGUF Q8_0
 //	q4_0.go   GGUF Q4_0
@@ -186,7 +186,7 @@ func FromGGUF(t gguf.Type, raw []byte, rows, cols int) (Linear, error) {
 	case gguf.TypeF16:
 		return &F16{rows: rows, cols: cols, h: u16View(raw)}, nil
 	case gguf.TypeBF16:
-		return newBF16(raw, rows, cols), nil
+		return &BF16{rows: rows, cols: cols, h: u16View(raw)}, nil
 	case gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeIQ4_NL, gguf.TypeQ4_1, gguf.TypeQ5_1:
 		return newInterleaved(t, raw, rows, cols), nil
 	case gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeIQ4_XS:
