@@ -8,9 +8,9 @@ import (
 	"chat/models/gguf"
 )
 
-// F16 weights (and the bf16 ones of bf16.go, which share these kernels):
-// IEEE half-precision values (as GGUF stores F16 tensors, host
-// byte order) kept 2 bytes per weight and widened to float32 in registers
+// F16 weights (and bf16.go's, which share these kernels): IEEE
+// half-precision values (as GGUF stores F16 tensors, host byte order) kept
+// 2 bytes per weight and widened to float32 in registers
 // (VCVTPH2PS on amd64). The conversion is exact, and each output is summed
 // in the same lanes and order as MatVec/MatMul on the widened float32
 // weights, so MatVecF16(w) and MatMulF16(w) give bitwise the results of

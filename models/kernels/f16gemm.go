@@ -2,14 +2,14 @@ package kernels
 
 import "sync"
 
-// MatMulF16Prefill's and MatMulBF16Prefill's GEMM path (on AVX-512 CPUs: its
-// sums round as the float32 GEMM's, not as MatVecF16's): each row block of
-// the 2-byte weights
-// (gemmRowBlockBytes of float32) is widened once into a buffer that stays in
-// L2, then meets every panel of the packed activations through the float32
-// GEMM's 12×32 tiles. Widening costs one VCVTPH2PS per 8 weights per call;
-// with the AVX2 6×16 tiles that ate the gain (0.92× MatMulF16's own tiles,
-// TestKernelRatios), so AVX2 CPUs keep those.
+// MatMulF16Prefill's and MatMulBF16Prefill's GEMM path (on AVX-512 CPUs:
+// its sums round as the float32 GEMM's, not as MatVecF16's): each row block
+// of the 2-byte weights (gemmRowBlockBytes of float32) is widened once into a
+// buffer that stays in L2, then meets every panel of the packed activations
+// through the float32 GEMM's 12×32 tiles. Widening costs one VCVTPH2PS (bf16:
+// VPMOVZXWD and VPSLLD) per 8 weights per call; with the AVX2 6×16 tiles
+// that ate the gain (0.92× MatMulF16's own tiles, TestKernelRatios; bf16 at
+// 128 tokens measured no better either), so AVX2 CPUs keep those.
 
 // MatMulF16Prefill is MatMulF16 for the rows of a prefill (MatMulPrefill's
 // contract): the GEMM on AVX-512 CPUs, MatMulF16 elsewhere.
