@@ -8,8 +8,9 @@ import "sync"
 // buffer that stays in L2, then meets every panel of the packed activations
 // through the float32 GEMM's 12×32 tiles. Widening costs one VCVTPH2PS (bf16:
 // VPMOVZXWD and VPSLLD) per 8 weights per call; with the AVX2 6×16 tiles
-// that ate the gain (0.92× MatMulF16's own tiles, TestKernelRatios; bf16 at
-// 128 tokens measured no better either), so AVX2 CPUs keep those.
+// that ate the gain (0.92× MatMulF16's own tiles, TestKernelRatios; bf16,
+// 2048×768 and 768×2048, 1 thread: 1.04-1.05× its tiles from 32 to 128
+// tokens but 0.7× at 18), so AVX2 CPUs keep those.
 
 // MatMulF16Prefill is MatMulF16 for the rows of a prefill (MatMulPrefill's
 // contract): the GEMM on AVX-512 CPUs, MatMulF16 elsewhere.
