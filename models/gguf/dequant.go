@@ -175,7 +175,7 @@ func deqQ2K(b []byte, y []float32) {
 }
 
 // block_q3_K: hmask[32]; qs[64]; scales[12]; half d. Sixteen sub-blocks of
-// 16, x = d*sc*(q-4) with sc from q3Scale and q the 2-bit level plus 4 when
+// 16, x = d*sc*(q-4) with sc from Q3KScale and q the 2-bit level plus 4 when
 // the value's hmask bit is set (bit j/32 of hmask[j%32]).
 func deqQ3K(b []byte, y []float32) {
 	hm, q, sc := b[0:32], b[32:96], b[96:108]
@@ -184,7 +184,7 @@ func deqQ3K(b []byte, y []float32) {
 		off := 32*(k/8) + 16*(k%2)
 		qk := q[off:][:16]
 		shift := 2 * (k % 8 / 2)
-		dl := d * float32(q3Scale(sc, k))
+		dl := d * float32(Q3KScale(sc, k))
 		for l, v := range qk {
 			j := 16*k + l
 			lv := int(v>>shift&3) - 4

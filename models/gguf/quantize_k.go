@@ -286,10 +286,10 @@ func quantQ2K(x []float32, y []byte) bool {
 	return ok
 }
 
-// q3Scale is the j-th signed 6-bit scale of a q3_K block: low nibbles of
+// Q3KScale is the j-th signed 6-bit scale of a q3_K block: low nibbles of
 // scales[0..7] for j < 8, high nibbles for j ≥ 8, and the top two bits from
 // scales[8 + j%4] at bit 2·(j/4).
-func q3Scale(scales []byte, j int) int {
+func Q3KScale(scales []byte, j int) int {
 	lo := scales[j%8] & 0xf
 	if j >= 8 {
 		lo = scales[j-8] >> 4
@@ -301,7 +301,7 @@ func q3Scale(scales []byte, j int) int {
 // makeQ3 (levels -4..3), their signed scales quantised to 6 bits against d,
 // the values re-quantised with those. Layout: hmask[32] (bit j/32 of byte
 // j%32 is the high bit of value j); qs[64] (low two bits, as packQ2);
-// scales[12] (q3Scale); half d.
+// scales[12] (Q3KScale); half d.
 func quantQ3K(x []float32, y []byte) bool {
 	var L [QK_K]int8
 	var scales [16]float32
@@ -331,7 +331,7 @@ func quantQ3K(x []float32, y []byte) bool {
 	}
 	d := f16at(y, 108)
 	for j := range 16 {
-		dl := d * float32(q3Scale(sc, j))
+		dl := d * float32(Q3KScale(sc, j))
 		if dl == 0 {
 			continue
 		}

@@ -67,6 +67,18 @@ func MatMulQ6_K(out []float32, w []byte, xq []int8, xd []float32, xsums []int16,
 	runBatch(&batch{op: opMatVecQ6K, out: out, wb: w, qx: xq, dx: xd, xsum: xsums, rows: rows, cols: cols, n: n})
 }
 
+// MatMulQ2_K is MatMulQ4_K for Q2_K weights.
+func MatMulQ2_K(out []float32, w []byte, xq []int8, xd []float32, xsums []int16, rows, cols, n int) {
+	checkBatchBlocks("MatMulQ2_K", out, w, xq, xd, xsums, rows, cols, n, QK, Q2_KBytes)
+	runBatch(&batch{op: opMatVecQ2K, out: out, wb: w, qx: xq, dx: xd, xsum: xsums, rows: rows, cols: cols, n: n})
+}
+
+// MatMulQ3_K is MatMulQ4_K for Q3_K weights.
+func MatMulQ3_K(out []float32, w []byte, xq []int8, xd []float32, xsums []int16, rows, cols, n int) {
+	checkBatchBlocks("MatMulQ3_K", out, w, xq, xd, xsums, rows, cols, n, QK, Q3_KBytes)
+	runBatch(&batch{op: opMatVecQ3K, out: out, wb: w, qx: xq, dx: xd, xsum: xsums, rows: rows, cols: cols, n: n})
+}
+
 // MatMulIQ4_XS is MatMulQ4_K for IQ4_XS weights.
 func MatMulIQ4_XS(out []float32, w []byte, xq []int8, xd []float32, xsums []int16, rows, cols, n int) {
 	checkBatchBlocks("MatMulIQ4_XS", out, w, xq, xd, xsums, rows, cols, n, QK, IQ4_XSBytes)
@@ -132,14 +144,9 @@ func (b *batch) run(r0, r1 int) {
 	switch b.op {
 	case opMatVecI8:
 		xds = 1
-	case opMatVecQ4K:
-		rowBytes, xds, xss = cols/QK*Q4_KBytes, cols/QK, cols/16
-	case opMatVecQ5K:
-		rowBytes, xds, xss = cols/QK*Q5_KBytes, cols/QK, cols/16
-	case opMatVecQ6K:
-		rowBytes, xds, xss = cols/QK*Q6_KBytes, cols/QK, cols/16
-	case opMatVecIQ4XS:
-		rowBytes, xds, xss = cols/QK*IQ4_XSBytes, cols/QK, cols/16
+	default:
+		_, bb := blockGeom(b.op)
+		rowBytes, xds, xss = cols/QK*bb, cols/QK, cols/16
 	}
 	rt := max(4, batchTile/max(rowBytes, 1)) &^ 3
 	tc := max(1, batchChunk/max(cols, 1))

@@ -33,17 +33,7 @@ func batchCases(rng *rand.Rand, rows, cols, n int) []batchCase {
 		w := randBlocks(rng, k, rows*cols/k.bs, false)
 		xq, xd, xsum := quantAct(k, x)
 		nb := cols / k.bs
-		var mm func(out []float32, n int)
-		switch k.name {
-		case "Q4_K":
-			mm = func(out []float32, n int) { MatMulQ4_K(out, w, xq, xd, xsum, rows, cols, n) }
-		case "Q5_K":
-			mm = func(out []float32, n int) { MatMulQ5_K(out, w, xq, xd, xsum, rows, cols, n) }
-		case "Q6_K":
-			mm = func(out []float32, n int) { MatMulQ6_K(out, w, xq, xd, xsum, rows, cols, n) }
-		case "IQ4_XS":
-			mm = func(out []float32, n int) { MatMulIQ4_XS(out, w, xq, xd, xsum, rows, cols, n) }
-		}
+		mm := func(out []float32, n int) { k.matMul(out, w, xq, xd, xsum, rows, cols, n) }
 		cases = append(cases, batchCase{k.name, mm, func(out []float32, t int) {
 			var xs []int16
 			if xsum != nil {
@@ -93,8 +83,7 @@ func TestMatMulKTokens(t *testing.T) {
 		for _, k := range blockKinds {
 			w := randBlocks(rng, k, rows*cols/k.bs, true)
 			xq, xd, xsum := quantAct(k, x)
-			mm := map[string]func([]float32, []byte, []int8, []float32, []int16, int, int, int){
-				"Q4_K": MatMulQ4_K, "Q5_K": MatMulQ5_K, "Q6_K": MatMulQ6_K, "IQ4_XS": MatMulIQ4_XS}[k.name]
+			mm := k.matMul
 			cases = append(cases, batchCase{k.name + " extreme",
 				func(out []float32, n int) { mm(out, w, xq, xd, xsum, rows, cols, n) },
 				func(out []float32, t int) {
@@ -158,7 +147,8 @@ func BenchmarkMatMulInt8(b *testing.B) {
 	cases := batchCases(rng, rows, cols, n)
 	out := make([]float32, n*rows)
 	wbytes := map[string]int{"I8": rows * cols, "Q8_0": rows * cols * 34 / 32, "Q4_0": rows * cols / 32 * Q4_0Bytes, "Q8_0B": rows * cols / 32 * Q8_0Bytes, "Q5_0": rows * cols / 32 * Q5_0Bytes,
-		"Q4_K": rows * cols / QK * Q4_KBytes, "Q5_K": rows * cols / QK * Q5_KBytes, "Q6_K": rows * cols / QK * Q6_KBytes}
+		"Q4_K": rows * cols / QK * Q4_KBytes, "Q5_K": rows * cols / QK * Q5_KBytes, "Q6_K": rows * cols / QK * Q6_KBytes,
+		"Q2_K": rows * cols / QK * Q2_KBytes, "Q3_K": rows * cols / QK * Q3_KBytes}
 	for _, c := range cases {
 		b.Run(fmt.Sprintf("%s/%dx%dx%d", c.name, rows, cols, n), func(b *testing.B) {
 			benchImpls(b, func(b *testing.B) {

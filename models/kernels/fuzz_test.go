@@ -133,6 +133,41 @@ func FuzzQuantizeQ8_K(f *testing.F) {
 // FuzzILK: the interleaved K-quant products on shapes and token counts the
 // table tests miss, bitwise the Go row product of each (row, token) on the
 // GGUF rows.
+// FuzzKBlocks: the K-quant block products (raw layouts) at every kernel set
+// against the Go dot bitwise, tokens 1-12 (tiles and the rest) as MatMul
+// and MatVec, on random blocks (or every field at its bound).
+func FuzzKBlocks(f *testing.F) {
+	f.Add(uint8(5), uint8(2), uint8(9), false, uint64(1))
+	f.Add(uint8(3), uint8(1), uint8(4), true, uint64(2))
+	f.Fuzz(func(t *testing.T, rows8, nb8, n8 uint8, extreme bool, seed uint64) {
+		rows, nb, n := int(rows8%9)+1, int(nb8%3)+1, int(n8%12)+1
+		cols := nb * QK
+		rng := rand.New(rand.NewPCG(seed, 13))
+		for _, k := range blockKinds {
+			w := randBlocks(rng, k, rows*nb, extreme)
+			xq, xd, xs := quantAct(k, randVec(rng, n*cols))
+			want := make([]float32, n*rows)
+			withImpl(isaGo, func() { k.matMul(want, w, xq, xd, xs, rows, cols, n) })
+			for _, l := range impls() {
+				withImpl(l, func() {
+					out, one := make([]float32, n*rows), make([]float32, rows)
+					k.matMul(out, w, xq, xd, xs, rows, cols, n)
+					for tok := 0; tok < n; tok++ {
+						k.matVec(one, w, xq[tok*cols:], xd[tok*nb:], xs[tok*cols/16:], rows, cols)
+						for r := range one {
+							g, v := math.Float32bits(want[tok*rows+r]), math.Float32bits(out[tok*rows+r])
+							if v != g || math.Float32bits(one[r]) != g {
+								t.Fatalf("%s %s rows=%d cols=%d n=%d: token %d row %d: MatMul %v MatVec %v, Go %v",
+									k.name, implName(l), rows, cols, n, tok, r, out[tok*rows+r], one[r], want[tok*rows+r])
+							}
+						}
+					}
+				})
+			}
+		}
+	})
+}
+
 func FuzzILK(f *testing.F) {
 	f.Add(uint8(17), uint8(2), uint8(9), false, uint64(1))
 	f.Add(uint8(5), uint8(1), uint8(16), true, uint64(2))

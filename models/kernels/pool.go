@@ -43,6 +43,8 @@ const (
 	opMatVecQ5K
 	opMatVecQ6K
 	opMatVecIQ4XS
+	opMatVecQ2K
+	opMatVecQ3K
 	opBatch    // the batched products: job.bt
 	opMatVecQF // float-activation products of quantized weights: j.qf
 	opMatMulQF
@@ -241,7 +243,7 @@ func (j *job) drain() {
 			matMulRange(j.out, j.w, j.x, j.rows, j.cols, j.n, r0, r1)
 		case opMatVecI8:
 			matVecI8Range(j.out, j.qw, j.sw, j.qx, j.sx, j.cols, r0, r1)
-		case opMatVecQ4K, opMatVecQ5K, opMatVecQ6K, opMatVecIQ4XS:
+		case opMatVecQ4K, opMatVecQ5K, opMatVecQ6K, opMatVecIQ4XS, opMatVecQ2K, opMatVecQ3K:
 			blockRange(j.op, j.out, j.wb, j.qx, j.dx, j.xsum, j.cols, r0, r1)
 		case opBatch:
 			j.bt.run(r0, r1)

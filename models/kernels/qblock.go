@@ -37,6 +37,8 @@ const (
 	Q4_KBytes = 144 // half d, dmin; 12 bytes of 6-bit scales and mins; 128 bytes of nibbles
 	Q5_KBytes = 176 // as Q4_K plus 32 bytes of fifth bits
 	Q6_KBytes = 210 // 128 bytes low nibbles; 64 bytes high 2 bits; 16 int8 scales; half d
+	Q2_KBytes = 84  // 16 bytes of 4-bit scales and mins; 64 bytes of 2-bit values; half d, dmin
+	Q3_KBytes = 110 // 32 bytes high bits; 64 bytes of 2-bit values; 12 bytes of 6-bit scales; half d
 
 	IQ4_XSBytes = 136 // half d; uint16 scales_h; 4 bytes scales_l; 128 bytes of nibbles
 )
@@ -121,6 +123,18 @@ func MatVecQ6_K(out []float32, w []byte, xq []int8, xd []float32, xsums []int16,
 	runBlocks(opMatVecQ6K, out, w, xq, xd, xsums, rows, cols)
 }
 
+// MatVecQ2_K is MatVecQ4_K for Q2_K weights (blocks of Q2_KBytes).
+func MatVecQ2_K(out []float32, w []byte, xq []int8, xd []float32, xsums []int16, rows, cols int) {
+	checkBlocks("MatVecQ2_K", out, w, xq, xd, xsums, rows, cols, QK, Q2_KBytes)
+	runBlocks(opMatVecQ2K, out, w, xq, xd, xsums, rows, cols)
+}
+
+// MatVecQ3_K is MatVecQ4_K for Q3_K weights (blocks of Q3_KBytes).
+func MatVecQ3_K(out []float32, w []byte, xq []int8, xd []float32, xsums []int16, rows, cols int) {
+	checkBlocks("MatVecQ3_K", out, w, xq, xd, xsums, rows, cols, QK, Q3_KBytes)
+	runBlocks(opMatVecQ3K, out, w, xq, xd, xsums, rows, cols)
+}
+
 // MatVecIQ4_XS is MatVecQ4_K for IQ4_XS weights (blocks of IQ4_XSBytes),
 // as ggml_vec_dot_iq4_xs_q8_K; xsums is not read but checked as for the
 // other Q8_K products.
@@ -165,6 +179,10 @@ func blockGeom(op int) (bs, bb int) {
 		bs, bb = QK, Q6_KBytes
 	case opMatVecIQ4XS:
 		bs, bb = QK, IQ4_XSBytes
+	case opMatVecQ2K:
+		bs, bb = QK, Q2_KBytes
+	case opMatVecQ3K:
+		bs, bb = QK, Q3_KBytes
 	}
 	return
 }
@@ -194,6 +212,10 @@ func blockRange(op int, out []float32, w []byte, xq []int8, xd []float32, xsums 
 			o[r] = dotQ6KGo(row, xq, xd, xsums)
 		case opMatVecIQ4XS:
 			o[r] = dotIQ4XSGo(row, xq, xd)
+		case opMatVecQ2K:
+			o[r] = dotQ2KGo(row, xq, xd, xsums)
+		case opMatVecQ3K:
+			o[r] = dotQ3KGo(row, xq, xd, xsums)
 		}
 	}
 }
@@ -336,6 +358,64 @@ func dotQ6KGo(row []byte, xq []int8, xd []float32, xsums []int16) float32 {
 		}
 		isum -= 32 * corr
 		acc += float32(float32(isum) * float32(f16(blk[208:])*xd[b]))
+	}
+	return acc
+}
+
+// dotQ2KGo: block_q2_K is scales[16] (scale low nibble, min high); qs[64];
+// half d, dmin. Sub-block k (16 values) is bits 2·(k%8/2) of the 16 bytes
+// of qs at 32·(k/8)+16·(k%2); value = d·sc_k·q - dmin·m_k
+// (dequantize_row_q2_K). The scales multiply in integers and the mins meet
+// the activation sums, as ggml_vec_dot_q2_K_q8_K; the float steps are
+// dotQ4KGo's.
+func dotQ2KGo(row []byte, xq []int8, xd []float32, xsums []int16) float32 {
+	var acc, accm float32
+	for b := range xd {
+		blk := row[b*Q2_KBytes : (b+1)*Q2_KBytes]
+		x, sums := xq[b*QK:(b+1)*QK], xsums[b*16:(b+1)*16]
+		var isum, msum int32
+		for k := 0; k < 16; k++ {
+			qs := blk[16+32*(k/8)+16*(k%2):][:16]
+			shift := 2 * (k % 8 / 2)
+			var s int32
+			for l, q := range qs {
+				s += int32(q>>shift&3) * int32(x[16*k+l])
+			}
+			isum += int32(blk[k]&0xf) * s
+			msum += int32(blk[k]>>4) * int32(sums[k])
+		}
+		acc += float32(float32(isum) * float32(f16(blk[80:])*xd[b]))
+		accm += float32(float32(msum) * float32(f16(blk[82:])*xd[b]))
+	}
+	return acc - accm
+}
+
+// dotQ3KGo: block_q3_K is hmask[32]; qs[64]; scales[12]; half d. Value j
+// of sub-block k is q-4 with q its 2 bits laid out as Q2_K's plus 4 times
+// bit j/32 of hmask[j%32], scaled by d·gguf.Q3KScale(k) (dequantize_row_q3_K).
+// The -4 is applied through the activation sums, as Q6_K's -32: one exact
+// int sum and one float step per super-block (ggml_vec_dot_q3_K_q8_K).
+func dotQ3KGo(row []byte, xq []int8, xd []float32, xsums []int16) float32 {
+	var acc float32
+	for b := range xd {
+		blk := row[b*Q3_KBytes : (b+1)*Q3_KBytes]
+		hm, sc := blk[0:32], blk[96:108]
+		x, sums := xq[b*QK:(b+1)*QK], xsums[b*16:(b+1)*16]
+		var isum, corr int32
+		for k := 0; k < 16; k++ {
+			qs := blk[32+32*(k/8)+16*(k%2):][:16]
+			shift := 2 * (k % 8 / 2)
+			var s int32
+			for l, q := range qs {
+				j := 16*k + l
+				s += int32(q>>shift&3|(hm[j%32]>>(j/32)&1)<<2) * int32(x[j])
+			}
+			scale := int32(gguf.Q3KScale(sc, k))
+			isum += scale * s
+			corr += scale * int32(sums[k])
+		}
+		isum -= 4 * corr
+		acc += float32(float32(isum) * float32(f16(blk[108:])*xd[b]))
 	}
 	return acc
 }

@@ -17,6 +17,12 @@ func q6KDotsAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, n
 func iq4xsDotsAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)
 
 //go:noescape
+func q2KDotsAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)
+
+//go:noescape
+func q3KDotsAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)
+
+//go:noescape
 func q4kDotsVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)
 
 //go:noescape
@@ -44,6 +50,10 @@ func blockDotsAsm(op int, out []float32, w []byte, xq []int8, xd []float32, xsum
 		q6KDotsAVX2(o, wp, xp, dp, sp, len(out), nb)
 	case op == opMatVecIQ4XS:
 		iq4xsDotsAVX2(o, wp, xp, dp, sp, len(out), nb)
+	case op == opMatVecQ2K:
+		q2KDotsAVX2(o, wp, xp, dp, sp, len(out), nb)
+	case op == opMatVecQ3K:
+		q3KDotsAVX2(o, wp, xp, dp, sp, len(out), nb)
 	}
 }
 

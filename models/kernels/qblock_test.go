@@ -16,13 +16,16 @@ type blockKind struct {
 	typ    gguf.Type
 	bs, bb int
 	matVec func(out []float32, w []byte, xq []int8, xd []float32, xs []int16, rows, cols int)
+	matMul func(out []float32, w []byte, xq []int8, xd []float32, xs []int16, rows, cols, n int)
 }
 
 var blockKinds = []blockKind{
-	{"Q4_K", gguf.TypeQ4_K, QK, Q4_KBytes, MatVecQ4_K},
-	{"Q5_K", gguf.TypeQ5_K, QK, Q5_KBytes, MatVecQ5_K},
-	{"Q6_K", gguf.TypeQ6_K, QK, Q6_KBytes, MatVecQ6_K},
-	{"IQ4_XS", gguf.TypeIQ4_XS, QK, IQ4_XSBytes, MatVecIQ4_XS},
+	{"Q4_K", gguf.TypeQ4_K, QK, Q4_KBytes, MatVecQ4_K, MatMulQ4_K},
+	{"Q5_K", gguf.TypeQ5_K, QK, Q5_KBytes, MatVecQ5_K, MatMulQ5_K},
+	{"Q6_K", gguf.TypeQ6_K, QK, Q6_KBytes, MatVecQ6_K, MatMulQ6_K},
+	{"IQ4_XS", gguf.TypeIQ4_XS, QK, IQ4_XSBytes, MatVecIQ4_XS, MatMulIQ4_XS},
+	{"Q2_K", gguf.TypeQ2_K, QK, Q2_KBytes, MatVecQ2_K, MatMulQ2_K},
+	{"Q3_K", gguf.TypeQ3_K, QK, Q3_KBytes, MatVecQ3_K, MatMulQ3_K},
 }
 
 func putF16(b []byte, f float32) { binary.LittleEndian.PutUint16(b, gguf.F32ToF16(f)) }
@@ -59,6 +62,14 @@ func randBlocks(rng *rand.Rand, k blockKind, n int, extreme bool) []byte {
 			putF16(blk, d)
 			if extreme { // every value -127, every scale ls-32 = -32
 				clear(blk[2:])
+			}
+		case gguf.TypeQ2_K:
+			putF16(blk[80:], d)
+			putF16(blk[82:], (rng.Float32()+0.05)*0.01)
+		case gguf.TypeQ3_K:
+			putF16(blk[108:], d)
+			if extreme { // every value -4, every scale -32
+				clear(blk[:108])
 			}
 		}
 	}

@@ -2,7 +2,8 @@
 #
 # AVX-512 VNNI and AVX2 kernels of the per-row int8 product (MatMulI8's
 # 4-row × 6-token tile) and of the K-quants (Q4_K, Q5_K, Q6_K: VNNI
-# matvecs and the 1-row × 4-token tiles of both kernel sets); qblock.go,
+# matvecs and the 1-row × 4-token tiles of both kernel sets; Q2_K, Q3_K:
+# AVX2 matvecs and 1-row × 4-token tiles); qblock.go,
 # batch.go and qtile.go say what each computes. Every kernel keeps the float
 # order of its Go version, so results are bitwise the same on every kernel
 # set. (The 32-value-block formats have their own layout: ilblock_gen.py.)
@@ -820,6 +821,213 @@ def q4k_tile_avx2(q5=False):
     p()
 
 
+def k23_block(f, xa):
+    """The integer work of one Q2_K or Q3_K super-block (SI) for len(xa)
+    tokens (x at xa[t]) into Y0..: Σ sc·q·x per token, as dotQ2KGo
+    (dotQ3KGo, values 0..7 before their -4). Each 32 value bytes (2
+    sub-blocks, one per 128-bit lane) are unpacked once for every token;
+    VPMADDUBSW, then VPMADDWD by the two sub-blocks' scales (qdk6s<> picks
+    them from Y10, one half's 8 scale words in both lanes). Leaves the 16
+    mins (Q2_K) or signed scales (Q3_K) as words in Y11 for the sums' term.
+    Y14 holds 0x03 bytes, Y15 0x0f (Q2_K) or 0x01 (Q3_K) bytes."""
+    if f == "q2k":
+        p("\tVMOVDQU      (SI), X8")
+        p("\tVPAND        X15, X8, X9")
+        p("\tVPSRLW       $4, X8, X8")
+        p("\tVPAND        X15, X8, X8")
+        p("\tVPMOVZXBW    X9, Y9")
+        p("\tVPMOVZXBW    X8, Y11")
+        sw, qo = "Y9", 16
+    else:
+        # The 16 6-bit scales (ggml's kmask unpacking): dwords [a&0xf,
+        # b&0xf, a>>4&0xf, b>>4&0xf] | (c>>2i&3)<<4 for a, b, c the 3 words.
+        p("\tVMOVQ        96(SI), X6")
+        p("\tVPBROADCASTD 104(SI), X7")
+        p("\tVPSRLW       $4, X6, X8")
+        p("\tVPUNPCKLQDQ  X8, X6, X6")
+        p("\tVPAND        qdk0f<>(SB), X6, X6")
+        p("\tVPSRLVD      qdk3v<>(SB), X7, X7")
+        p("\tVPAND        qdk3<>(SB), X7, X7")
+        p("\tVPSLLD       $4, X7, X7")
+        p("\tVPOR         X7, X6, X6")
+        p("\tVPSUBB       qdk20<>(SB), X6, X6")
+        p("\tVPMOVSXBW    X6, Y11")
+        p("\tVMOVDQU      (SI), Y13")
+        sw, qo = "Y11", 32
+    for t in range(len(xa)):
+        p(f"\tVPXOR        Y{t}, Y{t}, Y{t}")
+    for n in range(2):
+        p(f"\tVPERMQ       ${0x44 if n == 0 else 0xee}, {sw}, Y10")
+        p(f"\tVMOVDQU      {qo+32*n}(SI), Y7")
+        for j in range(4):
+            if j == 0:
+                p("\tVPAND        Y14, Y7, Y4")
+            else:
+                p(f"\tVPSRLW       ${2*j}, Y7, Y4")
+                p("\tVPAND        Y14, Y4, Y4")
+            if f == "q3k":
+                # Value bit 2: bit 4n+j of hmask[l], shifted down as it goes.
+                p("\tVPAND        Y15, Y13, Y8")
+                p("\tVPSLLW       $2, Y8, Y8")
+                p("\tVPOR         Y8, Y4, Y4")
+                if 4 * n + j < 7:
+                    p("\tVPSRLW       $1, Y13, Y13")
+            p(f"\tVPSHUFB      qdk6s<>+{32*j}(SB), Y10, Y5")
+            for t in range(len(xa)):
+                p(f"\tVPMADDUBSW   {128*n+32*j}{xa[t]}, Y4, Y6")
+                p("\tVPMADDWD     Y5, Y6, Y6")
+                p(f"\tVPADDD       Y6, Y{t}, Y{t}")
+
+
+def k23_masks(f, reg):
+    bytes_const("0x03030303", "X14", "Y14", reg=reg)
+    bytes_const("0x0f0f0f0f" if f == "q2k" else "0x01010101", "X15", "Y15", reg=reg)
+
+
+def reduce_y(y, x, t):
+    """x lane 0 = the sum of y's 8 int32 lanes (x is y's low half)."""
+    p(f"\tVEXTRACTI128 $1, {y}, {t}")
+    p(f"\tVPADDD       {t}, {x}, {x}")
+    p(f"\tVPSHUFD      $0x4e, {x}, {t}")
+    p(f"\tVPADDD       {t}, {x}, {x}")
+    p(f"\tVPSHUFD      $0xb1, {x}, {t}")
+    p(f"\tVPADDD       {t}, {x}, {x}")
+
+
+def k23_dots(f):
+    """Q2_K or Q3_K × Q8_K, one row at a time: k23_block, then dotQ2KGo's
+    (dotQ3KGo's) float steps for the super-block."""
+    name = {"q2k": "q2KDotsAVX2", "q3k": "q3KDotsAVX2"}[f]
+    bb = {"q2k": 84, "q3k": 110}[f]
+    p(f"// func {name}(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)")
+    p("// out[r] = dot(row r, Q8_K x). SI block, BX x, R10 xd, R13 x sums, CX")
+    p("// blocks left, DX rows left, DI out; X12 (X13) the scale (min) accumulator.")
+    p(f"TEXT ·{name}(SB), NOSPLIT, $0-56")
+    p("\tMOVQ out+0(FP), DI")
+    p("\tMOVQ w+8(FP), SI")
+    p("\tMOVQ rows+40(FP), DX")
+    k23_masks(f, "AX")
+    p(f"{name}_row:")
+    p("\tTESTQ  DX, DX")
+    p(f"\tJZ     {name}_done")
+    p("\tMOVQ   x+16(FP), BX")
+    p("\tMOVQ   xd+24(FP), R10")
+    p("\tMOVQ   xs+32(FP), R13")
+    p("\tMOVQ   nb+48(FP), CX")
+    p("\tVXORPS X12, X12, X12")
+    if f == "q2k":
+        p("\tVXORPS X13, X13, X13")
+    p("\tTESTQ  CX, CX")
+    p(f"\tJZ     {name}_store")
+    p(f"{name}_block:")
+    k23_block(f, ["(BX)"])
+    reduce_y("Y0", "X0", "X4")
+    p("\tVPMADDWD     (R13), Y11, Y5")
+    reduce_y("Y5", "X5", "X4")
+    if f == "q2k":
+        p("\tVMOVD        80(SI), X8")
+        p("\tVCVTPH2PS    X8, X8")
+        p("\tVBROADCASTSS (R10), X9")
+        p("\tVMULPS       X9, X8, X8")
+        p("\tVCVTDQ2PS    X0, X0")
+        p("\tVMULSS       X8, X0, X0")
+        p("\tVADDSS       X0, X12, X12")
+        p("\tVMOVSHDUP    X8, X8")
+        p("\tVCVTDQ2PS    X5, X5")
+        p("\tVMULSS       X8, X5, X5")
+        p("\tVADDSS       X5, X13, X13")
+    else:
+        p("\tVPSLLD       $2, X5, X5")
+        p("\tVPSUBD       X5, X0, X0")
+        p("\tVPBROADCASTW 108(SI), X8")
+        p("\tVCVTPH2PS    X8, X8")
+        p("\tVMULSS       (R10), X8, X8")
+        p("\tVCVTDQ2PS    X0, X0")
+        p("\tVMULSS       X8, X0, X0")
+        p("\tVADDSS       X0, X12, X12")
+    p(f"\tADDQ  ${bb}, SI")
+    p("\tADDQ  $256, BX")
+    p("\tADDQ  $4, R10")
+    p("\tADDQ  $32, R13")
+    p("\tDECQ  CX")
+    p(f"\tJNZ   {name}_block")
+    p(f"{name}_store:")
+    if f == "q2k":
+        p("\tVSUBSS X13, X12, X12")
+    p("\tVMOVSS X12, (DI)")
+    p("\tADDQ   $4, DI")
+    p("\tDECQ   DX")
+    p(f"\tJMP    {name}_row")
+    p(f"{name}_done:")
+    p("\tVZEROUPPER")
+    p("\tRET")
+    p()
+
+
+def k23_tile(f):
+    """One Q2_K or Q3_K row × 4 tokens (kx_prologue's registers): k23_block
+    for the 4 tokens, then each super-block ended for them at once in the
+    lanes of X12 (scale) and X13 (min, Q2_K), in dotQ2KGo's (dotQ3KGo's)
+    float steps."""
+    name = {"q2k": "q2kTileAVX2", "q3k": "q3kTileAVX2"}[f]
+    bb = {"q2k": 84, "q3k": 110}[f]
+    p(f"// func {name}(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)")
+    p(f"// One {f[:2].upper()}_K row × tokens 0-3 of a Q8_K activation into out[t*ldo]:")
+    p("// each 32 values unpacked once for the 4 tokens' sums in Y0-Y3.")
+    p(f"TEXT ·{name}(SB), NOSPLIT, $0-64")
+    kx_prologue(name, bb)
+    k23_masks(f, "DX")
+    p("\tVXORPS X12, X12, X12")
+    if f == "q2k":
+        p("\tVXORPS X13, X13, X13")
+    p("\tTESTQ CX, CX")
+    p(f"\tJZ    {name}_store")
+    p(f"{name}_block:")
+    k23_block(f, ["(BX)", "(BX)(R8*1)", "(BX)(R8*2)", "(R9)"])
+    p("\tVPHADDD      Y1, Y0, Y4")
+    p("\tVPHADDD      Y3, Y2, Y5")
+    p("\tVPHADDD      Y5, Y4, Y4")
+    p("\tVEXTRACTI128 $1, Y4, X5")
+    p("\tVPADDD       X5, X4, X4")
+    p("\tVPMADDWD     (R13), Y11, Y5")
+    p("\tVPMADDWD     (R13)(R14*1), Y11, Y6")
+    p("\tVPMADDWD     (R13)(R14*2), Y11, Y7")
+    p("\tVPMADDWD     (AX), Y11, Y8")
+    p("\tVPHADDD      Y6, Y5, Y5")
+    p("\tVPHADDD      Y8, Y7, Y7")
+    p("\tVPHADDD      Y7, Y5, Y5")
+    p("\tVEXTRACTI128 $1, Y5, X6")
+    p("\tVPADDD       X6, X5, X5")
+    p("\tVMOVSS       (R10), X6")
+    p("\tVINSERTPS    $0x10, (R10)(R11*1), X6, X6")
+    p("\tVINSERTPS    $0x20, (R10)(R11*2), X6, X6")
+    p("\tVINSERTPS    $0x30, (R12), X6, X6")
+    if f == "q2k":
+        p("\tVMOVD        80(SI), X8")
+        p("\tVCVTPH2PS    X8, X8")
+        p("\tVBROADCASTSS X8, X9")
+        p("\tVMOVSHDUP    X8, X8")
+        p("\tVBROADCASTSS X8, X8")
+        p("\tVMULPS       X6, X9, X9")
+        p("\tVMULPS       X6, X8, X8")
+        p("\tVCVTDQ2PS    X4, X4")
+        p("\tVMULPS       X9, X4, X4")
+        p("\tVADDPS       X4, X12, X12")
+        p("\tVCVTDQ2PS    X5, X5")
+        p("\tVMULPS       X8, X5, X5")
+        p("\tVADDPS       X5, X13, X13")
+    else:
+        p("\tVPSLLD       $2, X5, X5")
+        p("\tVPSUBD       X5, X4, X4")
+        p("\tVPBROADCASTW 108(SI), X8")
+        p("\tVCVTPH2PS    X8, X8")
+        p("\tVMULPS       X6, X8, X8")
+        p("\tVCVTDQ2PS    X4, X4")
+        p("\tVMULPS       X8, X4, X4")
+        p("\tVADDPS       X4, X12, X12")
+    kx_epilogue(name, bb, "X12", "X13" if f == "q2k" else None)
+
+
 def quant_q8k():
     """QuantizeQ8_K in ymm, bitwise qblock.go's loop for every input: amax
     by VMAXPS with the running max as the operand returned on a NaN (Go's
@@ -985,6 +1193,17 @@ p("GLOBL qdk3<>(SB), RODATA|NOPTR, $16")
 p("DATA qdk3f<>+0(SB)/8, $0x3f3f3f3f3f3f3f3f")
 p("DATA qdk3f<>+8(SB)/8, $0x3f3f3f3f3f3f3f3f")
 p("GLOBL qdk3f<>(SB), RODATA|NOPTR, $16")
+p("// qdk0f<>, qdk20<>: bytes 0x0f and 0x20; qdk3v<>: dwords 0 2 4 6 (Q3_K")
+p("// scale unpacking).")
+p("DATA qdk0f<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f")
+p("DATA qdk0f<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f")
+p("GLOBL qdk0f<>(SB), RODATA|NOPTR, $16")
+p("DATA qdk20<>+0(SB)/8, $0x2020202020202020")
+p("DATA qdk20<>+8(SB)/8, $0x2020202020202020")
+p("GLOBL qdk20<>(SB), RODATA|NOPTR, $16")
+for i, v in enumerate([0, 2, 4, 6]):
+    p(f"DATA qdk3v<>+{4*i}(SB)/4, ${v}")
+p("GLOBL qdk3v<>(SB), RODATA|NOPTR, $16")
 p("// qq8perm<>: VPERMD dwords 0 4 1 5 2 6 3 7, undoing the lane split of the")
 p("// packs and of VPHADDD.")
 for i, v in enumerate([0, 4, 1, 5, 2, 6, 3, 7]):
@@ -1017,5 +1236,8 @@ q4k_tile_avx2()
 q4k_tile_avx2(q5=True)
 q6k_tile()
 q6k_tile_avx2()
+for f in ["q2k", "q3k"]:
+    k23_dots(f)
+    k23_tile(f)
 quant_q8k()
 sys.stdout.write("\n".join(out) + "\n")

@@ -87,14 +87,7 @@ func TestBatchTilesStayInBounds(t *testing.T) {
 							xs16 := guarded(t, n*cols/32+1)
 							xs := unsafe.Slice((*int16)(unsafe.Pointer(unsafe.SliceData(xs16))), len(xs16)*2)
 							xs = xs[len(xs)-n*cols/16:]
-							switch k.name {
-							case "Q4_K":
-								MatMulQ4_K(out, w, xq, xd, xs, rows, cols, n)
-							case "Q5_K":
-								MatMulQ5_K(out, w, xq, xd, xs, rows, cols, n)
-							case "Q6_K":
-								MatMulQ6_K(out, w, xq, xd, xs, rows, cols, n)
-							}
+							k.matMul(out, w, xq, xd, xs, rows, cols, n)
 						}
 					}
 				}

@@ -73,16 +73,20 @@ func (b *batch) i8TiledRange(r0, r1 int) {
 	}
 }
 
-// kTokens is the token width of the Q4_K, Q5_K and Q6_K tiles: one row × 4
+// kTokens is the token width of the K-quant tiles (Q2_K to Q6_K): one row × 4
 // tokens, each 64 (AVX2: 32) weights unpacked once for the 4 tokens, each
 // super-block ended for the 4 tokens at once in the lanes of one vector, in
 // dotQ4KGo's (dotQ6KGo's) float steps.
 const kTokens = 4
 
 // kTileOK reports whether the batched op takes the K-quant tile (VNNI on
-// zmm, or its AVX2 twin).
+// zmm, or its AVX2 twin; Q2_K and Q3_K have AVX2 tiles only).
 func kTileOK(op, n int) bool {
-	return !noTiles && isa >= isaAVX2 && (op == opMatVecQ4K || op == opMatVecQ5K || op == opMatVecQ6K) && n >= kTokens
+	switch op {
+	case opMatVecQ4K, opMatVecQ5K, opMatVecQ6K, opMatVecQ2K, opMatVecQ3K:
+		return !noTiles && isa >= isaAVX2 && n >= kTokens
+	}
+	return false
 }
 
 // kTile8OK reports whether the batched op takes the 8-token Q4_K/Q5_K tiles
