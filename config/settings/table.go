@@ -27,7 +27,7 @@ func byMode(chat, raw any) func(string) any {
 var QuantFormats = []string{"f32", "int8", "int8-a8", "int4-g32", "int4-g64", "int4-g128",
 	"int4-g32-a8", "int4-g64-a8", "int4-g128-a8", "int4-g32-gptq", "int4-g64-gptq", "int4-g128-gptq",
 	"int4-g32-awq", "int4-g64-awq", "int4-g128-awq", "nf4-g32", "nf4-g64", "nf4-g128", "fp8", "fp8-e5m2",
-	"q8_0", "q4_0", "q5_0", "iq4_nl", "q4_1", "q5_1", "q4_k", "q5_k", "q6_k", "iq4_xs", "f16", "bf16"}
+	"q8_0", "q4_0", "q5_0", "iq4_nl", "q4_1", "q5_1", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "iq4_xs", "f16", "bf16"}
 
 // KVFormats are how the KV pool may store keys and values (--kv-quant-k,
 // --kv-quant-v, chat plan --kv-quant): those of models/kvcache (a test keeps
@@ -143,7 +143,7 @@ var table = []*Setting{
 
 	// The model and decoding: switched between replies, saved with a session.
 	{Name: "quant", Aliases: []string{"weights"}, Where: Flag | File | Set, Kind: Choice, Choices: QuantFormats, Persist: true,
-		Help:    "weight format, made from float weights (a course checkpoint, a GGUF f32/f16/bf16 file): f32, int8 (the course's quantize_int8), int8-a8 (int8 activations too), int4-g32/g64/g128 (-a8: int8 activations; -gptq, -awq: calibrated on --calib), nf4-g32/g64/g128, fp8 (E4M3), fp8-e5m2, q8_0, q4_0, q5_0, iq4_nl, q4_1, q5_1, q4_k, q5_k, q6_k, iq4_xs, f16, bf16",
+		Help:    "weight format, made from float weights (a course checkpoint, a GGUF f32/f16/bf16 file): f32, int8 (the course's quantize_int8), int8-a8 (int8 activations too), int4-g32/g64/g128 (-a8: int8 activations; -gptq, -awq: calibrated on --calib), nf4-g32/g64/g128, fp8 (E4M3), fp8-e5m2, q8_0, q4_0, q5_0, iq4_nl, q4_1, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_xs, f16, bf16",
 		Default: fixed(""),
 		Keys:    []Key{{Action: "toggle_int8", Keys: []string{"f11", "alt+i"}, Help: "weights float32 ↔ int8 (the chat stays; the next turn re-prefills)"}},
 		get:     func(v *Values) any { return v.Quant }, set: func(v *Values, x any) { v.Quant = x.(string) }},

@@ -97,7 +97,7 @@ func TestMatchesLlamaQuantize(t *testing.T) {
 
 // TestRequantLlamaCpp (CHAT_LLAMACPP=1): stories260K, and bench110M when
 // $CHAT_BENCH_MODELS holds bench110M-f32.gguf (../shared/bench/make-bench-models.sh),
-// re-quantised to Q4_K: llama.cpp loads the file and its greedy ids are this
+// re-quantised to Q4_K_M, Q2_K and Q3_K_M: llama.cpp loads the file and its greedy ids are this
 // app's on the same file, or part from them only at a near tie.
 func TestRequantLlamaCpp(t *testing.T) {
 	testmodels.NeedLlamaCpp(t)
@@ -106,42 +106,44 @@ func TestRequantLlamaCpp(t *testing.T) {
 		files = append(files, filepath.Join(dir, "bench110M-f32.gguf"))
 	}
 	for _, in := range files {
-		t.Run(filepath.Base(in), func(t *testing.T) {
-			src, err := gguf.Open(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer src.Close()
-			f, err := FromGGUF(src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			mix, _ := ParseMix("q4_k")
-			if err := SetTypes(f, mix); err != nil {
-				t.Fatal(err)
-			}
-			out := filepath.Join(t.TempDir(), "q4_k.gguf")
-			w, err := os.Create(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := Write(w, f, mix, nil); err != nil {
-				t.Fatal(err)
-			}
-			w.Close()
-			m, err := llama.Load(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
-			prompts := [][]int{
-				append([]int{m.Tokenizer().BOS()}, m.Tokenizer().Encode("Once upon a time")...),
-				append([]int{m.Tokenizer().BOS()}, m.Tokenizer().Encode("The little dog was")...),
-			}
-			res := testmodels.LlamaCpp(t, testmodels.LlamaCppRequest{Model: out, Prompts: prompts, NGen: 32})
-			for i, p := range prompts {
-				sameOrNearTie(t, "prompt "+string(rune('0'+i)), res.Greedy[i], res.Top2[i], greedyTop2(t, m, p, len(res.Greedy[i])))
-			}
-		})
+		for _, mixName := range []string{"q4_k", "q2_k", "q3_k"} {
+			t.Run(filepath.Base(in)+"/"+mixName, func(t *testing.T) {
+				src, err := gguf.Open(in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer src.Close()
+				f, err := FromGGUF(src)
+				if err != nil {
+					t.Fatal(err)
+				}
+				mix, _ := ParseMix(mixName)
+				if err := SetTypes(f, mix); err != nil {
+					t.Fatal(err)
+				}
+				out := filepath.Join(t.TempDir(), mixName+".gguf")
+				w, err := os.Create(out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := Write(w, f, mix, nil); err != nil {
+					t.Fatal(err)
+				}
+				w.Close()
+				m, err := llama.Load(out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer m.Close()
+				prompts := [][]int{
+					append([]int{m.Tokenizer().BOS()}, m.Tokenizer().Encode("Once upon a time")...),
+					append([]int{m.Tokenizer().BOS()}, m.Tokenizer().Encode("The little dog was")...),
+				}
+				res := testmodels.LlamaCpp(t, testmodels.LlamaCppRequest{Model: out, Prompts: prompts, NGen: 32})
+				for i, p := range prompts {
+					sameOrNearTie(t, "prompt "+string(rune('0'+i)), res.Greedy[i], res.Top2[i], greedyTop2(t, m, p, len(res.Greedy[i])))
+				}
+			})
+		}
 	}
 }

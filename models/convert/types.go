@@ -27,11 +27,15 @@ const (
 	q4KS
 	q5KM
 	q5KS
+	q2K
+	q3KM
 )
 
-// mixes are the targets --type takes. q4_k and q5_k are llama-quantize's
-// recommended _M mixes.
+// mixes are the targets --type takes. q4_k, q5_k and q3_k are
+// llama-quantize's _M mixes (q4_k and q5_k its recommended ones).
 var mixes = map[string]Mix{
+	"q2_k":   {Default: gguf.TypeQ2_K, FileType: 10, kind: q2K},
+	"q3_k_m": {Default: gguf.TypeQ3_K, FileType: 12, kind: q3KM},
 	"f32":    {Default: gguf.TypeF32, FileType: 0},
 	"f16":    {Default: gguf.TypeF16, FileType: 1},
 	"bf16":   {Default: gguf.TypeBF16, FileType: 32},
@@ -47,7 +51,7 @@ var mixes = map[string]Mix{
 
 // MixNames lists the names ParseMix takes.
 func MixNames() []string {
-	names := []string{"q4_k", "q5_k"}
+	names := []string{"q3_k", "q4_k", "q5_k"}
 	for n := range mixes {
 		names = append(names, n)
 	}
@@ -59,6 +63,8 @@ func MixNames() []string {
 func ParseMix(name string) (Mix, error) {
 	n := strings.ToLower(name)
 	switch n {
+	case "q3_k":
+		n = "q3_k_m"
 	case "q4_k":
 		n = "q4_k_m"
 	case "q5_k":
@@ -83,10 +89,12 @@ func (m Mix) quantized() bool {
 // vectors, norms and position embeddings stay float32 (or as stored);
 // the output layer (and a tied token embedding, which is it) gets Q6_K
 // unless the mix is Q8_0; attn_v and ffn_down get more bits in the layers
-// the _M and _S mixes name; and a matrix whose rows are not a whole number
-// of blocks falls back to a type whose blocks fit (Q4_K to Q5_0, Q5_K to
-// Q5_1, Q6_K to Q8_0, then F16).
+// the _M and _S mixes name (Q2_K and Q3_K_M also attn_output, Q3_K_M
+// attn_qkv); and a matrix whose rows are not a whole number of blocks falls
+// back to a type whose blocks fit (Q2_K, Q3_K to Q4_0, Q4_K to Q5_0, Q5_K
+// to Q5_1, Q6_K to Q8_0, then F16).
 func SetTypes(f *File, mix Mix) error {
+	gqa := gqaOf(f)
 	tied := true
 	nV, nDown := 0, 0
 	for i := range f.Tensors {
@@ -126,6 +134,14 @@ func SetTypes(f *File, mix Mix) error {
 			}
 		case r == "attn_v":
 			switch {
+			case mix.kind == q2K && gqa >= 4:
+				typ = gguf.TypeQ4_K
+			case mix.kind == q2K:
+				typ = gguf.TypeQ3_K
+			case mix.kind == q3KM && iV < 2:
+				typ = gguf.TypeQ5_K
+			case mix.kind == q3KM:
+				typ = gguf.TypeQ4_K
 			case (mix.kind == q4KM || mix.kind == q5KM) && moreBits(iV, nV):
 				typ = gguf.TypeQ6_K
 			case mix.kind == q4KS && iV < 4:
@@ -134,14 +150,29 @@ func SetTypes(f *File, mix Mix) error {
 			iV++
 		case r == "ffn_down":
 			switch {
+			case mix.kind == q2K:
+				typ = gguf.TypeQ3_K
+			case mix.kind == q3KM && iDown < nDown/16:
+				typ = gguf.TypeQ5_K
+			case mix.kind == q3KM:
+				typ = gguf.TypeQ4_K
 			case (mix.kind == q4KM || mix.kind == q5KM) && moreBits(iDown, nDown):
 				typ = gguf.TypeQ6_K
 			case mix.kind == q4KS && iDown < nDown/8:
 				typ = gguf.TypeQ5_K
 			}
 			iDown++
+		case r == "attn_output":
+			switch mix.kind {
+			case q2K:
+				typ = gguf.TypeQ3_K
+			case q3KM:
+				typ = gguf.TypeQ4_K
+			}
 		case r == "attn_qkv":
 			switch mix.kind {
+			case q3KM:
+				typ = gguf.TypeQ4_K
 			case q4KM:
 				typ = gguf.TypeQ5_K
 			case q5KM:
@@ -151,6 +182,26 @@ func SetTypes(f *File, mix Mix) error {
 		t.Type = fallback(typ, cols)
 	}
 	return nil
+}
+
+// gqaOf is the model's n_gqa (heads per KV head), 1 when the metadata does
+// not say.
+func gqaOf(f *File) int {
+	var heads, kv uint32
+	for _, m := range f.Meta {
+		v, ok := m.Value.(uint32)
+		switch {
+		case !ok:
+		case m.Key == f.Arch+".attention.head_count":
+			heads = v
+		case m.Key == f.Arch+".attention.head_count_kv":
+			kv = v
+		}
+	}
+	if heads == 0 || kv == 0 {
+		return 1
+	}
+	return int(heads / kv)
 }
 
 // moreBits is llama-quantize's use_more_bits: the first and last eighth of

@@ -7,9 +7,10 @@
 // hyper-parameters (config.go) and the tokenizer (tokenizer.go), and binds
 // the tensors.
 //
-// Weights stay as the file stores them where a kernel multiplies that type
-// (F32, F16, Q8_0, Q4_0, Q5_0, Q4_K, Q5_K, Q6_K; see models/weights), as
-// views of the memory-mapped file; other types are widened to float32.
+// Weights stay in the type the file stores them in, each multiplied by its
+// own kernels (F32, F16, the Q and IQ block types; BF16 is widened to
+// float32; see models/weights), as views of the memory-mapped file where
+// they can be.
 package llama
 
 import (

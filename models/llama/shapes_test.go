@@ -159,7 +159,38 @@ func shapeSpecs() []shapeSpec {
 			Vocab: 301, RopeBase: 500000, PostNorms: true, Type: gguf.TypeF32, GapTol: 1e-4, Seed: 305},
 		{Name: "olmo2-hd64-gqa2-q8_0", Arch: "olmo2", Dim: 256, FFN: 416, Heads: 4, KVHeads: 2, Layers: 3,
 			Vocab: 283, RopeBase: 500000, PostNorms: true, Type: gguf.TypeQ8_0, Seed: 309},
+		// The low-bit mixes, untied: a Q2_K embedding and a Q3_K one.
+		{Name: "llama-hd128-gqa2-q2_k", Arch: "llama", Dim: 256, FFN: 512, Heads: 2, KVHeads: 1,
+			Vocab: 301, Quant: q2K, Seed: 211},
+		{Name: "qwen3-hd128-gqa2-q3_k_m", Arch: "qwen3", Dim: 512, FFN: 768, Heads: 4, KVHeads: 2, HD: 128,
+			Vocab: 283, RopeBase: 1000000, QKNorm: true, Quant: q3KM, Seed: 212},
 	}
+}
+
+// q2K is llama-quantize's Q2_K below GQA 4: Q6_K output, Q3_K attn_v,
+// attn_output and ffn_down, Q2_K elsewhere.
+func q2K(name string) gguf.Type {
+	switch {
+	case name == "output.weight":
+		return gguf.TypeQ6_K
+	case strings.HasSuffix(name, "attn_v.weight") || strings.HasSuffix(name, "attn_output.weight") || strings.HasSuffix(name, "ffn_down.weight"):
+		return gguf.TypeQ3_K
+	}
+	return gguf.TypeQ2_K
+}
+
+// q3KM is llama-quantize's Q3_K_M for 2 layers: Q6_K output, Q5_K attn_v
+// (its first two), Q4_K attn_output and ffn_down, Q3_K elsewhere.
+func q3KM(name string) gguf.Type {
+	switch {
+	case name == "output.weight":
+		return gguf.TypeQ6_K
+	case strings.HasSuffix(name, "attn_v.weight"):
+		return gguf.TypeQ5_K
+	case strings.HasSuffix(name, "attn_output.weight") || strings.HasSuffix(name, "ffn_down.weight"):
+		return gguf.TypeQ4_K
+	}
+	return gguf.TypeQ3_K
 }
 
 // q4KMUntied is llama-quantize's Q4_K_M for an untied model: Q6_K output,

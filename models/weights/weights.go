@@ -10,10 +10,12 @@
 //	q4_0.go   GGUF Q4_0
 //	q5_0.go   GGUF Q5_0, unpacked to int8 values
 //	iq4_nl.go GGUF IQ4_NL, its nibbles kept, the levels looked up in the kernels
-//	q4_1.go   GGUF Q4_1 and Q5_1 (a min per block); other types without a kernel: widened at load
-//	q4_k.go   GGUF Q4_K super-blocks, with ggml's Q8_K activations (also Q5_K, Q6_K)
+//	q4_1.go   GGUF Q4_1 and Q5_1 (a min per block)
+//	q4_k.go   GGUF Q4_K super-blocks, with ggml's Q8_K activations (also Q5_K, Q6_K, Q2_K, Q3_K)
 //	q5_k.go   GGUF Q5_K
 //	q6_k.go   GGUF Q6_K
+//	q2_k.go   GGUF Q2_K
+//	q3_k.go   GGUF Q3_K
 //	iq4_xs.go GGUF IQ4_XS super-blocks, with Q8_K activations
 //	int8.go   the course's int8 rows (quantize_int8), and int8-a8
 //	int4.go   int4 groups of 32, 64 or 128 (and -a8: int8 activations)
@@ -168,8 +170,8 @@ func Dequantize(l Linear) []float32 {
 }
 
 // FromGGUF takes a GGUF tensor's raw bytes (ggml dims [cols, rows]) as
-// stored where a kernel multiplies the type so (copied into huge-page
-// memory, view.go); other types are widened to float32. raw must hold exactly rows·cols elements of t.
+// stored, the kernels multiplying every type Dequantize reads (copied into
+// huge-page memory, view.go). raw must hold exactly rows·cols elements of t.
 func FromGGUF(t gguf.Type, raw []byte, rows, cols int) (Linear, error) {
 	if rows <= 0 || cols <= 0 {
 		return nil, fmt.Errorf("weights: bad shape [%d][%d]", rows, cols)
@@ -189,23 +191,10 @@ func FromGGUF(t gguf.Type, raw []byte, rows, cols int) (Linear, error) {
 		return &BF16{rows: rows, cols: cols, h: u16View(raw)}, nil
 	case gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeIQ4_NL, gguf.TypeQ4_1, gguf.TypeQ5_1:
 		return newInterleaved(t, raw, rows, cols), nil
-	case gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeIQ4_XS:
+	case gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeIQ4_XS, gguf.TypeQ2_K, gguf.TypeQ3_K:
 		return newBlocks(blockKinds[t], raw, rows, cols), nil
 	}
-	if !gguf.CanDequantize(t) {
-		return nil, fmt.Errorf("weights: tensor type %s is not supported", t)
-	}
-	return widen(t, raw, rows, cols)
-}
-
-// The GGUF types without a kernel here are widened to float32 at load: they
-// compute exactly on their dequantised values but read 4 bytes a weight.
-func widen(t gguf.Type, raw []byte, rows, cols int) (Linear, error) {
-	w := make([]float32, rows*cols)
-	if err := gguf.Dequantize(t, raw, w); err != nil {
-		return nil, err
-	}
-	return &F32{rows: rows, cols: cols, w: w}, nil
+	return nil, fmt.Errorf("weights: tensor type %s is not supported", t)
 }
 
 // Scratch is one caller's working memory for products: the activations as
