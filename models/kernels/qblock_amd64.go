@@ -23,6 +23,12 @@ func q2KDotsAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, n
 func q3KDotsAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)
 
 //go:noescape
+func q2kDotsVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)
+
+//go:noescape
+func q3kDotsVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)
+
+//go:noescape
 func q4kDotsVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)
 
 //go:noescape
@@ -42,6 +48,10 @@ func blockDotsAsm(op int, out []float32, w []byte, xq []int8, xd []float32, xsum
 		q5kDotsVNNI512(o, wp, xp, dp, sp, len(out), nb)
 	case op == opMatVecQ6K && isa >= isaAVX512VNNI:
 		q6kDotsVNNI512(o, wp, xp, dp, sp, len(out), nb)
+	case op == opMatVecQ2K && isa >= isaAVX512VNNI:
+		q2kDotsVNNI512(o, wp, xp, dp, sp, len(out), nb)
+	case op == opMatVecQ3K && isa >= isaAVX512VNNI:
+		q3kDotsVNNI512(o, wp, xp, dp, sp, len(out), nb)
 	case op == opMatVecQ4K:
 		q4KDotsAVX2(o, wp, xp, dp, sp, len(out), nb)
 	case op == opMatVecQ5K:

@@ -3095,6 +3095,262 @@ q2kTileAVX2_store:
 	VZEROUPPER
 	RET
 
+// func q2kDotsVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)
+// out[r] = dot(row r, Q8_K x). SI block, BX x, R10 xd, R13 x sums, CX
+// blocks left, DX rows left, DI out; X12 (X13) the scale (min) accumulator.
+TEXT ·q2kDotsVNNI512(SB), NOSPLIT, $0-56
+	MOVQ out+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ rows+40(FP), DX
+	MOVL         $0x03030303, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Z14
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Z15
+	VMOVDQU64 qdk6<>+0(SB), Z16
+	VMOVDQU64 qdk6<>+64(SB), Z17
+	VMOVDQU64 qdk6<>+128(SB), Z18
+	VMOVDQU64 qdk6<>+192(SB), Z19
+q2kDotsVNNI512_row:
+	TESTQ  DX, DX
+	JZ     q2kDotsVNNI512_done
+	MOVQ   x+16(FP), BX
+	MOVQ   xd+24(FP), R10
+	MOVQ   xs+32(FP), R13
+	MOVQ   nb+48(FP), CX
+	VXORPS X12, X12, X12
+	VXORPS X13, X13, X13
+	TESTQ  CX, CX
+	JZ     q2kDotsVNNI512_store
+q2kDotsVNNI512_block:
+	VMOVDQU      (SI), X8
+	VPAND        X15, X8, X9
+	VPSRLW       $4, X8, X8
+	VPAND        X15, X8, X8
+	VPMOVZXBW    X9, Y9
+	VPMOVZXBW    X8, Y11
+	VPXORD       Z0, Z0, Z0
+	VMOVDQU      16(SI), Y7
+	VPSRLW       $2, Y7, Y6
+	VINSERTI64X4 $1, Y6, Z7, Z7
+	VPANDD       Z14, Z7, Z4
+	VPERMW       Z9, Z16, Z5
+	VPMADDUBSW   0(BX), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z0
+	VPSRLW       $4, Z7, Z4
+	VPANDD       Z14, Z4, Z4
+	VPERMW       Z9, Z17, Z5
+	VPMADDUBSW   64(BX), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z0
+	VMOVDQU      48(SI), Y7
+	VPSRLW       $2, Y7, Y6
+	VINSERTI64X4 $1, Y6, Z7, Z7
+	VPANDD       Z14, Z7, Z4
+	VPERMW       Z9, Z18, Z5
+	VPMADDUBSW   128(BX), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z0
+	VPSRLW       $4, Z7, Z4
+	VPANDD       Z14, Z4, Z4
+	VPERMW       Z9, Z19, Z5
+	VPMADDUBSW   192(BX), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z0
+	VEXTRACTI64X4 $1, Z0, Y4
+	VPADDD        Y4, Y0, Y0
+	VEXTRACTI128 $1, Y0, X4
+	VPADDD       X4, X0, X0
+	VPSHUFD      $0x4e, X0, X4
+	VPADDD       X4, X0, X0
+	VPSHUFD      $0xb1, X0, X4
+	VPADDD       X4, X0, X0
+	VPMADDWD     (R13), Y11, Y5
+	VEXTRACTI128 $1, Y5, X4
+	VPADDD       X4, X5, X5
+	VPSHUFD      $0x4e, X5, X4
+	VPADDD       X4, X5, X5
+	VPSHUFD      $0xb1, X5, X4
+	VPADDD       X4, X5, X5
+	VMOVD        80(SI), X8
+	VCVTPH2PS    X8, X8
+	VBROADCASTSS (R10), X9
+	VMULPS       X9, X8, X8
+	VCVTDQ2PS    X0, X0
+	VMULSS       X8, X0, X0
+	VADDSS       X0, X12, X12
+	VMOVSHDUP    X8, X8
+	VCVTDQ2PS    X5, X5
+	VMULSS       X8, X5, X5
+	VADDSS       X5, X13, X13
+	ADDQ  $84, SI
+	ADDQ  $256, BX
+	ADDQ  $4, R10
+	ADDQ  $32, R13
+	DECQ  CX
+	JNZ   q2kDotsVNNI512_block
+q2kDotsVNNI512_store:
+	VSUBSS X13, X12, X12
+	VMOVSS X12, (DI)
+	ADDQ   $4, DI
+	DECQ   DX
+	JMP    q2kDotsVNNI512_row
+q2kDotsVNNI512_done:
+	VZEROUPPER
+	RET
+
+// func q2kTileVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)
+// One Q2_K row × tokens 0-3 of a Q8_K activation into out[t*ldo]:
+// each 32 values unpacked once for the 4 tokens' sums in Y0-Y3.
+TEXT ·q2kTileVNNI512(SB), NOSPLIT, $0-64
+	MOVQ w+8(FP), SI
+	MOVQ cols+56(FP), R8
+	MOVQ x+16(FP), BX
+	LEAQ (BX)(R8*2), R9
+	ADDQ R8, R9
+	MOVQ nb+48(FP), R11
+	SHLQ $2, R11
+	MOVQ xd+24(FP), R10
+	LEAQ (R10)(R11*2), R12
+	ADDQ R11, R12
+	MOVQ R8, R14
+	SHRQ $3, R14
+	MOVQ xs+32(FP), R13
+	LEAQ (R13)(R14*2), AX
+	ADDQ R14, AX
+	MOVQ nb+48(FP), CX
+	MOVL         $0x03030303, DX
+	VMOVD        DX, X14
+	VPBROADCASTD X14, Z14
+	MOVL         $0x0f0f0f0f, DX
+	VMOVD        DX, X15
+	VPBROADCASTD X15, Z15
+	VMOVDQU64 qdk6<>+0(SB), Z16
+	VMOVDQU64 qdk6<>+64(SB), Z17
+	VMOVDQU64 qdk6<>+128(SB), Z18
+	VMOVDQU64 qdk6<>+192(SB), Z19
+	VXORPS X12, X12, X12
+	VXORPS X13, X13, X13
+	TESTQ CX, CX
+	JZ    q2kTileVNNI512_store
+q2kTileVNNI512_block:
+	VMOVDQU      (SI), X8
+	VPAND        X15, X8, X9
+	VPSRLW       $4, X8, X8
+	VPAND        X15, X8, X8
+	VPMOVZXBW    X9, Y9
+	VPMOVZXBW    X8, Y11
+	VPXORD       Z0, Z0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VMOVDQU      16(SI), Y7
+	VPSRLW       $2, Y7, Y6
+	VINSERTI64X4 $1, Y6, Z7, Z7
+	VPANDD       Z14, Z7, Z4
+	VPERMW       Z9, Z16, Z5
+	VPMADDUBSW   0(BX), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z0
+	VPMADDUBSW   0(BX)(R8*1), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z1
+	VPMADDUBSW   0(BX)(R8*2), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z2
+	VPMADDUBSW   0(R9), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z3
+	VPSRLW       $4, Z7, Z4
+	VPANDD       Z14, Z4, Z4
+	VPERMW       Z9, Z17, Z5
+	VPMADDUBSW   64(BX), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z0
+	VPMADDUBSW   64(BX)(R8*1), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z1
+	VPMADDUBSW   64(BX)(R8*2), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z2
+	VPMADDUBSW   64(R9), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z3
+	VMOVDQU      48(SI), Y7
+	VPSRLW       $2, Y7, Y6
+	VINSERTI64X4 $1, Y6, Z7, Z7
+	VPANDD       Z14, Z7, Z4
+	VPERMW       Z9, Z18, Z5
+	VPMADDUBSW   128(BX), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z0
+	VPMADDUBSW   128(BX)(R8*1), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z1
+	VPMADDUBSW   128(BX)(R8*2), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z2
+	VPMADDUBSW   128(R9), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z3
+	VPSRLW       $4, Z7, Z4
+	VPANDD       Z14, Z4, Z4
+	VPERMW       Z9, Z19, Z5
+	VPMADDUBSW   192(BX), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z0
+	VPMADDUBSW   192(BX)(R8*1), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z1
+	VPMADDUBSW   192(BX)(R8*2), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z2
+	VPMADDUBSW   192(R9), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z3
+	VEXTRACTI64X4 $1, Z0, Y4
+	VPADDD        Y4, Y0, Y0
+	VEXTRACTI64X4 $1, Z1, Y4
+	VPADDD        Y4, Y1, Y1
+	VEXTRACTI64X4 $1, Z2, Y4
+	VPADDD        Y4, Y2, Y2
+	VEXTRACTI64X4 $1, Z3, Y4
+	VPADDD        Y4, Y3, Y3
+	VPHADDD      Y1, Y0, Y4
+	VPHADDD      Y3, Y2, Y5
+	VPHADDD      Y5, Y4, Y4
+	VEXTRACTI128 $1, Y4, X5
+	VPADDD       X5, X4, X4
+	VPMADDWD     (R13), Y11, Y5
+	VPMADDWD     (R13)(R14*1), Y11, Y6
+	VPMADDWD     (R13)(R14*2), Y11, Y7
+	VPMADDWD     (AX), Y11, Y8
+	VPHADDD      Y6, Y5, Y5
+	VPHADDD      Y8, Y7, Y7
+	VPHADDD      Y7, Y5, Y5
+	VEXTRACTI128 $1, Y5, X6
+	VPADDD       X6, X5, X5
+	VMOVSS       (R10), X6
+	VINSERTPS    $0x10, (R10)(R11*1), X6, X6
+	VINSERTPS    $0x20, (R10)(R11*2), X6, X6
+	VINSERTPS    $0x30, (R12), X6, X6
+	VMOVD        80(SI), X8
+	VCVTPH2PS    X8, X8
+	VBROADCASTSS X8, X9
+	VMOVSHDUP    X8, X8
+	VBROADCASTSS X8, X8
+	VMULPS       X6, X9, X9
+	VMULPS       X6, X8, X8
+	VCVTDQ2PS    X4, X4
+	VMULPS       X9, X4, X4
+	VADDPS       X4, X12, X12
+	VCVTDQ2PS    X5, X5
+	VMULPS       X8, X5, X5
+	VADDPS       X5, X13, X13
+	ADDQ  $84, SI
+	ADDQ  $256, BX
+	ADDQ  $256, R9
+	ADDQ  $4, R10
+	ADDQ  $4, R12
+	ADDQ  $32, R13
+	ADDQ  $32, AX
+	DECQ  CX
+	JNZ   q2kTileVNNI512_block
+q2kTileVNNI512_store:
+	MOVQ out+0(FP), DI
+	MOVQ ldo+40(FP), DX
+	SHLQ $2, DX
+	LEAQ (DX)(DX*2), R8
+	VSUBPS       X13, X12, X0
+	VMOVSS       X0, (DI)
+	VEXTRACTPS   $1, X0, (DI)(DX*1)
+	VEXTRACTPS   $2, X0, (DI)(DX*2)
+	VEXTRACTPS   $3, X0, (DI)(R8*1)
+	VZEROUPPER
+	RET
+
 // func q3KDotsAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)
 // out[r] = dot(row r, Q8_K x). SI block, BX x, R10 xd, R13 x sums, CX
 // blocks left, DX rows left, DI out; X12 (X13) the scale (min) accumulator.
@@ -3484,6 +3740,297 @@ q3kTileAVX2_block:
 	DECQ  CX
 	JNZ   q3kTileAVX2_block
 q3kTileAVX2_store:
+	MOVQ out+0(FP), DI
+	MOVQ ldo+40(FP), DX
+	SHLQ $2, DX
+	LEAQ (DX)(DX*2), R8
+	VMOVAPS      X12, X0
+	VMOVSS       X0, (DI)
+	VEXTRACTPS   $1, X0, (DI)(DX*1)
+	VEXTRACTPS   $2, X0, (DI)(DX*2)
+	VEXTRACTPS   $3, X0, (DI)(R8*1)
+	VZEROUPPER
+	RET
+
+// func q3kDotsVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)
+// out[r] = dot(row r, Q8_K x). SI block, BX x, R10 xd, R13 x sums, CX
+// blocks left, DX rows left, DI out; X12 (X13) the scale (min) accumulator.
+TEXT ·q3kDotsVNNI512(SB), NOSPLIT, $0-56
+	MOVQ out+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ rows+40(FP), DX
+	MOVL         $0x03030303, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Z14
+	MOVL         $0x01010101, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Z15
+	VMOVDQU64 qdk6<>+0(SB), Z16
+	VMOVDQU64 qdk6<>+64(SB), Z17
+	VMOVDQU64 qdk6<>+128(SB), Z18
+	VMOVDQU64 qdk6<>+192(SB), Z19
+q3kDotsVNNI512_row:
+	TESTQ  DX, DX
+	JZ     q3kDotsVNNI512_done
+	MOVQ   x+16(FP), BX
+	MOVQ   xd+24(FP), R10
+	MOVQ   xs+32(FP), R13
+	MOVQ   nb+48(FP), CX
+	VXORPS X12, X12, X12
+	TESTQ  CX, CX
+	JZ     q3kDotsVNNI512_store
+q3kDotsVNNI512_block:
+	VMOVQ        96(SI), X6
+	VPBROADCASTD 104(SI), X7
+	VPSRLW       $4, X6, X8
+	VPUNPCKLQDQ  X8, X6, X6
+	VPAND        qdk0f<>(SB), X6, X6
+	VPSRLVD      qdk3v<>(SB), X7, X7
+	VPAND        qdk3<>(SB), X7, X7
+	VPSLLD       $4, X7, X7
+	VPOR         X7, X6, X6
+	VPSUBB       qdk20<>(SB), X6, X6
+	VPMOVSXBW    X6, Y11
+	VMOVDQU      (SI), Y13
+	VPSRLW       $1, Y13, Y10
+	VINSERTI64X4 $1, Y10, Z13, Z13
+	VPXORD       Z0, Z0, Z0
+	VMOVDQU      32(SI), Y7
+	VPSRLW       $2, Y7, Y6
+	VINSERTI64X4 $1, Y6, Z7, Z7
+	VPANDD       Z14, Z7, Z4
+	VPANDD       Z15, Z13, Z8
+	VPSLLW       $2, Z8, Z8
+	VPORD        Z8, Z4, Z4
+	VPSRLW       $2, Z13, Z13
+	VPERMW       Z11, Z16, Z5
+	VPMADDUBSW   0(BX), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z0
+	VPSRLW       $4, Z7, Z4
+	VPANDD       Z14, Z4, Z4
+	VPANDD       Z15, Z13, Z8
+	VPSLLW       $2, Z8, Z8
+	VPORD        Z8, Z4, Z4
+	VPSRLW       $2, Z13, Z13
+	VPERMW       Z11, Z17, Z5
+	VPMADDUBSW   64(BX), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z0
+	VMOVDQU      64(SI), Y7
+	VPSRLW       $2, Y7, Y6
+	VINSERTI64X4 $1, Y6, Z7, Z7
+	VPANDD       Z14, Z7, Z4
+	VPANDD       Z15, Z13, Z8
+	VPSLLW       $2, Z8, Z8
+	VPORD        Z8, Z4, Z4
+	VPSRLW       $2, Z13, Z13
+	VPERMW       Z11, Z18, Z5
+	VPMADDUBSW   128(BX), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z0
+	VPSRLW       $4, Z7, Z4
+	VPANDD       Z14, Z4, Z4
+	VPANDD       Z15, Z13, Z8
+	VPSLLW       $2, Z8, Z8
+	VPORD        Z8, Z4, Z4
+	VPERMW       Z11, Z19, Z5
+	VPMADDUBSW   192(BX), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z0
+	VEXTRACTI64X4 $1, Z0, Y4
+	VPADDD        Y4, Y0, Y0
+	VEXTRACTI128 $1, Y0, X4
+	VPADDD       X4, X0, X0
+	VPSHUFD      $0x4e, X0, X4
+	VPADDD       X4, X0, X0
+	VPSHUFD      $0xb1, X0, X4
+	VPADDD       X4, X0, X0
+	VPMADDWD     (R13), Y11, Y5
+	VEXTRACTI128 $1, Y5, X4
+	VPADDD       X4, X5, X5
+	VPSHUFD      $0x4e, X5, X4
+	VPADDD       X4, X5, X5
+	VPSHUFD      $0xb1, X5, X4
+	VPADDD       X4, X5, X5
+	VPSLLD       $2, X5, X5
+	VPSUBD       X5, X0, X0
+	VPBROADCASTW 108(SI), X8
+	VCVTPH2PS    X8, X8
+	VMULSS       (R10), X8, X8
+	VCVTDQ2PS    X0, X0
+	VMULSS       X8, X0, X0
+	VADDSS       X0, X12, X12
+	ADDQ  $110, SI
+	ADDQ  $256, BX
+	ADDQ  $4, R10
+	ADDQ  $32, R13
+	DECQ  CX
+	JNZ   q3kDotsVNNI512_block
+q3kDotsVNNI512_store:
+	VMOVSS X12, (DI)
+	ADDQ   $4, DI
+	DECQ   DX
+	JMP    q3kDotsVNNI512_row
+q3kDotsVNNI512_done:
+	VZEROUPPER
+	RET
+
+// func q3kTileVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)
+// One Q3_K row × tokens 0-3 of a Q8_K activation into out[t*ldo]:
+// each 32 values unpacked once for the 4 tokens' sums in Y0-Y3.
+TEXT ·q3kTileVNNI512(SB), NOSPLIT, $0-64
+	MOVQ w+8(FP), SI
+	MOVQ cols+56(FP), R8
+	MOVQ x+16(FP), BX
+	LEAQ (BX)(R8*2), R9
+	ADDQ R8, R9
+	MOVQ nb+48(FP), R11
+	SHLQ $2, R11
+	MOVQ xd+24(FP), R10
+	LEAQ (R10)(R11*2), R12
+	ADDQ R11, R12
+	MOVQ R8, R14
+	SHRQ $3, R14
+	MOVQ xs+32(FP), R13
+	LEAQ (R13)(R14*2), AX
+	ADDQ R14, AX
+	MOVQ nb+48(FP), CX
+	MOVL         $0x03030303, DX
+	VMOVD        DX, X14
+	VPBROADCASTD X14, Z14
+	MOVL         $0x01010101, DX
+	VMOVD        DX, X15
+	VPBROADCASTD X15, Z15
+	VMOVDQU64 qdk6<>+0(SB), Z16
+	VMOVDQU64 qdk6<>+64(SB), Z17
+	VMOVDQU64 qdk6<>+128(SB), Z18
+	VMOVDQU64 qdk6<>+192(SB), Z19
+	VXORPS X12, X12, X12
+	TESTQ CX, CX
+	JZ    q3kTileVNNI512_store
+q3kTileVNNI512_block:
+	VMOVQ        96(SI), X6
+	VPBROADCASTD 104(SI), X7
+	VPSRLW       $4, X6, X8
+	VPUNPCKLQDQ  X8, X6, X6
+	VPAND        qdk0f<>(SB), X6, X6
+	VPSRLVD      qdk3v<>(SB), X7, X7
+	VPAND        qdk3<>(SB), X7, X7
+	VPSLLD       $4, X7, X7
+	VPOR         X7, X6, X6
+	VPSUBB       qdk20<>(SB), X6, X6
+	VPMOVSXBW    X6, Y11
+	VMOVDQU      (SI), Y13
+	VPSRLW       $1, Y13, Y10
+	VINSERTI64X4 $1, Y10, Z13, Z13
+	VPXORD       Z0, Z0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VMOVDQU      32(SI), Y7
+	VPSRLW       $2, Y7, Y6
+	VINSERTI64X4 $1, Y6, Z7, Z7
+	VPANDD       Z14, Z7, Z4
+	VPANDD       Z15, Z13, Z8
+	VPSLLW       $2, Z8, Z8
+	VPORD        Z8, Z4, Z4
+	VPSRLW       $2, Z13, Z13
+	VPERMW       Z11, Z16, Z5
+	VPMADDUBSW   0(BX), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z0
+	VPMADDUBSW   0(BX)(R8*1), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z1
+	VPMADDUBSW   0(BX)(R8*2), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z2
+	VPMADDUBSW   0(R9), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z3
+	VPSRLW       $4, Z7, Z4
+	VPANDD       Z14, Z4, Z4
+	VPANDD       Z15, Z13, Z8
+	VPSLLW       $2, Z8, Z8
+	VPORD        Z8, Z4, Z4
+	VPSRLW       $2, Z13, Z13
+	VPERMW       Z11, Z17, Z5
+	VPMADDUBSW   64(BX), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z0
+	VPMADDUBSW   64(BX)(R8*1), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z1
+	VPMADDUBSW   64(BX)(R8*2), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z2
+	VPMADDUBSW   64(R9), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z3
+	VMOVDQU      64(SI), Y7
+	VPSRLW       $2, Y7, Y6
+	VINSERTI64X4 $1, Y6, Z7, Z7
+	VPANDD       Z14, Z7, Z4
+	VPANDD       Z15, Z13, Z8
+	VPSLLW       $2, Z8, Z8
+	VPORD        Z8, Z4, Z4
+	VPSRLW       $2, Z13, Z13
+	VPERMW       Z11, Z18, Z5
+	VPMADDUBSW   128(BX), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z0
+	VPMADDUBSW   128(BX)(R8*1), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z1
+	VPMADDUBSW   128(BX)(R8*2), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z2
+	VPMADDUBSW   128(R9), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z3
+	VPSRLW       $4, Z7, Z4
+	VPANDD       Z14, Z4, Z4
+	VPANDD       Z15, Z13, Z8
+	VPSLLW       $2, Z8, Z8
+	VPORD        Z8, Z4, Z4
+	VPERMW       Z11, Z19, Z5
+	VPMADDUBSW   192(BX), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z0
+	VPMADDUBSW   192(BX)(R8*1), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z1
+	VPMADDUBSW   192(BX)(R8*2), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z2
+	VPMADDUBSW   192(R9), Z4, Z6
+	VPDPWSSD     Z5, Z6, Z3
+	VEXTRACTI64X4 $1, Z0, Y4
+	VPADDD        Y4, Y0, Y0
+	VEXTRACTI64X4 $1, Z1, Y4
+	VPADDD        Y4, Y1, Y1
+	VEXTRACTI64X4 $1, Z2, Y4
+	VPADDD        Y4, Y2, Y2
+	VEXTRACTI64X4 $1, Z3, Y4
+	VPADDD        Y4, Y3, Y3
+	VPHADDD      Y1, Y0, Y4
+	VPHADDD      Y3, Y2, Y5
+	VPHADDD      Y5, Y4, Y4
+	VEXTRACTI128 $1, Y4, X5
+	VPADDD       X5, X4, X4
+	VPMADDWD     (R13), Y11, Y5
+	VPMADDWD     (R13)(R14*1), Y11, Y6
+	VPMADDWD     (R13)(R14*2), Y11, Y7
+	VPMADDWD     (AX), Y11, Y8
+	VPHADDD      Y6, Y5, Y5
+	VPHADDD      Y8, Y7, Y7
+	VPHADDD      Y7, Y5, Y5
+	VEXTRACTI128 $1, Y5, X6
+	VPADDD       X6, X5, X5
+	VMOVSS       (R10), X6
+	VINSERTPS    $0x10, (R10)(R11*1), X6, X6
+	VINSERTPS    $0x20, (R10)(R11*2), X6, X6
+	VINSERTPS    $0x30, (R12), X6, X6
+	VPSLLD       $2, X5, X5
+	VPSUBD       X5, X4, X4
+	VPBROADCASTW 108(SI), X8
+	VCVTPH2PS    X8, X8
+	VMULPS       X6, X8, X8
+	VCVTDQ2PS    X4, X4
+	VMULPS       X8, X4, X4
+	VADDPS       X4, X12, X12
+	ADDQ  $110, SI
+	ADDQ  $256, BX
+	ADDQ  $256, R9
+	ADDQ  $4, R10
+	ADDQ  $4, R12
+	ADDQ  $32, R13
+	ADDQ  $32, AX
+	DECQ  CX
+	JNZ   q3kTileVNNI512_block
+q3kTileVNNI512_store:
 	MOVQ out+0(FP), DI
 	MOVQ ldo+40(FP), DX
 	SHLQ $2, DX

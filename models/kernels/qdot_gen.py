@@ -3,7 +3,7 @@
 # AVX-512 VNNI and AVX2 kernels of the per-row int8 product (MatMulI8's
 # 4-row × 6-token tile) and of the K-quants (Q4_K, Q5_K, Q6_K: VNNI
 # matvecs and the 1-row × 4-token tiles of both kernel sets; Q2_K, Q3_K:
-# AVX2 matvecs and 1-row × 4-token tiles); qblock.go,
+# matvecs and 1-row × 4-token tiles of both); qblock.go,
 # batch.go and qtile.go say what each computes. Every kernel keeps the float
 # order of its Go version, so results are bitwise the same on every kernel
 # set. (The 32-value-block formats have their own layout: ilblock_gen.py.)
@@ -879,9 +879,71 @@ def k23_block(f, xa):
                 p(f"\tVPADDD       Y6, Y{t}, Y{t}")
 
 
-def k23_masks(f, reg):
-    bytes_const("0x03030303", "X14", "Y14", reg=reg)
-    bytes_const("0x0f0f0f0f" if f == "q2k" else "0x01010101", "X15", "Y15", reg=reg)
+def k23_block512(f, xa):
+    """k23_block in zmm (AVX-512 BW, VNNI): 64 values (4 sub-blocks, one per
+    128-bit lane) unpacked at a time from [q | q>>2] of a 32-byte half,
+    VPMADDUBSW then VPDPWSSD by their scales (VPERMW picks by qdk6<> in
+    Z16-Z19, as Q6_K's). Q3_K's third bits come from Z13 = [hmask |
+    hmask>>1], shifted down 2 a step. Ends with each token's int32 lanes
+    folded into Y0.. as k23_block leaves them."""
+    if f == "q2k":
+        p("\tVMOVDQU      (SI), X8")
+        p("\tVPAND        X15, X8, X9")
+        p("\tVPSRLW       $4, X8, X8")
+        p("\tVPAND        X15, X8, X8")
+        p("\tVPMOVZXBW    X9, Y9")
+        p("\tVPMOVZXBW    X8, Y11")
+        sw, qo = "Z9", 16
+    else:
+        p("\tVMOVQ        96(SI), X6")
+        p("\tVPBROADCASTD 104(SI), X7")
+        p("\tVPSRLW       $4, X6, X8")
+        p("\tVPUNPCKLQDQ  X8, X6, X6")
+        p("\tVPAND        qdk0f<>(SB), X6, X6")
+        p("\tVPSRLVD      qdk3v<>(SB), X7, X7")
+        p("\tVPAND        qdk3<>(SB), X7, X7")
+        p("\tVPSLLD       $4, X7, X7")
+        p("\tVPOR         X7, X6, X6")
+        p("\tVPSUBB       qdk20<>(SB), X6, X6")
+        p("\tVPMOVSXBW    X6, Y11")
+        p("\tVMOVDQU      (SI), Y13")
+        p("\tVPSRLW       $1, Y13, Y10")
+        p("\tVINSERTI64X4 $1, Y10, Z13, Z13")
+        sw, qo = "Z11", 32
+    for t in range(len(xa)):
+        p(f"\tVPXORD       Z{t}, Z{t}, Z{t}")
+    for n in range(2):
+        p(f"\tVMOVDQU      {qo+32*n}(SI), Y7")
+        p("\tVPSRLW       $2, Y7, Y6")
+        p("\tVINSERTI64X4 $1, Y6, Z7, Z7")
+        for c in range(2):
+            if c == 0:
+                p("\tVPANDD       Z14, Z7, Z4")
+            else:
+                p("\tVPSRLW       $4, Z7, Z4")
+                p("\tVPANDD       Z14, Z4, Z4")
+            if f == "q3k":
+                p("\tVPANDD       Z15, Z13, Z8")
+                p("\tVPSLLW       $2, Z8, Z8")
+                p("\tVPORD        Z8, Z4, Z4")
+                if 2 * n + c < 3:
+                    p("\tVPSRLW       $2, Z13, Z13")
+            p(f"\tVPERMW       {sw}, Z{16+2*n+c}, Z5")
+            for t in range(len(xa)):
+                p(f"\tVPMADDUBSW   {128*n+64*c}{xa[t]}, Z4, Z6")
+                p(f"\tVPDPWSSD     Z5, Z6, Z{t}")
+    for t in range(len(xa)):
+        p(f"\tVEXTRACTI64X4 $1, Z{t}, Y4")
+        p(f"\tVPADDD        Y4, Y{t}, Y{t}")
+
+
+def k23_masks(f, reg, zmm=False):
+    v = "Z" if zmm else "Y"
+    bytes_const("0x03030303", "X14", v + "14", reg=reg)
+    bytes_const("0x0f0f0f0f" if f == "q2k" else "0x01010101", "X15", v + "15", reg=reg)
+    if zmm:
+        for j in range(4):
+            p(f"\tVMOVDQU64 qdk6<>+{64*j}(SB), Z{16+j}")
 
 
 def reduce_y(y, x, t):
@@ -894,10 +956,11 @@ def reduce_y(y, x, t):
     p(f"\tVPADDD       {t}, {x}, {x}")
 
 
-def k23_dots(f):
-    """Q2_K or Q3_K × Q8_K, one row at a time: k23_block, then dotQ2KGo's
-    (dotQ3KGo's) float steps for the super-block."""
-    name = {"q2k": "q2KDotsAVX2", "q3k": "q3KDotsAVX2"}[f]
+def k23_dots(f, zmm=False):
+    """Q2_K or Q3_K × Q8_K, one row at a time: k23_block (zmm:
+    k23_block512), then dotQ2KGo's (dotQ3KGo's) float steps for the
+    super-block."""
+    name = f"{f}DotsVNNI512" if zmm else {"q2k": "q2KDotsAVX2", "q3k": "q3KDotsAVX2"}[f]
     bb = {"q2k": 84, "q3k": 110}[f]
     p(f"// func {name}(out *float32, w *byte, x *int8, xd *float32, xs *int16, rows, nb int)")
     p("// out[r] = dot(row r, Q8_K x). SI block, BX x, R10 xd, R13 x sums, CX")
@@ -906,7 +969,7 @@ def k23_dots(f):
     p("\tMOVQ out+0(FP), DI")
     p("\tMOVQ w+8(FP), SI")
     p("\tMOVQ rows+40(FP), DX")
-    k23_masks(f, "AX")
+    k23_masks(f, "AX", zmm)
     p(f"{name}_row:")
     p("\tTESTQ  DX, DX")
     p(f"\tJZ     {name}_done")
@@ -920,7 +983,7 @@ def k23_dots(f):
     p("\tTESTQ  CX, CX")
     p(f"\tJZ     {name}_store")
     p(f"{name}_block:")
-    k23_block(f, ["(BX)"])
+    (k23_block512 if zmm else k23_block)(f, ["(BX)"])
     reduce_y("Y0", "X0", "X4")
     p("\tVPMADDWD     (R13), Y11, Y5")
     reduce_y("Y5", "X5", "X4")
@@ -964,26 +1027,26 @@ def k23_dots(f):
     p()
 
 
-def k23_tile(f):
+def k23_tile(f, zmm=False):
     """One Q2_K or Q3_K row × 4 tokens (kx_prologue's registers): k23_block
-    for the 4 tokens, then each super-block ended for them at once in the
-    lanes of X12 (scale) and X13 (min, Q2_K), in dotQ2KGo's (dotQ3KGo's)
-    float steps."""
-    name = {"q2k": "q2kTileAVX2", "q3k": "q3kTileAVX2"}[f]
+    (zmm: k23_block512) for the 4 tokens, then each super-block ended for
+    them at once in the lanes of X12 (scale) and X13 (min, Q2_K), in
+    dotQ2KGo's (dotQ3KGo's) float steps."""
+    name = f"{f}TileVNNI512" if zmm else f"{f}TileAVX2"
     bb = {"q2k": 84, "q3k": 110}[f]
     p(f"// func {name}(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)")
     p(f"// One {f[:2].upper()}_K row × tokens 0-3 of a Q8_K activation into out[t*ldo]:")
     p("// each 32 values unpacked once for the 4 tokens' sums in Y0-Y3.")
     p(f"TEXT ·{name}(SB), NOSPLIT, $0-64")
     kx_prologue(name, bb)
-    k23_masks(f, "DX")
+    k23_masks(f, "DX", zmm)
     p("\tVXORPS X12, X12, X12")
     if f == "q2k":
         p("\tVXORPS X13, X13, X13")
     p("\tTESTQ CX, CX")
     p(f"\tJZ    {name}_store")
     p(f"{name}_block:")
-    k23_block(f, ["(BX)", "(BX)(R8*1)", "(BX)(R8*2)", "(R9)"])
+    (k23_block512 if zmm else k23_block)(f, ["(BX)", "(BX)(R8*1)", "(BX)(R8*2)", "(R9)"])
     p("\tVPHADDD      Y1, Y0, Y4")
     p("\tVPHADDD      Y3, Y2, Y5")
     p("\tVPHADDD      Y5, Y4, Y4")
@@ -1237,7 +1300,8 @@ q4k_tile_avx2(q5=True)
 q6k_tile()
 q6k_tile_avx2()
 for f in ["q2k", "q3k"]:
-    k23_dots(f)
-    k23_tile(f)
+    for zmm in (False, True):
+        k23_dots(f, zmm)
+        k23_tile(f, zmm)
 quant_q8k()
 sys.stdout.write("\n".join(out) + "\n")

@@ -80,7 +80,7 @@ func (b *batch) i8TiledRange(r0, r1 int) {
 const kTokens = 4
 
 // kTileOK reports whether the batched op takes the K-quant tile (VNNI on
-// zmm, or its AVX2 twin; Q2_K and Q3_K have AVX2 tiles only).
+// zmm, or its AVX2 twin).
 func kTileOK(op, n int) bool {
 	switch op {
 	case opMatVecQ4K, opMatVecQ5K, opMatVecQ6K, opMatVecQ2K, opMatVecQ3K:

@@ -28,6 +28,12 @@ func q6kTileVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo,
 func q6kTileAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)
 
 //go:noescape
+func q2kTileVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)
+
+//go:noescape
+func q3kTileVNNI512(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)
+
+//go:noescape
 func q2kTileAVX2(out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int)
 
 //go:noescape
@@ -51,6 +57,10 @@ func kTile8Asm(op int, out *float32, w *byte, x *int8, xp *byte, ldo, nb, cols i
 // kTileAsm runs one K-quant tile (kTileOK): one row × kTokens tokens.
 func kTileAsm(op int, out *float32, w *byte, x *int8, xd *float32, xs *int16, ldo, nb, cols int) {
 	switch {
+	case op == opMatVecQ2K && isa >= isaAVX512VNNI:
+		q2kTileVNNI512(out, w, x, xd, xs, ldo, nb, cols)
+	case op == opMatVecQ3K && isa >= isaAVX512VNNI:
+		q3kTileVNNI512(out, w, x, xd, xs, ldo, nb, cols)
 	case op == opMatVecQ2K:
 		q2kTileAVX2(out, w, x, xd, xs, ldo, nb, cols)
 	case op == opMatVecQ3K:
