@@ -10,7 +10,7 @@ import (
 	"chat/models/gguf"
 )
 
-// Interleaved K-quants (ILKKind): GGUF Q4_K, Q5_K, Q6_K and IQ4_XS rows
+// Interleaved K-quants (ILKKind): GGUF Q4_K, Q5_K, Q6_K, IQ4_XS, Q2_K and Q3_K rows
 // repacked 16 at a time so that one zmm holds 4 values of each of 16 rows,
 // as ilblock.go does for the 32-value formats. A (row, token) super-block
 // then costs one VPDPBUSD per 4 values of 16 rows, one VPMULLD per
@@ -23,8 +23,9 @@ import (
 // Q6_K's 6-bit values are; IQ4_XS's signed levels go in as level+128 (a
 // VPSHUFB table). The offsets are exact integers taken off through the
 // activation's sums: each sub-block's sum starts at -32·(the token's sum of
-// it) for Q6_K, at -128·(its sum) for IQ4_XS. Q4_K's and Q5_K's mins go in
-// through the sums too, in their own float step.
+// it) for Q6_K, at -4· for Q3_K, at -128·(its sum) for IQ4_XS. Q4_K's,
+// Q5_K's and Q2_K's mins go in through the sums too, in their own float
+// step.
 //
 // Layout of row group g (rows 16g..16g+15), super-block b, groups then
 // super-blocks in order; the same size as the group's 16 GGUF blocks. A
@@ -41,6 +42,10 @@ import (
 //   - IL4XS, 2176 bytes: 16 f16 d at 0; 16 uint16 scales_h at 32; the 4
 //     bytes of scales_l at 64; 32 quads of qs at 128 (q = 4ib+k: low
 //     nibbles are values 4k..4k+3 of sub-block ib, high ones 16+4k..).
+//   - IL2K, 1344 bytes: 16 f16 d at 0, 16 f16 dmin at 32; the 16 scale
+//     bytes at 64; 16 quads of qs at 320.
+//   - IL3K, 1760 bytes: 16 f16 d at 0; the 12 scale bytes at 32; 16 quads
+//     of qs at 224, then 8 of hmask at 1248.
 //
 // Rows past the last of the last group are zero blocks.
 
@@ -52,6 +57,8 @@ const (
 	IL5K                 // Q5_K
 	IL6K                 // Q6_K
 	IL4XS                // IQ4_XS
+	IL2K                 // Q2_K
+	IL3K                 // Q3_K
 )
 
 // ilkField is one field of a GGUF block: n of w bytes at src, interleaved
@@ -72,7 +79,8 @@ type ilkFormat struct {
 // Q4_K, Q5_K 4 dwords at 2080+16t, int16 pairs (the sums of sub-blocks 2i
 // and 2i+1, each two of QuantizeQ8_K's sums of 16); Q6_K 16 dwords at
 // 2080+64t, -32·(sum g); IQ4_XS 8 dwords at 2080+32t, -128·(sum of
-// sub-block ib); padded to 64 bytes.
+// sub-block ib); Q2_K QuantizeQ8_K's 16 int16 sums at 2080+32t; Q3_K 16
+// dwords at 2080+64t, -4·(sum g); padded to 64 bytes.
 var ilkFormats = [...]ilkFormat{
 	IL4K: {gguf.TypeQ4_K, Q4_KBytes, 2240,
 		[]ilkField{{0, 1, 2, 0}, {2, 1, 2, 32}, {4, 12, 1, 64}, {16, 32, 4, 256}}, dotQ4KGo},
@@ -83,6 +91,10 @@ var ilkFormats = [...]ilkFormat{
 	IL4XS: {gguf.TypeIQ4_XS, IQ4_XSBytes, 2368,
 		[]ilkField{{0, 1, 2, 0}, {2, 1, 2, 32}, {4, 4, 1, 64}, {8, 32, 4, 128}},
 		func(row []byte, xq []int8, xd []float32, _ []int16) float32 { return dotIQ4XSGo(row, xq, xd) }},
+	IL2K: {gguf.TypeQ2_K, Q2_KBytes, 2368,
+		[]ilkField{{80, 1, 2, 0}, {82, 1, 2, 32}, {0, 16, 1, 64}, {16, 16, 4, 320}}, dotQ2KGo},
+	IL3K: {gguf.TypeQ3_K, Q3_KBytes, 2624,
+		[]ilkField{{108, 1, 2, 0}, {96, 12, 1, 32}, {32, 16, 4, 224}, {0, 8, 4, 1248}}, dotQ3KGo},
 }
 
 // ILKFor returns the interleaved kind of GGUF type t, and whether this host
@@ -252,6 +264,14 @@ func packILKAct(dst []byte, k ILKKind, xq []int8, xd []float32, xs []int16, cols
 			case IL6K:
 				for g := 0; g < 16; g++ {
 					binary.LittleEndian.PutUint32(blk[2080+64*u+4*g:], uint32(-32*int32(s[g])))
+				}
+			case IL3K:
+				for g := 0; g < 16; g++ {
+					binary.LittleEndian.PutUint32(blk[2080+64*u+4*g:], uint32(-4*int32(s[g])))
+				}
+			case IL2K:
+				for g := 0; g < 16; g++ {
+					binary.LittleEndian.PutUint16(blk[2080+32*u+2*g:], uint16(s[g]))
 				}
 			case IL4XS:
 				for ib := 0; ib < 8; ib++ {

@@ -100,6 +100,54 @@ func il4xsT7VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32
 //go:noescape
 func il4xsT8VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
 
+//go:noescape
+func il2kT1VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il2kT2VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il2kT3VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il2kT4VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il2kT5VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il2kT6VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il2kT7VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il2kT8VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il3kT1VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il3kT2VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il3kT3VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il3kT4VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il3kT5VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il3kT6VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il3kT7VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
+//go:noescape
+func il3kT8VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32)
+
 // ilkTile runs kind k's T-token tile (direct calls, so that facc stays on
 // the caller's stack).
 func ilkTile(k ILKKind, T int, out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32) {
@@ -179,6 +227,44 @@ func ilkTile(k ILKKind, T int, out *float32, w *byte, nb int, xa *byte, ldo int,
 			il4xsT7VNNI(out, w, nb, xa, ldo, facc)
 		case 8:
 			il4xsT8VNNI(out, w, nb, xa, ldo, facc)
+		}
+	case IL2K:
+		switch T {
+		case 1:
+			il2kT1VNNI(out, w, nb, xa, ldo, facc)
+		case 2:
+			il2kT2VNNI(out, w, nb, xa, ldo, facc)
+		case 3:
+			il2kT3VNNI(out, w, nb, xa, ldo, facc)
+		case 4:
+			il2kT4VNNI(out, w, nb, xa, ldo, facc)
+		case 5:
+			il2kT5VNNI(out, w, nb, xa, ldo, facc)
+		case 6:
+			il2kT6VNNI(out, w, nb, xa, ldo, facc)
+		case 7:
+			il2kT7VNNI(out, w, nb, xa, ldo, facc)
+		case 8:
+			il2kT8VNNI(out, w, nb, xa, ldo, facc)
+		}
+	case IL3K:
+		switch T {
+		case 1:
+			il3kT1VNNI(out, w, nb, xa, ldo, facc)
+		case 2:
+			il3kT2VNNI(out, w, nb, xa, ldo, facc)
+		case 3:
+			il3kT3VNNI(out, w, nb, xa, ldo, facc)
+		case 4:
+			il3kT4VNNI(out, w, nb, xa, ldo, facc)
+		case 5:
+			il3kT5VNNI(out, w, nb, xa, ldo, facc)
+		case 6:
+			il3kT6VNNI(out, w, nb, xa, ldo, facc)
+		case 7:
+			il3kT7VNNI(out, w, nb, xa, ldo, facc)
+		case 8:
+			il3kT8VNNI(out, w, nb, xa, ldo, facc)
 		}
 	}
 }

@@ -1,7 +1,7 @@
 # Generates ilk_amd64.s: python3 ilk_gen.py > ilk_amd64.s.
 #
-# AVX-512 VNNI tiles of the interleaved Q4_K, Q5_K, Q6_K and IQ4_XS
-# products (ilk.go): one row group (16 rows in the lanes of a zmm) × T =
+# AVX-512 VNNI tiles of the interleaved Q4_K, Q5_K, Q6_K, IQ4_XS, Q2_K and
+# Q3_K products (ilk.go): one row group (16 rows in the lanes of a zmm) × T =
 # 1..8 tokens of the packed activation (ilkFormats' act bytes per 8 tokens
 # and super-block: values at 256t, xd at 2048+4t, Q4_K's and Q5_K's
 # sub-block pair sums at 2080+16t, Q6_K's -32·sums at 2080+64t, IQ4_XS's
@@ -49,6 +49,8 @@ ARGS = "out *float32, w *byte, nb int, xa *byte, ldo int, facc *float32"
 BLOCK, ACT = 2304, 2240
 BLOCK5 = 2816
 BLOCKXS, ACTXS = 2176, 2368
+BLOCK2, ACT2 = 1344, 2368
+BLOCK3, ACT3 = 1760, 2624
 # PF: how many super-blocks ahead the weights are prefetched (about the
 # 17 KiB ahead ilblock_gen.py found best for its tiles).
 PF = 8
@@ -331,6 +333,111 @@ def tilexs(T):
     loop_end(name, T, BLOCKXS, ACTXS)
 
 
+def tile23(T, q3):
+    """Q2_K (il2k) and Q3_K (il3k): quad k of qs (k = 8n+kk) holds, at bits
+    2j, values 4kk..4kk+3 of the 32 of j in half n (sub-block 8n+2j+kk/4);
+    Q3_K's third bit of them is bit 4n+j of hmask quad kk, moved to bit 2.
+    Each sub-block of 16 values (4 quads) starts at 0 (Q2_K) or the token's
+    -4·sum of it (Q3_K); its sum times the rows' scale (VPMULLD: Q2_K's low
+    nibble, Q3_K's 6-bit scale - 32) goes into isum. Q2_K's mins go in as
+    Q4_K's, by VPDPWSSD of (m_2i, m_2i+1) words with the token's sums of
+    sub-blocks 2i and 2i+1 (8 dwords at 2080+32t), in their own float
+    step."""
+    name = f"il{3 if q3 else 2}kT{T}VNNI"
+    block, act = (BLOCK3, ACT3) if q3 else (BLOCK2, ACT2)
+    qs, sc = (224, 32) if q3 else (320, 64)
+    nch = chains(T)
+    begin(name)
+    const("0x03030303", "Z31")
+    const("15", "Z29")
+    if q3:
+        const("0x04040404", "Z30")
+        const("3", "Z21")
+        const("32", "Z20")
+    loop_head(name, T, block, 1 if q3 else 2)
+    if not q3:
+        p("\tVCVTPH2PS 32(SI), Z27")
+    ch = lambda t, c: f"Z{8 + t * nch + c}"
+    for n in range(2):
+        for j in range(4):
+            for half in range(2):
+                g = 8 * n + 2 * j + half
+                for t in range(T):
+                    if q3:
+                        p(f"\tVPBROADCASTD {2080+64*t+4*g}(BX), {ch(t, 0)}")
+                    else:
+                        p(f"\tVPXORD {ch(t, 0)}, {ch(t, 0)}, {ch(t, 0)}")
+                    for c in range(1, nch):
+                        p(f"\tVPXORD {ch(t, c)}, {ch(t, c)}, {ch(t, c)}")
+                for kk in range(4 * half, 4 * half + 4):
+                    wz, hz = ("Z26", "Z24") if kk % 2 == 0 else ("Z25", "Z23")
+                    q = qs + 64 * (8 * n + kk)
+                    if j == 0:
+                        p(f"\tVPANDD   {q}(SI), Z31, {wz}")
+                    else:
+                        p(f"\tVPSRLW   ${2*j}, {q}(SI), {wz}")
+                        p(f"\tVPANDD   Z31, {wz}, {wz}")
+                    if q3:
+                        # Bit 4n+j of hmask quad kk to bit 2 (word shifts:
+                        # the mask keeps only bits of the same byte).
+                        b, hm = 4 * n + j, 1248 + 64 * kk
+                        if b == 2:
+                            p(f"\tVPANDD   {hm}(SI), Z30, {hz}")
+                        else:
+                            op = f"VPSLLW   ${2-b}" if b < 2 else f"VPSRLW   ${b-2}"
+                            p(f"\t{op}, {hm}(SI), {hz}")
+                            p(f"\tVPANDD   Z30, {hz}, {hz}")
+                        p(f"\tVPORD    {hz}, {wz}, {wz}")
+                    for t in range(T):
+                        p(f"\tVPDPBUSD.BCST {256*t+128*n+32*j+4*kk}(BX), {wz}, {ch(t, kk % nch)}")
+                fold(T, ch, nch)
+                if q3:
+                    # gguf.Q3KScale(g) - 32 of the 16 rows.
+                    p(f"\tVPMOVZXBD {sc+16*(g%8)}(SI), Z22")
+                    if g >= 8:
+                        p("\tVPSRLD    $4, Z22, Z22")
+                    else:
+                        p("\tVPANDD    Z29, Z22, Z22")
+                    p(f"\tVPMOVZXBD {sc+16*(8+g%4)}(SI), Z23")
+                    if g >= 4:
+                        p(f"\tVPSRLD    ${2*(g//4)}, Z23, Z23")
+                    p("\tVPANDD    Z21, Z23, Z23")
+                    p("\tVPSLLD    $4, Z23, Z23")
+                    p("\tVPORD     Z23, Z22, Z22")
+                    p("\tVPSUBD    Z20, Z22, Z22")
+                else:
+                    p(f"\tVPMOVZXBD {sc+16*g}(SI), Z22")
+                    p("\tVPANDD    Z29, Z22, Z22")
+                scaled_add(T, ch, "Z22", g == 0)
+    if q3:
+        float_step(T)
+        loop_end(name, T, block, act)
+        return
+    for t in range(T):
+        p(f"\tVPXORD Z{8+t}, Z{8+t}, Z{8+t}")
+    for i in range(8):
+        p(f"\tVPMOVZXBD {sc+32*i}(SI), Z24")
+        p("\tVPSRLD    $4, Z24, Z24")
+        p(f"\tVPMOVZXBD {sc+32*i+16}(SI), Z22")
+        p("\tVPSRLD    $4, Z22, Z22")
+        p("\tVPSLLD    $16, Z22, Z22")
+        p("\tVPORD     Z22, Z24, Z24")
+        for t in range(T):
+            p(f"\tVPDPWSSD.BCST {2080+32*t+4*i}(BX), Z24, Z{8+t}")
+    for t in range(T):
+        p(f"\tVMULPS.BCST {2048+4*t}(BX), Z28, Z16")
+        p(f"\tVCVTDQ2PS   Z{t}, Z17")
+        p("\tVMULPS      Z16, Z17, Z17")
+        p(f"\tVADDPS      {128*t}(DI), Z17, Z17")
+        p(f"\tVMOVUPS     Z17, {128*t}(DI)")
+        p(f"\tVMULPS.BCST {2048+4*t}(BX), Z27, Z18")
+        p(f"\tVCVTDQ2PS   Z{8+t}, Z19")
+        p("\tVMULPS      Z18, Z19, Z19")
+        p(f"\tVADDPS      {128*t+64}(DI), Z19, Z19")
+        p(f"\tVMOVUPS     Z19, {128*t+64}(DI)")
+    loop_end(name, T, block, act, mins=True)
+
+
 header("ilk_gen.py", "ilk_amd64.s")
 p("// Interleaved K-quant tiles; see ilk_gen.py.")
 p()
@@ -347,4 +454,8 @@ for T in range(1, 9):
     tile6(T)
 for T in range(1, 9):
     tilexs(T)
+for T in range(1, 9):
+    tile23(T, q3=False)
+for T in range(1, 9):
+    tile23(T, q3=True)
 sys.stdout.write("\n".join(out) + "\n")

@@ -113,9 +113,7 @@ func benchILK(b *testing.B, k ILKKind, bk blockKind) {
 	raw := randBlocks(rng, bk, rows*cols/QK, false)
 	w := make([]byte, ILKBytes(k, rows, cols))
 	PackILK(k, w, raw, rows, cols)
-	mm := map[ILKKind]func(out []float32, w []byte, xq []int8, xd []float32, xsums []int16, rows, cols, n int){
-		IL4K: MatMulQ4_K, IL5K: MatMulQ5_K, IL6K: MatMulQ6_K, IL4XS: MatMulIQ4_XS,
-	}[k]
+	mm := bk.matMul
 	for _, n := range []int{1, 8, 64} {
 		xq, xd, xs := quantAct(bk, randVec(rng, n*cols))
 		out := make([]float32, n*rows)

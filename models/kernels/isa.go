@@ -44,7 +44,7 @@ var (
 //   - avx512vnni: the integer dots take VPDPBUSD (VPDPWSSD for the
 //     K-quants' scales) on zmm: interleaved blocks 16 rows × 1-8 tokens,
 //     K-quants one row per register (matvec), one row × 4 or 8 tokens
-//     (tiles), and Q4_K interleaved (16 rows × 1-8 tokens, ilk.go).
+//     (tiles), and the K-quants interleaved (16 rows × 1-8 tokens, ilk.go).
 //
 // Results do not depend on the level unless a function's doc says so: the
 // wider kernels keep each output's float operations in the same order.

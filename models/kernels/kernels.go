@@ -34,11 +34,11 @@
 //     Q8_0, Q5_0 and Q4_0 and int4 groups, repacked at load (PackILQ8_0,
 //     ...), with a Q8_0 activation (ILAct); MatMulIL for any number of
 //     tokens, one exact int32 sum and one FMA per block for each (row, token).
-//   - GGUF K-quants as the raw tensor bytes (qblock.go): MatVecQ4_K,
-//     MatVecQ5_K, MatVecQ6_K with a Q8_K activation (QuantizeQ8_K); batched
-//     MatMulQ4_K ... MatMulQ6_K (batch.go), with register tiles for them and
+//   - GGUF K-quants as the raw tensor bytes (qblock.go): MatVecQ2_K ...
+//     MatVecQ6_K with a Q8_K activation (QuantizeQ8_K); batched
+//     MatMulQ2_K ... MatMulQ6_K (batch.go), with register tiles for them and
 //     the per-row int8 (qtile.go); MatVecIQ4_XS likewise. On AVX-512 VNNI
-//     hosts Q4_K, Q5_K, Q6_K and IQ4_XS are repacked at load into 16-row
+//     hosts the K-quants and IQ4_XS are repacked at load into 16-row
 //     groups instead (PackILK, ilk.go) and multiplied by MatMulILK, bitwise
 //     their MatVec.
 //

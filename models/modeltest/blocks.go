@@ -36,6 +36,11 @@ func RandomBlocks(r *rand.Rand, typ gguf.Type, n int) []byte {
 			f16(blk[2:], d)
 		case gguf.TypeQ6_K: // ql, qh, int8 scales, d last
 			f16(blk[bb-2:], d/4)
+		case gguf.TypeQ2_K: // 4-bit scales and mins, qs, then d, dmin
+			f16(blk[80:], d)
+			f16(blk[82:], d)
+		case gguf.TypeQ3_K: // hmask, qs, 6-bit scales ±32, d last
+			f16(blk[bb-2:], d/4)
 		case gguf.TypeIQ4_NL: // levels up to ±127
 			f16(blk, d/16)
 		case gguf.TypeIQ4_XS: // levels up to ±127, scales ls-32 up to ±32

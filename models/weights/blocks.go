@@ -12,7 +12,7 @@ import (
 // ggml's CPU backend does: Q8_K super-blocks for the K-quants (q4_k.go).
 // The kinds are declared in the format files. (Q8_0, Q4_0 and Q5_0 are
 // interleaved at load instead: il.go.) On AVX-512 VNNI hosts Q4_K, Q5_K,
-// Q6_K and IQ4_XS are interleaved too (kernels.PackILK; the same size):
+// Q6_K, IQ4_XS, Q2_K and Q3_K are interleaved too (kernels.PackILK; the same size):
 // their products then give the same bits several times faster.
 type Blocks struct {
 	rows, cols int

@@ -23,7 +23,7 @@ func TestBlockProducts(t *testing.T) {
 		x[i] = float32(r.NormFloat64())
 	}
 	for _, typ := range []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ4_1, gguf.TypeQ5_1, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K,
-		gguf.TypeIQ4_NL, gguf.TypeIQ4_XS} {
+		gguf.TypeIQ4_NL, gguf.TypeIQ4_XS, gguf.TypeQ2_K, gguf.TypeQ3_K} {
 		raw := modeltest.RandomBlocks(r, typ, rows*cols)
 		m, err := FromGGUF(typ, raw, rows, cols)
 		if err != nil {
@@ -75,12 +75,12 @@ func TestBlockProducts(t *testing.T) {
 	}
 }
 
-// TestKSlices: Q4_K, Q5_K, Q6_K and IQ4_XS (interleaved on VNNI hosts)
+// TestKSlices: Q4_K, Q5_K, Q6_K, IQ4_XS, Q2_K and Q3_K (interleaved on VNNI hosts)
 // sliced at and between row groups multiply as the rows of the whole matrix,
 // bitwise, and read the same rows; the storage is the file's size (in row
 // groups).
 func TestKSlices(t *testing.T) {
-	for _, typ := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeIQ4_XS} {
+	for _, typ := range []gguf.Type{gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeIQ4_XS, gguf.TypeQ2_K, gguf.TypeQ3_K} {
 		t.Run(typ.String(), func(t *testing.T) { testKSlices(t, typ) })
 	}
 }
