@@ -135,7 +135,7 @@ func TestKernelRatios(t *testing.T) {
 	const n = 64
 	bout := make([]float32, n*rows)
 	// Which kernel sets have tiles for each batched product (qtile.go).
-	tiles := map[string]isaLevel{"I8": isaAVX512VNNI, "Q4_K": isaAVX2, "Q5_K": isaAVX2, "Q6_K": isaAVX2}
+	tiles := map[string]isaLevel{"I8": isaAVX512VNNI, "Q4_K": isaAVX2, "Q5_K": isaAVX2, "Q6_K": isaAVX2, "Q2_K": isaAVX2, "Q3_K": isaAVX2}
 	for _, c := range batchCases(rng, rows, cols, n) {
 		first, ok := tiles[c.name]
 		if !ok {
