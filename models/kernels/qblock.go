@@ -12,18 +12,18 @@ import (
 // (ggml/src/ggml-common.h), passed as the raw tensor bytes so a loader can
 // hand over mmapped data without copying. The activation is quantized once
 // per call by the caller (and can be reused for every weight that
-// multiplies the same vector): Q4_K, Q5_K and Q6_K weights take a Q8_K
+// multiplies the same vector): Q2_K to Q6_K weights take a Q8_K
 // activation (QuantizeQ8_K): 256-value super-blocks with a float32 scale
 // and int16 sums per 16 values, as ggml's block_q8_K, so the weights'
-// offsets (Q6_K's -32) and mins (Q4_K, Q5_K) become one multiply with the
-// sums instead of work per value (ggml-cpu/arch/x86/quants.c,
-// ggml_vec_dot_q*_K_q8_K). (Q4_0, Q5_0 and Q8_0 are repacked at load into
+// offsets (Q6_K's -32, Q3_K's -4) and mins (Q2_K, Q4_K, Q5_K) become one
+// multiply with the sums instead of work per value
+// (ggml-cpu/arch/x86/quants.c, ggml_vec_dot_q*_K_q8_K). (Q4_0, Q5_0 and Q8_0 are repacked at load into
 // interleaved blocks: ilblock.go.)
 //
 // Integer sums are exact. The float arithmetic is the same sequence of
 // float32 roundings in the assembly and the Go versions, so both give the
 // same bits: one exact int32 sum per super-block (scales applied in
-// integers), then acc += float32(isum)·(d·xd), and for Q4_K/Q5_K accm +=
+// integers), then acc += float32(isum)·(d·xd), and for Q2_K/Q4_K/Q5_K accm +=
 // float32(msum)·(dmin·xd); the row's result is acc-accm.
 
 // Block sizes and encoded bytes per block of the GGUF layouts.
