@@ -548,7 +548,7 @@ func TestArchInfoAndErrors(t *testing.T) {
 	}
 }
 
-// TestBlockQuants: Q4_0, Q4_K, Q5_K and Q6_K weights (random blocks with
+// TestBlockQuants: Q4_0, Q4_K, Q5_K, Q6_K, Q2_K and Q3_K weights (random blocks with
 // small scales) run on the block kernels straight from the file, Q5_0 as
 // exact int8 blocks, F16 and BF16 on float32 with activations rounded
 // the same way. Each
@@ -559,7 +559,7 @@ func TestBlockQuants(t *testing.T) {
 	s := archSpec("qwen2", gguf.TypeF32)
 	s.Dim, s.FFN, s.Heads, s.KVHeads = 256, 256, 4, 2
 	r := rand.New(rand.NewPCG(9, 9))
-	for _, typ := range []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ5_0, gguf.TypeF16, gguf.TypeBF16} {
+	for _, typ := range []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ5_0, gguf.TypeQ2_K, gguf.TypeQ3_K, gguf.TypeF16, gguf.TypeBF16} {
 		t.Run(typ.String(), func(t *testing.T) {
 			var deq []gguf.WriteTensor
 			quant := writeSpec(t, s, func(meta []gguf.KV, ts []gguf.WriteTensor) ([]gguf.KV, []gguf.WriteTensor) {
