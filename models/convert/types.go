@@ -91,7 +91,7 @@ func (m Mix) quantized() bool {
 // unless the mix is Q8_0; attn_v and ffn_down get more bits in the layers
 // the _M and _S mixes name (Q2_K and Q3_K_M also attn_output, Q3_K_M
 // attn_qkv); and a matrix whose rows are not a whole number of blocks falls
-// back to a type whose blocks fit (Q2_K, Q3_K to IQ4_NL, Q4_K to Q5_0, Q5_K
+// back to a type whose blocks fit (Q2_K, Q3_K to Q4_0, Q4_K to Q5_0, Q5_K
 // to Q5_1, Q6_K to Q8_0, then F16).
 func SetTypes(f *File, mix Mix) error {
 	gqa := gqaOf(f)
@@ -217,7 +217,7 @@ func fallback(t gguf.Type, cols int) gguf.Type {
 	}
 	switch t {
 	case gguf.TypeQ2_K, gguf.TypeQ3_K:
-		t = gguf.TypeIQ4_NL
+		t = gguf.TypeQ4_0
 	case gguf.TypeQ4_K:
 		t = gguf.TypeQ5_0
 	case gguf.TypeQ5_K:
