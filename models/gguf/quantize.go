@@ -10,8 +10,9 @@ import (
 // reference quantizer, quantize_row_*_ref in ggml/src/ggml-quants.c (the
 // path llama-quantize takes without an importance matrix), operation by
 // operation in float32, so the bytes equal what ggml writes (checked against
-// ggml's own output in TestQuantizeGolden). IQ4_NL and IQ4_XS are the
-// exception: their quantizers are simpler than ggml's (quantize_iq4.go).
+// ggml's own output in TestQuantizeGolden). IQ4_NL and IQ4_XS follow the
+// quantize_iq4_nl and quantize_iq4_xs that llama-quantize calls instead
+// (quantize_iq4.go).
 //
 // Two rules keep the arithmetic identical to C's:
 //   - every product that is then added to is written float32(a*b), an explicit
@@ -33,17 +34,16 @@ func CanQuantize(t Type) bool {
 // blockQuantizers encode one block of x into y (zeroed, BlockBytes long) and
 // report false when a scale overflowed the range of its f16.
 var blockQuantizers = map[Type]func(x []float32, y []byte) bool{
-	TypeQ8_0: quantQ8_0,
-	TypeQ4_0: quantQ4_0,
-	TypeQ4_1: quantQ4_1,
-	TypeQ5_0: quantQ5_0,
-	TypeQ5_1: quantQ5_1,
-	TypeQ2_K: quantQ2K,
-	TypeQ3_K: quantQ3K,
-	TypeQ4_K: quantQ4K,
-	TypeQ5_K: quantQ5K,
-	TypeQ6_K: quantQ6K,
-	// Simpler than llama.cpp's (quantize_iq4.go).
+	TypeQ8_0:   quantQ8_0,
+	TypeQ4_0:   quantQ4_0,
+	TypeQ4_1:   quantQ4_1,
+	TypeQ5_0:   quantQ5_0,
+	TypeQ5_1:   quantQ5_1,
+	TypeQ2_K:   quantQ2K,
+	TypeQ3_K:   quantQ3K,
+	TypeQ4_K:   quantQ4K,
+	TypeQ5_K:   quantQ5K,
+	TypeQ6_K:   quantQ6K,
 	TypeIQ4_NL: quantIQ4NL,
 	TypeIQ4_XS: quantIQ4XS,
 }
@@ -57,8 +57,8 @@ var blockQuantizers = map[Type]func(x []float32, y []byte) bool{
 // and blocks beyond what the format can hold, which ggml writes silently:
 // those whose f16 scale or min would overflow to infinity (and dequantise to
 // Inf and NaN), for example values beyond about 8e6 in Q8_0 or 5e5 in Q4_0,
-// or a minimum below -65504 in Q4_1 and Q5_1; and k-quant blocks past
-// kMaxAbs. Every other finite input gives ggml's bytes.
+// or a minimum below -65504 in Q4_1 and Q5_1; and k-quant and IQ4_XS
+// blocks past kMaxAbs. Every other finite input gives ggml's bytes.
 func Quantize(t Type, x []float32) ([]byte, error) {
 	if !CanQuantize(t) {
 		return nil, fmt.Errorf("gguf: quantising to %s is not supported", t)

@@ -9,17 +9,18 @@ import "math"
 // make_qx_quants, make_q3_quants, quantize_row_q{2..6}_K_ref); see
 // quantize.go for the float32 rules they keep.
 
-// kMaxAbs is the largest magnitude each k-quant can hold: the f16 maximum
-// times the largest scale level times the largest quant level. Quantize
-// refuses larger values: they overflow the f16 super-block scale, and far
-// larger ones (past about 1e12) overflow ggml's float32 fit, which then
-// silently writes a zero block.
+// kMaxAbs is the largest magnitude each k-quant (and IQ4_XS) can hold: the
+// f16 maximum times the largest scale level times the largest quant level.
+// Quantize refuses larger values: they overflow the f16 super-block scale,
+// and far larger ones (past about 1e12) overflow ggml's float32 fit, which
+// then silently writes a zero block (IQ4_XS: a sub-block of garbage).
 var kMaxAbs = map[Type]float32{
-	TypeQ2_K: 65504 * 15 * 3,
-	TypeQ3_K: 65504 * 32 * 4,
-	TypeQ4_K: 65504 * 63 * 15,
-	TypeQ5_K: 65504 * 63 * 31,
-	TypeQ6_K: 65504 * 128 * 32,
+	TypeQ2_K:   65504 * 15 * 3,
+	TypeQ3_K:   65504 * 32 * 4,
+	TypeQ4_K:   65504 * 63 * 15,
+	TypeQ5_K:   65504 * 63 * 31,
+	TypeQ6_K:   65504 * 128 * 32,
+	TypeIQ4_XS: 65504 * 32 * 127,
 }
 
 // groupMaxEps is ggml's GROUP_MAX_EPS: sub-blocks whose largest magnitude is

@@ -227,9 +227,6 @@ func TestQuantizeGolden(t *testing.T) {
 		}
 	}
 	for t0 := range blockQuantizers {
-		if t0 == TypeIQ4_NL || t0 == TypeIQ4_XS {
-			continue // simpler quantizers than ggml's (quantize_iq4.go)
-		}
 		if seen[t0] != len(cases) {
 			t.Errorf("%s: %d golden entries for %d cases", t0, seen[t0], len(cases))
 		}
