@@ -29,6 +29,7 @@ const (
 	q5KS
 	q2K
 	q3KM
+	iq4 // IQ4_NL and IQ4_XS, which share their rules
 )
 
 // mixes are the targets --type takes. q4_k, q5_k and q3_k are
@@ -47,6 +48,8 @@ var mixes = map[string]Mix{
 	"q5_k_m": {Default: gguf.TypeQ5_K, FileType: 17, kind: q5KM},
 	"q5_k_s": {Default: gguf.TypeQ5_K, FileType: 16, kind: q5KS},
 	"q6_k":   {Default: gguf.TypeQ6_K, FileType: 18},
+	"iq4_nl": {Default: gguf.TypeIQ4_NL, FileType: 25, kind: iq4},
+	"iq4_xs": {Default: gguf.TypeIQ4_XS, FileType: 30, kind: iq4},
 }
 
 // MixNames lists the names ParseMix takes.
@@ -90,9 +93,11 @@ func (m Mix) quantized() bool {
 // the output layer (and a tied token embedding, which is it) gets Q6_K
 // unless the mix is Q8_0; attn_v and ffn_down get more bits in the layers
 // the _M and _S mixes name (Q2_K and Q3_K_M also attn_output, Q3_K_M
-// attn_qkv); and a matrix whose rows are not a whole number of blocks falls
-// back to a type whose blocks fit (Q2_K, Q3_K to Q4_0, Q4_K to Q5_0, Q5_K
-// to Q5_1, Q6_K to Q8_0, then F16).
+// attn_qkv; IQ4_NL and IQ4_XS Q5_K for attn_v with n_gqa ≥ 4 and for
+// ffn_down in the first eighth of the layers, as without an imatrix); and
+// a matrix whose rows are not a whole number of blocks falls back to a type
+// whose blocks fit (Q2_K, Q3_K to Q4_0, Q4_K to Q5_0, Q5_K to Q5_1, Q6_K
+// to Q8_0, IQ4_XS to IQ4_NL, then F16).
 func SetTypes(f *File, mix Mix) error {
 	gqa := gqaOf(f)
 	tied := true
@@ -146,6 +151,8 @@ func SetTypes(f *File, mix Mix) error {
 				typ = gguf.TypeQ6_K
 			case mix.kind == q4KS && iV < 4:
 				typ = gguf.TypeQ5_K
+			case mix.kind == iq4 && gqa >= 4:
+				typ = gguf.TypeQ5_K
 			}
 			iV++
 		case r == "ffn_down":
@@ -158,7 +165,7 @@ func SetTypes(f *File, mix Mix) error {
 				typ = gguf.TypeQ4_K
 			case (mix.kind == q4KM || mix.kind == q5KM) && moreBits(iDown, nDown):
 				typ = gguf.TypeQ6_K
-			case mix.kind == q4KS && iDown < nDown/8:
+			case (mix.kind == q4KS || mix.kind == iq4) && iDown < nDown/8:
 				typ = gguf.TypeQ5_K
 			}
 			iDown++
@@ -224,6 +231,8 @@ func fallback(t gguf.Type, cols int) gguf.Type {
 		t = gguf.TypeQ5_1
 	case gguf.TypeQ6_K:
 		t = gguf.TypeQ8_0
+	case gguf.TypeIQ4_XS:
+		t = gguf.TypeIQ4_NL
 	}
 	if cols%t.BlockSize() != 0 {
 		return gguf.TypeF16
@@ -291,10 +300,11 @@ func StoredMix(f *File) Mix {
 	return m
 }
 
-// fileTypeOf is the llama_ftype of a file mostly of type t.
+// fileTypeOf is the llama_ftype of a file mostly of type t (IQ4_NL and
+// IQ4_XS have one mix each).
 func fileTypeOf(t gguf.Type) uint32 {
 	for _, m := range mixes {
-		if m.Default == t && m.kind == plain {
+		if m.Default == t && (m.kind == plain || m.kind == iq4) {
 			return m.FileType
 		}
 	}

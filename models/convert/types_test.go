@@ -7,9 +7,9 @@ import (
 	"chat/models/gguf"
 )
 
-// TestLowBitMixes: llama-quantize's Q2_K and Q3_K_M rules on a 16-layer
-// model, with and without grouped-query attention (n_gqa 4 moves Q2_K's
-// attn_v to Q4_K).
+// TestLowBitMixes: llama-quantize's Q2_K, Q3_K_M, IQ4_NL and IQ4_XS rules
+// on a 16-layer model, with and without grouped-query attention (n_gqa 4
+// moves Q2_K's attn_v to Q4_K, IQ4's to Q5_K).
 func TestLowBitMixes(t *testing.T) {
 	file := func(kvHeads uint32) *File {
 		f := &File{Arch: "llama", Meta: []gguf.KV{
@@ -33,6 +33,8 @@ func TestLowBitMixes(t *testing.T) {
 		{"q2_k", 8, want{gguf.TypeQ6_K, gguf.TypeQ2_K, gguf.TypeQ3_K, gguf.TypeQ3_K, gguf.TypeQ3_K, gguf.TypeQ3_K, gguf.TypeQ3_K}},
 		{"q2_k", 2, want{gguf.TypeQ6_K, gguf.TypeQ2_K, gguf.TypeQ4_K, gguf.TypeQ4_K, gguf.TypeQ3_K, gguf.TypeQ3_K, gguf.TypeQ3_K}},
 		{"q3_k", 8, want{gguf.TypeQ6_K, gguf.TypeQ3_K, gguf.TypeQ5_K, gguf.TypeQ4_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ4_K}},
+		{"iq4_nl", 8, want{gguf.TypeQ6_K, gguf.TypeIQ4_NL, gguf.TypeIQ4_NL, gguf.TypeIQ4_NL, gguf.TypeIQ4_NL, gguf.TypeQ5_K, gguf.TypeQ5_K}},
+		{"iq4_xs", 2, want{gguf.TypeQ6_K, gguf.TypeIQ4_XS, gguf.TypeQ5_K, gguf.TypeQ5_K, gguf.TypeIQ4_XS, gguf.TypeQ5_K, gguf.TypeQ5_K}},
 	} {
 		mix, err := ParseMix(c.mix)
 		if err != nil {
