@@ -19,7 +19,8 @@ import (
 // holds the first 8 bytes of the sha256 of each tensor llama_model_quantize
 // wrote), on stories260K (rows of 64: every K-quant falls back) and on
 // student.pt converted to float32 (Q6_K output and attn_v/ffn_down layers,
-// Q5_0 fallbacks for rows of 192).
+// Q5_0 fallbacks for rows of 192, IQ4_XS's IQ4_NL fallback beside whole
+// IQ4_XS ffn_down rows of 512). scripts/llama-quantize-hashes.py writes it.
 func TestMatchesLlamaQuantize(t *testing.T) {
 	b, err := os.ReadFile("testdata/llama-quantize.json")
 	if err != nil {
