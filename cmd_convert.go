@@ -19,7 +19,7 @@ import (
 	"chat/session/termtext"
 )
 
-const convertUsage = "IN OUT.gguf [--type " + "f32|f16|q8_0|q4_0|q2_k|q3_k|q4_k|q5_k|q6_k|...]"
+const convertUsage = "IN OUT.gguf [--type " + "f32|f16|q8_0|q4_0|q2_k|q3_k|q4_k|q5_k|q6_k|iq4_nl|iq4_xs|...]"
 
 // convertCmd is chat convert: a course checkpoint to the GGUF file
 // llama.cpp runs, or a GGUF file re-quantised, with llama-quantize's choice
