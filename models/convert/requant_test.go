@@ -98,9 +98,10 @@ func TestMatchesLlamaQuantize(t *testing.T) {
 
 // TestRequantLlamaCpp (CHAT_LLAMACPP=1): stories260K, and bench110M when
 // $CHAT_BENCH_MODELS holds bench110M-f32.gguf (../shared/bench/make-bench-models.sh),
-// re-quantised to Q4_K_M (bench110M also to Q2_K and Q3_K_M): llama.cpp
-// loads the file and its greedy ids are this app's on the same file, or
-// part from them only at a near tie. (stories260K's rows of 64 send every
+// re-quantised to Q4_K_M, IQ4_NL and IQ4_XS (bench110M also to Q2_K and
+// Q3_K_M): llama.cpp loads the file and its greedy ids are this app's on
+// the same file, or part from them only at a near tie (bench110M IQ4_XS,
+// the second prompt: step 24, top-2 gap 0.0008 here, 0.014 there). (stories260K's rows of 64 send every
 // Q2_K and Q3_K matrix to Q4_0, and its Q3_K_M mix parts from llama.cpp at
 // the last of 32 steps: 0.053 here, 0.0034 there, just past the near-tie
 // line; the two engines' top-2 gaps on it differ by up to 0.2 in every mix.)
@@ -111,7 +112,7 @@ func TestRequantLlamaCpp(t *testing.T) {
 		files = append(files, filepath.Join(dir, "bench110M-f32.gguf"))
 	}
 	for i, in := range files {
-		mixes := []string{"q4_k"}
+		mixes := []string{"q4_k", "iq4_nl", "iq4_xs"}
 		if i > 0 {
 			mixes = append(mixes, "q2_k", "q3_k")
 		}
