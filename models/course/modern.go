@@ -206,7 +206,7 @@ type sharedExpert struct {
 }
 
 func (f *moe) forward(p *nn.Pass, m *Modern, h nn.Rows) nn.Rows {
-	out := p.MoE(h, f.Router, m.topK, func(e int, in nn.Rows) nn.Rows {
+	out := p.MoE(h, f.Router, nn.Routing{K: m.topK, Renorm: true}, func(e int, in nn.Rows) nn.Rows {
 		x := &f.Experts[e]
 		return gatedMLP(p, x.Gate, x.Up, x.Down, in)
 	})
