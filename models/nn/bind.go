@@ -24,7 +24,10 @@ import (
 //	}
 //
 // A field of type weights.Linear takes a 2-D tensor in any format; a
-// []float32 takes the values as float32; a struct without a tag shares its
+// []weights.Linear takes a 3-D tensor of stacked matrices (a mixture of
+// experts' [n_expert][rows][cols]), one matrix per index of its first
+// dimension, from a Source that is also a Stacks; a []float32 takes the
+// values as float32; a struct without a tag shares its
 // parent's prefix, with one it adds "tag."; a slice of structs is bound
 // element by element; a non-nil pointer to a struct, or an interface
 // holding one, is bound like the struct it points to, so an architecture
@@ -44,6 +47,12 @@ type Source interface {
 	Linear(name string) (weights.Linear, error)
 	// Floats is a tensor's values as float32.
 	Floats(name string) ([]float32, error)
+}
+
+// Stacks is a Source that hands out a 3-D tensor as the matrices stacked
+// in it, each a view of its part of the tensor (no copy of the whole).
+type Stacks interface {
+	Stack(name string) ([]weights.Linear, error)
 }
 
 // MissingError is a required tensor that is not in the file.
@@ -69,8 +78,9 @@ func (e *ShapeError) Error() string {
 }
 
 var (
-	linearType = reflect.TypeFor[weights.Linear]()
-	floatsType = reflect.TypeFor[[]float32]()
+	linearType  = reflect.TypeFor[weights.Linear]()
+	linearsType = reflect.TypeFor[[]weights.Linear]()
+	floatsType  = reflect.TypeFor[[]float32]()
 )
 
 // Bind fills the tagged fields of dst, a pointer to a struct, from src.
@@ -109,7 +119,7 @@ func (b *binder) structFields(v reflect.Value, prefix string) error {
 			p += name + "."
 		}
 		switch {
-		case f.Type == linearType || f.Type == floatsType:
+		case f.Type == linearType || f.Type == floatsType || f.Type == linearsType:
 			if !hasTag {
 				continue
 			}
@@ -152,6 +162,18 @@ func (b *binder) tensor(fv reflect.Value, name string, opts tagOpts, shapeTag st
 	}
 	if want != nil && !equalInts(got, want) {
 		return &ShapeError{Name: name, Got: got, Want: want, Why: why}
+	}
+	if fv.Type() == linearsType {
+		st, ok := b.src.(Stacks)
+		if len(got) != 3 || !ok {
+			return &ShapeError{Name: name, Got: got, Want: []int{-1, -1, -1}, Why: "stacked matrices"}
+		}
+		ls, err := st.Stack(name)
+		if err != nil {
+			return err
+		}
+		fv.Set(reflect.ValueOf(ls))
+		return nil
 	}
 	if fv.Type() == linearType {
 		if len(got) != 2 {
@@ -307,6 +329,21 @@ func (m *mapper) value(v reflect.Value, keep bool, name, prefix string) (reflect
 			m.vec(name, v.Interface().([]float32))
 		}
 		return v, nil
+	case v.Type() == linearsType:
+		// Stacked matrices are mapped one by one but named by no tag: a
+		// file names only their stack.
+		ls := v.Interface().([]weights.Linear)
+		if ls == nil {
+			return v, nil
+		}
+		out := make([]weights.Linear, len(ls))
+		for i, l := range ls {
+			var err error
+			if out[i], err = m.fn("", keep, l); err != nil {
+				return v, err
+			}
+		}
+		return reflect.ValueOf(out), nil
 	case v.Type() == linearType:
 		if v.IsNil() {
 			return v, nil
@@ -414,6 +451,10 @@ func weightBytes(arch any, perToken bool) int64 {
 						n += l.Bytes() / int64(l.Rows())
 					} else if !seen[l] {
 						seen[l] = true
+						n += l.Bytes()
+					}
+				case f.Type == linearsType:
+					for _, l := range fv.Interface().([]weights.Linear) {
 						n += l.Bytes()
 					}
 				case f.Type == floatsType && isBound(f):
