@@ -47,6 +47,19 @@ func archSpec(name string, typ gguf.Type) randmodel.Spec {
 		s.Arch, s.Layers, s.Tied, s.RopeBase = "smollm3", 4, true, 5000000
 	case "olmo2":
 		s.Arch, s.PostNorms, s.RopeBase, s.Eps = "olmo2", true, 500000, 1e-6
+	case "qwen3moe":
+		// 8 experts, 3 used (so the outputs' order of addition matters),
+		// 32 wide from expert_feed_forward_length.
+		s.Arch, s.HeadDim, s.QKNorm, s.RopeBase, s.Eps = "qwen3moe", 32, true, 1000000, 1e-6
+		s.Experts, s.ExpertsUsed, s.ExpertFFN = 8, 3, 32
+	case "granitemoe":
+		s.Arch, s.Tied, s.RopeBase = "granitemoe", true, 10000000
+		s.EmbeddingScale, s.ResidualScale, s.AttentionScale, s.LogitScale = 12, 0.22, 0.0078125, 8
+		s.FFN, s.Experts, s.ExpertsUsed = 32, 6, 2
+	case "olmoe":
+		// llama.cpp's OLMoE has no GQA (its K norm is n_embd wide).
+		s.Arch, s.KVHeads, s.RowQKNorm, s.RopeBase, s.Eps = "olmoe", 4, true, 10000, 1e-5
+		s.FFN, s.Experts, s.ExpertsUsed = 32, 4, 2
 	default:
 		panic("archSpec " + name)
 	}
@@ -234,6 +247,9 @@ var archCases = []struct {
 	{"granite", "granite", nil},
 	{"smollm3", "smollm3", nil},
 	{"olmo2", "olmo2", nil},
+	{"qwen3moe", "qwen3moe", nil},
+	{"granitemoe", "granitemoe", nil},
+	{"olmoe", "olmoe", nil},
 }
 
 // writeCase writes archCases' model in weight type typ.
@@ -522,7 +538,7 @@ func TestArchInfoAndErrors(t *testing.T) {
 	}{
 		{func(meta []gguf.KV, ts []gguf.WriteTensor) ([]gguf.KV, []gguf.WriteTensor) {
 			return setKV(meta, gguf.KV{Key: "general.architecture", Type: gguf.String, Value: "mamba"}), ts
-		}, `unsupported architecture "mamba" (supported: gemma, gemma2, gemma3, granite, llama, olmo2, phi3, qwen2, qwen3, smollm3)`},
+		}, `unsupported architecture "mamba" (supported: gemma, gemma2, gemma3, granite, granitemoe, llama, olmo2, olmoe, phi3, qwen2, qwen3, qwen3moe, smollm3)`},
 		{func(meta []gguf.KV, ts []gguf.WriteTensor) ([]gguf.KV, []gguf.WriteTensor) {
 			return setKV(meta, gguf.KV{Key: "qwen2.rope.scaling.type", Type: gguf.String, Value: "dynamic"}), ts
 		}, `rope scaling "dynamic" is not supported`},

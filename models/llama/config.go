@@ -54,6 +54,11 @@ type Config struct {
 	// out the first three, as llama.cpp does.
 	EmbedScale, ResidualScale, KQScale, LogitScale float32
 
+	// Mixture of experts (readExperts): each block's feed-forward is
+	// Experts SwiGLU experts of width ExpertFFN, ExpertsUsed of them per
+	// token; 0 in a dense model.
+	Experts, ExpertsUsed, ExpertFFN int
+
 	// Llama3 holds rope.scaling.* of type "llama3" when a file carries them
 	// as metadata instead of rope_freqs.weight (llama.cpp itself only
 	// reads the tensor); nil otherwise.
@@ -89,8 +94,8 @@ func readConfig(f *gguf.File, arch string) (Config, error) {
 		}
 		return req(k, dst)
 	}
-	if n, ok := f.Uint(key("expert_count")); ok && n > 0 {
-		return c, fmt.Errorf("llama: mixture-of-experts models (%s = %d) are not supported", key("expert_count"), n)
+	if n, ok := f.Uint(key("expert_count")); ok && n > 0 && !moeArchs[arch] {
+		return c, fmt.Errorf("llama: %s with experts (%s = %d) is not supported; mixture-of-experts architectures: qwen3moe, granitemoe, olmoe", arch, key("expert_count"), n)
 	}
 	for _, r := range []struct {
 		k   string

@@ -41,16 +41,19 @@ var _ models.Model = (*Model)(nil)
 // architectures are the supported values of general.architecture, each with
 // the constructor of its file.
 var architectures = map[string]func(c *Config, f *gguf.File, src *source) (nn.Arch, error){
-	"llama":   newLlama,
-	"qwen2":   newQwen2,
-	"qwen3":   newQwen3,
-	"phi3":    newPhi3,
-	"granite": newGranite,
-	"smollm3": newSmolLM3,
-	"olmo2":   newOLMo2,
-	"gemma":   newGemma,
-	"gemma2":  newGemma,
-	"gemma3":  newGemma,
+	"llama":      newLlama,
+	"qwen2":      newQwen2,
+	"qwen3":      newQwen3,
+	"phi3":       newPhi3,
+	"granite":    newGranite,
+	"smollm3":    newSmolLM3,
+	"olmo2":      newOLMo2,
+	"qwen3moe":   newQwen3MoE,
+	"granitemoe": newGraniteMoE,
+	"olmoe":      newOLMoE,
+	"gemma":      newGemma,
+	"gemma2":     newGemma,
+	"gemma3":     newGemma,
 }
 
 // Load opens a GGUF model of a supported architecture.
@@ -300,6 +303,30 @@ func (s *source) Linear(name string) (weights.Linear, error) {
 	return w, nil
 }
 
+// Stack is a 3-D tensor (ggml dims [cols, rows, n]) as its n matrices,
+// each made from its own run of the file's bytes, so a quantized stack of
+// experts is never widened or copied whole.
+func (s *source) Stack(name string) ([]weights.Linear, error) {
+	t, _ := s.f.Tensor(name)
+	raw, err := s.f.TensorData(t)
+	if err != nil {
+		return nil, fmt.Errorf("llama: %w", err)
+	}
+	n := int(t.Dims[2])
+	if n == 0 || len(raw)%n != 0 {
+		return nil, fmt.Errorf("llama: tensor %s: %d bytes do not split into %d matrices", name, len(raw), n)
+	}
+	part := len(raw) / n
+	out := make([]weights.Linear, n)
+	for e := range out {
+		if out[e], err = weights.FromGGUF(t.Type, raw[e*part:(e+1)*part:(e+1)*part], int(t.Dims[1]), int(t.Dims[0])); err != nil {
+			return nil, fmt.Errorf("llama: tensor %s: %w", name, err)
+		}
+	}
+	s.types[t.Type] += t.Elements()
+	return out, nil
+}
+
 func (s *source) Floats(name string) ([]float32, error) {
 	if whole, r0, r1, ok := s.fused(name); ok {
 		w, err := s.Floats(whole)
@@ -336,6 +363,7 @@ func (c *Config) dims() map[string]int {
 	return map[string]int{
 		"vocab": c.Vocab, "dim": c.Dim, "ffn": c.FFN, "head_dim": c.HeadDim,
 		"q_dim": c.Heads * c.HeadDim, "kv_dim": c.KVHeads * c.HeadDim,
+		"experts": c.Experts, "ffn_exp": c.ExpertFFN,
 	}
 }
 

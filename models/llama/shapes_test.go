@@ -34,6 +34,9 @@ type shapeSpec struct {
 	Llama3Freqs     bool    // rope_freqs.weight as convert_hf_to_gguf writes for Llama 3.1
 	QKVBias, QKNorm bool
 	PostNorms       bool                        // olmo2's blocks (randmodel.Spec.PostNorms)
+	RowQKNorm       bool                        // olmoe's Q/K norms over whole rows
+	Experts, Used   int                         // a mixture of experts (randmodel.Spec.Experts, ExpertsUsed)
+	ExpertFFN       int                         // expert_feed_forward_length (0 leaves it out)
 	Layers          int                         // 0: 2
 	Type            gguf.Type                   // of the 2-D weights
 	Quant           func(name string) gguf.Type // per-tensor type instead of Type
@@ -164,6 +167,28 @@ func shapeSpecs() []shapeSpec {
 			Vocab: 301, Quant: q2K, Seed: 211},
 		{Name: "qwen3-hd128-gqa2-q3_k_m", Arch: "qwen3", Dim: 512, FFN: 768, Heads: 4, KVHeads: 2, HD: 128,
 			Vocab: 283, RopeBase: 1000000, QKNorm: true, Quant: q3KM, Seed: 212},
+		// Mixtures of experts: softmax routing to the top 2 (one model 4)
+		// of 4 to 8 experts, renormalised for qwen3moe and granitemoe.
+		{Name: "qwen3moe-hd64-gqa2-e8k2", Arch: "qwen3moe", Dim: 256, FFN: 512, Heads: 4, KVHeads: 2, HD: 64,
+			Vocab: 301, RopeBase: 1000000, QKNorm: true, Experts: 8, Used: 2, ExpertFFN: 128,
+			Type: gguf.TypeF32, GapTol: 1e-4, Seed: 401},
+		{Name: "qwen3moe-hd64-gqa4-e8k4", Arch: "qwen3moe", Dim: 256, FFN: 384, Heads: 4, KVHeads: 1, HD: 64,
+			Vocab: 283, Tied: true, RopeBase: 1000000, QKNorm: true, Experts: 8, Used: 4,
+			Type: gguf.TypeF32, GapTol: 1e-4, Seed: 402},
+		{Name: "qwen3moe-hd64-gqa2-e4k2-q8_0", Arch: "qwen3moe", Dim: 256, FFN: 512, Heads: 4, KVHeads: 2, HD: 64,
+			Vocab: 301, RopeBase: 1000000, QKNorm: true, Experts: 4, Used: 2, ExpertFFN: 160,
+			Type: gguf.TypeQ8_0, Seed: 403},
+		{Name: "granitemoe-hd64-gqa4-e6k2", Arch: "granitemoe", Dim: 256, FFN: 96, Heads: 4, KVHeads: 1,
+			Vocab: 301, Tied: true, RopeBase: 10000000, EmbScale: 12, ResScale: 0.22, AttnScale: 0.015625, LogitScale: 8,
+			Experts: 6, Used: 2, Type: gguf.TypeF32, GapTol: 1e-4, Seed: 404},
+		{Name: "granitemoe-hd64-gqa2-e4k2-q8_0", Arch: "granitemoe", Dim: 256, FFN: 128, Heads: 4, KVHeads: 2,
+			Vocab: 277, EmbScale: 6, ResScale: 0.5, AttnScale: 0.015625, LogitScale: 3,
+			Experts: 4, Used: 2, Type: gguf.TypeQ8_0, Seed: 405},
+		// OLMoE without GQA: llama.cpp makes its K norm n_embd wide.
+		{Name: "olmoe-hd64-mha-e8k2", Arch: "olmoe", Dim: 256, FFN: 128, Heads: 4, KVHeads: 4,
+			Vocab: 301, RopeBase: 10000, RowQKNorm: true, Experts: 8, Used: 2, Type: gguf.TypeF32, GapTol: 1e-4, Seed: 406},
+		{Name: "olmoe-hd64-mha-e4k2-q8_0", Arch: "olmoe", Dim: 256, FFN: 160, Heads: 4, KVHeads: 4,
+			Vocab: 283, RopeBase: 10000, RowQKNorm: true, Experts: 4, Used: 2, Type: gguf.TypeQ8_0, Seed: 408},
 	}
 }
 
@@ -242,7 +267,8 @@ func writeShape(s shapeSpec) ([]byte, error) {
 		HeadDim: s.HD, Context: 512, Eps: 1e-6, RopeBase: s.RopeBase, RopeScalingType: s.Scaling,
 		RopeScalingFactor: s.Factor, Llama3Freqs: s.Llama3Freqs, Llama3: randmodel.Llama3Rope{Factor: 8,
 			LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 64},
-		Tied: s.Tied, QKVBias: s.QKVBias, QKNorm: s.QKNorm, PostNorms: s.PostNorms,
+		Tied: s.Tied, QKVBias: s.QKVBias, QKNorm: s.QKNorm, PostNorms: s.PostNorms, RowQKNorm: s.RowQKNorm,
+		Experts: s.Experts, ExpertsUsed: s.Used, ExpertFFN: s.ExpertFFN,
 		EmbeddingScale: s.EmbScale, ResidualScale: s.ResScale, AttentionScale: s.AttnScale, LogitScale: s.LogitScale,
 		RopeOff: s.RopeOff,
 		Type:    s.Type, TypeOf: s.Quant, Seed: s.Seed}, nil)

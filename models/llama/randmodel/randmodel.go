@@ -1,5 +1,6 @@
 // Package randmodel writes small random-weight GGUF models of the Llama
-// family (llama, qwen2, qwen3, granite, smollm3, olmo2) whose bytes depend
+// family (llama, qwen2, qwen3, granite, smollm3, olmo2, and the
+// mixture-of-experts qwen3moe, granitemoe and olmoe) whose bytes depend
 // only on a Spec and the vocabulary file it copies the tokenizer from.
 // They are the inputs of the llama.cpp fixtures in models/llama/testdata/
 // llamacpp: scripts/llamacpp writes them with this package and records
@@ -53,6 +54,9 @@ type Spec struct {
 	Tied    bool // no output.weight: llama.cpp uses token_embd
 	QKVBias bool // attn_q/k/v.bias
 	QKNorm  bool // attn_q_norm/attn_k_norm (qwen3)
+	// RowQKNorm writes attn_q_norm/attn_k_norm over the whole Q and K rows
+	// (OLMoE's, with the usual pre-norms).
+	RowQKNorm bool
 	// PostNorms writes OLMo-2's blocks: no attn_norm or ffn_norm but
 	// post_attention_norm and post_ffw_norm, and attn_q_norm/attn_k_norm
 	// over the whole Q and K rows.
@@ -64,6 +68,14 @@ type Spec struct {
 	// RopeOff writes rope.scaling.finetuned false, which turns Granite's
 	// rope off.
 	RopeOff bool
+
+	// Experts, when set, makes each block's feed-forward a mixture of
+	// experts (qwen3moe, granitemoe, olmoe): expert_count and
+	// expert_used_count, the F32 router ffn_gate_inp and the experts'
+	// matrices stacked in ffn_gate_exps, ffn_up_exps and ffn_down_exps,
+	// ExpertFFN wide (written as expert_feed_forward_length when set; else
+	// FFN wide, or FFN/ExpertsUsed for qwen3moe, as llama.cpp defaults it).
+	Experts, ExpertsUsed, ExpertFFN int
 
 	Type gguf.Type // the 2-D weights' type (any gguf.Write makes); norms, biases and rope_freqs are F32
 	// TypeOf, when set, gives each 2-D weight's type by its name instead (a
@@ -270,6 +282,12 @@ func Write(w io.Writer, s Spec, vocab *gguf.File) error {
 		u32("attention.head_count", s.Heads),
 		u32("attention.head_count_kv", s.KVHeads),
 	}
+	if s.Experts > 0 {
+		meta = append(meta, u32("expert_count", s.Experts), u32("expert_used_count", s.ExpertsUsed))
+		if s.ExpertFFN > 0 {
+			meta = append(meta, u32("expert_feed_forward_length", s.ExpertFFN))
+		}
+	}
 	if s.HeadDim != 0 {
 		meta = append(meta, u32("attention.key_length", hd), u32("attention.value_length", hd))
 	}
@@ -318,17 +336,27 @@ func Write(w io.Writer, s Spec, vocab *gguf.File) error {
 	}
 
 	var ts []gguf.WriteTensor
-	mat := func(name string, cols, rows int) { // [rows][cols], GGUF dims cols, rows
-		typ, std := s.Type, s.Std
-		if s.TypeOf != nil {
-			typ = s.TypeOf(name)
-		}
+	// stack writes n matrices [rows][cols] as one tensor of GGUF dims cols,
+	// rows, n (n 0: one matrix, dims cols, rows); mat one matrix.
+	stack := func(name string, cols, rows, n int, typ gguf.Type) {
+		std := s.Std
 		if std == 0 {
 			std = float32(1.6 / math.Sqrt(float64(cols)))
 		}
-		ts = append(ts, gguf.WriteTensor{Name: name, Dims: []int64{int64(cols), int64(rows)}, Type: typ,
-			Data: normal(s.Seed, name, cols*rows, std)})
+		dims := []int64{int64(cols), int64(rows)}
+		if n > 0 {
+			dims = append(dims, int64(n))
+		}
+		ts = append(ts, gguf.WriteTensor{Name: name, Dims: dims, Type: typ,
+			Data: normal(s.Seed, name, cols*rows*max(n, 1), std)})
 	}
+	typeOf := func(name string) gguf.Type {
+		if s.TypeOf != nil {
+			return s.TypeOf(name)
+		}
+		return s.Type
+	}
+	mat := func(name string, cols, rows int) { stack(name, cols, rows, 0, typeOf(name)) }
 	vec := func(name string, n int, mean, std float32) {
 		v := normal(s.Seed, name, n, std)
 		for i := range v {
@@ -364,7 +392,7 @@ func Write(w io.Writer, s Spec, vocab *gguf.File) error {
 			vec(p+"attn_q_norm.weight", hd, 1, 0.2)
 			vec(p+"attn_k_norm.weight", hd, 1, 0.2)
 		}
-		if s.PostNorms {
+		if s.PostNorms || s.RowQKNorm {
 			vec(p+"attn_q_norm.weight", qDim, 1, 0.2)
 			vec(p+"attn_k_norm.weight", kvDim, 1, 0.2)
 		}
@@ -374,9 +402,28 @@ func Write(w io.Writer, s Spec, vocab *gguf.File) error {
 		} else {
 			vec(p+"ffn_norm.weight", s.Dim, 1, 0.2)
 		}
-		mat(p+"ffn_gate.weight", s.Dim, s.FFN)
-		mat(p+"ffn_up.weight", s.Dim, s.FFN)
-		mat(p+"ffn_down.weight", s.FFN, s.Dim)
+		switch {
+		case s.Experts > 0:
+			ffn := s.ExpertFFN
+			if ffn == 0 {
+				ffn = s.FFN
+				if s.Arch == "qwen3moe" { // llama.cpp's default expert width
+					ffn /= s.ExpertsUsed
+				}
+			}
+			// llama-quantize leaves the router F32.
+			stack(p+"ffn_gate_inp.weight", s.Dim, s.Experts, 0, gguf.TypeF32)
+			for _, e := range []struct {
+				name       string
+				cols, rows int
+			}{{"ffn_gate_exps.weight", s.Dim, ffn}, {"ffn_up_exps.weight", s.Dim, ffn}, {"ffn_down_exps.weight", ffn, s.Dim}} {
+				stack(p+e.name, e.cols, e.rows, s.Experts, typeOf(p+e.name))
+			}
+		default:
+			mat(p+"ffn_gate.weight", s.Dim, s.FFN)
+			mat(p+"ffn_up.weight", s.Dim, s.FFN)
+			mat(p+"ffn_down.weight", s.FFN, s.Dim)
+		}
 		if s.PostNorms {
 			vec(p+"post_ffw_norm.weight", s.Dim, 1, 0.2)
 		}
