@@ -87,7 +87,7 @@ func CourseArch(c course.Config) (string, error) {
 		why = append(why, "multi-head latent attention (llama.cpp's deepseek2 MLA caches the latent with a shared rope key laid out differently, and this app has no GGUF MLA to check it)")
 	}
 	if c.Experts > 0 {
-		why = append(why, fmt.Sprintf("mixture of experts (n_experts=%d; llama.cpp's qwen3moe has no ungated shared expert, and this app does not run GGUF MoE models to check it)", c.Experts))
+		why = append(why, fmt.Sprintf("mixture of experts (n_experts=%d; not written yet: llama.cpp's qwen3moe, which this app runs, has no ungated shared expert)", c.Experts))
 	}
 	if c.AttnGate {
 		why = append(why, "the sigmoid attention output gate (attn_gate; no llama.cpp dense architecture has it)")

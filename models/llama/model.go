@@ -3,9 +3,10 @@
 // general.architecture has its own file whose struct is the table of tensors
 // the file must hold and whose Forward reads top to bottom: llama.go,
 // qwen2.go, qwen3.go, phi3.go, gemma.go (Gemma 1, 2 and 3), granite.go,
-// smollm3.go, olmo2.go. This file opens a GGUF file, reads the
-// hyper-parameters (config.go) and the tokenizer (tokenizer.go), and binds
-// the tensors.
+// smollm3.go, olmo2.go, and the mixtures of experts qwen3moe.go,
+// granitemoe.go and olmoe.go (their experts in moe.go). This file opens a
+// GGUF file, reads the hyper-parameters (config.go) and the tokenizer
+// (tokenizer.go), and binds the tensors.
 //
 // Weights stay in the type the file stores them in, each multiplied by its
 // own kernels (F32, F16, the Q and IQ block types; BF16 is widened to
