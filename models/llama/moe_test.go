@@ -1,10 +1,12 @@
 package llama
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"chat/models/gguf"
+	"chat/models/kvcache"
 )
 
 // TestMoEHostile: expert metadata that disagrees with itself or with the
@@ -67,5 +69,42 @@ func TestMoEHostile(t *testing.T) {
 				t.Errorf("got %v, want one line with %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestMoEQuantize: --quant q8_0 on an F32 MoE file re-encodes every
+// expert one by one and keeps the F32 router, as llama-quantize does; the
+// model then computes, bit for bit, what the file written so computes.
+func TestMoEQuantize(t *testing.T) {
+	f32 := loadT(t, writeSpec(t, archSpec("qwen3moe", gguf.TypeF32), nil))
+	q, err := f32.Quantize("q8_0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := q.(*Model).Arch().(*Qwen3MoE)
+	b := &m.Blocks[1].MoE
+	if b.Router.Format() != "f32" || len(b.Gate) != 8 || b.Gate[7].Format() != "q8_0" || b.Down[0].Format() != "q8_0" {
+		t.Fatalf("router %s, %d gate experts, gate[7] %s, down[0] %s", b.Router.Format(), len(b.Gate), b.Gate[7].Format(), b.Down[0].Format())
+	}
+	// The file as Quantize makes it: the embedding stays F32.
+	s := archSpec("qwen3moe", gguf.TypeQ8_0)
+	s.TypeOf = func(name string) gguf.Type {
+		if name == "token_embd.weight" {
+			return gguf.TypeF32
+		}
+		return gguf.TypeQ8_0
+	}
+	file := loadT(t, writeSpec(t, s, nil))
+	prompt := []int{1, 260, 5, 99, 263, 42}
+	got, err := kvcache.NewState(q).Forward(prompt, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := kvcache.NewState(file).Forward(prompt, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("quantized logits differ from the Q8_0 file's")
 	}
 }
