@@ -60,8 +60,47 @@ func NeedLlamaCpp(t testing.TB) (node, cache string) {
 // (skipping t as NeedLlamaCpp does).
 func LlamaCpp(t testing.TB, req LlamaCppRequest) LlamaCppResult {
 	t.Helper()
+	var res LlamaCppResult
+	runScript(t, "scripts/llamacpp/check.mjs", req, &res)
+	return res
+}
+
+// TokenizeRequest asks llama.cpp to tokenize Texts under the vocabulary of
+// Model (scripts/llamacpp/tokenize.mjs).
+type TokenizeRequest struct {
+	Model string   `json:"model"`
+	Texts []string `json:"texts"`
+}
+
+// TokenizeResult is llama.cpp's answer for one TokenizeRequest: per text,
+// the ids without BOS, with special-token text as plain text (Tokens) and
+// parsed (TokensSpecial); or Error when llama.cpp does not load the model.
+type TokenizeResult struct {
+	Tokens        [][]int `json:"tokens"`
+	TokensSpecial [][]int `json:"tokens_special"`
+	Error         string  `json:"error"`
+}
+
+// LlamaCppTokenize tokenizes under several models in one llama.cpp process
+// (skipping t as NeedLlamaCpp does).
+func LlamaCppTokenize(t testing.TB, reqs []TokenizeRequest) []TokenizeResult {
+	t.Helper()
+	var res struct {
+		Results []TokenizeResult `json:"results"`
+	}
+	runScript(t, "scripts/llamacpp/tokenize.mjs", map[string]any{"models": reqs}, &res)
+	if len(res.Results) != len(reqs) {
+		t.Fatalf("llama.cpp: %d results for %d models", len(res.Results), len(reqs))
+	}
+	return res.Results
+}
+
+// runScript runs a script of scripts/llamacpp on req (as JSON) and decodes
+// its stdout into res.
+func runScript(t testing.TB, rel string, req, res any) {
+	t.Helper()
 	node, cache := NeedLlamaCpp(t)
-	script, err := moduleFile("scripts/llamacpp/check.mjs")
+	script, err := moduleFile(rel)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,11 +118,9 @@ func LlamaCpp(t testing.TB, req LlamaCppRequest) LlamaCppResult {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("llama.cpp: %v\n%s", err, stderr.Bytes())
 	}
-	var res LlamaCppResult
-	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+	if err := json.Unmarshal(stdout.Bytes(), res); err != nil {
 		t.Fatalf("llama.cpp: %v\n%s\n%s", err, stdout.Bytes(), stderr.Bytes())
 	}
-	return res
 }
 
 // moduleFile is rel under the module root (the folder with go.mod).

@@ -170,7 +170,8 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 		}
 	}
 	switch v.Pre {
-	case "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano":
+	case "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano",
+		"tekken", "chameleon":
 		v.AddBOS = true
 	case "glm4", "chatglm-bpe":
 		v.BOS = -1 // llama.cpp: no default BOS for ChatGLM
@@ -234,10 +235,16 @@ func New(v Vocab) (*Tokenizer, error) {
 		pre:     v.Pre,
 	}
 	switch v.Pre {
-	case "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano":
+	case "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano", "minicpm5":
 		t.ignoreMerges = true
+	case "tekken", "youtu", "granite-embed-multi-97m":
+		t.ignoreMerges = true
+		t.cleanUp = false
 	case "deepseek-llm", "deepseek-coder", "qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "command-r", "smollm", "trillion",
-		"granite-docling", "solar-open", "hunyuan", "grok-2", "qwen35":
+		"granite-docling", "solar-open", "hunyuan", "grok-2", "qwen35",
+		"deepseek-v3", "hunyuan-dense", "joyai-llm", "poro-chat", "viking", "chameleon", "gpt-4o", "llama4", "kanana2",
+		"talkie", "tiny_aya", "cohere2moe", "superbpe", "bailingmoe", "bailingmoe2", "llada-moe", "seed-coder", "kimi-k2",
+		"afmoe", "laguna", "minimax-m2":
 		t.cleanUp = false // llama.cpp turns clean_spaces off for these
 	}
 	for i, s := range v.Tokens {

@@ -214,7 +214,7 @@ func TestFromGGUFErrors(t *testing.T) {
 		{"no merges", with("tokenizer.ggml.merges", 0, nil), "merges"},
 		{"short types", with("tokenizer.ggml.token_type", gguf.Array, gguf.ArrayValue{Elem: gguf.Int32, Data: []int32{1}}), "token types"},
 		{"string types", with("tokenizer.ggml.token_type", gguf.Array, gguf.ArrayValue{Elem: gguf.String, Data: []string{"x"}}), "token_type"},
-		{"unknown pre", with("tokenizer.ggml.pre", gguf.String, "tekken"), "supported: "},
+		{"unknown pre", with("tokenizer.ggml.pre", gguf.String, "gemma4"), "supported: "},
 		{"numeric pre", with("tokenizer.ggml.pre", gguf.Uint32, uint32(1)), "pre"},
 		{"string add_bos", with("tokenizer.ggml.add_bos_token", gguf.String, "yes"), "add_bos_token"},
 	}

@@ -1,0 +1,136 @@
+package llama
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"chat/models/gguf"
+	"chat/models/testmodels"
+)
+
+// preTypes are the tokenizer.ggml.pre values TestPreTokenizersLlamaCpp
+// checks: one of each older kind, and every one added with the regex
+// scanners of gpt2bpe's pretok_more.go.
+var preTypes = []string{
+	"default", "gpt-2", "llama-bpe", "qwen2", "qwen35", "starcoder", "falcon", "deepseek-llm", "deepseek-coder",
+	"tekken", "gpt-4o", "minimax-m2", "granite-embed-multi-97m", "tiny_aya", "youtu", "deepseek-v3", "hunyuan-dense",
+	"joyai-llm", "afmoe", "kimi-k2", "bailingmoe", "seed-coder", "exaone-moe", "jais-2", "minicpm5", "laguna", "bloom",
+	"gpt3-finnish", "poro-chat", "viking", "chameleon", "superbpe",
+}
+
+// preTexts are texts that tell the pre-tokenizers apart.
+var preTexts = []string{
+	"I'm sure you'll see they've done it; we'd said he's right, THEY'RE sure and I'LL go. 'tis O'Neil's",
+	"1 22 333 4444 55555 666666 7777777 12345678901234567890 3.14159 1,000,000 $42.50 ²³ ٣٤٥ ١٢٣٤ ⅫⅣ",
+	"func main() {\n\tfmt.Println(\"hi\") // x<=y && a!=b\n\treturn x->y::z\n}\n\n\n    indented\r\n  \t end",
+	"这是一个测试。日本語のテキスト、カタカナとひらがな。한국어 텍스트입니다! ㄅㄆㄇ 豈更",
+	"مرحبا بالعالم، كيف حالك؟ שלום עולם. ۔ ، ।",
+	"emoji 🦙🚀👍🏽 family 👨‍👩‍👧 flags 🇫🇷 ❤️",
+	"Café naïve résumé ÉCOLE École Ünïcödé e\u0301 A\u0308bc ÀÉÎÕÜ ǅ ʰ ꟸ ß ẞ ΣΊΣΥΦΟΣ ἀρχή Привет МИР",
+	"   leading and trailing   \n\n \t\t\n\r\n  ",
+	"wait... what?!?! (yes) [no] {maybe} <tag> --- *** ___ ~~~ ``` ''' \"\" ;;; ::: /// \\\\",
+	"HelloWorld camelCase snake_case SCREAMING_CASE kebab-case PascalCase iPhone McDonald's ABCdef",
+	"<sentinel:12> IMGIMGABZ IMGIMGABCDEZ IMGIMGJZ <|endoftext|> <|begin_of_text|>",
+	"ไทย ລາວ ខ្មែរ မြန်မာ ꩠ ･ｶﾀｶﾅ ⼀⼁ ᄀ",
+	"a b c d e f hello world  two  spaces   three\u00a0nbsp\u3000ideographic\u2028line",
+	"http://example.com/path?q=1&r=2#frag user@mail.org C:\\Users\\x file.txt v1.2.3-beta+build.5",
+	"x/y\n/\n//\n\r\n/ab/ 12/34/56 ab/\ncd",
+	"\x01\x02 ctrl\x7f \u200b zero\u200dwidth \ufeffbom \ue000private",
+	"1234567 a1234567b 12345x67 ١٢٣4567 ab123 123ab ..123.. 00000",
+}
+
+// TestPreTokenizersLlamaCpp writes, for each pre-tokenizer, a tiny model
+// whose tokenizer is Llama 3's real vocabulary (ggml-vocab-llama-bpe.gguf)
+// with that tokenizer.ggml.pre, and checks that chat and llama.cpp give the
+// same ids for varied texts and the .inp texts of every vocabulary test
+// file, with and without special-token parsing. One llama.cpp process does
+// all the models.
+func TestPreTokenizersLlamaCpp(t *testing.T) {
+	testmodels.NeedLlamaCpp(t)
+	texts := slices.Clone(preTexts)
+	inps, _ := filepath.Glob(filepath.Join(testmodels.Dir(t), "vocab", "*.inp"))
+	seen := map[string]bool{}
+	for _, f := range inps {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range strings.Split(string(b), "\n__ggml_vocab_test__\n") {
+			if !seen[s] {
+				seen[s] = true
+				texts = append(texts, s)
+			}
+		}
+	}
+	vocab, err := gguf.Open(testmodels.Path(t, "vocab/ggml-vocab-llama-bpe.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vocab.Close()
+	var reqs []testmodels.TokenizeRequest
+	for _, pre := range preTypes {
+		path := writeSpec(t, archSpec("llama3", gguf.TypeF32), func(meta []gguf.KV, ts []gguf.WriteTensor) ([]gguf.KV, []gguf.WriteTensor) {
+			var out []gguf.KV
+			for _, kv := range meta {
+				if !strings.HasPrefix(kv.Key, "tokenizer.") {
+					out = append(out, kv)
+				}
+			}
+			n := 0
+			for _, kv := range vocab.KV {
+				switch {
+				case kv.Key == "tokenizer.ggml.pre":
+					kv = gguf.KV{Key: kv.Key, Type: gguf.String, Value: pre}
+				case kv.Key == "tokenizer.ggml.tokens":
+					n = kv.Value.(gguf.ArrayValue).Len()
+				}
+				if strings.HasPrefix(kv.Key, "tokenizer.") {
+					out = append(out, kv)
+				}
+			}
+			ts = slices.DeleteFunc(ts, func(w gguf.WriteTensor) bool { return w.Name == "output.weight" })
+			for i := range ts {
+				if ts[i].Name == "token_embd.weight" {
+					ts[i].Dims[1] = int64(n)
+					ts[i].Data = make([]float32, int(ts[i].Dims[0])*n)
+				}
+			}
+			return out, ts
+		})
+		reqs = append(reqs, testmodels.TokenizeRequest{Model: path, Texts: texts})
+	}
+	res := testmodels.LlamaCppTokenize(t, reqs)
+	for i, pre := range preTypes {
+		if res[i].Error != "" {
+			t.Errorf("%s: llama.cpp: %s", pre, res[i].Error)
+			continue
+		}
+		m := loadT(t, reqs[i].Model)
+		tok := m.Tokenizer()
+		bad := 0
+		for j, s := range texts {
+			got, gotSp := tok.Encode(s), tok.EncodeSpecial(s)
+			if !slices.Equal(got, nonNil(res[i].Tokens[j])) || !slices.Equal(gotSp, nonNil(res[i].TokensSpecial[j])) {
+				if bad++; bad <= 3 {
+					t.Errorf("%s %q:\n chat     %v\n llama.cpp %v\n (special: chat %v, llama.cpp %v)", pre, s, got, res[i].Tokens[j], gotSp, res[i].TokensSpecial[j])
+				}
+			}
+		}
+		if bad > 0 {
+			t.Errorf("%s: %d of %d texts differ", pre, bad, len(texts))
+		} else {
+			t.Logf("%s: %d texts agree", pre, len(texts))
+		}
+		m.Close()
+	}
+}
+
+func nonNil(ids []int) []int {
+	if ids == nil {
+		return []int{}
+	}
+	return ids
+}
