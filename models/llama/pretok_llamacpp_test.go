@@ -16,9 +16,10 @@ import (
 // scanners of gpt2bpe's pretok_more.go.
 var preTypes = []string{
 	"default", "gpt-2", "llama-bpe", "qwen2", "qwen35", "starcoder", "falcon", "deepseek-llm", "deepseek-coder",
-	"tekken", "gpt-4o", "minimax-m2", "granite-embed-multi-97m", "tiny_aya", "youtu", "deepseek-v3", "hunyuan-dense",
-	"joyai-llm", "afmoe", "kimi-k2", "bailingmoe", "seed-coder", "exaone-moe", "jais-2", "minicpm5", "laguna", "bloom",
-	"gpt3-finnish", "poro-chat", "viking", "chameleon", "superbpe",
+	"tekken", "gpt-4o", "llama4", "kanana2", "talkie", "minimax-m2", "granite-embed-multi-97m", "tiny_aya", "cohere2moe",
+	"youtu", "deepseek-v3", "hunyuan-dense", "joyai-llm", "afmoe", "kimi-k2", "bailingmoe", "bailingmoe2", "llada-moe",
+	"seed-coder", "exaone-moe", "jais-2", "minicpm5", "laguna", "bloom", "gpt3-finnish", "poro-chat", "viking",
+	"chameleon", "superbpe",
 }
 
 // preTexts are texts that tell the pre-tokenizers apart.
@@ -40,6 +41,8 @@ var preTexts = []string{
 	"x/y\n/\n//\n\r\n/ab/ 12/34/56 ab/\ncd",
 	"\x01\x02 ctrl\x7f \u200b zero\u200dwidth \ufeffbom \ue000private",
 	"1234567 a1234567b 12345x67 ١٢٣4567 ab123 123ab ..123.. 00000",
+	"x  123   4567\t 89  \n  12 a  b   c\t\td  .  !!  é",
+	"ÜBER ÉTATS-UNIS ÀbC aÉb ÉÉa DŽungla ǅemal",
 }
 
 // TestPreTokenizersLlamaCpp writes, for each pre-tokenizer, a tiny model
@@ -70,42 +73,40 @@ func TestPreTokenizersLlamaCpp(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer vocab.Close()
+	var realKV []gguf.KV
+	for _, kv := range vocab.KV {
+		if strings.HasPrefix(kv.Key, "tokenizer.") {
+			realKV = append(realKV, kv)
+		}
+	}
+	toks, merges := revealingVocab(texts, 12)
+	types := make([]int32, len(toks))
+	for i := range types {
+		types[i] = 1
+	}
+	revealKV := []gguf.KV{
+		{Key: "tokenizer.ggml.model", Type: gguf.String, Value: "gpt2"},
+		{Key: "tokenizer.ggml.pre", Type: gguf.String, Value: ""},
+		{Key: "tokenizer.ggml.tokens", Type: gguf.Array, Value: gguf.ArrayValue{Elem: gguf.String, Data: toks}},
+		{Key: "tokenizer.ggml.token_type", Type: gguf.Array, Value: gguf.ArrayValue{Elem: gguf.Int32, Data: types}},
+		{Key: "tokenizer.ggml.merges", Type: gguf.Array, Value: gguf.ArrayValue{Elem: gguf.String, Data: merges}},
+	}
+	type model struct{ pre, vocab string }
+	var models []model
 	var reqs []testmodels.TokenizeRequest
 	for _, pre := range preTypes {
-		path := writeSpec(t, archSpec("llama3", gguf.TypeF32), func(meta []gguf.KV, ts []gguf.WriteTensor) ([]gguf.KV, []gguf.WriteTensor) {
-			var out []gguf.KV
-			for _, kv := range meta {
-				if !strings.HasPrefix(kv.Key, "tokenizer.") {
-					out = append(out, kv)
-				}
-			}
-			n := 0
-			for _, kv := range vocab.KV {
-				switch {
-				case kv.Key == "tokenizer.ggml.pre":
-					kv = gguf.KV{Key: kv.Key, Type: gguf.String, Value: pre}
-				case kv.Key == "tokenizer.ggml.tokens":
-					n = kv.Value.(gguf.ArrayValue).Len()
-				}
-				if strings.HasPrefix(kv.Key, "tokenizer.") {
-					out = append(out, kv)
-				}
-			}
-			ts = slices.DeleteFunc(ts, func(w gguf.WriteTensor) bool { return w.Name == "output.weight" })
-			for i := range ts {
-				if ts[i].Name == "token_embd.weight" {
-					ts[i].Dims[1] = int64(n)
-					ts[i].Data = make([]float32, int(ts[i].Dims[0])*n)
-				}
-			}
-			return out, ts
-		})
-		reqs = append(reqs, testmodels.TokenizeRequest{Model: path, Texts: texts})
+		for _, v := range []struct {
+			name string
+			kv   []gguf.KV
+		}{{"llama-bpe", realKV}, {"revealing", revealKV}} {
+			models = append(models, model{pre, v.name})
+			reqs = append(reqs, testmodels.TokenizeRequest{Model: writeVocabModel(t, v.kv, pre), Texts: texts})
+		}
 	}
 	res := testmodels.LlamaCppTokenize(t, reqs)
-	for i, pre := range preTypes {
+	for i, md := range models {
 		if res[i].Error != "" {
-			t.Errorf("%s: llama.cpp: %s", pre, res[i].Error)
+			t.Errorf("%s (%s): llama.cpp: %s", md.pre, md.vocab, res[i].Error)
 			continue
 		}
 		m := loadT(t, reqs[i].Model)
@@ -115,17 +116,103 @@ func TestPreTokenizersLlamaCpp(t *testing.T) {
 			got, gotSp := tok.Encode(s), tok.EncodeSpecial(s)
 			if !slices.Equal(got, nonNil(res[i].Tokens[j])) || !slices.Equal(gotSp, nonNil(res[i].TokensSpecial[j])) {
 				if bad++; bad <= 3 {
-					t.Errorf("%s %q:\n chat     %v\n llama.cpp %v\n (special: chat %v, llama.cpp %v)", pre, s, got, res[i].Tokens[j], gotSp, res[i].TokensSpecial[j])
+					t.Errorf("%s (%s) %q:\n chat      %v\n llama.cpp %v\n (special: chat %v, llama.cpp %v)",
+						md.pre, md.vocab, s, got, res[i].Tokens[j], gotSp, res[i].TokensSpecial[j])
 				}
 			}
 		}
 		if bad > 0 {
-			t.Errorf("%s: %d of %d texts differ", pre, bad, len(texts))
+			t.Errorf("%s (%s): %d of %d texts differ", md.pre, md.vocab, bad, len(texts))
 		} else {
-			t.Logf("%s: %d texts agree", pre, len(texts))
+			t.Logf("%s (%s): %d texts agree", md.pre, md.vocab, len(texts))
 		}
 		m.Close()
 	}
+}
+
+// writeVocabModel writes a tiny Llama model with the tokenizer metadata kv
+// (tokenizer.ggml.pre set to pre) and a zero embedding of its size.
+func writeVocabModel(t *testing.T, kv []gguf.KV, pre string) string {
+	return writeSpec(t, archSpec("llama3", gguf.TypeF32), func(meta []gguf.KV, ts []gguf.WriteTensor) ([]gguf.KV, []gguf.WriteTensor) {
+		var out []gguf.KV
+		for _, kv := range meta {
+			if !strings.HasPrefix(kv.Key, "tokenizer.") {
+				out = append(out, kv)
+			}
+		}
+		n := 0
+		for _, kv := range kv {
+			switch kv.Key {
+			case "tokenizer.ggml.pre":
+				kv = gguf.KV{Key: kv.Key, Type: gguf.String, Value: pre}
+			case "tokenizer.ggml.tokens":
+				n = kv.Value.(gguf.ArrayValue).Len()
+			}
+			out = append(out, kv)
+		}
+		ts = slices.DeleteFunc(ts, func(w gguf.WriteTensor) bool { return w.Name == "output.weight" })
+		for i := range ts {
+			if ts[i].Name == "token_embd.weight" {
+				ts[i].Dims[1] = int64(n)
+				ts[i].Data = make([]float32, int(ts[i].Dims[0])*n)
+			}
+		}
+		return out, ts
+	})
+}
+
+// revealingVocab is a byte-level BPE vocabulary in which every word of up
+// to maxLen bytes that occurs in texts becomes one token: the 256 bytes,
+// every such substring, and a merge for each way of cutting a substring in
+// two, shorter results first. BPE then undoes nothing of the
+// pre-tokenizer's work and only its cuts show in the ids, where a real
+// vocabulary often gives the same ids for different cuts.
+func revealingVocab(texts []string, maxLen int) (tokens, merges []string) {
+	var b2u [256]rune
+	n := 0
+	for b := 0; b < 256; b++ {
+		if b >= '!' && b <= '~' || b >= 0xA1 && b <= 0xAC || b >= 0xAE {
+			b2u[b] = rune(b)
+		} else {
+			b2u[b] = rune(256 + n)
+			n++
+		}
+	}
+	enc := func(bs []byte) string {
+		var sb strings.Builder
+		for _, b := range bs {
+			sb.WriteRune(b2u[b])
+		}
+		return sb.String()
+	}
+	seen := map[string]bool{}
+	for b := 0; b < 256; b++ {
+		s := enc([]byte{byte(b)})
+		tokens = append(tokens, s)
+		seen[s] = true
+	}
+	byLen := make([][]string, maxLen+1)
+	for _, text := range texts {
+		bs := []byte(text)
+		for i := range bs {
+			for l := 2; l <= maxLen && i+l <= len(bs); l++ {
+				w := bs[i : i+l]
+				s := enc(w)
+				if seen[s] {
+					continue
+				}
+				seen[s] = true
+				tokens = append(tokens, s)
+				for k := 1; k < l; k++ {
+					byLen[l] = append(byLen[l], enc(w[:k])+" "+enc(w[k:]))
+				}
+			}
+		}
+	}
+	for _, ms := range byLen {
+		merges = append(merges, ms...)
+	}
+	return tokens, merges
 }
 
 func nonNil(ids []int) []int {
