@@ -257,7 +257,9 @@ func normalized(s string) string {
 	return string(b)
 }
 
-var fuzzPre = []string{"gpt-2", "llama-bpe", "qwen2", "qwen35", "starcoder", "falcon", "default", "deepseek-llm", "deepseek-coder"}
+var fuzzPre = []string{"gpt-2", "llama-bpe", "qwen2", "qwen35", "starcoder", "falcon", "default", "deepseek-llm", "deepseek-coder",
+	"tekken", "gpt-4o", "granite-embed-multi-97m", "tiny_aya", "youtu", "deepseek-v3", "afmoe", "kimi-k2", "seed-coder",
+	"exaone-moe", "jais-2", "minicpm5", "laguna", "bloom", "viking", "chameleon", "superbpe"}
 
 // FuzzEncode checks on the synthetic vocabulary, under each kind of
 // pre-tokenizer, that encoding never panics, gives ids in range, and that
