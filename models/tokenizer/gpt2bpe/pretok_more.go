@@ -183,8 +183,14 @@ func alternatives(ms ...matcher) step {
 
 // runLen is the length of the run of class at pos.
 func runLen(c []rune, pos, end int, class func(rune) bool) int {
+	return runMax(c, pos, end, class, end-pos)
+}
+
+// runMax is runLen, but at most max: matchers that take a bounded run
+// look no further, which keeps long runs linear.
+func runMax(c []rune, pos, end int, class func(rune) bool, max int) int {
 	n := 0
-	for pos+n < end && class(c[pos+n]) {
+	for n < max && pos+n < end && class(c[pos+n]) {
 		n++
 	}
 	return n
@@ -193,11 +199,10 @@ func runLen(c []rune, pos, end int, class func(rune) bool) int {
 // mRun is [class]+, or [class]{1,max} when max > 0.
 func mRun(class func(rune) bool, max int) matcher {
 	return func(c []rune, pos, end int) int {
-		n := runLen(c, pos, end, class)
-		if max > 0 && n > max {
-			n = max
+		if max > 0 {
+			return runMax(c, pos, end, class, max)
 		}
-		return n
+		return runLen(c, pos, end, class)
 	}
 }
 
@@ -321,7 +326,7 @@ func mSpacesNotBeforeText(c []rune, pos, end int) int {
 // mSpacesExact is \s{k}(?!\S).
 func mSpacesExact(k int) matcher {
 	return func(c []rune, pos, end int) int {
-		n := runLen(c, pos, end, isSpaceC)
+		n := runMax(c, pos, end, isSpaceC, k+1)
 		if n > k || n == k && pos+n == end {
 			return k
 		}
@@ -409,7 +414,7 @@ func chameleonSpace(c []rune, pos, end int) int {
 	if c[pos] == '\t' || c[pos] == '\n' {
 		return 1
 	}
-	n := runLen(c, pos, end, func(r rune) bool { return r == ' ' })
+	n := runMax(c, pos, end, func(r rune) bool { return r == ' ' }, 4)
 	switch {
 	case n >= 4:
 		return 4
@@ -424,13 +429,23 @@ func chameleonSpace(c []rune, pos, end int) int {
 // multiple of three and that runs to a non-digit or the piece's end.
 func thousands(c []rune, pieces []span) []span {
 	var out []span
+	var cuts []int
 	for _, p := range pieces {
-		prev := p.start
-		for pos := p.start + 1; pos < p.end; pos++ {
-			if n := runLen(c, pos, p.end, isDigit); n >= 3 && n%3 == 0 {
-				out = append(out, span{prev, pos})
-				prev = pos
+		// From the right, run is the length of the digit run at pos.
+		cuts = cuts[:0]
+		run := 0
+		for pos := p.end - 1; pos > p.start; pos-- {
+			if run++; !isDigit(c[pos]) {
+				run = 0
 			}
+			if run >= 3 && run%3 == 0 {
+				cuts = append(cuts, pos)
+			}
+		}
+		prev := p.start
+		for i := len(cuts) - 1; i >= 0; i-- {
+			out = append(out, span{prev, cuts[i]})
+			prev = cuts[i]
 		}
 		out = append(out, span{prev, p.end})
 	}
@@ -486,10 +501,8 @@ func afmoeDigits(c []rune, pieces []span) []span {
 }
 
 // isHan is unicode_cpt_is_han: the CJK ideograph blocks.
-func isHan(r rune) bool {
-	return inRanges([][2]rune{{0x4E00, 0x9FFF}, {0x3400, 0x4DBF}, {0x20000, 0x2A6DF}, {0x2A700, 0x2B73F},
-		{0x2B740, 0x2B81F}, {0x2B820, 0x2CEAF}, {0x2CEB0, 0x2EBEF}, {0xF900, 0xFAFF}, {0x2F800, 0x2FA1F}})(r)
-}
+var isHan = inRanges([][2]rune{{0x4E00, 0x9FFF}, {0x3400, 0x4DBF}, {0x20000, 0x2A6DF}, {0x2A700, 0x2B73F},
+	{0x2B740, 0x2B81F}, {0x2B820, 0x2CEAF}, {0x2CEB0, 0x2EBEF}, {0xF900, 0xFAFF}, {0x2F800, 0x2FA1F}})
 
 // splitKimiK2 is unicode_regex_split_custom_kimi_k2: [\p{Han}]+, then
 // Llama 3's expression with words of non-Han letters and an optional

@@ -36,6 +36,7 @@ func TestPretokenizeMore(t *testing.T) {
 		{"bloom", "Hello, world! (x|y) a…b", []string{"Hello", ",", " world", "! (", "x", "|", "y", ")", " a", "…", "b"}},
 		{"viking", "abc123 x", []string{"abc", "1", "2", "3", " x"}},
 		{"chameleon", "<sentinel:12>IMGIMGABZ   a\tb 12!", []string{"<", "sentinel", ":", "1", "2", ">", "IMGIMGABZ", "  ", " a", "\t", "b", " ", "1", "2", "!"}},
+		{"superbpe", "12345678 123", []string{"12", "345", "678", " ", "123"}},
 		{"superbpe", "1234567 a12", []string{"1", "234", "567", " a", "12"}},
 	}
 	for _, c := range cases {
