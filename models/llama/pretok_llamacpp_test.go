@@ -68,6 +68,7 @@ func TestPreTokenizersLlamaCpp(t *testing.T) {
 			}
 		}
 	}
+	texts = append(texts, mixedTexts(120, 24)...)
 	vocab, err := gguf.Open(testmodels.Path(t, "vocab/ggml-vocab-llama-bpe.gguf"))
 	if err != nil {
 		t.Fatal(err)
@@ -128,6 +129,32 @@ func TestPreTokenizersLlamaCpp(t *testing.T) {
 		}
 		m.Close()
 	}
+}
+
+// mixedTexts are n pseudo-random strings of 1 to maxLen characters drawn
+// from the characters the expressions tell apart: ASCII and non-ASCII
+// letters of each case, marks, digits, newlines and other whitespace,
+// punctuation, symbols, contractions, Han, kana, Hangul, Thai.
+func mixedTexts(n, maxLen int) []string {
+	alphabet := []string{"a", "b", "Z", "Q", "É", "é", "ǅ", "ß", "\u0301", "\u0e31", " ", " ", "  ", "\n", "\r\n", "\t",
+		"\u00a0", "\u3000", "0", "7", "٣", "²", "!", ".", ",", "'", "'s", "'LL", "/", "$", "(", "|", "…", "、", "中", "豈",
+		"の", "カ", "한", "ㄅ", "ไ", "🙂", "\u200d", "\x01", "<", "-", "_"}
+	x := uint32(12345)
+	next := func(k int) int {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		return int(x % uint32(k))
+	}
+	out := make([]string, n)
+	for i := range out {
+		var b strings.Builder
+		for range 1 + next(maxLen) {
+			b.WriteString(alphabet[next(len(alphabet))])
+		}
+		out[i] = b.String()
+	}
+	return out
 }
 
 // writeVocabModel writes a tiny Llama model with the tokenizer metadata kv
