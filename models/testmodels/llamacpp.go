@@ -74,11 +74,13 @@ type TokenizeRequest struct {
 
 // TokenizeResult is llama.cpp's answer for one TokenizeRequest: per text,
 // the ids without BOS, with special-token text as plain text (Tokens) and
-// parsed (TokensSpecial); or Error when llama.cpp does not load the model.
+// parsed (TokensSpecial), and the text llama_detokenize gives for Tokens
+// (Detok); or Error when llama.cpp does not load the model.
 type TokenizeResult struct {
-	Tokens        [][]int `json:"tokens"`
-	TokensSpecial [][]int `json:"tokens_special"`
-	Error         string  `json:"error"`
+	Tokens        [][]int  `json:"tokens"`
+	TokensSpecial [][]int  `json:"tokens_special"`
+	Detok         []string `json:"detok"`
+	Error         string   `json:"error"`
 }
 
 // LlamaCppTokenize tokenizes under several models in one llama.cpp process

@@ -4,8 +4,9 @@
 //
 // usage: node tokenize.mjs NLC_CACHE_DIR REQUEST.json    (prints one JSON result on stdout)
 //   REQUEST: {"models": [{"model": FILE, "texts": [strings]}, ...]}
-//   RESULT:  {"results": [{"tokens": [[ids...]...], "tokens_special": [[ids...]...], "error": "..."}, ...]}
-//   tokens is llama_tokenize without BOS and with special-token text as plain text; tokens_special parses it.
+//   RESULT:  {"results": [{"tokens": [[ids...]...], "tokens_special": [[ids...]...], "detok": [strings], "error": "..."}, ...]}
+//   tokens is llama_tokenize without BOS and with special-token text as plain text; tokens_special parses it;
+//   detok is llama_detokenize of tokens (remove_special and unparse_special false, so clean_spaces shows).
 //   A model llama.cpp refuses to load (an unknown tokenizer.ggml.pre, say) gives its error and no tokens.
 import fs from "node:fs";
 import path from "node:path";
@@ -25,7 +26,7 @@ const llama = await getLlama({
 });
 const results = [];
 for (const m of req.models) {
-  const r = {tokens: [], tokens_special: [], error: ""};
+  const r = {tokens: [], tokens_special: [], detok: [], error: ""};
   let model;
   try {
     model = await llama.loadModel({modelPath: m.model, gpuLayers: 0, vocabOnly: true});
@@ -35,7 +36,9 @@ for (const m of req.models) {
     continue;
   }
   for (const text of m.texts ?? []) {
-    r.tokens.push(Array.from(model.tokenize(text, false)));
+    const ids = model.tokenize(text, false);
+    r.tokens.push(Array.from(ids));
+    r.detok.push(model.detokenize(ids, false));
     r.tokens_special.push(Array.from(model.tokenize(text, true)));
   }
   await model.dispose();
