@@ -6,7 +6,9 @@ import (
 )
 
 // The pre-tokenizers below are the rest of llm_tokenizer_bpe's list in
-// src/llama-vocab.cpp (the llama.cpp node-llama-cpp 3.21.1 bundles). Most
+// src/llama-vocab.cpp (source 80fb11ac, the llama.cpp node-llama-cpp
+// 3.21.1 bundles), with the flags llama_vocab::impl::load sets for them
+// (gpt2bpe.go). Most
 // of their expressions have no hand-written scanner in src/unicode.cpp, so
 // llama.cpp runs them through std::regex on the collapsed text (non-ASCII
 // code points replaced by one byte per Unicode category, non-ASCII
@@ -18,10 +20,10 @@ import (
 // alternatives() below does the same, each matcher resolving its own
 // backtracking.
 //
-// Left out: gemma4, granite-embed-multi-311m, sarvam-moe and whitespace run
-// BPE on raw UTF-8 with spaces rewritten to U+2581 (byte_encode false,
-// escape_whitespaces), which is SentencePiece-style machinery, not this
-// byte-level tokenizer.
+// Left out: gemma4, granite-embed-multi-311m, sarvam-moe and whitespace
+// run BPE on raw UTF-8 rather than GPT-2's byte alphabet (byte_encode
+// false; the first three also rewrite spaces to U+2581), machinery this
+// byte-level tokenizer does not have.
 
 func init() {
 	lead := func(r rune) bool { return r != '\r' && r != '\n' && !isLetterC(r) && !isNumberC(r) }
