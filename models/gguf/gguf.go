@@ -198,7 +198,7 @@ func Parse(data []byte) (*File, error) {
 			end, ok = addInt64(end, t.Size)
 		}
 		if !ok || end > f.Size {
-			return nil, fmt.Errorf("gguf: tensor %s: data [%d, +%d) runs past the end of the file (%d bytes, data section at %d)", quote.Quote(t.Name), t.Offset, t.Size, f.Size, f.DataOffset)
+			return nil, fmt.Errorf("gguf: tensor %s: data [%d, +%d) runs past the end of the file (%d bytes): the file is truncated; download or copy it again", quote.Quote(t.Name), t.Offset, t.Size, f.Size)
 		}
 	}
 	return f, nil
