@@ -5,10 +5,14 @@ package load
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"chat/models"
 	"chat/models/course"
@@ -29,14 +33,17 @@ type Progress func(done, total int64)
 func OpenProgress(path string, progress Progress) (models.Model, error) {
 	f, st, err := regular.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("open model: %w", err)
+		return nil, openError(path, err)
 	}
 	defer f.Close()
-	var magic [4]byte
-	n, _ := io.ReadFull(f, magic[:])
+	var head [9]byte
+	n, _ := io.ReadFull(f, head[:])
+	magic := head[:min(n, 4)]
 	size := st.Size()
 	switch {
-	case n == 4 && string(magic[:]) == "GGUF":
+	case size == 0:
+		return nil, fmt.Errorf("open model: %s is empty (0 bytes), not a model file", path)
+	case string(magic) == "GGUF":
 		if progress != nil {
 			// The reader memory-maps the file; reading it through once first
 			// pulls it into the page cache with a visible pace, and the
@@ -50,7 +57,7 @@ func OpenProgress(path string, progress Progress) (models.Model, error) {
 			return nil, err // not a typed nil *llama.Model in the interface
 		}
 		return m, nil
-	case n >= 2 && magic[0] == 'P' && magic[1] == 'K':
+	case len(magic) >= 2 && magic[0] == 'P' && magic[1] == 'K':
 		var r io.ReaderAt = f
 		if progress != nil {
 			r = &countingReader{r: f, total: size, progress: progress}
@@ -60,9 +67,49 @@ func OpenProgress(path string, progress Progress) (models.Model, error) {
 			return nil, err
 		}
 		return course.FromCheckpoint(ck, filepath.Base(path))
+	case n == 9 && head[8] == '{' && binary.LittleEndian.Uint64(head[:8]) < uint64(size):
+		return nil, fmt.Errorf("open model: %s is a safetensors file: %s", path, convertHint)
 	default:
-		return nil, fmt.Errorf("open model: %s is neither a PyTorch zip checkpoint nor a GGUF file (starts with %q)", path, magic[:n])
+		return nil, fmt.Errorf("open model: %s is neither a PyTorch zip checkpoint nor a GGUF file (starts with %q)", path, magic)
 	}
+}
+
+// convertHint says what to do with a Hugging Face model.
+const convertHint = "convert the model to GGUF (llama.cpp's convert_hf_to_gguf.py) and give that file"
+
+// openError says why path cannot be opened as a model in one line, and
+// what to give instead: a name that is not a file (ollama's habit of naming
+// models), a Hugging Face folder of safetensors, a folder holding model
+// files.
+func openError(path string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("open model: %s: no such file (a model is the path of a GGUF or .pt file; none is downloaded by name)", path)
+	}
+	st, serr := os.Stat(path)
+	if serr != nil || !st.IsDir() {
+		return fmt.Errorf("open model: %w", err)
+	}
+	var found []string
+	safetensors := false
+	entries, _ := os.ReadDir(path)
+	for _, e := range entries {
+		switch strings.ToLower(filepath.Ext(e.Name())) {
+		case ".safetensors":
+			safetensors = true
+		case ".gguf", ".pt":
+			found = append(found, e.Name())
+		}
+	}
+	switch {
+	case len(found) > 0:
+		if len(found) > 3 {
+			found = append(found[:3], "...")
+		}
+		return fmt.Errorf("open model: %s is a directory: give one of its model files (%s)", path, strings.Join(found, ", "))
+	case safetensors:
+		return fmt.Errorf("open model: %s is a folder of safetensors weights (a Hugging Face model): %s", path, convertHint)
+	}
+	return fmt.Errorf("open model: %s is a directory, not a model file (a GGUF or .pt file)", path)
 }
 
 // countingReader reports the bytes read through it (the checkpoint reader
