@@ -208,7 +208,7 @@ func parseFlags(fs *flag.FlagSet, args []string, c *Config) ([]string, error) {
 	for {
 		err := fs.Parse(args)
 		if err != nil {
-			return nil, flagError(err, c)
+			return nil, flagError(err, c, args)
 		}
 		if fs.NArg() == 0 {
 			return pos, nil
@@ -218,7 +218,7 @@ func parseFlags(fs *flag.FlagSet, args []string, c *Config) ([]string, error) {
 	}
 }
 
-func flagError(err error, c *Config) error {
+func flagError(err error, c *Config, args []string) error {
 	if errors.Is(err, flag.ErrHelp) {
 		return err
 	}
@@ -228,11 +228,29 @@ func flagError(err error, c *Config) error {
 	}
 	msg, unknown := FlagMessage(err)
 	if unknown != "" {
+		msg = "unknown flag " + typedFlag(args, unknown)
 		if near := nearFlag(unknown); near != "" {
 			msg += " (did you mean " + near + "?)"
+		} else if note := peerNotes[strings.ReplaceAll(strings.ToLower(unknown), "-", "_")]; note != "" {
+			msg += " (" + note + ")"
 		}
 	}
 	return fmt.Errorf("%s (see chat -h)", msg)
+}
+
+// typedFlag is the unknown flag name as args spell it: llama.cpp's
+// one-dash names (-ngl, -cnv) are quoted with one dash.
+func typedFlag(args []string, name string) string {
+	for _, a := range args {
+		a, _, _ = strings.Cut(a, "=")
+		if a == "-"+name || a == "--"+name {
+			return a
+		}
+		if a == "--" {
+			break
+		}
+	}
+	return settings.Dashed(name)
 }
 
 // FlagMessage is a flag package error's text with the flag named as it is
@@ -263,6 +281,28 @@ var peerFlags = map[string]string{
 // peerHints are other peers' spellings, for the hint of an unknown flag.
 var peerHints = map[string]string{
 	"file": "-f", "system_prompt": "--system", "n_predict": "-n", "num_predict": "-n", "ctx": "--ctx-size", "num_ctx": "--ctx-size",
+	"r": "--stop", "reverse_prompt": "--stop", "ctk": "--kv-quant-k", "cache_type_k": "--kv-quant-k",
+	"ctv": "--kv-quant-v", "cache_type_v": "--kv-quant-v", "md": "--draft", "model_draft": "--draft",
+	"draft_max": "--draft-k", "tb": "--threads", "threads_batch": "--threads", "grammar_file": "--grammar",
+}
+
+// peerNotes say why a flag of llama-cli or ollama that has no counterpart
+// here is not needed, or what to do instead.
+var peerNotes = map[string]string{}
+
+func init() {
+	for note, names := range map[string]string{
+		"this app runs on the CPU: drop it":                                          "ngl n_gpu_layers gpu_layers num_gpu main_gpu mg split_mode sm tensor_split ts device dev no_kv_offload nkvo",
+		"without --prompt the TUI is interactive: drop it":                           "i interactive interactive_first if cnv conversation no_cnv st single_turn",
+		"models are not downloaded: download the GGUF file and give its path":        "hf hf_repo hfr hf_file hff model_url mu",
+		"the chat template is the model's own; /template shows it":                   "jinja chat_template chat_template_file",
+		"llama.cpp's memory and batching switches have no counterpart here: drop it": "mlock no_mmap mmap numa flash_attn fa b batch_size ub ubatch_size cont_batching no_warmup",
+		"a sampler this app does not have":                                           "mirostat mirostat_lr mirostat_ent typical tfs xtc_probability xtc_threshold dry_multiplier dry_base top_nsigma",
+	} {
+		for _, n := range strings.Fields(names) {
+			peerNotes[n] = note
+		}
+	}
 }
 
 // nearFlag is the flag an unknown one probably meant: the flag of a setting

@@ -306,6 +306,15 @@ func TestOneRuleOneMessage(t *testing.T) {
 		{"--n-predict 5", "unknown flag --n-predict (did you mean -n?)"},
 		{"--foo", "unknown flag --foo"},
 		{"--model", "flag needs an argument: --model"},
+		// llama-cli's and ollama's flags: the equivalent, or why none is
+		// needed, quoted with the dashes they were typed with.
+		{"-ngl 99", "unknown flag -ngl (this app runs on the CPU: drop it)"},
+		{"--n-gpu-layers 99", "unknown flag --n-gpu-layers (this app runs on the CPU: drop it)"},
+		{"-cnv", "unknown flag -cnv (without --prompt the TUI is interactive: drop it)"},
+		{"-hf org/model", "unknown flag -hf (models are not downloaded: download the GGUF file and give its path)"},
+		{"-r User:", "unknown flag -r (did you mean --stop?)"},
+		{"-ctk=q8_0", "unknown flag -ctk (did you mean --kv-quant-k?)"},
+		{"--mirostat 2", "unknown flag --mirostat (a sampler this app does not have)"},
 	} {
 		if _, err := Parse(strings.Fields(c.args)); err == nil || err.Error() != c.want+" (see chat -h)" {
 			t.Errorf("%s: %v; want %q", c.args, err, c.want)
