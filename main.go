@@ -49,6 +49,13 @@ var isTerminal = func(f any) bool {
 	return ok && term.IsTerminal(file.Fd())
 }
 
+// storeCommands are ollama's commands on its model store, which a user of
+// ollama types first (chat pull llama3): chat runs files, so each gets one
+// line saying so instead of "open model: open pull: no such file".
+var storeCommands = map[string]bool{
+	"pull": true, "push": true, "list": true, "ls": true, "ps": true, "rm": true, "cp": true, "show": true, "create": true, "stop": true,
+}
+
 // maxPrompt bounds a prompt read from stdin or -f: far more than any context
 // this app runs, and small enough to hold.
 const maxPrompt = 16 << 20
@@ -71,6 +78,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if len(args) > 0 && subcommands[args[0]] != nil {
 		return subcommands[args[0]](args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && storeCommands[args[0]] {
+		if _, err := os.Stat(args[0]); err != nil {
+			fmt.Fprintf(stderr, "chat: no %s command: chat keeps no model store and downloads nothing; give the path of a GGUF or .pt file (see chat -h)\n", args[0])
+			return 2
+		}
 	}
 	parse := config.Parse
 	if len(args) > 0 && args[0] == "run" {

@@ -288,3 +288,17 @@ func TestHeadlessWriteErrorFails(t *testing.T) {
 type fullDisk struct{}
 
 func (fullDisk) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+
+// An ollama user's first commands (chat pull llama3, chat list) were taken
+// for model files: "open model: open pull: no such file or directory", and
+// "chat pull llama3" even "unexpected argument". Each is one line now.
+func TestOllamaStoreCommands(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for _, args := range [][]string{{"pull", "llama3"}, {"list"}, {"ps"}, {"rm", "llama3"}} {
+		code, _, stderr := runCLI(args...)
+		want := "chat: no " + args[0] + " command: chat keeps no model store and downloads nothing; give the path of a GGUF or .pt file (see chat -h)\n"
+		if code != 2 || stderr != want {
+			t.Errorf("chat %v: exit %d, %q; want 2, %q", args, code, stderr, want)
+		}
+	}
+}
