@@ -302,3 +302,27 @@ func TestOllamaStoreCommands(t *testing.T) {
 		}
 	}
 }
+
+// A tool's -h began "Usage of chat convert:" and listed only its flags, not
+// what it takes (IN OUT.gguf) or does; it starts with chat -h's lines for
+// it now.
+func TestToolHelpHasUsage(t *testing.T) {
+	for _, c := range []struct{ args, want string }{
+		{"convert -h", "Usage:\n  chat convert IN OUT.gguf [--type T]     a checkpoint as a GGUF file"},
+		{"serve -h", "Usage:\n  chat serve [MODEL] ["},
+		{"bench -h", "Usage:\n  chat bench --model M [--threads T"},
+		{"bench serve -h", "Usage:\n  chat bench serve --url U"},
+		{"merge-lora -h", "Usage:\n  chat merge-lora BASE ADAPTER[:SCALE]... OUT.gguf"},
+		{"prune -h", "Usage:\n  chat prune IN OUT.gguf"},
+		{"plan -h", "Usage:\n  chat plan --model M"},
+		{"quant-report -h", "Usage:\n  chat quant-report --model M"},
+	} {
+		code, _, stderr := runCLI(strings.Fields(c.args)...)
+		if code != 0 || !strings.HasPrefix(stderr, c.want) || !strings.Contains(stderr, "\nFlags:\n") {
+			t.Errorf("chat %s: exit %d:\n%s\nwant it to start with %q", c.args, code, stderr, c.want)
+		}
+		if c.args == "bench -h" && strings.Contains(stderr, "bench serve") {
+			t.Errorf("chat bench -h shows bench serve's usage:\n%s", stderr)
+		}
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"unicode"
 
 	"chat/config"
 	"chat/models"
@@ -37,7 +39,7 @@ func parseArgs(fs *flag.FlagSet, args []string) error {
 	err := fs.Parse(args)
 	fs.SetOutput(out)
 	if errors.Is(err, flag.ErrHelp) {
-		fs.Usage()
+		writeToolUsage(out, fs)
 		return err
 	}
 	if err == nil {
@@ -45,6 +47,26 @@ func parseArgs(fs *flag.FlagSet, args []string) error {
 	}
 	msg, _ := config.FlagMessage(err)
 	return fmt.Errorf("%s (see %s -h)", msg, fs.Name())
+}
+
+// writeToolUsage prints a tool's -h: its lines of chat -h's usage (what it
+// takes besides flags, and what it does), then its flags.
+func writeToolUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintln(w, "Usage:")
+	in := false
+	for _, line := range strings.Split(config.Usage, "\n") {
+		if rest, ok := strings.CutPrefix(line, "  "+fs.Name()+" "); ok {
+			// "chat bench " is not "chat bench serve ..."
+			in = rest != "" && !unicode.IsLower(rune(rest[0]))
+		} else if !strings.HasPrefix(line, "    ") {
+			in = false
+		}
+		if in {
+			fmt.Fprintln(w, line)
+		}
+	}
+	fmt.Fprintln(w, "\nFlags:")
+	fs.PrintDefaults()
 }
 
 // flagExit is a subcommand's exit status for parseArgs's error: 0 after
