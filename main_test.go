@@ -326,3 +326,13 @@ func TestToolHelpHasUsage(t *testing.T) {
 		}
 	}
 }
+
+// chat serve -h said the model id defaults to the file name without its
+// extension, but a GGUF file's general.name is the id (bench15M-q8_0.gguf
+// is served as "random-llama-15M-q8_0"): the help says so.
+func TestServeHelpNamesTheID(t *testing.T) {
+	_, _, stderr := runCLI("serve", "-h")
+	if !strings.Contains(stderr, "a GGUF file's general.name, else the file name without extension") {
+		t.Errorf("chat serve -h does not say which name is the model id:\n%s", stderr)
+	}
+}

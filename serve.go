@@ -32,7 +32,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	batchTokens := fs.Int("batch-tokens", 32, "tokens in one forward pass: decode tokens first, then prompt chunks of at most a quarter of it (vLLM's max_num_batched_tokens); 0: no bound")
 	kvMem := fs.Int("kv-mem", 0, "KV pool in MB (default 256, or 16 windows if less)")
 	apiKey := fs.String("api-key", "", "require Authorization: Bearer KEY on /v1 and /api")
-	name := fs.String("name", "", "model id clients ask for (default: the file name without extension)")
+	name := fs.String("name", "", "model id clients ask for (default: the model's name as /v1/models lists it: a GGUF file's general.name, else the file name without extension)")
 	threads := fs.Int("threads", 0, "compute threads (default: all cores)")
 	ctxSize := fs.Int("ctx-size", 0, "cap the context window at N tokens")
 	quant := fs.String("quant", "", "weight format to serve in (int8, q8_0, ...; from float weights)")

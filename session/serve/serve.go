@@ -30,8 +30,9 @@ import (
 
 // Options configure a server.
 type Options struct {
-	// Name is the model id clients ask for ("" = the model file's base name
-	// without its extension).
+	// Name is the model id clients ask for ("" = the model's Info().Name
+	// without its extension: a GGUF file's general.name, else the file's
+	// base name).
 	Name string
 	// Engine sizes the shared engine: MaxSeqs (--parallel), MaxWaiting,
 	// MaxBatchTokens, KVMem.
