@@ -34,9 +34,15 @@ type Client struct {
 	legacyVLLM bool   // a vLLM before 0.10.2 (guided_* fields)
 }
 
-// New returns a client of the server at rawURL (its root or its /v1).
+// New returns a client of the server at rawURL (its root or its /v1). A
+// URL without a scheme (localhost:8080, as OLLAMA_HOST and curl take it)
+// is http.
 func New(rawURL, apiKey string) (*Client, error) {
-	u, err := url.Parse(strings.TrimSpace(rawURL))
+	raw := strings.TrimSpace(rawURL)
+	if raw != "" && !strings.Contains(raw, "://") {
+		raw = "http://" + raw
+	}
+	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("remote: %q is not an http(s) URL", rawURL)
 	}

@@ -16,3 +16,25 @@ func TestErrorMessageCleaned(t *testing.T) {
 		}
 	}
 }
+
+// --remote localhost:8080 (OLLAMA_HOST's form, which curl also takes) was
+// refused as "not an http(s) URL"; it is http. Other schemes are refused.
+func TestNewURL(t *testing.T) {
+	for raw, want := range map[string]string{
+		"localhost:8080":             "http://localhost:8080",
+		"127.0.0.1:8080/v1":          "http://127.0.0.1:8080",
+		" http://h:1/v1/ ":           "http://h:1",
+		"https://api.example.com/v1": "https://api.example.com",
+		"ftp://x":                    "",
+		"":                           "",
+		"http://":                    "",
+	} {
+		c, err := New(raw, "")
+		switch {
+		case want == "" && err == nil:
+			t.Errorf("New(%q) = %s; want an error", raw, c.URL())
+		case want != "" && (err != nil || c.URL() != want):
+			t.Errorf("New(%q): %v; want %s", raw, err, want)
+		}
+	}
+}
