@@ -290,6 +290,28 @@ wait_for 'max_tokens 256' 5
 
 quit
 
+# A newcomer from ollama or llama.cpp: a model name, ollama's store
+# commands, llama-cli's GPU flag, a Hugging Face folder. Each gets one line
+# saying what to do, a non-zero exit and no TUI.
+mkdir -p "$OUT/hf-model"
+echo '{}' >"$OUT/hf-model/config.json"
+printf '\002\0\0\0\0\0\0\0{}' >"$OUT/hf-model/model.safetensors"
+n=0
+for args in "run llama3.2" "pull llama3" "-ngl 99" "$OUT/hf-model"; do
+	n=$((n + 1))
+	t new-session -d -s chat -x 200 -y 10 "cd '$OUT' && '$BIN' $args; echo EXIT=\$?; sleep 30"
+	wait_for 'EXIT=[0-9]+' 20
+	snap "19-newcomer-$n"
+	grep -q 'EXIT=[12]' "$OUT/19-newcomer-$n.txt" || fail "chat $args did not fail"
+	[ "$(grep -c . "$OUT/19-newcomer-$n.txt")" -eq 2 ] || fail "chat $args: not one line"
+	grep -q 'state' "$OUT/19-newcomer-$n.txt" && fail "chat $args opened the TUI"
+	t kill-session -t chat
+done
+grep -q 'llama3.2: no such file (a model is the path of a GGUF or .pt file; none is downloaded by name)' "$OUT/19-newcomer-1.txt" || fail "a model name is not explained"
+grep -q 'no pull command: chat keeps no model store' "$OUT/19-newcomer-2.txt" || fail "chat pull is not explained"
+grep -q 'unknown flag -ngl (this app runs on the CPU: drop it)' "$OUT/19-newcomer-3.txt" || fail "-ngl is not explained"
+grep -q 'a folder of safetensors weights (a Hugging Face model): convert the model to GGUF' "$OUT/19-newcomer-4.txt" || fail "a Hugging Face folder is not explained"
+
 # --prompt "" continues from the start of a text, headless, without the TUI.
 t new-session -d -s chat -x 100 -y 30 "$BIN --prompt '' -n 30; echo EXIT=\$?; sleep 30"
 wait_for 'EXIT=[0-9]+' 30
@@ -309,7 +331,8 @@ for ((i = 0; i < 100; i++)); do
 	sleep 0.1
 done
 grep -q 'on http://' "$OUT/serve.log" || fail "chat serve did not start: $(cat "$OUT/serve.log")"
-t new-session -d -s chat -x 110 -y 40 "$BIN --remote http://127.0.0.1:$PORT"
+# (host:port without http://, as OLLAMA_HOST is written)
+t new-session -d -s chat -x 110 -y 40 "$BIN --remote 127.0.0.1:$PORT"
 wait_for 'student-chat-1k' 20
 send 'Tell me a story about a cat.'
 send 'And then?'
