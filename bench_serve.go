@@ -45,8 +45,12 @@ func benchServeCmd(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	if *model == "" {
 		ms, err := c.Models(ctx)
-		if err != nil || len(ms) == 0 {
-			fmt.Fprintln(stderr, "chat bench serve: no model to ask for (give --model):", err)
+		if err != nil {
+			fmt.Fprintf(stderr, "chat bench serve: %s: %v\n", c.URL(), err)
+			return 1
+		}
+		if len(ms) == 0 {
+			fmt.Fprintf(stderr, "chat bench serve: %s offers no model (give --model)\n", c.URL())
 			return 1
 		}
 		*model = ms[0].ID

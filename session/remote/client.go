@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"syscall"
 	"time"
 
 	"chat/session/termtext"
@@ -204,6 +205,9 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte) (*htt
 		req.Header.Set("Authorization", "Bearer "+c.key)
 	}
 	resp, err := c.http.Do(req)
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return nil, refusedError{err}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("remote: %w", err)
 	}
@@ -214,6 +218,16 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte) (*htt
 	}
 	return resp, nil
 }
+
+// refusedError is a connection refused: nothing listens at the URL, which
+// a user reads better than Go's "Get URL: dial tcp ADDR: connect: ...".
+type refusedError struct{ err error }
+
+func (e refusedError) Error() string {
+	return "remote: connection refused: no server runs there (chat serve MODEL starts one)"
+}
+
+func (e refusedError) Unwrap() error { return e.err }
 
 // StatusError is a server's error answer.
 type StatusError struct {

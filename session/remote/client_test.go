@@ -1,6 +1,12 @@
 package remote
 
-import "testing"
+import (
+	"context"
+	"errors"
+	"net"
+	"syscall"
+	"testing"
+)
 
 // A server's error message is shown in the terminal: its escape sequences
 // and control characters must not reach it.
@@ -36,5 +42,27 @@ func TestNewURL(t *testing.T) {
 		case want != "" && (err != nil || c.URL() != want):
 			t.Errorf("New(%q): %v; want %s", raw, err, want)
 		}
+	}
+}
+
+// A URL where nothing listens said `Get "http://127.0.0.1:1/v1/models":
+// dial tcp 127.0.0.1:1: connect: connection refused`, and chat bench serve
+// put "no model to ask for (give --model)" before it; it says what is
+// wrong and what starts a server.
+func TestConnectionRefused(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	c, err := New(addr, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Models(context.Background())
+	want := "remote: connection refused: no server runs there (chat serve MODEL starts one)"
+	if err == nil || err.Error() != want || !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("Models on a closed port: %v; want %q", err, want)
 	}
 }
