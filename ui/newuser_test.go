@@ -295,3 +295,38 @@ func TestPanelGap(t *testing.T) {
 		}
 	}
 }
+
+// A notice of two or three rows (an unknown /set key lists the settings)
+// wrapped at the full width and then indented its later rows by two
+// columns, so each lost its last word to the edge ("ignore_eos, quan…").
+// Every word shows now, and no row is wider than the terminal.
+func TestNoticeRowsKeepEveryWord(t *testing.T) {
+	for _, w := range []int{40, 61, 80, 110} {
+		m := New(newFake(), Options{Width: w, Height: 30, Plain: true})
+		var words []string
+		for i := range 24 {
+			words = append(words, "word"+string(rune('a'+i))+strings.Repeat("x", i%5))
+		}
+		text := strings.Join(words, ", ")
+		m.setNotice(text, true)
+		if m.openPane() != nil {
+			continue // too long for the notice rows: shown whole in a pane
+		}
+		rows := strings.Join(m.note.rows, "\n")
+		for _, row := range m.note.rows {
+			if ansi.StringWidth(row) > w {
+				t.Errorf("width %d: the row %q is %d wide", w, row, ansi.StringWidth(row))
+			}
+		}
+		for _, word := range words {
+			if !strings.Contains(rows, word) {
+				t.Errorf("width %d: %q is missing from the notice:\n%s", w, word, rows)
+			}
+		}
+		for _, line := range strings.Split(m.View().Content, "\n") {
+			if strings.Contains(line, "…") && strings.Contains(line, "word") {
+				t.Errorf("width %d: a notice row is cut: %q", w, line)
+			}
+		}
+	}
+}

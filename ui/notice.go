@@ -70,16 +70,18 @@ func (m *model) showNote(s string, k noteKind) {
 
 func (m *model) clearNote() { m.note = note{} }
 
-// setNoteRows wraps the notice at the terminal's width.
+// setNoteRows wraps the notice at the terminal's width, the rows after
+// the first indented by two columns (so it wraps two columns narrower: an
+// indented row must still fit, not lose its end to the edge).
 func (m *model) setNoteRows() {
-	w := max(1, m.width)
+	w, indent := max(1, m.width), ""
+	if w > 4 {
+		w, indent = w-2, "  "
+	}
 	text := m.mark(m.note.kind) + m.note.text
 	m.note.rows = strings.Split(ansi.Wrap(text, w, ""), "\n")
 	for i := 1; i < len(m.note.rows); i++ {
-		m.note.rows[i] = strings.TrimLeft(m.note.rows[i], " ")
-		if w > 4 {
-			m.note.rows[i] = "  " + m.note.rows[i]
-		}
+		m.note.rows[i] = indent + strings.TrimLeft(m.note.rows[i], " ")
 	}
 }
 
