@@ -3,6 +3,7 @@ package session
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -127,11 +128,38 @@ func cmdSet(s *Session, arg string) (string, error) {
 		return "", fmt.Errorf("usage: /set KEY VALUE; keys: %s", strings.Join(settings.Names(settings.Set), ", "))
 	}
 	st := settings.Lookup(key)
+	if st == nil {
+		// ollama's /set switches, which are no settings here.
+		switch key {
+		case "format":
+			return cmdFormat(s, val)
+		case "noformat":
+			return cmdFormat(s, "off")
+		}
+		if note := ollamaSwitches[key]; note != "" {
+			return "", fmt.Errorf("/set %s is ollama's: %s", key, note)
+		}
+	}
 	if st != nil && val == "" && st.Kind != settings.Text {
 		v := s.Settings()
 		return "", fmt.Errorf("usage: /set %s VALUE (now %s)", st.Name, st.Show(&v))
 	}
 	return s.Set(key, val)
+}
+
+// ollamaSwitches say what ollama's /set switches that are no settings here
+// correspond to (/set format is /format).
+var ollamaSwitches = map[string]string{
+	"verbose":      "the panel shows every reply's timings (Ctrl+O shows it below 90 columns)",
+	"quiet":        "the panel shows every reply's timings (Ctrl+O shows it below 90 columns)",
+	"wordwrap":     "replies always wrap at the window's width here",
+	"nowordwrap":   "replies always wrap at the window's width here",
+	"history":      "↑ and ↓ on an empty input recall earlier prompts",
+	"nohistory":    "↑ and ↓ on an empty input recall earlier prompts",
+	"think":        "the models this app runs have no thinking mode",
+	"nothink":      "the models this app runs have no thinking mode",
+	"hidethinking": "the models this app runs have no thinking mode",
+	"showthinking": "the models this app runs have no thinking mode",
 }
 
 func cmdShow(s *Session, _ string) (string, error) {
@@ -208,6 +236,10 @@ func cmdLoad(s *Session, arg string) (string, error) {
 	if err := s.Load(arg); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			err = fmt.Errorf("%w (see /sessions)", err)
+			if ext := strings.ToLower(filepath.Ext(arg)); ext == ".gguf" || ext == ".pt" {
+				// ollama's /load takes a model
+				err = fmt.Errorf("%w; /load takes a saved conversation: /model FILE switches the model", store.ErrNotFound)
+			}
 		}
 		return "", err
 	}

@@ -83,6 +83,13 @@ func TestSetKnobs(t *testing.T) {
 		"/set warmth 3":              `unknown setting "warmth"`,
 		"/set parameter num_ctx 512": "ctx_size is set when chat starts (--ctx-size)",
 		"/set parameter":             "keys: temperature",
+		// ollama's switches say what stands for them here.
+		"/set verbose":    "/set verbose is ollama's: the panel shows every reply's timings",
+		"/set nowordwrap": "/set nowordwrap is ollama's: replies always wrap",
+		"/set think":      "/set think is ollama's: the models this app runs have no thinking mode",
+		"/set format xml": "format",
+		// ollama's /load takes a model.
+		"/load student.pt": "no such session; /load takes a saved conversation: /model FILE switches the model",
 	} {
 		handled, _, err := s.Command(line)
 		if !handled || err == nil || !strings.Contains(err.Error(), want) {
@@ -247,5 +254,19 @@ func TestComplete(t *testing.T) {
 		if got := s.Complete(prefix); !slices.Equal(got, want) {
 			t.Errorf("Complete(%q) = %q, want %q", prefix, got, want)
 		}
+	}
+}
+
+// ollama's "/set format json" and "/set noformat" said unknown setting
+// "format"; they are /format json and /format off.
+func TestSetFormatAsOllama(t *testing.T) {
+	s, _ := stored(t, sharedModel(t), 10)
+	run(t, s, "/set format json")
+	if got := s.Constraint(); !strings.Contains(got, "json") {
+		t.Errorf("after /set format json the constraint is %q", got)
+	}
+	run(t, s, "/set noformat")
+	if got := s.Constraint(); got != "" {
+		t.Errorf("after /set noformat the constraint is %q", got)
 	}
 }
