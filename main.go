@@ -79,6 +79,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && subcommands[args[0]] != nil {
 		return subcommands[args[0]](args[1:], stdout, stderr)
 	}
+	if len(args) == 1 && (args[0] == "help" || args[0] == "version") { // ollama's and go's habits
+		if _, err := os.Stat(args[0]); err != nil {
+			args = []string{"--" + args[0]}
+		}
+	}
 	if len(args) > 0 && storeCommands[args[0]] {
 		if _, err := os.Stat(args[0]); err != nil {
 			fmt.Fprintf(stderr, "chat: no %s command: chat keeps no model store and downloads nothing; give the path of a GGUF or .pt file (see chat -h)\n", args[0])

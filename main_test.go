@@ -336,3 +336,16 @@ func TestServeHelpNamesTheID(t *testing.T) {
 		t.Errorf("chat serve -h does not say which name is the model id:\n%s", stderr)
 	}
 }
+
+// "chat help" and "chat version" (ollama's and go's words) were taken for
+// model files ("open model: open help: no such file"); they are -h and
+// --version.
+func TestHelpAndVersionWords(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if code, _, stderr := runCLI("help"); code != 0 || !strings.Contains(stderr, "Usage:\n  chat [MODEL] [flags]") {
+		t.Errorf("chat help: exit %d, %q", code, stderr)
+	}
+	if code, stdout, stderr := runCLI("version"); code != 0 || !strings.HasPrefix(stdout, "chat ") || stderr != "" {
+		t.Errorf("chat version: exit %d, %q, %q", code, stdout, stderr)
+	}
+}
