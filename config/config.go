@@ -297,6 +297,10 @@ func init() {
 		"models are not downloaded: download the GGUF file and give its path":        "hf hf_repo hfr hf_file hff model_url mu",
 		"the chat template is the model's own; /template shows it":                   "jinja chat_template chat_template_file",
 		"llama.cpp's memory and batching switches have no counterpart here: drop it": "mlock no_mmap mmap numa flash_attn fa b batch_size ub ubatch_size cont_batching no_warmup",
+		"ollama run's: the model stays loaded while chat runs; drop it":              "keepalive keep_alive",
+		"ollama run's: replies always wrap at the window's width here; drop it":      "nowordwrap",
+		"ollama run's: the models this app runs have no thinking mode; drop it":      "think hidethinking",
+		"ollama run's: nothing is downloaded here; drop it":                          "insecure",
 		"a sampler this app does not have":                                           "mirostat mirostat_lr mirostat_ent typical tfs xtc_probability xtc_threshold dry_multiplier dry_base top_nsigma",
 	} {
 		for _, n := range strings.Fields(names) {

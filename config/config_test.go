@@ -315,6 +315,8 @@ func TestOneRuleOneMessage(t *testing.T) {
 		{"-r User:", "unknown flag -r (did you mean --stop?)"},
 		{"-ctk=q8_0", "unknown flag -ctk (did you mean --kv-quant-k?)"},
 		{"--mirostat 2", "unknown flag --mirostat (a sampler this app does not have)"},
+		{"--keepalive 5m", "unknown flag --keepalive (ollama run's: the model stays loaded while chat runs; drop it)"},
+		{"--nowordwrap", "unknown flag --nowordwrap (ollama run's: replies always wrap at the window's width here; drop it)"},
 	} {
 		if _, err := Parse(strings.Fields(c.args)); err == nil || err.Error() != c.want+" (see chat -h)" {
 			t.Errorf("%s: %v; want %q", c.args, err, c.want)
