@@ -66,6 +66,9 @@ func OpenProgress(path string, progress Progress) (models.Model, error) {
 		if err != nil {
 			return nil, err
 		}
+		if len(ck.Config) == 0 && hfStateDict(ck) {
+			return nil, fmt.Errorf("open model: %s is a Hugging Face model's PyTorch weights, not a course checkpoint: %s", path, convertHint)
+		}
 		return course.FromCheckpoint(ck, filepath.Base(path))
 	case n == 9 && head[8] == '{' && binary.LittleEndian.Uint64(head[:8]) < uint64(size):
 		return nil, fmt.Errorf("open model: %s is a safetensors file: %s", path, convertHint)
@@ -76,6 +79,20 @@ func OpenProgress(path string, progress Progress) (models.Model, error) {
 
 // convertHint says what to do with a Hugging Face model.
 const convertHint = "convert the model to GGUF (llama.cpp's convert_hf_to_gguf.py) and give that file"
+
+// hfStateDict reports whether a checkpoint without a config is a Hugging
+// Face model's state dict (pytorch_model.bin), by its tensor names, which
+// the course's model would report as a missing token_embed.weight.
+func hfStateDict(ck *torchpt.Checkpoint) bool {
+	for name := range ck.Tensors {
+		for _, p := range []string{"model.layers.", "model.embed_tokens.", "model.decoder.", "transformer.h.", "transformer.wte.", "gpt_neox.", "lm_head."} {
+			if strings.HasPrefix(name, p) {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // openError says why path cannot be opened as a model in one line, and
 // what to give instead: a name that is not a file (ollama's habit of naming

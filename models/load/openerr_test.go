@@ -1,6 +1,8 @@
 package load
 
 import (
+	"archive/zip"
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,5 +59,40 @@ func TestOpenTruncatedGGUF(t *testing.T) {
 	_, err = Open(p)
 	if err == nil || !strings.Contains(err.Error(), "the file is truncated; download or copy it again") {
 		t.Errorf("a truncated GGUF: %v", err)
+	}
+}
+
+// A Hugging Face pytorch_model.bin (a bare state dict, its tensors named
+// model.layers.N...) was read as a course checkpoint and refused with
+// "missing token_embed.weight, config expects shape [50304 2048]"; it says
+// what it is and what to do. The pickle is what torch.save writes for an
+// OrderedDict of three 4x4 float32 tensors.
+func TestOpenHuggingFacePyTorch(t *testing.T) {
+	const pkl = "\x80\x02ccollections\x0aOrderedDict\x0aq\x00)Rq\x01(X\x19\x00\x00\x00model.embed_tokens.weightq\x02ctorch._utils\x0a_rebuild_tensor_v2\x0aq\x03((X\x07\x00\x00\x00storageq\x04ctorch\x0aFloatStorage\x0aq\x05X\x01\x00\x00\x000q\x06X\x03\x00\x00\x00cpuq\x07K\x10tq\x08QK\x00K\x04K\x04\x86q\x09K\x04K\x01\x86q\x0a\x89h\x00)Rq\x0btq\x0cRq\x0dX&\x00\x00\x00model.layers.0.self_attn.q_proj.weightq\x0eh\x03((h\x04h\x05X\x01\x00\x00\x001q\x0fh\x07K\x10tq\x10QK\x00h\x09K\x04K\x01\x86q\x11\x89h\x00)Rq\x12tq\x13Rq\x14X\x0e\x00\x00\x00lm_head.weightq\x15h\x03((h\x04h\x05X\x01\x00\x00\x002q\x16h\x07K\x10tq\x17QK\x00h\x09K\x04K\x01\x86q\x18\x89h\x00)Rq\x19tq\x1aRq\x1bu."
+	var z bytes.Buffer
+	zw := zip.NewWriter(&z)
+	add := func(name string, data []byte) {
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(data)
+	}
+	add("archive/data.pkl", []byte(pkl))
+	for _, k := range []string{"0", "1", "2"} {
+		add("archive/data/"+k, make([]byte, 64))
+	}
+	add("archive/version", []byte("3\n"))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "pytorch_model.bin")
+	if err := os.WriteFile(p, z.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(p)
+	want := "pytorch_model.bin is a Hugging Face model's PyTorch weights, not a course checkpoint: convert the model to GGUF"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a pytorch_model.bin: %v; want %q", err, want)
 	}
 }
