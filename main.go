@@ -199,6 +199,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		// other than newline and tab (--json has it exactly).
 		opts.OnText = func(s string) { io.WriteString(stdout, termtext.Clean(s, true)) }
 	}
+	if q := cfg.Values.Quant; m != nil && q != "" && q != m.Info().Quant && isTerminal(os.Stderr) {
+		// Re-encoding the weights takes seconds (a 110M model to q4_k: ~10 s
+		// on 2 cores), before the TUI draws anything: say what is going on.
+		fmt.Fprintf(stderr, "chat: making %s weights from %s ...\n", q, m.Info().Quant)
+	}
 	s, err := startSession(m, cfg, opts)
 	if err != nil {
 		fmt.Fprintln(stderr, "chat:", err)

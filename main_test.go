@@ -349,3 +349,23 @@ func TestHelpAndVersionWords(t *testing.T) {
 		t.Errorf("chat version: exit %d, %q, %q", code, stdout, stderr)
 	}
 }
+
+// chat m.gguf --quant q4_k left the terminal blank for the seconds the
+// weights took to re-encode, before the TUI drew anything; a line on a
+// terminal's stderr says what is going on. Not when stderr is no terminal,
+// and not when the weights are already in that format.
+func TestQuantSaysItIsWorking(t *testing.T) {
+	isTerm := isTerminal
+	defer func() { isTerminal = isTerm }()
+	isTerminal = func(f any) bool { return f == os.Stderr }
+	if code, _, stderr := runCLI("--prompt", "Hi", "-n", "2", "--quant", "int8"); code != 0 || !strings.HasPrefix(stderr, "chat: making int8 weights from f32 ...\n") {
+		t.Errorf("--quant int8: exit %d, %q", code, stderr)
+	}
+	if _, _, stderr := runCLI("--prompt", "Hi", "-n", "2", "--quant", "f32"); strings.Contains(stderr, "making") {
+		t.Errorf("--quant f32 on f32 weights: %q", stderr)
+	}
+	isTerminal = func(any) bool { return false }
+	if _, _, stderr := runCLI("--prompt", "Hi", "-n", "2", "--quant", "int8"); strings.Contains(stderr, "making") {
+		t.Errorf("stderr no terminal: %q", stderr)
+	}
+}
