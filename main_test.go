@@ -369,3 +369,20 @@ func TestQuantSaysItIsWorking(t *testing.T) {
 		t.Errorf("stderr no terminal: %q", stderr)
 	}
 }
+
+// The tools' unknown flags from llama-server and llama-bench said only
+// "unknown flag --ngl": now with the dashes typed and why none is needed.
+func TestToolPeerFlags(t *testing.T) {
+	for _, c := range []struct{ args, want string }{
+		{"serve -ngl 99", "chat serve: unknown flag -ngl (this app runs on the CPU: drop it) (see chat serve -h)\n"},
+		{"serve -np 4", "chat serve: unknown flag -np (llama-server's: chat serve --parallel N) (see chat serve -h)\n"},
+		{"serve --metrics", "chat serve: unknown flag --metrics (chat serve always serves /metrics: drop it) (see chat serve -h)\n"},
+		{"bench -fa 1", "chat bench: unknown flag -fa (llama.cpp's memory and batching switches have no counterpart here: drop it) (see chat bench -h)\n"},
+		{"serve --listen x", "chat serve: unknown flag --listen (see chat serve -h)\n"},
+	} {
+		code, _, stderr := runCLI(strings.Fields(c.args)...)
+		if code != 2 || stderr != c.want {
+			t.Errorf("chat %s: exit %d, %q; want 2, %q", c.args, code, stderr, c.want)
+		}
+	}
+}

@@ -45,7 +45,13 @@ func parseArgs(fs *flag.FlagSet, args []string) error {
 	if err == nil {
 		return nil
 	}
-	msg, _ := config.FlagMessage(err)
+	msg, unknown := config.FlagMessage(err)
+	if unknown != "" {
+		msg = "unknown flag " + config.TypedFlag(args, unknown)
+		if note := config.PeerNote(unknown); note != "" {
+			msg += " (" + note + ")"
+		}
+	}
 	return fmt.Errorf("%s (see %s -h)", msg, fs.Name())
 }
 

@@ -228,19 +228,25 @@ func flagError(err error, c *Config, args []string) error {
 	}
 	msg, unknown := FlagMessage(err)
 	if unknown != "" {
-		msg = "unknown flag " + typedFlag(args, unknown)
+		msg = "unknown flag " + TypedFlag(args, unknown)
 		if near := nearFlag(unknown); near != "" {
 			msg += " (did you mean " + near + "?)"
-		} else if note := peerNotes[strings.ReplaceAll(strings.ToLower(unknown), "-", "_")]; note != "" {
+		} else if note := PeerNote(unknown); note != "" {
 			msg += " (" + note + ")"
 		}
 	}
 	return fmt.Errorf("%s (see chat -h)", msg)
 }
 
-// typedFlag is the unknown flag name as args spell it: llama.cpp's
+// PeerNote says why a flag of llama.cpp or ollama that nothing here has
+// is not needed, or what to do instead ("" for other names).
+func PeerNote(name string) string {
+	return peerNotes[strings.ReplaceAll(strings.ToLower(name), "-", "_")]
+}
+
+// TypedFlag is the unknown flag name as args spell it: llama.cpp's
 // one-dash names (-ngl, -cnv) are quoted with one dash.
-func typedFlag(args []string, name string) string {
+func TypedFlag(args []string, name string) string {
 	for _, a := range args {
 		a, _, _ = strings.Cut(a, "=")
 		if a == "-"+name || a == "--"+name {
@@ -301,6 +307,8 @@ func init() {
 		"ollama run's: replies always wrap at the window's width here; drop it":      "nowordwrap",
 		"ollama run's: the models this app runs have no thinking mode; drop it":      "think hidethinking",
 		"ollama run's: nothing is downloaded here; drop it":                          "insecure",
+		"llama-server's: chat serve --parallel N":                                    "np",
+		"chat serve always serves /metrics: drop it":                                 "metrics",
 		"a sampler this app does not have":                                           "mirostat mirostat_lr mirostat_ent typical tfs xtc_probability xtc_threshold dry_multiplier dry_base top_nsigma",
 	} {
 		for _, n := range strings.Fields(names) {
