@@ -115,6 +115,19 @@ func (m *model) submit() tea.Cmd {
 		return m.finishEdit()
 	}
 	line := strings.TrimSpace(m.in.value())
+	// ollama's multi-line input, in chat mode (raw mode sends text as it
+	// is): """ opens it, and Enter adds a line until the text ends with """
+	// (which sends what is between).
+	if rest, ok := strings.CutPrefix(line, `"""`); ok && !m.raw {
+		body, closed := strings.CutSuffix(rest, `"""`)
+		if !closed {
+			m.in.ta.InsertString("\n")
+			m.in.dirty = true
+			return nil
+		}
+		m.in.setValue(strings.TrimSpace(body))
+		return m.send()
+	}
 	if isCommandLine(line) {
 		line = cleanText(line, true)
 		m.remember(line)

@@ -330,3 +330,41 @@ func TestNoticeRowsKeepEveryWord(t *testing.T) {
 		}
 	}
 }
+
+// ollama's multi-line input: typing """ and Enter sent the three quotes to
+// the model. Now """ opens a multi-line message, Enter adds lines, and a
+// line ending with """ sends what is between.
+func TestOllamaTripleQuotes(t *testing.T) {
+	f := newFake()
+	f.silent = true
+	m := newTest(f, 80, 24)
+	m.setInput(`"""`)
+	m.Update(press(tea.KeyEnter))
+	if len(f.sent) != 0 || m.in.value() != "\"\"\"\n" {
+		t.Fatalf(`""" then Enter: sent %q, input %q`, f.sent, m.in.value())
+	}
+	m.in.ta.InsertString("Hello,")
+	m.Update(press(tea.KeyEnter))
+	m.in.ta.InsertString(`world."""`)
+	_, cmd := m.Update(press(tea.KeyEnter))
+	drainCommand(m, cmd)
+	if len(f.sent) != 1 || f.sent[0] != "Hello,\nworld." {
+		t.Fatalf("sent %q, want the text between the quotes", f.sent)
+	}
+	for range maxQuietPolls {
+		poll(m)
+	}
+	sendText(m, `"""one line"""`)
+	if len(f.sent) != 2 || f.sent[1] != "one line" {
+		t.Fatalf("sent %q", f.sent)
+	}
+	// Raw mode continues the text as typed.
+	for range maxQuietPolls {
+		poll(m)
+	}
+	m.raw = true
+	sendText(m, `"""`)
+	if len(f.sent) != 3 || f.sent[2] != `"""` {
+		t.Fatalf("raw mode: sent %q", f.sent)
+	}
+}
