@@ -312,6 +312,34 @@ grep -q 'no pull command: chat keeps no model store' "$OUT/19-newcomer-2.txt" ||
 grep -q 'unknown flag -ngl (this app runs on the CPU: drop it)' "$OUT/19-newcomer-3.txt" || fail "-ngl is not explained"
 grep -q 'a folder of safetensors weights (a Hugging Face model): convert the model to GGUF' "$OUT/19-newcomer-4.txt" || fail "a Hugging Face folder is not explained"
 
+# In the TUI: ollama's """ multi-line message; ollama's /set verbose gets
+# its answer; a notice over several rows keeps every word (the later rows
+# used to lose their ends to the edge).
+t new-session -d -s chat -x 110 -y 30 "$BIN -n 60"
+wait_for 'student-chat-1k' 20
+t send-keys -t chat '/set verbose' Enter
+wait_for "/set verbose is ollama's: the panel shows every reply's timings" 5
+t send-keys -t chat '/set zzqqxx 1' Enter
+wait_for 'unknown setting "zzqqxx"' 5
+snap 19-newcomer-notice
+grep -q 'quant, ' "$OUT/19-newcomer-notice.txt" || fail "the settings list lost quant"
+grep -A2 'unknown setting' "$OUT/19-newcomer-notice.txt" | grep -q '…' && fail "a notice row is cut"
+t send-keys -t chat Escape
+sleep 0.3
+t send-keys -t chat '"""' Enter
+sleep 0.2
+t send-keys -t chat 'Tell me' Enter
+sleep 0.2
+t send-keys -t chat 'a story."""' Enter
+wait_for '^› Tell me' 10
+sleep 0.3
+wait_for 'state +idle' 60
+snap 19-newcomer-quotes
+grep -qE '^› Tell me' "$OUT/19-newcomer-quotes.txt" || fail '""" message not sent'
+grep -qE '^  a story\.' "$OUT/19-newcomer-quotes.txt" || fail '""" lost its second line'
+grep -q '"""' "$OUT/19-newcomer-quotes.txt" && fail 'the quotes were sent'
+quit
+
 # --prompt "" continues from the start of a text, headless, without the TUI.
 t new-session -d -s chat -x 100 -y 30 "$BIN --prompt '' -n 30; echo EXIT=\$?; sleep 30"
 wait_for 'EXIT=[0-9]+' 30
