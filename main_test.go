@@ -386,3 +386,12 @@ func TestToolPeerFlags(t *testing.T) {
 		}
 	}
 }
+
+// llama.cpp's -b said "no counterpart here" also to chat serve, which has
+// --batch-tokens: it names it.
+func TestBatchSizeFlagNamesBatchTokens(t *testing.T) {
+	want := "chat serve: unknown flag -b (llama.cpp's batch size: chat serve --batch-tokens N bounds a step's tokens; chat needs none) (see chat serve -h)\n"
+	if code, _, stderr := runCLI("serve", "-b", "512"); code != 2 || stderr != want {
+		t.Errorf("chat serve -b 512: exit %d, %q; want %q", code, stderr, want)
+	}
+}

@@ -298,18 +298,19 @@ var peerNotes = map[string]string{}
 
 func init() {
 	for note, names := range map[string]string{
-		"this app runs on the CPU: drop it":                                          "ngl n_gpu_layers gpu_layers num_gpu main_gpu mg split_mode sm tensor_split ts device dev no_kv_offload nkvo",
-		"without --prompt the TUI is interactive: drop it":                           "i interactive interactive_first if cnv conversation no_cnv st single_turn",
-		"models are not downloaded: download the GGUF file and give its path":        "hf hf_repo hfr hf_file hff model_url mu",
-		"the chat template is the model's own; /template shows it":                   "jinja chat_template chat_template_file",
-		"llama.cpp's memory and batching switches have no counterpart here: drop it": "mlock no_mmap mmap numa flash_attn fa b batch_size ub ubatch_size cont_batching no_warmup",
-		"ollama run's: the model stays loaded while chat runs; drop it":              "keepalive keep_alive",
-		"ollama run's: replies always wrap at the window's width here; drop it":      "nowordwrap",
-		"ollama run's: the models this app runs have no thinking mode; drop it":      "think hidethinking",
-		"ollama run's: nothing is downloaded here; drop it":                          "insecure",
-		"llama-server's: chat serve --parallel N":                                    "np",
-		"chat serve always serves /metrics: drop it":                                 "metrics",
-		"a sampler this app does not have":                                           "mirostat mirostat_lr mirostat_ent typical tfs xtc_probability xtc_threshold dry_multiplier dry_base top_nsigma",
+		"this app runs on the CPU: drop it":                                                           "ngl n_gpu_layers gpu_layers num_gpu main_gpu mg split_mode sm tensor_split ts device dev no_kv_offload nkvo",
+		"without --prompt the TUI is interactive: drop it":                                            "i interactive interactive_first if cnv conversation no_cnv st single_turn",
+		"models are not downloaded: download the GGUF file and give its path":                         "hf hf_repo hfr hf_file hff model_url mu",
+		"the chat template is the model's own; /template shows it":                                    "jinja chat_template chat_template_file",
+		"llama.cpp's memory and batching switches have no counterpart here: drop it":                  "mlock no_mmap mmap numa flash_attn fa ub ubatch_size cont_batching no_warmup",
+		"ollama run's: the model stays loaded while chat runs; drop it":                               "keepalive keep_alive",
+		"ollama run's: replies always wrap at the window's width here; drop it":                       "nowordwrap",
+		"ollama run's: the models this app runs have no thinking mode; drop it":                       "think hidethinking",
+		"ollama run's: nothing is downloaded here; drop it":                                           "insecure",
+		"llama.cpp's batch size: chat serve --batch-tokens N bounds a step's tokens; chat needs none": "b batch_size",
+		"llama-server's: chat serve --parallel N":                                                     "np",
+		"chat serve always serves /metrics: drop it":                                                  "metrics",
+		"a sampler this app does not have":                                                            "mirostat mirostat_lr mirostat_ent typical tfs xtc_probability xtc_threshold dry_multiplier dry_base top_nsigma",
 	} {
 		for _, n := range strings.Fields(names) {
 			peerNotes[n] = note
