@@ -111,6 +111,9 @@ type Setting struct {
 	// what the help says about them.
 	OffAt []float64
 	Off   string
+	// MinusOneIsMax: an Int that reads -1 as its Max, llama-cli's and
+	// ollama's "no limit" (-n -1, num_predict -1).
+	MinusOneIsMax bool
 	// Step or Ladder move the value for hot keys: Step for an even step
 	// (clamped to HotMax), Ladder for the rungs to step through.
 	Step   float64
@@ -261,6 +264,9 @@ func (s *Setting) Parse(text string) (any, error) {
 		if err != nil {
 			return nil, bad("must be a whole number%s, got %s", s.rangeText(), quote.Quote(text))
 		}
+		if n == -1 && s.MinusOneIsMax {
+			return int(s.Max), nil
+		}
 		if float64(n) < s.Min || float64(n) > s.Max {
 			return nil, bad("must be %s, got %d", strings.TrimPrefix(s.rangeText(), " "), n)
 		}
@@ -325,7 +331,11 @@ func (s *Setting) rangeText() string {
 	case math.IsInf(s.Max, 1):
 		return " ≥ " + num(s.Min)
 	}
-	return " between " + num(s.Min) + " and " + num(s.Max)
+	r := " between " + num(s.Min) + " and " + num(s.Max)
+	if s.MinusOneIsMax {
+		r += " (or -1)"
+	}
+	return r
 }
 
 // Get is s's value in v.

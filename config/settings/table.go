@@ -120,8 +120,8 @@ var table = []*Setting{
 
 	// The conversation: from the next reply on, saved with a session.
 	{Name: "max_tokens", Flag: "n", Aliases: []string{"n", "max_new_tokens", "num_predict"}, Where: Flag | File | Set, Kind: Int,
-		Min: 1, Max: MaxReplyTokens, Label: "max tokens", Always: true, Persist: true,
-		Help:    "reply budget in tokens (chat mode also caps it at the context left)",
+		Min: 1, Max: MaxReplyTokens, MinusOneIsMax: true, Label: "max tokens", Always: true, Persist: true,
+		Help:    "reply budget in tokens; -1 = no budget (1048576; chat mode caps it at the context left)",
 		Default: byMode(256, 100), ModeDefault: true,
 		get: func(v *Values) any { return v.MaxTokens }, set: func(v *Values, x any) { v.MaxTokens = x.(int) }},
 	{Name: "mode", Where: Flag | File | Set, Kind: Choice, Choices: []string{"chat", "raw"}, Persist: true,
