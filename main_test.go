@@ -44,7 +44,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"--model", dir, "--prompt", "x"}, "is a directory"},
 		{[]string{"--model", junk, "--prompt", "x"}, "neither a PyTorch zip checkpoint nor a GGUF file"},
 		{[]string{"--model", trunc, "--prompt", "x"}, "trunc.pt"},
-		{[]string{"-n", "-3", "--prompt", "x"}, "max_tokens must be between 1 and 1048576, got -3 (-n)"},
+		{[]string{"-n", "-3", "--prompt", "x"}, "max_tokens must be between 1 and 1048576 (or -1), got -3 (-n)"},
 		{[]string{"--raw", "--chat"}, "exclude"},
 	}
 	for _, c := range cases {

@@ -107,6 +107,10 @@ type Setting struct {
 	Min     float64 // Float and Int
 	Max     float64
 	Choices []string // Choice
+	// Near names, for values other tools take, the choice that comes
+	// closest here (llama.cpp's -ctk q8_0 is int8): the error says so
+	// rather than guessing silently, since the formats are not the same.
+	Near map[string]string
 	// OffAt are the values that switch the knob off (shown as "off"); Off is
 	// what the help says about them.
 	OffAt []float64
@@ -284,7 +288,11 @@ func (s *Setting) Parse(text string) (any, error) {
 		if slices.Contains(s.Choices, l) || l == "" && s.Default("") == "" {
 			return l, nil
 		}
-		return nil, bad("must be one of %s, got %s", strings.Join(s.Choices, ", "), quote.Quote(text))
+		hint := ""
+		if n, ok := s.Near[l]; ok {
+			hint = " (" + n + " is the nearest)"
+		}
+		return nil, bad("must be one of %s, got %s%s", strings.Join(s.Choices, ", "), quote.Quote(text), hint)
 	case Text:
 		return text, nil
 	case List:

@@ -159,6 +159,18 @@ func TestParse(t *testing.T) {
 			t.Errorf("%s %q accepted", c.name, c.text)
 		}
 	}
+	// Other tools' names get the nearest choice in the error, and every
+	// nearest is a choice.
+	if err := Lookup("kv_quant_k").SetText(&v, "q8_0"); err == nil || !strings.HasSuffix(err.Error(), `got "q8_0" (int8 is the nearest)`) {
+		t.Errorf("kv_quant_k q8_0: %v", err)
+	}
+	for _, s := range All() {
+		for k, n := range s.Near {
+			if !slices.Contains(s.Choices, n) || slices.Contains(s.Choices, k) {
+				t.Errorf("%s: Near %s → %s", s.Name, k, n)
+			}
+		}
+	}
 	if Suggest("temprature", Set) != "temperature" || Suggest("zzzzzz", Set) != "" {
 		t.Error("Suggest")
 	}

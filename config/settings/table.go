@@ -39,6 +39,18 @@ var KVFormats = []string{"f32", "int8", "fp8", "int4", "f16"}
 // course checkpoint as PyTorch does) or one of KVFormats.
 var KVChoices = append([]string{"auto"}, KVFormats...)
 
+// kvNear maps llama.cpp's cache types (-ctk, -ctv; ollama's
+// OLLAMA_KV_CACHE_TYPE) to the nearest here: its q8_0 and q4_0 caches keep
+// a scale per 32 values, int8 one per position and head.
+var kvNear = map[string]string{"q8_0": "int8", "q5_0": "int8", "q5_1": "int8", "q4_0": "int4", "q4_1": "int4", "iq4_nl": "int4", "bf16": "f16"}
+
+// quantNear maps other tools' weight format names to ours.
+var quantNear = map[string]string{
+	"q4_k_m": "q4_k", "q4_k_s": "q4_k", "q5_k_m": "q5_k", "q5_k_s": "q5_k", "q3_k_m": "q3_k", "q3_k_s": "q3_k", "q3_k_l": "q3_k",
+	"int4": "int4-g32", "gptq": "int4-g32-gptq", "awq": "int4-g32-awq", "nf4": "nf4-g64", "fp8-e4m3": "fp8", "e4m3": "fp8", "e5m2": "fp8-e5m2",
+	"fp16": "f16", "float16": "f16", "half": "f16", "fp32": "f32", "float32": "f32", "float": "f32", "bfloat16": "bf16",
+}
+
 // SpecMethods are the speculative decoding methods, in the order the
 // cycle_spec key steps through them.
 var SpecMethods = []string{"off", "ngram", "lookup", "draft"}
@@ -142,7 +154,7 @@ var table = []*Setting{
 		get:     func(v *Values) any { return v.IgnoreEOS }, set: func(v *Values, x any) { v.IgnoreEOS = x.(bool) }},
 
 	// The model and decoding: switched between replies, saved with a session.
-	{Name: "quant", Aliases: []string{"weights"}, Where: Flag | File | Set, Kind: Choice, Choices: QuantFormats, Persist: true,
+	{Name: "quant", Aliases: []string{"weights"}, Where: Flag | File | Set, Kind: Choice, Choices: QuantFormats, Near: quantNear, Persist: true,
 		Help:    "weight format, made from float weights (a course checkpoint, a GGUF f32/f16/bf16 file): f32, int8 (the course's quantize_int8), int8-a8 (int8 activations too), int4-g32/g64/g128 (-a8: int8 activations; -gptq, -awq: calibrated on --calib), nf4-g32/g64/g128, fp8 (E4M3), fp8-e5m2, q8_0, q4_0, q5_0, iq4_nl, q4_1, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_xs, f16, bf16",
 		Default: fixed(""),
 		Keys:    []Key{{Action: "toggle_int8", Keys: []string{"f11", "alt+i"}, Help: "weights float32 ↔ int8 (the chat stays; the next turn re-prefills)"}},
@@ -178,11 +190,11 @@ var table = []*Setting{
 		Help:    "KV block pool budget in MB (0 = 256 MB or 16 context windows, whichever is smaller)",
 		Default: fixed(0),
 		get:     func(v *Values) any { return v.KVMem }, set: func(v *Values, x any) { v.KVMem = x.(int) }},
-	{Name: "kv_quant_k", Where: Flag | File | Set, Kind: Choice, Choices: KVChoices,
+	{Name: "kv_quant_k", Where: Flag | File | Set, Kind: Choice, Choices: KVChoices, Near: kvNear,
 		Help:    "KV cache key storage: auto (f16 for a GGUF model, as llama.cpp and ollama; f32 for a course checkpoint); f32; f16, half the bytes; int8 or fp8 (E4M3), a scale per position and head; int4, a scale per 32 values of a head (more context per MB)",
 		Default: fixed("auto"),
 		get:     func(v *Values) any { return v.KVQuantK }, set: func(v *Values, x any) { v.KVQuantK = x.(string) }},
-	{Name: "kv_quant_v", Where: Flag | File | Set, Kind: Choice, Choices: KVChoices,
+	{Name: "kv_quant_v", Where: Flag | File | Set, Kind: Choice, Choices: KVChoices, Near: kvNear,
 		Help:    "KV cache value storage: auto, f32, f16, int8, fp8 or int4",
 		Default: fixed("auto"),
 		get:     func(v *Values) any { return v.KVQuantV }, set: func(v *Values, x any) { v.KVQuantV = x.(string) }},
