@@ -305,7 +305,7 @@ func TestOllamaStoreCommands(t *testing.T) {
 
 // A tool's -h began "Usage of chat convert:" and listed only its flags, not
 // what it takes (IN OUT.gguf) or does; it starts with chat -h's lines for
-// it now.
+// it now, and its flags are listed as chat -h lists its own.
 func TestToolHelpHasUsage(t *testing.T) {
 	for _, c := range []struct{ args, want string }{
 		{"convert -h", "Usage:\n  chat convert IN OUT.gguf [--type T]     a checkpoint as a GGUF file"},
@@ -320,6 +320,11 @@ func TestToolHelpHasUsage(t *testing.T) {
 		code, _, stderr := runCLI(strings.Fields(c.args)...)
 		if code != 0 || !strings.HasPrefix(stderr, c.want) || !strings.Contains(stderr, "\nFlags:\n") {
 			t.Errorf("chat %s: exit %d:\n%s\nwant it to start with %q", c.args, code, stderr, c.want)
+		}
+		// Flags read as chat -h's ("--type TEXT"), not the flag package's
+		// ("-type string").
+		if strings.Contains(stderr, "\n  -threads int") || strings.Contains(stderr, "\n  -model string") || strings.Contains(stderr, "\n  -type string") {
+			t.Errorf("chat %s lists flags in the flag package's style:\n%s", c.args, stderr)
 		}
 		if c.args == "bench -h" && strings.Contains(stderr, "bench serve") {
 			t.Errorf("chat bench -h shows bench serve's usage:\n%s", stderr)

@@ -72,7 +72,7 @@ func writeToolUsage(w io.Writer, fs *flag.FlagSet) {
 		}
 	}
 	fmt.Fprintln(w, "\nFlags:")
-	fs.PrintDefaults()
+	config.WriteFlags(w, fs)
 }
 
 // flagExit is a subcommand's exit status for parseArgs's error: 0 after

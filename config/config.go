@@ -404,31 +404,66 @@ func WriteUsage(w io.Writer) {
 	var b strings.Builder
 	b.WriteString(Usage)
 	b.WriteString("\nFlags:\n")
-	line := func(name, arg, help string) {
-		left := "  -" + name
-		if len(name) > 1 {
-			left = "  --" + name
-		}
-		if arg != "" {
-			left += " " + arg
-		}
-		if len(left) < 26 {
-			fmt.Fprintf(&b, "%-26s %s\n", left, help)
-		} else {
-			fmt.Fprintf(&b, "%s\n  %-24s %s\n", left, "", help)
-		}
-	}
 	for _, f := range otherFlags {
-		line(f.name, f.arg, f.help)
+		flagLine(&b, f.name, f.arg, f.help)
 	}
 	for _, s := range settings.All() {
 		if s.Where&settings.Flag == 0 {
 			continue
 		}
-		line(s.FlagName(), argName(s), s.Help+defaultNote(s))
+		flagLine(&b, s.FlagName(), argName(s), s.Help+defaultNote(s))
 	}
 	fmt.Fprintf(&b, "\nSampler order: %s\n", strings.Join(sampler.Order(), " → "))
 	io.WriteString(w, b.String())
+}
+
+// WriteFlags prints a subcommand's flags as WriteUsage prints the chat's
+// ("--type T   help"), not as the flag package does ("-type string").
+func WriteFlags(w io.Writer, fs *flag.FlagSet) {
+	var b strings.Builder
+	fs.VisitAll(func(f *flag.Flag) {
+		arg, help := flag.UnquoteUsage(f)
+		switch {
+		case arg == "string" && (fileFlags[f.Name] || strings.HasSuffix(f.Name, "-file")):
+			arg = "FILE"
+		case arg == "string":
+			arg = "TEXT"
+		case arg == "int" || arg == "uint" || arg == "int64" || arg == "uint64":
+			arg = "N"
+		case arg == "float":
+			arg = "X"
+		case arg == "duration":
+			arg = "D"
+		case arg == "value":
+			arg = "V"
+		}
+		// -1 marks a flag not given (prune's --magnitude): no default.
+		if d := f.DefValue; d != "" && d != "0" && d != "-1" && d != "false" && !strings.Contains(help, "(default") {
+			help += " (default " + d + ")"
+		}
+		flagLine(&b, f.Name, arg, help)
+	})
+	io.WriteString(w, b.String())
+}
+
+// fileFlags are the subcommands' flags that name a file.
+var fileFlags = map[string]bool{"model": true, "m": true, "calib": true, "text": true, "draft": true, "config": true}
+
+// flagLine is one flag's line of -h: "  --name ARG" and its help in a
+// column, or on the next line when the left part is too wide.
+func flagLine(b *strings.Builder, name, arg, help string) {
+	left := "  -" + name
+	if len(name) > 1 {
+		left = "  --" + name
+	}
+	if arg != "" {
+		left += " " + arg
+	}
+	if len(left) < 26 {
+		fmt.Fprintf(b, "%-26s %s\n", left, help)
+	} else {
+		fmt.Fprintf(b, "%s\n  %-24s %s\n", left, "", help)
+	}
 }
 
 func argName(s *settings.Setting) string {
