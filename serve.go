@@ -81,7 +81,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	if fi, err := os.Stat(*model); err == nil {
 		size = fi.Size()
 	}
-	s, err := serve.New(m, serve.Options{Name: *name, APIKey: *apiKey, Size: size, Engine: engine.Options{
+	s, err := serve.New(m, serve.Options{Name: *name, APIKey: *apiKey, Size: size, File: *model, Engine: engine.Options{
 		MaxSeqs: *parallel, MaxWaiting: *queue, MaxBatchTokens: *batchTokens, KVMem: int64(*kvMem) << 20, Context: *ctxSize,
 		KVQuantK: *kvK, KVQuantV: *kvV}})
 	if err != nil {

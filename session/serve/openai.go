@@ -246,7 +246,7 @@ func (s *Server) model(name string) *errBody {
 
 func (s *Server) known(name string) bool {
 	name = strings.TrimSuffix(name, ":latest")
-	return name == "" || name == s.name || name == s.m.Info().Name
+	return name == "" || name == s.name || name == s.m.Info().Name || slices.Contains(s.files, name)
 }
 
 var ids atomic.Uint64

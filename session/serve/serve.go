@@ -42,6 +42,9 @@ type Options struct {
 	APIKey string
 	// Size is the model file's size in bytes, for /api/tags.
 	Size int64
+	// File is the model file's path: a request may name the model by its
+	// file name, with or without the extension, as well as by the id.
+	File string
 }
 
 // Server serves one model.
@@ -50,6 +53,7 @@ type Server struct {
 	e       *engine.Engine
 	tmpl    session.Template
 	name    string
+	files   []string // the file's base name, with and without extension
 	key     string
 	size    int64
 	created time.Time
@@ -79,6 +83,10 @@ func New(m models.Model, o Options) (*Server, error) {
 	name = strings.ToValidUTF8(name, "\uFFFD")
 	s := &Server{m: m, e: e, tmpl: session.TemplateFor(m), name: name, key: o.APIKey, size: o.Size, created: time.Now(),
 		cons: newConstraints(m), tokenBytes: longestToken(m.Tokenizer())}
+	if o.File != "" {
+		b := filepath.Base(o.File)
+		s.files = []string{b, strings.TrimSuffix(b, filepath.Ext(b))}
+	}
 	s.met = newMetrics(s)
 	s.routes()
 	return s, nil

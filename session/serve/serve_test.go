@@ -652,3 +652,20 @@ func TestPreemptionKeepsGreedy(t *testing.T) {
 		}
 	}
 }
+
+// A client may name the model by the file chat serve was given
+// (ollama's users type what they pulled): with or without its extension.
+func TestModelByFileName(t *testing.T) {
+	_, _, c := start(t, Options{File: "/models/my-story.gguf"})
+	ctx := context.Background()
+	for _, name := range []string{"my-story.gguf", "my-story", "stories260K"} {
+		if _, err := c.Models.Get(ctx, name); err != nil {
+			t.Errorf("model %q: %v", name, err)
+		}
+	}
+	for _, name := range []string{"models", "/models/my-story.gguf", "my"} {
+		if _, err := c.Models.Get(ctx, name); err == nil {
+			t.Errorf("model %q accepted", name)
+		}
+	}
+}
