@@ -27,7 +27,7 @@ func byMode(chat, raw any) func(string) any {
 var QuantFormats = []string{"f32", "int8", "int8-a8", "int4-g32", "int4-g64", "int4-g128",
 	"int4-g32-a8", "int4-g64-a8", "int4-g128-a8", "int4-g32-gptq", "int4-g64-gptq", "int4-g128-gptq",
 	"int4-g32-awq", "int4-g64-awq", "int4-g128-awq", "nf4-g32", "nf4-g64", "nf4-g128", "fp8", "fp8-e5m2",
-	"q8_0", "q4_0", "q5_0", "iq4_nl", "q4_1", "q4_1-gptq", "q5_1", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "iq4_xs", "f16", "bf16"}
+	"q8_0", "q4_0", "q5_0", "iq4_nl", "q4_1", "q5_1", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "iq4_xs", "f16", "bf16"}
 
 // KVFormats are how the KV pool may store keys and values (--kv-quant-k,
 // --kv-quant-v, chat plan --kv-quant): those of models/kvcache (a test keeps

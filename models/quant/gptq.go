@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -59,30 +60,10 @@ func GPTQ(w []float32, rows, cols int, x []float32, n int, opt GPTQOptions) (*In
 	if g != 32 && g != 64 && g != 128 {
 		return nil, fmt.Errorf("quant: gptq: group size %d, want 32, 64 or 128", g)
 	}
-	W, h, U, bs, err := gptqPrepare("gptq", w, rows, cols, x, n, opt)
-	if err != nil {
+	if err := checkCalib("gptq", w, rows, cols, x, n); err != nil {
 		return nil, err
 	}
-	m := gptqPass(slices.Clone(W), U, rows, cols, g, bs)
-	// The refit minimizes the dampened objective, the one the loop works on.
-	refit := &Int4Codes{Rows: rows, Cols: cols, Group: g, Packed: m.Packed, Scale: refitScales(m, W, h)}
-	if hError(refit.Dequantize(), W, h, rows, cols) < hError(m.Dequantize(), W, h, rows, cols) {
-		m = refit
-	}
-	return m, nil
-}
-
-// gptqPrepare is what GPTQ's column loop starts from: the weights W in
-// float64 (columns no input ever touches zeroed), the dampened Hessian h =
-// 2XᵀX + damp·mean(diag)·I, U the upper Cholesky factor of h⁻¹ (the
-// dampening raised tenfold, up to five times, until h is positive
-// definite) and the lazy batch width bs in whole groups.
-func gptqPrepare(what string, w []float32, rows, cols int, x []float32, n int, opt GPTQOptions) (W, h, U []float64, bs int, err error) {
-	if err := checkCalib(what, w, rows, cols, x, n); err != nil {
-		return nil, nil, nil, 0, err
-	}
-	g, damp := opt.Group, opt.Damp
-	bs = opt.Block
+	damp, bs := opt.Damp, opt.Block
 	if damp <= 0 {
 		damp = 0.01
 	}
@@ -90,8 +71,8 @@ func gptqPrepare(what string, w []float32, rows, cols int, x []float32, n int, o
 		bs = 128
 	}
 	bs = (bs + g - 1) / g * g // whole groups per block: a group's scale search sees its updated weights
-	h = hessian(x, n, cols)
-	W = make([]float64, rows*cols)
+	h := hessian(x, n, cols)
+	W := make([]float64, rows*cols)
 	for i, v := range w {
 		W[i] = float64(v)
 	}
@@ -106,6 +87,7 @@ func gptqPrepare(what string, w []float32, rows, cols int, x []float32, n int, o
 		mean += h[i*cols+i]
 	}
 	mean /= float64(cols)
+	var U []float64
 	for try := 0; ; try++ {
 		hd := slices.Clone(h)
 		for i := 0; i < cols; i++ {
@@ -116,14 +98,20 @@ func gptqPrepare(what string, w []float32, rows, cols int, x []float32, n int, o
 			break
 		}
 		if try == 5 {
-			return nil, nil, nil, 0, fmt.Errorf("quant: %s: the calibration Hessian is not positive definite even with dampening", what)
+			return nil, errors.New("quant: gptq: the calibration Hessian is not positive definite even with dampening")
 		}
 		damp *= 10
 	}
+	m := gptqPass(slices.Clone(W), U, rows, cols, g, bs)
+	// The refit minimizes the dampened objective, the one the loop works on.
 	for i := 0; i < cols; i++ {
 		h[i*cols+i] += damp * mean
 	}
-	return W, h, U, bs, nil
+	refit := &Int4Codes{Rows: rows, Cols: cols, Group: g, Packed: m.Packed, Scale: refitScales(m, W, h)}
+	if hError(refit, W, h) < hError(m, W, h) {
+		m = refit
+	}
+	return m, nil
 }
 
 // gptqPass is GPTQ's column loop (the paper's Algorithm 1 with lazy batch
@@ -211,12 +199,13 @@ func groupScale(v, U []float64, i, cols int) float32 {
 	return best
 }
 
-// hError is Σ_r (w_r−ŵ_r)·h·(w_r−ŵ_r)ᵀ, the output error of the
-// dequantized d ([rows][cols]) against W.
-func hError(d []float32, W, h []float64, rows, cols int) float64 {
+// hError is Σ_r (w_r−ŵ_r)·h·(w_r−ŵ_r)ᵀ, the output error of m against W.
+func hError(m *Int4Codes, W, h []float64) float64 {
+	cols := m.Cols
+	d := m.Dequantize()
 	diff := make([]float64, cols)
 	var e float64
-	for r := 0; r < rows; r++ {
+	for r := 0; r < m.Rows; r++ {
 		for c := range diff {
 			diff[c] = W[r*cols+c] - float64(d[r*cols+c])
 		}
