@@ -442,6 +442,9 @@ func (s *Setting) Show(v *Values) string {
 		if s.isOff(f) {
 			return "off"
 		}
+		if s.MinusOneIsMax && f == s.Max {
+			return "no limit"
+		}
 	}
 	return s.format(x)
 }

@@ -141,7 +141,7 @@ func TestParse(t *testing.T) {
 		{"seed", "random", "random"}, {"seed", "42", "42"}, {"seed", "-1", "random"},
 		{"greedy", "yes", "on"}, {"top_k", "0", "off"}, {"stop", `"\n\n"`, `"\n\n"`},
 		{"repeat_penalty", "1", "off"}, {"frequency_penalty", "-0.5", "-0.5"},
-		{"max_tokens", "-1", "1048576"}, // llama-cli's and ollama's "no limit"
+		{"max_tokens", "-1", "no limit"}, // llama-cli's and ollama's "no limit"
 	} {
 		s := Lookup(c.name)
 		if err := s.SetText(&v, c.text); err != nil {
