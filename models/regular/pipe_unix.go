@@ -45,14 +45,28 @@ func readPipe(f *os.File, max int64) ([]byte, error) {
 		var n int
 		var rerr error
 		err := rc.Read(func(fd uintptr) bool {
-			for {
-				n, rerr = syscall.Read(int(fd), b[len(b):cap(b)])
-				if rerr != syscall.EINTR {
-					break
+			read := func() {
+				for {
+					n, rerr = syscall.Read(int(fd), b[len(b):cap(b)])
+					if rerr != syscall.EINTR {
+						break
+					}
 				}
 			}
-			// EAGAIN: a writer, nothing written yet.
-			return rerr != syscall.EAGAIN && (n > 0 || rerr != nil || hungUp(fd))
+			read()
+			switch {
+			case rerr == syscall.EAGAIN: // a writer, nothing written yet
+				return false
+			case n > 0 || rerr != nil:
+				return true
+			case !hungUp(fd):
+				return false // no writer yet
+			}
+			// A writer may have come, written and gone between the read of
+			// nothing and the poll: what it wrote is there now (EAGAIN: yet
+			// another writer, whose bytes are waited for).
+			read()
+			return rerr != syscall.EAGAIN
 		})
 		switch {
 		case errors.Is(err, os.ErrDeadlineExceeded):
