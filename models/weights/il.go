@@ -95,7 +95,7 @@ func (m *Interleaved) Slice(r0, r1 int) Linear {
 	g0 := r0 / kernels.ILRows
 	c.w = m.w[g0*kernels.ILBytes(m.k, kernels.ILRows, m.cols):]
 	if m.gs != nil {
-		c.gs = m.gs[g0*kernels.ILScales(kernels.ILRows, m.cols, m.g):]
+		c.gs = m.gs[g0*kernels.ILScales(kernels.ILRows, m.cols, m.g):][:kernels.ILScales(c.rows, m.cols, m.g)]
 	}
 	return &c
 }
