@@ -37,7 +37,12 @@ import (
 // "optional" (nil when absent), "if=NAME" (bound, and required, only when
 // dims[NAME] is not 0), "keep" (never re-encoded by Model.Convert:
 // embeddings and output layers, which the course's quantize_int8 skips too)
-// and "embed" (a decode step reads one row of it, for WeightBytes).
+// and "embed" (a decode step reads one row of it, for WeightBytes). A
+// separate tag fuse:"NAME" puts matrices of one struct that multiply the
+// same input in a group (Q, K and V): they are loaded as one matrix of
+// their rows stacked in field order, when their format allows, and each
+// field holds its part (weights.Split), which Pass.Mul2 and Pass.Mul3
+// multiply in one product.
 
 // Source hands out a file's tensors by name.
 type Source interface {
@@ -103,6 +108,7 @@ type binder struct {
 
 func (b *binder) structFields(v reflect.Value, prefix string) error {
 	t := v.Type()
+	var fused map[string]bool // the fuse groups bound
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		if !f.IsExported() {
@@ -121,6 +127,18 @@ func (b *binder) structFields(v reflect.Value, prefix string) error {
 		switch {
 		case f.Type == linearType || f.Type == floatsType || f.Type == linearsType:
 			if !hasTag {
+				continue
+			}
+			if g := f.Tag.Get("fuse"); g != "" && f.Type == linearType {
+				if !fused[g] {
+					if fused == nil {
+						fused = map[string]bool{}
+					}
+					fused[g] = true
+					if err := b.group(v, prefix, g); err != nil {
+						return err
+					}
+				}
 				continue
 			}
 			if err := b.tensor(fv, prefix+name, opts, f.Tag.Get("shape")); err != nil {
@@ -149,6 +167,90 @@ func (b *binder) structFields(v reflect.Value, prefix string) error {
 		}
 	}
 	return nil
+}
+
+// group binds the matrices of struct v tagged fuse:"g" (those bound: not
+// skipped by an "if=" option). When all of them are in the file with the
+// shapes asked, they are loaded stacked (Stacker) or stacked after loading
+// (weights.Stack), and each field gets its part of the fused matrix
+// (weights.Split), which Pass.Mul2 and Mul3 multiply in one product.
+// Otherwise, or when the format cannot be stacked and split without a copy
+// (weights.Stack), each is bound alone, as without the tag.
+func (b *binder) group(v reflect.Value, prefix, g string) error {
+	type member struct {
+		fv    reflect.Value
+		name  string
+		opts  tagOpts
+		shape string
+	}
+	var ms []member
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag, ok := f.Tag.Lookup(b.key)
+		if !f.IsExported() || !ok || f.Type != linearType || f.Tag.Get("fuse") != g {
+			continue
+		}
+		name, opts := parseTag(tag)
+		if opts.cond != "" && b.dim(opts.cond) == 0 {
+			continue
+		}
+		ms = append(ms, member{v.Field(i), prefix + name, opts, f.Tag.Get("shape")})
+	}
+	alone := func() error {
+		for _, m := range ms {
+			if err := b.tensor(m.fv, m.name, m.opts, m.shape); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(ms) < 2 {
+		return alone()
+	}
+	names, rows, cols := make([]string, len(ms)), make([]int, len(ms)), 0
+	for i, m := range ms {
+		want, _ := b.shape(m.shape)
+		got, ok := b.src.Shape(m.name)
+		if !ok || len(got) != 2 || want != nil && !equalInts(got, want) || i > 0 && got[1] != cols {
+			return alone() // absent or misshapen: bound alone, which reports it
+		}
+		names[i], rows[i], cols = m.name, got[0], got[1]
+	}
+	var whole weights.Linear
+	if st, ok := b.src.(Stacker); ok {
+		var err error
+		if whole, err = st.Stack(names); err != nil {
+			return err
+		}
+	} else {
+		if err := alone(); err != nil {
+			return err
+		}
+		parts := make([]weights.Linear, len(ms))
+		for i, m := range ms {
+			parts[i] = m.fv.Interface().(weights.Linear)
+		}
+		whole = weights.Stack(parts...)
+	}
+	if whole == nil {
+		return alone()
+	}
+	parts := weights.Split(whole, rows...)
+	if parts == nil {
+		return alone()
+	}
+	for i, m := range ms {
+		m.fv.Set(reflect.ValueOf(&parts[i]).Elem())
+	}
+	return nil
+}
+
+// A Stacker is a Source that can load several matrices as one, their rows
+// stacked in order (weights.StackGGUF), without loading each first; it
+// returns nil when their formats cannot be stacked.
+type Stacker interface {
+	Stack(names []string) (weights.Linear, error)
 }
 
 func (b *binder) tensor(fv reflect.Value, name string, opts tagOpts, shapeTag string) error {

@@ -145,3 +145,68 @@ func TestConvertAndWeightBytes(t *testing.T) {
 		t.Fatalf("Linears: %d", n)
 	}
 }
+
+// q8Source is a mapSource whose matrices are Q8_0 (a format that stacks).
+type q8Source struct{ mapSource }
+
+func (s q8Source) Linear(name string) (weights.Linear, error) {
+	t := s.mapSource[name]
+	for i := range t.data {
+		t.data[i] = float32(i%13) - 6
+	}
+	return weights.FromFloat("q8_0", t.data, t.shape[0], t.shape[1])
+}
+
+type fuseArch struct {
+	A weights.Linear `pt:"a" fuse:"ab" shape:"ra,32"`
+	X weights.Linear `pt:"x" shape:"16,32"`
+	B weights.Linear `pt:"b" fuse:"ab" shape:"16,32"`
+	C weights.Linear `pt:"c,if=c" fuse:"ab" shape:"16,32"`
+}
+
+func (*fuseArch) Forward(*Pass) {}
+
+// TestBindFuse: the fields of a fuse group are bound as parts of one matrix
+// (weights.Whole), in field order, unless the format cannot split at their
+// rows (then each is bound alone), and a group's missing tensor is still
+// reported as missing.
+func TestBindFuse(t *testing.T) {
+	src := func(ra int, c bool) q8Source {
+		s := mapSource{}
+		s.add("a", ra, 32)
+		s.add("x", 16, 32)
+		s.add("b", 16, 32)
+		if c {
+			s.add("c", 16, 32)
+		}
+		return q8Source{s}
+	}
+	for _, tc := range []struct {
+		ra    int
+		c     bool
+		fused bool
+	}{{32, true, true}, {32, false, true}, {24, true, false}} {
+		var a fuseArch
+		dims := map[string]int{"ra": tc.ra, "c": 0}
+		if tc.c {
+			dims["c"] = 1
+		}
+		if err := Bind(&a, "pt", src(tc.ra, tc.c), dims); err != nil {
+			t.Fatal(err)
+		}
+		parts := []weights.Linear{a.A, a.B}
+		if tc.c {
+			parts = append(parts, a.C)
+		}
+		if got := weights.Whole(parts...) != nil; got != tc.fused || a.A.Rows() != tc.ra || a.B.Rows() != 16 || a.X.Rows() != 16 {
+			t.Errorf("A of %d rows, C %v: fused %v, want %v", tc.ra, tc.c, got, tc.fused)
+		}
+		if weights.Whole(a.A, a.X) != nil {
+			t.Error("a matrix outside the group fused")
+		}
+	}
+	var miss *MissingError
+	if err := Bind(&fuseArch{}, "pt", src(32, false), map[string]int{"ra": 32, "c": 1}); !errors.As(err, &miss) || miss.Name != "c" {
+		t.Fatalf("missing c: %v", err)
+	}
+}

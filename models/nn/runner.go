@@ -150,6 +150,61 @@ func (p *Pass) Mul(w weights.Linear, x Rows) Rows {
 	if p.observe != nil {
 		p.observe(w, x)
 	}
+	return p.mul(w, x)
+}
+
+// Mul2 is Mul of a and of b, two matrices over the same input (a gated
+// feed-forward's gate and up): one product of their fused matrix when they
+// are its parts (weights.Whole; see Bind's "fuse" tag), with the same bits.
+func (p *Pass) Mul2(a, b weights.Linear, x Rows) (Rows, Rows) {
+	w := weights.Whole(a, b)
+	if w == nil {
+		return p.Mul(a, x), p.Mul(b, x)
+	}
+	var out [2]Rows
+	p.mulParts(w, x, []weights.Linear{a, b}, out[:])
+	return out[0], out[1]
+}
+
+// Mul3 is Mul2 for three matrices (an attention's Q, K and V).
+func (p *Pass) Mul3(a, b, c weights.Linear, x Rows) (Rows, Rows, Rows) {
+	w := weights.Whole(a, b, c)
+	if w == nil {
+		return p.Mul(a, x), p.Mul(b, x), p.Mul(c, x)
+	}
+	var out [3]Rows
+	p.mulParts(w, x, []weights.Linear{a, b, c}, out[:])
+	return out[0], out[1], out[2]
+}
+
+// mulParts multiplies x by w, whose rows are parts' stacked, into one Rows
+// per part. One token's rows are cut out of the product in place; a
+// batch's are copied out, each part's rows [N][part.Rows()] as Mul returns
+// them.
+func (p *Pass) mulParts(w weights.Linear, x Rows, parts []weights.Linear, out []Rows) {
+	if p.observe != nil {
+		for _, l := range parts {
+			p.observe(l, x)
+		}
+	}
+	y := p.mul(w, x)
+	c := 0
+	for i, l := range parts {
+		r := l.Rows()
+		if x.N == 1 {
+			out[i] = Rows{N: 1, W: r, D: y.D[c : c+r : c+r]}
+		} else {
+			out[i] = p.AllocN(x.N, r)
+			for t := 0; t < x.N; t++ {
+				copy(out[i].D[t*r:(t+1)*r], y.D[t*y.W+c:t*y.W+c+r])
+			}
+		}
+		c += r
+	}
+}
+
+// mul is Mul without the observer.
+func (p *Pass) mul(w weights.Linear, x Rows) Rows {
 	y := p.AllocN(x.N, w.Rows())
 	if p.gathered || x.N != p.N() {
 		w.Mul(y.D, x.D, x.N, p.W)
