@@ -37,16 +37,16 @@ type Gemma struct {
 
 type gemmaBlock struct {
 	AttnNorm []float32      `gguf:"attn_norm.weight" shape:"dim"`
-	Q        weights.Linear `gguf:"attn_q.weight" shape:"q_dim,dim"`
-	K        weights.Linear `gguf:"attn_k.weight" shape:"kv_dim,dim"`
-	V        weights.Linear `gguf:"attn_v.weight" shape:"kv_dim,dim"`
+	Q        weights.Linear `gguf:"attn_q.weight" fuse:"qkv" shape:"q_dim,dim"`
+	K        weights.Linear `gguf:"attn_k.weight" fuse:"qkv" shape:"kv_dim,dim"`
+	V        weights.Linear `gguf:"attn_v.weight" fuse:"qkv" shape:"kv_dim,dim"`
 	QNorm    []float32      `gguf:"attn_q_norm.weight,if=qk_norm" shape:"head_dim"`
 	KNorm    []float32      `gguf:"attn_k_norm.weight,if=qk_norm" shape:"head_dim"`
 	O        weights.Linear `gguf:"attn_output.weight" shape:"dim,q_dim"`
 	AttnPost []float32      `gguf:"post_attention_norm.weight,if=post_norms" shape:"dim"`
 	FFNNorm  []float32      `gguf:"ffn_norm.weight" shape:"dim"`
-	Gate     weights.Linear `gguf:"ffn_gate.weight" shape:"ffn,dim"`
-	Up       weights.Linear `gguf:"ffn_up.weight" shape:"ffn,dim"`
+	Gate     weights.Linear `gguf:"ffn_gate.weight" fuse:"gate_up" shape:"ffn,dim"`
+	Up       weights.Linear `gguf:"ffn_up.weight" fuse:"gate_up" shape:"ffn,dim"`
 	Down     weights.Linear `gguf:"ffn_down.weight" shape:"dim,ffn"`
 	FFNPost  []float32      `gguf:"post_ffw_norm.weight,if=post_norms" shape:"dim"`
 
@@ -99,7 +99,7 @@ func (m *Gemma) Forward(p *nn.Pass) {
 		}
 
 		h := p.RMSNorm(x, b.AttnNorm, m.eps)
-		q, k, v := p.Mul(b.Q, h), p.Mul(b.K, h), p.Mul(b.V, h)
+		q, k, v := p.Mul3(b.Q, b.K, b.V, h)
 		if b.QNorm != nil {
 			nn.HeadNorm(q, attn.Heads, nn.RMSNorm, b.QNorm, m.eps)
 			nn.HeadNorm(k, attn.KVHeads, nn.RMSNorm, b.KNorm, m.eps)
@@ -114,8 +114,8 @@ func (m *Gemma) Forward(p *nn.Pass) {
 		x.Add(o)
 
 		h = p.RMSNorm(x, b.FFNNorm, m.eps)
-		g := p.Mul(b.Gate, h)
-		nn.GeGLU(g, p.Mul(b.Up, h))
+		g, u := p.Mul2(b.Gate, b.Up, h)
+		nn.GeGLU(g, u)
 		d := p.Mul(b.Down, g)
 		if b.FFNPost != nil {
 			d = p.RMSNorm(d, b.FFNPost, m.eps)

@@ -64,7 +64,7 @@ func (m *Granite) Forward(p *nn.Pass) {
 		mark := p.Mark()
 
 		h := p.RMSNorm(x, b.AttnNorm, m.eps)
-		q, k, v := p.Mul(b.Q, h), p.Mul(b.K, h), p.Mul(b.V, h)
+		q, k, v := p.Mul3(b.Q, b.K, b.V, h)
 		q.AddBias(b.QB)
 		k.AddBias(b.KB)
 		v.AddBias(b.VB)
@@ -78,7 +78,7 @@ func (m *Granite) Forward(p *nn.Pass) {
 		x.Add(o)
 
 		h = p.RMSNorm(x, b.FFNNorm, m.eps)
-		g, u := p.Mul(b.Gate, h), p.Mul(b.Up, h)
+		g, u := p.Mul2(b.Gate, b.Up, h)
 		g.AddBias(b.GateB)
 		u.AddBias(b.UpB)
 		nn.SwiGLU(g, u)

@@ -328,6 +328,51 @@ func (s *source) Stack(name string) ([]weights.Linear, error) {
 	return out, nil
 }
 
+// Fused loads the named matrices stacked into one (nn.Fuser): the file's
+// own fused tensor when they are its parts in order (Phi-3's attn_qkv),
+// else their tensors stacked (weights.StackGGUF) when they have one type;
+// nil otherwise.
+func (s *source) Fused(names []string) (weights.Linear, error) {
+	if whole, r0, _, ok := s.fused(names[0]); ok && r0 == 0 {
+		end := 0
+		for _, name := range names {
+			w, r0, r1, ok := s.fused(name)
+			if !ok || w != whole || r0 != end {
+				return nil, nil
+			}
+			end = r1
+		}
+		if shape, _ := s.Shape(whole); len(shape) != 2 || shape[0] != end {
+			return nil, nil
+		}
+		return s.Linear(whole)
+	}
+	var t gguf.Type
+	raws, rows := make([][]byte, len(names)), make([]int, len(names))
+	var elems, cols int64
+	for i, name := range names {
+		ti, ok := s.f.Tensor(name)
+		if !ok || len(ti.Dims) != 2 || i > 0 && (ti.Type != t || ti.Dims[0] != cols) {
+			return nil, nil
+		}
+		t, cols = ti.Type, ti.Dims[0]
+		raw, err := s.f.TensorData(ti)
+		if err != nil {
+			return nil, fmt.Errorf("llama: %w", err)
+		}
+		raws[i], rows[i] = raw, int(ti.Dims[1])
+		elems += ti.Elements()
+	}
+	w, err := weights.StackGGUF(t, raws, rows, int(cols))
+	if err != nil {
+		return nil, fmt.Errorf("llama: tensors %s: %w", strings.Join(names, ", "), err)
+	}
+	if w != nil {
+		s.types[t] += elems
+	}
+	return w, nil
+}
+
 func (s *source) Floats(name string) ([]float32, error) {
 	if whole, r0, r1, ok := s.fused(name); ok {
 		w, err := s.Floats(whole)

@@ -26,15 +26,15 @@ type OLMo2 struct {
 }
 
 type olmo2Block struct {
-	Q        weights.Linear `gguf:"attn_q.weight" shape:"q_dim,dim"`
-	K        weights.Linear `gguf:"attn_k.weight" shape:"kv_dim,dim"`
-	V        weights.Linear `gguf:"attn_v.weight" shape:"kv_dim,dim"`
+	Q        weights.Linear `gguf:"attn_q.weight" fuse:"qkv" shape:"q_dim,dim"`
+	K        weights.Linear `gguf:"attn_k.weight" fuse:"qkv" shape:"kv_dim,dim"`
+	V        weights.Linear `gguf:"attn_v.weight" fuse:"qkv" shape:"kv_dim,dim"`
 	QNorm    []float32      `gguf:"attn_q_norm.weight" shape:"q_dim"`
 	KNorm    []float32      `gguf:"attn_k_norm.weight" shape:"kv_dim"`
 	O        weights.Linear `gguf:"attn_output.weight" shape:"dim,q_dim"`
 	AttnPost []float32      `gguf:"post_attention_norm.weight" shape:"dim"`
-	Gate     weights.Linear `gguf:"ffn_gate.weight" shape:"ffn,dim"`
-	Up       weights.Linear `gguf:"ffn_up.weight" shape:"ffn,dim"`
+	Gate     weights.Linear `gguf:"ffn_gate.weight" fuse:"gate_up" shape:"ffn,dim"`
+	Up       weights.Linear `gguf:"ffn_up.weight" fuse:"gate_up" shape:"ffn,dim"`
 	Down     weights.Linear `gguf:"ffn_down.weight" shape:"dim,ffn"`
 	FFNPost  []float32      `gguf:"post_ffw_norm.weight" shape:"dim"`
 }
@@ -62,15 +62,14 @@ func (m *OLMo2) Forward(p *nn.Pass) {
 		b := &m.Blocks[l]
 		mark := p.Mark()
 
-		q := p.RMSNorm(p.Mul(b.Q, x), b.QNorm, m.eps)
-		k := p.RMSNorm(p.Mul(b.K, x), b.KNorm, m.eps)
-		v := p.Mul(b.V, x)
+		q, k, v := p.Mul3(b.Q, b.K, b.V, x)
+		q, k = p.RMSNorm(q, b.QNorm, m.eps), p.RMSNorm(k, b.KNorm, m.eps)
 		p.Rope(q, m.rope, m.attn.Heads)
 		p.Rope(k, m.rope, m.attn.KVHeads)
 		x.Add(p.RMSNorm(p.Mul(b.O, p.Attend(l, &m.attn, q, k, v)), b.AttnPost, m.eps))
 
-		g := p.Mul(b.Gate, x)
-		nn.SwiGLU(g, p.Mul(b.Up, x))
+		g, u := p.Mul2(b.Gate, b.Up, x)
+		nn.SwiGLU(g, u)
 		x.Add(p.RMSNorm(p.Mul(b.Down, g), b.FFNPost, m.eps))
 
 		p.Reset(mark)

@@ -29,9 +29,9 @@ type Phi3 struct {
 
 type phi3Block struct {
 	AttnNorm []float32      `gguf:"attn_norm.weight" shape:"dim"`
-	Q        weights.Linear `gguf:"attn_q.weight" shape:"q_dim,dim"`
-	K        weights.Linear `gguf:"attn_k.weight" shape:"kv_dim,dim"`
-	V        weights.Linear `gguf:"attn_v.weight" shape:"kv_dim,dim"`
+	Q        weights.Linear `gguf:"attn_q.weight" fuse:"qkv" shape:"q_dim,dim"`
+	K        weights.Linear `gguf:"attn_k.weight" fuse:"qkv" shape:"kv_dim,dim"`
+	V        weights.Linear `gguf:"attn_v.weight" fuse:"qkv" shape:"kv_dim,dim"`
 	QB       []float32      `gguf:"attn_q.bias,optional" shape:"q_dim"`
 	KB       []float32      `gguf:"attn_k.bias,optional" shape:"kv_dim"`
 	VB       []float32      `gguf:"attn_v.bias,optional" shape:"kv_dim"`
@@ -53,7 +53,11 @@ func newPhi3(c *Config, _ *gguf.File, src *source) (nn.Arch, error) {
 	}
 	for i := range m.Blocks {
 		b := &m.Blocks[i]
-		b.Gate, b.Up = b.GateUp.Slice(0, c.FFN), b.GateUp.Slice(c.FFN, 2*c.FFN)
+		if parts := weights.Split(b.GateUp, c.FFN, c.FFN); parts != nil {
+			b.Gate, b.Up = parts[0], parts[1] // multiplied as one (Pass.Mul2)
+		} else {
+			b.Gate, b.Up = b.GateUp.Slice(0, c.FFN), b.GateUp.Slice(c.FFN, 2*c.FFN)
+		}
 		b.GateUp = nil
 	}
 	if m.Output == nil {
@@ -75,7 +79,7 @@ func (m *Phi3) Forward(p *nn.Pass) {
 		mark := p.Mark()
 
 		h := p.RMSNorm(x, b.AttnNorm, m.eps)
-		q, k, v := p.Mul(b.Q, h), p.Mul(b.K, h), p.Mul(b.V, h)
+		q, k, v := p.Mul3(b.Q, b.K, b.V, h)
 		q.AddBias(b.QB)
 		k.AddBias(b.KB)
 		v.AddBias(b.VB)
@@ -87,8 +91,8 @@ func (m *Phi3) Forward(p *nn.Pass) {
 		x.Add(o)
 
 		h = p.RMSNorm(x, b.FFNNorm, m.eps)
-		g := p.Mul(b.Gate, h)
-		nn.SwiGLU(g, p.Mul(b.Up, h))
+		g, u := p.Mul2(b.Gate, b.Up, h)
+		nn.SwiGLU(g, u)
 		x.Add(p.Mul(b.Down, g))
 
 		p.Reset(mark)

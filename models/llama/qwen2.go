@@ -24,17 +24,17 @@ type Qwen2 struct {
 
 type qwen2Block struct {
 	AttnNorm []float32      `gguf:"attn_norm.weight" shape:"dim"`
-	Q        weights.Linear `gguf:"attn_q.weight" shape:"q_dim,dim"`
-	K        weights.Linear `gguf:"attn_k.weight" shape:"kv_dim,dim"`
-	V        weights.Linear `gguf:"attn_v.weight" shape:"kv_dim,dim"`
+	Q        weights.Linear `gguf:"attn_q.weight" fuse:"qkv" shape:"q_dim,dim"`
+	K        weights.Linear `gguf:"attn_k.weight" fuse:"qkv" shape:"kv_dim,dim"`
+	V        weights.Linear `gguf:"attn_v.weight" fuse:"qkv" shape:"kv_dim,dim"`
 	QB       []float32      `gguf:"attn_q.bias" shape:"q_dim"`
 	KB       []float32      `gguf:"attn_k.bias" shape:"kv_dim"`
 	VB       []float32      `gguf:"attn_v.bias" shape:"kv_dim"`
 	O        weights.Linear `gguf:"attn_output.weight" shape:"dim,q_dim"`
 	OB       []float32      `gguf:"attn_output.bias,optional" shape:"dim"`
 	FFNNorm  []float32      `gguf:"ffn_norm.weight" shape:"dim"`
-	Gate     weights.Linear `gguf:"ffn_gate.weight" shape:"ffn,dim"`
-	Up       weights.Linear `gguf:"ffn_up.weight" shape:"ffn,dim"`
+	Gate     weights.Linear `gguf:"ffn_gate.weight" fuse:"gate_up" shape:"ffn,dim"`
+	Up       weights.Linear `gguf:"ffn_up.weight" fuse:"gate_up" shape:"ffn,dim"`
 	Down     weights.Linear `gguf:"ffn_down.weight" shape:"dim,ffn"`
 }
 
@@ -59,7 +59,7 @@ func (m *Qwen2) Forward(p *nn.Pass) {
 		mark := p.Mark()
 
 		h := p.RMSNorm(x, b.AttnNorm, m.eps)
-		q, k, v := p.Mul(b.Q, h), p.Mul(b.K, h), p.Mul(b.V, h)
+		q, k, v := p.Mul3(b.Q, b.K, b.V, h)
 		q.AddBias(b.QB)
 		k.AddBias(b.KB)
 		v.AddBias(b.VB)
@@ -70,8 +70,8 @@ func (m *Qwen2) Forward(p *nn.Pass) {
 		x.Add(o)
 
 		h = p.RMSNorm(x, b.FFNNorm, m.eps)
-		g := p.Mul(b.Gate, h)
-		nn.SwiGLU(g, p.Mul(b.Up, h))
+		g, u := p.Mul2(b.Gate, b.Up, h)
+		nn.SwiGLU(g, u)
 		x.Add(p.Mul(b.Down, g))
 
 		p.Reset(mark)

@@ -22,15 +22,15 @@ type Qwen3 struct {
 
 type qwen3Block struct {
 	AttnNorm []float32      `gguf:"attn_norm.weight" shape:"dim"`
-	Q        weights.Linear `gguf:"attn_q.weight" shape:"q_dim,dim"`
-	K        weights.Linear `gguf:"attn_k.weight" shape:"kv_dim,dim"`
-	V        weights.Linear `gguf:"attn_v.weight" shape:"kv_dim,dim"`
+	Q        weights.Linear `gguf:"attn_q.weight" fuse:"qkv" shape:"q_dim,dim"`
+	K        weights.Linear `gguf:"attn_k.weight" fuse:"qkv" shape:"kv_dim,dim"`
+	V        weights.Linear `gguf:"attn_v.weight" fuse:"qkv" shape:"kv_dim,dim"`
 	QNorm    []float32      `gguf:"attn_q_norm.weight" shape:"head_dim"`
 	KNorm    []float32      `gguf:"attn_k_norm.weight" shape:"head_dim"`
 	O        weights.Linear `gguf:"attn_output.weight" shape:"dim,q_dim"`
 	FFNNorm  []float32      `gguf:"ffn_norm.weight" shape:"dim"`
-	Gate     weights.Linear `gguf:"ffn_gate.weight" shape:"ffn,dim"`
-	Up       weights.Linear `gguf:"ffn_up.weight" shape:"ffn,dim"`
+	Gate     weights.Linear `gguf:"ffn_gate.weight" fuse:"gate_up" shape:"ffn,dim"`
+	Up       weights.Linear `gguf:"ffn_up.weight" fuse:"gate_up" shape:"ffn,dim"`
 	Down     weights.Linear `gguf:"ffn_down.weight" shape:"dim,ffn"`
 }
 
@@ -55,7 +55,7 @@ func (m *Qwen3) Forward(p *nn.Pass) {
 		mark := p.Mark()
 
 		h := p.RMSNorm(x, b.AttnNorm, m.eps)
-		q, k, v := p.Mul(b.Q, h), p.Mul(b.K, h), p.Mul(b.V, h)
+		q, k, v := p.Mul3(b.Q, b.K, b.V, h)
 		nn.HeadNorm(q, m.attn.Heads, nn.RMSNorm, b.QNorm, m.eps)
 		nn.HeadNorm(k, m.attn.KVHeads, nn.RMSNorm, b.KNorm, m.eps)
 		p.Rope(q, m.rope, m.attn.Heads)
@@ -63,8 +63,8 @@ func (m *Qwen3) Forward(p *nn.Pass) {
 		x.Add(p.Mul(b.O, p.Attend(l, &m.attn, q, k, v)))
 
 		h = p.RMSNorm(x, b.FFNNorm, m.eps)
-		g := p.Mul(b.Gate, h)
-		nn.SwiGLU(g, p.Mul(b.Up, h))
+		g, u := p.Mul2(b.Gate, b.Up, h)
+		nn.SwiGLU(g, u)
 		x.Add(p.Mul(b.Down, g))
 
 		p.Reset(mark)

@@ -171,7 +171,7 @@ func (b *binder) structFields(v reflect.Value, prefix string) error {
 
 // group binds the matrices of struct v tagged fuse:"g" (those bound: not
 // skipped by an "if=" option). When all of them are in the file with the
-// shapes asked, they are loaded stacked (Stacker) or stacked after loading
+// shapes asked, they are loaded stacked (Fuser) or stacked after loading
 // (weights.Stack), and each field gets its part of the fused matrix
 // (weights.Split), which Pass.Mul2 and Mul3 multiply in one product.
 // Otherwise, or when the format cannot be stacked and split without a copy
@@ -218,9 +218,9 @@ func (b *binder) group(v reflect.Value, prefix, g string) error {
 		names[i], rows[i], cols = m.name, got[0], got[1]
 	}
 	var whole weights.Linear
-	if st, ok := b.src.(Stacker); ok {
+	if fu, ok := b.src.(Fuser); ok {
 		var err error
-		if whole, err = st.Stack(names); err != nil {
+		if whole, err = fu.Fused(names); err != nil {
 			return err
 		}
 	} else {
@@ -246,11 +246,11 @@ func (b *binder) group(v reflect.Value, prefix, g string) error {
 	return nil
 }
 
-// A Stacker is a Source that can load several matrices as one, their rows
+// A Fuser is a Source that can load several matrices as one, their rows
 // stacked in order (weights.StackGGUF), without loading each first; it
 // returns nil when their formats cannot be stacked.
-type Stacker interface {
-	Stack(names []string) (weights.Linear, error)
+type Fuser interface {
+	Fused(names []string) (weights.Linear, error)
 }
 
 func (b *binder) tensor(fv reflect.Value, name string, opts tagOpts, shapeTag string) error {
