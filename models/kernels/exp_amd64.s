@@ -291,3 +291,39 @@ sc_tail:
 sc_done:
 	VZEROUPPER
 	RET
+
+// func scaleMulAVX2(out, x, w *float32, n int, s float32)
+// out[i] = (x[i]·s)·w[i], each product rounded (VMULPS twice): ScaleMul's
+// Go loop's bits.
+TEXT ·scaleMulAVX2(SB), NOSPLIT, $0-36
+	MOVQ         out+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         w+16(FP), BX
+	MOVQ         n+24(FP), CX
+	VBROADCASTSS s+32(FP), Y9
+	XORQ         AX, AX
+	MOVQ         CX, DX
+	ANDQ         $-8, DX
+	JZ           sm_tail
+
+sm_loop:
+	VMULPS  (SI)(AX*4), Y9, Y0
+	VMULPS  (BX)(AX*4), Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ    $8, AX
+	CMPQ    AX, DX
+	JLT     sm_loop
+
+sm_tail:
+	ANDQ       $7, CX
+	JZ         sm_done
+	MASK
+	VMASKMOVPS (SI)(AX*4), Y10, Y0
+	VMASKMOVPS (BX)(AX*4), Y10, Y1
+	VMULPS     Y9, Y0, Y0
+	VMULPS     Y1, Y0, Y0
+	VMASKMOVPS Y0, Y10, (DI)(AX*4)
+
+sm_done:
+	VZEROUPPER
+	RET

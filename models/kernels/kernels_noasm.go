@@ -34,6 +34,8 @@ func swigluAsm(gate, up []float32) { panic("kernels: no asm") }
 func maxAsm(x []float32) float32      { panic("kernels: no asm") }
 func scaleAsm(x []float32, s float32) { panic("kernels: no asm") }
 
+func scaleMulAsm(out, x, w []float32, s float32) { panic("kernels: no asm") }
+
 func qfTileRows() int { return 2 }
 
 func qfTileTokens() int { return 4 }

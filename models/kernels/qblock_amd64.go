@@ -91,6 +91,13 @@ func maxAVX2(x *float32, n int) float32
 //go:noescape
 func scaleAVX2(x *float32, n int, s float32)
 
+//go:noescape
+func scaleMulAVX2(out, x, w *float32, n int, s float32)
+
+func scaleMulAsm(out, x, w []float32, s float32) {
+	scaleMulAVX2(unsafe.SliceData(out), unsafe.SliceData(x), unsafe.SliceData(w), len(x), s)
+}
+
 func maxAsm(x []float32) float32 { return maxAVX2(unsafe.SliceData(x), len(x)) }
 
 func scaleAsm(x []float32, s float32) { scaleAVX2(unsafe.SliceData(x), len(x), s) }

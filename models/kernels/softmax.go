@@ -30,3 +30,16 @@ func Softmax(x []float32) {
 		x[i] *= inv
 	}
 }
+
+// ScaleMul sets out[i] = x[i]·s·w[i] for i < len(x), each product rounded
+// to float32 in that order (an RMSNorm's scale and weight); out may be x.
+func ScaleMul(out, x, w []float32, s float32) {
+	out, w = out[:len(x)], w[:len(x)]
+	if useAsm {
+		scaleMulAsm(out, x, w, s)
+		return
+	}
+	for i, v := range x {
+		out[i] = v * s * w[i]
+	}
+}

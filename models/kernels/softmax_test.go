@@ -61,3 +61,34 @@ func TestSoftmax(t *testing.T) {
 		}
 	}
 }
+
+// TestScaleMul: every length's vector and tail, in place too, gives the Go
+// loop's bits.
+func TestScaleMul(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for n := 0; n <= 41; n++ {
+		x, w := make([]float32, n), make([]float32, n)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64() * math.Pow(10, float64(rng.IntN(80)-40)))
+			w[i] = float32(rng.NormFloat64())
+		}
+		if n > 3 {
+			x[1], x[2] = float32(math.Inf(1)), float32(math.NaN())
+		}
+		s := float32(rng.NormFloat64() * 1e3)
+		got := make([]float32, n+1)
+		got[n] = 42
+		ScaleMul(got, x, w, s)
+		in := append([]float32(nil), x...)
+		ScaleMul(in, in, w, s)
+		for i, v := range x {
+			want := v * s * w[i]
+			if math.Float32bits(got[i]) != math.Float32bits(want) || math.Float32bits(in[i]) != math.Float32bits(want) {
+				t.Fatalf("n=%d [%d]: %v (in place %v), want %v", n, i, got[i], in[i], want)
+			}
+		}
+		if got[n] != 42 {
+			t.Fatalf("n=%d: wrote past the end", n)
+		}
+	}
+}

@@ -1,6 +1,10 @@
 package nn
 
-import "math"
+import (
+	"math"
+
+	"chat/models/kernels"
+)
 
 // The norms, each with the rounding of the code it must match bit for bit.
 // A Pass method applies one to every row and returns new rows; the plain
@@ -21,10 +25,7 @@ func RMSNorm(out, x, w []float32, eps float32) {
 func rmsScale(out, x, w []float32, sum float64, eps float32) {
 	mean := float32(sum / float64(len(x)))
 	scale := 1 / float32(math.Sqrt(float64(mean+eps)))
-	out = out[:len(x)]
-	for i, v := range x {
-		out[i] = v * scale * w[i]
-	}
+	kernels.ScaleMul(out, x, w, scale) // (v·scale)·w[i], each rounded
 }
 
 // rmsNorm4 is RMSNorm of four rows of the same width, their sums of squares

@@ -7,7 +7,8 @@ import (
 )
 
 // TestPassRMSNormRowByRow: the batch's norms (rows four at a time) give
-// every row the bits RMSNorm gives it alone.
+// every row the bits RMSNorm gives it alone, which are ggml's (float64 sum
+// of float32 squares, then (x·scale)·w in float32).
 func TestPassRMSNormRowByRow(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const w = 771
@@ -15,7 +16,7 @@ func TestPassRMSNormRowByRow(t *testing.T) {
 	for i := range weight {
 		weight[i] = rng.Float32()*2 - 1
 	}
-	for n := 1; n <= 9; n++ {
+	for n := 1; n <= 21; n++ {
 		x := Rows{N: n, W: w, D: make([]float32, n*w)}
 		for i := range x.D {
 			x.D[i] = float32(rng.NormFloat64() * math.Pow(10, float64(i%7-3)))
@@ -25,6 +26,16 @@ func TestPassRMSNormRowByRow(t *testing.T) {
 		for i := range n {
 			one := make([]float32, w)
 			RMSNorm(one, x.Row(i), weight, 1e-5)
+			var sum float64
+			for _, v := range x.Row(i) {
+				sum += float64(v * v)
+			}
+			scale := 1 / float32(math.Sqrt(float64(float32(sum/w)+1e-5)))
+			for j, v := range x.Row(i) {
+				if ref := v * scale * weight[j]; math.Float32bits(ref) != math.Float32bits(one[j]) {
+					t.Fatalf("row %d [%d] = %v, ggml's reference %v", i, j, one[j], ref)
+				}
+			}
 			for j, v := range y.Row(i) {
 				if math.Float32bits(v) != math.Float32bits(one[j]) {
 					t.Fatalf("%d rows: row %d [%d] = %v in the batch, %v alone", n, i, j, v, one[j])
