@@ -327,3 +327,76 @@ sm_tail:
 sm_done:
 	VZEROUPPER
 	RET
+
+// func ropePairsAVX2(x, c, s *float32, n int)
+// Rotates n pairs (x[2i], x[2i+1]) by (c[i], s[i]), n a multiple of 4:
+// x[2i] = a·c - b·s, x[2i+1] = a·s + b·c, each product rounded before the
+// sum (VMULPS, then VADDSUBPS), as Rope.Apply's Go loop computes them.
+TEXT ·ropePairsAVX2(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), DI
+	MOVQ c+8(FP), SI
+	MOVQ s+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHRQ $2, CX
+	JZ   rp_done
+
+rp_loop:
+	VMOVUPS     (DI), Y0         // a0 b0 a1 b1 a2 b2 a3 b3
+	VMOVUPS     (SI), X1         // c0..c3
+	VMOVUPS     (DX), X2         // s0..s3
+	VUNPCKLPS   X1, X1, X3       // c0 c0 c1 c1
+	VUNPCKHPS   X1, X1, X4       // c2 c2 c3 c3
+	VINSERTF128 $1, X4, Y3, Y3
+	VUNPCKLPS   X2, X2, X5
+	VUNPCKHPS   X2, X2, X6
+	VINSERTF128 $1, X6, Y5, Y5
+	VPERMILPS   $0xB1, Y0, Y7    // b0 a0 b1 a1 ...
+	VMULPS      Y3, Y0, Y0       // a·c, b·c
+	VMULPS      Y5, Y7, Y7       // b·s, a·s
+	VADDSUBPS   Y7, Y0, Y0       // a·c - b·s, b·c + a·s
+	VMOVUPS     Y0, (DI)
+	ADDQ        $32, DI
+	ADDQ        $16, SI
+	ADDQ        $16, DX
+	DECQ        CX
+	JNZ         rp_loop
+
+rp_done:
+	VZEROUPPER
+	RET
+
+// func ropeHalvesAVX2(x1, x2, c, s *float32, n int)
+// Rotates (x1[i], x2[i]) by (c[i], s[i]) for i < n, n a multiple of 8 (the
+// NeoX layout): x1[i] = a·c - b·s, x2[i] = a·s + b·c, each product rounded.
+TEXT ·ropeHalvesAVX2(SB), NOSPLIT, $0-40
+	MOVQ x1+0(FP), DI
+	MOVQ x2+8(FP), BX
+	MOVQ c+16(FP), SI
+	MOVQ s+24(FP), DX
+	MOVQ n+32(FP), CX
+	SHRQ $3, CX
+	JZ   rh_done
+
+rh_loop:
+	VMOVUPS (DI), Y0
+	VMOVUPS (BX), Y1
+	VMOVUPS (SI), Y2
+	VMOVUPS (DX), Y3
+	VMULPS  Y2, Y0, Y4 // a·c
+	VMULPS  Y3, Y1, Y5 // b·s
+	VSUBPS  Y5, Y4, Y4
+	VMULPS  Y3, Y0, Y6 // a·s
+	VMULPS  Y2, Y1, Y7 // b·c
+	VADDPS  Y7, Y6, Y6
+	VMOVUPS Y4, (DI)
+	VMOVUPS Y6, (BX)
+	ADDQ    $32, DI
+	ADDQ    $32, BX
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	DECQ    CX
+	JNZ     rh_loop
+
+rh_done:
+	VZEROUPPER
+	RET

@@ -36,6 +36,10 @@ func scaleAsm(x []float32, s float32) { panic("kernels: no asm") }
 
 func scaleMulAsm(out, x, w []float32, s float32) { panic("kernels: no asm") }
 
+func ropePairsAsm(x, c, s []float32) { panic("kernels: no asm") }
+
+func ropeHalvesAsm(x1, x2, c, s []float32) { panic("kernels: no asm") }
+
 func qfTileRows() int { return 2 }
 
 func qfTileTokens() int { return 4 }

@@ -98,6 +98,20 @@ func scaleMulAsm(out, x, w []float32, s float32) {
 	scaleMulAVX2(unsafe.SliceData(out), unsafe.SliceData(x), unsafe.SliceData(w), len(x), s)
 }
 
+//go:noescape
+func ropePairsAVX2(x, c, s *float32, n int)
+
+//go:noescape
+func ropeHalvesAVX2(x1, x2, c, s *float32, n int)
+
+func ropePairsAsm(x, c, s []float32) {
+	ropePairsAVX2(unsafe.SliceData(x), unsafe.SliceData(c), unsafe.SliceData(s), len(c))
+}
+
+func ropeHalvesAsm(x1, x2, c, s []float32) {
+	ropeHalvesAVX2(unsafe.SliceData(x1), unsafe.SliceData(x2), unsafe.SliceData(c), unsafe.SliceData(s), len(c))
+}
+
 func maxAsm(x []float32) float32 { return maxAVX2(unsafe.SliceData(x), len(x)) }
 
 func scaleAsm(x []float32, s float32) { scaleAVX2(unsafe.SliceData(x), len(x), s) }

@@ -1,6 +1,10 @@
 package nn
 
-import "math"
+import (
+	"math"
+
+	"chat/models/kernels"
+)
 
 // Rope holds the rotary position tables of one layout: cos and sin of each
 // position's angle for each pair, [ctx][Dim/2]. Two builders make the
@@ -23,20 +27,10 @@ func (r *Rope) Apply(x []float32, pos int) {
 	c := r.Cos[pos*h : (pos+1)*h]
 	s := r.Sin[pos*h : (pos+1)*h]
 	if r.NeoX {
-		x1, x2 := x[:h], x[h:2*h]
-		for i := range c {
-			a, b := x1[i], x2[i]
-			x1[i] = float32(a*c[i]) - float32(b*s[i])
-			x2[i] = float32(a*s[i]) + float32(b*c[i])
-		}
+		kernels.RopeHalves(x[:h], x[h:2*h], c, s)
 		return
 	}
-	x = x[:2*h]
-	for i := range c {
-		a, b := x[2*i], x[2*i+1]
-		x[2*i] = float32(a*c[i]) - float32(b*s[i])
-		x[2*i+1] = float32(a*s[i]) + float32(b*c[i])
-	}
+	kernels.RopePairs(x, c, s)
 }
 
 // Rope rotates each of the heads of every row of x (head width x.W/heads)

@@ -79,3 +79,21 @@ func TestYarnTables(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRope: a batch step's rotation of eight tokens' queries (12 heads
+// of 64) in each layout.
+func BenchmarkRope(b *testing.B) {
+	for _, neox := range []bool{false, true} {
+		r := GGMLRope(64, 256, neox, RopeScaling{Base: 10000})
+		p := Pass{Pos: []int{10, 20, 30, 40, 50, 60, 70, 80}}
+		x := Rows{N: 8, W: 768, D: make([]float32, 8*768)}
+		for i := range x.D {
+			x.D[i] = float32(i%17) - 8
+		}
+		b.Run(map[bool]string{false: "norm", true: "neox"}[neox], func(b *testing.B) {
+			for b.Loop() {
+				p.Rope(x, r, 12)
+			}
+		})
+	}
+}
