@@ -400,22 +400,3 @@ rh_loop:
 rh_done:
 	VZEROUPPER
 	RET
-
-// func prefetchAsm(p *byte, n int)
-// PREFETCHT0 every 64-byte line of p[:n].
-TEXT ·prefetchAsm(SB), NOSPLIT, $0-16
-	MOVQ p+0(FP), SI
-	MOVQ n+8(FP), CX
-	TESTQ CX, CX
-	JLE  pf_done
-	LEAQ (SI)(CX*1), DX
-	ANDQ $-64, SI
-
-pf_loop:
-	PREFETCHT0 (SI)
-	ADDQ       $64, SI
-	CMPQ       SI, DX
-	JLT        pf_loop
-
-pf_done:
-	RET

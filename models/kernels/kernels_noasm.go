@@ -77,5 +77,3 @@ func kTileAsm(op int, out *float32, w *byte, x *int8, xd *float32, xs *int16, ld
 const ilkHasAsm = false
 
 func (p *ilkProd) runAsm(g0, g1 int) { panic("kernels: no asm") }
-
-func prefetchAsm(p *byte, n int) {}

@@ -112,9 +112,6 @@ func ropeHalvesAsm(x1, x2, c, s []float32) {
 	ropeHalvesAVX2(unsafe.SliceData(x1), unsafe.SliceData(x2), unsafe.SliceData(c), unsafe.SliceData(s), len(c))
 }
 
-//go:noescape
-func prefetchAsm(p *byte, n int)
-
 func maxAsm(x []float32) float32 { return maxAVX2(unsafe.SliceData(x), len(x)) }
 
 func scaleAsm(x []float32, s float32) { scaleAVX2(unsafe.SliceData(x), len(x), s) }

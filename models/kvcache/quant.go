@@ -297,35 +297,6 @@ func (s *Seq) WriteRow(l, pos int, k, v []float32) {
 	}
 }
 
-// PrefetchRow asks for the cache lines of layer l's key and value rows of
-// position pos (nothing when the layer or the position's block does not
-// exist): rows WriteRow will soon write, or attention soon read.
-func (s *Seq) PrefetchRow(l, pos int) {
-	p := s.p
-	if l < 0 || l >= p.lay.Layers || pos < 0 || pos/p.bs >= len(s.table) {
-		return
-	}
-	b, r := s.table[pos/p.bs], pos%p.bs
-	kd, vd, h := p.lay.KDim, p.lay.VDim, p.lay.heads()
-	if f := p.lay.K; f != F32 {
-		q, _ := p.KQ(l, b)
-		cb := f.codeBytes(kd, h)
-		kernels.Prefetch(unsafe.Pointer(&q[r*cb]), cb)
-	} else {
-		kernels.Prefetch(unsafe.Pointer(&p.K(l, b)[r*kd]), 4*kd)
-	}
-	if vd == 0 {
-		return
-	}
-	if f := p.lay.V; f != F32 {
-		q, _ := p.VQ(l, b)
-		cb := f.codeBytes(vd, h)
-		kernels.Prefetch(unsafe.Pointer(&q[r*cb]), cb)
-	} else {
-		kernels.Prefetch(unsafe.Pointer(&p.V(l, b)[r*vd]), 4*vd)
-	}
-}
-
 // Keys is layer l's key rows of blocks i.. of the table as float32: the
 // pool's own rows of the longest run of blocks i..i+n-1 (n >= 1, i+n <= j)
 // that lie next to each other in the pool when keys are F32, so attention

@@ -35,14 +35,7 @@ func (a *Attention) KVHead(h int) int { return h / (a.Heads / a.KVHeads) }
 // models.KV.
 func (p *Pass) Attend(l int, a *Attention, q, k, v Rows) Rows {
 	for i := 0; i < q.N; i++ {
-		kv := p.KV[p.Seq[i]]
-		kv.WriteRow(l, p.Pos[i], k.Row(i), v.Row(i))
-		// The next layer's row of this position is written after that
-		// layer's products: asked for now, it is in cache by then rather
-		// than read from memory, line by line, by the write.
-		if pf, ok := kv.(rowPrefetcher); ok {
-			pf.PrefetchRow(l+1, p.Pos[i])
-		}
+		p.KV[p.Seq[i]].WriteRow(l, p.Pos[i], k.Row(i), v.Row(i))
 	}
 	out := p.AllocN(q.N, a.Heads*a.DV)
 	// A group's work is about the positions its queries see. With several
@@ -85,10 +78,6 @@ func (p *Pass) Attend(l int, a *Attention, q, k, v Rows) Rows {
 	return out
 }
 
-// rowPrefetcher is a cache that can ask for a row's lines ahead of use
-// (kvcache.Seq).
-type rowPrefetcher interface{ PrefetchRow(l, pos int) }
-
 // attnJob is what attendGroups needs of an Attend call.
 type attnJob struct {
 	l      int
@@ -109,36 +98,11 @@ var attnScratches = sync.Pool{New: func() any { return new(attnScratch) }}
 // attendGroups runs Attend's groups g0..g1-1 (kernels.Parallel's chunk).
 func (p *Pass) attendGroups(g0, g1 int) {
 	s := attnScratches.Get().(*attnScratch)
-	for j, g := range p.groups[g0:g1] {
-		if next := g0 + j + 1; next < g1 {
-			p.prefetchGroup(p.groups[next], p.job.l, p.job.a)
-		}
+	for _, g := range p.groups[g0:g1] {
 		p.attendGroup(s, p.job.out, p.job.q, g[0], g[1], p.job.l, p.job.a)
 	}
 	attnScratches.Put(s)
 }
-
-// prefetchGroup asks for the first rows of layer l that group g (query
-// rows g[0]..g[1]-1) attends to, while another group's attention runs: its
-// sequence's cache is elsewhere in the pool, where the row kernels'
-// prefetching and the hardware's start cold.
-func (p *Pass) prefetchGroup(g [2]int, l int, a *Attention) {
-	pf, ok := p.KV[p.Seq[g[0]]].(rowPrefetcher)
-	if !ok {
-		return
-	}
-	lo := 0
-	if a.Window > 0 {
-		lo = max(0, p.Pos[g[0]]-a.Window+1)
-	}
-	for t := lo; t < min(lo+attnPrefetchRows, p.Pos[g[1]-1]+1); t++ {
-		pf.PrefetchRow(l, t)
-	}
-}
-
-// attnPrefetchRows is how many rows prefetchGroup asks for: the row
-// kernels' own look-ahead (attnrows_gen.py's AHEAD) and as many again.
-const attnPrefetchRows = 8
 
 // attnGroup is the most queries of one sequence that read a block together:
 // a quantised cache decodes each block once for all of them rather than
