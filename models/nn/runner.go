@@ -24,6 +24,7 @@ import (
 	"fmt"
 
 	"chat/models"
+	"chat/models/kernels"
 	"chat/models/weights"
 )
 
@@ -49,12 +50,11 @@ type Rows struct {
 // Row is row i.
 func (x Rows) Row(i int) []float32 { return x.D[i*x.W : (i+1)*x.W : (i+1)*x.W] }
 
-// Add adds y to x, element by element.
+// Add adds y to x, element by element (kernels.Axpy with alpha 1: x+1·y
+// rounded once is x+y, the same bits as a plain add).
 func (x Rows) Add(y Rows) {
 	d := x.D[:x.N*x.W]
-	for i, v := range y.D[:len(d)] {
-		d[i] += v
-	}
+	kernels.Axpy(1, y.D[:len(d)], d)
 }
 
 // AddBias adds b to every row (nothing when b is nil).

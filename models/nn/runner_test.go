@@ -1,6 +1,8 @@
 package nn
 
 import (
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -124,4 +126,39 @@ func seqPos(from, n int) []int {
 		p[i] = from + i
 	}
 	return p
+}
+
+// TestRowsAdd: Add gives a plain float32 add's bits, every length.
+func TestRowsAdd(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for n := 1; n <= 70; n++ {
+		x := Rows{N: 1, W: n, D: make([]float32, n)}
+		y := Rows{N: 1, W: n, D: make([]float32, n)}
+		for i := range n {
+			x.D[i] = float32(rng.NormFloat64() * math.Pow(10, float64(rng.IntN(20)-10)))
+			y.D[i] = float32(rng.NormFloat64() * math.Pow(10, float64(rng.IntN(20)-10)))
+		}
+		want := make([]float32, n)
+		for i := range want {
+			want[i] = x.D[i] + y.D[i]
+		}
+		x.Add(y)
+		for i, v := range x.D {
+			if math.Float32bits(v) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d [%d]: %v, want %v", n, i, v, want[i])
+			}
+		}
+	}
+}
+
+// BenchmarkRowsAdd: a batch step's residual add, eight rows of 768.
+func BenchmarkRowsAdd(b *testing.B) {
+	x := Rows{N: 8, W: 768, D: make([]float32, 8*768)}
+	y := Rows{N: 8, W: 768, D: make([]float32, 8*768)}
+	for i := range y.D {
+		y.D[i] = float32(i%7) * 1e-9
+	}
+	for b.Loop() {
+		x.Add(y)
+	}
 }
