@@ -31,9 +31,9 @@ type GraniteMoE struct {
 
 type graniteMoEBlock struct {
 	AttnNorm []float32      `gguf:"attn_norm.weight" shape:"dim"`
-	Q        weights.Linear `gguf:"attn_q.weight" shape:"q_dim,dim"`
-	K        weights.Linear `gguf:"attn_k.weight" shape:"kv_dim,dim"`
-	V        weights.Linear `gguf:"attn_v.weight" shape:"kv_dim,dim"`
+	Q        weights.Linear `gguf:"attn_q.weight" fuse:"qkv" shape:"q_dim,dim"`
+	K        weights.Linear `gguf:"attn_k.weight" fuse:"qkv" shape:"kv_dim,dim"`
+	V        weights.Linear `gguf:"attn_v.weight" fuse:"qkv" shape:"kv_dim,dim"`
 	O        weights.Linear `gguf:"attn_output.weight" shape:"dim,q_dim"`
 	OB       []float32      `gguf:"attn_output.bias,optional" shape:"dim"`
 	FFNNorm  []float32      `gguf:"ffn_norm.weight" shape:"dim"`
@@ -82,7 +82,7 @@ func (m *GraniteMoE) Forward(p *nn.Pass) {
 		mark := p.Mark()
 
 		h := p.RMSNorm(x, b.AttnNorm, m.eps)
-		q, k, v := p.Mul(b.Q, h), p.Mul(b.K, h), p.Mul(b.V, h)
+		q, k, v := p.Mul3(b.Q, b.K, b.V, h)
 		if !m.noRope {
 			p.Rope(q, m.rope, m.attn.Heads)
 			p.Rope(k, m.rope, m.attn.KVHeads)

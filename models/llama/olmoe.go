@@ -29,9 +29,9 @@ type OLMoE struct {
 
 type olmoeBlock struct {
 	AttnNorm []float32      `gguf:"attn_norm.weight" shape:"dim"`
-	Q        weights.Linear `gguf:"attn_q.weight" shape:"dim,dim"`
-	K        weights.Linear `gguf:"attn_k.weight" shape:"kv_dim,dim"`
-	V        weights.Linear `gguf:"attn_v.weight" shape:"kv_dim,dim"`
+	Q        weights.Linear `gguf:"attn_q.weight" fuse:"qkv" shape:"dim,dim"`
+	K        weights.Linear `gguf:"attn_k.weight" fuse:"qkv" shape:"kv_dim,dim"`
+	V        weights.Linear `gguf:"attn_v.weight" fuse:"qkv" shape:"kv_dim,dim"`
 	QNorm    []float32      `gguf:"attn_q_norm.weight" shape:"dim"`
 	KNorm    []float32      `gguf:"attn_k_norm.weight" shape:"dim"`
 	O        weights.Linear `gguf:"attn_output.weight" shape:"dim,dim"`
@@ -64,9 +64,8 @@ func (m *OLMoE) Forward(p *nn.Pass) {
 		mark := p.Mark()
 
 		h := p.RMSNorm(x, b.AttnNorm, m.eps)
-		q := p.RMSNorm(p.Mul(b.Q, h), b.QNorm, m.eps)
-		k := p.RMSNorm(p.Mul(b.K, h), b.KNorm, m.eps)
-		v := p.Mul(b.V, h)
+		q, k, v := p.Mul3(b.Q, b.K, b.V, h)
+		q, k = p.RMSNorm(q, b.QNorm, m.eps), p.RMSNorm(k, b.KNorm, m.eps)
 		p.Rope(q, m.rope, m.attn.Heads)
 		p.Rope(k, m.rope, m.attn.KVHeads)
 		x.Add(p.Mul(b.O, p.Attend(l, &m.attn, q, k, v)))

@@ -26,9 +26,9 @@ type Qwen3MoE struct {
 
 type qwen3MoEBlock struct {
 	AttnNorm []float32      `gguf:"attn_norm.weight" shape:"dim"`
-	Q        weights.Linear `gguf:"attn_q.weight" shape:"q_dim,dim"`
-	K        weights.Linear `gguf:"attn_k.weight" shape:"kv_dim,dim"`
-	V        weights.Linear `gguf:"attn_v.weight" shape:"kv_dim,dim"`
+	Q        weights.Linear `gguf:"attn_q.weight" fuse:"qkv" shape:"q_dim,dim"`
+	K        weights.Linear `gguf:"attn_k.weight" fuse:"qkv" shape:"kv_dim,dim"`
+	V        weights.Linear `gguf:"attn_v.weight" fuse:"qkv" shape:"kv_dim,dim"`
 	QNorm    []float32      `gguf:"attn_q_norm.weight" shape:"head_dim"`
 	KNorm    []float32      `gguf:"attn_k_norm.weight" shape:"head_dim"`
 	O        weights.Linear `gguf:"attn_output.weight" shape:"dim,q_dim"`
@@ -61,7 +61,7 @@ func (m *Qwen3MoE) Forward(p *nn.Pass) {
 		mark := p.Mark()
 
 		h := p.RMSNorm(x, b.AttnNorm, m.eps)
-		q, k, v := p.Mul(b.Q, h), p.Mul(b.K, h), p.Mul(b.V, h)
+		q, k, v := p.Mul3(b.Q, b.K, b.V, h)
 		nn.HeadNorm(q, m.attn.Heads, nn.RMSNorm, b.QNorm, m.eps)
 		nn.HeadNorm(k, m.attn.KVHeads, nn.RMSNorm, b.KNorm, m.eps)
 		p.Rope(q, m.rope, m.attn.Heads)
