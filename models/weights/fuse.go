@@ -100,20 +100,6 @@ func Split(whole Linear, rows ...int) []Linear {
 	return out
 }
 
-// Fuse stacks parts (Stack) and splits the result again (Split): the
-// views to use in their place, or nil when they cannot be fused.
-func Fuse(parts ...Linear) []Linear {
-	w := Stack(parts...)
-	if w == nil {
-		return nil
-	}
-	rows := make([]int, len(parts))
-	for i, p := range parts {
-		rows[i] = p.Rows()
-	}
-	return Split(w, rows...)
-}
-
 // Whole returns the matrix parts were split from (Split) when they are
 // all of its rows in order, and nil otherwise (parts of different
 // matrices, or one of them replaced since, by an adapter or a

@@ -31,7 +31,7 @@ func TestFuse(t *testing.T) {
 			if parts[len(parts)-1] == nil {
 				continue
 			}
-			fused := Fuse(parts...)
+			fused := fuse(parts...)
 			if !contains(stackFormats, f) {
 				if fused != nil {
 					t.Errorf("%s: fused, though its format does not stack", f)
@@ -133,7 +133,7 @@ func TestFuseRefuses(t *testing.T) {
 		if b, ok := ragged[0].(*Blocks); ok && b.il == nil {
 			continue // K-quant blocks as in the file (no AVX-512 VNNI) split at any row
 		}
-		if Stack(ragged...) != nil || Fuse(ragged...) != nil {
+		if Stack(ragged...) != nil || fuse(ragged...) != nil {
 			t.Errorf("%s: parts of 40, 24 and 32 rows stacked", f)
 		}
 		whole := mk(f, 96, cols)
@@ -159,7 +159,7 @@ func TestFuseRefuses(t *testing.T) {
 		t.Error("int8 (not a stacking format) stacked")
 	}
 	// A fused part is not stacked again (its storage is the whole's).
-	fused := Fuse(mk("q8_0", 32, cols), mk("q8_0", 32, cols))
+	fused := fuse(mk("q8_0", 32, cols), mk("q8_0", 32, cols))
 	if Stack(fused...) != nil {
 		t.Error("fused parts stacked again")
 	}
@@ -172,4 +172,18 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// fuse stacks parts (Stack) and splits the result again (Split): the
+// views to use in their place, or nil when they cannot be fused.
+func fuse(parts ...Linear) []Linear {
+	w := Stack(parts...)
+	if w == nil {
+		return nil
+	}
+	rows := make([]int, len(parts))
+	for i, p := range parts {
+		rows[i] = p.Rows()
+	}
+	return Split(w, rows...)
 }
