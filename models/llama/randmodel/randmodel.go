@@ -336,6 +336,7 @@ func Write(w io.Writer, s Spec, vocab *gguf.File) error {
 	}
 
 	var ts []gguf.WriteTensor
+	var encErr error
 	// stack writes n matrices [rows][cols] as one tensor of GGUF dims cols,
 	// rows, n (n 0: one matrix, dims cols, rows); mat one matrix.
 	stack := func(name string, cols, rows, n int, typ gguf.Type) {
@@ -347,8 +348,15 @@ func Write(w io.Writer, s Spec, vocab *gguf.File) error {
 		if n > 0 {
 			dims = append(dims, int64(n))
 		}
-		ts = append(ts, gguf.WriteTensor{Name: name, Dims: dims, Type: typ,
-			Data: normal(s.Seed, name, cols*rows*max(n, 1), std)})
+		// Encoded here, not by gguf.Write, so that only one tensor's float32
+		// values are alive at a time (a 1B model's are 5 GB); the bytes are
+		// the same, gguf.Write would call the same Quantize.
+		raw, err := gguf.Quantize(typ, normal(s.Seed, name, cols*rows*max(n, 1), std))
+		if err != nil {
+			encErr = cmp.Or(encErr, fmt.Errorf("randmodel: %s: %w", name, err))
+			return
+		}
+		ts = append(ts, gguf.WriteTensor{Name: name, Dims: dims, Type: typ, Raw: raw})
 	}
 	typeOf := func(name string) gguf.Type {
 		if s.TypeOf != nil {
@@ -427,6 +435,9 @@ func Write(w io.Writer, s Spec, vocab *gguf.File) error {
 		if s.PostNorms {
 			vec(p+"post_ffw_norm.weight", s.Dim, 1, 0.2)
 		}
+	}
+	if encErr != nil {
+		return encErr
 	}
 	return gguf.Write(w, meta, ts)
 }
