@@ -330,6 +330,17 @@ func openModel(path string) (models.Model, error) {
 	return load.OpenProgress(path, bar.Update)
 }
 
+// jsonModel is --json's "model": "context_length" is the window, and
+// "train_context" the longer context the model was trained for, if any.
+func jsonModel(info session.Info, quant string) map[string]any {
+	m := map[string]any{"name": info.Model, "arch": info.Arch, "quant": quant, "params": info.Params,
+		"context_length": info.ContextLength, "mode": info.Mode}
+	if info.TrainContext > 0 {
+		m["train_context"] = info.TrainContext
+	}
+	return m
+}
+
 // runHeadless prints the reply to one prompt (or one JSON line) and exits:
 // the scripting twin of the course's generate_text.py / chat.py --prompt.
 func runHeadless(s *session.Session, cfg *config.Config, stdout, stderr io.Writer) int {
@@ -338,8 +349,8 @@ func runHeadless(s *session.Session, cfg *config.Config, stdout, stderr io.Write
 	if cfg.Remote != "" {
 		fmt.Fprintf(stderr, "chat: %s on %s · %s mode\n", info.Model, cfg.Remote, info.Mode)
 	} else {
-		fmt.Fprintf(stderr, "chat: %s · %s · %s · %s params · ctx %d · %s mode\n",
-			info.Model, info.Arch, info.Quant, humanCount(info.Params), info.ContextLength, info.Mode)
+		fmt.Fprintf(stderr, "chat: %s · %s · %s · %s params · %s · %s mode\n",
+			info.Model, info.Arch, info.Quant, humanCount(info.Params), session.ContextText(info), info.Mode)
 	}
 	if cfg.Beam > 0 {
 		return runBeam(s, cfg, stdout, stderr)
@@ -377,8 +388,7 @@ func runHeadless(s *session.Session, cfg *config.Config, stdout, stderr io.Write
 		Seed      uint64 `json:"seed"`
 		Stats     any    `json:"stats"`
 		Logprobs  any    `json:"logprobs,omitempty"`
-	}{map[string]any{"name": info.Model, "arch": info.Arch, "quant": s.Quant(), "params": info.Params,
-		"context_length": info.ContextLength, "mode": info.Mode},
+	}{jsonModel(info, s.Quant()),
 		s.LastPrompt(), res.IDs, res.Text, res.Reason, s.LastSeed(), map[string]any{
 			"prompt_tokens": st.PromptTokens, "reused_tokens": st.ReusedTokens, "gen_tokens": st.GenTokens,
 			"prefill_tok_s": st.PrefillTokS, "decode_tok_s": st.DecodeTokS, "ttft_ms": float64(st.TTFT.Microseconds()) / 1000,

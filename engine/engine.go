@@ -167,8 +167,10 @@ type Options struct {
 	// MaxSeqs is how many replies may run at once, decoding together in
 	// shared batches (0: 1, one conversation).
 	MaxSeqs int
-	// Context caps the positions a sequence holds (0: the model's context
-	// length): the window rule applies at this length.
+	// Context is the positions a sequence holds (0: the model's context
+	// length): the window rule applies at this length. It may exceed the
+	// model's ContextLength up to its TrainContext (a model trained for
+	// 131,072 positions runs a 4,096 window unless asked for more).
 	Context int
 	// MaxWaiting is how many replies may wait for one of the MaxSeqs places
 	// (schedule.go); Start returns ErrBusy beyond it. 0: none wait. With a
@@ -239,8 +241,8 @@ func NewWithOptions(m models.Model, o Options) *Engine {
 	e.model, e.info, e.tok = m, m.Info(), m.Tokenizer()
 	e.vocab = e.info.VocabSize
 	e.window = e.info.ContextLength
-	if o.Context > 0 && o.Context < e.window {
-		e.window = o.Context
+	if o.Context > 0 {
+		e.window = min(o.Context, max(e.window, e.info.TrainContext))
 	}
 	switch {
 	case e.vocab <= 0:

@@ -91,3 +91,25 @@ func TestContextCap(t *testing.T) {
 		t.Fatalf("KV %d/%d", res.Stats.KVUsed, res.Stats.KVCap)
 	}
 }
+
+// Options.Context may open the window past the model's default context up
+// to the context it was trained for (models.Info.TrainContext), and no
+// further; without it the default applies.
+func TestContextBeyondDefault(t *testing.T) {
+	m := newFake(models.WindowHalf, testCtx)
+	m.Meta.TrainContext = 4 * testCtx
+	for _, c := range []struct{ ask, want int }{{0, testCtx}, {8, 8}, {2 * testCtx, 2 * testCtx}, {100 * testCtx, 4 * testCtx}} {
+		e := NewWithOptions(m, Options{Context: c.ask})
+		if e.Window() != c.want {
+			t.Errorf("Context %d: window %d, want %d", c.ask, e.Window(), c.want)
+		}
+		if c.ask == 2*testCtx {
+			res := run(t, e, Request{Prompt: prompt(testCtx+4, 0), MaxTokens: 8, Sampler: knobs["greedy"]})
+			// The last id drawn is not fed: 7 of the 8 are cached.
+			if res.Stats.KVCap != 2*testCtx || res.Stats.KVUsed != testCtx+4+7 {
+				t.Errorf("KV %d/%d, want %d/%d", res.Stats.KVUsed, res.Stats.KVCap, testCtx+11, 2*testCtx)
+			}
+		}
+		e.Close()
+	}
+}

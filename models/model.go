@@ -12,13 +12,18 @@ type Info struct {
 	Format        string // "torch", "gguf"
 	Quant         string // "f32", "int8", "q8_0", ...
 	VocabSize     int    // rows of the output layer
-	ContextLength int    // positions the model was trained for
+	ContextLength int    // the default window: the positions the model was trained for, or fewer (TrainContext)
 	Layers        int
 	Embed         int
 	Heads         int
 	KVHeads       int
 	Params        int64 // parameters, a tied matrix counted once
 	WeightBytes   int64 // bytes of weights read per decoded token
+
+	// TrainContext, when not 0, is the longer context the model was
+	// trained for and runs: a window up to it is there for the asking
+	// (engine.Options.Context, --ctx-size), at the cost of its KV cache.
+	TrainContext int
 
 	// Window says what generation does when the cache is full.
 	Window WindowRule

@@ -270,3 +270,20 @@ func TestSetFormatAsOllama(t *testing.T) {
 		t.Errorf("after /set noformat the constraint is %q", got)
 	}
 }
+
+// The header and the headless line name the context a model was trained
+// for when the window is shorter, so a 131,072-token model's 4,096 window
+// is not taken for its limit.
+func TestContextText(t *testing.T) {
+	for _, c := range []struct {
+		in   Info
+		want string
+	}{
+		{Info{ContextLength: 512}, "ctx 512"},
+		{Info{ContextLength: 4096, TrainContext: 131072}, "ctx 4096 of 131072"},
+	} {
+		if got := ContextText(c.in); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -182,8 +182,12 @@ func (s *Session) Info() Info {
 		return Info{Model: b.model, Arch: "remote", ContextLength: b.context, Mode: s.vals.Mode, System: s.vals.System}
 	}
 	mi := s.model.Info()
-	return Info{Model: mi.Name, Arch: mi.Arch, Quant: mi.Quant, Params: mi.Params,
+	in := Info{Model: mi.Name, Arch: mi.Arch, Quant: mi.Quant, Params: mi.Params,
 		ContextLength: s.eng.Window(), Mode: s.vals.Mode, System: s.vals.System, Draft: s.DraftName()}
+	if t := max(mi.ContextLength, mi.TrainContext); t > in.ContextLength {
+		in.TrainContext = t
+	}
+	return in
 }
 
 // Messages returns the finished turns, with the system prompt where it was

@@ -1,6 +1,9 @@
 package session
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Role of a message in the conversation.
 type Role string
@@ -127,8 +130,21 @@ type Info struct {
 	Arch          string // "modern", "classic", "llama", ...
 	Quant         string // "f32", "int8", ...
 	Params        int64
-	ContextLength int
-	Mode          string // "chat" (template, stops on EOT) or "raw" (plain continuation)
-	System        string // the system prompt, "" for none
-	Draft         string // the draft model's name, "" for none
+	ContextLength int // the window replies run in
+	// TrainContext is the context the model was trained for when it is
+	// longer than the window (the default window of a 131,072-token model
+	// is 4,096; --ctx-size opens it), else 0.
+	TrainContext int
+	Mode         string // "chat" (template, stops on EOT) or "raw" (plain continuation)
+	System       string // the system prompt, "" for none
+	Draft        string // the draft model's name, "" for none
+}
+
+// ContextText is the window as the header and the headless line show it:
+// "ctx 4096", or "ctx 4096 of 131072" when the model was trained for more.
+func ContextText(i Info) string {
+	if i.TrainContext > i.ContextLength {
+		return fmt.Sprintf("ctx %d of %d", i.ContextLength, i.TrainContext)
+	}
+	return fmt.Sprintf("ctx %d", i.ContextLength)
 }

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"chat/session"
 	"fmt"
 	"strings"
 
@@ -212,7 +213,7 @@ func (m *model) headerText() string {
 		}
 	}
 	if i.ContextLength > 0 {
-		parts = append(parts, fmt.Sprintf("ctx %d", i.ContextLength))
+		parts = append(parts, session.ContextText(i))
 	}
 	mode := oneLine(i.Mode)
 	if mode == "" {

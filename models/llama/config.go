@@ -8,8 +8,10 @@ import (
 	"chat/models/quote"
 )
 
-// MaxContext caps the KV cache: a model trained for a longer context gets a
-// cache of this many positions.
+// MaxContext is the default window: a model trained for a longer context
+// gets a cache of this many positions unless a longer one is asked for
+// (engine.Options.Context, --ctx-size), as llama-cli's and ollama's
+// default n_ctx of 4096.
 const MaxContext = 4096
 
 // Config is the hyper-parameters read from GGUF metadata (keys "<arch>.*",
@@ -27,8 +29,11 @@ type Config struct {
 	RopeScale float32 // freq_scale: 1/rope.scaling.factor, 1 without one or for scaling type "none"
 	NeoX      bool    // rope rotates (i, i+RopeDim/2) pairs, not adjacent ones
 	Eps       float32 // attention.layer_norm_rms_epsilon
-	Context   int     // context_length
-	Vocab     int     // rows of token_embd
+	Context   int     // the default window: context_length, at most MaxContext
+	// TrainContext is context_length, the positions the model was trained
+	// for (the rope tables cover them all).
+	TrainContext int
+	Vocab        int // rows of token_embd
 
 	// YaRN (rope.scaling.type "yarn"): ext_factor 1, the attention factor
 	// llama_context derives from the scaling factor, and the original

@@ -159,6 +159,7 @@ func FromFile(f *gguf.File, fileName string) (*Model, error) {
 	if err := checkFused(f, cfg); err != nil {
 		return nil, err
 	}
+	cfg.TrainContext = cfg.Context
 	cfg.Context = min(cfg.Context, MaxContext)
 	// The cache is not bounded by the file size; refuse absurd shapes.
 	kvDim := cfg.KVHeads * cfg.HeadDim
@@ -444,7 +445,7 @@ func ropeFactors(c *Config, src *source) ([]float32, error) {
 
 // rope builds the tables of c's rope (base and scale given).
 func (c *Config) rope(base, scale float32, factors []float32) *nn.Rope {
-	return nn.GGMLRope(c.RopeDim, c.Context, c.NeoX, nn.RopeScaling{
+	return nn.GGMLRope(c.RopeDim, max(c.Context, c.TrainContext), c.NeoX, nn.RopeScaling{
 		Base: base, Scale: scale, Factors: factors,
 		YarnExt: c.YarnExt, YarnAttn: c.YarnAttn, YarnOrigCtx: c.YarnOrigCtx,
 	})
@@ -490,6 +491,7 @@ func makeInfo(f *gguf.File, fileName string, cfg *Config, src *source) models.In
 		Quant:         quant,
 		VocabSize:     cfg.Vocab,
 		ContextLength: cfg.Context,
+		TrainContext:  trainContext(cfg),
 		Layers:        cfg.Layers,
 		Embed:         cfg.Dim,
 		Heads:         cfg.Heads,
@@ -497,6 +499,15 @@ func makeInfo(f *gguf.File, fileName string, cfg *Config, src *source) models.In
 		Params:        params,
 		Window:        models.WindowHalf,
 	}
+}
+
+// trainContext is Info.TrainContext: the trained context when it is longer
+// than the default window.
+func trainContext(cfg *Config) int {
+	if cfg.TrainContext > cfg.Context {
+		return cfg.TrainContext
+	}
+	return 0
 }
 
 // fileTypes names general.file_type (llama_ftype in llama.h) the way

@@ -48,7 +48,14 @@ func vocabKV() []gguf.KV {
 // architecture, to test the errors.
 func writeTiny(t *testing.T, wt gguf.Type, tied bool, arch, drop string) string {
 	t.Helper()
+	return writeTinyCtx(t, wt, tied, arch, drop, tiny.Context)
+}
+
+// writeTinyCtx is writeTiny with context_length ctx.
+func writeTinyCtx(t *testing.T, wt gguf.Type, tied bool, arch, drop string, ctx int) string {
+	t.Helper()
 	c := tiny
+	c.Context = ctx
 	r := rand.New(rand.NewPCG(42, uint64(wt)))
 	vocab := 259 + 5
 	u32 := func(k string, v int) gguf.KV { return gguf.KV{Key: "llama." + k, Type: gguf.Uint32, Value: uint32(v)} }
@@ -170,6 +177,52 @@ func TestSyntheticCachedVsUncached(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLongTrainedContext: a model trained for more than MaxContext
+// positions gets the default window, says how long it was trained for, and
+// runs past the default window when a cache that long is given (the rope
+// tables cover the trained context).
+func TestLongTrainedContext(t *testing.T) {
+	train := MaxContext + 200
+	m, err := Load(writeTinyCtx(t, gguf.TypeF32, true, "llama", "", train))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if info := m.Info(); info.ContextLength != MaxContext || info.TrainContext != train {
+		t.Fatalf("context %d, trained %d; want %d, %d", info.ContextLength, info.TrainContext, MaxContext, train)
+	}
+	n := MaxContext + 40
+	pool, err := kvcache.NewPool(kvcache.LayoutOf(m, kvcache.F32, kvcache.F32), kvcache.DefaultBlockSize, train/kvcache.DefaultBlockSize+2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(3, 3))
+	seq := make([]int, n)
+	for i := range seq {
+		seq[i] = r.IntN(m.Info().VocabSize)
+	}
+	st := models.NewState(m, pool.NewSeq(train))
+	batch, err := st.Forward(seq, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch = append([]float32(nil), batch...)
+	// The last two positions again, one at a time.
+	st.Truncate(n - 2)
+	if _, err := st.Forward(seq[n-2:n-1], 1); err != nil {
+		t.Fatal(err)
+	}
+	step, err := st.Forward(seq[n-1:], 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range step {
+		if d := math.Abs(float64(step[j] - batch[j])); !(d <= 1e-4) {
+			t.Fatalf("logit %d at position %d: %v one at a time, %v in the batch", j, n-1, step[j], batch[j])
+		}
 	}
 }
 

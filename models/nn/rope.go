@@ -2,6 +2,8 @@ package nn
 
 import (
 	"math"
+	"sync"
+	"sync/atomic"
 
 	"chat/models/kernels"
 )
@@ -11,21 +13,78 @@ import (
 // tables the way the two references round them (TorchRope for the course,
 // GGMLRope for llama.cpp with its linear, YaRN and Llama 3 scalings); one
 // Apply rotates.
+//
+// The tables are filled a chunk of positions at a time, the first time a
+// position of the chunk is rotated: a model trained for 131,072 positions
+// holds the 32 MB of tables of a long context only once a reply gets there.
+// Each position's values depend on the position alone, so the order of
+// filling changes no bit.
 type Rope struct {
 	Dim int // rotated values at the start of a head (even); the rest are left alone
 	// NeoX rotates the pairs (i, i+Dim/2), the split halves of the course's
 	// rope.py and of ggml's NEOX mode; otherwise the adjacent pairs (2i,
 	// 2i+1) of ggml's NORM mode (llama's converter permutes Q and K for it).
-	NeoX     bool
-	Cos, Sin []float32
+	NeoX bool
+
+	ctx    int
+	fill   func(pos int, cos, sin []float32) // one position's Dim/2 values
+	mu     sync.Mutex                        // held while a chunk is filled
+	chunks []atomic.Pointer[ropeChunk]
+}
+
+// ropeChunkLen is the positions of one chunk of tables.
+const ropeChunkLen = 1024
+
+type ropeChunk struct{ cos, sin []float32 }
+
+func newRope(dim, ctx int, neox bool, fill func(pos int, cos, sin []float32)) *Rope {
+	return &Rope{Dim: dim, NeoX: neox, ctx: ctx, fill: fill,
+		chunks: make([]atomic.Pointer[ropeChunk], (max(ctx, 0)+ropeChunkLen-1)/ropeChunkLen)}
+}
+
+// Context is the number of positions the tables cover.
+func (r *Rope) Context() int { return r.ctx }
+
+// At returns the cos and sin of position pos's angles, Dim/2 each; pos must
+// be in [0, Context()).
+func (r *Rope) At(pos int) (cos, sin []float32) {
+	if pos < 0 || pos >= r.ctx {
+		panic("nn: rope position out of range")
+	}
+	h := r.Dim / 2
+	c := r.chunks[pos/ropeChunkLen].Load()
+	if c == nil {
+		c = r.fillChunk(pos / ropeChunkLen)
+	}
+	o := pos % ropeChunkLen * h
+	return c.cos[o : o+h], c.sin[o : o+h]
+}
+
+func (r *Rope) fillChunk(i int) *ropeChunk {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c := r.chunks[i].Load(); c != nil {
+		return c
+	}
+	h := r.Dim / 2
+	n := min(ropeChunkLen, r.ctx-i*ropeChunkLen)
+	c := &ropeChunk{cos: make([]float32, n*h), sin: make([]float32, n*h)}
+	for p := 0; p < n; p++ {
+		r.fill(i*ropeChunkLen+p, c.cos[p*h:(p+1)*h], c.sin[p*h:(p+1)*h])
+	}
+	r.chunks[i].Store(c)
+	return c
 }
 
 // Apply rotates x[:Dim] in place for position pos. Each product is rounded
 // before the sum (no fused multiply-add), as torch and ggml's C compute it.
 func (r *Rope) Apply(x []float32, pos int) {
+	c, s := r.At(pos)
+	r.rotate(x, c, s)
+}
+
+func (r *Rope) rotate(x, c, s []float32) {
 	h := r.Dim / 2
-	c := r.Cos[pos*h : (pos+1)*h]
-	s := r.Sin[pos*h : (pos+1)*h]
 	if r.NeoX {
 		kernels.RopeHalves(x[:h], x[h:2*h], c, s)
 		return
@@ -38,9 +97,10 @@ func (r *Rope) Apply(x []float32, pos int) {
 func (p *Pass) Rope(x Rows, r *Rope, heads int) {
 	d := x.W / heads
 	for i := 0; i < x.N; i++ {
-		row, pos := x.Row(i), p.Pos[i]
+		row := x.Row(i)
+		c, s := r.At(p.Pos[i])
 		for h := 0; h < heads; h++ {
-			r.Apply(row[h*d:], pos)
+			r.rotate(row[h*d:], c, s)
 		}
 	}
 }
@@ -55,15 +115,13 @@ func TorchRope(dim, ctx int, theta float64) *Rope {
 		e := float32(2*i) / float32(dim)
 		inv[i] = 1 / float32(math.Pow(theta, float64(e)))
 	}
-	r := &Rope{Dim: dim, NeoX: true, Cos: make([]float32, ctx*half), Sin: make([]float32, ctx*half)}
-	for p := 0; p < ctx; p++ {
+	return newRope(dim, ctx, true, func(p int, cos, sin []float32) {
 		for i, f := range inv {
 			a := float32(p) * f // outer product in float32
-			r.Cos[p*half+i] = float32(math.Cos(float64(a)))
-			r.Sin[p*half+i] = float32(math.Sin(float64(a)))
+			cos[i] = float32(math.Cos(float64(a)))
+			sin[i] = float32(math.Sin(float64(a)))
 		}
-	}
-	return r
+	})
 }
 
 // RopeScaling is llama.cpp's rope configuration (llama_context's cparams).
@@ -86,7 +144,6 @@ type RopeScaling struct {
 // by a ramp over the pairs and cos and sin scaled by the attention factor.
 func GGMLRope(dim, ctx int, neox bool, c RopeScaling) *Rope {
 	half := dim / 2
-	r := &Rope{Dim: dim, NeoX: neox, Cos: make([]float32, ctx*half), Sin: make([]float32, ctx*half)}
 	thetaScale := float32(math.Pow(float64(c.Base), -2/float64(dim)))
 	mscale := c.YarnAttn
 	if mscale == 0 {
@@ -97,7 +154,7 @@ func GGMLRope(dim, ctx int, neox bool, c RopeScaling) *Rope {
 		lo, hi = yarnCorrDims(dim, c.YarnOrigCtx, c.Base, 32, 1) // llama.cpp's beta_fast, beta_slow
 		mscale *= 1 + 0.1*logf(1/c.Scale)
 	}
-	for p := 0; p < ctx; p++ {
+	return newRope(dim, ctx, neox, func(p int, cos, sin []float32) {
 		theta := float32(p)
 		for i := 0; i < half; i++ {
 			extrap := theta
@@ -109,12 +166,11 @@ func GGMLRope(dim, ctx int, neox bool, c RopeScaling) *Rope {
 				mix := yarnRamp(lo, hi, i) * c.YarnExt
 				t = t*(1-mix) + extrap*mix
 			}
-			r.Cos[p*half+i] = float32(math.Cos(float64(t))) * mscale
-			r.Sin[p*half+i] = float32(math.Sin(float64(t))) * mscale
+			cos[i] = float32(math.Cos(float64(t))) * mscale
+			sin[i] = float32(math.Sin(float64(t))) * mscale
 			theta *= thetaScale
 		}
-	}
-	return r
+	})
 }
 
 // yarnCorrDims is ggml_rope_yarn_corr_dims: the pairs between which YaRN

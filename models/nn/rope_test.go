@@ -2,6 +2,7 @@ package nn
 
 import (
 	"math"
+	"sync"
 	"testing"
 )
 
@@ -62,19 +63,20 @@ func TestYarnTables(t *testing.T) {
 		t.Fatalf("correction dims %v %v", lo, hi)
 	}
 	mscale := 1 + 0.1*math.Log(4)
-	p := 5
+	yc, ys := yarn.At(5)
+	pc, ps := plain.At(5)
+	lc, ls := lin.At(5)
 	for i := 0; i < 32; i++ {
-		k := p*32 + i
-		if r := math.Hypot(float64(yarn.Cos[k]), float64(yarn.Sin[k])); math.Abs(r-mscale) > 1e-5 {
+		if r := math.Hypot(float64(yc[i]), float64(ys[i])); math.Abs(r-mscale) > 1e-5 {
 			t.Fatalf("pair %d: |cos, sin| = %v, want %v", i, r, mscale)
 		}
-		ref := lin
+		rc, rs := lc, ls
 		if float32(i) < lo {
-			ref = plain
+			rc, rs = pc, ps
 		}
 		if float32(i) < lo || float32(i) > hi {
-			if math.Abs(float64(yarn.Cos[k])/mscale-float64(ref.Cos[k])) > 1e-5 || math.Abs(float64(yarn.Sin[k])/mscale-float64(ref.Sin[k])) > 1e-5 {
-				t.Errorf("pair %d (ramp %v..%v): cos %v sin %v, want %v %v", i, lo, hi, yarn.Cos[k], yarn.Sin[k], ref.Cos[k], ref.Sin[k])
+			if math.Abs(float64(yc[i])/mscale-float64(rc[i])) > 1e-5 || math.Abs(float64(ys[i])/mscale-float64(rs[i])) > 1e-5 {
+				t.Errorf("pair %d (ramp %v..%v): cos %v sin %v, want %v %v", i, lo, hi, yc[i], ys[i], rc[i], rs[i])
 			}
 		}
 	}
@@ -95,5 +97,40 @@ func BenchmarkRope(b *testing.B) {
 				p.Rope(x, r, 12)
 			}
 		})
+	}
+}
+
+// TestRopeChunks: the tables are filled a chunk at a time on first use, in
+// any order and from several goroutines, with the values of one pass in order.
+func TestRopeChunks(t *testing.T) {
+	sc := RopeScaling{Base: 500000, Scale: 1, Factors: []float32{1, 2, 4, 8, 16, 32, 32, 32}}
+	ctx := 3*ropeChunkLen + 5
+	eager := make([][2][]float32, ctx)
+	ref := GGMLRope(16, ctx, false, sc)
+	for p := range ctx {
+		c, s := ref.At(p)
+		eager[p] = [2][]float32{c, s}
+	}
+	r := GGMLRope(16, ctx, false, sc)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range ctx {
+				p := ctx - 1 - (i*7+g*131)%ctx // backwards, strided, each goroutine its own order
+				c, s := r.At(p)
+				for j := range c {
+					if c[j] != eager[p][0][j] || s[j] != eager[p][1][j] {
+						t.Errorf("position %d pair %d: %v %v, want %v %v", p, j, c[j], s[j], eager[p][0][j], eager[p][1][j])
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if r.Context() != ctx {
+		t.Errorf("Context() = %d", r.Context())
 	}
 }
