@@ -96,6 +96,17 @@ func Open(path string) (*File, error) {
 	return f, nil
 }
 
+// ReleasePages drops the process's resident pages of the file mapping (see
+// regular.Release); the data stays readable. A model that copied its
+// weights at load calls it, so that its RSS counts them once rather than
+// twice (the copy and the mapping's pages). Nothing happens for a File
+// from Parse.
+func (f *File) ReleasePages() {
+	if f.unmap != nil {
+		regular.Release(f.data)
+	}
+}
+
 // Close releases the file mapping.
 func (f *File) Close() error {
 	if f.unmap == nil {

@@ -69,6 +69,12 @@ func Load(path string) (*Model, error) {
 		f.Close()
 		return nil, fmt.Errorf("%w (in %s)", err, path)
 	}
+	// Building the model read every tensor and copied most of them into
+	// memory of their own (weights.inMemory); the mapping's pages it
+	// touched would otherwise stay in the RSS beside the copies (3.1 GB
+	// for Llama 3.2 1B Q8_0's 1.3 GB). What is still read from the mapping
+	// is paged in again on use.
+	f.ReleasePages()
 	return m, nil
 }
 

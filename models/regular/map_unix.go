@@ -22,3 +22,13 @@ func Map(f *os.File, size int64) ([]byte, func() error, error) {
 	}
 	return b, func() error { return unix.Munmap(b) }, nil
 }
+
+// Release drops the process's resident pages of b, a mapping Map made
+// (madvise MADV_DONTNEED): its contents stay readable, paged in again from
+// the page cache or the file on the next access. Errors are ignored: the
+// pages then just stay.
+func Release(b []byte) {
+	if len(b) > 0 {
+		_ = unix.Madvise(b, unix.MADV_DONTNEED)
+	}
+}
