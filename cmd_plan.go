@@ -62,12 +62,16 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	kf, _ := kvcache.FormatFor(*kvQuant, m.Info())
 	info, lay := m.Info(), m.KVLayout()
+	// The default window, or up to the context the model was trained for.
+	trained := max(info.ContextLength, info.TrainContext)
 	n := *ctx
-	if n == 0 || n > info.ContextLength {
+	if n == 0 {
 		n = info.ContextLength
 	}
+	n = min(n, trained)
 	kl := kvcache.LayoutOf(m, kf, kf)
-	md := plan.Model{Params: info.Params, WeightBytes: info.WeightBytes, KVPerToken: int64(lay.Layers) * kl.RowBytes(), Context: info.ContextLength}
+	md := plan.Model{Params: info.Params, WeightBytes: info.WeightBytes, KVPerToken: int64(lay.Layers) * kl.RowBytes(),
+		Context: trained, Output: int64(info.VocabSize) * int64(info.Embed)}
 	resident := info.WeightBytes
 	if a, ok := m.(interface{ Arch() nn.Arch }); ok {
 		resident = nn.ResidentBytes(a.Arch())
@@ -85,7 +89,11 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
 	// The name is the file's general.name: any bytes.
-	fmt.Fprintf(w, "model     %s · %s · %s params · context %d · %d layers\n", termtext.Escape(info.Name), info.Arch, humanCount(info.Params), info.ContextLength, info.Layers)
+	ctxText := fmt.Sprintf("context %d", info.ContextLength)
+	if trained > info.ContextLength {
+		ctxText = fmt.Sprintf("context %d (trained for %d: --ctx N)", info.ContextLength, trained)
+	}
+	fmt.Fprintf(w, "model     %s · %s · %s params · %s · %d layers\n", termtext.Escape(info.Name), info.Arch, humanCount(info.Params), ctxText, info.Layers)
 	fmt.Fprintf(w, "weights   %s: %s in memory, %s read per token (%.2f bytes/param)\n", info.Quant, plan.FormatBytes(resident), plan.FormatBytes(md.WeightBytes), float64(md.WeightBytes)/float64(max(md.Params, 1)))
 	fmt.Fprintf(w, "KV cache  %s: %s per token (%d layers × (%d + %d) values), %s for %d tokens\n", kf, plan.FormatBytes(md.KVPerToken), lay.Layers, lay.KDim, lay.VDim, plan.FormatBytes(md.KVPerToken*int64(n)), n)
 	src := "measured now"
@@ -95,7 +103,7 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(w, "machine   peak %.1f GFLOP/s · read %.1f GB/s · ridge %.1f FLOP/byte (%s, %d threads; %s)\n", mc.PeakFLOPS/1e9, mc.Bandwidth/1e9, mc.Ridge(), probe.ISA, probe.Threads, src)
 
 	dec := plan.Decode(mc, md, *batch, n)
-	pre := plan.Prefill(mc, md, n)
+	pre := plan.Prefill(mc, md, n, 1)
 	fmt.Fprintf(w, "decode    batch %d at %d tokens: %.3g FLOP/byte, %s · bound %s/step = %s/token\n", *batch, n, dec.Intensity, boundBy(dec, mc), fmtDur(dec.Bound), fmtDur(dec.Bound/time.Duration(*batch)))
 	fmt.Fprintf(w, "prefill   %d tokens: %.3g FLOP/byte, %s · bound %s (%.0f tok/s)\n", n, pre.Intensity, boundBy(pre, mc), fmtDur(pre.Bound), float64(n)/pre.Bound.Seconds())
 	fit := plan.Fit(md, budget, n)
@@ -110,7 +118,7 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 	gen := min(32, info.ContextLength-prompt)
 	at := prompt + gen/2 // the mean context of the measured steps
 	mdec := plan.Decode(mc, md, *batch, at)
-	mpre := plan.Prefill(mc, md, prompt*(*batch))
+	mpre := plan.Prefill(mc, md, prompt*(*batch), *batch)
 	// The best of three runs: on a shared machine a run that was
 	// preempted says more about the neighbours than about the model. After
 	// each decode step the probe's matrices are read for as many bytes as

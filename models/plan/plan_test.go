@@ -73,12 +73,30 @@ func TestSeedDecodeBound(t *testing.T) {
 // TestSeedPrefillBound: a 1,000-token prompt is 16 TFLOP, 16 ms at 1,000
 // TFLOP/s, and about 1,000 FLOP per byte: compute-bound.
 func TestSeedPrefillBound(t *testing.T) {
-	s := Prefill(h100, m8b, 1000)
+	s := Prefill(h100, m8b, 1000, 1)
 	if s.Bound != 16*time.Millisecond {
 		t.Fatalf("prefill bound %v, want 16ms", s.Bound)
 	}
 	if s.MemoryBound() || s.Intensity < h100.Ridge() {
 		t.Fatalf("prefill intensity %.0f against ridge %.0f", s.Intensity, h100.Ridge())
+	}
+}
+
+// TestPrefillOutputOnce: the output layer runs for each prompt's last
+// position only. Llama 3.2 1B: 1.236e9 parameters, 128256 × 2048 of them
+// the (tied) output; 128 tokens are 2·(P−O)·128 + 2·O FLOPs, and a batch of
+// 4 prompts of 32 tokens computes 4 rows of logits.
+func TestPrefillOutputOnce(t *testing.T) {
+	md := Model{Params: 1_235_814_400, WeightBytes: 1.31e9, Output: 128256 * 2048}
+	p, o := float64(md.Params), float64(md.Output)
+	if got, want := Prefill(h100, md, 128, 1).FLOPs, 2*(p-o)*128+2*o; got != want {
+		t.Errorf("one prompt: %.6g FLOPs, want %.6g", got, want)
+	}
+	if got, want := Prefill(h100, md, 128, 4).FLOPs, 2*(p-o)*128+2*o*4; got != want {
+		t.Errorf("4 prompts: %.6g FLOPs, want %.6g", got, want)
+	}
+	if d := Decode(h100, md, 1, 0).FLOPs; d != 2*p {
+		t.Errorf("decode %.6g FLOPs, want 2·P", d)
 	}
 }
 
