@@ -75,7 +75,7 @@ func New(m models.Model, o Options) (*Server, error) {
 	}
 	name := o.Name
 	if name == "" {
-		name = strings.TrimSuffix(m.Info().Name, filepath.Ext(m.Info().Name))
+		name = trimModelExt(m.Info().Name)
 	}
 	// The id is a /metrics label, which must be UTF-8 (registering panics
 	// otherwise), and JSON shows clients invalid bytes as U+FFFD: a file's
@@ -90,6 +90,18 @@ func New(m models.Model, o Options) (*Server, error) {
 	s.met = newMetrics(s)
 	s.routes()
 	return s, nil
+}
+
+// trimModelExt drops a model file's extension from a name (a checkpoint's
+// name is its file name), and nothing else: a GGUF file's general.name
+// such as "Llama 3.2 1B Instruct" or "Qwen2.5 0.5B Instruct" has dots that
+// are not extensions (filepath.Ext made them "Llama 3" and "Qwen2").
+func trimModelExt(name string) string {
+	switch ext := filepath.Ext(name); strings.ToLower(ext) {
+	case ".gguf", ".pt", ".pth", ".bin":
+		return strings.TrimSuffix(name, ext)
+	}
+	return name
 }
 
 // Engine is the shared engine (tests read its pool).

@@ -669,3 +669,28 @@ func TestModelByFileName(t *testing.T) {
 		}
 	}
 }
+
+// renamed is a model with another Info().Name.
+type renamed struct {
+	models.Model
+	name string
+}
+
+func (r renamed) Info() models.Info { i := r.Model.Info(); i.Name = r.name; return i }
+
+// The default model id is the model's name with a model file's extension
+// dropped, not whatever follows a dot: Llama 3.2's general.name was served
+// as "Llama 3".
+func TestDefaultNameKeepsDots(t *testing.T) {
+	for name, want := range map[string]string{
+		"Llama 3.2 1B Instruct": "Llama 3.2 1B Instruct",
+		"Qwen2.5 0.5B Instruct": "Qwen2.5 0.5B Instruct",
+		"student.pt":            "student",
+		"stories260K.gguf":      "stories260K",
+	} {
+		s, _, _ := startModel(t, renamed{storiesModel(t), name}, Options{})
+		if s.Name() != want {
+			t.Errorf("general.name %q: id %q, want %q", name, s.Name(), want)
+		}
+	}
+}
