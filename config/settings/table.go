@@ -179,7 +179,7 @@ var table = []*Setting{
 
 	// The engine: given at start.
 	{Name: "ctx_size", Aliases: []string{"c", "context", "num_ctx"}, Where: Flag | File, Kind: Int, Min: 0, Max: 1 << 24, OffAt: []float64{0},
-		Help:    "cap the context window at N tokens (0 = the model's); turns that no longer fit are not sent",
+		Help:    "the context window in tokens (0 = the model's, at most 4096; up to the context it was trained for); turns that no longer fit are not sent",
 		Default: fixed(0),
 		get:     func(v *Values) any { return v.Context }, set: func(v *Values, x any) { v.Context = x.(int) }},
 	{Name: "threads", Where: Flag | File, Kind: Int, Min: 0, Max: 4096, OffAt: []float64{0},
