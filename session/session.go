@@ -469,7 +469,7 @@ func (s *Session) stats(e engine.Stats) Stats {
 	}
 	st.KV = KVStats{FormatK: e.KVFormatK, FormatV: e.KVFormatV,
 		Blocks: e.PoolBlocks, Used: e.PoolUsed, Seq: e.SeqBlocks, Cached: e.TreeBlocks, BlockSize: e.BlockSize,
-		Evictions: e.Evictions, HitRate: e.HitRate, TotalReused: e.TotalReusedTokens, TotalPrompt: e.TotalPromptTokens}
+		Bytes: int64(e.PoolBlocks) * e.BlockBytes, Evictions: e.Evictions, HitRate: e.HitRate, TotalReused: e.TotalReusedTokens, TotalPrompt: e.TotalPromptTokens}
 	if e.PromptTokens > 0 {
 		st.KV.LastReuse = float64(e.ReusedTokens) / float64(e.PromptTokens)
 	}

@@ -81,6 +81,7 @@ type KVStats struct {
 	Seq         int     // blocks this conversation's sequence holds
 	Cached      int     // blocks the prefix tree holds
 	BlockSize   int     // positions per block
+	Bytes       int64   // the pool's memory (every block, made resident when the pool was created)
 	Evictions   int64   // blocks evicted from the prefix cache so far
 	LastReuse   float64 // reused / prompt tokens of this reply
 	HitRate     float64 // reused / prompt tokens over the engine's life

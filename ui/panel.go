@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -165,6 +166,9 @@ func (m *model) panelLines(w, h int) []string {
 	}
 	if kv := s.KV; kv.Blocks > 0 {
 		ls = append(ls, stat("KV pool", fmt.Sprintf("%d/%d blk", kv.Used, kv.Blocks)))
+		if kv.Bytes > 0 {
+			ls = append(ls, stat("KV memory", poolBytes(kv.Bytes))) // the whole pool's, used or not
+		}
 		if f := kvFormats(kv.FormatK, kv.FormatV); f != "f32/f32" {
 			ls = append(ls, stat("KV k/v", f))
 		}
@@ -535,4 +539,12 @@ func kvFormats(k, v string) string {
 		v = "f32"
 	}
 	return k + "/" + v
+}
+
+// poolBytes is the KV pool's memory for the panel: "268 MB", "1.07 GB".
+func poolBytes(n int64) string {
+	if n >= 1e9 {
+		return fmt.Sprintf("%.3g GB", float64(n)/1e9)
+	}
+	return fmt.Sprintf("%.0f MB", math.Max(float64(n)/1e6, 1))
 }
