@@ -107,6 +107,16 @@ func (f *File) ReleasePages() {
 	}
 }
 
+// ReleaseBytes is ReleasePages for the pages of b, a part of the file's
+// data (TensorData): a loader that has copied a tensor releases its pages
+// at once, so that a model's copies and the pages they came from do not
+// all sit in memory together at the end of a load.
+func (f *File) ReleaseBytes(b []byte) {
+	if f.unmap != nil && len(b) > 0 {
+		regular.Release(b)
+	}
+}
+
 // Close releases the file mapping.
 func (f *File) Close() error {
 	if f.unmap == nil {

@@ -307,6 +307,7 @@ func (s *source) Linear(name string) (weights.Linear, error) {
 	if err != nil {
 		return nil, fmt.Errorf("llama: tensor %s: %w", name, err)
 	}
+	s.f.ReleaseBytes(raw) // copied, or paged in again when read (Load releases them all at the end too)
 	s.types[t.Type] += t.Elements()
 	return w, nil
 }
@@ -330,6 +331,7 @@ func (s *source) Stack(name string) ([]weights.Linear, error) {
 		if out[e], err = weights.FromGGUF(t.Type, raw[e*part:(e+1)*part:(e+1)*part], int(t.Dims[1]), int(t.Dims[0])); err != nil {
 			return nil, fmt.Errorf("llama: tensor %s: %w", name, err)
 		}
+		s.f.ReleaseBytes(raw[e*part : (e+1)*part])
 	}
 	s.types[t.Type] += t.Elements()
 	return out, nil

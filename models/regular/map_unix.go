@@ -4,6 +4,7 @@ package regular
 
 import (
 	"os"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,12 +24,18 @@ func Map(f *os.File, size int64) ([]byte, func() error, error) {
 	return b, func() error { return unix.Munmap(b) }, nil
 }
 
-// Release drops the process's resident pages of b, a mapping Map made
-// (madvise MADV_DONTNEED): its contents stay readable, paged in again from
-// the page cache or the file on the next access. Errors are ignored: the
-// pages then just stay.
+// Release drops the process's resident pages of b, a part of a mapping Map
+// made (madvise MADV_DONTNEED on the pages b touches): the contents stay
+// readable, paged in again from the page cache or the file on the next
+// access, so a page b shares with its neighbours may go too. Errors are
+// ignored: the pages then just stay.
 func Release(b []byte) {
-	if len(b) > 0 {
-		_ = unix.Madvise(b, unix.MADV_DONTNEED)
+	if len(b) == 0 {
+		return
 	}
+	p := unsafe.Pointer(unsafe.SliceData(b))
+	off := int(uintptr(p) % uintptr(os.Getpagesize()))
+	// From the page holding b's first byte: inside the same mapping, which
+	// starts on a page.
+	_ = unix.Madvise(unsafe.Slice((*byte)(unsafe.Add(p, -off)), len(b)+off), unix.MADV_DONTNEED)
 }
