@@ -167,7 +167,7 @@ func cmdShow(s *Session, _ string) (string, error) {
 	in := s.Info()
 	fmt.Fprintf(&b, "model             %s (%s, %s, %d params, context %d)\n", in.Model, in.Arch, in.Quant, in.Params, in.ContextLength)
 	if in.TrainContext > 0 {
-		fmt.Fprintf(&b, "                  trained for %d positions: --ctx-size N (ctx_size in the config) runs a longer window\n", in.TrainContext)
+		fmt.Fprintf(&b, "                  trained for %d: --ctx-size N for a longer window\n", in.TrainContext)
 	}
 	if d := s.DraftName(); d != "" {
 		fmt.Fprintf(&b, "draft model       %s\n", d)
