@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,9 +127,20 @@ func progressBar(verb, label string) (func(done, total int64), func()) {
 }
 
 // writeAtomic writes a file through a temporary one renamed into place, so
-// a failed write leaves no half file behind.
+// a failed write leaves no half file behind. The file gets the permissions
+// os.Create gives (0666 less the umask), as llama-quantize's output does:
+// os.CreateTemp's 0600 made a converted model unreadable to any other user
+// (a server running as its own user, say).
 func writeAtomic(path string, write func(w io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	var tmp *os.File
+	var err error
+	for range 100 {
+		name := filepath.Join(filepath.Dir(path), fmt.Sprintf(".%s.%d", filepath.Base(path), rand.Uint32()))
+		tmp, err = os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
 	if err != nil {
 		return err
 	}

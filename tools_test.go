@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -261,5 +262,33 @@ func TestPruneCLI(t *testing.T) {
 		if code, _, stderr := runCLI(args...); code != 2 || !strings.HasPrefix(stderr, "chat prune:") {
 			t.Errorf("%v: exit %d %q", bad, code, stderr)
 		}
+	}
+}
+
+// writeAtomic's file has the permissions os.Create gives (the umask's), not
+// os.CreateTemp's 0600: a converted model stays readable by whoever may
+// read the files the user makes.
+func TestWriteAtomicMode(t *testing.T) {
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "plain")
+	f, err := os.Create(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	out := filepath.Join(dir, "out.gguf")
+	if err := writeAtomic(out, func(w io.Writer) error { _, err := w.Write([]byte("GGUF")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := os.Stat(plain)
+	b, err := os.Stat(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Mode() != b.Mode() {
+		t.Errorf("written with mode %v, os.Create gives %v", b.Mode(), a.Mode())
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Errorf("the folder holds %d files, want 2 (no temporary left)", len(ents))
 	}
 }
