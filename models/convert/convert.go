@@ -19,6 +19,11 @@ type File struct {
 	Arch    string // general.architecture
 	Meta    []gguf.KV
 	Tensors []Tensor
+
+	// Release, when set, is told a tensor's Raw bytes once they have been
+	// re-encoded (FromGGUF: gguf.File.ReleaseBytes), so that the pages of
+	// the file read so far do not stay in memory beside the new encodings.
+	Release func([]byte)
 }
 
 // Tensor is one tensor of a File.
@@ -72,6 +77,9 @@ func Write(w io.Writer, f *File, mix Mix, progress Progress) error {
 		raw, err := encode(t)
 		if err != nil {
 			return fmt.Errorf("convert: %s: %w", t.Name, err)
+		}
+		if f.Release != nil && t.Raw != nil && t.Type != t.Src {
+			f.Release(t.Raw)
 		}
 		out[i] = gguf.WriteTensor{Name: t.Name, Dims: t.dims(), Type: t.Type, Raw: raw}
 		done += t.elements()

@@ -94,3 +94,28 @@ func TestFromModelUnties(t *testing.T) {
 		t.Fatalf("logits read back differ from the changed model's (or equal the original's)\n got %v\nwant %v", got[:8], want[:8])
 	}
 }
+
+// Write tells Release the source bytes of each tensor it re-encoded, and
+// only those (a kept tensor's bytes are still to be written).
+func TestWriteReleasesReencoded(t *testing.T) {
+	raw := func(n int) []byte {
+		b, err := gguf.Quantize(gguf.TypeF32, make([]float32, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	var released []int
+	f := &File{Arch: "llama", Tensors: []Tensor{
+		{Name: "a.weight", Shape: []int{2, 32}, Raw: raw(64), Src: gguf.TypeF32, Type: gguf.TypeQ8_0},
+		{Name: "b.weight", Shape: []int{32}, Raw: raw(32), Src: gguf.TypeF32, Type: gguf.TypeF32},
+	}}
+	f.Release = func(b []byte) { released = append(released, len(b)) }
+	var out bytes.Buffer
+	if err := Write(&out, f, StoredMix(f), nil); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(released, []int{64 * 4}) {
+		t.Errorf("released %v bytes, want [256] (a.weight's only)", released)
+	}
+}

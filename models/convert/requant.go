@@ -15,7 +15,7 @@ func FromGGUF(src *gguf.File) (*File, error) {
 	if !ok || arch == "" {
 		return nil, fmt.Errorf("convert: the file names no general.architecture")
 	}
-	f := &File{Arch: arch, Meta: src.KV}
+	f := &File{Arch: arch, Meta: src.KV, Release: src.ReleaseBytes}
 	for i := range src.Tensors {
 		ti := &src.Tensors[i]
 		raw, err := src.TensorData(ti)
