@@ -152,7 +152,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	opts := session.Options{Settings: cfg.Values, DraftPath: cfg.Draft, ModelPath: cfg.Model, Open: openModel,
-		Constraint: constraintSpec(cfg), Probe: !headless}
+		Constraint: constraintSpec(cfg), Probe: !headless, Warm: !headless}
 	if cfg.Model == "" && cfg.Remote == "" {
 		opts.ModelIdentity = store.IdentityOf(embedded.Model)
 	}

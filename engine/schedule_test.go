@@ -460,3 +460,22 @@ func TestWarm(t *testing.T) {
 		t.Errorf("%d samplers after a reply, want its sampler back (4)", n)
 	}
 }
+
+// WarmTokens warms with a prompt chunk of its own size (a session's
+// nn.MaxChunk) where Warm takes the step budget's; one place without a
+// queue, and it returns every block.
+func TestWarmTokens(t *testing.T) {
+	m := &countingModel{Model: newFake(models.WindowHalf, 256)}
+	e := New(m)
+	defer e.Close()
+	free := e.pool.Free()
+	if err := e.WarmTokens(64); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.most.Load(); got != 64 {
+		t.Errorf("the warm-up batch had %d tokens, want 64", got)
+	}
+	if e.pool.Free() != free {
+		t.Errorf("pool free %d after the warm-up, %d before", e.pool.Free(), free)
+	}
+}

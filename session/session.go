@@ -18,6 +18,7 @@ import (
 	"chat/engine/sampler"
 	"chat/models"
 	"chat/models/lora"
+	"chat/models/nn"
 	"chat/models/plan"
 	"chat/session/store"
 )
@@ -54,6 +55,11 @@ type Options struct {
 	// Probe measures the machine in the background (models/plan) when no
 	// probe is cached, for the decode bound in Stats (bound.go).
 	Probe bool
+	// Warm runs one prompt-sized pass in the background at start
+	// (engine.WarmTokens of nn.MaxChunk), so that the first reply does not
+	// pay for the runner's first allocations while the user is typing it
+	// (the TUI; a headless reply would only wait for it).
+	Warm bool
 	// OnStep, if set, gets the engine's record of every step of every
 	// reply, from the engine goroutine (--trace).
 	OnStep func(*engine.StepRecord)
@@ -152,6 +158,9 @@ func New(m models.Model, opts Options) (*Session, error) {
 	}
 	s.notices, s.reprefill = nil, false // nothing to re-prefill yet
 	s.startProbe()
+	if opts.Warm {
+		go s.eng.WarmTokens(nn.MaxChunk) // fails harmlessly (ErrBusy) if a reply has started
+	}
 	if err := s.tmpl.Err(); err != nil {
 		s.notices = append(s.notices, "the model's chat template failed ("+err.Error()+"); using the built-in "+s.tmpl.Name()+" format")
 	}
