@@ -245,7 +245,11 @@ func (b *batcher) plan(reqs []*feedReq) []*feedReq {
 		switch {
 		case r.owner != nil && r.owner.r.stopped():
 			r.err = errStopped
-		case budget == 0 || len(r.ids) <= r.rows:
+		case budget == 0:
+			r.n = soloChunk(len(r.ids), r.rows)
+			used += r.n
+			step = append(step, r)
+		case len(r.ids) <= r.rows:
 			r.n = len(r.ids)
 			used += r.n
 			step = append(step, r)
@@ -327,6 +331,25 @@ func chunkMax(budget, decode int) int {
 		return max(budget/2, 1)
 	}
 	return max(budget/4, 1)
+}
+
+// soloStep bounds a prompt's part of one step when steps have no token
+// budget (the TUI, a headless reply): a stop (Ctrl+C, Esc) is seen between
+// steps, and a 3,000-token prompt fed in one step went on for its whole
+// prefill, 10-20 s on a 1B model, after the user asked it to stop. It is a
+// multiple of the models' 64-token passes (nn.MaxChunk), and soloChunk
+// never leaves a last part shorter than 64, so each pass sees the rows it
+// saw in one step over the whole prompt: the same kernels, the same bits.
+const soloStep = 256
+
+// soloChunk is how many of n ids (the last rows wanting logits) a step
+// without a budget feeds: all of them, or soloStep when at least 64 more
+// (and the rows) are left for later steps.
+func soloChunk(n, rows int) int {
+	if n-soloStep < max(64, rows) {
+		return n
+	}
+	return soloStep
 }
 
 // chunk is how many of n ids to feed within avail tokens: all of them, or a

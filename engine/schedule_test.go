@@ -479,3 +479,73 @@ func TestWarmTokens(t *testing.T) {
 		t.Errorf("pool free %d after the warm-up, %d before", e.pool.Free(), free)
 	}
 }
+
+// hookModel calls hook before each forward pass with the pass's tokens.
+type hookModel struct {
+	models.Model
+	hook func(n int)
+}
+
+type hookRunner struct {
+	models.Runner
+	m *hookModel
+}
+
+func (m *hookModel) NewRunner() models.Runner { return hookRunner{m.Model.NewRunner(), m} }
+
+func (r hookRunner) Forward(b *models.Batch, kv []models.KV) ([]float32, error) {
+	r.m.hook(b.Len())
+	return r.Runner.Forward(b, kv)
+}
+
+// Without a step budget (the TUI), a long prompt is fed in steps of
+// soloStep, so a stop asked for during its prefill ends the reply after
+// the step in flight, not after the whole prompt; a prompt just over a
+// step goes in one, and the same ids come out as before.
+func TestSoloPrefillStops(t *testing.T) {
+	var fed []int
+	var reply atomic.Pointer[Reply]
+	m := &hookModel{Model: newFake(models.WindowHalf, 4096)}
+	m.hook = func(n int) {
+		fed = append(fed, n)
+		if r := reply.Load(); r != nil {
+			r.Stop()
+		}
+	}
+	e := New(m)
+	defer e.Close()
+	r, err := e.Start(Request{Prompt: prompt(1000, 0), MaxTokens: 4, Sampler: knobs["greedy"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply.Store(r)
+	res := r.Wait()
+	total := 0
+	for _, n := range fed {
+		total += n
+	}
+	if res.Reason != ReasonStopped || total > 2*soloStep || len(res.IDs) != 0 {
+		t.Errorf("stopped in the prefill: reason %q, %d ids, passes %v (%d of 1000 tokens fed)", res.Reason, len(res.IDs), fed, total)
+	}
+	reply.Store(nil)
+	for _, n := range []int{soloStep + 63, soloStep + 64, 1000} {
+		// One step over the whole prompt: a budget larger than twice it.
+		whole := NewWithOptions(newFake(models.WindowHalf, 4096), Options{MaxBatchTokens: 4 * n})
+		want := run(t, whole, Request{Prompt: prompt(n, 1), MaxTokens: 6, Sampler: knobs["greedy"]})
+		whole.Close()
+		fed = nil
+		solo := New(m)
+		got := run(t, solo, Request{Prompt: prompt(n, 1), MaxTokens: 6, Sampler: knobs["greedy"]})
+		solo.Close()
+		if !slices.Equal(got.IDs, want.IDs) {
+			t.Errorf("%d-token prompt: ids %v, want %v", n, got.IDs, want.IDs)
+		}
+		wantFirst := n
+		if n-soloStep >= 64 {
+			wantFirst = soloStep
+		}
+		if len(fed) == 0 || fed[0] != wantFirst {
+			t.Errorf("%d-token prompt: passes %v, want a first of %d", n, fed, wantFirst)
+		}
+	}
+}
