@@ -378,6 +378,9 @@ func (s *source) Fused(names []string) (weights.Linear, error) {
 	}
 	if w != nil {
 		s.types[t] += elems
+		for _, raw := range raws {
+			s.f.ReleaseBytes(raw) // as Linear does
+		}
 	}
 	return w, nil
 }
