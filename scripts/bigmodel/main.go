@@ -27,116 +27,20 @@ import (
 	"chat/models/llama/randmodel"
 )
 
-// llama32Template is tokenizer_config.json's chat_template of
-// meta-llama/Llama-3.2-1B-Instruct (Hugging Face), which convert_hf_to_gguf
-// copies into tokenizer.chat_template: a system header with the knowledge
-// and today's date, tools in the first user message, <|eot_id|> after every
-// turn. session/chattmpl's tests render the same template.
-const llama32Template = `{{- bos_token }}
-{%- if custom_tools is defined %}
-    {%- set tools = custom_tools %}
-{%- endif %}
-{%- if not tools_in_user_message is defined %}
-    {%- set tools_in_user_message = true %}
-{%- endif %}
-{%- if not date_string is defined %}
-    {%- if strftime_now is defined %}
-        {%- set date_string = strftime_now("%d %b %Y") %}
-    {%- else %}
-        {%- set date_string = "26 Jul 2024" %}
-    {%- endif %}
-{%- endif %}
-{%- if not tools is defined %}
-    {%- set tools = none %}
-{%- endif %}
-
-{#- This block extracts the system message, so we can slot it into the right place. #}
-{%- if messages[0]['role'] == 'system' %}
-    {%- set system_message = messages[0]['content']|trim %}
-    {%- set messages = messages[1:] %}
-{%- else %}
-    {%- set system_message = "" %}
-{%- endif %}
-
-{#- System message #}
-{{- "<|start_header_id|>system<|end_header_id|>\n\n" }}
-{%- if tools is not none %}
-    {{- "Environment: ipython\n" }}
-{%- endif %}
-{{- "Cutting Knowledge Date: December 2023\n" }}
-{{- "Today Date: " + date_string + "\n\n" }}
-{%- if tools is not none and not tools_in_user_message %}
-    {{- "You have access to the following functions. To call a function, please respond with JSON for a function call." }}
-    {{- 'Respond in the format {"name": function name, "parameters": dictionary of argument name and its value}.' }}
-    {{- "Do not use variables.\n\n" }}
-    {%- for t in tools %}
-        {{- t | tojson(indent=4) }}
-        {{- "\n\n" }}
-    {%- endfor %}
-{%- endif %}
-{{- system_message }}
-{{- "<|eot_id|>" }}
-
-{#- Custom tools are passed in a user message with some extra guidance #}
-{%- if tools_in_user_message and not tools is none %}
-    {#- Extract the first user message so we can plug it in here #}
-    {%- if messages | length != 0 %}
-        {%- set first_user_message = messages[0]['content']|trim %}
-        {%- set messages = messages[1:] %}
-    {%- else %}
-        {{- raise_exception("Cannot put tools in the first user message when there's no first user message!") }}
-{%- endif %}
-    {{- '<|start_header_id|>user<|end_header_id|>\n\n' -}}
-    {{- "Given the following functions, please respond with a JSON for a function call " }}
-    {{- "with its proper arguments that best answers the given prompt.\n\n" }}
-    {{- 'Respond in the format {"name": function name, "parameters": dictionary of argument name and its value}.' }}
-    {{- "Do not use variables.\n\n" }}
-    {%- for t in tools %}
-        {{- t | tojson(indent=4) }}
-        {{- "\n\n" }}
-    {%- endfor %}
-    {{- first_user_message + "<|eot_id|>"}}
-{%- endif %}
-
-{%- for message in messages %}
-    {%- if not (message.role == 'ipython' or message.role == 'tool' or 'tool_calls' in message) %}
-        {{- '<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n'+ message['content'] | trim + '<|eot_id|>' }}
-    {%- elif 'tool_calls' in message %}
-        {%- if not message.tool_calls|length == 1 %}
-            {{- raise_exception("This model only supports single tool-calls at once!") }}
-        {%- endif %}
-        {%- set tool_call = message.tool_calls[0].function %}
-        {{- '<|start_header_id|>assistant<|end_header_id|>\n\n' -}}
-        {{- '{"name": "' + tool_call.name + '", ' }}
-        {{- '"parameters": ' }}
-        {{- tool_call.arguments | tojson }}
-        {{- "}" }}
-        {{- "<|eot_id|>" }}
-    {%- elif message.role == "tool" or message.role == "ipython" %}
-        {{- "<|start_header_id|>ipython<|end_header_id|>\n\n" }}
-        {%- if message.content is mapping or message.content is iterable %}
-            {{- message.content | tojson }}
-        {%- else %}
-            {{- message.content }}
-        {%- endif %}
-        {{- "<|eot_id|>" }}
-    {%- endif %}
-{%- endfor %}
-{%- if add_generation_prompt %}
-    {{- '<|start_header_id|>assistant<|end_header_id|>\n\n' }}
-{%- endif %}
-`
-
 func main() {
 	out := flag.String("out", "", "folder for the .gguf file (required)")
 	vocabPath := flag.String("vocab", "../shared/models/vocab/ggml-vocab-llama-bpe.gguf", "the Llama 3 vocabulary file")
 	typ := flag.String("type", "f16", "the 2-D weights' type: f16, f32 or q8_0")
+	// tokenizer_config.json's chat_template of meta-llama/Llama-3.2-1B-Instruct
+	// (Hugging Face), which convert_hf_to_gguf copies into
+	// tokenizer.chat_template; session/chattmpl's tests render the same file.
+	tmplPath := flag.String("template", "session/chattmpl/testdata/llama-3.2-instruct.jinja", "the chat template (run from the repository's root)")
 	flag.Parse()
 	if *out == "" || flag.NArg() > 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
-	path, err := run(*out, *vocabPath, *typ)
+	path, err := run(*out, *vocabPath, *typ, *tmplPath)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bigmodel:", err)
 		os.Exit(1)
@@ -144,7 +48,11 @@ func main() {
 	fmt.Println(path)
 }
 
-func run(out, vocabPath, typ string) (string, error) {
+func run(out, vocabPath, typ, tmplPath string) (string, error) {
+	tmpl, err := os.ReadFile(tmplPath)
+	if err != nil {
+		return "", err
+	}
 	t, ok := map[string]gguf.Type{"f16": gguf.TypeF16, "f32": gguf.TypeF32, "q8_0": gguf.TypeQ8_0}[typ]
 	if !ok {
 		return "", fmt.Errorf("-type %q: f16, f32 or q8_0", typ)
@@ -168,7 +76,7 @@ func run(out, vocabPath, typ string) (string, error) {
 		}
 		tok = append(tok, kv)
 	}
-	tok = append(tok, gguf.KV{Key: "tokenizer.chat_template", Type: gguf.String, Value: llama32Template})
+	tok = append(tok, gguf.KV{Key: "tokenizer.chat_template", Type: gguf.String, Value: string(tmpl)})
 
 	// config.json of meta-llama/Llama-3.2-1B-Instruct.
 	s := randmodel.Spec{
