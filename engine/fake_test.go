@@ -57,3 +57,11 @@ func (t *fakeTok) Decode(ids []int) string {
 func (t *fakeTok) Size() int { return len(t.pieces) }
 func (t *fakeTok) EOT() int  { return len(t.pieces) - 1 }
 func (t *fakeTok) BOS() int  { return -1 }
+
+// controlTok marks one id of fakeTok a control token.
+type controlTok struct {
+	*fakeTok
+	control int
+}
+
+func (t controlTok) IsControl(id int) bool { return id == t.control }

@@ -8,6 +8,7 @@ import (
 	"chat/engine/detok"
 	"chat/engine/prefix"
 	"chat/engine/sampler"
+	"chat/models"
 	"chat/models/kvcache"
 )
 
@@ -220,7 +221,11 @@ func (g *gen) put(id int) bool {
 		return false
 	}
 	g.ids = append(g.ids, id)
-	g.piece = g.dec.Append(g.piece[:0], g.e.tok.TokenBytes(id))
+	piece := g.e.tok.TokenBytes(id)
+	if c, ok := g.e.tok.(models.ControlTokens); ok && c.IsControl(id) {
+		piece = nil // a control token a model emits is not text
+	}
+	g.piece = g.dec.Append(g.piece[:0], piece)
 	hit := g.stop.cut(&g.piece)
 	g.emit()
 	if hit {

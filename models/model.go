@@ -85,6 +85,14 @@ type CalibQuantizer interface {
 	QuantizeCalib(format, text string) (Model, error)
 }
 
+// ControlTokens is a Tokenizer whose vocabulary marks control tokens (a
+// GGUF's token_type CONTROL: <|eot_id|>, <|reserved_special_token_0|>...).
+// A reply renders them as nothing, as llama.cpp does without --special;
+// their text stays what TokenBytes gives.
+type ControlTokens interface {
+	IsControl(id int) bool
+}
+
 // Tokenizer turns text into ids and ids back into bytes.
 type Tokenizer interface {
 	// Encode tokenizes text as ordinary text: special-token strings are plain
