@@ -780,7 +780,7 @@ func TestPanelShowsPoolAndSpeculation(t *testing.T) {
 	}
 	// The pool's memory: Llama 3.2 1B's default 512 blocks of 16 f16
 	// positions, and the 2,050 of a 32,768-token window.
-	for bytes, want := range map[int64]string{512 * 524288: "KV memory  268 MB", 2050 * 524288: "KV memory  1.07 GB"} {
+	for bytes, want := range map[int64]string{512 * 524288: "KV pool    10/64 · 268 MB", 2050 * 524288: "KV pool    10/64 · 1.07 GB"} {
 		m.stats.KV.Bytes = bytes
 		if c := m.View().Content; !strings.Contains(c, want) {
 			t.Errorf("panel lacks %q:\n%s", want, c)

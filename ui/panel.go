@@ -165,10 +165,13 @@ func (m *model) panelLines(w, h int) []string {
 		)
 	}
 	if kv := s.KV; kv.Blocks > 0 {
-		ls = append(ls, stat("KV pool", fmt.Sprintf("%d/%d blk", kv.Used, kv.Blocks)))
+		// Blocks in use of all, and the whole pool's memory (used or not)
+		// on the same row, so the rows below stay in view on 30 lines.
+		pool := fmt.Sprintf("%d/%d blk", kv.Used, kv.Blocks)
 		if kv.Bytes > 0 {
-			ls = append(ls, stat("KV memory", poolBytes(kv.Bytes))) // the whole pool's, used or not
+			pool = fmt.Sprintf("%d/%d · %s", kv.Used, kv.Blocks, poolBytes(kv.Bytes))
 		}
+		ls = append(ls, stat("KV pool", pool))
 		if f := kvFormats(kv.FormatK, kv.FormatV); f != "f32/f32" {
 			ls = append(ls, stat("KV k/v", f))
 		}
