@@ -194,6 +194,7 @@ const DefaultKVMem = 256 << 20
 type Engine struct {
 	model    models.Model
 	tok      models.Tokenizer
+	control  models.ControlTokens // tok, when its vocabulary marks control tokens; else nil
 	info     models.Info
 	vocab    int
 	window   int
@@ -239,6 +240,7 @@ func NewWithOptions(m models.Model, o Options) *Engine {
 		return e
 	}
 	e.model, e.info, e.tok = m, m.Info(), m.Tokenizer()
+	e.control, _ = e.tok.(models.ControlTokens)
 	e.vocab = e.info.VocabSize
 	e.window = e.info.ContextLength
 	if o.Context > 0 {

@@ -8,7 +8,6 @@ import (
 	"chat/engine/detok"
 	"chat/engine/prefix"
 	"chat/engine/sampler"
-	"chat/models"
 	"chat/models/kvcache"
 )
 
@@ -222,7 +221,7 @@ func (g *gen) put(id int) bool {
 	}
 	g.ids = append(g.ids, id)
 	piece := g.e.tok.TokenBytes(id)
-	if c, ok := g.e.tok.(models.ControlTokens); ok && c.IsControl(id) {
+	if g.e.control != nil && g.e.control.IsControl(id) {
 		piece = nil // a control token a model emits is not text
 	}
 	g.piece = g.dec.Append(g.piece[:0], piece)
