@@ -120,6 +120,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "chat:", err)
 		return 2
 	}
+	if headless {
+		for _, note := range cfg.Ignored {
+			fmt.Fprintln(stderr, "chat:", note)
+		}
+	}
 	if cfg.Threads > 0 {
 		kernels.SetThreads(cfg.Threads)
 	}
@@ -224,7 +229,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return code
 	}
-	if err := ui.Run(s, ui.Options{Theme: cfg.Theme, Keys: cfg.Keys}); err != nil {
+	notice := strings.Join(cfg.Ignored, " · ")
+	if err := ui.Run(s, ui.Options{Theme: cfg.Theme, Keys: cfg.Keys, Notice: notice}); err != nil {
 		fmt.Fprintln(stderr, "chat:", err)
 		return 1
 	}

@@ -379,7 +379,7 @@ func TestQuantSaysItIsWorking(t *testing.T) {
 // "unknown flag --ngl": now with the dashes typed and why none is needed.
 func TestToolPeerFlags(t *testing.T) {
 	for _, c := range []struct{ args, want string }{
-		{"serve -ngl 99", "chat serve: unknown flag -ngl (this app runs on the CPU: drop it) (see chat serve -h)\n"},
+		{"serve --numa distribute", "chat serve: unknown flag --numa (llama.cpp's memory and batching switches have no counterpart here: drop it) (see chat serve -h)\n"},
 		{"serve -np 4", "chat serve: unknown flag -np (llama-server's: chat serve --parallel N) (see chat serve -h)\n"},
 		{"serve --metrics", "chat serve: unknown flag --metrics (chat serve always serves /metrics: drop it) (see chat serve -h)\n"},
 		{"bench -fa 1", "chat bench: unknown flag -fa (llama.cpp's memory and batching switches have no counterpart here: drop it) (see chat bench -h)\n"},
@@ -388,6 +388,17 @@ func TestToolPeerFlags(t *testing.T) {
 		code, _, stderr := runCLI(strings.Fields(c.args)...)
 		if code != 2 || stderr != c.want {
 			t.Errorf("chat %s: exit %d, %q; want 2, %q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+// A tool takes llama.cpp's flags that change nothing here (-ngl 99) with
+// a notice, as the chat does (config.TestIgnoredFlags).
+func TestToolIgnoredFlags(t *testing.T) {
+	_, _, stderr := runCLI("plan", "-ngl", "99", "--mlock")
+	for _, want := range []string{"chat: -ngl is ignored: this app runs on the CPU\n", "chat: --mlock is ignored"} {
+		if !strings.Contains(stderr, want) || strings.Contains(stderr, "unknown flag") {
+			t.Errorf("chat plan -ngl 99 --mlock: %q; want %q", stderr, want)
 		}
 	}
 }

@@ -37,6 +37,7 @@ var subcommands = map[string]func(args []string, stdout, stderr io.Writer) int{
 func parseArgs(fs *flag.FlagSet, args []string) error {
 	config.AddPeerFlags(fs)
 	out := fs.Output()
+	config.AddIgnoredFlags(fs, func(note string) { fmt.Fprintln(out, "chat:", note) })
 	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
 	fs.SetOutput(out)

@@ -52,6 +52,10 @@ type Config struct {
 	PrintConfig  bool   // --print-config: print the effective settings as TOML and exit
 	Version      bool   // --version
 
+	// Ignored says, one line each, which of llama.cpp's flags were taken and
+	// ignored (-ngl 99: "-ngl is ignored: this app runs on the CPU").
+	Ignored []string
+
 	rawFlag, chatFlag bool            // --raw, --chat: shorthands for --mode
 	listFlag          map[string]bool // list settings a flag has given (the first one replaces the file's)
 	flagErr           error           // the last value a setting's flag refused,
@@ -385,6 +389,7 @@ func newFlagSet() (*Config, *flag.FlagSet) {
 		}
 	}
 	AddPeerFlags(fs)
+	AddIgnoredFlags(fs, func(note string) { c.Ignored = append(c.Ignored, note) })
 	return c, fs
 }
 
@@ -396,6 +401,41 @@ func AddPeerFlags(fs *flag.FlagSet) {
 			fs.Var(f.Value, alias, "llama.cpp's spelling of --"+name)
 		}
 	}
+}
+
+// ignoredFlags are llama.cpp's flags that change nothing in this app, as
+// they are typed, with whether they take a value. They are taken and
+// ignored with a notice, so that a llama-cli or llama-server command line
+// (`-m x.gguf -ngl 99`) runs as it is; other flags of llama.cpp that this
+// app lacks are refused with a note (peerNotes), as they would change what
+// is computed.
+var ignoredFlags = map[string]bool{
+	"-ngl": true, "--n-gpu-layers": true, "--gpu-layers": true, "-mg": true, "--main-gpu": true,
+	"-sm": true, "--split-mode": true, "-ts": true, "--tensor-split": true, "-dev": true, "--device": true,
+	"-nkvo": false, "--no-kv-offload": false, "--mlock": false, "--no-mmap": false,
+}
+
+// AddIgnoredFlags gives fs llama.cpp's flags that change nothing here
+// (ignoredFlags); note is told one line for each one given.
+func AddIgnoredFlags(fs *flag.FlagSet, note func(string)) {
+	for typed, value := range ignoredFlags {
+		name := strings.TrimLeft(typed, "-")
+		if fs.Lookup(name) != nil {
+			continue
+		}
+		line := typed + " is ignored: " + strings.TrimSuffix(PeerNote(name), ": drop it")
+		if value {
+			fs.Func(name, "", func(string) error { note(line); return nil })
+		} else {
+			fs.BoolFunc(name, "", func(string) error { note(line); return nil })
+		}
+	}
+}
+
+func ignoredFlag(name string) bool {
+	_, one := ignoredFlags["-"+name]
+	_, two := ignoredFlags["--"+name]
+	return one || two
 }
 
 // WriteUsage prints -h: the usage, every flag with its default, and the
@@ -422,6 +462,9 @@ func WriteUsage(w io.Writer) {
 func WriteFlags(w io.Writer, fs *flag.FlagSet) {
 	var b strings.Builder
 	fs.VisitAll(func(f *flag.Flag) {
+		if ignoredFlag(f.Name) {
+			return
+		}
 		arg, help := flag.UnquoteUsage(f)
 		switch {
 		case arg == "string" && (fileFlags[f.Name] || strings.HasSuffix(f.Name, "-file")):

@@ -308,8 +308,7 @@ func TestOneRuleOneMessage(t *testing.T) {
 		{"--model", "flag needs an argument: --model"},
 		// llama-cli's and ollama's flags: the equivalent, or why none is
 		// needed, quoted with the dashes they were typed with.
-		{"-ngl 99", "unknown flag -ngl (this app runs on the CPU: drop it)"},
-		{"--n-gpu-layers 99", "unknown flag --n-gpu-layers (this app runs on the CPU: drop it)"},
+		{"-fa on", "unknown flag -fa (llama.cpp's memory and batching switches have no counterpart here: drop it)"},
 		{"-cnv", "unknown flag -cnv (without --prompt the TUI is interactive: drop it)"},
 		{"-hf org/model", "unknown flag -hf (models are not downloaded: download the GGUF file and give its path)"},
 		{"-r User:", "unknown flag -r (did you mean --stop?)"},
@@ -321,6 +320,32 @@ func TestOneRuleOneMessage(t *testing.T) {
 		if _, err := Parse(strings.Fields(c.args)); err == nil || err.Error() != c.want+" (see chat -h)" {
 			t.Errorf("%s: %v; want %q", c.args, err, c.want)
 		}
+	}
+}
+
+// llama.cpp's flags that change nothing here (-ngl 99, --mlock) are taken
+// and ignored, one notice line each, so a llama-cli command line runs as
+// it is: they were refused, and the model file after -ngl's value was
+// still found.
+func TestIgnoredFlags(t *testing.T) {
+	c, err := Parse([]string{"-m", "x.gguf", "-ngl", "99", "--n-gpu-layers=99", "--mlock", "-p", "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"-ngl is ignored: this app runs on the CPU", "--n-gpu-layers is ignored: this app runs on the CPU",
+		"--mlock is ignored: llama.cpp's memory and batching switches have no counterpart here"}
+	if c.Model != "x.gguf" || c.Prompt != "hi" || !slices.Equal(c.Ignored, want) {
+		t.Errorf("model %q prompt %q ignored %q; want x.gguf, hi, %q", c.Model, c.Prompt, c.Ignored, want)
+	}
+	for typed := range ignoredFlags {
+		if PeerNote(strings.TrimLeft(typed, "-")) == "" {
+			t.Errorf("%s has no note", typed)
+		}
+	}
+	var b strings.Builder
+	WriteUsage(&b)
+	if strings.Contains(b.String(), "ngl") {
+		t.Error("chat -h lists -ngl")
 	}
 }
 

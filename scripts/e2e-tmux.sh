@@ -297,7 +297,7 @@ mkdir -p "$OUT/hf-model"
 echo '{}' >"$OUT/hf-model/config.json"
 printf '\002\0\0\0\0\0\0\0{}' >"$OUT/hf-model/model.safetensors"
 n=0
-for args in "run llama3.2" "pull llama3" "-ngl 99" "$OUT/hf-model"; do
+for args in "run llama3.2" "pull llama3" "-cnv" "$OUT/hf-model"; do
 	n=$((n + 1))
 	t new-session -d -s chat -x 200 -y 10 "cd '$OUT' && '$BIN' $args; echo EXIT=\$?; sleep 30"
 	wait_for 'EXIT=[0-9]+' 20
@@ -309,14 +309,16 @@ for args in "run llama3.2" "pull llama3" "-ngl 99" "$OUT/hf-model"; do
 done
 grep -q 'llama3.2: no such file (a model is the path of a GGUF or .pt file; none is downloaded by name)' "$OUT/19-newcomer-1.txt" || fail "a model name is not explained"
 grep -q 'no pull command: chat keeps no model store' "$OUT/19-newcomer-2.txt" || fail "chat pull is not explained"
-grep -q 'unknown flag -ngl (this app runs on the CPU: drop it)' "$OUT/19-newcomer-3.txt" || fail "-ngl is not explained"
+grep -q 'unknown flag -cnv (without --prompt the TUI is interactive: drop it)' "$OUT/19-newcomer-3.txt" || fail "-cnv is not explained"
 grep -q 'a folder of safetensors weights (a Hugging Face model): convert the model to GGUF' "$OUT/19-newcomer-4.txt" || fail "a Hugging Face folder is not explained"
 
 # In the TUI: ollama's """ multi-line message; ollama's /set verbose gets
 # its answer; a notice over several rows keeps every word (the later rows
 # used to lose their ends to the edge).
-t new-session -d -s chat -x 110 -y 30 "$BIN -n 60"
+# llama-cli's -ngl 99 is taken: the TUI opens and its notice line says it is ignored.
+t new-session -d -s chat -x 110 -y 30 "$BIN -n 60 -ngl 99"
 wait_for 'student-chat-1k' 20
+wait_for '-ngl is ignored: this app runs on the CPU' 5
 t send-keys -t chat '/set verbose' Enter
 wait_for "/set verbose is ollama's: the panel shows every reply's timings" 5
 t send-keys -t chat '/set zzqqxx 1' Enter

@@ -90,6 +90,9 @@ func New(b Backend, opts Options) Model {
 	m.order = cleanOrder(b.SamplerOrder())
 	m.syncMessages()
 	m.resize(opts.Width, opts.Height)
+	if opts.Notice != "" {
+		m.setNotice(opts.Notice, false)
+	}
 	if keysErr != nil {
 		m.setNotice(keysErr.Error(), true)
 	}

@@ -31,6 +31,10 @@ type Options struct {
 	// BusyPoll and IdlePoll are the backend poll intervals while a reply is
 	// being generated and while idle; 0 means 33ms (30 Hz) and 250ms.
 	BusyPoll, IdlePoll time.Duration
+
+	// Notice is shown in the notice lines at start (flags that were
+	// ignored, say).
+	Notice string
 }
 
 func (o Options) withDefaults() Options {
