@@ -52,6 +52,7 @@ type File struct {
 	tensorIndex map[string]int
 	data        []byte // the whole file
 	unmap       func() error
+	parts       []*File // the other parts of a split model (split.go), in order
 }
 
 // TensorInfo describes one tensor. Dims are in ggml order: Dims[0] is the
@@ -62,6 +63,8 @@ type TensorInfo struct {
 	Type   Type
 	Offset int64 // relative to the data section
 	Size   int64 // bytes
+
+	part int // the part of a split model holding the data: 0 the first file, i parts[i-1]
 }
 
 // Elements is the number of elements.
@@ -73,8 +76,19 @@ func (t *TensorInfo) Elements() int64 {
 	return n
 }
 
-// Open maps the file at path and parses its header.
+// Open maps the file at path and parses its header. A part of a model split
+// by llama.cpp's gguf-split (NAME-00001-of-00003.gguf) opens every part
+// (split.go).
 func Open(path string) (*File, error) {
+	f, err := openOne(path)
+	if err != nil {
+		return nil, err
+	}
+	return openSplit(f, path)
+}
+
+// openOne maps one file and parses its header.
+func openOne(path string) (*File, error) {
 	fd, st, err := regular.Open(path) // a FIFO or device would block or never end
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)
@@ -105,6 +119,9 @@ func (f *File) ReleasePages() {
 	if f.unmap != nil {
 		regular.Release(f.data)
 	}
+	for _, p := range f.parts {
+		p.ReleasePages()
+	}
 }
 
 // ReleaseBytes is ReleasePages for the pages of b, a part of the file's
@@ -117,15 +134,19 @@ func (f *File) ReleaseBytes(b []byte) {
 	}
 }
 
-// Close releases the file mapping.
+// Close releases the file mapping (every part's).
 func (f *File) Close() error {
+	var err error
+	for _, p := range f.parts {
+		err = errors.Join(err, p.Close())
+	}
 	if f.unmap == nil {
-		return nil
+		return err
 	}
 	u := f.unmap
 	f.unmap = nil
 	f.data = nil
-	return u()
+	return errors.Join(err, u())
 }
 
 // Parse parses a whole GGUF file held in data. The File keeps data for the
@@ -236,6 +257,9 @@ func (f *File) Tensor(name string) (*TensorInfo, bool) {
 
 // TensorData returns the raw bytes of t, a view of the file (not a copy).
 func (f *File) TensorData(t *TensorInfo) ([]byte, error) {
+	if t.part > 0 && t.part <= len(f.parts) {
+		f = f.parts[t.part-1]
+	}
 	if f.data == nil {
 		return nil, errors.New("gguf: file is closed")
 	}

@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -63,7 +62,7 @@ func Load(path string) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	name := gguf.ModelName(path)
 	m, err := FromFile(f, name)
 	if err != nil {
 		f.Close()
