@@ -2,6 +2,8 @@ package convert
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"chat/models/gguf"
 )
@@ -15,7 +17,10 @@ func FromGGUF(src *gguf.File) (*File, error) {
 	if !ok || arch == "" {
 		return nil, fmt.Errorf("convert: the file names no general.architecture")
 	}
-	f := &File{Arch: arch, Meta: src.KV, Release: src.ReleaseBytes}
+	// A split model's part keys (split.no, split.count, ...) are left out:
+	// what is written is one file, which would otherwise say it is a part.
+	meta := slices.DeleteFunc(slices.Clone(src.KV), func(kv gguf.KV) bool { return strings.HasPrefix(kv.Key, "split.") })
+	f := &File{Arch: arch, Meta: meta, Release: src.ReleaseBytes}
 	for i := range src.Tensors {
 		ti := &src.Tensors[i]
 		raw, err := src.TensorData(ti)

@@ -4,8 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"chat/models/course"
@@ -155,5 +157,65 @@ func TestRequantLlamaCpp(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A split model converts to one file that does not say it is a part: the
+// split.* keys were copied, and the output then opened as part 1 of 2
+// with its name in the wrong form.
+func TestRequantSplitModel(t *testing.T) {
+	src, err := gguf.Open(testmodels.Path(t, "stories260K/stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dir := t.TempDir()
+	half := len(src.Tensors) / 2
+	for i, ts := range [][]gguf.TensorInfo{src.Tensors[:half], src.Tensors[half:]} {
+		var meta []gguf.KV
+		if i == 0 {
+			meta = slices.Clone(src.KV)
+		}
+		meta = append(meta, gguf.KV{Key: "split.no", Type: gguf.Uint16, Value: uint16(i)},
+			gguf.KV{Key: "split.count", Type: gguf.Uint16, Value: uint16(2)},
+			gguf.KV{Key: "split.tensors.count", Type: gguf.Int32, Value: int32(len(src.Tensors))})
+		var out []gguf.WriteTensor
+		for _, ti := range ts {
+			raw, _ := src.TensorData(&ti)
+			out = append(out, gguf.WriteTensor{Name: ti.Name, Dims: ti.Dims, Type: ti.Type, Raw: raw})
+		}
+		w, err := os.Create(filepath.Join(dir, fmt.Sprintf("s-%05d-of-00002.gguf", i+1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := gguf.Write(w, meta, out); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+	}
+	in, err := gguf.Open(filepath.Join(dir, "s-00001-of-00002.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	f, err := FromGGUF(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mix, _ := ParseMix("q8_0")
+	SetTypes(f, mix)
+	path := filepath.Join(dir, "out.gguf")
+	w, _ := os.Create(path)
+	if err := Write(w, f, mix, nil); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	m, err := llama.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if m.Info().VocabSize != 512 {
+		t.Errorf("converted split model: %+v", m.Info())
 	}
 }
