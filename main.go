@@ -53,7 +53,7 @@ var isTerminal = func(f any) bool {
 // ollama types first (chat pull llama3): chat runs files, so each gets one
 // line saying so instead of "open model: open pull: no such file".
 var storeCommands = map[string]bool{
-	"pull": true, "push": true, "list": true, "ls": true, "ps": true, "rm": true, "cp": true, "show": true, "create": true, "stop": true,
+	"pull": true, "push": true, "list": true, "ls": true, "ps": true, "rm": true, "cp": true, "create": true, "stop": true,
 }
 
 // maxPrompt bounds a prompt read from stdin or -f: far more than any context

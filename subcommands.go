@@ -27,6 +27,7 @@ var subcommands = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"plan":       planCmd,
 	"merge-lora": mergeLoraCmd,
 	"prune":      pruneCmd,
+	"show":       showCmd,
 }
 
 // parseArgs parses args into fs, with llama.cpp's spellings of its flags

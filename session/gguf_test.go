@@ -75,6 +75,13 @@ func TestGGUFChatTemplate(t *testing.T) {
 	if end := 32007; !slices.Contains(s.tmpl.Stops(), end) { // <|end|>
 		t.Errorf("stops %v lack <|end|>", s.tmpl.Stops())
 	}
+	// /template spells the special tokens out: the decoded text, which
+	// leaves control tokens out as llama.cpp's detokenizer does, showed
+	// "system ... SYSTEMuser" with no turn markers.
+	_, out, err := s.Command("/template")
+	if err != nil || !strings.Contains(out, "<|user|>") || !strings.Contains(out, "USER 1<|end|>") || !strings.Contains(out, `"<|end|>" (32007)`) {
+		t.Errorf("/template: %v\n%s", err, out)
+	}
 }
 
 // A file without a template opens in raw mode; forced into chat mode it gets

@@ -118,22 +118,44 @@ var templateExample = []Message{{Role: System, Content: "SYSTEM"}, {Role: User, 
 	{Role: Assistant, Content: "ASSISTANT 1"}, {Role: User, Content: "USER 2"}}
 
 func cmdTemplate(s *Session, _ string) (string, error) {
-	tok := s.model.Tokenizer()
-	text := tok.Decode(s.tmpl.Render(templateExample, true))
-	var stops []string
-	for _, id := range s.tmpl.Stops() {
-		stops = append(stops, fmt.Sprintf("%q (%d)", tok.Decode([]int{id}), id))
+	note := ""
+	if s.vals.Mode == "raw" {
+		note = " (not used now: raw mode)"
 	}
+	return describeTemplate(s.model.Tokenizer(), s.tmpl, note), nil
+}
+
+// DescribeTemplate is /template's answer for m before any session: which
+// chat template renders, an example conversation as rendered, and the stops.
+func DescribeTemplate(m models.Model) string {
+	return describeTemplate(m.Tokenizer(), TemplateFor(m), "")
+}
+
+func describeTemplate(tok models.Tokenizer, tmpl Template, note string) string {
+	var stops []string
+	for _, id := range tmpl.Stops() {
+		stops = append(stops, fmt.Sprintf("%q (%d)", withSpecials(tok, []int{id}), id))
+	}
+	text := withSpecials(tok, tmpl.Render(templateExample, true))
 	var b strings.Builder
-	fmt.Fprintf(&b, "chat template: %s", s.tmpl.Name())
-	if err := s.tmpl.Err(); err != nil {
+	fmt.Fprintf(&b, "chat template: %s", tmpl.Name())
+	if err := tmpl.Err(); err != nil {
 		fmt.Fprintf(&b, " (the model's own failed: %v)", err)
 	}
-	if s.vals.Mode == "raw" {
-		b.WriteString(" (not used now: raw mode)")
-	}
+	b.WriteString(note)
 	fmt.Fprintf(&b, "\na conversation renders as (the reply follows it):\n%s\nthe reply stops at: %s", text, strings.Join(stops, ", "))
-	return b.String(), nil
+	return b.String()
+}
+
+// withSpecials is the text of ids with special tokens spelled out
+// (<|start_header_id|>), which Decode leaves out as llama.cpp's
+// detokenizer does: a template is its special tokens.
+func withSpecials(tok models.Tokenizer, ids []int) string {
+	var b []byte
+	for _, id := range ids {
+		b = append(b, tok.TokenBytes(id)...)
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
 
 // RawStops are the ids raw mode stops at: a GGUF model's end-of-generation

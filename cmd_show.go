@@ -1,0 +1,162 @@
+package main
+
+import (
+	"cmp"
+	"flag"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"chat/models"
+	"chat/models/gguf"
+	"chat/models/plan"
+	"chat/session"
+	"chat/session/termtext"
+)
+
+const showUsage = "MODEL [--template] [--metadata]"
+
+// showCmd is chat show: ollama show's habit for a model file — what it is
+// (architecture, size, context, vocabulary, weight formats) and how its
+// chat template renders; --template prints the template's source,
+// --metadata every key of a GGUF file.
+func showCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("chat show", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	tmpl := fs.Bool("template", false, "print the chat template's source as the file carries it")
+	meta := fs.Bool("metadata", false, "print every metadata key of a GGUF file")
+	model := fs.String("model", "", "model file (also the first argument)")
+	pos, err := parseInterspersed(fs, args)
+	if err == nil && len(pos) == 1 && *model == "" {
+		*model = pos[0]
+	} else if err == nil && len(pos) > 0 {
+		err = fmt.Errorf("unexpected argument %q", pos[0])
+	}
+	if err == nil && *model == "" {
+		err = fmt.Errorf("give a model file (.gguf or .pt)")
+	}
+	if err != nil {
+		return usageError(stderr, "show", showUsage, err)
+	}
+	m, err := openModel(*model)
+	if err != nil {
+		fmt.Fprintln(stderr, "chat show:", err)
+		return 1
+	}
+	var f *gguf.File
+	if g, ok := m.(interface{ GGUF() *gguf.File }); ok {
+		f = g.GGUF()
+	}
+	var b strings.Builder
+	switch {
+	case *tmpl:
+		src, ok := "", false
+		if f != nil {
+			src, ok = f.String("tokenizer.chat_template")
+		}
+		if !ok {
+			src = "(the file carries no chat template: " + session.TemplateFor(m).Name() + " renders)"
+		}
+		b.WriteString(src)
+	case *meta:
+		if f == nil {
+			fmt.Fprintln(stderr, "chat show: --metadata lists a GGUF file's keys; a course checkpoint has none")
+			return 1
+		}
+		for _, kv := range f.KV {
+			fmt.Fprintf(&b, "%-40s %-8s %s\n", kv.Key, kv.Type, metaValue(kv.Value))
+		}
+	default:
+		describe(&b, m, f)
+	}
+	io.WriteString(stdout, termtext.Clean(strings.TrimRight(b.String(), "\n")+"\n", true))
+	return 0
+}
+
+// describe writes what a model is, one fact a line, then its template.
+func describe(b *strings.Builder, m models.Model, f *gguf.File) {
+	in, lay := m.Info(), m.KVLayout()
+	line := func(k, v string) { fmt.Fprintf(b, "%-14s %s\n", k, v) }
+	line("model", in.Name)
+	format := "course checkpoint"
+	if f != nil {
+		format = "GGUF v" + strconv.Itoa(int(f.Version))
+	}
+	line("architecture", in.Arch+" ("+format+")")
+	line("parameters", humanCount(in.Params))
+	line("weights", plan.FormatBytes(in.WeightBytes)+" "+in.Quant+tensorTypes(f))
+	line("layers", strconv.Itoa(in.Layers))
+	line("embedding", strconv.Itoa(in.Embed))
+	heads := fmt.Sprintf("%d query, %d key/value", in.Heads, in.KVHeads)
+	if lay.KDim > 0 && lay.Heads > 0 {
+		heads += fmt.Sprintf(" (head size %d)", lay.KDim/lay.Heads)
+	}
+	line("heads", heads)
+	ctx := strconv.Itoa(in.ContextLength)
+	if in.TrainContext > in.ContextLength {
+		ctx = fmt.Sprintf("%d trained; %d opened unless --ctx-size N", in.TrainContext, in.ContextLength)
+	}
+	line("context", ctx)
+	line("vocabulary", strconv.Itoa(in.VocabSize)+" tokens")
+	if in.Stage != "" {
+		line("stage", in.Stage)
+	}
+	if f != nil {
+		for _, k := range []string{"general.license", "general.basename", "general.size_label", "general.finetune"} {
+			if v, ok := f.String(k); ok && v != "" {
+				line(strings.TrimPrefix(k, "general."), v)
+			}
+		}
+	}
+	b.WriteString("\n" + session.DescribeTemplate(m) + "\n")
+}
+
+// tensorTypes counts a GGUF file's tensors by type (" (96 q4_k, 17
+// q6_k, 33 f32)"), most first; "" for other models.
+func tensorTypes(f *gguf.File) string {
+	if f == nil {
+		return ""
+	}
+	n := map[string]int{}
+	for _, t := range f.Tensors {
+		n[strings.ToLower(t.Type.String())]++
+	}
+	names := make([]string, 0, len(n))
+	for k := range n {
+		names = append(names, k)
+	}
+	slices.SortFunc(names, func(a, b string) int { return cmp.Or(n[b]-n[a], strings.Compare(a, b)) })
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = fmt.Sprintf("%d %s", n[k], k)
+	}
+	return " (" + strings.Join(parts, ", ") + " tensors)"
+}
+
+// metaValue is a metadata value on one line: strings quoted and cut at
+// 80 bytes, arrays as their length and first items.
+func metaValue(v any) string {
+	const most = 80
+	switch x := v.(type) {
+	case string:
+		if len(x) > most {
+			return strconv.Quote(strings.ToValidUTF8(x[:most], "")) + fmt.Sprintf("… (%d bytes)", len(x))
+		}
+		return strconv.Quote(x)
+	case gguf.ArrayValue:
+		items := reflect.ValueOf(x.Data)
+		var parts []string
+		for i := 0; i < items.Len() && i < 6; i++ {
+			parts = append(parts, metaValue(items.Index(i).Interface()))
+		}
+		more := ""
+		if items.Len() > 6 {
+			more = ", …"
+		}
+		return fmt.Sprintf("[%d %s: %s%s]", x.Len(), x.Elem, strings.Join(parts, ", "), more)
+	}
+	return fmt.Sprint(v)
+}
