@@ -22,24 +22,33 @@ type Blocks struct {
 	k          *blockKind
 }
 
-// newBlocks keeps raw (a copy of it) or its interleaved form.
-func newBlocks(k *blockKind, raw []byte, rows, cols int) *Blocks {
-	m := &Blocks{rows: rows, cols: cols, k: k}
+// newBlocks keeps raw blocks (a copy of them) or their interleaved form:
+// parts raws[i] of rows[i] rows, stacked in order (each but the last whole
+// row groups when interleaved), each copied or packed straight into its
+// place (StackGGUF leaves no stacked copy of the file's blocks behind).
+func newBlocks(k *blockKind, raws [][]byte, rows []int, cols int) *Blocks {
+	m := &Blocks{rows: sum(rows), cols: cols, k: k}
 	ilk, ok := kernels.ILKFor(k.typ)
 	if !ok {
-		m.raw = bytesCopy(raw)
+		if len(raws) == 1 {
+			m.raw = bytesCopy(raws[0])
+			return m
+		}
+		m.raw = hugepage.Bytes(m.rows * m.rowBytes())
+		at := 0
+		for _, raw := range raws {
+			at += copy(m.raw[at:], raw)
+		}
 		return m
 	}
 	m.ilk = ilk
-	m.il = m.pack(raw, rows)
+	m.il = hugepage.Bytes(kernels.ILKBytes(ilk, m.rows, cols))
+	at := 0
+	for i, raw := range raws {
+		kernels.PackILK(ilk, m.il[at:], raw, rows[i], cols)
+		at += kernels.ILKBytes(ilk, rows[i], cols)
+	}
 	return m
-}
-
-// pack interleaves rows of raw blocks.
-func (m *Blocks) pack(raw []byte, rows int) []byte {
-	il := hugepage.Bytes(kernels.ILKBytes(m.ilk, rows, m.cols))
-	kernels.PackILK(m.ilk, il, raw, rows, m.cols)
-	return il
 }
 
 // blockKind is what sets one block format apart: its GGUF type, the
@@ -69,7 +78,7 @@ func registerBlocks(name string, k *blockKind) {
 		if err != nil {
 			return nil, err
 		}
-		return newBlocks(k, raw, rows, cols), nil
+		return newBlocks(k, [][]byte{raw}, []int{rows}, cols), nil
 	}})
 }
 
@@ -135,7 +144,5 @@ func (m *Blocks) Slice(r0, r1 int) Linear {
 			kernels.ILKBlock(m.ilk, raw[(r-r0)*rb+b*bb:(r-r0)*rb+(b+1)*bb], m.il, r, b, m.cols)
 		}
 	}
-	s := &Blocks{rows: r1 - r0, cols: m.cols, ilk: m.ilk, k: m.k}
-	s.il = s.pack(raw, r1-r0)
-	return s
+	return newBlocks(m.k, [][]byte{raw}, []int{r1 - r0}, m.cols)
 }

@@ -128,25 +128,29 @@ func Whole(parts ...Linear) Linear {
 
 // StackGGUF is FromGGUF of several tensors of type t with cols columns,
 // raws[i] holding rows[i] rows, stacked in order into one matrix (their
-// bytes concatenated are the stacked tensor's); nil when Split could not
-// cut the result at the parts' boundaries without copying.
+// bytes concatenated are the stacked tensor's), each packed into its place
+// without a concatenated copy (which, garbage after the load, stayed in the
+// RSS: the Go heap keeps freed memory while the live heap is large); nil
+// when Split could not cut the result at the parts' boundaries without
+// copying.
 func StackGGUF(t gguf.Type, raws [][]byte, rows []int, cols int) (Linear, error) {
 	if len(raws) != len(rows) || len(raws) < 2 {
 		return nil, nil
 	}
-	total, n := 0, 0
+	total := 0
 	for i, r := range rows {
 		if i > 0 && !ggufSplitsAt(t, total) {
 			return nil, nil
 		}
+		if err := checkGGUF(t, raws[i], r, cols); err != nil {
+			return nil, err
+		}
 		total += r
-		n += len(raws[i])
 	}
-	raw := make([]byte, 0, n)
-	for _, r := range raws {
-		raw = append(raw, r...)
+	if _, ok := ilPacks[t]; ok {
+		return newInterleaved(t, raws, rows, cols), nil
 	}
-	return FromGGUF(t, raw, total, cols)
+	return newBlocks(blockKinds[t], raws, rows, cols), nil
 }
 
 // ggufSplitsAt reports whether FromGGUF's matrix of type t splits at row

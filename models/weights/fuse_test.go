@@ -2,7 +2,10 @@ package weights
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"testing"
+
+	"chat/models/gguf"
 )
 
 // stackFormats are the formats Stack takes (on any host: the K-quants are
@@ -186,4 +189,86 @@ func fuse(parts ...Linear) []Linear {
 		rows[i] = p.Rows()
 	}
 	return Split(w, rows...)
+}
+
+// TestStackGGUF checks that tensors stacked from their GGUF blocks give
+// the rows of the concatenated tensor, that ragged or misshapen parts are
+// refused, and that stacking allocates the stacked matrix only: a
+// concatenated copy of the blocks, garbage after the load, stayed in the
+// RSS (1B Q8_0: 1.90 GB where the unfused load took 1.79).
+func TestStackGGUF(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	const cols = 512
+	var types []gguf.Type
+	for typ := range ilPacks {
+		types = append(types, typ)
+	}
+	for typ := range blockKinds {
+		types = append(types, typ)
+	}
+	for _, typ := range types {
+		rows := []int{48, 16, 20}
+		raws := make([][]byte, len(rows))
+		var all []byte
+		for i, n := range rows {
+			raw, err := gguf.Quantize(typ, randMatrix(r, n, cols))
+			if err != nil {
+				t.Fatal(err)
+			}
+			raws[i], all = raw, append(all, raw...)
+		}
+		want, err := FromGGUF(typ, all, sum(rows), cols)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := StackGGUF(typ, raws, rows, cols)
+		if err != nil || got == nil {
+			t.Fatalf("%s: StackGGUF: %v, %v", typ, got, err)
+		}
+		if got.Rows() != want.Rows() || got.Bytes() != want.Bytes() || got.Format() != want.Format() {
+			t.Fatalf("%s: stacked %s [%d] of %d bytes, concatenated %s [%d] of %d", typ,
+				got.Format(), got.Rows(), got.Bytes(), want.Format(), want.Rows(), want.Bytes())
+		}
+		a, b := make([]float32, cols), make([]float32, cols)
+		for row := 0; row < want.Rows(); row++ {
+			want.Row(a, row)
+			got.Row(b, row)
+			for j := range a {
+				if a[j] != b[j] {
+					t.Fatalf("%s: row %d value %d: %v stacked, %v concatenated", typ, row, j, b[j], a[j])
+				}
+			}
+		}
+		if _, err := StackGGUF(typ, raws, []int{48, 16, 21}, cols); err == nil {
+			t.Errorf("%s: a part of the wrong size stacked", typ)
+		}
+		if ggufSplitsAt(typ, 20) {
+			continue // K-quant blocks as in the file (no AVX-512 VNNI) split at any row
+		}
+		if w, err := StackGGUF(typ, [][]byte{raws[2], raws[0]}, []int{20, 48}, cols); w != nil || err != nil {
+			t.Errorf("%s: a first part of 20 rows stacked (%v)", typ, err)
+		}
+	}
+
+	// Two Q8_0 parts of 4096 × 2048 (17.8 MB stacked, a 1B model's gate
+	// and up): a concatenated copy would make it at least twice that.
+	rows := []int{4096, 4096}
+	raws := make([][]byte, len(rows))
+	for i, n := range rows {
+		raw, err := gguf.Quantize(gguf.TypeQ8_0, make([]float32, n*2048))
+		if err != nil {
+			t.Fatal(err)
+		}
+		raws[i] = raw
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	w, err := StackGGUF(gguf.TypeQ8_0, raws, rows, 2048)
+	runtime.ReadMemStats(&after)
+	if err != nil || w == nil {
+		t.Fatalf("StackGGUF: %v, %v", w, err)
+	}
+	if got := int64(after.TotalAlloc - before.TotalAlloc); got >= 2*w.Bytes() {
+		t.Errorf("stacking %d bytes allocated %d", w.Bytes(), got)
+	}
 }

@@ -41,15 +41,22 @@ var ilPacks = map[gguf.Type]struct {
 	gguf.TypeQ5_1:   {kernels.IL8M, kernels.PackILQ5_1},
 }
 
-// newInterleaved packs raw GGUF blocks of t (a type of ilPacks).
-func newInterleaved(t gguf.Type, raw []byte, rows, cols int) *Interleaved {
+// newInterleaved packs raw GGUF blocks of t (a type of ilPacks): parts
+// raws[i] of rows[i] rows, stacked in order (each but the last whole row
+// groups), each packed straight into its place (StackGGUF leaves no
+// stacked copy of the file's blocks behind).
+func newInterleaved(t gguf.Type, raws [][]byte, rows []int, cols int) *Interleaved {
 	il, ok := ilPacks[t]
 	if !ok {
 		panic("weights: no interleaved layout for " + t.String())
 	}
-	m := &Interleaved{rows: rows, cols: cols, format: t.String(), k: il.k}
-	m.w = hugepage.Bytes(kernels.ILBytes(m.k, rows, cols))
-	il.pack(m.w, raw, rows, cols)
+	m := &Interleaved{rows: sum(rows), cols: cols, format: t.String(), k: il.k}
+	m.w = hugepage.Bytes(kernels.ILBytes(m.k, m.rows, cols))
+	at := 0
+	for i, raw := range raws {
+		il.pack(m.w[at:], raw, rows[i], cols)
+		at += kernels.ILBytes(m.k, rows[i], cols)
+	}
 	return m
 }
 
@@ -61,7 +68,7 @@ func registerInterleaved(t gguf.Type) {
 		if err != nil {
 			return nil, err
 		}
-		return newInterleaved(t, raw, rows, cols), nil
+		return newInterleaved(t, [][]byte{raw}, []int{rows}, cols), nil
 	}})
 }
 

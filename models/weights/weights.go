@@ -173,14 +173,8 @@ func Dequantize(l Linear) []float32 {
 // stored, the kernels multiplying every type Dequantize reads (copied into
 // huge-page memory, view.go). raw must hold exactly rows·cols elements of t.
 func FromGGUF(t gguf.Type, raw []byte, rows, cols int) (Linear, error) {
-	if rows <= 0 || cols <= 0 {
-		return nil, fmt.Errorf("weights: bad shape [%d][%d]", rows, cols)
-	}
-	if bs := t.BlockSize(); bs == 0 || cols%bs != 0 {
-		return nil, fmt.Errorf("weights: a %s row of %d values is not a whole number of blocks", t, cols)
-	}
-	if want := int64(rows) * int64(cols/t.BlockSize()) * int64(t.BlockBytes()); int64(len(raw)) != want {
-		return nil, fmt.Errorf("weights: %s [%d][%d] needs %d bytes, got %d", t, rows, cols, want, len(raw))
+	if err := checkGGUF(t, raw, rows, cols); err != nil {
+		return nil, err
 	}
 	switch t {
 	case gguf.TypeF32:
@@ -190,11 +184,33 @@ func FromGGUF(t gguf.Type, raw []byte, rows, cols int) (Linear, error) {
 	case gguf.TypeBF16:
 		return &BF16{rows: rows, cols: cols, h: u16View(raw)}, nil
 	case gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeIQ4_NL, gguf.TypeQ4_1, gguf.TypeQ5_1:
-		return newInterleaved(t, raw, rows, cols), nil
+		return newInterleaved(t, [][]byte{raw}, []int{rows}, cols), nil
 	case gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeIQ4_XS, gguf.TypeQ2_K, gguf.TypeQ3_K:
-		return newBlocks(blockKinds[t], raw, rows, cols), nil
+		return newBlocks(blockKinds[t], [][]byte{raw}, []int{rows}, cols), nil
 	}
 	return nil, fmt.Errorf("weights: tensor type %s is not supported", t)
+}
+
+// checkGGUF reports whether raw holds a [rows][cols] tensor of type t.
+func checkGGUF(t gguf.Type, raw []byte, rows, cols int) error {
+	if rows <= 0 || cols <= 0 {
+		return fmt.Errorf("weights: bad shape [%d][%d]", rows, cols)
+	}
+	if bs := t.BlockSize(); bs == 0 || cols%bs != 0 {
+		return fmt.Errorf("weights: a %s row of %d values is not a whole number of blocks", t, cols)
+	}
+	if want := int64(rows) * int64(cols/t.BlockSize()) * int64(t.BlockBytes()); int64(len(raw)) != want {
+		return fmt.Errorf("weights: %s [%d][%d] needs %d bytes, got %d", t, rows, cols, want, len(raw))
+	}
+	return nil
+}
+
+func sum(ns []int) int {
+	s := 0
+	for _, n := range ns {
+		s += n
+	}
+	return s
 }
 
 // Scratch is one caller's working memory for products: the activations as
