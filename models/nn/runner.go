@@ -100,9 +100,8 @@ type Pass struct {
 	prefill  []bool
 	gathered bool // products run on gathered rows (MoE experts): MatVec's order
 
-	arena  []float32 // scratch rows, handed out by Alloc
+	arena  []float32 // scratch rows, handed out by Alloc; kept for the next pass
 	off    int
-	high   int         // the arena's high-water mark, for the next pass
 	attn   attnScratch // one sequence's attention (several: attnScratches)
 	groups [][2]int    // Attend's query groups
 	job    attnJob     // Attend's arguments for attendGroups
@@ -126,14 +125,16 @@ func (p *Pass) Alloc(w int) Rows { return p.AllocN(p.N(), w) }
 // AllocN is Alloc for n rows (a subset of the chunk, e.g. an expert's).
 func (p *Pass) AllocN(rows, w int) Rows {
 	n := rows * w
-	var d []float32
-	if p.off+n <= len(p.arena) {
-		d = p.arena[p.off : p.off+n : p.off+n]
-	} else {
-		d = make([]float32, n) // this pass only: the next has an arena of the high-water mark
+	if p.off+n > len(p.arena) {
+		// A larger arena at the same offsets: the rows handed out so far
+		// stay in the old one, and the rest of this pass and the next
+		// passes reuse the new one. (Each overflowing row made on its own
+		// left a pass's worth of garbage per layer, 72-115 MB for a 1B
+		// model's first 64-token pass, which the Go heap kept resident.)
+		p.arena = make([]float32, max(2*len(p.arena), p.off+n))
 	}
+	d := p.arena[p.off : p.off+n : p.off+n]
 	p.off += n
-	p.high = max(p.high, p.off)
 	return Rows{N: rows, W: w, D: d}
 }
 
@@ -180,13 +181,19 @@ func (p *Pass) Mul3(a, b, c weights.Linear, x Rows) (Rows, Rows, Rows) {
 // mulParts multiplies x by w, whose rows are parts' stacked, into one Rows
 // per part. One token's rows are cut out of the product in place; a
 // batch's are copied out, each part's rows [N][part.Rows()] as Mul returns
-// them.
+// them, and the product's scratch is free again for the rest of the layer.
 func (p *Pass) mulParts(w weights.Linear, x Rows, parts []weights.Linear, out []Rows) {
 	if p.observe != nil {
 		for _, l := range parts {
 			p.observe(l, x)
 		}
 	}
+	if x.N > 1 {
+		for i, l := range parts {
+			out[i] = p.AllocN(x.N, l.Rows())
+		}
+	}
+	mark := p.Mark()
 	y := p.mul(w, x)
 	c := 0
 	for i, l := range parts {
@@ -194,12 +201,14 @@ func (p *Pass) mulParts(w weights.Linear, x Rows, parts []weights.Linear, out []
 		if x.N == 1 {
 			out[i] = Rows{N: 1, W: r, D: y.D[c : c+r : c+r]}
 		} else {
-			out[i] = p.AllocN(x.N, r)
 			for t := 0; t < x.N; t++ {
 				copy(out[i].D[t*r:(t+1)*r], y.D[t*y.W+c:t*y.W+c+r])
 			}
 		}
 		c += r
+	}
+	if x.N > 1 {
+		p.Reset(mark)
 	}
 }
 
@@ -305,9 +314,6 @@ func (r *Runner) Forward(b *models.Batch, kv []models.KV) ([]float32, error) {
 	}
 	p := &r.p
 	p.KV, p.out, p.rows = kv, &r.logits, 0
-	if len(p.arena) < p.high {
-		p.arena = make([]float32, p.high)
-	}
 	if cap(r.prefill) < b.Len() {
 		r.prefill = make([]bool, b.Len())
 	}

@@ -3,6 +3,7 @@ package nn
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -160,5 +161,40 @@ func BenchmarkRowsAdd(b *testing.B) {
 	}
 	for b.Loop() {
 		x.Add(y)
+	}
+}
+
+// TestArenaGrowsInPlace: a pass that outgrows its arena (a runner's first)
+// grows it at the same offsets, so the rows handed out before stay as they
+// were and the later layers reuse the grown arena: its scratch is made
+// about once, not once per layer (which the Go heap kept resident).
+func TestArenaGrowsInPlace(t *testing.T) {
+	p := &Pass{Tokens: make([]int, 64)}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	x := p.Alloc(2048) // the residual stream
+	for i := range x.D {
+		x.D[i] = 1
+	}
+	const layers = 16
+	for l := 0; l < layers; l++ {
+		mark := p.Mark()
+		for _, w := range []int{8192, 8192, 2048} {
+			y := p.Alloc(w)
+			for i := range y.D {
+				y.D[i] = 2
+			}
+		}
+		p.Reset(mark)
+	}
+	runtime.ReadMemStats(&after)
+	for i, v := range x.D {
+		if v != 1 {
+			t.Fatalf("the residual's value %d is %v after the layers", i, v)
+		}
+	}
+	layer := uint64(64 * (8192 + 8192 + 2048) * 4)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 4*layer {
+		t.Errorf("%d layers of %d bytes of scratch allocated %d bytes", layers, layer, got)
 	}
 }
