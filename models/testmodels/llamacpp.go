@@ -16,6 +16,8 @@ type LlamaCppRequest struct {
 	Prompts [][]int  `json:"prompts,omitempty"`
 	NGen    int      `json:"n_gen"`
 	Texts   []string `json:"texts,omitempty"`
+	// NCtx is the context llama.cpp opens (0: the model's, at most 512).
+	NCtx int `json:"n_ctx,omitempty"`
 }
 
 // LlamaCppResult is its answer.

@@ -3,11 +3,12 @@
 // models/convert and models/lora when CHAT_LLAMACPP=1; no llama.cpp code is part of this project.
 //
 // usage: node check.mjs NLC_CACHE_DIR REQUEST.json    (prints one JSON result on stdout)
-//   REQUEST: {"model": FILE, "lora": [FILE, SCALE]?, "prompts": [[ids...], ...], "n_gen": N, "texts": [strings]?}
+//   REQUEST: {"model": FILE, "lora": [FILE, SCALE]?, "prompts": [[ids...], ...], "n_gen": N, "texts": [strings]?,
+//             "n_ctx": N?}
 //   RESULT:  {"greedy": [[ids...], ...], "top2": [[[[id, logprob], [id, logprob]], ...one per step], ...],
 //             "tokens": [[ids...]...], "tokens_special": [[ids...]...], "system_info": "..."}
 //   top2 is llama.cpp's two most probable tokens at each greedy step, with their log-probabilities.
-// Settings as in reference.mjs: CPU, 1 thread, n_ctx = the model's (at most 512), F32 K and V cache, flash
+// Settings as in reference.mjs: CPU, 1 thread, n_ctx = the model's (at most 512) or n_ctx, F32 K and V cache, flash
 // attention off, greedy (temperature 0), no repeat penalty, EOG tokens yielded, a fresh sequence per prompt.
 import fs from "node:fs";
 import path from "node:path";
@@ -33,7 +34,7 @@ for (const text of req.texts ?? []) {
 }
 if ((req.prompts ?? []).length > 0) {
   const ctx = await model.createContext({
-    contextSize: Math.min(512, model.trainContextSize), batchSize: 512, sequences: 1,
+    contextSize: req.n_ctx ?? Math.min(512, model.trainContextSize), batchSize: 512, sequences: 1,
     threads: {ideal: 1, min: 1}, flashAttention: false,
     experimentalKvCacheKeyType: "F32", experimentalKvCacheValueType: "F32",
     lora: req.lora ? {adapters: [{filePath: req.lora[0], scale: req.lora[1]}]} : undefined,
