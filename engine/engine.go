@@ -246,6 +246,10 @@ func NewWithOptions(m models.Model, o Options) *Engine {
 	if o.Context > 0 {
 		e.window = min(o.Context, max(e.window, e.info.TrainContext))
 	}
+	if w, ok := m.(models.Windowed); ok && e.window > 0 {
+		m = w.ForWindow(e.window) // LongRoPE's factors follow the window
+		e.model = m
+	}
 	switch {
 	case e.vocab <= 0:
 		e.err = errors.New("engine: model has an empty vocabulary")

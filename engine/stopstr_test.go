@@ -92,6 +92,38 @@ func TestContextCap(t *testing.T) {
 	}
 }
 
+// windowedFake is a models.Windowed: it records the windows it is asked
+// for and answers with a model of its own.
+type windowedFake struct {
+	*fakeModel
+	asked []int
+	runs  *fakeModel
+}
+
+func (m *windowedFake) ForWindow(n int) models.Model {
+	m.asked = append(m.asked, n)
+	return m.runs
+}
+
+// The engine asks a models.Windowed model for its window (a GGUF model
+// with LongRoPE then takes the factors of that window: --ctx-size past the
+// original context gets the long ones) and runs the model it answers.
+func TestWindowReachesModel(t *testing.T) {
+	for _, ask := range []int{0, 2 * testCtx} {
+		m := &windowedFake{fakeModel: newFake(models.WindowHalf, testCtx), runs: newFake(models.WindowHalf, testCtx)}
+		m.Meta.TrainContext = 4 * testCtx
+		e := NewWithOptions(m, Options{Context: ask})
+		if len(m.asked) != 1 || m.asked[0] != e.Window() {
+			t.Errorf("Context %d: the model was asked for windows %v, the engine's is %d", ask, m.asked, e.Window())
+		}
+		if e.Model() != models.Model(m.runs) {
+			t.Errorf("Context %d: the engine runs another model than ForWindow's", ask)
+		}
+		run(t, e, Request{Prompt: prompt(4, 0), MaxTokens: 4, Sampler: knobs["greedy"]})
+		e.Close()
+	}
+}
+
 // Options.Context may open the window past the model's default context up
 // to the context it was trained for (models.Info.TrainContext), and no
 // further; without it the default applies.

@@ -71,6 +71,15 @@ type Runner interface {
 	Forward(b *Batch, kv []KV) ([]float32, error)
 }
 
+// Windowed is a Model whose computation depends on the window it runs: a
+// GGUF model with LongRoPE's two factor sets (Phi-3 128k) takes the long
+// ones for a window past its original context, as llama.cpp does. ForWindow
+// returns the model for a window of n positions (itself when nothing
+// changes); the engine asks it once it knows the window (Options.Context).
+type Windowed interface {
+	ForWindow(n int) Model
+}
+
 // Quantizer is a model that can re-encode its weights in another format
 // (models/weights' names: "int8", "q8_0", ...). The copy shares what it does
 // not re-encode and needs its own Runners and KV caches.

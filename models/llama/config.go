@@ -42,6 +42,11 @@ type Config struct {
 	YarnAttn    float32 // attn_factor: scales cos and sin (1 without YaRN)
 	YarnOrigCtx int
 
+	// The file's per-pair rope factors (ropeFactors): rope_freqs.weight
+	// (Llama 3.1), LongRoPE's rope_factors_short and _long.weight (Phi-3
+	// 128k); nil when absent or for architectures without them.
+	ropeFreqs, ropeShort, ropeLong []float32
+
 	// Gemma (see readGemma): Q is multiplied by AttnScale before the
 	// scores when it is set (else the scores by 1/sqrt(HeadDim)); scores
 	// and logits are soft-capped, cap·tanh(x/cap), when the caps are set;

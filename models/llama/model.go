@@ -32,8 +32,9 @@ import (
 // Model is a loaded GGUF model. It keeps the file mapped while in use.
 type Model struct {
 	*nn.Model
-	file *gguf.File
-	cfg  Config
+	file   *gguf.File
+	cfg    Config
+	window int // the window the rope's factors were chosen for (ForWindow)
 }
 
 var _ models.Model = (*Model)(nil)
@@ -97,8 +98,47 @@ func (m *Model) StripsLeadingSpace() bool {
 // WithArch returns a copy running arch, a variant of the model's own
 // weights (adapters applied, merged or pruned); it shares the file mapping.
 func (m *Model) WithArch(arch nn.Arch) models.Model {
-	return &Model{Model: m.Model.WithArch(arch), file: m.file, cfg: m.cfg}
+	return m.with(m.Model.WithArch(arch))
 }
+
+// with is m running nm (a variant of its arch).
+func (m *Model) with(nm *nn.Model) *Model {
+	c := *m
+	c.Model = nm
+	return &c
+}
+
+// ForWindow implements models.Windowed: with LongRoPE's two factor sets
+// (Phi-3 128k), a window past the original context takes the long ones and
+// one within it the short ones, as llama.cpp's llama_model::
+// get_rope_factors picks them by a sequence's context (n_ctx_seq >
+// n_ctx_orig_yarn). Load chose them for the default window (Config.Context:
+// at most MaxContext, so never the long ones of a model whose original
+// context is 4,096); --ctx-size reaches here through the engine. The
+// attention factor (rope.scaling.attn_factor, Config.YarnAttn) stays: llama.
+// cpp's llama_context applies it at every window.
+func (m *Model) ForWindow(n int) models.Model {
+	a, ok := m.Arch().(roped)
+	c := &m.cfg
+	if !ok || c.ropeFreqs != nil || c.ropeShort == nil && c.ropeLong == nil || (n > c.YarnOrigCtx) == (m.window > c.YarnOrigCtx) {
+		return m
+	}
+	w := m.with(m.Model.WithArch(a.withRope(c.rope(c.RopeBase, c.RopeScale, c.factors(n)))))
+	w.window = n
+	return w
+}
+
+// roped is an architecture whose rope ForWindow may replace.
+type roped interface {
+	withRope(r *nn.Rope) nn.Arch
+}
+
+// The architectures that read rope factors (ropeFactors), copied with
+// another rope; the weights are shared.
+func (m *Llama) withRope(r *nn.Rope) nn.Arch      { c := *m; c.rope = r; return &c }
+func (m *Phi3) withRope(r *nn.Rope) nn.Arch       { c := *m; c.rope = r; return &c }
+func (m *Granite) withRope(r *nn.Rope) nn.Arch    { c := *m; c.rope = r; return &c }
+func (m *GraniteMoE) withRope(r *nn.Rope) nn.Arch { c := *m; c.rope = r; return &c }
 
 // Quantize returns a copy with its matrices (all but the token embedding)
 // re-encoded in format, from a float file (f32, f16, bf16) only: like
@@ -118,7 +158,7 @@ func (m *Model) QuantizeCalib(format, text string) (models.Model, error) {
 	if c == m.Model {
 		return m, nil
 	}
-	return &Model{Model: c, file: m.file, cfg: m.cfg}, nil
+	return m.with(c), nil
 }
 
 // FromFile builds the model from an open GGUF file. fileName is used for
@@ -178,7 +218,7 @@ func FromFile(f *gguf.File, fileName string) (*Model, error) {
 	}
 	info := makeInfo(f, fileName, &cfg, src)
 	layout := models.KVLayout{Layers: cfg.Layers, KDim: kvDim, VDim: kvDim, Heads: cfg.KVHeads}
-	return &Model{Model: nn.NewModel(a, info, tok, layout), file: f, cfg: cfg}, nil
+	return &Model{Model: nn.NewModel(a, info, tok, layout), file: f, cfg: cfg, window: cfg.Context}, nil
 }
 
 // checkBlocks compares block_count with the blocks whose tensors the file
@@ -424,33 +464,45 @@ func (c *Config) dims() map[string]int {
 	}
 }
 
-// ropeFactors reads the per-pair rope frequency divisors: rope_freqs.weight
-// (Llama 3.1), else LongRoPE's rope_factors_long/short.weight (Phi-3 128k),
-// long when the context exceeds the original one (llama_model::
-// get_rope_factors), else the Llama 3 factors computed from metadata.
+// ropeFactors reads the file's per-pair rope frequency divisors into c and
+// returns those of the default window (factors).
 func ropeFactors(c *Config, src *source) ([]float32, error) {
 	half := c.RopeDim / 2
-	freqs, err := src.optionalFloats("rope_freqs.weight", half)
-	if err == nil && freqs == nil {
-		if c.Context > c.YarnOrigCtx {
-			freqs, err = src.optionalFloats("rope_factors_long.weight", half)
-		} else {
-			freqs, err = src.optionalFloats("rope_factors_short.weight", half)
+	for _, t := range []struct {
+		name string
+		to   *[]float32
+	}{{"rope_freqs.weight", &c.ropeFreqs}, {"rope_factors_short.weight", &c.ropeShort}, {"rope_factors_long.weight", &c.ropeLong}} {
+		freqs, err := src.optionalFloats(t.name, half)
+		if err != nil {
+			return nil, err
 		}
+		for _, v := range freqs {
+			if !(v > 0) || math.IsInf(float64(v), 0) {
+				return nil, fmt.Errorf("llama: %s holds %v (want positive factors)", t.name, v)
+			}
+		}
+		*t.to = freqs
 	}
-	if err != nil {
-		return nil, err
+	return c.factors(c.Context), nil
+}
+
+// factors are the rope frequency divisors for a window of n positions:
+// rope_freqs.weight (Llama 3.1), else LongRoPE's long factors when n
+// exceeds the original context and its short ones otherwise (llama_model::
+// get_rope_factors), else the Llama 3 factors computed from metadata.
+func (c *Config) factors(n int) []float32 {
+	freqs := c.ropeFreqs
+	if freqs == nil {
+		freqs = c.ropeShort
+		if n > c.YarnOrigCtx {
+			freqs = c.ropeLong
+		}
 	}
 	if freqs == nil && c.Llama3 != nil {
 		r := c.Llama3
 		freqs = nn.Llama3Factors(c.RopeBase, c.RopeDim, r.Factor, r.LowFreqFactor, r.HighFreqFactor, r.OriginalContext)
 	}
-	for _, v := range freqs {
-		if !(v > 0) || math.IsInf(float64(v), 0) {
-			return nil, fmt.Errorf("llama: rope_freqs.weight holds %v (want positive factors)", v)
-		}
-	}
-	return freqs, nil
+	return freqs
 }
 
 // rope builds the tables of c's rope (base and scale given).
