@@ -2,7 +2,10 @@ package chattmpl
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/nikolalohinski/gonja/v2/config"
 	"github.com/nikolalohinski/gonja/v2/exec"
@@ -54,8 +57,11 @@ var strMethodNames = strings.Fields(`capitalize capwords casefold center count e
 	replace rfind rjust rpartition rsplit rstrip split splitlines startswith strip swapcase title
 	upper zfill`)
 
-// strMethods is gonja's str methods with replace fixed: gonja makes its
-// count argument required, Python does not ("a".replace("\n", " ")).
+// strMethods is gonja's str methods with Python's own replace, strip,
+// lstrip, rstrip, split and rsplit: gonja makes replace's count required,
+// fails lstrip(), rstrip() and split() without arguments (its default is the
+// rune ' ', "32 is not a string"), and strips or splits on spaces only where
+// Python takes any whitespace.
 func strMethods(base *exec.MethodSet[string]) *exec.MethodSet[string] {
 	m := map[string]exec.Method[string]{}
 	for _, name := range strMethodNames {
@@ -63,6 +69,11 @@ func strMethods(base *exec.MethodSet[string]) *exec.MethodSet[string] {
 			m[name] = f
 		}
 	}
+	m["strip"] = stripMethod(true, true)
+	m["lstrip"] = stripMethod(true, false)
+	m["rstrip"] = stripMethod(false, true)
+	m["split"] = splitMethod(false)
+	m["rsplit"] = splitMethod(true)
 	m["replace"] = func(self string, _ *exec.Value, p *exec.VarArgs) (any, error) {
 		if len(p.Args) < 2 || len(p.Args) > 3 || !p.Args[0].IsString() || !p.Args[1].IsString() {
 			return nil, exec.ErrInvalidCall(fmt.Errorf("replace expects (old, new[, count]) with strings"))
@@ -202,4 +213,211 @@ func rewriteInnermost(src string, cfg *config.Config) string {
 	}
 	b.WriteString(src[last:])
 	return b.String()
+}
+
+// pyArgs are a method call's arguments by position or keyword, with
+// Python's defaults: a missing or None argument is nil.
+func pyArgs(p *exec.VarArgs, names ...string) ([]*exec.Value, error) {
+	if len(p.Args) > len(names) {
+		return nil, exec.ErrInvalidCall(fmt.Errorf("takes at most %d arguments (%d given)", len(names), len(p.Args)))
+	}
+	out := make([]*exec.Value, len(names))
+	copy(out, p.Args)
+	for k, v := range p.KwArgs {
+		i := slices.Index(names, k)
+		if i < 0 || out[i] != nil {
+			return nil, exec.ErrInvalidCall(fmt.Errorf("unexpected keyword argument %q", k))
+		}
+		out[i] = v
+	}
+	for i, v := range out {
+		if v != nil && v.IsNil() {
+			out[i] = nil
+		}
+	}
+	return out, nil
+}
+
+// isPySpace is Python's str.isspace for one character: Go's unicode.IsSpace
+// and the separators \x1c-\x1f.
+func isPySpace(r rune) bool { return unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f }
+
+// stripMethod is str.strip (left, right), lstrip (left) or rstrip (right):
+// whitespace by default, else any of the given characters.
+func stripMethod(left, right bool) exec.Method[string] {
+	return func(self string, _ *exec.Value, p *exec.VarArgs) (any, error) {
+		a, err := pyArgs(p, "chars")
+		if err != nil {
+			return nil, err
+		}
+		cut := isPySpace
+		if a[0] != nil {
+			if !a[0].IsString() {
+				return nil, exec.ErrInvalidCall(fmt.Errorf("strip arg must be None or str"))
+			}
+			chars := a[0].String()
+			cut = func(r rune) bool { return strings.ContainsRune(chars, r) }
+		}
+		if left {
+			self = strings.TrimLeftFunc(self, cut)
+		}
+		if right {
+			self = strings.TrimRightFunc(self, cut)
+		}
+		return self, nil
+	}
+}
+
+// splitMethod is str.split, or str.rsplit (from the right): on runs of
+// whitespace without empty items by default, else on the separator; at most
+// maxsplit splits when it is not negative.
+func splitMethod(fromRight bool) exec.Method[string] {
+	return func(self string, _ *exec.Value, p *exec.VarArgs) (any, error) {
+		a, err := pyArgs(p, "sep", "maxsplit")
+		if err != nil {
+			return nil, err
+		}
+		limit := -1
+		if a[1] != nil {
+			if !a[1].IsInteger() {
+				return nil, exec.ErrInvalidCall(fmt.Errorf("maxsplit must be an integer"))
+			}
+			limit = a[1].Integer()
+		}
+		if a[0] == nil {
+			return splitSpace(self, limit, fromRight), nil
+		}
+		if !a[0].IsString() || a[0].String() == "" {
+			return nil, exec.ErrInvalidCall(fmt.Errorf("separator must be a non-empty string"))
+		}
+		sep := a[0].String()
+		if limit < 0 {
+			return toAny(strings.Split(self, sep)), nil
+		}
+		if !fromRight {
+			return toAny(strings.SplitN(self, sep, limit+1)), nil
+		}
+		var out []string
+		for ; limit > 0; limit-- {
+			i := strings.LastIndex(self, sep)
+			if i < 0 {
+				break
+			}
+			out = append(out, self[i+len(sep):])
+			self = self[:i]
+		}
+		out = append(out, self)
+		slices.Reverse(out)
+		return toAny(out), nil
+	}
+}
+
+// splitSpace is split() without a separator.
+func splitSpace(s string, limit int, fromRight bool) []any {
+	out := []any{}
+	if fromRight {
+		for limit != 0 {
+			s = strings.TrimRightFunc(s, isPySpace)
+			i := strings.LastIndexFunc(s, isPySpace)
+			if i < 0 {
+				break
+			}
+			_, n := utf8.DecodeRuneInString(s[i:])
+			out = append(out, s[i+n:])
+			s = s[:i]
+			limit--
+		}
+		if s = strings.TrimRightFunc(s, isPySpace); s != "" {
+			out = append(out, s)
+		}
+		slices.Reverse(out)
+		return out
+	}
+	for limit != 0 {
+		s = strings.TrimLeftFunc(s, isPySpace)
+		i := strings.IndexFunc(s, isPySpace)
+		if i < 0 {
+			break
+		}
+		out = append(out, s[:i])
+		s = s[i:]
+		limit--
+	}
+	if s = strings.TrimLeftFunc(s, isPySpace); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+func toAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, x := range s {
+		out[i] = x
+	}
+	return out
+}
+
+// itemFunc is the subscript x[k] after the rewrite in guard.go: gonja's
+// misses x[-1] on a one-item list (it wants len > 1), indexes strings by
+// byte, and cannot look up a non-string key in a dict literal
+// ({16384: ...}[16384]). Other subscripts go to gonja's own.
+const itemFunc = "__chattmpl_item"
+
+func itemValue(e *exec.Evaluator, p *exec.VarArgs) (*exec.Value, error) {
+	if len(p.Args) != 2 {
+		return nil, fmt.Errorf("%s takes two arguments", itemFunc)
+	}
+	obj, key := p.Args[0], p.Args[1]
+	switch {
+	case key.IsInteger() && obj.IsList():
+		if i, ok := pyIndex(key.Integer(), obj.Len()); ok {
+			return obj.Index(i), nil
+		}
+		return exec.AsValue(nil), nil
+	case key.IsInteger() && obj.IsString():
+		r := []rune(obj.String())
+		if i, ok := pyIndex(key.Integer(), len(r)); ok {
+			return exec.AsValue(string(r[i])), nil
+		}
+		return exec.AsValue(nil), nil
+	case !key.IsString() && !key.IsNil() && obj.IsDict():
+		if d, ok := obj.Interface().(*exec.Dict); ok {
+			for _, pair := range d.Pairs {
+				if pair.Key.EqualValueTo(key) {
+					return pair.Value, nil
+				}
+			}
+			return exec.AsValue(nil), nil
+		}
+	}
+	return evalIn(e, map[string]any{"o": obj.Interface(), "k": key.Interface()},
+		&nodes.GetItem{Location: &tokens.Token{}, Node: nameNode("o"), Arg: nameNode("k")})
+}
+
+// pyIndex is Python's index i into n items (negative from the end).
+func pyIndex(i, n int) (int, bool) {
+	if i < 0 {
+		i += n
+	}
+	return i, i >= 0 && i < n
+}
+
+func nameNode(s string) *nodes.Name {
+	return &nodes.Name{Name: &tokens.Token{Type: tokens.Name, Val: s}}
+}
+
+// evalIn evaluates x with gonja's own semantics, the given values bound.
+func evalIn(e *exec.Evaluator, vars map[string]any, x nodes.Expression) (*exec.Value, error) {
+	ctx := e.Environment.Context.Inherit()
+	for k, v := range vars {
+		ctx.Set(k, v)
+	}
+	env := *e.Environment
+	env.Context = ctx
+	sub := &exec.Evaluator{Config: e.Config, Environment: &env, Loader: e.Loader}
+	v := sub.Eval(x)
+	if v.IsError() {
+		return nil, v.Interface().(error)
+	}
+	return v, nil
 }

@@ -187,18 +187,8 @@ func (b *budget) op(e *exec.Evaluator, p *exec.VarArgs) (*exec.Value, error) {
 	if err := b.step(); err != nil {
 		return nil, err
 	}
-	ctx := e.Environment.Context.Inherit()
-	ctx.Set("l", l.Interface())
-	ctx.Set("r", r.Interface())
-	env := *e.Environment
-	env.Context = ctx
-	sub := &exec.Evaluator{Config: e.Config, Environment: &env, Loader: e.Loader}
-	name := func(s string) *nodes.Name { return &nodes.Name{Name: &tokens.Token{Type: tokens.Name, Val: s}} }
-	v := sub.Eval(&nodes.BinaryExpression{Left: name("l"), Right: name("r"), Operator: binOps[op]})
-	if v.IsError() {
-		return nil, v.Interface().(error)
-	}
-	return v, nil
+	return evalIn(e, map[string]any{"l": l.Interface(), "r": r.Interface()},
+		&nodes.BinaryExpression{Left: nameNode("l"), Right: nameNode("r"), Operator: binOps[op]})
 }
 
 // guardTree rewrites a parsed template to call the guards (see above). It
@@ -214,6 +204,7 @@ type treeWalker struct{ seen map[uintptr]bool }
 
 var (
 	setType     = reflect.TypeFor[controlStructures.SetControlStructure]()
+	callType    = reflect.TypeFor[nodes.Call]()
 	forType     = reflect.TypeFor[controlStructures.ForControlStructure]()
 	outputType  = reflect.TypeFor[nodes.Output]()
 	wrapperType = reflect.TypeFor[nodes.Wrapper]()
@@ -238,9 +229,19 @@ func (w *treeWalker) pointer(p reflect.Value) {
 
 func (w *treeWalker) structure(s reflect.Value) {
 	for i := 0; i < s.NumField(); i++ {
+		if s.Type() == setType && s.Type().Field(i).Name == "target" {
+			continue // assigned to, not read: no subscript call there
+		}
 		w.slot(field(s, i))
 	}
 	switch s.Type() {
+	case callType:
+		// A method's object is what it is called on, also when gonja's
+		// parser leaves it out: "(x | f).m()" has no Parent, and is "not
+		// callable".
+		if g, ok := s.FieldByName("Func").Interface().(*nodes.GetAttribute); ok && g.Attribute != "" {
+			s.FieldByName("Parent").Set(reflect.ValueOf(g.Node))
+		}
 	case outputType:
 		for _, name := range []string{"Expression", "Alternative"} {
 			if f := s.FieldByName(name); !f.IsNil() {
@@ -296,6 +297,10 @@ func (w *treeWalker) slot(f reflect.Value) {
 			// other bytes the lexer took in (a BEL before "*" gives "\a*").
 			if op := binOpName(n.Operator.Token.Type); op != "" {
 				repl = guardCall(opFunc, n.Left, n.Right, &nodes.String{Location: n.Operator.Token, Val: op})
+			}
+		case *nodes.GetItem:
+			if n.Arg != nil {
+				repl = guardCall(itemFunc, n.Node, n.Arg)
 			}
 		case *nodes.GetSlice:
 			if !isGuard(n.Node, costFunc) {

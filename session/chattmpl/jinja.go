@@ -205,6 +205,7 @@ func (j *jinjaTemplate) run(msgs []Message, generation bool, bos, eos string, no
 	j.depth = 0
 	ctx := exec.NewContext(map[string]any{
 		condFunc:                condValue,
+		itemFunc:                itemValue,
 		"messages":              list,
 		"add_generation_prompt": generation,
 		"bos_token":             bos,

@@ -1,0 +1,32 @@
+package chattmpl
+
+import "testing"
+
+// TestPythonSemantics checks constructs real chat templates use where gonja
+// departs from Python's jinja2; each want is what jinja2 3.1 renders with
+// transformers' settings (scripts/render-chat-template.py).
+func TestPythonSemantics(t *testing.T) {
+	msgs := []Message{{"user", "  a<b>&'\"é\n  "}, {"assistant", "x"}}
+	for _, c := range []struct{ tmpl, want string }{
+		// str methods without arguments strip and split on any whitespace.
+		{`{{ ' \t a b \n'.strip() }}|{{ ' a '.lstrip() }}|{{ ' a '.rstrip() }}|{{ 'xxaxx'.strip('x') }}|{{ ''.lstrip('\n') }}|{{ ' a  b '.split() | join(',') }}|{{ 'a  b'.split(' ') | join(',') }}|{{ ' a b c '.split(none, 1) | join(',') }}|{{ ' a b c '.rsplit(none, 1) | join(',') }}|{{ 'a,b,c'.rsplit(',', 1) | join('|') }}`,
+			"a b|a | a|a||a,b|a,,b|a,b c | a b,c|a,b|c"},
+		// Subscripts: negative indexes of one-item lists, strings by character,
+		// dict literals with integer keys.
+		{`{{ messages[-1].role }}|{{ messages[-2]['role'] }}|{{ ['x'][-1] }}|{{ 'é日'[-1] }}|{{ 'é日'[0] }}|{{ {16384: 'k', 'a': 1}[16384] }}|{{ 'a'.split('b')[-1].lstrip('\n') }}|{{ messages[-1].get('role') }}`,
+			"assistant|user|x|日|é|k|a|assistant"},
+		// A method called on a parenthesised filter expression.
+		{`{{ (messages[0].content | trim).replace('a', 'A') }}|{{ (messages[0].content | default('', true)).replace('<', '[').strip() }}`,
+			"A<b>&'\"é|a[b>&'\"é"},
+	} {
+		j, err := compileJinja(c.tmpl)
+		if err != nil {
+			t.Errorf("%q: %v", c.tmpl, err)
+			continue
+		}
+		got, err := j.execute(msgs, true, "", "", fixedNow)
+		if err != nil || got != c.want {
+			t.Errorf("%q:\n got %q, %v\nwant %q", c.tmpl, got, err, c.want)
+		}
+	}
+}
