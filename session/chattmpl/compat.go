@@ -90,33 +90,47 @@ func strMethods(base *exec.MethodSet[string]) *exec.MethodSet[string] {
 	return exec.NewMethodSet(m)
 }
 
-// condFunc is the conditional the rewrite below calls.
+// condFunc is the conditional the rewrite below calls: __chattmpl_if(c, a,
+// b). After parsing, guardTree moves a and b out of the call (the call keeps
+// an index into jinjaTemplate.branches), so that only the branch taken is
+// evaluated, as in Python.
 const condFunc = "__chattmpl_if"
 
-func condValue(_ *exec.Evaluator, p *exec.VarArgs) (*exec.Value, error) {
-	if len(p.Args) != 3 {
-		return nil, fmt.Errorf("%s takes three arguments", condFunc)
+// condValue is condFunc for a template whose branches are given.
+func condValue(branches [][2]nodes.Expression) func(*exec.Evaluator, *exec.VarArgs) (*exec.Value, error) {
+	return func(e *exec.Evaluator, p *exec.VarArgs) (*exec.Value, error) {
+		if len(p.Args) != 2 || !p.Args[1].IsInteger() || p.Args[1].Integer() < 0 || p.Args[1].Integer() >= len(branches) {
+			return nil, fmt.Errorf("%s: bad call", condFunc)
+		}
+		b := branches[p.Args[1].Integer()]
+		x := b[1]
+		if p.Args[0].IsTrue() {
+			x = b[0]
+		}
+		v := e.Eval(x)
+		if v.IsError() {
+			return nil, v.Interface().(error)
+		}
+		return v, nil
 	}
-	if p.Args[0].IsTrue() {
-		return p.Args[1], nil
-	}
-	return p.Args[2], nil
 }
 
-// rewriteParenConditionals makes gonja run a conditional expression inside
-// parentheses, as Gemma 3's template writes:
+// rewriteConditionals makes gonja run conditional expressions ("a if c else
+// b") where it cannot: gonja parses them only as a whole {{ }} or {% set %}
+// expression. In parentheses, as Gemma 3's template writes
 //
 //	'<start_of_turn>' + role + '\n' + (first_user_prefix if loop.first else "")
 //
-// gonja parses "a if c else b" only as a whole {{ }} or {% set %}
-// expression; elsewhere it fails to parse. Each parenthesised group
-// "(a if c else b)" becomes a call __chattmpl_if((c), (a), (b)), which keeps
-// the grouping. Both branches are evaluated: an error in the branch not
-// taken fails the render, which then falls back to the built-in format, so
-// the result is never silently wrong. Groups nested in such groups are
-// rewritten first, one level per pass. It returns src unchanged when there
-// is nothing to rewrite.
-func rewriteParenConditionals(src string, cfg *config.Config) string {
+// it fails to parse; as a call's argument, as Kimi K3's writes
+//
+//	open_tag('think' if thinking else 'response')
+//
+// it silently parses as five arguments; in a tuple or list it does not
+// parse. Each such group "(a if c else b)" and element "a if c else b" becomes __chattmpl_if((c), (a), (b)), which
+// keeps the grouping. Conditionals nested in such groups are rewritten
+// first, one level per pass. It returns src unchanged when there is nothing
+// to rewrite.
+func rewriteConditionals(src string, cfg *config.Config) string {
 	for pass := 0; pass < 8; pass++ {
 		next := rewriteInnermost(src, cfg)
 		if next == src {
@@ -128,18 +142,35 @@ func rewriteParenConditionals(src string, cfg *config.Config) string {
 }
 
 func rewriteInnermost(src string, cfg *config.Config) string {
-	type group struct {
-		open           int
-		call           bool // the parenthesis opens a call's arguments
-		nested         int  // brackets and braces opened inside
-		ifPos, elsePos int
-		comma          bool // a tuple, not a conditional
-		inner          bool // holds a group still to rewrite
+	// A conditional found: src[start:end] is "a if c else b", with "if"
+	// at ifPos and "else" at elsePos (-1: none); paren: it is the inside
+	// of a parenthesised group that src[start-1] and src[end] enclose.
+	type rewrite struct {
+		start, end, ifPos, elsePos int
+		paren                      bool
 	}
-	type rewrite struct{ open, close, ifPos, elsePos int }
+	// A group is a parenthesis or bracket; a call's arguments, a tuple's
+	// or list's items and a subscript are its elements.
+	type group struct {
+		elements       bool // not a plain parenthesis (a call, tuple, list or subscript)
+		nested         int  // braces opened inside
+		colon          bool // the current element is a slice or dict item: left alone
+		start          int  // of the current element or the group
+		ifPos, elsePos int  // in the current element or the group
+		inner          bool // the current element or group holds a conditional still to rewrite
+	}
 	var stack []group
 	var rewrites []rewrite
 	var prev *tokens.Token
+	// closeElement ends the current element of the top group at end.
+	closeElement := func(g *group, end int) {
+		if g.ifPos >= 0 && !g.inner && !g.colon {
+			rewrites = append(rewrites, rewrite{g.start, end, g.ifPos, g.elsePos, false})
+		}
+		if g.ifPos >= 0 && len(stack) > 1 {
+			stack[len(stack)-2].inner = true
+		}
+	}
 	stream := tokens.LexAll(src, cfg)
 	for !stream.End() && !stream.IsError() {
 		tok := stream.Next()
@@ -154,19 +185,34 @@ func rewriteInnermost(src string, cfg *config.Config) string {
 			stack = stack[:0]
 		case tokens.LeftParenthesis:
 			call := prev != nil && (prev.Type == tokens.RightParenthesis || prev.Type == tokens.RightBracket ||
-				prev.Type == tokens.Name && prev.Val != "if" && prev.Val != "else")
-			stack = append(stack, group{open: tok.Pos, call: call, ifPos: -1, elsePos: -1})
-		case tokens.LeftBracket, tokens.LeftBrace:
+				prev.Type == tokens.Name && prev.Val != "if" && prev.Val != "else" && prev.Val != "and" &&
+					prev.Val != "or" && prev.Val != "not" && prev.Val != "in" && prev.Val != "is")
+			stack = append(stack, group{start: tok.Pos + 1, elements: call, ifPos: -1, elsePos: -1})
+		case tokens.LeftBracket:
+			stack = append(stack, group{start: tok.Pos + 1, elements: true, ifPos: -1, elsePos: -1})
+		case tokens.LeftBrace:
 			if top >= 0 {
 				stack[top].nested++
 			}
-		case tokens.RightBracket, tokens.RightBrace:
+		case tokens.RightBrace:
 			if top >= 0 && stack[top].nested > 0 {
 				stack[top].nested--
 			}
 		case tokens.Comma:
+			if top < 0 || stack[top].nested > 0 {
+				break
+			}
+			g := &stack[top]
+			g.elements = true
+			closeElement(g, tok.Pos)
+			g.start, g.ifPos, g.elsePos, g.inner, g.colon = tok.Pos+1, -1, -1, false, false
+		case tokens.Colon:
 			if top >= 0 && stack[top].nested == 0 {
-				stack[top].comma = true
+				stack[top].colon = true
+			}
+		case tokens.Assign:
+			if top >= 0 && stack[top].elements && stack[top].nested == 0 {
+				stack[top].start = tok.Pos + 1 // a keyword argument's value
 			}
 		case tokens.Name:
 			if top < 0 || stack[top].nested > 0 {
@@ -178,38 +224,44 @@ func rewriteInnermost(src string, cfg *config.Config) string {
 			} else if tok.Val == "else" && g.ifPos >= 0 && g.elsePos < 0 {
 				g.elsePos = tok.Pos
 			}
-		case tokens.RightParenthesis:
+		case tokens.RightParenthesis, tokens.RightBracket:
 			if top < 0 {
 				break
 			}
 			g := stack[top]
+			switch {
+			case g.elements:
+				closeElement(&g, tok.Pos)
+			case g.ifPos >= 0:
+				if !g.inner {
+					rewrites = append(rewrites, rewrite{g.start, tok.Pos, g.ifPos, g.elsePos, true})
+				}
+				if top > 0 {
+					stack[top-1].inner = true
+				}
+			}
 			stack = stack[:top]
-			if g.ifPos < 0 || g.call || g.comma {
-				break
-			}
-			if !g.inner {
-				rewrites = append(rewrites, rewrite{g.open, tok.Pos, g.ifPos, g.elsePos})
-			}
-			if len(stack) > 0 {
-				stack[len(stack)-1].inner = true
-			}
 		}
 		prev = tok
 	}
 	var b strings.Builder
 	last := 0
 	for _, r := range rewrites { // in source order, disjoint
-		if r.open < last || r.close >= len(src) || src[r.open] != '(' || src[r.close] != ')' ||
+		open, end := r.start, r.end
+		if r.paren {
+			open, end = r.start-1, r.end+1
+		}
+		if open < last || r.end >= len(src) || r.paren && (src[open] != '(' || src[r.end] != ')') ||
 			!strings.HasPrefix(src[r.ifPos:], "if") || r.elsePos >= 0 && !strings.HasPrefix(src[r.elsePos:], "else") {
 			return src // positions are not byte offsets: leave the template alone
 		}
-		a, c, e := src[r.open+1:r.ifPos], src[r.ifPos+2:r.close], "none"
+		a, c, e := src[r.start:r.ifPos], src[r.ifPos+2:r.end], "none"
 		if r.elsePos >= 0 {
-			c, e = src[r.ifPos+2:r.elsePos], src[r.elsePos+4:r.close]
+			c, e = src[r.ifPos+2:r.elsePos], src[r.elsePos+4:r.end]
 		}
-		b.WriteString(src[last:r.open])
+		b.WriteString(src[last:open])
 		b.WriteString(condFunc + "((" + c + "), (" + a + "), (" + e + "))")
-		last = r.close + 1
+		last = end
 	}
 	b.WriteString(src[last:])
 	return b.String()

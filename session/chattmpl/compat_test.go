@@ -18,6 +18,10 @@ func TestPythonSemantics(t *testing.T) {
 		// A method called on a parenthesised filter expression.
 		{`{{ (messages[0].content | trim).replace('a', 'A') }}|{{ (messages[0].content | default('', true)).replace('<', '[').strip() }}`,
 			"A<b>&'\"é|a[b>&'\"é"},
+		// Conditionals in call arguments and parentheses; only the branch
+		// taken is evaluated.
+		{`{%- macro tag(t, attrs=[]) -%}<{{ t }}{% for a in attrs %} {{ a[0] }}={{ a[1] }}{% endfor %}>{%- endmacro -%}{{ tag('think' if messages|length > 5 else 'response') }}{{ tag('m', attrs=[('role', 'user' if true else 'x')]) }}{{ ('a' if false) }}|{{ (messages[9].content if messages|length > 9 else 'none') }}|{{ 'x'.replace('x', 'y' if true else messages[7].content.z) }}`,
+			"<response><m role=user>|none|y"},
 	} {
 		j, err := compileJinja(c.tmpl)
 		if err != nil {

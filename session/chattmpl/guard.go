@@ -195,12 +195,19 @@ func (b *budget) op(e *exec.Evaluator, p *exec.VarArgs) (*exec.Value, error) {
 // walks gonja's node structs by reflection, unexported fields included:
 // control structures keep their expressions in unexported fields, and the
 // guards must see those too.
-func guardTree(root *nodes.Template) {
+//
+// It also takes the branches of the rewritten conditionals out of their
+// calls (see condFunc), and returns them.
+func guardTree(root *nodes.Template) [][2]nodes.Expression {
 	w := &treeWalker{seen: map[uintptr]bool{}}
 	w.pointer(reflect.ValueOf(root))
+	return w.branches
 }
 
-type treeWalker struct{ seen map[uintptr]bool }
+type treeWalker struct {
+	seen     map[uintptr]bool
+	branches [][2]nodes.Expression
+}
 
 var (
 	setType     = reflect.TypeFor[controlStructures.SetControlStructure]()
@@ -297,6 +304,13 @@ func (w *treeWalker) slot(f reflect.Value) {
 			// other bytes the lexer took in (a BEL before "*" gives "\a*").
 			if op := binOpName(n.Operator.Token.Type); op != "" {
 				repl = guardCall(opFunc, n.Left, n.Right, &nodes.String{Location: n.Operator.Token, Val: op})
+			}
+		case *nodes.Call:
+			if isGuard(n, condFunc) && len(n.Args) == 3 {
+				at := n.Args[0].Position()
+				id := len(w.branches)
+				w.branches = append(w.branches, [2]nodes.Expression{n.Args[1], n.Args[2]})
+				n.Args = []nodes.Expression{n.Args[0], &nodes.Integer{Location: at, Val: id}}
 			}
 		case *nodes.GetItem:
 			if n.Arg != nil {

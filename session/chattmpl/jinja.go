@@ -38,8 +38,9 @@ const templateName = "/chat_template.jinja"
 // guards spend budget.
 type jinjaTemplate struct {
 	mu     sync.Mutex // one render at a time: the budget and the macro depth are per template
-	tpl    *exec.Template
-	budget budget
+	tpl      *exec.Template
+	branches [][2]nodes.Expression // of the rewritten conditionals (compat.go)
+	budget   budget
 	depth  int // nested macro calls of the current render
 }
 
@@ -133,14 +134,14 @@ func compileJinja(src string) (j *jinjaTemplate, err error) {
 	if err := checkSource(src, cfg); err != nil {
 		return nil, err
 	}
-	j, err = parseJinja(src, cfg)
+	// The conditionals gonja cannot parse are rewritten first (compat.go);
+	// should the rewritten text not parse, the template's own text tells why.
+	src2 := rewriteConditionals(src, cfg)
+	j, err = parseJinja(src2, cfg)
+	if err != nil && src2 != src {
+		j, err = parseJinja(src, cfg)
+	}
 	if err != nil {
-		// Retry with the constructs gonja cannot parse rewritten (compat.go).
-		if src2 := rewriteParenConditionals(src, cfg); src2 != src {
-			if j, err2 := parseJinja(src2, cfg); err2 == nil {
-				return j, nil
-			}
-		}
 		return nil, fmt.Errorf("chattmpl: chat template does not parse: %s", shortErr(err))
 	}
 	return j, nil
@@ -156,7 +157,7 @@ func parseJinja(src string, cfg *config.Config) (*jinjaTemplate, error) {
 	if err != nil {
 		return nil, err
 	}
-	guardTree(tpl.Root())
+	j.branches = guardTree(tpl.Root())
 	j.tpl = tpl
 	return j, nil
 }
@@ -204,7 +205,7 @@ func (j *jinjaTemplate) run(msgs []Message, generation bool, bos, eos string, no
 	j.budget.reset(size)
 	j.depth = 0
 	ctx := exec.NewContext(map[string]any{
-		condFunc:                condValue,
+		condFunc:                condValue(j.branches),
 		itemFunc:                itemValue,
 		"messages":              list,
 		"add_generation_prompt": generation,
