@@ -126,7 +126,9 @@ func condValue(branches [][2]nodes.Expression) func(*exec.Evaluator, *exec.VarAr
 //	open_tag('think' if thinking else 'response')
 //
 // it silently parses as five arguments; in a tuple or list it does not
-// parse. Each such group "(a if c else b)" and element "a if c else b" becomes __chattmpl_if((c), (a), (b)), which
+// parse; and it wants the else of {% set x = a if c %}, which gets "else
+// none" (jinja2's undefined, which gonja does not tell from none). Each
+// group "(a if c else b)" and element "a if c else b" becomes __chattmpl_if((c), (a), (b)), which
 // keeps the grouping. Conditionals nested in such groups are rewritten
 // first, one level per pass. It returns src unchanged when there is nothing
 // to rewrite.
@@ -145,9 +147,11 @@ func rewriteInnermost(src string, cfg *config.Config) string {
 	// A conditional found: src[start:end] is "a if c else b", with "if"
 	// at ifPos and "else" at elsePos (-1: none); paren: it is the inside
 	// of a parenthesised group that src[start-1] and src[end] enclose.
+	// insert: text to insert at start instead.
 	type rewrite struct {
 		start, end, ifPos, elsePos int
 		paren                      bool
+		insert                     string
 	}
 	// A group is a parenthesis or bracket; a call's arguments, a tuple's
 	// or list's items and a subscript are its elements.
@@ -162,10 +166,15 @@ func rewriteInnermost(src string, cfg *config.Config) string {
 	var stack []group
 	var rewrites []rewrite
 	var prev *tokens.Token
+	// A {% set x = a if c %} tag: gonja wants its else.
+	var set struct {
+		in, assign     bool
+		ifPos, elsePos int
+	}
 	// closeElement ends the current element of the top group at end.
 	closeElement := func(g *group, end int) {
 		if g.ifPos >= 0 && !g.inner && !g.colon {
-			rewrites = append(rewrites, rewrite{g.start, end, g.ifPos, g.elsePos, false})
+			rewrites = append(rewrites, rewrite{start: g.start, end: end, ifPos: g.ifPos, elsePos: g.elsePos})
 		}
 		if g.ifPos >= 0 && len(stack) > 1 {
 			stack[len(stack)-2].inner = true
@@ -183,6 +192,10 @@ func rewriteInnermost(src string, cfg *config.Config) string {
 			continue
 		case tokens.VariableBegin, tokens.VariableEnd, tokens.BlockBegin, tokens.BlockEnd, tokens.Data:
 			stack = stack[:0]
+			if tok.Type == tokens.BlockEnd && set.in && set.assign && set.ifPos >= 0 && set.elsePos < 0 {
+				rewrites = append(rewrites, rewrite{start: tok.Pos, insert: " else none "})
+			}
+			set.in = false
 		case tokens.LeftParenthesis:
 			call := prev != nil && (prev.Type == tokens.RightParenthesis || prev.Type == tokens.RightBracket ||
 				prev.Type == tokens.Name && prev.Val != "if" && prev.Val != "else" && prev.Val != "and" &&
@@ -211,10 +224,23 @@ func rewriteInnermost(src string, cfg *config.Config) string {
 				stack[top].colon = true
 			}
 		case tokens.Assign:
+			if top < 0 && set.in {
+				set.assign = true
+			}
 			if top >= 0 && stack[top].elements && stack[top].nested == 0 {
 				stack[top].start = tok.Pos + 1 // a keyword argument's value
 			}
 		case tokens.Name:
+			if prev != nil && prev.Type == tokens.BlockBegin && tok.Val == "set" {
+				set.in, set.assign, set.ifPos, set.elsePos = true, false, -1, -1
+			}
+			if top < 0 && set.in && set.assign {
+				if tok.Val == "if" && set.ifPos < 0 {
+					set.ifPos = tok.Pos
+				} else if tok.Val == "else" && set.ifPos >= 0 {
+					set.elsePos = tok.Pos
+				}
+			}
 			if top < 0 || stack[top].nested > 0 {
 				break
 			}
@@ -234,7 +260,7 @@ func rewriteInnermost(src string, cfg *config.Config) string {
 				closeElement(&g, tok.Pos)
 			case g.ifPos >= 0:
 				if !g.inner {
-					rewrites = append(rewrites, rewrite{g.start, tok.Pos, g.ifPos, g.elsePos, true})
+					rewrites = append(rewrites, rewrite{start: g.start, end: tok.Pos, ifPos: g.ifPos, elsePos: g.elsePos, paren: true})
 				}
 				if top > 0 {
 					stack[top-1].inner = true
@@ -247,6 +273,14 @@ func rewriteInnermost(src string, cfg *config.Config) string {
 	var b strings.Builder
 	last := 0
 	for _, r := range rewrites { // in source order, disjoint
+		if r.insert != "" {
+			if r.start < last || r.start > len(src) {
+				return src
+			}
+			b.WriteString(src[last:r.start] + r.insert)
+			last = r.start
+			continue
+		}
 		open, end := r.start, r.end
 		if r.paren {
 			open, end = r.start-1, r.end+1

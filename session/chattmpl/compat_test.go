@@ -22,6 +22,8 @@ func TestPythonSemantics(t *testing.T) {
 		// taken is evaluated.
 		{`{%- macro tag(t, attrs=[]) -%}<{{ t }}{% for a in attrs %} {{ a[0] }}={{ a[1] }}{% endfor %}>{%- endmacro -%}{{ tag('think' if messages|length > 5 else 'response') }}{{ tag('m', attrs=[('role', 'user' if true else 'x')]) }}{{ ('a' if false) }}|{{ (messages[9].content if messages|length > 9 else 'none') }}|{{ 'x'.replace('x', 'y' if true else messages[7].content.z) }}`,
 			"<response><m role=user>|none|y"},
+		// {% set %} with an if and no else.
+		{`{%- set x = (messages[0].role) if messages %}{%- set y = 1 if false %}{{ x }}|{{ y }}|{{ y is defined }}`, "user||False"},
 	} {
 		j, err := compileJinja(c.tmpl)
 		if err != nil {

@@ -37,11 +37,11 @@ const templateName = "/chat_template.jinja"
 // jinjaTemplate is a parsed chat template with its own environment, whose
 // guards spend budget.
 type jinjaTemplate struct {
-	mu     sync.Mutex // one render at a time: the budget and the macro depth are per template
+	mu       sync.Mutex // one render at a time: the budget and the macro depth are per template
 	tpl      *exec.Template
 	branches [][2]nodes.Expression // of the rewritten conditionals (compat.go)
 	budget   budget
-	depth  int // nested macro calls of the current render
+	depth    int // nested macro calls of the current render
 }
 
 // controlStructures are gonja's, without the ones that load other templates
