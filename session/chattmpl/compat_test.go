@@ -1,6 +1,9 @@
 package chattmpl
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestPythonSemantics checks constructs real chat templates use where gonja
 // departs from Python's jinja2; each want is what jinja2 3.1 renders with
@@ -33,6 +36,24 @@ func TestPythonSemantics(t *testing.T) {
 		got, err := j.execute(msgs, true, "", "", fixedNow)
 		if err != nil || got != c.want {
 			t.Errorf("%q:\n got %q, %v\nwant %q", c.tmpl, got, err, c.want)
+		}
+	}
+	// transformers passes tools and documents as None: a loop over them
+	// raises, as does + on an undefined value; ~ and if take them.
+	for _, c := range []struct{ tmpl, want, fails string }{
+		{"{% for t in tools %}x{% endfor %}", "", "NoneType"},
+		{"{% macro f(tools) %}{% for t in tools %}x{% endfor %}{% endmacro %}{{ f(tools) }}", "", "NoneType"},
+		{"{{ 'a' + nosuch }}", "", "unsupported operand"},
+		{"{% for t in nosuch %}x{% endfor %}{{ 'a' ~ nosuch }}{% if tools %}t{% endif %}ok", "aok", ""},
+	} {
+		j, err := compileJinja(c.tmpl)
+		if err != nil {
+			t.Errorf("%q: %v", c.tmpl, err)
+			continue
+		}
+		got, err := j.execute(msgs, true, "", "", fixedNow)
+		if c.fails == "" && (err != nil || got != c.want) || c.fails != "" && (err == nil || !strings.Contains(err.Error(), c.fails)) {
+			t.Errorf("%q: got %q, %v; want %q or an error with %q", c.tmpl, got, err, c.want, c.fails)
 		}
 	}
 }

@@ -23,7 +23,9 @@ import (
 //   - every {{ output }} and slice becomes new(x), which charges x's size;
 //   - the object of a slice becomes cost(x), and that of a for loop iter(x):
 //     gonja copies a sliced string as runes, and makes a context per loop
-//     item before the first turn, so these are charged before they happen;
+//     item before the first turn, so these are charged before they happen
+//     (iter(x, "tools") also refuses to loop over tools or documents when
+//     they are none, as Python does);
 //   - a + b, a * b and a ~ b become op(a, b, "+"), computed by gonja itself
 //     once the result's size is known to fit;
 //   - {% set ns.attr = x %} becomes set(ns, x), which refuses a value that
@@ -65,9 +67,12 @@ func guardFuncs(b *budget) map[string]any {
 		opFunc: func(e *exec.Evaluator, p *exec.VarArgs) (*exec.Value, error) {
 			return b.op(e, p)
 		},
-		iterFunc: func(p *exec.VarArgs) (*exec.Value, error) {
-			if len(p.Args) != 1 {
-				return nil, errors.New(iterFunc + " takes one argument")
+		iterFunc: func(e *exec.Evaluator, p *exec.VarArgs) (*exec.Value, error) {
+			if len(p.Args) == 2 && p.Args[0].IsNil() && e.Environment.Context.Has(p.Args[1].String()) {
+				return nil, errors.New("'NoneType' object is not iterable") // gonja would iterate none as undefined: nothing
+			}
+			if len(p.Args) != 1 && len(p.Args) != 2 {
+				return nil, errors.New(iterFunc + " takes one or two arguments")
 			}
 			n := int64(items(p.Args[0]))
 			b.steps -= int(min(n, int64(renderLimits.steps)+1))
@@ -101,6 +106,11 @@ func guardFuncs(b *budget) map[string]any {
 		},
 	}
 }
+
+// noneVars are the variables transformers sets to None (tools,
+// documents): a loop over one of them fails, as in Python, where gonja,
+// which has no none distinct from undefined, would loop zero times.
+var noneVars = map[string]bool{"tools": true, "documents": true}
 
 // items is the number of items of a string (bytes), list or dict, without
 // converting a string to runes as gonja's Len does.
@@ -148,6 +158,11 @@ func (b *budget) op(e *exec.Evaluator, p *exec.VarArgs) (*exec.Value, error) {
 		return nil, errors.New(opFunc + " takes two operands and an operator")
 	}
 	l, r, op := p.Args[0], p.Args[1], p.Args[2].String()
+	if op != "~" && (l.IsNil() || r.IsNil()) {
+		// Python: TypeError for none, UndefinedError for undefined (gonja
+		// would take it as "" or 0).
+		return nil, fmt.Errorf("unsupported operand for %s: none or undefined", op)
+	}
 	switch {
 	case l.IsFloat() || r.IsFloat():
 		// a number
@@ -257,7 +272,12 @@ func (w *treeWalker) structure(s reflect.Value) {
 		}
 	case forType:
 		f := s.FieldByName("ObjectEvaluator")
-		f.Set(reflect.ValueOf(guardCall(iterFunc, f.Interface().(nodes.Expression))))
+		x := f.Interface().(nodes.Expression)
+		if n, ok := x.(*nodes.Name); ok && noneVars[n.Name.Val] {
+			f.Set(reflect.ValueOf(guardCall(iterFunc, x, &nodes.String{Location: n.Name, Val: n.Name.Val})))
+		} else {
+			f.Set(reflect.ValueOf(guardCall(iterFunc, x)))
+		}
 	case wrapperType:
 		f := s.FieldByName("Nodes")
 		f.Set(reflect.ValueOf(withEnter(f.Interface().([]nodes.Node), s.FieldByName("Location").Interface().(*tokens.Token))))

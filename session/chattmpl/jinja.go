@@ -209,6 +209,8 @@ func (j *jinjaTemplate) run(msgs []Message, generation bool, bos, eos string, no
 		itemFunc:                itemValue,
 		"messages":              list,
 		"add_generation_prompt": generation,
+		"tools":                 nil, // as transformers passes them without tools or documents
+		"documents":             nil,
 		"bos_token":             bos,
 		"eos_token":             eos,
 		"raise_exception": func(_ *exec.Evaluator, p *exec.VarArgs) (string, error) {
