@@ -19,10 +19,12 @@
 // that the renderer enforces itself (limits.go, guard.go); a template that
 // outgrows it, or loads other templates, falls back to the built-in format.
 // Methods that change a list or dict in place are refused, as in
-// transformers' sandbox. Known limits: tojson writes dict keys sorted (Go
-// maps keep no order); user-defined tokens that the tokenizer's Encode
-// itself matches (llama.cpp behaviour) are not protected in content,
-// control tokens are.
+// transformers' sandbox. jinja2_test.go compares the output with Python's
+// jinja2 on real templates. Known limits: gonja has one value for none and
+// undefined (tools and documents, which transformers passes as None, test
+// as not defined; loops over them and + on either fail as in Python);
+// user-defined tokens that the tokenizer's Encode itself matches (llama.cpp
+// behaviour) are not protected in content, control tokens are.
 package chattmpl
 
 import (

@@ -445,8 +445,8 @@ func TestJinjaFeatures(t *testing.T) {
 	tok := newFake("", "")
 	msgs := []Message{{"user", "  a<b>&'\"é\n  "}, {"assistant", "x"}}
 	for _, c := range []struct{ tmpl, want string }{
-		{"{{ messages[0] | tojson }}", `{"content": "  a<b>&'\"é\n  ", "role": "user"}`},
-		{"{{ messages[1] | tojson(indent=2) }}", "{\n  \"content\": \"x\",\n  \"role\": \"assistant\"\n}"},
+		{"{{ messages[0] | tojson }}", `{"role": "user", "content": "  a<b>&'\"é\n  "}`},
+		{"{{ messages[1] | tojson(indent=2) }}", "{\n  \"role\": \"assistant\",\n  \"content\": \"x\"\n}"},
 		{"{{ [1, 2.5, none, true, 'é'] | tojson(ensure_ascii=true) }}", `[1, 2.5, null, true, "\u00e9"]`},
 		{"{{ messages[0].content.strip() }}|{{ messages[0]['content'] | trim }}|{{ messages | length }}", "a<b>&'\"é|a<b>&'\"é|2"},
 		{"{{ messages[1].content.startswith('x') }} {{ 'ab'.endswith('b') }} {{ 'a,b'.split(',') | join('+') }}", "True True a+b"},

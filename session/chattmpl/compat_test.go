@@ -25,6 +25,10 @@ func TestPythonSemantics(t *testing.T) {
 		// taken is evaluated.
 		{`{%- macro tag(t, attrs=[]) -%}<{{ t }}{% for a in attrs %} {{ a[0] }}={{ a[1] }}{% endfor %}>{%- endmacro -%}{{ tag('think' if messages|length > 5 else 'response') }}{{ tag('m', attrs=[('role', 'user' if true else 'x')]) }}{{ ('a' if false) }}|{{ (messages[9].content if messages|length > 9 else 'none') }}|{{ 'x'.replace('x', 'y' if true else messages[7].content.z) }}`,
 			"<response><m role=user>|none|y"},
+		// tojson as transformers': arguments (ensure_ascii, indent, separators,
+		// sort_keys), dicts in their order, keys as json.dumps writes them.
+		{`{{ {'b': 1, 'a': [2, 'é'], 3: none} | tojson }}|{{ {'b': 1, 'a': 2} | tojson(sort_keys=true) }}|{{ 'é' | tojson(true) }}|{{ [1, {'x': 2}] | tojson(false, 1) }}|{{ {'a': 1} | tojson(separators=(',', ':')) }}`,
+			"{\"b\": 1, \"a\": [2, \"é\"], \"3\": null}|{\"a\": 2, \"b\": 1}|\"\\u00e9\"|[\n 1,\n {\n  \"x\": 2\n }\n]|{\"a\":1}"},
 		// {% set %} with an if and no else.
 		{`{%- set x = (messages[0].role) if messages %}{%- set y = 1 if false %}{{ x }}|{{ y }}|{{ y is defined }}`, "user||False"},
 	} {

@@ -198,7 +198,12 @@ func (j *jinjaTemplate) run(msgs []Message, generation bool, bos, eos string, no
 	list := make([]any, len(msgs))
 	size := 0
 	for i, m := range msgs {
-		list[i] = map[string]any{"role": m.Role, "content": m.Content}
+		// A dict in order, role before content, as transformers' callers
+		// write messages (tojson shows the order).
+		list[i] = &exec.Dict{Pairs: []*exec.Pair{
+			{Key: exec.AsValue("role"), Value: exec.AsValue(m.Role)},
+			{Key: exec.AsValue("content"), Value: exec.AsValue(m.Content)},
+		}}
 		size += len(m.Content)
 	}
 	var raised string

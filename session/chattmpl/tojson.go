@@ -11,11 +11,13 @@ import (
 	"github.com/nikolalohinski/gonja/v2/exec"
 )
 
-// filterToJSON is transformers' tojson filter: json.dumps(x,
-// ensure_ascii=False, indent=indent, separators=separators,
-// sort_keys=sort_keys). gonja's own is Go's json.Marshal, which writes no
-// spaces and escapes <, > and & (it would turn "<tools>" in a tool schema
-// into "\u003ctools\u003e"). Dict keys come out sorted: Go maps keep no order.
+// filterToJSON is transformers' tojson filter: tojson(x, ensure_ascii=False,
+// indent=None, separators=None, sort_keys=False) is json.dumps(x, ...).
+// gonja's own is Go's json.Marshal, which writes no spaces and escapes <, >
+// and & (it would turn "<tools>" in a tool schema into
+// "\u003ctools\u003e"). Dicts keep their order (a dict literal's, and role
+// before content in a message); a Go map has none, so its keys come out
+// sorted.
 func filterToJSON(_ *exec.Evaluator, in *exec.Value, p *exec.VarArgs) *exec.Value {
 	if in.IsError() {
 		return in
@@ -30,7 +32,10 @@ func filterToJSON(_ *exec.Evaluator, in *exec.Value, p *exec.VarArgs) *exec.Valu
 		}
 		return nil
 	}
-	if v := arg("indent", 0); v != nil && !v.IsNil() {
+	if v := arg("ensure_ascii", 0); v != nil {
+		opt.ascii = v.IsTrue()
+	}
+	if v := arg("indent", 1); v != nil && !v.IsNil() {
 		switch {
 		case v.IsInteger():
 			opt.indent = v.Integer()
@@ -42,7 +47,7 @@ func filterToJSON(_ *exec.Evaluator, in *exec.Value, p *exec.VarArgs) *exec.Valu
 		}
 		opt.item = ","
 	}
-	if v := arg("separators", 1); v != nil && !v.IsNil() {
+	if v := arg("separators", 2); v != nil && !v.IsNil() {
 		s, ok := v.ToGoSimpleType(false).([]any)
 		if !ok || len(s) != 2 {
 			return exec.AsValue(errors.New("tojson: separators must be a pair of strings"))
@@ -54,11 +59,15 @@ func filterToJSON(_ *exec.Evaluator, in *exec.Value, p *exec.VarArgs) *exec.Valu
 		}
 		opt.item, opt.key = a, b
 	}
-	if v := arg("ensure_ascii", 2); v != nil {
-		opt.ascii = v.IsTrue()
+	if v := arg("sort_keys", 3); v != nil {
+		opt.sort = v.IsTrue()
+	}
+	x, err := jsonOf(in, 0)
+	if err != nil {
+		return exec.AsValue(err)
 	}
 	var b strings.Builder
-	if err := writeJSON(&b, in.ToGoSimpleType(false), opt, 0); err != nil {
+	if err := writeJSON(&b, x, opt, 0); err != nil {
 		return exec.AsValue(err)
 	}
 	return exec.AsValue(b.String())
@@ -69,6 +78,87 @@ type jsonOpts struct {
 	indent    int // -1: one line
 	pad       string
 	ascii     bool
+	sort      bool // sort_keys
+}
+
+// jsonObject is a dict in its order.
+type jsonObject struct {
+	keys []string
+	vals []any
+}
+
+// jsonOf is v as plain values for writeJSON: nil, bool, int, float64,
+// string, []any, jsonObject.
+func jsonOf(v *exec.Value, depth int) (any, error) {
+	if depth > 100 {
+		return nil, errors.New("tojson: value nested too deeply")
+	}
+	switch {
+	case v.IsError():
+		return nil, errors.New(v.Error())
+	case v.IsNil() || v.IsBool() || v.IsInteger() || v.IsFloat() || v.IsString():
+		return v.ToGoSimpleType(false), nil
+	case v.IsList():
+		out := make([]any, v.Len())
+		for i := range out {
+			x, err := jsonOf(v.Index(i), depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = x
+		}
+		return out, nil
+	case v.IsDict():
+		var o jsonObject
+		add := func(k, x *exec.Value) error {
+			y, err := jsonOf(x, depth+1)
+			o.keys = append(o.keys, jsonKey(k))
+			o.vals = append(o.vals, y)
+			return err
+		}
+		if d, ok := v.Interface().(*exec.Dict); ok {
+			for _, p := range d.Pairs {
+				if err := add(p.Key, p.Value); err != nil {
+					return nil, err
+				}
+			}
+			return o, nil
+		}
+		for _, p := range v.Items() {
+			if err := add(p.Key, p.Value); err != nil {
+				return nil, err
+			}
+		}
+		sortObject(&o)
+		return o, nil
+	}
+	return v.ToGoSimpleType(false), nil
+}
+
+// jsonKey is a dict key as json.dumps writes it: str(int), "true", "null".
+func jsonKey(k *exec.Value) string {
+	switch {
+	case k.IsNil():
+		return "null"
+	case k.IsBool():
+		return strconv.FormatBool(k.Bool())
+	case k.IsFloat():
+		return pyFloat(k.Float())
+	}
+	return k.String()
+}
+
+func sortObject(o *jsonObject) {
+	idx := make([]int, len(o.keys))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return o.keys[idx[a]] < o.keys[idx[b]] })
+	keys, vals := make([]string, len(idx)), make([]any, len(idx))
+	for i, j := range idx {
+		keys[i], vals[i] = o.keys[j], o.vals[j]
+	}
+	o.keys, o.vals = keys, vals
 }
 
 func (o jsonOpts) newline(b *strings.Builder, depth int) {
@@ -119,25 +209,23 @@ func writeJSON(b *strings.Builder, v any, o jsonOpts, depth int) error {
 		}
 		o.newline(b, depth)
 		b.WriteByte(']')
-	case map[string]any:
-		if len(x) == 0 {
+	case jsonObject:
+		if len(x.keys) == 0 {
 			b.WriteString("{}")
 			return nil
 		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
+		if o.sort {
+			sortObject(&x)
 		}
-		sort.Strings(keys)
 		b.WriteByte('{')
-		for i, k := range keys {
+		for i, k := range x.keys {
 			if i > 0 {
 				b.WriteString(o.item)
 			}
 			o.newline(b, depth+1)
 			writeJSONString(b, k, o.ascii)
 			b.WriteString(o.key)
-			if err := writeJSON(b, x[k], o, depth+1); err != nil {
+			if err := writeJSON(b, x.vals[i], o, depth+1); err != nil {
 				return err
 			}
 		}
