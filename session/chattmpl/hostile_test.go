@@ -46,6 +46,8 @@ var hostileTemplates = []struct{ name, src, want string }{
 	{"list-chars", "{{ ('x' * 10000000) | list | length }}", "value"},
 	{"self-namespace", "{% set ns = namespace(a=1) %}{% set ns.a = ns %}{{ ns }}", "contains itself"},
 	{"self-list", "{% set ns = namespace(a=1) %}{% set ns.a = [1, [ns]] %}{{ ns | tojson }}", "contains itself"},
+	{"self-dict", "{% set ns = namespace(a=1) %}{% set ns.a = {'k': [ns]} %}{{ ns }}", "contains itself"},
+	{"dict-doubling", "{% set ns = namespace(l={}) %}{% for i in range(50) %}{% set ns.l = {'a': ns.l, 'b': ns.l} %}{% endfor %}{{ ns.l }}", "value"},
 	{"deep-value", "{% set ns = namespace(l=[]) %}{% for i in range(1000) %}{% set ns.l = [ns.l] %}{% endfor %}{{ ns.l }}", "nested"},
 	{"nested-loops", "{% for a in range(60000) %}{% for b in range(60000) %}{% endfor %}{% endfor %}", "more data"},
 	{"long-loop", "{% set l = 'x' * 5000000 %}{% for c in l %}{% for d in l %}{% endfor %}{% endfor %}", "steps"},

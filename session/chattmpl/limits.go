@@ -177,7 +177,10 @@ func weight(v *exec.Value, limit int64) (int64, error) {
 	return w, err
 }
 
-var valueType = reflect.TypeFor[*exec.Value]()
+var (
+	valueType = reflect.TypeFor[*exec.Value]()
+	dictType  = reflect.TypeFor[exec.Dict]() // a dict literal's, or a message's
+)
 
 func addWeight(v reflect.Value, depth int, limit int64, w *int64) error {
 	if depth > maxValueDepth {
@@ -198,6 +201,18 @@ func addWeight(v reflect.Value, depth int, limit int64, w *int64) error {
 		return nil
 	}
 	switch v.Kind() {
+	case reflect.Struct:
+		if v.Type() != dictType {
+			break
+		}
+		for _, p := range v.Interface().(exec.Dict).Pairs {
+			if err := addWeight(reflect.ValueOf(p.Key), depth+1, limit, w); err != nil {
+				return err
+			}
+			if err := addWeight(reflect.ValueOf(p.Value), depth+1, limit, w); err != nil {
+				return err
+			}
+		}
 	case reflect.String:
 		*w += int64(v.Len())
 	case reflect.Slice, reflect.Array:
@@ -235,6 +250,20 @@ func reaches(v reflect.Value, target uintptr, depth int, seen map[uintptr]bool) 
 			continue
 		}
 		v = v.Elem()
+	}
+	if v.IsValid() && v.Type() == dictType {
+		if v.CanAddr() {
+			if seen[v.Addr().Pointer()] {
+				return false
+			}
+			seen[v.Addr().Pointer()] = true
+		}
+		for _, p := range v.Interface().(exec.Dict).Pairs {
+			if reaches(reflect.ValueOf(p.Value), target, depth+1, seen) {
+				return true
+			}
+		}
+		return false
 	}
 	if !v.IsValid() || (v.Kind() != reflect.Map && v.Kind() != reflect.Slice) || v.IsNil() {
 		return false
