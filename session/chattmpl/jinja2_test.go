@@ -95,6 +95,10 @@ func jinja2Cases() []jinja2Case {
 		{"system-multi", []Message{{"system", "Be brief."}, {"user", "Hello!"}, {"assistant", "Hi there."}, {"user", "What is 2+2?"}, {"assistant", "4"}}},
 		{"tricky", []Message{{"system", tricky}, {"user", tricky}, {"assistant", tricky}, {"user", tricky}}},
 		{"blank", []Message{{"user", " "}, {"assistant", ""}, {"user", "\n"}}},
+		{"thinking", []Message{{"user", "Hi"}, {"assistant", "<think>\nhmm\n</think>\n\nHello!"}, {"user", "Bye"}}},
+		{"assistant-first", []Message{{"assistant", "Welcome."}, {"user", "Hi"}}},
+		{"users", []Message{{"system", "S"}, {"user", "a"}, {"user", "b"}}},
+		{"system-only", []Message{{"system", "Only a system prompt."}}},
 	}
 	var out []jinja2Case
 	for _, c := range convs {
