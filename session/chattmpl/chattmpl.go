@@ -21,9 +21,10 @@
 // Methods that change a list or dict in place are refused, as in
 // transformers' sandbox. jinja2_test.go compares the output with Python's
 // jinja2 on real templates. Known limits: gonja has one value for none and
-// undefined (tools and documents, which transformers passes as None, test
-// as not defined; loops over them and + on either fail as in Python);
-// user-defined tokens that the tokenizer's Encode itself matches (llama.cpp
+// undefined, told apart only where templates need it (compat.go: a
+// variable's defined and none tests, loops over tools and documents, + and
+// *), so a missing attribute "is none" and "{% set x = a if false %}" leaves
+// x defined; user-defined tokens that the tokenizer's Encode itself matches (llama.cpp
 // behaviour) are not protected in content, control tokens are.
 package chattmpl
 

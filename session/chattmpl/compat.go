@@ -507,3 +507,29 @@ func evalIn(e *exec.Evaluator, vars map[string]any, x nodes.Expression) (*exec.V
 	}
 	return v, nil
 }
+
+// testFunc is "x is defined", "x is undefined" or "x is none" of a variable
+// x after the rewrite in guard.go: __chattmpl_test(x, "x", "defined").
+// gonja has one value for none and undefined; a variable set to none (as
+// transformers sets tools and documents, or {% set x = none %}) is in the
+// context, and is defined and none, as in Python, where one never set is
+// undefined and not none.
+const testFunc = "__chattmpl_test"
+
+// nameTests are the tests testFunc takes over.
+var nameTests = map[string]bool{"defined": true, "undefined": true, "none": true}
+
+func testValue(e *exec.Evaluator, p *exec.VarArgs) (bool, error) {
+	if len(p.Args) != 3 {
+		return false, fmt.Errorf("%s takes three arguments", testFunc)
+	}
+	v, name, test := p.Args[0], p.Args[1].String(), p.Args[2].String()
+	defined := !v.IsNil() || e.Environment.Context.Has(name)
+	switch test {
+	case "defined":
+		return defined, nil
+	case "undefined":
+		return !defined, nil
+	}
+	return defined && v.IsNil(), nil
+}

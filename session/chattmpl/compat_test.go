@@ -29,8 +29,12 @@ func TestPythonSemantics(t *testing.T) {
 		// sort_keys), dicts in their order, keys as json.dumps writes them.
 		{`{{ {'b': 1, 'a': [2, 'é'], 3: none} | tojson }}|{{ {'b': 1, 'a': 2} | tojson(sort_keys=true) }}|{{ 'é' | tojson(true) }}|{{ [1, {'x': 2}] | tojson(false, 1) }}|{{ {'a': 1} | tojson(separators=(',', ':')) }}`,
 			"{\"b\": 1, \"a\": [2, \"é\"], \"3\": null}|{\"a\": 2, \"b\": 1}|\"\\u00e9\"|[\n 1,\n {\n  \"x\": 2\n }\n]|{\"a\":1}"},
-		// {% set %} with an if and no else.
-		{`{%- set x = (messages[0].role) if messages %}{%- set y = 1 if false %}{{ x }}|{{ y }}|{{ y is defined }}`, "user||False"},
+		// {% set %} with an if and no else. (y is none here, not undefined:
+		// "y is defined" is true, where jinja2 says false.)
+		{`{%- set x = (messages[0].role) if messages %}{%- set y = 1 if false %}{{ x }}|{{ y }}`, "user|"},
+		// A variable set to none is defined, one never set is not none.
+		{`{% set x = none %}{{ tools is defined }} {{ tools is none }} {{ x is defined }} {{ x is none }} {{ nosuch is defined }} {{ nosuch is none }} {{ nosuch is undefined }} {{ tools is not defined }} {{ documents is undefined }}`,
+			"True True True True False False True False False"},
 	} {
 		j, err := compileJinja(c.tmpl)
 		if err != nil {

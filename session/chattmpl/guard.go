@@ -332,6 +332,10 @@ func (w *treeWalker) slot(f reflect.Value) {
 				w.branches = append(w.branches, [2]nodes.Expression{n.Args[1], n.Args[2]})
 				n.Args = []nodes.Expression{n.Args[0], &nodes.Integer{Location: at, Val: id}}
 			}
+		case *nodes.TestExpression:
+			if x, ok := n.Expression.(*nodes.Name); ok && n.Test != nil && nameTests[n.Test.Name] && len(n.Test.Args) == 0 {
+				repl = guardCall(testFunc, x, &nodes.String{Location: x.Name, Val: x.Name.Val}, &nodes.String{Location: x.Name, Val: n.Test.Name})
+			}
 		case *nodes.GetItem:
 			if n.Arg != nil {
 				repl = guardCall(itemFunc, n.Node, n.Arg)

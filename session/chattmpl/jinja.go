@@ -212,6 +212,7 @@ func (j *jinjaTemplate) run(msgs []Message, generation bool, bos, eos string, no
 	ctx := exec.NewContext(map[string]any{
 		condFunc:                condValue(j.branches),
 		itemFunc:                itemValue,
+		testFunc:                testValue,
 		"messages":              list,
 		"add_generation_prompt": generation,
 		"tools":                 nil, // as transformers passes them without tools or documents
