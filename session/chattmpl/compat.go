@@ -446,7 +446,8 @@ func toAny(s []string) []any {
 // itemFunc is the subscript x[k] after the rewrite in guard.go: gonja's
 // misses x[-1] on a one-item list (it wants len > 1), indexes strings by
 // byte, and cannot look up a non-string key in a dict literal
-// ({16384: ...}[16384]). Other subscripts go to gonja's own.
+// ({16384: ...}[16384]). Other subscripts (a Go map's, an attribute's)
+// go to gonja's own.
 const itemFunc = "__chattmpl_item"
 
 func itemValue(e *exec.Evaluator, p *exec.VarArgs) (*exec.Value, error) {
@@ -466,8 +467,8 @@ func itemValue(e *exec.Evaluator, p *exec.VarArgs) (*exec.Value, error) {
 			return exec.AsValue(string(r[i])), nil
 		}
 		return exec.AsValue(nil), nil
-	case !key.IsString() && !key.IsNil() && obj.IsDict():
-		if d, ok := obj.Interface().(*exec.Dict); ok {
+	case !key.IsNil() && obj.IsDict():
+		if d, ok := obj.Interface().(*exec.Dict); ok { // a literal or a message
 			for _, pair := range d.Pairs {
 				if pair.Key.EqualValueTo(key) {
 					return pair.Value, nil
