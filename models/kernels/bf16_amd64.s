@@ -9,6 +9,10 @@
 #define WIDEN(M, Y) VPMOVZXWD M, Y; VPSLLD $16, Y, Y
 #define MATVEC ·matVecBF16AVX2
 #define MATMUL4X3 ·matMul4x3BF16AVX2
+#define WIDEN512(M, Z) VPMOVZXWD M, Z; VPSLLD $16, Z, Z
+#define MATVECIL512 ·matVecILBF16AVX512
+#define MATVECILAVX2 ·matVecILBF16AVX2
+#define WIDENIL ·widenILBF16AVX2
 
 #include "halfmv_amd64.h"
 

@@ -18,7 +18,8 @@ import (
 // and thread count, while reading half the bytes. (MatMulF16Prefill takes
 // the GEMM on AVX-512 CPUs (f16gemm.go; on AVX2 widening the rows cost what
 // the GEMM saved): then it gives bitwise MatMulPrefill's results on the
-// widened weights, not MatVecF16's.)
+// widened weights, not MatVecF16's.) The models keep their weights
+// interleaved (f16il.go), whose products give these functions' bits.
 
 // MatVecF16 computes out[r] = Σ_c f32(w[r*cols+c])·x[c] for r < rows, w
 // row-major [rows][cols] f16 bits; len(x) >= cols, len(out) >= rows.
@@ -55,7 +56,7 @@ func matMulHalf(k wkind, out []float32, w []uint16, x []float32, rows, cols, n i
 		return
 	}
 	if pairTilesOK(cols, n) {
-		pairMatMul(out, unsafe.Pointer(unsafe.SliceData(w)), k, x, rows, cols, n)
+		pairMatMul(out, unsafe.Pointer(unsafe.SliceData(w)), k, false, x, rows, cols, n)
 		return
 	}
 	if rows*cols*n >= parallelMin {

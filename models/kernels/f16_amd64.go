@@ -80,6 +80,49 @@ func ptrAtH(s []uint16, i int) *uint16 {
 }
 
 //go:noescape
+func matVecILF16AVX512(out *float32, w *uint16, x *float32, cols int)
+
+//go:noescape
+func matVecILBF16AVX512(out *float32, w *uint16, x *float32, cols int)
+
+//go:noescape
+func matVecILF16AVX2(out *float32, w *uint16, x *float32, cols int)
+
+//go:noescape
+func matVecILBF16AVX2(out *float32, w *uint16, x *float32, cols int)
+
+// matVecHalfILAsm computes out[0..15], the interleaved group at w of kind k
+// times x[:cols].
+func matVecHalfILAsm(k wkind, out *float32, w *uint16, x *float32, cols int) {
+	switch {
+	case isa >= isaAVX512 && k == wBF16:
+		matVecILBF16AVX512(out, w, x, cols)
+	case isa >= isaAVX512:
+		matVecILF16AVX512(out, w, x, cols)
+	case k == wBF16:
+		matVecILBF16AVX2(out, w, x, cols)
+	default:
+		matVecILF16AVX2(out, w, x, cols)
+	}
+}
+
+//go:noescape
+func widenILF16AVX2(dst *float32, src *uint16, n int)
+
+//go:noescape
+func widenILBF16AVX2(dst *float32, src *uint16, n int)
+
+// widenHalfILAsm widens len(dst) (a multiple of 8) weights of one
+// interleaved row starting at src into dst.
+func widenHalfILAsm(k wkind, dst []float32, src []uint16) {
+	if k == wBF16 {
+		widenILBF16AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), len(dst))
+	} else {
+		widenILF16AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), len(dst))
+	}
+}
+
+//go:noescape
 func widenF16AVX2(dst *float32, src *uint16, n int)
 
 // widenF16Asm widens len(src) halves (a multiple of 8) into dst.

@@ -10,6 +10,12 @@ func matMulHalfAsm(k wkind, out []float32, w []uint16, x []float32, rows, cols, 
 	panic("kernels: no asm")
 }
 
+func matVecHalfILAsm(k wkind, out *float32, w *uint16, x *float32, cols int) {
+	panic("kernels: no asm")
+}
+
+func widenHalfILAsm(k wkind, dst []float32, src []uint16) { panic("kernels: no asm") }
+
 func widenF16Asm(dst []float32, src []uint16) { panic("kernels: no asm") }
 
 func roundF16Asm(dst, src []float32) { panic("kernels: no asm") }

@@ -23,7 +23,7 @@ func MatMulF16Prefill(out []float32, w []uint16, x []float32, rows, cols, n int)
 // checked.
 func halfPrefill(k wkind, out []float32, w []uint16, x []float32, rows, cols, n int) {
 	if n > 0 && gemmOK(rows, cols) && gemmAVX512 {
-		gemmMatMulHalf(k, out, w, x, rows, cols, n)
+		gemmMatMulHalf(k, false, out, w, x, rows, cols, n)
 		return
 	}
 	matMulHalf(k, out, w, x, rows, cols, n)
@@ -32,8 +32,8 @@ func halfPrefill(k wkind, out []float32, w []uint16, x []float32, rows, cols, n 
 // halfBlocks holds the widened row blocks, one per concurrent range.
 var halfBlocks = sync.Pool{New: func() any { return new(gemmBuf) }}
 
-// gemmMatMulHalf is halfPrefill for gemmOK shapes.
-func gemmMatMulHalf(k wkind, out []float32, w []uint16, x []float32, rows, cols, n int) {
+// gemmMatMulHalf is halfPrefill for gemmOK shapes (il: w interleaved).
+func gemmMatMulHalf(k wkind, il bool, out []float32, w []uint16, x []float32, rows, cols, n int) {
 	_, nr := gemmShape()
 	b := gemmBufs.Get().(*gemmBuf)
 	need := (n + nr - 1) / nr * nr * cols
@@ -45,22 +45,22 @@ func gemmMatMulHalf(k wkind, out []float32, w []uint16, x []float32, rows, cols,
 	done := false
 	if rows*cols*n >= parallelMin {
 		if j := defaultPool.acquire(); j != nil {
-			j.op, j.out, j.wh, j.wk, j.x, j.dx = opGEMMHalf, out, w, k, x, xp
+			j.op, j.out, j.wh, j.wk, j.hil, j.x, j.dx = opGEMMHalf, out, w, k, il, x, xp
 			j.rows, j.cols, j.n = rows, cols, n
 			defaultPool.exec(gemmRowGran)
 			done = true
 		}
 	}
 	if !done {
-		gemmRangeHalf(k, out, w, x, xp, rows, cols, n, 0, rows)
+		gemmRangeHalf(k, il, out, w, x, xp, rows, cols, n, 0, rows)
 	}
 	gemmBufs.Put(b)
 }
 
-// gemmRangeHalf is gemmRange for 2-byte weights of kind k: rows [r0, r1),
-// r0 a multiple of gemmRowGran; leftover rows take MatMulF16's (or
-// MatMulBF16's) own kernel.
-func gemmRangeHalf(k wkind, out []float32, w []uint16, x, xp []float32, rows, cols, n, r0, r1 int) {
+// gemmRangeHalf is gemmRange for 2-byte weights of kind k (il:
+// interleaved): rows [r0, r1), r0 a multiple of gemmRowGran; leftover rows
+// take MatMulF16's (or MatMulBF16's) own kernel.
+func gemmRangeHalf(k wkind, il bool, out []float32, w []uint16, x, xp []float32, rows, cols, n, r0, r1 int) {
 	re := r0 + (r1-r0)/gemmRowGran*gemmRowGran
 	if re > r0 {
 		rb := gemmRowBlock(cols)
@@ -71,7 +71,9 @@ func gemmRangeHalf(k wkind, out []float32, w []uint16, x, xp []float32, rows, co
 		for b0 := r0; b0 < re; b0 += rb {
 			b1 := min(re, b0+rb)
 			wb := blk.xp[:(b1-b0)*cols]
-			if k == wBF16 {
+			if il {
+				widenHalfIL(k, wb, w, cols, b0, b1)
+			} else if k == wBF16 {
 				WidenBF16(wb, w[b0*cols:b1*cols])
 			} else {
 				WidenF16(wb, w[b0*cols:b1*cols])
@@ -80,7 +82,9 @@ func gemmRangeHalf(k wkind, out []float32, w []uint16, x, xp []float32, rows, co
 		}
 		halfBlocks.Put(blk)
 	}
-	if re < r1 {
+	if re < r1 && il {
+		matMulHalfILRange(k, out, w, x, rows, cols, n, re, r1)
+	} else if re < r1 {
 		matMulHalfRange(k, out, w, x, rows, cols, n, re, r1)
 	}
 }

@@ -419,3 +419,205 @@ mmh_store:
 	VMOVSS X11, 12(R9)
 	VZEROUPPER
 	RET
+
+// The interleaved layout's kernels (f16il.go), when the including file
+// defines MATVECIL512, MATVECILAVX2 and WIDENIL, and WIDEN512(M, Z): Z = the
+// 16 weights at M (32 bytes) widened.
+
+// HSUMPAIR stores the sums of Z's two rows (low and high 8 lanes, HSUM's
+// order each) at O(DI) and O+4(DI); Y8 and X15 are scratch.
+#define HSUMPAIR(Z, Y, X, O) \
+	VEXTRACTF32X8 $1, Z, Y8; \
+	HSUM(Y, X, X15); \
+	VMOVSS        X, O(DI); \
+	HSUM(Y8, X8, X15); \
+	VMOVSS        X8, O+4(DI)
+
+// ILCHUNK512 adds the chunk at SI times Z16 (its 8 activations in both
+// halves) into Z0-Z7, rows 2k and 2k+1 in Zk.
+#define ILCHUNK512 \
+	WIDEN512(0(SI), Z8); \
+	WIDEN512(32(SI), Z9); \
+	WIDEN512(64(SI), Z10); \
+	WIDEN512(96(SI), Z11); \
+	VFMADD231PS Z16, Z8, Z0; \
+	VFMADD231PS Z16, Z9, Z1; \
+	VFMADD231PS Z16, Z10, Z2; \
+	VFMADD231PS Z16, Z11, Z3; \
+	WIDEN512(128(SI), Z12); \
+	WIDEN512(160(SI), Z13); \
+	WIDEN512(192(SI), Z14); \
+	WIDEN512(224(SI), Z15); \
+	VFMADD231PS Z16, Z12, Z4; \
+	VFMADD231PS Z16, Z13, Z5; \
+	VFMADD231PS Z16, Z14, Z6; \
+	VFMADD231PS Z16, Z15, Z7
+
+// func MATVECIL512(out *float32, w *uint16, x *float32, cols int)
+// out[0..15] = the 16 rows of the group at w · x[:cols]: one sequential
+// read of the group, two rows per zmm, each in matVecAVX2's lanes and order
+// (the last chunk's x by a masked load, its weights past cols +0).
+TEXT MATVECIL512(SB), NOSPLIT, $0-32
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), BX
+	MOVQ cols+24(FP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	MOVQ CX, DX
+	SHRQ $3, DX
+	JZ   mvil512_tail
+
+mvil512_loop:
+	VBROADCASTF32X8 (BX), Z16
+	ILCHUNK512
+	ADDQ $256, SI
+	ADDQ $32, BX
+	DECQ DX
+	JNZ  mvil512_loop
+
+mvil512_tail:
+	ANDQ $7, CX
+	JZ   mvil512_store
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K1
+	VMOVUPS.Z    (BX), K1, Y16
+	VINSERTF32X8 $1, Y16, Z16, Z16
+	ILCHUNK512
+
+mvil512_store:
+	MOVQ out+0(FP), DI
+	HSUMPAIR(Z0, Y0, X0, 0)
+	HSUMPAIR(Z1, Y1, X1, 8)
+	HSUMPAIR(Z2, Y2, X2, 16)
+	HSUMPAIR(Z3, Y3, X3, 24)
+	HSUMPAIR(Z4, Y4, X4, 32)
+	HSUMPAIR(Z5, Y5, X5, 40)
+	HSUMPAIR(Z6, Y6, X6, 48)
+	HSUMPAIR(Z7, Y7, X7, 56)
+	VZEROUPPER
+	RET
+
+// ILCHUNK8 adds rows 0-7 of the chunk at R8 times Y8 into Y0-Y7.
+#define ILCHUNK8 \
+	WIDEN(0(R8), Y9); \
+	WIDEN(16(R8), Y10); \
+	WIDEN(32(R8), Y11); \
+	WIDEN(48(R8), Y12); \
+	VFMADD231PS Y9, Y8, Y0; \
+	VFMADD231PS Y10, Y8, Y1; \
+	VFMADD231PS Y11, Y8, Y2; \
+	VFMADD231PS Y12, Y8, Y3; \
+	WIDEN(64(R8), Y9); \
+	WIDEN(80(R8), Y10); \
+	WIDEN(96(R8), Y11); \
+	WIDEN(112(R8), Y12); \
+	VFMADD231PS Y9, Y8, Y4; \
+	VFMADD231PS Y10, Y8, Y5; \
+	VFMADD231PS Y11, Y8, Y6; \
+	VFMADD231PS Y12, Y8, Y7
+
+// func MATVECILAVX2(out *float32, w *uint16, x *float32, cols int)
+// MATVECIL512 with ymm: 16 accumulators and the operands do not fit in 16
+// registers, so rows 0-7 then rows 8-15, each pass reading half of every
+// chunk.
+//
+// Registers: SI the pass's first chunk, R8 the chunk, BX x, CX cols, DX
+// passes left, R9 chunks left, Y15 the float tail mask, X13 scratch.
+TEXT MATVECILAVX2(SB), NOSPLIT, $0-32
+	MOVQ out+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ cols+24(FP), CX
+	MOVQ CX, AX
+	ANDQ $7, AX
+	JZ   mvil2_nomask
+	LEAQ halftail<>+32(SB), R8
+	LEAQ (AX*4), R9
+	SUBQ R9, R8
+	VMOVDQU (R8), Y15
+
+mvil2_nomask:
+	MOVQ $2, DX
+
+mvil2_pass:
+	MOVQ   x+16(FP), BX
+	MOVQ   SI, R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   CX, R9
+	SHRQ   $3, R9
+	JZ     mvil2_tail
+
+mvil2_loop:
+	VMOVUPS (BX), Y8
+	ILCHUNK8
+	ADDQ    $256, R8
+	ADDQ    $32, BX
+	DECQ    R9
+	JNZ     mvil2_loop
+
+mvil2_tail:
+	MOVQ CX, AX
+	ANDQ $7, AX
+	JZ   mvil2_store
+	VMASKMOVPS (BX), Y15, Y8
+	ILCHUNK8
+
+mvil2_store:
+	HSUM(Y0, X0, X13)
+	HSUM(Y1, X1, X13)
+	HSUM(Y2, X2, X13)
+	HSUM(Y3, X3, X13)
+	HSUM(Y4, X4, X13)
+	HSUM(Y5, X5, X13)
+	HSUM(Y6, X6, X13)
+	HSUM(Y7, X7, X13)
+	VMOVSS X0, (DI)
+	VMOVSS X1, 4(DI)
+	VMOVSS X2, 8(DI)
+	VMOVSS X3, 12(DI)
+	VMOVSS X4, 16(DI)
+	VMOVSS X5, 20(DI)
+	VMOVSS X6, 24(DI)
+	VMOVSS X7, 28(DI)
+	ADDQ   $32, DI
+	ADDQ   $128, SI
+	DECQ   DX
+	JNZ    mvil2_pass
+	VZEROUPPER
+	RET
+
+// func WIDENIL(dst *float32, src *uint16, n int)
+// dst[8i..8i+7] = the 8 weights at src + 256i widened, for 8i < n (a
+// multiple of 8): one row of an interleaved group.
+TEXT WIDENIL(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	JZ   wil_done
+
+wil_loop:
+	WIDEN((SI), Y0)
+	VMOVUPS Y0, (DI)
+	ADDQ    $256, SI
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     wil_loop
+
+wil_done:
+	VZEROUPPER
+	RET

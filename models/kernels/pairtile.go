@@ -87,8 +87,9 @@ type pairBuf struct{ xp []float32 }
 var pairBufs = sync.Pool{New: func() any { return new(pairBuf) }}
 
 // pairMatMul packs x and runs the tiles over every row, split over the pool
-// when the product is large enough. w is the weights, of kind k.
-func pairMatMul(out []float32, w unsafe.Pointer, k wkind, x []float32, rows, cols, n int) {
+// when the product is large enough. w is the weights, of kind k,
+// interleaved (f16il.go) if il.
+func pairMatMul(out []float32, w unsafe.Pointer, k wkind, il bool, x []float32, rows, cols, n int) {
 	b := pairBufs.Get().(*pairBuf)
 	need := pairLen(cols, n)
 	if cap(b.xp) < need {
@@ -99,24 +100,41 @@ func pairMatMul(out []float32, w unsafe.Pointer, k wkind, x []float32, rows, col
 	done := false
 	if rows*cols*n >= parallelMin {
 		if j := defaultPool.acquire(); j != nil {
-			j.op, j.out, j.dx, j.wp, j.wk = opPair, out, xp, w, k
+			j.op, j.out, j.dx, j.wp, j.wk, j.hil = opPair, out, xp, w, k, il
 			j.rows, j.cols, j.n = rows, cols, n
-			defaultPool.exec(pairRows[0])
+			if il {
+				defaultPool.exec(HalfILRows)
+			} else {
+				defaultPool.exec(pairRows[0])
+			}
 			done = true
 		}
 	}
 	if !done {
-		pairRange(out, w, k, xp, rows, cols, n, 0, rows)
+		pairRange(out, w, k, il, xp, rows, cols, n, 0, rows)
 	}
 	pairBufs.Put(b)
 }
 
 // pairRange computes rows [r0, r1) of every token: tiles of 6 rows, then
-// 4, then 1, each over the pairs 4 at a time.
-func pairRange(out []float32, w unsafe.Pointer, k wkind, xp []float32, rows, cols, n, r0, r1 int) {
+// 4, then 1, each over the pairs 4 at a time. Interleaved weights (il)
+// take them within each group of 16 rows (6, 6, 4), r0 a multiple of 16.
+func pairRange(out []float32, w unsafe.Pointer, k wkind, il bool, xp []float32, rows, cols, n, r0, r1 int) {
+	if !il {
+		pairRowTiles(out, w, k, false, xp, rows, cols, n, r0, r1, cols*k.bytes())
+		return
+	}
+	gb := halfILGroup(cols) * 2
+	for r := r0; r < r1; r += HalfILRows {
+		pairRowTiles(out[r:], unsafe.Add(w, r/HalfILRows*gb), k, true, xp, rows, cols, n, 0, min(HalfILRows, r1-r), 16)
+	}
+}
+
+// pairRowTiles runs pairRange's tiles over rows [r0, r1) of w, ws bytes
+// apart (16 in an interleaved group).
+func pairRowTiles(out []float32, w unsafe.Pointer, k wkind, il bool, xp []float32, rows, cols, n, r0, r1, ws int) {
 	np := (n + 1) / 2
 	ps := (cols + 7) / 8 * 64 // bytes per packed pair
-	ws := cols * k.bytes()    // bytes per weight row
 	r := r0
 	for ri, R := range pairRows {
 		for ; r+R <= r1; r += R {
@@ -127,7 +145,7 @@ func pairRange(out []float32, w unsafe.Pointer, k wkind, xp []float32, rows, col
 				if g+P == np && n%2 == 1 {
 					odd = 1
 				}
-				pairTile(k, ri, P, &out[2*g*rows+r], wr, &xp[g*ps/4], cols, rows, ws, ps, odd)
+				pairTile(k, il, ri, P, &out[2*g*rows+r], wr, &xp[g*ps/4], cols, rows, ws, ps, odd)
 			}
 		}
 	}

@@ -115,6 +115,78 @@ func pairBF16R6P3(out *float32, w unsafe.Pointer, xp *float32, cols, ldo, ws, ps
 func pairBF16R6P4(out *float32, w unsafe.Pointer, xp *float32, cols, ldo, ws, ps, odd int)
 
 //go:noescape
+func pairILF16R1P1(out *float32, w unsafe.Pointer, xp *float32, cols, ldo, ws, ps, odd int)
+
+//go:noescape
+func pairILF16R1P2(out *float32, w unsafe.Pointer, xp *float32, cols, ldo, ws, ps, odd int)
+
+//go:noescape
+func pairILF16R1P3(out *float32, w unsafe.Pointer, xp *float32, cols, ldo, ws, ps, odd int)
+
+//go:noescape
+func pairILF16R1P4(out *float32, w unsafe.Pointer, xp *float32, cols, ldo, ws, ps, odd int)
+
+//go:noescape
+func pairILF16R4P1(out *float32, w unsafe.Pointer, xp *float32, cols, ldo, ws, ps, odd int)
+
+//go:noescape
+func pairILF16R4P2(out *float32, w unsafe.Pointer, xp *float32, cols, ldo, ws, ps, odd int)
+
+//go:noescape
+func pairILF16R4P3(out *float32, w unsafe.Pointer, xp *float32, cols, ldo, ws, ps, odd int)
+
+//go:noescape
+func pairILF16R4P4(out *float32, w unsafe.Pointer, xp *float32, cols, ldo, ws, ps, odd int)
+
+//go:noescape
+func pairILF16R6P1(out *float32, w unsafe.Pointer, xp *float32, cols, ldo, ws, ps, odd int)
+
+//go:noescape
+func pairILF16R6P2(out *float32, w unsafe.Pointer, xp *float32, cols, ldo, ws, ps, odd int)
+
+//go:noescape
+func pairILF16R6P3(out *float32, w unsafe.Pointer, xp *float32, cols, ldo, ws, ps, odd int)
+
+//go:noescape
+func pairILF16R6P4(out *float32, w unsafe.Pointer, xp *float32, cols, ldo, ws, ps, odd int)
+
+//go:noescape
+func pairILBF16R1P1(out *float32, w unsafe.Pointer, xp *float32, cols, ldo, ws, ps, odd int)
+
+//go:noescape
+func pairILBF16R1P2(out *float32, w unsafe.Pointer, xp *float32, cols, ldo, ws, ps, odd int)
+
+//go:noescape
+func pairILBF16R1P3(out *float32, w unsafe.Pointer, xp *float32, cols, ldo, ws, ps, odd int)
+
+//go:noescape
+func pairILBF16R1P4(out *float32, w unsafe.Pointer, xp *float32, cols, ldo, ws, ps, odd int)
+
+//go:noescape
+func pairILBF16R4P1(out *float32, w unsafe.Pointer, xp *float32, cols, ldo, ws, ps, odd int)
+
+//go:noescape
+func pairILBF16R4P2(out *float32, w unsafe.Pointer, xp *float32, cols, ldo, ws, ps, odd int)
+
+//go:noescape
+func pairILBF16R4P3(out *float32, w unsafe.Pointer, xp *float32, cols, ldo, ws, ps, odd int)
+
+//go:noescape
+func pairILBF16R4P4(out *float32, w unsafe.Pointer, xp *float32, cols, ldo, ws, ps, odd int)
+
+//go:noescape
+func pairILBF16R6P1(out *float32, w unsafe.Pointer, xp *float32, cols, ldo, ws, ps, odd int)
+
+//go:noescape
+func pairILBF16R6P2(out *float32, w unsafe.Pointer, xp *float32, cols, ldo, ws, ps, odd int)
+
+//go:noescape
+func pairILBF16R6P3(out *float32, w unsafe.Pointer, xp *float32, cols, ldo, ws, ps, odd int)
+
+//go:noescape
+func pairILBF16R6P4(out *float32, w unsafe.Pointer, xp *float32, cols, ldo, ws, ps, odd int)
+
+//go:noescape
 func rowPairF32(out *float32, w unsafe.Pointer, x *float32, cols, ws int)
 
 //go:noescape
@@ -170,7 +242,27 @@ var pairTiles = [3][len(pairRows)][pairMaxP]func(out *float32, w unsafe.Pointer,
 	},
 }
 
-// pairTile runs one tile: rows pairRows[ri] × P pairs.
-func pairTile(k wkind, ri, P int, out *float32, w unsafe.Pointer, xp *float32, cols, ldo, ws, ps, odd int) {
+// pairILTiles are the tiles of interleaved f16 and bf16 weights (f16il.go),
+// as pairTiles.
+var pairILTiles = [2][len(pairRows)][pairMaxP]func(out *float32, w unsafe.Pointer, xp *float32, cols, ldo, ws, ps, odd int){
+	{
+		{pairILF16R6P1, pairILF16R6P2, pairILF16R6P3, pairILF16R6P4},
+		{pairILF16R4P1, pairILF16R4P2, pairILF16R4P3, pairILF16R4P4},
+		{pairILF16R1P1, pairILF16R1P2, pairILF16R1P3, pairILF16R1P4},
+	},
+	{
+		{pairILBF16R6P1, pairILBF16R6P2, pairILBF16R6P3, pairILBF16R6P4},
+		{pairILBF16R4P1, pairILBF16R4P2, pairILBF16R4P3, pairILBF16R4P4},
+		{pairILBF16R1P1, pairILBF16R1P2, pairILBF16R1P3, pairILBF16R1P4},
+	},
+}
+
+// pairTile runs one tile: rows pairRows[ri] × P pairs (il: of interleaved
+// f16 or bf16 weights).
+func pairTile(k wkind, il bool, ri, P int, out *float32, w unsafe.Pointer, xp *float32, cols, ldo, ws, ps, odd int) {
+	if il {
+		pairILTiles[k-wF16][ri][P-1](out, w, xp, cols, ldo, ws, ps, odd)
+		return
+	}
 	pairTiles[k][ri][P-1](out, w, xp, cols, ldo, ws, ps, odd)
 }

@@ -49,10 +49,13 @@ def widen(kind, src, dst):
         p(f"\tVPSLLD    $16, {dst}, {dst}")
 
 
-def tile(R, P, kind):
-    name = f"pair{kind}R{R}P{P}"
+def tile(R, P, kind, il=False):
+    """il: the weights interleaved (f16il.go): a row's chunks 256 bytes
+    apart, one sequential stream the hardware prefetcher follows alone."""
+    name = f"pair{'IL' if il else ''}{kind}R{R}P{P}"
     half = kind != "F32"
     eb = 2 if half else 4  # weight bytes per element
+    cs = 256 if il else 8 * eb  # bytes from one 8-column chunk to the next
     acc = lambda r, q: r * P + q
     xr = lambda q: 24 + q
     wr = lambda r: 28 + (r & 1)
@@ -84,13 +87,13 @@ def tile(R, P, kind):
             p(f"\tVMOVUPS {64*u}{xaddr[q]}, Z{xr(q)}")
         for r in range(R):
             w = wr(r)
-            if pf:
-                p(f"\tPREFETCHT0 {PF + u*8*eb}({ROWS[r]})(AX*1)")
+            if pf and not il:
+                p(f"\tPREFETCHT0 {PF + u*cs}({ROWS[r]})(AX*1)")
             if half:
-                p(f"\tVBROADCASTI32X4 {u*8*eb}({ROWS[r]})(AX*1), Y{w}")
+                p(f"\tVBROADCASTI32X4 {u*cs}({ROWS[r]})(AX*1), Y{w}")
                 widen(kind, f"Y{w}", f"Z{w}")
             else:
-                p(f"\tVBROADCASTF64X4 {u*8*eb}({ROWS[r]})(AX*1), Z{w}")
+                p(f"\tVBROADCASTF64X4 {u*cs}({ROWS[r]})(AX*1), Z{w}")
             for q in range(P):
                 p(f"\tVFMADD231PS Z{xr(q)}, Z{w}, Z{acc(r, q)}")
 
@@ -102,7 +105,7 @@ def tile(R, P, kind):
     p(f"{name}_loop:")
     for u in range(U):
         chunk(u, u == 0)
-    p(f"\tADDQ ${U*8*eb}, AX")
+    p(f"\tADDQ ${U*cs}, AX")
     p(f"\tADDQ ${U*64}, BX")
     if P > 3:
         p(f"\tADDQ ${U*64}, R11")
@@ -113,7 +116,7 @@ def tile(R, P, kind):
     p("\tTESTQ CX, CX")
     p(f"\tJZ   {name}_tail")
     chunk(0, False)
-    p(f"\tADDQ ${8*eb}, AX")
+    p(f"\tADDQ ${cs}, AX")
     p("\tADDQ $64, BX")
     if P > 3:
         p("\tADDQ $64, R11")
@@ -248,4 +251,8 @@ for kind in KINDS:
         for P in (1, 2, 3, 4):
             tile(R, P, kind)
     rowpair(kind)
+for kind in KINDS[1:]:
+    for R in (1, 4, 6):
+        for P in (1, 2, 3, 4):
+            tile(R, P, kind, il=True)
 sys.stdout.write("\n".join(out))

@@ -96,6 +96,7 @@ type job struct {
 	wh            []uint16       // f16 or bf16 weights (f16.go)
 	wp            unsafe.Pointer // float32, f16 or bf16 weights of the pair tiles
 	wk            wkind          // the kind of wh or wp
+	hil           bool           // wh or wp is interleaved (f16il.go)
 	qf            qfProd         // qf.go
 	l4            l4Prod         // lut4.go
 	il            ilProd         // ilblock.go
@@ -222,7 +223,7 @@ func (p *pool) exec(gran int) {
 	}
 	// Don't keep the operands alive.
 	j.out, j.w, j.x, j.qw, j.sw, j.qx, j.dx = nil, nil, nil, nil, nil, nil, nil
-	j.wb, j.xsum, j.wh, j.wp = nil, nil, nil, nil
+	j.wb, j.xsum, j.wh, j.wp, j.hil = nil, nil, nil, nil, false
 	j.qf, j.l4, j.il, j.ilk = qfProd{}, l4Prod{}, ilProd{}, ilkProd{}
 	j.bt, j.fn = batch{}, nil
 	p.mu.Unlock()
@@ -258,15 +259,23 @@ func (j *job) drain() {
 		case opGEMM:
 			gemmRange(j.out, j.w, j.x, j.dx, j.rows, j.cols, j.n, r0, r1)
 		case opMatVecHalf:
-			matVecHalfRange(j.wk, j.out, j.wh, j.x, j.cols, r0, r1)
+			if j.hil {
+				matVecHalfILRange(j.wk, j.out, j.wh, j.x, j.rows, j.cols, r0, r1)
+			} else {
+				matVecHalfRange(j.wk, j.out, j.wh, j.x, j.cols, r0, r1)
+			}
 		case opMatMulHalf:
-			matMulHalfRange(j.wk, j.out, j.wh, j.x, j.rows, j.cols, j.n, r0, r1)
+			if j.hil {
+				matMulHalfILRange(j.wk, j.out, j.wh, j.x, j.rows, j.cols, j.n, r0, r1)
+			} else {
+				matMulHalfRange(j.wk, j.out, j.wh, j.x, j.rows, j.cols, j.n, r0, r1)
+			}
 		case opIL:
 			j.il.run(r0, r1)
 		case opPair:
-			pairRange(j.out, j.wp, j.wk, j.dx, j.rows, j.cols, j.n, r0, r1)
+			pairRange(j.out, j.wp, j.wk, j.hil, j.dx, j.rows, j.cols, j.n, r0, r1)
 		case opGEMMHalf:
-			gemmRangeHalf(j.wk, j.out, j.wh, j.x, j.dx, j.rows, j.cols, j.n, r0, r1)
+			gemmRangeHalf(j.wk, j.hil, j.out, j.wh, j.x, j.dx, j.rows, j.cols, j.n, r0, r1)
 		case opILK:
 			j.ilk.run(r0, r1)
 		case opFunc:

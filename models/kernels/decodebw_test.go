@@ -1,0 +1,78 @@
+package kernels
+
+import (
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+
+	"chat/models/hugepage"
+)
+
+// decodeShapes are the matrices one bench110M decode step multiplies by one
+// token, in order: 12 layers of Q, K, V, O (768×768), gate and up
+// (2048×768), down (768×2048), then the 32000×768 classifier. 110M
+// weights: at 2 bytes 219 MB, far past the L3, as in a real decode.
+func decodeShapes() [][2]int {
+	var s [][2]int
+	for range 12 {
+		s = append(s, [2]int{768, 768}, [2]int{768, 768}, [2]int{768, 768}, [2]int{768, 768},
+			[2]int{2048, 768}, [2]int{2048, 768}, [2]int{768, 2048})
+	}
+	return append(s, [2]int{32000, 768})
+}
+
+func hugeU16(n int) []uint16 {
+	b := hugepage.Bytes(2 * n)
+	return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(b))), n)
+}
+
+// BenchmarkDecodeF16: the weights of a bench110M decode step through the
+// one-token f16 product (BenchmarkDecodeBF16: bf16), one thread, every
+// matrix in huge-page memory as the loader keeps it, row-major
+// (MatVecF16) and interleaved (MatMulF16IL); GB/s is weight bytes read.
+// The sub-benchmarks alternate with -count, so compare them in one run:
+//
+//	go test -run '^$' -bench 'DecodeF16' -count 5 ./models/kernels/
+func BenchmarkDecodeF16(b *testing.B)  { benchDecodeHalf(b, wF16) }
+func BenchmarkDecodeBF16(b *testing.B) { benchDecodeHalf(b, wBF16) }
+
+func benchDecodeHalf(b *testing.B, k wkind) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	shapes := decodeShapes()
+	rm, il := make([][]uint16, len(shapes)), make([][]uint16, len(shapes))
+	total := 0
+	for i, s := range shapes {
+		rm[i] = hugeU16(s[0] * s[1])
+		copy(rm[i], randF16(rng, 4096)) // the values do not change the speed
+		for j := 4096; j < len(rm[i]); j *= 2 {
+			copy(rm[i][j:], rm[i][:j])
+		}
+		il[i] = hugeU16(HalfILLen(s[0], s[1]))
+		PackHalfIL(il[i], rm[i], s[0], s[1])
+		total += 2 * len(rm[i])
+	}
+	x := randVec(rng, 2048)
+	out := make([]float32, 32000)
+	mv, mil := MatVecF16, MatMulF16IL
+	if k == wBF16 {
+		mv, mil = MatVecBF16, MatMulBF16IL
+	}
+	benchISAs(b, func(b *testing.B) {
+		b.Run("rowmajor", func(b *testing.B) {
+			b.SetBytes(int64(total))
+			for b.Loop() {
+				for i, s := range shapes {
+					mv(out, rm[i], x, s[0], s[1])
+				}
+			}
+		})
+		b.Run("interleaved", func(b *testing.B) {
+			b.SetBytes(int64(total))
+			for b.Loop() {
+				for i, s := range shapes {
+					mil(out, il[i], x, s[0], s[1], 1)
+				}
+			}
+		})
+	})
+}

@@ -1,0 +1,246 @@
+package kernels
+
+import (
+	"fmt"
+	"sync"
+	"unsafe"
+)
+
+// Interleaved 2-byte weights (f16 and bf16), repacked once at load: groups
+// of HalfILRows rows, and in each group the columns 8 at a time, the 8
+// halves of row 0, then of row 1, … of row 15 (256 bytes a chunk), so a
+// product reads one sequential stream. Row-major, a 16-row matvec read 16
+// (the AVX2 kernel 8) rows at once, and bench110M-f16's decode step read
+// its weights at 21-24 GB/s against 28-32 for this layout and 32 for a
+// plain read of the same bytes (BENCHMARKS.md: BenchmarkDecodeF16).
+//
+// Each row keeps its 8 float lanes (lane j: columns ≡ j mod 8, in order) and
+// MatVec's horizontal sum, one row per half of a zmm (two per register), so
+// MatMulF16IL and friends give bitwise the results of MatMulF16 and friends
+// on the row-major matrix, on every implementation and thread count. The
+// columns past the last in the last chunk are +0 (PackHalfIL clears them),
+// as MatVec's masked tail loads are. The rows past the last in the last
+// group are computed and never stored, so they may hold anything (+0 from
+// PackHalfIL, the next rows in a group-aligned slice of a larger matrix).
+
+// HalfILRows is the rows of a group of the interleaved 2-byte layout.
+const HalfILRows = 16
+
+// halfILChunk is the halves of one chunk of a group (16 rows × 8).
+const halfILChunk = HalfILRows * 8
+
+// HalfILLen is the length in halves of a [rows][cols] matrix interleaved.
+func HalfILLen(rows, cols int) int {
+	return (rows + HalfILRows - 1) / HalfILRows * (cols + 7) / 8 * halfILChunk
+}
+
+// halfILGroup is the halves of one row group.
+func halfILGroup(cols int) int { return (cols + 7) / 8 * halfILChunk }
+
+// PackHalfIL writes the row-major [rows][cols] halves of w (f16 or bf16
+// bits) into dst (HalfILLen(rows, cols)) interleaved.
+func PackHalfIL(dst, w []uint16, rows, cols int) {
+	if rows < 0 || cols < 0 || len(w) < rows*cols || len(dst) < HalfILLen(rows, cols) {
+		panic(fmt.Sprintf("kernels.PackHalfIL: rows=%d cols=%d with len(w)=%d len(dst)=%d", rows, cols, len(w), len(dst)))
+	}
+	dst = dst[:HalfILLen(rows, cols)]
+	clear(dst)
+	gl := halfILGroup(cols)
+	for r := 0; r < rows; r++ {
+		d := dst[r/HalfILRows*gl+r%HalfILRows*8:]
+		src := w[r*cols : (r+1)*cols]
+		for c := 0; c < cols; c += 8 {
+			copy(d[c/8*halfILChunk:][:8], src[c:min(cols, c+8)])
+		}
+	}
+}
+
+// HalfILIndex is the index of row r, column c of a matrix of cols columns
+// in the interleaved layout.
+func HalfILIndex(r, c, cols int) int {
+	return r/HalfILRows*halfILGroup(cols) + c/8*halfILChunk + r%HalfILRows*8 + c%8
+}
+
+// halfILRows copies rows [r0, r1) of the interleaved w into dst row-major.
+func halfILRows(dst, w []uint16, cols, r0, r1 int) {
+	gl := halfILGroup(cols)
+	full := cols &^ 7
+	for r := r0; r < r1; r++ {
+		src := w[r/HalfILRows*gl+r%HalfILRows*8:]
+		d := dst[(r-r0)*cols : (r-r0+1)*cols]
+		c := 0
+		for ; c < full; c += 8 {
+			*(*[8]uint16)(d[c:]) = *(*[8]uint16)(src[c/8*halfILChunk:])
+		}
+		if c < cols {
+			copy(d[c:], src[c/8*halfILChunk:][:cols-c])
+		}
+	}
+}
+
+// MatMulF16IL is MatMulF16 with w interleaved (PackHalfIL): bitwise its
+// results on the row-major matrix.
+func MatMulF16IL(out []float32, w []uint16, x []float32, rows, cols, n int) {
+	checkHalfIL("MatMulF16IL", out, w, x, rows, cols, n)
+	matMulHalfIL(wF16, out, w, x, rows, cols, n)
+}
+
+// MatMulF16ILPrefill is MatMulF16Prefill with w interleaved: bitwise its
+// results on the row-major matrix.
+func MatMulF16ILPrefill(out []float32, w []uint16, x []float32, rows, cols, n int) {
+	checkHalfIL("MatMulF16ILPrefill", out, w, x, rows, cols, n)
+	halfILPrefill(wF16, out, w, x, rows, cols, n)
+}
+
+// MatMulBF16IL is MatMulBF16 with w interleaved: bitwise its results on the
+// row-major matrix.
+func MatMulBF16IL(out []float32, w []uint16, x []float32, rows, cols, n int) {
+	checkHalfIL("MatMulBF16IL", out, w, x, rows, cols, n)
+	matMulHalfIL(wBF16, out, w, x, rows, cols, n)
+}
+
+// MatMulBF16ILPrefill is MatMulBF16Prefill with w interleaved: bitwise its
+// results on the row-major matrix.
+func MatMulBF16ILPrefill(out []float32, w []uint16, x []float32, rows, cols, n int) {
+	checkHalfIL("MatMulBF16ILPrefill", out, w, x, rows, cols, n)
+	halfILPrefill(wBF16, out, w, x, rows, cols, n)
+}
+
+func checkHalfIL(fn string, out []float32, w []uint16, x []float32, rows, cols, n int) {
+	if rows < 0 || cols < 0 || n < 0 ||
+		len(w) < HalfILLen(rows, cols) || len(x) < n*cols || len(out) < n*rows {
+		panic(fmt.Sprintf("kernels.%s: rows=%d cols=%d n=%d with len(out)=%d len(w)=%d len(x)=%d",
+			fn, rows, cols, n, len(out), len(w), len(x)))
+	}
+}
+
+// halfILPrefill is halfPrefill on interleaved weights: the GEMM on the same
+// shapes, widening its row blocks from the groups.
+func halfILPrefill(k wkind, out []float32, w []uint16, x []float32, rows, cols, n int) {
+	if n > 0 && gemmOK(rows, cols) && gemmAVX512 {
+		gemmMatMulHalf(k, true, out, w, x, rows, cols, n)
+		return
+	}
+	matMulHalfIL(k, out, w, x, rows, cols, n)
+}
+
+// matMulHalfIL is matMulHalf on interleaved weights: one token by the
+// interleaved matvec, several by the pair tiles (AVX-512) or by
+// matMulHalfRange on rows copied out row-major.
+func matMulHalfIL(k wkind, out []float32, w []uint16, x []float32, rows, cols, n int) {
+	if n == 1 {
+		if rows*cols >= parallelMin {
+			if j := defaultPool.acquire(); j != nil {
+				j.op, j.out, j.wh, j.wk, j.hil, j.x = opMatVecHalf, out, w, k, true, x
+				j.rows, j.cols, j.n = rows, cols, 1
+				defaultPool.exec(HalfILRows)
+				return
+			}
+		}
+		matVecHalfILRange(k, out, w, x, rows, cols, 0, rows)
+		return
+	}
+	if pairTilesOK(cols, n) {
+		pairMatMul(out, unsafe.Pointer(unsafe.SliceData(w)), k, true, x, rows, cols, n)
+		return
+	}
+	if rows*cols*n >= parallelMin {
+		if j := defaultPool.acquire(); j != nil {
+			j.op, j.out, j.wh, j.wk, j.hil, j.x = opMatMulHalf, out, w, k, true, x
+			j.rows, j.cols, j.n = rows, cols, n
+			defaultPool.exec(HalfILRows)
+			return
+		}
+	}
+	matMulHalfILRange(k, out, w, x, rows, cols, n, 0, rows)
+}
+
+// matVecHalfILRange computes rows [r0, r1) of the matvec, r0 a multiple
+// of HalfILRows: a group at a time in assembly, else a row at a time
+// copied out for dotHalfGo.
+func matVecHalfILRange(k wkind, out []float32, w []uint16, x []float32, rows, cols, r0, r1 int) {
+	if r1 <= r0 {
+		return
+	}
+	if useAsm && cols > 0 {
+		gl := halfILGroup(cols)
+		var last [HalfILRows]float32
+		for r := r0; r < r1; r += HalfILRows {
+			o := &out[r]
+			if r+HalfILRows > rows {
+				o = &last[0]
+			}
+			matVecHalfILAsm(k, o, &w[r/HalfILRows*gl], &x[0], cols)
+			if o == &last[0] {
+				copy(out[r:r1], last[:])
+			}
+		}
+		return
+	}
+	b := halfRowBufs.Get().(*halfRowBuf)
+	if cap(b.h) < cols {
+		b.h = make([]uint16, cols)
+	}
+	row := b.h[:cols]
+	tab := f16Table()
+	for r := r0; r < r1; r++ {
+		halfILRows(row, w, cols, r, r+1)
+		out[r] = dotHalfGo(k, tab, row, x[:cols])
+	}
+	halfRowBufs.Put(b)
+}
+
+// halfILBlock is the rows matMulHalfILRange copies out row-major at a
+// time: about 128 KiB of them, which stay in L2 while every token meets
+// them.
+func halfILBlock(cols int) int {
+	return max(HalfILRows, (64<<10)/max(cols, 1)/HalfILRows*HalfILRows)
+}
+
+type halfRowBuf struct{ h []uint16 }
+
+// halfRowBufs holds row-major copies of interleaved rows, one per
+// concurrent range.
+var halfRowBufs = sync.Pool{New: func() any { return new(halfRowBuf) }}
+
+// matMulHalfILRange computes rows [r0, r1) of every token by
+// matMulHalfRange on blocks of rows copied out row-major (any r0, r1).
+func matMulHalfILRange(k wkind, out []float32, w []uint16, x []float32, rows, cols, n, r0, r1 int) {
+	if r1 <= r0 {
+		return
+	}
+	rb := halfILBlock(cols)
+	b := halfRowBufs.Get().(*halfRowBuf)
+	if cap(b.h) < rb*cols {
+		b.h = make([]uint16, rb*cols)
+	}
+	for b0 := r0; b0 < r1; b0 += rb {
+		nr := min(rb, r1-b0)
+		blk := b.h[:nr*cols]
+		halfILRows(blk, w, cols, b0, b0+nr)
+		matMulHalfRange(k, out[b0:], blk, x, rows, cols, n, 0, nr)
+	}
+	halfRowBufs.Put(b)
+}
+
+// widenHalfIL widens rows [r0, r1) of the interleaved w of kind k into
+// dst row-major (the GEMM's row block).
+func widenHalfIL(k wkind, dst []float32, w []uint16, cols, r0, r1 int) {
+	gl := halfILGroup(cols)
+	full := cols &^ 7
+	for r := r0; r < r1; r++ {
+		src := w[r/HalfILRows*gl+r%HalfILRows*8:]
+		d := dst[(r-r0)*cols : (r-r0+1)*cols]
+		if full > 0 {
+			widenHalfILAsm(k, d[:full], src)
+		}
+		for c := full; c < cols; c++ {
+			h := src[full/8*halfILChunk+c-full]
+			if k == wBF16 {
+				d[c] = bf16ToF32(h)
+			} else {
+				d[c] = f16ToF32(h)
+			}
+		}
+	}
+}
