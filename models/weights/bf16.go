@@ -5,14 +5,11 @@ import (
 	"chat/models/kernels"
 )
 
-// BF16 is a matrix of bfloat16 weights (2 bytes each, usually a view of the
-// file), widened in registers by kernels.MatMulBF16. As ggml's vec_dot_bf16
+// BF16 is a matrix of bfloat16 weights (2 bytes each, interleaved as F16's),
+// widened in registers by kernels.MatMulBF16IL. As ggml's vec_dot_bf16
 // does, the activations are rounded to bf16 first; the kernel then gives
 // the bits of MatMul on the widened weights.
-type BF16 struct {
-	rows, cols int
-	h          []uint16
-}
+type BF16 struct{ halves }
 
 func init() {
 	register("bf16", format{fromFloat: func(w []float32, rows, cols int) (Linear, error) {
@@ -20,33 +17,30 @@ func init() {
 		for i, v := range w {
 			h[i] = gguf.F32ToBF16(v)
 		}
-		return &BF16{rows: rows, cols: cols, h: h}, nil
+		return &BF16{newHalves(h, rows, cols)}, nil
 	}})
 }
 
-func (m *BF16) Rows() int      { return m.rows }
-func (m *BF16) Cols() int      { return m.cols }
 func (m *BF16) Format() string { return "bf16" }
-func (m *BF16) Bytes() int64   { return 2 * int64(len(m.h)) }
 
 func (m *BF16) Mul(out, x []float32, n int, s *Scratch) {
 	checkMul(m, out, x, n)
 	xr := s.floats(n * m.cols)
 	kernels.RoundBF16(xr, x[:n*m.cols])
-	mul := kernels.MatMulBF16
+	mul := kernels.MatMulBF16IL
 	if s.Prefill {
-		mul = kernels.MatMulBF16Prefill
+		mul = kernels.MatMulBF16ILPrefill
 	}
 	mul(out[:n*m.rows], m.h, xr, m.rows, m.cols, n)
 }
 
 func (m *BF16) Row(dst []float32, r int) {
-	for i, h := range m.h[r*m.cols : (r+1)*m.cols] {
-		dst[i] = gguf.BF16ToF32(h)
+	for c := range dst[:m.cols] {
+		dst[c] = gguf.BF16ToF32(m.at(r, c))
 	}
 }
 
 func (m *BF16) Slice(r0, r1 int) Linear {
 	checkSlice(m, r0, r1)
-	return &BF16{rows: r1 - r0, cols: m.cols, h: m.h[r0*m.cols : r1*m.cols]}
+	return &BF16{m.slice(r0, r1)}
 }

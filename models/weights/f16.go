@@ -5,13 +5,25 @@ import (
 	"chat/models/kernels"
 )
 
-// F16 is a matrix of IEEE half-precision weights (2 bytes each, usually a
-// view of the file), widened in registers by kernels.MatMulF16. As ggml's
-// vec_dot_f16 does, the activations are rounded to f16 first; the kernel
-// then gives the bits of MatMul on the widened weights.
-type F16 struct {
+// F16 is a matrix of IEEE half-precision weights (2 bytes each), widened in
+// registers by kernels.MatMulF16IL. As ggml's vec_dot_f16 does, the
+// activations are rounded to f16 first; the kernel then gives the bits of
+// MatMul on the widened weights.
+type F16 struct{ halves }
+
+// halves is the storage of F16 and BF16: the rows interleaved at load
+// (kernels.PackHalfIL, a copy in huge-page memory), so that a decode step
+// reads each matrix as one stream.
+type halves struct {
 	rows, cols int
 	h          []uint16
+}
+
+// newHalves interleaves the row-major [rows][cols] halves of w.
+func newHalves(w []uint16, rows, cols int) halves {
+	h := hugeU16(kernels.HalfILLen(rows, cols))
+	kernels.PackHalfIL(h, w, rows, cols)
+	return halves{rows: rows, cols: cols, h: h}
 }
 
 func init() {
@@ -20,33 +32,54 @@ func init() {
 		for i, v := range w {
 			h[i] = gguf.F32ToF16(v)
 		}
-		return &F16{rows: rows, cols: cols, h: h}, nil
+		return &F16{newHalves(h, rows, cols)}, nil
 	}})
 }
 
-func (m *F16) Rows() int      { return m.rows }
-func (m *F16) Cols() int      { return m.cols }
+func (m *halves) Rows() int    { return m.rows }
+func (m *halves) Cols() int    { return m.cols }
+func (m *halves) Bytes() int64 { return 2 * int64(kernels.HalfILLen(m.rows, m.cols)) }
+
+// at is the half at row r, column c.
+func (m *halves) at(r, c int) uint16 { return m.h[kernels.HalfILIndex(r, c, m.cols)] }
+
+// slice is rows [r0, r1): sharing the storage when r0 starts a row group,
+// repacked otherwise.
+func (m *halves) slice(r0, r1 int) halves {
+	if r0%kernels.HalfILRows == 0 {
+		c := halves{rows: r1 - r0, cols: m.cols}
+		c.h = m.h[kernels.HalfILLen(r0, m.cols):][:kernels.HalfILLen(c.rows, c.cols)]
+		return c
+	}
+	w := make([]uint16, 0, (r1-r0)*m.cols)
+	for r := r0; r < r1; r++ {
+		for c := 0; c < m.cols; c++ {
+			w = append(w, m.at(r, c))
+		}
+	}
+	return newHalves(w, r1-r0, m.cols)
+}
+
 func (m *F16) Format() string { return "f16" }
-func (m *F16) Bytes() int64   { return 2 * int64(len(m.h)) }
 
 func (m *F16) Mul(out, x []float32, n int, s *Scratch) {
 	checkMul(m, out, x, n)
 	xr := s.floats(n * m.cols)
 	kernels.RoundF16(xr, x[:n*m.cols])
-	mul := kernels.MatMulF16
+	mul := kernels.MatMulF16IL
 	if s.Prefill {
-		mul = kernels.MatMulF16Prefill
+		mul = kernels.MatMulF16ILPrefill
 	}
 	mul(out[:n*m.rows], m.h, xr, m.rows, m.cols, n)
 }
 
 func (m *F16) Row(dst []float32, r int) {
-	for i, h := range m.h[r*m.cols : (r+1)*m.cols] {
-		dst[i] = gguf.F16ToF32(h)
+	for c := range dst[:m.cols] {
+		dst[c] = gguf.F16ToF32(m.at(r, c))
 	}
 }
 
 func (m *F16) Slice(r0, r1 int) Linear {
 	checkSlice(m, r0, r1)
-	return &F16{rows: r1 - r0, cols: m.cols, h: m.h[r0*m.cols : r1*m.cols]}
+	return &F16{m.slice(r0, r1)}
 }

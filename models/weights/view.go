@@ -14,7 +14,8 @@ import (
 // (BENCHMARKS.md). The file's own pages are then only page cache, which the
 // kernel may drop. Where a copy is not worth it (hugepage.Worth: no huge
 // pages, or memory would run short), and for data that is aligned on a
-// little-endian host, they stay views of the mapping.
+// little-endian host, they stay views of the mapping. (F16 and BF16 are
+// always repacked into huge-page memory: f16.go.)
 
 var littleEndianHost = func() bool {
 	x := uint16(1)
@@ -53,19 +54,28 @@ func f32View(raw []byte) []float32 {
 	return w
 }
 
-func u16View(raw []byte) []uint16 {
+// u16s is raw's little-endian uint16s, for F16 and BF16 to repack: a view
+// of raw where the host is little-endian and raw aligned, else a copy.
+func u16s(raw []byte) []uint16 {
 	n := len(raw) / 2
 	if n == 0 {
 		return []uint16{}
 	}
-	if littleEndianHost {
-		b := inMemory(raw, 2)
-		return unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), n)
+	if littleEndianHost && uintptr(unsafe.Pointer(unsafe.SliceData(raw)))%2 == 0 {
+		return unsafe.Slice((*uint16)(unsafe.Pointer(&raw[0])), n)
 	}
-	b := hugepage.Bytes(2 * n)
-	h := unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), n)
+	h := make([]uint16, n)
 	for i := range h {
 		h[i] = binary.LittleEndian.Uint16(raw[2*i:])
 	}
 	return h
+}
+
+// hugeU16 is n zero uint16s in huge-page memory.
+func hugeU16(n int) []uint16 {
+	if n == 0 {
+		return []uint16{}
+	}
+	b := hugepage.Bytes(2 * n)
+	return unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), n)
 }

@@ -180,9 +180,9 @@ func FromGGUF(t gguf.Type, raw []byte, rows, cols int) (Linear, error) {
 	case gguf.TypeF32:
 		return &F32{rows: rows, cols: cols, w: f32View(raw)}, nil
 	case gguf.TypeF16:
-		return &F16{rows: rows, cols: cols, h: u16View(raw)}, nil
+		return &F16{newHalves(u16s(raw), rows, cols)}, nil
 	case gguf.TypeBF16:
-		return &BF16{rows: rows, cols: cols, h: u16View(raw)}, nil
+		return &BF16{newHalves(u16s(raw), rows, cols)}, nil
 	case gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeIQ4_NL, gguf.TypeQ4_1, gguf.TypeQ5_1:
 		return newInterleaved(t, [][]byte{raw}, []int{rows}, cols), nil
 	case gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeIQ4_XS, gguf.TypeQ2_K, gguf.TypeQ3_K:

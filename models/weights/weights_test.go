@@ -261,7 +261,7 @@ func TestQuantizeQ8_0Act(t *testing.T) {
 }
 
 // TestFromGGUF: every type a GGUF file may hold comes back with its values
-// (F32 and F16 as views), and refuses a wrong byte count.
+// (F32 as a view), and refuses a wrong byte count.
 func TestFromGGUF(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	const rows, cols = 4, 256
