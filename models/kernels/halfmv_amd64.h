@@ -524,31 +524,42 @@ mvil512_store:
 	VFMADD231PS Y11, Y8, Y6; \
 	VFMADD231PS Y12, Y8, Y7
 
+// ILLOAD8(O) and ILSTORE8(O) move the 8 row sums at O(SP) into and out of
+// Y0-Y7.
+#define ILLOAD8(O) \
+	VMOVUPS O(SP), Y0; \
+	VMOVUPS O+32(SP), Y1; \
+	VMOVUPS O+64(SP), Y2; \
+	VMOVUPS O+96(SP), Y3; \
+	VMOVUPS O+128(SP), Y4; \
+	VMOVUPS O+160(SP), Y5; \
+	VMOVUPS O+192(SP), Y6; \
+	VMOVUPS O+224(SP), Y7
+
+#define ILSTORE8(O) \
+	VMOVUPS Y0, O(SP); \
+	VMOVUPS Y1, O+32(SP); \
+	VMOVUPS Y2, O+64(SP); \
+	VMOVUPS Y3, O+96(SP); \
+	VMOVUPS Y4, O+128(SP); \
+	VMOVUPS Y5, O+160(SP); \
+	VMOVUPS Y6, O+192(SP); \
+	VMOVUPS Y7, O+224(SP)
+
 // func MATVECILAVX2(out *float32, w *uint16, x *float32, cols int)
-// MATVECIL512 with ymm: 16 accumulators and the operands do not fit in 16
-// registers, so rows 0-7 then rows 8-15, each pass reading half of every
-// chunk.
+// MATVECIL512 with ymm: 16 sums and the operands do not fit in 16
+// registers, so the row is taken in blocks of up to 16 chunks (4 KiB of the
+// group), each by rows 0-7 then rows 8-15 (the first and second 128 bytes
+// of every chunk), the sums kept in the frame between them. The block's
+// lines are read once from memory, the second half's from L1.
 //
-// Registers: SI the pass's first chunk, R8 the chunk, BX x, CX cols, DX
-// passes left, R9 chunks left, Y15 the float tail mask, X13 scratch.
-TEXT MATVECILAVX2(SB), NOSPLIT, $0-32
-	MOVQ out+0(FP), DI
-	MOVQ w+8(FP), SI
-	MOVQ cols+24(FP), CX
-	MOVQ CX, AX
-	ANDQ $7, AX
-	JZ   mvil2_nomask
-	LEAQ halftail<>+32(SB), R8
-	LEAQ (AX*4), R9
-	SUBQ R9, R8
-	VMOVDQU (R8), Y15
-
-mvil2_nomask:
-	MOVQ $2, DX
-
-mvil2_pass:
+// Registers: SI the block, BX its x, R9 full chunks left, R10 the block's
+// chunks, R8 R11 R12 the half-block's chunk, x and count; Y15 the float
+// tail mask; X13 scratch.
+TEXT MATVECILAVX2(SB), $512-32
+	MOVQ   w+8(FP), SI
 	MOVQ   x+16(FP), BX
-	MOVQ   SI, R8
+	MOVQ   cols+24(FP), CX
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -557,26 +568,84 @@ mvil2_pass:
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
+	ILSTORE8(0)
+	ILSTORE8(256)
 	MOVQ   CX, R9
 	SHRQ   $3, R9
 	JZ     mvil2_tail
 
-mvil2_loop:
-	VMOVUPS (BX), Y8
+mvil2_block:
+	MOVQ R9, R10
+	CMPQ R10, $16
+	JLE  mvil2_lo
+	MOVQ $16, R10
+
+mvil2_lo:
+	ILLOAD8(0)
+	MOVQ SI, R8
+	MOVQ BX, R11
+	MOVQ R10, R12
+
+mvil2_lo_loop:
+	VMOVUPS (R11), Y8
 	ILCHUNK8
 	ADDQ    $256, R8
-	ADDQ    $32, BX
-	DECQ    R9
-	JNZ     mvil2_loop
+	ADDQ    $32, R11
+	DECQ    R12
+	JNZ     mvil2_lo_loop
+	ILSTORE8(0)
+	ILLOAD8(256)
+	LEAQ 128(SI), R8
+	MOVQ BX, R11
+	MOVQ R10, R12
+
+mvil2_hi_loop:
+	VMOVUPS (R11), Y8
+	ILCHUNK8
+	ADDQ    $256, R8
+	ADDQ    $32, R11
+	DECQ    R12
+	JNZ     mvil2_hi_loop
+	ILSTORE8(256)
+	MOVQ R10, AX
+	SHLQ $8, AX
+	ADDQ AX, SI
+	MOVQ R11, BX
+	SUBQ R10, R9
+	JNZ  mvil2_block
 
 mvil2_tail:
 	MOVQ CX, AX
 	ANDQ $7, AX
 	JZ   mvil2_store
+	LEAQ halftail<>+32(SB), R8
+	LEAQ (AX*4), R9
+	SUBQ R9, R8
+	VMOVDQU (R8), Y15
 	VMASKMOVPS (BX), Y15, Y8
+	ILLOAD8(0)
+	MOVQ SI, R8
 	ILCHUNK8
+	ILSTORE8(0)
+	ILLOAD8(256)
+	LEAQ 128(SI), R8
+	ILCHUNK8
+	ILSTORE8(256)
 
 mvil2_store:
+	MOVQ out+0(FP), DI
+	MOVQ $2, DX
+	MOVQ SP, R8
+
+mvil2_half:
+	VMOVUPS (R8), Y0
+	VMOVUPS 32(R8), Y1
+	VMOVUPS 64(R8), Y2
+	VMOVUPS 96(R8), Y3
+	VMOVUPS 128(R8), Y4
+	VMOVUPS 160(R8), Y5
+	VMOVUPS 192(R8), Y6
+	VMOVUPS 224(R8), Y7
 	HSUM(Y0, X0, X13)
 	HSUM(Y1, X1, X13)
 	HSUM(Y2, X2, X13)
@@ -594,9 +663,9 @@ mvil2_store:
 	VMOVSS X6, 24(DI)
 	VMOVSS X7, 28(DI)
 	ADDQ   $32, DI
-	ADDQ   $128, SI
+	ADDQ   $256, R8
 	DECQ   DX
-	JNZ    mvil2_pass
+	JNZ    mvil2_half
 	VZEROUPPER
 	RET
 
