@@ -29,13 +29,15 @@ func hugeU16(n int) []uint16 {
 }
 
 // BenchmarkDecodeF16: the weights of a bench110M decode step through the
-// one-token f16 product (BenchmarkDecodeBF16: bf16), one thread, every
-// matrix in huge-page memory as the loader keeps it, row-major (MatVecF16)
-// then interleaved (MatMulF16IL), alternating step by step, so that load
-// from other processes falls on both: the metrics are each layout's GB/s of
-// weights over its median step, and their ratio.
+// f16 products (BenchmarkDecodeBF16: bf16), one thread, every matrix in
+// huge-page memory as the loader keeps it, row-major (MatMulF16) then
+// interleaved (MatMulF16IL), alternating step by step so that load from
+// other processes falls on both: the metrics are each layout's GB/s of
+// weights over its median step, and their ratio. n1 is a one-token step,
+// n8 a step of 8 sequences; prefill64 a 64-token prefill
+// (MatMulF16Prefill) through the first two layers.
 //
-//	go test -run '^$' -bench 'DecodeF16' -benchtime 40x ./models/kernels/
+//	go test -run '^$' -bench 'DecodeF16' -benchtime 20x ./models/kernels/
 func BenchmarkDecodeF16(b *testing.B)  { benchDecodeHalf(b, wF16) }
 func BenchmarkDecodeBF16(b *testing.B) { benchDecodeHalf(b, wBF16) }
 
@@ -43,7 +45,6 @@ func benchDecodeHalf(b *testing.B, k wkind) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	shapes := decodeShapes()
 	rm, il := make([][]uint16, len(shapes)), make([][]uint16, len(shapes))
-	total := 0
 	for i, s := range shapes {
 		rm[i] = hugeU16(s[0] * s[1])
 		copy(rm[i], randF16(rng, 4096)) // the values do not change the speed
@@ -52,32 +53,50 @@ func benchDecodeHalf(b *testing.B, k wkind) {
 		}
 		il[i] = hugeU16(HalfILLen(s[0], s[1]))
 		PackHalfIL(il[i], rm[i], s[0], s[1])
-		total += 2 * len(rm[i])
 	}
-	x := randVec(rng, 2048)
-	out := make([]float32, 32000)
-	mv, mil := MatVecF16, MatMulF16IL
+	mrm, mil := MatMulF16, MatMulF16IL
+	prm, pil := MatMulF16Prefill, MatMulF16ILPrefill
 	if k == wBF16 {
-		mv, mil = MatVecBF16, MatMulBF16IL
+		mrm, mil = MatMulBF16, MatMulBF16IL
+		prm, pil = MatMulBF16Prefill, MatMulBF16ILPrefill
 	}
-	benchISAs(b, func(b *testing.B) {
-		var trm, til []float64
-		for b.Loop() {
-			t0 := time.Now()
-			for i, s := range shapes {
-				mv(out, rm[i], x, s[0], s[1])
-			}
-			t1 := time.Now()
-			for i, s := range shapes {
-				mil(out, il[i], x, s[0], s[1], 1)
-			}
-			trm, til = append(trm, t1.Sub(t0).Seconds()), append(til, time.Since(t1).Seconds())
+	for _, c := range []struct {
+		name     string
+		n        int
+		prefill  bool
+		matrices int
+	}{{"n1", 1, false, len(shapes)}, {"n8", 8, false, len(shapes)}, {"prefill64", 64, true, 14}} {
+		x := randVec(rng, c.n*2048)
+		out := make([]float32, c.n*32000)
+		frm, fil := mrm, mil
+		if c.prefill {
+			frm, fil = prm, pil
 		}
-		slices.Sort(trm)
-		slices.Sort(til)
-		mrm, mil := trm[len(trm)/2], til[len(til)/2]
-		b.ReportMetric(float64(total)/mrm/1e9, "rowmajor-GB/s")
-		b.ReportMetric(float64(total)/mil/1e9, "interleaved-GB/s")
-		b.ReportMetric(mrm/mil, "speedup")
-	})
+		total := 0
+		for _, s := range shapes[:c.matrices] {
+			total += 2 * s[0] * s[1]
+		}
+		b.Run(c.name, func(b *testing.B) {
+			benchISAs(b, func(b *testing.B) {
+				var trm, til []float64
+				for b.Loop() {
+					t0 := time.Now()
+					for i, s := range shapes[:c.matrices] {
+						frm(out, rm[i], x, s[0], s[1], c.n)
+					}
+					t1 := time.Now()
+					for i, s := range shapes[:c.matrices] {
+						fil(out, il[i], x, s[0], s[1], c.n)
+					}
+					trm, til = append(trm, t1.Sub(t0).Seconds()), append(til, time.Since(t1).Seconds())
+				}
+				slices.Sort(trm)
+				slices.Sort(til)
+				mr, mi := trm[len(trm)/2], til[len(til)/2]
+				b.ReportMetric(float64(total)/mr/1e9, "rowmajor-GB/s")
+				b.ReportMetric(float64(total)/mi/1e9, "interleaved-GB/s")
+				b.ReportMetric(mr/mi, "speedup")
+			})
+		})
+	}
 }

@@ -107,19 +107,28 @@ func matVecHalfILAsm(k wkind, out *float32, w *uint16, x *float32, cols int) {
 }
 
 //go:noescape
-func widenILF16AVX2(dst *float32, src *uint16, n int)
+func widenILF16AVX2(dst *float32, src *uint16, nc, rows, ldd int)
 
 //go:noescape
-func widenILBF16AVX2(dst *float32, src *uint16, n int)
+func widenILBF16AVX2(dst *float32, src *uint16, nc, rows, ldd int)
 
-// widenHalfILAsm widens len(dst) (a multiple of 8) weights of one
-// interleaved row starting at src into dst.
-func widenHalfILAsm(k wkind, dst []float32, src []uint16) {
+// widenHalfILAsm widens the first nc chunks of rows consecutive rows of an
+// interleaved group, the first at src, into dst (rows ldd floats apart).
+func widenHalfILAsm(k wkind, dst []float32, src []uint16, nc, rows, ldd int) {
 	if k == wBF16 {
-		widenILBF16AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), len(dst))
+		widenILBF16AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), nc, rows, ldd)
 	} else {
-		widenILF16AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), len(dst))
+		widenILF16AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), nc, rows, ldd)
 	}
+}
+
+//go:noescape
+func copyILAVX2(dst *uint16, src *uint16, nc, rows, ldd int)
+
+// copyHalfILAsm copies the first nc chunks of rows consecutive rows of an
+// interleaved group, the first at src, into dst (rows ldd halves apart).
+func copyHalfILAsm(dst []uint16, src []uint16, nc, rows, ldd int) {
+	copyILAVX2(unsafe.SliceData(dst), unsafe.SliceData(src), nc, rows, ldd)
 }
 
 //go:noescape

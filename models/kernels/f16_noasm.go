@@ -14,7 +14,11 @@ func matVecHalfILAsm(k wkind, out *float32, w *uint16, x *float32, cols int) {
 	panic("kernels: no asm")
 }
 
-func widenHalfILAsm(k wkind, dst []float32, src []uint16) { panic("kernels: no asm") }
+func copyHalfILAsm(dst []uint16, src []uint16, nc, rows, ldd int) { panic("kernels: no asm") }
+
+func widenHalfILAsm(k wkind, dst []float32, src []uint16, nc, rows, ldd int) {
+	panic("kernels: no asm")
+}
 
 func widenF16Asm(dst []float32, src []uint16) { panic("kernels: no asm") }
 

@@ -671,23 +671,38 @@ mvil2_half:
 	VZEROUPPER
 	RET
 
-// func WIDENIL(dst *float32, src *uint16, n int)
-// dst[8i..8i+7] = the 8 weights at src + 256i widened, for 8i < n (a
-// multiple of 8): one row of an interleaved group.
-TEXT WIDENIL(SB), NOSPLIT, $0-24
+// func WIDENIL(dst *float32, src *uint16, nc, rows, ldd int)
+// dst[i*ldd+8c : i*ldd+8c+8] = the 8 weights at src + 256c + 16i widened,
+// for c < nc and i < rows: rows of an interleaved group, read in the
+// layout's order.
+TEXT WIDENIL(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
-	MOVQ n+16(FP), CX
-	SHRQ $3, CX
+	MOVQ nc+16(FP), CX
+	MOVQ rows+24(FP), DX
+	MOVQ ldd+32(FP), R8
+	SHLQ $2, R8
+	TESTQ CX, CX
+	JZ   wil_done
+	TESTQ DX, DX
 	JZ   wil_done
 
-wil_loop:
-	WIDEN((SI), Y0)
-	VMOVUPS Y0, (DI)
+wil_chunk:
+	MOVQ SI, R9
+	MOVQ DI, R10
+	MOVQ DX, R11
+
+wil_row:
+	WIDEN((R9), Y0)
+	VMOVUPS Y0, (R10)
+	ADDQ    $16, R9
+	ADDQ    R8, R10
+	DECQ    R11
+	JNZ     wil_row
 	ADDQ    $256, SI
 	ADDQ    $32, DI
 	DECQ    CX
-	JNZ     wil_loop
+	JNZ     wil_chunk
 
 wil_done:
 	VZEROUPPER
