@@ -80,10 +80,10 @@ func ptrAtH(s []uint16, i int) *uint16 {
 }
 
 //go:noescape
-func matVecILF16AVX512(out *float32, w *uint16, x *float32, cols int)
+func matVecILF16AVX512(out *float32, w *uint16, x *float32, cols, ng int)
 
 //go:noescape
-func matVecILBF16AVX512(out *float32, w *uint16, x *float32, cols int)
+func matVecILBF16AVX512(out *float32, w *uint16, x *float32, cols, ng int)
 
 //go:noescape
 func matVecILF16AVX2(out *float32, w *uint16, x *float32, cols int)
@@ -91,18 +91,24 @@ func matVecILF16AVX2(out *float32, w *uint16, x *float32, cols int)
 //go:noescape
 func matVecILBF16AVX2(out *float32, w *uint16, x *float32, cols int)
 
-// matVecHalfILAsm computes out[0..15], the interleaved group at w of kind k
-// times x[:cols].
-func matVecHalfILAsm(k wkind, out *float32, w *uint16, x *float32, cols int) {
+// matVecHalfILAsm computes out[:16·ng], the ng interleaved groups of w
+// (weights of kind k) times x[:cols].
+func matVecHalfILAsm(k wkind, out []float32, w []uint16, x []float32, cols, ng int) {
+	o, wp, xp := unsafe.SliceData(out), unsafe.SliceData(w), unsafe.SliceData(x)
 	switch {
 	case isa >= isaAVX512 && k == wBF16:
-		matVecILBF16AVX512(out, w, x, cols)
+		matVecILBF16AVX512(o, wp, xp, cols, ng)
 	case isa >= isaAVX512:
-		matVecILF16AVX512(out, w, x, cols)
-	case k == wBF16:
-		matVecILBF16AVX2(out, w, x, cols)
+		matVecILF16AVX512(o, wp, xp, cols, ng)
 	default:
-		matVecILF16AVX2(out, w, x, cols)
+		gl := halfILGroup(cols)
+		for g := range ng {
+			if k == wBF16 {
+				matVecILBF16AVX2(&out[g*HalfILRows], &w[g*gl], xp, cols)
+			} else {
+				matVecILF16AVX2(&out[g*HalfILRows], &w[g*gl], xp, cols)
+			}
+		}
 	}
 }
 

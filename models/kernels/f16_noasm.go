@@ -10,7 +10,7 @@ func matMulHalfAsm(k wkind, out []float32, w []uint16, x []float32, rows, cols, 
 	panic("kernels: no asm")
 }
 
-func matVecHalfILAsm(k wkind, out *float32, w *uint16, x *float32, cols int) {
+func matVecHalfILAsm(k wkind, out []float32, w []uint16, x []float32, cols, ng int) {
 	panic("kernels: no asm")
 }
 

@@ -179,16 +179,14 @@ func matVecHalfILRange(k wkind, out []float32, w []uint16, x []float32, rows, co
 	}
 	if useAsm && cols > 0 {
 		gl := halfILGroup(cols)
-		var last [HalfILRows]float32
-		for r := r0; r < r1; r += HalfILRows {
-			o := &out[r]
-			if r+HalfILRows > rows {
-				o = &last[0]
-			}
-			matVecHalfILAsm(k, o, &w[r/HalfILRows*gl], &x[0], cols)
-			if o == &last[0] {
-				copy(out[r:r1], last[:])
-			}
+		g0, g1 := r0/HalfILRows, min(r1, rows&^(HalfILRows-1))/HalfILRows
+		if g1 > g0 {
+			matVecHalfILAsm(k, out[r0:], w[g0*gl:], x, cols, g1-g0)
+		}
+		if r := g1 * HalfILRows; r < r1 { // the last group, rows past the end dropped
+			var last [HalfILRows]float32
+			matVecHalfILAsm(k, last[:], w[g1*gl:], x, cols, 1)
+			copy(out[r:r1], last[:])
 		}
 		return
 	}

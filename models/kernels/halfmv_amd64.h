@@ -453,12 +453,16 @@ mmh_store:
 	VFMADD231PS Z16, Z14, Z6; \
 	VFMADD231PS Z16, Z15, Z7
 
-// func MATVECIL512(out *float32, w *uint16, x *float32, cols int)
-// out[0..15] = the 16 rows of the group at w · x[:cols]: one sequential
-// read of the group, two rows per zmm, each in matVecAVX2's lanes and order
+// func MATVECIL512(out *float32, w *uint16, x *float32, cols, ng int)
+// out[0..16·ng) = the rows of the ng groups at w · x[:cols]: one
+// sequential read, two rows per zmm, each in matVecAVX2's lanes and order
 // (the last chunk's x by a masked load, its weights past cols +0).
-TEXT MATVECIL512(SB), NOSPLIT, $0-32
+TEXT MATVECIL512(SB), NOSPLIT, $0-40
+	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
+	MOVQ ng+32(FP), R9
+
+mvil512_group:
 	MOVQ x+16(FP), BX
 	MOVQ cols+24(FP), CX
 	VXORPS Z0, Z0, Z0
@@ -491,9 +495,9 @@ mvil512_tail:
 	VMOVUPS.Z    (BX), K1, Y16
 	VINSERTF32X8 $1, Y16, Z16, Z16
 	ILCHUNK512
+	ADDQ $256, SI
 
 mvil512_store:
-	MOVQ out+0(FP), DI
 	HSUMPAIR(Z0, Y0, X0, 0)
 	HSUMPAIR(Z1, Y1, X1, 8)
 	HSUMPAIR(Z2, Y2, X2, 16)
@@ -502,6 +506,9 @@ mvil512_store:
 	HSUMPAIR(Z5, Y5, X5, 40)
 	HSUMPAIR(Z6, Y6, X6, 48)
 	HSUMPAIR(Z7, Y7, X7, 56)
+	ADDQ $64, DI
+	DECQ R9
+	JNZ  mvil512_group
 	VZEROUPPER
 	RET
 
