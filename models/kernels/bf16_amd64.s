@@ -13,6 +13,7 @@
 #define MATVECIL512 ·matVecILBF16AVX512
 #define MATVECILAVX2 ·matVecILBF16AVX2
 #define WIDENIL ·widenILBF16AVX2
+#define MATMULIL4X3 ·matMulIL4x3BF16AVX2
 
 #include "halfmv_amd64.h"
 

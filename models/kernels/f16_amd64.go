@@ -129,6 +129,40 @@ func widenHalfILAsm(k wkind, dst []float32, src []uint16, nc, rows, ldd int) {
 }
 
 //go:noescape
+func matMulIL4x3F16AVX2(out *float32, w *uint16, x *float32, cols, ldo int)
+
+//go:noescape
+func matMulIL4x3BF16AVX2(out *float32, w *uint16, x *float32, cols, ldo int)
+
+// matMulHalfILAsm is matMulHalfAsm on the whole groups [r0, r1) (multiples
+// of 16) of interleaved weights: the same token chunks and 4×3 tiles, four
+// to a group, and the tokens left over by the group matvec.
+func matMulHalfILAsm(k wkind, out []float32, w []uint16, x []float32, rows, cols, n, r0, r1 int) {
+	gl := halfILGroup(cols)
+	tc := tokenChunk(cols)
+	for t0 := 0; t0 < n; t0 += tc {
+		t1 := min(n, t0+tc)
+		for r := r0; r < r1; r += HalfILRows {
+			wg := w[r/HalfILRows*gl:]
+			t := t0
+			for ; t+3 <= t1; t += 3 {
+				for i := 0; i < HalfILRows; i += 4 {
+					o, wp, xp := &out[t*rows+r+i], &wg[8*i], &x[t*cols]
+					if k == wBF16 {
+						matMulIL4x3BF16AVX2(o, wp, xp, cols, rows)
+					} else {
+						matMulIL4x3F16AVX2(o, wp, xp, cols, rows)
+					}
+				}
+			}
+			for ; t < t1; t++ {
+				matVecHalfILAsm(k, out[t*rows+r:], wg, x[t*cols:], cols, 1)
+			}
+		}
+	}
+}
+
+//go:noescape
 func copyILAVX2(dst *uint16, src *uint16, nc, rows, ldd int)
 
 // copyHalfILAsm copies the first nc chunks of rows consecutive rows of an

@@ -11,6 +11,7 @@
 #define MATVECIL512 ·matVecILF16AVX512
 #define MATVECILAVX2 ·matVecILF16AVX2
 #define WIDENIL ·widenILF16AVX2
+#define MATMULIL4X3 ·matMulIL4x3F16AVX2
 
 #include "halfmv_amd64.h"
 

@@ -14,6 +14,10 @@ func matVecHalfILAsm(k wkind, out []float32, w []uint16, x []float32, cols, ng i
 	panic("kernels: no asm")
 }
 
+func matMulHalfILAsm(k wkind, out []float32, w []uint16, x []float32, rows, cols, n, r0, r1 int) {
+	panic("kernels: no asm")
+}
+
 func copyHalfILAsm(dst []uint16, src []uint16, nc, rows, ldd int) { panic("kernels: no asm") }
 
 func widenHalfILAsm(k wkind, dst []float32, src []uint16, nc, rows, ldd int) {

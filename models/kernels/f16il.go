@@ -216,9 +216,16 @@ type halfRowBuf struct{ h []uint16 }
 // concurrent range.
 var halfRowBufs = sync.Pool{New: func() any { return new(halfRowBuf) }}
 
-// matMulHalfILRange computes rows [r0, r1) of every token by
-// matMulHalfRange on blocks of rows copied out row-major (any r0, r1).
+// matMulHalfILRange computes rows [r0, r1) of every token (any r0, r1):
+// whole groups by the interleaved 4×3 tiles, other rows by matMulHalfRange
+// on blocks of rows copied out row-major.
 func matMulHalfILRange(k wkind, out []float32, w []uint16, x []float32, rows, cols, n, r0, r1 int) {
+	if useAsm && cols > 0 && r0%HalfILRows == 0 {
+		if full := min(r1, rows&^(HalfILRows-1)); full > r0 {
+			matMulHalfILAsm(k, out, w, x, rows, cols, n, r0, full)
+			r0 = full
+		}
+	}
 	if r1 <= r0 {
 		return
 	}

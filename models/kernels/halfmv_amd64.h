@@ -421,7 +421,7 @@ mmh_store:
 	RET
 
 // The interleaved layout's kernels (f16il.go), when the including file
-// defines MATVECIL512, MATVECILAVX2 and WIDENIL, and WIDEN512(M, Z): Z = the
+// defines MATVECIL512, MATVECILAVX2, MATMULIL4X3 and WIDENIL, and WIDEN512(M, Z): Z = the
 // 16 weights at M (32 bytes) widened.
 
 // HSUMPAIR stores the sums of Z's two rows (low and high 8 lanes, HSUM's
@@ -675,6 +675,114 @@ mvil2_half:
 	ADDQ   $256, R8
 	DECQ   DX
 	JNZ    mvil2_half
+	VZEROUPPER
+	RET
+
+// ILROW4X3(O) adds the row at O(R13) of the current chunk, widened into
+// Y15, times the 3 tokens' chunks Y12-Y14 into A0-A2.
+#define ILROW4X3(O, A0, A1, A2) \
+	WIDEN(O(R13), Y15); \
+	VFMADD231PS Y15, Y12, A0; \
+	VFMADD231PS Y15, Y13, A1; \
+	VFMADD231PS Y15, Y14, A2
+
+// func MATMULIL4X3(out *float32, w *uint16, x *float32, cols, ldo int)
+// MATMUL4X3 on 4 rows of an interleaved group (the first at w, the others
+// 16 bytes apart, chunks 256 bytes apart): the same accumulators, order
+// and sums. The last chunk's weights past cols are +0, so only the tokens
+// take a masked load there. The 4 tiles of a group each read one line of
+// every chunk, which the hardware prefetcher does not follow: each chunk's
+// lines are prefetched 16 chunks ahead.
+//
+// Registers: AX index, CX cols, DI out, R13 the weights' chunk, BX R11 R12
+// tokens, R8 the float tail mask's address; DX ldo in bytes at the store.
+TEXT MATMULIL4X3(SB), NOSPLIT, $0-40
+	MOVQ out+0(FP), DI
+	MOVQ w+8(FP), R13
+	MOVQ x+16(FP), BX
+	MOVQ cols+24(FP), CX
+
+	MOVQ CX, AX
+	ANDQ $-8, AX
+	LEAQ (BX)(AX*4), BX
+	LEAQ (BX)(CX*4), R11
+	LEAQ (R11)(CX*4), R12
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	NEGQ   AX
+	JZ     mmil_tail
+
+mmil_loop:
+	PREFETCHT0 4096(R13)
+	PREFETCHT0 4160(R13)
+	PREFETCHT0 4224(R13)
+	PREFETCHT0 4288(R13)
+	VMOVUPS (BX)(AX*4), Y12
+	VMOVUPS (R11)(AX*4), Y13
+	VMOVUPS (R12)(AX*4), Y14
+	ILROW4X3(0, Y0, Y1, Y2)
+	ILROW4X3(16, Y3, Y4, Y5)
+	ILROW4X3(32, Y6, Y7, Y8)
+	ILROW4X3(48, Y9, Y10, Y11)
+	ADDQ    $256, R13
+	ADDQ    $8, AX
+	JNZ     mmil_loop
+
+mmil_tail:
+	MOVQ CX, AX
+	ANDQ $7, AX
+	JZ   mmil_store
+	LEAQ halftail<>+32(SB), R8
+	SHLQ $2, AX
+	SUBQ AX, R8
+	VMOVDQU    (R8), Y15
+	VMASKMOVPS (BX), Y15, Y12
+	VMASKMOVPS (R11), Y15, Y13
+	VMASKMOVPS (R12), Y15, Y14
+	ILROW4X3(0, Y0, Y1, Y2)
+	ILROW4X3(16, Y3, Y4, Y5)
+	ILROW4X3(32, Y6, Y7, Y8)
+	ILROW4X3(48, Y9, Y10, Y11)
+
+mmil_store:
+	MOVQ   ldo+32(FP), DX
+	SHLQ   $2, DX
+	HSUM(Y0, X0, X12)
+	HSUM(Y1, X1, X12)
+	HSUM(Y2, X2, X12)
+	HSUM(Y3, X3, X12)
+	HSUM(Y4, X4, X12)
+	HSUM(Y5, X5, X12)
+	HSUM(Y6, X6, X12)
+	HSUM(Y7, X7, X12)
+	HSUM(Y8, X8, X12)
+	HSUM(Y9, X9, X12)
+	HSUM(Y10, X10, X12)
+	HSUM(Y11, X11, X12)
+	LEAQ   (DI)(DX*1), R8
+	LEAQ   (DI)(DX*2), R9
+	VMOVSS X0, (DI)
+	VMOVSS X3, 4(DI)
+	VMOVSS X6, 8(DI)
+	VMOVSS X9, 12(DI)
+	VMOVSS X1, (R8)
+	VMOVSS X4, 4(R8)
+	VMOVSS X7, 8(R8)
+	VMOVSS X10, 12(R8)
+	VMOVSS X2, (R9)
+	VMOVSS X5, 4(R9)
+	VMOVSS X8, 8(R9)
+	VMOVSS X11, 12(R9)
 	VZEROUPPER
 	RET
 
