@@ -797,6 +797,8 @@ TEXT WIDENIL(SB), NOSPLIT, $0-40
 	MOVQ rows+24(FP), DX
 	MOVQ ldd+32(FP), R8
 	SHLQ $2, R8
+	LEAQ (R8)(R8*2), R12
+	LEAQ (R8*4), R13
 	TESTQ CX, CX
 	JZ   wil_done
 	TESTQ DX, DX
@@ -806,6 +808,25 @@ wil_chunk:
 	MOVQ SI, R9
 	MOVQ DI, R10
 	MOVQ DX, R11
+	CMPQ R11, $4
+	JLT  wil_row
+
+wil_row4:
+	WIDEN((R9), Y0)
+	WIDEN(16(R9), Y1)
+	WIDEN(32(R9), Y2)
+	WIDEN(48(R9), Y3)
+	VMOVUPS Y0, (R10)
+	VMOVUPS Y1, (R10)(R8*1)
+	VMOVUPS Y2, (R10)(R8*2)
+	VMOVUPS Y3, (R10)(R12*1)
+	ADDQ    $64, R9
+	ADDQ    R13, R10
+	SUBQ    $4, R11
+	CMPQ    R11, $4
+	JGE     wil_row4
+	TESTQ   R11, R11
+	JZ      wil_next
 
 wil_row:
 	WIDEN((R9), Y0)
@@ -814,6 +835,8 @@ wil_row:
 	ADDQ    R8, R10
 	DECQ    R11
 	JNZ     wil_row
+
+wil_next:
 	ADDQ    $256, SI
 	ADDQ    $32, DI
 	DECQ    CX
