@@ -789,7 +789,10 @@ mmil_store:
 // func WIDENIL(dst *float32, src *uint16, nc, rows, ldd int)
 // dst[i*ldd+8c : i*ldd+8c+8] = the 8 weights at src + 256c + 16i widened,
 // for c < nc and i < rows: rows of an interleaved group, read in the
-// layout's order.
+// layout's order two chunks at a time, so each row gets a whole 64-byte
+// line at once (chunk by chunk each line was written in two halves, and
+// rows 8 KiB apart, as 2048 columns are, share an L1 set: 16 of them
+// evicted each other between the halves).
 TEXT WIDENIL(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
@@ -797,50 +800,45 @@ TEXT WIDENIL(SB), NOSPLIT, $0-40
 	MOVQ rows+24(FP), DX
 	MOVQ ldd+32(FP), R8
 	SHLQ $2, R8
-	LEAQ (R8)(R8*2), R12
-	LEAQ (R8*4), R13
-	TESTQ CX, CX
-	JZ   wil_done
 	TESTQ DX, DX
 	JZ   wil_done
+	CMPQ CX, $2
+	JLT  wil_one
 
-wil_chunk:
+wil_pair:
 	MOVQ SI, R9
 	MOVQ DI, R10
 	MOVQ DX, R11
-	CMPQ R11, $4
-	JLT  wil_row
 
-wil_row4:
+wil_pair_row:
 	WIDEN((R9), Y0)
-	WIDEN(16(R9), Y1)
-	WIDEN(32(R9), Y2)
-	WIDEN(48(R9), Y3)
+	WIDEN(256(R9), Y1)
 	VMOVUPS Y0, (R10)
-	VMOVUPS Y1, (R10)(R8*1)
-	VMOVUPS Y2, (R10)(R8*2)
-	VMOVUPS Y3, (R10)(R12*1)
-	ADDQ    $64, R9
-	ADDQ    R13, R10
-	SUBQ    $4, R11
-	CMPQ    R11, $4
-	JGE     wil_row4
-	TESTQ   R11, R11
-	JZ      wil_next
+	VMOVUPS Y1, 32(R10)
+	ADDQ    $16, R9
+	ADDQ    R8, R10
+	DECQ    R11
+	JNZ     wil_pair_row
+	ADDQ    $512, SI
+	ADDQ    $64, DI
+	SUBQ    $2, CX
+	CMPQ    CX, $2
+	JGE     wil_pair
 
-wil_row:
+wil_one:
+	TESTQ CX, CX
+	JZ    wil_done
+	MOVQ  SI, R9
+	MOVQ  DI, R10
+	MOVQ  DX, R11
+
+wil_one_row:
 	WIDEN((R9), Y0)
 	VMOVUPS Y0, (R10)
 	ADDQ    $16, R9
 	ADDQ    R8, R10
 	DECQ    R11
-	JNZ     wil_row
-
-wil_next:
-	ADDQ    $256, SI
-	ADDQ    $32, DI
-	DECQ    CX
-	JNZ     wil_chunk
+	JNZ     wil_one_row
 
 wil_done:
 	VZEROUPPER
