@@ -51,9 +51,9 @@ def widen(kind, src, dst):
 
 def tile(R, P, kind, il=False):
     """il: the weights interleaved (f16il.go): a row's chunks 256 bytes
-    apart. The tiles of a group (6, 6 and 4 rows) read parts of the same
-    lines, so every chunk's 4 lines are prefetched PF ahead: without it
-    the 8-token step ran at half the row-major tiles' speed."""
+    apart. A tile reads 16·R bytes of each 256, which the hardware
+    prefetcher does not follow: its lines are prefetched PF ahead (without
+    it the 8-token step ran at half the row-major tiles' speed)."""
     name = f"pair{'IL' if il else ''}{kind}R{R}P{P}"
     half = kind != "F32"
     eb = 2 if half else 4  # weight bytes per element
@@ -92,8 +92,11 @@ def tile(R, P, kind, il=False):
             if pf and not il:
                 p(f"\tPREFETCHT0 {PF + u*cs}({ROWS[r]})(AX*1)")
             if il and r == 0:
-                for j in range(4):
-                    p(f"\tPREFETCHT0 {PF + u*cs + 64*j}(SI)(AX*1)")
+                # The lines of this tile's 16·R bytes of the chunk: at most
+                # two (the tiles start at rows 0, 6 and 12 of a group).
+                p(f"\tPREFETCHT0 {PF + u*cs}(SI)(AX*1)")
+                if R > 1:
+                    p(f"\tPREFETCHT0 {PF + u*cs + 16*R - 1}(SI)(AX*1)")
             if half:
                 p(f"\tVBROADCASTI32X4 {u*cs}({ROWS[r]})(AX*1), Y{w}")
                 widen(kind, f"Y{w}", f"Z{w}")
