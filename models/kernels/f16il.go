@@ -9,10 +9,10 @@ import (
 // Interleaved 2-byte weights (f16 and bf16), repacked once at load: groups
 // of HalfILRows rows, and in each group the columns 8 at a time, the 8
 // halves of row 0, then of row 1, … of row 15 (256 bytes a chunk), so a
-// product reads one sequential stream. Row-major, a 16-row matvec read 16
-// (the AVX2 kernel 8) rows at once, and bench110M-f16's decode step read
-// its weights at 21-24 GB/s against 28-32 for this layout and 32 for a
-// plain read of the same bytes (BENCHMARKS.md: BenchmarkDecodeF16).
+// one-token product reads one sequential stream where the row-major
+// kernels read 8 rows (or 8 row pairs) at once: bench110M-f16's decode
+// step 1.1-1.5× faster on AVX-512, 1.05-1.4× on AVX2 (BenchmarkDecodeF16,
+// BENCHMARKS.md).
 //
 // Each row keeps its 8 float lanes (lane j: columns ≡ j mod 8, in order) and
 // MatVec's horizontal sum, one row per half of a zmm (two per register), so
