@@ -11,7 +11,7 @@ import (
 // halves of row 0, then of row 1, … of row 15 (256 bytes a chunk), so a
 // one-token product reads one sequential stream where the row-major
 // kernels read 8 rows (or 8 row pairs) at once: bench110M-f16's decode
-// step 1.1-1.5× faster on AVX-512, 1.05-1.4× on AVX2 (BenchmarkDecodeF16,
+// step 1.08-1.48× faster on AVX-512, 1.04-1.41× on AVX2 (BenchmarkDecodeF16,
 // BENCHMARKS.md).
 //
 // Each row keeps its 8 float lanes (lane j: columns ≡ j mod 8, in order) and
