@@ -31,7 +31,7 @@ const halfILChunk = HalfILRows * 8
 
 // HalfILLen is the length in halves of a [rows][cols] matrix interleaved.
 func HalfILLen(rows, cols int) int {
-	return (rows + HalfILRows - 1) / HalfILRows * (cols + 7) / 8 * halfILChunk
+	return (rows + HalfILRows - 1) / HalfILRows * ((cols + 7) / 8) * halfILChunk
 }
 
 // halfILGroup is the halves of one row group.

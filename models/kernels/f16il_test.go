@@ -106,3 +106,16 @@ func TestMatMulHalfIL(t *testing.T) {
 		}
 	}
 }
+
+// HalfILLen is whole groups of whole chunks: it multiplied the groups by
+// cols+7 before dividing by 8, which over-allocated large matrices (a
+// 128,256-row embedding of 2,048 columns by 1.8 MB).
+func TestHalfILLen(t *testing.T) {
+	for _, c := range []struct{ rows, cols, want int }{
+		{1, 1, 128}, {16, 8, 128}, {17, 9, 4 * 128}, {128256, 2048, 8016 * 256 * 128}, {2048, 8191, 128 * 1024 * 128},
+	} {
+		if got := HalfILLen(c.rows, c.cols); got != c.want {
+			t.Errorf("HalfILLen(%d, %d) = %d, want %d", c.rows, c.cols, got, c.want)
+		}
+	}
+}
