@@ -60,49 +60,66 @@ var blockQuantizers = map[Type]func(x []float32, y []byte) bool{
 // or a minimum below -65504 in Q4_1 and Q5_1; and k-quant and IQ4_XS
 // blocks past kMaxAbs. Every other finite input gives ggml's bytes.
 func Quantize(t Type, x []float32) ([]byte, error) {
+	var out []byte
+	if n, err := t.RowBytes(int64(len(x))); err == nil && CanQuantize(t) {
+		out = make([]byte, n)
+	} // else QuantizeInto says what is wrong
+	if err := QuantizeInto(t, x, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// QuantizeInto is Quantize writing into out, which must be exactly the size
+// of x's encoding: a large tensor is encoded a piece at a time into one
+// buffer.
+func QuantizeInto(t Type, x []float32, out []byte) error {
 	if !CanQuantize(t) {
-		return nil, fmt.Errorf("gguf: quantising to %s is not supported", t)
+		return fmt.Errorf("gguf: quantising to %s is not supported", t)
 	}
 	n, err := t.RowBytes(int64(len(x)))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	out := make([]byte, n)
+	if int64(len(out)) != n {
+		return fmt.Errorf("gguf: %d %s elements take %d bytes, not %d", len(x), t, n, len(out))
+	}
 	switch t {
 	case TypeF32:
 		for i, v := range x {
 			binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(v))
 		}
-		return out, nil
+		return nil
 	case TypeF16:
 		for i, v := range x {
 			binary.LittleEndian.PutUint16(out[2*i:], F32ToF16(v))
 		}
-		return out, nil
+		return nil
 	case TypeBF16:
 		for i, v := range x {
 			binary.LittleEndian.PutUint16(out[2*i:], F32ToBF16(v))
 		}
-		return out, nil
+		return nil
 	}
 	for i, v := range x {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return nil, fmt.Errorf("gguf: cannot quantise %v (element %d) to %s", v, i, t)
+			return fmt.Errorf("gguf: cannot quantise %v (element %d) to %s", v, i, t)
 		}
 	}
+	clear(out) // the block quantizers fill in zeroed blocks
 	quant := blockQuantizers[t]
 	bs, bb := t.BlockSize(), t.BlockBytes()
 	for i := 0; i < len(x)/bs; i++ {
 		blk := x[i*bs : (i+1)*bs]
 		_, amax := blockAbsMax(blk)
 		if lim, ok := kMaxAbs[t]; ok && amax > lim {
-			return nil, fmt.Errorf("gguf: %s block %d: values up to %g are beyond the ±%g it can hold", t, i, amax, lim)
+			return fmt.Errorf("gguf: %s block %d: values up to %g are beyond the ±%g it can hold", t, i, amax, lim)
 		}
 		if !quant(blk, out[i*bb:(i+1)*bb]) {
-			return nil, fmt.Errorf("gguf: %s block %d: values up to %g overflow its f16 scales", t, i, amax)
+			return fmt.Errorf("gguf: %s block %d: values up to %g overflow its f16 scales", t, i, amax)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // putHalf stores f as f16 at b and reports whether it stayed finite.

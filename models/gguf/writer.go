@@ -24,97 +24,184 @@ type WriteTensor struct {
 
 // Write writes a GGUF v3 file: the metadata in order, the tensor infos, and
 // the tensor data, each tensor padded to the alignment (general.alignment in
-// meta, else 32). Array values in meta use ArrayValue.
+// meta, else 32). Array values in meta use ArrayValue. Every tensor's data is
+// checked before anything is written; an error in encoding one (Quantize's)
+// comes after the tensors before it were written.
 func Write(w io.Writer, meta []KV, tensors []WriteTensor) error {
+	infos := make([]TensorInfo, len(tensors))
+	for i, t := range tensors {
+		infos[i] = TensorInfo{Name: t.Name, Dims: t.Dims, Type: t.Type}
+		if err := infos[i].setSize(); err != nil {
+			return err
+		}
+		switch size := infos[i].Size; {
+		case t.Raw != nil && int64(len(t.Raw)) != size:
+			return fmt.Errorf("gguf: tensor %s: %d bytes of data, want %d", quote.Quote(t.Name), len(t.Raw), size)
+		case t.Raw == nil && int64(len(t.Data)) != infos[i].Elements():
+			return fmt.Errorf("gguf: tensor %s: %d values for %d elements", quote.Quote(t.Name), len(t.Data), infos[i].Elements())
+		}
+	}
+	tw, err := NewWriter(w, meta, infos)
+	if err != nil {
+		return err
+	}
+	for _, t := range tensors {
+		b := t.Raw
+		if b == nil {
+			if b, err = Quantize(t.Type, t.Data); err != nil {
+				return fmt.Errorf("gguf: tensor %s: %w", quote.Quote(t.Name), err)
+			}
+		}
+		if _, err := tw.Write(b); err != nil {
+			return err
+		}
+	}
+	return tw.Close()
+}
+
+// Writer writes a GGUF v3 file a tensor at a time, so that a file need not
+// be held in memory to be written: NewWriter writes the header (the tensor
+// infos' sizes and offsets follow from each tensor's type and dims), then
+// Write takes the tensors' encoded bytes in order, in pieces of any size,
+// and pads each tensor to the alignment; Close checks that every tensor was
+// written in full and flushes.
+type Writer struct {
+	bw      *bufio.Writer
+	e       encoder
+	align   int64
+	tensors []TensorInfo
+	next    int   // the tensor being written
+	left    int64 // its bytes still to come
+}
+
+// NewWriter writes the metadata (as Write does) and the infos of tensors,
+// whose Name, Dims and Type it reads (not Offset and Size: they follow).
+func NewWriter(w io.Writer, meta []KV, tensors []TensorInfo) (*Writer, error) {
 	align := int64(DefaultAlignment)
 	seen := map[string]bool{}
 	for _, kv := range meta {
 		if seen[kv.Key] {
-			return fmt.Errorf("gguf: duplicate metadata key %s", quote.Quote(kv.Key))
+			return nil, fmt.Errorf("gguf: duplicate metadata key %s", quote.Quote(kv.Key))
 		}
 		seen[kv.Key] = true
 		if kv.Key == "general.alignment" {
 			a, ok := kv.Value.(uint32)
 			if !ok || a == 0 || a&(a-1) != 0 {
-				return fmt.Errorf("gguf: general.alignment must be a uint32 power of two")
+				return nil, fmt.Errorf("gguf: general.alignment must be a uint32 power of two")
 			}
 			align = int64(a)
 		}
 	}
-	blobs := make([][]byte, len(tensors))
-	offsets := make([]int64, len(tensors))
+	infos := make([]TensorInfo, len(tensors))
 	var off int64
 	names := map[string]bool{}
 	for i, t := range tensors {
 		if names[t.Name] {
-			return fmt.Errorf("gguf: duplicate tensor name %s", quote.Quote(t.Name))
+			return nil, fmt.Errorf("gguf: duplicate tensor name %s", quote.Quote(t.Name))
 		}
 		names[t.Name] = true
-		if len(t.Dims) > MaxDims {
-			return fmt.Errorf("gguf: tensor %s has %d dimensions", quote.Quote(t.Name), len(t.Dims))
+		infos[i] = TensorInfo{Name: t.Name, Dims: t.Dims, Type: t.Type, Offset: off}
+		if err := infos[i].setSize(); err != nil {
+			return nil, err
 		}
-		n := int64(1)
-		for _, d := range t.Dims {
-			if d < 0 {
-				return fmt.Errorf("gguf: tensor %s has a negative dimension", quote.Quote(t.Name))
-			}
-			n *= d
-		}
-		size, err := t.Type.RowBytes(n)
-		if err != nil {
-			return fmt.Errorf("gguf: tensor %s: %w", quote.Quote(t.Name), err)
-		}
-		if len(t.Dims) > 0 && t.Dims[0]%int64(t.Type.BlockSize()) != 0 {
-			return fmt.Errorf("gguf: tensor %s: row length %d is not a multiple of the %s block size", quote.Quote(t.Name), t.Dims[0], t.Type)
-		}
-		b := t.Raw
-		if b == nil {
-			if int64(len(t.Data)) != n {
-				return fmt.Errorf("gguf: tensor %s: %d values for %d elements", quote.Quote(t.Name), len(t.Data), n)
-			}
-			if b, err = Quantize(t.Type, t.Data); err != nil {
-				return fmt.Errorf("gguf: tensor %s: %w", quote.Quote(t.Name), err)
-			}
-		}
-		if int64(len(b)) != size {
-			return fmt.Errorf("gguf: tensor %s: %d bytes of data, want %d", quote.Quote(t.Name), len(b), size)
-		}
-		blobs[i] = b
-		offsets[i] = off
-		off = alignUp(off+size, align)
+		off = alignUp(off+infos[i].Size, align)
 	}
 
 	bw := bufio.NewWriter(w)
-	e := &encoder{w: bw}
+	tw := &Writer{bw: bw, e: encoder{w: bw}, align: align, tensors: infos}
+	e := &tw.e
 	e.raw([]byte(Magic))
 	e.u32(3)
-	e.u64(uint64(len(tensors)))
+	e.u64(uint64(len(infos)))
 	e.u64(uint64(len(meta)))
 	for _, kv := range meta {
 		e.str(kv.Key)
 		e.u32(uint32(kv.Type))
 		if err := e.value(kv.Type, kv.Value); err != nil {
-			return fmt.Errorf("gguf: metadata %s: %w", quote.Quote(kv.Key), err)
+			return nil, fmt.Errorf("gguf: metadata %s: %w", quote.Quote(kv.Key), err)
 		}
 	}
-	for i, t := range tensors {
+	for _, t := range infos {
 		e.str(t.Name)
 		e.u32(uint32(len(t.Dims)))
 		for _, d := range t.Dims {
 			e.u64(uint64(d))
 		}
 		e.u32(uint32(t.Type))
-		e.u64(uint64(offsets[i]))
+		e.u64(uint64(t.Offset))
 	}
 	e.pad(align)
-	for _, b := range blobs {
-		e.raw(b)
-		e.pad(align)
+	if len(infos) > 0 {
+		tw.left = infos[0].Size
 	}
-	if e.err != nil {
-		return e.err
+	return tw, e.err
+}
+
+// setSize checks t's dims and type and sets its Size.
+func (t *TensorInfo) setSize() error {
+	if len(t.Dims) > MaxDims {
+		return fmt.Errorf("gguf: tensor %s has %d dimensions", quote.Quote(t.Name), len(t.Dims))
 	}
-	return bw.Flush()
+	for _, d := range t.Dims {
+		if d < 0 {
+			return fmt.Errorf("gguf: tensor %s has a negative dimension", quote.Quote(t.Name))
+		}
+	}
+	size, err := t.Type.RowBytes(t.Elements())
+	if err != nil {
+		return fmt.Errorf("gguf: tensor %s: %w", quote.Quote(t.Name), err)
+	}
+	if len(t.Dims) > 0 && t.Dims[0]%int64(t.Type.BlockSize()) != 0 {
+		return fmt.Errorf("gguf: tensor %s: row length %d is not a multiple of the %s block size", quote.Quote(t.Name), t.Dims[0], t.Type)
+	}
+	t.Size = size
+	return nil
+}
+
+// Write writes the next bytes of the tensors' data.
+func (w *Writer) Write(p []byte) (int, error) {
+	n := 0
+	for len(p) > 0 {
+		w.finish()
+		if w.next == len(w.tensors) {
+			return n, fmt.Errorf("gguf: %d bytes of data beyond the last tensor", len(p))
+		}
+		k := int(min(int64(len(p)), w.left))
+		w.e.raw(p[:k])
+		if w.e.err != nil {
+			return n, w.e.err
+		}
+		n += k
+		p = p[k:]
+		w.left -= int64(k)
+	}
+	return n, nil
+}
+
+// finish pads each tensor written in full and moves on to the first one
+// that is not.
+func (w *Writer) finish() {
+	for w.next < len(w.tensors) && w.left == 0 {
+		w.e.pad(w.align)
+		w.next++
+		if w.next < len(w.tensors) {
+			w.left = w.tensors[w.next].Size
+		}
+	}
+}
+
+// Close flushes the file once every tensor has been written. It does not
+// close the underlying writer.
+func (w *Writer) Close() error {
+	w.finish()
+	if w.e.err != nil {
+		return w.e.err
+	}
+	if w.next < len(w.tensors) {
+		t := &w.tensors[w.next]
+		return fmt.Errorf("gguf: tensor %s: %d of %d bytes written", quote.Quote(t.Name), t.Size-w.left, t.Size)
+	}
+	return w.bw.Flush()
 }
 
 type encoder struct {

@@ -2,11 +2,13 @@ package gguf
 
 import (
 	"bytes"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -168,5 +170,59 @@ func TestQuantizeQ8_0Reference(t *testing.T) {
 		if c != 0 {
 			t.Fatal("all-zero block should encode as zeros")
 		}
+	}
+}
+
+// TestWriterPieces: a Writer given the tensors' bytes in pieces of any size,
+// across tensor boundaries, writes Write's file; it refuses bytes beyond the
+// last tensor, and Close refuses a tensor left short.
+func TestWriterPieces(t *testing.T) {
+	meta, tensors := sampleMeta(), sampleTensors()
+	var want bytes.Buffer
+	if err := Write(&want, meta, tensors); err != nil {
+		t.Fatal(err)
+	}
+	infos := make([]TensorInfo, len(tensors))
+	var data []byte
+	for i, wt := range tensors {
+		infos[i] = TensorInfo{Name: wt.Name, Dims: wt.Dims, Type: wt.Type}
+		b, err := Quantize(wt.Type, wt.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = append(data, b...)
+	}
+	for _, piece := range []int{1, 7, 100, len(data)} {
+		var got bytes.Buffer
+		w, err := NewWriter(&got, meta, infos)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rest := data; len(rest) > 0; {
+			n := min(piece, len(rest))
+			if _, err := w.Write(rest[:n]); err != nil {
+				t.Fatal(err)
+			}
+			rest = rest[n:]
+		}
+		if _, err := w.Write([]byte{0}); err == nil {
+			t.Errorf("pieces of %d: a byte beyond the last tensor written", piece)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("pieces of %d: the file differs from Write's", piece)
+		}
+	}
+	w, err := NewWriter(io.Discard, meta, infos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(data[:len(data)-1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err == nil || !strings.Contains(err.Error(), "d.scalar") {
+		t.Errorf("Close with a byte missing: %v, want the short tensor named", err)
 	}
 }
