@@ -20,9 +20,9 @@ type File struct {
 	Meta    []gguf.KV
 	Tensors []Tensor
 
-	// Release, when set, is told a tensor's Raw bytes once they have been
-	// re-encoded (FromGGUF: gguf.File.ReleaseBytes), so that the pages of
-	// the file read so far do not stay in memory beside the new encodings.
+	// Release, when set, is told a tensor's Raw bytes once it has been
+	// written (FromGGUF: gguf.File.ReleaseBytes), so that the pages of the
+	// file read so far do not stay in memory.
 	Release func([]byte)
 }
 
@@ -31,12 +31,9 @@ type Tensor struct {
 	Name  string
 	Shape []int // row-major: [rows, cols] for a matrix, [n] for a vector
 
-	// The values: Data as float32 (row-major), or Load, called once when
-	// the tensor is written (a large file is not held in float32 at once),
-	// or Raw bytes already in type Src (copied as they are when the type
-	// rules keep Src).
+	// The values: Data as float32 (row-major), or Raw bytes in type Src
+	// (copied as they are when the type rules keep Src).
 	Data []float32
-	Load func() ([]float32, error)
 	Raw  []byte
 	Src  gguf.Type
 
@@ -63,54 +60,114 @@ func (t *Tensor) dims() []int64 {
 // Progress is told how many of the file's elements have been encoded.
 type Progress func(done, total int64)
 
-// Write encodes every tensor in its Type and writes the file. Metadata
-// general.architecture, general.file_type and general.quantization_version
-// come first when f.Meta lacks them.
+// chunk is about how many values Write converts at a time: a tensor is
+// decoded, encoded and written a few rows at a time, so that memory holds
+// one chunk's float32 values and encoding beside the input, however large
+// the tensor (an 8B model's token_embd is 2 GB as float32).
+const chunk = 1 << 20
+
+// Write encodes every tensor in its Type and writes the file as it goes.
+// Metadata general.architecture, general.file_type and
+// general.quantization_version come first when f.Meta lacks them.
 func Write(w io.Writer, f *File, mix Mix, progress Progress) error {
+	infos := make([]gguf.TensorInfo, len(f.Tensors))
 	var total, done int64
 	for i := range f.Tensors {
-		total += f.Tensors[i].elements()
+		t := &f.Tensors[i]
+		infos[i] = gguf.TensorInfo{Name: t.Name, Dims: t.dims(), Type: t.Type}
+		total += t.elements()
 	}
-	out := make([]gguf.WriteTensor, len(f.Tensors))
+	tw, err := gguf.NewWriter(w, header(f, mix), infos)
+	if err != nil {
+		return err
+	}
+	var buf buffers
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
-		raw, err := encode(t)
+		err := writeTensor(tw, t, &buf, func(n int64) {
+			done += n
+			if progress != nil {
+				progress(done, total)
+			}
+		})
 		if err != nil {
 			return fmt.Errorf("convert: %s: %w", t.Name, err)
 		}
-		if f.Release != nil && t.Raw != nil && t.Type != t.Src {
+		if f.Release != nil && t.Raw != nil {
 			f.Release(t.Raw)
 		}
-		out[i] = gguf.WriteTensor{Name: t.Name, Dims: t.dims(), Type: t.Type, Raw: raw}
-		done += t.elements()
-		if progress != nil {
-			progress(done, total)
-		}
 	}
-	return gguf.Write(w, header(f, mix), out)
+	return tw.Close()
 }
 
-func encode(t *Tensor) ([]byte, error) {
+// buffers are the float32 values and the encoding of one chunk, reused from
+// chunk to chunk.
+type buffers struct {
+	x   []float32
+	out []byte
+}
+
+// writeTensor writes t's encoding in its Type to w a chunk of rows at a
+// time, telling step how many values each chunk held.
+func writeTensor(w io.Writer, t *Tensor, buf *buffers, step func(int64)) error {
+	n := t.elements()
 	if t.Raw != nil && t.Type == t.Src {
-		return t.Raw, nil
+		if _, err := w.Write(t.Raw); err != nil {
+			return err
+		}
+		step(n)
+		return nil
 	}
-	x := t.Data
-	if x == nil && t.Load != nil {
+	if n == 0 {
+		return nil
+	}
+	cols := int64(1)
+	if len(t.Shape) > 0 {
+		cols = int64(t.Shape[len(t.Shape)-1])
+	}
+	var srcRow int64 // bytes of a row of Raw
+	if t.Raw != nil {
 		var err error
-		if x, err = t.Load(); err != nil {
-			return nil, err
+		if srcRow, err = t.Src.RowBytes(cols); err != nil || int64(len(t.Raw)) != n/cols*srcRow {
+			return fmt.Errorf("%d bytes of %s for shape %v", len(t.Raw), t.Src, t.Shape)
 		}
+	} else if int64(len(t.Data)) != n {
+		return fmt.Errorf("%d values for shape %v", len(t.Data), t.Shape)
 	}
-	if x == nil && t.Raw != nil {
-		x = make([]float32, t.elements())
-		if err := gguf.Dequantize(t.Src, t.Raw, x); err != nil {
-			return nil, err
+	rows := max(1, chunk/cols)
+	for r := int64(0); r < n/cols; r += rows {
+		r1 := min(r+rows, n/cols)
+		var x []float32
+		if t.Raw != nil {
+			x = grow(&buf.x, (r1-r)*cols)
+			if err := gguf.Dequantize(t.Src, t.Raw[r*srcRow:r1*srcRow], x); err != nil {
+				return err
+			}
+		} else {
+			x = t.Data[r*cols : r1*cols]
 		}
+		size, err := t.Type.RowBytes(int64(len(x)))
+		if err != nil {
+			return err
+		}
+		out := grow(&buf.out, size)
+		if err := gguf.QuantizeInto(t.Type, x, out); err != nil {
+			return fmt.Errorf("rows %d to %d: %w", r, r1-1, err)
+		}
+		if _, err := w.Write(out); err != nil {
+			return err
+		}
+		step(int64(len(x)))
 	}
-	if int64(len(x)) != t.elements() {
-		return nil, fmt.Errorf("%d values for shape %v", len(x), t.Shape)
+	return nil
+}
+
+// grow returns (*b)[:n], reallocating *b when it is shorter.
+func grow[E any](b *[]E, n int64) []E {
+	if int64(cap(*b)) < n {
+		*b = make([]E, n)
 	}
-	return gguf.Quantize(t.Type, x)
+	return (*b)[:n]
 }
 
 // header is f.Meta with the architecture first and the file type of the mix.

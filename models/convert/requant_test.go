@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -70,11 +71,19 @@ func TestMatchesLlamaQuantize(t *testing.T) {
 				if err := SetTypes(f, mix); err != nil {
 					t.Fatal(err)
 				}
-				if len(f.Tensors) != len(want) {
-					t.Fatalf("%d tensors, llama-quantize wrote %d", len(f.Tensors), len(want))
+				var out bytes.Buffer
+				if err := Write(&out, f, mix, nil); err != nil {
+					t.Fatal(err)
 				}
-				for i := range f.Tensors {
-					tn := &f.Tensors[i]
+				g, err := gguf.Parse(out.Bytes())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(g.Tensors) != len(want) {
+					t.Fatalf("%d tensors, llama-quantize wrote %d", len(g.Tensors), len(want))
+				}
+				for i := range g.Tensors {
+					tn := &g.Tensors[i]
 					w, ok := want[tn.Name]
 					if !ok {
 						t.Errorf("%s: not in llama-quantize's file", tn.Name)
@@ -84,7 +93,7 @@ func TestMatchesLlamaQuantize(t *testing.T) {
 						t.Errorf("%s: type %s, llama-quantize %s", tn.Name, tn.Type, w[0])
 						continue
 					}
-					raw, err := encode(tn)
+					raw, err := g.TensorData(tn)
 					if err != nil {
 						t.Fatal(err)
 					}
