@@ -8,8 +8,10 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"unicode"
 
 	"chat/config"
@@ -132,7 +134,9 @@ func progressBar(verb, label string) (func(done, total int64), func()) {
 // a failed write leaves no half file behind. The file gets the permissions
 // os.Create gives (0666 less the umask), as llama-quantize's output does:
 // os.CreateTemp's 0600 made a converted model unreadable to any other user
-// (a server running as its own user, say).
+// (a server running as its own user, say). Ctrl+C or SIGTERM while it
+// writes removes the temporary file, then ends the process as the signal
+// would have (the default action skips deferred calls).
 func writeAtomic(path string, write func(w io.Writer) error) error {
 	var tmp *os.File
 	var err error
@@ -147,6 +151,25 @@ func writeAtomic(path string, write func(w io.Writer) error) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
+	sig := make(chan os.Signal, 1)
+	for _, s := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		if !signal.Ignored(s) { // nohup, or a shell's background job: write on
+			signal.Notify(sig, s)
+		}
+	}
+	written := make(chan struct{})
+	defer func() { signal.Stop(sig); close(written) }()
+	go func() {
+		select {
+		case s := <-sig:
+			os.Remove(tmp.Name())
+			signal.Stop(sig)
+			if p, err := os.FindProcess(os.Getpid()); err == nil {
+				p.Signal(s)
+			}
+		case <-written:
+		}
+	}()
 	if err := write(tmp); err != nil {
 		tmp.Close()
 		return err

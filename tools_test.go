@@ -1,14 +1,20 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
 	"os"
+	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"chat/config/settings"
 	"chat/models/course"
@@ -262,6 +268,55 @@ func TestPruneCLI(t *testing.T) {
 		if code, _, stderr := runCLI(args...); code != 2 || !strings.HasPrefix(stderr, "chat prune:") {
 			t.Errorf("%v: exit %d %q", bad, code, stderr)
 		}
+	}
+}
+
+// A SIGTERM (or Ctrl+C) while writeAtomic writes leaves no file behind,
+// neither the output nor the temporary one, and the process ends by the
+// signal. The child writes a few bytes, says so, and waits.
+func TestWriteAtomicSignal(t *testing.T) {
+	if dir := os.Getenv("CHAT_TEST_SIGNAL_DIR"); dir != "" {
+		if signal.Ignored(syscall.SIGTERM) {
+			fmt.Println("ignored")
+			os.Exit(0)
+		}
+		writeAtomic(filepath.Join(dir, "out.gguf"), func(w io.Writer) error {
+			w.Write([]byte("GGUF"))
+			fmt.Println("writing")
+			for {
+				time.Sleep(time.Hour)
+			}
+		})
+		os.Exit(3)
+	}
+	if testing.Short() || runtime.GOOS == "windows" {
+		t.Skip("signals a child process")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestWriteAtomicSignal$")
+	cmd.Env = append(os.Environ(), "CHAT_TEST_SIGNAL_DIR="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	if !sc.Scan() || sc.Text() != "writing" {
+		cmd.Wait()
+		t.Skipf("the child said %q, not that it is writing (SIGTERM ignored here?)", sc.Text())
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("%d files while writing, want the temporary one", len(ents))
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	err = cmd.Wait()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+		t.Errorf("the child ended with %v, want killed by SIGTERM", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("%s left behind", ents[0].Name())
 	}
 }
 
