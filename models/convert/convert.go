@@ -111,13 +111,6 @@ type buffers struct {
 // time, telling step how many values each chunk held.
 func writeTensor(w io.Writer, t *Tensor, buf *buffers, step func(int64)) error {
 	n := t.elements()
-	if t.Raw != nil && t.Type == t.Src {
-		if _, err := w.Write(t.Raw); err != nil {
-			return err
-		}
-		step(n)
-		return nil
-	}
 	if n == 0 {
 		return nil
 	}
@@ -133,6 +126,13 @@ func writeTensor(w io.Writer, t *Tensor, buf *buffers, step func(int64)) error {
 		}
 	} else if int64(len(t.Data)) != n {
 		return fmt.Errorf("%d values for shape %v", len(t.Data), t.Shape)
+	}
+	if t.Raw != nil && t.Type == t.Src {
+		if _, err := w.Write(t.Raw); err != nil {
+			return err
+		}
+		step(n)
+		return nil
 	}
 	rows := max(1, chunk/cols)
 	for r := int64(0); r < n/cols; r += rows {

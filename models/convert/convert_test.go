@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"hash"
+	"io"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -82,4 +84,24 @@ func TestWriteStreams(t *testing.T) {
 		t.Errorf("%.1f MB allocated between two writes, want under %.1f MB (one tensor's float32 values)", float64(w.most)/1e6, float64(limit)/1e6)
 	}
 	t.Logf("at most %.1f MB allocated between two writes", float64(w.most)/1e6)
+}
+
+// A value a type cannot hold is refused with the tensor and the rows of the
+// chunk it is in; a tensor whose data does not fit its shape, with both.
+func TestWriteErrors(t *testing.T) {
+	x := make([]float32, 4*32)
+	x[70] = float32(math.NaN())
+	for _, c := range []struct {
+		tn   Tensor
+		want string
+	}{
+		{Tensor{Name: "x.weight", Shape: []int{4, 32}, Data: x, Type: gguf.TypeQ8_0}, "convert: x.weight: rows 0 to 3: gguf: cannot quantise NaN (element 70) to q8_0"},
+		{Tensor{Name: "x.weight", Shape: []int{4, 32}, Data: x[:64], Type: gguf.TypeQ8_0}, "convert: x.weight: 64 values for shape [4 32]"},
+		{Tensor{Name: "x.weight", Shape: []int{4, 32}, Raw: make([]byte, 100), Src: gguf.TypeF32, Type: gguf.TypeF32}, "convert: x.weight: 100 bytes of f32 for shape [4 32]"},
+	} {
+		f := &File{Arch: "llama", Tensors: []Tensor{c.tn}}
+		if err := Write(io.Discard, f, StoredMix(f), nil); err == nil || err.Error() != c.want {
+			t.Errorf("%v, want %q", err, c.want)
+		}
+	}
 }
