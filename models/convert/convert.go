@@ -20,9 +20,9 @@ type File struct {
 	Meta    []gguf.KV
 	Tensors []Tensor
 
-	// Release, when set, is told a tensor's Raw bytes once it has been
-	// written (FromGGUF: gguf.File.ReleaseBytes), so that the pages of the
-	// file read so far do not stay in memory.
+	// Release, when set, is told each part of a tensor's Raw bytes once it
+	// has been written (FromGGUF: gguf.File.ReleaseBytes), so that the pages
+	// of the file read so far do not stay in memory.
 	Release func([]byte)
 }
 
@@ -61,9 +61,10 @@ func (t *Tensor) dims() []int64 {
 type Progress func(done, total int64)
 
 // chunk is about how many values Write converts at a time: a tensor is
-// decoded, encoded and written a few rows at a time, so that memory holds
-// one chunk's float32 values and encoding beside the input, however large
-// the tensor (an 8B model's token_embd is 2 GB as float32).
+// decoded, encoded, written and its input pages released a few rows at a
+// time, so that memory holds about one chunk's float32 values, encoding and
+// input, however large the tensor (an 8B model's token_embd is 2 GB as
+// float32).
 const chunk = 1 << 20
 
 // Write encodes every tensor in its Type and writes the file as it goes.
@@ -84,7 +85,7 @@ func Write(w io.Writer, f *File, mix Mix, progress Progress) error {
 	var buf buffers
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
-		err := writeTensor(tw, t, &buf, func(n int64) {
+		err := writeTensor(tw, t, &buf, f.Release, func(n int64) {
 			done += n
 			if progress != nil {
 				progress(done, total)
@@ -92,9 +93,6 @@ func Write(w io.Writer, f *File, mix Mix, progress Progress) error {
 		})
 		if err != nil {
 			return fmt.Errorf("convert: %s: %w", t.Name, err)
-		}
-		if f.Release != nil && t.Raw != nil {
-			f.Release(t.Raw)
 		}
 	}
 	return tw.Close()
@@ -108,8 +106,9 @@ type buffers struct {
 }
 
 // writeTensor writes t's encoding in its Type to w a chunk of rows at a
-// time, telling step how many values each chunk held.
-func writeTensor(w io.Writer, t *Tensor, buf *buffers, step func(int64)) error {
+// time, telling release (when not nil) each chunk of Raw it has written and
+// step how many values the chunk held.
+func writeTensor(w io.Writer, t *Tensor, buf *buffers, release func([]byte), step func(int64)) error {
 	n := t.elements()
 	if n == 0 {
 		return nil
@@ -127,37 +126,40 @@ func writeTensor(w io.Writer, t *Tensor, buf *buffers, step func(int64)) error {
 	} else if int64(len(t.Data)) != n {
 		return fmt.Errorf("%d values for shape %v", len(t.Data), t.Shape)
 	}
-	if t.Raw != nil && t.Type == t.Src {
-		if _, err := w.Write(t.Raw); err != nil {
-			return err
-		}
-		step(n)
-		return nil
-	}
 	rows := max(1, chunk/cols)
 	for r := int64(0); r < n/cols; r += rows {
 		r1 := min(r+rows, n/cols)
-		var x []float32
+		var src []byte
 		if t.Raw != nil {
-			x = grow(&buf.x, (r1-r)*cols)
-			if err := gguf.Dequantize(t.Src, t.Raw[r*srcRow:r1*srcRow], x); err != nil {
+			src = t.Raw[r*srcRow : r1*srcRow]
+		}
+		out := src // copied as it is when the type is kept
+		if t.Raw == nil || t.Type != t.Src {
+			var x []float32
+			if t.Raw != nil {
+				x = grow(&buf.x, (r1-r)*cols)
+				if err := gguf.Dequantize(t.Src, src, x); err != nil {
+					return err
+				}
+			} else {
+				x = t.Data[r*cols : r1*cols]
+			}
+			size, err := t.Type.RowBytes(int64(len(x)))
+			if err != nil {
 				return err
 			}
-		} else {
-			x = t.Data[r*cols : r1*cols]
-		}
-		size, err := t.Type.RowBytes(int64(len(x)))
-		if err != nil {
-			return err
-		}
-		out := grow(&buf.out, size)
-		if err := gguf.QuantizeInto(t.Type, x, out); err != nil {
-			return fmt.Errorf("rows %d to %d: %w", r, r1-1, err)
+			out = grow(&buf.out, size)
+			if err := gguf.QuantizeInto(t.Type, x, out); err != nil {
+				return fmt.Errorf("rows %d to %d: %w", r, r1-1, err)
+			}
 		}
 		if _, err := w.Write(out); err != nil {
 			return err
 		}
-		step(int64(len(x)))
+		if release != nil && src != nil {
+			release(src)
+		}
+		step((r1 - r) * cols)
 	}
 	return nil
 }
