@@ -128,6 +128,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if cfg.Threads > 0 {
 		kernels.SetThreads(cfg.Threads)
 	}
+	if cfg.Model == "" && cfg.Remote == "" {
+		// --resume without a model file continues on the conversation's own.
+		if path := resumedModel(cfg); path != "" {
+			cfg.Model = path
+			fmt.Fprintln(stderr, "chat: continuing on the conversation's model,", path)
+		}
+	}
 	var m models.Model
 	mode := cfg.Mode
 	if cfg.Remote != "" {
@@ -156,7 +163,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "chat: chat mode needs a message: give one, or drop --chat to continue from the start of a text")
 		return 2
 	}
-	opts := session.Options{Settings: cfg.Values, DraftPath: cfg.Draft, ModelPath: cfg.Model, Open: openModel,
+	modelPath := cfg.Model
+	if abs, err := filepath.Abs(modelPath); err == nil && modelPath != "" {
+		modelPath = abs // a saved conversation finds its model from any folder
+	}
+	opts := session.Options{Settings: cfg.Values, DraftPath: cfg.Draft, ModelPath: modelPath, Open: openModel,
 		Constraint: constraintSpec(cfg), Probe: !headless, Warm: !headless}
 	if cfg.Model == "" && cfg.Remote == "" {
 		opts.ModelIdentity = store.IdentityOf(embedded.Model)
@@ -492,6 +503,32 @@ func resume(s *session.Session, cfg *config.Config) error {
 		}
 	}
 	return s.Apply(v)
+}
+
+// resumedModel is the model file of the conversation --resume or
+// --continue names, when the file is still there; "" otherwise (resume
+// then says what is wrong, or that the model differs).
+func resumedModel(cfg *config.Config) string {
+	if !cfg.Resume && cfg.Continue == "" {
+		return ""
+	}
+	st, err := openStore()
+	if err != nil {
+		return ""
+	}
+	var r *store.Record
+	if cfg.Resume {
+		r, err = st.Latest()
+	} else if id, rerr := st.Resolve(cfg.Continue); rerr == nil {
+		r, err = st.Load(id)
+	}
+	if err != nil || r == nil || r.Model.Path == "" {
+		return ""
+	}
+	if _, err := os.Stat(r.Model.Path); err != nil {
+		return ""
+	}
+	return r.Model.Path
 }
 
 // maxSkippedShown is how many unreadable session files chat --sessions

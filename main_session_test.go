@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"chat/config"
+	"chat/models/testmodels"
 	"chat/session"
 	"chat/session/store"
 	"chat/ui"
@@ -106,6 +107,29 @@ func TestResumeContinueSessions(t *testing.T) {
 	runCLI("--prompt", "Hi.", "-n", "2")
 	if list, _ := st.List(); len(list) != 1 {
 		t.Errorf("headless run saved a session: %d sessions", len(list))
+	}
+}
+
+// --resume without a model file continues on the model the conversation
+// was held with (not the embedded one), and a conversation started with a
+// relative path keeps the file's absolute path.
+func TestResumeOpensTheConversationsModel(t *testing.T) {
+	_, st := xdg(t)
+	tiny := testmodels.Path(t, "course/tiny.pt")
+	r := &store.Record{ID: "20261129-100000-abcd", Mode: "raw", Model: store.Model{Name: "tiny.pt"},
+		Messages: []store.Message{{Role: "user", Content: "Once"}, {Role: "assistant", Content: " upon"}}}
+	if err := st.Save(r); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(filepath.Dir(tiny))
+	code, _, stderr := runCLI("tiny.pt", "--resume", "--prompt", " a time", "-n", "2")
+	if got, err := st.Load(r.ID); code != 0 || err != nil || got.Model.Path != tiny {
+		t.Fatalf("tiny.pt --resume: exit %d, %q; saved path %q, %v", code, stderr, got.Model.Path, err)
+	}
+	t.Chdir(t.TempDir())
+	code, _, stderr = runCLI("--resume", "--prompt", " there", "-n", "2")
+	if got, _ := st.Load(r.ID); code != 0 || !strings.Contains(stderr, "continuing on the conversation's model, "+tiny) || got.Model.Name != "tiny.pt" {
+		t.Errorf("--resume: exit %d, %q; saved model %+v", code, stderr, got.Model)
 	}
 }
 
