@@ -29,9 +29,12 @@ type Info struct {
 	Window WindowRule
 
 	// Stage is the post-training stage a checkpoint carries ("sft", ...), or "".
-	// Chat mode is the default when it is set and not "pretrain".
 	Stage string
 }
+
+// ChatTuned says the checkpoint went through a post-training stage: it
+// chats by default, and its GGUF conversion carries the chat template.
+func (in Info) ChatTuned() bool { return in.Stage != "" && in.Stage != "pretrain" }
 
 // WindowRule is what an architecture does when generation outgrows the context.
 type WindowRule int

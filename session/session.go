@@ -104,7 +104,7 @@ type Session struct {
 // payload names a post-training stage (course-format §1.1) or a GGUF file
 // that carries a chat template; raw continuation otherwise.
 func DefaultMode(m models.Model) string {
-	if st := m.Info().Stage; st != "" && st != "pretrain" {
+	if m.Info().ChatTuned() {
 		return "chat"
 	}
 	if g, ok := m.(ggufModel); ok && g.GGUF().Has("tokenizer.chat_template") {

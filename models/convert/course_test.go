@@ -270,6 +270,23 @@ func TestCourseVocab(t *testing.T) {
 	}
 }
 
+// TestCourseChatTemplate: a fine-tuned checkpoint's GGUF carries the
+// course's chat template, so it chats as the checkpoint does; a base
+// model's does not, so it continues text as the checkpoint does.
+func TestCourseChatTemplate(t *testing.T) {
+	dir := t.TempDir()
+	for ckpt, want := range map[string]bool{"course/tiny.pt": false, "embed/student-chat.pt": true} {
+		m, err := llama.Load(convertFile(t, ckpt, dir, "f32"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.GGUF().Has("tokenizer.chat_template"); got != want {
+			t.Errorf("%s: chat template %v, want %v", ckpt, got, want)
+		}
+		m.Close()
+	}
+}
+
 // TestCourseLlamaCpp (CHAT_LLAMACPP=1): llama.cpp runs the converted files.
 // In float32 it gives the course's golden greedy ids for every prompt while
 // they fit the context; in Q8_0 the ids this app gives on the same file, up

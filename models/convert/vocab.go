@@ -89,7 +89,9 @@ func courseVocab(m *course.Model) ([]gguf.KV, error) {
 		for _, k := range []string{"bos_token_id", "eos_token_id", "eot_token_id"} {
 			meta = append(meta, gguf.KV{Key: "tokenizer.ggml." + k, Type: gguf.Uint32, Value: uint32(eot)})
 		}
-		meta = append(meta, gguf.KV{Key: "tokenizer.chat_template", Type: gguf.String, Value: courseChatTemplate})
+		if m.Info().ChatTuned() { // a base model was never taught the turns
+			meta = append(meta, gguf.KV{Key: "tokenizer.chat_template", Type: gguf.String, Value: courseChatTemplate})
+		}
 	}
 	return meta, nil
 }
