@@ -379,10 +379,10 @@ func TestQuantSaysItIsWorking(t *testing.T) {
 // "unknown flag --ngl": now with the dashes typed and why none is needed.
 func TestToolPeerFlags(t *testing.T) {
 	for _, c := range []struct{ args, want string }{
-		{"serve --numa distribute", "chat serve: unknown flag --numa (llama.cpp's memory and batching switches have no counterpart here: drop it) (see chat serve -h)\n"},
+		{"serve --cont-batching", "chat serve: unknown flag --cont-batching (llama.cpp's memory and batching switches have no counterpart here: drop it) (see chat serve -h)\n"},
 		{"serve -np 4", "chat serve: unknown flag -np (llama-server's: chat serve --parallel N) (see chat serve -h)\n"},
 		{"serve --metrics", "chat serve: unknown flag --metrics (chat serve always serves /metrics: drop it) (see chat serve -h)\n"},
-		{"bench -fa 1", "chat bench: unknown flag -fa (llama.cpp's memory and batching switches have no counterpart here: drop it) (see chat bench -h)\n"},
+		{"bench --cont-batching", "chat bench: unknown flag --cont-batching (llama.cpp's memory and batching switches have no counterpart here: drop it) (see chat bench -h)\n"},
 		{"serve --listen x", "chat serve: unknown flag --listen (see chat serve -h)\n"},
 	} {
 		code, _, stderr := runCLI(strings.Fields(c.args)...)
@@ -395,8 +395,8 @@ func TestToolPeerFlags(t *testing.T) {
 // A tool takes llama.cpp's flags that change nothing here (-ngl 99) with
 // a notice, as the chat does (config.TestIgnoredFlags).
 func TestToolIgnoredFlags(t *testing.T) {
-	_, _, stderr := runCLI("plan", "-ngl", "99", "--mlock")
-	for _, want := range []string{"chat: -ngl is ignored: this app runs on the CPU\n", "chat: --mlock is ignored"} {
+	_, _, stderr := runCLI("plan", "-ngl", "99", "--mlock", "-fa", "1")
+	for _, want := range []string{"chat: -ngl is ignored: this app runs on the CPU\n", "chat: --mlock is ignored", "chat: -fa is ignored"} {
 		if !strings.Contains(stderr, want) || strings.Contains(stderr, "unknown flag") {
 			t.Errorf("chat plan -ngl 99 --mlock: %q; want %q", stderr, want)
 		}

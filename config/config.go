@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"chat/config/settings"
@@ -406,30 +407,43 @@ func AddPeerFlags(fs *flag.FlagSet) {
 }
 
 // ignoredFlags are llama.cpp's flags that change nothing in this app, as
-// they are typed, with whether they take a value. They are taken and
-// ignored with a notice, so that a llama-cli or llama-server command line
-// (`-m x.gguf -ngl 99`) runs as it is; other flags of llama.cpp that this
-// app lacks are refused with a note (peerNotes), as they would change what
-// is computed.
-var ignoredFlags = map[string]bool{
-	"-ngl": true, "--n-gpu-layers": true, "--gpu-layers": true, "-mg": true, "--main-gpu": true,
-	"-sm": true, "--split-mode": true, "-ts": true, "--tensor-split": true, "-dev": true, "--device": true,
-	"-nkvo": false, "--no-kv-offload": false, "--mlock": false, "--no-mmap": false,
+// they are typed, with the value they take: "" none, "N" any, else the
+// values allowed (-fa's: a bare -fa, llama.cpp's old spelling, must not
+// swallow the flag after it; llama-bench's -fa is 1 or 0). They are taken and ignored with a
+// notice, so that a llama-cli or llama-server command line
+// (`-m x.gguf -ngl 99 -fa on --jinja`) runs as it is; other flags of
+// llama.cpp that this app lacks are refused with a note (peerNotes), as
+// they would change what is computed.
+var ignoredFlags = map[string]string{
+	"-ngl": "N", "--n-gpu-layers": "N", "--gpu-layers": "N", "-mg": "N", "--main-gpu": "N",
+	"-sm": "N", "--split-mode": "N", "-ts": "N", "--tensor-split": "N", "-dev": "N", "--device": "N",
+	"-nkvo": "", "--no-kv-offload": "", "--mlock": "", "--no-mmap": "", "--mmap": "", "--no-warmup": "",
+	"-fa": "on|off|auto|1|0", "--flash-attn": "on|off|auto|1|0", "-ub": "N", "--ubatch-size": "N", "--numa": "N",
+	"--jinja": "",
 }
 
 // AddIgnoredFlags gives fs llama.cpp's flags that change nothing here
 // (ignoredFlags); note is told one line for each one given.
 func AddIgnoredFlags(fs *flag.FlagSet, note func(string)) {
-	for typed, value := range ignoredFlags {
+	for typed, takes := range ignoredFlags {
 		name := strings.TrimLeft(typed, "-")
 		if fs.Lookup(name) != nil {
 			continue
 		}
 		line := typed + " is ignored: " + strings.TrimSuffix(PeerNote(name), ": drop it")
-		if value {
-			fs.Func(name, "", func(string) error { note(line); return nil })
-		} else {
+		switch {
+		case takes == "":
 			fs.BoolFunc(name, "", func(string) error { note(line); return nil })
+		case takes == "N":
+			fs.Func(name, "", func(string) error { note(line); return nil })
+		default:
+			fs.Func(name, "", func(v string) error {
+				if !slices.Contains(strings.Split(takes, "|"), v) {
+					return fmt.Errorf("want one of %s", strings.ReplaceAll(takes, "|", ", "))
+				}
+				note(line)
+				return nil
+			})
 		}
 	}
 }

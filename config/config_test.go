@@ -308,7 +308,7 @@ func TestOneRuleOneMessage(t *testing.T) {
 		{"--model", "flag needs an argument: --model"},
 		// llama-cli's and ollama's flags: the equivalent, or why none is
 		// needed, quoted with the dashes they were typed with.
-		{"-fa on", "unknown flag -fa (llama.cpp's memory and batching switches have no counterpart here: drop it)"},
+		{"--cont-batching", "unknown flag --cont-batching (llama.cpp's memory and batching switches have no counterpart here: drop it)"},
 		{"-cnv", "unknown flag -cnv (without --prompt the TUI is interactive: drop it)"},
 		{"-hf org/model", "unknown flag -hf (models are not downloaded: download the GGUF file and give its path)"},
 		{"-r User:", "unknown flag -r (did you mean --stop?)"},
@@ -336,6 +336,15 @@ func TestIgnoredFlags(t *testing.T) {
 		"--mlock is ignored: llama.cpp's memory and batching switches have no counterpart here"}
 	if c.Model != "x.gguf" || c.Prompt != "hi" || !slices.Equal(c.Ignored, want) {
 		t.Errorf("model %q prompt %q ignored %q; want x.gguf, hi, %q", c.Model, c.Prompt, c.Ignored, want)
+	}
+	// llama-server's usual line; a bare -fa (the old spelling) must not
+	// take the flag after it as its value.
+	c, err = Parse([]string{"-m", "x.gguf", "-fa", "on", "--flash-attn=auto", "--jinja", "-ub", "512", "--no-warmup", "-p", "hi"})
+	if err != nil || c.Model != "x.gguf" || c.Prompt != "hi" || len(c.Ignored) != 5 || c.Ignored[4] != "--no-warmup is ignored: llama.cpp's memory and batching switches have no counterpart here" {
+		t.Errorf("-fa on --jinja ...: %v, %q", err, c.Ignored)
+	}
+	if _, err := Parse([]string{"-m", "x.gguf", "-fa", "-p", "hi"}); err == nil || !strings.Contains(err.Error(), "want one of on, off, auto, 1, 0") {
+		t.Errorf("a bare -fa: %v", err)
 	}
 	for typed := range ignoredFlags {
 		if PeerNote(strings.TrimLeft(typed, "-")) == "" {
