@@ -153,6 +153,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if mode == "" {
 			mode = session.DefaultMode(m)
 		}
+		if note := ctxCutNote(cfg.Context, m.Info()); note != "" && cfg.Given["ctx_size"] {
+			cfg.Ignored = append(cfg.Ignored, note) // the TUI's notice line
+			if headless {
+				fmt.Fprintln(stderr, "chat:", note)
+			}
+		}
 	}
 	if cfg.Mode == "" && headless && cfg.Prompt == "" {
 		mode = "raw" // an empty prompt continues from the start of a text, as llama.cpp does
@@ -503,6 +509,15 @@ func resume(s *session.Session, cfg *config.Config) error {
 		}
 	}
 	return s.Apply(v)
+}
+
+// ctxCutNote says that --ctx-size asked for more than the model runs, and
+// the window it gets; "" when it did not.
+func ctxCutNote(asked int, in models.Info) string {
+	if asked <= in.MaxContext() {
+		return ""
+	}
+	return fmt.Sprintf("--ctx-size %d is more than the %d tokens the model was trained for: the window is %d", asked, in.MaxContext(), in.MaxContext())
 }
 
 // resumedModel is the model file of the conversation --resume or

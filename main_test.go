@@ -411,3 +411,16 @@ func TestBatchSizeFlagNamesBatchTokens(t *testing.T) {
 		t.Errorf("chat serve -b 512: exit %d, %q; want %q", code, stderr, want)
 	}
 }
+
+// A --ctx-size above the context the model was trained for was cut to it
+// without a word: the user asked for 4096 tokens and silently got 128.
+func TestCtxSizeCutIsTold(t *testing.T) {
+	tiny := testmodels.Path(t, "course/tiny.pt")
+	want := "chat: --ctx-size 4096 is more than the 128 tokens the model was trained for: the window is 128\n"
+	if code, _, stderr := runCLI(tiny, "-c", "4096", "--prompt", "Once", "-n", "2"); code != 0 || !strings.Contains(stderr, want) {
+		t.Errorf("-c 4096: exit %d, %q; want %q", code, stderr, want)
+	}
+	if _, _, stderr := runCLI(tiny, "-c", "64", "--prompt", "Once", "-n", "2"); strings.Contains(stderr, "more than") {
+		t.Errorf("-c 64: %q", stderr)
+	}
+}

@@ -77,6 +77,9 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "chat serve:", err)
 		return 1
 	}
+	if note := ctxCutNote(*ctxSize, m.Info()); note != "" {
+		fmt.Fprintln(stderr, "chat serve:", note)
+	}
 	var size int64
 	if fi, err := os.Stat(*model); err == nil {
 		size = fi.Size()

@@ -244,7 +244,7 @@ func NewWithOptions(m models.Model, o Options) *Engine {
 	e.vocab = e.info.VocabSize
 	e.window = e.info.ContextLength
 	if o.Context > 0 {
-		e.window = min(o.Context, max(e.window, e.info.TrainContext))
+		e.window = min(o.Context, e.info.MaxContext())
 	}
 	if w, ok := m.(models.Windowed); ok && e.window > 0 {
 		m = w.ForWindow(e.window) // LongRoPE's factors follow the window

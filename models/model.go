@@ -32,6 +32,10 @@ type Info struct {
 	Stage string
 }
 
+// MaxContext is the longest window the model runs: the context it was
+// trained for (a longer --ctx-size is cut to it).
+func (in Info) MaxContext() int { return max(in.ContextLength, in.TrainContext) }
+
 // ChatTuned says the checkpoint went through a post-training stage: it
 // chats by default, and its GGUF conversion carries the chat template.
 func (in Info) ChatTuned() bool { return in.Stage != "" && in.Stage != "pretrain" }
