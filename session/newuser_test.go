@@ -230,6 +230,28 @@ func TestResumeRestoresEverySetting(t *testing.T) {
 	}
 }
 
+// A conversation held on a q4_k_m GGUF file and resumed on another model
+// said "the saved quant q4_k_m is not restored: quant must be one of ..."
+// (every format, several lines): the weight format was that file's own,
+// not a choice to carry over.
+func TestResumeOnAnotherModelKeepsItsWeights(t *testing.T) {
+	m := sharedModel(t)
+	s, st := stored(t, m, 4)
+	turn(t, s, "Tell me a story about a cat.")
+	r, _ := st.Latest()
+	r.Model = store.Model{Name: "Llama 3.2 1B", Identity: "size:807693760"}
+	r.Settings["quant"] = "q4_k_m"
+	st.Save(r)
+	s2 := storedIn(t, m, st, 50)
+	if err := s2.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	n := strings.Join(s2.Poll().Notices, "\n")
+	if strings.Contains(n, "quant") || !strings.Contains(n, "held with Llama 3.2 1B") || s2.Quant() != m.Info().Quant {
+		t.Errorf("notices %q, quant %s", n, s2.Quant())
+	}
+}
+
 // Bug 12: an unknown session named /sessions on the command line. The store
 // says only what is wrong; /load adds where to look in the TUI.
 func TestUnknownSessionMessages(t *testing.T) {

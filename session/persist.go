@@ -195,10 +195,15 @@ func (s *Session) restore(r *store.Record) {
 		msgs = append(msgs, Message{Role: Role(m.Role), Content: m.Content, Time: m.Time})
 	}
 	s.msgs, s.ctxStart, s.last = msgs, 0, engine.Result{}
+	cur := s.Info().Model
+	differs := r.Model.Name != cur
+	if a, b := r.Model.Identity, s.identity(); a != "" && b != "" {
+		differs = a != b
+	}
 	s.restoring = true
 	defer func() { s.restoring = false }()
 	if r.Settings != nil {
-		s.restoreSettings(r.Settings)
+		s.restoreSettings(r.Settings, differs)
 	} else { // a file from before the settings map
 		s.vals.System = r.System
 		if r.Mode == "chat" || r.Mode == "raw" {
@@ -219,11 +224,6 @@ func (s *Session) restore(r *store.Record) {
 	if r.Created.IsZero() {
 		s.saved.created = time.Now()
 	}
-	cur := s.Info().Model
-	differs := r.Model.Name != cur
-	if a, b := r.Model.Identity, s.identity(); a != "" && b != "" {
-		differs = a != b
-	}
 	if differs {
 		s.notices = append(s.notices, fmt.Sprintf("this conversation was held with %s; it continues with %s", quote.Cut(r.Model.Name, quote.Max), cur))
 	}
@@ -231,12 +231,13 @@ func (s *Session) restore(r *store.Record) {
 
 // restoreSettings applies the settings a saved session kept, one at a
 // time, so that one that cannot be restored (a draft model not loaded now)
-// is told about and the others still are.
-func (s *Session) restoreSettings(saved map[string]string) {
+// is told about and the others still are. On another model the weight
+// format is not one: it was that model's (a GGUF file's q4_k_m, say).
+func (s *Session) restoreSettings(saved map[string]string, otherModel bool) {
 	system, hasSystem := saved["system"]
 	for _, st := range settings.All() {
 		text, ok := saved[st.Name]
-		if !ok || !st.Persist || st.Name == "system" {
+		if !ok || !st.Persist || st.Name == "system" || (otherModel && st.Name == "quant") {
 			continue
 		}
 		v := s.Settings()
