@@ -48,6 +48,24 @@ func TestHelpPanesWrapAndListOnce(t *testing.T) {
 	}
 }
 
+// On a 20-column terminal the "reached max_tokens" notice a reply ends
+// with wraps to 5 rows, more than 3, so it opened in a pane over the
+// transcript: the user saw the notice and not the reply. A notice may now
+// take a quarter of the terminal's height before it opens a pane.
+func TestNarrowNoticeLeavesTheReplyInSight(t *testing.T) {
+	f := newFake()
+	m := newTest(f, 20, 24)
+	sendText(m, "hi")
+	f.finishWith = "length"
+	for !f.drained() {
+		poll(m)
+	}
+	poll(m)
+	if c := m.View().Content; m.openPane() != nil || !strings.Contains(c, "max_tokens") || !strings.Contains(c, "› hi") {
+		t.Errorf("the notice covers the reply:\n%s", c)
+	}
+}
+
 // Bug 9: two notices arriving together showed only the second (older turns
 // dropped and the length limit); the pane's "Esc closes" stayed after the
 // pane closed; F11 gave no confirmation (that is TestQuantAndSpecKeys).

@@ -8,7 +8,7 @@ import (
 
 // The notice lines, above the input: answers (✓), warnings (!) and errors
 // (✗). Notices that arrive together are all kept, joined; the text wraps
-// over up to maxNoteRows rows, and a longer one opens in a pane over the
+// over up to noteRows rows, and a longer one opens in a pane over the
 // transcript, so nothing is cut off unread.
 
 type noteKind int
@@ -25,7 +25,11 @@ type note struct {
 	rows []string // wrapped at the terminal's width
 }
 
-const maxNoteRows = 3
+// noteRows is how many rows a notice may take before it opens in a pane:
+// 3, or a quarter of a taller terminal, so that on a narrow one the
+// notice a reply ends with ("reached max_tokens") wraps below the reply
+// rather than covering it.
+func (m *model) noteRows() int { return max(3, m.height/4) }
 
 // setNotice shows a warning, or an error when isErr.
 func (m *model) setNotice(s string, isErr bool) {
@@ -60,11 +64,11 @@ func (m *model) showNote(s string, k noteKind) {
 		return
 	}
 	m.setNoteRows()
-	if len(m.note.rows) > maxNoteRows {
+	if n := m.noteRows(); len(m.note.rows) > n {
 		m.push(newPane(m.mark(k) + s))
 		m.note.text, m.note.kind = firstLine(s), k
 		m.setNoteRows()
-		m.note.rows = append(m.note.rows[:min(len(m.note.rows), maxNoteRows-1)], "  (in full above · Esc closes)")
+		m.note.rows = append(m.note.rows[:min(len(m.note.rows), n-1)], "  (in full above · Esc closes)")
 	}
 }
 
