@@ -382,6 +382,9 @@ func runHeadless(s *session.Session, cfg *config.Config, stdout, stderr io.Write
 		fmt.Fprintln(stderr, "chat:", err)
 		return 1
 	}
+	for _, n := range s.Notices() { // a resumed conversation's, the turn's
+		fmt.Fprintln(stderr, "chat:", n)
+	}
 	res := s.Wait()
 	if res.Err != nil {
 		fmt.Fprintln(stderr, "\nchat:", res.Err)

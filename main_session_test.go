@@ -133,6 +133,21 @@ func TestResumeOpensTheConversationsModel(t *testing.T) {
 	}
 }
 
+// A headless --resume on another model said nothing of it: the session's
+// notices went to the TUI's notice line only, and headless never polls.
+func TestHeadlessResumeTellsNotices(t *testing.T) {
+	_, st := xdg(t)
+	r := &store.Record{ID: "20261129-100000-abcd", Mode: "raw", Model: store.Model{Name: "Llama 3.2 1B"},
+		Messages: []store.Message{{Role: "user", Content: "Once"}, {Role: "assistant", Content: " upon"}}}
+	if err := st.Save(r); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(testmodels.Path(t, "course/tiny.pt"), "--resume", "--prompt", " a time", "-n", "2")
+	if code != 0 || !strings.Contains(stderr, "chat: this conversation was held with Llama 3.2 1B; it continues with tiny.pt\n") {
+		t.Errorf("exit %d, %q", code, stderr)
+	}
+}
+
 // chat --sessions names at most maxSkippedShown unreadable files, then
 // counts the rest: a folder of thousands would flood the terminal.
 func TestSessionsSkippedAreCounted(t *testing.T) {

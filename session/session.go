@@ -440,6 +440,13 @@ func (s *Session) Poll() Update {
 	return u
 }
 
+// Notices drains the notices Poll would give (headless: nothing polls).
+func (s *Session) Notices() []string {
+	n := s.notices
+	s.notices = nil
+	return n
+}
+
 // Wait blocks until the running reply is done and returns it (headless).
 func (s *Session) Wait() engine.Result {
 	if s.reply == nil {
