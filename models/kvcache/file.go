@@ -9,6 +9,9 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"strings"
+
+	"chat/models/quote"
 )
 
 // The KV file format, version 2. Every integer is little-endian; floats are
@@ -225,7 +228,8 @@ func (p *Pool) Import(r io.Reader, identity string, maxPos int) (*Seq, []int, er
 		return nil, nil, bad("header checksum mismatch (corrupted file)")
 	}
 	if string(id) != identity {
-		return nil, nil, bad("the file was written by model %q; this is %q", id, identity)
+		held, this := fromDiff(string(id), identity)
+		return nil, nil, bad("the file was written by model %s; this is %s", quote.Quote(held), quote.Quote(this))
 	}
 	if L != p.lay.Layers || KD != p.lay.KDim || VD != p.lay.VDim {
 		return nil, nil, bad("layout %d layers × (%d+%d) floats; the model has %d × (%d+%d)", L, KD, VD, p.lay.Layers, p.lay.KDim, p.lay.VDim)
@@ -314,4 +318,16 @@ func (p *Pool) Import(r io.Reader, identity string, maxPos int) (*Seq, []int, er
 		return fail(bad("bytes after the trailer"))
 	}
 	return s, tokens, nil
+}
+
+// fromDiff is a and b from the field where they part (after the last space
+// before it): a message shows what differs (quant=q4_k_m, quant=q8_0), not
+// the long start they share.
+func fromDiff(a, b string) (string, string) {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	j := strings.LastIndexByte(a[:i], ' ') + 1
+	return a[j:], b[j:]
 }

@@ -99,7 +99,7 @@ func TestImportRefusesBadFiles(t *testing.T) {
 		bad[i] ^= 0x40
 		try("flipped", bad, "model-a", "")
 	}
-	try("foreign", good, "model-b", `written by model "model-a"`)
+	try("foreign", good, "model-b", `written by model "model-a"; this is "model-b"`)
 	try("trailing", append(slices.Clone(good), 0), "model-a", "after the trailer")
 
 	other, _ := NewPool(Layout{Layers: 3, KDim: 4, VDim: 3}, 4, 16)
@@ -176,4 +176,18 @@ func row(s *Seq, l, pos int) (k, v []float32) {
 	k, _ = s.Keys(l, pos/bs, pos/bs+1, nil)
 	v, _ = s.Values(l, pos/bs, pos/bs+1, nil)
 	return k[r*kd : (r+1)*kd], v[r*vd : (r+1)*vd]
+}
+
+// /kv load of another model's file printed both identities whole, two
+// 250-byte lines that shared most of their text: the message starts at
+// the field where they part.
+func TestFromDiff(t *testing.T) {
+	a := "chat-kv model=Llama 3.2 1B arch=llama quant=q4_k_m vocab=128256"
+	b := "chat-kv model=Llama 3.2 1B arch=llama quant=q8_0 vocab=128256"
+	if x, y := fromDiff(a, b); x != "quant=q4_k_m vocab=128256" || y != "quant=q8_0 vocab=128256" {
+		t.Errorf("fromDiff: %q, %q", x, y)
+	}
+	if x, y := fromDiff("model-a", "model-b"); x != "model-a" || y != "model-b" {
+		t.Errorf("fromDiff: %q, %q", x, y)
+	}
 }
