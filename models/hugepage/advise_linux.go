@@ -9,8 +9,17 @@ import (
 	"unsafe"
 )
 
-// advise asks for huge pages; an old kernel or THP=never just says no.
-func advise(b []byte) { _ = syscall.Madvise(b, 14 /* MADV_HUGEPAGE */) }
+// advise asks for huge pages (an old kernel or THP=never just says no), or
+// with huge false for 4 KiB pages only.
+func advise(b []byte, huge bool) {
+	advice := 15 // MADV_NOHUGEPAGE
+	if huge {
+		advice = 14 // MADV_HUGEPAGE
+	}
+	if len(b) > 0 {
+		_ = syscall.Madvise(b, advice)
+	}
+}
 
 // populate faults b's pages in with one madvise(MADV_POPULATE_WRITE)
 // (Linux 5.14), or by writing a zero to each 4 KiB page where the kernel

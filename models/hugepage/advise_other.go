@@ -4,7 +4,7 @@ package hugepage
 
 import "errors"
 
-func advise([]byte) {}
+func advise([]byte, bool) {}
 
 func populate(b []byte) {
 	for i := 0; i < len(b); i += 4096 {

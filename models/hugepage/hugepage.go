@@ -54,21 +54,25 @@ func Floats(n int) []float32 {
 	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), n)
 }
 
-// alloc returns n bytes (n rounded up to whole huge pages) starting on a
-// huge-page boundary, advised for huge pages before anything touches them,
-// and resident. Every buffer here is filled and then streamed; one filled a
-// little at a time (the KV pool, block by block) would otherwise pay for
-// its page faults in the middle of decode steps, all of a layer's storage
-// at once when a block crosses into a new page (on this project's KVM
-// guests ~4 ms a 2 MiB page: a 16-sequence step of ~11 ms stalled to 150 ms
-// every 32-48 positions). llama.cpp clears its KV buffer when it creates a
-// context, to the same effect.
+// alloc returns n bytes starting on a huge-page boundary, its whole huge
+// pages advised for huge pages before anything touches them, and resident.
+// The rest, less than a huge page, gets 4 KiB pages: a buffer a little over
+// whole pages (a 2048×2048 Q8_0 matrix is 4.25 MiB) would otherwise make a
+// whole 2 MiB page resident for its last bytes, 72 MiB over Llama 3.2 1B
+// in Q8_0 (BENCHMARKS.md). Every buffer here is filled and then streamed;
+// one filled a little at a time (the KV pool, block by block) would
+// otherwise pay for its page faults in the middle of decode steps, all of a
+// layer's storage at once when a block crosses into a new page (on this
+// project's KVM guests ~4 ms a 2 MiB page: a 16-sequence step of ~11 ms
+// stalled to 150 ms every 32-48 positions). llama.cpp clears its KV buffer
+// when it creates a context, to the same effect.
 func alloc(n int) []byte {
-	n = (n + page - 1) &^ (page - 1)
 	buf := make([]byte, n+page)
 	off := (page - int(uintptr(unsafe.Pointer(&buf[0]))%page)) % page
 	b := buf[off : off+n : off+n]
-	advise(b)
+	whole := n &^ (page - 1)
+	advise(b[:whole], true)
+	advise(b[whole:], false)
 	populate(b)
 	return b
 }

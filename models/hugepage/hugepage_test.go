@@ -67,3 +67,19 @@ func TestResident(t *testing.T) {
 		}
 	}
 }
+
+// TestTail: a large buffer a little over whole huge pages makes only its
+// own bytes resident, not a whole 2 MiB page for its last ones (4 KiB pages
+// there). With THP off both come to the same and the test passes anyway.
+func TestTail(t *testing.T) {
+	n := 2*page + page/8
+	b := Bytes(n)
+	last := unsafe.Slice(unsafe.SliceData(b), 3*page)[2*page:] // the huge page holding b's last bytes
+	in, pages, err := InCore(last)
+	if err != nil {
+		t.Skipf("mincore: %v", err)
+	}
+	if own := page / 8 / 4096; in < own || in >= pages {
+		t.Fatalf("%d of the last huge page's %d 4 KiB pages are resident, want b's own %d and not all", in, pages, own)
+	}
+}
