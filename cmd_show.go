@@ -66,6 +66,9 @@ func showCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "chat show: --metadata lists a GGUF file's keys; a course checkpoint has none")
 			return 1
 		}
+		if n := f.Parts(); n > 1 {
+			fmt.Fprintf(&b, "(the first of the %d files of a split model: every key is in it)\n", n)
+		}
 		for _, kv := range f.KV {
 			fmt.Fprintf(&b, "%-40s %-8s %s\n", kv.Key, kv.Type, metaValue(kv.Value))
 		}
@@ -84,6 +87,9 @@ func describe(b *strings.Builder, m models.Model, f *gguf.File) {
 	format := "course checkpoint"
 	if f != nil {
 		format = "GGUF v" + strconv.Itoa(int(f.Version))
+		if n := f.Parts(); n > 1 {
+			format += fmt.Sprintf(", split in %d files", n)
+		}
 	}
 	line("architecture", in.Arch+" ("+format+")")
 	line("parameters", humanCount(in.Params))

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"chat/models/gguf/gguftest"
 	"chat/models/testmodels"
 )
 
@@ -12,6 +13,7 @@ import (
 func TestShow(t *testing.T) {
 	gg := testmodels.Path(t, "stories260K/stories260K.gguf")
 	pt := testmodels.Path(t, "course/student.pt")
+	parts := gguftest.Split(t, gg, t.TempDir(), 3)
 	for _, c := range []struct {
 		args []string
 		code int
@@ -26,6 +28,9 @@ func TestShow(t *testing.T) {
 		{[]string{"show", "--metadata", pt}, 1, []string{"--metadata lists a GGUF file's keys"}},
 		{[]string{"show"}, 2, []string{"give a model file"}},
 		{[]string{"show", "nope.gguf"}, 1, []string{"chat show: ", "nope.gguf"}},
+		// A split model says so, from any part, and its metadata is the first part's.
+		{[]string{"show", parts[2]}, 0, []string{"model          stories260K\n", "llama (GGUF v3, split in 3 files)"}},
+		{[]string{"show", parts[1], "--metadata"}, 0, []string{"(the first of the 3 files of a split model: every key is in it)", "split.count"}},
 	} {
 		code, stdout, stderr := runCLI(c.args...)
 		out := stdout

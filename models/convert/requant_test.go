@@ -5,14 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 
 	"chat/models/course"
 	"chat/models/gguf"
+	"chat/models/gguf/gguftest"
 	"chat/models/llama"
 	"chat/models/testmodels"
 )
@@ -173,36 +172,9 @@ func TestRequantLlamaCpp(t *testing.T) {
 // split.* keys were copied, and the output then opened as part 1 of 2
 // with its name in the wrong form.
 func TestRequantSplitModel(t *testing.T) {
-	src, err := gguf.Open(testmodels.Path(t, "stories260K/stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
 	dir := t.TempDir()
-	half := len(src.Tensors) / 2
-	for i, ts := range [][]gguf.TensorInfo{src.Tensors[:half], src.Tensors[half:]} {
-		var meta []gguf.KV
-		if i == 0 {
-			meta = slices.Clone(src.KV)
-		}
-		meta = append(meta, gguf.KV{Key: "split.no", Type: gguf.Uint16, Value: uint16(i)},
-			gguf.KV{Key: "split.count", Type: gguf.Uint16, Value: uint16(2)},
-			gguf.KV{Key: "split.tensors.count", Type: gguf.Int32, Value: int32(len(src.Tensors))})
-		var out []gguf.WriteTensor
-		for _, ti := range ts {
-			raw, _ := src.TensorData(&ti)
-			out = append(out, gguf.WriteTensor{Name: ti.Name, Dims: ti.Dims, Type: ti.Type, Raw: raw})
-		}
-		w, err := os.Create(filepath.Join(dir, fmt.Sprintf("s-%05d-of-00002.gguf", i+1)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := gguf.Write(w, meta, out); err != nil {
-			t.Fatal(err)
-		}
-		w.Close()
-	}
-	in, err := gguf.Open(filepath.Join(dir, "s-00001-of-00002.gguf"))
+	parts := gguftest.Split(t, testmodels.Path(t, "stories260K/stories260K.gguf"), dir, 2)
+	in, err := gguf.Open(parts[0])
 	if err != nil {
 		t.Fatal(err)
 	}

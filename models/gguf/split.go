@@ -134,3 +134,7 @@ func ModelName(path string) string {
 	}
 	return name
 }
+
+// Parts is how many files the model was read from: 1, or a split model's
+// split.count.
+func (f *File) Parts() int { return 1 + len(f.parts) }
