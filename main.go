@@ -12,10 +12,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 
 	"chat/config"
 	"chat/config/settings"
@@ -385,17 +387,34 @@ func runHeadless(s *session.Session, cfg *config.Config, stdout, stderr io.Write
 	for _, n := range s.Notices() { // a resumed conversation's, the turn's
 		fmt.Fprintln(stderr, "chat:", n)
 	}
+	// Ctrl+C stops the reply, as in the TUI and llama-cli: what was
+	// generated ends with its newline and the --verbose summary, and the
+	// exit status says it was interrupted.
+	interrupted := make(chan os.Signal, 1)
+	signal.Notify(interrupted, os.Interrupt)
+	var stopped atomic.Bool
+	go func() {
+		if _, ok := <-interrupted; ok {
+			stopped.Store(true)
+			s.Stop()
+		}
+	}()
 	res := s.Wait()
+	signal.Stop(interrupted)
+	close(interrupted)
 	if res.Err != nil {
 		fmt.Fprintln(stderr, "\nchat:", res.Err)
 		return 1
 	}
 	st := res.Stats
+	if !cfg.JSON {
+		fmt.Fprintln(stdout)
+	}
 	if cfg.Verbose {
 		fmt.Fprintln(stderr, timingSummary(res.Reason, st, s.LastSeed()))
 	}
-	if !cfg.JSON {
-		fmt.Fprintln(stdout)
+	if stopped.Load() {
+		return 130 // 128 + SIGINT, as a shell reports it
 	}
 	if err := s.Saved().Err; err != nil {
 		// --resume/--continue: the reply was not saved (full or read-only disk).

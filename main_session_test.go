@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"chat/config"
 	"chat/models/testmodels"
@@ -160,5 +164,36 @@ func TestSessionsSkippedAreCounted(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
 	if code != 0 || len(lines) != maxSkippedShown+2 || !strings.Contains(stderr, "chat: skipped 20 more files that could not be read\n") {
 		t.Errorf("exit %d, %d lines:\n%s", code, len(lines), stderr)
+	}
+}
+
+// Ctrl+C during a headless reply stops it as llama-cli does: the text so
+// far ends with its newline, --verbose prints its summary ("ended:
+// stopped") and the exit status is 130. The process died by the signal
+// before, with neither.
+func TestHeadlessInterrupt(t *testing.T) {
+	if os.Getenv("CHAT_TEST_INTERRUPT") == "1" {
+		os.Exit(run([]string{"--raw", "--prompt", "Once upon a time", "-n", "100000", "--ignore-eos", "--verbose", "--threads", "1"},
+			strings.NewReader(""), os.Stdout, os.Stderr))
+	}
+	if testing.Short() || runtime.GOOS == "windows" {
+		t.Skip("signals a child process")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHeadlessInterrupt$")
+	cmd.Env = append(os.Environ(), "CHAT_TEST_INTERRUPT=1", "XDG_CONFIG_HOME="+t.TempDir(), "XDG_DATA_HOME="+t.TempDir())
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the reply to start (the model line comes first), then Ctrl+C.
+	for i := 0; i < 300 && !strings.Contains(stderr.String(), "raw mode") && !strings.Contains(stderr.String(), "chat mode"); i++ {
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	cmd.Process.Signal(os.Interrupt)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.HasSuffix(stdout.String(), "\n") || !strings.Contains(stderr.String(), "ended: stopped") {
+		t.Errorf("exit %d, stdout ends %q, stderr %q; want 130, a newline and the summary", code, stdout.String()[max(0, stdout.Len()-20):], stderr.String())
 	}
 }
