@@ -934,3 +934,25 @@ func TestQuantAndSpecKeys(t *testing.T) {
 		t.Fatalf("got %q, want %q; /set commands %q", seen, want, f.commands)
 	}
 }
+
+// What was typed while the model loaded is not lost: the terminal, still
+// in its line mode, turned Enter into a newline, which the input box took
+// as "insert a line", so "hello" sat unsent (a new user's report). Lines
+// ended by Enter are sent when the TUI starts; a line not ended stays in
+// the input.
+func TestTypedAhead(t *testing.T) {
+	f := newFullFake()
+	m := New(f, Options{Width: 80, Height: 24, Plain: true, typedAhead: "hello\r\n"})
+	if !m.sendTyped {
+		t.Fatal("Init will not send the typed line")
+	}
+	m.Update(sendTypedMsg{}) // what Init's command answers
+	if !slices.Equal(f.sent, []string{"hello"}) {
+		t.Fatalf("sent %q, want hello", f.sent)
+	}
+	f = newFullFake()
+	m = New(f, Options{Width: 80, Height: 24, Plain: true, typedAhead: "half a li"})
+	if m.sendTyped || len(f.sent) != 0 || m.in.value() != "half a li" {
+		t.Fatalf("sent %q, input %q; want nothing sent and the line in the input", f.sent, m.in.value())
+	}
+}

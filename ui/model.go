@@ -22,6 +22,8 @@ type model struct {
 	info session.Info
 	raw  bool
 
+	sendTyped bool // Init sends the lines typed while the model loaded (takeTypedAhead)
+
 	width, height int
 
 	// The components (focus.go): each draws in the size it is given.
@@ -93,6 +95,7 @@ func New(b Backend, opts Options) Model {
 	if opts.Notice != "" {
 		m.setNotice(opts.Notice, false)
 	}
+	m.takeTypedAhead(opts.typedAhead)
 	if keysErr != nil {
 		m.setNotice(keysErr.Error(), true)
 	}
@@ -105,6 +108,7 @@ func Run(b Backend, opts Options) error {
 	if os.Getenv("NO_COLOR") != "" {
 		opts.Plain = true
 	}
+	opts.typedAhead = typedAhead(os.Stdin)
 	p := tea.NewProgram(New(b, opts))
 	fm, err := p.Run()
 	if m, ok := fm.(Model); ok && m.cmdDone != nil {
@@ -119,10 +123,35 @@ func Run(b Backend, opts Options) error {
 }
 
 func (m Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{m.tick()}
 	if m.autoBG {
-		return tea.Batch(m.tick(), tea.RequestBackgroundColor)
+		cmds = append(cmds, tea.RequestBackgroundColor)
 	}
-	return m.tick()
+	if m.sendTyped {
+		cmds = append(cmds, func() tea.Msg { return sendTypedMsg{} })
+	}
+	return tea.Batch(cmds...)
+}
+
+// sendTypedMsg sends the lines typed while the model loaded.
+type sendTypedMsg struct{}
+
+// takeTypedAhead puts what was typed before the TUI started into the
+// input: the lines ended by Enter (newlines then) are sent as one message
+// when the TUI starts, a line not ended stays to be edited.
+func (m *model) takeTypedAhead(s string) {
+	s = cleanText(strings.ReplaceAll(s, "\r", "\n"), true)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		lines := strings.TrimSpace(s[:i])
+		m.sendTyped = lines != ""
+		if m.sendTyped {
+			m.in.setValue(lines)
+		}
+		s = s[i+1:]
+	}
+	if !m.sendTyped && s != "" {
+		m.in.setValue(s)
+	}
 }
 
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) { return m, m.update(msg) }
@@ -140,6 +169,9 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		return nil
 	case pollMsg:
 		return m.onPoll(msg)
+	case sendTypedMsg:
+		m.sendTyped = false
+		return m.submit()
 	case commandDone:
 		return m.onCommandDone(msg)
 	case tea.KeyPressMsg:

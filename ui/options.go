@@ -35,6 +35,8 @@ type Options struct {
 	// Notice is shown in the notice lines at start (flags that were
 	// ignored, say).
 	Notice string
+
+	typedAhead string // typed before the TUI took the terminal (Run reads it)
 }
 
 func (o Options) withDefaults() Options {
