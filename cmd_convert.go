@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,13 +14,14 @@ import (
 	"chat/models/convert"
 	"chat/models/course"
 	"chat/models/gguf"
+	"chat/models/kernels"
 	"chat/models/load"
 	"chat/models/quote"
 	"chat/models/regular"
 	"chat/session/termtext"
 )
 
-const convertUsage = "IN OUT.gguf [--type " + "f32|f16|q8_0|q4_0|q2_k|q3_k|q4_k|q5_k|q6_k|iq4_nl|iq4_xs|...]"
+const convertUsage = "IN OUT.gguf [--type " + "f32|f16|q8_0|q4_0|q2_k|q3_k|q4_k|q5_k|q6_k|iq4_nl|iq4_xs|...] [--threads N]"
 
 // convertCmd is chat convert: a course checkpoint to the GGUF file
 // llama.cpp runs, or a GGUF file re-quantised, with llama-quantize's choice
@@ -28,12 +30,19 @@ func convertCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("chat convert", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	typ := fs.String("type", "", "tensor types: "+strings.Join(convert.MixNames(), ", ")+" (default: f32 for a checkpoint, q8_0 for a GGUF file)")
+	threads := fs.Int("threads", 0, "threads encoding the tensors (default: all cores)")
 	pos, err := parseInterspersed(fs, args)
-	if err != nil || len(pos) != 2 {
-		if err == nil {
-			err = fmt.Errorf("want an input and an output file, got %d arguments", len(pos))
-		}
+	if err == nil && len(pos) != 2 {
+		err = fmt.Errorf("want an input and an output file, got %d arguments", len(pos))
+	}
+	if err == nil && *threads < 0 {
+		err = errors.New("--threads must not be negative")
+	}
+	if err != nil {
 		return usageError(stderr, "convert", convertUsage, err)
+	}
+	if *threads > 0 {
+		kernels.SetThreads(*threads)
 	}
 	in, out := pos[0], pos[1]
 	if sameFile(in, out) {

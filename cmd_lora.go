@@ -8,10 +8,11 @@ import (
 
 	"chat/models/convert"
 	"chat/models/gguf"
+	"chat/models/kernels"
 	"chat/models/lora"
 )
 
-const mergeLoraUsage = "BASE ADAPTER[:SCALE]... OUT.gguf [--type T]"
+const mergeLoraUsage = "BASE ADAPTER[:SCALE]... OUT.gguf [--type T] [--threads N]"
 
 // mergeLoraCmd is chat merge-lora: the base model with the adapters merged
 // into its weights (W' = W + (α/r)·B·A), written as GGUF.
@@ -19,12 +20,19 @@ func mergeLoraCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("chat merge-lora", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	typ := fs.String("type", "", "tensor types of the output ("+strings.Join(convert.MixNames(), ", ")+"); default: as the base stores them (float32 for a checkpoint)")
+	threads := fs.Int("threads", 0, "threads encoding the tensors (default: all cores)")
 	pos, err := parseInterspersed(fs, args)
 	if err == nil && len(pos) < 3 {
 		err = fmt.Errorf("want a base model, at least one adapter and an output file")
 	}
+	if err == nil && *threads < 0 {
+		err = fmt.Errorf("--threads must not be negative")
+	}
 	if err != nil {
 		return usageError(stderr, "merge-lora", mergeLoraUsage, err)
+	}
+	if *threads > 0 {
+		kernels.SetThreads(*threads)
 	}
 	base, out := pos[0], pos[len(pos)-1]
 	fail := func(err error) int {

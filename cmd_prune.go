@@ -12,13 +12,14 @@ import (
 	"chat/models"
 	"chat/models/convert"
 	"chat/models/gguf"
+	"chat/models/kernels"
 	"chat/models/prune"
 	"chat/models/quant/report"
 	"chat/models/regular"
 	"chat/session/termtext"
 )
 
-const pruneUsage = "IN OUT.gguf (--magnitude S | --nm 2:4) [--method magnitude|wanda|sparsegpt] [--calib FILE] [--text FILE] [--type T] [--json]"
+const pruneUsage = "IN OUT.gguf (--magnitude S | --nm 2:4) [--method magnitude|wanda|sparsegpt] [--calib FILE] [--text FILE] [--type T] [--threads N] [--json]"
 
 // pruneCmd is chat prune: zero a model's weights by magnitude, Wanda or
 // SparseGPT, unstructured or N:M, write the pruned model as GGUF and report
@@ -36,6 +37,7 @@ func pruneCmd(args []string, stdout, stderr io.Writer) int {
 	windows := fs.Int("calib-windows", 4, "calibration windows of the context length")
 	typ := fs.String("type", "", "tensor types of the output (default: as stored, float32 for a checkpoint)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	threads := fs.Int("threads", 0, "compute threads, also encoding the tensors (default: all cores)")
 	pos, err := parseInterspersed(fs, args)
 	if err == nil && len(pos) != 2 {
 		err = fmt.Errorf("want an input and an output file, got %d arguments", len(pos))
@@ -47,8 +49,14 @@ func pruneCmd(args []string, stdout, stderr io.Writer) int {
 	if err == nil && *windows < 1 {
 		err = errors.New("--calib-windows must be at least 1")
 	}
+	if err == nil && *threads < 0 {
+		err = errors.New("--threads must not be negative")
+	}
 	if err != nil {
 		return usageError(stderr, "prune", pruneUsage, err)
+	}
+	if *threads > 0 {
+		kernels.SetThreads(*threads)
 	}
 	in, out := pos[0], pos[1]
 	fail := func(err error) int {

@@ -10,8 +10,10 @@ package convert
 import (
 	"fmt"
 	"io"
+	"sync"
 
 	"chat/models/gguf"
+	"chat/models/kernels"
 )
 
 // File is a GGUF file being written: metadata, then tensors.
@@ -135,22 +137,9 @@ func writeTensor(w io.Writer, t *Tensor, buf *buffers, release func([]byte), ste
 		}
 		out := src // copied as it is when the type is kept
 		if t.Raw == nil || t.Type != t.Src {
-			var x []float32
-			if t.Raw != nil {
-				x = grow(&buf.x, (r1-r)*cols)
-				if err := gguf.Dequantize(t.Src, src, x); err != nil {
-					return err
-				}
-			} else {
-				x = t.Data[r*cols : r1*cols]
-			}
-			size, err := t.Type.RowBytes(int64(len(x)))
-			if err != nil {
+			var err error
+			if out, err = encodeRows(t, r, r1, cols, srcRow, buf); err != nil {
 				return err
-			}
-			out = grow(&buf.out, size)
-			if err := gguf.QuantizeInto(t.Type, x, out); err != nil {
-				return fmt.Errorf("rows %d to %d: %w", r, r1-1, err)
 			}
 		}
 		if _, err := w.Write(out); err != nil {
@@ -162,6 +151,51 @@ func writeTensor(w io.Writer, t *Tensor, buf *buffers, release func([]byte), ste
 		step((r1 - r) * cols)
 	}
 	return nil
+}
+
+// encodeRows encodes rows r to r1-1 of t in its Type into buf.out (decoding
+// Raw into buf.x first), the rows split across the compute threads
+// (kernels.Parallel; chat convert --threads): each row is encoded on its
+// own, so the bytes do not depend on the thread count. A failure names the
+// first row that failed.
+func encodeRows(t *Tensor, r, r1, cols, srcRow int64, buf *buffers) ([]byte, error) {
+	dstRow, err := t.Type.RowBytes(cols)
+	if err != nil {
+		return nil, err
+	}
+	out := grow(&buf.out, (r1-r)*dstRow)
+	var x []float32
+	if t.Raw != nil {
+		x = grow(&buf.x, (r1-r)*cols)
+	} else {
+		x = t.Data[r*cols : r1*cols]
+	}
+	var mu sync.Mutex
+	bad, badErr := r1, error(nil) // the first row that failed
+	kernels.Parallel(int(r1-r), func(i0, i1 int) {
+		for i := int64(i0); i < int64(i1); i++ {
+			xi := x[i*cols : (i+1)*cols]
+			var err error
+			if t.Raw != nil {
+				err = gguf.Dequantize(t.Src, t.Raw[(r+i)*srcRow:(r+i+1)*srcRow], xi)
+			}
+			if err == nil {
+				err = gguf.QuantizeInto(t.Type, xi, out[i*dstRow:(i+1)*dstRow])
+			}
+			if err != nil {
+				mu.Lock()
+				if r+i < bad {
+					bad, badErr = r+i, err
+				}
+				mu.Unlock()
+				return
+			}
+		}
+	})
+	if badErr != nil {
+		return nil, fmt.Errorf("row %d: %w", bad, badErr)
+	}
+	return out, nil
 }
 
 // grow returns (*b)[:n], reallocating *b when it is shorter.

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"chat/models/gguf"
+	"chat/models/kernels"
 )
 
 // allocWatch is a writer that hashes what it is given and records the most
@@ -73,29 +74,36 @@ func TestWriteStreams(t *testing.T) {
 	if err := gguf.Write(&want, header(f, mix), ref); err != nil {
 		t.Fatal(err)
 	}
-	w := newAllocWatch()
-	if err := Write(w, f, mix, nil); err != nil {
-		t.Fatal(err)
+	// Rows are split across the compute threads: one thread and all of
+	// them write the same bytes, with the same bound.
+	defer kernels.SetThreads(kernels.Threads())
+	for _, threads := range []int{1, runtime.NumCPU()} {
+		kernels.SetThreads(threads)
+		w := newAllocWatch()
+		if err := Write(w, f, mix, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := w.h.Sum(nil), sha256.Sum256(want.Bytes()); !bytes.Equal(got, want[:]) {
+			t.Errorf("%d threads: the bytes differ from gguf.Write's", threads)
+		}
+		if limit := uint64(4 * rows * cols); w.most >= limit {
+			t.Errorf("%d threads: %.1f MB allocated between two writes, want under %.1f MB (one tensor's float32 values)", threads, float64(w.most)/1e6, float64(limit)/1e6)
+		}
+		t.Logf("%d threads: at most %.1f MB allocated between two writes", threads, float64(w.most)/1e6)
 	}
-	if got, want := w.h.Sum(nil), sha256.Sum256(want.Bytes()); !bytes.Equal(got, want[:]) {
-		t.Error("the bytes differ from gguf.Write's")
-	}
-	if limit := uint64(4 * rows * cols); w.most >= limit {
-		t.Errorf("%.1f MB allocated between two writes, want under %.1f MB (one tensor's float32 values)", float64(w.most)/1e6, float64(limit)/1e6)
-	}
-	t.Logf("at most %.1f MB allocated between two writes", float64(w.most)/1e6)
 }
 
-// A value a type cannot hold is refused with the tensor and the rows of the
-// chunk it is in; a tensor whose data does not fit its shape, with both.
+// A value a type cannot hold is refused with the tensor and the row it is
+// in; a tensor whose data does not fit its shape, with both.
 func TestWriteErrors(t *testing.T) {
 	x := make([]float32, 4*32)
 	x[70] = float32(math.NaN())
+	x[100] = float32(math.Inf(1)) // a later row: the first one is named, however the rows are split
 	for _, c := range []struct {
 		tn   Tensor
 		want string
 	}{
-		{Tensor{Name: "x.weight", Shape: []int{4, 32}, Data: x, Type: gguf.TypeQ8_0}, "convert: x.weight: rows 0 to 3: gguf: cannot quantise NaN (element 70) to q8_0"},
+		{Tensor{Name: "x.weight", Shape: []int{4, 32}, Data: x, Type: gguf.TypeQ8_0}, "convert: x.weight: row 2: gguf: cannot quantise NaN (element 6) to q8_0"},
 		{Tensor{Name: "x.weight", Shape: []int{4, 32}, Data: x[:64], Type: gguf.TypeQ8_0}, "convert: x.weight: 64 values for shape [4 32]"},
 		{Tensor{Name: "x.weight", Shape: []int{4, 32}, Raw: make([]byte, 100), Src: gguf.TypeF32, Type: gguf.TypeF32}, "convert: x.weight: 100 bytes of f32 for shape [4 32]"},
 	} {
