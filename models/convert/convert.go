@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"chat/models/gguf"
 	"chat/models/kernels"
@@ -154,46 +155,66 @@ func writeTensor(w io.Writer, t *Tensor, buf *buffers, release func([]byte), ste
 }
 
 // encodeRows encodes rows r to r1-1 of t in its Type into buf.out (decoding
-// Raw into buf.x first), the rows split across the compute threads
-// (kernels.Parallel; chat convert --threads): each row is encoded on its
-// own, so the bytes do not depend on the thread count. A failure names the
-// first row that failed.
+// Raw into buf.x first) on kernels.Threads() goroutines (chat convert
+// --threads), which take the rows a few at a time: each row is encoded on
+// its own, so the bytes do not depend on the thread count. A failure names
+// the first row that failed. (Not kernels.Parallel: its caller spins while
+// it waits for a late worker, which on a busy host takes the core that
+// worker needs; a chunk is tens of milliseconds of work, so blocking costs
+// nothing.)
 func encodeRows(t *Tensor, r, r1, cols, srcRow int64, buf *buffers) ([]byte, error) {
 	dstRow, err := t.Type.RowBytes(cols)
 	if err != nil {
 		return nil, err
 	}
-	out := grow(&buf.out, (r1-r)*dstRow)
+	n := r1 - r
+	out := grow(&buf.out, n*dstRow)
 	var x []float32
 	if t.Raw != nil {
-		x = grow(&buf.x, (r1-r)*cols)
+		x = grow(&buf.x, n*cols)
 	} else {
 		x = t.Data[r*cols : r1*cols]
 	}
-	var mu sync.Mutex
-	bad, badErr := r1, error(nil) // the first row that failed
-	kernels.Parallel(int(r1-r), func(i0, i1 int) {
-		for i := int64(i0); i < int64(i1); i++ {
-			xi := x[i*cols : (i+1)*cols]
-			var err error
-			if t.Raw != nil {
-				err = gguf.Dequantize(t.Src, t.Raw[(r+i)*srcRow:(r+i+1)*srcRow], xi)
-			}
-			if err == nil {
-				err = gguf.QuantizeInto(t.Type, xi, out[i*dstRow:(i+1)*dstRow])
-			}
-			if err != nil {
-				mu.Lock()
-				if r+i < bad {
-					bad, badErr = r+i, err
+	threads := min(int64(kernels.Threads()), n)
+	step := max(1, n/(8*threads)) // rows a goroutine takes at a time: a late one still balances
+	var (
+		next   atomic.Int64
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		bad    = n // the first row that failed, from r
+		badErr error
+	)
+	for range threads {
+		wg.Go(func() {
+			for {
+				i0 := next.Add(step) - step
+				if i0 >= n {
+					return
 				}
-				mu.Unlock()
-				return
+				for i := i0; i < min(i0+step, n); i++ {
+					xi := x[i*cols : (i+1)*cols]
+					var err error
+					if t.Raw != nil {
+						err = gguf.Dequantize(t.Src, t.Raw[(r+i)*srcRow:(r+i+1)*srcRow], xi)
+					}
+					if err == nil {
+						err = gguf.QuantizeInto(t.Type, xi, out[i*dstRow:(i+1)*dstRow])
+					}
+					if err != nil {
+						mu.Lock()
+						if i < bad {
+							bad, badErr = i, err
+						}
+						mu.Unlock()
+						return // the rows left come after this one
+					}
+				}
 			}
-		}
-	})
+		})
+	}
+	wg.Wait()
 	if badErr != nil {
-		return nil, fmt.Errorf("row %d: %w", bad, badErr)
+		return nil, fmt.Errorf("row %d: %w", r+bad, badErr)
 	}
 	return out, nil
 }
