@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"chat/config/settings"
 	"chat/models/course"
 	"chat/models/gguf"
+	"chat/models/kernels"
 	"chat/models/llama"
 	"chat/models/lora"
 	"chat/models/testmodels"
@@ -95,6 +97,26 @@ func TestConvertCLI(t *testing.T) {
 	}
 	if code, _, _ := runCLI("convert", ckpt); code != 2 {
 		t.Fatalf("one argument: exit %d", code)
+	}
+	// One thread writes the bytes all of them do; a negative count is a
+	// usage error.
+	defer kernels.SetThreads(kernels.Threads())
+	one := filepath.Join(dir, "one.gguf")
+	if code, _, stderr := runCLI("convert", ckpt, one, "--type", "q4_k", "--threads", "1"); code != 0 {
+		t.Fatalf("--threads 1: exit %d %q", code, stderr)
+	}
+	kernels.SetThreads(runtime.NumCPU())
+	all := filepath.Join(dir, "all.gguf")
+	if code, _, stderr := runCLI("convert", ckpt, all, "--type", "q4_k"); code != 0 {
+		t.Fatalf("q4_k: exit %d %q", code, stderr)
+	}
+	a1, err1 := os.ReadFile(one)
+	a2, err2 := os.ReadFile(all)
+	if err1 != nil || err2 != nil || !bytes.Equal(a1, a2) {
+		t.Errorf("--threads 1 wrote other bytes (%v, %v)", err1, err2)
+	}
+	if code, _, stderr := runCLI("convert", ckpt, filepath.Join(dir, "x.gguf"), "--threads", "-1"); code != 2 || !strings.Contains(stderr, "--threads") {
+		t.Fatalf("--threads -1: exit %d %q", code, stderr)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "moe.gguf")); err == nil {
 		t.Fatal("a failed conversion left a file")
