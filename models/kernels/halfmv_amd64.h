@@ -49,6 +49,41 @@ GLOBL halfonehot<>(SB), RODATA|NOPTR, $32
 	VMOVSHDUP    X, T; \
 	VADDSS       T, X, X
 
+// STORE4X3 ends a 4-row × 3-token tile (rows r in Y(3r)..Y(3r+2), token t
+// in Y(3r+t)): each accumulator's 8 lanes summed as HSUM does and stored
+// at out + t*ldo + r (out in DI, ldo the frame's), then returns.
+#define STORE4X3 \
+	MOVQ   ldo+32(FP), DX; \
+	SHLQ   $2, DX; \
+	HSUM(Y0, X0, X12); \
+	HSUM(Y1, X1, X12); \
+	HSUM(Y2, X2, X12); \
+	HSUM(Y3, X3, X12); \
+	HSUM(Y4, X4, X12); \
+	HSUM(Y5, X5, X12); \
+	HSUM(Y6, X6, X12); \
+	HSUM(Y7, X7, X12); \
+	HSUM(Y8, X8, X12); \
+	HSUM(Y9, X9, X12); \
+	HSUM(Y10, X10, X12); \
+	HSUM(Y11, X11, X12); \
+	LEAQ   (DI)(DX*1), R8; \
+	LEAQ   (DI)(DX*2), R9; \
+	VMOVSS X0, (DI); \
+	VMOVSS X3, 4(DI); \
+	VMOVSS X6, 8(DI); \
+	VMOVSS X9, 12(DI); \
+	VMOVSS X1, (R8); \
+	VMOVSS X4, 4(R8); \
+	VMOVSS X7, 8(R8); \
+	VMOVSS X10, 12(R8); \
+	VMOVSS X2, (R9); \
+	VMOVSS X5, 4(R9); \
+	VMOVSS X8, 8(R9); \
+	VMOVSS X11, 12(R9); \
+	VZEROUPPER; \
+	RET
+
 // HTAIL loads the k-half tail at ROW (AX = k) widened into DY (low half DX):
 // X14 = dword mask, X13 = word mask, T a temporary xmm.
 #define HTAIL(ROW, DX_, DY_, T) \
@@ -389,36 +424,7 @@ mmh_tail:
 	MMTAIL(R10, Y9, Y10, Y11)
 
 mmh_store:
-	MOVQ   ldo+32(FP), DX
-	SHLQ   $2, DX
-	HSUM(Y0, X0, X12)
-	HSUM(Y1, X1, X12)
-	HSUM(Y2, X2, X12)
-	HSUM(Y3, X3, X12)
-	HSUM(Y4, X4, X12)
-	HSUM(Y5, X5, X12)
-	HSUM(Y6, X6, X12)
-	HSUM(Y7, X7, X12)
-	HSUM(Y8, X8, X12)
-	HSUM(Y9, X9, X12)
-	HSUM(Y10, X10, X12)
-	HSUM(Y11, X11, X12)
-	LEAQ   (DI)(DX*1), R8
-	LEAQ   (DI)(DX*2), R9
-	VMOVSS X0, (DI)
-	VMOVSS X3, 4(DI)
-	VMOVSS X6, 8(DI)
-	VMOVSS X9, 12(DI)
-	VMOVSS X1, (R8)
-	VMOVSS X4, 4(R8)
-	VMOVSS X7, 8(R8)
-	VMOVSS X10, 12(R8)
-	VMOVSS X2, (R9)
-	VMOVSS X5, 4(R9)
-	VMOVSS X8, 8(R9)
-	VMOVSS X11, 12(R9)
-	VZEROUPPER
-	RET
+	STORE4X3
 
 // The interleaved layout's kernels (f16il.go), when the including file
 // defines MATVECIL512, MATVECILAVX2, MATMULIL4X3 and WIDENIL, and WIDEN512(M, Z): Z = the
@@ -755,36 +761,7 @@ mmil_tail:
 	ILROW4X3(48, Y9, Y10, Y11)
 
 mmil_store:
-	MOVQ   ldo+32(FP), DX
-	SHLQ   $2, DX
-	HSUM(Y0, X0, X12)
-	HSUM(Y1, X1, X12)
-	HSUM(Y2, X2, X12)
-	HSUM(Y3, X3, X12)
-	HSUM(Y4, X4, X12)
-	HSUM(Y5, X5, X12)
-	HSUM(Y6, X6, X12)
-	HSUM(Y7, X7, X12)
-	HSUM(Y8, X8, X12)
-	HSUM(Y9, X9, X12)
-	HSUM(Y10, X10, X12)
-	HSUM(Y11, X11, X12)
-	LEAQ   (DI)(DX*1), R8
-	LEAQ   (DI)(DX*2), R9
-	VMOVSS X0, (DI)
-	VMOVSS X3, 4(DI)
-	VMOVSS X6, 8(DI)
-	VMOVSS X9, 12(DI)
-	VMOVSS X1, (R8)
-	VMOVSS X4, 4(R8)
-	VMOVSS X7, 8(R8)
-	VMOVSS X10, 12(R8)
-	VMOVSS X2, (R9)
-	VMOVSS X5, 4(R9)
-	VMOVSS X8, 8(R9)
-	VMOVSS X11, 12(R9)
-	VZEROUPPER
-	RET
+	STORE4X3
 
 // func WIDENIL(dst *float32, src *uint16, nc, rows, ldd int)
 // dst[i*ldd+8c : i*ldd+8c+8] = the 8 weights at src + 256c + 16i widened,
