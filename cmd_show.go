@@ -13,6 +13,7 @@ import (
 	"chat/models"
 	"chat/models/gguf"
 	"chat/models/plan"
+	"chat/models/quote"
 	"chat/session"
 	"chat/session/termtext"
 )
@@ -142,14 +143,13 @@ func tensorTypes(f *gguf.File) string {
 	return " (" + strings.Join(parts, ", ") + " tensors)"
 }
 
-// metaValue is a metadata value on one line: strings quoted and cut at
-// 80 bytes, arrays as their length and first items.
+// metaValue is a metadata value on one line: strings quoted and cut as
+// messages cut them (quote.Quote), arrays as their length and first items.
 func metaValue(v any) string {
-	const most = 80
 	switch x := v.(type) {
 	case string:
-		if len(x) > most {
-			return strconv.Quote(strings.ToValidUTF8(x[:most], "")) + fmt.Sprintf("… (%d bytes)", len(x))
+		if len(x) > quote.Max {
+			return quote.Quote(x) + fmt.Sprintf(" (%d bytes)", len(x))
 		}
 		return strconv.Quote(x)
 	case gguf.ArrayValue:

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -122,11 +123,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "chat:", err)
 		return 2
 	}
-	if headless {
-		for _, note := range cfg.Ignored {
-			fmt.Fprintln(stderr, "chat:", note)
-		}
-	}
 	if cfg.Threads > 0 {
 		kernels.SetThreads(cfg.Threads)
 	}
@@ -137,6 +133,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "chat: continuing on the conversation's model,", path)
 		}
 	}
+	// The run's notices: flags taken and ignored, a window cut to the
+	// trained context. Headless they go to stderr, else to the TUI's
+	// notice line.
+	notices := slices.Clone(cfg.Ignored)
 	var m models.Model
 	mode := cfg.Mode
 	if cfg.Remote != "" {
@@ -156,10 +156,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			mode = session.DefaultMode(m)
 		}
 		if note := ctxCutNote(cfg.Context, m.Info()); note != "" && cfg.Given["ctx_size"] {
-			cfg.Ignored = append(cfg.Ignored, note) // the TUI's notice line
-			if headless {
-				fmt.Fprintln(stderr, "chat:", note)
-			}
+			notices = append(notices, note)
+		}
+	}
+	if headless {
+		for _, note := range notices {
+			fmt.Fprintln(stderr, "chat:", note)
 		}
 	}
 	if cfg.Mode == "" && headless && cfg.Prompt == "" {
@@ -248,8 +250,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return code
 	}
-	notice := strings.Join(cfg.Ignored, " · ")
-	if err := ui.Run(s, ui.Options{Theme: cfg.Theme, Keys: cfg.Keys, Notice: notice}); err != nil {
+	if err := ui.Run(s, ui.Options{Theme: cfg.Theme, Keys: cfg.Keys, Notice: strings.Join(notices, " · ")}); err != nil {
 		fmt.Fprintln(stderr, "chat:", err)
 		return 1
 	}
