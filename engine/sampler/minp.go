@@ -6,15 +6,20 @@ import "math"
 // computed over the logits that survived the earlier filters (§7.1). Off
 // unless 0 < m < 1.
 //
-// e holds exp(logit - max); prob/maxprob is exactly e, so the test needs no
-// normalisation. It reports whether it was on.
+// e holds exp(logit - max); prob/maxprob is e over its largest value (1
+// unless typical dropped the max), so the test needs no normalisation. It
+// reports whether it was on.
 func (s *Sampler) minP(e []float64) bool {
 	m := s.p.MinP
 	if !(m > 0 && m < 1) {
 		return false
 	}
+	top := 0.0
+	for _, v := range e {
+		top = math.Max(top, v)
+	}
 	for i, v := range e {
-		if v < m {
+		if v < m*top {
 			e[i], s.work[i] = 0, math.Inf(-1)
 		}
 	}

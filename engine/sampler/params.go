@@ -20,6 +20,26 @@ type Params struct {
 	PresencePenalty  float64 // subtract p if id was seen in the penalty window; 0 = off
 	PenaltyWindow    int     // last N ids the penalties look at; 0 = 64
 
+	// DRY ("don't repeat yourself", dry.go): an id that would extend a
+	// repeat of at least DRYAllowedLength ids loses
+	// DRYMultiplier × DRYBase^(length − DRYAllowedLength) from its logit.
+	DRYMultiplier    float64 // 0 = off
+	DRYBase          float64 // off below 1
+	DRYAllowedLength int
+	DRYPenaltyLastN  int    // the last N ids it looks at; -1 = all, 0 = off
+	DRYBreakers      string // sequence breakers, each ended by a NUL (JoinBreakers); a repeat never spans one
+
+	TopNSigma      float64 // keep logits >= max − n·σ; off unless > 0
+	TypicalP       float64 // locally typical sampling; off unless 0 < p < 1
+	XTCProbability float64 // chance per token that XTC acts; 0 = off
+	XTCThreshold   float64 // XTC drops every id with prob >= this but the least likely of them; off above 0.5
+
+	// Mirostat 1 or 2 replaces top-nσ ... XTC by truncation at a target
+	// surprise (MirostatTau bits, learning rate MirostatEta); 0 = off.
+	Mirostat    int
+	MirostatTau float64
+	MirostatEta float64
+
 	Seed uint64 // the RNG seed; the same seed, model and prompt give the same text
 }
 
@@ -38,7 +58,9 @@ func (p Params) Validate() error {
 	}{
 		{"temperature", p.Temperature}, {"top-p", p.TopP}, {"min-p", p.MinP},
 		{"repeat penalty", p.RepeatPenalty}, {"frequency penalty", p.FrequencyPenalty},
-		{"presence penalty", p.PresencePenalty},
+		{"presence penalty", p.PresencePenalty}, {"DRY multiplier", p.DRYMultiplier}, {"DRY base", p.DRYBase},
+		{"top-n-sigma", p.TopNSigma}, {"typical-p", p.TypicalP}, {"XTC probability", p.XTCProbability},
+		{"XTC threshold", p.XTCThreshold}, {"mirostat tau", p.MirostatTau}, {"mirostat eta", p.MirostatEta},
 	} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
 			return fmt.Errorf("sampler: %s is %v", f.name, f.v)
@@ -51,6 +73,12 @@ func (p Params) Validate() error {
 		return fmt.Errorf("sampler: penalty window %d is negative", p.PenaltyWindow)
 	case p.RepeatPenalty < 0:
 		return fmt.Errorf("sampler: repeat penalty %v is negative", p.RepeatPenalty)
+	case p.DRYAllowedLength < 0:
+		return fmt.Errorf("sampler: DRY allowed length %d is negative", p.DRYAllowedLength)
+	case p.DRYPenaltyLastN < -1:
+		return fmt.Errorf("sampler: DRY penalty window %d is below -1", p.DRYPenaltyLastN)
+	case p.Mirostat < 0 || p.Mirostat > 2:
+		return fmt.Errorf("sampler: mirostat %d is not 0, 1 or 2", p.Mirostat)
 	}
 	return nil
 }

@@ -2,11 +2,14 @@
 //
 // The processors run in a fixed order (see Order): the constraint mask
 // (SetMask: ids a constraint does not allow get -Inf); repetition, frequency
-// and presence penalties over the last PenaltyWindow ids; if Greedy, the argmax of
-// the penalised logits; otherwise temperature, top-k, top-p, min-p, a float64
-// softmax and one uniform draw from a seeded PCG (inverse CDF). Everything
-// after the penalties follows the course's sample_next_token
-// (course-format.md §7.1), in float64 rather than float32.
+// and presence penalties over the last PenaltyWindow ids; DRY; if Greedy, the
+// argmax of the penalised logits; otherwise temperature, then either
+// mirostat or top-nσ, top-k, typical, top-p, min-p and XTC; a float64
+// softmax and one uniform draw from a seeded PCG (inverse CDF). With the
+// knobs llama.cpp added off, everything after the penalties is the course's
+// sample_next_token (course-format.md §7.1), in float64 rather than float32;
+// the added stages sit in llama.cpp's order, and temperature stays first, as
+// in the course (top-nσ and top-k keep the same ids either way).
 //
 // A Sampler owns scratch buffers sized to the vocabulary, so Sample does not
 // allocate. It is not safe for concurrent use.
@@ -44,11 +47,16 @@ func Stages() []Stage {
 	return []Stage{
 		{"mask", "if a constraint is on (--format, --json-schema, --regex, --grammar): ids it does not allow get -Inf"},
 		{"penalties", "repeat / frequency / presence penalties over the last PenaltyWindow ids"},
+		{"dry", "ids that would extend a repeat of >= allowed-length ids lose multiplier * base^(length - allowed-length)"},
 		{"greedy", "if Greedy: argmax of the penalised logits, stop"},
 		{"temperature", "divide by max(T, 1e-6) when T != 1 (T = 0 still samples)"},
+		{"mirostat", "if Mirostat 1 or 2: truncate at the surprise mu that tracks tau, instead of top-n-sigma ... xtc"},
+		{"top-n-sigma", "keep logits >= max - n * their standard deviation"},
 		{"top-k", "keep logits >= the k-th largest (ties kept)"},
+		{"typical", "keep the ids whose surprise is nearest the entropy, up to mass p"},
 		{"top-p", "keep the smallest sorted prefix whose mass before each token is <= p"},
 		{"min-p", "drop probs < m * max prob"},
+		{"xtc", "with chance probability: drop every id with prob >= threshold but the least likely of them"},
 		{"softmax", "float64 softmax of the surviving logits"},
 		{"draw", "one uniform u in [0,1) from the seeded PCG; first id whose cumulative prob > u*total"},
 	}
@@ -58,11 +66,16 @@ func Stages() []Stage {
 const (
 	StageMask = iota
 	StagePenalties
+	StageDRY
 	StageGreedy
 	StageTemperature
+	StageMirostat
+	StageTopNSigma
 	StageTopK
+	StageTypical
 	StageTopP
 	StageMinP
+	StageXTC
 	StageSoftmax
 	StageDraw
 	NumStages
@@ -78,6 +91,18 @@ type Sampler struct {
 
 	pcg *rand.PCG
 	rng *rand.Rand
+
+	// XTC's own draws (xtc.go): coin is this token's until Sample uses it.
+	xtcPCG  *rand.PCG
+	xtcRNG  *rand.Rand
+	coin    float64
+	coinSet bool
+
+	mu    float64 // mirostat's surprise bound; set from tau at the reply's first token
+	muSet bool
+
+	breakers *Breakers // DRY's sequence breakers (SetBreakers)
+	z        []int32   // DRY's Z-function scratch
 
 	mask   []uint64  // SetMask's allowed ids; nil: all
 	trace  *Trace    // SetTrace's record of the next calls; nil: none
@@ -114,15 +139,18 @@ func New(vocab int, p Params) *Sampler {
 	clear(s.counts)
 	s.pcg = rand.NewPCG(0, 0)
 	s.rng = rand.New(s.pcg)
+	s.xtcPCG = rand.NewPCG(0, 0)
+	s.xtcRNG = rand.New(s.xtcPCG)
 	s.p = p
 	s.Reset(p.Seed)
 	return s
 }
 
 // Renew makes a used sampler what New(s.Vocab(), p) returns, keeping its
-// buffers: the knobs, the seed, no mask, no trace, no penalty counts.
+// buffers: the knobs, the seed, no mask, no trace, no penalty counts, no
+// DRY breakers, mirostat's mu unset.
 func (s *Sampler) Renew(p Params) {
-	s.p, s.mask, s.trace = p, nil, nil
+	s.p, s.mask, s.trace, s.breakers, s.muSet = p, nil, nil, nil, false
 	clear(s.counts)
 	s.Reset(p.Seed)
 }
@@ -132,6 +160,8 @@ func (s *Sampler) Reset(seed uint64) {
 	// PCG needs two words; the second is a fixed odd constant so that seed 0
 	// is as good as any other.
 	s.pcg.Seed(seed, 0x9e3779b97f4a7c15)
+	s.xtcPCG.Seed(seed, 0x2545f4914f6cdd1d)
+	s.coinSet = false
 }
 
 // SetParams replaces the knobs. It does not re-seed the RNG (call Reset).
@@ -164,6 +194,8 @@ func (s *Sampler) Sample(logits []float32, history []int) (int, error) {
 	}
 	id := s.Draw(s.probs)
 	s.note(StageDraw, true)
+	s.mirostatLearn(s.probs, id)
+	s.coinSet = false
 	return id, nil
 }
 
@@ -185,7 +217,7 @@ func (s *Sampler) dist(logits []float32, history []int) (int, error) {
 		return -1, fmt.Errorf("sampler: %d logits for a vocabulary of %d", len(logits), s.vocab)
 	}
 	w := s.work
-	if s.p.Greedy && s.mask == nil && !s.penalties() {
+	if s.p.Greedy && s.mask == nil && !s.penalties() && !s.p.dryOn() {
 		// Nothing changes the logits before the argmax, and clean keeps their
 		// order (NaN never wins), so it is taken on them without the copy.
 		s.begin()
@@ -194,15 +226,20 @@ func (s *Sampler) dist(logits []float32, history []int) (int, error) {
 	s.load(logits)
 	s.begin()
 	s.note(StagePenalties, s.penalize(history))
+	s.note(StageDRY, s.dry(history))
 
 	if s.p.Greedy {
 		return s.greedy(argmax(w))
 	}
 
 	s.note(StageTemperature, s.temperature())
-	s.note(StageTopK, s.topK())
-	// From here on the maximum logit never changes (top-k, top-p and min-p
-	// always keep it), so exp(l - max) is computed once and reused.
+	miro := s.p.Mirostat == 1 || s.p.Mirostat == 2
+	if !miro {
+		s.note(StageTopNSigma, s.topNSigma())
+		s.note(StageTopK, s.topK())
+	}
+	// The stages below remove ids and never change the others' logits, so
+	// exp(l - max) is computed once and reused.
 	max := w[argmaxOr0(w)]
 	if math.IsInf(max, -1) {
 		return -1, ErrNoCandidates
@@ -212,8 +249,14 @@ func (s *Sampler) dist(logits []float32, history []int) (int, error) {
 	for i, v := range w {
 		e[i] = math.Exp(v - max) // exp(-Inf) = 0 for removed ids
 	}
-	s.note(StageTopP, s.topP(e))
-	s.note(StageMinP, s.minP(e))
+	if miro {
+		s.note(StageMirostat, s.mirostat(e))
+	} else {
+		s.note(StageTypical, s.typical(e))
+		s.note(StageTopP, s.topP(e))
+		s.note(StageMinP, s.minP(e))
+		s.note(StageXTC, s.xtc(e))
+	}
 	normalize(e)
 	s.note(StageSoftmax, true)
 	return -1, nil

@@ -33,7 +33,8 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
 func TestOrderIsData(t *testing.T) {
 	names := Order()
-	want := []string{"mask", "penalties", "greedy", "temperature", "top-k", "top-p", "min-p", "softmax", "draw"}
+	want := []string{"mask", "penalties", "dry", "greedy", "temperature", "mirostat", "top-n-sigma", "top-k", "typical",
+		"top-p", "min-p", "xtc", "softmax", "draw"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("Order = %v, want %v", names, want)
 	}

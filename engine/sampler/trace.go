@@ -10,9 +10,9 @@ type Trace struct {
 	Vocab   int
 	Applied [NumStages]bool // indexed by Stage*: the processors that ran
 	// Left is the number of ids still possible after each applied stage:
-	// finite logits before the softmax, non-zero probabilities from top-p
-	// on (an id whose exp underflows to 0 cannot be drawn either); 1 after
-	// greedy and draw.
+	// finite logits before the softmax, non-zero probabilities from
+	// mirostat and typical on (an id whose exp underflows to 0 cannot be
+	// drawn either); 1 after greedy and draw.
 	Left [NumStages]int
 }
 
@@ -42,7 +42,7 @@ func (s *Sampler) note(stage int, on bool) {
 	switch stage {
 	case StageGreedy, StageDraw:
 		n = 1
-	case StageTopP, StageMinP, StageSoftmax:
+	case StageMirostat, StageTypical, StageTopP, StageMinP, StageXTC, StageSoftmax:
 		for _, v := range s.probs {
 			if v > 0 {
 				n++

@@ -9,8 +9,9 @@ import (
 
 // The Stage constants index Stages().
 func TestStageIndices(t *testing.T) {
-	want := map[int]string{StageMask: "mask", StagePenalties: "penalties", StageGreedy: "greedy",
-		StageTemperature: "temperature", StageTopK: "top-k", StageTopP: "top-p", StageMinP: "min-p",
+	want := map[int]string{StageMask: "mask", StagePenalties: "penalties", StageDRY: "dry", StageGreedy: "greedy",
+		StageTemperature: "temperature", StageMirostat: "mirostat", StageTopNSigma: "top-n-sigma", StageTopK: "top-k",
+		StageTypical: "typical", StageTopP: "top-p", StageMinP: "min-p", StageXTC: "xtc",
 		StageSoftmax: "softmax", StageDraw: "draw"}
 	if len(Stages()) != NumStages {
 		t.Fatalf("%d stages, NumStages %d", len(Stages()), NumStages)

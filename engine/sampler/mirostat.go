@@ -1,0 +1,105 @@
+package sampler
+
+import (
+	"math"
+	"slices"
+)
+
+// Mirostat (Basu et al. 2021, "Mirostat: a neural text decoding algorithm
+// that directly controls perplexity"; llama.cpp's --mirostat, ollama's
+// mirostat) keeps the surprise of the drawn ids near a target of tau bits.
+// It holds mu, the most surprise it lets through, starting at 2·tau each
+// reply (Renew); after each draw mu moves by eta × (tau − the drawn id's
+// surprise under the distribution it was drawn from). When on, it replaces
+// the truncation stages (top-nσ to XTC):
+//
+//   - version 2 keeps the ids whose surprise −log2 p is at most mu (at
+//     least the likeliest);
+//   - version 1 estimates the exponent s of a Zipf law from the 100
+//     likeliest ids and keeps the k likeliest, k from s, mu and the
+//     vocabulary size (ties at the k-th kept, as top-k here does).
+
+// mirostatM is how many of the likeliest ids version 1 fits its Zipf
+// exponent to (llama.cpp's m).
+const mirostatM = 100
+
+// mirostat truncates e (exp(logit − max); s.work alike) by mu. It reports
+// whether it was on.
+func (s *Sampler) mirostat(e []float64) bool {
+	if s.p.Mirostat != 1 && s.p.Mirostat != 2 {
+		return false
+	}
+	if !s.muSet {
+		s.mu, s.muSet = 2*s.p.MirostatTau, true
+	}
+	z := 0.0
+	for _, v := range e {
+		z += v
+	}
+	if s.p.Mirostat == 2 {
+		best := argmax(e)
+		for i, v := range e {
+			if v > 0 && i != best && -math.Log2(v/z) > s.mu {
+				e[i], s.work[i] = 0, math.Inf(-1)
+			}
+		}
+		return true
+	}
+
+	// Version 1: the likeliest ids, most likely first (ties by id).
+	n := 0
+	for _, v := range e {
+		if v > 0 {
+			n++
+		}
+	}
+	m := min(mirostatM, n)
+	th := kthLargest(e, m, s.heap[:0])
+	top := s.order[:0]
+	for i, v := range e {
+		if v > 0 && v >= th {
+			top = append(top, int32(i))
+		}
+	}
+	slices.SortFunc(top, func(a, b int32) int {
+		switch {
+		case e[a] > e[b]:
+			return -1
+		case e[a] < e[b]:
+			return 1
+		}
+		return int(a - b)
+	})
+	top = top[:m]
+	num, den := 0.0, 0.0
+	for i := 0; i+1 < len(top); i++ {
+		t := math.Log(float64(i+2) / float64(i+1))
+		num += t * math.Log(e[top[i]]/e[top[i+1]])
+		den += t * t
+	}
+	k := 1
+	if sHat := num / den; den > 0 && sHat > 0 {
+		eps := sHat - 1
+		x := math.Pow(eps*math.Exp2(s.mu)/(1-math.Pow(float64(s.vocab), -eps)), 1/sHat)
+		if x > float64(n) {
+			k = n
+		} else if x >= 1 {
+			k = int(x)
+		}
+	}
+	cut := kthLargest(e, k, s.heap[:0])
+	for i, v := range e {
+		if v < cut {
+			e[i], s.work[i] = 0, math.Inf(-1)
+		}
+	}
+	return true
+}
+
+// mirostatLearn moves mu after id was drawn from probs (normalised).
+func (s *Sampler) mirostatLearn(probs []float64, id int) {
+	if s.p.Mirostat != 1 && s.p.Mirostat != 2 || id < 0 {
+		return
+	}
+	s.mu -= s.p.MirostatEta * (-math.Log2(probs[id]) - s.p.MirostatTau)
+}
