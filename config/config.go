@@ -289,6 +289,9 @@ func FlagMessage(err error) (msg, unknown string) {
 // name (-m model.gguf -p "..." -c 2048 -t 4 -s 7 --temp 0 -sys "...").
 var peerFlags = map[string]string{
 	"m": "model", "p": "prompt", "c": "ctx-size", "t": "threads", "s": "seed", "temp": "temperature", "sys": "system",
+	// ollama's names of mirostat's knobs, and the spelling of top-nσ in
+	// llama-server's JSON.
+	"mirostat-tau": "mirostat-ent", "mirostat-eta": "mirostat-lr", "top-n-sigma": "top-nsigma",
 }
 
 // peerHints are other peers' spellings, for the hint of an unknown flag.
@@ -317,7 +320,7 @@ func init() {
 		"llama.cpp's batch size: chat serve --batch-tokens N bounds a step's tokens; chat needs none": "b batch_size",
 		"llama-server's: chat serve --parallel N":                                                     "np",
 		"chat serve always serves /metrics: drop it":                                                  "metrics",
-		"a sampler this app does not have":                                                            "mirostat mirostat_lr mirostat_ent typical tfs xtc_probability xtc_threshold dry_multiplier dry_base top_nsigma",
+		"a sampler this app does not have":                                                            "tfs",
 	} {
 		for _, n := range strings.Fields(names) {
 			peerNotes[n] = note

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -42,10 +43,19 @@ func parse(t *testing.T, args ...string) *Config {
 	return c
 }
 
+// withPeerDefaults is p with the defaults of the knobs of the samplers
+// llama.cpp has beyond the course's (all off).
+func withPeerDefaults(p sampler.Params) sampler.Params {
+	d := settings.Defaults("").Sampler
+	p.DRYBase, p.DRYAllowedLength, p.DRYPenaltyLastN, p.DRYBreakers = d.DRYBase, d.DRYAllowedLength, d.DRYPenaltyLastN, d.DRYBreakers
+	p.TopNSigma, p.TypicalP, p.XTCThreshold, p.MirostatTau, p.MirostatEta = d.TopNSigma, d.TypicalP, d.XTCThreshold, d.MirostatTau, d.MirostatEta
+	return p
+}
+
 func TestDefaultsWithoutFile(t *testing.T) {
 	isolate(t)
 	c := parse(t)
-	want := sampler.Params{Temperature: 0.8, TopP: 0.95, PenaltyWindow: 64}
+	want := withPeerDefaults(sampler.Params{Temperature: 0.8, TopP: 0.95, PenaltyWindow: 64})
 	if c.Sampler != want || !c.RandomSeed || c.Theme != "auto" || c.File != "" || c.Mode != "" || c.MaxTokens != 256 || !equalKeys(c.Keys, settings.DefaultKeys()) {
 		t.Errorf("defaults: %+v", c)
 	}
@@ -96,7 +106,7 @@ func TestPrecedence(t *testing.T) {
 		c.System != "You tell short stories." || c.MaxTokens != 200 || c.Threads != 2 || c.Theme != "light" {
 		t.Errorf("file settings: %+v", c)
 	}
-	want := sampler.Params{Temperature: 0.7, TopP: 0.9, TopK: 40, MinP: 0.05, RepeatPenalty: 1.1, Seed: 3, PenaltyWindow: 64}
+	want := withPeerDefaults(sampler.Params{Temperature: 0.7, TopP: 0.9, TopK: 40, MinP: 0.05, RepeatPenalty: 1.1, Seed: 3, PenaltyWindow: 64})
 	if c.Sampler != want || c.RandomSeed {
 		t.Errorf("file sampler = %+v, want %+v", c.Sampler, want)
 	}
@@ -313,7 +323,7 @@ func TestOneRuleOneMessage(t *testing.T) {
 		{"-hf org/model", "unknown flag -hf (models are not downloaded: download the GGUF file and give its path)"},
 		{"-r User:", "unknown flag -r (did you mean --stop?)"},
 		{"-ctk=q8_0", "unknown flag -ctk (did you mean --kv-quant-k?)"},
-		{"--mirostat 2", "unknown flag --mirostat (a sampler this app does not have)"},
+		{"--tfs 0.9", "unknown flag --tfs (a sampler this app does not have)"},
 		{"--keepalive 5m", "unknown flag --keepalive (ollama run's: the model stays loaded while chat runs; drop it)"},
 		{"--nowordwrap", "unknown flag --nowordwrap (ollama run's: replies always wrap at the window's width here; drop it)"},
 	} {
@@ -455,6 +465,71 @@ func FuzzConfigFile(f *testing.F) {
 		}
 		if msg := err.Error(); !strings.HasPrefix(msg, "fuzz.toml") || strings.Contains(msg, "interface {}") || strings.Contains(msg, "config.") {
 			t.Fatalf("error %q", msg)
+		}
+	})
+}
+
+// The samplers llama.cpp has beyond the course's take llama-cli's flags,
+// and the same values read back from --print-config and through /set.
+func TestAddedSamplersRoundTrip(t *testing.T) {
+	isolate(t)
+	c := parse(t, "--dry-multiplier", "0.8", "--dry-base", "2", "--dry-allowed-length", "3", "--dry-penalty-last-n", "128",
+		"--dry-sequence-breaker", `\n`, "--dry-sequence-breaker", `"::"`, "--top-nsigma", "1.5", "--typical", "0.9",
+		"--xtc-probability", "0.5", "--xtc-threshold", "0.2", "--mirostat", "2", "--mirostat-ent", "4", "--mirostat-lr", "0.2")
+	want := sampler.Params{Temperature: 0.8, TopP: 0.95, PenaltyWindow: 64,
+		DRYMultiplier: 0.8, DRYBase: 2, DRYAllowedLength: 3, DRYPenaltyLastN: 128, DRYBreakers: sampler.JoinBreakers([]string{"\n", "::"}),
+		TopNSigma: 1.5, TypicalP: 0.9, XTCProbability: 0.5, XTCThreshold: 0.2, Mirostat: 2, MirostatTau: 4, MirostatEta: 0.2}
+	if c.Sampler != want {
+		t.Fatalf("flags: %+v\nwant %+v", c.Sampler, want)
+	}
+	// ollama's and llama-server's spellings are flags too.
+	if c := parse(t, "--mirostat-tau", "3", "--mirostat-eta", "0.3", "--top-n-sigma", "2"); c.Sampler.MirostatTau != 3 || c.Sampler.MirostatEta != 0.3 || c.Sampler.TopNSigma != 2 {
+		t.Errorf("peer spellings: %+v", c.Sampler)
+	}
+	var out bytes.Buffer
+	if err := c.WriteTOML(&out); err != nil {
+		t.Fatal(err)
+	}
+	printed := filepath.Join(t.TempDir(), "printed.toml")
+	write(t, printed, out.String())
+	if back := parse(t, "--config", printed); back.Sampler != want {
+		t.Errorf("config file read back %+v\nwant %+v\n%s", back.Sampler, want, out.String())
+	}
+	v := settings.Defaults("chat")
+	for _, kv := range [][2]string{{"dry_multiplier", "0.8"}, {"dry_base", "2"}, {"dry_allowed_length", "3"}, {"dry_penalty_last_n", "128"},
+		{"dry_sequence_breakers", "none"}, {"dry_sequence_breakers", `\n`}, {"dry_sequence_breakers", `"::"`}, {"top_n_sigma", "1.5"},
+		{"typical_p", "0.9"}, {"xtc_probability", "0.5"}, {"xtc_threshold", "0.2"}, {"mirostat", "2"}, {"mirostat_tau", "4"}, {"mirostat_eta", "0.2"}} {
+		if err := settings.Lookup(kv[0]).SetText(&v, kv[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v.Sampler.Seed, v.RandomSeed = want.Seed, true; v.Sampler != want {
+		t.Errorf("/set: %+v\nwant %+v", v.Sampler, want)
+	}
+	for _, bad := range [][2]string{{"--mirostat", "3"}, {"--typical", "2"}, {"--dry-multiplier", "-1"}, {"--dry-penalty-last-n", "-2"}} {
+		if _, err := Parse(bad[:]); err == nil {
+			t.Errorf("%v: no error", bad)
+		}
+	}
+}
+
+func FuzzUnescape(f *testing.F) {
+	for _, s := range []string{`\n`, `a\x41b`, `\`, `\x4`, `\q`, "plain", `\\n`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		u := settings.Unescape(s)
+		if len(u) > len(s) {
+			t.Fatalf("%q unescaped to the longer %q", s, u)
+		}
+		if !strings.Contains(s, `\`) && u != s {
+			t.Fatalf("%q without escapes became %q", s, u)
+		}
+		// What strconv.Quote writes (less its quotes and \u forms) reads back.
+		if q := strconv.Quote(s); !strings.Contains(q, `\u`) && !strings.Contains(q, `\U`) {
+			if back := settings.Unescape(q[1 : len(q)-1]); back != s {
+				t.Fatalf("%q quoted as %s read back as %q", s, q, back)
+			}
 		}
 	})
 }

@@ -193,7 +193,7 @@ func TestCompletionWithoutCompleter(t *testing.T) {
 		t.Fatalf("items %v", m.compl.items)
 	}
 	m.setInput("/set t")
-	if !slices.Equal(m.compl.items, []string{"/set temperature", "/set top_p", "/set top_k", "/set token_view"}) {
+	if !slices.Equal(m.compl.items, []string{"/set temperature", "/set top_p", "/set top_k", "/set token_view", "/set top_n_sigma", "/set typical_p"}) {
 		t.Fatalf("items %v", m.compl.items)
 	}
 }

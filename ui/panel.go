@@ -128,7 +128,7 @@ func (m *model) panelLines(w, h int) []string {
 	ls = append(ls, "", title("Sampler"))
 	def := settings.Defaults(v.Mode)
 	for _, s := range settings.All() {
-		if s.Label == "" || !s.Always && s.Format(&v) == s.Format(&def) {
+		if s.Label == "" || !s.Always && (s.Format(&v) == s.Format(&def) || s.Show(&v) == "off" || s.Under != "" && settings.Lookup(s.Under).Show(&v) == "off") {
 			continue
 		}
 		keys := ""
@@ -473,6 +473,7 @@ func (m *model) statusLine() string {
 // while replies are constrained). Names it does not know are kept.
 func appliedOrder(order []string, p sampler.Params, constrained bool) []string {
 	var out []string
+	miro := p.Mirostat == 1 || p.Mirostat == 2 // it replaces top-n-sigma ... xtc
 	for _, name := range order {
 		on := true
 		switch name {
@@ -480,6 +481,8 @@ func appliedOrder(order []string, p sampler.Params, constrained bool) []string {
 			on = constrained
 		case "penalties":
 			on = (p.RepeatPenalty != 0 && p.RepeatPenalty != 1) || p.FrequencyPenalty != 0 || p.PresencePenalty != 0
+		case "dry":
+			on = p.DRYMultiplier != 0 && p.DRYBase >= 1 && p.DRYPenaltyLastN != 0
 		case "greedy":
 			if p.Greedy {
 				return append(out, "greedy (argmax)")
@@ -487,12 +490,20 @@ func appliedOrder(order []string, p sampler.Params, constrained bool) []string {
 			on = false
 		case "temperature":
 			on = p.Temperature != 1
+		case "mirostat":
+			on = miro
+		case "top-n-sigma":
+			on = !miro && p.TopNSigma > 0
 		case "top-k":
-			on = p.TopK > 0
+			on = !miro && p.TopK > 0
+		case "typical":
+			on = !miro && p.TypicalP > 0 && p.TypicalP < 1
 		case "top-p":
-			on = p.TopP > 0 && p.TopP < 1
+			on = !miro && p.TopP > 0 && p.TopP < 1
 		case "min-p":
-			on = p.MinP > 0 && p.MinP < 1
+			on = !miro && p.MinP > 0 && p.MinP < 1
+		case "xtc":
+			on = !miro && p.XTCProbability > 0 && p.XTCThreshold <= 0.5
 		}
 		if on {
 			out = append(out, name)

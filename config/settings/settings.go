@@ -115,6 +115,9 @@ type Setting struct {
 	// what the help says about them.
 	OffAt []float64
 	Off   string
+	// Escapes: a List's texts read backslash escapes (\n, \t, \", \\,
+	// \xHH), as llama.cpp reads its --dry-sequence-breaker.
+	Escapes bool
 	// MinusOneIsMax: an Int that reads -1 as its Max, llama-cli's and
 	// ollama's "no limit" (-n -1, num_predict -1).
 	MinusOneIsMax bool
@@ -129,9 +132,13 @@ type Setting struct {
 	// View is the name /view gives a view of the TUI (its key toggles it;
 	// the panel lists the views that are on); "" for other settings.
 	View string
-	// Always: the panel shows it even at its default (others only when set).
+	// Always: the panel shows it even at its default (others only when set
+	// and on).
 	Always bool
-	Help   string
+	// Under names the setting that switches on the sampler this one tunes
+	// (dry_base: dry_multiplier); the panel shows it only while that is on.
+	Under string
+	Help  string
 	// Persist: a saved session keeps it and resume restores it.
 	Persist bool
 	// Live: a running reply uses the new value from its next token.
@@ -299,6 +306,9 @@ func (s *Setting) Parse(text string) (any, error) {
 		if t == "" || strings.EqualFold(t, "none") || strings.EqualFold(t, "off") {
 			return []string(nil), nil
 		}
+		if s.Escapes && (len(t) < 2 || t[0] != '"' || t[len(t)-1] != '"') {
+			return []string{Unescape(t)}, nil
+		}
 		return []string{unquote(t)}, nil
 	case Seed:
 		if strings.EqualFold(t, "random") || t == "-1" {
@@ -322,6 +332,38 @@ func unquote(t string) string {
 	}
 	return t
 }
+
+// Unescape reads the backslash escapes of t as llama.cpp's
+// string_process_escapes does: \n \r \t \' \" \\ \a \b \f \v, and \xHH
+// (two hex digits) for a byte. Any other backslash stays as it is.
+func Unescape(t string) string {
+	if !strings.Contains(t, `\`) {
+		return t
+	}
+	var b strings.Builder
+	for i := 0; i < len(t); i++ {
+		if t[i] != '\\' || i+1 == len(t) {
+			b.WriteByte(t[i])
+			continue
+		}
+		if c, ok := escapes[t[i+1]]; ok {
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		if t[i+1] == 'x' && i+3 < len(t) {
+			if v, err := strconv.ParseUint(t[i+2:i+4], 16, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(t[i])
+	}
+	return b.String()
+}
+
+var escapes = map[byte]byte{'n': '\n', 'r': '\r', 't': '\t', '\'': '\'', '"': '"', '\\': '\\', 'a': '\a', 'b': '\b', 'f': '\f', 'v': '\v'}
 
 // seedValue is a Seed setting's value.
 type seedValue struct {
@@ -455,8 +497,18 @@ func (s *Setting) isOff(f float64) bool {
 			return true
 		}
 	}
-	// The p-knobs act only inside (0, 1).
-	return (s.Name == "top_p" || s.Name == "min_p") && (f <= 0 || f >= 1)
+	// The p-knobs act only inside (0, 1), top-nσ above 0, XTC up to 0.5.
+	switch s.Name {
+	case "top_p", "min_p", "typical_p":
+		return f <= 0 || f >= 1
+	case "top_n_sigma":
+		return f <= 0
+	case "dry_base":
+		return f < 1
+	case "xtc_threshold":
+		return f > 0.5
+	}
+	return false
 }
 
 // DefaultText is the default for mode as text, for the help and the config

@@ -3,6 +3,8 @@ package settings
 import (
 	"math"
 	"slices"
+
+	"chat/engine/sampler"
 )
 
 // The table: every knob, once. The sampler defaults follow the course:
@@ -259,6 +261,70 @@ var table = []*Setting{
 		Help:    "colours: auto (from the terminal's background), dark or light; /theme changes it",
 		Default: fixed("auto"),
 		get:     func(v *Values) any { return v.Theme }, set: func(v *Values, x any) { v.Theme = x.(string) }},
+	// llama.cpp's and ollama's further samplers (engine/sampler): off by
+	// default, with llama.cpp's defaults for their other knobs; last, so
+	// that the palette and /show keep the course's knobs first.
+	{Name: "dry_multiplier", Table: "sampler", Where: Flag | File | Set, Kind: Float,
+		Min: 0, Max: inf, OffAt: []float64{0}, Off: "0 = off", Label: "dry mult", Persist: true, Live: true,
+		Help:    "DRY: a token that would extend a repeat of ≥ dry_allowed_length tokens loses multiplier × base^(length − allowed) from its logit",
+		Default: fixed(0.0),
+		get:     func(v *Values) any { return v.Sampler.DRYMultiplier }, set: func(v *Values, x any) { v.Sampler.DRYMultiplier = x.(float64) }},
+	{Name: "dry_base", Table: "sampler", Where: Flag | File | Set, Kind: Float, Under: "dry_multiplier",
+		Min: 0, Max: inf, Off: "below 1 = off", Label: "dry base", Persist: true, Live: true,
+		Help:    "DRY: how fast the penalty grows with the repeat's length",
+		Default: fixed(1.75),
+		get:     func(v *Values) any { return v.Sampler.DRYBase }, set: func(v *Values, x any) { v.Sampler.DRYBase = x.(float64) }},
+	{Name: "dry_allowed_length", Under: "dry_multiplier", Table: "sampler", Where: Flag | File | Set, Kind: Int,
+		Min: 0, Max: 1 << 20, Label: "dry allowed", Persist: true, Live: true,
+		Help:    "DRY: repeats up to this many tokens go unpenalised",
+		Default: fixed(2),
+		get:     func(v *Values) any { return v.Sampler.DRYAllowedLength }, set: func(v *Values, x any) { v.Sampler.DRYAllowedLength = x.(int) }},
+	{Name: "dry_penalty_last_n", Under: "dry_multiplier", Table: "sampler", Where: Flag | File | Set, Kind: Int,
+		Min: -1, Max: 1 << 24, OffAt: []float64{0}, Off: "0 = off", Label: "dry window", Persist: true, Live: true,
+		Help:    "DRY: the last N tokens it looks at (-1 = the whole context)",
+		Default: fixed(-1),
+		get:     func(v *Values) any { return v.Sampler.DRYPenaltyLastN }, set: func(v *Values, x any) { v.Sampler.DRYPenaltyLastN = x.(int) }},
+	{Name: "dry_sequence_breakers", Flag: "dry-sequence-breaker", Under: "dry_multiplier", Table: "sampler", Where: Flag | File | Set, Kind: List, Escapes: true,
+		Label: "dry breakers", Persist: true, Live: true,
+		Help:    "DRY: a repeat never reaches back over this text (\\n and other escapes read as in llama.cpp; repeat the flag for several; none clears)",
+		Default: fixed(sampler.DefaultBreakers),
+		get:     func(v *Values) any { return sampler.SplitBreakers(v.Sampler.DRYBreakers) },
+		set:     func(v *Values, x any) { v.Sampler.DRYBreakers = sampler.JoinBreakers(x.([]string)) }},
+	{Name: "top_n_sigma", Flag: "top-nsigma", Aliases: []string{"top_nsigma"}, Table: "sampler", Where: Flag | File | Set, Kind: Float,
+		Min: math.Inf(-1), Max: inf, Off: "≤ 0 = off", Label: "top-nσ", Persist: true, Live: true,
+		Help:    "keep logits ≥ the largest − n × their standard deviation",
+		Default: fixed(-1.0),
+		get:     func(v *Values) any { return v.Sampler.TopNSigma }, set: func(v *Values, x any) { v.Sampler.TopNSigma = x.(float64) }},
+	{Name: "typical_p", Flag: "typical", Aliases: []string{"typ_p"}, Table: "sampler", Where: Flag | File | Set, Kind: Float,
+		Min: 0, Max: 1, Off: "0 or 1 = off", Label: "typical-p", Persist: true, Live: true,
+		Help:    "locally typical sampling: keep the tokens whose surprise is nearest the entropy, up to mass p",
+		Default: fixed(1.0),
+		get:     func(v *Values) any { return v.Sampler.TypicalP }, set: func(v *Values, x any) { v.Sampler.TypicalP = x.(float64) }},
+	{Name: "xtc_probability", Table: "sampler", Where: Flag | File | Set, Kind: Float,
+		Min: 0, Max: 1, OffAt: []float64{0}, Off: "0 = off", Label: "xtc prob", Persist: true, Live: true,
+		Help:    "XTC: the chance per token (drawn from the seed) that the likeliest tokens above xtc_threshold are removed, all but the least likely of them",
+		Default: fixed(0.0),
+		get:     func(v *Values) any { return v.Sampler.XTCProbability }, set: func(v *Values, x any) { v.Sampler.XTCProbability = x.(float64) }},
+	{Name: "xtc_threshold", Under: "xtc_probability", Table: "sampler", Where: Flag | File | Set, Kind: Float,
+		Min: 0, Max: 1, Off: "above 0.5 = off", Label: "xtc threshold", Persist: true, Live: true,
+		Help:    "XTC: the probability a token needs to count as a top choice",
+		Default: fixed(0.1),
+		get:     func(v *Values) any { return v.Sampler.XTCThreshold }, set: func(v *Values, x any) { v.Sampler.XTCThreshold = x.(float64) }},
+	{Name: "mirostat", Table: "sampler", Where: Flag | File | Set, Kind: Int,
+		Min: 0, Max: 2, OffAt: []float64{0}, Off: "0 = off", Label: "mirostat", Persist: true, Live: true,
+		Help:    "mirostat 1 or 2: keep the surprise near mirostat_tau instead of top-nσ, top-k, typical, top-p, min-p and XTC",
+		Default: fixed(0),
+		get:     func(v *Values) any { return v.Sampler.Mirostat }, set: func(v *Values, x any) { v.Sampler.Mirostat = x.(int) }},
+	{Name: "mirostat_tau", Under: "mirostat", Flag: "mirostat-ent", Table: "sampler", Where: Flag | File | Set, Kind: Float,
+		Min: 0, Max: inf, Label: "mirostat tau", Persist: true, Live: true,
+		Help:    "mirostat: the target surprise in bits (llama.cpp's --mirostat-ent)",
+		Default: fixed(5.0),
+		get:     func(v *Values) any { return v.Sampler.MirostatTau }, set: func(v *Values, x any) { v.Sampler.MirostatTau = x.(float64) }},
+	{Name: "mirostat_eta", Under: "mirostat", Flag: "mirostat-lr", Table: "sampler", Where: Flag | File | Set, Kind: Float,
+		Min: 0, Max: inf, Label: "mirostat eta", Persist: true, Live: true,
+		Help:    "mirostat: its learning rate (llama.cpp's --mirostat-lr)",
+		Default: fixed(0.1),
+		get:     func(v *Values) any { return v.Sampler.MirostatEta }, set: func(v *Values, x any) { v.Sampler.MirostatEta = x.(float64) }},
 }
 
 func penaltyWindow(n int) int {
