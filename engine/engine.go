@@ -225,6 +225,9 @@ type Engine struct {
 	wg          sync.WaitGroup
 
 	samplers chan *sampler.Sampler // finished replies' samplers, up to MaxSeqs (newSampler)
+
+	brkMu    sync.Mutex
+	breakers *sampler.Breakers // DRY's sequence breakers in this vocabulary, the last asked for (breakersFor)
 }
 
 // New returns an engine for m.

@@ -399,12 +399,25 @@ func TestNoGoroutineLeak(t *testing.T) {
 
 // TestDecodeStepDoesNotAllocate: forward + sample + detok + reply buffer in
 // the steady state, with the result slices already grown.
+// The samplers llama.cpp has beyond the course's are on in some of them:
+// DRY with its breakers made from the vocabulary, XTC, top-nσ, typical, and
+// mirostat.
 func TestDecodeStepDoesNotAllocate(t *testing.T) {
-	for rname, rule := range rules() {
+	added := sampler.Params{Temperature: 0.9, TopP: 0.95, DRYMultiplier: 0.8, DRYBase: 1.75, DRYAllowedLength: 2, DRYPenaltyLastN: -1,
+		DRYBreakers: sampler.JoinBreakers(sampler.DefaultBreakers), TopNSigma: 2, TypicalP: 0.95, XTCProbability: 0.5, XTCThreshold: 0.1, Seed: 5}
+	miro := sampler.Params{Temperature: 1, Mirostat: 2, MirostatTau: 5, MirostatEta: 0.1, DRYMultiplier: 0.5, DRYBase: 2, DRYPenaltyLastN: 64, Seed: 6}
+	for _, c := range []struct {
+		rule string
+		p    sampler.Params
+	}{{"half", knobs["penalties"]}, {"slide", knobs["penalties"]}, {"half", added}, {"slide", miro}} {
+		rname, rule := c.rule, rules()[c.rule]
 		e := New(newFake(rule, testCtx))
-		r := &Reply{req: Request{Prompt: prompt(5, 0), MaxTokens: 1 << 30, Sampler: knobs["penalties"]}, start: time.Now(), done: make(chan struct{})}
+		r := &Reply{req: Request{Prompt: prompt(5, 0), MaxTokens: 1 << 30, Sampler: c.p}, start: time.Now(), done: make(chan struct{})}
 		r.buf = make([]byte, 0, 1<<20)
 		g := e.begin(r)
+		if b := g.smp.Breakers(); c.p.DRYMultiplier != 0 && (b == nil || b.Key() != c.p.DRYBreakers) {
+			t.Errorf("%+v: the sampler has breakers %v", c.p, b)
+		}
 		g.ctx = slices.Grow(g.ctx, 1<<16)
 		g.cached = slices.Grow(g.cached, 1<<16)
 		g.ids = make([]int, 0, 1<<16)

@@ -77,6 +77,7 @@ func (e *Engine) begin(r *Reply) *gen {
 		seenV:  r.paramsV.Load(),
 	}
 	g.smp.Reset(req.Sampler.Seed)
+	g.syncBreakers()
 	g.beginConstraint()
 	r.g = g
 
@@ -192,7 +193,30 @@ func (g *gen) takeParams() {
 			g.smp.Reset(p.Seed)
 		}
 		g.smp.SetParams(p)
+		g.syncBreakers()
 	}
+}
+
+// syncBreakers gives the sampler the DRY sequence breakers its knobs name,
+// in this model's ids, when DRY is on and it does not have them yet.
+func (g *gen) syncBreakers() {
+	p := g.smp.Params()
+	if p.DRYMultiplier == 0 || g.smp.Breakers().Key() == p.DRYBreakers && g.smp.Breakers() != nil {
+		return
+	}
+	g.smp.SetBreakers(g.e.breakersFor(p.DRYBreakers))
+}
+
+// breakersFor makes the Breakers of a Params.DRYBreakers, keeping the last
+// (a pass over the vocabulary per breaker, a few ms for 128k ids, which a
+// server's replies with the same breakers then share).
+func (e *Engine) breakersFor(joined string) *sampler.Breakers {
+	e.brkMu.Lock()
+	defer e.brkMu.Unlock()
+	if e.breakers == nil || e.breakers.Key() != joined {
+		e.breakers = sampler.NewBreakers(joined, e.vocab, e.tok.TokenBytes, e.tok.Encode)
+	}
+	return e.breakers
 }
 
 // put takes one chosen id: timing stats, the stop rule, detok, the reply

@@ -79,6 +79,12 @@ func (g *gen) round() {
 	defer g.publish()
 	s := g.spec
 	k := s.k
+	if g.smp.Stateful() {
+		// Mirostat's mu and XTC's draw follow each token: verifying
+		// several at once from one state would not sample them alike.
+		g.plainStep()
+		return
+	}
 	if a := s.adapt; a != nil {
 		if !a.plainNext() {
 			k = a.choose(s.k)

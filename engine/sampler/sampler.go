@@ -164,6 +164,13 @@ func (s *Sampler) Reset(seed uint64) {
 	s.coinSet = false
 }
 
+// Stateful reports whether the knobs use state that changes with each
+// drawn id (mirostat's mu, XTC's draw), so that a distribution holds for
+// one token only: speculative decoding steps aside for them.
+func (s *Sampler) Stateful() bool {
+	return s.p.Mirostat == 1 || s.p.Mirostat == 2 || s.p.XTCProbability > 0 && s.p.XTCThreshold <= 0.5
+}
+
 // SetParams replaces the knobs. It does not re-seed the RNG (call Reset).
 func (s *Sampler) SetParams(p Params) { s.p = p }
 
