@@ -83,6 +83,9 @@ const (
 	Flag Where = 1 << iota // a command-line flag
 	File                   // the config file
 	Set                    // /set in a session (and the palette)
+	// Request: chat serve reads it from a request by its name (an OpenAI
+	// request's top level, as llama-server does; ollama's "options").
+	Request
 )
 
 // Key is a hot-key action of a setting: pressing one of Keys (or Alt+Letter,

@@ -79,6 +79,9 @@ func decode(w http.ResponseWriter, r *http.Request, v any) *errBody {
 		// encoding/json quotes the value it refused, which may be megabytes.
 		return badRequest("", "the request is not valid JSON for this endpoint: "+quote.Cut(err.Error(), 4*quote.Max))
 	}
+	if pr, ok := v.(interface{ setPeer([]byte) }); ok {
+		pr.setPeer(body)
+	}
 	return nil
 }
 

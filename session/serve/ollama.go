@@ -42,6 +42,8 @@ type ollamaRequest struct {
 	Stream   *bool           `json:"stream"`
 	Options  *ollamaOptions  `json:"options"`
 	Format   json.RawMessage `json:"format"` // "json" or a JSON Schema
+
+	peer map[string]json.RawMessage // the options' further sampler fields (peerknobs.go)
 }
 
 // job makes the generation from the request's options and prompt ids.
@@ -51,7 +53,8 @@ func (s *Server) ollamaJob(req *ollamaRequest, prompt []int, stopIDs []int) (job
 		o = &ollamaOptions{}
 	}
 	k := knobs{Temperature: o.Temperature, TopP: o.TopP, TopK: o.TopK, MinP: o.MinP, Seed: o.Seed,
-		PresencePenalty: o.PresencePenalty, FrequencyPenalty: o.FrequencyPenalty, RepetitionPenalty: o.RepeatPenalty, Stop: o.Stop}
+		PresencePenalty: o.PresencePenalty, FrequencyPenalty: o.FrequencyPenalty, RepetitionPenalty: o.RepeatPenalty, Stop: o.Stop,
+		peer: req.peer}
 	def := func(p **float64, v float64) {
 		if *p == nil {
 			*p = &v

@@ -41,6 +41,8 @@ type knobs struct {
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
+
+	peer map[string]json.RawMessage // llama-server's further sampler fields (peerknobs.go)
 }
 
 // n is how many replies the request asks for.
@@ -153,6 +155,9 @@ func (k *knobs) params() (sampler.Params, *errBody) {
 	}
 	if k.RepetitionPenalty != nil {
 		p.RepeatPenalty = *k.RepetitionPenalty
+	}
+	if e := applyPeer(&p, k.peer); e != nil {
+		return p, e
 	}
 	return p, nil
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"chat/config/settings"
 	"chat/engine"
+	"chat/engine/sampler"
 	"chat/models"
 	"chat/models/load"
 	"chat/models/testmodels"
@@ -692,5 +694,61 @@ func TestDefaultNameKeepsDots(t *testing.T) {
 		if s.Name() != want {
 			t.Errorf("general.name %q: id %q, want %q", name, s.Name(), want)
 		}
+	}
+}
+
+// TestPeerKnobs: llama-server's further sampler fields at an OpenAI
+// request's top level, and ollama's in its options, become the sampler's;
+// the knobs not given keep llama.cpp's defaults (all off), and a bad value
+// gets the flag's message.
+func TestPeerKnobs(t *testing.T) {
+	body := `{"temperature":0.7,"dry_multiplier":0.8,"dry_base":2,"dry_allowed_length":3,"dry_penalty_last_n":64,
+		"dry_sequence_breakers":["\n","::"],"top_n_sigma":1.5,"typical_p":0.9,"xtc_probability":0.5,"xtc_threshold":"0.2","unknown":1}`
+	var k knobs
+	if err := json.Unmarshal([]byte(body), &k); err != nil {
+		t.Fatal(err)
+	}
+	k.setPeer([]byte(body))
+	p, e := k.params()
+	if e != nil || p.Temperature != 0.7 || p.DRYMultiplier != 0.8 || p.DRYBase != 2 || p.DRYAllowedLength != 3 || p.DRYPenaltyLastN != 64 ||
+		!slices.Equal(sampler.SplitBreakers(p.DRYBreakers), []string{"\n", "::"}) || p.TopNSigma != 1.5 || p.TypicalP != 0.9 ||
+		p.XTCProbability != 0.5 || p.XTCThreshold != 0.2 || p.Mirostat != 0 || p.MirostatTau != 5 || p.MirostatEta != 0.1 {
+		t.Errorf("params %+v, %v", p, e)
+	}
+	// Without them: llama.cpp's defaults, every one off.
+	var plain knobs
+	plain.setPeer([]byte(`{"temperature":0.7}`))
+	if p, _ := plain.params(); p.DRYMultiplier != 0 || p.DRYBase != 1.75 || sampler.JoinBreakers(sampler.DefaultBreakers) != p.DRYBreakers ||
+		p.TopNSigma > 0 || p.TypicalP != 1 || p.XTCProbability != 0 || p.Mirostat != 0 {
+		t.Errorf("defaults %+v", p)
+	}
+	var o ollamaRequest
+	ob := `{"model":"m","prompt":"x","options":{"mirostat":2,"mirostat_tau":4,"mirostat_eta":0.2,"typical_p":0.5}}`
+	if err := json.Unmarshal([]byte(ob), &o); err != nil {
+		t.Fatal(err)
+	}
+	o.setPeer([]byte(ob))
+	var q sampler.Params
+	if e := applyPeer(&q, o.peer); e != nil || q.Mirostat != 2 || q.MirostatTau != 4 || q.MirostatEta != 0.2 || q.TypicalP != 0.5 {
+		t.Errorf("ollama options: %+v, %v", q, e)
+	}
+	for field, msg := range map[string]string{`"mirostat":3`: "mirostat must be between 0 and 2, got 3",
+		`"dry_sequence_breakers":[1]`: "dry_sequence_breakers must be a list of texts", `"typical_p":"x"`: "typical_p must be a number between 0 and 1"} {
+		var bad knobs
+		bad.setPeer([]byte("{" + field + "}"))
+		if _, e := bad.params(); e == nil || !strings.Contains(e.err.Message, msg) {
+			t.Errorf("%s: %+v, want %q", field, e, msg)
+		}
+	}
+	_, ts, _ := start(t, Options{})
+	resp, err := http.Post(ts.URL+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"messages":[{"role":"user","content":"hi"}],"max_tokens":2,"mirostat":5}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !strings.Contains(string(b), "mirostat must be between 0 and 2") {
+		t.Errorf("bad mirostat over HTTP: %d %s", resp.StatusCode, b)
 	}
 }

@@ -1,0 +1,90 @@
+package serve
+
+import (
+	"encoding/json"
+	"strings"
+
+	"chat/config/settings"
+	"chat/engine/sampler"
+)
+
+// The samplers llama.cpp has beyond the OpenAI API's (DRY, XTC, top-nσ,
+// typical-p, mirostat) are read from a request by their settings' names
+// (settings.Request): llama-server's fields at an OpenAI request's top
+// level, ollama's in "options". The setting's own rule reads each value,
+// so a bad one gets the message the flag and /set give.
+
+// peerFields keeps the fields of a JSON object that are Request settings.
+func peerFields(obj []byte) map[string]json.RawMessage {
+	var all map[string]json.RawMessage
+	if json.Unmarshal(obj, &all) != nil {
+		return nil
+	}
+	var out map[string]json.RawMessage
+	for name, raw := range all {
+		if st := settings.Lookup(name); st != nil && st.Name == name && st.Where&settings.Request != 0 {
+			if out == nil {
+				out = map[string]json.RawMessage{}
+			}
+			out[name] = raw
+		}
+	}
+	return out
+}
+
+// setPeer keeps the request's peer fields (decode calls it).
+func (k *knobs) setPeer(body []byte) { k.peer = peerFields(body) }
+
+// setPeer keeps the peer fields of the request's options.
+func (r *ollamaRequest) setPeer(body []byte) {
+	var o struct {
+		Options json.RawMessage `json:"options"`
+	}
+	if json.Unmarshal(body, &o) == nil && len(o.Options) > 0 {
+		r.peer = peerFields(o.Options)
+	}
+}
+
+// applyPeer sets the peer knobs of p: their defaults (all off), then the
+// request's values.
+func applyPeer(p *sampler.Params, fields map[string]json.RawMessage) *errBody {
+	v := settings.Values{Sampler: *p}
+	for _, st := range settings.All() {
+		if st.Where&settings.Request != 0 {
+			st.Put(&v, st.Default(""))
+		}
+	}
+	for name, raw := range fields {
+		st := settings.Lookup(name)
+		if err := setJSON(st, &v, raw); err != nil {
+			return badRequest(name, err.Error())
+		}
+	}
+	*p = v.Sampler
+	return nil
+}
+
+// setJSON puts a JSON value in st: a number or a text read as the flag's
+// text would be, a list of texts for a list; null leaves the default.
+func setJSON(st *settings.Setting, v *settings.Values, raw json.RawMessage) error {
+	t := strings.TrimSpace(string(raw))
+	if t == "null" {
+		return nil
+	}
+	var text string
+	isText := json.Unmarshal(raw, &text) == nil
+	if st.Kind == settings.List {
+		var list []string
+		if isText {
+			list = []string{text}
+		} else if json.Unmarshal(raw, &list) != nil {
+			return &settings.Error{Setting: st.Name, Reason: "must be a list of texts"}
+		}
+		st.Put(v, list)
+		return nil
+	}
+	if !isText {
+		text = t
+	}
+	return st.SetText(v, text)
+}
