@@ -174,6 +174,23 @@ func orNone(v float64) float64 {
 	return v
 }
 
+// peerKnobs are the sampler knobs a request names by their settings' names
+// (settings.Request: DRY, XTC, top-nσ, typical, mirostat), those that
+// matter (Active), as llama-server reads them (and chat serve).
+func peerKnobs(p sampler.Params) map[string]any {
+	v, def := settings.Values{Sampler: p}, settings.Defaults("")
+	var out map[string]any
+	for _, st := range settings.All() {
+		if st.Where&settings.Request != 0 && st.Active(&v, &def) {
+			if out == nil {
+				out = map[string]any{}
+			}
+			out[st.Name] = st.Get(&v)
+		}
+	}
+	return out
+}
+
 // startRemote sends the conversation (chat mode) or its text (raw mode).
 func (s *Session) startRemote() (reply, error) {
 	b := s.remote
@@ -184,6 +201,7 @@ func (s *Session) startRemote() (reply, error) {
 	if !p.Greedy {
 		req.Seed = &p.Seed
 	}
+	req.Peer = peerKnobs(p)
 	req.Constraint = s.cons.remote
 	if s.vals.Mode == "raw" {
 		var t strings.Builder

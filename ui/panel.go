@@ -128,7 +128,7 @@ func (m *model) panelLines(w, h int) []string {
 	ls = append(ls, "", title("Sampler"))
 	def := settings.Defaults(v.Mode)
 	for _, s := range settings.All() {
-		if s.Label == "" || !s.Always && (s.Format(&v) == s.Format(&def) || s.Show(&v) == "off" || s.Under != "" && settings.Lookup(s.Under).Show(&v) == "off") {
+		if s.Label == "" || !s.Always && !s.Active(&v, &def) {
 			continue
 		}
 		keys := ""

@@ -464,6 +464,13 @@ func (s *Setting) format(x any) string {
 	return fmt.Sprint(x)
 }
 
+// Active reports whether s matters in v: away from its default (def), not
+// off, and not tuning a sampler (Under) that is off. The panel lists these,
+// and a remote request sends those that are Request settings.
+func (s *Setting) Active(v, def *Values) bool {
+	return s.Format(v) != s.Format(def) && s.Show(v) != "off" && (s.Under == "" || Lookup(s.Under).Show(v) != "off")
+}
+
 // Show writes s's value for people: "off" where the knob does nothing.
 func (s *Setting) Show(v *Values) string {
 	x := s.get(v)

@@ -281,7 +281,7 @@ var table = []*Setting{
 		get:     func(v *Values) any { return v.Sampler.DRYAllowedLength }, set: func(v *Values, x any) { v.Sampler.DRYAllowedLength = x.(int) }},
 	{Name: "dry_penalty_last_n", Under: "dry_multiplier", Table: "sampler", Where: Flag | File | Set | Request, Kind: Int,
 		Min: -1, Max: 1 << 24, OffAt: []float64{0}, Off: "0 = off", Label: "dry window", Persist: true, Live: true,
-		Help:    "DRY: the last N tokens it looks at (-1 = the whole context)",
+		Help:    "DRY: the last N tokens it looks at (-1 = all of the prompt and reply)",
 		Default: fixed(-1),
 		get:     func(v *Values) any { return v.Sampler.DRYPenaltyLastN }, set: func(v *Values, x any) { v.Sampler.DRYPenaltyLastN = x.(int) }},
 	{Name: "dry_sequence_breakers", Flag: "dry-sequence-breaker", Under: "dry_multiplier", Table: "sampler", Where: Flag | File | Set | Request, Kind: List, Escapes: true,

@@ -83,6 +83,9 @@ type Request struct {
 	Stop              []string
 	IgnoreEOS         bool
 	Constraint        *Constraint // constrained output, in the fields this server reads (constraint.go)
+	// Peer are llama-server's further sampler fields (dry_multiplier,
+	// mirostat...), by name, sent as they are.
+	Peer map[string]any
 }
 
 func (r *Request) body() map[string]any {
@@ -126,6 +129,9 @@ func (r *Request) body() map[string]any {
 	}
 	if r.IgnoreEOS {
 		b["ignore_eos"] = true
+	}
+	for k, v := range r.Peer {
+		b[k] = v
 	}
 	return b
 }

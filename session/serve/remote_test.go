@@ -18,6 +18,7 @@ import (
 	"chat/config/settings"
 	"chat/engine"
 	"chat/engine/constrain"
+	"chat/engine/sampler"
 	"chat/session"
 )
 
@@ -181,6 +182,7 @@ func TestRemoteKnobs(t *testing.T) {
 	v := s.Settings()
 	v.Sampler.Greedy, v.Sampler.Temperature, v.Sampler.TopK, v.Sampler.MinP, v.Sampler.RepeatPenalty = false, 0.3, 7, 0.1, 1.2
 	v.Sampler.Seed, v.RandomSeed, v.Stop = 42, false, []string{"zz"}
+	v.Sampler.DRYMultiplier, v.Sampler.DRYBase, v.Sampler.DRYBreakers, v.Sampler.TypicalP = 0.8, 2, sampler.JoinBreakers([]string{"\n"}), 1
 	if err := s.Apply(v); err != nil {
 		t.Fatal(err)
 	}
@@ -205,6 +207,12 @@ func TestRemoteKnobs(t *testing.T) {
 	if b["temperature"] != 0.3 || b["top_k"] != float64(7) || b["min_p"] != 0.1 || b["repetition_penalty"] != 1.2 ||
 		b["seed"] != float64(42) || b["max_tokens"] != float64(8) || fmt.Sprint(b["stop"]) != "[zz]" || b["stream"] != true {
 		t.Errorf("chat request %v", b)
+	}
+	// llama-server's further knobs go by their names when they matter:
+	// DRY's, not typical_p at 1 (off) nor XTC's threshold with XTC off.
+	if b["dry_multiplier"] != 0.8 || b["dry_base"] != 2.0 || fmt.Sprint(b["dry_sequence_breakers"]) != "[\n]" ||
+		b["typical_p"] != nil || b["xtc_threshold"] != nil || b["dry_allowed_length"] != nil {
+		t.Errorf("peer knobs in the request %v", b)
 	}
 	if msgs := b["messages"].([]any); len(msgs) != 1 || msgs[0].(map[string]any)["content"] != "Once upon a time" {
 		t.Errorf("messages %v", b["messages"])
