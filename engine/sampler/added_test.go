@@ -404,3 +404,68 @@ func TestAddedSamplersDoNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// refTypical is typical sampling written plainly: a full stable sort by
+// the distance of each surprise from the entropy.
+func refTypical(logits []float64, p float64) []bool {
+	max := slices.Max(logits)
+	z := 0.0
+	for _, v := range logits {
+		z += math.Exp(v - max)
+	}
+	h, nl := 0.0, make([]float64, len(logits))
+	for i, v := range logits {
+		q := math.Exp(v-max) / z
+		nl[i] = -math.Log(q)
+		h += q * nl[i]
+	}
+	idx := make([]int, len(logits))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		da, db := math.Abs(nl[a]-h), math.Abs(nl[b]-h)
+		switch {
+		case da < db:
+			return -1
+		case da > db:
+			return 1
+		}
+		return 0
+	})
+	keep := make([]bool, len(logits))
+	cum := 0.0
+	for _, i := range idx {
+		keep[i] = true
+		cum += math.Exp(logits[i]-max) / z
+		if cum > p {
+			break
+		}
+	}
+	return keep
+}
+
+func TestTypicalMatchesFullSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 3))
+	for trial := range 200 {
+		n := 1 + r.IntN(3000)
+		logits := make([]float32, n)
+		scale := []float64{0.1, 1, 5, 30}[trial%4]
+		for i := range logits {
+			logits[i] = float32(math.Round(r.NormFloat64()*scale*4) / 4) // many ties
+		}
+		p := r.Float64()
+		s := New(n, Params{Temperature: 1, TypicalP: p})
+		s.Sample(logits, nil)
+		f := make([]float64, n)
+		for i, v := range logits {
+			f[i] = float64(v)
+		}
+		want := refTypical(f, p)
+		for i := range want {
+			if want[i] != (s.Probs()[i] > 0) {
+				t.Fatalf("trial %d n %d p %v: id %d kept=%v, want %v", trial, n, p, i, s.Probs()[i] > 0, want[i])
+			}
+		}
+	}
+}

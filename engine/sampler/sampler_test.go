@@ -375,7 +375,7 @@ func TestSampleDoesNotAllocate(t *testing.T) {
 }
 
 func BenchmarkSample(b *testing.B) {
-	for _, vocab := range []int{4096, 50257} {
+	for _, vocab := range []int{4096, 50257, 128256} {
 		logits := make([]float32, vocab)
 		r := rand.New(rand.NewPCG(5, 6))
 		for i := range logits {
@@ -386,10 +386,21 @@ func BenchmarkSample(b *testing.B) {
 			"chat":       Defaults(),
 			"topk50":     {Temperature: 0.8, TopK: 50},
 			"everything": {Temperature: 0.8, TopK: 40, TopP: 0.9, MinP: 0.05, RepeatPenalty: 1.1},
+			// llama.cpp's further samplers, with the chat defaults: DRY over
+			// a 4,000-id history, typical-p, mirostat 2.
+			"dry":      {Temperature: 0.8, TopP: 0.95, DRYMultiplier: 0.8, DRYBase: 1.75, DRYAllowedLength: 2, DRYPenaltyLastN: -1},
+			"typical":  {Temperature: 0.8, TopP: 0.95, TypicalP: 0.95},
+			"mirostat": {Temperature: 0.8, Mirostat: 2, MirostatTau: 5, MirostatEta: 0.1},
 		} {
 			b.Run(fmt.Sprintf("%s/V%d", name, vocab), func(b *testing.B) {
 				s := New(vocab, p)
 				hist := []int{1, 2, 3}
+				if p.DRYMultiplier != 0 {
+					hist = make([]int, 4000)
+					for i := range hist {
+						hist[i] = r.IntN(2000)
+					}
+				}
 				for b.Loop() {
 					s.Sample(logits, hist)
 				}

@@ -11,6 +11,10 @@ import (
 // from H, nearest first (ties by id), and kept up to and including the one
 // where their cumulative probability first exceeds p. Off unless 0 < p < 1.
 //
+// As in topP, the whole vocabulary is not sorted: the ids go in buckets of
+// width 1/bucketsPerNat by that distance, and only the bucket where the
+// mass crosses p is sorted.
+//
 // e holds exp(logit − max) for the current logits (0 for removed ids);
 // typical zeroes the ids it removes, in e and in s.work. It reports whether
 // it was on.
@@ -23,37 +27,68 @@ func (s *Sampler) typical(e []float64) bool {
 	for _, v := range e {
 		z += v
 	}
-	h := 0.0
-	ord := s.order[:0]
+	// s.heap is free scratch here: each id's surprise, then its distance
+	// from the entropy. e is exp(l − max), so −log(e/z) is max − l + log z
+	// and needs no logarithm per id.
+	w, top := s.work, math.Inf(-1)
+	for _, l := range w {
+		top = math.Max(top, l)
+	}
+	dist, logZ, h := s.heap[:len(e)], math.Log(z), 0.0
 	for i, v := range e {
 		if v > 0 {
-			q := v / z
-			h -= q * math.Log(q)
-			ord = append(ord, int32(i))
+			dist[i] = top - w[i] + logZ
+			h += v / z * dist[i]
 		}
 	}
-	// s.heap is free scratch here: each id's distance from typical.
-	dist := s.heap[:len(e)]
-	for _, id := range ord {
-		dist[id] = math.Abs(-math.Log(e[id]/z) - h)
-	}
-	slices.SortFunc(ord, func(a, b int32) int {
-		switch {
-		case dist[a] < dist[b]:
-			return -1
-		case dist[a] > dist[b]:
-			return 1
+	mass := &s.mass
+	clear(mass[:])
+	for i, v := range e {
+		if v > 0 {
+			dist[i] = math.Abs(dist[i] - h)
+			mass[logitBucket(dist[i])] += v / z
 		}
-		return int(a - b)
-	})
+	}
+
 	cum := 0.0
-	for i, id := range ord {
-		cum += e[id] / z
-		if cum > p {
-			for _, out := range ord[i+1:] {
-				e[out], s.work[out] = 0, math.Inf(-1)
+	cut := -1 // the last bucket that keeps any id
+	for b := 0; b < len(mass) && cut < 0; b++ {
+		if mass[b] == 0 || cum+mass[b] <= p {
+			cum += mass[b]
+			continue
+		}
+		ord := s.order[:0]
+		for i, v := range e {
+			if v > 0 && logitBucket(dist[i]) == b {
+				ord = append(ord, int32(i))
 			}
-			break
+		}
+		slices.SortFunc(ord, func(a, b int32) int {
+			switch {
+			case dist[a] < dist[b]:
+				return -1
+			case dist[a] > dist[b]:
+				return 1
+			}
+			return int(a - b)
+		})
+		for _, id := range ord {
+			if cut >= 0 {
+				e[id], s.work[id] = 0, math.Inf(-1)
+				continue
+			}
+			cum += e[id] / z
+			if cum > p {
+				cut = b // this id is kept; every later one goes
+			}
+		}
+	}
+	if cut < 0 {
+		return true // rounding kept everything
+	}
+	for i, v := range e {
+		if v > 0 && logitBucket(dist[i]) > cut {
+			e[i], s.work[i] = 0, math.Inf(-1)
 		}
 	}
 	return true
