@@ -69,6 +69,9 @@ func NewBreakers(joined string, vocab int, piece func(id int) []byte, encode fun
 		b.heads[int32(id)] = append(b.heads[int32(id)], tail)
 	}
 	for _, br := range SplitBreakers(joined) {
+		if br == "" {
+			continue // not from JoinBreakers; it would make every id a breaker
+		}
 		if len(br) > maxBreakerBytes {
 			br = br[:maxBreakerBytes]
 		}

@@ -752,3 +752,24 @@ func TestPeerKnobs(t *testing.T) {
 		t.Errorf("bad mirostat over HTTP: %d %s", resp.StatusCode, b)
 	}
 }
+
+// FuzzPeerFields: any request body gives the peer knobs or one clear
+// error, never a panic, and knobs that pass make valid sampler params.
+func FuzzPeerFields(f *testing.F) {
+	for _, s := range []string{`{"dry_multiplier":0.8,"dry_sequence_breakers":["\n",":"]}`, `{"mirostat":"2","mirostat_tau":null}`,
+		`{"typical_p":[1]}`, `{"dry_sequence_breakers":"x"}`, `[]`, `{"xtc_threshold":1e999}`, `{"top_n_sigma":"NaN"}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		var k knobs
+		k.setPeer([]byte(body))
+		p := sampler.Params{Temperature: 1}
+		if e := applyPeer(&p, k.peer); e == nil {
+			if err := p.Validate(); err != nil {
+				t.Fatalf("%s: accepted, but %v", body, err)
+			}
+		} else if e.err.Message == "" {
+			t.Fatalf("%s: an error without a message", body)
+		}
+	})
+}
