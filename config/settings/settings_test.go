@@ -54,6 +54,12 @@ func TestTableIsWhole(t *testing.T) {
 		if Lookup(s.Name) != s || Lookup(s.FlagName()) != s || Lookup(strings.ToUpper(s.Name)) != s {
 			t.Errorf("%s: Lookup does not find it by name or flag", s.Name)
 		}
+		if s.Under != "" && (Lookup(s.Under) == nil || Lookup(s.Under).Name != s.Under) {
+			t.Errorf("%s: Under names no setting: %q", s.Name, s.Under)
+		}
+		if s.Where&Request != 0 && s.Table != "sampler" {
+			t.Errorf("%s: a request field that is no sampler knob", s.Name)
+		}
 	}
 	acts := map[string]bool{}
 	for _, a := range Actions() {
