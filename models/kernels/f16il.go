@@ -46,7 +46,7 @@ func PackHalfIL(dst, w []uint16, rows, cols int) {
 	dst = dst[:HalfILLen(rows, cols)]
 	clear(dst)
 	gl := halfILGroup(cols)
-	for r := 0; r < rows; r++ {
+	for r := 0; r < rows && cols > 0; r++ { // rows of no columns hold nothing
 		d := dst[r/HalfILRows*gl+r%HalfILRows*8:]
 		src := w[r*cols : (r+1)*cols]
 		for c := 0; c < cols; c += 8 {
@@ -65,6 +65,9 @@ func HalfILIndex(r, c, cols int) int {
 // in assembly a group at a time in the layout's order (in Go the AVX2
 // batches spent more time copying than multiplying).
 func halfILRows(dst, w []uint16, cols, r0, r1 int) {
+	if cols == 0 {
+		return // no halves, and no group to find them in
+	}
 	gl := halfILGroup(cols)
 	full := cols &^ 7
 	if useAsm {

@@ -10,7 +10,7 @@ import (
 // the padding (columns past the row, rows past the last) is +0.
 func TestPackHalfIL(t *testing.T) {
 	rng := rand.New(rand.NewPCG(121, 122))
-	for _, rc := range [][2]int{{1, 1}, {3, 7}, {16, 8}, {17, 9}, {33, 100}, {40, 768}} {
+	for _, rc := range [][2]int{{1, 1}, {3, 0}, {3, 7}, {16, 8}, {17, 9}, {33, 100}, {40, 768}} {
 		rows, cols := rc[0], rc[1]
 		w := randF16(rng, rows*cols)
 		il := make([]uint16, HalfILLen(rows, cols))
@@ -51,7 +51,7 @@ func TestPackHalfIL(t *testing.T) {
 // GEMM) and 1 or 2 threads, odd shapes and unaligned outputs included.
 func TestMatMulHalfIL(t *testing.T) {
 	rng := rand.New(rand.NewPCG(123, 124))
-	shapes := [][2]int{{1, 0}, {1, 1}, {5, 7}, {16, 8}, {17, 9}, {15, 33}, {33, 64}, {40, 100}, {48, 768}, {301, 1000}, {1030, 1024}}
+	shapes := [][2]int{{1, 0}, {17, 0}, {1, 1}, {5, 7}, {16, 8}, {17, 9}, {15, 33}, {33, 64}, {40, 100}, {48, 768}, {301, 1000}, {1030, 1024}}
 	type prod struct {
 		name    string
 		rm, il  func(out []float32, w []uint16, x []float32, rows, cols, n int)
