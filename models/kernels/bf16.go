@@ -10,34 +10,7 @@ import (
 // stores BF16 tensors, host byte order) kept 2 bytes per weight and widened
 // to float32 in registers (a 16-bit shift: exact). They take the f16
 // kernels' code with another widening step (f16.go, halfmv_amd64.h, the pair
-// tiles), so MatVecBF16, MatMulBF16 and MatMulBF16Prefill keep the
-// contracts of MatVecF16, MatMulF16 and MatMulF16Prefill: the bits of
-// MatVec and MatMul on bf16ToF32(w) on every implementation and thread
-// count (the prefill's GEMM on AVX-512 CPUs: MatMulPrefill's), while
-// reading half the bytes.
-
-// MatVecBF16 computes out[r] = Σ_c f32(w[r*cols+c])·x[c] for r < rows, w
-// row-major [rows][cols] bf16 bits; len(x) >= cols, len(out) >= rows.
-func MatVecBF16(out []float32, w []uint16, x []float32, rows, cols int) {
-	checkF16("MatVecBF16", out, w, x, rows, cols, 1)
-	matVecHalf(wBF16, out, w, x, rows, cols)
-}
-
-// MatMulBF16 is the batched MatVecBF16: for t < n tokens,
-// out[t*rows+r] = Σ_c f32(w[r*cols+c])·x[t*cols+c]; out is [n][rows], x is
-// [n][cols]. Bitwise equal to n calls of MatVecBF16.
-func MatMulBF16(out []float32, w []uint16, x []float32, rows, cols, n int) {
-	checkF16("MatMulBF16", out, w, x, rows, cols, n)
-	matMulHalf(wBF16, out, w, x, rows, cols, n)
-}
-
-// MatMulBF16Prefill is MatMulBF16 for the rows of a prefill
-// (MatMulPrefill's contract): the GEMM on AVX-512 CPUs, MatMulBF16
-// elsewhere, as MatMulF16Prefill.
-func MatMulBF16Prefill(out []float32, w []uint16, x []float32, rows, cols, n int) {
-	checkF16("MatMulBF16Prefill", out, w, x, rows, cols, n)
-	halfPrefill(wBF16, out, w, x, rows, cols, n)
-}
+// tiles), so their products keep the f16 ones' contracts (f16il.go).
 
 // RoundBF16 sets dst[i] to src[i] rounded to bfloat16 (nearest even, a NaN
 // kept quiet: gguf.F32ToBF16) and widened back: the activations ggml's bf16

@@ -38,18 +38,18 @@ func widenBF16(w []uint16) []float32 {
 	return f
 }
 
-// TestMatVecBF16: bitwise MatVec on the widened weights (the float32
-// kernels of the same level; the levels agree to float32 rounding of a
-// float64 reference), on every implementation, odd shapes (long rows of big matrices take the
-// AVX-512 row pairs), unaligned slices and 1 or 2 threads; a row alone gives
-// the bits of the row in a block.
+// TestMatVecBF16: one token of the interleaved bf16 product is bitwise
+// MatVec on the widened weights (the float32 kernels of the same level; the
+// levels agree to float32 rounding of a float64 reference), on every
+// implementation, odd shapes, unaligned activations and outputs and 1 or 2
+// threads; a row alone gives the bits of the row in a block.
 func TestMatVecBF16(t *testing.T) {
 	rng := rand.New(rand.NewPCG(181, 182))
 	for _, rc := range f16Cases() {
 		rows, cols := rc[0], rc[1]
 		off := (rows + cols) % 4
-		w := randBF16(rng, rows*cols+off)[off:]
-		wf := widenBF16(w)
+		w := randBF16(rng, rows*cols)
+		il, wf := halfIL(w, rows, cols), widenBF16(w)
 		x := unaligned(rng, cols, 3-off)
 		for _, asm := range impls() {
 			withImpl(asm, func() {
@@ -58,17 +58,17 @@ func TestMatVecBF16(t *testing.T) {
 						continue
 					}
 					withThreads(th, func() {
-						what := fmt.Sprintf("%s threads=%d MatVecBF16 rows=%d cols=%d", implName(asm), th, rows, cols)
+						what := fmt.Sprintf("%s threads=%d MatMulBF16IL rows=%d cols=%d n=1", implName(asm), th, rows, cols)
 						want, got := make([]float32, rows), unaligned(rng, rows, 1)
 						MatVec(want, wf, x, rows, cols)
-						MatVecBF16(got, w, x, rows, cols)
+						MatMulBF16IL(got, il, x, rows, cols, 1)
 						checkSentinels(t, what, got)
 						checkBits(t, what, got, want)
 						checkMatVec(t, what, got, wf, x, rows, cols)
 						if th == 1 && rows <= 17 {
 							for r := 0; r < rows; r++ {
 								one := []float32{0}
-								MatVecBF16(one, w[r*cols:], x, 1, cols)
+								MatMulBF16IL(one, halfIL(w[r*cols:], 1, cols), x, 1, cols, 1)
 								if math.Float32bits(one[0]) != math.Float32bits(got[r]) {
 									t.Fatalf("%s: row %d alone %v, in block %v", what, r, one[0], got[r])
 								}
@@ -81,8 +81,9 @@ func TestMatVecBF16(t *testing.T) {
 	}
 }
 
-// TestMatMulBF16: bitwise MatMul on the widened weights and n MatVecBF16
-// calls, on every implementation (the AVX-512 pair tiles for n >= 2).
+// TestMatMulBF16: the interleaved bf16 product is bitwise MatMul on the
+// widened weights and n one-token products, on every implementation (the
+// AVX-512 pair tiles for n >= 2).
 func TestMatMulBF16(t *testing.T) {
 	rng := rand.New(rand.NewPCG(183, 184))
 	type tc struct{ rows, cols, n int }
@@ -97,7 +98,7 @@ func TestMatMulBF16(t *testing.T) {
 	cases = append(cases, tc{13, 768, 70}, tc{9, 2048, 30}, tc{301, 257, 7}, tc{768, 512, 16})
 	for _, c := range cases {
 		w := randBF16(rng, c.rows*c.cols)
-		wf := widenBF16(w)
+		il, wf := halfIL(w, c.rows, c.cols), widenBF16(w)
 		x := unaligned(rng, c.n*c.cols, 2)
 		for _, asm := range impls() {
 			withImpl(asm, func() {
@@ -106,16 +107,16 @@ func TestMatMulBF16(t *testing.T) {
 						continue
 					}
 					withThreads(th, func() {
-						what := fmt.Sprintf("%s threads=%d MatMulBF16 rows=%d cols=%d n=%d", implName(asm), th, c.rows, c.cols, c.n)
+						what := fmt.Sprintf("%s threads=%d MatMulBF16IL rows=%d cols=%d n=%d", implName(asm), th, c.rows, c.cols, c.n)
 						want, got := make([]float32, c.n*c.rows), unaligned(rng, c.n*c.rows, 3)
 						MatMul(want, wf, x, c.rows, c.cols, c.n)
-						MatMulBF16(got, w, x, c.rows, c.cols, c.n)
+						MatMulBF16IL(got, il, x, c.rows, c.cols, c.n)
 						checkSentinels(t, what, got)
 						checkBits(t, what, got, want)
 						one := make([]float32, c.rows)
 						for tok := 0; tok < c.n; tok++ {
-							MatVecBF16(one, w, x[tok*c.cols:(tok+1)*c.cols], c.rows, c.cols)
-							checkBits(t, fmt.Sprintf("%s token %d vs MatVecBF16", what, tok), got[tok*c.rows:(tok+1)*c.rows], one)
+							MatMulBF16IL(one, il, x[tok*c.cols:(tok+1)*c.cols], c.rows, c.cols, 1)
+							checkBits(t, fmt.Sprintf("%s token %d vs n=1", what, tok), got[tok*c.rows:(tok+1)*c.rows], one)
 						}
 					})
 				}
@@ -125,13 +126,13 @@ func TestMatMulBF16(t *testing.T) {
 }
 
 // TestMatMulBF16Prefill: MatMulPrefill's bits on the widened weights where
-// the GEMM runs (AVX-512), MatMulBF16's elsewhere; 1 or 2 threads.
+// the GEMM runs (AVX-512), MatMul's elsewhere; 1 or 2 threads.
 func TestMatMulBF16Prefill(t *testing.T) {
 	rng := rand.New(rand.NewPCG(185, 186))
 	for _, sh := range [][3]int{{12, 8, 16}, {13, 33, 17}, {37, 64, 40}, {300, 200, 33}} {
 		rows, cols, n := sh[0], sh[1], sh[2]
 		w := randBF16(rng, rows*cols)
-		wf := widenBF16(w)
+		il, wf := halfIL(w, rows, cols), widenBF16(w)
 		x := randVec(rng, n*cols)
 		for _, asm := range impls() {
 			withImpl(asm, func() {
@@ -139,12 +140,8 @@ func TestMatMulBF16Prefill(t *testing.T) {
 					withThreads(th, func() {
 						what := fmt.Sprintf("%s threads=%d rows=%d cols=%d n=%d", implName(asm), th, rows, cols, n)
 						want, got := make([]float32, n*rows), unaligned(rng, n*rows, 1)
-						if gemmAVX512 && gemmHasAsm {
-							MatMulPrefill(want, wf, x, rows, cols, n)
-						} else {
-							MatMulBF16(want, w, x, rows, cols, n)
-						}
-						MatMulBF16Prefill(got, w, x, rows, cols, n)
+						halfILRef(true, want, wf, x, rows, cols, n)
+						MatMulBF16ILPrefill(got, il, x, rows, cols, n)
 						checkSentinels(t, what, got)
 						checkBits(t, what, got, want)
 					})
@@ -164,31 +161,37 @@ func TestBF16Special(t *testing.T) {
 	for i := 3 * cols; i < 4*cols; i++ {
 		w[i] = 0x8000 // a row of -0
 	}
-	wf := widenBF16(w)
+	il, wf := halfIL(w, rows, cols), widenBF16(w)
 	x := randVec(rng, cols)
 	for _, asm := range impls() {
 		withImpl(asm, func() {
 			want, got := make([]float32, rows), make([]float32, rows)
 			MatVec(want, wf, x, rows, cols)
-			MatVecBF16(got, w, x, rows, cols)
+			MatMulBF16IL(got, il, x, rows, cols, 1)
 			checkBits(t, implName(asm), got, want)
 		})
 	}
 }
 
+// TestBF16Allocs: the products the models run do not allocate in assembly.
 func TestBF16Allocs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(189, 190))
 	rows, cols, n := 768, 2048, 4
-	w, x, out := randBF16(rng, rows*cols), randVec(rng, n*cols), make([]float32, n*rows)
+	w, x, out := halfIL(randBF16(rng, rows*cols), rows, cols), randVec(rng, n*cols), make([]float32, n*rows)
 	for _, asm := range impls() {
+		if asm == isaGo {
+			// The Go kernels copy interleaved rows out into sync.Pool
+			// buffers, one per range: a range can miss and allocate one.
+			continue
+		}
 		withImpl(asm, func() {
 			withThreads(2, func() {
-				MatVecBF16(out, w, x, rows, cols) // start the workers
-				if a := testing.AllocsPerRun(20, func() { MatVecBF16(out, w, x, rows, cols) }); a != 0 {
-					t.Errorf("%s MatVecBF16 allocates %v times per call", implName(asm), a)
+				MatMulBF16IL(out, w, x, rows, cols, 1) // start the workers
+				if a := testing.AllocsPerRun(20, func() { MatMulBF16IL(out, w, x, rows, cols, 1) }); a != 0 {
+					t.Errorf("%s MatMulBF16IL n=1 allocates %v times per call", implName(asm), a)
 				}
-				if a := testing.AllocsPerRun(5, func() { MatMulBF16(out, w, x, rows, cols, n) }); a != 0 {
-					t.Errorf("%s MatMulBF16 allocates %v times per call", implName(asm), a)
+				if a := testing.AllocsPerRun(5, func() { MatMulBF16IL(out, w, x, rows, cols, n) }); a != 0 {
+					t.Errorf("%s MatMulBF16IL allocates %v times per call", implName(asm), a)
 				}
 			})
 		})
@@ -241,12 +244,12 @@ func BenchmarkMatVecBF16(b *testing.B) {
 	for _, sz := range [][2]int{{768, 768}, {2048, 768}, {768, 2048}, {32000, 768}} {
 		rows, cols := sz[0], sz[1]
 		rng := rand.New(rand.NewPCG(7, 7))
-		w, x, out := randBF16(rng, rows*cols), randVec(rng, cols), make([]float32, rows)
+		w, x, out := halfIL(randBF16(rng, rows*cols), rows, cols), randVec(rng, cols), make([]float32, rows)
 		b.Run(fmt.Sprintf("%dx%d/%s", rows, cols, ISA()), func(b *testing.B) {
 			withThreads(1, func() {
 				b.SetBytes(int64(rows * cols * 2))
 				for b.Loop() {
-					MatVecBF16(out, w, x, rows, cols)
+					MatMulBF16IL(out, w, x, rows, cols, 1)
 				}
 			})
 		})

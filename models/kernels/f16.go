@@ -1,9 +1,7 @@
 package kernels
 
 import (
-	"fmt"
 	"sync"
-	"unsafe"
 
 	"chat/models/gguf"
 )
@@ -13,83 +11,12 @@ import (
 // 2 bytes per weight and widened to float32 in registers
 // (VCVTPH2PS on amd64). The conversion is exact, and each output is summed
 // in the same lanes and order as MatVec/MatMul on the widened float32
-// weights, so MatVecF16(w) and MatMulF16(w) give bitwise the results of
-// MatVec and MatMul on f16ToF32(w) (gguf.F16ToF32), on every implementation
-// and thread count, while reading half the bytes. (MatMulF16Prefill takes
-// the GEMM on AVX-512 CPUs (f16gemm.go; on AVX2 widening the rows cost what
-// the GEMM saved): then it gives bitwise MatMulPrefill's results on the
-// widened weights, not MatVecF16's.) The models keep their weights
-// interleaved (f16il.go), whose products give these functions' bits.
+// weights. The models keep their weights interleaved (f16il.go); the
+// row-major kernels here take the rows of a group that is not whole, copied
+// out (matMulHalfILRange), and every row in the Go kernels.
 
-// MatVecF16 computes out[r] = Σ_c f32(w[r*cols+c])·x[c] for r < rows, w
-// row-major [rows][cols] f16 bits; len(x) >= cols, len(out) >= rows.
-func MatVecF16(out []float32, w []uint16, x []float32, rows, cols int) {
-	checkF16("MatVecF16", out, w, x, rows, cols, 1)
-	matVecHalf(wF16, out, w, x, rows, cols)
-}
-
-// MatMulF16 is the batched MatVecF16: for t < n tokens,
-// out[t*rows+r] = Σ_c f32(w[r*cols+c])·x[t*cols+c]; out is [n][rows], x is
-// [n][cols]. Bitwise equal to n calls of MatVecF16.
-func MatMulF16(out []float32, w []uint16, x []float32, rows, cols, n int) {
-	checkF16("MatMulF16", out, w, x, rows, cols, n)
-	matMulHalf(wF16, out, w, x, rows, cols, n)
-}
-
-// matVecHalf is MatVecF16 or MatVecBF16 (k), its operands checked.
-func matVecHalf(k wkind, out []float32, w []uint16, x []float32, rows, cols int) {
-	if rows*cols >= parallelMin {
-		if j := defaultPool.acquire(); j != nil {
-			j.op, j.out, j.wh, j.wk, j.x = opMatVecHalf, out, w, k, x
-			j.rows, j.cols, j.n = rows, cols, 1
-			defaultPool.exec(8) // the kernel's row block
-			return
-		}
-	}
-	matVecHalfRange(k, out, w, x, cols, 0, rows)
-}
-
-// matMulHalf is MatMulF16 or MatMulBF16 (k), its operands checked.
-func matMulHalf(k wkind, out []float32, w []uint16, x []float32, rows, cols, n int) {
-	if n == 1 {
-		matVecHalf(k, out, w, x, rows, cols)
-		return
-	}
-	if pairTilesOK(cols, n) {
-		pairMatMul(out, unsafe.Pointer(unsafe.SliceData(w)), k, false, x, rows, cols, n)
-		return
-	}
-	if rows*cols*n >= parallelMin {
-		if j := defaultPool.acquire(); j != nil {
-			j.op, j.out, j.wh, j.wk, j.x = opMatMulHalf, out, w, k, x
-			j.rows, j.cols, j.n = rows, cols, n
-			defaultPool.exec(4) // the tile's rows
-			return
-		}
-	}
-	matMulHalfRange(k, out, w, x, rows, cols, n, 0, rows)
-}
-
-func checkF16(fn string, out []float32, w []uint16, x []float32, rows, cols, n int) {
-	if rows < 0 || cols < 0 || n < 0 ||
-		len(w) < rows*cols || len(x) < n*cols || len(out) < n*rows {
-		panic(fmt.Sprintf("kernels.%s: rows=%d cols=%d n=%d with len(out)=%d len(w)=%d len(x)=%d",
-			fn, rows, cols, n, len(out), len(w), len(x)))
-	}
-}
-
-func matVecHalfRange(k wkind, out []float32, w []uint16, x []float32, cols, r0, r1 int) {
-	if useAsm {
-		matVecHalfAsm(k, out, w, x, cols, r0, r1)
-		return
-	}
-	x = x[:cols]
-	tab := f16Table()
-	for r := r0; r < r1; r++ {
-		out[r] = dotHalfGo(k, tab, w[r*cols:(r+1)*cols], x)
-	}
-}
-
+// matMulHalfRange computes rows [r0, r1) of every token of the row-major
+// 2-byte weights w of kind k: bitwise MatMul's on the widened weights.
 func matMulHalfRange(k wkind, out []float32, w []uint16, x []float32, rows, cols, n, r0, r1 int) {
 	if useAsm {
 		matMulHalfAsm(k, out, w, x, rows, cols, n, r0, r1)

@@ -34,17 +34,6 @@ func halfMatMul4x3(k wkind, out *float32, w *uint16, x *float32, cols, ldo int) 
 	}
 }
 
-// matVecHalfAsm computes rows [r0, r1) of out = w·x for weights of kind k
-// (matVecAsm's twin).
-func matVecHalfAsm(k wkind, out []float32, w []uint16, x []float32, cols, r0, r1 int) {
-	if r1 <= r0 {
-		return
-	}
-	if r0 = rowPairs(out, unsafe.Pointer(unsafe.SliceData(w)), len(w), k, x, cols, r0, r1); r0 < r1 {
-		halfMatVec(k, &out[r0], ptrAtH(w, r0*cols), unsafe.SliceData(x), r1-r0, cols)
-	}
-}
-
 // matMulHalfAsm is matMulAsm with 2-byte weights: the same token chunks, 4×3
 // tiles and leftovers by the MatVec kernel, so it gives MatMul's bits on the
 // widened weights, which are MatVec's.

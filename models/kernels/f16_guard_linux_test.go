@@ -19,19 +19,19 @@ func guardedF16(t *testing.T, n int) []uint16 {
 	return h
 }
 
-// TestF16StayInBounds: the f16 tails (every cols%8) read nothing past the
-// last weight, activation or output.
+// TestF16StayInBounds: the interleaved f16 products (every cols%8) read
+// nothing past the last weight, activation or output.
 func TestF16StayInBounds(t *testing.T) {
 	for _, asm := range impls() {
 		withImpl(asm, func() {
 			for _, cols := range []int{1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 13, 15, 17, 33, 70} {
 				for _, rows := range []int{1, 3, 4, 5, 8, 9, 13} {
 					for _, n := range []int{1, 3, 4} {
-						w := guardedF16(t, rows*cols)
+						w := guardedF16(t, HalfILLen(rows, cols))
 						x := guarded(t, n*cols)
 						out := guarded(t, n*rows)
-						MatMulF16(out, w, x, rows, cols, n)
-						MatVecF16(out, w, x, rows, cols)
+						MatMulF16IL(out, w, x, rows, cols, n)
+						MatMulF16IL(out, w, x, rows, cols, 1)
 					}
 				}
 			}
@@ -39,19 +39,19 @@ func TestF16StayInBounds(t *testing.T) {
 	}
 }
 
-// TestBF16StayInBounds: the bf16 tails (every cols%8) read nothing past the
-// last weight, activation or output.
+// TestBF16StayInBounds: the interleaved bf16 products (every cols%8) read
+// nothing past the last weight, activation or output.
 func TestBF16StayInBounds(t *testing.T) {
 	for _, asm := range impls() {
 		withImpl(asm, func() {
 			for _, cols := range []int{1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 13, 15, 17, 33, 70} {
 				for _, rows := range []int{1, 3, 4, 5, 8, 9, 13} {
 					for _, n := range []int{1, 3, 4} {
-						w := guardedF16(t, rows*cols) // about 1.9 as bf16
+						w := guardedF16(t, HalfILLen(rows, cols)) // about 1.9 as bf16
 						x := guarded(t, n*cols)
 						out := guarded(t, n*rows)
-						MatMulBF16(out, w, x, rows, cols, n)
-						MatVecBF16(out, w, x, rows, cols)
+						MatMulBF16IL(out, w, x, rows, cols, n)
+						MatMulBF16IL(out, w, x, rows, cols, 1)
 						RoundBF16(x, x)
 					}
 				}

@@ -2,10 +2,6 @@
 
 package kernels
 
-func matVecHalfAsm(k wkind, out []float32, w []uint16, x []float32, cols, r0, r1 int) {
-	panic("kernels: no asm")
-}
-
 func matMulHalfAsm(k wkind, out []float32, w []uint16, x []float32, rows, cols, n, r0, r1 int) {
 	panic("kernels: no asm")
 }

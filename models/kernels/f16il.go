@@ -16,8 +16,10 @@ import (
 //
 // Each row keeps its 8 float lanes (lane j: columns ≡ j mod 8, in order) and
 // MatVec's horizontal sum, one row per half of a zmm (two per register), so
-// MatMulF16IL and friends give bitwise the results of MatMulF16 and friends
-// on the row-major matrix, on every implementation and thread count. The
+// MatMulF16IL and MatMulBF16IL give bitwise the results of MatMul on the
+// widened row-major matrix, and the Prefill twins those of MatMulPrefill on
+// it where they take the GEMM (AVX-512 CPUs; MatMul's elsewhere), on every
+// implementation and thread count. The
 // columns past the last in the last chunk are +0 (PackHalfIL clears them),
 // as MatVec's masked tail loads are. The rows past the last in the last
 // group are computed and never stored, so they may hold anything (+0 from
@@ -96,29 +98,30 @@ func halfILRows(dst, w []uint16, cols, r0, r1 int) {
 	}
 }
 
-// MatMulF16IL is MatMulF16 with w interleaved (PackHalfIL): bitwise its
-// results on the row-major matrix.
+// MatMulF16IL computes, for t < n tokens, out[t*rows+r] = Σ_c
+// f32(w[r][c])·x[t*cols+c], w the [rows][cols] f16 bits interleaved
+// (PackHalfIL); out is [n][rows], x is [n][cols]. Bitwise MatMul on the
+// widened weights.
 func MatMulF16IL(out []float32, w []uint16, x []float32, rows, cols, n int) {
 	checkHalfIL("MatMulF16IL", out, w, x, rows, cols, n)
 	matMulHalfIL(wF16, out, w, x, rows, cols, n)
 }
 
-// MatMulF16ILPrefill is MatMulF16Prefill with w interleaved: bitwise its
-// results on the row-major matrix.
+// MatMulF16ILPrefill is MatMulF16IL for the rows of a prefill
+// (MatMulPrefill's contract): the GEMM on AVX-512 CPUs, bitwise
+// MatMulPrefill on the widened weights; MatMulF16IL elsewhere.
 func MatMulF16ILPrefill(out []float32, w []uint16, x []float32, rows, cols, n int) {
 	checkHalfIL("MatMulF16ILPrefill", out, w, x, rows, cols, n)
 	halfILPrefill(wF16, out, w, x, rows, cols, n)
 }
 
-// MatMulBF16IL is MatMulBF16 with w interleaved: bitwise its results on the
-// row-major matrix.
+// MatMulBF16IL is MatMulF16IL for bf16 weights.
 func MatMulBF16IL(out []float32, w []uint16, x []float32, rows, cols, n int) {
 	checkHalfIL("MatMulBF16IL", out, w, x, rows, cols, n)
 	matMulHalfIL(wBF16, out, w, x, rows, cols, n)
 }
 
-// MatMulBF16ILPrefill is MatMulBF16Prefill with w interleaved: bitwise its
-// results on the row-major matrix.
+// MatMulBF16ILPrefill is MatMulF16ILPrefill for bf16 weights.
 func MatMulBF16ILPrefill(out []float32, w []uint16, x []float32, rows, cols, n int) {
 	checkHalfIL("MatMulBF16ILPrefill", out, w, x, rows, cols, n)
 	halfILPrefill(wBF16, out, w, x, rows, cols, n)
@@ -132,24 +135,25 @@ func checkHalfIL(fn string, out []float32, w []uint16, x []float32, rows, cols, 
 	}
 }
 
-// halfILPrefill is halfPrefill on interleaved weights: the GEMM on the same
-// shapes, widening its row blocks from the groups.
+// halfILPrefill is MatMulF16ILPrefill or MatMulBF16ILPrefill (k), its
+// operands checked: the GEMM (f16gemm.go), widening its row blocks from the
+// groups.
 func halfILPrefill(k wkind, out []float32, w []uint16, x []float32, rows, cols, n int) {
 	if n > 0 && gemmOK(rows, cols) && gemmAVX512 {
-		gemmMatMulHalf(k, true, out, w, x, rows, cols, n)
+		gemmMatMulHalf(k, out, w, x, rows, cols, n)
 		return
 	}
 	matMulHalfIL(k, out, w, x, rows, cols, n)
 }
 
-// matMulHalfIL is matMulHalf on interleaved weights: one token by the
-// interleaved matvec, several by the pair tiles (AVX-512) or by
+// matMulHalfIL is MatMulF16IL or MatMulBF16IL (k), its operands checked:
+// one token by the interleaved matvec, several by the pair tiles (AVX-512) or by
 // matMulHalfRange on rows copied out row-major.
 func matMulHalfIL(k wkind, out []float32, w []uint16, x []float32, rows, cols, n int) {
 	if n == 1 {
 		if rows*cols >= parallelMin {
 			if j := defaultPool.acquire(); j != nil {
-				j.op, j.out, j.wh, j.wk, j.hil, j.x = opMatVecHalf, out, w, k, true, x
+				j.op, j.out, j.wh, j.wk, j.x = opMatVecHalf, out, w, k, x
 				j.rows, j.cols, j.n = rows, cols, 1
 				defaultPool.exec(HalfILRows)
 				return
@@ -164,7 +168,7 @@ func matMulHalfIL(k wkind, out []float32, w []uint16, x []float32, rows, cols, n
 	}
 	if rows*cols*n >= parallelMin {
 		if j := defaultPool.acquire(); j != nil {
-			j.op, j.out, j.wh, j.wk, j.hil, j.x = opMatMulHalf, out, w, k, true, x
+			j.op, j.out, j.wh, j.wk, j.x = opMatMulHalf, out, w, k, x
 			j.rows, j.cols, j.n = rows, cols, n
 			defaultPool.exec(HalfILRows)
 			return

@@ -45,34 +45,55 @@ func TestPackHalfIL(t *testing.T) {
 	}
 }
 
-// TestMatMulHalfIL: the interleaved products give bitwise the row-major
-// ones (MatMulF16, MatMulF16Prefill and the BF16 twins), for one token and
-// batches, on every implementation (with and without the pair tiles and the
-// GEMM) and 1 or 2 threads, odd shapes and unaligned outputs included.
+// halfIL returns the row-major [rows][cols] halves w interleaved.
+func halfIL(w []uint16, rows, cols int) []uint16 {
+	il := make([]uint16, HalfILLen(rows, cols))
+	PackHalfIL(il, w, rows, cols)
+	return il
+}
+
+// halfILRef is what a product of interleaved 2-byte weights must give:
+// MatMul on the widened weights wf, or for a prefill where the GEMM runs
+// (AVX-512 CPUs) MatMulPrefill on them.
+func halfILRef(prefill bool, out, wf, x []float32, rows, cols, n int) {
+	if prefill && gemmAVX512 && gemmHasAsm {
+		MatMulPrefill(out, wf, x, rows, cols, n)
+		return
+	}
+	MatMul(out, wf, x, rows, cols, n)
+}
+
+// TestMatMulHalfIL: the interleaved products give bitwise MatMul (the
+// Prefill twins where the GEMM runs: MatMulPrefill) on the widened weights,
+// for one token and batches, on every implementation (with and without the
+// pair tiles and the GEMM) and 1 or 2 threads, odd shapes and unaligned
+// outputs included.
 func TestMatMulHalfIL(t *testing.T) {
 	rng := rand.New(rand.NewPCG(123, 124))
 	shapes := [][2]int{{1, 0}, {17, 0}, {1, 1}, {5, 7}, {16, 8}, {17, 9}, {15, 33}, {33, 64}, {40, 100}, {48, 768}, {301, 1000}, {1030, 1024}}
 	type prod struct {
 		name    string
-		rm, il  func(out []float32, w []uint16, x []float32, rows, cols, n int)
+		il      func(out []float32, w []uint16, x []float32, rows, cols, n int)
 		bf16    bool
 		prefill bool
 	}
 	prods := []prod{
-		{"MatMulF16IL", MatMulF16, MatMulF16IL, false, false},
-		{"MatMulF16ILPrefill", MatMulF16Prefill, MatMulF16ILPrefill, false, true},
-		{"MatMulBF16IL", MatMulBF16, MatMulBF16IL, true, false},
-		{"MatMulBF16ILPrefill", MatMulBF16Prefill, MatMulBF16ILPrefill, true, true},
+		{"MatMulF16IL", MatMulF16IL, false, false},
+		{"MatMulF16ILPrefill", MatMulF16ILPrefill, false, true},
+		{"MatMulBF16IL", MatMulBF16IL, true, false},
+		{"MatMulBF16ILPrefill", MatMulBF16ILPrefill, true, true},
 	}
 	for _, sh := range shapes {
 		rows, cols := sh[0], sh[1]
 		for _, p := range prods {
-			w := randF16(rng, rows*cols)
+			w, wf := randF16(rng, rows*cols), []float32(nil)
 			if p.bf16 {
 				w = randBF16(rng, rows*cols)
+				wf = widenBF16(w)
+			} else {
+				wf = widenF16(w)
 			}
-			il := make([]uint16, HalfILLen(rows, cols))
-			PackHalfIL(il, w, rows, cols)
+			il := halfIL(w, rows, cols)
 			for _, n := range []int{1, 2, 3, 5, 9, 17} {
 				if rows*cols*n > 1<<21 && n > 3 {
 					continue
@@ -93,7 +114,7 @@ func TestMatMulHalfIL(t *testing.T) {
 								withThreads(th, func() {
 									what := fmt.Sprintf("%s %s tiles=%v threads=%d rows=%d cols=%d n=%d", p.name, implName(l), tiles, th, rows, cols, n)
 									want, got := make([]float32, n*rows), unaligned(rng, n*rows, 1)
-									p.rm(want, w, x, rows, cols, n)
+									halfILRef(p.prefill, want, wf, x, rows, cols, n)
 									p.il(got, il, x, rows, cols, n)
 									checkSentinels(t, what, got)
 									checkBits(t, what, got, want)

@@ -50,8 +50,8 @@ func FuzzMatMul(f *testing.F) {
 	})
 }
 
-// FuzzMatMulBF16: on every implementation, MatMulBF16 and MatVecBF16 give
-// bitwise MatMul and MatVec on the widened weights, for shapes and
+// FuzzMatMulBF16: on every implementation, MatMulBF16IL gives bitwise
+// MatMul and (one token) MatVec on the widened weights, for shapes and
 // alignments the table tests miss, with the weight bits a and b (infinities,
 // NaNs, subnormals) sprinkled among ordinary ones.
 func FuzzMatMulBF16(f *testing.F) {
@@ -69,19 +69,19 @@ func FuzzMatMulBF16(f *testing.F) {
 				w[i] = b
 			}
 		}
-		wf := widenBF16(w)
+		il, wf := halfIL(w, rows, cols), widenBF16(w)
 		x := unaligned(rng, n*cols, 3-off)
 		for _, asm := range impls() {
 			withImpl(asm, func() {
 				want, got := make([]float32, n*rows), unaligned(rng, n*rows, off)
 				MatMul(want, wf, x, rows, cols, n)
-				MatMulBF16(got, w, x, rows, cols, n)
-				checkSentinels(t, "MatMulBF16", got)
-				checkBits(t, implName(asm)+" MatMulBF16", got, want)
+				MatMulBF16IL(got, il, x, rows, cols, n)
+				checkSentinels(t, "MatMulBF16IL", got)
+				checkBits(t, implName(asm)+" MatMulBF16IL", got, want)
 				if n > 0 {
 					MatVec(want[:rows], wf, x, rows, cols)
-					MatVecBF16(got[:rows], w, x, rows, cols)
-					checkBits(t, implName(asm)+" MatVecBF16", got[:rows], want[:rows])
+					MatMulBF16IL(got[:rows], il, x, rows, cols, 1)
+					checkBits(t, implName(asm)+" MatMulBF16IL n=1", got[:rows], want[:rows])
 				}
 			})
 		}

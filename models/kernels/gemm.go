@@ -29,7 +29,7 @@ import (
 // but it is not bitwise equal to MatVec (which sums in 8 lanes): the error
 // bound is that of a sequential float32 sum of cols products.
 
-// gemmEnabled switches MatMulPrefill and MatMulF16Prefill (on AVX-512) to
+// gemmEnabled switches MatMulPrefill and MatMulF16ILPrefill (on AVX-512) to
 // the GEMM path: on by default, off with CHAT_GEMM=0. A prefill row then sums
 // in another order than MatVec's, so a prompt prefilled in one batch is not
 // bitwise the token-by-token decode of the same tokens (nor a cached prefix

@@ -182,7 +182,7 @@ func TestGEMMStaysInBounds(t *testing.T) {
 						w, x, out := guarded(t, rows*cols), guarded(t, n*cols), guarded(t, n*rows)
 						MatMulPrefill(out, w, x, rows, cols, n)
 						checkMatMulRef(t, "guarded", out, w, x, rows, cols, n)
-						MatMulF16Prefill(out, guardedF16(t, rows*cols), x, rows, cols, n)
+						MatMulF16ILPrefill(out, guardedF16(t, HalfILLen(rows, cols)), x, rows, cols, n)
 					}
 				}
 			}
@@ -194,7 +194,7 @@ func TestGEMMAllocs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(45, 46))
 	rows, cols, n := 768, 512, 40 // two full panels and a half one (AVX2)
 	w, x, out := randVec(rng, rows*cols), randVec(rng, n*cols), make([]float32, n*rows)
-	wh := randF16(rng, rows*cols)
+	wh := halfIL(randF16(rng, rows*cols), rows, cols)
 	for _, avx512 := range gemmImpls() {
 		for _, th := range []int{1, 2} {
 			withThreads(th, func() {
@@ -203,9 +203,9 @@ func TestGEMMAllocs(t *testing.T) {
 					if a := testing.AllocsPerRun(20, func() { MatMulPrefill(out, w, x, rows, cols, n) }); a != 0 {
 						t.Errorf("%s threads=%d: GEMM MatMul allocates %v times per call", gemmName(avx512), th, a)
 					}
-					MatMulF16Prefill(out, wh, x, rows, cols, n)
-					if a := testing.AllocsPerRun(20, func() { MatMulF16Prefill(out, wh, x, rows, cols, n) }); a != 0 {
-						t.Errorf("%s threads=%d: GEMM MatMulF16 allocates %v times per call", gemmName(avx512), th, a)
+					MatMulF16ILPrefill(out, wh, x, rows, cols, n)
+					if a := testing.AllocsPerRun(20, func() { MatMulF16ILPrefill(out, wh, x, rows, cols, n) }); a != 0 {
+						t.Errorf("%s threads=%d: GEMM MatMulF16IL allocates %v times per call", gemmName(avx512), th, a)
 					}
 				})
 			})

@@ -17,10 +17,11 @@
 //     (pairtile.go) or AVX2 4×3 tiles, bitwise MatVec's; MatMulPrefill, a
 //     register-tiled GEMM for the rows of a prefill (gemm.go: its sums are
 //     not bitwise MatVec's; CHAT_GEMM=0 turns it off).
-//   - float16 and bfloat16 weights widened in registers: MatVecF16,
-//     MatMulF16 (f16.go), MatVecBF16, MatMulBF16 (bf16.go), bitwise equal to
-//     MatVec/MatMul on the widened weights, and MatMulF16Prefill,
-//     MatMulBF16Prefill (the GEMM on AVX-512, f16gemm.go).
+//   - float16 and bfloat16 weights interleaved by 16 rows at load
+//     (PackHalfIL, f16il.go) and widened in registers: MatMulF16IL,
+//     MatMulBF16IL, bitwise equal to MatVec/MatMul on the widened weights,
+//     and MatMulF16ILPrefill, MatMulBF16ILPrefill (the GEMM on AVX-512,
+//     f16gemm.go).
 //   - quantized weights dequantized in registers against float32 activations,
 //     bitwise MatVec/MatMul of the dequantized weights: int8 with a scale per
 //     row (the course's exact Int8Linear), MatVecI8F32 and MatMulI8F32

@@ -51,7 +51,7 @@ const (
 	opMatVecL4 // 4-bit table products: j.l4
 	opMatMulL4
 	opGEMM       // MatMul's GEMM path (gemm.go): j.dx holds the packed x
-	opMatVecHalf // the f16 and bf16 products (f16.go): j.wh of kind j.wk
+	opMatVecHalf // the f16 and bf16 products (f16il.go): j.wh of kind j.wk
 	opMatMulHalf
 	opGEMMHalf // their prefill's GEMM path: j.wh, j.wk, j.dx the packed x
 	opPair     // the float pair tiles (pairtile.go): j.wp, j.wk, j.dx the packed x
@@ -93,10 +93,10 @@ type job struct {
 	// block products: GGUF weight blocks wb, Q8_K activation sums xsum.
 	wb            []byte
 	xsum          []int16
-	wh            []uint16       // f16 or bf16 weights (f16.go)
+	wh            []uint16       // f16 or bf16 weights, interleaved (f16il.go)
 	wp            unsafe.Pointer // float32, f16 or bf16 weights of the pair tiles
 	wk            wkind          // the kind of wh or wp
-	hil           bool           // wh or wp is interleaved (f16il.go)
+	hil           bool           // wp is interleaved (f16il.go)
 	qf            qfProd         // qf.go
 	l4            l4Prod         // lut4.go
 	il            ilProd         // ilblock.go
@@ -259,23 +259,15 @@ func (j *job) drain() {
 		case opGEMM:
 			gemmRange(j.out, j.w, j.x, j.dx, j.rows, j.cols, j.n, r0, r1)
 		case opMatVecHalf:
-			if j.hil {
-				matVecHalfILRange(j.wk, j.out, j.wh, j.x, j.rows, j.cols, r0, r1)
-			} else {
-				matVecHalfRange(j.wk, j.out, j.wh, j.x, j.cols, r0, r1)
-			}
+			matVecHalfILRange(j.wk, j.out, j.wh, j.x, j.rows, j.cols, r0, r1)
 		case opMatMulHalf:
-			if j.hil {
-				matMulHalfILRange(j.wk, j.out, j.wh, j.x, j.rows, j.cols, j.n, r0, r1)
-			} else {
-				matMulHalfRange(j.wk, j.out, j.wh, j.x, j.rows, j.cols, j.n, r0, r1)
-			}
+			matMulHalfILRange(j.wk, j.out, j.wh, j.x, j.rows, j.cols, j.n, r0, r1)
 		case opIL:
 			j.il.run(r0, r1)
 		case opPair:
 			pairRange(j.out, j.wp, j.wk, j.hil, j.dx, j.rows, j.cols, j.n, r0, r1)
 		case opGEMMHalf:
-			gemmRangeHalf(j.wk, j.hil, j.out, j.wh, j.x, j.dx, j.rows, j.cols, j.n, r0, r1)
+			gemmRangeHalf(j.wk, j.out, j.wh, j.x, j.dx, j.rows, j.cols, j.n, r0, r1)
 		case opILK:
 			j.ilk.run(r0, r1)
 		case opFunc:

@@ -189,12 +189,12 @@ func TestKernelRatios(t *testing.T) {
 			row(fmt.Sprintf("MatMulLUT4 %s %dx%dx%d", c.name, rows, cols, n), l, func() { c.matMul(bout, xb, n) }, isaAVX2, old)
 		}
 	}
-	wh := randF16(rng, rows*cols)
+	wh := halfIL(randF16(rng, rows*cols), rows, cols)
 	for _, l := range levels {
-		row(fmt.Sprintf("MatMulF16 GEMM vs tiles %dx%dx%d", rows, cols, n), l, func() {
-			MatMulF16Prefill(bout, wh, xb, rows, cols, n)
+		row(fmt.Sprintf("MatMulF16IL GEMM vs tiles %dx%dx%d", rows, cols, n), l, func() {
+			MatMulF16ILPrefill(bout, wh, xb, rows, cols, n)
 		}, l, func() {
-			MatMulF16(bout, wh, xb, rows, cols, n)
+			MatMulF16IL(bout, wh, xb, rows, cols, n)
 		})
 	}
 	wf0 := randVec(rng, rows*cols)

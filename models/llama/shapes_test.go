@@ -85,9 +85,9 @@ func shapeSpecs() []shapeSpec {
 			Vocab: 283, RopeBase: 1000000, QKNorm: true, Type: gguf.TypeQ6_K, Seed: 113},
 		{Name: "llama-bf16-ffn200", Arch: "llama", Dim: 320, FFN: 200, Heads: 4, KVHeads: 2,
 			Vocab: 301, Type: gguf.TypeBF16, Seed: 201},
-		// BF16 rows of 1024 and more: the AVX-512 row pairs of MatVecBF16
-		// take ffn_down (2 MiB). Its top-2 gaps agree with llama.cpp's to
-		// 0.013, the same weights in F32 to 6e-6: the activations are
+		// BF16 rows of 1024 and more (ffn_down, 2 MiB). Its top-2 gaps
+		// agree with llama.cpp's to 0.013, the same weights in F32 to
+		// 6e-6: the activations are
 		// rounded to bf16 (8 bits) before every product, so a last-bit
 		// difference upstream can move one by 2^-8. (Seed 211 parted at
 		// step 15, a near tie in both: 0.0011 here, 0.0013 there.)
