@@ -163,7 +163,7 @@ func matMulHalfIL(k wkind, out []float32, w []uint16, x []float32, rows, cols, n
 		return
 	}
 	if pairTilesOK(cols, n) {
-		pairMatMul(out, unsafe.Pointer(unsafe.SliceData(w)), k, true, x, rows, cols, n)
+		pairMatMul(out, unsafe.Pointer(unsafe.SliceData(w)), k, x, rows, cols, n)
 		return
 	}
 	if rows*cols*n >= parallelMin {

@@ -38,8 +38,8 @@ var (
 //     interleaved blocks (Q8_0, Q5_0, Q4_0, IQ4_NL, int4-a8) take 8-row × 1-4-token
 //     tiles, K-quant batches one-row tiles.
 //   - avx512: float32, f16 and bf16 batches take the pair tiles (rows × token
-//     pairs), and their matvecs over long rows two rows per zmm (interleaved
-//     f16 and bf16 over any rows); the
+//     pairs), and their matvecs two rows per zmm (float32 over long rows,
+//     interleaved f16 and bf16 over any rows); the
 //     float-activation products of quantized weights (LUT4, FP8, I8F32)
 //     dequantize two rows per zmm; the float32 GEMM takes its 12×32 tiles.
 //   - avx512vnni: the integer dots take VPDPBUSD (VPDPWSSD for the

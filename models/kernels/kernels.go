@@ -87,7 +87,7 @@ func MatMul(out, w, x []float32, rows, cols, n int) {
 		return
 	}
 	if pairTilesOK(cols, n) {
-		pairMatMul(out, unsafe.Pointer(unsafe.SliceData(w)), wF32, false, x, rows, cols, n)
+		pairMatMul(out, unsafe.Pointer(unsafe.SliceData(w)), wF32, x, rows, cols, n)
 		return
 	}
 	if rows*cols*n < parallelMin || !defaultPool.run(opMatMul, out, w, x, rows, cols, n) {

@@ -62,7 +62,7 @@ func matVecAsm(out, w, x []float32, cols, r0, r1 int) {
 	if r1 <= r0 {
 		return
 	}
-	if r0 = rowPairs(out, unsafe.Pointer(unsafe.SliceData(w)), len(w), wF32, x, cols, r0, r1); r0 < r1 {
+	if r0 = rowPairs(out, unsafe.Pointer(unsafe.SliceData(w)), len(w), x, cols, r0, r1); r0 < r1 {
 		matVecAVX2(&out[r0], ptrAt(w, r0*cols), unsafe.SliceData(x), r1-r0, cols)
 	}
 }

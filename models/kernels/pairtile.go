@@ -5,8 +5,9 @@ import (
 	"unsafe"
 )
 
-// The batched float products (MatMul, MatMulF16, MatMulBF16) on AVX-512 run register
-// tiles of R weight rows × P token pairs (pairtile_gen.py writes them): one
+// The batched float products (MatMul; MatMulF16IL and MatMulBF16IL on
+// interleaved weights) on AVX-512 run register tiles of R weight rows × P
+// token pairs (pairtile_gen.py writes them): one
 // zmm holds one row with two tokens, 8 lanes each, so every (row, token)
 // keeps matVecAVX2's 8-lane FMA chain and HSUM and the product stays bitwise
 // n MatVec calls. The activations are packed once per call into pairs
@@ -25,14 +26,6 @@ const (
 	wF16
 	wBF16
 )
-
-// bytes is the size of one weight.
-func (k wkind) bytes() int {
-	if k == wF32 {
-		return 4
-	}
-	return 2
-}
 
 // pairRows are the row heights of the tiles, tallest first; pairMaxP the
 // most pairs a tile takes.
@@ -87,9 +80,9 @@ type pairBuf struct{ xp []float32 }
 var pairBufs = sync.Pool{New: func() any { return new(pairBuf) }}
 
 // pairMatMul packs x and runs the tiles over every row, split over the pool
-// when the product is large enough. w is the weights, of kind k,
-// interleaved (f16il.go) if il.
-func pairMatMul(out []float32, w unsafe.Pointer, k wkind, il bool, x []float32, rows, cols, n int) {
+// when the product is large enough. w is the weights, of kind k: float32
+// row-major, f16 and bf16 interleaved (f16il.go).
+func pairMatMul(out []float32, w unsafe.Pointer, k wkind, x []float32, rows, cols, n int) {
 	b := pairBufs.Get().(*pairBuf)
 	need := pairLen(cols, n)
 	if cap(b.xp) < need {
@@ -100,39 +93,40 @@ func pairMatMul(out []float32, w unsafe.Pointer, k wkind, il bool, x []float32, 
 	done := false
 	if rows*cols*n >= parallelMin {
 		if j := defaultPool.acquire(); j != nil {
-			j.op, j.out, j.dx, j.wp, j.wk, j.hil = opPair, out, xp, w, k, il
+			j.op, j.out, j.dx, j.wp, j.wk = opPair, out, xp, w, k
 			j.rows, j.cols, j.n = rows, cols, n
-			if il {
-				defaultPool.exec(HalfILRows)
-			} else {
+			if k == wF32 {
 				defaultPool.exec(pairRows[0])
+			} else {
+				defaultPool.exec(HalfILRows)
 			}
 			done = true
 		}
 	}
 	if !done {
-		pairRange(out, w, k, il, xp, rows, cols, n, 0, rows)
+		pairRange(out, w, k, xp, rows, cols, n, 0, rows)
 	}
 	pairBufs.Put(b)
 }
 
 // pairRange computes rows [r0, r1) of every token: tiles of 6 rows, then
-// 4, then 1, each over the pairs 4 at a time. Interleaved weights (il)
-// take them within each group of 16 rows (6, 6, 4), r0 a multiple of 16.
-func pairRange(out []float32, w unsafe.Pointer, k wkind, il bool, xp []float32, rows, cols, n, r0, r1 int) {
-	if !il {
-		pairRowTiles(out, w, k, false, xp, rows, cols, n, r0, r1, cols*k.bytes())
+// 4, then 1, each over the pairs 4 at a time. Interleaved weights (f16 and
+// bf16) take them within each group of 16 rows (6, 6, 4), r0 a multiple of
+// 16.
+func pairRange(out []float32, w unsafe.Pointer, k wkind, xp []float32, rows, cols, n, r0, r1 int) {
+	if k == wF32 {
+		pairRowTiles(out, w, k, xp, rows, cols, n, r0, r1, cols*4)
 		return
 	}
 	gb := halfILGroup(cols) * 2
 	for r := r0; r < r1; r += HalfILRows {
-		pairRowTiles(out[r:], unsafe.Add(w, r/HalfILRows*gb), k, true, xp, rows, cols, n, 0, min(HalfILRows, r1-r), 16)
+		pairRowTiles(out[r:], unsafe.Add(w, r/HalfILRows*gb), k, xp, rows, cols, n, 0, min(HalfILRows, r1-r), 16)
 	}
 }
 
 // pairRowTiles runs pairRange's tiles over rows [r0, r1) of w, ws bytes
 // apart (16 in an interleaved group).
-func pairRowTiles(out []float32, w unsafe.Pointer, k wkind, il bool, xp []float32, rows, cols, n, r0, r1, ws int) {
+func pairRowTiles(out []float32, w unsafe.Pointer, k wkind, xp []float32, rows, cols, n, r0, r1, ws int) {
 	np := (n + 1) / 2
 	ps := (cols + 7) / 8 * 64 // bytes per packed pair
 	r := r0
@@ -145,7 +139,7 @@ func pairRowTiles(out []float32, w unsafe.Pointer, k wkind, il bool, xp []float3
 				if g+P == np && n%2 == 1 {
 					odd = 1
 				}
-				pairTile(k, il, ri, P, &out[2*g*rows+r], wr, &xp[g*ps/4], cols, rows, ws, ps, odd)
+				pairTile(k, ri, P, &out[2*g*rows+r], wr, &xp[g*ps/4], cols, rows, ws, ps, odd)
 			}
 		}
 	}

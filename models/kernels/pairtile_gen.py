@@ -1,7 +1,7 @@
 # Generates pairtile_amd64.s: python3 pairtile_gen.py > pairtile_amd64.s.
 #
-# AVX-512 register tiles of the batched float product (MatMul, MatMulF16,
-# MatMulBF16) for
+# AVX-512 register tiles of the batched float products (MatMul; MatMulF16IL
+# and MatMulBF16IL on interleaved weights) for
 # any number of tokens, each output bitwise matVecAVX2's: one zmm holds one
 # weight row with two tokens, token 2p in the low 8 lanes and 2p+1 in the
 # high 8, so every (row, token) keeps its own 8-lane FMA chain over the
@@ -34,7 +34,8 @@ RPF = 4096
 
 ROWS = ["SI", "R8", "R9", "R12", "R13", "R14"]
 
-# The weight kinds: float32, f16 and bf16 (2 bytes, widened exactly).
+# The weight kinds: float32 row-major, f16 and bf16 (2 bytes, widened
+# exactly) interleaved.
 KINDS = ("F32", "F16", "BF16")
 
 
@@ -49,13 +50,14 @@ def widen(kind, src, dst):
         p(f"\tVPSLLD    $16, {dst}, {dst}")
 
 
-def tile(R, P, kind, il=False):
-    """il: the weights interleaved (f16il.go): a row's chunks 256 bytes
-    apart. A tile reads 16·R bytes of each 256, which the hardware
+def tile(R, P, kind):
+    """f16 and bf16 weights are interleaved (f16il.go): a row's chunks 256
+    bytes apart. A tile reads 16·R bytes of each 256, which the hardware
     prefetcher does not follow: its lines are prefetched PF ahead (without
     it the 8-token step ran at half the row-major tiles' speed)."""
-    name = f"pair{'IL' if il else ''}{kind}R{R}P{P}"
     half = kind != "F32"
+    il = half
+    name = f"pair{'IL' if il else ''}{kind}R{R}P{P}"
     eb = 2 if half else 4  # weight bytes per element
     cs = 256 if il else 8 * eb  # bytes from one 8-column chunk to the next
     acc = lambda r, q: r * P + q
@@ -173,14 +175,12 @@ def tile(R, P, kind, il=False):
     p()
 
 
-def rowpair(kind):
+def rowpair():
     """MatVec on AVX-512: 8 rows, zmm k holding rows k (low half) and k+4
     (high half) against the same 8 activations in both halves, so each row
     keeps matVecAVX2's one 8-lane FMA chain. Row pointers advance; rows
     4..7 are at +4·ws from rows 0..3."""
-    name = f"rowPair{kind}"
-    half = kind != "F32"
-    eb = 2 if half else 4
+    name = "rowPairF32"
     p(f"// func {name}(out *float32, w unsafe.Pointer, x *float32, cols, ws int)")
     p("// out[0..7] = rows 0..7 (ws bytes apart) · x[:cols].")
     p(f"TEXT ·{name}(SB), NOSPLIT, $0-40")
@@ -205,16 +205,11 @@ def rowpair(kind):
     p("\tVBROADCASTF32X8 (BX), Z8")
     for k in range(4):
         t = 10 + k
-        if half:
-            p(f"\tVMOVDQU      ({ptr[k]}), X{t}")
-            p(f"\tVINSERTI32X4 $1, ({ptr[k]})(R11*1), Y{t}, Y{t}")
-            widen(kind, f"Y{t}", f"Z{t}")
-        else:
-            p(f"\tVMOVUPS      ({ptr[k]}), Y{t}")
-            p(f"\tVINSERTF32X8 $1, ({ptr[k]})(R11*1), Z{t}, Z{t}")
+        p(f"\tVMOVUPS      ({ptr[k]}), Y{t}")
+        p(f"\tVINSERTF32X8 $1, ({ptr[k]})(R11*1), Z{t}, Z{t}")
         p(f"\tVFMADD231PS Z8, Z{t}, Z{k}")
     for k in range(4):
-        p(f"\tADDQ ${8*eb}, {ptr[k]}")
+        p(f"\tADDQ $32, {ptr[k]}")
     p("\tADDQ $32, BX")
     p("\tDECQ CX")
     p(f"\tJNZ  {name}_loop")
@@ -230,15 +225,9 @@ def rowpair(kind):
     p("\tVINSERTF32X8 $1, Y8, Z8, Z8")
     for k in range(4):
         t = 10 + k
-        if half:
-            p(f"\tVMOVDQU16.Z ({ptr[k]}), K1, X{t}")
-            p(f"\tVMOVDQU16.Z ({ptr[k]})(R11*1), K1, X14")
-            p(f"\tVINSERTI32X4 $1, X14, Y{t}, Y{t}")
-            widen(kind, f"Y{t}", f"Z{t}")
-        else:
-            p(f"\tVMOVUPS.Z ({ptr[k]}), K1, Y{t}")
-            p(f"\tVMOVUPS.Z ({ptr[k]})(R11*1), K1, Y14")
-            p(f"\tVINSERTF32X8 $1, Y14, Z{t}, Z{t}")
+        p(f"\tVMOVUPS.Z ({ptr[k]}), K1, Y{t}")
+        p(f"\tVMOVUPS.Z ({ptr[k]})(R11*1), K1, Y14")
+        p(f"\tVINSERTF32X8 $1, Y14, Z{t}, Z{t}")
         p(f"\tVFMADD231PS Z8, Z{t}, Z{k}")
     p(f"{name}_store:")
     p("\tMOVQ out+0(FP), DI")
@@ -258,9 +247,6 @@ for kind in KINDS:
     for R in (1, 4, 6):
         for P in (1, 2, 3, 4):
             tile(R, P, kind)
-    rowpair(kind)
-for kind in KINDS[1:]:
-    for R in (1, 4, 6):
-        for P in (1, 2, 3, 4):
-            tile(R, P, kind, il=True)
+    if kind == "F32":
+        rowpair()
 sys.stdout.write("\n".join(out))

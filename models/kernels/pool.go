@@ -94,9 +94,8 @@ type job struct {
 	wb            []byte
 	xsum          []int16
 	wh            []uint16       // f16 or bf16 weights, interleaved (f16il.go)
-	wp            unsafe.Pointer // float32, f16 or bf16 weights of the pair tiles
+	wp            unsafe.Pointer // the pair tiles' weights: float32, or f16 or bf16 interleaved
 	wk            wkind          // the kind of wh or wp
-	hil           bool           // wp is interleaved (f16il.go)
 	qf            qfProd         // qf.go
 	l4            l4Prod         // lut4.go
 	il            ilProd         // ilblock.go
@@ -223,7 +222,7 @@ func (p *pool) exec(gran int) {
 	}
 	// Don't keep the operands alive.
 	j.out, j.w, j.x, j.qw, j.sw, j.qx, j.dx = nil, nil, nil, nil, nil, nil, nil
-	j.wb, j.xsum, j.wh, j.wp, j.hil = nil, nil, nil, nil, false
+	j.wb, j.xsum, j.wh, j.wp = nil, nil, nil, nil
 	j.qf, j.l4, j.il, j.ilk = qfProd{}, l4Prod{}, ilProd{}, ilkProd{}
 	j.bt, j.fn = batch{}, nil
 	p.mu.Unlock()
@@ -265,7 +264,7 @@ func (j *job) drain() {
 		case opIL:
 			j.il.run(r0, r1)
 		case opPair:
-			pairRange(j.out, j.wp, j.wk, j.hil, j.dx, j.rows, j.cols, j.n, r0, r1)
+			pairRange(j.out, j.wp, j.wk, j.dx, j.rows, j.cols, j.n, r0, r1)
 		case opGEMMHalf:
 			gemmRangeHalf(j.wk, j.out, j.wh, j.x, j.dx, j.rows, j.cols, j.n, r0, r1)
 		case opILK:
