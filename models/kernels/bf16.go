@@ -27,22 +27,6 @@ func RoundBF16(dst, src []float32) {
 	}
 }
 
-// WidenBF16 sets dst[i] = bf16ToF32(src[i]), exactly: bf16 weights widened
-// for the GEMM.
-func WidenBF16(dst []float32, src []uint16) {
-	dst = dst[:len(src)]
-	i := 0
-	if useAsm {
-		i = len(src) &^ 7
-		if i > 0 {
-			widenBF16Asm(dst[:i], src[:i])
-		}
-	}
-	for ; i < len(src); i++ {
-		dst[i] = bf16ToF32(src[i])
-	}
-}
-
 // dotBF16Go is dotGo with a = bf16ToF32(w).
 func dotBF16Go(w []uint16, b []float32) float32 {
 	b = b[:len(w)]

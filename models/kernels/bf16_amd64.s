@@ -17,27 +17,6 @@
 
 #include "halfmv_amd64.h"
 
-// func widenBF16AVX2(dst *float32, src *uint16, n int)
-// dst[i] = bf16 src[i] widened, for i < n (a multiple of 8).
-TEXT ·widenBF16AVX2(SB), NOSPLIT, $0-24
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ n+16(FP), CX
-	SHRQ $3, CX
-	JZ   widen_done
-
-widen_loop:
-	WIDEN((SI), Y0)
-	VMOVUPS Y0, (DI)
-	ADDQ    $16, SI
-	ADDQ    $32, DI
-	DECQ    CX
-	JNZ     widen_loop
-
-widen_done:
-	VZEROUPPER
-	RET
-
 // func roundBF16AVX2(dst, src *float32, n int)
 // dst[i] = src[i] rounded to bf16 and back, for the first n&^7 values:
 // gguf.F32ToBF16's (u + 0x7fff + (u>>16 & 1)) &^ 0xffff, or for a NaN

@@ -198,10 +198,10 @@ func TestBF16Allocs(t *testing.T) {
 	}
 }
 
-// TestRoundWidenBF16: every kernel set rounds through bf16 as
-// gguf.F32ToBF16 does (ties, overflow, subnormals, a NaN kept quiet with its
-// payload's top bits) and widens every bf16 exactly.
-func TestRoundWidenBF16(t *testing.T) {
+// TestRoundBF16: every kernel set rounds through bf16 as gguf.F32ToBF16
+// does (ties, overflow, subnormals, a NaN kept quiet with its payload's top
+// bits).
+func TestRoundBF16(t *testing.T) {
 	rng := rand.New(rand.NewPCG(191, 192))
 	src := make([]float32, 4099)
 	for i := range src {
@@ -214,10 +214,6 @@ func TestRoundWidenBF16(t *testing.T) {
 	src[3] = math.Float32frombits(0x3f808000) // a tie: to even (down)
 	src[4] = math.Float32frombits(0x3f818000) // a tie: to even (up)
 	src[5] = math.Float32frombits(0x7f800001) // a signalling NaN
-	all := make([]uint16, 1<<16+5)
-	for h := range all {
-		all[h] = uint16(h)
-	}
 	for _, l := range impls() {
 		withImpl(l, func() {
 			dst := make([]float32, len(src))
@@ -225,13 +221,6 @@ func TestRoundWidenBF16(t *testing.T) {
 			for i, v := range src {
 				if want := gguf.BF16ToF32(gguf.F32ToBF16(v)); math.Float32bits(dst[i]) != math.Float32bits(want) {
 					t.Fatalf("%s: %#x rounds to %#x, want %#x", implName(l), math.Float32bits(v), math.Float32bits(dst[i]), math.Float32bits(want))
-				}
-			}
-			w := make([]float32, len(all))
-			WidenBF16(w, all)
-			for i, v := range w {
-				if want := gguf.BF16ToF32(all[i]); math.Float32bits(v) != math.Float32bits(want) {
-					t.Fatalf("%s: %#04x widens to %#x, want %#x", implName(l), all[i], math.Float32bits(v), math.Float32bits(want))
 				}
 			}
 		})

@@ -184,14 +184,6 @@ func narrowF16Asm(dst []uint16, src []float32) {
 }
 
 //go:noescape
-func widenBF16AVX2(dst *float32, src *uint16, n int)
-
-// widenBF16Asm widens len(src) bf16 values (a multiple of 8) into dst.
-func widenBF16Asm(dst []float32, src []uint16) {
-	widenBF16AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), len(src))
-}
-
-//go:noescape
 func roundBF16AVX2(dst, src *float32, n int)
 
 func roundBF16Asm(dst, src []float32) {

@@ -26,6 +26,4 @@ func roundF16Asm(dst, src []float32) { panic("kernels: no asm") }
 
 func narrowF16Asm(dst []uint16, src []float32) { panic("kernels: no asm") }
 
-func widenBF16Asm(dst []float32, src []uint16) { panic("kernels: no asm") }
-
 func roundBF16Asm(dst, src []float32) { panic("kernels: no asm") }
