@@ -2,13 +2,10 @@
 
 #include "textflag.h"
 
-// BF16-weight twins of matVecAVX2 and matMul4x3AVX2 (halfmv_amd64.h holds
-// their bodies, shared with f16): a bfloat16 is the top half of its float32,
-// so 8 of them widen exactly by zero-extending each word to a dword and
-// shifting it up 16 bits.
+// The interleaved bf16 kernels (halfmv_amd64.h holds their bodies, shared
+// with f16): a bfloat16 is the top half of its float32, so 8 of them widen
+// exactly by zero-extending each word to a dword and shifting it up 16 bits.
 #define WIDEN(M, Y) VPMOVZXWD M, Y; VPSLLD $16, Y, Y
-#define MATVEC ·matVecBF16AVX2
-#define MATMUL4X3 ·matMul4x3BF16AVX2
 #define WIDEN512(M, Z) VPMOVZXWD M, Z; VPSLLD $16, Z, Z
 #define MATVECIL512 ·matVecILBF16AVX512
 #define MATVECILAVX2 ·matVecILBF16AVX2

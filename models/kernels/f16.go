@@ -8,20 +8,16 @@ import (
 
 // F16 weights (and bf16.go's, which share these kernels): IEEE
 // half-precision values (as GGUF stores F16 tensors, host byte order) kept
-// 2 bytes per weight and widened to float32 in registers
-// (VCVTPH2PS on amd64). The conversion is exact, and each output is summed
-// in the same lanes and order as MatVec/MatMul on the widened float32
-// weights. The models keep their weights interleaved (f16il.go); the
-// row-major kernels here take the rows of a group that is not whole, copied
-// out (matMulHalfILRange), and every row in the Go kernels.
+// 2 bytes per weight, interleaved by 16 rows (f16il.go), and widened to
+// float32 in registers (VCVTPH2PS on amd64). The conversion is exact, and
+// each output is summed in the same lanes and order as MatVec/MatMul on the
+// widened float32 weights. The Go kernels copy the rows out row-major
+// (halfILRows) for matMulHalfRange and dotHalfGo.
 
-// matMulHalfRange computes rows [r0, r1) of every token of the row-major
-// 2-byte weights w of kind k: bitwise MatMul's on the widened weights.
+// matMulHalfRange is the Go kernels' product: rows [r0, r1) of every token
+// of the row-major 2-byte weights w of kind k, bitwise matMulGoRange's on
+// the widened weights.
 func matMulHalfRange(k wkind, out []float32, w []uint16, x []float32, rows, cols, n, r0, r1 int) {
-	if useAsm {
-		matMulHalfAsm(k, out, w, x, rows, cols, n, r0, r1)
-		return
-	}
 	tab := f16Table()
 	tc := tokenChunk(cols)
 	for t0 := 0; t0 < n; t0 += tc {

@@ -5,70 +5,6 @@ package kernels
 import "unsafe"
 
 //go:noescape
-func matVecF16AVX2(out *float32, w *uint16, x *float32, rows, cols int)
-
-//go:noescape
-func matMul4x3F16AVX2(out *float32, w *uint16, x *float32, cols, ldo int)
-
-//go:noescape
-func matVecBF16AVX2(out *float32, w *uint16, x *float32, rows, cols int)
-
-//go:noescape
-func matMul4x3BF16AVX2(out *float32, w *uint16, x *float32, cols, ldo int)
-
-// halfMatVec and halfMatMul4x3 call the AVX2 kernel of weight kind k
-// (directly: through a func value the operands would escape).
-func halfMatVec(k wkind, out *float32, w *uint16, x *float32, rows, cols int) {
-	if k == wBF16 {
-		matVecBF16AVX2(out, w, x, rows, cols)
-	} else {
-		matVecF16AVX2(out, w, x, rows, cols)
-	}
-}
-
-func halfMatMul4x3(k wkind, out *float32, w *uint16, x *float32, cols, ldo int) {
-	if k == wBF16 {
-		matMul4x3BF16AVX2(out, w, x, cols, ldo)
-	} else {
-		matMul4x3F16AVX2(out, w, x, cols, ldo)
-	}
-}
-
-// matMulHalfAsm is matMulAsm with 2-byte weights: the same token chunks, 4×3
-// tiles and leftovers by the MatVec kernel, so it gives MatMul's bits on the
-// widened weights, which are MatVec's.
-func matMulHalfAsm(k wkind, out []float32, w []uint16, x []float32, rows, cols, n, r0, r1 int) {
-	if r1 <= r0 {
-		return
-	}
-	tc := tokenChunk(cols)
-	for t0 := 0; t0 < n; t0 += tc {
-		t1 := min(n, t0+tc)
-		r := r0
-		for ; r+4 <= r1; r += 4 {
-			wr := ptrAtH(w, r*cols)
-			t := t0
-			for ; t+3 <= t1; t += 3 {
-				halfMatMul4x3(k, &out[t*rows+r], wr, ptrAt(x, t*cols), cols, rows)
-			}
-			for ; t < t1; t++ {
-				halfMatVec(k, &out[t*rows+r], wr, ptrAt(x, t*cols), 4, cols)
-			}
-		}
-		if r < r1 {
-			for t := t0; t < t1; t++ {
-				halfMatVec(k, &out[t*rows+r], ptrAtH(w, r*cols), ptrAt(x, t*cols), r1-r, cols)
-			}
-		}
-	}
-}
-
-// ptrAtH is &s[i] that also works for i == len(s).
-func ptrAtH(s []uint16, i int) *uint16 {
-	return (*uint16)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(s)), uintptr(i)*2))
-}
-
-//go:noescape
 func matVecILF16AVX512(out *float32, w *uint16, x *float32, cols, ng int)
 
 //go:noescape
@@ -123,9 +59,11 @@ func matMulIL4x3F16AVX2(out *float32, w *uint16, x *float32, cols, ldo int)
 //go:noescape
 func matMulIL4x3BF16AVX2(out *float32, w *uint16, x *float32, cols, ldo int)
 
-// matMulHalfILAsm is matMulHalfAsm on the whole groups [r0, r1) (multiples
-// of 16) of interleaved weights: the same token chunks and 4×3 tiles, four
-// to a group, and the tokens left over by the group matvec.
+// matMulHalfILAsm computes the whole groups [r0, r1) (multiples of 16) of
+// interleaved weights for every token as matMulAsm does float32 rows: the
+// same token chunks and 4×3 tiles, four to a group, and the tokens left
+// over by the group matvec, so it gives MatMul's bits on the widened
+// weights, which are MatVec's.
 func matMulHalfILAsm(k wkind, out []float32, w []uint16, x []float32, rows, cols, n, r0, r1 int) {
 	gl := halfILGroup(cols)
 	tc := tokenChunk(cols)
@@ -149,15 +87,6 @@ func matMulHalfILAsm(k wkind, out []float32, w []uint16, x []float32, rows, cols
 			}
 		}
 	}
-}
-
-//go:noescape
-func copyILAVX2(dst *uint16, src *uint16, nc, rows, ldd int)
-
-// copyHalfILAsm copies the first nc chunks of rows consecutive rows of an
-// interleaved group, the first at src, into dst (rows ldd halves apart).
-func copyHalfILAsm(dst []uint16, src []uint16, nc, rows, ldd int) {
-	copyILAVX2(unsafe.SliceData(dst), unsafe.SliceData(src), nc, rows, ldd)
 }
 
 //go:noescape

@@ -2,10 +2,6 @@
 
 package kernels
 
-func matMulHalfAsm(k wkind, out []float32, w []uint16, x []float32, rows, cols, n, r0, r1 int) {
-	panic("kernels: no asm")
-}
-
 func matVecHalfILAsm(k wkind, out []float32, w []uint16, x []float32, cols, ng int) {
 	panic("kernels: no asm")
 }
@@ -13,8 +9,6 @@ func matVecHalfILAsm(k wkind, out []float32, w []uint16, x []float32, cols, ng i
 func matMulHalfILAsm(k wkind, out []float32, w []uint16, x []float32, rows, cols, n, r0, r1 int) {
 	panic("kernels: no asm")
 }
-
-func copyHalfILAsm(dst []uint16, src []uint16, nc, rows, ldd int) { panic("kernels: no asm") }
 
 func widenHalfILAsm(k wkind, dst []float32, src []uint16, nc, rows, ldd int) {
 	panic("kernels: no asm")

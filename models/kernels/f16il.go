@@ -63,28 +63,14 @@ func HalfILIndex(r, c, cols int) int {
 	return r/HalfILRows*halfILGroup(cols) + c/8*halfILChunk + r%HalfILRows*8 + c%8
 }
 
-// halfILRows copies rows [r0, r1) of the interleaved w into dst row-major:
-// in assembly a group at a time in the layout's order (in Go the AVX2
-// batches spent more time copying than multiplying).
+// halfILRows copies rows [r0, r1) of the interleaved w into dst row-major
+// (for the Go kernels).
 func halfILRows(dst, w []uint16, cols, r0, r1 int) {
 	if cols == 0 {
 		return // no halves, and no group to find them in
 	}
 	gl := halfILGroup(cols)
 	full := cols &^ 7
-	if useAsm {
-		for lo := r0; lo < r1; {
-			hi := min(r1, (lo/HalfILRows+1)*HalfILRows)
-			copyHalfILAsm(dst[(lo-r0)*cols:], w[lo/HalfILRows*gl+lo%HalfILRows*8:], full/8, hi-lo, cols)
-			for r := lo; r < hi && full < cols; r++ {
-				for c := full; c < cols; c++ {
-					dst[(r-r0)*cols+c] = w[HalfILIndex(r, c, cols)]
-				}
-			}
-			lo = hi
-		}
-		return
-	}
 	for r := r0; r < r1; r++ {
 		src := w[r/HalfILRows*gl+r%HalfILRows*8:]
 		d := dst[(r-r0)*cols : (r-r0+1)*cols]
@@ -147,8 +133,8 @@ func halfILPrefill(k wkind, out []float32, w []uint16, x []float32, rows, cols, 
 }
 
 // matMulHalfIL is MatMulF16IL or MatMulBF16IL (k), its operands checked:
-// one token by the interleaved matvec, several by the pair tiles (AVX-512) or by
-// matMulHalfRange on rows copied out row-major.
+// one token by the interleaved matvec, several by the pair tiles (AVX-512)
+// or matMulHalfILRange.
 func matMulHalfIL(k wkind, out []float32, w []uint16, x []float32, rows, cols, n int) {
 	if n == 1 {
 		if rows*cols >= parallelMin {
@@ -217,23 +203,40 @@ func halfILBlock(cols int) int {
 	return max(HalfILRows, (64<<10)/max(cols, 1)/HalfILRows*HalfILRows)
 }
 
-type halfRowBuf struct{ h []uint16 }
+// halfRowBuf holds row-major copies of interleaved rows (h, for the Go
+// kernels) or a group's products (f, matMulHalfILPart).
+type halfRowBuf struct {
+	h []uint16
+	f []float32
+}
 
-// halfRowBufs holds row-major copies of interleaved rows, one per
-// concurrent range.
+// halfRowBufs pools them, one per concurrent range.
 var halfRowBufs = sync.Pool{New: func() any { return new(halfRowBuf) }}
 
-// matMulHalfILRange computes rows [r0, r1) of every token (any r0, r1):
-// whole groups by the interleaved 4×3 tiles, other rows by matMulHalfRange
-// on blocks of rows copied out row-major.
+// matMulHalfILRange computes rows [r0, r1) of every token (any r0, r1): in
+// assembly whole groups by the interleaved 4×3 tiles and a group cut by r0
+// or r1 by matMulHalfILPart; in Go matMulHalfRange on blocks of rows
+// copied out row-major.
 func matMulHalfILRange(k wkind, out []float32, w []uint16, x []float32, rows, cols, n, r0, r1 int) {
-	if useAsm && cols > 0 && r0%HalfILRows == 0 {
-		if full := min(r1, rows&^(HalfILRows-1)); full > r0 {
-			matMulHalfILAsm(k, out, w, x, rows, cols, n, r0, full)
-			r0 = full
-		}
-	}
 	if r1 <= r0 {
+		return
+	}
+	if useAsm && cols > 0 {
+		g0 := (r0 + HalfILRows - 1) &^ (HalfILRows - 1) // the whole groups: [g0, g1)
+		g1 := r1 &^ (HalfILRows - 1)
+		if g0 > g1 { // r0 and r1 cut one group
+			matMulHalfILPart(k, out, w, x, rows, cols, n, r0, r1)
+			return
+		}
+		if r0 < g0 {
+			matMulHalfILPart(k, out, w, x, rows, cols, n, r0, g0)
+		}
+		if g0 < g1 {
+			matMulHalfILAsm(k, out, w, x, rows, cols, n, g0, g1)
+		}
+		if g1 < r1 {
+			matMulHalfILPart(k, out, w, x, rows, cols, n, g1, r1)
+		}
 		return
 	}
 	rb := halfILBlock(cols)
@@ -246,6 +249,24 @@ func matMulHalfILRange(k wkind, out []float32, w []uint16, x []float32, rows, co
 		blk := b.h[:nr*cols]
 		halfILRows(blk, w, cols, b0, b0+nr)
 		matMulHalfRange(k, out[b0:], blk, x, rows, cols, n, 0, nr)
+	}
+	halfRowBufs.Put(b)
+}
+
+// matMulHalfILPart computes rows [r0, r1) of one group (the last of a
+// matrix whose rows are not a multiple of 16, or one the GEMM's row blocks
+// cut) for every token in assembly: the whole group into a buffer, by the
+// interleaved 4×3 tiles, then the rows in range.
+func matMulHalfILPart(k wkind, out []float32, w []uint16, x []float32, rows, cols, n, r0, r1 int) {
+	g := r0 / HalfILRows
+	b := halfRowBufs.Get().(*halfRowBuf)
+	if cap(b.f) < n*HalfILRows {
+		b.f = make([]float32, n*HalfILRows)
+	}
+	grp := b.f[:n*HalfILRows]
+	matMulHalfILAsm(k, grp, w[g*halfILGroup(cols):], x, HalfILRows, cols, n, 0, HalfILRows)
+	for t := 0; t < n; t++ {
+		copy(out[t*rows+r0:t*rows+r1], grp[t*HalfILRows+r0-g*HalfILRows:])
 	}
 	halfRowBufs.Put(b)
 }
