@@ -5,6 +5,8 @@
 // sequence at a time through State.
 package models
 
+import "chat/models/kernels"
+
 // Info describes a loaded model for the panels, headless stats and the engine.
 type Info struct {
 	Name          string // file base name or metadata name
@@ -19,6 +21,10 @@ type Info struct {
 	KVHeads       int
 	Params        int64 // parameters, a tied matrix counted once
 	WeightBytes   int64 // bytes of weights read per decoded token
+
+	// Arith is what most of its products run on (float32 FMAs or int8
+	// dot products): the peak models/plan bounds a prefill by.
+	Arith kernels.Arith
 
 	// TrainContext, when not 0, is the longer context the model was
 	// trained for and runs: a window up to it is there for the asking

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"chat/models"
+	"chat/models/kernels"
 	"chat/models/weights"
 )
 
@@ -19,9 +20,10 @@ type Model struct {
 }
 
 // NewModel wraps arch. info.WeightBytes is computed from arch's bound
-// weights (see WeightBytes) unless arch has a WeightBytes method of its own.
+// weights (see WeightBytes) unless arch has a WeightBytes method of its own,
+// and info.Arith from their formats (ArithOf).
 func NewModel(arch Arch, info models.Info, tok models.Tokenizer, layout models.KVLayout) *Model {
-	info.WeightBytes = archBytes(arch)
+	info.WeightBytes, info.Arith = archBytes(arch), ArithOf(arch)
 	return &Model{arch: arch, info: info, tok: tok, layout: layout}
 }
 
@@ -41,8 +43,22 @@ func (m *Model) NewRunner() models.Runner    { return NewRunner(m.arch, m.info.V
 func (m *Model) With(info models.Info, tok models.Tokenizer) *Model {
 	c := *m
 	c.info, c.tok = info, tok
-	c.info.WeightBytes = m.info.WeightBytes
+	c.info.WeightBytes, c.info.Arith = m.info.WeightBytes, m.info.Arith
 	return &c
+}
+
+// ArithOf is the arithmetic that most of arch's parameters in the matrices
+// every token multiplies (Linears: not the embeddings, nor a kept output
+// layer) are multiplied by, as their formats say (weights.ArithOf).
+func ArithOf(arch Arch) kernels.Arith {
+	var n [2]int64
+	for _, l := range Linears(arch) {
+		n[weights.ArithOf(l.Format())] += int64(l.Rows()) * int64(l.Cols())
+	}
+	if n[kernels.ArithInt8] > n[kernels.ArithFMA] {
+		return kernels.ArithInt8
+	}
+	return kernels.ArithFMA
 }
 
 // Arch is the architecture (its weights and forward pass).

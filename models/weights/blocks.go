@@ -70,7 +70,7 @@ type quantAct struct {
 var blockKinds = map[gguf.Type]*blockKind{}
 
 // registerBlocks adds a block format; it is made from float32 weights by
-// ggml's reference quantiser (gguf.Quantize).
+// ggml's reference quantiser (gguf.Quantize), and its products are int8 dots.
 func registerBlocks(name string, k *blockKind) {
 	blockKinds[k.typ] = k
 	register(name, format{fromFloat: func(w []float32, rows, cols int) (Linear, error) {
@@ -79,7 +79,7 @@ func registerBlocks(name string, k *blockKind) {
 			return nil, err
 		}
 		return newBlocks(k, [][]byte{raw}, []int{rows}, cols), nil
-	}})
+	}, arith: kernels.ArithInt8})
 }
 
 // quantizeBlocks encodes w, rows of cols values, as blocks of t.

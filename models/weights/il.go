@@ -61,7 +61,7 @@ func newInterleaved(t gguf.Type, raws [][]byte, rows []int, cols int) *Interleav
 }
 
 // registerInterleaved adds the GGUF block format t, made from float32
-// weights by ggml's reference quantiser.
+// weights by ggml's reference quantiser; its products are int8 dots.
 func registerInterleaved(t gguf.Type) {
 	register(t.String(), format{fromFloat: func(w []float32, rows, cols int) (Linear, error) {
 		raw, err := quantizeBlocks(t, w, cols)
@@ -69,7 +69,7 @@ func registerInterleaved(t gguf.Type) {
 			return nil, err
 		}
 		return newInterleaved(t, [][]byte{raw}, []int{rows}, cols), nil
-	}})
+	}, arith: kernels.ArithInt8})
 }
 
 func (m *Interleaved) Rows() int      { return m.rows }

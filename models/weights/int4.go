@@ -40,7 +40,7 @@ func init() {
 				return nil, err
 			}
 			return m.A8(), nil
-		}})
+		}, arith: kernels.ArithInt8})
 	}
 }
 

@@ -31,7 +31,7 @@ func init() {
 	}})
 	register("int8-a8", format{fromFloat: func(w []float32, rows, cols int) (Linear, error) {
 		return NewInt8(w, rows, cols, true)
-	}})
+	}, arith: kernels.ArithInt8})
 }
 
 // minAmax is the course's clamp on a row's max|w| (a float32 1e-8), so a

@@ -67,10 +67,12 @@ type Linear interface {
 
 // format is one entry of the registry: how to make the format from float32
 // rows, or, for a calibrated format, from float32 rows and the activations
-// the matrix multiplies (x [n][cols]).
+// the matrix multiplies (x [n][cols]); and the arithmetic its products run
+// on (the zero value: float32 FMAs).
 type format struct {
 	fromFloat func(w []float32, rows, cols int) (Linear, error)
 	fromCalib func(w []float32, rows, cols int, x []float32, n int) (Linear, error)
+	arith     kernels.Arith
 }
 
 // formats is filled by each format's file.
@@ -87,6 +89,11 @@ func Formats() []string {
 	sort.Strings(names)
 	return names
 }
+
+// ArithOf is the arithmetic format name's products run on, which sets their
+// peak rate (models/plan): int8 dot products for the formats that quantise
+// the activations to int8, float32 FMAs for the others.
+func ArithOf(name string) kernels.Arith { return formats[name].arith }
 
 // CheckFormat returns an error naming the accepted formats when name is not
 // one of them.
