@@ -71,7 +71,7 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 	n = min(n, trained)
 	kl := kvcache.LayoutOf(m, kf, kf)
 	md := plan.Model{Params: info.Params, WeightBytes: info.WeightBytes, KVPerToken: int64(lay.Layers) * kl.RowBytes(),
-		Context: trained, Output: int64(info.VocabSize) * int64(info.Embed)}
+		Context: trained, Output: int64(info.VocabSize) * int64(info.Embed), Arith: info.Arith}
 	resident := info.WeightBytes
 	if a, ok := m.(interface{ Arch() nn.Arch }); ok {
 		resident = nn.ResidentBytes(a.Arch())
@@ -94,18 +94,19 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 		ctxText = fmt.Sprintf("context %d (trained for %d: --ctx N)", info.ContextLength, trained)
 	}
 	fmt.Fprintf(w, "model     %s · %s · %s params · %s · %d layers\n", termtext.Escape(info.Name), info.Arch, humanCount(info.Params), ctxText, info.Layers)
-	fmt.Fprintf(w, "weights   %s: %s in memory, %s read per token (%.2f bytes/param)\n", info.Quant, plan.FormatBytes(resident), plan.FormatBytes(md.WeightBytes), float64(md.WeightBytes)/float64(max(md.Params, 1)))
+	fmt.Fprintf(w, "weights   %s: %s in memory, %s read per token (%.2f bytes/param), multiplied by %s\n", info.Quant, plan.FormatBytes(resident), plan.FormatBytes(md.WeightBytes), float64(md.WeightBytes)/float64(max(md.Params, 1)), md.Arith)
 	fmt.Fprintf(w, "KV cache  %s: %s per token (%d layers × (%d + %d) values), %s for %d tokens\n", kf, plan.FormatBytes(md.KVPerToken), lay.Layers, lay.KDim, lay.VDim, plan.FormatBytes(md.KVPerToken*int64(n)), n)
 	src := "measured now"
 	if probe.Cached {
 		src = "probe of " + probe.When.Local().Format("2006-01-02 15:04") + ", cached; --reprobe measures again"
 	}
-	fmt.Fprintf(w, "machine   peak %.1f GFLOP/s · read %.1f GB/s · ridge %.1f FLOP/byte (%s, %d threads; %s)\n", mc.PeakFLOPS/1e9, mc.Bandwidth/1e9, mc.Ridge(), probe.ISA, probe.Threads, src)
+	fmt.Fprintf(w, "machine   peak %.1f GFLOP/s float32, %.1f GOP/s int8 (%s) · read %.1f GB/s · ridge %.1f FLOP/byte float32, %.1f int8 (%s, %d threads; %s)\n",
+		mc.PeakFLOPS/1e9, mc.PeakInt8/1e9, probe.Int8Instr, mc.Bandwidth/1e9, mc.Ridge(), mc.RidgeOf(kernels.ArithInt8), probe.ISA, probe.Threads, src)
 
 	dec := plan.Decode(mc, md, *batch, n)
 	pre := plan.Prefill(mc, md, n, 1)
-	fmt.Fprintf(w, "decode    batch %d at %d tokens: %.3g FLOP/byte, %s · bound %s/step = %s/token\n", *batch, n, dec.Intensity, boundBy(dec, mc), fmtDur(dec.Bound), fmtDur(dec.Bound/time.Duration(*batch)))
-	fmt.Fprintf(w, "prefill   %d tokens: %.3g FLOP/byte, %s · bound %s (%.0f tok/s)\n", n, pre.Intensity, boundBy(pre, mc), fmtDur(pre.Bound), float64(n)/pre.Bound.Seconds())
+	fmt.Fprintf(w, "decode    batch %d at %d tokens: %.3g FLOP/byte, %s · bound %s/step = %s/token\n", *batch, n, dec.Intensity, boundBy(dec), fmtDur(dec.Bound), fmtDur(dec.Bound/time.Duration(*batch)))
+	fmt.Fprintf(w, "prefill   %d tokens: %.3g FLOP/byte, %s · bound %s (%.0f tok/s)\n", n, pre.Intensity, boundBy(pre), fmtDur(pre.Bound), float64(n)/pre.Bound.Seconds())
 	fit := plan.Fit(md, budget, n)
 	fmt.Fprintf(w, "memory    budget %s: %s left for KV → longest context %d tokens, %d requests of %d tokens\n", plan.FormatBytes(budget), plan.FormatBytes(fit.KVBytes), fit.MaxContext, fit.Requests, n)
 
@@ -142,7 +143,9 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 		r.TGTokS, r.PPTokS = max(r.TGTokS, ri.TGTokS), max(r.PPTokS, ri.PPTokS)
 		bw = max(bw, float64(n)/d.Seconds())
 	}
-	sdec := plan.Decode(plan.Machine{PeakFLOPS: mc.PeakFLOPS, Bandwidth: bw}, md, *batch, at)
+	alongside := mc
+	alongside.Bandwidth = bw
+	sdec := plan.Decode(alongside, md, *batch, at)
 	step := time.Duration(float64(*batch) / r.TGTokS * float64(time.Second))
 	pp := time.Duration(float64(prompt*(*batch)) / r.PPTokS * float64(time.Second))
 	fmt.Fprintf(w, "measured  decode %s/step at %d tokens (bound %s: %.2f× it) · prefill of %d tokens %s (bound %s: %.2f×)\n",
@@ -153,12 +156,13 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// boundBy says which limit a step is under, against the ridge.
-func boundBy(s plan.Step, mc plan.Machine) string {
+// boundBy says which limit a step is under, against the ridge of the
+// model's arithmetic.
+func boundBy(s plan.Step) string {
 	if s.MemoryBound() {
-		return fmt.Sprintf("< ridge %.3g: memory-bound", mc.Ridge())
+		return fmt.Sprintf("< ridge %.3g: memory-bound", s.Ridge)
 	}
-	return fmt.Sprintf("> ridge %.3g: compute-bound", mc.Ridge())
+	return fmt.Sprintf("> ridge %.3g: compute-bound", s.Ridge)
 }
 
 func fmtDur(d time.Duration) string {

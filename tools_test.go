@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -134,6 +135,26 @@ func TestPlanCLI(t *testing.T) {
 	for _, want := range []string{"weights   f32", "KV cache  int8", "ridge", "memory-bound", "compute-bound", "budget 1 GB", "requests of 128 tokens"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("plan lacks %q:\n%s", want, stdout)
+		}
+	}
+	// The prefill is bounded by the peak of the arithmetic the weights
+	// multiply with: float32 FMAs for f32 (and the course's int8, widened
+	// to float32), int8 dot products for q8_0 and int8-a8, each against its
+	// own ridge on the machine line.
+	for q, arith := range map[string]string{"f32": "float32", "int8": "float32", "q8_0": "int8", "int8-a8": "int8"} {
+		code, stdout, stderr := runCLI("plan", "--model", testmodels.Path(t, "course/student.pt"), "--quant", q, "--mem", "1GB", "--no-measure")
+		if code != 0 {
+			t.Fatalf("--quant %s: exit %d: %s", q, code, stderr)
+		}
+		var fma, i8, pre float64
+		_, err1 := fmt.Sscanf(stdout[strings.Index(stdout, " · ridge ")+1:], "· ridge %g FLOP/byte float32, %g int8", &fma, &i8)
+		_, err2 := fmt.Sscanf(stdout[strings.Index(stdout, "prefill   "):], "prefill   %d tokens: %g FLOP/byte, %s ridge %g:", new(int), new(float64), new(string), &pre)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("--quant %s: %v %v:\n%s", q, err1, err2, stdout)
+		}
+		want := map[string]float64{"float32": fma, "int8": i8}[arith]
+		if math.Abs(pre-want) > 0.01*want || !strings.Contains(stdout, "multiplied by "+arith) {
+			t.Errorf("--quant %s: prefill against ridge %g, want the %s ridge %g:\n%s", q, pre, arith, want, stdout)
 		}
 	}
 	if code, _, stderr := runCLI("plan", "--mem", "lots"); code != 1 || !strings.Contains(stderr, "--mem") {

@@ -38,6 +38,6 @@ func (s *Session) decodeBound(e engine.Stats) time.Duration {
 	}
 	info := s.model.Info()
 	md := plan.Model{Params: info.Params, WeightBytes: info.WeightBytes,
-		KVPerToken: e.BlockBytes / int64(e.BlockSize), Context: info.ContextLength}
+		KVPerToken: e.BlockBytes / int64(e.BlockSize), Context: info.ContextLength, Arith: info.Arith}
 	return plan.Decode(*mc, md, 1, e.KVUsed).Bound
 }

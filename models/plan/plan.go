@@ -22,30 +22,54 @@
 // Attention's own FLOPs (4·N·d per layer and token) are left out, as the
 // course's calculator leaves them out: at these contexts they are a few
 // per cent of 2·P.
+//
+// The peak is that of the arithmetic the model's weight format multiplies
+// with (Model.Arith): float32 FMAs, or for the formats that quantise the
+// activations to int8 (Q8_0, Q4_0, the K-quants, int8-a8, ...) int8 dot
+// products, several times faster on this kind of CPU (VPDPBUSD). Each has
+// its own ridge; an int8 multiply-add counts as 2 operations, as a float
+// one counts as 2 FLOPs. Against the float peak an int8 model's prefill ran
+// twice as fast as its "bound".
 package plan
 
 import (
 	"fmt"
 	"time"
+
+	"chat/models/kernels"
 )
 
 // Machine is what a step's time is bounded by.
 type Machine struct {
-	PeakFLOPS float64 // floating-point operations per second
+	PeakFLOPS float64 // float32 operations per second
+	PeakInt8  float64 // int8 dot-product operations per second (0: unknown, PeakFLOPS)
 	Bandwidth float64 // bytes read per second
 }
 
+// Peak is the rate of products that run on arithmetic a.
+func (m Machine) Peak(a kernels.Arith) float64 {
+	if a == kernels.ArithInt8 && m.PeakInt8 > 0 {
+		return m.PeakInt8
+	}
+	return m.PeakFLOPS
+}
+
 // Ridge is the arithmetic intensity (FLOP per byte) where the two limits
-// meet: a step below it is memory-bound, above it compute-bound.
-func (m Machine) Ridge() float64 { return m.PeakFLOPS / m.Bandwidth }
+// meet for float32 products: a step below it is memory-bound, above it
+// compute-bound.
+func (m Machine) Ridge() float64 { return m.RidgeOf(kernels.ArithFMA) }
+
+// RidgeOf is the ridge of products that run on arithmetic a.
+func (m Machine) RidgeOf(a kernels.Arith) float64 { return m.Peak(a) / m.Bandwidth }
 
 // Model is what the calculator needs of a model.
 type Model struct {
-	Params      int64 // parameters (a tied matrix once)
-	WeightBytes int64 // bytes of weights one forward pass reads
-	KVPerToken  int64 // bytes of keys and values one cached position takes
-	Context     int   // positions it was trained for
-	Output      int64 // parameters of the output layer (vocabulary × width), part of Params
+	Params      int64         // parameters (a tied matrix once)
+	WeightBytes int64         // bytes of weights one forward pass reads
+	KVPerToken  int64         // bytes of keys and values one cached position takes
+	Context     int           // positions it was trained for
+	Output      int64         // parameters of the output layer (vocabulary × width), part of Params
+	Arith       kernels.Arith // what its products run on (models.Info.Arith)
 }
 
 // Step is one forward pass's cost and its roofline bound.
@@ -53,7 +77,8 @@ type Step struct {
 	FLOPs     float64
 	Bytes     float64
 	Intensity float64       // FLOPs / Bytes
-	Compute   time.Duration // FLOPs / peak
+	Ridge     float64       // the machine's, for the model's arithmetic
+	Compute   time.Duration // FLOPs / peak (the model's arithmetic's)
 	Memory    time.Duration // Bytes / bandwidth
 	Bound     time.Duration // the larger of the two
 }
@@ -61,9 +86,9 @@ type Step struct {
 // MemoryBound reports whether the step waits on memory.
 func (s Step) MemoryBound() bool { return s.Memory >= s.Compute }
 
-func step(m Machine, flops, bytes float64) Step {
-	s := Step{FLOPs: flops, Bytes: bytes, Intensity: flops / bytes,
-		Compute: seconds(flops / m.PeakFLOPS), Memory: seconds(bytes / m.Bandwidth)}
+func step(m Machine, a kernels.Arith, flops, bytes float64) Step {
+	s := Step{FLOPs: flops, Bytes: bytes, Intensity: flops / bytes, Ridge: m.RidgeOf(a),
+		Compute: seconds(flops / m.Peak(a)), Memory: seconds(bytes / m.Bandwidth)}
 	s.Bound = max(s.Compute, s.Memory)
 	return s
 }
@@ -74,7 +99,7 @@ func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Se
 // positions its attention reads).
 func Decode(mc Machine, md Model, batch, ctx int) Step {
 	b := float64(max(batch, 1))
-	return step(mc, 2*float64(md.Params)*b, float64(md.WeightBytes)+b*float64(ctx)*float64(md.KVPerToken))
+	return step(mc, md.Arith, 2*float64(md.Params)*b, float64(md.WeightBytes)+b*float64(ctx)*float64(md.KVPerToken))
 }
 
 // Prefill is one pass over prompts prompts of tokens tokens in all: the
@@ -83,7 +108,7 @@ func Prefill(mc Machine, md Model, tokens, prompts int) Step {
 	t := float64(max(tokens, 1))
 	rows := float64(min(max(prompts, 1), max(tokens, 1)))
 	o := float64(min(max(md.Output, 0), md.Params))
-	return step(mc, 2*(float64(md.Params)-o)*t+2*o*rows, float64(md.WeightBytes)+t*float64(md.KVPerToken))
+	return step(mc, md.Arith, 2*(float64(md.Params)-o)*t+2*o*rows, float64(md.WeightBytes)+t*float64(md.KVPerToken))
 }
 
 // Budget is what a memory budget holds beside the weights.

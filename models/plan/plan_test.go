@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"chat/models/weights"
 )
 
 // The worked example of seed 002 (the course's inference-economics
@@ -113,5 +115,44 @@ func TestFit(t *testing.T) {
 	}
 	if b := Fit(m8b, 16e9+131072*100, 50); b.MaxContext != 100 || b.Requests != 2 {
 		t.Fatalf("room for 100 positions: %+v", b)
+	}
+}
+
+// TestPrefillPeakByFormat: a prefill is bounded by the peak of the
+// arithmetic its weight format multiplies with — int8 dot products for the
+// formats that quantise the activations to int8, float32 FMAs for the
+// others (f16 and bf16 widen to float32) — and is compute- or memory-bound
+// against that arithmetic's ridge. A decode step stays bound by its bytes.
+func TestPrefillPeakByFormat(t *testing.T) {
+	mc := Machine{PeakFLOPS: 200e9, PeakInt8: 800e9, Bandwidth: 25e9}
+	for _, c := range []struct {
+		format string
+		peak   float64
+	}{
+		{"f32", 200e9}, {"f16", 200e9}, {"bf16", 200e9}, {"int8", 200e9}, {"nf4-g64", 200e9},
+		{"q8_0", 800e9}, {"q4_0", 800e9}, {"q5_0", 800e9}, {"iq4_nl", 800e9}, {"q4_k", 800e9},
+		{"q5_k", 800e9}, {"q6_k", 800e9}, {"iq4_xs", 800e9}, {"int8-a8", 800e9}, {"int4-g32-a8", 800e9},
+	} {
+		if err := weights.CheckFormat(c.format); err != nil {
+			t.Fatal(err)
+		}
+		md := Model{Params: 110e6, WeightBytes: 117e6, KVPerToken: 36864, Arith: weights.ArithOf(c.format)}
+		s := Prefill(mc, md, 128, 1)
+		if s.Compute != seconds(s.FLOPs/c.peak) || s.Ridge != c.peak/mc.Bandwidth {
+			t.Errorf("%s: prefill compute %v, ridge %.1f; want %v at %.0f GOP/s, ridge %.1f",
+				c.format, s.Compute, s.Ridge, seconds(s.FLOPs/c.peak), c.peak/1e9, c.peak/mc.Bandwidth)
+		}
+		if s.Bound != max(s.Compute, s.Memory) || s.MemoryBound() != (s.Intensity <= s.Ridge) {
+			t.Errorf("%s: intensity %.0f against ridge %.1f, memory-bound %v", c.format, s.Intensity, s.Ridge, s.MemoryBound())
+		}
+		if d := Decode(mc, md, 1, 1024); !d.MemoryBound() || d.Bound != d.Memory {
+			t.Errorf("%s: decode %+v is not bound by its bytes", c.format, d)
+		}
+	}
+	// A machine without an int8 peak (a probe of before it was measured)
+	// bounds every format by the float one.
+	old := Machine{PeakFLOPS: 200e9, Bandwidth: 25e9}
+	if p := old.Peak(weights.ArithOf("q8_0")); p != old.PeakFLOPS {
+		t.Errorf("no int8 peak: q8_0 at %v", p)
 	}
 }

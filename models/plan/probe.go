@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"chat/models/hugepage"
@@ -19,42 +20,48 @@ import (
 // The probe measures this machine with the kernels the models run on, with
 // the compute threads they use: peak FLOP/s as the best rate of a float32
 // matrix product over 64 tokens on a 1024×1024 matrix that stays in cache
-// (every weight used 64 times: compute-bound), and read bandwidth as the
+// (every weight used 64 times: compute-bound); the int8 peak as the best
+// rate of a loop of the instruction the integer kernels multiply-add with
+// on this kernel set, on operands in registers (kernels.Int8Dots: no int8
+// product runs faster); and read bandwidth as the
 // best rate of matrix-vector products over 32 matrices of 4 MB, 128 MB in
 // all (every weight used once, read from memory, matrix after matrix: how
 // fast decode can stream a model's weights). Each is
-// the best of repeated runs over about a quarter second, so a busy moment
-// lowers it less. The result is cached per CPU, kernel set and thread count.
+// the best of repeated runs over a tenth to a quarter of a second, so a busy
+// moment lowers it less. The result is cached per CPU, kernel set and thread count.
 // (chat plan also reads the same matrices between its measured decode
 // steps: Streamer.)
 
 // Probe is a measured machine.
 type Probe struct {
 	Machine
-	CPU     string    `json:"cpu"`
-	ISA     string    `json:"isa"`
-	Threads int       `json:"threads"`
-	When    time.Time `json:"when"`
-	Cached  bool      `json:"-"` // read from the cache file, not measured now
+	Int8Instr string    `json:"-"` // the int8 peak's instruction (kernels.Int8DotInstr)
+	CPU       string    `json:"cpu"`
+	ISA       string    `json:"isa"`
+	Threads   int       `json:"threads"`
+	When      time.Time `json:"when"`
+	Cached    bool      `json:"-"` // read from the cache file, not measured now
 }
 
 // MarshalJSON flattens the machine's numbers into the cache file.
 func (p Probe) MarshalJSON() ([]byte, error) {
 	type file struct {
 		PeakFLOPS float64   `json:"peak_flops"`
+		PeakInt8  float64   `json:"peak_int8_ops"`
 		Bandwidth float64   `json:"read_bytes_per_s"`
 		CPU       string    `json:"cpu"`
 		ISA       string    `json:"isa"`
 		Threads   int       `json:"threads"`
 		When      time.Time `json:"when"`
 	}
-	return json.Marshal(file{p.PeakFLOPS, p.Bandwidth, p.CPU, p.ISA, p.Threads, p.When})
+	return json.Marshal(file{p.PeakFLOPS, p.PeakInt8, p.Bandwidth, p.CPU, p.ISA, p.Threads, p.When})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
 func (p *Probe) UnmarshalJSON(b []byte) error {
 	var f struct {
 		PeakFLOPS float64   `json:"peak_flops"`
+		PeakInt8  float64   `json:"peak_int8_ops"`
 		Bandwidth float64   `json:"read_bytes_per_s"`
 		CPU       string    `json:"cpu"`
 		ISA       string    `json:"isa"`
@@ -64,7 +71,8 @@ func (p *Probe) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &f); err != nil {
 		return err
 	}
-	*p = Probe{Machine: Machine{f.PeakFLOPS, f.Bandwidth}, CPU: f.CPU, ISA: f.ISA, Threads: f.Threads, When: f.When}
+	*p = Probe{Machine: Machine{PeakFLOPS: f.PeakFLOPS, PeakInt8: f.PeakInt8, Bandwidth: f.Bandwidth},
+		CPU: f.CPU, ISA: f.ISA, Threads: f.Threads, When: f.When}
 	return nil
 }
 
@@ -82,7 +90,7 @@ func cacheFile() (string, error) {
 func (p Probe) key() string { return fmt.Sprintf("%s|%s|%d|2M", p.CPU, p.ISA, p.Threads) }
 
 func current() Probe {
-	return Probe{CPU: cpuName(), ISA: kernels.ISA(), Threads: kernels.Threads()}
+	return Probe{Int8Instr: kernels.Int8DotInstr(), CPU: cpuName(), ISA: kernels.ISA(), Threads: kernels.Threads()}
 }
 
 var probeMu sync.Mutex
@@ -108,15 +116,16 @@ func cached(want Probe) (Probe, bool) {
 		return Probe{}, false
 	}
 	p, ok := all[want.key()]
-	if !ok || !(p.PeakFLOPS > 0) || !(p.Bandwidth > 0) {
+	// A probe cached before the int8 peak was measured is measured again.
+	if !ok || !(p.PeakFLOPS > 0) || !(p.PeakInt8 > 0) || !(p.Bandwidth > 0) {
 		return Probe{}, false
 	}
-	p.Cached = true
+	p.Int8Instr, p.Cached = want.Int8Instr, true
 	return p, true
 }
 
 // Measure returns the cached probe of this machine, or measures it (about
-// half a second) and caches it. fresh measures even when a probe is cached.
+// two thirds of a second) and caches it. fresh measures even when a probe is cached.
 func Measure(fresh bool) (Probe, error) {
 	probeMu.Lock()
 	defer probeMu.Unlock()
@@ -126,9 +135,9 @@ func Measure(fresh bool) (Probe, error) {
 			return c, nil
 		}
 	}
-	p.PeakFLOPS, p.Bandwidth = peakFLOPS(), readBandwidth()
+	p.PeakFLOPS, p.PeakInt8, p.Bandwidth = peakFLOPS(), peakInt8(), readBandwidth()
 	p.When = time.Now().UTC().Truncate(time.Second)
-	if !(p.PeakFLOPS > 0) || !(p.Bandwidth > 0) {
+	if !(p.PeakFLOPS > 0) || !(p.PeakInt8 > 0) || !(p.Bandwidth > 0) {
 		return p, errors.New("plan: the probe measured nothing (timer too coarse?)")
 	}
 	return p, save(p)
@@ -179,6 +188,24 @@ func peakFLOPS() float64 {
 	w, x, out := fill(rows*cols), fill(cols*n), make([]float32, rows*n)
 	d := best(250*time.Millisecond, func() { kernels.MatMul(out, w, x, rows, cols, n) })
 	return 2 * rows * cols * n / d.Seconds()
+}
+
+// peakInt8 runs the int8 loop on every compute thread: 16 pieces a thread
+// of 2^16 steps (8.4 million multiply-adds, some 15 µs with VPDPBUSD).
+// Its operands are in registers, so a tenth of a second finds its best.
+func peakInt8() float64 {
+	const steps = 1 << 16
+	items := 16 * kernels.Threads()
+	macs, _ := kernels.Int8Dots(steps)
+	var sink atomic.Int32 // the sums are used: no loop is optimised away
+	run := func(i0, i1 int) {
+		for range i1 - i0 {
+			_, s := kernels.Int8Dots(steps)
+			sink.Add(s[0])
+		}
+	}
+	d := best(100*time.Millisecond, func() { kernels.Parallel(items, run) })
+	return 2 * float64(macs) * float64(items) / d.Seconds()
 }
 
 // readSet is the probe's memory: 32 matrices of 4 MB, read one after
