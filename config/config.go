@@ -287,8 +287,11 @@ func FlagMessage(err error) (msg, unknown string) {
 
 // peerFlags are llama-cli's spellings of flags, taken as the flags they
 // name (-m model.gguf -p "..." -c 2048 -t 4 -s 7 --temp 0 -sys "...").
+// -no-cnv completes the prompt as plain text, without the chat template:
+// raw mode.
 var peerFlags = map[string]string{
 	"m": "model", "p": "prompt", "c": "ctx-size", "t": "threads", "s": "seed", "temp": "temperature", "sys": "system",
+	"no-cnv": "raw", "no-conversation": "raw",
 	// ollama's names of mirostat's knobs, and the spelling of top-nσ in
 	// llama-server's JSON.
 	"mirostat-tau": "mirostat-ent", "mirostat-eta": "mirostat-lr", "top-n-sigma": "top-nsigma",
@@ -309,7 +312,7 @@ var peerNotes = map[string]string{}
 func init() {
 	for note, names := range map[string]string{
 		"this app runs on the CPU: drop it":                                                           "ngl n_gpu_layers gpu_layers num_gpu main_gpu mg split_mode sm tensor_split ts device dev no_kv_offload nkvo",
-		"without --prompt the TUI is interactive: drop it":                                            "i interactive interactive_first if cnv conversation no_cnv st single_turn",
+		"without --prompt the TUI is interactive: drop it":                                            "i interactive interactive_first if cnv conversation st single_turn",
 		"models are not downloaded: download the GGUF file and give its path":                         "hf hf_repo hfr hf_file hff model_url mu",
 		"the chat template is the model's own; /template shows it":                                    "jinja chat_template chat_template_file",
 		"llama.cpp's memory and batching switches have no counterpart here: drop it":                  "mlock no_mmap mmap numa flash_attn fa ub ubatch_size cont_batching no_warmup",

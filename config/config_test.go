@@ -249,6 +249,14 @@ func TestPeerFlags(t *testing.T) {
 		c.Sampler.Seed != 7 || c.RandomSeed || c.Sampler.Temperature != 0.5 || c.System != "be brief" || !c.Given["temperature"] || !c.Given["model"] {
 		t.Errorf("llama-cli flags: %+v", c)
 	}
+	// Bug: -no-cnv, llama-cli's way to complete a prompt without the chat
+	// template, was refused with "without --prompt the TUI is interactive"
+	// although --prompt was given.
+	for _, flag := range []string{"-no-cnv", "--no-conversation"} {
+		if c := parse(t, "-p", "Once", flag); c.Mode != "raw" || !c.Given["mode"] {
+			t.Errorf("%s: mode %q, given %v; want raw", flag, c.Mode, c.Given["mode"])
+		}
+	}
 	if _, err := Parse([]string{"-m", "a.gguf", "b.gguf"}); err == nil {
 		t.Error("-m and a model argument: no error")
 	}
