@@ -123,6 +123,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "chat:", err)
 		return 2
 	}
+	if cfg.Escape {
+		cfg.Prompt = config.Unescape(cfg.Prompt)
+		for i, stop := range cfg.Stop {
+			cfg.Stop[i] = config.Unescape(stop)
+		}
+	}
 	if cfg.Threads > 0 {
 		kernels.SetThreads(cfg.Threads)
 	}

@@ -133,6 +133,20 @@ func TestPromptSources(t *testing.T) {
 	if code, stdout, stderr := runCLI("-f", file, "-n", "14", "--greedy"); code != 0 || !strings.HasPrefix(stdout, want) {
 		t.Errorf("-f: exit %d, %q, %q", code, stdout, stderr)
 	}
+	// llama-cli's -e: the \n typed in a prompt (here in -f's file) is a
+	// newline, and a --stop string's escapes are processed too.
+	os.WriteFile(file, []byte(`Once upon a time\nthere was`), 0o644)
+	_, escaped, _ := runCLI("-f", file, "-e", "--raw", "-n", "1", "--json")
+	_, typed, _ := runCLI("--prompt", "Once upon a time\nthere was", "--raw", "-n", "1", "--json")
+	var a, b struct {
+		PromptIDs []int `json:"prompt_ids"`
+	}
+	if json.Unmarshal([]byte(escaped), &a) != nil || json.Unmarshal([]byte(typed), &b) != nil || !intsEqual(a.PromptIDs, b.PromptIDs) {
+		t.Errorf("-e: prompt ids %v, want those of a typed newline %v", a.PromptIDs, b.PromptIDs)
+	}
+	if code, stdout, _ := runCLI("--prompt", "Tell me a story about a cat.", "-e", "--stop", `\x2e`, "-n", "14", "--greedy"); code != 0 || stdout != "Once upon a time, there was a little girl named Lily\n" {
+		t.Errorf("-e --stop '\\x2e': exit %d, %q", code, stdout)
+	}
 	if code, _, stderr := runStdin(" \n", "--json"); code != 2 || !strings.Contains(stderr, "no prompt on stdin") {
 		t.Errorf("empty stdin: exit %d, %q", code, stderr)
 	}

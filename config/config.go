@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"chat/config/settings"
@@ -37,6 +38,7 @@ type Config struct {
 	RemoteName string // --remote-model: the model to ask the server for ("" = its first)
 	Prompt     string // headless: generate a reply to this and exit (Given["prompt"] tells "" from none)
 	PromptFile string // -f: read the prompt from this file
+	Escape     bool   // -e: the prompt's and the stop strings' backslash escapes are processed (Unescape)
 	JSON       bool   // headless: print one JSON line
 	Verbose    bool   // headless: a timing summary on stderr
 
@@ -107,6 +109,7 @@ var otherFlags = []struct{ name, arg, help string }{
 	{"model", "FILE", "model file: a course checkpoint (.pt) or a GGUF file (also the first argument)"},
 	{"prompt", "TEXT", "headless: generate for this prompt, print the result and exit (\"\" continues from the start of a text)"},
 	{"f", "FILE", "headless: read the prompt from FILE"},
+	{"escape", "", "turn \\n, \\r, \\t, \\\\, \\\", \\' and \\xHH in the prompt and --stop strings into their characters (llama-cli's -e)"},
 	{"json", "", "headless: print one JSON line with prompt ids, ids, text, seed and stats"},
 	{"verbose", "", "headless: print a timing summary on stderr"},
 	{"raw", "", "raw completion mode: continue the text, no chat template (--mode raw)"},
@@ -291,10 +294,48 @@ func FlagMessage(err error) (msg, unknown string) {
 // raw mode.
 var peerFlags = map[string]string{
 	"m": "model", "p": "prompt", "c": "ctx-size", "t": "threads", "s": "seed", "temp": "temperature", "sys": "system",
-	"no-cnv": "raw", "no-conversation": "raw",
+	"no-cnv": "raw", "no-conversation": "raw", "e": "escape",
 	// ollama's names of mirostat's knobs, and the spelling of top-nσ in
 	// llama-server's JSON.
 	"mirostat-tau": "mirostat-ent", "mirostat-eta": "mirostat-lr", "top-n-sigma": "top-nsigma",
+}
+
+// Unescape is llama.cpp's string_process_escapes, which its -e applies to
+// the prompt and reverse prompts: \n, \r, \t, \', \", \\ and \xHH become
+// the characters they name; any other backslash stays as typed.
+func Unescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		i++
+		switch c := s[i]; c {
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case '\'', '"', '\\':
+			b.WriteByte(c)
+		default:
+			if c == 'x' && i+2 < len(s) {
+				if v, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
+					b.WriteByte(byte(v))
+					i += 2
+					continue
+				}
+			}
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // peerHints are other peers' spellings, for the hint of an unknown flag.
@@ -323,6 +364,7 @@ func init() {
 		"llama.cpp's batch size: chat serve --batch-tokens N bounds a step's tokens; chat needs none": "b batch_size",
 		"llama-server's: chat serve --parallel N":                                                     "np",
 		"chat serve always serves /metrics: drop it":                                                  "metrics",
+		"the prompt is taken as typed here unless -e is given: drop it":                               "no_escape",
 		"a sampler this app does not have":                                                            "tfs",
 	} {
 		for _, n := range strings.Fields(names) {
@@ -358,6 +400,7 @@ func newFlagSet() (*Config, *flag.FlagSet) {
 	fs.StringVar(&c.Model, "model", "", "")
 	fs.StringVar(&c.Prompt, "prompt", "", "")
 	fs.StringVar(&c.PromptFile, "f", "", "")
+	fs.BoolVar(&c.Escape, "escape", false, "")
 	fs.BoolVar(&c.JSON, "json", false, "")
 	fs.BoolVar(&c.Verbose, "verbose", false, "")
 	fs.BoolVar(&c.rawFlag, "raw", false, "")
@@ -425,7 +468,7 @@ var ignoredFlags = map[string]string{
 	"-sm": "N", "--split-mode": "N", "-ts": "N", "--tensor-split": "N", "-dev": "N", "--device": "N",
 	"-nkvo": "", "--no-kv-offload": "", "--mlock": "", "--no-mmap": "", "--mmap": "", "--no-warmup": "",
 	"-fa": "on|off|auto|1|0", "--flash-attn": "on|off|auto|1|0", "-ub": "N", "--ubatch-size": "N", "--numa": "N",
-	"--jinja": "",
+	"--jinja": "", "--no-escape": "",
 }
 
 // AddIgnoredFlags gives fs llama.cpp's flags that change nothing here

@@ -257,6 +257,17 @@ func TestPeerFlags(t *testing.T) {
 			t.Errorf("%s: mode %q, given %v; want raw", flag, c.Mode, c.Given["mode"])
 		}
 	}
+	// Bug: -e, llama-cli's switch that turns the \n typed in a prompt into a
+	// newline, was an unknown flag. It is --escape, done by llama.cpp's rule.
+	if c := parse(t, "-e", "-p", "x"); !c.Escape {
+		t.Error("-e is not --escape")
+	}
+	for in, want := range map[string]string{`a\nb\tc\rd`: "a\nb\tc\rd", `q\"\'\\`: `q"'\`, `\x41\x4a!`: "AJ!",
+		`\q \x4 \xzz \`: `\q \x4 \xzz \`, `C:\\new`: `C:\new`, "日本\\n": "日本\n"} {
+		if got := Unescape(in); got != want {
+			t.Errorf("Unescape(%q) = %q, want %q", in, got, want)
+		}
+	}
 	if _, err := Parse([]string{"-m", "a.gguf", "b.gguf"}); err == nil {
 		t.Error("-m and a model argument: no error")
 	}
@@ -363,6 +374,9 @@ func TestIgnoredFlags(t *testing.T) {
 	}
 	if _, err := Parse([]string{"-m", "x.gguf", "-fa", "-p", "hi"}); err == nil || !strings.Contains(err.Error(), "want one of on, off, auto, 1, 0") {
 		t.Errorf("a bare -fa: %v", err)
+	}
+	if c, err := Parse([]string{"--no-escape", "-p", `a\n`}); err != nil || c.Escape || !slices.Equal(c.Ignored, []string{"--no-escape is ignored: the prompt is taken as typed here unless -e is given"}) {
+		t.Errorf("--no-escape: %v, %q", err, c.Ignored)
 	}
 	for typed := range ignoredFlags {
 		if PeerNote(strings.TrimLeft(typed, "-")) == "" {
