@@ -352,20 +352,24 @@ var peerNotes = map[string]string{}
 
 func init() {
 	for note, names := range map[string]string{
-		"this app runs on the CPU: drop it":                                                           "ngl n_gpu_layers gpu_layers num_gpu main_gpu mg split_mode sm tensor_split ts device dev no_kv_offload nkvo",
-		"without --prompt the TUI is interactive: drop it":                                            "i interactive interactive_first if cnv conversation st single_turn",
-		"models are not downloaded: download the GGUF file and give its path":                         "hf hf_repo hfr hf_file hff model_url mu",
-		"the chat template is the model's own; /template shows it":                                    "jinja chat_template chat_template_file",
-		"llama.cpp's memory and batching switches have no counterpart here: drop it":                  "mlock no_mmap mmap numa flash_attn fa ub ubatch_size cont_batching no_warmup",
-		"ollama run's: the model stays loaded while chat runs; drop it":                               "keepalive keep_alive",
-		"ollama run's: replies always wrap at the window's width here; drop it":                       "nowordwrap",
-		"ollama run's: the models this app runs have no thinking mode; drop it":                       "think hidethinking",
-		"ollama run's: nothing is downloaded here; drop it":                                           "insecure",
-		"llama.cpp's batch size: chat serve --batch-tokens N bounds a step's tokens; chat needs none": "b batch_size",
-		"llama-server's: chat serve --parallel N":                                                     "np",
-		"chat serve always serves /metrics: drop it":                                                  "metrics",
-		"the prompt is taken as typed here unless -e is given: drop it":                               "no_escape",
-		"a sampler this app does not have":                                                            "tfs",
+		"this app runs on the CPU: drop it":                                                               "ngl n_gpu_layers gpu_layers num_gpu main_gpu mg split_mode sm tensor_split ts device dev no_kv_offload nkvo",
+		"without --prompt the TUI is interactive: drop it":                                                "i interactive interactive_first if cnv conversation st single_turn",
+		"models are not downloaded: download the GGUF file and give its path":                             "hf hf_repo hfr hf_file hff model_url mu",
+		"the chat template is the model's own; /template shows it":                                        "jinja chat_template chat_template_file",
+		"llama.cpp's memory and batching switches have no counterpart here: drop it":                      "mlock no_mmap mmap numa flash_attn fa ub ubatch_size cont_batching no_warmup",
+		"ollama run's: the model stays loaded while chat runs; drop it":                                   "keepalive keep_alive",
+		"ollama run's: replies always wrap at the window's width here; drop it":                           "nowordwrap",
+		"ollama run's: the models this app runs have no thinking mode; drop it":                           "think hidethinking",
+		"ollama run's: nothing is downloaded here; drop it":                                               "insecure",
+		"llama.cpp's batch size: chat serve --batch-tokens N bounds a step's tokens; chat needs none":     "b batch_size",
+		"llama-server's: chat serve --parallel N":                                                         "np",
+		"chat serve always serves /metrics: drop it":                                                      "metrics",
+		"the prompt is taken as typed here unless -e is given: drop it":                                   "no_escape",
+		"--json lists the prompt's token ids (prompt_ids); the TUI's token view (Alt+h) shows its tokens": "verbose_prompt",
+		"a headless reply is plain text; the TUI has colours (--theme; NO_COLOR turns them off)":          "color co",
+		"chat writes no log, only its notices on stderr: drop it":                                         "log_disable",
+		"llama-cli's interactive mode's: the TUI frames each message with the model's chat template":      "in_prefix in_suffix in_prefix_bos",
+		"a sampler this app does not have":                                                                "tfs",
 	} {
 		for _, n := range strings.Fields(names) {
 			peerNotes[n] = note
@@ -468,7 +472,7 @@ var ignoredFlags = map[string]string{
 	"-sm": "N", "--split-mode": "N", "-ts": "N", "--tensor-split": "N", "-dev": "N", "--device": "N",
 	"-nkvo": "", "--no-kv-offload": "", "--mlock": "", "--no-mmap": "", "--mmap": "", "--no-warmup": "",
 	"-fa": "on|off|auto|1|0", "--flash-attn": "on|off|auto|1|0", "-ub": "N", "--ubatch-size": "N", "--numa": "N",
-	"--jinja": "", "--no-escape": "",
+	"--jinja": "", "--no-escape": "", "--log-disable": "",
 }
 
 // AddIgnoredFlags gives fs llama.cpp's flags that change nothing here

@@ -345,6 +345,9 @@ func TestOneRuleOneMessage(t *testing.T) {
 		{"--tfs 0.9", "unknown flag --tfs (a sampler this app does not have)"},
 		{"--keepalive 5m", "unknown flag --keepalive (ollama run's: the model stays loaded while chat runs; drop it)"},
 		{"--nowordwrap", "unknown flag --nowordwrap (ollama run's: replies always wrap at the window's width here; drop it)"},
+		{"--verbose-prompt", "unknown flag --verbose-prompt (--json lists the prompt's token ids (prompt_ids); the TUI's token view (Alt+h) shows its tokens)"},
+		{"--color", "unknown flag --color (a headless reply is plain text; the TUI has colours (--theme; NO_COLOR turns them off))"},
+		{"--in-prefix", "unknown flag --in-prefix (llama-cli's interactive mode's: the TUI frames each message with the model's chat template)"},
 	} {
 		if _, err := Parse(strings.Fields(c.args)); err == nil || err.Error() != c.want+" (see chat -h)" {
 			t.Errorf("%s: %v; want %q", c.args, err, c.want)
@@ -375,7 +378,8 @@ func TestIgnoredFlags(t *testing.T) {
 	if _, err := Parse([]string{"-m", "x.gguf", "-fa", "-p", "hi"}); err == nil || !strings.Contains(err.Error(), "want one of on, off, auto, 1, 0") {
 		t.Errorf("a bare -fa: %v", err)
 	}
-	if c, err := Parse([]string{"--no-escape", "-p", `a\n`}); err != nil || c.Escape || !slices.Equal(c.Ignored, []string{"--no-escape is ignored: the prompt is taken as typed here unless -e is given"}) {
+	if c, err := Parse([]string{"--no-escape", "--log-disable", "-p", `a\n`}); err != nil || c.Escape || !slices.Equal(c.Ignored, []string{"--no-escape is ignored: the prompt is taken as typed here unless -e is given",
+		"--log-disable is ignored: chat writes no log, only its notices on stderr"}) {
 		t.Errorf("--no-escape: %v, %q", err, c.Ignored)
 	}
 	for typed := range ignoredFlags {
