@@ -409,6 +409,9 @@ func runHeadless(s *session.Session, cfg *config.Config, stdout, stderr io.Write
 	res := s.Wait()
 	signal.Stop(interrupted)
 	close(interrupted)
+	for _, n := range s.Notices() { // the reply's: the text outgrew the context
+		fmt.Fprintln(stderr, "chat:", n)
+	}
 	if res.Err != nil {
 		fmt.Fprintln(stderr, "\nchat:", res.Err)
 		return 1
@@ -444,7 +447,7 @@ func runHeadless(s *session.Session, cfg *config.Config, stdout, stderr io.Write
 		s.LastPrompt(), res.IDs, res.Text, res.Reason, s.LastSeed(), map[string]any{
 			"prompt_tokens": st.PromptTokens, "reused_tokens": st.ReusedTokens, "gen_tokens": st.GenTokens,
 			"prefill_tok_s": st.PrefillTokS, "decode_tok_s": st.DecodeTokS, "ttft_ms": float64(st.TTFT.Microseconds()) / 1000,
-			"kv_used": st.KVUsed, "kv_cap": st.KVCap, "quant": s.Quant(),
+			"kv_used": st.KVUsed, "kv_cap": st.KVCap, "window_cuts": st.WindowCuts, "quant": s.Quant(),
 			"kv_pool": map[string]any{"blocks": st.PoolBlocks, "used": st.PoolUsed, "seq_blocks": st.SeqBlocks,
 				"tree_blocks": st.TreeBlocks, "block_size": st.BlockSize, "evictions": st.Evictions,
 				"k_format": st.KVFormatK, "v_format": st.KVFormatV, "block_bytes": st.BlockBytes,

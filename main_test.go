@@ -243,6 +243,29 @@ func TestHeadlessJSONRaw(t *testing.T) {
 	}
 }
 
+// Bug: a raw text that outgrew the context went on by the window rule with
+// nothing said (the TUI's KV bar just stopped at its fill): the model no
+// longer saw the start, and the user could not tell. The reply's notice says
+// so, on stderr headless, and --json counts the cuts.
+func TestWindowRuleIsTold(t *testing.T) {
+	for _, c := range []struct {
+		n    string
+		cuts bool
+	}{{"20", false}, {"100", true}} {
+		code, stdout, stderr := runCLI("--raw", "--prompt", "Once upon a time", "-n", c.n, "-c", "64", "--seed", "1", "--json")
+		var out struct {
+			Stats map[string]any `json:"stats"`
+		}
+		if code != 0 || json.Unmarshal([]byte(stdout), &out) != nil {
+			t.Fatalf("-n %s: exit %d, %q, %q", c.n, code, stdout, stderr)
+		}
+		told := strings.Contains(stderr, "chat: the text outgrew the 64-token context: the model sees only its latest tokens (the course's window rule: it keeps the latest 32")
+		if cuts, _ := out.Stats["window_cuts"].(float64); told != c.cuts || (cuts > 0) != c.cuts {
+			t.Errorf("-n %s in a 64-token context: window_cuts %v, stderr %q; want the notice and cuts: %v", c.n, out.Stats["window_cuts"], stderr, c.cuts)
+		}
+	}
+}
+
 func intsEqual(a, b []int) bool {
 	if len(a) != len(b) {
 		return false

@@ -78,6 +78,7 @@ type Stats struct {
 	TTFT         time.Duration // Start to the first sampled token
 	KVUsed       int           // cache positions in use after the last step
 	KVCap        int           // cache positions available (the window)
+	WindowCuts   int           // times the window rule cut the text: a prompt longer than the window, each refill when it filled (window.go)
 	BatchSeqs    int           // sequences in the last forward pass this reply was part of
 
 	// The paged KV pool and prefix cache (cache.go).

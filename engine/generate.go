@@ -82,6 +82,9 @@ func (e *Engine) begin(r *Reply) *gen {
 	r.g = g
 
 	in := e.promptWindow(req.Prompt)
+	if len(in) < len(req.Prompt) {
+		g.stats.WindowCuts++
+	}
 	g.stats.ReusedTokens = g.reuse(in)
 	t0 := time.Now()
 	logits, err := g.forward(in[g.stats.ReusedTokens:], 1)

@@ -24,6 +24,7 @@ func (e *Engine) promptWindow(prompt []int) []int {
 func (g *gen) next() ([]float32, error) {
 	e := g.e
 	if g.seq.Len() >= e.window {
+		g.stats.WindowCuts++
 		keep := e.window
 		if e.info.Window == models.WindowHalf {
 			keep = max(1, e.window/2)

@@ -465,8 +465,22 @@ func (s *Session) finish(res engine.Result) {
 	s.reprefill = false
 	s.last = res
 	s.msgs = append(s.msgs, Message{Role: Assistant, Content: res.Text, Time: time.Now()})
+	if res.Stats.WindowCuts > 0 {
+		s.notices = append(s.notices, s.windowNote())
+	}
 	s.finishViews(res)
 	s.autosave()
+}
+
+// windowNote says that a raw text outgrew the context and what the model
+// went on from, by the model's window rule (engine/window.go).
+func (s *Session) windowNote() string {
+	w := s.eng.Window()
+	rule := fmt.Sprintf("it keeps the latest %d and goes on from them each time the context fills", max(1, w/2))
+	if s.model.Info().Window == models.WindowSlide {
+		rule = fmt.Sprintf("the latest %d, the window sliding one token at a time", w)
+	}
+	return fmt.Sprintf("the text outgrew the %d-token context: the model sees only its latest tokens (the course's window rule: %s)", w, rule)
 }
 
 // prefillRateMin is the fewest prefilled tokens a prefill speed is quoted
