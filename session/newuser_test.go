@@ -429,3 +429,27 @@ func TestReprefillStatusEndsWithThePrefill(t *testing.T) {
 	}
 	s.Wait()
 }
+
+// Bug: F11 on a Q4_K_M model said "state running quant" for 6 seconds (the
+// 1B file read again for float weights it does not have), and then that it
+// is already Q4_K_M. A model whose file is not float is refused at once.
+func TestQuantOfAQuantizedFileIsRefusedAtOnce(t *testing.T) {
+	q, err := embedded(t).(models.Quantizer).Quantize("q8_0") // stands for a q8_0 file
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened := 0
+	open := func(string) (models.Model, error) { opened++; return embedded(t), nil }
+	s, err := New(q, Options{Settings: testSettings("chat", 8, sampler.Params{}), Open: open})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	err = s.SetQuant("int8")
+	if err == nil || opened != 0 || !strings.Contains(err.Error(), "is q8_0 in its file: another weight format is made from a float file") {
+		t.Errorf("int8 from a q8_0 file: %v, file opened %d times; want a refusal without opening it", err, opened)
+	}
+	if err := s.SetQuant("q8_0"); err != nil || s.Quant() != "q8_0" {
+		t.Errorf("q8_0 on a q8_0 file: %v, %s", err, s.Quant())
+	}
+}

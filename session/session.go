@@ -73,7 +73,10 @@ type Session struct {
 	tmpl  Template
 	opts  Options
 	vals  settings.Values // Quant and Spec are read from the model and the engine
-	draft models.Model    // the draft model speculation "draft" uses, nil if none
+	// fileQuant is the weight format of the model file as it was loaded:
+	// only a float file's weights take another format (SetQuant).
+	fileQuant string
+	draft     models.Model // the draft model speculation "draft" uses, nil if none
 	// loraBase is the model without the adapters, which are applied to it
 	// in order when on (lora.go).
 	loraBase models.Model
@@ -139,7 +142,7 @@ func New(m models.Model, opts Options) (*Session, error) {
 	}
 	want := v
 	v.Quant, v.Spec = "", "off" // applied below, through the same switches /set uses
-	s := &Session{model: m, opts: opts, vals: v, draft: opts.Draft}
+	s := &Session{model: m, opts: opts, vals: v, draft: opts.Draft, fileQuant: m.Info().Quant}
 	m, err := s.initLora(m)
 	if err != nil {
 		return nil, err

@@ -49,6 +49,10 @@ func (s *Session) SetQuant(format string) error {
 	if format == cur {
 		return nil
 	}
+	if q := s.fileQuant; q != "f32" && q != "f16" && q != "bf16" {
+		// Said at once: reloading the file first took seconds on a 1B model.
+		return fmt.Errorf("%s is %s in its file: another weight format is made from a float file (f32, f16, bf16), as llama-quantize makes it", s.model.Info().Name, q)
+	}
 	base := s.model
 	if cur != "f32" {
 		if s.opts.Open == nil {
@@ -162,6 +166,7 @@ func (s *Session) SetModel(path string) error {
 			m = am
 		}
 	}
+	fileQuant := m.Info().Quant
 	if q := s.vals.Quant; q != "" && q != "f32" && q != m.Info().Quant {
 		if _, ok := m.(models.Quantizer); ok {
 			if m, err = quantize(m, q, s.vals.Calib); err != nil {
@@ -169,7 +174,7 @@ func (s *Session) SetModel(path string) error {
 			}
 		}
 	}
-	s.opts.ModelPath, s.opts.ModelIdentity, s.saved.identity = path, "", ""
+	s.opts.ModelPath, s.opts.ModelIdentity, s.saved.identity, s.fileQuant = path, "", "", fileQuant
 	s.swapModel(m)
 	s.tmpl = TemplateFor(m)
 	if err := s.tmpl.Err(); err != nil {
