@@ -450,7 +450,7 @@ func (m *model) copyReply() tea.Cmd {
 		m.setNotice("no reply to copy yet", false)
 		return nil
 	}
-	m.setInfo(fmt.Sprintf("copied the last reply (%d lines, %d characters)", strings.Count(text, "\n")+1, len([]rune(text))))
+	m.setInfo(fmt.Sprintf("copied the last reply (%s, %d characters)", lineCount(text), len([]rune(text))))
 	return tea.SetClipboard(text)
 }
 
@@ -461,7 +461,7 @@ func (m *model) copyCode() tea.Cmd {
 			continue
 		}
 		if code, ok := lastCodeBlock(msgs[i].Content); ok {
-			m.setInfo(fmt.Sprintf("copied the last code block (%d lines)", strings.Count(code, "\n")+1))
+			m.setInfo(fmt.Sprintf("copied the last code block (%s)", lineCount(code)))
 			return tea.SetClipboard(code)
 		}
 	}

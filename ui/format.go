@@ -85,6 +85,16 @@ func formatProb(p float64) string {
 	return fmt.Sprintf("%.2f", p)
 }
 
+// lineCount is "1 line", "250 lines": the lines of s as an editor counts
+// them, a final newline ending the last line rather than starting one.
+func lineCount(s string) string {
+	n := strings.Count(strings.TrimSuffix(s, "\n"), "\n") + 1
+	if n == 1 {
+		return "1 line"
+	}
+	return fmt.Sprintf("%d lines", n)
+}
+
 func onOff(b bool) string {
 	if b {
 		return "on"

@@ -103,7 +103,7 @@ func (b *inputBox) update(msg tea.Msg) tea.Cmd {
 
 // pasteMarker is what stands in the input for held paste i.
 func pasteMarker(i int, p string) string {
-	return fmt.Sprintf("[pasted %.1f KB, %d lines #%d]", float64(len(p))/1024, strings.Count(p, "\n")+1, i+1)
+	return fmt.Sprintf("[pasted %.1f KB, %s #%d]", float64(len(p))/1024, lineCount(p), i+1)
 }
 
 // setSize gives the input the terminal's width and the rows it may grow to.

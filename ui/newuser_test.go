@@ -136,6 +136,18 @@ func TestBigPasteIsKept(t *testing.T) {
 			t.Errorf("a paste of %d bytes, %d lines: held aside %v", len(c.paste), strings.Count(c.paste, "\n"), held)
 		}
 	}
+	// Bug: a file of 250 lines pasted said "251 lines" (its final newline
+	// counted as a line), and a copied one-line reply "1 lines".
+	m = newTest(newFake(), 80, 24)
+	m.Update(tea.PasteMsg{Content: strings.Repeat("row\n", 250)})
+	if v := m.in.value(); !strings.Contains(v, ", 250 lines #1]") {
+		t.Errorf("a 250-line paste: %q", v)
+	}
+	for text, want := range map[string]string{"one": "1 line", "one\n": "1 line", "a\nb": "2 lines", "": "1 line"} {
+		if got := lineCount(text); got != want {
+			t.Errorf("lineCount(%q) = %q, want %q", text, got, want)
+		}
+	}
 }
 
 // Bug 11: the panel showed the last reply's speculation until the next
