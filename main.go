@@ -491,11 +491,11 @@ func (e *errWriter) Write(p []byte) (int, error) {
 // why the reply ended and the seed that reproduces it.
 func timingSummary(reason string, st engine.Stats, seed uint64) string {
 	prefilled := st.PromptTokens - st.ReusedTokens
-	pre := fmt.Sprintf("prefill %d tokens (%d reused)", prefilled, st.ReusedTokens)
+	pre := fmt.Sprintf("prefill %s (%d reused)", tokens(prefilled), st.ReusedTokens)
 	if st.PrefillTokS > 0 && prefilled >= 8 {
 		pre += fmt.Sprintf(" at %.0f tok/s", st.PrefillTokS)
 	}
-	dec := fmt.Sprintf("decode %d tokens", st.GenTokens)
+	dec := "decode " + tokens(st.GenTokens)
 	if st.DecodeTokS > 0 {
 		dec += fmt.Sprintf(" at %.1f tok/s", st.DecodeTokS)
 	}
@@ -505,6 +505,14 @@ func timingSummary(reason string, st engine.Stats, seed uint64) string {
 	}
 	return fmt.Sprintf("chat: %s · %s · time to first token %.1f ms · ended: %s · seed %d%s",
 		pre, dec, float64(st.TTFT.Microseconds())/1000, reason, seed, sp)
+}
+
+// tokens is "1 token", "5 tokens".
+func tokens(n int) string {
+	if n == 1 {
+		return "1 token"
+	}
+	return fmt.Sprintf("%d tokens", n)
 }
 
 func openStore() (*store.Store, error) {

@@ -171,6 +171,11 @@ func TestVerbose(t *testing.T) {
 	if _, _, plain := runCLI("--prompt", "Tell me a story.", "-n", "5", "--seed", "3"); strings.Count(stderr, "\n") != strings.Count(plain, "\n")+1 {
 		t.Errorf("--verbose adds more than one line: %q, without it %q", stderr, plain)
 	}
+	// It said "prefill 1 tokens" (a --remote reply's usual prefill) and
+	// "decode 1 tokens".
+	if _, _, stderr := runCLI("--raw", "--prompt", "", "-n", "1", "--verbose"); !strings.Contains(stderr, "prefill 1 token (0 reused)") || !strings.Contains(stderr, "decode 1 token ") {
+		t.Errorf("--verbose of one token: %q", stderr)
+	}
 }
 
 // The constraint flags, headless on the embedded model: --format json
