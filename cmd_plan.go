@@ -17,6 +17,7 @@ import (
 	"chat/models/kvcache"
 	"chat/models/nn"
 	"chat/models/plan"
+	"chat/session"
 	"chat/session/termtext"
 )
 
@@ -93,7 +94,7 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 	if trained > info.ContextLength {
 		ctxText = fmt.Sprintf("context %d (trained for %d: --ctx N)", info.ContextLength, trained)
 	}
-	fmt.Fprintf(w, "model     %s · %s · %s params · %s · %d layers\n", termtext.Escape(info.Name), info.Arch, humanCount(info.Params), ctxText, info.Layers)
+	fmt.Fprintf(w, "model     %s · %s · %s params · %s · %d layers\n", termtext.Escape(info.Name), info.Arch, session.ParamCount(info.Params), ctxText, info.Layers)
 	fmt.Fprintf(w, "weights   %s: %s in memory, %s read per token (%.2f bytes/param), multiplied by %s\n", info.Quant, plan.FormatBytes(resident), plan.FormatBytes(md.WeightBytes), float64(md.WeightBytes)/float64(max(md.Params, 1)), md.Arith)
 	fmt.Fprintf(w, "KV cache  %s: %s per token (%d layers × (%d + %d) values), %s for %d tokens\n", kf, plan.FormatBytes(md.KVPerToken), lay.Layers, lay.KDim, lay.VDim, plan.FormatBytes(md.KVPerToken*int64(n)), n)
 	src := "measured now"

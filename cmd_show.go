@@ -93,7 +93,7 @@ func describe(b *strings.Builder, m models.Model, f *gguf.File) {
 		}
 	}
 	line("architecture", in.Arch+" ("+format+")")
-	line("parameters", humanCount(in.Params))
+	line("parameters", session.ParamCount(in.Params))
 	line("weights", plan.FormatBytes(in.WeightBytes)+" "+in.Quant+tensorTypes(f))
 	line("layers", strconv.Itoa(in.Layers))
 	line("embedding", strconv.Itoa(in.Embed))

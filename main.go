@@ -382,7 +382,7 @@ func runHeadless(s *session.Session, cfg *config.Config, stdout, stderr io.Write
 		fmt.Fprintf(stderr, "chat: %s on %s · %s mode\n", info.Model, cfg.Remote, info.Mode)
 	} else {
 		fmt.Fprintf(stderr, "chat: %s · %s · %s · %s params · %s · %s mode\n",
-			info.Model, info.Arch, info.Quant, humanCount(info.Params), session.ContextText(info), info.Mode)
+			info.Model, info.Arch, info.Quant, session.ParamCount(info.Params), session.ContextText(info), info.Mode)
 	}
 	if cfg.Beam > 0 {
 		return runBeam(s, cfg, stdout, stderr)
@@ -768,19 +768,6 @@ func ratio(a, b int) float64 {
 		return 0
 	}
 	return float64(a) / float64(b)
-}
-
-// humanCount writes a parameter count the way model cards do: 2.6M, 1.1B.
-func humanCount(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.1fB", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.1fM", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.0fK", float64(n)/1e3)
-	}
-	return fmt.Sprint(n)
 }
 
 // specJSON is the speculative decoding part of --json; plain decoding has

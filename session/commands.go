@@ -165,7 +165,7 @@ var ollamaSwitches = map[string]string{
 func cmdShow(s *Session, _ string) (string, error) {
 	var b strings.Builder
 	in := s.Info()
-	fmt.Fprintf(&b, "model             %s (%s, %s, %d params, context %d)\n", in.Model, in.Arch, in.Quant, in.Params, in.ContextLength)
+	fmt.Fprintf(&b, "model             %s (%s, %s, %s params, context %d)\n", in.Model, in.Arch, in.Quant, ParamCount(in.Params), in.ContextLength)
 	if in.TrainContext > 0 {
 		fmt.Fprintf(&b, "                  trained for %d: --ctx-size N for a longer window\n", in.TrainContext)
 	}

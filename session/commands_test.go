@@ -111,7 +111,8 @@ func TestShowSystemHelp(t *testing.T) {
 		t.Errorf("/system alone: %q", r)
 	}
 	show := run(t, s, "/show")
-	for _, want := range []string{"student-chat-1k.pt", "mode              chat", `"You are terse."`, "top_k             40", "greedy            on", "max_tokens        10", "quant             f32", "draft_k           4", "format            off", "order             mask → penalties", "not saved yet"} {
+	// The model line said "1235814432 params" where the header says 1.2B.
+	for _, want := range []string{"student-chat-1k.pt (modern, f32, 2.6M params, context 1024)", "mode              chat", `"You are terse."`, "top_k             40", "greedy            on", "max_tokens        10", "quant             f32", "draft_k           4", "format            off", "order             mask → penalties", "not saved yet"} {
 		if !strings.Contains(show, want) {
 			t.Errorf("/show lacks %q:\n%s", want, show)
 		}
@@ -284,6 +285,14 @@ func TestContextText(t *testing.T) {
 	} {
 		if got := ContextText(c.in); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestParamCount(t *testing.T) {
+	for n, want := range map[int64]string{0: "", 812: "812", 369024: "369K", 2557888: "2.6M", 15e6: "15M", 110_618_112: "111M", 1_235_814_432: "1.2B", 7e9: "7B"} {
+		if got := ParamCount(n); got != want {
+			t.Errorf("ParamCount(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -139,6 +140,26 @@ type Info struct {
 	Mode         string // "chat" (template, stops on EOT) or "raw" (plain continuation)
 	System       string // the system prompt, "" for none
 	Draft        string // the draft model's name, "" for none
+}
+
+// ParamCount is a parameter count the way model cards write it (15M, 110M,
+// 1.1B), as the header, /show, chat show and the headless line show it.
+func ParamCount(n int64) string {
+	switch {
+	case n <= 0:
+		return ""
+	case n >= 1e9:
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1e9), ".0") + "B"
+	case n >= 1e6:
+		if n >= 100e6 {
+			return fmt.Sprintf("%.0fM", float64(n)/1e6)
+		}
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1e6), ".0") + "M"
+	case n >= 1e3:
+		return fmt.Sprintf("%.0fK", float64(n)/1e3)
+	default:
+		return fmt.Sprint(n)
+	}
 }
 
 // ContextText is the window as the header and the headless line show it:

@@ -25,27 +25,6 @@ func fit(s string, w int) string {
 	return s
 }
 
-// formatParams prints a parameter count the way model cards do: 15M, 110M, 1.1B.
-func formatParams(n int64) string {
-	switch {
-	case n <= 0:
-		return ""
-	case n >= 1e9:
-		return trimZero(fmt.Sprintf("%.1f", float64(n)/1e9)) + "B"
-	case n >= 1e6:
-		if n >= 100e6 {
-			return fmt.Sprintf("%.0fM", float64(n)/1e6)
-		}
-		return trimZero(fmt.Sprintf("%.1f", float64(n)/1e6)) + "M"
-	case n >= 1e3:
-		return fmt.Sprintf("%.0fK", float64(n)/1e3)
-	default:
-		return fmt.Sprint(n)
-	}
-}
-
-func trimZero(s string) string { return strings.TrimSuffix(s, ".0") }
-
 func formatDur(d time.Duration) string {
 	switch {
 	case d <= 0:

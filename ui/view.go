@@ -207,7 +207,7 @@ func (m *model) emptyLines(w int) []string {
 func (m *model) headerText() string {
 	i := m.info
 	parts := []string{" " + oneLine(i.Model)}
-	for _, p := range []string{i.Arch, i.Quant, formatParams(i.Params)} {
+	for _, p := range []string{i.Arch, i.Quant, session.ParamCount(i.Params)} {
 		if p != "" {
 			parts = append(parts, oneLine(p))
 		}
