@@ -11,6 +11,8 @@ import (
 	"chat/config/settings"
 	"chat/session/store"
 	"chat/session/termtext"
+
+	"github.com/charmbracelet/x/ansi"
 )
 
 // Slash commands, in the spirit of ollama's /set and /show and llama-cli's
@@ -382,10 +384,14 @@ func FormatList(list []store.Summary, current string) string {
 			title = "[" + x.Name + "] " + title
 		}
 		title, model := termtext.Line(title), termtext.Line(x.Model) // from the file: no escapes to the terminal
+		// A column of 40 cells: a wide character (CJK, emoji) takes two, a
+		// combining mark none, and a longer title is cut.
+		title = ansi.Truncate(title, 40, "…")
+		title += strings.Repeat(" ", 40-ansi.StringWidth(title))
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "%s%3d  %s  %s  %-40s  %s, %d messages", mark, i+1, x.ID, x.Updated.Local().Format(time.DateTime[:16]), title, model, x.Messages)
+		fmt.Fprintf(&b, "%s%3d  %s  %s  %s  %s, %d messages", mark, i+1, x.ID, x.Updated.Local().Format(time.DateTime[:16]), title, model, x.Messages)
 	}
 	return b.String()
 }

@@ -5,8 +5,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"chat/engine/sampler"
+	"chat/session/store"
+
+	"github.com/charmbracelet/x/ansi"
 )
 
 func run(t *testing.T, s *Session, line string) string {
@@ -294,5 +298,33 @@ func TestParamCount(t *testing.T) {
 		if got := ParamCount(n); got != want {
 			t.Errorf("ParamCount(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// Bug: chat --sessions padded titles by runes, so a CJK or emoji title
+// pushed its model column right and a long one overran it. Titles take 40
+// cells, cut with an ellipsis.
+func TestFormatListColumns(t *testing.T) {
+	at := time.Date(2026, 12, 3, 12, 0, 0, 0, time.Local)
+	list := []store.Summary{
+		{ID: "a", Title: "Once upon a time", Model: "m", Updated: at, Messages: 2},
+		{ID: "b", Title: "日本語のテキスト 🎉 e\u0301 and more", Model: "m", Updated: at, Messages: 2},
+		{ID: "c", Title: "Hello there, tell me about the sea and its many creatures", Model: "m", Updated: at, Messages: 6},
+	}
+	lines := strings.Split(FormatList(list, ""), "\n")
+	col := -1
+	for _, l := range lines {
+		i := strings.Index(l, "  m, ")
+		if i < 0 {
+			t.Fatalf("no model column: %q", l)
+		}
+		if w := ansi.StringWidth(l[:i]); col < 0 {
+			col = w
+		} else if w != col {
+			t.Errorf("the model column starts at cell %d, not %d: %q", w, col, l)
+		}
+	}
+	if !strings.Contains(lines[2], "the sea and …  m,") {
+		t.Errorf("a long title is not cut: %q", lines[2])
 	}
 }
