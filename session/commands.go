@@ -33,7 +33,7 @@ func init() {
 	// Set in init because /help refers to the table.
 	commands = []command{
 		{"/set", "KEY VALUE", "change a setting; keys: " + strings.Join(settings.Names(settings.Set), ", "), cmdSet},
-		{"/show", "", "show the model, mode, system prompt and every setting", cmdShow},
+		{"/show", "", "show the model, mode, system prompt and every setting (also after ollama's /show info, parameters, ...)", cmdShow},
 		{"/system", "[TEXT]", "set the system prompt (no text: show it; \"/system clear\" removes it)", cmdSystem},
 		{"/model", "FILE", "continue the conversation with another model (.pt or .gguf)", cmdModel},
 		{"/draft", "FILE|off", "speculative decoding with this draft model (same tokenizer), or off", cmdDraft},
@@ -85,6 +85,12 @@ func (s *Session) Command(line string) (handled bool, reply string, err error) {
 		if c.name == name {
 			if s.remote != nil && (name == "/model" || name == "/draft" || name == "/kv" || name == "/template") {
 				return true, "", fmt.Errorf("%s: %w", name, errRemote)
+			}
+			// "/new Tell me a joke" started a new conversation and dropped
+			// the words. /help and /show show all whatever follows (ollama's
+			// "/? set", "/show info", "/show parameters").
+			if c.args == "" && arg != "" && name != "/help" && name != "/show" {
+				return true, "", fmt.Errorf("%s takes no argument, got %q", name, arg)
 			}
 			reply, err = c.run(s, arg)
 			return true, reply, err

@@ -171,6 +171,23 @@ func TestUnknownAndNotCommands(t *testing.T) {
 	if r, err := s.Submit("/set seed 9"); err != nil || !strings.HasPrefix(r, "seed 9") || s.Sampler().Seed != 9 {
 		t.Errorf("Submit /set: %q %v", r, err)
 	}
+	// Bug: "/new Tell me a joke" started a new conversation and dropped the
+	// words; "/quit now" quit. A command without arguments refuses them.
+	for _, line := range []string{"/new Tell me a joke", "/clear all", "/quit now", "/regen 2"} {
+		name, arg, _ := strings.Cut(line, " ")
+		if _, _, err := s.Command(line); err == nil || err.Error() != name+` takes no argument, got "`+arg+`"` {
+			t.Errorf("%s: %v", line, err)
+		}
+	}
+	if len(s.Messages()) != 2 {
+		t.Errorf("a refused /new cleared the conversation: %d messages", len(s.Messages()))
+	}
+	if _, r, err := s.Command("/? set"); err != nil || !strings.Contains(r, "/set") {
+		t.Errorf("/? set (ollama's): %q, %v", r, err)
+	}
+	if _, r, err := s.Command("/show parameters"); err != nil || !strings.Contains(r, "temperature") {
+		t.Errorf("/show parameters (ollama's): %q, %v", r, err)
+	}
 }
 
 func TestSessionCommands(t *testing.T) {

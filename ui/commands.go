@@ -149,6 +149,10 @@ func (m *model) runCommand(line string) tea.Cmd {
 		if a != "" {
 			arg = a
 		}
+		if c.args == "" && arg != "" { // "/quit now" quit, as the session's commands refuse
+			m.setNotice(fmt.Sprintf("%s takes no argument, got %q", c.name, arg), true)
+			return nil
+		}
 		return c.run(m, arg)
 	}
 	if c, ok := m.b.(Commander); ok {

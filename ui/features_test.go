@@ -110,6 +110,10 @@ func TestBasicCommandsWithoutCommander(t *testing.T) {
 	if len(f.sent) != 0 {
 		t.Fatalf("commands were sent as messages: %q", f.sent)
 	}
+	// "/bye now" quit: a command without arguments refuses one.
+	if cmd := m.runCommand("/bye now"); cmd != nil || m.note.kind != noteErr || m.note.text != `/quit takes no argument, got "now"` {
+		t.Fatalf("/bye now: quits %v, notice %q", cmd != nil, m.note.text)
+	}
 	for _, q := range []string{"/quit", "/exit", "/bye"} {
 		if cmd := m.runCommand(q); cmd == nil || fmt.Sprint(cmd()) != fmt.Sprint(tea.Quit()) {
 			t.Fatalf("%s quits", q)
