@@ -30,6 +30,7 @@ type fakeBackend struct {
 
 	lateUser   bool   // list the user's turn in Messages only once the reply is done
 	finishWith string // the reason a reply that runs out of chunks ends with ("" = "eot")
+	fullKV     bool   // the reply fills the context: KVUsed is KVCap-1
 	noDone     bool   // end a reply by going idle without saying Done
 	silent     bool   // handle Send without any reply (like a slash command)
 
@@ -103,11 +104,15 @@ func (f *fakeBackend) Stop() {
 }
 
 func (f *fakeBackend) stats() session.Stats {
-	return session.Stats{
+	st := session.Stats{
 		PromptTokens: 42, ReusedTokens: 30, GenTokens: f.pos * 3,
 		PrefillTokS: 812.5, DecodeTokS: 97.3, TTFT: 48 * time.Millisecond,
 		KVUsed: 42 + f.pos*3, KVCap: 256, Constraint: f.constraint,
 	}
+	if f.fullKV {
+		st.KVUsed = st.KVCap - 1
+	}
+	return st
 }
 
 func (f *fakeBackend) Poll() session.Update {

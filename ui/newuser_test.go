@@ -85,6 +85,19 @@ func TestNoticesTogetherAndPaneHint(t *testing.T) {
 	if !strings.Contains(c, "no longer sees the 2 oldest messages") || !strings.Contains(c, "reached max_tokens (256)") {
 		t.Fatalf("both notices should show:\n%s", c)
 	}
+	// Bug: a chat reply cut by the end of the context (-c 64 -n 1000) said
+	// "reached max_tokens (1000)".
+	f = newFake()
+	m = newTest(f, 100, 30)
+	sendText(m, "hi")
+	f.finishWith, f.fullKV = "length", true
+	for !f.drained() {
+		poll(m)
+	}
+	poll(m)
+	if c := m.View().Content; !strings.Contains(c, "the reply filled the 256-token context; the next turn drops the oldest") || strings.Contains(c, "max_tokens") {
+		t.Errorf("a reply that filled the context:\n%s", c)
+	}
 	m.showText("line one\nline two")
 	if !strings.Contains(m.View().Content, "Esc closes") {
 		t.Fatal("the pane's hint is missing")
