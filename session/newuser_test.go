@@ -453,3 +453,25 @@ func TestQuantOfAQuantizedFileIsRefusedAtOnce(t *testing.T) {
 		t.Errorf("q8_0 on a q8_0 file: %v, %s", err, s.Quant())
 	}
 }
+
+// Bug: --ignore-eos was dropped in chat mode (the reply ended at the end of
+// turn), while chat serve's ignore_eos, as vLLM's, runs a chat reply to its
+// budget: benchmarks of the two differed.
+func TestIgnoreEOSInChatMode(t *testing.T) {
+	for _, ignore := range []bool{false, true} {
+		v := testSettings("chat", 300, sampler.Params{Temperature: 0.8, Seed: 1})
+		v.IgnoreEOS = ignore
+		s, err := New(embedded(t), Options{Settings: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Send("Tell me a story."); err != nil {
+			t.Fatal(err)
+		}
+		res := s.Wait()
+		s.Close()
+		if want := map[bool]string{false: "eot", true: "length"}[ignore]; res.Reason != want || ignore && len(res.IDs) != 300 {
+			t.Errorf("ignore_eos %v: ended %s after %d ids; want %s", ignore, res.Reason, len(res.IDs), want)
+		}
+	}
+}

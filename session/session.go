@@ -305,15 +305,15 @@ func (s *Session) Send(text string) error {
 }
 
 // stopIDs end a reply: the template's end of turn in chat mode; in raw mode
-// a GGUF model's end-of-generation tokens (as llama.cpp stops), unless
-// ignore_eos, and none for course checkpoints (the course's generate runs
-// to its budget).
+// a GGUF model's end-of-generation tokens (as llama.cpp stops), and none
+// for course checkpoints (the course's generate runs to its budget). With
+// ignore_eos none, in both modes, as chat serve and vLLM take it.
 func (s *Session) stopIDs() []int {
-	if s.vals.Mode == "chat" {
-		return s.tmpl.Stops()
-	}
-	if s.vals.IgnoreEOS {
+	switch {
+	case s.vals.IgnoreEOS:
 		return nil
+	case s.vals.Mode == "chat":
+		return s.tmpl.Stops()
 	}
 	return RawStops(s.model)
 }

@@ -151,7 +151,7 @@ var table = []*Setting{
 		Default: fixed([]string(nil)),
 		get:     func(v *Values) any { return slices.Clone(v.Stop) }, set: func(v *Values, x any) { v.Stop = slices.Clone(x.([]string)) }},
 	{Name: "ignore_eos", Where: Flag | File | Set, Kind: Bool, Persist: true,
-		Help:    "raw mode: keep generating past the model's end-of-text tokens",
+		Help:    "keep generating past the model's end-of-text tokens (in chat mode its end of turn too, as vLLM's ignore_eos)",
 		Default: fixed(false),
 		get:     func(v *Values) any { return v.IgnoreEOS }, set: func(v *Values, x any) { v.IgnoreEOS = x.(bool) }},
 
