@@ -111,6 +111,13 @@ func describe(b *strings.Builder, m models.Model, f *gguf.File) {
 	if in.Stage != "" {
 		line("stage", in.Stage)
 	}
+	// The template below renders for either model; which one it chats with
+	// by default is not the same.
+	if session.DefaultMode(m) == "chat" {
+		line("mode", "chat: messages go through the chat template below (--raw continues text)")
+	} else {
+		line("mode", "raw: the prompt is continued as text (--chat uses the chat template below)")
+	}
 	if f != nil {
 		for _, k := range []string{"general.license", "general.basename", "general.size_label", "general.finetune"} {
 			if v, ok := f.String(k); ok && v != "" {

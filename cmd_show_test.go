@@ -21,8 +21,12 @@ func TestShow(t *testing.T) {
 	}{
 		{[]string{"show", gg}, 0, []string{"architecture   llama (GGUF v3)", "layers         5", "heads          8 query, 4 key/value (head size 8)",
 			"vocabulary     512 tokens", "weights        1.04 MB f32 (48 f32 tensors)", "chat template: chatml", "<|im_start|>user"}},
-		{[]string{"show", pt}, 0, []string{"architecture   modern (course checkpoint)", "context        256", "chat template: course",
+		// The mode it opens in: a pre-training checkpoint showed a chat
+		// template and nothing said that it does not chat by default.
+		{[]string{"show", pt}, 0, []string{"architecture   modern (course checkpoint)", "context        256",
+			"mode           raw: the prompt is continued as text (--chat uses the chat template below)", "chat template: course",
 			"<|user|>\nUSER 1<|endoftext|>", `the reply stops at: "<|endoftext|>" (4095)`}},
+		{[]string{"show", testmodels.Path(t, "embed/student-chat-1k.pt")}, 0, []string{"stage          sft", "mode           chat: messages go through the chat template below (--raw continues text)"}},
 		{[]string{"show", "--metadata", gg}, 0, []string{"general.architecture", `"llama"`, "tokenizer.ggml.tokens", "[512 string: "}},
 		{[]string{"show", gg, "--template"}, 0, []string{"(the file carries no chat template: chatml renders)"}},
 		{[]string{"show", "--metadata", pt}, 1, []string{"--metadata lists a GGUF file's keys"}},
