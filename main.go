@@ -153,6 +153,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if mode == "" {
 			mode = "chat"
 		}
+		// What runs the model is the server's: these were dropped silently.
+		for _, name := range []string{"quant", "calib", "spec", "draft_k", "ctx_size", "threads", "kv_mem", "kv_quant_k", "kv_quant_v", "no_prefix_cache", "lora"} {
+			if cfg.Given[name] {
+				notices = append(notices, settings.Lookup(name).Dashed()+" is ignored with --remote: the server runs the model")
+			}
+		}
 	} else {
 		if m, err = openModel(cfg.Model); err != nil {
 			fmt.Fprintln(stderr, "chat:", err)
@@ -188,9 +194,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if cfg.Model == "" && cfg.Remote == "" {
 		opts.ModelIdentity = store.IdentityOf(embedded.Model)
 	}
-	if opts.Adapters, err = loadAdapters(cfg.Lora); err != nil {
-		fmt.Fprintln(stderr, "chat:", err)
-		return 1
+	if cfg.Remote == "" { // with --remote the notice says --lora is ignored
+		if opts.Adapters, err = loadAdapters(cfg.Lora); err != nil {
+			fmt.Fprintln(stderr, "chat:", err)
+			return 1
+		}
 	}
 	if cfg.Draft != "" {
 		if opts.Draft, err = load.Open(cfg.Draft); err != nil {

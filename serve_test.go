@@ -77,6 +77,14 @@ func TestServeAndRemoteCLI(t *testing.T) {
 	if code != 0 || out != local || !strings.Contains(stderr, "stories260K on "+ts.URL) {
 		t.Errorf("--remote: exit %d, %q (stderr %q); local %q", code, out, stderr, local)
 	}
+	// Bug: --quant, -t, --lora ... were dropped silently with --remote (and
+	// --lora's file was still read). Each says it is ignored.
+	code, out, stderr = runCLI("--remote", ts.URL, "--greedy", "-n", "30", "--prompt", "Once upon a time", "--quant", "int8", "-t", "1", "--lora", "no-such-adapter")
+	for _, want := range []string{"chat: --quant is ignored with --remote: the server runs the model\n", "chat: --threads is ignored", "chat: --lora is ignored"} {
+		if code != 0 || out != local || !strings.Contains(stderr, want) {
+			t.Errorf("--remote --quant -t --lora: exit %d, %q (stderr %q); want %q", code, out, stderr, want)
+		}
+	}
 	code, out, stderr = runCLI("bench", "serve", "--url", ts.URL+"/v1", "--concurrency", "4", "--requests", "8", "--max-tokens", "16")
 	var r remote.BenchResult
 	if code != 0 || json.Unmarshal([]byte(out), &r) != nil || r.Completed != 8 || r.Errors != 0 || r.Tokens != 8*16 || r.TokS <= 0 || r.TTFTP99 < r.TTFTP50 {
