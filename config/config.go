@@ -343,7 +343,7 @@ var peerHints = map[string]string{
 	"file": "-f", "system_prompt": "--system", "n_predict": "-n", "num_predict": "-n", "ctx": "--ctx-size", "num_ctx": "--ctx-size",
 	"r": "--stop", "reverse_prompt": "--stop", "ctk": "--kv-quant-k", "cache_type_k": "--kv-quant-k",
 	"ctv": "--kv-quant-v", "cache_type_v": "--kv-quant-v", "md": "--draft", "model_draft": "--draft",
-	"draft_max": "--draft-k", "tb": "--threads", "threads_batch": "--threads", "grammar_file": "--grammar",
+	"draft_max": "--draft-k", "tb": "--threads", "threads_batch": "--threads", "num_thread": "--threads", "grammar_file": "--grammar",
 }
 
 // peerNotes say why a flag of llama-cli or ollama that has no counterpart

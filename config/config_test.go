@@ -333,6 +333,7 @@ func TestOneRuleOneMessage(t *testing.T) {
 		{"--top_k 5", "unknown flag --top_k (did you mean --top-k?)"},
 		{"--num-ctx 256", "unknown flag --num-ctx (did you mean --ctx-size?)"},
 		{"--n-predict 5", "unknown flag --n-predict (did you mean -n?)"},
+		{"--num_thread 4", "unknown flag --num_thread (did you mean --threads?)"},
 		{"--foo", "unknown flag --foo"},
 		{"--model", "flag needs an argument: --model"},
 		// llama-cli's and ollama's flags: the equivalent, or why none is

@@ -91,7 +91,12 @@ func TestSetKnobs(t *testing.T) {
 		"/set verbose":    "/set verbose is ollama's: the panel shows every reply's timings",
 		"/set nowordwrap": "/set nowordwrap is ollama's: replies always wrap",
 		"/set think":      "/set think is ollama's: the models this app runs have no thinking mode",
-		"/set format xml": "format",
+		// ollama's parameters that are no settings here: they said only
+		// "unknown setting".
+		"/set parameter mirostat 2":   "/set mirostat is ollama's: a sampler this app does not have",
+		"/set parameter num_gpu 99":   "/set num_gpu is ollama's: this app runs on the CPU",
+		"/set parameter num_thread 4": "/set num_thread is ollama's: the compute threads are set when chat starts (--threads)",
+		"/set format xml":             "format",
 		// ollama's /load takes a model.
 		"/load student.pt": "no such session; /load takes a saved conversation: /model FILE switches the model",
 	} {
