@@ -639,6 +639,9 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 	batch := fs.Int("batch", 1, "sequences decoded together (different prompts); > 1 also measures one sequence alone and a rollout")
 	calib := fs.String("calib", "", "calibration text of GPTQ and AWQ formats (default: ../shared/models/text/TinyStories-valid-head.txt if present)")
 	kvQuant := fs.String("kv-quant", "auto", "KV cache storage of keys and values: "+strings.Join(settings.KVChoices, ", ")+" (auto: f16 for a GGUF model, f32 for a course checkpoint)")
+	// llama-bench's -p 512 -n 128: its pp512 and tg128 are one run here.
+	fs.Var(fs.Lookup("prompt-tokens").Value, "p", "llama-bench's spelling of --prompt-tokens")
+	fs.Var(fs.Lookup("gen").Value, "n", "llama-bench's spelling of --gen")
 	if err := parseArgs(fs, args); err != nil {
 		return flagExit(stderr, "bench", err)
 	}

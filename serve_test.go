@@ -73,6 +73,10 @@ func TestServeAndRemoteCLI(t *testing.T) {
 	if code, out, stderr := runCLI("bench", "-m", path, "-t", "1", "--gen", "2", "--prompt-tokens", "2"); code != 0 || !strings.Contains(out, `"threads":1`) {
 		t.Errorf("chat bench -m -t: exit %d, %q (stderr %q)", code, out, stderr)
 	}
+	// llama-bench's -p and -n were unknown flags.
+	if code, out, stderr := runCLI("bench", "-m", path, "-t", "1", "-p", "3", "-n", "2"); code != 0 || !strings.Contains(out, `"prompt_tokens":3,"gen_tokens":2`) {
+		t.Errorf("chat bench -p 3 -n 2: exit %d, %q (stderr %q)", code, out, stderr)
+	}
 	code, out, stderr := runCLI("--remote", ts.URL, "--greedy", "-n", "30", "--prompt", "Once upon a time")
 	if code != 0 || out != local || !strings.Contains(stderr, "stories260K on "+ts.URL) {
 		t.Errorf("--remote: exit %d, %q (stderr %q); local %q", code, out, stderr, local)
