@@ -239,10 +239,12 @@ func flagError(err error, c *Config, args []string) error {
 	msg, unknown := FlagMessage(err)
 	if unknown != "" {
 		msg = "unknown flag " + TypedFlag(args, unknown)
-		if near := nearFlag(unknown); near != "" {
-			msg += " (did you mean " + near + "?)"
-		} else if note := PeerNote(unknown); note != "" {
+		// A peer's flag's own note before a near name: -st is llama-cli's
+		// --single-turn, not a misspelt --stop.
+		if note := PeerNote(unknown); note != "" {
 			msg += " (" + note + ")"
+		} else if near := nearFlag(unknown); near != "" {
+			msg += " (did you mean " + near + "?)"
 		}
 	}
 	return fmt.Errorf("%s (see chat -h)", msg)
@@ -343,7 +345,8 @@ var peerHints = map[string]string{
 	"file": "-f", "system_prompt": "--system", "n_predict": "-n", "num_predict": "-n", "ctx": "--ctx-size", "num_ctx": "--ctx-size",
 	"r": "--stop", "reverse_prompt": "--stop", "ctk": "--kv-quant-k", "cache_type_k": "--kv-quant-k",
 	"ctv": "--kv-quant-v", "cache_type_v": "--kv-quant-v", "md": "--draft", "model_draft": "--draft",
-	"draft_max": "--draft-k", "tb": "--threads", "threads_batch": "--threads", "num_thread": "--threads", "grammar_file": "--grammar",
+	"draft_max": "--draft-k", "tb": "--threads", "threads_batch": "--threads", "num_thread": "--threads",
+	"prompt_file": "-f", "perf": "--verbose", "show_timings": "--verbose", "grammar_file": "--grammar",
 }
 
 // peerNotes say why a flag of llama-cli or ollama that has no counterpart
@@ -368,6 +371,9 @@ func init() {
 		"--json lists the prompt's token ids (prompt_ids); the TUI's token view (Alt+h) shows its tokens": "verbose_prompt",
 		"a headless reply is plain text; the TUI has colours (--theme; NO_COLOR turns them off)":          "color co",
 		"chat writes no log, only its notices on stderr: drop it":                                         "log_disable",
+		"only the reply is printed, not the prompt before it: drop it":                                    "no_display_prompt",
+		"timings are printed only with --verbose: drop it":                                                "no_perf",
+		"the headless output is plain text already: drop it":                                              "simple_io",
 		"llama-cli's interactive mode's: the TUI frames each message with the model's chat template":      "in_prefix in_suffix in_prefix_bos",
 		"a sampler this app does not have":                                                                "tfs",
 	} {
@@ -472,7 +478,7 @@ var ignoredFlags = map[string]string{
 	"-sm": "N", "--split-mode": "N", "-ts": "N", "--tensor-split": "N", "-dev": "N", "--device": "N",
 	"-nkvo": "", "--no-kv-offload": "", "--mlock": "", "--no-mmap": "", "--mmap": "", "--no-warmup": "",
 	"-fa": "on|off|auto|1|0", "--flash-attn": "on|off|auto|1|0", "-ub": "N", "--ubatch-size": "N", "--numa": "N",
-	"--jinja": "", "--no-escape": "", "--log-disable": "",
+	"--jinja": "", "--no-escape": "", "--log-disable": "", "--no-display-prompt": "", "--no-perf": "", "--simple-io": "",
 }
 
 // AddIgnoredFlags gives fs llama.cpp's flags that change nothing here

@@ -348,6 +348,9 @@ func TestOneRuleOneMessage(t *testing.T) {
 		{"--nowordwrap", "unknown flag --nowordwrap (ollama run's: replies always wrap at the window's width here; drop it)"},
 		{"--verbose-prompt", "unknown flag --verbose-prompt (--json lists the prompt's token ids (prompt_ids); the TUI's token view (Alt+h) shows its tokens)"},
 		{"--color", "unknown flag --color (a headless reply is plain text; the TUI has colours (--theme; NO_COLOR turns them off))"},
+		{"-st", "unknown flag -st (without --prompt the TUI is interactive: drop it)"},
+		{"--prompt-file p.txt", "unknown flag --prompt-file (did you mean -f?)"},
+		{"--show-timings", "unknown flag --show-timings (did you mean --verbose?)"},
 		{"--in-prefix", "unknown flag --in-prefix (llama-cli's interactive mode's: the TUI frames each message with the model's chat template)"},
 	} {
 		if _, err := Parse(strings.Fields(c.args)); err == nil || err.Error() != c.want+" (see chat -h)" {
@@ -379,8 +382,8 @@ func TestIgnoredFlags(t *testing.T) {
 	if _, err := Parse([]string{"-m", "x.gguf", "-fa", "-p", "hi"}); err == nil || !strings.Contains(err.Error(), "want one of on, off, auto, 1, 0") {
 		t.Errorf("a bare -fa: %v", err)
 	}
-	if c, err := Parse([]string{"--no-escape", "--log-disable", "-p", `a\n`}); err != nil || c.Escape || !slices.Equal(c.Ignored, []string{"--no-escape is ignored: the prompt is taken as typed here unless -e is given",
-		"--log-disable is ignored: chat writes no log, only its notices on stderr"}) {
+	if c, err := Parse([]string{"--no-escape", "--log-disable", "--no-display-prompt", "-p", `a\n`}); err != nil || c.Escape || !slices.Equal(c.Ignored, []string{"--no-escape is ignored: the prompt is taken as typed here unless -e is given",
+		"--log-disable is ignored: chat writes no log, only its notices on stderr", "--no-display-prompt is ignored: only the reply is printed, not the prompt before it"}) {
 		t.Errorf("--no-escape: %v, %q", err, c.Ignored)
 	}
 	for typed := range ignoredFlags {
