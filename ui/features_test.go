@@ -913,6 +913,7 @@ func TestMarkdownFollowsModeSwitch(t *testing.T) {
 // (Apply), run between replies off the UI's loop, each confirmed.
 func TestQuantAndSpecKeys(t *testing.T) {
 	f := newFullFake()
+	f.info.Draft = "draft15M"
 	m := New(f, Options{Width: 80, Height: 24, Plain: true})
 	var seen []string
 	_, cmd := m.Update(press(tea.KeyF11))
@@ -936,6 +937,19 @@ func TestQuantAndSpecKeys(t *testing.T) {
 	}
 	if !slices.Equal(seen, want) || len(f.commands) != 0 {
 		t.Fatalf("got %q, want %q; /set commands %q", seen, want, f.commands)
+	}
+	// Bug: without a draft model, Alt+s stuck at lookup: each press tried
+	// draft and was refused. It skips draft.
+	f = newFullFake()
+	m = New(f, Options{Width: 80, Height: 24, Plain: true})
+	seen = nil
+	for range 3 {
+		_, cmd = m.Update(alt('s'))
+		drainCommand(m, cmd)
+		seen = append(seen, f.vals.Spec)
+	}
+	if want := []string{"ngram", "lookup", "off"}; !slices.Equal(seen, want) {
+		t.Errorf("Alt+s without a draft model: %q, want %q", seen, want)
 	}
 }
 

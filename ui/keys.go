@@ -160,6 +160,11 @@ func (m *model) hotKey(act string) tea.Cmd {
 			return
 		}
 		settings.StepKey(v, hk.Action)
+		if s.Name == "spec" && v.Spec == "draft" && m.info.Draft == "" {
+			// Without a draft model the cycle stuck at lookup, each press
+			// refused: it goes on to off.
+			v.Spec = "off"
+		}
 	})
 }
 
