@@ -237,7 +237,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if headless && !cfg.JSON {
 		// The model's text, without escape sequences or control characters
 		// other than newline and tab (--json has it exactly).
-		opts.OnText = func(s string) { io.WriteString(stdout, termtext.Clean(s, true)) }
+		clean := termtext.Stream{KeepTab: true}
+		opts.OnText = func(s string) { io.WriteString(stdout, clean.Clean(s)) }
 	}
 	if q := cfg.Values.Quant; m != nil && q != "" && q != m.Info().Quant && isTerminal(os.Stderr) {
 		// Re-encoding the weights takes seconds (a 110M model to q4_k: ~10 s

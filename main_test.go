@@ -190,6 +190,9 @@ func TestHeadlessConstraintFlags(t *testing.T) {
 		{[]string{"--regex", "(yes|no), [a-z]{2,6}"}, regexp.MustCompile(`^(yes|no), [a-z]{2,6}$`).MatchString},
 		{[]string{"--json-schema", `{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`},
 			func(s string) bool { var v struct{ N *int }; return json.Unmarshal([]byte(s), &v) == nil && v.N != nil }},
+		// An escape sequence made of several tokens goes whole: only its
+		// ESC went, and "[31m" showed.
+		{[]string{"--regex", "\x1b\\[31mRED"}, func(s string) bool { return s == "RED" }},
 	} {
 		code, stdout, stderr := runCLI(append([]string{"--prompt", "A cat, please.", "-n", "40", "--seed", "2"}, c.args...)...)
 		if out := strings.TrimSuffix(stdout, "\n"); code != 0 || !c.ok(out) {

@@ -411,3 +411,23 @@ func TestOllamaTripleQuotes(t *testing.T) {
 		t.Fatalf("raw mode: sent %q", f.sent)
 	}
 }
+
+// Bug: an escape sequence the model made of several tokens ("\x1b", "[31m")
+// lost only its ESC while the reply streamed, and "[31m" showed (in raw
+// mode it stayed). The streamed pieces are sanitised as one text.
+func TestSplitEscapeSequenceWhileStreaming(t *testing.T) {
+	for _, mode := range []string{"chat", "raw"} {
+		f := newFake()
+		f.info.Mode = mode
+		f.reply = []string{"Once\x1b", "[31", "mRED\x1b]0;ti", "tle\x07 end"}
+		f.hold = true
+		m := New(f, Options{Width: 80, Height: 24})
+		sendText(m, "go")
+		for !f.drained() {
+			poll(m)
+		}
+		if c := ansi.Strip(m.View().Content); strings.Contains(c, "[31") || strings.Contains(c, "title") || !strings.Contains(c, "OnceRED end") {
+			t.Errorf("%s mode, streaming:\n%s", mode, c)
+		}
+	}
+}

@@ -24,6 +24,7 @@ type rawDoc struct {
 
 	committed []session.Message // what paras+open show, as Messages said it
 	streamed  strings.Builder   // the reply's plain text, to recognise it in Messages
+	clean     termtext.Stream   // sanitises streamed's pieces for display (an escape sequence split over tokens goes whole)
 
 	tokens bool // the token view: messages with tokens are drawn as them (tokenview.go)
 }
@@ -168,7 +169,7 @@ func (d *rawDoc) setMessages(msgs []session.Message, streaming bool) {
 // stream adds reply text as it arrives.
 func (d *rawDoc) stream(text string) {
 	d.streamed.WriteString(text)
-	d.add(session.Assistant, sanitizeDisplay(text))
+	d.add(session.Assistant, d.clean.Clean(text))
 }
 
 func (d *rawDoc) last() (session.Message, bool) {

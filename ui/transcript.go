@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"chat/session"
+	"chat/session/termtext"
 )
 
 // transcript keeps every message rendered for the current width and only
@@ -25,6 +26,7 @@ type transcript struct {
 	rd   *rawDoc // raw mode: the conversation as one flowing text instead of msgs
 
 	streaming   bool
+	clean       termtext.Stream // sanitises the streamed pieces: an escape sequence split over tokens goes whole
 	stream      strings.Builder // the reply so far, sanitised
 	stableEnd   int             // stream[:stableEnd] ends with '\n' and is rendered in stable
 	stable      []string
@@ -392,7 +394,7 @@ func (t *transcript) appendStream(text string) {
 		t.keepAnchor(before, t.rd.countFrom(k, t.width))
 		return
 	}
-	text = sanitizeDisplay(text)
+	text = t.clean.Clean(text)
 	if text == "" {
 		return
 	}
@@ -428,6 +430,10 @@ func (t *transcript) endStream() {
 	}
 	before := t.streamCount()
 	t.streaming = false
+	t.clean = termtext.Stream{} // an unfinished escape sequence goes with the reply
+	if t.rd != nil {
+		t.rd.clean = termtext.Stream{}
+	}
 	t.stream.Reset()
 	t.streamToks, t.tokN = nil, -1
 	t.stableEnd = 0

@@ -57,6 +57,40 @@ func Clean(s string, keepTab bool) string {
 	return b.String()
 }
 
+// Stream is Clean for text that arrives in pieces, a reply's tokens: an
+// escape sequence split over pieces ("\x1b", then "[31m") went as its first
+// byte only and left "[31m" on the screen. The unfinished sequence at the
+// end of a piece is held for the next (at most maxHeld bytes, so that one
+// never finished cannot hold back the rest of the text).
+type Stream struct {
+	KeepTab bool
+	held    string
+}
+
+const maxHeld = 256
+
+// Clean returns what of the text so far can be written now, cleaned.
+func (c *Stream) Clean(s string) string {
+	s, c.held = c.held+s, ""
+	if strings.ContainsAny(s, "\x1b\u009b") {
+		s = strings.ReplaceAll(s, "\u009b", "\x1b[") // as Clean reads 8-bit CSI
+		var state byte
+		start := 0
+		for i := 0; i < len(s); {
+			at := i
+			_, _, n, next := ansi.DecodeSequence(s[i:], state, nil)
+			if state == 0 {
+				start = at // where the sequence the state belongs to began
+			}
+			state, i = next, i+max(n, 1)
+		}
+		if state != 0 && len(s)-start <= maxHeld {
+			s, c.held = s[:start], s[start:]
+		}
+	}
+	return Clean(s, c.KeepTab)
+}
+
 // Line is Clean for text shown on one row (names, titles, notices): line
 // breaks and tabs become spaces.
 func Line(s string) string {

@@ -76,3 +76,38 @@ func FuzzSanitise(f *testing.F) {
 		}
 	})
 }
+
+// Bug: a reply's escape sequence split over tokens ("\x1b", "[31m") lost
+// only its ESC headless, and "[31m" showed. Stream holds the unfinished
+// sequence for the next piece.
+func TestStream(t *testing.T) {
+	for _, c := range []struct {
+		pieces []string
+		want   string
+	}{
+		{[]string{"Once ", "upon\n", "a\ttime"}, "Once upon\na\ttime"},
+		{[]string{"a\x1b", "[31", "mRED\x07", "b"}, "aREDb"},
+		{[]string{"x\x1b]0;ti", "tle\x07y"}, "xy"},
+		{[]string{"p\u009b", "2Jq"}, "pq"},
+		{[]string{"\x1b", "c!"}, "!"},
+		// One never finished is let go after maxHeld bytes (what shows is
+		// Clean's, without the escape).
+		{[]string{"\x1b]0;", strings.Repeat("z", maxHeld), "end"}, ""},
+	} {
+		s := Stream{KeepTab: true}
+		var got strings.Builder
+		for _, p := range c.pieces {
+			out := s.Clean(p)
+			if !Safe(out, true) {
+				t.Errorf("%q: unsafe piece %q", c.pieces, out)
+			}
+			got.WriteString(out)
+		}
+		if c.want != "" && got.String() != c.want {
+			t.Errorf("%q: %q, want %q", c.pieces, got.String(), c.want)
+		}
+		if c.want == "" && !strings.HasSuffix(got.String(), "end") {
+			t.Errorf("%q: the text after an unfinished sequence is held back: %q", c.pieces, got.String())
+		}
+	}
+}
