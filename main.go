@@ -124,9 +124,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if cfg.Escape {
-		cfg.Prompt = config.Unescape(cfg.Prompt)
+		cfg.Prompt = settings.Unescape(cfg.Prompt)
 		for i, stop := range cfg.Stop {
-			cfg.Stop[i] = config.Unescape(stop)
+			cfg.Stop[i] = settings.Unescape(stop)
 		}
 	}
 	if cfg.Threads > 0 {

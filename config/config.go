@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 
 	"chat/config/settings"
@@ -300,44 +299,6 @@ var peerFlags = map[string]string{
 	// ollama's names of mirostat's knobs, and the spelling of top-nσ in
 	// llama-server's JSON.
 	"mirostat-tau": "mirostat-ent", "mirostat-eta": "mirostat-lr", "top-n-sigma": "top-nsigma",
-}
-
-// Unescape is llama.cpp's string_process_escapes, which its -e applies to
-// the prompt and reverse prompts: \n, \r, \t, \', \", \\ and \xHH become
-// the characters they name; any other backslash stays as typed.
-func Unescape(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '\\' || i+1 == len(s) {
-			b.WriteByte(s[i])
-			continue
-		}
-		i++
-		switch c := s[i]; c {
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case '\'', '"', '\\':
-			b.WriteByte(c)
-		default:
-			if c == 'x' && i+2 < len(s) {
-				if v, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
-					b.WriteByte(byte(v))
-					i += 2
-					continue
-				}
-			}
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
 }
 
 // peerHints are other peers' spellings, for the hint of an unknown flag.

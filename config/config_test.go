@@ -264,7 +264,7 @@ func TestPeerFlags(t *testing.T) {
 	}
 	for in, want := range map[string]string{`a\nb\tc\rd`: "a\nb\tc\rd", `q\"\'\\`: `q"'\`, `\x41\x4a!`: "AJ!",
 		`\q \x4 \xzz \`: `\q \x4 \xzz \`, `C:\\new`: `C:\new`, "日本\\n": "日本\n"} {
-		if got := Unescape(in); got != want {
+		if got := settings.Unescape(in); got != want {
 			t.Errorf("Unescape(%q) = %q, want %q", in, got, want)
 		}
 	}
