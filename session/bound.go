@@ -13,18 +13,17 @@ import (
 // The probe is read from its cache or, the first time, measured in the
 // background (about a second) when Options.Probe is set.
 
-// startProbe makes the machine known to decodeBound, now or soon.
+// startProbe makes the machine, as this model's size meets it
+// (Machine.ForWeights), known to decodeBound soon.
 func (s *Session) startProbe() {
 	if !s.opts.Probe {
 		return
 	}
-	if p, ok := plan.Cached(); ok {
-		s.machine.Store(&p.Machine)
-		return
-	}
+	weights := s.model.Info().WeightBytes
 	go func() {
 		if p, err := plan.Measure(false); err == nil {
-			s.machine.Store(&p.Machine)
+			mc := p.Machine.ForWeights(weights)
+			s.machine.Store(&mc)
 		}
 	}()
 }

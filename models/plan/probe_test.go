@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"testing"
 )
@@ -55,5 +56,28 @@ func TestStreamer(t *testing.T) {
 	n, d := s.Read(1)
 	if n != readBytes || d <= 0 {
 		t.Fatalf("read %d bytes in %v", n, d)
+	}
+}
+
+// TestForWeights: a model under the probe's 128 MB gets the read bandwidth
+// of its own size when that is higher (never lower: the bound stays a
+// bound), measured over at least one 1 MB matrix; a larger model, or one of
+// unknown size, keeps the probe's.
+func TestForWeights(t *testing.T) {
+	slow := Machine{PeakFLOPS: 1e12, Bandwidth: 1} // one byte a second: anything measured beats it
+	if got := slow.ForWeights(10 << 20); !(got.Bandwidth > 1) || math.IsInf(got.Bandwidth, 0) || got.PeakFLOPS != 1e12 {
+		t.Fatalf("10 MB of weights: %+v", got)
+	}
+	if got := slow.ForWeights(100); !(got.Bandwidth > 1) {
+		t.Fatalf("100 bytes of weights (one 1 MB matrix): %+v", got)
+	}
+	fast := Machine{Bandwidth: 1e18}
+	if got := fast.ForWeights(10 << 20); got != fast {
+		t.Fatalf("a measurement lowered the bandwidth: %+v", got)
+	}
+	for _, n := range []int64{0, readBytes, 4 << 30} {
+		if got := slow.ForWeights(n); got != slow {
+			t.Fatalf("%d bytes of weights: %+v, want the probe's", n, got)
+		}
 	}
 }
