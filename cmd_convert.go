@@ -32,8 +32,8 @@ func convertCmd(args []string, stdout, stderr io.Writer) int {
 	typ := fs.String("type", "", "tensor types: "+strings.Join(convert.MixNames(), ", ")+" (default: f32 for a checkpoint, q8_0 for a GGUF file)")
 	threads := fs.Int("threads", 0, "threads encoding the tensors (default: all cores)")
 	pos, err := parseInterspersed(fs, args)
-	if err == nil && len(pos) != 2 {
-		err = fmt.Errorf("want an input and an output file, got %d arguments", len(pos))
+	if err == nil {
+		err = wantInOut(pos)
 	}
 	if err == nil && *threads < 0 {
 		err = errors.New("--threads must not be negative")

@@ -53,6 +53,10 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 	if _, err := kvcache.FormatFor(*kvQuant, models.Info{}); err != nil {
 		return usageError(stderr, "plan", planUsage, err)
 	}
+	budget, err := memBudget(*mem)
+	if err != nil {
+		return usageError(stderr, "plan", planUsage, err)
+	}
 	if *threads > 0 {
 		kernels.SetThreads(*threads)
 	}
@@ -76,10 +80,6 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 	resident := info.WeightBytes
 	if a, ok := m.(interface{ Arch() nn.Arch }); ok {
 		resident = nn.ResidentBytes(a.Arch())
-	}
-	budget, err := memBudget(*mem)
-	if err != nil {
-		return fail(err)
 	}
 	probe, err := plan.Measure(*reprobe)
 	if err != nil {

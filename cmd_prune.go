@@ -39,8 +39,8 @@ func pruneCmd(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	threads := fs.Int("threads", 0, "compute threads, also encoding the tensors (default: all cores)")
 	pos, err := parseInterspersed(fs, args)
-	if err == nil && len(pos) != 2 {
-		err = fmt.Errorf("want an input and an output file, got %d arguments", len(pos))
+	if err == nil {
+		err = wantInOut(pos)
 	}
 	var o prune.Options
 	if err == nil {

@@ -17,6 +17,7 @@ import (
 	"chat/config"
 	"chat/models"
 	"chat/models/lora"
+	"chat/models/quote"
 	"chat/ui"
 
 	"github.com/charmbracelet/x/term"
@@ -108,6 +109,19 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 // usageError prints a tool's usage line and returns the exit code 2.
+// wantInOut is the check of convert's and prune's IN OUT arguments.
+func wantInOut(pos []string) error {
+	switch len(pos) {
+	case 2:
+		return nil
+	case 0:
+		return errors.New("want an input and an output file")
+	case 1:
+		return fmt.Errorf("want an output file after %s", quote.Quote(pos[0]))
+	}
+	return fmt.Errorf("want an input and an output file, got %d arguments", len(pos))
+}
+
 func usageError(stderr io.Writer, tool, usage string, err error) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return 0

@@ -96,7 +96,8 @@ func TestConvertCLI(t *testing.T) {
 	if code, _, stderr := runCLI("convert", ckpt, filepath.Join(dir, "x.gguf"), "--type", "q3_x"); code != 1 || !strings.Contains(stderr, "q4_k") {
 		t.Fatalf("bad type: exit %d %q", code, stderr)
 	}
-	if code, _, _ := runCLI("convert", ckpt); code != 2 {
+	// "got 1 arguments" before: say what is missing.
+	if code, _, stderr := runCLI("convert", ckpt); code != 2 || !strings.Contains(stderr, "want an output file after") {
 		t.Fatalf("one argument: exit %d", code)
 	}
 	// One thread writes the bytes all of them do; a negative count is a
@@ -157,7 +158,9 @@ func TestPlanCLI(t *testing.T) {
 			t.Errorf("--quant %s: prefill against ridge %g, want the %s ridge %g:\n%s", q, pre, arith, want, stdout)
 		}
 	}
-	if code, _, stderr := runCLI("plan", "--mem", "lots"); code != 1 || !strings.Contains(stderr, "--mem") {
+	// Bug: a bad --mem was found after the model loaded and exited 1, not
+	// 2 as every other usage error.
+	if code, _, stderr := runCLI("plan", "--model", testmodels.Path(t, "course/tiny.pt"), "--mem", "lots"); code != 2 || !strings.Contains(stderr, "--mem") {
 		t.Fatalf("--mem lots: exit %d %q", code, stderr)
 	}
 	// Every KV format: its name and its bytes per token (kvcache's

@@ -169,9 +169,12 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 
 // CheckAddr refuses to listen beyond this machine without an API key.
 func CheckAddr(addr, key string) error {
-	host, _, err := net.SplitHostPort(addr)
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("--addr %q: %v (want HOST:PORT)", addr, err)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil && port != "" {
+		return fmt.Errorf("--addr %q: %v (want a port from 0 to 65535)", addr, err)
 	}
 	if key != "" || isLoopback(host) {
 		return nil

@@ -362,7 +362,10 @@ func TestKnobs(t *testing.T) {
 // TestCheckAddr: loopback without a key, anything else only with one.
 func TestCheckAddr(t *testing.T) {
 	for addr, ok := range map[string]bool{"127.0.0.1:8080": true, "localhost:1": true, "[::1]:80": true,
-		":8080": false, "0.0.0.0:8080": false, "192.168.1.2:80": false, "nonsense": false} {
+		":8080": false, "0.0.0.0:8080": false, "192.168.1.2:80": false, "nonsense": false,
+		// Bug: a port out of range (llama-server's --port 99999) failed only
+		// at listen, after the model loaded, with exit status 1.
+		"127.0.0.1:99999": false, "127.0.0.1:-1": false, "127.0.0.1:0": true} {
 		if err := CheckAddr(addr, ""); (err == nil) != ok {
 			t.Errorf("%s without a key: %v", addr, err)
 		}
