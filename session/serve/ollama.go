@@ -43,7 +43,31 @@ type ollamaRequest struct {
 	Options  *ollamaOptions  `json:"options"`
 	Format   json.RawMessage `json:"format"` // "json" or a JSON Schema
 
+	// Fields ollama reads that this server cannot honour; a request that
+	// sets one is refused (unsupported) rather than answered as if it had
+	// not been sent.
+	Images   []json.RawMessage `json:"images"`   // /api/generate's
+	Template string            `json:"template"` // a Go template replacing the model's
+	Suffix   string            `json:"suffix"`   // fill-in-the-middle's text after the reply
+
 	peer map[string]json.RawMessage // the options' further sampler fields (peerknobs.go)
+}
+
+// unsupported says which field of req this server cannot honour, or "".
+func (req *ollamaRequest) unsupported() string {
+	images := len(req.Images) > 0
+	for _, m := range req.Messages {
+		images = images || len(m.Images) > 0
+	}
+	switch {
+	case images:
+		return "images are not supported: this model reads text"
+	case req.Template != "":
+		return "template is not supported: the model's own chat template is used (raw: true sends a prompt as it is)"
+	case req.Suffix != "":
+		return "suffix (fill in the middle) is not supported"
+	}
+	return ""
 }
 
 // job makes the generation from the request's options and prompt ids.
@@ -164,6 +188,10 @@ func (s *Server) ollamaDecode(w http.ResponseWriter, r *http.Request, req *ollam
 	}
 	if !s.known(req.Model) {
 		ollamaError(w, http.StatusNotFound, fmt.Sprintf("model %s not found; this server serves %q", quote.Quote(req.Model), s.name))
+		return false
+	}
+	if msg := req.unsupported(); msg != "" {
+		ollamaError(w, http.StatusBadRequest, msg)
 		return false
 	}
 	return true

@@ -174,8 +174,9 @@ type chatRequest struct {
 }
 
 type chatMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+	Role    string            `json:"role"`
+	Content json.RawMessage   `json:"content"`
+	Images  []json.RawMessage `json:"images"` // ollama's; refused (ollamaRequest.unsupported)
 }
 
 // text is a message's content: a string, or text parts.

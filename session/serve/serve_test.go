@@ -581,6 +581,25 @@ func TestOllama(t *testing.T) {
 	if resp.StatusCode != 404 {
 		t.Errorf("unknown ollama model: %d", resp.StatusCode)
 	}
+	// Bug: images, a template override and a fill-in-the-middle suffix were
+	// dropped without a word, so the reply answered another request.
+	for path, body := range map[string]string{
+		"/api/generate":   `{"model":"stories260K","prompt":"What is this?","images":["aGk="]}`,
+		"/api/chat":       `{"model":"stories260K","messages":[{"role":"user","content":"What is this?","images":["aGk="]}]}`,
+		"/api/generate ":  `{"model":"stories260K","prompt":"Once","template":"{{ .Prompt }}"}`,
+		"/api/generate  ": `{"model":"stories260K","prompt":"def f(","suffix":"return x"}`,
+	} {
+		resp, err := http.Post(ts.URL+strings.TrimSpace(path), "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct{ Error string }
+		json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || !strings.Contains(e.Error, "not supported") {
+			t.Errorf("%s %s: %d %q", path, body, resp.StatusCode, e.Error)
+		}
+	}
 }
 
 // TestMetricsText: /metrics is Prometheus text that the remote client reads
