@@ -3,6 +3,7 @@ package chattmpl
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"unsafe"
@@ -537,9 +538,9 @@ func (b *budget) before(name string, in *exec.Value, p *exec.VarArgs) error {
 		size += wa
 		switch {
 		case a.IsInteger():
-			factor += abs64(int64(a.Integer()))
+			factor = addSat(factor, abs64(int64(a.Integer())))
 		case a.IsString() || a.IsList() || a.IsDict():
-			factor += int64(items(a))
+			factor = addSat(factor, int64(items(a)))
 		}
 	}
 	if (name == "format" || name == "format_map") && in.IsString() {
@@ -583,11 +584,21 @@ func numbersIn(s string) int64 {
 	return sum
 }
 
+// abs64 is |x|, math.MaxInt64 for math.MinInt64 (whose negation wraps).
 func abs64(x int64) int64 {
 	if x < 0 {
-		return -x
+		return max(-x, -(x + 1))
 	}
 	return x
+}
+
+// addSat is a + b for a, b ≥ 0, saturating: a template's numbers are its
+// own, and a sum that wrapped negative would pass every bound.
+func addSat(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // The filter set the guards wrap: gonja's, with tojson as json.dumps.

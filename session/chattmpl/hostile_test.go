@@ -40,6 +40,9 @@ var hostileTemplates = []struct{ name, src, want string }{
 	{"center", "{{ 'x' | center(2000000000) }}", "value"},
 	{"indent", "{{ ('x\n' * 1000) | indent(1000000) }}", "value"},
 	{"ljust", "{{ 'x'.ljust(2000000000) }}", "value"},
+	// Arguments whose sum wrapped negative passed the bound: indent built
+	// its 300M-space lines (572 MB) before it checked its arguments.
+	{"wrapped-bound", "{{ 'x\nx' | indent(300000000, 4611686018427387904, 4611686018427387904) }}", "value"},
 	{"replace", "{% set ns = namespace(s='x' * 100) %}{% for i in range(10) %}{% set ns.s = ns.s.replace('x', ns.s) %}{% endfor %}", "value"},
 	{"join", "{{ range(60000) | join('x' * 100000) }}", "value"},
 	{"format", "{{ '%2000000000s' | format('x') }}", "value"},
