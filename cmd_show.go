@@ -71,7 +71,7 @@ func showCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(&b, "(the first of the %d files of a split model: every key is in it)\n", n)
 		}
 		for _, kv := range f.KV {
-			fmt.Fprintf(&b, "%-40s %-8s %s\n", kv.Key, kv.Type, metaValue(kv.Value))
+			fmt.Fprintf(&b, "%-40s %-8s %s\n", quote.Cut(kv.Key, quote.Max), kv.Type, metaValue(kv.Value, true))
 		}
 	default:
 		describe(&b, m, f)
@@ -121,7 +121,7 @@ func describe(b *strings.Builder, m models.Model, f *gguf.File) {
 	if f != nil {
 		for _, k := range []string{"general.license", "general.basename", "general.size_label", "general.finetune"} {
 			if v, ok := f.String(k); ok && v != "" {
-				line(strings.TrimPrefix(k, "general."), v)
+				line(strings.TrimPrefix(k, "general."), quote.Cut(v, quote.Max))
 			}
 		}
 	}
@@ -151,8 +151,10 @@ func tensorTypes(f *gguf.File) string {
 }
 
 // metaValue is a metadata value on one line: strings quoted and cut as
-// messages cut them (quote.Quote), arrays as their length and first items.
-func metaValue(v any) string {
+// messages cut them (quote.Quote), arrays as their length and first items;
+// an array's arrays without theirs (items false), so that arrays nested
+// eight deep cannot make a line of 6^8 items.
+func metaValue(v any, items bool) string {
 	switch x := v.(type) {
 	case string:
 		if len(x) > quote.Max {
@@ -160,13 +162,16 @@ func metaValue(v any) string {
 		}
 		return strconv.Quote(x)
 	case gguf.ArrayValue:
-		items := reflect.ValueOf(x.Data)
+		if !items {
+			return fmt.Sprintf("[%d %s]", x.Len(), x.Elem)
+		}
+		data := reflect.ValueOf(x.Data)
 		var parts []string
-		for i := 0; i < items.Len() && i < 6; i++ {
-			parts = append(parts, metaValue(items.Index(i).Interface()))
+		for i := 0; i < data.Len() && i < 6; i++ {
+			parts = append(parts, metaValue(data.Index(i).Interface(), false))
 		}
 		more := ""
-		if items.Len() > 6 {
+		if data.Len() > 6 {
 			more = ", …"
 		}
 		return fmt.Sprintf("[%d %s: %s%s]", x.Len(), x.Elem, strings.Join(parts, ", "), more)

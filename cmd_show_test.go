@@ -1,9 +1,11 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"chat/models/gguf"
 	"chat/models/gguf/gguftest"
 	"chat/models/testmodels"
 )
@@ -49,6 +51,45 @@ func TestShow(t *testing.T) {
 		}
 		if c.code != 0 && strings.Count(strings.TrimSpace(stderr), "\n") > 1 {
 			t.Errorf("chat %s: more than a line or two: %q", strings.Join(c.args, " "), stderr)
+		}
+	}
+}
+
+// Hostile metadata shows as short lines without raw escapes: a long
+// string, a long key and arrays nested eight deep (whose items, shown
+// within each other, made a line of 6^7 of them).
+func TestShowHostileMetadata(t *testing.T) {
+	gg := testmodels.Path(t, "stories260K/stories260K.gguf")
+	path := filepath.Join(t.TempDir(), "hostile.gguf")
+	var nest func(depth int) gguf.ArrayValue
+	nest = func(depth int) gguf.ArrayValue {
+		if depth == 0 {
+			return gguf.ArrayValue{Elem: gguf.String, Data: []string{hostileText}}
+		}
+		sub := make([]gguf.ArrayValue, 6)
+		for i := range sub {
+			sub[i] = nest(depth - 1)
+		}
+		return gguf.ArrayValue{Elem: gguf.Array, Data: sub}
+	}
+	long := strings.Repeat("x"+hostileText, 10000)
+	gguftest.WithMeta(t, gg, path, func(kv []gguf.KV) []gguf.KV {
+		return append(kv, gguf.KV{Key: "general.finetune", Type: gguf.String, Value: long},
+			gguf.KV{Key: "k" + long, Type: gguf.Uint8, Value: uint8(1)},
+			gguf.KV{Key: "nested", Type: gguf.Array, Value: nest(7)})
+	})
+	for _, args := range [][]string{{"show", path}, {"show", "--metadata", path}} {
+		code, stdout, stderr := runCLI(args...)
+		if code != 0 || !strings.Contains(stdout, "finetune") {
+			t.Fatalf("chat %v: exit %d, %.300q", args, code, stdout+stderr)
+		}
+		if bad := rawEscape(stdout); bad != "" {
+			t.Errorf("chat %v: raw %q in the output", args, bad)
+		}
+		for _, line := range strings.Split(stdout, "\n") {
+			if len(line) > 1000 {
+				t.Errorf("chat %v: a line of %d bytes: %.120q", args, len(line), line)
+			}
 		}
 	}
 }

@@ -58,3 +58,32 @@ func Split(t testing.TB, path, dir string, parts int) []string {
 	}
 	return paths
 }
+
+// WithMeta writes the GGUF file at path to out with the metadata edit
+// returns for its own, and the same tensors.
+func WithMeta(t testing.TB, path, out string, edit func([]gguf.KV) []gguf.KV) {
+	t.Helper()
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var ts []gguf.WriteTensor
+	for _, ti := range f.Tensors {
+		raw, err := f.TensorData(&ti)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts = append(ts, gguf.WriteTensor{Name: ti.Name, Dims: ti.Dims, Type: ti.Type, Raw: raw})
+	}
+	w, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gguf.Write(w, edit(append([]gguf.KV(nil), f.KV...)), ts); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
