@@ -16,6 +16,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -125,7 +126,19 @@ func pairs(file string, as, bs map[string]*weights.F32, alpha func(target string
 		if a.Rows() != b.Cols() {
 			return nil, fmt.Errorf("lora: %s: %s: lora_a has rank %d, lora_b %d", file, quote.Quote(t), a.Rows(), b.Cols())
 		}
-		out = append(out, Pair{Target: t, A: a, B: b, Alpha: alpha(t), RS: rs})
+		// A NaN or infinity here would only show as a model whose logits
+		// are all NaN ("no finite logit to sample from"), or a merged file
+		// of them.
+		for i, m := range []*weights.F32{a, b} {
+			if j := slices.IndexFunc(m.Floats(), notFinite); j >= 0 {
+				return nil, fmt.Errorf("lora: %s: %s: %s holds %v (value %d)", file, quote.Quote(t), []string{"lora_a", "lora_b"}[i], m.Floats()[j], j)
+			}
+		}
+		al := alpha(t)
+		if math.IsNaN(al) || math.IsInf(al, 0) || math.Abs(al) > math.MaxFloat32 {
+			return nil, fmt.Errorf("lora: %s: %s: alpha is %v", file, quote.Quote(t), al)
+		}
+		out = append(out, Pair{Target: t, A: a, B: b, Alpha: al, RS: rs})
 	}
 	for t := range bs {
 		if _, ok := as[t]; !ok {
@@ -135,6 +148,8 @@ func pairs(file string, as, bs map[string]*weights.F32, alpha func(target string
 	sortPairs(out)
 	return out, nil
 }
+
+func notFinite(v float32) bool { return math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) }
 
 func sortPairs(p []Pair) {
 	for i := 1; i < len(p); i++ {

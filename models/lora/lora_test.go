@@ -257,6 +257,37 @@ func TestBadAdapters(t *testing.T) {
 			t.Errorf("%s: error of %d bytes, want one short line", path, len(fmt.Sprint(err)))
 		}
 	}
+	// A NaN or infinity in a matrix or alpha is named at load; it used to
+	// load, and every logit of the model came out NaN.
+	for i, c := range []struct {
+		edit  func(*Adapter)
+		alpha float64
+		want  string
+	}{
+		{func(a *Adapter) { a.Pairs[1].A.Floats()[3] = float32(math.NaN()) }, alpha, "lora_a holds NaN (value 3)"},
+		{func(a *Adapter) { a.Pairs[0].B.Floats()[0] = float32(math.Inf(-1)) }, alpha, "lora_b holds -Inf (value 0)"},
+		{func(*Adapter) {}, math.Inf(1), "alpha is +Inf"}, // JSON has no infinity: a GGUF adapter
+		{func(*Adapter) {}, 1e300, "alpha is 1e+300"},
+	} {
+		ad := randomAdapter(t, m, 7)
+		c.edit(ad)
+		path := filepath.Join(dir, fmt.Sprintf("nonfinite%d", i))
+		var err error
+		if math.IsInf(c.alpha, 0) {
+			path += ".gguf"
+			var b bytes.Buffer
+			err = WriteGGUF(&b, ad, "llama", c.alpha)
+			os.WriteFile(path, b.Bytes(), 0o644)
+		} else {
+			err = WritePEFT(path, ad, c.alpha)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Load(path); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v", c.want, err)
+		}
+	}
 	ad = randomAdapter(t, m, 6)
 	peft := filepath.Join(dir, "p")
 	if err := WritePEFT(peft, ad, alpha); err != nil {

@@ -150,7 +150,10 @@ func WritePEFT(dir string, a *Adapter, alpha float64) error {
 	}
 	cfg := map[string]any{"peft_type": "LORA", "r": r, "lora_alpha": alpha, "target_modules": modules,
 		"base_model_name_or_path": a.Base, "bias": "none", "fan_in_fan_out": false, "use_rslora": false}
-	cb, _ := json.MarshalIndent(cfg, "", "  ")
+	cb, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return err // an alpha JSON cannot hold (NaN, infinity)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "adapter_config.json"), cb, 0o644); err != nil {
 		return err
 	}
