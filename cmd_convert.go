@@ -45,8 +45,8 @@ func convertCmd(args []string, stdout, stderr io.Writer) int {
 		kernels.SetThreads(*threads)
 	}
 	in, out := pos[0], pos[1]
-	if sameFile(in, out) {
-		fmt.Fprintln(stderr, "chat convert: the output would overwrite the input")
+	if err := checkOutput(in, out, "input"); err != nil {
+		fmt.Fprintln(stderr, "chat convert:", err)
 		return 2
 	}
 	f, src, err := openForConvert(in)

@@ -39,8 +39,8 @@ func mergeLoraCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "chat merge-lora:", strings.TrimPrefix(strings.TrimPrefix(err.Error(), "lora: "), "convert: "))
 		return 1
 	}
-	if sameFile(base, out) {
-		return fail(fmt.Errorf("the output would overwrite the base model"))
+	if err := checkOutput(base, out, "base model"); err != nil {
+		return fail(err)
 	}
 	ads, err := loadAdapters(pos[1 : len(pos)-1])
 	if err != nil {

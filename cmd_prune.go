@@ -63,8 +63,8 @@ func pruneCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "chat prune:", strings.TrimPrefix(strings.TrimPrefix(err.Error(), "prune: "), "convert: "))
 		return 1
 	}
-	if sameFile(in, out) {
-		return fail(errors.New("the output would overwrite the input"))
+	if err := checkOutput(in, out, "input"); err != nil {
+		return fail(err)
 	}
 	m, err := openModel(in)
 	if err != nil {

@@ -268,6 +268,14 @@ func TestSpecialFilesDoNotHang(t *testing.T) {
 		{[]string{"convert", fifo, filepath.Join(dir, "out.gguf")}, 1, "FIFO"},
 		{[]string{"prune", model, filepath.Join(dir, "out.gguf"), "--nm", "2:4", "--calib", "/dev/zero"}, 1, "device"},
 		{[]string{"quant-report", "--text", "/dev/zero"}, 1, "device"},
+		// An output that is not a regular file is refused: it was replaced by
+		// the file renamed into place (as root, /dev/null by "chat convert
+		// m.gguf /dev/null"), or a directory gave "rename .out.123 out: file
+		// exists" after all the work.
+		{[]string{"convert", model, fifo}, 2, "write " + fifo + ": is a FIFO"},
+		{[]string{"convert", model, dir}, 2, "is a directory"},
+		{[]string{"prune", model, fifo, "--nm", "2:4"}, 1, "is a FIFO"},
+		{[]string{"merge-lora", model, dir, fifo}, 1, "is a FIFO"},
 		{[]string{"--sessions"}, 0, "skipped"},
 		{[]string{"--resume", "--prompt", "x"}, 1, "could not be read"},
 		{[]string{"--continue", "story", "--prompt", "x"}, 1, "no such session"},
@@ -281,6 +289,9 @@ func TestSpecialFilesDoNotHang(t *testing.T) {
 		if code != c.code || !strings.Contains(stderr, c.want) {
 			t.Errorf("chat %v: exit %d (want %d), stderr %q; want %q", c.args, code, c.code, stderr, c.want)
 		}
+	}
+	if st, err := os.Stat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO was replaced: %v", err)
 	}
 }
 

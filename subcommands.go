@@ -18,6 +18,7 @@ import (
 	"chat/models"
 	"chat/models/lora"
 	"chat/models/quote"
+	"chat/models/regular"
 	"chat/ui"
 
 	"github.com/charmbracelet/x/term"
@@ -152,6 +153,9 @@ func progressBar(verb, label string) (func(done, total int64), func()) {
 // writes removes the temporary file, then ends the process as the signal
 // would have (the default action skips deferred calls).
 func writeAtomic(path string, write func(w io.Writer) error) error {
+	if err := regular.Output(path); err != nil {
+		return err
+	}
 	var tmp *os.File
 	var err error
 	for range 100 {
@@ -194,11 +198,18 @@ func writeAtomic(path string, write func(w io.Writer) error) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// sameFile reports whether a and b name the same existing file.
-func sameFile(a, b string) bool {
-	sa, err1 := os.Stat(a)
-	sb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+// checkOutput refuses, before any work, an output path writeAtomic would
+// refuse, or one naming the input file (what).
+func checkOutput(in, out, what string) error {
+	if err := regular.Output(out); err != nil {
+		return err
+	}
+	si, err1 := os.Stat(in)
+	so, err2 := os.Stat(out)
+	if err1 == nil && err2 == nil && os.SameFile(si, so) {
+		return fmt.Errorf("the output would overwrite the %s", what)
+	}
+	return nil
 }
 
 // openModelAs opens the model at path (the embedded one for "") and

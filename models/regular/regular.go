@@ -50,6 +50,23 @@ func open(path string) (*os.File, fs.FileInfo, error) {
 	return f, st, nil
 }
 
+// Output checks that a file written to path may take its place: nothing
+// is there, or a regular file (through symbolic links). A directory,
+// FIFO, device or socket is refused: a file renamed over /dev/null would
+// replace it for every program on the machine.
+func Output(path string) error {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case !st.Mode().IsRegular():
+		return &fs.PathError{Op: "write", Path: path, Err: fmt.Errorf("is %s, %w", kind(st.Mode()), ErrNotRegular)}
+	}
+	return nil
+}
+
 func notRegular(path string, st fs.FileInfo) error {
 	return &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("is %s, %w", kind(st.Mode()), ErrNotRegular)}
 }
