@@ -74,6 +74,9 @@ func (s *Session) SaveKV(file string) (int64, error) {
 	if s.remote != nil {
 		return 0, errRemote
 	}
+	if err := regular.Output(file); err != nil { // the rename would replace a FIFO or device
+		return 0, err
+	}
 	dir := filepath.Dir(file)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(file)+".tmp*")
 	if err != nil {

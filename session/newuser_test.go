@@ -344,6 +344,16 @@ func TestKVSaveLoad(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "FIFO") {
 		t.Errorf("/kv load of a FIFO: %v", err)
 	}
+	// /kv save over a FIFO (or /dev/null, as root) replaced it with the
+	// file renamed into place; over a folder it failed in the rename.
+	for _, to := range []string{fifo, t.TempDir()} {
+		if _, _, err := b.Command("/kv save " + to); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("/kv save %s: %v", to, err)
+		}
+	}
+	if st, err := os.Stat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("/kv save replaced the FIFO: %v", err)
+	}
 }
 
 // /draft FILE, /draft off and /model FILE mid-session: the conversation
