@@ -284,6 +284,40 @@ func TestLongStringsCut(t *testing.T) {
 	}
 }
 
+// The grammar grows with the schema, not faster: many required properties
+// were written out N²/2 times (1,000 of them, 19 MB), and an array's items
+// or an object nested in the second of two properties doubled at every
+// level (20 levels, megabytes; the 200 the decoder allows, without end).
+func TestGrammarGrowsWithSchema(t *testing.T) {
+	nest := func(depth int, wrap string) string {
+		s := `{"type": "integer"}`
+		for range depth {
+			s = strings.Replace(wrap, "S", s, 1)
+		}
+		return s
+	}
+	var props, req []string
+	for i := range 1000 {
+		props = append(props, fmt.Sprintf(`"p%d": {"type": "string"}`, i))
+		req = append(req, fmt.Sprintf(`"p%d"`, i))
+	}
+	for name, src := range map[string]string{
+		"arrays":     nest(20, `{"type": "array", "items": S}`),
+		"objects":    nest(20, `{"type": "object", "properties": {"a": {"type": "integer"}, "b": S}}`),
+		"optional":   nest(20, `{"type": "object", "properties": {"a": {"type": "integer"}, "b": S}, "required": ["a", "b"]}`),
+		"properties": `{"type": "object", "properties": {` + strings.Join(props, ", ") + `}, "required": [` + strings.Join(req, ", ") + `]}`,
+	} {
+		g, err := Grammar([]byte(src))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(g) > len(prelude)+20*len(src) {
+			t.Errorf("%s: a grammar of %d bytes for a schema of %d", name, len(g), len(src))
+		}
+		machine(t, g)
+	}
+}
+
 func FuzzGrammar(f *testing.F) {
 	files, _ := filepath.Glob("testdata/*.json")
 	for _, file := range files {
