@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"chat/engine/constrain/gbnf"
 	"chat/engine/constrain/regex"
 	"chat/engine/constrain/utf8range"
 )
@@ -14,13 +15,14 @@ import (
 // value, so a character that JSON must escape is generated as its escape
 // (" as \", \ as \\, a control character as \n or \u00XX). As JSON Schema
 // says, a pattern is not anchored: without a leading ^ any characters may
-// come before the match, without a trailing $ any may follow.
-func pattern(p string) (string, error) {
+// come before the match, without a trailing $ any may follow. What it
+// writes is spent from *budget (toGBNF).
+func pattern(p string, budget *int) (string, error) {
 	syn, err := regex.Parse(p)
 	if err != nil {
 		return "", err
 	}
-	body, err := toGBNF(syn.Root)
+	body, err := toGBNF(syn.Root, budget)
 	if err != nil {
 		return "", err
 	}
@@ -39,44 +41,61 @@ func escapeOf(r rune) string {
 	return q[1 : len(q)-1]
 }
 
-func toGBNF(n *regex.Node) (string, error) {
+// toGBNF writes n, spending *budget on every byte it writes, and fails once
+// it is spent: a character class takes up to hundreds of bytes (. and
+// [^a]: the escapes of the control characters), so a schema of patterns of
+// them made gigabytes before gbnf refused the grammar.
+func toGBNF(n *regex.Node, budget *int) (string, error) {
+	out, err := "", error(nil)
 	switch n.Op {
 	case regex.OpEmpty:
-		return `""`, nil
+		out = `""`
 	case regex.OpClass:
-		return classGBNF(n.Class), nil
+		out = classGBNF(n.Class)
 	case regex.OpConcat:
-		return joinGBNF(n.Subs, " ")
+		return joinGBNF(n.Subs, " ", budget)
 	case regex.OpAlt:
-		return joinGBNF(n.Subs, " | ")
+		return joinGBNF(n.Subs, " | ", budget)
 	case regex.OpRepeat:
-		sub, err := toGBNF(n.Subs[0])
-		if err != nil {
+		var sub string
+		if sub, err = toGBNF(n.Subs[0], budget); err != nil {
 			return "", err
 		}
 		if n.Max != 1 && nullable(n.Subs[0]) {
 			return "", errors.New("pattern: a repeat of a part that can match nothing (like (a*)*) is not supported")
 		}
-		switch {
-		case n.Max < 0:
-			return fmt.Sprintf("(%s){%d,}", sub, n.Min), nil
-		default:
-			return fmt.Sprintf("(%s){%d,%d}", sub, n.Min, n.Max), nil
+		if n.Max < 0 {
+			out = fmt.Sprintf("(%s){%d,}", sub, n.Min)
+		} else {
+			out = fmt.Sprintf("(%s){%d,%d}", sub, n.Min, n.Max)
 		}
+		*budget += len(sub) // spent already
+	default:
+		return "", fmt.Errorf("pattern: unknown node %d", n.Op)
 	}
-	return "", fmt.Errorf("pattern: unknown node %d", n.Op)
+	return out, spend(budget, len(out))
+}
+
+var errSize = fmt.Errorf("the grammar would be over the %d bytes a grammar may have", gbnf.MaxSource)
+
+// spend takes n bytes from *budget, and fails once it is spent.
+func spend(budget *int, n int) error {
+	if *budget -= n; *budget < 0 {
+		return errSize
+	}
+	return nil
 }
 
 // joinGBNF is the group of subs' expressions joined by sep.
-func joinGBNF(subs []*regex.Node, sep string) (string, error) {
+func joinGBNF(subs []*regex.Node, sep string, budget *int) (string, error) {
 	parts := make([]string, len(subs))
 	for i, s := range subs {
 		var err error
-		if parts[i], err = toGBNF(s); err != nil {
+		if parts[i], err = toGBNF(s, budget); err != nil {
 			return "", err
 		}
 	}
-	return "(" + strings.Join(parts, sep) + ")", nil
+	return "(" + strings.Join(parts, sep) + ")", spend(budget, 2+len(sep)*(len(subs)-1))
 }
 
 func nullable(n *regex.Node) bool {

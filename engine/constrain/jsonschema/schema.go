@@ -39,6 +39,7 @@ import (
 	"strings"
 	"unicode"
 
+	"chat/engine/constrain/gbnf"
 	"chat/models/quote"
 )
 
@@ -49,10 +50,13 @@ func Grammar(src []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	c := &compiler{src: src, root: root, defs: map[*node]string{}}
+	c := &compiler{src: src, root: root, defs: map[*node]string{}, left: gbnf.MaxSource}
 	expr, err := c.schema(root, "")
 	if err != nil {
 		return "", err
+	}
+	if c.left < 0 {
+		return "", fmt.Errorf("json schema: %w", errSize)
 	}
 	var b strings.Builder
 	b.WriteString(prelude)
@@ -69,6 +73,7 @@ type compiler struct {
 	rules []string
 	defs  map[*node]string // schemas with a rule of their own ($ref targets)
 	n     int
+	left  int // bytes of grammar still to be written (spend): gbnf refuses a larger one
 	// bare are the $ref targets being compiled with no object or array
 	// entered since: a reference back to one would be a rule that starts
 	// with itself.
@@ -102,6 +107,7 @@ func (c *compiler) rule(body string) string {
 	c.n++
 	name := fmt.Sprintf("s-%d", c.n)
 	c.rules = append(c.rules, name+" ::= "+body)
+	c.left -= len(c.rules[len(c.rules)-1])
 	return name
 }
 
@@ -518,7 +524,7 @@ func (c *compiler) str(n *node, path string) (string, error) {
 		if p.kind != 's' {
 			return "", c.errAt(p, path+"/pattern", "expected a string")
 		}
-		body, err := pattern(p.str)
+		body, err := pattern(p.str, &c.left)
 		if err != nil {
 			return "", c.errAt(p, path+"/pattern", "%v", err)
 		}
