@@ -12,6 +12,7 @@ import (
 
 	"chat/engine/constrain/gbnf"
 	"chat/engine/constrain/regex"
+	"chat/models/testmodels"
 
 	sjs "github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -330,6 +331,22 @@ func TestGrammarGrowsWithSchema(t *testing.T) {
 			t.Errorf("%s: a grammar of %d bytes for a schema of %d", name, len(g), len(src))
 		}
 		machine(t, g)
+	}
+}
+
+// An object of many keys is read in time linear in them: each key was
+// looked up by a scan of those before it (in the check for a duplicate,
+// and for each required name), and 100,000 took 44 s.
+func TestManyKeys(t *testing.T) {
+	var props, req []string
+	for i := range 50000 {
+		props = append(props, fmt.Sprintf(`"p%d": {}`, i))
+		req = append(req, fmt.Sprintf(`"p%d"`, i))
+	}
+	src := `{"properties": {` + strings.Join(props, ", ") + `}, "required": [` + strings.Join(req, ", ") + `]}`
+	err := testmodels.Bounded(t, "50,000 keys", func() error { _, err := Grammar([]byte(src)); return err })
+	if err == nil || !strings.Contains(err.Error(), "bytes a grammar may have") {
+		t.Errorf("%v; want the grammar refused as too large", err)
 	}
 }
 
