@@ -80,15 +80,17 @@ func (t *TensorInfo) Elements() int64 {
 // by llama.cpp's gguf-split (NAME-00001-of-00003.gguf) opens every part
 // (split.go).
 func Open(path string) (*File, error) {
-	f, err := openOne(path)
+	mem := int64(maxValueMemory)
+	f, err := openOne(path, &mem)
 	if err != nil {
 		return nil, err
 	}
-	return openSplit(f, path)
+	return openSplit(f, path, &mem)
 }
 
-// openOne maps one file and parses its header.
-func openOne(path string) (*File, error) {
+// openOne maps one file and parses its header, its strings and arrays
+// taking their memory from *mem (reader.charge).
+func openOne(path string, mem *int64) (*File, error) {
 	fd, st, err := regular.Open(path) // a FIFO or device would block or never end
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)
@@ -101,7 +103,7 @@ func openOne(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %s: %w", path, err)
 	}
-	f, err := Parse(data)
+	f, err := parse(data, mem)
 	if err != nil {
 		unmap()
 		return nil, fmt.Errorf("%w (in %s)", err, path)
@@ -152,7 +154,12 @@ func (f *File) Close() error {
 // Parse parses a whole GGUF file held in data. The File keeps data for the
 // tensor contents; metadata strings are copied.
 func Parse(data []byte) (*File, error) {
-	r := &reader{b: data}
+	mem := int64(maxValueMemory)
+	return parse(data, &mem)
+}
+
+func parse(data []byte, mem *int64) (*File, error) {
+	r := &reader{b: data, mem: mem}
 	magic := r.bytes(4)
 	if r.err != nil || string(magic) != Magic {
 		return nil, fmt.Errorf("gguf: bad magic %q, not a GGUF file", magic)
@@ -322,7 +329,7 @@ type reader struct {
 	b   []byte
 	off int
 	err error
-	mem int64 // bytes of the strings and arrays made so far (maxValueMemory)
+	mem *int64 // bytes the strings and arrays may still take (maxValueMemory, shared by a split model's parts)
 }
 
 // maxValueMemory bounds the memory the strings and arrays read from the
@@ -330,16 +337,19 @@ type reader struct {
 // but a huge sparse file has those bytes without content: 1.2G empty strings
 // declared in 10 GB of zeros took 18 GB and over a minute. A real header (a
 // vocabulary of 262K tokens, its merges, scores and types) takes tens of MB.
-const maxValueMemory = 1 << 30
+// A split model's parts share it: each part's header could take it all.
+// (A variable: tests lower it.)
+var maxValueMemory = 1 << 30
 
 // charge counts n values of size bytes each before they are made, and
-// fails once the header would take more than maxValueMemory.
+// fails once the header (a split model's headers) would take more than
+// maxValueMemory.
 func (r *reader) charge(n, size int) bool {
 	if r.err != nil {
 		return false
 	}
-	r.mem += int64(n) * int64(size)
-	if r.mem > maxValueMemory {
+	*r.mem -= int64(n) * int64(size)
+	if *r.mem < 0 {
 		r.err = fmt.Errorf("strings and arrays of more than %d MB in memory", maxValueMemory>>20)
 		return false
 	}

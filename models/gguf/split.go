@@ -46,7 +46,7 @@ func splitPath(prefix string, i, count int) string {
 
 // openSplit returns f, opened from path, with the other parts of its model
 // when it is a part of a split model; f is closed on error.
-func openSplit(f *File, path string) (*File, error) {
+func openSplit(f *File, path string, mem *int64) (*File, error) {
 	no, count, err := splitOf(f)
 	if err != nil || count == 0 {
 		if err != nil {
@@ -65,12 +65,12 @@ func openSplit(f *File, path string) (*File, error) {
 	first := f
 	if no != 0 {
 		f.Close()
-		if first, err = openPart(prefix, 0, count); err != nil {
+		if first, err = openPart(prefix, 0, count, mem); err != nil {
 			return nil, err
 		}
 	}
 	for i := 1; i < count; i++ {
-		p, err := openPart(prefix, i, count)
+		p, err := openPart(prefix, i, count, mem)
 		if err == nil {
 			err = first.addPart(p, i)
 		}
@@ -87,9 +87,9 @@ func openSplit(f *File, path string) (*File, error) {
 }
 
 // openPart opens part i of count and checks that it says so.
-func openPart(prefix string, i, count int) (*File, error) {
+func openPart(prefix string, i, count int, mem *int64) (*File, error) {
 	path := splitPath(prefix, i, count)
-	p, err := openOne(path)
+	p, err := openOne(path, mem)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("gguf: part %d of %d of the split model %s is missing: %s (every part must be in the same folder)", i+1, count, filepath.Base(prefix), path)
 	}

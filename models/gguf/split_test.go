@@ -134,3 +134,22 @@ func TestModelName(t *testing.T) {
 		}
 	}
 }
+
+// The parts of a split model share the bound on the memory of the header's
+// strings and arrays: each part had its own, so N parts of sparse files
+// could take N times it.
+func TestSplitValueMemoryShared(t *testing.T) {
+	saved := maxValueMemory
+	t.Cleanup(func() { maxValueMemory = saved })
+	maxValueMemory = 1 << 20
+	big := KV{"big", String, strings.Repeat("x", 600<<10)}
+	paths := writeSplit(t, t.TempDir(), 3, 2, func(_ int, meta *[]KV, _ *[]WriteTensor) { *meta = append(*meta, big) })
+	for _, path := range paths {
+		if f, err := Open(path); err == nil || !strings.Contains(err.Error(), "in memory") {
+			if f != nil {
+				f.Close()
+			}
+			t.Errorf("%s: %v, want the second part's strings refused by the memory the first took", filepath.Base(path), err)
+		}
+	}
+}
