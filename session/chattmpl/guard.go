@@ -327,12 +327,21 @@ func (w *treeWalker) slot(f reflect.Value) {
 				repl = guardCall(opFunc, n.Left, n.Right, &nodes.String{Location: n.Operator.Token, Val: op})
 			}
 		case *nodes.Call:
-			if isGuard(n, condFunc) && len(n.Args) == 3 {
+			switch {
+			case isGuard(n, condFunc) && len(n.Args) == 3:
 				at := n.Args[0].Position()
 				id := len(w.branches)
 				w.branches = append(w.branches, [2]nodes.Expression{n.Args[1], n.Args[2]})
 				n.Args = []nodes.Expression{n.Args[0], &nodes.Integer{Location: at, Val: id}}
+			case !isGuard(n, ""):
+				repl = guardCall(newFunc, n) // dict(a=x, b=x): as a literal
 			}
+		case *nodes.List, *nodes.Tuple, *nodes.Dict:
+			// A literal can hold one value many times ([a, a]): built in a
+			// loop, a value of 2^30 items cost nothing, until an operation
+			// outside the guards (==, in, an error quoting the value) walked
+			// it for minutes into gigabytes.
+			repl = guardCall(newFunc, n.(nodes.Expression))
 		case *nodes.TestExpression:
 			if x, ok := n.Expression.(*nodes.Name); ok && n.Test != nil && nameTests[n.Test.Name] && len(n.Test.Args) == 0 {
 				repl = guardCall(testFunc, x, &nodes.String{Location: x.Name, Val: x.Name.Val}, &nodes.String{Location: x.Name, Val: n.Test.Name})
@@ -367,14 +376,15 @@ func (w *treeWalker) slot(f reflect.Value) {
 	}
 }
 
-// isGuard reports whether x is already a call of the guard fn.
+// isGuard reports whether x is already a call of the guard fn (of any
+// guard, for fn "").
 func isGuard(x nodes.Node, fn string) bool {
 	c, ok := x.(*nodes.Call)
 	if !ok {
 		return false
 	}
 	name, ok := c.Func.(*nodes.Name)
-	return ok && name.Name.Val == fn
+	return ok && (name.Name.Val == fn || fn == "" && strings.HasPrefix(name.Name.Val, guardName))
 }
 
 // field is s's field i, settable even when unexported.

@@ -61,7 +61,14 @@ var hostileTemplates = []struct{ name, src, want string }{
 	{"lipsum", "{{ lipsum(100000000) }}", "lipsum"},
 	{"shared-lists", "{% set a = [1] %}" + strings.Repeat("{% set a = [a, a] %}", 40) + "{{ a | tojson }}", "value"},
 	{"shared-lists-sort", "{% set a = [1] %}" + strings.Repeat("{% set a = [a, a] %}", 40) + "{{ a | sort | length }}", "value"},
-	{"shared-lists-loop", "{% set a = [1] %}" + strings.Repeat("{% set a = [a, a] %}", 40) + "{% for x in a recursive %}{{ loop(x) if x is iterable }}{% endfor %}", "steps"},
+	{"shared-lists-loop", "{% set a = [1] %}" + strings.Repeat("{% set a = [a, a] %}", 40) + "{% for x in a recursive %}{{ loop(x) if x is iterable }}{% endfor %}", "value"},
+	// A value shared 2^30 times cost nothing to build, and operators and
+	// errors outside the guards walked it: the render's deadline left them
+	// running in the background, into gigabytes.
+	{"shared-equal", "{% set ns = namespace(d=[]) %}{% for i in range(30) %}{% set ns.d = [ns.d, ns.d] %}{% endfor %}{{ ns.d == ns.d }}", "value"},
+	{"shared-in", "{% set ns = namespace(d={}) %}{% for i in range(30) %}{% set ns.d = {'a': ns.d, 'b': ns.d} %}{% endfor %}{{ ns.d in [ns.d] }}", "value"},
+	{"shared-error", "{% set ns = namespace(d=[]) %}{% for i in range(30) %}{% set ns.d = (ns.d, ns.d) %}{% endfor %}{{ ns.d.upper() }}", "value"},
+	{"shared-dict", "{% set ns = namespace(d=[]) %}{% for i in range(30) %}{% set ns.d = dict(a=ns.d, b=ns.d) %}{% endfor %}{{ raise_exception(ns.d) }}", "value"},
 	{"slices", "{% set a = 'x' * 10000000 %}" + strings.Repeat("{% set b = a[::-1] %}", 40), "more data"},
 }
 
