@@ -111,6 +111,11 @@ func Load(spec string) (*Adapter, error) {
 		return nil, fmt.Errorf("lora: %s holds no LoRA pairs", path)
 	}
 	a.Path, a.Name, a.Scale = path, filepath.Base(path), scale
+	for _, p := range a.Pairs {
+		if s := float64(p.scale(scale)); math.IsNaN(s) || math.IsInf(s, 0) {
+			return nil, fmt.Errorf("lora: %s: scale %v times alpha %v over rank %d is %v as float32", spec, scale, p.Alpha, p.Rank(), s)
+		}
+	}
 	return a, nil
 }
 

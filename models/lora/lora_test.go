@@ -288,6 +288,15 @@ func TestBadAdapters(t *testing.T) {
 			t.Errorf("%s: %v", c.want, err)
 		}
 	}
+	// A scale whose product with alpha/rank overflows float32 made every
+	// logit NaN too.
+	good := filepath.Join(dir, "nonfinite0")
+	if err := WritePEFT(good, randomAdapter(t, m, 7), 1e30); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(good + ":1e20"); err == nil || !strings.Contains(err.Error(), "is +Inf as float32") {
+		t.Errorf("scale 1e20, alpha 1e30: %v", err)
+	}
 	ad = randomAdapter(t, m, 6)
 	peft := filepath.Join(dir, "p")
 	if err := WritePEFT(peft, ad, alpha); err != nil {
