@@ -46,6 +46,11 @@ func mergeLoraCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	for _, a := range ads {
+		if err := checkOutput(a.Path, out, "adapter "+a.Name); err != nil {
+			return fail(err)
+		}
+	}
 	m, err := openModel(base)
 	if err != nil {
 		return fail(err)

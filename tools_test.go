@@ -265,6 +265,14 @@ func TestLoraCLI(t *testing.T) {
 	if a, b := gen("--model", q8), gen("--model", out2); a == b {
 		t.Fatalf("the merged Q8_0 file gives the base's text %q", a)
 	}
+	// The output may not be an adapter: merge-lora wrote over it.
+	before, _ := os.ReadFile(gpath)
+	if code, _, stderr := runCLI("merge-lora", q8, gpath+":2", gpath); code != 1 || !strings.Contains(stderr, "would overwrite the adapter adapter.gguf") {
+		t.Errorf("merge-lora onto its adapter: exit %d %q", code, stderr)
+	}
+	if after, _ := os.ReadFile(gpath); !bytes.Equal(before, after) {
+		t.Errorf("merge-lora changed its adapter")
+	}
 	// An adapter of tiny.pt does not fit student.pt: one line.
 	if code, _, stderr := runCLI("merge-lora", testmodels.Path(t, "course/student.pt"), peft, filepath.Join(dir, "x.gguf")); code != 1 || !strings.Contains(stderr, "do not fit") || strings.Count(stderr, "\n") != 1 {
 		t.Fatalf("mismatched adapter: exit %d %q", code, stderr)
