@@ -63,8 +63,10 @@ func pruneCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "chat prune:", strings.TrimPrefix(strings.TrimPrefix(err.Error(), "prune: "), "convert: "))
 		return 1
 	}
-	if err := checkOutput(in, out, "input"); err != nil {
-		return fail(err)
+	for _, c := range [][2]string{{in, "input"}, {*calib, "calibration text"}, {*text, "report's text"}} {
+		if err := checkOutput(c[0], out, c[1]); err != nil {
+			return fail(err)
+		}
 	}
 	m, err := openModel(in)
 	if err != nil {

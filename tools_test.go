@@ -323,6 +323,15 @@ func TestPruneCLI(t *testing.T) {
 			t.Errorf("%v: exit %d %q", bad, code, stderr)
 		}
 	}
+	// The output may not be the calibration text, which it was written over.
+	calib := filepath.Join(dir, "calib.txt")
+	os.WriteFile(calib, []byte(strings.Repeat("Once upon a time there was a cat. ", 200)), 0o644)
+	if code, _, stderr := runCLI("prune", testmodels.Path(t, "course/tiny.pt"), calib, "--nm", "2:4", "--calib", calib); code != 1 || !strings.Contains(stderr, "would overwrite the calibration text") {
+		t.Errorf("prune onto its calibration text: exit %d %q", code, stderr)
+	}
+	if b, _ := os.ReadFile(calib); !strings.HasPrefix(string(b), "Once upon") {
+		t.Errorf("prune wrote over its calibration text")
+	}
 }
 
 // A SIGTERM (or Ctrl+C) while writeAtomic writes leaves no file behind,
