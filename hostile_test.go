@@ -276,6 +276,7 @@ func TestSpecialFilesDoNotHang(t *testing.T) {
 		{[]string{"convert", model, dir}, 2, "is a directory"},
 		{[]string{"prune", model, fifo, "--nm", "2:4"}, 1, "is a FIFO"},
 		{[]string{"merge-lora", model, dir, fifo}, 1, "is a FIFO"},
+		{[]string{"prune", model, filepath.Join(dir, "none", "out.gguf"), "--nm", "2:4", "--calib", "/dev/zero"}, 1, "folder " + filepath.Join(dir, "none") + " is not there"},
 		{[]string{"--sessions"}, 0, "skipped"},
 		{[]string{"--resume", "--prompt", "x"}, 1, "could not be read"},
 		{[]string{"--continue", "story", "--prompt", "x"}, 1, "no such session"},

@@ -204,6 +204,9 @@ func checkOutput(in, out, what string) error {
 	if err := regular.Output(out); err != nil {
 		return err
 	}
+	if st, err := os.Stat(filepath.Dir(out)); err != nil || !st.IsDir() { // else found at the end, after a prune's minutes
+		return fmt.Errorf("the output's folder %s is not there", filepath.Dir(out))
+	}
 	si, err1 := os.Stat(in)
 	so, err2 := os.Stat(out)
 	if err1 == nil && err2 == nil && os.SameFile(si, so) {
