@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // fakeTok has one id per byte (0..255) and ids 256.. for its special texts,
@@ -421,6 +422,12 @@ func TestBadTemplates(t *testing.T) {
 		{"recursive macro", "<|im_start|>{% macro m(n) %}{{ m(n + 1) }}{% endmacro %}{{ m(0) }}", "failed"},
 		{"bad call", "<|im_start|>{{ messages[0].content.nosuchmethod() }}", "failed"},
 		{"bad filter", "<|im_start|>{{ messages | nosuchfilter }}", ""},
+		// The template's text and what it raises come from the file: a
+		// newline, an escape sequence or invalid UTF-8 in them was kept in
+		// the message.
+		{"raise newline", "<|im_start|>{{ raise_exception('no\nway\x1b[2J\xff') }}", `no\nway\x1b[2J\xff`},
+		{"bad call newline", "<|im_start|>{{ 'a\nb\x1b]0;t\x07'.nosuchmethod() }}", `a\nb\x1b]0;t\a`},
+		{"parse newline", "<|im_start|>{% for m in messages %}\n{{ m.content }\n{% endfor %}", `\n{{ m.content }\n`},
 	} {
 		tp := New(v.tok, Options{Template: c.tmpl, EOS: v.eos, BOS: -1})
 		got := tp.Text(msgs, true)
@@ -432,6 +439,9 @@ func TestBadTemplates(t *testing.T) {
 		}
 		if len(tp.Err().Error()) > 400 {
 			t.Errorf("%s: error too long: %d bytes", c.name, len(tp.Err().Error()))
+		}
+		if e := tp.Err().Error(); strings.ContainsAny(e, "\n\x1b\a") || !utf8.ValidString(e) {
+			t.Errorf("%s: not one line of text: %q", c.name, e)
 		}
 	}
 	// Bad family names fall back to ChatML and say so.

@@ -4,9 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"chat/models/quote"
 
@@ -125,7 +128,7 @@ func (g *guardedMacro) Execute(r *exec.Renderer, tag *nodes.ControlStructureBloc
 func compileJinja(src string) (j *jinjaTemplate, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			j, err = nil, fmt.Errorf("chattmpl: chat template does not parse: %v", r)
+			j, err = nil, fmt.Errorf("chattmpl: chat template does not parse: %s", oneLine(fmt.Sprint(r), 300))
 		}
 	}()
 	cfg := gonja.DefaultConfig.Inherit()
@@ -178,7 +181,7 @@ func (j *jinjaTemplate) execute(msgs []Message, generation bool, bos, eos string
 		var r result
 		defer func() {
 			if p := recover(); p != nil {
-				r = result{err: fmt.Errorf("chattmpl: chat template crashed the renderer: %v", p)}
+				r = result{err: fmt.Errorf("chattmpl: chat template crashed the renderer: %s", oneLine(fmt.Sprint(p), 300))}
 			}
 			done <- r
 		}()
@@ -244,7 +247,7 @@ func (j *jinjaTemplate) run(msgs []Message, generation bool, bos, eos string, no
 	if err := j.tpl.Execute(w, ctx); err != nil {
 		switch {
 		case raised != "":
-			return "", fmt.Errorf("chattmpl: chat template raised an exception: %s", quote.Cut(raised, 200))
+			return "", fmt.Errorf("chattmpl: chat template raised an exception: %s", oneLine(raised, 200))
 		case j.budget.err != nil:
 			return "", j.budget.err
 		case w.left < 0:
@@ -256,13 +259,27 @@ func (j *jinjaTemplate) run(msgs []Message, generation bool, bos, eos string, no
 }
 
 // shortErr keeps the innermost part of gonja's nested error messages and
-// caps the length (parse errors quote the whole template).
-func shortErr(err error) string {
-	s := err.Error()
-	if len(s) > 300 {
-		s = s[:150] + " … " + s[len(s)-150:]
+// caps the length (parse errors quote the whole template), on one line
+// (oneLine).
+func shortErr(err error) string { return oneLine(err.Error(), 300) }
+
+// oneLine is s, its middle cut when it is longer than n bytes, as one line
+// of printable text: messages quote the template's text and the values it
+// raises, which come from the model file, so a newline, an escape sequence
+// or invalid UTF-8 in them is shown as Go escapes it.
+func oneLine(s string, n int) string {
+	if len(s) > n {
+		tail := len(s) - n/2
+		for tail < len(s) && !utf8.RuneStart(s[tail]) {
+			tail++
+		}
+		s = quote.Cut(s, n/2) + " " + s[tail:]
 	}
-	return s
+	if utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) < 0 {
+		return s
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
 }
 
 // limitWriter fails once more than left bytes are written.
