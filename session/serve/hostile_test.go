@@ -46,6 +46,9 @@ func TestHostileRequests(t *testing.T) {
 		{"/api/chat", `{"messages":[{"role":"user","content":"` + huge + `"}]}`, 400, "the prompt is at least"},
 		{"/api/generate", `{"prompt":"` + huge + `"}`, 400, "the prompt is at least"},
 		{"/api/generate", `{"prompt":"` + huge + `","raw":true}`, 400, "the prompt is at least"},
+		// One token id was read as a list of one empty string: the prompt
+		// [99999999] was answered from an empty prompt.
+		{"/v1/completions", `{"prompt":[99999999]}`, 400, "token 99999999 at index 0 is outside the vocabulary"},
 	} {
 		var code int
 		var v map[string]any
@@ -54,6 +57,11 @@ func TestHostileRequests(t *testing.T) {
 		if code != c.status || !strings.Contains(msg, c.want) || len(msg) > 600 {
 			t.Errorf("%s %.200s: %d %.300s, want %d %q", c.path, c.body, code, msg, c.status, c.want)
 		}
+	}
+	// And a prompt of one valid id is that id, not an empty text.
+	code, v := post(t, ts.URL+"/v1/completions", `{"prompt":[5],"max_tokens":1}`)
+	if u, _ := v["usage"].(map[string]any); code != 200 || u["prompt_tokens"] != 1.0 {
+		t.Errorf("prompt [5]: %d, usage %v; want 1 prompt token", code, v["usage"])
 	}
 }
 

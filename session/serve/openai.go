@@ -447,6 +447,7 @@ type completionRequest struct {
 func (s *Server) promptIDs(raw json.RawMessage) ([]int, *errBody) {
 	var texts []string
 	if json.Unmarshal(raw, &texts) != nil {
+		texts = nil // json fills what it can: [5] gave [""], an empty prompt
 		var text string
 		if json.Unmarshal(raw, &text) == nil {
 			texts = []string{text}
