@@ -133,10 +133,23 @@ func TestPlanCLI(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"weights   f32", "KV cache  int8", "ridge", "memory-bound", "compute-bound", "budget 1 GB", "requests of 128 tokens"} {
+	for _, want := range []string{"weights   f32", "KV cache  int8", "ridge", "memory-bound", "budget 1 GB", "requests of 128 tokens"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("plan lacks %q:\n%s", want, stdout)
 		}
+	}
+	// The prefill's verdict follows its intensity against the ridge. Which
+	// side it falls on depends on the probe (a busy host measured 4.4 GB/s
+	// once, and this tiny model's prefill came out memory-bound), so the
+	// test checks the rule, not the side.
+	var inten, ridge float64
+	var cmp, verdict string
+	if _, err := fmt.Sscanf(stdout[strings.Index(stdout, "prefill   "):], "prefill   %d tokens: %g FLOP/byte, %s ridge %g: %s", new(int), &inten, &cmp, &ridge, &verdict); err != nil {
+		t.Fatalf("prefill line: %v:\n%s", err, stdout)
+	}
+	near := math.Abs(inten-ridge) < 0.01*ridge // both printed to 3 digits
+	if want := map[bool]string{true: "compute-bound", false: "memory-bound"}[inten > ridge]; !near && (verdict != want || cmp != map[bool]string{true: ">", false: "<"}[inten > ridge]) {
+		t.Errorf("prefill of %g FLOP/byte against ridge %g: %s %s, want %s", inten, ridge, cmp, verdict, want)
 	}
 	// The prefill is bounded by the peak of the arithmetic the weights
 	// multiply with: float32 FMAs for f32 (and the course's int8, widened
