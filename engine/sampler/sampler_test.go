@@ -381,6 +381,12 @@ func BenchmarkSample(b *testing.B) {
 		for i := range logits {
 			logits[i] = float32(r.NormFloat64() * 2)
 		}
+		// Real models' logits are peaked: a few ids well above the rest
+		// (random σ-2 logits are top-p's worst case).
+		peaked := slices.Clone(logits)
+		for range 5 {
+			peaked[r.IntN(vocab)] += 10
+		}
 		for name, p := range map[string]Params{
 			"greedy":     {Greedy: true},
 			"chat":       Defaults(),
@@ -388,10 +394,15 @@ func BenchmarkSample(b *testing.B) {
 			"everything": {Temperature: 0.8, TopK: 40, TopP: 0.9, MinP: 0.05, RepeatPenalty: 1.1},
 			// llama.cpp's further samplers, with the chat defaults: DRY over
 			// a 4,000-id history, typical-p, mirostat 2.
-			"dry":      {Temperature: 0.8, TopP: 0.95, DRYMultiplier: 0.8, DRYBase: 1.75, DRYAllowedLength: 2, DRYPenaltyLastN: -1},
-			"typical":  {Temperature: 0.8, TopP: 0.95, TypicalP: 0.95},
-			"mirostat": {Temperature: 0.8, Mirostat: 2, MirostatTau: 5, MirostatEta: 0.1},
+			"dry":        {Temperature: 0.8, TopP: 0.95, DRYMultiplier: 0.8, DRYBase: 1.75, DRYAllowedLength: 2, DRYPenaltyLastN: -1},
+			"typical":    {Temperature: 0.8, TopP: 0.95, TypicalP: 0.95},
+			"mirostat":   {Temperature: 0.8, Mirostat: 2, MirostatTau: 5, MirostatEta: 0.1},
+			"chatpeaked": Defaults(),
 		} {
+			logits := logits
+			if name == "chatpeaked" {
+				logits = peaked
+			}
 			b.Run(fmt.Sprintf("%s/V%d", name, vocab), func(b *testing.B) {
 				s := New(vocab, p)
 				hist := []int{1, 2, 3}
