@@ -1,14 +1,14 @@
 package sampler
 
-// normalize divides e by its sum in place, giving the float64 softmax.
-func normalize(e []float64) {
-	z := 0.0
-	for _, v := range e {
-		z += v
-	}
+// normalize divides the candidates' exps by their sum in place, giving the
+// float64 softmax, and writes them to probs.
+func (s *Sampler) normalize() {
+	e, z := s.exps[:s.n], s.sum
 	for i, v := range e {
 		e[i] = v / z
+		s.probs[s.ids[i]] = e[i]
 	}
+	s.live = s.n
 }
 
 // Draw takes ONE uniform u in [0,1) from the sampler's RNG and returns the
@@ -16,7 +16,10 @@ func normalize(e []float64) {
 // a distribution that need not be normalised. Weights that are not > 0
 // (zero, negative, NaN) are never returned. It returns -1, drawing nothing,
 // when no weight is > 0.
-func (s *Sampler) Draw(dist []float64) int {
+func (s *Sampler) Draw(dist []float64) int { return s.pick(dist) }
+
+// pick is Draw, returning an index of dist.
+func (s *Sampler) pick(dist []float64) int {
 	total := 0.0
 	for _, v := range dist {
 		if v > 0 {

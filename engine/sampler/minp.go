@@ -6,22 +6,25 @@ import "math"
 // computed over the logits that survived the earlier filters (§7.1). Off
 // unless 0 < m < 1.
 //
-// e holds exp(logit - max); prob/maxprob is e over its largest value (1
-// unless typical dropped the max), so the test needs no normalisation. It
-// reports whether it was on.
-func (s *Sampler) minP(e []float64) bool {
+// prob/maxprob is exp(logit - max) over its largest value (1 unless
+// typical dropped the max), so the test needs no normalisation. It reports
+// whether it was on.
+func (s *Sampler) minP() bool {
 	m := s.p.MinP
 	if !(m > 0 && m < 1) {
 		return false
 	}
-	top := 0.0
+	e, top, cut := s.exps[:s.n], 0.0, false
 	for _, v := range e {
 		top = math.Max(top, v)
 	}
 	for i, v := range e {
 		if v < m*top {
-			e[i], s.work[i] = 0, math.Inf(-1)
+			e[i], cut = 0, true
 		}
+	}
+	if cut {
+		s.compact()
 	}
 	return true
 }

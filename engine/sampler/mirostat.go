@@ -23,41 +23,33 @@ import (
 // exponent to (llama.cpp's m).
 const mirostatM = 100
 
-// mirostat truncates e (exp(logit − max); s.work alike) by mu. It reports
-// whether it was on.
-func (s *Sampler) mirostat(e []float64) bool {
+// mirostat truncates the candidates by mu. It reports whether it was on.
+func (s *Sampler) mirostat() bool {
 	if s.p.Mirostat != 1 && s.p.Mirostat != 2 {
 		return false
 	}
 	if !s.muSet {
 		s.mu, s.muSet = 2*s.p.MirostatTau, true
 	}
-	z := 0.0
-	for _, v := range e {
-		z += v
-	}
+	e, z := s.exps[:s.n], s.sum
 	if s.p.Mirostat == 2 {
 		best := argmax(e)
 		for i, v := range e {
-			if v > 0 && i != best && -math.Log2(v/z) > s.mu {
-				e[i], s.work[i] = 0, math.Inf(-1)
+			if i != best && -math.Log2(v/z) > s.mu {
+				e[i] = 0
 			}
 		}
+		s.compact()
 		return true
 	}
 
 	// Version 1: the likeliest ids, most likely first (ties by id).
-	n := 0
-	for _, v := range e {
-		if v > 0 {
-			n++
-		}
-	}
+	n := len(e)
 	m := min(mirostatM, n)
 	th := kthLargest(e, m, s.heap[:0])
 	top := s.order[:0]
 	for i, v := range e {
-		if v > 0 && v >= th {
+		if v >= th {
 			top = append(top, int32(i))
 		}
 	}
@@ -90,9 +82,10 @@ func (s *Sampler) mirostat(e []float64) bool {
 	cut := kthLargest(e, k, s.heap[:0])
 	for i, v := range e {
 		if v < cut {
-			e[i], s.work[i] = 0, math.Inf(-1)
+			e[i] = 0
 		}
 	}
+	s.compact()
 	return true
 }
 

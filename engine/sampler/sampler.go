@@ -11,6 +11,13 @@
 // the added stages sit in llama.cpp's order, and temperature stays first, as
 // in the course (top-nσ and top-k keep the same ids either way).
 //
+// The ids still in play are kept as a compact list in id order (work,
+// exps and ids, first n entries): once top-k or top-p has cut a 128k
+// vocabulary to a few ids, the later stages, the softmax and the draw look
+// at those only, and exp is computed for the survivors of top-k only. Every
+// sum still runs in id order over the same non-zero terms, so each
+// probability has the same bits as with a pass over the whole vocabulary.
+//
 // A Sampler owns scratch buffers sized to the vocabulary, so Sample does not
 // allocate. It is not safe for concurrent use.
 package sampler
@@ -104,11 +111,22 @@ type Sampler struct {
 	breakers *Breakers // DRY's sequence breakers (SetBreakers)
 	z        []int32   // DRY's Z-function scratch
 
-	mask   []uint64  // SetMask's allowed ids; nil: all
-	trace  *Trace    // SetTrace's record of the next calls; nil: none
-	work   []float64 // the logits being filtered; -Inf = removed
-	probs  []float64 // final distribution of the last call (also scratch for exp)
-	hot    int       // the one non-zero of probs when the last call was greedy; -1: any
+	mask  []uint64 // SetMask's allowed ids; nil: all
+	trace *Trace   // SetTrace's record of the next calls; nil: none
+
+	// The candidates: ids[:n] in increasing order, their logits work[:n]
+	// and, from the softmax's exp on, exps[:n] = exp(logit - max) > 0 with
+	// sum their sum (in id order) and max the largest logit. Until the
+	// first cut n is the vocabulary and work is indexed by id.
+	work []float64
+	exps []float64
+	ids  []int32
+	n    int
+	sum  float64
+	max  float64
+
+	probs  []float64 // final distribution of the last call, by id
+	live   int       // probs is zero but at ids[:live]; -1: anywhere
 	counts []int32   // penalty occurrence counts, all zero between calls
 	heap   []float64 // top-k min-heap
 	order  []int32   // top-p candidates of one bucket, sorted
@@ -123,11 +141,12 @@ func New(vocab int, p Params) *Sampler {
 	s := &Sampler{
 		vocab:  vocab,
 		work:   make([]float64, vocab),
+		exps:   make([]float64, vocab),
+		ids:    make([]int32, vocab),
 		probs:  make([]float64, vocab),
 		counts: make([]int32, vocab),
 		heap:   make([]float64, 0, vocab),
 		order:  make([]int32, 0, vocab),
-		hot:    -1,
 	}
 	// Touch every buffer now: fresh memory faults in on first use, about a
 	// millisecond for a 32k vocabulary's megabyte on these VMs, which a
@@ -135,6 +154,8 @@ func New(vocab int, p Params) *Sampler {
 	clear(s.heap[:vocab])
 	clear(s.order[:vocab])
 	clear(s.work)
+	clear(s.exps)
+	clear(s.ids)
 	clear(s.probs)
 	clear(s.counts)
 	s.pcg = rand.NewPCG(0, 0)
@@ -199,7 +220,10 @@ func (s *Sampler) Sample(logits []float32, history []int) (int, error) {
 	if err != nil || s.p.Greedy {
 		return best, err
 	}
-	id := s.Draw(s.probs)
+	id := -1
+	if i := s.pick(s.exps[:s.n]); i >= 0 {
+		id = int(s.ids[i])
+	}
 	s.note(StageDraw, true)
 	s.mirostatLearn(s.probs, id)
 	s.coinSet = false
@@ -223,81 +247,156 @@ func (s *Sampler) dist(logits []float32, history []int) (int, error) {
 	if len(logits) != s.vocab {
 		return -1, fmt.Errorf("sampler: %d logits for a vocabulary of %d", len(logits), s.vocab)
 	}
-	w := s.work
+	s.clearProbs()
+	s.n = s.vocab
 	if s.p.Greedy && s.mask == nil && !s.penalties() && !s.p.dryOn() {
 		// Nothing changes the logits before the argmax, and clean keeps their
 		// order (NaN never wins), so it is taken on them without the copy.
 		s.begin()
 		return s.greedy(kernels.Argmax(logits))
 	}
-	s.load(logits)
+	// Without penalties or DRY between them, load applies the temperature
+	// too: one pass instead of two.
+	early := !s.p.Greedy && !s.penalties() && !s.p.dryOn()
+	t := 1.0
+	if early {
+		t = s.divisor()
+	}
+	s.max = s.load(logits, t)
 	s.begin()
 	s.note(StagePenalties, s.penalize(history))
 	s.note(StageDRY, s.dry(history))
 
 	if s.p.Greedy {
-		return s.greedy(argmax(w))
+		return s.greedy(argmax(s.work))
 	}
 
-	s.note(StageTemperature, s.temperature())
+	if early {
+		s.note(StageTemperature, t != 1)
+	} else {
+		s.note(StageTemperature, s.temperature())
+	}
 	miro := s.p.Mirostat == 1 || s.p.Mirostat == 2
 	if !miro {
 		s.note(StageTopNSigma, s.topNSigma())
 		s.note(StageTopK, s.topK())
 	}
-	// The stages below remove ids and never change the others' logits, so
-	// exp(l - max) is computed once and reused.
-	max := w[argmaxOr0(w)]
-	if math.IsInf(max, -1) {
+	if math.IsInf(s.max, -1) {
 		return -1, ErrNoCandidates
 	}
-	e := s.probs
-	s.hot = -1
-	for i, v := range w {
-		e[i] = math.Exp(v - max) // exp(-Inf) = 0 for removed ids
+	// The stages below remove ids and never change the others' logits, so
+	// exp(l - max) is computed once and reused. Ids whose exp is 0 (removed,
+	// or underflowing) can never be drawn and leave the list.
+	w, e, ids := s.work, s.exps, s.ids
+	k, z := 0, 0.0
+	for i, v := range w[:s.n] {
+		if math.IsInf(v, -1) {
+			continue
+		}
+		if x := math.Exp(v - s.max); x > 0 {
+			w[k], e[k], ids[k] = v, x, ids[i]
+			z += x
+			k++
+		}
 	}
+	s.n, s.sum = k, z
 	if miro {
-		s.note(StageMirostat, s.mirostat(e))
+		s.note(StageMirostat, s.mirostat())
 	} else {
-		s.note(StageTypical, s.typical(e))
-		s.note(StageTopP, s.topP(e))
-		s.note(StageMinP, s.minP(e))
-		s.note(StageXTC, s.xtc(e))
+		s.note(StageTypical, s.typical())
+		s.note(StageTopP, s.topP())
+		s.note(StageMinP, s.minP())
+		s.note(StageXTC, s.xtc())
 	}
-	normalize(e)
+	s.normalize()
 	s.note(StageSoftmax, true)
 	return -1, nil
 }
 
-// greedy makes probs one-hot at best, clearing only the last one-hot entry
-// when the previous call left one.
+// compact drops the candidates whose exp the stage just set to 0, keeping the
+// order, and recomputes z and max over the rest.
+func (s *Sampler) compact() {
+	w, e, ids := s.work, s.exps, s.ids
+	k, z, max := 0, 0.0, math.Inf(-1)
+	for i, x := range e[:s.n] {
+		if x > 0 {
+			w[k], e[k], ids[k] = w[i], x, ids[i]
+			z += x
+			if w[i] > max {
+				max = w[i]
+			}
+			k++
+		}
+	}
+	s.n, s.sum, s.max = k, z, max
+}
+
+// keepAtLeast drops the candidates whose logit is below th (before the
+// exp: top-n-sigma and top-k); a NaN th drops none.
+func (s *Sampler) keepAtLeast(th float64) {
+	w, ids := s.work, s.ids
+	k := 0
+	for i, v := range w[:s.n] {
+		if !(v < th) {
+			w[k], ids[k] = v, ids[i]
+			k++
+		}
+	}
+	s.n = k
+}
+
+// clearProbs zeroes what the last call left in probs.
+func (s *Sampler) clearProbs() {
+	if s.live < 0 {
+		clear(s.probs)
+	}
+	for _, id := range s.ids[:max(s.live, 0)] {
+		s.probs[id] = 0
+	}
+	s.live = 0
+}
+
+// greedy makes probs one-hot at best (probs is all zero here).
 func (s *Sampler) greedy(best int) (int, error) {
 	if best < 0 {
 		return -1, ErrNoCandidates
 	}
-	if s.hot >= 0 {
-		s.probs[s.hot] = 0
-	} else {
-		clear(s.probs)
-	}
 	s.probs[best] = 1
-	s.hot = best
+	s.ids[0], s.live = int32(best), 1
 	s.note(StageGreedy, true)
 	return best, nil
 }
 
-// load copies logits into s.work as float64 (clean), applying the mask
-// on the way: the ids it leaves out (and those past the end of a short
-// mask) get -Inf. It works a word (64 ids) at a time: a full word is a
-// plain copy, an empty one one fill, and in a mixed one only the cleared
-// bits are visited, so a mask costs about nothing over the copy.
-func (s *Sampler) load(logits []float32) {
-	w := s.work
+// load copies logits into s.work as float64 (clean), divided by t when it
+// is not 1 (clean again, as temperature does), applying the mask on the
+// way: the ids it leaves out (and those past the end of a short mask) get
+// -Inf. It sets ids to 0, 1, ... and returns the largest value. It works
+// a word (64 ids) at a time: a full word is a plain copy, an empty one one
+// fill, and in a mixed one only the cleared bits are visited, so a mask
+// costs about nothing over the copy.
+func (s *Sampler) load(logits []float32, t float64) float64 {
+	w, ids := s.work, s.ids
+	for i := range ids {
+		ids[i] = int32(i)
+	}
 	if s.mask == nil {
-		for i, v := range logits {
-			w[i] = clean(float64(v))
+		max := math.Inf(-1)
+		if t == 1 {
+			for i, v := range logits {
+				w[i] = clean(float64(v))
+				if w[i] > max {
+					max = w[i]
+				}
+			}
+			return max
 		}
-		return
+		for i, v := range logits {
+			w[i] = clean(clean(float64(v)) / t)
+			if w[i] > max {
+				max = w[i]
+			}
+		}
+		return max
 	}
 	for i := 0; i < len(w); i += 64 {
 		var word uint64
@@ -311,6 +410,9 @@ func (s *Sampler) load(logits []float32) {
 		}
 		for j, v := range in {
 			block[j] = clean(float64(v))
+			if t != 1 {
+				block[j] = clean(block[j] / t)
+			}
 		}
 		if word == ^uint64(0) {
 			continue
@@ -323,6 +425,7 @@ func (s *Sampler) load(logits []float32) {
 			block[bits.TrailingZeros64(out)] = negInf[0]
 		}
 	}
+	return w[argmaxOr0(w)]
 }
 
 // negInf is 64 × -Inf, copied over the logits of an all-masked word.

@@ -607,7 +607,7 @@ func BenchmarkLoad(b *testing.B) {
 				s := New(v, Params{})
 				s.SetMask(masks[kind])
 				for range b.N {
-					s.load(logits)
+					s.load(logits, 1)
 				}
 			})
 		}

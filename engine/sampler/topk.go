@@ -1,21 +1,16 @@
 package sampler
 
-import "math"
-
-// topK keeps the logits >= the k-th largest and sets the rest to -Inf, so
-// every id tied with the k-th value survives (torch.topk threshold, §7.1).
-// Off when k <= 0 or k >= vocab; it reports whether it was on.
+// topK keeps the logits >= the k-th largest, so every id tied with the
+// k-th value survives (torch.topk threshold, §7.1). Off when k <= 0 or
+// k >= vocab; it reports whether it was on.
 func (s *Sampler) topK() bool {
 	k := s.p.TopK
-	w := s.work
-	if k <= 0 || k >= len(w) {
+	if k <= 0 || k >= s.vocab {
 		return false
 	}
-	th := kthLargest(w, k, s.heap[:0])
-	for i, v := range w {
-		if v < th {
-			w[i] = math.Inf(-1)
-		}
+	// Fewer candidates than k (top-n-sigma cut first): all are kept.
+	if k < s.n {
+		s.keepAtLeast(kthLargest(s.work[:s.n], k, s.heap[:0]))
 	}
 	return true
 }

@@ -12,7 +12,7 @@ func (s *Sampler) topNSigma() bool {
 	if !(n > 0) {
 		return false
 	}
-	w := s.work
+	w := s.work[:s.n]
 	max, sum, count := math.Inf(-1), 0.0, 0
 	for _, v := range w {
 		if !math.IsInf(v, -1) {
@@ -30,11 +30,6 @@ func (s *Sampler) topNSigma() bool {
 			acc += (v - mean) * (v - mean)
 		}
 	}
-	th := max - n*math.Sqrt(acc/float64(count))
-	for i, v := range w {
-		if v < th {
-			w[i] = math.Inf(-1)
-		}
-	}
+	s.keepAtLeast(max - n*math.Sqrt(acc/float64(count)))
 	return true
 }

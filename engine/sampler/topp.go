@@ -1,18 +1,12 @@
 package sampler
 
-import (
-	"math"
-	"slices"
-)
+import "slices"
 
 // topP is nucleus filtering as the course does it (§7.1): sort descending,
 // softmax, cumulative sum; an id is removed when the cumulative probability
 // BEFORE it is > p. The first id is always kept and an id landing exactly on
 // p is kept. Tied logits are ordered by id (a stable sort). Off unless
 // 0 < p < 1.
-//
-// e holds exp(logit - max) for the current logits (0 for removed ids); topP
-// zeroes the ids it removes, in e and in s.work.
 //
 // Sorting the whole vocabulary every token would cost more than a small
 // model's forward pass, so the ids are first put in buckets of width
@@ -21,28 +15,16 @@ import (
 // removed whole, without sorting; only the crossing bucket is sorted and
 // walked id by id. That is the sorted cumulative sum, computed per bucket.
 // It reports whether it was on.
-func (s *Sampler) topP(e []float64) bool {
+func (s *Sampler) topP() bool {
 	p := s.p.TopP
 	if !(p > 0 && p < 1) {
 		return false
 	}
-	w := s.work
-	z := 0.0
-	for _, v := range e {
-		z += v
-	}
-	max := math.Inf(-1)
-	for _, v := range w {
-		if v > max {
-			max = v
-		}
-	}
+	w, e, z, max := s.work[:s.n], s.exps[:s.n], s.sum, s.max
 	mass := &s.mass
 	clear(mass[:])
 	for i, v := range e {
-		if v > 0 {
-			mass[logitBucket(max-w[i])] += v / z
-		}
+		mass[logitBucket(max-w[i])] += v / z
 	}
 
 	// Find the crossing bucket: the first whose sorted walk goes over p.
@@ -55,8 +37,8 @@ func (s *Sampler) topP(e []float64) bool {
 			continue
 		}
 		ord := s.order[:0]
-		for i, v := range e {
-			if v > 0 && logitBucket(max-w[i]) == b {
+		for i := range e {
+			if logitBucket(max-w[i]) == b {
 				ord = append(ord, int32(i))
 			}
 		}
@@ -71,7 +53,7 @@ func (s *Sampler) topP(e []float64) bool {
 		})
 		for _, id := range ord {
 			if cut >= 0 {
-				e[id], w[id] = 0, math.Inf(-1)
+				e[id] = 0
 				continue
 			}
 			base += e[id] / z
@@ -83,11 +65,12 @@ func (s *Sampler) topP(e []float64) bool {
 	if cut < 0 {
 		return true // rounding kept everything
 	}
-	for i, v := range e {
-		if v > 0 && logitBucket(max-w[i]) > cut {
-			e[i], w[i] = 0, math.Inf(-1)
+	for i := range e {
+		if logitBucket(max-w[i]) > cut {
+			e[i] = 0
 		}
 	}
+	s.compact()
 	return true
 }
 

@@ -43,13 +43,15 @@ func (s *Sampler) note(stage int, on bool) {
 	case StageGreedy, StageDraw:
 		n = 1
 	case StageMirostat, StageTypical, StageTopP, StageMinP, StageXTC, StageSoftmax:
-		for _, v := range s.probs {
+		// The candidates' exps (probabilities after the softmax): an id
+		// whose probability underflows to 0 is not counted.
+		for _, v := range s.exps[:s.n] {
 			if v > 0 {
 				n++
 			}
 		}
 	default:
-		for _, v := range s.work {
+		for _, v := range s.work[:s.n] {
 			if !math.IsInf(v, -1) {
 				n++
 			}

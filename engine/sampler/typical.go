@@ -15,39 +15,26 @@ import (
 // width 1/bucketsPerNat by that distance, and only the bucket where the
 // mass crosses p is sorted.
 //
-// e holds exp(logit − max) for the current logits (0 for removed ids);
-// typical zeroes the ids it removes, in e and in s.work. It reports whether
-// it was on.
-func (s *Sampler) typical(e []float64) bool {
+// It reports whether it was on.
+func (s *Sampler) typical() bool {
 	p := s.p.TypicalP
 	if !(p > 0 && p < 1) {
 		return false
 	}
-	z := 0.0
-	for _, v := range e {
-		z += v
-	}
 	// s.heap is free scratch here: each id's surprise, then its distance
 	// from the entropy. e is exp(l − max), so −log(e/z) is max − l + log z
 	// and needs no logarithm per id.
-	w, top := s.work, math.Inf(-1)
-	for _, l := range w {
-		top = math.Max(top, l)
-	}
+	w, e, z, top := s.work[:s.n], s.exps[:s.n], s.sum, s.max
 	dist, logZ, h := s.heap[:len(e)], math.Log(z), 0.0
 	for i, v := range e {
-		if v > 0 {
-			dist[i] = top - w[i] + logZ
-			h += v / z * dist[i]
-		}
+		dist[i] = top - w[i] + logZ
+		h += v / z * dist[i]
 	}
 	mass := &s.mass
 	clear(mass[:])
 	for i, v := range e {
-		if v > 0 {
-			dist[i] = math.Abs(dist[i] - h)
-			mass[logitBucket(dist[i])] += v / z
-		}
+		dist[i] = math.Abs(dist[i] - h)
+		mass[logitBucket(dist[i])] += v / z
 	}
 
 	cum := 0.0
@@ -58,8 +45,8 @@ func (s *Sampler) typical(e []float64) bool {
 			continue
 		}
 		ord := s.order[:0]
-		for i, v := range e {
-			if v > 0 && logitBucket(dist[i]) == b {
+		for i := range e {
+			if logitBucket(dist[i]) == b {
 				ord = append(ord, int32(i))
 			}
 		}
@@ -74,7 +61,7 @@ func (s *Sampler) typical(e []float64) bool {
 		})
 		for _, id := range ord {
 			if cut >= 0 {
-				e[id], s.work[id] = 0, math.Inf(-1)
+				e[id] = 0
 				continue
 			}
 			cum += e[id] / z
@@ -86,10 +73,11 @@ func (s *Sampler) typical(e []float64) bool {
 	if cut < 0 {
 		return true // rounding kept everything
 	}
-	for i, v := range e {
-		if v > 0 && logitBucket(dist[i]) > cut {
-			e[i], s.work[i] = 0, math.Inf(-1)
+	for i := range e {
+		if logitBucket(dist[i]) > cut {
+			e[i] = 0
 		}
 	}
+	s.compact()
 	return true
 }

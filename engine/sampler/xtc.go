@@ -1,7 +1,5 @@
 package sampler
 
-import "math"
-
 // xtc is "exclude top choices" (the webui's XTC, llama.cpp's --xtc-*): with
 // chance XTCProbability per token, every id whose probability is at least
 // XTCThreshold is removed except the least likely of them, so the most
@@ -13,20 +11,13 @@ import "math"
 // seeded with the sampler's seed: the main draw's sequence is the same with
 // XTC on or off, and Dist sees the draw Sample will use (xtcCoin).
 //
-// e holds exp(logit − max) for the current logits; xtc zeroes the ids it
-// removes, in e and in s.work. It reports whether it acted.
-func (s *Sampler) xtc(e []float64) bool {
+// It reports whether it acted.
+func (s *Sampler) xtc() bool {
 	if !(s.p.XTCProbability > 0) || s.p.XTCThreshold > 0.5 {
 		return false
 	}
-	z, n := 0.0, 0
-	for _, v := range e {
-		if v > 0 {
-			z += v
-			n++
-		}
-	}
-	if n < 2 || s.xtcCoin() > s.p.XTCProbability {
+	e, z := s.exps[:s.n], s.sum
+	if len(e) < 2 || s.xtcCoin() > s.p.XTCProbability {
 		return false
 	}
 	// The least likely id at or above the threshold (the last of them in
@@ -34,7 +25,7 @@ func (s *Sampler) xtc(e []float64) bool {
 	th := s.p.XTCThreshold
 	keep, above := -1, 0
 	for i, v := range e {
-		if v > 0 && v/z >= th {
+		if v/z >= th {
 			above++
 			if keep < 0 || v <= e[keep] {
 				keep = i
@@ -45,10 +36,11 @@ func (s *Sampler) xtc(e []float64) bool {
 		return true
 	}
 	for i, v := range e {
-		if v > 0 && v/z >= th && i != keep {
-			e[i], s.work[i] = 0, math.Inf(-1)
+		if v/z >= th && i != keep {
+			e[i] = 0
 		}
 	}
+	s.compact()
 	return true
 }
 
