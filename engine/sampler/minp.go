@@ -24,7 +24,7 @@ func (s *Sampler) minP() bool {
 		}
 	}
 	if cut {
-		s.compact()
+		s.compact(-1)
 	}
 	return true
 }

@@ -129,6 +129,7 @@ type Sampler struct {
 	live   int       // probs is zero but at ids[:live]; -1: anywhere
 	counts []int32   // penalty occurrence counts, all zero between calls
 	heap   []float64 // top-k min-heap
+	bucket []uint16  // top-p: each candidate's bucket
 	order  []int32   // top-p candidates of one bucket, sorted
 	mass   [numBuckets]float64
 }
@@ -143,6 +144,7 @@ func New(vocab int, p Params) *Sampler {
 		work:   make([]float64, vocab),
 		exps:   make([]float64, vocab),
 		ids:    make([]int32, vocab),
+		bucket: make([]uint16, vocab),
 		probs:  make([]float64, vocab),
 		counts: make([]int32, vocab),
 		heap:   make([]float64, 0, vocab),
@@ -156,6 +158,7 @@ func New(vocab int, p Params) *Sampler {
 	clear(s.work)
 	clear(s.exps)
 	clear(s.ids)
+	clear(s.bucket)
 	clear(s.probs)
 	clear(s.counts)
 	s.pcg = rand.NewPCG(0, 0)
@@ -287,19 +290,20 @@ func (s *Sampler) dist(logits []float32, history []int) (int, error) {
 	// The stages below remove ids and never change the others' logits, so
 	// exp(l - max) is computed once and reused. Ids whose exp is 0 (removed,
 	// or underflowing) can never be drawn and leave the list.
-	w, e, ids := s.work, s.exps, s.ids
-	k, z := 0, 0.0
-	for i, v := range w[:s.n] {
-		if math.IsInf(v, -1) {
-			continue
+	e, z, gone := s.exps[:s.n], 0.0, false
+	for i, v := range s.work[:s.n] {
+		x := 0.0
+		if !math.IsInf(v, -1) {
+			x = math.Exp(v - s.max)
 		}
-		if x := math.Exp(v - s.max); x > 0 {
-			w[k], e[k], ids[k] = v, x, ids[i]
-			z += x
-			k++
-		}
+		e[i] = x
+		z += x
+		gone = gone || x == 0
 	}
-	s.n, s.sum = k, z
+	s.sum = z
+	if gone {
+		s.compact(-1)
+	}
 	if miro {
 		s.note(StageMirostat, s.mirostat())
 	} else {
@@ -313,13 +317,14 @@ func (s *Sampler) dist(logits []float32, history []int) (int, error) {
 	return -1, nil
 }
 
-// compact drops the candidates whose exp the stage just set to 0, keeping the
-// order, and recomputes z and max over the rest.
-func (s *Sampler) compact() {
-	w, e, ids := s.work, s.exps, s.ids
+// compact drops the candidates whose exp is 0 (a stage removed them) or
+// whose top-p bucket is past last (>= 0), keeping the order, and
+// recomputes sum and max over the rest.
+func (s *Sampler) compact(last int) {
+	w, e, ids, bk := s.work, s.exps, s.ids, s.bucket
 	k, z, max := 0, 0.0, math.Inf(-1)
 	for i, x := range e[:s.n] {
-		if x > 0 {
+		if x > 0 && (last < 0 || int(bk[i]) <= last) {
 			w[k], e[k], ids[k] = w[i], x, ids[i]
 			z += x
 			if w[i] > max {

@@ -21,24 +21,45 @@ func (s *Sampler) topP() bool {
 		return false
 	}
 	w, e, z, max := s.work[:s.n], s.exps[:s.n], s.sum, s.max
+	bk := s.bucket[:s.n]
+	// A bucket's mass is the sum of v/z over its ids in id order; those
+	// divisions are only needed up to the crossing bucket. The sums of v
+	// alone, over z, find it to within rounding (1e-11 at most here), so
+	// masses are first summed exactly up to where that estimate passes
+	// p by 1e-9, and past it only if the walk below gets there.
+	var rough [numBuckets]float64
+	for i, v := range e {
+		b := logitBucket(max - w[i])
+		bk[i] = uint16(b)
+		rough[b] += v
+	}
+	upto, acc := numBuckets-1, 0.0
+	for b, r := range rough {
+		if acc += r / z; acc > p+1e-9 {
+			upto = b
+			break
+		}
+	}
 	mass := &s.mass
 	clear(mass[:])
-	for i, v := range e {
-		mass[logitBucket(max-w[i])] += v / z
-	}
+	s.bucketMass(0, upto)
 
 	// Find the crossing bucket: the first whose sorted walk goes over p.
 	// base is the probability of every bucket above it.
 	base := 0.0
 	cut := -1 // the last bucket that keeps any id
 	for b := 0; b < len(mass) && cut < 0; b++ {
+		if b > upto {
+			s.bucketMass(upto+1, numBuckets-1)
+			upto = numBuckets - 1
+		}
 		if mass[b] == 0 || base+mass[b] <= p {
 			base += mass[b]
 			continue
 		}
 		ord := s.order[:0]
-		for i := range e {
-			if logitBucket(max-w[i]) == b {
+		for i, c := range bk {
+			if int(c) == b {
 				ord = append(ord, int32(i))
 			}
 		}
@@ -65,13 +86,19 @@ func (s *Sampler) topP() bool {
 	if cut < 0 {
 		return true // rounding kept everything
 	}
-	for i := range e {
-		if logitBucket(max-w[i]) > cut {
-			e[i] = 0
+	s.compact(cut)
+	return true
+}
+
+// bucketMass adds v/z to s.mass for the candidates in buckets lo..hi,
+// in id order (s.bucket holds their buckets).
+func (s *Sampler) bucketMass(lo, hi int) {
+	e, z := s.exps[:s.n], s.sum
+	for i, c := range s.bucket[:s.n] {
+		if b := int(c); b >= lo && b <= hi {
+			s.mass[b] += e[i] / z
 		}
 	}
-	s.compact()
-	return true
 }
 
 const (

@@ -78,6 +78,6 @@ func (s *Sampler) typical() bool {
 			e[i] = 0
 		}
 	}
-	s.compact()
+	s.compact(-1)
 	return true
 }
