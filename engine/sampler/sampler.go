@@ -116,8 +116,9 @@ type Sampler struct {
 
 	// The candidates: ids[:n] in increasing order, their logits work[:n]
 	// and, from the softmax's exp on, exps[:n] = exp(logit - max) > 0 with
-	// sum their sum (in id order) and max the largest logit. Until the
-	// first cut n is the vocabulary and work is indexed by id.
+	// sum their sum (in id order) and max the largest logit; normalize
+	// turns exps into the probabilities. Until the first cut n is the
+	// vocabulary and work is indexed by id.
 	work []float64
 	exps []float64
 	ids  []int32
@@ -126,7 +127,7 @@ type Sampler struct {
 	max  float64
 
 	probs  []float64 // final distribution of the last call, by id
-	live   int       // probs is zero but at ids[:live]; -1: anywhere
+	live   int       // probs is zero but at ids[:live]
 	counts []int32   // penalty occurrence counts, all zero between calls
 	heap   []float64 // top-k min-heap
 	bucket []uint16  // top-p: each candidate's bucket
@@ -352,10 +353,7 @@ func (s *Sampler) keepAtLeast(th float64) {
 
 // clearProbs zeroes what the last call left in probs.
 func (s *Sampler) clearProbs() {
-	if s.live < 0 {
-		clear(s.probs)
-	}
-	for _, id := range s.ids[:max(s.live, 0)] {
+	for _, id := range s.ids[:s.live] {
 		s.probs[id] = 0
 	}
 	s.live = 0
