@@ -24,7 +24,7 @@ func (s *Sampler) minP() bool {
 		}
 	}
 	if cut {
-		s.compact(-1)
+		s.compact()
 	}
 	return true
 }

@@ -39,7 +39,7 @@ func (s *Sampler) mirostat() bool {
 				e[i] = 0
 			}
 		}
-		s.compact(-1)
+		s.compact()
 		return true
 	}
 
@@ -85,7 +85,7 @@ func (s *Sampler) mirostat() bool {
 			e[i] = 0
 		}
 	}
-	s.compact(-1)
+	s.compact()
 	return true
 }
 

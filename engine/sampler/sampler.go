@@ -129,8 +129,10 @@ type Sampler struct {
 	probs  []float64 // final distribution of the last call, by id
 	live   int       // probs is zero but at ids[:live]
 	counts []int32   // penalty occurrence counts, all zero between calls
+	iota   []int32   // 0, 1, 2, ...
 	heap   []float64 // top-k min-heap
 	bucket []uint16  // top-p: each candidate's bucket
+	sel    []int32   // top-p: the positions of the candidates that may stay
 	order  []int32   // top-p candidates of one bucket, sorted
 	mass   [numBuckets]float64
 }
@@ -145,7 +147,9 @@ func New(vocab int, p Params) *Sampler {
 		work:   make([]float64, vocab),
 		exps:   make([]float64, vocab),
 		ids:    make([]int32, vocab),
+		iota:   make([]int32, vocab),
 		bucket: make([]uint16, vocab),
+		sel:    make([]int32, 0, vocab),
 		probs:  make([]float64, vocab),
 		counts: make([]int32, vocab),
 		heap:   make([]float64, 0, vocab),
@@ -160,6 +164,10 @@ func New(vocab int, p Params) *Sampler {
 	clear(s.exps)
 	clear(s.ids)
 	clear(s.bucket)
+	clear(s.sel[:vocab])
+	for i := range s.iota {
+		s.iota[i] = int32(i)
+	}
 	clear(s.probs)
 	clear(s.counts)
 	s.pcg = rand.NewPCG(0, 0)
@@ -303,7 +311,7 @@ func (s *Sampler) dist(logits []float32, history []int) (int, error) {
 	}
 	s.sum = z
 	if gone {
-		s.compact(-1)
+		s.compact()
 	}
 	if miro {
 		s.note(StageMirostat, s.mirostat())
@@ -318,14 +326,17 @@ func (s *Sampler) dist(logits []float32, history []int) (int, error) {
 	return -1, nil
 }
 
-// compact drops the candidates whose exp is 0 (a stage removed them) or
-// whose top-p bucket is past last (>= 0), keeping the order, and
-// recomputes sum and max over the rest.
-func (s *Sampler) compact(last int) {
-	w, e, ids, bk := s.work, s.exps, s.ids, s.bucket
+// compact drops the candidates whose exp a stage set to 0, keeping the
+// order, and recomputes sum and max over the rest.
+func (s *Sampler) compact() { s.keep(s.iota[:s.n]) }
+
+// keep makes the candidates those at the given positions (increasing)
+// whose exp is not 0, and recomputes sum and max over them.
+func (s *Sampler) keep(slots []int32) {
+	w, e, ids := s.work, s.exps, s.ids
 	k, z, max := 0, 0.0, math.Inf(-1)
-	for i, x := range e[:s.n] {
-		if x > 0 && (last < 0 || int(bk[i]) <= last) {
+	for _, i := range slots {
+		if x := e[i]; x > 0 {
 			w[k], e[k], ids[k] = w[i], x, ids[i]
 			z += x
 			if w[i] > max {
@@ -378,10 +389,8 @@ func (s *Sampler) greedy(best int) (int, error) {
 // fill, and in a mixed one only the cleared bits are visited, so a mask
 // costs about nothing over the copy.
 func (s *Sampler) load(logits []float32, t float64) float64 {
-	w, ids := s.work, s.ids
-	for i := range ids {
-		ids[i] = int32(i)
-	}
+	w := s.work
+	copy(s.ids, s.iota)
 	if s.mask == nil {
 		max := math.Inf(-1)
 		if t == 1 {

@@ -22,11 +22,13 @@ func (s *Sampler) topP() bool {
 	}
 	w, e, z, max := s.work[:s.n], s.exps[:s.n], s.sum, s.max
 	bk := s.bucket[:s.n]
-	// A bucket's mass is the sum of v/z over its ids in id order; those
-	// divisions are only needed up to the crossing bucket. The sums of v
-	// alone, over z, find it to within rounding (1e-11 at most here), so
-	// masses are first summed exactly up to where that estimate passes
-	// p by 1e-9, and past it only if the walk below gets there.
+	// A bucket's mass is the sum of v/z over its ids in id order; only the
+	// buckets up to the crossing one matter, and on a large vocabulary
+	// they hold a small part of it. The sums of v alone, over z, find that
+	// bucket to within rounding (1e-11 at most here), so the ids are first
+	// cut to the buckets where that estimate has passed p by 1e-9 (sel),
+	// and the masses are summed over those; past them the walk below takes
+	// every id, should it ever get there.
 	var rough [numBuckets]float64
 	for i, v := range e {
 		b := logitBucket(max - w[i])
@@ -40,27 +42,26 @@ func (s *Sampler) topP() bool {
 			break
 		}
 	}
-	mass := &s.mass
-	clear(mass[:])
-	s.bucketMass(0, upto)
+	sel := s.bucketMass(upto)
 
 	// Find the crossing bucket: the first whose sorted walk goes over p.
 	// base is the probability of every bucket above it.
+	mass := &s.mass
 	base := 0.0
 	cut := -1 // the last bucket that keeps any id
 	for b := 0; b < len(mass) && cut < 0; b++ {
 		if b > upto {
-			s.bucketMass(upto+1, numBuckets-1)
 			upto = numBuckets - 1
+			sel = s.bucketMass(upto)
 		}
 		if mass[b] == 0 || base+mass[b] <= p {
 			base += mass[b]
 			continue
 		}
 		ord := s.order[:0]
-		for i, c := range bk {
-			if int(c) == b {
-				ord = append(ord, int32(i))
+		for _, i := range sel {
+			if int(bk[i]) == b {
+				ord = append(ord, i)
 			}
 		}
 		slices.SortFunc(ord, func(a, b int32) int {
@@ -86,19 +87,35 @@ func (s *Sampler) topP() bool {
 	if cut < 0 {
 		return true // rounding kept everything
 	}
-	s.compact(cut)
+	for _, i := range sel {
+		if int(bk[i]) > cut {
+			e[i] = 0
+		}
+	}
+	s.keep(sel)
 	return true
 }
 
-// bucketMass adds v/z to s.mass for the candidates in buckets lo..hi,
-// in id order (s.bucket holds their buckets).
-func (s *Sampler) bucketMass(lo, hi int) {
-	e, z := s.exps[:s.n], s.sum
-	for i, c := range s.bucket[:s.n] {
-		if b := int(c); b >= lo && b <= hi {
-			s.mass[b] += e[i] / z
+// bucketMass sets s.mass to the buckets' masses up to last (v/z summed in
+// id order) and returns the positions of their candidates, in s.sel.
+func (s *Sampler) bucketMass(last int) []int32 {
+	e, z, bk, sel := s.exps[:s.n], s.sum, s.bucket[:s.n], s.sel[:s.n]
+	// Written without a branch on the bucket, which is random in the id:
+	// the compiler turns the if into a conditional move.
+	k := 0
+	for i, c := range bk {
+		sel[k] = int32(i)
+		next := k + 1
+		if int(c) > last {
+			next = k
 		}
+		k = next
 	}
+	clear(s.mass[:])
+	for _, i := range sel[:k] {
+		s.mass[bk[i]] += e[i] / z
+	}
+	return sel[:k]
 }
 
 const (

@@ -78,6 +78,6 @@ func (s *Sampler) typical() bool {
 			e[i] = 0
 		}
 	}
-	s.compact(-1)
+	s.compact()
 	return true
 }

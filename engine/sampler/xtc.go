@@ -40,7 +40,7 @@ func (s *Sampler) xtc() bool {
 			e[i] = 0
 		}
 	}
-	s.compact(-1)
+	s.compact()
 	return true
 }
 
