@@ -24,11 +24,11 @@ func (s *Sampler) topP() bool {
 	bk := s.bucket[:s.n]
 	// A bucket's mass is the sum of v/z over its ids in id order; only the
 	// buckets up to the crossing one matter, and on a large vocabulary
-	// they hold a small part of it. The sums of v alone, over z, find that
-	// bucket to within rounding (1e-11 at most here), so the ids are first
-	// cut to the buckets where that estimate has passed p by 1e-9 (sel),
-	// and the masses are summed over those; past them the walk below takes
-	// every id, should it ever get there.
+	// they hold a small part of it. The sums of v alone, over z, place that
+	// bucket to within rounding (n·2⁻⁵², under 1e-10 for a million ids), so
+	// the masses are summed over the ids of the buckets up to where that
+	// estimate has passed p by 1e-9 (sel); should the walk below go past
+	// them, it takes every id, which gives the same masses.
 	var rough [numBuckets]float64
 	for i, v := range e {
 		b := logitBucket(max - w[i])
