@@ -130,11 +130,29 @@ def vnni(kind, T):
         # weight-register-major across the tokens so that neighbours are
         # independent (4.48 VPDPBUSD/ns against 4.25 token-major at b3f3c1a,
         # in the loop BenchmarkILTileInCache now runs).
+        #
+        # IL8 (Q8_0) is then bound by loads, not by VPDPBUSD: each one
+        # broadcasts its 4 bytes from memory, and with the weights, starts,
+        # scales and prefetches a block makes ~98 loads for 64 VPDPBUSD,
+        # at two loads a cycle. So the quads 4-7 of each token come from
+        # one 16-byte load copied to the four lanes (VBROADCASTI32X4) and
+        # a VPSHUFD each, in shuffle units that are otherwise idle. Taking
+        # all 8 quads so was slower (shuffles then compete), 4 best
+        # (BENCHMARKS.md). Same bytes, same sums.
+        shuffled = range(4, 8) if kind == "IL8" else range(8, 8)
         for t in range(T):
             isum_start(kind, f"Z{10+t}", 40 * t)
         for k in range(8):
+            if k in shuffled:
+                continue
             for t in range(T):
                 p(f"\tVPDPBUSD.BCST {40*t+4*k}(BX), Z{k}, Z{10+t}")
+        for t in range(T if shuffled else 0):
+            p(f"\tVBROADCASTI32X4 {40*t+16}(BX), Z27")
+            for k in shuffled:
+                tmp = 28 + k % 4
+                p(f"\tVPSHUFD ${0x55 * (k % 4)}, Z27, Z{tmp}")
+                p(f"\tVPDPBUSD Z{tmp}, Z{k}, Z{10+t}")
     for t in range(T):
         a = 10 + t
         if T <= 2:
