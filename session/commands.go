@@ -158,11 +158,7 @@ func cmdSet(s *Session, arg string) (string, error) {
 // ollamaSwitches say what ollama's /set switches and parameters that are no
 // settings here correspond to (/set format is /format).
 var ollamaSwitches = map[string]string{
-	"mirostat":     "a sampler this app does not have",
-	"mirostat_eta": "a sampler this app does not have",
-	"mirostat_tau": "a sampler this app does not have",
 	"tfs_z":        "a sampler this app does not have",
-	"typical_p":    "a sampler this app does not have",
 	"num_gpu":      "this app runs on the CPU",
 	"main_gpu":     "this app runs on the CPU",
 	"num_thread":   "the compute threads are set when chat starts (--threads)",

@@ -47,6 +47,9 @@ func TestSetKnobs(t *testing.T) {
 		// ollama's spelling: "/set parameter KEY VALUE", with its names.
 		{"/set parameter temperature 0.6", func(p sampler.Params) bool { return p.Temperature == 0.6 }, "temperature 0.6"},
 		{"/set parameter repeat_last_n 32", func(p sampler.Params) bool { return p.PenaltyWindow == 32 }, "penalty_window 32"},
+		// ollama's mirostat parameters, refused as "a sampler this app does
+		// not have" until mirostat was built.
+		{"/set parameter mirostat_tau 4", func(p sampler.Params) bool { return p.MirostatTau == 4 }, "mirostat_tau 4"},
 		{"  /set   temperature   0.8  ", func(p sampler.Params) bool { return p.Temperature == 0.8 }, "temperature 0.8"},
 	} {
 		reply := run(t, s, c.line)
@@ -93,7 +96,7 @@ func TestSetKnobs(t *testing.T) {
 		"/set think":      "/set think is ollama's: the models this app runs have no thinking mode",
 		// ollama's parameters that are no settings here: they said only
 		// "unknown setting".
-		"/set parameter mirostat 2":   "/set mirostat is ollama's: a sampler this app does not have",
+		"/set parameter tfs_z 0.9":    "/set tfs_z is ollama's: a sampler this app does not have",
 		"/set parameter num_gpu 99":   "/set num_gpu is ollama's: this app runs on the CPU",
 		"/set parameter num_thread 4": "/set num_thread is ollama's: the compute threads are set when chat starts (--threads)",
 		"/set format xml":             "format",
