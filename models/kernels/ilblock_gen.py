@@ -138,7 +138,8 @@ def vnni(kind, T):
         # one 16-byte load copied to the four lanes (VBROADCASTI32X4) and
         # a VPSHUFD each, in shuffle units that are otherwise idle. Taking
         # all 8 quads so was slower (shuffles then compete), 4 best
-        # (BENCHMARKS.md). Same bytes, same sums.
+        # (BENCHMARKS.md). Same bytes, same sums. Q4_0's tile (IL4) got
+        # slower so: its nibble unpacking already keeps those units busy.
         shuffled = range(4, 8) if kind == "IL8" else range(8, 8)
         for t in range(T):
             isum_start(kind, f"Z{10+t}", 40 * t)
