@@ -444,28 +444,3 @@ func refTypical(logits []float64, p float64) []bool {
 	}
 	return keep
 }
-
-func TestTypicalMatchesFullSort(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 3))
-	for trial := range 200 {
-		n := 1 + r.IntN(3000)
-		logits := make([]float32, n)
-		scale := []float64{0.1, 1, 5, 30}[trial%4]
-		for i := range logits {
-			logits[i] = float32(math.Round(r.NormFloat64()*scale*4) / 4) // many ties
-		}
-		p := r.Float64()
-		s := New(n, Params{Temperature: 1, TypicalP: p})
-		s.Sample(logits, nil)
-		f := make([]float64, n)
-		for i, v := range logits {
-			f[i] = float64(v)
-		}
-		want := refTypical(f, p)
-		for i := range want {
-			if want[i] != (s.Probs()[i] > 0) {
-				t.Fatalf("trial %d n %d p %v: id %d kept=%v, want %v", trial, n, p, i, s.Probs()[i] > 0, want[i])
-			}
-		}
-	}
-}

@@ -191,26 +191,39 @@ func refTopP(logits []float64, p float64) []bool {
 	return keep
 }
 
-func TestTopPMatchesFullSort(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	for trial := range 200 {
-		n := 1 + r.IntN(3000)
-		logits := make([]float32, n)
-		scale := []float64{0.1, 1, 5, 30}[trial%4]
-		for i := range logits {
-			logits[i] = float32(math.Round(r.NormFloat64()*scale*4) / 4) // many ties
-		}
-		p := r.Float64()
-		s := New(n, Params{Temperature: 1, TopP: p})
-		s.Sample(logits, nil)
-		f := make([]float64, n)
-		for i, v := range logits {
-			f[i] = float64(v)
-		}
-		want := refTopP(f, p)
-		for i := range want {
-			if want[i] != (s.Probs()[i] > 0) {
-				t.Fatalf("trial %d n %d p %v: id %d kept=%v, want %v", trial, n, p, i, s.Probs()[i] > 0, want[i])
+// TestFilterMatchesFullSort: top-p and typical sort only the bucket where
+// the mass crosses p; they keep exactly the ids a full sort keeps (refTopP,
+// refTypical), on logits with many ties.
+func TestFilterMatchesFullSort(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		params func(p float64) Params
+		ref    func(logits []float64, p float64) []bool
+		seed   uint64
+	}{
+		{"top-p", func(p float64) Params { return Params{Temperature: 1, TopP: p} }, refTopP, 2},
+		{"typical", func(p float64) Params { return Params{Temperature: 1, TypicalP: p} }, refTypical, 3},
+	} {
+		r := rand.New(rand.NewPCG(1, c.seed))
+		for trial := range 200 {
+			n := 1 + r.IntN(3000)
+			logits := make([]float32, n)
+			scale := []float64{0.1, 1, 5, 30}[trial%4]
+			for i := range logits {
+				logits[i] = float32(math.Round(r.NormFloat64()*scale*4) / 4) // many ties
+			}
+			p := r.Float64()
+			s := New(n, c.params(p))
+			s.Sample(logits, nil)
+			f := make([]float64, n)
+			for i, v := range logits {
+				f[i] = float64(v)
+			}
+			want := c.ref(f, p)
+			for i := range want {
+				if want[i] != (s.Probs()[i] > 0) {
+					t.Fatalf("%s trial %d n %d p %v: id %d kept=%v, want %v", c.name, trial, n, p, i, s.Probs()[i] > 0, want[i])
+				}
 			}
 		}
 	}
