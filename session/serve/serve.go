@@ -124,6 +124,8 @@ func (s *Server) routes() {
 	mux.Handle("GET /metrics", s.met.handler())
 	mux.HandleFunc("POST /v1/chat/completions", s.auth(s.chatCompletions))
 	mux.HandleFunc("POST /v1/completions", s.auth(s.completions))
+	mux.HandleFunc("POST /tokenize", s.auth(s.tokenize))
+	mux.HandleFunc("POST /detokenize", s.auth(s.detokenize))
 	mux.HandleFunc("GET /v1/models", s.auth(s.models))
 	mux.HandleFunc("GET /v1/models/{model}", s.auth(s.modelByID))
 	mux.HandleFunc("POST /api/chat", s.auth(s.ollamaChat))

@@ -795,3 +795,55 @@ func FuzzPeerFields(f *testing.F) {
 		}
 	})
 }
+
+// TestTokenize: llama-server's /tokenize and /detokenize, which its
+// scripts call to count tokens, round-trip a text; with_pieces gives each
+// id's text; an id outside the vocabulary is a 400.
+func TestTokenize(t *testing.T) {
+	_, ts, _ := start(t, Options{})
+	post := func(path, body string, v any) int {
+		t.Helper()
+		resp, err := http.Post(ts.URL+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		json.NewDecoder(resp.Body).Decode(v)
+		return resp.StatusCode
+	}
+	var tok struct{ Tokens []int }
+	if code := post("/tokenize", `{"content":"Once upon a time"}`, &tok); code != 200 || len(tok.Tokens) == 0 {
+		t.Fatalf("/tokenize: %d %v", code, tok.Tokens)
+	}
+	var bos struct{ Tokens []int }
+	post("/tokenize", `{"content":"Once upon a time","add_special":true}`, &bos)
+	if len(bos.Tokens) != len(tok.Tokens)+1 {
+		t.Errorf("add_special: %v against %v", bos.Tokens, tok.Tokens)
+	}
+	var pieces struct {
+		Tokens []struct {
+			ID    int
+			Piece string
+		}
+	}
+	post("/tokenize", `{"content":"Once upon a time","with_pieces":true}`, &pieces)
+	var joined strings.Builder
+	for i, p := range pieces.Tokens {
+		if p.ID != tok.Tokens[i] {
+			t.Fatalf("with_pieces ids %v, want %v", pieces.Tokens, tok.Tokens)
+		}
+		joined.WriteString(p.Piece)
+	}
+	if !strings.Contains(joined.String(), "upon a time") {
+		t.Errorf("pieces join to %q", joined.String())
+	}
+	body, _ := json.Marshal(map[string]any{"tokens": tok.Tokens})
+	var text struct{ Content string }
+	if code := post("/detokenize", string(body), &text); code != 200 || !strings.Contains(text.Content, "Once upon a time") {
+		t.Errorf("/detokenize: %d %q", code, text.Content)
+	}
+	var e struct{ Error struct{ Message string } }
+	if code := post("/detokenize", `{"tokens":[1, 99999999]}`, &e); code != 400 || !strings.Contains(e.Error.Message, "99999999") {
+		t.Errorf("an id out of range: %d %q", code, e.Error.Message)
+	}
+}
