@@ -73,15 +73,8 @@ func (s *Sampler) topP() bool {
 			}
 			return int(a - b)
 		})
-		for _, id := range ord {
-			if cut >= 0 {
-				e[id] = 0
-				continue
-			}
-			base += e[id] / z
-			if base > p {
-				cut = b // this id is kept; every later one goes
-			}
+		if base = walkBucket(ord, e, z, base, p); base > p {
+			cut = b
 		}
 	}
 	if cut < 0 {
@@ -131,4 +124,21 @@ func logitBucket(d float64) int {
 		return numBuckets - 1
 	}
 	return int(b)
+}
+
+// walkBucket walks the crossing bucket's ids in their sorted order (ord),
+// adding each one's probability e[id]/z to cum, and zeroes every id after
+// the one that takes cum over p: that one is kept. It returns cum, over p
+// when the crossing was in this bucket (rounding can leave it at p or
+// under: then every id stays). Top-p and typical share it.
+func walkBucket(ord []int32, e []float64, z, cum, p float64) float64 {
+	for i, id := range ord {
+		if cum += e[id] / z; cum > p {
+			for _, rest := range ord[i+1:] {
+				e[rest] = 0
+			}
+			return cum
+		}
+	}
+	return cum
 }

@@ -59,15 +59,8 @@ func (s *Sampler) typical() bool {
 			}
 			return int(a - b)
 		})
-		for _, id := range ord {
-			if cut >= 0 {
-				e[id] = 0
-				continue
-			}
-			cum += e[id] / z
-			if cum > p {
-				cut = b // this id is kept; every later one goes
-			}
+		if cum = walkBucket(ord, e, z, cum, p); cum > p {
+			cut = b
 		}
 	}
 	if cut < 0 {
