@@ -275,6 +275,9 @@ func (e *Engine) Model() models.Model { return e.model }
 // Window is the number of positions generation sees.
 func (e *Engine) Window() int { return e.window }
 
+// MaxSeqs is how many replies run at once (Options.MaxSeqs, at least 1).
+func (e *Engine) MaxSeqs() int { return e.maxSeqs }
+
 // Start begins a reply, or queues it while Options.MaxSeqs replies run
 // (schedule.go). It fails if the queue is full too (ErrBusy), the engine is
 // closed, or the request is invalid.

@@ -126,6 +126,7 @@ func (s *Server) routes() {
 	mux.HandleFunc("POST /v1/completions", s.auth(s.completions))
 	mux.HandleFunc("POST /tokenize", s.auth(s.tokenize))
 	mux.HandleFunc("POST /detokenize", s.auth(s.detokenize))
+	mux.HandleFunc("GET /props", s.auth(s.props))
 	mux.HandleFunc("GET /v1/models", s.auth(s.models))
 	mux.HandleFunc("GET /v1/models/{model}", s.auth(s.modelByID))
 	mux.HandleFunc("POST /api/chat", s.auth(s.ollamaChat))

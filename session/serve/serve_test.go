@@ -796,10 +796,11 @@ func FuzzPeerFields(f *testing.F) {
 	})
 }
 
-// TestTokenize: llama-server's /tokenize and /detokenize, which its
-// scripts call to count tokens, round-trip a text; with_pieces gives each
-// id's text; an id outside the vocabulary is a 400.
-func TestTokenize(t *testing.T) {
+// TestLlamaServerEndpoints: llama-server's /tokenize and /detokenize,
+// which its scripts call to count tokens, round-trip a text; with_pieces
+// gives each id's text; an id outside the vocabulary is a 400; /props says
+// the context and the slots.
+func TestLlamaServerEndpoints(t *testing.T) {
 	_, ts, _ := start(t, Options{})
 	post := func(path, body string, v any) int {
 		t.Helper()
@@ -845,5 +846,23 @@ func TestTokenize(t *testing.T) {
 	var e struct{ Error struct{ Message string } }
 	if code := post("/detokenize", `{"tokens":[1, 99999999]}`, &e); code != 400 || !strings.Contains(e.Error.Message, "99999999") {
 		t.Errorf("an id out of range: %d %q", code, e.Error.Message)
+	}
+	// /props: what llama-server's web UI reads (the context, the slots,
+	// the chat template: stories260K has none).
+	resp, err := http.Get(ts.URL + "/props")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var props struct {
+		Settings struct {
+			NCtx int `json:"n_ctx"`
+		} `json:"default_generation_settings"`
+		Slots    int    `json:"total_slots"`
+		Template string `json:"chat_template"`
+	}
+	json.NewDecoder(resp.Body).Decode(&props)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || props.Settings.NCtx <= 0 || props.Slots < 1 {
+		t.Errorf("/props: %d %+v", resp.StatusCode, props)
 	}
 }

@@ -1,13 +1,16 @@
 package serve
 
 import (
+	"chat/models/gguf"
 	"fmt"
 	"net/http"
 	"unicode/utf8"
 )
 
-// llama-server's /tokenize and /detokenize, which scripts written for it
-// call to count or inspect tokens: the model's own tokenizer, nothing run.
+// llama-server's own endpoints that clients written for it call besides
+// the OpenAI ones: /tokenize and /detokenize (scripts count and inspect
+// tokens with the model's tokenizer; nothing runs) and /props (its web UI
+// and others read the context size, slots and chat template there).
 
 type tokenizeRequest struct {
 	Content      string `json:"content"`
@@ -77,4 +80,20 @@ func (s *Server) detokenize(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"content": s.m.Tokenizer().Decode(req.Tokens)})
+}
+
+// props is llama-server's GET /props, with the fields its clients read.
+func (s *Server) props(w http.ResponseWriter, _ *http.Request) {
+	tmpl := ""
+	if g, ok := s.m.(interface{ GGUF() *gguf.File }); ok {
+		tmpl, _ = g.GGUF().String("tokenizer.chat_template")
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"default_generation_settings": map[string]any{"n_ctx": s.e.Window()},
+		"total_slots":                 s.e.MaxSeqs(),
+		"model_path":                  s.name,
+		"chat_template":               tmpl,
+		"modalities":                  map[string]bool{"vision": false, "audio": false},
+		"build_info":                  "chat serve",
+	})
 }
