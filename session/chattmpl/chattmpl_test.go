@@ -454,7 +454,7 @@ func TestBadTemplates(t *testing.T) {
 func TestJinjaFeatures(t *testing.T) {
 	tok := newFake("", "")
 	msgs := []Message{{"user", "  a<b>&'\"é\n  "}, {"assistant", "x"}}
-	for _, c := range []struct{ tmpl, want string }{
+	checkRenders(t, msgs, []struct{ tmpl, want string }{
 		{"{{ messages[0] | tojson }}", `{"role": "user", "content": "  a<b>&'\"é\n  "}`},
 		{"{{ messages[1] | tojson(indent=2) }}", "{\n  \"role\": \"assistant\",\n  \"content\": \"x\"\n}"},
 		{"{{ [1, 2.5, none, true, 'é'] | tojson(ensure_ascii=true) }}", `[1, 2.5, null, true, "\u00e9"]`},
@@ -472,17 +472,7 @@ func TestJinjaFeatures(t *testing.T) {
 		{"{{ (1, 2) | length }}{{ ('a' if false else 'b') | upper }}{{ 'aba'.replace('a', ('c' if true else 'd')) }}{{ 'aaa'.replace('a', 'b', 2) }}", "2Bcbcbba"},
 		{"{% generation %}{{ messages[1].content }}{% endgeneration %}", "x"},
 		{"{%- if true %}\n  x\n{%- endif %}\n{% if true %}\n  y\n{% endif %}\n", "  x  y\n"}, // trim_blocks and lstrip_blocks, as in transformers
-	} {
-		j, err := compileJinja(c.tmpl)
-		if err != nil {
-			t.Errorf("%q: %v", c.tmpl, err)
-			continue
-		}
-		got, err := j.execute(msgs, true, "", "", fixedNow)
-		if err != nil || got != c.want {
-			t.Errorf("%q:\n got %q, %v\nwant %q", c.tmpl, got, err, c.want)
-		}
-	}
+	})
 	_ = tok
 }
 
@@ -557,5 +547,22 @@ func BenchmarkRenderBuiltin(b *testing.B) {
 	msgs := longConversation(20)
 	for b.Loop() {
 		tp.Render(msgs, true)
+	}
+}
+
+// checkRenders compiles each template and renders msgs with it (a
+// generation prompt, a fixed clock), expecting want.
+func checkRenders(t *testing.T, msgs []Message, cases []struct{ tmpl, want string }) {
+	t.Helper()
+	for _, c := range cases {
+		j, err := compileJinja(c.tmpl)
+		if err != nil {
+			t.Errorf("%q: %v", c.tmpl, err)
+			continue
+		}
+		got, err := j.execute(msgs, true, "", "", fixedNow)
+		if err != nil || got != c.want {
+			t.Errorf("%q:\n got %q, %v\nwant %q", c.tmpl, got, err, c.want)
+		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 // transformers' settings (scripts/render-chat-template.py).
 func TestPythonSemantics(t *testing.T) {
 	msgs := []Message{{"user", "  a<b>&'\"é\n  "}, {"assistant", "x"}}
-	for _, c := range []struct{ tmpl, want string }{
+	checkRenders(t, msgs, []struct{ tmpl, want string }{
 		// str methods without arguments strip and split on any whitespace.
 		{`{{ ' \t a b \n'.strip() }}|{{ ' a '.lstrip() }}|{{ ' a '.rstrip() }}|{{ 'xxaxx'.strip('x') }}|{{ ''.lstrip('\n') }}|{{ ' a  b '.split() | join(',') }}|{{ 'a  b'.split(' ') | join(',') }}|{{ ' a b c '.split(none, 1) | join(',') }}|{{ ' a b c '.rsplit(none, 1) | join(',') }}|{{ 'a,b,c'.rsplit(',', 1) | join('|') }}`,
 			"a b|a | a|a||a,b|a,,b|a,b c | a b,c|a,b|c"},
@@ -35,17 +35,7 @@ func TestPythonSemantics(t *testing.T) {
 		// A variable set to none is defined, one never set is not none.
 		{`{% set x = none %}{{ tools is defined }} {{ tools is none }} {{ x is defined }} {{ x is none }} {{ nosuch is defined }} {{ nosuch is none }} {{ nosuch is undefined }} {{ tools is not defined }} {{ documents is undefined }}`,
 			"True True True True False False True False False"},
-	} {
-		j, err := compileJinja(c.tmpl)
-		if err != nil {
-			t.Errorf("%q: %v", c.tmpl, err)
-			continue
-		}
-		got, err := j.execute(msgs, true, "", "", fixedNow)
-		if err != nil || got != c.want {
-			t.Errorf("%q:\n got %q, %v\nwant %q", c.tmpl, got, err, c.want)
-		}
-	}
+	})
 	// transformers passes tools and documents as None: a loop over them
 	// raises, as does + on an undefined value; ~ and if take them.
 	for _, c := range []struct{ tmpl, want, fails string }{
