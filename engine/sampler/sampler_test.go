@@ -7,8 +7,6 @@ import (
 	"slices"
 	"sort"
 	"testing"
-
-	"gonum.org/v1/gonum/stat/distuv"
 )
 
 var inf = math.Inf(-1)
@@ -503,29 +501,7 @@ func TestMaskRenormalises(t *testing.T) {
 		want[id] = free[id] / z
 	}
 	s.SetMask(bitsOf(len(logits), allowed...))
-	const n = 20000
-	counts := make([]float64, len(logits))
-	for range n {
-		id, err := s.Sample(logits, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		counts[id]++
-	}
-	chi := 0.0
-	for i, pr := range want {
-		if pr == 0 {
-			if counts[i] != 0 {
-				t.Fatalf("masked id %d drawn %v times", i, counts[i])
-			}
-			continue
-		}
-		chi += (counts[i] - pr*n) * (counts[i] - pr*n) / (pr * n)
-	}
-	df := float64(len(allowed) - 1)
-	if pv := 1 - (distuv.ChiSquared{K: df}).CDF(chi); pv < 0.001 {
-		t.Fatalf("chi2 %.2f df %v p %.2g: counts do not follow the renormalised masked distribution", chi, df, pv)
-	}
+	chiSquare(t, s, logits, want, 20000)
 	s.SetMask(nil)
 	if d, _ := s.Dist(logits, nil); d[1] == 0 {
 		t.Fatal("SetMask(nil) did not lift the mask")
