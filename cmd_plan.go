@@ -68,7 +68,7 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 	kf, _ := kvcache.FormatFor(*kvQuant, m.Info())
 	info, lay := m.Info(), m.KVLayout()
 	// The default window, or up to the context the model was trained for.
-	trained := max(info.ContextLength, info.TrainContext)
+	trained := info.MaxContext()
 	n := *ctx
 	if n == 0 {
 		n = info.ContextLength

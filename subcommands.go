@@ -109,7 +109,6 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// usageError prints a tool's usage line and returns the exit code 2.
 // wantInOut is the check of convert's and prune's IN OUT arguments.
 func wantInOut(pos []string) error {
 	switch len(pos) {
@@ -123,6 +122,7 @@ func wantInOut(pos []string) error {
 	return fmt.Errorf("want an input and an output file, got %d arguments", len(pos))
 }
 
+// usageError prints a tool's usage line and returns the exit code 2.
 func usageError(stderr io.Writer, tool, usage string, err error) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return 0

@@ -196,7 +196,7 @@ func (s *Session) Info() Info {
 	mi := s.model.Info()
 	in := Info{Model: mi.Name, Arch: mi.Arch, Quant: mi.Quant, Params: mi.Params,
 		ContextLength: s.eng.Window(), Mode: s.vals.Mode, System: s.vals.System, Draft: s.DraftName()}
-	if t := max(mi.ContextLength, mi.TrainContext); t > in.ContextLength {
+	if t := mi.MaxContext(); t > in.ContextLength {
 		in.TrainContext = t
 	}
 	return in

@@ -31,7 +31,7 @@ func Open(path string) (*os.File, fs.FileInfo, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, nil, notRegular(path, st)
+		return nil, nil, notRegular("open", path, st)
 	}
 	return f, st, nil
 }
@@ -62,13 +62,13 @@ func Output(path string) error {
 	case err != nil:
 		return err
 	case !st.Mode().IsRegular():
-		return &fs.PathError{Op: "write", Path: path, Err: fmt.Errorf("is %s, %w", kind(st.Mode()), ErrNotRegular)}
+		return notRegular("write", path, st)
 	}
 	return nil
 }
 
-func notRegular(path string, st fs.FileInfo) error {
-	return &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("is %s, %w", kind(st.Mode()), ErrNotRegular)}
+func notRegular(op, path string, st fs.FileInfo) error {
+	return &fs.PathError{Op: op, Path: path, Err: fmt.Errorf("is %s, %w", kind(st.Mode()), ErrNotRegular)}
 }
 
 // kind names a file type that is not regular.
@@ -105,7 +105,7 @@ func ReadFile(path string, max int64) ([]byte, error) {
 		return b, nil
 	}
 	if !st.Mode().IsRegular() {
-		return nil, notRegular(path, st)
+		return nil, notRegular("open", path, st)
 	}
 	if st.Size() > max {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: TooLarge(st.Size(), max)}

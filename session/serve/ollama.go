@@ -293,7 +293,7 @@ func (s *Server) ollamaShow(w http.ResponseWriter, r *http.Request) {
 		"details":    s.ollamaDetails(),
 		"model_info": map[string]any{
 			"general.architecture": a, "general.parameter_count": info.Params,
-			a + ".context_length": max(info.ContextLength, info.TrainContext), a + ".embedding_length": info.Embed, a + ".block_count": info.Layers,
+			a + ".context_length": info.MaxContext(), a + ".embedding_length": info.Embed, a + ".block_count": info.Layers,
 			a + ".attention.head_count": info.Heads, a + ".attention.head_count_kv": info.KVHeads, a + ".vocab_size": info.VocabSize,
 		},
 		"capabilities": []string{"completion"},
