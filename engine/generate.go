@@ -204,7 +204,7 @@ func (g *gen) takeParams() {
 // in this model's ids, when DRY is on and it does not have them yet.
 func (g *gen) syncBreakers() {
 	p := g.smp.Params()
-	if p.DRYMultiplier == 0 || g.smp.Breakers().Key() == p.DRYBreakers && g.smp.Breakers() != nil {
+	if !p.DRYOn() || g.smp.Breakers().Key() == p.DRYBreakers && g.smp.Breakers() != nil {
 		return
 	}
 	g.smp.SetBreakers(g.e.breakersFor(p.DRYBreakers))

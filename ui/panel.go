@@ -473,7 +473,7 @@ func (m *model) statusLine() string {
 // while replies are constrained). Names it does not know are kept.
 func appliedOrder(order []string, p sampler.Params, constrained bool) []string {
 	var out []string
-	miro := p.Mirostat == 1 || p.Mirostat == 2 // it replaces top-n-sigma ... xtc
+	miro := p.MirostatOn() // it replaces top-n-sigma ... xtc
 	for _, name := range order {
 		on := true
 		switch name {
@@ -482,7 +482,7 @@ func appliedOrder(order []string, p sampler.Params, constrained bool) []string {
 		case "penalties":
 			on = (p.RepeatPenalty != 0 && p.RepeatPenalty != 1) || p.FrequencyPenalty != 0 || p.PresencePenalty != 0
 		case "dry":
-			on = p.DRYMultiplier != 0 && p.DRYBase >= 1 && p.DRYPenaltyLastN != 0
+			on = p.DRYOn()
 		case "greedy":
 			if p.Greedy {
 				return append(out, "greedy (argmax)")
@@ -503,7 +503,7 @@ func appliedOrder(order []string, p sampler.Params, constrained bool) []string {
 		case "min-p":
 			on = !miro && p.MinP > 0 && p.MinP < 1
 		case "xtc":
-			on = !miro && p.XTCProbability > 0 && p.XTCThreshold <= 0.5
+			on = !miro && p.XTCOn()
 		}
 		if on {
 			out = append(out, name)

@@ -15,11 +15,9 @@ func (s *Sampler) normalize() {
 // first id whose cumulative weight exceeds u*total (inverse CDF) over dist,
 // a distribution that need not be normalised. Weights that are not > 0
 // (zero, negative, NaN) are never returned. It returns -1, drawing nothing,
-// when no weight is > 0.
-func (s *Sampler) Draw(dist []float64) int { return s.pick(dist) }
-
-// pick is Draw, returning an index of dist.
-func (s *Sampler) pick(dist []float64) int {
+// when no weight is > 0. The id is an index of dist (Sample draws over its
+// compact candidate list and maps the index back).
+func (s *Sampler) Draw(dist []float64) int {
 	total := 0.0
 	for _, v := range dist {
 		if v > 0 {

@@ -129,8 +129,8 @@ func (s *Sampler) SetBreakers(b *Breakers) { s.breakers = b }
 // Breakers are the sequence breakers SetBreakers gave.
 func (s *Sampler) Breakers() *Breakers { return s.breakers }
 
-// dryOn reports whether DRY is on.
-func (p *Params) dryOn() bool {
+// DRYOn reports whether DRY is on.
+func (p *Params) DRYOn() bool {
 	return p.DRYMultiplier != 0 && p.DRYBase >= 1 && p.DRYPenaltyLastN != 0
 }
 
@@ -138,7 +138,7 @@ func (p *Params) dryOn() bool {
 // repeat of history. It reports whether it was on.
 func (s *Sampler) dry(history []int) bool {
 	p := &s.p
-	if !p.dryOn() {
+	if !p.DRYOn() {
 		return false
 	}
 	if n := p.DRYPenaltyLastN; n > 0 && len(history) > n {

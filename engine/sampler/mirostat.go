@@ -25,7 +25,7 @@ const mirostatM = 100
 
 // mirostat truncates the candidates by mu. It reports whether it was on.
 func (s *Sampler) mirostat() bool {
-	if s.p.Mirostat != 1 && s.p.Mirostat != 2 {
+	if !s.p.MirostatOn() {
 		return false
 	}
 	if !s.muSet {
@@ -91,8 +91,12 @@ func (s *Sampler) mirostat() bool {
 
 // mirostatLearn moves mu after id was drawn from probs (normalised).
 func (s *Sampler) mirostatLearn(probs []float64, id int) {
-	if s.p.Mirostat != 1 && s.p.Mirostat != 2 || id < 0 {
+	if !s.p.MirostatOn() || id < 0 {
 		return
 	}
 	s.mu -= s.p.MirostatEta * (-math.Log2(probs[id]) - s.p.MirostatTau)
 }
+
+// MirostatOn reports whether mirostat (1 or 2) replaces the truncation
+// samplers.
+func (p *Params) MirostatOn() bool { return p.Mirostat == 1 || p.Mirostat == 2 }

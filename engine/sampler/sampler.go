@@ -201,7 +201,7 @@ func (s *Sampler) Reset(seed uint64) {
 // drawn id (mirostat's mu, XTC's draw), so that a distribution holds for
 // one token only: speculative decoding steps aside for them.
 func (s *Sampler) Stateful() bool {
-	return s.p.Mirostat == 1 || s.p.Mirostat == 2 || s.p.XTCProbability > 0 && s.p.XTCThreshold <= 0.5
+	return s.p.MirostatOn() || s.p.XTCOn()
 }
 
 // SetParams replaces the knobs. It does not re-seed the RNG (call Reset).
@@ -233,7 +233,7 @@ func (s *Sampler) Sample(logits []float32, history []int) (int, error) {
 		return best, err
 	}
 	id := -1
-	if i := s.pick(s.exps[:s.n]); i >= 0 {
+	if i := s.Draw(s.exps[:s.n]); i >= 0 {
 		id = int(s.ids[i])
 	}
 	s.note(StageDraw, true)
@@ -261,7 +261,7 @@ func (s *Sampler) dist(logits []float32, history []int) (int, error) {
 	}
 	s.clearProbs()
 	s.n = s.vocab
-	if s.p.Greedy && s.mask == nil && !s.penalties() && !s.p.dryOn() {
+	if s.p.Greedy && s.mask == nil && !s.penalties() && !s.p.DRYOn() {
 		// Nothing changes the logits before the argmax, and clean keeps their
 		// order (NaN never wins), so it is taken on them without the copy.
 		s.begin()
@@ -269,7 +269,7 @@ func (s *Sampler) dist(logits []float32, history []int) (int, error) {
 	}
 	// Without penalties or DRY between them, load applies the temperature
 	// too: one pass instead of two.
-	early := !s.p.Greedy && !s.penalties() && !s.p.dryOn()
+	early := !s.p.Greedy && !s.penalties() && !s.p.DRYOn()
 	t := 1.0
 	if early {
 		t = s.divisor()
@@ -288,7 +288,7 @@ func (s *Sampler) dist(logits []float32, history []int) (int, error) {
 	} else {
 		s.note(StageTemperature, s.temperature())
 	}
-	miro := s.p.Mirostat == 1 || s.p.Mirostat == 2
+	miro := s.p.MirostatOn()
 	if !miro {
 		s.note(StageTopNSigma, s.topNSigma())
 		s.note(StageTopK, s.topK())

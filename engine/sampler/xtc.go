@@ -13,7 +13,7 @@ package sampler
 //
 // It reports whether it acted.
 func (s *Sampler) xtc() bool {
-	if !(s.p.XTCProbability > 0) || s.p.XTCThreshold > 0.5 {
+	if !s.p.XTCOn() {
 		return false
 	}
 	e, z := s.exps[:s.n], s.sum
@@ -52,3 +52,7 @@ func (s *Sampler) xtcCoin() float64 {
 	}
 	return s.coin
 }
+
+// XTCOn reports whether XTC can cut: a chance above 0 and a threshold two
+// ids can both reach.
+func (p *Params) XTCOn() bool { return p.XTCProbability > 0 && p.XTCThreshold <= 0.5 }
