@@ -43,12 +43,13 @@ func parse(t *testing.T, args ...string) *Config {
 	return c
 }
 
-// withPeerDefaults is p with the defaults of the knobs of the samplers
-// llama.cpp has beyond the course's (all off).
+// withPeerDefaults is p with llama.cpp's defaults of the knobs of the
+// samplers it has beyond the course's (all off), written out so that a
+// wrong default in the settings table fails the tests that use it.
 func withPeerDefaults(p sampler.Params) sampler.Params {
-	d := settings.Defaults("").Sampler
-	p.DRYBase, p.DRYAllowedLength, p.DRYPenaltyLastN, p.DRYBreakers = d.DRYBase, d.DRYAllowedLength, d.DRYPenaltyLastN, d.DRYBreakers
-	p.TopNSigma, p.TypicalP, p.XTCThreshold, p.MirostatTau, p.MirostatEta = d.TopNSigma, d.TypicalP, d.XTCThreshold, d.MirostatTau, d.MirostatEta
+	p.DRYBase, p.DRYAllowedLength, p.DRYPenaltyLastN = 1.75, 2, -1
+	p.DRYBreakers = sampler.JoinBreakers([]string{"\n", ":", "\"", "*"})
+	p.TopNSigma, p.TypicalP, p.XTCThreshold, p.MirostatTau, p.MirostatEta = -1, 1, 0.1, 5, 0.1
 	return p
 }
 
