@@ -208,22 +208,24 @@ func peakInt8() float64 {
 	return 2 * float64(macs) * float64(items) / d.Seconds()
 }
 
-// readSet is the probe's memory: 32 matrices of 4 MB, read one after
-// another, as a model's layers are.
+// readSet is memory the probe reads: matrices of rows × readCols floats,
+// one after another, as a model's layers are.
 type readSet struct {
 	ws     [][]float32
+	rows   int
 	x, out []float32
 }
 
+// The probe's own set: 32 matrices of 4 MB.
 const readRows, readCols, readMats = 1024, 1024, 32
 
-// readBytes is what one pass reads.
+// readBytes is what one pass over the probe's set reads.
 const readBytes = 4 * readMats * readRows * readCols
 
-func newReadSet() *readSet {
-	r := &readSet{ws: make([][]float32, readMats), x: fill(readCols), out: make([]float32, readRows)}
+func newReadSet(mats, rows int) *readSet {
+	r := &readSet{ws: make([][]float32, mats), rows: rows, x: fill(readCols), out: make([]float32, rows)}
 	for i := range r.ws {
-		r.ws[i] = fill(readRows * readCols)
+		r.ws[i] = fill(rows * readCols)
 	}
 	return r
 }
@@ -231,16 +233,21 @@ func newReadSet() *readSet {
 // pass reads every matrix once and returns the bytes read.
 func (r *readSet) pass() int64 {
 	for _, w := range r.ws {
-		kernels.MatVec(r.out, w, r.x, readRows, readCols)
+		kernels.MatVec(r.out, w, r.x, r.rows, readCols)
 	}
-	return readBytes
+	return r.bytes()
 }
 
-func readBandwidth() float64 {
-	r := newReadSet()
-	d := best(250*time.Millisecond, func() { r.pass() })
-	return readBytes / d.Seconds()
+// bytes is what one pass reads.
+func (r *readSet) bytes() int64 { return int64(4 * len(r.ws) * r.rows * readCols) }
+
+// bandwidth is the best rate of passes over r within budget.
+func (r *readSet) bandwidth(budget time.Duration) float64 {
+	d := best(budget, func() { r.pass() })
+	return float64(r.bytes()) / d.Seconds()
 }
+
+func readBandwidth() float64 { return newReadSet(readMats, readRows).bandwidth(250 * time.Millisecond) }
 
 // ForWeights is the machine as a model with bytes of weights meets it
 // decoding step after step with nothing in between (the TUI): below the
@@ -260,20 +267,7 @@ func (m Machine) ForWeights(bytes int64) Machine {
 
 // bandwidthAt is readBandwidth over about bytes, in matrices of 1 MB.
 func bandwidthAt(bytes int64) float64 {
-	const rows, cols = 256, 1024
-	n := max(1, int((bytes+(1<<19))>>20))
-	ws := make([][]float32, n)
-	for i := range ws {
-		ws[i] = fill(rows * cols)
-	}
-	x, out := fill(cols), make([]float32, rows)
-	pass := func() {
-		for _, w := range ws {
-			kernels.MatVec(out, w, x, rows, cols)
-		}
-	}
-	d := best(100*time.Millisecond, pass)
-	return float64(n*rows*cols*4) / d.Seconds()
+	return newReadSet(max(1, int((bytes+(1<<19))>>20)), 256).bandwidth(100 * time.Millisecond)
 }
 
 // Streamer reads the probe's matrices on demand, to measure read bandwidth
@@ -283,7 +277,7 @@ type Streamer struct{ r *readSet }
 
 // NewStreamer allocates the probe's 128 MB and reads it once (paging it in).
 func NewStreamer() *Streamer {
-	s := &Streamer{newReadSet()}
+	s := &Streamer{newReadSet(readMats, readRows)}
 	s.r.pass()
 	return s
 }
