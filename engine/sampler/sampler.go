@@ -130,10 +130,10 @@ type Sampler struct {
 	live   int       // probs is zero but at ids[:live]
 	counts []int32   // penalty occurrence counts, all zero between calls
 	iota   []int32   // 0, 1, 2, ...
-	heap   []float64 // top-k min-heap
-	bucket []uint16  // top-p: each candidate's bucket
-	sel    []int32   // top-p: the positions of the candidates that may stay
-	order  []int32   // top-p candidates of one bucket, sorted
+	heap   []float64 // top-k min-heap; keepNearest's keys
+	bucket []uint16  // keepNearest: each candidate's bucket
+	sel    []int32   // keepNearest: the positions of the candidates that may stay
+	order  []int32   // keepNearest: the candidates of one bucket, sorted
 	mass   [numBuckets]float64
 }
 

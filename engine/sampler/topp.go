@@ -6,22 +6,36 @@ import "slices"
 // softmax, cumulative sum; an id is removed when the cumulative probability
 // BEFORE it is > p. The first id is always kept and an id landing exactly on
 // p is kept. Tied logits are ordered by id (a stable sort). Off unless
-// 0 < p < 1.
-//
-// Sorting the whole vocabulary every token would cost more than a small
-// model's forward pass, so the ids are first put in buckets of width
-// 1/bucketsPerNat below the max logit (same order as the sort). Buckets above
-// the one where the mass crosses p are kept whole and buckets below it
-// removed whole, without sorting; only the crossing bucket is sorted and
-// walked id by id. That is the sorted cumulative sum, computed per bucket.
+// 0 < p < 1. That is keepNearest with the negated logits as the key.
 // It reports whether it was on.
 func (s *Sampler) topP() bool {
 	p := s.p.TopP
 	if !(p > 0 && p < 1) {
 		return false
 	}
-	w, e, z, max := s.work[:s.n], s.exps[:s.n], s.sum, s.max
-	bk := s.bucket[:s.n]
+	// s.heap is free scratch here (top-k is done). -w - -max is max - w
+	// exactly, and -w sorts ascending as w sorts descending.
+	key := s.heap[:s.n]
+	for i, v := range s.work[:s.n] {
+		key[i] = -v
+	}
+	s.keepNearest(key, -s.max, p)
+	return true
+}
+
+// keepNearest keeps the candidates taken in increasing order of key (ties
+// by position, which is id order) up to and including the one where their
+// cumulative probability first exceeds p; key[i] >= lo. Top-p and typical
+// are this with their own key.
+//
+// Sorting the whole vocabulary every token would cost more than a small
+// model's forward pass, so the candidates are first put in buckets of width
+// 1/bucketsPerNat by key - lo (same order as the sort). Buckets before the
+// one where the mass crosses p are kept whole and buckets after it removed
+// whole, without sorting; only the crossing bucket is sorted and walked id
+// by id. That is the sorted cumulative sum, computed per bucket.
+func (s *Sampler) keepNearest(key []float64, lo, p float64) {
+	e, z, bk := s.exps[:s.n], s.sum, s.bucket[:s.n]
 	// A bucket's mass is the sum of v/z over its ids in id order; only the
 	// buckets up to the crossing one matter, and on a large vocabulary
 	// they hold a small part of it. The sums of v alone, over z, place that
@@ -31,7 +45,7 @@ func (s *Sampler) topP() bool {
 	// them, it takes every id, which gives the same masses.
 	var rough [numBuckets]float64
 	for i, v := range e {
-		b := logitBucket(max - w[i])
+		b := keyBucket(key[i] - lo)
 		bk[i] = uint16(b)
 		rough[b] += v
 	}
@@ -45,7 +59,7 @@ func (s *Sampler) topP() bool {
 	sel := s.bucketMass(upto)
 
 	// Find the crossing bucket: the first whose sorted walk goes over p.
-	// base is the probability of every bucket above it.
+	// base is the probability of every bucket before it.
 	mass := &s.mass
 	base := 0.0
 	cut := -1 // the last bucket that keeps any id
@@ -66,9 +80,9 @@ func (s *Sampler) topP() bool {
 		}
 		slices.SortFunc(ord, func(a, b int32) int {
 			switch {
-			case w[a] > w[b]:
+			case key[a] < key[b]:
 				return -1
-			case w[a] < w[b]:
+			case key[a] > key[b]:
 				return 1
 			}
 			return int(a - b)
@@ -78,7 +92,7 @@ func (s *Sampler) topP() bool {
 		}
 	}
 	if cut < 0 {
-		return true // rounding kept everything
+		return // rounding kept everything
 	}
 	for _, i := range sel {
 		if int(bk[i]) > cut {
@@ -86,7 +100,6 @@ func (s *Sampler) topP() bool {
 		}
 	}
 	s.keep(sel)
-	return true
 }
 
 // bucketMass sets s.mass to the buckets' masses up to last (v/z summed in
@@ -113,12 +126,12 @@ func (s *Sampler) bucketMass(last int) []int32 {
 
 const (
 	bucketsPerNat = 16
-	numBuckets    = 64 * bucketsPerNat // ids more than 64 nats below the max share the last
+	numBuckets    = 64 * bucketsPerNat // keys more than 64 nats past lo share the last
 )
 
-// logitBucket maps d = max - logit >= 0 to its bucket; larger logits get
-// lower buckets, equal logits the same one.
-func logitBucket(d float64) int {
+// keyBucket maps d = key - lo >= 0 to its bucket; smaller keys get lower
+// buckets, equal keys the same one.
+func keyBucket(d float64) int {
 	b := d * bucketsPerNat
 	if !(b < numBuckets-1) {
 		return numBuckets - 1
@@ -130,7 +143,7 @@ func logitBucket(d float64) int {
 // adding each one's probability e[id]/z to cum, and zeroes every id after
 // the one that takes cum over p: that one is kept. It returns cum, over p
 // when the crossing was in this bucket (rounding can leave it at p or
-// under: then every id stays). Top-p and typical share it.
+// under: then every id stays).
 func walkBucket(ord []int32, e []float64, z, cum, p float64) float64 {
 	for i, id := range ord {
 		if cum += e[id] / z; cum > p {
