@@ -378,7 +378,7 @@ func (c *Config) WriteTOML(w io.Writer) error {
 				line += " # chat for chat-tuned models, raw otherwise"
 			case s.Name == "quant" && v.Quant == "":
 				line += " # as loaded"
-			case s.Off != "" || len(s.OffAt) > 0:
+			case s.OffWhen != nil:
 				if shown := s.Show(&v); shown == "off" {
 					line += " # off"
 				}

@@ -114,10 +114,10 @@ type Setting struct {
 	// closest here (llama.cpp's -ctk q8_0 is int8): the error says so
 	// rather than guessing silently, since the formats are not the same.
 	Near map[string]string
-	// OffAt are the values that switch the knob off (shown as "off"); Off is
-	// what the help says about them.
-	OffAt []float64
-	Off   string
+	// OffWhen reports the values that switch the knob off (shown as "off");
+	// nil: none do. Off is what the help says about them.
+	OffWhen func(float64) bool
+	Off     string
 	// Escapes: a List's texts read backslash escapes (\n, \t, \", \\,
 	// \xHH), as llama.cpp reads its --dry-sequence-breaker.
 	Escapes bool
@@ -501,25 +501,7 @@ func (s *Setting) Show(v *Values) string {
 	return s.format(x)
 }
 
-func (s *Setting) isOff(f float64) bool {
-	for _, o := range s.OffAt {
-		if f == o {
-			return true
-		}
-	}
-	// The p-knobs act only inside (0, 1), top-nσ above 0, XTC up to 0.5.
-	switch s.Name {
-	case "top_p", "min_p", "typical_p":
-		return f <= 0 || f >= 1
-	case "top_n_sigma":
-		return f <= 0
-	case "dry_base":
-		return f < 1
-	case "xtc_threshold":
-		return f > 0.5
-	}
-	return false
-}
+func (s *Setting) isOff(f float64) bool { return s.OffWhen != nil && s.OffWhen(f) }
 
 // DefaultText is the default for mode as text, for the help and the config
 // file's comments.
@@ -597,7 +579,7 @@ func (s *Setting) step(v *Values, dir int) {
 
 // stepFloat is one hot-key step from f. An "off" value counts as the end of
 // the range it switches off: top-p off is 1 (down gives 0.95), top-k off is
-// past the last rung.
+// past the last rung; stepping down stops a step above an off bottom.
 func (s *Setting) stepFloat(f float64, dir int) float64 {
 	if s.Ladder != nil {
 		return stepLadder(f, s.Ladder, dir)
@@ -606,14 +588,14 @@ func (s *Setting) stepFloat(f float64, dir int) float64 {
 	if s.HotMax != 0 {
 		hi = s.HotMax
 	}
-	if s.isOff(f) && s.Name == "top_p" {
-		f = 1
+	if s.isOff(f) {
+		f = hi
+	}
+	if s.isOff(lo) {
+		lo = s.Step
 	}
 	steps := math.Round(f / s.Step)
 	f = (steps + float64(dir)) * s.Step
-	if s.Name == "top_p" {
-		lo = s.Step
-	}
 	return math.Round(min(hi, max(lo, f))*1000) / 1000
 }
 

@@ -116,6 +116,11 @@ func TestHotKeySteps(t *testing.T) {
 	if Lookup("top_p").Show(&v) != "off" {
 		t.Errorf("top-p up to 1 is off: %v", v.Sampler.TopP)
 	}
+	v.Sampler.TopP = 0.1
+	step("top_p_down", 3)
+	if v.Sampler.TopP != 0.05 {
+		t.Errorf("top-p down stops a step above 0 (off): %v", v.Sampler.TopP)
+	}
 	v.Sampler.TopK = 0
 	step("top_k_down", 1)
 	if v.Sampler.TopK != 500 {
@@ -220,5 +225,38 @@ func TestQuantFormatsAreTheWeightFormats(t *testing.T) {
 func TestKVFormatsAreTheCacheFormats(t *testing.T) {
 	if !slices.Equal(KVFormats, kvcache.Formats()) {
 		t.Fatalf("KVFormats %v, kvcache.Formats %v", KVFormats, kvcache.Formats())
+	}
+}
+
+// Each knob shows "off" exactly where its table row's OffWhen says, which
+// is where the sampler skips its stage: the p-knobs inside (0, 1) only,
+// top-nσ above 0, DRY's base from 1, XTC's threshold up to 0.5.
+func TestOffWhen(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		on   []string
+		off  []string
+	}{
+		{"top_p", []string{"0.01", "0.99"}, []string{"0", "1"}},
+		{"min_p", []string{"0.05"}, []string{"0", "1"}},
+		{"typical_p", []string{"0.5"}, []string{"0", "1"}},
+		{"top_n_sigma", []string{"0.01", "3"}, []string{"0", "-1"}},
+		{"dry_base", []string{"1", "1.75"}, []string{"0.99", "0"}},
+		{"xtc_threshold", []string{"0", "0.5"}, []string{"0.51", "1"}},
+		{"top_k", []string{"1"}, []string{"0"}},
+		{"repeat_penalty", []string{"0.9", "1.1"}, []string{"0", "1"}},
+		{"mirostat", []string{"1", "2"}, []string{"0"}},
+		{"temperature", []string{"0", "1"}, nil},
+	} {
+		s := Lookup(c.name)
+		v := Defaults("chat")
+		for _, text := range append(c.on, c.off...) {
+			if err := s.SetText(&v, text); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := s.Show(&v) == "off", slices.Contains(c.off, text); got != want {
+				t.Errorf("%s %s shows %q", c.name, text, s.Show(&v))
+			}
+		}
 	}
 }

@@ -15,6 +15,17 @@ var inf = math.Inf(1)
 
 func fixed(x any) func(string) any { return func(string) any { return x } }
 
+// offAt is OffWhen for a knob that is off at these values.
+func offAt(vals ...float64) func(float64) bool {
+	return func(f float64) bool { return slices.Contains(vals, f) }
+}
+
+// offOutside is OffWhen for a knob that acts only strictly between lo and
+// hi (the p-knobs inside (0, 1), top-nσ above 0).
+func offOutside(lo, hi float64) func(float64) bool {
+	return func(f float64) bool { return !(f > lo && f < hi) }
+}
+
 func byMode(chat, raw any) func(string) any {
 	return func(mode string) any {
 		if mode == "raw" {
@@ -74,21 +85,21 @@ var table = []*Setting{
 			{Action: "temperature_up", Keys: []string{"f3", "alt+3"}, Letter: 't', Upper: true, Dir: +1, Help: "temperature +0.1"}},
 		get: func(v *Values) any { return v.Sampler.Temperature }, set: func(v *Values, x any) { v.Sampler.Temperature = x.(float64) }},
 	{Name: "top_p", Aliases: []string{"topp"}, Table: "sampler", Where: Flag | File | Set, Kind: Float,
-		Min: 0, Max: 1, Off: "0 or 1 = off", Step: 0.05, Label: "top-p", Always: true, Persist: true, Live: true,
+		Min: 0, Max: 1, OffWhen: offOutside(0, 1), Off: "0 or 1 = off", Step: 0.05, Label: "top-p", Always: true, Persist: true, Live: true,
 		Help:    "nucleus: a token is kept while the mass before it is ≤ p",
 		Default: byMode(0.95, 1.0), ModeDefault: true,
 		Keys: []Key{{Action: "top_p_down", Keys: []string{"f4", "alt+4"}, Letter: 'p', Dir: -1, Help: "top-p −0.05"},
 			{Action: "top_p_up", Keys: []string{"f5", "alt+5"}, Letter: 'p', Upper: true, Dir: +1, Help: "top-p +0.05"}},
 		get: func(v *Values) any { return v.Sampler.TopP }, set: func(v *Values, x any) { v.Sampler.TopP = x.(float64) }},
 	{Name: "min_p", Aliases: []string{"minp"}, Table: "sampler", Where: Flag | File | Set, Kind: Float,
-		Min: 0, Max: 1, Off: "0 or 1 = off", Ladder: []float64{0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5}, Label: "min-p", Always: true, Persist: true, Live: true,
+		Min: 0, Max: 1, OffWhen: offOutside(0, 1), Off: "0 or 1 = off", Ladder: []float64{0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5}, Label: "min-p", Always: true, Persist: true, Live: true,
 		Help:    "drop tokens with prob < m × the top prob",
 		Default: fixed(0.0),
 		Keys: []Key{{Action: "min_p_down", Keys: []string{"f6", "alt+6"}, Letter: 'm', Dir: -1, Help: "min-p down"},
 			{Action: "min_p_up", Keys: []string{"f7", "alt+7"}, Letter: 'm', Upper: true, Dir: +1, Help: "min-p up"}},
 		get: func(v *Values) any { return v.Sampler.MinP }, set: func(v *Values, x any) { v.Sampler.MinP = x.(float64) }},
 	{Name: "top_k", Aliases: []string{"topk"}, Table: "sampler", Where: Flag | File | Set, Kind: Int,
-		Min: 0, Max: math.MaxInt32, OffAt: []float64{0}, Off: "0 = off", Ladder: []float64{1, 2, 3, 5, 10, 20, 40, 50, 100, 200, 500, 0},
+		Min: 0, Max: math.MaxInt32, OffWhen: offAt(0), Off: "0 = off", Ladder: []float64{1, 2, 3, 5, 10, 20, 40, 50, 100, 200, 500, 0},
 		Label: "top-k", Always: true, Persist: true, Live: true,
 		Help:    "keep logits ≥ the k-th largest (ties kept)",
 		Default: byMode(0, 50), ModeDefault: true,
@@ -101,17 +112,17 @@ var table = []*Setting{
 		Keys:    []Key{{Action: "greedy", Keys: []string{"f10", "alt+0"}, Letter: 'g', Help: "greedy on/off"}},
 		get:     func(v *Values) any { return v.Sampler.Greedy }, set: func(v *Values, x any) { v.Sampler.Greedy = x.(bool) }},
 	{Name: "repeat_penalty", Table: "sampler", Where: Flag | File | Set, Kind: Float,
-		Min: 0, Max: inf, OffAt: []float64{0, 1}, Off: "0 or 1 = off", Label: "repeat pen", Persist: true, Live: true,
+		Min: 0, Max: inf, OffWhen: offAt(0, 1), Off: "0 or 1 = off", Label: "repeat pen", Persist: true, Live: true,
 		Help:    "divide positive / multiply negative logits of ids seen in the penalty window",
 		Default: fixed(0.0),
 		get:     func(v *Values) any { return v.Sampler.RepeatPenalty }, set: func(v *Values, x any) { v.Sampler.RepeatPenalty = x.(float64) }},
 	{Name: "frequency_penalty", Table: "sampler", Where: Flag | File | Set, Kind: Float,
-		Min: math.Inf(-1), Max: inf, OffAt: []float64{0}, Off: "0 = off", Label: "freq pen", Persist: true, Live: true,
+		Min: math.Inf(-1), Max: inf, OffWhen: offAt(0), Off: "0 = off", Label: "freq pen", Persist: true, Live: true,
 		Help:    "subtract f × count(id) over the penalty window",
 		Default: fixed(0.0),
 		get:     func(v *Values) any { return v.Sampler.FrequencyPenalty }, set: func(v *Values, x any) { v.Sampler.FrequencyPenalty = x.(float64) }},
 	{Name: "presence_penalty", Table: "sampler", Where: Flag | File | Set, Kind: Float,
-		Min: math.Inf(-1), Max: inf, OffAt: []float64{0}, Off: "0 = off", Label: "pres pen", Persist: true, Live: true,
+		Min: math.Inf(-1), Max: inf, OffWhen: offAt(0), Off: "0 = off", Label: "pres pen", Persist: true, Live: true,
 		Help:    "subtract p from ids seen in the penalty window",
 		Default: fixed(0.0),
 		get:     func(v *Values) any { return v.Sampler.PresencePenalty }, set: func(v *Values, x any) { v.Sampler.PresencePenalty = x.(float64) }},
@@ -180,15 +191,15 @@ var table = []*Setting{
 		get:     func(v *Values) any { return v.SpecAdapt }, set: func(v *Values, x any) { v.SpecAdapt = x.(bool) }},
 
 	// The engine: given at start.
-	{Name: "ctx_size", Aliases: []string{"c", "context", "num_ctx"}, Where: Flag | File, Kind: Int, Min: 0, Max: 1 << 24, OffAt: []float64{0},
+	{Name: "ctx_size", Aliases: []string{"c", "context", "num_ctx"}, Where: Flag | File, Kind: Int, Min: 0, Max: 1 << 24, OffWhen: offAt(0),
 		Help:    "the context window in tokens (0 = the model's, at most 4096; up to the context it was trained for); turns that no longer fit are not sent",
 		Default: fixed(0),
 		get:     func(v *Values) any { return v.Context }, set: func(v *Values, x any) { v.Context = x.(int) }},
-	{Name: "threads", Where: Flag | File, Kind: Int, Min: 0, Max: 4096, OffAt: []float64{0},
+	{Name: "threads", Where: Flag | File, Kind: Int, Min: 0, Max: 4096, OffWhen: offAt(0),
 		Help:    "compute threads (0 = all cores)",
 		Default: fixed(0),
 		get:     func(v *Values) any { return v.Threads }, set: func(v *Values, x any) { v.Threads = x.(int) }},
-	{Name: "kv_mem", Where: Flag | File, Kind: Int, Min: 0, Max: 1 << 20, OffAt: []float64{0},
+	{Name: "kv_mem", Where: Flag | File, Kind: Int, Min: 0, Max: 1 << 20, OffWhen: offAt(0),
 		Help:    "KV block pool budget in MB (0 = 256 MB or 16 context windows, whichever is smaller)",
 		Default: fixed(0),
 		get:     func(v *Values) any { return v.KVMem }, set: func(v *Values, x any) { v.KVMem = x.(int) }},
@@ -209,7 +220,7 @@ var table = []*Setting{
 		Help:    "apply a LoRA adapter at load without merging (PEFT folder or llama.cpp GGUF adapter); repeat for several; /lora toggles them",
 		Default: fixed([]string(nil)),
 		get:     func(v *Values) any { return slices.Clone(v.Lora) }, set: func(v *Values, x any) { v.Lora = slices.Clone(x.([]string)) }},
-	{Name: "beam", Where: Flag, Kind: Int, Min: 0, Max: 64, OffAt: []float64{0},
+	{Name: "beam", Where: Flag, Kind: Int, Min: 0, Max: 64, OffWhen: offAt(0),
 		Help:    "headless: beam search with N beams (1 is greedy; the sampler is not used); --json lists every hypothesis",
 		Default: fixed(0),
 		get:     func(v *Values) any { return v.Beam }, set: func(v *Values, x any) { v.Beam = x.(int) }},
@@ -219,7 +230,7 @@ var table = []*Setting{
 		get:     func(v *Values) any { return v.LengthPenalty }, set: func(v *Values, x any) { v.LengthPenalty = x.(float64) }},
 
 	// Headless extras.
-	{Name: "top_logprobs", Where: Flag, Kind: Int, Min: 0, Max: 20, OffAt: []float64{0},
+	{Name: "top_logprobs", Where: Flag, Kind: Int, Min: 0, Max: 20, OffWhen: offAt(0),
 		Help:    "headless --json: each generated token's log-probability and its N likeliest alternatives (the model's, before the sampler chain); such a reply does not speculate",
 		Default: fixed(0),
 		get:     func(v *Values) any { return v.TopLogprobs }, set: func(v *Values, x any) { v.TopLogprobs = x.(int) }},
@@ -265,12 +276,12 @@ var table = []*Setting{
 	// default, with llama.cpp's defaults for their other knobs; last, so
 	// that the palette and /show keep the course's knobs first.
 	{Name: "dry_multiplier", Table: "sampler", Where: Flag | File | Set | Request, Kind: Float,
-		Min: 0, Max: inf, OffAt: []float64{0}, Off: "0 = off", Label: "dry mult", Persist: true, Live: true,
+		Min: 0, Max: inf, OffWhen: offAt(0), Off: "0 = off", Label: "dry mult", Persist: true, Live: true,
 		Help:    "DRY: a token that would extend a repeat of ≥ dry_allowed_length tokens loses multiplier × base^(length − allowed) from its logit",
 		Default: fixed(0.0),
 		get:     func(v *Values) any { return v.Sampler.DRYMultiplier }, set: func(v *Values, x any) { v.Sampler.DRYMultiplier = x.(float64) }},
 	{Name: "dry_base", Table: "sampler", Where: Flag | File | Set | Request, Kind: Float, Under: "dry_multiplier",
-		Min: 0, Max: inf, Off: "below 1 = off", Label: "dry base", Persist: true, Live: true,
+		Min: 0, Max: inf, OffWhen: func(f float64) bool { return f < 1 }, Off: "below 1 = off", Label: "dry base", Persist: true, Live: true,
 		Help:    "DRY: how fast the penalty grows with the repeat's length",
 		Default: fixed(1.75),
 		get:     func(v *Values) any { return v.Sampler.DRYBase }, set: func(v *Values, x any) { v.Sampler.DRYBase = x.(float64) }},
@@ -280,7 +291,7 @@ var table = []*Setting{
 		Default: fixed(2),
 		get:     func(v *Values) any { return v.Sampler.DRYAllowedLength }, set: func(v *Values, x any) { v.Sampler.DRYAllowedLength = x.(int) }},
 	{Name: "dry_penalty_last_n", Under: "dry_multiplier", Table: "sampler", Where: Flag | File | Set | Request, Kind: Int,
-		Min: -1, Max: 1 << 24, OffAt: []float64{0}, Off: "0 = off", Label: "dry window", Persist: true, Live: true,
+		Min: -1, Max: 1 << 24, OffWhen: offAt(0), Off: "0 = off", Label: "dry window", Persist: true, Live: true,
 		Help:    "DRY: the last N tokens it looks at (-1 = all of the prompt and reply)",
 		Default: fixed(-1),
 		get:     func(v *Values) any { return v.Sampler.DRYPenaltyLastN }, set: func(v *Values, x any) { v.Sampler.DRYPenaltyLastN = x.(int) }},
@@ -291,27 +302,27 @@ var table = []*Setting{
 		get:     func(v *Values) any { return sampler.SplitBreakers(v.Sampler.DRYBreakers) },
 		set:     func(v *Values, x any) { v.Sampler.DRYBreakers = sampler.JoinBreakers(x.([]string)) }},
 	{Name: "top_n_sigma", Flag: "top-nsigma", Aliases: []string{"top_nsigma"}, Table: "sampler", Where: Flag | File | Set | Request, Kind: Float,
-		Min: math.Inf(-1), Max: inf, Off: "≤ 0 = off", Label: "top-nσ", Persist: true, Live: true,
+		Min: math.Inf(-1), Max: inf, OffWhen: offOutside(0, inf), Off: "≤ 0 = off", Label: "top-nσ", Persist: true, Live: true,
 		Help:    "keep logits ≥ the largest − n × their standard deviation",
 		Default: fixed(-1.0),
 		get:     func(v *Values) any { return v.Sampler.TopNSigma }, set: func(v *Values, x any) { v.Sampler.TopNSigma = x.(float64) }},
 	{Name: "typical_p", Flag: "typical", Aliases: []string{"typ_p"}, Table: "sampler", Where: Flag | File | Set | Request, Kind: Float,
-		Min: 0, Max: 1, Off: "0 or 1 = off", Label: "typical-p", Persist: true, Live: true,
+		Min: 0, Max: 1, OffWhen: offOutside(0, 1), Off: "0 or 1 = off", Label: "typical-p", Persist: true, Live: true,
 		Help:    "locally typical sampling: keep the tokens whose surprise is nearest the entropy, up to mass p",
 		Default: fixed(1.0),
 		get:     func(v *Values) any { return v.Sampler.TypicalP }, set: func(v *Values, x any) { v.Sampler.TypicalP = x.(float64) }},
 	{Name: "xtc_probability", Table: "sampler", Where: Flag | File | Set | Request, Kind: Float,
-		Min: 0, Max: 1, OffAt: []float64{0}, Off: "0 = off", Label: "xtc prob", Persist: true, Live: true,
+		Min: 0, Max: 1, OffWhen: offAt(0), Off: "0 = off", Label: "xtc prob", Persist: true, Live: true,
 		Help:    "XTC: the chance per token (drawn from the seed) that the likeliest tokens above xtc_threshold are removed, all but the least likely of them",
 		Default: fixed(0.0),
 		get:     func(v *Values) any { return v.Sampler.XTCProbability }, set: func(v *Values, x any) { v.Sampler.XTCProbability = x.(float64) }},
 	{Name: "xtc_threshold", Under: "xtc_probability", Table: "sampler", Where: Flag | File | Set | Request, Kind: Float,
-		Min: 0, Max: 1, Off: "above 0.5 = off", Label: "xtc threshold", Persist: true, Live: true,
+		Min: 0, Max: 1, OffWhen: func(f float64) bool { return f > 0.5 }, Off: "above 0.5 = off", Label: "xtc threshold", Persist: true, Live: true,
 		Help:    "XTC: the probability a token needs to count as a top choice",
 		Default: fixed(0.1),
 		get:     func(v *Values) any { return v.Sampler.XTCThreshold }, set: func(v *Values, x any) { v.Sampler.XTCThreshold = x.(float64) }},
 	{Name: "mirostat", Table: "sampler", Where: Flag | File | Set | Request, Kind: Int,
-		Min: 0, Max: 2, OffAt: []float64{0}, Off: "0 = off", Label: "mirostat", Persist: true, Live: true,
+		Min: 0, Max: 2, OffWhen: offAt(0), Off: "0 = off", Label: "mirostat", Persist: true, Live: true,
 		Help:    "mirostat 1 or 2: keep the surprise near mirostat_tau instead of top-nσ, top-k, typical, top-p, min-p and XTC",
 		Default: fixed(0),
 		get:     func(v *Values) any { return v.Sampler.Mirostat }, set: func(v *Values, x any) { v.Sampler.Mirostat = x.(int) }},
