@@ -289,21 +289,15 @@ func FlagMessage(err error) (msg, unknown string) {
 	return msg, ""
 }
 
-// peerFlags are llama-cli's spellings of flags, taken as the flags they
-// name (-m model.gguf -p "..." -c 2048 -t 4 -s 7 --temp 0 -sys "...").
-// -no-cnv completes the prompt as plain text, without the chat template:
-// raw mode.
-var peerFlags = map[string]string{
-	"m": "model", "p": "prompt", "c": "ctx-size", "t": "threads", "s": "seed", "temp": "temperature", "sys": "system",
-	"no-cnv": "raw", "no-conversation": "raw", "e": "escape",
-	// ollama's names of mirostat's knobs, and the spelling of top-nσ in
-	// llama-server's JSON.
-	"mirostat-tau": "mirostat-ent", "mirostat-eta": "mirostat-lr", "top-n-sigma": "top-nsigma",
-}
+// peerFlags are llama-cli's spellings of the flags that are no setting,
+// taken as the flags they name (-m model.gguf -p "..."); the settings'
+// (-c 2048 -t 4 --temp 0) are their table rows' PeerFlags. -no-cnv
+// completes the prompt as plain text, without the chat template: raw mode.
+var peerFlags = map[string]string{"m": "model", "p": "prompt", "no-cnv": "raw", "no-conversation": "raw", "e": "escape"}
 
 // peerHints are other peers' spellings, for the hint of an unknown flag.
 var peerHints = map[string]string{
-	"file": "-f", "system_prompt": "--system", "n_predict": "-n", "num_predict": "-n", "ctx": "--ctx-size", "num_ctx": "--ctx-size",
+	"file": "-f", "system_prompt": "--system", "n_predict": "-n", "ctx": "--ctx-size",
 	"r": "--stop", "reverse_prompt": "--stop", "ctk": "--kv-quant-k", "cache_type_k": "--kv-quant-k",
 	"ctv": "--kv-quant-v", "cache_type_v": "--kv-quant-v", "md": "--draft", "model_draft": "--draft",
 	"draft_max": "--draft-k", "tb": "--threads", "threads_batch": "--threads", "num_thread": "--threads",
@@ -416,12 +410,21 @@ func newFlagSet() (*Config, *flag.FlagSet) {
 	return c, fs
 }
 
-// AddPeerFlags gives fs llama-cli's spellings (peerFlags) of the flags it
-// has, llama-server's and llama-bench's -m among them.
+// AddPeerFlags gives fs other tools' spellings (peerFlags, the settings'
+// PeerFlags) of the flags it has, llama-server's and llama-bench's -m
+// among them.
 func AddPeerFlags(fs *flag.FlagSet) {
-	for alias, name := range peerFlags {
-		if f := fs.Lookup(name); f != nil && fs.Lookup(alias) == nil {
-			fs.Var(f.Value, alias, "llama.cpp's spelling of --"+name)
+	alias := func(peer, name string) {
+		if f := fs.Lookup(name); f != nil && fs.Lookup(peer) == nil {
+			fs.Var(f.Value, peer, "another tool's spelling of "+settings.Dashed(name))
+		}
+	}
+	for peer, name := range peerFlags {
+		alias(peer, name)
+	}
+	for _, s := range settings.All() {
+		for _, peer := range s.PeerFlags {
+			alias(peer, s.FlagName())
 		}
 	}
 }

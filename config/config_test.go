@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -288,6 +289,44 @@ func TestPeerFlags(t *testing.T) {
 	}
 	if _, err := ParseRun([]string{"m.gguf", "hi", "--prompt", "there"}); err == nil {
 		t.Error("run with two prompts: no error")
+	}
+}
+
+// Every other spelling in the settings table works: a PeerFlags entry is
+// the setting's flag (-c, --temp, --mirostat-tau), and it and every alias
+// name the setting in /set; the flags' Given names the setting.
+func TestTableSpellings(t *testing.T) {
+	isolate(t)
+	value := map[settings.Kind]string{settings.Float: "0.5", settings.Int: "3", settings.Seed: "7", settings.Text: "x", settings.List: "x"}
+	for _, s := range settings.All() {
+		text := value[s.Kind]
+		if s.Kind == settings.Choice {
+			text = s.Choices[len(s.Choices)-1]
+		}
+		for _, peer := range s.PeerFlags {
+			if s.Where&settings.Flag == 0 || s.Kind == settings.Bool {
+				t.Errorf("%s: peer flag %s of a setting that takes no flag value", s.Name, peer)
+				continue
+			}
+			want, got := parse(t, s.Dashed(), text), parse(t, settings.Dashed(peer), text)
+			if !reflect.DeepEqual(got.Values, want.Values) || !got.Given[s.Name] {
+				t.Errorf("%s %s: %+v, given %v; want %s's %+v", settings.Dashed(peer), text, got.Values, got.Given, s.Dashed(), want.Values)
+			}
+			if reflect.DeepEqual(want.Values, parse(t).Values) {
+				t.Errorf("%s %s changes nothing: pick another test value", s.Dashed(), text)
+			}
+		}
+		if s.Where&settings.Set == 0 {
+			continue
+		}
+		for _, name := range append(slices.Clone(s.Aliases), s.PeerFlags...) {
+			n, v := settings.SetArgs(name + " " + text)
+			if got := settings.Lookup(n); got != s {
+				t.Errorf("/set %s names %v, want %s", name, got, s.Name)
+			} else if err := got.SetText(&settings.Values{}, v); err != nil {
+				t.Errorf("/set %s %s: %v", name, v, err)
+			}
+		}
 	}
 }
 

@@ -101,15 +101,19 @@ type Key struct {
 
 // Setting is one knob.
 type Setting struct {
-	Name    string // /set KEY and the config file key, e.g. "top_p"
-	Flag    string // the command-line flag, "" = Name with '-' for '_'
-	Aliases []string
-	Table   string // config file table: "" (top level) or "sampler"
-	Where   Where
-	Kind    Kind
-	Min     float64 // Float and Int
-	Max     float64
-	Choices []string // Choice
+	Name    string   // /set KEY and the config file key, e.g. "top_p"
+	Flag    string   // the command-line flag, "" = Name with '-' for '_'
+	Aliases []string // other names /set and Lookup take ("topk", ollama's "num_ctx")
+	// PeerFlags are other tools' spellings of the flag, as typed without
+	// dashes (llama-cli's "c" and "temp", ollama's "mirostat-tau"): flags
+	// too, and names Lookup takes.
+	PeerFlags []string
+	Table     string // config file table: "" (top level) or "sampler"
+	Where     Where
+	Kind      Kind
+	Min       float64 // Float and Int
+	Max       float64
+	Choices   []string // Choice
 	// Near names, for values other tools take, the choice that comes
 	// closest here (llama.cpp's -ctk q8_0 is int8): the error says so
 	// rather than guessing silently, since the formats are not the same.
@@ -168,6 +172,11 @@ func Lookup(name string) *Setting {
 	for _, s := range table {
 		if s.Name == n || strings.ReplaceAll(s.FlagName(), "-", "_") == n || slices.Contains(s.Aliases, n) {
 			return s
+		}
+		for _, p := range s.PeerFlags {
+			if strings.ReplaceAll(p, "-", "_") == n {
+				return s
+			}
 		}
 	}
 	return nil

@@ -41,6 +41,11 @@ func TestTableIsWhole(t *testing.T) {
 			}
 			names[a] = true
 		}
+		for _, p := range s.PeerFlags {
+			if Lookup(p) != s {
+				t.Errorf("peer flag %s of %s: Lookup finds %v", p, s.Name, Lookup(p))
+			}
+		}
 		for _, mode := range []string{"chat", "raw", ""} {
 			v := Defaults(mode)
 			text := s.Format(&v)
