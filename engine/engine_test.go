@@ -450,3 +450,18 @@ func ExampleEngine() {
 	fmt.Println(len(res.IDs), res.Reason)
 	// Output: 4 length
 }
+
+// WindowKeep is what a window cut keeps: after the first cut, of a reply
+// whose prompt fills the window, the cache holds WindowKeep ids (the
+// session's notice quotes it).
+func TestWindowKeep(t *testing.T) {
+	for rname, rule := range rules() {
+		e := New(newFake(rule, testCtx))
+		want := map[string]int{"half": testCtx / 2, "slide": testCtx}[rname]
+		res := run(t, e, Request{Prompt: prompt(testCtx, 1), MaxTokens: 2, Sampler: knobs["greedy"]})
+		if e.WindowKeep() != want || res.Stats.WindowCuts != 1 || res.Stats.KVUsed != want {
+			t.Errorf("%s: WindowKeep %d, %d cuts, %d ids cached; want %d, 1, %d", rname, e.WindowKeep(), res.Stats.WindowCuts, res.Stats.KVUsed, want, want)
+		}
+		e.Close()
+	}
+}

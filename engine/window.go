@@ -8,6 +8,16 @@ func (e *Engine) promptWindow(prompt []int) []int {
 	return prompt[max(0, len(prompt)-e.window):]
 }
 
+// WindowKeep is how many of the latest ids the model goes on from when its
+// window fills: half of it (at least 1) by WindowHalf, all of it by
+// WindowSlide (next says how each is run).
+func (e *Engine) WindowKeep() int {
+	if e.info.Window == models.WindowHalf {
+		return max(1, e.window/2)
+	}
+	return e.window
+}
+
 // next feeds the id just sampled (the last of g.ctx) following the model's
 // window rule and returns the logits for the next token. The cache holds
 // e.window positions at most; "full" is checked before the new id is fed
@@ -25,12 +35,8 @@ func (g *gen) next() ([]float32, error) {
 	e := g.e
 	if g.seq.Len() >= e.window {
 		g.stats.WindowCuts++
-		keep := e.window
-		if e.info.Window == models.WindowHalf {
-			keep = max(1, e.window/2)
-		}
 		g.truncate(0)
-		return g.forward(g.ctx[len(g.ctx)-keep:], 1)
+		return g.forward(g.ctx[len(g.ctx)-e.WindowKeep():], 1)
 	}
 	return g.forward(g.ctx[len(g.ctx)-1:], 1)
 }

@@ -476,12 +476,12 @@ func (s *Session) finish(res engine.Result) {
 }
 
 // windowNote says that a raw text outgrew the context and what the model
-// went on from, by the model's window rule (engine/window.go).
+// went on from, as the engine keeps it (Engine.WindowKeep).
 func (s *Session) windowNote() string {
-	w := s.eng.Window()
-	rule := fmt.Sprintf("it keeps the latest %d and goes on from them each time the context fills", max(1, w/2))
+	w, keep := s.eng.Window(), s.eng.WindowKeep()
+	rule := fmt.Sprintf("it keeps the latest %d and goes on from them each time the context fills", keep)
 	if s.model.Info().Window == models.WindowSlide {
-		rule = fmt.Sprintf("the latest %d, the window sliding one token at a time", w)
+		rule = fmt.Sprintf("the latest %d, the window sliding one token at a time", keep)
 	}
 	return fmt.Sprintf("the text outgrew the %d-token context: the model sees only its latest tokens (the course's window rule: %s)", w, rule)
 }
