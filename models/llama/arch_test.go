@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"chat/models"
 	"chat/models/gguf"
 	"chat/models/llama/randmodel"
 	"chat/models/modeltest"
@@ -358,6 +359,13 @@ func TestLlama3RopeMetadata(t *testing.T) {
 	got := logitsOf(t, loadT(t, meta), randSeq(20, 264))
 	if d := maxDiff(got, want); d != 0 {
 		t.Errorf("llama3 rope from metadata differs from rope_freqs.weight by %g", d)
+	}
+	// Llama 3's factors do not depend on the window: a larger one keeps
+	// the model as it is.
+	for _, path := range []string{meta, writeSpec(t, s, nil)} {
+		if m := loadT(t, path); m.ForWindow(4096) != models.Model(m) {
+			t.Errorf("%s: a larger window rebuilt a Llama 3 model", filepath.Base(path))
+		}
 	}
 	// Without the factors the model is a different one.
 	plain := writeSpec(t, s, func(meta []gguf.KV, ts []gguf.WriteTensor) ([]gguf.KV, []gguf.WriteTensor) {

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -120,10 +121,11 @@ func (m *Model) with(nm *nn.Model) *Model {
 func (m *Model) ForWindow(n int) models.Model {
 	a, ok := m.Arch().(roped)
 	c := &m.cfg
-	if !ok || c.ropeFreqs != nil || c.ropeShort == nil && c.ropeLong == nil || (n > c.YarnOrigCtx) == (m.window > c.YarnOrigCtx) {
-		return m
+	f := c.factors(n)
+	if !ok || slices.Equal(f, c.factors(m.window)) {
+		return m // the window does not change the rope
 	}
-	w := m.with(m.Model.WithArch(a.withRope(c.rope(c.RopeBase, c.RopeScale, c.factors(n)))))
+	w := m.with(m.Model.WithArch(a.withRope(c.rope(c.RopeBase, c.RopeScale, f))))
 	w.window = n
 	return w
 }
