@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"chat/engine/sampler"
+
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 )
@@ -154,6 +156,19 @@ func TestGoldenLightTheme100x30(t *testing.T) {
 func TestGoldenPanelOverlay80x24(t *testing.T) {
 	f := newFake().withHistory(2)
 	tm := startProgram(t, f, 80, 24, Options{Plain: true})
+	tm.Send(tea.KeyPressMsg{Code: 'o', Mod: tea.ModCtrl})
+	teatest.RequireEqualOutput(t, finalFrame(t, tm))
+}
+
+// Mirostat runs in place of top-nσ to XTC (as in llama.cpp): the panel
+// shows their rows dimmed as "— (mirostat)", not values that do nothing,
+// and the status line names mirostat instead of top-p, min-p and top-k.
+func TestGoldenMirostatPanel80x24Color(t *testing.T) {
+	f := newFake()
+	f.params.Mirostat, f.params.MirostatTau, f.params.MirostatEta = 2, 5, 0.1
+	f.params.XTCProbability, f.params.XTCThreshold = 0.5, 0.1
+	f.order = sampler.Order()
+	tm := startProgram(t, f, 80, 24, Options{Theme: "dark"})
 	tm.Send(tea.KeyPressMsg{Code: 'o', Mod: tea.ModCtrl})
 	teatest.RequireEqualOutput(t, finalFrame(t, tm))
 }

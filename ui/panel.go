@@ -131,6 +131,11 @@ func (m *model) panelLines(w, h int) []string {
 		if s.Label == "" || !s.Always && !s.Active(&v, &def) {
 			continue
 		}
+		if by := s.ReplacedBy(&v); by != "" {
+			// Its stage does not run (llama.cpp's mirostat skips it too).
+			ls = append(ls, " "+st.r(st.dim, fit(s.Label, 11)+" — ("+by+")"))
+			continue
+		}
 		keys := ""
 		switch len(s.Keys) {
 		case 1:
@@ -431,9 +436,12 @@ func (m *model) statusLine() string {
 	p := m.vals.Sampler
 	s := m.stats
 	var knobs string
-	if p.Greedy {
+	switch {
+	case p.Greedy:
 		knobs = "greedy"
-	} else {
+	case p.MirostatOn(): // in place of top-p, min-p and top-k
+		knobs = fmt.Sprintf("T=%.2f mirostat %d", p.Temperature, p.Mirostat)
+	default:
 		knobs = fmt.Sprintf("T=%.2f p=%s m=%s k=%s", p.Temperature, formatProb(p.TopP), formatProb(p.MinP), formatTopK(p.TopK))
 	}
 	if pen := penaltyText(p); pen != "" {
@@ -473,8 +481,11 @@ func (m *model) statusLine() string {
 // while replies are constrained). Names it does not know are kept.
 func appliedOrder(order []string, p sampler.Params, constrained bool) []string {
 	var out []string
-	miro := p.MirostatOn() // it replaces top-n-sigma ... xtc
+	miro := p.MirostatOn()
 	for _, name := range order {
+		if miro && sampler.MirostatReplaces(name) {
+			continue
+		}
 		on := true
 		switch name {
 		case "mask":
@@ -493,17 +504,17 @@ func appliedOrder(order []string, p sampler.Params, constrained bool) []string {
 		case "mirostat":
 			on = miro
 		case "top-n-sigma":
-			on = !miro && p.TopNSigma > 0
+			on = p.TopNSigma > 0
 		case "top-k":
-			on = !miro && p.TopK > 0
+			on = p.TopK > 0
 		case "typical":
-			on = !miro && p.TypicalP > 0 && p.TypicalP < 1
+			on = p.TypicalP > 0 && p.TypicalP < 1
 		case "top-p":
-			on = !miro && p.TopP > 0 && p.TopP < 1
+			on = p.TopP > 0 && p.TopP < 1
 		case "min-p":
-			on = !miro && p.MinP > 0 && p.MinP < 1
+			on = p.MinP > 0 && p.MinP < 1
 		case "xtc":
-			on = !miro && p.XTCOn()
+			on = p.XTCOn()
 		}
 		if on {
 			out = append(out, name)

@@ -109,6 +109,7 @@ type Setting struct {
 	// too, and names Lookup takes.
 	PeerFlags []string
 	Table     string // config file table: "" (top level) or "sampler"
+	Stage     string // the sampler stage it tunes (one of sampler.Order), for the "sampler" table
 	Where     Where
 	Kind      Kind
 	Min       float64 // Float and Int
@@ -478,6 +479,15 @@ func (s *Setting) format(x any) string {
 // and a remote request sends those that are Request settings.
 func (s *Setting) Active(v, def *Values) bool {
 	return s.Format(v) != s.Format(def) && s.Show(v) != "off" && (s.Under == "" || Lookup(s.Under).Show(v) != "off")
+}
+
+// ReplacedBy names the setting whose stage runs in v in place of s's
+// ("mirostat" for top-p, say), or is "".
+func (s *Setting) ReplacedBy(v *Values) string {
+	if s.Stage != "" && v.Sampler.MirostatOn() && sampler.MirostatReplaces(s.Stage) {
+		return "mirostat"
+	}
+	return ""
 }
 
 // Show writes s's value for people: "off" where the knob does nothing.

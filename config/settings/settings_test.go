@@ -3,6 +3,7 @@ package settings
 import (
 	"slices"
 
+	"chat/engine/sampler"
 	"chat/models/kvcache"
 	"chat/models/weights"
 	"math"
@@ -61,6 +62,9 @@ func TestTableIsWhole(t *testing.T) {
 		}
 		if s.Under != "" && (Lookup(s.Under) == nil || Lookup(s.Under).Name != s.Under) {
 			t.Errorf("%s: Under names no setting: %q", s.Name, s.Under)
+		}
+		if (s.Table == "sampler") != slices.Contains(sampler.Order(), s.Stage) {
+			t.Errorf("%s: stage %q; a sampler knob names its stage, others none", s.Name, s.Stage)
 		}
 		if s.Where&Request != 0 && s.Table != "sampler" {
 			t.Errorf("%s: a request field that is no sampler knob", s.Name)

@@ -444,3 +444,33 @@ func refTypical(logits []float64, p float64) []bool {
 	}
 	return keep
 }
+
+// MirostatReplaces names exactly the stages that do not run while mirostat
+// is on (the panel dims their knobs by it): with every knob on, the trace
+// without mirostat applies them and the trace with it does not.
+func TestMirostatReplaces(t *testing.T) {
+	logits := make([]float32, 500)
+	for i := range logits {
+		logits[i] = float32(i%37) / 5
+	}
+	all := Params{Temperature: 0.8, TopNSigma: 3, TopK: 400, TypicalP: 0.99, TopP: 0.99, MinP: 0.001,
+		XTCProbability: 1, XTCThreshold: 0.001, MirostatTau: 5, MirostatEta: 0.1, Seed: 1}
+	var off, on Trace
+	for _, c := range []struct {
+		mirostat int
+		tr       *Trace
+	}{{0, &off}, {2, &on}} {
+		p := all
+		p.Mirostat = c.mirostat
+		s := New(len(logits), p)
+		s.SetTrace(c.tr)
+		if _, err := s.Sample(logits, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, name := range Order() {
+		if skipped := off.Applied[i] && !on.Applied[i]; skipped != MirostatReplaces(name) {
+			t.Errorf("%s: applied %v without mirostat, %v with it; MirostatReplaces %v", name, off.Applied[i], on.Applied[i], MirostatReplaces(name))
+		}
+	}
+}

@@ -100,3 +100,11 @@ func (s *Sampler) mirostatLearn(probs []float64, id int) {
 // MirostatOn reports whether mirostat (1 or 2) replaces the truncation
 // samplers.
 func (p *Params) MirostatOn() bool { return p.Mirostat == 1 || p.Mirostat == 2 }
+
+// MirostatReplaces reports whether mirostat, when on, runs in place of the
+// stage named name (one of Order): top-n-sigma to xtc, which dist skips
+// for it as llama.cpp's mirostat chains leave them out.
+func MirostatReplaces(name string) bool {
+	i := slices.Index(Order(), name)
+	return i >= StageTopNSigma && i <= StageXTC
+}
