@@ -130,7 +130,7 @@ type Sampler struct {
 	live   int       // probs is zero but at ids[:live]
 	counts []int32   // penalty occurrence counts, all zero between calls
 	iota   []int32   // 0, 1, 2, ...
-	heap   []float64 // top-k min-heap; keepNearest's keys
+	heap   []float64 // top-k min-heap; typical's keys
 	bucket []uint16  // keepNearest: each candidate's bucket
 	sel    []int32   // keepNearest: the positions of the candidates that may stay
 	order  []int32   // keepNearest: the candidates of one bucket, sorted

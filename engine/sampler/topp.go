@@ -6,35 +6,29 @@ import "slices"
 // softmax, cumulative sum; an id is removed when the cumulative probability
 // BEFORE it is > p. The first id is always kept and an id landing exactly on
 // p is kept. Tied logits are ordered by id (a stable sort). Off unless
-// 0 < p < 1. That is keepNearest with the negated logits as the key.
+// 0 < p < 1. That is keepNearest with the logits as the key.
 // It reports whether it was on.
 func (s *Sampler) topP() bool {
 	p := s.p.TopP
 	if !(p > 0 && p < 1) {
 		return false
 	}
-	// s.heap is free scratch here (top-k is done). -w - -max is max - w
-	// exactly, and -w sorts ascending as w sorts descending.
-	key := s.heap[:s.n]
-	for i, v := range s.work[:s.n] {
-		key[i] = -v
-	}
-	s.keepNearest(key, -s.max, p)
+	s.keepNearest(s.work[:s.n], s.max, p)
 	return true
 }
 
-// keepNearest keeps the candidates taken in increasing order of key (ties
+// keepNearest keeps the candidates taken in decreasing order of key (ties
 // by position, which is id order) up to and including the one where their
-// cumulative probability first exceeds p; key[i] >= lo. Top-p and typical
-// are this with their own key.
+// cumulative probability first exceeds p; top >= every key. Top-p and
+// typical are this with their own key.
 //
 // Sorting the whole vocabulary every token would cost more than a small
 // model's forward pass, so the candidates are first put in buckets of width
-// 1/bucketsPerNat by key - lo (same order as the sort). Buckets before the
+// 1/bucketsPerNat by top - key (same order as the sort). Buckets before the
 // one where the mass crosses p are kept whole and buckets after it removed
 // whole, without sorting; only the crossing bucket is sorted and walked id
 // by id. That is the sorted cumulative sum, computed per bucket.
-func (s *Sampler) keepNearest(key []float64, lo, p float64) {
+func (s *Sampler) keepNearest(key []float64, top, p float64) {
 	e, z, bk := s.exps[:s.n], s.sum, s.bucket[:s.n]
 	// A bucket's mass is the sum of v/z over its ids in id order; only the
 	// buckets up to the crossing one matter, and on a large vocabulary
@@ -45,7 +39,7 @@ func (s *Sampler) keepNearest(key []float64, lo, p float64) {
 	// them, it takes every id, which gives the same masses.
 	var rough [numBuckets]float64
 	for i, v := range e {
-		b := keyBucket(key[i] - lo)
+		b := keyBucket(top - key[i])
 		bk[i] = uint16(b)
 		rough[b] += v
 	}
@@ -80,9 +74,9 @@ func (s *Sampler) keepNearest(key []float64, lo, p float64) {
 		}
 		slices.SortFunc(ord, func(a, b int32) int {
 			switch {
-			case key[a] < key[b]:
-				return -1
 			case key[a] > key[b]:
+				return -1
+			case key[a] < key[b]:
 				return 1
 			}
 			return int(a - b)
@@ -126,10 +120,10 @@ func (s *Sampler) bucketMass(last int) []int32 {
 
 const (
 	bucketsPerNat = 16
-	numBuckets    = 64 * bucketsPerNat // keys more than 64 nats past lo share the last
+	numBuckets    = 64 * bucketsPerNat // keys more than 64 nats below the top share the last
 )
 
-// keyBucket maps d = key - lo >= 0 to its bucket; smaller keys get lower
+// keyBucket maps d = top - key >= 0 to its bucket; larger keys get lower
 // buckets, equal keys the same one.
 func keyBucket(d float64) int {
 	b := d * bucketsPerNat

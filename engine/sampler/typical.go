@@ -7,7 +7,7 @@ import "math"
 // distribution, the ids are ordered by how far their surprise −log p is
 // from H, nearest first (ties by id), and kept up to and including the one
 // where their cumulative probability first exceeds p. Off unless 0 < p < 1.
-// That is keepNearest with that distance as the key.
+// That is keepNearest with minus that distance as the key.
 //
 // It reports whether it was on.
 func (s *Sampler) typical() bool {
@@ -15,18 +15,19 @@ func (s *Sampler) typical() bool {
 	if !(p > 0 && p < 1) {
 		return false
 	}
-	// s.heap is free scratch here: each id's surprise, then its distance
-	// from the entropy. e is exp(l − max), so −log(e/z) is max − l + log z
-	// and needs no logarithm per id.
+	// s.heap is free scratch here: each id's surprise, then minus its
+	// distance from the entropy (0 - key is that distance exactly). e is
+	// exp(l − max), so −log(e/z) is max − l + log z and needs no logarithm
+	// per id.
 	w, e, z, top := s.work[:s.n], s.exps[:s.n], s.sum, s.max
-	dist, logZ, h := s.heap[:len(e)], math.Log(z), 0.0
+	key, logZ, h := s.heap[:len(e)], math.Log(z), 0.0
 	for i, v := range e {
-		dist[i] = top - w[i] + logZ
-		h += v / z * dist[i]
+		key[i] = top - w[i] + logZ
+		h += v / z * key[i]
 	}
-	for i := range dist {
-		dist[i] = math.Abs(dist[i] - h)
+	for i := range key {
+		key[i] = -math.Abs(key[i] - h)
 	}
-	s.keepNearest(dist, 0, p)
+	s.keepNearest(key, 0, p)
 	return true
 }
