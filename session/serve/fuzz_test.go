@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// FuzzRequests: any body for the chat, completion and ollama endpoints is
-// read into a job or refused with an error; none panics. (Only the reading
-// is fuzzed: no reply is generated.)
+// FuzzRequests: any body for the chat, completion, llama-server and ollama
+// endpoints is read into a job or refused with an error; none panics.
+// (Only the reading is fuzzed: no reply is generated.)
 func FuzzRequests(f *testing.F) {
 	for _, s := range []string{
 		`{"model":"stories260K","messages":[{"role":"user","content":"hi"}],"max_tokens":5,"stop":["a","b"],"top_logprobs":2,"logprobs":true}`,
@@ -17,6 +17,8 @@ func FuzzRequests(f *testing.F) {
 		`{"model":"m:latest","options":{"num_predict":-1,"repeat_last_n":3},"prompt":"hi","raw":true}`, `[]`, `{"stop":7}`,
 		`{"messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_schema","json_schema":{"name":"p","schema":{"type":"object"}}}}`,
 		`{"prompt":"x","grammar":"root ::= \"a\"","structured_outputs":{"regex":"a"}}`, `{"prompt":"x","format":{"type":"string"}}`,
+		`{"prompt":[1,"Once",[2]],"n_predict":-1,"repeat_last_n":-1,"seed":-1,"samplers":"dkypmxt","logit_bias":{}}`,
+		`{"prompt":[{"prompt_string":"x"}],"json_schema":{},"n_probs":3,"top_k":-5,"temperature":-1}`,
 	} {
 		f.Add(s)
 	}
@@ -35,6 +37,11 @@ func FuzzRequests(f *testing.F) {
 		var p completionRequest
 		if decode(httptest.NewRecorder(), r, &p) == nil {
 			s.completionJob(&p)
+		}
+		r = httptest.NewRequest("POST", "/completion", strings.NewReader(body))
+		var l llamaRequest
+		if decode(httptest.NewRecorder(), r, &l) == nil {
+			s.llamaJob(&l)
 		}
 		r = httptest.NewRequest("POST", "/api/generate", strings.NewReader(body))
 		var o ollamaRequest

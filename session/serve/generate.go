@@ -30,6 +30,7 @@ type job struct {
 	logprobs bool
 	top      int
 	cons     *consSpec // constrained output (constraint.go); nil: free
+	ids      bool      // each piece carries its token ids (llama-server's tokens)
 }
 
 // maxBody bounds a request body.
@@ -140,17 +141,23 @@ func seed(p *int64) uint64 {
 	return uint64(*p)
 }
 
-// piece is what a reply produced since the last one.
+// piece is what a reply produced since the last one, and its stats so far.
 type piece struct {
-	text string
-	lps  []engine.TokenLogprob
+	text  string
+	lps   []engine.TokenLogprob
+	ids   []int // with job.ids
+	stats engine.Stats
 }
 
 // request is the engine's request for j (without its constraint, which
 // run takes from the cache for the reply's time).
 func (j *job) request() engine.Request {
-	return engine.Request{Prompt: j.prompt, MaxTokens: j.max, Sampler: j.params, StopIDs: j.stopIDs, Stop: j.stop,
+	r := engine.Request{Prompt: j.prompt, MaxTokens: j.max, Sampler: j.params, StopIDs: j.stopIDs, Stop: j.stop,
 		Logprobs: j.logprobs, TopLogprobs: j.top}
+	if j.ids {
+		r.Observe = engine.ObserveTokens
+	}
+	return r
 }
 
 // run generates j. emit gets each piece as it comes; the reply ends early
@@ -205,8 +212,12 @@ func (s *Server) run(ctx context.Context, j job, emit func(piece) error) (engine
 			s.met.tokens(n-gen, now.Sub(last), gen > 0)
 			gen, last = n, now
 		}
-		if d.Text != "" || len(d.Logprobs) > 0 {
-			if emit(piece{d.Text, d.Logprobs}) != nil {
+		if d.Text != "" || len(d.Logprobs) > 0 || len(d.Marks) > 0 {
+			ids := make([]int, len(d.Marks))
+			for i, m := range d.Marks {
+				ids[i] = m.ID
+			}
+			if emit(piece{d.Text, d.Logprobs, ids, d.Stats}) != nil {
 				return stop(), nil
 			}
 		}

@@ -1,7 +1,8 @@
 // Package serve is `chat serve`: the engine behind an HTTP API that OpenAI
-// clients (POST /v1/chat/completions, /v1/completions, GET /v1/models) and
-// ollama clients (POST /api/chat, /api/generate, GET /api/tags) use
-// unchanged, with GET /health and Prometheus metrics at GET /metrics.
+// clients (POST /v1/chat/completions, /v1/completions, GET /v1/models),
+// ollama clients (POST /api/chat, /api/generate, GET /api/tags) and
+// llama-server's (POST /completion, /tokenize, GET /props) use unchanged,
+// with GET /health and Prometheus metrics at GET /metrics.
 //
 // It sits where the UI sits in the data flow, as another front end of the
 // session layer: it turns a request's messages into ids with the session's
@@ -118,15 +119,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 
 func (s *Server) routes() {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
+	health := func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
+	}
+	mux.HandleFunc("GET /health", health)
+	mux.HandleFunc("GET /v1/health", health) // llama-server's alias
 	mux.Handle("GET /metrics", s.met.handler())
 	mux.HandleFunc("POST /v1/chat/completions", s.auth(s.chatCompletions))
 	mux.HandleFunc("POST /v1/completions", s.auth(s.completions))
 	mux.HandleFunc("POST /tokenize", s.auth(s.tokenize))
 	mux.HandleFunc("POST /detokenize", s.auth(s.detokenize))
+	mux.HandleFunc("POST /completion", s.auth(s.llamaCompletion))
+	mux.HandleFunc("POST /completions", s.auth(s.llamaCompletion))
 	mux.HandleFunc("GET /props", s.auth(s.props))
+	mux.HandleFunc("GET /slots", s.auth(s.slots))
 	mux.HandleFunc("GET /v1/models", s.auth(s.models))
 	mux.HandleFunc("GET /v1/models/{model}", s.auth(s.modelByID))
 	mux.HandleFunc("POST /api/chat", s.auth(s.ollamaChat))
