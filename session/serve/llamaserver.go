@@ -150,6 +150,7 @@ type llamaRequest struct {
 	JSONSchema       json.RawMessage `json:"json_schema"`
 	ReturnTokens     bool            `json:"return_tokens"`
 	TimingsPerToken  bool            `json:"timings_per_token"`
+	ResponseFields   []string        `json:"response_fields"`
 
 	peer map[string]json.RawMessage // the further sampler fields
 	off  *errBody                   // the first field set that this server does not have
@@ -174,7 +175,6 @@ var llamaOff = []struct {
 	{"return_progress", "return_progress is not supported", nil},
 	{"post_sampling_probs", "post_sampling_probs is not supported: n_probs gives the model's own probabilities, before the sampler chain", nil},
 	{"lora", "a per-request lora is not supported: load adapters with --lora", nil},
-	{"response_fields", "response_fields is not supported: the whole response is sent", nil},
 	{"image_data", "image_data is not supported: this model reads text", nil},
 }
 
@@ -485,7 +485,30 @@ func (s *Server) llamaFinal(req *llamaRequest, j job, n int, res engine.Result, 
 	if j.logprobs && !req.Stream {
 		out["completion_probabilities"] = s.llamaProbs(res.Logprobs)
 	}
+	if len(req.ResponseFields) > 0 {
+		return pickFields(out, req.ResponseFields)
+	}
 	return out
+}
+
+// pickFields is llama-server's response_fields: only the fields named, a
+// path such as "timings/prompt_n" at the top under its whole path; one
+// that is not there is left out.
+func pickFields(out map[string]any, paths []string) map[string]any {
+	picked := map[string]any{}
+	for _, path := range paths {
+		var v any = out
+		for _, k := range strings.Split(path, "/") {
+			m, _ := v.(map[string]any)
+			if v = m[k]; v == nil {
+				break
+			}
+		}
+		if v != nil {
+			picked[path] = v
+		}
+	}
+	return picked
 }
 
 // promptText is the prompt as llama-server shows it: its tokens' texts,

@@ -148,6 +148,12 @@ func TestLlamaCompletion(t *testing.T) {
 		t.Errorf("streamed %q in %d events (ids %v, want %v), last %+v", text.String(), len(evs), streamed, a.Tokens, last)
 	}
 
+	// response_fields: only those, paths at the top.
+	if code, v := post(t, ts.URL+"/completion", `{"prompt":"Once upon a time","n_predict":5,"response_fields":["content","timings/predicted_n","generation_settings/top_k","nothing/here"]}`); code != 200 ||
+		len(v) != 3 || v["content"] == nil || v["timings/predicted_n"] != 5.0 || v["generation_settings/top_k"] != 40.0 {
+		t.Errorf("response_fields: %d %v", code, v)
+	}
+
 	// A stop string: the text is cut before it, and named.
 	stop := want[len(want)/2 : len(want)/2+3]
 	body, _ := json.Marshal(map[string]any{"prompt": "Once upon a time", "n_predict": 30, "temperature": 0, "stop": []string{"zzz", stop}})
@@ -238,6 +244,7 @@ func TestLlamaCompletionRefusals(t *testing.T) {
 		{`"post_sampling_probs":true`, "post_sampling_probs"},
 		{`"min_keep":1`, ""},
 		{`"lora":[{"id":0,"scale":0.5}]`, "lora"},
+		{`"response_fields":[]`, ""},
 		{`"t_max_predict_ms":100`, "t_max_predict_ms"},
 		{`"mirostat":5`, "mirostat must be between 0 and 2"},
 		{`"mirostat":2,"mirostat_tau":4,"dry_multiplier":0.5`, ""},
