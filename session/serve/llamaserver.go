@@ -151,6 +151,7 @@ type llamaRequest struct {
 	ReturnTokens     bool            `json:"return_tokens"`
 	TimingsPerToken  bool            `json:"timings_per_token"`
 	ResponseFields   []string        `json:"response_fields"`
+	NCmpl            *int            `json:"n_cmpl"`
 
 	peer map[string]json.RawMessage // the further sampler fields
 	off  *errBody                   // the first field set that this server does not have
@@ -165,7 +166,6 @@ var llamaOff = []struct {
 }{
 	{"dynatemp_range", "dynamic temperature is not supported", nil},
 	{"n_indent", "n_indent (a minimum indentation) is not supported", nil},
-	{"n_cmpl", "n_cmpl is not supported: send one request per completion, or n to /v1/completions", []string{"1"}},
 	{"logit_bias", "logit_bias is not supported", nil},
 	{"min_keep", "min_keep is not supported", []string{"1"}},
 	{"t_max_predict_ms", "t_max_predict_ms (a time limit) is not supported: bound the reply with n_predict", nil},
@@ -207,6 +207,15 @@ func isOff(raw json.RawMessage, also []string) bool {
 		t = fmt.Sprint(f) // 1.0 is 1
 	}
 	return slices.Contains([]string{"null", "false", "0", `""`, "[]", "{}"}, t) || slices.Contains(also, t)
+}
+
+// copies is n_cmpl: how many replies, each a sequence of the batch sharing
+// the prompt's blocks (reply i samples with the seed + i).
+func (r *llamaRequest) copies() int {
+	if r.NCmpl == nil {
+		return 1
+	}
+	return *r.NCmpl
 }
 
 // llamaParams are the sampler's params for the request: llama-server's
@@ -260,9 +269,10 @@ func (s *Server) llamaParams(req *llamaRequest) (sampler.Params, *errBody) {
 	return p, e
 }
 
-// llamaJob checks the request and makes its generation; n is n_predict as
-// asked (-1: up to the end of the context; 0: only the prompt).
-func (s *Server) llamaJob(req *llamaRequest) (j job, n int, e *errBody) {
+// llamaJob checks the request and makes its generation; predict is
+// n_predict as asked (-1: up to the end of the context; 0: only the
+// prompt).
+func (s *Server) llamaJob(req *llamaRequest) (j job, predict int, e *errBody) {
 	if req.off != nil {
 		return job{}, 0, req.off
 	}
@@ -273,6 +283,9 @@ func (s *Server) llamaJob(req *llamaRequest) (j job, n int, e *errBody) {
 	p, e := s.llamaParams(req)
 	if e != nil {
 		return job{}, 0, e
+	}
+	if c := req.NCmpl; c != nil && (*c < 1 || *c > maxN) {
+		return job{}, 0, badRequest("n_cmpl", fmt.Sprintf("n_cmpl must be between 1 and %d, got %d", maxN, *c))
 	}
 	if req.NProbs > engine.MaxTopLogprobs {
 		return job{}, 0, badRequest("n_probs", fmt.Sprintf("n_probs must be at most %d, got %d", engine.MaxTopLogprobs, req.NProbs))
@@ -288,21 +301,21 @@ func (s *Server) llamaJob(req *llamaRequest) (j job, n int, e *errBody) {
 	if !req.IgnoreEOS {
 		j.stopIDs = session.RawStops(s.m)
 	}
-	n = -1
+	predict = -1
 	if req.NPredict != nil {
-		n = *req.NPredict
+		predict = *req.NPredict
 	} else if req.MaxTokens != nil {
-		n = *req.MaxTokens
+		predict = *req.MaxTokens
 	}
 	switch {
-	case n < -1:
-		return job{}, 0, badRequest("n_predict", fmt.Sprintf("n_predict must be -1 (up to the context), 0 (only the prompt) or more, got %d", n))
-	case n == 0:
+	case predict < -1:
+		return job{}, 0, badRequest("n_predict", fmt.Sprintf("n_predict must be -1 (up to the context), 0 (only the prompt) or more, got %d", predict))
+	case predict == 0:
 		j.max = 1 // the prompt is prefilled into the cache; the one token is dropped
-	case n > 0:
-		j.max = min(n, max(s.e.Window()-len(prompt), 1)) // as in llama-server, a reply ends at the context
+	case predict > 0:
+		j.max = min(predict, max(s.e.Window()-len(prompt), 1)) // as in llama-server, a reply ends at the context
 	}
-	return j, n, s.fit(&j)
+	return j, predict, s.fit(&j)
 }
 
 // llamaPrompt reads /completion's prompt: a text (after the BOS, with
@@ -406,43 +419,49 @@ func (s *Server) promptParts(raw json.RawMessage) ([]json.RawMessage, *errBody) 
 	return []json.RawMessage{raw}, nil
 }
 
-// llamaCompletion is POST /completion: one answer, or with "stream" a
-// server-sent event per piece ({"content", "tokens", "stop": false, ...})
-// and a last one with the whole answer's fields but its text ("stop":
-// true), without OpenAI's [DONE], as llama-server streams it.
+// llamaCompletion is POST /completion: one answer (a list of n_cmpl), or
+// with "stream" a server-sent event per piece ({"index", "content",
+// "tokens", "stop": false, ...}) and a last one per reply with the whole
+// answer's fields but its text ("stop": true), without OpenAI's [DONE], as
+// llama-server streams it.
 func (s *Server) llamaCompletion(w http.ResponseWriter, r *http.Request) {
 	var req llamaRequest
 	if e := decode(w, r, &req); e != nil {
 		writeErr(w, e)
 		return
 	}
-	j, n, e := s.llamaJob(&req)
+	j, predict, e := s.llamaJob(&req)
 	if e != nil {
 		writeErr(w, e)
 		return
 	}
-	gs := s.llamaSettings(j, n, &req)
+	gs := s.llamaSettings(j, predict, &req)
 	start := time.Now()
+	final := func(i int, res engine.Result) map[string]any {
+		return s.llamaFinal(&req, j, predict, i, res, time.Since(start), gs)
+	}
+	n := req.copies()
 	if !req.Stream {
-		res, e := s.run(r.Context(), j, func(piece) error { return nil })
-		if e == nil && res.Err != nil {
-			e = newErr(http.StatusInternalServerError, "server_error", "", "", res.Err.Error())
-		}
-		if e != nil {
-			writeErr(w, e)
-			return
-		}
-		if res.Reason != engine.ReasonStopped { // else the client went away
-			writeJSON(w, http.StatusOK, s.llamaFinal(&req, j, n, res, time.Since(start), gs))
+		res, ok := s.whole(w, r, j, n)
+		switch {
+		case !ok: // the error was sent
+		case n == 1:
+			writeJSON(w, http.StatusOK, final(0, res[0]))
+		default:
+			all := make([]map[string]any, n)
+			for i, x := range res {
+				all[i] = final(i, x)
+			}
+			writeJSON(w, http.StatusOK, all)
 		}
 		return
 	}
 	sse := newSSE(w)
-	res, e := s.run(r.Context(), j, func(p piece) error {
-		if n == 0 {
+	res, e := s.runN(r.Context(), j, n, func(i int, p piece) error {
+		if predict == 0 {
 			return nil
 		}
-		ev := map[string]any{"index": 0, "content": p.text, "tokens": p.ids, "stop": false,
+		ev := map[string]any{"index": i, "content": p.text, "tokens": p.ids, "stop": false,
 			"tokens_predicted": p.stats.GenTokens, "tokens_evaluated": len(j.prompt)}
 		if len(p.lps) > 0 {
 			ev["completion_probabilities"] = s.llamaProbs(p.lps)
@@ -452,22 +471,29 @@ func (s *Server) llamaCompletion(w http.ResponseWriter, r *http.Request) {
 		}
 		return sse.send(ev)
 	})
-	switch {
-	case e != nil:
+	if e != nil {
 		writeErr(w, e) // nothing was sent yet
-	case res.Reason == engine.ReasonStopped: // the client went away
-	case res.Err != nil:
-		sse.send(map[string]any{"error": apiErr{Message: res.Err.Error(), Type: "server_error"}})
-	default:
-		sse.send(s.llamaFinal(&req, j, n, res, time.Since(start), gs))
+		return
+	}
+	for _, x := range res {
+		switch {
+		case x.Reason == engine.ReasonStopped: // the client went away
+			return
+		case x.Err != nil:
+			sse.send(map[string]any{"error": apiErr{Message: x.Err.Error(), Type: "server_error"}})
+			return
+		}
+	}
+	for i, x := range res {
+		sse.send(final(i, x))
 	}
 }
 
 // llamaFinal is the whole answer (or a stream's last event, whose pieces
 // were sent before it).
-func (s *Server) llamaFinal(req *llamaRequest, j job, n int, res engine.Result, took time.Duration, gs map[string]any) map[string]any {
+func (s *Server) llamaFinal(req *llamaRequest, j job, predict, index int, res engine.Result, took time.Duration, gs map[string]any) map[string]any {
 	st := res.Stats
-	if n == 0 { // only the prompt was asked for
+	if predict == 0 { // only the prompt was asked for
 		res.Text, res.IDs, res.Logprobs, res.Reason, st.GenTokens = "", nil, nil, engine.ReasonLength, 0
 	}
 	content, ids := res.Text, []int{}
@@ -477,7 +503,7 @@ func (s *Server) llamaFinal(req *llamaRequest, j job, n int, res engine.Result, 
 		ids = res.IDs
 	}
 	stopType := map[string]string{engine.ReasonEOT: "eos", engine.ReasonStopString: "word", engine.ReasonLength: "limit"}[res.Reason]
-	out := map[string]any{"index": 0, "content": content, "tokens": ids, "stop": true, "model": s.name,
+	out := map[string]any{"index": index, "content": content, "tokens": ids, "stop": true, "model": s.name,
 		"tokens_predicted": st.GenTokens, "tokens_evaluated": st.PromptTokens, "tokens_cached": st.ReusedTokens,
 		"generation_settings": gs, "prompt": s.promptText(j.prompt), "has_new_line": strings.Contains(res.Text, "\n"),
 		"truncated": res.Reason == engine.ReasonLength && st.PromptTokens+st.GenTokens >= s.e.Window(),

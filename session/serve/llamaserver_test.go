@@ -96,7 +96,7 @@ func llamaStream(t *testing.T, url, body string) []llamaAnswer {
 // mixed, is the same prompt; the stream's pieces make the same text and
 // ids and end with the whole answer's fields, without [DONE].
 func TestLlamaCompletion(t *testing.T) {
-	s, ts, _ := start(t, Options{})
+	s, ts, _ := start(t, Options{Engine: engine.Options{MaxSeqs: 4, MaxWaiting: 4}})
 	code, v := post(t, ts.URL+"/v1/completions", `{"prompt":"Once upon a time","max_tokens":30,"temperature":0}`)
 	if code != 200 {
 		t.Fatal(v)
@@ -146,6 +146,37 @@ func TestLlamaCompletion(t *testing.T) {
 	last := evs[len(evs)-1]
 	if len(evs) < 2 || text.String() != want || !slices.Equal(streamed, a.Tokens) || !last.Stop || last.Content != "" || last.StopType != "limit" || last.TokensPredicted != 30 {
 		t.Errorf("streamed %q in %d events (ids %v, want %v), last %+v", text.String(), len(evs), streamed, a.Tokens, last)
+	}
+
+	// n_cmpl: that many replies, reply i sampled with the seed + i.
+	one := func(seed int) string {
+		_, x := llamaPost(t, ts.URL, fmt.Sprintf(`{"prompt":"Tom had a red ball","n_predict":20,"seed":%d}`, seed))
+		return x.Content
+	}
+	resp, err = http.Post(ts.URL+"/completion", "application/json", strings.NewReader(`{"prompt":"Tom had a red ball","n_predict":20,"seed":7,"n_cmpl":3}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var three []llamaAnswer
+	err = json.NewDecoder(resp.Body).Decode(&three)
+	resp.Body.Close()
+	if err != nil || len(three) != 3 {
+		t.Fatalf("n_cmpl 3: %d, %d answers, %v", resp.StatusCode, len(three), err)
+	}
+	for i, x := range three {
+		if x.Index != i || x.Content != one(7+i) {
+			t.Errorf("n_cmpl reply %d: %+v, alone with seed %d %q", i, x, 7+i, one(7+i))
+		}
+	}
+	texts, ends := map[int]string{}, map[int]int{}
+	for _, e := range llamaStream(t, ts.URL, `{"prompt":"Tom had a red ball","n_predict":20,"seed":7,"n_cmpl":2,"stream":true}`) {
+		texts[e.Index] += e.Content
+		if e.Stop {
+			ends[e.Index]++
+		}
+	}
+	if texts[0] != three[0].Content || texts[1] != three[1].Content || ends[0] != 1 || ends[1] != 1 || len(texts) != 2 {
+		t.Errorf("n_cmpl 2 streamed %v (%v ends), want %q and %q", texts, ends, three[0].Content, three[1].Content)
 	}
 
 	// response_fields: only those, paths at the top.
@@ -235,7 +266,7 @@ func TestLlamaCompletionRefusals(t *testing.T) {
 		{`"logit_bias":[[15043,1.0]]`, "logit_bias is not supported"},
 		{`"logit_bias":[]`, ""},
 		{`"logit_bias":{}`, ""},
-		{`"n_cmpl":2`, "n_cmpl is not supported"},
+		{`"n_cmpl":17`, "n_cmpl must be between 1 and 16"},
 		{`"n_cmpl":1`, ""},
 		{`"samplers":["top_k","temperature"]`, "samplers (an order of your own)"},
 		{`"samplers":["dry","top_k","typ_p","top_p","min_p","xtc","temperature"]`, ""},
