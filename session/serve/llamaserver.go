@@ -122,13 +122,13 @@ func (s *Server) props(w http.ResponseWriter, _ *http.Request) {
 // and its meanings of -1 and 0); its further samplers (DRY, XTC, ...) are
 // read by their settings' names (peerknobs.go).
 //
-// Fields that are pure hints are read and let be: cache_prompt (the prefix
-// cache is always on), n_keep and n_discard (context shifting: a reply
-// here ends at the context instead), n_cache_reuse, id_slot,
+// Pure hints are let be: cache_prompt (the prefix cache, on unless
+// --no-prefix-cache, decides), n_keep and n_discard (context shifting: a
+// reply here ends at the context instead), n_cache_reuse, id_slot,
 // sse_ping_interval, the speculative.* knobs, dynatemp_exponent (without
-// dynatemp_range it does nothing) and model (one model is served).
-// Fields this server does not have are refused (llamaOff) unless they are
-// sent at their off value.
+// dynatemp_range it does nothing) and model (one model is served), as are
+// fields llama-server does not know either. Its fields this server does
+// not have are refused (llamaOff) unless they are sent at their off value.
 type llamaRequest struct {
 	Prompt           json.RawMessage `json:"prompt"`
 	NPredict         *int            `json:"n_predict"`
