@@ -130,28 +130,19 @@ func (s *Server) props(w http.ResponseWriter, _ *http.Request) {
 // fields llama-server does not know either. Its fields this server does
 // not have are refused (llamaOff) unless they are sent at their off value.
 type llamaRequest struct {
-	Prompt           json.RawMessage `json:"prompt"`
-	NPredict         *int            `json:"n_predict"`
-	MaxTokens        *int            `json:"max_tokens"` // n_predict's alias
-	Stream           bool            `json:"stream"`
-	Temperature      *float64        `json:"temperature"`
-	TopK             *int            `json:"top_k"`
-	TopP             *float64        `json:"top_p"`
-	MinP             *float64        `json:"min_p"`
-	Seed             *int64          `json:"seed"`
-	Stop             stops           `json:"stop"`
-	RepeatPenalty    *float64        `json:"repeat_penalty"`
-	RepeatLastN      *int            `json:"repeat_last_n"`
-	PresencePenalty  *float64        `json:"presence_penalty"`
-	FrequencyPenalty *float64        `json:"frequency_penalty"`
-	IgnoreEOS        bool            `json:"ignore_eos"`
-	NProbs           int             `json:"n_probs"`
-	Grammar          *string         `json:"grammar"`
-	JSONSchema       json.RawMessage `json:"json_schema"`
-	ReturnTokens     bool            `json:"return_tokens"`
-	TimingsPerToken  bool            `json:"timings_per_token"`
-	ResponseFields   []string        `json:"response_fields"`
-	NCmpl            *int            `json:"n_cmpl"`
+	Prompt    json.RawMessage `json:"prompt"`
+	NPredict  *int            `json:"n_predict"`
+	MaxTokens *int            `json:"max_tokens"` // n_predict's alias
+	Stream    bool            `json:"stream"`
+	llamaKnobs
+	IgnoreEOS       bool            `json:"ignore_eos"`
+	NProbs          int             `json:"n_probs"`
+	Grammar         *string         `json:"grammar"`
+	JSONSchema      json.RawMessage `json:"json_schema"`
+	ReturnTokens    bool            `json:"return_tokens"`
+	TimingsPerToken bool            `json:"timings_per_token"`
+	ResponseFields  []string        `json:"response_fields"`
+	NCmpl           *int            `json:"n_cmpl"`
 
 	peer map[string]json.RawMessage // the further sampler fields
 	off  *errBody                   // the first field set that this server does not have

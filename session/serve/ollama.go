@@ -20,12 +20,18 @@ import (
 // top_k 40, top_p 0.9, repeat_penalty 1.1 over the last 64 ids.
 
 type ollamaOptions struct {
+	llamaKnobs
+	NumPredict *int `json:"num_predict"`
+}
+
+// llamaKnobs are the sampler fields that ollama's options and llama-server's
+// /completion spell alike (each API keeps its own defaults).
+type llamaKnobs struct {
 	Temperature      *float64 `json:"temperature"`
 	TopP             *float64 `json:"top_p"`
 	TopK             *int     `json:"top_k"`
 	MinP             *float64 `json:"min_p"`
 	Seed             *int64   `json:"seed"`
-	NumPredict       *int     `json:"num_predict"`
 	Stop             stops    `json:"stop"`
 	RepeatPenalty    *float64 `json:"repeat_penalty"`
 	RepeatLastN      *int     `json:"repeat_last_n"`
