@@ -190,16 +190,17 @@ func (p *Pool) qrows(f Format, q []byte, sc []float32, b int32, dim int) ([]byte
 	return q[int(b)*n : (int(b)+1)*n : (int(b)+1)*n], sc[int(b)*m : (int(b)+1)*m : (int(b)+1)*m]
 }
 
-// roundMagic is 1.5·2^23: float32 sums with it have no fraction bits.
-const roundMagic float32 = 12582912
-
 // QuantizeRow stores x (dim floats, h equal head slices) in format f (not
 // F32) as one row's codes q and scales sc. It allocates nothing.
 func QuantizeRow(f Format, q []byte, sc []float32, x []float32, dim, h int) {
 	d := dim / h
 	x = x[:dim]
 	switch f {
-	case Int8, FP8:
+	case Int8: // kernels.QuantizeScaledI8 is ScaleI8's inverse
+		for i := 0; i < h; i++ {
+			sc[i] = kernels.QuantizeScaledI8(codes(q[i*d:(i+1)*d]), x[i*d:(i+1)*d])
+		}
+	case FP8:
 		for i := 0; i < h; i++ {
 			xs, qs := x[i*d:(i+1)*d], q[i*d:(i+1)*d]
 			var amax float32
@@ -211,24 +212,10 @@ func QuantizeRow(f Format, q []byte, sc []float32, x []float32, dim, h int) {
 				sc[i] = 0
 				continue
 			}
-			if f == FP8 {
-				s := amax / quant.FP8Max(kernels.E4M3)
-				sc[i] = s
-				for j, v := range xs {
-					qs[j] = quant.EncodeFP8(v/s, kernels.E4M3)
-				}
-				continue
-			}
-			s := amax / 127
+			s := amax / quant.FP8Max(kernels.E4M3)
 			sc[i] = s
 			for j, v := range xs {
-				// v/s lies within ±127 (give or take a rounding), where adding
-				// and taking away 1.5·2^23 rounds a float32 to an integer,
-				// ties to even: math.RoundToEven's result, without its call
-				// and the float64 round trip (int8 KV prefill spent 14 % of
-				// its time here).
-				r := (v/s + roundMagic) - roundMagic
-				qs[j] = byte(int8(min(max(r, -127), 127)))
+				qs[j] = quant.EncodeFP8(v/s, kernels.E4M3)
 			}
 		}
 	case Int4:
