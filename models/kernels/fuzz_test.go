@@ -1,8 +1,10 @@
 package kernels
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -192,6 +194,34 @@ func FuzzILK(f *testing.F) {
 					}
 				}
 			}
+		}
+	})
+}
+
+// FuzzQuantizeScaledI8: any float32 bits (NaNs, infinities, subnormals) at
+// any length give the plain reference's codes and scale on every kernel
+// set.
+func FuzzQuantizeScaledI8(f *testing.F) {
+	f.Add([]byte{0, 0, 0x80, 0x7f, 0, 0, 0, 0x3f}, uint8(0))
+	f.Add(make([]byte, 4*33), uint8(3))
+	f.Fuzz(func(t *testing.T, raw []byte, fill uint8) {
+		x := make([]float32, len(raw)/4+int(fill%40))
+		for i := range x {
+			if 4*i+4 <= len(raw) {
+				x[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+			} else {
+				x[i] = float32(i%9) - 4
+			}
+		}
+		want, ws := refQuantizeScaledI8(x)
+		for _, l := range impls() {
+			withImpl(l, func() {
+				q := make([]int8, len(x))
+				s := QuantizeScaledI8(q, x)
+				if math.Float32bits(s) != math.Float32bits(ws) || !slices.Equal(q, want) {
+					t.Fatalf("%s: scale %v codes %v, want %v %v (x %v)", implName(l), s, q, ws, want, x)
+				}
+			})
 		}
 	})
 }

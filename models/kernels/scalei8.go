@@ -45,9 +45,10 @@ func ScaleI8Rows(dst []float32, q []int8, sc []float32, d int) {
 
 // QuantizeScaledI8 is ScaleI8's inverse for one row of an int8 KV cache:
 // s = max|x|/127 and q[i] = x[i]/s rounded to the nearest integer (ties to
-// even), within ±127; s = 0 and q all zeros when x is all zeros or holds a
-// NaN or an infinity. Each quotient is one float32 division in both
-// versions, so the assembly and Go give the same bits.
+// even), within ±127; s = 0 and q all zeros when x holds a NaN or an
+// infinity or s would be 0 (x all zeros, or subnormals under 127 times the
+// least one). Each quotient is one float32 division in both versions, so
+// the assembly and Go give the same bits.
 func QuantizeScaledI8(q []int8, x []float32) float32 {
 	q = q[:len(x)]
 	n := 0
@@ -64,11 +65,11 @@ func QuantizeScaledI8(q []int8, x []float32) float32 {
 		bad = bad || a != a
 		amax = max(amax, a)
 	}
-	if amax == 0 || bad || amax > math.MaxFloat32 {
+	s := amax / 127
+	if s == 0 || bad || amax > math.MaxFloat32 { // s is 0 below 127 times the least subnormal
 		clear(q)
 		return 0
 	}
-	s := amax / 127
 	if n > 0 {
 		divRoundI8Asm(q[:n], x[:n], s)
 	}

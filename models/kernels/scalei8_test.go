@@ -104,10 +104,10 @@ func refQuantizeScaledI8(x []float32) ([]int8, float32) {
 		}
 		amax = max(amax, float32(math.Abs(float64(v))))
 	}
-	if amax == 0 {
+	s := amax / 127
+	if s == 0 {
 		return q, 0
 	}
-	s := amax / 127
 	for i, v := range x {
 		q[i] = int8(max(-127, min(127, math.RoundToEven(float64(v/s)))))
 	}
