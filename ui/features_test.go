@@ -703,6 +703,61 @@ func TestAppliedOrder(t *testing.T) {
 	}
 }
 
+// The panel's applied order is the chain's: with knobs that switch each
+// stage on and off in turn, it lists the stages a traced Sample ran (the
+// UI once restated each stage's rule and could drift from the sampler).
+func TestAppliedOrderIsTheChain(t *testing.T) {
+	logits := make([]float32, 500)
+	for i := range logits {
+		logits[i] = float32(i%37) / 5
+	}
+	all := sampler.Params{Temperature: 0.8, TopNSigma: 3, TopK: 400, TypicalP: 0.99, TopP: 0.99, MinP: 0.001,
+		XTCProbability: 1, XTCThreshold: 0.001, RepeatPenalty: 1.1, FrequencyPenalty: 0.1, PresencePenalty: 0.1,
+		DRYMultiplier: 0.8, DRYBase: 1.75, DRYPenaltyLastN: -1, MirostatTau: 5, MirostatEta: 0.1, Seed: 1}
+	for _, c := range []struct {
+		name string
+		set  func(p *sampler.Params)
+	}{
+		{"all on", func(p *sampler.Params) {}},
+		{"defaults", func(p *sampler.Params) { *p = sampler.Defaults() }},
+		{"all off", func(p *sampler.Params) {
+			*p = sampler.Params{Temperature: 1, TopP: 1, MinP: 1, TypicalP: 1, XTCThreshold: 0.6, DRYBase: 0.5}
+		}},
+		{"mirostat", func(p *sampler.Params) { p.Mirostat = 2 }},
+		{"greedy", func(p *sampler.Params) { p.Greedy = true }},
+		{"greedy, mirostat", func(p *sampler.Params) { p.Greedy, p.Mirostat = true, 1 }},
+		{"no penalties", func(p *sampler.Params) {
+			p.RepeatPenalty, p.FrequencyPenalty, p.PresencePenalty, p.DRYPenaltyLastN = 1, 0, 0, 0
+		}},
+	} {
+		for _, masked := range []bool{false, true} {
+			p := all
+			c.set(&p)
+			s := sampler.New(len(logits), p)
+			if masked {
+				s.SetMask([]uint64{^uint64(0) >> 1, ^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)})
+			}
+			var tr sampler.Trace
+			s.SetTrace(&tr)
+			if _, err := s.Sample(logits, []int{1, 2, 3, 1, 2}); err != nil {
+				t.Fatal(err)
+			}
+			var ran []string
+			for i, name := range sampler.Order() {
+				if tr.Applied[i] {
+					if i == sampler.StageGreedy {
+						name = "greedy (argmax)"
+					}
+					ran = append(ran, name)
+				}
+			}
+			if got := appliedOrder(sampler.Order(), p, masked); !slices.Equal(got, ran) {
+				t.Errorf("%s, masked %v: panel %q, sampler ran %q", c.name, masked, got, ran)
+			}
+		}
+	}
+}
+
 // Under /format the panel names the constraint, the ids it allowed at the
 // last step and the mask time, and the applied order starts with the mask.
 func TestPanelShowsConstraint(t *testing.T) {

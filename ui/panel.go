@@ -477,46 +477,17 @@ func (m *model) statusLine() string {
 }
 
 // appliedOrder is the backend's processor order without the processors the
-// knobs switch off (greedy ends the chain at the argmax; the mask is on
-// while replies are constrained). Names it does not know are kept.
+// knobs switch off, by the sampler's own rule (Params.Runs); the mask is
+// on while replies are constrained, and greedy is named as the argmax that
+// ends the chain. Names the sampler does not know are kept.
 func appliedOrder(order []string, p sampler.Params, constrained bool) []string {
 	var out []string
-	miro := p.MirostatOn()
+	stages := sampler.Order()
 	for _, name := range order {
-		if miro && sampler.MirostatReplaces(name) {
-			continue
-		}
-		on := true
-		switch name {
-		case "mask":
-			on = constrained
-		case "penalties":
-			on = (p.RepeatPenalty != 0 && p.RepeatPenalty != 1) || p.FrequencyPenalty != 0 || p.PresencePenalty != 0
-		case "dry":
-			on = p.DRYOn()
-		case "greedy":
-			if p.Greedy {
-				return append(out, "greedy (argmax)")
-			}
-			on = false
-		case "temperature":
-			on = p.Temperature != 1
-		case "mirostat":
-			on = miro
-		case "top-n-sigma":
-			on = p.TopNSigma > 0
-		case "top-k":
-			on = p.TopK > 0
-		case "typical":
-			on = p.TypicalP > 0 && p.TypicalP < 1
-		case "top-p":
-			on = p.TopP > 0 && p.TopP < 1
-		case "min-p":
-			on = p.MinP > 0 && p.MinP < 1
-		case "xtc":
-			on = p.XTCOn()
-		}
-		if on {
+		switch i := slices.Index(stages, name); {
+		case i == sampler.StageGreedy && p.Greedy:
+			out = append(out, "greedy (argmax)")
+		case i < 0 || p.Runs(i) || i == sampler.StageMask && constrained:
 			out = append(out, name)
 		}
 	}

@@ -484,7 +484,7 @@ func (s *Setting) Active(v, def *Values) bool {
 // ReplacedBy names the setting whose stage runs in v in place of s's
 // ("mirostat" for top-p, say), or is "".
 func (s *Setting) ReplacedBy(v *Values) string {
-	if s.Stage != "" && v.Sampler.MirostatOn() && sampler.MirostatReplaces(s.Stage) {
+	if s.Stage != "" && v.Sampler.MirostatOn() && sampler.MirostatReplaces(slices.Index(sampler.Order(), s.Stage)) {
 		return "mirostat"
 	}
 	return ""

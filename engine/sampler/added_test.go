@@ -469,8 +469,8 @@ func TestMirostatReplaces(t *testing.T) {
 		}
 	}
 	for i, name := range Order() {
-		if skipped := off.Applied[i] && !on.Applied[i]; skipped != MirostatReplaces(name) {
-			t.Errorf("%s: applied %v without mirostat, %v with it; MirostatReplaces %v", name, off.Applied[i], on.Applied[i], MirostatReplaces(name))
+		if skipped := off.Applied[i] && !on.Applied[i]; skipped != MirostatReplaces(i) {
+			t.Errorf("%s: applied %v without mirostat, %v with it; MirostatReplaces %v", name, off.Applied[i], on.Applied[i], MirostatReplaces(i))
 		}
 	}
 }

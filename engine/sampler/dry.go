@@ -138,7 +138,7 @@ func (p *Params) DRYOn() bool {
 // repeat of history. It reports whether it was on.
 func (s *Sampler) dry(history []int) bool {
 	p := &s.p
-	if !p.DRYOn() {
+	if !p.Runs(StageDRY) {
 		return false
 	}
 	if n := p.DRYPenaltyLastN; n > 0 && len(history) > n {

@@ -10,10 +10,10 @@ import "math"
 // typical dropped the max), so the test needs no normalisation. It reports
 // whether it was on.
 func (s *Sampler) minP() bool {
-	m := s.p.MinP
-	if !(m > 0 && m < 1) {
+	if !s.p.Runs(StageMinP) {
 		return false
 	}
+	m := s.p.MinP
 	e, top, cut := s.exps[:s.n], 0.0, false
 	for _, v := range e {
 		top = math.Max(top, v)

@@ -25,7 +25,7 @@ const mirostatM = 100
 
 // mirostat truncates the candidates by mu. It reports whether it was on.
 func (s *Sampler) mirostat() bool {
-	if !s.p.MirostatOn() {
+	if !s.p.Runs(StageMirostat) {
 		return false
 	}
 	if !s.muSet {
@@ -101,10 +101,9 @@ func (s *Sampler) mirostatLearn(probs []float64, id int) {
 // samplers.
 func (p *Params) MirostatOn() bool { return p.Mirostat == 1 || p.Mirostat == 2 }
 
-// MirostatReplaces reports whether mirostat, when on, runs in place of the
-// stage named name (one of Order): top-n-sigma to xtc, which dist skips
-// for it as llama.cpp's mirostat chains leave them out.
-func MirostatReplaces(name string) bool {
-	i := slices.Index(Order(), name)
-	return i >= StageTopNSigma && i <= StageXTC
+// MirostatReplaces reports whether mirostat, when on, runs in place of
+// stage (a Stage* index): top-n-sigma to xtc, which dist skips for it as
+// llama.cpp's mirostat chains leave them out.
+func MirostatReplaces(stage int) bool {
+	return stage >= StageTopNSigma && stage <= StageXTC
 }

@@ -4,18 +4,12 @@ package sampler
 // Params.PenaltyWindow is 0.
 const DefaultPenaltyWindow = 64
 
-// penalties reports whether any penalty is on.
-func (s *Sampler) penalties() bool {
-	rep := s.p.RepeatPenalty
-	return rep != 0 && rep != 1 || s.p.FrequencyPenalty != 0 || s.p.PresencePenalty != 0
-}
-
 // penalize applies, to every id seen in the last PenaltyWindow ids of history
 // (llama.cpp's order): the repeat penalty once per id (positive logits are
 // divided by it, the others multiplied), then minus FrequencyPenalty times
 // its count, then minus PresencePenalty. It reports whether any was on.
 func (s *Sampler) penalize(history []int) bool {
-	if !s.penalties() {
+	if !s.p.Runs(StagePenalties) {
 		return false
 	}
 	rep, freq, pres := s.p.RepeatPenalty, s.p.FrequencyPenalty, s.p.PresencePenalty

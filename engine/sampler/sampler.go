@@ -88,6 +88,47 @@ const (
 	NumStages
 )
 
+// Runs reports whether the knobs in p switch stage (a Stage* index) on. It
+// is the one rule: each stage of the chain runs only when it says so, and
+// the panel lists the stages it leaves on. Greedy ends the chain at the
+// argmax, and mirostat runs in place of the stages it replaces. The mask
+// is no knob (SetMask), so it is not on here. A stage that is on may still
+// keep every id: top-k with k at least the vocabulary, XTC when its coin
+// says no.
+func (p *Params) Runs(stage int) bool {
+	if stage > StageGreedy && p.Greedy || p.MirostatOn() && MirostatReplaces(stage) {
+		return false
+	}
+	switch stage {
+	case StagePenalties:
+		rep := p.RepeatPenalty
+		return rep != 0 && rep != 1 || p.FrequencyPenalty != 0 || p.PresencePenalty != 0
+	case StageDRY:
+		return p.DRYOn()
+	case StageGreedy:
+		return p.Greedy
+	case StageTemperature:
+		return p.Temperature != 1
+	case StageMirostat:
+		return p.MirostatOn()
+	case StageTopNSigma:
+		return p.TopNSigma > 0
+	case StageTopK:
+		return p.TopK > 0
+	case StageTypical:
+		return p.TypicalP > 0 && p.TypicalP < 1
+	case StageTopP:
+		return p.TopP > 0 && p.TopP < 1
+	case StageMinP:
+		return p.MinP > 0 && p.MinP < 1
+	case StageXTC:
+		return p.XTCOn()
+	case StageSoftmax, StageDraw:
+		return true
+	}
+	return false
+}
+
 // ErrNoCandidates is returned when every logit is -Inf or NaN.
 var ErrNoCandidates = errors.New("sampler: no finite logit to sample from")
 
@@ -261,7 +302,7 @@ func (s *Sampler) dist(logits []float32, history []int) (int, error) {
 	}
 	s.clearProbs()
 	s.n = s.vocab
-	if s.p.Greedy && s.mask == nil && !s.penalties() && !s.p.DRYOn() {
+	if s.p.Greedy && s.mask == nil && !s.p.Runs(StagePenalties) && !s.p.Runs(StageDRY) {
 		// Nothing changes the logits before the argmax, and clean keeps their
 		// order (NaN never wins), so it is taken on them without the copy.
 		s.begin()
@@ -269,7 +310,7 @@ func (s *Sampler) dist(logits []float32, history []int) (int, error) {
 	}
 	// Without penalties or DRY between them, load applies the temperature
 	// too: one pass instead of two.
-	early := !s.p.Greedy && !s.penalties() && !s.p.DRYOn()
+	early := !s.p.Greedy && !s.p.Runs(StagePenalties) && !s.p.Runs(StageDRY)
 	t := 1.0
 	if early {
 		t = s.divisor()

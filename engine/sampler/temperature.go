@@ -7,12 +7,12 @@ import "math"
 const minTemperature = 1e-6
 
 // divisor is what the temperature divides the logits by: max(T, 1e-6), or
-// 1 when T == 1 (no division).
+// 1 when the stage is off (T == 1: no division).
 func (s *Sampler) divisor() float64 {
-	t := s.p.Temperature
-	if t == 1 {
+	if !s.p.Runs(StageTemperature) {
 		return 1
 	}
+	t := s.p.Temperature
 	if !(t > minTemperature) { // also catches NaN
 		t = minTemperature
 	}

@@ -5,7 +5,7 @@ package sampler
 // k >= vocab; it reports whether it was on.
 func (s *Sampler) topK() bool {
 	k := s.p.TopK
-	if k <= 0 || k >= s.vocab {
+	if !s.p.Runs(StageTopK) || k >= s.vocab {
 		return false
 	}
 	// Fewer candidates than k (top-n-sigma cut first): all are kept.

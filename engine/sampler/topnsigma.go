@@ -8,10 +8,10 @@ import "math"
 // divides max and σ alike, so it keeps the same ids before or after
 // temperature. Off unless n > 0; it reports whether it was on.
 func (s *Sampler) topNSigma() bool {
-	n := s.p.TopNSigma
-	if !(n > 0) {
+	if !s.p.Runs(StageTopNSigma) {
 		return false
 	}
+	n := s.p.TopNSigma
 	w := s.work[:s.n]
 	max, sum, count := math.Inf(-1), 0.0, 0
 	for _, v := range w {

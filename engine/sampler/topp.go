@@ -9,11 +9,10 @@ import "slices"
 // 0 < p < 1. That is keepNearest with the logits as the key.
 // It reports whether it was on.
 func (s *Sampler) topP() bool {
-	p := s.p.TopP
-	if !(p > 0 && p < 1) {
+	if !s.p.Runs(StageTopP) {
 		return false
 	}
-	s.keepNearest(s.work[:s.n], s.max, p)
+	s.keepNearest(s.work[:s.n], s.max, s.p.TopP)
 	return true
 }
 

@@ -11,10 +11,10 @@ import "math"
 //
 // It reports whether it was on.
 func (s *Sampler) typical() bool {
-	p := s.p.TypicalP
-	if !(p > 0 && p < 1) {
+	if !s.p.Runs(StageTypical) {
 		return false
 	}
+	p := s.p.TypicalP
 	// s.heap is free scratch here: each id's surprise, then minus its
 	// distance from the entropy (0 - key is that distance exactly). e is
 	// exp(l − max), so −log(e/z) is max − l + log z and needs no logarithm

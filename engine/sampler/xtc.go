@@ -13,7 +13,7 @@ package sampler
 //
 // It reports whether it acted.
 func (s *Sampler) xtc() bool {
-	if !s.p.XTCOn() {
+	if !s.p.Runs(StageXTC) {
 		return false
 	}
 	e, z := s.exps[:s.n], s.sum
