@@ -445,9 +445,12 @@ func refTypical(logits []float64, p float64) []bool {
 	return keep
 }
 
-// MirostatReplaces names exactly the stages that do not run while mirostat
-// is on (the panel dims their knobs by it): with every knob on, the trace
-// without mirostat applies them and the trace with it does not.
+// With mirostat on, the chain is llama.cpp's mirostat chain: temperature,
+// mirostat in place of top-nσ ... XTC (every knob of those on here), the
+// softmax and the draw. MirostatReplaces, which the chain runs by and the
+// panel dims their knobs by, names exactly the stages that then do not run:
+// with every knob on, the trace without mirostat applies them and the trace
+// with it does not.
 func TestMirostatReplaces(t *testing.T) {
 	logits := make([]float32, 500)
 	for i := range logits {
@@ -467,6 +470,15 @@ func TestMirostatReplaces(t *testing.T) {
 		if _, err := s.Sample(logits, nil); err != nil {
 			t.Fatal(err)
 		}
+	}
+	var ran []string
+	for i, name := range Order() {
+		if on.Applied[i] {
+			ran = append(ran, name)
+		}
+	}
+	if got := strings.Join(ran, " "); got != "temperature mirostat softmax draw" {
+		t.Errorf("mirostat's chain: %s", got)
 	}
 	for i, name := range Order() {
 		if skipped := off.Applied[i] && !on.Applied[i]; skipped != MirostatReplaces(i) {

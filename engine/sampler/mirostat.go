@@ -102,8 +102,9 @@ func (s *Sampler) mirostatLearn(probs []float64, id int) {
 func (p *Params) MirostatOn() bool { return p.Mirostat == 1 || p.Mirostat == 2 }
 
 // MirostatReplaces reports whether mirostat, when on, runs in place of
-// stage (a Stage* index): top-n-sigma to xtc, which dist skips for it as
-// llama.cpp's mirostat chains leave them out.
+// stage (a Stage* index): the truncation stages after it up to the
+// softmax, top-n-sigma to xtc, as llama.cpp's mirostat chains leave them
+// out. Runs, which gates each stage of the chain, asks it.
 func MirostatReplaces(stage int) bool {
-	return stage >= StageTopNSigma && stage <= StageXTC
+	return stage > StageMirostat && stage < StageSoftmax
 }

@@ -329,11 +329,8 @@ func (s *Sampler) dist(logits []float32, history []int) (int, error) {
 	} else {
 		s.note(StageTemperature, s.temperature())
 	}
-	miro := s.p.MirostatOn()
-	if !miro {
-		s.note(StageTopNSigma, s.topNSigma())
-		s.note(StageTopK, s.topK())
-	}
+	s.note(StageTopNSigma, s.topNSigma())
+	s.note(StageTopK, s.topK())
 	if math.IsInf(s.max, -1) {
 		return -1, ErrNoCandidates
 	}
@@ -354,14 +351,11 @@ func (s *Sampler) dist(logits []float32, history []int) (int, error) {
 	if gone {
 		s.compact()
 	}
-	if miro {
-		s.note(StageMirostat, s.mirostat())
-	} else {
-		s.note(StageTypical, s.typical())
-		s.note(StageTopP, s.topP())
-		s.note(StageMinP, s.minP())
-		s.note(StageXTC, s.xtc())
-	}
+	s.note(StageMirostat, s.mirostat())
+	s.note(StageTypical, s.typical())
+	s.note(StageTopP, s.topP())
+	s.note(StageMinP, s.minP())
+	s.note(StageXTC, s.xtc())
 	s.normalize()
 	s.note(StageSoftmax, true)
 	return -1, nil
