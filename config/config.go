@@ -7,7 +7,6 @@
 package config
 
 import (
-	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -95,8 +94,7 @@ Usage:
                                           weight and KV bytes, roofline bounds on this machine, measured speed
 
 MODEL is a course checkpoint (.pt) or a GGUF file (--model FILE says the same).
-llama-cli's -m, -p, -c, -t, -s, --temp and -sys work as --model, --prompt,
---ctx-size, --threads, --seed, --temperature and --system.
+A flag's "(also -c)" names other tools' spellings of it (llama-cli's, ollama's).
 Defaults come from $XDG_CONFIG_HOME/chat/config.toml (~/.config/chat/config.toml)
 when it exists; flags override it. Conversations are saved in
 $XDG_DATA_HOME/chat/sessions (~/.local/share/chat/sessions).
@@ -105,10 +103,10 @@ $XDG_DATA_HOME/chat/sessions (~/.local/share/chat/sessions).
 // otherFlags are the flags that are not settings, with their help; the
 // settings' flags come from the settings table.
 var otherFlags = []struct{ name, arg, help string }{
-	{"model", "FILE", "model file: a course checkpoint (.pt) or a GGUF file (also the first argument)"},
+	{"model", "FILE", "model file: a course checkpoint (.pt) or a GGUF file, or give it as the first argument"},
 	{"prompt", "TEXT", "headless: generate for this prompt, print the result and exit (\"\" continues from the start of a text)"},
 	{"f", "FILE", "headless: read the prompt from FILE"},
-	{"escape", "", "turn \\n, \\r, \\t, \\\\, \\\", \\' and \\xHH in the prompt and --stop strings into their characters (llama-cli's -e)"},
+	{"escape", "", "turn \\n, \\r, \\t, \\\\, \\\", \\' and \\xHH in the prompt and --stop strings into their characters"},
 	{"json", "", "headless: print one JSON line with prompt ids, ids, text, seed and stats"},
 	{"verbose", "", "headless: print a timing summary on stderr"},
 	{"raw", "", "raw completion mode: continue the text, no chat template (--mode raw)"},
@@ -150,7 +148,7 @@ func parseArgs(args []string, run bool) (*Config, error) {
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) {
-		name := cmp.Or(peerFlags[f.Name], f.Name)
+		name := peerFlag(f.Name)
 		if s := settings.Lookup(name); s != nil && name != "raw" && name != "chat" {
 			given[s.Name] = true
 		} else {
@@ -289,11 +287,52 @@ func FlagMessage(err error) (msg, unknown string) {
 	return msg, ""
 }
 
-// peerFlags are llama-cli's spellings of the flags that are no setting,
-// taken as the flags they name (-m model.gguf -p "..."); the settings'
-// (-c 2048 -t 4 --temp 0) are their table rows' PeerFlags. -no-cnv
-// completes the prompt as plain text, without the chat template: raw mode.
-var peerFlags = map[string]string{"m": "model", "p": "prompt", "no-cnv": "raw", "no-conversation": "raw", "e": "escape"}
+// peerFlags are llama-cli's spellings of the flags that are no setting, as
+// it types them, taken as the flags they name (-m model.gguf -p "..."); the
+// settings' (-c 2048 -t 4 --temp 0) are their table rows' PeerFlags.
+// -no-cnv completes the prompt as plain text, without the chat template:
+// raw mode.
+var peerFlags = []peerSpelling{{"-m", "model"}, {"-p", "prompt"}, {"-e", "escape"}, {"-no-cnv", "raw"}, {"--no-conversation", "raw"}}
+
+// peerSpelling is another tool's spelling of a flag, as it types it.
+type peerSpelling struct{ peer, flag string }
+
+// peerSpellings are all other tools' spellings of the flags, in -h's
+// order: peerFlags, then the settings' PeerFlags.
+func peerSpellings() []peerSpelling {
+	out := slices.Clone(peerFlags)
+	for _, s := range settings.All() {
+		for _, peer := range s.PeerFlags {
+			out = append(out, peerSpelling{peer, s.FlagName()})
+		}
+	}
+	return out
+}
+
+// peerFlag is the flag that the flag package's name (no dashes) of a peer's
+// spelling stands for; other names are themselves.
+func peerFlag(name string) string {
+	for _, p := range peerSpellings() {
+		if strings.TrimLeft(p.peer, "-") == name {
+			return p.flag
+		}
+	}
+	return name
+}
+
+// alsoNote is " (also -c)" for -h: the other tools' spellings of flag.
+func alsoNote(flag string) string {
+	var peers []string
+	for _, p := range peerSpellings() {
+		if p.flag == flag {
+			peers = append(peers, p.peer)
+		}
+	}
+	if len(peers) == 0 {
+		return ""
+	}
+	return " (also " + strings.Join(peers, ", ") + ")"
+}
 
 // peerHints are other peers' spellings, for the hint of an unknown flag.
 var peerHints = map[string]string{
@@ -410,21 +449,13 @@ func newFlagSet() (*Config, *flag.FlagSet) {
 	return c, fs
 }
 
-// AddPeerFlags gives fs other tools' spellings (peerFlags, the settings'
-// PeerFlags) of the flags it has, llama-server's and llama-bench's -m
-// among them.
+// AddPeerFlags gives fs other tools' spellings (peerSpellings) of the
+// flags it has, llama-server's and llama-bench's -m among them.
 func AddPeerFlags(fs *flag.FlagSet) {
-	alias := func(peer, name string) {
-		if f := fs.Lookup(name); f != nil && fs.Lookup(peer) == nil {
-			fs.Var(f.Value, peer, "another tool's spelling of "+settings.Dashed(name))
-		}
-	}
-	for peer, name := range peerFlags {
-		alias(peer, name)
-	}
-	for _, s := range settings.All() {
-		for _, peer := range s.PeerFlags {
-			alias(peer, s.FlagName())
+	for _, p := range peerSpellings() {
+		name := strings.TrimLeft(p.peer, "-")
+		if f := fs.Lookup(p.flag); f != nil && fs.Lookup(name) == nil {
+			fs.Var(f.Value, name, "another tool's spelling of "+settings.Dashed(p.flag))
 		}
 	}
 }
@@ -484,13 +515,13 @@ func WriteUsage(w io.Writer) {
 	b.WriteString(Usage)
 	b.WriteString("\nFlags:\n")
 	for _, f := range otherFlags {
-		flagLine(&b, f.name, f.arg, f.help)
+		flagLine(&b, f.name, f.arg, f.help+alsoNote(f.name))
 	}
 	for _, s := range settings.All() {
 		if s.Where&settings.Flag == 0 {
 			continue
 		}
-		flagLine(&b, s.FlagName(), argName(s), s.Help+defaultNote(s))
+		flagLine(&b, s.FlagName(), argName(s), s.Help+defaultNote(s)+alsoNote(s.FlagName()))
 	}
 	fmt.Fprintf(&b, "\nSampler order: %s\n", strings.Join(sampler.Order(), " → "))
 	io.WriteString(w, b.String())

@@ -104,9 +104,9 @@ type Setting struct {
 	Name    string   // /set KEY and the config file key, e.g. "top_p"
 	Flag    string   // the command-line flag, "" = Name with '-' for '_'
 	Aliases []string // other names /set and Lookup take ("topk", ollama's "num_ctx")
-	// PeerFlags are other tools' spellings of the flag, as typed without
-	// dashes (llama-cli's "c" and "temp", ollama's "mirostat-tau"): flags
-	// too, and names Lookup takes.
+	// PeerFlags are other tools' spellings of the flag, as they type them
+	// (llama-cli's "-c" and "--temp", ollama's "--mirostat-tau"): flags
+	// too, listed by -h, and without the dashes names Lookup takes.
 	PeerFlags []string
 	Table     string // config file table: "" (top level) or "sampler"
 	Stage     string // the sampler stage it tunes (one of sampler.Order), for the "sampler" table
@@ -175,7 +175,7 @@ func Lookup(name string) *Setting {
 			return s
 		}
 		for _, p := range s.PeerFlags {
-			if strings.ReplaceAll(p, "-", "_") == n {
+			if strings.ReplaceAll(strings.TrimLeft(p, "-"), "-", "_") == n {
 				return s
 			}
 		}
