@@ -55,18 +55,9 @@ func QuantizeScaledI8(q []int8, x []float32) float32 {
 	if useAsm {
 		n = len(x) &^ 15
 	}
-	var amax float32
-	bad := false
-	if n > 0 {
-		amax, bad = absMaxAsm(x[:n])
-	}
-	for _, v := range x[n:] {
-		a := abs32(v)
-		bad = bad || a != a
-		amax = max(amax, a)
-	}
+	amax, ok := AbsMax(x)
 	s := amax / 127
-	if s == 0 || bad || amax > math.MaxFloat32 { // s is 0 below 127 times the least subnormal
+	if s == 0 || !ok { // s is 0 below 127 times the least subnormal
 		clear(q)
 		return 0
 	}
@@ -88,4 +79,40 @@ func divRoundI8Go(q []int8, x []float32, s float32) {
 		r := (v/s + roundMagic) - roundMagic
 		q[i] = int8(min(max(r, -127), 127))
 	}
+}
+
+// AbsMax is max|x[i]| and whether every x[i] is finite (no NaN, no
+// infinity): what a scaled quantiser needs to pick its scale.
+func AbsMax(x []float32) (float32, bool) {
+	n := 0
+	if useAsm {
+		n = len(x) &^ 15
+	}
+	var amax float32
+	bad := false
+	if n > 0 {
+		amax, bad = absMaxAsm(x[:n])
+	}
+	for _, v := range x[n:] {
+		a := abs32(v)
+		bad = bad || a != a
+		amax = max(amax, a)
+	}
+	return amax, !bad && amax <= math.MaxFloat32
+}
+
+// DivEncodeE4M3 sets q[i] to the FP8 E4M3 code of x[i]/s (quant.EncodeFP8's
+// code: nearest, ties to even, saturating at ±448, NaN 0x7F) for the
+// longest prefix the assembly takes, and returns its length: 0 without the
+// assembly, else a multiple of 16. The caller encodes the rest with
+// quant.EncodeFP8, the definition this is tested against bit for bit.
+func DivEncodeE4M3(q []uint8, x []float32, s float32) int {
+	if !useAsm {
+		return 0
+	}
+	n := len(x) &^ 15
+	if n > 0 {
+		divEncodeE4M3Asm(q[:n], x[:n], s)
+	}
+	return n
 }

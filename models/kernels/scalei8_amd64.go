@@ -33,3 +33,10 @@ func absMaxAsm(x []float32) (float32, bool) { return absMaxAVX2(unsafe.SliceData
 func divRoundI8Asm(q []int8, x []float32, s float32) {
 	divRoundI8AVX2(unsafe.SliceData(q), unsafe.SliceData(x), s, len(x))
 }
+
+//go:noescape
+func divEncodeE4M3AVX2(q *uint8, x *float32, s float32, n int)
+
+func divEncodeE4M3Asm(q []uint8, x []float32, s float32) {
+	divEncodeE4M3AVX2(unsafe.SliceData(q), unsafe.SliceData(x), s, len(x))
+}

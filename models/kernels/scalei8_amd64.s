@@ -161,3 +161,141 @@ divround_loop:
 	JLT          divround_loop
 	VZEROUPPER
 	RET
+
+
+// E4M3 encoding's constants, 8 copies each (a ymm).
+// |x|'s mask
+DATA e4m3abs<>+0(SB)/8, $0x7fffffff7fffffff
+DATA e4m3abs<>+8(SB)/8, $0x7fffffff7fffffff
+DATA e4m3abs<>+16(SB)/8, $0x7fffffff7fffffff
+DATA e4m3abs<>+24(SB)/8, $0x7fffffff7fffffff
+GLOBL e4m3abs<>(SB), RODATA|NOPTR, $32
+// the sign bit
+DATA e4m3sign<>+0(SB)/8, $0x8000000080000000
+DATA e4m3sign<>+8(SB)/8, $0x8000000080000000
+DATA e4m3sign<>+16(SB)/8, $0x8000000080000000
+DATA e4m3sign<>+24(SB)/8, $0x8000000080000000
+GLOBL e4m3sign<>(SB), RODATA|NOPTR, $32
+// 448, the largest E4M3 value
+DATA e4m3max<>+0(SB)/8, $0x43e0000043e00000
+DATA e4m3max<>+8(SB)/8, $0x43e0000043e00000
+DATA e4m3max<>+16(SB)/8, $0x43e0000043e00000
+DATA e4m3max<>+24(SB)/8, $0x43e0000043e00000
+GLOBL e4m3max<>(SB), RODATA|NOPTR, $32
+// 2^-6, the smallest normal
+DATA e4m3min<>+0(SB)/8, $0x3c8000003c800000
+DATA e4m3min<>+8(SB)/8, $0x3c8000003c800000
+DATA e4m3min<>+16(SB)/8, $0x3c8000003c800000
+DATA e4m3min<>+24(SB)/8, $0x3c8000003c800000
+GLOBL e4m3min<>(SB), RODATA|NOPTR, $32
+// 512: 2^-9 steps below it
+DATA e4m3sub<>+0(SB)/8, $0x4400000044000000
+DATA e4m3sub<>+8(SB)/8, $0x4400000044000000
+DATA e4m3sub<>+16(SB)/8, $0x4400000044000000
+DATA e4m3sub<>+24(SB)/8, $0x4400000044000000
+GLOBL e4m3sub<>(SB), RODATA|NOPTR, $32
+// 1.5·2^23
+DATA e4m3rnd<>+0(SB)/8, $0x4b4000004b400000
+DATA e4m3rnd<>+8(SB)/8, $0x4b4000004b400000
+DATA e4m3rnd<>+16(SB)/8, $0x4b4000004b400000
+DATA e4m3rnd<>+24(SB)/8, $0x4b4000004b400000
+GLOBL e4m3rnd<>(SB), RODATA|NOPTR, $32
+// 1
+DATA e4m3one<>+0(SB)/8, $0x100000001
+DATA e4m3one<>+8(SB)/8, $0x100000001
+DATA e4m3one<>+16(SB)/8, $0x100000001
+DATA e4m3one<>+24(SB)/8, $0x100000001
+GLOBL e4m3one<>(SB), RODATA|NOPTR, $32
+// half an E4M3 step of a float32 mantissa, less one
+DATA e4m3half<>+0(SB)/8, $0x7ffff0007ffff
+DATA e4m3half<>+8(SB)/8, $0x7ffff0007ffff
+DATA e4m3half<>+16(SB)/8, $0x7ffff0007ffff
+DATA e4m3half<>+24(SB)/8, $0x7ffff0007ffff
+GLOBL e4m3half<>(SB), RODATA|NOPTR, $32
+// (127-7)<<3, the exponents' bias difference
+DATA e4m3bias<>+0(SB)/8, $0x3c0000003c0
+DATA e4m3bias<>+8(SB)/8, $0x3c0000003c0
+DATA e4m3bias<>+16(SB)/8, $0x3c0000003c0
+DATA e4m3bias<>+24(SB)/8, $0x3c0000003c0
+GLOBL e4m3bias<>(SB), RODATA|NOPTR, $32
+// the code of 448
+DATA e4m3top<>+0(SB)/8, $0x7e0000007e
+DATA e4m3top<>+8(SB)/8, $0x7e0000007e
+DATA e4m3top<>+16(SB)/8, $0x7e0000007e
+DATA e4m3top<>+24(SB)/8, $0x7e0000007e
+GLOBL e4m3top<>(SB), RODATA|NOPTR, $32
+// the NaN code
+DATA e4m3nan<>+0(SB)/8, $0x7f0000007f
+DATA e4m3nan<>+8(SB)/8, $0x7f0000007f
+DATA e4m3nan<>+16(SB)/8, $0x7f0000007f
+DATA e4m3nan<>+24(SB)/8, $0x7f0000007f
+GLOBL e4m3nan<>(SB), RODATA|NOPTR, $32
+
+// func divEncodeE4M3AVX2(q *uint8, x *float32, s float32, n int)
+// n is a multiple of 16. quant.EncodeFP8(x/s, E4M3) of each value, on its
+// bits: a = |x/s|; below 2^-6 the code is a·2^9 rounded to even (adding
+// and taking away 1.5·2^23); else a's mantissa rounded half to even to 3
+// bits (the carry moving the exponent), the exponent rebiased; 0x7E at 448
+// and over; the sign on top; a NaN gives 0x7F. Packed to bytes in order.
+TEXT ·divEncodeE4M3AVX2(SB), NOSPLIT, $0-32
+	MOVQ         q+0(FP), DI
+	MOVQ         x+8(FP), SI
+	VBROADCASTSS s+16(FP), Y5
+	MOVQ         n+24(FP), CX
+	XORQ         AX, AX
+
+e4m3_loop:
+	VMOVUPS    0(SI)(AX*4), Y0
+	VDIVPS     Y5, Y0, Y0
+	VCMPPS     $3, Y0, Y0, Y4            // NaN
+	VANDPS     e4m3sign<>(SB), Y0, Y1
+	VPSRLD     $24, Y1, Y1               // the sign, 0x80 or 0
+	VANDPS     e4m3abs<>(SB), Y0, Y2     // a
+	VCMPPS     $13, e4m3max<>(SB), Y2, Y3 // a >= 448
+	VCMPPS     $1, e4m3min<>(SB), Y2, Y6  // a < 2^-6
+	VMULPS     e4m3sub<>(SB), Y2, Y7
+	VADDPS     e4m3rnd<>(SB), Y7, Y7
+	VSUBPS     e4m3rnd<>(SB), Y7, Y7
+	VCVTTPS2DQ Y7, Y7                    // a subnormal's code
+	VPSRLD     $20, Y2, Y8
+	VPAND      e4m3one<>(SB), Y8, Y8
+	VPADDD     Y8, Y2, Y8
+	VPADDD     e4m3half<>(SB), Y8, Y8
+	VPSRLD     $20, Y8, Y8
+	VPSUBD     e4m3bias<>(SB), Y8, Y8    // a normal's code
+	VBLENDVPS  Y6, Y7, Y8, Y8
+	VBLENDVPS  Y3, e4m3top<>(SB), Y8, Y8
+	VPOR       Y1, Y8, Y8
+	VBLENDVPS  Y4, e4m3nan<>(SB), Y8, Y9
+	VMOVUPS    32(SI)(AX*4), Y0
+	VDIVPS     Y5, Y0, Y0
+	VCMPPS     $3, Y0, Y0, Y4            // NaN
+	VANDPS     e4m3sign<>(SB), Y0, Y1
+	VPSRLD     $24, Y1, Y1               // the sign, 0x80 or 0
+	VANDPS     e4m3abs<>(SB), Y0, Y2     // a
+	VCMPPS     $13, e4m3max<>(SB), Y2, Y3 // a >= 448
+	VCMPPS     $1, e4m3min<>(SB), Y2, Y6  // a < 2^-6
+	VMULPS     e4m3sub<>(SB), Y2, Y7
+	VADDPS     e4m3rnd<>(SB), Y7, Y7
+	VSUBPS     e4m3rnd<>(SB), Y7, Y7
+	VCVTTPS2DQ Y7, Y7                    // a subnormal's code
+	VPSRLD     $20, Y2, Y8
+	VPAND      e4m3one<>(SB), Y8, Y8
+	VPADDD     Y8, Y2, Y8
+	VPADDD     e4m3half<>(SB), Y8, Y8
+	VPSRLD     $20, Y8, Y8
+	VPSUBD     e4m3bias<>(SB), Y8, Y8    // a normal's code
+	VBLENDVPS  Y6, Y7, Y8, Y8
+	VBLENDVPS  Y3, e4m3top<>(SB), Y8, Y8
+	VPOR       Y1, Y8, Y8
+	VBLENDVPS  Y4, e4m3nan<>(SB), Y8, Y8
+	VPACKSSDW    Y8, Y9, Y0     // per 128-bit lane: 4 of the first 8, 4 of the next
+	VPERMQ       $0xd8, Y0, Y0  // the 16 in order
+	VEXTRACTI128 $1, Y0, X1
+	VPACKUSWB    X1, X0, X0
+	VMOVDQU      X0, (DI)(AX*1)
+	ADDQ         $16, AX
+	CMPQ         AX, CX
+	JLT          e4m3_loop
+	VZEROUPPER
+	RET

@@ -9,3 +9,5 @@ func scaleI8RowsAsm(dst []float32, q []int8, sc []float32, d int) { panic("kerne
 func absMaxAsm(x []float32) (float32, bool) { panic("kernels: no asm") }
 
 func divRoundI8Asm(q []int8, x []float32, s float32) { panic("kernels: no asm") }
+
+func divEncodeE4M3Asm(q []uint8, x []float32, s float32) { panic("kernels: no asm") }

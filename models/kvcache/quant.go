@@ -2,7 +2,6 @@ package kvcache
 
 import (
 	"fmt"
-	"math"
 	"unsafe"
 
 	"chat/models"
@@ -200,22 +199,19 @@ func QuantizeRow(f Format, q []byte, sc []float32, x []float32, dim, h int) {
 		for i := 0; i < h; i++ {
 			sc[i] = kernels.QuantizeScaledI8(codes(q[i*d:(i+1)*d]), x[i*d:(i+1)*d])
 		}
-	case FP8:
+	case FP8: // as Int8's, with E4M3 codes
 		for i := 0; i < h; i++ {
 			xs, qs := x[i*d:(i+1)*d], q[i*d:(i+1)*d]
-			var amax float32
-			for _, v := range xs {
-				amax = max(amax, math.Float32frombits(math.Float32bits(v)&^(1<<31))) // |v|; a NaN stays one
-			}
-			if amax == 0 || amax != amax || math.IsInf(float64(amax), 0) {
+			amax, ok := kernels.AbsMax(xs)
+			s := amax / quant.FP8Max(kernels.E4M3)
+			if s == 0 || !ok {
 				clear(qs)
 				sc[i] = 0
 				continue
 			}
-			s := amax / quant.FP8Max(kernels.E4M3)
 			sc[i] = s
-			for j, v := range xs {
-				qs[j] = quant.EncodeFP8(v/s, kernels.E4M3)
+			for j := kernels.DivEncodeE4M3(qs, xs, s); j < d; j++ {
+				qs[j] = quant.EncodeFP8(xs[j]/s, kernels.E4M3)
 			}
 		}
 	case Int4:

@@ -424,3 +424,33 @@ func TestQuantizeRowInt8Rounding(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantizeRowTinyHead: a head of subnormals so small that max|x| over
+// the format's largest code rounds to a scale of 0 reads back as zeros in
+// every quantised format, and a head beside it as itself.
+func TestQuantizeRowTinyHead(t *testing.T) {
+	const d, h = 32, 2
+	x := make([]float32, d*h)
+	for i := range d {
+		x[i] = math.Float32frombits(uint32(i % 3)) // 0 and the two least subnormals
+	}
+	for i := d; i < 2*d; i++ {
+		x[i] = float32(i) - 40
+	}
+	for _, f := range []Format{Int8, FP8, Int4} {
+		q, sc := make([]byte, f.codeBytes(d*h, h)), make([]float32, f.scales(d*h, h))
+		QuantizeRow(f, q, sc, x, d*h, h)
+		out := make([]float32, d*h)
+		DequantizeRows(f, out, q, sc, 1, d*h, h)
+		for i, v := range out[:d] {
+			if v != 0 {
+				t.Fatalf("%v: element %d of the tiny head reads back %v", f, i, v)
+			}
+		}
+		for i, v := range out[d:] {
+			if math.Abs(float64(v-x[d+i])) > 40.0/7 { // within int4's step for the head's max 40
+				t.Fatalf("%v: element %d of the other head reads back %v, stored %v", f, i, v, x[d+i])
+			}
+		}
+	}
+}

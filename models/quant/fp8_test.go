@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -226,4 +227,52 @@ func TestEncodeFP8MatchesSearch(t *testing.T) {
 			check(math.Float32frombits(r.Uint32()), f)
 		}
 	}
+}
+
+// checkDivEncodeE4M3 is kernels.DivEncodeE4M3 against EncodeFP8(x/s, E4M3)
+// for every value it encodes.
+func checkDivEncodeE4M3(t *testing.T, x []float32, s float32) {
+	t.Helper()
+	q := make([]uint8, len(x)+1)
+	q[len(x)] = 0xAA
+	n := kernels.DivEncodeE4M3(q[:len(x)], x, s)
+	if q[len(x)] != 0xAA {
+		t.Fatal("DivEncodeE4M3 wrote past the end")
+	}
+	for i, v := range x[:n] {
+		if want := EncodeFP8(v/s, kernels.E4M3); q[i] != want {
+			t.Fatalf("x %g (%#08x) / s %g: code %#x, EncodeFP8 %#x", v, math.Float32bits(v), s, q[i], want)
+		}
+	}
+}
+
+// TestDivEncodeE4M3: the assembly's codes are EncodeFP8's over float32 bit
+// patterns spread across the whole range (NaNs, infinities, subnormals,
+// ties), with scales that make them land everywhere in E4M3.
+func TestDivEncodeE4M3(t *testing.T) {
+	var x []float32
+	for b := uint64(0); b < 1<<32; b += 7919 {
+		x = append(x, math.Float32frombits(uint32(b)))
+	}
+	for c := range 256 { // every code's value and the midpoints around it
+		v := kernels.FP8Value(uint8(c), kernels.E4M3)
+		x = append(x, v, math.Nextafter32(v, 0), math.Nextafter32(v, 1e9), v*1.0625, -v*1.0625)
+	}
+	x = x[:len(x)&^15]
+	for _, s := range []float32{1, 1.0 / 448, 3.7e-3, 1e-40, 2.5e30, float32(math.Inf(1))} {
+		checkDivEncodeE4M3(t, x, s)
+	}
+}
+
+// FuzzDivEncodeE4M3: any float32 bits and any scale.
+func FuzzDivEncodeE4M3(f *testing.F) {
+	f.Add(make([]byte, 64), float32(1))
+	f.Add([]byte{0, 0, 0xc0, 0x7f, 0, 0, 0xe0, 0x43, 1, 0, 0, 0, 0, 0, 0x80, 0x80}, float32(0.5))
+	f.Fuzz(func(t *testing.T, raw []byte, s float32) {
+		x := make([]float32, (len(raw)/4+15)&^15)
+		for i := 0; 4*i+4 <= len(raw); i++ {
+			x[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+		}
+		checkDivEncodeE4M3(t, x, s)
+	})
 }
