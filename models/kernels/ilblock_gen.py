@@ -98,9 +98,15 @@ def vnni(kind, T):
     p(f"{name}_loop:")
     if T >= 3 or kind != "IL4G":
         # Fetch the block PF blocks ahead, one line at a time (past the
-        # last row group it touches the next weight: harmless).
+        # last row group it touches the next weight: harmless). A tile of
+        # 3 or more tokens fetches non-temporally: its weights are used once
+        # a step, and kept out of the outer caches they likely leave the KV
+        # cache and activations there; bench110M Q8_0 batch-8 decode
+        # 1.07-1.27x (BENCHMARKS.md), Q4_0's and bench15M's the same. The
+        # 1- and 2-token tiles keep PREFETCHT0: a small model's decode
+        # re-reads its weights from cache (NTA there: 0.63-0.85x).
         for off in range(0, bb, 64):
-            p(f"\tPREFETCHT0 {PF*bb+off}(SI)")
+            p(f"\t{'PREFETCHNTA' if T >= 3 else 'PREFETCHT0'} {PF*bb+off}(SI)")
     if kind == "IL4G":
         p("\tTESTQ AX, AX")
         p(f"\tJNZ   {name}_same")
