@@ -73,8 +73,10 @@ func PromptText() string {
 }
 
 // batchRounds is how many alternating rounds of batched and single decode
-// a batched run times (each side keeps its fastest).
-const batchRounds = 3
+// a batched run times (each side keeps its fastest): llama-bench's default
+// repetitions (-r 5). With 3, the one-sequence side, bound by the host's
+// memory bandwidth, swung by a fifth between runs on a shared host.
+const batchRounds = 5
 
 // Run measures m with promptTokens tokens of text and genTokens decode
 // steps, for batch sequences at once, over a pool storing keys and values
