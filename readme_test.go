@@ -5,8 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"chat/config"
 )
 
 // The README's dependency table names every module go.mod requires
@@ -99,5 +102,85 @@ func TestReadmeEnvSwitches(t *testing.T) {
 	}
 	if len(read) < 10 {
 		t.Fatalf("only %d variables found: did the way they are read change?", len(read))
+	}
+}
+
+// readmeCommands are the command lines README.md shows: code spans that
+// start with chat, and the lines of its code blocks that do, without their
+// comments; each as its words after "chat".
+func readmeCommands(t *testing.T) [][]string {
+	t.Helper()
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	block := false
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "```") {
+			block = !block
+			continue
+		}
+		if block {
+			line, _, _ = strings.Cut(line, "  #")
+			lines = append(lines, line)
+			continue
+		}
+		for _, m := range regexp.MustCompile("`((?:\\./)?chat [^`]+)`").FindAllStringSubmatch(line, -1) {
+			lines = append(lines, m[1])
+		}
+	}
+	var out [][]string
+	for _, line := range lines {
+		f := strings.Fields(line)
+		if len(f) > 1 && (f[0] == "chat" || f[0] == "./chat") {
+			out = append(out, f[1:])
+		}
+	}
+	return out
+}
+
+// Every flag a command line in README.md shows is one that command takes:
+// chat's own (config.Parse does not call it unknown) or, for a subcommand,
+// one its -h lists.
+func TestReadmeCommandLines(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	flagWord := regexp.MustCompile(`^--?[a-z][a-z0-9-]*$`)
+	subs := []string{"bench serve", "bench", "serve", "quant-report", "convert", "prune", "merge-lora", "plan", "show"}
+	help := map[string]string{}
+	checked := 0
+	for _, words := range readmeCommands(t) {
+		sub := ""
+		for _, s := range subs {
+			if strings.HasPrefix(strings.Join(words, " ")+" ", s+" ") {
+				sub = s
+				break
+			}
+		}
+		if sub != "" && help[sub] == "" {
+			_, stdout, stderr := runCLI(append(strings.Fields(sub), "-h")...)
+			help[sub] = stdout + stderr
+		}
+		for _, w := range words {
+			w = strings.TrimLeft(w, "[(")
+			w, _, _ = strings.Cut(w, "=")
+			w = strings.TrimRight(w, "])|,;")
+			if !flagWord.MatchString(w) || w == "-h" {
+				continue
+			}
+			checked++
+			if sub == "" {
+				if _, err := config.Parse([]string{w}); err != nil && strings.Contains(err.Error(), "unknown flag") {
+					t.Errorf("README shows chat %s: %v", strings.Join(words, " "), err)
+				}
+				continue
+			}
+			if !slices.ContainsFunc(strings.Split(help[sub], "\n"), func(l string) bool { return strings.HasPrefix(l, "  "+w+" ") }) {
+				t.Errorf("README shows chat %s, but chat %s -h has no %s", strings.Join(words, " "), sub, w)
+			}
+		}
+	}
+	if checked < 30 {
+		t.Fatalf("only %d flags checked: did README's command lines change form?", checked)
 	}
 }
