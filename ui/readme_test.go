@@ -10,6 +10,32 @@ import (
 	"chat/config/settings"
 )
 
+// readmeCommandText is README.md's paragraph on the commands typed in the
+// input.
+func readmeCommandText(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, s, ok := strings.Cut(string(b), "Commands typed in the input")
+	s, _, ok2 := strings.Cut(s, "`//text`")
+	if !ok || !ok2 {
+		t.Fatal("README.md lost its paragraph on commands")
+	}
+	return s
+}
+
+// Every command of the UI's own is in README's list.
+func TestReadmeUICommands(t *testing.T) {
+	text := readmeCommandText(t)
+	for _, c := range uiCommands {
+		if !strings.Contains(text, "`"+c.name) {
+			t.Errorf("README's command list lacks %s", c.name)
+		}
+	}
+}
+
 // The README's key table is the key map's: each action's row names it and
 // every key the help shows for it, and each action a row names exists.
 func TestReadmeKeyTable(t *testing.T) {
