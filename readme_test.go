@@ -184,3 +184,32 @@ func TestReadmeCommandLines(t *testing.T) {
 		t.Fatalf("only %d flags checked: did README's command lines change form?", checked)
 	}
 }
+
+// Every fuzz target is named in README.md's list of them.
+func TestReadmeFuzzTargets(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fuzz := regexp.MustCompile(`(?m)^func (Fuzz[A-Za-z0-9_]+)\(`)
+	n := 0
+	err = filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		for _, m := range fuzz.FindAllStringSubmatch(string(b), -1) {
+			n++
+			if !strings.Contains(string(readme), "`"+m[1]+"`") {
+				t.Errorf("%s: README.md does not name %s", path, m[1])
+			}
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 20 {
+		t.Fatalf("only %d fuzz targets found", n)
+	}
+}
