@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"chat/models/testmodels"
 )
 
 func mustCompile(t testing.TB, src string) *Machine {
@@ -271,4 +274,24 @@ func FuzzCompile(f *testing.F) {
 			t.Fatalf("%d states", m.States())
 		}
 	})
+}
+
+// The grammars of llama.cpp's grammars/ folder, as node-llama-cpp bundles
+// it, all compile (CHAT_LLAMACPP=1, after ../shared/bench/llamacpp.sh
+// --install).
+func TestLlamaCppGrammars(t *testing.T) {
+	_, cache := testmodels.NeedLlamaCpp(t)
+	files, err := filepath.Glob(filepath.Join(cache, "node_modules", "node-llama-cpp", "llama", "grammars", "*.gbnf"))
+	if err != nil || len(files) < 8 {
+		t.Fatalf("llama.cpp's grammars: %d files (%v)", len(files), err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Compile(string(b)); err != nil {
+			t.Errorf("%s: %v", filepath.Base(f), err)
+		}
+	}
 }
