@@ -65,13 +65,18 @@ func TestRemoteSession(t *testing.T) {
 	if st.PromptTokens == 0 || st.ReusedTokens == 0 || st.GenTokens == 0 || st.TTFT <= 0 {
 		t.Errorf("turn 2 stats %+v", st)
 	}
-	v := s.Settings()
-	v.Quant = "int8"
-	if err := s.Apply(v); err == nil {
-		t.Error("a weight switch on a remote session was accepted")
+	// What needs the model here says so (README: "not with --remote").
+	for _, change := range []func(v *settings.Values){func(v *settings.Values) { v.Quant = "int8" }, func(v *settings.Values) { v.Spec = "ngram" }} {
+		v := s.Settings()
+		change(&v)
+		if err := s.Apply(v); err == nil || !strings.Contains(err.Error(), "not with --remote") {
+			t.Errorf("a weight or speculation switch on a remote session: %v", err)
+		}
 	}
-	if _, _, err := s.Command("/kv save x.kv"); err == nil {
-		t.Error("/kv on a remote session was accepted")
+	for _, line := range []string{"/kv save x.kv", "/model x.gguf", "/draft x.gguf", "/template"} {
+		if _, _, err := s.Command(line); err == nil || !strings.Contains(err.Error(), "not with --remote") {
+			t.Errorf("%s on a remote session: %v", line, err)
+		}
 	}
 
 	long := remoteSession(t, ts.URL, 1500)
