@@ -126,3 +126,38 @@ func TestReadmeConfigKeys(t *testing.T) {
 		}
 	}
 }
+
+// readmeFlagRow is the row of README's flag table whose first column starts
+// with the flag.
+func readmeFlagRow(t *testing.T, flag string) string {
+	t.Helper()
+	for _, line := range strings.Split(readmeSection(t, "### Flags"), "\n") {
+		if strings.HasPrefix(line, "| `"+flag) {
+			return line
+		}
+	}
+	t.Fatalf("README's flag table has no row for %s", flag)
+	return ""
+}
+
+// The flag table's --quant and --kv-quant-k rows name every weight and KV
+// format the settings take (int4-g32/g64/g128 written once, int4-gN-a8 for
+// the three group sizes).
+func TestReadmeFormats(t *testing.T) {
+	quant := readmeFlagRow(t, "--quant F")
+	group := regexp.MustCompile(`-g(32|64|128)`)
+	for _, f := range settings.QuantFormats {
+		gN := group.ReplaceAllString(f, "-gN")
+		prefix, plain := strings.CutSuffix(gN, "-gN")
+		if !strings.Contains(quant, "`"+f+"`") && !strings.Contains(quant, "`"+gN+"`") &&
+			!(plain && strings.Contains(quant, "`"+prefix+"-g32`/`g64`/`g128`")) {
+			t.Errorf("README's --quant row lacks %s", f)
+		}
+	}
+	kv := readmeFlagRow(t, "--kv-quant-k F")
+	for _, f := range settings.KVChoices {
+		if !strings.Contains(kv, "`"+f+"`") {
+			t.Errorf("README's --kv-quant-k row lacks %s", f)
+		}
+	}
+}
