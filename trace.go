@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"strings"
 	"sync"
@@ -74,7 +73,7 @@ func (t *traceFile) step(rec *engine.StepRecord) {
 		return traceCand{ID: c.ID, Token: strings.ToValidUTF8(string(t.tok.TokenBytes(c.ID)), "\uFFFD"), PBefore: c.Before, PAfter: c.After}
 	}
 	l := traceLine{Step: t.n, Token: rec.Token, Pos: rec.Pos, Drawn: cand(rec.Drawn), IDs: rec.Taken[:rec.NTaken],
-		Entropy:   map[string]any{"before": finite(rec.EntropyBefore), "after": finite(rec.EntropyAfter)},
+		Entropy:   map[string]any{"before": engine.JSONFinite(rec.EntropyBefore), "after": engine.JSONFinite(rec.EntropyAfter)},
 		Survivors: []traceStage{{"vocab", rec.Stages.Vocab}},
 		Before:    []traceCand{}, After: []traceCand{},
 		Blocks: map[string]int{"seq": rec.SeqBlocks, "shared": rec.SharedBlocks, "new": rec.NewBlocks,
@@ -126,20 +125,6 @@ func (t *traceFile) close() error {
 	return nil
 }
 
-// finite keeps JSON valid: -Inf (an impossible token) becomes -9999, as
-// vLLM reports it, and NaN 0.
-func finite(v float64) float64 {
-	switch {
-	case math.IsInf(v, -1):
-		return -9999
-	case math.IsInf(v, 1):
-		return 9999
-	case math.IsNaN(v):
-		return 0
-	}
-	return v
-}
-
 type jsonLogprob struct {
 	ID      int           `json:"id"`
 	Token   string        `json:"token"`
@@ -152,9 +137,9 @@ func logprobsJSON(lps []engine.TokenLogprob, tok models.Tokenizer) []jsonLogprob
 	text := func(id int) string { return strings.ToValidUTF8(string(tok.TokenBytes(id)), "\uFFFD") }
 	out := make([]jsonLogprob, len(lps))
 	for i, lp := range lps {
-		out[i] = jsonLogprob{ID: lp.ID, Token: text(lp.ID), Logprob: finite(lp.Logprob), Top: []jsonLogprob{}}
+		out[i] = jsonLogprob{ID: lp.ID, Token: text(lp.ID), Logprob: engine.JSONFinite(lp.Logprob), Top: []jsonLogprob{}}
 		for _, t := range lp.Top {
-			out[i].Top = append(out[i].Top, jsonLogprob{ID: t.ID, Token: text(t.ID), Logprob: finite(t.Logprob)})
+			out[i].Top = append(out[i].Top, jsonLogprob{ID: t.ID, Token: text(t.ID), Logprob: engine.JSONFinite(t.Logprob)})
 		}
 	}
 	return out

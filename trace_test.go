@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"chat/engine"
 	"encoding/json"
 	"math"
 	"os"
@@ -45,7 +46,7 @@ func TestHeadlessTopLogprobs(t *testing.T) {
 		}
 	}
 	// An impossible token's −∞ is −9999 in the JSON, as vLLM writes it.
-	if finite(math.Inf(-1)) != -9999 || finite(math.NaN()) != 0 || finite(-1.5) != -1.5 {
+	if engine.JSONFinite(math.Inf(-1)) != -9999 || engine.JSONFinite(math.NaN()) != 0 || engine.JSONFinite(-1.5) != -1.5 {
 		t.Error("finite does not keep the JSON valid")
 	}
 	// Without the flag, no "logprobs" key.

@@ -86,3 +86,18 @@ func Logprobs(logits []float32, id, top int) TokenLogprob {
 	}
 	return lp
 }
+
+// JSONFinite is v as JSON can carry it: an impossible token's -Inf is
+// -9999 (as vLLM writes it), +Inf 9999 and NaN 0. The server's logprobs and
+// the app's --trace lines share it.
+func JSONFinite(v float64) float64 {
+	switch {
+	case math.IsInf(v, -1):
+		return -9999
+	case math.IsInf(v, 1):
+		return 9999
+	case math.IsNaN(v):
+		return 0
+	}
+	return v
+}

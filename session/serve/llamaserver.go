@@ -582,7 +582,7 @@ func llamaTimings(st engine.Stats, took time.Duration) map[string]any {
 func (s *Server) llamaProbs(lps []engine.TokenLogprob) []map[string]any {
 	prob := func(id int, lp float64) map[string]any {
 		text, b := s.tokenText(id)
-		return map[string]any{"id": id, "token": text, "bytes": b, "logprob": finite(lp)}
+		return map[string]any{"id": id, "token": text, "bytes": b, "logprob": engine.JSONFinite(lp)}
 	}
 	out := make([]map[string]any, len(lps))
 	for i, lp := range lps {

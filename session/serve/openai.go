@@ -303,23 +303,14 @@ func (s *Server) chatLogprobs(lps []engine.TokenLogprob) *chatLogprobs {
 	for i, lp := range lps {
 		c := &out.Content[i]
 		c.Token, c.Bytes = s.tokenText(lp.ID)
-		c.Logprob = finite(lp.Logprob)
+		c.Logprob = engine.JSONFinite(lp.Logprob)
 		c.TopLogprobs = make([]topLogprob, len(lp.Top))
 		for j, t := range lp.Top {
 			c.TopLogprobs[j].Token, c.TopLogprobs[j].Bytes = s.tokenText(t.ID)
-			c.TopLogprobs[j].Logprob = finite(t.Logprob)
+			c.TopLogprobs[j].Logprob = engine.JSONFinite(t.Logprob)
 		}
 	}
 	return out
-}
-
-// finite keeps JSON valid: an impossible token's -Inf becomes -9999 (as
-// vLLM reports it).
-func finite(v float64) float64 {
-	if math.IsInf(v, -1) || math.IsNaN(v) {
-		return -9999
-	}
-	return v
 }
 
 // budget is max_completion_tokens or max_tokens (0: the rest of the context).
@@ -583,11 +574,11 @@ func (s *Server) completionLogprobs(lps []engine.TokenLogprob, offset int) map[s
 	for _, l := range lps {
 		t, _ := s.tokenText(l.ID)
 		toks = append(toks, t)
-		lp = append(lp, finite(l.Logprob))
+		lp = append(lp, engine.JSONFinite(l.Logprob))
 		top := map[string]float64{}
 		for _, x := range l.Top {
 			tt, _ := s.tokenText(x.ID)
-			top[tt] = finite(x.Logprob)
+			top[tt] = engine.JSONFinite(x.Logprob)
 		}
 		tops = append(tops, top)
 		offs = append(offs, offset)
