@@ -528,6 +528,9 @@ func (b *budget) before(name string, in *exec.Value, p *exec.VarArgs) error {
 	if err := b.fits(win); err != nil { // also refuses an input too large to go through
 		return err
 	}
+	if err := b.spend(runCost(name, in, win)); err != nil {
+		return err
+	}
 	if name == "replace" {
 		return b.fits(replaceSize(in, p))
 	}
@@ -564,6 +567,40 @@ func (b *budget) before(name string, in *exec.Value, p *exec.VarArgs) error {
 	}
 	return b.fits(size * factor)
 }
+
+// runCost bounds what gonja allocates as it runs filter or method name on
+// in, beyond in and the result (charged on their own); measured by
+// TestGuardsChargeWhatTheyAllocate. gonja walks a string one byte at a time
+// with a value for each (sort, groupby: several), converts it to runes to
+// take its length or an item, and writes a list or dict out as a string for
+// a string filter.
+func runCost(name string, in *exec.Value, win int64) int64 {
+	if per, ok := walkCost[name]; ok {
+		return per * int64(items(in))
+	}
+	if !in.IsString() {
+		if name == "replace" {
+			return 48 * win // written out twice: replaceSize counts in the text too
+		}
+		return 32 * win
+	}
+	if per, ok := strCost[name]; ok {
+		return per * int64(items(in))
+	}
+	return 3 * int64(items(in))
+}
+
+// walkCost is the bytes allocated per item (per byte of a string) by the
+// filters that walk their input; strCost per byte by the string filters and
+// methods that allocate more than the default 3.
+var (
+	walkCost = map[string]int64{"groupby": 800, "rejectattr": 400, "reject": 320, "selectattr": 320,
+		"map": 340, "select": 224, "join": 224, "sort": 224, "reverse": 240, "batch": 128, "slice": 128,
+		"list": 64, "unique": 384, "min": 128, "max": 128, "sum": 128, "tojson": 128, "pprint": 64,
+		"dictsort": 128, "items": 128, "first": 8, "last": 12, "random": 12, "length": 4, "count": 4}
+	strCost = map[string]int64{"capwords": 40, "title": 8, "capitalize": 8, "upper": 8, "lower": 8,
+		"swapcase": 8, "casefold": 8, "striptags": 10, "wordcount": 4}
+)
 
 // replaceSize bounds s.replace(old, new[, count]) without doing it.
 func replaceSize(in *exec.Value, p *exec.VarArgs) int64 {

@@ -1,6 +1,8 @@
 package chattmpl
 
 import (
+	"cmp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -46,7 +48,7 @@ var hostileTemplates = []struct{ name, src, want string }{
 	{"replace", "{% set ns = namespace(s='x' * 100) %}{% for i in range(10) %}{% set ns.s = ns.s.replace('x', ns.s) %}{% endfor %}", "value"},
 	{"join", "{{ range(60000) | join('x' * 100000) }}", "value"},
 	{"format", "{{ '%2000000000s' | format('x') }}", "value"},
-	{"list-chars", "{{ ('x' * 10000000) | list | length }}", "value"},
+	{"list-chars", "{{ ('x' * 10000000) | list | length }}", "data"},
 	{"self-namespace", "{% set ns = namespace(a=1) %}{% set ns.a = ns %}{{ ns }}", "contains itself"},
 	{"self-list", "{% set ns = namespace(a=1) %}{% set ns.a = [1, [ns]] %}{{ ns | tojson }}", "contains itself"},
 	{"self-dict", "{% set ns = namespace(a=1) %}{% set ns.a = {'k': [ns]} %}{{ ns }}", "contains itself"},
@@ -157,5 +159,62 @@ func TestLargeTemplatesWithinLimits(t *testing.T) {
 			New(v.tok, Options{Template: src[:min(len(src), maxTemplateBytes)], EOS: v.eos}).Render([]Message{{"user", "hi"}}, true)
 			return nil
 		})
+	}
+}
+
+// guardArgs are arguments the filters and methods that need some are
+// called with in TestGuardsChargeWhatTheyAllocate.
+var guardArgs = map[string]string{"replace": "('x', 'yy')", "center": "(100)", "indent": "(4)", "join": "(',')",
+	"wordwrap": "(10)", "batch": "(3)", "slice": "(3)", "truncate": "(10)", "attr": "('a')", "map": "('upper')",
+	"select": "('odd')", "reject": "('odd')", "selectattr": "('a')", "rejectattr": "('a')", "groupby": "('a')",
+	"count": "('x')", "endswith": "('x')", "startswith": "('x')", "find": "('y')", "rfind": "('y')",
+	"ljust": "(10)", "rjust": "(10)", "zfill": "(10)", "partition": "('y')", "rpartition": "('y')",
+	"removeprefix": "('x')", "removesuffix": "('x')", "split": "('x')", "rsplit": "('x')", "format_map": "({})"}
+
+// Every filter and string method, on a long string and on long lists,
+// allocates no more than the render's budget is charged for it: gonja walks
+// a string a byte at a time with a value for each (sort allocated 126 bytes
+// a byte, groupby 700), so a template could build near-limit values and
+// filter them to gigabytes within its budget. Allocation is measured, not
+// time.
+func TestGuardsChargeWhatTheyAllocate(t *testing.T) {
+	measure := func(set, expr string) (alloc, charged int64, err error) {
+		j, err := compileJinja(set + "{% set t = " + expr + " %}")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m0, m1 runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m0)
+		_, err = j.execute([]Message{{"user", "hi"}}, true, "", "", time.Now)
+		runtime.ReadMemStats(&m1)
+		return int64(m1.TotalAlloc - m0.TotalAlloc), renderLimits.alloc + 16*2 - j.budget.alloc, err
+	}
+	const slack = 1 << 20 // the render's own allocations beside the filter's
+	for _, in := range []struct{ name, set string }{
+		{"string", "{% set s = 'Xx y' * 250000 %}"},
+		{"strings", "{% set s = ('Xx y ' * 60000).split() %}"},
+		{"numbers", "{% set s = range(60000) %}"},
+		{"dicts", "{% set s = messages * 1 %}{% for i in range(12) %}{% set s = s + s %}{% endfor %}"},
+	} {
+		a0, c0, err := measure(in.set, "1")
+		if err != nil {
+			t.Fatalf("%s: %v", in.name, err)
+		}
+		check := func(expr string) {
+			a, c, err := measure(in.set, expr)
+			if a-a0 > c-c0+slack {
+				t.Errorf("%s | %s: allocated %.1f MB, charged %.1f MB (%v)", in.name, expr, float64(a-a0)/1e6, float64(c-c0)/1e6, err)
+			}
+		}
+		for _, f := range filterNames {
+			check("s | " + f + guardArgs[f])
+		}
+		if in.name == "string" {
+			for _, m := range strMethodNames {
+				check("s." + m + cmp.Or(guardArgs[m], "()"))
+			}
+			check("s | replace('x', 'yy') | join(',') | tojson | center(100) | indent(4) | upper")
+		}
 	}
 }
