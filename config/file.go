@@ -134,9 +134,9 @@ func (c *Config) fileSetting(table, key string, v any, where string) error {
 	text, err := tomlText(s, v)
 	if err == nil {
 		if s.Kind == settings.List {
-			var x any
+			var x []string
 			if x, err = listValue(s, v); err == nil {
-				s.Put(&c.Values, x)
+				err = s.SetList(&c.Values, x)
 			}
 		} else {
 			err = s.SetText(&c.Values, text)
@@ -223,7 +223,7 @@ func tomlText(s *settings.Setting, v any) (string, error) {
 }
 
 // listValue reads a List setting: one text or an array of them.
-func listValue(s *settings.Setting, v any) (any, error) {
+func listValue(s *settings.Setting, v any) ([]string, error) {
 	switch v := v.(type) {
 	case string:
 		return []string{v}, nil

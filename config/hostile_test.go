@@ -32,6 +32,8 @@ func TestHostileConfigFiles(t *testing.T) {
 		"[keys]\n" + strings.Repeat("x", 50000) + " = \"f3\"":   "unknown action \"xxxx",
 		"mode = \"" + strings.Repeat("\\u001b[2J", 5000) + "\"": `mode must be one of chat, raw, got "\x1b[2J`,
 		"max_tokens = 1e400": "value out of range",
+		// Each DRY breaker is a pass over the vocabulary at the first reply.
+		"[sampler]\ndry_sequence_breakers = [" + strings.Repeat(`"a",`, 100000) + "]": "dry_sequence_breakers takes at most 64 texts, got 100000",
 	} {
 		write(t, path, body)
 		err := testmodels.Bounded(t, want, func() error { _, err := Parse(nil); return err })
@@ -81,4 +83,19 @@ func TestHostileConfigFiles(t *testing.T) {
 }
 
 // nest is n nested empty TOML arrays.
+// Flags repeat to a list, within the same bound.
+func TestTooManyBreakerFlags(t *testing.T) {
+	isolate(t)
+	var args []string
+	for range 65 {
+		args = append(args, "--dry-sequence-breaker", "a")
+	}
+	if _, err := Parse(args); err == nil || !strings.Contains(err.Error(), "dry_sequence_breakers takes at most 64 texts, got 65") {
+		t.Errorf("65 breaker flags: %v", err)
+	}
+	if _, err := Parse(args[:128]); err != nil {
+		t.Errorf("64 breaker flags: %v", err)
+	}
+}
+
 func nest(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }

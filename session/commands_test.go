@@ -2,6 +2,7 @@ package session
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -100,6 +101,14 @@ func TestSetKnobs(t *testing.T) {
 		"/set parameter num_gpu 99":   "/set num_gpu is ollama's: this app runs on the CPU",
 		"/set parameter num_thread 4": "/set num_thread is ollama's: the compute threads are set when chat starts (--threads)",
 		"/set format xml":             "format",
+		// The samplers llama.cpp has beyond the course's.
+		"/set mirostat_tau NaN":       "mirostat_tau must be a number",
+		"/set mirostat_eta -1":        "mirostat_eta must be ≥ 0",
+		"/set xtc_probability 1.5":    "xtc_probability must be between 0 and 1",
+		"/set dry_allowed_length -1":  "dry_allowed_length must be between 0",
+		"/set dry_penalty_last_n 1e9": "dry_penalty_last_n must be a whole number",
+		"/set dry_multiplier Inf":     "dry_multiplier must be a number",
+		"/set top_n_sigma -Inf":       "top_n_sigma must be a number",
 		// ollama's /load takes a model.
 		"/load student.pt": "no such session; /load takes a saved conversation: /model FILE switches the model",
 	} {
@@ -110,6 +119,23 @@ func TestSetKnobs(t *testing.T) {
 	}
 	if s.Sampler() != before || s.MaxTokens() != maxBefore {
 		t.Errorf("bad values changed the settings: %+v", s.Sampler())
+	}
+}
+
+// /set dry_sequence_breakers adds one breaker at a time, up to the bound
+// the flags and the config file have (each is a pass over the vocabulary).
+func TestSetBreakersBound(t *testing.T) {
+	s, _ := stored(t, sharedModel(t), 10)
+	run(t, s, "/set dry_sequence_breakers none")
+	for i := range sampler.MaxBreakers {
+		run(t, s, fmt.Sprintf("/set dry_sequence_breakers b%d", i))
+	}
+	before := s.Sampler()
+	if _, _, err := s.Command("/set dry_sequence_breakers one-more"); err == nil || !strings.Contains(err.Error(), "takes at most 64 texts, got 65") {
+		t.Errorf("the 65th breaker: %v", err)
+	}
+	if s.Sampler() != before {
+		t.Errorf("a refused breaker changed the breakers")
 	}
 }
 

@@ -123,6 +123,8 @@ type Setting struct {
 	// nil: none do. Off is what the help says about them.
 	OffWhen func(float64) bool
 	Off     string
+	// MaxItems bounds a List's texts (0: no bound).
+	MaxItems int
 	// Escapes: a List's texts read backslash escapes (\n, \t, \", \\,
 	// \xHH), as llama.cpp reads its --dry-sequence-breaker.
 	Escapes bool
@@ -413,13 +415,25 @@ func (s *Setting) SetText(v *Values, text string) error {
 	if err != nil {
 		return err
 	}
-	if s.Kind == List && text != "" {
+	if s.Kind == List {
 		// /set stop TEXT adds a stop string; "none" clears them.
-		if add := x.([]string); len(add) > 0 {
-			x = append(slices.Clone(s.get(v).([]string)), add...)
+		list := x.([]string)
+		if len(list) > 0 {
+			list = append(slices.Clone(s.get(v).([]string)), list...)
 		}
+		return s.SetList(v, list)
 	}
 	s.set(v, x)
+	return nil
+}
+
+// SetList puts the texts of a List in v, or says why it cannot (more than
+// MaxItems); v is unchanged on error.
+func (s *Setting) SetList(v *Values, list []string) error {
+	if s.MaxItems > 0 && len(list) > s.MaxItems {
+		return &Error{s.Name, fmt.Sprintf("takes at most %d texts, got %d", s.MaxItems, len(list))}
+	}
+	s.set(v, list)
 	return nil
 }
 
@@ -438,8 +452,7 @@ func (s *Setting) SetFormatted(v *Values, text string) error {
 		list = append(list, t)
 		rest = rest[len(q):]
 	}
-	s.set(v, list)
-	return nil
+	return s.SetList(v, list)
 }
 
 // Format writes s's value in v as text that Parse reads back (the config

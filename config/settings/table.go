@@ -296,7 +296,7 @@ var table = []*Setting{
 		Default: fixed(-1),
 		get:     func(v *Values) any { return v.Sampler.DRYPenaltyLastN }, set: func(v *Values, x any) { v.Sampler.DRYPenaltyLastN = x.(int) }},
 	{Name: "dry_sequence_breakers", Flag: "dry-sequence-breaker", Under: "dry_multiplier", Table: "sampler", Stage: "dry", Where: Flag | File | Set | Request, Kind: List, Escapes: true,
-		Label: "dry breakers", Persist: true, Live: true,
+		MaxItems: sampler.MaxBreakers, Label: "dry breakers", Persist: true, Live: true,
 		Help:    "DRY: a repeat never reaches back over this text (\\n and other escapes read as in llama.cpp; repeat the flag for several; none clears)",
 		Default: fixed(sampler.DefaultBreakers),
 		get:     func(v *Values) any { return sampler.SplitBreakers(v.Sampler.DRYBreakers) },

@@ -41,10 +41,12 @@ func SplitBreakers(s string) []string {
 }
 
 // Limits of a breaker, as llama.cpp's: its first 40 bytes count, and the
-// ids after its first id are at most 20.
+// ids after its first id are at most 20. MaxBreakers bounds their number
+// (the settings refuse more): each is a pass over the vocabulary.
 const (
 	maxBreakerBytes = 40
 	maxBreakerTail  = 20
+	MaxBreakers     = 64
 )
 
 // Breakers are sequence breakers as ids of one vocabulary: a text may be

@@ -24,6 +24,7 @@ func TestHostileRequests(t *testing.T) {
 	j, _ := json.Marshal(testmodels.HostileName(1 << 20))
 	long := strings.Trim(string(j), `"`) // a megabyte of escape sequences, as a JSON string's inside
 	huge := strings.Repeat("a", 7<<20)
+	manyBreakers := strings.TrimSuffix(strings.Repeat(`"ab",`, 1<<20), ",")
 	for _, c := range []struct {
 		path, body string
 		status     int
@@ -49,6 +50,10 @@ func TestHostileRequests(t *testing.T) {
 		// One token id was read as a list of one empty string: the prompt
 		// [99999999] was answered from an empty prompt.
 		{"/v1/completions", `{"prompt":[99999999]}`, 400, "token 99999999 at index 0 is outside the vocabulary"},
+		// Each DRY breaker is a pass over the vocabulary (and its ids kept):
+		// a body of a million of them held the engine for minutes.
+		{"/v1/chat/completions", `{` + msgs + `,"dry_multiplier":1,"dry_sequence_breakers":[` + manyBreakers + `]}`, 400, "dry_sequence_breakers"},
+		{"/api/chat", `{` + msgs + `,"options":{"dry_multiplier":1,"dry_sequence_breakers":[` + manyBreakers + `]}}`, 400, "dry_sequence_breakers"},
 	} {
 		var code int
 		var v map[string]any

@@ -80,8 +80,7 @@ func setJSON(st *settings.Setting, v *settings.Values, raw json.RawMessage) erro
 		} else if json.Unmarshal(raw, &list) != nil {
 			return &settings.Error{Setting: st.Name, Reason: "must be a list of texts"}
 		}
-		st.Put(v, list)
-		return nil
+		return st.SetList(v, list)
 	}
 	if !isText {
 		text = t
