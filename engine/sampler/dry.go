@@ -74,12 +74,13 @@ func NewBreakers(joined string, vocab int, piece func(id int) []byte, encode fun
 		if br == "" {
 			continue // not from JoinBreakers; it would make every id a breaker
 		}
-		if len(br) > maxBreakerBytes {
-			br = br[:maxBreakerBytes]
-		}
+		brb := []byte(br[:min(len(br), maxBreakerBytes)])
+		// tails[k]: the ids of brb[k:], encoded once (a breaker has fewer
+		// than 40 tails, met by thousands of ids).
+		tails := make([][]int32, len(brb))
 		for id := range vocab {
 			word := piece(id)
-			if bytes.Contains(word, []byte(br)) {
+			if bytes.Contains(word, brb) {
 				add(id, nil)
 				continue
 			}
@@ -87,15 +88,18 @@ func NewBreakers(joined string, vocab int, piece func(id int) []byte, encode fun
 			// rest of br follow this id.
 			for pos := range word {
 				rest := word[pos:]
-				if rest[0] != br[0] || !strings.HasPrefix(br, string(rest)) {
+				if rest[0] != brb[0] || !bytes.HasPrefix(brb, rest) {
 					continue
 				}
-				ids := encode(br[len(rest):])
-				tail := make([]int32, 0, min(len(ids), maxBreakerTail))
-				for _, t := range ids[:min(len(ids), maxBreakerTail)] {
-					tail = append(tail, int32(t))
+				k := len(rest)
+				if tails[k] == nil {
+					ids := encode(string(brb[k:]))
+					tails[k] = make([]int32, 0, min(len(ids), maxBreakerTail))
+					for _, t := range ids[:min(len(ids), maxBreakerTail)] {
+						tails[k] = append(tails[k], int32(t))
+					}
 				}
-				add(id, tail)
+				add(id, tails[k])
 			}
 		}
 	}
