@@ -3,6 +3,7 @@ package bench
 import (
 	"testing"
 
+	"chat/models"
 	"chat/models/kvcache"
 	"chat/models/load"
 )
@@ -44,5 +45,41 @@ func TestPromptTokens(t *testing.T) {
 	ids := promptTokens1(m.Tokenizer(), "ab", 7)
 	if len(ids) != 7 {
 		t.Fatalf("got %d ids, want 7", len(ids))
+	}
+}
+
+// widest records the most tokens one Forward of its runners was given.
+type widest struct {
+	models.Model
+	most *int
+}
+
+func (w widest) NewRunner() models.Runner { return widestRunner{w.Model.NewRunner(), w.most} }
+
+type widestRunner struct {
+	models.Runner
+	most *int
+}
+
+func (r widestRunner) Forward(b *models.Batch, kv []models.KV) ([]float32, error) {
+	*r.most = max(*r.most, b.Len())
+	return r.Runner.Forward(b, kv)
+}
+
+// A batch's prompts are prefilled in passes of at most maxPrefillTokens:
+// --batch 2000 of 128-token prompts was one pass of 256,000 tokens, whose
+// activations took 5 GB on a 15M model.
+func TestPrefillPassesBounded(t *testing.T) {
+	m, err := load.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	most := 0
+	r, err := Run(widest{m, &most}, Fallback, 1, 120, 2, 40, kvcache.F32)
+	if err != nil || r.PPTokS <= 0 {
+		t.Fatalf("%+v, %v", r, err)
+	}
+	if most > maxPrefillTokens || most < maxPrefillTokens/2 {
+		t.Errorf("the widest pass had %d tokens; want at most %d (40 prompts of 120: 4800)", most, maxPrefillTokens)
 	}
 }
