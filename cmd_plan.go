@@ -47,6 +47,9 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 	if err == nil && (*batch < 1 || *ctx < 0 || *threads < 0) {
 		err = fmt.Errorf("--batch must be at least 1, --ctx and --threads not negative")
 	}
+	if err == nil && *quantFmt != "" {
+		_, err = settings.Lookup("quant").Parse(*quantFmt)
+	}
 	if err != nil {
 		return usageError(stderr, "plan", planUsage, err)
 	}
@@ -113,6 +116,10 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 
 	if *noMeasure {
 		return 0
+	}
+	if *batch > fit.Requests {
+		w.Flush()
+		return fail(fmt.Errorf("--batch %d is more than the %d requests of %d tokens the budget holds (--no-measure plans it without running it)", *batch, fit.Requests, n))
 	}
 	w.Flush()
 	text := bench.PromptText()

@@ -650,6 +650,12 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "chat bench: --threads must be positive")
 		return 2
 	}
+	if *quantFmt != "" {
+		if _, err := settings.Lookup("quant").Parse(*quantFmt); err != nil {
+			fmt.Fprintln(stderr, "chat bench:", err)
+			return 2
+		}
+	}
 	if _, err := kvcache.FormatFor(*kvQuant, models.Info{}); err != nil {
 		fmt.Fprintln(stderr, "chat bench:", err)
 		return 2

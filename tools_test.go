@@ -202,6 +202,18 @@ func TestPlanCLI(t *testing.T) {
 	if code, _, stderr := runCLI("plan", "--model", testmodels.Path(t, "course/tiny.pt"), "--no-measure", "--kv-quant", "int3"); code != 2 || !strings.Contains(stderr, "int4") {
 		t.Errorf("--kv-quant int3: exit %d %q", code, stderr)
 	}
+	// A batch the budget cannot hold is refused before the measurement
+	// allocates its pool (it said "kvcache: a pool of 22000000000 blocks is
+	// too large"); an unknown --quant is a usage error, as the flag of chat
+	// itself gives it (on a q8_0 file it said "already q8_0").
+	if code, _, stderr := runCLI("plan", "--model", testmodels.Path(t, "course/tiny.pt"), "--mem", "1GB", "--batch", "100000000"); code != 1 || !strings.Contains(stderr, "--batch 100000000 is more than the") || strings.Count(stderr, "\n") > 1 {
+		t.Errorf("--batch 100000000: exit %d %q", code, stderr)
+	}
+	for _, tool := range []string{"plan", "bench"} {
+		if code, _, stderr := runCLI(tool, "--model", testmodels.Path(t, "course/tiny.pt"), "--quant", "xyz"); code != 2 || !strings.Contains(stderr, `quant must be one of`) {
+			t.Errorf("%s --quant xyz: exit %d %q", tool, code, stderr)
+		}
+	}
 }
 
 // TestLoraCLI: --lora applies a PEFT adapter at load (the reply changes),
