@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -441,5 +442,29 @@ func TestResumeLargestSession(t *testing.T) {
 	})
 	if code != 0 {
 		t.Errorf("exit %d: %s", code, stderr)
+	}
+}
+
+// stories260K writes <s>, its BOS, between stories: a control token, which
+// a reply leaves out as llama.cpp does. Its SPM vocabulary did not say
+// which tokens are control tokens, and "<s>" reached the text.
+func TestSPMControlTokensAreNotText(t *testing.T) {
+	model := testmodels.Path(t, "stories260K/stories260K.gguf")
+	code, stdout, stderr := runCLI(model, "-p", "Once", "-n", "1500", "-c", "64", "--seed", "5", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var r struct {
+		IDs  []int  `json:"ids"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(r.IDs, 1) {
+		t.Fatalf("the reply has no <s> (id 1) to leave out; pick another --seed")
+	}
+	if strings.Contains(r.Text, "<s>") {
+		t.Errorf("the text has <s>: %.200q", r.Text[strings.Index(r.Text, "<s>")-20:])
 	}
 }

@@ -264,6 +264,11 @@ func (t *Tokenizer) Type(id int) int {
 	return int(t.types[id])
 }
 
+// IsControl reports whether id is a control token (BOS, EOS, ...): one a
+// model emits is not text (models.ControlTokens), as llama.cpp's
+// detokenizer leaves it out without --special.
+func (t *Tokenizer) IsControl(id int) bool { return t.Type(id) == TypeControl }
+
 // IsSpecial reports whether id is anything but a normal or byte token
 // (control, user-defined, unknown, unused or undefined; out of range too):
 // constrained decoding allows such tokens only as an end token.
