@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"image/color"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"chat/engine/sampler"
 	"chat/session"
+	"chat/session/termtext"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -1028,4 +1030,49 @@ func TestTypedAhead(t *testing.T) {
 	if m.sendTyped || len(f.sent) != 0 || m.in.value() != "half a li" {
 		t.Fatalf("sent %q, input %q; want nothing sent and the line in the input", f.sent, m.in.value())
 	}
+}
+
+// sgr is a Select Graphic Rendition sequence: the styles the renderer
+// writes itself.
+var sgr = regexp.MustCompile("\x1b\\[[0-9;:]*m")
+
+// checkMarkdownSafe fails when rendering text as markdown writes anything
+// but text and styles to the terminal.
+func checkMarkdownSafe(t *testing.T, r *mdRenderer, text string) string {
+	t.Helper()
+	out := strings.Join(r.render(nil, text, 60), "\n")
+	if !termtext.Safe(sgr.ReplaceAllString(out, ""), true) {
+		t.Fatalf("%q renders to %q: control characters beside the styles", text, out)
+	}
+	return ansi.Strip(out)
+}
+
+// A reply's character references to control characters stay text: glamour
+// decoded &#27; into an ESC, so a model could clear the screen (&#27;[2J),
+// retitle the window or colour text at will through the markdown view.
+func TestMarkdownControlReferencesAreText(t *testing.T) {
+	r := newMDRenderer(newStyles(false, false))
+	for in, want := range map[string]string{
+		"hi &#27;[2J there":                 "hi &#27;[2J there",
+		"&#x1b;]0;title&#7; &#155;31m":      "&#x1b;]0;title&#7; &#155;31m",
+		"# &#X1B;[8mhidden":                 "&#X1B;[8mhidden",
+		"a `&#27;[2J` b":                    "&#27;[2J",
+		"&#65;&#x42; &amp; &#0;":            "AB &",
+		"\U000F0000 &#27;":                  "\U000F0000 \uFFFD",
+		"0&#01 &#4294967323; &#x10000001b;": "0&#01 &#4294967323; &#x10000001b;",
+	} {
+		if got := checkMarkdownSafe(t, r, in); !strings.Contains(got, want) {
+			t.Errorf("%q renders as %q, want %q in it", in, got, want)
+		}
+	}
+}
+
+func FuzzMarkdown(f *testing.F) {
+	for _, s := range []string{"hi &#27;[2J", "# a\n\n- b &#x9b;\n\n| a | b |\n|---|---|\n| &#7; | c |", "[x](&#27;) <&#27;> `&#27;`", "\\`&#27;`", "> &#8238;rtl"} {
+		f.Add(s)
+	}
+	r := newMDRenderer(newStyles(false, false))
+	f.Fuzz(func(t *testing.T, s string) {
+		checkMarkdownSafe(t, r, termtext.Clean(s, false))
+	})
 }

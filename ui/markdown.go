@@ -1,7 +1,12 @@
 package ui
 
 import (
+	"regexp"
+	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"chat/session/termtext"
 
 	"charm.land/glamour/v2"
 	gansi "charm.land/glamour/v2/ansi"
@@ -333,11 +338,12 @@ func (r *mdRenderer) block(dst []string, b mdBlock, width int) []string {
 	if cw < minMarkdownWidth || tr == nil {
 		return r.st.renderText(dst, "assistant", b.src, width, false)
 	}
-	out, err := tr.Render(b.src)
+	src, restore := protectRefs(b.src)
+	out, err := tr.Render(src)
 	if err != nil {
 		return r.st.renderText(dst, "assistant", b.src, width, false)
 	}
-	out = stripHyperlinks(out)
+	out = restore(stripHyperlinks(out))
 	if r.st.plain {
 		out = ansi.Strip(out)
 	}
@@ -433,6 +439,51 @@ func (r *mdRenderer) tokLook(tt chroma.TokenType) look {
 	l := newLook(st)
 	r.toks[tt] = l
 	return l
+}
+
+// numericRef matches a numeric character reference as glamour reads one:
+// &#27; &#x1b;, also without the semicolon (&#27, as HTML reads it).
+var numericRef = regexp.MustCompile(`&#(?:[0-9]+|[xX][0-9a-fA-F]+);?`)
+
+// refMark is the first of the private-use characters protectRefs puts in
+// place of references (Supplementary Private Use Area-A).
+const refMark = 0xF0000
+
+// protectRefs replaces the numeric character references in s that name a
+// character termtext would not let through (ESC, BEL, C1 controls, bidi
+// overrides) by private-use characters, and returns what puts them back,
+// as text, into the rendered lines: glamour decodes &#27; into an ESC, so a
+// reply could write escape sequences through it (&#27;[2J cleared the
+// screen). Such a reference then shows as it was written, also in a code
+// span. Should s hold those private-use characters itself, the references
+// become U+FFFD.
+func protectRefs(s string) (string, func(string) string) {
+	none := func(s string) string { return s }
+	if !strings.Contains(s, "&#") {
+		return s, none
+	}
+	own := strings.ContainsFunc(s, func(r rune) bool { return r >= refMark && r <= refMark+0xFFFD })
+	var pairs []string
+	s = numericRef.ReplaceAllStringFunc(s, func(ref string) string {
+		digits, base := strings.TrimSuffix(ref[2:], ";"), 10
+		if digits[0]|0x20 == 'x' {
+			digits, base = digits[1:], 16
+		}
+		n, err := strconv.ParseInt(digits, base, 32)
+		if err == nil && n > 0 && n <= utf8.MaxRune && termtext.Safe(string(rune(n)), true) {
+			return ref // a safe character (a larger number wraps around in glamour: &#4294967323; was an ESC)
+		}
+		if own || len(pairs)/2 > 0xFFFD {
+			return "\uFFFD"
+		}
+		mark := string(rune(refMark + len(pairs)/2))
+		pairs = append(pairs, mark, ref)
+		return mark
+	})
+	if pairs == nil {
+		return s, none
+	}
+	return s, strings.NewReplacer(pairs...).Replace
 }
 
 // stripHyperlinks drops OSC 8 hyperlink sequences (the link text and the
