@@ -33,7 +33,7 @@ func init() {
 	// Set in init because /help refers to the table.
 	commands = []command{
 		{"/set", "KEY VALUE", "change a setting; keys: " + strings.Join(settings.Names(settings.Set), ", "), cmdSet},
-		{"/show", "", "show the model, mode, system prompt and every setting (also after ollama's /show info, parameters, ...)", cmdShow},
+		{"/show", "", "show the model, mode, system prompt and every setting (also after ollama's /show info, parameters, ...; /show template and /show system show those)", cmdShow},
 		{"/system", "[TEXT]", "set the system prompt (no text: show it; \"/system clear\" removes it)", cmdSystem},
 		{"/model", "FILE", "continue the conversation with another model (.pt or .gguf)", cmdModel},
 		{"/draft", "FILE|off", "speculative decoding with this draft model (same tokenizer), or off", cmdDraft},
@@ -174,7 +174,14 @@ var ollamaSwitches = map[string]string{
 	"showthinking": "the models this app runs have no thinking mode",
 }
 
-func cmdShow(s *Session, _ string) (string, error) {
+func cmdShow(s *Session, arg string) (string, error) {
+	// ollama's /show template and /show system show that one thing.
+	switch strings.ToLower(strings.TrimSpace(arg)) {
+	case "template":
+		return cmdTemplate(s, "")
+	case "system":
+		return cmdSystem(s, "")
+	}
 	var b strings.Builder
 	in := s.Info()
 	fmt.Fprintf(&b, "model             %s (%s, %s, %s params, context %d)\n", in.Model, in.Arch, in.Quant, ParamCount(in.Params), in.ContextLength)

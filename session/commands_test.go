@@ -122,6 +122,22 @@ func TestSetKnobs(t *testing.T) {
 	}
 }
 
+// ollama's /show template and /show system show that one thing; they
+// showed every setting, as /show info does.
+func TestShowTemplateSystem(t *testing.T) {
+	s, _ := stored(t, sharedModel(t), 10)
+	run(t, s, "/system You are terse.")
+	if got, want := run(t, s, "/show template"), run(t, s, "/template"); got != want {
+		t.Errorf("/show template: %.200q, want /template's %.200q", got, want)
+	}
+	if got := run(t, s, "/show SYSTEM"); got != `system prompt: "You are terse."` {
+		t.Errorf("/show system: %q", got)
+	}
+	if got := run(t, s, "/show info"); !strings.Contains(got, "temperature") {
+		t.Errorf("/show info: %.200q", got)
+	}
+}
+
 // /set dry_sequence_breakers adds one breaker at a time, up to the bound
 // the flags and the config file have (each is a pass over the vocabulary).
 func TestSetBreakersBound(t *testing.T) {
