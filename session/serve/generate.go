@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -78,12 +79,39 @@ func decode(w http.ResponseWriter, r *http.Request, v any) *errBody {
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		// encoding/json quotes the value it refused, which may be megabytes.
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return badRequest(te.Field, fmt.Sprintf("the request is not valid JSON for this endpoint: %s must be %s, got %s", te.Field, jsonKind(te.Type), quote.Cut(te.Value, quote.Max)))
+		}
 		return badRequest("", "the request is not valid JSON for this endpoint: "+quote.Cut(err.Error(), 4*quote.Max))
 	}
 	if pr, ok := v.(interface{ setPeer([]byte) }); ok {
 		pr.setPeer(body)
 	}
 	return nil
+}
+
+// jsonKind is what a field of Go type t takes, in JSON's words: encoding/json
+// names the Go types ("Go struct field chatRequest.max_tokens of type int").
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "another kind of value"
 }
 
 // tooLong refuses, before tokenising, texts that must be more tokens than

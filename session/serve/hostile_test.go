@@ -50,6 +50,13 @@ func TestHostileRequests(t *testing.T) {
 		// One token id was read as a list of one empty string: the prompt
 		// [99999999] was answered from an empty prompt.
 		{"/v1/completions", `{"prompt":[99999999]}`, 400, "token 99999999 at index 0 is outside the vocabulary"},
+		// A value of the wrong kind is named by its JSON field and kind, not
+		// by the Go types it is read into ("Go struct field
+		// chatRequest.max_tokens of type int").
+		{"/v1/chat/completions", `{` + msgs + `,"max_tokens":"abc"}`, 400, "max_tokens must be a whole number, got string"},
+		{"/v1/chat/completions", `{"messages":"hi"}`, 400, "messages must be an array, got string"},
+		{"/api/chat", `{"messages":[{"role":"user","content":"hi"}],"options":{"temperature":"hot"}}`, 400, "options.temperature must be a number, got string"},
+		{"/detokenize", `{"tokens":[1.5]}`, 400, "tokens must be a whole number, got number 1.5"},
 		// Each DRY breaker is a pass over the vocabulary (and its ids kept):
 		// a body of a million of them held the engine for minutes.
 		{"/v1/chat/completions", `{` + msgs + `,"dry_multiplier":1,"dry_sequence_breakers":[` + manyBreakers + `]}`, 400, "dry_sequence_breakers"},
@@ -59,7 +66,7 @@ func TestHostileRequests(t *testing.T) {
 		var v map[string]any
 		testmodels.Bounded(t, c.body, func() error { code, v = post(t, ts.URL+c.path, c.body); return nil })
 		msg := fmt.Sprint(v["error"])
-		if code != c.status || !strings.Contains(msg, c.want) || len(msg) > 600 {
+		if code != c.status || !strings.Contains(msg, c.want) || len(msg) > 600 || strings.Contains(msg, "Go struct") {
 			t.Errorf("%s %.200s: %d %.300s, want %d %q", c.path, c.body, code, msg, c.status, c.want)
 		}
 	}
