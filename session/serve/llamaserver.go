@@ -60,6 +60,9 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 			ids = append([]int{bos}, ids...)
 		}
 	}
+	if ids == nil {
+		ids = []int{} // "tokens": [] for an empty text, as llama-server writes it, not null
+	}
 	if !req.WithPieces {
 		writeJSON(w, http.StatusOK, map[string]any{"tokens": ids})
 		return

@@ -843,6 +843,12 @@ func TestLlamaServerEndpoints(t *testing.T) {
 	if code := post("/detokenize", string(body), &text); code != 200 || !strings.Contains(text.Content, "Once upon a time") {
 		t.Errorf("/detokenize: %d %q", code, text.Content)
 	}
+	// An empty text is no tokens: [], not null (a script's loop over
+	// them failed on null).
+	var empty map[string]any
+	if code := post("/tokenize", `{"content":""}`, &empty); code != 200 || fmt.Sprint(empty["tokens"]) != "[]" {
+		t.Errorf("/tokenize of nothing: %d %v", code, empty)
+	}
 	var e struct{ Error struct{ Message string } }
 	if code := post("/detokenize", `{"tokens":[1, 99999999]}`, &e); code != 400 || !strings.Contains(e.Error.Message, "99999999") {
 		t.Errorf("an id out of range: %d %q", code, e.Error.Message)
