@@ -3,9 +3,13 @@ package sampler
 import (
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"testing"
+
+	"chat/models/gguf"
+	"chat/models/tokenizer/gpt2bpe"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -484,5 +488,31 @@ func TestMirostatReplaces(t *testing.T) {
 		if skipped := off.Applied[i] && !on.Applied[i]; skipped != MirostatReplaces(i) {
 			t.Errorf("%s: applied %v without mirostat, %v with it; MirostatReplaces %v", name, off.Applied[i], on.Applied[i], MirostatReplaces(i))
 		}
+	}
+}
+
+// BenchmarkNewBreakers makes 64 breakers of a's (1 to 40 of them: many
+// tails, met by many ids) over the vocabulary of the GGUF file
+// $CHAT_BREAKERS_MODEL (Llama 3's 128k ids: llama3.2-1b-random-*.gguf).
+func BenchmarkNewBreakers(b *testing.B) {
+	path := os.Getenv("CHAT_BREAKERS_MODEL")
+	if path == "" {
+		b.Skip("CHAT_BREAKERS_MODEL is not set")
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tok, err := gpt2bpe.FromGGUF(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var list []string
+	for i := range MaxBreakers {
+		list = append(list, strings.Repeat("a", i%40+1))
+	}
+	joined := JoinBreakers(list)
+	for b.Loop() {
+		NewBreakers(joined, tok.Size(), tok.TokenBytes, tok.Encode)
 	}
 }
