@@ -13,6 +13,12 @@ import (
 	"chat/session/remote"
 )
 
+// Bounds of chat bench serve's load.
+const (
+	maxBenchClients = 4096
+	maxLongPrompt   = 8 << 20
+)
+
 // benchServeCmd is `chat bench serve`: C clients stream R chat completions
 // of N tokens from a server and one JSON line sums them up.
 func benchServeCmd(args []string, stdout, stderr io.Writer) int {
@@ -31,6 +37,13 @@ func benchServeCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if *conc < 1 || *reqs < 0 || *maxTok < 1 || *long < 0 {
 		fmt.Fprintln(stderr, "chat bench serve: --concurrency and --max-tokens must be at least 1, --requests and --long-prompt-chars not negative")
+		return 2
+	}
+	// A client is a goroutine and a connection, and the long prompt is built
+	// whole: --concurrency 100000000 or --long-prompt-chars 1e10 ran the
+	// machine out of memory before the first request.
+	if *conc > maxBenchClients || *long > maxLongPrompt {
+		fmt.Fprintf(stderr, "chat bench serve: --concurrency is at most %d, --long-prompt-chars at most %d (the request body chat serve takes)\n", maxBenchClients, maxLongPrompt)
 		return 2
 	}
 	if *reqs == 0 {

@@ -32,6 +32,8 @@ func TestServeAndRemoteCLI(t *testing.T) {
 		{[]string{"serve", "--kv-quant-v", "q9"}, `--kv-quant-v: kv_quant_v must be one of auto, f32,`},
 		{[]string{"serve", "a.gguf", "b.gguf"}, "one model"},
 		{[]string{"bench", "serve", "--concurrency", "0"}, "--concurrency"},
+		{[]string{"bench", "serve", "--url", "http://127.0.0.1:1", "--concurrency", "100000000"}, "--concurrency is at most 4096"},
+		{[]string{"bench", "serve", "--url", "http://127.0.0.1:1", "--long-prompt-chars", "10000000000"}, "--long-prompt-chars at most"},
 		{[]string{"bench", "serve", "--url", "ftp://x"}, "not an http(s) URL"},
 		{[]string{"--remote", "http://127.0.0.1:1", "model.gguf", "--prompt", "x"}, "give no model file"},
 	} {
