@@ -434,8 +434,7 @@ func withEnter(body []nodes.Node, at *tokens.Token) []nodes.Node {
 // their size is bounded before they run. The others are charged after.
 var growing = map[string]bool{"center": true, "indent": true, "join": true, "wordwrap": true, "batch": true,
 	"slice": true, "truncate": true, "tojson": true, "format": true, "format_map": true, "urlize": true,
-	"list": true, "ljust": true, "rjust": true, "zfill": true, "expandtabs": true, "split": true,
-	"rsplit": true, "splitlines": true}
+	"list": true, "ljust": true, "rjust": true, "zfill": true, "expandtabs": true, "splitlines": true}
 
 // filterNames are gonja's filters a chat template may use (a set cannot be
 // listed); the rest are left out.
@@ -531,8 +530,11 @@ func (b *budget) before(name string, in *exec.Value, p *exec.VarArgs) error {
 	if err := b.spend(runCost(name, in, win)); err != nil {
 		return err
 	}
-	if name == "replace" {
+	switch {
+	case name == "replace":
 		return b.fits(replaceSize(in, p))
+	case (name == "split" || name == "rsplit") && in.IsString():
+		return b.fits(splitSize(in.String(), p))
 	}
 	if !growing[name] {
 		return nil
@@ -575,8 +577,12 @@ func (b *budget) before(name string, in *exec.Value, p *exec.VarArgs) error {
 // take its length or an item, and writes a list or dict out as a string for
 // a string filter.
 func runCost(name string, in *exec.Value, win int64) int64 {
+	n := int64(items(in))
+	if per, ok := strCost[name]; ok && in.IsString() {
+		return per * n
+	}
 	if per, ok := walkCost[name]; ok {
-		return per * int64(items(in))
+		return per * n
 	}
 	if !in.IsString() {
 		if name == "replace" {
@@ -584,22 +590,20 @@ func runCost(name string, in *exec.Value, win int64) int64 {
 		}
 		return 32 * win
 	}
-	if per, ok := strCost[name]; ok {
-		return per * int64(items(in))
-	}
-	return 3 * int64(items(in))
+	return 3 * n
 }
 
-// walkCost is the bytes allocated per item (per byte of a string) by the
-// filters that walk their input; strCost per byte by the string filters and
-// methods that allocate more than the default 3.
+// walkCost is the bytes allocated per item by the filters that walk their
+// input, a string too unless strCost has the filter; strCost is per byte of
+// a string, for the string filters and methods that allocate more than the
+// default 3 and those that do not walk a string as they walk a list.
 var (
 	walkCost = map[string]int64{"groupby": 800, "rejectattr": 400, "reject": 320, "selectattr": 320,
 		"map": 340, "select": 224, "join": 224, "sort": 224, "reverse": 240, "batch": 128, "slice": 128,
 		"list": 64, "unique": 384, "min": 128, "max": 128, "sum": 128, "tojson": 128, "pprint": 64,
 		"dictsort": 128, "items": 128, "first": 8, "last": 12, "random": 12, "length": 4, "count": 4}
 	strCost = map[string]int64{"capwords": 40, "title": 8, "capitalize": 8, "upper": 8, "lower": 8,
-		"swapcase": 8, "casefold": 8, "striptags": 10, "wordcount": 4}
+		"swapcase": 8, "casefold": 8, "striptags": 10, "wordcount": 4, "tojson": 8, "pprint": 8}
 )
 
 // replaceSize bounds s.replace(old, new[, count]) without doing it.
@@ -614,6 +618,22 @@ func replaceSize(in *exec.Value, p *exec.VarArgs) int64 {
 		n = int64(strings.Count(s, old))
 	}
 	return int64(len(s)) + n*int64(len(repl))
+}
+
+// splitSize bounds s.split(sep[, maxsplit]) without doing it: s, and 64
+// bytes a piece (its place in two lists and its value; the pieces share
+// s's bytes). The pieces are counted for a separator, and at most half of s
+// on whitespace.
+func splitSize(s string, p *exec.VarArgs) int64 {
+	sep := p.KwArgs["sep"]
+	if len(p.Args) > 0 {
+		sep = p.Args[0]
+	}
+	pieces := int64(len(s))/2 + 1
+	if sep != nil && sep.IsString() && sep.String() != "" {
+		pieces = int64(strings.Count(s, sep.String())) + 1
+	}
+	return int64(len(s)) + 64*pieces
 }
 
 // numbersIn sums the decimal numbers written in s (field widths of a format

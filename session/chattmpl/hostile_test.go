@@ -162,6 +162,22 @@ func TestLargeTemplatesWithinLimits(t *testing.T) {
 	}
 }
 
+// The filters and methods real templates call on a message's content
+// (tojson for tool calls, trim, split, startswith) fit the budget on a long
+// message: it is charged by what they allocate, and tojson on a string does
+// not walk it byte by byte as it walks a list.
+func TestFiltersOnLongContentFit(t *testing.T) {
+	v := vocabs()["chatml"]
+	msgs := []Message{{"user", strings.Repeat("a long message ", 100000)}} // 1.5 MB
+	src := "{% for m in messages %}{{ m.content | tojson }}{{ m.content | trim | length }}" +
+		"{{ m.content.split('</think>')[-1].lstrip('\n') }}{{ m.content.startswith('<tool') }}{{ m.content | string }}{% endfor %}"
+	tp := New(v.tok, Options{Template: src, EOS: v.eos})
+	tp.Text(msgs, true)
+	if err := tp.Err(); err != nil || tp.Name() != "jinja" {
+		t.Fatalf("%s: %v", tp.Name(), err)
+	}
+}
+
 // guardArgs are arguments the filters and methods that need some are
 // called with in TestGuardsChargeWhatTheyAllocate.
 var guardArgs = map[string]string{"replace": "('x', 'yy')", "center": "(100)", "indent": "(4)", "join": "(',')",
