@@ -420,7 +420,9 @@ func TestOneRuleOneMessage(t *testing.T) {
 		// llama-cli's and ollama's flags: the equivalent, or why none is
 		// needed, quoted with the dashes they were typed with.
 		{"--cont-batching", "unknown flag --cont-batching (llama.cpp's memory and batching switches have no counterpart here: drop it)"},
-		{"-cnv", "unknown flag -cnv (without --prompt the TUI is interactive: drop it)"},
+		// llama-cli's -cnv -p TEXT: TEXT is the system prompt there, and
+		// dropping -cnv alone made it a one-shot prompt here.
+		{"-cnv", "unknown flag -cnv (without --prompt the TUI is interactive, and llama-cli's -cnv -p TEXT is --system TEXT here: drop it)"},
 		{"-hf org/model", "unknown flag -hf (models are not downloaded: download the GGUF file and give its path)"},
 		{"-r User:", "unknown flag -r (did you mean --stop?)"},
 		{"-ctk=q8_0", "unknown flag -ctk (did you mean --kv-quant-k?)"},
@@ -429,7 +431,7 @@ func TestOneRuleOneMessage(t *testing.T) {
 		{"--nowordwrap", "unknown flag --nowordwrap (ollama run's: replies always wrap at the window's width here; drop it)"},
 		{"--verbose-prompt", "unknown flag --verbose-prompt (--json lists the prompt's token ids (prompt_ids); the TUI's token view (Alt+h) shows its tokens)"},
 		{"--color", "unknown flag --color (a headless reply is plain text; the TUI has colours (--theme; NO_COLOR turns them off))"},
-		{"-st", "unknown flag -st (without --prompt the TUI is interactive: drop it)"},
+		{"-st", "unknown flag -st (a --prompt reply is a single turn already: drop it)"},
 		{"--prompt-file p.txt", "unknown flag --prompt-file (did you mean -f?)"},
 		{"--show-timings", "unknown flag --show-timings (did you mean --verbose?)"},
 		{"--in-prefix", "unknown flag --in-prefix (llama-cli's interactive mode's: the TUI frames each message with the model's chat template)"},
