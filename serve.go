@@ -18,6 +18,9 @@ import (
 	"chat/session/serve"
 )
 
+// maxParallel bounds --parallel: replies decoded together in one step.
+const maxParallel = 1024
+
 // serveCmd is `chat serve`: the model behind OpenAI- and ollama-compatible
 // HTTP APIs, many requests batched continuously.
 func serveCmd(args []string, stdout, stderr io.Writer) int {
@@ -54,6 +57,11 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case *parallel < 1 || *queue < 0 || *batchTokens < 0 || *kvMem < 0 || *threads < 0 || *ctxSize < 0:
 		fmt.Fprintln(stderr, "chat serve: --parallel must be at least 1, and --queue, --batch-tokens, --kv-mem, --threads, --ctx-size not negative")
+		return 2
+	case *parallel > maxParallel:
+		// The pool holds a block for each, made resident at start:
+		// --parallel 1000000 took 6 GB for stories260K before it listened.
+		fmt.Fprintf(stderr, "chat serve: --parallel is at most %d, got %d\n", maxParallel, *parallel)
 		return 2
 	}
 	if *host != "" || *port != "" {
