@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -81,7 +82,8 @@ func decode(w http.ResponseWriter, r *http.Request, v any) *errBody {
 		// encoding/json quotes the value it refused, which may be megabytes.
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return badRequest(te.Field, fmt.Sprintf("the request is not valid JSON for this endpoint: %s must be %s, got %s", te.Field, jsonKind(te.Type), quote.Cut(te.Value, quote.Max)))
+			field := jsonPath(te.Field)
+			return badRequest(field, fmt.Sprintf("the request is not valid JSON for this endpoint: %s must be %s, got %s", field, jsonKind(te.Type), quote.Cut(te.Value, quote.Max)))
 		}
 		return badRequest("", "the request is not valid JSON for this endpoint: "+quote.Cut(err.Error(), 4*quote.Max))
 	}
@@ -89,6 +91,14 @@ func decode(w http.ResponseWriter, r *http.Request, v any) *errBody {
 		pr.setPeer(body)
 	}
 	return nil
+}
+
+// jsonPath is encoding/json's path of a field without the Go names of the
+// structs embedded on the way ("options.llamaKnobs.temperature"): the
+// APIs' keys are all lower case.
+func jsonPath(field string) string {
+	parts := strings.Split(field, ".")
+	return strings.Join(slices.DeleteFunc(parts, func(p string) bool { return strings.ToLower(p) != p }), ".")
 }
 
 // jsonKind is what a field of Go type t takes, in JSON's words: encoding/json
