@@ -309,7 +309,7 @@ for args in "run llama3.2" "pull llama3" "-cnv" "$OUT/hf-model"; do
 done
 grep -q 'llama3.2: no such file (a model is the path of a GGUF or .pt file; none is downloaded by name)' "$OUT/19-newcomer-1.txt" || fail "a model name is not explained"
 grep -q 'no pull command: chat keeps no model store' "$OUT/19-newcomer-2.txt" || fail "chat pull is not explained"
-grep -q 'unknown flag -cnv (without --prompt the TUI is interactive: drop it)' "$OUT/19-newcomer-3.txt" || fail "-cnv is not explained"
+grep -q "unknown flag -cnv (without --prompt the TUI is interactive, and llama-cli's -cnv -p TEXT is --system TEXT here: drop it)" "$OUT/19-newcomer-3.txt" || fail "-cnv is not explained"
 grep -q 'a folder of safetensors weights (a Hugging Face model): convert the model to GGUF' "$OUT/19-newcomer-4.txt" || fail "a Hugging Face folder is not explained"
 
 # In the TUI: ollama's """ multi-line message; ollama's /set verbose gets
