@@ -104,13 +104,13 @@ func AbsMax(x []float32) (float32, bool) {
 // DivEncodeE4M3 sets q[i] to the FP8 E4M3 code of x[i]/s (quant.EncodeFP8's
 // code: nearest, ties to even, saturating at ±448, NaN 0x7F) for the
 // longest prefix the assembly takes, and returns its length: 0 without the
-// assembly, else a multiple of 16. The caller encodes the rest with
+// assembly, else a multiple of 8. The caller encodes the rest with
 // quant.EncodeFP8, the definition this is tested against bit for bit.
 func DivEncodeE4M3(q []uint8, x []float32, s float32) int {
 	if !useAsm {
 		return 0
 	}
-	n := len(x) &^ 15
+	n := len(x) &^ 7
 	if n > 0 {
 		divEncodeE4M3Asm(q[:n], x[:n], s)
 	}

@@ -232,7 +232,7 @@ DATA e4m3nan<>+24(SB)/8, $0x7f0000007f
 GLOBL e4m3nan<>(SB), RODATA|NOPTR, $32
 
 // func divEncodeE4M3AVX2(q *uint8, x *float32, s float32, n int)
-// n is a multiple of 16. quant.EncodeFP8(x/s, E4M3) of each value, on its
+// n is a multiple of 8. quant.EncodeFP8(x/s, E4M3) of each value, on its
 // bits: a = |x/s|; below 2^-6 the code is a·2^9 rounded to even (adding
 // and taking away 1.5·2^23); else a's mantissa rounded half to even to 3
 // bits (the carry moving the exponent), the exponent rebiased; 0x7E at 448
@@ -245,56 +245,33 @@ TEXT ·divEncodeE4M3AVX2(SB), NOSPLIT, $0-32
 	XORQ         AX, AX
 
 e4m3_loop:
-	VMOVUPS    0(SI)(AX*4), Y0
-	VDIVPS     Y5, Y0, Y0
-	VCMPPS     $3, Y0, Y0, Y4            // NaN
-	VANDPS     e4m3sign<>(SB), Y0, Y1
-	VPSRLD     $24, Y1, Y1               // the sign, 0x80 or 0
-	VANDPS     e4m3abs<>(SB), Y0, Y2     // a
-	VCMPPS     $13, e4m3max<>(SB), Y2, Y3 // a >= 448
-	VCMPPS     $1, e4m3min<>(SB), Y2, Y6  // a < 2^-6
-	VMULPS     e4m3sub<>(SB), Y2, Y7
-	VADDPS     e4m3rnd<>(SB), Y7, Y7
-	VSUBPS     e4m3rnd<>(SB), Y7, Y7
-	VCVTTPS2DQ Y7, Y7                    // a subnormal's code
-	VPSRLD     $20, Y2, Y8
-	VPAND      e4m3one<>(SB), Y8, Y8
-	VPADDD     Y8, Y2, Y8
-	VPADDD     e4m3half<>(SB), Y8, Y8
-	VPSRLD     $20, Y8, Y8
-	VPSUBD     e4m3bias<>(SB), Y8, Y8    // a normal's code
-	VBLENDVPS  Y6, Y7, Y8, Y8
-	VBLENDVPS  Y3, e4m3top<>(SB), Y8, Y8
-	VPOR       Y1, Y8, Y8
-	VBLENDVPS  Y4, e4m3nan<>(SB), Y8, Y9
-	VMOVUPS    32(SI)(AX*4), Y0
-	VDIVPS     Y5, Y0, Y0
-	VCMPPS     $3, Y0, Y0, Y4            // NaN
-	VANDPS     e4m3sign<>(SB), Y0, Y1
-	VPSRLD     $24, Y1, Y1               // the sign, 0x80 or 0
-	VANDPS     e4m3abs<>(SB), Y0, Y2     // a
-	VCMPPS     $13, e4m3max<>(SB), Y2, Y3 // a >= 448
-	VCMPPS     $1, e4m3min<>(SB), Y2, Y6  // a < 2^-6
-	VMULPS     e4m3sub<>(SB), Y2, Y7
-	VADDPS     e4m3rnd<>(SB), Y7, Y7
-	VSUBPS     e4m3rnd<>(SB), Y7, Y7
-	VCVTTPS2DQ Y7, Y7                    // a subnormal's code
-	VPSRLD     $20, Y2, Y8
-	VPAND      e4m3one<>(SB), Y8, Y8
-	VPADDD     Y8, Y2, Y8
-	VPADDD     e4m3half<>(SB), Y8, Y8
-	VPSRLD     $20, Y8, Y8
-	VPSUBD     e4m3bias<>(SB), Y8, Y8    // a normal's code
-	VBLENDVPS  Y6, Y7, Y8, Y8
-	VBLENDVPS  Y3, e4m3top<>(SB), Y8, Y8
-	VPOR       Y1, Y8, Y8
-	VBLENDVPS  Y4, e4m3nan<>(SB), Y8, Y8
-	VPACKSSDW    Y8, Y9, Y0     // per 128-bit lane: 4 of the first 8, 4 of the next
-	VPERMQ       $0xd8, Y0, Y0  // the 16 in order
-	VEXTRACTI128 $1, Y0, X1
-	VPACKUSWB    X1, X0, X0
-	VMOVDQU      X0, (DI)(AX*1)
-	ADDQ         $16, AX
+	VMOVUPS      (SI)(AX*4), Y0
+	VDIVPS       Y5, Y0, Y0
+	VCMPPS       $3, Y0, Y0, Y4             // NaN
+	VANDPS       e4m3sign<>(SB), Y0, Y1
+	VPSRLD       $24, Y1, Y1                // the sign, 0x80 or 0
+	VANDPS       e4m3abs<>(SB), Y0, Y2      // a
+	VCMPPS       $13, e4m3max<>(SB), Y2, Y3 // a >= 448
+	VCMPPS       $1, e4m3min<>(SB), Y2, Y6  // a < 2^-6
+	VMULPS       e4m3sub<>(SB), Y2, Y7
+	VADDPS       e4m3rnd<>(SB), Y7, Y7
+	VSUBPS       e4m3rnd<>(SB), Y7, Y7
+	VCVTTPS2DQ   Y7, Y7                     // a subnormal's code
+	VPSRLD       $20, Y2, Y8
+	VPAND        e4m3one<>(SB), Y8, Y8
+	VPADDD       Y8, Y2, Y8
+	VPADDD       e4m3half<>(SB), Y8, Y8
+	VPSRLD       $20, Y8, Y8
+	VPSUBD       e4m3bias<>(SB), Y8, Y8     // a normal's code
+	VBLENDVPS    Y6, Y7, Y8, Y8
+	VBLENDVPS    Y3, e4m3top<>(SB), Y8, Y8
+	VPOR         Y1, Y8, Y8
+	VBLENDVPS    Y4, e4m3nan<>(SB), Y8, Y8
+	VEXTRACTI128 $1, Y8, X9
+	VPACKSSDW    X9, X8, X8                 // the 8 as int16, in order
+	VPACKUSWB    X8, X8, X8
+	VMOVQ        X8, (DI)(AX*1)
+	ADDQ         $8, AX
 	CMPQ         AX, CX
 	JLT          e4m3_loop
 	VZEROUPPER

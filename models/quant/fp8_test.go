@@ -236,6 +236,9 @@ func checkDivEncodeE4M3(t *testing.T, x []float32, s float32) {
 	q := make([]uint8, len(x)+1)
 	q[len(x)] = 0xAA
 	n := kernels.DivEncodeE4M3(q[:len(x)], x, s)
+	if kernels.ISA() != "go" && n != len(x)&^7 {
+		t.Fatalf("the %s assembly encoded %d of %d values", kernels.ISA(), n, len(x))
+	}
 	if q[len(x)] != 0xAA {
 		t.Fatal("DivEncodeE4M3 wrote past the end")
 	}
@@ -258,7 +261,6 @@ func TestDivEncodeE4M3(t *testing.T) {
 		v := kernels.FP8Value(uint8(c), kernels.E4M3)
 		x = append(x, v, math.Nextafter32(v, 0), math.Nextafter32(v, 1e9), v*1.0625, -v*1.0625)
 	}
-	x = x[:len(x)&^15]
 	for _, s := range []float32{1, 1.0 / 448, 3.7e-3, 1e-40, 2.5e30, float32(math.Inf(1))} {
 		checkDivEncodeE4M3(t, x, s)
 	}
@@ -269,7 +271,7 @@ func FuzzDivEncodeE4M3(f *testing.F) {
 	f.Add(make([]byte, 64), float32(1))
 	f.Add([]byte{0, 0, 0xc0, 0x7f, 0, 0, 0xe0, 0x43, 1, 0, 0, 0, 0, 0, 0x80, 0x80}, float32(0.5))
 	f.Fuzz(func(t *testing.T, raw []byte, s float32) {
-		x := make([]float32, (len(raw)/4+15)&^15)
+		x := make([]float32, len(raw)/4+7)
 		for i := 0; 4*i+4 <= len(raw); i++ {
 			x[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 		}
