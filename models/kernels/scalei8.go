@@ -1,7 +1,5 @@
 package kernels
 
-import "math"
-
 // ScaleI8 sets dst[i] = float32(q[i]) * s for i < len(q): one row of int8
 // weights turned back into the float32 values the course's Int8Linear
 // multiplies with (W' = Q·scale). Each product is one float32 rounding in
@@ -41,78 +39,4 @@ func ScaleI8Rows(dst []float32, q []int8, sc []float32, d int) {
 	for i, s := range sc {
 		scaleI8Go(dst[i*d:(i+1)*d], q[i*d:(i+1)*d], s)
 	}
-}
-
-// QuantizeScaledI8 is ScaleI8's inverse for one row of an int8 KV cache:
-// s = max|x|/127 and q[i] = x[i]/s rounded to the nearest integer (ties to
-// even), within ±127; s = 0 and q all zeros when x holds a NaN or an
-// infinity or s would be 0 (x all zeros, or subnormals under 127 times the
-// least one). Each quotient is one float32 division in both versions, so
-// the assembly and Go give the same bits.
-func QuantizeScaledI8(q []int8, x []float32) float32 {
-	q = q[:len(x)]
-	n := 0
-	if useAsm {
-		n = len(x) &^ 15
-	}
-	amax, ok := AbsMax(x)
-	s := amax / 127
-	if s == 0 || !ok { // s is 0 below 127 times the least subnormal
-		clear(q)
-		return 0
-	}
-	if n > 0 {
-		divRoundI8Asm(q[:n], x[:n], s)
-	}
-	divRoundI8Go(q[n:], x[n:], s)
-	return s
-}
-
-// roundMagic is 1.5·2^23: a float32 within ±2^22 plus it has no fraction
-// bits left, so adding and taking it away rounds to an integer, ties to
-// even (math.RoundToEven's result without the float64 round trip).
-const roundMagic float32 = 12582912
-
-func divRoundI8Go(q []int8, x []float32, s float32) {
-	q = q[:len(x)]
-	for i, v := range x {
-		r := (v/s + roundMagic) - roundMagic
-		q[i] = int8(min(max(r, -127), 127))
-	}
-}
-
-// AbsMax is max|x[i]| and whether every x[i] is finite (no NaN, no
-// infinity): what a scaled quantiser needs to pick its scale.
-func AbsMax(x []float32) (float32, bool) {
-	n := 0
-	if useAsm {
-		n = len(x) &^ 15
-	}
-	var amax float32
-	bad := false
-	if n > 0 {
-		amax, bad = absMaxAsm(x[:n])
-	}
-	for _, v := range x[n:] {
-		a := abs32(v)
-		bad = bad || a != a
-		amax = max(amax, a)
-	}
-	return amax, !bad && amax <= math.MaxFloat32
-}
-
-// DivEncodeE4M3 sets q[i] to the FP8 E4M3 code of x[i]/s (quant.EncodeFP8's
-// code: nearest, ties to even, saturating at ±448, NaN 0x7F) for the
-// longest prefix the assembly takes, and returns its length: 0 without the
-// assembly, else a multiple of 8. The caller encodes the rest with
-// quant.EncodeFP8, the definition this is tested against bit for bit.
-func DivEncodeE4M3(q []uint8, x []float32, s float32) int {
-	if !useAsm {
-		return 0
-	}
-	n := len(x) &^ 7
-	if n > 0 {
-		divEncodeE4M3Asm(q[:n], x[:n], s)
-	}
-	return n
 }
