@@ -81,3 +81,20 @@ func DivEncodeE4M3(q []uint8, x []float32, s float32) int {
 	}
 	return n
 }
+
+// DivRoundInt4 packs the int4 codes round(x[i]/s)+8 (ties to even, the
+// rounded quotient within ±7) two to a byte, low nibble first, for the
+// longest prefix of x the assembly takes, and returns its length: 0
+// without the assembly, else a multiple of 32. x/s must not be NaN. The
+// caller encodes the rest: quant.EncodeInt4 is the definition this is
+// tested against bit for bit.
+func DivRoundInt4(packed []byte, x []float32, s float32) int {
+	if !useAsm {
+		return 0
+	}
+	n := len(x) &^ 31
+	if n > 0 {
+		divRoundInt4Asm(packed[:n/2], x[:n], s)
+	}
+	return n
+}

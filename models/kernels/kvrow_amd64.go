@@ -23,3 +23,10 @@ func divEncodeE4M3AVX2(q *uint8, x *float32, s float32, n int)
 func divEncodeE4M3Asm(q []uint8, x []float32, s float32) {
 	divEncodeE4M3AVX2(unsafe.SliceData(q), unsafe.SliceData(x), s, len(x))
 }
+
+//go:noescape
+func divRoundInt4AVX2(packed *byte, x *float32, s float32, n int)
+
+func divRoundInt4Asm(packed []byte, x []float32, s float32) {
+	divRoundInt4AVX2(unsafe.SliceData(packed), unsafe.SliceData(x), s, len(x))
+}

@@ -205,3 +205,91 @@ e4m3_loop:
 	JLT          e4m3_loop
 	VZEROUPPER
 	RET
+// VPERMD's order for four packs' dwords
+DATA i4perm<>+0(SB)/8, $0x400000000
+DATA i4perm<>+8(SB)/8, $0x500000001
+DATA i4perm<>+16(SB)/8, $0x600000002
+DATA i4perm<>+24(SB)/8, $0x700000003
+GLOBL i4perm<>(SB), RODATA|NOPTR, $32
+// the low byte of each word
+DATA i4low<>+0(SB)/8, $0xff00ff00ff00ff
+DATA i4low<>+8(SB)/8, $0xff00ff00ff00ff
+DATA i4low<>+16(SB)/8, $0xff00ff00ff00ff
+DATA i4low<>+24(SB)/8, $0xff00ff00ff00ff
+GLOBL i4low<>(SB), RODATA|NOPTR, $32
+
+// func divRoundInt4AVX2(packed *byte, x *float32, s float32, n int)
+// n is a multiple of 32. Per 32 values: x/s rounded to even (adding and
+// taking away 1.5·2^23), clamped to ±7, plus 8; packed to 32 bytes in
+// order (two packs, then VPERMD), then each pair of bytes to one, the
+// second value's code in the high nibble.
+TEXT ·divRoundInt4AVX2(SB), NOSPLIT, $0-32
+	MOVQ         packed+0(FP), DI
+	MOVQ         x+8(FP), SI
+	VBROADCASTSS s+16(FP), Y15
+	MOVQ         n+24(FP), CX
+	MOVL         $0x4b400000, AX // 1.5·2^23
+	MOVL         AX, X14
+	VBROADCASTSS X14, Y14
+	MOVL         $0xc0e00000, AX // -7
+	MOVL         AX, X13
+	VBROADCASTSS X13, Y13
+	MOVL         $0x40e00000, AX // 7
+	MOVL         AX, X12
+	VBROADCASTSS X12, Y12
+	MOVL         $8, AX
+	MOVL         AX, X11
+	VPBROADCASTD X11, Y11
+	VMOVDQU      i4perm<>(SB), Y10
+	VMOVDQU      i4low<>(SB), Y9
+	XORQ         AX, AX
+
+int4_loop:
+	VMOVUPS      0(SI)(AX*4), Y0
+	VDIVPS       Y15, Y0, Y0
+	VADDPS       Y14, Y0, Y0
+	VSUBPS       Y14, Y0, Y0
+	VMAXPS       Y13, Y0, Y0
+	VMINPS       Y12, Y0, Y0
+	VCVTTPS2DQ   Y0, Y0
+	VPADDD       Y11, Y0, Y0
+	VMOVUPS      32(SI)(AX*4), Y1
+	VDIVPS       Y15, Y1, Y1
+	VADDPS       Y14, Y1, Y1
+	VSUBPS       Y14, Y1, Y1
+	VMAXPS       Y13, Y1, Y1
+	VMINPS       Y12, Y1, Y1
+	VCVTTPS2DQ   Y1, Y1
+	VPADDD       Y11, Y1, Y1
+	VMOVUPS      64(SI)(AX*4), Y2
+	VDIVPS       Y15, Y2, Y2
+	VADDPS       Y14, Y2, Y2
+	VSUBPS       Y14, Y2, Y2
+	VMAXPS       Y13, Y2, Y2
+	VMINPS       Y12, Y2, Y2
+	VCVTTPS2DQ   Y2, Y2
+	VPADDD       Y11, Y2, Y2
+	VMOVUPS      96(SI)(AX*4), Y3
+	VDIVPS       Y15, Y3, Y3
+	VADDPS       Y14, Y3, Y3
+	VSUBPS       Y14, Y3, Y3
+	VMAXPS       Y13, Y3, Y3
+	VMINPS       Y12, Y3, Y3
+	VCVTTPS2DQ   Y3, Y3
+	VPADDD       Y11, Y3, Y3
+	VPACKSSDW    Y1, Y0, Y0     // words, per 128-bit lane: 4 of values 0-7, 4 of 8-15
+	VPACKSSDW    Y3, Y2, Y2     // and of 16-23, 24-31
+	VPACKUSWB    Y2, Y0, Y0     // bytes: dwords 0-3 a lane's four quarters
+	VPERMD       Y0, Y10, Y0    // the 32 codes in order
+	VPSRLW       $4, Y0, Y1
+	VPOR         Y1, Y0, Y0     // each word's low byte: its first code | its second << 4
+	VPAND        Y9, Y0, Y0
+	VPACKUSWB    Y0, Y0, Y0
+	VPERMQ       $0x08, Y0, Y0  // the 16 bytes in order
+	VMOVDQU      X0, (DI)
+	ADDQ         $16, DI
+	ADDQ         $32, AX
+	CMPQ         AX, CX
+	JLT          int4_loop
+	VZEROUPPER
+	RET

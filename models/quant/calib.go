@@ -86,10 +86,18 @@ func EncodeInt4(packed []byte, scale []float32, x []float32, g int) {
 	clear(packed[:(len(x)+1)/2])
 	for j := 0; j*g < len(x); j++ {
 		grp := x[j*g : min((j+1)*g, len(x))]
-		s := int4Scale(maxAbs(grp))
+		amax, finite := kernels.AbsMax(grp)
+		if !finite {
+			amax = maxAbs(grp) // as before: a NaN makes the scale NaN
+		}
+		s := int4Scale(amax)
 		scale[j] = s
-		for i, v := range grp {
-			c := j*g + i
+		done := 0
+		if finite && j*g%2 == 0 { // the assembly's codes are these (TestEncodeInt4Kernel)
+			done = kernels.DivRoundInt4(packed[j*g/2:], grp, s)
+		}
+		for i, v := range grp[done:] {
+			c := j*g + done + i
 			packed[c/2] |= byte(codeRange(v, s, 7)+8) << (4 * (c & 1))
 		}
 	}

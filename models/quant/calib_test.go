@@ -1,8 +1,10 @@
 package quant
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -374,6 +376,93 @@ func BenchmarkCalib(b *testing.B) {
 	b.Run("AWQ", func(b *testing.B) {
 		for b.Loop() {
 			AWQ(p.w, p.rows, p.cols, p.x, p.n, AWQOptions{Group: 32})
+		}
+	})
+}
+
+// encodeInt4Ref is EncodeInt4 as one loop of codeRange, without the
+// assembly.
+func encodeInt4Ref(packed []byte, scale []float32, x []float32, g int) {
+	clear(packed[:(len(x)+1)/2])
+	for j := 0; j*g < len(x); j++ {
+		grp := x[j*g : min((j+1)*g, len(x))]
+		s := int4Scale(maxAbs(grp))
+		scale[j] = s
+		for i, v := range grp {
+			c := j*g + i
+			packed[c/2] |= byte(codeRange(v, s, 7)+8) << (4 * (c & 1))
+		}
+	}
+}
+
+// TestEncodeInt4Kernel: EncodeInt4 with kernels.DivRoundInt4 gives the
+// plain loop's codes and scales, for group sizes the KV cache and the
+// weights use and odd ones, lengths that leave a tail, magnitudes from
+// subnormal to huge, ties, zeros and a NaN or an infinity in a group.
+func TestEncodeInt4Kernel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, g := range []int{32, 64, 128, 33, 7} {
+		for _, n := range []int{31, 32, 64, 65, 100, 768} {
+			for trial := range 30 {
+				x := make([]float32, n)
+				for i := range x {
+					x[i] = float32(rng.NormFloat64()) * []float32{1, 1e-3, 1e30, 1e-41, 3}[trial%5]
+				}
+				switch trial % 6 {
+				case 1: // ties: scale 1 when max|x| is 7
+					for i := range x {
+						x[i] = float32(rng.IntN(14)-7) + 0.5
+					}
+					x[0] = 7
+				case 2:
+					x[rng.IntN(n)] = float32(math.NaN())
+				case 3:
+					x[rng.IntN(n)] = float32(math.Inf(1))
+				case 4:
+					clear(x[:min(n, 40)])
+				}
+				ng := (n + g - 1) / g
+				got, want := make([]byte, (n+1)/2), make([]byte, (n+1)/2)
+				gs, ws := make([]float32, ng), make([]float32, ng)
+				EncodeInt4(got, gs, x, g)
+				encodeInt4Ref(want, ws, x, g)
+				for j := range ws {
+					if math.Float32bits(gs[j]) != math.Float32bits(ws[j]) {
+						t.Fatalf("g=%d n=%d trial %d: scale %d %v, want %v", g, n, trial, j, gs[j], ws[j])
+					}
+				}
+				if trial%6 == 2 || trial%6 == 3 {
+					continue // a NaN's code is int(NaN)'s, which Go leaves unspecified
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("g=%d n=%d trial %d: codes\n%x\nwant\n%x", g, n, trial, got, want)
+				}
+			}
+		}
+	}
+}
+
+// FuzzEncodeInt4: any finite float32 bits, any group size, EncodeInt4 (with
+// the assembly) against the plain loop.
+func FuzzEncodeInt4(f *testing.F) {
+	f.Add(make([]byte, 4*40), uint8(32))
+	f.Add([]byte{0, 0, 0xe0, 0x40, 0, 0, 0x60, 0x40, 1, 0, 0, 0}, uint8(3))
+	f.Fuzz(func(t *testing.T, raw []byte, g8 uint8) {
+		g := int(g8%130) + 1
+		x := make([]float32, len(raw)/4)
+		for i := range x {
+			x[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+			if !isFinite(x[i]) {
+				x[i] = 1
+			}
+		}
+		ng := (len(x) + g - 1) / g
+		got, want := make([]byte, (len(x)+1)/2), make([]byte, (len(x)+1)/2)
+		gs, ws := make([]float32, ng), make([]float32, ng)
+		EncodeInt4(got, gs, x, g)
+		encodeInt4Ref(want, ws, x, g)
+		if !slices.Equal(got, want) || !slices.Equal(gs, ws) {
+			t.Fatalf("g=%d x=%v: codes %x scales %v, want %x %v", g, x, got, gs, want, ws)
 		}
 	})
 }
