@@ -3,10 +3,11 @@ package kernels
 import "math"
 
 // The quantised KV cache's row encoders (models/kvcache.QuantizeRow): a
-// head's scale from its largest magnitude, then each value divided by it
-// and rounded to an int8 code (ScaleI8 decodes it) or to an FP8 E4M3 code
-// (DequantizeFP8's format). Every new position of a quantised cache passes
-// through here, a batch step's 192 rows of 768 values for bench110M.
+// head's (or int4 group's) scale from its largest magnitude, then each
+// value divided by it and rounded to an int8 code (ScaleI8 decodes it), an
+// FP8 E4M3 code (DequantizeFP8's format) or an int4 code (DequantizeLUT4's).
+// Every new position of a quantised cache passes through here, a batch
+// step's 192 rows of 768 values for bench110M.
 
 // QuantizeScaledI8 is ScaleI8's inverse for one row of an int8 KV cache:
 // s = max|x|/127 and q[i] = x[i]/s rounded to the nearest integer (ties to
