@@ -137,9 +137,9 @@ func DescribeTemplate(m models.Model) string {
 func describeTemplate(tok models.Tokenizer, tmpl Template, note string) string {
 	var stops []string
 	for _, id := range tmpl.Stops() {
-		stops = append(stops, fmt.Sprintf("%q (%d)", withSpecials(tok, []int{id}), id))
+		stops = append(stops, fmt.Sprintf("%q (%d)", WithSpecials(tok, []int{id}), id))
 	}
-	text := withSpecials(tok, tmpl.Render(templateExample, true))
+	text := WithSpecials(tok, tmpl.Render(templateExample, true))
 	var b strings.Builder
 	fmt.Fprintf(&b, "chat template: %s", tmpl.Name())
 	if err := tmpl.Err(); err != nil {
@@ -150,10 +150,11 @@ func describeTemplate(tok models.Tokenizer, tmpl Template, note string) string {
 	return b.String()
 }
 
-// withSpecials is the text of ids with special tokens spelled out
+// WithSpecials is the text of ids with special tokens spelled out
 // (<|start_header_id|>), which Decode leaves out as llama.cpp's
-// detokenizer does: a template is its special tokens.
-func withSpecials(tok models.Tokenizer, ids []int) string {
+// detokenizer does: a template is its special tokens; llama-server's
+// /completion shows a prompt so.
+func WithSpecials(tok models.Tokenizer, ids []int) string {
 	var b []byte
 	for _, id := range ids {
 		b = append(b, tok.TokenBytes(id)...)

@@ -499,7 +499,7 @@ func (s *Server) llamaFinal(req *llamaRequest, j job, predict, index int, res en
 	stopType := map[string]string{engine.ReasonEOT: "eos", engine.ReasonStopString: "word", engine.ReasonLength: "limit"}[res.Reason]
 	out := map[string]any{"index": index, "content": content, "tokens": ids, "stop": true, "model": s.name,
 		"tokens_predicted": st.GenTokens, "tokens_evaluated": st.PromptTokens, "tokens_cached": st.ReusedTokens,
-		"generation_settings": gs, "prompt": s.promptText(j.prompt), "has_new_line": strings.Contains(res.Text, "\n"),
+		"generation_settings": gs, "prompt": session.WithSpecials(s.m.Tokenizer(), j.prompt), "has_new_line": strings.Contains(res.Text, "\n"),
 		"truncated": res.Reason == engine.ReasonLength && st.PromptTokens+st.GenTokens >= s.e.Window(),
 		"stop_type": cmp.Or(stopType, "none"), "stopping_word": s.stoppingWord(res, j.stop), "timings": llamaTimings(st, took)}
 	if j.logprobs && !req.Stream {
@@ -529,16 +529,6 @@ func pickFields(out map[string]any, paths []string) map[string]any {
 		}
 	}
 	return picked
-}
-
-// promptText is the prompt as llama-server shows it: its tokens' texts,
-// the special ones' included.
-func (s *Server) promptText(ids []int) string {
-	var b []byte
-	for _, id := range ids {
-		b = append(b, s.m.Tokenizer().TokenBytes(id)...)
-	}
-	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
 
 // stoppingWord is the stop string that ended res ("" if none did): the
