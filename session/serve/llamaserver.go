@@ -69,14 +69,9 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]tokenPiece, len(ids))
 	for i, id := range ids {
-		b := tok.TokenBytes(id)
-		out[i] = tokenPiece{ID: id, Piece: string(b)}
-		if !utf8.Valid(b) {
-			n := make([]int, len(b))
-			for j, c := range b {
-				n[j] = int(c)
-			}
-			out[i].Piece = n
+		out[i] = tokenPiece{ID: id, Piece: string(tok.TokenBytes(id))}
+		if !utf8.ValidString(out[i].Piece.(string)) {
+			_, out[i].Piece = s.tokenText(id)
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"tokens": out})
