@@ -47,8 +47,9 @@ func divRoundI8Go(q []int8, x []float32, s float32) {
 	}
 }
 
-// AbsMax is max|x[i]| and whether every x[i] is finite (no NaN, no
-// infinity): what a scaled quantiser needs to pick its scale.
+// AbsMax is max|x[i]| (NaN when an x[i] is NaN, as a plain max loop in
+// Go gives) and whether every x[i] is finite (no NaN, no infinity): what a
+// scaled quantiser needs to pick its scale.
 func AbsMax(x []float32) (float32, bool) {
 	n := 0
 	if useAsm {
@@ -64,7 +65,10 @@ func AbsMax(x []float32) (float32, bool) {
 		bad = bad || a != a
 		amax = max(amax, a)
 	}
-	return amax, !bad && amax <= math.MaxFloat32
+	if bad {
+		return float32(math.NaN()), false
+	}
+	return amax, amax <= math.MaxFloat32
 }
 
 // DivEncodeE4M3 sets q[i] to the FP8 E4M3 code of x[i]/s (quant.EncodeFP8's

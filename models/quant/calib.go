@@ -86,10 +86,7 @@ func EncodeInt4(packed []byte, scale []float32, x []float32, g int) {
 	clear(packed[:(len(x)+1)/2])
 	for j := 0; j*g < len(x); j++ {
 		grp := x[j*g : min((j+1)*g, len(x))]
-		amax, finite := kernels.AbsMax(grp)
-		if !finite {
-			amax = maxAbs(grp) // as before: a NaN makes the scale NaN
-		}
+		amax, finite := kernels.AbsMax(grp) // a NaN makes the scale NaN
 		s := int4Scale(amax)
 		scale[j] = s
 		done := 0
