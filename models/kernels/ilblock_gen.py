@@ -102,7 +102,7 @@ def vnni(kind, T):
         # 3 or more tokens fetches non-temporally: its weights are used once
         # a step, and kept out of the outer caches they likely leave the KV
         # cache and activations there; bench110M Q8_0 batch-8 decode
-        # 1.07-1.27x (BENCHMARKS.md), Q4_0's and bench15M's the same. The
+        # 1.18-1.27x (BENCHMARKS.md), Q4_0's and bench15M's the same. The
         # 1- and 2-token tiles keep PREFETCHT0: a small model's decode
         # re-reads its weights from cache (NTA there: 0.63-0.85x).
         for off in range(0, bb, 64):
