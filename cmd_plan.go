@@ -105,7 +105,7 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 		src = "probe of " + probe.When.Local().Format("2006-01-02 15:04") + ", cached; --reprobe measures again"
 	}
 	fmt.Fprintf(w, "machine   peak %.1f GFLOP/s float32, %.1f GOP/s int8 (%s) · read %.1f GB/s · ridge %.1f FLOP/byte float32, %.1f int8 (%s, %d threads; %s)\n",
-		mc.PeakFLOPS/1e9, mc.PeakInt8/1e9, probe.Int8Instr, mc.Bandwidth/1e9, mc.Ridge(), mc.RidgeOf(kernels.ArithInt8), probe.ISA, probe.Threads, src)
+		mc.PeakFLOPS/1e9, mc.PeakInt8/1e9, kernels.Int8DotInstr(), mc.Bandwidth/1e9, mc.Ridge(), mc.RidgeOf(kernels.ArithInt8), probe.ISA, probe.Threads, src)
 
 	dec := plan.Decode(mc, md, *batch, n)
 	pre := plan.Prefill(mc, md, n, 1)

@@ -35,12 +35,11 @@ import (
 // Probe is a measured machine.
 type Probe struct {
 	Machine
-	Int8Instr string    `json:"-"` // the int8 peak's instruction (kernels.Int8DotInstr)
-	CPU       string    `json:"cpu"`
-	ISA       string    `json:"isa"`
-	Threads   int       `json:"threads"`
-	When      time.Time `json:"when"`
-	Cached    bool      `json:"-"` // read from the cache file, not measured now
+	CPU     string    `json:"cpu"`
+	ISA     string    `json:"isa"`
+	Threads int       `json:"threads"`
+	When    time.Time `json:"when"`
+	Cached  bool      `json:"-"` // read from the cache file, not measured now
 }
 
 // MarshalJSON flattens the machine's numbers into the cache file.
@@ -90,7 +89,7 @@ func cacheFile() (string, error) {
 func (p Probe) key() string { return fmt.Sprintf("%s|%s|%d|2M", p.CPU, p.ISA, p.Threads) }
 
 func current() Probe {
-	return Probe{Int8Instr: kernels.Int8DotInstr(), CPU: cpuName(), ISA: kernels.ISA(), Threads: kernels.Threads()}
+	return Probe{CPU: cpuName(), ISA: kernels.ISA(), Threads: kernels.Threads()}
 }
 
 var probeMu sync.Mutex
@@ -120,7 +119,7 @@ func cached(want Probe) (Probe, bool) {
 	if !ok || !(p.PeakFLOPS > 0) || !(p.PeakInt8 > 0) || !(p.Bandwidth > 0) {
 		return Probe{}, false
 	}
-	p.Int8Instr, p.Cached = want.Int8Instr, true
+	p.Cached = true
 	return p, true
 }
 

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"chat/models/kernels"
 	"fmt"
 	"math"
 	"os"
@@ -34,7 +35,7 @@ func TestProbeCache(t *testing.T) {
 		t.Fatalf("Measure(true) took the cached probe: %+v %v", re, err)
 	}
 	t.Logf("peak %.1f GFLOP/s float32, %.1f GOP/s int8 (%s), read %.1f GB/s, ridge %.1f FLOP/byte (%s, %d threads)",
-		p.PeakFLOPS/1e9, p.PeakInt8/1e9, p.Int8Instr, p.Bandwidth/1e9, p.Ridge(), p.ISA, p.Threads)
+		p.PeakFLOPS/1e9, p.PeakInt8/1e9, kernels.Int8DotInstr(), p.Bandwidth/1e9, p.Ridge(), p.ISA, p.Threads)
 
 	// A probe cached before the int8 peak was measured is measured again.
 	path, err := cacheFile()
