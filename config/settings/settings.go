@@ -167,6 +167,16 @@ type Setting struct {
 // the settings.
 func All() []*Setting { return table }
 
+// byName is the table by canonical name (what Under holds), so the panel's
+// per-update Active does not scan the table through Lookup.
+var byName = func() map[string]*Setting {
+	m := make(map[string]*Setting, len(table))
+	for _, s := range table {
+		m[s.Name] = s
+	}
+	return m
+}()
+
 // Lookup finds a setting by name, alias or flag, ignoring case and treating
 // '-' as '_'. It returns nil for an unknown name.
 func Lookup(name string) *Setting {
@@ -491,7 +501,7 @@ func (s *Setting) format(x any) string {
 // off, and not tuning a sampler (Under) that is off. The panel lists these,
 // and a remote request sends those that are Request settings.
 func (s *Setting) Active(v, def *Values) bool {
-	return s.Format(v) != s.Format(def) && s.Show(v) != "off" && (s.Under == "" || Lookup(s.Under).Show(v) != "off")
+	return s.Format(v) != s.Format(def) && s.Show(v) != "off" && (s.Under == "" || byName[s.Under].Show(v) != "off")
 }
 
 // ReplacedBy names the setting whose stage runs in v in place of s's
