@@ -2,15 +2,27 @@
 
 #include "textflag.h"
 
+// The encoders' shared constants, 8 copies each (a ymm).
+// |x|'s mask
+DATA kvabs<>+0(SB)/8, $0x7fffffff7fffffff
+DATA kvabs<>+8(SB)/8, $0x7fffffff7fffffff
+DATA kvabs<>+16(SB)/8, $0x7fffffff7fffffff
+DATA kvabs<>+24(SB)/8, $0x7fffffff7fffffff
+GLOBL kvabs<>(SB), RODATA|NOPTR, $32
+// 1.5·2^23: adding and taking it away rounds a float32 to an integer, ties to even
+DATA kvrnd<>+0(SB)/8, $0x4b4000004b400000
+DATA kvrnd<>+8(SB)/8, $0x4b4000004b400000
+DATA kvrnd<>+16(SB)/8, $0x4b4000004b400000
+DATA kvrnd<>+24(SB)/8, $0x4b4000004b400000
+GLOBL kvrnd<>(SB), RODATA|NOPTR, $32
+
 // func absMaxAVX2(x *float32, n int) (amax float32, nan bool)
 // n is a multiple of 16 (> 0). The max of |x[i]|, and whether any x[i] is
 // a NaN (VMAXPS does not carry NaNs through, so an unordered compare does).
 TEXT ·absMaxAVX2(SB), NOSPLIT, $0-21
 	MOVQ         x+0(FP), SI
 	MOVQ         n+8(FP), CX
-	MOVL         $0x7fffffff, AX
-	MOVL         AX, X15
-	VPBROADCASTD X15, Y15
+	VMOVDQU      kvabs<>(SB), Y15
 	VXORPS       Y0, Y0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y4, Y4, Y4
@@ -54,9 +66,7 @@ TEXT ·divRoundI8AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x+8(FP), SI
 	VBROADCASTSS s+16(FP), Y15
 	MOVQ         n+24(FP), CX
-	MOVL         $0x4b400000, AX // 1.5·2^23
-	MOVL         AX, X14
-	VBROADCASTSS X14, Y14
+	VMOVDQU      kvrnd<>(SB), Y14
 	MOVL         $0x42fe0000, AX // 127
 	MOVL         AX, X13
 	VBROADCASTSS X13, Y13
@@ -93,12 +103,6 @@ divround_loop:
 
 
 // E4M3 encoding's constants, 8 copies each (a ymm).
-// |x|'s mask
-DATA e4m3abs<>+0(SB)/8, $0x7fffffff7fffffff
-DATA e4m3abs<>+8(SB)/8, $0x7fffffff7fffffff
-DATA e4m3abs<>+16(SB)/8, $0x7fffffff7fffffff
-DATA e4m3abs<>+24(SB)/8, $0x7fffffff7fffffff
-GLOBL e4m3abs<>(SB), RODATA|NOPTR, $32
 // the sign bit
 DATA e4m3sign<>+0(SB)/8, $0x8000000080000000
 DATA e4m3sign<>+8(SB)/8, $0x8000000080000000
@@ -123,12 +127,6 @@ DATA e4m3sub<>+8(SB)/8, $0x4400000044000000
 DATA e4m3sub<>+16(SB)/8, $0x4400000044000000
 DATA e4m3sub<>+24(SB)/8, $0x4400000044000000
 GLOBL e4m3sub<>(SB), RODATA|NOPTR, $32
-// 1.5·2^23
-DATA e4m3rnd<>+0(SB)/8, $0x4b4000004b400000
-DATA e4m3rnd<>+8(SB)/8, $0x4b4000004b400000
-DATA e4m3rnd<>+16(SB)/8, $0x4b4000004b400000
-DATA e4m3rnd<>+24(SB)/8, $0x4b4000004b400000
-GLOBL e4m3rnd<>(SB), RODATA|NOPTR, $32
 // 1
 DATA e4m3one<>+0(SB)/8, $0x100000001
 DATA e4m3one<>+8(SB)/8, $0x100000001
@@ -179,12 +177,12 @@ e4m3_loop:
 	VCMPPS       $3, Y0, Y0, Y4             // NaN
 	VANDPS       e4m3sign<>(SB), Y0, Y1
 	VPSRLD       $24, Y1, Y1                // the sign, 0x80 or 0
-	VANDPS       e4m3abs<>(SB), Y0, Y2      // a
+	VANDPS       kvabs<>(SB), Y0, Y2      // a
 	VCMPPS       $13, e4m3max<>(SB), Y2, Y3 // a >= 448
 	VCMPPS       $1, e4m3min<>(SB), Y2, Y6  // a < 2^-6
 	VMULPS       e4m3sub<>(SB), Y2, Y7
-	VADDPS       e4m3rnd<>(SB), Y7, Y7
-	VSUBPS       e4m3rnd<>(SB), Y7, Y7
+	VADDPS       kvrnd<>(SB), Y7, Y7
+	VSUBPS       kvrnd<>(SB), Y7, Y7
 	VCVTTPS2DQ   Y7, Y7                     // a subnormal's code
 	VPSRLD       $20, Y2, Y8
 	VPAND        e4m3one<>(SB), Y8, Y8
@@ -228,9 +226,7 @@ TEXT ·divRoundInt4AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x+8(FP), SI
 	VBROADCASTSS s+16(FP), Y15
 	MOVQ         n+24(FP), CX
-	MOVL         $0x4b400000, AX // 1.5·2^23
-	MOVL         AX, X14
-	VBROADCASTSS X14, Y14
+	VMOVDQU      kvrnd<>(SB), Y14
 	MOVL         $0xc0e00000, AX // -7
 	MOVL         AX, X13
 	VBROADCASTSS X13, Y13
