@@ -12,6 +12,7 @@ require (
 	github.com/charmbracelet/x/exp/teatest/v2 v2.0.0-20260823001701-96af6d2cb5f6
 	github.com/charmbracelet/x/term v0.2.2
 	github.com/dlclark/regexp2 v1.12.0
+	github.com/klauspost/cpuid/v2 v2.4.2
 	github.com/nikolalohinski/gonja/v2 v2.9.1
 	github.com/ollama/ollama v0.17.4
 	github.com/openai/openai-go/v3 v3.98.0

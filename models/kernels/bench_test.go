@@ -160,7 +160,7 @@ func BenchmarkMatMulIL(b *testing.B) {
 		b.Run(fmt.Sprintf("%s-%dx%dx%d", name, rows, cols, n), func(b *testing.B) {
 			benchISAs(b, func(b *testing.B) {
 				for b.Loop() {
-					MatMulIL(c.k, out, c.w, nil, 0, &a, rows, cols)
+					MatMulIL(c.k, out, c.w, nil, 0, &a, rows, cols, Cached)
 				}
 				reportFlops(b, 2*float64(rows*cols*n))
 			})

@@ -88,3 +88,70 @@ func benchDecodeHalf(b *testing.B, k wkind) {
 		})
 	}
 }
+
+// BenchmarkDecodeIL: the weights of a bench110M decode step in Q4_0 and
+// Q8_0 (interleaved, MatMulIL), one token, one thread, huge pages, each
+// step fetched once as Cached and once as Stream in turn, so that both see
+// the same moment's memory bandwidth: the metrics are each one's GB/s over
+// its median step and their ratio.
+//
+//	go test -run '^$' -bench 'DecodeIL' -benchtime 40x ./models/kernels/
+func BenchmarkDecodeIL(b *testing.B) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	shapes := decodeShapes()
+	for _, c := range []struct {
+		name  string
+		k     ILKind
+		block int // GGUF bytes per 32 values
+		pack  func(dst, raw []byte, rows, cols int)
+	}{{"q4_0", IL4, 18, PackILQ4_0}, {"q8_0", IL8, 34, PackILQ8_0}} {
+		il := make([][]byte, len(shapes))
+		total := 0
+		for i, s := range shapes {
+			raw := make([]byte, s[0]*s[1]/Q8Block*c.block)
+			for j := range raw {
+				raw[j] = byte(rng.Uint32())
+			}
+			for j := 0; j < len(raw); j += c.block {
+				raw[j], raw[j+1] = 0x00, 0x3c // scale 1.0 (f16)
+			}
+			il[i] = hugepage.Bytes(ILBytes(c.k, s[0], s[1]))
+			c.pack(il[i], raw, s[0], s[1])
+			total += len(il[i])
+		}
+		x := randVec(rng, 2048)
+		out := make([]float32, 32000)
+		b.Run(c.name, func(b *testing.B) {
+			benchISAs(b, func(b *testing.B) {
+				if isa == isaGo {
+					b.Skip("the Go reference takes half a second a step")
+				}
+				var a [2]ILAct
+				a[0].Quantize(x[:768], 1, 768, c.k)
+				a[1].Quantize(x[:2048], 1, 2048, c.k)
+				var ts [2][]float64
+				for b.Loop() {
+					for _, reuse := range []Reuse{Cached, Stream} {
+						t0 := time.Now()
+						for i, s := range shapes {
+							act := &a[0]
+							if s[1] == 2048 {
+								act = &a[1]
+							}
+							MatMulIL(c.k, out, il[i], nil, 0, act, s[0], s[1], reuse)
+						}
+						ts[reuse] = append(ts[reuse], time.Since(t0).Seconds())
+					}
+				}
+				var med [2]float64
+				for r := range ts {
+					slices.Sort(ts[r])
+					med[r] = ts[r][len(ts[r])/2]
+				}
+				b.ReportMetric(float64(total)/med[Cached]/1e9, "cached-GB/s")
+				b.ReportMetric(float64(total)/med[Stream]/1e9, "stream-GB/s")
+				b.ReportMetric(med[Cached]/med[Stream], "stream-speedup")
+			})
+		})
+	}
+}

@@ -156,7 +156,7 @@ func TestILStayInBounds(t *testing.T) {
 						x := guarded(t, n*c.cols)
 						var a ILAct
 						a.Quantize(x, n, c.cols, c.k)
-						MatMulIL(c.k, guarded(t, n*rows), w, gs, c.g, &a, rows, c.cols)
+						MatMulIL(c.k, guarded(t, n*rows), w, gs, c.g, &a, rows, c.cols, Cached)
 					}
 				}
 			}

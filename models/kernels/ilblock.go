@@ -523,16 +523,16 @@ func (a *ILAct) token(t, b int) (xq []int8, xd float32, sum int32) {
 // MatMulIL computes out[t*rows+r] for t < a's n tokens and r < rows: the
 // product of the interleaved matrix w (format k; for IL4G the scales gs of
 // groups of g) with the activation a (quantized for k), in the float order
-// of the file comment. Bitwise the same for any n, thread count and
-// implementation.
-func MatMulIL(k ILKind, out []float32, w []byte, gs []float32, g int, a *ILAct, rows, cols int) {
+// of the file comment. Bitwise the same for any n, thread count,
+// implementation and reuse, which only chooses how w is fetched.
+func MatMulIL(k ILKind, out []float32, w []byte, gs []float32, g int, a *ILAct, rows, cols int, reuse Reuse) {
 	checkILShape("MatMulIL", k, w, rows, cols)
 	if a == nil || a.cols != cols || a.k != k || len(out) < a.n*rows ||
 		(k == IL4G && (g <= 0 || g%Q8Block != 0 || len(gs) < ILScales(rows, cols, g))) {
 		panic(fmt.Sprintf("kernels.MatMulIL: rows=%d cols=%d group=%d with len(out)=%d len(gs)=%d and an activation for %v",
 			rows, cols, g, len(out), len(gs), a))
 	}
-	p := ilProd{k: k, w: w, gs: gs, g: g, a: a, out: out, rows: rows, cols: cols}
+	p := ilProd{k: k, w: w, gs: gs, g: g, a: a, out: out, rows: rows, cols: cols, reuse: reuse}
 	if rows*cols*a.n >= parallelMin {
 		if j := defaultPool.acquire(); j != nil {
 			j.op, j.il = opIL, p
@@ -576,6 +576,7 @@ type ilProd struct {
 	a          *ILAct
 	out        []float32
 	rows, cols int
+	reuse      Reuse
 }
 
 // run computes row groups [g0, g1) of every token.

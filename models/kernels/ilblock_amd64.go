@@ -223,6 +223,78 @@ func il8mT3AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, g
 func il8mT4AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
 
 //go:noescape
+func il8T1VNNINT(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T2VNNINT(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4T1VNNINT(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4T2VNNINT(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4gT1VNNINT(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4gT2VNNINT(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4nlT1VNNINT(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4nlT2VNNINT(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4mT1VNNINT(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4mT2VNNINT(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8mT1VNNINT(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8mT2VNNINT(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T1AVX2NT(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T2AVX2NT(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4T1AVX2NT(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4T2AVX2NT(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4gT1AVX2NT(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4gT2AVX2NT(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4nlT1AVX2NT(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4nlT2AVX2NT(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4mT1AVX2NT(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4mT2AVX2NT(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8mT1AVX2NT(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8mT2AVX2NT(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
 func ilQuantAVX2(dst *byte, x *float32, nb, off int)
 
 // ilQuantAsm quantizes token t of x into a's packed slot (ILAct.Quantize).
@@ -261,6 +333,18 @@ var ilTiles = [6][2][]ilTileFunc{
 	},
 }
 
+// ilStreamTiles are the 1- and 2-token tiles of ilTiles that fetch the
+// weights non-temporally, for a model larger than the last-level cache
+// (Reuse: Stream), by format and kernel set (VNNI, AVX2).
+var ilStreamTiles = [6][2][2]ilTileFunc{
+	{{il8T1VNNINT, il8T2VNNINT}, {il8T1AVX2NT, il8T2AVX2NT}},
+	{{il4T1VNNINT, il4T2VNNINT}, {il4T1AVX2NT, il4T2AVX2NT}},
+	{{il4gT1VNNINT, il4gT2VNNINT}, {il4gT1AVX2NT, il4gT2AVX2NT}},
+	{{il4nlT1VNNINT, il4nlT2VNNINT}, {il4nlT1AVX2NT, il4nlT2AVX2NT}},
+	{{il4mT1VNNINT, il4mT2VNNINT}, {il4mT1AVX2NT, il4mT2AVX2NT}},
+	{{il8mT1VNNINT, il8mT2VNNINT}, {il8mT1AVX2NT, il8mT2AVX2NT}},
+}
+
 // runAsm computes row groups [g0, g1) of every token with the tiles: 8
 // tokens at a time on VNNI, 4 on AVX2. A last group with fewer than 16 rows
 // goes through a buffer.
@@ -290,11 +374,15 @@ func (p *ilProd) runAsm(g0, g1 int) {
 		for t0 := 0; t0 < n; t0 += maxT {
 			T := min(maxT, n-t0)
 			xa := (*byte)(unsafe.Add(unsafe.Pointer(&p.a.b[(t0/ilTok)*nb*ilActBlock]), 40*(t0%ilTok)))
+			tile := tiles[T-1]
+			if p.reuse == Stream && T <= 2 {
+				tile = ilStreamTiles[p.k][set][T-1]
+			}
 			if full {
-				tiles[T-1](&p.out[t0*p.rows+r0], w, nb, xa, p.rows, gs, gb)
+				tile(&p.out[t0*p.rows+r0], w, nb, xa, p.rows, gs, gb)
 				continue
 			}
-			tiles[T-1](&buf[0], w, nb, xa, ILRows, gs, gb)
+			tile(&buf[0], w, nb, xa, ILRows, gs, gb)
 			for t := 0; t < T; t++ {
 				copy(p.out[(t0+t)*p.rows+r0:(t0+t+1)*p.rows], buf[t*ILRows:])
 			}

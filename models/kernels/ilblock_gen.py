@@ -77,8 +77,8 @@ def isum_start(kind, z, o):
         p(f"\tVPBROADCASTD {o+36}(BX), {z}")
 
 
-def vnni(kind, T):
-    name = f"il{kind[2:].lower()}T{T}VNNI"
+def vnni(kind, T, stream=False):
+    name = f"il{kind[2:].lower()}T{T}VNNI{'NT' if stream else ''}"
     bb = BB[kind]
     q0 = Q0.get(kind, 32)
     p(f"// func {name}({ARGS})")
@@ -96,17 +96,19 @@ def vnni(kind, T):
     for t in range(T):
         p(f"\tVXORPS Z{18+t}, Z{18+t}, Z{18+t}")
     p(f"{name}_loop:")
-    if T >= 3 or kind != "IL4G":
+    if T >= 3 or stream or kind != "IL4G":
         # Fetch the block PF blocks ahead, one line at a time (past the
         # last row group it touches the next weight: harmless). A tile of
         # 3 or more tokens fetches non-temporally: its weights are used once
         # a step, and kept out of the outer caches they likely leave the KV
         # cache and activations there; bench110M Q8_0 batch-8 decode
         # 1.18-1.27x (BENCHMARKS.md), Q4_0's and bench15M's the same. The
-        # 1- and 2-token tiles keep PREFETCHT0: a small model's decode
-        # re-reads its weights from cache (NTA there: 0.63-0.85x).
+        # 1- and 2-token tiles come in two kinds: PREFETCHT0 for a model
+        # whose weights stay in the last-level cache from one step to the
+        # next (NTA there: 0.63-0.85x), and NT for one that streams them
+        # from memory (ilStreamTiles).
         for off in range(0, bb, 64):
-            p(f"\t{'PREFETCHNTA' if T >= 3 else 'PREFETCHT0'} {PF*bb+off}(SI)")
+            p(f"\t{'PREFETCHNTA' if T >= 3 or stream else 'PREFETCHT0'} {PF*bb+off}(SI)")
     if kind == "IL4G":
         p("\tTESTQ AX, AX")
         p(f"\tJNZ   {name}_same")
@@ -199,14 +201,14 @@ def vnni(kind, T):
     p()
 
 
-def avx2(kind, T):
+def avx2(kind, T, stream=False):
     """8 rows (half h of the group: byte offset 32h in every quad, scales
     2·8h) × T ≤ 4 tokens. Y0-Y3 int sums, Y4-Y7 float sums, Y8 scales, Y9
     s, Y10 weights (IL8, IL4NL), Y11 |w| or nibbles, Y12 x, Y13 products (IL4M, IL8M:
     then the mins),
     Y14 int16 ones, Y15 0x80 or 0x0f bytes (IL4NL: the signed levels, its
     0x0f bytes in memory)."""
-    name = f"il{kind[2:].lower()}T{T}AVX2"
+    name = f"il{kind[2:].lower()}T{T}AVX2{'NT' if stream else ''}"
     bb = BB[kind]
     q0 = Q0.get(kind, 32)
     p(f"// func {name}({ARGS})")
@@ -237,9 +239,9 @@ def avx2(kind, T):
     for t in range(T):
         p(f"\tVXORPS Y{4+t}, Y{4+t}, Y{4+t}")
     p(f"{name}_loop:")
-    if T >= 3 or kind != "IL4G":
+    if T >= 3 or stream or kind != "IL4G":
         for off in range(0, bb, 64):  # SI is 32h past the block: same lines
-            p(f"\tPREFETCHT0 {PF*bb+off}(SI)")
+            p(f"\t{'PREFETCHNTA' if stream else 'PREFETCHT0'} {PF*bb+off}(SI)")
     if kind == "IL4G":
         p("\tTESTQ AX, AX")
         p(f"\tJNZ   {name}_same")
@@ -447,8 +449,12 @@ header("ilblock_gen.py", "ilblock_amd64.s")
 for kind in ("IL8", "IL4", "IL4G", "IL4NL", "IL4M", "IL8M"):
     for T in range(1, 9):
         vnni(kind, T)
+    for T in (1, 2):
+        vnni(kind, T, stream=True)
     for T in range(1, 5):
         avx2(kind, T)
+    for T in (1, 2):
+        avx2(kind, T, stream=True)
 sys.stdout.write("\n".join(out))
 sys.stdout.write(QUANT)
 # IL4NL's tables: gguf.IQ4NLValues + 128 (VNNI), the signed levels (AVX2),

@@ -145,11 +145,13 @@ func TestMatMulIL(t *testing.T) {
 				}
 				for _, l := range levels {
 					for _, th := range []int{1, 2} {
+						// Stream takes the non-temporal 1- and 2-token tiles.
+						reuse := Reuse(th - 1)
 						withImpl(l, func() {
 							withThreads(th, func() {
-								what := fmt.Sprintf("%s %s threads=%d %dx%d n=%d", implName(l), name, th, c.rows, c.cols, n)
+								what := fmt.Sprintf("%s %s threads=%d reuse=%d %dx%d n=%d", implName(l), name, th, reuse, c.rows, c.cols, n)
 								got := unaligned(rng, n*c.rows, 1)
-								MatMulIL(c.k, got, c.w, c.gs, c.g, &a, c.rows, c.cols)
+								MatMulIL(c.k, got, c.w, c.gs, c.g, &a, c.rows, c.cols, reuse)
 								checkSentinels(t, what, got)
 								for i := range want {
 									if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
@@ -161,7 +163,7 @@ func TestMatMulIL(t *testing.T) {
 								var one ILAct
 								one.Quantize(x[tok*c.cols:], 1, c.cols, c.k)
 								o := make([]float32, c.rows)
-								MatMulIL(c.k, o, c.w, c.gs, c.g, &one, c.rows, c.cols)
+								MatMulIL(c.k, o, c.w, c.gs, c.g, &one, c.rows, c.cols, reuse)
 								for r := range o {
 									if math.Float32bits(o[r]) != math.Float32bits(want[tok*c.rows+r]) {
 										t.Fatalf("%s: token %d alone row %d = %v, batched %v", what, tok, r, o[r], want[tok*c.rows+r])
@@ -184,10 +186,10 @@ func TestMatMulILAllocs(t *testing.T) {
 	var a ILAct
 	withThreads(2, func() {
 		a.Quantize(x, 8, c.cols, c.k)
-		MatMulIL(c.k, out, c.w, nil, 0, &a, c.rows, c.cols)
+		MatMulIL(c.k, out, c.w, nil, 0, &a, c.rows, c.cols, Cached)
 		if n := testing.AllocsPerRun(20, func() {
 			a.Quantize(x, 8, c.cols, c.k)
-			MatMulIL(c.k, out, c.w, nil, 0, &a, c.rows, c.cols)
+			MatMulIL(c.k, out, c.w, nil, 0, &a, c.rows, c.cols, Cached)
 		}); n != 0 {
 			t.Errorf("%v allocations per product", n)
 		}
@@ -303,7 +305,7 @@ func TestILExtremes(t *testing.T) {
 		for _, l := range levels {
 			withImpl(l, func() {
 				got := make([]float32, 3*rows)
-				MatMulIL(tc.k, got, w, nil, 0, &a, rows, cols)
+				MatMulIL(tc.k, got, w, nil, 0, &a, rows, cols, Cached)
 				for i := range got {
 					if got[i] != want[i] {
 						t.Fatalf("%s %s: out[%d] = %v, Go %v", tc.name, implName(l), i, got[i], want[i])
@@ -377,12 +379,12 @@ func TestILIQ4NLvsIL8(t *testing.T) {
 			a8.Quantize(x, n, cols, IL8)
 			anl.Quantize(x, n, cols, IL4NL)
 			want := make([]float32, n*rows)
-			withImpl(isaGo, func() { MatMulIL(IL8, want, w8, nil, 0, &a8, rows, cols) })
+			withImpl(isaGo, func() { MatMulIL(IL8, want, w8, nil, 0, &a8, rows, cols, Cached) })
 			for _, l := range levels {
 				withImpl(l, func() {
 					got, il8 := make([]float32, n*rows), make([]float32, n*rows)
-					MatMulIL(IL4NL, got, nl, nil, 0, &anl, rows, cols)
-					MatMulIL(IL8, il8, w8, nil, 0, &a8, rows, cols)
+					MatMulIL(IL4NL, got, nl, nil, 0, &anl, rows, cols, Cached)
+					MatMulIL(IL8, il8, w8, nil, 0, &a8, rows, cols, Cached)
 					for i := range want {
 						if math.Float32bits(got[i]) != math.Float32bits(want[i]) || math.Float32bits(il8[i]) != math.Float32bits(want[i]) {
 							t.Fatalf("%s rows=%d n=%d: out[%d] IL4NL %v, IL8 %v, IL8 Go %v", implName(l), rows, n, i, got[i], il8[i], want[i])

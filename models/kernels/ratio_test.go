@@ -80,7 +80,7 @@ func TestKernelRatios(t *testing.T) {
 			for _, l := range levels {
 				row(fmt.Sprintf("int4 interleaved, Q8_0 act %dx%d", rows, cols), l, func() {
 					a.Quantize(x, 1, cols, IL4G)
-					MatMulIL(IL4G, out, w, gs, 32, &a, rows, cols)
+					MatMulIL(IL4G, out, w, gs, 32, &a, rows, cols, Cached)
 				}, l, func() { c.matVec(out, x) })
 			}
 		}
@@ -117,7 +117,7 @@ func TestKernelRatios(t *testing.T) {
 			var a ILAct
 			f := func() {
 				a.Quantize(xs, nt, cols, c.k)
-				MatMulIL(c.k, o, c.w, nil, 0, &a, rows, cols)
+				MatMulIL(c.k, o, c.w, nil, 0, &a, rows, cols, Cached)
 			}
 			row(fmt.Sprintf("MatMulIL %s %dx%dx%d", name, rows, cols, nt), top, f, isaAVX2, f)
 		}

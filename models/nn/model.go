@@ -37,7 +37,14 @@ func archBytes(a Arch) int64 {
 func (m *Model) Info() models.Info           { return m.info }
 func (m *Model) Tokenizer() models.Tokenizer { return m.tok }
 func (m *Model) KVLayout() models.KVLayout   { return m.layout }
-func (m *Model) NewRunner() models.Runner    { return NewRunner(m.arch, m.info.VocabSize) }
+
+// NewRunner's products fetch the weights as a model of this size is best
+// read: from the caches, or streamed past them (kernels.ReuseFor).
+func (m *Model) NewRunner() models.Runner {
+	r := NewRunner(m.arch, m.info.VocabSize)
+	r.p.W.Reuse = kernels.ReuseFor(m.info.WeightBytes)
+	return r
+}
 
 // With returns a copy of m with another description and tokenizer.
 func (m *Model) With(info models.Info, tok models.Tokenizer) *Model {

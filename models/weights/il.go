@@ -82,7 +82,7 @@ func (m *Interleaved) Bytes() int64 {
 func (m *Interleaved) Mul(out, x []float32, n int, s *Scratch) {
 	checkMul(m, out, x, n)
 	s.il.Quantize(x, n, m.cols, m.k)
-	kernels.MatMulIL(m.k, out, m.w, m.gs, m.g, &s.il, m.rows, m.cols)
+	kernels.MatMulIL(m.k, out, m.w, m.gs, m.g, &s.il, m.rows, m.cols, s.Reuse)
 }
 
 func (m *Interleaved) Row(dst []float32, r int) {

@@ -229,6 +229,10 @@ type Scratch struct {
 	// order than a decode's but give each row the same bits in any batch.
 	// The integer formats compute the same either way.
 	Prefill bool
+	// Reuse tells the kernels whether the model's weights stay in the
+	// last-level cache between steps (kernels.ReuseFor); it changes how
+	// they are fetched, not the bits.
+	Reuse kernels.Reuse
 
 	il   kernels.ILAct // activations quantised for an interleaved product
 	q    []int8        // quantised activations [n][cols]
