@@ -52,7 +52,11 @@ BLOCKXS, ACTXS = 2176, 2368
 BLOCK2, ACT2 = 1344, 2368
 BLOCK3, ACT3 = 1760, 2624
 # PF: how many super-blocks ahead the weights are prefetched (about the
-# 17 KiB ahead ilblock_gen.py found best for its tiles).
+# 17 KiB ahead ilblock_gen.py found best for its tiles). The super-block's
+# 21-53 prefetches are spread over its sub-blocks: all at the top of the
+# loop, more than the misses the core keeps in flight, some were dropped,
+# and a one-token tile streamed Q6_K from memory at 14-21 GB/s, Q5_K at
+# 17-23 (spread: 25-32 and 21-38; BenchmarkILKMemory, BENCHMARKS.md).
 PF = 8
 
 
@@ -91,10 +95,24 @@ def begin(name):
     p("\tMOVQ facc+40(FP), DI")
 
 
-def loop_head(name, T, block, slots):
+# The lines of the super-block PF ahead not yet prefetched this iteration.
+pending = []
+
+
+def prefetch(n):
+    """Prefetch the next n pending lines: a super-block's 21-53 lines are
+    spread over its sub-blocks (fold calls this) rather than asked for at
+    once."""
+    for off in pending[:n]:
+        p(f"\tPREFETCHT0 {off}(SI)")
+    del pending[:n]
+
+
+def loop_head(name, T, block, slots, folds):
     """Zero the T tokens' float accumulators (slots of 64 bytes each at
     64·slots·t), skip an empty product, open the loop over super-blocks
-    (prefetching PF ahead) and load the 16 rows' d into Z28."""
+    (its prefetches of the super-block PF ahead spread over the folds of
+    its sub-blocks) and load the 16 rows' d into Z28."""
     p("\tVPXORD Z16, Z16, Z16")
     for t in range(T):
         for s in range(slots):
@@ -102,8 +120,9 @@ def loop_head(name, T, block, slots):
     p("\tTESTQ CX, CX")
     p(f"\tJZ    {name}_store")
     p(f"{name}_loop:")
-    for off in range(0, block, 64):
-        p(f"\tPREFETCHT0 {PF*block+off}(SI)")
+    global per
+    pending[:] = [PF * block + off for off in range(0, block, 64)]
+    per = -(-len(pending) // folds)
     p("\tVCVTPH2PS (SI), Z28")
 
 
@@ -120,6 +139,7 @@ def float_step(T):
 def loop_end(name, T, block, act, mins=False):
     """Next super-block; then store each token's 16 sums (acc − accm with
     mins, whose accumulators pair as 128 bytes a token)."""
+    prefetch(len(pending))
     p(f"\tADDQ ${block}, SI")
     p(f"\tADDQ ${act}, BX")
     p("\tDECQ CX")
@@ -149,7 +169,9 @@ def chains(T):
 
 
 def fold(T, ch, n):
-    """Add each token's n chains into its first."""
+    """Add each token's n chains into its first (and prefetch the
+    sub-block's share of lines)."""
+    prefetch(per)
     for t in range(T):
         if n == 4:
             p(f"\tVPADDD {ch(t, 1)}, {ch(t, 0)}, {ch(t, 0)}")
@@ -180,7 +202,7 @@ def tile(T, q5=False):
     const("15", "Z29")
     if q5:
         const("0x10101010", "Z21")
-    loop_head(name, T, block, 2)
+    loop_head(name, T, block, 2, 8)
     p("\tVCVTPH2PS 32(SI), Z27")
     for s in range(8):
         j, hi = s // 2, s % 2
@@ -243,7 +265,7 @@ def tile6(T):
     begin(name)
     const("0x0f0f0f0f", "Z31")
     const("0x30303030", "Z30")
-    loop_head(name, T, BLOCK6, 1)
+    loop_head(name, T, BLOCK6, 1, 16)
     ch = lambda t, c: f"Z{8 + t * nch + c}"
     for h in range(2):
         for c in range(4):
@@ -288,7 +310,7 @@ def tilexs(T):
     const("15", "Z29")
     const("48", "Z27")
     const("32", "Z21")
-    loop_head(name, T, BLOCKXS, 1)
+    loop_head(name, T, BLOCKXS, 1, 8)
     p("\tVPMOVZXWD 32(SI), Z20")
     ch = lambda t, c: f"Z{8 + t * nch + c}"
     for ib in range(8):
@@ -354,7 +376,7 @@ def tile23(T, q3):
         const("0x04040404", "Z30")
         const("3", "Z21")
         const("32", "Z20")
-    loop_head(name, T, block, 1 if q3 else 2)
+    loop_head(name, T, block, 1 if q3 else 2, 16)
     if not q3:
         p("\tVCVTPH2PS 32(SI), Z27")
     ch = lambda t, c: f"Z{8 + t * nch + c}"

@@ -107,6 +107,32 @@ func BenchmarkILK(b *testing.B) {
 	}
 }
 
+// BenchmarkILKMemory: one token through a 65536×2048 matrix of each kind,
+// 72-224 MB, past the L3 as a decode step's weights are: the rate at
+// which a tile streams its weights from memory.
+//
+//	go test -run '^$' -bench ILKMemory -benchtime 30x ./models/kernels/
+func BenchmarkILKMemory(b *testing.B) {
+	const rows, cols = 65536, 2048
+	ks, bk := ilkKinds()
+	for i, k := range ks {
+		rng := rand.New(rand.NewPCG(7, 7))
+		raw := randBlocks(rng, bk[i], rows*cols/QK, false)
+		w := make([]byte, ILKBytes(k, rows, cols))
+		PackILK(k, w, raw, rows, cols)
+		xq, xd, xs := quantAct(bk[i], randVec(rng, cols))
+		out := make([]float32, rows)
+		b.Run(bk[i].name, func(b *testing.B) {
+			withThreads(1, func() {
+				b.SetBytes(int64(len(raw)))
+				for b.Loop() {
+					MatMulILK(k, out, w, xq, xd, xs, rows, cols, 1)
+				}
+			})
+		})
+	}
+}
+
 func benchILK(b *testing.B, k ILKKind, bk blockKind) {
 	const rows, cols = 2048, 2048
 	rng := rand.New(rand.NewPCG(7, 7))
