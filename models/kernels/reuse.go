@@ -12,10 +12,11 @@ const (
 	// every level.
 	Cached Reuse = iota
 	// Stream weights are larger than the last-level cache: each step reads
-	// them from memory once. The kernels fetch them non-temporally
-	// (PREFETCHNTA), so they do not evict the KV rows and activations the
-	// step reads again. bench110M decode 1.05× (BENCHMARKS.md); a model in
-	// cache fetched so decodes 0.63-0.85×.
+	// them from memory once. The 32-value-block tiles (MatMulIL) fetch them
+	// non-temporally (PREFETCHNTA), so they do not evict the KV rows and
+	// activations the step reads again: bench110M decode 1.05×
+	// (BENCHMARKS.md); a model in cache fetched so decodes 0.63-0.85×. The
+	// K-quant tiles (MatMulILK) lost by it (0.96-0.99×) and ignore it.
 	Stream
 )
 
