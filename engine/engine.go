@@ -129,6 +129,16 @@ type Result struct {
 	Logprobs []TokenLogprob
 }
 
+// ContextFull reports whether the end of the context, not the budget asked
+// for, cut the reply: it reached its budget as prompt and reply filled the
+// window (a chat reply's budget, and a server's, is at most the context
+// left; the last id is not fed, so a full window holds all but one). A reply
+// the window rule cut had room again, so its budget ended it.
+func (r *Result) ContextFull() bool {
+	st := r.Stats
+	return r.Reason == ReasonLength && st.WindowCuts == 0 && st.KVCap > 0 && st.PromptTokens+st.GenTokens >= st.KVCap
+}
+
 // Delta is what Poll drains.
 type Delta struct {
 	Text     string         // text since the last Poll

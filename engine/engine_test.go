@@ -127,6 +127,27 @@ func TestWindowRulesMatchReference(t *testing.T) {
 	}
 }
 
+// TestContextFull: a reply whose budget was the context left was cut by
+// the context; a smaller budget, or a reply the window rule cut, was not.
+func TestContextFull(t *testing.T) {
+	e := New(newFake(models.WindowHalf, testCtx))
+	defer e.Close()
+	for _, c := range []struct {
+		prompt, budget int
+		want           bool
+	}{
+		{5, testCtx - 5, true},
+		{5, testCtx - 6, false},
+		{testCtx - 1, 1, true},
+		{5, 3 * testCtx, false}, // the window rule cut it and it went on
+	} {
+		res := run(t, e, Request{Prompt: prompt(c.prompt, 1), MaxTokens: c.budget, Sampler: knobs["greedy"]})
+		if res.Reason != ReasonLength || res.ContextFull() != c.want {
+			t.Errorf("prompt %d budget %d: %s, ContextFull %v, want %v", c.prompt, c.budget, res.Reason, res.ContextFull(), c.want)
+		}
+	}
+}
+
 // TestPrefixReuse: a prompt that extends the previous conversation reuses
 // its cached prefix and gives the same ids as a cold engine.
 func TestPrefixReuse(t *testing.T) {

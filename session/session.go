@@ -435,7 +435,7 @@ func (s *Session) Poll() Update {
 	}
 	if d.Done {
 		s.finish(d.Result)
-		u.Done, u.Reason, u.Err = true, d.Result.Reason, d.Result.Err
+		u.Done, u.Reason, u.Err, u.ContextFull = true, d.Result.Reason, d.Result.Err, d.Result.ContextFull()
 		u.Stats = s.stats(d.Result.Stats)
 		u.Notices = append(u.Notices, s.notices...) // the autosave's
 		s.notices = nil

@@ -108,13 +108,16 @@ type SpecStats struct {
 // Update is what happened since the last Poll: new reply text (whole UTF-8
 // characters only), whether the reply finished, and a snapshot of the stats.
 type Update struct {
-	Text    string   // text appended to the reply being generated
-	Busy    bool     // a reply is being generated
-	Done    bool     // the reply finished since the last poll
-	Reason  string   // why it finished: "eot", "stop" (a stop string), "length", "stopped", "error"
-	Err     error    // set when Reason is "error"
-	Stats   Stats    // snapshot
-	Notices []string // things the user should be told ("dropped 2 oldest turns to fit the context")
+	Text   string // text appended to the reply being generated
+	Busy   bool   // a reply is being generated
+	Done   bool   // the reply finished since the last poll
+	Reason string // why it finished: "eot", "stop" (a stop string), "length", "stopped", "error"
+	Err    error  // set when Reason is "error"
+	// ContextFull: a "length" reply was cut by the end of the context, not
+	// by max_tokens (engine.Result.ContextFull).
+	ContextFull bool
+	Stats       Stats    // snapshot
+	Notices     []string // things the user should be told ("dropped 2 oldest turns to fit the context")
 
 	// The views (views.go), each only while it is on: the reply's tokens
 	// since the last poll (token view); the latest step and, in step mode,

@@ -30,7 +30,7 @@ type fakeBackend struct {
 
 	lateUser   bool   // list the user's turn in Messages only once the reply is done
 	finishWith string // the reason a reply that runs out of chunks ends with ("" = "eot")
-	fullKV     bool   // the reply fills the context: KVUsed is KVCap-1
+	fullKV     bool   // the reply fills the context: KVUsed is KVCap-1, and a "length" finish says ContextFull
 	noDone     bool   // end a reply by going idle without saying Done
 	silent     bool   // handle Send without any reply (like a slash command)
 
@@ -161,7 +161,7 @@ func (f *fakeBackend) finish(u *session.Update, reason string) {
 	f.viewsFinish()
 	f.busy, f.stopping = false, false
 	if !f.noDone {
-		u.Done, u.Reason = true, reason
+		u.Done, u.Reason, u.ContextFull = true, reason, reason == "length" && f.fullKV
 	}
 }
 

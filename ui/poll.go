@@ -87,10 +87,9 @@ func (m *model) finish(u session.Update) {
 	if u.Reason == "length" && !m.raw {
 		// In raw mode every continuation ends this way; in chat it means
 		// the answer was cut off: by max_tokens, or by the end of the
-		// context (a chat reply's budget is at most the context left; the
-		// last token is not fed, so a full context holds all but one).
-		if st := u.Stats; st.KVCap > 0 && st.KVUsed+1 >= st.KVCap {
-			m.addNotice(fmt.Sprintf("the reply filled the %d-token context; the next turn drops the oldest messages to fit", st.KVCap), false)
+		// context.
+		if u.ContextFull {
+			m.addNotice(fmt.Sprintf("the reply filled the %d-token context; the next turn drops the oldest messages to fit", u.Stats.KVCap), false)
 		} else {
 			m.addNotice(fmt.Sprintf("the reply reached max_tokens (%d); /set max_tokens N allows longer ones", m.b.Settings().MaxTokens), false)
 		}

@@ -481,10 +481,10 @@ func (s *Server) llamaCompletion(w http.ResponseWriter, r *http.Request) {
 // llamaFinal is the whole answer (or a stream's last event, whose pieces
 // were sent before it).
 func (s *Server) llamaFinal(req *llamaRequest, j job, predict, index int, res engine.Result, took time.Duration, gs map[string]any) map[string]any {
-	st := res.Stats
 	if predict == 0 { // only the prompt was asked for
-		res.Text, res.IDs, res.Logprobs, res.Reason, st.GenTokens = "", nil, nil, engine.ReasonLength, 0
+		res.Text, res.IDs, res.Logprobs, res.Reason, res.Stats.GenTokens = "", nil, nil, engine.ReasonLength, 0
 	}
+	st := res.Stats
 	content, ids := res.Text, []int{}
 	if req.Stream {
 		content = ""
@@ -495,7 +495,7 @@ func (s *Server) llamaFinal(req *llamaRequest, j job, predict, index int, res en
 	out := map[string]any{"index": index, "content": content, "tokens": ids, "stop": true, "model": s.name,
 		"tokens_predicted": st.GenTokens, "tokens_evaluated": st.PromptTokens, "tokens_cached": st.ReusedTokens,
 		"generation_settings": gs, "prompt": session.WithSpecials(s.m.Tokenizer(), j.prompt), "has_new_line": strings.Contains(res.Text, "\n"),
-		"truncated": res.Reason == engine.ReasonLength && st.PromptTokens+st.GenTokens >= s.e.Window(),
+		"truncated": res.ContextFull(),
 		"stop_type": cmp.Or(stopType, "none"), "stopping_word": s.stoppingWord(res, j.stop), "timings": llamaTimings(st, took)}
 	if j.logprobs && !req.Stream {
 		out["completion_probabilities"] = s.llamaProbs(res.Logprobs)

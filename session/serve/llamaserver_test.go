@@ -21,6 +21,7 @@ type llamaAnswer struct {
 	Tokens          []int  `json:"tokens"`
 	Stop            bool   `json:"stop"`
 	StopType        string `json:"stop_type"`
+	Truncated       bool   `json:"truncated"`
 	StoppingWord    string `json:"stopping_word"`
 	TokensPredicted int    `json:"tokens_predicted"`
 	TokensEvaluated int    `json:"tokens_evaluated"`
@@ -212,6 +213,25 @@ func TestLlamaCompletion(t *testing.T) {
 	}
 	if code, b := llamaPost(t, ts.URL, `{"prompt":"Once upon a time","n_predict":0}`); code != 200 || b.Content != "" || b.TokensPredicted != 0 || b.TokensEvaluated == 0 || b.StopType != "limit" {
 		t.Errorf("n_predict 0: %d %+v", code, b)
+	}
+}
+
+// TestLlamaTruncated: truncated says the end of the context cut the reply
+// (engine.Result.ContextFull), not n_predict.
+func TestLlamaTruncated(t *testing.T) {
+	_, ts, _ := start(t, Options{Engine: engine.Options{Context: 32}})
+	for _, c := range []struct {
+		body      string
+		truncated bool
+	}{
+		{`{"prompt":"Once upon a time","n_predict":-1,"ignore_eos":true}`, true},
+		{`{"prompt":"Once upon a time","n_predict":1000,"ignore_eos":true}`, true},
+		{`{"prompt":"Once upon a time","n_predict":5,"ignore_eos":true}`, false},
+		{`{"prompt":"Once upon a time","n_predict":0}`, false},
+	} {
+		if code, a := llamaPost(t, ts.URL, c.body); code != 200 || a.StopType != "limit" || a.Truncated != c.truncated {
+			t.Errorf("%s: %d %+v, want truncated %v", c.body, code, a, c.truncated)
+		}
 	}
 }
 
