@@ -153,10 +153,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if mode == "" {
 			mode = "chat"
 		}
-		// What runs the model is the server's: these were dropped silently.
-		for _, name := range []string{"quant", "calib", "spec", "draft_k", "ctx_size", "threads", "kv_mem", "kv_quant_k", "kv_quant_v", "no_prefix_cache", "lora"} {
-			if cfg.Given[name] {
-				notices = append(notices, settings.Lookup(name).Dashed()+" is ignored with --remote: the server runs the model")
+		for _, st := range settings.Local() {
+			if cfg.Given[st.Name] {
+				notices = append(notices, st.Dashed()+" is ignored with --remote: the server runs the model")
 			}
 		}
 	} else {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"chat/config/settings"
 	"chat/engine"
 	"chat/models/hugepage"
 	"chat/models/load"
@@ -86,11 +87,29 @@ func TestServeAndRemoteCLI(t *testing.T) {
 	}
 	// Bug: --quant, -t, --lora ... were dropped silently with --remote (and
 	// --lora's file was still read). Each says it is ignored.
-	code, out, stderr = runCLI("--remote", ts.URL, "--greedy", "-n", "30", "--prompt", "Once upon a time", "--quant", "int8", "-t", "1", "--lora", "no-such-adapter")
-	for _, want := range []string{"chat: --quant is ignored with --remote: the server runs the model\n", "chat: --threads is ignored", "chat: --lora is ignored"} {
-		if code != 0 || out != local || !strings.Contains(stderr, want) {
-			t.Errorf("--remote --quant -t --lora: exit %d, %q (stderr %q); want %q", code, out, stderr, want)
+	// Every setting the table marks Local says so.
+	given := map[string][]string{"quant": {"--quant", "int8"}, "calib": {"--calib", "x.txt"}, "spec": {"--spec", "ngram"},
+		"draft_k": {"--draft-k", "2"}, "spec_adapt": {"--spec-adapt=false"}, "ctx_size": {"-c", "64"}, "threads": {"-t", "1"},
+		"kv_mem": {"--kv-mem", "64"}, "kv_quant_k": {"--kv-quant-k", "f16"}, "kv_quant_v": {"--kv-quant-v", "int8"},
+		"no_prefix_cache": {"--no-prefix-cache"}, "lora": {"--lora", "no-such-adapter"}}
+	args := []string{"--remote", ts.URL, "--greedy", "-n", "30", "--prompt", "Once upon a time"}
+	for _, st := range settings.Local() {
+		if given[st.Name] == nil {
+			t.Fatalf("the test gives no value for Local setting %s", st.Name)
 		}
+		args = append(args, given[st.Name]...)
+	}
+	code, out, stderr = runCLI(args...)
+	if code != 0 || out != local || !strings.Contains(stderr, "chat: --quant is ignored with --remote: the server runs the model\n") {
+		t.Errorf("--remote with the Local settings: exit %d, %q (stderr %q); local %q", code, out, stderr, local)
+	}
+	for _, st := range settings.Local() {
+		if want := "chat: " + st.Dashed() + " is ignored with --remote"; !strings.Contains(stderr, want) {
+			t.Errorf("stderr %q lacks %q", stderr, want)
+		}
+	}
+	if len(settings.Local()) != len(given) {
+		t.Errorf("%d Local settings, the test gives %d", len(settings.Local()), len(given))
 	}
 	code, out, stderr = runCLI("bench", "serve", "--url", ts.URL+"/v1", "--concurrency", "4", "--requests", "8", "--max-tokens", "16")
 	var r remote.BenchResult

@@ -116,7 +116,7 @@ var otherFlags = []struct{ name, arg, help string }{
 	{"json-schema", "FILE|JSON", "constrain replies to a JSON Schema: a file, or the schema itself ({...})"},
 	{"regex", "R", "constrain replies to match this regex as a whole"},
 	{"grammar", "FILE", "constrain replies to a GBNF grammar file (llama.cpp's format)"},
-	{"remote", "URL", "the TUI or a headless reply on an OpenAI-compatible server (chat serve, vLLM, SGLang, llama-server, ollama)"},
+	{"remote", "URL", "the TUI or a headless reply on an OpenAI-compatible server (chat serve, vLLM, SGLang, llama-server, ollama); the server runs the model, so " + localFlags() + " are ignored"},
 	{"api-key", "KEY", "with --remote: sent as Authorization: Bearer KEY"},
 	{"remote-model", "NAME", "with --remote: the model to ask for (default: the server's first)"},
 	{"config", "FILE", "config file (default $XDG_CONFIG_HOME/chat/config.toml; \"\" reads none)"},
@@ -125,6 +125,15 @@ var otherFlags = []struct{ name, arg, help string }{
 	{"sessions", "", "list saved conversations and exit"},
 	{"print-config", "", "print the effective settings (config file + flags) as TOML and exit"},
 	{"version", "", "print the version and exit"},
+}
+
+// localFlags lists the flags --remote ignores (settings.Local).
+func localFlags() string {
+	var names []string
+	for _, s := range settings.Local() {
+		names = append(names, s.Dashed())
+	}
+	return strings.Join(names, ", ")
 }
 
 // Parse reads the config file and args (without the program name). It

@@ -161,3 +161,23 @@ func TestReadmeFormats(t *testing.T) {
 		}
 	}
 }
+
+// The flags the README says --remote ignores are the table's Local
+// settings, all of them.
+func TestReadmeRemoteIgnores(t *testing.T) {
+	list := between(t, readmeSection(t, "### Serving"), "the flags that set up the model here (", ") are ignored")
+	listed := map[string]bool{}
+	for _, flag := range codeWords(list) {
+		s := settings.Lookup(flag)
+		if s == nil || !s.Local {
+			t.Errorf("README says --remote ignores %s, which is not a Local setting", flag)
+			continue
+		}
+		listed[s.Name] = true
+	}
+	for _, s := range settings.Local() {
+		if !listed[s.Name] {
+			t.Errorf("README's list of flags --remote ignores lacks %s", s.Dashed())
+		}
+	}
+}

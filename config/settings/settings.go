@@ -151,6 +151,9 @@ type Setting struct {
 	Help  string
 	// Persist: a saved session keeps it and resume restores it.
 	Persist bool
+	// Local: it sets up the model or the engine in this process, so
+	// --remote, where the server runs the model, ignores it (with a notice).
+	Local bool
 	// Live: a running reply uses the new value from its next token.
 	Live bool
 
@@ -200,6 +203,17 @@ func Views() []*Setting {
 	var out []*Setting
 	for _, s := range table {
 		if s.View != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Local are the settings --remote ignores (Setting.Local), in table order.
+func Local() []*Setting {
+	var out []*Setting
+	for _, s := range table {
+		if s.Local {
 			out = append(out, s)
 		}
 	}
