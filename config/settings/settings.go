@@ -120,9 +120,12 @@ type Setting struct {
 	// rather than guessing silently, since the formats are not the same.
 	Near map[string]string
 	// OffWhen reports the values that switch the knob off (shown as "off");
-	// nil: none do. Off is what the help says about them.
-	OffWhen func(float64) bool
-	Off     string
+	// nil: none do. Off is what the help says about them. A sampler knob
+	// with OffByStage gets stageSkips: off where the sampler skips its
+	// stage.
+	OffWhen    func(float64) bool
+	OffByStage bool
+	Off        string
 	// MaxItems bounds a List's texts (0: no bound).
 	MaxItems int
 	// Escapes: a List's texts read backslash escapes (\n, \t, \", \\,
@@ -558,6 +561,39 @@ func (s *Setting) Show(v *Values) string {
 }
 
 func (s *Setting) isOff(f float64) bool { return s.OffWhen != nil && s.OffWhen(f) }
+
+// stageBase is the sampler at its defaults, where stageSkips tries a value.
+var stageBase sampler.Params
+
+func init() {
+	stageBase = Defaults("").Sampler
+	for _, s := range table {
+		if s.OffByStage {
+			s.OffWhen = s.stageSkips
+		}
+	}
+}
+
+// stageSkips reports whether sampler.Params.Runs skips s's stage with s at
+// f, the other knobs at their defaults and the knob s is Under switched on
+// (at its Max): the sampler's own rule, not a restatement of it.
+func (s *Setting) stageSkips(f float64) bool {
+	v := Values{Sampler: stageBase}
+	if s.Under != "" {
+		u := byName[s.Under]
+		u.set(&v, u.number(u.Max))
+	}
+	s.set(&v, s.number(f))
+	return !v.Sampler.Runs(slices.Index(sampler.Order(), s.Stage))
+}
+
+// number is f as s's Kind holds it (Int or Float).
+func (s *Setting) number(f float64) any {
+	if s.Kind == Int {
+		return int(f)
+	}
+	return f
+}
 
 // DefaultText is the default for mode as text, for the help and the config
 // file's comments.

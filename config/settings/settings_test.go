@@ -237,9 +237,10 @@ func TestKVFormatsAreTheCacheFormats(t *testing.T) {
 	}
 }
 
-// Each knob shows "off" exactly where its table row's OffWhen says, which
-// is where the sampler skips its stage: the p-knobs inside (0, 1) only,
-// top-nσ above 0, DRY's base from 1, XTC's threshold up to 0.5.
+// Each knob shows "off" exactly where the sampler skips its stage
+// (OffByStage) or its row's OffWhen says: the p-knobs on inside (0, 1)
+// only, top-nσ above 0, DRY's base from 1, XTC's threshold up to 0.5; a
+// temperature of 1, which the chain skips, is still shown as 1.
 func TestOffWhen(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -255,6 +256,13 @@ func TestOffWhen(t *testing.T) {
 		{"top_k", []string{"1"}, []string{"0"}},
 		{"repeat_penalty", []string{"0.9", "1.1"}, []string{"0", "1"}},
 		{"mirostat", []string{"1", "2"}, []string{"0"}},
+		{"frequency_penalty", []string{"-0.5", "0.5"}, []string{"0"}},
+		{"presence_penalty", []string{"-0.5", "0.5"}, []string{"0"}},
+		{"dry_multiplier", []string{"0.1"}, []string{"0"}},
+		{"dry_penalty_last_n", []string{"-1", "1"}, []string{"0"}},
+		{"dry_allowed_length", []string{"0", "5"}, nil},
+		{"xtc_probability", []string{"0.01", "1"}, []string{"0"}},
+		{"threads", []string{"1"}, []string{"0"}},
 		{"temperature", []string{"0", "1"}, nil},
 	} {
 		s := Lookup(c.name)
