@@ -87,10 +87,20 @@ func decode(w http.ResponseWriter, r *http.Request, v any) *errBody {
 		}
 		return badRequest("", "the request is not valid JSON for this endpoint: "+quote.Cut(err.Error(), 4*quote.Max))
 	}
-	if pr, ok := v.(interface{ setPeer([]byte) }); ok {
-		pr.setPeer(body)
+	if fr, ok := v.(fieldReader); ok {
+		// The body went into v's struct, so it is an object (or null): one
+		// pass more reads it by field name.
+		var fields map[string]json.RawMessage
+		json.Unmarshal(body, &fields)
+		fr.readFields(fields)
 	}
 	return nil
+}
+
+// fieldReader is a request that reads fields by name beside its struct's:
+// the further sampler fields (peerknobs.go), the fields it refuses.
+type fieldReader interface {
+	readFields(map[string]json.RawMessage)
 }
 
 // jsonPath is encoding/json's path of a field without the Go names of the

@@ -167,14 +167,10 @@ var llamaOff = []struct {
 	{"image_data", "image_data is not supported: this model reads text", nil},
 }
 
-// setPeer keeps the further sampler fields and finds a field set that this
-// server does not have (decode calls it).
-func (r *llamaRequest) setPeer(body []byte) {
-	r.peer = peerFields(body)
-	var all map[string]json.RawMessage
-	if json.Unmarshal(body, &all) != nil {
-		return
-	}
+// readFields keeps the further sampler fields and finds a field set that
+// this server does not have (decode calls it).
+func (r *llamaRequest) readFields(all map[string]json.RawMessage) {
+	r.peer = peerFields(all)
 	for _, f := range llamaOff {
 		if raw, ok := all[f.name]; ok && !isOff(raw, f.also) {
 			r.off = badRequest(f.name, f.why)

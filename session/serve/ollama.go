@@ -22,6 +22,8 @@ import (
 type ollamaOptions struct {
 	llamaKnobs
 	NumPredict *int `json:"num_predict"`
+
+	peer map[string]json.RawMessage // the further sampler fields (peerknobs.go)
 }
 
 // llamaKnobs are the sampler fields that ollama's options and llama-server's
@@ -55,8 +57,6 @@ type ollamaRequest struct {
 	Images   []json.RawMessage `json:"images"`   // /api/generate's
 	Template string            `json:"template"` // a Go template replacing the model's
 	Suffix   string            `json:"suffix"`   // fill-in-the-middle's text after the reply
-
-	peer map[string]json.RawMessage // the options' further sampler fields (peerknobs.go)
 }
 
 // unsupported says which field of req this server cannot honour, or "".
@@ -84,7 +84,7 @@ func (s *Server) ollamaJob(req *ollamaRequest, prompt []int, stopIDs []int) (job
 	}
 	k := knobs{Temperature: o.Temperature, TopP: o.TopP, TopK: o.TopK, MinP: o.MinP, Seed: o.Seed,
 		PresencePenalty: o.PresencePenalty, FrequencyPenalty: o.FrequencyPenalty, RepetitionPenalty: o.RepeatPenalty, Stop: o.Stop,
-		peer: req.peer}
+		peer: o.peer}
 	def := func(p **float64, v float64) {
 		if *p == nil {
 			*p = &v

@@ -15,11 +15,7 @@ import (
 // so a bad one gets the message the flag and /set give.
 
 // peerFields keeps the fields of a JSON object that are Request settings.
-func peerFields(obj []byte) map[string]json.RawMessage {
-	var all map[string]json.RawMessage
-	if json.Unmarshal(obj, &all) != nil {
-		return nil
-	}
+func peerFields(all map[string]json.RawMessage) map[string]json.RawMessage {
 	var out map[string]json.RawMessage
 	for name, raw := range all {
 		if st := settings.Lookup(name); st != nil && st.Name == name && st.Where&settings.Request != 0 {
@@ -32,17 +28,20 @@ func peerFields(obj []byte) map[string]json.RawMessage {
 	return out
 }
 
-// setPeer keeps the request's peer fields (decode calls it).
-func (k *knobs) setPeer(body []byte) { k.peer = peerFields(body) }
+// readFields keeps the request's peer fields (decode calls it).
+func (k *knobs) readFields(all map[string]json.RawMessage) { k.peer = peerFields(all) }
 
-// setPeer keeps the peer fields of the request's options.
-func (r *ollamaRequest) setPeer(body []byte) {
-	var o struct {
-		Options json.RawMessage `json:"options"`
+// UnmarshalJSON reads ollama's options and keeps their peer fields: only
+// the options object is read again by name, not the whole body.
+func (o *ollamaOptions) UnmarshalJSON(b []byte) error {
+	type plain ollamaOptions // without this method
+	if err := json.Unmarshal(b, (*plain)(o)); err != nil {
+		return err
 	}
-	if json.Unmarshal(body, &o) == nil && len(o.Options) > 0 {
-		r.peer = peerFields(o.Options)
-	}
+	var all map[string]json.RawMessage
+	json.Unmarshal(b, &all) // an object: it went into the struct
+	o.peer = peerFields(all)
+	return nil
 }
 
 // applyPeer sets the peer knobs of p: their defaults (all off), then the

@@ -719,6 +719,14 @@ func TestDefaultNameKeepsDots(t *testing.T) {
 	}
 }
 
+// decodeBody reads body into v as a request handler does.
+func decodeBody(t *testing.T, body string, v any) {
+	t.Helper()
+	if e := decode(httptest.NewRecorder(), httptest.NewRequest("POST", "/", strings.NewReader(body)), v); e != nil {
+		t.Fatalf("%s: %s", body, e.err.Message)
+	}
+}
+
 // TestPeerKnobs: llama-server's further sampler fields at an OpenAI
 // request's top level, and ollama's in its options, become the sampler's;
 // the knobs not given keep llama.cpp's defaults (all off), and a bad value
@@ -727,10 +735,7 @@ func TestPeerKnobs(t *testing.T) {
 	body := `{"temperature":0.7,"dry_multiplier":0.8,"dry_base":2,"dry_allowed_length":3,"dry_penalty_last_n":64,
 		"dry_sequence_breakers":["\n","::"],"top_n_sigma":1.5,"typical_p":0.9,"xtc_probability":0.5,"xtc_threshold":"0.2","unknown":1}`
 	var k knobs
-	if err := json.Unmarshal([]byte(body), &k); err != nil {
-		t.Fatal(err)
-	}
-	k.setPeer([]byte(body))
+	decodeBody(t, body, &k)
 	p, e := k.params()
 	if e != nil || p.Temperature != 0.7 || p.DRYMultiplier != 0.8 || p.DRYBase != 2 || p.DRYAllowedLength != 3 || p.DRYPenaltyLastN != 64 ||
 		!slices.Equal(sampler.SplitBreakers(p.DRYBreakers), []string{"\n", "::"}) || p.TopNSigma != 1.5 || p.TypicalP != 0.9 ||
@@ -739,25 +744,21 @@ func TestPeerKnobs(t *testing.T) {
 	}
 	// Without them: llama.cpp's defaults, every one off.
 	var plain knobs
-	plain.setPeer([]byte(`{"temperature":0.7}`))
+	decodeBody(t, `{"temperature":0.7}`, &plain)
 	if p, _ := plain.params(); p.DRYMultiplier != 0 || p.DRYBase != 1.75 || sampler.JoinBreakers(sampler.DefaultBreakers) != p.DRYBreakers ||
 		p.TopNSigma > 0 || p.TypicalP != 1 || p.XTCProbability != 0 || p.Mirostat != 0 {
 		t.Errorf("defaults %+v", p)
 	}
 	var o ollamaRequest
-	ob := `{"model":"m","prompt":"x","options":{"mirostat":2,"mirostat_tau":4,"mirostat_eta":0.2,"typical_p":0.5}}`
-	if err := json.Unmarshal([]byte(ob), &o); err != nil {
-		t.Fatal(err)
-	}
-	o.setPeer([]byte(ob))
+	decodeBody(t, `{"model":"m","prompt":"x","mirostat":1,"options":{"mirostat":2,"mirostat_tau":4,"mirostat_eta":0.2,"typical_p":0.5}}`, &o)
 	var q sampler.Params
-	if e := applyPeer(&q, o.peer); e != nil || q.Mirostat != 2 || q.MirostatTau != 4 || q.MirostatEta != 0.2 || q.TypicalP != 0.5 {
+	if e := applyPeer(&q, o.Options.peer); e != nil || q.Mirostat != 2 || q.MirostatTau != 4 || q.MirostatEta != 0.2 || q.TypicalP != 0.5 {
 		t.Errorf("ollama options: %+v, %v", q, e)
 	}
 	for field, msg := range map[string]string{`"mirostat":3`: "mirostat must be between 0 and 2, got 3",
 		`"dry_sequence_breakers":[1]`: "dry_sequence_breakers must be a list of texts", `"typical_p":"x"`: "typical_p must be a number between 0 and 1"} {
 		var bad knobs
-		bad.setPeer([]byte("{" + field + "}"))
+		decodeBody(t, "{"+field+"}", &bad)
 		if _, e := bad.params(); e == nil || !strings.Contains(e.err.Message, msg) {
 			t.Errorf("%s: %+v, want %q", field, e, msg)
 		}
@@ -784,7 +785,9 @@ func FuzzPeerFields(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		var k knobs
-		k.setPeer([]byte(body))
+		if decode(httptest.NewRecorder(), httptest.NewRequest("POST", "/", strings.NewReader(body)), &k) != nil {
+			return
+		}
 		p := sampler.Params{Temperature: 1}
 		if e := applyPeer(&p, k.peer); e == nil {
 			if err := p.Validate(); err != nil {
