@@ -358,6 +358,36 @@ func TestMirostatV2(t *testing.T) {
 	chiSquare(t, New(4, Params{Temperature: 1, Mirostat: 2, MirostatTau: 1.1, Seed: 5}), logits, []float64{2.0 / 3, 1.0 / 3, 0, 0}, 20000)
 }
 
+// TestSurpriseBand: version 2's bound keeps exactly the ids whose
+// surprise −log2(v/z) is at most mu, at the bound's own roundings and
+// where it leaves the normal floats.
+func TestSurpriseBand(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	mus := []float64{0, 1e-300, 0.5, 5, 10, 13.7, 100, 1000, 1021.9, 1022, 1060, 1074, 1100, -3, math.Inf(1), math.Inf(-1), math.NaN()}
+	for range 200 {
+		mus = append(mus, r.Float64()*30)
+	}
+	for _, mu := range mus {
+		for _, z := range []float64{1, 1.5, 3.75, 4096, 1e5 * r.Float64()} {
+			lo, hi := surpriseBand(z, mu)
+			th := z * math.Exp2(-mu)
+			vs := []float64{0, math.SmallestNonzeroFloat64, 0x1p-1030, 1, z, th, math.Nextafter(th, 0), math.Nextafter(th, 2*th+1), th * (1 + 1e-12), th * (1 - 1e-12)}
+			for range 50 {
+				vs = append(vs, th*math.Exp(r.NormFloat64()*1e-8), r.Float64())
+			}
+			for _, v := range vs {
+				if v > z || !(v >= 0) {
+					continue
+				}
+				dropped := v <= hi && (v < lo || surprise(v, z) > mu)
+				if want := -math.Log2(v/z) > mu; dropped != want {
+					t.Fatalf("mu %v z %v v %v: dropped %v, surprise %v", mu, z, v, dropped, -math.Log2(v/z))
+				}
+			}
+		}
+	}
+}
+
 func TestMirostatV1(t *testing.T) {
 	// p_i ∝ 1/(i+1)² over 8 ids: the fitted exponent is exactly 2, so
 	// k = (ε 2^mu / (1 − 8^−ε))^(1/s) with ε = 1, mu = 2·tau = 3:

@@ -34,8 +34,9 @@ func (s *Sampler) mirostat() bool {
 	e, z := s.exps[:s.n], s.sum
 	if s.p.Mirostat == 2 {
 		best := argmax(e)
+		lo, hi := surpriseBand(z, s.mu)
 		for i, v := range e {
-			if i != best && -math.Log2(v/z) > s.mu {
+			if i != best && v <= hi && (v < lo || surprise(v, z) > s.mu) {
 				e[i] = 0
 			}
 		}
@@ -89,12 +90,28 @@ func (s *Sampler) mirostat() bool {
 	return true
 }
 
+// surprise is −log2 of the probability v/z, in bits.
+func surprise(v, z float64) float64 { return -math.Log2(v / z) }
+
+// surpriseBand bounds the weights v (of total z) whose surprise version 2
+// must compute: surprise ≤ mu is v ≥ z·2^−mu, so a v above hi is kept and
+// one below lo dropped without a Log2 per id; only those within a rounding
+// of the bound (all of them when it leaves the normal floats) ask
+// surprise, so the ids kept are exactly those it keeps.
+func surpriseBand(z, mu float64) (lo, hi float64) {
+	th := z * math.Exp2(-mu)
+	if !(th > 0x1p-1000) || math.IsInf(th, 1) {
+		return math.Inf(-1), math.Inf(1)
+	}
+	return th * (1 - 1e-9), th * (1 + 1e-9)
+}
+
 // mirostatLearn moves mu after id was drawn from probs (normalised).
 func (s *Sampler) mirostatLearn(probs []float64, id int) {
 	if !s.p.MirostatOn() || id < 0 {
 		return
 	}
-	s.mu -= s.p.MirostatEta * (-math.Log2(probs[id]) - s.p.MirostatTau)
+	s.mu -= s.p.MirostatEta * (surprise(probs[id], 1) - s.p.MirostatTau)
 }
 
 // MirostatOn reports whether mirostat (1 or 2) replaces the truncation
