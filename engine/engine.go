@@ -238,7 +238,7 @@ type Engine struct {
 	samplers chan *sampler.Sampler // finished replies' samplers, up to MaxSeqs (newSampler)
 
 	brkMu    sync.Mutex
-	breakers *sampler.Breakers // DRY's sequence breakers in this vocabulary, the last asked for (breakersFor)
+	breakers *breakersEntry // DRY's sequence breakers in this vocabulary, the last asked for (breakersFor)
 }
 
 // New returns an engine for m.

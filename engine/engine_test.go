@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -484,5 +486,67 @@ func TestWindowKeep(t *testing.T) {
 			t.Errorf("%s: WindowKeep %d, %d cuts, %d ids cached; want %d, 1, %d", rname, e.WindowKeep(), res.Stats.WindowCuts, res.Stats.KVUsed, want, want)
 		}
 		e.Close()
+	}
+}
+
+// gateTok holds the first TokenBytes call until release is closed; the
+// others pass.
+type gateTok struct {
+	*fakeTok
+	held    atomic.Bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (t *gateTok) TokenBytes(id int) []byte {
+	if t.held.CompareAndSwap(false, true) {
+		close(t.entered)
+		<-t.release
+	}
+	return t.fakeTok.TokenBytes(id)
+}
+
+// TestBreakersForConcurrent: replies asking for the same DRY breakers at
+// once share one build; a build in progress does not hold up a reply that
+// asks for other breakers (it held breakersFor's lock). Run with -race.
+func TestBreakersForConcurrent(t *testing.T) {
+	m := newFake(models.WindowHalf, testCtx)
+	tok := &gateTok{fakeTok: newFakeTok(), entered: make(chan struct{}), release: make(chan struct{})}
+	m.Tok = tok
+	e := New(m)
+	defer e.Close()
+	slow, fast := sampler.JoinBreakers([]string{"é"}), sampler.JoinBreakers([]string{"ab"})
+	got := make(chan *sampler.Breakers)
+	go func() { got <- e.breakersFor(slow) }()
+	<-tok.entered
+	done := make(chan *sampler.Breakers)
+	go func() { done <- e.breakersFor(fast) }()
+	select {
+	case b := <-done:
+		if b.Key() != fast {
+			t.Errorf("breakers %q, want %q", b.Key(), fast)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("a build of other breakers held this one up")
+		close(tok.release)
+		<-got
+		<-done
+		return
+	}
+	close(tok.release)
+	if b := <-got; b.Key() != slow {
+		t.Errorf("breakers %q, want %q", b.Key(), slow)
+	}
+
+	var wg sync.WaitGroup
+	all := make([]*sampler.Breakers, 16)
+	for i := range all {
+		wg.Go(func() { all[i] = e.breakersFor(slow) })
+	}
+	wg.Wait()
+	for _, b := range all {
+		if b != all[0] || b.Key() != slow {
+			t.Fatalf("replies asking for the same breakers got %p %q and %p %q", b, b.Key(), all[0], all[0].Key())
+		}
 	}
 }

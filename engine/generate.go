@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"chat/engine/detok"
@@ -212,14 +213,26 @@ func (g *gen) syncBreakers() {
 
 // breakersFor makes the Breakers of a Params.DRYBreakers, keeping the last
 // (a pass over the vocabulary per breaker, a few ms for 128k ids, which a
-// server's replies with the same breakers then share).
+// server's replies with the same breakers then share). The lock only picks
+// the entry: replies asking for the same breakers wait for one build, and
+// others are not held up by it.
 func (e *Engine) breakersFor(joined string) *sampler.Breakers {
 	e.brkMu.Lock()
-	defer e.brkMu.Unlock()
-	if e.breakers == nil || e.breakers.Key() != joined {
-		e.breakers = sampler.NewBreakers(joined, e.vocab, e.tok.TokenBytes, e.tok.Encode)
+	b := e.breakers
+	if b == nil || b.key != joined {
+		b = &breakersEntry{key: joined}
+		e.breakers = b
 	}
-	return e.breakers
+	e.brkMu.Unlock()
+	b.once.Do(func() { b.b = sampler.NewBreakers(joined, e.vocab, e.tok.TokenBytes, e.tok.Encode) })
+	return b.b
+}
+
+// breakersEntry is breakersFor's cache: the Breakers of key, made once.
+type breakersEntry struct {
+	key  string
+	once sync.Once
+	b    *sampler.Breakers
 }
 
 // put takes one chosen id: timing stats, the stop rule, detok, the reply
