@@ -21,9 +21,8 @@ func QuantizeScaledI8(q []int8, x []float32) float32 {
 	if useAsm {
 		n = len(x) &^ 15
 	}
-	amax, ok := AbsMax(x)
-	s := amax / 127
-	if s == 0 || !ok { // s is 0 below 127 times the least subnormal
+	s := RowScale(x, 127)
+	if s == 0 {
 		clear(q)
 		return 0
 	}
@@ -45,6 +44,18 @@ func divRoundI8Go(q []int8, x []float32, s float32) {
 		r := (v/s + roundMagic) - roundMagic
 		q[i] = int8(min(max(r, -127), 127))
 	}
+}
+
+// RowScale is the scale of a row coded up to ±top: max|x|/top, or 0 when x
+// holds a NaN or an infinity or the quotient is 0 (x all zeros, or
+// subnormals under top times the least one); a row of scale 0 is stored
+// as zero codes.
+func RowScale(x []float32, top float32) float32 {
+	amax, ok := AbsMax(x)
+	if s := amax / top; s != 0 && ok {
+		return s
+	}
+	return 0
 }
 
 // AbsMax is max|x[i]| (NaN when an x[i] is NaN, as a plain max loop in

@@ -320,6 +320,12 @@ func BenchmarkQuantizeAct(b *testing.B) {
 			QuantizeQ8_K(q, d, s, x)
 		}
 	})
+	b.Run("I8", func(b *testing.B) { // int8-a8's per-row activation scale
+		b.SetBytes(4 * n)
+		for b.Loop() {
+			QuantizeI8(q, x)
+		}
+	})
 }
 
 // TestNearestInt: ggml's rounding trick is round half to even on the range

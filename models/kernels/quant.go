@@ -21,13 +21,11 @@ import (
 const Q8Block = 32
 
 // QuantizeI8 sets q[i] = round(x[i]/s), s = max|x|/127, for i < len(x) and
-// returns s (0 when x is all zeros, and then q is all zeros).
+// returns s (0 when x is all zeros or holds a NaN, and then q is all
+// zeros).
 func QuantizeI8(q []int8, x []float32) float32 {
 	q = q[:len(x)]
-	var amax float32
-	for _, v := range x {
-		amax = max(amax, abs32(v))
-	}
+	amax, _ := AbsMax(x) // NaN when x holds one; an infinity gives an infinite scale
 	if amax == 0 || amax != amax {
 		clear(q)
 		return 0

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -29,6 +30,49 @@ func TestQuantizeI8(t *testing.T) {
 	q := []int8{1, 2, 3}
 	if s := QuantizeI8(q, make([]float32, 3)); s != 0 || q[0] != 0 || q[2] != 0 {
 		t.Fatalf("zeros: scale %v q %v", s, q)
+	}
+}
+
+// TestQuantizeI8Definition: on every kernel set QuantizeI8 (its max now
+// AbsMax's) gives the bits of its plain definition, a max loop, also with a
+// NaN, an infinity or zeros in the vectors or the tail.
+func TestQuantizeI8Definition(t *testing.T) {
+	ref := func(q []int8, x []float32) float32 {
+		var amax float32
+		for _, v := range x {
+			amax = max(amax, abs32(v))
+		}
+		if amax == 0 || amax != amax {
+			clear(q)
+			return 0
+		}
+		inv := float64(127 / amax)
+		for i, v := range x {
+			q[i] = int8(max(-127, min(127, math.Round(float64(v)*inv))))
+		}
+		return amax / 127
+	}
+	rng := rand.New(rand.NewPCG(33, 34))
+	special := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1)), 1e-45, 3e38}
+	for _, l := range impls() {
+		withImpl(l, func() {
+			for _, n := range []int{1, 15, 16, 17, 33, 100, 768} {
+				for trial := range 30 {
+					x := randVec(rng, n)
+					if trial%5 == 4 {
+						clear(x)
+					}
+					if trial > 0 {
+						x[rng.IntN(n)] = special[trial%len(special)]
+					}
+					got, want := make([]int8, n), make([]int8, n)
+					s, ws := QuantizeI8(got, x), ref(want, x)
+					if math.Float32bits(s) != math.Float32bits(ws) || !slices.Equal(got, want) {
+						t.Fatalf("%s n=%d trial %d: scale %v, want %v; q %v, want %v", implName(l), n, trial, s, ws, got, want)
+					}
+				}
+			}
+		})
 	}
 }
 

@@ -202,14 +202,12 @@ func QuantizeRow(f Format, q []byte, sc []float32, x []float32, dim, h int) {
 	case FP8: // as Int8's, with E4M3 codes
 		for i := 0; i < h; i++ {
 			xs, qs := x[i*d:(i+1)*d], q[i*d:(i+1)*d]
-			amax, ok := kernels.AbsMax(xs)
-			s := amax / quant.FP8Max(kernels.E4M3)
-			if s == 0 || !ok {
+			s := kernels.RowScale(xs, quant.FP8Max(kernels.E4M3))
+			sc[i] = s
+			if s == 0 {
 				clear(qs)
-				sc[i] = 0
 				continue
 			}
-			sc[i] = s
 			for j := kernels.DivEncodeE4M3(qs, xs, s); j < d; j++ {
 				qs[j] = quant.EncodeFP8(xs[j]/s, kernels.E4M3)
 			}

@@ -427,7 +427,8 @@ func TestQuantizeRowInt8Rounding(t *testing.T) {
 
 // TestQuantizeRowTinyHead: a head of subnormals so small that max|x| over
 // the format's largest code rounds to a scale of 0 reads back as zeros in
-// every quantised format, and a head beside it as itself.
+// every quantised format, and a head beside it as itself; in int8 and fp8
+// (kernels.RowScale) so does a head holding a NaN or an infinity.
 func TestQuantizeRowTinyHead(t *testing.T) {
 	const d, h = 32, 2
 	x := make([]float32, d*h)
@@ -437,7 +438,22 @@ func TestQuantizeRowTinyHead(t *testing.T) {
 	for i := d; i < 2*d; i++ {
 		x[i] = float32(i) - 40
 	}
-	for _, f := range []Format{Int8, FP8, Int4} {
+	checkTinyHead(t, x, d, h, []Format{Int8, FP8, Int4})
+	for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(-1))} {
+		y := slices.Clone(x)
+		for i := range d {
+			y[i] = float32(i)
+		}
+		y[d-3] = bad
+		checkTinyHead(t, y, d, h, []Format{Int8, FP8})
+	}
+}
+
+// checkTinyHead stores x's row in each format and reads its first head
+// back as zeros and its second as itself.
+func checkTinyHead(t *testing.T, x []float32, d, h int, formats []Format) {
+	t.Helper()
+	for _, f := range formats {
 		q, sc := make([]byte, f.codeBytes(d*h, h)), make([]float32, f.scales(d*h, h))
 		QuantizeRow(f, q, sc, x, d*h, h)
 		out := make([]float32, d*h)
