@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -181,7 +182,9 @@ func TestHeadlessInterrupt(t *testing.T) {
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHeadlessInterrupt$")
 	cmd.Env = append(os.Environ(), "CHAT_TEST_INTERRUPT=1", "XDG_CONFIG_HOME="+t.TempDir(), "XDG_DATA_HOME="+t.TempDir())
-	var stdout, stderr bytes.Buffer
+	// stderr is read while os/exec's copier writes it: a locked buffer.
+	var stdout bytes.Buffer
+	var stderr lockedBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -196,4 +199,23 @@ func TestHeadlessInterrupt(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.HasSuffix(stdout.String(), "\n") || !strings.Contains(stderr.String(), "ended: stopped") {
 		t.Errorf("exit %d, stdout ends %q, stderr %q; want 130, a newline and the summary", code, stdout.String()[max(0, stdout.Len()-20):], stderr.String())
 	}
+}
+
+// lockedBuffer is a bytes.Buffer safe to read while another goroutine
+// writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
