@@ -8,6 +8,7 @@ import (
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/rivo/uniseg"
 )
 
 // inputBox is the multi-line input: a textarea whose Enter is taken by the
@@ -95,10 +96,69 @@ func (b *inputBox) update(msg tea.Msg) tea.Cmd {
 		b.dirty = true
 		return nil
 	}
-	var cmd tea.Cmd
-	b.ta, cmd = b.ta.Update(msg)
+	n := 1
+	if k, ok := msg.(tea.KeyPressMsg); ok {
+		n = b.clusterRunes(k)
+	}
+	var cmds []tea.Cmd
+	for range n {
+		var cmd tea.Cmd
+		b.ta, cmd = b.ta.Update(msg)
+		cmds = append(cmds, cmd)
+	}
+	// Up, Down or a click can land inside a cluster: go to its start.
+	if line, col := b.cursorLine(); col < len(line) {
+		if start, _ := clusterAt(line, col); start < col {
+			b.ta.SetCursorColumn(start)
+		}
+	}
 	b.dirty = true
-	return cmd
+	return tea.Batch(cmds...)
+}
+
+// clusterRunes is how many times key k goes to the textarea. The textarea
+// moves and deletes by rune, but a user sees grapheme clusters (an emoji
+// with a skin tone, a flag, e + a combining accent): Left, Right, Backspace
+// and Delete repeat over the runes of the cluster they step over.
+func (b *inputBox) clusterRunes(k tea.KeyPressMsg) int {
+	km := b.ta.KeyMap
+	back := key.Matches(k, km.CharacterBackward, km.DeleteCharacterBackward)
+	fwd := key.Matches(k, km.CharacterForward, km.DeleteCharacterForward)
+	deletes := key.Matches(k, km.DeleteCharacterBackward, km.DeleteCharacterForward)
+	if !back && !fwd || deletes && b.ta.HasSelection() {
+		return 1
+	}
+	line, col := b.cursorLine()
+	switch {
+	case back && col > 0:
+		start, _ := clusterAt(line, col-1)
+		return col - start
+	case fwd && col < len(line):
+		_, end := clusterAt(line, col)
+		return end - col
+	}
+	return 1 // across a line break
+}
+
+// cursorLine is the cursor's logical line and its column in runes.
+func (b *inputBox) cursorLine() ([]rune, int) {
+	lines := strings.Split(b.ta.Value(), "\n")
+	line := []rune(lines[min(b.ta.Line(), len(lines)-1)])
+	return line, min(b.ta.Column(), len(line))
+}
+
+// clusterAt is the rune span [start, end) of the grapheme cluster holding
+// line[col].
+func clusterAt(line []rune, col int) (start, end int) {
+	g := uniseg.NewGraphemes(string(line))
+	for g.Next() {
+		end = start + len(g.Runes())
+		if end > col {
+			break
+		}
+		start = end
+	}
+	return start, end
 }
 
 // pasteMarker is what stands in the input for held paste i.
