@@ -3,11 +3,13 @@ package serve
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 )
 
 // Errors in the OpenAI shape: {"error": {"message", "type", "param",
-// "code"}} with the status that goes with them; ollama's routes answer
-// {"error": "message"}.
+// "code"}} with the status that goes with them; llama-server's own routes
+// (/completion, /tokenize, ...) answer in its shape, {"error": {"code": 400,
+// "message", "type"}}; ollama's routes answer {"error": "message"}.
 
 type apiErr struct {
 	Message string  `json:"message"`
@@ -40,12 +42,53 @@ func newErr(status int, typ, param, code, msg string) *errBody {
 	return e
 }
 
-func apiError(w http.ResponseWriter, status int, typ, param, code, msg string) {
-	writeErr(w, newErr(status, typ, param, code, msg))
+func apiError(w http.ResponseWriter, r *http.Request, status int, typ, param, code, msg string) {
+	writeErr(w, r, newErr(status, typ, param, code, msg))
 }
 
-func writeErr(w http.ResponseWriter, e *errBody) {
+// writeErr sends e in the shape of r's API: llama-server's for its own
+// routes, OpenAI's for /v1/.
+func writeErr(w http.ResponseWriter, r *http.Request, e *errBody) {
+	if llamaRoute(r.URL.Path) {
+		writeJSON(w, e.status, map[string]any{"error": e.llama()})
+		return
+	}
 	writeJSON(w, e.status, map[string]any{"error": e.err})
+}
+
+// llamaRoute reports whether path is llama-server's own (not OpenAI's
+// /v1/ nor ollama's /api/), as /completion, /tokenize and an unknown path.
+func llamaRoute(path string) bool {
+	return !strings.HasPrefix(path, "/v1/") && !strings.HasPrefix(path, "/api/")
+}
+
+// llamaErr is llama-server's error (format_error_response in its
+// tools/server): the status as a number and a type that follows it.
+type llamaErr struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Type    string `json:"type"`
+}
+
+func (e *errBody) llama() llamaErr {
+	typ := "invalid_request_error"
+	switch {
+	case e.err.Code != nil && *e.err.Code == "context_length_exceeded":
+		typ = "exceed_context_size_error"
+	case e.status == http.StatusUnauthorized:
+		typ = "authentication_error"
+	case e.status == http.StatusForbidden:
+		typ = "permission_error"
+	case e.status == http.StatusNotFound:
+		typ = "not_found_error"
+	case e.status == http.StatusNotImplemented:
+		typ = "not_supported_error"
+	case e.status == http.StatusServiceUnavailable:
+		typ = "unavailable_error"
+	case e.status >= 500:
+		typ = "server_error"
+	}
+	return llamaErr{Code: e.status, Message: e.err.Message, Type: typ}
 }
 
 func ollamaError(w http.ResponseWriter, status int, msg string) {

@@ -325,7 +325,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, j job, n int, us
 	sse := newSSE(w)
 	res, e := s.runN(r.Context(), j, n, func(i int, p piece) error { return sse.send(head([]any{each(i, p)})) })
 	if e != nil {
-		writeErr(w, e)
+		writeErr(w, r, e)
 		return
 	}
 	for _, x := range res {
@@ -361,7 +361,7 @@ func (s *Server) whole(w http.ResponseWriter, r *http.Request, j job, n int) ([]
 		}
 	}
 	if e != nil {
-		writeErr(w, e)
+		writeErr(w, r, e)
 		return nil, false
 	}
 	return res, true
@@ -373,7 +373,7 @@ func (s *Server) whole(w http.ResponseWriter, r *http.Request, j job, n int) ([]
 // was sent instead.
 func (s *Server) replies(w http.ResponseWriter, r *http.Request, j job, k *knobs) (choices, all []engine.Result, ok bool) {
 	if k.UseBeamSearch {
-		return s.beam(w, j, k)
+		return s.beam(w, r, j, k)
 	}
 	all, ok = s.whole(w, r, j, k.bestOf())
 	if !ok {
@@ -386,9 +386,9 @@ func (s *Server) replies(w http.ResponseWriter, r *http.Request, j job, k *knobs
 // finished hypotheses by logp / length^length_penalty (default 1, as
 // vLLM's). The search takes stop ids only: stop strings, a response format
 // and logprobs are refused with it.
-func (s *Server) beam(w http.ResponseWriter, j job, k *knobs) (choices, all []engine.Result, ok bool) {
+func (s *Server) beam(w http.ResponseWriter, r *http.Request, j job, k *knobs) (choices, all []engine.Result, ok bool) {
 	if len(j.stop) > 0 || j.cons != nil || j.logprobs {
-		writeErr(w, badRequest("use_beam_search", "use_beam_search takes no stop strings, response format or logprobs"))
+		writeErr(w, r, badRequest("use_beam_search", "use_beam_search takes no stop strings, response format or logprobs"))
 		return nil, nil, false
 	}
 	alpha := 1.0
@@ -398,10 +398,10 @@ func (s *Server) beam(w http.ResponseWriter, j job, k *knobs) (choices, all []en
 	br, err := s.e.Beam(engine.BeamRequest{Prompt: j.prompt, MaxTokens: j.max, Width: k.bestOf(), LengthPenalty: alpha, StopIDs: j.stopIDs})
 	switch {
 	case errors.Is(err, engine.ErrBusy):
-		writeErr(w, newErr(http.StatusServiceUnavailable, "server_error", "", "server_overloaded", "the server is full: try again later"))
+		writeErr(w, r, newErr(http.StatusServiceUnavailable, "server_error", "", "server_overloaded", "the server is full: try again later"))
 		return nil, nil, false
 	case err != nil:
-		writeErr(w, newErr(http.StatusInternalServerError, "server_error", "", "", err.Error()))
+		writeErr(w, r, newErr(http.StatusInternalServerError, "server_error", "", "", err.Error()))
 		return nil, nil, false
 	}
 	for _, h := range br.Hypotheses[:min(k.n(), len(br.Hypotheses))] {
@@ -409,7 +409,7 @@ func (s *Server) beam(w http.ResponseWriter, j job, k *knobs) (choices, all []en
 			Stats: engine.Stats{PromptTokens: br.Stats.PromptTokens, ReusedTokens: br.Stats.ReusedTokens, GenTokens: h.Length}})
 	}
 	if len(choices) == 0 {
-		writeErr(w, newErr(http.StatusInternalServerError, "server_error", "", "", "the beam search finished no hypothesis"))
+		writeErr(w, r, newErr(http.StatusInternalServerError, "server_error", "", "", "the beam search finished no hypothesis"))
 		return nil, nil, false
 	}
 	return choices, choices, true

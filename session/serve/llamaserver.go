@@ -44,7 +44,7 @@ type tokenPiece struct {
 func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 	var req tokenizeRequest
 	if e := decode(w, r, &req); e != nil {
-		writeErr(w, e)
+		writeErr(w, r, e)
 		return
 	}
 	tok := s.m.Tokenizer()
@@ -82,13 +82,13 @@ func (s *Server) detokenize(w http.ResponseWriter, r *http.Request) {
 		Tokens []int `json:"tokens"`
 	}
 	if e := decode(w, r, &req); e != nil {
-		writeErr(w, e)
+		writeErr(w, r, e)
 		return
 	}
 	n := s.m.Tokenizer().Size()
 	for i, id := range req.Tokens {
 		if id < 0 || id >= n {
-			writeErr(w, badRequest(fmt.Sprintf("tokens[%d]", i), fmt.Sprintf("token id %d is not in the vocabulary (0 to %d)", id, n-1)))
+			writeErr(w, r, badRequest(fmt.Sprintf("tokens[%d]", i), fmt.Sprintf("token id %d is not in the vocabulary (0 to %d)", id, n-1)))
 			return
 		}
 	}
@@ -412,12 +412,12 @@ func (s *Server) promptParts(raw json.RawMessage) ([]json.RawMessage, *errBody) 
 func (s *Server) llamaCompletion(w http.ResponseWriter, r *http.Request) {
 	var req llamaRequest
 	if e := decode(w, r, &req); e != nil {
-		writeErr(w, e)
+		writeErr(w, r, e)
 		return
 	}
 	j, predict, e := s.llamaJob(&req)
 	if e != nil {
-		writeErr(w, e)
+		writeErr(w, r, e)
 		return
 	}
 	gs := s.llamaSettings(j, predict, &req)
@@ -457,7 +457,7 @@ func (s *Server) llamaCompletion(w http.ResponseWriter, r *http.Request) {
 		return sse.send(ev)
 	})
 	if e != nil {
-		writeErr(w, e) // nothing was sent yet
+		writeErr(w, r, e) // nothing was sent yet
 		return
 	}
 	for _, x := range res {
@@ -465,7 +465,7 @@ func (s *Server) llamaCompletion(w http.ResponseWriter, r *http.Request) {
 		case x.Reason == engine.ReasonStopped: // the client went away
 			return
 		case x.Err != nil:
-			sse.send(map[string]any{"error": apiErr{Message: x.Err.Error(), Type: "server_error"}})
+			sse.send(map[string]any{"error": newErr(http.StatusInternalServerError, "server_error", "", "", x.Err.Error()).llama()})
 			return
 		}
 	}
@@ -604,7 +604,7 @@ func (s *Server) llamaSettings(j job, n int, req *llamaRequest) map[string]any {
 func (s *Server) slots(w http.ResponseWriter, r *http.Request) {
 	running := s.e.Load().Running
 	if r.URL.Query().Get("fail_on_no_slot") == "1" && running >= s.e.MaxSeqs() {
-		writeErr(w, newErr(http.StatusServiceUnavailable, "server_error", "", "server_overloaded", "no slot is free"))
+		writeErr(w, r, newErr(http.StatusServiceUnavailable, "server_error", "", "server_overloaded", "no slot is free"))
 		return
 	}
 	out := make([]map[string]any, s.e.MaxSeqs())

@@ -400,3 +400,53 @@ func get(t *testing.T, url string) (int, map[string]any) {
 	json.NewDecoder(resp.Body).Decode(&v)
 	return resp.StatusCode, v
 }
+
+// llama-server's own routes answer errors in its shape, {"error": {"code":
+// 400, "message", "type"}}, the code a number and the type following the
+// status (its format_error_response); /v1/ keeps OpenAI's, whose code is a
+// string or null.
+func TestLlamaServerErrorShape(t *testing.T) {
+	_, ts, _ := start(t, Options{})
+	_, kts, _ := start(t, Options{APIKey: "sekrit"})
+	long := `{"prompt":"` + strings.Repeat("Once upon a time there was a dog. ", 1000) + `"}`
+	for _, c := range []struct {
+		url, path, body string
+		status          int
+		typ             string
+	}{
+		{ts.URL, "/completion", "{", 400, "invalid_request_error"},
+		{ts.URL, "/completions", `{"prompt":"x","temperature":"hot"}`, 400, "invalid_request_error"},
+		{ts.URL, "/completion", long, 400, "exceed_context_size_error"},
+		{ts.URL, "/tokenize", "[", 400, "invalid_request_error"},
+		{ts.URL, "/detokenize", `{"tokens":[-1]}`, 400, "invalid_request_error"},
+		{ts.URL, "/nothing-here", "{}", 404, "not_found_error"},
+		{kts.URL, "/completion", `{"prompt":"x"}`, 401, "authentication_error"},
+	} {
+		resp, err := http.Post(c.url+c.path, "application/json", strings.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]map[string]any
+		err = json.NewDecoder(resp.Body).Decode(&got)
+		resp.Body.Close()
+		e := got["error"]
+		if err != nil || resp.StatusCode != c.status || len(e) != 3 || e["code"] != float64(c.status) || e["type"] != c.typ || e["message"] == "" {
+			t.Errorf("%s %.40s: %d %v (%v), want %d %s", c.path, c.body, resp.StatusCode, got, err, c.status, c.typ)
+		}
+	}
+	for status, typ := range map[int]string{500: "server_error", 501: "not_supported_error", 503: "unavailable_error", 403: "permission_error", 413: "invalid_request_error"} {
+		if got := newErr(status, "server_error", "", "", "m").llama(); got != (llamaErr{Code: status, Message: "m", Type: typ}) {
+			t.Errorf("%d: %+v, want type %s", status, got, typ)
+		}
+	}
+	resp, err := http.Post(ts.URL+"/v1/completions", "application/json", strings.NewReader("{"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got map[string]map[string]any
+	json.NewDecoder(resp.Body).Decode(&got)
+	if e := got["error"]; resp.StatusCode != 400 || e["type"] != "invalid_request_error" || e["code"] != nil || len(e) != 4 {
+		t.Errorf("/v1/completions: %d %v, want OpenAI's shape", resp.StatusCode, got)
+	}
+}

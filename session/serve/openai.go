@@ -329,12 +329,12 @@ func budget(a, b *int) (int, *errBody) {
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	var req chatRequest
 	if e := decode(w, r, &req); e != nil {
-		writeErr(w, e)
+		writeErr(w, r, e)
 		return
 	}
 	j, e := s.chatJob(&req)
 	if e != nil {
-		writeErr(w, e)
+		writeErr(w, r, e)
 		return
 	}
 	id, created := newID("chatcmpl"), time.Now().Unix()
@@ -466,12 +466,12 @@ func (s *Server) promptIDs(raw json.RawMessage) ([]int, *errBody) {
 func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	var req completionRequest
 	if e := decode(w, r, &req); e != nil {
-		writeErr(w, e)
+		writeErr(w, r, e)
 		return
 	}
 	j, e := s.completionJob(&req)
 	if e != nil {
-		writeErr(w, e)
+		writeErr(w, r, e)
 		return
 	}
 	id, created := newID("cmpl"), time.Now().Unix()
@@ -594,7 +594,7 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 // modelByID is GET /v1/models/{model}, which clients ask to check a name.
 func (s *Server) modelByID(w http.ResponseWriter, r *http.Request) {
 	if e := s.model(r.PathValue("model")); e != nil {
-		writeErr(w, e)
+		writeErr(w, r, e)
 		return
 	}
 	writeJSON(w, http.StatusOK, s.modelObject())

@@ -151,7 +151,7 @@ func (s *Server) routes() {
 			ollamaError(w, http.StatusNotFound, fmt.Sprintf("%s %s is not served here", r.Method, r.URL.Path))
 			return
 		}
-		apiError(w, http.StatusNotFound, "invalid_request_error", "", "not_found", fmt.Sprintf("%s %s is not served here", r.Method, r.URL.Path))
+		apiError(w, r, http.StatusNotFound, "invalid_request_error", "", "not_found", fmt.Sprintf("%s %s is not served here", r.Method, r.URL.Path))
 	})
 	s.mux = mux
 }
@@ -169,7 +169,7 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 				ollamaError(w, http.StatusUnauthorized, msg)
 				return
 			}
-			apiError(w, http.StatusUnauthorized, "invalid_request_error", "", "invalid_api_key", msg)
+			apiError(w, r, http.StatusUnauthorized, "invalid_request_error", "", "invalid_api_key", msg)
 			return
 		}
 		h(w, r)
