@@ -25,6 +25,7 @@ func TestHostileRequests(t *testing.T) {
 	long := strings.Trim(string(j), `"`) // a megabyte of escape sequences, as a JSON string's inside
 	huge := strings.Repeat("a", 7<<20)
 	manyBreakers := strings.TrimSuffix(strings.Repeat(`"ab",`, 1<<20), ",")
+	manyIDs := strings.TrimSuffix(strings.Repeat("1,", 3<<20), ",")
 	for _, c := range []struct {
 		path, body string
 		status     int
@@ -47,6 +48,10 @@ func TestHostileRequests(t *testing.T) {
 		{"/api/chat", `{"messages":[{"role":"user","content":"` + huge + `"}]}`, 400, "the prompt is at least"},
 		{"/api/generate", `{"prompt":"` + huge + `"}`, 400, "the prompt is at least"},
 		{"/api/generate", `{"prompt":"` + huge + `","raw":true}`, 400, "the prompt is at least"},
+		// /tokenize tokenised the whole 7 MB (and with_pieces sent back a
+		// piece for each token), /detokenize decoded millions of ids.
+		{"/tokenize", `{"content":"` + huge + `","with_pieces":true}`, 400, "the prompt is at least"},
+		{"/detokenize", `{"tokens":[` + manyIDs + `]}`, 400, "maximum context length"},
 		// One token id was read as a list of one empty string: the prompt
 		// [99999999] was answered from an empty prompt.
 		{"/v1/completions", `{"prompt":[99999999]}`, 400, "token 99999999 at index 0 is outside the vocabulary"},
@@ -64,7 +69,7 @@ func TestHostileRequests(t *testing.T) {
 	} {
 		var code int
 		var v map[string]any
-		testmodels.Bounded(t, c.body, func() error { code, v = post(t, ts.URL+c.path, c.body); return nil })
+		testmodels.Bounded(t, fmt.Sprintf("%s %.200s", c.path, c.body), func() error { code, v = post(t, ts.URL+c.path, c.body); return nil })
 		msg := fmt.Sprint(v["error"])
 		if code != c.status || !strings.Contains(msg, c.want) || len(msg) > 600 || strings.Contains(msg, "Go struct") {
 			t.Errorf("%s %.200s: %d %.300s, want %d %q", c.path, c.body, code, msg, c.status, c.want)

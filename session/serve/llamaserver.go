@@ -47,6 +47,10 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, r, e)
 		return
 	}
+	if e := s.tooLong("content", req.Content); e != nil {
+		writeErr(w, r, e)
+		return
+	}
 	tok := s.m.Tokenizer()
 	var ids []int
 	switch {
@@ -83,6 +87,11 @@ func (s *Server) detokenize(w http.ResponseWriter, r *http.Request) {
 	}
 	if e := decode(w, r, &req); e != nil {
 		writeErr(w, r, e)
+		return
+	}
+	if win := s.e.Window(); len(req.Tokens) > win {
+		writeErr(w, r, newErr(http.StatusBadRequest, "invalid_request_error", "tokens", "context_length_exceeded",
+			fmt.Sprintf("This model's maximum context length is %d tokens; %d tokens were sent.", win, len(req.Tokens))))
 		return
 	}
 	n := s.m.Tokenizer().Size()
