@@ -3,7 +3,6 @@ package serve
 import (
 	"encoding/json"
 	"net/http"
-	"strings"
 )
 
 // Errors in the OpenAI shape: {"error": {"message", "type", "param",
@@ -46,20 +45,14 @@ func apiError(w http.ResponseWriter, r *http.Request, status int, typ, param, co
 	writeErr(w, r, newErr(status, typ, param, code, msg))
 }
 
-// writeErr sends e in the shape of r's API: llama-server's for its own
-// routes, OpenAI's for /v1/.
+// writeErr sends e in the shape of r's API (apiOf): llama-server's for its
+// own routes, OpenAI's for /v1/.
 func writeErr(w http.ResponseWriter, r *http.Request, e *errBody) {
-	if llamaRoute(r.URL.Path) {
+	if apiOf(r.URL.Path) == "/" {
 		writeJSON(w, e.status, map[string]any{"error": e.llama()})
 		return
 	}
 	writeJSON(w, e.status, map[string]any{"error": e.err})
-}
-
-// llamaRoute reports whether path is llama-server's own (not OpenAI's
-// /v1/ nor ollama's /api/), as /completion, /tokenize and an unknown path.
-func llamaRoute(path string) bool {
-	return !strings.HasPrefix(path, "/v1/") && !strings.HasPrefix(path, "/api/")
 }
 
 // llamaErr is llama-server's error (format_error_response in its

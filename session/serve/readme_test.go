@@ -25,7 +25,7 @@ func TestReadmeRoutes(t *testing.T) {
 	}
 	param := regexp.MustCompile(`\{[a-z]+\}`) // README's {id} is the code's {model}
 	routes := map[string]bool{}
-	for _, m := range regexp.MustCompile(`mux\.Handle(?:Func)?\("(GET|POST) (/[^"{$]*(?:\{[a-z]+\})?)"`).FindAllStringSubmatch(string(src), -1) {
+	for _, m := range regexp.MustCompile(`handle\("(GET|POST) (/[^"{$]*(?:\{[a-z]+\})?)"`).FindAllStringSubmatch(string(src), -1) {
 		path := param.ReplaceAllString(m[2], "{}")
 		routes[m[1]+" "+path] = true
 		if !strings.Contains(param.ReplaceAllString(section, "{}"), "`"+path+"`") &&

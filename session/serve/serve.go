@@ -119,41 +119,68 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 
 func (s *Server) routes() {
 	mux := http.NewServeMux()
-	health := func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	var served []string // the patterns, for the 404 of a path not served
+	handle := func(pattern string, h http.Handler) {
+		mux.Handle(pattern, h)
+		served = append(served, pattern)
 	}
-	mux.HandleFunc("GET /health", health)
-	mux.HandleFunc("GET /v1/health", health) // llama-server's alias
-	mux.Handle("GET /metrics", s.met.handler())
-	mux.HandleFunc("POST /v1/chat/completions", s.auth(s.chatCompletions))
-	mux.HandleFunc("POST /v1/completions", s.auth(s.completions))
-	mux.HandleFunc("POST /tokenize", s.auth(s.tokenize))
-	mux.HandleFunc("POST /detokenize", s.auth(s.detokenize))
-	mux.HandleFunc("POST /completion", s.auth(s.llamaCompletion))
-	mux.HandleFunc("POST /completions", s.auth(s.llamaCompletion))
-	mux.HandleFunc("GET /props", s.auth(s.props))
-	mux.HandleFunc("GET /slots", s.auth(s.slots))
-	mux.HandleFunc("GET /v1/models", s.auth(s.models))
-	mux.HandleFunc("GET /v1/models/{model}", s.auth(s.modelByID))
-	mux.HandleFunc("POST /api/chat", s.auth(s.ollamaChat))
-	mux.HandleFunc("POST /api/generate", s.auth(s.ollamaGenerate))
-	mux.HandleFunc("GET /api/tags", s.auth(s.ollamaTags))
-	mux.HandleFunc("GET /api/version", s.auth(s.ollamaVersion))
-	mux.HandleFunc("POST /api/show", s.auth(s.ollamaShow))
-	mux.HandleFunc("GET /api/ps", s.auth(s.ollamaPs))
+	health := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	handle("GET /health", health)
+	handle("GET /v1/health", health) // llama-server's alias
+	handle("GET /metrics", s.met.handler())
+	handle("POST /v1/chat/completions", s.auth(s.chatCompletions))
+	handle("POST /v1/completions", s.auth(s.completions))
+	handle("POST /tokenize", s.auth(s.tokenize))
+	handle("POST /detokenize", s.auth(s.detokenize))
+	handle("POST /completion", s.auth(s.llamaCompletion))
+	handle("POST /completions", s.auth(s.llamaCompletion))
+	handle("GET /props", s.auth(s.props))
+	handle("GET /slots", s.auth(s.slots))
+	handle("GET /v1/models", s.auth(s.models))
+	handle("GET /v1/models/{model}", s.auth(s.modelByID))
+	handle("POST /api/chat", s.auth(s.ollamaChat))
+	handle("POST /api/generate", s.auth(s.ollamaGenerate))
+	handle("GET /api/tags", s.auth(s.ollamaTags))
+	handle("GET /api/version", s.auth(s.ollamaVersion))
+	handle("POST /api/show", s.auth(s.ollamaShow))
+	handle("GET /api/ps", s.auth(s.ollamaPs))
 	// The ollama CLI's heartbeat (HEAD /) before any request.
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, "chat serve is running\n")
 	})
+	// A path not served (OpenAI's /v1/responses, a GET where a POST is
+	// wanted) is answered with the routes of its API, so the client's
+	// author sees what to call instead.
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/api/") {
-			ollamaError(w, http.StatusNotFound, fmt.Sprintf("%s %s is not served here", r.Method, r.URL.Path))
+		api := apiOf(r.URL.Path)
+		var same []string
+		for _, p := range served {
+			if _, path, _ := strings.Cut(p, " "); apiOf(path) == api {
+				same = append(same, p)
+			}
+		}
+		msg := fmt.Sprintf("%s %s is not served here; the routes under %s are %s", r.Method, r.URL.Path, api, strings.Join(same, ", "))
+		if api == "/api/" {
+			ollamaError(w, http.StatusNotFound, msg)
 			return
 		}
-		apiError(w, r, http.StatusNotFound, "invalid_request_error", "", "not_found", fmt.Sprintf("%s %s is not served here", r.Method, r.URL.Path))
+		apiError(w, r, http.StatusNotFound, "invalid_request_error", "", "not_found", msg)
 	})
 	s.mux = mux
+}
+
+// apiOf is the API a path belongs to: "/v1/" (OpenAI's), "/api/"
+// (ollama's) or "/" (llama-server's own and the server's).
+func apiOf(path string) string {
+	for _, api := range []string{"/v1/", "/api/"} {
+		if strings.HasPrefix(path, api) {
+			return api
+		}
+	}
+	return "/"
 }
 
 // auth requires the API key, when there is one.

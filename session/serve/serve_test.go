@@ -875,3 +875,35 @@ func TestLlamaServerEndpoints(t *testing.T) {
 		t.Errorf("/props: %d %+v", resp.StatusCode, props)
 	}
 }
+
+// The first example of OpenAI's docs posts to /v1/responses, which is not
+// served: the 404 said only that, and now names the routes of the same API
+// to call instead (a GET where a POST is wanted too), in that API's shape.
+func TestUnservedPathNamesTheRoutes(t *testing.T) {
+	_, ts, _ := start(t, Options{})
+	for _, c := range []struct {
+		method, path string
+		want, not    string
+	}{
+		{"POST", "/v1/responses", "POST /v1/chat/completions", "/api/chat"},
+		{"GET", "/v1/chat/completions", "POST /v1/chat/completions", "/completion,"},
+		{"POST", "/api/embed", "POST /api/chat", "/v1/"},
+		{"POST", "/apply-template", "POST /completion", "/v1/"},
+	} {
+		req, _ := http.NewRequest(c.method, ts.URL+c.path, strings.NewReader(`{"model":"x","input":"hi"}`))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v map[string]any
+		json.NewDecoder(resp.Body).Decode(&v)
+		resp.Body.Close()
+		msg := fmt.Sprint(v["error"])
+		if resp.StatusCode != 404 || !strings.Contains(msg, c.want) || strings.Contains(msg, c.not) {
+			t.Errorf("%s %s: %d %s, want 404 naming %s", c.method, c.path, resp.StatusCode, msg, c.want)
+		}
+		if _, ollama := v["error"].(string); ollama != strings.HasPrefix(c.path, "/api/") {
+			t.Errorf("%s %s: %v is not that API's error shape", c.method, c.path, v)
+		}
+	}
+}
