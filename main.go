@@ -362,12 +362,9 @@ func openModel(path string) (models.Model, error) {
 	if path == "" {
 		return load.Embedded()
 	}
-	if !term.IsTerminal(os.Stderr.Fd()) {
-		return load.Open(path)
-	}
-	bar := ui.NewProgress(os.Stderr, filepath.Base(path))
-	defer bar.Done()
-	return load.OpenProgress(path, bar.Update)
+	update, done := progressBar("loading", filepath.Base(path))
+	defer done()
+	return load.OpenProgress(path, update)
 }
 
 // jsonModel is --json's "model": "context_length" is the window, and

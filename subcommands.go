@@ -140,8 +140,8 @@ func progressBar(verb, label string) (func(done, total int64), func()) {
 	if !term.IsTerminal(os.Stderr.Fd()) {
 		return nil, func() {}
 	}
-	bar := ui.NewProgress(os.Stderr, label)
-	bar.Verb = verb
+	width, _, _ := term.GetSize(os.Stderr.Fd())
+	bar := ui.NewProgress(os.Stderr, width, verb, label)
 	return bar.Update, bar.Done
 }
 

@@ -4,48 +4,94 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/charmbracelet/x/ansi"
 )
 
 // Progress draws a one-line progress bar (on stderr, before the TUI opens)
-// while a large model is read: "loading model.gguf ▕██████░░░░▏ 62%  640/1032 MB".
-// It draws nothing for a load that finishes within the first 300 ms, and at
-// most ten frames a second.
+// while a large model is read: "loading model.gguf ▕██████░░░░▏ 62%  640/1032 MB  1.4 s".
+// It draws nothing for a load that finishes within the first 300 ms; past
+// that it redraws ten times a second with the seconds spent, also while no
+// bytes move: a GGUF file is read through and then its weights are
+// repacked, which a still screen made look hung.
 type Progress struct {
-	Verb    string // what is being done: "loading" unless set ("converting", ...)
-	w       io.Writer
-	label   string
-	start   time.Time
-	last    time.Time
-	touched bool
+	verb, label string
+	w           io.Writer
+	width       int // the terminal's columns: the line stays on one row
+	stop, ended chan struct{}
+
+	mu          sync.Mutex
+	start       time.Time
+	done, total int64
+	drawn       bool
 }
 
-// NewProgress writes to w (a terminal) about label.
-func NewProgress(w io.Writer, label string) *Progress {
-	return &Progress{w: w, label: label, start: time.Now()}
+// NewProgress writes to w (a terminal width columns wide) what is being
+// done (verb: "loading", "converting") to label, until Done.
+func NewProgress(w io.Writer, width int, verb, label string) *Progress {
+	p := &Progress{verb: verb, label: label, w: w, width: width, start: time.Now(), stop: make(chan struct{}), ended: make(chan struct{})}
+	go p.run()
+	return p
+}
+
+func (p *Progress) run() {
+	defer close(p.ended)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-tick.C:
+			p.draw()
+		}
+	}
 }
 
 // Update is the loader's callback: done of total bytes read.
 func (p *Progress) Update(done, total int64) {
-	now := time.Now()
-	if now.Sub(p.start) < 300*time.Millisecond || now.Sub(p.last) < 100*time.Millisecond || total <= 0 {
-		return
-	}
-	p.last, p.touched = now, true
-	const width = 24
-	frac := min(float64(done)/float64(total), 1)
-	full := int(frac * width)
-	bar := strings.Repeat("█", full) + strings.Repeat("░", width-full)
-	verb := p.Verb
-	if verb == "" {
-		verb = "loading"
-	}
-	fmt.Fprintf(p.w, "\r\x1b[K%s %s ▕%s▏ %3.0f%%  %.0f/%.0f MB", verb, p.label, bar, 100*frac, float64(done)/1e6, float64(total)/1e6)
+	p.mu.Lock()
+	p.done, p.total = done, total
+	p.mu.Unlock()
 }
 
-// Done clears the bar.
+func (p *Progress) draw() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	took := time.Since(p.start)
+	if took < 300*time.Millisecond {
+		return
+	}
+	p.drawn = true
+	tail := fmt.Sprintf("  %.1f s", took.Seconds())
+	if p.total > 0 {
+		const width = 24
+		frac := min(float64(p.done)/float64(p.total), 1)
+		full := int(frac * width)
+		bar := strings.Repeat("█", full) + strings.Repeat("░", width-full)
+		tail = fmt.Sprintf(" ▕%s▏ %3.0f%%  %.0f/%.0f MB", bar, 100*frac, float64(p.done)/1e6, float64(p.total)/1e6) + tail
+	}
+	// A line that wraps is not cleared by the next frame's \r: the label
+	// gives way, then the whole line. The last column stays free, as some
+	// terminals wrap on writing it.
+	head := p.verb + " " + p.label
+	if room := p.width - 1 - ansi.StringWidth(tail); p.width > 0 && ansi.StringWidth(head) > room {
+		head = ansi.Truncate(head, max(len(p.verb), room), "…")
+	}
+	line := head + tail
+	if p.width > 0 {
+		line = ansi.Truncate(line, p.width-1, "")
+	}
+	fmt.Fprint(p.w, "\r\x1b[K"+line)
+}
+
+// Done stops the drawing and clears the bar.
 func (p *Progress) Done() {
-	if p.touched {
+	close(p.stop)
+	<-p.ended
+	if p.drawn {
 		fmt.Fprint(p.w, "\r\x1b[K")
 	}
 }

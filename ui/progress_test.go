@@ -3,24 +3,88 @@ package ui
 import (
 	"bytes"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/charmbracelet/x/ansi"
 )
 
+// lockedBuffer is a bytes.Buffer the bar's goroutine and the test share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// waitOutput waits (without a time limit that measures speed) until the
+// bar has written something that ok accepts.
+func waitOutput(t *testing.T, b *lockedBuffer, ok func(string) bool) string {
+	t.Helper()
+	for range 1000 {
+		if s := b.String(); ok(s) {
+			return s
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("the bar drew %q", b.String())
+	return ""
+}
+
 func TestProgressBar(t *testing.T) {
-	var b bytes.Buffer
-	p := NewProgress(&b, "big.gguf")
-	p.Update(10, 100) // within the first 300 ms: nothing
-	if b.Len() != 0 {
+	var b lockedBuffer
+	p := NewProgress(&b, 0, "loading", "big.gguf")
+	p.Update(10, 100) // done within the first 300 ms: nothing
+	p.Done()
+	if b.String() != "" {
 		t.Fatalf("drew %q for a fast load", b.String())
 	}
+
+	p = NewProgress(&b, 0, "loading", "big.gguf")
+	p.mu.Lock()
 	p.start = time.Now().Add(-time.Second)
+	p.mu.Unlock()
 	p.Update(50e6, 100e6)
-	if got := b.String(); !strings.Contains(got, "loading big.gguf ▕████████████░░░░░░░░░░░░▏  50%  50/100 MB") {
-		t.Fatalf("bar %q", got)
-	}
+	waitOutput(t, &b, func(s string) bool {
+		return strings.Contains(s, "loading big.gguf ▕████████████░░░░░░░░░░░░▏  50%  50/100 MB  1.")
+	})
+	// Read through, the weights are prepared with no byte counted: the bar
+	// goes on being redrawn, so the wait does not look like a hang.
+	p.Update(100e6, 100e6)
+	s := waitOutput(t, &b, func(s string) bool { return strings.Contains(s, "100%") })
+	waitOutput(t, &b, func(now string) bool { return strings.Count(now, "100%") > strings.Count(s, "100%") })
 	p.Done()
 	if !strings.HasSuffix(b.String(), "\r\x1b[K") {
 		t.Fatalf("Done did not clear the line: %q", b.String())
+	}
+}
+
+// On a terminal narrower than the line, the label is cut so the line stays
+// on one row: a wrapped line is not cleared by the next frame, and each
+// frame added a row.
+func TestProgressBarFitsTheTerminal(t *testing.T) {
+	var b lockedBuffer
+	p := NewProgress(&b, 70, "loading", "llama3.2-1b-random-q4_k_m.gguf")
+	p.mu.Lock()
+	p.start = time.Now().Add(-time.Second)
+	p.mu.Unlock()
+	p.Update(50e6, 100e6)
+	s := waitOutput(t, &b, func(s string) bool { return strings.Contains(s, "MB") })
+	p.Done()
+	for _, frame := range strings.Split(s, "\r\x1b[K")[1:] {
+		if w := ansi.StringWidth(frame); w > 69 || !strings.HasPrefix(frame, "loading llama3.2") || !strings.Contains(frame, "…") {
+			t.Errorf("a frame %d wide: %q", w, frame)
+		}
 	}
 }
