@@ -251,6 +251,14 @@ func TestPeerFlags(t *testing.T) {
 		c.Sampler.Seed != 7 || c.RandomSeed || c.Sampler.Temperature != 0.5 || c.System != "be brief" || !c.Given["temperature"] || !c.Given["model"] {
 		t.Errorf("llama-cli flags: %+v", c)
 	}
+	// Bug: llama-cli's long spellings of -n and of the penalty window were
+	// unknown flags.
+	if c := parse(t, "--n-predict", "5", "--repeat-last-n", "32"); c.MaxTokens != 5 || c.Sampler.PenaltyWindow != 32 {
+		t.Errorf("--n-predict 5 --repeat-last-n 32: max_tokens %d, penalty window %d", c.MaxTokens, c.Sampler.PenaltyWindow)
+	}
+	if c := parse(t, "--predict", "7"); c.MaxTokens != 7 {
+		t.Errorf("--predict 7: max_tokens %d", c.MaxTokens)
+	}
 	// Bug: -no-cnv, llama-cli's way to complete a prompt without the chat
 	// template, was refused with "without --prompt the TUI is interactive"
 	// although --prompt was given.
@@ -407,13 +415,13 @@ func TestOneRuleOneMessage(t *testing.T) {
 	if _, err := Parse([]string{"--temprature", "1"}); err == nil || err.Error() != "unknown flag --temprature (did you mean --temperature?) (see chat -h)" {
 		t.Errorf("unknown flag: %v", err)
 	}
-	// A setting's other spellings (--top_k, --num-ctx) and other peers'
-	// (--n-predict) got no hint, and the flag was quoted with the wrong
-	// dashes. (llama-cli's -m, -p, -c, --temp are flags: TestPeerFlags.)
+	// A setting's other spellings (--top_k, --num-ctx, --num-predict) got no
+	// hint, and the flag was quoted with the wrong dashes. (llama-cli's -m,
+	// -p, -c, --temp, --n-predict are flags: TestPeerFlags.)
 	for _, c := range []struct{ args, want string }{
 		{"--top_k 5", "unknown flag --top_k (did you mean --top-k?)"},
 		{"--num-ctx 256", "unknown flag --num-ctx (did you mean --ctx-size?)"},
-		{"--n-predict 5", "unknown flag --n-predict (did you mean -n?)"},
+		{"--num-predict 5", "unknown flag --num-predict (did you mean -n?)"},
 		{"--num_thread 4", "unknown flag --num_thread (did you mean --threads?)"},
 		{"--foo", "unknown flag --foo"},
 		{"--model", "flag needs an argument: --model"},

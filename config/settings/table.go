@@ -120,7 +120,7 @@ var table = []*Setting{
 		Help:    "subtract p from ids seen in the penalty window",
 		Default: fixed(0.0),
 		get:     func(v *Values) any { return v.Sampler.PresencePenalty }, set: func(v *Values, x any) { v.Sampler.PresencePenalty = x.(float64) }},
-	{Name: "penalty_window", Aliases: []string{"repeat_last_n"}, Table: "sampler", Stage: "penalties", Where: Flag | File | Set, Kind: Int,
+	{Name: "penalty_window", Aliases: []string{"repeat_last_n"}, PeerFlags: []string{"--repeat-last-n"}, Table: "sampler", Stage: "penalties", Where: Flag | File | Set, Kind: Int,
 		Min: 1, Max: 1 << 20, Label: "pen window", Persist: true, Live: true,
 		Help:    "the last N ids the penalties look at",
 		Default: fixed(64),
@@ -138,7 +138,7 @@ var table = []*Setting{
 		}},
 
 	// The conversation: from the next reply on, saved with a session.
-	{Name: "max_tokens", Flag: "n", Aliases: []string{"n", "max_new_tokens", "num_predict"}, Where: Flag | File | Set, Kind: Int,
+	{Name: "max_tokens", Flag: "n", Aliases: []string{"n", "max_new_tokens", "num_predict"}, PeerFlags: []string{"--n-predict", "--predict"}, Where: Flag | File | Set, Kind: Int,
 		Min: 1, Max: MaxReplyTokens, MinusOneIsMax: true, Label: "max tokens", Always: true, Persist: true,
 		Help:    "reply budget in tokens; -1 = no budget (1048576; chat mode caps it at the context left)",
 		Default: byMode(256, 100), ModeDefault: true,
