@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"chat/session/termtext"
+
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -29,9 +31,11 @@ type Progress struct {
 }
 
 // NewProgress writes to w (a terminal width columns wide) what is being
-// done (verb: "loading", "converting") to label, until Done.
+// done (verb: "loading", "converting") to label, until Done. The label, a
+// file name, is shown with its control characters escaped: the bar writes
+// to the terminal directly, not through main's escaping stderr.
 func NewProgress(w io.Writer, width int, verb, label string) *Progress {
-	p := &Progress{verb: verb, label: label, w: w, width: width, start: time.Now(), stop: make(chan struct{}), ended: make(chan struct{})}
+	p := &Progress{verb: verb, label: termtext.Token(label), w: w, width: width, start: time.Now(), stop: make(chan struct{}), ended: make(chan struct{})}
 	go p.run()
 	return p
 }

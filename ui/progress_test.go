@@ -88,3 +88,21 @@ func TestProgressBarFitsTheTerminal(t *testing.T) {
 		}
 	}
 }
+
+// A file name's control characters are escaped: the bar writes to the
+// terminal itself, and a model named "\x1b]0;pwned\a.gguf" set the window's
+// title while it loaded.
+func TestProgressBarEscapesTheName(t *testing.T) {
+	var b lockedBuffer
+	p := NewProgress(&b, 0, "loading", "\x1b]0;pwned\a\u009b2J\xff.gguf")
+	p.mu.Lock()
+	p.start = time.Now().Add(-time.Second)
+	p.mu.Unlock()
+	s := waitOutput(t, &b, func(s string) bool { return strings.Contains(s, ".gguf") })
+	p.Done()
+	for _, frame := range strings.Split(s, "\r\x1b[K")[1:] {
+		if strings.ContainsAny(frame, "\x1b\a\u009b") || !strings.Contains(frame, `\x1b]0;pwned\a\u009b2J\xff.gguf`) {
+			t.Errorf("frame %q", frame)
+		}
+	}
+}
