@@ -125,6 +125,80 @@ func AttnMixRowsFP8(out, w []float32, wstride int, v []uint8, vstride int, scale
 	mixCoded("AttnMixRowsFP8", rowsFP8, e4m3Row, out, w, wstride, v, vstride, scales, hkv, kvh, n)
 }
 
+// Int4KVGroup is the values of a head that share one scale in the int4 KV
+// cache (models/kvcache's Int4 format; a head narrower than it is one
+// group).
+const Int4KVGroup = 32
+
+// AttnScoresRowsI4 is AttnScoresRowsF32 over the int4 KV cache's rows: a
+// head's d values are ⌈d/2⌉ bytes of codes (two a byte, low nibble first)
+// and ⌈d/Int4KVGroup⌉ scales, a value Int4Levels[code]·scale as
+// DequantizeLUT4 decodes it. Rows are kstride bytes apart, KV head g's
+// codes at byte g·⌈d/2⌉ of a row; a row has hkv heads' scales, head g's
+// from scales[t·hkv·⌈d/32⌉ + g·⌈d/32⌉]. Bitwise AttnScores on the decoded
+// heads, as the other row kernels: the assembly (heads of a multiple of 32
+// up to 256 values) decodes a value as float32(code-8)·scale (AVX2) or
+// looks it up in the levels times the scale (AVX-512), one rounding of the
+// same exact product either way.
+func AttnScoresRowsI4(scores []float32, sstride int, q []float32, k []byte, kstride int, scales []float32, hkv int, kvh []int32, n int, scale float32) {
+	d, ng := checkRowsI4("AttnScoresRowsI4", len(scores), sstride, len(q), len(k), kstride, len(scales), hkv, kvh, n)
+	if kr := rowsI4(); i4Asm(kr.scores != nil, d, n) {
+		kr.scores(unsafe.SliceData(scores), unsafe.SliceData(q), unsafe.Pointer(unsafe.SliceData(k)), unsafe.SliceData(scales), unsafe.SliceData(kvh), len(kvh), d, n, 4*sstride, kstride, hkv*ng, scale)
+		return
+	}
+	var buf [256]float32
+	row := decodeBuf(buf[:], d)
+	for h, g := range kvh {
+		for t := range n {
+			int4Head(row, k, scales, t*kstride, t*hkv+int(g), int(g))
+			AttnScores(scores[h*sstride+t:], q[h*d:(h+1)*d], row, d, 1, scale)
+		}
+	}
+}
+
+// AttnMixRowsI4 is AttnMixRowsF32 over the int4 KV cache's rows (see
+// AttnScoresRowsI4).
+func AttnMixRowsI4(out, w []float32, wstride int, v []byte, vstride int, scales []float32, hkv int, kvh []int32, n int) {
+	d, ng := checkRowsI4("AttnMixRowsI4", len(w), wstride, len(out), len(v), vstride, len(scales), hkv, kvh, n)
+	if kr := rowsI4(); i4Asm(kr.mix != nil, d, n) {
+		kr.mix(unsafe.SliceData(out), unsafe.SliceData(w), unsafe.Pointer(unsafe.SliceData(v)), unsafe.SliceData(scales), unsafe.SliceData(kvh), len(kvh), d, n, 4*wstride, vstride, hkv*ng)
+		return
+	}
+	var buf [256]float32
+	row := decodeBuf(buf[:], d)
+	for h, g := range kvh {
+		for t := range n {
+			int4Head(row, v, scales, t*vstride, t*hkv+int(g), int(g))
+			AttnMixAdd(out[h*d:(h+1)*d], w[h*wstride+t:], row, d, 1)
+		}
+	}
+}
+
+// int4Head decodes KV head g of the int4 row at byte at of codes, whose
+// scales are head hs's (row·hkv + g) of scales, into dst (the head's d
+// values): the reference the int4 row kernels are held to.
+func int4Head(dst []float32, codes []byte, scales []float32, at, hs, g int) {
+	d := len(dst)
+	cb, ng := (d+1)/2, (d+Int4KVGroup-1)/Int4KVGroup
+	DequantizeLUT4(dst, codes[at+g*cb:], scales[hs*ng:], &Int4Levels, Int4KVGroup, d)
+}
+
+// i4Asm reports whether the int4 row kernels take heads of d values over
+// n rows: whole groups, and at most 8 of them, the scales of eight rows
+// the assembly copies to its frame.
+func i4Asm(have bool, d, n int) bool {
+	return useAsm && have && d%Int4KVGroup == 0 && d > 0 && d <= 8*Int4KVGroup && n > 0
+}
+
+// checkRowsI4 is checkRows and checkScales for int4 rows (kv and kvstride
+// in bytes); it returns the head width and its scale groups.
+func checkRowsI4(fn string, sc, sstride, x, kv, kvstride, scales, hkv int, kvh []int32, n int) (d, ng int) {
+	d, nkv := checkRows(fn, sc, sstride, x, kv, kvstride, kvh, n, true)
+	ng = (d + Int4KVGroup - 1) / Int4KVGroup
+	checkScales(fn, scales, hkv*ng, nkv*ng, n)
+	return d, ng
+}
+
 // rowKernels is one stored type's row kernels (attnrows_gen.py), the zero
 // value where there are none (attn_other.go).
 type rowKernels struct {
@@ -159,7 +233,7 @@ func decodeHead(c codedRow, dst []float32, p unsafe.Pointer, s float32) {
 // scoresRows checks a scores call and runs its row kernel when there is
 // one for these rows (ok); it returns the head width.
 func scoresRows[T any](fn string, kr rowKernels, scaled bool, scores []float32, sstride int, q []float32, k []T, kstride int, scales []float32, hkv int, kvh []int32, n int, scale float32) (d int, ok bool) {
-	d, nkv := checkRows(fn, len(scores), sstride, len(q), len(k), kstride, kvh, n)
+	d, nkv := checkRows(fn, len(scores), sstride, len(q), len(k), kstride, kvh, n, false)
 	if scaled {
 		checkScales(fn, len(scales), hkv, nkv, n)
 	}
@@ -172,7 +246,7 @@ func scoresRows[T any](fn string, kr rowKernels, scaled bool, scores []float32, 
 
 // mixRows is scoresRows for a mix.
 func mixRows[T any](fn string, kr rowKernels, scaled bool, out, w []float32, wstride int, v []T, vstride int, scales []float32, hkv int, kvh []int32, n int) (d int, ok bool) {
-	d, nkv := checkRows(fn, len(w), wstride, len(out), len(v), vstride, kvh, n)
+	d, nkv := checkRows(fn, len(w), wstride, len(out), len(v), vstride, kvh, n, false)
 	if scaled {
 		checkScales(fn, len(scales), hkv, nkv, n)
 	}
@@ -237,20 +311,24 @@ func decodeBuf(buf []float32, d int) []float32 {
 // checks do, and returns the head width d = x/len(kvh) and the KV heads
 // the rows must hold (the largest kvh + 1): sc holds n values of each
 // query head, sstride apart; the heads of x are d wide; kv holds n rows,
-// kvstride apart.
-func checkRows(fn string, sc, sstride, x, kv, kvstride int, kvh []int32, n int) (d, nkv int) {
+// kvstride apart, each head d elements, or ⌈d/2⌉ bytes when int4.
+func checkRows(fn string, sc, sstride, x, kv, kvstride int, kvh []int32, n int, int4 bool) (d, nkv int) {
 	h := len(kvh)
 	if h == 0 || x%h != 0 {
 		panic("kernels: " + fn + ": the heads do not divide the query or output")
 	}
 	d = x / h
+	hw := d
+	if int4 {
+		hw = (d + 1) / 2
+	}
 	for _, g := range kvh {
 		if g < 0 {
 			panic("kernels: " + fn + ": a negative KV head")
 		}
 		nkv = max(nkv, int(g)+1)
 	}
-	if n > 0 && (sstride < n || sc < (h-1)*sstride+n || kvstride < nkv*d || kv < (n-1)*kvstride+nkv*d) {
+	if n > 0 && (sstride < n || sc < (h-1)*sstride+n || kvstride < nkv*hw || kv < (n-1)*kvstride+nkv*hw) {
 		panic("kernels: " + fn + ": slices too short for n rows")
 	}
 	return d, nkv

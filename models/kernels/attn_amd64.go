@@ -29,6 +29,15 @@ var (
 	rowsFP8 = rowKernels{attnRowsScoresFP8AVX2, attnRowsMixFP8AVX2}
 )
 
+// rowsI4 is the int4 row kernels of the kernel set in use: AVX-512 looks a
+// code up in the 16 scaled levels with one VPERMI2PS.
+func rowsI4() rowKernels {
+	if isa >= isaAVX512 {
+		return rowKernels{attnRowsScoresI4AVX512, attnRowsMixI4AVX512}
+	}
+	return rowKernels{attnRowsScoresI4AVX2, attnRowsMixI4AVX2}
+}
+
 //go:noescape
 func attnRowsScoresF32AVX2(scores, q *float32, k unsafe.Pointer, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)
 
@@ -52,3 +61,15 @@ func attnRowsScoresFP8AVX2(scores, q *float32, k unsafe.Pointer, sc *float32, kv
 
 //go:noescape
 func attnRowsMixFP8AVX2(out, w *float32, v unsafe.Pointer, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)
+
+//go:noescape
+func attnRowsScoresI4AVX2(scores, q *float32, k unsafe.Pointer, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)
+
+//go:noescape
+func attnRowsMixI4AVX2(out, w *float32, v unsafe.Pointer, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)
+
+//go:noescape
+func attnRowsScoresI4AVX512(scores, q *float32, k unsafe.Pointer, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)
+
+//go:noescape
+func attnRowsMixI4AVX512(out, w *float32, v unsafe.Pointer, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)

@@ -11,3 +11,5 @@ func attnMixAsm(out, w, v []float32, stride, n int) { attnMixGo(out, w, v, strid
 // No row kernels: the Rows functions decode each row and run the
 // reference kernels on it.
 var rowsF32, rowsF16, rowsI8, rowsFP8 rowKernels
+
+func rowsI4() rowKernels { return rowKernels{} }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -302,5 +303,98 @@ func BenchmarkAttnColdKV(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*rows), "ns/row")
 		})
+	}
+}
+
+// TestAttnRowsI4: on every kernel set, the int4 row kernels give each
+// score and output element the bits of AttnScores and AttnMixAdd on the
+// heads decoded by DequantizeLUT4 (the cache's float32 path): heads of
+// whole groups (the assembly's) and not (odd widths, a last short group,
+// wider than the assembly's eight groups), grouped-query heads, row counts
+// around the assembly's blocks of 8 and 4, padded strides, a scale of 0
+// and an infinite one.
+func TestAttnRowsI4(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, l := range impls() {
+		withImpl(l, func() {
+			for _, hc := range [][2]int{{1, 1}, {3, 3}, {4, 2}, {12, 12}, {8, 2}, {6, 3}, {16, 4}} {
+				h, nkv := hc[0], hc[1]
+				for _, d := range []int{5, 8, 16, 32, 48, 64, 96, 128, 256, 288} {
+					for _, n := range []int{1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 33} {
+						cb, ng := (d+1)/2, (d+Int4KVGroup-1)/Int4KVGroup
+						stride := nkv*cb + rng.IntN(2)*5
+						hkv := nkv + rng.IntN(2) // rows may hold heads no query reads
+						sstride := n + rng.IntN(3)
+						kvh := make([]int32, h)
+						for i := range kvh {
+							kvh[i] = int32(i / (h / nkv))
+						}
+						q, w := randVec(rng, h*d), randVec(rng, (h-1)*sstride+n)
+						o := randVec(rng, h*d)
+						codes := make([]byte, (n-1)*stride+nkv*cb)
+						for i := range codes {
+							codes[i] = byte(rng.IntN(256))
+						}
+						scales := make([]float32, n*hkv*ng)
+						for i := range scales {
+							scales[i] = rng.Float32() * 0.05
+						}
+						if n > 2 {
+							scales[rng.IntN(len(scales))] = 0
+							scales[rng.IntN(len(scales))] = float32(math.Inf(1))
+						}
+						got, want := make([]float32, len(w)), make([]float32, len(w))
+						o1, o2 := slices.Clone(o), slices.Clone(o)
+						AttnScoresRowsI4(got, sstride, q, codes, stride, scales, hkv, kvh, n, 0.3)
+						AttnMixRowsI4(o1, w, sstride, codes, stride, scales, hkv, kvh, n)
+						dec := make([]float32, d)
+						for i, g := range kvh {
+							for r := range n {
+								DequantizeLUT4(dec, codes[r*stride+int(g)*cb:], scales[(r*hkv+int(g))*ng:], &Int4Levels, Int4KVGroup, d)
+								AttnScores(want[i*sstride+r:], q[i*d:(i+1)*d], dec, d, 1, 0.3)
+								AttnMixAdd(o2[i*d:(i+1)*d], w[i*sstride+r:], dec, d, 1)
+							}
+						}
+						what := fmt.Sprintf("%s h=%d/%d d=%d n=%d", implName(l), h, nkv, d, n)
+						for i := range h {
+							for j := range n {
+								if a, b := got[i*sstride+j], want[i*sstride+j]; math.Float32bits(a) != math.Float32bits(b) && !(a != a && b != b) {
+									t.Fatalf("%s: scores head %d row %d: %v vs %v", what, i, j, a, b)
+								}
+							}
+						}
+						for i := range o1 {
+							if a, b := o1[i], o2[i]; math.Float32bits(a) != math.Float32bits(b) && !(a != a && b != b) {
+								t.Fatalf("%s: mix elem %d: %v vs %v", what, i, a, b)
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestAttnRowsI4Checks: short slices panic with the kernel's name, as
+// the other row kernels' checks do.
+func TestAttnRowsI4Checks(t *testing.T) {
+	kvh := []int32{0, 1}
+	q, sc := make([]float32, 2*64), make([]float32, 2*3)
+	codes, scales := make([]byte, 3*2*32), make([]float32, 3*2*2)
+	AttnScoresRowsI4(sc, 3, q, codes, 64, scales, 2, kvh, 3, 1) // fits
+	for name, f := range map[string]func(){
+		"codes":  func() { AttnScoresRowsI4(sc, 3, q, codes[:len(codes)-1], 64, scales, 2, kvh, 3, 1) },
+		"stride": func() { AttnMixRowsI4(q, sc, 3, codes, 63, scales, 2, kvh, 3) },
+		"scales": func() { AttnMixRowsI4(q, sc, 3, codes, 64, scales[:len(scales)-1], 2, kvh, 3) },
+		"hkv":    func() { AttnScoresRowsI4(sc, 3, q, codes, 64, scales, 1, kvh, 3, 1) },
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "RowsI4") {
+					t.Errorf("%s too short: recovered %v", name, r)
+				}
+			}()
+			f()
+		}()
 	}
 }

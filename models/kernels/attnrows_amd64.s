@@ -4,7 +4,7 @@
 
 #include "textflag.h"
 
-// Attention over a float32, f16, int8 or fp8 KV cache, every head of a
+// Attention over a float32, f16, int8, fp8 or int4 KV cache, every head of a
 // row at a time; attnrows_gen.py says why and how the bits are kept.
 
 // FP8: the mask of a sign-extended E4M3 code shifted left 7 (a half),
@@ -17,6 +17,43 @@ DATA c256<>+8(SB)/8, $0x4380000043800000
 DATA c256<>+16(SB)/8, $0x4380000043800000
 DATA c256<>+24(SB)/8, $0x4380000043800000
 GLOBL c256<>(SB), RODATA|NOPTR, $32
+
+// int4: the per-lane shifts of a codes dword (AVX2 to the top, AVX-512
+// to the bottom), the sign bit, the levels (kernels.Int4Levels) and
+// eight lanes set then eight clear, VMASKMOVPS's masks.
+DATA i4shl<>+0(SB)/8, $0x000000180000001c
+DATA i4shl<>+8(SB)/8, $0x0000001000000014
+DATA i4shl<>+16(SB)/8, $0x000000080000000c
+DATA i4shl<>+24(SB)/8, $0x0000000000000004
+GLOBL i4shl<>(SB), RODATA|NOPTR, $32
+DATA i4shr<>+0(SB)/8, $0x0000000400000000
+DATA i4shr<>+8(SB)/8, $0x0000000c00000008
+DATA i4shr<>+16(SB)/8, $0x0000001400000010
+DATA i4shr<>+24(SB)/8, $0x0000001c00000018
+GLOBL i4shr<>(SB), RODATA|NOPTR, $32
+DATA i4sign<>+0(SB)/8, $0x8000000080000000
+DATA i4sign<>+8(SB)/8, $0x8000000080000000
+DATA i4sign<>+16(SB)/8, $0x8000000080000000
+DATA i4sign<>+24(SB)/8, $0x8000000080000000
+GLOBL i4sign<>(SB), RODATA|NOPTR, $32
+DATA i4lev<>+0(SB)/8, $0xc0e00000c1000000
+DATA i4lev<>+8(SB)/8, $0xc0a00000c0c00000
+DATA i4lev<>+16(SB)/8, $0xc0400000c0800000
+DATA i4lev<>+24(SB)/8, $0xbf800000c0000000
+DATA i4lev<>+32(SB)/8, $0x3f80000000000000
+DATA i4lev<>+40(SB)/8, $0x4040000040000000
+DATA i4lev<>+48(SB)/8, $0x40a0000040800000
+DATA i4lev<>+56(SB)/8, $0x40e0000040c00000
+GLOBL i4lev<>(SB), RODATA|NOPTR, $64
+DATA i4mask<>+0(SB)/8, $0xffffffffffffffff
+DATA i4mask<>+8(SB)/8, $0xffffffffffffffff
+DATA i4mask<>+16(SB)/8, $0xffffffffffffffff
+DATA i4mask<>+24(SB)/8, $0xffffffffffffffff
+DATA i4mask<>+32(SB)/8, $0x0000000000000000
+DATA i4mask<>+40(SB)/8, $0x0000000000000000
+DATA i4mask<>+48(SB)/8, $0x0000000000000000
+DATA i4mask<>+56(SB)/8, $0x0000000000000000
+GLOBL i4mask<>(SB), RODATA|NOPTR, $64
 
 // func attnRowsScoresF32AVX2(scores, q *float32, k unsafe.Pointer /* *float32 */, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)
 TEXT ·attnRowsScoresF32AVX2(SB), NOSPLIT, $8-92
@@ -1641,5 +1678,1334 @@ fp8m_next:
 	DECQ R12
 	JMP  fp8m_rows
 fp8m_done:
+	VZEROUPPER
+	RET
+
+// func attnRowsScoresI4AVX2(scores, q *float32, k unsafe.Pointer /* *byte */, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)
+TEXT ·attnRowsScoresI4AVX2(SB), NOSPLIT, $288-92
+	MOVQ kvh+32(FP), R9
+	MOVQ d+48(FP), R10
+	SHLQ $2, R10              // bytes of a head's floats
+	MOVQ n+56(FP), R12
+	MOVQ sc+24(FP), AX
+	MOVQ AX, scrow-8(SP)      // the scales of row t
+	MOVQ hkv+80(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, screl-16(SP)     // bytes of a row's scales
+	MOVQ scores+0(FP), DI
+	MOVQ q+8(FP), SI
+	MOVQ k+16(FP), BX
+	MOVQ kstride+72(FP), CX   // bytes of a row's codes
+	LEAQ (CX)(CX*2), DX       // three rows
+i4sy_rows8:
+	CMPQ R12, $8
+	JLT  i4sy_rows
+	LEAQ (BX)(CX*8), R14      // rows t+8..t+15
+	LEAQ (R14)(CX*8), R15
+i4sy8_pf:
+	PREFETCHT0 (R14)
+	ADDQ $64, R14
+	CMPQ R14, R15
+	JLT  i4sy8_pf
+	MOVQ  DI, R11             // scores of head h, rows t..t+7
+	XORQ  R13, R13            // h
+	MOVQ  SI, R8              // query head h
+i4sy_heads8:
+	CMPQ R13, heads+40(FP)
+	JGE  i4sy_next8
+	VMOVDQU i4shl<>(SB), Y11
+	VMOVDQU i4sign<>(SB), Y12
+	MOVQ d+48(FP), R15
+	SHRQ $3, R15              // ng·4, the bytes of a head's scales
+	LEAQ i4mask<>+32(SB), R14
+	SUBQ R15, R14
+	VMOVDQU (R14), Y13
+	LEAQ (R8)(R10*1), R14
+	MOVQ R14, end-24(SP)      // the end of query head h
+	MOVLQSX (R9)(R13*4), R15
+	MOVQ R15, AX
+	IMULQ d+48(FP), AX
+	SHRQ $3, AX              // g·ng·4
+	ADDQ scrow-8(SP), AX
+	IMULQ d+48(FP), R15
+	SHRQ $1, R15                // g·d/2
+	ADDQ BX, R15
+	LEAQ buf-288(SP), R14
+	VMASKMOVPS (AX), Y13, Y14
+	VMOVUPS    Y14, 0(R14)   // row t+0's
+	ADDQ screl-16(SP), AX
+	VMASKMOVPS (AX), Y13, Y14
+	VMOVUPS    Y14, 32(R14)   // row t+1's
+	ADDQ screl-16(SP), AX
+	VMASKMOVPS (AX), Y13, Y14
+	VMOVUPS    Y14, 64(R14)   // row t+2's
+	ADDQ screl-16(SP), AX
+	VMASKMOVPS (AX), Y13, Y14
+	VMOVUPS    Y14, 96(R14)   // row t+3's
+	ADDQ screl-16(SP), AX
+	VMASKMOVPS (AX), Y13, Y14
+	VMOVUPS    Y14, 128(R14)   // row t+4's
+	ADDQ screl-16(SP), AX
+	VMASKMOVPS (AX), Y13, Y14
+	VMOVUPS    Y14, 160(R14)   // row t+5's
+	ADDQ screl-16(SP), AX
+	VMASKMOVPS (AX), Y13, Y14
+	VMOVUPS    Y14, 192(R14)   // row t+6's
+	ADDQ screl-16(SP), AX
+	VMASKMOVPS (AX), Y13, Y14
+	VMOVUPS    Y14, 224(R14)   // row t+7's
+	LEAQ (R15)(CX*4), AX      // row t+4
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+i4sy_grp8:
+	VMOVUPS     0(R8), Y8
+	VBROADCASTSS 0(R14), Y10
+	VPBROADCASTD 0(R15), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y0
+	VBROADCASTSS 32(R14), Y10
+	VPBROADCASTD 0(R15)(CX*1), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y1
+	VBROADCASTSS 64(R14), Y10
+	VPBROADCASTD 0(R15)(CX*2), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y2
+	VBROADCASTSS 96(R14), Y10
+	VPBROADCASTD 0(R15)(DX*1), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y3
+	VBROADCASTSS 128(R14), Y10
+	VPBROADCASTD 0(AX), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y4
+	VBROADCASTSS 160(R14), Y10
+	VPBROADCASTD 0(AX)(CX*1), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y5
+	VBROADCASTSS 192(R14), Y10
+	VPBROADCASTD 0(AX)(CX*2), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y6
+	VBROADCASTSS 224(R14), Y10
+	VPBROADCASTD 0(AX)(DX*1), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y7
+	VMOVUPS     32(R8), Y8
+	VBROADCASTSS 0(R14), Y10
+	VPBROADCASTD 4(R15), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y0
+	VBROADCASTSS 32(R14), Y10
+	VPBROADCASTD 4(R15)(CX*1), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y1
+	VBROADCASTSS 64(R14), Y10
+	VPBROADCASTD 4(R15)(CX*2), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y2
+	VBROADCASTSS 96(R14), Y10
+	VPBROADCASTD 4(R15)(DX*1), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y3
+	VBROADCASTSS 128(R14), Y10
+	VPBROADCASTD 4(AX), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y4
+	VBROADCASTSS 160(R14), Y10
+	VPBROADCASTD 4(AX)(CX*1), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y5
+	VBROADCASTSS 192(R14), Y10
+	VPBROADCASTD 4(AX)(CX*2), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y6
+	VBROADCASTSS 224(R14), Y10
+	VPBROADCASTD 4(AX)(DX*1), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y7
+	VMOVUPS     64(R8), Y8
+	VBROADCASTSS 0(R14), Y10
+	VPBROADCASTD 8(R15), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y0
+	VBROADCASTSS 32(R14), Y10
+	VPBROADCASTD 8(R15)(CX*1), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y1
+	VBROADCASTSS 64(R14), Y10
+	VPBROADCASTD 8(R15)(CX*2), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y2
+	VBROADCASTSS 96(R14), Y10
+	VPBROADCASTD 8(R15)(DX*1), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y3
+	VBROADCASTSS 128(R14), Y10
+	VPBROADCASTD 8(AX), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y4
+	VBROADCASTSS 160(R14), Y10
+	VPBROADCASTD 8(AX)(CX*1), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y5
+	VBROADCASTSS 192(R14), Y10
+	VPBROADCASTD 8(AX)(CX*2), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y6
+	VBROADCASTSS 224(R14), Y10
+	VPBROADCASTD 8(AX)(DX*1), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y7
+	VMOVUPS     96(R8), Y8
+	VBROADCASTSS 0(R14), Y10
+	VPBROADCASTD 12(R15), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y0
+	VBROADCASTSS 32(R14), Y10
+	VPBROADCASTD 12(R15)(CX*1), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y1
+	VBROADCASTSS 64(R14), Y10
+	VPBROADCASTD 12(R15)(CX*2), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y2
+	VBROADCASTSS 96(R14), Y10
+	VPBROADCASTD 12(R15)(DX*1), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y3
+	VBROADCASTSS 128(R14), Y10
+	VPBROADCASTD 12(AX), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y4
+	VBROADCASTSS 160(R14), Y10
+	VPBROADCASTD 12(AX)(CX*1), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y5
+	VBROADCASTSS 192(R14), Y10
+	VPBROADCASTD 12(AX)(CX*2), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y6
+	VBROADCASTSS 224(R14), Y10
+	VPBROADCASTD 12(AX)(DX*1), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y7
+	ADDQ $128, R8
+	ADDQ $16, R15
+	ADDQ $16, AX
+	ADDQ $4, R14
+	CMPQ R8, end-24(SP)
+	JLT  i4sy_grp8
+	VPERM2F128 $0x20, Y4, Y0, Y8  // rows 0, 4: low halves
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VADDPS     Y12, Y8, Y8        // l_i + l_(i+4)
+	VPERM2F128 $0x20, Y5, Y1, Y9  // rows 1, 5: low halves
+	VPERM2F128 $0x31, Y5, Y1, Y12
+	VADDPS     Y12, Y9, Y9        // l_i + l_(i+4)
+	VPERM2F128 $0x20, Y6, Y2, Y10  // rows 2, 6: low halves
+	VPERM2F128 $0x31, Y6, Y2, Y12
+	VADDPS     Y12, Y10, Y10        // l_i + l_(i+4)
+	VPERM2F128 $0x20, Y7, Y3, Y11  // rows 3, 7: low halves
+	VPERM2F128 $0x31, Y7, Y3, Y12
+	VADDPS     Y12, Y11, Y11        // l_i + l_(i+4)
+	VSHUFPS $0x44, Y9, Y8, Y12
+	VSHUFPS $0xEE, Y9, Y8, Y13
+	VADDPS  Y13, Y12, Y12          // rows 0,1 | 4,5: (x0+x2), (x1+x3)
+	VSHUFPS $0x44, Y11, Y10, Y13
+	VSHUFPS $0xEE, Y11, Y10, Y14
+	VADDPS  Y14, Y13, Y13          // rows 2,3 | 6,7
+	VSHUFPS $0x88, Y13, Y12, Y8
+	VSHUFPS $0xDD, Y13, Y12, Y9
+	VADDPS  Y9, Y8, Y8             // rows 0,1,2,3 | 4,5,6,7
+	VBROADCASTSS scale+88(FP), Y9
+	VMULPS  Y9, Y8, Y8
+	VMOVUPS Y8, (R11)
+	ADDQ sstride+64(FP), R11
+	INCQ R13                  // R8 walked to query head h+1
+	JMP  i4sy_heads8
+i4sy_next8:
+	ADDQ $32, DI              // rows t+8..
+	LEAQ (BX)(CX*8), BX
+	MOVQ screl-16(SP), R14
+	SHLQ $3, R14
+	ADDQ R14, scrow-8(SP)
+	SUBQ $8, R12
+	JMP  i4sy_rows8
+i4sy_rows:
+	TESTQ R12, R12
+	JZ    i4sy_done
+	VMOVDQU i4shl<>(SB), Y11
+	VMOVDQU i4sign<>(SB), Y12
+	MOVQ  DI, R11             // scores of head h, row t
+	XORQ  R13, R13            // h
+	MOVQ  SI, R8              // query head h
+i4sy_heads:
+	CMPQ R13, heads+40(FP)
+	JGE  i4sy_next
+	MOVLQSX (R9)(R13*4), R15
+	MOVQ R15, AX
+	IMULQ d+48(FP), AX
+	SHRQ $3, AX              // g·ng·4
+	ADDQ scrow-8(SP), AX
+	IMULQ d+48(FP), R15
+	SHRQ $1, R15                // g·d/2
+	ADDQ BX, R15
+	LEAQ (R8)(R10*1), R14     // the end of query head h
+	VXORPS Y0, Y0, Y0
+i4sy_grp:
+	VBROADCASTSS (AX), Y10
+	VPBROADCASTD 0(R15), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS 0(R8), Y9, Y0
+	VPBROADCASTD 4(R15), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS 32(R8), Y9, Y0
+	VPBROADCASTD 8(R15), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS 64(R8), Y9, Y0
+	VPBROADCASTD 12(R15), Y9
+	VPSLLVD      Y11, Y9, Y9
+	VPXOR        Y12, Y9, Y9
+	VPSRAD       $28, Y9, Y9
+	VCVTDQ2PS    Y9, Y9
+	VMULPS       Y10, Y9, Y9
+	VFMADD231PS 96(R8), Y9, Y0
+	ADDQ $128, R8             // ends at query head h+1
+	ADDQ $16, R15
+	ADDQ $4, AX
+	CMPQ R8, R14
+	JLT  i4sy_grp
+	VEXTRACTF128 $1, Y0, X8
+	VADDPS       X8, X0, X0
+	VMOVHLPS     X0, X0, X8
+	VADDPS       X8, X0, X0
+	VMOVSHDUP    X0, X8
+	VADDSS       X8, X0, X0
+	VMULSS       scale+88(FP), X0, X0
+	VMOVSS       X0, (R11)
+	ADDQ         sstride+64(FP), R11
+	INCQ R13
+	JMP  i4sy_heads
+i4sy_next:
+	ADDQ $4, DI               // row t+1
+	ADDQ CX, BX
+	MOVQ screl-16(SP), R14
+	ADDQ R14, scrow-8(SP)
+	DECQ R12
+	JMP  i4sy_rows
+i4sy_done:
+	VZEROUPPER
+	RET
+
+// func attnRowsMixI4AVX2(out, w *float32, v unsafe.Pointer /* *byte */, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)
+TEXT ·attnRowsMixI4AVX2(SB), NOSPLIT, $144-88
+	MOVQ kvh+32(FP), R9
+	MOVQ d+48(FP), R10
+	SHLQ $2, R10              // bytes of a head's floats
+	MOVQ n+56(FP), R12
+	MOVQ sc+24(FP), AX
+	MOVQ AX, scrow-8(SP)      // the scales of row t
+	MOVQ hkv+80(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, screl-16(SP)     // bytes of a row's scales
+	MOVQ out+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ v+16(FP), BX
+	MOVQ vstride+72(FP), DX   // bytes of a row's codes
+	LEAQ (DX)(DX*2), R8       // three rows
+	VMOVDQU i4shl<>(SB), Y5
+	VMOVDQU i4sign<>(SB), Y6
+	MOVQ d+48(FP), R15
+	SHRQ $3, R15              // ng·4, the bytes of a head's scales
+	LEAQ i4mask<>+32(SB), R14
+	SUBQ R15, R14
+	VMOVDQU (R14), Y7
+i4my_rows4:
+	CMPQ R12, $4
+	JLT  i4my_rows
+	LEAQ (BX)(DX*4), R14 // row t+4
+	LEAQ (R14)(DX*4), R15
+i4my4_pf:
+	PREFETCHT0 (R14)
+	ADDQ $64, R14
+	CMPQ R14, R15
+	JLT  i4my4_pf
+	XORQ  R13, R13            // h
+	MOVQ  DI, R11             // out head h
+	MOVQ  SI, CX              // w[h][t]
+i4my_heads4:
+	CMPQ R13, heads+40(FP)
+	JGE  i4my_next4
+	VBROADCASTSS 0(CX), Y8  // w[h][t+0]
+	VBROADCASTSS 4(CX), Y9  // w[h][t+1]
+	VBROADCASTSS 8(CX), Y10  // w[h][t+2]
+	VBROADCASTSS 12(CX), Y11  // w[h][t+3]
+	MOVLQSX (R9)(R13*4), R15
+	MOVQ R15, AX
+	IMULQ d+48(FP), AX
+	SHRQ $3, AX              // g·ng·4
+	ADDQ scrow-8(SP), AX
+	IMULQ d+48(FP), R15
+	SHRQ $1, R15                // g·d/2
+	ADDQ BX, R15
+	LEAQ buf-144(SP), R14
+	VMASKMOVPS (AX), Y7, Y12
+	VMOVUPS    Y12, 0(R14)   // row t+0's
+	ADDQ screl-16(SP), AX
+	VMASKMOVPS (AX), Y7, Y12
+	VMOVUPS    Y12, 32(R14)   // row t+1's
+	ADDQ screl-16(SP), AX
+	VMASKMOVPS (AX), Y7, Y12
+	VMOVUPS    Y12, 64(R14)   // row t+2's
+	ADDQ screl-16(SP), AX
+	VMASKMOVPS (AX), Y7, Y12
+	VMOVUPS    Y12, 96(R14)   // row t+3's
+	MOVQ R11, AX
+	ADDQ R10, R11             // the end of out head h
+i4my_grp4:
+	VBROADCASTSS 0(R14), Y12
+	VBROADCASTSS 32(R14), Y13
+	VBROADCASTSS 64(R14), Y14
+	VBROADCASTSS 96(R14), Y15
+	VMOVUPS     0(AX), Y0
+	VPBROADCASTD 0(R15), Y1
+	VPSLLVD      Y5, Y1, Y1
+	VPXOR        Y6, Y1, Y1
+	VPSRAD       $28, Y1, Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y12, Y1, Y1
+	VPBROADCASTD 0(R15)(DX*1), Y2
+	VPSLLVD      Y5, Y2, Y2
+	VPXOR        Y6, Y2, Y2
+	VPSRAD       $28, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VMULPS       Y13, Y2, Y2
+	VPBROADCASTD 0(R15)(DX*2), Y3
+	VPSLLVD      Y5, Y3, Y3
+	VPXOR        Y6, Y3, Y3
+	VPSRAD       $28, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y14, Y3, Y3
+	VPBROADCASTD 0(R15)(R8*1), Y4
+	VPSLLVD      Y5, Y4, Y4
+	VPXOR        Y6, Y4, Y4
+	VPSRAD       $28, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y15, Y4, Y4
+	VFMADD231PS Y1, Y8, Y0
+	VFMADD231PS Y2, Y9, Y0
+	VFMADD231PS Y3, Y10, Y0
+	VFMADD231PS Y4, Y11, Y0
+	VMOVUPS     Y0, 0(AX)
+	VMOVUPS     32(AX), Y0
+	VPBROADCASTD 4(R15), Y1
+	VPSLLVD      Y5, Y1, Y1
+	VPXOR        Y6, Y1, Y1
+	VPSRAD       $28, Y1, Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y12, Y1, Y1
+	VPBROADCASTD 4(R15)(DX*1), Y2
+	VPSLLVD      Y5, Y2, Y2
+	VPXOR        Y6, Y2, Y2
+	VPSRAD       $28, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VMULPS       Y13, Y2, Y2
+	VPBROADCASTD 4(R15)(DX*2), Y3
+	VPSLLVD      Y5, Y3, Y3
+	VPXOR        Y6, Y3, Y3
+	VPSRAD       $28, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y14, Y3, Y3
+	VPBROADCASTD 4(R15)(R8*1), Y4
+	VPSLLVD      Y5, Y4, Y4
+	VPXOR        Y6, Y4, Y4
+	VPSRAD       $28, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y15, Y4, Y4
+	VFMADD231PS Y1, Y8, Y0
+	VFMADD231PS Y2, Y9, Y0
+	VFMADD231PS Y3, Y10, Y0
+	VFMADD231PS Y4, Y11, Y0
+	VMOVUPS     Y0, 32(AX)
+	VMOVUPS     64(AX), Y0
+	VPBROADCASTD 8(R15), Y1
+	VPSLLVD      Y5, Y1, Y1
+	VPXOR        Y6, Y1, Y1
+	VPSRAD       $28, Y1, Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y12, Y1, Y1
+	VPBROADCASTD 8(R15)(DX*1), Y2
+	VPSLLVD      Y5, Y2, Y2
+	VPXOR        Y6, Y2, Y2
+	VPSRAD       $28, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VMULPS       Y13, Y2, Y2
+	VPBROADCASTD 8(R15)(DX*2), Y3
+	VPSLLVD      Y5, Y3, Y3
+	VPXOR        Y6, Y3, Y3
+	VPSRAD       $28, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y14, Y3, Y3
+	VPBROADCASTD 8(R15)(R8*1), Y4
+	VPSLLVD      Y5, Y4, Y4
+	VPXOR        Y6, Y4, Y4
+	VPSRAD       $28, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y15, Y4, Y4
+	VFMADD231PS Y1, Y8, Y0
+	VFMADD231PS Y2, Y9, Y0
+	VFMADD231PS Y3, Y10, Y0
+	VFMADD231PS Y4, Y11, Y0
+	VMOVUPS     Y0, 64(AX)
+	VMOVUPS     96(AX), Y0
+	VPBROADCASTD 12(R15), Y1
+	VPSLLVD      Y5, Y1, Y1
+	VPXOR        Y6, Y1, Y1
+	VPSRAD       $28, Y1, Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y12, Y1, Y1
+	VPBROADCASTD 12(R15)(DX*1), Y2
+	VPSLLVD      Y5, Y2, Y2
+	VPXOR        Y6, Y2, Y2
+	VPSRAD       $28, Y2, Y2
+	VCVTDQ2PS    Y2, Y2
+	VMULPS       Y13, Y2, Y2
+	VPBROADCASTD 12(R15)(DX*2), Y3
+	VPSLLVD      Y5, Y3, Y3
+	VPXOR        Y6, Y3, Y3
+	VPSRAD       $28, Y3, Y3
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y14, Y3, Y3
+	VPBROADCASTD 12(R15)(R8*1), Y4
+	VPSLLVD      Y5, Y4, Y4
+	VPXOR        Y6, Y4, Y4
+	VPSRAD       $28, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y15, Y4, Y4
+	VFMADD231PS Y1, Y8, Y0
+	VFMADD231PS Y2, Y9, Y0
+	VFMADD231PS Y3, Y10, Y0
+	VFMADD231PS Y4, Y11, Y0
+	VMOVUPS     Y0, 96(AX)
+	ADDQ $128, AX
+	ADDQ $16, R15
+	ADDQ $4, R14
+	CMPQ AX, R11
+	JLT  i4my_grp4
+	ADDQ wstride+64(FP), CX
+	INCQ R13
+	JMP  i4my_heads4
+i4my_next4:
+	ADDQ $16, SI              // row t+4
+	LEAQ (BX)(DX*4), BX
+	MOVQ screl-16(SP), R14
+	SHLQ $2, R14
+	ADDQ R14, scrow-8(SP)
+	SUBQ $4, R12
+	JMP  i4my_rows4
+i4my_rows:
+	TESTQ R12, R12
+	JZ    i4my_done
+	XORQ  R13, R13            // h
+	MOVQ  DI, R11             // out head h
+	MOVQ  SI, CX              // w[h][t]
+i4my_heads:
+	CMPQ R13, heads+40(FP)
+	JGE  i4my_next
+	VBROADCASTSS (CX), Y8     // w[h][t]
+	MOVLQSX (R9)(R13*4), R15
+	MOVQ R15, R14
+	IMULQ d+48(FP), R14
+	SHRQ $3, R14              // g·ng·4
+	ADDQ scrow-8(SP), R14
+	IMULQ d+48(FP), R15
+	SHRQ $1, R15                // g·d/2
+	ADDQ BX, R15
+	MOVQ R11, AX
+	ADDQ R10, R11             // the end of out head h
+i4my_grp:
+	VBROADCASTSS (R14), Y12
+	VPBROADCASTD 0(R15), Y1
+	VPSLLVD      Y5, Y1, Y1
+	VPXOR        Y6, Y1, Y1
+	VPSRAD       $28, Y1, Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS     0(AX), Y0
+	VFMADD231PS Y1, Y8, Y0
+	VMOVUPS     Y0, 0(AX)
+	VPBROADCASTD 4(R15), Y1
+	VPSLLVD      Y5, Y1, Y1
+	VPXOR        Y6, Y1, Y1
+	VPSRAD       $28, Y1, Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS     32(AX), Y0
+	VFMADD231PS Y1, Y8, Y0
+	VMOVUPS     Y0, 32(AX)
+	VPBROADCASTD 8(R15), Y1
+	VPSLLVD      Y5, Y1, Y1
+	VPXOR        Y6, Y1, Y1
+	VPSRAD       $28, Y1, Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS     64(AX), Y0
+	VFMADD231PS Y1, Y8, Y0
+	VMOVUPS     Y0, 64(AX)
+	VPBROADCASTD 12(R15), Y1
+	VPSLLVD      Y5, Y1, Y1
+	VPXOR        Y6, Y1, Y1
+	VPSRAD       $28, Y1, Y1
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y12, Y1, Y1
+	VMOVUPS     96(AX), Y0
+	VFMADD231PS Y1, Y8, Y0
+	VMOVUPS     Y0, 96(AX)
+	ADDQ $128, AX
+	ADDQ $16, R15
+	ADDQ $4, R14
+	CMPQ AX, R11
+	JLT  i4my_grp
+	ADDQ wstride+64(FP), CX
+	INCQ R13
+	JMP  i4my_heads
+i4my_next:
+	ADDQ $4, SI               // row t+1
+	ADDQ DX, BX
+	MOVQ screl-16(SP), R14
+	ADDQ R14, scrow-8(SP)
+	DECQ R12
+	JMP  i4my_rows
+i4my_done:
+	VZEROUPPER
+	RET
+
+// func attnRowsScoresI4AVX512(scores, q *float32, k unsafe.Pointer /* *byte */, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)
+TEXT ·attnRowsScoresI4AVX512(SB), NOSPLIT, $288-92
+	MOVQ kvh+32(FP), R9
+	MOVQ d+48(FP), R10
+	SHLQ $2, R10              // bytes of a head's floats
+	MOVQ n+56(FP), R12
+	MOVQ sc+24(FP), AX
+	MOVQ AX, scrow-8(SP)      // the scales of row t
+	MOVQ hkv+80(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, screl-16(SP)     // bytes of a row's scales
+	MOVQ scores+0(FP), DI
+	MOVQ q+8(FP), SI
+	MOVQ k+16(FP), BX
+	MOVQ kstride+72(FP), CX   // bytes of a row's codes
+	LEAQ (CX)(CX*2), DX       // three rows
+i4sz_rows8:
+	CMPQ R12, $8
+	JLT  i4sz_rows
+	LEAQ (BX)(CX*8), R14      // rows t+8..t+15
+	LEAQ (R14)(CX*8), R15
+i4sz8_pf:
+	PREFETCHT0 (R14)
+	ADDQ $64, R14
+	CMPQ R14, R15
+	JLT  i4sz8_pf
+	MOVQ  DI, R11             // scores of head h, rows t..t+7
+	XORQ  R13, R13            // h
+	MOVQ  SI, R8              // query head h
+i4sz_heads8:
+	CMPQ R13, heads+40(FP)
+	JGE  i4sz_next8
+	VMOVDQU i4shr<>(SB), Y11
+	VMOVUPS i4lev<>(SB), Y12
+	VMOVUPS i4lev<>+32(SB), Y13
+	MOVQ d+48(FP), R15
+	SHRQ $3, R15              // ng·4, the bytes of a head's scales
+	LEAQ i4mask<>+32(SB), R14
+	SUBQ R15, R14
+	VMOVDQU (R14), Y14
+	LEAQ (R8)(R10*1), R14
+	MOVQ R14, end-24(SP)      // the end of query head h
+	MOVLQSX (R9)(R13*4), R15
+	MOVQ R15, AX
+	IMULQ d+48(FP), AX
+	SHRQ $3, AX              // g·ng·4
+	ADDQ scrow-8(SP), AX
+	IMULQ d+48(FP), R15
+	SHRQ $1, R15                // g·d/2
+	ADDQ BX, R15
+	LEAQ buf-288(SP), R14
+	VMASKMOVPS (AX), Y14, Y15
+	VMOVUPS    Y15, 0(R14)   // row t+0's
+	ADDQ screl-16(SP), AX
+	VMASKMOVPS (AX), Y14, Y15
+	VMOVUPS    Y15, 32(R14)   // row t+1's
+	ADDQ screl-16(SP), AX
+	VMASKMOVPS (AX), Y14, Y15
+	VMOVUPS    Y15, 64(R14)   // row t+2's
+	ADDQ screl-16(SP), AX
+	VMASKMOVPS (AX), Y14, Y15
+	VMOVUPS    Y15, 96(R14)   // row t+3's
+	ADDQ screl-16(SP), AX
+	VMASKMOVPS (AX), Y14, Y15
+	VMOVUPS    Y15, 128(R14)   // row t+4's
+	ADDQ screl-16(SP), AX
+	VMASKMOVPS (AX), Y14, Y15
+	VMOVUPS    Y15, 160(R14)   // row t+5's
+	ADDQ screl-16(SP), AX
+	VMASKMOVPS (AX), Y14, Y15
+	VMOVUPS    Y15, 192(R14)   // row t+6's
+	ADDQ screl-16(SP), AX
+	VMASKMOVPS (AX), Y14, Y15
+	VMOVUPS    Y15, 224(R14)   // row t+7's
+	LEAQ (R15)(CX*4), AX      // row t+4
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+i4sz_grp8:
+	VBROADCASTSS 0(R14), Y10
+	VMULPS       Y12, Y10, Y16
+	VMULPS       Y13, Y10, Y17
+	VBROADCASTSS 32(R14), Y10
+	VMULPS       Y12, Y10, Y18
+	VMULPS       Y13, Y10, Y19
+	VBROADCASTSS 64(R14), Y10
+	VMULPS       Y12, Y10, Y20
+	VMULPS       Y13, Y10, Y21
+	VBROADCASTSS 96(R14), Y10
+	VMULPS       Y12, Y10, Y22
+	VMULPS       Y13, Y10, Y23
+	VBROADCASTSS 128(R14), Y10
+	VMULPS       Y12, Y10, Y24
+	VMULPS       Y13, Y10, Y25
+	VBROADCASTSS 160(R14), Y10
+	VMULPS       Y12, Y10, Y26
+	VMULPS       Y13, Y10, Y27
+	VBROADCASTSS 192(R14), Y10
+	VMULPS       Y12, Y10, Y28
+	VMULPS       Y13, Y10, Y29
+	VBROADCASTSS 224(R14), Y10
+	VMULPS       Y12, Y10, Y30
+	VMULPS       Y13, Y10, Y31
+	VMOVUPS     0(R8), Y8
+	VPBROADCASTD 0(R15), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y17, Y16, Y9
+	VFMADD231PS Y9, Y8, Y0
+	VPBROADCASTD 0(R15)(CX*1), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y19, Y18, Y9
+	VFMADD231PS Y9, Y8, Y1
+	VPBROADCASTD 0(R15)(CX*2), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y21, Y20, Y9
+	VFMADD231PS Y9, Y8, Y2
+	VPBROADCASTD 0(R15)(DX*1), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y23, Y22, Y9
+	VFMADD231PS Y9, Y8, Y3
+	VPBROADCASTD 0(AX), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y25, Y24, Y9
+	VFMADD231PS Y9, Y8, Y4
+	VPBROADCASTD 0(AX)(CX*1), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y27, Y26, Y9
+	VFMADD231PS Y9, Y8, Y5
+	VPBROADCASTD 0(AX)(CX*2), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y29, Y28, Y9
+	VFMADD231PS Y9, Y8, Y6
+	VPBROADCASTD 0(AX)(DX*1), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y31, Y30, Y9
+	VFMADD231PS Y9, Y8, Y7
+	VMOVUPS     32(R8), Y8
+	VPBROADCASTD 4(R15), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y17, Y16, Y9
+	VFMADD231PS Y9, Y8, Y0
+	VPBROADCASTD 4(R15)(CX*1), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y19, Y18, Y9
+	VFMADD231PS Y9, Y8, Y1
+	VPBROADCASTD 4(R15)(CX*2), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y21, Y20, Y9
+	VFMADD231PS Y9, Y8, Y2
+	VPBROADCASTD 4(R15)(DX*1), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y23, Y22, Y9
+	VFMADD231PS Y9, Y8, Y3
+	VPBROADCASTD 4(AX), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y25, Y24, Y9
+	VFMADD231PS Y9, Y8, Y4
+	VPBROADCASTD 4(AX)(CX*1), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y27, Y26, Y9
+	VFMADD231PS Y9, Y8, Y5
+	VPBROADCASTD 4(AX)(CX*2), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y29, Y28, Y9
+	VFMADD231PS Y9, Y8, Y6
+	VPBROADCASTD 4(AX)(DX*1), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y31, Y30, Y9
+	VFMADD231PS Y9, Y8, Y7
+	VMOVUPS     64(R8), Y8
+	VPBROADCASTD 8(R15), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y17, Y16, Y9
+	VFMADD231PS Y9, Y8, Y0
+	VPBROADCASTD 8(R15)(CX*1), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y19, Y18, Y9
+	VFMADD231PS Y9, Y8, Y1
+	VPBROADCASTD 8(R15)(CX*2), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y21, Y20, Y9
+	VFMADD231PS Y9, Y8, Y2
+	VPBROADCASTD 8(R15)(DX*1), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y23, Y22, Y9
+	VFMADD231PS Y9, Y8, Y3
+	VPBROADCASTD 8(AX), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y25, Y24, Y9
+	VFMADD231PS Y9, Y8, Y4
+	VPBROADCASTD 8(AX)(CX*1), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y27, Y26, Y9
+	VFMADD231PS Y9, Y8, Y5
+	VPBROADCASTD 8(AX)(CX*2), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y29, Y28, Y9
+	VFMADD231PS Y9, Y8, Y6
+	VPBROADCASTD 8(AX)(DX*1), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y31, Y30, Y9
+	VFMADD231PS Y9, Y8, Y7
+	VMOVUPS     96(R8), Y8
+	VPBROADCASTD 12(R15), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y17, Y16, Y9
+	VFMADD231PS Y9, Y8, Y0
+	VPBROADCASTD 12(R15)(CX*1), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y19, Y18, Y9
+	VFMADD231PS Y9, Y8, Y1
+	VPBROADCASTD 12(R15)(CX*2), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y21, Y20, Y9
+	VFMADD231PS Y9, Y8, Y2
+	VPBROADCASTD 12(R15)(DX*1), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y23, Y22, Y9
+	VFMADD231PS Y9, Y8, Y3
+	VPBROADCASTD 12(AX), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y25, Y24, Y9
+	VFMADD231PS Y9, Y8, Y4
+	VPBROADCASTD 12(AX)(CX*1), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y27, Y26, Y9
+	VFMADD231PS Y9, Y8, Y5
+	VPBROADCASTD 12(AX)(CX*2), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y29, Y28, Y9
+	VFMADD231PS Y9, Y8, Y6
+	VPBROADCASTD 12(AX)(DX*1), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y31, Y30, Y9
+	VFMADD231PS Y9, Y8, Y7
+	ADDQ $128, R8
+	ADDQ $16, R15
+	ADDQ $16, AX
+	ADDQ $4, R14
+	CMPQ R8, end-24(SP)
+	JLT  i4sz_grp8
+	VPERM2F128 $0x20, Y4, Y0, Y8  // rows 0, 4: low halves
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VADDPS     Y12, Y8, Y8        // l_i + l_(i+4)
+	VPERM2F128 $0x20, Y5, Y1, Y9  // rows 1, 5: low halves
+	VPERM2F128 $0x31, Y5, Y1, Y12
+	VADDPS     Y12, Y9, Y9        // l_i + l_(i+4)
+	VPERM2F128 $0x20, Y6, Y2, Y10  // rows 2, 6: low halves
+	VPERM2F128 $0x31, Y6, Y2, Y12
+	VADDPS     Y12, Y10, Y10        // l_i + l_(i+4)
+	VPERM2F128 $0x20, Y7, Y3, Y11  // rows 3, 7: low halves
+	VPERM2F128 $0x31, Y7, Y3, Y12
+	VADDPS     Y12, Y11, Y11        // l_i + l_(i+4)
+	VSHUFPS $0x44, Y9, Y8, Y12
+	VSHUFPS $0xEE, Y9, Y8, Y13
+	VADDPS  Y13, Y12, Y12          // rows 0,1 | 4,5: (x0+x2), (x1+x3)
+	VSHUFPS $0x44, Y11, Y10, Y13
+	VSHUFPS $0xEE, Y11, Y10, Y14
+	VADDPS  Y14, Y13, Y13          // rows 2,3 | 6,7
+	VSHUFPS $0x88, Y13, Y12, Y8
+	VSHUFPS $0xDD, Y13, Y12, Y9
+	VADDPS  Y9, Y8, Y8             // rows 0,1,2,3 | 4,5,6,7
+	VBROADCASTSS scale+88(FP), Y9
+	VMULPS  Y9, Y8, Y8
+	VMOVUPS Y8, (R11)
+	ADDQ sstride+64(FP), R11
+	INCQ R13                  // R8 walked to query head h+1
+	JMP  i4sz_heads8
+i4sz_next8:
+	ADDQ $32, DI              // rows t+8..
+	LEAQ (BX)(CX*8), BX
+	MOVQ screl-16(SP), R14
+	SHLQ $3, R14
+	ADDQ R14, scrow-8(SP)
+	SUBQ $8, R12
+	JMP  i4sz_rows8
+i4sz_rows:
+	TESTQ R12, R12
+	JZ    i4sz_done
+	VMOVDQU i4shr<>(SB), Y11
+	VMOVUPS i4lev<>(SB), Y12
+	VMOVUPS i4lev<>+32(SB), Y13
+	MOVQ  DI, R11             // scores of head h, row t
+	XORQ  R13, R13            // h
+	MOVQ  SI, R8              // query head h
+i4sz_heads:
+	CMPQ R13, heads+40(FP)
+	JGE  i4sz_next
+	MOVLQSX (R9)(R13*4), R15
+	MOVQ R15, AX
+	IMULQ d+48(FP), AX
+	SHRQ $3, AX              // g·ng·4
+	ADDQ scrow-8(SP), AX
+	IMULQ d+48(FP), R15
+	SHRQ $1, R15                // g·d/2
+	ADDQ BX, R15
+	LEAQ (R8)(R10*1), R14     // the end of query head h
+	VXORPS Y0, Y0, Y0
+i4sz_grp:
+	VBROADCASTSS (AX), Y10
+	VMULPS       Y12, Y10, Y16
+	VMULPS       Y13, Y10, Y17
+	VPBROADCASTD 0(R15), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y17, Y16, Y9
+	VFMADD231PS 0(R8), Y9, Y0
+	VPBROADCASTD 4(R15), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y17, Y16, Y9
+	VFMADD231PS 32(R8), Y9, Y0
+	VPBROADCASTD 8(R15), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y17, Y16, Y9
+	VFMADD231PS 64(R8), Y9, Y0
+	VPBROADCASTD 12(R15), Y9
+	VPSRLVD      Y11, Y9, Y9
+	VPERMI2PS    Y17, Y16, Y9
+	VFMADD231PS 96(R8), Y9, Y0
+	ADDQ $128, R8             // ends at query head h+1
+	ADDQ $16, R15
+	ADDQ $4, AX
+	CMPQ R8, R14
+	JLT  i4sz_grp
+	VEXTRACTF128 $1, Y0, X8
+	VADDPS       X8, X0, X0
+	VMOVHLPS     X0, X0, X8
+	VADDPS       X8, X0, X0
+	VMOVSHDUP    X0, X8
+	VADDSS       X8, X0, X0
+	VMULSS       scale+88(FP), X0, X0
+	VMOVSS       X0, (R11)
+	ADDQ         sstride+64(FP), R11
+	INCQ R13
+	JMP  i4sz_heads
+i4sz_next:
+	ADDQ $4, DI               // row t+1
+	ADDQ CX, BX
+	MOVQ screl-16(SP), R14
+	ADDQ R14, scrow-8(SP)
+	DECQ R12
+	JMP  i4sz_rows
+i4sz_done:
+	VZEROUPPER
+	RET
+
+// func attnRowsMixI4AVX512(out, w *float32, v unsafe.Pointer /* *byte */, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)
+TEXT ·attnRowsMixI4AVX512(SB), NOSPLIT, $144-88
+	MOVQ kvh+32(FP), R9
+	MOVQ d+48(FP), R10
+	SHLQ $2, R10              // bytes of a head's floats
+	MOVQ n+56(FP), R12
+	MOVQ sc+24(FP), AX
+	MOVQ AX, scrow-8(SP)      // the scales of row t
+	MOVQ hkv+80(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, screl-16(SP)     // bytes of a row's scales
+	MOVQ out+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ v+16(FP), BX
+	MOVQ vstride+72(FP), DX   // bytes of a row's codes
+	LEAQ (DX)(DX*2), R8       // three rows
+	VMOVDQU i4shr<>(SB), Y5
+	VMOVUPS i4lev<>(SB), Y6
+	VMOVUPS i4lev<>+32(SB), Y7
+	MOVQ d+48(FP), R15
+	SHRQ $3, R15              // ng·4, the bytes of a head's scales
+	LEAQ i4mask<>+32(SB), R14
+	SUBQ R15, R14
+	VMOVDQU (R14), Y12
+i4mz_rows4:
+	CMPQ R12, $4
+	JLT  i4mz_rows
+	LEAQ (BX)(DX*4), R14 // row t+4
+	LEAQ (R14)(DX*4), R15
+i4mz4_pf:
+	PREFETCHT0 (R14)
+	ADDQ $64, R14
+	CMPQ R14, R15
+	JLT  i4mz4_pf
+	XORQ  R13, R13            // h
+	MOVQ  DI, R11             // out head h
+	MOVQ  SI, CX              // w[h][t]
+i4mz_heads4:
+	CMPQ R13, heads+40(FP)
+	JGE  i4mz_next4
+	VBROADCASTSS 0(CX), Y8  // w[h][t+0]
+	VBROADCASTSS 4(CX), Y9  // w[h][t+1]
+	VBROADCASTSS 8(CX), Y10  // w[h][t+2]
+	VBROADCASTSS 12(CX), Y11  // w[h][t+3]
+	MOVLQSX (R9)(R13*4), R15
+	MOVQ R15, AX
+	IMULQ d+48(FP), AX
+	SHRQ $3, AX              // g·ng·4
+	ADDQ scrow-8(SP), AX
+	IMULQ d+48(FP), R15
+	SHRQ $1, R15                // g·d/2
+	ADDQ BX, R15
+	LEAQ buf-144(SP), R14
+	VMASKMOVPS (AX), Y12, Y13
+	VMOVUPS    Y13, 0(R14)   // row t+0's
+	ADDQ screl-16(SP), AX
+	VMASKMOVPS (AX), Y12, Y13
+	VMOVUPS    Y13, 32(R14)   // row t+1's
+	ADDQ screl-16(SP), AX
+	VMASKMOVPS (AX), Y12, Y13
+	VMOVUPS    Y13, 64(R14)   // row t+2's
+	ADDQ screl-16(SP), AX
+	VMASKMOVPS (AX), Y12, Y13
+	VMOVUPS    Y13, 96(R14)   // row t+3's
+	MOVQ R11, AX
+	ADDQ R10, R11             // the end of out head h
+i4mz_grp4:
+	VBROADCASTSS 0(R14), Y14
+	VMULPS       Y6, Y14, Y16
+	VMULPS       Y7, Y14, Y17
+	VBROADCASTSS 32(R14), Y14
+	VMULPS       Y6, Y14, Y18
+	VMULPS       Y7, Y14, Y19
+	VBROADCASTSS 64(R14), Y14
+	VMULPS       Y6, Y14, Y20
+	VMULPS       Y7, Y14, Y21
+	VBROADCASTSS 96(R14), Y14
+	VMULPS       Y6, Y14, Y22
+	VMULPS       Y7, Y14, Y23
+	VMOVUPS     0(AX), Y0
+	VPBROADCASTD 0(R15), Y1
+	VPSRLVD      Y5, Y1, Y1
+	VPERMI2PS    Y17, Y16, Y1
+	VPBROADCASTD 0(R15)(DX*1), Y2
+	VPSRLVD      Y5, Y2, Y2
+	VPERMI2PS    Y19, Y18, Y2
+	VPBROADCASTD 0(R15)(DX*2), Y3
+	VPSRLVD      Y5, Y3, Y3
+	VPERMI2PS    Y21, Y20, Y3
+	VPBROADCASTD 0(R15)(R8*1), Y4
+	VPSRLVD      Y5, Y4, Y4
+	VPERMI2PS    Y23, Y22, Y4
+	VFMADD231PS Y1, Y8, Y0
+	VFMADD231PS Y2, Y9, Y0
+	VFMADD231PS Y3, Y10, Y0
+	VFMADD231PS Y4, Y11, Y0
+	VMOVUPS     Y0, 0(AX)
+	VMOVUPS     32(AX), Y0
+	VPBROADCASTD 4(R15), Y1
+	VPSRLVD      Y5, Y1, Y1
+	VPERMI2PS    Y17, Y16, Y1
+	VPBROADCASTD 4(R15)(DX*1), Y2
+	VPSRLVD      Y5, Y2, Y2
+	VPERMI2PS    Y19, Y18, Y2
+	VPBROADCASTD 4(R15)(DX*2), Y3
+	VPSRLVD      Y5, Y3, Y3
+	VPERMI2PS    Y21, Y20, Y3
+	VPBROADCASTD 4(R15)(R8*1), Y4
+	VPSRLVD      Y5, Y4, Y4
+	VPERMI2PS    Y23, Y22, Y4
+	VFMADD231PS Y1, Y8, Y0
+	VFMADD231PS Y2, Y9, Y0
+	VFMADD231PS Y3, Y10, Y0
+	VFMADD231PS Y4, Y11, Y0
+	VMOVUPS     Y0, 32(AX)
+	VMOVUPS     64(AX), Y0
+	VPBROADCASTD 8(R15), Y1
+	VPSRLVD      Y5, Y1, Y1
+	VPERMI2PS    Y17, Y16, Y1
+	VPBROADCASTD 8(R15)(DX*1), Y2
+	VPSRLVD      Y5, Y2, Y2
+	VPERMI2PS    Y19, Y18, Y2
+	VPBROADCASTD 8(R15)(DX*2), Y3
+	VPSRLVD      Y5, Y3, Y3
+	VPERMI2PS    Y21, Y20, Y3
+	VPBROADCASTD 8(R15)(R8*1), Y4
+	VPSRLVD      Y5, Y4, Y4
+	VPERMI2PS    Y23, Y22, Y4
+	VFMADD231PS Y1, Y8, Y0
+	VFMADD231PS Y2, Y9, Y0
+	VFMADD231PS Y3, Y10, Y0
+	VFMADD231PS Y4, Y11, Y0
+	VMOVUPS     Y0, 64(AX)
+	VMOVUPS     96(AX), Y0
+	VPBROADCASTD 12(R15), Y1
+	VPSRLVD      Y5, Y1, Y1
+	VPERMI2PS    Y17, Y16, Y1
+	VPBROADCASTD 12(R15)(DX*1), Y2
+	VPSRLVD      Y5, Y2, Y2
+	VPERMI2PS    Y19, Y18, Y2
+	VPBROADCASTD 12(R15)(DX*2), Y3
+	VPSRLVD      Y5, Y3, Y3
+	VPERMI2PS    Y21, Y20, Y3
+	VPBROADCASTD 12(R15)(R8*1), Y4
+	VPSRLVD      Y5, Y4, Y4
+	VPERMI2PS    Y23, Y22, Y4
+	VFMADD231PS Y1, Y8, Y0
+	VFMADD231PS Y2, Y9, Y0
+	VFMADD231PS Y3, Y10, Y0
+	VFMADD231PS Y4, Y11, Y0
+	VMOVUPS     Y0, 96(AX)
+	ADDQ $128, AX
+	ADDQ $16, R15
+	ADDQ $4, R14
+	CMPQ AX, R11
+	JLT  i4mz_grp4
+	ADDQ wstride+64(FP), CX
+	INCQ R13
+	JMP  i4mz_heads4
+i4mz_next4:
+	ADDQ $16, SI              // row t+4
+	LEAQ (BX)(DX*4), BX
+	MOVQ screl-16(SP), R14
+	SHLQ $2, R14
+	ADDQ R14, scrow-8(SP)
+	SUBQ $4, R12
+	JMP  i4mz_rows4
+i4mz_rows:
+	TESTQ R12, R12
+	JZ    i4mz_done
+	XORQ  R13, R13            // h
+	MOVQ  DI, R11             // out head h
+	MOVQ  SI, CX              // w[h][t]
+i4mz_heads:
+	CMPQ R13, heads+40(FP)
+	JGE  i4mz_next
+	VBROADCASTSS (CX), Y8     // w[h][t]
+	MOVLQSX (R9)(R13*4), R15
+	MOVQ R15, R14
+	IMULQ d+48(FP), R14
+	SHRQ $3, R14              // g·ng·4
+	ADDQ scrow-8(SP), R14
+	IMULQ d+48(FP), R15
+	SHRQ $1, R15                // g·d/2
+	ADDQ BX, R15
+	MOVQ R11, AX
+	ADDQ R10, R11             // the end of out head h
+i4mz_grp:
+	VBROADCASTSS (R14), Y14
+	VMULPS       Y6, Y14, Y16
+	VMULPS       Y7, Y14, Y17
+	VPBROADCASTD 0(R15), Y1
+	VPSRLVD      Y5, Y1, Y1
+	VPERMI2PS    Y17, Y16, Y1
+	VMOVUPS     0(AX), Y0
+	VFMADD231PS Y1, Y8, Y0
+	VMOVUPS     Y0, 0(AX)
+	VPBROADCASTD 4(R15), Y1
+	VPSRLVD      Y5, Y1, Y1
+	VPERMI2PS    Y17, Y16, Y1
+	VMOVUPS     32(AX), Y0
+	VFMADD231PS Y1, Y8, Y0
+	VMOVUPS     Y0, 32(AX)
+	VPBROADCASTD 8(R15), Y1
+	VPSRLVD      Y5, Y1, Y1
+	VPERMI2PS    Y17, Y16, Y1
+	VMOVUPS     64(AX), Y0
+	VFMADD231PS Y1, Y8, Y0
+	VMOVUPS     Y0, 64(AX)
+	VPBROADCASTD 12(R15), Y1
+	VPSRLVD      Y5, Y1, Y1
+	VPERMI2PS    Y17, Y16, Y1
+	VMOVUPS     96(AX), Y0
+	VFMADD231PS Y1, Y8, Y0
+	VMOVUPS     Y0, 96(AX)
+	ADDQ $128, AX
+	ADDQ $16, R15
+	ADDQ $4, R14
+	CMPQ AX, R11
+	JLT  i4mz_grp
+	ADDQ wstride+64(FP), CX
+	INCQ R13
+	JMP  i4mz_heads
+i4mz_next:
+	ADDQ $4, SI               // row t+1
+	ADDQ DX, BX
+	MOVQ screl-16(SP), R14
+	ADDQ R14, scrow-8(SP)
+	DECQ R12
+	JMP  i4mz_rows
+i4mz_done:
 	VZEROUPPER
 	RET

@@ -438,9 +438,348 @@ def mix(name, elt, size, shift, decode):
     p()
 
 
+# ---------------------------------------------------------------- int4
+#
+# The int4 cache's rows (AttnScoresRowsI4): a head's d values are d/2
+# bytes of codes, low nibble first, and d/32 scales, one a group of 32.
+# Eight values are one dword of codes: VPBROADCASTD puts it in every lane
+# and a per-lane shift brings lane i's nibble (bits 4i..4i+3) where the
+# decode wants it. AVX2 decodes float32(code-8)·scale: the nibble shifted
+# to the top, its bit 3 flipped, shifted back arithmetically (code-8),
+# converted and multiplied. AVX-512 shifts it to the bottom and looks it
+# up in the 16 levels times the scale (VPERMI2PS, tables made once a group
+# of 32): the same product, rounded once, so both give DequantizeLUT4's
+# values and the bits of AttnScores and AttnMixAdd on them. Heads are whole
+# groups, at most 8 (the wrapper sends the rest to Go): a block's rows'
+# scales of a head are copied to the frame (VMASKMOVPS, ng of 8 lanes),
+# where one register walks them a group at a time.
+#
+# Arguments as the other families', kstride (vstride) in bytes and hkv the
+# scales of a row (KV heads · d/32).
+
+# The constant registers of the function being written: the per-lane
+# shift, then AVX2's sign bit or AVX-512's two halves of the levels.
+I4C = None
+
+
+def i4_consts(avx512):
+    shift, c1, c2 = I4C
+    p(f"\tVMOVDQU i4{'shr' if avx512 else 'shl'}<>(SB), {shift}")
+    if avx512:
+        p(f"\tVMOVUPS i4lev<>(SB), {c1}")
+        p(f"\tVMOVUPS i4lev<>+32(SB), {c2}")
+    else:
+        p(f"\tVMOVDQU i4sign<>(SB), {c1}")
+
+
+def i4_mask(reg):
+    """reg = VMASKMOVPS's mask of a head's ng = d/32 scales (uses R14, R15)."""
+    p("\tMOVQ d+48(FP), R15")
+    p("\tSHRQ $3, R15              // ng·4, the bytes of a head's scales")
+    p("\tLEAQ i4mask<>+32(SB), R14")
+    p("\tSUBQ R15, R14")
+    p(f"\tVMOVDQU (R14), {reg}")
+
+
+def i4_head(g, scp):
+    """g = kvh[h]·d/2 + BX: KV head kvh[h]'s codes in row t; scp its scales
+    in row t."""
+    p(f"\tMOVLQSX (R9)(R13*4), {g}")
+    p(f"\tMOVQ {g}, {scp}")
+    p(f"\tIMULQ d+48(FP), {scp}")
+    p(f"\tSHRQ $3, {scp}              // g·ng·4")
+    p(f"\tADDQ scrow-8(SP), {scp}")
+    p(f"\tIMULQ d+48(FP), {g}")
+    p(f"\tSHRQ $1, {g}                // g·d/2")
+    p(f"\tADDQ BX, {g}")
+
+
+def i4_scale(avx512, mem, tmp, lo, hi):
+    """A group's scale at mem: AVX2 broadcasts it into tmp; AVX-512 makes
+    the tables lo, hi, the levels times it."""
+    p(f"\tVBROADCASTSS {mem}, {tmp}")
+    if avx512:
+        p(f"\tVMULPS       {I4C[1]}, {tmp}, {lo}")
+        p(f"\tVMULPS       {I4C[2]}, {tmp}, {hi}")
+
+
+def i4_decode(avx512, src, dst, sc, lo, hi):
+    """8 values of the codes dword src into dst (AVX2: times the scale in
+    sc; AVX-512: looked up in the tables lo, hi)."""
+    shift, c1, _ = I4C
+    p(f"\tVPBROADCASTD {src}, {dst}")
+    if avx512:
+        p(f"\tVPSRLVD      {shift}, {dst}, {dst}")
+        p(f"\tVPERMI2PS    {hi}, {lo}, {dst}")
+        return
+    p(f"\tVPSLLVD      {shift}, {dst}, {dst}")
+    p(f"\tVPXOR        {c1}, {dst}, {dst}")
+    p(f"\tVPSRAD       $28, {dst}, {dst}")
+    p(f"\tVCVTDQ2PS    {dst}, {dst}")
+    p(f"\tVMULPS       {sc}, {dst}, {dst}")
+
+
+def i4_copy(mask, tmp, buf, rows):
+    """The scales of head h in rows t..t+rows-1 (AX: row t's) to the frame
+    at buf, a row's 32 bytes apart; R14 = buf after."""
+    p(f"\tLEAQ {buf}(SP), R14")
+    for r in range(rows):
+        if r:
+            p("\tADDQ screl-16(SP), AX")
+        p(f"\tVMASKMOVPS (AX), {mask}, {tmp}")
+        p(f"\tVMOVUPS    {tmp}, {32*r}(R14)   // row t+{r}'s")
+
+
+def i4_prologue(f, args, frame):
+    p(f"// func {f}({args})")
+    p(f"TEXT ·{f}(SB), NOSPLIT, ${frame}-{92 if 'Scores' in f else 88}")
+    p("\tMOVQ kvh+32(FP), R9")
+    p("\tMOVQ d+48(FP), R10")
+    p("\tSHLQ $2, R10              // bytes of a head's floats")
+    p("\tMOVQ n+56(FP), R12")
+    p("\tMOVQ sc+24(FP), AX")
+    p("\tMOVQ AX, scrow-8(SP)      // the scales of row t")
+    p("\tMOVQ hkv+80(FP), AX")
+    p("\tSHLQ $2, AX")
+    p("\tMOVQ AX, screl-16(SP)     // bytes of a row's scales")
+
+
+def scores_i4(avx512):
+    """scores8's order: eight rows a head at a time, each row's chain and
+    sum as one row's (Y0-Y7 the rows' accumulators, Y8 the query); the
+    last 1-7 rows one at a time."""
+    global I4C
+    isa = "AVX512" if avx512 else "AVX2"
+    L = "i4s" + ("z" if avx512 else "y")
+    I4C = ("Y11", "Y12", "Y13") if avx512 else ("Y11", "Y12", None)
+    mask, tmp = ("Y14", "Y15") if avx512 else ("Y13", "Y14")
+    i4_prologue(f"attnRowsScoresI4{isa}", "scores, q *float32, k unsafe.Pointer /* *byte */, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32", 288)
+    p("\tMOVQ scores+0(FP), DI")
+    p("\tMOVQ q+8(FP), SI")
+    p("\tMOVQ k+16(FP), BX")
+    p("\tMOVQ kstride+72(FP), CX   // bytes of a row's codes")
+    p("\tLEAQ (CX)(CX*2), DX       // three rows")
+    rows = ["(R15)", "(R15)(CX*1)", "(R15)(CX*2)", "(R15)(DX*1)",
+            "(AX)", "(AX)(CX*1)", "(AX)(CX*2)", "(AX)(DX*1)"]
+    p(f"{L}_rows8:")
+    p("\tCMPQ R12, $8")
+    p(f"\tJLT  {L}_rows")
+    p("\tLEAQ (BX)(CX*8), R14      // rows t+8..t+15")
+    p("\tLEAQ (R14)(CX*8), R15")
+    p(f"{L}8_pf:")
+    p("\tPREFETCHT0 (R14)")
+    p("\tADDQ $64, R14")
+    p("\tCMPQ R14, R15")
+    p(f"\tJLT  {L}8_pf")
+    p("\tMOVQ  DI, R11             // scores of head h, rows t..t+7")
+    p("\tXORQ  R13, R13            // h")
+    p("\tMOVQ  SI, R8              // query head h")
+    p(f"{L}_heads8:")
+    p("\tCMPQ R13, heads+40(FP)")
+    p(f"\tJGE  {L}_next8")
+    i4_consts(avx512)  # reduce8 took their registers
+    i4_mask(mask)
+    p("\tLEAQ (R8)(R10*1), R14")
+    p("\tMOVQ R14, end-24(SP)      // the end of query head h")
+    i4_head("R15", "AX")
+    i4_copy(mask, tmp, "buf-288", 8)
+    p("\tLEAQ (R15)(CX*4), AX      // row t+4")
+    for i in range(8):
+        p(f"\tVXORPS Y{i}, Y{i}, Y{i}")
+    p(f"{L}_grp8:")
+    if avx512:
+        for r in range(8):
+            i4_scale(True, f"{32*r}(R14)", "Y10", f"Y{16+2*r}", f"Y{17+2*r}")
+    for c in range(4):
+        p(f"\tVMOVUPS     {32*c}(R8), Y8")
+        for r in range(8):
+            if not avx512:
+                i4_scale(False, f"{32*r}(R14)", "Y10", None, None)
+            i4_decode(avx512, f"{4*c}{rows[r]}", "Y9", "Y10", f"Y{16+2*r}", f"Y{17+2*r}")
+            p(f"\tVFMADD231PS Y9, Y8, Y{r}")
+    p("\tADDQ $128, R8")
+    p("\tADDQ $16, R15")
+    p("\tADDQ $16, AX")
+    p("\tADDQ $4, R14")
+    p("\tCMPQ R8, end-24(SP)")
+    p(f"\tJLT  {L}_grp8")
+    reduce8()
+    p("\tVBROADCASTSS scale+88(FP), Y9")
+    p("\tVMULPS  Y9, Y8, Y8")
+    p("\tVMOVUPS Y8, (R11)")
+    p("\tADDQ sstride+64(FP), R11")
+    p("\tINCQ R13                  // R8 walked to query head h+1")
+    p(f"\tJMP  {L}_heads8")
+    p(f"{L}_next8:")
+    p("\tADDQ $32, DI              // rows t+8..")
+    p("\tLEAQ (BX)(CX*8), BX")
+    p("\tMOVQ screl-16(SP), R14")
+    p("\tSHLQ $3, R14")
+    p("\tADDQ R14, scrow-8(SP)")
+    p("\tSUBQ $8, R12")
+    p(f"\tJMP  {L}_rows8")
+    p(f"{L}_rows:")
+    p("\tTESTQ R12, R12")
+    p(f"\tJZ    {L}_done")
+    i4_consts(avx512)
+    p("\tMOVQ  DI, R11             // scores of head h, row t")
+    p("\tXORQ  R13, R13            // h")
+    p("\tMOVQ  SI, R8              // query head h")
+    p(f"{L}_heads:")
+    p("\tCMPQ R13, heads+40(FP)")
+    p(f"\tJGE  {L}_next")
+    i4_head("R15", "AX")
+    p("\tLEAQ (R8)(R10*1), R14     // the end of query head h")
+    p("\tVXORPS Y0, Y0, Y0")
+    p(f"{L}_grp:")
+    i4_scale(avx512, "(AX)", "Y10", "Y16", "Y17")
+    for c in range(4):
+        i4_decode(avx512, f"{4*c}(R15)", "Y9", "Y10", "Y16", "Y17")
+        p(f"\tVFMADD231PS {32*c}(R8), Y9, Y0")
+    p("\tADDQ $128, R8             // ends at query head h+1")
+    p("\tADDQ $16, R15")
+    p("\tADDQ $4, AX")
+    p("\tCMPQ R8, R14")
+    p(f"\tJLT  {L}_grp")
+    hsum("Y0", "Y8")
+    p("\tINCQ R13")
+    p(f"\tJMP  {L}_heads")
+    p(f"{L}_next:")
+    p("\tADDQ $4, DI               // row t+1")
+    p("\tADDQ CX, BX")
+    p("\tMOVQ screl-16(SP), R14")
+    p("\tADDQ R14, scrow-8(SP)")
+    p("\tDECQ R12")
+    p(f"\tJMP  {L}_rows")
+    p(f"{L}_done:")
+    p("\tVZEROUPPER")
+    p("\tRET")
+    p()
+
+
+def mix_i4(avx512):
+    """mix's order: four rows a head at a time, each out vector loaded
+    once, taking the rows' FMAs in row order, stored once (Y0 the out
+    vector, Y1-Y4 the rows' values, Y8-Y11 their weights); the last 1-3
+    rows one at a time."""
+    global I4C
+    isa = "AVX512" if avx512 else "AVX2"
+    L = "i4m" + ("z" if avx512 else "y")
+    I4C = ("Y5", "Y6", "Y7") if avx512 else ("Y5", "Y6", None)
+    mask, tmp = ("Y12", "Y13") if avx512 else ("Y7", "Y12")
+    i4_prologue(f"attnRowsMixI4{isa}", "out, w *float32, v unsafe.Pointer /* *byte */, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int", 144)
+    p("\tMOVQ out+0(FP), DI")
+    p("\tMOVQ w+8(FP), SI")
+    p("\tMOVQ v+16(FP), BX")
+    p("\tMOVQ vstride+72(FP), DX   // bytes of a row's codes")
+    p("\tLEAQ (DX)(DX*2), R8       // three rows")
+    i4_consts(avx512)
+    i4_mask(mask)
+    rows = ["(R15)", "(R15)(DX*1)", "(R15)(DX*2)", "(R15)(R8*1)"]
+    p(f"{L}_rows4:")
+    p("\tCMPQ R12, $4")
+    p(f"\tJLT  {L}_rows")
+    prefetch(L + "4", "DX", 4)
+    p("\tXORQ  R13, R13            // h")
+    p("\tMOVQ  DI, R11             // out head h")
+    p("\tMOVQ  SI, CX              // w[h][t]")
+    p(f"{L}_heads4:")
+    p("\tCMPQ R13, heads+40(FP)")
+    p(f"\tJGE  {L}_next4")
+    for r in range(4):
+        p(f"\tVBROADCASTSS {4*r}(CX), Y{8+r}  // w[h][t+{r}]")
+    i4_head("R15", "AX")
+    i4_copy(mask, tmp, "buf-144", 4)
+    p("\tMOVQ R11, AX")
+    p("\tADDQ R10, R11             // the end of out head h")
+    p(f"{L}_grp4:")
+    for r in range(4):
+        i4_scale(avx512, f"{32*r}(R14)", "Y14" if avx512 else f"Y{12+r}", f"Y{16+2*r}", f"Y{17+2*r}")
+    for c in range(4):
+        p(f"\tVMOVUPS     {32*c}(AX), Y0")
+        for r in range(4):
+            i4_decode(avx512, f"{4*c}{rows[r]}", f"Y{1+r}", f"Y{12+r}", f"Y{16+2*r}", f"Y{17+2*r}")
+        for r in range(4):
+            p(f"\tVFMADD231PS Y{1+r}, Y{8+r}, Y0")
+        p(f"\tVMOVUPS     Y0, {32*c}(AX)")
+    p("\tADDQ $128, AX")
+    p("\tADDQ $16, R15")
+    p("\tADDQ $4, R14")
+    p("\tCMPQ AX, R11")
+    p(f"\tJLT  {L}_grp4")
+    p("\tADDQ wstride+64(FP), CX")
+    p("\tINCQ R13")
+    p(f"\tJMP  {L}_heads4")
+    p(f"{L}_next4:")
+    p("\tADDQ $16, SI              // row t+4")
+    p("\tLEAQ (BX)(DX*4), BX")
+    p("\tMOVQ screl-16(SP), R14")
+    p("\tSHLQ $2, R14")
+    p("\tADDQ R14, scrow-8(SP)")
+    p("\tSUBQ $4, R12")
+    p(f"\tJMP  {L}_rows4")
+    p(f"{L}_rows:")
+    p("\tTESTQ R12, R12")
+    p(f"\tJZ    {L}_done")
+    p("\tXORQ  R13, R13            // h")
+    p("\tMOVQ  DI, R11             // out head h")
+    p("\tMOVQ  SI, CX              // w[h][t]")
+    p(f"{L}_heads:")
+    p("\tCMPQ R13, heads+40(FP)")
+    p(f"\tJGE  {L}_next")
+    p("\tVBROADCASTSS (CX), Y8     // w[h][t]")
+    i4_head("R15", "R14")
+    p("\tMOVQ R11, AX")
+    p("\tADDQ R10, R11             // the end of out head h")
+    p(f"{L}_grp:")
+    i4_scale(avx512, "(R14)", "Y14" if avx512 else "Y12", "Y16", "Y17")
+    for c in range(4):
+        i4_decode(avx512, f"{4*c}(R15)", "Y1", "Y12", "Y16", "Y17")
+        p(f"\tVMOVUPS     {32*c}(AX), Y0")
+        p("\tVFMADD231PS Y1, Y8, Y0")
+        p(f"\tVMOVUPS     Y0, {32*c}(AX)")
+    p("\tADDQ $128, AX")
+    p("\tADDQ $16, R15")
+    p("\tADDQ $4, R14")
+    p("\tCMPQ AX, R11")
+    p(f"\tJLT  {L}_grp")
+    p("\tADDQ wstride+64(FP), CX")
+    p("\tINCQ R13")
+    p(f"\tJMP  {L}_heads")
+    p(f"{L}_next:")
+    p("\tADDQ $4, SI               // row t+1")
+    p("\tADDQ DX, BX")
+    p("\tMOVQ screl-16(SP), R14")
+    p("\tADDQ R14, scrow-8(SP)")
+    p("\tDECQ R12")
+    p(f"\tJMP  {L}_rows")
+    p(f"{L}_done:")
+    p("\tVZEROUPPER")
+    p("\tRET")
+    p()
+
+
+def i4_data():
+    """The int4 decode's constants (see above)."""
+    import struct
+    def dwords(name, vals):
+        for i in range(0, len(vals), 2):
+            p(f"DATA {name}<>+{4*i}(SB)/8, $0x{vals[i+1]:08x}{vals[i]:08x}")
+        p(f"GLOBL {name}<>(SB), RODATA|NOPTR, ${4*len(vals)}")
+    p("// int4: the per-lane shifts of a codes dword (AVX2 to the top, AVX-512")
+    p("// to the bottom), the sign bit, the levels (kernels.Int4Levels) and")
+    p("// eight lanes set then eight clear, VMASKMOVPS's masks.")
+    dwords("i4shl", [28 - 4 * i for i in range(8)])
+    dwords("i4shr", [4 * i for i in range(8)])
+    dwords("i4sign", [0x80000000] * 8)
+    dwords("i4lev", [struct.unpack("<I", struct.pack("<f", v))[0] for v in range(-8, 8)])
+    dwords("i4mask", [0xffffffff] * 8 + [0] * 8)
+    p()
+
+
 def main():
     header("attnrows_gen.py", "attnrows_amd64.s")
-    p("// Attention over a float32, f16, int8 or fp8 KV cache, every head of a")
+    p("// Attention over a float32, f16, int8, fp8 or int4 KV cache, every head of a")
     p("// row at a time; attnrows_gen.py says why and how the bits are kept.")
     p()
     p("// FP8: the mask of a sign-extended E4M3 code shifted left 7 (a half),")
@@ -452,11 +791,15 @@ def main():
         p(f"DATA c256<>+{8*i}(SB)/8, $0x4380000043800000")
     p("GLOBL c256<>(SB), RODATA|NOPTR, $32")
     p()
+    i4_data()
     global CUR
     for t in TYPES:
         CUR = t[0]
         scores(*t)
         mix(*t)
+    for avx512 in (False, True):
+        scores_i4(avx512)
+        mix_i4(avx512)
     print("\n".join(out).rstrip("\n"))
 
 
