@@ -386,12 +386,12 @@ func (s forceCopy) ValuesStored(l, i, j int) (models.StoredRows, int) {
 // blocks into scratch (as an int8 cache does) gives bit-identical logits to
 // one that hands out its own rows, when the rows are the same, over a
 // prefill crossing block boundaries and decode steps: float32 rows, and f16,
-// int8 and fp8 rows read in place against the same rows decoded; and a
-// decode step does read them in place (no run asked for as float32).
+// int8, fp8 and int4 rows read in place against the same rows decoded; and
+// a decode step does read them in place (no run asked for as float32).
 func TestKVQuantPathMatchesFloat(t *testing.T) {
 	for _, rel := range []string{"course/student.pt", "stories260K/stories260K.gguf", "course/tiny.pt", "course/tiny-classic.pt",
 		"course/tiny-gqa.pt", "course/tiny-mla.pt", "course/tiny-window.pt", "course/tiny-moe.pt"} {
-		for _, f := range []kvcache.Format{kvcache.F32, kvcache.F16, kvcache.Int8, kvcache.FP8} {
+		for _, f := range []kvcache.Format{kvcache.F32, kvcache.F16, kvcache.Int8, kvcache.FP8, kvcache.Int4} {
 			t.Run(f.String()+"/"+filepath.Base(rel), func(t *testing.T) { testKVPathMatchesFloat(t, rel, f) })
 		}
 	}
@@ -443,7 +443,7 @@ func testKVPathMatchesFloat(t *testing.T, rel string, f kvcache.Format) {
 		if !slices.Equal(a, b) {
 			t.Fatalf("step %d (len %d): logits differ", step, st[0].Len())
 		}
-		// A decode step reads f16, int8 and fp8 rows in place, never decoded.
+		// A decode step reads f16, int8, fp8 and int4 rows in place, never decoded.
 		if n := decoded.n.Load(); step > 0 && f != kvcache.F32 && n > 0 {
 			t.Fatalf("step %d: %d blocks of %v rows decoded into float32 for one query", step, n, f)
 		}

@@ -49,7 +49,8 @@ type KV interface {
 	// i..i+n-1 (n >= 1, i+n <= j) that lie next to each other in storage,
 	// as stored, when the cache keeps keys in a form attention reads in
 	// place (f16 halves; int8 or E4M3 codes with a scale per position and
-	// head), and n; a zero StoredRows otherwise (read them through Keys).
+	// head; int4 codes with a scale per 32 values of a head), and n; a zero
+	// StoredRows otherwise (read them through Keys).
 	// It must not allocate.
 	KeysStored(l, i, j int) (StoredRows, int)
 	// ValuesStored: see KeysStored.
@@ -60,10 +61,14 @@ type KV interface {
 // without decoding it into float32 first: F16, IEEE halves ([rows][dim]);
 // or I8, int8 codes ([rows][dim]), or FP8, E4M3 codes, with Scales, a
 // float32 per row and head ([rows][Heads]; a value is the code's value
-// times its scale).
+// times its scale); or I4, int4 codes, two a byte, each head's starting on
+// a byte ([rows][Heads][⌈d/2⌉], d = dim/Heads), with Scales a float32 per
+// kernels.Int4KVGroup values of a head ([rows][Heads][⌈d/32⌉]; a value is
+// kernels.Int4Levels[code] times its scale).
 type StoredRows struct {
 	F16    []uint16
 	I8     []int8
 	FP8    []uint8
+	I4     []byte
 	Scales []float32
 }

@@ -47,8 +47,8 @@ const (
 )
 
 // Int4Group is the elements of a head that share one Int4 scale (a head
-// narrower than it is one group).
-const Int4Group = 32
+// narrower than it is one group), as attention's int4 kernels read them.
+const Int4Group = kernels.Int4KVGroup
 
 var formatNames = [...]string{F32: "f32", Int8: "int8", FP8: "fp8", Int4: "int4", F16: "f16"}
 
@@ -308,9 +308,9 @@ func (s *Seq) Values(l, i, j int, scratch []float32) ([]float32, int) {
 }
 
 // KeysStored is layer l's key rows of the longest run of blocks i..i+n-1
-// (n >= 1, i+n <= j) adjacent in the pool, as an F16, Int8 or FP8 part stores
-// them, and n (models.KV says how attention reads them); a zero
-// StoredRows when keys are stored otherwise. It allocates nothing.
+// (n >= 1, i+n <= j) adjacent in the pool, as a quantized part stores them,
+// and n (models.KV says how attention reads them); a zero StoredRows when
+// keys are F32. It allocates nothing.
 func (s *Seq) KeysStored(l, i, j int) (models.StoredRows, int) {
 	p := s.p
 	return s.stored(p.lay.K, p.kq, p.ks, l, i, j, p.lay.KDim)
@@ -323,7 +323,7 @@ func (s *Seq) ValuesStored(l, i, j int) (models.StoredRows, int) {
 }
 
 func (s *Seq) stored(f Format, q [][]byte, sc [][]float32, l, i, j, dim int) (models.StoredRows, int) {
-	if f != F16 && f != Int8 && f != FP8 {
+	if f == F32 {
 		return models.StoredRows{}, 0
 	}
 	p, h := s.p, s.p.lay.heads()
@@ -335,10 +335,14 @@ func (s *Seq) stored(f Format, q [][]byte, sc [][]float32, l, i, j, dim int) (mo
 		return models.StoredRows{F16: halves(rows)}, n
 	}
 	m := p.bs * f.scales(dim, h)
-	if f == FP8 {
-		return models.StoredRows{FP8: rows, Scales: sc[l][b*m : (b+n)*m]}, n
+	scales := sc[l][b*m : (b+n)*m]
+	switch f {
+	case FP8:
+		return models.StoredRows{FP8: rows, Scales: scales}, n
+	case Int4:
+		return models.StoredRows{I4: rows, Scales: scales}, n
 	}
-	return models.StoredRows{I8: codes(rows), Scales: sc[l][b*m : (b+n)*m]}, n
+	return models.StoredRows{I8: codes(rows), Scales: scales}, n
 }
 
 // run is how many blocks from the i-th of the table (before the j-th) have

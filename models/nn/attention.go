@@ -113,12 +113,12 @@ const attnGroup = kernels.MaxGroup
 // attendGroup is the attention of query rows i..j-1, consecutive positions
 // of one sequence, each over positions lo..pos it may see. The cache is
 // read a run of blocks at a time (models.KV.Keys; KeysStored for the f16
-// and int8 caches, whose rows are read as stored), every head of a row at
+// and quantised caches, whose rows are read as stored), every head of a row at
 // a time: every query and head scores a run's keys while they are in
 // cache, then every query and head mixes its values. Several queries over
 // float32 rows take the group kernels (kernels.AttnScoresGroupF32 and
 // AttnMixGroupF32), one query or stored rows the row kernels
-// (kernels.AttnScoresRowsF32 and its f16 and int8 twins). Each query gets
+// (kernels.AttnScoresRowsF32 and its f16, int8, fp8 and int4 twins). Each query gets
 // the bits it gets alone: the group kernels are held to the row kernels.
 func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attention) {
 	kv := p.KV[p.Seq[i]]
@@ -170,15 +170,15 @@ func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attenti
 	}
 	end := last/bs + 1 // blocks to read: lo0/bs .. end-1
 	for b := lo0 / bs; b < end; {
-		// f16 and int8 rows are read as they lie (inPlace says when), the
-		// others decoded into float32 (or float32 already); every format
+		// f16, int8, fp8 and int4 rows are read as they lie (inPlace says
+		// when), the others decoded into float32 (or float32 already); every format
 		// every head of a row at a time, in memory order (a head at a time
 		// strides through memory, which the hardware prefetchers do not
 		// follow).
 		stop := runEnd(b, end, bs, len(g))
 		ks, nb := kv.KeysStored(l, b, stop)
 		var kb []float32
-		if !inPlace(ks, nb*bs, a.KVHeads, len(g), kernels.GroupScoresAsm(len(g), a.DK)) {
+		if !inPlace(ks, nb*bs, a.KVHeads, a.DK, len(g), kernels.GroupScoresAsm(len(g), a.DK)) {
 			ks = models.StoredRows{}
 			kb, nb = kv.Keys(l, b, stop, sc.kb)
 		}
@@ -202,6 +202,9 @@ func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attenti
 				kernels.AttnScoresRowsI8(scores, n, qr, ks.I8[at:], kw, ks.Scales[(u0-base)*a.KVHeads:], a.KVHeads, sc.kvh, u1-u0, a.Scale)
 			case ks.FP8 != nil:
 				kernels.AttnScoresRowsFP8(scores, n, qr, ks.FP8[at:], kw, ks.Scales[(u0-base)*a.KVHeads:], a.KVHeads, sc.kvh, u1-u0, a.Scale)
+			case ks.I4 != nil:
+				rb, rs := len(ks.I4)/(nb*bs), len(ks.Scales)/(nb*bs) // a row's code bytes and scales
+				kernels.AttnScoresRowsI4(scores, n, qr, ks.I4[(u0-base)*rb:], rb, ks.Scales[(u0-base)*rs:], a.KVHeads, sc.kvh, u1-u0, a.Scale)
 			default:
 				kernels.AttnScoresRowsF32(scores, n, qr, kb[at:], kw, sc.kvh, u1-u0, a.Scale)
 			}
@@ -224,7 +227,7 @@ func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attenti
 		stop := runEnd(b, end, bs, len(g))
 		vs, nb := kv.ValuesStored(l, b, stop)
 		var vb []float32
-		if !inPlace(vs, nb*bs, a.KVHeads, len(g), kernels.GroupMixAsm(len(g), a.DV)) {
+		if !inPlace(vs, nb*bs, a.KVHeads, a.DV, len(g), kernels.GroupMixAsm(len(g), a.DV)) {
 			vs = models.StoredRows{}
 			vb, nb = kv.Values(l, b, stop, sc.vb)
 		}
@@ -248,6 +251,9 @@ func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attenti
 				kernels.AttnMixRowsI8(o, w, n, vs.I8[at:], vw, vs.Scales[(u0-base)*a.KVHeads:], a.KVHeads, sc.kvh, u1-u0)
 			case vs.FP8 != nil:
 				kernels.AttnMixRowsFP8(o, w, n, vs.FP8[at:], vw, vs.Scales[(u0-base)*a.KVHeads:], a.KVHeads, sc.kvh, u1-u0)
+			case vs.I4 != nil:
+				rb, rs := len(vs.I4)/(nb*bs), len(vs.Scales)/(nb*bs)
+				kernels.AttnMixRowsI4(o, w, n, vs.I4[(u0-base)*rb:], rb, vs.Scales[(u0-base)*rs:], a.KVHeads, sc.kvh, u1-u0)
 			default:
 				kernels.AttnMixRowsF32(o, w, n, vb[at:], vw, sc.kvh, u1-u0)
 			}
@@ -284,9 +290,14 @@ const attnRunRows = 64
 // head for one query (decode), since each query decodes them again, and a
 // prefill chunk's queries are better served by decoding a block once into
 // float32 (a 128-token int8 prefill of bench110M Q8_0: 87-93 ms in place
-// against 83-87 decoded; float32 75-78).
-func inPlace(st models.StoredRows, rows, kvHeads, queries int, group bool) bool {
-	return st.F16 != nil && !group || (st.I8 != nil || st.FP8 != nil) && queries == 1 && len(st.Scales) == rows*kvHeads
+// against 83-87 decoded; float32 75-78); int4 rows, a scale per 32 values
+// of a head of d, likewise.
+func inPlace(st models.StoredRows, rows, kvHeads, d, queries int, group bool) bool {
+	perHead := 1
+	if st.I4 != nil {
+		perHead = (d + kernels.Int4KVGroup - 1) / kernels.Int4KVGroup
+	}
+	return st.F16 != nil && !group || (st.I8 != nil || st.FP8 != nil || st.I4 != nil) && queries == 1 && len(st.Scales) == rows*kvHeads*perHead
 }
 
 // softcap is Gemma 2's cap·tanh(x/cap), as three ggml ops: scale by 1/cap,
