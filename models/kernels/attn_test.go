@@ -234,7 +234,8 @@ func TestAttnRows(t *testing.T) {
 // every format a row at a time, as attention reads them, and f32/heads a
 // head at a time (AttnScores, AttnMixAdd), for comparison. ns/row
 // is per cached position (its key and value rows); each name starts with
-// the kernel set it ran (the attention kernels are AVX2 at most).
+// the kernel set it ran (the attention kernels are AVX2 at most, but
+// int4's).
 // f16/blocks reads 12 blocks of 16 f16 rows each at a random place instead
 // of 193 adjacent rows: a paged cache whose sequences' blocks are not
 // adjacent in the pool (kvcache.Pool.Alloc says why they are kept so).
@@ -251,14 +252,18 @@ func BenchmarkAttnColdKV(b *testing.B) {
 	i8 := unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(buf))), len(buf))
 	q, out := make([]float32, dim), make([]float32, dim)
 	sc := make([]float32, heads*rows)
-	scales := make([]float32, 2*rows*heads) // in cache: 18 KB a sequence
+	scales := make([]float32, 4*rows*heads) // in cache: 18 KB a sequence (int8), 37 KB (int4)
 	kvh := make([]int32, heads)
 	for i := range kvh {
 		kvh[i] = int32(i)
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, name := range []string{"f32/heads", "f32/rows", "f16/rows", "f16/blocks", "int8/rows"} {
-		b.Run(set+"/"+name, func(b *testing.B) {
+	for _, name := range []string{"f32/heads", "f32/rows", "f16/rows", "f16/blocks", "int8/rows", "int4/rows"} {
+		run := set
+		if name == "int4/rows" {
+			run = ISA() // int4's have AVX-512 kernels
+		}
+		b.Run(run+"/"+name, func(b *testing.B) {
 			per, n := 2*rows*dim, 0 // a sequence's keys then values, in elements
 			total := len(f32) / per
 			switch name {
@@ -266,6 +271,8 @@ func BenchmarkAttnColdKV(b *testing.B) {
 				total = len(f16) / per
 			case "int8/rows":
 				total = len(i8) / per
+			case "int4/rows":
+				total = 2 * len(buf) / per
 			}
 			for b.Loop() {
 				at := (n % total) * per // each pass on rows it has not read lately
@@ -296,6 +303,10 @@ func BenchmarkAttnColdKV(b *testing.B) {
 					for i, blk := range vb {
 						AttnMixRowsF16(out, sc[i*bs:], rows, f16[blk*bs*dim:], dim, kvh, bs)
 					}
+				case "int4/rows": // a row is dim/2 bytes and 2 scales a head
+					at /= 2
+					AttnScoresRowsI4(sc, rows, q, buf[at:], dim/2, scales, heads, kvh, rows, 1)
+					AttnMixRowsI4(out, sc, rows, buf[at+rows*dim/2:], dim/2, scales[2*rows*heads:], heads, kvh, rows)
 				default:
 					AttnScoresRowsI8(sc, rows, q, i8[at:], dim, scales, heads, kvh, rows, 1)
 					AttnMixRowsI8(out, sc, rows, i8[at+rows*dim:], dim, scales[rows*heads:], heads, kvh, rows)
