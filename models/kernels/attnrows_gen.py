@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Writes attnrows_amd64.s: attention over a float32, f16, int8 or fp8 (E4M3)
-KV cache, every head of a row at a time, the stored values decoded in
-registers.
+"""Writes attnrows_amd64.s: attention over a float32, f16, int8, fp8 (E4M3)
+or int4 KV cache, every head of a row at a time, the stored values decoded
+in registers (int4: its own section below).
 
     cd models/kernels && python3 attnrows_gen.py > attnrows_amd64.s
 

@@ -41,7 +41,9 @@ var (
 //     pairs), and their matvecs two rows per zmm (float32 over long rows,
 //     interleaved f16 and bf16 over any rows); the
 //     float-activation products of quantized weights (LUT4, FP8, I8F32)
-//     dequantize two rows per zmm; the float32 GEMM takes its 12×32 tiles.
+//     dequantize two rows per zmm; the float32 GEMM takes its 12×32 tiles;
+//     attention over int4 KV rows looks their codes up in the scaled
+//     levels (VPERMI2PS) instead of converting them.
 //   - avx512vnni: the integer dots take VPDPBUSD (VPDPWSSD for the
 //     K-quants' scales) on zmm: interleaved blocks 16 rows × 1-8 tokens,
 //     K-quants one row per register (matvec), one row × 4 or 8 tokens
