@@ -113,13 +113,14 @@ const attnGroup = kernels.MaxGroup
 // attendGroup is the attention of query rows i..j-1, consecutive positions
 // of one sequence, each over positions lo..pos it may see. The cache is
 // read a run of blocks at a time (models.KV.Keys; KeysStored for the f16
-// and quantised caches, whose rows are read as stored), every head of a row at
-// a time: every query and head scores a run's keys while they are in
-// cache, then every query and head mixes its values. Several queries over
-// float32 rows take the group kernels (kernels.AttnScoresGroupF32 and
+// and quantised caches, whose rows are read as stored), every head of a
+// row at a time: every query and head scores a run's keys while they are
+// in cache, then every query and head mixes its values. Several queries
+// over float32 rows take the group kernels (kernels.AttnScoresGroupF32 and
 // AttnMixGroupF32), one query or stored rows the row kernels
-// (kernels.AttnScoresRowsF32 and its f16, int8, fp8 and int4 twins). Each query gets
-// the bits it gets alone: the group kernels are held to the row kernels.
+// (kernels.AttnScoresRowsF32 and its f16, int8, fp8 and int4 twins). Each
+// query gets the bits it gets alone: the group kernels are held to the row
+// kernels.
 func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attention) {
 	kv := p.KV[p.Seq[i]]
 	bs := kv.BlockSize()
@@ -171,10 +172,10 @@ func (p *Pass) attendGroup(sc *attnScratch, out, q Rows, i, j, l int, a *Attenti
 	end := last/bs + 1 // blocks to read: lo0/bs .. end-1
 	for b := lo0 / bs; b < end; {
 		// f16, int8, fp8 and int4 rows are read as they lie (inPlace says
-		// when), the others decoded into float32 (or float32 already); every format
-		// every head of a row at a time, in memory order (a head at a time
-		// strides through memory, which the hardware prefetchers do not
-		// follow).
+		// when), else decoded into float32 (or float32 already); every
+		// format every head of a row at a time, in memory order (a head at
+		// a time strides through memory, which the hardware prefetchers do
+		// not follow).
 		stop := runEnd(b, end, bs, len(g))
 		ks, nb := kv.KeysStored(l, b, stop)
 		var kb []float32
