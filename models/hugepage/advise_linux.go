@@ -39,8 +39,14 @@ func InCore(b []byte) (resident, pages int, err error) {
 	if len(b) == 0 {
 		return 0, 0, nil
 	}
-	start := uintptr(unsafe.Pointer(unsafe.SliceData(b))) &^ 4095
-	end := uintptr(unsafe.Pointer(unsafe.SliceData(b))) + uintptr(len(b))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return inCore(p, p+uintptr(len(b)))
+}
+
+// inCore is InCore of the addresses [p, end), which need not be one Go
+// object (a slice across objects is invalid: checkptr stops it).
+func inCore(p, end uintptr) (resident, pages int, err error) {
+	start := p &^ 4095
 	vec := make([]byte, (end-start+4095)/4096)
 	if _, _, e := syscall.Syscall(syscall.SYS_MINCORE, start, end-start, uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
 		return 0, len(vec), e

@@ -74,8 +74,9 @@ func TestResident(t *testing.T) {
 func TestTail(t *testing.T) {
 	n := 2*page + page/8
 	b := Bytes(n)
-	last := unsafe.Slice(unsafe.SliceData(b), 3*page)[2*page:] // the huge page holding b's last bytes
-	in, pages, err := InCore(last)
+	// The huge page holding b's last bytes: addresses past b's own object.
+	last := uintptr(unsafe.Pointer(unsafe.SliceData(b))) + 2*page
+	in, pages, err := inCore(last, last+page)
 	if err != nil {
 		t.Skipf("mincore: %v", err)
 	}
