@@ -65,7 +65,7 @@ func absent(raw json.RawMessage) bool {
 // spec is the one constraint the fields ask for (nil: none).
 func (f *consFields) spec() (*consSpec, *errBody) {
 	var o oneSpec
-	o.add(responseFormat(f.ResponseFormat))
+	o.add(responseFormat("response_format", f.ResponseFormat))
 	o.add(strSpec(constrain.KindGrammar, "grammar", f.Grammar))
 	o.add(schemaSpec("json_schema", f.JSONSchema))
 	o.add(schemaSpec("guided_json", f.GuidedJSON))
@@ -121,9 +121,9 @@ func strSpec(kind, param string, p *string) (*consSpec, *errBody) {
 	return &consSpec{kind: kind, text: *p, param: param}, nil
 }
 
-// responseFormat reads OpenAI's response_format.
-func responseFormat(raw json.RawMessage) (*consSpec, *errBody) {
-	const param = "response_format"
+// responseFormat reads OpenAI's response_format, or the Responses API's
+// text.format (param), which has the schema beside the type.
+func responseFormat(param string, raw json.RawMessage) (*consSpec, *errBody) {
 	if absent(raw) {
 		return nil, nil
 	}
@@ -137,7 +137,7 @@ func responseFormat(raw json.RawMessage) (*consSpec, *errBody) {
 		} `json:"json_schema"`
 	}
 	if err := json.Unmarshal(raw, &rf); err != nil {
-		return nil, badRequest(param, `response_format must be an object such as {"type": "json_object"}`)
+		return nil, badRequest(param, param+` must be an object such as {"type": "json_object"}`)
 	}
 	switch rf.Type {
 	case "text":
@@ -153,12 +153,14 @@ func responseFormat(raw json.RawMessage) (*consSpec, *errBody) {
 			return schemaSpec(param+".json_schema.schema", rf.JSONSchema.Schema)
 		case rf.JSONSchema == nil && !absent(rf.Schema):
 			return schemaSpec(param+".schema", rf.Schema)
-		case rf.JSONSchema == nil:
+		case rf.JSONSchema == nil && param == "response_format":
 			return nil, badRequest(param+".json_schema", `response_format of type json_schema needs "json_schema": {"name": ..., "schema": {...}}`)
+		case rf.JSONSchema == nil:
+			return nil, badRequest(param+".schema", param+` of type json_schema needs "schema": {...}`)
 		}
 		return &consSpec{kind: constrain.KindJSON, param: param}, nil // no schema: any JSON
 	}
-	return nil, badRequest(param+".type", fmt.Sprintf("response_format type %s is not supported (text, json_object or json_schema)", quote.Quote(rf.Type)))
+	return nil, badRequest(param+".type", fmt.Sprintf("%s type %s is not supported (text, json_object or json_schema)", param, quote.Quote(rf.Type)))
 }
 
 // schemaSpec reads a JSON Schema: the JSON value itself, or a string

@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// FuzzRequests: any body for the chat, completion, llama-server and ollama
-// endpoints is read into a job or refused with an error; none panics.
+// FuzzRequests: any body for the chat, responses, completion, llama-server
+// and ollama endpoints is read into a job or refused with an error; none panics.
 // (Only the reading is fuzzed: no reply is generated.)
 func FuzzRequests(f *testing.F) {
 	for _, s := range []string{
@@ -19,6 +19,9 @@ func FuzzRequests(f *testing.F) {
 		`{"prompt":"x","grammar":"root ::= \"a\"","structured_outputs":{"regex":"a"}}`, `{"prompt":"x","format":{"type":"string"}}`,
 		`{"prompt":[1,"Once",[2]],"n_predict":-1,"repeat_last_n":-1,"seed":-1,"samplers":"dkypmxt","logit_bias":{}}`,
 		`{"prompt":[{"prompt_string":"x"}],"json_schema":{},"n_probs":3,"top_k":-5,"temperature":-1}`,
+		`{"model":"stories260K","input":"hi","instructions":"Be brief.","max_output_tokens":5,"text":{"format":{"type":"json_object"}}}`,
+		`{"input":[{"role":"user","content":[{"type":"input_text","text":"x"}]},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"y"}]}],"store":false,"tools":[]}`,
+		`{"input":[{"type":"function_call_output","output":"42"}],"text":{"format":{"type":"json_schema","name":"p","schema":{"type":"object"}}},"n":1}`,
 	} {
 		f.Add(s)
 	}
@@ -33,6 +36,11 @@ func FuzzRequests(f *testing.F) {
 		if decode(httptest.NewRecorder(), r, &c) == nil {
 			s.chatJob(&c)
 		}
+		r = httptest.NewRequest("POST", "/v1/responses", strings.NewReader(body))
+		var resp responsesRequest
+		if decode(httptest.NewRecorder(), r, &resp) == nil {
+			s.responsesJob(&resp)
+		}
 		r = httptest.NewRequest("POST", "/v1/completions", strings.NewReader(body))
 		var p completionRequest
 		if decode(httptest.NewRecorder(), r, &p) == nil {
@@ -46,7 +54,7 @@ func FuzzRequests(f *testing.F) {
 		r = httptest.NewRequest("POST", "/api/generate", strings.NewReader(body))
 		var o ollamaRequest
 		if decode(httptest.NewRecorder(), r, &o) == nil {
-			if msgs, e := conversation(o.Messages); e == nil {
+			if msgs, e := conversation("messages", o.Messages, chatParts); e == nil {
 				s.ollamaJob(&o, s.tmpl.Render(msgs, true), nil)
 			}
 		}

@@ -155,13 +155,26 @@ type llamaRequest struct {
 	off  *errBody                   // the first field set that this server does not have
 }
 
-// llamaOff are the /completion fields this server does not have, with why.
-// Clients send every field, so one at its off value (null, false, 0, "",
-// [], {}, or one of also) passes.
-var llamaOff = []struct {
+// offField is a field a route reads that this server does not have, with
+// why. Clients send every field, so one at its off value (null, false, 0,
+// "", [], {}, or one of also) passes.
+type offField struct {
 	name, why string
 	also      []string
-}{
+}
+
+// firstOn is the refusal of the first of fields that all sets, or nil.
+func firstOn(all map[string]json.RawMessage, fields []offField) *errBody {
+	for _, f := range fields {
+		if raw, ok := all[f.name]; ok && !isOff(raw, f.also) {
+			return badRequest(f.name, f.why)
+		}
+	}
+	return nil
+}
+
+// llamaOff are the /completion fields this server does not have.
+var llamaOff = []offField{
 	{"dynatemp_range", "dynamic temperature is not supported", nil},
 	{"n_indent", "n_indent (a minimum indentation) is not supported", nil},
 	{"logit_bias", "logit_bias is not supported", nil},
@@ -180,12 +193,7 @@ var llamaOff = []struct {
 // this server does not have (decode calls it).
 func (r *llamaRequest) readFields(all map[string]json.RawMessage) {
 	r.peer = peerFields(all)
-	for _, f := range llamaOff {
-		if raw, ok := all[f.name]; ok && !isOff(raw, f.also) {
-			r.off = badRequest(f.name, f.why)
-			return
-		}
-	}
+	r.off = firstOn(all, llamaOff)
 }
 
 // isOff reports whether a JSON value is null, false, 0, "", [] or {}, or

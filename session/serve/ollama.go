@@ -130,7 +130,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 			"message": map[string]any{"role": "assistant", "content": ""}, "done": true, "done_reason": "load"})
 		return
 	}
-	msgs, e := conversation(req.Messages)
+	msgs, e := conversation("messages", req.Messages, chatParts)
 	if e != nil {
 		ollamaError(w, http.StatusBadRequest, e.err.Message)
 		return

@@ -179,8 +179,10 @@ type chatMessage struct {
 	Images  []json.RawMessage `json:"images"` // ollama's; refused (ollamaRequest.unsupported)
 }
 
-// text is a message's content: a string, or text parts.
-func (m chatMessage) text() (string, error) {
+// text is a message's content: a string, or parts of the given types
+// (the chat API's "text"; the Responses API's "input_text", and
+// "output_text" in an assistant turn sent back).
+func (m chatMessage) text(partTypes []string) (string, error) {
 	if len(m.Content) == 0 || string(m.Content) == "null" {
 		return "", nil
 	}
@@ -197,7 +199,7 @@ func (m chatMessage) text() (string, error) {
 	}
 	var b strings.Builder
 	for _, p := range parts {
-		if p.Type != "text" {
+		if !slices.Contains(partTypes, p.Type) {
 			return "", fmt.Errorf("content parts of type %s are not supported: this model reads text", quote.Quote(p.Type))
 		}
 		b.WriteString(p.Text)
@@ -205,10 +207,14 @@ func (m chatMessage) text() (string, error) {
 	return b.String(), nil
 }
 
-// conversation is the messages as the session's, for its template.
-func conversation(msgs []chatMessage) ([]session.Message, *errBody) {
+// chatParts are the chat API's text parts.
+var chatParts = []string{"text"}
+
+// conversation is the messages as the session's, for its template; param
+// names them in errors, partTypes are the text parts read.
+func conversation(param string, msgs []chatMessage, partTypes []string) ([]session.Message, *errBody) {
 	if len(msgs) == 0 {
-		return nil, badRequest("messages", "messages is empty")
+		return nil, badRequest(param, param+" is empty")
 	}
 	out := make([]session.Message, 0, len(msgs))
 	for i, m := range msgs {
@@ -221,11 +227,11 @@ func conversation(msgs []chatMessage) ([]session.Message, *errBody) {
 		case "assistant":
 			role = session.Assistant
 		default:
-			return nil, badRequest(fmt.Sprintf("messages[%d].role", i), fmt.Sprintf("role %s is not supported (system, developer, user, assistant)", quote.Quote(m.Role)))
+			return nil, badRequest(fmt.Sprintf("%s[%d].role", param, i), fmt.Sprintf("role %s is not supported (system, developer, user, assistant)", quote.Quote(m.Role)))
 		}
-		text, err := m.text()
+		text, err := m.text(partTypes)
 		if err != nil {
-			return nil, badRequest(fmt.Sprintf("messages[%d].content", i), err.Error())
+			return nil, badRequest(fmt.Sprintf("%s[%d].content", param, i), err.Error())
 		}
 		out = append(out, session.Message{Role: role, Content: text})
 	}
@@ -257,8 +263,9 @@ func (s *Server) known(name string) bool {
 
 var ids atomic.Uint64
 
+// newID is an id that starts with prefix ("chatcmpl-", "resp_").
 func newID(prefix string) string {
-	return fmt.Sprintf("%s-%d%06d", prefix, time.Now().Unix(), ids.Add(1)%1e6)
+	return fmt.Sprintf("%s%d%06d", prefix, time.Now().Unix(), ids.Add(1)%1e6)
 }
 
 type usage struct {
@@ -313,12 +320,13 @@ func (s *Server) chatLogprobs(lps []engine.TokenLogprob) *chatLogprobs {
 	return out
 }
 
-// budget is max_completion_tokens or max_tokens (0: the rest of the context).
-func budget(a, b *int) (int, *errBody) {
-	for _, p := range []*int{a, b} {
+// budget is the first of a request's budget fields that is set (0: none
+// is, the rest of the context); param names them in errors.
+func budget(param string, fields ...*int) (int, *errBody) {
+	for _, p := range fields {
 		if p != nil {
 			if *p < 1 {
-				return 0, badRequest("max_tokens", fmt.Sprintf("max_tokens must be at least 1, got %d", *p))
+				return 0, badRequest(param, fmt.Sprintf("%s must be at least 1, got %d", param, *p))
 			}
 			return *p, nil
 		}
@@ -337,7 +345,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, r, e)
 		return
 	}
-	id, created := newID("chatcmpl"), time.Now().Unix()
+	id, created := newID("chatcmpl-"), time.Now().Unix()
 	if req.Stream {
 		head := func(choices []any) map[string]any {
 			return map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": s.name, "choices": choices}
@@ -390,14 +398,7 @@ func (s *Server) chatJob(req *chatRequest) (job, *errBody) {
 	if e := s.model(req.Model); e != nil {
 		return job{}, e
 	}
-	msgs, e := conversation(req.Messages)
-	if e != nil {
-		return job{}, e
-	}
-	if e := s.tooLong("messages", contents(msgs)...); e != nil {
-		return job{}, e
-	}
-	p, e := req.params()
+	msgs, e := conversation("messages", req.Messages, chatParts)
 	if e != nil {
 		return job{}, e
 	}
@@ -408,7 +409,7 @@ func (s *Server) chatJob(req *chatRequest) (job, *errBody) {
 			return job{}, badRequest("top_logprobs", fmt.Sprintf("top_logprobs must be 0 to %d, with logprobs true", engine.MaxTopLogprobs))
 		}
 	}
-	n, e := budget(req.MaxCompletionTokens, req.MaxTokens)
+	n, e := budget("max_tokens", req.MaxCompletionTokens, req.MaxTokens)
 	if e != nil {
 		return job{}, e
 	}
@@ -416,8 +417,24 @@ func (s *Server) chatJob(req *chatRequest) (job, *errBody) {
 	if e != nil {
 		return job{}, e
 	}
-	j := job{prompt: s.tmpl.Render(msgs, true), max: n, params: p, stop: req.Stop, logprobs: req.Logprobs || req.ranked(), top: top, cons: cons}
-	if !req.IgnoreEOS {
+	j, e := s.turnJob("messages", msgs, n, &req.knobs, cons)
+	j.logprobs, j.top = req.Logprobs || req.ranked(), top
+	return j, e
+}
+
+// turnJob is the assistant's next turn after msgs, rendered with the
+// model's chat template, with the knobs' sampler and stops, checked
+// against the context; param names msgs in errors.
+func (s *Server) turnJob(param string, msgs []session.Message, n int, k *knobs, cons *consSpec) (job, *errBody) {
+	if e := s.tooLong(param, contents(msgs)...); e != nil {
+		return job{}, e
+	}
+	p, e := k.params()
+	if e != nil {
+		return job{}, e
+	}
+	j := job{prompt: s.tmpl.Render(msgs, true), max: n, params: p, stop: k.Stop, cons: cons}
+	if !k.IgnoreEOS {
 		j.stopIDs = s.tmpl.Stops()
 	}
 	return j, s.fit(&j)
@@ -474,7 +491,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, r, e)
 		return
 	}
-	id, created := newID("cmpl"), time.Now().Unix()
+	id, created := newID("cmpl-"), time.Now().Unix()
 	choice := func(i int, text string, lps []engine.TokenLogprob, finish *string, offset int) map[string]any {
 		c := map[string]any{"index": i, "text": text, "finish_reason": finish, "logprobs": nil}
 		if req.Logprobs != nil {
@@ -546,7 +563,7 @@ func (s *Server) completionJob(req *completionRequest) (job, *errBody) {
 	}
 	n := 16 // the OpenAI default for completions
 	if req.MaxTokens != nil {
-		if n, e = budget(req.MaxTokens, nil); e != nil {
+		if n, e = budget("max_tokens", req.MaxTokens); e != nil {
 			return job{}, e
 		}
 	}

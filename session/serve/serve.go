@@ -1,8 +1,8 @@
 // Package serve is `chat serve`: the engine behind an HTTP API that OpenAI
-// clients (POST /v1/chat/completions, /v1/completions, GET /v1/models),
-// ollama clients (POST /api/chat, /api/generate, GET /api/tags) and
-// llama-server's (POST /completion, /tokenize, GET /props) use unchanged,
-// with GET /health and Prometheus metrics at GET /metrics.
+// clients (POST /v1/chat/completions, /v1/responses, /v1/completions, GET
+// /v1/models), ollama clients (POST /api/chat, /api/generate, GET
+// /api/tags) and llama-server's (POST /completion, /tokenize, GET /props)
+// use unchanged, with GET /health and Prometheus metrics at GET /metrics.
 //
 // It sits where the UI sits in the data flow, as another front end of the
 // session layer: it turns a request's messages into ids with the session's
@@ -131,6 +131,7 @@ func (s *Server) routes() {
 	handle("GET /v1/health", health) // llama-server's alias
 	handle("GET /metrics", s.met.handler())
 	handle("POST /v1/chat/completions", s.auth(s.chatCompletions))
+	handle("POST /v1/responses", s.auth(s.responses))
 	handle("POST /v1/completions", s.auth(s.completions))
 	handle("POST /tokenize", s.auth(s.tokenize))
 	handle("POST /detokenize", s.auth(s.detokenize))
@@ -151,7 +152,7 @@ func (s *Server) routes() {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, "chat serve is running\n")
 	})
-	// A path not served (OpenAI's /v1/responses, a GET where a POST is
+	// A path not served (OpenAI's /v1/embeddings, a GET where a POST is
 	// wanted) is answered with the routes of its API, so the client's
 	// author sees what to call instead.
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -876,16 +876,18 @@ func TestLlamaServerEndpoints(t *testing.T) {
 	}
 }
 
-// The first example of OpenAI's docs posts to /v1/responses, which is not
-// served: the 404 said only that, and now names the routes of the same API
-// to call instead (a GET where a POST is wanted too), in that API's shape.
+// A path that is not served (OpenAI's /v1/embeddings; /v1/responses was
+// one): the 404 said only that, and now names the routes of the same API
+// to call instead, /v1/responses among them (a GET where a POST is wanted
+// too), in that API's shape.
 func TestUnservedPathNamesTheRoutes(t *testing.T) {
 	_, ts, _ := start(t, Options{})
 	for _, c := range []struct {
 		method, path string
 		want, not    string
 	}{
-		{"POST", "/v1/responses", "POST /v1/chat/completions", "/api/chat"},
+		{"POST", "/v1/embeddings", "POST /v1/chat/completions, POST /v1/responses", "/api/chat"},
+		{"GET", "/v1/responses", "POST /v1/responses", "/completion,"},
 		{"GET", "/v1/chat/completions", "POST /v1/chat/completions", "/completion,"},
 		{"POST", "/api/embed", "POST /api/chat", "/v1/"},
 		{"POST", "/apply-template", "POST /completion", "/v1/"},

@@ -3,6 +3,7 @@ package serve
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 )
 
 // events writes a streamed reply one JSON event at a time, each flushed at
@@ -34,6 +35,16 @@ func (s *events) send(v any) error {
 		return s.write(append(b, '\n'))
 	}
 	return s.write(append(append([]byte("data: "), b...), '\n', '\n'))
+}
+
+// event sends v as a named server-sent event, as the Responses API's
+// stream names each by its type (and ends without [DONE]).
+func (s *events) event(name string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return s.write(slices.Concat([]byte("event: "+name+"\ndata: "), b, []byte("\n\n")))
 }
 
 func (s *events) write(b []byte) error {
