@@ -9,7 +9,7 @@ import (
 // Limits a hostile input must stay within (issue 16): one clean error (or
 // the documented result) within HangAfter, allocating less than MaxAlloc.
 const (
-	HangAfter = 30 * time.Second // 5 s was reached by a 7 MB /completion prompt's tokenizing on a loaded 2-core host
+	HangAfter = 30 * time.Second * raceSlowdown // 5 s was reached by a 7 MB /completion prompt's tokenizing on a loaded 2-core host
 	MaxAlloc  = 512 << 20
 )
 

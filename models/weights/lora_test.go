@@ -1,6 +1,7 @@
 package weights
 
 import (
+	"chat/models/testmodels"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -86,7 +87,7 @@ func TestLoRA(t *testing.T) {
 				t.Fatalf("%s: Slice row %d: %v, whole %v", f, i, sub[i], one[8+i])
 			}
 		}
-		if a := testing.AllocsPerRun(10, func() { l.Mul(one, x[:cols], 1, &s) }); a != 0 && !raceOn {
+		if a := testing.AllocsPerRun(10, func() { l.Mul(one, x[:cols], 1, &s) }); a != 0 && !testmodels.Race {
 			t.Errorf("%s: %v allocations per product", f, a)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"chat/models/gguf"
 	"chat/models/kernels"
+	"chat/models/testmodels"
 )
 
 func randMatrix(r *rand.Rand, rows, cols int) []float32 {
@@ -101,7 +102,7 @@ func TestEveryFormat(t *testing.T) {
 				t.Fatalf("%s: slice value %d = %v, want %v", f, i, got[i], full[i])
 			}
 		}
-		if a := testing.AllocsPerRun(5, func() { m.Mul(one, x, 1, &s) }); a != 0 && !raceOn {
+		if a := testing.AllocsPerRun(5, func() { m.Mul(one, x, 1, &s) }); a != 0 && !testmodels.Race {
 			t.Errorf("%s: a decode product allocates %v times", f, a)
 		}
 	}
@@ -322,7 +323,7 @@ func TestDecodeProductAllocatesNothing(t *testing.T) {
 	for f, m := range makeable(t, randMatrix(r, rows, cols), rows, cols) {
 		var s Scratch
 		m.Mul(out, x, 1, &s)
-		if a := testing.AllocsPerRun(20, func() { m.Mul(out, x, 1, &s) }); a != 0 && !raceOn {
+		if a := testing.AllocsPerRun(20, func() { m.Mul(out, x, 1, &s) }); a != 0 && !testmodels.Race {
 			t.Errorf("%s: a one-token product allocates %v times", f, a)
 		}
 	}

@@ -1,0 +1,8 @@
+//go:build !race
+
+package testmodels
+
+// Race: the race detector is on (race.go says what changes then).
+const Race = false
+
+const raceSlowdown = 1

@@ -1,5 +1,0 @@
-//go:build !race
-
-package weights
-
-const raceOn = false
