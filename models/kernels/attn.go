@@ -130,6 +130,12 @@ func AttnMixRowsFP8(out, w []float32, wstride int, v []uint8, vstride int, scale
 // group).
 const Int4KVGroup = 32
 
+// Int4KVHead is how an int4 KV row holds a head of d values: ⌈d/2⌉ bytes
+// of codes and ⌈d/Int4KVGroup⌉ scales.
+func Int4KVHead(d int) (codeBytes, scales int) {
+	return (d + 1) / 2, (d + Int4KVGroup - 1) / Int4KVGroup
+}
+
 // AttnScoresRowsI4 is AttnScoresRowsF32 over the int4 KV cache's rows: a
 // head's d values are ⌈d/2⌉ bytes of codes (two a byte, low nibble first)
 // and ⌈d/Int4KVGroup⌉ scales, a value Int4Levels[code]·scale as
@@ -179,7 +185,7 @@ func AttnMixRowsI4(out, w []float32, wstride int, v []byte, vstride int, scales 
 // values): the reference the int4 row kernels are held to.
 func int4Head(dst []float32, codes []byte, scales []float32, at, hs, g int) {
 	d := len(dst)
-	cb, ng := (d+1)/2, (d+Int4KVGroup-1)/Int4KVGroup
+	cb, ng := Int4KVHead(d)
 	DequantizeLUT4(dst, codes[at+g*cb:], scales[hs*ng:], &Int4Levels, Int4KVGroup, d)
 }
 
@@ -194,7 +200,7 @@ func i4Asm(have bool, d, n int) bool {
 // in bytes); it returns the head width and its scale groups.
 func checkRowsI4(fn string, sc, sstride, x, kv, kvstride, scales, hkv int, kvh []int32, n int) (d, ng int) {
 	d, nkv := checkRows(fn, sc, sstride, x, kv, kvstride, kvh, n, true)
-	ng = (d + Int4KVGroup - 1) / Int4KVGroup
+	_, ng = Int4KVHead(d)
 	checkScales(fn, scales, hkv*ng, nkv*ng, n)
 	return d, ng
 }

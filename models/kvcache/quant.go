@@ -109,7 +109,8 @@ func (f Format) codeBytes(dim, h int) int {
 	case Int8, FP8:
 		return dim
 	case Int4:
-		return h * ((dim/h + 1) / 2)
+		cb, _ := kernels.Int4KVHead(dim / h)
+		return h * cb
 	case F16:
 		return 2 * dim
 	}
@@ -121,7 +122,8 @@ func (f Format) scales(dim, h int) int {
 	case Int8, FP8:
 		return h
 	case Int4:
-		return h * ((dim/h + Int4Group - 1) / Int4Group)
+		_, ng := kernels.Int4KVHead(dim / h)
+		return h * ng
 	}
 	return 0
 }
@@ -213,7 +215,7 @@ func QuantizeRow(f Format, q []byte, sc []float32, x []float32, dim, h int) {
 			}
 		}
 	case Int4:
-		cb, ng := (d+1)/2, (d+Int4Group-1)/Int4Group
+		cb, ng := kernels.Int4KVHead(d)
 		for i := 0; i < h; i++ {
 			quant.EncodeInt4(q[i*cb:(i+1)*cb], sc[i*ng:(i+1)*ng], x[i*d:(i+1)*d], Int4Group)
 		}
@@ -247,7 +249,7 @@ func DequantizeRows(f Format, out []float32, q []byte, sc []float32, rows, dim, 
 	case F16:
 		kernels.WidenF16(out, halves(q[:2*rows*dim])) // one call a block: the rows lie together
 	case Int4:
-		cb, ng := (d+1)/2, (d+Int4Group-1)/Int4Group
+		cb, ng := kernels.Int4KVHead(d)
 		for r := 0; r < rows*h; r++ {
 			kernels.DequantizeLUT4(out[r*d:(r+1)*d], q[r*cb:(r+1)*cb], sc[r*ng:(r+1)*ng], &kernels.Int4Levels, Int4Group, d)
 		}

@@ -296,7 +296,7 @@ const attnRunRows = 64
 func inPlace(st models.StoredRows, rows, kvHeads, d, queries int, group bool) bool {
 	perHead := 1
 	if st.I4 != nil {
-		perHead = (d + kernels.Int4KVGroup - 1) / kernels.Int4KVGroup
+		_, perHead = kernels.Int4KVHead(d)
 	}
 	return st.F16 != nil && !group || (st.I8 != nil || st.FP8 != nil || st.I4 != nil) && queries == 1 && len(st.Scales) == rows*kvHeads*perHead
 }
