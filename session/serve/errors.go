@@ -56,7 +56,8 @@ func writeErr(w http.ResponseWriter, r *http.Request, e *errBody) {
 }
 
 // llamaErr is llama-server's error (format_error_response in its
-// tools/server): the status as a number and a type that follows it.
+// tools/server): the status as a number and a type that follows it (its
+// types of the statuses this server answers).
 type llamaErr struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
@@ -70,12 +71,8 @@ func (e *errBody) llama() llamaErr {
 		typ = "exceed_context_size_error"
 	case e.status == http.StatusUnauthorized:
 		typ = "authentication_error"
-	case e.status == http.StatusForbidden:
-		typ = "permission_error"
 	case e.status == http.StatusNotFound:
 		typ = "not_found_error"
-	case e.status == http.StatusNotImplemented:
-		typ = "not_supported_error"
 	case e.status == http.StatusServiceUnavailable:
 		typ = "unavailable_error"
 	case e.status >= 500:

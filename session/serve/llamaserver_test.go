@@ -434,7 +434,7 @@ func TestLlamaServerErrorShape(t *testing.T) {
 			t.Errorf("%s %.40s: %d %v (%v), want %d %s", c.path, c.body, resp.StatusCode, got, err, c.status, c.typ)
 		}
 	}
-	for status, typ := range map[int]string{500: "server_error", 501: "not_supported_error", 503: "unavailable_error", 403: "permission_error", 413: "invalid_request_error"} {
+	for status, typ := range map[int]string{500: "server_error", 503: "unavailable_error", 413: "invalid_request_error"} {
 		if got := newErr(status, "server_error", "", "", "m").llama(); got != (llamaErr{Code: status, Message: "m", Type: typ}) {
 			t.Errorf("%d: %+v, want type %s", status, got, typ)
 		}
