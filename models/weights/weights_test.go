@@ -311,7 +311,8 @@ func TestBadInput(t *testing.T) {
 
 // TestDecodeProductAllocatesNothing: one token's product, the decode step's,
 // allocates nothing in any format once its Scratch has grown (the
-// interleaved K-quants pack their activation into pooled buffers).
+// interleaved K-quants pack their activation into pooled buffers), with the
+// weights cached or streamed (a model past the L3 takes other tiles).
 func TestDecodeProductAllocatesNothing(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	const rows, cols = 37, 512
@@ -321,10 +322,12 @@ func TestDecodeProductAllocatesNothing(t *testing.T) {
 	}
 	out := make([]float32, rows)
 	for f, m := range makeable(t, randMatrix(r, rows, cols), rows, cols) {
-		var s Scratch
-		m.Mul(out, x, 1, &s)
-		if a := testing.AllocsPerRun(20, func() { m.Mul(out, x, 1, &s) }); a != 0 && !testmodels.Race {
-			t.Errorf("%s: a one-token product allocates %v times", f, a)
+		for _, reuse := range []kernels.Reuse{kernels.Cached, kernels.Stream} {
+			s := Scratch{Reuse: reuse}
+			m.Mul(out, x, 1, &s)
+			if a := testing.AllocsPerRun(20, func() { m.Mul(out, x, 1, &s) }); a != 0 && !testmodels.Race {
+				t.Errorf("%s (reuse %d): a one-token product allocates %v times", f, reuse, a)
+			}
 		}
 	}
 }
