@@ -135,21 +135,9 @@ def reduce8():
     p("\tVADDPS  Y9, Y8, Y8             // rows 0,1,2,3 | 4,5,6,7")
 
 
-def scores8(L, i8, size, shift, decode):
-    """Rows eight at a time, one head at a time: the query head is loaded
-    once for eight rows' FMAs, and the eight sums are reduced together
-    (reduce8) and stored as one vector. Each score keeps its bits: the same
-    8-lane FMA chain over the head, the same HSUM tree, the same scale."""
-    p("\tMOVQ kstride+72(FP), CX")
-    if shift:
-        p(f"\tSHLQ ${shift}, CX              // row stride in bytes")
-    p("\tLEAQ (CX)(CX*2), DX       // three rows")
-    if i8:
-        p("\tMOVQ hkv+80(FP), AX")
-        p("\tSHLQ $2, AX")
-        p("\tMOVQ AX, screl-56(SP)     // bytes of a row's scales")
-    rows = ["(R15)", "(R15)(CX*1)", "(R15)(CX*2)", "(R15)(DX*1)",
-            "(AX)", "(AX)(CX*1)", "(AX)(CX*2)", "(AX)(DX*1)"]
+def rows8_open(L):
+    """The head of scores' eight-row loop: eight rows left, prefetch the
+    next eight, then each head of the eight rows."""
     p(f"{L}_rows8:")
     p("\tCMPQ R12, $8")
     p(f"\tJLT  {L}_rows")
@@ -166,6 +154,104 @@ def scores8(L, i8, size, shift, decode):
     p(f"{L}_heads8:")
     p("\tCMPQ R13, heads+40(FP)")
     p(f"\tJGE  {L}_next8")
+
+
+def rows8_close(L, scales):
+    """The tail of scores' eight-row loop: the eight sums reduced, scaled
+    and stored, the next head; then the next eight rows (and their scales,
+    when scales names the frame's scrow and screl slots)."""
+    reduce8()
+    p("\tVBROADCASTSS scale+88(FP), Y9")
+    p("\tVMULPS  Y9, Y8, Y8")
+    p("\tVMOVUPS Y8, (R11)")
+    p("\tADDQ sstride+64(FP), R11")
+    p("\tINCQ R13                  // R8 walked to query head h+1")
+    p(f"\tJMP  {L}_heads8")
+    p(f"{L}_next8:")
+    p("\tADDQ $32, DI              // rows t+8..")
+    p("\tLEAQ (BX)(CX*8), BX")
+    if scales:
+        scrow, screl = scales
+        p(f"\tMOVQ {screl}, R14")
+        p("\tSHLQ $3, R14")
+        p(f"\tADDQ R14, {scrow}")
+    p("\tSUBQ $8, R12")
+    p(f"\tJMP  {L}_rows8")
+
+
+def rows4_open(L):
+    """The head of mix's four-row loop: four rows left, prefetch them, then
+    each head with its four weights broadcast (Y8-Y11)."""
+    p(f"{L}_rows4:")
+    p("\tCMPQ R12, $4")
+    p(f"\tJLT  {L}_rows")
+    prefetch(L + "4", "DX", 4)
+    p("\tXORQ  R13, R13            // h")
+    p("\tMOVQ  DI, R11             // out head h")
+    p("\tMOVQ  SI, CX              // w[h][t]")
+    p(f"{L}_heads4:")
+    p("\tCMPQ R13, heads+40(FP)")
+    p(f"\tJGE  {L}_next4")
+    for r in range(4):
+        p(f"\tVBROADCASTSS {4*r}(CX), Y{8+r}  // w[h][t+{r}]")
+
+
+def rows4_next(L, scaled_rows):
+    """The next four rows of mix (and their scales)."""
+    p(f"{L}_next4:")
+    p("\tADDQ $16, SI              // row t+4")
+    p("\tLEAQ (BX)(DX*4), BX")
+    if scaled_rows:
+        p("\tMOVQ screl-16(SP), R14")
+        p("\tSHLQ $2, R14")
+        p("\tADDQ R14, scrow-8(SP)")
+    p("\tSUBQ $4, R12")
+    p(f"\tJMP  {L}_rows4")
+
+
+def row_open(L):
+    """The head of mix's one-row loop: a row left, then each head with its
+    weight broadcast (Y8)."""
+    p(f"{L}_rows:")
+    p("\tTESTQ R12, R12")
+    p(f"\tJZ    {L}_done")
+    p("\tXORQ  R13, R13            // h")
+    p("\tMOVQ  DI, R11             // out head h")
+    p("\tMOVQ  SI, CX              // w[h][t]")
+    p(f"{L}_heads:")
+    p("\tCMPQ R13, heads+40(FP)")
+    p(f"\tJGE  {L}_next")
+    p("\tVBROADCASTSS (CX), Y8     // w[h][t]")
+
+
+def row_next(L, scaled_rows):
+    """The next row of mix (and its scales)."""
+    p(f"{L}_next:")
+    p("\tADDQ $4, SI               // row t+1")
+    p("\tADDQ DX, BX")
+    if scaled_rows:
+        p("\tMOVQ screl-16(SP), R14")
+        p("\tADDQ R14, scrow-8(SP)")
+    p("\tDECQ R12")
+    p(f"\tJMP  {L}_rows")
+
+
+def scores8(L, i8, size, shift, decode):
+    """Rows eight at a time, one head at a time: the query head is loaded
+    once for eight rows' FMAs, and the eight sums are reduced together
+    (reduce8) and stored as one vector. Each score keeps its bits: the same
+    8-lane FMA chain over the head, the same HSUM tree, the same scale."""
+    p("\tMOVQ kstride+72(FP), CX")
+    if shift:
+        p(f"\tSHLQ ${shift}, CX              // row stride in bytes")
+    p("\tLEAQ (CX)(CX*2), DX       // three rows")
+    if i8:
+        p("\tMOVQ hkv+80(FP), AX")
+        p("\tSHLQ $2, AX")
+        p("\tMOVQ AX, screl-56(SP)     // bytes of a row's scales")
+    rows = ["(R15)", "(R15)(CX*1)", "(R15)(CX*2)", "(R15)(DX*1)",
+            "(AX)", "(AX)(CX*1)", "(AX)(CX*2)", "(AX)(DX*1)"]
+    rows8_open(L)
     if i8:
         def put(r):
             p("\tVMOVSS (R14), X10")
@@ -190,22 +276,7 @@ def scores8(L, i8, size, shift, decode):
     p(f"\tADDQ ${8*size}, AX")
     p("\tCMPQ R8, R14")
     p(f"\tJLT  {L}_cols8")
-    reduce8()
-    p("\tVBROADCASTSS scale+88(FP), Y9")
-    p("\tVMULPS  Y9, Y8, Y8")
-    p("\tVMOVUPS Y8, (R11)")
-    p("\tADDQ sstride+64(FP), R11")
-    p("\tINCQ R13                  // R8 walked to query head h+1")
-    p(f"\tJMP  {L}_heads8")
-    p(f"{L}_next8:")
-    p("\tADDQ $32, DI              // rows t+8..")
-    p("\tLEAQ (BX)(CX*8), BX")
-    if i8:
-        p("\tMOVQ screl-56(SP), R14")
-        p("\tSHLQ $3, R14")
-        p("\tADDQ R14, scrow-16(SP)")
-    p("\tSUBQ $8, R12")
-    p(f"\tJMP  {L}_rows8")
+    rows8_close(L, ("scrow-16(SP)", "screl-56(SP)") if i8 else None)
 
 
 def scores(name, elt, size, shift, decode):
@@ -346,18 +417,7 @@ def mix(name, elt, size, shift, decode):
         p("\tMOVQ AX, screl-16(SP)     // bytes of a row's scales")
     L = name.lower() + "m"
     rows = ["(R15)", "(R15)(DX*1)", "(R15)(DX*2)", "(R15)(R8*1)"]
-    p(f"{L}_rows4:")
-    p("\tCMPQ R12, $4")
-    p(f"\tJLT  {L}_rows")
-    prefetch(L + "4", "DX", 4)
-    p("\tXORQ  R13, R13            // h")
-    p("\tMOVQ  DI, R11             // out head h")
-    p("\tMOVQ  SI, CX              // w[h][t]")
-    p(f"{L}_heads4:")
-    p("\tCMPQ R13, heads+40(FP)")
-    p(f"\tJGE  {L}_next4")
-    for r in range(4):
-        p(f"\tVBROADCASTSS {4*r}(CX), Y{8+r}  // w[h][t+{r}]")
+    rows4_open(L)
     if i8:
         def put(r):
             p(f"\tVBROADCASTSS (R14), Y{12+r}")
@@ -382,26 +442,9 @@ def mix(name, elt, size, shift, decode):
     p("\tADDQ wstride+64(FP), CX")
     p("\tINCQ R13")
     p(f"\tJMP  {L}_heads4")
-    p(f"{L}_next4:")
-    p("\tADDQ $16, SI              // row t+4")
-    p("\tLEAQ (BX)(DX*4), BX")
-    if i8:
-        p("\tMOVQ screl-16(SP), R14")
-        p("\tSHLQ $2, R14")
-        p("\tADDQ R14, scrow-8(SP)")
-    p("\tSUBQ $4, R12")
-    p(f"\tJMP  {L}_rows4")
+    rows4_next(L, i8)
     # One row at a time.
-    p(f"{L}_rows:")
-    p("\tTESTQ R12, R12")
-    p(f"\tJZ    {L}_done")
-    p("\tXORQ  R13, R13            // h")
-    p("\tMOVQ  DI, R11             // out head h")
-    p("\tMOVQ  SI, CX              // w[h][t]")
-    p(f"{L}_heads:")
-    p("\tCMPQ R13, heads+40(FP)")
-    p(f"\tJGE  {L}_next")
-    p("\tVBROADCASTSS (CX), Y8     // w[h][t]")
+    row_open(L)
     if i8:
         p("\tMOVQ scrow-8(SP), R14")
         p("\tMOVLQSX (R9)(R13*4), R15")
@@ -424,14 +467,7 @@ def mix(name, elt, size, shift, decode):
     p("\tADDQ wstride+64(FP), CX")
     p("\tINCQ R13")
     p(f"\tJMP  {L}_heads")
-    p(f"{L}_next:")
-    p("\tADDQ $4, SI               // row t+1")
-    p("\tADDQ DX, BX")
-    if i8:
-        p("\tMOVQ screl-16(SP), R14")
-        p("\tADDQ R14, scrow-8(SP)")
-    p("\tDECQ R12")
-    p(f"\tJMP  {L}_rows")
+    row_next(L, i8)
     p(f"{L}_done:")
     p("\tVZEROUPPER")
     p("\tRET")
@@ -561,22 +597,7 @@ def scores_i4(avx512):
     p("\tLEAQ (CX)(CX*2), DX       // three rows")
     rows = ["(R15)", "(R15)(CX*1)", "(R15)(CX*2)", "(R15)(DX*1)",
             "(AX)", "(AX)(CX*1)", "(AX)(CX*2)", "(AX)(DX*1)"]
-    p(f"{L}_rows8:")
-    p("\tCMPQ R12, $8")
-    p(f"\tJLT  {L}_rows")
-    p("\tLEAQ (BX)(CX*8), R14      // rows t+8..t+15")
-    p("\tLEAQ (R14)(CX*8), R15")
-    p(f"{L}8_pf:")
-    p("\tPREFETCHT0 (R14)")
-    p("\tADDQ $64, R14")
-    p("\tCMPQ R14, R15")
-    p(f"\tJLT  {L}8_pf")
-    p("\tMOVQ  DI, R11             // scores of head h, rows t..t+7")
-    p("\tXORQ  R13, R13            // h")
-    p("\tMOVQ  SI, R8              // query head h")
-    p(f"{L}_heads8:")
-    p("\tCMPQ R13, heads+40(FP)")
-    p(f"\tJGE  {L}_next8")
+    rows8_open(L)
     i4_consts(avx512)  # reduce8 took their registers
     i4_mask(mask)
     p("\tLEAQ (R8)(R10*1), R14")
@@ -603,21 +624,7 @@ def scores_i4(avx512):
     p("\tADDQ $4, R14")
     p("\tCMPQ R8, end-24(SP)")
     p(f"\tJLT  {L}_grp8")
-    reduce8()
-    p("\tVBROADCASTSS scale+88(FP), Y9")
-    p("\tVMULPS  Y9, Y8, Y8")
-    p("\tVMOVUPS Y8, (R11)")
-    p("\tADDQ sstride+64(FP), R11")
-    p("\tINCQ R13                  // R8 walked to query head h+1")
-    p(f"\tJMP  {L}_heads8")
-    p(f"{L}_next8:")
-    p("\tADDQ $32, DI              // rows t+8..")
-    p("\tLEAQ (BX)(CX*8), BX")
-    p("\tMOVQ screl-16(SP), R14")
-    p("\tSHLQ $3, R14")
-    p("\tADDQ R14, scrow-8(SP)")
-    p("\tSUBQ $8, R12")
-    p(f"\tJMP  {L}_rows8")
+    rows8_close(L, ("scrow-8(SP)", "screl-16(SP)"))
     p(f"{L}_rows:")
     p("\tTESTQ R12, R12")
     p(f"\tJZ    {L}_done")
@@ -676,18 +683,7 @@ def mix_i4(avx512):
     i4_consts(avx512)
     i4_mask(mask)
     rows = ["(R15)", "(R15)(DX*1)", "(R15)(DX*2)", "(R15)(R8*1)"]
-    p(f"{L}_rows4:")
-    p("\tCMPQ R12, $4")
-    p(f"\tJLT  {L}_rows")
-    prefetch(L + "4", "DX", 4)
-    p("\tXORQ  R13, R13            // h")
-    p("\tMOVQ  DI, R11             // out head h")
-    p("\tMOVQ  SI, CX              // w[h][t]")
-    p(f"{L}_heads4:")
-    p("\tCMPQ R13, heads+40(FP)")
-    p(f"\tJGE  {L}_next4")
-    for r in range(4):
-        p(f"\tVBROADCASTSS {4*r}(CX), Y{8+r}  // w[h][t+{r}]")
+    rows4_open(L)
     i4_head("R15", "AX")
     i4_copy(mask, tmp, "buf-144", 4)
     p("\tMOVQ R11, AX")
@@ -710,24 +706,8 @@ def mix_i4(avx512):
     p("\tADDQ wstride+64(FP), CX")
     p("\tINCQ R13")
     p(f"\tJMP  {L}_heads4")
-    p(f"{L}_next4:")
-    p("\tADDQ $16, SI              // row t+4")
-    p("\tLEAQ (BX)(DX*4), BX")
-    p("\tMOVQ screl-16(SP), R14")
-    p("\tSHLQ $2, R14")
-    p("\tADDQ R14, scrow-8(SP)")
-    p("\tSUBQ $4, R12")
-    p(f"\tJMP  {L}_rows4")
-    p(f"{L}_rows:")
-    p("\tTESTQ R12, R12")
-    p(f"\tJZ    {L}_done")
-    p("\tXORQ  R13, R13            // h")
-    p("\tMOVQ  DI, R11             // out head h")
-    p("\tMOVQ  SI, CX              // w[h][t]")
-    p(f"{L}_heads:")
-    p("\tCMPQ R13, heads+40(FP)")
-    p(f"\tJGE  {L}_next")
-    p("\tVBROADCASTSS (CX), Y8     // w[h][t]")
+    rows4_next(L, True)
+    row_open(L)
     i4_head("R15", "R14")
     p("\tMOVQ R11, AX")
     p("\tADDQ R10, R11             // the end of out head h")
@@ -746,13 +726,7 @@ def mix_i4(avx512):
     p("\tADDQ wstride+64(FP), CX")
     p("\tINCQ R13")
     p(f"\tJMP  {L}_heads")
-    p(f"{L}_next:")
-    p("\tADDQ $4, SI               // row t+1")
-    p("\tADDQ DX, BX")
-    p("\tMOVQ screl-16(SP), R14")
-    p("\tADDQ R14, scrow-8(SP)")
-    p("\tDECQ R12")
-    p(f"\tJMP  {L}_rows")
+    row_next(L, True)
     p(f"{L}_done:")
     p("\tVZEROUPPER")
     p("\tRET")
