@@ -2,6 +2,7 @@ package serve
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 )
 
@@ -41,6 +42,17 @@ func newErr(status int, typ, param, code, msg string) *errBody {
 	return e
 }
 
+// codePastContext is the code of a request past the context, as vLLM
+// answers it (llama-server's type: exceed_context_size_error).
+const codePastContext = "context_length_exceeded"
+
+// pastContext is the 400 of a request that does not fit the context of win
+// tokens; why says by how much.
+func pastContext(param string, win int, why string) *errBody {
+	return newErr(http.StatusBadRequest, "invalid_request_error", param, codePastContext,
+		fmt.Sprintf("This model's maximum context length is %d tokens; %s.", win, why))
+}
+
 func apiError(w http.ResponseWriter, r *http.Request, status int, typ, param, code, msg string) {
 	writeErr(w, r, newErr(status, typ, param, code, msg))
 }
@@ -67,7 +79,7 @@ type llamaErr struct {
 func (e *errBody) llama() llamaErr {
 	typ := "invalid_request_error"
 	switch {
-	case e.err.Code != nil && *e.err.Code == "context_length_exceeded":
+	case e.err.Code != nil && *e.err.Code == codePastContext:
 		typ = "exceed_context_size_error"
 	case e.status == http.StatusUnauthorized:
 		typ = "authentication_error"

@@ -144,8 +144,7 @@ func (s *Server) tooLong(param string, texts ...string) *errBody {
 		b += len(t)
 	}
 	if n, win := b/s.tokenBytes, s.e.Window(); n >= win {
-		return newErr(http.StatusBadRequest, "invalid_request_error", param, "context_length_exceeded",
-			fmt.Sprintf("This model's maximum context length is %d tokens; the prompt is at least %d tokens.", win, n))
+		return pastContext(param, win, fmt.Sprintf("the prompt is at least %d tokens", n))
 	}
 	return nil
 }
@@ -170,13 +169,11 @@ func (s *Server) fit(j *job) *errBody {
 	case n == 0:
 		return badRequest("messages", "the prompt is empty: the model needs at least one token to continue")
 	case n >= win:
-		return newErr(http.StatusBadRequest, "invalid_request_error", "messages", "context_length_exceeded",
-			fmt.Sprintf("This model's maximum context length is %d tokens; the prompt is %d tokens.", win, n))
+		return pastContext("messages", win, fmt.Sprintf("the prompt is %d tokens", n))
 	case j.max == 0:
 		j.max = win - n
 	case j.max > win-n: // not n+j.max, which a huge max_tokens overflows
-		return newErr(http.StatusBadRequest, "invalid_request_error", "max_tokens", "context_length_exceeded",
-			fmt.Sprintf("This model's maximum context length is %d tokens; the prompt is %d tokens and max_tokens asks for %d more.", win, n, j.max))
+		return pastContext("max_tokens", win, fmt.Sprintf("the prompt is %d tokens and max_tokens asks for %d more", n, j.max))
 	}
 	return nil
 }

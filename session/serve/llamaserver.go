@@ -90,8 +90,7 @@ func (s *Server) detokenize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if win := s.e.Window(); len(req.Tokens) > win {
-		writeErr(w, r, newErr(http.StatusBadRequest, "invalid_request_error", "tokens", "context_length_exceeded",
-			fmt.Sprintf("This model's maximum context length is %d tokens; %d tokens were sent.", win, len(req.Tokens))))
+		writeErr(w, r, pastContext("tokens", win, fmt.Sprintf("%d tokens were sent", len(req.Tokens))))
 		return
 	}
 	n := s.m.Tokenizer().Size()
@@ -404,8 +403,7 @@ func (s *Server) promptParts(raw json.RawMessage) ([]json.RawMessage, *errBody) 
 		var parts []json.RawMessage
 		for dec.More() {
 			if win := s.e.Window(); len(parts) >= win {
-				return nil, newErr(http.StatusBadRequest, "invalid_request_error", "prompt", "context_length_exceeded",
-					fmt.Sprintf("This model's maximum context length is %d tokens; the prompt has more parts than that.", win))
+				return nil, pastContext("prompt", win, "the prompt has more parts than that")
 			}
 			var p json.RawMessage
 			if dec.Decode(&p) != nil {
