@@ -95,8 +95,10 @@ def begin(name):
     p("\tMOVQ facc+40(FP), DI")
 
 
-# The lines of the super-block PF ahead not yet prefetched this iteration.
+# The lines of the super-block PF ahead not yet prefetched this iteration,
+# and how many of them each fold asks for (loop_head sets both).
 pending = []
+per = 0
 
 
 def prefetch(n):
