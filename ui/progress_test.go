@@ -42,6 +42,14 @@ func waitOutput(t *testing.T, b *lockedBuffer, ok func(string) bool) string {
 	return ""
 }
 
+// pastTheDelay moves p's start a second back, past the 300 ms a bar waits
+// before it draws.
+func pastTheDelay(p *Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.start = time.Now().Add(-time.Second)
+}
+
 func TestProgressBar(t *testing.T) {
 	var b lockedBuffer
 	p := NewProgress(&b, 0, "loading", "big.gguf")
@@ -52,9 +60,7 @@ func TestProgressBar(t *testing.T) {
 	}
 
 	p = NewProgress(&b, 0, "loading", "big.gguf")
-	p.mu.Lock()
-	p.start = time.Now().Add(-time.Second)
-	p.mu.Unlock()
+	pastTheDelay(p)
 	p.Update(50e6, 100e6)
 	waitOutput(t, &b, func(s string) bool {
 		return strings.Contains(s, "loading big.gguf ▕████████████░░░░░░░░░░░░▏  50%  50/100 MB  1.")
@@ -76,9 +82,7 @@ func TestProgressBar(t *testing.T) {
 func TestProgressBarFitsTheTerminal(t *testing.T) {
 	var b lockedBuffer
 	p := NewProgress(&b, 70, "loading", "llama3.2-1b-random-q4_k_m.gguf")
-	p.mu.Lock()
-	p.start = time.Now().Add(-time.Second)
-	p.mu.Unlock()
+	pastTheDelay(p)
 	p.Update(50e6, 100e6)
 	s := waitOutput(t, &b, func(s string) bool { return strings.Contains(s, "MB") })
 	p.Done()
@@ -95,9 +99,7 @@ func TestProgressBarFitsTheTerminal(t *testing.T) {
 func TestProgressBarEscapesTheName(t *testing.T) {
 	var b lockedBuffer
 	p := NewProgress(&b, 0, "loading", "\x1b]0;pwned\a\u009b2J\xff.gguf")
-	p.mu.Lock()
-	p.start = time.Now().Add(-time.Second)
-	p.mu.Unlock()
+	pastTheDelay(p)
 	s := waitOutput(t, &b, func(s string) bool { return strings.Contains(s, ".gguf") })
 	p.Done()
 	for _, frame := range strings.Split(s, "\r\x1b[K")[1:] {
