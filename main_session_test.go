@@ -1,14 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -182,40 +183,32 @@ func TestHeadlessInterrupt(t *testing.T) {
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHeadlessInterrupt$")
 	cmd.Env = append(os.Environ(), "CHAT_TEST_INTERRUPT=1", "XDG_CONFIG_HOME="+t.TempDir(), "XDG_DATA_HOME="+t.TempDir())
-	// stderr is read while os/exec's copier writes it: a locked buffer.
 	var stdout bytes.Buffer
-	var stderr lockedBuffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Stdout = &stdout
+	stderrPipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Wait for the reply to start (the model line comes first), then Ctrl+C.
-	for i := 0; i < 300 && !strings.Contains(stderr.String(), "raw mode") && !strings.Contains(stderr.String(), "chat mode"); i++ {
-		time.Sleep(50 * time.Millisecond)
+	// Read stderr here, no copier beside the test: up to the mode line, which
+	// comes as the reply starts, then Ctrl+C, then the rest.
+	r := bufio.NewReader(stderrPipe)
+	var stderr strings.Builder
+	for !strings.Contains(stderr.String(), "raw mode") && !strings.Contains(stderr.String(), "chat mode") {
+		line, err := r.ReadString('\n')
+		stderr.WriteString(line)
+		if err != nil {
+			break
+		}
 	}
 	time.Sleep(300 * time.Millisecond)
 	cmd.Process.Signal(os.Interrupt)
+	rest, _ := io.ReadAll(r)
+	stderr.Write(rest)
 	cmd.Wait()
 	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.HasSuffix(stdout.String(), "\n") || !strings.Contains(stderr.String(), "ended: stopped") {
 		t.Errorf("exit %d, stdout ends %q, stderr %q; want 130, a newline and the summary", code, stdout.String()[max(0, stdout.Len()-20):], stderr.String())
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe to read while another goroutine
-// writes it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
