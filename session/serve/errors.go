@@ -58,13 +58,16 @@ func apiError(w http.ResponseWriter, r *http.Request, status int, typ, param, co
 }
 
 // writeErr sends e in the shape of r's API (apiOf): llama-server's for its
-// own routes, OpenAI's for /v1/.
+// own routes, ollama's for /api/, OpenAI's for /v1/.
 func writeErr(w http.ResponseWriter, r *http.Request, e *errBody) {
-	if apiOf(r.URL.Path) == "/" {
+	switch apiOf(r.URL.Path) {
+	case "/":
 		writeJSON(w, e.status, map[string]any{"error": e.llama()})
-		return
+	case "/api/":
+		ollamaError(w, e.status, e.err.Message)
+	default:
+		writeJSON(w, e.status, map[string]any{"error": e.err})
 	}
-	writeJSON(w, e.status, map[string]any{"error": e.err})
 }
 
 // llamaErr is llama-server's error (format_error_response in its

@@ -164,10 +164,6 @@ func (s *Server) routes() {
 			}
 		}
 		msg := fmt.Sprintf("%s %s is not served here; the routes under %s are %s", r.Method, r.URL.Path, api, strings.Join(same, ", "))
-		if api == "/api/" {
-			ollamaError(w, http.StatusNotFound, msg)
-			return
-		}
 		apiError(w, r, http.StatusNotFound, "invalid_request_error", "", "not_found", msg)
 	})
 	s.mux = mux
@@ -192,12 +188,7 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 	want := []byte("Bearer " + s.key)
 	return func(w http.ResponseWriter, r *http.Request) {
 		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
-			msg := "a missing or wrong API key: send \"Authorization: Bearer KEY\""
-			if strings.HasPrefix(r.URL.Path, "/api/") {
-				ollamaError(w, http.StatusUnauthorized, msg)
-				return
-			}
-			apiError(w, r, http.StatusUnauthorized, "invalid_request_error", "", "invalid_api_key", msg)
+			apiError(w, r, http.StatusUnauthorized, "invalid_request_error", "", "invalid_api_key", "a missing or wrong API key: send \"Authorization: Bearer KEY\"")
 			return
 		}
 		h(w, r)

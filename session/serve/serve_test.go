@@ -909,3 +909,19 @@ func TestUnservedPathNamesTheRoutes(t *testing.T) {
 		}
 	}
 }
+
+// A missing API key is a 401 in the shape of the route's API: ollama's
+// string, OpenAI's object with its code, llama-server's with the status.
+func TestAuthErrorShape(t *testing.T) {
+	_, ts, _ := start(t, Options{APIKey: "sekrit"})
+	for path, want := range map[string]string{
+		"/api/chat":            "a missing or wrong API key",
+		"/v1/chat/completions": "map[code:invalid_api_key message:a missing or wrong API key",
+		"/completion":          "map[code:401 message:a missing or wrong API key",
+	} {
+		code, v := post(t, ts.URL+path, `{}`)
+		if msg := fmt.Sprint(v["error"]); code != 401 || !strings.HasPrefix(msg, want) {
+			t.Errorf("%s: %d %s, want 401 %q", path, code, msg, want)
+		}
+	}
+}
