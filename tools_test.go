@@ -299,7 +299,7 @@ func TestLoraCLI(t *testing.T) {
 		t.Errorf("merge-lora changed its adapter")
 	}
 	// An adapter of tiny.pt does not fit student.pt: one line.
-	if code, _, stderr := runCLI("merge-lora", testmodels.Path(t, "course/student.pt"), peft, filepath.Join(dir, "x.gguf")); code != 1 || !strings.Contains(stderr, "do not fit") || strings.Count(stderr, "\n") != 1 {
+	if code, _, stderr := runCLI("merge-lora", testmodels.Path(t, "course/student.pt"), peft, filepath.Join(dir, "x.gguf")); code != 1 || !strings.Contains(stderr, "does not fit") || strings.Count(stderr, "\n") != 1 {
 		t.Fatalf("mismatched adapter: exit %d %q", code, stderr)
 	}
 }

@@ -31,6 +31,7 @@ type target struct {
 	// disagree on the rope layout of Q and K (see convert.PairRows).
 	pair, unpair bool
 	head         int
+	rows, cols   int // the matrix's shape, which the update must fit
 }
 
 // index maps every name an adapter may use for one of m's matrices — its
@@ -54,11 +55,12 @@ func index(m variant) (key string, idx map[string]target, err error) {
 			if t.Linear == nil {
 				continue
 			}
-			add(t.Name, target{name: t.Name})
+			rows, cols := t.Linear.Rows(), t.Linear.Cols()
+			add(t.Name, target{name: t.Name, rows: rows, cols: cols})
 			// A llama.cpp adapter made for the converted file is laid out
 			// as it (Q and K rows paired for llama).
 			qk := isQK(convert.GGUFName(t.Name))
-			add("gguf:"+convert.GGUFName(t.Name), target{name: t.Name, unpair: qk && ggufArch == "llama", head: c.HeadDim})
+			add("gguf:"+convert.GGUFName(t.Name), target{name: t.Name, unpair: qk && ggufArch == "llama", head: c.HeadDim, rows: rows, cols: cols})
 		}
 	case *llama.Model:
 		key = "gguf"
@@ -70,14 +72,15 @@ func index(m variant) (key string, idx map[string]target, err error) {
 			if _, inFile := mm.GGUF().Tensor(t.Name); !inFile {
 				continue // the output layer of a tied model is token_embd, as in llama.cpp
 			}
-			add("gguf:"+t.Name, target{name: t.Name})
+			rows, cols := t.Linear.Rows(), t.Linear.Cols()
+			add("gguf:"+t.Name, target{name: t.Name, rows: rows, cols: cols})
 			// PEFT adapters name Hugging Face modules (or the course's, for
 			// a converted checkpoint), whose Q and K rows are in split
 			// halves where a GGUF with rope on adjacent pairs (llama,
 			// granite, smollm3: the converter permutes them) pairs them.
 			pair := isQK(t.Name) && !c.NeoX
-			add(hfName(t.Name), target{name: t.Name, pair: pair, head: c.HeadDim})
-			add(convert.CourseName(t.Name), target{name: t.Name, pair: pair, head: c.HeadDim})
+			add(hfName(t.Name), target{name: t.Name, pair: pair, head: c.HeadDim, rows: rows, cols: cols})
+			add(convert.CourseName(t.Name), target{name: t.Name, pair: pair, head: c.HeadDim, rows: rows, cols: cols})
 		}
 	default:
 		return "", nil, fmt.Errorf("lora: %s: adapters apply to course checkpoints and GGUF models", m.Info().Name)
@@ -134,6 +137,12 @@ func updates(m variant, ads []*Adapter) (string, map[string][]weights.Update, er
 			t, ok := idx[lookup]
 			if !ok {
 				return "", nil, fmt.Errorf("lora: %s changes %s, which %s does not have (its matrices: %s)", a.Name, quote.Quote(p.Target), m.Info().Name, someNames(idx, a.Format))
+			}
+			// Checked before B's rows are reordered by heads: an adapter
+			// made for another model has rows that are not whole heads.
+			if p.A.Cols() != t.cols || p.B.Rows() != t.rows {
+				return "", nil, fmt.Errorf("lora: %s: its update of %s, [%d][%d], does not fit the [%d][%d] matrix of %s (an adapter for another model?)",
+					a.Name, quote.Quote(p.Target), p.B.Rows(), p.A.Cols(), t.rows, t.cols, m.Info().Name)
 			}
 			b := p.B
 			switch {

@@ -234,6 +234,22 @@ func TestBadAdapters(t *testing.T) {
 		t.Errorf("unknown target: %v", err)
 	}
 	dir := t.TempDir()
+	// An adapter made for another model: its Q update has 5 rows, not whole
+	// heads, and reordering them to the converted file's paired layout
+	// panicked (slice bounds out of range) before the shape was checked.
+	nq := loadCourse(t, "course/tiny-noqknorm.pt")
+	d := nq.Config().Embed
+	other := &Adapter{Pairs: []Pair{{Target: "blk.0.attn_q.weight", A: weights.NewF32(make([]float32, 2*d), 2, d), B: weights.NewF32(make([]float32, 10), 5, 2), Alpha: 1}}}
+	var og bytes.Buffer
+	if err := WriteGGUF(&og, other, "llama", 1); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "other.gguf"), og.Bytes(), 0o644)
+	if oa, err := Load(filepath.Join(dir, "other.gguf")); err != nil {
+		t.Fatal(err)
+	} else if _, err := Apply(nq, []*Adapter{oa}); err == nil || !strings.Contains(err.Error(), "its update of \"blk.0.attn_q.weight\", [5][64], does not fit the [64][64] matrix of tiny-noqknorm.pt") {
+		t.Errorf("an adapter for another model: %v", err)
+	}
 	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "adapter_config.json") {
 		t.Errorf("empty folder: %v", err)
 	}
