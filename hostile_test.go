@@ -275,6 +275,9 @@ func TestSpecialFilesDoNotHang(t *testing.T) {
 		// exists" after all the work.
 		{[]string{"convert", model, fifo}, 2, "write " + fifo + ": is a FIFO"},
 		{[]string{"convert", model, dir}, 2, "is a directory"},
+		// An empty output name failed at the rename, after all the work.
+		{[]string{"convert", model, ""}, 2, "the output file's name is empty"},
+		{[]string{"prune", model, "", "--nm", "2:4", "--calib", "/dev/zero"}, 1, "the output file's name is empty"},
 		{[]string{"prune", model, fifo, "--nm", "2:4"}, 1, "is a FIFO"},
 		{[]string{"merge-lora", model, dir, fifo}, 1, "is a FIFO"},
 		{[]string{"prune", model, filepath.Join(dir, "none", "out.gguf"), "--nm", "2:4", "--calib", "/dev/zero"}, 1, "folder " + filepath.Join(dir, "none") + " is not there"},

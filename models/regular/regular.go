@@ -53,8 +53,12 @@ func open(path string) (*os.File, fs.FileInfo, error) {
 // Output checks that a file written to path may take its place: nothing
 // is there, or a regular file (through symbolic links). A directory,
 // FIFO, device or socket is refused: a file renamed over /dev/null would
-// replace it for every program on the machine.
+// replace it for every program on the machine. An empty path is refused
+// too: it failed only at the rename, after all the work.
 func Output(path string) error {
+	if path == "" {
+		return errors.New("the output file's name is empty")
+	}
 	st, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
