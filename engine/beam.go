@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -36,7 +37,14 @@ type BeamRequest struct {
 	Width         int     // beams kept (≥ 1); 1 is greedy
 	LengthPenalty float64 // α in logp / length^α
 	StopIDs       []int   // a hypothesis ends at one of these (not in its IDs)
+	// Done, when closed, stops the search before its next step with
+	// ErrBeamStopped (a server's client hung up: the search would
+	// otherwise run its Width sequences to the budget for nobody).
+	Done <-chan struct{}
 }
+
+// ErrBeamStopped is Beam's error when its request's Done was closed.
+var ErrBeamStopped = errors.New("engine: beam search stopped")
 
 // Hypothesis is one finished continuation.
 type Hypothesis struct {
@@ -138,6 +146,11 @@ func (s *beamSearch) run() (BeamResult, error) {
 	}
 	e.kvmu.Unlock()
 	for gen := 1; len(s.live) > 0; gen++ {
+		select {
+		case <-s.req.Done:
+			return BeamResult{}, ErrBeamStopped
+		default:
+		}
 		s.step(gen)
 		if len(s.live) == 0 || s.over(gen) {
 			break

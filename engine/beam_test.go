@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"testing"
@@ -215,5 +216,35 @@ func TestBeamKeepsWidthFinished(t *testing.T) {
 	}
 	if !slices.Equal(ids, []int{1, 1, 2}) {
 		t.Fatalf("kept %+v", s.done)
+	}
+}
+
+// TestBeamStops: closing a search's Done (a server's client hung up) stops
+// it at its next step and frees its beams' blocks; it used to run its
+// Width sequences to the budget whoever was waiting.
+func TestBeamStops(t *testing.T) {
+	done := make(chan struct{})
+	calls := 0
+	m := newSeedModel().(*modeltest.Chain)
+	m.Step = nil // a hash of the ids: every text goes on
+	m.Logits = func(dst []float32, _ uint64) {
+		for i := range dst {
+			dst[i] = float32(i % 3) // never the end of text (wEOT's 0 is the least)
+		}
+		if calls++; calls == 20 {
+			close(done)
+		}
+	}
+	e := New(m)
+	defer e.Close()
+	_, err := e.Beam(BeamRequest{Prompt: []int{wThe}, MaxTokens: 60, Width: 4, Done: done})
+	if !errors.Is(err, ErrBeamStopped) || calls > 24 {
+		t.Fatalf("%v after %d positions' logits; want %v within a step (4 beams) of the 20th", err, calls, ErrBeamStopped)
+	}
+	if err := e.ClearCache(); err != nil {
+		t.Fatal(err)
+	}
+	if l := e.Load(); l.PoolUsed != 0 || l.Running != 0 {
+		t.Fatalf("after the stopped search: %d blocks held, %d running", l.PoolUsed, l.Running)
 	}
 }

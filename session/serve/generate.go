@@ -392,8 +392,11 @@ func (s *Server) beam(w http.ResponseWriter, r *http.Request, j job, k *knobs) (
 	if k.LengthPenalty != nil {
 		alpha = *k.LengthPenalty
 	}
-	br, err := s.e.Beam(engine.BeamRequest{Prompt: j.prompt, MaxTokens: j.max, Width: k.bestOf(), LengthPenalty: alpha, StopIDs: j.stopIDs})
+	br, err := s.e.Beam(engine.BeamRequest{Prompt: j.prompt, MaxTokens: j.max, Width: k.bestOf(), LengthPenalty: alpha, StopIDs: j.stopIDs,
+		Done: r.Context().Done()})
 	switch {
+	case errors.Is(err, engine.ErrBeamStopped):
+		return nil, nil, false // the client went away: nobody to answer
 	case errors.Is(err, engine.ErrBusy):
 		writeErr(w, r, newErr(http.StatusServiceUnavailable, "server_error", "", "server_overloaded", "the server is full: try again later"))
 		return nil, nil, false

@@ -164,3 +164,20 @@ func TestTooLongBound(t *testing.T) {
 		}
 	}
 }
+
+// A beam search whose client hangs up (best_of 16 to the end of the
+// context) stops: the engine goes idle and every block is free again.
+func TestBeamHangUp(t *testing.T) {
+	s, ts, _ := start(t, Options{})
+	base := warm(t, ts)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	body := `{"prompt":"Once upon a time","use_beam_search":true,"best_of":16,"n":16,"ignore_eos":true,"max_tokens":400}`
+	req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/v1/completions", strings.NewReader(body))
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Logf("the search ended before the client hung up (%s)", resp.Status)
+	}
+	settle(t, s, ts, base)
+	freeAfter(t, s)
+}
