@@ -47,8 +47,10 @@ func mergeLoraCmd(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	for _, a := range ads {
-		if err := checkOutput(a.Path, out, "adapter "+a.Name); err != nil {
-			return fail(err)
+		for _, f := range a.Files() {
+			if err := checkOutput(f, out, "adapter "+a.Name); err != nil {
+				return fail(err)
+			}
 		}
 	}
 	m, err := openModel(base)

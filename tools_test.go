@@ -298,6 +298,18 @@ func TestLoraCLI(t *testing.T) {
 	if after, _ := os.ReadFile(gpath); !bytes.Equal(before, after) {
 		t.Errorf("merge-lora changed its adapter")
 	}
+	// Nor a file of a PEFT adapter's folder: the folder was compared with
+	// the output, and its adapter_model.safetensors was replaced.
+	for _, f := range []string{"adapter_model.safetensors", "adapter_config.json"} {
+		path := filepath.Join(peft, f)
+		before, _ := os.ReadFile(path)
+		if code, _, stderr := runCLI("merge-lora", ckpt, peft, path); code != 1 || !strings.Contains(stderr, "would overwrite the adapter adapter") {
+			t.Errorf("merge-lora onto its adapter's %s: exit %d %q", f, code, stderr)
+		}
+		if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+			t.Errorf("merge-lora changed its adapter's %s", f)
+		}
+	}
 	// An adapter of tiny.pt does not fit student.pt: one line.
 	if code, _, stderr := runCLI("merge-lora", testmodels.Path(t, "course/student.pt"), peft, filepath.Join(dir, "x.gguf")); code != 1 || !strings.Contains(stderr, "does not fit") || strings.Count(stderr, "\n") != 1 {
 		t.Fatalf("mismatched adapter: exit %d %q", code, stderr)

@@ -51,6 +51,19 @@ type Adapter struct {
 	Pairs  []Pair // sorted by target
 }
 
+// Files are the files a was read from (a PEFT folder's two), which a
+// command's output must not replace.
+func (a *Adapter) Files() []string {
+	if a.Format != "peft" {
+		return []string{a.Path}
+	}
+	dir := a.Path
+	if strings.HasSuffix(dir, ".safetensors") {
+		dir = filepath.Dir(dir)
+	}
+	return []string{filepath.Join(dir, "adapter_config.json"), filepath.Join(dir, "adapter_model.safetensors")}
+}
+
 // Pair is the update of one matrix: W + scale·B·A.
 type Pair struct {
 	Target string       // the matrix, named the way the adapter's format names it (see package doc)
