@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"chat/engine"
 	"chat/models/testmodels"
 )
 
@@ -168,7 +169,7 @@ func TestTooLongBound(t *testing.T) {
 // A beam search whose client hangs up (best_of 16 to the end of the
 // context) stops: the engine goes idle and every block is free again.
 func TestBeamHangUp(t *testing.T) {
-	s, ts, _ := start(t, Options{})
+	s, ts, _ := start(t, Options{Engine: engine.Options{MaxSeqs: 4, MaxWaiting: 4}}) // warm's four requests at once
 	base := warm(t, ts)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
