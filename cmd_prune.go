@@ -151,7 +151,7 @@ func pruneOptions(method string, sparsity float64, nm string) (prune.Options, er
 			return o, fmt.Errorf("--nm %q: want N:M with 0 ≤ N < M, such as 2:4", nm)
 		}
 		o.Sparsity = 0
-	case sparsity < 0 || sparsity >= 1:
+	case !(sparsity >= 0 && sparsity < 1): // NaN too, which passed here and was refused after the model loaded
 		return o, errors.New("give --magnitude S (a fraction from 0 to below 1) or --nm N:M")
 	}
 	return o, nil

@@ -354,7 +354,7 @@ func TestPruneCLI(t *testing.T) {
 	if code, _, _ := runCLI("--model", out, "--prompt", "Once", "-n", "4", "--raw"); code != 0 {
 		t.Fatal("the pruned file does not run")
 	}
-	for _, bad := range [][]string{{"--nm", "4:4"}, {"--magnitude", "1"}, {"--magnitude", "0.5", "--nm", "2:4"}, {"--magnitude", "0.5", "--method", "optimal"}} {
+	for _, bad := range [][]string{{"--nm", "4:4"}, {"--magnitude", "1"}, {"--magnitude", "NaN"}, {"--magnitude", "0.5", "--nm", "2:4"}, {"--magnitude", "0.5", "--method", "optimal"}} {
 		args := append([]string{"prune", testmodels.Path(t, "course/tiny.pt"), filepath.Join(dir, "x.gguf")}, bad...)
 		if code, _, stderr := runCLI(args...); code != 2 || !strings.HasPrefix(stderr, "chat prune:") {
 			t.Errorf("%v: exit %d %q", bad, code, stderr)
