@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 
 	"chat/models/gguf"
@@ -145,6 +146,7 @@ func Parse(b []byte) (*File, error) {
 			return nil, fmt.Errorf("safetensors: tensor %s has %d dimensions", quote.Quote(name), len(h.Shape))
 		}
 		elems := uint64(1)
+		empty := slices.Contains(h.Shape, 0) // no values, however large the other dimensions
 		shape := make([]int, len(h.Shape))
 		for i, d := range h.Shape {
 			if d < 0 || d > math.MaxInt32 {
@@ -153,7 +155,7 @@ func Parse(b []byte) (*File, error) {
 			shape[i] = int(d)
 			// Compared by division: elems·d can wrap around 2⁶⁴ to a small
 			// number when a sparse file is tens of gigabytes.
-			if d != 0 && elems > uint64(len(data))/uint64(d) {
+			if !empty && elems > uint64(len(data))/uint64(d) {
 				return nil, fmt.Errorf("safetensors: tensor %s of shape %s is larger than the file", quote.Quote(name), list(h.Shape))
 			}
 			elems *= uint64(d)

@@ -62,6 +62,22 @@ func TestBadFiles(t *testing.T) {
 	}
 }
 
+// TestEmptyTensor: a tensor with a zero dimension has no values, whatever
+// its other dimensions; [288, 0] in a file of 8 data bytes was refused as
+// "larger than the file".
+func TestEmptyTensor(t *testing.T) {
+	h := `{"x":{"dtype":"F32","shape":[288,0],"data_offsets":[0,0]}}`
+	b := binary.LittleEndian.AppendUint64(nil, uint64(len(h)))
+	b = append(append(b, h...), make([]byte, 8)...)
+	f, err := Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x := f.Tensors["x"]; x.Elements() != 0 || len(x.Data) != 0 {
+		t.Errorf("%d elements, %d bytes", x.Elements(), len(x.Data))
+	}
+}
+
 func FuzzParse(f *testing.F) {
 	var buf bytes.Buffer
 	Write(&buf, map[string]Tensor{"w": F32([]int{2, 2}, []float32{1, 2, 3, 4})}, nil)
