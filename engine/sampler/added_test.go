@@ -145,6 +145,14 @@ func TestNewBreakers(t *testing.T) {
 	if b.Key() != "\n\x00:\x00ab\x00" || (*Breakers)(nil).Key() != "" {
 		t.Errorf("key %q", b.Key())
 	}
+	// "bz": "b" and "cab" end with its "b", but no id encodes "z" (encode
+	// gives nothing), so neither is a head, nor a breaker by itself.
+	encodeKnown := func(s string) []int {
+		return slices.DeleteFunc(encode(s), func(id int) bool { return id < 0 })
+	}
+	if b := NewBreakers(JoinBreakers([]string{"bz"}), len(pieces), piece, encodeKnown); len(b.heads) != 0 {
+		t.Errorf("an unencodable tail made heads %v", b.heads)
+	}
 }
 
 func TestJoinBreakers(t *testing.T) {

@@ -99,6 +99,12 @@ func NewBreakers(joined string, vocab int, piece func(id int) []byte, encode fun
 						tails[k] = append(tails[k], int32(t))
 					}
 				}
+				// A rest the vocabulary cannot encode (no byte fallback)
+				// never follows: this id is no head of it. An empty tail
+				// would make it a breaker by itself.
+				if len(tails[k]) == 0 {
+					continue
+				}
 				add(id, tails[k])
 			}
 		}
