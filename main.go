@@ -711,8 +711,9 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// maxTextBytes bounds --text and --prompt-file (held-out text is tokenized
-// whole; the shared sample is 30 KB).
+// maxTextBytes bounds the subcommands' --text and --calib files (held-out
+// text is tokenized whole; the shared sample is 30 KB); a prompt from -f or
+// stdin has maxPrompt.
 const maxTextBytes = 8 << 20
 
 // heldOutText is the text of file (a regular file or a pipe of at most

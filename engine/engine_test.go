@@ -489,53 +489,51 @@ func TestWindowKeep(t *testing.T) {
 	}
 }
 
-// gateTok holds the first TokenBytes call until release is closed; the
-// others pass.
-type gateTok struct {
+// duringTok runs during, once, inside the first TokenBytes call after it
+// is armed: in the middle of a build of breakers.
+type duringTok struct {
 	*fakeTok
-	held    atomic.Bool
-	entered chan struct{}
-	release chan struct{}
+	armed  atomic.Bool
+	during func()
 }
 
-func (t *gateTok) TokenBytes(id int) []byte {
-	if t.held.CompareAndSwap(false, true) {
-		close(t.entered)
-		<-t.release
+func (t *duringTok) TokenBytes(id int) []byte {
+	if t.armed.CompareAndSwap(true, false) {
+		t.during()
 	}
 	return t.fakeTok.TokenBytes(id)
 }
 
-// TestBreakersForConcurrent: replies asking for the same DRY breakers at
-// once share one build; a build in progress does not hold up a reply that
-// asks for other breakers (it held breakersFor's lock). Run with -race.
+// TestBreakersForConcurrent: a build of breakers leaves breakersFor's lock
+// free, so a reply asking for other breakers meanwhile is not held up (the
+// lock was held through the build); replies asking for the same breakers
+// at once share one build. Checked inside the build, by TryLock, with no
+// timeout to wait out. Run with -race.
 func TestBreakersForConcurrent(t *testing.T) {
 	m := newFake(models.WindowHalf, testCtx)
-	tok := &gateTok{fakeTok: newFakeTok(), entered: make(chan struct{}), release: make(chan struct{})}
+	tok := &duringTok{fakeTok: newFakeTok()}
 	m.Tok = tok
 	e := New(m)
 	defer e.Close()
 	slow, fast := sampler.JoinBreakers([]string{"é"}), sampler.JoinBreakers([]string{"ab"})
-	got := make(chan *sampler.Breakers)
-	go func() { got <- e.breakersFor(slow) }()
-	<-tok.entered
-	done := make(chan *sampler.Breakers)
-	go func() { done <- e.breakersFor(fast) }()
-	select {
-	case b := <-done:
-		if b.Key() != fast {
-			t.Errorf("breakers %q, want %q", b.Key(), fast)
+	var other *sampler.Breakers
+	tok.during = func() {
+		if !e.brkMu.TryLock() {
+			t.Error("breakersFor holds its lock while it builds: a reply asking for other breakers would wait")
+			return // asking here would deadlock
 		}
-	case <-time.After(10 * time.Second):
-		t.Error("a build of other breakers held this one up")
-		close(tok.release)
-		<-got
-		<-done
-		return
+		e.brkMu.Unlock()
+		other = e.breakersFor(fast)
 	}
-	close(tok.release)
-	if b := <-got; b.Key() != slow {
+	tok.armed.Store(true)
+	if b := e.breakersFor(slow); b.Key() != slow {
 		t.Errorf("breakers %q, want %q", b.Key(), slow)
+	}
+	if tok.armed.Load() {
+		t.Fatal("the build read no token's bytes: the check inside it did not run")
+	}
+	if other != nil && other.Key() != fast {
+		t.Errorf("breakers %q, want %q", other.Key(), fast)
 	}
 
 	var wg sync.WaitGroup

@@ -317,16 +317,17 @@ func decodeBuf(buf []float32, d int) []float32 {
 // checks do, and returns the head width d = x/len(kvh) and the KV heads
 // the rows must hold (the largest kvh + 1): sc holds n values of each
 // query head, sstride apart; the heads of x are d wide; kv holds n rows,
-// kvstride apart, each head d elements, or ⌈d/2⌉ bytes when int4.
+// kvstride apart, each head d elements, or Int4KVHead's code bytes when
+// int4.
 func checkRows(fn string, sc, sstride, x, kv, kvstride int, kvh []int32, n int, int4 bool) (d, nkv int) {
 	h := len(kvh)
 	if h == 0 || x%h != 0 {
 		panic("kernels: " + fn + ": the heads do not divide the query or output")
 	}
 	d = x / h
-	hw := d
+	hw := d // a KV head's width in kv's elements
 	if int4 {
-		hw = (d + 1) / 2
+		hw, _ = Int4KVHead(d)
 	}
 	for _, g := range kvh {
 		if g < 0 {

@@ -387,17 +387,22 @@ func TestAttnRowsI4(t *testing.T) {
 }
 
 // TestAttnRowsI4Checks: short slices panic with the kernel's name, as
-// the other row kernels' checks do.
+// the other row kernels' checks do; a head of an odd width holds its last
+// code in a byte of its own (Int4KVHead).
 func TestAttnRowsI4Checks(t *testing.T) {
 	kvh := []int32{0, 1}
 	q, sc := make([]float32, 2*64), make([]float32, 2*3)
 	codes, scales := make([]byte, 3*2*32), make([]float32, 3*2*2)
-	AttnScoresRowsI4(sc, 3, q, codes, 64, scales, 2, kvh, 3, 1) // fits
+	AttnScoresRowsI4(sc, 3, q, codes, 64, scales, 2, kvh, 3, 1)  // fits
+	q5, codes5 := make([]float32, 2*5), make([]byte, 3*2*3)      // heads of 5 values: 3 bytes
+	AttnMixRowsI4(q5, sc, 3, codes5, 6, scales[:3*2], 2, kvh, 3) // fits
 	for name, f := range map[string]func(){
-		"codes":  func() { AttnScoresRowsI4(sc, 3, q, codes[:len(codes)-1], 64, scales, 2, kvh, 3, 1) },
-		"stride": func() { AttnMixRowsI4(q, sc, 3, codes, 63, scales, 2, kvh, 3) },
-		"scales": func() { AttnMixRowsI4(q, sc, 3, codes, 64, scales[:len(scales)-1], 2, kvh, 3) },
-		"hkv":    func() { AttnScoresRowsI4(sc, 3, q, codes, 64, scales, 1, kvh, 3, 1) },
+		"codes":      func() { AttnScoresRowsI4(sc, 3, q, codes[:len(codes)-1], 64, scales, 2, kvh, 3, 1) },
+		"stride":     func() { AttnMixRowsI4(q, sc, 3, codes, 63, scales, 2, kvh, 3) },
+		"scales":     func() { AttnMixRowsI4(q, sc, 3, codes, 64, scales[:len(scales)-1], 2, kvh, 3) },
+		"hkv":        func() { AttnScoresRowsI4(sc, 3, q, codes, 64, scales, 1, kvh, 3, 1) },
+		"odd codes":  func() { AttnScoresRowsI4(sc, 3, q5, codes5[:len(codes5)-1], 6, scales[:3*2], 2, kvh, 3, 1) },
+		"odd stride": func() { AttnMixRowsI4(q5, sc, 3, codes5, 5, scales[:3*2], 2, kvh, 3) },
 	} {
 		func() {
 			defer func() {

@@ -163,3 +163,31 @@ func TestILStayInBounds(t *testing.T) {
 		})
 	}
 }
+
+// TestAttnRowsI4StayInBounds: the int4 row kernels read no code byte or
+// scale past a block's last row, whose last KV head ends the slices (the
+// eight and four rows' scale copies and the dword code loads included).
+func TestAttnRowsI4StayInBounds(t *testing.T) {
+	for _, l := range impls() {
+		withImpl(l, func() {
+			for _, d := range []int{32, 64, 96, 256} {
+				for _, n := range []int{1, 3, 4, 5, 8, 9, 17} {
+					for _, hc := range [][2]int{{1, 1}, {4, 2}} {
+						h, nkv := hc[0], hc[1]
+						kvh := make([]int32, h)
+						for i := range kvh {
+							kvh[i] = int32(i / (h / nkv))
+						}
+						cb, ng := Int4KVHead(d)
+						codes := guardedI8(t, n*nkv*cb)
+						k := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(codes))), len(codes))
+						scales := guarded(t, n*nkv*ng)
+						q, scores := guarded(t, h*d), guarded(t, h*n)
+						AttnScoresRowsI4(scores, n, q, k, nkv*cb, scales, nkv, kvh, n, 0.5)
+						AttnMixRowsI4(q, scores, n, k, nkv*cb, scales, nkv, kvh, n)
+					}
+				}
+			}
+		})
+	}
+}

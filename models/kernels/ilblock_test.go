@@ -145,8 +145,12 @@ func TestMatMulIL(t *testing.T) {
 				}
 				for _, l := range levels {
 					for _, th := range []int{1, 2} {
-						// Stream takes the non-temporal 1- and 2-token tiles.
-						reuse := Reuse(th - 1)
+						// One thread with Cached's tiles, two with Stream's
+						// (its non-temporal 1- and 2-token tiles).
+						reuse := Cached
+						if th == 2 {
+							reuse = Stream
+						}
 						withImpl(l, func() {
 							withThreads(th, func() {
 								what := fmt.Sprintf("%s %s threads=%d reuse=%d %dx%d n=%d", implName(l), name, th, reuse, c.rows, c.cols, n)

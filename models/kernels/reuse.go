@@ -7,16 +7,18 @@ import "github.com/klauspost/cpuid/v2"
 type Reuse uint8
 
 const (
-	// Cached weights fit the last-level cache with room to spare: a decode
-	// step re-reads them from there, so the kernels prefetch them into
-	// every level.
+	// Cached weights fit the last-level cache (ReuseFor): a decode step
+	// re-reads them from there, so the kernels prefetch them into every
+	// level.
 	Cached Reuse = iota
 	// Stream weights are larger than the last-level cache: each step reads
-	// them from memory once. The 32-value-block tiles (MatMulIL) fetch them
-	// non-temporally (PREFETCHNTA), so they do not evict the KV rows and
-	// activations the step reads again: bench110M decode 1.05×
-	// (BENCHMARKS.md); a model in cache fetched so decodes 0.63-0.85×. The
-	// K-quant tiles (MatMulILK) lost by it (0.96-0.99×) and ignore it.
+	// them from memory once. MatMulIL's 1- and 2-token tiles (the
+	// 32-value blocks) then fetch them non-temporally (PREFETCHNTA), so they
+	// do not evict the KV rows and activations the step reads again:
+	// bench110M decode 1.05× (BENCHMARKS.md); a model in cache fetched so
+	// decodes 0.63-0.85×. Its larger tiles fetch as they always do (AVX-512
+	// VNNI's non-temporally, AVX2's not); the K-quant tiles (MatMulILK) lost
+	// by it (0.96-0.99×) and ignore it.
 	Stream
 )
 

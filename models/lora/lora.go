@@ -49,19 +49,17 @@ type Adapter struct {
 	Base   string // the model it was made for, as the file says (may be "")
 	Scale  float64
 	Pairs  []Pair // sorted by target
+
+	files []string // what loadPEFT read (nil: Path alone)
 }
 
 // Files are the files a was read from (a PEFT folder's two), which a
 // command's output must not replace.
 func (a *Adapter) Files() []string {
-	if a.Format != "peft" {
-		return []string{a.Path}
+	if a.files != nil {
+		return a.files
 	}
-	dir := a.Path
-	if strings.HasSuffix(dir, ".safetensors") {
-		dir = filepath.Dir(dir)
-	}
-	return []string{filepath.Join(dir, "adapter_config.json"), filepath.Join(dir, "adapter_model.safetensors")}
+	return []string{a.Path}
 }
 
 // Pair is the update of one matrix: W + scale·B·A.

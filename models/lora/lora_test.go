@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -661,5 +662,38 @@ func TestPEFTOnGranite(t *testing.T) {
 	}
 	if d := maxDiff(out[0], out[1]); d != 0 {
 		t.Errorf("the adapted granite file's logits differ from the adapted llama file's by %g", d)
+	}
+}
+
+// TestFiles: an adapter's files are those it was read from, a PEFT
+// folder's two whether the folder or its safetensors file was named; a
+// folder whose name ends in .safetensors is one too (Files took its
+// parent for it, restating Load's rule by the name alone).
+func TestFiles(t *testing.T) {
+	ad := &Adapter{Pairs: []Pair{{Target: "blk.0.attn_q.weight", A: weights.NewF32(make([]float32, 8), 2, 4), B: weights.NewF32([]float32{1, 2, 3, 4, 5, 6, 7, 8}, 4, 2)}}}
+	root := t.TempDir()
+	for _, dir := range []string{filepath.Join(root, "peft"), filepath.Join(root, "odd.safetensors")} {
+		if err := WritePEFT(dir, ad, 2); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{filepath.Join(dir, "adapter_config.json"), filepath.Join(dir, "adapter_model.safetensors")}
+		for _, path := range []string{dir, want[1]} {
+			a, err := Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := a.Files(); !slices.Equal(got, want) {
+				t.Errorf("Load(%s).Files() = %q, want %q", path, got, want)
+			}
+		}
+	}
+	var g bytes.Buffer
+	if err := WriteGGUF(&g, ad, "llama", 1); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(root, "a.gguf")
+	os.WriteFile(path, g.Bytes(), 0o644)
+	if a, err := Load(path); err != nil || !slices.Equal(a.Files(), []string{path}) {
+		t.Errorf("a GGUF adapter's files: %v", err)
 	}
 }

@@ -37,8 +37,14 @@ const peftPrefix = "base_model.model."
 // (it is read whole: /dev/zero there would never end).
 const maxPEFTConfig = 1 << 20
 
+// peftFiles are the two files of the PEFT folder dir.
+func peftFiles(dir string) (config, tensors string) {
+	return filepath.Join(dir, "adapter_config.json"), filepath.Join(dir, "adapter_model.safetensors")
+}
+
 func loadPEFT(dir string) (*Adapter, error) {
-	cb, err := regular.ReadFile(filepath.Join(dir, "adapter_config.json"), maxPEFTConfig)
+	configFile, tensorsFile := peftFiles(dir)
+	cb, err := regular.ReadFile(configFile, maxPEFTConfig)
 	if err != nil {
 		return nil, fmt.Errorf("lora: a PEFT adapter needs adapter_config.json: %w", err)
 	}
@@ -54,7 +60,7 @@ func loadPEFT(dir string) (*Adapter, error) {
 	case c.FanInFanOut:
 		return nil, fmt.Errorf("lora: %s stores fan_in_fan_out (GPT-2 Conv1D) weights, which are not supported", dir)
 	}
-	f, err := safetensors.Open(filepath.Join(dir, "adapter_model.safetensors"))
+	f, err := safetensors.Open(tensorsFile)
 	if err != nil {
 		return nil, fmt.Errorf("lora: %w", err)
 	}
@@ -102,7 +108,7 @@ func loadPEFT(dir string) (*Adapter, error) {
 			}
 		}
 	}
-	return &Adapter{Format: "peft", Base: c.Base, Pairs: ps}, nil
+	return &Adapter{Format: "peft", Base: c.Base, Pairs: ps, files: []string{configFile, tensorsFile}}, nil
 }
 
 // peftName splits "base_model.model.<module>.lora_A.weight" (also with
@@ -154,10 +160,11 @@ func WritePEFT(dir string, a *Adapter, alpha float64) error {
 	if err != nil {
 		return err // an alpha JSON cannot hold (NaN, infinity)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "adapter_config.json"), cb, 0o644); err != nil {
+	configFile, tensorsFile := peftFiles(dir)
+	if err := os.WriteFile(configFile, cb, 0o644); err != nil {
 		return err
 	}
-	w, err := os.Create(filepath.Join(dir, "adapter_model.safetensors"))
+	w, err := os.Create(tensorsFile)
 	if err != nil {
 		return err
 	}

@@ -83,6 +83,11 @@ func TestHostileRequests(t *testing.T) {
 		if code != c.status || !strings.Contains(msg, c.want) || len(msg) > 600 || strings.Contains(msg, "Go struct") {
 			t.Errorf("%s %.200s: %d %.300s, want %d %q", c.path, c.body, code, msg, c.status, c.want)
 		}
+		// In the shape of the route's API: ollama's a string, the others an
+		// object (writeErr's choice, which ollama's handlers take too).
+		if _, ollama := v["error"].(string); ollama != strings.HasPrefix(c.path, "/api/") {
+			t.Errorf("%s %.200s: error %.300s in another API's shape", c.path, c.body, msg)
+		}
 	}
 	// And a prompt of one valid id is that id, not an empty text.
 	code, v := post(t, ts.URL+"/v1/completions", `{"prompt":[5],"max_tokens":1}`)

@@ -132,11 +132,11 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	}
 	msgs, e := conversation("messages", req.Messages, chatParts)
 	if e != nil {
-		ollamaError(w, http.StatusBadRequest, e.err.Message)
+		writeErr(w, r, e)
 		return
 	}
 	if e := s.tooLong("messages", contents(msgs)...); e != nil {
-		ollamaError(w, http.StatusBadRequest, e.err.Message)
+		writeErr(w, r, e)
 		return
 	}
 	j, msg := s.ollamaJob(&req, s.tmpl.Render(msgs, true), s.tmpl.Stops())
@@ -165,7 +165,7 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		texts = append(texts, req.System)
 	}
 	if e := s.tooLong("prompt", texts...); e != nil {
-		ollamaError(w, http.StatusBadRequest, e.err.Message)
+		writeErr(w, r, e)
 		return
 	}
 	var prompt, stopIDs []int
@@ -189,7 +189,7 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) ollamaDecode(w http.ResponseWriter, r *http.Request, req *ollamaRequest) bool {
 	if e := decode(w, r, req); e != nil {
-		ollamaError(w, e.status, e.err.Message)
+		writeErr(w, r, e)
 		return false
 	}
 	if !s.known(req.Model) {
@@ -227,7 +227,7 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, req *ollamaRe
 		return lines.send(line(p.text, false))
 	})
 	if e != nil {
-		ollamaError(w, e.status, e.err.Message)
+		writeErr(w, r, e)
 		return
 	}
 	if res.Reason == engine.ReasonStopped {
@@ -282,7 +282,7 @@ func (s *Server) ollamaShow(w http.ResponseWriter, r *http.Request) {
 		Name  string `json:"name"` // the older field
 	}
 	if e := decode(w, r, &req); e != nil {
-		ollamaError(w, e.status, e.err.Message)
+		writeErr(w, r, e)
 		return
 	}
 	name := cmp.Or(req.Model, req.Name)

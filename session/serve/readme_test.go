@@ -42,3 +42,32 @@ func TestReadmeRoutes(t *testing.T) {
 		}
 	}
 }
+
+// README.md names every field a route refuses (the off lists): each of
+// responsesOff in the Responses paragraph, each of llamaOff in
+// /completion's. best_of and use_beam_search were refused by
+// /v1/responses and left out of its list.
+func TestReadmeRefusedFields(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		from, to string
+		fields   []offField
+	}{
+		{"what needs storage or tools is a 400 naming the field:", "It also answers", responsesOff},
+		{"The fields this server does not have are a 400", "Errors on llama-server's routes", llamaOff},
+	} {
+		_, para, ok := strings.Cut(string(readme), c.from)
+		if para, _, ok2 := strings.Cut(para, c.to); ok && ok2 {
+			for _, f := range c.fields {
+				if !strings.Contains(para, "`"+f.name) {
+					t.Errorf("README's list after %q lacks `%s`", c.from, f.name)
+				}
+			}
+			continue
+		}
+		t.Errorf("README.md has no %q ... %q", c.from, c.to)
+	}
+}
