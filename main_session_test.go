@@ -192,6 +192,11 @@ func TestHeadlessInterrupt(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// A child that hangs (before its mode line, or after Ctrl+C) is killed,
+	// so the reads below end and the test fails instead of waiting out go
+	// test's timeout.
+	hung := time.AfterFunc(2*testmodels.HangAfter, func() { cmd.Process.Kill() })
+	defer hung.Stop()
 	// Read stderr here, no copier beside the test: up to the mode line, which
 	// comes as the reply starts, then Ctrl+C, then the rest.
 	r := bufio.NewReader(stderrPipe)
