@@ -176,6 +176,7 @@ type Stream struct {
 // max_tokens, and what it sends is no longer kept: a server that streamed
 // without end grew the reply in memory for as long as it ran.
 const (
+	maxLine       = 16 << 20 // one line of the stream (a chunk of JSON)
 	extraPieces   = 64
 	maxTokenBytes = 1 << 10
 )
@@ -204,7 +205,7 @@ func (c *Client) Stream(ctx context.Context, r Request) (*Stream, error) {
 		return nil, err
 	}
 	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
 	st := &Stream{body: resp.Body, sc: sc, Sent: sent, maxTokens: r.MaxTokens}
 	if r.MaxTokens > 0 {
 		st.maxPieces, st.maxText = 2*int64(r.MaxTokens)+extraPieces, int64(r.MaxTokens+extraPieces)*maxTokenBytes
@@ -326,6 +327,11 @@ func (s *Stream) Next() bool {
 		return true
 	}
 	s.err = s.sc.Err()
+	if errors.Is(s.err, bufio.ErrTooLong) {
+		// bufio's own words ("bufio.Scanner: token too long") do not say
+		// who sent what.
+		s.err = fmt.Errorf("remote: the server sent a line of more than %d MB in its stream", maxLine>>20)
+	}
 	return false
 }
 

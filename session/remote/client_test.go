@@ -106,3 +106,33 @@ func TestStreamBeyondMaxTokens(t *testing.T) {
 		}
 	}
 }
+
+// A stream line longer than the client takes is one line saying so, not
+// bufio's "token too long".
+func TestStreamLineTooLong(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
+		io.WriteString(w, `data: {"choices":[{"delta":{"content":"`)
+		chunk := strings.Repeat("a", 1<<20)
+		for i := 0; i < 20; i++ {
+			if _, err := io.WriteString(w, chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer ts.Close()
+	c, err := New(ts.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.Stream(context.Background(), Request{Prompt: "hi", MaxTokens: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for st.Next() {
+	}
+	st.Close()
+	if err := st.Err(); err == nil || !strings.Contains(err.Error(), "a line of more than 16 MB") {
+		t.Fatalf("error %v, want one about a line of more than 16 MB", err)
+	}
+}
