@@ -280,6 +280,9 @@ func TestSpecialFilesDoNotHang(t *testing.T) {
 		{[]string{"prune", model, "", "--nm", "2:4", "--calib", "/dev/zero"}, 1, "the output file's name is empty"},
 		{[]string{"prune", model, fifo, "--nm", "2:4"}, 1, "is a FIFO"},
 		{[]string{"merge-lora", model, dir, fifo}, 1, "is a FIFO"},
+		// --trace to a FIFO nobody reads: os.Create opened it for reading
+		// too, and a reply whose trace outgrew the pipe's buffer hung.
+		{[]string{"--model", model, "--prompt", "x", "--trace", fifo}, 1, "--trace: open " + fifo + ": is a FIFO that no process reads"},
 		{[]string{"prune", model, filepath.Join(dir, "none", "out.gguf"), "--nm", "2:4", "--calib", "/dev/zero"}, 1, "folder " + filepath.Join(dir, "none") + " is not there"},
 		{[]string{"--sessions"}, 0, "skipped"},
 		{[]string{"--resume", "--prompt", "x"}, 1, "could not be read"},

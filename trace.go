@@ -11,6 +11,7 @@ import (
 	"chat/engine"
 	"chat/engine/sampler"
 	"chat/models"
+	"chat/models/regular"
 	"chat/session/termtext"
 )
 
@@ -32,7 +33,7 @@ type traceFile struct {
 }
 
 func openTrace(path string, tok models.Tokenizer) (*traceFile, error) {
-	f, err := os.Create(path)
+	f, err := regular.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("--trace: %w", err)
 	}

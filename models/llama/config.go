@@ -227,8 +227,19 @@ func readRope(f *gguf.File, arch string, c *Config) error {
 	default:
 		return fmt.Errorf("llama: rope scaling %s is not supported (none, linear, yarn, longrope, llama3)", quote.Quote(typ))
 	}
-	if v, ok := f.Float(key("rope.scaling.attn_factor")); ok && v > 0 {
-		c.YarnAttn *= float32(v)
+	attn, hasAttn := f.Float(key("rope.scaling.attn_factor"))
+	if hasAttn && attn > 0 {
+		c.YarnAttn *= float32(attn)
+	}
+	// A factor the checks above pass can still overflow float32 here (1e-45
+	// gives a rotation scale of +Inf, an attn_factor of Inf or yarn's
+	// 1 + 0.1 ln(factor) near 0 an attention factor of Inf), and every
+	// logit of the first token was NaN: "no finite logit to sample from".
+	for _, v := range []float32{c.RopeScale, c.YarnAttn} {
+		if !(v > 0) || math.IsInf(float64(v), 0) {
+			return fmt.Errorf("llama: rope scaling factor %v (attn_factor %v) gives a rotation scale of %v and an attention factor of %v",
+				factor, attn, c.RopeScale, c.YarnAttn)
+		}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package load
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -25,6 +26,13 @@ func tinyGGUF(t *testing.T, over map[string]uint32) string {
 // that the embedding does not have.
 func tinyGGUFTokens(t *testing.T, over map[string]uint32, extra int) string {
 	t.Helper()
+	return tinyGGUFMeta(t, over, extra)
+}
+
+// tinyGGUFMeta is tinyGGUFTokens with more metadata entries after the
+// hyperparameters.
+func tinyGGUFMeta(t *testing.T, over map[string]uint32, extra int, more ...gguf.KV) string {
+	t.Helper()
 	const dim, ffn, heads = 8, 16, 2
 	hp := map[string]uint32{"embedding_length": dim, "block_count": 1, "feed_forward_length": ffn,
 		"attention.head_count": heads, "context_length": 32}
@@ -42,6 +50,7 @@ func tinyGGUFTokens(t *testing.T, over map[string]uint32, extra int) string {
 			meta = append(meta, gguf.KV{Key: "llama." + k, Type: gguf.Uint32, Value: v})
 		}
 	}
+	meta = append(meta, more...)
 	toks := []string{"<unk>", "<s>", "</s>"}
 	types := []int32{2, 3, 3}
 	for b := 0; b < 256; b++ {
@@ -124,6 +133,33 @@ func TestHostileHyperparameters(t *testing.T) {
 				t.Fatalf("error %v, want one line", err)
 			}
 		})
+	}
+}
+
+// Rope factors that pass the range checks but overflow float32 once
+// inverted or multiplied are refused at load: the model loaded, and its
+// first token failed with "no finite logit to sample from".
+func TestHostileRopeFactors(t *testing.T) {
+	f32 := func(k string, v float32) gguf.KV { return gguf.KV{Key: "llama." + k, Type: gguf.Float32, Value: v} }
+	yarn := gguf.KV{Key: "llama.rope.scaling.type", Type: gguf.String, Value: "yarn"}
+	for _, c := range []struct {
+		name string
+		meta []gguf.KV
+	}{
+		{"tiny factor", []gguf.KV{f32("rope.scaling.factor", 1e-45)}},
+		{"yarn tiny factor", []gguf.KV{yarn, f32("rope.scaling.factor", 1e-45)}},
+		{"yarn factor e^-10", []gguf.KV{yarn, f32("rope.scaling.factor", float32(math.Exp(-10)))}},
+		{"attn_factor Inf", []gguf.KV{f32("rope.scaling.attn_factor", float32(math.Inf(1)))}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Open(tinyGGUFMeta(t, nil, 0, c.meta...))
+			if err == nil || !strings.Contains(err.Error(), "rope scaling factor") || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %v, want one line naming the rope scaling factor", err)
+			}
+		})
+	}
+	if _, err := Open(tinyGGUFMeta(t, nil, 0, yarn, f32("rope.scaling.factor", 4), f32("rope.scaling.attn_factor", 1.2))); err != nil {
+		t.Fatalf("yarn factor 4, attn_factor 1.2: %v", err)
 	}
 }
 

@@ -91,3 +91,50 @@ func TestReadFileAnonymousPipe(t *testing.T) {
 		t.Fatalf("%q, %v", b, err)
 	}
 }
+
+// Create refuses a FIFO nobody reads at once (os.Create opened it, and a
+// trace longer than the pipe's buffer then waited for ever), and writes to
+// one that a process reads.
+func TestCreateFIFO(t *testing.T) {
+	p := mkfifo(t)
+	f, err := Create(p)
+	if err == nil || !strings.Contains(err.Error(), "is a FIFO that no process reads") {
+		if f != nil {
+			f.Close()
+		}
+		t.Fatalf("Create of a FIFO nobody reads: %v", err)
+	}
+	got := make(chan string, 1)
+	go func() {
+		r, err := os.Open(p) // waits for a writer
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		defer r.Close()
+		b := make([]byte, 0, 1<<20)
+		for {
+			n, err := r.Read(b[len(b):cap(b)])
+			b = b[:len(b)+n]
+			if err != nil {
+				break
+			}
+		}
+		got <- strconv.Itoa(len(b))
+	}()
+	// The reader opens the FIFO once a writer does, and Create, which
+	// does not wait, finds it only after it is there.
+	for {
+		if f, err = Create(p); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := f.Write(make([]byte, 200<<10)); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if n := <-got; n != strconv.Itoa(200<<10) {
+		t.Fatalf("the reader got %s bytes, want %d", n, 200<<10)
+	}
+}

@@ -71,6 +71,20 @@ func Output(path string) error {
 	return nil
 }
 
+// Create opens path for writing a stream (a trace): a regular file is
+// created or truncated, as os.Create does, and a pipe or a device
+// (/dev/stderr, <(...), a FIFO something reads) is written as it is. A
+// FIFO that no process has open for reading is refused at once: os.Create
+// opened it for reading as well, which does not block, so the writes filled
+// its buffer (64 KB) and then waited for ever.
+func Create(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NONBLOCK, 0o666)
+	if errors.Is(err, syscall.ENXIO) {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: errors.New("is a FIFO that no process reads")}
+	}
+	return f, err
+}
+
 func notRegular(op, path string, st fs.FileInfo) error {
 	return &fs.PathError{Op: op, Path: path, Err: fmt.Errorf("is %s, %w", kind(st.Mode()), ErrNotRegular)}
 }

@@ -31,7 +31,10 @@ import (
 //     once the result's size is known to fit;
 //   - {% set ns.attr = x %} becomes set(ns, x), which refuses a value that
 //     would contain ns (a value that contains itself recurses without end
-//     when written out).
+//     when written out);
+//   - each read of the name loop becomes loop(loop) (guardedLoop): a
+//     recursive for loop's loop(items), like a macro, fails beyond
+//     maxMacroDepth nested calls.
 //
 // Filters and methods are wrapped the same way (guardFilters, guardMethods);
 // methods that change a list or dict in place are left out, as in
@@ -43,6 +46,7 @@ const (
 	setFunc   = "__chattmpl_set"
 	iterFunc  = "__chattmpl_iter"
 	costFunc  = "__chattmpl_cost"
+	loopFunc  = "__chattmpl_loop"
 
 	loopItemBytes = 2048          // what gonja allocates per loop item (measured: about 2.2 KB)
 	guardName     = "__chattmpl_" // template names with this prefix are refused
@@ -215,7 +219,7 @@ func (b *budget) op(e *exec.Evaluator, p *exec.VarArgs) (*exec.Value, error) {
 // It also takes the branches of the rewritten conditionals out of their
 // calls (see condFunc), and returns them.
 func guardTree(root *nodes.Template) [][2]nodes.Expression {
-	w := &treeWalker{seen: map[uintptr]bool{}}
+	w := &treeWalker{seen: map[uintptr]bool{}, tested: map[*nodes.Name]bool{}}
 	w.pointer(reflect.ValueOf(root))
 	return w.branches
 }
@@ -223,6 +227,7 @@ func guardTree(root *nodes.Template) [][2]nodes.Expression {
 type treeWalker struct {
 	seen     map[uintptr]bool
 	branches [][2]nodes.Expression
+	tested   map[*nodes.Name]bool // names a test reads ("loop is defined"): testFunc needs the name
 }
 
 var (
@@ -233,6 +238,7 @@ var (
 	wrapperType = reflect.TypeFor[nodes.Wrapper]()
 	rootType    = reflect.TypeFor[nodes.Template]()
 	tokenType   = reflect.TypeFor[tokens.Token]()
+	testType    = reflect.TypeFor[nodes.TestExpression]()
 )
 
 // pointer walks the struct p points to, once.
@@ -251,6 +257,11 @@ func (w *treeWalker) pointer(p reflect.Value) {
 }
 
 func (w *treeWalker) structure(s reflect.Value) {
+	if s.Type() == testType {
+		if x, ok := s.FieldByName("Expression").Interface().(*nodes.Name); ok {
+			w.tested[x] = true
+		}
+	}
 	for i := 0; i < s.NumField(); i++ {
 		if s.Type() == setType && s.Type().Field(i).Name == "target" {
 			continue // assigned to, not read: no subscript call there
@@ -345,6 +356,10 @@ func (w *treeWalker) slot(f reflect.Value) {
 		case *nodes.TestExpression:
 			if x, ok := n.Expression.(*nodes.Name); ok && n.Test != nil && nameTests[n.Test.Name] && len(n.Test.Args) == 0 {
 				repl = guardCall(testFunc, x, &nodes.String{Location: x.Name, Val: x.Name.Val}, &nodes.String{Location: x.Name, Val: n.Test.Name})
+			}
+		case *nodes.Name:
+			if n.Name.Val == "loop" && !w.tested[n] {
+				repl = guardCall(loopFunc, n)
 			}
 		case *nodes.GetItem:
 			if n.Arg != nil {

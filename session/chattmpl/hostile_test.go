@@ -58,6 +58,12 @@ var hostileTemplates = []struct{ name, src, want string }{
 	{"long-loop", "{% set l = 'x' * 5000000 %}{% for c in l %}{% for d in l %}{% endfor %}{% endfor %}", "steps"},
 	{"data-loop", "{% for a in range(65000) %}" + strings.Repeat("x", 60000) + "{% endfor %}", "more data"},
 	{"macro-recursion", "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}", "nested calls"},
+	// A recursive loop's loop() was not counted: each level deeper made
+	// the lookups and errors of all below it slower, so that it ran until
+	// the render's 5 s backstop and on in the background.
+	{"loop-recursion", "{% for m in messages recursive %}{{ loop([m, m]) }}{% endfor %}", "nested calls"},
+	{"loop-recursion-set", "{% for m in messages recursive %}{% set x = loop([m]) %}{% endfor %}", "nested calls"},
+	{"loop-recursion-alias", "{% for m in messages recursive %}{% set f = loop %}{% set x = f([m]) %}{% endfor %}", "nested calls"},
 	{"append", "{% set l = [] %}{% do l.append(l) %}{{ l }}", "unknown method"},
 	{"update", "{% set d = {} %}{% do d.update({'a': d}) %}{{ d }}", "unknown method"},
 	{"lipsum", "{{ lipsum(100000000) }}", "lipsum"},

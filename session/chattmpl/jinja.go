@@ -82,6 +82,7 @@ func (j *jinjaTemplate) newEnvironment() *exec.Environment {
 	for name, fn := range guardFuncs(&j.budget) {
 		ctx.Set(name, fn)
 	}
+	ctx.Set(loopFunc, guardedLoop(&j.depth))
 	return &exec.Environment{
 		Context:           ctx,
 		Filters:           guardFilters(baseFilters(), &j.budget),
@@ -118,6 +119,34 @@ func (g *guardedMacro) Execute(r *exec.Renderer, tag *nodes.ControlStructureBloc
 		return fn(p)
 	}))
 	return nil
+}
+
+// guardedLoop is loopFunc, which every read of the name loop goes through
+// (guardTree): in a recursive for loop, loop is a function that renders the
+// body for the items it is given, on the Go stack and in a context one
+// level deeper each time, so that a template calling it without end
+// (loop([m, m]) for each m) ran past the render's deadline, each level's
+// lookups and errors slower than the last. It is wrapped so that its calls
+// share the macros' count of nested calls; any other value (a plain loop's
+// loop.index ...) is returned as it is.
+func guardedLoop(depth *int) func(p *exec.VarArgs) (*exec.Value, error) {
+	return func(p *exec.VarArgs) (*exec.Value, error) {
+		if len(p.Args) != 1 {
+			return nil, fmt.Errorf("%s takes one argument", loopFunc)
+		}
+		fn, ok := p.Args[0].Interface().(func(*exec.VarArgs) *exec.Value)
+		if !ok {
+			return p.Args[0], nil
+		}
+		return exec.AsValue(func(a *exec.VarArgs) *exec.Value {
+			if *depth >= maxMacroDepth {
+				return exec.AsValue(fmt.Errorf("loop: more than %d nested calls", maxMacroDepth))
+			}
+			*depth++
+			defer func() { *depth-- }()
+			return fn(a)
+		}), nil
+	}
 }
 
 // compileJinja parses a template the way transformers configures Jinja2:

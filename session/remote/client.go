@@ -163,7 +163,23 @@ type Stream struct {
 	ev   Event
 	err  error
 	Sent time.Time // when the request was sent
+
+	maxTokens          int   // what was asked for (0: no bound)
+	piecesLeft         int   // text events still taken
+	bytesLeft          int64 // and their bytes
+	maxPieces, maxText int64 // the bounds, for the error
 }
+
+// A server streams a reply of at most max_tokens tokens, one or more to a
+// piece; one that goes on past twice as many pieces (or maxTokenBytes a
+// token, a piece's text when it sends its tokens whole) is not honouring
+// max_tokens, and what it sends is no longer kept: a server that streamed
+// without end grew the reply in memory for as long as it ran.
+const (
+	maxLine       = 16 << 20 // one line of the stream (a chunk of JSON)
+	extraPieces   = 64
+	maxTokenBytes = 1 << 10
+)
 
 // Stream sends r and returns the reply as it comes.
 func (c *Client) Stream(ctx context.Context, r Request) (*Stream, error) {
@@ -189,8 +205,13 @@ func (c *Client) Stream(ctx context.Context, r Request) (*Stream, error) {
 		return nil, err
 	}
 	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	return &Stream{body: resp.Body, sc: sc, Sent: sent}, nil
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	st := &Stream{body: resp.Body, sc: sc, Sent: sent, maxTokens: r.MaxTokens}
+	if r.MaxTokens > 0 {
+		st.maxPieces, st.maxText = 2*int64(r.MaxTokens)+extraPieces, int64(r.MaxTokens+extraPieces)*maxTokenBytes
+		st.piecesLeft, st.bytesLeft = int(st.maxPieces), st.maxText
+	}
+	return st, nil
 }
 
 // do sends a request and turns an error status into an error with the
@@ -293,10 +314,24 @@ func (s *Stream) Next() bool {
 			s.err = err
 			return false
 		}
+		if s.maxTokens > 0 && ev.Text != "" {
+			s.piecesLeft--
+			s.bytesLeft -= int64(len(ev.Text))
+			if s.piecesLeft < 0 || s.bytesLeft < 0 {
+				s.err = fmt.Errorf("remote: the server sent more than %d pieces or %d KB of text for a reply of at most %d tokens: it does not honour max_tokens",
+					s.maxPieces, s.maxText>>10, s.maxTokens)
+				return false
+			}
+		}
 		s.ev = ev
 		return true
 	}
 	s.err = s.sc.Err()
+	if errors.Is(s.err, bufio.ErrTooLong) {
+		// bufio's own words ("bufio.Scanner: token too long") do not say
+		// who sent what.
+		s.err = fmt.Errorf("remote: the server sent a line of more than %d MB in its stream", maxLine>>20)
+	}
 	return false
 }
 

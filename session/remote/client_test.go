@@ -3,7 +3,12 @@ package remote
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -64,5 +69,70 @@ func TestConnectionRefused(t *testing.T) {
 	want := "remote: connection refused: no server runs there (chat serve MODEL starts one)"
 	if err == nil || err.Error() != want || !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Errorf("Models on a closed port: %v; want %q", err, want)
+	}
+}
+
+// A server that streams past max_tokens (here, up to 100,000 pieces for a
+// reply of at most 10 tokens) is cut off with one line after twice as many
+// pieces: the reply was kept in memory for as long as such a server ran.
+func TestStreamBeyondMaxTokens(t *testing.T) {
+	for _, piece := range []string{"w ", strings.Repeat("x", 4<<10)} {
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.ReadAll(r.Body)
+			chunk := fmt.Sprintf("data: {\"choices\":[{\"delta\":{\"content\":%q}}]}\n\n", piece)
+			for i := 0; i < 100000; i++ {
+				if _, err := io.WriteString(w, chunk); err != nil {
+					return
+				}
+			}
+			io.WriteString(w, "data: [DONE]\n\n")
+		}))
+		c, err := New(ts.URL, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := c.Stream(context.Background(), Request{Prompt: "hi", MaxTokens: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for st.Next() {
+			n++
+		}
+		st.Close()
+		ts.Close()
+		if err := st.Err(); n > 2*10+extraPieces || err == nil || !strings.Contains(err.Error(), "does not honour max_tokens") {
+			t.Errorf("pieces of %d bytes: read %d, error %v; want at most %d and one saying max_tokens is not honoured", len(piece), n, err, 2*10+extraPieces)
+		}
+	}
+}
+
+// A stream line longer than the client takes is one line saying so, not
+// bufio's "token too long".
+func TestStreamLineTooLong(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
+		io.WriteString(w, `data: {"choices":[{"delta":{"content":"`)
+		chunk := strings.Repeat("a", 1<<20)
+		for i := 0; i < 20; i++ {
+			if _, err := io.WriteString(w, chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer ts.Close()
+	c, err := New(ts.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.Stream(context.Background(), Request{Prompt: "hi", MaxTokens: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for st.Next() {
+	}
+	st.Close()
+	if err := st.Err(); err == nil || !strings.Contains(err.Error(), "a line of more than 16 MB") {
+		t.Fatalf("error %v, want one about a line of more than 16 MB", err)
 	}
 }

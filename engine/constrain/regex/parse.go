@@ -77,7 +77,10 @@ func Parse(pattern string) (*Syntax, error) {
 	}
 	syn.Root = root
 	syn.AnchorEnd = p.anchorEnd
-	if (syn.AnchorStart || syn.AnchorEnd) && root.Op == OpAlt {
+	// By the '|' read outside any group, not by the root's Op: a group is
+	// no node of its own, so ^(a|b)$, the form the error asks for, has an
+	// alternation at its root too and was refused with it.
+	if (syn.AnchorStart || syn.AnchorEnd) && p.topAlt {
 		return nil, &Error{0, "'^' or '$' with '|' at the top level: put the alternatives in a group, as in ^(a|b)$"}
 	}
 	return syn, nil
@@ -99,6 +102,7 @@ type parser struct {
 	pos       int
 	depth     int
 	anchorEnd bool
+	topAlt    bool // a '|' outside every group
 }
 
 func (p *parser) errf(format string, a ...any) error {
@@ -124,6 +128,7 @@ func (p *parser) alt() (*Node, error) {
 		if !p.peekIs('|') {
 			break
 		}
+		p.topAlt = p.topAlt || p.depth == 1
 		p.pos++
 	}
 	if len(alts) == 1 {

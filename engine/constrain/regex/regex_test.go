@@ -183,6 +183,18 @@ func TestErrors(t *testing.T) {
 	if d, err := Compile(`a{b}`); err != nil || !d.Match([]byte("a{b}")) {
 		t.Errorf("a{b}: %v", err)
 	}
+	// Anchored alternatives in a group, as the error above asks (and as
+	// JSON Schemas write enums as patterns), were refused with that error.
+	for _, c := range []struct{ pat, in string }{{"^(ab|cd)$", "cd"}, {"^(ab|cd)", "ab"}, {"(ab|cd)$", "ab"}, {"^x(a|b)(c|d)$", "xbc"}, {"^((a|b))$", "b"}} {
+		if d, err := Compile(c.pat); err != nil || !d.Match([]byte(c.in)) || d.Match([]byte(c.in+c.in)) {
+			t.Errorf("Compile(%q): %v", c.pat, err)
+		}
+	}
+	for _, pat := range []string{"^a|b$", "a|b$", "^(a)|b", "(a|b)|c$"} {
+		if _, err := Compile(pat); err == nil || !strings.Contains(err.Error(), "'^' or '$' with '|'") {
+			t.Errorf("Compile(%q) = %v, want the top-level '|' refused", pat, err)
+		}
+	}
 }
 
 func TestTooBig(t *testing.T) {
