@@ -77,11 +77,11 @@ Usage:
                                           the TUI (or a headless reply) on an OpenAI-compatible server
   chat serve [MODEL] [--addr 127.0.0.1:8080 --parallel N --kv-mem MB --api-key K]
                                           serve the model: OpenAI /v1, ollama /api, Prometheus /metrics
-  chat bench serve --url U --concurrency C --requests R --max-tokens N
+  chat bench serve [URL] --concurrency C --requests R --max-tokens N
                                           aggregate tok/s, TTFT and inter-token latency of a server, one JSON line
-  chat bench --model M [--threads T --gen N --prompt-tokens P --quant F --kv-quant F]
+  chat bench [MODEL] [--threads T --gen N --prompt-tokens P --quant F --kv-quant F]
                                           prefill and decode speed as one JSON line
-  chat quant-report --model M [--text FILE] [--calib FILE] [--json]
+  chat quant-report [MODEL] [--text FILE] [--calib FILE] [--json]
                                           weight bytes, logit cosine, top-1 agreement and loss per weight format
   chat convert IN OUT.gguf [--type T]     a checkpoint as a GGUF file llama.cpp runs, or a GGUF file re-quantised
   chat prune IN OUT.gguf (--magnitude S | --nm 2:4) [--method magnitude|wanda|sparsegpt] [--calib FILE]
