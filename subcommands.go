@@ -44,7 +44,7 @@ func parseArgs(fs *flag.FlagSet, args []string) error {
 	out := fs.Output()
 	config.AddIgnoredFlags(fs, func(note string) { fmt.Fprintln(out, "chat:", note) })
 	fs.SetOutput(io.Discard)
-	err := fs.Parse(args)
+	err := fs.Parse(config.JoinOptionalValues(fs, args))
 	fs.SetOutput(out)
 	if errors.Is(err, flag.ErrHelp) {
 		writeToolUsage(out, fs)

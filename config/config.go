@@ -174,6 +174,9 @@ func parseArgs(args []string, run bool) (*Config, error) {
 	if given["raw"] || given["chat"] {
 		given["mode"] = true
 	}
+	if err := conversationPrompt(given, args); err != nil {
+		return nil, err
+	}
 	model := ""
 	switch len(pos) {
 	case 0:
@@ -221,6 +224,7 @@ func parseArgs(args []string, run bool) (*Config, error) {
 // words (settings.Error), as /set and the config file report it.
 func parseFlags(fs *flag.FlagSet, args []string, c *Config) ([]string, error) {
 	var pos []string
+	args = JoinOptionalValues(fs, args)
 	for {
 		err := fs.Parse(args)
 		if err != nil {
@@ -287,6 +291,13 @@ func FlagMessage(err error) (msg, unknown string) {
 	}
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 		return "unknown flag " + settings.Dashed(name), name
+	}
+	// `invalid boolean value "x" for -color: want one of ...` (a flag
+	// whose value may be left out)
+	if rest, ok := strings.CutPrefix(msg, "invalid boolean value "); ok {
+		if v, after, ok := strings.Cut(rest, " for -"); ok {
+			msg = "invalid value " + v + " for flag -" + after
+		}
 	}
 	// `invalid value "x" for flag -parallel: parse error`
 	if before, after, ok := strings.Cut(msg, " for flag -"); ok {
@@ -358,28 +369,28 @@ var peerNotes = map[string]string{}
 
 func init() {
 	for note, names := range map[string]string{
-		"this app runs on the CPU: drop it": "ngl n_gpu_layers gpu_layers num_gpu main_gpu mg split_mode sm tensor_split ts device dev no_kv_offload nkvo",
-		"without --prompt the TUI is interactive, and llama-cli's -cnv -p TEXT is --system TEXT here: drop it": "i interactive interactive_first if cnv conversation",
-		"a --prompt reply is a single turn already: drop it":                                                   "st single_turn",
-		"models are not downloaded: download the GGUF file and give its path":                                  "hf hf_repo hfr hf_file hff model_url mu",
-		"the chat template is the model's own; /template shows it":                                             "jinja chat_template chat_template_file",
-		"llama.cpp's memory and batching switches have no counterpart here: drop it":                           "mlock no_mmap mmap numa flash_attn fa ub ubatch_size cont_batching no_warmup",
-		"ollama run's: the model stays loaded while chat runs; drop it":                                        "keepalive keep_alive",
-		"ollama run's: replies always wrap at the window's width here; drop it":                                "nowordwrap",
-		"ollama run's: the models this app runs have no thinking mode; drop it":                                "think hidethinking",
-		"ollama run's: nothing is downloaded here; drop it":                                                    "insecure",
-		"llama.cpp's batch size: chat serve --batch-tokens N bounds a step's tokens; chat needs none":          "b batch_size",
-		"llama-server's: chat serve --parallel N":                                                              "np",
-		"chat serve always serves /metrics: drop it":                                                           "metrics",
-		"the prompt is taken as typed here unless -e is given: drop it":                                        "no_escape",
-		"--json lists the prompt's token ids (prompt_ids); the TUI's token view (Alt+h) shows its tokens":      "verbose_prompt",
-		"a headless reply is plain text; the TUI has colours (--theme; NO_COLOR turns them off)":               "color co",
-		"chat writes no log, only its notices on stderr: drop it":                                              "log_disable",
-		"only the reply is printed, not the prompt before it: drop it":                                         "no_display_prompt",
-		"timings are printed only with --verbose: drop it":                                                     "no_perf",
-		"the headless output is plain text already: drop it":                                                   "simple_io",
-		"llama-cli's interactive mode's: the TUI frames each message with the model's chat template":           "in_prefix in_suffix in_prefix_bos",
-		"a sampler this app does not have":                                                                     "tfs",
+		"this app runs on the CPU: drop it":                                                               "ngl n_gpu_layers gpu_layers num_gpu main_gpu mg split_mode sm tensor_split ts device dev no_kv_offload nkvo",
+		"chat's TUI is llama-cli's conversation: drop it":                                                 "i interactive interactive_first if cnv conversation",
+		"a --prompt reply is a single turn, and the TUI goes on until you quit: drop it":                  "st single_turn",
+		"models are not downloaded: download the GGUF file and give its path":                             "hf hf_repo hfr hf_file hff model_url mu",
+		"the chat template is the model's own; /template shows it":                                        "jinja chat_template chat_template_file",
+		"llama.cpp's memory and batching switches have no counterpart here: drop it":                      "mlock no_mmap mmap numa flash_attn fa ub ubatch_size cont_batching no_warmup",
+		"ollama run's: the model stays loaded while chat runs; drop it":                                   "keepalive keep_alive",
+		"ollama run's: replies always wrap at the window's width here; drop it":                           "nowordwrap",
+		"ollama run's: the models this app runs have no thinking mode; drop it":                           "think hidethinking",
+		"ollama run's: nothing is downloaded here; drop it":                                               "insecure",
+		"llama.cpp's batch size: chat serve --batch-tokens N bounds a step's tokens; chat needs none":     "b batch_size",
+		"llama-server's: chat serve --parallel N":                                                         "np",
+		"chat serve always serves /metrics: drop it":                                                      "metrics",
+		"the prompt is taken as typed here unless -e is given: drop it":                                   "no_escape",
+		"--json lists the prompt's token ids (prompt_ids); the TUI's token view (Alt+h) shows its tokens": "verbose_prompt",
+		"a headless reply is plain text; the TUI has colours (--theme; NO_COLOR turns them off): drop it": "color co",
+		"chat writes no log, only its notices on stderr: drop it":                                         "log_disable",
+		"only the reply is printed, not the prompt before it: drop it":                                    "no_display_prompt",
+		"timings are printed only with --verbose: drop it":                                                "no_perf",
+		"the headless output is plain text already: drop it":                                              "simple_io",
+		"llama-cli's interactive mode's: the TUI frames each message with the model's chat template":      "in_prefix in_suffix in_prefix_bos",
+		"a sampler this app does not have":                                                                "tfs",
 	} {
 		for _, n := range strings.Fields(names) {
 			peerNotes[n] = note
@@ -484,6 +495,63 @@ var ignoredFlags = map[string]string{
 	"-nkvo": "", "--no-kv-offload": "", "--mlock": "", "--no-mmap": "", "--mmap": "", "--no-warmup": "",
 	"-fa": "on|off|auto|1|0", "--flash-attn": "on|off|auto|1|0", "-ub": "N", "--ubatch-size": "N", "--numa": "N",
 	"--jinja": "", "--no-escape": "", "--log-disable": "", "--no-display-prompt": "", "--no-perf": "", "--simple-io": "",
+	// llama-cli's conversation switches: the TUI is its conversation mode
+	// (with a prompt they are refused: conversationPrompt); -st, one turn.
+	"-cnv": "", "--conversation": "", "-i": "", "--interactive": "", "-if": "", "--interactive-first": "",
+	"-st": "", "--single-turn": "",
+	// llama-cli's -co/--color [on|off|auto], bare as before 2025 too.
+	"-co": "?on|off|auto", "--color": "?on|off|auto",
+}
+
+// conversationFlags are llama-cli's switches into its interactive
+// conversation, by the flag package's names.
+var conversationFlags = []string{"cnv", "conversation", "i", "interactive", "if", "interactive-first"}
+
+// conversationPrompt refuses llama-cli's -cnv -p TEXT: there TEXT is the
+// conversation's first message (its system prompt before 2025), here -p
+// prints one reply and exits, so dropping -cnv alone would not do what
+// was asked.
+func conversationPrompt(given map[string]bool, args []string) error {
+	if !given["prompt"] && !given["f"] {
+		return nil
+	}
+	for _, name := range conversationFlags {
+		if given[name] {
+			return fmt.Errorf("%s with a prompt: llama-cli chats on after its reply, chat prints the reply and exits; "+
+				"for a chat drop the prompt and type it in the TUI (--system TEXT sets a system prompt), for one reply drop %[1]s", TypedFlag(args, name))
+		}
+	}
+	return nil
+}
+
+// JoinOptionalValues joins the value of a flag whose value may be left
+// out (llama-cli's --color [on|off|auto]) to it (--color=on), for the
+// flag package, which cannot tell a flag's optional value from the
+// argument after it. The value of another flag (-p --color) is left alone.
+func JoinOptionalValues(fs *flag.FlagSet, args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		out = append(out, a)
+		if a == "--" {
+			return append(out, args[i+1:]...)
+		}
+		if !strings.HasPrefix(a, "-") || strings.Contains(a, "=") || i+1 == len(args) {
+			continue
+		}
+		if takes, ok := ignoredFlags[a]; ok && strings.HasPrefix(takes, "?") && slices.Contains(strings.Split(takes[1:], "|"), args[i+1]) {
+			out[len(out)-1] = a + "=" + args[i+1]
+			i++
+			continue
+		}
+		if f := fs.Lookup(strings.TrimLeft(a, "-")); f != nil {
+			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !ok || !b.IsBoolFlag() {
+				out = append(out, args[i+1]) // its value
+				i++
+			}
+		}
+	}
+	return out
 }
 
 // AddIgnoredFlags gives fs llama.cpp's flags that change nothing here
@@ -500,6 +568,14 @@ func AddIgnoredFlags(fs *flag.FlagSet, note func(string)) {
 			fs.BoolFunc(name, "", func(string) error { note(line); return nil })
 		case takes == "N":
 			fs.Func(name, "", func(string) error { note(line); return nil })
+		case strings.HasPrefix(takes, "?"): // bare, or with one of the values joined by JoinOptionalValues
+			fs.BoolFunc(name, "", func(v string) error {
+				if v != "true" && !slices.Contains(strings.Split(takes[1:], "|"), v) {
+					return fmt.Errorf("want one of %s", strings.ReplaceAll(takes[1:], "|", ", "))
+				}
+				note(line)
+				return nil
+			})
 		default:
 			fs.Func(name, "", func(v string) error {
 				if !slices.Contains(strings.Split(takes, "|"), v) {

@@ -428,9 +428,6 @@ func TestOneRuleOneMessage(t *testing.T) {
 		// llama-cli's and ollama's flags: the equivalent, or why none is
 		// needed, quoted with the dashes they were typed with.
 		{"--cont-batching", "unknown flag --cont-batching (llama.cpp's memory and batching switches have no counterpart here: drop it)"},
-		// llama-cli's -cnv -p TEXT: TEXT is the system prompt there, and
-		// dropping -cnv alone made it a one-shot prompt here.
-		{"-cnv", "unknown flag -cnv (without --prompt the TUI is interactive, and llama-cli's -cnv -p TEXT is --system TEXT here: drop it)"},
 		{"-hf org/model", "unknown flag -hf (models are not downloaded: download the GGUF file and give its path)"},
 		{"-r User:", "unknown flag -r (did you mean --stop?)"},
 		{"-ctk=q8_0", "unknown flag -ctk (did you mean --kv-quant-k?)"},
@@ -438,8 +435,6 @@ func TestOneRuleOneMessage(t *testing.T) {
 		{"--keepalive 5m", "unknown flag --keepalive (ollama run's: the model stays loaded while chat runs; drop it)"},
 		{"--nowordwrap", "unknown flag --nowordwrap (ollama run's: replies always wrap at the window's width here; drop it)"},
 		{"--verbose-prompt", "unknown flag --verbose-prompt (--json lists the prompt's token ids (prompt_ids); the TUI's token view (Alt+h) shows its tokens)"},
-		{"--color", "unknown flag --color (a headless reply is plain text; the TUI has colours (--theme; NO_COLOR turns them off))"},
-		{"-st", "unknown flag -st (a --prompt reply is a single turn already: drop it)"},
 		{"--prompt-file p.txt", "unknown flag --prompt-file (did you mean -f?)"},
 		{"--show-timings", "unknown flag --show-timings (did you mean --verbose?)"},
 		{"--in-prefix", "unknown flag --in-prefix (llama-cli's interactive mode's: the TUI frames each message with the model's chat template)"},
@@ -653,4 +648,48 @@ func FuzzUnescape(f *testing.F) {
 			}
 		}
 	})
+}
+
+// llama-cli's switches that change nothing here were refused (exit 2)
+// though the note said to drop them: `llama-cli -m M -cnv`, `-p TEXT -st`
+// (its one-reply line) and `--color` / `-co on` (its flag takes on, off or
+// auto, or nothing) now run with one notice each. -cnv with a prompt is
+// still refused, in today's llama-cli's terms: there the prompt is the
+// first message of a chat that goes on, here one reply.
+func TestLlamaCliConversationFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"-m", "x.gguf", "-cnv"}, []string{"-cnv is ignored: chat's TUI is llama-cli's conversation"}},
+		{[]string{"-m", "x.gguf", "--conversation", "-i", "-if"}, []string{"--conversation is ignored: chat's TUI is llama-cli's conversation",
+			"-i is ignored: chat's TUI is llama-cli's conversation", "-if is ignored: chat's TUI is llama-cli's conversation"}},
+		{[]string{"-m", "x.gguf", "-p", "hi", "-st"}, []string{"-st is ignored: a --prompt reply is a single turn, and the TUI goes on until you quit"}},
+		{[]string{"--color", "-m", "x.gguf", "-p", "hi"}, []string{"--color is ignored: a headless reply is plain text; the TUI has colours (--theme; NO_COLOR turns them off)"}},
+		// The value is its own, not the model file; -p's value is -p's.
+		{[]string{"--color", "on", "x.gguf", "-co", "auto", "-p", "hi"}, []string{"--color is ignored: a headless reply is plain text; the TUI has colours (--theme; NO_COLOR turns them off)",
+			"-co is ignored: a headless reply is plain text; the TUI has colours (--theme; NO_COLOR turns them off)"}},
+		{[]string{"-m", "x.gguf", "--color=off", "-p", "hi"}, []string{"--color is ignored: a headless reply is plain text; the TUI has colours (--theme; NO_COLOR turns them off)"}},
+	} {
+		cfg, err := Parse(c.args)
+		if err != nil {
+			t.Errorf("%q: %v", c.args, err)
+			continue
+		}
+		if cfg.Model != "x.gguf" || !slices.Equal(cfg.Ignored, c.want) {
+			t.Errorf("%q: model %q, ignored %q; want x.gguf, %q", c.args, cfg.Model, cfg.Ignored, c.want)
+		}
+	}
+	if cfg, err := Parse([]string{"-m", "x.gguf", "-p", "--color", "on"}); err == nil {
+		t.Errorf("-p --color on: model %q prompt %q; want \"on\" an unexpected second model", cfg.Model, cfg.Prompt)
+	}
+	for _, c := range []struct{ args, want string }{
+		{"-m x.gguf -cnv -p hi", "-cnv with a prompt: llama-cli chats on after its reply, chat prints the reply and exits; for a chat drop the prompt and type it in the TUI (--system TEXT sets a system prompt), for one reply drop -cnv"},
+		{"-m x.gguf -f p.txt --interactive", "--interactive with a prompt: llama-cli chats on after its reply, chat prints the reply and exits; for a chat drop the prompt and type it in the TUI (--system TEXT sets a system prompt), for one reply drop --interactive"},
+		{"-m x.gguf --color=red", `invalid value "red" for flag --color: want one of on, off, auto (see chat -h)`},
+	} {
+		if _, err := Parse(strings.Fields(c.args)); err == nil || err.Error() != c.want {
+			t.Errorf("%s: %v; want %q", c.args, err, c.want)
+		}
+	}
 }
