@@ -431,3 +431,26 @@ func TestSplitEscapeSequenceWhileStreaming(t *testing.T) {
 		}
 	}
 }
+
+// A notice may take as many rows as the layout shows it, no more: on a
+// 12-row terminal the layout shows 2 but a notice could take 3 before it
+// opened a pane, so the third row, the pane's "Esc closes" hint or the end
+// of a three-row warning, was cut off unseen. At every height, a notice
+// is either whole in the rows or in a pane the rows say how to close.
+func TestNoticeRowsFitTheLayout(t *testing.T) {
+	for _, words := range []int{6, 9, 30} {
+		text := strings.TrimSpace(strings.Repeat("word ", words-1)) + " END"
+		for h := 6; h <= 40; h++ {
+			for _, w := range []int{20, 40, 120} {
+				m := newTest(newFake(), w, h)
+				m.setNotice(text, false)
+				c := ansi.Strip(m.View().Content)
+				if p := m.openPane(); p == nil && !strings.Contains(c, "END") {
+					t.Errorf("%d words, %d×%d: the notice is cut and no pane shows it:\n%s", words, w, h, c)
+				} else if p != nil && !strings.Contains(c, "(in full above") {
+					t.Errorf("%d words, %d×%d: the notice opened a pane but the rows do not say Esc closes it:\n%s", words, w, h, c)
+				}
+			}
+		}
+	}
+}

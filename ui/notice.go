@@ -28,8 +28,10 @@ type note struct {
 // noteRows is how many rows a notice may take before it opens in a pane:
 // 3, or a quarter of a taller terminal, so that on a narrow one the
 // notice a reply ends with ("reached max_tokens") wraps below the reply
-// rather than covering it.
-func (m *model) noteRows() int { return max(3, m.height/4) }
+// rather than covering it; never more than the layout shows (noteCap: on
+// a 12-row terminal, 2), or the last row, the pane's "Esc closes" hint
+// among them, was cut off unseen.
+func (m *model) noteRows() int { return min(max(3, m.height/4), m.noteCap()) }
 
 // setNotice shows a warning, or an error when isErr.
 func (m *model) setNotice(s string, isErr bool) {
@@ -68,7 +70,7 @@ func (m *model) showNote(s string, k noteKind) {
 		m.push(newPane(m.mark(k) + s))
 		m.note.text, m.note.kind = firstLine(s), k
 		m.setNoteRows()
-		m.note.rows = append(m.note.rows[:min(len(m.note.rows), n-1)], "  (in full above · Esc closes)")
+		m.note.rows = append(m.note.rows[:min(len(m.note.rows), max(0, n-1))], "  (in full above · Esc closes)")
 	}
 }
 
