@@ -117,3 +117,37 @@ func TestServeAndRemoteCLI(t *testing.T) {
 		t.Errorf("bench serve: exit %d, %q %+v (stderr %q)", code, out, r, stderr)
 	}
 }
+
+// chat --remote on chat serve of a 256-position model failed every reply:
+// the default budget (256 in chat mode) plus the prompt passes the
+// context, which chat serve refuses as vLLM does. Asked again without a
+// budget, the reply runs to the end of the context, as a local one does.
+func TestRemoteBudgetPastContext(t *testing.T) {
+	m, err := load.Open(testmodels.Path(t, "course/student.pt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := serve.New(m, serve.Options{Engine: engine.Options{MaxSeqs: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	defer s.Close()
+	defer ts.Close()
+	for _, args := range [][]string{
+		{"--remote", ts.URL, "--prompt", "Once upon a time", "--ignore-eos", "--json"},
+		{"--remote", ts.URL, "--prompt", "Once upon a time", "--ignore-eos", "--json", "-n", "5000"},
+	} {
+		code, out, stderr := runCLI(args...)
+		var r struct {
+			Reason string `json:"reason"`
+			Stats  struct {
+				PromptTokens int `json:"prompt_tokens"`
+				GenTokens    int `json:"gen_tokens"`
+			} `json:"stats"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &r) != nil || r.Stats.PromptTokens+r.Stats.GenTokens != 256 {
+			t.Errorf("chat %q: exit %d, %q (stderr %q); want a reply to the end of the 256-token context", args, code, out, stderr)
+		}
+	}
+}
