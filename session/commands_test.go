@@ -395,3 +395,21 @@ func TestFormatListColumns(t *testing.T) {
 		t.Errorf("a long title is not cut: %q", lines[2])
 	}
 }
+
+// /show's model line names only what is known: on --remote the weight
+// format and parameter count are not, and the line read
+// "student (remote, ,  params, context 256)".
+func TestShowModelSummary(t *testing.T) {
+	for _, c := range []struct {
+		in   Info
+		want string
+	}{
+		{Info{Model: "student", Arch: "remote", ContextLength: 256}, "student (remote, context 256)"},
+		{Info{Model: "student.pt", Arch: "modern", Quant: "f32", Params: 2_600_000, ContextLength: 256}, "student.pt (modern, f32, 2.6M params, context 256)"},
+		{Info{Model: "x"}, "x"},
+	} {
+		if got := modelSummary(c.in); got != c.want {
+			t.Errorf("modelSummary(%+v) = %q; want %q", c.in, got, c.want)
+		}
+	}
+}
