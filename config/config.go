@@ -357,7 +357,7 @@ func alsoNote(flag string) string {
 // peerHints are other peers' spellings, for the hint of an unknown flag.
 var peerHints = map[string]string{
 	"file": "-f", "system_prompt": "--system", "n_predict": "-n", "ctx": "--ctx-size",
-	"r": "--stop", "reverse_prompt": "--stop", "ctk": "--kv-quant-k", "cache_type_k": "--kv-quant-k",
+	"ctk": "--kv-quant-k", "cache_type_k": "--kv-quant-k",
 	"ctv": "--kv-quant-v", "cache_type_v": "--kv-quant-v", "md": "--draft", "model_draft": "--draft",
 	"draft_max": "--draft-k", "tb": "--threads", "threads_batch": "--threads", "num_thread": "--threads",
 	"prompt_file": "-f", "perf": "--verbose", "show_timings": "--verbose", "grammar_file": "--grammar",

@@ -256,6 +256,11 @@ func TestPeerFlags(t *testing.T) {
 	if c := parse(t, "--n-predict", "5", "--repeat-last-n", "32"); c.MaxTokens != 5 || c.Sampler.PenaltyWindow != 32 {
 		t.Errorf("--n-predict 5 --repeat-last-n 32: max_tokens %d, penalty window %d", c.MaxTokens, c.Sampler.PenaltyWindow)
 	}
+	// llama-cli's -r (--reverse-prompt) was refused with "did you mean
+	// --stop?": it is --stop, repeatable as llama-cli's is.
+	if c := parse(t, "-r", "User:", "--reverse-prompt", "###"); !slices.Equal(c.Stop, []string{"User:", "###"}) || !c.Given["stop"] {
+		t.Errorf("-r User: --reverse-prompt ###: stop %q", c.Stop)
+	}
 	if c := parse(t, "--predict", "7"); c.MaxTokens != 7 {
 		t.Errorf("--predict 7: max_tokens %d", c.MaxTokens)
 	}
@@ -429,7 +434,6 @@ func TestOneRuleOneMessage(t *testing.T) {
 		// needed, quoted with the dashes they were typed with.
 		{"--cont-batching", "unknown flag --cont-batching (llama.cpp's memory and batching switches have no counterpart here: drop it)"},
 		{"-hf org/model", "unknown flag -hf (models are not downloaded: download the GGUF file and give its path)"},
-		{"-r User:", "unknown flag -r (did you mean --stop?)"},
 		{"-ctk=q8_0", "unknown flag -ctk (did you mean --kv-quant-k?)"},
 		{"--tfs 0.9", "unknown flag --tfs (a sampler this app does not have)"},
 		{"--keepalive 5m", "unknown flag --keepalive (ollama run's: the model stays loaded while chat runs; drop it)"},

@@ -151,7 +151,7 @@ var table = []*Setting{
 		Help:    "system prompt (chat mode); /system changes it",
 		Default: fixed(""),
 		get:     func(v *Values) any { return v.System }, set: func(v *Values, x any) { v.System = x.(string) }},
-	{Name: "stop", Where: Flag | File | Set, Kind: List, Persist: true,
+	{Name: "stop", PeerFlags: []string{"-r", "--reverse-prompt"}, Where: Flag | File | Set, Kind: List, Persist: true,
 		Help:    "stop the reply where this text appears (repeat the flag for several; /set stop none clears)",
 		Default: fixed([]string(nil)),
 		get:     func(v *Values) any { return slices.Clone(v.Stop) }, set: func(v *Values, x any) { v.Stop = slices.Clone(x.([]string)) }},
