@@ -312,7 +312,9 @@ func FlagMessage(err error) (msg, unknown string) {
 // settings' (-c 2048 -t 4 --temp 0) are their table rows' PeerFlags.
 // -no-cnv completes the prompt as plain text, without the chat template:
 // raw mode.
-var peerFlags = []peerSpelling{{"-m", "model"}, {"-p", "prompt"}, {"-e", "escape"}, {"-no-cnv", "raw"}, {"--no-conversation", "raw"}}
+// -j takes a schema and -jf a schema's file: --json-schema takes either.
+var peerFlags = []peerSpelling{{"-m", "model"}, {"-p", "prompt"}, {"-e", "escape"}, {"-no-cnv", "raw"}, {"--no-conversation", "raw"},
+	{"-j", "json-schema"}, {"-jf", "json-schema"}, {"--json-schema-file", "json-schema"}, {"--grammar-file", "grammar"}}
 
 // peerSpelling is another tool's spelling of a flag, as it types it.
 type peerSpelling struct{ peer, flag string }
@@ -360,7 +362,7 @@ var peerHints = map[string]string{
 	"ctk": "--kv-quant-k", "cache_type_k": "--kv-quant-k",
 	"ctv": "--kv-quant-v", "cache_type_v": "--kv-quant-v", "md": "--draft", "model_draft": "--draft",
 	"draft_max": "--draft-k", "tb": "--threads", "threads_batch": "--threads", "num_thread": "--threads",
-	"prompt_file": "-f", "perf": "--verbose", "show_timings": "--verbose", "grammar_file": "--grammar",
+	"prompt_file": "-f", "perf": "--verbose", "show_timings": "--verbose",
 }
 
 // peerNotes say why a flag of llama-cli or ollama that has no counterpart

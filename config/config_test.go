@@ -261,6 +261,20 @@ func TestPeerFlags(t *testing.T) {
 	if c := parse(t, "-r", "User:", "--reverse-prompt", "###"); !slices.Equal(c.Stop, []string{"User:", "###"}) || !c.Given["stop"] {
 		t.Errorf("-r User: --reverse-prompt ###: stop %q", c.Stop)
 	}
+	// llama-cli's long -sys, its -j/-jf/--json-schema-file (a schema, or
+	// its file: --json-schema takes either), --grammar-file and
+	// --typical-p were unknown flags.
+	if c := parse(t, "--system-prompt", "be brief", "-j", "{}", "--typical-p", "0.9"); c.System != "be brief" || c.JSONSchema != "{}" || c.Sampler.TypicalP != 0.9 {
+		t.Errorf("--system-prompt -j --typical-p: system %q schema %q typical %v", c.System, c.JSONSchema, c.Sampler.TypicalP)
+	}
+	if c := parse(t, "--grammar-file", "g.gbnf"); c.Grammar != "g.gbnf" {
+		t.Errorf("--grammar-file g.gbnf: grammar %q", c.Grammar)
+	}
+	for _, flag := range []string{"-jf", "--json-schema-file"} {
+		if c := parse(t, flag, "s.json"); c.JSONSchema != "s.json" {
+			t.Errorf("%s s.json: schema %q", flag, c.JSONSchema)
+		}
+	}
 	if c := parse(t, "--predict", "7"); c.MaxTokens != 7 {
 		t.Errorf("--predict 7: max_tokens %d", c.MaxTokens)
 	}
