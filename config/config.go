@@ -363,6 +363,7 @@ var peerHints = map[string]string{
 	"ctv": "--kv-quant-v", "cache_type_v": "--kv-quant-v", "md": "--draft", "model_draft": "--draft",
 	"draft_max": "--draft-k", "tb": "--threads", "threads_batch": "--threads", "num_thread": "--threads",
 	"prompt_file": "-f", "perf": "--verbose", "show_timings": "--verbose",
+	"v": "--verbose", "log_verbose": "--verbose", "lora_scaled": "--lora",
 }
 
 // peerNotes say why a flag of llama-cli or ollama that has no counterpart
@@ -371,28 +372,32 @@ var peerNotes = map[string]string{}
 
 func init() {
 	for note, names := range map[string]string{
-		"this app runs on the CPU: drop it":                                                               "ngl n_gpu_layers gpu_layers num_gpu main_gpu mg split_mode sm tensor_split ts device dev no_kv_offload nkvo",
-		"chat's TUI is llama-cli's conversation: drop it":                                                 "i interactive interactive_first if cnv conversation",
-		"a --prompt reply is a single turn, and the TUI goes on until you quit: drop it":                  "st single_turn",
-		"models are not downloaded: download the GGUF file and give its path":                             "hf hf_repo hfr hf_file hff model_url mu",
-		"the chat template is the model's own; /template shows it":                                        "jinja chat_template chat_template_file",
-		"llama.cpp's memory and batching switches have no counterpart here: drop it":                      "mlock no_mmap mmap numa flash_attn fa ub ubatch_size cont_batching no_warmup",
-		"ollama run's: the model stays loaded while chat runs; drop it":                                   "keepalive keep_alive",
-		"ollama run's: replies always wrap at the window's width here; drop it":                           "nowordwrap",
-		"ollama run's: the models this app runs have no thinking mode; drop it":                           "think hidethinking",
-		"ollama run's: nothing is downloaded here; drop it":                                               "insecure",
-		"llama.cpp's batch size: chat serve --batch-tokens N bounds a step's tokens; chat needs none":     "b batch_size",
-		"llama-server's: chat serve --parallel N":                                                         "np",
-		"chat serve always serves /metrics: drop it":                                                      "metrics",
-		"the prompt is taken as typed here unless -e is given: drop it":                                   "no_escape",
-		"--json lists the prompt's token ids (prompt_ids); the TUI's token view (Alt+h) shows its tokens": "verbose_prompt",
-		"a headless reply is plain text; the TUI has colours (--theme; NO_COLOR turns them off): drop it": "color co",
-		"chat writes no log, only its notices on stderr: drop it":                                         "log_disable",
-		"only the reply is printed, not the prompt before it: drop it":                                    "no_display_prompt",
-		"timings are printed only with --verbose: drop it":                                                "no_perf",
-		"the headless output is plain text already: drop it":                                              "simple_io",
-		"llama-cli's interactive mode's: the TUI frames each message with the model's chat template":      "in_prefix in_suffix in_prefix_bos",
-		"a sampler this app does not have":                                                                "tfs",
+		"this app runs on the CPU: drop it":                                                                   "ngl n_gpu_layers gpu_layers num_gpu main_gpu mg split_mode sm tensor_split ts device dev no_kv_offload nkvo",
+		"chat's TUI is llama-cli's conversation: drop it":                                                     "i interactive interactive_first if cnv conversation",
+		"a --prompt reply is a single turn, and the TUI goes on until you quit: drop it":                      "st single_turn",
+		"models are not downloaded: download the GGUF file and give its path":                                 "hf hf_repo hfr hf_file hff model_url mu",
+		"the chat template is the model's own; /template shows it":                                            "jinja chat_template chat_template_file",
+		"llama.cpp's memory and batching switches have no counterpart here: drop it":                          "mlock no_mmap mmap numa flash_attn fa ub ubatch_size cont_batching no_warmup",
+		"ollama run's: the model stays loaded while chat runs; drop it":                                       "keepalive keep_alive",
+		"ollama run's: replies always wrap at the window's width here; drop it":                               "nowordwrap",
+		"ollama run's: the models this app runs have no thinking mode; drop it":                               "think hidethinking",
+		"ollama run's: nothing is downloaded here; drop it":                                                   "insecure",
+		"llama.cpp's batch size: chat serve --batch-tokens N bounds a step's tokens; chat needs none":         "b batch_size",
+		"llama-server's: chat serve --parallel N":                                                             "np",
+		"chat serve always serves /metrics: drop it":                                                          "metrics",
+		"the prompt is taken as typed here unless -e is given: drop it":                                       "no_escape",
+		"--json lists the prompt's token ids (prompt_ids); the TUI's token view (Alt+h) shows its tokens":     "verbose_prompt",
+		"a headless reply is plain text; the TUI has colours (--theme; NO_COLOR turns them off): drop it":     "color co",
+		"chat writes no log, only its notices on stderr: drop it":                                             "log_disable",
+		"only the reply is printed, not the prompt before it: drop it":                                        "no_display_prompt",
+		"timings are printed only with --verbose: drop it":                                                    "no_perf no_show_timings",
+		"the headless output is plain text already: drop it":                                                  "simple_io",
+		"llama-cli's interactive mode's: the TUI frames each message with the model's chat template":          "in_prefix in_suffix in_prefix_bos",
+		"a sampler this app does not have":                                                                    "tfs",
+		"control tokens are left out of replies, as llama.cpp leaves them without it; --json's ids keep them": "sp special",
+		"the system prompt from a file: --system \"$(cat FILE)\"":                                             "sysf system_prompt_file",
+		"the TUI takes several lines already (Alt+Enter or Ctrl+J, or \"\"\" as in ollama): drop it":          "mli multiline_input",
+		"the models this app runs have no thinking mode: drop it":                                             "rea reasoning reasoning_budget reasoning_format",
 	} {
 		for _, n := range strings.Fields(names) {
 			peerNotes[n] = note
@@ -500,7 +505,8 @@ var ignoredFlags = map[string]string{
 	// llama-cli's conversation switches: the TUI is its conversation mode
 	// (with a prompt they are refused: conversationPrompt); -st, one turn.
 	"-cnv": "", "--conversation": "", "-i": "", "--interactive": "", "-if": "", "--interactive-first": "",
-	"-st": "", "--single-turn": "",
+	"-st": "", "--single-turn": "", "-mli": "", "--multiline-input": "", "--no-show-timings": "",
+	"-rea": "on|off|auto", "--reasoning": "on|off|auto", "--reasoning-budget": "N", "--reasoning-format": "N",
 	// llama-cli's -co/--color [on|off|auto], bare as before 2025 too.
 	"-co": "?on|off|auto", "--color": "?on|off|auto",
 }

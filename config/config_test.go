@@ -711,3 +711,31 @@ func TestLlamaCliConversationFlags(t *testing.T) {
 		}
 	}
 }
+
+// More of llama-cli's flags as typed: -sp was told "did you mean --stop?"
+// and -rea "did you mean --beam?", near names of other things; -mli,
+// --no-show-timings and the reasoning switches change nothing here and
+// are taken with a notice; the rest say what stands for them.
+func TestLlamaCliFlagNotes(t *testing.T) {
+	for _, c := range []struct{ args, want string }{
+		{"-sp", "unknown flag -sp (control tokens are left out of replies, as llama.cpp leaves them without it; --json's ids keep them)"},
+		{"--special", "unknown flag --special (control tokens are left out of replies, as llama.cpp leaves them without it; --json's ids keep them)"},
+		{"-sysf s.txt", `unknown flag -sysf (the system prompt from a file: --system "$(cat FILE)")`},
+		{"-v", "unknown flag -v (did you mean --verbose?)"},
+		{"--lora-scaled a.gguf:0.5", "unknown flag --lora-scaled (did you mean --lora?)"},
+	} {
+		if _, err := Parse(strings.Fields(c.args)); err == nil || err.Error() != c.want+" (see chat -h)" {
+			t.Errorf("%s: %v; want %q", c.args, err, c.want)
+		}
+	}
+	c, err := Parse([]string{"-m", "x.gguf", "-mli", "--no-show-timings", "-rea", "off", "--reasoning-budget", "0", "-p", "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"-mli is ignored: the TUI takes several lines already (Alt+Enter or Ctrl+J, or \"\"\" as in ollama)",
+		"--no-show-timings is ignored: timings are printed only with --verbose",
+		"-rea is ignored: the models this app runs have no thinking mode", "--reasoning-budget is ignored: the models this app runs have no thinking mode"}
+	if c.Model != "x.gguf" || c.Prompt != "hi" || !slices.Equal(c.Ignored, want) {
+		t.Errorf("model %q prompt %q ignored %q; want x.gguf, hi, %q", c.Model, c.Prompt, c.Ignored, want)
+	}
+}
