@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -149,5 +150,22 @@ func TestRemoteBudgetPastContext(t *testing.T) {
 		if code != 0 || json.Unmarshal([]byte(out), &r) != nil || r.Stats.PromptTokens+r.Stats.GenTokens != 256 {
 			t.Errorf("chat %q: exit %d, %q (stderr %q); want a reply to the end of the 256-token context", args, code, out, stderr)
 		}
+	}
+}
+
+// chat serve on a port another server holds (llama-server's 8080 is its
+// default too) said "listen tcp ...: bind: address already in use"; it
+// names the address and what to do.
+func TestServePortInUse(t *testing.T) {
+	path := testmodels.Path(t, "stories260K/stories260K.gguf")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skip("no loopback listener:", err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	code, _, stderr := runCLI("serve", path, "--addr", addr)
+	if want := "chat serve: " + addr + " is in use: another server listens there (stop it, or give another --port N)\n"; code != 1 || stderr != want {
+		t.Errorf("chat serve --addr %s (in use): exit %d, stderr %q; want 1, %q", addr, code, stderr, want)
 	}
 }
