@@ -279,7 +279,8 @@ func cmdLoad(s *Session, arg string) (string, error) {
 	}
 	if err := s.Load(arg); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			err = fmt.Errorf("%w (see /sessions)", err)
+			// ollama's /load takes a model by name (/load llama3.2)
+			err = fmt.Errorf("%w (see /sessions; /model FILE switches the model)", err)
 			if ext := strings.ToLower(filepath.Ext(arg)); ext == ".gguf" || ext == ".pt" {
 				// ollama's /load takes a model
 				err = fmt.Errorf("%w; /load takes a saved conversation: /model FILE switches the model", store.ErrNotFound)

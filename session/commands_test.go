@@ -111,6 +111,8 @@ func TestSetKnobs(t *testing.T) {
 		"/set top_n_sigma -Inf":       "top_n_sigma must be a number",
 		// ollama's /load takes a model.
 		"/load student.pt": "no such session; /load takes a saved conversation: /model FILE switches the model",
+		// ... by its name too: the error said only "see /sessions".
+		"/load llama3.2": `session "llama3.2": no such session (see /sessions; /model FILE switches the model)`,
 	} {
 		handled, _, err := s.Command(line)
 		if !handled || err == nil || !strings.Contains(err.Error(), want) {
