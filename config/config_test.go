@@ -723,6 +723,10 @@ func TestLlamaCliFlagNotes(t *testing.T) {
 		{"-sysf s.txt", `unknown flag -sysf (the system prompt from a file: --system "$(cat FILE)")`},
 		{"-v", "unknown flag -v (did you mean --verbose?)"},
 		{"--lora-scaled a.gguf:0.5", "unknown flag --lora-scaled (did you mean --lora?)"},
+		// --keep was told "did you mean --seed?".
+		{"--keep 5", "unknown flag --keep (a reply that outgrows the context follows the course's window rule (raw mode) or stops at its end (chat mode); no tokens are kept pinned)"},
+		{"--context-shift", "unknown flag --context-shift (a reply that outgrows the context follows the course's window rule (raw mode) or stops at its end (chat mode); no tokens are kept pinned)"},
+		{"-o out.txt", "unknown flag -o (the reply is printed on stdout: redirect it (> FILE))"},
 	} {
 		if _, err := Parse(strings.Fields(c.args)); err == nil || err.Error() != c.want+" (see chat -h)" {
 			t.Errorf("%s: %v; want %q", c.args, err, c.want)
