@@ -32,7 +32,7 @@ func benchServeCmd(args []string, stdout, stderr io.Writer) int {
 	maxTok := fs.Int("max-tokens", 64, "tokens per reply (greedy, ignore_eos)")
 	prompt := fs.String("prompt", "", "the clients' message (default: a short story opening)")
 	long := fs.Int("long-prompt-chars", 0, "one more client keeps sending a prompt of this many characters of the bench text, each time a new one (numbered, so no prefix cache spares its prefill); its requests are not counted")
-	if err := parseArgs(fs, args); err != nil {
+	if err := parseOneArg(fs, args, "url", url); err != nil {
 		return flagExit(stderr, "bench serve", err)
 	}
 	if *conc < 1 || *reqs < 0 || *maxTok < 1 || *long < 0 {

@@ -21,7 +21,7 @@ import (
 	"chat/session/termtext"
 )
 
-const convertUsage = "IN OUT.gguf [--type " + "f32|f16|q8_0|q4_0|q2_k|q3_k|q4_k|q5_k|q6_k|iq4_nl|iq4_xs|...] [--threads N]"
+const convertUsage = "IN OUT.gguf [--type " + "f32|f16|q8_0|q4_0|q2_k|q3_k|q4_k|q5_k|q6_k|iq4_nl|iq4_xs|...] [--threads N] (or IN OUT.gguf TYPE, as llama-quantize)"
 
 // convertCmd is chat convert: a course checkpoint to the GGUF file
 // llama.cpp runs, or a GGUF file re-quantised, with llama-quantize's choice
@@ -32,6 +32,15 @@ func convertCmd(args []string, stdout, stderr io.Writer) int {
 	typ := fs.String("type", "", "tensor types: "+strings.Join(convert.MixNames(), ", ")+" (default: f32 for a checkpoint, q8_0 for a GGUF file)")
 	threads := fs.Int("threads", 0, "threads encoding the tensors (default: all cores)")
 	pos, err := parseInterspersed(fs, args)
+	if err == nil && len(pos) == 3 {
+		// llama-quantize's order: IN OUT TYPE (chat convert in.gguf
+		// out.gguf Q4_K_M) was "want an input and an output file, got 3
+		// arguments".
+		if *typ != "" {
+			err = fmt.Errorf("the type is given twice: --type %s and %s", *typ, quote.Quote(pos[2]))
+		}
+		*typ, pos = pos[2], pos[:2]
+	}
 	if err == nil {
 		err = wantInOut(pos)
 	}

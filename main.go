@@ -639,7 +639,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 	// llama-bench's -p 512 -n 128: its pp512 and tg128 are one run here.
 	fs.Var(fs.Lookup("prompt-tokens").Value, "p", "llama-bench's spelling of --prompt-tokens")
 	fs.Var(fs.Lookup("gen").Value, "n", "llama-bench's spelling of --gen")
-	if err := parseArgs(fs, args); err != nil {
+	if err := parseOneArg(fs, args, "model", model); err != nil {
 		return flagExit(stderr, "bench", err)
 	}
 	if *threads < 0 {
@@ -735,7 +735,7 @@ func quantReportCmd(args []string, stdout, stderr io.Writer) int {
 	text := fs.String("text", "", "held-out text (default: ../shared/models/text/TinyStories-valid-head.txt if present)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	calib := fs.String("calib", "", "calibration text of the GPTQ and AWQ rows (default: the held-out text's first tokens, which the windows then skip)")
-	if err := parseArgs(fs, args); err != nil {
+	if err := parseOneArg(fs, args, "model", model); err != nil {
 		return flagExit(stderr, "quant-report", err)
 	}
 	m, err := openModel(*model)

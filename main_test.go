@@ -355,12 +355,12 @@ func TestToolHelpHasUsage(t *testing.T) {
 	for _, c := range []struct{ args, want string }{
 		{"convert -h", "Usage:\n  chat convert IN OUT.gguf [--type T]     a checkpoint as a GGUF file"},
 		{"serve -h", "Usage:\n  chat serve [MODEL] ["},
-		{"bench -h", "Usage:\n  chat bench --model M [--threads T"},
-		{"bench serve -h", "Usage:\n  chat bench serve --url U"},
+		{"bench -h", "Usage:\n  chat bench [MODEL] [--threads T"},
+		{"bench serve -h", "Usage:\n  chat bench serve [URL] --concurrency C"},
 		{"merge-lora -h", "Usage:\n  chat merge-lora BASE ADAPTER[:SCALE]... OUT.gguf"},
 		{"prune -h", "Usage:\n  chat prune IN OUT.gguf"},
 		{"plan -h", "Usage:\n  chat plan --model M"},
-		{"quant-report -h", "Usage:\n  chat quant-report --model M"},
+		{"quant-report -h", "Usage:\n  chat quant-report [MODEL]"},
 	} {
 		code, _, stderr := runCLI(strings.Fields(c.args)...)
 		if code != 0 || !strings.HasPrefix(stderr, c.want) || !strings.Contains(stderr, "\nFlags:\n") {
@@ -467,5 +467,40 @@ func TestCtxSizeCutIsTold(t *testing.T) {
 	}
 	if _, _, stderr := runCLI(tiny, "-c", "64", "--prompt", "Once", "-n", "2"); strings.Contains(stderr, "more than") {
 		t.Errorf("-c 64: %q", stderr)
+	}
+}
+
+// Bug: the tools that take --model stopped reading at their first
+// positional argument, so `chat bench model.gguf -t 1` benchmarked the
+// embedded model with the defaults and printed its speed, as if it were the
+// file's (quant-report the same); the model file may be given first, as to
+// chat serve, chat show and chat plan, and the flags after it count.
+func TestToolModelArgument(t *testing.T) {
+	path := testmodels.Path(t, "stories260K/stories260K.gguf")
+	code, out, stderr := runCLI("bench", path, "-t", "1", "-p", "3", "-n", "2")
+	if code != 0 || !strings.Contains(out, `"model":"stories260K.gguf","threads":1`) || !strings.Contains(out, `"prompt_tokens":3,"gen_tokens":2`) {
+		t.Errorf("chat bench MODEL -t 1 -p 3 -n 2: exit %d, %q (stderr %q)", code, out, stderr)
+	}
+	missing := filepath.Join(t.TempDir(), "missing.gguf")
+	code, _, stderr = runCLI("quant-report", missing, "--json")
+	if code != 1 || !strings.Contains(stderr, "missing.gguf: no such file") {
+		t.Errorf("chat quant-report MISSING: exit %d (stderr %q); want the file's error", code, stderr)
+	}
+	code, _, stderr = runCLI("bench", "serve", "http://127.0.0.1:1", "--requests", "1")
+	if code != 1 || !strings.Contains(stderr, "http://127.0.0.1:1: ") {
+		t.Errorf("chat bench serve URL: exit %d (stderr %q); want the refused connection to that URL", code, stderr)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", path, "other.gguf"}, `chat bench: want one MODEL, got 2 arguments: "` + path + `" "other.gguf" (see chat bench -h)` + "\n"},
+		{[]string{"bench", "-m", path, "other.gguf"}, `chat bench: unexpected argument "other.gguf": --model gives it already (see chat bench -h)` + "\n"},
+		{[]string{"quant-report", "a", "b"}, `chat quant-report: want one MODEL, got 2 arguments: "a" "b" (see chat quant-report -h)` + "\n"},
+		{[]string{"bench", "serve", "--url", "http://127.0.0.1:1", "x"}, `chat bench serve: unexpected argument "x": --url gives it already (see chat bench serve -h)` + "\n"},
+	} {
+		if code, out, stderr := runCLI(tc.args...); code != 2 || out != "" || stderr != tc.want {
+			t.Errorf("chat %q: exit %d, stdout %q, stderr %q; want exit 2 and %q", tc.args, code, out, stderr, tc.want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -111,6 +112,12 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "chat serve: %s on http://%s (OpenAI /v1, ollama /api, /metrics) · %d parallel, %d queued, %d tokens per step\n",
 			s.Name(), a, *parallel, *queue, *batchTokens)
 	})
+	if errors.Is(err, syscall.EADDRINUSE) {
+		// "listen tcp 127.0.0.1:8080: bind: address already in use", and
+		// 8080 is llama-server's port too.
+		fmt.Fprintf(stderr, "chat serve: %s is in use: another server listens there (stop it, or give another --port N)\n", *addr)
+		return 1
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "chat serve:", err)
 		return 1

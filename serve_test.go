@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -115,5 +116,56 @@ func TestServeAndRemoteCLI(t *testing.T) {
 	var r remote.BenchResult
 	if code != 0 || json.Unmarshal([]byte(out), &r) != nil || r.Completed != 8 || r.Errors != 0 || r.Tokens != 8*16 || r.TokS <= 0 || r.TTFTP99 < r.TTFTP50 {
 		t.Errorf("bench serve: exit %d, %q %+v (stderr %q)", code, out, r, stderr)
+	}
+}
+
+// chat --remote on chat serve of a 256-position model failed every reply:
+// the default budget (256 in chat mode) plus the prompt passes the
+// context, which chat serve refuses as vLLM does. Asked again without a
+// budget, the reply runs to the end of the context, as a local one does.
+func TestRemoteBudgetPastContext(t *testing.T) {
+	m, err := load.Open(testmodels.Path(t, "course/student.pt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := serve.New(m, serve.Options{Engine: engine.Options{MaxSeqs: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	defer s.Close()
+	defer ts.Close()
+	for _, args := range [][]string{
+		{"--remote", ts.URL, "--prompt", "Once upon a time", "--ignore-eos", "--json"},
+		{"--remote", ts.URL, "--prompt", "Once upon a time", "--ignore-eos", "--json", "-n", "5000"},
+	} {
+		code, out, stderr := runCLI(args...)
+		var r struct {
+			Reason string `json:"reason"`
+			Stats  struct {
+				PromptTokens int `json:"prompt_tokens"`
+				GenTokens    int `json:"gen_tokens"`
+			} `json:"stats"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &r) != nil || r.Stats.PromptTokens+r.Stats.GenTokens != 256 {
+			t.Errorf("chat %q: exit %d, %q (stderr %q); want a reply to the end of the 256-token context", args, code, out, stderr)
+		}
+	}
+}
+
+// chat serve on a port another server holds (llama-server's 8080 is its
+// default too) said "listen tcp ...: bind: address already in use"; it
+// names the address and what to do.
+func TestServePortInUse(t *testing.T) {
+	path := testmodels.Path(t, "stories260K/stories260K.gguf")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skip("no loopback listener:", err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	code, _, stderr := runCLI("serve", path, "--addr", addr)
+	if want := "chat serve: " + addr + " is in use: another server listens there (stop it, or give another --port N)\n"; code != 1 || stderr != want {
+		t.Errorf("chat serve --addr %s (in use): exit %d, stderr %q; want 1, %q", addr, code, stderr, want)
 	}
 }

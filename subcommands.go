@@ -44,7 +44,7 @@ func parseArgs(fs *flag.FlagSet, args []string) error {
 	out := fs.Output()
 	config.AddIgnoredFlags(fs, func(note string) { fmt.Fprintln(out, "chat:", note) })
 	fs.SetOutput(io.Discard)
-	err := fs.Parse(args)
+	err := fs.Parse(config.JoinOptionalValues(fs, args))
 	fs.SetOutput(out)
 	if errors.Is(err, flag.ErrHelp) {
 		writeToolUsage(out, fs)
@@ -107,6 +107,35 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
+}
+
+// parseOneArg parses fs's flags wherever they are among args and takes
+// one positional argument as *into (the MODEL of `chat bench MODEL`, as
+// `chat serve MODEL` and `chat plan MODEL` take it), unless the flag named
+// flagName gave it already. flag.Parse stops at the first positional, so
+// `chat bench model.gguf -t 1` ran the embedded model with every flag
+// after the file dropped, and printed its speed as if it were the file's.
+func parseOneArg(fs *flag.FlagSet, args []string, flagName string, into *string) error {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Value == fs.Lookup(flagName).Value })
+	switch {
+	case len(pos) == 0:
+		return nil
+	case len(pos) == 1 && !given:
+		*into = pos[0]
+		return nil
+	case len(pos) == 1:
+		return fmt.Errorf("unexpected argument %s: --%s gives it already (see %s -h)", quote.Quote(pos[0]), flagName, fs.Name())
+	}
+	quoted := make([]string, len(pos))
+	for i, a := range pos {
+		quoted[i] = quote.Quote(a)
+	}
+	return fmt.Errorf("want one %s, got %d arguments: %s (see %s -h)", strings.ToUpper(flagName), len(pos), strings.Join(quoted, " "), fs.Name())
 }
 
 // wantInOut is the check of convert's and prune's IN OUT arguments.

@@ -447,3 +447,20 @@ func TestWriteAtomicMode(t *testing.T) {
 		t.Errorf("the folder holds %d files, want 2 (no temporary left)", len(ents))
 	}
 }
+
+// llama-quantize takes the type after the files (llama-quantize in.gguf
+// out.gguf Q4_K_M); chat convert said "want an input and an output file,
+// got 3 arguments". The third argument is the type, unless --type gives
+// one too.
+func TestConvertTypeArgument(t *testing.T) {
+	in := testmodels.Path(t, "course/tiny.pt")
+	out := filepath.Join(t.TempDir(), "tiny.gguf")
+	code, stdout, stderr := runCLI("convert", in, out, "Q8_0")
+	if code != 0 || !strings.Contains(stdout, ", q8_0, ") {
+		t.Fatalf("chat convert IN OUT Q8_0: exit %d, %q (stderr %q)", code, stdout, stderr)
+	}
+	code, _, stderr = runCLI("convert", in, out, "Q8_0", "--type", "f16")
+	if code != 2 || !strings.HasPrefix(stderr, `chat convert: the type is given twice: --type f16 and "Q8_0"`+"\n") {
+		t.Errorf("chat convert IN OUT Q8_0 --type f16: exit %d (stderr %q)", code, stderr)
+	}
+}

@@ -77,11 +77,11 @@ Usage:
                                           the TUI (or a headless reply) on an OpenAI-compatible server
   chat serve [MODEL] [--addr 127.0.0.1:8080 --parallel N --kv-mem MB --api-key K]
                                           serve the model: OpenAI /v1, ollama /api, Prometheus /metrics
-  chat bench serve --url U --concurrency C --requests R --max-tokens N
+  chat bench serve [URL] --concurrency C --requests R --max-tokens N
                                           aggregate tok/s, TTFT and inter-token latency of a server, one JSON line
-  chat bench --model M [--threads T --gen N --prompt-tokens P --quant F --kv-quant F]
+  chat bench [MODEL] [--threads T --gen N --prompt-tokens P --quant F --kv-quant F]
                                           prefill and decode speed as one JSON line
-  chat quant-report --model M [--text FILE] [--calib FILE] [--json]
+  chat quant-report [MODEL] [--text FILE] [--calib FILE] [--json]
                                           weight bytes, logit cosine, top-1 agreement and loss per weight format
   chat convert IN OUT.gguf [--type T]     a checkpoint as a GGUF file llama.cpp runs, or a GGUF file re-quantised
   chat prune IN OUT.gguf (--magnitude S | --nm 2:4) [--method magnitude|wanda|sparsegpt] [--calib FILE]
@@ -174,6 +174,9 @@ func parseArgs(args []string, run bool) (*Config, error) {
 	if given["raw"] || given["chat"] {
 		given["mode"] = true
 	}
+	if err := conversationPrompt(given, args); err != nil {
+		return nil, err
+	}
 	model := ""
 	switch len(pos) {
 	case 0:
@@ -221,6 +224,7 @@ func parseArgs(args []string, run bool) (*Config, error) {
 // words (settings.Error), as /set and the config file report it.
 func parseFlags(fs *flag.FlagSet, args []string, c *Config) ([]string, error) {
 	var pos []string
+	args = JoinOptionalValues(fs, args)
 	for {
 		err := fs.Parse(args)
 		if err != nil {
@@ -288,6 +292,13 @@ func FlagMessage(err error) (msg, unknown string) {
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 		return "unknown flag " + settings.Dashed(name), name
 	}
+	// `invalid boolean value "x" for -color: want one of ...` (a flag
+	// whose value may be left out)
+	if rest, ok := strings.CutPrefix(msg, "invalid boolean value "); ok {
+		if v, after, ok := strings.Cut(rest, " for -"); ok {
+			msg = "invalid value " + v + " for flag -" + after
+		}
+	}
 	// `invalid value "x" for flag -parallel: parse error`
 	if before, after, ok := strings.Cut(msg, " for flag -"); ok {
 		name, rest, _ := strings.Cut(after, ":")
@@ -301,7 +312,9 @@ func FlagMessage(err error) (msg, unknown string) {
 // settings' (-c 2048 -t 4 --temp 0) are their table rows' PeerFlags.
 // -no-cnv completes the prompt as plain text, without the chat template:
 // raw mode.
-var peerFlags = []peerSpelling{{"-m", "model"}, {"-p", "prompt"}, {"-e", "escape"}, {"-no-cnv", "raw"}, {"--no-conversation", "raw"}}
+// -j takes a schema and -jf a schema's file: --json-schema takes either.
+var peerFlags = []peerSpelling{{"-m", "model"}, {"-p", "prompt"}, {"-e", "escape"}, {"-no-cnv", "raw"}, {"--no-conversation", "raw"},
+	{"-j", "json-schema"}, {"-jf", "json-schema"}, {"--json-schema-file", "json-schema"}, {"--grammar-file", "grammar"}}
 
 // peerSpelling is another tool's spelling of a flag, as it types it.
 type peerSpelling struct{ peer, flag string }
@@ -346,10 +359,11 @@ func alsoNote(flag string) string {
 // peerHints are other peers' spellings, for the hint of an unknown flag.
 var peerHints = map[string]string{
 	"file": "-f", "system_prompt": "--system", "n_predict": "-n", "ctx": "--ctx-size",
-	"r": "--stop", "reverse_prompt": "--stop", "ctk": "--kv-quant-k", "cache_type_k": "--kv-quant-k",
+	"ctk": "--kv-quant-k", "cache_type_k": "--kv-quant-k",
 	"ctv": "--kv-quant-v", "cache_type_v": "--kv-quant-v", "md": "--draft", "model_draft": "--draft",
 	"draft_max": "--draft-k", "tb": "--threads", "threads_batch": "--threads", "num_thread": "--threads",
-	"prompt_file": "-f", "perf": "--verbose", "show_timings": "--verbose", "grammar_file": "--grammar",
+	"prompt_file": "-f", "perf": "--verbose", "show_timings": "--verbose",
+	"v": "--verbose", "log_verbose": "--verbose", "lora_scaled": "--lora",
 }
 
 // peerNotes say why a flag of llama-cli or ollama that has no counterpart
@@ -358,28 +372,34 @@ var peerNotes = map[string]string{}
 
 func init() {
 	for note, names := range map[string]string{
-		"this app runs on the CPU: drop it": "ngl n_gpu_layers gpu_layers num_gpu main_gpu mg split_mode sm tensor_split ts device dev no_kv_offload nkvo",
-		"without --prompt the TUI is interactive, and llama-cli's -cnv -p TEXT is --system TEXT here: drop it": "i interactive interactive_first if cnv conversation",
-		"a --prompt reply is a single turn already: drop it":                                                   "st single_turn",
-		"models are not downloaded: download the GGUF file and give its path":                                  "hf hf_repo hfr hf_file hff model_url mu",
-		"the chat template is the model's own; /template shows it":                                             "jinja chat_template chat_template_file",
-		"llama.cpp's memory and batching switches have no counterpart here: drop it":                           "mlock no_mmap mmap numa flash_attn fa ub ubatch_size cont_batching no_warmup",
-		"ollama run's: the model stays loaded while chat runs; drop it":                                        "keepalive keep_alive",
-		"ollama run's: replies always wrap at the window's width here; drop it":                                "nowordwrap",
-		"ollama run's: the models this app runs have no thinking mode; drop it":                                "think hidethinking",
-		"ollama run's: nothing is downloaded here; drop it":                                                    "insecure",
-		"llama.cpp's batch size: chat serve --batch-tokens N bounds a step's tokens; chat needs none":          "b batch_size",
-		"llama-server's: chat serve --parallel N":                                                              "np",
-		"chat serve always serves /metrics: drop it":                                                           "metrics",
-		"the prompt is taken as typed here unless -e is given: drop it":                                        "no_escape",
-		"--json lists the prompt's token ids (prompt_ids); the TUI's token view (Alt+h) shows its tokens":      "verbose_prompt",
-		"a headless reply is plain text; the TUI has colours (--theme; NO_COLOR turns them off)":               "color co",
-		"chat writes no log, only its notices on stderr: drop it":                                              "log_disable",
-		"only the reply is printed, not the prompt before it: drop it":                                         "no_display_prompt",
-		"timings are printed only with --verbose: drop it":                                                     "no_perf",
-		"the headless output is plain text already: drop it":                                                   "simple_io",
-		"llama-cli's interactive mode's: the TUI frames each message with the model's chat template":           "in_prefix in_suffix in_prefix_bos",
-		"a sampler this app does not have":                                                                     "tfs",
+		"this app runs on the CPU: drop it":                                                                                                        "ngl n_gpu_layers gpu_layers num_gpu main_gpu mg split_mode sm tensor_split ts device dev no_kv_offload nkvo",
+		"chat's TUI is llama-cli's conversation: drop it":                                                                                          "i interactive interactive_first if cnv conversation",
+		"a --prompt reply is a single turn, and the TUI goes on until you quit: drop it":                                                           "st single_turn",
+		"models are not downloaded: download the GGUF file and give its path":                                                                      "hf hf_repo hfr hf_file hff model_url mu",
+		"the chat template is the model's own; /template shows it":                                                                                 "jinja chat_template chat_template_file",
+		"llama.cpp's memory and batching switches have no counterpart here: drop it":                                                               "mlock no_mmap mmap numa flash_attn fa ub ubatch_size cont_batching no_warmup",
+		"ollama run's: the model stays loaded while chat runs; drop it":                                                                            "keepalive keep_alive",
+		"ollama run's: replies always wrap at the window's width here; drop it":                                                                    "nowordwrap",
+		"ollama run's: the models this app runs have no thinking mode; drop it":                                                                    "think hidethinking",
+		"ollama run's: nothing is downloaded here; drop it":                                                                                        "insecure",
+		"llama.cpp's batch size: chat serve --batch-tokens N bounds a step's tokens; chat needs none":                                              "b batch_size",
+		"llama-server's: chat serve --parallel N":                                                                                                  "np",
+		"chat serve always serves /metrics: drop it":                                                                                               "metrics",
+		"the prompt is taken as typed here unless -e is given: drop it":                                                                            "no_escape",
+		"--json lists the prompt's token ids (prompt_ids); the TUI's token view (Alt+h) shows its tokens":                                          "verbose_prompt",
+		"a headless reply is plain text; the TUI has colours (--theme; NO_COLOR turns them off): drop it":                                          "color co",
+		"chat writes no log, only its notices on stderr: drop it":                                                                                  "log_disable",
+		"only the reply is printed, not the prompt before it: drop it":                                                                             "no_display_prompt",
+		"timings are printed only with --verbose: drop it":                                                                                         "no_perf no_show_timings",
+		"the headless output is plain text already: drop it":                                                                                       "simple_io",
+		"llama-cli's interactive mode's: the TUI frames each message with the model's chat template":                                               "in_prefix in_suffix in_prefix_bos",
+		"a sampler this app does not have":                                                                                                         "tfs",
+		"control tokens are left out of replies, as llama.cpp leaves them without it; --json's ids keep them":                                      "sp special",
+		"the system prompt from a file: --system \"$(cat FILE)\"":                                                                                  "sysf system_prompt_file",
+		"the TUI takes several lines already (Alt+Enter or Ctrl+J, or \"\"\" as in ollama): drop it":                                               "mli multiline_input",
+		"the models this app runs have no thinking mode: drop it":                                                                                  "rea reasoning reasoning_budget reasoning_format",
+		"a reply that outgrows the context follows the course's window rule (raw mode) or stops at its end (chat mode); no tokens are kept pinned": "keep context_shift no_context_shift",
+		"the reply is printed on stdout: redirect it (> FILE)":                                                                                     "o output output_file",
 	} {
 		for _, n := range strings.Fields(names) {
 			peerNotes[n] = note
@@ -484,6 +504,64 @@ var ignoredFlags = map[string]string{
 	"-nkvo": "", "--no-kv-offload": "", "--mlock": "", "--no-mmap": "", "--mmap": "", "--no-warmup": "",
 	"-fa": "on|off|auto|1|0", "--flash-attn": "on|off|auto|1|0", "-ub": "N", "--ubatch-size": "N", "--numa": "N",
 	"--jinja": "", "--no-escape": "", "--log-disable": "", "--no-display-prompt": "", "--no-perf": "", "--simple-io": "",
+	// llama-cli's conversation switches: the TUI is its conversation mode
+	// (with a prompt they are refused: conversationPrompt); -st, one turn.
+	"-cnv": "", "--conversation": "", "-i": "", "--interactive": "", "-if": "", "--interactive-first": "",
+	"-st": "", "--single-turn": "", "-mli": "", "--multiline-input": "", "--no-show-timings": "",
+	"-rea": "on|off|auto", "--reasoning": "on|off|auto", "--reasoning-budget": "N", "--reasoning-format": "N",
+	// llama-cli's -co/--color [on|off|auto], bare as before 2025 too.
+	"-co": "?on|off|auto", "--color": "?on|off|auto",
+}
+
+// conversationFlags are llama-cli's switches into its interactive
+// conversation, by the flag package's names.
+var conversationFlags = []string{"cnv", "conversation", "i", "interactive", "if", "interactive-first"}
+
+// conversationPrompt refuses llama-cli's -cnv -p TEXT: there TEXT is the
+// conversation's first message (its system prompt before 2025), here -p
+// prints one reply and exits, so dropping -cnv alone would not do what
+// was asked.
+func conversationPrompt(given map[string]bool, args []string) error {
+	if !given["prompt"] && !given["f"] {
+		return nil
+	}
+	for _, name := range conversationFlags {
+		if given[name] {
+			return fmt.Errorf("%s with a prompt: llama-cli chats on after its reply, chat prints the reply and exits; "+
+				"for a chat drop the prompt and type it in the TUI (--system TEXT sets a system prompt), for one reply drop %[1]s", TypedFlag(args, name))
+		}
+	}
+	return nil
+}
+
+// JoinOptionalValues joins the value of a flag whose value may be left
+// out (llama-cli's --color [on|off|auto]) to it (--color=on), for the
+// flag package, which cannot tell a flag's optional value from the
+// argument after it. The value of another flag (-p --color) is left alone.
+func JoinOptionalValues(fs *flag.FlagSet, args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		out = append(out, a)
+		if a == "--" {
+			return append(out, args[i+1:]...)
+		}
+		if !strings.HasPrefix(a, "-") || strings.Contains(a, "=") || i+1 == len(args) {
+			continue
+		}
+		if takes, ok := ignoredFlags[a]; ok && strings.HasPrefix(takes, "?") && slices.Contains(strings.Split(takes[1:], "|"), args[i+1]) {
+			out[len(out)-1] = a + "=" + args[i+1]
+			i++
+			continue
+		}
+		if f := fs.Lookup(strings.TrimLeft(a, "-")); f != nil {
+			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !ok || !b.IsBoolFlag() {
+				out = append(out, args[i+1]) // its value
+				i++
+			}
+		}
+	}
+	return out
 }
 
 // AddIgnoredFlags gives fs llama.cpp's flags that change nothing here
@@ -500,6 +578,14 @@ func AddIgnoredFlags(fs *flag.FlagSet, note func(string)) {
 			fs.BoolFunc(name, "", func(string) error { note(line); return nil })
 		case takes == "N":
 			fs.Func(name, "", func(string) error { note(line); return nil })
+		case strings.HasPrefix(takes, "?"): // bare, or with one of the values joined by JoinOptionalValues
+			fs.BoolFunc(name, "", func(v string) error {
+				if v != "true" && !slices.Contains(strings.Split(takes[1:], "|"), v) {
+					return fmt.Errorf("want one of %s", strings.ReplaceAll(takes[1:], "|", ", "))
+				}
+				note(line)
+				return nil
+			})
 		default:
 			fs.Func(name, "", func(v string) error {
 				if !slices.Contains(strings.Split(takes, "|"), v) {

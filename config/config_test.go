@@ -256,6 +256,25 @@ func TestPeerFlags(t *testing.T) {
 	if c := parse(t, "--n-predict", "5", "--repeat-last-n", "32"); c.MaxTokens != 5 || c.Sampler.PenaltyWindow != 32 {
 		t.Errorf("--n-predict 5 --repeat-last-n 32: max_tokens %d, penalty window %d", c.MaxTokens, c.Sampler.PenaltyWindow)
 	}
+	// llama-cli's -r (--reverse-prompt) was refused with "did you mean
+	// --stop?": it is --stop, repeatable as llama-cli's is.
+	if c := parse(t, "-r", "User:", "--reverse-prompt", "###"); !slices.Equal(c.Stop, []string{"User:", "###"}) || !c.Given["stop"] {
+		t.Errorf("-r User: --reverse-prompt ###: stop %q", c.Stop)
+	}
+	// llama-cli's long -sys, its -j/-jf/--json-schema-file (a schema, or
+	// its file: --json-schema takes either), --grammar-file and
+	// --typical-p were unknown flags.
+	if c := parse(t, "--system-prompt", "be brief", "-j", "{}", "--typical-p", "0.9"); c.System != "be brief" || c.JSONSchema != "{}" || c.Sampler.TypicalP != 0.9 {
+		t.Errorf("--system-prompt -j --typical-p: system %q schema %q typical %v", c.System, c.JSONSchema, c.Sampler.TypicalP)
+	}
+	if c := parse(t, "--grammar-file", "g.gbnf"); c.Grammar != "g.gbnf" {
+		t.Errorf("--grammar-file g.gbnf: grammar %q", c.Grammar)
+	}
+	for _, flag := range []string{"-jf", "--json-schema-file"} {
+		if c := parse(t, flag, "s.json"); c.JSONSchema != "s.json" {
+			t.Errorf("%s s.json: schema %q", flag, c.JSONSchema)
+		}
+	}
 	if c := parse(t, "--predict", "7"); c.MaxTokens != 7 {
 		t.Errorf("--predict 7: max_tokens %d", c.MaxTokens)
 	}
@@ -428,18 +447,12 @@ func TestOneRuleOneMessage(t *testing.T) {
 		// llama-cli's and ollama's flags: the equivalent, or why none is
 		// needed, quoted with the dashes they were typed with.
 		{"--cont-batching", "unknown flag --cont-batching (llama.cpp's memory and batching switches have no counterpart here: drop it)"},
-		// llama-cli's -cnv -p TEXT: TEXT is the system prompt there, and
-		// dropping -cnv alone made it a one-shot prompt here.
-		{"-cnv", "unknown flag -cnv (without --prompt the TUI is interactive, and llama-cli's -cnv -p TEXT is --system TEXT here: drop it)"},
 		{"-hf org/model", "unknown flag -hf (models are not downloaded: download the GGUF file and give its path)"},
-		{"-r User:", "unknown flag -r (did you mean --stop?)"},
 		{"-ctk=q8_0", "unknown flag -ctk (did you mean --kv-quant-k?)"},
 		{"--tfs 0.9", "unknown flag --tfs (a sampler this app does not have)"},
 		{"--keepalive 5m", "unknown flag --keepalive (ollama run's: the model stays loaded while chat runs; drop it)"},
 		{"--nowordwrap", "unknown flag --nowordwrap (ollama run's: replies always wrap at the window's width here; drop it)"},
 		{"--verbose-prompt", "unknown flag --verbose-prompt (--json lists the prompt's token ids (prompt_ids); the TUI's token view (Alt+h) shows its tokens)"},
-		{"--color", "unknown flag --color (a headless reply is plain text; the TUI has colours (--theme; NO_COLOR turns them off))"},
-		{"-st", "unknown flag -st (a --prompt reply is a single turn already: drop it)"},
 		{"--prompt-file p.txt", "unknown flag --prompt-file (did you mean -f?)"},
 		{"--show-timings", "unknown flag --show-timings (did you mean --verbose?)"},
 		{"--in-prefix", "unknown flag --in-prefix (llama-cli's interactive mode's: the TUI frames each message with the model's chat template)"},
@@ -653,4 +666,80 @@ func FuzzUnescape(f *testing.F) {
 			}
 		}
 	})
+}
+
+// llama-cli's switches that change nothing here were refused (exit 2)
+// though the note said to drop them: `llama-cli -m M -cnv`, `-p TEXT -st`
+// (its one-reply line) and `--color` / `-co on` (its flag takes on, off or
+// auto, or nothing) now run with one notice each. -cnv with a prompt is
+// still refused, in today's llama-cli's terms: there the prompt is the
+// first message of a chat that goes on, here one reply.
+func TestLlamaCliConversationFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"-m", "x.gguf", "-cnv"}, []string{"-cnv is ignored: chat's TUI is llama-cli's conversation"}},
+		{[]string{"-m", "x.gguf", "--conversation", "-i", "-if"}, []string{"--conversation is ignored: chat's TUI is llama-cli's conversation",
+			"-i is ignored: chat's TUI is llama-cli's conversation", "-if is ignored: chat's TUI is llama-cli's conversation"}},
+		{[]string{"-m", "x.gguf", "-p", "hi", "-st"}, []string{"-st is ignored: a --prompt reply is a single turn, and the TUI goes on until you quit"}},
+		{[]string{"--color", "-m", "x.gguf", "-p", "hi"}, []string{"--color is ignored: a headless reply is plain text; the TUI has colours (--theme; NO_COLOR turns them off)"}},
+		// The value is its own, not the model file; -p's value is -p's.
+		{[]string{"--color", "on", "x.gguf", "-co", "auto", "-p", "hi"}, []string{"--color is ignored: a headless reply is plain text; the TUI has colours (--theme; NO_COLOR turns them off)",
+			"-co is ignored: a headless reply is plain text; the TUI has colours (--theme; NO_COLOR turns them off)"}},
+		{[]string{"-m", "x.gguf", "--color=off", "-p", "hi"}, []string{"--color is ignored: a headless reply is plain text; the TUI has colours (--theme; NO_COLOR turns them off)"}},
+	} {
+		cfg, err := Parse(c.args)
+		if err != nil {
+			t.Errorf("%q: %v", c.args, err)
+			continue
+		}
+		if cfg.Model != "x.gguf" || !slices.Equal(cfg.Ignored, c.want) {
+			t.Errorf("%q: model %q, ignored %q; want x.gguf, %q", c.args, cfg.Model, cfg.Ignored, c.want)
+		}
+	}
+	if cfg, err := Parse([]string{"-m", "x.gguf", "-p", "--color", "on"}); err == nil {
+		t.Errorf("-p --color on: model %q prompt %q; want \"on\" an unexpected second model", cfg.Model, cfg.Prompt)
+	}
+	for _, c := range []struct{ args, want string }{
+		{"-m x.gguf -cnv -p hi", "-cnv with a prompt: llama-cli chats on after its reply, chat prints the reply and exits; for a chat drop the prompt and type it in the TUI (--system TEXT sets a system prompt), for one reply drop -cnv"},
+		{"-m x.gguf -f p.txt --interactive", "--interactive with a prompt: llama-cli chats on after its reply, chat prints the reply and exits; for a chat drop the prompt and type it in the TUI (--system TEXT sets a system prompt), for one reply drop --interactive"},
+		{"-m x.gguf --color=red", `invalid value "red" for flag --color: want one of on, off, auto (see chat -h)`},
+	} {
+		if _, err := Parse(strings.Fields(c.args)); err == nil || err.Error() != c.want {
+			t.Errorf("%s: %v; want %q", c.args, err, c.want)
+		}
+	}
+}
+
+// More of llama-cli's flags as typed: -sp was told "did you mean --stop?"
+// and -rea "did you mean --beam?", near names of other things; -mli,
+// --no-show-timings and the reasoning switches change nothing here and
+// are taken with a notice; the rest say what stands for them.
+func TestLlamaCliFlagNotes(t *testing.T) {
+	for _, c := range []struct{ args, want string }{
+		{"-sp", "unknown flag -sp (control tokens are left out of replies, as llama.cpp leaves them without it; --json's ids keep them)"},
+		{"--special", "unknown flag --special (control tokens are left out of replies, as llama.cpp leaves them without it; --json's ids keep them)"},
+		{"-sysf s.txt", `unknown flag -sysf (the system prompt from a file: --system "$(cat FILE)")`},
+		{"-v", "unknown flag -v (did you mean --verbose?)"},
+		{"--lora-scaled a.gguf:0.5", "unknown flag --lora-scaled (did you mean --lora?)"},
+		// --keep was told "did you mean --seed?".
+		{"--keep 5", "unknown flag --keep (a reply that outgrows the context follows the course's window rule (raw mode) or stops at its end (chat mode); no tokens are kept pinned)"},
+		{"--context-shift", "unknown flag --context-shift (a reply that outgrows the context follows the course's window rule (raw mode) or stops at its end (chat mode); no tokens are kept pinned)"},
+		{"-o out.txt", "unknown flag -o (the reply is printed on stdout: redirect it (> FILE))"},
+	} {
+		if _, err := Parse(strings.Fields(c.args)); err == nil || err.Error() != c.want+" (see chat -h)" {
+			t.Errorf("%s: %v; want %q", c.args, err, c.want)
+		}
+	}
+	c, err := Parse([]string{"-m", "x.gguf", "-mli", "--no-show-timings", "-rea", "off", "--reasoning-budget", "0", "-p", "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"-mli is ignored: the TUI takes several lines already (Alt+Enter or Ctrl+J, or \"\"\" as in ollama)",
+		"--no-show-timings is ignored: timings are printed only with --verbose",
+		"-rea is ignored: the models this app runs have no thinking mode", "--reasoning-budget is ignored: the models this app runs have no thinking mode"}
+	if c.Model != "x.gguf" || c.Prompt != "hi" || !slices.Equal(c.Ignored, want) {
+		t.Errorf("model %q prompt %q ignored %q; want x.gguf, hi, %q", c.Model, c.Prompt, c.Ignored, want)
+	}
 }

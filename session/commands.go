@@ -174,6 +174,28 @@ var ollamaSwitches = map[string]string{
 	"showthinking": "the models this app runs have no thinking mode",
 }
 
+// modelSummary is /show's model line: the name, then what is known of it.
+// A remote model has no weight format or parameter count here, which left
+// "student (remote, ,  params, context 256)".
+func modelSummary(in Info) string {
+	var parts []string
+	for _, p := range []string{in.Arch, in.Quant} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	if n := ParamCount(in.Params); n != "" {
+		parts = append(parts, n+" params")
+	}
+	if in.ContextLength > 0 {
+		parts = append(parts, fmt.Sprintf("context %d", in.ContextLength))
+	}
+	if len(parts) == 0 {
+		return in.Model
+	}
+	return in.Model + " (" + strings.Join(parts, ", ") + ")"
+}
+
 func cmdShow(s *Session, arg string) (string, error) {
 	// ollama's /show template and /show system show that one thing.
 	switch strings.ToLower(strings.TrimSpace(arg)) {
@@ -184,7 +206,7 @@ func cmdShow(s *Session, arg string) (string, error) {
 	}
 	var b strings.Builder
 	in := s.Info()
-	fmt.Fprintf(&b, "model             %s (%s, %s, %s params, context %d)\n", in.Model, in.Arch, in.Quant, ParamCount(in.Params), in.ContextLength)
+	fmt.Fprintf(&b, "model             %s\n", modelSummary(in))
 	if in.TrainContext > 0 {
 		fmt.Fprintf(&b, "                  trained for %d: --ctx-size N for a longer window\n", in.TrainContext)
 	}
@@ -257,7 +279,8 @@ func cmdLoad(s *Session, arg string) (string, error) {
 	}
 	if err := s.Load(arg); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			err = fmt.Errorf("%w (see /sessions)", err)
+			// ollama's /load takes a model by name (/load llama3.2)
+			err = fmt.Errorf("%w (see /sessions; /model FILE switches the model)", err)
 			if ext := strings.ToLower(filepath.Ext(arg)); ext == ".gguf" || ext == ".pt" {
 				// ollama's /load takes a model
 				err = fmt.Errorf("%w; /load takes a saved conversation: /model FILE switches the model", store.ErrNotFound)

@@ -111,6 +111,8 @@ func TestSetKnobs(t *testing.T) {
 		"/set top_n_sigma -Inf":       "top_n_sigma must be a number",
 		// ollama's /load takes a model.
 		"/load student.pt": "no such session; /load takes a saved conversation: /model FILE switches the model",
+		// ... by its name too: the error said only "see /sessions".
+		"/load llama3.2": `session "llama3.2": no such session (see /sessions; /model FILE switches the model)`,
 	} {
 		handled, _, err := s.Command(line)
 		if !handled || err == nil || !strings.Contains(err.Error(), want) {
@@ -393,5 +395,23 @@ func TestFormatListColumns(t *testing.T) {
 	}
 	if !strings.Contains(lines[2], "the sea and …  m,") {
 		t.Errorf("a long title is not cut: %q", lines[2])
+	}
+}
+
+// /show's model line names only what is known: on --remote the weight
+// format and parameter count are not, and the line read
+// "student (remote, ,  params, context 256)".
+func TestShowModelSummary(t *testing.T) {
+	for _, c := range []struct {
+		in   Info
+		want string
+	}{
+		{Info{Model: "student", Arch: "remote", ContextLength: 256}, "student (remote, context 256)"},
+		{Info{Model: "student.pt", Arch: "modern", Quant: "f32", Params: 2_600_000, ContextLength: 256}, "student.pt (modern, f32, 2.6M params, context 256)"},
+		{Info{Model: "x"}, "x"},
+	} {
+		if got := modelSummary(c.in); got != c.want {
+			t.Errorf("modelSummary(%+v) = %q; want %q", c.in, got, c.want)
+		}
 	}
 }

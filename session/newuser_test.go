@@ -260,7 +260,7 @@ func TestUnknownSessionMessages(t *testing.T) {
 	if !errors.Is(err, store.ErrNotFound) || strings.Contains(err.Error(), "/sessions") {
 		t.Errorf("store: %v", err)
 	}
-	if _, _, err := s.Command("/load nope"); err == nil || !strings.HasSuffix(err.Error(), "(see /sessions)") {
+	if _, _, err := s.Command("/load nope"); err == nil || !strings.HasSuffix(err.Error(), "(see /sessions; /model FILE switches the model)") {
 		t.Errorf("/load nope: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -221,6 +222,15 @@ func (s *Session) startRemote() (reply, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	st, err := b.c.Stream(ctx, req)
+	if pastContext(err) && req.MaxTokens > 0 {
+		// The budget runs past the context (chat serve and vLLM refuse
+		// prompt + max_tokens over it; a model of 256 positions refused
+		// every reply of the default 256): ask again without one, which
+		// such servers read as the rest of the context, as a local reply
+		// stops at the end of the context.
+		req.MaxTokens = 0
+		st, err = b.c.Stream(ctx, req)
+	}
 	if err != nil {
 		cancel()
 		return nil, err
@@ -228,6 +238,15 @@ func (s *Session) startRemote() (reply, error) {
 	r := &remoteReply{b: b, st: st, cancel: cancel, onText: s.opts.OnText, done: make(chan struct{})}
 	go r.run()
 	return r, nil
+}
+
+// pastContext reports whether err is a server's refusal of a request that
+// does not fit the model's context (chat serve's and vLLM's 400 "This
+// model's maximum context length is N tokens...", SGLang's "... exceeds the
+// model's maximum context length").
+func pastContext(err error) bool {
+	var se *remote.StatusError
+	return errors.As(err, &se) && se.Status == http.StatusBadRequest && strings.Contains(se.Message, "maximum context length")
 }
 
 // remoteReply is a reply streamed from a server.

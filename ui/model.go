@@ -257,7 +257,7 @@ func (m *model) resize(w, h int) tea.Cmd {
 	l := m.layout()
 	m.sizeLayers()
 	if m.note.text != "" {
-		m.setNoteRows()
+		m.refitNote()
 	}
 	m.rewrapGen++
 	if m.tr.following() || m.tr.width == max(1, l.mainW) {

@@ -431,3 +431,69 @@ func TestSplitEscapeSequenceWhileStreaming(t *testing.T) {
 		}
 	}
 }
+
+// A notice too long for a narrow terminal's rows opens in a pane over the
+// transcript. Widened, the terminal kept the pane, which then hid the
+// whole transcript behind a two-line notice, and the rows lost their
+// "Esc closes" hint, so nothing said how to get the text back. On a
+// resize the notice is placed again as a new one would be.
+func TestResizedNoticeLeavesItsPane(t *testing.T) {
+	m := newTest(newFake(), 20, 12)
+	long := "the text outgrew the 256-token context: the model sees only its latest tokens (the course's window rule: it keeps the latest 128 and goes on from them each time the context fills)"
+	m.setNotice(long, false)
+	if m.openPane() == nil {
+		t.Fatalf("20×12: the notice did not open a pane:\n%s", m.View().Content)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 24, Height: 12})
+	if m.openPane() == nil || !strings.Contains(m.View().Content, "(in full above") {
+		t.Fatalf("24×12: the pane closed or its hint is gone:\n%s", m.View().Content)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 200, Height: 30})
+	c := ansi.Strip(m.View().Content)
+	if m.openPane() != nil || !strings.Contains(c, "fills)") || strings.Contains(c, "(in full above") {
+		t.Fatalf("200×30: the notice fits its rows, but the pane stays:\n%s", c)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 20, Height: 12})
+	if m.openPane() == nil || !strings.Contains(m.View().Content, "(in full above") {
+		t.Fatalf("20×12 again: the notice does not fit, and no pane shows it:\n%s", m.View().Content)
+	}
+	// Another pane open (F1's help) is left as it is.
+	m.Update(tea.WindowSizeMsg{Width: 200, Height: 30})
+	m.setNotice("model not found", true)
+	m.Update(press(tea.KeyF1))
+	m.Update(tea.WindowSizeMsg{Width: 20, Height: 12})
+	if !m.helpShown() {
+		t.Fatalf("a resize closed the help:\n%s", m.View().Content)
+	}
+	m.Update(press(tea.KeyEscape))
+	m.setNotice(long, false)
+	// Closed with Esc, the pane stays closed when the terminal is resized.
+	m.Update(press(tea.KeyEscape))
+	m.Update(tea.WindowSizeMsg{Width: 22, Height: 12})
+	if m.openPane() != nil {
+		t.Fatalf("a closed notice pane opened again on a resize:\n%s", m.View().Content)
+	}
+}
+
+// A notice may take as many rows as the layout shows it, no more: on a
+// 12-row terminal the layout shows 2 but a notice could take 3 before it
+// opened a pane, so the third row, the pane's "Esc closes" hint or the end
+// of a three-row warning, was cut off unseen. At every height, a notice
+// is either whole in the rows or in a pane the rows say how to close.
+func TestNoticeRowsFitTheLayout(t *testing.T) {
+	for _, words := range []int{6, 9, 30} {
+		text := strings.TrimSpace(strings.Repeat("word ", words-1)) + " END"
+		for h := 6; h <= 40; h++ {
+			for _, w := range []int{20, 40, 120} {
+				m := newTest(newFake(), w, h)
+				m.setNotice(text, false)
+				c := ansi.Strip(m.View().Content)
+				if p := m.openPane(); p == nil && !strings.Contains(c, "END") {
+					t.Errorf("%d words, %d×%d: the notice is cut and no pane shows it:\n%s", words, w, h, c)
+				} else if p != nil && !strings.Contains(c, "(in full above") {
+					t.Errorf("%d words, %d×%d: the notice opened a pane but the rows do not say Esc closes it:\n%s", words, w, h, c)
+				}
+			}
+		}
+	}
+}

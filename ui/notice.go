@@ -23,13 +23,17 @@ type note struct {
 	text string
 	kind noteKind
 	rows []string // wrapped at the terminal's width
+
+	pane *pane // the pane the notice opened in, too long for the rows
 }
 
 // noteRows is how many rows a notice may take before it opens in a pane:
 // 3, or a quarter of a taller terminal, so that on a narrow one the
 // notice a reply ends with ("reached max_tokens") wraps below the reply
-// rather than covering it.
-func (m *model) noteRows() int { return max(3, m.height/4) }
+// rather than covering it; never more than the layout shows (noteCap: on
+// a 12-row terminal, 2), or the last row, the pane's "Esc closes" hint
+// among them, was cut off unseen.
+func (m *model) noteRows() int { return min(max(3, m.height/4), m.noteCap()) }
 
 // setNotice shows a warning, or an error when isErr.
 func (m *model) setNotice(s string, isErr bool) {
@@ -65,11 +69,30 @@ func (m *model) showNote(s string, k noteKind) {
 	}
 	m.setNoteRows()
 	if n := m.noteRows(); len(m.note.rows) > n {
-		m.push(newPane(m.mark(k) + s))
-		m.note.text, m.note.kind = firstLine(s), k
+		p := newPane(m.mark(k) + s)
+		m.push(p)
+		m.note.text, m.note.kind, m.note.pane = firstLine(s), k, p
 		m.setNoteRows()
-		m.note.rows = append(m.note.rows[:min(len(m.note.rows), n-1)], "  (in full above · Esc closes)")
+		m.note.rows = append(m.note.rows[:min(len(m.note.rows), max(0, n-1))], "  (in full above · Esc closes)")
 	}
+}
+
+// refitNote places the notice again for a new terminal size, as a new one
+// would be: in the rows when it fits them, else in a pane with the hint.
+// (Wrapped again as it was, a notice that had opened in a pane lost its
+// hint and kept the pane over the transcript on a widened terminal, and
+// one that no longer fitted was cut.) While another pane is open, or the
+// user closed the notice's, it is only wrapped again.
+func (m *model) refitNote() {
+	p, open := find[*pane](m)
+	switch {
+	case open && p == m.note.pane:
+		m.pop(func(l layer) bool { return l == layer(p) })
+	case open || m.note.pane != nil:
+		m.setNoteRows()
+		return
+	}
+	m.showNote(m.note.text, m.note.kind) // whole: oneLine made it one line, so firstLine kept it all
 }
 
 func (m *model) clearNote() { m.note = note{} }

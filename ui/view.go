@@ -38,18 +38,38 @@ func (m *model) layout() layout {
 	if rem >= 3 {
 		l.header = 1
 	}
-	if !l.panel && rem >= 2 {
+	if rem >= 2 && (!l.panel || rem < 8 && m.note.text != "") {
+		// The status line; beside the panel, on a terminal too short
+		// for the hint line, the notice's row.
 		l.status = 1
 	}
 	if rem >= 8 {
 		l.hint = 1
 		if n := len(m.note.rows); n > 1 {
-			l.hint = min(n, max(1, (rem-l.header-l.status)/3))
+			l.hint = min(n, m.noteCap())
 		}
 	}
 	l.body = max(0, rem-l.header-l.status-l.hint)
 	l.dock = m.dockPlan(l.body, l.mainW)
 	return l
+}
+
+// noteCap is the most rows the layout gives a notice: a third of the rows
+// below the header and status line, or, on a terminal too short for the
+// hint line, the status line's one.
+func (m *model) noteCap() int {
+	rem := m.height - min(m.height, max(1, m.in.height()))
+	if rem < 8 {
+		return min(1, max(0, rem-1))
+	}
+	header, status := 0, 0
+	if rem >= 3 {
+		header = 1
+	}
+	if m.width < panelMinWidth && rem >= 2 {
+		status = 1
+	}
+	return max(1, (rem-header-status)/3)
 }
 
 func (m *model) view() tea.View {

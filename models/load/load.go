@@ -100,6 +100,13 @@ func hfStateDict(ck *torchpt.Checkpoint) bool {
 // files.
 func openError(path string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
+		// ollama's habit, the name without its extension, beside the file
+		// (`chat run stories260K` in its folder).
+		for _, ext := range []string{".gguf", ".pt"} {
+			if st, err := os.Stat(path + ext); err == nil && st.Mode().IsRegular() {
+				return fmt.Errorf("open model: %s: no such file (did you mean %s?)", path, path+ext)
+			}
+		}
 		return fmt.Errorf("open model: %s: no such file (a model is the path of a GGUF or .pt file; none is downloaded by name)", path)
 	}
 	st, serr := os.Stat(path)

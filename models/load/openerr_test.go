@@ -30,7 +30,12 @@ func TestOpenMistakes(t *testing.T) {
 	write("models/a.gguf", nil)
 	empty := write("empty.gguf", nil)
 	st := write("model.safetensors", append([]byte{2, 0, 0, 0, 0, 0, 0, 0}, "{}"...))
+	write("stories/tiny.pt", nil)
 	cases := []struct{ path, want string }{
+		// ollama's habit, the name without its extension: the file beside
+		// it is named (it said "none is downloaded by name").
+		{filepath.Join(dir, "models", "a"), "models/a: no such file (did you mean " + filepath.Join(dir, "models", "a.gguf") + "?)"},
+		{filepath.Join(dir, "stories", "tiny"), "stories/tiny: no such file (did you mean " + filepath.Join(dir, "stories", "tiny.pt") + "?)"},
 		{"llama3.2", "llama3.2: no such file (a model is the path of a GGUF or .pt file; none is downloaded by name)"},
 		{filepath.Join(dir, "hf"), "is a folder of safetensors weights (a Hugging Face model): convert the model to GGUF"},
 		{filepath.Join(dir, "models"), "is a directory: give one of its model files (a.gguf)"},

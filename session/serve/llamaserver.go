@@ -609,6 +609,12 @@ func (s *Server) llamaSettings(j job, n int, req *llamaRequest) map[string]any {
 	}
 	gs["repeat_last_n"] = gs["penalty_window"]
 	delete(gs, "penalty_window")
+	if j.params.RepeatPenalty == 0 {
+		// Off, which is 1 in llama-server's terms: a client that reads
+		// /props's defaults and sends them back (its web UI) must not send
+		// a repeat_penalty that divides by 0 there.
+		gs["repeat_penalty"] = 1.0
+	}
 	return gs
 }
 

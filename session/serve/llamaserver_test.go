@@ -386,6 +386,15 @@ func TestLlamaSlotsHealth(t *testing.T) {
 	if p["temperature"] != 0.8 || p["top_k"] != 40.0 || p["top_p"] != 0.95 || p["min_p"] != 0.05 || p["seed"] != -1.0 || p["n_predict"] != -1.0 {
 		t.Errorf("/props params: %v", p)
 	}
+	// Bug: repeat_penalty was 0, the engine's "off"; llama-server's off is
+	// 1 (it divides logits by the penalty), and so are the other penalties'
+	// and samplers' off values it shows.
+	for k, want := range map[string]float64{"repeat_penalty": 1, "frequency_penalty": 0, "presence_penalty": 0, "repeat_last_n": 64,
+		"typical_p": 1, "top_n_sigma": -1, "xtc_probability": 0, "mirostat": 0, "dry_multiplier": 0} {
+		if p[k] != want {
+			t.Errorf("/props params %s = %v; want llama-server's %v", k, p[k], want)
+		}
+	}
 }
 
 // get fetches a JSON answer.
