@@ -227,8 +227,9 @@ func (s *Session) startRemote() (reply, error) {
 		// prompt + max_tokens over it; a model of 256 positions refused
 		// every reply of the default 256): ask again without one, which
 		// such servers read as the rest of the context, as a local reply
-		// stops at the end of the context.
-		req.MaxTokens = 0
+		// stops at the end of the context. That rest is less than the
+		// budget, which still bounds what the stream keeps.
+		req.OmitMaxTokens = true
 		st, err = b.c.Stream(ctx, req)
 	}
 	if err != nil {

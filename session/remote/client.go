@@ -71,7 +71,12 @@ type Request struct {
 	Messages  []Message
 	Prompt    string
 	MaxTokens int
-	Greedy    bool // sent as temperature 0
+	// OmitMaxTokens leaves max_tokens out of the request, so the server
+	// takes the rest of its context, while MaxTokens still bounds what the
+	// stream keeps: the budget a server refused as past its context is
+	// more than that rest.
+	OmitMaxTokens bool
+	Greedy        bool // sent as temperature 0
 
 	Temperature       float64
 	TopP, MinP        float64 // 0: not sent
@@ -95,7 +100,7 @@ func (r *Request) body() map[string]any {
 	} else {
 		b["prompt"] = r.Prompt
 	}
-	if r.MaxTokens > 0 {
+	if r.MaxTokens > 0 && !r.OmitMaxTokens {
 		b["max_tokens"] = r.MaxTokens
 	}
 	b["temperature"] = r.Temperature

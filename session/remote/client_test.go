@@ -76,9 +76,13 @@ func TestConnectionRefused(t *testing.T) {
 // reply of at most 10 tokens) is cut off with one line after twice as many
 // pieces: the reply was kept in memory for as long as such a server ran.
 func TestStreamBeyondMaxTokens(t *testing.T) {
-	for _, piece := range []string{"w ", strings.Repeat("x", 4<<10)} {
+	for i, piece := range []string{"w ", strings.Repeat("x", 4<<10), "w "} {
+		omit := i == 2 // the budget bounds the stream, not sent (OmitMaxTokens)
 		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			io.ReadAll(r.Body)
+			body, _ := io.ReadAll(r.Body)
+			if sent := strings.Contains(string(body), "max_tokens"); sent == omit {
+				t.Errorf("OmitMaxTokens %v, but the body %s", omit, body)
+			}
 			chunk := fmt.Sprintf("data: {\"choices\":[{\"delta\":{\"content\":%q}}]}\n\n", piece)
 			for i := 0; i < 100000; i++ {
 				if _, err := io.WriteString(w, chunk); err != nil {
@@ -91,7 +95,7 @@ func TestStreamBeyondMaxTokens(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, err := c.Stream(context.Background(), Request{Prompt: "hi", MaxTokens: 10})
+		st, err := c.Stream(context.Background(), Request{Prompt: "hi", MaxTokens: 10, OmitMaxTokens: omit})
 		if err != nil {
 			t.Fatal(err)
 		}
