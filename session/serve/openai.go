@@ -43,6 +43,18 @@ type knobs struct {
 	} `json:"stream_options"`
 
 	peer map[string]json.RawMessage // llama-server's further sampler fields (peerknobs.go)
+	off  *errBody                   // the first of openaiOff's fields set
+}
+
+// openaiOff are the OpenAI fields this server cannot honour, refused on
+// every OpenAI route rather than ignored: a client that sends them counts
+// on them.
+var openaiOff = []offField{
+	{"logit_bias", "logit_bias is not supported", nil},
+	{"tools", "tools are not supported: this server calls no tools", nil},
+	{"tool_choice", "tool_choice is not supported: this server calls no tools", []string{`"auto"`, `"none"`}},
+	{"functions", "functions are not supported: this server calls no tools", nil},
+	{"function_call", "function_call is not supported: this server calls no tools", []string{`"auto"`, `"none"`}},
 }
 
 // n is how many replies the request asks for.
@@ -98,6 +110,9 @@ func (s *stops) UnmarshalJSON(b []byte) error {
 // Temperature 0 is greedy, as in the OpenAI API (the course's sampler
 // would divide by 1e-6 instead). The penalties look at the last 64 ids.
 func (k *knobs) params() (sampler.Params, *errBody) {
+	if k.off != nil {
+		return sampler.Params{}, k.off
+	}
 	p := sampler.Params{Temperature: 1, Seed: seed(k.Seed)}
 	in := func(name string, v *float64, lo, hi float64) *errBody {
 		if v != nil && (math.IsNaN(*v) || *v < lo || *v > hi) {

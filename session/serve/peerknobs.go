@@ -28,8 +28,12 @@ func peerFields(all map[string]json.RawMessage) map[string]json.RawMessage {
 	return out
 }
 
-// readFields keeps the request's peer fields (decode calls it).
-func (k *knobs) readFields(all map[string]json.RawMessage) { k.peer = peerFields(all) }
+// readFields keeps the request's peer fields and finds an OpenAI field set
+// that this server cannot honour (decode calls it).
+func (k *knobs) readFields(all map[string]json.RawMessage) {
+	k.peer = peerFields(all)
+	k.off = firstOn(all, openaiOff)
+}
 
 // UnmarshalJSON reads ollama's options and keeps their peer fields: only
 // the options object is read again by name, not the whole body.

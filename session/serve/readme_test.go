@@ -44,7 +44,8 @@ func TestReadmeRoutes(t *testing.T) {
 }
 
 // README.md names every field a route refuses (the off lists): each of
-// responsesOff in the Responses paragraph, each of llamaOff in
+// openaiOff where the chat route's fields end, of responsesOff in the
+// Responses paragraph, each of llamaOff in
 // /completion's. best_of and use_beam_search were refused by
 // /v1/responses and left out of its list.
 func TestReadmeRefusedFields(t *testing.T) {
@@ -56,6 +57,7 @@ func TestReadmeRefusedFields(t *testing.T) {
 		from, to string
 		fields   []offField
 	}{
+		{"On every OpenAI\nroute the fields it cannot honour", "OpenAI's Responses API", openaiOff},
 		{"what needs storage or tools is a 400 naming the field:", "It also answers", responsesOff},
 		{"The fields this server does not have are a 400", "Errors on llama-server's routes", llamaOff},
 	} {

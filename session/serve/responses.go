@@ -33,14 +33,13 @@ type responsesRequest struct {
 	off *errBody // the first field set that this server cannot honour
 }
 
-// responsesOff are the Responses fields this server cannot honour.
+// responsesOff are the Responses fields this server cannot honour, beside
+// every OpenAI route's (openaiOff: tools among them).
 var responsesOff = []offField{
 	{"previous_response_id", "previous_response_id is not supported: responses are not stored; send the whole conversation in input", nil},
 	{"conversation", "conversation is not supported: conversations are not stored; send the whole conversation in input", nil},
 	{"store", "store is not supported: responses are not stored (send store: false, or leave it out)", nil},
 	{"background", "background is not supported: send stream: true to read a long reply as it comes", nil},
-	{"tools", "tools are not supported: this server calls no tools", nil},
-	{"tool_choice", "tool_choice is not supported: this server calls no tools", []string{`"auto"`, `"none"`}},
 	{"reasoning", "reasoning is not supported: the model's reply is all it writes", nil},
 	{"include", "include is not supported: a response holds its text only", nil},
 	{"top_logprobs", "top_logprobs is not supported here: /v1/chat/completions gives logprobs", nil},

@@ -261,3 +261,32 @@ func TestResponsesRefusals(t *testing.T) {
 		t.Errorf("the defaults: %d %v", code, v)
 	}
 }
+
+// TestOpenAIRefusedFields: every OpenAI route refuses logit_bias and tool
+// calling with a 400 naming the field (they were ignored, the reply made
+// without them), and takes them at their off values.
+func TestOpenAIRefusedFields(t *testing.T) {
+	_, ts, _ := start(t, Options{})
+	routes := map[string]string{
+		"/v1/chat/completions": `"messages":[{"role":"user","content":"hi"}],"max_tokens":2`,
+		"/v1/completions":      `"prompt":"hi","max_tokens":2`,
+		"/v1/responses":        `"input":"hi","max_output_tokens":2`,
+	}
+	for route, base := range routes {
+		for _, f := range openaiOff {
+			on := `{"x":1}`
+			if f.name == "tools" || f.name == "functions" {
+				on = `[{"type":"function","function":{"name":"f"}}]`
+			}
+			code, v := post(t, ts.URL+route, "{"+base+`,"`+f.name+`":`+on+"}")
+			e, _ := v["error"].(map[string]any)
+			if code != http.StatusBadRequest || e == nil || e["param"] != f.name {
+				t.Errorf("%s with %s: %d %v, want a 400 naming it", route, f.name, code, v)
+			}
+		}
+		code, v := post(t, ts.URL+route, "{"+base+`,"logit_bias":{},"tools":[],"tool_choice":"none","function_call":"auto"}`)
+		if code != http.StatusOK {
+			t.Errorf("%s with the fields off: %d %v", route, code, v)
+		}
+	}
+}
