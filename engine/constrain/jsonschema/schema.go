@@ -38,6 +38,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"chat/engine/constrain/gbnf"
 	"chat/models/quote"
@@ -330,15 +331,68 @@ func (c *compiler) enum(n *node, path string, vals []*node, types []string, kw s
 		if types != nil && !hasType(v, types) {
 			continue
 		}
-		lits = append(lits, literal(compact(v)))
+		lits = append(lits, compact(v))
 	}
 	if len(lits) == 0 {
 		return "", c.errAt(n, path+"/"+kw, "no %s value has the schema's type", kw)
 	}
-	if len(lits) == 1 {
-		return lits[0], nil
+	slices.Sort(lits)
+	return c.choice(slices.Compact(lits)), nil
+}
+
+// choice is a GBNF expression for exactly the texts of set (sorted,
+// distinct), as a tree of their shared prefixes: one parse at a time
+// follows the bytes generated, where an alternation of the texts kept one
+// for every text that could still match (an enum of ~9,000 strings was
+// "too ambiguous" after its opening quote). Each branch point is a rule of
+// its own, so the grammar's nesting stays one level deep.
+func (c *compiler) choice(set []string) string {
+	if len(set) == 1 {
+		return literal(set[0])
 	}
-	return "(" + strings.Join(lits, " | ") + ")", nil
+	p := set[0][:commonPrefix(set[0], set[len(set)-1])] // sorted: the first and last share what all share
+	var alts []string
+	optional := false
+	for rest := set; len(rest) > 0; {
+		tail := rest[0][len(p):]
+		if tail == "" {
+			optional, rest = true, rest[1:]
+			continue
+		}
+		_, size := utf8.DecodeRuneInString(tail)
+		j := 1
+		for j < len(rest) && strings.HasPrefix(rest[j][len(p):], tail[:size]) {
+			j++
+		}
+		group := make([]string, j)
+		for i, t := range rest[:j] {
+			group[i] = t[len(p):]
+		}
+		alts = append(alts, c.choice(group))
+		rest = rest[j:]
+	}
+	body := "(" + strings.Join(alts, " | ") + ")"
+	if optional {
+		body += "?"
+	}
+	if p != "" {
+		body = literal(p) + " " + body
+	}
+	return c.rule(body)
+}
+
+// commonPrefix is the length of the longest prefix of whole runes that a
+// and b share.
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) {
+		r, size := utf8.DecodeRuneInString(a[n:])
+		if r2, size2 := utf8.DecodeRuneInString(b[n:]); r != r2 || size != size2 {
+			break
+		}
+		n += size
+	}
+	return n
 }
 
 func hasType(v *node, types []string) bool {

@@ -377,3 +377,35 @@ func FuzzGrammar(f *testing.F) {
 		}
 	})
 }
+
+// TestLargeEnum: an enum of 9,000 strings sharing prefixes (and
+// multi-byte runes, numbers, an object, a value twice) accepts each value
+// and nothing else: it was "too ambiguous", over gbnf.MaxStacks parses
+// after the opening quote, when its values were one alternation.
+func TestLargeEnum(t *testing.T) {
+	var vals []any
+	for i := range 9000 {
+		vals = append(vals, fmt.Sprintf("val-%04d", i))
+	}
+	vals = append(vals, "val-", "val-00", "é", "éa", "ê", 12, 123, map[string]any{"a": 1}, "val-0001")
+	src, _ := json.Marshal(map[string]any{"enum": vals})
+	g, err := Grammar(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := machine(t, g)
+	for _, v := range vals {
+		in, _ := json.Marshal(v)
+		if !m.Match(in) {
+			t.Errorf("%s not accepted: %v", in, m.Err())
+		}
+	}
+	for _, in := range []string{`"val-9000"`, `"val-0"`, `"val"`, `"e"`, `1`, `1234`, `{"a":2}`, `"val-00000"`} {
+		if m.Match([]byte(in)) {
+			t.Errorf("%s accepted", in)
+		}
+	}
+	if m.Err() != nil {
+		t.Errorf("the machine failed: %v", m.Err())
+	}
+}
