@@ -82,7 +82,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any) *errBody {
 		// encoding/json quotes the value it refused, which may be megabytes.
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			field := jsonPath(te.Field)
+			field := jsonPath(te.Field, reflect.TypeOf(v))
 			return badRequest(field, fmt.Sprintf("the request is not valid JSON for this endpoint: %s must be %s, got %s", field, jsonKind(te.Type), quote.Cut(te.Value, quote.Max)))
 		}
 		return badRequest("", "the request is not valid JSON for this endpoint: "+quote.Cut(err.Error(), 4*quote.Max))
@@ -103,12 +103,31 @@ type fieldReader interface {
 	readFields(map[string]json.RawMessage)
 }
 
-// jsonPath is encoding/json's path of a field without the Go names of the
-// structs embedded on the way ("options.llamaKnobs.temperature"): the
-// APIs' keys are all lower case.
-func jsonPath(field string) string {
+// jsonPath is encoding/json's path of a field of a request of type t
+// without the Go names of the structs embedded on the way
+// ("options.llamaKnobs.temperature", "knobs.seed").
+func jsonPath(field string, t reflect.Type) string {
+	embedded, seen := map[string]bool{}, map[reflect.Type]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || seen[t] {
+			return
+		}
+		seen[t] = true
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if f.Anonymous {
+				embedded[f.Name] = true
+			}
+			walk(f.Type)
+		}
+	}
+	walk(t)
 	parts := strings.Split(field, ".")
-	return strings.Join(slices.DeleteFunc(parts, func(p string) bool { return strings.ToLower(p) != p }), ".")
+	return strings.Join(slices.DeleteFunc(parts, func(p string) bool { return embedded[p] }), ".")
 }
 
 // jsonKind is what a field of Go type t takes, in JSON's words: encoding/json

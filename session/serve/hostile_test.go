@@ -68,6 +68,7 @@ func TestHostileRequests(t *testing.T) {
 		// by the Go types it is read into ("Go struct field
 		// chatRequest.max_tokens of type int").
 		{"/v1/chat/completions", `{` + msgs + `,"max_tokens":"abc"}`, 400, "max_tokens must be a whole number, got string"},
+		{"/v1/chat/completions", `{` + msgs + `,"seed":1e300}`, 400, "the request is not valid JSON for this endpoint: seed must be"}, // "knobs.seed": an embedded struct's Go name
 		{"/v1/chat/completions", `{"messages":"hi"}`, 400, "messages must be an array, got string"},
 		{"/api/chat", `{"messages":[{"role":"user","content":"hi"}],"options":{"temperature":"hot"}}`, 400, "options.temperature must be a number, got string"},
 		{"/detokenize", `{"tokens":[1.5]}`, 400, "tokens must be a whole number, got number 1.5"},
