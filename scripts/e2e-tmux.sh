@@ -297,9 +297,9 @@ mkdir -p "$OUT/hf-model"
 echo '{}' >"$OUT/hf-model/config.json"
 printf '\002\0\0\0\0\0\0\0{}' >"$OUT/hf-model/model.safetensors"
 n=0
-for args in "run llama3.2" "pull llama3" "-cnv" "$OUT/hf-model"; do
+for args in "run llama3.2" "pull llama3" "-cnv -p hi" "$OUT/hf-model"; do
 	n=$((n + 1))
-	t new-session -d -s chat -x 200 -y 10 "cd '$OUT' && '$BIN' $args; echo EXIT=\$?; sleep 30"
+	t new-session -d -s chat -x 240 -y 10 "cd '$OUT' && '$BIN' $args; echo EXIT=\$?; sleep 30"
 	wait_for 'EXIT=[0-9]+' 20
 	snap "19-newcomer-$n"
 	grep -q 'EXIT=[12]' "$OUT/19-newcomer-$n.txt" || fail "chat $args did not fail"
@@ -309,8 +309,13 @@ for args in "run llama3.2" "pull llama3" "-cnv" "$OUT/hf-model"; do
 done
 grep -q 'llama3.2: no such file (a model is the path of a GGUF or .pt file; none is downloaded by name)' "$OUT/19-newcomer-1.txt" || fail "a model name is not explained"
 grep -q 'no pull command: chat keeps no model store' "$OUT/19-newcomer-2.txt" || fail "chat pull is not explained"
-grep -q "unknown flag -cnv (without --prompt the TUI is interactive, and llama-cli's -cnv -p TEXT is --system TEXT here: drop it)" "$OUT/19-newcomer-3.txt" || fail "-cnv is not explained"
+grep -q -- "-cnv with a prompt: llama-cli chats on after its reply, chat prints the reply and exits" "$OUT/19-newcomer-3.txt" || fail "-cnv -p is not explained"
 grep -q 'a folder of safetensors weights (a Hugging Face model): convert the model to GGUF' "$OUT/19-newcomer-4.txt" || fail "a Hugging Face folder is not explained"
+
+# llama-cli's -cnv alone is what the TUI is: it opens, with a notice.
+t new-session -d -s chat -x 110 -y 30 "$BIN -cnv"
+wait_for '-cnv is ignored: chat.s TUI is llama-cli.s conversation' 20
+quit
 
 # In the TUI: ollama's """ multi-line message; ollama's /set verbose gets
 # its answer; a notice over several rows keeps every word (the later rows
