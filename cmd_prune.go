@@ -15,7 +15,6 @@ import (
 	"chat/models/kernels"
 	"chat/models/prune"
 	"chat/models/quant/report"
-	"chat/models/regular"
 	"chat/session/termtext"
 )
 
@@ -160,17 +159,7 @@ func pruneOptions(method string, sparsity float64, nm string) (prune.Options, er
 // pruneTexts tokenizes the calibration and report texts; one file serves
 // both by halves.
 func pruneTexts(m models.Model, calib, text string) (calibIDs, evalIDs []int, err error) {
-	read := func(path string) (string, error) {
-		if path != "" {
-			b, err := regular.ReadFile(path, maxTextBytes) // /dev/zero would never end
-			return string(b), err
-		}
-		if t := bench.PromptText(); t != bench.Fallback {
-			return t, nil
-		}
-		return "", errors.New("no calibration text found: pass --calib FILE")
-	}
-	c, err := read(calib)
+	c, err := bench.NeedText(calib, "--calib")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -179,7 +168,7 @@ func pruneTexts(m models.Model, calib, text string) (calibIDs, evalIDs []int, er
 		half := len(calibIDs) / 2
 		calibIDs, evalIDs = calibIDs[:half], calibIDs[half:]
 	} else {
-		t, err := read(text)
+		t, err := bench.ReadText(text) // not "": above
 		if err != nil {
 			return nil, nil, err
 		}

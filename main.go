@@ -673,7 +673,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		if weights.Calibrated(*quantFmt) {
 			c, ok := m.(models.CalibQuantizer)
-			text, err := heldOutText(*calib)
+			text, err := bench.NeedText(*calib, "--calib")
 			if err == nil && !ok {
 				err = fmt.Errorf("%s cannot be calibrated", m.Info().Name)
 			}
@@ -689,7 +689,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	text, err := heldOutText(*file)
+	text, err := bench.ReadText(*file)
 	if err != nil {
 		fmt.Fprintln(stderr, "chat bench:", err)
 		return 1
@@ -711,21 +711,6 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// maxTextBytes bounds the subcommands' --text and --calib files (held-out
-// text is tokenized whole; the shared sample is 30 KB); a prompt from -f or
-// stdin has maxPrompt.
-const maxTextBytes = 8 << 20
-
-// heldOutText is the text of file (a regular file or a pipe of at most
-// maxTextBytes: /dev/zero would read without end), or bench's default text.
-func heldOutText(file string) (string, error) {
-	if file == "" {
-		return bench.PromptText(), nil
-	}
-	b, err := regular.ReadFile(file, maxTextBytes)
-	return string(b), err
-}
-
 // quantReportCmd prints, for each weight format, bytes, logit cosine and
 // top-1 agreement against float, and held-out loss (the course's int8 table).
 func quantReportCmd(args []string, stdout, stderr io.Writer) int {
@@ -743,17 +728,14 @@ func quantReportCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "chat quant-report:", err)
 		return 1
 	}
-	txt, err := heldOutText(*text)
-	if err == nil && txt == bench.Fallback {
-		err = errors.New("no held-out text found: pass --text FILE")
-	}
+	txt, err := bench.NeedText(*text, "--text")
 	if err != nil {
 		fmt.Fprintln(stderr, "chat quant-report:", err)
 		return 1
 	}
 	opt := report.Options{CalibText: txt, CalibHeldOut: true}
 	if *calib != "" {
-		if opt.CalibText, err = heldOutText(*calib); err != nil {
+		if opt.CalibText, err = bench.ReadText(*calib); err != nil {
 			fmt.Fprintln(stderr, "chat quant-report:", err)
 			return 1
 		}

@@ -10,7 +10,6 @@ import (
 	"chat/engine/speculative"
 	"chat/models"
 	"chat/models/kvcache"
-	"chat/models/regular"
 	"chat/models/weights"
 )
 
@@ -114,22 +113,12 @@ func quantize(m models.Model, format, calib string) (models.Model, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s (%s) cannot be calibrated in memory", m.Info().Name, m.Info().Quant)
 	}
-	var text string
-	if calib != "" {
-		b, err := regular.ReadFile(calib, maxCalibBytes)
-		if err != nil {
-			return nil, err
-		}
-		text = string(b)
-	} else if text = bench.PromptText(); text == bench.Fallback {
-		return nil, fmt.Errorf("%s is calibrated on a text and none was found: give one with --calib FILE", format)
+	text, err := bench.NeedText(calib, "--calib")
+	if err != nil {
+		return nil, fmt.Errorf("%s is calibrated on a text: %w", format, err)
 	}
 	return c.QuantizeCalib(format, text)
 }
-
-// maxCalibBytes bounds a calibration text file (only its first
-// nn.CalibTokens tokens are used).
-const maxCalibBytes = 8 << 20
 
 // swapModel replaces the model and its engine, keeping the sampler and
 // speculation settings. The old engine's KV cache goes with it.

@@ -22,6 +22,7 @@ import (
 	"chat/models"
 	"chat/models/kernels"
 	"chat/models/kvcache"
+	"chat/models/regular"
 )
 
 // Fallback is the prompt text when no file is given or found (the same text
@@ -70,6 +71,33 @@ func PromptText() string {
 		}
 	}
 	return Fallback
+}
+
+// MaxTextBytes bounds a text file read by ReadText (tokenized whole; the
+// shared sample is 30 KB).
+const MaxTextBytes = 8 << 20
+
+// ReadText is the text of file (a regular file or a pipe of at most
+// MaxTextBytes: /dev/zero would read without end), or with no file
+// PromptText: the text of a benchmark's prompt.
+func ReadText(file string) (string, error) {
+	if file == "" {
+		return PromptText(), nil
+	}
+	b, err := regular.ReadFile(file, MaxTextBytes)
+	return string(b), err
+}
+
+// NeedText is ReadText for a text that measures or calibrates (a
+// calibration, a held-out loss), which Fallback's two sentences cannot:
+// without a file and the shared text it is an error naming flag, the
+// option that gives a file.
+func NeedText(file, flag string) (string, error) {
+	t, err := ReadText(file)
+	if err == nil && t == Fallback {
+		err = fmt.Errorf("no text found (the shared TinyStories sample is not there): give one with %s FILE", flag)
+	}
+	return t, err
 }
 
 // batchRounds is how many alternating rounds of batched and single decode

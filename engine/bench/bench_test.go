@@ -1,6 +1,9 @@
 package bench
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"chat/models"
@@ -81,5 +84,28 @@ func TestPrefillPassesBounded(t *testing.T) {
 	}
 	if most > maxPrefillTokens || most < maxPrefillTokens/2 {
 		t.Errorf("the widest pass had %d tokens; want at most %d (40 prompts of 120: 4800)", most, maxPrefillTokens)
+	}
+}
+
+// TestNeedText: a text that calibrates or measures is a file or the shared
+// sample, never Fallback's two sentences (chat bench --quant with a
+// calibrated format took them silently); a benchmark's prompt may be them.
+func TestNeedText(t *testing.T) {
+	t.Setenv("CHAT_SHARED_MODELS", t.TempDir()) // no shared text there
+	if PromptText() != Fallback {
+		t.Skip("the shared text is found beside the package: Fallback cannot be forced")
+	}
+	if s, err := ReadText(""); s != Fallback || err != nil {
+		t.Errorf("ReadText(\"\") = %.20q, %v; want Fallback", s, err)
+	}
+	if _, err := NeedText("", "--calib"); err == nil || !strings.Contains(err.Error(), "--calib FILE") {
+		t.Errorf("NeedText without a text: %v, want an error naming --calib FILE", err)
+	}
+	file := filepath.Join(t.TempDir(), "t.txt")
+	os.WriteFile(file, []byte("Once upon a time."), 0o644)
+	for _, read := range []func(string) (string, error){ReadText, func(f string) (string, error) { return NeedText(f, "--text") }} {
+		if s, err := read(file); s != "Once upon a time." || err != nil {
+			t.Errorf("a file: %q, %v", s, err)
+		}
 	}
 }
