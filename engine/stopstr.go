@@ -13,6 +13,15 @@ import "bytes"
 // ReasonStopString ends a reply whose text reached one of Request.Stop.
 const ReasonStopString = "stop"
 
+// Bounds on a reply's stop strings, which every entry point holds a
+// request to (--stop and /set stop, the servers' "stop"): every generated
+// piece is matched against each (90,000 of them from a config file made
+// decoding 15× slower).
+const (
+	MaxStops     = 16
+	MaxStopBytes = 256
+)
+
 // stopText matches the stop strings of one reply.
 type stopText struct {
 	stops [][]byte

@@ -126,8 +126,8 @@ type Setting struct {
 	OffWhen    func(float64) bool
 	OffByStage bool
 	Off        string
-	// MaxItems bounds a List's texts (0: no bound).
-	MaxItems int
+	// MaxItems bounds a List's texts, MaxItemBytes each text (0: no bound).
+	MaxItems, MaxItemBytes int
 	// Escapes: a List's texts read backslash escapes (\n, \t, \", \\,
 	// \xHH), as llama.cpp reads its --dry-sequence-breaker.
 	Escapes bool
@@ -455,10 +455,15 @@ func (s *Setting) SetText(v *Values, text string) error {
 }
 
 // SetList puts the texts of a List in v, or says why it cannot (more than
-// MaxItems); v is unchanged on error.
+// MaxItems, or one longer than MaxItemBytes); v is unchanged on error.
 func (s *Setting) SetList(v *Values, list []string) error {
 	if s.MaxItems > 0 && len(list) > s.MaxItems {
 		return &Error{s.Name, fmt.Sprintf("takes at most %d texts, got %d", s.MaxItems, len(list))}
+	}
+	for _, t := range list {
+		if s.MaxItemBytes > 0 && len(t) > s.MaxItemBytes {
+			return &Error{s.Name, fmt.Sprintf("takes texts of at most %d bytes, got %d", s.MaxItemBytes, len(t))}
+		}
 	}
 	s.set(v, list)
 	return nil

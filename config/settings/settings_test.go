@@ -1,8 +1,10 @@
 package settings
 
 import (
+	"fmt"
 	"slices"
 
+	"chat/engine"
 	"chat/engine/sampler"
 	"chat/models/kvcache"
 	"chat/models/weights"
@@ -275,5 +277,26 @@ func TestOffWhen(t *testing.T) {
 				t.Errorf("%s %s shows %q", c.name, text, s.Show(&v))
 			}
 		}
+	}
+}
+
+// TestStopBounds: --stop, /set stop and a config file hold a reply to the
+// engine's bounds on stop strings, as the servers do (90,000 of them from a
+// config file made decoding 15× slower).
+func TestStopBounds(t *testing.T) {
+	st := Lookup("stop")
+	var v Values
+	many := make([]string, engine.MaxStops+1)
+	for i := range many {
+		many[i] = fmt.Sprint(i)
+	}
+	if err := st.SetList(&v, many); err == nil || !strings.Contains(err.Error(), "at most 16 texts") {
+		t.Errorf("%d stop strings: %v", len(many), err)
+	}
+	if err := st.SetList(&v, []string{strings.Repeat("x", engine.MaxStopBytes+1)}); err == nil || !strings.Contains(err.Error(), "at most 256 bytes") {
+		t.Errorf("a long stop string: %v", err)
+	}
+	if err := st.SetList(&v, many[:engine.MaxStops]); err != nil || len(v.Stop) != engine.MaxStops {
+		t.Errorf("%d stop strings: %v, kept %d", engine.MaxStops, err, len(v.Stop))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"chat/engine"
 	"chat/engine/sampler"
 )
 
@@ -152,6 +153,7 @@ var table = []*Setting{
 		Default: fixed(""),
 		get:     func(v *Values) any { return v.System }, set: func(v *Values, x any) { v.System = x.(string) }},
 	{Name: "stop", PeerFlags: []string{"-r", "--reverse-prompt"}, Where: Flag | File | Set, Kind: List, Persist: true,
+		MaxItems: engine.MaxStops, MaxItemBytes: engine.MaxStopBytes,
 		Help:    "stop the reply where this text appears (repeat the flag for several; /set stop none clears)",
 		Default: fixed([]string(nil)),
 		get:     func(v *Values) any { return slices.Clone(v.Stop) }, set: func(v *Values, x any) { v.Stop = slices.Clone(x.([]string)) }},

@@ -83,12 +83,6 @@ const maxN = 16
 // includeUsage reports whether a stream ends with a usage chunk.
 func (k *knobs) includeUsage() bool { return k.StreamOptions != nil && k.StreamOptions.IncludeUsage }
 
-// Bounds on "stop": every generated piece is matched against each.
-const (
-	maxStops     = 16
-	maxStopBytes = 256
-)
-
 // stops is "stop": a string or a list of them.
 type stops []string
 
@@ -127,12 +121,12 @@ func (k *knobs) params() (sampler.Params, *errBody) {
 			return p, c
 		}
 	}
-	if len(k.Stop) > maxStops {
-		return p, badRequest("stop", fmt.Sprintf("at most %d stop strings, got %d", maxStops, len(k.Stop)))
+	if len(k.Stop) > engine.MaxStops {
+		return p, badRequest("stop", fmt.Sprintf("at most %d stop strings, got %d", engine.MaxStops, len(k.Stop)))
 	}
 	for _, st := range k.Stop {
-		if len(st) > maxStopBytes {
-			return p, badRequest("stop", fmt.Sprintf("a stop string is at most %d bytes", maxStopBytes))
+		if len(st) > engine.MaxStopBytes {
+			return p, badRequest("stop", fmt.Sprintf("a stop string is at most %d bytes", engine.MaxStopBytes))
 		}
 	}
 	if k.N != nil && (*k.N < 1 || *k.N > maxN) {
