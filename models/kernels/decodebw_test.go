@@ -90,10 +90,12 @@ func benchDecodeHalf(b *testing.B, k wkind) {
 }
 
 // BenchmarkDecodeIL: the weights of a bench110M decode step in Q4_0 and
-// Q8_0 (interleaved, MatMulIL), one token, one thread, huge pages, each
-// step fetched once as Cached and once as Stream in turn, so that both see
-// the same moment's memory bandwidth: the metrics are each one's GB/s over
-// its median step and their ratio.
+// Q8_0 (interleaved, MatMulIL), one thread, huge pages, each step fetched
+// for one token as Cached and as Stream, then for a batch of eight tokens,
+// in turn, so that all three see the same moment's memory bandwidth: the
+// metrics are each one's GB/s over its median step and Stream's ratio to
+// Cached. The batch's tile computes more a block, and streams slower than
+// one token's (a batch-8 decode step's products, BENCHMARKS.md).
 //
 //	go test -run '^$' -bench 'DecodeIL' -benchtime 40x ./models/kernels/
 func BenchmarkDecodeIL(b *testing.B) {
@@ -119,38 +121,45 @@ func BenchmarkDecodeIL(b *testing.B) {
 			c.pack(il[i], raw, s[0], s[1])
 			total += len(il[i])
 		}
-		x := randVec(rng, 2048)
-		out := make([]float32, 32000)
+		x := randVec(rng, 8*2048)
+		out := make([]float32, 8*32000)
 		b.Run(c.name, func(b *testing.B) {
 			benchISAs(b, func(b *testing.B) {
 				if isa == isaGo {
 					b.Skip("the Go reference takes half a second a step")
 				}
-				var a [2]ILAct
-				a[0].Quantize(x[:768], 1, 768, c.k)
-				a[1].Quantize(x[:2048], 1, 2048, c.k)
-				var ts [2][]float64
+				var one, eight [2]ILAct // activations of 768 and of 2048 columns
+				one[0].Quantize(x[:768], 1, 768, c.k)
+				one[1].Quantize(x[:2048], 1, 2048, c.k)
+				eight[0].Quantize(x[:8*768], 8, 768, c.k)
+				eight[1].Quantize(x[:8*2048], 8, 2048, c.k)
+				passes := []struct {
+					a     *[2]ILAct
+					reuse Reuse
+				}{{&one, Cached}, {&one, Stream}, {&eight, Stream}}
+				ts := make([][]float64, len(passes))
 				for b.Loop() {
-					for _, reuse := range []Reuse{Cached, Stream} {
+					for p, pass := range passes {
 						t0 := time.Now()
 						for i, s := range shapes {
-							act := &a[0]
+							act := &pass.a[0]
 							if s[1] == 2048 {
-								act = &a[1]
+								act = &pass.a[1]
 							}
-							MatMulIL(c.k, out, il[i], nil, 0, act, s[0], s[1], reuse)
+							MatMulIL(c.k, out, il[i], nil, 0, act, s[0], s[1], pass.reuse)
 						}
-						ts[reuse] = append(ts[reuse], time.Since(t0).Seconds())
+						ts[p] = append(ts[p], time.Since(t0).Seconds())
 					}
 				}
-				var med [2]float64
-				for r := range ts {
-					slices.Sort(ts[r])
-					med[r] = ts[r][len(ts[r])/2]
+				med := make([]float64, len(passes))
+				for p := range ts {
+					slices.Sort(ts[p])
+					med[p] = ts[p][len(ts[p])/2]
 				}
-				b.ReportMetric(float64(total)/med[Cached]/1e9, "cached-GB/s")
-				b.ReportMetric(float64(total)/med[Stream]/1e9, "stream-GB/s")
-				b.ReportMetric(med[Cached]/med[Stream], "stream-speedup")
+				b.ReportMetric(float64(total)/med[0]/1e9, "cached-GB/s")
+				b.ReportMetric(float64(total)/med[1]/1e9, "stream-GB/s")
+				b.ReportMetric(med[0]/med[1], "stream-speedup")
+				b.ReportMetric(float64(total)/med[2]/1e9, "batch8-GB/s")
 			})
 		})
 	}
