@@ -21,7 +21,7 @@ import (
 //	        scale = absmax/448 (E4M3's largest value), x' = value(code)·scale;
 //	        the scale puts every head in E4M3's normal range, so an element
 //	        keeps 3 mantissa bits: |x - x'| <= |x|/16 + scale·2^-10
-//	Int4  4-bit codes, two per byte, a scale per Int4Group elements of a
+//	Int4  4-bit codes, two per byte, a scale per kernels.Int4KVGroup elements of a
 //	        head (quant.EncodeInt4, the int4-gN weights' rule, as llama.cpp's
 //	        q4_0 KV keeps a scale per 32): scale = max(amax, 1e-8)/7,
 //	        q = clamp(round(x/scale), ±7), x' = q·scale
@@ -42,13 +42,9 @@ const (
 	F32  Format = iota // float32 rows
 	Int8               // int8 codes, a float32 scale per position and head
 	FP8                // E4M3 codes, a float32 scale per position and head
-	Int4               // 4-bit codes, a float32 scale per Int4Group elements of a head
+	Int4               // 4-bit codes, a float32 scale per kernels.Int4KVGroup elements of a head
 	F16                // IEEE halves, no scales
 )
-
-// Int4Group is the elements of a head that share one Int4 scale (a head
-// narrower than it is one group), as attention's int4 kernels read them.
-const Int4Group = kernels.Int4KVGroup
 
 var formatNames = [...]string{F32: "f32", Int8: "int8", FP8: "fp8", Int4: "int4", F16: "f16"}
 
@@ -217,7 +213,7 @@ func QuantizeRow(f Format, q []byte, sc []float32, x []float32, dim, h int) {
 	case Int4:
 		cb, ng := kernels.Int4KVHead(d)
 		for i := 0; i < h; i++ {
-			quant.EncodeInt4(q[i*cb:(i+1)*cb], sc[i*ng:(i+1)*ng], x[i*d:(i+1)*d], Int4Group)
+			quant.EncodeInt4(q[i*cb:(i+1)*cb], sc[i*ng:(i+1)*ng], x[i*d:(i+1)*d], kernels.Int4KVGroup)
 		}
 	case F16:
 		kernels.NarrowF16(halves(q[:2*dim]), x)
@@ -251,7 +247,7 @@ func DequantizeRows(f Format, out []float32, q []byte, sc []float32, rows, dim, 
 	case Int4:
 		cb, ng := kernels.Int4KVHead(d)
 		for r := 0; r < rows*h; r++ {
-			kernels.DequantizeLUT4(out[r*d:(r+1)*d], q[r*cb:(r+1)*cb], sc[r*ng:(r+1)*ng], &kernels.Int4Levels, Int4Group, d)
+			kernels.DequantizeLUT4(out[r*d:(r+1)*d], q[r*cb:(r+1)*cb], sc[r*ng:(r+1)*ng], &kernels.Int4Levels, kernels.Int4KVGroup, d)
 		}
 	}
 }

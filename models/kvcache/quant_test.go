@@ -12,6 +12,7 @@ import (
 
 	"chat/models"
 	"chat/models/hugepage"
+	"chat/models/kernels"
 )
 
 // TestQuantizeRow: scale = absmax/127 per head, round half to even, the
@@ -52,8 +53,8 @@ func elemBound(f Format, sc []float32, j, dim, h int, x float32) float64 {
 	case FP8:
 		return (math.Abs(float64(x))/16+float64(sc[j/d])*math.Ldexp(1, -10))*(1+1e-5) + 1e-30
 	case Int4:
-		ng := (d + Int4Group - 1) / Int4Group
-		return bound(sc[j/d*ng+j%d/Int4Group])
+		_, ng := kernels.Int4KVHead(d)
+		return bound(sc[j/d*ng+j%d/kernels.Int4KVGroup])
 	case F16:
 		return math.Abs(float64(x))*math.Ldexp(1, -11) + math.Ldexp(1, -25)
 	}
