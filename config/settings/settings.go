@@ -125,6 +125,7 @@ type Setting struct {
 	// stage.
 	OffWhen    func(float64) bool
 	OffByStage bool
+	stage      int // Stage's index in sampler.Order, for stageSkips
 	Off        string
 	// MaxItems bounds a List's texts, MaxItemBytes each text (0: no bound).
 	MaxItems, MaxItemBytes int
@@ -572,8 +573,10 @@ var stageBase sampler.Params
 
 func init() {
 	stageBase = Defaults("").Sampler
+	order := sampler.Order()
 	for _, s := range table {
 		if s.OffByStage {
+			s.stage = slices.Index(order, s.Stage)
 			s.OffWhen = s.stageSkips
 		}
 	}
@@ -589,7 +592,7 @@ func (s *Setting) stageSkips(f float64) bool {
 		u.set(&v, u.number(u.Max))
 	}
 	s.set(&v, s.number(f))
-	return !v.Sampler.Runs(slices.Index(sampler.Order(), s.Stage))
+	return !v.Sampler.Runs(s.stage)
 }
 
 // number is f as s's Kind holds it (Int or Float).
