@@ -106,14 +106,27 @@ func (b *inputBox) update(msg tea.Msg) tea.Cmd {
 		b.ta, cmd = b.ta.Update(msg)
 		cmds = append(cmds, cmd)
 	}
-	// Up, Down or a click can land inside a cluster: go to its start.
-	if line, col := b.cursorLine(); col < len(line) {
-		if start, _ := clusterAt(line, col); start < col {
-			b.ta.SetCursorColumn(start)
+	// Up or Down (or a paste joining what follows) can land inside a
+	// cluster: go to its start. Other messages (the cursor's blink) move
+	// nothing, and a click never reaches the input (model.go).
+	if moves(msg) {
+		if line, col := b.cursorLine(); col < len(line) {
+			if start, _ := clusterAt(line, col); start < col {
+				b.ta.SetCursorColumn(start)
+			}
 		}
 	}
 	b.dirty = true
 	return tea.Batch(cmds...)
+}
+
+// moves reports whether msg can move the input's cursor: a key or a paste.
+func moves(msg tea.Msg) bool {
+	switch msg.(type) {
+	case tea.KeyPressMsg, tea.PasteMsg:
+		return true
+	}
+	return false
 }
 
 // clusterRunes is how many times key k goes to the textarea. The textarea
