@@ -138,6 +138,9 @@ func TestRemoteBudgetPastContext(t *testing.T) {
 	for _, args := range [][]string{
 		{"--remote", ts.URL, "--prompt", "Once upon a time", "--ignore-eos", "--json"},
 		{"--remote", ts.URL, "--prompt", "Once upon a time", "--ignore-eos", "--json", "-n", "5000"},
+		// Under the context, but not with the prompt: refused, then asked
+		// again (the two above are asked without a budget at once).
+		{"--remote", ts.URL, "--prompt", "Once upon a time", "--ignore-eos", "--json", "-n", "250"},
 	} {
 		code, out, stderr := runCLI(args...)
 		var r struct {

@@ -220,9 +220,12 @@ func (s *Session) startRemote() (reply, error) {
 			req.Messages = append(req.Messages, remote.Message{Role: string(m.Role), Content: m.Content})
 		}
 	}
+	// A budget of the whole context (a 256-position model's default) is
+	// past it with any prompt: asked without one at once, not refused first.
+	req.OmitMaxTokens = b.context > 0 && req.MaxTokens >= b.context
 	ctx, cancel := context.WithCancel(context.Background())
 	st, err := b.c.Stream(ctx, req)
-	if pastContext(err) && req.MaxTokens > 0 {
+	if pastContext(err) && req.MaxTokens > 0 && !req.OmitMaxTokens {
 		// The budget runs past the context (chat serve and vLLM refuse
 		// prompt + max_tokens over it; a model of 256 positions refused
 		// every reply of the default 256): ask again without one, which
