@@ -234,8 +234,8 @@ func TestAttnRows(t *testing.T) {
 // every format a row at a time, as attention reads them, and f32/heads a
 // head at a time (AttnScores, AttnMixAdd), for comparison. ns/row
 // is per cached position (its key and value rows); each name starts with
-// the kernel set it ran (the attention kernels are AVX2 at most, but
-// int4's).
+// the kernel set it ran (the row kernels' scores are AVX2 at most, but
+// int4's; their mixes, but fp8's, take AVX-512; f32/heads is AVX2's).
 // f16/blocks reads 12 blocks of 16 f16 rows each at a random place instead
 // of 193 adjacent rows: a paged cache whose sequences' blocks are not
 // adjacent in the pool (kvcache.Pool.Alloc says why they are kept so).
@@ -260,8 +260,8 @@ func BenchmarkAttnColdKV(b *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, name := range []string{"f32/heads", "f32/rows", "f16/rows", "f16/blocks", "int8/rows", "int4/rows"} {
 		run := set
-		if name == "int4/rows" {
-			run = ISA() // int4's have AVX-512 kernels
+		if useAsm && name != "f32/heads" {
+			run = ISA() // the row kernels have AVX-512 parts
 		}
 		b.Run(run+"/"+name, func(b *testing.B) {
 			per, n := 2*rows*dim, 0 // a sequence's keys then values, in elements

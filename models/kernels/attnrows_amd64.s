@@ -396,6 +396,106 @@ f32m_done:
 	VZEROUPPER
 	RET
 
+// func attnRowsMixF32AVX512(out, w *float32, v unsafe.Pointer /* *float32 */, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)
+TEXT ·attnRowsMixF32AVX512(SB), NOSPLIT, $0-88
+	MOVQ out+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ v+16(FP), BX
+	MOVQ kvh+32(FP), R9
+	MOVQ d+48(FP), R10
+	SHLQ $2, R10              // bytes of an out head
+	MOVQ n+56(FP), R12
+	MOVQ vstride+72(FP), DX
+	SHLQ $2, DX              // value row stride in bytes
+	LEAQ (DX)(DX*2), R8       // three rows
+f32m512_rows4:
+	CMPQ R12, $4
+	JLT  f32m512_rows
+	LEAQ (BX)(DX*4), R14 // row t+4
+	LEAQ (R14)(DX*4), R15
+f32m5124_pf:
+	PREFETCHT0 (R14)
+	ADDQ $64, R14
+	CMPQ R14, R15
+	JLT  f32m5124_pf
+	XORQ  R13, R13            // h
+	MOVQ  DI, R11             // out head h
+	MOVQ  SI, CX              // w[h][t]
+f32m512_heads4:
+	CMPQ R13, heads+40(FP)
+	JGE  f32m512_next4
+	VBROADCASTSS 0(CX), Z8  // w[h][t+0]
+	VBROADCASTSS 4(CX), Z9  // w[h][t+1]
+	VBROADCASTSS 8(CX), Z10  // w[h][t+2]
+	VBROADCASTSS 12(CX), Z11  // w[h][t+3]
+	MOVLQSX 0(R9)(R13*4), R15
+	IMULQ   d+48(FP), R15
+	SHLQ    $2, R15
+	ADDQ    BX, R15
+	MOVQ R11, AX
+	LEAQ (R11)(R10*1), R14    // the end of out head h
+f32m512_cols4:
+	VMOVUPS     (AX), Z0
+	VMOVUPS     (R15), Z1
+	VMOVUPS     (R15)(DX*1), Z2
+	VMOVUPS     (R15)(DX*2), Z3
+	VMOVUPS     (R15)(R8*1), Z4
+	VFMADD231PS Z1, Z8, Z0
+	VFMADD231PS Z2, Z9, Z0
+	VFMADD231PS Z3, Z10, Z0
+	VFMADD231PS Z4, Z11, Z0
+	VMOVUPS     Z0, (AX)
+	ADDQ $64, AX
+	ADDQ $64, R15
+	CMPQ AX, R14
+	JLT  f32m512_cols4
+	MOVQ R14, R11
+	ADDQ wstride+64(FP), CX
+	INCQ R13
+	JMP  f32m512_heads4
+f32m512_next4:
+	ADDQ $16, SI              // row t+4
+	LEAQ (BX)(DX*4), BX
+	SUBQ $4, R12
+	JMP  f32m512_rows4
+f32m512_rows:
+	TESTQ R12, R12
+	JZ    f32m512_done
+	XORQ  R13, R13            // h
+	MOVQ  DI, R11             // out head h
+	MOVQ  SI, CX              // w[h][t]
+f32m512_heads:
+	CMPQ R13, heads+40(FP)
+	JGE  f32m512_next
+	VBROADCASTSS (CX), Z8     // w[h][t]
+	MOVLQSX 0(R9)(R13*4), R15
+	IMULQ   d+48(FP), R15
+	SHLQ    $2, R15
+	ADDQ    BX, R15
+	MOVQ R11, AX
+	LEAQ (R11)(R10*1), R14    // the end of out head h
+f32m512_cols:
+	VMOVUPS     (R15), Z1
+	VMOVUPS     (AX), Z0
+	VFMADD231PS Z1, Z8, Z0
+	VMOVUPS     Z0, (AX)
+	ADDQ $64, AX
+	ADDQ $64, R15
+	CMPQ AX, R14
+	JLT  f32m512_cols
+	MOVQ R14, R11
+	ADDQ wstride+64(FP), CX
+	INCQ R13
+	JMP  f32m512_heads
+f32m512_next:
+	ADDQ $4, SI               // row t+1
+	ADDQ DX, BX
+	DECQ R12
+	JMP  f32m512_rows
+f32m512_done:
+	VZEROUPPER
+	RET
+
 // func attnRowsScoresF16AVX2(scores, q *float32, k unsafe.Pointer /* *uint16 */, sc *float32, kvh *int32, heads, d, n, sstride, kstride, hkv int, scale float32)
 TEXT ·attnRowsScoresF16AVX2(SB), NOSPLIT, $8-92
 	MOVQ scores+0(FP), DI
@@ -734,6 +834,106 @@ f16m_next:
 	DECQ R12
 	JMP  f16m_rows
 f16m_done:
+	VZEROUPPER
+	RET
+
+// func attnRowsMixF16AVX512(out, w *float32, v unsafe.Pointer /* *uint16 */, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)
+TEXT ·attnRowsMixF16AVX512(SB), NOSPLIT, $0-88
+	MOVQ out+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ v+16(FP), BX
+	MOVQ kvh+32(FP), R9
+	MOVQ d+48(FP), R10
+	SHLQ $2, R10              // bytes of an out head
+	MOVQ n+56(FP), R12
+	MOVQ vstride+72(FP), DX
+	SHLQ $1, DX              // value row stride in bytes
+	LEAQ (DX)(DX*2), R8       // three rows
+f16m512_rows4:
+	CMPQ R12, $4
+	JLT  f16m512_rows
+	LEAQ (BX)(DX*4), R14 // row t+4
+	LEAQ (R14)(DX*4), R15
+f16m5124_pf:
+	PREFETCHT0 (R14)
+	ADDQ $64, R14
+	CMPQ R14, R15
+	JLT  f16m5124_pf
+	XORQ  R13, R13            // h
+	MOVQ  DI, R11             // out head h
+	MOVQ  SI, CX              // w[h][t]
+f16m512_heads4:
+	CMPQ R13, heads+40(FP)
+	JGE  f16m512_next4
+	VBROADCASTSS 0(CX), Z8  // w[h][t+0]
+	VBROADCASTSS 4(CX), Z9  // w[h][t+1]
+	VBROADCASTSS 8(CX), Z10  // w[h][t+2]
+	VBROADCASTSS 12(CX), Z11  // w[h][t+3]
+	MOVLQSX 0(R9)(R13*4), R15
+	IMULQ   d+48(FP), R15
+	SHLQ    $1, R15
+	ADDQ    BX, R15
+	MOVQ R11, AX
+	LEAQ (R11)(R10*1), R14    // the end of out head h
+f16m512_cols4:
+	VMOVUPS     (AX), Z0
+	VCVTPH2PS   (R15), Z1
+	VCVTPH2PS   (R15)(DX*1), Z2
+	VCVTPH2PS   (R15)(DX*2), Z3
+	VCVTPH2PS   (R15)(R8*1), Z4
+	VFMADD231PS Z1, Z8, Z0
+	VFMADD231PS Z2, Z9, Z0
+	VFMADD231PS Z3, Z10, Z0
+	VFMADD231PS Z4, Z11, Z0
+	VMOVUPS     Z0, (AX)
+	ADDQ $64, AX
+	ADDQ $32, R15
+	CMPQ AX, R14
+	JLT  f16m512_cols4
+	MOVQ R14, R11
+	ADDQ wstride+64(FP), CX
+	INCQ R13
+	JMP  f16m512_heads4
+f16m512_next4:
+	ADDQ $16, SI              // row t+4
+	LEAQ (BX)(DX*4), BX
+	SUBQ $4, R12
+	JMP  f16m512_rows4
+f16m512_rows:
+	TESTQ R12, R12
+	JZ    f16m512_done
+	XORQ  R13, R13            // h
+	MOVQ  DI, R11             // out head h
+	MOVQ  SI, CX              // w[h][t]
+f16m512_heads:
+	CMPQ R13, heads+40(FP)
+	JGE  f16m512_next
+	VBROADCASTSS (CX), Z8     // w[h][t]
+	MOVLQSX 0(R9)(R13*4), R15
+	IMULQ   d+48(FP), R15
+	SHLQ    $1, R15
+	ADDQ    BX, R15
+	MOVQ R11, AX
+	LEAQ (R11)(R10*1), R14    // the end of out head h
+f16m512_cols:
+	VCVTPH2PS   (R15), Z1
+	VMOVUPS     (AX), Z0
+	VFMADD231PS Z1, Z8, Z0
+	VMOVUPS     Z0, (AX)
+	ADDQ $64, AX
+	ADDQ $32, R15
+	CMPQ AX, R14
+	JLT  f16m512_cols
+	MOVQ R14, R11
+	ADDQ wstride+64(FP), CX
+	INCQ R13
+	JMP  f16m512_heads
+f16m512_next:
+	ADDQ $4, SI               // row t+1
+	ADDQ DX, BX
+	DECQ R12
+	JMP  f16m512_rows
+f16m512_done:
 	VZEROUPPER
 	RET
 
@@ -1179,6 +1379,136 @@ i8m_next:
 	DECQ R12
 	JMP  i8m_rows
 i8m_done:
+	VZEROUPPER
+	RET
+
+// func attnRowsMixI8AVX512(out, w *float32, v unsafe.Pointer /* *int8 */, sc *float32, kvh *int32, heads, d, n, wstride, vstride, hkv int)
+TEXT ·attnRowsMixI8AVX512(SB), NOSPLIT, $16-88
+	MOVQ out+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ v+16(FP), BX
+	MOVQ kvh+32(FP), R9
+	MOVQ d+48(FP), R10
+	SHLQ $2, R10              // bytes of an out head
+	MOVQ n+56(FP), R12
+	MOVQ vstride+72(FP), DX
+	LEAQ (DX)(DX*2), R8       // three rows
+	MOVQ sc+24(FP), AX
+	MOVQ AX, scrow-8(SP)      // the scales of row t
+	MOVQ hkv+80(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, screl-16(SP)     // bytes of a row's scales
+i8m512_rows4:
+	CMPQ R12, $4
+	JLT  i8m512_rows
+	LEAQ (BX)(DX*4), R14 // row t+4
+	LEAQ (R14)(DX*4), R15
+i8m5124_pf:
+	PREFETCHT0 (R14)
+	ADDQ $64, R14
+	CMPQ R14, R15
+	JLT  i8m5124_pf
+	XORQ  R13, R13            // h
+	MOVQ  DI, R11             // out head h
+	MOVQ  SI, CX              // w[h][t]
+i8m512_heads4:
+	CMPQ R13, heads+40(FP)
+	JGE  i8m512_next4
+	VBROADCASTSS 0(CX), Z8  // w[h][t+0]
+	VBROADCASTSS 4(CX), Z9  // w[h][t+1]
+	VBROADCASTSS 8(CX), Z10  // w[h][t+2]
+	VBROADCASTSS 12(CX), Z11  // w[h][t+3]
+	MOVQ scrow-8(SP), R14
+	MOVLQSX (R9)(R13*4), AX
+	LEAQ (R14)(AX*4), R14    // row t's scale of head h
+	VBROADCASTSS (R14), Z12
+	ADDQ screl-16(SP), R14
+	VBROADCASTSS (R14), Z13
+	ADDQ screl-16(SP), R14
+	VBROADCASTSS (R14), Z14
+	ADDQ screl-16(SP), R14
+	VBROADCASTSS (R14), Z15
+	MOVLQSX 0(R9)(R13*4), R15
+	IMULQ   d+48(FP), R15
+	ADDQ    BX, R15
+	MOVQ R11, AX
+	LEAQ (R11)(R10*1), R14    // the end of out head h
+i8m512_cols4:
+	VMOVUPS     (AX), Z0
+	VPMOVSXBD   (R15), Z1
+	VCVTDQ2PS   Z1, Z1
+	VMULPS      Z12, Z1, Z1
+	VPMOVSXBD   (R15)(DX*1), Z2
+	VCVTDQ2PS   Z2, Z2
+	VMULPS      Z13, Z2, Z2
+	VPMOVSXBD   (R15)(DX*2), Z3
+	VCVTDQ2PS   Z3, Z3
+	VMULPS      Z14, Z3, Z3
+	VPMOVSXBD   (R15)(R8*1), Z4
+	VCVTDQ2PS   Z4, Z4
+	VMULPS      Z15, Z4, Z4
+	VFMADD231PS Z1, Z8, Z0
+	VFMADD231PS Z2, Z9, Z0
+	VFMADD231PS Z3, Z10, Z0
+	VFMADD231PS Z4, Z11, Z0
+	VMOVUPS     Z0, (AX)
+	ADDQ $64, AX
+	ADDQ $16, R15
+	CMPQ AX, R14
+	JLT  i8m512_cols4
+	MOVQ R14, R11
+	ADDQ wstride+64(FP), CX
+	INCQ R13
+	JMP  i8m512_heads4
+i8m512_next4:
+	ADDQ $16, SI              // row t+4
+	LEAQ (BX)(DX*4), BX
+	MOVQ screl-16(SP), R14
+	SHLQ $2, R14
+	ADDQ R14, scrow-8(SP)
+	SUBQ $4, R12
+	JMP  i8m512_rows4
+i8m512_rows:
+	TESTQ R12, R12
+	JZ    i8m512_done
+	XORQ  R13, R13            // h
+	MOVQ  DI, R11             // out head h
+	MOVQ  SI, CX              // w[h][t]
+i8m512_heads:
+	CMPQ R13, heads+40(FP)
+	JGE  i8m512_next
+	VBROADCASTSS (CX), Z8     // w[h][t]
+	MOVQ scrow-8(SP), R14
+	MOVLQSX (R9)(R13*4), R15
+	VBROADCASTSS (R14)(R15*4), Z9
+	MOVLQSX 0(R9)(R13*4), R15
+	IMULQ   d+48(FP), R15
+	ADDQ    BX, R15
+	MOVQ R11, AX
+	LEAQ (R11)(R10*1), R14    // the end of out head h
+i8m512_cols:
+	VPMOVSXBD   (R15), Z1
+	VCVTDQ2PS   Z1, Z1
+	VMULPS      Z9, Z1, Z1
+	VMOVUPS     (AX), Z0
+	VFMADD231PS Z1, Z8, Z0
+	VMOVUPS     Z0, (AX)
+	ADDQ $64, AX
+	ADDQ $16, R15
+	CMPQ AX, R14
+	JLT  i8m512_cols
+	MOVQ R14, R11
+	ADDQ wstride+64(FP), CX
+	INCQ R13
+	JMP  i8m512_heads
+i8m512_next:
+	ADDQ $4, SI               // row t+1
+	ADDQ DX, BX
+	MOVQ screl-16(SP), R14
+	ADDQ R14, scrow-8(SP)
+	DECQ R12
+	JMP  i8m512_rows
+i8m512_done:
 	VZEROUPPER
 	RET
 
