@@ -327,6 +327,13 @@ func (r *remoteReply) run() {
 			r.stats.DecodeTokS = usage.PredictedPerSecond
 		}
 		r.stats.PrefillTokS = usage.PromptPerSecond
+		if c := r.b.context; c > 0 {
+			// The server's context is the reply's capacity, as the window
+			// is a local reply's: a "length" reply whose prompt and text
+			// filled it was cut by the context (Result.ContextFull).
+			r.stats.KVCap = c
+			r.stats.KVUsed = min(usage.PromptTokens+usage.CompletionTokens, c)
+		}
 	}
 	res := engine.Result{Text: r.text.String(), StopID: -1, Stats: r.stats}
 	switch {

@@ -299,3 +299,37 @@ func TestRemoteConstraint(t *testing.T) {
 		t.Errorf("a regex for llama-server: %v", err)
 	}
 }
+
+// chat --remote said "reached max_tokens" of a reply the context cut: the
+// remote stats had no capacity, so Result.ContextFull was never true. With
+// the context the server reports, a reply to the end of a 256-position
+// model's context says the context filled, as a local one does; one its
+// budget cut does not.
+func TestRemoteContextFull(t *testing.T) {
+	_, ts, _ := startModel(t, studentModel(t), Options{Engine: engine.Options{MaxSeqs: 2}})
+	for _, c := range []struct {
+		budget int
+		full   bool
+	}{{5000, true}, {8, false}} {
+		v := settings.Defaults("raw")
+		v.MaxTokens, v.IgnoreEOS = c.budget, true
+		v.Sampler.Greedy = true
+		s, err := session.NewRemote(session.RemoteOptions{URL: ts.URL}, session.Options{Settings: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Send("Once upon a time"); err != nil {
+			t.Fatal(err)
+		}
+		u := s.Poll() // as the UI polls: its notice reads u
+		for !u.Done {
+			time.Sleep(time.Millisecond)
+			u = s.Poll()
+		}
+		s.Close()
+		if u.Reason != engine.ReasonLength || u.ContextFull != c.full || u.Stats.KVCap != 256 {
+			t.Errorf("budget %d: %s, ContextFull %v, KV %d/%d; want length, %v, the 256-token context",
+				c.budget, u.Reason, u.ContextFull, u.Stats.KVUsed, u.Stats.KVCap, c.full)
+		}
+	}
+}
