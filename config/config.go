@@ -373,7 +373,7 @@ var peerNotes = map[string]string{}
 func init() {
 	for note, names := range map[string]string{
 		"this app runs on the CPU: drop it":                                                                                                        "ngl n_gpu_layers gpu_layers num_gpu main_gpu mg split_mode sm tensor_split ts device dev no_kv_offload nkvo",
-		"chat's TUI is llama-cli's conversation: drop it":                                                                                          "i interactive interactive_first if cnv conversation",
+		"chat's TUI is llama-cli's conversation: drop it":                                                                                          strings.ReplaceAll(strings.Join(conversationFlags, " "), "-", "_"),
 		"a --prompt reply is a single turn, and the TUI goes on until you quit: drop it":                                                           "st single_turn",
 		"models are not downloaded: download the GGUF file and give its path":                                                                      "hf hf_repo hfr hf_file hff model_url mu",
 		"the chat template is the model's own; /template shows it":                                                                                 "jinja chat_template chat_template_file",
@@ -514,7 +514,8 @@ var ignoredFlags = map[string]string{
 }
 
 // conversationFlags are llama-cli's switches into its interactive
-// conversation, by the flag package's names.
+// conversation, by the flag package's names (peerNotes' note for them is
+// made from this list).
 var conversationFlags = []string{"cnv", "conversation", "i", "interactive", "if", "interactive-first"}
 
 // conversationPrompt refuses llama-cli's -cnv -p TEXT: there TEXT is the

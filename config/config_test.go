@@ -710,6 +710,16 @@ func TestLlamaCliConversationFlags(t *testing.T) {
 			t.Errorf("%s: %v; want %q", c.args, err, c.want)
 		}
 	}
+	// Each conversation switch (one list) has the conversation's note and
+	// is refused with a prompt.
+	for _, name := range conversationFlags {
+		if note := PeerNote(name); note != "chat's TUI is llama-cli's conversation: drop it" {
+			t.Errorf("PeerNote(%s) = %q", name, note)
+		}
+		if _, err := Parse([]string{"-m", "x.gguf", "--" + name, "-p", "hi"}); err == nil || !strings.Contains(err.Error(), "with a prompt: llama-cli chats on") {
+			t.Errorf("--%s -p hi: %v", name, err)
+		}
+	}
 }
 
 // More of llama-cli's flags as typed: -sp was told "did you mean --stop?"
