@@ -39,6 +39,10 @@ type Config struct {
 	Escape     bool   // -e: the prompt's and the stop strings' backslash escapes are processed (Unescape)
 	JSON       bool   // headless: print one JSON line
 	Verbose    bool   // headless: a timing summary on stderr
+	// NoReply: -n 0, llama-cli's "generate nothing": a headless run loads
+	// the model and exits without a reply (max_tokens keeps its value:
+	// the setting's rule, in the file and /set, is 1 or more).
+	NoReply bool
 
 	// Constrained replies, at most one (engine/constrain): --format json,
 	// --json-schema FILE|JSON, --regex R, --grammar FILE.
@@ -458,6 +462,14 @@ func newFlagSet() (*Config, *flag.FlagSet) {
 			continue
 		}
 		fn := func(text string) error {
+			if s.Name == "max_tokens" {
+				// -n 0 is llama-cli's "generate nothing" (the flag alone:
+				// a later -n N gives a budget again).
+				c.NoReply = strings.TrimSpace(text) == "0"
+				if c.NoReply {
+					return nil
+				}
+			}
 			if s.Kind == settings.List && !c.listFlag[s.Name] {
 				c.listFlag[s.Name] = true
 				s.Put(&c.Values, []string(nil)) // flags replace the file's list

@@ -202,7 +202,7 @@ func TestFlagErrors(t *testing.T) {
 	isolate(t)
 	for _, args := range [][]string{
 		{"--raw", "--chat"}, {"--resume", "--continue", "x"}, {"--theme", "pink"}, {"--temperature", "NaN"},
-		{"-n", "-2"}, {"-n", "0"}, {"--nope"}, {"a.pt", "stray"}, {"--model", "a.pt", "b.pt"}, {"--top-p", "2"}, {"--min-p", "5"},
+		{"-n", "-2"}, {"-n", "0.5"}, {"--nope"}, {"a.pt", "stray"}, {"--model", "a.pt", "b.pt"}, {"--top-p", "2"}, {"--min-p", "5"},
 		{"--prompt", "x", "-f", "y"}, {"--format", "json", "--regex", "a"}, {"--json-schema", "{}", "--grammar", "g.gbnf"},
 	} {
 		if _, err := Parse(args); err == nil {
@@ -409,7 +409,7 @@ func TestOneRuleOneMessage(t *testing.T) {
 	}{
 		{"--top-p", "2", "[sampler]\ntop_p = 2", "top_p must be between 0 and 1, got 2"},
 		{"--min-p", "5", "[sampler]\nmin_p = 5", "min_p must be between 0 and 1, got 5"},
-		{"-n", "0", "max_tokens = 0", "max_tokens must be between 1 and 1048576 (or -1), got 0"},
+		{"-n", "-5", "max_tokens = -5", "max_tokens must be between 1 and 1048576 (or -1), got -5"},
 		{"--temperature", "-1", "[sampler]\ntemperature = -1", "temperature must be ≥ 0, got -1"},
 		{"--draft-k", "17", "draft_k = 17", "draft_k must be between 1 and 16, got 17"},
 		{"--quant", "int3", "quant = \"int3\"", "quant must be one of " + strings.Join(settings.QuantFormats, ", ") + `, got "int3"`},
