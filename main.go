@@ -154,7 +154,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return 2
 		}
 		if mode == "" {
-			mode = "chat"
+			mode = session.RemoteDefaultMode(session.RemoteOptions{URL: cfg.Remote, APIKey: cfg.APIKey, Model: cfg.RemoteName})
 		}
 		for _, st := range settings.Local() {
 			if cfg.Given[st.Name] {

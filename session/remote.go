@@ -94,7 +94,7 @@ func NewRemote(ro RemoteOptions, opts Options) (*Session, error) {
 	}
 	v := opts.Settings
 	if v.Mode == "" {
-		v.Mode = "chat"
+		v.Mode = remoteMode(ctx, c)
 	}
 	if v.Mode != "chat" && v.Mode != "raw" {
 		return nil, fmt.Errorf("session: unknown mode %q (want chat or raw)", v.Mode)
@@ -122,6 +122,27 @@ func NewRemote(ro RemoteOptions, opts Options) (*Session, error) {
 	}
 	b.scrape()
 	return s, nil
+}
+
+// RemoteDefaultMode is the mode a session on the server ro names starts in
+// (DefaultMode's twin): raw when the server's /props reports the model has
+// no chat template (chat_template "", as llama-server's web UI reads it),
+// else chat (a server that says nothing of templates serves chat replies).
+func RemoteDefaultMode(ro RemoteOptions) string {
+	c, err := remote.New(ro.URL, ro.APIKey)
+	if err != nil {
+		return "chat" // NewRemote says what is wrong with the URL
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return remoteMode(ctx, c)
+}
+
+func remoteMode(ctx context.Context, c *remote.Client) string {
+	if p, err := c.Props(ctx); err == nil && p.ChatTemplate != nil && *p.ChatTemplate == "" {
+		return "raw"
+	}
+	return "chat"
 }
 
 // scrape reads the server's /metrics.

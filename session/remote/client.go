@@ -454,3 +454,26 @@ func (c *Client) Models(ctx context.Context) ([]Model, error) {
 	}
 	return out, nil
 }
+
+// Props is what llama-server's GET /props (and chat serve's) says of the
+// model: its chat template, when the server reports one ("" for a model
+// without one: llama-server's web UI then completes text), and the context
+// a reply has.
+type Props struct {
+	ChatTemplate *string // nil: not reported (no /props: vLLM, SGLang, ollama)
+	NCtx         int     // default_generation_settings.n_ctx; 0 when not reported
+}
+
+// Props asks GET /props; a server without it gives an error.
+func (c *Client) Props(ctx context.Context) (Props, error) {
+	var v struct {
+		ChatTemplate *string `json:"chat_template"`
+		Default      struct {
+			NCtx int `json:"n_ctx"`
+		} `json:"default_generation_settings"`
+	}
+	if err := c.getJSON(ctx, "/props", &v); err != nil {
+		return Props{}, err
+	}
+	return Props{ChatTemplate: v.ChatTemplate, NCtx: max(v.Default.NCtx, 0)}, nil
+}

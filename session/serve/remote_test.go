@@ -19,6 +19,7 @@ import (
 	"chat/engine"
 	"chat/engine/constrain"
 	"chat/engine/sampler"
+	"chat/models/load"
 	"chat/session"
 )
 
@@ -311,8 +312,8 @@ func TestRemoteContextFull(t *testing.T) {
 		budget int
 		full   bool
 	}{{5000, true}, {8, false}} {
-		v := settings.Defaults("raw")
-		v.MaxTokens, v.IgnoreEOS = c.budget, true
+		v := settings.Defaults("chat")
+		v.Mode, v.MaxTokens, v.IgnoreEOS = "chat", c.budget, true
 		v.Sampler.Greedy = true
 		s, err := session.NewRemote(session.RemoteOptions{URL: ts.URL}, session.Options{Settings: v})
 		if err != nil {
@@ -331,5 +332,52 @@ func TestRemoteContextFull(t *testing.T) {
 			t.Errorf("budget %d: %s, ContextFull %v, KV %d/%d; want length, %v, the 256-token context",
 				c.budget, u.Reason, u.ContextFull, u.Stats.KVUsed, u.Stats.KVCap, c.full)
 		}
+	}
+}
+
+// chat --remote started every session in chat mode, a raw model's too:
+// a server's /props that reports chat_template "" (llama-server's and chat
+// serve's for a model without one) starts it in raw mode, as llama-server's
+// web UI does; a template, or no /props at all (vLLM), keeps chat mode.
+// chat serve reports the course's format for a chat-tuned checkpoint.
+func TestRemoteDefaultMode(t *testing.T) {
+	_, raw, _ := start(t, Options{})
+	emb, err := load.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, chat, _ := startModel(t, emb, Options{})
+	props := func(body string) string {
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/props" || body == "" {
+				http.NotFound(w, r)
+				return
+			}
+			io.WriteString(w, body)
+		}))
+		t.Cleanup(ts.Close)
+		return ts.URL
+	}
+	for url, want := range map[string]string{
+		raw.URL:                       "raw",
+		chat.URL:                      "chat",
+		props(`{"chat_template":""}`): "raw",
+		props(`{"chat_template":"{{ messages }}"}`): "chat",
+		props(`{"build_info":"b1"}`):                "chat",
+		props(""):                                   "chat",
+	} {
+		if got := session.RemoteDefaultMode(session.RemoteOptions{URL: url}); got != want {
+			t.Errorf("%s: mode %s, want %s", url, got, want)
+		}
+	}
+	for url, want := range map[string]string{raw.URL: "raw", chat.URL: "chat"} {
+		s, err := session.NewRemote(session.RemoteOptions{URL: url}, session.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Info().Mode; got != want {
+			t.Errorf("NewRemote on %s without a mode: %s, want %s", url, got, want)
+		}
+		s.Close()
 	}
 }
