@@ -11,6 +11,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"chat/models/testmodels"
+	"chat/session/remote/remotetest"
 )
 
 // A server's error message is shown in the terminal: its escape sequences
@@ -138,5 +141,55 @@ func TestStreamLineTooLong(t *testing.T) {
 	st.Close()
 	if err := st.Err(); err == nil || !strings.Contains(err.Error(), "a line of more than 16 MB") {
 		t.Fatalf("error %v, want one about a line of more than 16 MB", err)
+	}
+}
+
+// Keep-alive comments (SSE lines starting with ':', which SGLang and
+// proxies send while a reply is slow) are skipped, and a delta after one is
+// delivered as soon as its line arrives: the server here sends a delta,
+// comments, a second delta, then holds the stream open until the client
+// has read both. Were the second held back behind the comments (or until
+// more bytes came), the client would wait on a server that waits on it.
+func TestKeepAliveComments(t *testing.T) {
+	release := make(chan struct{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		remotetest.KeepAliveStream(w, r, release)
+	}))
+	defer ts.Close()
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	c, err := New(ts.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.Stream(context.Background(), Request{Model: "m", Messages: []Message{{Role: "user", Content: "hi"}}, MaxTokens: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var text []string
+	testmodels.Bounded(t, "two deltas with comments between", func() error {
+		for len(text) < 2 && st.Next() {
+			if ev := st.Event(); ev.Text != "" {
+				text = append(text, ev.Text)
+			}
+		}
+		return nil
+	})
+	if strings.Join(text, "|") != "Once| upon" {
+		t.Fatalf("deltas %q (%v), want Once, upon before the stream ends", text, st.Err())
+	}
+	close(release)
+	finish := ""
+	for st.Next() {
+		finish = st.Event().Finish
+	}
+	if st.Err() != nil || finish != "stop" {
+		t.Errorf("the end: finish %q, %v", finish, st.Err())
 	}
 }

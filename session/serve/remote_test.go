@@ -20,7 +20,9 @@ import (
 	"chat/engine/constrain"
 	"chat/engine/sampler"
 	"chat/models/load"
+	"chat/models/testmodels"
 	"chat/session"
+	"chat/session/remote/remotetest"
 )
 
 func remoteSession(t *testing.T, url string, n int) *session.Session {
@@ -379,5 +381,50 @@ func TestRemoteDefaultMode(t *testing.T) {
 			t.Errorf("NewRemote on %s without a mode: %s, want %s", url, got, want)
 		}
 		s.Close()
+	}
+}
+
+// A remote reply shows each delta as it comes, keep-alive comments between
+// them or not: the session's Poll has both deltas while the server still
+// holds the stream open (it ends it only once the session has shown them).
+func TestRemoteKeepAliveShown(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	defer once.Do(func() { close(release) })
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/models":
+			io.WriteString(w, `{"data":[{"id":"m","owned_by":"sglang"}]}`)
+			return
+		case "/v1/chat/completions":
+		default:
+			http.NotFound(w, r)
+			return
+		}
+		remotetest.KeepAliveStream(w, r, release)
+	}))
+	defer ts.Close()
+	s := remoteSession(t, ts.URL, 8)
+	if err := s.Send("hi"); err != nil {
+		t.Fatal(err)
+	}
+	var shown strings.Builder
+	testmodels.Bounded(t, "two deltas with comments between", func() error {
+		for shown.String() != "Once upon" {
+			u := s.Poll()
+			shown.WriteString(u.Text)
+			if u.Done {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		return nil
+	})
+	if shown.String() != "Once upon" {
+		t.Fatalf("shown %q before the stream ended, want %q", shown.String(), "Once upon")
+	}
+	once.Do(func() { close(release) })
+	if res := s.Wait(); res.Err != nil || res.Text != "Once upon" || res.Reason != engine.ReasonEOT {
+		t.Errorf("the reply: %q %s %v", res.Text, res.Reason, res.Err)
 	}
 }
