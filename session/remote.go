@@ -245,6 +245,9 @@ func (s *Session) startRemote() (reply, error) {
 	// past it with any prompt: asked without one at once, not refused first.
 	req.OmitMaxTokens = b.context > 0 && req.MaxTokens >= b.context
 	ctx, cancel := context.WithCancel(context.Background())
+	if req.OmitMaxTokens {
+		b.fitText(ctx, &req)
+	}
 	st, err := b.c.Stream(ctx, req)
 	if pastContext(err) && req.MaxTokens > 0 && !req.OmitMaxTokens {
 		// The budget runs past the context (chat serve and vLLM refuse
@@ -254,7 +257,12 @@ func (s *Session) startRemote() (reply, error) {
 		// stops at the end of the context. That rest is less than the
 		// budget, which still bounds what the stream keeps.
 		req.OmitMaxTokens = true
-		st, err = b.c.Stream(ctx, req)
+		if !b.fitText(ctx, &req) {
+			st, err = b.c.Stream(ctx, req)
+		} else if st, err = b.c.Stream(ctx, req); pastContext(err) {
+			req.OmitMaxTokens = true // the count was off: the server's rest, as above
+			st, err = b.c.Stream(ctx, req)
+		}
 	}
 	if err != nil {
 		cancel()
@@ -263,6 +271,24 @@ func (s *Session) startRemote() (reply, error) {
 	r := &remoteReply{b: b, st: st, cancel: cancel, onText: s.opts.OnText, done: make(chan struct{})}
 	go r.run()
 	return r, nil
+}
+
+// fitText gives a text completion (raw mode) whose budget runs past the
+// context the rest of the context as its budget, counted by the server's
+// /tokenize, rather than none: without max_tokens /v1/completions is 16
+// tokens (OpenAI's default, chat serve's and vLLM's), not the rest of the
+// context. It reports whether it did (a chat request, or a server without
+// /tokenize, is left without a budget).
+func (b *remoteBackend) fitText(ctx context.Context, req *remote.Request) bool {
+	if req.Messages != nil || b.context <= 0 {
+		return false
+	}
+	n, err := b.c.PromptTokens(ctx, b.model, req.Prompt)
+	if err != nil || n >= b.context {
+		return false
+	}
+	req.MaxTokens, req.OmitMaxTokens = min(req.MaxTokens, b.context-n), false
+	return true
 }
 
 // pastContext reports whether err is a server's refusal of a request that

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -191,5 +192,41 @@ func TestKeepAliveComments(t *testing.T) {
 	}
 	if st.Err() != nil || finish != "stop" {
 		t.Errorf("the end: finish %q, %v", finish, st.Err())
+	}
+}
+
+// PromptTokens asks each server's /tokenize in its own fields (chat serve's
+// and llama-server's content, vLLM's model and prompt) and reads its
+// answer (a list of tokens, or vLLM's count); a server without one is an
+// error, so the caller falls back.
+func TestPromptTokens(t *testing.T) {
+	var got map[string]any
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = nil
+		json.NewDecoder(r.Body).Decode(&got)
+		if got["prompt"] != nil {
+			io.WriteString(w, `{"count":7,"max_model_len":2048,"tokens":[1,2,3,4,5,6,7]}`)
+			return
+		}
+		io.WriteString(w, `{"tokens":[1,2,3]}`)
+	}))
+	defer ts.Close()
+	c, err := New(ts.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for kind, want := range map[string]int{KindChat: 3, KindLlamaCpp: 3, KindVLLM: 7, KindOllama: -1, "": -1} {
+		c.kind = kind
+		n, err := c.PromptTokens(context.Background(), "m", "Once upon a time")
+		switch {
+		case want < 0 && err == nil:
+			t.Errorf("%q: %d, want an error", kind, n)
+		case want >= 0 && (err != nil || n != want):
+			t.Errorf("%q: %d %v (sent %v), want %d", kind, n, err, got, want)
+		case kind == KindVLLM && (got["model"] != "m" || got["prompt"] != "Once upon a time"):
+			t.Errorf("vLLM sent %v", got)
+		case kind == KindChat && (got["content"] != "Once upon a time" || got["add_special"] != true):
+			t.Errorf("chat serve sent %v", got)
+		}
 	}
 }
