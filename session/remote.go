@@ -93,8 +93,14 @@ func NewRemote(ro RemoteOptions, opts Options) (*Session, error) {
 		return nil, fmt.Errorf("%s offers %s, not %q (--remote-model)", c.URL(), quote.Cut(fmt.Sprintf("%q", offered), 200), ro.Model)
 	}
 	v := opts.Settings
+	props, perr := c.Props(ctx)
 	if v.Mode == "" {
-		v.Mode = remoteMode(ctx, c)
+		v.Mode = modeOf(props, perr)
+	}
+	if perr == nil && props.NCtx > 0 {
+		// A reply's context on llama-server is its slot's (-c over
+		// --parallel), not the n_ctx_train /v1/models reports.
+		b.context = props.NCtx
 	}
 	if v.Mode != "chat" && v.Mode != "raw" {
 		return nil, fmt.Errorf("session: unknown mode %q (want chat or raw)", v.Mode)
@@ -138,8 +144,10 @@ func RemoteDefaultMode(ro RemoteOptions) string {
 	return remoteMode(ctx, c)
 }
 
-func remoteMode(ctx context.Context, c *remote.Client) string {
-	if p, err := c.Props(ctx); err == nil && p.ChatTemplate != nil && *p.ChatTemplate == "" {
+func remoteMode(ctx context.Context, c *remote.Client) string { return modeOf(c.Props(ctx)) }
+
+func modeOf(p remote.Props, err error) string {
+	if err == nil && p.ChatTemplate != nil && *p.ChatTemplate == "" {
 		return "raw"
 	}
 	return "chat"

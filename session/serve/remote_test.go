@@ -432,3 +432,40 @@ func TestRemoteKeepAliveShown(t *testing.T) {
 		t.Errorf("the reply: %q %s %v", res.Text, res.Reason, res.Err)
 	}
 }
+
+// llama-server's /v1/models reports the model's n_ctx_train; a reply has
+// its slot's context (-c over --parallel), which /props reports as n_ctx:
+// a reply that filled the slot said "reached max_tokens" against a
+// context it never had. The session's context is the slot's.
+func TestRemoteSlotContext(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/models":
+			io.WriteString(w, `{"data":[{"id":"m","owned_by":"llamacpp","meta":{"n_ctx_train":4096}}]}`)
+		case "/props":
+			io.WriteString(w, `{"chat_template":"{{ messages }}","default_generation_settings":{"n_ctx":512}}`)
+		case "/v1/chat/completions":
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, `data: {"choices":[{"delta":{"content":"Once"}}]}`+"\n\n"+
+				`data: {"choices":[{"delta":{},"finish_reason":"length"}],"usage":{"prompt_tokens":12,"completion_tokens":500}}`+"\n\ndata: [DONE]\n\n")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer ts.Close()
+	s := remoteSession(t, ts.URL, 2000)
+	if c := s.Info().ContextLength; c != 512 {
+		t.Errorf("context %d, want the slot's 512", c)
+	}
+	if err := s.Send("hi"); err != nil {
+		t.Fatal(err)
+	}
+	u := s.Poll()
+	for !u.Done {
+		time.Sleep(time.Millisecond)
+		u = s.Poll()
+	}
+	if !u.ContextFull || u.Stats.KVCap != 512 {
+		t.Errorf("%s, ContextFull %v, KV %d/%d; want the 512-token slot filled", u.Reason, u.ContextFull, u.Stats.KVUsed, u.Stats.KVCap)
+	}
+}
