@@ -119,6 +119,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return listSessions(stdout, stderr)
 	}
 	headless, err := readPrompt(cfg, stdin, stdout)
+	if err == nil && cfg.NoReply && !headless {
+		err = errors.New("-n 0 generates nothing: it is for a headless run (--prompt TEXT, -f FILE or stdin), which loads the model and exits; the TUI's replies need a budget of 1 or more")
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "chat:", err)
 		return 2
@@ -151,7 +154,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return 2
 		}
 		if mode == "" {
-			mode = "chat"
+			mode = session.RemoteDefaultMode(session.RemoteOptions{URL: cfg.Remote, APIKey: cfg.APIKey, Model: cfg.RemoteName})
 		}
 		for _, st := range settings.Local() {
 			if cfg.Given[st.Name] {
@@ -389,6 +392,12 @@ func runHeadless(s *session.Session, cfg *config.Config, stdout, stderr io.Write
 		fmt.Fprintf(stderr, "chat: %s · %s · %s · %s params · %s · %s mode\n",
 			info.Model, info.Arch, info.Quant, session.ParamCount(info.Params), session.ContextText(info), info.Mode)
 	}
+	if cfg.NoReply {
+		// -n 0: nothing is generated and the prompt is not evaluated, as
+		// llama-cli's -n 0 loads the model and exits: the empty reply's
+		// line, or --json's object with no ids.
+		return printReply(s, cfg, engine.Result{Reason: engine.ReasonLength, StopID: -1}, stdout)
+	}
 	if cfg.Beam > 0 {
 		return runBeam(s, cfg, stdout, stderr)
 	}
@@ -436,9 +445,19 @@ func runHeadless(s *session.Session, cfg *config.Config, stdout, stderr io.Write
 		fmt.Fprintln(stderr, "chat:", err)
 		return 1
 	}
+	return printReply(s, cfg, res, stdout)
+}
+
+// printReply ends a headless run's output: nothing more after the streamed
+// text, or --json's object.
+func printReply(s *session.Session, cfg *config.Config, res engine.Result, stdout io.Writer) int {
 	if !cfg.JSON {
+		if cfg.NoReply {
+			fmt.Fprintln(stdout)
+		}
 		return 0
 	}
+	info, st := s.Info(), res.Stats
 	out := struct {
 		Model     any    `json:"model"`
 		PromptIDs []int  `json:"prompt_ids"`

@@ -504,3 +504,36 @@ func TestToolModelArgument(t *testing.T) {
 		}
 	}
 }
+
+// -n 0 was refused ("max_tokens must be between 1 and ..."), but llama-cli
+// takes it: it loads the model and exits, generating nothing. Headless it
+// does the same here: the empty reply's line, or --json's object with no
+// ids; a later -n N gives a budget again. The file and /set keep their
+// rule (1 or more).
+func TestGenerateNothing(t *testing.T) {
+	path := testmodels.Path(t, "stories260K/stories260K.gguf")
+	code, out, stderr := runCLI(path, "-n", "0", "--prompt", "Once upon a time")
+	if code != 0 || out != "\n" || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("-n 0: exit %d, stdout %q, stderr %q; want 0, an empty reply", code, out, stderr)
+	}
+	code, out, stderr = runCLI(path, "-n", "0", "--json", "--greedy", "--prompt", "Once upon a time")
+	var r struct {
+		IDs    []int  `json:"ids"`
+		Text   string `json:"text"`
+		Reason string `json:"reason"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &r) != nil || r.IDs == nil || len(r.IDs) != 0 || r.Text != "" || r.Reason != "length" {
+		t.Errorf("-n 0 --json: exit %d, %q (stderr %q)", code, out, stderr)
+	}
+	code, out, stderr = runCLI(path, "-n", "0", "-n", "3", "--json", "--greedy", "--prompt", "Once upon a time")
+	if code != 0 || json.Unmarshal([]byte(out), &r) != nil || len(r.IDs) != 3 {
+		t.Errorf("-n 0 -n 3: exit %d, %q (stderr %q); want 3 ids", code, out, stderr)
+	}
+	// The TUI's replies need a budget: one line, before anything loads.
+	isTerm := isTerminal
+	defer func() { isTerminal = isTerm }()
+	isTerminal = func(any) bool { return true }
+	if code, _, stderr := runCLI(path, "-n", "0"); code != 2 || !strings.HasPrefix(stderr, "chat: -n 0 generates nothing: it is for a headless run") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("-n 0 for the TUI: exit %d, %q", code, stderr)
+	}
+}

@@ -82,9 +82,16 @@ func TestServeAndRemoteCLI(t *testing.T) {
 	if code, out, stderr := runCLI("bench", "-m", path, "-t", "1", "-p", "3", "-n", "2"); code != 0 || !strings.Contains(out, `"prompt_tokens":3,"gen_tokens":2`) {
 		t.Errorf("chat bench -p 3 -n 2: exit %d, %q (stderr %q)", code, out, stderr)
 	}
-	code, out, stderr := runCLI("--remote", ts.URL, "--greedy", "-n", "30", "--prompt", "Once upon a time")
+	code, out, stderr := runCLI("--remote", ts.URL, "--chat", "--greedy", "-n", "30", "--prompt", "Once upon a time")
 	if code != 0 || out != local || !strings.Contains(stderr, "stories260K on "+ts.URL) {
 		t.Errorf("--remote: exit %d, %q (stderr %q); local %q", code, out, stderr, local)
+	}
+	// A model without a chat template starts in raw mode there as here
+	// (the server's /props says chat_template "").
+	_, localRaw, _ := runCLI(path, "--greedy", "-n", "30", "--prompt", "Once upon a time")
+	code, out, stderr = runCLI("--remote", ts.URL, "--greedy", "-n", "30", "--prompt", "Once upon a time")
+	if code != 0 || out != localRaw || !strings.Contains(stderr, "raw mode") {
+		t.Errorf("--remote without a mode: exit %d, %q (stderr %q); local %q", code, out, stderr, localRaw)
 	}
 	// Bug: --quant, -t, --lora ... were dropped silently with --remote (and
 	// --lora's file was still read). Each says it is ignored.
@@ -93,7 +100,7 @@ func TestServeAndRemoteCLI(t *testing.T) {
 		"draft_k": {"--draft-k", "2"}, "spec_adapt": {"--spec-adapt=false"}, "ctx_size": {"-c", "64"}, "threads": {"-t", "1"},
 		"kv_mem": {"--kv-mem", "64"}, "kv_quant_k": {"--kv-quant-k", "f16"}, "kv_quant_v": {"--kv-quant-v", "int8"},
 		"no_prefix_cache": {"--no-prefix-cache"}, "lora": {"--lora", "no-such-adapter"}}
-	args := []string{"--remote", ts.URL, "--greedy", "-n", "30", "--prompt", "Once upon a time"}
+	args := []string{"--remote", ts.URL, "--chat", "--greedy", "-n", "30", "--prompt", "Once upon a time"}
 	for _, st := range settings.Local() {
 		if given[st.Name] == nil {
 			t.Fatalf("the test gives no value for Local setting %s", st.Name)
@@ -136,11 +143,11 @@ func TestRemoteBudgetPastContext(t *testing.T) {
 	defer s.Close()
 	defer ts.Close()
 	for _, args := range [][]string{
-		{"--remote", ts.URL, "--prompt", "Once upon a time", "--ignore-eos", "--json"},
-		{"--remote", ts.URL, "--prompt", "Once upon a time", "--ignore-eos", "--json", "-n", "5000"},
+		{"--remote", ts.URL, "--chat", "--prompt", "Once upon a time", "--ignore-eos", "--json"},
+		{"--remote", ts.URL, "--chat", "--prompt", "Once upon a time", "--ignore-eos", "--json", "-n", "5000"},
 		// Under the context, but not with the prompt: refused, then asked
 		// again (the two above are asked without a budget at once).
-		{"--remote", ts.URL, "--prompt", "Once upon a time", "--ignore-eos", "--json", "-n", "250"},
+		{"--remote", ts.URL, "--chat", "--prompt", "Once upon a time", "--ignore-eos", "--json", "-n", "250"},
 	} {
 		code, out, stderr := runCLI(args...)
 		var r struct {

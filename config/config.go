@@ -39,6 +39,10 @@ type Config struct {
 	Escape     bool   // -e: the prompt's and the stop strings' backslash escapes are processed (Unescape)
 	JSON       bool   // headless: print one JSON line
 	Verbose    bool   // headless: a timing summary on stderr
+	// NoReply: -n 0, llama-cli's "generate nothing": a headless run loads
+	// the model and exits without a reply (max_tokens keeps its value:
+	// the setting's rule, in the file and /set, is 1 or more).
+	NoReply bool
 
 	// Constrained replies, at most one (engine/constrain): --format json,
 	// --json-schema FILE|JSON, --regex R, --grammar FILE.
@@ -373,7 +377,7 @@ var peerNotes = map[string]string{}
 func init() {
 	for note, names := range map[string]string{
 		"this app runs on the CPU: drop it":                                                                                                        "ngl n_gpu_layers gpu_layers num_gpu main_gpu mg split_mode sm tensor_split ts device dev no_kv_offload nkvo",
-		"chat's TUI is llama-cli's conversation: drop it":                                                                                          "i interactive interactive_first if cnv conversation",
+		"chat's TUI is llama-cli's conversation: drop it":                                                                                          strings.ReplaceAll(strings.Join(conversationFlags, " "), "-", "_"),
 		"a --prompt reply is a single turn, and the TUI goes on until you quit: drop it":                                                           "st single_turn",
 		"models are not downloaded: download the GGUF file and give its path":                                                                      "hf hf_repo hfr hf_file hff model_url mu",
 		"the chat template is the model's own; /template shows it":                                                                                 "jinja chat_template chat_template_file",
@@ -458,6 +462,14 @@ func newFlagSet() (*Config, *flag.FlagSet) {
 			continue
 		}
 		fn := func(text string) error {
+			if s.Name == "max_tokens" {
+				// -n 0 is llama-cli's "generate nothing" (the flag alone:
+				// a later -n N gives a budget again).
+				c.NoReply = strings.TrimSpace(text) == "0"
+				if c.NoReply {
+					return nil
+				}
+			}
 			if s.Kind == settings.List && !c.listFlag[s.Name] {
 				c.listFlag[s.Name] = true
 				s.Put(&c.Values, []string(nil)) // flags replace the file's list
@@ -514,7 +526,8 @@ var ignoredFlags = map[string]string{
 }
 
 // conversationFlags are llama-cli's switches into its interactive
-// conversation, by the flag package's names.
+// conversation, by the flag package's names (peerNotes' note for them is
+// made from this list).
 var conversationFlags = []string{"cnv", "conversation", "i", "interactive", "if", "interactive-first"}
 
 // conversationPrompt refuses llama-cli's -cnv -p TEXT: there TEXT is the

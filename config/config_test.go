@@ -202,7 +202,7 @@ func TestFlagErrors(t *testing.T) {
 	isolate(t)
 	for _, args := range [][]string{
 		{"--raw", "--chat"}, {"--resume", "--continue", "x"}, {"--theme", "pink"}, {"--temperature", "NaN"},
-		{"-n", "-2"}, {"-n", "0"}, {"--nope"}, {"a.pt", "stray"}, {"--model", "a.pt", "b.pt"}, {"--top-p", "2"}, {"--min-p", "5"},
+		{"-n", "-2"}, {"-n", "0.5"}, {"--nope"}, {"a.pt", "stray"}, {"--model", "a.pt", "b.pt"}, {"--top-p", "2"}, {"--min-p", "5"},
 		{"--prompt", "x", "-f", "y"}, {"--format", "json", "--regex", "a"}, {"--json-schema", "{}", "--grammar", "g.gbnf"},
 	} {
 		if _, err := Parse(args); err == nil {
@@ -409,7 +409,7 @@ func TestOneRuleOneMessage(t *testing.T) {
 	}{
 		{"--top-p", "2", "[sampler]\ntop_p = 2", "top_p must be between 0 and 1, got 2"},
 		{"--min-p", "5", "[sampler]\nmin_p = 5", "min_p must be between 0 and 1, got 5"},
-		{"-n", "0", "max_tokens = 0", "max_tokens must be between 1 and 1048576 (or -1), got 0"},
+		{"-n", "-5", "max_tokens = -5", "max_tokens must be between 1 and 1048576 (or -1), got -5"},
 		{"--temperature", "-1", "[sampler]\ntemperature = -1", "temperature must be ≥ 0, got -1"},
 		{"--draft-k", "17", "draft_k = 17", "draft_k must be between 1 and 16, got 17"},
 		{"--quant", "int3", "quant = \"int3\"", "quant must be one of " + strings.Join(settings.QuantFormats, ", ") + `, got "int3"`},
@@ -708,6 +708,16 @@ func TestLlamaCliConversationFlags(t *testing.T) {
 	} {
 		if _, err := Parse(strings.Fields(c.args)); err == nil || err.Error() != c.want {
 			t.Errorf("%s: %v; want %q", c.args, err, c.want)
+		}
+	}
+	// Each conversation switch (one list) has the conversation's note and
+	// is refused with a prompt.
+	for _, name := range conversationFlags {
+		if note := PeerNote(name); note != "chat's TUI is llama-cli's conversation: drop it" {
+			t.Errorf("PeerNote(%s) = %q", name, note)
+		}
+		if _, err := Parse([]string{"-m", "x.gguf", "--" + name, "-p", "hi"}); err == nil || !strings.Contains(err.Error(), "with a prompt: llama-cli chats on") {
+			t.Errorf("--%s -p hi: %v", name, err)
 		}
 	}
 }

@@ -93,8 +93,14 @@ func NewRemote(ro RemoteOptions, opts Options) (*Session, error) {
 		return nil, fmt.Errorf("%s offers %s, not %q (--remote-model)", c.URL(), quote.Cut(fmt.Sprintf("%q", offered), 200), ro.Model)
 	}
 	v := opts.Settings
+	props, perr := c.Props(ctx)
 	if v.Mode == "" {
-		v.Mode = "chat"
+		v.Mode = modeOf(props, perr)
+	}
+	if perr == nil && props.NCtx > 0 {
+		// A reply's context on llama-server is its slot's (-c over
+		// --parallel), not the n_ctx_train /v1/models reports.
+		b.context = props.NCtx
 	}
 	if v.Mode != "chat" && v.Mode != "raw" {
 		return nil, fmt.Errorf("session: unknown mode %q (want chat or raw)", v.Mode)
@@ -122,6 +128,29 @@ func NewRemote(ro RemoteOptions, opts Options) (*Session, error) {
 	}
 	b.scrape()
 	return s, nil
+}
+
+// RemoteDefaultMode is the mode a session on the server ro names starts in
+// (DefaultMode's twin): raw when the server's /props reports the model has
+// no chat template (chat_template "", as llama-server's web UI reads it),
+// else chat (a server that says nothing of templates serves chat replies).
+func RemoteDefaultMode(ro RemoteOptions) string {
+	c, err := remote.New(ro.URL, ro.APIKey)
+	if err != nil {
+		return "chat" // NewRemote says what is wrong with the URL
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return remoteMode(ctx, c)
+}
+
+func remoteMode(ctx context.Context, c *remote.Client) string { return modeOf(c.Props(ctx)) }
+
+func modeOf(p remote.Props, err error) string {
+	if err == nil && p.ChatTemplate != nil && *p.ChatTemplate == "" {
+		return "raw"
+	}
+	return "chat"
 }
 
 // scrape reads the server's /metrics.
@@ -224,6 +253,9 @@ func (s *Session) startRemote() (reply, error) {
 	// past it with any prompt: asked without one at once, not refused first.
 	req.OmitMaxTokens = b.context > 0 && req.MaxTokens >= b.context
 	ctx, cancel := context.WithCancel(context.Background())
+	if req.OmitMaxTokens {
+		b.fitText(ctx, &req)
+	}
 	st, err := b.c.Stream(ctx, req)
 	if pastContext(err) && req.MaxTokens > 0 && !req.OmitMaxTokens {
 		// The budget runs past the context (chat serve and vLLM refuse
@@ -233,7 +265,12 @@ func (s *Session) startRemote() (reply, error) {
 		// stops at the end of the context. That rest is less than the
 		// budget, which still bounds what the stream keeps.
 		req.OmitMaxTokens = true
-		st, err = b.c.Stream(ctx, req)
+		if !b.fitText(ctx, &req) {
+			st, err = b.c.Stream(ctx, req)
+		} else if st, err = b.c.Stream(ctx, req); pastContext(err) {
+			req.OmitMaxTokens = true // the count was off: the server's rest, as above
+			st, err = b.c.Stream(ctx, req)
+		}
 	}
 	if err != nil {
 		cancel()
@@ -242,6 +279,24 @@ func (s *Session) startRemote() (reply, error) {
 	r := &remoteReply{b: b, st: st, cancel: cancel, onText: s.opts.OnText, done: make(chan struct{})}
 	go r.run()
 	return r, nil
+}
+
+// fitText gives a text completion (raw mode) whose budget runs past the
+// context the rest of the context as its budget, counted by the server's
+// /tokenize, rather than none: without max_tokens /v1/completions is 16
+// tokens (OpenAI's default, chat serve's and vLLM's), not the rest of the
+// context. It reports whether it did (a chat request, or a server without
+// /tokenize, is left without a budget).
+func (b *remoteBackend) fitText(ctx context.Context, req *remote.Request) bool {
+	if req.Messages != nil || b.context <= 0 {
+		return false
+	}
+	n, err := b.c.PromptTokens(ctx, b.model, req.Prompt)
+	if err != nil || n >= b.context {
+		return false
+	}
+	req.MaxTokens, req.OmitMaxTokens = min(req.MaxTokens, b.context-n), false
+	return true
 }
 
 // pastContext reports whether err is a server's refusal of a request that
@@ -327,6 +382,13 @@ func (r *remoteReply) run() {
 			r.stats.DecodeTokS = usage.PredictedPerSecond
 		}
 		r.stats.PrefillTokS = usage.PromptPerSecond
+		if c := r.b.context; c > 0 {
+			// The server's context is the reply's capacity, as the window
+			// is a local reply's: a "length" reply whose prompt and text
+			// filled it was cut by the context (Result.ContextFull).
+			r.stats.KVCap = c
+			r.stats.KVUsed = min(usage.PromptTokens+usage.CompletionTokens, c)
+		}
 	}
 	res := engine.Result{Text: r.text.String(), StopID: -1, Stats: r.stats}
 	switch {

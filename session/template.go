@@ -56,6 +56,12 @@ type CourseTemplate struct {
 
 func courseHeader(r Role) string { return "<|" + string(r) + "|>\n" }
 
+// CourseJinja is the course's format as a Jinja chat template, for a
+// server to report (llama-server's /props chat_template) of a model that
+// has no template of its own in its file.
+const CourseJinja = "{% for message in messages %}<|{{ message.role }}|>\n{{ message.content }}<|endoftext|>{% endfor %}" +
+	"{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
+
 // Render implements Template.
 func (t CourseTemplate) Render(msgs []Message, generation bool) []int {
 	var ids []int

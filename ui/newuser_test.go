@@ -483,9 +483,13 @@ func TestResizedNoticeLeavesItsPane(t *testing.T) {
 func TestNoticeRowsFitTheLayout(t *testing.T) {
 	for _, words := range []int{6, 9, 30} {
 		text := strings.TrimSpace(strings.Repeat("word ", words-1)) + " END"
-		for h := 6; h <= 40; h++ {
+		for h := 3; h <= 40; h++ {
 			for _, w := range []int{20, 40, 120} {
 				m := newTest(newFake(), w, h)
+				if h%2 == 1 { // a taller input leaves fewer rows
+					m.in.setValue("one\ntwo\nthree")
+					m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+				}
 				m.setNotice(text, false)
 				c := ansi.Strip(m.View().Content)
 				if p := m.openPane(); p == nil && !strings.Contains(c, "END") {

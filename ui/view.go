@@ -3,6 +3,7 @@ package ui
 import (
 	"chat/session"
 	"fmt"
+	"math"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -26,6 +27,14 @@ func (l layout) docked() int { return l.dock[0] + l.dock[1] + l.dock[2] + l.dock
 func (l layout) trRows() int { return l.body - l.docked() }
 
 func (m *model) layout() layout {
+	l := m.shareRows(m.note.text != "", len(m.note.rows))
+	l.dock = m.dockPlan(l.body, l.mainW)
+	return l
+}
+
+// shareRows is the layout without its dock, with a notice of noteN rows
+// showing (noting) or none.
+func (m *model) shareRows(noting bool, noteN int) layout {
 	w, h := m.width, m.height
 	l := layout{w: w}
 	l.panel = w >= panelMinWidth
@@ -38,38 +47,32 @@ func (m *model) layout() layout {
 	if rem >= 3 {
 		l.header = 1
 	}
-	if rem >= 2 && (!l.panel || rem < 8 && m.note.text != "") {
+	if rem >= 2 && (!l.panel || rem < 8 && noting) {
 		// The status line; beside the panel, on a terminal too short
 		// for the hint line, the notice's row.
 		l.status = 1
 	}
 	if rem >= 8 {
 		l.hint = 1
-		if n := len(m.note.rows); n > 1 {
-			l.hint = min(n, m.noteCap())
+		if noteN > 1 {
+			// A notice takes at most a third of the rows below the
+			// header and status line.
+			l.hint = min(noteN, max(1, (rem-l.header-l.status)/3))
 		}
 	}
 	l.body = max(0, rem-l.header-l.status-l.hint)
-	l.dock = m.dockPlan(l.body, l.mainW)
 	return l
 }
 
-// noteCap is the most rows the layout gives a notice: a third of the rows
-// below the header and status line, or, on a terminal too short for the
-// hint line, the status line's one.
+// noteCap is the most rows the layout gives a notice: the hint rows of a
+// notice of any length, or, on a terminal too short for the hint line,
+// the status line's one (shareRows).
 func (m *model) noteCap() int {
-	rem := m.height - min(m.height, max(1, m.in.height()))
-	if rem < 8 {
-		return min(1, max(0, rem-1))
+	l := m.shareRows(true, math.MaxInt)
+	if l.hint > 0 {
+		return l.hint
 	}
-	header, status := 0, 0
-	if rem >= 3 {
-		header = 1
-	}
-	if m.width < panelMinWidth && rem >= 2 {
-		status = 1
-	}
-	return max(1, (rem-header-status)/3)
+	return l.status
 }
 
 func (m *model) view() tea.View {

@@ -123,11 +123,31 @@ func Load(spec string) (*Adapter, error) {
 	}
 	a.Path, a.Name, a.Scale = path, filepath.Base(path), scale
 	for _, p := range a.Pairs {
-		if s := float64(p.scale(scale)); math.IsNaN(s) || math.IsInf(s, 0) {
+		s := float64(p.scale(scale))
+		if math.IsNaN(s) || math.IsInf(s, 0) {
 			return nil, fmt.Errorf("lora: %s: scale %v times alpha %v over rank %d is %v as float32", spec, scale, p.Alpha, p.Rank(), s)
+		}
+		if b := math.Abs(s) * float64(p.Rank()) * maxAbs(p.A) * maxAbs(p.B); !(b <= maxUpdate) {
+			return nil, fmt.Errorf("lora: %s at scale %v could add up to %.3g to a weight of %s (at most %g makes sense): give a smaller scale",
+				a.Name, scale, b, quote.Quote(p.Target), float64(maxUpdate))
 		}
 	}
 	return a, nil
+}
+
+// maxUpdate bounds what an adapter's scale·B·A may add to one weight: at
+// most scale × rank × max|A| × max|B|. Trained weights are a few units at
+// most, so an update past this is a scale typed wrong (1e30 loaded, then
+// every reply ended in "no finite logit").
+const maxUpdate = 1e6
+
+// maxAbs is the largest magnitude in m.
+func maxAbs(m *weights.F32) float64 {
+	var mx float32
+	for _, v := range m.Floats() {
+		mx = max(mx, v, -v)
+	}
+	return float64(mx)
 }
 
 // pairs builds the pairs of an adapter from A and B matrices keyed by

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -318,6 +319,20 @@ func TestBadAdapters(t *testing.T) {
 	peft := filepath.Join(dir, "p")
 	if err := WritePEFT(peft, ad, alpha); err != nil {
 		t.Fatal(err)
+	}
+	// A finite but absurd product (scale 1e30, alpha/rank 2) loaded, then
+	// every reply ended in "no finite logit": one line at load names the
+	// adapter and the scale. Scales people use, negative ones too, load.
+	for _, sc := range []string{"1e30", "-1e12"} {
+		_, err := Load(peft + ":" + sc)
+		if err == nil || !strings.HasPrefix(err.Error(), "lora: p at scale "+fmt.Sprint(mustFloat(t, sc))+" could add up to") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("scale %s: %v", sc, err)
+		}
+	}
+	for _, sc := range []string{"2", "-1", "0"} {
+		if _, err := Load(peft + ":" + sc); err != nil {
+			t.Errorf("scale %s: %v", sc, err)
+		}
 	}
 	os.WriteFile(filepath.Join(peft, "adapter_config.json"), []byte(`{"peft_type":"LORA","r":4,"lora_alpha":8,"use_dora":true}`), 0o644)
 	if _, err := Load(peft); err == nil || !strings.Contains(err.Error(), "DoRA") {
@@ -696,4 +711,13 @@ func TestFiles(t *testing.T) {
 	if a, err := Load(path); err != nil || !slices.Equal(a.Files(), []string{path}) {
 		t.Errorf("a GGUF adapter's files: %v", err)
 	}
+}
+
+func mustFloat(t *testing.T, s string) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

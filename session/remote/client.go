@@ -454,3 +454,62 @@ func (c *Client) Models(ctx context.Context) ([]Model, error) {
 	}
 	return out, nil
 }
+
+// Props is what llama-server's GET /props (and chat serve's) says of the
+// model: its chat template, when the server reports one ("" for a model
+// without one: llama-server's web UI then completes text), and the context
+// a reply has.
+type Props struct {
+	ChatTemplate *string // nil: not reported (no /props: vLLM, SGLang, ollama)
+	NCtx         int     // default_generation_settings.n_ctx; 0 when not reported
+}
+
+// Props asks GET /props; a server without it gives an error.
+func (c *Client) Props(ctx context.Context) (Props, error) {
+	var v struct {
+		ChatTemplate *string `json:"chat_template"`
+		Default      struct {
+			NCtx int `json:"n_ctx"`
+		} `json:"default_generation_settings"`
+	}
+	if err := c.getJSON(ctx, "/props", &v); err != nil {
+		return Props{}, err
+	}
+	return Props{ChatTemplate: v.ChatTemplate, NCtx: max(v.Default.NCtx, 0)}, nil
+}
+
+// PromptTokens counts the tokens the server makes of a text completion's
+// prompt, its BOS included, by its /tokenize (chat serve's and
+// llama-server's take content, vLLM's model and prompt); other servers
+// give an error.
+func (c *Client) PromptTokens(ctx context.Context, model, prompt string) (int, error) {
+	var body map[string]any
+	switch c.kind {
+	case KindChat, KindLlamaCpp:
+		body = map[string]any{"content": prompt, "add_special": true, "parse_special": false}
+	case KindVLLM:
+		body = map[string]any{"model": model, "prompt": prompt, "add_special_tokens": true}
+	default:
+		return 0, errors.New("remote: no /tokenize known on this server")
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := c.do(ctx, "POST", "/tokenize", b)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var v struct {
+		Count  *int              `json:"count"`
+		Tokens []json.RawMessage `json:"tokens"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 256<<20)).Decode(&v); err != nil {
+		return 0, fmt.Errorf("remote: /tokenize: %w", err)
+	}
+	if v.Count != nil {
+		return *v.Count, nil
+	}
+	return len(v.Tokens), nil
+}

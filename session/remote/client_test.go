@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"chat/models/testmodels"
+	"chat/session/remote/remotetest"
 )
 
 // A server's error message is shown in the terminal: its escape sequences
@@ -138,5 +142,91 @@ func TestStreamLineTooLong(t *testing.T) {
 	st.Close()
 	if err := st.Err(); err == nil || !strings.Contains(err.Error(), "a line of more than 16 MB") {
 		t.Fatalf("error %v, want one about a line of more than 16 MB", err)
+	}
+}
+
+// Keep-alive comments (SSE lines starting with ':', which SGLang and
+// proxies send while a reply is slow) are skipped, and a delta after one is
+// delivered as soon as its line arrives: the server here sends a delta,
+// comments, a second delta, then holds the stream open until the client
+// has read both. Were the second held back behind the comments (or until
+// more bytes came), the client would wait on a server that waits on it.
+func TestKeepAliveComments(t *testing.T) {
+	release := make(chan struct{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		remotetest.KeepAliveStream(w, r, release)
+	}))
+	defer ts.Close()
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	c, err := New(ts.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.Stream(context.Background(), Request{Model: "m", Messages: []Message{{Role: "user", Content: "hi"}}, MaxTokens: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var text []string
+	testmodels.Bounded(t, "two deltas with comments between", func() error {
+		for len(text) < 2 && st.Next() {
+			if ev := st.Event(); ev.Text != "" {
+				text = append(text, ev.Text)
+			}
+		}
+		return nil
+	})
+	if strings.Join(text, "|") != "Once| upon" {
+		t.Fatalf("deltas %q (%v), want Once, upon before the stream ends", text, st.Err())
+	}
+	close(release)
+	finish := ""
+	for st.Next() {
+		finish = st.Event().Finish
+	}
+	if st.Err() != nil || finish != "stop" {
+		t.Errorf("the end: finish %q, %v", finish, st.Err())
+	}
+}
+
+// PromptTokens asks each server's /tokenize in its own fields (chat serve's
+// and llama-server's content, vLLM's model and prompt) and reads its
+// answer (a list of tokens, or vLLM's count); a server without one is an
+// error, so the caller falls back.
+func TestPromptTokens(t *testing.T) {
+	var got map[string]any
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = nil
+		json.NewDecoder(r.Body).Decode(&got)
+		if got["prompt"] != nil {
+			io.WriteString(w, `{"count":7,"max_model_len":2048,"tokens":[1,2,3,4,5,6,7]}`)
+			return
+		}
+		io.WriteString(w, `{"tokens":[1,2,3]}`)
+	}))
+	defer ts.Close()
+	c, err := New(ts.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for kind, want := range map[string]int{KindChat: 3, KindLlamaCpp: 3, KindVLLM: 7, KindOllama: -1, "": -1} {
+		c.kind = kind
+		n, err := c.PromptTokens(context.Background(), "m", "Once upon a time")
+		switch {
+		case want < 0 && err == nil:
+			t.Errorf("%q: %d, want an error", kind, n)
+		case want >= 0 && (err != nil || n != want):
+			t.Errorf("%q: %d %v (sent %v), want %d", kind, n, err, got, want)
+		case kind == KindVLLM && (got["model"] != "m" || got["prompt"] != "Once upon a time"):
+			t.Errorf("vLLM sent %v", got)
+		case kind == KindChat && (got["content"] != "Once upon a time" || got["add_special"] != true):
+			t.Errorf("chat serve sent %v", got)
+		}
 	}
 }

@@ -104,11 +104,16 @@ func (s *Server) detokenize(w http.ResponseWriter, r *http.Request) {
 }
 
 // props is llama-server's GET /props, with the fields its clients read:
-// the default generation settings are /completion's.
+// the default generation settings are /completion's. chat_template is the
+// file's, or the course's format for a chat-tuned checkpoint; "" says the
+// model completes text (chat --remote and llama-server's web UI then
+// start in raw mode).
 func (s *Server) props(w http.ResponseWriter, _ *http.Request) {
 	tmpl := ""
 	if g, ok := s.m.(interface{ GGUF() *gguf.File }); ok {
 		tmpl, _ = g.GGUF().String("tokenizer.chat_template")
+	} else if _, course := s.tmpl.(session.CourseTemplate); course && session.DefaultMode(s.m) == "chat" {
+		tmpl = session.CourseJinja
 	}
 	p, _ := s.llamaParams(&llamaRequest{})
 	params := s.llamaSettings(job{params: p}, -1, &llamaRequest{})

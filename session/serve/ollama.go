@@ -59,25 +59,27 @@ type ollamaRequest struct {
 	Suffix   string            `json:"suffix"`   // fill-in-the-middle's text after the reply
 }
 
-// unsupported says which field of req this server cannot honour, or "".
-func (req *ollamaRequest) unsupported() string {
+// unsupported is the refusal of a field of req this server cannot honour,
+// or nil.
+func (req *ollamaRequest) unsupported() *errBody {
 	images := len(req.Images) > 0
 	for _, m := range req.Messages {
 		images = images || len(m.Images) > 0
 	}
 	switch {
 	case images:
-		return "images are not supported: this model reads text"
+		return badRequest("images", "images are not supported: this model reads text")
 	case req.Template != "":
-		return "template is not supported: the model's own chat template is used (raw: true sends a prompt as it is)"
+		return badRequest("template", "template is not supported: the model's own chat template is used (raw: true sends a prompt as it is)")
 	case req.Suffix != "":
-		return "suffix (fill in the middle) is not supported"
+		return badRequest("suffix", "suffix (fill in the middle) is not supported")
 	}
-	return ""
+	return nil
 }
 
-// job makes the generation from the request's options and prompt ids.
-func (s *Server) ollamaJob(req *ollamaRequest, prompt []int, stopIDs []int) (job, string) {
+// job makes the generation from the request's options and prompt ids; its
+// error goes out as every route's does (writeErr: ollama's shape on /api/).
+func (s *Server) ollamaJob(req *ollamaRequest, prompt []int, stopIDs []int) (job, *errBody) {
 	o := req.Options
 	if o == nil {
 		o = &ollamaOptions{}
@@ -99,23 +101,23 @@ func (s *Server) ollamaJob(req *ollamaRequest, prompt []int, stopIDs []int) (job
 	}
 	p, e := k.params()
 	if e != nil {
-		return job{}, e.err.Message
+		return job{}, e
 	}
 	if o.RepeatLastN != nil && *o.RepeatLastN > 0 {
 		p.PenaltyWindow = *o.RepeatLastN
 	}
 	cons, e := ollamaFormat(req.Format)
 	if e != nil {
-		return job{}, e.err.Message
+		return job{}, e
 	}
 	j := job{prompt: prompt, params: p, stop: o.Stop, stopIDs: stopIDs, cons: cons}
 	if o.NumPredict != nil && *o.NumPredict > 0 {
 		j.max = min(*o.NumPredict, max(s.e.Window()-len(prompt), 1)) // ollama clips it to the context
 	}
 	if e := s.fit(&j); e != nil {
-		return job{}, e.err.Message
+		return job{}, e
 	}
-	return j, ""
+	return j, nil
 }
 
 func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
@@ -139,9 +141,9 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, r, e)
 		return
 	}
-	j, msg := s.ollamaJob(&req, s.tmpl.Render(msgs, true), s.tmpl.Stops())
-	if msg != "" {
-		ollamaError(w, http.StatusBadRequest, msg)
+	j, e := s.ollamaJob(&req, s.tmpl.Render(msgs, true), s.tmpl.Stops())
+	if e != nil {
+		writeErr(w, r, e)
 		return
 	}
 	s.ollamaRun(w, r, &req, j, func(text string) map[string]any {
@@ -179,9 +181,9 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		msgs = append(msgs, session.Message{Role: session.User, Content: *req.Prompt})
 		prompt, stopIDs = s.tmpl.Render(msgs, true), s.tmpl.Stops()
 	}
-	j, msg := s.ollamaJob(&req, prompt, stopIDs)
-	if msg != "" {
-		ollamaError(w, http.StatusBadRequest, msg)
+	j, e := s.ollamaJob(&req, prompt, stopIDs)
+	if e != nil {
+		writeErr(w, r, e)
 		return
 	}
 	s.ollamaRun(w, r, &req, j, func(text string) map[string]any { return map[string]any{"response": text} })
@@ -196,8 +198,8 @@ func (s *Server) ollamaDecode(w http.ResponseWriter, r *http.Request, req *ollam
 		ollamaError(w, http.StatusNotFound, fmt.Sprintf("model %s not found; this server serves %q", quote.Quote(req.Model), s.name))
 		return false
 	}
-	if msg := req.unsupported(); msg != "" {
-		ollamaError(w, http.StatusBadRequest, msg)
+	if e := req.unsupported(); e != nil {
+		writeErr(w, r, e)
 		return false
 	}
 	return true

@@ -75,3 +75,32 @@ func TestOllamaClient(t *testing.T) {
 		t.Errorf("show of another model: %v", err)
 	}
 }
+
+// TestOllamaErrors: what ollamaJob and the field checks refuse (a knob out
+// of range, a format, a field this server lacks, a prompt past the
+// context) goes out through writeErr, in ollama's shape with the refusal's
+// own status, on /api/chat and /api/generate alike.
+func TestOllamaErrors(t *testing.T) {
+	_, ts, _ := start(t, Options{})
+	long := strings.Repeat("once upon a time ", 600) // past the context, but not so long that tooLong refuses it unread
+	for _, c := range []struct{ fields, want string }{
+		{`"options":{"temperature":5}`, "temperature must be between 0 and 2"},
+		{`"format":"xml"`, "format must be"},
+		{`"template":"{{.Prompt}}"`, "template is not supported"},
+		{`"suffix":"x"`, "suffix (fill in the middle) is not supported"},
+	} {
+		for route, text := range map[string]string{
+			"/api/chat":     `"messages":[{"role":"user","content":"hi"}]`,
+			"/api/generate": `"prompt":"hi"`,
+		} {
+			code, v := post(t, ts.URL+route, `{"model":"stories260K",`+text+","+c.fields+"}")
+			if msg, _ := v["error"].(string); code != http.StatusBadRequest || !strings.Contains(msg, c.want) || len(v) != 1 {
+				t.Errorf("%s with %s: %d %v, want a 400 {\"error\": %q...}", route, c.fields, code, v, c.want)
+			}
+		}
+	}
+	code, v := post(t, ts.URL+"/api/generate", `{"model":"stories260K","raw":true,"prompt":"`+long+`"}`)
+	if msg, _ := v["error"].(string); code != http.StatusBadRequest || !strings.Contains(msg, "maximum context length") || strings.Contains(msg, "at least") {
+		t.Errorf("/api/generate past the context: %d %v", code, v)
+	}
+}

@@ -14,11 +14,26 @@ import (
 // level, ollama's in "options". The setting's own rule reads each value,
 // so a bad one gets the message the flag and /set give.
 
+// peerSettings are the Request settings, in table order, and by their
+// names (a request's field names them exactly): found once, so a body of
+// many fields is not one table scan (settings.Lookup) a field.
+var peerSettings, peerByName = func() ([]*settings.Setting, map[string]*settings.Setting) {
+	var list []*settings.Setting
+	byName := map[string]*settings.Setting{}
+	for _, st := range settings.All() {
+		if st.Where&settings.Request != 0 {
+			list = append(list, st)
+			byName[st.Name] = st
+		}
+	}
+	return list, byName
+}()
+
 // peerFields keeps the fields of a JSON object that are Request settings.
 func peerFields(all map[string]json.RawMessage) map[string]json.RawMessage {
 	var out map[string]json.RawMessage
 	for name, raw := range all {
-		if st := settings.Lookup(name); st != nil && st.Name == name && st.Where&settings.Request != 0 {
+		if peerByName[name] != nil {
 			if out == nil {
 				out = map[string]json.RawMessage{}
 			}
@@ -52,14 +67,11 @@ func (o *ollamaOptions) UnmarshalJSON(b []byte) error {
 // request's values.
 func applyPeer(p *sampler.Params, fields map[string]json.RawMessage) *errBody {
 	v := settings.Values{Sampler: *p}
-	for _, st := range settings.All() {
-		if st.Where&settings.Request != 0 {
-			st.Put(&v, st.Default(""))
-		}
+	for _, st := range peerSettings {
+		st.Put(&v, st.Default(""))
 	}
 	for name, raw := range fields {
-		st := settings.Lookup(name)
-		if err := setJSON(st, &v, raw); err != nil {
+		if err := setJSON(peerByName[name], &v, raw); err != nil {
 			return badRequest(name, err.Error())
 		}
 	}

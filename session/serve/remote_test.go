@@ -19,7 +19,10 @@ import (
 	"chat/engine"
 	"chat/engine/constrain"
 	"chat/engine/sampler"
+	"chat/models/load"
+	"chat/models/testmodels"
 	"chat/session"
+	"chat/session/remote/remotetest"
 )
 
 func remoteSession(t *testing.T, url string, n int) *session.Session {
@@ -297,5 +300,172 @@ func TestRemoteConstraint(t *testing.T) {
 		session.Options{Constraint: constrain.Spec{Kind: constrain.KindRegex, Arg: "[a-z]+"}})
 	if err == nil || !strings.Contains(err.Error(), "llama-server takes no regex constraint") {
 		t.Errorf("a regex for llama-server: %v", err)
+	}
+}
+
+// chat --remote said "reached max_tokens" of a reply the context cut: the
+// remote stats had no capacity, so Result.ContextFull was never true. With
+// the context the server reports, a reply to the end of a 256-position
+// model's context says the context filled, as a local one does; one its
+// budget cut does not.
+func TestRemoteContextFull(t *testing.T) {
+	_, ts, _ := startModel(t, studentModel(t), Options{Engine: engine.Options{MaxSeqs: 2}})
+	// Raw mode too: a text completion past the context was asked without
+	// max_tokens, which /v1/completions reads as 16 tokens; it is asked
+	// for the rest of the context, counted by the server's /tokenize.
+	for _, c := range []struct {
+		mode   string
+		budget int
+		full   bool
+	}{{"chat", 5000, true}, {"chat", 8, false}, {"raw", 5000, true}, {"raw", 256, true}, {"raw", 8, false}} {
+		v := settings.Defaults(c.mode)
+		v.Mode, v.MaxTokens, v.IgnoreEOS = c.mode, c.budget, true
+		v.Sampler.Greedy = true
+		s, err := session.NewRemote(session.RemoteOptions{URL: ts.URL}, session.Options{Settings: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Send("Once upon a time"); err != nil {
+			t.Fatal(err)
+		}
+		u := s.Poll() // as the UI polls: its notice reads u
+		for !u.Done {
+			time.Sleep(time.Millisecond)
+			u = s.Poll()
+		}
+		s.Close()
+		if u.Reason != engine.ReasonLength || u.ContextFull != c.full || u.Stats.KVCap != 256 || c.full && u.Stats.KVUsed != 256 {
+			t.Errorf("%s, budget %d: %s, ContextFull %v, KV %d/%d; want length, %v, the 256-token context",
+				c.mode, c.budget, u.Reason, u.ContextFull, u.Stats.KVUsed, u.Stats.KVCap, c.full)
+		}
+	}
+}
+
+// chat --remote started every session in chat mode, a raw model's too:
+// a server's /props that reports chat_template "" (llama-server's and chat
+// serve's for a model without one) starts it in raw mode, as llama-server's
+// web UI does; a template, or no /props at all (vLLM), keeps chat mode.
+// chat serve reports the course's format for a chat-tuned checkpoint.
+func TestRemoteDefaultMode(t *testing.T) {
+	_, raw, _ := start(t, Options{})
+	emb, err := load.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, chat, _ := startModel(t, emb, Options{})
+	props := func(body string) string {
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/props" || body == "" {
+				http.NotFound(w, r)
+				return
+			}
+			io.WriteString(w, body)
+		}))
+		t.Cleanup(ts.Close)
+		return ts.URL
+	}
+	for url, want := range map[string]string{
+		raw.URL:                       "raw",
+		chat.URL:                      "chat",
+		props(`{"chat_template":""}`): "raw",
+		props(`{"chat_template":"{{ messages }}"}`): "chat",
+		props(`{"build_info":"b1"}`):                "chat",
+		props(""):                                   "chat",
+	} {
+		if got := session.RemoteDefaultMode(session.RemoteOptions{URL: url}); got != want {
+			t.Errorf("%s: mode %s, want %s", url, got, want)
+		}
+	}
+	for url, want := range map[string]string{raw.URL: "raw", chat.URL: "chat"} {
+		s, err := session.NewRemote(session.RemoteOptions{URL: url}, session.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Info().Mode; got != want {
+			t.Errorf("NewRemote on %s without a mode: %s, want %s", url, got, want)
+		}
+		s.Close()
+	}
+}
+
+// A remote reply shows each delta as it comes, keep-alive comments between
+// them or not: the session's Poll has both deltas while the server still
+// holds the stream open (it ends it only once the session has shown them).
+func TestRemoteKeepAliveShown(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	defer once.Do(func() { close(release) })
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/models":
+			io.WriteString(w, `{"data":[{"id":"m","owned_by":"sglang"}]}`)
+			return
+		case "/v1/chat/completions":
+		default:
+			http.NotFound(w, r)
+			return
+		}
+		remotetest.KeepAliveStream(w, r, release)
+	}))
+	defer ts.Close()
+	s := remoteSession(t, ts.URL, 8)
+	if err := s.Send("hi"); err != nil {
+		t.Fatal(err)
+	}
+	var shown strings.Builder
+	testmodels.Bounded(t, "two deltas with comments between", func() error {
+		for shown.String() != "Once upon" {
+			u := s.Poll()
+			shown.WriteString(u.Text)
+			if u.Done {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		return nil
+	})
+	if shown.String() != "Once upon" {
+		t.Fatalf("shown %q before the stream ended, want %q", shown.String(), "Once upon")
+	}
+	once.Do(func() { close(release) })
+	if res := s.Wait(); res.Err != nil || res.Text != "Once upon" || res.Reason != engine.ReasonEOT {
+		t.Errorf("the reply: %q %s %v", res.Text, res.Reason, res.Err)
+	}
+}
+
+// llama-server's /v1/models reports the model's n_ctx_train; a reply has
+// its slot's context (-c over --parallel), which /props reports as n_ctx:
+// a reply that filled the slot said "reached max_tokens" against a
+// context it never had. The session's context is the slot's.
+func TestRemoteSlotContext(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/models":
+			io.WriteString(w, `{"data":[{"id":"m","owned_by":"llamacpp","meta":{"n_ctx_train":4096}}]}`)
+		case "/props":
+			io.WriteString(w, `{"chat_template":"{{ messages }}","default_generation_settings":{"n_ctx":512}}`)
+		case "/v1/chat/completions":
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, `data: {"choices":[{"delta":{"content":"Once"}}]}`+"\n\n"+
+				`data: {"choices":[{"delta":{},"finish_reason":"length"}],"usage":{"prompt_tokens":12,"completion_tokens":500}}`+"\n\ndata: [DONE]\n\n")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer ts.Close()
+	s := remoteSession(t, ts.URL, 2000)
+	if c := s.Info().ContextLength; c != 512 {
+		t.Errorf("context %d, want the slot's 512", c)
+	}
+	if err := s.Send("hi"); err != nil {
+		t.Fatal(err)
+	}
+	u := s.Poll()
+	for !u.Done {
+		time.Sleep(time.Millisecond)
+		u = s.Poll()
+	}
+	if !u.ContextFull || u.Stats.KVCap != 512 {
+		t.Errorf("%s, ContextFull %v, KV %d/%d; want the 512-token slot filled", u.Reason, u.ContextFull, u.Stats.KVUsed, u.Stats.KVCap)
 	}
 }

@@ -29,8 +29,6 @@ type responsesRequest struct {
 	Text            *struct {
 		Format json.RawMessage `json:"format"`
 	} `json:"text"`
-
-	off *errBody // the first field set that this server cannot honour
 }
 
 // responsesOff are the Responses fields this server cannot honour, beside
@@ -51,10 +49,13 @@ var responsesOff = []offField{
 }
 
 // readFields keeps the further sampler fields and finds a field set that
-// this server cannot honour (decode calls it).
+// this server cannot honour (decode calls it): knobs.off, the one switch,
+// holds a Responses field's refusal before an OpenAI one's.
 func (req *responsesRequest) readFields(all map[string]json.RawMessage) {
 	req.knobs.readFields(all)
-	req.off = firstOn(all, responsesOff)
+	if e := firstOn(all, responsesOff); e != nil {
+		req.off = e
+	}
 }
 
 // inputItem is an item of input: a message, with type "message" or none

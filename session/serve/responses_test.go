@@ -260,6 +260,17 @@ func TestResponsesRefusals(t *testing.T) {
 	if code != 200 || v["status"] != "incomplete" || v["metadata"].(map[string]any)["k"] != "v" {
 		t.Errorf("the defaults: %d %v", code, v)
 	}
+	// One switch holds the refusal: a Responses field's comes before an
+	// OpenAI route's, and either before the input is read.
+	for body, param := range map[string]string{
+		`{"previous_response_id":"resp_1","tools":[{"type":"function","name":"f"}]}`: "previous_response_id",
+		`{"tools":[{"type":"function","name":"f"}]}`:                                 "tools",
+	} {
+		code, v := post(t, ts.URL+"/v1/responses", body)
+		if e, _ := v["error"].(map[string]any); code != http.StatusBadRequest || e == nil || e["param"] != param {
+			t.Errorf("%s: %d %v, want a 400 naming %s", body, code, v, param)
+		}
+	}
 }
 
 // TestOpenAIRefusedFields: every OpenAI route refuses logit_bias and tool

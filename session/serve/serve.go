@@ -154,16 +154,19 @@ func (s *Server) routes() {
 	})
 	// A path not served (OpenAI's /v1/embeddings, a GET where a POST is
 	// wanted) is answered with the routes of its API, so the client's
-	// author sees what to call instead.
+	// author sees what to call instead: each API's list, made once here.
+	byAPI := map[string][]string{}
+	for _, p := range served {
+		_, path, _ := strings.Cut(p, " ")
+		byAPI[apiOf(path)] = append(byAPI[apiOf(path)], p)
+	}
+	listed := map[string]string{}
+	for api, same := range byAPI {
+		listed[api] = strings.Join(same, ", ")
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		api := apiOf(r.URL.Path)
-		var same []string
-		for _, p := range served {
-			if _, path, _ := strings.Cut(p, " "); apiOf(path) == api {
-				same = append(same, p)
-			}
-		}
-		msg := fmt.Sprintf("%s %s is not served here; the routes under %s are %s", r.Method, r.URL.Path, api, strings.Join(same, ", "))
+		msg := fmt.Sprintf("%s %s is not served here; the routes under %s are %s", r.Method, r.URL.Path, api, listed[api])
 		apiError(w, r, http.StatusNotFound, "invalid_request_error", "", "not_found", msg)
 	})
 	s.mux = mux

@@ -887,6 +887,8 @@ func TestUnservedPathNamesTheRoutes(t *testing.T) {
 		want, not    string
 	}{
 		{"POST", "/v1/embeddings", "POST /v1/chat/completions, POST /v1/responses", "/api/chat"},
+		{"POST", "/v1/embeddings", "GET /v1/health, POST /v1/chat/completions, POST /v1/responses, POST /v1/completions, GET /v1/models, GET /v1/models/{model} param:", "/api/chat"},
+		{"DELETE", "/api/delete", "the routes under /api/ are POST /api/chat, POST /api/generate, GET /api/tags, GET /api/version, POST /api/show, GET /api/ps", "/v1/"},
 		{"GET", "/v1/responses", "POST /v1/responses", "/completion,"},
 		{"GET", "/v1/chat/completions", "POST /v1/chat/completions", "/completion,"},
 		{"POST", "/api/embed", "POST /api/chat", "/v1/"},

@@ -190,27 +190,30 @@ func TestSyntax(t *testing.T) {
 	}
 }
 
+var generated = regexp.MustCompile(`[a-z]-[0-9]+\b`)
+
 func TestErrors(t *testing.T) {
 	for src, want := range map[string]string{
-		"root ::= \"a":                   `line 1, col 10: expected '"' to close this string`,
-		"root ::= [a-":                   "line 1, col 10: expected ']'",
-		"root ::= (\"a\"":                "line 1, col 14: expected ')' to close the '(' at line 1, col 10",
-		"root := \"a\"":                  "line 1, col 6: expected '::=' after the rule name",
-		"root ::= x":                     `line 1, col 10: rule "x" is used but never defined`,
-		"a ::= \"x\"":                    "expected a rule named root",
-		"root ::= root \"a\" | \"b\"":    "left recursion: root → root",
-		"root ::= (\"a\"?)*":             "left recursion",
-		"root ::= \"a\" root":            `rule "root" can never finish`,
-		"root ::= \"a\"\nroot ::= \"b\"": `line 2, col 1: rule "root" is defined twice (first at line 1, col 1)`,
-		"root ::= \"\\q\"":               `line 1, col 11: unknown escape "\\q"`,
-		"root ::= \"a\"{3,1}":            "repeat {3,1} has its maximum below its minimum",
-		"root ::= \"a\"{99999}":          "repeat count 99999 is over",
-		"root ::= <[12]>":                "token references",
-		"root ::= * \"a\"":               "expected something before '*' to repeat",
-		"root ::= \"a\" )":               `expected the end of the line (or '|'), found ")"`,
-		"root ::= [z-a]":                 `range 'z'-'a' is reversed`,
-		"root ::= \"a\"**":               "a second repeat",
-		"root ::= \"\\uD800\"":           `line 1, col 11: \uD800 is not a Unicode scalar value`,
+		"root ::= \"a":                `line 1, col 10: expected '"' to close this string`,
+		"root ::= [a-":                "line 1, col 10: expected ']'",
+		"root ::= (\"a\"":             "line 1, col 14: expected ')' to close the '(' at line 1, col 10",
+		"root := \"a\"":               "line 1, col 6: expected '::=' after the rule name",
+		"root ::= x":                  `line 1, col 10: rule "x" is used but never defined`,
+		"a ::= \"x\"":                 "expected a rule named root",
+		"root ::= root \"a\" | \"b\"": `left recursion: "root" → "root"`,
+		"root ::= (\"a\"?)*":          `line 1, col 10: left recursion: "root"'s repeat at line 1, col 10 → "root"'s repeat at line 1, col 10`,
+		"root ::= x\nx ::= \"(\" (\"b\"? \"c\"?)+ \")\"": `line 2, col 11: left recursion: "x"'s repeat at line 2, col 11`,
+		"root ::= \"a\" root":                            `rule "root" can never finish`,
+		"root ::= \"a\"\nroot ::= \"b\"":                 `line 2, col 1: rule "root" is defined twice (first at line 1, col 1)`,
+		"root ::= \"\\q\"":                               `line 1, col 11: unknown escape "\\q"`,
+		"root ::= \"a\"{3,1}":                            "repeat {3,1} has its maximum below its minimum",
+		"root ::= \"a\"{99999}":                          "repeat count 99999 is over",
+		"root ::= <[12]>":                                "token references",
+		"root ::= * \"a\"":                               "expected something before '*' to repeat",
+		"root ::= \"a\" )":                               `expected the end of the line (or '|'), found ")"`,
+		"root ::= [z-a]":                                 `range 'z'-'a' is reversed`,
+		"root ::= \"a\"**":                               "a second repeat",
+		"root ::= \"\\uD800\"":                           `line 1, col 11: \uD800 is not a Unicode scalar value`,
 	} {
 		_, err := Compile(src)
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -221,6 +224,11 @@ func TestErrors(t *testing.T) {
 		}
 		if err != nil && !strings.Contains(err.Error(), "line ") {
 			t.Errorf("Compile(%q): error %q names no position", src, err)
+		}
+		// The rules the lowering makes (root-2) are nowhere in the
+		// grammar: an error names the user's rule and where in it.
+		if err != nil && generated.MatchString(err.Error()) {
+			t.Errorf("Compile(%q): error %q names a generated rule", src, err)
 		}
 	}
 }

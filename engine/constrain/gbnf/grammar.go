@@ -34,10 +34,13 @@ type sym struct {
 
 type rule struct {
 	name string
-	alts []int32 // start index in syms of each alternative
-	pos  int     // source offset (of the definition, or of the item it was made for)
-	def  bool    // defined (not only referenced)
-	src  int     // first place it was referenced, for "undefined rule" errors
+	// made: for a rule the lowering made, what it was made for ("repeat",
+	// "group", "class") in the user's rule base; "" for the user's rules.
+	made, base string
+	alts       []int32 // start index in syms of each alternative
+	pos        int     // source offset (of the definition, or of the item it was made for)
+	def        bool    // defined (not only referenced)
+	src        int     // first place it was referenced, for "undefined rule" errors
 }
 
 // Grammar is a compiled grammar: immutable, shared by every Machine built
@@ -120,11 +123,24 @@ func (l *lowerer) ruleID(name string, pos int) int32 {
 	return id
 }
 
-// newRule adds a generated rule named after the rule it was made for.
-func (l *lowerer) newRule(base string, pos int) int32 {
+// newRule adds a generated rule named after the rule it was made for, and
+// what in it (made: repeat, group or class).
+func (l *lowerer) newRule(base, made string, pos int) int32 {
 	id := int32(len(l.g.rules))
-	l.g.rules = append(l.g.rules, rule{name: fmt.Sprintf("%s-%d", base, id), pos: pos, def: true})
+	l.g.rules = append(l.g.rules, rule{name: fmt.Sprintf("%s-%d", base, id), made: made, base: base, pos: pos, def: true})
 	return id
+}
+
+// shown is how an error names rule r: the user's name, and for a rule the
+// lowering made (root-2), the user's rule and where in it the item is
+// ("root's repeat at line 1, col 10"): the generated names are nowhere in
+// the grammar.
+func (g *Grammar) shown(src string, r int32) string {
+	ru := g.rules[r]
+	if ru.made == "" {
+		return quote.Quote(ru.name)
+	}
+	return fmt.Sprintf("%s's %s at %s", quote.Quote(ru.base), ru.made, errAt(src, ru.pos, "").pos())
 }
 
 // define lowers the alternatives of rule id.
@@ -186,7 +202,7 @@ func (l *lowerer) item(base string, it item) ([]sym, error) {
 		return one, nil
 	}
 	if len(one) > 1 {
-		r := l.newRule(base, it.pos)
+		r := l.newRule(base, "repeat", it.pos)
 		if err := l.setAlts(r, [][]sym{one}); err != nil {
 			return nil, err
 		}
@@ -202,7 +218,7 @@ func (l *lowerer) item(base string, it item) ([]sym, error) {
 	}
 	switch {
 	case it.max < 0:
-		s := l.newRule(base, it.pos)
+		s := l.newRule(base, "repeat", it.pos)
 		if err := l.setAlts(s, [][]sym{{x, {kind: symRef, arg: s}}, {}}); err != nil {
 			return nil, err
 		}
@@ -210,7 +226,7 @@ func (l *lowerer) item(base string, it item) ([]sym, error) {
 	case it.max > it.min:
 		prev := int32(-1)
 		for k := 1; k <= it.max-it.min; k++ {
-			s := l.newRule(base, it.pos)
+			s := l.newRule(base, "repeat", it.pos)
 			alt := []sym{x}
 			if prev >= 0 {
 				alt = append(alt, sym{kind: symRef, arg: prev})
@@ -249,7 +265,7 @@ func (l *lowerer) once(base string, it item) ([]sym, error) {
 			}
 			return out, nil
 		}
-		r := l.newRule(base, it.pos)
+		r := l.newRule(base, "group", it.pos)
 		if err := l.define(r, base, it.group); err != nil {
 			return nil, err
 		}
@@ -289,7 +305,7 @@ func (l *lowerer) class(base string, it item) ([]sym, error) {
 	if single != ([4]uint64{}) {
 		multi = append([][]sym{{l.set(single)}}, multi...)
 	}
-	r := l.newRule(base, it.pos)
+	r := l.newRule(base, "class", it.pos)
 	if err := l.setAlts(r, multi); err != nil {
 		return nil, err
 	}
@@ -349,7 +365,7 @@ func (g *Grammar) checkLeftRecursion(src string, short []int32) error {
 		if cycle := visit(int32(i)); cycle != nil {
 			names := make([]string, len(cycle))
 			for j, c := range cycle {
-				names[j] = g.rules[c].name
+				names[j] = g.shown(src, c)
 			}
 			return errAt(src, g.rules[cycle[0]].pos, "left recursion: %s can start with itself without consuming a character (a repeat of something that can be empty, or a rule that begins with itself)", strings.Join(names, " → "))
 		}
@@ -390,7 +406,7 @@ func (g *Grammar) checkProductive(src string) error {
 		r := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		if !prod[r] {
-			return errAt(src, g.rules[r].pos, "rule %s can never finish: each of its alternatives needs it (or another such rule) again", quote.Quote(g.rules[r].name))
+			return errAt(src, g.rules[r].pos, "rule %s can never finish: each of its alternatives needs it (or another such rule) again", g.shown(src, r))
 		}
 		for _, a := range g.rules[r].alts {
 			for p := a; g.syms[p].kind != symEnd; p++ {
