@@ -37,6 +37,11 @@ type model struct {
 	quietPolls int  // polls since Send that said neither Busy nor Done
 	stopping   bool // Stop was asked for and Done has not come yet
 	quitHint   bool // the quit key stopped the reply: say it quits on the idle prompt
+	// endedAlone: the last reply ended by itself and no key was pressed
+	// since. A quit key then was most likely pressed to stop that reply,
+	// which ended a moment before (a small model writes a reply in under a
+	// second): it does not quit, and says that a second press does.
+	endedAlone bool
 	state      string
 	stats      session.Stats
 	vals       settings.Values // the backend's settings, reread after every change

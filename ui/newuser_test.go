@@ -497,3 +497,57 @@ func TestNoticeRowsFitTheLayout(t *testing.T) {
 		}
 	}
 }
+
+// A small model writes a whole reply in under a second, so the Ctrl+C
+// pressed to stop it often came a moment after it ended, on the idle
+// prompt, and quit the app. A reply that ended by itself now takes one
+// Ctrl+C that stops nothing and says so; the next one quits (llama-cli's
+// second Ctrl+C). Any other key in between, or a Ctrl+C that stopped the
+// reply, leaves the single Ctrl+C quitting.
+func TestCtrlCJustAfterAReplyDoesNotQuit(t *testing.T) {
+	quits := func(cmd tea.Cmd) bool {
+		if cmd == nil {
+			return false
+		}
+		_, ok := cmd().(tea.QuitMsg)
+		return ok
+	}
+	f := newFake()
+	m := newTest(f, 80, 24)
+	sendText(m, "hi")
+	for range len(f.reply) + 2 {
+		poll(m)
+	}
+	if m.busy {
+		t.Fatal("the reply did not end")
+	}
+	if _, cmd := m.Update(ctrl('c')); quits(cmd) {
+		t.Fatal("the Ctrl+C right after a reply ended by itself quit")
+	}
+	if !strings.Contains(m.note.text, "the reply had already ended · Ctrl+C again quits") {
+		t.Fatalf("notice %q", m.note.text)
+	}
+	if _, cmd := m.Update(ctrl('c')); !quits(cmd) {
+		t.Fatal("the second Ctrl+C did not quit")
+	}
+
+	// A key pressed after the reply: the Ctrl+C is meant, it quits.
+	sendText(m, "again")
+	for range len(f.reply) + 2 {
+		poll(m)
+	}
+	m.Update(press(tea.KeyPgUp))
+	if _, cmd := m.Update(ctrl('c')); !quits(cmd) {
+		t.Fatal("Ctrl+C after another key did not quit")
+	}
+
+	// A reply stopped with Ctrl+C: the next one quits, as the notice says.
+	f.hold = true
+	sendText(m, "and again")
+	poll(m)
+	m.Update(ctrl('c'))
+	poll(m)
+	if _, cmd := m.Update(ctrl('c')); !quits(cmd) {
+		t.Fatalf("Ctrl+C after a stopped reply did not quit; notice %q", m.note.text)
+	}
+}

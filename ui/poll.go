@@ -101,6 +101,7 @@ func (m *model) finish(u session.Update) {
 		}
 		m.setInfo(msg)
 	}
+	m.endedAlone = u.Reason != "stopped" && !m.quitHint
 	m.quitHint = false
 	if u.Err != nil {
 		m.addNotice(u.Err.Error(), true)
