@@ -504,3 +504,20 @@ func TestToolModelArgument(t *testing.T) {
 		}
 	}
 }
+
+// A system prompt given to a model that runs in raw mode (a pre-training
+// checkpoint, a GGUF file without a chat template) went nowhere without a
+// word: `chat stories260K.gguf -sys "Be brief." -p Hi` continued "Hi" as
+// text. It still does, and says that --system needs chat mode.
+func TestSystemInRawModeIsTold(t *testing.T) {
+	path := testmodels.Path(t, "stories260K/stories260K.gguf")
+	want := "chat: --system is used in chat mode only: this model runs in raw mode, which continues the prompt as text (--chat puts both in its chat template)\n"
+	for _, flag := range []string{"--system", "-sys", "--system-prompt"} {
+		if code, _, stderr := runCLI(path, flag, "Be brief.", "-p", "Once", "-n", "2"); code != 0 || !strings.Contains(stderr, want) {
+			t.Errorf("%s in raw mode: exit %d, stderr %q; want %q", flag, code, stderr, want)
+		}
+	}
+	if _, _, stderr := runCLI(path, "--chat", "--system", "Be brief.", "-p", "Once", "-n", "2"); strings.Contains(stderr, "chat mode only") {
+		t.Errorf("--system with --chat: %q", stderr)
+	}
+}
