@@ -46,7 +46,7 @@ func init() {
 		{"/new", "", "start a new conversation (settings stay; the old one stays saved)", cmdNew},
 		{"/clear", "", "same as /new", cmdNew},
 		{"/regen", "", "generate the last reply again (a new seed unless it is pinned)", cmdRegen},
-		{"/format", "json|schema FILE|regex R|grammar FILE|off", "constrain replies to JSON, a JSON Schema, a regex or a GBNF grammar (no argument: show it)", cmdFormat},
+		{"/format", "[KIND [ARG]]", "constrain replies: json, schema FILE|JSON (a JSON Schema), regex R, grammar FILE (GBNF), or off (no argument: show it)", cmdFormat},
 		{"/help", "", "list the commands", cmdHelp},
 		{"/quit", "", "leave chat (also /exit, /bye)", func(*Session, string) (string, error) { return "", ErrQuit }},
 	}

@@ -415,3 +415,19 @@ func TestShowModelSummary(t *testing.T) {
 		}
 	}
 }
+
+// /help is a column layout, a command's usage in 22 cells and its text after
+// two spaces, and the UI wraps the text under its column. /format's usage
+// took 50 cells, so its text started where the usage ended and wrapped
+// under the line's second cell, out of the column. Every usage fits.
+func TestHelpUsageFitsItsColumn(t *testing.T) {
+	help, err := cmdHelp(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.SplitSeq(help, "\n") {
+		if len(line) < 25 || line[22:24] != "  " || line[24] == ' ' {
+			t.Errorf("/help line out of its column: %q", line)
+		}
+	}
+}
