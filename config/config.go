@@ -400,6 +400,7 @@ func init() {
 		"the models this app runs have no thinking mode: drop it":                                                                                  "rea reasoning reasoning_budget reasoning_format",
 		"a reply that outgrows the context follows the course's window rule (raw mode) or stops at its end (chat mode); no tokens are kept pinned": "keep context_shift no_context_shift",
 		"the reply is printed on stdout: redirect it (> FILE)":                                                                                     "o output output_file",
+		"the prefix cache keeps prompts' keys and values in memory; in the TUI, /kv save FILE and /kv load FILE write and read them":               "prompt_cache prompt_cache_all prompt_cache_ro",
 	} {
 		for _, n := range strings.Fields(names) {
 			peerNotes[n] = note

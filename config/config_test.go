@@ -727,6 +727,9 @@ func TestLlamaCliFlagNotes(t *testing.T) {
 		{"--keep 5", "unknown flag --keep (a reply that outgrows the context follows the course's window rule (raw mode) or stops at its end (chat mode); no tokens are kept pinned)"},
 		{"--context-shift", "unknown flag --context-shift (a reply that outgrows the context follows the course's window rule (raw mode) or stops at its end (chat mode); no tokens are kept pinned)"},
 		{"-o out.txt", "unknown flag -o (the reply is printed on stdout: redirect it (> FILE))"},
+		// --prompt-cache was an unknown flag with no word of what stands for it.
+		{"--prompt-cache p.bin", "unknown flag --prompt-cache (the prefix cache keeps prompts' keys and values in memory; in the TUI, /kv save FILE and /kv load FILE write and read them)"},
+		{"--prompt-cache-all", "unknown flag --prompt-cache-all (the prefix cache keeps prompts' keys and values in memory; in the TUI, /kv save FILE and /kv load FILE write and read them)"},
 	} {
 		if _, err := Parse(strings.Fields(c.args)); err == nil || err.Error() != c.want+" (see chat -h)" {
 			t.Errorf("%s: %v; want %q", c.args, err, c.want)
