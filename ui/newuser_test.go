@@ -551,3 +551,17 @@ func TestCtrlCJustAfterAReplyDoesNotQuit(t *testing.T) {
 		t.Fatalf("Ctrl+C after a stopped reply did not quit; notice %q", m.note.text)
 	}
 }
+
+// A reply stopped before its first token said "the text so far is kept"
+// over an empty reply.
+func TestStopBeforeTheFirstToken(t *testing.T) {
+	f := newFake()
+	f.hold = true
+	m := newTest(f, 80, 24)
+	sendText(m, "hi")
+	m.Update(ctrl('c'))
+	poll(m)
+	if m.busy || m.note.text != "stopped before the first token · Ctrl+C again quits" {
+		t.Fatalf("busy %v, notice %q", m.busy, m.note.text)
+	}
+}
