@@ -204,8 +204,17 @@ func (m *model) onCommandDone(d commandDone) tea.Cmd {
 	if d.lname == "/help" || d.lname == "/?" {
 		d.reply = m.mergeHelp(d.reply)
 	}
+	queued := m.sendQueued
+	m.sendQueued = false
 	if cmd := m.afterCommand(d.lname, d.reply, d.err); cmd != nil {
-		return cmd // a reply started, with its own polling
+		return cmd // a reply started, with its own polling; the input waits
+	}
+	if queued && m.pending == "" && !m.busy {
+		// Enter was pressed while the command ran: send the input now, as
+		// the lines typed while the model loads are sent when it is ready.
+		if cmd := m.submit(); cmd != nil {
+			return tea.Batch(cmd, m.restartPolling())
+		}
 	}
 	return m.restartPolling()
 }
@@ -237,6 +246,13 @@ func (m *model) keyWhilePending(k tea.KeyPressMsg, act string) tea.Cmd {
 		m.tr.toBottom()
 	case "", "newline":
 		return m.updateInput(k)
+	case "send":
+		if strings.TrimSpace(m.in.value()) != "" {
+			m.sendQueued = true
+			m.setNotice("sent when "+oneLine(m.pending)+" is done", false)
+			return nil
+		}
+		m.setNotice("wait: "+oneLine(m.pending)+" is still running", false)
 	default:
 		m.setNotice("wait: "+oneLine(m.pending)+" is still running", false)
 	}

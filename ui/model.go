@@ -66,8 +66,9 @@ type model struct {
 
 	editing int // index in Backend.Messages() of the message being edited, -1 if none
 
-	pending string        // a command the backend is running (commands.go), "" if none
-	cmdDone chan struct{} // closed when the last command run returned
+	pending    string        // a command the backend is running (commands.go), "" if none
+	sendQueued bool          // Enter was pressed while it ran: the input is submitted when it is done
+	cmdDone    chan struct{} // closed when the last command run returned
 
 	pollGen   int // ticks of older generations are dropped
 	rewrapGen int // the last resize; older rewrapMsgs are dropped

@@ -565,3 +565,26 @@ func TestStopBeforeTheFirstToken(t *testing.T) {
 		t.Fatalf("busy %v, notice %q", m.busy, m.note.text)
 	}
 }
+
+// Enter pressed while a command still ran ("/set max_tokens 20", Enter,
+// "again", Enter, typed fast or by a script) was refused with "wait: ...
+// is still running" that the command's answer then covered, so the message
+// sat in the input unsent. It is sent when the command is done.
+func TestEnterWhileACommandRunsSendsAfterIt(t *testing.T) {
+	f := newFullFake()
+	m := New(f, Options{Width: 80, Height: 24, Plain: true})
+	m.setInput("/set temperature 0.3")
+	_, cmd := m.Update(press(tea.KeyEnter))
+	if m.pending == "" {
+		t.Fatal("the command does not run off the loop")
+	}
+	typeIn(m, "again")
+	m.Update(press(tea.KeyEnter))
+	if len(f.sent) != 0 || !strings.Contains(m.note.text, "sent when /set temperature 0.3 is done") {
+		t.Fatalf("sent %q while the command ran; notice %q", f.sent, m.note.text)
+	}
+	m.Update(cmd())
+	if !slices.Equal(f.sent, []string{"again"}) || m.in.value() != "" || !m.busy || m.vals.Sampler.Temperature != 0.3 {
+		t.Fatalf("after the command: sent %q, input %q, busy %v, T %v", f.sent, m.in.value(), m.busy, m.vals.Sampler.Temperature)
+	}
+}
