@@ -588,3 +588,20 @@ func TestEnterWhileACommandRunsSendsAfterIt(t *testing.T) {
 		t.Fatalf("after the command: sent %q, input %q, busy %v, T %v", f.sent, m.in.value(), m.busy, m.vals.Sampler.Temperature)
 	}
 }
+
+// A notice too long for its rows opens in a pane, and the rows say
+// "(in full above · Esc closes)". Closed with Esc, the pane went but the
+// rows kept saying "in full above" over the transcript. Closing the pane
+// dismisses the notice.
+func TestClosedNoticePaneLeavesNoPointer(t *testing.T) {
+	m := newTest(newFake(), 36, 8)
+	m.setNotice("-ngl is ignored: this app runs on the CPU · --system is used in chat mode only: this model runs in raw mode, which continues the prompt as text", false)
+	if m.openPane() == nil || !strings.Contains(m.View().Content, "(in full above") {
+		t.Fatalf("36×8: the notice did not open a pane:\n%s", m.View().Content)
+	}
+	m.Update(press(tea.KeyEscape))
+	if c := ansi.Strip(m.View().Content); m.openPane() != nil || strings.Contains(c, "in full above") || strings.Contains(c, "-ngl") {
+		t.Fatalf("after Esc:\n%s", c)
+	}
+	checkFrame(t, m, 36, 8)
+}
