@@ -441,7 +441,8 @@ func TestToolPeerFlags(t *testing.T) {
 // a notice, as the chat does (config.TestIgnoredFlags).
 func TestToolIgnoredFlags(t *testing.T) {
 	_, _, stderr := runCLI("plan", "-ngl", "99", "--mlock", "-fa", "1")
-	for _, want := range []string{"chat: -ngl is ignored: this app runs on the CPU\n", "chat: --mlock is ignored", "chat: -fa is ignored"} {
+	// They were "chat: -ngl ...", where the tool's other lines say "chat plan: ".
+	for _, want := range []string{"chat plan: -ngl is ignored: this app runs on the CPU\n", "chat plan: --mlock is ignored", "chat plan: -fa is ignored"} {
 		if !strings.Contains(stderr, want) || strings.Contains(stderr, "unknown flag") {
 			t.Errorf("chat plan -ngl 99 --mlock: %q; want %q", stderr, want)
 		}
