@@ -447,6 +447,11 @@ func TestToolIgnoredFlags(t *testing.T) {
 			t.Errorf("chat plan -ngl 99 --mlock: %q; want %q", stderr, want)
 		}
 	}
+	// chat serve --jinja was told "/template shows it", a TUI command.
+	_, _, stderr = runCLI("plan", "--jinja", "--no-measure")
+	if want := "chat plan: --jinja is ignored: the chat template is the model's own; chat show MODEL --template prints it (/template in the TUI)\n"; !strings.Contains(stderr, want) {
+		t.Errorf("chat plan --jinja: %q; want %q", stderr, want)
+	}
 }
 
 // llama.cpp's -b said "no counterpart here" also to chat serve, which has

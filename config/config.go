@@ -376,7 +376,7 @@ func init() {
 		"chat's TUI is llama-cli's conversation: drop it":                                                                                          "i interactive interactive_first if cnv conversation",
 		"a --prompt reply is a single turn, and the TUI goes on until you quit: drop it":                                                           "st single_turn",
 		"models are not downloaded: download the GGUF file and give its path":                                                                      "hf hf_repo hfr hf_file hff model_url mu",
-		"the chat template is the model's own; /template shows it":                                                                                 "jinja chat_template chat_template_file",
+		"the chat template is the model's own; chat show MODEL --template prints it (/template in the TUI)":                                        "jinja chat_template chat_template_file",
 		"llama.cpp's memory and batching switches have no counterpart here: drop it":                                                               "mlock no_mmap mmap numa flash_attn fa ub ubatch_size cont_batching no_warmup",
 		"ollama run's: the model stays loaded while chat runs; drop it":                                                                            "keepalive keep_alive",
 		"ollama run's: replies always wrap at the window's width here; drop it":                                                                    "nowordwrap",
