@@ -3,6 +3,7 @@ package ui
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -284,11 +285,28 @@ func (m *model) afterCommand(lname, reply string, err error) tea.Cmd {
 		cmd = m.beginReply("")
 	}
 	if err != nil {
-		m.setNotice(err.Error(), true)
+		m.setNotice(m.withUICommands(err.Error()), true)
 	} else {
 		m.showText(reply)
 	}
 	return cmd
+}
+
+// withUICommands adds the UI's own commands to the backend's "unknown
+// command /x; commands: /set ... /quit", which lists only the backend's
+// (/copy, /markdown, /view, ... were missing from the one list a mistyped
+// command shows).
+func (m *model) withUICommands(msg string) string {
+	if !strings.HasPrefix(msg, "unknown command ") || !strings.Contains(msg, "; commands: ") {
+		return msg
+	}
+	listed := strings.Fields(msg[strings.Index(msg, "; commands: ")+len("; commands: "):])
+	for _, c := range uiCommands {
+		if !slices.Contains(listed, c.name) {
+			msg += " " + c.name
+		}
+	}
+	return msg
 }
 
 // showText puts an answer in the notice lines, or in a pane when it has

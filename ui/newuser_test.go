@@ -605,3 +605,20 @@ func TestClosedNoticePaneLeavesNoPointer(t *testing.T) {
 	}
 	checkFrame(t, m, 36, 8)
 }
+
+// A mistyped command got the session's list of commands, which lacks the
+// UI's own: /copy, /markdown, /theme, /edit, /view, /keys were nowhere in
+// the one list a user is shown. The list has them, each once.
+func TestUnknownCommandListsTheUIsToo(t *testing.T) {
+	f := newFullFake()
+	m := New(f, Options{Width: 100, Height: 30, Plain: true})
+	sendText(m, "/frobnicate")
+	for _, c := range uiCommands {
+		if n := strings.Count(m.note.text+" ", " "+c.name+" "); n != 1 {
+			t.Errorf("%s is listed %d times: %q", c.name, n, m.note.text)
+		}
+	}
+	if !strings.HasPrefix(m.note.text, "unknown command /frobnicate; commands: /set /show /sessions /help /quit") {
+		t.Errorf("notice %q", m.note.text)
+	}
+}
