@@ -300,13 +300,22 @@ func (m *model) withUICommands(msg string) string {
 	if !strings.HasPrefix(msg, "unknown command ") || !strings.Contains(msg, "; commands: ") {
 		return msg
 	}
-	listed := strings.Fields(msg[strings.Index(msg, "; commands: ")+len("; commands: "):])
+	head, list, _ := strings.Cut(msg, "; commands: ")
+	listed := strings.Fields(list)
+	var near []string
+	name, _, _ := strings.Cut(strings.TrimPrefix(head, "unknown command "), " ")
 	for _, c := range uiCommands {
 		if !slices.Contains(listed, c.name) {
-			msg += " " + c.name
+			list += " " + c.name
+			if strings.HasPrefix(c.name, name) {
+				near = append(near, c.name)
+			}
 		}
 	}
-	return msg
+	if len(near) > 0 && !strings.Contains(head, "did you mean") {
+		head += " (did you mean " + strings.Join(near, " or ") + "?)"
+	}
+	return head + "; commands: " + list
 }
 
 // showText puts an answer in the notice lines, or in a pane when it has

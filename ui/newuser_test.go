@@ -621,4 +621,9 @@ func TestUnknownCommandListsTheUIsToo(t *testing.T) {
 	if !strings.HasPrefix(m.note.text, "unknown command /frobnicate; commands: /set /show /sessions /help /quit") {
 		t.Errorf("notice %q", m.note.text)
 	}
+	// A UI command's start is offered as the session offers its own.
+	sendText(m, "/cop")
+	if !strings.HasPrefix(m.note.text, "unknown command /cop (did you mean /copy?); commands: ") {
+		t.Errorf("notice %q", m.note.text)
+	}
 }
