@@ -476,7 +476,9 @@ func newFlagSet() (*Config, *flag.FlagSet) {
 		}
 	}
 	AddPeerFlags(fs)
-	AddIgnoredFlags(fs, func(note string) { c.Ignored = append(c.Ignored, note) })
+	ignored := func(note string) { c.Ignored = append(c.Ignored, note) }
+	AddIgnoredFlags(fs, ignored)
+	addIgnored(fs, chatIgnoredFlags, ignored)
 	return c, fs
 }
 
@@ -513,6 +515,13 @@ var ignoredFlags = map[string]string{
 	// llama-cli's -co/--color [on|off|auto], bare as before 2025 too.
 	"-co": "?on|off|auto", "--color": "?on|off|auto",
 }
+
+// chatIgnoredFlags change nothing for the chat (the TUI and a headless
+// reply) but are refused by the tools, where they would mean something
+// else: llama-cli's batch size (-b 512 in many a command line; a prompt is
+// prefilled here without it) is chat serve's --batch-tokens, and chat
+// bench's --batch counts sequences.
+var chatIgnoredFlags = map[string]string{"-b": "N", "--batch-size": "N"}
 
 // conversationFlags are llama-cli's switches into its interactive
 // conversation, by the flag package's names.
@@ -567,8 +576,10 @@ func JoinOptionalValues(fs *flag.FlagSet, args []string) []string {
 
 // AddIgnoredFlags gives fs llama.cpp's flags that change nothing here
 // (ignoredFlags); note is told one line for each one given.
-func AddIgnoredFlags(fs *flag.FlagSet, note func(string)) {
-	for typed, takes := range ignoredFlags {
+func AddIgnoredFlags(fs *flag.FlagSet, note func(string)) { addIgnored(fs, ignoredFlags, note) }
+
+func addIgnored(fs *flag.FlagSet, flags map[string]string, note func(string)) {
+	for typed, takes := range flags {
 		name := strings.TrimLeft(typed, "-")
 		if fs.Lookup(name) != nil {
 			continue

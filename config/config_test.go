@@ -483,6 +483,14 @@ func TestIgnoredFlags(t *testing.T) {
 	if err != nil || c.Model != "x.gguf" || c.Prompt != "hi" || len(c.Ignored) != 5 || c.Ignored[4] != "--no-warmup is ignored: llama.cpp's memory and batching switches have no counterpart here" {
 		t.Errorf("-fa on --jinja ...: %v, %q", err, c.Ignored)
 	}
+	// llama-cli's -b 512 was refused as an unknown flag, though -ub was
+	// taken: the chat needs no batch size (chat serve refuses it, naming
+	// --batch-tokens: main's TestBatchSizeFlagNamesBatchTokens).
+	c, err = Parse([]string{"-m", "x.gguf", "-b", "512", "--batch-size=2048", "-p", "hi"})
+	if want := []string{"-b is ignored: llama.cpp's batch size: chat serve --batch-tokens N bounds a step's tokens; chat needs none",
+		"--batch-size is ignored: llama.cpp's batch size: chat serve --batch-tokens N bounds a step's tokens; chat needs none"}; err != nil || c.Prompt != "hi" || !slices.Equal(c.Ignored, want) {
+		t.Errorf("-b 512 --batch-size=2048: %v, %q; want %q", err, c.Ignored, want)
+	}
 	if _, err := Parse([]string{"-m", "x.gguf", "-fa", "-p", "hi"}); err == nil || !strings.Contains(err.Error(), "want one of on, off, auto, 1, 0") {
 		t.Errorf("a bare -fa: %v", err)
 	}
