@@ -388,7 +388,7 @@ func init() {
 		"the prompt is taken as typed here unless -e is given: drop it":                                                                            "no_escape",
 		"--json lists the prompt's token ids (prompt_ids); the TUI's token view (Alt+h) shows its tokens":                                          "verbose_prompt",
 		"a headless reply is plain text; the TUI has colours (--theme; NO_COLOR turns them off): drop it":                                          "color co",
-		"chat writes no log, only its notices on stderr: drop it":                                                                                  "log_disable",
+		"chat writes no log, only its notices on stderr: drop it":                                                                                  "log_disable lv log_verbosity",
 		"only the reply is printed, not the prompt before it: drop it":                                                                             "no_display_prompt",
 		"timings are printed only with --verbose: drop it":                                                                                         "no_perf no_show_timings",
 		"the headless output is plain text already: drop it":                                                                                       "simple_io",
@@ -400,6 +400,8 @@ func init() {
 		"the models this app runs have no thinking mode: drop it":                                                                                  "rea reasoning reasoning_budget reasoning_format",
 		"a reply that outgrows the context follows the course's window rule (raw mode) or stops at its end (chat mode); no tokens are kept pinned": "keep context_shift no_context_shift",
 		"the reply is printed on stdout: redirect it (> FILE)":                                                                                     "o output output_file",
+		"the KV cache is a pool of blocks that never needs defragmenting: drop it":                                                                 "dt defrag_thold",
+		"the sampler order is fixed (chat -h lists it); each knob turns its stage on or off":                                                       "samplers sampling_seq sampler_seq",
 		"the prefix cache keeps prompts' keys and values in memory; in the TUI, /kv save FILE and /kv load FILE write and read them":               "prompt_cache prompt_cache_all prompt_cache_ro",
 	} {
 		for _, n := range strings.Fields(names) {
@@ -506,6 +508,7 @@ var ignoredFlags = map[string]string{
 	"-sm": "N", "--split-mode": "N", "-ts": "N", "--tensor-split": "N", "-dev": "N", "--device": "N",
 	"-nkvo": "", "--no-kv-offload": "", "--mlock": "", "--no-mmap": "", "--mmap": "", "--no-warmup": "",
 	"-fa": "on|off|auto|1|0", "--flash-attn": "on|off|auto|1|0", "-ub": "N", "--ubatch-size": "N", "--numa": "N",
+	"-dt": "N", "--defrag-thold": "N", "-lv": "N", "--log-verbosity": "N",
 	"--jinja": "", "--no-escape": "", "--log-disable": "", "--no-display-prompt": "", "--no-perf": "", "--simple-io": "",
 	// llama-cli's conversation switches: the TUI is its conversation mode
 	// (with a prompt they are refused: conversationPrompt); -st, one turn.

@@ -735,6 +735,8 @@ func TestLlamaCliFlagNotes(t *testing.T) {
 		{"--keep 5", "unknown flag --keep (a reply that outgrows the context follows the course's window rule (raw mode) or stops at its end (chat mode); no tokens are kept pinned)"},
 		{"--context-shift", "unknown flag --context-shift (a reply that outgrows the context follows the course's window rule (raw mode) or stops at its end (chat mode); no tokens are kept pinned)"},
 		{"-o out.txt", "unknown flag -o (the reply is printed on stdout: redirect it (> FILE))"},
+		// --samplers was an unknown flag with no word of why.
+		{"--samplers top_k;top_p", "unknown flag --samplers (the sampler order is fixed (chat -h lists it); each knob turns its stage on or off)"},
 		// --prompt-cache was an unknown flag with no word of what stands for it.
 		{"--prompt-cache p.bin", "unknown flag --prompt-cache (the prefix cache keeps prompts' keys and values in memory; in the TUI, /kv save FILE and /kv load FILE write and read them)"},
 		{"--prompt-cache-all", "unknown flag --prompt-cache-all (the prefix cache keeps prompts' keys and values in memory; in the TUI, /kv save FILE and /kv load FILE write and read them)"},
@@ -742,6 +744,12 @@ func TestLlamaCliFlagNotes(t *testing.T) {
 		if _, err := Parse(strings.Fields(c.args)); err == nil || err.Error() != c.want+" (see chat -h)" {
 			t.Errorf("%s: %v; want %q", c.args, err, c.want)
 		}
+	}
+	// -dt and -lv, of many a llama.cpp command line, were unknown flags.
+	if c, err := Parse([]string{"-m", "x.gguf", "-dt", "0.1", "-lv", "1", "-p", "hi"}); err != nil || !slices.Equal(c.Ignored, []string{
+		"-dt is ignored: the KV cache is a pool of blocks that never needs defragmenting",
+		"-lv is ignored: chat writes no log, only its notices on stderr"}) {
+		t.Errorf("-dt 0.1 -lv 1: %v, %q", err, c.Ignored)
 	}
 	c, err := Parse([]string{"-m", "x.gguf", "-mli", "--no-show-timings", "-rea", "off", "--reasoning-budget", "0", "-p", "hi"})
 	if err != nil {
