@@ -100,7 +100,11 @@ func TestSetKnobs(t *testing.T) {
 		"/set parameter tfs_z 0.9":    "/set tfs_z is ollama's: a sampler this app does not have",
 		"/set parameter num_gpu 99":   "/set num_gpu is ollama's: this app runs on the CPU",
 		"/set parameter num_thread 4": "/set num_thread is ollama's: the compute threads are set when chat starts (--threads)",
-		"/set format xml":             "format",
+		// More of ollama's documented parameters: num_keep listed every setting.
+		"/set parameter num_keep 5":    "/set num_keep is ollama's: a reply that outgrows the context follows the course's window rule",
+		"/set parameter num_batch 512": "/set num_batch is ollama's: a prompt is prefilled here without a batch size",
+		"/set parameter use_mmap true": "/set use_mmap is ollama's: GGUF files are always memory-mapped",
+		"/set format xml":              "format",
 		// The samplers llama.cpp has beyond the course's.
 		"/set mirostat_tau NaN":       "mirostat_tau must be a number",
 		"/set mirostat_eta -1":        "mirostat_eta must be ≥ 0",
