@@ -183,6 +183,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	cfg.Mode = mode
 	cfg.ApplyModeDefaults(mode)
+	if mode == "raw" && cfg.Given["system"] && cfg.Values.System != "" {
+		// A raw-mode model continues the prompt as text: a system prompt
+		// has nowhere to go, and `-sys` had no effect without a word.
+		note := "--system is used in chat mode only: this model runs in raw mode, which continues the prompt as text (--chat puts both in its chat template)"
+		if headless {
+			fmt.Fprintln(stderr, "chat:", note)
+		} else {
+			notices = append(notices, note)
+		}
+	}
 	if headless && cfg.Prompt == "" && mode == "chat" {
 		fmt.Fprintln(stderr, "chat: chat mode needs a message: give one, or drop --chat to continue from the start of a text")
 		return 2

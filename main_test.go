@@ -441,10 +441,16 @@ func TestToolPeerFlags(t *testing.T) {
 // a notice, as the chat does (config.TestIgnoredFlags).
 func TestToolIgnoredFlags(t *testing.T) {
 	_, _, stderr := runCLI("plan", "-ngl", "99", "--mlock", "-fa", "1")
-	for _, want := range []string{"chat: -ngl is ignored: this app runs on the CPU\n", "chat: --mlock is ignored", "chat: -fa is ignored"} {
+	// They were "chat: -ngl ...", where the tool's other lines say "chat plan: ".
+	for _, want := range []string{"chat plan: -ngl is ignored: this app runs on the CPU\n", "chat plan: --mlock is ignored", "chat plan: -fa is ignored"} {
 		if !strings.Contains(stderr, want) || strings.Contains(stderr, "unknown flag") {
 			t.Errorf("chat plan -ngl 99 --mlock: %q; want %q", stderr, want)
 		}
+	}
+	// chat serve --jinja was told "/template shows it", a TUI command.
+	_, _, stderr = runCLI("plan", "--jinja", "--no-measure")
+	if want := "chat plan: --jinja is ignored: the chat template is the model's own; chat show MODEL --template prints it (/template in the TUI)\n"; !strings.Contains(stderr, want) {
+		t.Errorf("chat plan --jinja: %q; want %q", stderr, want)
 	}
 }
 
@@ -535,5 +541,22 @@ func TestGenerateNothing(t *testing.T) {
 	isTerminal = func(any) bool { return true }
 	if code, _, stderr := runCLI(path, "-n", "0"); code != 2 || !strings.HasPrefix(stderr, "chat: -n 0 generates nothing: it is for a headless run") || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("-n 0 for the TUI: exit %d, %q", code, stderr)
+	}
+}
+
+// A system prompt given to a model that runs in raw mode (a pre-training
+// checkpoint, a GGUF file without a chat template) went nowhere without a
+// word: `chat stories260K.gguf -sys "Be brief." -p Hi` continued "Hi" as
+// text. It still does, and says that --system needs chat mode.
+func TestSystemInRawModeIsTold(t *testing.T) {
+	path := testmodels.Path(t, "stories260K/stories260K.gguf")
+	want := "chat: --system is used in chat mode only: this model runs in raw mode, which continues the prompt as text (--chat puts both in its chat template)\n"
+	for _, flag := range []string{"--system", "-sys", "--system-prompt"} {
+		if code, _, stderr := runCLI(path, flag, "Be brief.", "-p", "Once", "-n", "2"); code != 0 || !strings.Contains(stderr, want) {
+			t.Errorf("%s in raw mode: exit %d, stderr %q; want %q", flag, code, stderr, want)
+		}
+	}
+	if _, _, stderr := runCLI(path, "--chat", "--system", "Be brief.", "-p", "Once", "-n", "2"); strings.Contains(stderr, "chat mode only") {
+		t.Errorf("--system with --chat: %q", stderr)
 	}
 }

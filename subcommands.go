@@ -42,7 +42,8 @@ var subcommands = map[string]func(args []string, stdout, stderr io.Writer) int{
 func parseArgs(fs *flag.FlagSet, args []string) error {
 	config.AddPeerFlags(fs)
 	out := fs.Output()
-	config.AddIgnoredFlags(fs, func(note string) { fmt.Fprintln(out, "chat:", note) })
+	// Named as the tool's other lines are ("chat serve: ..."), not "chat:".
+	config.AddIgnoredFlags(fs, func(note string) { fmt.Fprintln(out, fs.Name()+":", note) })
 	fs.SetOutput(io.Discard)
 	err := fs.Parse(config.JoinOptionalValues(fs, args))
 	fs.SetOutput(out)

@@ -380,7 +380,7 @@ func init() {
 		"chat's TUI is llama-cli's conversation: drop it":                                                                                          strings.ReplaceAll(strings.Join(conversationFlags, " "), "-", "_"),
 		"a --prompt reply is a single turn, and the TUI goes on until you quit: drop it":                                                           "st single_turn",
 		"models are not downloaded: download the GGUF file and give its path":                                                                      "hf hf_repo hfr hf_file hff model_url mu",
-		"the chat template is the model's own; /template shows it":                                                                                 "jinja chat_template chat_template_file",
+		"the chat template is the model's own; chat show MODEL --template prints it (/template in the TUI)":                                        "jinja chat_template chat_template_file",
 		"llama.cpp's memory and batching switches have no counterpart here: drop it":                                                               "mlock no_mmap mmap numa flash_attn fa ub ubatch_size cont_batching no_warmup",
 		"ollama run's: the model stays loaded while chat runs; drop it":                                                                            "keepalive keep_alive",
 		"ollama run's: replies always wrap at the window's width here; drop it":                                                                    "nowordwrap",
@@ -392,7 +392,7 @@ func init() {
 		"the prompt is taken as typed here unless -e is given: drop it":                                                                            "no_escape",
 		"--json lists the prompt's token ids (prompt_ids); the TUI's token view (Alt+h) shows its tokens":                                          "verbose_prompt",
 		"a headless reply is plain text; the TUI has colours (--theme; NO_COLOR turns them off): drop it":                                          "color co",
-		"chat writes no log, only its notices on stderr: drop it":                                                                                  "log_disable",
+		"chat writes no log, only its notices on stderr: drop it":                                                                                  "log_disable lv log_verbosity",
 		"only the reply is printed, not the prompt before it: drop it":                                                                             "no_display_prompt",
 		"timings are printed only with --verbose: drop it":                                                                                         "no_perf no_show_timings",
 		"the headless output is plain text already: drop it":                                                                                       "simple_io",
@@ -404,6 +404,9 @@ func init() {
 		"the models this app runs have no thinking mode: drop it":                                                                                  "rea reasoning reasoning_budget reasoning_format",
 		"a reply that outgrows the context follows the course's window rule (raw mode) or stops at its end (chat mode); no tokens are kept pinned": "keep context_shift no_context_shift",
 		"the reply is printed on stdout: redirect it (> FILE)":                                                                                     "o output output_file",
+		"the KV cache is a pool of blocks that never needs defragmenting: drop it":                                                                 "dt defrag_thold",
+		"the sampler order is fixed (chat -h lists it); each knob turns its stage on or off":                                                       "samplers sampling_seq sampler_seq",
+		"the prefix cache keeps prompts' keys and values in memory; in the TUI, /kv save FILE and /kv load FILE write and read them":               "prompt_cache prompt_cache_all prompt_cache_ro",
 	} {
 		for _, n := range strings.Fields(names) {
 			peerNotes[n] = note
@@ -487,7 +490,9 @@ func newFlagSet() (*Config, *flag.FlagSet) {
 		}
 	}
 	AddPeerFlags(fs)
-	AddIgnoredFlags(fs, func(note string) { c.Ignored = append(c.Ignored, note) })
+	ignored := func(note string) { c.Ignored = append(c.Ignored, note) }
+	AddIgnoredFlags(fs, ignored)
+	addIgnored(fs, chatIgnoredFlags, ignored)
 	return c, fs
 }
 
@@ -515,6 +520,7 @@ var ignoredFlags = map[string]string{
 	"-sm": "N", "--split-mode": "N", "-ts": "N", "--tensor-split": "N", "-dev": "N", "--device": "N",
 	"-nkvo": "", "--no-kv-offload": "", "--mlock": "", "--no-mmap": "", "--mmap": "", "--no-warmup": "",
 	"-fa": "on|off|auto|1|0", "--flash-attn": "on|off|auto|1|0", "-ub": "N", "--ubatch-size": "N", "--numa": "N",
+	"-dt": "N", "--defrag-thold": "N", "-lv": "N", "--log-verbosity": "N",
 	"--jinja": "", "--no-escape": "", "--log-disable": "", "--no-display-prompt": "", "--no-perf": "", "--simple-io": "",
 	// llama-cli's conversation switches: the TUI is its conversation mode
 	// (with a prompt they are refused: conversationPrompt); -st, one turn.
@@ -524,6 +530,13 @@ var ignoredFlags = map[string]string{
 	// llama-cli's -co/--color [on|off|auto], bare as before 2025 too.
 	"-co": "?on|off|auto", "--color": "?on|off|auto",
 }
+
+// chatIgnoredFlags change nothing for the chat (the TUI and a headless
+// reply) but are refused by the tools, where they would mean something
+// else: llama-cli's batch size (-b 512 in many a command line; a prompt is
+// prefilled here without it) is chat serve's --batch-tokens, and chat
+// bench's --batch counts sequences.
+var chatIgnoredFlags = map[string]string{"-b": "N", "--batch-size": "N"}
 
 // conversationFlags are llama-cli's switches into its interactive
 // conversation, by the flag package's names (peerNotes' note for them is
@@ -579,8 +592,10 @@ func JoinOptionalValues(fs *flag.FlagSet, args []string) []string {
 
 // AddIgnoredFlags gives fs llama.cpp's flags that change nothing here
 // (ignoredFlags); note is told one line for each one given.
-func AddIgnoredFlags(fs *flag.FlagSet, note func(string)) {
-	for typed, takes := range ignoredFlags {
+func AddIgnoredFlags(fs *flag.FlagSet, note func(string)) { addIgnored(fs, ignoredFlags, note) }
+
+func addIgnored(fs *flag.FlagSet, flags map[string]string, note func(string)) {
+	for typed, takes := range flags {
 		name := strings.TrimLeft(typed, "-")
 		if fs.Lookup(name) != nil {
 			continue

@@ -483,6 +483,14 @@ func TestIgnoredFlags(t *testing.T) {
 	if err != nil || c.Model != "x.gguf" || c.Prompt != "hi" || len(c.Ignored) != 5 || c.Ignored[4] != "--no-warmup is ignored: llama.cpp's memory and batching switches have no counterpart here" {
 		t.Errorf("-fa on --jinja ...: %v, %q", err, c.Ignored)
 	}
+	// llama-cli's -b 512 was refused as an unknown flag, though -ub was
+	// taken: the chat needs no batch size (chat serve refuses it, naming
+	// --batch-tokens: main's TestBatchSizeFlagNamesBatchTokens).
+	c, err = Parse([]string{"-m", "x.gguf", "-b", "512", "--batch-size=2048", "-p", "hi"})
+	if want := []string{"-b is ignored: llama.cpp's batch size: chat serve --batch-tokens N bounds a step's tokens; chat needs none",
+		"--batch-size is ignored: llama.cpp's batch size: chat serve --batch-tokens N bounds a step's tokens; chat needs none"}; err != nil || c.Prompt != "hi" || !slices.Equal(c.Ignored, want) {
+		t.Errorf("-b 512 --batch-size=2048: %v, %q; want %q", err, c.Ignored, want)
+	}
 	if _, err := Parse([]string{"-m", "x.gguf", "-fa", "-p", "hi"}); err == nil || !strings.Contains(err.Error(), "want one of on, off, auto, 1, 0") {
 		t.Errorf("a bare -fa: %v", err)
 	}
@@ -737,10 +745,21 @@ func TestLlamaCliFlagNotes(t *testing.T) {
 		{"--keep 5", "unknown flag --keep (a reply that outgrows the context follows the course's window rule (raw mode) or stops at its end (chat mode); no tokens are kept pinned)"},
 		{"--context-shift", "unknown flag --context-shift (a reply that outgrows the context follows the course's window rule (raw mode) or stops at its end (chat mode); no tokens are kept pinned)"},
 		{"-o out.txt", "unknown flag -o (the reply is printed on stdout: redirect it (> FILE))"},
+		// --samplers was an unknown flag with no word of why.
+		{"--samplers top_k;top_p", "unknown flag --samplers (the sampler order is fixed (chat -h lists it); each knob turns its stage on or off)"},
+		// --prompt-cache was an unknown flag with no word of what stands for it.
+		{"--prompt-cache p.bin", "unknown flag --prompt-cache (the prefix cache keeps prompts' keys and values in memory; in the TUI, /kv save FILE and /kv load FILE write and read them)"},
+		{"--prompt-cache-all", "unknown flag --prompt-cache-all (the prefix cache keeps prompts' keys and values in memory; in the TUI, /kv save FILE and /kv load FILE write and read them)"},
 	} {
 		if _, err := Parse(strings.Fields(c.args)); err == nil || err.Error() != c.want+" (see chat -h)" {
 			t.Errorf("%s: %v; want %q", c.args, err, c.want)
 		}
+	}
+	// -dt and -lv, of many a llama.cpp command line, were unknown flags.
+	if c, err := Parse([]string{"-m", "x.gguf", "-dt", "0.1", "-lv", "1", "-p", "hi"}); err != nil || !slices.Equal(c.Ignored, []string{
+		"-dt is ignored: the KV cache is a pool of blocks that never needs defragmenting",
+		"-lv is ignored: chat writes no log, only its notices on stderr"}) {
+		t.Errorf("-dt 0.1 -lv 1: %v, %q", err, c.Ignored)
 	}
 	c, err := Parse([]string{"-m", "x.gguf", "-mli", "--no-show-timings", "-rea", "off", "--reasoning-budget", "0", "-p", "hi"})
 	if err != nil {

@@ -54,7 +54,11 @@ send() {
 }
 
 quit() {
+	# Right after a reply ended by itself the first Ctrl+C only says that
+	# the next one quits (it was likely meant for the reply): press twice.
 	t send-keys -t chat C-c
+	sleep 0.2
+	t has-session -t chat 2>/dev/null && t send-keys -t chat C-c
 	for ((i = 0; i < 50; i++)); do
 		t has-session -t chat 2>/dev/null || return 0
 		sleep 0.1

@@ -100,7 +100,11 @@ func TestSetKnobs(t *testing.T) {
 		"/set parameter tfs_z 0.9":    "/set tfs_z is ollama's: a sampler this app does not have",
 		"/set parameter num_gpu 99":   "/set num_gpu is ollama's: this app runs on the CPU",
 		"/set parameter num_thread 4": "/set num_thread is ollama's: the compute threads are set when chat starts (--threads)",
-		"/set format xml":             "format",
+		// More of ollama's documented parameters: num_keep listed every setting.
+		"/set parameter num_keep 5":    "/set num_keep is ollama's: a reply that outgrows the context follows the course's window rule",
+		"/set parameter num_batch 512": "/set num_batch is ollama's: a prompt is prefilled here without a batch size",
+		"/set parameter use_mmap true": "/set use_mmap is ollama's: GGUF files are always memory-mapped",
+		"/set format xml":              "format",
 		// The samplers llama.cpp has beyond the course's.
 		"/set mirostat_tau NaN":       "mirostat_tau must be a number",
 		"/set mirostat_eta -1":        "mirostat_eta must be ≥ 0",
@@ -412,6 +416,22 @@ func TestShowModelSummary(t *testing.T) {
 	} {
 		if got := modelSummary(c.in); got != c.want {
 			t.Errorf("modelSummary(%+v) = %q; want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// /help is a column layout, a command's usage in 22 cells and its text after
+// two spaces, and the UI wraps the text under its column. /format's usage
+// took 50 cells, so its text started where the usage ended and wrapped
+// under the line's second cell, out of the column. Every usage fits.
+func TestHelpUsageFitsItsColumn(t *testing.T) {
+	help, err := cmdHelp(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.SplitSeq(help, "\n") {
+		if len(line) < 25 || line[22:24] != "  " || line[24] == ' ' {
+			t.Errorf("/help line out of its column: %q", line)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package ui
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -204,8 +205,17 @@ func (m *model) onCommandDone(d commandDone) tea.Cmd {
 	if d.lname == "/help" || d.lname == "/?" {
 		d.reply = m.mergeHelp(d.reply)
 	}
+	queued := m.sendQueued
+	m.sendQueued = false
 	if cmd := m.afterCommand(d.lname, d.reply, d.err); cmd != nil {
-		return cmd // a reply started, with its own polling
+		return cmd // a reply started, with its own polling; the input waits
+	}
+	if queued && m.pending == "" && !m.busy {
+		// Enter was pressed while the command ran: send the input now, as
+		// the lines typed while the model loads are sent when it is ready.
+		if cmd := m.submit(); cmd != nil {
+			return tea.Batch(cmd, m.restartPolling())
+		}
 	}
 	return m.restartPolling()
 }
@@ -237,6 +247,13 @@ func (m *model) keyWhilePending(k tea.KeyPressMsg, act string) tea.Cmd {
 		m.tr.toBottom()
 	case "", "newline":
 		return m.updateInput(k)
+	case "send":
+		if strings.TrimSpace(m.in.value()) != "" {
+			m.sendQueued = true
+			m.setNotice("sent when "+oneLine(m.pending)+" is done", false)
+			return nil
+		}
+		m.setNotice("wait: "+oneLine(m.pending)+" is still running", false)
 	default:
 		m.setNotice("wait: "+oneLine(m.pending)+" is still running", false)
 	}
@@ -268,11 +285,37 @@ func (m *model) afterCommand(lname, reply string, err error) tea.Cmd {
 		cmd = m.beginReply("")
 	}
 	if err != nil {
-		m.setNotice(err.Error(), true)
+		m.setNotice(m.withUICommands(err.Error()), true)
 	} else {
 		m.showText(reply)
 	}
 	return cmd
+}
+
+// withUICommands adds the UI's own commands to the backend's "unknown
+// command /x; commands: /set ... /quit", which lists only the backend's
+// (/copy, /markdown, /view, ... were missing from the one list a mistyped
+// command shows).
+func (m *model) withUICommands(msg string) string {
+	if !strings.HasPrefix(msg, "unknown command ") || !strings.Contains(msg, "; commands: ") {
+		return msg
+	}
+	head, list, _ := strings.Cut(msg, "; commands: ")
+	listed := strings.Fields(list)
+	var near []string
+	name, _, _ := strings.Cut(strings.TrimPrefix(head, "unknown command "), " ")
+	for _, c := range uiCommands {
+		if !slices.Contains(listed, c.name) {
+			list += " " + c.name
+			if strings.HasPrefix(c.name, name) {
+				near = append(near, c.name)
+			}
+		}
+	}
+	if len(near) > 0 && !strings.Contains(head, "did you mean") {
+		head += " (did you mean " + strings.Join(near, " or ") + "?)"
+	}
+	return head + "; commands: " + list
 }
 
 // showText puts an answer in the notice lines, or in a pane when it has

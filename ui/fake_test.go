@@ -277,7 +277,7 @@ func (f *fullFake) Command(line string) (bool, string, error) {
 	case "/save":
 		return true, "saved", f.Save(arg)
 	}
-	return true, "", errors.New("unknown command " + name)
+	return true, "", errors.New("unknown command " + name + "; commands: /set /show /sessions /help /quit") // as the session says it
 }
 
 func (f *fullFake) Complete(prefix string) []string {

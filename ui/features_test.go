@@ -914,7 +914,7 @@ func TestEditedMessageShownInTranscript(t *testing.T) {
 		m.Update(ctrl('e'))
 	}
 	c := m.View().Content
-	if !strings.Contains(c, "✎ Question 5:") || strings.Count(c, "› Question 5:") != 1 || !strings.Contains(c, "editing your message") {
+	if !strings.Contains(c, "✎ Question 5:") || strings.Count(c, "› Question 5:") != 1 || !strings.Contains(c, "✎ editing · Enter resends (drops later turns) · Ctrl+E earlier · Esc cancels") {
 		t.Fatalf("Question 5 is marked and in view:\n%s", c)
 	}
 	m.Update(press(tea.KeyEscape))

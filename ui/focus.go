@@ -61,6 +61,11 @@ func (m *model) pop(match func(layer) bool) {
 // closeTop closes the top layer.
 func (m *model) closeTop() {
 	if n := len(m.focus); n > 0 {
+		if p, ok := m.focus[n-1].(*pane); ok && p == m.note.pane {
+			// The notice's pane: closing it dismisses the notice, whose
+			// rows said "(in full above · Esc closes)" over nothing.
+			m.clearNote()
+		}
 		m.focus[n-1] = nil
 		m.focus = m.focus[:n-1]
 	}

@@ -45,8 +45,14 @@ func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
 			m.setInfo("input cleared · " + m.keys.first("quit") + " again quits")
 			return nil
 		}
+		if m.endedAlone {
+			m.endedAlone = false
+			m.setInfo("the reply had already ended · " + m.keys.first("quit") + " again quits")
+			return nil
+		}
 		return tea.Quit
 	}
+	m.endedAlone = false
 	if m.pending != "" {
 		return m.keyWhilePending(k, act)
 	}

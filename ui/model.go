@@ -37,6 +37,11 @@ type model struct {
 	quietPolls int  // polls since Send that said neither Busy nor Done
 	stopping   bool // Stop was asked for and Done has not come yet
 	quitHint   bool // the quit key stopped the reply: say it quits on the idle prompt
+	// endedAlone: the last reply ended by itself and no key was pressed
+	// since. A quit key then was most likely pressed to stop that reply,
+	// which ended a moment before (a small model writes a reply in under a
+	// second): it does not quit, and says that a second press does.
+	endedAlone bool
 	state      string
 	stats      session.Stats
 	vals       settings.Values // the backend's settings, reread after every change
@@ -61,8 +66,9 @@ type model struct {
 
 	editing int // index in Backend.Messages() of the message being edited, -1 if none
 
-	pending string        // a command the backend is running (commands.go), "" if none
-	cmdDone chan struct{} // closed when the last command run returned
+	pending    string        // a command the backend is running (commands.go), "" if none
+	sendQueued bool          // Enter was pressed while it ran: the input is submitted when it is done
+	cmdDone    chan struct{} // closed when the last command run returned
 
 	pollGen   int // ticks of older generations are dropped
 	rewrapGen int // the last resize; older rewrapMsgs are dropped

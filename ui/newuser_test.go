@@ -501,3 +501,133 @@ func TestNoticeRowsFitTheLayout(t *testing.T) {
 		}
 	}
 }
+
+// A small model writes a whole reply in under a second, so the Ctrl+C
+// pressed to stop it often came a moment after it ended, on the idle
+// prompt, and quit the app. A reply that ended by itself now takes one
+// Ctrl+C that stops nothing and says so; the next one quits (llama-cli's
+// second Ctrl+C). Any other key in between, or a Ctrl+C that stopped the
+// reply, leaves the single Ctrl+C quitting.
+func TestCtrlCJustAfterAReplyDoesNotQuit(t *testing.T) {
+	quits := func(cmd tea.Cmd) bool {
+		if cmd == nil {
+			return false
+		}
+		_, ok := cmd().(tea.QuitMsg)
+		return ok
+	}
+	f := newFake()
+	m := newTest(f, 80, 24)
+	sendText(m, "hi")
+	for range len(f.reply) + 2 {
+		poll(m)
+	}
+	if m.busy {
+		t.Fatal("the reply did not end")
+	}
+	if _, cmd := m.Update(ctrl('c')); quits(cmd) {
+		t.Fatal("the Ctrl+C right after a reply ended by itself quit")
+	}
+	if !strings.Contains(m.note.text, "the reply had already ended · Ctrl+C again quits") {
+		t.Fatalf("notice %q", m.note.text)
+	}
+	if _, cmd := m.Update(ctrl('c')); !quits(cmd) {
+		t.Fatal("the second Ctrl+C did not quit")
+	}
+
+	// A key pressed after the reply: the Ctrl+C is meant, it quits.
+	sendText(m, "again")
+	for range len(f.reply) + 2 {
+		poll(m)
+	}
+	m.Update(press(tea.KeyPgUp))
+	if _, cmd := m.Update(ctrl('c')); !quits(cmd) {
+		t.Fatal("Ctrl+C after another key did not quit")
+	}
+
+	// A reply stopped with Ctrl+C: the next one quits, as the notice says.
+	f.hold = true
+	sendText(m, "and again")
+	poll(m)
+	m.Update(ctrl('c'))
+	poll(m)
+	if _, cmd := m.Update(ctrl('c')); !quits(cmd) {
+		t.Fatalf("Ctrl+C after a stopped reply did not quit; notice %q", m.note.text)
+	}
+}
+
+// A reply stopped before its first token said "the text so far is kept"
+// over an empty reply.
+func TestStopBeforeTheFirstToken(t *testing.T) {
+	f := newFake()
+	f.hold = true
+	m := newTest(f, 80, 24)
+	sendText(m, "hi")
+	m.Update(ctrl('c'))
+	poll(m)
+	if m.busy || m.note.text != "stopped before the first token · Ctrl+C again quits" {
+		t.Fatalf("busy %v, notice %q", m.busy, m.note.text)
+	}
+}
+
+// Enter pressed while a command still ran ("/set max_tokens 20", Enter,
+// "again", Enter, typed fast or by a script) was refused with "wait: ...
+// is still running" that the command's answer then covered, so the message
+// sat in the input unsent. It is sent when the command is done.
+func TestEnterWhileACommandRunsSendsAfterIt(t *testing.T) {
+	f := newFullFake()
+	m := New(f, Options{Width: 80, Height: 24, Plain: true})
+	m.setInput("/set temperature 0.3")
+	_, cmd := m.Update(press(tea.KeyEnter))
+	if m.pending == "" {
+		t.Fatal("the command does not run off the loop")
+	}
+	typeIn(m, "again")
+	m.Update(press(tea.KeyEnter))
+	if len(f.sent) != 0 || !strings.Contains(m.note.text, "sent when /set temperature 0.3 is done") {
+		t.Fatalf("sent %q while the command ran; notice %q", f.sent, m.note.text)
+	}
+	m.Update(cmd())
+	if !slices.Equal(f.sent, []string{"again"}) || m.in.value() != "" || !m.busy || m.vals.Sampler.Temperature != 0.3 {
+		t.Fatalf("after the command: sent %q, input %q, busy %v, T %v", f.sent, m.in.value(), m.busy, m.vals.Sampler.Temperature)
+	}
+}
+
+// A notice too long for its rows opens in a pane, and the rows say
+// "(in full above · Esc closes)". Closed with Esc, the pane went but the
+// rows kept saying "in full above" over the transcript. Closing the pane
+// dismisses the notice.
+func TestClosedNoticePaneLeavesNoPointer(t *testing.T) {
+	m := newTest(newFake(), 36, 8)
+	m.setNotice("-ngl is ignored: this app runs on the CPU · --system is used in chat mode only: this model runs in raw mode, which continues the prompt as text", false)
+	if m.openPane() == nil || !strings.Contains(m.View().Content, "(in full above") {
+		t.Fatalf("36×8: the notice did not open a pane:\n%s", m.View().Content)
+	}
+	m.Update(press(tea.KeyEscape))
+	if c := ansi.Strip(m.View().Content); m.openPane() != nil || strings.Contains(c, "in full above") || strings.Contains(c, "-ngl") {
+		t.Fatalf("after Esc:\n%s", c)
+	}
+	checkFrame(t, m, 36, 8)
+}
+
+// A mistyped command got the session's list of commands, which lacks the
+// UI's own: /copy, /markdown, /theme, /edit, /view, /keys were nowhere in
+// the one list a user is shown. The list has them, each once.
+func TestUnknownCommandListsTheUIsToo(t *testing.T) {
+	f := newFullFake()
+	m := New(f, Options{Width: 100, Height: 30, Plain: true})
+	sendText(m, "/frobnicate")
+	for _, c := range uiCommands {
+		if n := strings.Count(m.note.text+" ", " "+c.name+" "); n != 1 {
+			t.Errorf("%s is listed %d times: %q", c.name, n, m.note.text)
+		}
+	}
+	if !strings.HasPrefix(m.note.text, "unknown command /frobnicate; commands: /set /show /sessions /help /quit") {
+		t.Errorf("notice %q", m.note.text)
+	}
+	// A UI command's start is offered as the session offers its own.
+	sendText(m, "/cop")
+	if !strings.HasPrefix(m.note.text, "unknown command /cop (did you mean /copy?); commands: ") {
+		t.Errorf("notice %q", m.note.text)
+	}
+}

@@ -96,11 +96,15 @@ func (m *model) finish(u session.Update) {
 	}
 	if u.Reason == "stopped" {
 		msg := "stopped; the text so far is kept"
+		if u.Stats.GenTokens == 0 {
+			msg = "stopped before the first token"
+		}
 		if m.quitHint {
 			msg += " · " + m.keys.first("quit") + " again quits"
 		}
 		m.setInfo(msg)
 	}
+	m.endedAlone = u.Reason != "stopped" && !m.quitHint
 	m.quitHint = false
 	if u.Err != nil {
 		m.addNotice(u.Err.Error(), true)

@@ -256,7 +256,9 @@ func (m *model) hintText() string {
 	case m.pending != "":
 		return m.st.r(m.st.busy, "running "+oneLine(m.pending)+"…") + m.st.r(m.st.dim, " · the backend answers when it is done")
 	case m.editing >= 0:
-		return m.st.r(m.st.warn, "editing your message (✎) · Enter resends it (the turns after it are dropped) · Ctrl+E the one before · Esc cancels")
+		// Short enough for 80 columns: cut at the width, it lost "Esc cancels".
+		return m.st.r(m.st.warn, fmt.Sprintf("✎ editing · %s resends (drops later turns) · %s earlier · %s cancels",
+			m.keys.first("send"), m.keys.first("edit_last"), m.keys.first("stop")))
 	case !m.tr.following():
 		return m.st.r(m.st.warn, fmt.Sprintf("↑ %d lines up · PgDn or Ctrl+End to follow", m.tr.offset))
 	case m.backendStatus() != "":

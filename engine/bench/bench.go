@@ -95,7 +95,7 @@ func ReadText(file string) (string, error) {
 func NeedText(file, flag string) (string, error) {
 	t, err := ReadText(file)
 	if err == nil && t == Fallback {
-		err = fmt.Errorf("no text found (the shared TinyStories sample is not there): give one with %s FILE", flag)
+		err = fmt.Errorf("no text found: the default, text/TinyStories-valid-head.txt, is neither under $CHAT_SHARED_MODELS nor under ../shared/models from this folder: give one with %s FILE", flag)
 	}
 	return t, err
 }

@@ -109,3 +109,16 @@ func TestNeedText(t *testing.T) {
 		}
 	}
 }
+
+// Run from another folder, `chat prune` said "the shared TinyStories sample
+// is not there" without saying where it had looked: the message names the
+// file and both places, so the user knows what to set or which flag to give.
+func TestNeedTextSaysWhereItLooked(t *testing.T) {
+	t.Setenv("CHAT_SHARED_MODELS", t.TempDir())
+	t.Chdir(t.TempDir())
+	_, err := NeedText("", "--calib")
+	want := "no text found: the default, text/TinyStories-valid-head.txt, is neither under $CHAT_SHARED_MODELS nor under ../shared/models from this folder: give one with --calib FILE"
+	if err == nil || err.Error() != want {
+		t.Fatalf("NeedText: %v; want %q", err, want)
+	}
+}

@@ -268,7 +268,13 @@ type StatusError struct {
 }
 
 func (e *StatusError) Error() string {
-	return fmt.Sprintf("the server answered %d %s: %s", e.Status, http.StatusText(e.Status), e.Message)
+	msg := fmt.Sprintf("the server answered %d %s: %s", e.Status, http.StatusText(e.Status), e.Message)
+	if e.Status == http.StatusUnauthorized {
+		// The server's hint ("send Authorization: Bearer KEY") names the
+		// header; the flag that sends it is what the user types.
+		msg += " (--api-key KEY sends the key)"
+	}
+	return msg
 }
 
 // errorMessage finds the message in an error body: OpenAI's

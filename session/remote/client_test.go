@@ -230,3 +230,23 @@ func TestPromptTokens(t *testing.T) {
 		}
 	}
 }
+
+// A server that wants a key answered chat --remote with its own hint,
+// "send Authorization: Bearer KEY", a header the user does not type; the
+// message names the flag that sends it.
+func TestUnauthorizedNamesTheFlag(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, `{"error":{"message":"a missing or wrong API key: send \"Authorization: Bearer KEY\""}}`)
+	}))
+	defer ts.Close()
+	c, err := New(ts.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Models(context.Background())
+	want := `the server answered 401 Unauthorized: a missing or wrong API key: send "Authorization: Bearer KEY" (--api-key KEY sends the key)`
+	if err == nil || err.Error() != want {
+		t.Errorf("401: %v; want %q", err, want)
+	}
+}

@@ -339,6 +339,7 @@ func (s *Server) runN(ctx context.Context, j job, n int, emit func(int, piece) e
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, j job, n int, usage bool,
 	head func(choices []any) map[string]any, each func(int, piece) any, end func(int, engine.Result) any) {
 	sse := newSSE(w)
+	start := time.Now()
 	res, e := s.runN(r.Context(), j, n, func(i int, p piece) error { return sse.send(head([]any{each(i, p)})) })
 	if e != nil {
 		writeErr(w, r, e)
@@ -362,6 +363,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, j job, n int, us
 	if usage {
 		b := head([]any{})
 		b["usage"] = usageOf(res)
+		if len(res) == 1 {
+			// llama-server's timings beside the usage, as it sends them: a
+			// client cannot time the decode from a stream whose pieces
+			// hold several tokens (chat --remote read 10,000 tok/s).
+			b["timings"] = llamaTimings(res[0].Stats, time.Since(start))
+		}
 		sse.send(b)
 	}
 	sse.done()

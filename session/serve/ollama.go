@@ -162,8 +162,13 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 			"response": "", "done": true, "done_reason": "load"})
 		return
 	}
+	// A model without a chat template (a pre-training checkpoint, a GGUF
+	// file without tokenizer.chat_template) continues the prompt as text,
+	// as ollama's default template for such a model, {{ .Prompt }}, and
+	// this app's raw mode do; /api/chat still renders the messages.
+	raw := req.Raw || session.DefaultMode(s.m) == "raw"
 	texts := []string{*req.Prompt}
-	if !req.Raw { // raw mode leaves the system text out
+	if !raw { // raw mode leaves the system text out
 		texts = append(texts, req.System)
 	}
 	if e := s.tooLong("prompt", texts...); e != nil {
@@ -171,7 +176,7 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var prompt, stopIDs []int
-	if req.Raw {
+	if raw {
 		prompt, stopIDs = session.RawIDs(s.m.Tokenizer(), *req.Prompt), session.RawStops(s.m)
 	} else {
 		var msgs []session.Message

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"chat/models/load"
+	"chat/models/testmodels"
+
 	"github.com/ollama/ollama/api"
 )
 
@@ -102,5 +105,40 @@ func TestOllamaErrors(t *testing.T) {
 	code, v := post(t, ts.URL+"/api/generate", `{"model":"stories260K","raw":true,"prompt":"`+long+`"}`)
 	if msg, _ := v["error"].(string); code != http.StatusBadRequest || !strings.Contains(msg, "maximum context length") || strings.Contains(msg, "at least") {
 		t.Errorf("/api/generate past the context: %d %v", code, v)
+	}
+}
+
+// /api/generate wrapped the prompt of a model without a chat template
+// (stories260K, a pre-training checkpoint) in the fallback ChatML, so
+// "Once upon a time" reached the model as 40-odd tokens of markup it never
+// saw and the reply was noise, where ollama renders such a model's prompt
+// with its default template, {{ .Prompt }}, and `chat run` continues the
+// text. Such a model continues the prompt as raw: true does; a chat model
+// still gets its template.
+func TestOllamaGenerateRawModel(t *testing.T) {
+	gen := func(ts string, body string) map[string]any {
+		t.Helper()
+		code, v := post(t, ts+"/api/generate", body)
+		if code != 200 {
+			t.Fatalf("%s: %d %v", body, code, v)
+		}
+		return v
+	}
+	_, ts, _ := start(t, Options{})
+	plain := gen(ts.URL, `{"model":"stories260K","prompt":"Once upon a time","stream":false,"options":{"temperature":0,"num_predict":12}}`)
+	raw := gen(ts.URL, `{"model":"stories260K","prompt":"Once upon a time","raw":true,"stream":false,"options":{"temperature":0,"num_predict":12}}`)
+	if plain["response"] != raw["response"] || plain["prompt_eval_count"] != raw["prompt_eval_count"] || raw["prompt_eval_count"] != float64(5) {
+		t.Errorf("stories260K: /api/generate %v, with raw: true %v", plain, raw)
+	}
+
+	chat, err := load.Open(testmodels.Path(t, "embed/student-chat.pt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, cts, _ := startModel(t, chat, Options{})
+	plain = gen(cts.URL, `{"model":"student-chat","prompt":"Hi","stream":false,"options":{"temperature":0,"num_predict":4}}`)
+	raw = gen(cts.URL, `{"model":"student-chat","prompt":"Hi","raw":true,"stream":false,"options":{"temperature":0,"num_predict":4}}`)
+	if n, _ := plain["prompt_eval_count"].(float64); n <= raw["prompt_eval_count"].(float64) {
+		t.Errorf("student-chat: the template was not applied: %v, raw %v", plain, raw)
 	}
 }

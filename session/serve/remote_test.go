@@ -469,3 +469,44 @@ func TestRemoteSlotContext(t *testing.T) {
 		t.Errorf("%s, ContextFull %v, KV %d/%d; want the 512-token slot filled", u.Reason, u.ContextFull, u.Stats.KVUsed, u.Stats.KVCap)
 	}
 }
+
+// chat --remote on chat serve showed a decode rate it timed itself from the
+// stream, whose pieces hold several tokens when the model outruns the
+// writes: 10,095 tok/s for 10 tokens of stories260K. A stream that asks
+// for its usage now ends with llama-server's timings beside it, which the
+// client reads in place of its own clock.
+func TestStreamUsageHasTimings(t *testing.T) {
+	_, ts, _ := start(t, Options{})
+	for _, route := range []string{"/v1/chat/completions", "/v1/completions"} {
+		body := `{"messages":[{"role":"user","content":"Once upon a time"}],"prompt":"Once upon a time","max_tokens":12,"temperature":0,"stream":true,"stream_options":{"include_usage":true}}`
+		resp, err := http.Post(ts.URL+route, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var last struct {
+			Usage *struct {
+				PromptTokens     int `json:"prompt_tokens"`
+				CompletionTokens int `json:"completion_tokens"`
+			} `json:"usage"`
+			Timings *struct {
+				CacheN             int     `json:"cache_n"`
+				PromptN            int     `json:"prompt_n"`
+				PredictedN         int     `json:"predicted_n"`
+				PredictedPerSecond float64 `json:"predicted_per_second"`
+			} `json:"timings"`
+		}
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if data, ok := strings.CutPrefix(line, "data: "); ok && strings.Contains(data, `"usage"`) {
+				if err := json.Unmarshal([]byte(data), &last); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		u, tm := last.Usage, last.Timings
+		if u == nil || tm == nil || tm.PredictedN != u.CompletionTokens || tm.PromptN+tm.CacheN != u.PromptTokens || tm.PredictedPerSecond <= 0 {
+			t.Errorf("%s: the usage chunk's usage %+v and timings %+v disagree or are missing:\n%s", route, u, tm, b)
+		}
+	}
+}
