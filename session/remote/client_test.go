@@ -11,6 +11,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"chat/models/testmodels"
 )
 
 // A server's error message is shown in the terminal: its escape sequences
@@ -138,5 +141,31 @@ func TestStreamLineTooLong(t *testing.T) {
 	st.Close()
 	if err := st.Err(); err == nil || !strings.Contains(err.Error(), "a line of more than 16 MB") {
 		t.Fatalf("error %v, want one about a line of more than 16 MB", err)
+	}
+}
+
+// A server that takes the connection and never answers /v1/models is one
+// line after modelsTimeout, for every caller of Models (chat bench serve
+// waited for ever; the TUI had a deadline of its own).
+func TestModelsSilentServer(t *testing.T) {
+	saved := modelsTimeout
+	t.Cleanup(func() { modelsTimeout = saved })
+	modelsTimeout = 100 * time.Millisecond
+	quit := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-quit:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(quit) })
+	c, err := New(srv.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = testmodels.Bounded(t, "a silent server's /v1/models", func() error { _, err := c.Models(context.Background()); return err })
+	if err == nil || !strings.Contains(err.Error(), "did not answer GET /v1/models within 100ms") {
+		t.Errorf("Models = %v, want the silence named", err)
 	}
 }
