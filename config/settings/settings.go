@@ -188,19 +188,33 @@ var byName = func() map[string]*Setting {
 // '-' as '_'. It returns nil for an unknown name.
 func Lookup(name string) *Setting {
 	n := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(name)), "-", "_")
-	n = strings.TrimLeft(n, "_")
-	for _, s := range table {
-		if s.Name == n || strings.ReplaceAll(s.FlagName(), "-", "_") == n || slices.Contains(s.Aliases, n) {
-			return s
-		}
-		for _, p := range s.PeerFlags {
-			if strings.ReplaceAll(strings.TrimLeft(p, "-"), "-", "_") == n {
-				return s
-			}
+	return byAnyName[strings.TrimLeft(n, "_")]
+}
+
+// byAnyName is the table by every name Lookup takes (name, flag with '_'
+// for '-', aliases, peers' flags), the first setting in table order for a
+// name two share. A server looks up every field of a request: a scan of
+// the table per field, building each flag's name again, took seconds for
+// a body of 300,000 unknown fields.
+var byAnyName = func() map[string]*Setting {
+	m := map[string]*Setting{}
+	add := func(n string, s *Setting) {
+		if _, ok := m[n]; !ok {
+			m[n] = s
 		}
 	}
-	return nil
-}
+	for _, s := range table {
+		add(s.Name, s)
+		add(strings.ReplaceAll(s.FlagName(), "-", "_"), s)
+		for _, a := range s.Aliases {
+			add(a, s)
+		}
+		for _, p := range s.PeerFlags {
+			add(strings.ReplaceAll(strings.TrimLeft(p, "-"), "-", "_"), s)
+		}
+	}
+	return m
+}()
 
 // Views are the settings that are views of the TUI, in table order.
 func Views() []*Setting {

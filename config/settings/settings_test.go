@@ -300,3 +300,40 @@ func TestStopBounds(t *testing.T) {
 		t.Errorf("%d stop strings: %v, kept %d", engine.MaxStops, err, len(v.Stop))
 	}
 }
+
+// Lookup takes every name, flag, alias and peer flag as the table's scan
+// did (case, '-' for '_' and leading dashes aside, the first setting in
+// table order for a shared name), without scanning: a server looks up
+// every field of a request, and a body of 300,000 unknown fields held it
+// for seconds (a scan of the table per field, each flag's name built
+// again, a dozen allocations).
+func TestLookupIndex(t *testing.T) {
+	scan := func(name string) *Setting {
+		n := strings.TrimLeft(strings.ReplaceAll(strings.ToLower(strings.TrimSpace(name)), "-", "_"), "_")
+		for _, s := range All() {
+			if s.Name == n || strings.ReplaceAll(s.FlagName(), "-", "_") == n || slices.Contains(s.Aliases, n) {
+				return s
+			}
+			for _, p := range s.PeerFlags {
+				if strings.ReplaceAll(strings.TrimLeft(p, "-"), "-", "_") == n {
+					return s
+				}
+			}
+		}
+		return nil
+	}
+	names := []string{"", "-", "unknown", "k12345", " TOP-P ", "--Temperature"}
+	for _, s := range All() {
+		names = append(names, s.Name, s.FlagName(), s.Dashed(), strings.ToUpper(s.Name), " "+s.Name+" ")
+		names = append(names, s.Aliases...)
+		names = append(names, s.PeerFlags...)
+	}
+	for _, n := range names {
+		if got, want := Lookup(n), scan(n); got != want {
+			t.Errorf("Lookup(%q) = %v, want %v", n, got, want)
+		}
+	}
+	if allocs := testing.AllocsPerRun(100, func() { Lookup("k12345") }); allocs != 0 {
+		t.Errorf("looking up an unknown field allocated %v times", allocs)
+	}
+}

@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
+	"strings"
 	"unsafe"
 
 	"chat/models/quote"
@@ -159,7 +161,7 @@ func Parse(data []byte) (*File, error) {
 }
 
 func parse(data []byte, mem *int64) (*File, error) {
-	r := &reader{b: data, mem: mem}
+	r := &reader{b: data, mem: mem, rel: 2*int64(len(data)) + relSlack}
 	magic := r.bytes(4)
 	if r.err != nil || string(magic) != Magic {
 		return nil, fmt.Errorf("gguf: bad magic %q, not a GGUF file", magic)
@@ -189,6 +191,13 @@ func parse(data []byte, mem *int64) (*File, error) {
 		return nil, fmt.Errorf("gguf: %d tensors cannot fit in a %d-byte file", nTensors, len(data))
 	}
 
+	// An entry and its index cost more memory than its smallest encoding
+	// (a uint8 under a 4-byte key is 17 bytes, its KV and index slot about
+	// 100): the counts are charged before any entry is read, so a file of
+	// millions of tiny entries is refused at once.
+	if !r.charge(int(nKV), kvCost) || !r.charge(int(nTensors), tensorCost) {
+		return nil, fmt.Errorf("gguf: %d metadata entries and %d tensors: %w", nKV, nTensors, r.err)
+	}
 	// The counts are only checked against the file's size, and a sparse
 	// file can be huge while holding nothing: the slices and maps grow with
 	// the entries actually read, from at most maxPrealloc.
@@ -208,6 +217,7 @@ func parse(data []byte, mem *int64) (*File, error) {
 			return nil, fmt.Errorf("gguf: duplicate metadata key %s", quote.Quote(key))
 		}
 		f.kvIndex[key] = len(f.KV)
+		f.KV = grow(f.KV, nKV)
 		f.KV = append(f.KV, KV{Key: key, Type: typ, Value: val})
 	}
 
@@ -233,6 +243,7 @@ func parse(data []byte, mem *int64) (*File, error) {
 			return nil, fmt.Errorf("gguf: duplicate tensor name %s", quote.Quote(ti.Name))
 		}
 		f.tensorIndex[ti.Name] = len(f.Tensors)
+		f.Tensors = grow(f.Tensors, nTensors)
 		f.Tensors = append(f.Tensors, ti)
 	}
 
@@ -323,37 +334,70 @@ func addInt64(a, b int64) (int64, bool) {
 	return s, true
 }
 
+// grow doubles s's capacity, up to want, when it is full: append's
+// growth of a quarter for large slices would allocate five times the final
+// slice on the way, twice what kvCost and tensorCost charge.
+func grow[T any](s []T, want uint64) []T {
+	if len(s) < cap(s) {
+		return s
+	}
+	return slices.Grow(s, int(min(want, uint64(2*len(s)+1)))-len(s))
+}
+
 // reader is a bounds-checked little-endian cursor; after the first error
 // every read returns zero values and err stays set.
 type reader struct {
 	b   []byte
 	off int
 	err error
-	mem *int64 // bytes the strings and arrays may still take (maxValueMemory, shared by a split model's parts)
+	mem *int64 // bytes the header may still take (maxValueMemory, shared by a split model's parts)
+	rel int64  // bytes this file's header may still take (twice its size, and relSlack)
 }
 
-// maxValueMemory bounds the memory the strings and arrays read from the
-// header take. Their lengths are checked against the bytes left in the file,
-// but a huge sparse file has those bytes without content: 1.2G empty strings
-// declared in 10 GB of zeros took 18 GB and over a minute. A real header (a
-// vocabulary of 262K tokens, its merges, scores and types) takes tens of MB.
-// A split model's parts share it: each part's header could take it all.
-// (A variable: tests lower it.)
+// maxValueMemory bounds the memory the header's entries, strings and
+// arrays take. Their lengths are checked against the bytes left in the
+// file, but a huge sparse file has those bytes without content: 1.2G empty
+// strings declared in 10 GB of zeros took 18 GB and over a minute. A real
+// header (a vocabulary of 262K tokens, its merges, scores and types) takes
+// tens of MB. A split model's parts share it: each part's header could take
+// it all. (A variable: tests lower it.)
 var maxValueMemory = 1 << 30
 
+// relSlack is what a header may take beyond twice its file's size (the
+// reader's rel): a real header takes less than twice its bytes (a token is
+// a 16-byte string header and its bytes in memory, its length and bytes in
+// the file), but a file of millions of tiny entries took up to 20 times
+// its size (a 4-byte key and a uint8 in 17 bytes, a KV and an index slot
+// of about 100 in memory; a 0-dimension tensor in 28 bytes, 180 in memory).
+const relSlack = 1 << 20
+
+// What an entry costs in memory beyond its strings and arrays: its struct
+// twice (the slice's doubling, grow) and its index slot twice (the map's
+// doubling); a metadata value boxed in an interface takes up to 8 bytes
+// more, a tensor's dimensions up to 32.
+const (
+	indexSlot  = 48
+	kvCost     = int(2*unsafe.Sizeof(KV{})) + 2*indexSlot + 8
+	tensorCost = int(2*unsafe.Sizeof(TensorInfo{})) + 2*indexSlot + 8*MaxDims
+)
+
 // charge counts n values of size bytes each before they are made, and
-// fails once the header (a split model's headers) would take more than
-// maxValueMemory.
+// fails once the header would take more than twice the file's size (and
+// relSlack), or a split model's headers more than maxValueMemory.
 func (r *reader) charge(n, size int) bool {
 	if r.err != nil {
 		return false
 	}
-	*r.mem -= int64(n) * int64(size)
-	if *r.mem < 0 {
-		r.err = fmt.Errorf("strings and arrays of more than %d MB in memory", maxValueMemory>>20)
-		return false
+	cost := int64(n) * int64(size)
+	*r.mem -= cost
+	r.rel -= cost
+	switch {
+	case *r.mem < 0:
+		r.err = fmt.Errorf("the header would take more than %d MB in memory", maxValueMemory>>20)
+	case r.rel < 0:
+		r.err = fmt.Errorf("the header would take more than twice the file's %d bytes in memory", len(r.b))
 	}
-	return true
+	return r.err == nil
 }
 
 var errTruncated = errors.New("unexpected end of file")
@@ -503,7 +547,10 @@ func (r *reader) array(depth int) (ArrayValue, error) {
 	if !r.charge(n, per) {
 		return ArrayValue{}, r.err
 	}
-	a := ArrayValue{Elem: elem}
+	a := ArrayValue{Elem: elem, Data: emptyData[elem]}
+	if n == 0 {
+		return a, nil
+	}
 	if sz := elem.size(); sz > 0 {
 		p := r.bytes(n * sz)
 		if r.err != nil {
@@ -520,15 +567,8 @@ func (r *reader) array(depth int) (ArrayValue, error) {
 		return a, nil
 	}
 	if elem == String {
-		s := make([]string, n)
-		for i := range s {
-			s[i] = r.str()
-			if r.err != nil {
-				return ArrayValue{}, r.err
-			}
-		}
-		a.Data = s
-		return a, nil
+		a.Data = r.strs(n)
+		return a, r.err
 	}
 	sub := make([]ArrayValue, n)
 	for i := range sub {
@@ -540,6 +580,42 @@ func (r *reader) array(depth int) (ArrayValue, error) {
 	}
 	a.Data = sub
 	return a, nil
+}
+
+// emptyData holds an empty array's Data of each element type, boxed once:
+// boxing a new empty slice allocates its 24-byte header, more than the
+// 12 bytes an empty array takes in the file.
+var emptyData = [...]any{Uint8: []uint8{}, Int8: []int8{}, Uint16: []uint16{}, Int16: []int16{},
+	Uint32: []uint32{}, Int32: []int32{}, Float32: []float32{}, Bool: []bool{}, String: []string{},
+	Array: []ArrayValue{}, Uint64: []uint64{}, Int64: []int64{}, Float64: []float64{}}
+
+// strs reads n strings into one allocation of their bytes: a string of
+// its own for each token cost an allocation (and an object for the
+// collector to trace) per string, rounded up to its size class.
+func (r *reader) strs(n int) []string {
+	start, total := r.off, 0
+	for range n {
+		total += len(r.bytes(r.length(1)))
+	}
+	if !r.charge(total, 1) {
+		return nil
+	}
+	var blob strings.Builder
+	blob.Grow(total)
+	r.off = start
+	for range n {
+		blob.Write(r.bytes(r.length(1)))
+	}
+	all := blob.String()
+	r.off = start
+	s := make([]string, n)
+	at := 0
+	for i := range s {
+		l := len(r.bytes(r.length(1)))
+		s[i] = all[at : at+l]
+		at += l
+	}
+	return s
 }
 
 func decodeFixed(t ValueType, p []byte, n int) any {

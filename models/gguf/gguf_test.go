@@ -180,13 +180,27 @@ func TestVersion2(t *testing.T) {
 
 // Issue 16: a huge sparse file (zeros) whose header claims as many
 // entries or tensors as its size allows is refused without making room for
-// them all first (700M entries in 10 GB once died out of memory).
+// them all first (700M entries in 10 GB once died out of memory): as many
+// as the size allows are refused by the memory they would take before one
+// is read, and a million, within it, by the second empty name.
 func TestSparseCountsNotPreallocated(t *testing.T) {
 	const size = 256 << 20
-	for name, b := range map[string]*builder{"entries": header(3, 0, size/12-8), "tensors": header(3, size/24-8, 0)} {
-		err := openSparse(t, name, b, size)
-		if err == nil || !strings.Contains(err.Error(), "duplicate") {
-			t.Errorf("%s: %v, want the second empty name refused as a duplicate", name, err)
+	for name, c := range map[string]struct {
+		b    *builder
+		want string
+	}{
+		"entries": {header(3, 0, size/12-8), "in memory"}, "tensors": {header(3, size/24-8, 0), "in memory"},
+		"a million entries": {header(3, 0, 1<<20), "duplicate"}, "a million tensors": {header(3, 1<<20, 0), "duplicate"},
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		err := openSparse(t, strings.ReplaceAll(name, " ", "-"), c.b, size)
+		runtime.ReadMemStats(&after)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", name, err, c.want)
+		}
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 4<<20 {
+			t.Errorf("%s: allocated %d bytes", name, grew)
 		}
 	}
 }

@@ -430,8 +430,24 @@ type Model struct {
 	OwnedBy string // the server's owned_by ("vllm", "sglang", "llamacpp", "chat"; ollama says "library")
 }
 
+// modelsTimeout bounds Models, the first request to a server: one that
+// took the connection and never answered kept chat bench serve waiting
+// for ever (the TUI's NewRemote gave it 15 s of its own). A variable:
+// tests lower it.
+var modelsTimeout = 15 * time.Second
+
 // Models lists the server's models (GET /v1/models).
 func (c *Client) Models(ctx context.Context) ([]Model, error) {
+	ctx, cancel := context.WithTimeout(ctx, modelsTimeout)
+	defer cancel()
+	ms, err := c.models(ctx)
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return nil, fmt.Errorf("remote: the server did not answer GET /v1/models within %v", modelsTimeout)
+	}
+	return ms, err
+}
+
+func (c *Client) models(ctx context.Context) ([]Model, error) {
 	resp, err := c.do(ctx, "GET", "/v1/models", nil)
 	if err != nil {
 		return nil, err

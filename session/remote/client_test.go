@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"chat/models/testmodels"
 	"chat/session/remote/remotetest"
@@ -248,5 +249,31 @@ func TestUnauthorizedNamesTheFlag(t *testing.T) {
 	want := `the server answered 401 Unauthorized: a missing or wrong API key: send "Authorization: Bearer KEY" (--api-key KEY sends the key)`
 	if err == nil || err.Error() != want {
 		t.Errorf("401: %v; want %q", err, want)
+	}
+}
+
+// A server that takes the connection and never answers /v1/models is one
+// line after modelsTimeout, for every caller of Models (chat bench serve
+// waited for ever; the TUI had a deadline of its own).
+func TestModelsSilentServer(t *testing.T) {
+	saved := modelsTimeout
+	t.Cleanup(func() { modelsTimeout = saved })
+	modelsTimeout = 100 * time.Millisecond
+	quit := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-quit:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(quit) })
+	c, err := New(srv.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = testmodels.Bounded(t, "a silent server's /v1/models", func() error { _, err := c.Models(context.Background()); return err })
+	if err == nil || !strings.Contains(err.Error(), "did not answer GET /v1/models within 100ms") {
+		t.Errorf("Models = %v, want the silence named", err)
 	}
 }

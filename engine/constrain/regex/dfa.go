@@ -124,6 +124,14 @@ func (d *DFA) classes(n *nfa) {
 	d.nclass = c + 1
 }
 
+// maxRefineWork bounds the states minimize's rounds look at in all. A
+// round looks at every live state, and a chain of n states takes n rounds:
+// "(0123456789abcdefg){1000}", 25 bytes, took 55 s and 27 GB to merge
+// nothing. Past it the live states are kept unmerged, which matches the
+// same strings with more states. (The rounds share one map of signatures,
+// cleared: a new one each round spent a third of that time growing.)
+const maxRefineWork = 1 << 23
+
 // minimize drops the states that cannot reach a match and merges the
 // states no input tells apart (Moore's partition refinement). State 0 stays
 // the start; it returns false when the start itself cannot match.
@@ -165,10 +173,28 @@ func (d *DFA) minimize() bool {
 			block[s] = 0
 		}
 	}
-	nblocks := -1
+	nblocks, nlive := -1, 0
+	for s := range n {
+		if live[s] {
+			nlive++
+		}
+	}
 	sig := make([]byte, 4*(k+1))
-	for {
-		ids := map[string]int32{}
+	ids := map[string]int32{}
+	for work := nlive; ; work += nlive {
+		if work > maxRefineWork {
+			// Every live state a block of its own: the same language,
+			// unmerged.
+			nblocks = 0
+			for s := range n {
+				if block[s] != Dead {
+					block[s] = int32(nblocks)
+					nblocks++
+				}
+			}
+			break
+		}
+		clear(ids)
 		next := make([]int32, n)
 		for s := range n {
 			if !live[s] {

@@ -53,7 +53,11 @@ func (m *mergeTable) id(s []byte, add bool) int32 {
 // byte and the first of duplicate pairs wins; an entry without a space (or
 // with an empty side) can never apply and is skipped.
 func newMergeTable(merges []string, ids map[string]int) (*mergeTable, error) {
-	m := &mergeTable{ids: ids, extra: map[string]int32{}, n: int32(len(ids)), ranks: make(map[uint64]merge, len(merges))}
+	// Room for a rank per token at most: a real vocabulary has about as
+	// many merges as tokens (Llama 3's 280K for 128K tokens), and a merge
+	// repeated millions of times (4 bytes and a length in the file) made
+	// room for as many ranks, 28 bytes each, to keep one.
+	m := &mergeTable{ids: ids, extra: map[string]int32{}, n: int32(len(ids)), ranks: make(map[uint64]merge, min(len(merges), len(ids)))}
 	limit := max(len(ids), minExtraLimit)
 	var buf []byte
 	for i, s := range merges {

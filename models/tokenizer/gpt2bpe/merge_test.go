@@ -39,6 +39,15 @@ func TestMergeMemory(t *testing.T) {
 		t.Errorf("newMergeTable took %d bytes per merge of strings that are no tokens, want at most 64", per)
 	}
 
+	// One merge 300,000 times: the first is kept, and nothing is made
+	// for the rest (room was made for a rank each, 28 bytes).
+	for i := range merges {
+		merges[i] = "a b"
+	}
+	if per, err = allocPerMerge(merges, ids); err != nil || per > 1 {
+		t.Errorf("newMergeTable took %d bytes per repeat of one merge (error %v), want nothing", per, err)
+	}
+
 	// Every pair of the 256 characters, each making a two-character token.
 	merges = merges[:0]
 	for l := range 256 {
