@@ -15,8 +15,8 @@ import (
 // so a bad one gets the message the flag and /set give.
 
 // peerSettings are the Request settings, in table order, and by their
-// names (a request's field names them exactly): found once, so a body of
-// many fields is not one table scan (settings.Lookup) a field.
+// names: a request's field names one exactly, where settings.Lookup would
+// also take its flag, aliases and other cases.
 var peerSettings, peerByName = func() ([]*settings.Setting, map[string]*settings.Setting) {
 	var list []*settings.Setting
 	byName := map[string]*settings.Setting{}
