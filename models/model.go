@@ -139,3 +139,9 @@ type Tokenizer interface {
 	// BOS is the id prepended to a prompt, or -1 when the model takes none.
 	BOS() int
 }
+
+// Embedder is a model that gives a token sequence's embedding (nn.Model:
+// the mean of its final hidden states), for chat serve's embedding routes.
+type Embedder interface {
+	Embed(ids []int) ([]float32, error)
+}

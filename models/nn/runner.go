@@ -113,6 +113,9 @@ type Pass struct {
 	// observe, when set, sees each product's matrix and input rows before
 	// the product (calibration, calib.go).
 	observe func(w weights.Linear, x Rows)
+	// hidden, when set, takes the rows Logits would multiply by the output
+	// matrix, in its stead (embeddings, embed.go).
+	hidden func(h Rows)
 }
 
 // N is the number of tokens in the chunk.
@@ -268,6 +271,10 @@ func (p *Pass) Wanted(x Rows) Rows {
 func (p *Pass) Logits(out weights.Linear, h Rows) Rows {
 	if h.N == 0 {
 		return Rows{W: p.vocab}
+	}
+	if p.hidden != nil {
+		p.hidden(h)
+		return Rows{W: p.vocab} // no logits: a bias or cap after has none to change
 	}
 	v := p.vocab
 	need := (p.rows + h.N) * v
