@@ -7,8 +7,9 @@ import (
 )
 
 // FuzzRequests: any body for the chat, responses, completion, llama-server
-// and ollama endpoints is read into a job or refused with an error; none panics.
-// (Only the reading is fuzzed: no reply is generated.)
+// and ollama endpoints is read into a job (an embedding request into its
+// inputs' ids) or refused with an error; none panics. (Only the reading is
+// fuzzed: no reply or embedding is computed.)
 func FuzzRequests(f *testing.F) {
 	for _, s := range []string{
 		`{"model":"stories260K","messages":[{"role":"user","content":"hi"}],"max_tokens":5,"stop":["a","b"],"top_logprobs":2,"logprobs":true}`,
@@ -22,6 +23,7 @@ func FuzzRequests(f *testing.F) {
 		`{"model":"stories260K","input":"hi","instructions":"Be brief.","max_output_tokens":5,"text":{"format":{"type":"json_object"}}}`,
 		`{"input":[{"role":"user","content":[{"type":"input_text","text":"x"}]},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"y"}]}],"store":false,"tools":[]}`,
 		`{"input":[{"type":"function_call_output","output":"42"}],"text":{"format":{"type":"json_schema","name":"p","schema":{"type":"object"}}},"n":1}`,
+		`{"model":"stories260K","input":[[1,2],[3]],"encoding_format":"base64","truncate":false}`, `{"input":["a",""],"dimensions":64}`,
 	} {
 		f.Add(s)
 	}
@@ -50,6 +52,14 @@ func FuzzRequests(f *testing.F) {
 		var l llamaRequest
 		if decode(httptest.NewRecorder(), r, &l) == nil {
 			s.llamaJob(&l)
+		}
+		r = httptest.NewRequest("POST", "/v1/embeddings", strings.NewReader(body))
+		var e struct {
+			Input    embedInput `json:"input"`
+			Truncate bool       `json:"truncate"`
+		}
+		if decode(httptest.NewRecorder(), r, &e) == nil {
+			s.embedTokens(e.Input, e.Truncate)
 		}
 		r = httptest.NewRequest("POST", "/api/generate", strings.NewReader(body))
 		var o ollamaRequest

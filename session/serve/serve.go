@@ -1,8 +1,9 @@
 // Package serve is `chat serve`: the engine behind an HTTP API that OpenAI
-// clients (POST /v1/chat/completions, /v1/responses, /v1/completions, GET
-// /v1/models), ollama clients (POST /api/chat, /api/generate, GET
-// /api/tags) and llama-server's (POST /completion, /tokenize, GET /props)
-// use unchanged, with GET /health and Prometheus metrics at GET /metrics.
+// clients (POST /v1/chat/completions, /v1/responses, /v1/completions,
+// /v1/embeddings, GET /v1/models), ollama clients (POST /api/chat,
+// /api/generate, /api/embed, GET /api/tags) and llama-server's (POST
+// /completion, /tokenize, GET /props) use unchanged, with GET /health and
+// Prometheus metrics at GET /metrics.
 //
 // It sits where the UI sits in the data flow, as another front end of the
 // session layer: it turns a request's messages into ids with the session's
@@ -22,6 +23,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"chat/engine"
@@ -63,6 +65,7 @@ type Server struct {
 	mux     *http.ServeMux
 	// tokenBytes bounds the text bytes of one token (tooLong).
 	tokenBytes int
+	embedMu    sync.Mutex // one embedding request at a time (embed.go)
 }
 
 // New starts an engine on m.
@@ -133,6 +136,7 @@ func (s *Server) routes() {
 	handle("POST /v1/chat/completions", s.auth(s.chatCompletions))
 	handle("POST /v1/responses", s.auth(s.responses))
 	handle("POST /v1/completions", s.auth(s.completions))
+	handle("POST /v1/embeddings", s.auth(s.openaiEmbeddings))
 	handle("POST /tokenize", s.auth(s.tokenize))
 	handle("POST /detokenize", s.auth(s.detokenize))
 	handle("POST /completion", s.auth(s.llamaCompletion))
@@ -143,6 +147,8 @@ func (s *Server) routes() {
 	handle("GET /v1/models/{model}", s.auth(s.modelByID))
 	handle("POST /api/chat", s.auth(s.ollamaChat))
 	handle("POST /api/generate", s.auth(s.ollamaGenerate))
+	handle("POST /api/embed", s.auth(s.ollamaEmbed))
+	handle("POST /api/embeddings", s.auth(s.ollamaEmbeddings))
 	handle("GET /api/tags", s.auth(s.ollamaTags))
 	handle("GET /api/version", s.auth(s.ollamaVersion))
 	handle("POST /api/show", s.auth(s.ollamaShow))
@@ -152,8 +158,8 @@ func (s *Server) routes() {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, "chat serve is running\n")
 	})
-	// A path not served (OpenAI's /v1/embeddings, a GET where a POST is
-	// wanted) is answered with the routes of its API, so the client's
+	// A path not served (OpenAI's /v1/images/generations, a GET where a
+	// POST is wanted) is answered with the routes of its API, so the client's
 	// author sees what to call instead: each API's list, made once here.
 	byAPI := map[string][]string{}
 	for _, p := range served {

@@ -876,7 +876,7 @@ func TestLlamaServerEndpoints(t *testing.T) {
 	}
 }
 
-// A path that is not served (OpenAI's /v1/embeddings; /v1/responses was
+// A path that is not served (OpenAI's /v1/images/generations; /v1/responses was
 // one): the 404 said only that, and now names the routes of the same API
 // to call instead, /v1/responses among them (a GET where a POST is wanted
 // too), in that API's shape.
@@ -886,12 +886,12 @@ func TestUnservedPathNamesTheRoutes(t *testing.T) {
 		method, path string
 		want, not    string
 	}{
-		{"POST", "/v1/embeddings", "POST /v1/chat/completions, POST /v1/responses", "/api/chat"},
-		{"POST", "/v1/embeddings", "GET /v1/health, POST /v1/chat/completions, POST /v1/responses, POST /v1/completions, GET /v1/models, GET /v1/models/{model} param:", "/api/chat"},
-		{"DELETE", "/api/delete", "the routes under /api/ are POST /api/chat, POST /api/generate, GET /api/tags, GET /api/version, POST /api/show, GET /api/ps", "/v1/"},
+		{"POST", "/v1/images/generations", "POST /v1/chat/completions, POST /v1/responses", "/api/chat"},
+		{"POST", "/v1/audio/speech", "GET /v1/health, POST /v1/chat/completions, POST /v1/responses, POST /v1/completions, POST /v1/embeddings, GET /v1/models, GET /v1/models/{model} param:", "/api/chat"},
+		{"DELETE", "/api/delete", "the routes under /api/ are POST /api/chat, POST /api/generate, POST /api/embed, POST /api/embeddings, GET /api/tags, GET /api/version, POST /api/show, GET /api/ps", "/v1/"},
 		{"GET", "/v1/responses", "POST /v1/responses", "/completion,"},
 		{"GET", "/v1/chat/completions", "POST /v1/chat/completions", "/completion,"},
-		{"POST", "/api/embed", "POST /api/chat", "/v1/"},
+		{"POST", "/api/pull", "POST /api/chat", "/v1/"},
 		{"POST", "/apply-template", "POST /completion", "/v1/"},
 	} {
 		req, _ := http.NewRequest(c.method, ts.URL+c.path, strings.NewReader(`{"model":"x","input":"hi"}`))

@@ -1,0 +1,144 @@
+package serve
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"math"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+
+	"chat/models"
+	"chat/session"
+)
+
+// The three embedding routes on stories260K: /api/embeddings gives the
+// model's own embedding of the text (BOS and its tokens, mean-pooled),
+// /api/embed and /v1/embeddings that scaled to length 1, the same for a
+// text alone or in a list, and for the text or its ids; OpenAI's client
+// reads them, in floats and in base64.
+func TestEmbeddings(t *testing.T) {
+	s, ts, client := start(t, Options{})
+	const text = "Once upon a time"
+	ids := session.RawIDs(s.m.Tokenizer(), text)
+	own, err := s.m.(models.Embedder).Embed(ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(own) != s.m.Info().Embed {
+		t.Fatalf("an embedding of %d values, want the model's width %d", len(own), s.m.Info().Embed)
+	}
+	unit := append([]float32(nil), own...)
+	unitLength(unit)
+	same := func(what string, got []float64, want []float32) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+		}
+		for i := range got {
+			if float32(got[i]) != want[i] {
+				t.Fatalf("%s: value %d is %v, want %v", what, i, got[i], want[i])
+			}
+		}
+	}
+	floats := func(v any) []float64 {
+		var out []float64
+		for _, x := range v.([]any) {
+			out = append(out, x.(float64))
+		}
+		return out
+	}
+
+	code, v := post(t, ts.URL+"/api/embeddings", `{"model":"stories260K","prompt":"`+text+`"}`)
+	if code != http.StatusOK {
+		t.Fatalf("/api/embeddings: %d %v", code, v)
+	}
+	same("/api/embeddings", floats(v["embedding"]), own)
+
+	code, v = post(t, ts.URL+"/api/embed", `{"model":"stories260K","input":["`+text+`","Lily went home."]}`)
+	if code != http.StatusOK || v["prompt_eval_count"] != float64(len(ids)+len(session.RawIDs(s.m.Tokenizer(), "Lily went home."))) {
+		t.Fatalf("/api/embed: %d %v", code, v)
+	}
+	embs := v["embeddings"].([]any)
+	same("/api/embed", floats(embs[0]), unit)
+	var ss float64
+	for _, x := range floats(embs[1]) {
+		ss += x * x
+	}
+	if math.Abs(ss-1) > 1e-5 {
+		t.Errorf("/api/embed's second vector has length² %v, want 1", ss)
+	}
+
+	res, err := client.Embeddings.New(context.Background(), openai.EmbeddingNewParams{
+		Model: "stories260K", Input: openai.EmbeddingNewParamsInputUnion{OfString: openai.String(text)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Data) != 1 || res.Usage.PromptTokens != int64(len(ids)) || res.Model != s.name {
+		t.Fatalf("/v1/embeddings: %+v", res)
+	}
+	same("/v1/embeddings", res.Data[0].Embedding, unit)
+	tokens := make([]int64, len(ids))
+	for i, id := range ids {
+		tokens[i] = int64(id)
+	}
+	res, err = client.Embeddings.New(context.Background(), openai.EmbeddingNewParams{Model: "stories260K",
+		Input: openai.EmbeddingNewParamsInputUnion{OfArrayOfTokenArrays: [][]int64{tokens}}, EncodingFormat: openai.EmbeddingNewParamsEncodingFormatBase64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, v = post(t, ts.URL+"/v1/embeddings", `{"model":"stories260K","input":"`+text+`","encoding_format":"base64"}`)
+	b, err := base64.StdEncoding.DecodeString(v["data"].([]any)[0].(map[string]any)["embedding"].(string))
+	if code != http.StatusOK || err != nil || len(b) != 4*len(unit) {
+		t.Fatalf("base64: %d %v %v", code, err, v)
+	}
+	for i := range unit {
+		if math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])) != unit[i] {
+			t.Fatalf("base64 value %d differs", i)
+		}
+	}
+	if len(res.Data) != 1 {
+		t.Fatalf("ids, base64: %+v", res)
+	}
+}
+
+// Bad embedding requests get one 4xx line each, in their API's shape; an
+// input past the context is cut to it on /api/embed unless truncate is
+// false, and refused on /v1/embeddings, as ollama and OpenAI do.
+func TestEmbeddingRefusals(t *testing.T) {
+	s, ts, _ := start(t, Options{})
+	win := s.m.Info().ContextLength
+	long := strings.Repeat("Once upon a time ", win)
+	for _, c := range []struct{ route, body, want string }{
+		{"/v1/embeddings", `{"model":"stories260K","input":"` + long + `"}`, "maximum context length"},
+		{"/api/embed", `{"model":"stories260K","input":"` + long + `","truncate":false}`, "maximum context length"},
+		{"/v1/embeddings", `{"model":"gpt-4","input":"hi"}`, "does not exist"},
+		{"/api/embed", `{"model":"llama3","input":"hi"}`, "not found"},
+		{"/v1/embeddings", `{"model":"stories260K","input":[]}`, "input is empty"},
+		{"/v1/embeddings", `{"model":"stories260K","input":{"text":"hi"}}`, "input must be"},
+		{"/v1/embeddings", `{"model":"stories260K","input":[[1,2,99999]]}`, "outside the vocabulary"},
+		{"/v1/embeddings", `{"model":"stories260K","input":[[]]}`, "no tokens"},
+		{"/v1/embeddings", `{"model":"stories260K","input":"hi","encoding_format":"int8"}`, "float or base64"},
+		{"/v1/embeddings", `{"model":"stories260K","input":"hi","dimensions":3}`, "dimensions"},
+	} {
+		code, v := post(t, ts.URL+c.route, c.body)
+		msg, _ := v["error"].(string)
+		if e, ok := v["error"].(map[string]any); ok {
+			msg, _ = e["message"].(string)
+		}
+		if code < 400 || code >= 500 || !strings.Contains(msg, c.want) {
+			t.Errorf("%s %.80s: %d %v, want a 4xx saying %q", c.route, c.body, code, v, c.want)
+		}
+	}
+	code, v := post(t, ts.URL+"/api/embed", `{"model":"stories260K","input":"`+long+`"}`)
+	if code != http.StatusOK || v["prompt_eval_count"] != float64(win) {
+		t.Errorf("/api/embed past the context: %d %.200v, want it cut to %d tokens", code, v, win)
+	}
+	code, v = post(t, ts.URL+"/api/embeddings", `{"model":"stories260K","prompt":""}`)
+	if code != http.StatusOK || len(v["embedding"].([]any)) != 0 {
+		t.Errorf("/api/embeddings of nothing: %d %v", code, v)
+	}
+}
