@@ -77,7 +77,7 @@ func (s *Server) embedTokens(in embedInput, truncate bool) ([][]int, *errBody) {
 	if e := s.tooLongEach("input", in.texts, truncate); e != nil {
 		return nil, e
 	}
-	tok, vocab, win := s.m.Tokenizer(), s.m.Info().VocabSize, s.m.Info().ContextLength
+	tok, vocab, win := s.m.Tokenizer(), s.m.Info().VocabSize, s.e.Window()
 	all := make([][]int, 0, n)
 	for _, t := range in.texts {
 		all = append(all, session.RawIDs(tok, t))
