@@ -167,7 +167,7 @@ func TestBadFiles(t *testing.T) {
 		"[sampler]\ntemperature = -1":              ":2: temperature must be ≥ 0, got -1",
 		"[sampler]\ntop_p = 1.5":                   ":2: top_p must be between 0 and 1, got 1.5",
 		"[sampler]\nseed = -2":                     ":2: seed must be",
-		"[sampler]\ntop_k = -1":                    ":2: top_k must be between 0 and",
+		"[sampler]\ntop_k = -2":                    ":2: top_k must be between 0 and",
 		"theme = \"blue\"":                         `:1: theme must be one of auto, dark, light, got "blue"`,
 		"\nmode = \"poem\"":                        `:2: mode must be one of chat, raw, got "poem"`,
 		"max_tokens = -5":                          ":1: max_tokens must be between 1 and",

@@ -135,6 +135,9 @@ type Setting struct {
 	// MinusOneIsMax: an Int that reads -1 as its Max, llama-cli's and
 	// ollama's "no limit" (-n -1, num_predict -1).
 	MinusOneIsMax bool
+	// MinusOneIsMin: an Int that reads -1 as its Min, vLLM's and
+	// llama.cpp's "off" where Min is off here (top_k -1).
+	MinusOneIsMin bool
 	// Step or Ladder move the value for hot keys: Step for an even step
 	// (clamped to HotMax), Ladder for the rungs to step through.
 	Step   float64
@@ -334,6 +337,9 @@ func (s *Setting) Parse(text string) (any, error) {
 		}
 		if n == -1 && s.MinusOneIsMax {
 			return int(s.Max), nil
+		}
+		if n == -1 && s.MinusOneIsMin {
+			return int(s.Min), nil
 		}
 		if float64(n) < s.Min || float64(n) > s.Max {
 			return nil, bad("must be %s, got %d", strings.TrimPrefix(s.rangeText(), " "), n)

@@ -164,6 +164,7 @@ func TestParse(t *testing.T) {
 		{"greedy", "yes", "on"}, {"top_k", "0", "off"}, {"stop", `"\n\n"`, `"\n\n"`},
 		{"repeat_penalty", "1", "off"}, {"frequency_penalty", "-0.5", "-0.5"},
 		{"max_tokens", "-1", "no limit"}, // llama-cli's and ollama's "no limit"
+		{"top_k", "-1", "off"},           // vLLM's and llama.cpp's off
 	} {
 		s := Lookup(c.name)
 		if err := s.SetText(&v, c.text); err != nil {
@@ -175,7 +176,7 @@ func TestParse(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ name, text string }{
-		{"temperature", "NaN"}, {"temperature", "inf"}, {"top_k", "1.5"}, {"seed", "x"}, {"mode", "poem"}, {"greedy", "maybe"},
+		{"temperature", "NaN"}, {"temperature", "inf"}, {"top_k", "1.5"}, {"top_k", "-2"}, {"seed", "x"}, {"mode", "poem"}, {"greedy", "maybe"},
 	} {
 		if err := Lookup(c.name).SetText(&v, c.text); err == nil {
 			t.Errorf("%s %q accepted", c.name, c.text)

@@ -94,7 +94,7 @@ var table = []*Setting{
 			{Action: "min_p_up", Keys: []string{"f7", "alt+7"}, Letter: 'm', Upper: true, Dir: +1, Help: "min-p up"}},
 		get: func(v *Values) any { return v.Sampler.MinP }, set: func(v *Values, x any) { v.Sampler.MinP = x.(float64) }},
 	{Name: "top_k", Aliases: []string{"topk"}, Table: "sampler", Stage: "top-k", Where: Flag | File | Set, Kind: Int,
-		Min: 0, Max: math.MaxInt32, OffByStage: true, Off: "0 = off", Ladder: []float64{1, 2, 3, 5, 10, 20, 40, 50, 100, 200, 500, 0},
+		Min: 0, Max: math.MaxInt32, MinusOneIsMin: true, OffByStage: true, Off: "0 or -1 = off", Ladder: []float64{1, 2, 3, 5, 10, 20, 40, 50, 100, 200, 500, 0},
 		Label: "top-k", Always: true, Persist: true, Live: true,
 		Help:    "keep logits ≥ the k-th largest (ties kept)",
 		Default: byMode(0, 50), ModeDefault: true,
