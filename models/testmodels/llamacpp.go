@@ -18,6 +18,8 @@ type LlamaCppRequest struct {
 	Texts   []string `json:"texts,omitempty"`
 	// NCtx is the context llama.cpp opens (0: the model's, at most 512).
 	NCtx int `json:"n_ctx,omitempty"`
+	// Embed asks for llama.cpp's embedding of each id list (check.mjs).
+	Embed [][]int `json:"embed,omitempty"`
 }
 
 // LlamaCppResult is its answer.
@@ -29,6 +31,7 @@ type LlamaCppResult struct {
 	Tokens        [][]int           `json:"tokens"`
 	TokensSpecial [][]int           `json:"tokens_special"`
 	SystemInfo    string            `json:"system_info"`
+	Embeddings    [][]float64       `json:"embeddings"`
 }
 
 // NeedLlamaCpp skips t unless CHAT_LLAMACPP=1, node is installed and

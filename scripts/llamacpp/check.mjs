@@ -4,12 +4,15 @@
 //
 // usage: node check.mjs NLC_CACHE_DIR REQUEST.json    (prints one JSON result on stdout)
 //   REQUEST: {"model": FILE, "lora": [FILE, SCALE]?, "prompts": [[ids...], ...], "n_gen": N, "texts": [strings]?,
-//             "n_ctx": N?}
+//             "n_ctx": N?, "embed": [[ids...], ...]?}
 //   RESULT:  {"greedy": [[ids...], ...], "top2": [[[[id, logprob], [id, logprob]], ...one per step], ...],
-//             "tokens": [[ids...]...], "tokens_special": [[ids...]...], "system_info": "..."}
+//             "tokens": [[ids...]...], "tokens_special": [[ids...]...], "embeddings": [[floats...]...],
+//             "system_info": "..."}
 //   top2 is llama.cpp's two most probable tokens at each greedy step, with their log-probabilities.
 // Settings as in reference.mjs: CPU, 1 thread, n_ctx = the model's (at most 512) or n_ctx, F32 K and V cache, flash
 // attention off, greedy (temperature 0), no repeat penalty, EOG tokens yielded, a fresh sequence per prompt.
+// embeddings: node-llama-cpp's embedding context (its own settings: an f16 cache) on each id list; for a
+// model without a pooling type, llama.cpp's embedding of the last position (its final hidden state).
 import fs from "node:fs";
 import path from "node:path";
 import {pathToFileURL} from "node:url";
@@ -27,7 +30,7 @@ const llama = await getLlama({
   logger: (level, message) => process.stderr.write(message.endsWith("\n") ? message : message + "\n"),
 });
 const model = await llama.loadModel({modelPath: req.model, gpuLayers: 0});
-const out = {system_info: llama.systemInfo, greedy: [], top2: [], tokens: [], tokens_special: []};
+const out = {system_info: llama.systemInfo, greedy: [], top2: [], tokens: [], tokens_special: [], embeddings: []};
 for (const text of req.texts ?? []) {
   out.tokens.push(Array.from(model.tokenize(text, false)));
   out.tokens_special.push(Array.from(model.tokenize(text, true)));
@@ -60,6 +63,13 @@ if ((req.prompts ?? []).length > 0) {
     }
     out.greedy.push(ids);
     out.top2.push(top2);
+  }
+  await ctx.dispose();
+}
+if ((req.embed ?? []).length > 0) {
+  const ctx = await model.createEmbeddingContext({contextSize: req.n_ctx ?? Math.min(512, model.trainContextSize), threads: 1});
+  for (const ids of req.embed) {
+    out.embeddings.push(Array.from((await ctx.getEmbeddingFor(ids)).vector));
   }
   await ctx.dispose();
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"chat/models"
+	"chat/models/testmodels"
 	"chat/session"
 )
 
@@ -140,5 +141,49 @@ func TestEmbeddingRefusals(t *testing.T) {
 	code, v = post(t, ts.URL+"/api/embeddings", `{"model":"stories260K","prompt":""}`)
 	if code != http.StatusOK || len(v["embedding"].([]any)) != 0 {
 		t.Errorf("/api/embeddings of nothing: %d %v", code, v)
+	}
+}
+
+// TestEmbeddingLlamaCpp (CHAT_LLAMACPP=1): the state Embed averages is the
+// one llama.cpp calls a position's embedding (its final hidden state, the
+// output matrix's input). llama.cpp gives a model without a pooling type
+// the last position's: here the difference n·E(ids) − (n−1)·E(ids[:n−1])
+// of two means. Its embedding context keeps an f16 cache (node-llama-cpp's
+// settings), so the two agree to f16 rounding, not bitwise.
+func TestEmbeddingLlamaCpp(t *testing.T) {
+	testmodels.NeedLlamaCpp(t)
+	m := storiesModel(t)
+	ids := session.RawIDs(m.Tokenizer(), "Once upon a time, there was a little girl")
+	var req testmodels.LlamaCppRequest
+	req.Model = testmodels.Path(t, "stories260K/stories260K.gguf")
+	for n := 1; n <= len(ids); n++ {
+		req.Embed = append(req.Embed, ids[:n])
+	}
+	res := testmodels.LlamaCpp(t, req)
+	if len(res.Embeddings) != len(req.Embed) {
+		t.Fatalf("llama.cpp gave %d embeddings for %d inputs", len(res.Embeddings), len(req.Embed))
+	}
+	var prev []float32
+	var most float64
+	defer func() { t.Logf("largest difference from llama.cpp's embedding: %.2g of the largest value", most) }()
+	for n := 1; n <= len(ids); n++ {
+		e, err := m.(models.Embedder).Embed(ids[:n])
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := res.Embeddings[n-1]
+		var worst, scale float64
+		for j := range e {
+			last := float64(n) * float64(e[j])
+			if prev != nil {
+				last -= float64(n-1) * float64(prev[j])
+			}
+			worst, scale = max(worst, math.Abs(last-want[j])), max(scale, math.Abs(want[j]))
+		}
+		most = max(most, worst/scale)
+		if worst > 3e-3*scale {
+			t.Errorf("%d tokens: the last position's state differs from llama.cpp's embedding by %.3g (largest value %.3g)", n, worst, scale)
+		}
+		prev = e
 	}
 }
