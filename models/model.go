@@ -36,7 +36,22 @@ type Info struct {
 
 	// Stage is the post-training stage a checkpoint carries ("sft", ...), or "".
 	Stage string
+
+	// Pooling is how an embedding is made of the final hidden states (a
+	// GGUF file's pooling_type; a generative model's: the mean).
+	Pooling Pooling
 }
+
+// Pooling is how an embedding is made of a sequence's final hidden states
+// (llama.cpp's pooling types).
+type Pooling int
+
+const (
+	PoolMean Pooling = iota // their mean (a generative model's, as ollama pools it)
+	PoolCLS                 // the first position's
+	PoolLast                // the last position's (Qwen3-Embedding)
+	PoolRank                // a reranker's score, which Embed does not make
+)
 
 // MaxContext is the longest window the model runs: the context it was
 // trained for (a longer --ctx-size is cut to it).

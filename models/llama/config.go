@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"chat/models"
 	"chat/models/gguf"
 	"chat/models/quote"
 )
@@ -17,19 +18,20 @@ const MaxContext = 4096
 // Config is the hyper-parameters read from GGUF metadata (keys "<arch>.*",
 // as llama.cpp's llama_model::load_hparams reads them, with its defaults).
 type Config struct {
-	Arch      string  // general.architecture
-	Dim       int     // embedding_length
-	Layers    int     // block_count
-	FFN       int     // feed_forward_length
-	Heads     int     // attention.head_count
-	KVHeads   int     // attention.head_count_kv (default Heads)
-	HeadDim   int     // attention.key_length (default Dim/Heads)
-	RopeDim   int     // rope.dimension_count (default HeadDim)
-	RopeBase  float32 // rope.freq_base (default 10000)
-	RopeScale float32 // freq_scale: 1/rope.scaling.factor, 1 without one or for scaling type "none"
-	NeoX      bool    // rope rotates (i, i+RopeDim/2) pairs, not adjacent ones
-	Eps       float32 // attention.layer_norm_rms_epsilon
-	Context   int     // the default window: context_length, at most MaxContext
+	Arch      string         // general.architecture
+	Pooling   models.Pooling // pooling_type (embeddings)
+	Dim       int            // embedding_length
+	Layers    int            // block_count
+	FFN       int            // feed_forward_length
+	Heads     int            // attention.head_count
+	KVHeads   int            // attention.head_count_kv (default Heads)
+	HeadDim   int            // attention.key_length (default Dim/Heads)
+	RopeDim   int            // rope.dimension_count (default HeadDim)
+	RopeBase  float32        // rope.freq_base (default 10000)
+	RopeScale float32        // freq_scale: 1/rope.scaling.factor, 1 without one or for scaling type "none"
+	NeoX      bool           // rope rotates (i, i+RopeDim/2) pairs, not adjacent ones
+	Eps       float32        // attention.layer_norm_rms_epsilon
+	Context   int            // the default window: context_length, at most MaxContext
 	// TrainContext is context_length, the positions the model was trained
 	// for (the rope tables cover them all).
 	TrainContext int
@@ -143,6 +145,7 @@ func readConfig(f *gguf.File, arch string) (Config, error) {
 	if err := readRope(f, arch, &c); err != nil {
 		return c, err
 	}
+	c.Pooling = poolingOf(f, key("pooling_type"))
 	switch {
 	case c.Heads%c.KVHeads != 0:
 		return c, fmt.Errorf("llama: %d heads is not a multiple of %d KV heads", c.Heads, c.KVHeads)
@@ -154,6 +157,21 @@ func readConfig(f *gguf.File, arch string) (Config, error) {
 		return c, fmt.Errorf("llama: rope base %v", c.RopeBase)
 	}
 	return c, nil
+}
+
+// poolingOf reads llama.cpp's pooling type (0 none, 1 mean, 2 cls, 3 last,
+// 4 rank): none and mean, and a file without one, pool by the mean.
+func poolingOf(f *gguf.File, k string) models.Pooling {
+	v, _ := f.Uint(k)
+	switch v {
+	case 2:
+		return models.PoolCLS
+	case 3:
+		return models.PoolLast
+	case 0, 1:
+		return models.PoolMean
+	}
+	return models.PoolRank // a reranker's, or a type this app does not know
 }
 
 // readRope reads the rope metadata as llama.cpp does: freq_base defaults to

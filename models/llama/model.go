@@ -562,6 +562,7 @@ func makeInfo(f *gguf.File, fileName string, cfg *Config, src *source) models.In
 		KVHeads:       cfg.KVHeads,
 		Params:        params,
 		Window:        models.WindowHalf,
+		Pooling:       cfg.Pooling,
 	}
 }
 

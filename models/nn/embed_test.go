@@ -30,7 +30,8 @@ func (a *embedArch) Forward(p *Pass) {
 
 // Embed is the mean over positions of the rows Logits takes, in chunks
 // (more tokens than MaxChunk): the logits of every row of a plain forward
-// pass, through an identity output matrix, averaged.
+// pass, through an identity output matrix, averaged; pooled by the first or
+// the last position (Info.Pooling), that row's.
 func TestEmbedIsTheMeanOfTheOutputsInput(t *testing.T) {
 	const dim, ctx = 8, 300
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -72,6 +73,33 @@ func TestEmbedIsTheMeanOfTheOutputsInput(t *testing.T) {
 				t.Fatalf("%d tokens: element %d is %v, the mean of the output's inputs %v", n, j, got[j], want)
 			}
 		}
+	}
+	// Pooled by the first or the last position: that row's logits.
+	ids := []int{3, 1, 4, 1, 5}
+	logits, err := kvcache.NewState(m).Forward(ids, len(ids))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		pool models.Pooling
+		row  int
+	}{{models.PoolCLS, 0}, {models.PoolLast, len(ids) - 1}} {
+		p := NewModel(a, models.Info{Name: "embed-test", VocabSize: dim, ContextLength: ctx, Embed: dim, Pooling: c.pool}, nil,
+			models.KVLayout{Layers: 1, KDim: dim, VDim: dim, Heads: 1})
+		got, err := p.Embed(ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range dim {
+			if got[j] != logits[c.row*dim+j] {
+				t.Fatalf("pooling %d: element %d is %v, row %d's %v", c.pool, j, got[j], c.row, logits[c.row*dim+j])
+			}
+		}
+	}
+	rank := NewModel(a, models.Info{Name: "embed-test", VocabSize: dim, ContextLength: ctx, Pooling: models.PoolRank}, nil,
+		models.KVLayout{Layers: 1, KDim: dim, VDim: dim, Heads: 1})
+	if _, err := rank.Embed(ids); err == nil {
+		t.Error("a reranker's pooling embedded")
 	}
 	if _, err := m.Embed(make([]int, ctx+1)); err == nil {
 		t.Error("embedded more tokens than the context")

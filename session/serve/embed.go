@@ -17,9 +17,10 @@ import (
 )
 
 // Embeddings: POST /v1/embeddings (OpenAI's), /api/embed and the older
-// /api/embeddings (ollama's). An input's embedding is the mean of the
-// model's final hidden states over its tokens (models.Embedder), as
-// ollama and llama-server's mean pooling make one from a generative model;
+// /api/embeddings (ollama's). An input's embedding is made of the model's
+// final hidden states over its tokens (models.Embedder): their mean, as
+// ollama and llama-server's mean pooling make one from a generative model,
+// or the first or last position's when a GGUF file's pooling_type says so;
 // /v1/embeddings and /api/embed scale it to length 1, as they do, and
 // /api/embeddings leaves it as it is, as ollama's does. A text is
 // tokenized as a raw prompt is (session.RawIDs: BOS first). Requests run
@@ -126,8 +127,8 @@ func (s *Server) tooLongEach(param string, texts []string, truncate bool) *errBo
 // client's hanging up.
 func (s *Server) embed(ctx context.Context, inputs [][]int, normalize bool) ([][]float32, int, *errBody) {
 	m, ok := s.m.(models.Embedder)
-	if !ok {
-		return nil, 0, newErr(http.StatusNotImplemented, "invalid_request_error", "", "", fmt.Sprintf("%s gives no embeddings", s.name))
+	if !ok || s.m.Info().Pooling == models.PoolRank {
+		return nil, 0, newErr(http.StatusNotImplemented, "invalid_request_error", "", "", fmt.Sprintf("%s gives no embeddings (a reranker's pooling, or a model without them)", s.name))
 	}
 	s.embedMu.Lock()
 	defer s.embedMu.Unlock()
