@@ -122,10 +122,15 @@ func (s *Server) tooLongEach(param string, texts []string, truncate bool) *errBo
 	return nil
 }
 
-// embed runs the inputs through the model, one request at a time, and
-// scales each embedding to length 1 when normalize. It stops at the
-// client's hanging up.
-func (s *Server) embed(ctx context.Context, inputs [][]int, normalize bool) ([][]float32, int, *errBody) {
+// embed tokenizes the input (embedTokens) and runs it through the model,
+// one request at a time, each embedding scaled to length 1 when normalize;
+// it returns them and the tokens they took. It stops at the client's
+// hanging up.
+func (s *Server) embed(ctx context.Context, in embedInput, truncate, normalize bool) ([][]float32, int, *errBody) {
+	inputs, e := s.embedTokens(in, truncate)
+	if e != nil {
+		return nil, 0, e
+	}
 	m, ok := s.m.(models.Embedder)
 	if !ok || s.m.Info().Pooling == models.PoolRank {
 		return nil, 0, newErr(http.StatusNotImplemented, "invalid_request_error", "", "", fmt.Sprintf("%s gives no embeddings (a reranker's pooling, or a model without them)", s.name))
@@ -189,12 +194,7 @@ func (s *Server) openaiEmbeddings(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, r, badRequest("dimensions", fmt.Sprintf("this model's embeddings have %d dimensions, not %d", d, *req.Dimensions)))
 		return
 	}
-	inputs, e := s.embedTokens(req.Input, false)
-	if e != nil {
-		writeErr(w, r, e)
-		return
-	}
-	vs, n, e := s.embed(r.Context(), inputs, true)
+	vs, n, e := s.embed(r.Context(), req.Input, false, true)
 	if e != nil {
 		writeErr(w, r, e)
 		return
@@ -228,12 +228,7 @@ func (s *Server) ollamaEmbed(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	t0 := time.Now()
-	inputs, e := s.embedTokens(req.Input, req.Truncate == nil || *req.Truncate)
-	if e != nil {
-		writeErr(w, r, e)
-		return
-	}
-	vs, n, e := s.embed(r.Context(), inputs, true)
+	vs, n, e := s.embed(r.Context(), req.Input, req.Truncate == nil || *req.Truncate, true)
 	if e != nil {
 		writeErr(w, r, e)
 		return
@@ -256,12 +251,7 @@ func (s *Server) ollamaEmbeddings(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"embedding": []float32{}})
 		return
 	}
-	inputs, e := s.embedTokens(embedInput{texts: []string{req.Prompt}}, true)
-	if e != nil {
-		writeErr(w, r, e)
-		return
-	}
-	vs, _, e := s.embed(r.Context(), inputs, false)
+	vs, _, e := s.embed(r.Context(), embedInput{texts: []string{req.Prompt}}, true, false)
 	if e != nil {
 		writeErr(w, r, e)
 		return
