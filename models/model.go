@@ -155,6 +155,13 @@ type Tokenizer interface {
 	BOS() int
 }
 
+// AppendsEOS is a tokenizer whose file asks for an id after a text
+// tokenized with its special tokens (llama.cpp's add_eos_token):
+// AppendedEOS is that id, or -1.
+type AppendsEOS interface {
+	AppendedEOS() int
+}
+
 // Embedder is a model that gives a token sequence's embedding (nn.Model:
 // the mean of its final hidden states), for chat serve's embedding routes.
 type Embedder interface {

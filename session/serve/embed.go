@@ -23,7 +23,8 @@ import (
 // or the first or last position's when a GGUF file's pooling_type says so;
 // /v1/embeddings and /api/embed scale it to length 1, as they do, and
 // /api/embeddings leaves it as it is, as ollama's does. A text is
-// tokenized as a raw prompt is (session.RawIDs: BOS first). Requests run
+// tokenized as a raw prompt is (session.RawIDs: BOS first), and ends with
+// EOS when the file's tokenizer.ggml.add_eos_token asks. Requests run
 // one at a time, beside the engine's replies, each on a cache of its own
 // input's length.
 
@@ -80,8 +81,16 @@ func (s *Server) embedTokens(in embedInput, truncate bool) ([][]int, *errBody) {
 	}
 	tok, vocab, win := s.m.Tokenizer(), s.m.Info().VocabSize, s.e.Window()
 	all := make([][]int, 0, n)
+	eos := -1 // llama.cpp tokenizes an embedding's text with its special tokens: EOS too when the file asks
+	if a, ok := tok.(models.AppendsEOS); ok {
+		eos = a.AppendedEOS()
+	}
 	for _, t := range in.texts {
-		all = append(all, session.RawIDs(tok, t))
+		ids := session.RawIDs(tok, t)
+		if eos >= 0 {
+			ids = append(ids, eos)
+		}
+		all = append(all, ids)
 	}
 	for _, ids := range in.ids {
 		for _, id := range ids {

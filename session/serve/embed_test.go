@@ -12,6 +12,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"chat/models"
+	"chat/models/llama"
 	"chat/models/testmodels"
 	"chat/session"
 )
@@ -185,5 +186,44 @@ func TestEmbeddingLlamaCpp(t *testing.T) {
 			t.Errorf("%d tokens: the last position's state differs from llama.cpp's embedding by %.3g (largest value %.3g)", n, worst, scale)
 		}
 		prev = e
+	}
+}
+
+// eosTokenizer is a tokenizer whose file asks for EOS after a text.
+type eosTokenizer struct {
+	models.Tokenizer
+	eos int
+}
+
+func (t eosTokenizer) AppendedEOS() int { return t.eos }
+
+// A tokenizer that appends EOS (add_eos_token, Qwen3-Embedding's files)
+// ends each text to embed with it, as llama.cpp tokenizes one: the
+// embedding is then that of the ids with EOS, one token more.
+func TestEmbeddingAppendsEOS(t *testing.T) {
+	plain := storiesModel(t).(*llama.Model)
+	tok := eosTokenizer{plain.Tokenizer(), 2}
+	c := *plain // shares the file; the test's server does not close the model
+	c.Model = plain.Model.With(plain.Info(), tok)
+	m := &c
+	_, ts, _ := startModel(t, m, Options{})
+	ids := append(session.RawIDs(tok, "Once upon a time"), 2)
+	want, err := m.Embed(ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, v := post(t, ts.URL+"/api/embeddings", `{"model":"stories260K","prompt":"Once upon a time"}`)
+	if code != http.StatusOK {
+		t.Fatalf("%d %v", code, v)
+	}
+	got := v["embedding"].([]any)
+	for i := range want {
+		if float32(got[i].(float64)) != want[i] {
+			t.Fatalf("value %d: %v, the embedding of the ids with EOS %v", i, got[i], want[i])
+		}
+	}
+	code, v = post(t, ts.URL+"/api/embed", `{"model":"stories260K","input":"Once upon a time"}`)
+	if code != http.StatusOK || v["prompt_eval_count"] != float64(len(ids)) {
+		t.Errorf("/api/embed: %d, %v tokens, want %d", code, v["prompt_eval_count"], len(ids))
 	}
 }

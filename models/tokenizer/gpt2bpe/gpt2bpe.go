@@ -392,6 +392,16 @@ func (t *Tokenizer) BOS() int {
 // EOS is the end-of-sequence id, or -1.
 func (t *Tokenizer) EOS() int { return t.eos }
 
+// AppendedEOS is the id appended to a text tokenized with its special
+// tokens (tokenizer.ggml.add_eos_token, as an embedding model such as
+// Qwen3-Embedding asks), or -1 when none is.
+func (t *Tokenizer) AppendedEOS() int {
+	if !t.addEOS {
+		return -1
+	}
+	return t.eos
+}
+
 // EOT is the end-of-turn id: tokenizer.ggml.eot_token_id, else a token
 // llama.cpp recognises by its text (<|eot_id|>, <|im_end|>, <|endoftext|>,
 // ...), else EOS.

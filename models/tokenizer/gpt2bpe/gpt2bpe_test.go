@@ -11,6 +11,7 @@ import (
 
 	"chat/models"
 	"chat/models/gguf"
+	"chat/models/gguf/gguftest"
 	"chat/models/testmodels"
 	"chat/models/tokenizer/llamavocab"
 )
@@ -265,5 +266,32 @@ func TestPretokenizeClasses(t *testing.T) {
 	}
 	if _, err := pretokenizer("no-such"); err == nil || !strings.Contains(err.Error(), "llama-bpe") {
 		t.Errorf("error does not list the supported names: %v", err)
+	}
+}
+
+// AppendedEOS is EOS when the file's add_eos_token is true (as
+// Qwen3-Embedding's is), else -1; Tokenize with its special tokens then
+// ends with it, as llama_tokenize does.
+func TestAppendedEOS(t *testing.T) {
+	src := testmodels.Path(t, "vocab/ggml-vocab-llama-bpe.gguf")
+	if tok := load(t, "vocab/ggml-vocab-llama-bpe.gguf"); tok.AppendedEOS() != -1 {
+		t.Errorf("no add_eos_token: %d", tok.AppendedEOS())
+	}
+	path := filepath.Join(t.TempDir(), "eos.gguf")
+	gguftest.WithMeta(t, src, path, func(kv []gguf.KV) []gguf.KV {
+		return append(kv, gguf.KV{Key: "tokenizer.ggml.add_eos_token", Type: gguf.Bool, Value: true})
+	})
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tok, err := FromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := tok.Tokenize("hi", true, false)
+	if tok.AppendedEOS() != tok.EOS() || tok.EOS() < 0 || ids[len(ids)-1] != tok.AppendedEOS() {
+		t.Errorf("add_eos_token: AppendedEOS %d, EOS %d, Tokenize %v", tok.AppendedEOS(), tok.EOS(), ids)
 	}
 }
