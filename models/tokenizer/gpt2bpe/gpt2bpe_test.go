@@ -26,7 +26,15 @@ func load(t *testing.T, rel string) *Tokenizer {
 	if tok, ok := loaded[rel]; ok {
 		return tok
 	}
-	f, err := gguf.Open(testmodels.Path(t, rel))
+	tok := open(t, testmodels.Path(t, rel))
+	loaded[rel] = tok
+	return tok
+}
+
+// open reads the vocabulary of the GGUF file at path.
+func open(t *testing.T, path string) *Tokenizer {
+	t.Helper()
+	f, err := gguf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +43,6 @@ func load(t *testing.T, rel string) *Tokenizer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loaded[rel] = tok
 	return tok
 }
 
@@ -281,15 +288,7 @@ func TestAppendedEOS(t *testing.T) {
 	gguftest.WithMeta(t, src, path, func(kv []gguf.KV) []gguf.KV {
 		return append(kv, gguf.KV{Key: "tokenizer.ggml.add_eos_token", Type: gguf.Bool, Value: true})
 	})
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tok, err := FromGGUF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := open(t, path)
 	ids := tok.Tokenize("hi", true, false)
 	if tok.AppendedEOS() != tok.EOS() || tok.EOS() < 0 || ids[len(ids)-1] != tok.AppendedEOS() {
 		t.Errorf("add_eos_token: AppendedEOS %d, EOS %d, Tokenize %v", tok.AppendedEOS(), tok.EOS(), ids)
