@@ -5,7 +5,11 @@
 // sequence at a time through State.
 package models
 
-import "chat/models/kernels"
+import (
+	"errors"
+
+	"chat/models/kernels"
+)
 
 // Info describes a loaded model for the panels, headless stats and the engine.
 type Info struct {
@@ -161,6 +165,10 @@ type Tokenizer interface {
 type AppendsEOS interface {
 	AppendedEOS() int
 }
+
+// ErrNoEmbeddings is Embed's error for a model whose pooling makes no
+// embedding (a reranker's).
+var ErrNoEmbeddings = errors.New("the model pools for ranking (or by a type this app does not know), not into embeddings")
 
 // Embedder is a model that gives a token sequence's embedding (nn.Model:
 // the mean of its final hidden states), for chat serve's embedding routes.

@@ -20,7 +20,7 @@ func (m *Model) Embed(ids []int) ([]float32, error) {
 	}
 	pooling := m.info.Pooling
 	if pooling == models.PoolRank {
-		return nil, fmt.Errorf("nn: %s pools for ranking (or by a type this app does not know), not into embeddings", m.info.Name)
+		return nil, fmt.Errorf("nn: %s: %w", m.info.Name, models.ErrNoEmbeddings)
 	}
 	if n := m.info.ContextLength; len(ids) > n {
 		return nil, fmt.Errorf("nn: %d tokens to embed, past the model's context of %d", len(ids), n)

@@ -6,13 +6,13 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
 	"time"
 
 	"chat/models"
-	"chat/models/quote"
 	"chat/session"
 )
 
@@ -140,9 +140,10 @@ func (s *Server) embed(ctx context.Context, in embedInput, truncate, normalize b
 	if e != nil {
 		return nil, 0, e
 	}
+	noEmbeddings := newErr(http.StatusNotImplemented, "invalid_request_error", "", "", fmt.Sprintf("%s gives no embeddings (a reranker's pooling, or a model without them)", s.name))
 	m, ok := s.m.(models.Embedder)
-	if !ok || s.m.Info().Pooling == models.PoolRank {
-		return nil, 0, newErr(http.StatusNotImplemented, "invalid_request_error", "", "", fmt.Sprintf("%s gives no embeddings (a reranker's pooling, or a model without them)", s.name))
+	if !ok {
+		return nil, 0, noEmbeddings
 	}
 	s.embedMu.Lock()
 	defer s.embedMu.Unlock()
@@ -153,6 +154,9 @@ func (s *Server) embed(ctx context.Context, in embedInput, truncate, normalize b
 			return nil, 0, newErr(http.StatusRequestTimeout, "invalid_request_error", "", "request_timeout", "the client went away")
 		}
 		v, err := m.Embed(ids)
+		if errors.Is(err, models.ErrNoEmbeddings) {
+			return nil, 0, noEmbeddings
+		}
 		if err != nil {
 			return nil, 0, newErr(http.StatusInternalServerError, "server_error", "", "", err.Error())
 		}
@@ -233,7 +237,7 @@ func (s *Server) ollamaEmbed(w http.ResponseWriter, r *http.Request) {
 		Input    embedInput `json:"input"`
 		Truncate *bool      `json:"truncate"`
 	}
-	if !s.ollamaEmbedDecode(w, r, &req, &req.Model) {
+	if !s.ollamaRead(w, r, &req, &req.Model) {
 		return
 	}
 	t0 := time.Now()
@@ -253,7 +257,7 @@ func (s *Server) ollamaEmbeddings(w http.ResponseWriter, r *http.Request) {
 		Model  string `json:"model"`
 		Prompt string `json:"prompt"`
 	}
-	if !s.ollamaEmbedDecode(w, r, &req, &req.Model) {
+	if !s.ollamaRead(w, r, &req, &req.Model) {
 		return
 	}
 	if req.Prompt == "" {
@@ -266,19 +270,4 @@ func (s *Server) ollamaEmbeddings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"embedding": vs[0]})
-}
-
-// ollamaEmbedDecode reads an ollama embedding request and checks the model
-// it names (*model, once read), as ollamaDecode does for the others.
-func (s *Server) ollamaEmbedDecode(w http.ResponseWriter, r *http.Request, req any, model *string) bool {
-	if e := decode(w, r, req); e != nil {
-		writeErr(w, r, e)
-		return false
-	}
-	if !s.known(*model) {
-		writeErr(w, r, newErr(http.StatusNotFound, "invalid_request_error", "model", "model_not_found",
-			fmt.Sprintf("model %s not found; this server serves %q", quote.Quote(*model), s.name)))
-		return false
-	}
-	return true
 }

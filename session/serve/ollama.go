@@ -195,16 +195,25 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) ollamaDecode(w http.ResponseWriter, r *http.Request, req *ollamaRequest) bool {
-	if e := decode(w, r, req); e != nil {
-		writeErr(w, r, e)
-		return false
-	}
-	if !s.known(req.Model) {
-		ollamaError(w, http.StatusNotFound, fmt.Sprintf("model %s not found; this server serves %q", quote.Quote(req.Model), s.name))
+	if !s.ollamaRead(w, r, req, &req.Model) {
 		return false
 	}
 	if e := req.unsupported(); e != nil {
 		writeErr(w, r, e)
+		return false
+	}
+	return true
+}
+
+// ollamaRead reads an ollama request into req and checks the model it
+// names (*model, once read), answering in ollama's shape when it fails.
+func (s *Server) ollamaRead(w http.ResponseWriter, r *http.Request, req any, model *string) bool {
+	if e := decode(w, r, req); e != nil {
+		writeErr(w, r, e)
+		return false
+	}
+	if !s.known(*model) {
+		ollamaError(w, http.StatusNotFound, fmt.Sprintf("model %s not found; this server serves %q", quote.Quote(*model), s.name))
 		return false
 	}
 	return true
