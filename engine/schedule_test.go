@@ -249,6 +249,7 @@ type gatedModel struct {
 	models.Model
 	calls   atomic.Int64
 	hold    atomic.Bool
+	holdLen int        // when set, only a pass of this many tokens is held
 	held    chan int64 // the held pass
 	release chan struct{}
 	mu      sync.Mutex
@@ -271,7 +272,7 @@ func (r gatedRunner) Forward(b *models.Batch, kv []models.KV) ([]float32, error)
 	}
 	r.m.lens = append(r.m.lens, b.Len())
 	r.m.mu.Unlock()
-	if r.m.hold.CompareAndSwap(true, false) {
+	if (r.m.holdLen == 0 || b.Len() == r.m.holdLen) && r.m.hold.CompareAndSwap(true, false) {
 		r.m.held <- call
 		<-r.m.release
 	}
@@ -333,7 +334,10 @@ func TestStartJoinsNextStep(t *testing.T) {
 // token.
 func TestFirstTokenStepCarriesNoChunk(t *testing.T) {
 	const budget = 16
-	m := &gatedModel{Model: newFake(models.WindowHalf, 1<<15), held: make(chan int64), release: make(chan struct{})}
+	// The held pass is one of long's chunks beside dec's token: the fake
+	// model steps in microseconds, so a wait on the pass count could find
+	// long's prompt not begun or already done.
+	m := &gatedModel{Model: newFake(models.WindowHalf, 1<<15), holdLen: 1 + budget/4, held: make(chan int64), release: make(chan struct{})}
 	e := NewWithOptions(m, Options{MaxSeqs: 4, MaxWaiting: 4, MaxBatchTokens: budget, BlockSize: 4})
 	e.q.startWait = time.Hour // the step waits for the admission however slow this host is
 	defer e.Close()
@@ -349,9 +353,6 @@ func TestFirstTokenStepCarriesNoChunk(t *testing.T) {
 	long, err := e.Start(Request{Prompt: prompt(200, 0), MaxTokens: 2, Sampler: greedy})
 	if err != nil {
 		t.Fatal(err)
-	}
-	for m.calls.Load() < 6 { // long's prompt is under way
-		time.Sleep(time.Millisecond)
 	}
 	m.hold.Store(true)
 	held := <-m.held
