@@ -18,26 +18,24 @@ import (
 	"chat/session/termtext"
 )
 
-const showUsage = "MODEL [--template] [--metadata]"
+const showUsage = "[MODEL] [--template] [--metadata]"
 
 // showCmd is chat show: ollama show's habit for a model file — what it is
 // (architecture, size, context, vocabulary, weight formats) and how its
 // chat template renders; --template prints the template's source,
-// --metadata every key of a GGUF file.
+// --metadata every key of a GGUF file. Without a model it shows the
+// embedded one, the model chat alone runs.
 func showCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("chat show", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	tmpl := fs.Bool("template", false, "print the chat template's source as the file carries it")
 	meta := fs.Bool("metadata", false, "print every metadata key of a GGUF file")
-	model := fs.String("model", "", "model file (also the first argument)")
+	model := fs.String("model", "", "model file (default: the embedded model; also the first argument)")
 	pos, err := parseInterspersed(fs, args)
 	if err == nil && len(pos) == 1 && *model == "" {
 		*model = pos[0]
 	} else if err == nil && len(pos) > 0 {
 		err = fmt.Errorf("unexpected argument %q", pos[0])
-	}
-	if err == nil && *model == "" {
-		err = fmt.Errorf("give a model file (.gguf or .pt)")
 	}
 	if err != nil {
 		return usageError(stderr, "show", showUsage, err)
@@ -74,17 +72,22 @@ func showCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(&b, "%-40s %-8s %s\n", quote.Cut(kv.Key, quote.Max), kv.Type, metaValue(kv.Value, true))
 		}
 	default:
-		describe(&b, m, f)
+		describe(&b, m, f, *model == "")
 	}
 	io.WriteString(stdout, termtext.Clean(strings.TrimRight(b.String(), "\n")+"\n", true))
 	return 0
 }
 
-// describe writes what a model is, one fact a line, then its template.
-func describe(b *strings.Builder, m models.Model, f *gguf.File) {
+// describe writes what a model is, one fact a line, then its template;
+// embedded says the model is the one compiled into the binary.
+func describe(b *strings.Builder, m models.Model, f *gguf.File, embedded bool) {
 	in, lay := m.Info(), m.KVLayout()
 	line := func(k, v string) { fmt.Fprintf(b, "%-14s %s\n", k, v) }
-	line("model", in.Name)
+	name := in.Name
+	if embedded {
+		name += " (embedded in the binary: chat without a model runs it)"
+	}
+	line("model", name)
 	format := "course checkpoint"
 	if f != nil {
 		format = "GGUF v" + strconv.Itoa(int(f.Version))

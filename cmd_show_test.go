@@ -32,7 +32,6 @@ func TestShow(t *testing.T) {
 		{[]string{"show", "--metadata", gg}, 0, []string{"general.architecture", `"llama"`, "tokenizer.ggml.tokens", "[512 string: "}},
 		{[]string{"show", gg, "--template"}, 0, []string{"(the file carries no chat template: chatml renders)"}},
 		{[]string{"show", "--metadata", pt}, 1, []string{"--metadata lists a GGUF file's keys"}},
-		{[]string{"show"}, 2, []string{"give a model file"}},
 		{[]string{"show", "nope.gguf"}, 1, []string{"chat show: ", "nope.gguf"}},
 		// A split model says so, from any part, and its metadata is the first part's.
 		{[]string{"show", parts[2]}, 0, []string{"model          stories260K\n", "llama (GGUF v3, split in 3 files)"}},
@@ -51,6 +50,26 @@ func TestShow(t *testing.T) {
 		}
 		if c.code != 0 && strings.Count(strings.TrimSpace(stderr), "\n") > 1 {
 			t.Errorf("chat %s: more than a line or two: %q", strings.Join(c.args, " "), stderr)
+		}
+	}
+}
+
+// chat show without a model shows the embedded one, the model chat alone
+// runs (it was refused: "give a model file"); it needs no fixture.
+func TestShowEmbedded(t *testing.T) {
+	for _, args := range [][]string{{"show"}, {"show", "--template"}} {
+		code, stdout, stderr := runCLI(args...)
+		if code != 0 {
+			t.Fatalf("chat %s: exit %d, %q", strings.Join(args, " "), code, stderr)
+		}
+		if !strings.Contains(stdout, "chat template: course") && !strings.Contains(stdout, "course renders") {
+			t.Errorf("chat %s: no template in %q", strings.Join(args, " "), stdout)
+		}
+	}
+	code, stdout, stderr := runCLI("show")
+	for _, w := range []string{"model          student-chat-1k.pt (embedded in the binary", "stage          sft", "mode           chat:"} {
+		if code != 0 || !strings.Contains(stdout, w) {
+			t.Errorf("chat show: exit %d, %q; want %q", code, stdout+stderr, w)
 		}
 	}
 }

@@ -92,7 +92,7 @@ Usage:
                                           zero weights, write the pruned model, report loss and top-1
   chat merge-lora BASE ADAPTER[:SCALE]... OUT.gguf [--type T]
                                           the base with LoRA adapters merged into its weights
-  chat show MODEL [--template] [--metadata]
+  chat show [MODEL] [--template] [--metadata]
                                           what a model file is: architecture, size, context, vocabulary, chat template
   chat plan --model M [--ctx N] [--batch B] [--quant F] [--kv-quant F] [--mem SIZE]
                                           weight and KV bytes, roofline bounds on this machine, measured speed
