@@ -485,3 +485,54 @@ func TestIgnoreEOSInChatMode(t *testing.T) {
 		}
 	}
 }
+
+// A reply stopped before its first token left an empty assistant turn: in
+// the conversation, in the next prompt (an empty reply the model was shown
+// as its own) and in the saved session. Now, as ollama drops a cancelled
+// reply, the user's message stays unanswered, and regenerate answers it.
+// Step mode holds the reply before its first token, so Stop always comes
+// first.
+func TestStopBeforeFirstTokenLeavesNoEmptyTurn(t *testing.T) {
+	s, st := stored(t, embedded(t), 20)
+	s.vals.Step = true
+	if err := s.Send("Hello."); err != nil {
+		t.Fatal(err)
+	}
+	s.Stop()
+	if res := s.Wait(); res.Reason != "stopped" || res.Text != "" {
+		t.Fatalf("stopped in step mode before a step: reason %q, text %q", res.Reason, res.Text)
+	}
+	if msgs := s.Messages(); len(msgs) != 1 || msgs[0].Role != User {
+		t.Errorf("after a reply stopped before its first token: %+v, want the user's message alone", msgs)
+	}
+	list, err := st.List()
+	if err != nil || len(list) != 1 {
+		t.Fatalf("%d saved sessions, %v", len(list), err)
+	}
+	if r, _ := st.Load(list[0].ID); len(r.Messages) != 1 || r.Messages[0].Role != "user" {
+		t.Errorf("saved %+v, want the user's message alone", r.Messages)
+	}
+	s.vals.Step = false
+	turn(t, s, "Tell me a story.")
+	want := s.tmpl.Render([]Message{{Role: User, Content: "Hello."}, {Role: User, Content: "Tell me a story."}}, true)
+	if !slices.Equal(s.LastPrompt(), want) {
+		t.Errorf("the next prompt is not the two messages:\n%q\nwant\n%q", s.model.Tokenizer().Decode(s.LastPrompt()), s.model.Tokenizer().Decode(want))
+	}
+
+	// Regenerate answers a message whose reply was stopped before a token.
+	s.vals.Step = true
+	if err := s.Send("And another."); err != nil {
+		t.Fatal(err)
+	}
+	s.Stop()
+	s.Wait()
+	s.vals.Step = false
+	if err := s.Regenerate(); err != nil {
+		t.Fatal(err)
+	}
+	s.Wait()
+	msgs := s.Messages()
+	if n := len(msgs); n != 5 || msgs[n-2].Content != "And another." || msgs[n-1].Role != Assistant || msgs[n-1].Content == "" {
+		t.Errorf("after regenerate: %+v", msgs)
+	}
+}

@@ -270,7 +270,8 @@ func (s *Session) New() error {
 func (s *Session) Clear() error { return s.New() }
 
 // Regenerate drops the last reply and generates it again from the same
-// prompt. The engine reuses the KV of the whole prompt, so only the reply is
+// prompt (a message whose reply was stopped before its first token gets
+// one). The engine reuses the KV of the whole prompt, so only the reply is
 // computed; with the same seed and knobs the reply is the same.
 func (s *Session) Regenerate() error {
 	if s.reply != nil {
@@ -280,7 +281,10 @@ func (s *Session) Regenerate() error {
 	for n > 0 && s.msgs[n-1].Role == System {
 		n-- // a system prompt set after the reply applies to the new one
 	}
-	if n < 2 || s.msgs[n-1].Role != Assistant || s.msgs[n-2].Role != User {
+	switch {
+	case n > 0 && s.msgs[n-1].Role == User:
+		n++ // a reply stopped before its first token left none: ask again
+	case n < 2 || s.msgs[n-1].Role != Assistant || s.msgs[n-2].Role != User:
 		return errors.New("no reply to regenerate yet")
 	}
 	user := s.msgs[n-2]

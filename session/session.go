@@ -463,11 +463,17 @@ func (s *Session) Wait() engine.Result {
 // LastPrompt is the prompt ids of the last request.
 func (s *Session) LastPrompt() []int { return s.lastIDs }
 
+// finish ends the reply: its text becomes an assistant message, but for a
+// reply stopped before its first token, which leaves the user's message
+// unanswered (as ollama drops a cancelled reply) rather than an empty turn
+// in the next prompt and the saved session.
 func (s *Session) finish(res engine.Result) {
 	s.reply = nil
 	s.reprefill = false
 	s.last = res
-	s.msgs = append(s.msgs, Message{Role: Assistant, Content: res.Text, Time: time.Now()})
+	if res.Reason != engine.ReasonStopped || res.Text != "" {
+		s.msgs = append(s.msgs, Message{Role: Assistant, Content: res.Text, Time: time.Now()})
+	}
 	if res.Stats.WindowCuts > 0 {
 		s.notices = append(s.notices, s.windowNote())
 	}

@@ -190,24 +190,29 @@ func (s *Session) beginViews(prompt []int) {
 	}
 }
 
-// finishViews gives the finished reply (the last message) its tokens and
-// the user message before it the tokens of its turn, those served from the
-// prefix cache marked.
+// finishViews gives the finished reply (the last message, unless a reply
+// stopped before its first token left none) its tokens and the user message
+// before it the tokens of its turn, those served from the prefix cache
+// marked.
 func (s *Session) finishViews(res engine.Result) {
 	toks := s.views.replyTokens
 	s.views.replyTokens = nil
 	if toks == nil || !s.views.whole || len(s.msgs) == 0 {
 		return
 	}
-	// A stop string cuts the text inside a token: keep the tokens the text
-	// holds.
-	n, keep := 0, 0
-	for keep < len(toks) && n < len(res.Text) {
-		n += len(toks[keep].Text)
-		keep++
+	last := len(s.msgs)
+	if s.msgs[last-1].Role == Assistant {
+		// A stop string cuts the text inside a token: keep the tokens the
+		// text holds.
+		n, keep := 0, 0
+		for keep < len(toks) && n < len(res.Text) {
+			n += len(toks[keep].Text)
+			keep++
+		}
+		last--
+		s.msgs[last].Tokens = toks[:keep]
 	}
-	s.msgs[len(s.msgs)-1].Tokens = toks[:keep]
-	for i := len(s.msgs) - 2; i >= 0; i-- {
+	for i := last - 1; i >= 0; i-- {
 		if s.msgs[i].Role == User {
 			s.msgs[i].Tokens = s.promptTokens(s.lastIDs, s.views.turnStart, res.Stats.ReusedTokens)
 			break
