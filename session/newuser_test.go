@@ -2,14 +2,19 @@ package session
 
 import (
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"chat/config/settings"
+	"chat/engine"
 	"chat/engine/sampler"
 	"chat/engine/speculative"
 	"chat/models"
@@ -535,4 +540,50 @@ func TestStopBeforeFirstTokenLeavesNoEmptyTurn(t *testing.T) {
 	if n := len(msgs); n != 5 || msgs[n-2].Content != "And another." || msgs[n-1].Role != Assistant || msgs[n-1].Content == "" {
 		t.Errorf("after regenerate: %+v", msgs)
 	}
+}
+
+// chat --remote on a server that goes silent in the middle of a reply (no
+// byte, the connection open) waited until Ctrl+C. After the reply's silence
+// bound (remote.ReplySilence, shortened here) the reply ends with one line
+// naming the server and the silence, and keeps the text so far. The
+// server sends one piece and then nothing, so the bound can only go off
+// after it, however slow the host.
+func TestRemoteSilenceEndsTheReply(t *testing.T) {
+	left := make(chan struct{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			io.WriteString(w, `{"data":[{"id":"m"}]}`)
+			return
+		}
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"choices":[{"delta":{"content":"Once upon"}}]}`+"\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // silent until the client goes
+		close(left)
+	}))
+	defer ts.Close()
+	v := settings.Defaults("chat")
+	v.Mode = "chat"
+	s, err := NewRemote(RemoteOptions{URL: ts.URL, Silence: 50 * time.Millisecond}, Options{Settings: v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Send("Tell me a story."); err != nil {
+		t.Fatal(err)
+	}
+	var res engine.Result
+	testmodels.Bounded(t, "a reply from a silent server", func() error { res = s.Wait(); return nil })
+	if res.Reason != engine.ReasonError || res.Text != "Once upon" || res.Err == nil ||
+		!strings.Contains(res.Err.Error(), ts.URL+" sent nothing for 0.05 s mid-reply") || strings.Contains(res.Err.Error(), "\n") {
+		t.Errorf("after the server went silent: reason %q, text %q, err %v", res.Reason, res.Text, res.Err)
+	}
+	if msgs := s.Messages(); len(msgs) != 2 || msgs[1].Content != "Once upon" {
+		t.Errorf("the text so far is not kept: %+v", msgs)
+	}
+	testmodels.Bounded(t, "the request's end at the server", func() error { <-left; return nil })
 }

@@ -41,6 +41,10 @@ type RemoteOptions struct {
 	URL    string // the server's root or its /v1
 	APIKey string // sent as "Authorization: Bearer KEY"
 	Model  string // the model to ask for ("" = the server's first)
+
+	// Silence bounds how long a reply that has begun may go without a
+	// byte from the server (0: remote.ReplySilence).
+	Silence time.Duration
 }
 
 // errRemote refuses what needs the model in this process.
@@ -66,6 +70,9 @@ func NewRemote(ro RemoteOptions, opts Options) (*Session, error) {
 	c, err := remote.New(ro.URL, ro.APIKey)
 	if err != nil {
 		return nil, err
+	}
+	if ro.Silence > 0 {
+		c.Silence = ro.Silence
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()

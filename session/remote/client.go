@@ -18,7 +18,9 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -33,7 +35,19 @@ type Client struct {
 
 	kind       string // which server (Identify); "" unknown
 	legacyVLLM bool   // a vLLM before 0.10.2 (guided_* fields)
+
+	// Silence bounds the quiet of a reply that has begun (ReplySilence
+	// unless set; tests shorten it).
+	Silence time.Duration
 }
+
+// ReplySilence is how long a streamed reply may go without a byte (not a
+// piece, not a keep-alive comment) once its first piece came, before it
+// ends with an error that names the server and the silence: a server that
+// went quiet with the connection open kept the reply waiting until Ctrl+C.
+// The wait for the first piece is not bounded by it: a long prompt's
+// prefill sends nothing on most servers.
+const ReplySilence = 60 * time.Second
 
 // New returns a client of the server at rawURL (its root or its /v1). A
 // URL without a scheme (localhost:8080, as OLLAMA_HOST and curl take it)
@@ -49,7 +63,7 @@ func New(rawURL, apiKey string) (*Client, error) {
 	}
 	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/v1")
 	u.RawQuery, u.Fragment = "", ""
-	return &Client{base: u.String(), key: apiKey, http: &http.Client{}}, nil
+	return &Client{base: u.String(), key: apiKey, http: &http.Client{}, Silence: ReplySilence}, nil
 }
 
 // URL is the server's root.
@@ -169,6 +183,12 @@ type Stream struct {
 	err  error
 	Sent time.Time // when the request was sent
 
+	server  string             // the server's URL, for the silence's error
+	cancel  context.CancelFunc // ends the request
+	silence time.Duration      // the bound of a quiet once a piece came (0: none)
+	watch   *time.Timer        // cancels the request after silence; nil before the first piece
+	silent  atomic.Bool        // the watch went off
+
 	maxTokens          int   // what was asked for (0: no bound)
 	piecesLeft         int   // text events still taken
 	bytesLeft          int64 // and their bytes
@@ -205,13 +225,15 @@ func (c *Client) Stream(ctx context.Context, r Request) (*Stream, error) {
 		return nil, err
 	}
 	sent := time.Now()
+	ctx, cancel := context.WithCancel(ctx)
 	resp, err := c.do(ctx, "POST", path, b)
 	if err != nil {
+		cancel()
 		return nil, err
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
-	st := &Stream{body: resp.Body, sc: sc, Sent: sent, maxTokens: r.MaxTokens}
+	st := &Stream{body: resp.Body, sc: sc, Sent: sent, maxTokens: r.MaxTokens, server: c.base, cancel: cancel, silence: c.Silence}
 	if r.MaxTokens > 0 {
 		st.maxPieces, st.maxText = 2*int64(r.MaxTokens)+extraPieces, int64(r.MaxTokens+extraPieces)*maxTokenBytes
 		st.piecesLeft, st.bytesLeft = int(st.maxPieces), st.maxText
@@ -312,6 +334,9 @@ func findMessage(b []byte) string {
 // on an error (Err).
 func (s *Stream) Next() bool {
 	for s.sc.Scan() {
+		if s.watch != nil {
+			s.watch.Reset(s.silence)
+		}
 		line, ok := strings.CutPrefix(s.sc.Text(), "data:")
 		if !ok {
 			continue
@@ -334,10 +359,20 @@ func (s *Stream) Next() bool {
 				return false
 			}
 		}
+		if ev.Text != "" && s.watch == nil && s.silence > 0 {
+			s.watch = time.AfterFunc(s.silence, func() {
+				s.silent.Store(true)
+				s.cancel()
+			})
+		}
 		s.ev = ev
 		return true
 	}
 	s.err = s.sc.Err()
+	if s.silent.Load() {
+		s.err = fmt.Errorf("remote: %s sent nothing for %s mid-reply, the connection still open: the reply ends here", s.server, seconds(s.silence))
+		return false
+	}
 	if errors.Is(s.err, bufio.ErrTooLong) {
 		// bufio's own words ("bufio.Scanner: token too long") do not say
 		// who sent what.
@@ -358,7 +393,19 @@ func (s *Stream) Err() error {
 }
 
 // Close ends the stream (the server stops the reply).
-func (s *Stream) Close() error { return s.body.Close() }
+func (s *Stream) Close() error {
+	if s.watch != nil {
+		s.watch.Stop()
+	}
+	err := s.body.Close()
+	s.cancel()
+	return err
+}
+
+// seconds writes d as "60 s" (or "0.1 s").
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " s"
+}
 
 // parseChunk reads one chunk of a chat or text completion stream.
 func parseChunk(b []byte) (Event, error) {
