@@ -363,15 +363,21 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, j job, n int, us
 	if usage {
 		b := head([]any{})
 		b["usage"] = usageOf(res)
-		if len(res) == 1 {
-			// llama-server's timings beside the usage, as it sends them: a
-			// client cannot time the decode from a stream whose pieces
-			// hold several tokens (chat --remote read 10,000 tok/s).
-			b["timings"] = llamaTimings(res[0].Stats, time.Since(start))
-		}
-		sse.send(b)
+		sse.send(withTimings(b, res, start))
 	}
 	sse.done()
+}
+
+// withTimings puts llama-server's timings beside the usage of an OpenAI
+// route's answer, a stream's usage chunk or a whole reply, as llama-server
+// sends them in both: a client cannot time the decode from a stream whose
+// pieces hold several tokens (chat --remote read 10,000 tok/s), nor from
+// one answer. Only for a request of one reply, whose times they are.
+func withTimings(b map[string]any, res []engine.Result, start time.Time) map[string]any {
+	if len(res) == 1 {
+		b["timings"] = llamaTimings(res[0].Stats, time.Since(start))
+	}
+	return b
 }
 
 // whole runs j's n replies to their end for an OpenAI route's one answer;

@@ -384,6 +384,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
+	start := time.Now()
 	res, all, ok := s.replies(w, r, j, &req.knobs)
 	if !ok {
 		return
@@ -397,8 +398,8 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		}
 		choices[i] = c
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"id": id, "object": "chat.completion", "created": created, "model": s.name,
-		"choices": choices, "usage": usageOf(all)})
+	writeJSON(w, http.StatusOK, withTimings(map[string]any{"id": id, "object": "chat.completion", "created": created, "model": s.name,
+		"choices": choices, "usage": usageOf(all)}, all, start))
 }
 
 // chatJob renders the messages with the model's chat template and checks
@@ -523,6 +524,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
+	start := time.Now()
 	res, all, ok := s.replies(w, r, j, &req.knobs)
 	if !ok {
 		return
@@ -534,7 +536,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	}
 	b := body(choices)
 	b["usage"] = usageOf(all)
-	writeJSON(w, http.StatusOK, b)
+	writeJSON(w, http.StatusOK, withTimings(b, all, start))
 }
 
 // best is the n of res with the highest log-probability of their tokens,

@@ -474,39 +474,50 @@ func TestRemoteSlotContext(t *testing.T) {
 // stream, whose pieces hold several tokens when the model outruns the
 // writes: 10,095 tok/s for 10 tokens of stories260K. A stream that asks
 // for its usage now ends with llama-server's timings beside it, which the
-// client reads in place of its own clock.
-func TestStreamUsageHasTimings(t *testing.T) {
+// client reads in place of its own clock; a whole (non-streamed) reply
+// carries them too, as llama-server's does (it had the usage alone).
+func TestUsageHasTimings(t *testing.T) {
 	_, ts, _ := start(t, Options{})
 	for _, route := range []string{"/v1/chat/completions", "/v1/completions"} {
-		body := `{"messages":[{"role":"user","content":"Once upon a time"}],"prompt":"Once upon a time","max_tokens":12,"temperature":0,"stream":true,"stream_options":{"include_usage":true}}`
-		resp, err := http.Post(ts.URL+route, "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		var last struct {
-			Usage *struct {
-				PromptTokens     int `json:"prompt_tokens"`
-				CompletionTokens int `json:"completion_tokens"`
-			} `json:"usage"`
-			Timings *struct {
-				CacheN             int     `json:"cache_n"`
-				PromptN            int     `json:"prompt_n"`
-				PredictedN         int     `json:"predicted_n"`
-				PredictedPerSecond float64 `json:"predicted_per_second"`
-			} `json:"timings"`
-		}
-		for line := range strings.SplitSeq(string(b), "\n") {
-			if data, ok := strings.CutPrefix(line, "data: "); ok && strings.Contains(data, `"usage"`) {
-				if err := json.Unmarshal([]byte(data), &last); err != nil {
-					t.Fatal(err)
+		for _, stream := range []bool{true, false} {
+			body := fmt.Sprintf(`{"messages":[{"role":"user","content":"Once upon a time"}],"prompt":"Once upon a time","max_tokens":12,"temperature":0,"stream":%v,"stream_options":{"include_usage":true}}`, stream)
+			if !stream {
+				body = strings.Replace(body, `,"stream_options":{"include_usage":true}`, "", 1)
+			}
+			resp, err := http.Post(ts.URL+route, "application/json", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			var last struct {
+				Usage *struct {
+					PromptTokens     int `json:"prompt_tokens"`
+					CompletionTokens int `json:"completion_tokens"`
+				} `json:"usage"`
+				Timings *struct {
+					CacheN             int     `json:"cache_n"`
+					PromptN            int     `json:"prompt_n"`
+					PredictedN         int     `json:"predicted_n"`
+					PredictedPerSecond float64 `json:"predicted_per_second"`
+				} `json:"timings"`
+			}
+			if !stream {
+				if err := json.Unmarshal(b, &last); err != nil {
+					t.Fatalf("%s: %v: %s", route, err, b)
 				}
 			}
-		}
-		u, tm := last.Usage, last.Timings
-		if u == nil || tm == nil || tm.PredictedN != u.CompletionTokens || tm.PromptN+tm.CacheN != u.PromptTokens || tm.PredictedPerSecond <= 0 {
-			t.Errorf("%s: the usage chunk's usage %+v and timings %+v disagree or are missing:\n%s", route, u, tm, b)
+			for line := range strings.SplitSeq(string(b), "\n") {
+				if data, ok := strings.CutPrefix(line, "data: "); ok && strings.Contains(data, `"usage"`) {
+					if err := json.Unmarshal([]byte(data), &last); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			u, tm := last.Usage, last.Timings
+			if u == nil || tm == nil || tm.PredictedN != u.CompletionTokens || tm.PromptN+tm.CacheN != u.PromptTokens || tm.PredictedPerSecond <= 0 {
+				t.Errorf("%s, stream %v: the usage %+v and timings %+v disagree or are missing:\n%s", route, stream, u, tm, b)
+			}
 		}
 	}
 }
