@@ -133,8 +133,8 @@ func (s *Server) tooLongEach(param string, texts []string, truncate bool) *errBo
 
 // embed tokenizes the input (embedTokens) and runs it through the model,
 // one request at a time, each embedding scaled to length 1 when normalize;
-// it returns them and the tokens they took. It stops at the client's
-// hanging up.
+// it returns them and the tokens they took, which /metrics counts. It
+// stops at the client's hanging up.
 func (s *Server) embed(ctx context.Context, in embedInput, truncate, normalize bool) ([][]float32, int, *errBody) {
 	inputs, e := s.embedTokens(in, truncate)
 	if e != nil {
@@ -165,6 +165,7 @@ func (s *Server) embed(ctx context.Context, in embedInput, truncate, normalize b
 		}
 		out[i], tokens = v, tokens+len(ids)
 	}
+	s.met.embedded(tokens)
 	return out, tokens, nil
 }
 
@@ -261,6 +262,7 @@ func (s *Server) ollamaEmbeddings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Prompt == "" {
+		s.met.embedded(0)
 		writeJSON(w, http.StatusOK, map[string]any{"embedding": []float32{}})
 		return
 	}

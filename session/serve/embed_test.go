@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/binary"
+	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"strings"
@@ -225,5 +227,43 @@ func TestEmbeddingAppendsEOS(t *testing.T) {
 	code, v = post(t, ts.URL+"/api/embed", `{"model":"stories260K","input":"Once upon a time"}`)
 	if code != http.StatusOK || v["prompt_eval_count"] != float64(len(ids)) {
 		t.Errorf("/api/embed: %d, %v tokens, want %d", code, v["prompt_eval_count"], len(ids))
+	}
+}
+
+// /metrics counts the embedding routes' requests and input tokens (it
+// counted only the generation's): scraped after three requests, one of
+// two texts, the counters hold three requests and every input's tokens.
+func TestEmbeddingMetrics(t *testing.T) {
+	s, ts, _ := start(t, Options{})
+	tokens := 0
+	for _, text := range []string{"Once upon a time", "a cat", "the dog ran"} {
+		tokens += len(session.RawIDs(s.m.Tokenizer(), text))
+	}
+	for _, c := range []struct{ path, body string }{
+		{"/v1/embeddings", `{"input":["Once upon a time","a cat"]}`},
+		{"/api/embed", `{"model":"stories260K","input":"the dog ran"}`},
+		{"/api/embeddings", `{"model":"stories260K","prompt":""}`},
+	} {
+		if code, v := post(t, ts.URL+c.path, c.body); code != http.StatusOK {
+			t.Fatalf("%s: %d %v", c.path, code, v)
+		}
+	}
+	resp, err := http.Get(ts.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		fmt.Sprintf("chat:embedding_requests_total{model_name=%q} 3\n", s.Name()),
+		fmt.Sprintf("chat:embedding_input_tokens_total{model_name=%q} %d\n", s.Name(), tokens),
+		"# HELP chat:embedding_requests_total ", "# TYPE chat:embedding_input_tokens_total counter\n",
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("/metrics lacks %q:\n%s", want, b)
+		}
 	}
 }

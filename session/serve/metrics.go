@@ -15,6 +15,10 @@ import (
 // has vLLM's model_name label. Gauges and the engine-wide counters are read
 // from the engine when scraped.
 //
+// The embedding routes, which vLLM serves from a pooling model of its own
+// (its prompt-token counter counts them there), have chat: counters of
+// their own: vllm:prompt_tokens_total stays the generation's.
+//
 // vllm:kv_cache_usage_perc counts every block held, the prefix cache's
 // included (those are freed on demand); chat:kv_cache_blocks_cached says how
 // many of them the prefix tree holds.
@@ -29,6 +33,8 @@ type metrics struct {
 	drafts     prometheus.Counter
 	draftToks  prometheus.Counter
 	accepted   prometheus.Counter
+	embeds     prometheus.Counter // embedding requests answered
+	embedToks  prometheus.Counter // and the tokens of their inputs
 }
 
 func newMetrics(s *Server) *metrics {
@@ -81,7 +87,15 @@ func newMetrics(s *Server) *metrics {
 	m.drafts = counter("vllm:spec_decode_num_drafts_total", "Speculative rounds.")
 	m.draftToks = counter("vllm:spec_decode_num_draft_tokens_total", "Draft tokens proposed.")
 	m.accepted = counter("vllm:spec_decode_num_accepted_tokens_total", "Draft tokens accepted.")
+	m.embeds = counter("chat:embedding_requests_total", "Embedding requests answered (/v1/embeddings, /api/embed, /api/embeddings).")
+	m.embedToks = counter("chat:embedding_input_tokens_total", "Input tokens of the embedding requests answered.")
 	return m
+}
+
+// embedded counts an embedding request answered, of tokens input tokens.
+func (m *metrics) embedded(tokens int) {
+	m.embeds.Inc()
+	m.embedToks.Add(float64(tokens))
 }
 
 func (m *metrics) handler() http.Handler { return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}) }
