@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"strings"
@@ -248,21 +247,13 @@ func TestEmbeddingMetrics(t *testing.T) {
 			t.Fatalf("%s: %d %v", c.path, code, v)
 		}
 	}
-	resp, err := http.Get(ts.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := scrape(t, ts.URL)
 	for _, want := range []string{
 		fmt.Sprintf("chat:embedding_requests_total{model_name=%q} 3\n", s.Name()),
 		fmt.Sprintf("chat:embedding_input_tokens_total{model_name=%q} %d\n", s.Name(), tokens),
 		"# HELP chat:embedding_requests_total ", "# TYPE chat:embedding_input_tokens_total counter\n",
 	} {
-		if !strings.Contains(string(b), want) {
+		if !strings.Contains(b, want) {
 			t.Errorf("/metrics lacks %q:\n%s", want, b)
 		}
 	}

@@ -609,18 +609,28 @@ func TestMetricsText(t *testing.T) {
 	if _, err := c.Chat.Completions.New(context.Background(), greedyChat("Once upon a time", 8)); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Get(ts.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	m, err := remote.ParseMetrics(resp.Body)
+	m, err := remote.ParseMetrics(strings.NewReader(scrape(t, ts.URL)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if m.Server != "chat" || m.GenTokens != 8 || m.PromptTokens == 0 || m.KVUsage <= 0 || m.Running != 0 || len(m.Missing()) != 0 {
 		t.Errorf("%+v, missing %v", m, m.Missing())
 	}
+}
+
+// scrape is the server's /metrics text.
+func scrape(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("/metrics: %s, %v", resp.Status, err)
+	}
+	return string(b)
 }
 
 // A model name that is not UTF-8 (general.name is any bytes) is served as
@@ -636,14 +646,7 @@ func TestNameNotUTF8(t *testing.T) {
 	if _, err := c.Chat.Completions.New(context.Background(), p); err != nil {
 		t.Errorf("the served id is refused: %v", err)
 	}
-	resp, err := http.Get(ts.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Errorf("/metrics: %s", resp.Status)
-	}
+	scrape(t, ts.URL) // a 200
 }
 
 // TestPreemptionKeepsGreedy: 16 requests at once in a pool too small for
