@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"chat/engine/sampler"
+	"chat/models/testmodels"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/teatest/v2"
@@ -20,7 +21,14 @@ import (
 // The fake backend's stats are fixed and nothing animates, so a frame
 // depends only on the keys sent and the chunks polled.
 
-const waitLimit = 10 * time.Second
+// waitLimit bounds each wait for the program to reach a state (and for it
+// to quit): a hang detector, not a speed check, so it is the tests' one
+// hang bound, testmodels.HangAfter, which allows for the race detector. A
+// fixed 10 s was not: under go test -race on a loaded 2-core host a golden
+// run is 5 to 30 times slower (TestGoldenViewSpark's 20x5 case, the
+// longest sequence, two replies and 39 keystrokes each drawn in full, took
+// 4.8 s against 0.17 s alone), and its waits timed out.
+const waitLimit = testmodels.HangAfter
 
 func startProgram(t *testing.T, f *fakeBackend, w, h int, opts Options) *teatest.TestModel {
 	t.Helper()
