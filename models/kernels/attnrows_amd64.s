@@ -511,13 +511,6 @@ TEXT ·attnRowsScoresF16AVX2(SB), NOSPLIT, $8-92
 f16s_rows8:
 	CMPQ R12, $8
 	JLT  f16s_rows
-	LEAQ (BX)(CX*8), R14      // rows t+8..t+15
-	LEAQ (R14)(CX*8), R15
-f16s8_pf:
-	PREFETCHT0 (R14)
-	ADDQ $64, R14
-	CMPQ R14, R15
-	JLT  f16s8_pf
 	MOVQ  DI, R11             // scores of head h, rows t..t+7
 	XORQ  R13, R13            // h
 	MOVQ  SI, R8              // query head h
@@ -528,6 +521,31 @@ f16s_heads8:
 	IMULQ   d+48(FP), R15
 	SHLQ    $1, R15
 	ADDQ    BX, R15
+	LEAQ (R15)(CX*8), AX
+	MOVQ R10, R14
+	SHRQ $1, R14             // bytes of a stored head
+	ADDQ AX, R14
+f16s8_pfa:
+	PREFETCHNTA (AX)
+	PREFETCHNTA (AX)(CX*1)
+	PREFETCHNTA (AX)(CX*2)
+	PREFETCHNTA (AX)(DX*1)
+	ADDQ $64, AX
+	CMPQ AX, R14
+	JLT  f16s8_pfa
+	LEAQ (R15)(CX*8), AX
+	LEAQ (AX)(CX*4), AX
+	MOVQ R10, R14
+	SHRQ $1, R14             // bytes of a stored head
+	ADDQ AX, R14
+f16s8_pfb:
+	PREFETCHNTA (AX)
+	PREFETCHNTA (AX)(CX*1)
+	PREFETCHNTA (AX)(CX*2)
+	PREFETCHNTA (AX)(DX*1)
+	ADDQ $64, AX
+	CMPQ AX, R14
+	JLT  f16s8_pfb
 	LEAQ (R15)(CX*4), AX      // row t+4
 	LEAQ (R8)(R10*1), R14     // the end of query head h
 	VXORPS Y0, Y0, Y0
@@ -752,13 +770,6 @@ TEXT ·attnRowsMixF16AVX2(SB), NOSPLIT, $0-88
 f16m_rows4:
 	CMPQ R12, $4
 	JLT  f16m_rows
-	LEAQ (BX)(DX*4), R14 // row t+4
-	LEAQ (R14)(DX*4), R15
-f16m4_pf:
-	PREFETCHT0 (R14)
-	ADDQ $64, R14
-	CMPQ R14, R15
-	JLT  f16m4_pf
 	XORQ  R13, R13            // h
 	MOVQ  DI, R11             // out head h
 	MOVQ  SI, CX              // w[h][t]
@@ -773,6 +784,18 @@ f16m_heads4:
 	IMULQ   d+48(FP), R15
 	SHLQ    $1, R15
 	ADDQ    BX, R15
+	LEAQ (R15)(DX*4), AX
+	MOVQ R10, R14
+	SHRQ $1, R14             // bytes of a stored head
+	ADDQ AX, R14
+f16m4_pfh:
+	PREFETCHNTA (AX)
+	PREFETCHNTA (AX)(DX*1)
+	PREFETCHNTA (AX)(DX*2)
+	PREFETCHNTA (AX)(R8*1)
+	ADDQ $64, AX
+	CMPQ AX, R14
+	JLT  f16m4_pfh
 	MOVQ R11, AX
 	LEAQ (R11)(R10*1), R14    // the end of out head h
 f16m_cols4:
@@ -852,13 +875,6 @@ TEXT ·attnRowsMixF16AVX512(SB), NOSPLIT, $0-88
 f16m512_rows4:
 	CMPQ R12, $4
 	JLT  f16m512_rows
-	LEAQ (BX)(DX*4), R14 // row t+4
-	LEAQ (R14)(DX*4), R15
-f16m5124_pf:
-	PREFETCHT0 (R14)
-	ADDQ $64, R14
-	CMPQ R14, R15
-	JLT  f16m5124_pf
 	XORQ  R13, R13            // h
 	MOVQ  DI, R11             // out head h
 	MOVQ  SI, CX              // w[h][t]
@@ -873,6 +889,18 @@ f16m512_heads4:
 	IMULQ   d+48(FP), R15
 	SHLQ    $1, R15
 	ADDQ    BX, R15
+	LEAQ (R15)(DX*4), AX
+	MOVQ R10, R14
+	SHRQ $1, R14             // bytes of a stored head
+	ADDQ AX, R14
+f16m5124_pfh:
+	PREFETCHNTA (AX)
+	PREFETCHNTA (AX)(DX*1)
+	PREFETCHNTA (AX)(DX*2)
+	PREFETCHNTA (AX)(R8*1)
+	ADDQ $64, AX
+	CMPQ AX, R14
+	JLT  f16m5124_pfh
 	MOVQ R11, AX
 	LEAQ (R11)(R10*1), R14    // the end of out head h
 f16m512_cols4:

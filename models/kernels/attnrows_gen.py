@@ -88,6 +88,46 @@ def prefetch(L, stride, rows=1):
     p(f"\tJLT  {L}_pf")
 
 
+# f16 rows fetch ahead a head at a time instead: the scores' eight-row and
+# the mix's four-row loops fetch, with each head, that head's lines of the
+# next eight (four) rows, non-temporally, rather than all of those rows'
+# lines at the start (192 and 96 prefetches at once, more than the core
+# keeps in flight, so the loop waited on them while nothing was computed).
+# The fetches then go out beside the work that hides them.
+# BenchmarkAttnColdKV, alternating (BENCHMARKS.md): f16/blocks (scattered
+# 16-row blocks) 0.72-0.79x the time, f16/rows (adjacent) 0.85-1.0x; in a
+# batch-8 step of bench110M the f16 scores' samples fell by about a quarter
+# against the tile's. PREFETCHT0 so gave f16/blocks most of that and
+# f16/rows nothing; fetching further ahead (scores 16 or 24 rows, mix 8)
+# did not win. The other families keep the burst (not measured with this).
+SPREAD = ("F16",)
+
+
+def head_ahead(L, row, stride, three, ahead, shift):
+    """PREFETCHNTA the lines of a head (row: its start in row t) in rows
+    t+ahead..t+ahead+3 (three: 3·stride), AX walking them, R14 the end;
+    R10 holds a float32 head's bytes."""
+    src = row
+    while ahead:
+        k = min(ahead, 8)
+        p(f"\tLEAQ ({src})({stride}*{k}), AX")
+        src, ahead = "AX", ahead - k
+    p("\tMOVQ R10, R14")
+    if 2 - shift:
+        p(f"\tSHRQ ${2 - shift}, R14             // bytes of a stored head")
+    p("\tADDQ AX, R14")
+    p(f"{L}:")
+    for m in ["(AX)", f"(AX)({stride}*1)", f"(AX)({stride}*2)", f"(AX)({three}*1)"]:
+        p(f"\tPREFETCHNTA {m}")
+    p("\tADDQ $64, AX")
+    p("\tCMPQ AX, R14")
+    p(f"\tJLT  {L}")
+
+
+def spread():
+    return CUR in SPREAD
+
+
 # The family being written (main sets it): FP8's scale registers hold the
 # scale times 256.
 CUR = None
@@ -149,6 +189,8 @@ def rows8_open(L):
     p(f"{L}_rows8:")
     p("\tCMPQ R12, $8")
     p(f"\tJLT  {L}_rows")
+    if spread():
+        return rows8_heads(L)
     p("\tLEAQ (BX)(CX*8), R14      // rows t+8..t+15")
     p("\tLEAQ (R14)(CX*8), R15")
     p(f"{L}8_pf:")
@@ -156,6 +198,10 @@ def rows8_open(L):
     p("\tADDQ $64, R14")
     p("\tCMPQ R14, R15")
     p(f"\tJLT  {L}8_pf")
+    rows8_heads(L)
+
+
+def rows8_heads(L):
     p("\tMOVQ  DI, R11             // scores of head h, rows t..t+7")
     p("\tXORQ  R13, R13            // h")
     p("\tMOVQ  SI, R8              // query head h")
@@ -193,7 +239,8 @@ def rows4_open(L, R="Y"):
     p(f"{L}_rows4:")
     p("\tCMPQ R12, $4")
     p(f"\tJLT  {L}_rows")
-    prefetch(L + "4", "DX", 4)
+    if not spread():
+        prefetch(L + "4", "DX", 4)
     p("\tXORQ  R13, R13            // h")
     p("\tMOVQ  DI, R11             // out head h")
     p("\tMOVQ  SI, CX              // w[h][t]")
@@ -267,6 +314,9 @@ def scores8(L, i8, size, shift, decode):
             p(f"\tVMOVSS X10, sc8-{48-4*r}(SP)")
         walk_scales("scrow-16(SP)", "screl-56(SP)", "R15", 8, put)
     head_ptr("R15", 0, shift)
+    if spread():
+        head_ahead(L + "8_pfa", "R15", "CX", "DX", 8, shift)  # rows t+8..t+11
+        head_ahead(L + "8_pfb", "R15", "CX", "DX", 12, shift)  # rows t+12..t+15
     p("\tLEAQ (R15)(CX*4), AX      // row t+4")
     p("\tLEAQ (R8)(R10*1), R14     // the end of query head h")
     for i in range(8):
@@ -435,6 +485,8 @@ def mix(name, elt, size, shift, decode, avx512=False):
             scaled(f"{R}{12+r}")
         walk_scales("scrow-8(SP)", "screl-16(SP)", "AX", 4, put)
     head_ptr("R15", 0, shift)
+    if spread():
+        head_ahead(L + "4_pfh", "R15", "DX", "R8", 4, shift)  # rows t+4..t+7
     p("\tMOVQ R11, AX")
     p("\tLEAQ (R11)(R10*1), R14    // the end of out head h")
     p(f"{L}_cols4:")
