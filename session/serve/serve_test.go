@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -256,7 +257,9 @@ func TestErrors(t *testing.T) {
 		}
 		return ae.StatusCode, ae.Code
 	}
-	_, ts, c := start(t, Options{Engine: engine.Options{MaxSeqs: 1}})
+	held := newHeld(storiesModel(t))
+	_, ts, c := startModel(t, held, Options{Engine: engine.Options{MaxSeqs: 1}})
+	t.Cleanup(held.free) // before the server closes, should the test stop early
 	p := greedyChat("hi", 5)
 	p.Temperature = openai.Float(3)
 	if _, err := c.Chat.Completions.New(ctx, p); err == nil {
@@ -310,18 +313,28 @@ func TestErrors(t *testing.T) {
 		t.Errorf("bad JSON: %d %+v", resp.StatusCode, body)
 	}
 
-	// Full and not queueing: 503 while one reply runs.
+	// Full and not queueing: 503 while one reply runs. The reply is held
+	// after its first 20 passes (its first chunk), so it is still running
+	// when the second request comes: stories260K made its 400 tokens
+	// before that under GOMAXPROCS=1, and the second was accepted.
 	sctx, cancel := context.WithCancel(ctx)
+	held.holdAfter(20)
 	st := c.Chat.Completions.NewStreaming(sctx, greedyChat("Once upon a time", 400))
 	if !st.Next() {
 		t.Fatal(st.Err())
 	}
-	if _, err := c.Chat.Completions.New(ctx, greedyChat("hi", 5)); err == nil {
+	// (The refusal does not wait for the held step: Bounded fails rather
+	// than hangs if it does.)
+	if err := testmodels.Bounded(t, "a request on a full server", func() error {
+		_, err := c.Chat.Completions.New(ctx, greedyChat("hi", 5))
+		return err
+	}); err == nil {
 		t.Error("a second request on a full server accepted")
 	} else if st, _ := status(err); st != 503 {
 		t.Errorf("full server: %d", st)
 	}
 	cancel()
+	held.free()
 	st.Close()
 
 	// With a key: 401 without it, fine with it.
@@ -692,6 +705,39 @@ func TestModelByFileName(t *testing.T) {
 			t.Errorf("model %q accepted", name)
 		}
 	}
+}
+
+// heldModel is a model whose forward passes from the holdFrom-th on (0:
+// none) wait for release: a reply then stays running, however fast the
+// model is and however late the test gets to look.
+type heldModel struct {
+	models.Model
+	calls    atomic.Int64
+	holdFrom atomic.Int64
+	release  chan struct{}
+	once     sync.Once
+}
+
+type heldRunner struct {
+	models.Runner
+	m *heldModel
+}
+
+func newHeld(m models.Model) *heldModel { return &heldModel{Model: m, release: make(chan struct{})} }
+
+func (m *heldModel) NewRunner() models.Runner { return heldRunner{m.Model.NewRunner(), m} }
+
+// free releases the held passes (once).
+func (m *heldModel) free() { m.once.Do(func() { close(m.release) }) }
+
+// holdAfter holds every pass after the next n.
+func (m *heldModel) holdAfter(n int64) { m.holdFrom.Store(m.calls.Load() + n + 1) }
+
+func (r heldRunner) Forward(b *models.Batch, kv []models.KV) ([]float32, error) {
+	if h := r.m.holdFrom.Load(); r.m.calls.Add(1) >= h && h > 0 {
+		<-r.m.release
+	}
+	return r.Runner.Forward(b, kv)
 }
 
 // renamed is a model with another Info().Name.
