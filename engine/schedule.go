@@ -486,6 +486,10 @@ func (e *Engine) Queue() (running, waiting int) {
 	return e.running, len(e.q.waiting)
 }
 
+// Starting reports the replies inside Start now: waiting for the engine's
+// lock or for the pool, which the step in flight holds. It takes no lock.
+func (e *Engine) Starting() int { return int(e.q.starting.Load()) }
+
 // ClearCache empties the prefix cache and drops the last reply's sequence,
 // so every block of the pool is free. It fails while a reply runs.
 func (e *Engine) ClearCache() error {

@@ -21,6 +21,7 @@ import (
 	"chat/engine"
 	"chat/engine/sampler"
 	"chat/models"
+	"chat/models/gguf"
 	"chat/models/load"
 	"chat/models/testmodels"
 	"chat/session"
@@ -663,14 +664,22 @@ func TestNameNotUTF8(t *testing.T) {
 // them all (so sequences are preempted and recomputed) still give each the
 // headless greedy reply.
 func TestPreemptionKeepsGreedy(t *testing.T) {
-	s, _, c := start(t, Options{Engine: engine.Options{MaxSeqs: 16, MaxWaiting: 16, MaxBatchTokens: 48, KVMem: 1}})
+	// The first request's prefill is held until every other request is
+	// inside engine.Start (waiting for the pool the held step has): they
+	// then run together. Sent as they came, under GOMAXPROCS=1 the first
+	// replies ended before the last requests arrived, and the pool was
+	// never short.
+	held := newHeld(storiesModel(t))
+	s, _, c := startModel(t, held, Options{Engine: engine.Options{MaxSeqs: 16, MaxWaiting: 16, MaxBatchTokens: 48, KVMem: 1}})
+	t.Cleanup(held.free)
+	held.holdAfter(0)
 	got := make([]string, len(questions))
 	var wg sync.WaitGroup
-	for i, q := range questions {
+	ask := func(i int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r, err := c.Chat.Completions.New(context.Background(), greedyChat(q, 200))
+			r, err := c.Chat.Completions.New(context.Background(), greedyChat(questions[i], 200))
 			if err != nil {
 				t.Error(err)
 				return
@@ -678,6 +687,15 @@ func TestPreemptionKeepsGreedy(t *testing.T) {
 			got[i] = r.Choices[0].Message.Content
 		}()
 	}
+	ask(0)
+	<-held.onHold
+	for i := 1; i < len(questions); i++ {
+		ask(i)
+	}
+	for s.Engine().Starting() < len(questions)-1 {
+		time.Sleep(time.Millisecond)
+	}
+	held.free()
 	wg.Wait()
 	l := s.Engine().Load()
 	if l.Preemptions == 0 {
@@ -716,6 +734,7 @@ type heldModel struct {
 	holdFrom atomic.Int64
 	release  chan struct{}
 	once     sync.Once
+	onHold   chan struct{} // a pass is held
 }
 
 type heldRunner struct {
@@ -723,9 +742,14 @@ type heldRunner struct {
 	m *heldModel
 }
 
-func newHeld(m models.Model) *heldModel { return &heldModel{Model: m, release: make(chan struct{})} }
+func newHeld(m models.Model) *heldModel {
+	return &heldModel{Model: m, release: make(chan struct{}), onHold: make(chan struct{}, 1)}
+}
 
 func (m *heldModel) NewRunner() models.Runner { return heldRunner{m.Model.NewRunner(), m} }
+
+// GGUF is the held GGUF model's file, whose chat template the server uses.
+func (m *heldModel) GGUF() *gguf.File { return m.Model.(interface{ GGUF() *gguf.File }).GGUF() }
 
 // free releases the held passes (once).
 func (m *heldModel) free() { m.once.Do(func() { close(m.release) }) }
@@ -735,6 +759,10 @@ func (m *heldModel) holdAfter(n int64) { m.holdFrom.Store(m.calls.Load() + n + 1
 
 func (r heldRunner) Forward(b *models.Batch, kv []models.KV) ([]float32, error) {
 	if h := r.m.holdFrom.Load(); r.m.calls.Add(1) >= h && h > 0 {
+		select {
+		case r.m.onHold <- struct{}{}:
+		default:
+		}
 		<-r.m.release
 	}
 	return r.Runner.Forward(b, kv)
