@@ -3,6 +3,7 @@ package engine
 import (
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -44,12 +45,37 @@ func TestAdaptChoice(t *testing.T) {
 	}
 }
 
-// slowDrafter guesses wrong, and slowly.
-type slowDrafter struct{ vocab int }
+// stepClock is a clock that moves 10 µs a reading, and more when told:
+// what adapt measures then does not depend on this host's load (on the
+// wall clock a plain step stalled for 15 ms looked dearer than the 3 ms
+// drafts, and speculation stayed on).
+type stepClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *stepClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(10 * time.Microsecond)
+	return c.t
+}
+
+func (c *stepClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// slowDrafter guesses wrong, and slowly: 3 ms a call on its clock.
+type slowDrafter struct {
+	vocab int
+	clock *stepClock
+}
 
 func (slowDrafter) Reset([]int, uint64) {}
 func (d slowDrafter) Propose(ctx []int, k int, _ sampler.Params) ([]int, [][]float64, error) {
-	time.Sleep(3 * time.Millisecond)
+	d.clock.advance(3 * time.Millisecond)
 	g := make([]int, k)
 	for i := range g {
 		g[i] = (ctx[len(ctx)-1] + 1 + i) % d.vocab
@@ -65,8 +91,10 @@ func TestAdaptStepsAside(t *testing.T) {
 	plain := run(t, New(m), Request{Prompt: prompt(5, 1), MaxTokens: 60, Sampler: knobs["greedy"]})
 	e := New(m)
 	defer e.Close()
+	clock := &stepClock{}
 	e.mu.Lock()
-	e.spec, e.drafter = speculative.Config{Method: speculative.NGram, K: 4, Adapt: true}, slowDrafter{vocab: m.info.VocabSize}
+	e.now = clock.now
+	e.spec, e.drafter = speculative.Config{Method: speculative.NGram, K: 4, Adapt: true}, slowDrafter{vocab: m.info.VocabSize, clock: clock}
 	e.mu.Unlock()
 	res := run(t, e, Request{Prompt: prompt(5, 1), MaxTokens: 60, Sampler: knobs["greedy"]})
 	if !slices.Equal(res.IDs, plain.IDs) {

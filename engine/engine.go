@@ -213,7 +213,8 @@ type Engine struct {
 	err      error // set when the model is unusable
 	identity string
 	b        batcher
-	q        sched // the waiting queue and the step's token budget (schedule.go)
+	q        sched            // the waiting queue and the step's token budget (schedule.go)
+	now      func() time.Time // the clock adapt's measurements read (time.Now; a test's own)
 
 	// The KV pool, the prefix tree, the last finished reply's sequence and
 	// the reuse totals, guarded by kvmu.
@@ -246,7 +247,7 @@ func New(m models.Model) *Engine { return NewWithOptions(m, Options{}) }
 
 // NewWithOptions is New with options.
 func NewWithOptions(m models.Model, o Options) *Engine {
-	e := &Engine{maxSeqs: max(o.MaxSeqs, 1), replies: map[*Reply]bool{}}
+	e := &Engine{maxSeqs: max(o.MaxSeqs, 1), replies: map[*Reply]bool{}, now: time.Now}
 	e.samplers = make(chan *sampler.Sampler, e.maxSeqs)
 	e.q = sched{maxWait: max(o.MaxWaiting, 0), budget: max(o.MaxBatchTokens, 0), startWait: startWait}
 	if m == nil {

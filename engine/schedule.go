@@ -474,6 +474,22 @@ func (e *Engine) Load() Load {
 	return l
 }
 
+// Queue reports Load's Running and Waiting without the pool's figures: it
+// does not wait for the step in flight, which holds the pool (a server
+// refusing a request as full answers at once).
+func (e *Engine) Queue() (running, waiting int) {
+	if e.err != nil {
+		return 0, 0
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.running, len(e.q.waiting)
+}
+
+// Starting reports the replies inside Start now: waiting for the engine's
+// lock or for the pool, which the step in flight holds. It takes no lock.
+func (e *Engine) Starting() int { return int(e.q.starting.Load()) }
+
 // ClearCache empties the prefix cache and drops the last reply's sequence,
 // so every block of the pool is free. It fails while a reply runs.
 func (e *Engine) ClearCache() error {

@@ -11,6 +11,7 @@ import (
 
 	"chat/engine/sampler"
 	"chat/models"
+	"chat/models/testmodels"
 )
 
 // countingModel records the largest batch its runners were given.
@@ -277,6 +278,28 @@ func (r gatedRunner) Forward(b *models.Batch, kv []models.KV) ([]float32, error)
 		<-r.m.release
 	}
 	return r.Runner.Forward(b, kv)
+}
+
+// TestQueueDuringStep: Queue answers while a step is in flight (Load waits
+// for it, as the step holds the pool): a server refusing a request as full
+// used Load and waited for the step.
+func TestQueueDuringStep(t *testing.T) {
+	m := &gatedModel{Model: newFake(models.WindowHalf, 1<<15), held: make(chan int64), release: make(chan struct{})}
+	e := NewWithOptions(m, Options{MaxSeqs: 1})
+	defer e.Close()
+	m.hold.Store(true)
+	a, err := e.Start(Request{Prompt: prompt(3, 0), MaxTokens: 4, Sampler: knobs["greedy"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-m.held
+	var running, waiting int
+	testmodels.Bounded(t, "Queue during a step", func() error { running, waiting = e.Queue(); return nil })
+	close(m.release)
+	if running != 1 || waiting != 0 {
+		t.Errorf("Queue during a step: %d running, %d waiting; want 1, 0", running, waiting)
+	}
+	a.Wait()
 }
 
 // TestStartJoinsNextStep: a reply started while a step is in flight (its

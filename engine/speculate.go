@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"time"
 
 	"chat/engine/speculative"
 )
@@ -90,10 +89,10 @@ func (g *gen) round() {
 			k = a.choose(s.k)
 		}
 		if a.plainNext() { // measuring plain steps, or speculation stepped aside
-			did, t0 := g.pending, time.Now()
+			did, t0 := g.pending, e.now()
 			g.plainStep()
 			if did {
-				a.plainTook(time.Since(t0))
+				a.plainTook(e.now().Sub(t0))
 			}
 			g.stats.Spec.Note = a.note(s.k)
 			return
@@ -107,7 +106,7 @@ func (g *gen) round() {
 	n := min(k, g.r.req.MaxTokens-g.stats.GenTokens, e.window-g.seq.Len()-pend)
 	var guesses []int
 	var q [][]float64
-	tDraft := time.Now()
+	tDraft := e.now()
 	if n > 0 {
 		var err error
 		guesses, q, err = s.d.Propose(g.ctx, n, g.smp.Params())
@@ -134,7 +133,7 @@ func (g *gen) round() {
 		return
 	}
 	n = len(guesses)
-	draftDur, tVerify := time.Since(tDraft), time.Now()
+	draftDur, tVerify := e.now().Sub(tDraft), e.now()
 
 	// Target distributions: row j follows ctx + guesses[:j]. Without a
 	// pending id (right after the prefill) row 0 comes from g.logits.
@@ -177,7 +176,7 @@ func (g *gen) round() {
 	}
 	a, next, err := speculative.Verify(guesses, q, rows, g.smp)
 	if s.adapt != nil && err == nil {
-		s.adapt.roundTook(n, a, draftDur, time.Since(tVerify))
+		s.adapt.roundTook(n, a, draftDur, e.now().Sub(tVerify))
 	}
 	if err != nil {
 		g.reason, g.err = ReasonError, fmt.Errorf("engine: verifying after token %d: %w", g.stats.GenTokens, err)

@@ -35,7 +35,12 @@ type Progress struct {
 // file name, is shown with its control characters escaped: the bar writes
 // to the terminal directly, not through main's escaping stderr.
 func NewProgress(w io.Writer, width int, verb, label string) *Progress {
-	p := &Progress{verb: verb, label: termtext.Token(label), w: w, width: width, start: time.Now(), stop: make(chan struct{}), ended: make(chan struct{})}
+	return newProgressAt(w, width, verb, label, time.Now())
+}
+
+// newProgressAt is NewProgress for a load that started at start.
+func newProgressAt(w io.Writer, width int, verb, label string, start time.Time) *Progress {
+	p := &Progress{verb: verb, label: termtext.Token(label), w: w, width: width, start: start, stop: make(chan struct{}), ended: make(chan struct{})}
 	go p.run()
 	return p
 }

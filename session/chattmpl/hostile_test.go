@@ -248,3 +248,21 @@ func TestGuardsChargeWhatTheyAllocate(t *testing.T) {
 		}
 	}
 }
+
+// The render's backstop lies beyond the budget's deadline, also when a test
+// lifts the deadline: TestHostileTemplates lifted the deadline to a minute
+// but execute still gave up at a fixed 5 s, which the race detector's
+// slowdown reached (shared-lists-loop and six more failed with "took too
+// long to render", and the abandoned renders raced with the cleanup that
+// restored renderLimits).
+func TestBackstopFollowsTheDeadline(t *testing.T) {
+	saved := renderLimits
+	t.Cleanup(func() { renderLimits = saved })
+	if b := renderBackstop(); b <= renderLimits.deadline || b != 5*time.Second {
+		t.Errorf("backstop %v for a %v deadline; want 5 s, beyond it", b, renderLimits.deadline)
+	}
+	renderLimits.deadline = time.Minute
+	if b := renderBackstop(); b <= time.Minute {
+		t.Errorf("backstop %v for a lifted deadline of a minute", b)
+	}
+}

@@ -30,7 +30,7 @@ const (
 	maxRangeItems = 1 << 16         // items all range() calls of one render may produce
 	maxMacroDepth = 200             // nested macro calls (unbounded recursion kills the process)
 	maxOutput     = 8 << 20         // bytes of output beyond the content itself
-	renderTimeout = 5 * time.Second // a backstop: the budget's deadline ends a render sooner
+	renderGrace   = 3 * time.Second // the backstop's wait beyond the budget's deadline (renderLimits.deadline), which ends a render sooner
 )
 
 var errTimeout = errors.New("chattmpl: chat template took too long to render")
@@ -195,9 +195,11 @@ func parseJinja(src string, cfg *config.Config) (*jinjaTemplate, error) {
 }
 
 // execute renders msgs. The render budget ends a runaway render from
-// inside; should some path escape it, execute still returns errTimeout after
-// renderTimeout and the render goes on in the background until it ends, so
-// the caller must not run this template again.
+// inside; should some path escape it, execute still returns errTimeout
+// renderGrace after the budget's deadline (5 s in all) and the render goes
+// on in the background until it ends, so the caller must not run this
+// template again. The backstop follows the deadline: a test that lifts the
+// deadline (to measure budgets, not time) lifts it too.
 func (j *jinjaTemplate) execute(msgs []Message, generation bool, bos, eos string, now func() time.Time) (string, error) {
 	type result struct {
 		out string
@@ -216,7 +218,7 @@ func (j *jinjaTemplate) execute(msgs []Message, generation bool, bos, eos string
 		}()
 		r.out, r.err = j.run(msgs, generation, bos, eos, now)
 	}()
-	timer := time.NewTimer(renderTimeout)
+	timer := time.NewTimer(renderBackstop())
 	defer timer.Stop()
 	select {
 	case r := <-done:
@@ -225,6 +227,9 @@ func (j *jinjaTemplate) execute(msgs []Message, generation bool, bos, eos string
 		return "", errTimeout
 	}
 }
+
+// renderBackstop is how long execute waits for a render.
+func renderBackstop() time.Duration { return renderLimits.deadline + renderGrace }
 
 func (j *jinjaTemplate) run(msgs []Message, generation bool, bos, eos string, now func() time.Time) (string, error) {
 	list := make([]any, len(msgs))

@@ -250,9 +250,9 @@ func (s *Server) run(ctx context.Context, j job, emit func(piece) error) (engine
 	r, err := s.e.Start(req)
 	switch {
 	case errors.Is(err, engine.ErrBusy):
-		l := s.e.Load()
+		running, waiting := s.e.Queue() // not Load, which waits for the step in flight
 		return engine.Result{}, newErr(http.StatusServiceUnavailable, "server_error", "", "server_overloaded",
-			fmt.Sprintf("the server is full (%d requests running, %d waiting): try again later", l.Running, l.Waiting))
+			fmt.Sprintf("the server is full (%d requests running, %d waiting): try again later", running, waiting))
 	case err != nil:
 		return engine.Result{}, newErr(http.StatusInternalServerError, "server_error", "", "", err.Error())
 	}

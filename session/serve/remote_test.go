@@ -43,7 +43,9 @@ func remoteSession(t *testing.T, url string, n int) *session.Session {
 // and prefix hits reported), the next turn's usage counts reused tokens,
 // what needs a local model is refused, and Stop ends the server's reply.
 func TestRemoteSession(t *testing.T) {
-	srv, ts, _ := start(t, Options{Engine: engine.Options{MaxSeqs: 4, MaxWaiting: 4}})
+	held := newHeld(storiesModel(t))
+	srv, ts, _ := startModel(t, held, Options{Engine: engine.Options{MaxSeqs: 4, MaxWaiting: 4}})
+	t.Cleanup(held.free)
 	s := remoteSession(t, ts.URL, 40)
 	if in := s.Info(); in.Model != "stories260K" || in.ContextLength != 2048 {
 		t.Errorf("info %+v", in)
@@ -82,7 +84,11 @@ func TestRemoteSession(t *testing.T) {
 		}
 	}
 
+	// The long reply is held after its first 20 passes, so it is still
+	// running when Stop comes: stories260K makes its 1500 tokens in about
+	// 0.2 s, which a paused test goroutine let it finish ("length").
 	long := remoteSession(t, ts.URL, 1500)
+	held.holdAfter(20)
 	if err := long.Send("Once upon a time"); err != nil {
 		t.Fatal(err)
 	}
@@ -90,6 +96,7 @@ func TestRemoteSession(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	long.Stop()
+	held.free()
 	if r := long.Wait(); r.Reason != engine.ReasonStopped {
 		t.Errorf("stopped remote reply ended %q", r.Reason)
 	}

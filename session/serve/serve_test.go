@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"chat/engine"
 	"chat/engine/sampler"
 	"chat/models"
+	"chat/models/gguf"
 	"chat/models/load"
 	"chat/models/testmodels"
 	"chat/session"
@@ -256,7 +258,9 @@ func TestErrors(t *testing.T) {
 		}
 		return ae.StatusCode, ae.Code
 	}
-	_, ts, c := start(t, Options{Engine: engine.Options{MaxSeqs: 1}})
+	held := newHeld(storiesModel(t))
+	_, ts, c := startModel(t, held, Options{Engine: engine.Options{MaxSeqs: 1}})
+	t.Cleanup(held.free) // before the server closes, should the test stop early
 	p := greedyChat("hi", 5)
 	p.Temperature = openai.Float(3)
 	if _, err := c.Chat.Completions.New(ctx, p); err == nil {
@@ -310,18 +314,28 @@ func TestErrors(t *testing.T) {
 		t.Errorf("bad JSON: %d %+v", resp.StatusCode, body)
 	}
 
-	// Full and not queueing: 503 while one reply runs.
+	// Full and not queueing: 503 while one reply runs. The reply is held
+	// after its first 20 passes (its first chunk), so it is still running
+	// when the second request comes: stories260K made its 400 tokens
+	// before that under GOMAXPROCS=1, and the second was accepted.
 	sctx, cancel := context.WithCancel(ctx)
+	held.holdAfter(20)
 	st := c.Chat.Completions.NewStreaming(sctx, greedyChat("Once upon a time", 400))
 	if !st.Next() {
 		t.Fatal(st.Err())
 	}
-	if _, err := c.Chat.Completions.New(ctx, greedyChat("hi", 5)); err == nil {
+	// (The refusal does not wait for the held step: Bounded fails rather
+	// than hangs if it does.)
+	if err := testmodels.Bounded(t, "a request on a full server", func() error {
+		_, err := c.Chat.Completions.New(ctx, greedyChat("hi", 5))
+		return err
+	}); err == nil {
 		t.Error("a second request on a full server accepted")
 	} else if st, _ := status(err); st != 503 {
 		t.Errorf("full server: %d", st)
 	}
 	cancel()
+	held.free()
 	st.Close()
 
 	// With a key: 401 without it, fine with it.
@@ -653,14 +667,22 @@ func TestNameNotUTF8(t *testing.T) {
 // them all (so sequences are preempted and recomputed) still give each the
 // headless greedy reply.
 func TestPreemptionKeepsGreedy(t *testing.T) {
-	s, _, c := start(t, Options{Engine: engine.Options{MaxSeqs: 16, MaxWaiting: 16, MaxBatchTokens: 48, KVMem: 1}})
+	// The first request's prefill is held until every other request is
+	// inside engine.Start (waiting for the pool the held step has): they
+	// then run together. Sent as they came, under GOMAXPROCS=1 the first
+	// replies ended before the last requests arrived, and the pool was
+	// never short.
+	held := newHeld(storiesModel(t))
+	s, _, c := startModel(t, held, Options{Engine: engine.Options{MaxSeqs: 16, MaxWaiting: 16, MaxBatchTokens: 48, KVMem: 1}})
+	t.Cleanup(held.free)
+	held.holdAfter(0)
 	got := make([]string, len(questions))
 	var wg sync.WaitGroup
-	for i, q := range questions {
+	ask := func(i int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r, err := c.Chat.Completions.New(context.Background(), greedyChat(q, 200))
+			r, err := c.Chat.Completions.New(context.Background(), greedyChat(questions[i], 200))
 			if err != nil {
 				t.Error(err)
 				return
@@ -668,6 +690,15 @@ func TestPreemptionKeepsGreedy(t *testing.T) {
 			got[i] = r.Choices[0].Message.Content
 		}()
 	}
+	ask(0)
+	<-held.onHold
+	for i := 1; i < len(questions); i++ {
+		ask(i)
+	}
+	for s.Engine().Starting() < len(questions)-1 {
+		time.Sleep(time.Millisecond)
+	}
+	held.free()
 	wg.Wait()
 	l := s.Engine().Load()
 	if l.Preemptions == 0 {
@@ -695,6 +726,49 @@ func TestModelByFileName(t *testing.T) {
 			t.Errorf("model %q accepted", name)
 		}
 	}
+}
+
+// heldModel is a model whose forward passes from the holdFrom-th on (0:
+// none) wait for release: a reply then stays running, however fast the
+// model is and however late the test gets to look.
+type heldModel struct {
+	models.Model
+	calls    atomic.Int64
+	holdFrom atomic.Int64
+	release  chan struct{}
+	once     sync.Once
+	onHold   chan struct{} // a pass is held
+}
+
+type heldRunner struct {
+	models.Runner
+	m *heldModel
+}
+
+func newHeld(m models.Model) *heldModel {
+	return &heldModel{Model: m, release: make(chan struct{}), onHold: make(chan struct{}, 1)}
+}
+
+func (m *heldModel) NewRunner() models.Runner { return heldRunner{m.Model.NewRunner(), m} }
+
+// GGUF is the held GGUF model's file, whose chat template the server uses.
+func (m *heldModel) GGUF() *gguf.File { return m.Model.(interface{ GGUF() *gguf.File }).GGUF() }
+
+// free releases the held passes (once).
+func (m *heldModel) free() { m.once.Do(func() { close(m.release) }) }
+
+// holdAfter holds every pass after the next n.
+func (m *heldModel) holdAfter(n int64) { m.holdFrom.Store(m.calls.Load() + n + 1) }
+
+func (r heldRunner) Forward(b *models.Batch, kv []models.KV) ([]float32, error) {
+	if h := r.m.holdFrom.Load(); r.m.calls.Add(1) >= h && h > 0 {
+		select {
+		case r.m.onHold <- struct{}{}:
+		default:
+		}
+		<-r.m.release
+	}
+	return r.Runner.Forward(b, kv)
 }
 
 // renamed is a model with another Info().Name.
