@@ -461,9 +461,8 @@ func (e *Engine) Load() Load {
 	if e.err != nil {
 		return Load{}
 	}
-	e.mu.Lock()
-	l := Load{Running: e.running, Waiting: len(e.q.waiting), Preemptions: e.q.preemptions.Load()}
-	e.mu.Unlock()
+	l := Load{Preemptions: e.q.preemptions.Load()}
+	l.Running, l.Waiting = e.Queue()
 	e.kvmu.Lock()
 	defer e.kvmu.Unlock()
 	l.PoolBlocks, l.PoolUsed = e.pool.Blocks(), e.pool.Used()
