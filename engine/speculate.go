@@ -133,7 +133,8 @@ func (g *gen) round() {
 		return
 	}
 	n = len(guesses)
-	draftDur, tVerify := e.now().Sub(tDraft), e.now()
+	tVerify := e.now()
+	draftDur := tVerify.Sub(tDraft)
 
 	// Target distributions: row j follows ctx + guesses[:j]. Without a
 	// pending id (right after the prefill) row 0 comes from g.logits.
