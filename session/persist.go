@@ -281,14 +281,15 @@ func (s *Session) Regenerate() error {
 	for n > 0 && s.msgs[n-1].Role == System {
 		n-- // a system prompt set after the reply applies to the new one
 	}
+	u := n - 2 // the user message the last reply answers
 	switch {
 	case n > 0 && s.msgs[n-1].Role == User:
-		n++ // a reply stopped before its first token left none: ask again
+		u = n - 1 // a reply stopped before its first token left none: ask again
 	case n < 2 || s.msgs[n-1].Role != Assistant || s.msgs[n-2].Role != User:
 		return errors.New("no reply to regenerate yet")
 	}
-	user := s.msgs[n-2]
-	return s.resend(n-2, user.Content, user.Time)
+	user := s.msgs[u]
+	return s.resend(u, user.Content, user.Time)
 }
 
 // Edit replaces the user message at index i of Messages() (which counts the
