@@ -164,10 +164,18 @@ func (c *config) parseModern(m map[string]any) error {
 		}
 		return v
 	}
-	c.FFN = optDef("ffn_hidden", roundUp(int(8*float64(c.Embed)/3), 64))
-	c.KVHeads = optDef("n_kv_head", c.Heads)
-	c.Latent = optDef("kv_latent_dim", max(16, c.Embed/4))
-	c.RopeDim = optDef("rope_dim", max(2, c.HeadDim/2))
+	// ModernConfig derives these with `or` (kv_heads = n_kv_head or n_head):
+	// 0, like None, means the default.
+	orDef := func(key string, def int) int {
+		if v := optDef(key, 0); v != 0 {
+			return v
+		}
+		return def
+	}
+	c.FFN = orDef("ffn_hidden", roundUp(int(8*float64(c.Embed)/3), 64))
+	c.KVHeads = orDef("n_kv_head", c.Heads)
+	c.Latent = orDef("kv_latent_dim", max(16, c.Embed/4))
+	c.RopeDim = orDef("rope_dim", max(2, c.HeadDim/2))
 	c.Sliding = optDef("sliding_window", 0)
 	c.Experts = optDef("n_experts", 0)
 	c.TopK = optDef("moe_top_k", 2)

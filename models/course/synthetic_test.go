@@ -364,7 +364,7 @@ func TestSyntheticBadConfigs(t *testing.T) {
 		{map[string]any{"n_embed": int64(30)}, "not divisible by n_head"},
 		{map[string]any{"n_embed": int64(30), "n_head": int64(6)}, "odd"},
 		{map[string]any{"n_kv_head": int64(3)}, "not divisible by n_kv_head"},
-		{map[string]any{"n_kv_head": int64(0)}, "n_kv_head=0 is out of range"},
+		{map[string]any{"n_kv_head": int64(-1)}, "n_kv_head=-1 is out of range"},
 		{map[string]any{"n_blocks": int64(-1)}, "n_blocks=-1"},
 		{map[string]any{"vocab_size": int64(0)}, "vocab_size=0"},
 		{map[string]any{"context_length": int64(1) << 40}, "context_length"},
@@ -398,6 +398,30 @@ func TestSyntheticBadConfigs(t *testing.T) {
 			continue
 		}
 		testmodels.OneShortLine(t, err, 300)
+	}
+}
+
+// TestSyntheticZeroMeansDefault: ModernConfig derives ffn_hidden, n_kv_head,
+// kv_latent_dim and rope_dim with `or`, so 0 is the default, as None is.
+func TestSyntheticZeroMeansDefault(t *testing.T) {
+	for _, tc := range []struct{ arch, key string }{
+		{"modern", "ffn_hidden"}, {"modern", "n_kv_head"}, {"mla", "kv_latent_dim"}, {"mla", "rope_dim"},
+	} {
+		raw := synthConfigs()[tc.arch]
+		ts := synthTensors(t, raw, 4)
+		zero := synthConfigs()[tc.arch]
+		zero[tc.key] = int64(0)
+		m, err := newModel("zero.pt", ts, zero)
+		if err != nil {
+			t.Errorf("%s=0: %v", tc.key, err)
+			continue
+		}
+		ids := []int{3, 14, 15, 92, 65}
+		a, _ := kvcache.NewState(m).Forward(ids, 1)
+		b, _ := kvcache.NewState(synthModel(t, raw, 4)).Forward(ids, 1)
+		if d := maxAbsDiff(a, b); d != 0 {
+			t.Errorf("%s=0: logits differ from the default's by %g", tc.key, d)
+		}
 	}
 }
 
