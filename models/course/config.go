@@ -20,7 +20,8 @@ type config struct {
 	Blocks  int
 	HeadDim int // n_embed / n_head
 
-	// TrainWindow is generate_text.py's window, min(t_context_length or ctx, ctx).
+	// TrainWindow is generate_text.py's window, min(t_context_length or
+	// ctx, ctx); the context for a post-training cfg (chat.py has none).
 	TrainWindow int
 
 	// Modern only.
@@ -40,8 +41,8 @@ type config struct {
 	NormEps   float64
 }
 
-// defaultConfig is config/config.py's default_config as generate_text.py merges
-// it under a checkpoint's config (only the keys this package reads).
+// defaultConfig is config/config.py's default_config as generate_text.py
+// merges it under a trainer's config (only the keys this package reads).
 var defaultConfig = map[string]any{
 	"vocab_size":       int64(50304),
 	"context_length":   int64(512),
@@ -49,6 +50,17 @@ var defaultConfig = map[string]any{
 	"n_head":           int64(16),
 	"n_blocks":         int64(64),
 	"t_context_length": int64(16),
+}
+
+// chatDefaults are what the course's chat loader (src/post_training/
+// inference.py, behind scripts/chat.py) merges under a post-training cfg.
+// It has no training window: replies may fill the context.
+var chatDefaults = map[string]any{
+	"vocab_size":     int64(50304),
+	"context_length": int64(1024),
+	"n_embed":        int64(1024),
+	"n_head":         int64(16),
+	"n_blocks":       int64(24),
 }
 
 // Limits that no course model comes near; they keep a corrupt config from
@@ -63,10 +75,16 @@ const (
 	maxStateBytes = 4 << 30
 )
 
-// parseConfig resolves raw (the checkpoint's cfg or config, possibly nil).
-func parseConfig(raw map[string]any) (*config, error) {
-	m := make(map[string]any, len(defaultConfig)+len(raw))
-	for k, v := range defaultConfig {
+// parseConfig resolves raw, read from the checkpoint's entry from: a
+// post-training "cfg" the way the course's chat loader does, a trainer's
+// "config" (or none, "") the way generate_text.py does.
+func parseConfig(raw map[string]any, from string) (*config, error) {
+	defaults := defaultConfig
+	if from == "cfg" {
+		defaults = chatDefaults
+	}
+	m := make(map[string]any, len(defaults)+len(raw))
+	for k, v := range defaults {
 		m[k] = v
 	}
 	for k, v := range raw {
@@ -127,7 +145,7 @@ func parseConfig(raw map[string]any) (*config, error) {
 	c.TrainWindow = c.Ctx
 	if tw, ok, err := optInt(m, "t_context_length"); err != nil {
 		return nil, err
-	} else if ok && tw > 0 && tw < c.Ctx {
+	} else if ok && tw > 0 && tw < c.Ctx && from != "cfg" {
 		c.TrainWindow = tw
 	}
 

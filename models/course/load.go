@@ -34,7 +34,7 @@ func FromCheckpoint(ck *torchpt.Checkpoint, name string) (*Model, error) {
 		// load_state_dict's copy into float32 parameters would.
 		ts[k] = tensor{DType: t.DType, Shape: t.Shape, F32: t.F32}
 	}
-	m, err := newModel(name, ts, ck.Config)
+	m, err := newModel(name, ts, ck.Config, ck.ConfigKey)
 	if err != nil {
 		return nil, err
 	}

@@ -1,11 +1,13 @@
 package course
 
 import (
-	"chat/models/kvcache"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
+	"chat/models/kvcache"
+	"chat/models/testmodels"
 	"chat/models/tokenizer/coursebpe"
 	"chat/models/torchpt"
 )
@@ -19,7 +21,7 @@ func synthCheckpoint(t *testing.T, raw map[string]any) *torchpt.Checkpoint {
 		cfg[k] = v
 	}
 	cfg["vocab_size"] = int64(257)
-	ck := &torchpt.Checkpoint{Tensors: map[string]*torchpt.Tensor{}, Config: cfg,
+	ck := &torchpt.Checkpoint{Tensors: map[string]*torchpt.Tensor{}, Config: cfg, ConfigKey: "config",
 		Payload: map[string]any{"stage": "sft", "step": int64(3)}}
 	for k, v := range synthTensors(t, cfg, 5) {
 		ck.Tensors[k] = &torchpt.Tensor{DType: v.DType, Shape: v.Shape, F32: v.F32}
@@ -91,4 +93,93 @@ func TestFromCheckpointTokenizerTooBig(t *testing.T) {
 	if _, err := FromCheckpoint(ck, "x.pt"); err == nil || !strings.Contains(err.Error(), "tokenizer has 257 ids") {
 		t.Fatalf("error %v", err)
 	}
+}
+
+// TestTrainingWindow: a trainer's t_context_length is the window, as in
+// generate_text.py, and the rest of the context is there for --ctx-size
+// (Info.TrainContext); a post-training cfg has no window (chat.py), and a
+// trainer's config without the key gets default_config's 16.
+func TestTrainingWindow(t *testing.T) {
+	for _, tc := range []struct {
+		from       string
+		tw         any
+		ctx, train int
+	}{
+		{"config", int64(8), 8, 24},
+		{"config", nil, 16, 24},
+		{"config", int64(24), 24, 0},
+		{"config", int64(0), 24, 0},
+		{"cfg", int64(8), 24, 0},
+		{"cfg", nil, 24, 0},
+	} {
+		ck := synthCheckpoint(t, synthConfigs()["classic"])
+		ck.ConfigKey = tc.from
+		if tc.tw != nil {
+			ck.Config["t_context_length"] = tc.tw
+		}
+		m, err := FromCheckpoint(ck, "w.pt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in := m.Info(); in.ContextLength != tc.ctx || in.TrainContext != tc.train {
+			t.Errorf("%s t_context_length=%v: context %d of %d, want %d of %d", tc.from, tc.tw, in.ContextLength, in.TrainContext, tc.ctx, tc.train)
+		}
+	}
+}
+
+// TestKeysNamed: a checkpoint from a changed model (a parameter the
+// course's model does not have) is refused naming the tensors; one from
+// before the attention projection says so; one without a config says the
+// default sizes were assumed; tensors outside the model are ignored as the
+// course ignores them.
+func TestKeysNamed(t *testing.T) {
+	f32 := func(n ...int) *torchpt.Tensor {
+		size := 1
+		for _, d := range n {
+			size *= d
+		}
+		return &torchpt.Tensor{DType: "float32", Shape: n, F32: make([]float32, size)}
+	}
+	ck := synthCheckpoint(t, synthConfigs()["modern"])
+	ck.Tensors["blocks.0.attn.q_proj.bias"] = f32(32)
+	ck.Tensors["blocks.1.attn.q_proj.lora_A"] = f32(4, 32)
+	_, err := FromCheckpoint(ck, "bias.pt")
+	if err == nil || !strings.Contains(err.Error(), `tensors "blocks.0.attn.q_proj.bias", "blocks.1.attn.q_proj.lora_A", which the course's model does not have`) {
+		t.Errorf("extra parameters: %v", err)
+	}
+	testmodels.OneShortLine(t, err, 300)
+
+	ck = synthCheckpoint(t, synthConfigs()["modern"])
+	ck.Tensors["reward_head.weight"] = f32(1, 32)
+	if _, err := FromCheckpoint(ck, "reward.pt"); err != nil {
+		t.Errorf("reward head: %v", err)
+	}
+
+	ck = synthCheckpoint(t, synthConfigs()["classic"])
+	for l := 0; l < 2; l++ {
+		delete(ck.Tensors, fmt.Sprintf("attn_blocks.%d.attn.proj.weight", l))
+		delete(ck.Tensors, fmt.Sprintf("attn_blocks.%d.attn.proj.bias", l))
+	}
+	_, err = FromCheckpoint(ck, "old.pt")
+	if err == nil || !strings.Contains(err.Error(), "predates the attention output projection") {
+		t.Errorf("old classic: %v", err)
+	}
+
+	ck = synthCheckpoint(t, synthConfigs()["modern"])
+	ck.Tensors["blocks.0.attn.c_attn.weight"] = f32(96, 32)
+	delete(ck.Tensors, "blocks.0.attn.q_proj.weight")
+	ck.Config["arch"] = "classic"
+	_, err = FromCheckpoint(ck, "other.pt")
+	if err == nil || !strings.Contains(err.Error(), `the checkpoint has 23 tensors such as "blocks.0.attn.c_attn.weight"`) {
+		t.Errorf("other model: %v", err)
+	}
+	testmodels.OneShortLine(t, err, 400)
+
+	ck = synthCheckpoint(t, synthConfigs()["modern"])
+	ck.Config, ck.ConfigKey = map[string]any{}, ""
+	_, err = FromCheckpoint(ck, "bare.pt")
+	if err == nil || !strings.Contains(err.Error(), "the checkpoint stores no cfg or config, so the course's default sizes apply (n_embed=2048 n_head=16 n_blocks=64)") {
+		t.Errorf("bare state dict: %v", err)
+	}
+	testmodels.OneShortLine(t, err, 400)
 }

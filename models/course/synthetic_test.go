@@ -15,7 +15,7 @@ import (
 // using the same key names as the course's state_dict.
 func synthTensors(t testing.TB, raw map[string]any, seed uint64) map[string]tensor {
 	t.Helper()
-	c, err := parseConfig(raw)
+	c, err := parseConfig(raw, "config")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func synthConfigs() map[string]map[string]any {
 
 func synthModel(t testing.TB, raw map[string]any, seed uint64) *Model {
 	t.Helper()
-	m, err := newModel("synth.pt", synthTensors(t, raw, seed), raw)
+	m, err := newModel("synth.pt", synthTensors(t, raw, seed), raw, "config")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +336,7 @@ func TestSyntheticShapeErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ts := synthTensors(t, raw, 1)
 			tc.edit(ts)
-			_, err := newModel("synth.pt", ts, raw)
+			_, err := newModel("synth.pt", ts, raw, "config")
 			if tc.want == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -392,7 +392,7 @@ func TestSyntheticBadConfigs(t *testing.T) {
 		for k, v := range tc.edit {
 			raw[k] = v
 		}
-		_, err := newModel("synth.pt", map[string]tensor{}, raw)
+		_, err := newModel("synth.pt", map[string]tensor{}, raw, "config")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("config %.200v: error %.200v, want it to contain %q", tc.edit, err, tc.want)
 			continue
@@ -411,7 +411,7 @@ func TestSyntheticZeroMeansDefault(t *testing.T) {
 		ts := synthTensors(t, raw, 4)
 		zero := synthConfigs()[tc.arch]
 		zero[tc.key] = int64(0)
-		m, err := newModel("zero.pt", ts, zero)
+		m, err := newModel("zero.pt", ts, zero, "config")
 		if err != nil {
 			t.Errorf("%s=0: %v", tc.key, err)
 			continue
@@ -431,7 +431,7 @@ func TestSyntheticZeroMeansDefault(t *testing.T) {
 func TestSyntheticGQAEqualsMHA(t *testing.T) {
 	raw := synthConfigs()["gqa"]
 	ts := synthTensors(t, raw, 2)
-	gqa, err := newModel("gqa.pt", ts, raw)
+	gqa, err := newModel("gqa.pt", ts, raw, "config")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -453,7 +453,7 @@ func TestSyntheticGQAEqualsMHA(t *testing.T) {
 			mts[key] = tensor{DType: "float32", Shape: []int{4 * D, C}, F32: dst}
 		}
 	}
-	mha, err := newModel("mha.pt", mts, mraw)
+	mha, err := newModel("mha.pt", mts, mraw, "config")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -479,11 +479,11 @@ func FuzzConfig(f *testing.F) {
 		if kv >= 0 {
 			raw["n_kv_head"] = kv
 		}
-		if _, err := newModel("fuzz.pt", map[string]tensor{}, raw); err == nil {
+		if _, err := newModel("fuzz.pt", map[string]tensor{}, raw, "config"); err == nil {
 			t.Fatal("a model without tensors loaded")
 		}
 		delete(raw, "arch")
-		if _, err := newModel("fuzz.pt", map[string]tensor{}, raw); err == nil {
+		if _, err := newModel("fuzz.pt", map[string]tensor{}, raw, "config"); err == nil {
 			t.Fatal("a classic model without tensors loaded")
 		}
 	})
