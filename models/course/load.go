@@ -50,9 +50,9 @@ func FromCheckpoint(ck *torchpt.Checkpoint, name string) (*Model, error) {
 		var tk *coursebpe.TiktokenError
 		switch {
 		case errors.As(err, &tk) && !ok:
-			return nil, &loadError{fmt.Sprintf("course: %s: the config has no tokenizer, so the course would use tiktoken %s, which is not bundled", name, tk.Name), err}
+			return nil, &loadError{fmt.Sprintf("course: %s: the config names no tokenizer, so the course uses tiktoken %s, and %s", name, tk.Name, tk.Why), err}
 		case errors.As(err, &tk):
-			return nil, &loadError{fmt.Sprintf("course: %s: the checkpoint's tokenizer is tiktoken %s, which is not bundled", name, tk.Name), err}
+			return nil, &loadError{fmt.Sprintf("course: %s: the checkpoint's tokenizer is tiktoken %s, and %s", name, tk.Name, tk.Why), err}
 		}
 		return nil, fmt.Errorf("course: %s: %w", name, err)
 	}

@@ -3,11 +3,13 @@ package course
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
 	"chat/models/kvcache"
 	"chat/models/testmodels"
+	"chat/models/testmodels/r50k"
 	"chat/models/tokenizer/coursebpe"
 	"chat/models/torchpt"
 )
@@ -70,16 +72,46 @@ func TestFromCheckpointShapeError(t *testing.T) {
 }
 
 func TestFromCheckpointTiktoken(t *testing.T) {
+	t.Setenv("TIKTOKEN_CACHE_DIR", t.TempDir()) // an empty cache
 	ck := synthCheckpoint(t, synthConfigs()["classic"])
 	delete(ck.Config, "tokenizer")
 	_, err := FromCheckpoint(ck, "legacy.pt")
-	if err == nil || !strings.Contains(err.Error(), "r50k_base, which is not bundled") || !errors.Is(err, coursebpe.ErrTiktoken) {
+	if err == nil || !strings.Contains(err.Error(), "the config names no tokenizer, so the course uses tiktoken r50k_base, and its rank file is not in tiktoken's cache") || !errors.Is(err, coursebpe.ErrTiktoken) {
 		t.Fatalf("no tokenizer: error %v", err)
 	}
-	ck.Config["tokenizer"] = map[string]any{"type": "tiktoken", "name": "r50k_base"}
+	testmodels.OneShortLine(t, err, 400)
+	ck.Config["tokenizer"] = map[string]any{"type": "tiktoken", "name": "cl100k_base"}
 	_, err = FromCheckpoint(ck, "pile.pt")
-	if err == nil || !strings.Contains(err.Error(), "r50k_base, which is not bundled") || !errors.Is(err, coursebpe.ErrTiktoken) {
+	if err == nil || !strings.Contains(err.Error(), "tokenizer is tiktoken cl100k_base, and only r50k_base") || !errors.Is(err, coursebpe.ErrTiktoken) {
 		t.Fatalf("tiktoken: error %v", err)
+	}
+}
+
+// TestPostTrainingCheckpoint: a post-training checkpoint (cfg, no tokenizer,
+// vocab padded to 50304, keys of a reward model's backbone) chats with
+// r50k_base as the course's chat path does, read from tiktoken's cache.
+func TestPostTrainingCheckpoint(t *testing.T) {
+	r50k.Cache(t)
+	raw := synthConfigs()["modern"]
+	raw["vocab_size"] = int64(50304)
+	ck := &torchpt.Checkpoint{Tensors: map[string]*torchpt.Tensor{}, Config: raw, ConfigKey: "cfg",
+		Payload: map[string]any{"stage": "sft"}}
+	for k, v := range synthTensors(t, raw, 5) {
+		ck.Tensors[k] = &torchpt.Tensor{DType: v.DType, Shape: v.Shape, F32: v.F32}
+	}
+	m, err := FromCheckpoint(ck, "sft.pt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := m.Tokenizer()
+	if tok.EOT() != 50256 || m.Info().VocabSize != 50304 || !m.Info().ChatTuned() || m.Info().ContextLength != 24 {
+		t.Fatalf("EOT %d, info %+v", tok.EOT(), m.Info())
+	}
+	if ids := tok.Encode("<|user|>\n"); !reflect.DeepEqual(ids, []int{27, 91, 7220, 91, 29, 198}) {
+		t.Errorf("header ids %v", ids)
+	}
+	if _, err := kvcache.NewState(m).Forward(tok.Encode("Hello there"), 1); err != nil {
+		t.Fatal(err)
 	}
 }
 

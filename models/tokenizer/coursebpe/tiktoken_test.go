@@ -1,0 +1,91 @@
+package coursebpe
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"chat/models/testmodels"
+	"chat/models/testmodels/r50k"
+	"chat/models/tokenizer/gpt2bpe"
+)
+
+// TestTiktokenR50k reads r50k_base from tiktoken's cache (the file rebuilt
+// from GPT-2's vocabulary has tiktoken's sha256, so it is the real one),
+// under tiktoken's cache key, and runs llama.cpp's GPT-2 vectors through it:
+// what tiktoken's encode_ordinary gives, GPT-2's tokenizer being the same.
+// The merges it derives for GGUF are GPT-2's.
+func TestTiktokenR50k(t *testing.T) {
+	file, merges := r50k.File(t)
+	if sum := sha256.Sum256(file); hex.EncodeToString(sum[:]) != r50kBase.sha256 {
+		t.Fatalf("rebuilt r50k_base.tiktoken has sha256 %x, not tiktoken's", sum)
+	}
+	cached := r50k.Cache(t)
+	dir := filepath.Dir(cached)
+	tok, err := FromSpec(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok.Size() != 50257 || tok.EOT() != 50256 || string(tok.TokenBytes(50256)) != EndOfText {
+		t.Fatalf("size %d EOT %d", tok.Size(), tok.EOT())
+	}
+	if tok.Merges() != len(merges) {
+		t.Fatalf("%d merges, GPT-2 has %d", tok.Merges(), len(merges))
+	}
+	for r := range merges {
+		a, b := tok.Merge(r)
+		if got := gpt2bpe.ByteText(tok.TokenBytes(a)) + " " + gpt2bpe.ByteText(tok.TokenBytes(b)); got != merges[r] {
+			t.Fatalf("merge %d is %q, GPT-2's %q", r, got, merges[r])
+		}
+	}
+
+	inp, err := os.ReadFile(testmodels.Path(t, "vocab/ggml-vocab-gpt-2.gguf.inp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	outp, err := os.ReadFile(testmodels.Path(t, "vocab/ggml-vocab-gpt-2.gguf.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := strings.Split(string(inp), "\n__ggml_vocab_test__\n")
+	texts = texts[:len(texts)-1]
+	lines := strings.Split(strings.TrimSuffix(string(outp), "\n"), "\n")
+	for i, text := range texts {
+		var want []int
+		for _, f := range strings.Fields(lines[i]) {
+			n, _ := strconv.Atoi(f)
+			want = append(want, n)
+		}
+		if got := tok.Encode(text); !reflect.DeepEqual(got, want) && len(got)+len(want) > 0 {
+			t.Errorf("Encode(%q) = %v, want %v", text, got, want)
+		}
+		if got := tok.Decode(want); got != DecodeUTF8Replace([]byte(text)) {
+			t.Errorf("Decode(%v) = %q, want %q", want, got, text)
+		}
+	}
+	if got := tok.EncodeSpecial("hi<|endoftext|>"); !reflect.DeepEqual(got, []int{5303, 50256}) {
+		t.Errorf("EncodeSpecial = %v", got)
+	}
+
+	// A long run of one letter stays linear: the merge is a heap.
+	if ids := tok.Encode(strings.Repeat("a", 1<<16)); len(ids) == 0 {
+		t.Fatal("no ids")
+	}
+
+	// A file that is not tiktoken's is named, not read.
+	if err := os.WriteFile(filepath.Join(dir, "r50k_base.tiktoken"), file[:len(file)-1], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(cached)
+	_, err = FromSpec("r50k_base")
+	if !errors.Is(err, ErrTiktoken) || !strings.Contains(err.Error(), "does not have tiktoken's sha256") {
+		t.Errorf("corrupt file: %v", err)
+	}
+	testmodels.OneShortLine(t, err, 400)
+}
