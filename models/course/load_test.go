@@ -3,6 +3,7 @@ package course
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -214,4 +215,82 @@ func TestKeysNamed(t *testing.T) {
 		t.Errorf("bare state dict: %v", err)
 	}
 	testmodels.OneShortLine(t, err, 400)
+}
+
+// ptTensors are synthetic weights as TorchSave takes them, each name with
+// prefix in front; a tied lm_head stays one storage.
+func ptTensors(ts map[string]tensor, prefix string) testmodels.StateDict {
+	sd := testmodels.StateDict{}
+	shared := map[*float32]*testmodels.PT{}
+	for k, v := range ts {
+		p, ok := shared[&v.F32[0]]
+		if !ok {
+			p = &testmodels.PT{Shape: v.Shape, F32: v.F32}
+			shared[&v.F32[0]] = p
+		}
+		sd[prefix+k] = p
+	}
+	return sd
+}
+
+// TestLoadFileVariants writes checkpoints as the course's torch.save does
+// and loads them from disk: an empty cfg beside a trainer's config, and a
+// reward model's post-training file (cfg without a tokenizer, backbone
+// under transformer., a reward head); each gives the logits of its weights
+// loaded directly.
+func TestLoadFileVariants(t *testing.T) {
+	r50k.Cache(t)
+	dir := t.TempDir()
+	base := synthConfigs()["modern"]
+	base["vocab_size"] = int64(257)
+	raw := map[string]any{"n_kv_head": int64(0)} // the default: n_head
+	for k, v := range base {
+		raw[k] = v
+	}
+	ts := synthTensors(t, base, 8)
+	ids := []int{5, 7, 9, 11}
+	want, _ := kvcache.NewState(synthModel(t, base, 8)).Forward(ids, 1)
+	want = append([]float32(nil), want...)
+
+	withTok := map[string]any{}
+	for k, v := range raw {
+		withTok[k] = v
+	}
+	withTok["tokenizer"] = synthCheckpoint(t, raw).Config["tokenizer"]
+	rewardCfg := map[string]any{}
+	for k, v := range raw {
+		rewardCfg[k] = v
+	}
+	rewardCfg["vocab_size"] = int64(50304)
+	rts := synthTensors(t, rewardCfg, 8)
+	rsd := ptTensors(rts, "transformer.")
+	rsd["reward_head.weight"] = &testmodels.PT{Shape: []int{1, 32}, F32: make([]float32, 32)}
+	rsd["reward_head.bias"] = &testmodels.PT{Shape: []int{1}, F32: make([]float32, 1)}
+	rwant, _ := kvcache.NewState(synthModel(t, rewardCfg, 8)).Forward(ids, 1)
+	rwant = append([]float32(nil), rwant...)
+
+	for _, tc := range []struct {
+		name    string
+		payload map[string]any
+		want    []float32
+	}{
+		{"empty-cfg.pt", map[string]any{"model_state_dict": ptTensors(ts, "module."), "cfg": map[string]any{},
+			"config": withTok, "step": 3}, want},
+		{"reward.pt", map[string]any{"model_state_dict": rsd, "cfg": rewardCfg, "stage": "reward",
+			"optimizer_state_dict": nil, "metrics": map[string]any{"acc": 0.5}}, rwant},
+	} {
+		path := filepath.Join(dir, tc.name)
+		testmodels.TorchSave(t, path, tc.payload)
+		m, err := Load(path)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		got, err := kvcache.NewState(m).Forward(ids, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := maxAbsDiff(got, tc.want); d != 0 {
+			t.Errorf("%s: logits differ by %g", tc.name, d)
+		}
+	}
 }
