@@ -249,8 +249,9 @@ func (c *config) parseModern(m map[string]any) error {
 			return fmt.Errorf("config rope_dim=%d is odd; RoPE needs an even width", c.RopeDim)
 		}
 	}
-	if c.Sliding < 0 {
-		return fmt.Errorf("config sliding_window=%d is negative", c.Sliding)
+	if _, set, _ := optInt(m, "sliding_window"); set && c.Sliding <= 0 {
+		// ModernConfig: "sliding_window must be positive" (None: none).
+		return fmt.Errorf("config sliding_window=%d is not positive (None means no window)", c.Sliding)
 	}
 	if c.Experts != 0 {
 		if err := checkRange("n_experts", c.Experts, 1, maxExperts); err != nil {
