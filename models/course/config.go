@@ -21,7 +21,7 @@ type config struct {
 	HeadDim int // n_embed / n_head
 
 	// TrainWindow is generate_text.py's window, min(t_context_length or
-	// ctx, ctx); the context for a post-training cfg (chat.py has none).
+	// ctx, ctx), as parseConfig says.
 	TrainWindow int
 
 	// Modern only.
@@ -142,8 +142,18 @@ func parseConfig(raw map[string]any, from string) (*config, error) {
 	}
 	c.HeadDim = c.Embed / c.Heads
 
+	// The window generate_text.py keeps to: t_context_length. Only a
+	// checkpoint with no config gets default_config's 16 (the legacy model
+	// whose sizes it also takes); a config without the key (the root
+	// train.py's, which trains on context_length windows and whose
+	// generate.py uses them) and a post-training cfg (chat.py) get the
+	// context.
 	c.TrainWindow = c.Ctx
-	if tw, ok, err := optInt(m, "t_context_length"); err != nil {
+	src := raw
+	if from == "" {
+		src = m
+	}
+	if tw, ok, err := optInt(src, "t_context_length"); err != nil {
 		return nil, err
 	} else if ok && tw > 0 && tw < c.Ctx && from != "cfg" {
 		c.TrainWindow = tw

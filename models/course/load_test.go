@@ -130,8 +130,9 @@ func TestFromCheckpointTokenizerTooBig(t *testing.T) {
 
 // TestTrainingWindow: a trainer's t_context_length is the window, as in
 // generate_text.py, and the rest of the context is there for --ctx-size
-// (Info.TrainContext); a post-training cfg has no window (chat.py), and a
-// trainer's config without the key gets default_config's 16.
+// (Info.TrainContext); a post-training cfg has no window (chat.py), nor
+// does a config without the key (root train.py trains on the context); a
+// checkpoint without a config gets default_config's 16.
 func TestTrainingWindow(t *testing.T) {
 	for _, tc := range []struct {
 		from       string
@@ -139,7 +140,7 @@ func TestTrainingWindow(t *testing.T) {
 		ctx, train int
 	}{
 		{"config", int64(8), 8, 24},
-		{"config", nil, 16, 24},
+		{"config", nil, 24, 0},
 		{"config", int64(24), 24, 0},
 		{"config", int64(0), 24, 0},
 		{"cfg", int64(8), 24, 0},
@@ -157,6 +158,9 @@ func TestTrainingWindow(t *testing.T) {
 		if in := m.Info(); in.ContextLength != tc.ctx || in.TrainContext != tc.train {
 			t.Errorf("%s t_context_length=%v: context %d of %d, want %d of %d", tc.from, tc.tw, in.ContextLength, in.TrainContext, tc.ctx, tc.train)
 		}
+	}
+	if c, err := parseConfig(map[string]any{}, ""); err != nil || c.TrainWindow != 16 || c.Ctx != 512 {
+		t.Errorf("no config: window %d of %d (%v)", c.TrainWindow, c.Ctx, err)
 	}
 }
 
