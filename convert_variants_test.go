@@ -113,6 +113,18 @@ func TestConvertVariants(t *testing.T) {
 		"stage": "reward", "optimizer_state_dict": nil, "step": 10, "metrics": map[string]any{}})
 	testmodels.TorchSave(t, filepath.Join(dir, "tiny-int8.pt"), int8Trainer(t))
 
+	// The reward model chats (its stage), with r50k_base from the cache;
+	// without the file it is one line saying where tiktoken keeps it.
+	if code, stdout, stderr := runCLI("--model", filepath.Join(dir, "reward.pt"), "--prompt", "Hi", "-n", "4", "--greedy"); code != 0 || stdout == "" {
+		t.Fatalf("chat: exit %d %q %q", code, stdout, stderr)
+	}
+	t.Setenv("TIKTOKEN_CACHE_DIR", t.TempDir())
+	code, _, stderr := runCLI("--model", filepath.Join(dir, "reward.pt"), "--prompt", "Hi")
+	if code != 1 || !strings.Contains(stderr, "tiktoken r50k_base") || !strings.Contains(stderr, "is not in tiktoken's cache") || strings.Count(stderr, "\n") != 1 {
+		t.Fatalf("no rank file: exit %d %q", code, stderr)
+	}
+	r50k.Cache(t)
+
 	texts := []string{"Once upon a time", "Hello, world! It's 2024.\n\n  x", "<|user|>\nHi<|endoftext|>"}
 	for _, name := range []string{"reward", "tiny-int8"} {
 		t.Run(name, func(t *testing.T) {
