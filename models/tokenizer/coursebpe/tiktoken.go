@@ -48,8 +48,9 @@ const maxRankFile = 64 << 20
 
 // tiktokenDirs are tiktoken's cache folders, where the course's Python left
 // the rank files: $TIKTOKEN_CACHE_DIR or $DATA_GYM_CACHE_DIR when set, else
-// its default, the user cache folder's tiktoken (tiktoken 0.9 on) and the
-// temp folder's data-gym-cache (before).
+// its default: the user cache folder's tiktoken (tiktoken's load.py since
+// its 2026 change, openai/tiktoken#564) or, before, the temp folder's
+// data-gym-cache; both are tried.
 func tiktokenDirs() []string {
 	for _, env := range []string{"TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"} {
 		if d, ok := os.LookupEnv(env); ok {
