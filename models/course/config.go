@@ -73,6 +73,7 @@ const (
 	maxHidden     = 1 << 20
 	maxExperts    = 1 << 10
 	maxStateBytes = 4 << 30
+	maxTensors    = 1 << 20
 )
 
 // parseConfig resolves raw, read from the checkpoint's entry from: a
@@ -167,6 +168,14 @@ func parseConfig(raw map[string]any, from string) (*config, error) {
 	if b := c.stateBytes(); b > maxStateBytes {
 		return nil, fmt.Errorf("config needs %d MiB of cache and scratch per sequence (context_length=%d); refusing more than %d MiB",
 			int64(b)>>20, c.Ctx, int64(maxStateBytes)>>20)
+	}
+	// The model is laid out, a slot per tensor, before any is read.
+	perBlock := 3*c.Heads + 10 // classic: a key, query and value per head
+	if c.Arch == "modern" {
+		perBlock = 12 + 3*c.Experts
+	}
+	if n := c.Blocks * perBlock; n > maxTensors {
+		return nil, fmt.Errorf("config asks for %d tensors (n_blocks=%d); refusing more than %d", n, c.Blocks, maxTensors)
 	}
 	return c, nil
 }

@@ -378,6 +378,7 @@ func TestSyntheticBadConfigs(t *testing.T) {
 		{map[string]any{"n_experts": int64(2), "moe_top_k": int64(3)}, "moe_top_k=3"},
 		{map[string]any{"sliding_window": int64(-2)}, "sliding_window=-2"},
 		{map[string]any{"sliding_window": int64(0)}, "sliding_window=0 is not positive"},
+		{map[string]any{"arch": "classic", "n_blocks": int64(4096), "n_head": int64(4096), "n_embed": int64(4096), "context_length": int64(1)}, "refusing more than 1048576"},
 		{map[string]any{"rope_theta": -1.0}, "rope_theta"},
 		{map[string]any{"qk_norm": "yes"}, "want a bool"},
 		{map[string]any{"arch": long}, "is unknown"},
