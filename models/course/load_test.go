@@ -179,12 +179,17 @@ func TestKeysNamed(t *testing.T) {
 	}
 	ck := synthCheckpoint(t, synthConfigs()["modern"])
 	ck.Tensors["blocks.0.attn.q_proj.bias"] = f32(32)
-	ck.Tensors["blocks.1.attn.q_proj.lora_A"] = f32(4, 32)
+	ck.Tensors["blocks.1.attn.k_proj.bias"] = f32(16)
 	_, err := FromCheckpoint(ck, "bias.pt")
-	if err == nil || !strings.Contains(err.Error(), `tensors "blocks.0.attn.q_proj.bias", "blocks.1.attn.q_proj.lora_A", which the course's model does not have`) {
+	if err == nil || !strings.Contains(err.Error(), `tensors "blocks.0.attn.q_proj.bias", "blocks.1.attn.k_proj.bias", which the course's model does not have`) {
 		t.Errorf("extra parameters: %v", err)
 	}
 	testmodels.OneShortLine(t, err, 300)
+	ck.Tensors["blocks.1.attn.q_proj.lora_A"] = f32(4, 32)
+	_, err = FromCheckpoint(ck, "lora.pt")
+	if err == nil || !strings.Contains(err.Error(), `"blocks.1.attn.q_proj.lora_A" is an unmerged LoRA adapter`) {
+		t.Errorf("LoRA: %v", err)
+	}
 
 	ck = synthCheckpoint(t, synthConfigs()["modern"])
 	ck.Tensors["reward_head.weight"] = f32(1, 32)

@@ -47,6 +47,12 @@ func newModel(file string, tensors map[string]tensor, raw map[string]any, from s
 		return nil, fmt.Errorf("course: %s: %w", file, err)
 	}
 	inside, outside := unknownKeys(cfg, tensors)
+	for _, k := range inside {
+		if strings.HasSuffix(k, ".lora_A") || strings.HasSuffix(k, ".lora_B") {
+			// The scale alpha/rank is not in the file, so it cannot be merged here.
+			return nil, fmt.Errorf("course: %s: %s is an unmerged LoRA adapter; merge it into the weights before saving, as the course's merge_lora does", file, quote.Quote(k))
+		}
+	}
 	if len(inside) > 0 {
 		// The course's loader would drop them and run the model without
 		// them: a model changed from the course's, which this would not
