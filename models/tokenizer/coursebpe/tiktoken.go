@@ -110,7 +110,11 @@ func loadTiktoken(name string) (*Tokenizer, error) {
 		}
 		return fromRanks(b, enc)
 	}
-	where := "tiktoken's cache (" + strings.Join(tiktokenDirs(), ", ") + ")"
+	var dirs []string
+	for _, d := range tiktokenDirs() {
+		dirs = append(dirs, quote.Quote(d))
+	}
+	where := "tiktoken's cache (" + strings.Join(dirs, ", ") + ")"
 	if len(paths) == 0 {
 		where = "tiktoken's cache, which TIKTOKEN_CACHE_DIR=\"\" turns off"
 	}
