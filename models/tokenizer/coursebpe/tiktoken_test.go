@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -88,4 +89,58 @@ func TestTiktokenR50k(t *testing.T) {
 		t.Errorf("corrupt file: %v", err)
 	}
 	testmodels.OneShortLine(t, err, 400)
+}
+
+// TestRankMergeNaive: the heap merge gives what tiktoken's loop gives (find
+// the lowest-ranked joined pair, leftmost of equals, merge, repeat) on
+// random chunks of repeated letters and fragments, where equal ranks meet.
+func TestRankMergeNaive(t *testing.T) {
+	r50k.Cache(t)
+	tok, err := FromSpec("r50k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	naive := func(chunk string) []int {
+		parts := make([]string, len(chunk))
+		for i := 0; i < len(chunk); i++ {
+			parts[i] = chunk[i : i+1]
+		}
+		for {
+			best, at := int32(-1), -1
+			for i := 0; i+1 < len(parts); i++ {
+				if r, ok := tok.byBytes[parts[i]+parts[i+1]]; ok && (at < 0 || r < best) {
+					best, at = r, i
+				}
+			}
+			if at < 0 {
+				break
+			}
+			parts = append(parts[:at], append([]string{parts[at] + parts[at+1]}, parts[at+2:]...)...)
+		}
+		ids := make([]int, len(parts))
+		for i, p := range parts {
+			ids[i] = int(tok.byBytes[p])
+		}
+		return ids
+	}
+	frags := []string{"a", "aa", "e", "ee", " ", "th", "ing", "==", "--", "0", "00", "\xe2\x80", "\x94", "ab", "ba", "é", "!"}
+	x := uint32(7)
+	for range 3000 {
+		var b strings.Builder
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		for range 1 + x%12 {
+			x ^= x << 13
+			x ^= x >> 17
+			x ^= x << 5
+			b.WriteString(frags[x%uint32(len(frags))])
+		}
+		s := b.String()
+		if got, want := tok.rankMerge(nil, s, math.MaxInt32), naive(s); !reflect.DeepEqual(got, want) {
+			if _, whole := tok.byBytes[s]; !whole {
+				t.Fatalf("%q: heap %v, tiktoken's loop %v", s, got, want)
+			}
+		}
+	}
 }
