@@ -83,7 +83,7 @@ func TestFromCheckpointTiktoken(t *testing.T) {
 	testmodels.OneShortLine(t, err, 400)
 	ck.Config["tokenizer"] = map[string]any{"type": "tiktoken", "name": "cl100k_base"}
 	_, err = FromCheckpoint(ck, "pile.pt")
-	if err == nil || !strings.Contains(err.Error(), "tokenizer is tiktoken cl100k_base, and only r50k_base") || !errors.Is(err, coursebpe.ErrTiktoken) {
+	if err == nil || !strings.Contains(err.Error(), "tokenizer is tiktoken cl100k_base, and its rank file is not in tiktoken's cache") || !errors.Is(err, coursebpe.ErrTiktoken) {
 		t.Fatalf("tiktoken: error %v", err)
 	}
 }

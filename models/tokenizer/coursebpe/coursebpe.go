@@ -397,6 +397,9 @@ func (t *Tokenizer) EncodeSpecial(text string) []int {
 	for {
 		at, which := -1, -1
 		for j, s := range t.specials {
+			if s == "" {
+				continue // an id no token has (tiktoken.go)
+			}
 			if next[j] == -2 || (next[j] >= 0 && next[j] < pos) {
 				next[j] = strings.Index(text[pos:], s)
 				if next[j] >= 0 {

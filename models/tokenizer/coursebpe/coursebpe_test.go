@@ -241,10 +241,11 @@ func TestSpecErrors(t *testing.T) {
 		{nil, "r50k_base", missing},
 		{"r50k_base", "r50k_base", missing},
 		{"gpt2", "gpt2", missing},
-		{"cl100k_base", "cl100k_base", "only r50k_base (and gpt2, its alias) is supported"},
+		{"cl100k_base", "cl100k_base", missing},
+		{"p50k_base", "p50k_base", "not one of the encodings the course offers"},
 		{map[string]any{"type": "tiktoken", "name": "r50k_base"}, "r50k_base", missing},
 		{map[string]any{"type": "tiktoken"}, "r50k_base", missing},
-		{`{"type": "tiktoken", "name": "o200k_base"}`, "o200k_base", "only r50k_base"},
+		{`{"type": "tiktoken", "name": "o200k_base"}`, "o200k_base", missing},
 	}
 	for _, c := range tik {
 		_, err := FromSpec(c.spec)

@@ -19,20 +19,37 @@ import (
 )
 
 // tiktokenEncoding is where tiktoken (openai_public.py) gets an encoding:
-// its rank file's URL and sha256, its split pattern and its special tokens,
-// numbered after the ranks.
+// its rank file's URL and sha256, its split pattern and its special tokens
+// with their ids, which follow the ranks (with gaps: ids no token has).
 type tiktokenEncoding struct {
 	file, url, sha256, pattern string
-	specials                   []string
+	specials                   map[string]int
 }
 
-// tiktokenEncodings are the encodings this package reads. gpt2 has
-// r50k_base's ranks (tiktoken builds them from GPT-2's data-gym files), so
-// it is read from r50k_base's file. Others (cl100k_base, o200k_base) number
-// their special tokens with gaps, which this tokenizer does not model.
+// tiktokenEncodings are the encodings the course's prepare_tiny_data.py
+// offers (r50k_base, its default and the post-training one, cl100k_base,
+// o200k_base) and gpt2, which has r50k_base's ranks (tiktoken builds them
+// from GPT-2's data-gym files) and is read from r50k_base's file.
 var tiktokenEncodings = map[string]tiktokenEncoding{
 	"r50k_base": r50kBase,
 	"gpt2":      r50kBase,
+	"cl100k_base": {
+		file:    "cl100k_base.tiktoken",
+		url:     "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
+		sha256:  "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+		pattern: GPT4SplitPattern, // tiktoken's cl100k pattern, the same string
+		specials: map[string]int{EndOfText: 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
+			"<|fim_suffix|>": 100260, "<|endofprompt|>": 100276},
+	},
+	"o200k_base": {
+		file:   "o200k_base.tiktoken",
+		url:    "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+		sha256: "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+		pattern: `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?` +
+			`|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?` +
+			`|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`,
+		specials: map[string]int{EndOfText: 199999, "<|endofprompt|>": 200018},
+	},
 }
 
 var r50kBase = tiktokenEncoding{
@@ -40,7 +57,7 @@ var r50kBase = tiktokenEncoding{
 	url:      "https://openaipublic.blob.core.windows.net/encodings/r50k_base.tiktoken",
 	sha256:   "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
 	pattern:  GPT2SplitPattern,
-	specials: []string{EndOfText},
+	specials: map[string]int{EndOfText: 50256},
 }
 
 // maxRankFile bounds a rank file read (r50k_base's is 0.8 MiB).
@@ -95,7 +112,7 @@ func (enc tiktokenEncoding) rankFilePaths() []string {
 func loadTiktoken(name string) (*Tokenizer, error) {
 	enc, ok := tiktokenEncodings[name]
 	if !ok {
-		return nil, &TiktokenError{Name: name, Why: "only r50k_base (and gpt2, its alias) is supported"}
+		return nil, &TiktokenError{Name: name, Why: "it is not one of the encodings the course offers (r50k_base, cl100k_base, o200k_base)"}
 	}
 	paths := enc.rankFilePaths()
 	var bad []string
@@ -170,8 +187,22 @@ func fromRanks(b []byte, enc tiktokenEncoding) (*Tokenizer, error) {
 		}
 		t.merges[r-256] = [2]int{parts[0], parts[1]}
 	}
-	t.specials = enc.specials
-	t.eot = len(t.vocab) // EndOfText is the first special of each encoding
+	// Ids no token has (cl100k_base's 100256, say) are empty specials,
+	// which EncodeSpecial never matches.
+	t.eot = -1
+	for s, id := range enc.specials {
+		j := id - len(t.vocab)
+		if j < 0 || j > 1<<10 {
+			return nil, fmt.Errorf("tokenizer: %s has %d ranks, so special token %s cannot be id %d", enc.file, len(t.vocab), s, id)
+		}
+		for len(t.specials) <= j {
+			t.specials = append(t.specials, "")
+		}
+		t.specials[j] = s
+		if s == EndOfText {
+			t.eot = id
+		}
+	}
 	var err error
 	t.split, err = newSplitter(enc.pattern)
 	return t, err

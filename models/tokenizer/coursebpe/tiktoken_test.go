@@ -2,8 +2,10 @@ package coursebpe
 
 import (
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -142,5 +144,59 @@ func TestRankMergeNaive(t *testing.T) {
 				t.Fatalf("%q: heap %v, tiktoken's loop %v", s, got, want)
 			}
 		}
+	}
+}
+
+// TestTiktokenGaps: an encoding whose special tokens leave ids no token has
+// (cl100k_base's 100256, o200k_base's 199998 and more) numbers them as
+// tiktoken does; a gap is never matched nor decoded to text. The file is a
+// small one of the same form, registered under its own sha256.
+func TestTiktokenGaps(t *testing.T) {
+	var b strings.Builder
+	add := func(piece string, rank int) {
+		fmt.Fprintf(&b, "%s %d\n", base64.StdEncoding.EncodeToString([]byte(piece)), rank)
+	}
+	for i := range 256 {
+		add(string([]byte{byte((i + 10) % 256)}), i) // bytes out of order, as in OpenAI's files
+	}
+	add("ab", 256)
+	add("abc", 257)
+	file := []byte(b.String())
+	sum := sha256.Sum256(file)
+	enc := tiktokenEncoding{file: "gaps.tiktoken", url: "https://example.invalid/gaps.tiktoken", sha256: hex.EncodeToString(sum[:]),
+		pattern: GPT4SplitPattern, specials: map[string]int{EndOfText: 259, "<|x|>": 262}}
+	tiktokenEncodings["gaps_test"] = enc
+	defer delete(tiktokenEncodings, "gaps_test")
+	dir := t.TempDir()
+	t.Setenv("TIKTOKEN_CACHE_DIR", dir)
+	if err := os.WriteFile(filepath.Join(dir, "gaps.tiktoken"), file, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := FromSpec(map[string]any{"type": "tiktoken", "name": "gaps_test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok.Size() != 263 || tok.EOT() != 259 || !tok.IsSpecial(258) || tok.Decode([]int{258, 260}) != "" {
+		t.Fatalf("size %d EOT %d", tok.Size(), tok.EOT())
+	}
+	if got := tok.EncodeSpecial("abc<|x|>ab<|endoftext|>"); !reflect.DeepEqual(got, []int{257, 262, 256, 259}) {
+		t.Errorf("EncodeSpecial = %v", got)
+	}
+	if got := tok.Decode([]int{257, 262, 259}); got != "abc<|x|><|endoftext|>" {
+		t.Errorf("Decode = %q", got)
+	}
+	if a, c := tok.Merge(1); string(tok.TokenBytes(a)) != "ab" || string(tok.TokenBytes(c)) != "c" {
+		t.Errorf("merge 1 is %q %q", tok.TokenBytes(a), tok.TokenBytes(c))
+	}
+
+	// o200k_base's pattern compiles and cuts as tiktoken's does.
+	sp, err := newSplitter(tiktokenEncodings["o200k_base"].pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chunks []string
+	sp("Hello World's HTTPServer 12345 ok!!\n\n x", func(c string) { chunks = append(chunks, c) })
+	if want := []string{"Hello", " World's", " HTTPServer", " ", "123", "45", " ok", "!!\n\n", " x"}; !reflect.DeepEqual(chunks, want) {
+		t.Errorf("o200k chunks %q, want %q", chunks, want)
 	}
 }
