@@ -32,6 +32,8 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
+	// llama.cpp's install is found from HOME: pin it before HOME moves.
+	os.Setenv("CHAT_BENCH_CACHE", testmodels.LlamaCppCache())
 	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
 	os.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
 	os.Setenv("HOME", filepath.Join(dir, "home"))

@@ -45,11 +45,17 @@ type classicHead struct {
 	Value weights.Linear `pt:"value.weight" shape:"head_dim,n_embed"`
 }
 
-func newClassic(c *config, src nn.Source) (*Classic, error) {
+// newClassicShape is the model with its blocks and heads, nothing bound.
+func newClassicShape(c *config) *Classic {
 	m := &Classic{Blocks: make([]classicBlock, c.Blocks)}
 	for i := range m.Blocks {
 		m.Blocks[i].Heads = make([]classicHead, c.Heads)
 	}
+	return m
+}
+
+func newClassic(c *config, src nn.Source) (*Classic, error) {
+	m := newClassicShape(c)
 	if err := nn.Bind(m, "pt", src, c.dims()); err != nil {
 		return nil, err
 	}

@@ -20,7 +20,8 @@ type config struct {
 	Blocks  int
 	HeadDim int // n_embed / n_head
 
-	// TrainWindow is generate_text.py's window, min(t_context_length or ctx, ctx).
+	// TrainWindow is generate_text.py's window, min(t_context_length or
+	// ctx, ctx), as parseConfig says.
 	TrainWindow int
 
 	// Modern only.
@@ -40,8 +41,8 @@ type config struct {
 	NormEps   float64
 }
 
-// defaultConfig is config/config.py's default_config as generate_text.py merges
-// it under a checkpoint's config (only the keys this package reads).
+// defaultConfig is config/config.py's default_config as generate_text.py
+// merges it under a trainer's config (only the keys this package reads).
 var defaultConfig = map[string]any{
 	"vocab_size":       int64(50304),
 	"context_length":   int64(512),
@@ -49,6 +50,17 @@ var defaultConfig = map[string]any{
 	"n_head":           int64(16),
 	"n_blocks":         int64(64),
 	"t_context_length": int64(16),
+}
+
+// chatDefaults are what the course's chat loader (src/post_training/
+// inference.py, behind scripts/chat.py) merges under a post-training cfg.
+// It has no training window: replies may fill the context.
+var chatDefaults = map[string]any{
+	"vocab_size":     int64(50304),
+	"context_length": int64(1024),
+	"n_embed":        int64(1024),
+	"n_head":         int64(16),
+	"n_blocks":       int64(24),
 }
 
 // Limits that no course model comes near; they keep a corrupt config from
@@ -61,12 +73,19 @@ const (
 	maxHidden     = 1 << 20
 	maxExperts    = 1 << 10
 	maxStateBytes = 4 << 30
+	maxTensors    = 1 << 20
 )
 
-// parseConfig resolves raw (the checkpoint's cfg or config, possibly nil).
-func parseConfig(raw map[string]any) (*config, error) {
-	m := make(map[string]any, len(defaultConfig)+len(raw))
-	for k, v := range defaultConfig {
+// parseConfig resolves raw, read from the checkpoint's entry from: a
+// post-training "cfg" the way the course's chat loader does, a trainer's
+// "config" (or none, "") the way generate_text.py does.
+func parseConfig(raw map[string]any, from string) (*config, error) {
+	defaults := defaultConfig
+	if from == "cfg" {
+		defaults = chatDefaults
+	}
+	m := make(map[string]any, len(defaults)+len(raw))
+	for k, v := range defaults {
 		m[k] = v
 	}
 	for k, v := range raw {
@@ -124,10 +143,20 @@ func parseConfig(raw map[string]any) (*config, error) {
 	}
 	c.HeadDim = c.Embed / c.Heads
 
+	// The window generate_text.py keeps to: t_context_length. Only a
+	// checkpoint with no config gets default_config's 16 (the legacy model
+	// whose sizes it also takes); a config without the key (the root
+	// train.py's, which trains on context_length windows and whose
+	// generate.py uses them) and a post-training cfg (chat.py) get the
+	// context.
 	c.TrainWindow = c.Ctx
-	if tw, ok, err := optInt(m, "t_context_length"); err != nil {
+	src := raw
+	if from == "" {
+		src = m
+	}
+	if tw, ok, err := optInt(src, "t_context_length"); err != nil {
 		return nil, err
-	} else if ok && tw > 0 && tw < c.Ctx {
+	} else if ok && tw > 0 && tw < c.Ctx && from != "cfg" {
 		c.TrainWindow = tw
 	}
 
@@ -139,6 +168,14 @@ func parseConfig(raw map[string]any) (*config, error) {
 	if b := c.stateBytes(); b > maxStateBytes {
 		return nil, fmt.Errorf("config needs %d MiB of cache and scratch per sequence (context_length=%d); refusing more than %d MiB",
 			int64(b)>>20, c.Ctx, int64(maxStateBytes)>>20)
+	}
+	// The model is laid out, a slot per tensor, before any is read.
+	perBlock := 3*c.Heads + 10 // classic: a key, query and value per head
+	if c.Arch == "modern" {
+		perBlock = 12 + 3*c.Experts
+	}
+	if n := c.Blocks * perBlock; n > maxTensors {
+		return nil, fmt.Errorf("config asks for %d tensors (n_blocks=%d); refusing more than %d", n, c.Blocks, maxTensors)
 	}
 	return c, nil
 }
@@ -164,10 +201,18 @@ func (c *config) parseModern(m map[string]any) error {
 		}
 		return v
 	}
-	c.FFN = optDef("ffn_hidden", roundUp(int(8*float64(c.Embed)/3), 64))
-	c.KVHeads = optDef("n_kv_head", c.Heads)
-	c.Latent = optDef("kv_latent_dim", max(16, c.Embed/4))
-	c.RopeDim = optDef("rope_dim", max(2, c.HeadDim/2))
+	// ModernConfig derives these with `or` (kv_heads = n_kv_head or n_head):
+	// 0, like None, means the default.
+	orDef := func(key string, def int) int {
+		if v := optDef(key, 0); v != 0 {
+			return v
+		}
+		return def
+	}
+	c.FFN = orDef("ffn_hidden", roundUp(int(8*float64(c.Embed)/3), 64))
+	c.KVHeads = orDef("n_kv_head", c.Heads)
+	c.Latent = orDef("kv_latent_dim", max(16, c.Embed/4))
+	c.RopeDim = orDef("rope_dim", max(2, c.HeadDim/2))
 	c.Sliding = optDef("sliding_window", 0)
 	c.Experts = optDef("n_experts", 0)
 	c.TopK = optDef("moe_top_k", 2)
@@ -223,8 +268,9 @@ func (c *config) parseModern(m map[string]any) error {
 			return fmt.Errorf("config rope_dim=%d is odd; RoPE needs an even width", c.RopeDim)
 		}
 	}
-	if c.Sliding < 0 {
-		return fmt.Errorf("config sliding_window=%d is negative", c.Sliding)
+	if _, set, _ := optInt(m, "sliding_window"); set && c.Sliding <= 0 {
+		// ModernConfig: "sliding_window must be positive" (None: none).
+		return fmt.Errorf("config sliding_window=%d is not positive (None means no window)", c.Sliding)
 	}
 	if c.Experts != 0 {
 		if err := checkRange("n_experts", c.Experts, 1, maxExperts); err != nil {

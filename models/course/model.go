@@ -8,9 +8,12 @@ package course
 import (
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 
 	"chat/models"
 	"chat/models/nn"
+	"chat/models/quote"
 	"chat/models/weights"
 )
 
@@ -19,11 +22,6 @@ type Model struct {
 	*nn.Model
 	cfg *config
 }
-
-// TrainWindow is the window the course's generate_text.py uses:
-// min(t_context_length or context_length, context_length). A legacy config
-// without t_context_length gets default_config's 16.
-func (m *Model) TrainWindow() int { return m.cfg.TrainWindow }
 
 // Config is the resolved configuration of a checkpoint (read-only for
 // converters, which need what the weights do not say: rope theta, norm
@@ -42,10 +40,24 @@ type tensor struct {
 }
 
 // newModel checks every tensor against the config and builds the model.
-func newModel(file string, tensors map[string]tensor, raw map[string]any) (*Model, error) {
-	cfg, err := parseConfig(raw)
+// from is the checkpoint entry raw came from ("cfg", "config" or "").
+func newModel(file string, tensors map[string]tensor, raw map[string]any, from string) (*Model, error) {
+	cfg, err := parseConfig(raw, from)
 	if err != nil {
 		return nil, fmt.Errorf("course: %s: %w", file, err)
+	}
+	inside, outside := unknownKeys(cfg, tensors)
+	for _, k := range inside {
+		if strings.HasSuffix(k, ".lora_A") || strings.HasSuffix(k, ".lora_B") {
+			// The scale alpha/rank is not in the file, so it cannot be merged here.
+			return nil, fmt.Errorf("course: %s: %s is an unmerged LoRA adapter; merge it into the weights before saving, as the course's merge_lora does", file, quote.Quote(k))
+		}
+	}
+	if len(inside) > 0 {
+		// The course's loader would drop them and run the model without
+		// them: a model changed from the course's, which this would not
+		// reproduce.
+		return nil, fmt.Errorf("course: %s: %s, which the course's model does not have with this config (%s)", file, keyList(inside), cfg)
 	}
 	src := &tensorSet{file: file, tensors: tensors, seen: map[string]bool{}}
 	at := cfg.attention()
@@ -55,12 +67,15 @@ func newModel(file string, tensors map[string]tensor, raw map[string]any) (*Mode
 		Format:        "torch",
 		Quant:         "f32",
 		VocabSize:     cfg.Vocab,
-		ContextLength: cfg.Ctx,
+		ContextLength: cfg.TrainWindow,
 		Layers:        cfg.Blocks,
 		Embed:         cfg.Embed,
 		Heads:         cfg.Heads,
 		KVHeads:       at.KVHeads,
 		Window:        models.WindowSlide,
+	}
+	if cfg.Ctx > cfg.TrainWindow {
+		info.TrainContext = cfg.Ctx // --ctx-size opens the rest
 	}
 	var arch nn.Arch
 	if cfg.Arch == "classic" {
@@ -70,7 +85,14 @@ func newModel(file string, tensors map[string]tensor, raw map[string]any) (*Mode
 		arch, err = newModern(cfg, src)
 	}
 	if err != nil {
-		return nil, bindError(file, err)
+		err = bindError(file, err, tensors)
+		switch {
+		case from == "":
+			err = fmt.Errorf("%w: the checkpoint stores no cfg or config, so the course's default sizes apply (n_embed=%d n_head=%d n_blocks=%d)", err, cfg.Embed, cfg.Heads, cfg.Blocks)
+		case len(outside) > 0:
+			err = fmt.Errorf("%w; the checkpoint has %s, which this model does not use", err, keyList(outside))
+		}
+		return nil, err
 	}
 	info.Params = src.params
 	if cfg.Arch == "modern" && cfg.Tied {
@@ -93,15 +115,66 @@ func (c *config) dims() map[string]int {
 		"vocab_size": c.Vocab, "context_length": c.Ctx, "n_embed": c.Embed, "n_head": c.Heads,
 		"head_dim": c.HeadDim, "n_kv_head": c.KVHeads, "ffn_hidden": c.FFN, "kv_latent_dim": c.Latent,
 		"rope_dim": c.RopeDim, "n_experts": c.Experts, "n_shared_experts": c.Shared,
-		"qk_norm": b(c.QKNorm), "attn_gate": b(c.AttnGate),
+		"qk_norm": b(c.QKNorm), "attn_gate": b(c.AttnGate), "mla_q_dim": c.HeadDim + c.RopeDim,
 	}
 }
 
+// unknownKeys are the checkpoint's tensors the model does not read: inside
+// its modules (a parameter of a changed model: a bias, an unmerged LoRA
+// adapter) or outside them (a reward head, a buffer), which the course's
+// loader ignores. Sorted.
+func unknownKeys(c *config, tensors map[string]tensor) (inside, outside []string) {
+	var shape nn.Arch = newClassicShape(c)
+	if c.Arch == "modern" {
+		shape = newModernShape(c)
+	}
+	known := map[string]bool{}
+	modules := map[string]bool{}
+	for _, n := range nn.Names(shape, "pt", c.dims()) {
+		known[n] = true
+		first, _, _ := strings.Cut(n, ".")
+		modules[first] = true
+	}
+	for k := range tensors {
+		first, _, _ := strings.Cut(k, ".")
+		switch {
+		case known[k] || k == "pos_idxs": // the classic model's position buffer
+		case modules[first]:
+			inside = append(inside, k)
+		default:
+			outside = append(outside, k)
+		}
+	}
+	sort.Strings(inside)
+	sort.Strings(outside)
+	return inside, outside
+}
+
+// keyList names up to three tensors and says how many there are.
+func keyList(keys []string) string {
+	shown := make([]string, 0, 3)
+	for _, k := range keys[:min(3, len(keys))] {
+		shown = append(shown, quote.Quote(k))
+	}
+	s := strings.Join(shown, ", ")
+	if len(keys) > 3 {
+		return fmt.Sprintf("%d tensors such as %s", len(keys), s)
+	}
+	if len(keys) == 1 {
+		return "tensor " + s
+	}
+	return "tensors " + s
+}
+
 // bindError words the binder's errors the way this package always has.
-func bindError(file string, err error) error {
+func bindError(file string, err error, tensors map[string]tensor) error {
 	var miss *nn.MissingError
 	var shape *nn.ShapeError
 	switch {
+	case errors.As(err, &miss) && strings.HasSuffix(miss.Name, ".attn.proj.weight") && hasKey(tensors, strings.TrimSuffix(miss.Name, "proj.weight")+"heads.0.query.weight"):
+		// course-format.md §0: the projection came on 2026-05-30, and the
+		// course's own loader refuses the older files.
+		return fmt.Errorf("course: %s: missing %s: the checkpoint predates the attention output projection the course added in May 2026, and the course's code cannot load it either", file, miss.Name)
 	case errors.As(err, &miss):
 		return fmt.Errorf("course: %s: missing %s, config expects shape %v (%s)", file, miss.Name, miss.Shape, miss.Why)
 	case errors.As(err, &shape):
@@ -109,6 +182,8 @@ func bindError(file string, err error) error {
 	}
 	return err
 }
+
+func hasKey(tensors map[string]tensor, k string) bool { _, ok := tensors[k]; return ok }
 
 // tensorSet is a checkpoint's tensors as an nn.Source. It counts the
 // parameters it hands out (each distinct tensor once).

@@ -38,7 +38,9 @@ type mlp interface {
 	forward(p *nn.Pass, m *Modern, h nn.Rows) nn.Rows
 }
 
-func newModern(c *config, src nn.Source) (*Modern, error) {
+// newModernShape is the model with its blocks and their variants, nothing
+// bound.
+func newModernShape(c *config) *Modern {
 	m := &Modern{Blocks: make([]modernBlock, c.Blocks), eps: float32(c.NormEps), topK: c.TopK}
 	for i := range m.Blocks {
 		b := &m.Blocks[i]
@@ -53,9 +55,12 @@ func newModern(c *config, src nn.Source) (*Modern, error) {
 			b.MLP = &swiglu{}
 		}
 	}
-	dims := c.dims()
-	dims["mla_q_dim"] = c.HeadDim + c.RopeDim
-	if err := nn.Bind(m, "pt", src, dims); err != nil {
+	return m
+}
+
+func newModern(c *config, src nn.Source) (*Modern, error) {
+	m := newModernShape(c)
+	if err := nn.Bind(m, "pt", src, c.dims()); err != nil {
 		return nil, err
 	}
 	if c.Tied {

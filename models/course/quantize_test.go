@@ -12,6 +12,7 @@ import (
 	"chat/models/kvcache"
 	"chat/models/nn"
 	"chat/models/testmodels"
+	"chat/models/torchpt"
 	"chat/models/weights"
 )
 
@@ -354,4 +355,70 @@ func TestQuantizeCalibrated(t *testing.T) {
 			t.Errorf("%s: logit cosine %.4f with the float model", f, c)
 		}
 	}
+}
+
+// TestInt8StateDict: a state dict saved after the course's quantize_int8
+// (weight_int8 and scale buffers in place of each quantized weight) loads,
+// dequantized as Int8Linear's forward does, and gives the goldens' int8
+// logits; a half-written layer is refused with one line.
+func TestInt8StateDict(t *testing.T) {
+	for _, name := range []string{"tiny", "tiny-classic", "tiny-mla"} {
+		t.Run(name, func(t *testing.T) {
+			_, g := loadGolden(t, name, "course/"+name+".pt")
+			ck, err := torchpt.Open(testmodels.Path(t, "course/"+name+".pt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range ck.Keys() {
+				w := ck.Tensors[k]
+				if len(w.Shape) != 2 || strings.HasPrefix(k, "lm_head.") || strings.HasSuffix(k, "embed.weight") {
+					continue
+				}
+
+				q, s := courseInt8(w)
+				base := strings.TrimSuffix(k, ".weight")
+				delete(ck.Tensors, k)
+				ck.Tensors[base+".weight_int8"], ck.Tensors[base+".scale"] = q, s
+			}
+			m, err := FromCheckpoint(ck, name+"-int8.pt")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range g.Prompts {
+				checkLogitsLast(t, m, g, p.Key, p.PromptIDs, p.Int8LogitsLast)
+			}
+			for k := range ck.Tensors {
+				if strings.HasSuffix(k, ".scale") {
+					delete(ck.Tensors, k)
+					break
+				}
+			}
+			_, err = FromCheckpoint(ck, "half.pt")
+			if err == nil || !strings.Contains(err.Error(), "is not an int8 layer the course writes") {
+				t.Fatalf("no scale: %v", err)
+			}
+			testmodels.OneShortLine(t, err, 200)
+		})
+	}
+}
+
+// courseInt8 is Int8Linear's buffers for w: scale = max|row| (at least
+// 1e-8) / 127, Q = round(w / scale) (half to even) clamped to ±127.
+func courseInt8(w *torchpt.Tensor) (q, s *torchpt.Tensor) {
+	rows, cols := w.Shape[0], w.Shape[1]
+	q = &torchpt.Tensor{DType: "int8", Shape: w.Shape, I64: make([]int64, rows*cols)}
+	s = &torchpt.Tensor{DType: "float32", Shape: []int{rows, 1}, F32: make([]float32, rows)}
+	for i := range rows {
+		row := w.F32[i*cols : (i+1)*cols]
+		var amax float32
+		for _, v := range row {
+			amax = max(amax, float32(math.Abs(float64(v))))
+		}
+		sc := max(amax, 1e-8) / 127
+		s.F32[i] = sc
+		for j, v := range row {
+			q.I64[i*cols+j] = int64(max(-127, min(127, math.RoundToEven(float64(v/sc)))))
+		}
+	}
+	return q, s
 }

@@ -15,7 +15,7 @@ import (
 // using the same key names as the course's state_dict.
 func synthTensors(t testing.TB, raw map[string]any, seed uint64) map[string]tensor {
 	t.Helper()
-	c, err := parseConfig(raw)
+	c, err := parseConfig(raw, "config")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func synthConfigs() map[string]map[string]any {
 
 func synthModel(t testing.TB, raw map[string]any, seed uint64) *Model {
 	t.Helper()
-	m, err := newModel("synth.pt", synthTensors(t, raw, seed), raw)
+	m, err := newModel("synth.pt", synthTensors(t, raw, seed), raw, "config")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +336,7 @@ func TestSyntheticShapeErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ts := synthTensors(t, raw, 1)
 			tc.edit(ts)
-			_, err := newModel("synth.pt", ts, raw)
+			_, err := newModel("synth.pt", ts, raw, "config")
 			if tc.want == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -364,7 +364,7 @@ func TestSyntheticBadConfigs(t *testing.T) {
 		{map[string]any{"n_embed": int64(30)}, "not divisible by n_head"},
 		{map[string]any{"n_embed": int64(30), "n_head": int64(6)}, "odd"},
 		{map[string]any{"n_kv_head": int64(3)}, "not divisible by n_kv_head"},
-		{map[string]any{"n_kv_head": int64(0)}, "n_kv_head=0 is out of range"},
+		{map[string]any{"n_kv_head": int64(-1)}, "n_kv_head=-1 is out of range"},
 		{map[string]any{"n_blocks": int64(-1)}, "n_blocks=-1"},
 		{map[string]any{"vocab_size": int64(0)}, "vocab_size=0"},
 		{map[string]any{"context_length": int64(1) << 40}, "context_length"},
@@ -377,6 +377,8 @@ func TestSyntheticBadConfigs(t *testing.T) {
 		{map[string]any{"attention": "mla", "rope_dim": int64(3)}, "rope_dim=3 is odd"},
 		{map[string]any{"n_experts": int64(2), "moe_top_k": int64(3)}, "moe_top_k=3"},
 		{map[string]any{"sliding_window": int64(-2)}, "sliding_window=-2"},
+		{map[string]any{"sliding_window": int64(0)}, "sliding_window=0 is not positive"},
+		{map[string]any{"arch": "classic", "n_blocks": int64(4096), "n_head": int64(4096), "n_embed": int64(4096), "context_length": int64(1)}, "refusing more than 1048576"},
 		{map[string]any{"rope_theta": -1.0}, "rope_theta"},
 		{map[string]any{"qk_norm": "yes"}, "want a bool"},
 		{map[string]any{"arch": long}, "is unknown"},
@@ -392,12 +394,36 @@ func TestSyntheticBadConfigs(t *testing.T) {
 		for k, v := range tc.edit {
 			raw[k] = v
 		}
-		_, err := newModel("synth.pt", map[string]tensor{}, raw)
+		_, err := newModel("synth.pt", map[string]tensor{}, raw, "config")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("config %.200v: error %.200v, want it to contain %q", tc.edit, err, tc.want)
 			continue
 		}
 		testmodels.OneShortLine(t, err, 300)
+	}
+}
+
+// TestSyntheticZeroMeansDefault: ModernConfig derives ffn_hidden, n_kv_head,
+// kv_latent_dim and rope_dim with `or`, so 0 is the default, as None is.
+func TestSyntheticZeroMeansDefault(t *testing.T) {
+	for _, tc := range []struct{ arch, key string }{
+		{"modern", "ffn_hidden"}, {"modern", "n_kv_head"}, {"mla", "kv_latent_dim"}, {"mla", "rope_dim"},
+	} {
+		raw := synthConfigs()[tc.arch]
+		ts := synthTensors(t, raw, 4)
+		zero := synthConfigs()[tc.arch]
+		zero[tc.key] = int64(0)
+		m, err := newModel("zero.pt", ts, zero, "config")
+		if err != nil {
+			t.Errorf("%s=0: %v", tc.key, err)
+			continue
+		}
+		ids := []int{3, 14, 15, 92, 65}
+		a, _ := kvcache.NewState(m).Forward(ids, 1)
+		b, _ := kvcache.NewState(synthModel(t, raw, 4)).Forward(ids, 1)
+		if d := maxAbsDiff(a, b); d != 0 {
+			t.Errorf("%s=0: logits differ from the default's by %g", tc.key, d)
+		}
 	}
 }
 
@@ -407,7 +433,7 @@ func TestSyntheticBadConfigs(t *testing.T) {
 func TestSyntheticGQAEqualsMHA(t *testing.T) {
 	raw := synthConfigs()["gqa"]
 	ts := synthTensors(t, raw, 2)
-	gqa, err := newModel("gqa.pt", ts, raw)
+	gqa, err := newModel("gqa.pt", ts, raw, "config")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,7 +455,7 @@ func TestSyntheticGQAEqualsMHA(t *testing.T) {
 			mts[key] = tensor{DType: "float32", Shape: []int{4 * D, C}, F32: dst}
 		}
 	}
-	mha, err := newModel("mha.pt", mts, mraw)
+	mha, err := newModel("mha.pt", mts, mraw, "config")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -455,11 +481,11 @@ func FuzzConfig(f *testing.F) {
 		if kv >= 0 {
 			raw["n_kv_head"] = kv
 		}
-		if _, err := newModel("fuzz.pt", map[string]tensor{}, raw); err == nil {
+		if _, err := newModel("fuzz.pt", map[string]tensor{}, raw, "config"); err == nil {
 			t.Fatal("a model without tensors loaded")
 		}
 		delete(raw, "arch")
-		if _, err := newModel("fuzz.pt", map[string]tensor{}, raw); err == nil {
+		if _, err := newModel("fuzz.pt", map[string]tensor{}, raw, "config"); err == nil {
 			t.Fatal("a classic model without tensors loaded")
 		}
 	})

@@ -269,3 +269,68 @@ func nonNil(ids []int) []int {
 	}
 	return ids
 }
+
+// TestVocabFilesLlamaCpp (CHAT_LLAMACPP=1) tokenizes preTexts and every
+// test-vector input under each shared vocabulary file's own tokenizer
+// (SentencePiece and byte-level BPE; not bert-bge's WordPiece, which this
+// app does not read), in llama.cpp and here: the files without vectors
+// (baichuan, gpt-neox) included, and special-token text parsed too.
+func TestVocabFilesLlamaCpp(t *testing.T) {
+	testmodels.NeedLlamaCpp(t)
+	texts := slices.Clone(preTexts)
+	inps, _ := filepath.Glob(filepath.Join(testmodels.Dir(t), "vocab", "*.inp"))
+	for _, f := range inps {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts = append(texts, strings.Split(string(b), "\n__ggml_vocab_test__\n")...)
+	}
+	files, _ := filepath.Glob(filepath.Join(testmodels.Dir(t), "vocab", "ggml-vocab-*.gguf"))
+	var names []string
+	var reqs []testmodels.TokenizeRequest
+	for _, p := range files {
+		f, err := gguf.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		model, _ := f.String("tokenizer.ggml.model")
+		pre, _ := f.String("tokenizer.ggml.pre")
+		var kv []gguf.KV
+		for _, x := range f.KV {
+			if strings.HasPrefix(x.Key, "tokenizer.") {
+				kv = append(kv, x)
+			}
+		}
+		f.Close()
+		if model != "llama" && model != "gpt2" {
+			continue
+		}
+		names = append(names, filepath.Base(p))
+		reqs = append(reqs, testmodels.TokenizeRequest{Model: writeVocabModel(t, kv, pre), Texts: texts})
+	}
+	res := testmodels.LlamaCppTokenize(t, reqs)
+	for i, name := range names {
+		if res[i].Error != "" {
+			t.Errorf("%s: llama.cpp: %s", name, res[i].Error)
+			continue
+		}
+		m := loadT(t, reqs[i].Model)
+		tok := m.Tokenizer()
+		bad := 0
+		for j, s := range texts {
+			got, gotSp := tok.Encode(s), tok.EncodeSpecial(s)
+			if !slices.Equal(got, nonNil(res[i].Tokens[j])) || !slices.Equal(gotSp, nonNil(res[i].TokensSpecial[j])) {
+				if bad++; bad <= 3 {
+					t.Errorf("%s %q:\n chat      %v\n llama.cpp %v\n (special: chat %v, llama.cpp %v)", name, s, got, res[i].Tokens[j], gotSp, res[i].TokensSpecial[j])
+				}
+			}
+		}
+		if bad > 0 {
+			t.Errorf("%s: %d of %d texts differ", name, bad, len(texts))
+		} else {
+			t.Logf("%s: %d texts agree", name, len(texts))
+		}
+		m.Close()
+	}
+}

@@ -28,10 +28,12 @@ type shapeSpec struct {
 	HD              int // attention.key_length/value_length; 0: Dim/Heads, keys left out
 	Vocab           int // ≥ 264: the synthetic vocabulary and filler tokens
 	Tied            bool
-	RopeBase        float32 // 0 leaves rope.freq_base out
-	Scaling         string  // rope.scaling.type ("" leaves it out)
-	Factor          float32 // rope.scaling.factor
-	Llama3Freqs     bool    // rope_freqs.weight as convert_hf_to_gguf writes for Llama 3.1
+	RopeBase        float32              // 0 leaves rope.freq_base out
+	Scaling         string               // rope.scaling.type ("" leaves it out)
+	Factor          float32              // rope.scaling.factor
+	Llama3Freqs     bool                 // rope_freqs.weight as convert_hf_to_gguf writes for Llama 3.1
+	Llama3          randmodel.Llama3Rope // its rope_scaling (zero: factor 8 over 64 positions)
+	Context         int                  // context_length (0: 512)
 	QKVBias, QKNorm bool
 	PostNorms       bool                        // olmo2's blocks (randmodel.Spec.PostNorms)
 	RowQKNorm       bool                        // olmoe's Q/K norms over whole rows
@@ -191,6 +193,19 @@ func shapeSpecs() []shapeSpec {
 			Vocab: 277, EmbScale: 6, ResScale: 0.5, AttnScale: 0.015625, LogitScale: 3,
 			Experts: 4, Used: 2, Type: gguf.TypeQ8_0, Seed: 405},
 		// OLMoE without GQA: llama.cpp makes its K norm n_embd wide.
+		// Real models' layouts, narrower: Llama 3.2 1B (GQA 4, head size
+		// 64, tied, a 131,072-position context with Llama 3's rope scaling
+		// over 8,192, Q4_K_M as llama-quantize writes a tied model), Llama
+		// 2 7B (MHA, head size 128, untied, 4,096 positions, Q6_K
+		// throughout) and 12 heads over 4 KV heads in F16.
+		{Name: "llama32-hd64-gqa4-131k-q4_k_m", Arch: "llama", Dim: 512, FFN: 2048, Heads: 8, KVHeads: 2,
+			Vocab: 301, Tied: true, RopeBase: 500000, Llama3Freqs: true, Context: 131072,
+			Llama3: randmodel.Llama3Rope{Factor: 32, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 8192},
+			Quant:  q4KM, Seed: 501},
+		{Name: "llama2-hd128-mha-4k-q6_k", Arch: "llama", Dim: 512, FFN: 1536, Heads: 4, KVHeads: 4,
+			Vocab: 277, Context: 4096, Type: gguf.TypeQ6_K, Seed: 502},
+		{Name: "llama-hd64-h12-kv4-f16", Arch: "llama", Dim: 768, FFN: 2048, Heads: 12, KVHeads: 4,
+			Vocab: 283, Tied: true, RopeBase: 500000, Type: gguf.TypeF16, Seed: 503},
 		{Name: "olmoe-hd64-mha-e8k2", Arch: "olmoe", Dim: 256, FFN: 128, Heads: 4, KVHeads: 4,
 			Vocab: 301, RopeBase: 10000, RowQKNorm: true, Experts: 8, Used: 2, Type: gguf.TypeF32, GapTol: 1e-4, Seed: 406},
 		{Name: "olmoe-hd64-mha-e4k2-q8_0", Arch: "olmoe", Dim: 256, FFN: 160, Heads: 4, KVHeads: 4,
@@ -270,9 +285,9 @@ func writeShape(s shapeSpec) ([]byte, error) {
 	var b bytes.Buffer
 	err := randmodel.Write(&b, randmodel.Spec{Name: s.Name, GeneralName: "random-weight test model", Arch: s.Arch,
 		Tokens: shapeVocabKV(s.Vocab), Dim: s.Dim, Layers: cmp.Or(s.Layers, 2), FFN: s.FFN, Heads: s.Heads, KVHeads: s.KVHeads,
-		HeadDim: s.HD, Context: 512, Eps: 1e-6, RopeBase: s.RopeBase, RopeScalingType: s.Scaling,
-		RopeScalingFactor: s.Factor, Llama3Freqs: s.Llama3Freqs, Llama3: randmodel.Llama3Rope{Factor: 8,
-			LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 64},
+		HeadDim: s.HD, Context: cmp.Or(s.Context, 512), Eps: 1e-6, RopeBase: s.RopeBase, RopeScalingType: s.Scaling,
+		RopeScalingFactor: s.Factor, Llama3Freqs: s.Llama3Freqs, Llama3: cmp.Or(s.Llama3, randmodel.Llama3Rope{Factor: 8,
+			LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 64}),
 		Tied: s.Tied, QKVBias: s.QKVBias, QKNorm: s.QKNorm, PostNorms: s.PostNorms, RowQKNorm: s.RowQKNorm,
 		Experts: s.Experts, ExpertsUsed: s.Used, ExpertFFN: s.ExpertFFN,
 		EmbeddingScale: s.EmbScale, ResidualScale: s.ResScale, AttentionScale: s.AttnScale, LogitScale: s.LogitScale,

@@ -85,7 +85,10 @@ const convertHint = "convert the model to GGUF (llama.cpp's convert_hf_to_gguf.p
 // the course's model would report as a missing token_embed.weight.
 func hfStateDict(ck *torchpt.Checkpoint) bool {
 	for name := range ck.Tensors {
-		for _, p := range []string{"model.layers.", "model.embed_tokens.", "model.decoder.", "transformer.h.", "transformer.wte.", "gpt_neox.", "lm_head."} {
+		// Not lm_head., which course models have too; GPT-2's
+		// transformer.h. and .wte. arrive as h. and wte. (torchpt strips
+		// transformer. as the course's chat loader does).
+		for _, p := range []string{"model.layers.", "model.embed_tokens.", "model.decoder.", "h.", "wte.", "gpt_neox."} {
 			if strings.HasPrefix(name, p) {
 				return true
 			}

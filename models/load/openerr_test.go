@@ -101,3 +101,21 @@ func TestOpenHuggingFacePyTorch(t *testing.T) {
 		t.Errorf("a pytorch_model.bin: %v; want %q", err, want)
 	}
 }
+
+// TestOpenBareStateDict: a course model's bare state dict (lm_head.weight
+// among its keys) is a course checkpoint without a config, said so; a
+// GPT-2's (transformer.h.N...) is still a Hugging Face model's.
+func TestOpenBareStateDict(t *testing.T) {
+	dir := t.TempDir()
+	w := &testmodels.PT{Shape: []int{4, 4}, F32: make([]float32, 16)}
+	course := filepath.Join(dir, "course.pt")
+	testmodels.TorchSave(t, course, map[string]any{"token_embed.weight": w, "lm_head.weight": w, "final_norm.weight": &testmodels.PT{Shape: []int{4}, F32: make([]float32, 4)}})
+	if _, err := Open(course); err == nil || !strings.Contains(err.Error(), "the checkpoint stores no cfg or config") {
+		t.Errorf("course state dict: %v", err)
+	}
+	gpt2 := filepath.Join(dir, "gpt2.bin")
+	testmodels.TorchSave(t, gpt2, map[string]any{"transformer.wte.weight": w, "transformer.h.0.attn.c_attn.weight": w, "lm_head.weight": w})
+	if _, err := Open(gpt2); err == nil || !strings.Contains(err.Error(), "Hugging Face model's PyTorch weights") {
+		t.Errorf("GPT-2 state dict: %v", err)
+	}
+}

@@ -100,10 +100,24 @@ func Bind(dst any, key string, src Source, dims map[string]int) error {
 	return b.structFields(v.Elem(), "")
 }
 
+// Names lists the tensors Bind would read into dst, in order, without a
+// source: the names a file must have (optional ones included).
+func Names(dst any, key string, dims map[string]int) []string {
+	v := reflect.ValueOf(dst)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		panic("nn.Names: dst must be a pointer to a struct")
+	}
+	var names []string
+	b := binder{key: key, dims: dims, names: &names}
+	_ = b.structFields(v.Elem(), "")
+	return names
+}
+
 type binder struct {
-	key  string
-	src  Source
-	dims map[string]int
+	key   string
+	src   Source
+	dims  map[string]int
+	names *[]string // Names: record instead of binding
 }
 
 func (b *binder) structFields(v reflect.Value, prefix string) error {
@@ -205,7 +219,7 @@ func (b *binder) group(v reflect.Value, prefix, g string) error {
 		}
 		return nil
 	}
-	if len(ms) < 2 {
+	if len(ms) < 2 || b.names != nil {
 		return alone()
 	}
 	names, rows, cols := make([]string, len(ms)), make([]int, len(ms)), 0
@@ -254,6 +268,10 @@ type Fuser interface {
 }
 
 func (b *binder) tensor(fv reflect.Value, name string, opts tagOpts, shapeTag string) error {
+	if b.names != nil {
+		*b.names = append(*b.names, name)
+		return nil
+	}
 	want, why := b.shape(shapeTag)
 	got, ok := b.src.Shape(name)
 	if !ok {

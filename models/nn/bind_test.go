@@ -115,6 +115,15 @@ func TestBind(t *testing.T) {
 	}
 }
 
+// TestNames lists what Bind reads, if= tensors only when their dim is set.
+func TestNames(t *testing.T) {
+	got := strings.Join(Names(newTestArch(), "pt", map[string]int{"gated": 0}), " ")
+	want := "embed blk.0.norm.weight blk.0.w.weight blk.0.w.bias blk.0.var.x blk.1.norm.weight blk.1.w.weight blk.1.w.bias blk.1.var.x out"
+	if got != want {
+		t.Fatalf("names %s\nwant  %s", got, want)
+	}
+}
+
 // TestConvertAndWeightBytes: Convert re-encodes every matrix but those
 // tagged keep, copies the structs (the original is unchanged) and keeps
 // the variant's type; WeightBytes counts a kept embedding as one row and a

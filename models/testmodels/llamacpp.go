@@ -46,19 +46,27 @@ func NeedLlamaCpp(t testing.TB) (node, cache string) {
 	if err != nil {
 		t.Skip("node is not installed")
 	}
-	cache = os.Getenv("CHAT_BENCH_CACHE")
-	if cache == "" {
-		base := os.Getenv("XDG_CACHE_HOME")
-		if base == "" {
-			home, _ := os.UserHomeDir()
-			base = filepath.Join(home, ".cache")
-		}
-		cache = filepath.Join(base, "chat-bench", "llamacpp")
-	}
+	cache = LlamaCppCache()
 	if _, err := os.Stat(filepath.Join(cache, "node_modules", "node-llama-cpp")); err != nil {
 		t.Skipf("node-llama-cpp is not installed in %s (run ../shared/bench/llamacpp.sh --install)", cache)
 	}
 	return node, cache
+}
+
+// LlamaCppCache is the folder node-llama-cpp is installed in:
+// $CHAT_BENCH_CACHE, else chat-bench/llamacpp in the user's cache folder
+// (found from HOME, so a TestMain that moves HOME sets CHAT_BENCH_CACHE to
+// this first).
+func LlamaCppCache() string {
+	if cache := os.Getenv("CHAT_BENCH_CACHE"); cache != "" {
+		return cache
+	}
+	base := os.Getenv("XDG_CACHE_HOME")
+	if base == "" {
+		home, _ := os.UserHomeDir()
+		base = filepath.Join(home, ".cache")
+	}
+	return filepath.Join(base, "chat-bench", "llamacpp")
 }
 
 // LlamaCpp runs req through llama.cpp with scripts/llamacpp/check.mjs

@@ -44,12 +44,18 @@ func (t *Tensor) Numel() int {
 type Checkpoint struct {
 	// Tensors is the model state dict: `model_state_dict` if present, else
 	// the top-level dict when it is itself a state dict. The prefixes
-	// `module.` and `_orig_mod.` are stripped (repeatedly, in any order) and
-	// keys ending in `.tril` are dropped.
+	// `module.`, `_orig_mod.` and `transformer.` (a reward model's backbone,
+	// which the course's chat loader strips) are stripped (repeatedly, in
+	// any order) and keys ending in `.tril` are dropped.
 	Tensors map[string]*Tensor
-	// Config is `cfg`, else `config`, else an empty map. Values are plain Go:
-	// map[string]any, []any, string, int64, float64, bool and nil.
+	// Config is `cfg`, else `config`, else an empty map, as the course's
+	// `ckpt.get("cfg") or ckpt.get("config") or {}`: an empty or None cfg
+	// falls through to config. Values are plain Go: map[string]any, []any,
+	// string, int64, float64, bool and nil.
 	Config map[string]any
+	// ConfigKey is the entry Config came from: "cfg" (post-training),
+	// "config" (the trainer) or "" (none).
+	ConfigKey string
 	// Payload holds the other top-level entries, converted like Config. The
 	// state dict, the optimizer state and the entry used for Config are left
 	// out; scalar (one-element) tensors become numbers, other tensors are
@@ -306,14 +312,15 @@ func assemble(a *archive, root any) (*Checkpoint, error) {
 	cfgKey := ""
 	for _, k := range []string{"cfg", "config"} {
 		if v, ok := top.get(k); ok && v != nil {
-			if _, ok := v.(*pyDict); !ok {
-				continue // not a config dict; it stays in Payload
+			if d, ok := v.(*pyDict); !ok || len(d.keys) == 0 {
+				continue // empty or not a config dict; it stays in Payload
 			}
 			cv, err := conv.plain(v, 0)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", k, err)
 			}
 			c.Config, cfgKey = cv.(map[string]any), k
+			c.ConfigKey = k
 			break
 		}
 	}
@@ -375,6 +382,8 @@ func stripPrefixes(name string) string {
 			name = name[len("module."):]
 		case strings.HasPrefix(name, "_orig_mod."):
 			name = name[len("_orig_mod."):]
+		case strings.HasPrefix(name, "transformer."):
+			name = name[len("transformer."):]
 		default:
 			return name
 		}

@@ -543,6 +543,23 @@ func TestVariants(t *testing.T) {
 			t.Errorf("payload %#v", c.Payload)
 		}
 	})
+	// The course reads ckpt.get("cfg") or ckpt.get("config"): an empty cfg
+	// falls through to config, and a reward model's backbone keys lose
+	// their transformer. prefix (src/post_training/inference.py).
+	t.Run("empty cfg and reward prefix", func(t *testing.T) {
+		w := newPW().op('}', '(').str("model_state_dict").op('}', '(')
+		tensor(w.str("transformer.module.a"), 0)
+		tensor(w.str("reward_head.weight"), 2)
+		w.op('u')
+		w.str("cfg").op('}').str("config").op('}').str("n_embed").int(8).op('s', 'u', '.')
+		c := mustRead(t, wrapPickle(t, w.Bytes()), "reward.pt")
+		if got := c.Keys(); !reflect.DeepEqual(got, []string{"a", "reward_head.weight"}) {
+			t.Errorf("keys %v", got)
+		}
+		if c.Config["n_embed"] != int64(8) || c.ConfigKey != "config" {
+			t.Errorf("config %v from %q", c.Config, c.ConfigKey)
+		}
+	})
 	t.Run("non-dict cfg", func(t *testing.T) {
 		w := newPW().op('}', '(').str("model_state_dict").op('}')
 		tensor(w.str("a"), 0).op('s')

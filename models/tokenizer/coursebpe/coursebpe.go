@@ -37,15 +37,17 @@ import (
 const EndOfText = "<|endoftext|>"
 
 // ErrTiktoken marks a spec that names a tiktoken encoding (r50k_base and
-// friends). Their rank files are not part of the course or of this package.
-// Test with errors.Is; errors.As with *TiktokenError gives the name.
-var ErrTiktoken = errors.New("tokenizer: tiktoken encoding is not bundled")
+// friends) this package cannot read: its rank file is not part of the
+// course or of this package, and is read from tiktoken's cache
+// (tiktoken.go). Test with errors.Is; errors.As with *TiktokenError gives
+// the name and why.
+var ErrTiktoken = errors.New("tokenizer: tiktoken encoding not available")
 
-// TiktokenError is returned for a tiktoken spec.
-type TiktokenError struct{ Name string }
+// TiktokenError is returned for a tiktoken spec that cannot be read.
+type TiktokenError struct{ Name, Why string }
 
 func (e *TiktokenError) Error() string {
-	return fmt.Sprintf("tokenizer: tiktoken %s is not bundled", e.Name)
+	return fmt.Sprintf("tokenizer: tiktoken %s: %s", e.Name, e.Why)
 }
 
 // Is makes errors.Is(err, ErrTiktoken) true.
@@ -60,6 +62,10 @@ type Tokenizer struct {
 	vocab    [][]byte         // bytes of ids 0..255+M
 	specials []string         // literal text of ids 256+M+j
 	eot      int
+
+	// byBytes is a tiktoken encoding's rank of each token's bytes (nil for
+	// the course's BPE): chunks merge by it (rankMerge), not by merges.
+	byBytes map[string]int32
 
 	mu    sync.RWMutex
 	cache map[string][]int // chunk -> ids, for repeated words
@@ -92,17 +98,18 @@ func FromJSON(b []byte) (*Tokenizer, error) {
 
 // FromSpec builds a tokenizer from a checkpoint's config["tokenizer"], read
 // the way the course's tokenizer_from_spec reads it: a map, a JSON string of
-// that map, a bare tiktoken name, or nil (meaning r50k_base). Tiktoken specs
-// give a *TiktokenError (errors.Is ErrTiktoken).
+// that map, a bare tiktoken name, or nil (meaning r50k_base). A tiktoken
+// encoding is read from tiktoken's cache, or gives a *TiktokenError
+// (errors.Is ErrTiktoken) saying where to put it.
 func FromSpec(spec any) (*Tokenizer, error) {
 	switch s := spec.(type) {
 	case nil:
-		return nil, &TiktokenError{Name: "r50k_base"}
+		return loadTiktoken("r50k_base")
 	case string:
 		if strings.HasPrefix(strings.TrimLeftFunc(s, unicode.IsSpace), "{") {
 			return FromJSON([]byte(s))
 		}
-		return nil, &TiktokenError{Name: s}
+		return loadTiktoken(s)
 	case []byte:
 		return FromSpec(string(s))
 	case map[string]any:
@@ -129,7 +136,7 @@ func fromMap(m map[string]any) (*Tokenizer, error) {
 		if n, ok := m["name"]; ok {
 			name = fmt.Sprint(n)
 		}
-		return nil, &TiktokenError{Name: name}
+		return loadTiktoken(name)
 	case "bpe":
 	default:
 		return nil, fmt.Errorf("tokenizer: unknown tokenizer spec type %v", typ)
@@ -390,6 +397,9 @@ func (t *Tokenizer) EncodeSpecial(text string) []int {
 	for {
 		at, which := -1, -1
 		for j, s := range t.specials {
+			if s == "" {
+				continue // an id no token has (tiktoken.go)
+			}
 			if next[j] == -2 || (next[j] >= 0 && next[j] < pos) {
 				next[j] = strings.Index(text[pos:], s)
 				if next[j] >= 0 {

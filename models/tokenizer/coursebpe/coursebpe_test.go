@@ -232,26 +232,31 @@ func TestFromSpecCheckpointValues(t *testing.T) {
 }
 
 func TestSpecErrors(t *testing.T) {
+	t.Setenv("TIKTOKEN_CACHE_DIR", t.TempDir()) // an empty cache
+	missing := "rank file is not in tiktoken's cache"
 	tik := []struct {
-		spec any
-		msg  string
+		spec     any
+		name, in string
 	}{
-		{nil, "tokenizer: tiktoken r50k_base is not bundled"},
-		{"r50k_base", "tokenizer: tiktoken r50k_base is not bundled"},
-		{"cl100k_base", "tokenizer: tiktoken cl100k_base is not bundled"},
-		{map[string]any{"type": "tiktoken", "name": "r50k_base"}, "tokenizer: tiktoken r50k_base is not bundled"},
-		{map[string]any{"type": "tiktoken"}, "tokenizer: tiktoken r50k_base is not bundled"},
-		{`{"type": "tiktoken", "name": "o200k_base"}`, "tokenizer: tiktoken o200k_base is not bundled"},
+		{nil, "r50k_base", missing},
+		{"r50k_base", "r50k_base", missing},
+		{"gpt2", "gpt2", missing},
+		{"cl100k_base", "cl100k_base", missing},
+		{"p50k_base", "p50k_base", "not one of the encodings the course offers"},
+		{map[string]any{"type": "tiktoken", "name": "r50k_base"}, "r50k_base", missing},
+		{map[string]any{"type": "tiktoken"}, "r50k_base", missing},
+		{`{"type": "tiktoken", "name": "o200k_base"}`, "o200k_base", missing},
 	}
 	for _, c := range tik {
 		_, err := FromSpec(c.spec)
-		if !errors.Is(err, ErrTiktoken) || err.Error() != c.msg {
-			t.Errorf("FromSpec(%v) = %v, want %q (ErrTiktoken)", c.spec, err, c.msg)
+		if !errors.Is(err, ErrTiktoken) || !strings.Contains(err.Error(), "tokenizer: tiktoken "+c.name+": ") || !strings.Contains(err.Error(), c.in) {
+			t.Errorf("FromSpec(%v) = %v, want tiktoken %s ... %q (ErrTiktoken)", c.spec, err, c.name, c.in)
 		}
 		var te *TiktokenError
-		if !errors.As(err, &te) {
-			t.Errorf("FromSpec(%v): not a *TiktokenError", c.spec)
+		if !errors.As(err, &te) || te.Name != c.name {
+			t.Errorf("FromSpec(%v): not a *TiktokenError for %s", c.spec, c.name)
 		}
+		testmodels.OneShortLine(t, err, 400)
 	}
 	bpe := func(merges any, specials any, pattern any) map[string]any {
 		return map[string]any{"type": "bpe", "version": 1, "pattern": pattern, "merges": merges, "special_tokens": specials}

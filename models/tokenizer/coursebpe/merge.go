@@ -1,5 +1,7 @@
 package coursebpe
 
+import "math"
+
 // heapThreshold is the chunk length (bytes) from which mergeChunk uses the
 // O(n log n) heap instead of rescanning the chunk after every merge. A
 // variable so tests can force either path.
@@ -9,6 +11,9 @@ var heapThreshold = 48
 // _encode_chunk gives: repeatedly take the pair with the lowest rank and
 // replace all its non-overlapping occurrences, left to right.
 func (t *Tokenizer) mergeChunk(dst []int, chunk string) []int {
+	if t.byBytes != nil {
+		return t.rankMerge(dst, chunk, math.MaxInt32)
+	}
 	if len(chunk) >= heapThreshold {
 		return t.mergeHeap(dst, chunk)
 	}
