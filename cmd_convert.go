@@ -54,7 +54,11 @@ func convertCmd(args []string, stdout, stderr io.Writer) int {
 		kernels.SetThreads(*threads)
 	}
 	in, out := pos[0], pos[1]
-	if err := checkOutput(in, out, "input"); err != nil {
+	err = checkOutput(in, out, "input")
+	if err == nil {
+		err = checkReplace(out)
+	}
+	if err != nil {
 		fmt.Fprintln(stderr, "chat convert:", err)
 		return 2
 	}

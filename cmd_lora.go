@@ -53,6 +53,9 @@ func mergeLoraCmd(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
+	if err := checkReplace(out); err != nil {
+		return fail(err)
+	}
 	m, err := openModel(base)
 	if err != nil {
 		return fail(err)

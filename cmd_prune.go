@@ -67,6 +67,9 @@ func pruneCmd(args []string, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 	}
+	if err := checkReplace(out); err != nil {
+		return fail(err)
+	}
 	m, err := openModel(in)
 	if err != nil {
 		return fail(err)

@@ -245,6 +245,17 @@ func checkOutput(in, out, what string) error {
 	return nil
 }
 
+// checkReplace refuses, before any work, an existing output that is not
+// GGUF: OUT is the last argument, and a swapped or mistyped order (chat
+// convert out.gguf model.pt) would replace the user's checkpoint. Called
+// after checkOutput, whose "would overwrite the input" says more.
+func checkReplace(out string) error {
+	if st, err := os.Stat(out); err == nil && st.Size() > 0 && !isGGUF(out) {
+		return fmt.Errorf("the output %s exists and is not a GGUF file: not overwriting it (remove it first, or name another output)", out)
+	}
+	return nil
+}
+
 // openModelAs opens the model at path (the embedded one for "") and
 // re-encodes it in weight format ("" or its own format: as loaded).
 func openModelAs(path, format string) (models.Model, error) {

@@ -464,3 +464,46 @@ func TestConvertTypeArgument(t *testing.T) {
 		t.Errorf("chat convert IN OUT Q8_0 --type f16: exit %d (stderr %q)", code, stderr)
 	}
 }
+
+// TestToolsKeepAnOutputThatIsNotGGUF: convert, prune and merge-lora write
+// their last argument; an existing file there that is not GGUF (the
+// user's checkpoint, arguments swapped) is refused and left as it was,
+// while an earlier GGUF output is replaced.
+func TestToolsKeepAnOutputThatIsNotGGUF(t *testing.T) {
+	dir := t.TempDir()
+	ckpt := testmodels.Path(t, "course/tiny.pt")
+	mine := filepath.Join(dir, "mine.pt")
+	orig := []byte("PK\x03\x04 the user's own checkpoint")
+	os.WriteFile(mine, orig, 0o644)
+	m, err := course.Load(ckpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ad, err := lora.Random(m, 4, 0.15, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peft := filepath.Join(dir, "adapter")
+	if err := lora.WritePEFT(peft, ad, 4); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"convert", ckpt, mine},
+		{"prune", ckpt, mine, "--nm", "2:4"},
+		{"merge-lora", ckpt, peft, mine},
+	} {
+		code, _, stderr := runCLI(args...)
+		if code == 0 || !strings.Contains(stderr, "is not a GGUF file: not overwriting it") || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%s: exit %d %q", args[0], code, stderr)
+		}
+		if b, _ := os.ReadFile(mine); !bytes.Equal(b, orig) {
+			t.Fatalf("%s overwrote %s", args[0], mine)
+		}
+	}
+	out := filepath.Join(dir, "tiny.gguf")
+	for range 2 {
+		if code, _, stderr := runCLI("convert", ckpt, out); code != 0 {
+			t.Fatalf("convert onto a GGUF output: exit %d %q", code, stderr)
+		}
+	}
+}
