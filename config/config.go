@@ -729,7 +729,7 @@ func defaultNote(s *settings.Setting) string {
 		d = s.DefaultText("chat") + " in chat mode, " + s.DefaultText("raw") + " in raw mode"
 	} else {
 		d = s.DefaultText("")
-		if d == "—" || d == "none" || d == "off" && (s.Kind == settings.Bool || strings.Contains(s.Help, "(0 = ")) {
+		if d == "—" || d == "none" || d == "off" && (s.Kind == settings.Bool || s.ZeroMeans() != "") {
 			return ""
 		}
 	}

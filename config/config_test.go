@@ -559,7 +559,8 @@ func TestPrintConfigRoundTrip(t *testing.T) {
 	isolate(t)
 	out.Reset()
 	parse(t).WriteTOML(&out)
-	for _, want := range []string{"# top_k: off in chat mode, 50 in raw mode", "# top_p: 0.95 in chat mode, off in raw mode", "# max_tokens: 256", `model = "" # the embedded model`, `seed = "random"`} {
+	for _, want := range []string{"# top_k: off in chat mode, 50 in raw mode", "# top_p: 0.95 in chat mode, off in raw mode", "# max_tokens: 256", `model = "" # the embedded model`, `seed = "random"`,
+		"ctx_size = 0 # the model's, at most 4096\n", "threads = 0 # all cores\n", "min_p = 0.0 # off\n"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("print-config without a mode lacks %q:\n%s", want, out.String())
 		}
