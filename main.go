@@ -433,6 +433,11 @@ func runHeadless(s *session.Session, cfg *config.Config, stdout, stderr io.Write
 	res := s.Wait()
 	signal.Stop(interrupted)
 	close(interrupted)
+	if res.Err == nil && !cfg.JSON {
+		// The text's newline before the notices: on a terminal both
+		// streams share the screen, and a notice ran on from the text.
+		fmt.Fprintln(stdout)
+	}
 	for _, n := range s.Notices() { // the reply's: the text outgrew the context
 		fmt.Fprintln(stderr, "chat:", n)
 	}
@@ -441,9 +446,6 @@ func runHeadless(s *session.Session, cfg *config.Config, stdout, stderr io.Write
 		return 1
 	}
 	st := res.Stats
-	if !cfg.JSON {
-		fmt.Fprintln(stdout)
-	}
 	if cfg.Verbose {
 		fmt.Fprintln(stderr, timingSummary(res.Reason, st, s.LastSeed()))
 	}
@@ -524,8 +526,15 @@ func (e *errWriter) Write(p []byte) (int, error) {
 // timingSummary is --verbose's line: prefill, decode, time to first token,
 // why the reply ended and the seed that reproduces it.
 func timingSummary(reason string, st engine.Stats, seed uint64) string {
-	prefilled := st.PromptTokens - st.ReusedTokens
+	seen := st.PromptTokens
+	if st.KVCap > 0 {
+		seen = min(seen, st.KVCap) // the window rule: the first forward sees the prompt's latest window
+	}
+	prefilled := seen - st.ReusedTokens
 	pre := fmt.Sprintf("prefill %s (%d reused)", tokens(prefilled), st.ReusedTokens)
+	if seen < st.PromptTokens {
+		pre = fmt.Sprintf("prefill %s, the window's, of a %d-token prompt (%d reused)", tokens(prefilled), st.PromptTokens, st.ReusedTokens)
+	}
 	if st.PrefillTokS > 0 && prefilled >= 8 {
 		pre += fmt.Sprintf(" at %.0f tok/s", st.PrefillTokS)
 	}

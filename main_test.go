@@ -274,6 +274,22 @@ func TestWindowRuleIsTold(t *testing.T) {
 	}
 }
 
+// TestWindowRuleNoticeOwnLine: on a terminal stdout and stderr share the
+// screen, and the window rule's notice ran on from the reply's last word;
+// --verbose counted a prompt past the window as prefilled whole.
+func TestWindowRuleNoticeOwnLine(t *testing.T) {
+	var both bytes.Buffer
+	prompt := strings.Repeat("Once upon a time there was a cat. ", 30)
+	code := run([]string{"--raw", "--prompt", prompt, "-n", "60", "-c", "64", "--seed", "1", "--verbose"}, strings.NewReader(""), &both, &both)
+	out := both.String()
+	if code != 0 || !strings.Contains(out, "\nchat: the text outgrew the 64-token context") {
+		t.Errorf("exit %d, the notice is not on its own line: %q", code, out)
+	}
+	if !strings.Contains(out, "chat: prefill 64 tokens, the window's, of a ") {
+		t.Errorf("--verbose does not count the window's prefill: %q", out)
+	}
+}
+
 func intsEqual(a, b []int) bool {
 	if len(a) != len(b) {
 		return false
