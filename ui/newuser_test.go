@@ -631,3 +631,15 @@ func TestUnknownCommandListsTheUIsToo(t *testing.T) {
 		t.Errorf("notice %q", m.note.text)
 	}
 }
+
+// /load alone was "usage: /load NAME|ID|N": ollama's and a shell's users
+// type the command first and expect to be asked which; it opens the
+// conversations picker, as /sessions does.
+func TestLoadAloneOpensThePicker(t *testing.T) {
+	f := newFullFake()
+	m := New(f, Options{Width: 80, Height: 24, Plain: true})
+	sendText(m, "/load")
+	if m.pal() == nil || len(m.pal().items) != 2 || m.pending != "" {
+		t.Fatalf("no picker (pending %q):\n%s", m.pending, m.View().Content)
+	}
+}
