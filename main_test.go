@@ -576,3 +576,13 @@ func TestSystemInRawModeIsTold(t *testing.T) {
 		t.Errorf("--system with --chat: %q", stderr)
 	}
 }
+
+// TestKVMemTooLargeBeforeBanner: a --kv-mem the memory cannot hold was
+// told after the model's banner, at the first message (in the TUI, after
+// it had drawn); now it is the one line, before anything else.
+func TestKVMemTooLargeBeforeBanner(t *testing.T) {
+	code, stdout, stderr := runCLI("--prompt", "hi", "-n", "1", "--kv-mem", "1048576")
+	if code != 1 || stdout != "" || !strings.HasPrefix(stderr, "chat: engine: kvcache: a KV pool of") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}

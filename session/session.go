@@ -149,6 +149,10 @@ func New(m models.Model, opts Options) (*Session, error) {
 	}
 	s.model = m
 	s.eng = engine.NewWithOptions(m, engineOptions(v))
+	if err := s.eng.Err(); err != nil {
+		s.eng.Close()
+		return nil, err // before the banner and the TUI, not at the first message
+	}
 	s.tmpl = TemplateFor(m)
 	s.eng.SetSampler(s.samplerParams())
 	if err := s.Apply(want); err != nil {
