@@ -101,3 +101,25 @@ func TestOpenHuggingFacePyTorch(t *testing.T) {
 		t.Errorf("a pytorch_model.bin: %v; want %q", err, want)
 	}
 }
+
+// A llama2.c checkpoint (karpathy's stories*.bin, which llama.cpp's
+// stories models come from) was "neither a PyTorch zip checkpoint nor a
+// GGUF file": it is named, with the GGUF file beside it when there is one
+// (../shared/models/stories260K), or how to make one.
+func TestOpenLlama2c(t *testing.T) {
+	bin := testmodels.Path(t, "stories260K/stories260K.bin")
+	_, err := Open(bin)
+	if err == nil || !strings.Contains(err.Error(), "is a llama2.c checkpoint") || !strings.Contains(err.Error(), "stories260K.gguf, is one chat runs") {
+		t.Errorf("beside its GGUF file: %v", err)
+	}
+	b, _ := os.ReadFile(bin)
+	alone := filepath.Join(t.TempDir(), "stories.bin")
+	os.WriteFile(alone, b, 0o644)
+	if _, err := Open(alone); err == nil || !strings.Contains(err.Error(), "is a llama2.c checkpoint") || !strings.Contains(err.Error(), "llama-convert-llama2c-to-ggml") {
+		t.Errorf("alone: %v", err)
+	}
+	// Its tokenizer file is not one.
+	if _, err := Open(testmodels.Path(t, "stories260K/tok512.bin")); err == nil || strings.Contains(err.Error(), "llama2.c") {
+		t.Errorf("tok512.bin: %v", err)
+	}
+}
