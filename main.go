@@ -146,6 +146,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// trained context. Headless they go to stderr, else to the TUI's
 	// notice line.
 	notices := slices.Clone(cfg.Ignored)
+	if n := runtime.NumCPU(); cfg.Threads > n && cfg.Remote == "" {
+		// SetThreads caps it: say so, rather than let the user think 64 run.
+		notices = append(notices, fmt.Sprintf("--threads %d is more than the %d cores here: running on %d", cfg.Threads, n, n))
+	}
 	var m models.Model
 	mode := cfg.Mode
 	if cfg.Remote != "" {

@@ -3,13 +3,17 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
+	"chat/models/kernels"
 	"chat/models/testmodels"
 )
 
@@ -584,5 +588,19 @@ func TestKVMemTooLargeBeforeBanner(t *testing.T) {
 	code, stdout, stderr := runCLI("--prompt", "hi", "-n", "1", "--kv-mem", "1048576")
 	if code != 1 || stdout != "" || !strings.HasPrefix(stderr, "chat: engine: kvcache: a KV pool of") || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+// TestThreadsMoreThanCores: --threads past the cores was capped silently,
+// as if the count asked for ran.
+func TestThreadsMoreThanCores(t *testing.T) {
+	defer kernels.SetThreads(kernels.Threads())
+	n := runtime.NumCPU()
+	_, _, stderr := runCLI("--prompt", "hi", "-n", "1", "--threads", strconv.Itoa(n+1))
+	if want := fmt.Sprintf("chat: --threads %d is more than the %d cores here: running on %d\n", n+1, n, n); !strings.Contains(stderr, want) {
+		t.Errorf("stderr %q, want %q", stderr, want)
+	}
+	if _, _, stderr := runCLI("--prompt", "hi", "-n", "1", "--threads", strconv.Itoa(n)); strings.Contains(stderr, "cores") {
+		t.Errorf("--threads %d: %q", n, stderr)
 	}
 }
