@@ -295,6 +295,9 @@ func readPrompt(cfg *config.Config, stdin io.Reader, stdout io.Writer) (headless
 	switch {
 	case cfg.Given["prompt"]:
 		return true, nil
+	case cfg.PromptFile == "-": // llama-cli's and most tools' name for stdin
+		cfg.Prompt, err = readAll(stdin, "the prompt on stdin")
+		return true, err
 	case cfg.PromptFile != "":
 		b, err := regular.ReadFile(cfg.PromptFile, maxPrompt) // a FIFO or pipe too, without hanging
 		if err != nil {

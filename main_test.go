@@ -137,6 +137,10 @@ func TestPromptSources(t *testing.T) {
 	if code, stdout, stderr := runCLI("-f", file, "-n", "14", "--greedy"); code != 0 || !strings.HasPrefix(stdout, want) {
 		t.Errorf("-f: exit %d, %q, %q", code, stdout, stderr)
 	}
+	// -f - is stdin, as in most tools (it was "open -: no such file").
+	if code, stdout, stderr := runStdin("Tell me a story about a cat.\n", "-f", "-", "-n", "14", "--greedy"); code != 0 || !strings.HasPrefix(stdout, want) {
+		t.Errorf("-f -: exit %d, %q, %q", code, stdout, stderr)
+	}
 	// llama-cli's -e: the \n typed in a prompt (here in -f's file) is a
 	// newline, and a --stop string's escapes are processed too.
 	os.WriteFile(file, []byte(`Once upon a time\nthere was`), 0o644)
