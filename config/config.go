@@ -770,6 +770,10 @@ func (c *Config) finish() error {
 	if c.Draft != "" && !c.Set["spec"] {
 		c.Spec = "draft"
 	}
+	if c.Spec == "draft" && c.Draft == "" && c.Remote == "" {
+		// Else told at the first message, as the TUI's "/draft FILE loads one".
+		return errors.New("--spec draft needs a draft model: give it with --draft FILE (a small model with the same tokenizer); --spec ngram and lookup need none")
+	}
 	return nil
 }
 

@@ -240,6 +240,14 @@ func TestFlagErrors(t *testing.T) {
 	if c := parse(t, "--draft", "d.pt"); c.Spec != "draft" || c.Draft != "d.pt" {
 		t.Errorf("--draft: spec %q", c.Spec)
 	}
+	// --spec draft alone ran and failed at the first message, naming the
+	// TUI's /draft.
+	if _, err := Parse([]string{"--spec", "draft", "-p", "hi"}); err == nil || !strings.Contains(err.Error(), "--spec draft needs a draft model: give it with --draft FILE") {
+		t.Errorf("--spec draft without --draft: %v", err)
+	}
+	if c := parse(t, "--spec", "draft", "--draft", "d.pt"); c.Spec != "draft" {
+		t.Errorf("--spec draft --draft d.pt: %q", c.Spec)
+	}
 }
 
 // TestPeerFlags: llama-cli's spellings are the flags they name, and
