@@ -774,6 +774,10 @@ func (c *Config) finish() error {
 		// Else told at the first message, as the TUI's "/draft FILE loads one".
 		return errors.New("--spec draft needs a draft model: give it with --draft FILE (a small model with the same tokenizer); --spec ngram and lookup need none")
 	}
+	if c.Trace == "-" {
+		// It made a file named "-".
+		return errors.New("--trace -: stdout carries the reply; give a file (--trace /dev/stderr writes the trace to stderr)")
+	}
 	return nil
 }
 

@@ -248,6 +248,9 @@ func TestFlagErrors(t *testing.T) {
 	if c := parse(t, "--spec", "draft", "--draft", "d.pt"); c.Spec != "draft" {
 		t.Errorf("--spec draft --draft d.pt: %q", c.Spec)
 	}
+	if _, err := Parse([]string{"--trace", "-", "-p", "hi"}); err == nil || !strings.Contains(err.Error(), "--trace -: stdout carries the reply") {
+		t.Errorf("--trace -: %v", err)
+	}
 }
 
 // TestPeerFlags: llama-cli's spellings are the flags they name, and
