@@ -173,7 +173,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if mode == "" {
 			mode = session.DefaultMode(m)
 		}
-		if note := ctxCutNote(cfg.Context, m.Info()); note != "" && cfg.Given["ctx_size"] {
+		if note := ctxCutNote("--ctx-size", cfg.Context, m.Info()); note != "" && cfg.Given["ctx_size"] {
 			notices = append(notices, note)
 		}
 	}
@@ -601,13 +601,13 @@ func resume(s *session.Session, cfg *config.Config) error {
 	return s.Apply(v)
 }
 
-// ctxCutNote says that --ctx-size asked for more than the model runs, and
-// the window it gets; "" when it did not.
-func ctxCutNote(asked int, in models.Info) string {
+// ctxCutNote says that flag (--ctx-size, plan's --ctx) asked for more
+// than the model runs, and the window it gets; "" when it did not.
+func ctxCutNote(flag string, asked int, in models.Info) string {
 	if asked <= in.MaxContext() {
 		return ""
 	}
-	return fmt.Sprintf("--ctx-size %d is more than the %d tokens the model was trained for: the window is %d", asked, in.MaxContext(), in.MaxContext())
+	return fmt.Sprintf("%s %d is more than the %d tokens the model was trained for: the window is %d", flag, asked, in.MaxContext(), in.MaxContext())
 }
 
 // resumedModel is the model file of the conversation --resume or

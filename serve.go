@@ -86,7 +86,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "chat serve:", err)
 		return 1
 	}
-	if note := ctxCutNote(*ctxSize, m.Info()); note != "" {
+	if note := ctxCutNote("--ctx-size", *ctxSize, m.Info()); note != "" {
 		fmt.Fprintln(stderr, "chat serve:", note)
 	}
 	var size int64

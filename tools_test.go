@@ -138,6 +138,9 @@ func TestPlanCLI(t *testing.T) {
 			t.Errorf("plan lacks %q:\n%s", want, stdout)
 		}
 	}
+	if _, _, stderr := runCLI("plan", "--model", testmodels.Path(t, "course/tiny.pt"), "--ctx", "100000", "--no-measure"); stderr != "chat plan: --ctx 100000 is more than the 128 tokens the model was trained for: the window is 128\n" {
+		t.Errorf("--ctx past the trained context: %q", stderr)
+	}
 	// The prefill's verdict follows its intensity against the ridge. Which
 	// side it falls on depends on the probe (a busy host measured 4.4 GB/s
 	// once, and this tiny model's prefill came out memory-bound), so the
