@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"chat/models/quote"
 	"chat/session/termtext"
 )
 
@@ -511,6 +512,11 @@ func (c *Client) models(ctx context.Context) ([]Model, error) {
 		} `json:"data"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&v); err != nil {
+		if ct := resp.Header.Get("Content-Type"); !strings.Contains(ct, "json") {
+			// A web page, a proxy's login form: "invalid character '<'" said
+			// nothing of what the URL is.
+			return nil, fmt.Errorf("remote: GET /v1/models answered %s, not JSON: this URL is not an OpenAI-compatible API (give the server's base URL, as http://HOST:8080 for llama-server)", quote.Quote(ct))
+		}
 		return nil, fmt.Errorf("remote: /v1/models: %w", err)
 	}
 	out := make([]Model, 0, len(v.Data))

@@ -252,6 +252,25 @@ func TestUnauthorizedNamesTheFlag(t *testing.T) {
 	}
 }
 
+// --remote at a web page (a router's, nginx's welcome) said "invalid
+// character '<' looking for beginning of value"; it says the URL is not an
+// API.
+func TestModelsWebPage(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, "<html><body>Welcome to nginx!</body></html>")
+	}))
+	defer ts.Close()
+	c, err := New(ts.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Models(context.Background())
+	if err == nil || !strings.Contains(err.Error(), `answered "text/html; charset=utf-8", not JSON: this URL is not an OpenAI-compatible API`) {
+		t.Errorf("a web page: %v", err)
+	}
+}
+
 // A server that takes the connection and never answers /v1/models is one
 // line after modelsTimeout, for every caller of Models (chat bench serve
 // waited for ever; the TUI had a deadline of its own).
