@@ -134,6 +134,9 @@ func openError(path string, err error) error {
 				return fmt.Errorf("open model: %s: no such file (did you mean %s?)", path, path+ext)
 			}
 		}
+		if g := inShared(filepath.Base(path)); g != "" {
+			return fmt.Errorf("open model: %s: no such file (did you mean %s?)", path, g)
+		}
 		return fmt.Errorf("open model: %s: no such file (a model is the path of a GGUF or .pt file; none is downloaded by name)", path)
 	}
 	st, serr := os.Stat(path)
@@ -161,6 +164,33 @@ func openError(path string, err error) error {
 		return fmt.Errorf("open model: %s is a folder of safetensors weights (a Hugging Face model): %s", path, convertHint)
 	}
 	return fmt.Errorf("open model: %s is a directory, not a model file (a GGUF or .pt file)", path)
+}
+
+// inShared is a model file named base (or base.gguf, base.pt) in the
+// shared models folder ($CHAT_SHARED_MODELS, or ../shared/models from here)
+// or one of its subfolders, "" when there is none: the course's and the
+// README's files are there, and a name alone (chat -m stories260K.gguf)
+// is what a user types first.
+func inShared(base string) string {
+	var dirs []string
+	if d := os.Getenv("CHAT_SHARED_MODELS"); d != "" {
+		dirs = append(dirs, d)
+	}
+	dirs = append(dirs, filepath.Join("..", "shared", "models"))
+	base = strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`).Replace(base) // the name's own, not patterns
+	for _, d := range dirs {
+		for _, pat := range []string{base, "*" + string(filepath.Separator) + base} {
+			for _, ext := range []string{"", ".gguf", ".pt"} {
+				found, _ := filepath.Glob(filepath.Join(d, pat+ext))
+				for _, f := range found {
+					if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() {
+						return f
+					}
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // countingReader reports the bytes read through it (the checkpoint reader

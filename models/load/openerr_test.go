@@ -123,3 +123,22 @@ func TestOpenLlama2c(t *testing.T) {
 		t.Errorf("tok512.bin: %v", err)
 	}
 }
+
+// A model named by its file name alone, or a path that is not there, when
+// the shared models folder has that file (chat -m stories260K.gguf, as the
+// README's examples name it): "did you mean" names it.
+func TestOpenFindsTheSharedFile(t *testing.T) {
+	shared := t.TempDir()
+	os.MkdirAll(filepath.Join(shared, "stories"), 0o755)
+	want := filepath.Join(shared, "stories", "tiny*.gguf")
+	os.WriteFile(want, []byte("GGUF"), 0o644)
+	t.Setenv("CHAT_SHARED_MODELS", shared)
+	for _, name := range []string{"tiny*.gguf", "tiny*", filepath.Join("models", "tiny*.gguf")} {
+		if _, err := Open(name); err == nil || !strings.Contains(err.Error(), "no such file (did you mean "+want+"?)") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := Open("tiny?.gguf"); err == nil || strings.Contains(err.Error(), "did you mean") {
+		t.Errorf("a pattern matched: %v", err)
+	}
+}
