@@ -210,6 +210,13 @@ func TestHeadlessConstraintFlags(t *testing.T) {
 	if code, _, stderr := runCLI("--prompt", "x", "--format", "json", "--regex", "a"); code != 2 || !strings.Contains(stderr, "exclude each other") {
 		t.Errorf("two constraints: exit %d, %q", code, stderr)
 	}
+	// A file's error named the file alone ("open s.json: no such file"),
+	// not the flag that gave it.
+	for _, f := range []string{"--json-schema", "--grammar"} {
+		if code, _, stderr := runCLI("--prompt", "x", f, filepath.Join(t.TempDir(), "nope")); code != 1 || !strings.HasPrefix(stderr, "chat: "+f+": open ") {
+			t.Errorf("%s with a missing file: exit %d, %q", f, code, stderr)
+		}
+	}
 }
 
 // --json prints one line with the prompt ids, the generated ids, the text and

@@ -161,7 +161,7 @@ func New(m models.Model, opts Options) (*Session, error) {
 	}
 	if err := s.SetConstraint(opts.Constraint); err != nil {
 		s.eng.Close()
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", opts.Constraint.Flag(), err) // which of the command line's files
 	}
 	s.notices, s.reprefill = nil, false // nothing to re-prefill yet
 	s.startProbe()
