@@ -197,6 +197,10 @@ func TestPanelOverlayAndTokenCount(t *testing.T) {
 	if c := m.View().Content; !strings.Contains(c, "│ temperature 0.8") || !strings.Contains(c, "Esc closes the panel") {
 		t.Fatalf("no overlay:\n%s", c)
 	}
+	// One column of 18 rows cut the last counters; two columns hold them.
+	if c := m.View().Content; !strings.Contains(c, "│ generated  0 tok") || !strings.Contains(c, "│ Speed") {
+		t.Fatalf("the overlay cuts the panel at 80x24:\n%s", c)
+	}
 	m.Update(press(tea.KeyEscape))
 	if c := m.View().Content; strings.Contains(c, "│ temperature") {
 		t.Fatal("Esc closes the overlay")
