@@ -529,6 +529,10 @@ var ignoredFlags = map[string]string{
 	"-rea": "on|off|auto", "--reasoning": "on|off|auto", "--reasoning-budget": "N", "--reasoning-format": "N",
 	// llama-cli's -co/--color [on|off|auto], bare as before 2025 too.
 	"-co": "?on|off|auto", "--color": "?on|off|auto",
+	// ollama run's switches: the TUI and a headless reply behave as they
+	// ask, or have nothing for them to change (chat run llama.gguf
+	// --nowordwrap was refused).
+	"--keepalive": "N", "--nowordwrap": "", "--insecure": "", "--hidethinking": "", "--think": "?true|false|high|medium|low",
 }
 
 // chatIgnoredFlags change nothing for the chat (the TUI and a headless
@@ -600,7 +604,7 @@ func addIgnored(fs *flag.FlagSet, flags map[string]string, note func(string)) {
 		if fs.Lookup(name) != nil {
 			continue
 		}
-		line := typed + " is ignored: " + strings.TrimSuffix(PeerNote(name), ": drop it")
+		line := typed + " is ignored: " + strings.TrimSuffix(strings.TrimSuffix(PeerNote(name), ": drop it"), "; drop it")
 		switch {
 		case takes == "":
 			fs.BoolFunc(name, "", func(string) error { note(line); return nil })

@@ -461,8 +461,6 @@ func TestOneRuleOneMessage(t *testing.T) {
 		{"-hf org/model", "unknown flag -hf (models are not downloaded: download the GGUF file and give its path)"},
 		{"-ctk=q8_0", "unknown flag -ctk (did you mean --kv-quant-k?)"},
 		{"--tfs 0.9", "unknown flag --tfs (a sampler this app does not have)"},
-		{"--keepalive 5m", "unknown flag --keepalive (ollama run's: the model stays loaded while chat runs; drop it)"},
-		{"--nowordwrap", "unknown flag --nowordwrap (ollama run's: replies always wrap at the window's width here; drop it)"},
 		{"--verbose-prompt", "unknown flag --verbose-prompt (--json lists the prompt's token ids (prompt_ids); the TUI's token view (Alt+h) shows its tokens)"},
 		{"--prompt-file p.txt", "unknown flag --prompt-file (did you mean -f?)"},
 		{"--show-timings", "unknown flag --show-timings (did you mean --verbose?)"},
@@ -518,6 +516,25 @@ func TestIgnoredFlags(t *testing.T) {
 	WriteUsage(&b)
 	if strings.Contains(b.String(), "ngl") {
 		t.Error("chat -h lists -ngl")
+	}
+}
+
+// ollama run's switches were refused ("unknown flag --nowordwrap ...:
+// drop it"), so an ollama command line did not run as typed; they change
+// nothing here and are taken with a notice each, as llama.cpp's are.
+func TestOllamaRunFlagsIgnored(t *testing.T) {
+	isolate(t)
+	c, err := ParseRun([]string{"x.gguf", "--keepalive", "5m", "--nowordwrap", "--think=false", "--hidethinking", "--insecure", "hi"})
+	want := []string{"--keepalive is ignored: ollama run's: the model stays loaded while chat runs",
+		"--nowordwrap is ignored: ollama run's: replies always wrap at the window's width here",
+		"--think is ignored: ollama run's: the models this app runs have no thinking mode",
+		"--hidethinking is ignored: ollama run's: the models this app runs have no thinking mode",
+		"--insecure is ignored: ollama run's: nothing is downloaded here"}
+	if err != nil || c.Model != "x.gguf" || c.Prompt != "hi" || !slices.Equal(c.Ignored, want) {
+		t.Fatalf("%v, %+v", err, c)
+	}
+	if _, err := ParseRun([]string{"x.gguf", "--think=maybe"}); err == nil {
+		t.Error("--think=maybe was taken")
 	}
 }
 
