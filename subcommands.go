@@ -110,6 +110,25 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// outputFlag gives a tool that writes a file (convert, prune, merge-lora),
+// whose output is its last argument, -o OUT and --outfile OUT
+// (convert_hf_to_gguf.py's) too, as most tools take it ("unknown flag -o"
+// pointed at redirecting stdout). withOutput adds it to the arguments.
+func outputFlag(fs *flag.FlagSet) *string {
+	out := new(string)
+	fs.StringVar(out, "o", "", "the output `FILE` (else the last argument)")
+	fs.StringVar(out, "outfile", "", "the output `FILE` (else the last argument)")
+	return out
+}
+
+// withOutput is pos with -o's file last, when it was given.
+func withOutput(pos []string, out string) []string {
+	if out == "" {
+		return pos
+	}
+	return append(pos, out)
+}
+
 // parseOneArg parses fs's flags wherever they are among args and takes
 // one positional argument as *into (the MODEL of `chat bench MODEL`, as
 // `chat serve MODEL` and `chat plan MODEL` take it), unless the flag named

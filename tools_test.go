@@ -510,3 +510,27 @@ func TestToolsKeepAnOutputThatIsNotGGUF(t *testing.T) {
 		}
 	}
 }
+
+// -o OUT (and convert_hf_to_gguf.py's --outfile) name the output of the
+// tools that write one: "chat convert IN -o OUT" said "unknown flag -o
+// (the reply is printed on stdout: redirect it)".
+func TestToolsOutputFlag(t *testing.T) {
+	dir := t.TempDir()
+	ckpt := testmodels.Path(t, "course/tiny.pt")
+	for _, args := range [][]string{
+		{"convert", ckpt, "-o", filepath.Join(dir, "a.gguf")},
+		{"convert", ckpt, "--outfile", filepath.Join(dir, "b.gguf"), "--type", "q8_0"},
+		{"convert", ckpt, "-o", filepath.Join(dir, "c.gguf"), "Q8_0"},
+		{"prune", ckpt, "-o", filepath.Join(dir, "d.gguf"), "--nm", "2:4"},
+	} {
+		out := args[3]
+		if code, _, stderr := runCLI(args...); code != 0 {
+			t.Errorf("%v: exit %d %q", args, code, stderr)
+		} else if _, err := os.Stat(out); err != nil {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
+	if _, stdout, _ := runCLI("convert", ckpt, "-o", filepath.Join(dir, "e.gguf"), "Q8_0"); !strings.Contains(stdout, ", q8_0, ") {
+		t.Errorf("IN -o OUT TYPE: %q", stdout)
+	}
+}
