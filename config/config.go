@@ -317,7 +317,10 @@ func FlagMessage(err error) (msg, unknown string) {
 // -no-cnv completes the prompt as plain text, without the chat template:
 // raw mode.
 // -j takes a schema and -jf a schema's file: --json-schema takes either.
-var peerFlags = []peerSpelling{{"-m", "model"}, {"-p", "prompt"}, {"-e", "escape"}, {"-no-cnv", "raw"}, {"--no-conversation", "raw"},
+// The course's scripts/chat.py takes --ckpt, its generate.py --checkpoint
+// (with the settings' --max_new_tokens, --top_k, --top_p, a chat.py
+// command line runs as typed).
+var peerFlags = []peerSpelling{{"-m", "model"}, {"--ckpt", "model"}, {"--checkpoint", "model"}, {"-p", "prompt"}, {"-e", "escape"}, {"-no-cnv", "raw"}, {"--no-conversation", "raw"},
 	{"-j", "json-schema"}, {"-jf", "json-schema"}, {"--json-schema-file", "json-schema"}, {"--grammar-file", "grammar"}}
 
 // peerSpelling is another tool's spelling of a flag, as it types it.

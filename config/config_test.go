@@ -449,7 +449,7 @@ func TestOneRuleOneMessage(t *testing.T) {
 	// hint, and the flag was quoted with the wrong dashes. (llama-cli's -m,
 	// -p, -c, --temp, --n-predict are flags: TestPeerFlags.)
 	for _, c := range []struct{ args, want string }{
-		{"--top_k 5", "unknown flag --top_k (did you mean --top-k?)"},
+		{"--topk 5", "unknown flag --topk (did you mean --top-k?)"},
 		{"--num-ctx 256", "unknown flag --num-ctx (did you mean --ctx-size?)"},
 		{"--num-predict 5", "unknown flag --num-predict (did you mean -n?)"},
 		{"--num_thread 4", "unknown flag --num_thread (did you mean --threads?)"},
@@ -516,6 +516,19 @@ func TestIgnoredFlags(t *testing.T) {
 	WriteUsage(&b)
 	if strings.Contains(b.String(), "ngl") {
 		t.Error("chat -h lists -ngl")
+	}
+}
+
+// The course's scripts/chat.py command line (--ckpt, --max_new_tokens,
+// --top_k, --top_p) was refused a flag at a time: "unknown flag --ckpt".
+func TestCourseChatFlags(t *testing.T) {
+	isolate(t)
+	c, err := Parse(strings.Fields("--ckpt student.pt --prompt hi --max_new_tokens 50 --top_k 40 --top_p 0.9 --temperature 0.7"))
+	if err != nil || c.Model != "student.pt" || c.MaxTokens != 50 || c.Sampler.TopK != 40 || c.Sampler.TopP != 0.9 || c.Sampler.Temperature != 0.7 {
+		t.Fatalf("%v, %+v", err, c)
+	}
+	if c, err := Parse(strings.Fields("--checkpoint tiny.pt")); err != nil || c.Model != "tiny.pt" {
+		t.Fatalf("--checkpoint: %v", err)
 	}
 }
 
