@@ -371,6 +371,7 @@ var peerHints = map[string]string{
 	"draft_max": "--draft-k", "tb": "--threads", "threads_batch": "--threads", "num_thread": "--threads",
 	"prompt_file": "-f", "perf": "--verbose", "show_timings": "--verbose",
 	"v": "--verbose", "log_verbose": "--verbose", "lora_scaled": "--lora",
+	"int8": "--quant int8", // the course's chat.py --int8
 }
 
 // peerNotes say why a flag of llama-cli or ollama that has no counterpart

@@ -450,6 +450,7 @@ func TestOneRuleOneMessage(t *testing.T) {
 	// -p, -c, --temp, --n-predict are flags: TestPeerFlags.)
 	for _, c := range []struct{ args, want string }{
 		{"--topk 5", "unknown flag --topk (did you mean --top-k?)"},
+		{"--int8", "unknown flag --int8 (did you mean --quant int8?)"},
 		{"--num-ctx 256", "unknown flag --num-ctx (did you mean --ctx-size?)"},
 		{"--num-predict 5", "unknown flag --num-predict (did you mean -n?)"},
 		{"--num_thread 4", "unknown flag --num_thread (did you mean --threads?)"},
