@@ -82,6 +82,10 @@ func OpenProgress(path string, progress Progress) (models.Model, error) {
 			}
 		}
 		return nil, fmt.Errorf("open model: %s is a llama2.c checkpoint, which chat does not read: %s", path, hint)
+	case n > 0 && head[0] == '{':
+		// The course's tokenizer.json or a model's config.json, given for
+		// the model beside it.
+		return nil, fmt.Errorf("open model: %s is a JSON file, not a model: give the .pt checkpoint or GGUF file", path)
 	default:
 		return nil, fmt.Errorf("open model: %s is neither a PyTorch zip checkpoint nor a GGUF file (starts with %q)", path, magic)
 	}

@@ -142,3 +142,11 @@ func TestOpenFindsTheSharedFile(t *testing.T) {
 		t.Errorf("a pattern matched: %v", err)
 	}
 }
+
+// The course's tokenizer.json, given as the model, was "neither a
+// PyTorch zip checkpoint nor a GGUF file (starts with "{\"ty")".
+func TestOpenJSON(t *testing.T) {
+	if _, err := Open(testmodels.Path(t, "course/tokenizer.json")); err == nil || !strings.HasSuffix(err.Error(), "tokenizer.json is a JSON file, not a model: give the .pt checkpoint or GGUF file") {
+		t.Errorf("tokenizer.json: %v", err)
+	}
+}
