@@ -62,7 +62,11 @@ func New(rawURL, apiKey string) (*Client, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("remote: %q is not an http(s) URL", rawURL)
 	}
-	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/v1")
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	for _, route := range []string{"/chat/completions", "/completions", "/models"} {
+		u.Path = strings.TrimSuffix(u.Path, route) // an endpoint's URL, copied from a curl line
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/v1")
 	u.RawQuery, u.Fragment = "", ""
 	return &Client{base: u.String(), key: apiKey, http: &http.Client{}, Silence: ReplySilence}, nil
 }

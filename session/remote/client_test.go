@@ -41,9 +41,15 @@ func TestNewURL(t *testing.T) {
 		"127.0.0.1:8080/v1":          "http://127.0.0.1:8080",
 		" http://h:1/v1/ ":           "http://h:1",
 		"https://api.example.com/v1": "https://api.example.com",
-		"ftp://x":                    "",
-		"":                           "",
-		"http://":                    "",
+		// An endpoint's URL, as in a curl line: it asked for
+		// /v1/chat/completions/v1/models.
+		"http://h:1/v1/chat/completions": "http://h:1",
+		"http://h:1/v1/completions/":     "http://h:1",
+		"http://h:1/v1/models":           "http://h:1",
+		"http://h:1/proxy/v1":            "http://h:1/proxy",
+		"ftp://x":                        "",
+		"":                               "",
+		"http://":                        "",
 	} {
 		c, err := New(raw, "")
 		switch {
