@@ -59,6 +59,12 @@ var storeCommands = map[string]bool{
 	"pull": true, "push": true, "list": true, "ls": true, "ps": true, "rm": true, "cp": true, "create": true, "stop": true,
 }
 
+// isTool reports whether name is a subcommand's first word, for chat
+// help TOOL.
+func isTool(name string) bool {
+	return name == "bench" || name == "serve" || name == "quant-report" || subcommands[name] != nil
+}
+
 // maxPrompt bounds a prompt read from stdin or -f: far more than any context
 // this app runs, and small enough to hold.
 const maxPrompt = 16 << 20
@@ -67,6 +73,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// Messages quote file names, config strings, pickle globals and model
 	// metadata: none of their control characters reaches the terminal raw.
 	stderr = termtext.EscapeWriter(stderr)
+	if len(args) >= 2 && args[0] == "help" && isTool(args[1]) {
+		// git's, go's and ollama's habit: chat help serve is chat serve -h.
+		args = append(slices.Clone(args[1:]), "-h")
+	} else if len(args) == 2 && isTool(args[0]) && args[1] == "help" {
+		if _, err := os.Stat(args[1]); err != nil { // chat serve help: a model named help, or the help
+			args = []string{args[0], "-h"}
+		}
+	}
 	if len(args) > 0 && args[0] == "bench" {
 		if len(args) > 1 && args[1] == "serve" {
 			return benchServeCmd(args[2:], stdout, stderr)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -425,6 +426,14 @@ func TestHelpAndVersionWords(t *testing.T) {
 	t.Chdir(t.TempDir())
 	if code, _, stderr := runCLI("help"); code != 0 || !strings.Contains(stderr, "Usage:\n  chat [MODEL] [flags]") {
 		t.Errorf("chat help: exit %d, %q", code, stderr)
+	}
+	// chat help serve was "unexpected argument", chat serve help "open
+	// model: help: no such file": both are chat serve -h.
+	for _, args := range [][]string{{"help", "serve"}, {"serve", "help"}, {"help", "bench", "serve"}, {"convert", "help"}} {
+		want := "Usage:\n  chat " + strings.Join(slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "help" }), " ") + " "
+		if code, _, stderr := runCLI(args...); code != 0 || !strings.HasPrefix(stderr, want) {
+			t.Errorf("chat %v: exit %d, %q; want it to start %q", args, code, stderr, want)
+		}
 	}
 	if code, stdout, stderr := runCLI("version"); code != 0 || !strings.HasPrefix(stdout, "chat ") || stderr != "" {
 		t.Errorf("chat version: exit %d, %q, %q", code, stdout, stderr)
