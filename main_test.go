@@ -465,7 +465,7 @@ func TestQuantSaysItIsWorking(t *testing.T) {
 func TestToolPeerFlags(t *testing.T) {
 	for _, c := range []struct{ args, want string }{
 		{"serve --cont-batching", "chat serve: unknown flag --cont-batching (llama.cpp's memory and batching switches have no counterpart here: drop it) (see chat serve -h)\n"},
-		{"serve -np 4", "chat serve: unknown flag -np (llama-server's: chat serve --parallel N) (see chat serve -h)\n"},
+		{"-np 4", "chat: unknown flag -np (llama-server's: chat serve --parallel N) (see chat -h)\n"}, // chat serve takes it
 		{"serve --metrics", "chat serve: unknown flag --metrics (chat serve always serves /metrics: drop it) (see chat serve -h)\n"},
 		{"bench --cont-batching", "chat bench: unknown flag --cont-batching (llama.cpp's memory and batching switches have no counterpart here: drop it) (see chat bench -h)\n"},
 		{"serve --listen x", "chat serve: unknown flag --listen (see chat serve -h)\n"},

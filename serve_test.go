@@ -29,6 +29,7 @@ func TestServeAndRemoteCLI(t *testing.T) {
 		{[]string{"serve", "--addr", ":8080"}, "every interface"},
 		{[]string{"serve", "--host", "0.0.0.0", "--port", "8081"}, "--api-key"}, // llama-server's spelling of --addr
 		{[]string{"serve", "--parallel", "0"}, "--parallel"},
+		{[]string{"serve", "-np", "0"}, "--parallel must be at least 1"}, // llama-server's -np was "unknown flag"
 		{[]string{"serve", "--parallel", "1000000"}, "--parallel is at most 1024, got 1000000"},
 		{[]string{"serve", "--spec", "draft"}, "--spec draft"},
 		// The settings schema's check and words, as the chat's --kv-quant-v says it.
