@@ -109,7 +109,7 @@ $XDG_DATA_HOME/chat/sessions (~/.local/share/chat/sessions).
 var otherFlags = []struct{ name, arg, help string }{
 	{"model", "FILE", "model file: a course checkpoint (.pt) or a GGUF file, or give it as the first argument"},
 	{"prompt", "TEXT", "headless: generate for this prompt, print the result and exit (\"\" continues from the start of a text)"},
-	{"f", "FILE", "headless: read the prompt from FILE"},
+	{"f", "FILE", "headless: read the prompt from FILE (- reads stdin)"},
 	{"escape", "", "turn \\n, \\r, \\t, \\\\, \\\", \\' and \\xHH in the prompt and --stop strings into their characters"},
 	{"json", "", "headless: print one JSON line with prompt ids, ids, text, seed and stats"},
 	{"verbose", "", "headless: print a timing summary on stderr"},
