@@ -76,6 +76,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) >= 2 && args[0] == "help" && isTool(args[1]) {
 		// git's, go's and ollama's habit: chat help serve is chat serve -h.
 		args = append(slices.Clone(args[1:]), "-h")
+	} else if len(args) == 2 && args[0] == "help" && args[1] == "run" {
+		args = []string{"--help"} // chat -h is run's help
 	} else if len(args) == 2 && isTool(args[0]) && args[1] == "help" {
 		if _, err := os.Stat(args[1]); err != nil { // chat serve help: a model named help, or the help
 			args = []string{args[0], "-h"}

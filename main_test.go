@@ -435,6 +435,9 @@ func TestHelpAndVersionWords(t *testing.T) {
 			t.Errorf("chat %v: exit %d, %q; want it to start %q", args, code, stderr, want)
 		}
 	}
+	if code, _, stderr := runCLI("help", "run"); code != 0 || !strings.Contains(stderr, "Usage:\n  chat [MODEL] [flags]") {
+		t.Errorf("chat help run: exit %d, %q", code, stderr)
+	}
 	if code, stdout, stderr := runCLI("version"); code != 0 || !strings.HasPrefix(stdout, "chat ") || stderr != "" {
 		t.Errorf("chat version: exit %d, %q, %q", code, stdout, stderr)
 	}
