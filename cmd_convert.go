@@ -31,7 +31,13 @@ func convertCmd(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	typ := fs.String("type", "", "tensor types: "+strings.Join(convert.MixNames(), ", ")+" (default: f32 for a checkpoint, q8_0 for a GGUF file)")
 	threads := fs.Int("threads", 0, "threads encoding the tensors (default: all cores)")
+	output := outputFlag(fs)
 	pos, err := parseInterspersed(fs, args)
+	if err == nil && *output != "" && len(pos) == 2 {
+		pos = []string{pos[0], *output, pos[1]} // IN -o OUT TYPE
+	} else if err == nil {
+		pos = withOutput(pos, *output)
+	}
 	if err == nil && len(pos) == 3 {
 		// llama-quantize's order: IN OUT TYPE (chat convert in.gguf
 		// out.gguf Q4_K_M) was "want an input and an output file, got 3
@@ -54,7 +60,11 @@ func convertCmd(args []string, stdout, stderr io.Writer) int {
 		kernels.SetThreads(*threads)
 	}
 	in, out := pos[0], pos[1]
-	if err := checkOutput(in, out, "input"); err != nil {
+	err = checkOutput(in, out, "input")
+	if err == nil {
+		err = checkReplace(out)
+	}
+	if err != nil {
 		fmt.Fprintln(stderr, "chat convert:", err)
 		return 2
 	}

@@ -21,7 +21,9 @@ func mergeLoraCmd(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	typ := fs.String("type", "", "tensor types of the output ("+strings.Join(convert.MixNames(), ", ")+"); default: as the base stores them (float32 for a checkpoint)")
 	threads := fs.Int("threads", 0, "threads encoding the tensors (default: all cores)")
+	output := outputFlag(fs)
 	pos, err := parseInterspersed(fs, args)
+	pos = withOutput(pos, *output)
 	if err == nil && len(pos) < 3 {
 		err = fmt.Errorf("want a base model, at least one adapter and an output file")
 	}
@@ -52,6 +54,9 @@ func mergeLoraCmd(args []string, stdout, stderr io.Writer) int {
 				return fail(err)
 			}
 		}
+	}
+	if err := checkReplace(out); err != nil {
+		return fail(err)
 	}
 	m, err := openModel(base)
 	if err != nil {

@@ -76,6 +76,9 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 	if n == 0 {
 		n = info.ContextLength
 	}
+	if note := ctxCutNote("--ctx", n, info); note != "" {
+		fmt.Fprintln(stderr, "chat plan:", note) // it planned the trained context without a word
+	}
 	n = min(n, trained)
 	kl := kvcache.LayoutOf(m, kf, kf)
 	md := plan.Model{Params: info.Params, WeightBytes: info.WeightBytes, KVPerToken: int64(lay.Layers) * kl.RowBytes(),

@@ -37,8 +37,10 @@ func pruneCmd(args []string, stdout, stderr io.Writer) int {
 	typ := fs.String("type", "", "tensor types of the output (default: as stored, float32 for a checkpoint)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	threads := fs.Int("threads", 0, "compute threads, also encoding the tensors (default: all cores)")
+	output := outputFlag(fs)
 	pos, err := parseInterspersed(fs, args)
 	if err == nil {
+		pos = withOutput(pos, *output)
 		err = wantInOut(pos)
 	}
 	var o prune.Options
@@ -66,6 +68,9 @@ func pruneCmd(args []string, stdout, stderr io.Writer) int {
 		if err := checkOutput(c[0], out, c[1]); err != nil {
 			return fail(err)
 		}
+	}
+	if err := checkReplace(out); err != nil {
+		return fail(err)
 	}
 	m, err := openModel(in)
 	if err != nil {

@@ -31,13 +31,9 @@ func showCmd(args []string, stdout, stderr io.Writer) int {
 	tmpl := fs.Bool("template", false, "print the chat template's source as the file carries it")
 	meta := fs.Bool("metadata", false, "print every metadata key of a GGUF file")
 	model := fs.String("model", "", "model file (default: the embedded model; also the first argument)")
-	pos, err := parseInterspersed(fs, args)
-	if err == nil && len(pos) == 1 && *model == "" {
-		*model = pos[0]
-	} else if err == nil && len(pos) > 0 {
-		err = fmt.Errorf("unexpected argument %q", pos[0])
-	}
-	if err != nil {
+	// Two models named the first as "unexpected": parseOneArg says it
+	// wants one and lists them.
+	if err := parseOneArg(fs, args, "model", model); err != nil {
 		return usageError(stderr, "show", showUsage, err)
 	}
 	m, err := openModel(*model)

@@ -33,6 +33,8 @@ func TestShow(t *testing.T) {
 		{[]string{"show", gg, "--template"}, 0, []string{"(the file carries no chat template: chatml renders)"}},
 		{[]string{"show", "--metadata", pt}, 1, []string{"--metadata lists a GGUF file's keys"}},
 		{[]string{"show", "nope.gguf"}, 1, []string{"chat show: ", "nope.gguf"}},
+		// Two models named the first "unexpected", as if it were the stray one.
+		{[]string{"show", gg, pt}, 2, []string{"chat show: want one MODEL, got 2 arguments: "}},
 		// A split model says so, from any part, and its metadata is the first part's.
 		{[]string{"show", parts[2]}, 0, []string{"model          stories260K\n", "llama (GGUF v3, split in 3 files)"}},
 		{[]string{"show", parts[1], "--metadata"}, 0, []string{"(the first of the 3 files of a split model: every key is in it)", "split.count"}},

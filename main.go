@@ -59,6 +59,12 @@ var storeCommands = map[string]bool{
 	"pull": true, "push": true, "list": true, "ls": true, "ps": true, "rm": true, "cp": true, "create": true, "stop": true,
 }
 
+// isTool reports whether name is a subcommand's first word, for chat
+// help TOOL.
+func isTool(name string) bool {
+	return name == "bench" || name == "serve" || name == "quant-report" || subcommands[name] != nil
+}
+
 // maxPrompt bounds a prompt read from stdin or -f: far more than any context
 // this app runs, and small enough to hold.
 const maxPrompt = 16 << 20
@@ -67,6 +73,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// Messages quote file names, config strings, pickle globals and model
 	// metadata: none of their control characters reaches the terminal raw.
 	stderr = termtext.EscapeWriter(stderr)
+	if len(args) >= 2 && args[0] == "help" && isTool(args[1]) {
+		// git's, go's and ollama's habit: chat help serve is chat serve -h.
+		args = append(slices.Clone(args[1:]), "-h")
+	} else if len(args) == 2 && args[0] == "help" && args[1] == "run" {
+		args = []string{"--help"} // chat -h is run's help
+	} else if len(args) == 2 && isTool(args[0]) && args[1] == "help" {
+		if _, err := os.Stat(args[1]); err != nil { // chat serve help: a model named help, or the help
+			args = []string{args[0], "-h"}
+		}
+	}
 	if len(args) > 0 && args[0] == "bench" {
 		if len(args) > 1 && args[1] == "serve" {
 			return benchServeCmd(args[2:], stdout, stderr)
@@ -146,6 +162,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// trained context. Headless they go to stderr, else to the TUI's
 	// notice line.
 	notices := slices.Clone(cfg.Ignored)
+	if n := runtime.NumCPU(); cfg.Threads > n && cfg.Remote == "" {
+		// SetThreads caps it: say so, rather than let the user think 64 run.
+		notices = append(notices, fmt.Sprintf("--threads %d is more than the %d cores here: running on %d", cfg.Threads, n, n))
+	}
 	var m models.Model
 	mode := cfg.Mode
 	if cfg.Remote != "" {
@@ -169,7 +189,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if mode == "" {
 			mode = session.DefaultMode(m)
 		}
-		if note := ctxCutNote(cfg.Context, m.Info()); note != "" && cfg.Given["ctx_size"] {
+		if note := ctxCutNote("--ctx-size", cfg.Context, m.Info()); note != "" && cfg.Given["ctx_size"] {
 			notices = append(notices, note)
 		}
 	}
@@ -291,6 +311,9 @@ func readPrompt(cfg *config.Config, stdin io.Reader, stdout io.Writer) (headless
 	switch {
 	case cfg.Given["prompt"]:
 		return true, nil
+	case cfg.PromptFile == "-": // llama-cli's and most tools' name for stdin
+		cfg.Prompt, err = readAll(stdin, "the prompt on stdin")
+		return true, err
 	case cfg.PromptFile != "":
 		b, err := regular.ReadFile(cfg.PromptFile, maxPrompt) // a FIFO or pipe too, without hanging
 		if err != nil {
@@ -433,6 +456,11 @@ func runHeadless(s *session.Session, cfg *config.Config, stdout, stderr io.Write
 	res := s.Wait()
 	signal.Stop(interrupted)
 	close(interrupted)
+	if res.Err == nil && !cfg.JSON {
+		// The text's newline before the notices: on a terminal both
+		// streams share the screen, and a notice ran on from the text.
+		fmt.Fprintln(stdout)
+	}
 	for _, n := range s.Notices() { // the reply's: the text outgrew the context
 		fmt.Fprintln(stderr, "chat:", n)
 	}
@@ -441,9 +469,6 @@ func runHeadless(s *session.Session, cfg *config.Config, stdout, stderr io.Write
 		return 1
 	}
 	st := res.Stats
-	if !cfg.JSON {
-		fmt.Fprintln(stdout)
-	}
 	if cfg.Verbose {
 		fmt.Fprintln(stderr, timingSummary(res.Reason, st, s.LastSeed()))
 	}
@@ -524,8 +549,15 @@ func (e *errWriter) Write(p []byte) (int, error) {
 // timingSummary is --verbose's line: prefill, decode, time to first token,
 // why the reply ended and the seed that reproduces it.
 func timingSummary(reason string, st engine.Stats, seed uint64) string {
-	prefilled := st.PromptTokens - st.ReusedTokens
+	seen := st.PromptTokens
+	if st.KVCap > 0 {
+		seen = min(seen, st.KVCap) // the window rule: the first forward sees the prompt's latest window
+	}
+	prefilled := seen - st.ReusedTokens
 	pre := fmt.Sprintf("prefill %s (%d reused)", tokens(prefilled), st.ReusedTokens)
+	if seen < st.PromptTokens {
+		pre = fmt.Sprintf("prefill %s, the window's, of a %d-token prompt (%d reused)", tokens(prefilled), st.PromptTokens, st.ReusedTokens)
+	}
 	if st.PrefillTokS > 0 && prefilled >= 8 {
 		pre += fmt.Sprintf(" at %.0f tok/s", st.PrefillTokS)
 	}
@@ -585,13 +617,13 @@ func resume(s *session.Session, cfg *config.Config) error {
 	return s.Apply(v)
 }
 
-// ctxCutNote says that --ctx-size asked for more than the model runs, and
-// the window it gets; "" when it did not.
-func ctxCutNote(asked int, in models.Info) string {
+// ctxCutNote says that flag (--ctx-size, plan's --ctx) asked for more
+// than the model runs, and the window it gets; "" when it did not.
+func ctxCutNote(flag string, asked int, in models.Info) string {
 	if asked <= in.MaxContext() {
 		return ""
 	}
-	return fmt.Sprintf("--ctx-size %d is more than the %d tokens the model was trained for: the window is %d", asked, in.MaxContext(), in.MaxContext())
+	return fmt.Sprintf("%s %d is more than the %d tokens the model was trained for: the window is %d", flag, asked, in.MaxContext(), in.MaxContext())
 }
 
 // resumedModel is the model file of the conversation --resume or

@@ -3,13 +3,18 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
+	"chat/models/kernels"
 	"chat/models/testmodels"
 )
 
@@ -133,6 +138,10 @@ func TestPromptSources(t *testing.T) {
 	if code, stdout, stderr := runCLI("-f", file, "-n", "14", "--greedy"); code != 0 || !strings.HasPrefix(stdout, want) {
 		t.Errorf("-f: exit %d, %q, %q", code, stdout, stderr)
 	}
+	// -f - is stdin, as in most tools (it was "open -: no such file").
+	if code, stdout, stderr := runStdin("Tell me a story about a cat.\n", "-f", "-", "-n", "14", "--greedy"); code != 0 || !strings.HasPrefix(stdout, want) {
+		t.Errorf("-f -: exit %d, %q, %q", code, stdout, stderr)
+	}
 	// llama-cli's -e: the \n typed in a prompt (here in -f's file) is a
 	// newline, and a --stop string's escapes are processed too.
 	os.WriteFile(file, []byte(`Once upon a time\nthere was`), 0o644)
@@ -201,6 +210,13 @@ func TestHeadlessConstraintFlags(t *testing.T) {
 	}
 	if code, _, stderr := runCLI("--prompt", "x", "--format", "json", "--regex", "a"); code != 2 || !strings.Contains(stderr, "exclude each other") {
 		t.Errorf("two constraints: exit %d, %q", code, stderr)
+	}
+	// A file's error named the file alone ("open s.json: no such file"),
+	// not the flag that gave it.
+	for _, f := range []string{"--json-schema", "--grammar"} {
+		if code, _, stderr := runCLI("--prompt", "x", f, filepath.Join(t.TempDir(), "nope")); code != 1 || !strings.HasPrefix(stderr, "chat: "+f+": open ") {
+			t.Errorf("%s with a missing file: exit %d, %q", f, code, stderr)
+		}
 	}
 }
 
@@ -271,6 +287,22 @@ func TestWindowRuleIsTold(t *testing.T) {
 		if cuts, _ := out.Stats["window_cuts"].(float64); told != c.cuts || (cuts > 0) != c.cuts {
 			t.Errorf("-n %s in a 64-token context: window_cuts %v, stderr %q; want the notice and cuts: %v", c.n, out.Stats["window_cuts"], stderr, c.cuts)
 		}
+	}
+}
+
+// TestWindowRuleNoticeOwnLine: on a terminal stdout and stderr share the
+// screen, and the window rule's notice ran on from the reply's last word;
+// --verbose counted a prompt past the window as prefilled whole.
+func TestWindowRuleNoticeOwnLine(t *testing.T) {
+	var both bytes.Buffer
+	prompt := strings.Repeat("Once upon a time there was a cat. ", 30)
+	code := run([]string{"--raw", "--prompt", prompt, "-n", "60", "-c", "64", "--seed", "1", "--verbose"}, strings.NewReader(""), &both, &both)
+	out := both.String()
+	if code != 0 || !strings.Contains(out, "\nchat: the text outgrew the 64-token context") {
+		t.Errorf("exit %d, the notice is not on its own line: %q", code, out)
+	}
+	if !strings.Contains(out, "chat: prefill 64 tokens, the window's, of a ") {
+		t.Errorf("--verbose does not count the window's prefill: %q", out)
 	}
 }
 
@@ -395,6 +427,17 @@ func TestHelpAndVersionWords(t *testing.T) {
 	if code, _, stderr := runCLI("help"); code != 0 || !strings.Contains(stderr, "Usage:\n  chat [MODEL] [flags]") {
 		t.Errorf("chat help: exit %d, %q", code, stderr)
 	}
+	// chat help serve was "unexpected argument", chat serve help "open
+	// model: help: no such file": both are chat serve -h.
+	for _, args := range [][]string{{"help", "serve"}, {"serve", "help"}, {"help", "bench", "serve"}, {"convert", "help"}} {
+		want := "Usage:\n  chat " + strings.Join(slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "help" }), " ") + " "
+		if code, _, stderr := runCLI(args...); code != 0 || !strings.HasPrefix(stderr, want) {
+			t.Errorf("chat %v: exit %d, %q; want it to start %q", args, code, stderr, want)
+		}
+	}
+	if code, _, stderr := runCLI("help", "run"); code != 0 || !strings.Contains(stderr, "Usage:\n  chat [MODEL] [flags]") {
+		t.Errorf("chat help run: exit %d, %q", code, stderr)
+	}
 	if code, stdout, stderr := runCLI("version"); code != 0 || !strings.HasPrefix(stdout, "chat ") || stderr != "" {
 		t.Errorf("chat version: exit %d, %q, %q", code, stdout, stderr)
 	}
@@ -425,7 +468,7 @@ func TestQuantSaysItIsWorking(t *testing.T) {
 func TestToolPeerFlags(t *testing.T) {
 	for _, c := range []struct{ args, want string }{
 		{"serve --cont-batching", "chat serve: unknown flag --cont-batching (llama.cpp's memory and batching switches have no counterpart here: drop it) (see chat serve -h)\n"},
-		{"serve -np 4", "chat serve: unknown flag -np (llama-server's: chat serve --parallel N) (see chat serve -h)\n"},
+		{"-np 4", "chat: unknown flag -np (llama-server's: chat serve --parallel N) (see chat -h)\n"}, // chat serve takes it
 		{"serve --metrics", "chat serve: unknown flag --metrics (chat serve always serves /metrics: drop it) (see chat serve -h)\n"},
 		{"bench --cont-batching", "chat bench: unknown flag --cont-batching (llama.cpp's memory and batching switches have no counterpart here: drop it) (see chat bench -h)\n"},
 		{"serve --listen x", "chat serve: unknown flag --listen (see chat serve -h)\n"},
@@ -558,5 +601,29 @@ func TestSystemInRawModeIsTold(t *testing.T) {
 	}
 	if _, _, stderr := runCLI(path, "--chat", "--system", "Be brief.", "-p", "Once", "-n", "2"); strings.Contains(stderr, "chat mode only") {
 		t.Errorf("--system with --chat: %q", stderr)
+	}
+}
+
+// TestKVMemTooLargeBeforeBanner: a --kv-mem the memory cannot hold was
+// told after the model's banner, at the first message (in the TUI, after
+// it had drawn); now it is the one line, before anything else.
+func TestKVMemTooLargeBeforeBanner(t *testing.T) {
+	code, stdout, stderr := runCLI("--prompt", "hi", "-n", "1", "--kv-mem", "1048576")
+	if code != 1 || stdout != "" || !strings.HasPrefix(stderr, "chat: engine: kvcache: a KV pool of") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+// TestThreadsMoreThanCores: --threads past the cores was capped silently,
+// as if the count asked for ran.
+func TestThreadsMoreThanCores(t *testing.T) {
+	defer kernels.SetThreads(kernels.Threads())
+	n := runtime.NumCPU()
+	_, _, stderr := runCLI("--prompt", "hi", "-n", "1", "--threads", strconv.Itoa(n+1))
+	if want := fmt.Sprintf("chat: --threads %d is more than the %d cores here: running on %d\n", n+1, n, n); !strings.Contains(stderr, want) {
+		t.Errorf("stderr %q, want %q", stderr, want)
+	}
+	if _, _, stderr := runCLI("--prompt", "hi", "-n", "1", "--threads", strconv.Itoa(n)); strings.Contains(stderr, "cores") {
+		t.Errorf("--threads %d: %q", n, stderr)
 	}
 }

@@ -32,6 +32,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	host := fs.String("host", "", "llama-server's spelling: the HOST of --addr")
 	port := fs.String("port", "", "llama-server's spelling: the PORT of --addr")
 	parallel := fs.Int("parallel", 8, "requests decoded together (vLLM's max_num_seqs)")
+	fs.Var(fs.Lookup("parallel").Value, "np", "llama-server's spelling of --parallel")
 	queue := fs.Int("queue", 256, "requests that may wait for a place; more get 503 (0: none wait)")
 	batchTokens := fs.Int("batch-tokens", 32, "tokens in one forward pass: decode tokens first, then prompt chunks of at most a quarter of it (vLLM's max_num_batched_tokens); 0: no bound")
 	kvMem := fs.Int("kv-mem", 0, "KV pool in MB (default 256, or 16 windows if less)")
@@ -86,7 +87,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "chat serve:", err)
 		return 1
 	}
-	if note := ctxCutNote(*ctxSize, m.Info()); note != "" {
+	if note := ctxCutNote("--ctx-size", *ctxSize, m.Info()); note != "" {
 		fmt.Fprintln(stderr, "chat serve:", note)
 	}
 	var size int64

@@ -29,6 +29,7 @@ func TestServeAndRemoteCLI(t *testing.T) {
 		{[]string{"serve", "--addr", ":8080"}, "every interface"},
 		{[]string{"serve", "--host", "0.0.0.0", "--port", "8081"}, "--api-key"}, // llama-server's spelling of --addr
 		{[]string{"serve", "--parallel", "0"}, "--parallel"},
+		{[]string{"serve", "-np", "0"}, "--parallel must be at least 1"}, // llama-server's -np was "unknown flag"
 		{[]string{"serve", "--parallel", "1000000"}, "--parallel is at most 1024, got 1000000"},
 		{[]string{"serve", "--spec", "draft"}, "--spec draft"},
 		// The settings schema's check and words, as the chat's --kv-quant-v says it.
@@ -49,7 +50,8 @@ func TestServeAndRemoteCLI(t *testing.T) {
 	path := testmodels.Path(t, "stories260K/stories260K.gguf")
 	if _, ok := hugepage.Available(); ok {
 		// A pool larger than memory: one line, not the OOM killer.
-		if code, _, stderr := runCLI("serve", path, "--kv-mem", "100000000"); code == 0 || !strings.Contains(stderr, "does not fit") || strings.Count(stderr, "\n") != 1 {
+		// It said "chat serve: serve: engine: ...".
+		if code, _, stderr := runCLI("serve", path, "--kv-mem", "100000000"); code == 0 || !strings.HasPrefix(stderr, "chat serve: engine: kvcache: ") || !strings.Contains(stderr, "does not fit") || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("serve --kv-mem 100000000: exit %d, stderr %q", code, stderr)
 		}
 	}

@@ -110,6 +110,25 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// outputFlag gives a tool that writes a file (convert, prune, merge-lora),
+// whose output is its last argument, -o OUT and --outfile OUT
+// (convert_hf_to_gguf.py's) too, as most tools take it ("unknown flag -o"
+// pointed at redirecting stdout). withOutput adds it to the arguments.
+func outputFlag(fs *flag.FlagSet) *string {
+	out := new(string)
+	fs.StringVar(out, "o", "", "the output `FILE` (else the last argument)")
+	fs.StringVar(out, "outfile", "", "the output `FILE` (else the last argument)")
+	return out
+}
+
+// withOutput is pos with -o's file last, when it was given.
+func withOutput(pos []string, out string) []string {
+	if out == "" {
+		return pos
+	}
+	return append(pos, out)
+}
+
 // parseOneArg parses fs's flags wherever they are among args and takes
 // one positional argument as *into (the MODEL of `chat bench MODEL`, as
 // `chat serve MODEL` and `chat plan MODEL` take it), unless the flag named
@@ -241,6 +260,17 @@ func checkOutput(in, out, what string) error {
 	so, err2 := os.Stat(out)
 	if err1 == nil && err2 == nil && os.SameFile(si, so) {
 		return fmt.Errorf("the output would overwrite the %s", what)
+	}
+	return nil
+}
+
+// checkReplace refuses, before any work, an existing output that is not
+// GGUF: OUT is the last argument, and a swapped or mistyped order (chat
+// convert out.gguf model.pt) would replace the user's checkpoint. Called
+// after checkOutput, whose "would overwrite the input" says more.
+func checkReplace(out string) error {
+	if st, err := os.Stat(out); err == nil && st.Size() > 0 && !isGGUF(out) {
+		return fmt.Errorf("the output %s exists and is not a GGUF file: not overwriting it (remove it first, or name another output)", out)
 	}
 	return nil
 }

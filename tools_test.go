@@ -138,6 +138,9 @@ func TestPlanCLI(t *testing.T) {
 			t.Errorf("plan lacks %q:\n%s", want, stdout)
 		}
 	}
+	if _, _, stderr := runCLI("plan", "--model", testmodels.Path(t, "course/tiny.pt"), "--ctx", "100000", "--no-measure"); stderr != "chat plan: --ctx 100000 is more than the 128 tokens the model was trained for: the window is 128\n" {
+		t.Errorf("--ctx past the trained context: %q", stderr)
+	}
 	// The prefill's verdict follows its intensity against the ridge. Which
 	// side it falls on depends on the probe (a busy host measured 4.4 GB/s
 	// once, and this tiny model's prefill came out memory-bound), so the
@@ -462,5 +465,72 @@ func TestConvertTypeArgument(t *testing.T) {
 	code, _, stderr = runCLI("convert", in, out, "Q8_0", "--type", "f16")
 	if code != 2 || !strings.HasPrefix(stderr, `chat convert: the type is given twice: --type f16 and "Q8_0"`+"\n") {
 		t.Errorf("chat convert IN OUT Q8_0 --type f16: exit %d (stderr %q)", code, stderr)
+	}
+}
+
+// TestToolsKeepAnOutputThatIsNotGGUF: convert, prune and merge-lora write
+// their last argument; an existing file there that is not GGUF (the
+// user's checkpoint, arguments swapped) is refused and left as it was,
+// while an earlier GGUF output is replaced.
+func TestToolsKeepAnOutputThatIsNotGGUF(t *testing.T) {
+	dir := t.TempDir()
+	ckpt := testmodels.Path(t, "course/tiny.pt")
+	mine := filepath.Join(dir, "mine.pt")
+	orig := []byte("PK\x03\x04 the user's own checkpoint")
+	os.WriteFile(mine, orig, 0o644)
+	m, err := course.Load(ckpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ad, err := lora.Random(m, 4, 0.15, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peft := filepath.Join(dir, "adapter")
+	if err := lora.WritePEFT(peft, ad, 4); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"convert", ckpt, mine},
+		{"prune", ckpt, mine, "--nm", "2:4"},
+		{"merge-lora", ckpt, peft, mine},
+	} {
+		code, _, stderr := runCLI(args...)
+		if code == 0 || !strings.Contains(stderr, "is not a GGUF file: not overwriting it") || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%s: exit %d %q", args[0], code, stderr)
+		}
+		if b, _ := os.ReadFile(mine); !bytes.Equal(b, orig) {
+			t.Fatalf("%s overwrote %s", args[0], mine)
+		}
+	}
+	out := filepath.Join(dir, "tiny.gguf")
+	for range 2 {
+		if code, _, stderr := runCLI("convert", ckpt, out); code != 0 {
+			t.Fatalf("convert onto a GGUF output: exit %d %q", code, stderr)
+		}
+	}
+}
+
+// -o OUT (and convert_hf_to_gguf.py's --outfile) name the output of the
+// tools that write one: "chat convert IN -o OUT" said "unknown flag -o
+// (the reply is printed on stdout: redirect it)".
+func TestToolsOutputFlag(t *testing.T) {
+	dir := t.TempDir()
+	ckpt := testmodels.Path(t, "course/tiny.pt")
+	for _, args := range [][]string{
+		{"convert", ckpt, "-o", filepath.Join(dir, "a.gguf")},
+		{"convert", ckpt, "--outfile", filepath.Join(dir, "b.gguf"), "--type", "q8_0"},
+		{"convert", ckpt, "-o", filepath.Join(dir, "c.gguf"), "Q8_0"},
+		{"prune", ckpt, "-o", filepath.Join(dir, "d.gguf"), "--nm", "2:4"},
+	} {
+		out := args[3]
+		if code, _, stderr := runCLI(args...); code != 0 {
+			t.Errorf("%v: exit %d %q", args, code, stderr)
+		} else if _, err := os.Stat(out); err != nil {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
+	if _, stdout, _ := runCLI("convert", ckpt, "-o", filepath.Join(dir, "e.gguf"), "Q8_0"); !strings.Contains(stdout, ", q8_0, ") {
+		t.Errorf("IN -o OUT TYPE: %q", stdout)
 	}
 }

@@ -109,7 +109,7 @@ $XDG_DATA_HOME/chat/sessions (~/.local/share/chat/sessions).
 var otherFlags = []struct{ name, arg, help string }{
 	{"model", "FILE", "model file: a course checkpoint (.pt) or a GGUF file, or give it as the first argument"},
 	{"prompt", "TEXT", "headless: generate for this prompt, print the result and exit (\"\" continues from the start of a text)"},
-	{"f", "FILE", "headless: read the prompt from FILE"},
+	{"f", "FILE", "headless: read the prompt from FILE (- reads stdin)"},
 	{"escape", "", "turn \\n, \\r, \\t, \\\\, \\\", \\' and \\xHH in the prompt and --stop strings into their characters"},
 	{"json", "", "headless: print one JSON line with prompt ids, ids, text, seed and stats"},
 	{"verbose", "", "headless: print a timing summary on stderr"},
@@ -317,7 +317,10 @@ func FlagMessage(err error) (msg, unknown string) {
 // -no-cnv completes the prompt as plain text, without the chat template:
 // raw mode.
 // -j takes a schema and -jf a schema's file: --json-schema takes either.
-var peerFlags = []peerSpelling{{"-m", "model"}, {"-p", "prompt"}, {"-e", "escape"}, {"-no-cnv", "raw"}, {"--no-conversation", "raw"},
+// The course's scripts/chat.py takes --ckpt, its generate.py --checkpoint
+// (with the settings' --max_new_tokens, --top_k, --top_p, a chat.py
+// command line runs as typed).
+var peerFlags = []peerSpelling{{"-m", "model"}, {"--ckpt", "model"}, {"--checkpoint", "model"}, {"-p", "prompt"}, {"-e", "escape"}, {"-no-cnv", "raw"}, {"--no-conversation", "raw"},
 	{"-j", "json-schema"}, {"-jf", "json-schema"}, {"--json-schema-file", "json-schema"}, {"--grammar-file", "grammar"}}
 
 // peerSpelling is another tool's spelling of a flag, as it types it.
@@ -368,6 +371,7 @@ var peerHints = map[string]string{
 	"draft_max": "--draft-k", "tb": "--threads", "threads_batch": "--threads", "num_thread": "--threads",
 	"prompt_file": "-f", "perf": "--verbose", "show_timings": "--verbose",
 	"v": "--verbose", "log_verbose": "--verbose", "lora_scaled": "--lora",
+	"int8": "--quant int8", // the course's chat.py --int8
 }
 
 // peerNotes say why a flag of llama-cli or ollama that has no counterpart
@@ -529,6 +533,10 @@ var ignoredFlags = map[string]string{
 	"-rea": "on|off|auto", "--reasoning": "on|off|auto", "--reasoning-budget": "N", "--reasoning-format": "N",
 	// llama-cli's -co/--color [on|off|auto], bare as before 2025 too.
 	"-co": "?on|off|auto", "--color": "?on|off|auto",
+	// ollama run's switches: the TUI and a headless reply behave as they
+	// ask, or have nothing for them to change (chat run llama.gguf
+	// --nowordwrap was refused).
+	"--keepalive": "N", "--nowordwrap": "", "--insecure": "", "--hidethinking": "", "--think": "?true|false|high|medium|low",
 }
 
 // chatIgnoredFlags change nothing for the chat (the TUI and a headless
@@ -600,7 +608,7 @@ func addIgnored(fs *flag.FlagSet, flags map[string]string, note func(string)) {
 		if fs.Lookup(name) != nil {
 			continue
 		}
-		line := typed + " is ignored: " + strings.TrimSuffix(PeerNote(name), ": drop it")
+		line := typed + " is ignored: " + strings.TrimSuffix(strings.TrimSuffix(PeerNote(name), ": drop it"), "; drop it")
 		switch {
 		case takes == "":
 			fs.BoolFunc(name, "", func(string) error { note(line); return nil })
@@ -729,7 +737,7 @@ func defaultNote(s *settings.Setting) string {
 		d = s.DefaultText("chat") + " in chat mode, " + s.DefaultText("raw") + " in raw mode"
 	} else {
 		d = s.DefaultText("")
-		if d == "—" || d == "none" || d == "off" && (s.Kind == settings.Bool || strings.Contains(s.Help, "(0 = ")) {
+		if d == "—" || d == "none" || d == "off" && (s.Kind == settings.Bool || s.ZeroMeans() != "") {
 			return ""
 		}
 	}
@@ -769,6 +777,14 @@ func (c *Config) finish() error {
 	}
 	if c.Draft != "" && !c.Set["spec"] {
 		c.Spec = "draft"
+	}
+	if c.Spec == "draft" && c.Draft == "" && c.Remote == "" {
+		// Else told at the first message, as the TUI's "/draft FILE loads one".
+		return errors.New("--spec draft needs a draft model: give it with --draft FILE (a small model with the same tokenizer); --spec ngram and lookup need none")
+	}
+	if c.Trace == "-" {
+		// It made a file named "-".
+		return errors.New("--trace -: stdout carries the reply; give a file (--trace /dev/stderr writes the trace to stderr)")
 	}
 	return nil
 }

@@ -240,6 +240,17 @@ func TestFlagErrors(t *testing.T) {
 	if c := parse(t, "--draft", "d.pt"); c.Spec != "draft" || c.Draft != "d.pt" {
 		t.Errorf("--draft: spec %q", c.Spec)
 	}
+	// --spec draft alone ran and failed at the first message, naming the
+	// TUI's /draft.
+	if _, err := Parse([]string{"--spec", "draft", "-p", "hi"}); err == nil || !strings.Contains(err.Error(), "--spec draft needs a draft model: give it with --draft FILE") {
+		t.Errorf("--spec draft without --draft: %v", err)
+	}
+	if c := parse(t, "--spec", "draft", "--draft", "d.pt"); c.Spec != "draft" {
+		t.Errorf("--spec draft --draft d.pt: %q", c.Spec)
+	}
+	if _, err := Parse([]string{"--trace", "-", "-p", "hi"}); err == nil || !strings.Contains(err.Error(), "--trace -: stdout carries the reply") {
+		t.Errorf("--trace -: %v", err)
+	}
 }
 
 // TestPeerFlags: llama-cli's spellings are the flags they name, and
@@ -438,7 +449,8 @@ func TestOneRuleOneMessage(t *testing.T) {
 	// hint, and the flag was quoted with the wrong dashes. (llama-cli's -m,
 	// -p, -c, --temp, --n-predict are flags: TestPeerFlags.)
 	for _, c := range []struct{ args, want string }{
-		{"--top_k 5", "unknown flag --top_k (did you mean --top-k?)"},
+		{"--topk 5", "unknown flag --topk (did you mean --top-k?)"},
+		{"--int8", "unknown flag --int8 (did you mean --quant int8?)"},
 		{"--num-ctx 256", "unknown flag --num-ctx (did you mean --ctx-size?)"},
 		{"--num-predict 5", "unknown flag --num-predict (did you mean -n?)"},
 		{"--num_thread 4", "unknown flag --num_thread (did you mean --threads?)"},
@@ -450,8 +462,6 @@ func TestOneRuleOneMessage(t *testing.T) {
 		{"-hf org/model", "unknown flag -hf (models are not downloaded: download the GGUF file and give its path)"},
 		{"-ctk=q8_0", "unknown flag -ctk (did you mean --kv-quant-k?)"},
 		{"--tfs 0.9", "unknown flag --tfs (a sampler this app does not have)"},
-		{"--keepalive 5m", "unknown flag --keepalive (ollama run's: the model stays loaded while chat runs; drop it)"},
-		{"--nowordwrap", "unknown flag --nowordwrap (ollama run's: replies always wrap at the window's width here; drop it)"},
 		{"--verbose-prompt", "unknown flag --verbose-prompt (--json lists the prompt's token ids (prompt_ids); the TUI's token view (Alt+h) shows its tokens)"},
 		{"--prompt-file p.txt", "unknown flag --prompt-file (did you mean -f?)"},
 		{"--show-timings", "unknown flag --show-timings (did you mean --verbose?)"},
@@ -510,6 +520,38 @@ func TestIgnoredFlags(t *testing.T) {
 	}
 }
 
+// The course's scripts/chat.py command line (--ckpt, --max_new_tokens,
+// --top_k, --top_p) was refused a flag at a time: "unknown flag --ckpt".
+func TestCourseChatFlags(t *testing.T) {
+	isolate(t)
+	c, err := Parse(strings.Fields("--ckpt student.pt --prompt hi --max_new_tokens 50 --top_k 40 --top_p 0.9 --temperature 0.7"))
+	if err != nil || c.Model != "student.pt" || c.MaxTokens != 50 || c.Sampler.TopK != 40 || c.Sampler.TopP != 0.9 || c.Sampler.Temperature != 0.7 {
+		t.Fatalf("%v, %+v", err, c)
+	}
+	if c, err := Parse(strings.Fields("--checkpoint tiny.pt")); err != nil || c.Model != "tiny.pt" {
+		t.Fatalf("--checkpoint: %v", err)
+	}
+}
+
+// ollama run's switches were refused ("unknown flag --nowordwrap ...:
+// drop it"), so an ollama command line did not run as typed; they change
+// nothing here and are taken with a notice each, as llama.cpp's are.
+func TestOllamaRunFlagsIgnored(t *testing.T) {
+	isolate(t)
+	c, err := ParseRun([]string{"x.gguf", "--keepalive", "5m", "--nowordwrap", "--think=false", "--hidethinking", "--insecure", "hi"})
+	want := []string{"--keepalive is ignored: ollama run's: the model stays loaded while chat runs",
+		"--nowordwrap is ignored: ollama run's: replies always wrap at the window's width here",
+		"--think is ignored: ollama run's: the models this app runs have no thinking mode",
+		"--hidethinking is ignored: ollama run's: the models this app runs have no thinking mode",
+		"--insecure is ignored: ollama run's: nothing is downloaded here"}
+	if err != nil || c.Model != "x.gguf" || c.Prompt != "hi" || !slices.Equal(c.Ignored, want) {
+		t.Fatalf("%v, %+v", err, c)
+	}
+	if _, err := ParseRun([]string{"x.gguf", "--think=maybe"}); err == nil {
+		t.Error("--think=maybe was taken")
+	}
+}
+
 // FlagMessage names a flag as it is typed in each of the flag package's
 // errors (the subcommands' flags are plain flag.FlagSets).
 func TestFlagMessage(t *testing.T) {
@@ -559,7 +601,8 @@ func TestPrintConfigRoundTrip(t *testing.T) {
 	isolate(t)
 	out.Reset()
 	parse(t).WriteTOML(&out)
-	for _, want := range []string{"# top_k: off in chat mode, 50 in raw mode", "# top_p: 0.95 in chat mode, off in raw mode", "# max_tokens: 256", `model = "" # the embedded model`, `seed = "random"`} {
+	for _, want := range []string{"# top_k: off in chat mode, 50 in raw mode", "# top_p: 0.95 in chat mode, off in raw mode", "# max_tokens: 256", `model = "" # the embedded model`, `seed = "random"`,
+		"ctx_size = 0 # the model's, at most 4096\n", "threads = 0 # all cores\n", "min_p = 0.0 # off\n"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("print-config without a mode lacks %q:\n%s", want, out.String())
 		}

@@ -379,7 +379,9 @@ func (c *Config) WriteTOML(w io.Writer) error {
 			case s.Name == "quant" && v.Quant == "":
 				line += " # as loaded"
 			case s.OffWhen != nil:
-				if shown := s.Show(&v); shown == "off" {
+				if z := s.ZeroMeans(); z != "" && s.Show(&v) == "off" {
+					line += " # " + z // ctx_size 0 is the model's window, not none
+				} else if s.Show(&v) == "off" {
 					line += " # off"
 				}
 			}

@@ -280,6 +280,10 @@ func NewWithOptions(m models.Model, o Options) *Engine {
 	return e
 }
 
+// Err is why the engine cannot run (no KV pool fits, a model without a
+// vocabulary), nil when it can: every request would fail with it.
+func (e *Engine) Err() error { return e.err }
+
 // Model is the model the engine runs.
 func (e *Engine) Model() models.Model { return e.model }
 

@@ -41,7 +41,7 @@ func init() {
 		{"/kv", "save|load FILE", "write the KV cache to a file, or load one: a prompt that starts with its tokens skips their prefill", cmdKV},
 		{"/template", "", "show the chat template in use and how a conversation renders", cmdTemplate},
 		{"/save", "[NAME]", "save the conversation now, optionally under a name", cmdSave},
-		{"/load", "NAME|ID|N", "load a saved conversation (N: its number in /sessions)", cmdLoad},
+		{"/load", "[NAME|ID|N]", "load a saved conversation (N: its number in /sessions; no argument: pick one)", cmdLoad},
 		{"/sessions", "", "list saved conversations, newest first", cmdSessions},
 		{"/new", "", "start a new conversation (settings stay; the old one stays saved)", cmdNew},
 		{"/clear", "", "same as /new", cmdNew},

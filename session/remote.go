@@ -131,7 +131,7 @@ func NewRemote(ro RemoteOptions, opts Options) (*Session, error) {
 	c.Identify(ctx, ownedBy) // which fields carry a constraint
 	s := &Session{opts: opts, vals: v, remote: b}
 	if err := s.SetConstraint(opts.Constraint); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", opts.Constraint.Flag(), err) // which of the command line's files
 	}
 	b.scrape()
 	return s, nil

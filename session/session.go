@@ -149,6 +149,10 @@ func New(m models.Model, opts Options) (*Session, error) {
 	}
 	s.model = m
 	s.eng = engine.NewWithOptions(m, engineOptions(v))
+	if err := s.eng.Err(); err != nil {
+		s.eng.Close()
+		return nil, err // before the banner and the TUI, not at the first message
+	}
 	s.tmpl = TemplateFor(m)
 	s.eng.SetSampler(s.samplerParams())
 	if err := s.Apply(want); err != nil {
@@ -157,7 +161,7 @@ func New(m models.Model, opts Options) (*Session, error) {
 	}
 	if err := s.SetConstraint(opts.Constraint); err != nil {
 		s.eng.Close()
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", opts.Constraint.Flag(), err) // which of the command line's files
 	}
 	s.notices, s.reprefill = nil, false // nothing to re-prefill yet
 	s.startProbe()

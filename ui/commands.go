@@ -146,6 +146,10 @@ func (m *model) runCommand(line string) tea.Cmd {
 	}
 	lname := strings.ToLower(name)
 	m.pop(func(l layer) bool { _, ok := l.(*pane); return ok })
+	if lname == "/load" && arg == "" {
+		m.openSessions() // which one to load: the picker, not a usage error
+		return nil
+	}
 	if c, a := findUICommand(lname); c != nil {
 		if a != "" {
 			arg = a

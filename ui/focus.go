@@ -119,7 +119,7 @@ func (m *model) sizeLayers() {
 	for _, x := range m.focus {
 		switch x.place() {
 		case placeRight:
-			x.setSize(min(l.w, edgeWidth+panelWidth), l.body)
+			x.setSize(l.w, l.body) // the panel overlay takes one or two columns of it
 		default:
 			x.setSize(l.mainW, l.body)
 		}

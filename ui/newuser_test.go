@@ -197,6 +197,10 @@ func TestPanelOverlayAndTokenCount(t *testing.T) {
 	if c := m.View().Content; !strings.Contains(c, "│ temperature 0.8") || !strings.Contains(c, "Esc closes the panel") {
 		t.Fatalf("no overlay:\n%s", c)
 	}
+	// One column of 18 rows cut the last counters; two columns hold them.
+	if c := m.View().Content; !strings.Contains(c, "│ generated  0 tok") || !strings.Contains(c, "│ Speed") {
+		t.Fatalf("the overlay cuts the panel at 80x24:\n%s", c)
+	}
 	m.Update(press(tea.KeyEscape))
 	if c := m.View().Content; strings.Contains(c, "│ temperature") {
 		t.Fatal("Esc closes the overlay")
@@ -629,5 +633,17 @@ func TestUnknownCommandListsTheUIsToo(t *testing.T) {
 	sendText(m, "/cop")
 	if !strings.HasPrefix(m.note.text, "unknown command /cop (did you mean /copy?); commands: ") {
 		t.Errorf("notice %q", m.note.text)
+	}
+}
+
+// /load alone was "usage: /load NAME|ID|N": ollama's and a shell's users
+// type the command first and expect to be asked which; it opens the
+// conversations picker, as /sessions does.
+func TestLoadAloneOpensThePicker(t *testing.T) {
+	f := newFullFake()
+	m := New(f, Options{Width: 80, Height: 24, Plain: true})
+	sendText(m, "/load")
+	if m.pal() == nil || len(m.pal().items) != 2 || m.pending != "" {
+		t.Fatalf("no picker (pending %q):\n%s", m.pending, m.View().Content)
 	}
 }

@@ -356,12 +356,55 @@ func (p *panelOverlay) lines(m *model) []string {
 	if p.w <= edgeWidth+1 {
 		return nil
 	}
-	in := m.cachedPanel(p.w-edgeWidth, p.h)
-	out, edge := make([]string, len(in)), m.panelEdge()
+	edge := m.panelEdge()
+	if left, right, ok := m.panelColumns(p.w, p.h); ok {
+		out := make([]string, p.h)
+		for i := range out {
+			out[i] = edge + fit(left[i], panelWidth) + edge + fit(right[i], panelWidth) // one width: placed at the right
+		}
+		return out
+	}
+	in := m.cachedPanel(min(p.w, edgeWidth+panelWidth)-edgeWidth, p.h)
+	out := make([]string, len(in))
 	for i, l := range in {
 		out[i] = edge + l
 	}
 	return out
+}
+
+// panelColumns splits the panel into two columns of h rows, at the
+// section break that balances them best, when one column of h rows would
+// cut its last counters (80x24 lost "decode" and "generated") and the
+// terminal is w >= 64 columns wide; ok is false otherwise.
+func (m *model) panelColumns(w, h int) (left, right []string, ok bool) {
+	if w < 2*(edgeWidth+panelWidth) || h <= 0 {
+		return nil, nil, false
+	}
+	all := m.cachedPanel(panelWidth, 2*h) // a blank line, then a title: the sections
+	n := len(all)
+	blank := func(i int) bool { return strings.TrimSpace(all[i]) == "" } // fit pads every line
+	for n > 0 && blank(n-1) {
+		n--
+	}
+	if n <= h {
+		return nil, nil, false
+	}
+	all = all[:n]
+	off := func(i int) int { return max(2*i-n, n-2*i) } // from the middle
+	cut := -1
+	for i := range all {
+		if blank(i) && i <= h && n-i-1 <= h && (cut < 0 || off(i) < off(cut)) {
+			cut = i
+		}
+	}
+	if cut < 0 {
+		left, right = all[:h], all[h:]
+	} else {
+		left, right = all[:cut], all[cut+1:]
+	}
+	left = append(left[:len(left):len(left)], make([]string, h-len(left))...)
+	right = append(right[:len(right):len(right)], make([]string, max(0, h-len(right)))...)
+	return left, right[:h], true
 }
 func (p *panelOverlay) hint(m *model) string {
 	return m.st.r(m.st.dim, m.keys.first("panel")+" or Esc closes the panel")

@@ -586,6 +586,19 @@ func (s *Setting) Show(v *Values) string {
 	return s.format(x)
 }
 
+// ZeroMeans is what 0 stands for in a setting whose help says "(0 = the
+// model's ...)", "" for the others: there 0 is not "off".
+func (s *Setting) ZeroMeans() string {
+	_, rest, ok := strings.Cut(s.Help, "(0 = ")
+	if !ok {
+		return ""
+	}
+	if i := strings.IndexAny(rest, ";)"); i >= 0 {
+		rest = rest[:i]
+	}
+	return rest
+}
+
 func (s *Setting) isOff(f float64) bool { return s.OffWhen != nil && s.OffWhen(f) }
 
 // stageBase is the sampler at its defaults, where stageSkips tries a value.

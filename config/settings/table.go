@@ -79,7 +79,7 @@ var table = []*Setting{
 		Keys: []Key{{Action: "temperature_down", Keys: []string{"f2", "alt+2"}, Letter: 't', Dir: -1, Help: "temperature −0.1"},
 			{Action: "temperature_up", Keys: []string{"f3", "alt+3"}, Letter: 't', Upper: true, Dir: +1, Help: "temperature +0.1"}},
 		get: func(v *Values) any { return v.Sampler.Temperature }, set: func(v *Values, x any) { v.Sampler.Temperature = x.(float64) }},
-	{Name: "top_p", Aliases: []string{"topp"}, Table: "sampler", Stage: "top-p", Where: Flag | File | Set, Kind: Float,
+	{Name: "top_p", Aliases: []string{"topp"}, PeerFlags: []string{"--top_p"}, Table: "sampler", Stage: "top-p", Where: Flag | File | Set, Kind: Float,
 		Min: 0, Max: 1, OffByStage: true, Off: "0 or 1 = off", Step: 0.05, Label: "top-p", Always: true, Persist: true, Live: true,
 		Help:    "nucleus: a token is kept while the mass before it is ≤ p",
 		Default: byMode(0.95, 1.0), ModeDefault: true,
@@ -93,7 +93,7 @@ var table = []*Setting{
 		Keys: []Key{{Action: "min_p_down", Keys: []string{"f6", "alt+6"}, Letter: 'm', Dir: -1, Help: "min-p down"},
 			{Action: "min_p_up", Keys: []string{"f7", "alt+7"}, Letter: 'm', Upper: true, Dir: +1, Help: "min-p up"}},
 		get: func(v *Values) any { return v.Sampler.MinP }, set: func(v *Values, x any) { v.Sampler.MinP = x.(float64) }},
-	{Name: "top_k", Aliases: []string{"topk"}, Table: "sampler", Stage: "top-k", Where: Flag | File | Set, Kind: Int,
+	{Name: "top_k", Aliases: []string{"topk"}, PeerFlags: []string{"--top_k"}, Table: "sampler", Stage: "top-k", Where: Flag | File | Set, Kind: Int,
 		Min: 0, Max: math.MaxInt32, MinusOneIsMin: true, OffByStage: true, Off: "0 or -1 = off", Ladder: []float64{1, 2, 3, 5, 10, 20, 40, 50, 100, 200, 500, 0},
 		Label: "top-k", Always: true, Persist: true, Live: true,
 		Help:    "keep logits ≥ the k-th largest (ties kept)",
@@ -139,7 +139,7 @@ var table = []*Setting{
 		}},
 
 	// The conversation: from the next reply on, saved with a session.
-	{Name: "max_tokens", Flag: "n", Aliases: []string{"n", "max_new_tokens", "num_predict"}, PeerFlags: []string{"--n-predict", "--predict"}, Where: Flag | File | Set, Kind: Int,
+	{Name: "max_tokens", Flag: "n", Aliases: []string{"n", "max_new_tokens", "num_predict"}, PeerFlags: []string{"--n-predict", "--predict", "--max_new_tokens"}, Where: Flag | File | Set, Kind: Int,
 		Min: 1, Max: MaxReplyTokens, MinusOneIsMax: true, Label: "max tokens", Always: true, Persist: true,
 		Help:    "reply budget in tokens; -1 = no budget (1048576; chat mode caps it at the context left)",
 		Default: byMode(256, 100), ModeDefault: true,

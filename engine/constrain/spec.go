@@ -42,6 +42,17 @@ func (s Spec) String() string {
 	return s.Kind + " " + s.Arg
 }
 
+// Flag is the command-line flag that gives s, to name it in an error.
+func (s Spec) Flag() string {
+	switch s.Kind {
+	case KindJSON:
+		return "--format json"
+	case KindSchema:
+		return "--json-schema"
+	}
+	return "--" + s.Kind
+}
+
 // inline reports whether a --json-schema argument is the schema itself
 // rather than a file name.
 func inline(arg string) bool {

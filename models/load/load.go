@@ -36,7 +36,7 @@ func OpenProgress(path string, progress Progress) (models.Model, error) {
 		return nil, openError(path, err)
 	}
 	defer f.Close()
-	var head [9]byte
+	var head [28]byte // llama2.c's header is the longest sniffed
 	n, _ := io.ReadFull(f, head[:])
 	magic := head[:min(n, 4)]
 	size := st.Size()
@@ -70,11 +70,42 @@ func OpenProgress(path string, progress Progress) (models.Model, error) {
 			return nil, fmt.Errorf("open model: %s is a Hugging Face model's PyTorch weights, not a course checkpoint: %s", path, convertHint)
 		}
 		return course.FromCheckpoint(ck, filepath.Base(path))
-	case n == 9 && head[8] == '{' && binary.LittleEndian.Uint64(head[:8]) < uint64(size):
+	case n >= 9 && head[8] == '{' && binary.LittleEndian.Uint64(head[:8]) < uint64(size):
 		return nil, fmt.Errorf("open model: %s is a safetensors file: %s", path, convertHint)
+	case n == len(head) && llama2c(head):
+		// karpathy's llama2.c checkpoints (stories15M.bin) come beside
+		// GGUF conversions of the same model, as in ../shared/models.
+		hint := "convert it to GGUF (llama.cpp's llama-convert-llama2c-to-ggml) and give that file"
+		if g := strings.TrimSuffix(path, filepath.Ext(path)) + ".gguf"; g != path {
+			if _, err := os.Stat(g); err == nil {
+				hint = "the GGUF file beside it, " + g + ", is one chat runs"
+			}
+		}
+		return nil, fmt.Errorf("open model: %s is a llama2.c checkpoint, which chat does not read: %s", path, hint)
+	case n > 0 && head[0] == '{':
+		// The course's tokenizer.json or a model's config.json, given for
+		// the model beside it.
+		return nil, fmt.Errorf("open model: %s is a JSON file, not a model: give the .pt checkpoint or GGUF file", path)
 	default:
 		return nil, fmt.Errorf("open model: %s is neither a PyTorch zip checkpoint nor a GGUF file (starts with %q)", path, magic)
 	}
+}
+
+// llama2c reports whether head is a llama2.c checkpoint's header: seven
+// int32s (dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size,
+// negative for an unshared classifier, and seq_len), each in a sane range.
+func llama2c(head [28]byte) bool {
+	var v [7]int32
+	for i := range v {
+		v[i] = int32(binary.LittleEndian.Uint32(head[4*i:]))
+	}
+	dim, hidden, layers, heads, kvHeads, vocab, seq := v[0], v[1], v[2], v[3], v[4], v[5], v[6]
+	if vocab < 0 {
+		vocab = -vocab
+	}
+	in := func(x, hi int32) bool { return x >= 1 && x <= hi }
+	return in(dim, 1<<16) && in(hidden, 1<<18) && in(layers, 1<<10) && in(heads, 1<<10) &&
+		in(kvHeads, heads) && dim%heads == 0 && heads%kvHeads == 0 && in(vocab, 1<<20) && in(seq, 1<<20)
 }
 
 // convertHint says what to do with a Hugging Face model.
@@ -110,6 +141,9 @@ func openError(path string, err error) error {
 				return fmt.Errorf("open model: %s: no such file (did you mean %s?)", path, path+ext)
 			}
 		}
+		if g := inShared(filepath.Base(path)); g != "" {
+			return fmt.Errorf("open model: %s: no such file (did you mean %s?)", path, g)
+		}
 		return fmt.Errorf("open model: %s: no such file (a model is the path of a GGUF or .pt file; none is downloaded by name)", path)
 	}
 	st, serr := os.Stat(path)
@@ -137,6 +171,33 @@ func openError(path string, err error) error {
 		return fmt.Errorf("open model: %s is a folder of safetensors weights (a Hugging Face model): %s", path, convertHint)
 	}
 	return fmt.Errorf("open model: %s is a directory, not a model file (a GGUF or .pt file)", path)
+}
+
+// inShared is a model file named base (or base.gguf, base.pt) in the
+// shared models folder ($CHAT_SHARED_MODELS, or ../shared/models from here)
+// or one of its subfolders, "" when there is none: the course's and the
+// README's files are there, and a name alone (chat -m stories260K.gguf)
+// is what a user types first.
+func inShared(base string) string {
+	var dirs []string
+	if d := os.Getenv("CHAT_SHARED_MODELS"); d != "" {
+		dirs = append(dirs, d)
+	}
+	dirs = append(dirs, filepath.Join("..", "shared", "models"))
+	base = strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`).Replace(base) // the name's own, not patterns
+	for _, d := range dirs {
+		for _, pat := range []string{base, "*" + string(filepath.Separator) + base} {
+			for _, ext := range []string{"", ".gguf", ".pt"} {
+				found, _ := filepath.Glob(filepath.Join(d, pat+ext))
+				for _, f := range found {
+					if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() {
+						return f
+					}
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // countingReader reports the bytes read through it (the checkpoint reader

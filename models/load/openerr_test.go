@@ -119,3 +119,52 @@ func TestOpenBareStateDict(t *testing.T) {
 		t.Errorf("GPT-2 state dict: %v", err)
 	}
 }
+
+// A llama2.c checkpoint (karpathy's stories*.bin, which llama.cpp's
+// stories models come from) was "neither a PyTorch zip checkpoint nor a
+// GGUF file": it is named, with the GGUF file beside it when there is one
+// (../shared/models/stories260K), or how to make one.
+func TestOpenLlama2c(t *testing.T) {
+	bin := testmodels.Path(t, "stories260K/stories260K.bin")
+	_, err := Open(bin)
+	if err == nil || !strings.Contains(err.Error(), "is a llama2.c checkpoint") || !strings.Contains(err.Error(), "stories260K.gguf, is one chat runs") {
+		t.Errorf("beside its GGUF file: %v", err)
+	}
+	b, _ := os.ReadFile(bin)
+	alone := filepath.Join(t.TempDir(), "stories.bin")
+	os.WriteFile(alone, b, 0o644)
+	if _, err := Open(alone); err == nil || !strings.Contains(err.Error(), "is a llama2.c checkpoint") || !strings.Contains(err.Error(), "llama-convert-llama2c-to-ggml") {
+		t.Errorf("alone: %v", err)
+	}
+	// Its tokenizer file is not one.
+	if _, err := Open(testmodels.Path(t, "stories260K/tok512.bin")); err == nil || strings.Contains(err.Error(), "llama2.c") {
+		t.Errorf("tok512.bin: %v", err)
+	}
+}
+
+// A model named by its file name alone, or a path that is not there, when
+// the shared models folder has that file (chat -m stories260K.gguf, as the
+// README's examples name it): "did you mean" names it.
+func TestOpenFindsTheSharedFile(t *testing.T) {
+	shared := t.TempDir()
+	os.MkdirAll(filepath.Join(shared, "stories"), 0o755)
+	want := filepath.Join(shared, "stories", "tiny*.gguf")
+	os.WriteFile(want, []byte("GGUF"), 0o644)
+	t.Setenv("CHAT_SHARED_MODELS", shared)
+	for _, name := range []string{"tiny*.gguf", "tiny*", filepath.Join("models", "tiny*.gguf")} {
+		if _, err := Open(name); err == nil || !strings.Contains(err.Error(), "no such file (did you mean "+want+"?)") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := Open("tiny?.gguf"); err == nil || strings.Contains(err.Error(), "did you mean") {
+		t.Errorf("a pattern matched: %v", err)
+	}
+}
+
+// The course's tokenizer.json, given as the model, was "neither a
+// PyTorch zip checkpoint nor a GGUF file (starts with "{\"ty")".
+func TestOpenJSON(t *testing.T) {
+	if _, err := Open(testmodels.Path(t, "course/tokenizer.json")); err == nil || !strings.HasSuffix(err.Error(), "tokenizer.json is a JSON file, not a model: give the .pt checkpoint or GGUF file") {
+		t.Errorf("tokenizer.json: %v", err)
+	}
+}

@@ -12,7 +12,9 @@
 package lora
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -103,6 +105,9 @@ func Load(spec string) (*Adapter, error) {
 		return nil, fmt.Errorf("lora: scale %v in %q", scale, spec)
 	}
 	st, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("lora: no adapter at %s: no such file or folder (an adapter is a PEFT folder or a llama.cpp GGUF LoRA file)", path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lora: %w", err)
 	}

@@ -252,6 +252,10 @@ func TestBadAdapters(t *testing.T) {
 	} else if _, err := Apply(nq, []*Adapter{oa}); err == nil || !strings.Contains(err.Error(), "its update of \"blk.0.attn_q.weight\", [5][64], does not fit the [64][64] matrix of tiny-noqknorm.pt") {
 		t.Errorf("an adapter for another model: %v", err)
 	}
+	// It was "lora: stat nope.gguf: no such file or directory".
+	if _, err := Load(filepath.Join(dir, "nope.gguf") + ":0.5"); err == nil || !strings.HasSuffix(err.Error(), "nope.gguf: no such file or folder (an adapter is a PEFT folder or a llama.cpp GGUF LoRA file)") {
+		t.Errorf("a missing adapter: %v", err)
+	}
 	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "adapter_config.json") {
 		t.Errorf("empty folder: %v", err)
 	}

@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"chat/models/quote"
 	"chat/session/termtext"
 )
 
@@ -61,7 +62,11 @@ func New(rawURL, apiKey string) (*Client, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("remote: %q is not an http(s) URL", rawURL)
 	}
-	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/v1")
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	for _, route := range []string{"/chat/completions", "/completions", "/models"} {
+		u.Path = strings.TrimSuffix(u.Path, route) // an endpoint's URL, copied from a curl line
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/v1")
 	u.RawQuery, u.Fragment = "", ""
 	return &Client{base: u.String(), key: apiKey, http: &http.Client{}, Silence: ReplySilence}, nil
 }
@@ -511,6 +516,11 @@ func (c *Client) models(ctx context.Context) ([]Model, error) {
 		} `json:"data"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&v); err != nil {
+		if ct := resp.Header.Get("Content-Type"); !strings.Contains(ct, "json") {
+			// A web page, a proxy's login form: "invalid character '<'" said
+			// nothing of what the URL is.
+			return nil, fmt.Errorf("remote: GET /v1/models answered %s, not JSON: this URL is not an OpenAI-compatible API (give the server's base URL, as http://HOST:8080 for llama-server)", quote.Quote(ct))
+		}
 		return nil, fmt.Errorf("remote: /v1/models: %w", err)
 	}
 	out := make([]Model, 0, len(v.Data))

@@ -41,9 +41,15 @@ func TestNewURL(t *testing.T) {
 		"127.0.0.1:8080/v1":          "http://127.0.0.1:8080",
 		" http://h:1/v1/ ":           "http://h:1",
 		"https://api.example.com/v1": "https://api.example.com",
-		"ftp://x":                    "",
-		"":                           "",
-		"http://":                    "",
+		// An endpoint's URL, as in a curl line: it asked for
+		// /v1/chat/completions/v1/models.
+		"http://h:1/v1/chat/completions": "http://h:1",
+		"http://h:1/v1/completions/":     "http://h:1",
+		"http://h:1/v1/models":           "http://h:1",
+		"http://h:1/proxy/v1":            "http://h:1/proxy",
+		"ftp://x":                        "",
+		"":                               "",
+		"http://":                        "",
 	} {
 		c, err := New(raw, "")
 		switch {
@@ -249,6 +255,25 @@ func TestUnauthorizedNamesTheFlag(t *testing.T) {
 	want := `the server answered 401 Unauthorized: a missing or wrong API key: send "Authorization: Bearer KEY" (--api-key KEY sends the key)`
 	if err == nil || err.Error() != want {
 		t.Errorf("401: %v; want %q", err, want)
+	}
+}
+
+// --remote at a web page (a router's, nginx's welcome) said "invalid
+// character '<' looking for beginning of value"; it says the URL is not an
+// API.
+func TestModelsWebPage(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, "<html><body>Welcome to nginx!</body></html>")
+	}))
+	defer ts.Close()
+	c, err := New(ts.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Models(context.Background())
+	if err == nil || !strings.Contains(err.Error(), `answered "text/html; charset=utf-8", not JSON: this URL is not an OpenAI-compatible API`) {
+		t.Errorf("a web page: %v", err)
 	}
 }
 

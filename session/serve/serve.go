@@ -74,6 +74,9 @@ func New(m models.Model, o Options) (*Server, error) {
 		return nil, errors.New("serve: no model")
 	}
 	e := engine.NewWithOptions(m, o.Engine)
+	if err := e.Err(); err != nil {
+		return nil, err // "engine: kvcache: ...", once
+	}
 	if err := e.Warm(); err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
