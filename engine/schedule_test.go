@@ -158,7 +158,7 @@ func TestStopQueuedAndMidPrefill(t *testing.T) {
 	b.Stop()
 	select {
 	case <-b.Done():
-	case <-time.After(10 * time.Second):
+	case <-time.After(testmodels.HangAfter):
 		t.Fatal("a stopped queued reply did not end")
 	}
 	if res := b.Wait(); res.Reason != ReasonStopped || res.Stats.GenTokens != 0 {
