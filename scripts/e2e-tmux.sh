@@ -42,26 +42,21 @@ poll() {
 	done
 }
 
-# shows PATTERN...: one capture of the screen matches every grep -E PATTERN.
+# shows PATTERN...: one capture of the screen matches every grep -E PATTERN
+# (sent_and_idle asks for several at once).
 shows() {
 	local screen p
-	screen=$(t capture-pane -p -t chat) || return 1
+	screen=$(t capture-pane -p -t chat 2>/dev/null) || return 1 # gone
 	for p in "$@"; do grep -qE -- "$p" <<<"$screen" || return 1; done
 }
 hides() {
 	local screen
-	screen=$(t capture-pane -p -t chat) || return 1
+	screen=$(t capture-pane -p -t chat 2>/dev/null) || return 1 # gone
 	! grep -qE -- "$1" <<<"$screen"
 }
 
 # wait_for PATTERN [SECONDS]: until the screen shows PATTERN.
 wait_for() { poll "${2:-30}" shows "$1" || fail "timed out waiting for /$1/"; }
-# wait_all SECONDS PATTERN...: until one screen shows every PATTERN.
-wait_all() {
-	local secs=$1
-	shift
-	poll "$secs" shows "$@" || fail "timed out waiting for /$*/ together"
-}
 # wait_gone PATTERN [SECONDS]: until the screen no longer shows PATTERN.
 wait_gone() { poll "${2:-30}" hides "$1" || fail "/$1/ is still on the screen"; }
 
