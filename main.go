@@ -417,6 +417,15 @@ func jsonModel(info session.Info, quant string) map[string]any {
 // runHeadless prints the reply to one prompt (or one JSON line) and exits:
 // the scripting twin of the course's generate_text.py / chat.py --prompt.
 func runHeadless(s *session.Session, cfg *config.Config, stdout, stderr io.Writer) int {
+	// Ctrl+C stops the reply (below). Its handler is in place before the
+	// mode line, which a script may take as the sign the run has begun: a
+	// Ctrl+C right after it stops the reply instead of killing the process.
+	// Beam search and -n 0 have no reply to stop: the signal ends them.
+	interrupted := make(chan os.Signal, 1)
+	if !cfg.NoReply && cfg.Beam == 0 {
+		signal.Notify(interrupted, os.Interrupt)
+		defer signal.Stop(interrupted)
+	}
 	info := s.Info()
 	// Like generate_text.py's "Loaded ..." line, on stderr so stdout stays the text.
 	if cfg.Remote != "" {
@@ -443,9 +452,8 @@ func runHeadless(s *session.Session, cfg *config.Config, stdout, stderr io.Write
 	}
 	// Ctrl+C stops the reply, as in the TUI and llama-cli: what was
 	// generated ends with its newline and the --verbose summary, and the
-	// exit status says it was interrupted.
-	interrupted := make(chan os.Signal, 1)
-	signal.Notify(interrupted, os.Interrupt)
+	// exit status says it was interrupted. One that came before Send waits
+	// in the channel.
 	var stopped atomic.Bool
 	go func() {
 		if _, ok := <-interrupted; ok {

@@ -199,8 +199,8 @@ func TestHeadlessInterrupt(t *testing.T) {
 	// test's timeout.
 	hung := time.AfterFunc(2*testmodels.HangAfter, func() { cmd.Process.Kill() })
 	defer hung.Stop()
-	// Read stderr here, no copier beside the test: up to the mode line, which
-	// comes as the reply starts, then Ctrl+C, then the rest.
+	// Read stderr here, no copier beside the test: up to the mode line, then
+	// Ctrl+C at once (the earliest a script could send it), then the rest.
 	r := bufio.NewReader(stderrPipe)
 	var stderr strings.Builder
 	for !strings.Contains(stderr.String(), "raw mode") && !strings.Contains(stderr.String(), "chat mode") {
@@ -210,8 +210,7 @@ func TestHeadlessInterrupt(t *testing.T) {
 			break
 		}
 	}
-	time.Sleep(300 * time.Millisecond)
-	cmd.Process.Signal(os.Interrupt)
+	cmd.Process.Signal(os.Interrupt) // right after the mode line: its handler is in place before it
 	rest, _ := io.ReadAll(r)
 	stderr.Write(rest)
 	cmd.Wait()

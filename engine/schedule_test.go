@@ -158,7 +158,7 @@ func TestStopQueuedAndMidPrefill(t *testing.T) {
 	b.Stop()
 	select {
 	case <-b.Done():
-	case <-time.After(10 * time.Second):
+	case <-time.After(testmodels.HangAfter):
 		t.Fatal("a stopped queued reply did not end")
 	}
 	if res := b.Wait(); res.Reason != ReasonStopped || res.Stats.GenTokens != 0 {
@@ -250,9 +250,9 @@ type gatedModel struct {
 	models.Model
 	calls   atomic.Int64
 	hold    atomic.Bool
-	holdLen int        // when set, only a pass of this many tokens is held
-	held    chan int64 // the held pass
-	release chan struct{}
+	holdLen atomic.Int32  // when set, only a pass of this many tokens is held
+	held    chan int64    // the held pass
+	release chan struct{} // a send releases one held pass, a close all
 	mu      sync.Mutex
 	fresh   []int64 // passes feeding position 0
 	lens    []int   // every pass's tokens
@@ -273,7 +273,7 @@ func (r gatedRunner) Forward(b *models.Batch, kv []models.KV) ([]float32, error)
 	}
 	r.m.lens = append(r.m.lens, b.Len())
 	r.m.mu.Unlock()
-	if (r.m.holdLen == 0 || b.Len() == r.m.holdLen) && r.m.hold.CompareAndSwap(true, false) {
+	if n := r.m.holdLen.Load(); (n == 0 || b.Len() == int(n)) && r.m.hold.CompareAndSwap(true, false) {
 		r.m.held <- call
 		<-r.m.release
 	}
@@ -357,10 +357,14 @@ func TestStartJoinsNextStep(t *testing.T) {
 // token.
 func TestFirstTokenStepCarriesNoChunk(t *testing.T) {
 	const budget = 16
-	// The held pass is one of long's chunks beside dec's token: the fake
-	// model steps in microseconds, so a wait on the pass count could find
-	// long's prompt not begun or already done.
-	m := &gatedModel{Model: newFake(models.WindowHalf, 1<<15), holdLen: 1 + budget/4, held: make(chan int64), release: make(chan struct{})}
+	// dec is held at its first decode token while long starts, then the
+	// pass held is long's first chunk beside dec's next token. Neither runs
+	// free meanwhile: the fake model steps in microseconds, and a test
+	// goroutine set aside for milliseconds found long's prompt done, or dec
+	// past its window and re-prefilling beside long.
+	m := &gatedModel{Model: newFake(models.WindowHalf, 1<<15), held: make(chan int64), release: make(chan struct{})}
+	m.holdLen.Store(1)
+	m.hold.Store(true)
 	e := NewWithOptions(m, Options{MaxSeqs: 4, MaxWaiting: 4, MaxBatchTokens: budget, BlockSize: 4})
 	e.q.startWait = time.Hour // the step waits for the admission however slow this host is
 	defer e.Close()
@@ -370,15 +374,27 @@ func TestFirstTokenStepCarriesNoChunk(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer dec.Stop()
-	for m.calls.Load() < 3 { // dec is decoding
+	<-m.held
+	longc := make(chan *Reply, 1)
+	go func() {
+		r, err := e.Start(Request{Prompt: prompt(200, 0), MaxTokens: 2, Sampler: greedy})
+		if err != nil {
+			t.Error(err)
+		}
+		longc <- r
+	}()
+	for e.q.starting.Load() == 0 {
 		time.Sleep(time.Millisecond)
 	}
-	long, err := e.Start(Request{Prompt: prompt(200, 0), MaxTokens: 2, Sampler: greedy})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m.holdLen.Store(1 + budget/4)
 	m.hold.Store(true)
+	m.release <- struct{}{}
 	held := <-m.held
+	long := <-longc
+	if long == nil {
+		close(m.release)
+		return
+	}
 	started := make(chan *Reply, 1)
 	go func() {
 		r, err := e.Start(Request{Prompt: prompt(3, 1), MaxTokens: 2, Sampler: greedy})
@@ -403,8 +419,8 @@ func TestFirstTokenStepCarriesNoChunk(t *testing.T) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if got := m.lens[held-1]; got != 1+budget/4 {
-		t.Errorf("the step before the arrival had %d tokens, want a decode token and a quarter of the budget (1+%d)", got, budget/4)
+	if _, found := slices.BinarySearch(m.fresh, held); !found {
+		t.Errorf("the held pass %d did not begin long's prompt (passes from position 0 on: %v)", held, m.fresh)
 	}
 	if len(m.lens) <= int(held)+1 || m.lens[held] != 3 || m.lens[held+1] != 2+budget/4 {
 		t.Errorf("passes after the held one: %v; want the short prompt alone (3), then two decode tokens beside a chunk (2+%d)", m.lens[held:], budget/4)

@@ -28,15 +28,37 @@ fail() {
 	exit 1
 }
 
-# wait_for PATTERN SECONDS: poll the screen until grep -E finds PATTERN.
-wait_for() {
-	local pat=$1 secs=${2:-30} i
-	for ((i = 0; i < secs * 10; i++)); do
-		if t capture-pane -p -t chat | grep -qE -- "$pat"; then return 0; fi
+# The script waits on what the screen shows, never a fixed time. A wait's
+# SECONDS only bounds a hang; on a loaded host it is at least 20 s.
+
+# poll SECONDS CMD...: run CMD every 0.1 s until it succeeds (0), or give up
+# after SECONDS (1).
+poll() {
+	local deadline=$((SECONDS + ($1 > 20 ? $1 : 20)))
+	shift
+	until "$@"; do
+		((SECONDS < deadline)) || return 1
 		sleep 0.1
 	done
-	fail "timed out waiting for /$pat/"
 }
+
+# shows PATTERN...: one capture of the screen matches every grep -E PATTERN
+# (sent_and_idle asks for several at once).
+shows() {
+	local screen p
+	screen=$(t capture-pane -p -t chat 2>/dev/null) || return 1 # gone
+	for p in "$@"; do grep -qE -- "$p" <<<"$screen" || return 1; done
+}
+hides() {
+	local screen
+	screen=$(t capture-pane -p -t chat 2>/dev/null) || return 1 # gone
+	! grep -qE -- "$1" <<<"$screen"
+}
+
+# wait_for PATTERN [SECONDS]: until the screen shows PATTERN.
+wait_for() { poll "${2:-30}" shows "$1" || fail "timed out waiting for /$1/"; }
+# wait_gone PATTERN [SECONDS]: until the screen no longer shows PATTERN.
+wait_gone() { poll "${2:-30}" hides "$1" || fail "/$1/ is still on the screen"; }
 
 snap() { t capture-pane -p -t chat >"$OUT/$1.txt"; }
 
@@ -44,26 +66,31 @@ snap() { t capture-pane -p -t chat >"$OUT/$1.txt"; }
 # capture (the panel's column cut off), up to the hint line.
 reply() { cut -c1-68 "$1" | awk 'NR > 2 && /^[^ ]/{exit} /^  [^ ]/{printf "%s\n", $0}'; }
 
-# send MSG: type a message, wait until the transcript shows it (the UI is
-# busy from then on) and then until the reply has finished.
+# sent_and_idle MSG: the screen shows MSG, the input box is empty (so MSG
+# is in the transcript, not the box) and the state is idle. Enter empties
+# the box and makes the UI busy in one update, so idle after that means the
+# reply has finished.
+sent_and_idle() {
+	shows "^› $(printf '%s' "$1" | sed 's/[.[\*^$()+?{|]/\\&/g')" '^› Say something' 'state +idle'
+}
+
+# send MSG: type a message and wait until its reply has finished.
 send() {
 	t send-keys -t chat "$1" Enter
-	wait_for "^› $(printf '%s' "$1" | sed 's/[.[\*^$()+?{|]/\\&/g')" 10
-	sleep 0.3
-	wait_for 'state +idle' 60
+	poll 60 sent_and_idle "$1" || fail "no finished reply to '$1'"
 }
+
+gone() { ! t has-session -t chat 2>/dev/null; }
 
 quit() {
 	# Right after a reply ended by itself the first Ctrl+C only says that
-	# the next one quits (it was likely meant for the reply): press twice.
+	# the next one quits (it was likely meant for the reply): press again
+	# once it has said so (the notice may already be up; a press on a
+	# session that has just quit is harmless).
 	t send-keys -t chat C-c
-	sleep 0.2
-	t has-session -t chat 2>/dev/null && t send-keys -t chat C-c
-	for ((i = 0; i < 50; i++)); do
-		t has-session -t chat 2>/dev/null || return 0
-		sleep 0.1
-	done
-	fail "Ctrl+C on an idle prompt did not quit"
+	poll 10 eval 'gone || shows "again quits"' || fail "Ctrl+C on an idle prompt did nothing"
+	gone || t send-keys -t chat C-c 2>/dev/null || true
+	poll 10 gone || fail "Ctrl+C on an idle prompt did not quit"
 }
 
 export XDG_DATA_HOME="$OUT/data" XDG_CONFIG_HOME="$OUT/config"
@@ -82,13 +109,16 @@ grep -qE 'decode +[0-9.]+ tok/s' "$OUT/02-reply.txt" || fail "no decode speed in
 grep -qE 'seed +random' "$OUT/02-reply.txt" || fail "the seed is not random by default"
 
 # Regenerate (Ctrl+R) draws a new seed: a different reply.
+regenerated() {
+	snap "$1"
+	grep -qE 'state +idle' "$OUT/$1.txt" && [ "$(reply "$OUT/02-reply.txt")" != "$(reply "$OUT/$1.txt")" ]
+}
 different=0
 for try in 1 2 3; do
 	t send-keys -t chat C-r
-	sleep 0.5
-	wait_for 'state +idle' 60
-	snap "03-regenerated-$try"
-	if [ "$(reply "$OUT/02-reply.txt")" != "$(reply "$OUT/03-regenerated-$try.txt")" ]; then
+	# Done when idle with another reply; the same reply again (a seed that
+	# drew it) only shows as no change before the bound, then try again.
+	if poll 30 regenerated "03-regenerated-$try"; then
 		different=1
 		break
 	fi
@@ -153,10 +183,10 @@ t send-keys -t chat F1
 wait_for 'Keys  \(sampler keys act on the next token\)' 5
 snap 10-help
 t send-keys -t chat Escape
+wait_gone 'Keys  \(sampler keys' 5
 
 # 80x24: no side panel; Ctrl+O shows it over the transcript.
 t resize-window -t chat -x 80 -y 24
-sleep 0.5
 wait_for 'Ctrl\+O panel' 5
 snap 11-80x24
 t send-keys -t chat C-o
@@ -164,17 +194,15 @@ wait_for '│ temperature 0\.9' 5
 wait_for 'Esc closes the panel' 5
 snap 12-80x24-panel
 t send-keys -t chat Escape
-sleep 0.3
+wait_gone '│ temperature' 5
 snap 13-80x24-closed
-grep -q '│ temperature' "$OUT/13-80x24-closed.txt" && fail "Esc did not close the panel overlay"
 
 # Narrow terminal: still renders.
 t resize-window -t chat -x 40 -y 12
-sleep 0.5
+wait_for '^ student-chat-1k\.pt .*…$' 5 # the header, cut at 40 columns
 snap 14-narrow
-grep -q 'student' "$OUT/14-narrow.txt" || fail "narrow screen lost the header"
 t resize-window -t chat -x 100 -y 30
-sleep 0.3
+wait_for '│ state +idle' 5
 quit
 
 # A new session: --resume brings the conversation back, /kv load brings its
@@ -198,7 +226,8 @@ t new-session -d -s chat -x 100 -y 30 "$BIN --raw -n 100000"
 wait_for 'raw' 20
 t send-keys -t chat 'Once upon a time' Enter
 wait_for 'state +generating' 10
-sleep 1
+text_lines() { [ "$(t capture-pane -p -t chat | cut -c1-68 | grep -cE '[a-z]')" -ge "$1" ]; }
+poll 30 text_lines 12 || fail "the raw reply did not fill the screen"
 t send-keys -t chat C-c
 wait_for 'state +stopped' 20
 wait_for 'stopped; the text so far is kept · Ctrl\+C again quits' 5
@@ -234,8 +263,10 @@ wait_for 'vocab 4096 → temperature 4096 → top-p [0-9]+' 5
 wait_for 'before the chain +after: sampled from' 5
 snap 23-view-next
 [ "$(grep -cE '^  "|^▸ "' "$OUT/23-view-next.txt")" -ge 3 ] || fail "the next-token view lists no candidates"
-for i in 1 2 3; do t send-keys -t chat M-.; sleep 0.3; done
-wait_for 'generated +3 tok' 10
+for i in 1 2 3; do
+	t send-keys -t chat M-.
+	wait_for "generated +$i tok" 10
+done
 wait_for '── next token #4 · not drawn yet' 5
 wait_for 'token #3 drew "' 5
 snap 24-view-step
@@ -251,8 +282,10 @@ wait_for 'vocab 4096 → temperature 4096' 5
 t send-keys -t chat M-h
 wait_for 'token view on: replies made from now on' 5
 wait_for 'tokens: ¦ between tokens|tokens: p ' 5
-for i in 1 2 3 4; do t send-keys -t chat M-.; sleep 0.3; done
-wait_for 'generated +7 tok' 10
+for i in 4 5 6 7; do
+	t send-keys -t chat M-.
+	wait_for "generated +$i tok" 10
+done
 snap 26-view-tokens-legend
 t send-keys -t chat M-v
 wait_for '── KV pool · [0-9]+ blocks · this chat [1-9][0-9]* \([0-9]+ shared\)' 5
@@ -286,9 +319,8 @@ t send-keys -t chat '/view' Enter
 wait_for 'views: next \(Alt\+n\) on · step \(Alt\+\.\) off · tokens \(Alt\+h\) on · kv \(Alt\+v\) on · spark \(Alt\+w\) on' 5
 t send-keys -t chat '/view off' Enter
 wait_for 'every view off' 5
-sleep 0.3
+wait_gone '── next token' 5
 snap 30-views-off
-grep -q '── next token' "$OUT/30-views-off.txt" && fail "/view off left the next-token view"
 t send-keys -t chat '/set max_tokens 256' Enter
 wait_for 'max_tokens 256' 5
 
@@ -335,16 +367,16 @@ wait_for 'unknown setting "zzqqxx"' 5
 snap 19-newcomer-notice
 grep -q 'quant, ' "$OUT/19-newcomer-notice.txt" || fail "the settings list lost quant"
 grep -A2 'unknown setting' "$OUT/19-newcomer-notice.txt" | grep -q '…' && fail "a notice row is cut"
+# (Esc first dismisses the notice: a key sent before that is read, with the
+# Esc, as an Alt+key.)
 t send-keys -t chat Escape
-sleep 0.3
+wait_gone 'unknown setting' 5
 t send-keys -t chat '"""' Enter
-sleep 0.2
+wait_for '^› """ *$' 5
 t send-keys -t chat 'Tell me' Enter
-sleep 0.2
+wait_for '^  Tell me *$' 5
 t send-keys -t chat 'a story."""' Enter
-wait_for '^› Tell me' 10
-sleep 0.3
-wait_for 'state +idle' 60
+poll 60 sent_and_idle 'Tell me' || fail 'no finished reply to the """ message'
 snap 19-newcomer-quotes
 grep -qE '^› Tell me' "$OUT/19-newcomer-quotes.txt" || fail '""" message not sent'
 grep -qE '^  a story\.' "$OUT/19-newcomer-quotes.txt" || fail '""" lost its second line'
@@ -365,11 +397,7 @@ t kill-session -t chat
 PORT=$((20000 + $$ % 20000))
 "$BIN" serve --addr "127.0.0.1:$PORT" 2>"$OUT/serve.log" &
 SERVE_PID=$!
-for ((i = 0; i < 100; i++)); do
-	grep -q 'on http://' "$OUT/serve.log" 2>/dev/null && break
-	sleep 0.1
-done
-grep -q 'on http://' "$OUT/serve.log" || fail "chat serve did not start: $(cat "$OUT/serve.log")"
+poll 30 grep -q 'on http://' "$OUT/serve.log" || fail "chat serve did not start: $(cat "$OUT/serve.log")"
 # (host:port without http://, as OLLAMA_HOST is written)
 t new-session -d -s chat -x 110 -y 40 "$BIN --remote 127.0.0.1:$PORT"
 wait_for 'student-chat-1k' 20

@@ -8,12 +8,14 @@ import (
 
 	"chat/engine/sampler"
 	"chat/models/kvcache"
+	"chat/models/testmodels"
 )
 
-// pollUntil polls s until cond holds for an update (or fails after 10 s).
+// pollUntil polls s until cond holds for an update (or fails after
+// testmodels.HangAfter, a hang).
 func pollUntil(t *testing.T, s *Session, cond func(Update) bool) Update {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testmodels.HangAfter)
 	for time.Now().Before(deadline) {
 		u := s.Poll()
 		if cond(u) {

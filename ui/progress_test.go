@@ -2,10 +2,13 @@ package ui
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"chat/models/testmodels"
 
 	"github.com/charmbracelet/x/ansi"
 )
@@ -28,11 +31,11 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// waitOutput waits (without a time limit that measures speed) until the
-// bar has written something that ok accepts.
+// waitOutput waits until the bar has written something that ok accepts
+// (failing after testmodels.HangAfter, a hang).
 func waitOutput(t *testing.T, b *lockedBuffer, ok func(string) bool) string {
 	t.Helper()
-	for range 1000 {
+	for deadline := time.Now().Add(testmodels.HangAfter); time.Now().Before(deadline); {
 		if s := b.String(); ok(s) {
 			return s
 		}
@@ -65,9 +68,10 @@ func TestProgressBar(t *testing.T) {
 	p = NewProgress(&b, 0, "loading", "big.gguf")
 	pastTheDelay(p)
 	p.Update(50e6, 100e6)
-	waitOutput(t, &b, func(s string) bool {
-		return strings.Contains(s, "loading big.gguf ▕████████████░░░░░░░░░░░░▏  50%  50/100 MB  1.")
-	})
+	// The time is a second or more (the start was moved a second back),
+	// however long this host takes to draw the frame.
+	half := regexp.MustCompile(`loading big\.gguf ▕████████████░░░░░░░░░░░░▏  50%  50/100 MB  [1-9][0-9]*\.[0-9] s`)
+	waitOutput(t, &b, half.MatchString)
 	// Read through, the weights are prepared with no byte counted: the bar
 	// goes on being redrawn, so the wait does not look like a hang.
 	p.Update(100e6, 100e6)

@@ -497,9 +497,13 @@ func FuzzTemplate(f *testing.F) {
 	f.Add("{{ "+strings.Repeat("(", 70)+"1"+strings.Repeat(")", 70)+" }}", "x")
 	f.Add("{{ a"+strings.Repeat("|e", 600)+" }}", "x")
 	// A smaller budget keeps each input cheap; the limits' logic is the same.
+	// The shorter deadline keeps the backstop (deadline + renderGrace) at
+	// a third of the fuzz worker's 10 s per input ("deadlocked!") on a
+	// loaded host, where the 2 s deadline put it at half.
 	saved := renderLimits
 	f.Cleanup(func() { renderLimits = saved })
 	renderLimits.steps, renderLimits.value, renderLimits.alloc = 1<<14, 1<<16, 1<<20
+	renderLimits.deadline = 250 * time.Millisecond
 	v := vocabs()["chatml"]
 	f.Fuzz(func(t *testing.T, tmpl, content string) {
 		tp := New(v.tok, Options{Template: tmpl, EOS: v.eos})

@@ -100,7 +100,7 @@ func TestRemoteSession(t *testing.T) {
 	if r := long.Wait(); r.Reason != engine.ReasonStopped {
 		t.Errorf("stopped remote reply ended %q", r.Reason)
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testmodels.HangAfter)
 	for srv.Engine().Load().Running != 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the server still runs the stopped reply")

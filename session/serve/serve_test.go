@@ -395,7 +395,7 @@ func settle(t *testing.T, s *Server, ts *httptest.Server, n int) {
 	t.Helper()
 	ts.CloseClientConnections()
 	http.DefaultClient.CloseIdleConnections()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(testmodels.HangAfter)
 	for {
 		l := s.Engine().Load()
 		g := runtime.NumGoroutine()
