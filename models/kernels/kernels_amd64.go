@@ -39,6 +39,9 @@ func matVecAVX2(out, w, x *float32, rows, cols int)
 //go:noescape
 func matMul4x3AVX2(out, w, x *float32, cols, ldo int)
 
+//go:noescape
+func matMul4x2AVX2(out, w, x *float32, cols, ldo int)
+
 func spinPause()
 
 //go:noescape
@@ -69,7 +72,9 @@ func matVecAsm(out, w, x []float32, cols, r0, r1 int) {
 
 // matMulAsm computes rows [r0, r1) of every token of the batched product.
 // Tokens go in chunks whose activations fit in L2; inside a chunk each 4-row
-// block of w stays in L1 while it meets every token of the chunk, 3 at a time.
+// block of w stays in L1 while it meets every token of the chunk, 3 at a time
+// and 2 for the last two or four (8 = 3+3+2: each pass over the block costs
+// its loads, and one 4x2 pass is cheaper than two one-token ones).
 // Leftover tokens and rows use matVecAVX2, which sums in the same order, so
 // MatMul and MatVec give the same bits.
 func matMulAsm(out, w, x []float32, rows, cols, n, r0, r1 int) {
@@ -82,12 +87,18 @@ func matMulAsm(out, w, x []float32, rows, cols, n, r0, r1 int) {
 		r := r0
 		for ; r+4 <= r1; r += 4 {
 			wr := ptrAt(w, r*cols)
-			t := t0
-			for ; t+3 <= t1; t += 3 {
-				matMul4x3AVX2(&out[t*rows+r], wr, ptrAt(x, t*cols), cols, rows)
-			}
-			for ; t < t1; t++ {
-				matVecAVX2(&out[t*rows+r], wr, ptrAt(x, t*cols), 4, cols)
+			for t := t0; t < t1; {
+				switch o := &out[t*rows+r]; t1 - t {
+				case 1:
+					matVecAVX2(o, wr, ptrAt(x, t*cols), 4, cols)
+					t++
+				case 2, 4:
+					matMul4x2AVX2(o, wr, ptrAt(x, t*cols), cols, rows)
+					t += 2
+				default:
+					matMul4x3AVX2(o, wr, ptrAt(x, t*cols), cols, rows)
+					t += 3
+				}
 			}
 		}
 		if r < r1 {
