@@ -375,17 +375,30 @@ mv_done:
 	VZEROUPPER
 	RET
 
-// func matMul4x3AVX2(out, w, x *float32, cols, ldo int)
+// func matMul4x3AVX2(out, w, x *float32, cols, ldo int, pf, pfEnd uintptr, pfStep int)
 // One register tile of the batched product: 4 weight rows × 3 tokens.
 // out[t*ldo+r] = dot(w[r*cols:], x[t*cols:]) for r < 4, t < 3. The 3 token
 // chunks stay in Y12-Y14 and each weight chunk is loaded once into Y15 and
 // used 3 times: 7 loads per 12 FMAs. Accumulator for (r, t) is Y(3r+t).
 //
+// While pf < pfEnd, each iteration fetches pf's line (and the next, when
+// pfStep is 128) into L1 and moves pf on by pfStep: the caller hands each
+// tile of a block its share of a later block (matMulAsm), because alone the
+// hardware prefetcher left a batched decode's tile waiting on memory
+// (bench110M F32 batch-8, AVX2).
+//
 // Registers: AX index, CX cols, DX ldo in bytes, DI out,
-// SI R8 R9 R10 weight rows, BX R11 R12 tokens, R13 tail mask address.
-#define MMPFLOG 1
+// SI R8 R9 R10 weight rows, BX R11 R12 tokens, R13 prefetch / tail mask
+// address, R14 prefetch end, R15 pfStep-64.
+#define MMPF(skip) \
+	CMPQ R13, R14; \
+	JAE  skip; \
+	PREFETCHT0 (R13); \
+	PREFETCHT0 (R13)(R15*1); \
+	LEAQ 64(R13)(R15*1), R13; \
+skip:
 
-TEXT ·matMul4x3AVX2(SB), NOSPLIT, $0-40
+TEXT ·matMul4x3AVX2(SB), NOSPLIT, $0-64
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ x+16(FP), BX
@@ -414,20 +427,15 @@ TEXT ·matMul4x3AVX2(SB), NOSPLIT, $0-40
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
-	// R13 walks the weights MMPF blocks of 4 rows ahead (16·cols bytes a
-	// block), 128 bytes an iteration, so the next blocks arrive while this
-	// one meets its tokens: alone the hardware prefetcher left a batched
-	// decode's tile waiting on memory (bench110M F32 batch-8, AVX2).
-	MOVQ   CX, R13
-	SHLQ   $(4+MMPFLOG), R13
-	ADDQ   w+8(FP), R13
+	MOVQ   pf+40(FP), R13
+	MOVQ   pfEnd+48(FP), R14
+	MOVQ   pfStep+56(FP), R15
+	SUBQ   $64, R15
 	NEGQ   AX
 	JZ     mm_tail
 
 mm_loop:
-	PREFETCHT0  (R13)
-	PREFETCHT0  64(R13)
-	ADDQ        $128, R13
+	MMPF(mm_pf)
 	VMOVUPS     (BX)(AX*4), Y12
 	VMOVUPS     (R11)(AX*4), Y13
 	VMOVUPS     (R12)(AX*4), Y14
@@ -511,15 +519,15 @@ mm_store:
 	VZEROUPPER
 	RET
 
-// func matMul4x2AVX2(out, w, x *float32, cols, ldo int)
+// func matMul4x2AVX2(out, w, x *float32, cols, ldo int, pf, pfEnd uintptr, pfStep int)
 // matMul4x3AVX2 for 2 tokens, so a batch of 8 is 3+3+2 tokens, not 3+3 and
 // two 4-row matvecs that each read the block again. Each iteration loads the
 // 4 weight chunks into Y10-Y13 before its 8 FMAs (6 loads per 8 FMAs).
 // Accumulator for (r, t) is Y(2r+t).
 //
 // Registers: AX index, CX cols, DX ldo in bytes, DI out,
-// SI R8 R9 R10 weight rows, BX R11 tokens, R13 prefetch / tail mask address.
-TEXT ·matMul4x2AVX2(SB), NOSPLIT, $0-40
+// SI R8 R9 R10 weight rows, BX R11 tokens, R13 R14 R15 as in matMul4x3AVX2.
+TEXT ·matMul4x2AVX2(SB), NOSPLIT, $0-64
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ x+16(FP), BX
@@ -543,17 +551,15 @@ TEXT ·matMul4x2AVX2(SB), NOSPLIT, $0-40
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
-	// The same look-ahead as matMul4x3AVX2's.
-	MOVQ   CX, R13
-	SHLQ   $(4+MMPFLOG), R13
-	ADDQ   w+8(FP), R13
+	MOVQ   pf+40(FP), R13
+	MOVQ   pfEnd+48(FP), R14
+	MOVQ   pfStep+56(FP), R15
+	SUBQ   $64, R15
 	NEGQ   AX
 	JZ     mm2_tail
 
 mm2_loop:
-	PREFETCHT0  (R13)
-	PREFETCHT0  64(R13)
-	ADDQ        $128, R13
+	MMPF(mm2_pf)
 	VMOVUPS     (BX)(AX*4), Y8
 	VMOVUPS     (R11)(AX*4), Y9
 	VMOVUPS     (SI)(AX*4), Y10
