@@ -203,16 +203,21 @@ def vnni(kind, T, stream=False):
 
 def avx2(kind, T, stream=False):
     """8 rows (half h of the group: byte offset 32h in every quad, scales
-    2·8h) × T ≤ 4 tokens. Y0-Y3 int sums, Y4-Y7 float sums, Y8 scales, Y9
+    2·8h) × T ≤ 8 tokens. Y0-Y3 int sums, Y4-Y7 float sums, Y8 scales, Y9
     s, Y10 weights (IL8, IL4NL), Y11 |w| or nibbles, Y12 x, Y13 products (IL4M, IL8M:
     then the mins),
     Y14 int16 ones, Y15 0x80 or 0x0f bytes (IL4NL: the signed levels, its
-    0x0f bytes in memory)."""
+    0x0f bytes in memory). With T > 4 the int sums take Y0-Y7 and the float
+    sums live in the frame (32 bytes a token at t·32(SP)), each block's float
+    step loading, adding into and storing its token's through Y10: the
+    block's weights are then read and prepared once for up to 8 tokens
+    instead of 4, for one load and one store a token and block."""
     name = f"il{kind[2:].lower()}T{T}AVX2{'NT' if stream else ''}"
     bb = BB[kind]
     q0 = Q0.get(kind, 32)
+    mem = T > 4  # float sums in the frame
     p(f"// func {name}({ARGS})")
-    p(f"TEXT ·{name}(SB), NOSPLIT, $0-56")
+    p(f"TEXT ·{name}(SB), NOSPLIT, ${32*T if mem else 0}-56")
     p("\tMOVQ $0x00010001, AX")
     p("\tVMOVQ AX, X14")
     p("\tVPBROADCASTD X14, Y14")
@@ -236,8 +241,13 @@ def avx2(kind, T, stream=False):
         p("\tADDQ R11, DX")
         p("\tADDQ R11, DX")  # +32h bytes: 8 floats of this half
         p("\tXORQ AX, AX")
-    for t in range(T):
-        p(f"\tVXORPS Y{4+t}, Y{4+t}, Y{4+t}")
+    if mem:
+        p("\tVXORPS Y10, Y10, Y10")
+        for t in range(T):
+            p(f"\tVMOVUPS Y10, {32*t}(SP)")
+    else:
+        for t in range(T):
+            p(f"\tVXORPS Y{4+t}, Y{4+t}, Y{4+t}")
     p(f"{name}_loop:")
     if T >= 3 or stream or kind != "IL4G":
         for off in range(0, bb, 64):  # SI is 32h past the block: same lines
@@ -309,16 +319,21 @@ def avx2(kind, T, stream=False):
     if kind in MIN:
         p("\tVCVTPH2PS 32(R10), Y13")  # this half's mins
     for t in range(T):
+        acc = "Y10" if mem else f"Y{4+t}"
+        if mem:
+            p(f"\tVMOVUPS {32*t}(SP), Y10")
         p(f"\tVCVTDQ2PS Y{t}, Y{t}")
         p(f"\tVBROADCASTSS {40*t+32}(BX), Y9")
         p("\tVMULPS Y9, Y8, Y9")
-        p(f"\tVFMADD231PS Y9, Y{t}, Y{4+t}")
+        p(f"\tVFMADD231PS Y9, Y{t}, {acc}")
         if kind in MIN:
             p(f"\tVPBROADCASTD {40*t+36}(BX), Y9")
             p("\tVCVTDQ2PS Y9, Y9")
             p(f"\tVBROADCASTSS {40*t+32}(BX), Y12")
             p("\tVMULPS Y12, Y9, Y9")
-            p(f"\tVFMADD231PS Y9, Y13, Y{4+t}")
+            p(f"\tVFMADD231PS Y9, Y13, {acc}")
+        if mem:
+            p(f"\tVMOVUPS Y10, {32*t}(SP)")
     p(f"\tADDQ ${bb}, SI")
     if kind != "IL4G":
         p(f"\tADDQ ${bb}, R10")
@@ -332,7 +347,9 @@ def avx2(kind, T, stream=False):
     p("\tMOVQ ldo+32(FP), DX")
     p("\tSHLQ $2, DX")
     for t in range(T):
-        p(f"\tVMOVUPS Y{4+t}, (R8)")
+        if mem:
+            p(f"\tVMOVUPS {32*t}(SP), Y10")
+        p(f"\tVMOVUPS {'Y10' if mem else f'Y{4+t}'}, (R8)")
         if t + 1 < T:
             p("\tADDQ DX, R8")
     p("\tADDQ $32, R9")
@@ -451,7 +468,10 @@ for kind in ("IL8", "IL4", "IL4G", "IL4NL", "IL4M", "IL8M"):
         vnni(kind, T)
     for T in (1, 2):
         vnni(kind, T, stream=True)
-    for T in range(1, 5):
+    # AVX2 tiles of 5-8 tokens only for IL8 (Q8_0, Q5_0): in L1 its 8-token
+    # tile beat two 4-token ones by 5 %, Q4_0's by 2.5 %, Q5_1's lost 1 %
+    # (BENCHMARKS.md, perf10).
+    for T in range(1, 9 if kind == "IL8" else 5):
         avx2(kind, T)
     for T in (1, 2):
         avx2(kind, T, stream=True)

@@ -35,8 +35,8 @@ var (
 // Which kernels each level changes:
 //
 //   - avx2: every product has AVX2+FMA assembly; integer dots by VPMADDUBSW;
-//     interleaved blocks (Q8_0, Q5_0, Q4_0, IQ4_NL, int4-a8) take 8-row × 1-4-token
-//     tiles, K-quant batches one-row tiles.
+//     interleaved blocks (Q8_0, Q5_0, Q4_0, IQ4_NL, int4-a8) take 8-row ×
+//     1-4-token tiles (Q8_0 and Q5_0 1-8), K-quant batches one-row tiles.
 //   - avx512: float32, f16 and bf16 batches take the pair tiles (rows × token
 //     pairs), and their matvecs two rows per zmm (float32 over long rows,
 //     interleaved f16 and bf16 over any rows); the
