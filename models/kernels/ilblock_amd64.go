@@ -55,6 +55,30 @@ func il8T7AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb
 func il8T8AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
 
 //go:noescape
+func il8T1AVXVNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T2AVXVNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T3AVXVNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T4AVXVNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T5AVXVNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T6AVXVNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T7AVXVNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T8AVXVNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
 func il4T1VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
 
 //go:noescape
@@ -345,6 +369,10 @@ var ilTiles = [6][2][]ilTileFunc{
 	},
 }
 
+// ilVEXTiles are IL8's tiles for AVX-VNNI (the VEX VPDPBUSD on ymm), by
+// token count - 1; the other kinds take their AVX2 tiles there.
+var ilVEXTiles = []ilTileFunc{il8T1AVXVNNI, il8T2AVXVNNI, il8T3AVXVNNI, il8T4AVXVNNI, il8T5AVXVNNI, il8T6AVXVNNI, il8T7AVXVNNI, il8T8AVXVNNI}
+
 // ilStreamTiles are the 1- and 2-token tiles of ilTiles that fetch the
 // weights non-temporally, for a model larger than the last-level cache
 // (Reuse: Stream), by format and kernel set (VNNI, AVX2).
@@ -367,6 +395,9 @@ func (p *ilProd) runAsm(g0, g1 int) {
 		set = 0
 	}
 	tiles := ilTiles[p.k][set]
+	if isa == isaAVXVNNI && p.k == IL8 {
+		tiles = ilVEXTiles
+	}
 	maxT := len(tiles)
 	nb := p.cols / Q8Block
 	bb := ilBlockBytes(p.k)

@@ -201,7 +201,17 @@ def vnni(kind, T, stream=False):
     p()
 
 
-def avx2(kind, T, stream=False):
+def vpdpbusd_vex(dst, src1, src2):
+    """VPDPBUSD ymm{dst}, ymm{src1}, ymm{src2} in its VEX form (AVX-VNNI),
+    as bytes: Go's assembler encodes VPDPBUSD as EVEX (AVX-512 VNNI) only.
+    C4, then R̄X̄B̄ and map 0F38, then W0 v̄v̄v̄v̄ L1 pp=66, opcode 50, ModRM."""
+    b1 = (0 if dst >= 8 else 0x80) | 0x40 | (0 if src2 >= 8 else 0x20) | 0x02
+    b2 = ((~src1 & 15) << 3) | 0x05
+    modrm = 0xC0 | ((dst & 7) << 3) | (src2 & 7)
+    p(f"\tBYTE $0xc4; BYTE ${b1:#04x}; BYTE ${b2:#04x}; BYTE $0x50; BYTE ${modrm:#04x} // VPDPBUSD Y{src2}, Y{src1}, Y{dst} (VEX)")
+
+
+def avx2(kind, T, stream=False, vex=False):
     """8 rows (half h of the group: byte offset 32h in every quad, scales
     2·8h) × T ≤ 8 tokens. Y0-Y3 int sums, Y4-Y7 float sums, Y8 scales, Y9
     s, Y10 weights (IL8, IL4NL), Y11 |w| or nibbles, Y12 x, Y13 products (IL4M, IL8M:
@@ -212,18 +222,19 @@ def avx2(kind, T, stream=False):
     step loading, adding into and storing its token's through Y10: the
     block's weights are then read and prepared once for up to 8 tokens
     instead of 4, for one load and one store a token and block."""
-    name = f"il{kind[2:].lower()}T{T}AVX2{'NT' if stream else ''}"
+    name = f"il{kind[2:].lower()}T{T}{'AVXVNNI' if vex else 'AVX2'}{'NT' if stream else ''}"
     bb = BB[kind]
     q0 = Q0.get(kind, 32)
     mem = T > 4  # float sums in the frame
     p(f"// func {name}({ARGS})")
     p(f"TEXT ·{name}(SB), NOSPLIT, ${32*T if mem else 0}-56")
-    p("\tMOVQ $0x00010001, AX")
-    p("\tVMOVQ AX, X14")
-    p("\tVPBROADCASTD X14, Y14")
+    if not vex:
+        p("\tMOVQ $0x00010001, AX")
+        p("\tVMOVQ AX, X14")
+        p("\tVPBROADCASTD X14, Y14")
     if kind == "IL4NL":
         p("\tVBROADCASTI128 ilnls8<>(SB), Y15")
-    elif kind != "IL8M":
+    elif kind != "IL8M" and not vex:
         bytes_const("0x80808080" if kind == "IL8" else "0x0f0f0f0f", "X15", "Y15")
     p("\tMOVQ out+0(FP), DI")
     p("\tXORQ R9, R9")  # half: 0, then 32 (quad offset); scales at 2·8h
@@ -272,6 +283,18 @@ def avx2(kind, T, stream=False):
                 p("\tVPMADDUBSW Y12, Y11, Y13")
                 p("\tVPMADDWD Y14, Y13, Y13")
                 p(f"\tVPADDD Y13, Y{t}, Y{t}")
+    elif vex:
+        # IL8 on AVX-VNNI: the zmm tiles' sum (value+128 bytes times x from
+        # the correction -128·Σx on), 8 rows a ymm, one VPDPBUSD a token and
+        # quad where the sign trick takes four instructions.
+        assert kind == "IL8"
+        for t in range(T):
+            p(f"\tVPBROADCASTD {40*t+36}(BX), Y{t}")
+        for k in range(8):
+            p(f"\tVMOVDQU {q0+64*k}(SI), Y11")
+            for t in range(T):
+                p(f"\tVPBROADCASTD {40*t+4*k}(BX), Y12")
+                vpdpbusd_vex(t, 11, 12)
     elif kind in ("IL8", "IL4NL"):
         for t in range(T):
             p(f"\tVPXOR Y{t}, Y{t}, Y{t}")
@@ -473,6 +496,9 @@ for kind in ("IL8", "IL4", "IL4G", "IL4NL", "IL4M", "IL8M"):
     # (BENCHMARKS.md, perf10).
     for T in range(1, 9 if kind == "IL8" else 5):
         avx2(kind, T)
+    if kind == "IL8":
+        for T in range(1, 9):
+            avx2(kind, T, vex=True)
     for T in (1, 2):
         avx2(kind, T, stream=True)
 sys.stdout.write("\n".join(out))

@@ -22,9 +22,14 @@ var (
 			return isaAVX512VNNI
 		case x.HasAVX512F && x.HasAVX512BW && x.HasAVX512DQ && x.HasAVX512VL:
 			return isaAVX512
+		case hasAVXVNNI:
+			return isaAVXVNNI
 		}
 		return isaAVX2
 	}()
+	// hasAVXVNNI: the VEX VPDPBUSD, which some AVX-512 CPUs (Zen 4, Ice
+	// Lake) lack, so runnable checks it beside the level.
+	hasAVXVNNI = hasAsm && cpu.X86.HasAVXVNNI
 )
 
 //go:noescape
