@@ -67,18 +67,6 @@ func il8T3AVXVNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32,
 func il8T4AVXVNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
 
 //go:noescape
-func il8T5AVXVNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
-
-//go:noescape
-func il8T6AVXVNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
-
-//go:noescape
-func il8T7AVXVNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
-
-//go:noescape
-func il8T8AVXVNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
-
-//go:noescape
 func il4T1VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
 
 //go:noescape
@@ -371,7 +359,7 @@ var ilTiles = [6][2][]ilTileFunc{
 
 // ilVEXTiles are IL8's tiles for AVX-VNNI (the VEX VPDPBUSD on ymm), by
 // token count - 1; the other kinds take their AVX2 tiles there.
-var ilVEXTiles = []ilTileFunc{il8T1AVXVNNI, il8T2AVXVNNI, il8T3AVXVNNI, il8T4AVXVNNI, il8T5AVXVNNI, il8T6AVXVNNI, il8T7AVXVNNI, il8T8AVXVNNI}
+var ilVEXTiles = []ilTileFunc{il8T1AVXVNNI, il8T2AVXVNNI, il8T3AVXVNNI, il8T4AVXVNNI}
 
 // ilStreamTiles are the 1- and 2-token tiles of ilTiles that fetch the
 // weights non-temporally, for a model larger than the last-level cache
@@ -386,7 +374,7 @@ var ilStreamTiles = [6][2][2]ilTileFunc{
 }
 
 // runAsm computes row groups [g0, g1) of every token with the tiles: 8
-// tokens at a time on VNNI and for AVX2's IL8, 4 for AVX2's other kinds. A
+// tokens at a time on VNNI and for AVX2's IL8, 4 for the others. A
 // last group with fewer than 16 rows
 // goes through a buffer.
 func (p *ilProd) runAsm(g0, g1 int) {

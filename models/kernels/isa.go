@@ -42,7 +42,7 @@ var (
 //     interleaved blocks (Q8_0, Q5_0, Q4_0, IQ4_NL, int4-a8) take 8-row ×
 //     1-4-token tiles (Q8_0 and Q5_0 1-8), K-quant batches one-row tiles.
 //   - avxvnni: Q8_0's and Q5_0's interleaved tiles take VPDPBUSD on ymm
-//     (VEX), 8 rows × 1-8 tokens; the rest as avx2.
+//     (VEX), 8 rows × 1-4 tokens; the rest as avx2.
 //   - avx512: float32, f16 and bf16 batches take the pair tiles (rows × token
 //     pairs), and their matvecs two rows per zmm (float32 over long rows,
 //     interleaved f16 and bf16 over any rows); the
