@@ -211,7 +211,78 @@ def vpdpbusd_vex(dst, src1, src2):
     p(f"\tBYTE $0xc4; BYTE ${b1:#04x}; BYTE ${b2:#04x}; BYTE $0x50; BYTE ${modrm:#04x} // VPDPBUSD Y{src2}, Y{src1}, Y{dst} (VEX)")
 
 
-def avx2(kind, T, stream=False, vex=False):
+def avxvnni(T):
+    """IL8's 16 rows × T ≤ 4 tokens on AVX-VNNI: both halves of the group
+    in one pass, so each token's broadcast quad feeds two VPDPBUSD (rows
+    0-7 and 8-15). Y(2t+h) int sums of token t, half h, from the correction
+    -128·Σx (the zmm tiles' sum: value+128 bytes times x); Y8 Y9 the
+    halves' weights, Y10 x, Y11 Y12 the halves' scales, Y13 s, Y15 xd; the
+    float sums in Y4-Y7 (T ≤ 2) or the frame (64 bytes a token, through
+    Y14)."""
+    name = f"il8T{T}AVXVNNI"
+    bb, q0 = BB["IL8"], 32
+    mem = T > 2
+    acc = lambda t, h: f"{64*t+32*h}(SP)" if mem else f"Y{4+2*t+h}"
+    p(f"// func {name}({ARGS})")
+    p(f"TEXT ·{name}(SB), NOSPLIT, ${64*T if mem else 0}-56")
+    p("\tMOVQ w+8(FP), SI")
+    p("\tMOVQ nb+16(FP), CX")
+    p("\tMOVQ xa+24(FP), BX")
+    if mem:
+        p("\tVXORPS Y14, Y14, Y14")
+    for t in range(T):
+        for h in range(2):
+            if mem:
+                p(f"\tVMOVUPS Y14, {acc(t, h)}")
+            else:
+                p(f"\tVXORPS {acc(t, h)}, {acc(t, h)}, {acc(t, h)}")
+    p(f"{name}_loop:")
+    for off in range(0, bb, 64):
+        p(f"\tPREFETCHT0 {PF*bb+off}(SI)")
+    for t in range(T):
+        p(f"\tVPBROADCASTD {40*t+36}(BX), Y{2*t}")
+        p(f"\tVMOVDQU Y{2*t}, Y{2*t+1}")
+    for k in range(8):
+        p(f"\tVMOVDQU {q0+64*k}(SI), Y8")
+        p(f"\tVMOVDQU {q0+64*k+32}(SI), Y9")
+        for t in range(T):
+            p(f"\tVPBROADCASTD {40*t+4*k}(BX), Y10")
+            vpdpbusd_vex(2 * t, 8, 10)
+            vpdpbusd_vex(2 * t + 1, 9, 10)
+    p("\tVCVTPH2PS (SI), Y11")
+    p("\tVCVTPH2PS 16(SI), Y12")
+    for t in range(T):
+        p(f"\tVBROADCASTSS {40*t+32}(BX), Y15")
+        for h in range(2):
+            z = 2 * t + h
+            p(f"\tVCVTDQ2PS Y{z}, Y{z}")
+            p(f"\tVMULPS Y15, Y{11+h}, Y13")
+            if mem:
+                p(f"\tVMOVUPS {acc(t, h)}, Y14")
+                p(f"\tVFMADD231PS Y13, Y{z}, Y14")
+                p(f"\tVMOVUPS Y14, {acc(t, h)}")
+            else:
+                p(f"\tVFMADD231PS Y13, Y{z}, {acc(t, h)}")
+    p(f"\tADDQ ${bb}, SI")
+    p("\tADDQ $320, BX")
+    p("\tDECQ CX")
+    p(f"\tJNZ  {name}_loop")
+    p("\tMOVQ out+0(FP), DI")
+    p("\tMOVQ ldo+32(FP), DX")
+    p("\tSHLQ $2, DX")
+    for t in range(T):
+        for h in range(2):
+            if mem:
+                p(f"\tVMOVUPS {acc(t, h)}, Y14")
+            p(f"\tVMOVUPS {'Y14' if mem else acc(t, h)}, {32*h}(DI)")
+        if t + 1 < T:
+            p("\tADDQ DX, DI")
+    p("\tVZEROUPPER")
+    p("\tRET")
+    p()
+
+
+def avx2(kind, T, stream=False):
     """8 rows (half h of the group: byte offset 32h in every quad, scales
     2·8h) × T ≤ 8 tokens. Y0-Y3 int sums, Y4-Y7 float sums, Y8 scales, Y9
     s, Y10 weights (IL8, IL4NL), Y11 |w| or nibbles, Y12 x, Y13 products (IL4M, IL8M:
@@ -222,19 +293,18 @@ def avx2(kind, T, stream=False, vex=False):
     step loading, adding into and storing its token's through Y10: the
     block's weights are then read and prepared once for up to 8 tokens
     instead of 4, for one load and one store a token and block."""
-    name = f"il{kind[2:].lower()}T{T}{'AVXVNNI' if vex else 'AVX2'}{'NT' if stream else ''}"
+    name = f"il{kind[2:].lower()}T{T}AVX2{'NT' if stream else ''}"
     bb = BB[kind]
     q0 = Q0.get(kind, 32)
     mem = T > 4  # float sums in the frame
     p(f"// func {name}({ARGS})")
     p(f"TEXT ·{name}(SB), NOSPLIT, ${32*T if mem else 0}-56")
-    if not vex:
-        p("\tMOVQ $0x00010001, AX")
-        p("\tVMOVQ AX, X14")
-        p("\tVPBROADCASTD X14, Y14")
+    p("\tMOVQ $0x00010001, AX")
+    p("\tVMOVQ AX, X14")
+    p("\tVPBROADCASTD X14, Y14")
     if kind == "IL4NL":
         p("\tVBROADCASTI128 ilnls8<>(SB), Y15")
-    elif kind != "IL8M" and not vex:
+    elif kind != "IL8M":
         bytes_const("0x80808080" if kind == "IL8" else "0x0f0f0f0f", "X15", "Y15")
     p("\tMOVQ out+0(FP), DI")
     p("\tXORQ R9, R9")  # half: 0, then 32 (quad offset); scales at 2·8h
@@ -283,18 +353,6 @@ def avx2(kind, T, stream=False, vex=False):
                 p("\tVPMADDUBSW Y12, Y11, Y13")
                 p("\tVPMADDWD Y14, Y13, Y13")
                 p(f"\tVPADDD Y13, Y{t}, Y{t}")
-    elif vex:
-        # IL8 on AVX-VNNI: the zmm tiles' sum (value+128 bytes times x from
-        # the correction -128·Σx on), 8 rows a ymm, one VPDPBUSD a token and
-        # quad where the sign trick takes four instructions.
-        assert kind == "IL8"
-        for t in range(T):
-            p(f"\tVPBROADCASTD {40*t+36}(BX), Y{t}")
-        for k in range(8):
-            p(f"\tVMOVDQU {q0+64*k}(SI), Y11")
-            for t in range(T):
-                p(f"\tVPBROADCASTD {40*t+4*k}(BX), Y12")
-                vpdpbusd_vex(t, 11, 12)
     elif kind in ("IL8", "IL4NL"):
         for t in range(T):
             p(f"\tVPXOR Y{t}, Y{t}, Y{t}")
@@ -497,11 +555,8 @@ for kind in ("IL8", "IL4", "IL4G", "IL4NL", "IL4M", "IL8M"):
     for T in range(1, 9 if kind == "IL8" else 5):
         avx2(kind, T)
     if kind == "IL8":
-        # 1-4 tokens: in L1 two 4-token AVX-VNNI tiles ran as fast as one
-        # 8-token tile (705 against 724 ns, perf10), the int sums now too
-        # cheap for the 8-token tile's saving to show.
         for T in range(1, 5):
-            avx2(kind, T, vex=True)
+            avxvnni(T)
     for T in (1, 2):
         avx2(kind, T, stream=True)
 sys.stdout.write("\n".join(out))
