@@ -67,6 +67,18 @@ func il8T3AVXVNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32,
 func il8T4AVXVNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
 
 //go:noescape
+func il4T1AVXVNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4T2AVXVNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4T3AVXVNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4T4AVXVNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
 func il4T1VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
 
 //go:noescape
@@ -357,9 +369,13 @@ var ilTiles = [6][2][]ilTileFunc{
 	},
 }
 
-// ilVEXTiles are IL8's tiles for AVX-VNNI (the VEX VPDPBUSD on ymm), by
-// token count - 1; the other kinds take their AVX2 tiles there.
-var ilVEXTiles = []ilTileFunc{il8T1AVXVNNI, il8T2AVXVNNI, il8T3AVXVNNI, il8T4AVXVNNI}
+// ilVEXTiles are IL8's and IL4's tiles for AVX-VNNI (the VEX VPDPBUSD on
+// ymm), by format and token count - 1; the other formats take their AVX2
+// tiles there.
+var ilVEXTiles = [6][]ilTileFunc{
+	IL8: {il8T1AVXVNNI, il8T2AVXVNNI, il8T3AVXVNNI, il8T4AVXVNNI},
+	IL4: {il4T1AVXVNNI, il4T2AVXVNNI, il4T3AVXVNNI, il4T4AVXVNNI},
+}
 
 // ilStreamTiles are the 1- and 2-token tiles of ilTiles that fetch the
 // weights non-temporally, for a model larger than the last-level cache
@@ -383,8 +399,8 @@ func (p *ilProd) runAsm(g0, g1 int) {
 		set = 0
 	}
 	tiles := ilTiles[p.k][set]
-	if isa == isaAVXVNNI && p.k == IL8 {
-		tiles = ilVEXTiles
+	if isa == isaAVXVNNI && ilVEXTiles[p.k] != nil {
+		tiles = ilVEXTiles[p.k]
 	}
 	maxT := len(tiles)
 	nb := p.cols / Q8Block

@@ -211,16 +211,17 @@ def vpdpbusd_vex(dst, src1, src2):
     p(f"\tBYTE $0xc4; BYTE ${b1:#04x}; BYTE ${b2:#04x}; BYTE $0x50; BYTE ${modrm:#04x} // VPDPBUSD Y{src2}, Y{src1}, Y{dst} (VEX)")
 
 
-def avxvnni(T):
-    """IL8's 16 rows × T ≤ 4 tokens on AVX-VNNI: both halves of the group
-    in one pass, so each token's broadcast quad feeds two VPDPBUSD (rows
-    0-7 and 8-15). Y(2t+h) int sums of token t, half h, from the correction
-    -128·Σx (the zmm tiles' sum: value+128 bytes times x); Y8 Y9 the
-    halves' weights, Y10 x, Y11 Y12 the halves' scales, Y13 s, Y15 xd; the
+def avxvnni(kind, T):
+    """IL8's or IL4's 16 rows × T ≤ 4 tokens on AVX-VNNI: both halves of the
+    group in one pass, so each token's broadcast quad feeds two VPDPBUSD
+    (rows 0-7 and 8-15). Y(2t+h) int sums of token t, half h, from the
+    correction -off·Σx (the zmm tiles' sum: value+128 bytes, or IL4's
+    nibbles, times x); Y8 Y9 the halves' weights (IL4: the high nibbles, Y11
+    Y12 the low), Y10 x, Y11 Y12 the halves' scales, Y13 s, Y15 xd; the
     float sums in Y4-Y7 (T ≤ 2) or the frame (64 bytes a token, through
     Y14)."""
-    name = f"il8T{T}AVXVNNI"
-    bb, q0 = BB["IL8"], 32
+    name = f"il{kind[2:].lower()}T{T}AVXVNNI"
+    bb, q0 = BB[kind], 32
     mem = T > 2
     acc = lambda t, h: f"{64*t+32*h}(SP)" if mem else f"Y{4+2*t+h}"
     p(f"// func {name}({ARGS})")
@@ -242,13 +243,27 @@ def avxvnni(T):
     for t in range(T):
         p(f"\tVPBROADCASTD {40*t+36}(BX), Y{2*t}")
         p(f"\tVMOVDQU Y{2*t}, Y{2*t+1}")
-    for k in range(8):
-        p(f"\tVMOVDQU {q0+64*k}(SI), Y8")
-        p(f"\tVMOVDQU {q0+64*k+32}(SI), Y9")
+    def quad(k, w0, w1):
         for t in range(T):
             p(f"\tVPBROADCASTD {40*t+4*k}(BX), Y10")
-            vpdpbusd_vex(2 * t, 8, 10)
-            vpdpbusd_vex(2 * t + 1, 9, 10)
+            vpdpbusd_vex(2 * t, w0, 10)
+            vpdpbusd_vex(2 * t + 1, w1, 10)
+
+    for j in range(8 if kind == "IL8" else 4):
+        p(f"\tVMOVDQU {q0+64*j}(SI), Y8")
+        p(f"\tVMOVDQU {q0+64*j+32}(SI), Y9")
+        if kind == "IL8":
+            quad(j, 8, 9)
+            continue
+        # IL4: quad j's low nibbles, then its high ones (quad j+4).
+        p("\tVPAND ilnlmask<>(SB), Y8, Y11")
+        p("\tVPAND ilnlmask<>(SB), Y9, Y12")
+        quad(j, 11, 12)
+        p("\tVPSRLW $4, Y8, Y8")
+        p("\tVPSRLW $4, Y9, Y9")
+        p("\tVPAND ilnlmask<>(SB), Y8, Y8")
+        p("\tVPAND ilnlmask<>(SB), Y9, Y9")
+        quad(j + 4, 8, 9)
     p("\tVCVTPH2PS (SI), Y11")
     p("\tVCVTPH2PS 16(SI), Y12")
     for t in range(T):
@@ -554,9 +569,9 @@ for kind in ("IL8", "IL4", "IL4G", "IL4NL", "IL4M", "IL8M"):
     # (BENCHMARKS.md, perf10).
     for T in range(1, 9 if kind == "IL8" else 5):
         avx2(kind, T)
-    if kind == "IL8":
+    if kind in ("IL8", "IL4"):
         for T in range(1, 5):
-            avxvnni(T)
+            avxvnni(kind, T)
     for T in (1, 2):
         avx2(kind, T, stream=True)
 sys.stdout.write("\n".join(out))

@@ -7,11 +7,13 @@ import "os"
 // CPUs (Zen 4, Ice Lake) lack: runnable checks it apart.
 //
 // avxvnni is for the CPUs with AVX2 and AVX-VNNI but no AVX-512 (Intel's
-// client cores since Alder Lake): there Q8_0's and Q5_0's interleaved tiles
-// take one VPDPBUSD a token and quad where AVX2's sign trick takes four
-// instructions: a bench110M Q8_0 batch-8 step 14.8-18.5 -> 10.4-12.3 ms of
-// CPU time (BENCHMARKS.md, perf10). A decode that streams its weights from
-// memory gains nothing (go-stack.md §2, "VNNI-256": within ±8 %), so its
+// client cores since Alder Lake): there the interleaved tiles of Q8_0, Q5_0
+// and Q4_0 take one VPDPBUSD a token and quad where AVX2's sign trick takes
+// four instructions (Q4_0's nibbles two). Measured on this project's Zen 5
+// host with CHAT_KERNELS: a bench110M Q8_0 batch-8 step 14.0-17.0 (avx2) ->
+// 7.8-9.0 ms of CPU time (avxvnni), the Q4_0 4-token tile in L1 382 -> 277
+// ns (BENCHMARKS.md, perf10). A decode that streams its weights from memory
+// gains nothing (go-stack.md §2, "VNNI-256": within ±8 %), so the
 // non-temporal 1- and 2-token tiles and the other kernels stay AVX2's.
 type isaLevel int
 
@@ -41,8 +43,8 @@ var (
 //   - avx2: every product has AVX2+FMA assembly; integer dots by VPMADDUBSW;
 //     interleaved blocks (Q8_0, Q5_0, Q4_0, IQ4_NL, int4-a8) take 8-row ×
 //     1-4-token tiles (Q8_0 and Q5_0 1-8), K-quant batches one-row tiles.
-//   - avxvnni: Q8_0's and Q5_0's interleaved tiles take VPDPBUSD on ymm
-//     (VEX), 8 rows × 1-4 tokens; the rest as avx2.
+//   - avxvnni: Q8_0's, Q5_0's and Q4_0's interleaved tiles take VPDPBUSD
+//     on ymm (VEX), 16 rows (two ymm) × 1-4 tokens; the rest as avx2.
 //   - avx512: float32, f16 and bf16 batches take the pair tiles (rows × token
 //     pairs), and their matvecs two rows per zmm (float32 over long rows,
 //     interleaved f16 and bf16 over any rows); the
