@@ -577,7 +577,8 @@ for kind in ("IL8", "IL4", "IL4G", "IL4NL", "IL4M", "IL8M"):
 sys.stdout.write("\n".join(out))
 sys.stdout.write(QUANT)
 # IL4NL's tables: gguf.IQ4NLValues + 128 (VNNI), the signed levels (AVX2),
-# and the nibble mask (AVX2, which has no register left for it).
+# and the nibble mask (AVX2's IL4NL tiles, which have no register left for
+# it, and AVX-VNNI's IL4 tiles).
 LEVELS = [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113]
 tables = []
 for i, v in enumerate(LEVELS):
