@@ -11,7 +11,8 @@ import (
 )
 
 // TestAVX2KernelsUseNoAVX512 reads every *_amd64.s and checks that the
-// functions named *AVX2 use only what an AVX2 CPU has. CHAT_KERNELS=avx2
+// functions named *AVX2 (and *AVXVNNI, whose VEX VPDPBUSD is written as
+// bytes) use only what an AVX2 CPU has. CHAT_KERNELS=avx2
 // runs them on an AVX-512 machine, where an EVEX-only instruction works, so
 // the comparison tests cannot see one; on an AVX2-only CPU it faults (a
 // VPBROADCASTD from a general register did, in the AVX2 interleaved tiles).
@@ -45,7 +46,7 @@ func TestAVX2KernelsUseNoAVX512(t *testing.T) {
 			}
 			if strings.HasPrefix(l, "TEXT ") {
 				fn = ""
-				if name := strings.Fields(l)[1]; strings.Contains(name, "AVX2(SB)") {
+				if name := strings.Fields(l)[1]; strings.Contains(name, "AVX2(SB)") || strings.Contains(name, "AVXVNNI(SB)") {
 					fn = name
 					checked++
 				}

@@ -66,13 +66,12 @@ func BenchmarkMatVec(b *testing.B) {
 	}
 }
 
-// BenchmarkMatMul: a 64-token prefill through a 2048x768 and a 768x2048
-// weight. Bytes are weight bytes, so GB/s above BenchmarkStream's is the
-// reuse the tiles buy.
+// BenchmarkMatMul: a batch-8 decode step and a 64-token prefill through a
+// 2048x768 and a 768x2048 weight. Bytes are weight bytes, so GB/s above
+// BenchmarkStream's is the reuse the tiles buy.
 func BenchmarkMatMul(b *testing.B) {
-	const n = 64
-	for _, sz := range [][2]int{{2048, 768}, {768, 2048}} {
-		rows, cols := sz[0], sz[1]
+	for _, sz := range [][3]int{{2048, 768, 8}, {768, 2048, 8}, {2048, 768, 64}, {768, 2048, 64}} {
+		rows, cols, n := sz[0], sz[1], sz[2]
 		rng := rand.New(rand.NewPCG(2, 2))
 		w, x, out := randVec(rng, rows*cols), randVec(rng, n*cols), make([]float32, n*rows)
 		b.Run(fmt.Sprintf("%dx%dx%d", rows, cols, n), func(b *testing.B) {

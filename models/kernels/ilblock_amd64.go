@@ -43,6 +43,42 @@ func il8T3AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb
 func il8T4AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
 
 //go:noescape
+func il8T5AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T6AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T7AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T8AVX2(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T1AVXVNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T2AVXVNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T3AVXVNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il8T4AVXVNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4T1AVXVNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4T2AVXVNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4T3AVXVNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
+func il4T4AVXVNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
+
+//go:noescape
 func il4T1VNNI(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float32, gb int)
 
 //go:noescape
@@ -309,7 +345,7 @@ type ilTileFunc func(out *float32, w *byte, nb int, xa *byte, ldo int, gs *float
 var ilTiles = [6][2][]ilTileFunc{
 	{
 		{il8T1VNNI, il8T2VNNI, il8T3VNNI, il8T4VNNI, il8T5VNNI, il8T6VNNI, il8T7VNNI, il8T8VNNI},
-		{il8T1AVX2, il8T2AVX2, il8T3AVX2, il8T4AVX2},
+		{il8T1AVX2, il8T2AVX2, il8T3AVX2, il8T4AVX2, il8T5AVX2, il8T6AVX2, il8T7AVX2, il8T8AVX2},
 	},
 	{
 		{il4T1VNNI, il4T2VNNI, il4T3VNNI, il4T4VNNI, il4T5VNNI, il4T6VNNI, il4T7VNNI, il4T8VNNI},
@@ -333,6 +369,14 @@ var ilTiles = [6][2][]ilTileFunc{
 	},
 }
 
+// ilVEXTiles are IL8's and IL4's tiles for AVX-VNNI (the VEX VPDPBUSD on
+// ymm), by format and token count - 1; the other formats take their AVX2
+// tiles there.
+var ilVEXTiles = [6][]ilTileFunc{
+	IL8: {il8T1AVXVNNI, il8T2AVXVNNI, il8T3AVXVNNI, il8T4AVXVNNI},
+	IL4: {il4T1AVXVNNI, il4T2AVXVNNI, il4T3AVXVNNI, il4T4AVXVNNI},
+}
+
 // ilStreamTiles are the 1- and 2-token tiles of ilTiles that fetch the
 // weights non-temporally, for a model larger than the last-level cache
 // (Reuse: Stream), by format and kernel set (VNNI, AVX2).
@@ -346,7 +390,8 @@ var ilStreamTiles = [6][2][2]ilTileFunc{
 }
 
 // runAsm computes row groups [g0, g1) of every token with the tiles: 8
-// tokens at a time on VNNI, 4 on AVX2. A last group with fewer than 16 rows
+// tokens at a time on VNNI and for AVX2's IL8, 4 for the others. A
+// last group with fewer than 16 rows
 // goes through a buffer.
 func (p *ilProd) runAsm(g0, g1 int) {
 	set := 1
@@ -354,6 +399,9 @@ func (p *ilProd) runAsm(g0, g1 int) {
 		set = 0
 	}
 	tiles := ilTiles[p.k][set]
+	if isa == isaAVXVNNI && ilVEXTiles[p.k] != nil {
+		tiles = ilVEXTiles[p.k]
+	}
 	maxT := len(tiles)
 	nb := p.cols / Q8Block
 	bb := ilBlockBytes(p.k)

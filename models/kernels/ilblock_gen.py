@@ -201,18 +201,119 @@ def vnni(kind, T, stream=False):
     p()
 
 
+def vpdpbusd_vex(dst, src1, src2):
+    """VPDPBUSD ymm{dst}, ymm{src1}, ymm{src2} in its VEX form (AVX-VNNI),
+    as bytes: Go's assembler encodes VPDPBUSD as EVEX (AVX-512 VNNI) only.
+    C4, then R̄X̄B̄ and map 0F38, then W0 v̄v̄v̄v̄ L1 pp=66, opcode 50, ModRM."""
+    b1 = (0 if dst >= 8 else 0x80) | 0x40 | (0 if src2 >= 8 else 0x20) | 0x02
+    b2 = ((~src1 & 15) << 3) | 0x05
+    modrm = 0xC0 | ((dst & 7) << 3) | (src2 & 7)
+    p(f"\tBYTE $0xc4; BYTE ${b1:#04x}; BYTE ${b2:#04x}; BYTE $0x50; BYTE ${modrm:#04x} // VPDPBUSD Y{src2}, Y{src1}, Y{dst} (VEX)")
+
+
+def avxvnni(kind, T):
+    """IL8's or IL4's 16 rows × T ≤ 4 tokens on AVX-VNNI: both halves of the
+    group in one pass, so each token's broadcast quad feeds two VPDPBUSD
+    (rows 0-7 and 8-15). Y(2t+h) int sums of token t, half h, from the
+    correction -off·Σx (the zmm tiles' sum: value+128 bytes, or IL4's
+    nibbles, times x); Y8 Y9 the halves' weights (IL4: the high nibbles, Y11
+    Y12 the low), Y10 x, Y11 Y12 the halves' scales, Y13 s, Y15 xd; the
+    float sums in Y4-Y7 (T ≤ 2) or the frame (64 bytes a token, through
+    Y14)."""
+    name = f"il{kind[2:].lower()}T{T}AVXVNNI"
+    bb, q0 = BB[kind], 32
+    mem = T > 2
+    acc = lambda t, h: f"{64*t+32*h}(SP)" if mem else f"Y{4+2*t+h}"
+    p(f"// func {name}({ARGS})")
+    p(f"TEXT ·{name}(SB), NOSPLIT, ${64*T if mem else 0}-56")
+    p("\tMOVQ w+8(FP), SI")
+    p("\tMOVQ nb+16(FP), CX")
+    p("\tMOVQ xa+24(FP), BX")
+    if mem:
+        p("\tVXORPS Y14, Y14, Y14")
+    for t in range(T):
+        for h in range(2):
+            if mem:
+                p(f"\tVMOVUPS Y14, {acc(t, h)}")
+            else:
+                p(f"\tVXORPS {acc(t, h)}, {acc(t, h)}, {acc(t, h)}")
+    p(f"{name}_loop:")
+    for off in range(0, bb, 64):
+        p(f"\tPREFETCHT0 {PF*bb+off}(SI)")
+    for t in range(T):
+        p(f"\tVPBROADCASTD {40*t+36}(BX), Y{2*t}")
+        p(f"\tVMOVDQU Y{2*t}, Y{2*t+1}")
+    def quad(k, w0, w1):
+        for t in range(T):
+            p(f"\tVPBROADCASTD {40*t+4*k}(BX), Y10")
+            vpdpbusd_vex(2 * t, w0, 10)
+            vpdpbusd_vex(2 * t + 1, w1, 10)
+
+    for j in range(8 if kind == "IL8" else 4):
+        p(f"\tVMOVDQU {q0+64*j}(SI), Y8")
+        p(f"\tVMOVDQU {q0+64*j+32}(SI), Y9")
+        if kind == "IL8":
+            quad(j, 8, 9)
+            continue
+        # IL4: quad j's low nibbles, then its high ones (quad j+4).
+        p("\tVPAND ilnlmask<>(SB), Y8, Y11")
+        p("\tVPAND ilnlmask<>(SB), Y9, Y12")
+        quad(j, 11, 12)
+        p("\tVPSRLW $4, Y8, Y8")
+        p("\tVPSRLW $4, Y9, Y9")
+        p("\tVPAND ilnlmask<>(SB), Y8, Y8")
+        p("\tVPAND ilnlmask<>(SB), Y9, Y9")
+        quad(j + 4, 8, 9)
+    p("\tVCVTPH2PS (SI), Y11")
+    p("\tVCVTPH2PS 16(SI), Y12")
+    for t in range(T):
+        p(f"\tVBROADCASTSS {40*t+32}(BX), Y15")
+        for h in range(2):
+            z = 2 * t + h
+            p(f"\tVCVTDQ2PS Y{z}, Y{z}")
+            p(f"\tVMULPS Y15, Y{11+h}, Y13")
+            if mem:
+                p(f"\tVMOVUPS {acc(t, h)}, Y14")
+                p(f"\tVFMADD231PS Y13, Y{z}, Y14")
+                p(f"\tVMOVUPS Y14, {acc(t, h)}")
+            else:
+                p(f"\tVFMADD231PS Y13, Y{z}, {acc(t, h)}")
+    p(f"\tADDQ ${bb}, SI")
+    p("\tADDQ $320, BX")
+    p("\tDECQ CX")
+    p(f"\tJNZ  {name}_loop")
+    p("\tMOVQ out+0(FP), DI")
+    p("\tMOVQ ldo+32(FP), DX")
+    p("\tSHLQ $2, DX")
+    for t in range(T):
+        for h in range(2):
+            if mem:
+                p(f"\tVMOVUPS {acc(t, h)}, Y14")
+            p(f"\tVMOVUPS {'Y14' if mem else acc(t, h)}, {32*h}(DI)")
+        if t + 1 < T:
+            p("\tADDQ DX, DI")
+    p("\tVZEROUPPER")
+    p("\tRET")
+    p()
+
+
 def avx2(kind, T, stream=False):
     """8 rows (half h of the group: byte offset 32h in every quad, scales
-    2·8h) × T ≤ 4 tokens. Y0-Y3 int sums, Y4-Y7 float sums, Y8 scales, Y9
+    2·8h) × T ≤ 8 tokens. Y0-Y3 int sums, Y4-Y7 float sums, Y8 scales, Y9
     s, Y10 weights (IL8, IL4NL), Y11 |w| or nibbles, Y12 x, Y13 products (IL4M, IL8M:
     then the mins),
     Y14 int16 ones, Y15 0x80 or 0x0f bytes (IL4NL: the signed levels, its
-    0x0f bytes in memory)."""
+    0x0f bytes in memory). With T > 4 the int sums take Y0-Y7 and the float
+    sums live in the frame (32 bytes a token at t·32(SP)), each block's float
+    step loading, adding into and storing its token's through Y10: the
+    block's weights are then read and prepared once for up to 8 tokens
+    instead of 4, for one load and one store a token and block."""
     name = f"il{kind[2:].lower()}T{T}AVX2{'NT' if stream else ''}"
     bb = BB[kind]
     q0 = Q0.get(kind, 32)
+    mem = T > 4  # float sums in the frame
     p(f"// func {name}({ARGS})")
-    p(f"TEXT ·{name}(SB), NOSPLIT, $0-56")
+    p(f"TEXT ·{name}(SB), NOSPLIT, ${32*T if mem else 0}-56")
     p("\tMOVQ $0x00010001, AX")
     p("\tVMOVQ AX, X14")
     p("\tVPBROADCASTD X14, Y14")
@@ -236,8 +337,13 @@ def avx2(kind, T, stream=False):
         p("\tADDQ R11, DX")
         p("\tADDQ R11, DX")  # +32h bytes: 8 floats of this half
         p("\tXORQ AX, AX")
-    for t in range(T):
-        p(f"\tVXORPS Y{4+t}, Y{4+t}, Y{4+t}")
+    if mem:
+        p("\tVXORPS Y10, Y10, Y10")
+        for t in range(T):
+            p(f"\tVMOVUPS Y10, {32*t}(SP)")
+    else:
+        for t in range(T):
+            p(f"\tVXORPS Y{4+t}, Y{4+t}, Y{4+t}")
     p(f"{name}_loop:")
     if T >= 3 or stream or kind != "IL4G":
         for off in range(0, bb, 64):  # SI is 32h past the block: same lines
@@ -309,16 +415,21 @@ def avx2(kind, T, stream=False):
     if kind in MIN:
         p("\tVCVTPH2PS 32(R10), Y13")  # this half's mins
     for t in range(T):
+        acc = "Y10" if mem else f"Y{4+t}"
+        if mem:
+            p(f"\tVMOVUPS {32*t}(SP), Y10")
         p(f"\tVCVTDQ2PS Y{t}, Y{t}")
         p(f"\tVBROADCASTSS {40*t+32}(BX), Y9")
         p("\tVMULPS Y9, Y8, Y9")
-        p(f"\tVFMADD231PS Y9, Y{t}, Y{4+t}")
+        p(f"\tVFMADD231PS Y9, Y{t}, {acc}")
         if kind in MIN:
             p(f"\tVPBROADCASTD {40*t+36}(BX), Y9")
             p("\tVCVTDQ2PS Y9, Y9")
             p(f"\tVBROADCASTSS {40*t+32}(BX), Y12")
             p("\tVMULPS Y12, Y9, Y9")
-            p(f"\tVFMADD231PS Y9, Y13, Y{4+t}")
+            p(f"\tVFMADD231PS Y9, Y13, {acc}")
+        if mem:
+            p(f"\tVMOVUPS Y10, {32*t}(SP)")
     p(f"\tADDQ ${bb}, SI")
     if kind != "IL4G":
         p(f"\tADDQ ${bb}, R10")
@@ -332,7 +443,9 @@ def avx2(kind, T, stream=False):
     p("\tMOVQ ldo+32(FP), DX")
     p("\tSHLQ $2, DX")
     for t in range(T):
-        p(f"\tVMOVUPS Y{4+t}, (R8)")
+        if mem:
+            p(f"\tVMOVUPS {32*t}(SP), Y10")
+        p(f"\tVMOVUPS {'Y10' if mem else f'Y{4+t}'}, (R8)")
         if t + 1 < T:
             p("\tADDQ DX, R8")
     p("\tADDQ $32, R9")
@@ -451,14 +564,21 @@ for kind in ("IL8", "IL4", "IL4G", "IL4NL", "IL4M", "IL8M"):
         vnni(kind, T)
     for T in (1, 2):
         vnni(kind, T, stream=True)
-    for T in range(1, 5):
+    # AVX2 tiles of 5-8 tokens only for IL8 (Q8_0, Q5_0): in L1 its 8-token
+    # tile beat two 4-token ones by 5 %, Q4_0's by 2.5 %, Q5_1's lost 1 %
+    # (BENCHMARKS.md, perf10).
+    for T in range(1, 9 if kind == "IL8" else 5):
         avx2(kind, T)
+    if kind in ("IL8", "IL4"):
+        for T in range(1, 5):
+            avxvnni(kind, T)
     for T in (1, 2):
         avx2(kind, T, stream=True)
 sys.stdout.write("\n".join(out))
 sys.stdout.write(QUANT)
 # IL4NL's tables: gguf.IQ4NLValues + 128 (VNNI), the signed levels (AVX2),
-# and the nibble mask (AVX2, which has no register left for it).
+# and the nibble mask (AVX2's IL4NL tiles, which have no register left for
+# it, and AVX-VNNI's IL4 tiles).
 LEVELS = [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113]
 tables = []
 for i, v in enumerate(LEVELS):

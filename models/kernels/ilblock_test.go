@@ -121,7 +121,7 @@ func TestMatMulIL(t *testing.T) {
 	for _, name := range ilNames {
 		for _, sh := range []shape{{1, 128}, {16, 96}, {17, 256}, {33, 416}, {100, 768}} {
 			c := newILCase(t, rng, name, sh.rows, sh.cols)
-			ns := []int{1, 2, 3, 5, 8, 9, 13, 17}
+			ns := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 17}
 			if hasMin(c.k) { // new tiles: every token count
 				ns = ns[:0]
 				for n := 1; n <= 17; n++ {

@@ -3,24 +3,29 @@ package kernels
 import "os"
 
 // isaLevel names a kernel set; each level's CPU features include those of
-// the levels below it.
+// the levels below it, except avxvnni's VEX VPDPBUSD, which some AVX-512
+// CPUs (Zen 4, Ice Lake) lack: runnable checks it apart.
 //
-// There is no AVX-VNNI level (the VEX-encoded 256-bit VPDPBUSD of Intel's
-// client cores without AVX-512): the int8 matvec measured within ±8% of the
-// VPMADDUBSW kernel with it (../shared/docs/go-stack.md §2, "VNNI-256"), and
-// the 256-bit integer kernels here spend most of their work on the float
-// steps that keep them bitwise equal to the Go versions, which VPDPBUSD does
-// not shorten. Those CPUs run the avx2 kernels.
+// avxvnni is for the CPUs with AVX2 and AVX-VNNI but no AVX-512 (Intel's
+// client cores since Alder Lake): there the interleaved tiles of Q8_0, Q5_0
+// and Q4_0 take one VPDPBUSD a token and quad where AVX2's sign trick takes
+// four instructions (Q4_0's nibbles two). Measured on this project's Zen 5
+// host with CHAT_KERNELS: a bench110M Q8_0 batch-8 step 14.0-17.0 (avx2) ->
+// 7.8-9.0 ms of CPU time (avxvnni), the Q4_0 4-token tile in L1 382 -> 277
+// ns (BENCHMARKS.md, perf10). A decode that streams its weights from memory
+// gains nothing (go-stack.md §2, "VNNI-256": within ±8 %), so the
+// non-temporal 1- and 2-token tiles and the other kernels stay AVX2's.
 type isaLevel int
 
 const (
 	isaGo         isaLevel = iota // pure Go
 	isaAVX2                       // AVX2, FMA, F16C
+	isaAVXVNNI                    // AVX2 + AVX-VNNI (VEX VPDPBUSD on ymm)
 	isaAVX512                     // AVX2 + AVX-512 F, BW, DQ, VL
 	isaAVX512VNNI                 // AVX-512 + AVX512_VNNI
 )
 
-var isaNames = [...]string{"go", "avx2", "avx512", "avx512vnni"}
+var isaNames = [...]string{"go", "avx2", "avxvnni", "avx512", "avx512vnni"}
 
 // isa is the kernel set in use: the best this CPU runs (hostISA), or a lower
 // one named by CHAT_KERNELS (read once at start-up), so every path can be
@@ -31,12 +36,15 @@ var (
 	gemmAVX512 = isa >= isaAVX512
 )
 
-// ISA names the kernel set in use: "go", "avx2", "avx512" or "avx512vnni".
+// ISA names the kernel set in use: "go", "avx2", "avxvnni", "avx512" or
+// "avx512vnni".
 // Which kernels each level changes:
 //
 //   - avx2: every product has AVX2+FMA assembly; integer dots by VPMADDUBSW;
-//     interleaved blocks (Q8_0, Q5_0, Q4_0, IQ4_NL, int4-a8) take 8-row × 1-4-token
-//     tiles, K-quant batches one-row tiles.
+//     interleaved blocks (Q8_0, Q5_0, Q4_0, IQ4_NL, int4-a8) take 8-row ×
+//     1-4-token tiles (Q8_0 and Q5_0 1-8), K-quant batches one-row tiles.
+//   - avxvnni: Q8_0's, Q5_0's and Q4_0's interleaved tiles take VPDPBUSD
+//     on ymm (VEX), 16 rows (two ymm) × 1-4 tokens; the rest as avx2.
 //   - avx512: float32, f16 and bf16 batches take the pair tiles (rows × token
 //     pairs), and their matvecs two rows per zmm (float32 over long rows,
 //     interleaved f16 and bf16 over any rows); the
@@ -65,7 +73,7 @@ func capISA(host isaLevel, env string) isaLevel {
 }
 
 // runnable reports whether this CPU can run level l's kernels.
-func runnable(l isaLevel) bool { return l <= hostISA }
+func runnable(l isaLevel) bool { return l <= hostISA && (l != isaAVXVNNI || hasAVXVNNI) }
 
 // setISA switches the kernel set (tests and benchmarks compare the levels).
 func setISA(l isaLevel) {

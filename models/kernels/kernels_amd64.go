@@ -22,9 +22,14 @@ var (
 			return isaAVX512VNNI
 		case x.HasAVX512F && x.HasAVX512BW && x.HasAVX512DQ && x.HasAVX512VL:
 			return isaAVX512
+		case hasAVXVNNI:
+			return isaAVXVNNI
 		}
 		return isaAVX2
 	}()
+	// hasAVXVNNI: the VEX VPDPBUSD, which some AVX-512 CPUs (Zen 4, Ice
+	// Lake) lack, so runnable checks it beside the level.
+	hasAVXVNNI = hasAsm && cpu.X86.HasAVXVNNI
 )
 
 //go:noescape
@@ -37,7 +42,10 @@ func axpyAVX2(alpha float32, x, y *float32, n int)
 func matVecAVX2(out, w, x *float32, rows, cols int)
 
 //go:noescape
-func matMul4x3AVX2(out, w, x *float32, cols, ldo int)
+func matMul4x3AVX2(out, w, x *float32, cols, ldo int, pf, pfEnd uintptr, pfStep int)
+
+//go:noescape
+func matMul4x2AVX2(out, w, x *float32, cols, ldo int, pf, pfEnd uintptr, pfStep int)
 
 func spinPause()
 
@@ -69,25 +77,49 @@ func matVecAsm(out, w, x []float32, cols, r0, r1 int) {
 
 // matMulAsm computes rows [r0, r1) of every token of the batched product.
 // Tokens go in chunks whose activations fit in L2; inside a chunk each 4-row
-// block of w stays in L1 while it meets every token of the chunk, 3 at a time.
+// block of w stays in L1 while it meets every token of the chunk, 3 at a time
+// and 2 for the last two or four (8 = 3+3+2: each pass over the block costs
+// its loads, and one 4x2 pass is cheaper than two one-token ones).
 // Leftover tokens and rows use matVecAVX2, which sums in the same order, so
 // MatMul and MatVec give the same bits.
+//
+// The tiles of a block fetch the block mmAhead blocks on, each its own
+// share of it, so the fetches go out evenly while the block is computed (the
+// whole of it from every tile sent three times the lines in the first
+// tile's time and none after).
 func matMulAsm(out, w, x []float32, rows, cols, n, r0, r1 int) {
 	if r1 <= r0 {
 		return
 	}
 	tc := tokenChunk(cols)
+	blk := uintptr(16 * cols) // bytes in a 4-row block
 	for t0 := 0; t0 < n; t0 += tc {
 		t1 := min(n, t0+tc)
+		k := uintptr(tileCount(t1 - t0))
+		step := 64
+		if k == 1 {
+			step = 128
+		}
 		r := r0
 		for ; r+4 <= r1; r += 4 {
 			wr := ptrAt(w, r*cols)
-			t := t0
-			for ; t+3 <= t1; t += 3 {
-				matMul4x3AVX2(&out[t*rows+r], wr, ptrAt(x, t*cols), cols, rows)
-			}
-			for ; t < t1; t++ {
-				matVecAVX2(&out[t*rows+r], wr, ptrAt(x, t*cols), 4, cols)
+			pf := uintptr(unsafe.Pointer(wr)) + mmAhead*blk
+			share := (blk + k - 1) / k
+			for t := t0; t < t1; {
+				o, xt := &out[t*rows+r], ptrAt(x, t*cols)
+				switch t1 - t {
+				case 1:
+					matVecAVX2(o, wr, xt, 4, cols)
+					t++
+					continue
+				case 2, 4:
+					matMul4x2AVX2(o, wr, xt, cols, rows, pf, pf+share, step)
+					t += 2
+				default:
+					matMul4x3AVX2(o, wr, xt, cols, rows, pf, pf+share, step)
+					t += 3
+				}
+				pf += share
 			}
 		}
 		if r < r1 {
@@ -96,6 +128,22 @@ func matMulAsm(out, w, x []float32, rows, cols, n, r0, r1 int) {
 			}
 		}
 	}
+}
+
+// mmAhead is how many 4-row blocks ahead matMulAsm's tiles fetch: one, two
+// and four measured the same (BENCHMARKS.md).
+const mmAhead = 2
+
+// tileCount is how many matMulAsm tiles n tokens take (3s, then 2s for the
+// last two or four).
+func tileCount(n int) int {
+	switch {
+	case n <= 3:
+		return 1
+	case n%3 == 1:
+		return n/3 + 1 // ...3, 2, 2
+	}
+	return (n + 2) / 3
 }
 
 // ptrAt is &s[i] that also works for i == len(s) (cols == 0).

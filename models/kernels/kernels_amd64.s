@@ -6,7 +6,7 @@
 // legacy-SSE float code, which is slowed down by dirty upper ymm halves
 // (go-stack.md hazard H1).
 //
-// Row kernels (matVecAVX2, matMul4x3AVX2) compute every (row, token) product
+// Row kernels (matVecAVX2, matMul4x3AVX2, matMul4x2AVX2) compute every (row, token) product
 // in the same order: one 8-lane accumulator, 8 columns at a time by FMA, the
 // last cols%8 columns by a masked load, then HSUM. So a row gives the same bits
 // whichever kernel, block size or worker computed it.
@@ -375,17 +375,30 @@ mv_done:
 	VZEROUPPER
 	RET
 
-// func matMul4x3AVX2(out, w, x *float32, cols, ldo int)
+// func matMul4x3AVX2(out, w, x *float32, cols, ldo int, pf, pfEnd uintptr, pfStep int)
 // One register tile of the batched product: 4 weight rows × 3 tokens.
 // out[t*ldo+r] = dot(w[r*cols:], x[t*cols:]) for r < 4, t < 3. The 3 token
 // chunks stay in Y12-Y14 and each weight chunk is loaded once into Y15 and
 // used 3 times: 7 loads per 12 FMAs. Accumulator for (r, t) is Y(3r+t).
 //
+// While pf < pfEnd, each iteration fetches pf's line (and the next, when
+// pfStep is 128) into L1 and moves pf on by pfStep: the caller hands each
+// tile of a block its share of a later block (matMulAsm), because alone the
+// hardware prefetcher left a batched decode's tile waiting on memory
+// (bench110M F32 batch-8, AVX2).
+//
 // Registers: AX index, CX cols, DX ldo in bytes, DI out,
-// SI R8 R9 R10 weight rows, BX R11 R12 tokens, R13 tail mask address.
-#define MMPFLOG 1
+// SI R8 R9 R10 weight rows, BX R11 R12 tokens, R13 prefetch / tail mask
+// address, R14 prefetch end, R15 pfStep-64.
+#define MMPF(skip) \
+	CMPQ R13, R14; \
+	JAE  skip; \
+	PREFETCHT0 (R13); \
+	PREFETCHT0 (R13)(R15*1); \
+	LEAQ 64(R13)(R15*1), R13; \
+skip:
 
-TEXT ·matMul4x3AVX2(SB), NOSPLIT, $0-40
+TEXT ·matMul4x3AVX2(SB), NOSPLIT, $0-64
 	MOVQ out+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ x+16(FP), BX
@@ -414,20 +427,15 @@ TEXT ·matMul4x3AVX2(SB), NOSPLIT, $0-40
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
-	// R13 walks the weights MMPF blocks of 4 rows ahead (16·cols bytes a
-	// block), 128 bytes an iteration, so the next blocks arrive while this
-	// one meets its tokens: alone the hardware prefetcher left a batched
-	// decode's tile waiting on memory (bench110M F32 batch-8, AVX2).
-	MOVQ   CX, R13
-	SHLQ   $(4+MMPFLOG), R13
-	ADDQ   w+8(FP), R13
+	MOVQ   pf+40(FP), R13
+	MOVQ   pfEnd+48(FP), R14
+	MOVQ   pfStep+56(FP), R15
+	SUBQ   $64, R15
 	NEGQ   AX
 	JZ     mm_tail
 
 mm_loop:
-	PREFETCHT0  (R13)
-	PREFETCHT0  64(R13)
-	ADDQ        $128, R13
+	MMPF(mm_pf)
 	VMOVUPS     (BX)(AX*4), Y12
 	VMOVUPS     (R11)(AX*4), Y13
 	VMOVUPS     (R12)(AX*4), Y14
@@ -508,6 +516,106 @@ mm_store:
 	VMOVSS X5, 4(R9)
 	VMOVSS X8, 8(R9)
 	VMOVSS X11, 12(R9)
+	VZEROUPPER
+	RET
+
+// func matMul4x2AVX2(out, w, x *float32, cols, ldo int, pf, pfEnd uintptr, pfStep int)
+// matMul4x3AVX2 for 2 tokens, so a batch of 8 is 3+3+2 tokens, not 3+3 and
+// two 4-row matvecs that each read the block again. Each iteration loads the
+// 4 weight chunks into Y10-Y13 before its 8 FMAs (6 loads per 8 FMAs).
+// Accumulator for (r, t) is Y(2r+t).
+//
+// Registers: AX index, CX cols, DX ldo in bytes, DI out,
+// SI R8 R9 R10 weight rows, BX R11 tokens, R13 R14 R15 as in matMul4x3AVX2.
+TEXT ·matMul4x2AVX2(SB), NOSPLIT, $0-64
+	MOVQ out+0(FP), DI
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), BX
+	MOVQ cols+24(FP), CX
+	MOVQ ldo+32(FP), DX
+	SHLQ $2, DX
+
+	MOVQ CX, AX
+	ANDQ $-8, AX
+	LEAQ (SI)(AX*4), SI
+	LEAQ (BX)(AX*4), BX
+	LEAQ (SI)(CX*4), R8
+	LEAQ (R8)(CX*4), R9
+	LEAQ (R9)(CX*4), R10
+	LEAQ (BX)(CX*4), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   pf+40(FP), R13
+	MOVQ   pfEnd+48(FP), R14
+	MOVQ   pfStep+56(FP), R15
+	SUBQ   $64, R15
+	NEGQ   AX
+	JZ     mm2_tail
+
+mm2_loop:
+	MMPF(mm2_pf)
+	VMOVUPS     (BX)(AX*4), Y8
+	VMOVUPS     (R11)(AX*4), Y9
+	VMOVUPS     (SI)(AX*4), Y10
+	VMOVUPS     (R8)(AX*4), Y11
+	VMOVUPS     (R9)(AX*4), Y12
+	VMOVUPS     (R10)(AX*4), Y13
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y1
+	VFMADD231PS Y11, Y8, Y2
+	VFMADD231PS Y11, Y9, Y3
+	VFMADD231PS Y12, Y8, Y4
+	VFMADD231PS Y12, Y9, Y5
+	VFMADD231PS Y13, Y8, Y6
+	VFMADD231PS Y13, Y9, Y7
+	ADDQ        $8, AX
+	JNZ         mm2_loop
+
+mm2_tail:
+	MOVQ CX, AX
+	ANDQ $7, AX
+	JZ   mm2_store
+	MASKADDR(AX, R13)
+	VMOVDQU     (R13), Y15
+	VMASKMOVPS  (BX), Y15, Y8
+	VMASKMOVPS  (R11), Y15, Y9
+	VMASKMOVPS  (SI), Y15, Y10
+	VMASKMOVPS  (R8), Y15, Y11
+	VMASKMOVPS  (R9), Y15, Y12
+	VMASKMOVPS  (R10), Y15, Y13
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y1
+	VFMADD231PS Y11, Y8, Y2
+	VFMADD231PS Y11, Y9, Y3
+	VFMADD231PS Y12, Y8, Y4
+	VFMADD231PS Y12, Y9, Y5
+	VFMADD231PS Y13, Y8, Y6
+	VFMADD231PS Y13, Y9, Y7
+
+mm2_store:
+	HSUM(Y0, X0, X12)
+	HSUM(Y1, X1, X12)
+	HSUM(Y2, X2, X12)
+	HSUM(Y3, X3, X12)
+	HSUM(Y4, X4, X12)
+	HSUM(Y5, X5, X12)
+	HSUM(Y6, X6, X12)
+	HSUM(Y7, X7, X12)
+	LEAQ   (DI)(DX*1), R8
+	VMOVSS X0, (DI)
+	VMOVSS X2, 4(DI)
+	VMOVSS X4, 8(DI)
+	VMOVSS X6, 12(DI)
+	VMOVSS X1, (R8)
+	VMOVSS X3, 4(R8)
+	VMOVSS X5, 8(R8)
+	VMOVSS X7, 12(R8)
 	VZEROUPPER
 	RET
 

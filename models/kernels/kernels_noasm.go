@@ -7,8 +7,9 @@ import "unsafe"
 // No assembly on this architecture (or the purego tag is set): every kernel
 // runs its pure-Go version.
 const (
-	hasAsm  = false
-	hostISA = isaGo
+	hasAsm     = false
+	hostISA    = isaGo
+	hasAVXVNNI = false
 )
 
 func spinPause() {}
