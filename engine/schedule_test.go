@@ -544,12 +544,19 @@ func (r hookRunner) Forward(b *models.Batch, kv []models.KV) ([]float32, error) 
 // step goes in one, and the same ids come out as before.
 func TestSoloPrefillStops(t *testing.T) {
 	var fed []int
+	// The first pass waits for the reply and stops it: a test goroutine
+	// descheduled after Start (the race detector, a loaded host) let two
+	// passes go by before it had the reply to stop.
 	var reply atomic.Pointer[Reply]
+	have := make(chan struct{})
 	m := &hookModel{Model: newFake(models.WindowHalf, 4096)}
 	m.hook = func(n int) {
 		fed = append(fed, n)
-		if r := reply.Load(); r != nil {
-			r.Stop()
+		if len(fed) == 1 {
+			<-have
+			if r := reply.Load(); r != nil { // nil in the runs below
+				r.Stop()
+			}
 		}
 	}
 	e := New(m)
@@ -559,6 +566,7 @@ func TestSoloPrefillStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	reply.Store(r)
+	close(have)
 	res := r.Wait()
 	total := 0
 	for _, n := range fed {
