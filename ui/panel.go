@@ -357,14 +357,20 @@ func (p *panelOverlay) lines(m *model) []string {
 		return nil
 	}
 	edge := m.panelEdge()
-	if left, right, ok := m.panelColumns(p.w, p.h); ok {
-		out := make([]string, p.h)
-		for i := range out {
-			out[i] = edge + fit(left[i], panelWidth) + edge + fit(right[i], panelWidth) // one width: placed at the right
+	var in []string
+	if p.w >= 2*(edgeWidth+panelWidth) && p.h > 0 {
+		left, right := m.panelColumns(p.h)
+		if right != nil {
+			out := make([]string, p.h)
+			for i := range out {
+				out[i] = edge + fit(left[i], panelWidth) + edge + fit(right[i], panelWidth) // one width: placed at the right
+			}
+			return out
 		}
-		return out
+		in = left
+	} else {
+		in = m.cachedPanel(min(p.w, edgeWidth+panelWidth)-edgeWidth, p.h)
 	}
-	in := m.cachedPanel(min(p.w, edgeWidth+panelWidth)-edgeWidth, p.h)
 	out := make([]string, len(in))
 	for i, l := range in {
 		out[i] = edge + l
@@ -372,14 +378,13 @@ func (p *panelOverlay) lines(m *model) []string {
 	return out
 }
 
-// panelColumns splits the panel into two columns of h rows, at the
-// section break that balances them best, when one column of h rows would
-// cut its last counters (80x24 lost "decode" and "generated") and the
-// terminal is w >= 64 columns wide; ok is false otherwise.
-func (m *model) panelColumns(w, h int) (left, right []string, ok bool) {
-	if w < 2*(edgeWidth+panelWidth) || h <= 0 {
-		return nil, nil, false
-	}
+// panelColumns lays the panel out in h rows, for a terminal wide enough for
+// two columns: in one (right is nil) when it fits, else split into two at
+// the section break that balances them best (one column of 24 rows cut the
+// last counters, "decode" and "generated", at 80x24). The one render at 2h
+// serves both: where the panel fits, its first h rows are what a render at
+// h gives, so a frame does not render it twice.
+func (m *model) panelColumns(h int) (left, right []string) {
 	all := m.cachedPanel(panelWidth, 2*h) // a blank line, then a title: the sections
 	n := len(all)
 	blank := func(i int) bool { return strings.TrimSpace(all[i]) == "" } // fit pads every line
@@ -387,7 +392,7 @@ func (m *model) panelColumns(w, h int) (left, right []string, ok bool) {
 		n--
 	}
 	if n <= h {
-		return nil, nil, false
+		return all[:h], nil
 	}
 	all = all[:n]
 	off := func(i int) int { return max(2*i-n, n-2*i) } // from the middle
@@ -404,7 +409,7 @@ func (m *model) panelColumns(w, h int) (left, right []string, ok bool) {
 	}
 	left = append(left[:len(left):len(left)], make([]string, h-len(left))...)
 	right = append(right[:len(right):len(right)], make([]string, max(0, h-len(right)))...)
-	return left, right[:h], true
+	return left, right[:h]
 }
 func (p *panelOverlay) hint(m *model) string {
 	return m.st.r(m.st.dim, m.keys.first("panel")+" or Esc closes the panel")
