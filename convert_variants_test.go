@@ -9,10 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"chat/models"
 	"chat/models/course"
-	"chat/models/kvcache"
 	"chat/models/llama"
+	"chat/models/modeltest"
 	"chat/models/testmodels"
 	"chat/models/testmodels/r50k"
 	"chat/models/torchpt"
@@ -142,8 +141,8 @@ func TestConvertVariants(t *testing.T) {
 			}
 			defer gm.Close()
 			prompt := cm.Tokenizer().Encode(texts[0])
-			want := greedyIDs(t, cm, prompt, 16)
-			if got := greedyIDs(t, gm, prompt, 16); !slices.Equal(got, want) {
+			want := modeltest.Greedy(t, cm, prompt, 16)
+			if got := modeltest.Greedy(t, gm, prompt, 16); !slices.Equal(got, want) {
 				t.Fatalf("GGUF greedy %v, checkpoint %v", got, want)
 			}
 			for _, s := range texts {
@@ -169,27 +168,4 @@ func TestConvertVariants(t *testing.T) {
 			}
 		})
 	}
-}
-
-// greedyIDs is n greedy steps of m after prompt, in one cached sequence.
-func greedyIDs(t *testing.T, m models.Model, prompt []int, n int) []int {
-	t.Helper()
-	s := kvcache.NewState(m)
-	var out []int
-	in := prompt
-	for range n {
-		lg, err := s.Forward(in, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		best := 0
-		for i, v := range lg {
-			if v > lg[best] {
-				best = i
-			}
-		}
-		out = append(out, best)
-		in = []int{best}
-	}
-	return out
 }

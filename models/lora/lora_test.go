@@ -21,6 +21,7 @@ import (
 	"chat/models/hugepage"
 	"chat/models/kvcache"
 	"chat/models/llama"
+	"chat/models/modeltest"
 	"chat/models/safetensors"
 	"chat/models/testmodels"
 	"chat/models/weights"
@@ -410,38 +411,15 @@ func TestLlamaCppAdapter(t *testing.T) {
 			t.Fatal(err)
 		}
 		res := testmodels.LlamaCpp(t, testmodels.LlamaCppRequest{Model: path, Lora: []any{ggufFile, 0.5}, Prompts: [][]int{prompt}, NGen: 32})
-		want := greedy(t, am, prompt, len(res.Greedy[0]))
+		want := modeltest.Greedy(t, am, prompt, len(res.Greedy[0]))
 		if len(want) == 0 || !slicesEqual(res.Greedy[0], want) {
 			t.Errorf("%s: llama.cpp with the adapter\n got %v\nwant %v", file, res.Greedy[0], want)
 		}
-		base := greedy(t, gm, prompt, len(want))
+		base := modeltest.Greedy(t, gm, prompt, len(want))
 		if slicesEqual(base, want) {
 			t.Errorf("%s: the adapter did not change the greedy ids", file)
 		}
 	}
-}
-
-func greedy(t *testing.T, m models.Model, ids []int, n int) []int {
-	t.Helper()
-	st := kvcache.NewState(m)
-	lg, err := st.Forward(ids, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []int
-	for len(out) < n {
-		best := 0
-		for j, v := range lg {
-			if v > lg[best] {
-				best = j
-			}
-		}
-		out = append(out, best)
-		if lg, err = st.Forward([]int{best}, 1); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out
 }
 
 func slicesEqual(a, b []int) bool {
