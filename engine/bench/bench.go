@@ -22,6 +22,7 @@ import (
 	"chat/models"
 	"chat/models/kernels"
 	"chat/models/kvcache"
+	"chat/models/load"
 	"chat/models/regular"
 )
 
@@ -60,12 +61,7 @@ type Result struct {
 // PromptText is the shared TinyStories text, or Fallback when it is not
 // found.
 func PromptText() string {
-	var dirs []string
-	if d := os.Getenv("CHAT_SHARED_MODELS"); d != "" {
-		dirs = append(dirs, d)
-	}
-	dirs = append(dirs, filepath.Join("..", "shared", "models"))
-	for _, d := range dirs {
+	for _, d := range load.SharedDirs() {
 		if b, err := os.ReadFile(filepath.Join(d, "text", "TinyStories-valid-head.txt")); err == nil {
 			return string(b)
 		}

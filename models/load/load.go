@@ -179,13 +179,8 @@ func openError(path string, err error) error {
 // README's files are there, and a name alone (chat -m stories260K.gguf)
 // is what a user types first.
 func inShared(base string) string {
-	var dirs []string
-	if d := os.Getenv("CHAT_SHARED_MODELS"); d != "" {
-		dirs = append(dirs, d)
-	}
-	dirs = append(dirs, filepath.Join("..", "shared", "models"))
 	base = strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`).Replace(base) // the name's own, not patterns
-	for _, d := range dirs {
+	for _, d := range SharedDirs() {
 		for _, pat := range []string{base, "*" + string(filepath.Separator) + base} {
 			for _, ext := range []string{"", ".gguf", ".pt"} {
 				found, _ := filepath.Glob(filepath.Join(d, pat+ext))
@@ -198,6 +193,17 @@ func inShared(base string) string {
 		}
 	}
 	return ""
+}
+
+// SharedDirs are where the shared models folder may be, in order:
+// $CHAT_SHARED_MODELS when set, then ../shared/models from the working
+// folder (where the course's and the README's files sit beside a checkout).
+func SharedDirs() []string {
+	var dirs []string
+	if d := os.Getenv("CHAT_SHARED_MODELS"); d != "" {
+		dirs = append(dirs, d)
+	}
+	return append(dirs, filepath.Join("..", "shared", "models"))
 }
 
 // countingReader reports the bytes read through it (the checkpoint reader
