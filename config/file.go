@@ -378,12 +378,12 @@ func (c *Config) WriteTOML(w io.Writer) error {
 				line += " # chat for chat-tuned models, raw otherwise"
 			case s.Name == "quant" && v.Quant == "":
 				line += " # as loaded"
-			case s.OffWhen != nil:
-				if z := s.ZeroMeans(); z != "" && s.Show(&v) == "off" {
-					line += " # " + z // ctx_size 0 is the model's window, not none
-				} else if s.Show(&v) == "off" {
-					line += " # off"
+			case s.OffWhen != nil && s.Show(&v) == "off":
+				note := "off"
+				if z := s.ZeroMeans(); z != "" {
+					note = z // ctx_size 0 is the model's window, not none
 				}
+				line += " # " + note
 			}
 			b.WriteString(line + "\n")
 		}
